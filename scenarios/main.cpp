@@ -1,0 +1,3 @@
+// sluice CLI (placeholder until the scenarios issue): see README.
+#include <cstdio>
+int main() { std::puts("sluice"); return 0; }
