@@ -1,0 +1,33 @@
+#include "core/env.hpp"
+
+namespace sluice {
+
+std::string_view to_string(TransferMode mode) {
+  switch (mode) {
+    case TransferMode::rdma_write: return "rdma_write";
+    case TransferMode::rdma_read: return "rdma_read";
+    case TransferMode::stream: return "stream";
+    case TransferMode::local_copy: return "local_copy";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(CostKind kind) {
+  switch (kind) {
+    case CostKind::meta_lookup: return "meta_lookup";
+    case CostKind::meta_create: return "meta_create";
+    case CostKind::meta_mkdir: return "meta_mkdir";
+    case CostKind::meta_stat: return "meta_stat";
+    case CostKind::meta_readdir_entry: return "meta_readdir_entry";
+    case CostKind::meta_unlink: return "meta_unlink";
+    case CostKind::meta_rename: return "meta_rename";
+    case CostKind::meta_setattr: return "meta_setattr";
+    case CostKind::storage_request: return "storage_request";
+    case CostKind::client_request: return "client_request";
+    case CostKind::workload_step: return "workload_step";
+    case CostKind::count_: break;
+  }
+  return "unknown";
+}
+
+}  // namespace sluice

@@ -1,0 +1,183 @@
+// The Env: the one seam between sluice's sans-I/O services and a world.
+//
+// Modelled on FoundationDB's INetwork (Net2 real, Sim2 simulated) and RocksDB's
+// Env: the services of the file system are event-driven state machines that
+// never touch a clock, a socket, a file, a thread or real randomness. They ask
+// their Env to do things and react to the events it delivers. Three worlds
+// implement it: SimEnv (sim/, SimGrid), HwEnv (hw_backends/, real devices) and
+// TestEnv (tests/support/, virtual time).
+//
+// Contract, for every implementation:
+// - One Env object per service instance: it knows who the service is (self()).
+// - Single-threaded delivery: the Env calls Service::on_event one event at a
+//   time, never concurrently, never re-entrantly. Calls a service makes on its
+//   Env are made from inside start() or on_event().
+// - Operations (transfer, storage_io, compute, timer, fill, verify, checksum)
+//   return an OpId at once and never block. Their completion arrives later as a
+//   Completion event carrying the same OpId, *after* the current handler has
+//   returned, even if the operation finished instantly. Every started operation
+//   completes exactly once (success or an error Status); none is lost.
+// - send() is fire-and-forget: a message may be delayed, lost or duplicated by
+//   the world (TestEnv fault controls, a dead peer). Services protect themselves
+//   with request ids, timeouts and retries; the Env reports only errors it can
+//   see immediately (unknown endpoint, message too large).
+// - Memory handles name ranges; the Env maps them. The caller keeps a handle's
+//   range alive (not freed) until every operation that names it has completed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "core/common/ids.hpp"
+#include "core/common/mem_handle.hpp"
+#include "core/common/rng.hpp"
+#include "core/common/status.hpp"
+#include "core/common/units.hpp"
+#include "core/proto/messages.hpp"
+
+namespace sluice {
+
+using OpId = std::uint64_t;
+
+// How bytes move between two memory ranges (possibly on different nodes).
+enum class TransferMode : std::uint8_t {
+  rdma_write = 0,  // initiator pushes into a remote registered region (storage server -> client GPU)
+  rdma_read = 1,   // initiator pulls from a remote registered region (storage server <- client)
+  stream = 2,      // a byte stream (TCP); the receiver places bytes into the destination
+  local_copy = 3,  // same node: PCIe/memory copy (bounce buffer -> GPU, host -> pinned)
+};
+std::string_view to_string(TransferMode mode);
+
+// One bulk transfer. src and dst have the same length. The rail is chosen by
+// core/sched: src_nic/dst_nic are NIC indices local to the src/dst node
+// (k_no_id for a same-node copy, or to let the world use the node's only NIC).
+struct TransferSpec {
+  MemHandle src;
+  MemHandle dst;
+  std::uint32_t src_nic = k_no_id;
+  std::uint32_t dst_nic = k_no_id;
+  TransferMode mode = TransferMode::stream;
+};
+
+// One read or write of a chunk object on a storage target, into or out of a
+// memory range on the target's node (buffer.length bytes at object_offset).
+// A read past the object's end returns the bytes that exist (Completion.bytes
+// tells how many; the rest of the buffer is unspecified). sync = the write is
+// durable when it completes (fsync / FUA).
+struct StorageIoSpec {
+  TargetId target = k_no_id;
+  FileId file_id = 0;
+  std::uint64_t object_offset = 0;
+  MemHandle buffer;
+  bool write = false;
+  bool sync = false;
+};
+
+// Deterministic content for data written by workloads: byte i of a range is a
+// function of (seed, stream_offset + i), so any range of a file can be
+// regenerated or checked anywhere without storing it.
+struct PatternSpec {
+  std::uint64_t seed = 0;
+  std::uint64_t stream_offset = 0;
+};
+
+// Named CPU service-time classes. SimEnv maps each to a calibrated cost per
+// unit; HwEnv completes them at once (the real work already happened);
+// TestEnv uses a configurable table.
+enum class CostKind : std::uint8_t {
+  meta_lookup = 0,
+  meta_create,
+  meta_mkdir,
+  meta_stat,
+  meta_readdir_entry,
+  meta_unlink,
+  meta_rename,
+  meta_setattr,
+  storage_request,  // per chunk request handled by a storage server
+  client_request,   // per request issued by a client
+  workload_step,    // a workload's compute step (units = nanoseconds of compute)
+  count_,
+};
+std::string_view to_string(CostKind kind);
+
+// The world's answer to an operation.
+struct Completion {
+  OpId op = 0;
+  Status status;
+  std::uint64_t bytes = 0;     // bytes moved/read/written/verified
+  std::uint32_t crc32c = 0;    // checksum of the bytes, when crc_valid
+  bool crc_valid = false;      // false in worlds that move no bytes (SimEnv)
+};
+
+// A control-plane message from another service.
+struct Delivery {
+  Endpoint from;
+  proto::Message message;
+};
+
+using Event = std::variant<Delivery, Completion>;
+
+enum class LogLevel : std::uint8_t { debug = 0, info, warn, error };
+
+// Metrics recorder. Names carry units ("client.read_bytes", "meta.create_ops",
+// "client.read_latency_ns"). Not thread-safe; owned by the service's Env.
+class Metrics {
+ public:
+  virtual ~Metrics() = default;
+  // Adds delta to a counter.
+  virtual void count(std::string_view name, double delta) = 0;
+  // Records one sample of a distribution (latency, size).
+  virtual void sample(std::string_view name, double value) = 0;
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // Who this service is.
+  virtual Endpoint self() const = 0;
+  // Current time of this world. Monotonic; virtual in TestEnv/SimEnv.
+  virtual TimeNs now() const = 0;
+  // This service's random stream, derived from the run's seed and self().
+  virtual Rng& rng() = 0;
+  virtual Metrics& metrics() = 0;
+  virtual void log(LogLevel level, std::string_view message) = 0;
+
+  // Control plane. Returns an error only for what is known at once (unknown
+  // endpoint, encoded message over the wire limit); delivery is not promised.
+  [[nodiscard]] virtual Status send(Endpoint to, proto::Message message) = 0;
+
+  // Data plane and devices; see the contract at the top of this file.
+  virtual OpId transfer(const TransferSpec& spec) = 0;
+  virtual OpId storage_io(const StorageIoSpec& spec) = 0;
+  virtual OpId compute(CostKind kind, std::uint64_t units) = 0;
+  virtual OpId timer(TimeNs delay_ns) = 0;
+
+  // Memory operations on this node. checksum completes with crc32c of the
+  // range (crc_valid false where no bytes exist); fill writes the pattern;
+  // verify completes with `corrupt` naming the first wrong byte.
+  virtual OpId checksum(const MemHandle& range) = 0;
+  virtual OpId fill(const MemHandle& range, const PatternSpec& pattern) = 0;
+  virtual OpId verify(const MemHandle& range, const PatternSpec& pattern) = 0;
+
+  // Memory regions on this node; alloc fails with no_space past the world's
+  // limit. free releases a handle's whole region.
+  virtual Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) = 0;
+  virtual void free(const MemHandle& region) = 0;
+};
+
+// A service: an event-driven state machine bound to one Env.
+class Service {
+ public:
+  virtual ~Service() = default;
+  // Called once when the world starts the service.
+  virtual void start() = 0;
+  // Called for each event addressed to this service.
+  virtual void on_event(Event& event) = 0;
+  // A short name for logs ("meta:1", "storage:3", "client:7").
+  virtual std::string name() const = 0;
+};
+
+}  // namespace sluice
