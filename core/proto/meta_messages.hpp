@@ -1,0 +1,303 @@
+// Messages of the metadata service. Paths are absolute, '/'-separated, at
+// most k_max_path_bytes; names at most k_max_name_bytes (the server checks
+// their syntax, the codec only their length).
+//
+// Replies: Mkdir, Create, Lookup, Stat, SetAttr -> InodeReply;
+//          Readdir -> ReaddirReply;
+//          Unlink, Rmdir, Rename, LinkEntry, UnlinkEntry, AttachDir, DetachDir -> Ack.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/ids.hpp"
+#include "core/common/status.hpp"
+#include "core/proto/message_type.hpp"
+#include "core/proto/wire_descs.hpp"
+#include "core/proto/wire_limits.hpp"
+
+namespace sluice::proto {
+
+struct Mkdir {
+  static constexpr MessageType k_type = MessageType::mkdir;
+  static constexpr std::string_view k_name = "Mkdir";
+  RequestId request_id = 0;
+  std::string path;
+  std::uint32_t mode = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("mode", mode);
+  }
+  bool operator==(const Mkdir&) const = default;
+};
+
+// chunk_bytes == 0 and stripe_count == 0 ask for the parent directory's (or
+// the server's) default; chooser picks the target chooser.
+struct Create {
+  static constexpr MessageType k_type = MessageType::create;
+  static constexpr std::string_view k_name = "Create";
+  RequestId request_id = 0;
+  std::string path;
+  std::uint32_t mode = 0;
+  std::uint64_t chunk_bytes = 0;
+  std::uint32_t stripe_count = 0;
+  ChooserKind chooser = ChooserKind::server_default;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("mode", mode);
+    f("chunk_bytes", chunk_bytes);
+    f("stripe_count", stripe_count);
+    f("chooser", chooser);
+  }
+  bool operator==(const Create&) const = default;
+};
+
+struct Lookup {
+  static constexpr MessageType k_type = MessageType::lookup;
+  static constexpr std::string_view k_name = "Lookup";
+  RequestId request_id = 0;
+  std::string path;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+  }
+  bool operator==(const Lookup&) const = default;
+};
+
+struct Stat {
+  static constexpr MessageType k_type = MessageType::stat;
+  static constexpr std::string_view k_name = "Stat";
+  RequestId request_id = 0;
+  std::string path;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+  }
+  bool operator==(const Stat&) const = default;
+};
+
+// Lists up to max_entries (<= k_max_readdir_entries) entries starting at
+// `cookie` (0: from the start; else a ReaddirReply's next_cookie).
+struct Readdir {
+  static constexpr MessageType k_type = MessageType::readdir;
+  static constexpr std::string_view k_name = "Readdir";
+  RequestId request_id = 0;
+  std::string path;
+  std::uint64_t cookie = 0;
+  std::uint32_t max_entries = 0;
+  bool with_attrs = false;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("cookie", cookie);
+    f("max_entries", max_entries);
+    f("with_attrs", with_attrs);
+  }
+  bool operator==(const Readdir&) const = default;
+};
+
+struct Unlink {
+  static constexpr MessageType k_type = MessageType::unlink;
+  static constexpr std::string_view k_name = "Unlink";
+  RequestId request_id = 0;
+  std::string path;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+  }
+  bool operator==(const Unlink&) const = default;
+};
+
+struct Rmdir {
+  static constexpr MessageType k_type = MessageType::rmdir;
+  static constexpr std::string_view k_name = "Rmdir";
+  RequestId request_id = 0;
+  std::string path;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+  }
+  bool operator==(const Rmdir&) const = default;
+};
+
+struct Rename {
+  static constexpr MessageType k_type = MessageType::rename;
+  static constexpr std::string_view k_name = "Rename";
+  RequestId request_id = 0;
+  std::string from;
+  std::string to;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("from", from, k_max_path_bytes);
+    f("to", to, k_max_path_bytes);
+  }
+  bool operator==(const Rename&) const = default;
+};
+
+// SetAttr.mask bits: which of the fields to apply. Other bits are reserved
+// (the metadata server refuses them).
+inline constexpr std::uint32_t k_set_attr_size = 1u << 0;   // truncate/extend to size_bytes
+inline constexpr std::uint32_t k_set_attr_mtime = 1u << 1;  // set mtime_ns
+inline constexpr std::uint32_t k_set_attr_known_mask = k_set_attr_size | k_set_attr_mtime;
+
+struct SetAttr {
+  static constexpr MessageType k_type = MessageType::set_attr;
+  static constexpr std::string_view k_name = "SetAttr";
+  RequestId request_id = 0;
+  std::string path;
+  std::uint32_t mask = 0;
+  std::uint64_t size_bytes = 0;
+  std::int64_t mtime_ns = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("mask", mask);
+    f("size_bytes", size_bytes);
+    f("mtime_ns", mtime_ns);
+  }
+  bool operator==(const SetAttr&) const = default;
+};
+
+struct InodeReply {
+  static constexpr MessageType k_type = MessageType::inode_reply;
+  static constexpr std::string_view k_name = "InodeReply";
+  RequestId request_id = 0;
+  StatusCode status = StatusCode::ok;
+  std::string error;
+  InodeDesc inode;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("status", status);
+    f("error", error, k_max_error_bytes);
+    f("inode", inode);
+  }
+  bool operator==(const InodeReply&) const = default;
+};
+
+struct ReaddirReply {
+  static constexpr MessageType k_type = MessageType::readdir_reply;
+  static constexpr std::string_view k_name = "ReaddirReply";
+  RequestId request_id = 0;
+  StatusCode status = StatusCode::ok;
+  std::string error;
+  std::vector<DirEntryDesc> entries;
+  std::uint64_t next_cookie = 0;  // pass to the next Readdir
+  bool eof = false;               // no entries after these
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("status", status);
+    f("error", error, k_max_error_bytes);
+    f("entries", entries, k_max_readdir_entries);
+    f("next_cookie", next_cookie);
+    f("eof", eof);
+  }
+  bool operator==(const ReaddirReply&) const = default;
+};
+
+// Metadata server to metadata server: add the entry `name` -> `inode` to the
+// directory `parent_path`, whose listing lives on the receiving shard while
+// the inode was created on the sender's (BeeGFS and Lustre DNE keep an entry
+// and its inode on different servers the same way). Reply: Ack.
+struct LinkEntry {
+  static constexpr MessageType k_type = MessageType::link_entry;
+  static constexpr std::string_view k_name = "LinkEntry";
+  RequestId request_id = 0;
+  std::string parent_path;
+  std::string name;
+  InodeDesc inode;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("parent_path", parent_path, k_max_path_bytes);
+    f("name", name, k_max_name_bytes);
+    f("inode", inode);
+  }
+  bool operator==(const LinkEntry&) const = default;
+};
+
+// Metadata server to metadata server: remove the entry `name` from
+// `parent_path` on the receiving shard. Reply: Ack.
+struct UnlinkEntry {
+  static constexpr MessageType k_type = MessageType::unlink_entry;
+  static constexpr std::string_view k_name = "UnlinkEntry";
+  RequestId request_id = 0;
+  std::string parent_path;
+  std::string name;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("parent_path", parent_path, k_max_path_bytes);
+    f("name", name, k_max_name_bytes);
+  }
+  bool operator==(const UnlinkEntry&) const = default;
+};
+
+// Metadata server to metadata server: create the record of directory `path`
+// (its inode) on the receiving shard, which will host part of its entries
+// (a Lustre DNE striped directory has a stripe object on every MDT it spans).
+// Reply: Ack.
+struct AttachDir {
+  static constexpr MessageType k_type = MessageType::attach_dir;
+  static constexpr std::string_view k_name = "AttachDir";
+  RequestId request_id = 0;
+  std::string path;
+  InodeDesc inode;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("inode", inode);
+  }
+  bool operator==(const AttachDir&) const = default;
+};
+
+// Metadata server to metadata server: remove the record of directory `path`
+// from the receiving shard, refused with not_empty while it has entries there;
+// check_only: only check, remove nothing (phase one of a two-phase rmdir).
+// Reply: Ack.
+struct DetachDir {
+  static constexpr MessageType k_type = MessageType::detach_dir;
+  static constexpr std::string_view k_name = "DetachDir";
+  RequestId request_id = 0;
+  std::string path;
+  bool check_only = false;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("check_only", check_only);
+  }
+  bool operator==(const DetachDir&) const = default;
+};
+
+}  // namespace sluice::proto

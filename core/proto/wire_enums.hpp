@@ -1,0 +1,99 @@
+// The enums that travel as u8 in messages. Values are explicit and dense from
+// 0 because they are the wire encoding: append new values at the end, never
+// renumber, and update WireEnumMax (the decoder refuses anything above it).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "core/proto/wire_traits.hpp"
+
+namespace sluice::proto {
+
+// How a file's chunks map onto its targets.
+enum class StripePattern : std::uint8_t {
+  raid0 = 0,         // chunk i on targets[i % count] (BeeGFS Raid0Pattern, Lustre RAID0 layout)
+  buddy_mirror = 1,  // targets are buddy groups; each chunk on both members (BeeGFS BuddyMirrorPattern)
+};
+
+enum class InodeType : std::uint8_t {
+  none = 0,  // no inode (e.g. the inode of an error reply)
+  file = 1,
+  dir = 2,
+};
+
+// Target/server reachability as BeeGFS's management tracks it
+// (TargetStateInfo: ONLINE, PROBABLY-OFFLINE after a missed heartbeat, OFFLINE after the timeout).
+enum class Reachability : std::uint8_t {
+  online = 0,
+  probably_offline = 1,
+  offline = 2,
+};
+
+// Buddy-mirror consistency of a target (BeeGFS TargetConsistencyState GOOD / NEEDS_RESYNC).
+enum class Consistency : std::uint8_t {
+  good = 0,
+  needs_resync = 1,
+};
+
+// Capacity pool of a target by free space (BeeGFS capacity pools; thresholds are mgmt configuration).
+enum class CapacityPool : std::uint8_t {
+  normal = 0,
+  low = 1,
+  emergency = 2,
+};
+
+// Metadata sharding policy of a directory (see core/namespace).
+enum class DirPolicy : std::uint8_t {
+  owner = 0,           // the whole directory lives on one shard chosen at mkdir (BeeGFS)
+  hashed_striped = 1,  // entries hashed over `stripes` shards (Lustre DNE2/DNE3 striped directories)
+  full_path_hash = 2,  // every path hashed to a shard on its own (GekkoFS)
+};
+
+// Name hash of a striped directory; values follow Lustre's enum lmv_hash_type (lustre_user.h).
+enum class HashKind : std::uint8_t {
+  none = 0,
+  all_chars = 1,
+  fnv_1a_64 = 2,
+  crush = 3,
+  rendezvous = 4,  // sluice's own: rendezvous hashing of names (core/namespace), not a Lustre type
+};
+
+// Target chooser a Create asks for (core/layout implements them).
+enum class ChooserKind : std::uint8_t {
+  server_default = 0,     // whatever the metadata server is configured with
+  randomized = 1,         // BeeGFS TargetChooserType RANDOMIZED
+  round_robin = 2,        // BeeGFS ROUNDROBIN
+  random_robin = 3,       // BeeGFS RANDOMROBIN
+  random_inter_node = 4,  // BeeGFS RANDOMINTERNODE
+  space_weighted_qos = 5, // Lustre lod_qos.c weighted allocator
+};
+
+// How a storage server delivers a chunk to the client's memory (core/sched decides).
+enum class ChunkPath : std::uint8_t {
+  direct = 0,  // straight into the destination region (GPU-direct when it is GPU memory)
+  bounce = 1,  // into a pinned host buffer near the destination, then a local copy
+};
+
+template <> struct WireEnumMax<StripePattern> { static constexpr StripePattern value = StripePattern::buddy_mirror; };
+template <> struct WireEnumMax<InodeType> { static constexpr InodeType value = InodeType::dir; };
+template <> struct WireEnumMax<Reachability> { static constexpr Reachability value = Reachability::offline; };
+template <> struct WireEnumMax<Consistency> { static constexpr Consistency value = Consistency::needs_resync; };
+template <> struct WireEnumMax<CapacityPool> { static constexpr CapacityPool value = CapacityPool::emergency; };
+template <> struct WireEnumMax<DirPolicy> { static constexpr DirPolicy value = DirPolicy::full_path_hash; };
+template <> struct WireEnumMax<HashKind> { static constexpr HashKind value = HashKind::rendezvous; };
+template <> struct WireEnumMax<ChooserKind> { static constexpr ChooserKind value = ChooserKind::space_weighted_qos; };
+template <> struct WireEnumMax<ChunkPath> { static constexpr ChunkPath value = ChunkPath::bounce; };
+
+// Names for logs ("raid0", "probably_offline", ...); "unknown" for values out of range.
+std::string_view to_string(StripePattern value);
+std::string_view to_string(InodeType value);
+std::string_view to_string(Reachability value);
+std::string_view to_string(Consistency value);
+std::string_view to_string(CapacityPool value);
+std::string_view to_string(DirPolicy value);
+std::string_view to_string(HashKind value);
+std::string_view to_string(ChooserKind value);
+std::string_view to_string(ChunkPath value);
+
+}  // namespace sluice::proto

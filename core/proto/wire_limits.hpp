@@ -1,0 +1,49 @@
+// Every limit of the wire format, with its value and where it comes from.
+// The decoder rejects a frame that exceeds any of them before allocating for
+// it; the encoder (validate/encode) refuses to produce such a frame, so a
+// message that SimEnv accepts is one that HwEnv can send.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/common/units.hpp"
+
+namespace sluice::proto {
+
+// The bytes 'S' 'L' 'U' 'I' at the start of every frame (as a little-endian u32).
+inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
+
+// The wire version this build speaks. Frames of any other version are refused
+// (invalid_argument): a version bump means the peers must be upgraded together.
+// Magic and version are the first 6 bytes of the header in every version.
+inline constexpr std::uint16_t k_wire_version = 1;
+
+// Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
+// and groups is ~4 MiB, well under this; bulk data never travels in messages.
+inline constexpr std::uint32_t k_max_message_bytes = static_cast<std::uint32_t>(16 * k_mib);
+
+// Strings.
+inline constexpr std::uint32_t k_max_path_bytes = 4096;   // Linux PATH_MAX (limits.h)
+inline constexpr std::uint32_t k_max_name_bytes = 255;    // Linux NAME_MAX (limits.h)
+inline constexpr std::uint32_t k_max_error_bytes = 1024;  // error text in replies; enough for a path and a reason
+
+// Vectors.
+// Targets of one file's stripe: Lustre LOV_MAX_STRIPE_COUNT (lustre_user.h) is 2000.
+inline constexpr std::uint32_t k_max_stripe_targets = 2000;
+// Metadata shards of one striped directory: Lustre LMV_MAX_STRIPE_COUNT (lustre_user.h) is 2000.
+inline constexpr std::uint32_t k_max_dir_stripes = 2000;
+// Entries in one ReaddirReply (BeeGFS and Lustre page readdir in batches of a few hundred to a few thousand).
+inline constexpr std::uint32_t k_max_readdir_entries = 4096;
+// Storage targets, metadata shards and buddy groups in one map: 10,000 nodes x 6 targets fit.
+inline constexpr std::uint32_t k_max_map_targets = 65536;
+inline constexpr std::uint32_t k_max_map_shards = 65536;
+inline constexpr std::uint32_t k_max_map_groups = 65536;
+// Targets one storage node reports in a Heartbeat.
+inline constexpr std::uint32_t k_max_targets_per_node = 1024;
+
+// Nesting depth of structs and vectors that error messages can name (the
+// deepest message, InodeReply.inode.stripe.targets[i], needs 4).
+inline constexpr std::size_t k_max_field_depth = 8;
+
+}  // namespace sluice::proto

@@ -1,0 +1,92 @@
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "proto_test_support.hpp"
+
+namespace sluice::proto::testing {
+
+namespace {
+
+using namespace std::string_literals;
+
+constexpr std::uint64_t k_u64_max = std::numeric_limits<std::uint64_t>::max();
+constexpr std::int64_t k_i64_min = std::numeric_limits<std::int64_t>::min();
+
+StripeDesc sample_stripe() {
+  return StripeDesc{StripePattern::buddy_mirror, 512 * 1024, {7, 3, 0xFFFFFFFEu, 12}};
+}
+
+DirLayoutDesc sample_dir_layout() {
+  return DirLayoutDesc{DirPolicy::hashed_striped, 4, {4, 9, 1}, HashKind::crush, 17};
+}
+
+InodeDesc sample_inode() {
+  InodeDesc inode;
+  inode.file_id = 0x0123456789ABCDEFull;
+  inode.type = InodeType::file;
+  inode.mode = 0100644;
+  inode.size_bytes = k_u64_max - 5;
+  inode.mtime_ns = -1'234'567'890'123ll;
+  inode.owner_shard = 3;
+  inode.stripe = sample_stripe();
+  inode.dir_layout = sample_dir_layout();
+  inode.entries = 42;
+  return inode;
+}
+
+TargetInfoDesc sample_target(std::uint32_t i) {
+  return TargetInfoDesc{100 + i,          i / 2,
+                        Endpoint{i / 2, 1}, static_cast<Reachability>(i % 3),
+                        static_cast<Consistency>(i % 2), static_cast<CapacityPool>((i + 1) % 3),
+                        (i + 1) * 1'000'000'000'000ull, i * 333'333'333ull};
+}
+
+}  // namespace
+
+std::vector<Message> sample_messages() {
+  std::vector<Message> out;
+  out.push_back(Ack{1, StatusCode::no_space, "target 7: pool emergency"});
+  out.push_back(RegisterTarget{2, 101, 5, Endpoint{5, 2}, 3'840'000'000'000ull, 1'000'000ull});
+  out.push_back(RegisterMetaShard{3, 2, Endpoint{9, 0}});
+  out.push_back(RegisterClient{k_u64_max, 77, Endpoint{77, 4}});
+  out.push_back(Heartbeat{Endpoint{5, 2}, 99, {sample_target(0), sample_target(1), sample_target(2)}});
+  out.push_back(GetMaps{5, 123456});
+  out.push_back(MapsReply{6, StatusCode::ok, "", 124000,
+                          {sample_target(3), sample_target(4)},
+                          {ShardInfoDesc{0, Endpoint{1, 1}, Reachability::online},
+                           ShardInfoDesc{1, Endpoint{2, 1}, Reachability::probably_offline}},
+                          {BuddyGroupDesc{1, 100, 101}, BuddyGroupDesc{2, 102, 103}}});
+  out.push_back(Barrier{30, "file_sweep.write.begin", 128});
+  out.push_back(Mkdir{7, "/data/train/shard-0001", 0755});
+  out.push_back(Create{8, "/data/train/f\xC3\xA9\x00x"s, 0644, 1 << 20, 4, ChooserKind::random_inter_node});
+  out.push_back(Lookup{9, "/data/f123"});
+  out.push_back(Stat{10, "/"});
+  out.push_back(Readdir{11, "/data", 0xDEADBEEFull, 4096, true});
+  out.push_back(Unlink{12, "/data/old"});
+  out.push_back(Rmdir{13, "/data/empty"});
+  out.push_back(Rename{14, "/a/b", "/c/d/e"});
+  out.push_back(SetAttr{15, "/data/f", k_set_attr_size | k_set_attr_mtime, 1ull << 40, k_i64_min});
+  out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
+  out.push_back(ReaddirReply{17, StatusCode::ok, "",
+                             {DirEntryDesc{"a", InodeType::file, 1, 10}, DirEntryDesc{"", InodeType::none, 0, 0},
+                              DirEntryDesc{std::string(255, 'z'), InodeType::dir, 3, 0}},
+                             77, true});
+  out.push_back(LinkEntry{18, "/data/striped", "f-0007", sample_inode()});
+  out.push_back(UnlinkEntry{19, "/data/striped", "f-0007"});
+  InodeDesc dir = sample_inode();
+  dir.type = InodeType::dir;
+  out.push_back(AttachDir{26, "/data/striped/sub", dir});
+  out.push_back(DetachDir{27, "/data/striped/sub", true});
+  out.push_back(ReadChunk{20, 0x0123456789ABCDEFull, 101, 3 * (1ull << 20), 1 << 20,
+                          MemHandle{7, MemKind::gpu, 3, 12, 4096, 1 << 20}, RailDesc{2, 1}, ChunkPath::bounce});
+  out.push_back(WriteChunk{21, 55, 102, 0, 65536, MemHandle{8, MemKind::pinned, 1, 2, 0, 65536}, RailDesc{0, 3},
+                           0xE3069283u, true});
+  out.push_back(ChunkReply{22, StatusCode::io_error, "target 102: EIO at 4096", 4096, 0xCAFEF00Du});
+  out.push_back(RemoveChunks{23, 55, {101, 102, 103}});
+  out.push_back(ChunkSize{24, 55, 103});
+  out.push_back(ChunkSizeReply{25, StatusCode::not_found, "no object 55 on target 103", 0});
+  return out;
+}
+
+}  // namespace sluice::proto::testing
