@@ -12,6 +12,16 @@ std::string_view to_string(TransferMode mode) {
   return "unknown";
 }
 
+std::string_view to_string(StorageOp op) {
+  switch (op) {
+    case StorageOp::read: return "read";
+    case StorageOp::write: return "write";
+    case StorageOp::remove: return "remove";
+    case StorageOp::stat: return "stat";
+  }
+  return "unknown";
+}
+
 std::string_view to_string(CostKind kind) {
   switch (kind) {
     case CostKind::meta_lookup: return "meta_lookup";

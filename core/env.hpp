@@ -61,17 +61,25 @@ struct TransferSpec {
   TransferMode mode = TransferMode::stream;
 };
 
-// One read or write of a chunk object on a storage target, into or out of a
-// memory range on the target's node (buffer.length bytes at object_offset).
-// A read past the object's end returns the bytes that exist (Completion.bytes
-// tells how many; the rest of the buffer is unspecified). sync = the write is
-// durable when it completes (fsync / FUA).
+// What a storage_io does to a chunk object (one per (target, file id)).
+enum class StorageOp : std::uint8_t {
+  read = 0,    // object bytes [object_offset, +buffer.length) -> buffer; a read past the end
+               // returns the bytes that exist (Completion.bytes says how many)
+  write = 1,   // buffer -> object bytes at object_offset; the object grows as needed
+  remove = 2,  // delete the object (ok if it does not exist)
+  stat = 3,    // Completion.bytes = the object's size (0 if it does not exist)
+};
+std::string_view to_string(StorageOp op);
+
+// One operation on a chunk object of a storage target, into or out of a memory
+// range on the target's node. sync = a write is durable when it completes
+// (fsync / FUA).
 struct StorageIoSpec {
+  StorageOp op = StorageOp::read;
   TargetId target = k_no_id;
   FileId file_id = 0;
   std::uint64_t object_offset = 0;
-  MemHandle buffer;
-  bool write = false;
+  MemHandle buffer;  // unused by remove and stat
   bool sync = false;
 };
 

@@ -1,0 +1,111 @@
+#include "core/sched/rail_selector.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <tuple>
+
+#include "core/topology/peer_rank.hpp"
+
+namespace sluice::sched {
+
+using topo::VertexKind;
+
+Result<RailSelector> RailSelector::create(const topo::Topology& topology, NodeId node, RailLimits limits) {
+  if (limits.max_connections_per_nic == 0 || limits.max_connections_per_nic > k_max_connections_per_nic_limit) {
+    return error(StatusCode::invalid_argument, "rail selector: max_connections_per_nic " +
+                                                   std::to_string(limits.max_connections_per_nic) +
+                                                   " must be in [1, k_max_connections_per_nic_limit]");
+  }
+  const std::uint32_t nics = topology.count(node, VertexKind::nic);
+  if (nics == 0) return error(StatusCode::not_found, "rail selector: node " + std::to_string(node) + " has no NIC");
+  RailSelector s;
+  s.node_ = node;
+  s.limits_ = limits;
+  s.active_.assign(nics, 0);
+  s.last_chosen_.assign(nics, 0);
+  for (std::uint32_t g = 0; g < topology.count(node, VertexKind::gpu); ++g) {
+    const topo::VertexId gpu = *topology.device(node, VertexKind::gpu, g);
+    std::vector<std::uint64_t> keys(nics);
+    for (std::uint32_t n = 0; n < nics; ++n) {
+      auto rank = topo::peer_rank(topology, gpu, *topology.device(node, VertexKind::nic, n));
+      if (!rank.ok()) return rank.status();
+      keys[n] = rank->key;
+    }
+    s.gpu_keys_.push_back(std::move(keys));
+  }
+  for (std::uint32_t numa = 0; numa < topology.count(node, VertexKind::cpu_socket); ++numa) {
+    std::vector<std::uint64_t> keys(nics);
+    for (std::uint32_t n = 0; n < nics; ++n) {
+      const topo::Vertex& nic = topology.vertex(*topology.device(node, VertexKind::nic, n));
+      const double mb_per_s = std::floor(nic.nic_port_rate_bytes_per_s / 1e6);
+      const auto rate = static_cast<std::uint64_t>(std::min(mb_per_s, static_cast<double>(topo::k_rank_bandwidth_max)));
+      keys[n] = (std::uint64_t{nic.numa == numa ? 0u : 1u} << 32) | (topo::k_rank_bandwidth_max - rate);
+    }
+    s.numa_keys_.push_back(std::move(keys));
+  }
+  return s;
+}
+
+const std::vector<std::uint64_t>* RailSelector::keys_for(MemoryPlace destination) const {
+  const auto& table = destination.kind == MemKind::gpu ? gpu_keys_ : numa_keys_;
+  return destination.device < table.size() ? &table[destination.device] : nullptr;
+}
+
+Result<std::uint64_t> RailSelector::rank_key(MemoryPlace destination, std::uint32_t nic) const {
+  const auto* keys = keys_for(destination);
+  if (keys == nullptr) {
+    return error(StatusCode::invalid_argument, "rail selector: node " + std::to_string(node_) + " has no " +
+                                                   (destination.kind == MemKind::gpu ? "GPU " : "NUMA node ") +
+                                                   std::to_string(destination.device));
+  }
+  if (nic >= keys->size()) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  return (*keys)[nic];
+}
+
+Result<std::vector<std::uint32_t>> RailSelector::preference(MemoryPlace destination) const {
+  const auto* keys = keys_for(destination);
+  if (keys == nullptr) return rank_key(destination, 0).status();
+  std::vector<std::uint32_t> order(active_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::tie((*keys)[a], active_[a], last_chosen_[a], a) < std::tie((*keys)[b], active_[b], last_chosen_[b], b);
+  });
+  return order;
+}
+
+Result<std::uint32_t> RailSelector::choose(MemoryPlace destination) {
+  auto order = preference(destination);
+  if (!order.ok()) return order.status();
+  for (std::uint32_t nic : *order) {
+    if (active_[nic] < limits_.max_connections_per_nic) {
+      ++active_[nic];
+      last_chosen_[nic] = ++choices_;
+      return nic;
+    }
+  }
+  return error(StatusCode::again, "rail selector: all " + std::to_string(active_.size()) + " NICs of node " +
+                                      std::to_string(node_) + " have max_connections_per_nic (" +
+                                      std::to_string(limits_.max_connections_per_nic) + ") connections");
+}
+
+Status RailSelector::acquire(std::uint32_t nic) {
+  if (nic >= active_.size()) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  if (active_[nic] >= limits_.max_connections_per_nic) {
+    return error(StatusCode::again, "rail selector: NIC " + std::to_string(nic) + " is at max_connections_per_nic");
+  }
+  ++active_[nic];
+  last_chosen_[nic] = ++choices_;
+  return ok_status();
+}
+
+Status RailSelector::release(std::uint32_t nic) {
+  if (nic >= active_.size()) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  if (active_[nic] == 0) {
+    return error(StatusCode::invalid_argument, "rail selector: release of NIC " + std::to_string(nic) + " without a connection");
+  }
+  --active_[nic];
+  return ok_status();
+}
+
+}  // namespace sluice::sched

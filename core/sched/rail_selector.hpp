@@ -1,0 +1,86 @@
+// Multirail: which NIC of a node carries the next connection.
+//
+// Model: BeeGFS multirail (client module NicAddressStats_comparePriority and
+// NicAddressStats_usable): a NIC is usable while it has fewer than a maximum
+// number of connections; among usable NICs the preferred one is first the
+// topologically closest, then the one with fewer established connections,
+// then the one used least recently. The closeness measure depends on the
+// destination, as in BeeGFS with GDS:
+// - GPU memory: the nvidia-fs peer rank of the NIC for that GPU
+//   (topology/peer_rank.hpp), which cuFile and BeeGFS ask nvidia-fs for;
+// - host / pinned memory: NUMA locality (a NIC on the destination's NUMA node
+//   first, as BeeGFS prefers the NIC on the calling thread's NUMA node), then
+//   the NIC's port rate.
+// So ties between equally close NICs are broken by load, and when all the
+// closest NICs are full, connections overflow to the next closest.
+// "Least recently used" is a counter of choices, not a clock.
+//
+// State: per-NIC active connection counts. Not thread-safe; one per client
+// service (the service is single-threaded, DESIGN.md section 1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/common/ids.hpp"
+#include "core/common/status.hpp"
+#include "core/sched/data_path.hpp"
+#include "core/topology/topology.hpp"
+
+namespace sluice::sched {
+
+// BeeGFS connMaxInternodeNum default (beegfs-client.conf): 12 connections to
+// one server, counted per NIC in multirail setups.
+inline constexpr std::uint32_t k_default_max_connections_per_nic = 12;
+// Upper bound accepted for the limit above.
+inline constexpr std::uint32_t k_max_connections_per_nic_limit = 4096;
+
+struct RailLimits {
+  std::uint32_t max_connections_per_nic = k_default_max_connections_per_nic;
+};
+
+class RailSelector {
+ public:
+  // Precomputes the ranks of every NIC of `node` for every GPU and NUMA node.
+  // Errors: unknown node, node without NICs, limit out of range, broken topology.
+  static Result<RailSelector> create(const topo::Topology& topology, NodeId node, RailLimits limits = {});
+
+  // Takes one connection on the best usable NIC for `destination` and returns
+  // its local index. again: every NIC is at max_connections_per_nic.
+  // invalid_argument: unknown GPU or NUMA node.
+  Result<std::uint32_t> choose(MemoryPlace destination);
+  // Takes one connection on a given NIC (when the caller already decided, e.g.
+  // from plan_chunks). again: that NIC is full.
+  Status acquire(std::uint32_t nic);
+  // Gives one connection back. invalid_argument: unknown NIC or none active.
+  Status release(std::uint32_t nic);
+
+  // All NICs in preference order for `destination` (full ones included, in
+  // their place): rank, then active connections, then least recently chosen,
+  // then index.
+  Result<std::vector<std::uint32_t>> preference(MemoryPlace destination) const;
+  // The closeness key of `nic` for `destination` (lower is closer); equal keys tie.
+  Result<std::uint64_t> rank_key(MemoryPlace destination, std::uint32_t nic) const;
+
+  std::uint32_t nic_count() const { return static_cast<std::uint32_t>(active_.size()); }
+  std::uint32_t active(std::uint32_t nic) const { return nic < active_.size() ? active_[nic] : 0; }
+  std::uint32_t spare(std::uint32_t nic) const {
+    return nic < active_.size() ? limits_.max_connections_per_nic - active_[nic] : 0;
+  }
+  NodeId node() const { return node_; }
+  const RailLimits& limits() const { return limits_; }
+
+ private:
+  RailSelector() = default;
+  const std::vector<std::uint64_t>* keys_for(MemoryPlace destination) const;
+
+  NodeId node_ = k_no_id;
+  RailLimits limits_;
+  std::vector<std::vector<std::uint64_t>> gpu_keys_;   // [gpu][nic]
+  std::vector<std::vector<std::uint64_t>> numa_keys_;  // [numa][nic]
+  std::vector<std::uint32_t> active_;                  // [nic]
+  std::vector<std::uint64_t> last_chosen_;             // [nic]: choice counter value, 0 = never
+  std::uint64_t choices_ = 0;
+};
+
+}  // namespace sluice::sched

@@ -1,0 +1,469 @@
+#include "core/services/client.hpp"
+
+#include <algorithm>
+
+#include "core/namespace/fs_path.hpp"
+#include "core/services/wire_convert.hpp"
+
+namespace sluice {
+
+struct Client::IoRequest {
+  FileId file_id = 0;
+  bool write = false;
+  bool sync = false;
+  std::size_t remaining = 0;
+  std::uint64_t bytes = 0;
+  Status first_error;
+  BytesFn done;
+};
+
+struct ListingState {
+  std::string path;
+  bool with_attrs = false;
+  std::size_t shards_left = 0;
+  Status first_error;
+  std::vector<proto::DirEntryDesc> entries;
+  Client::EntriesFn done;
+};
+
+Client::Client(Env& env, OpTable& ops, ClientConfig config)
+    : env_(env), ops_(ops), config_(std::move(config)), rpc_(env_, ops_, config_.rpc), planner_(config_.planner) {}
+
+bool Client::handle(Event& event) {
+  if (auto* c = std::get_if<Completion>(&event)) return ops_.dispatch(*c);
+  return rpc_.on_delivery(std::get<Delivery>(event));
+}
+
+void Client::start(StatusFn ready) {
+  proto::RegisterClient reg;
+  reg.node = env_.self().node;
+  reg.endpoint = env_.self();
+  rpc_.call(config_.mgmt, std::move(reg), [this, ready](Result<proto::Message> r) {
+    if (!r.ok()) return ready(error(r.status().code(), "registering with mgmt: " + r.status().message()));
+    fetch_maps(ready);
+  });
+}
+
+void Client::fetch_maps(StatusFn done) {
+  maps_waiters_.push_back(std::move(done));
+  if (maps_fetching_) return;
+  maps_fetching_ = true;
+  proto::GetMaps get;
+  get.known_version = maps_version_;
+  rpc_.call(config_.mgmt, std::move(get), [this](Result<proto::Message> r) {
+    maps_fetching_ = false;
+    if (r.ok()) {
+      auto& maps = std::get<proto::MapsReply>(r.value());
+      maps_version_ = maps.version;
+      targets_.clear();
+      for (const auto& t : maps.targets) targets_[t.target] = t;
+      shards_.clear();
+      for (const auto& s : maps.shards) shards_[s.shard] = s.endpoint;
+    }
+    auto waiters = std::move(maps_waiters_);
+    maps_waiters_.clear();
+    for (auto& w : waiters) w(r.status());
+  });
+}
+
+Endpoint Client::shard_endpoint(ShardId shard) const {
+  auto it = shards_.find(shard);
+  return it == shards_.end() ? Endpoint{} : it->second;
+}
+
+Endpoint Client::target_endpoint(TargetId target) const {
+  auto it = targets_.find(target);
+  return it == targets_.end() ? Endpoint{} : it->second.endpoint;
+}
+
+// ---- namespace ----------------------------------------------------------------
+
+void Client::placement_of_dir(const std::string& dir_path, PlacementFn done) {
+  if (dir_path == "/" || config_.ns.policy == MetaPolicy::path_hash) {
+    Result<DirPlacement> root = root_placement(config_.ns);
+    ops_.expect(env_.timer(0), [done, root](Completion&) { done(root); });
+    return;
+  }
+  if (auto it = dir_cache_.find(dir_path); it != dir_cache_.end()) {
+    DirPlacement p = it->second;
+    ops_.expect(env_.timer(0), [done, p](Completion&) { done(p); });
+    return;
+  }
+  proto::Stat st;
+  st.path = dir_path;
+  meta_call(dir_path, std::move(st), [this, dir_path, done](Result<proto::Message> r) {
+    if (!r.ok()) return done(r.status());
+    const auto& inode = std::get<proto::InodeReply>(r.value()).inode;
+    if (inode.type != proto::InodeType::dir) {
+      return done(error(StatusCode::not_a_directory, dir_path + " is not a directory"));
+    }
+    DirPlacement p = from_wire(inode.dir_layout, config_.ns.shard_count);
+    if (dir_cache_.size() >= config_.dir_cache_entries) dir_cache_.clear();  // bounded: start afresh
+    dir_cache_[dir_path] = p;
+    done(p);
+  });
+}
+
+void Client::shard_for_path(const std::string& path, std::function<void(Result<ShardId>)> done) {
+  if (Status s = validate_path(path); !s.ok()) {
+    ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); });
+    return;
+  }
+  if (config_.ns.policy == MetaPolicy::path_hash) {
+    const ShardId shard = path_hash_shard(path, config_.ns.shard_count);
+    ops_.expect(env_.timer(0), [done, shard](Completion&) { done(shard); });
+    return;
+  }
+  if (path == "/") {
+    placement_of_dir("/", [done](Result<DirPlacement> p) {
+      if (!p.ok()) return done(p.status());
+      done(p->owner_shard);
+    });
+    return;
+  }
+  Result<PathSplit> split = split_path(path);
+  std::string parent(split->parent), name(split->name);
+  placement_of_dir(parent, [done, parent, name](Result<DirPlacement> p) {
+    if (!p.ok()) return done(p.status());
+    done(shard_for_entry(*p, parent, name));
+  });
+}
+
+void Client::meta_call(const std::string& path, proto::Message request,
+                       std::function<void(Result<proto::Message>)> done, bool retried) {
+  shard_for_path(path, [this, path, request = std::move(request), done, retried](Result<ShardId> shard) mutable {
+    if (!shard.ok()) return done(shard.status());
+    Endpoint ep = shard_endpoint(*shard);
+    auto call = [this, path, request, done, retried](Endpoint to) mutable {
+      rpc_.call(to, request, [this, path, request, done, retried](Result<proto::Message> r) mutable {
+        // A misrouted request means our cached placement of the parent is stale.
+        if (!r.ok() && r.status().code() == StatusCode::invalid_argument && !retried &&
+            r.status().message().find("belongs to shard") != std::string::npos) {
+          if (Result<PathSplit> split = split_path(path); split.ok()) dir_cache_.erase(std::string(split->parent));
+          return meta_call(path, std::move(request), done, true);
+        }
+        done(std::move(r));
+      });
+    };
+    if (ep.valid()) return call(ep);
+    fetch_maps([this, shard = *shard, call, done](Status s) mutable {
+      Endpoint to = shard_endpoint(shard);
+      if (!to.valid()) {
+        return done(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) +
+                                                       " is not registered with mgmt" +
+                                                       (s.ok() ? std::string() : " (" + s.to_string() + ")")));
+      }
+      call(to);
+    });
+  });
+}
+
+namespace {
+
+Result<proto::InodeDesc> inode_of(Result<proto::Message> r) {
+  if (!r.ok()) return r.status();
+  return std::get<proto::InodeReply>(r.value()).inode;
+}
+
+}  // namespace
+
+void Client::mkdir(const std::string& path, std::uint32_t mode, InodeFn done) {
+  proto::Mkdir m;
+  m.path = path;
+  m.mode = mode;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
+void Client::create(const std::string& path, const CreateOptions& options, InodeFn done) {
+  proto::Create m;
+  m.path = path;
+  m.mode = options.mode;
+  m.chunk_bytes = options.chunk_bytes;
+  m.stripe_count = options.stripe_count;
+  m.chooser = options.chooser;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
+void Client::stat(const std::string& path, InodeFn done) {
+  proto::Stat m;
+  m.path = path;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
+void Client::unlink(const std::string& path, StatusFn done) {
+  proto::Unlink m;
+  m.path = path;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+}
+
+void Client::rmdir(const std::string& path, StatusFn done) {
+  proto::Rmdir m;
+  m.path = path;
+  meta_call(path, std::move(m), [this, path, done](Result<proto::Message> r) {
+    if (r.ok()) dir_cache_.erase(path);
+    done(r.status());
+  });
+}
+
+void Client::rename(const std::string& from, const std::string& to, StatusFn done) {
+  proto::Rename m;
+  m.from = from;
+  m.to = to;
+  meta_call(from, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+}
+
+void Client::close(const std::string& path, std::uint64_t size_bytes, StatusFn done) {
+  proto::SetAttr m;
+  m.path = path;
+  m.mask = proto::k_set_attr_size | proto::k_set_attr_mtime;
+  m.size_bytes = size_bytes;
+  m.mtime_ns = env_.now();
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+}
+
+void Client::readdir(const std::string& path, bool with_attrs, EntriesFn done) {
+  placement_of_dir(path, [this, path, with_attrs, done](Result<DirPlacement> p) {
+    if (!p.ok()) return done(p.status());
+    std::vector<ShardId> shards = shards_for_listing(*p);
+    auto state = std::make_shared<ListingState>();
+    state->path = path;
+    state->with_attrs = with_attrs;
+    state->shards_left = shards.size();
+    state->done = done;
+    for (ShardId shard : shards) readdir_shard(state, shard, 0);
+  });
+}
+
+void Client::readdir_shard(std::shared_ptr<ListingState> state, ShardId shard, std::uint64_t cookie) {
+  auto finish_shard = [state](const Status& s) {
+    if (!s.ok() && state->first_error.ok()) state->first_error = s;
+    if (--state->shards_left > 0) return;
+    if (!state->first_error.ok()) return state->done(state->first_error);
+    state->done(std::move(state->entries));
+  };
+  auto ask = [this, state, shard, cookie, finish_shard](Endpoint to) {
+    proto::Readdir m;
+    m.path = state->path;
+    m.cookie = cookie;
+    m.max_entries = config_.readdir_page_entries;
+    m.with_attrs = state->with_attrs;
+    rpc_.call(to, std::move(m), [this, state, shard, finish_shard](Result<proto::Message> r) {
+      if (!r.ok()) return finish_shard(r.status());
+      auto& page = std::get<proto::ReaddirReply>(r.value());
+      if (state->entries.size() + page.entries.size() > config_.readdir_max_entries) {
+        return finish_shard(error(StatusCode::invalid_argument,
+                                  "directory " + state->path + " has more than " +
+                                      std::to_string(config_.readdir_max_entries) + " entries (readdir_max_entries)"));
+      }
+      for (auto& e : page.entries) state->entries.push_back(std::move(e));
+      if (page.eof) return finish_shard(ok_status());
+      readdir_shard(state, shard, page.next_cookie);
+    });
+  };
+  if (Endpoint to = shard_endpoint(shard); to.valid()) return ask(to);
+  fetch_maps([this, shard, ask, finish_shard](Status) {
+    Endpoint to = shard_endpoint(shard);
+    if (!to.valid()) {
+      return finish_shard(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) + " unknown"));
+    }
+    ask(to);
+  });
+}
+
+// ---- data --------------------------------------------------------------------
+
+void Client::read(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& dst, BytesFn done) {
+  submit(inode, offset, dst, false, false, std::move(done));
+}
+
+void Client::write(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& src, bool sync,
+                   BytesFn done) {
+  submit(inode, offset, src, true, sync, std::move(done));
+}
+
+void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& buffer, bool write,
+                    bool sync, BytesFn done) {
+  auto fail_later = [this, done](Status s) { ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); }); };
+  if (inode.type != proto::InodeType::file) {
+    return fail_later(error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
+  }
+  Result<StripePattern> pattern = from_wire(inode.stripe, config_.stripe_flavor);
+  if (!pattern.ok()) return fail_later(pattern.status());
+  std::uint64_t length = buffer.length;
+  if (!write) length = offset >= inode.size_bytes ? 0 : std::min(length, inode.size_bytes - offset);
+  if (length == 0) {
+    ops_.expect(env_.timer(0), [done](Completion&) { done(std::uint64_t{0}); });
+    return;
+  }
+  Result<std::vector<StripePiece>> pieces = pattern->map_range(offset, length);
+  if (!pieces.ok()) return fail_later(pieces.status());
+  auto request = std::make_shared<IoRequest>();
+  request->file_id = inode.file_id;
+  request->write = write;
+  request->sync = sync;
+  request->remaining = pieces->size();
+  request->done = std::move(done);
+  for (const StripePiece& piece : *pieces) {
+    ChunkJob job;
+    job.request = request;
+    job.target = piece.target;
+    job.object_offset = piece.object_offset;
+    job.user = buffer.slice(piece.file_offset - offset, piece.length);
+    job.file_offset = piece.file_offset;
+    queued_jobs_.push_back(std::move(job));
+  }
+  pump();
+}
+
+void Client::pump() {
+  while (inflight_chunks_ < config_.max_inflight_chunks && !queued_jobs_.empty()) {
+    std::optional<ChunkPlan> plan = planner_.plan(queued_jobs_.front().user);
+    if (!plan) return;  // every rail's window is full: a finishing chunk pumps again
+    ChunkJob job = std::move(queued_jobs_.front());
+    queued_jobs_.pop_front();
+    ++inflight_chunks_;
+    env_.metrics().count(plan->path == proto::ChunkPath::direct ? "client.chunks_direct" : "client.chunks_bounce", 1);
+    Endpoint server = target_endpoint(job.target);
+    if (server.valid()) {
+      if (job.request->write) {
+        write_chunk(std::move(job), *plan, server);
+      } else {
+        read_chunk(std::move(job), *plan, server);
+      }
+      continue;
+    }
+    // The target is not in our maps: refresh (bounded), then go or fail naming it.
+    fetch_maps([this, job, plan = *plan](Status) mutable {
+      Endpoint to = target_endpoint(job.target);
+      if (!to.valid()) {
+        return job_done(job, plan,
+                        error(StatusCode::not_found, "storage target " + std::to_string(job.target) +
+                                                         " of file " + std::to_string(job.request->file_id) +
+                                                         " is not registered with mgmt"),
+                        0, std::nullopt);
+      }
+      if (job.request->write) {
+        write_chunk(std::move(job), plan, to);
+      } else {
+        read_chunk(std::move(job), plan, to);
+      }
+    });
+  }
+}
+
+void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
+  std::optional<MemHandle> bounce;
+  MemHandle landing = job.user;
+  if (plan.path == proto::ChunkPath::bounce) {
+    Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
+    if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
+    bounce = *b;
+    landing = *b;
+  }
+  proto::ReadChunk m;
+  m.file_id = job.request->file_id;
+  m.target = job.target;
+  m.object_offset = job.object_offset;
+  m.length = job.user.length;
+  m.dst = landing;
+  m.rail = proto::RailDesc{plan.client_nic, k_no_id};
+  m.path = plan.path;
+  const TimeNs started = env_.now();
+  rpc_.call(server, std::move(m), [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
+    if (!r.ok()) {
+      return job_done(job, plan,
+                      error(r.status().code(), "reading file " + std::to_string(job.request->file_id) + " at " +
+                                                   std::to_string(job.file_offset) + " from target " +
+                                                   std::to_string(job.target) + ": " + r.status().message()),
+                      0, bounce);
+    }
+    const auto reply = std::get<proto::ChunkReply>(r.value());
+    const std::uint64_t n = std::min(reply.bytes, job.user.length);
+    env_.metrics().sample("client.chunk_read_latency_ns", static_cast<double>(env_.now() - started));
+    auto deliver = [this, job, plan, bounce, n]() {
+      if (!bounce || n == 0) return job_done(job, plan, ok_status(), n, bounce);
+      TransferSpec copy;
+      copy.src = bounce->slice(0, n);
+      copy.dst = job.user.slice(0, n);
+      copy.mode = TransferMode::local_copy;
+      ops_.expect(env_.transfer(copy), [this, job, plan, bounce, n](Completion& c) {
+        job_done(job, plan, c.status, c.status.ok() ? n : 0, bounce);
+      });
+    };
+    if (!config_.verify_reads || n == 0) return deliver();
+    ops_.expect(env_.checksum(landing.slice(0, n)), [this, job, plan, bounce, n, reply, deliver](Completion& c) {
+      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+      if (c.crc_valid && c.crc32c != reply.crc32c) {
+        env_.metrics().count("client.crc_mismatches", 1);
+        return job_done(job, plan,
+                        error(StatusCode::corrupt, "CRC32C mismatch reading file " +
+                                                       std::to_string(job.request->file_id) + " at " +
+                                                       std::to_string(job.file_offset) + " (" + std::to_string(n) +
+                                                       " bytes) from target " + std::to_string(job.target)),
+                        0, bounce);
+      }
+      deliver();
+    });
+  });
+}
+
+void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
+  auto send = [this, job, plan, server](MemHandle source, std::optional<MemHandle> bounce) {
+    ops_.expect(env_.checksum(source), [this, job, plan, server, source, bounce](Completion& sum) {
+      if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, bounce);
+      proto::WriteChunk m;
+      m.file_id = job.request->file_id;
+      m.target = job.target;
+      m.object_offset = job.object_offset;
+      m.length = source.length;
+      m.src = source;
+      m.rail = proto::RailDesc{plan.client_nic, k_no_id};
+      m.crc32c = sum.crc32c;
+      m.sync = job.request->sync;
+      const TimeNs started = env_.now();
+      rpc_.call(server, std::move(m), [this, job, plan, bounce, started](Result<proto::Message> r) {
+        env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
+        if (!r.ok()) {
+          return job_done(job, plan,
+                          error(r.status().code(), "writing file " + std::to_string(job.request->file_id) + " at " +
+                                                       std::to_string(job.file_offset) + " to target " +
+                                                       std::to_string(job.target) + ": " + r.status().message()),
+                          0, bounce);
+        }
+        job_done(job, plan, ok_status(), job.user.length, bounce);
+      });
+    });
+  };
+  if (plan.path != proto::ChunkPath::bounce) return send(job.user, std::nullopt);
+  Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
+  if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
+  TransferSpec copy;
+  copy.src = job.user;
+  copy.dst = *b;
+  copy.mode = TransferMode::local_copy;
+  ops_.expect(env_.transfer(copy), [this, job, plan, send, bounce = *b](Completion& c) {
+    if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+    send(bounce, bounce);
+  });
+}
+
+void Client::job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& status, std::uint64_t bytes,
+                      std::optional<MemHandle> bounce) {
+  if (bounce) env_.free(*bounce);
+  planner_.release(plan);
+  --inflight_chunks_;
+  IoRequest& request = *job.request;
+  if (!status.ok() && request.first_error.ok()) request.first_error = status;
+  request.bytes += bytes;
+  env_.metrics().count(request.write ? "client.write_bytes" : "client.read_bytes", static_cast<double>(bytes));
+  if (--request.remaining == 0) {
+    if (request.first_error.ok()) {
+      request.done(request.bytes);
+    } else {
+      request.done(request.first_error);
+    }
+  }
+  pump();
+}
+
+}  // namespace sluice

@@ -1,0 +1,545 @@
+#include "core/services/meta_service.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/namespace/fs_path.hpp"
+#include "core/services/wire_convert.hpp"
+
+namespace sluice {
+namespace {
+
+proto::InodeReply inode_reply(RequestId rid, const Status& s) {
+  proto::InodeReply r;
+  r.request_id = rid;
+  r.status = s.code();
+  r.error = s.message();
+  return r;
+}
+
+proto::Ack ack(RequestId rid, const Status& s) { return proto::Ack{rid, s.code(), s.message()}; }
+
+// Shared countdown for fan-out requests: calls done(first error) after n results.
+struct FanIn {
+  std::size_t remaining = 0;
+  Status first_error;
+  std::function<void(Status)> done;
+  void arrive(const Status& s) {
+    if (!s.ok() && first_error.ok()) first_error = s;
+    if (--remaining == 0) done(first_error);
+  }
+};
+
+}  // namespace
+
+MetaService::MetaService(Env& env, MetaServiceConfig config, std::unique_ptr<MetaStore> store)
+    : env_(env),
+      config_(std::move(config)),
+      store_(store ? std::move(store) : std::make_unique<InMemoryMetaStore>()),
+      rpc_(env_, ops_, config_.rpc),
+      replies_(config_.reply_cache_entries) {}
+
+void MetaService::start() {
+  // The root directory's record lives on the shards root_placement names.
+  if (Result<DirPlacement> root = root_placement(config_.ns); root.ok()) {
+    const auto shards = shards_for_listing(*root);
+    const bool hosts_root = config_.ns.policy == MetaPolicy::path_hash ||
+                            std::find(shards.begin(), shards.end(), config_.shard) != shards.end();
+    if (hosts_root && !store_->get_dir("/").ok()) {
+      proto::InodeDesc inode;
+      inode.file_id = 1;  // the root's id is fixed; allocated ids start above it
+      inode.type = proto::InodeType::dir;
+      inode.mode = 0755;
+      inode.owner_shard = root->owner_shard;
+      inode.dir_layout = to_wire(*root);
+      store_->put_dir("/", inode).ignore();  // the in-memory store cannot fail; RocksDB errors surface on use
+    }
+  } else {
+    env_.log(LogLevel::error, "bad namespace configuration: " + root.status().to_string());
+  }
+  proto::RegisterMetaShard reg;
+  reg.shard = config_.shard;
+  reg.endpoint = env_.self();
+  rpc_.call(config_.mgmt, std::move(reg), [this](Result<proto::Message> r) {
+    if (!r.ok()) {
+      env_.log(LogLevel::error, "registering shard failed: " + r.status().to_string());
+      return;
+    }
+    registered_ = true;
+  });
+}
+
+void MetaService::on_event(Event& event) {
+  if (auto* c = std::get_if<Completion>(&event)) {
+    ops_.dispatch(*c);
+    return;
+  }
+  auto& d = std::get<Delivery>(event);
+  if (rpc_.on_delivery(d)) return;
+  handle(d.from, d.message);
+}
+
+void MetaService::handle(Endpoint from, proto::Message& message) {
+  RequestId* rid = request_id_of(message);
+  if (rid == nullptr) return;  // not a request (a heartbeat, say): nothing to answer
+  const RequestId id = *rid;
+  const proto::Message* cached = nullptr;
+  switch (replies_.check(from, id, &cached)) {
+    case ReplyCache::Seen::in_progress:
+      return;  // a duplicate of a request being executed: its reply will come
+    case ReplyCache::Seen::answered:
+      env_.send(from, *cached).ignore();
+      return;
+    case ReplyCache::Seen::new_request:
+      break;
+  }
+  replies_.begin(from, id);
+  dispatch(from, message, [this, from, id](proto::Message reply) {
+    replies_.answer(from, id, reply);
+    env_.send(from, std::move(reply)).ignore();  // a lost reply is recovered by the retry + reply cache
+  });
+}
+
+void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply reply) {
+  env_.metrics().count("meta.requests", 1);
+  if (auto* m = std::get_if<proto::Mkdir>(&message)) return do_mkdir(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Create>(&message)) return do_create(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Lookup>(&message)) {
+    return do_lookup(m->path, m->request_id, CostKind::meta_lookup, std::move(reply));
+  }
+  if (auto* m = std::get_if<proto::Stat>(&message)) {
+    return do_lookup(m->path, m->request_id, CostKind::meta_stat, std::move(reply));
+  }
+  if (auto* m = std::get_if<proto::Readdir>(&message)) return do_readdir(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Unlink>(&message)) return do_unlink(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Rmdir>(&message)) return do_rmdir(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Rename>(&message)) return do_rename(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::SetAttr>(&message)) return do_setattr(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::AttachDir>(&message)) {
+    reply(ack(m->request_id, store_->put_dir(m->path, m->inode)));
+    return;
+  }
+  if (auto* m = std::get_if<proto::DetachDir>(&message)) {
+    Status s = store_->get_dir(m->path).status();
+    if (s.ok() && store_->entry_count(m->path) > 0) {
+      s = error(StatusCode::not_empty, "directory " + m->path + " is not empty on shard " +
+                                           std::to_string(config_.shard));
+    }
+    if (s.code() == StatusCode::not_found) s = ok_status();  // nothing to detach here
+    if (s.ok() && !m->check_only) s = store_->remove_dir(m->path);
+    if (s.code() == StatusCode::not_found) s = ok_status();
+    reply(ack(m->request_id, s));
+    return;
+  }
+  reply(ack(*request_id_of(message), error(StatusCode::invalid_argument,
+                                           name() + " does not handle " + std::string(proto::message_name(message)))));
+}
+
+Status MetaService::check_owner(std::string_view parent, std::string_view name, DirPlacement* parent_placement) const {
+  if (config_.ns.policy == MetaPolicy::path_hash) {
+    const ShardId owner = path_hash_shard(join_path(parent, name), config_.ns.shard_count);
+    if (owner != config_.shard) {
+      return error(StatusCode::invalid_argument, "entry " + join_path(parent, name) + " belongs to shard " +
+                                                     std::to_string(owner) + ", not " + std::to_string(config_.shard));
+    }
+    if (parent_placement != nullptr) {
+      *parent_placement = root_placement(config_.ns).value();
+    }
+    return ok_status();
+  }
+  Result<proto::InodeDesc> dir = store_->get_dir(parent);
+  if (!dir.ok()) {
+    return error(StatusCode::not_found, "directory " + std::string(parent) + " does not exist (shard " +
+                                            std::to_string(config_.shard) + ")");
+  }
+  const DirPlacement placement = from_wire(dir->dir_layout, config_.ns.shard_count);
+  const ShardId owner = shard_for_entry(placement, parent, name);
+  if (owner != config_.shard) {
+    return error(StatusCode::invalid_argument, "entry " + join_path(parent, name) + " belongs to shard " +
+                                                   std::to_string(owner) + ", not " + std::to_string(config_.shard));
+  }
+  if (parent_placement != nullptr) *parent_placement = placement;
+  return ok_status();
+}
+
+FileId MetaService::allocate_file_id() {
+  // Ids are unique across shards: the shard in the top 16 bits, a durable
+  // counter below (ids 0 and 1 are reserved: none and the root).
+  const std::uint64_t next = store_->load_counter() + 1;
+  store_->store_counter(next).ignore();  // the in-memory store cannot fail; RocksDB's is checked there
+  return (static_cast<FileId>(config_.shard + 1) << 48) | (next + 1);
+}
+
+Endpoint MetaService::shard_endpoint(ShardId shard) const {
+  auto it = shards_.find(shard);
+  return it == shards_.end() ? Endpoint{} : it->second;
+}
+
+void MetaService::fetch_maps(std::function<void(Status)> done) {
+  maps_waiters_.push_back(std::move(done));
+  if (maps_fetching_) return;
+  maps_fetching_ = true;
+  rpc_.call(config_.mgmt, proto::GetMaps{}, [this](Result<proto::Message> r) {
+    maps_fetching_ = false;
+    Status s = r.status();
+    if (r.ok()) {
+      auto& maps = std::get<proto::MapsReply>(r.value());
+      targets_ = maps.targets;
+      shards_.clear();
+      for (const auto& sh : maps.shards) shards_[sh.shard] = sh.endpoint;
+      maps_fetched_ns_ = env_.now();
+    }
+    auto waiters = std::move(maps_waiters_);
+    maps_waiters_.clear();
+    for (auto& w : waiters) w(s);
+  });
+}
+
+void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
+  const std::string parent(split->parent), name_(split->name);
+  DirPlacement parent_placement;
+  if (Status s = check_owner(parent, name_, &parent_placement); !s.ok()) return reply(inode_reply(m.request_id, s));
+  if (store_->get_entry(parent, name_).ok()) {
+    return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
+  }
+  ops_.expect(env_.compute(CostKind::meta_mkdir, 1), [this, m, parent, name_, parent_placement,
+                                                       reply](Completion&) {
+    Result<DirPlacement> placement = place_new_directory(parent_placement, m.path, config_.ns, env_.rng());
+    if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
+    proto::InodeDesc inode;
+    inode.file_id = allocate_file_id();
+    inode.type = proto::InodeType::dir;
+    inode.mode = m.mode;
+    inode.mtime_ns = env_.now();
+    inode.owner_shard = placement->owner_shard;
+    inode.dir_layout = to_wire(*placement);
+    auto link = [this, m, parent, name_, inode, reply](Status s) {
+      if (s.ok()) s = store_->put_entry(parent, name_, inode);
+      proto::InodeReply r = inode_reply(m.request_id, s);
+      if (s.ok()) {
+        r.inode = inode;
+        env_.metrics().count("meta.mkdir_ops", 1);
+      }
+      reply(std::move(r));
+    };
+    if (config_.ns.policy == MetaPolicy::path_hash) return link(ok_status());
+    // Directory records on every shard that will host the new directory's entries.
+    std::vector<ShardId> hosts = shards_for_listing(*placement);
+    auto fan = std::make_shared<FanIn>();
+    fan->remaining = hosts.size();
+    fan->done = link;
+    auto attach_remote = [this, fan, path = m.path, inode](ShardId shard) {
+      proto::AttachDir a;
+      a.path = path;
+      a.inode = inode;
+      rpc_.call(shard_endpoint(shard), std::move(a), [fan](Result<proto::Message> r) { fan->arrive(r.status()); });
+    };
+    for (ShardId shard : hosts) {
+      if (shard == config_.shard) {
+        fan->arrive(store_->put_dir(m.path, inode));
+      } else if (shard_endpoint(shard).valid()) {
+        attach_remote(shard);
+      } else {
+        fetch_maps([this, fan, shard, attach_remote](Status s) {
+          if (!s.ok()) return fan->arrive(s);
+          if (!shard_endpoint(shard).valid()) {
+            return fan->arrive(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) +
+                                                                   " is not registered with mgmt"));
+          }
+          attach_remote(shard);
+        });
+      }
+    }
+  });
+}
+
+void MetaService::do_create(const proto::Create& m, Reply reply) {
+  const bool stale = maps_fetched_ns_ < 0 || env_.now() - maps_fetched_ns_ > config_.maps_max_age_ns;
+  if (!stale) return do_create_with_maps(m, std::move(reply));
+  if (maps_waiters_.size() >= config_.max_waiting_for_maps) {
+    return reply(inode_reply(m.request_id, error(StatusCode::again, "metadata server busy fetching maps")));
+  }
+  fetch_maps([this, m, reply](Status s) {
+    if (!s.ok() && targets_.empty()) {
+      return reply(inode_reply(m.request_id, error(s.code(), "no target maps from mgmt: " + s.message())));
+    }
+    do_create_with_maps(m, reply);
+  });
+}
+
+void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
+  const std::string parent(split->parent), name_(split->name);
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
+  if (store_->get_entry(parent, name_).ok()) {
+    return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
+  }
+  ops_.expect(env_.compute(CostKind::meta_create, 1), [this, m, parent, name_, reply](Completion&) {
+    // A concurrent create of the same name may have won while we computed.
+    if (store_->get_entry(parent, name_).ok()) {
+      return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
+    }
+    std::vector<TargetInfo> candidates;
+    candidates.reserve(targets_.size());
+    for (const auto& t : targets_) candidates.push_back(from_wire(t));
+    const std::uint32_t count = m.stripe_count != 0 ? m.stripe_count : config_.default_stripe_count;
+    const std::uint64_t chunk = m.chunk_bytes != 0 ? m.chunk_bytes : config_.default_chunk_bytes;
+    const proto::ChooserKind kind = m.chooser != proto::ChooserKind::server_default ? m.chooser : config_.default_chooser;
+    const ChooserKind chooser_kind = from_wire(kind);
+    auto chooser = choosers_.find(chooser_kind);
+    if (chooser == choosers_.end()) {
+      TargetChooserConfig cc;
+      cc.kind = chooser_kind;
+      Result<TargetChooser> made = TargetChooser::make(cc);
+      if (!made.ok()) return reply(inode_reply(m.request_id, made.status()));
+      chooser = choosers_.emplace(chooser_kind, std::move(made).value()).first;
+    }
+    ChooseRequest request;
+    request.stripe_count = count;
+    Result<std::vector<TargetId>> chosen = chooser->second.choose(candidates, request, env_.rng());
+    if (!chosen.ok()) {
+      return reply(inode_reply(m.request_id, error(chosen.status().code(), "choosing targets for " + m.path + ": " +
+                                                                               chosen.status().message())));
+    }
+    Result<StripePattern> pattern = StripePattern::raid0(config_.stripe_flavor, chunk, std::move(chosen).value());
+    if (!pattern.ok()) return reply(inode_reply(m.request_id, pattern.status()));
+    proto::InodeDesc inode;
+    inode.file_id = allocate_file_id();
+    inode.type = proto::InodeType::file;
+    inode.mode = m.mode;
+    inode.mtime_ns = env_.now();
+    inode.owner_shard = config_.shard;
+    inode.stripe = to_wire(*pattern);
+    Status s = store_->put_entry(parent, name_, inode);
+    proto::InodeReply r = inode_reply(m.request_id, s);
+    if (s.ok()) {
+      r.inode = inode;
+      env_.metrics().count("meta.create_ops", 1);
+    }
+    reply(std::move(r));
+  });
+}
+
+void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, Reply reply) {
+  const std::string path(path_in);
+  if (Status s = validate_path(path); !s.ok()) return reply(inode_reply(rid, s));
+  ops_.expect(env_.compute(cost, 1), [this, path, rid, reply](Completion&) {
+    proto::InodeReply r;
+    r.request_id = rid;
+    if (path == "/") {
+      Result<proto::InodeDesc> root = store_->get_dir("/");
+      if (!root.ok()) return reply(inode_reply(rid, root.status()));
+      r.inode = *root;
+      r.inode.entries = store_->entry_count("/");
+      env_.metrics().count("meta.stat_ops", 1);
+      return reply(std::move(r));
+    }
+    Result<PathSplit> split = split_path(path);
+    const std::string parent(split->parent), name_(split->name);
+    if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(rid, s));
+    Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
+    if (!entry.ok()) return reply(inode_reply(rid, error(StatusCode::not_found, "no such file or directory: " + path)));
+    r.inode = *entry;
+    env_.metrics().count("meta.stat_ops", 1);
+    reply(std::move(r));
+  });
+}
+
+void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
+  auto fail = [&](const Status& s) {
+    proto::ReaddirReply r;
+    r.request_id = m.request_id;
+    r.status = s.code();
+    r.error = s.message();
+    reply(std::move(r));
+  };
+  if (Status s = validate_path(m.path); !s.ok()) return fail(s);
+  if (config_.ns.policy != MetaPolicy::path_hash && !store_->get_dir(m.path).ok()) {
+    return fail(error(StatusCode::not_found, "directory " + m.path + " has no record on shard " +
+                                                 std::to_string(config_.shard)));
+  }
+  const std::uint32_t max = std::clamp<std::uint32_t>(m.max_entries, 1, config_.readdir_page_max_entries);
+  MetaListPage page = store_->list(m.path, m.cookie, max);
+  ops_.expect(env_.compute(CostKind::meta_readdir_entry, std::max<std::size_t>(page.entries.size(), 1)),
+              [this, m, page = std::move(page), reply](Completion&) {
+                proto::ReaddirReply r;
+                r.request_id = m.request_id;
+                r.eof = page.eof;
+                r.next_cookie = page.next_cookie;
+                r.entries.reserve(page.entries.size());
+                for (const auto& [entry_name, inode] : page.entries) {
+                  proto::DirEntryDesc e;
+                  e.name = entry_name;
+                  e.type = inode.type;
+                  e.file_id = inode.file_id;
+                  if (m.with_attrs) e.size_bytes = inode.size_bytes;
+                  r.entries.push_back(std::move(e));
+                }
+                env_.metrics().count("meta.readdir_entries", static_cast<double>(r.entries.size()));
+                reply(std::move(r));
+              });
+}
+
+void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(ack(m.request_id, split.status()));
+  const std::string parent(split->parent), name_(split->name);
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(ack(m.request_id, s));
+  ops_.expect(env_.compute(CostKind::meta_unlink, 1), [this, m, parent, name_, reply](Completion&) {
+    Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
+    if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
+    if (entry->type == proto::InodeType::dir) {
+      return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.path + " is a directory (use rmdir)")));
+    }
+    Status s = store_->remove_entry(parent, name_);
+    if (s.ok()) {
+      env_.metrics().count("meta.unlink_ops", 1);
+      remove_chunks(*entry);
+    }
+    reply(ack(m.request_id, s));
+  });
+}
+
+void MetaService::remove_chunks(const proto::InodeDesc& inode) {
+  auto ask = [this, inode]() {
+    std::map<Endpoint, std::vector<std::uint32_t>> by_server;
+    for (std::uint32_t t : inode.stripe.targets) {
+      auto it = std::find_if(targets_.begin(), targets_.end(), [t](const auto& d) { return d.target == t; });
+      if (it == targets_.end()) {
+        env_.metrics().count("meta.orphaned_unlinks", 1);
+        continue;
+      }
+      by_server[it->endpoint].push_back(t);
+    }
+    for (auto& [ep, list] : by_server) {
+      proto::RemoveChunks rc;
+      rc.file_id = inode.file_id;
+      rc.targets = std::move(list);
+      rpc_.call(ep, std::move(rc), [this, file = inode.file_id](Result<proto::Message> r) {
+        if (!r.ok()) {
+          env_.metrics().count("meta.orphaned_unlinks", 1);
+          env_.log(LogLevel::warn, "removing chunks of file " + std::to_string(file) + ": " + r.status().to_string());
+        }
+      });
+    }
+  };
+  if (targets_.empty()) {
+    fetch_maps([ask](Status) { ask(); });
+  } else {
+    ask();
+  }
+}
+
+void MetaService::do_rmdir(const proto::Rmdir& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(ack(m.request_id, split.status()));
+  const std::string parent(split->parent), name_(split->name);
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(ack(m.request_id, s));
+  Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
+  if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such directory: " + m.path)));
+  if (entry->type != proto::InodeType::dir) {
+    return reply(ack(m.request_id, error(StatusCode::not_a_directory, m.path + " is not a directory")));
+  }
+  std::vector<ShardId> hosts;
+  if (config_.ns.policy == MetaPolicy::path_hash) {
+    for (ShardId s = 0; s < config_.ns.shard_count; ++s) hosts.push_back(s);
+  } else {
+    hosts = shards_for_listing(from_wire(entry->dir_layout, config_.ns.shard_count));
+  }
+  // Phase 1 checks emptiness everywhere; phase 2 detaches the records, then the entry goes.
+  auto run_phase = [this, hosts, path = m.path](bool check_only, std::function<void(Status)> done) {
+    auto fan = std::make_shared<FanIn>();
+    fan->remaining = hosts.size();
+    fan->done = std::move(done);
+    for (ShardId shard : hosts) {
+      proto::DetachDir d;
+      d.path = path;
+      d.check_only = check_only;
+      if (shard == config_.shard) {
+        proto::Message msg = d;
+        dispatch(env_.self(), msg, [fan](proto::Message r) { fan->arrive(reply_status(r)); });
+      } else if (!shard_endpoint(shard).valid()) {
+        fan->arrive(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) + " unknown"));
+      } else {
+        rpc_.call(shard_endpoint(shard), std::move(d), [fan](Result<proto::Message> r) { fan->arrive(r.status()); });
+      }
+    }
+  };
+  auto go = [this, m, parent, name_, reply, run_phase](Status maps) {
+    if (!maps.ok()) return reply(ack(m.request_id, maps));
+    run_phase(true, [this, m, parent, name_, reply, run_phase](Status empty) {
+      if (!empty.ok()) return reply(ack(m.request_id, empty));
+      run_phase(false, [this, m, parent, name_, reply](Status detached) {
+        if (detached.ok()) detached = store_->remove_entry(parent, name_);
+        reply(ack(m.request_id, detached));
+      });
+    });
+  };
+  const bool need_maps = std::any_of(hosts.begin(), hosts.end(), [this](ShardId s) {
+    return s != config_.shard && !shard_endpoint(s).valid();
+  });
+  ops_.expect(env_.compute(CostKind::meta_unlink, 1), [this, need_maps, go](Completion&) {
+    if (need_maps) {
+      fetch_maps(go);
+    } else {
+      go(ok_status());
+    }
+  });
+}
+
+void MetaService::do_rename(const proto::Rename& m, Reply reply) {
+  Result<PathSplit> from = split_path(m.from);
+  Result<PathSplit> to = split_path(m.to);
+  if (!from.ok()) return reply(ack(m.request_id, from.status()));
+  if (!to.ok()) return reply(ack(m.request_id, to.status()));
+  const std::string from_parent(from->parent), from_name(from->name);
+  const std::string to_parent(to->parent), to_name(to->name);
+  if (Status s = check_owner(from_parent, from_name, nullptr); !s.ok()) return reply(ack(m.request_id, s));
+  if (Status s = check_owner(to_parent, to_name, nullptr); !s.ok()) {
+    return reply(ack(m.request_id, error(StatusCode::invalid_argument,
+                                         "rename across metadata shards is not supported: " + s.message())));
+  }
+  ops_.expect(env_.compute(CostKind::meta_rename, 1), [this, m, from_parent, from_name, to_parent, to_name,
+                                                        reply](Completion&) {
+    Result<proto::InodeDesc> entry = store_->get_entry(from_parent, from_name);
+    if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
+    if (entry->type == proto::InodeType::dir) {
+      return reply(ack(m.request_id, error(StatusCode::invalid_argument,
+                                           "rename of directories is not supported (metadata is keyed by path): " +
+                                               m.from)));
+    }
+    if (Result<proto::InodeDesc> existing = store_->get_entry(to_parent, to_name); existing.ok()) {
+      if (existing->type == proto::InodeType::dir) {
+        return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
+      }
+      remove_chunks(*existing);  // POSIX rename replaces the target file
+    }
+    Status s = store_->put_entry(to_parent, to_name, *entry);
+    if (s.ok()) s = store_->remove_entry(from_parent, from_name);
+    if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
+    reply(ack(m.request_id, s));
+  });
+}
+
+void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
+  const std::string parent(split->parent), name_(split->name);
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
+  ops_.expect(env_.compute(CostKind::meta_setattr, 1), [this, m, parent, name_, reply](Completion&) {
+    Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
+    if (!entry.ok()) return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
+    proto::InodeDesc inode = *entry;
+    if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
+    if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
+    Status s = store_->put_entry(parent, name_, inode);
+    proto::InodeReply r = inode_reply(m.request_id, s);
+    if (s.ok()) r.inode = inode;
+    reply(std::move(r));
+  });
+}
+
+}  // namespace sluice

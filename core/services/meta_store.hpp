@@ -1,0 +1,88 @@
+// MetaStore: where a metadata server keeps its shard of the namespace.
+//
+// The store holds, per directory path this shard hosts entries for, the
+// directory's own inode (when this shard is one of the directory's shards)
+// and its entries (name -> inode). Files' inodes live inside their entries,
+// as BeeGFS inlines file inodes into dentries. Listing order is by a 64-bit
+// hash of the name, then the name, so a readdir cookie is a hash position that
+// survives inserts and removals between pages (as Lustre's hash-ordered
+// directories do).
+//
+// Implementations: InMemoryMetaStore (here) and a RocksDB one for hardware
+// runs (hw_backends). Not thread-safe: one metadata service owns one store.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "core/proto/wire_message.hpp"
+
+namespace sluice {
+
+struct MetaListPage {
+  std::vector<std::pair<std::string, proto::InodeDesc>> entries;
+  std::uint64_t next_cookie = 0;
+  bool eof = true;
+};
+
+class MetaStore {
+ public:
+  virtual ~MetaStore() = default;
+
+  // The directory record (its own inode); not_found if this shard has none.
+  virtual Result<proto::InodeDesc> get_dir(std::string_view dir_path) const = 0;
+  virtual Status put_dir(std::string_view dir_path, const proto::InodeDesc& inode) = 0;
+  // Removes the record; not_empty if entries remain under it on this shard.
+  virtual Status remove_dir(std::string_view dir_path) = 0;
+
+  virtual Result<proto::InodeDesc> get_entry(std::string_view dir_path, std::string_view name) const = 0;
+  // Inserts or replaces.
+  virtual Status put_entry(std::string_view dir_path, std::string_view name, const proto::InodeDesc& inode) = 0;
+  virtual Status remove_entry(std::string_view dir_path, std::string_view name) = 0;
+  virtual std::uint64_t entry_count(std::string_view dir_path) const = 0;
+  // Entries from `cookie` (0 = first) in listing order, at most max_entries
+  // (a page may run a few over to keep names of equal hash together).
+  virtual MetaListPage list(std::string_view dir_path, std::uint64_t cookie, std::uint32_t max_entries) const = 0;
+
+  // A durable counter for file-id allocation.
+  virtual std::uint64_t load_counter() const = 0;
+  virtual Status store_counter(std::uint64_t value) = 0;
+};
+
+// The 64-bit listing hash of a name (fnv_1a_64, masked to 62 bits so that a
+// cookie of hash+1 never wraps and 0 stays "from the start").
+std::uint64_t listing_hash(std::string_view name);
+
+class InMemoryMetaStore final : public MetaStore {
+ public:
+  Result<proto::InodeDesc> get_dir(std::string_view dir_path) const override;
+  Status put_dir(std::string_view dir_path, const proto::InodeDesc& inode) override;
+  Status remove_dir(std::string_view dir_path) override;
+  Result<proto::InodeDesc> get_entry(std::string_view dir_path, std::string_view name) const override;
+  Status put_entry(std::string_view dir_path, std::string_view name, const proto::InodeDesc& inode) override;
+  Status remove_entry(std::string_view dir_path, std::string_view name) override;
+  std::uint64_t entry_count(std::string_view dir_path) const override;
+  MetaListPage list(std::string_view dir_path, std::uint64_t cookie, std::uint32_t max_entries) const override;
+  std::uint64_t load_counter() const override { return counter_; }
+  Status store_counter(std::uint64_t value) override {
+    counter_ = value;
+    return ok_status();
+  }
+
+ private:
+  struct Dir {
+    bool has_record = false;
+    proto::InodeDesc inode;
+    std::map<std::pair<std::uint64_t, std::string>, proto::InodeDesc, std::less<>> entries;
+  };
+  std::map<std::string, Dir, std::less<>> dirs_;
+  std::uint64_t counter_ = 0;
+};
+
+}  // namespace sluice

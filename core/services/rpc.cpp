@@ -1,0 +1,145 @@
+#include "core/services/rpc.hpp"
+
+#include <algorithm>
+#include <string>
+#include <type_traits>
+
+namespace sluice {
+
+bool OpTable::dispatch(Completion& c) {
+  auto it = pending_.find(c.op);
+  if (it == pending_.end()) return false;
+  Callback cb = std::move(it->second);
+  pending_.erase(it);
+  cb(c);
+  return true;
+}
+
+RequestId* request_id_of(proto::Message& message) {
+  return std::visit(
+      [](auto& m) -> RequestId* {
+        if constexpr (requires { m.request_id; }) {
+          return &m.request_id;
+        } else {
+          return nullptr;
+        }
+      },
+      message);
+}
+
+bool is_reply(const proto::Message& message) {
+  return std::visit([](const auto& m) { return requires { m.request_id; m.status; }; }, message);
+}
+
+Status reply_status(const proto::Message& message) {
+  return std::visit(
+      [](const auto& m) -> Status {
+        if constexpr (requires { m.status; m.error; }) {
+          if (m.status == StatusCode::ok) return ok_status();
+          return Status(m.status, m.error);
+        } else {
+          return ok_status();
+        }
+      },
+      message);
+}
+
+void RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply) {
+  if (calls_.size() >= limits_.max_outstanding) {
+    on_reply(error(StatusCode::again, "too many outstanding requests (" + std::to_string(calls_.size()) + ")"));
+    return;
+  }
+  const RequestId id = next_id_++;
+  if (RequestId* rid = request_id_of(request)) *rid = id;
+  calls_.emplace(id, Call{to, std::move(request), std::move(on_reply)});
+  send_attempt(id);
+}
+
+void RpcClient::send_attempt(RequestId id) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;
+  Call& call = it->second;
+  ++call.attempts;
+  const std::uint64_t generation = ++call.generation;
+  if (Status s = env_.send(call.to, call.request); !s.ok()) {
+    finish(id, s);
+    return;
+  }
+  ops_.expect(env_.timer(limits_.timeout_ns), [this, id, generation](Completion&) {
+    auto c = calls_.find(id);
+    if (c == calls_.end() || c->second.generation != generation) return;  // answered or resent since
+    if (c->second.attempts >= limits_.max_attempts) {
+      finish(id, error(StatusCode::timed_out,
+                       "no reply from " + c->second.to.to_string() + " to " +
+                           std::string(proto::message_name(c->second.request)) + " after " +
+                           std::to_string(c->second.attempts) + " attempts of " +
+                           std::to_string(limits_.timeout_ns / k_ns_per_ms) + " ms"));
+      return;
+    }
+    env_.metrics().count("rpc.retries", 1);
+    send_attempt(id);
+  });
+}
+
+bool RpcClient::on_delivery(Delivery& delivery) {
+  if (!is_reply(delivery.message)) return false;
+  const RequestId id = *request_id_of(delivery.message);
+  auto it = calls_.find(id);
+  if (it == calls_.end() || it->second.to != delivery.from) return true;  // late or duplicate: drop
+  Status status = reply_status(delivery.message);
+  if (status.code() == StatusCode::again) {
+    Call& call = it->second;
+    if (++call.again_replies > limits_.max_again_replies) {
+      finish(id, status);
+      return true;
+    }
+    const std::uint64_t generation = ++call.generation;  // the pending timeout is now stale
+    const TimeNs backoff = std::min(limits_.again_backoff_max_ns,
+                                    limits_.again_backoff_ns << std::min<std::uint32_t>(call.again_replies - 1, 16));
+    ops_.expect(env_.timer(backoff), [this, id, generation](Completion&) {
+      auto c = calls_.find(id);
+      if (c == calls_.end() || c->second.generation != generation) return;
+      c->second.attempts = 0;  // a back-pressured request has been answered; timeouts count afresh
+      send_attempt(id);
+    });
+    return true;
+  }
+  if (!status.ok()) {
+    finish(id, status);
+  } else {
+    finish(id, std::move(delivery.message));
+  }
+  return true;
+}
+
+void RpcClient::finish(RequestId id, Result<proto::Message> result) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;
+  ReplyFn fn = std::move(it->second.on_reply);
+  calls_.erase(it);
+  fn(std::move(result));
+}
+
+ReplyCache::Seen ReplyCache::check(Endpoint from, RequestId id, const proto::Message** cached) const {
+  const Key key{from, id};
+  if (in_progress_.count(key) != 0) return Seen::in_progress;
+  auto it = replies_.find(key);
+  if (it != replies_.end()) {
+    *cached = &it->second;
+    return Seen::answered;
+  }
+  return Seen::new_request;
+}
+
+void ReplyCache::answer(Endpoint from, RequestId id, const proto::Message& reply) {
+  const Key key{from, id};
+  in_progress_.erase(key);
+  if (max_entries_ == 0) return;
+  if (replies_.insert_or_assign(key, reply).second) order_.push_back(key);
+  while (order_.size() > max_entries_) {
+    replies_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+}  // namespace sluice

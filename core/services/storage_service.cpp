@@ -1,0 +1,314 @@
+#include "core/services/storage_service.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace sluice {
+
+StorageService::StorageService(Env& env, StorageServiceConfig config)
+    : env_(env), config_(std::move(config)), rpc_(env_, ops_, config_.rpc) {
+  for (TargetId t : config_.targets) {
+    targets_[t];
+    used_bytes_[t] = 0;
+  }
+  if (config_.egress_limit_bytes_per_s > 0) {
+    egress_.emplace(config_.egress_limit_bytes_per_s, config_.egress_burst_bytes);
+  }
+}
+
+std::string StorageService::name() const { return "storage:" + env_.self().to_string(); }
+
+bool StorageService::owns(TargetId target) const { return targets_.count(target) != 0; }
+
+void StorageService::start() {
+  for (TargetId t : config_.targets) {
+    proto::RegisterTarget reg;
+    reg.target = t;
+    reg.node = env_.self().node;
+    reg.endpoint = env_.self();
+    reg.capacity_bytes = config_.target_capacity_bytes;
+    reg.free_bytes = config_.target_capacity_bytes;
+    rpc_.call(config_.mgmt, std::move(reg), [this, t](Result<proto::Message> r) {
+      if (!r.ok()) {
+        env_.log(LogLevel::error, "registering target " + std::to_string(t) + " failed: " + r.status().to_string());
+        return;
+      }
+      ++registered_targets_;
+    });
+  }
+  if (config_.heartbeat_interval_ns > 0) {
+    ops_.expect(env_.timer(config_.heartbeat_interval_ns), [this](Completion&) { heartbeat(); });
+  }
+}
+
+void StorageService::heartbeat() {
+  proto::Heartbeat hb;
+  hb.from = env_.self();
+  hb.sequence = ++heartbeat_sequence_;
+  for (TargetId t : config_.targets) {
+    proto::TargetInfoDesc d;
+    d.target = t;
+    d.node = env_.self().node;
+    d.endpoint = env_.self();
+    d.capacity_bytes = config_.target_capacity_bytes;
+    d.free_bytes = config_.target_capacity_bytes - std::min(config_.target_capacity_bytes, used_bytes_[t]);
+    hb.targets.push_back(d);
+  }
+  env_.send(config_.mgmt, std::move(hb)).ignore();  // a lost heartbeat is covered by the next one
+  ops_.expect(env_.timer(config_.heartbeat_interval_ns), [this](Completion&) { heartbeat(); });
+}
+
+void StorageService::on_event(Event& event) {
+  if (auto* c = std::get_if<Completion>(&event)) {
+    ops_.dispatch(*c);
+    return;
+  }
+  auto& d = std::get<Delivery>(event);
+  if (rpc_.on_delivery(d)) return;
+  handle(d.from, d.message);
+}
+
+void StorageService::handle(Endpoint from, proto::Message& message) {
+  if (auto* r = std::get_if<proto::ReadChunk>(&message)) {
+    admit(from, message, r->target);
+  } else if (auto* w = std::get_if<proto::WriteChunk>(&message)) {
+    admit(from, message, w->target);
+  } else if (auto* rm = std::get_if<proto::RemoveChunks>(&message)) {
+    remove_chunks(from, *rm);
+  } else if (auto* cs = std::get_if<proto::ChunkSize>(&message)) {
+    if (!owns(cs->target)) {
+      env_.send(from, proto::ChunkSizeReply{cs->request_id, StatusCode::not_found,
+                                            "target " + std::to_string(cs->target) + " is not on " + name(), 0})
+          .ignore();
+      return;
+    }
+    StorageIoSpec spec;
+    spec.op = StorageOp::stat;
+    spec.target = cs->target;
+    spec.file_id = cs->file_id;
+    const RequestId rid = cs->request_id;
+    ops_.expect(env_.storage_io(spec), [this, from, rid](Completion& c) {
+      env_.send(from, proto::ChunkSizeReply{rid, c.status.code(), c.status.message(), c.bytes}).ignore();
+    });
+  } else if (RequestId* rid = request_id_of(message); rid != nullptr && !is_reply(message)) {
+    env_.send(from, proto::Ack{*rid, StatusCode::invalid_argument,
+                               name() + " does not handle " + std::string(proto::message_name(message))})
+        .ignore();
+  }
+}
+
+void StorageService::admit(Endpoint from, proto::Message& message, TargetId target) {
+  const RequestId rid = *request_id_of(message);
+  if (!owns(target)) {
+    finish(k_no_id, from,
+           proto::ChunkReply{rid, StatusCode::not_found, "target " + std::to_string(target) + " is not on " + name(),
+                             0, 0},
+           std::nullopt);
+    return;
+  }
+  TargetState& ts = targets_[target];
+  if (ts.queued.size() >= config_.max_queued_per_target) {
+    ++again_replies_;
+    env_.metrics().count("storage.again_replies", 1);
+    env_.send(from, proto::ChunkReply{rid, StatusCode::again,
+                                      "target " + std::to_string(target) + " queue full (" +
+                                          std::to_string(config_.max_queued_per_target) + ")",
+                                      0, 0})
+        .ignore();
+    return;
+  }
+  ts.queued.push_back(Request{from, std::move(message)});
+  pump(target);
+}
+
+void StorageService::pump(TargetId target) {
+  TargetState& ts = targets_[target];
+  while (ts.active < config_.max_active_per_target && !ts.queued.empty()) {
+    Request& next = ts.queued.front();
+    const std::uint64_t length = std::visit(
+        [](const auto& m) -> std::uint64_t {
+          if constexpr (requires { m.length; }) {
+            return m.length;
+          } else {
+            return 0;
+          }
+        },
+        next.message);
+    if (length == 0 || length > config_.staging_budget_bytes) {
+      const RequestId rid = *request_id_of(next.message);
+      const Endpoint from = next.from;
+      ts.queued.pop_front();
+      finish(k_no_id, from,
+             proto::ChunkReply{rid, StatusCode::invalid_argument,
+                               "chunk length " + std::to_string(length) + " outside (0, " +
+                                   std::to_string(config_.staging_budget_bytes) + "]",
+                               0, 0},
+             std::nullopt);
+      continue;
+    }
+    if (staging_in_use_bytes_ + length > config_.staging_budget_bytes) return;  // wait for staging memory
+    Result<MemHandle> staging = env_.alloc(MemKind::pinned, config_.staging_numa, length);
+    if (!staging.ok()) return;  // the world is out of memory for now; a finishing request pumps again
+    staging_in_use_bytes_ += length;
+    Request req = std::move(next);
+    ts.queued.pop_front();
+    ++ts.active;
+    env_.metrics().count("storage.requests", 1);
+    ops_.expect(env_.compute(CostKind::storage_request, 1), [this, target, req, staging = *staging](Completion&) {
+      if (const auto* r = std::get_if<proto::ReadChunk>(&req.message)) {
+        run_read(target, req.from, *r, staging);
+      } else {
+        run_write(target, req.from, std::get<proto::WriteChunk>(req.message), staging);
+      }
+    });
+  }
+}
+
+void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadChunk& m, MemHandle staging) {
+  StorageIoSpec io;
+  io.op = StorageOp::read;
+  io.target = target;
+  io.file_id = m.file_id;
+  io.object_offset = m.object_offset;
+  io.buffer = staging;
+  ops_.expect(env_.storage_io(io), [this, target, from, m, staging](Completion& read) {
+    proto::ChunkReply reply{m.request_id, StatusCode::ok, {}, 0, 0};
+    if (!read.status.ok()) {
+      reply.status = read.status.code();
+      reply.error = "read of file " + std::to_string(m.file_id) + " on target " + std::to_string(target) + ": " +
+                    read.status.message();
+      finish(target, from, std::move(reply), staging);
+      return;
+    }
+    const std::uint64_t n = read.bytes;
+    const std::uint32_t crc = read.crc32c;
+    auto send_data = [this, target, from, m, staging, n, crc]() {
+      if (n == 0) {
+        finish(target, from, proto::ChunkReply{m.request_id, StatusCode::ok, {}, 0, crc}, staging);
+        return;
+      }
+      TransferSpec t;
+      t.src = staging.slice(0, n);
+      t.dst = m.dst.slice(0, std::min(n, m.dst.length));
+      t.src_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
+      t.dst_nic = m.rail.client_nic;
+      t.mode = m.path == proto::ChunkPath::direct ? TransferMode::rdma_write : TransferMode::stream;
+      ops_.expect(env_.transfer(t), [this, target, from, m, staging, n, crc](Completion& moved) {
+        proto::ChunkReply reply{m.request_id, moved.status.code(), moved.status.message(), 0, crc};
+        if (moved.status.ok()) {
+          reply.bytes = n;
+          env_.metrics().count("storage.read_bytes", static_cast<double>(n));
+        }
+        finish(target, from, std::move(reply), staging);
+      });
+    };
+    if (egress_) {
+      const TimeNs start = egress_->earliest_start(env_.now(), n);
+      egress_->consume(std::max(start, env_.now()), n);
+      if (start > env_.now()) {
+        env_.metrics().count("storage.egress_throttled_ns", static_cast<double>(start - env_.now()));
+        ops_.expect(env_.timer(start - env_.now()), [send_data](Completion&) { send_data(); });
+        return;
+      }
+    }
+    send_data();
+  });
+}
+
+void StorageService::run_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging) {
+  TransferSpec t;
+  t.src = m.src;
+  t.dst = staging;
+  t.src_nic = m.rail.client_nic;
+  t.dst_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
+  t.mode = TransferMode::rdma_read;
+  ops_.expect(env_.transfer(t), [this, target, from, m, staging](Completion& moved) {
+    if (!moved.status.ok()) {
+      finish(target, from, proto::ChunkReply{m.request_id, moved.status.code(), moved.status.message(), 0, 0}, staging);
+      return;
+    }
+    ops_.expect(env_.checksum(staging), [this, target, from, m, staging](Completion& sum) {
+      if (sum.crc_valid && sum.crc32c != m.crc32c) {
+        env_.metrics().count("storage.crc_mismatches", 1);
+        finish(target, from,
+               proto::ChunkReply{m.request_id, StatusCode::corrupt,
+                                 "CRC32C mismatch on write of file " + std::to_string(m.file_id) + " target " +
+                                     std::to_string(target) + " offset " + std::to_string(m.object_offset),
+                                 0, 0},
+               staging);
+        return;
+      }
+      StorageIoSpec io;
+      io.op = StorageOp::write;
+      io.target = target;
+      io.file_id = m.file_id;
+      io.object_offset = m.object_offset;
+      io.buffer = staging;
+      io.sync = m.sync;
+      ops_.expect(env_.storage_io(io), [this, target, from, m, staging](Completion& written) {
+        proto::ChunkReply reply{m.request_id, written.status.code(), written.status.message(), 0, m.crc32c};
+        if (written.status.ok()) {
+          reply.bytes = m.length;
+          auto& size = object_bytes_[{target, m.file_id}];
+          const std::uint64_t end = m.object_offset + m.length;
+          if (end > size) {
+            used_bytes_[target] += end - size;
+            size = end;
+          }
+          env_.metrics().count("storage.write_bytes", static_cast<double>(m.length));
+        }
+        finish(target, from, std::move(reply), staging);
+      });
+    });
+  });
+}
+
+void StorageService::finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging) {
+  if (staging) {
+    staging_in_use_bytes_ -= staging->length;
+    env_.free(*staging);
+  }
+  if (reply.status == StatusCode::ok) ++requests_served_;
+  env_.send(to, std::move(reply)).ignore();  // a lost reply is recovered by the client's retry
+  if (target != k_no_id) {
+    --targets_[target].active;
+    pump(target);
+  }
+  // Staging memory was returned: other targets may be waiting for it.
+  for (auto& [t, ts] : targets_) {
+    if (t != target && !ts.queued.empty()) pump(t);
+  }
+}
+
+void StorageService::remove_chunks(Endpoint from, const proto::RemoveChunks& m) {
+  auto remaining = std::make_shared<std::size_t>(0);
+  auto failure = std::make_shared<Status>();
+  std::vector<TargetId> mine;
+  for (TargetId t : m.targets) {
+    if (owns(t)) mine.push_back(t);
+  }
+  if (mine.empty()) {
+    env_.send(from, proto::Ack{m.request_id, StatusCode::ok, {}}).ignore();
+    return;
+  }
+  *remaining = mine.size();
+  for (TargetId t : mine) {
+    StorageIoSpec io;
+    io.op = StorageOp::remove;
+    io.target = t;
+    io.file_id = m.file_id;
+    ops_.expect(env_.storage_io(io), [this, from, m, t, remaining, failure](Completion& c) {
+      if (!c.status.ok() && failure->ok()) *failure = c.status;
+      auto it = object_bytes_.find({t, m.file_id});
+      if (it != object_bytes_.end()) {
+        used_bytes_[t] -= std::min(used_bytes_[t], it->second);
+        object_bytes_.erase(it);
+      }
+      if (--*remaining == 0) {
+        env_.send(from, proto::Ack{m.request_id, failure->code(), failure->message()}).ignore();
+      }
+    });
+  }
+}
+
+}  // namespace sluice

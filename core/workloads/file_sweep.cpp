@@ -1,0 +1,312 @@
+#include "core/workloads/file_sweep.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/workloads/workload_limits.hpp"
+
+namespace sluice {
+
+std::string_view to_string(SweepPhase phase) {
+  switch (phase) {
+    case SweepPhase::mkdir: return "mkdir";
+    case SweepPhase::write: return "write";
+    case SweepPhase::read: return "read";
+    case SweepPhase::stat: return "stat";
+    case SweepPhase::delete_files: return "delete";
+    case SweepPhase::rmdir: return "rmdir";
+  }
+  return "unknown";
+}
+
+// One file being written or read block by block by one of the rank's "threads".
+struct FileSweep::FileJob {
+  std::string path;
+  std::uint64_t seed = 0;
+  proto::InodeDesc inode;
+  MemHandle buffer;
+  std::uint64_t offset = 0;
+  StatusFn done;
+};
+
+Status FileSweep::validate(const FileSweepConfig& c) {
+  const std::string where = "file_sweep config";
+  if (Status s = check_limit(where, "threads", c.threads, 1, k_workload_max_inflight); !s.ok()) return s;
+  if (Status s = check_limit(where, "dirs_per_rank", c.dirs_per_rank, 1, k_workload_max_items_per_rank); !s.ok()) {
+    return s;
+  }
+  if (Status s = check_limit(where, "files_per_rank", c.files_per_rank, 0, k_workload_max_items_per_rank); !s.ok()) {
+    return s;
+  }
+  if (Status s = check_limit(where, "file_bytes", c.file_bytes, 0, k_workload_max_bytes_per_rank); !s.ok()) return s;
+  if (Status s = check_limit(where, "block_bytes", c.block_bytes, 1, k_workload_max_block_bytes); !s.ok()) return s;
+  if (c.root_dir.empty() || c.root_dir.front() != '/' || c.root_dir == "/") {
+    return error(StatusCode::invalid_argument, where + ": root_dir '" + c.root_dir +
+                                                   "' must be an absolute path below /");
+  }
+  return ok_status();
+}
+
+std::string FileSweep::rank_dir(std::uint32_t rank) const { return config_.root_dir + "/r" + std::to_string(rank); }
+
+std::string FileSweep::sub_dir(std::uint32_t rank, std::uint32_t dir) const {
+  return rank_dir(rank) + "/d" + std::to_string(dir);
+}
+
+std::string FileSweep::file_path(std::uint32_t rank, std::uint64_t index) const {
+  return sub_dir(rank, static_cast<std::uint32_t>(index % config_.dirs_per_rank)) + "/f" + std::to_string(index);
+}
+
+std::uint64_t FileSweep::file_seed(std::uint32_t rank, std::uint64_t index) const {
+  return derive_seed(config_.pattern_seed, rank, index);
+}
+
+bool FileSweep::has_phase(SweepPhase phase) const {
+  return std::find(config_.phases.begin(), config_.phases.end(), phase) != config_.phases.end();
+}
+
+std::string FileSweep::barrier_name(std::string_view what) const {
+  return "file_sweep" + config_.run_tag + "." + std::string(what);
+}
+
+void FileSweep::start(WorkloadContext& context, std::function<void(Status)> done) {
+  ctx_ = &context;
+  if (Status s = validate(config_); !s.ok()) return defer_status(context, std::move(done), s);
+  std::vector<Step> steps;
+  steps.push_back([this](StatusFn next) { setup(std::move(next)); });
+  for (SweepPhase phase : config_.phases) {
+    steps.push_back([this, phase](StatusFn next) { run_phase(phase, std::move(next)); });
+  }
+  steps.push_back([this](StatusFn next) { teardown(std::move(next)); });
+  run_steps(std::move(steps), [this, done = std::move(done)](Status s) {
+    if (buffers_) buffers_->release();
+    done(std::move(s));
+  });
+}
+
+void FileSweep::setup(StatusFn done) {
+  if (has_phase(SweepPhase::write) || has_phase(SweepPhase::read)) {
+    const MemKind kind = config_.buffer_kind;
+    const std::uint16_t device = kind == MemKind::gpu ? ctx_->gpu : 0;
+    buffers_ = std::make_unique<BufferPool>(ctx_->env);
+    const std::uint64_t buffer_bytes = std::max<std::uint64_t>(1, std::min(config_.block_bytes, config_.file_bytes));
+    if (Status s = buffers_->allocate(kind, device, config_.threads, buffer_bytes); !s.ok()) {
+      return defer_status(*ctx_, std::move(done), annotate(s, "file_sweep rank " + std::to_string(ctx_->rank)));
+    }
+  }
+  auto wait = [this, done](Status s) {
+    if (!s.ok()) return done(s);
+    barrier(*ctx_, barrier_name("setup"), config_.barrier_max_wait_ns, done);
+  };
+  if (ctx_->rank != 0 || !has_phase(SweepPhase::mkdir)) return wait(ok_status());
+  ctx_->client.mkdir(config_.root_dir, 0755, [this, wait](Result<proto::InodeDesc> r) {
+    wait(annotate(ok_if_exists(r.status()), "file_sweep mkdir " + config_.root_dir));
+  });
+}
+
+void FileSweep::teardown(StatusFn done) {
+  barrier(*ctx_, barrier_name("end"), config_.barrier_max_wait_ns, [this, done](Status s) {
+    if (!s.ok()) return done(s);
+    if (ctx_->rank != 0 || !has_phase(SweepPhase::rmdir) || !config_.remove_root) return done(ok_status());
+    ctx_->client.rmdir(config_.root_dir,
+                       [this, done](Status r) { done(annotate(r, "file_sweep rmdir " + config_.root_dir)); });
+  });
+}
+
+void FileSweep::run_phase(SweepPhase phase, StatusFn done) {
+  barrier(*ctx_, barrier_name(to_string(phase)), config_.barrier_max_wait_ns, [this, phase, done](Status s) {
+    if (!s.ok()) return done(s);
+    recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), std::string(to_string(phase)), ctx_->rank);
+    recorder_->start();
+    phase_body(phase, [this, done](Status body) {
+      results_.push_back(recorder_->finish());
+      done(std::move(body));
+    });
+  });
+}
+
+void FileSweep::phase_body(SweepPhase phase, StatusFn done) {
+  const std::uint32_t threads = config_.threads;
+  switch (phase) {
+    case SweepPhase::write:
+      return for_each_bounded(config_.files_per_rank, threads,
+                              [this](std::uint64_t i, StatusFn d) { write_file(i, std::move(d)); }, std::move(done));
+    case SweepPhase::read:
+      return for_each_bounded(config_.files_per_rank, threads,
+                              [this](std::uint64_t i, StatusFn d) { read_file(i, std::move(d)); }, std::move(done));
+    case SweepPhase::stat:
+    case SweepPhase::delete_files:
+      return for_each_bounded(config_.files_per_rank, threads,
+                              [this, phase](std::uint64_t i, StatusFn d) { entry_op(phase, i, std::move(d)); },
+                              std::move(done));
+    case SweepPhase::mkdir: {
+      const std::string dir = rank_dir(ctx_->rank);
+      const TimeNs issued = ctx_->env.now();
+      ctx_->client.mkdir(dir, 0755, [this, dir, issued, threads, done](Result<proto::InodeDesc> r) {
+        if (!r.ok()) return done(annotate(r.status(), "file_sweep mkdir " + dir));
+        recorder_->op(0, issued);
+        for_each_bounded(config_.dirs_per_rank, threads,
+                         [this](std::uint64_t j, StatusFn d) { entry_op(SweepPhase::mkdir, j, std::move(d)); }, done);
+      });
+      return;
+    }
+    case SweepPhase::rmdir:
+      for_each_bounded(config_.dirs_per_rank, threads,
+                       [this](std::uint64_t j, StatusFn d) { entry_op(SweepPhase::rmdir, j, std::move(d)); },
+                       [this, done](Status s) {
+                         if (!s.ok()) return done(s);
+                         const std::string dir = rank_dir(ctx_->rank);
+                         const TimeNs issued = ctx_->env.now();
+                         ctx_->client.rmdir(dir, [this, dir, issued, done](Status r) {
+                           if (!r.ok()) return done(annotate(r, "file_sweep rmdir " + dir));
+                           recorder_->op(0, issued);
+                           done(ok_status());
+                         });
+                       });
+      return;
+  }
+}
+
+// mkdir/rmdir of subdirectory `index`; stat/unlink of file `index`.
+void FileSweep::entry_op(SweepPhase phase, std::uint64_t index, StatusFn done) {
+  const TimeNs issued = ctx_->env.now();
+  const auto rank = ctx_->rank;
+  auto finish = [this, issued, done](const Status& s, const std::string& what) {
+    if (!s.ok()) return done(annotate(s, "file_sweep " + what));
+    recorder_->op(0, issued);
+    done(ok_status());
+  };
+  switch (phase) {
+    case SweepPhase::mkdir: {
+      const std::string dir = sub_dir(rank, static_cast<std::uint32_t>(index));
+      ctx_->client.mkdir(dir, 0755, [finish, dir](Result<proto::InodeDesc> r) { finish(r.status(), "mkdir " + dir); });
+      return;
+    }
+    case SweepPhase::rmdir: {
+      const std::string dir = sub_dir(rank, static_cast<std::uint32_t>(index));
+      ctx_->client.rmdir(dir, [finish, dir](Status r) { finish(r, "rmdir " + dir); });
+      return;
+    }
+    case SweepPhase::stat: {
+      const std::string path = file_path(rank, index);
+      const bool check_size = has_phase(SweepPhase::write);
+      ctx_->client.stat(path, [this, finish, path, check_size](Result<proto::InodeDesc> r) {
+        if (!r.ok()) return finish(r.status(), "stat " + path);
+        if (r->type != proto::InodeType::file) {
+          return finish(error(StatusCode::is_a_directory, "not a file"), "stat " + path);
+        }
+        if (check_size && r->size_bytes != config_.file_bytes) {
+          return finish(error(StatusCode::io_error, "size " + std::to_string(r->size_bytes) + " bytes, wrote " +
+                                                        std::to_string(config_.file_bytes)),
+                        "stat " + path);
+        }
+        finish(ok_status(), "stat " + path);
+      });
+      return;
+    }
+    case SweepPhase::delete_files: {
+      const std::string path = file_path(rank, index);
+      ctx_->client.unlink(path, [finish, path](Status r) { finish(r, "unlink " + path); });
+      return;
+    }
+    case SweepPhase::write:
+    case SweepPhase::read:
+      break;
+  }
+  done(error(StatusCode::internal, "file_sweep: entry_op for a data phase"));
+}
+
+void FileSweep::write_file(std::uint64_t index, StatusFn done) {
+  Result<MemHandle> buffer = buffers_->take();
+  if (!buffer.ok()) return done(buffer.status());
+  auto job = std::make_shared<FileJob>();
+  job->path = file_path(ctx_->rank, index);
+  job->seed = file_seed(ctx_->rank, index);
+  job->buffer = *buffer;
+  job->done = [this, b = *buffer, done](Status s) {
+    buffers_->give(b);
+    if (s.ok()) recorder_->count("files", 1);
+    done(std::move(s));
+  };
+  ctx_->client.create(job->path, config_.create, [this, job](Result<proto::InodeDesc> r) {
+    if (!r.ok()) return job->done(annotate(r.status(), "file_sweep create " + job->path));
+    job->inode = *r;
+    write_block(job);
+  });
+}
+
+void FileSweep::write_block(const std::shared_ptr<FileJob>& job) {
+  if (job->offset >= config_.file_bytes) {
+    ctx_->client.close(job->path, config_.file_bytes,
+                       [job](Status s) { job->done(annotate(s, "file_sweep close " + job->path)); });
+    return;
+  }
+  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - job->offset);
+  const MemHandle slice = job->buffer.slice(0, length);
+  auto issue = [this, job, slice, length]() {
+    const TimeNs issued = ctx_->env.now();
+    ctx_->client.write(job->inode, job->offset, slice, config_.sync_writes,
+                       [this, job, length, issued](Result<std::uint64_t> n) {
+                         const std::string where = "file_sweep write " + job->path + " at " + std::to_string(job->offset);
+                         if (!n.ok()) return job->done(annotate(n.status(), where));
+                         if (*n != length) {
+                           return job->done(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) +
+                                                                            " of " + std::to_string(length) + " bytes"));
+                         }
+                         recorder_->op(length, issued);
+                         job->offset += length;
+                         write_block(job);
+                       });
+  };
+  if (!config_.pattern_data) return issue();
+  ctx_->ops.expect(ctx_->env.fill(slice, PatternSpec{job->seed, job->offset}), [job, issue](Completion& c) {
+    if (!c.status.ok()) return job->done(annotate(c.status, "file_sweep fill for " + job->path));
+    issue();
+  });
+}
+
+void FileSweep::read_file(std::uint64_t index, StatusFn done) {
+  Result<MemHandle> buffer = buffers_->take();
+  if (!buffer.ok()) return done(buffer.status());
+  auto job = std::make_shared<FileJob>();
+  job->path = file_path(ctx_->rank, index);
+  job->seed = file_seed(ctx_->rank, index);
+  job->buffer = *buffer;
+  job->done = [this, b = *buffer, done](Status s) {
+    buffers_->give(b);
+    if (s.ok()) recorder_->count("files", 1);
+    done(std::move(s));
+  };
+  ctx_->client.stat(job->path, [this, job](Result<proto::InodeDesc> r) {
+    if (!r.ok()) return job->done(annotate(r.status(), "file_sweep open " + job->path));
+    job->inode = *r;
+    read_block(job);
+  });
+}
+
+void FileSweep::read_block(const std::shared_ptr<FileJob>& job) {
+  if (job->offset >= config_.file_bytes) return job->done(ok_status());
+  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - job->offset);
+  const MemHandle slice = job->buffer.slice(0, length);
+  const TimeNs issued = ctx_->env.now();
+  ctx_->client.read(job->inode, job->offset, slice, [this, job, slice, length, issued](Result<std::uint64_t> n) {
+    const std::string where = "file_sweep read " + job->path + " at " + std::to_string(job->offset);
+    if (!n.ok()) return job->done(annotate(n.status(), where));
+    if (*n != length) {
+      return job->done(error(StatusCode::io_error,
+                             where + ": got " + std::to_string(*n) + " of " + std::to_string(length) + " bytes"));
+    }
+    recorder_->op(length, issued);
+    auto next = [this, job, length]() {
+      job->offset += length;
+      read_block(job);
+    };
+    if (!config_.pattern_data) return next();
+    ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, job->offset}), [job, where, next](Completion& c) {
+      if (!c.status.ok()) return job->done(annotate(c.status, where));
+      next();
+    });
+  });
+}
+
+}  // namespace sluice

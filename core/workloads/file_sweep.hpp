@@ -1,0 +1,115 @@
+// FileSweep: the elbencho-like file benchmark (elbencho README and
+// `elbencho --help-all`; SEEDS.md section 2 measured BeeOND with it:
+// 1..128 threads per node, 256 KiB..64 MiB files, 12,800 files per test).
+//
+// Each rank runs the configured phases in the order listed, with a barrier
+// before each phase and one after the last (elbencho's master starts every
+// phase on all hosts at once):
+//   mkdir   mkdir <root>/r<rank>, then its dirs_per_rank subdirectories d<j>
+//   write   per file: create, write file_bytes in block_bytes calls (in file
+//           order, one block in flight per file, as an elbencho I/O thread
+//           with iodepth 1), close with the size
+//   read    per file: stat (the open), read every block, verify the pattern
+//   stat    per file: stat; checks it is a file (and its size, when this run
+//           wrote it)
+//   delete  per file: unlink
+//   rmdir   rmdir the subdirectories, then <root>/r<rank>
+// File i of a rank is <root>/r<rank>/d<i % dirs_per_rank>/f<i>. `threads`
+// files are in flight per rank at once (elbencho -t; here per rank, where
+// elbencho has per-thread directories: -n dirs and -N files per thread).
+// Rank 0 creates <root> before the first barrier when the run has a mkdir
+// phase (an existing root is fine), and removes it after the last barrier
+// when the run has an rmdir phase and remove_root is set. <root>'s parent must
+// exist.
+//
+// Data: with pattern_data, block [o, o+n) of file i of rank r is the pattern
+// of seed derive_seed(pattern_seed, r, i) at stream offset o
+// (core/common/pattern.hpp), written with Env::fill and checked after each
+// read with Env::verify, so a wrong byte fails the read phase with `corrupt`.
+//
+// Metrics, per phase (see phase_recorder.hpp): file_sweep.<phase>.bytes, .ops
+// (write/read: block I/Os; the others: entries), .op_latency_ns (per block
+// I/O, or per entry op), .elapsed_ns; write/read also count .files.
+// results() gives this rank's RankPhaseResult per phase for summarize_phase.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/units.hpp"
+#include "core/workloads/barrier_service.hpp"
+#include "core/workloads/buffer_pool.hpp"
+#include "core/workloads/phase_recorder.hpp"
+#include "core/workloads/workload.hpp"
+#include "core/workloads/workload_steps.hpp"
+
+namespace sluice {
+
+enum class SweepPhase : std::uint8_t { mkdir, write, read, stat, delete_files, rmdir };
+// "mkdir", "write", "read", "stat", "delete", "rmdir": the phase part of metric names.
+std::string_view to_string(SweepPhase phase);
+
+struct FileSweepConfig {
+  std::string root_dir = "/sweep";
+  std::uint32_t threads = 4;                  // files in flight per rank, 1..k_workload_max_inflight
+  std::uint32_t dirs_per_rank = 1;            // subdirectories of the rank's directory, >= 1
+  std::uint64_t files_per_rank = 16;          // 0..k_workload_max_items_per_rank
+  std::uint64_t file_bytes = 1 * k_mib;       // size of every file, 0..k_workload_max_bytes_per_rank
+  std::uint64_t block_bytes = 256 * k_kib;    // one read/write call, 1..k_workload_max_block_bytes
+  std::vector<SweepPhase> phases = {SweepPhase::mkdir, SweepPhase::write,        SweepPhase::read,
+                                    SweepPhase::stat,  SweepPhase::delete_files, SweepPhase::rmdir};
+  CreateOptions create;                       // stripe settings of the files
+  MemKind buffer_kind = MemKind::host;        // gpu: buffers on the rank's GPU (WorkloadContext::gpu)
+  bool pattern_data = true;                   // writes carry the pattern, reads verify it
+  bool sync_writes = false;                   // every write durable on completion
+  bool remove_root = true;                    // rank 0 removes root_dir after an rmdir phase
+  std::uint64_t pattern_seed = 1;
+  std::string run_tag;                        // makes barrier names unique across runs
+  TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
+};
+
+class FileSweep final : public Workload {
+ public:
+  explicit FileSweep(FileSweepConfig config) : config_(std::move(config)) {}
+
+  // Errors name the bad field (invalid_argument).
+  static Status validate(const FileSweepConfig& config);
+
+  void start(WorkloadContext& context, std::function<void(Status)> done) override;
+  std::string name() const override { return "file_sweep"; }
+
+  // This rank's totals, one per finished phase, in run order.
+  const std::vector<RankPhaseResult>& results() const { return results_; }
+  const FileSweepConfig& config() const { return config_; }
+
+  std::string rank_dir(std::uint32_t rank) const;
+  std::string sub_dir(std::uint32_t rank, std::uint32_t dir) const;
+  std::string file_path(std::uint32_t rank, std::uint64_t index) const;
+  std::uint64_t file_seed(std::uint32_t rank, std::uint64_t index) const;
+
+ private:
+  struct FileJob;
+
+  bool has_phase(SweepPhase phase) const;
+  void run_phase(SweepPhase phase, StatusFn done);
+  void phase_body(SweepPhase phase, StatusFn done);
+  void write_file(std::uint64_t index, StatusFn done);
+  void write_block(const std::shared_ptr<FileJob>& job);
+  void read_file(std::uint64_t index, StatusFn done);
+  void read_block(const std::shared_ptr<FileJob>& job);
+  void entry_op(SweepPhase phase, std::uint64_t index, StatusFn done);
+  void setup(StatusFn done);
+  void teardown(StatusFn done);
+  std::string barrier_name(std::string_view what) const;
+
+  FileSweepConfig config_;
+  WorkloadContext* ctx_ = nullptr;
+  std::unique_ptr<BufferPool> buffers_;
+  std::unique_ptr<PhaseRecorder> recorder_;
+  std::vector<RankPhaseResult> results_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,175 @@
+// TrainEpoch: the DLIO-like training loop (DLIO benchmark, Devarajan et al.,
+// "DLIO: A Data-Centric Benchmark for Scientific Deep Learning Applications",
+// CCGrid 2021; MLPerf Storage uses it): a dataset of `samples` samples stored
+// samples_per_file to a file, read batch by batch into the rank's GPU memory
+// while the accelerator "computes" on the previous batch.
+//
+// Dataset: file f is <dataset_dir>/f<f>; sample j lives in file
+// j / samples_per_file at offset (j % samples_per_file) * sample_bytes; the
+// last file may hold fewer samples. With pattern_data, file f carries the
+// pattern of seed derive_seed(pattern_seed, f) at stream offset = file offset,
+// and every sample read is verified.
+//
+// Epoch: steps = samples / (batch_samples * ranks) (the remainder is dropped,
+// DLIO drop_last). Rank r's batch of step s holds the samples at positions
+// (s * ranks + r) * batch_samples + k, k < batch_samples, of the epoch's order:
+// the identity, or with shuffle a pseudo-random permutation of [0, samples)
+// that every rank computes alike (shuffled_sample, seeded per epoch).
+// Pipeline: prefetch_depth + 1 batch buffers in GPU memory of the rank's GPU
+// (Env::alloc(MemKind::gpu, ctx.gpu)), so the client's planner chooses direct
+// or bounce for each chunk. Batch s + 1 .. s + prefetch_depth are read while
+// step s computes (Env::compute(CostKind::workload_step, compute_ns_per_step),
+// units = ns); a buffer is refilled when its step's compute ends. At most
+// read_threads sample reads are in flight per rank (DLIO read_threads); a
+// sample read is a stat of its file (cached: inode_cache_entries) and a read.
+//
+// Accelerator utilisation, as DLIO reports it (AU = compute time / total
+// time), excluding step 1, which includes filling the pipeline:
+//   step_time(s) = end of compute(s) - end of compute(s - 1)   (s >= 1)
+//   AU = sum_{s>=1} compute_ns_per_step / sum_{s>=1} step_time(s)
+// With one step only, AU = compute / (end of compute(0) - epoch start).
+// AU is in [0, 1]: a step never takes less than its compute.
+//
+// setup_dataset: before the epochs, rank 0 creates dataset_dir (an existing
+// one is fine), then rank r creates and writes files f with f % ranks == r
+// (read_threads files in flight, setup_block_bytes per write, host memory).
+//
+// Metrics: train_epoch.setup.* and train_epoch.epoch.* per phase
+// (phase_recorder.hpp: bytes, ops = samples read, op_latency_ns = one sample
+// read, elapsed_ns = epoch start to the end of the last compute), and per
+// epoch: train_epoch.epoch.step_ns and .data_wait_ns (per step),
+// .compute_ns and .steps (counters), .au_ratio (one sample per rank).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/units.hpp"
+#include "core/workloads/barrier_service.hpp"
+#include "core/workloads/buffer_pool.hpp"
+#include "core/workloads/phase_recorder.hpp"
+#include "core/workloads/workload.hpp"
+#include "core/workloads/workload_steps.hpp"
+
+namespace sluice {
+
+struct TrainEpochConfig {
+  std::string dataset_dir = "/dataset";
+  std::uint64_t samples = 1024;                    // samples in the dataset, 1..k_workload_max_items_per_rank
+  std::uint64_t sample_bytes = 256 * k_kib;        // 1..k_workload_max_block_bytes
+  std::uint32_t samples_per_file = 8;              // >= 1
+  std::uint32_t batch_samples = 4;                 // per rank and step (DLIO batch_size), >= 1
+  TimeNs compute_ns_per_step = 10 * k_ns_per_ms;   // DLIO computation_time, >= 0
+  std::uint32_t prefetch_depth = 1;                // batches read ahead (DLIO prefetch_size), 0..k_workload_max_inflight
+  std::uint32_t read_threads = 4;                  // sample reads in flight per rank, 1..k_workload_max_inflight
+  std::uint32_t epochs = 1;                        // 1..k_train_max_epochs
+  bool shuffle = false;                            // sample order permuted per epoch
+  std::uint64_t shuffle_seed = 1;
+  bool setup_dataset = false;                      // create the dataset files first
+  std::uint64_t setup_block_bytes = 4 * k_mib;     // write size of the setup, 1..k_workload_max_block_bytes
+  bool pattern_data = true;                        // setup writes the pattern, reads verify it
+  std::uint64_t pattern_seed = 1;
+  CreateOptions create;                            // stripe settings of the dataset files
+  std::size_t inode_cache_entries = 65'536;        // opened files remembered per rank
+  std::string run_tag;
+  TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
+};
+
+inline constexpr std::uint32_t k_train_max_epochs = 100'000;
+
+struct EpochResult {
+  std::uint32_t epoch = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t samples_read = 0;
+  std::uint64_t bytes_read = 0;
+  TimeNs elapsed_ns = 0;          // epoch start to end of the last compute
+  TimeNs compute_ns = 0;          // sum of compute over all steps
+  TimeNs counted_compute_ns = 0;  // AU numerator (steps >= 1, or step 0 alone)
+  TimeNs counted_step_ns = 0;     // AU denominator
+  double au = 0;                  // accelerator utilisation in [0, 1]
+};
+
+class TrainEpoch final : public Workload {
+ public:
+  explicit TrainEpoch(TrainEpochConfig config) : config_(std::move(config)) {}
+
+  static Status validate(const TrainEpochConfig& config);
+
+  void start(WorkloadContext& context, std::function<void(Status)> done) override;
+  std::string name() const override { return "train_epoch"; }
+
+  const std::vector<EpochResult>& epochs() const { return epochs_; }
+  const std::vector<RankPhaseResult>& results() const { return results_; }
+
+  std::uint64_t file_count() const;
+  std::uint64_t file_bytes(std::uint64_t file) const;
+  std::string file_path(std::uint64_t file) const;
+  std::uint64_t steps_per_epoch(std::uint32_t ranks) const;
+
+  // The sample at `position` of an epoch's order: a bijection of [0, samples)
+  // (a 4-round Feistel network over the next power of four, with cycle
+  // walking; Black & Rogaway, "Ciphers with Arbitrary Finite Domains", 2002),
+  // so a shuffled order needs no memory and every rank computes the same one.
+  static std::uint64_t shuffled_sample(std::uint64_t position, std::uint64_t samples, std::uint64_t seed);
+
+ private:
+  struct Batch {
+    MemHandle buffer;
+    std::uint32_t remaining = 0;
+  };
+  struct SampleRead {
+    std::uint64_t step = 0;
+    std::uint32_t slot_index = 0;  // position in the batch
+    std::uint64_t sample = 0;
+  };
+  struct SetupJob;
+  using InodeFn = std::function<void(Result<proto::InodeDesc>)>;
+
+  void setup(StatusFn done);
+  void write_dataset_file(std::uint64_t file, StatusFn done);
+  void setup_block(const std::shared_ptr<SetupJob>& job);
+  void run_epoch(std::uint32_t epoch, StatusFn done);
+  void load_batch(std::uint64_t step);
+  void pump_reads();
+  void read_sample(const SampleRead& read);
+  void sample_done(const SampleRead& read, const Status& status);
+  void maybe_compute();
+  void fail(const Status& status);
+  void maybe_finish_epoch();
+  void inode_of(std::uint64_t file, InodeFn done);
+  std::uint64_t sample_at(std::uint64_t position) const;
+
+  TrainEpochConfig config_;
+  WorkloadContext* ctx_ = nullptr;
+  std::unique_ptr<BufferPool> batch_buffers_;
+  std::unique_ptr<BufferPool> setup_buffers_;
+  std::unique_ptr<PhaseRecorder> recorder_;
+  std::vector<RankPhaseResult> results_;
+  std::vector<EpochResult> epochs_;
+
+  // Inodes of opened files, and the callbacks waiting for one being looked up.
+  std::map<std::uint64_t, proto::InodeDesc> inodes_;
+  std::map<std::uint64_t, std::vector<InodeFn>> inode_waiters_;
+
+  // State of the running epoch.
+  std::uint32_t epoch_ = 0;
+  std::uint64_t steps_ = 0;
+  std::uint64_t next_load_ = 0;
+  std::uint64_t next_compute_ = 0;
+  bool computing_ = false;
+  std::map<std::uint64_t, Batch> batches_;
+  std::deque<SampleRead> read_queue_;
+  std::uint32_t reads_inflight_ = 0;
+  TimeNs epoch_start_ns_ = 0;
+  TimeNs last_compute_end_ns_ = 0;
+  Status epoch_error_;
+  bool epoch_finished_ = true;
+  StatusFn epoch_done_;
+};
+
+}  // namespace sluice

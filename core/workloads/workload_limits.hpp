@@ -1,0 +1,33 @@
+// Limits shared by the workload drivers' configurations, and the check that
+// names the field a bad value came from. The limits keep a mistyped scenario
+// parameter from allocating without bound or queueing billions of callbacks;
+// they sit well above what the seed studies need (SEEDS.md: 128 threads per
+// node, 12,800 files per test, 64 MiB files, 1 MiB stream buffers).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/common/status.hpp"
+#include "core/common/units.hpp"
+
+namespace sluice {
+
+// Operations one rank keeps in flight (elbencho --threads, DLIO read_threads).
+inline constexpr std::uint64_t k_workload_max_inflight = 4096;
+// One I/O call (elbencho --block, a stream buffer, a checkpoint write call).
+inline constexpr std::uint64_t k_workload_max_block_bytes = 1 * k_gib;
+// Files, entries or objects one rank handles in one phase.
+inline constexpr std::uint64_t k_workload_max_items_per_rank = 100'000'000;
+// Bytes one rank writes or reads in one phase (a checkpoint shard, a stream).
+inline constexpr std::uint64_t k_workload_max_bytes_per_rank = 64 * k_tib;
+
+// ok if lo <= value <= hi, else invalid_argument "<where>: <field> = v not in lo..hi".
+inline Status check_limit(const std::string& where, const char* field, std::uint64_t value, std::uint64_t lo,
+                          std::uint64_t hi) {
+  if (value >= lo && value <= hi) return ok_status();
+  return error(StatusCode::invalid_argument, where + ": " + field + " = " + std::to_string(value) + " not in " +
+                                                 std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+}  // namespace sluice

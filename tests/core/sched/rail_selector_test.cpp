@@ -1,0 +1,109 @@
+#include "core/sched/rail_selector.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/topology/machine_builders.hpp"
+
+namespace sluice::sched {
+namespace {
+
+TEST(RailSelector, Gpu0UsesTheNicsOnItsOwnSwitchAlternatingByLoad) {
+  const topo::Topology t = *topo::dgx_a100();
+  auto rails = RailSelector::create(t, 0);
+  ASSERT_TRUE(rails.ok()) << rails.status().to_string();
+  std::vector<std::uint32_t> picks;
+  for (int i = 0; i < 6; ++i) picks.push_back(*rails->choose(MemoryPlace::gpu(0)));
+  EXPECT_EQ(picks, (std::vector<std::uint32_t>{0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(rails->active(0), 3u);
+  EXPECT_EQ(rails->active(1), 3u);
+  // GPU 7 uses mlx5_8/9 and is not affected by GPU 0's load.
+  EXPECT_EQ(*rails->choose(MemoryPlace::gpu(7)), 8u);
+  EXPECT_EQ(*rails->choose(MemoryPlace::gpu(7)), 9u);
+}
+
+TEST(RailSelector, TiesGoToTheLessLoadedNic) {
+  const topo::Topology t = *topo::dgx_a100();
+  auto rails = *RailSelector::create(t, 0);
+  ASSERT_TRUE(rails.acquire(0).ok());
+  ASSERT_TRUE(rails.acquire(0).ok());
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(1)), 1u);
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(1)), 1u);
+  // Now 2:2 and NIC 1 was used last: NIC 0 is least recently used.
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(1)), 0u);
+  ASSERT_TRUE(rails.release(0).ok());
+  ASSERT_TRUE(rails.release(0).ok());
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(1)), 0u) << "after releases NIC 0 has fewer connections";
+}
+
+TEST(RailSelector, OverflowsToTheNextClosestNicsWhenTheBestAreFull) {
+  const topo::Topology t = *topo::dgx_a100();
+  auto rails = *RailSelector::create(t, 0, RailLimits{2});
+  for (int i = 0; i < 4; ++i) {
+    const auto nic = *rails.choose(MemoryPlace::gpu(0));
+    EXPECT_LT(nic, 2u);
+  }
+  // mlx5_0/1 are full: the same-socket NICs (mlx5_2..5, cross root port) come next.
+  const auto overflow = *rails.choose(MemoryPlace::gpu(0));
+  EXPECT_GE(overflow, 2u);
+  EXPECT_LE(overflow, 5u);
+  EXPECT_EQ(rails.acquire(0).code(), StatusCode::again);
+  EXPECT_EQ(rails.spare(0), 0u);
+  EXPECT_EQ(rails.spare(9), 2u);
+}
+
+TEST(RailSelector, AllNicsFullIsBackPressure) {
+  const topo::Topology t = *topo::azure_nd40rs_v2();
+  auto rails = *RailSelector::create(t, 0, RailLimits{1});
+  ASSERT_TRUE(rails.choose(MemoryPlace::gpu(0)).ok());
+  auto full = rails.choose(MemoryPlace::gpu(0));
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), StatusCode::again);
+  ASSERT_TRUE(rails.release(0).ok());
+  EXPECT_TRUE(rails.choose(MemoryPlace::gpu(5)).ok());
+}
+
+TEST(RailSelector, HostMemoryPrefersNicsOnItsNumaNode) {
+  const topo::Topology t = *topo::dgx_a100();
+  auto rails = *RailSelector::create(t, 0);
+  auto pref = rails.preference(MemoryPlace::host(1));
+  ASSERT_TRUE(pref.ok());
+  // Socket 1 NICs first (mlx5_6..9), in index order while unloaded.
+  EXPECT_EQ(std::vector<std::uint32_t>(pref->begin(), pref->begin() + 4), (std::vector<std::uint32_t>{6, 7, 8, 9}));
+  EXPECT_EQ(*rails.choose(MemoryPlace::pinned(1)), 6u);
+  EXPECT_EQ(*rails.choose(MemoryPlace::pinned(1)), 7u);
+  EXPECT_EQ(*rails.choose(MemoryPlace::host(0)), 0u);
+  EXPECT_LT(*rails.rank_key(MemoryPlace::host(0), 0), *rails.rank_key(MemoryPlace::host(0), 6));
+}
+
+TEST(RailSelector, HostRankPrefersTheFasterPortOnOneNumaNode) {
+  topo::GenericMachine spec;
+  spec.nics = 2;
+  const topo::Topology t = *topo::generic_machine(spec);
+  auto rails = *RailSelector::create(t, 0);
+  EXPECT_EQ(*rails.rank_key(MemoryPlace::host(0), 0), *rails.rank_key(MemoryPlace::host(0), 1));
+}
+
+TEST(RailSelector, RejectsBadInput) {
+  const topo::Topology t = *topo::dgx_a100();
+  EXPECT_FALSE(RailSelector::create(t, 0, RailLimits{0}).ok());
+  EXPECT_FALSE(RailSelector::create(t, 0, RailLimits{k_max_connections_per_nic_limit + 1}).ok());
+  EXPECT_EQ(RailSelector::create(t, 3).status().code(), StatusCode::not_found);
+  topo::GenericMachine spec;
+  spec.nics = 0;
+  EXPECT_FALSE(RailSelector::create(*topo::generic_machine(spec), 0).ok());
+  auto rails = *RailSelector::create(t, 0);
+  EXPECT_EQ(rails.choose(MemoryPlace::gpu(8)).status().code(), StatusCode::invalid_argument);
+  EXPECT_EQ(rails.choose(MemoryPlace::host(2)).status().code(), StatusCode::invalid_argument);
+  EXPECT_FALSE(rails.rank_key(MemoryPlace::gpu(0), 10).ok());
+  EXPECT_EQ(rails.release(3).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(rails.release(10).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(rails.acquire(10).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(rails.active(10), 0u);
+  EXPECT_EQ(rails.spare(10), 0u);
+  EXPECT_EQ(rails.nic_count(), 10u);
+  EXPECT_EQ(rails.node(), 0u);
+  EXPECT_EQ(rails.limits().max_connections_per_nic, k_default_max_connections_per_nic);
+}
+
+}  // namespace
+}  // namespace sluice::sched

@@ -1,0 +1,459 @@
+#include "tests/support/test_world.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include "core/common/pattern.hpp"
+#include "core/proto/codec.hpp"
+#include "core/proto/crc32c.hpp"
+
+namespace sluice::testing {
+
+// ---- Distribution ---------------------------------------------------------
+
+double Distribution::sum() const {
+  double s = 0;
+  for (double v : values) s += v;
+  return s;
+}
+
+double Distribution::percentile(double p) const {
+  if (values.empty()) return 0;
+  std::vector<double> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(rank);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = rank - static_cast<double>(lo);
+  return sorted[lo] * (1 - frac) + sorted[hi] * frac;
+}
+
+// ---- TestEnv ----------------------------------------------------------------
+
+TimeNs TestEnv::now() const { return world_.now_ns_; }
+
+void TestEnv::log(LogLevel level, std::string_view message) {
+  static constexpr const char* k_level_names[] = {"debug", "info", "warn", "error"};
+  world_.logs_.push_back(std::to_string(world_.now_ns_) + " " + k_level_names[static_cast<int>(level)] + " " +
+                         self_.to_string() + " " + std::string(message));
+}
+
+Status TestEnv::send(Endpoint to, proto::Message message) {
+  if (world_.services_.find(to) == world_.services_.end()) {
+    return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
+  }
+  if (world_.config_.roundtrip_messages_through_codec) {
+    const std::vector<std::byte> frame = proto::encode(message);
+    Result<proto::Message> decoded = proto::decode(frame);
+    if (!decoded.ok()) {
+      return error(StatusCode::internal, "message does not survive its own codec: " + decoded.status().to_string());
+    }
+    message = std::move(decoded).value();
+  }
+  ++world_.messages_sent_;
+  TimeNs delay = world_.config_.message_latency_ns;
+  int copies = 1;
+  for (auto& fault : world_.faults_) {
+    if (fault.remaining == 0) continue;
+    if (fault.match && !fault.match(self_, to, message)) continue;
+    --fault.remaining;
+    switch (fault.action) {
+      case FaultAction::drop: copies = 0; break;
+      case FaultAction::delay: delay += fault.delay_ns; break;
+      case FaultAction::duplicate: copies = 2; break;
+    }
+    break;  // one rule per message
+  }
+  if (copies == 0) {
+    ++world_.messages_dropped_;
+    return ok_status();
+  }
+  for (int c = 0; c < copies; ++c) {
+    TestWorld::Pending p;
+    p.at_ns = world_.now_ns_ + delay + c;  // a duplicate arrives just after the original
+    p.to = to;
+    p.event = Delivery{self_, message};
+    world_.push(std::move(p));
+  }
+  return ok_status();
+}
+
+OpId TestEnv::transfer(const TransferSpec& spec) {
+  const auto& cfg = world_.config_;
+  const bool local = spec.mode == TransferMode::local_copy || spec.src.node == spec.dst.node;
+  const TimeNs at = world_.now_ns_ + cfg.transfer_latency_ns +
+                    transfer_time_ns(spec.src.length, local ? cfg.local_copy_bytes_per_s : cfg.transfer_bytes_per_s);
+  return world_.schedule_completion(self_, at, [w = &world_, spec](Completion& c) {
+    if (spec.src.length != spec.dst.length) {
+      c.status = error(StatusCode::invalid_argument, "transfer lengths differ: " + spec.src.to_string() + " -> " +
+                                                         spec.dst.to_string());
+      return;
+    }
+    if (Status s = w->check_range(spec.src, spec.src.node, "transfer source"); !s.ok()) {
+      c.status = s;
+      return;
+    }
+    if (Status s = w->check_range(spec.dst, spec.dst.node, "transfer destination"); !s.ok()) {
+      c.status = s;
+      return;
+    }
+    if (w->config_.move_bytes) {
+      auto src = w->bytes(spec.src);
+      auto dst = w->bytes(spec.dst);
+      std::memmove(dst.data(), src.data(), src.size());
+    }
+    c.bytes = spec.src.length;
+  });
+}
+
+OpId TestEnv::storage_io(const StorageIoSpec& spec) {
+  auto& cfg = world_.config_;
+  auto it = world_.targets_.find(spec.target);
+  if (it == world_.targets_.end() || it->second.node != self_.node) {
+    return world_.schedule_completion(self_, world_.now_ns_, [spec](Completion& c) {
+      c.status = error(StatusCode::not_found, "storage target " + std::to_string(spec.target) + " is not on this node");
+    });
+  }
+  TestWorld::Target& target = it->second;
+  TimeNs service_ns = cfg.storage_latency_ns;
+  if (spec.op == StorageOp::read) service_ns += transfer_time_ns(spec.buffer.length, cfg.storage_read_bytes_per_s);
+  if (spec.op == StorageOp::write) service_ns += transfer_time_ns(spec.buffer.length, cfg.storage_write_bytes_per_s);
+  const TimeNs start = std::max(world_.now_ns_, target.busy_until_ns);
+  target.busy_until_ns = start + service_ns;
+  return world_.schedule_completion(self_, target.busy_until_ns, [w = &world_, spec](Completion& c) {
+    auto& objects = w->targets_[spec.target].objects;
+    const bool needs_buffer = spec.op == StorageOp::read || spec.op == StorageOp::write;
+    if (needs_buffer) {
+      if (Status s = w->check_range(spec.buffer, w->targets_[spec.target].node, "storage buffer"); !s.ok()) {
+        c.status = s;
+        return;
+      }
+    }
+    switch (spec.op) {
+      case StorageOp::read: {
+        const auto& sizes = w->targets_[spec.target].sizes;
+        auto size_it = sizes.find(spec.file_id);
+        const std::uint64_t size = size_it == sizes.end() ? 0 : size_it->second;
+        std::uint64_t n = 0;
+        if (spec.object_offset < size) n = std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset);
+        auto obj = objects.find(spec.file_id);
+        if (w->config_.move_bytes) {
+          auto dst = w->bytes(spec.buffer);
+          if (n > 0) std::memcpy(dst.data(), obj->second.data() + spec.object_offset, n);
+          c.crc32c = proto::crc32c(std::span<const std::byte>(dst.data(), n));
+          c.crc_valid = true;
+        }
+        c.bytes = n;
+        break;
+      }
+      case StorageOp::write: {
+        const std::uint64_t end = spec.object_offset + spec.buffer.length;
+        if (w->config_.move_bytes) {
+          auto& obj = objects[spec.file_id];
+          if (obj.size() < end) obj.resize(end);
+          auto src = w->bytes(spec.buffer);
+          std::memcpy(obj.data() + spec.object_offset, src.data(), src.size());
+          c.crc32c = proto::crc32c(src);
+          c.crc_valid = true;
+        }
+        auto& size = w->targets_[spec.target].sizes[spec.file_id];
+        size = std::max(size, end);
+        c.bytes = spec.buffer.length;
+        break;
+      }
+      case StorageOp::remove:
+        objects.erase(spec.file_id);
+        w->targets_[spec.target].sizes.erase(spec.file_id);
+        break;
+      case StorageOp::stat: {
+        const auto& sizes = w->targets_[spec.target].sizes;
+        auto it = sizes.find(spec.file_id);
+        c.bytes = it == sizes.end() ? 0 : it->second;
+        break;
+      }
+    }
+  });
+}
+
+OpId TestEnv::compute(CostKind kind, std::uint64_t units) {
+  const TimeNs cost = world_.config_.cost_ns_per_unit[static_cast<std::size_t>(kind)] * static_cast<TimeNs>(units);
+  // workload_step is accelerator time, which overlaps the service's CPU work.
+  if (kind == CostKind::workload_step) return world_.schedule_completion(self_, world_.now_ns_ + cost, {});
+  const TimeNs start = std::max(world_.now_ns_, cpu_busy_until_ns_);
+  cpu_busy_until_ns_ = start + cost;
+  return world_.schedule_completion(self_, cpu_busy_until_ns_, {});
+}
+
+OpId TestEnv::timer(TimeNs delay_ns) {
+  return world_.schedule_completion(self_, world_.now_ns_ + std::max<TimeNs>(delay_ns, 0), {});
+}
+
+OpId TestEnv::checksum(const MemHandle& range) {
+  const TimeNs at = world_.now_ns_ + transfer_time_ns(range.length, world_.config_.memory_op_bytes_per_s);
+  return world_.schedule_completion(self_, at, [w = &world_, range, me = self_](Completion& c) {
+    if (Status s = w->check_range(range, me.node, "checksum range"); !s.ok()) {
+      c.status = s;
+      return;
+    }
+    c.bytes = range.length;
+    if (w->config_.move_bytes) {
+      c.crc32c = proto::crc32c(w->bytes(range));
+      c.crc_valid = true;
+    }
+  });
+}
+
+OpId TestEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
+  const TimeNs at = world_.now_ns_ + transfer_time_ns(range.length, world_.config_.memory_op_bytes_per_s);
+  return world_.schedule_completion(self_, at, [w = &world_, range, pattern, me = self_](Completion& c) {
+    if (Status s = w->check_range(range, me.node, "fill range"); !s.ok()) {
+      c.status = s;
+      return;
+    }
+    if (w->config_.move_bytes) fill_pattern(w->bytes(range), pattern.seed, pattern.stream_offset);
+    c.bytes = range.length;
+  });
+}
+
+OpId TestEnv::verify(const MemHandle& range, const PatternSpec& pattern) {
+  const TimeNs at = world_.now_ns_ + transfer_time_ns(range.length, world_.config_.memory_op_bytes_per_s);
+  return world_.schedule_completion(self_, at, [w = &world_, range, pattern, me = self_](Completion& c) {
+    if (Status s = w->check_range(range, me.node, "verify range"); !s.ok()) {
+      c.status = s;
+      return;
+    }
+    if (w->config_.move_bytes) {
+      if (auto bad = first_pattern_mismatch(w->bytes(range), pattern.seed, pattern.stream_offset)) {
+        c.status = error(StatusCode::corrupt, "byte " + std::to_string(pattern.stream_offset + *bad) +
+                                                  " differs from the pattern (seed " + std::to_string(pattern.seed) +
+                                                  ") in " + range.to_string());
+        return;
+      }
+    }
+    c.bytes = range.length;
+  });
+}
+
+Result<MemHandle> TestEnv::alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) {
+  auto& node = world_.nodes_[self_.node];
+  if (bytes == 0) return error(StatusCode::invalid_argument, "alloc of 0 bytes");
+  if (node.allocated_bytes + bytes > world_.config_.node_memory_limit_bytes) {
+    return error(StatusCode::no_space, "node " + std::to_string(self_.node) + " memory limit " +
+                                           std::to_string(world_.config_.node_memory_limit_bytes) + " bytes reached");
+  }
+  const std::uint32_t id = node.next_region++;
+  TestWorld::Region region;
+  region.kind = kind;
+  region.device = device;
+  region.length = bytes;
+  if (world_.config_.move_bytes) region.bytes.assign(bytes, std::byte{0});
+  node.regions.emplace(id, std::move(region));
+  node.allocated_bytes += bytes;
+  return MemHandle{self_.node, kind, device, id, 0, bytes};
+}
+
+void TestEnv::free(const MemHandle& region) {
+  auto& node = world_.nodes_[region.node];
+  auto it = node.regions.find(region.region);
+  if (it == node.regions.end()) return;
+  node.allocated_bytes -= it->second.length;
+  node.regions.erase(it);
+}
+
+void TestEnv::count(std::string_view name, double delta) {
+  auto it = world_.counters_.find(name);
+  if (it == world_.counters_.end()) it = world_.counters_.emplace(std::string(name), 0.0).first;
+  it->second += delta;
+}
+
+void TestEnv::sample(std::string_view name, double value) {
+  auto it = world_.samples_.find(name);
+  if (it == world_.samples_.end()) it = world_.samples_.emplace(std::string(name), Distribution{}).first;
+  it->second.values.push_back(value);
+}
+
+// ---- TestWorld ----------------------------------------------------------------
+
+TestWorld::TestWorld(TestWorldConfig config) : config_(config), root_rng_(config.seed) {}
+TestWorld::~TestWorld() = default;
+
+void TestWorld::add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service) {
+  Entry e;
+  e.env = std::move(env);
+  e.service = std::move(service);
+  Service* s = e.service.get();
+  services_.emplace(ep, std::move(e));
+  nodes_[ep.node];
+  if (started_) s->start();
+}
+
+Endpoint TestWorld::endpoint_of(const Service& service) const {
+  for (const auto& [ep, e] : services_) {
+    if (e.service.get() == &service) return ep;
+  }
+  return {};
+}
+
+Env& TestWorld::env_of(const Service& service) {
+  for (auto& [ep, e] : services_) {
+    if (e.service.get() == &service) return *e.env;
+  }
+  assert(false && "service not in this world");
+  return *services_.begin()->second.env;
+}
+
+void TestWorld::add_target(TargetId target, NodeId node) {
+  targets_[target].node = node;
+  nodes_[node];
+}
+
+NodeId TestWorld::node_of_target(TargetId target) const {
+  auto it = targets_.find(target);
+  return it == targets_.end() ? k_no_id : it->second.node;
+}
+
+void TestWorld::start() {
+  if (started_) return;
+  started_ = true;
+  for (auto& [ep, e] : services_) e.service->start();
+}
+
+TestWorld::Entry* TestWorld::entry(Endpoint ep) {
+  auto it = services_.find(ep);
+  return it == services_.end() ? nullptr : &it->second;
+}
+
+void TestWorld::push(Pending p) {
+  p.seq = next_seq_++;
+  if (Entry* e = entry(p.to)) p.incarnation = e->incarnation;
+  queue_.push(std::move(p));
+}
+
+OpId TestWorld::schedule_completion(Endpoint to, TimeNs at_ns, std::function<void(Completion&)> effect) {
+  const OpId op = next_op_++;
+  Pending p;
+  p.at_ns = at_ns;
+  p.to = to;
+  Completion c;
+  c.op = op;
+  p.event = c;
+  if (effect) {
+    p.before = [effect = std::move(effect)](Event& ev) { effect(std::get<Completion>(ev)); };
+  }
+  push(std::move(p));
+  return op;
+}
+
+bool TestWorld::step() {
+  if (queue_.empty()) return false;
+  Pending p = queue_.top();
+  queue_.pop();
+  now_ns_ = std::max(now_ns_, p.at_ns);
+  Entry* e = entry(p.to);
+  if (e == nullptr || !e->alive || e->incarnation != p.incarnation) {
+    if (std::holds_alternative<Delivery>(p.event)) ++messages_dropped_;
+    return true;
+  }
+  if (p.before) p.before(p.event);
+  e->service->on_event(p.event);
+  return true;
+}
+
+std::uint64_t TestWorld::run_until_idle(std::uint64_t max_events) {
+  start();
+  std::uint64_t n = 0;
+  while (n < max_events && step()) ++n;
+  return n;
+}
+
+bool TestWorld::run_until(const std::function<bool()>& done, std::uint64_t max_events) {
+  start();
+  for (std::uint64_t n = 0; n < max_events && !done(); ++n) {
+    if (!step()) break;
+  }
+  return done();
+}
+
+void TestWorld::run_for(TimeNs duration_ns) {
+  start();
+  const TimeNs until = now_ns_ + duration_ns;
+  while (!queue_.empty() && queue_.top().at_ns <= until) step();
+  now_ns_ = until;
+}
+
+void TestWorld::kill(Endpoint service) {
+  if (Entry* e = entry(service)) {
+    e->alive = false;
+    ++e->incarnation;
+  }
+}
+
+void TestWorld::revive(Endpoint service) {
+  if (Entry* e = entry(service)) e->alive = true;
+}
+
+bool TestWorld::alive(Endpoint service) const {
+  auto it = services_.find(service);
+  return it != services_.end() && it->second.alive;
+}
+
+Status TestWorld::check_range(const MemHandle& range, NodeId expected_node, const char* what) const {
+  if (range.node != expected_node) {
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + " " + range.to_string() + " is not on node " + std::to_string(expected_node));
+  }
+  auto n = nodes_.find(range.node);
+  if (n == nodes_.end()) return error(StatusCode::not_found, std::string(what) + ": no node " + range.to_string());
+  auto r = n->second.regions.find(range.region);
+  if (r == n->second.regions.end()) {
+    return error(StatusCode::not_found, std::string(what) + ": no region " + range.to_string());
+  }
+  if (range.offset > r->second.length || range.length > r->second.length - range.offset) {
+    return error(StatusCode::invalid_argument, std::string(what) + " " + range.to_string() + " exceeds its region of " +
+                                                   std::to_string(r->second.length) + " bytes");
+  }
+  return ok_status();
+}
+
+std::vector<std::byte>* TestWorld::region_bytes(NodeId node, std::uint32_t region) {
+  auto n = nodes_.find(node);
+  if (n == nodes_.end()) return nullptr;
+  auto r = n->second.regions.find(region);
+  return r == n->second.regions.end() ? nullptr : &r->second.bytes;
+}
+
+std::span<std::byte> TestWorld::bytes(const MemHandle& range) {
+  auto* v = region_bytes(range.node, range.region);
+  assert(v != nullptr && range.offset + range.length <= v->size());
+  return {v->data() + range.offset, range.length};
+}
+
+const std::vector<std::byte>* TestWorld::object_bytes(TargetId target, FileId file_id) const {
+  auto t = targets_.find(target);
+  if (t == targets_.end()) return nullptr;
+  auto o = t->second.objects.find(file_id);
+  return o == t->second.objects.end() ? nullptr : &o->second;
+}
+
+std::size_t TestWorld::object_count(TargetId target) const {
+  auto t = targets_.find(target);
+  return t == targets_.end() ? 0 : t->second.sizes.size();
+}
+
+std::uint64_t TestWorld::allocated_bytes(NodeId node) const {
+  auto n = nodes_.find(node);
+  return n == nodes_.end() ? 0 : n->second.allocated_bytes;
+}
+
+double TestWorld::counter(std::string_view name) const {
+  auto it = counters_.find(name);
+  return it == counters_.end() ? 0.0 : it->second;
+}
+
+const Distribution* TestWorld::samples(std::string_view name) const {
+  auto it = samples_.find(name);
+  return it == samples_.end() ? nullptr : &it->second;
+}
+
+}  // namespace sluice::testing

@@ -1,0 +1,228 @@
+// TestEnv: the deterministic, virtual-time world for unit and integration tests.
+//
+// A TestWorld holds services (each bound to its own TestEnv), node memories,
+// storage targets and one event queue ordered by (virtual time, sequence
+// number), so a run is a pure function of its configuration and seed. Time only
+// moves when the queue is drained: tests never sleep and never read a clock.
+//
+// The resource model is deliberately simple but not free: each storage target
+// and each service's CPU serve one operation at a time (FIFO, busy-until), so
+// queues and back-pressure in the services are exercised; transfers take
+// latency + bytes/bandwidth without sharing; messages take a fixed latency.
+// Bytes really move (memory regions and chunk objects are byte vectors) unless
+// move_bytes is off, so reads can be verified end to end.
+//
+// Fault controls (used by tests of retries and timeouts): rules that drop,
+// delay or duplicate matching messages, and kill/revive of a service (a dead
+// service receives nothing and its pending completions are discarded).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/env.hpp"
+
+namespace sluice::testing {
+
+struct TestWorldConfig {
+  std::uint64_t seed = 1;
+  TimeNs message_latency_ns = 5 * k_ns_per_us;
+  TimeNs transfer_latency_ns = 2 * k_ns_per_us;
+  double transfer_bytes_per_s = 12.5e9;       // 100 Gb/s
+  double local_copy_bytes_per_s = 25e9;       // PCIe Gen4 x16, effective
+  TimeNs storage_latency_ns = 20 * k_ns_per_us;
+  double storage_read_bytes_per_s = 3.2e9;
+  double storage_write_bytes_per_s = 2.0e9;
+  double memory_op_bytes_per_s = 10e9;        // fill / verify / checksum
+  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{
+      2000, 10000, 10000, 2000, 200, 5000, 5000, 3000, 1000, 500, 1};
+  bool roundtrip_messages_through_codec = true;  // every message is encoded and decoded
+  bool move_bytes = true;
+  std::uint64_t node_memory_limit_bytes = 8 * k_gib;
+  std::uint64_t target_capacity_bytes = 1 * k_tib;
+};
+
+// What a fault rule does to a message it matches.
+enum class FaultAction : std::uint8_t { drop, delay, duplicate };
+
+struct MessageFault {
+  // Matches (from, to, message); an empty function matches everything.
+  std::function<bool(const Endpoint& from, const Endpoint& to, const proto::Message&)> match;
+  FaultAction action = FaultAction::drop;
+  TimeNs delay_ns = 0;          // for delay
+  std::uint64_t remaining = 1;  // how many more messages it applies to
+};
+
+class TestWorld;
+
+class TestEnv final : public Env, public Metrics {
+ public:
+  TestEnv(TestWorld& world, Endpoint self, Rng rng) : world_(world), self_(self), rng_(rng) {}
+
+  Endpoint self() const override { return self_; }
+  TimeNs now() const override;
+  Rng& rng() override { return rng_; }
+  Metrics& metrics() override { return *this; }
+  void log(LogLevel level, std::string_view message) override;
+
+  [[nodiscard]] Status send(Endpoint to, proto::Message message) override;
+  OpId transfer(const TransferSpec& spec) override;
+  OpId storage_io(const StorageIoSpec& spec) override;
+  OpId compute(CostKind kind, std::uint64_t units) override;
+  OpId timer(TimeNs delay_ns) override;
+  OpId checksum(const MemHandle& range) override;
+  OpId fill(const MemHandle& range, const PatternSpec& pattern) override;
+  OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
+  Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
+  void free(const MemHandle& region) override;
+
+  void count(std::string_view name, double delta) override;
+  void sample(std::string_view name, double value) override;
+
+ private:
+  TestWorld& world_;
+  Endpoint self_;
+  Rng rng_;
+  TimeNs cpu_busy_until_ns_ = 0;
+};
+
+struct Distribution {
+  std::vector<double> values;
+  double sum() const;
+  double percentile(double p) const;  // p in [0,100]
+};
+
+class TestWorld {
+ public:
+  explicit TestWorld(TestWorldConfig config = {});
+  ~TestWorld();
+  TestWorld(const TestWorld&) = delete;
+  TestWorld& operator=(const TestWorld&) = delete;
+
+  const TestWorldConfig& config() const { return config_; }
+
+  // Creates a service on `node`: S is constructed as S(Env&, args...). The
+  // world owns it. Services start when start() is called (or at once if the
+  // world has started already).
+  template <typename S, typename... Args>
+  S& add_service(NodeId node, Args&&... args) {
+    Endpoint ep{node, next_service_index_++};
+    auto env = std::make_unique<TestEnv>(*this, ep, root_rng_.fork((std::uint64_t{node} << 32) | ep.service));
+    auto service = std::make_unique<S>(*env, std::forward<Args>(args)...);
+    S& ref = *service;
+    add_entry(ep, std::move(env), std::move(service));
+    return ref;
+  }
+  Endpoint endpoint_of(const Service& service) const;
+  Env& env_of(const Service& service);
+
+  // A storage target on a node (chunk objects live in memory).
+  void add_target(TargetId target, NodeId node);
+  NodeId node_of_target(TargetId target) const;
+
+  void start();
+  // Runs events until none is left or max_events ran; returns events run.
+  std::uint64_t run_until_idle(std::uint64_t max_events = 50'000'000);
+  // Runs until done() is true (checked after each event), the queue is empty,
+  // or max_events ran. Returns done().
+  bool run_until(const std::function<bool()>& done, std::uint64_t max_events = 50'000'000);
+  // Runs every event up to virtual time t, then sets the clock to t.
+  void run_for(TimeNs duration_ns);
+  TimeNs now() const { return now_ns_; }
+
+  // Fault controls.
+  void add_fault(MessageFault fault) { faults_.push_back(std::move(fault)); }
+  void clear_faults() { faults_.clear(); }
+  void kill(Endpoint service);
+  void revive(Endpoint service);
+  bool alive(Endpoint service) const;
+
+  // Direct access for tests.
+  std::vector<std::byte>* region_bytes(NodeId node, std::uint32_t region);
+  std::span<std::byte> bytes(const MemHandle& range);
+  const std::vector<std::byte>* object_bytes(TargetId target, FileId file_id) const;
+  std::size_t object_count(TargetId target) const;
+  std::uint64_t allocated_bytes(NodeId node) const;
+
+  // Metrics summed over all services (counters) and merged (samples).
+  double counter(std::string_view name) const;
+  const Distribution* samples(std::string_view name) const;
+  const std::map<std::string, double, std::less<>>& counters() const { return counters_; }
+  const std::vector<std::string>& logs() const { return logs_; }
+  std::uint64_t messages_sent() const { return messages_sent_; }
+  std::uint64_t messages_dropped() const { return messages_dropped_; }
+
+ private:
+  friend class TestEnv;
+
+  struct Entry {
+    std::unique_ptr<TestEnv> env;
+    std::unique_ptr<Service> service;
+    bool alive = true;
+    std::uint64_t incarnation = 0;  // bumped by kill: pending completions of a dead incarnation are dropped
+  };
+  struct Pending {
+    TimeNs at_ns = 0;
+    std::uint64_t seq = 0;
+    Endpoint to;
+    std::uint64_t incarnation = 0;
+    std::function<void(Event&)> before;  // side effect at delivery time (moves bytes), may fill the event
+    Event event;
+  };
+  struct Later {
+    bool operator()(const Pending& a, const Pending& b) const {
+      return a.at_ns != b.at_ns ? a.at_ns > b.at_ns : a.seq > b.seq;
+    }
+  };
+  struct Region {
+    MemKind kind = MemKind::host;
+    std::uint16_t device = 0;
+    std::uint64_t length = 0;
+    std::vector<std::byte> bytes;
+  };
+  struct Node {
+    std::uint32_t next_region = 1;
+    std::uint64_t allocated_bytes = 0;
+    std::unordered_map<std::uint32_t, Region> regions;
+  };
+  struct Target {
+    NodeId node = k_no_id;
+    TimeNs busy_until_ns = 0;
+    std::map<FileId, std::uint64_t> sizes;              // every object's size (authoritative)
+    std::map<FileId, std::vector<std::byte>> objects;   // contents, when move_bytes
+  };
+
+  void add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service);
+  OpId schedule_completion(Endpoint to, TimeNs at_ns, std::function<void(Completion&)> effect);
+  void push(Pending p);
+  bool step();
+  Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
+  Entry* entry(Endpoint ep);
+
+  TestWorldConfig config_;
+  Rng root_rng_;
+  TimeNs now_ns_ = 0;
+  std::uint64_t next_seq_ = 0;
+  OpId next_op_ = 1;
+  ServiceIndex next_service_index_ = 0;
+  bool started_ = false;
+  std::priority_queue<Pending, std::vector<Pending>, Later> queue_;
+  std::map<Endpoint, Entry> services_;
+  std::map<NodeId, Node> nodes_;
+  std::map<TargetId, Target> targets_;
+  std::vector<MessageFault> faults_;
+  std::map<std::string, double, std::less<>> counters_;
+  std::map<std::string, Distribution, std::less<>> samples_;
+  std::vector<std::string> logs_;
+  std::uint64_t messages_sent_ = 0;
+  std::uint64_t messages_dropped_ = 0;
+};
+
+}  // namespace sluice::testing
