@@ -153,8 +153,9 @@ class StripePattern {
   std::vector<std::uint64_t> object_sizes(std::uint64_t file_size) const;
 
   // The file size implied by the objects' sizes: one past the last byte any
-  // object holds (Lustre lov_stripe_size(), lov_offset.c; BeeGFS computes the
-  // same from the chunk files' dynamic attributes). Errors: wrong number of
+  // object holds (Lustre lov_stripe_size(), lov_offset.c; BeeGFS's metadata
+  // server likewise derives the size from the chunk files' sizes, see
+  // striping/DynamicFileAttribs.h). Errors: wrong number of
   // sizes, or a size that puts a byte past k_max_file_bytes.
   Result<std::uint64_t> file_size_from_object_sizes(const std::vector<std::uint64_t>& object_sizes) const;
 

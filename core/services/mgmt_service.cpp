@@ -78,8 +78,8 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
     r.status = StatusCode::ok;
     r.version = version_;
     for (const auto& [id, t] : targets_) r.targets.push_back(t);
-    for (const auto& [id, s] : shards_) r.shards.push_back(s);
-    for (const auto& [id, b] : groups_) r.groups.push_back(b);
+    for (const auto& [id, shard] : shards_) r.shards.push_back(shard);
+    for (const auto& [id, group] : groups_) r.groups.push_back(group);
     reply(from, std::move(r));
   } else if (RequestId* rid = request_id_of(message); rid != nullptr && !is_reply(message)) {
     reply(from, proto::Ack{*rid, StatusCode::invalid_argument,

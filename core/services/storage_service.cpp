@@ -12,7 +12,13 @@ StorageService::StorageService(Env& env, StorageServiceConfig config)
     used_bytes_[t] = 0;
   }
   if (config_.egress_limit_bytes_per_s > 0) {
-    egress_.emplace(config_.egress_limit_bytes_per_s, config_.egress_burst_bytes);
+    Result<sched::TokenBucket> bucket = sched::TokenBucket::create(
+        static_cast<std::uint64_t>(config_.egress_limit_bytes_per_s), config_.egress_burst_bytes);
+    if (bucket.ok()) {
+      egress_.emplace(std::move(bucket).value());
+    } else {
+      egress_error_ = bucket.status();
+    }
   }
 }
 
@@ -21,6 +27,7 @@ std::string StorageService::name() const { return "storage:" + env_.self().to_st
 bool StorageService::owns(TargetId target) const { return targets_.count(target) != 0; }
 
 void StorageService::start() {
+  if (!egress_error_.ok()) env_.log(LogLevel::error, "egress limit disabled: " + egress_error_.to_string());
   for (TargetId t : config_.targets) {
     proto::RegisterTarget reg;
     reg.target = t;
@@ -103,6 +110,24 @@ void StorageService::admit(Endpoint from, proto::Message& message, TargetId targ
     finish(k_no_id, from,
            proto::ChunkReply{rid, StatusCode::not_found, "target " + std::to_string(target) + " is not on " + name(),
                              0, 0},
+           std::nullopt);
+    return;
+  }
+  const bool lengths_match = std::visit(
+      [](const auto& m) {
+        if constexpr (requires { m.dst; }) {
+          return m.dst.length == m.length;
+        } else if constexpr (requires { m.src; }) {
+          return m.src.length == m.length;
+        } else {
+          return true;
+        }
+      },
+      message);
+  if (!lengths_match) {
+    finish(k_no_id, from,
+           proto::ChunkReply{rid, StatusCode::invalid_argument,
+                             "chunk request whose memory handle length differs from its length", 0, 0},
            std::nullopt);
     return;
   }
@@ -189,22 +214,24 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
       }
       TransferSpec t;
       t.src = staging.slice(0, n);
-      t.dst = m.dst.slice(0, std::min(n, m.dst.length));
+      t.dst = m.dst.slice(0, n);  // admit() checked dst.length == length >= n
       t.src_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
       t.dst_nic = m.rail.client_nic;
       t.mode = m.path == proto::ChunkPath::direct ? TransferMode::rdma_write : TransferMode::stream;
       ops_.expect(env_.transfer(t), [this, target, from, m, staging, n, crc](Completion& moved) {
-        proto::ChunkReply reply{m.request_id, moved.status.code(), moved.status.message(), 0, crc};
+        proto::ChunkReply sent{m.request_id, moved.status.code(), moved.status.message(), 0, crc};
         if (moved.status.ok()) {
-          reply.bytes = n;
+          sent.bytes = n;
           env_.metrics().count("storage.read_bytes", static_cast<double>(n));
         }
-        finish(target, from, std::move(reply), staging);
+        finish(target, from, std::move(sent), staging);
       });
     };
     if (egress_) {
-      const TimeNs start = egress_->earliest_start(env_.now(), n);
-      egress_->consume(std::max(start, env_.now()), n);
+      Result<TimeNs> earliest = egress_->earliest_start(env_.now(), n);
+      const TimeNs start = earliest.ok() ? std::max(*earliest, env_.now()) : env_.now();
+      // A chunk larger than the burst cannot be paced by the bucket; it goes at once (logged by the metric).
+      if (!egress_->consume(start, n).ok()) env_.metrics().count("storage.egress_unpaced_chunks", 1);
       if (start > env_.now()) {
         env_.metrics().count("storage.egress_throttled_ns", static_cast<double>(start - env_.now()));
         ops_.expect(env_.timer(start - env_.now()), [send_data](Completion&) { send_data(); });
@@ -246,9 +273,9 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
       io.buffer = staging;
       io.sync = m.sync;
       ops_.expect(env_.storage_io(io), [this, target, from, m, staging](Completion& written) {
-        proto::ChunkReply reply{m.request_id, written.status.code(), written.status.message(), 0, m.crc32c};
+        proto::ChunkReply done{m.request_id, written.status.code(), written.status.message(), 0, m.crc32c};
         if (written.status.ok()) {
-          reply.bytes = m.length;
+          done.bytes = m.length;
           auto& size = object_bytes_[{target, m.file_id}];
           const std::uint64_t end = m.object_offset + m.length;
           if (end > size) {
@@ -257,7 +284,7 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
           }
           env_.metrics().count("storage.write_bytes", static_cast<double>(m.length));
         }
-        finish(target, from, std::move(reply), staging);
+        finish(target, from, std::move(done), staging);
       });
     });
   });

@@ -14,10 +14,6 @@ void MachineAssembler::fail(Status status) {
 
 VertexId MachineAssembler::add(Vertex vertex, VertexId parent, double link_bytes_per_s, TimeNs latency_ns) {
   if (failed()) return k_no_vertex;
-  if (parent != k_no_vertex && !topology_.contains(parent)) {
-    fail(error(StatusCode::not_found, "machine: parent of '" + vertex.name + "' does not exist"));
-    return k_no_vertex;
-  }
   if (vertex.name.empty()) {
     std::string stem;
     switch (vertex.kind) {
@@ -27,13 +23,17 @@ VertexId MachineAssembler::add(Vertex vertex, VertexId parent, double link_bytes
     }
     vertex.name = stem + std::to_string(topology_.count(0, vertex.kind));
   }
-  if (parent != k_no_vertex) vertex.numa = topology_.vertex(parent).numa;
+  if (!topology_.contains(parent)) {
+    fail(error(StatusCode::not_found, "machine: parent of '" + vertex.name + "' does not exist"));
+    return k_no_vertex;
+  }
+  vertex.numa = topology_.vertex(parent).numa;
   auto id = topology_.add_vertex(std::move(vertex));
   if (!id.ok()) {
     fail(id.status());
     return k_no_vertex;
   }
-  if (parent != k_no_vertex) add_pcie_link(*id, parent, link_bytes_per_s, latency_ns);
+  add_pcie_link(*id, parent, link_bytes_per_s, latency_ns);
   return failed() ? k_no_vertex : *id;
 }
 

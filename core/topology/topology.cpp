@@ -85,13 +85,12 @@ Result<VertexId> Topology::add_vertex(Vertex vertex) {
     return error(StatusCode::invalid_argument, "topology: node " + std::to_string(vertex.node) + " of " +
                                                    quoted(vertex.name) + " exceeds k_max_nodes");
   }
-  auto* table = table_for(vertex.node, vertex.kind);
-  if (vertex.index == k_no_id) {
-    vertex.index = static_cast<std::uint32_t>(table->size());
-  } else if (vertex.index >= k_max_vertices) {
+  if (vertex.index != k_no_id && vertex.index >= k_max_vertices) {
     return error(StatusCode::invalid_argument,
                  "topology: index " + std::to_string(vertex.index) + " of " + quoted(vertex.name) + " is too large");
   }
+  auto* table = table_for(vertex.node, vertex.kind);
+  if (vertex.index == k_no_id) vertex.index = static_cast<std::uint32_t>(table->size());
   if (vertex.index < table->size() && (*table)[vertex.index] != k_no_vertex) {
     return error(StatusCode::already_exists,
                  "topology: " + quoted(vertex.name) + " reuses " + std::string(to_string(vertex.kind)) + " index " +

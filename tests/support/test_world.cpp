@@ -168,8 +168,8 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
         break;
       case StorageOp::stat: {
         const auto& sizes = w->targets_[spec.target].sizes;
-        auto it = sizes.find(spec.file_id);
-        c.bytes = it == sizes.end() ? 0 : it->second;
+        auto found = sizes.find(spec.file_id);
+        c.bytes = found == sizes.end() ? 0 : found->second;
         break;
       }
     }

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <queue>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>

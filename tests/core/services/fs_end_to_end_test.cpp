@@ -16,44 +16,36 @@ namespace sluice::testing {
 namespace {
 
 // Runs fn(i, done) for i in [0, n) with at most `concurrency` in flight, then all_done(first error).
-void for_each_bounded(std::size_t n, std::size_t concurrency,
-                      std::function<void(std::size_t, std::function<void(Status)>)> fn,
-                      std::function<void(Status)> all_done) {
-  struct State {
-    std::size_t n, next = 0, running = 0, finished = 0;
-    Status first_error;
-    std::function<void(std::size_t, std::function<void(Status)>)> fn;
-    std::function<void(Status)> all_done;
-    std::function<void()> launch;
-  };
-  auto st = std::make_shared<State>();
-  st->n = n;
-  st->fn = std::move(fn);
-  st->all_done = std::move(all_done);
-  if (n == 0) {
-    st->all_done(ok_status());
-    return;
-  }
-  std::weak_ptr<State> weak = st;
-  st->launch = [weak, concurrency]() {
-    auto s = weak.lock();
-    while (s->running < concurrency && s->next < s->n) {
-      const std::size_t i = s->next++;
-      ++s->running;
-      s->fn(i, [s](Status result) {
-        if (!result.ok() && s->first_error.ok()) s->first_error = result;
-        --s->running;
-        if (++s->finished == s->n) {
-          auto done = std::move(s->all_done);
-          s->launch = nullptr;  // break the cycle
-          done(s->first_error);
-          return;
-        }
-        s->launch();
-      });
+class BoundedLoop : public std::enable_shared_from_this<BoundedLoop> {
+ public:
+  using Body = std::function<void(std::size_t, std::function<void(Status)>)>;
+  BoundedLoop(std::size_t n, std::size_t concurrency, Body body, std::function<void(Status)> all_done)
+      : n_(n), concurrency_(concurrency), body_(std::move(body)), all_done_(std::move(all_done)) {}
+  void launch() {
+    if (n_ == 0) return all_done_(ok_status());
+    while (running_ < concurrency_ && next_ < n_) {
+      const std::size_t i = next_++;
+      ++running_;
+      body_(i, [self = shared_from_this()](Status result) { self->arrive(std::move(result)); });
     }
-  };
-  st->launch();
+  }
+
+ private:
+  void arrive(Status result) {
+    if (!result.ok() && first_error_.ok()) first_error_ = std::move(result);
+    --running_;
+    if (++finished_ == n_) return all_done_(first_error_);
+    launch();
+  }
+  std::size_t n_, concurrency_, next_ = 0, running_ = 0, finished_ = 0;
+  Body body_;
+  std::function<void(Status)> all_done_;
+  Status first_error_;
+};
+
+void for_each_bounded(std::size_t n, std::size_t concurrency, BoundedLoop::Body body,
+                      std::function<void(Status)> all_done) {
+  std::make_shared<BoundedLoop>(n, concurrency, std::move(body), std::move(all_done))->launch();
 }
 
 struct MixedFilesSpec {
@@ -202,7 +194,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Variant{MetaPolicy::path_hash, proto::ChooserKind::random_robin, "pathhash_randomrobin"},
                       Variant{MetaPolicy::dir_owner, proto::ChooserKind::random_inter_node, "owner_randominternode"},
                       Variant{MetaPolicy::striped_dir, proto::ChooserKind::space_weighted_qos, "striped_qos"}),
-    [](const ::testing::TestParamInfo<Variant>& info) { return info.param.label; });
+    [](const ::testing::TestParamInfo<Variant>& param_info) { return param_info.param.label; });
 
 }  // namespace
 }  // namespace sluice::testing

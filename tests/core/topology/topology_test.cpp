@@ -312,3 +312,49 @@ TEST(TopologyRoute, EqualCostPathsAreChosenDeterministicallyAndSpread) {
 
 }  // namespace
 }  // namespace sluice::topo
+
+namespace sluice::topo {
+namespace {
+
+TEST(Topology, KindsAndClassesHaveNames) {
+  EXPECT_EQ(to_string(VertexKind::cpu_socket), "cpu_socket");
+  EXPECT_EQ(to_string(VertexKind::host_memory), "host_memory");
+  EXPECT_EQ(to_string(VertexKind::pcie_root_port), "pcie_root_port");
+  EXPECT_EQ(to_string(VertexKind::pcie_switch), "pcie_switch");
+  EXPECT_EQ(to_string(VertexKind::gpu), "gpu");
+  EXPECT_EQ(to_string(VertexKind::nic), "nic");
+  EXPECT_EQ(to_string(VertexKind::nvme), "nvme");
+  EXPECT_EQ(to_string(VertexKind::net_switch), "net_switch");
+  EXPECT_EQ(to_string(LinkClass::pcie), "pcie");
+  EXPECT_EQ(to_string(LinkClass::memory), "memory");
+  EXPECT_EQ(to_string(LinkClass::inter_socket), "inter_socket");
+  EXPECT_EQ(to_string(LinkClass::network), "network");
+  EXPECT_TRUE(is_device(VertexKind::nvme));
+  EXPECT_FALSE(is_device(VertexKind::pcie_switch));
+}
+
+TEST(MachineAssembler, KeepsTheFirstErrorAndStopsBuilding) {
+  MachineAssembler m("broken");
+  const VertexId s = m.add_socket(k_gib, 1e11);
+  EXPECT_EQ(m.add_gpu(12345, 1e10, 0), k_no_vertex) << "unknown parent";
+  EXPECT_FALSE(m.first_error().ok());
+  EXPECT_EQ(m.add_root_port(s, 1e10), k_no_vertex) << "nothing is added after the first error";
+  EXPECT_EQ(m.add_socket(k_gib, 1e11), k_no_vertex);
+  m.link_sockets(s, s, 1e9, 1);
+  auto t = m.finish();
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("parent"), std::string::npos) << t.status().message();
+  MachineAssembler dup("dup");
+  const VertexId s0 = dup.add_socket(k_gib, 1e11);
+  const VertexId rp = dup.add_root_port(s0, 1e10, "x");
+  EXPECT_EQ(dup.add_switch(rp, 1e10, true, "x"), k_no_vertex) << "duplicate name";
+  MachineAssembler zero("zero");
+  EXPECT_EQ(zero.add_socket(k_gib, 0), k_no_vertex) << "zero memory bandwidth";
+  MachineAssembler self("self");
+  const VertexId only = self.add_socket(k_gib, 1e11);
+  self.link_sockets(only, only, 1e9, 1);
+  EXPECT_FALSE(self.finish().ok());
+}
+
+}  // namespace
+}  // namespace sluice::topo

@@ -1,0 +1,91 @@
+#include "tests/core/workloads/workload_cluster.hpp"
+
+#include <algorithm>
+
+namespace sluice::testing {
+
+NamespaceConfig WorkloadCluster::namespace_config() const {
+  NamespaceConfig ns = spec_.meta.ns;
+  ns.policy = spec_.policy;
+  ns.shard_count = spec_.meta_shards;
+  return ns;
+}
+
+WorkloadCluster::WorkloadCluster(WorkloadClusterSpec spec)
+    : spec_(std::move(spec)), world_(std::make_unique<TestWorld>(spec_.world)) {
+  NodeId node = 0;
+  mgmt_ = world_->endpoint_of(world_->add_service<MgmtService>(node, spec_.mgmt));
+  if (spec_.barrier) barrier_ = world_->endpoint_of(world_->add_service<BarrierService>(node, spec_.barrier_config));
+  ++node;
+  const NamespaceConfig ns = namespace_config();
+  for (std::uint32_t shard = 0; shard < spec_.meta_shards; ++shard, ++node) {
+    MetaServiceConfig meta = spec_.meta;
+    meta.shard = shard;
+    meta.mgmt = mgmt_;
+    meta.ns = ns;
+    metas_.push_back(&world_->add_service<MetaService>(node, meta));
+  }
+  TargetId next_target = 1;
+  for (std::uint32_t count : spec_.targets_per_server) {
+    StorageServiceConfig storage = spec_.storage;
+    storage.mgmt = mgmt_;
+    storage.targets.clear();
+    for (std::uint32_t t = 0; t < count; ++t) {
+      world_->add_target(next_target, node);
+      storage.targets.push_back(next_target);
+      targets_.push_back(next_target);
+      ++next_target;
+    }
+    storages_.push_back(&world_->add_service<StorageService>(node, storage));
+    ++node;
+  }
+  for (std::uint32_t c = 0; c < spec_.client_nodes; ++c) client_nodes_.push_back(node++);
+
+  const bool registered = world_->run_until(
+      [this] {
+        return std::all_of(metas_.begin(), metas_.end(), [](const MetaService* m) { return m->registered(); }) &&
+               std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
+      },
+      spec_.max_setup_events);
+  if (!registered) ready_ = error(StatusCode::timed_out, "cluster servers did not all register with mgmt");
+}
+
+std::vector<ClientHost*> WorkloadCluster::launch(
+    const std::function<std::unique_ptr<Workload>(std::uint32_t rank)>& make, std::uint32_t ranks) {
+  hosts_.clear();
+  const std::uint32_t total = ranks == 0 ? this->ranks() : std::min(ranks, this->ranks());
+  for (std::uint32_t rank = 0; rank < total; ++rank) {
+    ClientHostConfig config;
+    config.client = spec_.client;
+    config.client.mgmt = mgmt_;
+    config.client.ns = namespace_config();
+    config.client.stripe_flavor = spec_.meta.stripe_flavor;
+    config.rank = rank;
+    config.ranks = total;
+    config.barrier = barrier_;
+    config.gpu = static_cast<std::uint16_t>(rank % spec_.ranks_per_client_node);
+    const NodeId node = client_nodes_[rank / spec_.ranks_per_client_node];
+    hosts_.push_back(&world_->add_service<ClientHost>(node, config, make(rank)));
+  }
+  return hosts_;
+}
+
+bool WorkloadCluster::run(std::uint64_t max_events) {
+  return world_->run_until(
+      [this] { return std::all_of(hosts_.begin(), hosts_.end(), [](const ClientHost* h) { return h->finished(); }); },
+      max_events);
+}
+
+std::string WorkloadCluster::failures() const {
+  std::string out;
+  for (const ClientHost* h : hosts_) {
+    if (!h->finished()) {
+      out += h->name() + ": not finished\n";
+    } else if (!h->result().ok()) {
+      out += h->name() + ": " + h->result().to_string() + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace sluice::testing
