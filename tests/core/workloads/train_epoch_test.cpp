@@ -209,7 +209,9 @@ TEST(ShuffledSample, IsABijectionThatReallyShuffles) {
       if (s == i) ++fixed_points;
     }
     EXPECT_EQ(seen.size(), n) << n;
-    if (n >= 1000) EXPECT_LT(fixed_points, n / 50) << n;
+    if (n >= 1000) {
+      EXPECT_LT(fixed_points, n / 50) << n;
+    }
   }
   EXPECT_NE(TrainEpoch::shuffled_sample(5, 1000, 1), TrainEpoch::shuffled_sample(5, 1000, 2));
 }
