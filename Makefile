@@ -17,7 +17,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 \
   googletest libgtest-dev libgmock-dev gcovr libbenchmark-dev gnuplot-nox \
   iperf3 fio iproute2
 
-.PHONY: all deps configure build test run coverage clean bench-topology
+.PHONY: all deps configure build test run coverage clean
 
 all: build
 
@@ -57,6 +57,12 @@ coverage: deps
 	find $(COV_BUILD) -name '*.gcda' -delete
 	ctest --test-dir $(COV_BUILD) -j $(JOBS) --timeout 900 > $(COV_BUILD)/ctest.log || (tail -50 $(COV_BUILD)/ctest.log; exit 1)
 	python3 tests/coverage_by_folder.py $(COV_BUILD)
+
+# make bench-NAME builds and runs the benchmark target bench_NAME.
+bench-%: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target bench_$* -j $(JOBS)
+	./$(BUILD)/tests/bench_$*
 
 clean:
 	rm -rf $(BUILD) $(COV_BUILD) $(OUT)

@@ -1,6 +1,8 @@
 #include "core/workloads/barrier_service.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/workloads/workload_steps.hpp"
@@ -29,8 +31,12 @@ void BarrierService::answer(Endpoint to, RequestId id, const Status& status) {
 
 void BarrierService::arrive(Endpoint from, const proto::Barrier& m) {
   if (auto r = released_.find(m.name); r != released_.end()) {
-    auto p = r->second.find(from);
-    if (p != r->second.end() && m.request_id <= p->second) return answer(from, m.request_id, ok_status());
+    // A participant's late retry (its Ack was lost, or its RpcClient gave up
+    // and the rank asked again just as the barrier released) is answered.
+    if (r->second.count(from) != 0) return answer(from, m.request_id, ok_status());
+    return answer(from, m.request_id,
+                  error(StatusCode::invalid_argument, "barrier '" + m.name + "' was already released without " +
+                                                          from.to_string() + " (names are single-use)"));
   }
   if (m.participants == 0 || m.participants > config_.max_participants) {
     return answer(from, m.request_id,
@@ -56,6 +62,8 @@ void BarrierService::arrive(Endpoint from, const proto::Barrier& m) {
                         "barrier '" + m.name + "': " + std::to_string(m.participants) + " participants, but " +
                             std::to_string(it->second.participants) + " announced by the first arrival"));
   }
+  // Answer the latest attempt: ids grow per sender (RpcClient), so a late
+  // duplicate of an older attempt does not replace a newer one.
   RequestId& latest = it->second.arrived[from];
   latest = std::max(latest, m.request_id);
   if (it->second.arrived.size() < it->second.participants) return;
@@ -68,8 +76,9 @@ void BarrierService::release(const std::string& name, Open& open) {
   env_.metrics().count("barrier.releases", 1);
   env_.metrics().sample("barrier.wait_ns", static_cast<double>(env_.now() - open.first_arrival_ns));
   for (const auto& [endpoint, id] : open.arrived) answer(endpoint, id, ok_status());
-  if (released_.find(name) == released_.end()) released_order_.push_back(name);
-  released_[name] = std::move(open.arrived);
+  std::set<Endpoint>& participants = released_[name];
+  for (const auto& [endpoint, id] : open.arrived) participants.insert(endpoint);
+  released_order_.push_back(name);
   while (released_order_.size() > config_.released_history) {
     released_.erase(released_order_.front());
     released_order_.pop_front();

@@ -6,14 +6,15 @@
 // Protocol: a rank sends proto::Barrier{request_id, name, participants}; the
 // service answers proto::Ack{request_id} to every participant once
 // `participants` distinct endpoints have arrived at the barrier `name`.
-// - Retries are safe: an arrival is keyed by (endpoint, name), so a resend of
-//   the same request (RpcClient retry, a duplicated message) is the same
-//   arrival; the Ack goes to the latest request id seen from that endpoint.
-// - After a release the service remembers, per participant, the request id it
-//   answered (for the last released_history releases). A Barrier whose id is
-//   <= the answered one is a late retry and is answered again at once; a
-//   larger id (ids grow per sender, RpcClient) is a new use of the name and
-//   opens a new barrier, so a name can be reused by successive runs.
+// - Names are single-use: one name is one barrier, passed once by each rank
+//   (workloads name barriers after their phase and a run tag). A name is
+//   remembered after its release (the last released_history of them), so
+//   an arrival there from one of its participants is answered at once, and
+//   one from any other endpoint is refused.
+// - Retries are safe: an arrival is keyed by (endpoint, name), so a resend
+//   (RpcClient retry, a duplicated message, barrier()'s re-ask after a
+//   timeout) is the same arrival; the Ack goes to the latest request id seen
+//   from that endpoint.
 // - Errors, answered in the Ack: participants == 0 or above
 //   max_participants, or different from what the first arrival said
 //   (invalid_argument); more than max_open_barriers open (no_space).
@@ -25,6 +26,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/common/units.hpp"
@@ -64,7 +66,7 @@ class BarrierService final : public Service {
   Env& env_;
   BarrierServiceConfig config_;
   std::map<std::string, Open, std::less<>> open_;
-  std::map<std::string, std::map<Endpoint, RequestId>, std::less<>> released_;
+  std::map<std::string, std::set<Endpoint>, std::less<>> released_;
   std::deque<std::string> released_order_;
   std::uint64_t releases_ = 0;
 };
@@ -75,7 +77,9 @@ class BarrierService final : public Service {
 inline constexpr TimeNs k_barrier_max_wait_ns = 3600 * k_ns_per_s;
 
 // Waits until all ctx.ranks ranks arrived at barrier `name` of ctx.barrier,
-// then calls done(ok) (from a later event). The request is re-sent when the
+// then calls done(ok) (from a later event). `name` must be new to the
+// barrier service (see above): a run's barriers carry the workload's run_tag,
+// so two runs on one cluster need different tags. The request is re-sent when the
 // RpcClient gives up on it (timed_out), until max_wait_ns has passed since the
 // call; then done(timed_out). Any other error is passed on. When ctx.barrier
 // is invalid (a run without coordination) it completes via a zero timer.

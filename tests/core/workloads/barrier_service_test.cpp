@@ -105,7 +105,7 @@ TEST(Barrier, WaitsLongerThanTheRpcTimeoutByResending) {
   EXPECT_EQ(cluster.world().counter("barrier.releases"), 1);
 }
 
-TEST(Barrier, ReusesANameAndSurvivesLostAcksAndDuplicates) {
+TEST(Barrier, SurvivesLostAcksAndDuplicatedArrivals) {
   WorkloadCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   const Endpoint barrier_ep = cluster.barrier();
@@ -120,7 +120,7 @@ TEST(Barrier, ReusesANameAndSurvivesLostAcksAndDuplicates) {
         return std::holds_alternative<proto::Barrier>(m);
       },
       FaultAction::duplicate, 0, 1000});
-  auto probes = launch_probes(cluster, {0, 2 * k_ns_per_ms, 1 * k_ns_per_ms}, {"x", "x", "y"});
+  auto probes = launch_probes(cluster, {0, 2 * k_ns_per_ms, 1 * k_ns_per_ms}, {"x", "y", "z"});
   ASSERT_TRUE(cluster.run(2'000'000));
   EXPECT_EQ(cluster.failures(), "");
   for (BarrierProbe* p : probes) {
@@ -156,6 +156,18 @@ TEST(Barrier, RefusesAParticipantCountThatDisagrees) {
   ASSERT_TRUE(cluster.run(1'000'000));
   EXPECT_EQ(cluster.hosts()[1]->result().code(), StatusCode::invalid_argument);
   EXPECT_FALSE(cluster.hosts()[0]->finished() && cluster.hosts()[0]->result().ok());
+}
+
+TEST(Barrier, RefusesAnArrivalAfterTheReleaseFromANonParticipant) {
+  WorkloadCluster cluster(small_spec());
+  ASSERT_TRUE(cluster.ready().ok());
+  // Three ranks at a barrier for two: the first two release it, the third is refused.
+  cluster.launch([](std::uint32_t) { return std::make_unique<RawBarrier>(2); });
+  ASSERT_TRUE(cluster.run(1'000'000));
+  EXPECT_TRUE(cluster.hosts()[0]->result().ok());
+  EXPECT_TRUE(cluster.hosts()[1]->result().ok());
+  EXPECT_EQ(cluster.hosts()[2]->result().code(), StatusCode::invalid_argument);
+  EXPECT_NE(cluster.hosts()[2]->result().message().find("single-use"), std::string::npos);
 }
 
 TEST(Barrier, RefusesZeroParticipants) {

@@ -86,10 +86,12 @@ TEST(CheckpointBurst, SeveralFilesAndBurstsWriteEveryByte) {
   ASSERT_EQ(cluster.failures(), "");
   TestWorld& w = cluster.world();
   EXPECT_EQ(w.counter("checkpoint.write.bytes"), 2 * 3 * static_cast<double>(c.shard_bytes));
-  // Files of 1 MiB + 1 MiB + (1 MiB + 5 bytes): 2 + 2 + 3 blocks.
-  EXPECT_EQ(w.counter("checkpoint.write.ops"), 2 * 3 * 7);
+  // Files of 1 MiB + 1, 1 MiB + 1 and 1 MiB + 3 bytes: 3 blocks of <= 512 KiB each.
+  EXPECT_EQ(w.counter("checkpoint.write.ops"), 2 * 3 * 9);
   EXPECT_EQ(w.samples("checkpoint.write.bytes_per_s")->values.size(), 6u);
-  EXPECT_EQ(ranks[2]->file_bytes(2), 1 * k_mib + 5);
+  EXPECT_EQ(ranks[2]->file_bytes(0), 1 * k_mib + 1);
+  EXPECT_EQ(ranks[2]->file_bytes(2), 1 * k_mib + 3);
+  EXPECT_EQ(ranks[2]->file_offset_in_shard(2), 2 * (k_mib + 1));
   std::vector<RankPhaseResult> bursts;
   for (auto* r : ranks) {
     for (const auto& p : r->results()) {
