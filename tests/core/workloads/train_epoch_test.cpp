@@ -103,7 +103,7 @@ TEST(TrainEpoch, PrefetchHidesReadsBehindCompute) {
   c.sample_bytes = 256 * k_kib;
   c.samples_per_file = 2;
   c.create.chunk_bytes = 256 * k_kib;
-  c.compute_ns_per_step = 2 * k_ns_per_ms;
+  c.compute_ns_per_step = 1 * k_ns_per_ms;
   c.prefetch_depth = 0;
   double au_none = 0;
   for (const EpochResult& e : run_training(c)) au_none += e.au / 3;
