@@ -228,10 +228,18 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
       });
     };
     if (egress_) {
-      Result<TimeNs> earliest = egress_->earliest_start(env_.now(), n);
-      const TimeNs start = earliest.ok() ? std::max(*earliest, env_.now()) : env_.now();
-      // A chunk larger than the burst cannot be paced by the bucket; it goes at once (logged by the metric).
-      if (!egress_->consume(start, n).ok()) env_.metrics().count("storage.egress_unpaced_chunks", 1);
+      // Reservations are made in order: a chunk's slot starts no earlier than the
+      // previous reservation (the bucket's clock must not go backwards).
+      const TimeNs base = std::max(env_.now(), egress_reserved_ns_);
+      Result<TimeNs> earliest = egress_->earliest_start(base, n);
+      TimeNs start = env_.now();
+      if (earliest.ok() && egress_->consume(*earliest, n).ok()) {
+        start = *earliest;
+        egress_reserved_ns_ = start;
+      } else {
+        // A chunk larger than the burst cannot be paced by the bucket; it goes at once, counted.
+        env_.metrics().count("storage.egress_unpaced_chunks", 1);
+      }
       if (start > env_.now()) {
         env_.metrics().count("storage.egress_throttled_ns", static_cast<double>(start - env_.now()));
         ops_.expect(env_.timer(start - env_.now()), [send_data](Completion&) { send_data(); });

@@ -85,7 +85,8 @@ class StorageService final : public Service {
   std::map<std::pair<TargetId, FileId>, std::uint64_t> object_bytes_;
   std::uint64_t staging_in_use_bytes_ = 0;
   std::optional<sched::TokenBucket> egress_;
-  Status egress_error_;  // why the configured egress limit could not be applied
+  Status egress_error_;
+  TimeNs egress_reserved_ns_ = 0;  // start of the last reserved egress slot  // why the configured egress limit could not be applied
   std::size_t registered_targets_ = 0;
   std::uint64_t requests_served_ = 0;
   std::uint64_t again_replies_ = 0;

@@ -27,6 +27,9 @@ TestCluster::TestCluster(TestClusterSpec spec) : spec_(std::move(spec)) {
     StorageServiceConfig sc;
     sc.mgmt = mgmt_;
     sc.max_queued_per_target = spec_.max_queued_per_target;
+    sc.max_active_per_target = spec_.max_active_per_target;
+    sc.egress_limit_bytes_per_s = spec_.egress_limit_bytes_per_s;
+    sc.egress_burst_bytes = 1 * k_mib;
     for (std::uint32_t t = 0; t < spec_.targets_per_server; ++t) {
       world_->add_target(next_target, node);
       sc.targets.push_back(next_target++);

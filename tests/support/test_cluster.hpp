@@ -25,6 +25,8 @@ struct TestClusterSpec {
   std::uint64_t chunk_bytes = 512 * k_kib;
   std::uint32_t stripe_count = 4;
   std::uint32_t max_queued_per_target = 256;
+  std::uint32_t max_active_per_target = 8;
+  double egress_limit_bytes_per_s = 0;  // per storage server; 0 = none
   TestWorldConfig world;
 };
 

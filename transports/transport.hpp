@@ -1,0 +1,282 @@
+// The transport contract: how one node's bytes reach another node.
+//
+// A transport is mechanism only (UCX UCT's "no decision logic"): it connects
+// to peers, carries control frames, and moves bulk bytes between registered
+// memory regions on the rail it is told to use. Which peer, which rail, how
+// many operations in flight and direct-versus-bounce are decided in core/
+// (core/sched) and handed down; nothing here chooses.
+//
+// Modelled on NCCL's net plugin (src/include/plugin/net/net_v*.h: every slot
+// says whether it blocks, who owns the buffers and when outputs are valid) and
+// UCX UCT (src/uct/api/uct.h: capabilities advertised as data, completion by
+// polling or by an event fd, one conformance suite over every transport).
+//
+// ---- Objects -------------------------------------------------------------
+// One Transport object per node (or per process standing in for a node). It
+// owns its sockets/queue pairs and one progress thread of its own; every
+// public call below is thread-safe unless it says otherwise, so several
+// service event loops of the node may share it.
+//
+// Peers. connect() names a remote transport by its listen addresses and
+// returns a PeerId at once; the connections come up in the background (a
+// PeerUp event says when). A remote transport that connects to us appears as
+// a PeerId of its own (PeerUp with accepted = true); the two directions are
+// distinct peers even between the same two transports. Both kinds may be used
+// for every operation.
+//
+// Rails. A transport is configured with one local address per rail (a NIC,
+// or 127.0.0.1 / 127.0.0.2 ... on loopback). Rail r of this side talks to rail
+// (r mod n) of a peer that listens on n rails. Every bulk operation names its
+// local rail: that is core/sched's choice (TransferSpec::src_nic), carried out
+// here and never changed. Several connections per rail (queue pairs, sockets)
+// are the transport's business: it may split one operation over them.
+//
+// Memory. Bulk bytes move only between *registered regions*. The owner of a
+// region picks its 64-bit key (HwEnv uses the MemHandle region id) and remote
+// peers name the region by that key; a transport that needs more than the key
+// to reach remote memory (an ibverbs rkey and address) resolves it with the
+// peer itself and caches it. A region is identified by (transport, key).
+//
+// ---- Completion ----------------------------------------------------------
+// Every accepted put()/get() completes exactly once with an OpDone event
+// carrying its cookie: ok when the bytes are in place at the destination (for
+// put, in the remote region; for get, in the local region), else an error.
+// Nothing else is waited for: no call blocks on the network. Events are taken
+// with poll() (non-blocking) or by waiting for completion_fd() to become
+// readable (epoll/poll on it) and then calling poll().
+//
+// ---- Errors ----------------------------------------------------------------
+// Calls return a Status for what is known at once: invalid_argument (a bad
+// key, range, rail or frame), unavailable (an unknown or lost peer, a region
+// kind the transport cannot reach), again (a named limit on queued work is
+// reached: retry after some completions). A peer that vanishes (connection
+// reset, EOF, a corrupt stream) is declared lost: each of its pending
+// operations completes with unavailable naming the peer, a PeerDown event
+// follows, and later calls naming it return unavailable.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/common/status.hpp"
+
+namespace sluice::transport {
+
+using PeerId = std::uint64_t;
+
+// Limits every transport honours (each transport may declare lower ones in
+// its Capabilities).
+inline constexpr std::uint32_t k_max_rails = 16;                 // NICs per node on the largest nodes modelled (DGX: 8-10)
+inline constexpr std::uint32_t k_max_connections_per_rail = 16;  // NCCL NCCL_NSOCKS_PERTHREAD*NTHREADS caps at 64 total
+inline constexpr std::size_t k_max_poll_events = 4096;          // events one poll() call may return
+
+// What memory a transport can move bytes into and out of.
+enum class RegionKind : std::uint8_t {
+  host = 0,    // host memory (pageable or pinned)
+  cuda = 1,    // CUDA device memory by pointer (GPUDirect RDMA through nvidia-peermem)
+  dmabuf = 2,  // device memory exported as a dma-buf fd (ibv_reg_dmabuf_mr)
+};
+inline constexpr std::size_t k_region_kind_count = 3;
+std::string_view to_string(RegionKind kind);
+
+// Declared capabilities: data, checked against behaviour by the conformance
+// suite (tests/transports/).
+struct Capabilities {
+  std::vector<RegionKind> region_kinds;  // kinds register_region() accepts
+  std::uint64_t max_message_bytes = 0;   // one control frame, header included
+  std::uint64_t max_transfer_bytes = 0;  // one put() or get()
+  bool rdma_write = false;  // put() completes without the remote CPU (one-sided)
+  bool rdma_read = false;   // get() completes without the remote CPU (one-sided)
+  bool stream = false;      // put() and get() through a byte stream; the remote
+                            // transport's progress thread places or serves the bytes
+  std::uint32_t max_rails = 0;
+  std::uint32_t max_connections_per_rail = 0;
+
+  bool reaches(RegionKind kind) const;
+  bool can_put() const { return rdma_write || stream; }
+  bool can_get() const { return rdma_read || stream; }
+  // "host; max message 16 MiB; max transfer 1 GiB; stream; 16 rails x 16 connections"
+  std::string to_string() const;
+};
+
+// Where a peer listens: its listen_addresses(), one per rail, in the
+// transport's own address syntax (tcp: "a.b.c.d:port").
+struct PeerAddress {
+  std::vector<std::string> rails;
+};
+
+struct TransportConfig {
+  // This side's identity, sent to every peer when connecting (HwEnv: the node
+  // id). Peers see it in PeerUp and in each message.
+  std::uint64_t local_id = 0;
+  // Local addresses, one per rail; a transport listens on each and sends rail
+  // r's traffic from address r. Port 0 picks a free port.
+  std::vector<std::string> rail_addresses;
+  // Connections (sockets, QPs) per rail per peer; 1..k_max_connections_per_rail.
+  std::uint32_t connections_per_rail = 2;
+  // Operations posted (put/get) and not yet completed, over all peers; past it
+  // put()/get() return again.
+  std::uint32_t max_pending_ops = 4096;
+  // Control-frame bytes queued to one peer and not yet sent; past it
+  // send_message() returns again.
+  std::uint64_t max_queued_message_bytes = 64ULL << 20;
+  // Where the transport reports what it did on its own (a peer lost, a
+  // fallback taken). Called from the progress thread; may be empty.
+  std::function<void(std::string_view)> log;
+};
+
+// One bulk operation. put: local [local_offset, +bytes) of region local_key ->
+// the peer's region remote_key at remote_offset. get: the peer's range -> the
+// local range.
+struct BulkRequest {
+  PeerId peer = 0;
+  std::uint32_t rail = 0;  // local rail index, core/sched's choice
+  std::uint64_t local_key = 0;
+  std::uint64_t local_offset = 0;
+  std::uint64_t remote_key = 0;
+  std::uint64_t remote_offset = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t cookie = 0;  // returned unchanged in OpDone
+};
+
+// ---- Events (taken by poll()) -----------------------------------------------
+struct OpDone {
+  std::uint64_t cookie = 0;
+  Status status;
+  std::uint64_t bytes = 0;  // bytes moved when ok
+};
+
+// One control frame from a peer. The frame's header has been checked with
+// proto::parse_header and frame.size() == header.frame_bytes(); the payload is
+// not decoded (proto::decode does that, checking the payload CRC).
+struct MessageReceived {
+  PeerId peer = 0;
+  std::uint64_t remote_id = 0;  // the sender's TransportConfig::local_id
+  std::uint64_t tag = 0;        // the sender's tag, opaque here (HwEnv: the service pair)
+  std::vector<std::byte> frame;
+};
+
+struct PeerUp {
+  PeerId peer = 0;
+  std::uint64_t remote_id = 0;
+  bool accepted = false;  // true: the peer connected to us
+};
+
+struct PeerDown {
+  PeerId peer = 0;
+  std::uint64_t remote_id = 0;
+  Status reason;  // unavailable, naming the peer and what happened
+};
+
+using TransportEvent = std::variant<OpDone, MessageReceived, PeerUp, PeerDown>;
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Non-copyable: it owns sockets and a thread. The destructor stops the
+  // progress thread and closes every connection; operations still pending
+  // then are dropped without events (drain with poll() first).
+  Transport() = default;
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // The registry name ("tcp") and the declared capabilities. Constant for
+  // the object's life.
+  virtual std::string_view name() const = 0;
+  virtual const Capabilities& capabilities() const = 0;
+
+  // The addresses peers connect() to, one per rail, with the ports actually
+  // bound. Valid from construction (the factory listens before returning).
+  virtual PeerAddress listen_address() const = 0;
+
+  // Starts connecting to a peer; returns at once. Operations and messages may
+  // be posted to the PeerId immediately: they wait until the connections are
+  // up, and fail (OpDone / PeerDown) if they never come up.
+  // invalid_argument: an address this transport cannot parse.
+  virtual Result<PeerId> connect(const PeerAddress& remote) = 0;
+
+  // Closes the peer's connections; its pending operations complete with
+  // unavailable ("disconnected"), then PeerDown. Unknown peer: not_found.
+  virtual Status disconnect(PeerId peer) = 0;
+
+  // Makes [bytes.data(), +bytes.size()) reachable as region `key`. The memory
+  // stays owned by the caller and must stay valid until deregister_region()
+  // returns. unavailable: the kind is not in capabilities().region_kinds;
+  // already_exists: the key is taken; invalid_argument: empty range.
+  virtual Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) = 0;
+
+  // Unregisters. Blocks until no incoming transfer is still reading or
+  // writing the region (it returns as soon as those finish or their peer is
+  // lost); local operations naming the region must have completed before the
+  // call (the caller's duty). not_found: no such key.
+  virtual Status deregister_region(std::uint64_t key) = 0;
+
+  // Queues one control frame (a proto frame: proto::encode_into's output) to
+  // `peer`, tagged. Takes the bytes. Frames to one PeerId arrive in the order
+  // sent; delivery is not confirmed (no event): a lost peer loses them.
+  // invalid_argument: not one whole valid frame, or over max_message_bytes;
+  // unavailable: unknown or lost peer; again: max_queued_message_bytes.
+  [[nodiscard]] virtual Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) = 0;
+
+  // Posts a bulk operation. On ok, exactly one OpDone with request.cookie
+  // follows. The local range must lie in a registered region and stay
+  // registered until then; the remote range is checked by the peer (an error
+  // comes back in OpDone: not_found for an unknown key, invalid_argument for
+  // a range outside the region). Immediate errors: invalid_argument (rail out
+  // of range, bad local range, bytes 0 or over max_transfer_bytes),
+  // unavailable (peer unknown or lost, or the operation not declared),
+  // again (max_pending_ops).
+  [[nodiscard]] virtual Status put(const BulkRequest& request) = 0;
+  [[nodiscard]] virtual Status get(const BulkRequest& request) = 0;
+
+  // Moves up to max_events pending events into `out` (appended), oldest
+  // first, and returns how many. Never blocks.
+  virtual std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) = 0;
+
+  // A file descriptor that is readable while events may be waiting (an
+  // eventfd). Wait on it with epoll/poll, then call poll(); poll() resets it.
+  // Spurious wake-ups are possible; missed ones are not. Owned by the
+  // transport; valid for its life.
+  virtual int completion_fd() const = 0;
+};
+
+// ---- Registry -------------------------------------------------------------------
+// Each transport registers itself from its own folder (a static registrar in
+// its .cpp; the library is linked whole-archive through the sluice_transports
+// CMake target). No central list exists.
+
+struct TransportEntry {
+  std::string name;
+  // ok when the transport can be created on this machine/build; otherwise
+  // unavailable with the reason ("libibverbs not found at build time").
+  std::function<Status()> probe;
+  std::function<Capabilities()> capabilities;
+  std::function<Result<std::unique_ptr<Transport>>(const TransportConfig&)> create;
+};
+
+// Adds an entry; returns true so that it can initialise a static. A second
+// entry with the same name is a bug (asserted).
+bool register_transport(TransportEntry entry);
+
+struct TransportListing {
+  std::string name;
+  bool available = false;
+  std::string why_unavailable;  // empty when available
+  Capabilities capabilities;
+};
+
+// Every registered transport, sorted by name, with its probe's verdict.
+std::vector<TransportListing> list_transports();
+
+// Creates the named transport. not_found: no such name (the message lists the
+// names there are); unavailable: its probe failed (the message says why).
+Result<std::unique_ptr<Transport>> create_transport(std::string_view name, const TransportConfig& config);
+
+}  // namespace sluice::transport
