@@ -128,7 +128,9 @@ struct TransportConfig {
   // send_message() returns again.
   std::uint64_t max_queued_message_bytes = 64ULL << 20;
   // Where the transport reports what it did on its own (a peer lost, a
-  // fallback taken). Called from the progress thread; may be empty.
+  // fallback taken). Called with the transport's lock held, from its progress
+  // thread or from a caller's thread inside a call; it must not call back
+  // into the transport. May be empty.
   std::function<void(std::string_view)> log;
 };
 
@@ -259,6 +261,9 @@ struct TransportEntry {
   std::function<Status()> probe;
   std::function<Capabilities()> capabilities;
   std::function<Result<std::unique_ptr<Transport>>(const TransportConfig&)> create;
+  // Local rail addresses for running on one host (tests, one-process
+  // deployments); tcp: "127.0.0.1:0" per rail.
+  std::function<std::vector<std::string>(std::uint32_t rails)> loopback_rails;
 };
 
 // Adds an entry; returns true so that it can initialise a static. A second
@@ -274,6 +279,10 @@ struct TransportListing {
 
 // Every registered transport, sorted by name, with its probe's verdict.
 std::vector<TransportListing> list_transports();
+
+// The named transport's loopback rail addresses (see TransportEntry);
+// not_found for an unknown name.
+Result<std::vector<std::string>> loopback_rail_addresses(std::string_view name, std::uint32_t rails);
 
 // Creates the named transport. not_found: no such name (the message lists the
 // names there are); unavailable: its probe failed (the message says why).

@@ -83,6 +83,16 @@ std::vector<TransportListing> list_transports() {
   return out;
 }
 
+Result<std::vector<std::string>> loopback_rail_addresses(std::string_view name, std::uint32_t rails) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  auto it = r.entries.find(name);
+  if (it == r.entries.end() || !it->second.loopback_rails) {
+    return error(StatusCode::not_found, "transport registry: no loopback addresses for '" + std::string(name) + "'");
+  }
+  return it->second.loopback_rails(rails);
+}
+
 Result<std::unique_ptr<Transport>> create_transport(std::string_view name, const TransportConfig& config) {
   std::function<Result<std::unique_ptr<Transport>>(const TransportConfig&)> create;
   {

@@ -9,6 +9,7 @@ namespace sluice {
 
 Status CheckpointBurst::validate(const CheckpointConfig& c) {
   const std::string where = "checkpoint config";
+  if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "shard_bytes", c.shard_bytes, 1, k_workload_max_bytes_per_rank); !s.ok()) return s;
   if (Status s = check_limit(where, "files_per_rank", c.files_per_rank, 1, k_workload_max_inflight); !s.ok()) return s;
   if (Status s = check_limit(where, "block_bytes", c.block_bytes, 1, k_workload_max_block_bytes); !s.ok()) return s;

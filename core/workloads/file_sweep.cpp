@@ -31,6 +31,7 @@ struct FileSweep::FileJob {
 
 Status FileSweep::validate(const FileSweepConfig& c) {
   const std::string where = "file_sweep config";
+  if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "threads", c.threads, 1, k_workload_max_inflight); !s.ok()) return s;
   if (Status s = check_limit(where, "dirs_per_rank", c.dirs_per_rank, 1, k_workload_max_items_per_rank); !s.ok()) {
     return s;

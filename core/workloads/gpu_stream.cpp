@@ -12,6 +12,7 @@ std::string_view to_string(StreamDirection direction) {
 
 Status GpuStream::validate(const StreamConfig& c) {
   const std::string where = "stream config";
+  if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "buffer_bytes", c.buffer_bytes, 1, k_workload_max_block_bytes); !s.ok()) return s;
   if (Status s = check_limit(where, "buffers", c.buffers, 1, k_workload_max_items_per_rank); !s.ok()) return s;
   if (Status s = check_limit(where, "buffers_in_flight", c.buffers_in_flight, 1, k_workload_max_inflight); !s.ok()) {

@@ -20,6 +20,7 @@ std::string_view to_string(MdPhase phase) {
 
 Status MdBench::validate(const MdBenchConfig& c) {
   const std::string where = "md_bench config";
+  if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "threads", c.threads, 1, k_workload_max_inflight); !s.ok()) return s;
   if (Status s = check_limit(where, "files_per_rank", c.files_per_rank, 0, k_workload_max_items_per_rank); !s.ok()) {
     return s;

@@ -18,6 +18,7 @@ struct StageIn::Job {
 
 Status StageIn::validate(const StageInConfig& c) {
   const std::string where = "stage_in config";
+  if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "objects", c.objects, 0, k_workload_max_items_per_rank); !s.ok()) return s;
   if (Status s = check_limit(where, "object_bytes", c.object_bytes, 0, k_workload_max_bytes_per_rank); !s.ok()) {
     return s;

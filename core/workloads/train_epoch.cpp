@@ -10,6 +10,7 @@ namespace sluice {
 
 Status TrainEpoch::validate(const TrainEpochConfig& c) {
   const std::string where = "train_epoch config";
+  if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "samples", c.samples, 1, k_workload_max_items_per_rank); !s.ok()) return s;
   if (Status s = check_limit(where, "sample_bytes", c.sample_bytes, 1, k_workload_max_block_bytes); !s.ok()) return s;
   if (Status s = check_limit(where, "samples_per_file", c.samples_per_file, 1, k_workload_max_items_per_rank);

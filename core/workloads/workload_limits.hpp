@@ -22,12 +22,22 @@ inline constexpr std::uint64_t k_workload_max_items_per_rank = 100'000'000;
 // Bytes one rank writes or reads in one phase (a checkpoint shard, a stream).
 inline constexpr std::uint64_t k_workload_max_bytes_per_rank = 64 * k_tib;
 
+// A run tag becomes part of barrier names, which travel in a name field of at
+// most 255 bytes (proto k_max_name_bytes) next to the workload and phase names.
+inline constexpr std::size_t k_workload_max_run_tag_bytes = 128;
+
 // ok if lo <= value <= hi, else invalid_argument "<where>: <field> = v not in lo..hi".
 inline Status check_limit(const std::string& where, const char* field, std::uint64_t value, std::uint64_t lo,
                           std::uint64_t hi) {
   if (value >= lo && value <= hi) return ok_status();
   return error(StatusCode::invalid_argument, where + ": " + field + " = " + std::to_string(value) + " not in " +
                                                  std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+inline Status check_run_tag(const std::string& where, const std::string& run_tag) {
+  if (run_tag.size() <= k_workload_max_run_tag_bytes) return ok_status();
+  return error(StatusCode::invalid_argument, where + ": run_tag of " + std::to_string(run_tag.size()) +
+                                                 " bytes, at most " + std::to_string(k_workload_max_run_tag_bytes));
 }
 
 }  // namespace sluice

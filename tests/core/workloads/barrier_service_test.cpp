@@ -78,7 +78,7 @@ std::vector<BarrierProbe*> launch_probes(WorkloadCluster& cluster, const std::ve
 
 TEST(Barrier, ReleasesEveryRankOnlyWhenTheLastArrives) {
   WorkloadCluster cluster(small_spec());
-  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
   const TimeNs t0 = cluster.world().now();
   auto probes = launch_probes(cluster, {1 * k_ns_per_ms, 5 * k_ns_per_ms, 3 * k_ns_per_ms}, {"a"});
   ASSERT_TRUE(cluster.run(1'000'000));

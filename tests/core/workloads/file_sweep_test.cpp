@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "core/workloads/phase_summary.hpp"
 #include "core/workloads/workload_limits.hpp"
 #include "tests/core/workloads/file_checker.hpp"
@@ -214,6 +216,41 @@ TEST(FileSweep, MoreThreadsPerRankGiveMoreThroughput) {
   EXPECT_GT(eight, 1.5 * one);
 }
 
+// The sweep end to end under every namespace policy and target chooser.
+class FileSweepLayouts : public ::testing::TestWithParam<std::tuple<MetaPolicy, proto::ChooserKind>> {};
+
+TEST_P(FileSweepLayouts, WritesReadsBackAndRemovesEverything) {
+  WorkloadClusterSpec spec;
+  spec.policy = std::get<0>(GetParam());
+  if (spec.policy == MetaPolicy::striped_dir) spec.meta.ns.dir_stripe_count = 2;
+  WorkloadCluster cluster(spec);
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+  FileSweepConfig c = sweep_config();
+  c.files_per_rank = 4;
+  c.create.chooser = std::get<1>(GetParam());
+  cluster.launch_all<FileSweep>(c);
+  ASSERT_TRUE(cluster.run()) << cluster.failures();
+  ASSERT_EQ(cluster.failures(), "");
+  TestWorld& w = cluster.world();
+  EXPECT_EQ(w.counter("file_sweep.read.bytes"), 12 * static_cast<double>(c.file_bytes));
+  EXPECT_EQ(w.counter("file_sweep.delete.ops"), 12);
+  w.run_until_idle(1'000'000);
+  for (TargetId t : cluster.targets()) EXPECT_EQ(w.object_count(t), 0u) << "target " << t;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PoliciesAndChoosers, FileSweepLayouts,
+    ::testing::Combine(::testing::Values(MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash),
+                       ::testing::Values(proto::ChooserKind::randomized, proto::ChooserKind::round_robin,
+                                         proto::ChooserKind::random_robin, proto::ChooserKind::random_inter_node,
+                                         proto::ChooserKind::space_weighted_qos)),
+    [](const ::testing::TestParamInfo<std::tuple<MetaPolicy, proto::ChooserKind>>& param_info) {
+      const char* policy = "dir_owner";
+      if (std::get<0>(param_info.param) == MetaPolicy::striped_dir) policy = "striped_dir";
+      if (std::get<0>(param_info.param) == MetaPolicy::path_hash) policy = "path_hash";
+      return std::string(policy) + "_" + std::string(proto::to_string(std::get<1>(param_info.param)));
+    });
+
 TEST(FileSweep, RefusesBadConfigurationsNamingTheField) {
   FileSweepConfig c;
   c.threads = 0;
@@ -233,6 +270,9 @@ TEST(FileSweep, RefusesBadConfigurationsNamingTheField) {
   c = {};
   c.file_bytes = k_workload_max_bytes_per_rank + 1;
   EXPECT_EQ(FileSweep::validate(c).code(), StatusCode::invalid_argument);
+  c = {};
+  c.run_tag = std::string(200, 't');
+  EXPECT_NE(FileSweep::validate(c).message().find("run_tag"), std::string::npos);
   EXPECT_TRUE(FileSweep::validate(FileSweepConfig{}).ok());
 
   WorkloadCluster cluster;

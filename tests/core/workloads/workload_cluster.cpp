@@ -47,7 +47,12 @@ WorkloadCluster::WorkloadCluster(WorkloadClusterSpec spec)
                std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
       },
       spec_.max_setup_events);
-  if (!registered) ready_ = error(StatusCode::timed_out, "cluster servers did not all register with mgmt");
+  if (!registered) {
+    std::string why = "cluster servers did not all register with mgmt";
+    const auto& logs = world_->logs();
+    for (std::size_t i = logs.size() > 5 ? logs.size() - 5 : 0; i < logs.size(); ++i) why += "\n  " + logs[i];
+    ready_ = error(StatusCode::timed_out, why);
+  }
 }
 
 std::vector<ClientHost*> WorkloadCluster::launch(

@@ -1,0 +1,439 @@
+// TCP-specific behaviour, driven against a hand-written peer speaking the
+// packet format of tcp_wire.hpp over raw loopback sockets (127.0.0.1 only),
+// so the peer can stop mid-transfer, stay silent or send garbage on purpose.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/common/pattern.hpp"
+#include "tests/transports/transport_test_util.hpp"
+#include "transports/tcp/tcp_address.hpp"
+#include "transports/tcp/tcp_transport.hpp"
+#include "transports/tcp/tcp_wire.hpp"
+
+namespace sluice::transport::tcp {
+namespace {
+
+using testing::EventPump;
+using testing::crc_of;
+using testing::make_frame;
+
+// Bound on a blocking read of the hand-written peer: a hang becomes a failure.
+constexpr int k_fake_read_timeout_s = 10;
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    reset();
+    fd_ = std::exchange(o.fd_, -1);
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+void set_read_timeout(int fd) {
+  timeval tv{k_fake_read_timeout_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+bool read_exact(int fd, void* out, std::size_t n) {
+  auto* p = static_cast<char*>(out);
+  while (n > 0) {
+    const ssize_t r = ::recv(fd, p, n, 0);
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+std::optional<PacketHeader> read_header(int fd) {
+  PacketHeaderBytes bytes{};
+  if (!read_exact(fd, bytes.data(), bytes.size())) return std::nullopt;
+  Result<PacketHeader> h = decode_packet_header(bytes);
+  if (!h.ok()) return std::nullopt;
+  return *h;
+}
+
+bool write_header(int fd, const PacketHeader& h) {
+  const PacketHeaderBytes bytes = encode_packet_header(h);
+  return write_all(fd, bytes.data(), bytes.size());
+}
+
+// A listening socket on 127.0.0.1 standing in for a remote transport.
+struct FakeListener {
+  Fd fd;
+  std::string address;
+
+  FakeListener() {
+    Result<sockaddr_in> a = parse_ipv4_address("127.0.0.1:0");
+    sockaddr_in bound = *a;
+    Result<int> l = listen_socket(bound);
+    fd = Fd(*l);
+    address = format_address(bound);
+  }
+
+  // Accepts one connection (blocking, bounded by poll) and answers its hello.
+  Fd accept_and_greet(std::uint64_t local_id, PacketHeader* hello_out = nullptr) {
+    pollfd pfd{fd.get(), POLLIN, 0};
+    if (::poll(&pfd, 1, k_fake_read_timeout_s * 1000) != 1) return Fd();
+    Fd c(::accept4(fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    set_read_timeout(c.get());
+    auto hello = read_header(c.get());
+    if (!hello || hello->kind != PacketKind::hello) return Fd();
+    if (hello_out != nullptr) *hello_out = *hello;
+    write_header(c.get(), PacketHeader{PacketKind::hello, StatusCode::ok, 0, local_id, 0, 0, 0});
+    return c;
+  }
+};
+
+TransportConfig one_rail_config(std::uint32_t connections) {
+  TransportConfig config;
+  config.local_id = 1;
+  config.rail_addresses = {"127.0.0.1:0"};
+  config.connections_per_rail = connections;
+  return config;
+}
+
+std::unique_ptr<Transport> make(const TransportConfig& config) {
+  Result<std::unique_ptr<Transport>> t = make_tcp_transport(config);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  return t.ok() ? std::move(t).value() : nullptr;
+}
+
+TEST(TcpWire, HeaderRoundTripsEveryField) {
+  const PacketHeader h{PacketKind::get_data, StatusCode::not_found, 17, 0x0102030405060708ULL, ~0ULL, 42,
+                       k_tcp_max_transfer_bytes};
+  const auto bytes = encode_packet_header(h);
+  EXPECT_EQ(bytes[0], std::byte{'S'});
+  EXPECT_EQ(bytes[3], std::byte{'1'});
+  Result<PacketHeader> back = decode_packet_header(bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, h);
+}
+
+TEST(TcpWire, RefusesBadMagicKindStatusAndTextLength) {
+  const PacketHeader h{PacketKind::put, StatusCode::ok, 0, 1, 2, 3, 4};
+  auto bad_magic = encode_packet_header(h);
+  bad_magic[0] = std::byte{'X'};
+  EXPECT_EQ(decode_packet_header(bad_magic).status().code(), StatusCode::corrupt);
+  auto bad_kind = encode_packet_header(h);
+  bad_kind[4] = std::byte{99};
+  EXPECT_EQ(decode_packet_header(bad_kind).status().code(), StatusCode::corrupt);
+  bad_kind[4] = std::byte{0};
+  EXPECT_EQ(decode_packet_header(bad_kind).status().code(), StatusCode::corrupt);
+  auto bad_status = encode_packet_header(h);
+  bad_status[5] = std::byte{200};
+  EXPECT_EQ(decode_packet_header(bad_status).status().code(), StatusCode::corrupt);
+  PacketHeader long_text = h;
+  long_text.text_bytes = k_tcp_max_error_text_bytes + 1;
+  Result<PacketHeader> r = decode_packet_header(encode_packet_header(long_text));
+  EXPECT_EQ(r.status().code(), StatusCode::corrupt);
+  EXPECT_NE(r.status().message().find("k_tcp_max_error_text_bytes"), std::string::npos);
+}
+
+TEST(TcpAddress, ParsesAndFormatsIpv4WithPort) {
+  Result<sockaddr_in> a = parse_ipv4_address("127.0.0.1:4567");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(ntohs(a->sin_port), 4567);
+  EXPECT_EQ(format_address(*a), "127.0.0.1:4567");
+  for (const char* bad : {"127.0.0.1", "localhost:80", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:8x", ":80"}) {
+    Result<sockaddr_in> r = parse_ipv4_address(bad);
+    EXPECT_EQ(r.status().code(), StatusCode::invalid_argument) << bad;
+    EXPECT_NE(r.status().message().find(bad), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(TcpTransport, RefusesConfigsOutsideItsLimits) {
+  TransportConfig none = one_rail_config(1);
+  none.rail_addresses.clear();
+  EXPECT_EQ(make_tcp_transport(none).status().code(), StatusCode::invalid_argument);
+  TransportConfig too_many = one_rail_config(1);
+  too_many.rail_addresses.assign(k_max_rails + 1, "127.0.0.1:0");
+  EXPECT_EQ(make_tcp_transport(too_many).status().code(), StatusCode::invalid_argument);
+  EXPECT_EQ(make_tcp_transport(one_rail_config(0)).status().code(), StatusCode::invalid_argument);
+  EXPECT_EQ(make_tcp_transport(one_rail_config(k_max_connections_per_rail + 1)).status().code(),
+            StatusCode::invalid_argument);
+  TransportConfig bad_address = one_rail_config(1);
+  bad_address.rail_addresses = {"not-an-address"};
+  EXPECT_EQ(make_tcp_transport(bad_address).status().code(), StatusCode::invalid_argument);
+  TransportConfig no_ops = one_rail_config(1);
+  no_ops.max_pending_ops = 0;
+  EXPECT_EQ(make_tcp_transport(no_ops).status().code(), StatusCode::invalid_argument);
+  auto t = make(one_rail_config(1));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->connect(PeerAddress{}).status().code(), StatusCode::invalid_argument);
+  EXPECT_EQ(t->connect(PeerAddress{{"nowhere"}}).status().code(), StatusCode::invalid_argument);
+}
+
+TEST(TcpTransport, SplitsALargePutOverEveryConnectionOfTheRail) {
+  constexpr std::uint32_t k_conns = 4;
+  FakeListener fake;
+  auto t = make(one_rail_config(k_conns));
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  std::vector<std::byte> src(4 * k_tcp_split_min_bytes);
+  fill_pattern(src, 5, 0);
+  ASSERT_TRUE(t->register_region(1, src, RegionKind::host).ok());
+  Result<PeerId> peer = t->connect(PeerAddress{{fake.address}});
+  ASSERT_TRUE(peer.ok());
+  std::vector<Fd> conns;
+  std::vector<bool> seen_index(k_conns, false);
+  for (std::uint32_t i = 0; i < k_conns; ++i) {
+    PacketHeader hello;
+    conns.push_back(fake.accept_and_greet(77, &hello));
+    ASSERT_GE(conns.back().get(), 0);
+    EXPECT_EQ(hello.op, 1u) << "hello carries the local id";
+    EXPECT_EQ(hello.length, k_conns) << "hello carries the group size";
+    EXPECT_EQ(hello.offset >> 32, 0u) << "rail 0";
+    seen_index[hello.offset & 0xFFFFFFFFu] = true;
+  }
+  EXPECT_EQ(std::count(seen_index.begin(), seen_index.end(), true), k_conns);
+  auto up = pump.wait_kind<PeerUp>();
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->remote_id, 77u);
+
+  BulkRequest r;
+  r.peer = *peer;
+  r.local_key = 1;
+  r.remote_key = 9;
+  r.remote_offset = 1000;
+  r.bytes = src.size();
+  r.cookie = 5;
+  ASSERT_TRUE(t->put(r).ok());
+  // Every connection carries one piece of k_tcp_split_min_bytes; together they cover the range once.
+  std::vector<std::byte> landed(src.size());
+  std::vector<bool> covered(k_conns, false);
+  for (Fd& c : conns) {
+    auto h = read_header(c.get());
+    ASSERT_TRUE(h);
+    EXPECT_EQ(h->kind, PacketKind::put);
+    EXPECT_EQ(h->key, 9u);
+    ASSERT_EQ(h->length, k_tcp_split_min_bytes);
+    const std::uint64_t at = h->offset - 1000;
+    ASSERT_EQ(at % k_tcp_split_min_bytes, 0u);
+    covered[at / k_tcp_split_min_bytes] = true;
+    ASSERT_TRUE(read_exact(c.get(), landed.data() + at, h->length));
+    ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::put_ack, StatusCode::ok, 0, h->op, h->key, 0, 0}));
+  }
+  EXPECT_EQ(std::count(covered.begin(), covered.end(), true), k_conns);
+  EXPECT_EQ(crc_of(landed), crc_of(src));
+  auto done = pump.wait_op(5);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(done->status.ok()) << done->status.to_string();
+  EXPECT_EQ(done->bytes, src.size());
+}
+
+TEST(TcpTransport, PeerVanishingMidPutFailsTheOpNamingThePeer) {
+  FakeListener fake;
+  auto t = make(one_rail_config(1));
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  std::vector<std::byte> src(1 << 20);
+  ASSERT_TRUE(t->register_region(1, src, RegionKind::host).ok());
+  Result<PeerId> peer = t->connect(PeerAddress{{fake.address}});
+  ASSERT_TRUE(peer.ok());
+  Fd c = fake.accept_and_greet(2);
+  ASSERT_GE(c.get(), 0);
+  BulkRequest r;
+  r.peer = *peer;
+  r.local_key = 1;
+  r.bytes = src.size();
+  r.cookie = 42;
+  ASSERT_TRUE(t->put(r).ok());
+  auto h = read_header(c.get());
+  ASSERT_TRUE(h);
+  std::vector<std::byte> part(1000);
+  ASSERT_TRUE(read_exact(c.get(), part.data(), part.size()));
+  c.reset();  // gone, 1000 bytes into a 1 MiB body
+  auto done = pump.wait_op(42);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.code(), StatusCode::unavailable);
+  EXPECT_NE(done->status.message().find("tcp peer " + std::to_string(*peer) + " (" + fake.address + ")"),
+            std::string::npos)
+      << done->status.message();
+  EXPECT_NE(done->status.message().find("lost"), std::string::npos);
+  auto down = pump.wait_kind<PeerDown>();
+  ASSERT_TRUE(down);
+  EXPECT_EQ(down->peer, *peer);
+  EXPECT_EQ(down->remote_id, 2u);
+}
+
+TEST(TcpTransport, GarbageOnTheStreamLosesThePeer) {
+  FakeListener fake;
+  std::vector<std::string> logs;
+  std::mutex logs_mu;
+  TransportConfig config = one_rail_config(1);
+  config.log = [&](std::string_view line) {
+    std::lock_guard lock(logs_mu);
+    logs.emplace_back(line);
+  };
+  auto t = make(config);
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  Result<PeerId> peer = t->connect(PeerAddress{{fake.address}});
+  ASSERT_TRUE(peer.ok());
+  Fd c = fake.accept_and_greet(2);
+  ASSERT_GE(c.get(), 0);
+  std::vector<char> garbage(k_tcp_packet_header_bytes, 'x');
+  ASSERT_TRUE(write_all(c.get(), garbage.data(), garbage.size()));
+  auto down = pump.wait_kind<PeerDown>();
+  ASSERT_TRUE(down);
+  EXPECT_NE(down->reason.message().find("bad magic"), std::string::npos) << down->reason.message();
+  std::lock_guard lock(logs_mu);
+  ASSERT_FALSE(logs.empty());
+  EXPECT_NE(logs.back().find("bad magic"), std::string::npos);
+}
+
+TEST(TcpTransport, LimitsOnQueuedWorkAnswerAgain) {
+  FakeListener fake;
+  TransportConfig config = one_rail_config(1);
+  config.max_pending_ops = 2;
+  config.max_queued_message_bytes = 100;
+  auto t = make(config);
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  std::vector<std::byte> src(4096);
+  ASSERT_TRUE(t->register_region(1, src, RegionKind::host).ok());
+  Result<PeerId> peer = t->connect(PeerAddress{{fake.address}});
+  ASSERT_TRUE(peer.ok());
+  Fd c = fake.accept_and_greet(2);  // greets, then never acknowledges anything
+  BulkRequest r;
+  r.peer = *peer;
+  r.local_key = 1;
+  r.bytes = 100;
+  EXPECT_TRUE(t->put(r).ok());
+  EXPECT_TRUE(t->put(r).ok());
+  const Status third = t->put(r);
+  EXPECT_EQ(third.code(), StatusCode::again);
+  EXPECT_NE(third.message().find("max_pending_ops"), std::string::npos);
+  const Status big = t->send_message(*peer, 0, make_frame(200, 1));
+  EXPECT_EQ(big.code(), StatusCode::again);
+  EXPECT_NE(big.message().find("max_queued_message_bytes"), std::string::npos);
+  EXPECT_TRUE(t->send_message(*peer, 0, make_frame(50, 1)).ok());
+}
+
+TEST(TcpTransport, AcceptorDropsAConnectionThatDoesNotStartWithHello) {
+  std::vector<std::string> logs;
+  std::mutex logs_mu;
+  TransportConfig config = one_rail_config(1);
+  config.log = [&](std::string_view line) {
+    std::lock_guard lock(logs_mu);
+    logs.emplace_back(line);
+  };
+  auto t = make(config);
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  Result<sockaddr_in> to = parse_ipv4_address(t->listen_address().rails[0]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)), 0);
+  set_read_timeout(c.get());
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::put, StatusCode::ok, 0, 1, 1, 0, 10}));
+  char byte = 0;
+  EXPECT_EQ(::recv(c.get(), &byte, 1, 0), 0) << "the transport must close the connection";
+  EXPECT_TRUE(pump.drain().empty()) << "no peer came up";
+  std::lock_guard lock(logs_mu);
+  ASSERT_FALSE(logs.empty());
+  EXPECT_NE(logs.back().find("not a hello"), std::string::npos) << logs.back();
+}
+
+TEST(TcpTransport, IncomingPutLandsInPlaceAndAVanishedSenderReleasesTheRegion) {
+  auto t = make(one_rail_config(1));
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  std::vector<std::byte> region(64 * 1024, std::byte{0});
+  ASSERT_TRUE(t->register_region(5, region, RegionKind::host).ok());
+  Result<sockaddr_in> to = parse_ipv4_address(t->listen_address().rails[0]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)), 0);
+  set_read_timeout(c.get());
+  // A one-connection group from remote id 9.
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::hello, StatusCode::ok, 0, 9, 1234, 0, 1}));
+  auto reply = read_header(c.get());
+  ASSERT_TRUE(reply);
+  EXPECT_EQ(reply->kind, PacketKind::hello);
+  EXPECT_EQ(reply->op, 1u) << "the acceptor answers with its local id";
+  auto up = pump.wait_kind<PeerUp>();
+  ASSERT_TRUE(up);
+  EXPECT_TRUE(up->accepted);
+  EXPECT_EQ(up->remote_id, 9u);
+
+  // A whole put: placed at the offset, acknowledged.
+  std::vector<std::byte> body(1000);
+  fill_pattern(body, 3, 0);
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::put, StatusCode::ok, 0, 1, 5, 100, body.size()}));
+  ASSERT_TRUE(write_all(c.get(), body.data(), body.size()));
+  auto ack = read_header(c.get());
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(ack->kind, PacketKind::put_ack);
+  EXPECT_EQ(ack->status, StatusCode::ok);
+  EXPECT_EQ(crc_of(std::span(region).subspan(100, body.size())), crc_of(body));
+
+  // Half a put, then the sender vanishes: the region is released (no hang).
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::put, StatusCode::ok, 0, 2, 5, 0, 32768}));
+  ASSERT_TRUE(write_all(c.get(), body.data(), 500));
+  c.reset();
+  auto down = pump.wait_kind<PeerDown>();
+  ASSERT_TRUE(down);
+  EXPECT_EQ(down->peer, up->peer);
+  EXPECT_TRUE(t->deregister_region(5).ok());
+}
+
+TEST(TcpTransport, GetAnswerOfTheWrongLengthLosesThePeer) {
+  FakeListener fake;
+  auto t = make(one_rail_config(1));
+  ASSERT_TRUE(t);
+  EventPump pump(*t);
+  std::vector<std::byte> dst(4096);
+  ASSERT_TRUE(t->register_region(1, dst, RegionKind::host).ok());
+  Result<PeerId> peer = t->connect(PeerAddress{{fake.address}});
+  ASSERT_TRUE(peer.ok());
+  Fd c = fake.accept_and_greet(2);
+  BulkRequest r;
+  r.peer = *peer;
+  r.local_key = 1;
+  r.bytes = 100;
+  r.cookie = 8;
+  ASSERT_TRUE(t->get(r).ok());
+  auto h = read_header(c.get());
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->kind, PacketKind::get_request);
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::get_data, StatusCode::ok, 0, h->op, 0, 0, 101}));
+  auto done = pump.wait_op(8);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.code(), StatusCode::unavailable);
+  EXPECT_NE(done->status.message().find("101 bytes"), std::string::npos) << done->status.message();
+}
+
+}  // namespace
+}  // namespace sluice::transport::tcp

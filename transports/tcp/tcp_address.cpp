@@ -1,0 +1,95 @@
+#include "transports/tcp/tcp_address.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace sluice::transport::tcp {
+namespace {
+
+sockaddr* as_sockaddr(sockaddr_in& a) { return reinterpret_cast<sockaddr*>(&a); }
+const sockaddr* as_sockaddr(const sockaddr_in& a) { return reinterpret_cast<const sockaddr*>(&a); }
+
+}  // namespace
+
+std::string errno_text(int err) {
+  const char* name = strerrorname_np(err);
+  return std::string(std::strerror(err)) + " (" + (name != nullptr ? name : std::to_string(err)) + ")";
+}
+
+Result<sockaddr_in> parse_ipv4_address(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    return error(StatusCode::invalid_argument, "tcp address '" + std::string(text) + "': expected a.b.c.d:port");
+  }
+  const std::string host(text.substr(0, colon));
+  const std::string_view port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port_text.empty() || port > 65535) {
+    return error(StatusCode::invalid_argument, "tcp address '" + std::string(text) + "': bad port");
+  }
+  sockaddr_in out{};
+  out.sin_family = AF_INET;
+  out.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &out.sin_addr) != 1) {
+    return error(StatusCode::invalid_argument,
+                 "tcp address '" + std::string(text) + "': '" + host + "' is not an IPv4 address");
+  }
+  return out;
+}
+
+std::string format_address(const sockaddr_in& address) {
+  char host[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &address.sin_addr, host, sizeof host);
+  return std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
+}
+
+Result<int> listen_socket(sockaddr_in& address) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error(StatusCode::io_error, "tcp listen: socket(): " + errno_text(errno));
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd, as_sockaddr(address), sizeof address) != 0 || ::listen(fd, k_tcp_listen_backlog) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return error(StatusCode::unavailable, "tcp listen on " + format_address(address) + ": " + errno_text(err));
+  }
+  socklen_t len = sizeof address;
+  ::getsockname(fd, as_sockaddr(address), &len);
+  return fd;
+}
+
+Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, bool* in_progress) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error(StatusCode::io_error, "tcp connect: socket(): " + errno_text(errno));
+  // Control frames are small and latency-bound; bulk bodies go out in large
+  // sendmsg() calls, so Nagle's delay buys nothing.
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  sockaddr_in from = local;
+  from.sin_port = 0;
+  if (::bind(fd, as_sockaddr(from), sizeof from) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return error(StatusCode::unavailable, "tcp connect: bind to rail address " + format_address(from) + ": " +
+                                              errno_text(err));
+  }
+  *in_progress = false;
+  if (::connect(fd, as_sockaddr(remote), sizeof remote) != 0) {
+    if (errno != EINPROGRESS) {
+      const int err = errno;
+      ::close(fd);
+      return error(StatusCode::unavailable, "tcp connect to " + format_address(remote) + ": " + errno_text(err));
+    }
+    *in_progress = true;
+  }
+  return fd;
+}
+
+}  // namespace sluice::transport::tcp

@@ -1,0 +1,63 @@
+// The TCP transport: epoll, non-blocking sockets, several connections per
+// peer per rail, streaming put/get between registered host regions.
+//
+// How it meets transports/transport.hpp:
+// - One progress thread per transport runs an epoll loop over the listening
+//   sockets and every connection; public calls take the transport's lock,
+//   queue their packets and try the send at once from the caller's thread
+//   (so a small message costs no thread hand-off), leaving the rest to the
+//   loop.
+// - Bulk bytes are never staged: a put's body is sent with sendmsg() straight
+//   from the registered region, and the receiver recv()s it straight into the
+//   destination region at its offset (a get's answer likewise). Only packet
+//   headers and control frames pass through small buffers.
+// - A transfer of at least 2 x k_tcp_split_min_bytes is split into pieces of
+//   at least k_tcp_split_min_bytes over the rail's connections, as NCCL's
+//   socket transport splits a request over its sockets (net_socket.cc,
+//   NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD); the op completes when every
+//   piece is acknowledged.
+// - Completion of a put means the receiver has placed every byte and said so
+//   (put_ack), so a reply sent after OpDone never overtakes the data.
+// - A peer is lost on EOF, a reset, a socket error or a malformed packet on
+//   any of its connections: all its connections close, every pending piece
+//   completes with unavailable naming the peer, then PeerDown.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "core/proto/codec.hpp"
+#include "core/proto/wire_limits.hpp"
+#include "transports/transport.hpp"
+
+namespace sluice::transport::tcp {
+
+// One put/get. Large enough for any chunk a stripe pattern uses (BeeGFS and
+// Lustre cap chunk/stripe size at 4 GiB; sluice's scenarios use <= 64 MiB).
+inline constexpr std::uint64_t k_tcp_max_transfer_bytes = 1ULL << 30;
+// One control frame: a proto frame at its limit.
+inline constexpr std::uint64_t k_tcp_max_message_bytes = proto::k_frame_header_bytes + proto::k_max_message_bytes;
+// Smallest piece a split transfer is cut into: below ~1 MiB per socket the
+// per-piece ack costs more than the parallelism gains on loopback and 100G.
+inline constexpr std::uint64_t k_tcp_split_min_bytes = 1ULL << 20;
+// Bytes read from one connection per readiness event, so one busy socket
+// cannot starve the others.
+inline constexpr std::uint64_t k_tcp_read_budget_bytes = 4ULL << 20;
+// Packets gathered into one sendmsg() (IOV_MAX is 1024; 64 keeps the array on the stack).
+inline constexpr std::size_t k_tcp_max_iov = 64;
+// Live peers (connected and accepted) per transport.
+inline constexpr std::size_t k_tcp_max_peers = 4096;
+// Events queued for poll(); past it the progress thread stops reading until
+// the consumer drains (back-pressure instead of unbounded memory).
+inline constexpr std::size_t k_tcp_max_queued_events = 65536;
+// Scratch used to drain the body of a refused put.
+inline constexpr std::size_t k_tcp_drain_chunk_bytes = 64 * 1024;
+
+Capabilities tcp_capabilities();
+
+// Validates the config (at least one rail, <= k_max_rails, connections per
+// rail in 1..k_max_connections_per_rail, parseable addresses), listens on
+// every rail and starts the progress thread.
+Result<std::unique_ptr<Transport>> make_tcp_transport(const TransportConfig& config);
+
+}  // namespace sluice::transport::tcp
