@@ -90,6 +90,8 @@ class Client {
   // coordination calls (one request-id space per service).
   RpcClient& rpc() { return rpc_; }
   std::uint64_t maps_version() const { return maps_version_; }
+  // The storage targets of the maps last fetched from mgmt.
+  const std::map<TargetId, proto::TargetInfoDesc>& targets() const { return targets_; }
   std::size_t inflight_chunks() const { return inflight_chunks_; }
   const ChunkPlanner& planner() const { return planner_; }
 

@@ -165,7 +165,11 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
         ctx_->env.metrics().count("checkpoint.target." + std::to_string(target) + ".bytes",
                                   static_cast<double>(bytes));
       }
-      const TargetBalance balance = target_balance(burst_bytes, config_.known_targets);
+      std::vector<std::uint32_t> all_targets = config_.known_targets;
+      if (all_targets.empty()) {
+        for (const auto& entry : ctx_->client.targets()) all_targets.push_back(entry.first);
+      }
+      const TargetBalance balance = target_balance(burst_bytes, all_targets);
       recorder_->sample("target_max_over_mean", balance.max_over_mean);
       recorder_->sample("target_cv", balance.cv);
       next(ok_status());

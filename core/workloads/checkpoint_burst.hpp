@@ -19,9 +19,9 @@
 // created inodes' stripe patterns (target_balance.hpp); counted per target as
 // checkpoint.target.<id>.bytes so a world that sums services sees the whole
 // job's distribution, and this rank's own balance is recorded as samples
-// checkpoint.write.target_max_over_mean and .target_cv. `known_targets`
-// (optional) lists every target of the file system, so targets that got
-// nothing count with 0 bytes.
+// checkpoint.write.target_max_over_mean and .target_cv. Targets that got
+// nothing count with 0 bytes: the file system's targets are `known_targets`
+// if given, else every target in the client's maps.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +54,7 @@ struct CheckpointConfig {
   std::uint64_t pattern_seed = 1;
   CreateOptions create;                         // stripe settings of the checkpoint files
   StripeFlavor stripe_flavor = StripeFlavor::beegfs;  // how to read the inodes' stripe patterns
-  std::vector<std::uint32_t> known_targets;     // all targets, for the imbalance (optional)
+  std::vector<std::uint32_t> known_targets;     // all targets, for the imbalance (default: the client's maps)
   std::string run_tag;
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };

@@ -1,0 +1,309 @@
+#include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include <utility>
+#include <variant>
+
+#include "core/proto/codec.hpp"
+
+namespace sluice::hw {
+namespace {
+
+constexpr char k_dir_tag = 'D';
+constexpr char k_entry_tag = 'E';
+constexpr char k_count_tag = 'N';
+constexpr char k_counter_key[] = "C";
+
+void append_be(std::string& out, std::uint64_t value, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
+}
+
+std::uint64_t read_be(std::string_view in, std::size_t at, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(in[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+std::string u64_le(std::uint64_t value) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>((value >> (8 * i)) & 0xFF);
+  return out;
+}
+
+Result<std::uint64_t> parse_u64_le(std::string_view value, std::string_view what) {
+  if (value.size() != 8) {
+    return error(StatusCode::corrupt, std::string(what) + ": " + std::to_string(value.size()) + " bytes, expected 8");
+  }
+  std::uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(value[static_cast<std::size_t>(i)]);
+  return v;
+}
+
+std::string dir_key(std::string_view dir) { return std::string(1, k_dir_tag) + std::string(dir); }
+std::string count_key(std::string_view dir) { return std::string(1, k_count_tag) + std::string(dir); }
+
+// 'E' u32be(len) dir: every entry of one directory, and nothing else, starts with it.
+std::string entry_prefix(std::string_view dir) {
+  std::string key(1, k_entry_tag);
+  append_be(key, dir.size(), 4);
+  key.append(dir);
+  return key;
+}
+
+std::string entry_key(std::string_view dir, std::string_view name) {
+  std::string key = entry_prefix(dir);
+  append_be(key, listing_hash(name), 8);
+  key.append(name);
+  return key;
+}
+
+std::string encode_inode(const proto::InodeDesc& inode) {
+  proto::InodeReply wrapper;
+  wrapper.inode = inode;
+  const std::vector<std::byte> frame = proto::encode(wrapper);
+  return std::string(reinterpret_cast<const char*>(frame.data()), frame.size());
+}
+
+Result<proto::InodeDesc> decode_inode(std::string_view value, std::string_view what) {
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(value.data()), value.size());
+  Result<proto::Message> decoded = proto::decode(bytes);
+  if (!decoded.ok()) {
+    return error(StatusCode::corrupt, std::string(what) + ": stored value does not decode: " +
+                                          decoded.status().message());
+  }
+  const auto* reply = std::get_if<proto::InodeReply>(&decoded.value());
+  if (reply == nullptr) {
+    return error(StatusCode::corrupt, std::string(what) + ": stored value is a " +
+                                          std::string(proto::message_name(*decoded)) + ", not an InodeReply");
+  }
+  return reply->inode;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RocksDbMetaStore>> RocksDbMetaStore::open(const RocksDbMetaStoreConfig& config) {
+  if (config.path.empty()) return error(StatusCode::invalid_argument, "rocksdb meta store: empty path");
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  // Metadata values are small and read back by point lookups and short
+  // scans; RocksDB's defaults (LZ-less L0, 64 MiB memtable) suit them.
+  rocksdb::DB* db = nullptr;
+  const rocksdb::Status st = rocksdb::DB::Open(options, config.path, &db);
+  if (!st.ok()) {
+    const StatusCode code = st.IsCorruption() ? StatusCode::corrupt : StatusCode::unavailable;
+    return error(code, "rocksdb meta store " + config.path + ": open: " + st.ToString());
+  }
+  return std::unique_ptr<RocksDbMetaStore>(new RocksDbMetaStore(config, db));
+}
+
+RocksDbMetaStore::RocksDbMetaStore(RocksDbMetaStoreConfig config, rocksdb::DB* db)
+    : config_(std::move(config)), db_(db) {}
+
+RocksDbMetaStore::~RocksDbMetaStore() {
+  if (db_) {
+    const rocksdb::Status st = db_->Close();
+    if (!st.ok() && config_.log) config_.log("rocksdb meta store " + config_.path + ": close: " + st.ToString());
+  }
+}
+
+void RocksDbMetaStore::fail(const Status& status) const {
+  if (config_.log) config_.log(status.message());
+  if (failure_.ok()) failure_ = status;
+}
+
+namespace {
+
+Status io(const rocksdb::Status& st, const std::string& path, std::string_view what) {
+  return error(st.IsCorruption() ? StatusCode::corrupt : StatusCode::io_error,
+               "rocksdb meta store " + path + ": " + std::string(what) + ": " + st.ToString());
+}
+
+}  // namespace
+
+Result<proto::InodeDesc> RocksDbMetaStore::get_dir(std::string_view dir_path) const {
+  std::string value;
+  const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), dir_key(dir_path), &value);
+  if (st.IsNotFound()) return error(StatusCode::not_found, "no directory " + std::string(dir_path));
+  if (!st.ok()) return io(st, config_.path, "get directory " + std::string(dir_path));
+  return decode_inode(value, "rocksdb meta store " + config_.path + ": directory " + std::string(dir_path));
+}
+
+Status RocksDbMetaStore::put_dir(std::string_view dir_path, const proto::InodeDesc& inode) {
+  if (!failure_.ok()) return failure_;
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes;
+  const rocksdb::Status st = db_->Put(options, dir_key(dir_path), encode_inode(inode));
+  if (!st.ok()) return io(st, config_.path, "put directory " + std::string(dir_path));
+  return ok_status();
+}
+
+Result<std::uint64_t> RocksDbMetaStore::read_count(std::string_view dir_path) const {
+  std::string value;
+  const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), count_key(dir_path), &value);
+  if (st.IsNotFound()) return std::uint64_t{0};
+  if (!st.ok()) return io(st, config_.path, "get entry count of " + std::string(dir_path));
+  return parse_u64_le(value, "rocksdb meta store " + config_.path + ": entry count of " + std::string(dir_path));
+}
+
+Status RocksDbMetaStore::remove_dir(std::string_view dir_path) {
+  if (!failure_.ok()) return failure_;
+  Result<proto::InodeDesc> existing = get_dir(dir_path);
+  if (!existing.ok()) return existing.status();
+  Result<std::uint64_t> count = read_count(dir_path);
+  if (!count.ok()) return count.status();
+  if (*count > 0) {
+    return error(StatusCode::not_empty,
+                 "directory " + std::string(dir_path) + " has " + std::to_string(*count) + " entries");
+  }
+  rocksdb::WriteBatch batch;
+  batch.Delete(dir_key(dir_path));
+  batch.Delete(count_key(dir_path));
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes;
+  const rocksdb::Status st = db_->Write(options, &batch);
+  if (!st.ok()) return io(st, config_.path, "remove directory " + std::string(dir_path));
+  return ok_status();
+}
+
+Result<proto::InodeDesc> RocksDbMetaStore::get_entry(std::string_view dir_path, std::string_view name) const {
+  std::string value;
+  const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), entry_key(dir_path, name), &value);
+  if (st.IsNotFound()) {
+    return error(StatusCode::not_found, "no entry " + std::string(name) + " in " + std::string(dir_path));
+  }
+  if (!st.ok()) return io(st, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
+  return decode_inode(value, "rocksdb meta store " + config_.path + ": entry " + std::string(name) + " in " +
+                                 std::string(dir_path));
+}
+
+Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view name,
+                                   const proto::InodeDesc& inode) {
+  if (!failure_.ok()) return failure_;
+  const std::string key = entry_key(dir_path, name);
+  std::string existing;
+  const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
+  if (!found.ok() && !found.IsNotFound()) {
+    return io(found, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
+  }
+  rocksdb::WriteBatch batch;
+  batch.Put(key, encode_inode(inode));
+  if (found.IsNotFound()) {
+    Result<std::uint64_t> count = read_count(dir_path);
+    if (!count.ok()) return count.status();
+    batch.Put(count_key(dir_path), u64_le(*count + 1));
+  }
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes;
+  const rocksdb::Status st = db_->Write(options, &batch);
+  if (!st.ok()) return io(st, config_.path, "put entry " + std::string(name) + " in " + std::string(dir_path));
+  return ok_status();
+}
+
+Status RocksDbMetaStore::remove_entry(std::string_view dir_path, std::string_view name) {
+  if (!failure_.ok()) return failure_;
+  const std::string key = entry_key(dir_path, name);
+  std::string existing;
+  const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
+  if (found.IsNotFound()) {
+    return error(StatusCode::not_found, "no entry " + std::string(name) + " in " + std::string(dir_path));
+  }
+  if (!found.ok()) return io(found, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
+  Result<std::uint64_t> count = read_count(dir_path);
+  if (!count.ok()) return count.status();
+  rocksdb::WriteBatch batch;
+  batch.Delete(key);
+  if (*count <= 1) {
+    batch.Delete(count_key(dir_path));
+  } else {
+    batch.Put(count_key(dir_path), u64_le(*count - 1));
+  }
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes;
+  const rocksdb::Status st = db_->Write(options, &batch);
+  if (!st.ok()) return io(st, config_.path, "remove entry " + std::string(name) + " in " + std::string(dir_path));
+  return ok_status();
+}
+
+std::uint64_t RocksDbMetaStore::entry_count(std::string_view dir_path) const {
+  Result<std::uint64_t> count = read_count(dir_path);
+  if (!count.ok()) {
+    fail(count.status());
+    return 0;
+  }
+  return *count;
+}
+
+MetaListPage RocksDbMetaStore::list(std::string_view dir_path, std::uint64_t cookie,
+                                    std::uint32_t max_entries) const {
+  MetaListPage page;
+  const std::string prefix = entry_prefix(dir_path);
+  std::string start = prefix;
+  append_be(start, cookie, 8);
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  std::uint64_t last_hash = 0;
+  const std::size_t hash_at = prefix.size();
+  for (it->Seek(start); it->Valid(); it->Next()) {
+    const rocksdb::Slice key = it->key();
+    if (!key.starts_with(prefix)) break;
+    const std::string_view k(key.data(), key.size());
+    if (k.size() < hash_at + 8) {
+      fail(error(StatusCode::corrupt, "rocksdb meta store " + config_.path + ": short entry key in " +
+                                          std::string(dir_path)));
+      return MetaListPage{};
+    }
+    const std::uint64_t hash = read_be(k, hash_at, 8);
+    // Stop only between different hashes, so the cookie (next hash) is exact.
+    if (page.entries.size() >= max_entries && hash != last_hash) {
+      page.eof = false;
+      page.next_cookie = hash;
+      return page;
+    }
+    const std::string name(k.substr(hash_at + 8));
+    Result<proto::InodeDesc> inode =
+        decode_inode(std::string_view(it->value().data(), it->value().size()),
+                     "rocksdb meta store " + config_.path + ": entry " + name + " in " + std::string(dir_path));
+    if (!inode.ok()) {
+      fail(inode.status());
+      return MetaListPage{};
+    }
+    page.entries.emplace_back(name, std::move(inode).value());
+    last_hash = hash;
+  }
+  if (!it->status().ok()) {
+    fail(io(it->status(), config_.path, "list " + std::string(dir_path)));
+    return MetaListPage{};
+  }
+  page.eof = true;
+  page.next_cookie = 0;
+  return page;
+}
+
+std::uint64_t RocksDbMetaStore::load_counter() const {
+  std::string value;
+  const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), k_counter_key, &value);
+  if (st.IsNotFound()) return 0;
+  if (!st.ok()) {
+    fail(io(st, config_.path, "get counter"));
+    return 0;
+  }
+  Result<std::uint64_t> v = parse_u64_le(value, "rocksdb meta store " + config_.path + ": counter");
+  if (!v.ok()) {
+    fail(v.status());
+    return 0;
+  }
+  return *v;
+}
+
+Status RocksDbMetaStore::store_counter(std::uint64_t value) {
+  if (!failure_.ok()) return failure_;
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes;
+  const rocksdb::Status st = db_->Put(options, k_counter_key, u64_le(value));
+  if (!st.ok()) return io(st, config_.path, "put counter");
+  return ok_status();
+}
+
+}  // namespace sluice::hw

@@ -1,0 +1,86 @@
+// MetaStore on RocksDB: a metadata server's shard of the namespace kept in an
+// embedded LSM store, as GekkoFS keeps its metadata (GekkoFS src/daemon/backend/
+// metadata/rocksdb_backend.cpp). Implements core/services/meta_store.hpp
+// exactly, with the same results as InMemoryMetaStore (a differential test
+// checks it).
+//
+// Keys (one column family; byte strings compare lexicographically):
+//   'D' dir_path                                      -> the directory's own inode
+//   'E' u32be(|dir_path|) dir_path u64be(hash) name   -> an entry's inode
+//   'N' dir_path                                      -> u64le number of entries
+//   'C'                                               -> u64le file-id counter
+// The big-endian listing hash (listing_hash()) makes RocksDB's key order the
+// listing order, so a readdir cookie is a Seek() target. Values are proto
+// frames of InodeReply (core/proto/codec.hpp), so every stored inode carries a
+// CRC32C and is decoded with the wire format's bounds checks.
+//
+// Durability: every mutation is one atomic WriteBatch (entry and count move
+// together), written with WriteOptions::sync = sync_writes: on, a completed
+// call survives power loss (the WAL is fsynced); off, it survives a crash of
+// the process (the WAL is in the OS). Reopening replays the WAL either way.
+//
+// Errors: calls that return Status/Result report RocksDB failures as io_error
+// (corrupt for a value that fails decoding) naming the store and key. The
+// interface's entry_count(), list() and load_counter() cannot return an error;
+// a failure there is logged, the call answers empty, and the store turns
+// failed: every later mutation returns that error (it never writes on top of
+// a store it could not read).
+//
+// Not thread-safe beyond what MetaStore promises: one metadata service owns it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/services/meta_store.hpp"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace sluice::hw {
+
+struct RocksDbMetaStoreConfig {
+  std::string path;         // the database directory (created when missing)
+  bool sync_writes = true;  // see "Durability" above
+  // Where read failures of the calls that cannot return one are reported.
+  std::function<void(std::string_view)> log;
+};
+
+class RocksDbMetaStore final : public MetaStore {
+ public:
+  // unavailable: the directory cannot be created or is locked by another
+  // open store; corrupt: RocksDB found the files damaged.
+  static Result<std::unique_ptr<RocksDbMetaStore>> open(const RocksDbMetaStoreConfig& config);
+  ~RocksDbMetaStore() override;
+  RocksDbMetaStore(const RocksDbMetaStore&) = delete;
+  RocksDbMetaStore& operator=(const RocksDbMetaStore&) = delete;
+
+  Result<proto::InodeDesc> get_dir(std::string_view dir_path) const override;
+  Status put_dir(std::string_view dir_path, const proto::InodeDesc& inode) override;
+  Status remove_dir(std::string_view dir_path) override;
+  Result<proto::InodeDesc> get_entry(std::string_view dir_path, std::string_view name) const override;
+  Status put_entry(std::string_view dir_path, std::string_view name, const proto::InodeDesc& inode) override;
+  Status remove_entry(std::string_view dir_path, std::string_view name) override;
+  std::uint64_t entry_count(std::string_view dir_path) const override;
+  MetaListPage list(std::string_view dir_path, std::uint64_t cookie, std::uint32_t max_entries) const override;
+  std::uint64_t load_counter() const override;
+  Status store_counter(std::uint64_t value) override;
+
+  // The error that turned the store failed, ok while it is healthy.
+  const Status& failure() const { return failure_; }
+
+ private:
+  RocksDbMetaStore(RocksDbMetaStoreConfig config, rocksdb::DB* db);
+  Result<std::uint64_t> read_count(std::string_view dir_path) const;
+  void fail(const Status& status) const;
+
+  RocksDbMetaStoreConfig config_;
+  std::unique_ptr<rocksdb::DB> db_;
+  mutable Status failure_;
+};
+
+}  // namespace sluice::hw

@@ -1,0 +1,151 @@
+// SimPlatform: a core/topology cluster turned into a SimGrid 3.32 platform.
+//
+// What becomes what
+// - Every topology link becomes one SimGrid link with its bandwidth and
+//   latency: a split-duplex link (one resource per direction, each with its
+//   own bandwidth) where the hardware is full duplex (PCIe, memory, socket
+//   interconnect, NIC ports), a SHARED link otherwise (LinkSpec.full_duplex).
+//   SimGrid links made from C++ default to SHARED, which would make a read
+//   and a write on one PCIe link compete; they do not here.
+// - Memory that transfers name (a GPU vertex; a host_memory vertex for
+//   host/pinned memory on its NUMA node) becomes hosts:
+//     * one "local" host per memory vertex, for copies inside the node
+//       (routes = Topology::machine_route between the two vertices), and
+//     * one "rail" host per (memory vertex, NIC) for traffic leaving the
+//       node through that NIC (route = machine_route(memory -> NIC) + the
+//       NIC's network link, and the reverse). A transfer names its rail, so a
+//       GPU-direct read lands on host "gpu3 via mlx5_2" and loads the PCIe
+//       links between that NIC and GPU 3, while a bounce read lands on
+//       "host memory 0 via mlx5_2" and loads the NIC -> root port -> memory
+//       links instead; the bounce's second step is a local copy host memory
+//       -> GPU on the local hosts. SimGrid routes by (source host,
+//       destination host) only, so the rail has to be part of the host.
+// - Each NVMe vertex becomes an s4u::Disk with its read and write bandwidth,
+//   attached to the local host of its NUMA node's memory.
+// - A node's CPU is the local host of host memory 0: speed 1e9 flop/s (one
+//   flop = one nanosecond of service time) with profile.cpu_cores_per_node
+//   cores. Service actors live there.
+//
+// Zones and routing (cost stays linear in the cluster size)
+// - Rail hosts are grouped by the switch their NIC is cabled to ("leaf"):
+//   each leaf is a StarZone whose centre is the switch; a rail host's star
+//   route is its way to the switch, so routes between two nodes of a leaf
+//   are up(source) + down(destination), stored per host, not per pair.
+// - With several leaves, the root is a FullZone over the leaves (routes
+//   between leaf switches from Topology::fabric_route, including the spines;
+//   leaves^2 routes). ECMP is therefore per pair of leaves, where the
+//   topology hashes per pair of endpoints: a documented approximation.
+// - Local hosts of up to k_nodes_per_local_zone nodes share one FullZone
+//   (routes only between memories of one node). SimGrid 3.32 seals a zone in
+//   time proportional to all hosts of the platform, so one zone per node
+//   would make building quadratic; grouping keeps 1,250 nodes cheap.
+// No Floyd or Full routing over all hosts exists anywhere.
+//
+// Network model (one per simulation in SimGrid): CM02 (max-min sharing, no
+// TCP factors), cross-traffic off, and per-link-class factors from the
+// profile applied through the model's bandwidth/latency factor callbacks:
+// latency = sum over links of latency x class latency factor (exact per
+// link), bandwidth x the lowest class bandwidth factor on the route (a flow
+// has one factor). So a PCIe-only transfer takes exactly bytes / bandwidth +
+// latency while network routes can carry LV08-like corrections.
+//
+// Limits: at most one platform per process (one s4u::Engine); every vertex
+// name must be usable as a SimGrid name (the topology's names are).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/common/mem_handle.hpp"
+#include "core/common/status.hpp"
+#include "core/topology/topology.hpp"
+#include "sim/sim_profile.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Disk;
+class Link;
+class NetZone;
+}  // namespace simgrid::s4u
+
+namespace sluice::sim {
+
+// Nodes whose local hosts share one FullZone (its table is
+// (k_nodes_per_local_zone x memories per node)^2 entries).
+inline constexpr std::uint32_t k_nodes_per_local_zone = 16;
+// Leaves of the root FullZone (leaves^2 routes).
+inline constexpr std::uint32_t k_max_leaves = 4096;
+
+// The size of what was built, for reports.
+struct PlatformStats {
+  std::size_t hosts = 0;
+  std::size_t links = 0;   // SimGrid links (a split-duplex link counts once)
+  std::size_t zones = 0;
+  std::size_t disks = 0;
+  std::size_t leaves = 0;
+};
+
+class SimPlatform {
+ public:
+  // Builds the platform into the process's s4u::Engine, which must exist and
+  // have no platform yet. The topology must have passed validate().
+  static Result<std::unique_ptr<SimPlatform>> build(std::shared_ptr<const topo::Topology> cluster,
+                                                    const SimProfile& profile);
+  ~SimPlatform();
+  SimPlatform(const SimPlatform&) = delete;
+  SimPlatform& operator=(const SimPlatform&) = delete;
+
+  const topo::Topology& topology() const { return *topology_; }
+  const PlatformStats& stats() const { return stats_; }
+
+  // The memory vertex a handle's bytes live in: GPU `device` for gpu, the
+  // host_memory of NUMA node `device` for host and pinned. not_found names
+  // the missing device.
+  Result<topo::VertexId> memory_vertex(const MemHandle& handle) const;
+  // The host for copies inside the node.
+  simgrid::s4u::Host* local_host(topo::VertexId memory) const;
+  // The host for traffic from/to `memory` through NIC `nic` (local index;
+  // k_no_id: the node's first cabled NIC). not_found / unavailable name why.
+  Result<simgrid::s4u::Host*> rail_host(topo::VertexId memory, std::uint32_t nic) const;
+  // The node's CPU host (local host of host memory 0); nullptr for an unknown node.
+  simgrid::s4u::Host* cpu_host(NodeId node) const;
+  // NVMe drive `index` of `node`.
+  Result<simgrid::s4u::Disk*> disk(NodeId node, std::uint32_t index) const;
+  // The lowest-indexed NIC of `node` with a network link; k_no_id if none.
+  std::uint32_t first_nic(NodeId node) const;
+  // The class of a SimGrid link this platform made (either direction of a
+  // split-duplex link).
+  topo::LinkClass link_class(const simgrid::s4u::Link* link) const;
+  // The SimGrid link (direction a->b of topology link `edge`), for tests.
+  simgrid::s4u::Link* link_of(topo::EdgeId edge, bool a_to_b) const;
+
+ private:
+  SimPlatform() = default;
+  Status build_links();
+  Status build_local_zones(simgrid::s4u::NetZone* parent);
+  Status build_leaves();
+  Status build_disks();
+  void install_factor_callbacks();
+
+  struct SgLink {
+    simgrid::s4u::Link* a_to_b = nullptr;
+    simgrid::s4u::Link* b_to_a = nullptr;  // == a_to_b for a shared link
+  };
+
+  std::shared_ptr<const topo::Topology> topology_;
+  SimProfile profile_;
+  PlatformStats stats_;
+  simgrid::s4u::NetZone* root_ = nullptr;
+  std::vector<SgLink> links_;                                       // by EdgeId
+  std::vector<simgrid::s4u::Host*> local_hosts_;                    // by VertexId (memory vertices only)
+  std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;        // [memory vertex][nic index]
+  std::vector<std::vector<simgrid::s4u::Disk*>> disks_;             // [node][nvme index]
+  std::vector<std::uint32_t> first_nic_;                            // [node]
+  std::vector<topo::EdgeId> nic_uplink_;                            // [nic vertex] network edge or k_no_edge
+  std::unordered_map<const simgrid::s4u::Link*, topo::LinkClass> link_classes_;
+};
+
+}  // namespace sluice::sim

@@ -1,0 +1,244 @@
+#include "sim/sim_profile.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/proto/wire_limits.hpp"
+
+namespace sluice::sim {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::array<std::string_view, 4> k_class_names{"pcie", "memory", "inter_socket", "network"};
+
+Status bad(const std::string& what) { return error(StatusCode::invalid_argument, "sim profile: " + what); }
+
+Status check_factor(double value, const std::string& field) {
+  if (!std::isfinite(value) || value < k_min_factor || value > k_max_factor) {
+    return bad(field + " = " + std::to_string(value) + " is outside [" + std::to_string(k_min_factor) + ", " +
+               std::to_string(k_max_factor) + "]");
+  }
+  return ok_status();
+}
+
+Status check_latency(TimeNs value, const std::string& field) {
+  if (value < 0 || value > k_max_profile_latency_ns) {
+    return bad(field + " = " + std::to_string(value) + " ns is outside [0, " + std::to_string(k_max_profile_latency_ns) +
+               "]");
+  }
+  return ok_status();
+}
+
+Status check_rate(double value, const std::string& field) {
+  if (!std::isfinite(value) || value <= 0 || value > topo::k_max_bandwidth_bytes_per_s) {
+    return bad(field + " = " + std::to_string(value) + " bytes/s is not a rate in (0, 1e15]");
+  }
+  return ok_status();
+}
+
+// Reads the object at `j`, refusing keys that are not in `allowed`.
+Status check_keys(const Json& j, const std::string& where, std::initializer_list<std::string_view> allowed) {
+  if (!j.is_object()) return bad(where + " must be an object");
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (auto a : allowed) known = known || key == a;
+    if (!known) return bad("unknown key \"" + where + (where.empty() ? "" : ".") + key + "\"");
+  }
+  return ok_status();
+}
+
+template <typename T>
+Status read(const Json& j, std::string_view key, const std::string& where, T& out) {
+  auto it = j.find(key);
+  if (it == j.end()) return ok_status();  // missing keys keep their default
+  const std::string field = where + (where.empty() ? "" : ".") + std::string(key);
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return bad(field + " must be a string");
+    out = it->template get<std::string>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!it->is_number()) return bad(field + " must be a number");
+    out = it->template get<T>();
+  } else {
+    if (!it->is_number_integer() && !it->is_number_unsigned()) return bad(field + " must be an integer");
+    if (it->is_number_integer() && it->template get<std::int64_t>() < 0 && std::is_unsigned_v<T>) {
+      return bad(field + " must not be negative");
+    }
+    out = it->template get<T>();
+  }
+  return ok_status();
+}
+
+#define SLUICE_TRY(expr)            \
+  do {                              \
+    if (Status s_ = (expr); !s_.ok()) return s_; \
+  } while (0)
+
+}  // namespace
+
+SimProfile default_profile() { return SimProfile{}; }
+
+Status validate(const SimProfile& p) {
+  if (p.name.empty()) return bad("name is empty");
+  for (std::size_t c = 0; c < p.link_classes.size(); ++c) {
+    const std::string where = "link_classes." + std::string(k_class_names[c]);
+    SLUICE_TRY(check_factor(p.link_classes[c].bandwidth_factor, where + ".bandwidth_factor"));
+    SLUICE_TRY(check_factor(p.link_classes[c].latency_factor, where + ".latency_factor"));
+  }
+  if (!std::isfinite(p.tcp_window_bytes) || p.tcp_window_bytes < 1) {
+    return bad("network.tcp_window_bytes must be >= 1");
+  }
+  if (p.message_overhead_bytes > proto::k_max_message_bytes) return bad("network.message_overhead_bytes is too large");
+  SLUICE_TRY(check_latency(p.local_message_latency_ns, "network.local_message_latency_ns"));
+  SLUICE_TRY(check_latency(p.disk_read_latency_ns, "disk.read_latency_ns"));
+  SLUICE_TRY(check_latency(p.disk_write_latency_ns, "disk.write_latency_ns"));
+  SLUICE_TRY(check_latency(p.disk_sync_latency_ns, "disk.sync_latency_ns"));
+  SLUICE_TRY(check_latency(p.disk_metadata_latency_ns, "disk.metadata_latency_ns"));
+  SLUICE_TRY(check_latency(p.disk_request_occupancy_ns, "disk.request_occupancy_ns"));
+  if (p.cpu_cores_per_node == 0 || p.cpu_cores_per_node > k_max_cores_per_node) {
+    return bad("cpu.cores_per_node must be in [1, " + std::to_string(k_max_cores_per_node) + "]");
+  }
+  for (std::size_t k = 0; k < p.cost_ns_per_unit.size(); ++k) {
+    SLUICE_TRY(check_latency(p.cost_ns_per_unit[k],
+                             "cpu.cost_ns_per_unit." + std::string(to_string(static_cast<CostKind>(k)))));
+  }
+  SLUICE_TRY(check_rate(p.memory_op_bytes_per_s, "memory.memory_op_bytes_per_s"));
+  SLUICE_TRY(check_rate(p.same_location_copy_bytes_per_s, "memory.same_location_copy_bytes_per_s"));
+  return ok_status();
+}
+
+Result<SimProfile> parse_profile(std::string_view json_text) {
+  if (json_text.size() > k_max_profile_bytes) {
+    return bad("file of " + std::to_string(json_text.size()) + " bytes exceeds k_max_profile_bytes");
+  }
+  Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return bad("not valid JSON");
+  SLUICE_TRY(check_keys(j, "", {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu",
+                                "memory"}));
+  std::string format;
+  SLUICE_TRY(read(j, "format", "", format));
+  if (format != k_profile_format) {
+    return bad("\"format\" must be \"" + std::string(k_profile_format) + "\", got \"" + format + "\"");
+  }
+  int version = 0;
+  SLUICE_TRY(read(j, "version", "", version));
+  if (version != k_profile_version) {
+    return bad("version " + std::to_string(version) + " is not " + std::to_string(k_profile_version));
+  }
+  SimProfile p = default_profile();
+  SLUICE_TRY(read(j, "name", "", p.name));
+  if (auto s = j.find("source"); s != j.end()) {
+    SLUICE_TRY(check_keys(*s, "source", {"kind", "machine", "date", "scenario", "fit_error_pct", "note"}));
+    SLUICE_TRY(read(*s, "kind", "source", p.source.kind));
+    SLUICE_TRY(read(*s, "machine", "source", p.source.machine));
+    SLUICE_TRY(read(*s, "date", "source", p.source.date));
+    SLUICE_TRY(read(*s, "scenario", "source", p.source.scenario));
+    SLUICE_TRY(read(*s, "fit_error_pct", "source", p.source.fit_error_pct));
+    SLUICE_TRY(read(*s, "note", "source", p.source.note));
+  }
+  if (auto lc = j.find("link_classes"); lc != j.end()) {
+    SLUICE_TRY(check_keys(*lc, "link_classes", {"pcie", "memory", "inter_socket", "network"}));
+    for (std::size_t c = 0; c < k_class_names.size(); ++c) {
+      auto one = lc->find(k_class_names[c]);
+      if (one == lc->end()) continue;
+      const std::string where = "link_classes." + std::string(k_class_names[c]);
+      SLUICE_TRY(check_keys(*one, where, {"bandwidth_factor", "latency_factor"}));
+      SLUICE_TRY(read(*one, "bandwidth_factor", where, p.link_classes[c].bandwidth_factor));
+      SLUICE_TRY(read(*one, "latency_factor", where, p.link_classes[c].latency_factor));
+    }
+  }
+  if (auto n = j.find("network"); n != j.end()) {
+    SLUICE_TRY(check_keys(*n, "network", {"tcp_window_bytes", "message_overhead_bytes", "local_message_latency_ns"}));
+    SLUICE_TRY(read(*n, "tcp_window_bytes", "network", p.tcp_window_bytes));
+    SLUICE_TRY(read(*n, "message_overhead_bytes", "network", p.message_overhead_bytes));
+    SLUICE_TRY(read(*n, "local_message_latency_ns", "network", p.local_message_latency_ns));
+  }
+  if (auto d = j.find("disk"); d != j.end()) {
+    SLUICE_TRY(check_keys(*d, "disk", {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns",
+                                       "request_occupancy_ns"}));
+    SLUICE_TRY(read(*d, "read_latency_ns", "disk", p.disk_read_latency_ns));
+    SLUICE_TRY(read(*d, "write_latency_ns", "disk", p.disk_write_latency_ns));
+    SLUICE_TRY(read(*d, "sync_latency_ns", "disk", p.disk_sync_latency_ns));
+    SLUICE_TRY(read(*d, "metadata_latency_ns", "disk", p.disk_metadata_latency_ns));
+    SLUICE_TRY(read(*d, "request_occupancy_ns", "disk", p.disk_request_occupancy_ns));
+  }
+  if (auto c = j.find("cpu"); c != j.end()) {
+    SLUICE_TRY(check_keys(*c, "cpu", {"cores_per_node", "cost_ns_per_unit"}));
+    SLUICE_TRY(read(*c, "cores_per_node", "cpu", p.cpu_cores_per_node));
+    if (auto costs = c->find("cost_ns_per_unit"); costs != c->end()) {
+      if (!costs->is_object()) return bad("cpu.cost_ns_per_unit must be an object");
+      for (const auto& [key, value] : costs->items()) {
+        std::size_t k = 0;
+        while (k < p.cost_ns_per_unit.size() && to_string(static_cast<CostKind>(k)) != key) ++k;
+        if (k == p.cost_ns_per_unit.size()) return bad("unknown key \"cpu.cost_ns_per_unit." + key + "\"");
+        SLUICE_TRY(read(*costs, key, "cpu.cost_ns_per_unit", p.cost_ns_per_unit[k]));
+      }
+    }
+  }
+  if (auto m = j.find("memory"); m != j.end()) {
+    SLUICE_TRY(check_keys(*m, "memory", {"memory_op_bytes_per_s", "same_location_copy_bytes_per_s"}));
+    SLUICE_TRY(read(*m, "memory_op_bytes_per_s", "memory", p.memory_op_bytes_per_s));
+    SLUICE_TRY(read(*m, "same_location_copy_bytes_per_s", "memory", p.same_location_copy_bytes_per_s));
+  }
+  SLUICE_TRY(validate(p));
+  return p;
+}
+
+#undef SLUICE_TRY
+
+std::string to_json(const SimProfile& p) {
+  Json j;
+  j["format"] = k_profile_format;
+  j["version"] = k_profile_version;
+  j["name"] = p.name;
+  j["source"] = {{"kind", p.source.kind},         {"machine", p.source.machine},
+                 {"date", p.source.date},         {"scenario", p.source.scenario},
+                 {"fit_error_pct", p.source.fit_error_pct}, {"note", p.source.note}};
+  for (std::size_t c = 0; c < k_class_names.size(); ++c) {
+    j["link_classes"][std::string(k_class_names[c])] = {{"bandwidth_factor", p.link_classes[c].bandwidth_factor},
+                                                        {"latency_factor", p.link_classes[c].latency_factor}};
+  }
+  j["network"] = {{"tcp_window_bytes", p.tcp_window_bytes},
+                  {"message_overhead_bytes", p.message_overhead_bytes},
+                  {"local_message_latency_ns", p.local_message_latency_ns}};
+  j["disk"] = {{"read_latency_ns", p.disk_read_latency_ns},
+               {"write_latency_ns", p.disk_write_latency_ns},
+               {"sync_latency_ns", p.disk_sync_latency_ns},
+               {"metadata_latency_ns", p.disk_metadata_latency_ns},
+               {"request_occupancy_ns", p.disk_request_occupancy_ns}};
+  j["cpu"]["cores_per_node"] = p.cpu_cores_per_node;
+  for (std::size_t k = 0; k < p.cost_ns_per_unit.size(); ++k) {
+    j["cpu"]["cost_ns_per_unit"][std::string(to_string(static_cast<CostKind>(k)))] = p.cost_ns_per_unit[k];
+  }
+  j["memory"] = {{"memory_op_bytes_per_s", p.memory_op_bytes_per_s},
+                 {"same_location_copy_bytes_per_s", p.same_location_copy_bytes_per_s}};
+  return j.dump(2) + "\n";
+}
+
+Result<SimProfile> load_profile_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return error(StatusCode::not_found, "sim profile: cannot open " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  Result<SimProfile> p = parse_profile(text.str());
+  if (!p.ok()) return error(p.status().code(), path + ": " + p.status().message());
+  return p;
+}
+
+Result<SimProfile> load_profile(std::string_view name, const std::vector<std::string>& search_dirs) {
+  if (name == "default") return default_profile();
+  std::string looked;
+  for (const auto& dir : search_dirs) {
+    const std::string path = dir + "/" + std::string(name) + ".json";
+    std::ifstream probe(path);
+    if (probe) return load_profile_file(path);
+    looked += (looked.empty() ? "" : ", ") + path;
+  }
+  return error(StatusCode::not_found, "sim profile \"" + std::string(name) + "\" not found (looked in: " +
+                                          (looked.empty() ? std::string("no directories") : looked) + ")");
+}
+
+}  // namespace sluice::sim

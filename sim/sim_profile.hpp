@@ -1,0 +1,176 @@
+// SimProfile: the model parameters of a simulation, with where they come from.
+//
+// DESIGN.md section 7: analysis/ fits these numbers to measured runs and
+// writes them as a profile file with its source recorded (machine, date,
+// scenario, fit error); sim/ loads profiles by name. Following SimGrid's own
+// practice (src/kernel/resource/models/: calibration factors are data, each
+// citing its paper), every default below says where it comes from, and a
+// profile file says where its numbers come from in its "source" object.
+//
+// File format (JSON, strict: an unknown key is an error naming it, so a typo
+// cannot silently fall back to a default; a missing key keeps the default):
+//
+//   { "format": "sluice-sim-profile", "version": 1, "name": "dgx-lab-2024-05",
+//     "source": { "kind": "fit", "machine": "...", "date": "2024-05-01",
+//                 "scenario": "calibrate_read.lua", "fit_error_pct": 3.1, "note": "..." },
+//     "link_classes": { "pcie": { "bandwidth_factor": 1.0, "latency_factor": 1.0 },
+//                       "memory": {...}, "inter_socket": {...}, "network": {...} },
+//     "network": { "tcp_window_bytes": 4194304, "message_overhead_bytes": 66,
+//                  "local_message_latency_ns": 5000 },
+//     "disk": { "read_latency_ns": 77000, "write_latency_ns": 18000, "sync_latency_ns": 20000,
+//               "metadata_latency_ns": 10000, "request_occupancy_ns": 1571 },
+//     "cpu": { "cores_per_node": 64, "cost_ns_per_unit": { "meta_create": 10000, ... } },
+//     "memory": { "memory_op_bytes_per_s": 1e10, "same_location_copy_bytes_per_s": 1e10 } }
+//
+// How each number is used is documented at the field; SimEnv (sim_env.hpp)
+// and the platform builder (sim_platform.hpp) are the only readers.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "core/common/units.hpp"
+#include "core/env.hpp"
+#include "core/topology/topology.hpp"
+
+namespace sluice::sim {
+
+inline constexpr std::string_view k_profile_format = "sluice-sim-profile";
+inline constexpr int k_profile_version = 1;
+// Limits: a profile file larger than this is refused (it is a few KiB).
+inline constexpr std::size_t k_max_profile_bytes = 1 << 20;
+// Sanity bounds that catch unit mistakes (a factor of 1e9 is a unit error).
+inline constexpr double k_min_factor = 1e-3;
+inline constexpr double k_max_factor = 1e3;
+inline constexpr TimeNs k_max_profile_latency_ns = k_ns_per_s;
+inline constexpr std::uint32_t k_max_cores_per_node = 1 << 16;
+
+// Multipliers applied to one class of links (topo::LinkClass).
+// One SimGrid flow has one bandwidth factor: a communication gets the lowest
+// bandwidth_factor among the classes its route crosses (a route with a
+// network link gets the network's, a PCIe-only route PCIe's). Its latency is
+// the sum over its links of latency x that link's class latency_factor, so a
+// PCIe hop is never charged a network factor. See sim_platform.hpp.
+struct LinkClassFactors {
+  double bandwidth_factor = 1.0;
+  double latency_factor = 1.0;
+  bool operator==(const LinkClassFactors&) const = default;
+};
+
+// Where a profile's numbers come from (DESIGN.md section 7).
+struct ProfileSource {
+  std::string kind = "defaults";  // "defaults" | "fit" | "manual"
+  std::string machine;            // what was measured
+  std::string date;               // when (ISO 8601)
+  std::string scenario;           // which calibration scenario produced it
+  double fit_error_pct = -1;      // prediction error on held-out runs; < 0: not known
+  std::string note;
+  bool operator==(const ProfileSource&) const = default;
+};
+
+struct SimProfile {
+  std::string name = "default";
+  ProfileSource source;
+
+  // ---- links, by topo::LinkClass (pcie, memory, inter_socket, network) ----
+  // pcie, memory, inter_socket: 1.0 / 1.0. The topology's bandwidths are
+  // already effective rates (hardware_figures.hpp applies
+  // k_pcie_protocol_efficiency = 0.85 to the PCI-SIG raw rate, memory and
+  // socket links carry published figures) and its latencies are per-hop
+  // hardware latencies, so no TCP-style correction belongs on them.
+  // network bandwidth 0.97: the LV08 model's value (Velho, Schnorr, Casanova,
+  // Legrand, "On the Validity of Flow-level TCP Network Models for Grid and
+  // Cloud Simulations", ACM TOMACS 23(4), 2013), which is also TCP's payload
+  // share of a 1500-byte Ethernet frame (1448/1500 = 0.965).
+  // network latency 1.0, not LV08's 13.01: that factor folds TCP slow start
+  // over WAN round trips into the latency; the topology's network latencies
+  // (hardware_figures.hpp, 300 ns per link) are end-to-end figures of
+  // RDMA-class fabrics without slow start. Calibration replaces both.
+  std::array<LinkClassFactors, 4> link_classes{
+      LinkClassFactors{1.0, 1.0}, LinkClassFactors{1.0, 1.0}, LinkClassFactors{1.0, 1.0},
+      LinkClassFactors{0.97, 1.0}};
+  // TCP window: SimGrid caps a flow at window / (2 x route latency)
+  // (network/TCP-gamma). 4 MiB is SimGrid's default; the cap only binds on
+  // long-latency routes (at 2 us it is 1 TB/s), never on PCIe.
+  double tcp_window_bytes = 4194304;
+  // Bytes added to every control message on the wire beyond the sluice frame
+  // (proto::encoded_size): Ethernet 14 + IPv4 20 + TCP with timestamps 32 = 66.
+  std::uint32_t message_overhead_bytes = 66;
+  // A message between two services of one node (loopback/shared memory) takes
+  // this and loads no link. ~5 us: half a loopback TCP round trip on Linux
+  // (netperf TCP_RR over lo reaches ~100,000 transactions/s). Assumption.
+  TimeNs local_message_latency_ns = 5 * k_ns_per_us;
+
+  // ---- disks (SimGrid 3.32's disk model has bandwidth only) ----
+  // Per request, storage_io adds explicitly:
+  // - a latency before the transfer starts that does not occupy the drive
+  //   (read 77 us, write 18 us: Intel SSD DC P4510 product specification,
+  //   typical sequential latency; a write is absorbed by the drive's cache);
+  // - an occupancy: device time per request, added to the Io as
+  //   occupancy x drive bandwidth extra bytes, so the drive serves at most
+  //   1/occupancy requests per second however small they are (1571 ns =
+  //   1 / 636,500 IOPS, the P4510's 4 KiB random-read figure);
+  // - sync_latency_ns more for a sync (FUA/flush) write (assumption: drives
+  //   with power-loss protection acknowledge a flush from their cache);
+  // - metadata_latency_ns for remove and stat of a chunk object (a local file
+  //   system metadata operation; assumption, to be calibrated).
+  TimeNs disk_read_latency_ns = 77 * k_ns_per_us;
+  TimeNs disk_write_latency_ns = 18 * k_ns_per_us;
+  TimeNs disk_sync_latency_ns = 20 * k_ns_per_us;
+  TimeNs disk_metadata_latency_ns = 10 * k_ns_per_us;
+  TimeNs disk_request_occupancy_ns = 1571;
+
+  // ---- CPU ----
+  // Cores of a node's CPU host (execs of different services run in parallel
+  // up to this; one service runs its computes one at a time, FIFO).
+  // 64: one AMD EPYC 7742 (DGX A100 socket).
+  std::uint32_t cpu_cores_per_node = 64;
+  // Service time per unit of each CostKind, in ns (the same order as
+  // CostKind). Assumptions of the right order, to be calibrated: BeeGFS and
+  // Lustre metadata servers reach ~10^5 creates/s with 8-16 worker threads
+  // (mdtest results in SEEDS.md systems), i.e. ~10 us of CPU per create;
+  // lookups and stats are cheaper, a readdir entry cheaper still; a chunk
+  // request costs ~1 us of server CPU, a client request ~0.5 us.
+  // workload_step is accelerator time: its unit is 1 ns and it occupies no CPU.
+  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{
+      2000, 10000, 10000, 2000, 200, 5000, 5000, 3000, 1000, 500, 1};
+
+  // ---- memory operations ----
+  // checksum / fill / verify run at this rate (ISA-L crc32c reaches ~10 GB/s
+  // per core on AVX2 machines); no bytes exist in simulation.
+  double memory_op_bytes_per_s = 10e9;
+  // A transfer whose source and destination are the same memory (host to host
+  // on one NUMA node, GPU to the same GPU) crosses no link; it takes
+  // bytes / this (a single-core memcpy, ~10 GB/s). Assumption.
+  double same_location_copy_bytes_per_s = 10e9;
+
+  const LinkClassFactors& factors(topo::LinkClass c) const { return link_classes[static_cast<std::size_t>(c)]; }
+  TimeNs cost_ns(CostKind kind) const { return cost_ns_per_unit[static_cast<std::size_t>(kind)]; }
+  bool operator==(const SimProfile&) const = default;
+};
+
+// The documented defaults above.
+SimProfile default_profile();
+
+// Checks ranges (finite, positive factors within [k_min_factor,
+// k_max_factor], latencies within [0, k_max_profile_latency_ns], ...);
+// invalid_argument naming the field.
+Status validate(const SimProfile& profile);
+
+// Parses a profile file's text (see the format above). Errors name the key
+// or the JSON error position.
+Result<SimProfile> parse_profile(std::string_view json_text);
+// The profile as a profile file (every key written, so a file round-trips).
+std::string to_json(const SimProfile& profile);
+
+// Reads a profile file.
+Result<SimProfile> load_profile_file(const std::string& path);
+// "default" gives default_profile(); any other name is looked up as
+// <dir>/<name>.json in `search_dirs`, in order; not_found lists where it looked.
+Result<SimProfile> load_profile(std::string_view name, const std::vector<std::string>& search_dirs);
+
+}  // namespace sluice::sim
