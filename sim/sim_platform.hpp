@@ -56,7 +56,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/common/mem_handle.hpp"
@@ -145,7 +144,6 @@ class SimPlatform {
   std::vector<std::vector<simgrid::s4u::Disk*>> disks_;             // [node][nvme index]
   std::vector<std::uint32_t> first_nic_;                            // [node]
   std::vector<topo::EdgeId> nic_uplink_;                            // [nic vertex] network edge or k_no_edge
-  std::unordered_map<const simgrid::s4u::Link*, topo::LinkClass> link_classes_;
 };
 
 }  // namespace sluice::sim

@@ -8,27 +8,11 @@
 #include <set>
 #include <string>
 
+#include "tests/core/services/scripted_workload.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
-
-// A workload that runs a test-provided script against the client.
-class Scripted final : public Workload {
- public:
-  using Script = std::function<void(WorkloadContext&, std::function<void(Status)>)>;
-  explicit Scripted(Script script) : script_(std::move(script)) {}
-  std::string name() const override { return "scripted"; }
-  void start(WorkloadContext& ctx, std::function<void(Status)> done) override { script_(ctx, std::move(done)); }
-
- private:
-  Script script_;
-};
-
-template <typename M>
-std::function<bool(const Endpoint&, const Endpoint&, const proto::Message&)> is_a() {
-  return [](const Endpoint&, const Endpoint&, const proto::Message& m) { return std::holds_alternative<M>(m); };
-}
 
 // create + write 1 MiB + close + read back; reports the read size.
 Scripted::Script write_then_read(std::uint64_t* read_bytes) {

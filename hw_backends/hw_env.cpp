@@ -1,0 +1,136 @@
+#include "hw_backends/hw_env.hpp"
+
+#include "core/common/pattern.hpp"
+#include "core/proto/codec.hpp"
+#include "core/proto/crc32c.hpp"
+#include "hw_backends/hw_world.hpp"
+
+namespace sluice::hw {
+
+void HwEnv::log(LogLevel level, std::string_view message) {
+  static constexpr const char* k_level_names[] = {"debug", "info", "warn", "error"};
+  world_.log(std::to_string(now()) + " " + k_level_names[static_cast<int>(level)] + " " + self_.to_string() + " " +
+             std::string(message));
+}
+
+OpId HwEnv::complete_now(Completion c) {
+  const OpId op = next_op();
+  c.op = op;
+  loop_.push(Event(std::move(c)));  // delivered after the current handler returns
+  return op;
+}
+
+Status HwEnv::send(Endpoint to, proto::Message message) {
+  std::vector<std::byte> frame;
+  Status encoded = proto::encode_into(message, frame);
+  if (!encoded.ok()) return encoded;
+  ServiceLoop* loop = world_.loop_of(to);
+  if (loop == nullptr) return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
+  if (to.node != self_.node) return node_.send(self_, to, std::move(frame));
+  // Same node: no socket, but the same bytes a peer would decode.
+  Result<proto::Message> decoded = proto::decode(frame);
+  if (!decoded.ok()) {
+    return error(StatusCode::internal, "message does not survive its own codec: " + decoded.status().to_string());
+  }
+  loop->push(Event(Delivery{self_, std::move(decoded).value()}));
+  return ok_status();
+}
+
+OpId HwEnv::transfer(const TransferSpec& spec) {
+  const OpId op = next_op();
+  node_.transfer(loop_, op, spec);
+  return op;
+}
+
+OpId HwEnv::storage_io(const StorageIoSpec& spec) {
+  const OpId op = next_op();
+  node_.storage_io(loop_, op, spec);
+  return op;
+}
+
+OpId HwEnv::compute(CostKind /*kind*/, std::uint64_t /*units*/) { return complete_now(Completion{}); }
+
+OpId HwEnv::timer(TimeNs delay_ns) {
+  const OpId op = next_op();
+  loop_.add_timer(now() + std::max<TimeNs>(delay_ns, 0), op);
+  return op;
+}
+
+OpId HwEnv::checksum(const MemHandle& range) {
+  Completion c;
+  Result<std::span<std::byte>> bytes = node_.resolve(range, "checksum range");
+  if (!bytes.ok()) {
+    c.status = bytes.status();
+  } else {
+    c.bytes = range.length;
+    c.crc32c = proto::crc32c(*bytes);
+    c.crc_valid = true;
+  }
+  return complete_now(std::move(c));
+}
+
+OpId HwEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
+  Completion c;
+  Result<std::span<std::byte>> bytes = node_.resolve(range, "fill range");
+  if (!bytes.ok()) {
+    c.status = bytes.status();
+  } else {
+    fill_pattern(*bytes, pattern.seed, pattern.stream_offset);
+    c.bytes = range.length;
+  }
+  return complete_now(std::move(c));
+}
+
+OpId HwEnv::verify(const MemHandle& range, const PatternSpec& pattern) {
+  Completion c;
+  Result<std::span<std::byte>> bytes = node_.resolve(range, "verify range");
+  if (!bytes.ok()) {
+    c.status = bytes.status();
+  } else if (auto bad = first_pattern_mismatch(*bytes, pattern.seed, pattern.stream_offset)) {
+    c.status = error(StatusCode::corrupt, "byte " + std::to_string(pattern.stream_offset + *bad) +
+                                              " differs from the pattern (seed " + std::to_string(pattern.seed) +
+                                              ") in " + range.to_string());
+  } else {
+    c.bytes = range.length;
+  }
+  return complete_now(std::move(c));
+}
+
+Result<MemHandle> HwEnv::alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) {
+  return node_.alloc(kind, device, bytes);
+}
+
+void HwEnv::free(const MemHandle& region) { node_.free(region); }
+
+void HwEnv::count(std::string_view name, double delta) {
+  std::lock_guard lock(metrics_mu_);
+  auto it = counters_.find(name);
+  if (it == counters_.end()) it = counters_.emplace(std::string(name), 0.0).first;
+  it->second += delta;
+}
+
+void HwEnv::sample(std::string_view name, double value) {
+  std::lock_guard lock(metrics_mu_);
+  auto it = samples_.find(name);
+  if (it == samples_.end()) it = samples_.emplace(std::string(name), std::vector<double>{}).first;
+  it->second.push_back(value);
+}
+
+double HwEnv::counter(std::string_view name) const {
+  std::lock_guard lock(metrics_mu_);
+  auto it = counters_.find(name);
+  return it == counters_.end() ? 0.0 : it->second;
+}
+
+std::map<std::string, double, std::less<>> HwEnv::counters() const {
+  std::lock_guard lock(metrics_mu_);
+  return counters_;
+}
+
+std::vector<double> HwEnv::samples(std::string_view name) const {
+  std::lock_guard lock(metrics_mu_);
+  auto it = samples_.find(name);
+  return it == samples_.end() ? std::vector<double>{} : it->second;
+}
+
+}  // namespace sluice::hw

@@ -1,0 +1,79 @@
+// HwEnv: the Env of core/env.hpp on real hardware, one per service.
+//
+// - now(): the steady clock, in ns since the world started.
+// - Events come one at a time from the service's own ServiceLoop thread.
+// - send(): encoded with proto::encode_into (so a message over the wire
+//   limits fails here as in SimEnv) and carried by the node's transport, or,
+//   between services of one node, decoded straight into the receiver's loop.
+// - transfer() and storage_io(): real bytes through the node's transport and
+//   storage targets (see hw_node.hpp); completions arrive from the node's
+//   dispatcher thread.
+// - compute(): the real work already happened, so it completes at once.
+// - timer(): the loop's timer heap, on the steady clock.
+// - checksum()/fill()/verify(): real bytes, on the service's thread (CRC32C
+//   by ISA-L, the core's pattern); a verify mismatch is `corrupt` naming the
+//   first wrong byte and the range.
+// - alloc()/free(): real, aligned, registered regions of the node (host and
+//   pinned; GPU answers unavailable until the CUDA backend exists).
+// Every operation returns its OpId at once and completes exactly once, after
+// the handler that started it has returned (completions are queued events).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/env.hpp"
+#include "hw_backends/hw_node.hpp"
+#include "hw_backends/service_loop.hpp"
+
+namespace sluice::hw {
+
+class HwWorld;
+
+class HwEnv final : public Env, public Metrics {
+ public:
+  HwEnv(HwWorld& world, HwNode& node, ServiceLoop& loop, Endpoint self, Rng rng)
+      : world_(world), node_(node), loop_(loop), self_(self), rng_(rng) {}
+
+  Endpoint self() const override { return self_; }
+  TimeNs now() const override { return loop_.now(); }
+  Rng& rng() override { return rng_; }
+  Metrics& metrics() override { return *this; }
+  void log(LogLevel level, std::string_view message) override;
+
+  [[nodiscard]] Status send(Endpoint to, proto::Message message) override;
+  OpId transfer(const TransferSpec& spec) override;
+  OpId storage_io(const StorageIoSpec& spec) override;
+  OpId compute(CostKind kind, std::uint64_t units) override;
+  OpId timer(TimeNs delay_ns) override;
+  OpId checksum(const MemHandle& range) override;
+  OpId fill(const MemHandle& range, const PatternSpec& pattern) override;
+  OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
+  Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
+  void free(const MemHandle& region) override;
+
+  // Metrics (thread-safe: the world reads them from other threads).
+  void count(std::string_view name, double delta) override;
+  void sample(std::string_view name, double value) override;
+  double counter(std::string_view name) const;
+  std::map<std::string, double, std::less<>> counters() const;
+  std::vector<double> samples(std::string_view name) const;
+
+ private:
+  OpId next_op() { return next_op_++; }
+  OpId complete_now(Completion c);
+
+  HwWorld& world_;
+  HwNode& node_;
+  ServiceLoop& loop_;
+  Endpoint self_;
+  Rng rng_;
+  OpId next_op_ = 1;
+  mutable std::mutex metrics_mu_;
+  std::map<std::string, double, std::less<>> counters_;
+  std::map<std::string, std::vector<double>, std::less<>> samples_;
+};
+
+}  // namespace sluice::hw

@@ -1,0 +1,418 @@
+#include "hw_backends/hw_node.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/proto/codec.hpp"
+#include "hw_backends/hw_world.hpp"
+
+namespace sluice::hw {
+namespace {
+
+constexpr std::uint64_t k_wake_id = ~std::uint64_t{0};
+constexpr std::uint64_t k_transport_id = ~std::uint64_t{0} - 1;
+constexpr int k_dispatch_batch = 64;
+constexpr std::size_t k_poll_batch = 256;
+
+// The tag of a control frame: which service sent it, and to which.
+std::uint64_t frame_tag(ServiceIndex from, ServiceIndex to) { return (std::uint64_t{from} << 32) | to; }
+
+}  // namespace
+
+HwNode::HwNode(HwWorld& world, NodeId id) : world_(world), id_(id) {}
+
+HwNode::~HwNode() {
+  stop();
+  for (auto& [region_id, region] : regions_) std::free(region.data);
+}
+
+Status HwNode::open() {
+  const HwWorldConfig& config = world_.config();
+  Result<std::vector<std::string>> rails =
+      transport::loopback_rail_addresses(config.transport, config.rails_per_node);
+  if (!rails.ok()) return rails.status();
+  transport::TransportConfig tc;
+  tc.local_id = id_;
+  tc.rail_addresses = *rails;
+  tc.connections_per_rail = config.connections_per_rail;
+  tc.log = [this](std::string_view line) { world_.log("node " + std::to_string(id_) + ": " + std::string(line)); };
+  Result<std::unique_ptr<transport::Transport>> t = transport::create_transport(config.transport, tc);
+  if (!t.ok()) return t.status();
+  transport_ = std::move(t).value();
+  address_ = transport_->listen_address();
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return error(StatusCode::io_error, "node " + std::to_string(id_) + ": eventfd failed");
+  return ok_status();
+}
+
+transport::PeerAddress HwNode::address() const { return down_ ? transport::PeerAddress{} : address_; }
+
+Status HwNode::add_target(TargetId target, const StorageTargetConfig& config) {
+  Result<std::unique_ptr<StorageBackend>> b = create_storage_backend(world_.config().storage_backend, config);
+  if (!b.ok()) return b.status();
+  world_.log("node " + std::to_string(id_) + ": target " + std::to_string(target) + " at " + config.directory +
+             ": " + std::string((*b)->name()) + ", " + (*b)->io_path());
+  targets_.emplace(target, std::move(b).value());
+  return ok_status();
+}
+
+void HwNode::start() {
+  if (dispatcher_.joinable() || !transport_) return;
+  dispatcher_ = std::thread([this] { dispatch(); });
+}
+
+void HwNode::stop() {
+  if (dispatcher_.joinable()) {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
+    dispatcher_.join();
+  }
+  // Closing the transport drops every connection: peers see this node vanish.
+  down_ = true;
+  transport_.reset();
+  targets_.clear();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+// ---- memory -------------------------------------------------------------------
+
+Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) {
+  const std::string where = "node " + std::to_string(id_) + " alloc";
+  if (bytes == 0) return error(StatusCode::invalid_argument, where + " of 0 bytes");
+  if (kind == MemKind::gpu) {
+    return error(StatusCode::unavailable, where + ": GPU memory needs the CUDA backend, which this build lacks");
+  }
+  const std::uint64_t limit = world_.config().node_memory_limit_bytes;
+  {
+    std::lock_guard lock(mu_);
+    if (allocated_bytes_ + bytes > limit) {
+      return error(StatusCode::no_space, where + ": node memory limit " + std::to_string(limit) + " bytes reached");
+    }
+  }
+  const std::uint64_t rounded = (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
+                                k_direct_io_alignment_bytes;
+  auto* data = static_cast<std::byte*>(std::aligned_alloc(k_direct_io_alignment_bytes, rounded));
+  if (data == nullptr) return error(StatusCode::no_space, where + ": out of host memory for " + std::to_string(bytes));
+  std::memset(data, 0, rounded);
+  std::uint32_t region_id = 0;
+  {
+    std::lock_guard lock(mu_);
+    region_id = next_region_++;
+    regions_.emplace(region_id, Region{data, bytes, kind, device});
+    allocated_bytes_ += bytes;
+  }
+  Status registered = transport_->register_region(region_id, std::span<std::byte>(data, bytes),
+                                                  transport::RegionKind::host);
+  if (!registered.ok()) {
+    std::lock_guard lock(mu_);
+    regions_.erase(region_id);
+    allocated_bytes_ -= bytes;
+    std::free(data);
+    return registered;
+  }
+  return MemHandle{id_, kind, device, region_id, 0, bytes};
+}
+
+void HwNode::free(const MemHandle& region) {
+  std::byte* data = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto it = regions_.find(region.region);
+    if (it == regions_.end()) return;
+    data = it->second.data;
+    allocated_bytes_ -= it->second.length;
+    regions_.erase(it);
+  }
+  // Waits for incoming transfers into the region to finish, then releases it.
+  if (transport_) transport_->deregister_region(region.region).ignore();  // absent only after stop()
+  std::free(data);
+}
+
+std::uint64_t HwNode::allocated_bytes() const {
+  std::lock_guard lock(mu_);
+  return allocated_bytes_;
+}
+
+Result<std::span<std::byte>> HwNode::resolve(const MemHandle& range, std::string_view what) const {
+  if (range.node != id_) {
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + " " + range.to_string() + " is not on node " + std::to_string(id_));
+  }
+  std::lock_guard lock(mu_);
+  auto it = regions_.find(range.region);
+  if (it == regions_.end()) {
+    return error(StatusCode::not_found, std::string(what) + ": no region " + range.to_string());
+  }
+  const std::uint64_t size = it->second.length;
+  if (range.offset > size || range.length > size - range.offset) {
+    return error(StatusCode::invalid_argument, std::string(what) + " " + range.to_string() +
+                                                   " exceeds its region of " + std::to_string(size) + " bytes");
+  }
+  return std::span<std::byte>(it->second.data + range.offset, range.length);
+}
+
+// ---- operations -------------------------------------------------------------------
+
+std::uint64_t HwNode::route(ServiceLoop& loop, OpId op) {
+  std::lock_guard lock(mu_);
+  const std::uint64_t cookie = next_cookie_++;
+  routes_.emplace(cookie, Route{&loop, op});
+  return cookie;
+}
+
+void HwNode::complete(std::uint64_t cookie, Completion c) {
+  Route r;
+  {
+    std::lock_guard lock(mu_);
+    auto it = routes_.find(cookie);
+    if (it == routes_.end()) return;
+    r = it->second;
+    routes_.erase(it);
+  }
+  c.op = r.op;
+  r.loop->push(Event(std::move(c)));
+}
+
+std::uint32_t HwNode::rail_of(std::uint32_t nic) {
+  const std::uint32_t rails = world_.config().rails_per_node;
+  if (nic == k_no_id) return 0;
+  if (nic >= rails) {
+    bool first = false;
+    {
+      std::lock_guard lock(mu_);
+      first = !rail_wrap_logged_;
+      rail_wrap_logged_ = true;
+    }
+    if (first) {
+      world_.log("node " + std::to_string(id_) + ": NIC " + std::to_string(nic) + " maps to rail " +
+                 std::to_string(nic % rails) + " (this node has " + std::to_string(rails) + " rails)");
+    }
+    return nic % rails;
+  }
+  return nic;
+}
+
+Result<transport::PeerId> HwNode::peer_for(NodeId node) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = peers_.find(node);
+    if (it != peers_.end()) return it->second;
+  }
+  Result<transport::PeerAddress> address = world_.address_of(node);
+  if (!address.ok()) return address.status();
+  if (!transport_) return error(StatusCode::unavailable, "node " + std::to_string(id_) + " is stopped");
+  Result<transport::PeerId> peer = transport_->connect(*address);
+  if (!peer.ok()) return peer.status();
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = peers_.emplace(node, *peer);
+  if (!inserted) transport_->disconnect(*peer).ignore();  // another thread connected first; keep one
+  return it->second;
+}
+
+void HwNode::post_or_defer(std::function<Status()> post, std::uint64_t cookie) {
+  const Status st = post();
+  if (st.ok()) return;
+  if (st.code() == StatusCode::again) {
+    std::lock_guard lock(mu_);
+    deferred_.emplace_back(std::move(post), cookie);
+    return;
+  }
+  Completion c;
+  c.status = st;
+  complete(cookie, std::move(c));
+}
+
+void HwNode::retry_deferred() {
+  std::vector<std::pair<std::function<Status()>, std::uint64_t>> pending;
+  {
+    std::lock_guard lock(mu_);
+    pending.swap(deferred_);
+  }
+  for (auto& [post, cookie] : pending) post_or_defer(std::move(post), cookie);
+}
+
+void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
+  const std::uint64_t cookie = route(loop, op);
+  const auto fail = [&](Status st) {
+    Completion c;
+    c.status = std::move(st);
+    complete(cookie, std::move(c));
+  };
+  if (spec.src.length != spec.dst.length) {
+    return fail(error(StatusCode::invalid_argument,
+                      "transfer lengths differ: " + spec.src.to_string() + " -> " + spec.dst.to_string()));
+  }
+  const bool src_here = spec.src.node == id_;
+  const bool dst_here = spec.dst.node == id_;
+  if (src_here && dst_here) {
+    Result<std::span<std::byte>> src = resolve(spec.src, "transfer source");
+    if (!src.ok()) return fail(src.status());
+    Result<std::span<std::byte>> dst = resolve(spec.dst, "transfer destination");
+    if (!dst.ok()) return fail(dst.status());
+    std::memmove(dst->data(), src->data(), src->size());
+    Completion c;
+    c.bytes = spec.src.length;
+    return complete(cookie, std::move(c));
+  }
+  if (!src_here && !dst_here) {
+    return fail(error(StatusCode::invalid_argument, "transfer " + spec.src.to_string() + " -> " +
+                                                        spec.dst.to_string() + " touches neither end on node " +
+                                                        std::to_string(id_)));
+  }
+  const MemHandle& local = src_here ? spec.src : spec.dst;
+  const MemHandle& remote = src_here ? spec.dst : spec.src;
+  Result<std::span<std::byte>> local_bytes = resolve(local, src_here ? "transfer source" : "transfer destination");
+  if (!local_bytes.ok()) return fail(local_bytes.status());
+  if (spec.src.length == 0) {
+    Completion c;
+    return complete(cookie, std::move(c));
+  }
+  Result<transport::PeerId> peer = peer_for(remote.node);
+  if (!peer.ok()) return fail(peer.status());
+  transport::BulkRequest r;
+  r.peer = *peer;
+  r.rail = rail_of(src_here ? spec.src_nic : spec.dst_nic);
+  r.local_key = local.region;
+  r.local_offset = local.offset;
+  r.remote_key = remote.region;
+  r.remote_offset = remote.offset;
+  r.bytes = spec.src.length;
+  r.cookie = cookie;
+  transport::Transport* t = transport_.get();
+  post_or_defer([t, r, src_here] { return src_here ? t->put(r) : t->get(r); }, cookie);
+}
+
+void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {
+  const std::uint64_t cookie = route(loop, op);
+  Completion failure;
+  auto it = targets_.find(spec.target);
+  if (it == targets_.end()) {
+    failure.status = error(StatusCode::not_found,
+                           "storage target " + std::to_string(spec.target) + " is not on node " + std::to_string(id_));
+    return complete(cookie, std::move(failure));
+  }
+  StorageRequest request;
+  request.op = spec.op;
+  request.file_id = spec.file_id;
+  request.object_offset = spec.object_offset;
+  request.sync = spec.sync;
+  request.cookie = cookie;
+  if (spec.op == StorageOp::read || spec.op == StorageOp::write) {
+    Result<std::span<std::byte>> buffer = resolve(spec.buffer, "storage buffer");
+    if (!buffer.ok()) {
+      failure.status = buffer.status();
+      return complete(cookie, std::move(failure));
+    }
+    request.buffer = *buffer;
+  }
+  StorageBackend* backend = it->second.get();
+  const TargetId target = spec.target;
+  post_or_defer(
+      [backend, request, target]() -> Status {
+        const Status st = backend->submit(request);
+        if (st.ok() || st.code() == StatusCode::again) return st;
+        return Status(st.code(), "target " + std::to_string(target) + ": " + st.message());
+      },
+      cookie);
+}
+
+Status HwNode::send(Endpoint from, Endpoint to, std::vector<std::byte> frame) {
+  Result<transport::PeerId> peer = peer_for(to.node);
+  if (!peer.ok()) return peer.status();
+  return transport_->send_message(*peer, frame_tag(from.service, to.service), std::move(frame));
+}
+
+// ---- dispatcher -----------------------------------------------------------------
+
+void HwNode::on_transport_event(transport::TransportEvent& event) {
+  if (auto* done = std::get_if<transport::OpDone>(&event)) {
+    Completion c;
+    c.status = std::move(done->status);
+    c.bytes = done->bytes;
+    complete(done->cookie, std::move(c));
+  } else if (auto* m = std::get_if<transport::MessageReceived>(&event)) {
+    const Endpoint from{static_cast<NodeId>(m->remote_id), static_cast<ServiceIndex>(m->tag >> 32)};
+    const Endpoint to{id_, static_cast<ServiceIndex>(m->tag & 0xFFFFFFFFu)};
+    ServiceLoop* loop = world_.loop_of(to);
+    if (loop == nullptr) {
+      world_.log("node " + std::to_string(id_) + ": message from " + from.to_string() + " for unknown service " +
+                 to.to_string() + " dropped");
+      return;
+    }
+    Result<proto::Message> decoded = proto::decode(m->frame);
+    if (!decoded.ok()) {
+      world_.log("node " + std::to_string(id_) + ": undecodable frame from " + from.to_string() + " dropped: " +
+                 decoded.status().message());
+      return;
+    }
+    loop->push(Event(Delivery{from, std::move(decoded).value()}));
+  } else if (auto* down = std::get_if<transport::PeerDown>(&event)) {
+    std::lock_guard lock(mu_);
+    for (auto it = peers_.begin(); it != peers_.end(); ++it) {
+      if (it->second == down->peer) {
+        peers_.erase(it);  // the next use connects afresh
+        break;
+      }
+    }
+  }
+}
+
+void HwNode::dispatch() {
+  const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = k_wake_id;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd_, &ev);
+  ev.data.u64 = k_transport_id;
+  ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, transport_->completion_fd(), &ev);
+  for (const auto& [target, backend] : targets_) {
+    ev.data.u64 = target;
+    ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, backend->completion_fd(), &ev);
+  }
+  std::array<epoll_event, k_dispatch_batch> ready{};
+  std::vector<transport::TransportEvent> events;
+  std::vector<StorageCompletion> done;
+  while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+    }
+    const int n = ::epoll_wait(epoll_fd, ready.data(), k_dispatch_batch, -1);
+    for (int i = 0; i < n; ++i) {
+      const std::uint64_t id = ready[static_cast<std::size_t>(i)].data.u64;
+      if (id == k_wake_id) {
+        std::uint64_t count = 0;
+        [[maybe_unused]] const auto r = ::read(wake_fd_, &count, sizeof count);
+      } else if (id == k_transport_id) {
+        events.clear();
+        transport_->poll(events, k_poll_batch);
+        for (auto& e : events) on_transport_event(e);
+      } else {
+        done.clear();
+        targets_.at(static_cast<TargetId>(id))->poll(done, k_poll_batch);
+        for (auto& s : done) {
+          Completion c;
+          c.status = std::move(s.status);
+          c.bytes = s.bytes;
+          c.crc32c = s.crc32c;
+          c.crc_valid = s.crc_valid;
+          complete(s.cookie, std::move(c));
+        }
+      }
+    }
+    retry_deferred();
+  }
+  ::close(epoll_fd);
+}
+
+}  // namespace sluice::hw

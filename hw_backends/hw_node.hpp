@@ -1,0 +1,120 @@
+// One node of a hardware world: its transport, its memory regions, its
+// storage targets, and the dispatcher thread that turns transport and
+// storage completions into events for the node's services.
+//
+// Memory regions are real host buffers (aligned to k_direct_io_alignment_bytes
+// so that storage I/O can go O_DIRECT), zeroed, registered with the transport
+// under their region id, so a peer names one by (node, region) exactly as a
+// MemHandle does. GPU regions need the CUDA backend (not built yet): alloc
+// answers unavailable.
+//
+// How a TransferSpec is carried out (mechanism only; the spec is core/sched's):
+//   src and dst on this node   memmove on the calling service's thread
+//   src here, dst remote       transport put into the remote region
+//   dst here, src remote       transport get from the remote region
+//   neither here               invalid_argument
+// The rail is the spec's NIC index on this node (src_nic for a put, dst_nic
+// for a get); k_no_id means rail 0, and an index past the node's rails wraps
+// (NIC i -> rail i mod rails), logged once.
+//
+// Thread-safety: every public call may come from any service thread of the node.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/env.hpp"
+#include "hw_backends/service_loop.hpp"
+#include "hw_backends/storage_backend.hpp"
+#include "transports/transport.hpp"
+
+namespace sluice::hw {
+
+class HwWorld;
+
+class HwNode {
+ public:
+  HwNode(HwWorld& world, NodeId id);
+  ~HwNode();
+  HwNode(const HwNode&) = delete;
+  HwNode& operator=(const HwNode&) = delete;
+
+  // Creates the transport (listening on its rails). Called once, before start().
+  Status open();
+  NodeId id() const { return id_; }
+  transport::PeerAddress address() const;
+
+  Status add_target(TargetId target, const StorageTargetConfig& config);
+  bool has_target(TargetId target) const { return targets_.contains(target); }
+
+  // Starts and stops the dispatcher thread. stop() also closes the transport
+  // (peers see this node vanish) and drops operations still pending.
+  void start();
+  void stop();
+
+  Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes);
+  void free(const MemHandle& region);
+  // The bytes of a range on this node; not_found / invalid_argument naming `what`.
+  Result<std::span<std::byte>> resolve(const MemHandle& range, std::string_view what) const;
+  std::uint64_t allocated_bytes() const;
+
+  // Operations of a service on this node; the Completion{op} goes to `loop`.
+  void transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec);
+  void storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec);
+  // A control frame to a service on another node.
+  Status send(Endpoint from, Endpoint to, std::vector<std::byte> frame);
+
+ private:
+  struct Region {
+    std::byte* data = nullptr;
+    std::uint64_t length = 0;
+    MemKind kind = MemKind::host;
+    std::uint16_t device = 0;
+  };
+  struct Route {
+    ServiceLoop* loop = nullptr;
+    OpId op = 0;
+  };
+
+  void dispatch();
+  void on_transport_event(transport::TransportEvent& event);
+  std::uint64_t route(ServiceLoop& loop, OpId op);
+  void complete(std::uint64_t cookie, Completion c);
+  Result<transport::PeerId> peer_for(NodeId node);
+  std::uint32_t rail_of(std::uint32_t nic);
+  // Posts, or parks the post for the dispatcher to retry while it says `again`.
+  void post_or_defer(std::function<Status()> post, std::uint64_t cookie);
+  void retry_deferred();
+
+  HwWorld& world_;
+  NodeId id_;
+  std::unique_ptr<transport::Transport> transport_;
+  transport::PeerAddress address_;  // cached at open(): other nodes read it while this one may stop
+  std::atomic<bool> down_{false};
+  std::map<TargetId, std::unique_ptr<StorageBackend>> targets_;
+  std::thread dispatcher_;
+  int wake_fd_ = -1;
+  bool stopping_ = false;
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::uint32_t, Region> regions_;
+  std::uint32_t next_region_ = 1;
+  std::uint64_t allocated_bytes_ = 0;
+  std::unordered_map<std::uint64_t, Route> routes_;
+  std::uint64_t next_cookie_ = 1;
+  std::map<NodeId, transport::PeerId> peers_;
+  std::vector<std::pair<std::function<Status()>, std::uint64_t>> deferred_;
+  bool rail_wrap_logged_ = false;
+};
+
+}  // namespace sluice::hw

@@ -1,0 +1,771 @@
+#include "sim/sim_runtime.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
+#include <xbt/log.h>
+
+#include "core/proto/codec.hpp"
+#include "sim/sim_env.hpp"
+
+namespace sluice::sim {
+
+namespace sg = simgrid::s4u;
+
+// An event waiting in a service's ready queue, tagged with the incarnation of
+// the service it was meant for (kill drops what was meant for the dead one).
+struct ReadyEvent {
+  std::uint64_t incarnation = 0;
+  Event event;
+};
+
+// One service: its Env, its actor and its ready queue.
+struct ServiceSlot {
+  Endpoint endpoint;
+  std::unique_ptr<SimEnv> env;
+  std::unique_ptr<Service> service;
+  std::deque<ReadyEvent> ready;
+  sg::SemaphorePtr wake;
+  sg::ActorPtr actor;
+  bool waiting = false;  // blocked on `wake`
+  bool spawned = false;
+  bool alive = true;
+  std::uint64_t incarnation = 0;
+  bool cpu_busy = false;            // a compute of this service is executing
+  std::deque<SimOp*> cpu_queue;     // computes waiting for it (FIFO)
+};
+
+// What an operation does when it finishes.
+enum class OpKind : std::uint8_t { completion, message, compute, storage };
+// The SimGrid work behind it (none: only a kernel timer).
+enum class Work : std::uint8_t { none, comm, io, exec };
+
+struct SimOp {
+  OpKind kind = OpKind::completion;
+  Work work = Work::none;
+  ServiceSlot* owner = nullptr;
+  std::uint64_t owner_incarnation = 0;
+  Completion result;
+  sg::Host* src = nullptr;  // comm source; exec host
+  sg::Host* dst = nullptr;  // comm destination
+  sg::Disk* disk = nullptr;
+  bool write = false;
+  double amount = 0;        // bytes (comm, io) or flops (exec)
+  TimeNs delay_ns = 0;      // before the work starts; the whole op when work == none
+  sg::ActivityPtr activity;
+  bool done = false;
+  // kind == message
+  ServiceSlot* to = nullptr;
+  std::uint64_t to_incarnation = 0;
+  std::optional<Delivery> delivery;
+  // kind == storage: effect applied when the operation completes
+  StorageOp storage_op = StorageOp::read;
+  TargetId target = k_no_id;
+  FileId file_id = 0;
+  std::uint64_t end_offset = 0;
+};
+
+namespace {
+
+// The runtime of this process (SimGrid: one engine per process). The
+// completion signal is static, so it reaches the runtime through this.
+SimRuntime* g_runtime = nullptr;
+bool g_signal_connected = false;
+
+double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
+
+}  // namespace
+
+// ---- creation and teardown ----------------------------------------------------
+
+Result<std::unique_ptr<SimRuntime>> SimRuntime::create(std::shared_ptr<const topo::Topology> cluster,
+                                                       SimRuntimeConfig config) {
+  if (sg::Engine::has_instance()) {
+    return error(StatusCode::unavailable,
+                 "sim: this process already ran a simulation (SimGrid allows one engine per process and cannot reset "
+                 "it); run each simulation in its own child process (sim/sim_process.hpp)");
+  }
+  if (Status s = validate(config.profile); !s.ok()) return s;
+  std::unique_ptr<SimRuntime> rt(new SimRuntime());
+  rt->config_ = std::move(config);
+  // SimGrid prints every configuration change at INFO level; keep warnings.
+  xbt_log_control_set("root.thresh:warning");
+  rt->engine_ = new sg::Engine("sluice-sim");  // lives until the process exits (see the header)
+  if (rt->config_.actor_stack_kib > 0) {
+    sg::Engine::set_config("contexts/stack-size", static_cast<int>(rt->config_.actor_stack_kib));
+  }
+  rt->engine_->track_vetoed_activities(&rt->vetoed_);
+  Result<std::unique_ptr<SimPlatform>> platform = SimPlatform::build(std::move(cluster), rt->config_.profile);
+  if (!platform.ok()) return platform.status();
+  rt->platform_ = std::move(platform).value();
+  if (!g_signal_connected) {
+    g_signal_connected = true;
+    sg::Activity::on_completion_cb([](const sg::Activity& activity) {
+      if (g_runtime != nullptr) g_runtime->on_activity_done(activity);
+    });
+  }
+  g_runtime = rt.get();
+  return rt;
+}
+
+SimRuntime::~SimRuntime() {
+  if (g_runtime != this) return;
+  // End every actor: wake the blocked ones and let them all run once.
+  shutting_down_ = true;
+  for (auto& [ep, slot] : slots_) {
+    if (slot->spawned && slot->waiting) {
+      slot->waiting = false;
+      slot->wake->release();
+    }
+  }
+  if (started_) engine_->run_until(sg::Engine::get_clock());
+  g_runtime = nullptr;
+  engine_->track_vetoed_activities(nullptr);
+  veto_ = nullptr;
+  // Activities still in flight stay with the engine (never run again);
+  // their SimOps go.
+  for (SimOp* op : live_ops_) {
+    if (!op->done) static_cast<void>(op->activity.detach());
+    delete op;
+  }
+  live_ops_.clear();
+  slots_.clear();
+}
+
+// ---- services -------------------------------------------------------------------
+
+Env& SimRuntime::create_env(NodeId node) {
+  if (platform_->cpu_host(node) == nullptr) {
+    std::fprintf(stderr, "sim: cannot place a service on node %u: the topology has %u nodes (or the node has no host "
+                         "memory 0)\n", node, platform_->topology().node_count());
+    std::abort();
+  }
+  const Endpoint ep{node, next_service_index_[node]++};
+  auto slot = std::make_unique<ServiceSlot>();
+  slot->endpoint = ep;
+  slot->env = std::make_unique<SimEnv>(*this, *slot, ep,
+                                       Rng(config_.seed).fork((std::uint64_t{node} << 32) | ep.service));
+  Env& env = *slot->env;
+  unadopted_.push_back(std::move(slot));
+  return env;
+}
+
+void SimRuntime::adopt_service(Env& env, std::unique_ptr<Service> service) {
+  auto it = std::find_if(unadopted_.begin(), unadopted_.end(), [&](const auto& s) { return s->env.get() == &env; });
+  assert(it != unadopted_.end() && "adopt_service: env not made by create_env");
+  std::unique_ptr<ServiceSlot> slot = std::move(*it);
+  unadopted_.erase(it);
+  slot->service = std::move(service);
+  slot->wake = sg::Semaphore::create(0);
+  ServiceSlot& ref = *slot;
+  slots_.emplace(ref.endpoint, std::move(slot));
+  if (started_) spawn(ref);
+}
+
+Endpoint SimRuntime::endpoint_of(const Service& service) const {
+  for (const auto& [ep, slot] : slots_) {
+    if (slot->service.get() == &service) return ep;
+  }
+  return {};
+}
+
+Env* SimRuntime::env_of(const Service& service) {
+  for (auto& [ep, slot] : slots_) {
+    if (slot->service.get() == &service) return slot->env.get();
+  }
+  return nullptr;
+}
+
+// ---- targets ----------------------------------------------------------------------
+
+Status SimRuntime::add_target(TargetId target, NodeId node, std::uint32_t nvme_index) {
+  if (targets_.count(target) != 0) {
+    return error(StatusCode::already_exists, "sim: storage target " + std::to_string(target) + " exists already");
+  }
+  Result<sg::Disk*> disk = platform_->disk(node, nvme_index);
+  if (!disk.ok()) return disk.status();
+  Target t;
+  t.node = node;
+  t.disk = *disk;
+  targets_.emplace(target, std::move(t));
+  return ok_status();
+}
+
+Status SimRuntime::add_target(TargetId target, NodeId node) {
+  std::uint32_t& next = next_nvme_[node];
+  Status s = add_target(target, node, next);
+  if (s.ok()) ++next;
+  return s;
+}
+
+NodeId SimRuntime::node_of_target(TargetId target) const {
+  auto it = targets_.find(target);
+  return it == targets_.end() ? k_no_id : it->second.node;
+}
+
+std::size_t SimRuntime::object_count(TargetId target) const {
+  auto it = targets_.find(target);
+  return it == targets_.end() ? 0 : it->second.sizes.size();
+}
+
+std::uint64_t SimRuntime::object_bytes(TargetId target, FileId file_id) const {
+  auto it = targets_.find(target);
+  if (it == targets_.end()) return 0;
+  auto f = it->second.sizes.find(file_id);
+  return f == it->second.sizes.end() ? 0 : f->second;
+}
+
+// ---- the Env operations ---------------------------------------------------------------
+
+TimeNs SimRuntime::now() const { return static_cast<TimeNs>(std::llround(sg::Engine::get_clock() * 1e9)); }
+
+SimOp* SimRuntime::new_op(ServiceSlot& owner) {
+  auto* op = new SimOp();
+  op->owner = &owner;
+  op->owner_incarnation = owner.incarnation;
+  op->result.op = next_op_++;
+  live_ops_.insert(op);
+  return op;
+}
+
+OpId SimRuntime::fail_now(ServiceSlot& owner, Status status) {
+  SimOp* op = new_op(owner);
+  op->result.status = std::move(status);
+  schedule(op);
+  return op->result.op;
+}
+
+void SimRuntime::schedule(SimOp* op) {
+  ++inflight_;
+  if (op->work == Work::none || op->delay_ns > 0) {
+    // A kernel timer, set directly: SimRuntime runs with sequential contexts
+    // only, so no other context can touch the timer heap meanwhile.
+    ++timers_set_;
+    simgrid::kernel::timer::Timer::set(sg::Engine::get_clock() + seconds(op->delay_ns), [this, op] {
+      op->delay_ns = 0;
+      if (op->work == Work::none) {
+        finish(op, true);
+      } else {
+        launch(op);
+      }
+    });
+    return;
+  }
+  pending_starts_.push_back(op);
+}
+
+void SimRuntime::launch(SimOp* op) {
+  ++activities_started_;
+  switch (op->work) {
+    case Work::comm: {
+      sg::CommPtr comm = sg::Comm::sendto_init(op->src, op->dst);
+      comm->set_payload_size(static_cast<std::uint64_t>(op->amount));
+      comm->set_data(op);
+      op->activity = comm;
+      comm->start();
+      break;
+    }
+    case Work::io: {
+      sg::IoPtr io = op->disk->io_init(static_cast<sg_size_t>(op->amount),
+                                       op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ);
+      io->set_data(op);
+      op->activity = io;
+      io->start();
+      break;
+    }
+    case Work::exec: {
+      sg::ExecPtr exec = sg::Exec::init();
+      exec->set_flops_amount(op->amount);
+      exec->set_host(op->src);
+      exec->set_data(op);
+      op->activity = exec;
+      exec->start();
+      break;
+    }
+    case Work::none:
+      finish(op, true);
+      break;
+  }
+}
+
+void SimRuntime::flush_starts() {
+  if (pending_starts_.empty() && finished_.empty()) return;
+  std::vector<SimOp*> batch;
+  batch.swap(pending_starts_);
+  std::vector<SimOp*> dead;
+  dead.swap(finished_);
+  // One simcall: the activities are issued by maestro, so SimGrid completes
+  // them itself and signals on_completion (see the header).
+  simgrid::kernel::actor::simcall_answered([this, &batch, &dead] {
+    for (SimOp* op : dead) {
+      live_ops_.erase(op);
+      delete op;
+    }
+    for (SimOp* op : batch) launch(op);
+  });
+}
+
+void SimRuntime::on_activity_done(const sg::Activity& activity) {
+  auto* op = activity.get_data<SimOp>();
+  if (op == nullptr || op->done) return;
+  finish(op, activity.get_state() == sg::Activity::State::FINISHED);
+}
+
+void SimRuntime::finish(SimOp* op, bool ok) {
+  op->done = true;
+  --inflight_;
+  if (!ok && op->result.status.ok()) {
+    op->result.status = error(StatusCode::io_error, "sim: the simulated activity failed (a resource turned off)");
+  }
+  switch (op->kind) {
+    case OpKind::message:
+      if (ok) deliver(*op->to, op->to_incarnation, Event{std::move(*op->delivery)});
+      break;
+    case OpKind::compute: {
+      ServiceSlot& slot = *op->owner;
+      deliver(slot, op->owner_incarnation, Event{op->result});
+      if (!slot.cpu_queue.empty()) {
+        SimOp* next = slot.cpu_queue.front();
+        slot.cpu_queue.pop_front();
+        launch(next);
+      } else {
+        slot.cpu_busy = false;
+      }
+      break;
+    }
+    case OpKind::storage: {
+      if (op->result.status.ok()) {
+        auto& sizes = targets_[op->target].sizes;
+        switch (op->storage_op) {
+          case StorageOp::write: {
+            auto& size = sizes[op->file_id];
+            size = std::max(size, op->end_offset);
+            break;
+          }
+          case StorageOp::remove:
+            sizes.erase(op->file_id);
+            break;
+          case StorageOp::stat: {
+            auto it = sizes.find(op->file_id);
+            op->result.bytes = it == sizes.end() ? 0 : it->second;
+            break;
+          }
+          case StorageOp::read:
+            break;
+        }
+      }
+      deliver(*op->owner, op->owner_incarnation, Event{op->result});
+      break;
+    }
+    case OpKind::completion:
+      deliver(*op->owner, op->owner_incarnation, Event{op->result});
+      break;
+  }
+  finished_.push_back(op);
+}
+
+void SimRuntime::deliver(ServiceSlot& to, std::uint64_t incarnation, Event event) {
+  to.ready.push_back(ReadyEvent{incarnation, std::move(event)});
+  ++ready_events_;
+  wake(to);
+}
+
+void SimRuntime::wake(ServiceSlot& slot) {
+  if (!slot.waiting) return;
+  slot.waiting = false;
+  ++runnable_actors_;
+  slot.wake->release();
+}
+
+Status SimRuntime::check_range(const MemHandle& range, NodeId expected_node, const char* what) const {
+  if (range.node != expected_node) {
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + " " + range.to_string() + " is not on node " + std::to_string(expected_node));
+  }
+  auto n = memory_.find(range.node);
+  if (n == memory_.end()) return error(StatusCode::not_found, std::string(what) + ": no node " + range.to_string());
+  auto r = n->second.regions.find(range.region);
+  if (r == n->second.regions.end()) {
+    return error(StatusCode::not_found, std::string(what) + ": no region " + range.to_string());
+  }
+  if (range.offset > r->second.length || range.length > r->second.length - range.offset) {
+    return error(StatusCode::invalid_argument, std::string(what) + " " + range.to_string() + " exceeds its region of " +
+                                                   std::to_string(r->second.length) + " bytes");
+  }
+  return ok_status();
+}
+
+Status SimRuntime::send(ServiceSlot& from, Endpoint to, proto::Message message) {
+  auto it = slots_.find(to);
+  if (it == slots_.end()) return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
+  if (config_.validate_messages) {
+    if (Status v = proto::validate(message); !v.ok()) return v;
+  }
+  sg::Host* src = nullptr;
+  sg::Host* dst = nullptr;
+  if (from.endpoint.node != to.node) {
+    auto host_of = [this](NodeId node) -> Result<sg::Host*> {
+      Result<topo::VertexId> mem = platform_->topology().device(node, topo::VertexKind::host_memory, 0);
+      if (!mem.ok()) return mem.status();
+      return platform_->rail_host(*mem, k_no_id);
+    };
+    Result<sg::Host*> s = host_of(from.endpoint.node);
+    if (!s.ok()) return error(StatusCode::unavailable, "send to " + to.to_string() + ": " + s.status().message());
+    Result<sg::Host*> d = host_of(to.node);
+    if (!d.ok()) return error(StatusCode::unavailable, "send to " + to.to_string() + ": " + d.status().message());
+    src = *s;
+    dst = *d;
+  }
+  ++messages_sent_;
+  MessageFate fate;
+  if (message_hook_) fate = message_hook_(from.endpoint, to, message);
+  if (fate.drop || fate.copies == 0) {
+    ++messages_dropped_;
+    return ok_status();
+  }
+  const std::uint32_t copies = std::min(fate.copies, k_max_message_copies);
+  const double bytes = static_cast<double>(proto::encoded_size(message) + config_.profile.message_overhead_bytes);
+  ServiceSlot& dest = *it->second;
+  for (std::uint32_t c = 0; c < copies; ++c) {
+    SimOp* op = new_op(from);
+    op->kind = OpKind::message;
+    op->to = &dest;
+    op->to_incarnation = dest.incarnation;
+    op->delivery = Delivery{from.endpoint, c + 1 == copies ? std::move(message) : message};
+    op->delay_ns = std::max<TimeNs>(fate.extra_delay_ns, 0) + static_cast<TimeNs>(c);
+    if (src == nullptr) {
+      op->delay_ns += config_.profile.local_message_latency_ns;
+    } else {
+      op->work = Work::comm;
+      op->src = src;
+      op->dst = dst;
+      op->amount = bytes;
+    }
+    schedule(op);
+  }
+  return ok_status();
+}
+
+OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
+  if (spec.src.length != spec.dst.length) {
+    return fail_now(self, error(StatusCode::invalid_argument,
+                                "transfer lengths differ: " + spec.src.to_string() + " -> " + spec.dst.to_string()));
+  }
+  if (Status s = check_range(spec.src, spec.src.node, "transfer source"); !s.ok()) return fail_now(self, s);
+  if (Status s = check_range(spec.dst, spec.dst.node, "transfer destination"); !s.ok()) return fail_now(self, s);
+  Result<topo::VertexId> vs = platform_->memory_vertex(spec.src);
+  if (!vs.ok()) return fail_now(self, vs.status());
+  Result<topo::VertexId> vd = platform_->memory_vertex(spec.dst);
+  if (!vd.ok()) return fail_now(self, vd.status());
+  SimOp* op = new_op(self);
+  op->result.bytes = spec.src.length;
+  if (spec.src.node == spec.dst.node) {
+    if (*vs == *vd) {
+      op->delay_ns = transfer_time_ns(spec.src.length, config_.profile.same_location_copy_bytes_per_s);
+    } else {
+      op->work = Work::comm;
+      op->src = platform_->local_host(*vs);
+      op->dst = platform_->local_host(*vd);
+    }
+  } else {
+    Result<sg::Host*> s = platform_->rail_host(*vs, spec.src_nic);
+    Result<sg::Host*> d = platform_->rail_host(*vd, spec.dst_nic);
+    if (!s.ok() || !d.ok()) {
+      op->result.status = error((!s.ok() ? s.status() : d.status()).code(),
+                                "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() + ": " +
+                                    (!s.ok() ? s.status() : d.status()).message());
+      op->result.bytes = 0;
+    } else {
+      op->work = Work::comm;
+      op->src = *s;
+      op->dst = *d;
+    }
+  }
+  op->amount = static_cast<double>(spec.src.length);
+  schedule(op);
+  return op->result.op;
+}
+
+OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
+  auto it = targets_.find(spec.target);
+  if (it == targets_.end() || it->second.node != self.endpoint.node) {
+    return fail_now(self, error(StatusCode::not_found,
+                                "storage target " + std::to_string(spec.target) + " is not on this node"));
+  }
+  Target& target = it->second;
+  const bool needs_buffer = spec.op == StorageOp::read || spec.op == StorageOp::write;
+  if (needs_buffer) {
+    if (Status s = check_range(spec.buffer, target.node, "storage buffer"); !s.ok()) return fail_now(self, s);
+  }
+  const SimProfile& p = config_.profile;
+  SimOp* op = new_op(self);
+  op->kind = OpKind::storage;
+  op->storage_op = spec.op;
+  op->target = spec.target;
+  op->file_id = spec.file_id;
+  switch (spec.op) {
+    case StorageOp::read: {
+      auto size_it = target.sizes.find(spec.file_id);
+      const std::uint64_t size = size_it == target.sizes.end() ? 0 : size_it->second;
+      const std::uint64_t n =
+          spec.object_offset < size ? std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset) : 0;
+      op->result.bytes = n;
+      op->delay_ns = p.disk_read_latency_ns;
+      op->amount = static_cast<double>(n) + seconds(p.disk_request_occupancy_ns) * target.disk->get_read_bandwidth();
+      break;
+    }
+    case StorageOp::write:
+      op->result.bytes = spec.buffer.length;
+      op->end_offset = spec.object_offset + spec.buffer.length;
+      op->write = true;
+      op->delay_ns = p.disk_write_latency_ns + (spec.sync ? p.disk_sync_latency_ns : 0);
+      op->amount = static_cast<double>(spec.buffer.length) +
+                   seconds(p.disk_request_occupancy_ns) * target.disk->get_write_bandwidth();
+      break;
+    case StorageOp::remove:
+    case StorageOp::stat:
+      op->delay_ns = p.disk_metadata_latency_ns;
+      break;
+  }
+  if (needs_buffer && op->amount >= 1.0) {
+    op->work = Work::io;
+    op->disk = target.disk;
+  }
+  schedule(op);
+  return op->result.op;
+}
+
+OpId SimRuntime::compute(ServiceSlot& self, CostKind kind, std::uint64_t units) {
+  const double cost_ns = static_cast<double>(config_.profile.cost_ns(kind)) * static_cast<double>(units);
+  SimOp* op = new_op(self);
+  if (kind == CostKind::workload_step || cost_ns <= 0) {
+    // Accelerator time (or nothing): a delay that occupies no CPU.
+    op->delay_ns = static_cast<TimeNs>(std::llround(cost_ns));
+    schedule(op);
+    return op->result.op;
+  }
+  op->kind = OpKind::compute;
+  op->work = Work::exec;
+  op->src = platform_->cpu_host(self.endpoint.node);
+  op->amount = cost_ns;  // 1 flop = 1 ns at the CPU host's 1e9 flop/s
+  ++inflight_;
+  if (!self.cpu_busy) {
+    self.cpu_busy = true;
+    pending_starts_.push_back(op);
+  } else {
+    self.cpu_queue.push_back(op);
+  }
+  return op->result.op;
+}
+
+OpId SimRuntime::timer(ServiceSlot& self, TimeNs delay_ns) {
+  SimOp* op = new_op(self);
+  op->delay_ns = std::max<TimeNs>(delay_ns, 0);
+  schedule(op);
+  return op->result.op;
+}
+
+OpId SimRuntime::memory_op(ServiceSlot& self, const MemHandle& range, const char* what) {
+  if (Status s = check_range(range, self.endpoint.node, what); !s.ok()) return fail_now(self, s);
+  SimOp* op = new_op(self);
+  op->result.bytes = range.length;
+  op->delay_ns = transfer_time_ns(range.length, config_.profile.memory_op_bytes_per_s);
+  schedule(op);
+  return op->result.op;
+}
+
+Result<MemHandle> SimRuntime::alloc(ServiceSlot& self, MemKind kind, std::uint16_t device, std::uint64_t bytes) {
+  NodeMemory& node = memory_[self.endpoint.node];
+  if (bytes == 0) return error(StatusCode::invalid_argument, "alloc of 0 bytes");
+  if (node.allocated_bytes + bytes > config_.node_memory_limit_bytes) {
+    return error(StatusCode::no_space, "node " + std::to_string(self.endpoint.node) + " memory limit " +
+                                           std::to_string(config_.node_memory_limit_bytes) + " bytes reached");
+  }
+  const std::uint32_t id = node.next_region++;
+  node.regions.emplace(id, Region{kind, device, bytes});
+  node.allocated_bytes += bytes;
+  return MemHandle{self.endpoint.node, kind, device, id, 0, bytes};
+}
+
+void SimRuntime::free(const MemHandle& region) {
+  auto n = memory_.find(region.node);
+  if (n == memory_.end()) return;
+  auto it = n->second.regions.find(region.region);
+  if (it == n->second.regions.end()) return;
+  n->second.allocated_bytes -= it->second.length;
+  n->second.regions.erase(it);
+}
+
+std::uint64_t SimRuntime::allocated_bytes(NodeId node) const {
+  auto n = memory_.find(node);
+  return n == memory_.end() ? 0 : n->second.allocated_bytes;
+}
+
+void SimRuntime::log(ServiceSlot& self, LogLevel level, std::string_view message) {
+  static constexpr const char* k_level_names[] = {"debug", "info", "warn", "error"};
+  if (logs_.size() >= config_.max_log_lines) {
+    ++logs_dropped_;
+    return;
+  }
+  logs_.push_back(std::to_string(now()) + " " + k_level_names[static_cast<int>(level)] + " " +
+                  self.endpoint.to_string() + " " + std::string(message));
+}
+
+void SimRuntime::count(std::string_view name, double delta) {
+  auto it = counters_.find(name);
+  if (it == counters_.end()) it = counters_.emplace(std::string(name), 0.0).first;
+  it->second += delta;
+}
+
+void SimRuntime::sample(std::string_view name, double value) {
+  auto it = samples_.find(name);
+  if (it == samples_.end()) it = samples_.emplace(std::string(name), std::vector<double>{}).first;
+  it->second.push_back(value);
+}
+
+double SimRuntime::counter(std::string_view name) const {
+  auto it = counters_.find(name);
+  return it == counters_.end() ? 0.0 : it->second;
+}
+
+const std::vector<double>* SimRuntime::samples(std::string_view name) const {
+  auto it = samples_.find(name);
+  return it == samples_.end() ? nullptr : &it->second;
+}
+
+// ---- faults ----------------------------------------------------------------------
+
+void SimRuntime::kill(Endpoint service) {
+  auto it = slots_.find(service);
+  if (it == slots_.end()) return;
+  it->second->alive = false;
+  ++it->second->incarnation;
+}
+
+void SimRuntime::revive(Endpoint service) {
+  auto it = slots_.find(service);
+  if (it != slots_.end()) it->second->alive = true;
+}
+
+bool SimRuntime::alive(Endpoint service) const {
+  auto it = slots_.find(service);
+  return it != slots_.end() && it->second->alive;
+}
+
+// ---- actors and run control ---------------------------------------------------------
+
+void SimRuntime::spawn(ServiceSlot& slot) {
+  slot.spawned = true;
+  ++runnable_actors_;
+  ServiceSlot* s = &slot;
+  slot.actor = sg::Actor::create("svc" + slot.endpoint.to_string(), platform_->cpu_host(slot.endpoint.node),
+                                 [this, s] { actor_main(*s); });
+}
+
+void SimRuntime::actor_main(ServiceSlot& slot) {
+  if (shutting_down_) return;
+  slot.service->start();
+  for (;;) {
+    while (!slot.ready.empty() && !pause_requested_ && !shutting_down_) {
+      ReadyEvent r = std::move(slot.ready.front());
+      slot.ready.pop_front();
+      --ready_events_;
+      if (!slot.alive || r.incarnation != slot.incarnation) {
+        if (std::holds_alternative<Delivery>(r.event)) ++messages_dropped_;
+        continue;
+      }
+      slot.service->on_event(r.event);
+      ++events_;
+      if (events_ >= event_budget_ || (stop_when_ && stop_when_())) request_pause();
+    }
+    flush_starts();
+    if (shutting_down_) return;
+    if (!slot.ready.empty() && !pause_requested_) continue;
+    slot.waiting = true;
+    --runnable_actors_;
+    if (pause_on_idle_ && idle()) request_pause();
+    slot.wake->acquire();
+    if (shutting_down_) return;
+  }
+}
+
+bool SimRuntime::idle() const {
+  return inflight_ == 0 && ready_events_ == 0 && runnable_actors_ == 0 && pending_starts_.empty();
+}
+
+void SimRuntime::request_pause() {
+  if (pause_requested_) return;
+  pause_requested_ = true;
+  // SimGrid 3.32 has no "stop now": its main loop returns when an activity
+  // it tracks was vetoed (Engine::track_vetoed_activities). An Exec without a
+  // host is vetoed when started. The kernel timer at the current date keeps
+  // the solver from jumping the clock forward before the loop returns.
+  veto_ = sg::Exec::init();
+  veto_->vetoable_start();
+  ++timers_set_;
+  simgrid::kernel::timer::Timer::set(sg::Engine::get_clock(), [] {});
+}
+
+void SimRuntime::resume_actors() {
+  for (auto& [ep, slot] : slots_) {
+    if (!slot->ready.empty()) wake(*slot);
+  }
+}
+
+void SimRuntime::run_engine(double until_s) {
+  flush_starts();
+  engine_->run_until(until_s);
+  if (pause_requested_) {
+    vetoed_.clear();
+    veto_ = nullptr;
+    pause_requested_ = false;
+  }
+}
+
+void SimRuntime::start() {
+  if (started_) return;
+  started_ = true;
+  for (auto& [ep, slot] : slots_) spawn(*slot);
+}
+
+bool SimRuntime::run_until(const std::function<bool()>& done, std::uint64_t max_events) {
+  start();
+  stop_when_ = done;
+  event_budget_ = events_ + max_events;
+  pause_on_idle_ = true;
+  while (!done() && events_ < event_budget_) {
+    if (idle() && pending_starts_.empty()) break;
+    resume_actors();
+    run_engine(sg::Engine::get_clock() + k_run_horizon_s);
+  }
+  stop_when_ = nullptr;
+  event_budget_ = ~std::uint64_t{0};
+  pause_on_idle_ = false;
+  return done();
+}
+
+std::uint64_t SimRuntime::run_until_idle(std::uint64_t max_events) {
+  const std::uint64_t before = events_;
+  run_until([] { return false; }, max_events);
+  return events_ - before;
+}
+
+void SimRuntime::run_for(TimeNs duration_ns) {
+  start();
+  const TimeNs target_ns = now() + std::max<TimeNs>(duration_ns, 0);
+  event_budget_ = ~std::uint64_t{0};
+  // SimGrid's loop ends within 10 us of the date asked; go on until there.
+  for (int rounds = 0; now() < target_ns && rounds < 1000; ++rounds) {
+    resume_actors();
+    run_engine(seconds(target_ns));
+  }
+}
+
+}  // namespace sluice::sim

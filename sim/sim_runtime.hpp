@@ -1,0 +1,260 @@
+// SimRuntime: one simulated run. It owns the process's s4u::Engine, the
+// platform built from a topology (sim_platform.hpp), the services with their
+// SimEnvs (sim_env.hpp), the storage targets and memory regions, and the
+// metrics; it runs the simulation and can pause it when a condition holds.
+//
+// Event delivery (the design the issue asks to measure; see the bench)
+// - One SimGrid actor per service, on its node's CPU host. The actor delivers
+//   the service's events one at a time from its own ready queue, so a
+//   service is never re-entered and runs single-threaded, as core/env.hpp
+//   requires. Actors block only on their own s4u::Semaphore (a SimGrid
+//   object, never an OS lock or thread).
+// - Operations are not waited on. SimEnv records each as a SimOp and the
+//   actor starts its batch of new activities in one simcall when it has
+//   drained its queue, in maestro (kernel) context. SimGrid 3.32 completes
+//   activities issued by maestro itself and fires s4u::Activity's completion
+//   signal for them; one callback maps the activity back to its SimOp,
+//   pushes the Completion (or, for a message, the Delivery to the receiver)
+//   into the owner's ready queue and releases its semaphore. No wait_any
+//   over large activity sets, no helper actor per operation, and a batch of
+//   starts costs one context switch.
+// - Timers, delays before a disk request, same-node messages and memory
+//   operations (checksum/fill/verify) are SimGrid kernel timers
+//   (simgrid::kernel::timer::Timer), which cost no activity at all.
+// - Single-threaded: SimGrid runs with sequential contexts; SimRuntime sets
+//   kernel timers from actor code directly, which is safe only there.
+//
+// Determinism: SimGrid orders simultaneous events in a fixed way, every
+// container whose order can reach a result is ordered, and each service's
+// Rng is forked from the run seed and its endpoint, so the same topology,
+// profile, services and seed give the same run, byte for byte.
+//
+// One per process: SimGrid allows one engine per process and it cannot be
+// reset. create() fails if this process already ran a simulation; run each
+// simulation in its own child process (sim_process.hpp). The destructor ends
+// the service actors; the engine itself stays until the process exits.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simgrid/forward.h>
+
+#include "core/env.hpp"
+#include "core/topology/topology.hpp"
+#include "sim/sim_platform.hpp"
+#include "sim/sim_profile.hpp"
+
+namespace sluice::sim {
+
+class SimEnv;
+struct SimOp;
+struct ServiceSlot;
+
+struct SimRuntimeConfig {
+  std::uint64_t seed = 1;
+  SimProfile profile = default_profile();
+  // Memory a node's services may alloc (like TestWorld's limit).
+  std::uint64_t node_memory_limit_bytes = 8 * k_gib;
+  // Checks every message against the wire limits (proto::validate) so that a
+  // message too big for the wire fails in simulation as it would on hardware.
+  bool validate_messages = true;
+  // Log lines kept (then counted in logs_dropped()).
+  std::size_t max_log_lines = 100'000;
+  // Stack of each service actor; 0 keeps SimGrid's default (8 MiB, committed
+  // lazily). Lower it for tens of thousands of services.
+  std::uint32_t actor_stack_kib = 0;
+};
+
+// What a message hook decides for one message (fault injection in tests).
+struct MessageFate {
+  bool drop = false;
+  TimeNs extra_delay_ns = 0;
+  std::uint32_t copies = 1;  // 2: duplicated (the copy arrives 1 ns after the original)
+};
+using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
+
+// Limits.
+inline constexpr std::uint32_t k_max_message_copies = 16;
+// run_until() lets the clock run at most this far per call (a guard; a
+// run pauses long before, when the condition holds or nothing is left).
+inline constexpr double k_run_horizon_s = 1e9;
+
+class SimRuntime {
+ public:
+  // Creates the engine and the platform. unavailable if this process already
+  // has a simulation.
+  static Result<std::unique_ptr<SimRuntime>> create(std::shared_ptr<const topo::Topology> cluster,
+                                                    SimRuntimeConfig config = {});
+  ~SimRuntime();
+  SimRuntime(const SimRuntime&) = delete;
+  SimRuntime& operator=(const SimRuntime&) = delete;
+
+  // ---- services ----
+  // The Env of the next service on `node` (its endpoint is fixed now), then
+  // adopt the service built on it. add_service does both: S(Env&, args...).
+  Env& create_env(NodeId node);
+  void adopt_service(Env& env, std::unique_ptr<Service> service);
+  template <typename S, typename... Args>
+  S& add_service(NodeId node, Args&&... args) {
+    Env& env = create_env(node);
+    auto service = std::make_unique<S>(env, std::forward<Args>(args)...);
+    S& ref = *service;
+    adopt_service(env, std::move(service));
+    return ref;
+  }
+  Endpoint endpoint_of(const Service& service) const;
+  Env* env_of(const Service& service);
+  std::size_t service_count() const { return slots_.size(); }
+
+  // ---- storage targets: target -> NVMe drive of a node ----
+  Status add_target(TargetId target, NodeId node, std::uint32_t nvme_index);
+  // The node's next NVMe drive not yet given to a target.
+  Status add_target(TargetId target, NodeId node);
+  NodeId node_of_target(TargetId target) const;
+  std::size_t object_count(TargetId target) const;
+  std::uint64_t object_bytes(TargetId target, FileId file_id) const;
+
+  // ---- running ----
+  // Starts the services (their actors run from the next run call).
+  void start();
+  // Runs until done() holds (checked after every delivered event), nothing
+  // is left to happen, or max_events more events were delivered; returns
+  // done(). The clock stops where the condition became true.
+  bool run_until(const std::function<bool()>& done, std::uint64_t max_events = 50'000'000);
+  // Runs until nothing is left (or max_events); returns the events delivered.
+  std::uint64_t run_until_idle(std::uint64_t max_events = 50'000'000);
+  // Runs every event up to now + duration; the clock then reads that time.
+  void run_for(TimeNs duration_ns);
+  TimeNs now() const;
+
+  // ---- faults ----
+  void set_message_hook(MessageHook hook) { message_hook_ = std::move(hook); }
+  // A dead service receives nothing; completions of operations it started
+  // before dying are dropped (also after revive).
+  void kill(Endpoint service);
+  void revive(Endpoint service);
+  bool alive(Endpoint service) const;
+
+  // ---- results ----
+  const std::map<std::string, double, std::less<>>& counters() const { return counters_; }
+  double counter(std::string_view name) const;
+  const std::vector<double>* samples(std::string_view name) const;
+  const std::map<std::string, std::vector<double>, std::less<>>& all_samples() const { return samples_; }
+  const std::vector<std::string>& logs() const { return logs_; }
+  std::uint64_t logs_dropped() const { return logs_dropped_; }
+  std::uint64_t messages_sent() const { return messages_sent_; }
+  std::uint64_t messages_dropped() const { return messages_dropped_; }
+  std::uint64_t events_delivered() const { return events_; }
+  // SimGrid activities (communications, disk I/Os, executions) started, and
+  // kernel timers set: the cost drivers of a run.
+  std::uint64_t activities_started() const { return activities_started_; }
+  std::uint64_t timers_set() const { return timers_set_; }
+  std::uint64_t allocated_bytes(NodeId node) const;
+  const SimPlatform& platform() const { return *platform_; }
+  const SimRuntimeConfig& config() const { return config_; }
+  const SimProfile& profile() const { return config_.profile; }
+
+ private:
+  friend class SimEnv;
+  struct Region {
+    MemKind kind = MemKind::host;
+    std::uint16_t device = 0;
+    std::uint64_t length = 0;
+  };
+  struct NodeMemory {
+    std::uint32_t next_region = 1;
+    std::uint64_t allocated_bytes = 0;
+    std::map<std::uint32_t, Region> regions;
+  };
+  struct Target {
+    NodeId node = k_no_id;
+    simgrid::s4u::Disk* disk = nullptr;
+    std::map<FileId, std::uint64_t> sizes;
+  };
+
+  SimRuntime() = default;
+
+  // Called by SimEnv (actor context, or main between runs).
+  Status send(ServiceSlot& from, Endpoint to, proto::Message message);
+  OpId transfer(ServiceSlot& self, const TransferSpec& spec);
+  OpId storage_io(ServiceSlot& self, const StorageIoSpec& spec);
+  OpId compute(ServiceSlot& self, CostKind kind, std::uint64_t units);
+  OpId timer(ServiceSlot& self, TimeNs delay_ns);
+  OpId memory_op(ServiceSlot& self, const MemHandle& range, const char* what);
+  Result<MemHandle> alloc(ServiceSlot& self, MemKind kind, std::uint16_t device, std::uint64_t bytes);
+  void free(const MemHandle& region);
+  void log(ServiceSlot& self, LogLevel level, std::string_view message);
+  void count(std::string_view name, double delta);
+  void sample(std::string_view name, double value);
+
+  // Operation plumbing.
+  SimOp* new_op(ServiceSlot& owner);
+  OpId fail_now(ServiceSlot& owner, Status status);
+  void schedule(SimOp* op);          // start now (batched) or after op's delay
+  void launch(SimOp* op);            // maestro: start the activity / timer
+  void flush_starts();               // start the batch (one simcall)
+  void finish(SimOp* op, bool ok);   // maestro: deliver the result
+  void on_activity_done(const simgrid::s4u::Activity& activity);
+  void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
+  void wake(ServiceSlot& slot);
+  Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
+
+  // Actors and run control.
+  void spawn(ServiceSlot& slot);
+  void actor_main(ServiceSlot& slot);
+  bool idle() const;
+  void request_pause();
+  void resume_actors();
+  void run_engine(double until_s);
+
+  SimRuntimeConfig config_;
+  simgrid::s4u::Engine* engine_ = nullptr;
+  std::unique_ptr<SimPlatform> platform_;
+  std::map<Endpoint, std::unique_ptr<ServiceSlot>> slots_;
+  std::vector<std::unique_ptr<ServiceSlot>> unadopted_;  // envs created, services not yet adopted
+  std::map<NodeId, ServiceIndex> next_service_index_;
+  std::map<NodeId, NodeMemory> memory_;
+  std::map<TargetId, Target> targets_;
+  std::map<NodeId, std::uint32_t> next_nvme_;
+  MessageHook message_hook_;
+
+  // Operations.
+  OpId next_op_ = 1;
+  std::vector<SimOp*> pending_starts_;
+  std::vector<SimOp*> finished_;       // released at the next flush (their activity may still be in use)
+  std::set<SimOp*> live_ops_;          // every SimOp not yet released (teardown)
+  std::uint64_t inflight_ = 0;         // activities and timers not yet finished
+  std::uint64_t ready_events_ = 0;     // events waiting in ready queues
+  std::uint64_t runnable_actors_ = 0;  // actors not blocked on their semaphore
+
+  // Run control.
+  bool started_ = false;
+  bool shutting_down_ = false;
+  bool pause_requested_ = false;
+  bool pause_on_idle_ = false;
+  std::function<bool()> stop_when_;
+  std::uint64_t event_budget_ = ~std::uint64_t{0};
+  std::set<simgrid::s4u::Activity*> vetoed_;
+  simgrid::s4u::ActivityPtr veto_;
+
+  // Results.
+  std::uint64_t events_ = 0;
+  std::uint64_t activities_started_ = 0;
+  std::uint64_t timers_set_ = 0;
+  std::uint64_t messages_sent_ = 0;
+  std::uint64_t messages_dropped_ = 0;
+  std::map<std::string, double, std::less<>> counters_;
+  std::map<std::string, std::vector<double>, std::less<>> samples_;
+  std::vector<std::string> logs_;
+  std::uint64_t logs_dropped_ = 0;
+};
+
+}  // namespace sluice::sim

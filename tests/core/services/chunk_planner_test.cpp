@@ -1,0 +1,91 @@
+// The client's use of core/sched: rails by rank and load, direct vs bounce,
+// the per-rail connection window, and the no-topology fallback.
+#include "core/services/chunk_planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/topology/machine_builders.hpp"
+
+namespace sluice {
+namespace {
+
+MemHandle gpu_buffer(std::uint16_t gpu) { return MemHandle{0, MemKind::gpu, gpu, 1, 0, k_mib}; }
+
+ChunkPlannerConfig dgx(bool gpu_direct, std::uint32_t connections_per_nic = 2) {
+  ChunkPlannerConfig cfg;
+  cfg.topology = std::make_shared<const topo::Topology>(topo::dgx_a100().value());
+  cfg.node = 0;
+  cfg.caps.gpu_memory_reachable = gpu_direct;
+  cfg.rails.max_connections_per_nic = connections_per_nic;
+  return cfg;
+}
+
+TEST(ChunkPlanner, Gpu0GoesDirectOverTheNicsOnItsOwnSwitchAndBalancesThem) {
+  ChunkPlanner planner(dgx(true));
+  EXPECT_TRUE(planner.degraded_reason().empty());
+  std::vector<std::uint32_t> nics;
+  for (int i = 0; i < 4; ++i) {
+    auto plan = planner.plan(gpu_buffer(0));
+    ASSERT_TRUE(plan.has_value());
+    EXPECT_EQ(plan->path, proto::ChunkPath::direct);
+    nics.push_back(plan->client_nic);
+  }
+  // mlx5_0 and mlx5_1 (PXB to GPU 0), two connections each, alternating by load.
+  std::sort(nics.begin(), nics.end());
+  EXPECT_EQ(nics, (std::vector<std::uint32_t>{0, 0, 1, 1}));
+}
+
+TEST(ChunkPlanner, WithoutGpuDirectTheSameRailBouncesThroughTheGpusNumaNode) {
+  ChunkPlanner planner(dgx(false));
+  auto plan = planner.plan(gpu_buffer(5));
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->path, proto::ChunkPath::bounce);
+  EXPECT_EQ(plan->bounce_numa, 1);  // GPU 5 hangs off socket 1
+  EXPECT_TRUE(plan->client_nic == 6 || plan->client_nic == 7);
+  const auto* decision = planner.decision(sched::MemoryPlace::gpu(5), plan->client_nic);
+  ASSERT_NE(decision, nullptr);
+  EXPECT_NE(decision->reason.find("bounce"), std::string::npos);
+}
+
+TEST(ChunkPlanner, FullRailsOverflowToFartherNicsThenWaitAndReleaseReopensThem) {
+  ChunkPlanner planner(dgx(true, 1));
+  std::vector<ChunkPlan> plans;
+  while (auto plan = planner.plan(gpu_buffer(0))) {
+    plans.push_back(*plan);
+    ASSERT_LE(plans.size(), 10u);
+  }
+  EXPECT_EQ(plans.size(), 10u);  // one connection on each of the 10 NICs, then nothing
+  EXPECT_EQ(plans[0].path, proto::ChunkPath::direct);
+  EXPECT_EQ(plans.back().path, proto::ChunkPath::bounce);  // the far NICs cannot go direct into GPU 0
+  planner.release(plans[0]);
+  auto again = planner.plan(gpu_buffer(0));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->client_nic, plans[0].client_nic);
+}
+
+TEST(ChunkPlanner, WithoutATopologyHostGoesDirectAndGpuFollowsTheBackendCaps) {
+  ChunkPlannerConfig cfg;
+  ChunkPlanner plain(cfg);
+  EXPECT_FALSE(plain.degraded_reason().empty());
+  EXPECT_EQ(plain.plan(MemHandle{0, MemKind::host, 0, 1, 0, 10})->path, proto::ChunkPath::direct);
+  EXPECT_EQ(plain.plan(gpu_buffer(0))->path, proto::ChunkPath::bounce);
+  cfg.caps.gpu_memory_reachable = true;
+  ChunkPlanner capable(cfg);
+  EXPECT_EQ(capable.plan(gpu_buffer(0))->path, proto::ChunkPath::direct);
+  EXPECT_EQ(capable.plan(gpu_buffer(0))->client_nic, k_no_id);
+}
+
+TEST(ChunkPlanner, ANodeWithoutNicsRunsDegradedAndSaysWhy) {
+  ChunkPlannerConfig cfg = dgx(true);
+  cfg.node = 3;  // not in a one-machine topology
+  ChunkPlanner planner(cfg);
+  EXPECT_NE(planner.degraded_reason().find("no rails for node 3"), std::string::npos) << planner.degraded_reason();
+  EXPECT_TRUE(planner.plan(gpu_buffer(0)).has_value());
+}
+
+}  // namespace
+}  // namespace sluice
