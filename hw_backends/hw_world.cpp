@@ -59,11 +59,25 @@ Status HwWorld::start() {
   }
   started_ = true;
   for (auto& [id, node] : nodes_) node->start();
-  for (auto& [ep, e] : entries_) e.loop->start();
+  for (auto& [ep, e] : entries_) {
+    if (!e.deferred) e.loop->start();
+  }
   log("hw world started: " + std::to_string(nodes_.size()) + " nodes, " + std::to_string(entries_.size()) +
       " services, transport " + config_.transport + ", storage " + config_.storage_backend + ", seed " +
       std::to_string(config_.seed));
   return ok_status();
+}
+
+void HwWorld::defer_start(const Service& service) {
+  auto it = entries_.find(endpoint_of(service));
+  if (it != entries_.end()) it->second.deferred = true;
+}
+
+void HwWorld::start_service(const Service& service) {
+  auto it = entries_.find(endpoint_of(service));
+  if (it == entries_.end() || !started_ || stopped_) return;
+  it->second.deferred = false;
+  it->second.loop->start();
 }
 
 void HwWorld::stop() {

@@ -70,6 +70,11 @@ class HwWorld {
   // Opens every node's transport and starts dispatchers and service loops.
   // Fails (and starts nothing) when a node could not open.
   Status start();
+  // Keeps a service out of start(): it starts at start_service(), so that a
+  // deployment brings servers up before clients, as a real cluster is
+  // brought up (mgmt, then metadata and storage servers, then clients).
+  void defer_start(const Service& service);
+  void start_service(const Service& service);
   void stop();
   // Stops one node's services and closes its transport, as if its process
   // died: peers see the connections drop and their pending operations fail.
@@ -110,6 +115,7 @@ class HwWorld {
     std::unique_ptr<ServiceLoop> loop;
     std::unique_ptr<HwEnv> env;
     std::unique_ptr<Service> service;
+    bool deferred = false;
   };
 
   Entry& new_entry(NodeId node);

@@ -26,6 +26,8 @@
 #include "core/topology/peer_rank.hpp"
 #include "core/topology/topology_text.hpp"
 #include "hw_backends/hwloc/hwloc_import.hpp"
+#include "hw_backends/storage_backend.hpp"
+#include "transports/transport.hpp"
 #include "scenarios/build_probes.hpp"
 
 namespace {
@@ -163,11 +165,24 @@ int topo_show(const std::string& what, NodeId node, const std::string& out_dir) 
 }
 
 int backends() {
-  fmt::print("{:<10} {:<12} {}\n", "piece", "available", "why not");
-  for (const auto& row : build::k_probes) {
-    fmt::print("{:<10} {:<12} {}\n", row.piece, row.available ? "yes" : "no", row.why_unavailable);
+  fmt::print("Transports:\n");
+  for (const auto& t : transport::list_transports()) {
+    fmt::print("  {:<10} {}\n", t.name, t.available ? t.capabilities.to_string() : "unavailable: " + t.why_unavailable);
   }
-  fmt::print("\nWorlds: TestEnv (tests/support) is built; SimEnv and HwEnv are not written yet.\n");
+  fmt::print("Storage backends:\n");
+  for (const auto& b : hw::list_storage_backends()) {
+    fmt::print("  {:<10} {}\n", b.name,
+               b.available ? fmt::format("direct I/O {}; registered buffers {}; queue depth up to {}",
+                                         b.capabilities.direct_io ? "yes" : "no",
+                                         b.capabilities.registered_buffers ? "yes" : "no", b.capabilities.max_queue_depth)
+                           : "unavailable: " + b.why_unavailable);
+  }
+  fmt::print("Optional pieces of this build:\n");
+  for (const auto& row : build::k_probes) {
+    fmt::print("  {:<10} {}\n", row.piece, row.available ? "found" : std::string("missing: ") + row.why_unavailable);
+  }
+  fmt::print("Worlds: TestEnv (tests), HwEnv (hw_backends; not yet reachable from the CLI), "
+             "SimEnv (sim/, when SimGrid is found; not yet reachable from the CLI).\n");
   return k_exit_ok;
 }
 

@@ -15,10 +15,6 @@ using topo::LinkClass;
 using topo::VertexId;
 using topo::VertexKind;
 
-// Link classes by value, pointed to by each SimGrid link's data (s4u::Link is
-// Extendable): the factor callbacks read a link's class without a lookup.
-topo::LinkClass g_class_tags[4] = {LinkClass::pcie, LinkClass::memory, LinkClass::inter_socket, LinkClass::network};
-
 // The profile the factor callbacks read (one platform per process).
 const SimProfile* g_profile = nullptr;
 
@@ -28,8 +24,6 @@ std::string edge_name(const topo::Topology& t, topo::EdgeId e) {
   const auto& l = t.link(e);
   return "e" + std::to_string(e) + "/" + t.vertex(l.a).name + "--" + t.vertex(l.b).name;
 }
-
-bool is_memory(VertexKind k) { return k == VertexKind::gpu || k == VertexKind::host_memory; }
 
 }  // namespace
 
@@ -117,10 +111,16 @@ Result<std::unique_ptr<SimPlatform>> SimPlatform::build(std::shared_ptr<const to
 Status SimPlatform::build_links() {
   const topo::Topology& t = *topology_;
   links_.resize(t.link_count());
+  // Each SimGrid link's data (s4u::Link is Extendable) points at its
+  // LinkInfo, so the factor callbacks read a link's class without a lookup.
+  link_info_.resize(2 * t.link_count());
   for (topo::EdgeId e = 0; e < t.link_count(); ++e) {
     const topo::LinkSpec& spec = t.link(e).spec;
     const std::string name = edge_name(t, e);
-    void* tag = &g_class_tags[static_cast<std::size_t>(spec.link_class)];
+    link_info_[2 * e] = LinkInfo{spec.link_class, e, true};
+    link_info_[2 * e + 1] = LinkInfo{spec.link_class, e, !spec.full_duplex};
+    void* tag = &link_info_[2 * e];
+    void* tag_back = &link_info_[2 * e + 1];
     if (spec.full_duplex) {
       sg::SplitDuplexLink* link = root_->create_split_duplex_link(name, spec.bandwidth_ab_bytes_per_s);
       link->set_latency(seconds(spec.latency_ns));
@@ -130,7 +130,7 @@ Status SimPlatform::build_links() {
       up->set_bandwidth(spec.bandwidth_ab_bytes_per_s);
       down->set_bandwidth(spec.bandwidth_ba_bytes_per_s);
       up->set_data(tag);
-      down->set_data(tag);
+      down->set_data(tag_back);
       links_[e] = SgLink{up, down};
     } else {
       // Both directions share one capacity: the larger stated rate.
@@ -302,10 +302,10 @@ void SimPlatform::install_factor_callbacks() {
     double raw = 0;
     double scaled = 0;
     for (const sg::Link* l : links) {
-      const auto* c = l->get_data<topo::LinkClass>();
+      const LinkInfo* info = SimPlatform::info(l);
       const double lat = l->get_latency();
       raw += lat;
-      scaled += lat * (c != nullptr && g_profile != nullptr ? g_profile->factors(*c).latency_factor : 1.0);
+      scaled += lat * (info != nullptr && g_profile != nullptr ? g_profile->factors(info->link_class).latency_factor : 1.0);
     }
     return raw > 0 ? scaled / raw : 1.0;
   });
@@ -314,9 +314,9 @@ void SimPlatform::install_factor_callbacks() {
     double factor = 1.0;
     bool any = false;
     for (const sg::Link* l : links) {
-      const auto* c = l->get_data<topo::LinkClass>();
-      if (c == nullptr || g_profile == nullptr) continue;
-      const double f = g_profile->factors(*c).bandwidth_factor;
+      const LinkInfo* info = SimPlatform::info(l);
+      if (info == nullptr || g_profile == nullptr) continue;
+      const double f = g_profile->factors(info->link_class).bandwidth_factor;
       factor = any ? std::min(factor, f) : f;
       any = true;
     }
@@ -377,9 +377,17 @@ std::uint32_t SimPlatform::first_nic(NodeId node) const {
   return node < first_nic_.size() ? first_nic_[node] : k_no_id;
 }
 
-topo::LinkClass SimPlatform::link_class(const sg::Link* link) const {
-  const auto* c = link->get_data<topo::LinkClass>();
-  return c != nullptr ? *c : LinkClass::network;
+const LinkInfo* SimPlatform::info(const sg::Link* link) { return link->get_data<LinkInfo>(); }
+
+std::vector<LinkInfo> SimPlatform::route(const sg::Host* from, const sg::Host* to) const {
+  std::vector<sg::Link*> links;
+  double latency = 0;
+  from->route_to(to, links, &latency);
+  std::vector<LinkInfo> out;
+  for (const sg::Link* l : links) {
+    if (const LinkInfo* i = info(l)) out.push_back(*i);
+  }
+  return out;
 }
 
 sg::Link* SimPlatform::link_of(topo::EdgeId edge, bool a_to_b) const {

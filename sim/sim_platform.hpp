@@ -78,6 +78,14 @@ inline constexpr std::uint32_t k_nodes_per_local_zone = 16;
 // Leaves of the root FullZone (leaves^2 routes).
 inline constexpr std::uint32_t k_max_leaves = 4096;
 
+// What a SimGrid link made by the platform is (each direction of a
+// split-duplex link is one SimGrid link).
+struct LinkInfo {
+  topo::LinkClass link_class = topo::LinkClass::network;
+  topo::EdgeId edge = topo::k_no_edge;
+  bool a_to_b = true;  // direction a -> b of the topology link (a shared link: true)
+};
+
 // The size of what was built, for reports.
 struct PlatformStats {
   std::size_t hosts = 0;
@@ -115,9 +123,11 @@ class SimPlatform {
   Result<simgrid::s4u::Disk*> disk(NodeId node, std::uint32_t index) const;
   // The lowest-indexed NIC of `node` with a network link; k_no_id if none.
   std::uint32_t first_nic(NodeId node) const;
-  // The class of a SimGrid link this platform made (either direction of a
-  // split-duplex link).
-  topo::LinkClass link_class(const simgrid::s4u::Link* link) const;
+  // What a SimGrid link this platform made is; nullptr for another link.
+  static const LinkInfo* info(const simgrid::s4u::Link* link);
+  // The topology links (with direction) SimGrid's route between two hosts
+  // crosses, in order: what a communication between them loads.
+  std::vector<LinkInfo> route(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to) const;
   // The SimGrid link (direction a->b of topology link `edge`), for tests.
   simgrid::s4u::Link* link_of(topo::EdgeId edge, bool a_to_b) const;
 
@@ -139,6 +149,7 @@ class SimPlatform {
   PlatformStats stats_;
   simgrid::s4u::NetZone* root_ = nullptr;
   std::vector<SgLink> links_;                                       // by EdgeId
+  std::vector<LinkInfo> link_info_;                                 // [2 x EdgeId + (a_to_b ? 0 : 1)]
   std::vector<simgrid::s4u::Host*> local_hosts_;                    // by VertexId (memory vertices only)
   std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;        // [memory vertex][nic index]
   std::vector<std::vector<simgrid::s4u::Disk*>> disks_;             // [node][nvme index]

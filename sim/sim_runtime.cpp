@@ -49,6 +49,7 @@ enum class Work : std::uint8_t { none, comm, io, exec };
 
 struct SimOp {
   OpKind kind = OpKind::completion;
+  bool by_maestro = false;  // issued by maestro (completion through the signal)
   Work work = Work::none;
   ServiceSlot* owner = nullptr;
   std::uint64_t owner_incarnation = 0;
@@ -72,7 +73,19 @@ struct SimOp {
   std::uint64_t end_offset = 0;
 };
 
+// An actor that issues one activity at a time and waits for it (a plain
+// wait), then hands the result to SimRuntime: activities it issues are in
+// its own, short, activity list, not maestro's (see launch()).
+struct Waiter {
+  sg::ActorPtr actor;
+  sg::SemaphorePtr go;
+  SimOp* op = nullptr;
+};
+
 namespace {
+
+// Stack of a waiter actor: it only starts, waits and hands over.
+constexpr unsigned k_waiter_stack_bytes = 256 * 1024;
 
 // The runtime of this process (SimGrid: one engine per process). The
 // completion signal is static, so it reaches the runtime through this.
@@ -125,6 +138,10 @@ SimRuntime::~SimRuntime() {
       slot->wake->release();
     }
   }
+  // Idle waiters end too; busy ones stay blocked on their activity (never
+  // run again) and their semaphore has no waiter, so it can go.
+  for (Waiter* w : idle_waiters_) w->go->release();
+  idle_waiters_.clear();
   if (started_) engine_->run_until(sg::Engine::get_clock());
   g_runtime = nullptr;
   engine_->track_vetoed_activities(nullptr);
@@ -137,6 +154,7 @@ SimRuntime::~SimRuntime() {
   }
   live_ops_.clear();
   slots_.clear();
+  for (auto& w : waiters_) static_cast<void>(w->actor.detach());  // busy ones are still blocked inside SimGrid
 }
 
 // ---- services -------------------------------------------------------------------
@@ -205,6 +223,13 @@ Status SimRuntime::add_target(TargetId target, NodeId node) {
   return s;
 }
 
+Status SimRuntime::preload_object(TargetId target, FileId file_id, std::uint64_t bytes) {
+  auto it = targets_.find(target);
+  if (it == targets_.end()) return error(StatusCode::not_found, "sim: no storage target " + std::to_string(target));
+  it->second.sizes[file_id] = bytes;
+  return ok_status();
+}
+
 NodeId SimRuntime::node_of_target(TargetId target) const {
   auto it = targets_.find(target);
   return it == targets_.end() ? k_no_id : it->second.node;
@@ -263,35 +288,108 @@ void SimRuntime::schedule(SimOp* op) {
 
 void SimRuntime::launch(SimOp* op) {
   ++activities_started_;
-  switch (op->work) {
-    case Work::comm: {
-      sg::CommPtr comm = sg::Comm::sendto_init(op->src, op->dst);
-      comm->set_payload_size(static_cast<std::uint64_t>(op->amount));
-      comm->set_data(op);
-      op->activity = comm;
-      comm->start();
-      break;
+  if (op->work == Work::none) {
+    finish(op, true);
+    return;
+  }
+  // SimGrid 3.32 keeps every activity in a list of the actor that issued it
+  // and removes it at completion by a linear search, so maestro's list costs
+  // O(activities in flight) per completion. Few in flight: maestro issues
+  // and its completion signal delivers (no extra context switch). Many:
+  // waiter actors issue, each one activity with a plain wait.
+  using C = SimRuntimeConfig::Completions;
+  const bool maestro = config_.completions == C::maestro_callbacks ||
+                       (config_.completions == C::automatic && maestro_inflight_ < config_.maestro_inflight_limit);
+  if (maestro) {
+    launch_in_maestro(op);
+  } else {
+    launch_with_waiter(op);
+  }
+}
+
+void SimRuntime::launch_in_maestro(SimOp* op) {
+  op->by_maestro = true;
+  ++maestro_inflight_;
+  // Run in maestro: directly when we are there, else as one simcall.
+  auto start = [this, op] {
+    switch (op->work) {
+      case Work::comm: {
+        sg::CommPtr comm = sg::Comm::sendto_init(op->src, op->dst);
+        comm->set_payload_size(static_cast<std::uint64_t>(op->amount));
+        comm->set_data(op);
+        op->activity = comm;
+        comm->start();
+        break;
+      }
+      case Work::io: {
+        sg::IoPtr io = op->disk->io_init(static_cast<sg_size_t>(op->amount),
+                                         op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ);
+        io->set_data(op);
+        op->activity = io;
+        io->start();
+        break;
+      }
+      case Work::exec: {
+        sg::ExecPtr exec = sg::Exec::init();
+        exec->set_flops_amount(op->amount);
+        exec->set_host(op->src);
+        exec->set_data(op);
+        op->activity = exec;
+        exec->start();
+        break;
+      }
+      case Work::none:
+        break;
     }
-    case Work::io: {
-      sg::IoPtr io = op->disk->io_init(static_cast<sg_size_t>(op->amount),
-                                       op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ);
-      io->set_data(op);
-      op->activity = io;
-      io->start();
-      break;
+  };
+  simgrid::kernel::actor::simcall_answered(start);
+}
+
+void SimRuntime::launch_with_waiter(SimOp* op) {
+  Waiter* w = nullptr;
+  if (!idle_waiters_.empty()) {
+    w = idle_waiters_.back();
+    idle_waiters_.pop_back();
+  } else {
+    waiters_.push_back(std::make_unique<Waiter>());
+    w = waiters_.back().get();
+    w->go = sg::Semaphore::create(0);
+    w->actor = sg::Actor::init("waiter" + std::to_string(waiters_.size()), platform_->cpu_host(0));
+    w->actor->set_stacksize(k_waiter_stack_bytes);
+    w->actor->start([this, w] { waiter_main(*w); });
+  }
+  w->op = op;
+  w->go->release();
+}
+
+void SimRuntime::waiter_main(Waiter& w) {
+  for (;;) {
+    w.go->acquire();
+    if (shutting_down_) return;
+    SimOp* op = w.op;
+    w.op = nullptr;
+    bool ok = true;
+    try {
+      switch (op->work) {
+        case Work::comm:
+          sg::Comm::sendto_init(op->src, op->dst)->set_payload_size(static_cast<std::uint64_t>(op->amount))->wait();
+          break;
+        case Work::io:
+          op->disk->io_init(static_cast<sg_size_t>(op->amount), op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ)
+              ->wait();
+          break;
+        case Work::exec:
+          sg::Exec::init()->set_flops_amount(op->amount)->set_host(op->src)->wait();
+          break;
+        case Work::none:
+          break;
+      }
+    } catch (const simgrid::Exception&) {
+      ok = false;  // a resource failed under it
     }
-    case Work::exec: {
-      sg::ExecPtr exec = sg::Exec::init();
-      exec->set_flops_amount(op->amount);
-      exec->set_host(op->src);
-      exec->set_data(op);
-      op->activity = exec;
-      exec->start();
-      break;
-    }
-    case Work::none:
-      finish(op, true);
-      break;
+    if (shutting_down_) return;
+    finish(op, ok);
+    idle_waiters_.push_back(&w);
   }
 }
 
@@ -310,11 +408,13 @@ void SimRuntime::flush_starts() {
     }
     for (SimOp* op : batch) launch(op);
   });
+  // (launch() of a waiter only releases its semaphore; nothing else blocks.)
 }
 
 void SimRuntime::on_activity_done(const sg::Activity& activity) {
   auto* op = activity.get_data<SimOp>();
   if (op == nullptr || op->done) return;
+  --maestro_inflight_;
   finish(op, activity.get_state() == sg::Activity::State::FINISHED);
 }
 
@@ -453,6 +553,34 @@ Status SimRuntime::send(ServiceSlot& from, Endpoint to, proto::Message message) 
   return ok_status();
 }
 
+Result<std::pair<sg::Host*, sg::Host*>> SimRuntime::transfer_hosts(const TransferSpec& spec) const {
+  Result<topo::VertexId> vs = platform_->memory_vertex(spec.src);
+  if (!vs.ok()) return vs.status();
+  Result<topo::VertexId> vd = platform_->memory_vertex(spec.dst);
+  if (!vd.ok()) return vd.status();
+  if (spec.src.node == spec.dst.node) {
+    // One node: the machine's own route, whatever NICs were named.
+    return std::pair{platform_->local_host(*vs), platform_->local_host(*vd)};
+  }
+  Result<sg::Host*> s = platform_->rail_host(*vs, spec.src_nic);
+  if (!s.ok()) return s.status();
+  Result<sg::Host*> d = platform_->rail_host(*vd, spec.dst_nic);
+  if (!d.ok()) return d.status();
+  return std::pair{*s, *d};
+}
+
+Result<std::vector<LinkInfo>> SimRuntime::transfer_route(const TransferSpec& spec) const {
+  Result<std::pair<sg::Host*, sg::Host*>> hosts = transfer_hosts(spec);
+  if (!hosts.ok()) return hosts.status();
+  if (hosts->first == hosts->second) return std::vector<LinkInfo>{};
+  return platform_->route(hosts->first, hosts->second);
+}
+
+double SimRuntime::link_bytes(topo::EdgeId edge, bool a_to_b) const {
+  const std::size_t i = 2 * std::size_t{edge} + (a_to_b ? 0 : 1);
+  return i < link_bytes_.size() ? link_bytes_[i] : 0.0;
+}
+
 OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
   if (spec.src.length != spec.dst.length) {
     return fail_now(self, error(StatusCode::invalid_argument,
@@ -460,35 +588,27 @@ OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
   }
   if (Status s = check_range(spec.src, spec.src.node, "transfer source"); !s.ok()) return fail_now(self, s);
   if (Status s = check_range(spec.dst, spec.dst.node, "transfer destination"); !s.ok()) return fail_now(self, s);
-  Result<topo::VertexId> vs = platform_->memory_vertex(spec.src);
-  if (!vs.ok()) return fail_now(self, vs.status());
-  Result<topo::VertexId> vd = platform_->memory_vertex(spec.dst);
-  if (!vd.ok()) return fail_now(self, vd.status());
+  Result<std::pair<sg::Host*, sg::Host*>> hosts = transfer_hosts(spec);
+  if (!hosts.ok()) {
+    return fail_now(self, error(hosts.status().code(), "transfer " + spec.src.to_string() + " -> " +
+                                                           spec.dst.to_string() + ": " + hosts.status().message()));
+  }
   SimOp* op = new_op(self);
   op->result.bytes = spec.src.length;
-  if (spec.src.node == spec.dst.node) {
-    if (*vs == *vd) {
-      op->delay_ns = transfer_time_ns(spec.src.length, config_.profile.same_location_copy_bytes_per_s);
-    } else {
-      op->work = Work::comm;
-      op->src = platform_->local_host(*vs);
-      op->dst = platform_->local_host(*vd);
-    }
+  op->amount = static_cast<double>(spec.src.length);
+  if (hosts->first == hosts->second) {
+    op->delay_ns = transfer_time_ns(spec.src.length, config_.profile.same_location_copy_bytes_per_s);
   } else {
-    Result<sg::Host*> s = platform_->rail_host(*vs, spec.src_nic);
-    Result<sg::Host*> d = platform_->rail_host(*vd, spec.dst_nic);
-    if (!s.ok() || !d.ok()) {
-      op->result.status = error((!s.ok() ? s.status() : d.status()).code(),
-                                "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() + ": " +
-                                    (!s.ok() ? s.status() : d.status()).message());
-      op->result.bytes = 0;
-    } else {
-      op->work = Work::comm;
-      op->src = *s;
-      op->dst = *d;
+    op->work = Work::comm;
+    op->src = hosts->first;
+    op->dst = hosts->second;
+    if (config_.account_link_bytes) {
+      if (link_bytes_.empty()) link_bytes_.assign(2 * platform_->topology().link_count(), 0.0);
+      for (const LinkInfo& l : platform_->route(op->src, op->dst)) {
+        link_bytes_[2 * std::size_t{l.edge} + (l.a_to_b ? 0 : 1)] += op->amount;
+      }
     }
   }
-  op->amount = static_cast<double>(spec.src.length);
   schedule(op);
   return op->result.op;
 }

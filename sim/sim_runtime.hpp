@@ -57,6 +57,7 @@ namespace sluice::sim {
 class SimEnv;
 struct SimOp;
 struct ServiceSlot;
+struct Waiter;
 
 struct SimRuntimeConfig {
   std::uint64_t seed = 1;
@@ -71,6 +72,15 @@ struct SimRuntimeConfig {
   // Stack of each service actor; 0 keeps SimGrid's default (8 MiB, committed
   // lazily). Lower it for tens of thousands of services.
   std::uint32_t actor_stack_kib = 0;
+  // Count the bytes of every transfer on each topology link it crosses
+  // (link_bytes()); costs a route lookup per transfer, so off by default.
+  bool account_link_bytes = false;
+  // How completions of SimGrid activities reach SimRuntime (see the header
+  // comment). automatic: maestro callbacks while fewer than
+  // maestro_inflight_limit activities are in flight, waiter actors beyond.
+  enum class Completions : std::uint8_t { maestro_callbacks, waiter_actors, automatic };
+  Completions completions = Completions::automatic;
+  std::uint32_t maestro_inflight_limit = 128;
 };
 
 // What a message hook decides for one message (fault injection in tests).
@@ -121,6 +131,9 @@ class SimRuntime {
   NodeId node_of_target(TargetId target) const;
   std::size_t object_count(TargetId target) const;
   std::uint64_t object_bytes(TargetId target, FileId file_id) const;
+  // Makes a chunk object exist with `bytes` bytes, as if written before the
+  // run (a data set that is already on the drives).
+  Status preload_object(TargetId target, FileId file_id, std::uint64_t bytes);
 
   // ---- running ----
   // Starts the services (their actors run from the next run call).
@@ -142,6 +155,14 @@ class SimRuntime {
   void kill(Endpoint service);
   void revive(Endpoint service);
   bool alive(Endpoint service) const;
+
+  // ---- routes ----
+  // The topology links a transfer would load, in order (empty for a copy
+  // within one memory); the same host choice transfer() makes.
+  Result<std::vector<LinkInfo>> transfer_route(const TransferSpec& spec) const;
+  // Bytes transfers moved over topology link `edge` in direction a->b
+  // (a_to_b) or b->a, with account_link_bytes on (messages not counted).
+  double link_bytes(topo::EdgeId edge, bool a_to_b) const;
 
   // ---- results ----
   const std::map<std::string, double, std::less<>>& counters() const { return counters_; }
@@ -199,13 +220,18 @@ class SimRuntime {
   SimOp* new_op(ServiceSlot& owner);
   OpId fail_now(ServiceSlot& owner, Status status);
   void schedule(SimOp* op);          // start now (batched) or after op's delay
-  void launch(SimOp* op);            // maestro: start the activity / timer
+  void launch(SimOp* op);            // start the activity (maestro, or through a waiter)
+  void launch_in_maestro(SimOp* op);
+  void launch_with_waiter(SimOp* op);
+  void waiter_main(Waiter& waiter);
   void flush_starts();               // start the batch (one simcall)
   void finish(SimOp* op, bool ok);   // maestro: deliver the result
   void on_activity_done(const simgrid::s4u::Activity& activity);
   void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
   void wake(ServiceSlot& slot);
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
+  // The SimGrid hosts a transfer runs between (equal for a copy within one memory).
+  Result<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> transfer_hosts(const TransferSpec& spec) const;
 
   // Actors and run control.
   void spawn(ServiceSlot& slot);
@@ -224,6 +250,7 @@ class SimRuntime {
   std::map<NodeId, NodeMemory> memory_;
   std::map<TargetId, Target> targets_;
   std::map<NodeId, std::uint32_t> next_nvme_;
+  std::vector<double> link_bytes_;  // [2 x EdgeId + (a_to_b ? 0 : 1)], with account_link_bytes
   MessageHook message_hook_;
 
   // Operations.
@@ -234,6 +261,9 @@ class SimRuntime {
   std::uint64_t inflight_ = 0;         // activities and timers not yet finished
   std::uint64_t ready_events_ = 0;     // events waiting in ready queues
   std::uint64_t runnable_actors_ = 0;  // actors not blocked on their semaphore
+  std::uint64_t maestro_inflight_ = 0; // activities issued by maestro, not finished
+  std::vector<std::unique_ptr<Waiter>> waiters_;
+  std::vector<Waiter*> idle_waiters_;
 
   // Run control.
   bool started_ = false;

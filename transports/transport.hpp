@@ -26,7 +26,9 @@
 //
 // Rails. A transport is configured with one local address per rail (a NIC,
 // or 127.0.0.1 / 127.0.0.2 ... on loopback). Rail r of this side talks to rail
-// (r mod n) of a peer that listens on n rails. Every bulk operation names its
+// (r mod n) of a peer that listens on n rails; on an accepted peer, rail r is
+// the connections that arrived at this side's rail r (an operation on a rail
+// the peer never reached answers unavailable). Every bulk operation names its
 // local rail: that is core/sched's choice (TransferSpec::src_nic), carried out
 // here and never changed. Several connections per rail (queue pairs, sockets)
 // are the transport's business: it may split one operation over them.
@@ -41,7 +43,8 @@
 // Every accepted put()/get() completes exactly once with an OpDone event
 // carrying its cookie: ok when the bytes are in place at the destination (for
 // put, in the remote region; for get, in the local region), else an error.
-// Nothing else is waited for: no call blocks on the network. Events are taken
+// No call blocks on the network (deregister_region() alone may wait, for
+// incoming transfers into the region to finish). Events are taken
 // with poll() (non-blocking) or by waiting for completion_fd() to become
 // readable (epoll/poll on it) and then calling poll().
 //

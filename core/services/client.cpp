@@ -66,6 +66,21 @@ void Client::fetch_maps(StatusFn done) {
   });
 }
 
+void Client::refresh_maps_until(std::function<bool()> ready, std::string what, StatusFn done, std::uint32_t attempt) {
+  fetch_maps([this, ready, what, done, attempt](Status s) {
+    if (ready()) return done(ok_status());
+    if (attempt + 1 >= config_.max_maps_refreshes) {
+      return done(error(StatusCode::unavailable, what + " is not registered with mgmt after " +
+                                                     std::to_string(attempt + 1) + " map refreshes" +
+                                                     (s.ok() ? std::string() : " (" + s.to_string() + ")")));
+    }
+    ops_.expect(env_.timer(config_.maps_refresh_backoff_ns << std::min<std::uint32_t>(attempt, 16)),
+                [this, ready, what, done, attempt](Completion&) {
+                  refresh_maps_until(ready, what, done, attempt + 1);
+                });
+  });
+}
+
 Endpoint Client::shard_endpoint(ShardId shard) const {
   auto it = shards_.find(shard);
   return it == shards_.end() ? Endpoint{} : it->second;
@@ -146,15 +161,12 @@ void Client::meta_call(const std::string& path, proto::Message request,
       });
     };
     if (ep.valid()) return call(ep);
-    fetch_maps([this, shard = *shard, call, done](Status s) mutable {
-      Endpoint to = shard_endpoint(shard);
-      if (!to.valid()) {
-        return done(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) +
-                                                       " is not registered with mgmt" +
-                                                       (s.ok() ? std::string() : " (" + s.to_string() + ")")));
-      }
-      call(to);
-    });
+    const ShardId id = *shard;
+    refresh_maps_until([this, id] { return shard_endpoint(id).valid(); }, "metadata shard " + std::to_string(id),
+                       [this, id, call, done](Status s) mutable {
+                         if (!s.ok()) return done(s);
+                         call(shard_endpoint(id));
+                       });
   });
 }
 
@@ -261,13 +273,11 @@ void Client::readdir_shard(std::shared_ptr<ListingState> state, ShardId shard, s
     });
   };
   if (Endpoint to = shard_endpoint(shard); to.valid()) return ask(to);
-  fetch_maps([this, shard, ask, finish_shard](Status) {
-    Endpoint to = shard_endpoint(shard);
-    if (!to.valid()) {
-      return finish_shard(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) + " unknown"));
-    }
-    ask(to);
-  });
+  refresh_maps_until([this, shard] { return shard_endpoint(shard).valid(); }, "metadata shard " + std::to_string(shard),
+                     [this, shard, ask, finish_shard](Status s) {
+                       if (!s.ok()) return finish_shard(s);
+                       ask(shard_endpoint(shard));
+                     });
 }
 
 // ---- data --------------------------------------------------------------------
@@ -333,21 +343,18 @@ void Client::pump() {
       continue;
     }
     // The target is not in our maps: refresh (bounded), then go or fail naming it.
-    fetch_maps([this, job, plan = *plan](Status) mutable {
-      Endpoint to = target_endpoint(job.target);
-      if (!to.valid()) {
-        return job_done(job, plan,
-                        error(StatusCode::not_found, "storage target " + std::to_string(job.target) +
-                                                         " of file " + std::to_string(job.request->file_id) +
-                                                         " is not registered with mgmt"),
-                        0, std::nullopt);
-      }
-      if (job.request->write) {
-        write_chunk(std::move(job), plan, to);
-      } else {
-        read_chunk(std::move(job), plan, to);
-      }
-    });
+    const TargetId target = job.target;
+    refresh_maps_until([this, target] { return target_endpoint(target).valid(); },
+                       "storage target " + std::to_string(target) + " of file " + std::to_string(job.request->file_id),
+                       [this, job, plan = *plan](Status s) mutable {
+                         if (!s.ok()) return job_done(job, plan, error(StatusCode::not_found, s.message()), 0, std::nullopt);
+                         const Endpoint to = target_endpoint(job.target);
+                         if (job.request->write) {
+                           write_chunk(std::move(job), plan, to);
+                         } else {
+                           read_chunk(std::move(job), plan, to);
+                         }
+                       });
   }
 }
 

@@ -43,7 +43,8 @@ struct ClientConfig {
   std::uint32_t readdir_page_entries = 1024;    // entries asked per Readdir
   std::uint64_t readdir_max_entries = 50'000'000;  // a listing larger than this fails
   bool verify_reads = true;                     // CRC32C of every chunk read
-  std::uint32_t max_maps_refreshes = 3;         // per request that finds a target unknown
+  std::uint32_t max_maps_refreshes = 5;         // per request that finds a shard or target unknown
+  TimeNs maps_refresh_backoff_ns = 100 * k_ns_per_ms;  // first wait between refreshes; doubles
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
@@ -108,6 +109,10 @@ class Client {
   using PlacementFn = std::function<void(Result<DirPlacement>)>;
 
   void fetch_maps(StatusFn done);
+  // Refreshes the maps until ready() holds (a server registers late, as on
+  // real hardware at start-up), at most max_maps_refreshes times with an
+  // exponential back-off; done(ok) or done(the last error / unavailable).
+  void refresh_maps_until(std::function<bool()> ready, std::string what, StatusFn done, std::uint32_t attempt = 0);
   void meta_call(const std::string& path, proto::Message request, std::function<void(Result<proto::Message>)> done,
                  bool retried = false);
   void placement_of_dir(const std::string& dir_path, PlacementFn done);

@@ -363,7 +363,12 @@ TEST_P(StorageConformance, RegisteredBuffersServeRequestsInsideThem) {
   ASSERT_TRUE(b);
   AlignedBuffer pool(256 * 1024), other(8192);
   const std::vector<std::span<std::byte>> buffers{pool.span(0, 128 * 1024), pool.span(128 * 1024, 128 * 1024)};
-  ASSERT_TRUE(b->register_buffers(buffers).ok());
+  const Status registered = b->register_buffers(buffers);
+  if (registered.code() == StatusCode::no_space) {
+    // io_uring accounts fixed buffers against RLIMIT_MEMLOCK (64 KiB in some containers).
+    GTEST_SKIP() << registered.to_string();
+  }
+  ASSERT_TRUE(registered.ok()) << registered.to_string();
   fill_pattern(pool.span(0, 64 * 1024), 9, 0);
   ASSERT_TRUE(run(*b, write(4, 0, pool.span(0, 64 * 1024))).status.ok());
   const StorageCompletion r = run(*b, read(4, 0, pool.span(128 * 1024, 64 * 1024)));

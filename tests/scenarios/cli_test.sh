@@ -28,5 +28,7 @@ expect 2 "missing argument" -- "$sluice" topo show
 expect 2 "node out of range" -- "$sluice" topo show dgx_a100 --node 7
 expect 0 "backends" -- "$sluice" backends
 grep -q "SIMGRID" "$tmp/out" || { echo "FAIL: backends lacks SIMGRID"; fail=1; }
+grep -qE "^  tcp +host" "$tmp/out" || { echo "FAIL: backends lacks the tcp transport"; cat "$tmp/out"; fail=1; }
+grep -qE "^  posix " "$tmp/out" || { echo "FAIL: backends lacks the posix backend"; fail=1; }
 expect 0 "help" -- "$sluice" --help
 exit $fail

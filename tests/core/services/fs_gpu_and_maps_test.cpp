@@ -134,5 +134,35 @@ TEST(StorageService, AnswersChunkSizeAndRefusesTargetsItDoesNotOwnOrBadRequests)
   EXPECT_EQ(object_bytes, 512 * k_kib);  // the first target holds chunk 0 (512 KiB) of 700 KiB
 }
 
+TEST(ClientMaps, AShardThatRegistersLateIsWaitedForWithABoundedBackoff) {
+  TestCluster cluster(TestClusterSpec{});
+  Status mkdir_status = error(StatusCode::internal, "not run");
+  cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.mkdir("/late", 0755, [&, done](Result<proto::InodeDesc> r) {
+      mkdir_status = r.status();
+      done(ok_status());
+    });
+  }), 0, 1);
+  // Metadata shards register 250 ms late, as servers on real machines may start after a client.
+  cluster.world().add_fault(MessageFault{is_a<proto::RegisterMetaShard>(), FaultAction::delay, 250 * k_ns_per_ms, 10});
+  ASSERT_TRUE(cluster.run_hosts());
+  EXPECT_TRUE(mkdir_status.ok()) << mkdir_status.to_string();
+}
+
+TEST(ClientMaps, AShardThatNeverRegistersFailsWithAClearErrorAfterTheBackoff) {
+  TestCluster cluster(TestClusterSpec{});
+  Status mkdir_status;
+  cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.mkdir("/never", 0755, [&, done](Result<proto::InodeDesc> r) {
+      mkdir_status = r.status();
+      done(ok_status());
+    });
+  }), 0, 1);
+  cluster.world().add_fault(MessageFault{is_a<proto::RegisterMetaShard>(), FaultAction::drop, 0, 1000});
+  ASSERT_TRUE(cluster.run_hosts());
+  EXPECT_EQ(mkdir_status.code(), StatusCode::unavailable);
+  EXPECT_NE(mkdir_status.message().find("metadata shard"), std::string::npos) << mkdir_status.to_string();
+}
+
 }  // namespace
 }  // namespace sluice::testing

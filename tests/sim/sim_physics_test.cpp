@@ -1,0 +1,307 @@
+// SimEnv against physics: transfers take bytes / bottleneck rate + route
+// latency, flows share the links they have in common, link-class factors
+// stay on their class, a bounce read crosses host memory where a direct read
+// does not, and a disk-bound read goes at the drive's rate. Expectations are
+// computed from the topology itself, not from the platform under test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "sim/sim_runtime.hpp"
+#include "tests/sim/sim_test_support.hpp"
+
+namespace sluice::testing {
+namespace {
+
+using sim::SimProfile;
+using sim::SimRuntime;
+using sim::SimRuntimeConfig;
+using topo::VertexKind;
+
+// A route as (edge, direction a->b) pairs.
+using Directed = std::vector<std::pair<topo::EdgeId, bool>>;
+
+Directed directed(const topo::Topology& t, const topo::Route& r) {
+  Directed out;
+  topo::VertexId at = r.source;
+  for (topo::EdgeId e : r.edges) {
+    const bool forward = t.link(e).a == at;
+    out.emplace_back(e, forward);
+    at = forward ? t.link(e).b : t.link(e).a;
+  }
+  return out;
+}
+
+topo::VertexId dev(const topo::Topology& t, NodeId node, VertexKind kind, std::uint32_t i = 0) {
+  return t.device(node, kind, i).value();
+}
+
+topo::EdgeId uplink(const topo::Topology& t, topo::VertexId nic) {
+  for (topo::EdgeId e : t.links_of(nic)) {
+    if (t.link(e).spec.link_class == topo::LinkClass::network) return e;
+  }
+  return topo::k_no_edge;
+}
+
+// memory(src node) -> its NIC 0 -> switch -> NIC 0 -> memory(dst node).
+Directed network_path(const topo::Topology& t, topo::VertexId from, topo::VertexId to) {
+  const NodeId a = t.vertex(from).node;
+  const NodeId b = t.vertex(to).node;
+  const topo::VertexId nic_a = dev(t, a, VertexKind::nic);
+  const topo::VertexId nic_b = dev(t, b, VertexKind::nic);
+  Directed path = directed(t, t.machine_route(from, nic_a).value());
+  path.emplace_back(uplink(t, nic_a), t.link(uplink(t, nic_a)).a == nic_a);
+  path.emplace_back(uplink(t, nic_b), t.link(uplink(t, nic_b)).a != nic_b);
+  const Directed tail = directed(t, t.machine_route(nic_b, to).value());
+  path.insert(path.end(), tail.begin(), tail.end());
+  return path;
+}
+
+// Latency x class factor summed, plus bytes over (bottleneck x lowest class factor).
+double expected_ns(const topo::Topology& t, const Directed& path, double bytes, const SimProfile& p) {
+  double latency_ns = 0;
+  double rate = std::numeric_limits<double>::infinity();
+  double factor = std::numeric_limits<double>::infinity();
+  for (auto [e, forward] : path) {
+    const topo::LinkSpec& s = t.link(e).spec;
+    latency_ns += static_cast<double>(s.latency_ns) * p.factors(s.link_class).latency_factor;
+    rate = std::min(rate, forward ? s.bandwidth_ab_bytes_per_s : s.bandwidth_ba_bytes_per_s);
+    factor = std::min(factor, p.factors(s.link_class).bandwidth_factor);
+  }
+  return latency_ns + bytes / (rate * factor) * 1e9;
+}
+
+SimRuntimeConfig exact_network() {
+  SimRuntimeConfig c;
+  c.profile.link_classes[static_cast<std::size_t>(topo::LinkClass::network)] = {1.0, 1.0};
+  return c;
+}
+
+TEST(SimPhysics, OneFlowOverA10GbpsLinkTakesSizeOverRatePlusLatency) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2});
+    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    constexpr std::uint64_t k_bytes = 10'000'000;
+    Probe& receiver = rt->add_service<Probe>(1, nullptr);
+    const MemHandle dst = receiver.env().alloc(MemKind::gpu, 0, k_bytes).value();
+    OpId op = 0;
+    Probe& sender = rt->add_service<Probe>(0, [&](Probe& p) {
+      const MemHandle src = p.env().alloc(MemKind::pinned, 0, k_bytes).value();
+      op = p.env().transfer(TransferSpec{src, dst, k_no_id, k_no_id, TransferMode::rdma_write});
+    });
+    rt->run_until_idle();
+    const topo::Topology& t = *cluster;
+    const Directed path = network_path(t, dev(t, 0, VertexKind::host_memory), dev(t, 1, VertexKind::gpu));
+    // The 10 Gb/s network links are the bottleneck: size / rate + route latency.
+    double latency_ns = 0;
+    for (auto [e, fwd] : path) latency_ns += static_cast<double>(t.link(e).spec.latency_ns);
+    const double expected = latency_ns + k_bytes / 1.25e9 * 1e9;
+    EXPECT_NEAR(expected, expected_ns(t, path, k_bytes, rt->profile()), 1e-6);
+    ASSERT_EQ(sender.completions.count(op), 1u);
+    EXPECT_TRUE(sender.completions[op].status.ok()) << sender.completions[op].status.to_string();
+    EXPECT_EQ(sender.completions[op].bytes, k_bytes);
+    EXPECT_FALSE(sender.completions[op].crc_valid);
+    EXPECT_NEAR(static_cast<double>(sender.done_at_ns[op]), expected, 2.0);
+    // The platform routes it over exactly these links.
+    const auto route = rt->transfer_route(TransferSpec{MemHandle{0, MemKind::pinned, 0, 1, 0, k_bytes}, dst}).value();
+    ASSERT_EQ(route.size(), path.size());
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      EXPECT_EQ(route[i].edge, path[i].first) << "hop " << i;
+      EXPECT_EQ(route[i].a_to_b, path[i].second) << "hop " << i;
+    }
+  });
+}
+
+TEST(SimPhysics, TwoFlowsShareTheLinkTheyHaveInCommon) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 3});
+    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    constexpr std::uint64_t k_bytes = 5'000'000;
+    Probe& receiver = rt->add_service<Probe>(2, nullptr);
+    const MemHandle dst_a = receiver.env().alloc(MemKind::gpu, 0, k_bytes).value();
+    const MemHandle dst_b = receiver.env().alloc(MemKind::gpu, 0, k_bytes).value();
+    OpId a = 0;
+    OpId b = 0;
+    Probe& sa = rt->add_service<Probe>(0, [&](Probe& p) {
+      a = p.env().transfer(TransferSpec{p.env().alloc(MemKind::pinned, 0, k_bytes).value(), dst_a});
+    });
+    Probe& sb = rt->add_service<Probe>(1, [&](Probe& p) {
+      b = p.env().transfer(TransferSpec{p.env().alloc(MemKind::pinned, 0, k_bytes).value(), dst_b});
+    });
+    rt->run_until_idle();
+    const topo::Topology& t = *cluster;
+    // Both go down node 2's 10 Gb/s link into its GPU, starting together
+    // (equal route latencies): each gets half of it.
+    const Directed pa = network_path(t, dev(t, 0, VertexKind::host_memory), dev(t, 2, VertexKind::gpu));
+    const Directed pb = network_path(t, dev(t, 1, VertexKind::host_memory), dev(t, 2, VertexKind::gpu));
+    const double alone_a = expected_ns(t, pa, k_bytes, rt->profile());
+    const double alone_b = expected_ns(t, pb, k_bytes, rt->profile());
+    const double transfer_ns = k_bytes / 1.25e9 * 1e9;
+    EXPECT_NEAR(static_cast<double>(sa.done_at_ns[a]), alone_a + transfer_ns, 2.0);
+    EXPECT_NEAR(static_cast<double>(sb.done_at_ns[b]), alone_b + transfer_ns, 2.0);
+  });
+}
+
+TEST(SimPhysics, PcieCopyTakesExactlySizeOverBandwidthPlusLatencyWhileTheNetworkCarriesTcpFactors) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 3});
+    SimRuntimeConfig config;
+    // LV08's TCP factors on the network class only.
+    config.profile.link_classes[static_cast<std::size_t>(topo::LinkClass::network)] = {0.97, 13.01};
+    auto rt = SimRuntime::create(cluster, config).value();
+    constexpr std::uint64_t k_bytes = 64 * k_mib;
+    OpId copy = 0;
+    OpId net = 0;
+    Probe& receiver = rt->add_service<Probe>(2, nullptr);
+    const MemHandle remote = receiver.env().alloc(MemKind::gpu, 0, k_bytes).value();
+    Probe& local = rt->add_service<Probe>(0, [&](Probe& p) {
+      const MemHandle pinned = p.env().alloc(MemKind::pinned, 0, k_bytes).value();
+      const MemHandle gpu = p.env().alloc(MemKind::gpu, 0, k_bytes).value();
+      copy = p.env().transfer(TransferSpec{pinned, gpu, k_no_id, k_no_id, TransferMode::local_copy});
+    });
+    Probe& sender = rt->add_service<Probe>(1, [&](Probe& p) {
+      net = p.env().transfer(TransferSpec{p.env().alloc(MemKind::pinned, 0, k_bytes).value(), remote});
+    });
+    rt->run_until_idle();
+    const topo::Topology& t = *cluster;
+    const Directed pcie = directed(t, t.machine_route(dev(t, 0, VertexKind::host_memory), dev(t, 0, VertexKind::gpu)).value());
+    double latency_ns = 0;
+    double bandwidth = std::numeric_limits<double>::infinity();
+    for (auto [e, fwd] : pcie) {
+      EXPECT_NE(t.link(e).spec.link_class, topo::LinkClass::network);
+      latency_ns += static_cast<double>(t.link(e).spec.latency_ns);
+      bandwidth = std::min(bandwidth, fwd ? t.link(e).spec.bandwidth_ab_bytes_per_s : t.link(e).spec.bandwidth_ba_bytes_per_s);
+    }
+    EXPECT_NEAR(static_cast<double>(local.done_at_ns[copy]), latency_ns + k_bytes / bandwidth * 1e9, 2.0);
+    // The network route pays 13.01 x its network latency and runs at 0.97 of 10 Gb/s.
+    const Directed path = network_path(t, dev(t, 1, VertexKind::host_memory), dev(t, 2, VertexKind::gpu));
+    const double with_factors = expected_ns(t, path, k_bytes, rt->profile());
+    EXPECT_NEAR(static_cast<double>(sender.done_at_ns[net]), with_factors, 2.0);
+    SimProfile plain;
+    plain.link_classes.fill(sim::LinkClassFactors{1.0, 1.0});
+    EXPECT_GT(with_factors, expected_ns(t, path, k_bytes, plain) * 1.02);
+  });
+}
+
+TEST(SimPhysics, ABounceReadCrossesHostMemoryAndADirectReadDoesNot) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2});
+    SimRuntimeConfig config = exact_network();
+    config.account_link_bytes = true;
+    auto rt = SimRuntime::create(cluster, config).value();
+    constexpr std::uint64_t k_bytes = 16 * k_mib;
+    const topo::Topology& t = *cluster;
+    const topo::EdgeId client_memory = t.links_of(dev(t, 1, VertexKind::host_memory)).front();
+    ASSERT_EQ(t.link(client_memory).spec.link_class, topo::LinkClass::memory);
+    Probe& client = rt->add_service<Probe>(1, nullptr);
+    const MemHandle gpu = client.env().alloc(MemKind::gpu, 0, k_bytes).value();
+    const MemHandle bounce = client.env().alloc(MemKind::pinned, 0, k_bytes).value();
+    Probe& server = rt->add_service<Probe>(0, nullptr);
+    const MemHandle staging = server.env().alloc(MemKind::pinned, 0, k_bytes).value();
+
+    const TransferSpec direct{staging, gpu, 0, 0, TransferMode::rdma_write};
+    const TransferSpec to_bounce{staging, bounce, 0, 0, TransferMode::stream};
+    const TransferSpec copy{bounce, gpu, k_no_id, k_no_id, TransferMode::local_copy};
+    auto crosses_client_memory = [&](const TransferSpec& s) {
+      const auto route = rt->transfer_route(s).value();
+      return std::any_of(route.begin(), route.end(), [&](const sim::LinkInfo& l) { return l.edge == client_memory; });
+    };
+    EXPECT_FALSE(crosses_client_memory(direct));
+    EXPECT_TRUE(crosses_client_memory(to_bounce));
+    EXPECT_TRUE(crosses_client_memory(copy));
+
+    // And the bytes really go there: a direct read first, then a bounce read.
+    OpId direct_op = 0;
+    OpId bounce_op = 0;
+    OpId copy_op = 0;
+    double memory_bytes_after_direct = -1;
+    server.on_completion = [&](Probe& p, const Completion& c) {
+      if (c.op == direct_op) {
+        memory_bytes_after_direct = rt->link_bytes(client_memory, true) + rt->link_bytes(client_memory, false);
+        bounce_op = p.env().transfer(to_bounce);
+      }
+    };
+    client.on_completion = [&](Probe&, const Completion&) {};
+    direct_op = server.env().transfer(direct);
+    rt->run_until([&] { return server.completions.count(bounce_op) != 0 && bounce_op != 0; });
+    copy_op = client.env().transfer(copy);
+    rt->run_until_idle();
+    EXPECT_TRUE(client.completions.at(copy_op).status.ok());
+    EXPECT_EQ(memory_bytes_after_direct, 0.0);
+    // Into host memory (NIC -> socket -> memory), then out of it (memory -> GPU).
+    const double socket_to_memory = rt->link_bytes(client_memory, t.link(client_memory).a != dev(t, 1, VertexKind::host_memory));
+    const double memory_to_socket = rt->link_bytes(client_memory, t.link(client_memory).a == dev(t, 1, VertexKind::host_memory));
+    EXPECT_EQ(socket_to_memory, static_cast<double>(k_bytes));
+    EXPECT_EQ(memory_to_socket, static_cast<double>(k_bytes));
+    // The direct path ends below the PCIe switch: the GPU's link carried both reads' bytes.
+    const topo::EdgeId gpu_link = t.links_of(dev(t, 1, VertexKind::gpu)).front();
+    EXPECT_EQ(rt->link_bytes(gpu_link, true) + rt->link_bytes(gpu_link, false), 2.0 * k_bytes);
+  });
+}
+
+TEST(SimPhysics, ADiskBoundReadGoesAtTheDrivesRate) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
+    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_chunk = 1 * k_mib;
+    constexpr std::uint32_t k_chunks = 64;
+    constexpr std::uint32_t k_window = 4;
+    ASSERT_TRUE(rt->preload_object(1, 7, k_chunk * k_chunks).ok());
+    // One read alone: latency, then (bytes + per-request occupancy) at 3.2 GB/s.
+    OpId single = 0;
+    Probe& one = rt->add_service<Probe>(0, [&](Probe& p) {
+      StorageIoSpec io{StorageOp::read, 1, 7, 0, p.env().alloc(MemKind::pinned, 0, 8 * k_mib).value(), false};
+      single = p.env().storage_io(io);
+    });
+    rt->run_until_idle();
+    const SimProfile& prof = rt->profile();
+    const double occupancy_bytes = static_cast<double>(prof.disk_request_occupancy_ns) * 1e-9 * 3.2e9;
+    EXPECT_NEAR(static_cast<double>(one.done_at_ns[single]),
+                static_cast<double>(rt->profile().disk_read_latency_ns) + (8.0 * k_mib + occupancy_bytes) / 3.2e9 * 1e9,
+                2.0);
+    EXPECT_EQ(one.completions[single].bytes, 8 * k_mib);
+
+    // A stream of chunk reads, each sent on to another node over 100 Gb/s,
+    // k_window in flight: the drive (3.2 GB/s) sets the pace, not the network.
+    Probe& reader = rt->add_service<Probe>(1, nullptr);
+    const MemHandle landing = reader.env().alloc(MemKind::gpu, 0, k_chunk * k_chunks).value();
+    const TimeNs start = rt->now();
+    std::uint32_t issued = 0;
+    std::uint32_t delivered = 0;
+    std::map<OpId, std::pair<std::uint32_t, MemHandle>> reads;
+    std::set<OpId> sends;
+    auto issue = [&](Probe& p) {
+      const std::uint32_t i = issued++;
+      const MemHandle staging = p.env().alloc(MemKind::pinned, 0, k_chunk).value();
+      reads[p.env().storage_io(StorageIoSpec{StorageOp::read, 1, 7, i * k_chunk, staging, false})] = {i, staging};
+    };
+    Probe& server = rt->add_service<Probe>(0, [&](Probe& p) {
+      for (std::uint32_t w = 0; w < k_window; ++w) issue(p);
+    });
+    server.on_completion = [&](Probe& p, const Completion& c) {
+      if (auto it = reads.find(c.op); it != reads.end()) {
+        const auto [i, staging] = it->second;
+        sends.insert(p.env().transfer(TransferSpec{staging, landing.slice(i * k_chunk, k_chunk)}));
+        if (issued < k_chunks) issue(p);
+      } else if (sends.count(c.op) != 0) {
+        ++delivered;
+      }
+    };
+    rt->run_until_idle();
+    ASSERT_EQ(delivered, k_chunks);
+    const double seconds = static_cast<double>(rt->now() - start) * 1e-9;
+    const double rate = static_cast<double>(k_chunk * k_chunks) / seconds;
+    EXPECT_LT(rate, 3.2e9);
+    EXPECT_GT(rate, 0.90 * 3.2e9) << "the drive should be busy all the time";
+  });
+}
+
+}  // namespace
+}  // namespace sluice::testing

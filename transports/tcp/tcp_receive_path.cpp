@@ -1,0 +1,312 @@
+// The receive path: packets parsed off each socket, bulk bodies received
+// straight into the destination region, acknowledgements queued.
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "core/proto/codec.hpp"
+#include "transports/tcp/tcp_address.hpp"
+#include "transports/tcp/tcp_transport_impl.hpp"
+
+namespace sluice::transport::tcp::detail {
+
+// ---- receive path -----------------------------------------------------------
+
+void TcpTransport::read_from(Connection& c) {
+  std::uint64_t budget = k_tcp_read_budget_bytes;
+  while (!c.dead && budget > 0) {
+    std::byte* into = nullptr;
+    std::uint64_t want = 0;
+    switch (c.rx) {
+      case RxState::header:
+        into = c.head.data() + c.head_have;
+        want = c.head.size() - c.head_have;
+        break;
+      case RxState::message_body:
+        into = c.message.data() + (c.message.size() - c.left);
+        want = c.left;
+        break;
+      case RxState::bulk_body:
+        into = c.dst;
+        want = c.left;
+        break;
+      case RxState::discard_body:
+        into = drain_scratch_.data();
+        want = std::min<std::uint64_t>(c.left, drain_scratch_.size());
+        break;
+      case RxState::error_text:
+        into = reinterpret_cast<std::byte*>(c.text.data()) + (c.text.size() - c.left);
+        want = c.left;
+        break;
+    }
+    want = std::min(want, budget);
+    const ssize_t n = ::recv(c.fd, into, want, 0);
+    if (n == 0) {
+      fail_connection(c, "connection from/to " + c.remote + " closed by the remote side");
+      return;
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      fail_connection(c, "receive from " + c.remote + ": " + errno_text(errno));
+      return;
+    }
+    budget -= static_cast<std::uint64_t>(n);
+    consumed(c, static_cast<std::size_t>(n));
+  }
+}
+
+void TcpTransport::consumed(Connection& c, std::size_t n) {
+  if (c.rx == RxState::header) {
+    c.head_have += n;
+    if (c.head_have == c.head.size()) {
+      c.head_have = 0;
+      on_header(c);
+    }
+    return;
+  }
+  c.left -= n;
+  if (c.rx == RxState::bulk_body) c.dst += n;
+  if (c.left == 0) on_body_done(c);
+}
+
+Status TcpTransport::check_remote_range(std::uint64_t key, std::uint64_t offset, std::uint64_t bytes,
+                                        std::shared_ptr<Region>* region) {
+  auto found = find_region(key);
+  if (!found) {
+    return error(StatusCode::not_found, "no region with key " + std::to_string(key) + " at the remote side");
+  }
+  if (!range_inside(offset, bytes, found->bytes.size())) {
+    return error(StatusCode::invalid_argument, "range [" + std::to_string(offset) + ", +" + std::to_string(bytes) +
+                                                   ") outside region " + std::to_string(key) + " of " +
+                                                   std::to_string(found->bytes.size()) + " bytes at the remote side");
+  }
+  *region = std::move(found);
+  return ok_status();
+}
+
+void TcpTransport::on_header(Connection& c) {
+  Result<PacketHeader> decoded = decode_packet_header(c.head);
+  if (!decoded.ok()) {
+    fail_connection(c, decoded.status().message());
+    return;
+  }
+  const PacketHeader h = *decoded;
+  c.cur = h;
+  if (!c.greeted) {
+    if (h.kind != PacketKind::hello) {
+      fail_connection(c, "first packet from " + c.remote + " is not a hello");
+      return;
+    }
+    on_hello(c, h);
+    return;
+  }
+  const bool bulk = h.kind == PacketKind::put || h.kind == PacketKind::get_request ||
+                    (h.kind == PacketKind::get_data && h.status == StatusCode::ok);
+  if (bulk && (h.length == 0 || h.length > k_tcp_max_transfer_bytes)) {
+    fail_connection(c, "packet length " + std::to_string(h.length) + " outside 1..k_tcp_max_transfer_bytes");
+    return;
+  }
+  switch (h.kind) {
+    case PacketKind::hello:
+      fail_connection(c, "second hello from " + c.remote);
+      return;
+    case PacketKind::message:
+      if (h.length < proto::k_frame_header_bytes || h.length > k_tcp_max_message_bytes) {
+        fail_connection(c, "control frame of " + std::to_string(h.length) + " bytes outside " +
+                               std::to_string(proto::k_frame_header_bytes) + "..k_tcp_max_message_bytes");
+        return;
+      }
+      c.message.assign(h.length, std::byte{0});
+      c.left = h.length;
+      c.rx = RxState::message_body;
+      return;
+    case PacketKind::put: {
+      std::shared_ptr<Region> region;
+      c.refusal = check_remote_range(h.key, h.offset, h.length, &region);
+      c.left = h.length;
+      if (c.refusal.ok()) {
+        c.dst = region->bytes.data() + h.offset;
+        c.pin = RegionPin(std::move(region), &region_released_);
+        c.rx = RxState::bulk_body;
+      } else {
+        c.rx = RxState::discard_body;
+      }
+      return;
+    }
+    case PacketKind::get_request: {
+      std::shared_ptr<Region> region;
+      const Status st = check_remote_range(h.key, h.offset, h.length, &region);
+      TxItem item;
+      PacketHeader reply{PacketKind::get_data, st.code(), 0, h.op, h.key, h.offset, st.ok() ? h.length : 0};
+      if (st.ok()) {
+        item.body = region->bytes.data() + h.offset;
+        item.body_bytes = h.length;
+        item.pin = RegionPin(std::move(region), &region_released_);
+      } else {
+        item.text = st.message().substr(0, k_tcp_max_error_text_bytes);
+        reply.text_bytes = static_cast<std::uint16_t>(item.text.size());
+      }
+      item.head = encode_packet_header(reply);
+      enqueue(c, std::move(item));
+      return;
+    }
+    case PacketKind::get_data: {
+      auto it = pieces_.find(h.op);
+      if (it == pieces_.end() || !it->second.is_get || it->second.peer != c.peer) {
+        fail_connection(c, "get_data for unknown piece " + std::to_string(h.op));
+        return;
+      }
+      if (h.status != StatusCode::ok) {
+        start_text(c);
+        return;
+      }
+      if (h.length != it->second.bytes) {
+        fail_connection(c, "get_data of " + std::to_string(h.length) + " bytes for a piece of " +
+                               std::to_string(it->second.bytes));
+        return;
+      }
+      c.piece = h.op;
+      c.dst = it->second.dst;
+      c.left = h.length;
+      c.rx = RxState::bulk_body;
+      return;
+    }
+    case PacketKind::put_ack: {
+      auto it = pieces_.find(h.op);
+      if (it == pieces_.end() || it->second.is_get || it->second.peer != c.peer) {
+        fail_connection(c, "put_ack for unknown piece " + std::to_string(h.op));
+        return;
+      }
+      if (h.status != StatusCode::ok) {
+        start_text(c);
+        return;
+      }
+      complete_piece(h.op, ok_status());
+      return;
+    }
+  }
+}
+
+void TcpTransport::start_text(Connection& c) {
+  c.text.assign(c.cur.text_bytes, '\0');
+  c.left = c.cur.text_bytes;
+  c.rx = RxState::error_text;
+  if (c.left == 0) on_body_done(c);
+}
+
+void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
+  c.greeted = true;
+  if (!c.accepted) {
+    // The acceptor's answer: it has grouped this connection.
+    Peer* p = live_peer(c.peer);
+    if (p == nullptr) return;
+    p->remote_id = h.op;
+    if (++p->greeted == p->expected) {
+      p->up = true;
+      push_event(PeerUp{p->id, p->remote_id, false});
+    }
+    return;
+  }
+  const auto rail = static_cast<std::uint32_t>(h.offset >> 32);
+  const auto index = static_cast<std::uint32_t>(h.offset & 0xFFFFFFFFu);
+  if (h.length == 0 || h.length > k_max_group_connections || rail >= k_max_rails ||
+      index >= k_max_connections_per_rail) {
+    fail_connection(c, "hello from " + c.remote + " with a bad group (rail " + std::to_string(rail) +
+                           ", connection " + std::to_string(index) + ", group of " + std::to_string(h.length) + ")");
+    return;
+  }
+  const std::pair<std::uint64_t, std::uint64_t> group{h.op, h.key};
+  auto found = accepted_groups_.find(group);
+  Peer* p = nullptr;
+  if (found == accepted_groups_.end()) {
+    if (peers_.size() >= k_tcp_max_peers) {
+      fail_connection(c, "refused: k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) + ") live peers");
+      return;
+    }
+    auto peer = std::make_unique<Peer>();
+    peer->id = next_peer_++;
+    peer->remote_id = h.op;
+    peer->accepted = true;
+    peer->label = "tcp peer " + std::to_string(peer->id) + " (remote id " + std::to_string(h.op) + " from " +
+                  c.remote + ")";
+    peer->rails.resize(config_.rail_addresses.size());
+    peer->cursor.resize(config_.rail_addresses.size());
+    peer->expected = h.length;
+    peer->group = group;
+    p = peer.get();
+    accepted_groups_.emplace(group, p->id);
+    peers_.emplace(p->id, std::move(peer));
+  } else {
+    p = live_peer(found->second);
+    if (p == nullptr || p->expected != h.length) {
+      fail_connection(c, "hello from " + c.remote + " for a lost or inconsistent connection group");
+      return;
+    }
+  }
+  c.peer = p->id;
+  p->rails[c.local_rail].push_back(c.id);
+  if (rail == 0 && index == 0) p->control = c.id;
+  TxItem reply;
+  reply.head = encode_packet_header(PacketHeader{PacketKind::hello, StatusCode::ok, 0, config_.local_id, 0, 0, 0});
+  enqueue(c, std::move(reply));
+  if (c.dead) return;
+  if (++p->greeted == p->expected) {
+    p->up = true;
+    push_event(PeerUp{p->id, p->remote_id, true});
+  }
+}
+
+void TcpTransport::on_body_done(Connection& c) {
+  const PacketHeader h = c.cur;
+  c.rx = RxState::header;
+  switch (h.kind) {
+    case PacketKind::message: {
+      std::vector<std::byte> frame = std::move(c.message);
+      c.message = {};
+      Result<proto::FrameHeader> fh = proto::parse_header(frame);
+      if (!fh.ok() || fh->frame_bytes() != frame.size()) {
+        fail_connection(c, "malformed control frame: " +
+                               (fh.ok() ? "header says " + std::to_string(fh->frame_bytes()) + " bytes, packet " +
+                                              std::to_string(frame.size())
+                                        : fh.status().message()));
+        return;
+      }
+      Peer* p = live_peer(c.peer);
+      push_event(MessageReceived{c.peer, p != nullptr ? p->remote_id : 0, h.key, std::move(frame)});
+      return;
+    }
+    case PacketKind::hello:
+    case PacketKind::get_request:
+      return;  // no body: on_header finished them
+    case PacketKind::put: {
+      c.pin.release();
+      TxItem ack;
+      PacketHeader a{PacketKind::put_ack, c.refusal.code(), 0, h.op, h.key, h.offset, 0};
+      if (!c.refusal.ok()) {
+        ack.text = c.refusal.message().substr(0, k_tcp_max_error_text_bytes);
+        a.text_bytes = static_cast<std::uint16_t>(ack.text.size());
+      }
+      ack.head = encode_packet_header(a);
+      enqueue(c, std::move(ack));
+      return;
+    }
+    case PacketKind::get_data:
+      if (h.status == StatusCode::ok) {
+        complete_piece(c.piece, ok_status());
+      } else {
+        complete_piece(h.op, Status(h.status, "get from " + c.remote + ": " + c.text));
+      }
+      return;
+    case PacketKind::put_ack:
+      complete_piece(h.op, Status(h.status, "put to " + c.remote + ": " + c.text));
+      return;
+  }
+}
+
+}  // namespace sluice::transport::tcp::detail

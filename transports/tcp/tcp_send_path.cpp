@@ -1,0 +1,88 @@
+// The send path: packets queued per connection and gathered into sendmsg()
+// calls straight from the registered regions.
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "core/proto/codec.hpp"
+#include "transports/tcp/tcp_address.hpp"
+#include "transports/tcp/tcp_transport_impl.hpp"
+
+namespace sluice::transport::tcp::detail {
+
+// ---- send path ----------------------------------------------------------------
+
+void TcpTransport::enqueue(Connection& c, TxItem item) {
+  if (c.dead) return;
+  c.tx.push_back(std::move(item));
+  TxItem& placed = c.tx.back();
+  if (!placed.owned.empty()) placed.body = placed.owned.data();
+  flush(c);
+}
+
+void TcpTransport::set_out_interest(Connection& c, bool on) {
+  if (c.out_armed == on || c.dead) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
+  ev.data.u64 = c.id;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+  c.out_armed = on;
+}
+
+void TcpTransport::flush(Connection& c) {
+  if (c.dead || c.connecting) return;
+  while (!c.tx.empty()) {
+    std::array<iovec, k_tcp_max_iov> iov{};
+    std::size_t count = 0;
+    for (TxItem& item : c.tx) {
+      if (count + 3 > iov.size()) break;
+      std::size_t at = item.sent;
+      const auto add = [&](const void* base, std::size_t bytes) {
+        if (at < bytes) {
+          iov[count++] = iovec{const_cast<std::byte*>(static_cast<const std::byte*>(base)) + at, bytes - at};
+          at = 0;
+        } else {
+          at -= bytes;
+        }
+      };
+      add(item.head.data(), item.head.size());
+      add(item.text.data(), item.text.size());
+      add(item.body, item.body_bytes);
+    }
+    msghdr msg{};
+    msg.msg_iov = iov.data();
+    msg.msg_iovlen = count;
+    const ssize_t n = ::sendmsg(c.fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        set_out_interest(c, true);
+        return;
+      }
+      fail_connection(c, "send to " + c.remote + ": " + errno_text(errno));
+      return;
+    }
+    auto sent = static_cast<std::size_t>(n);
+    Peer* p = live_peer(c.peer);
+    while (sent > 0 && !c.tx.empty()) {
+      TxItem& front = c.tx.front();
+      const std::size_t rest = front.total() - front.sent;
+      if (sent < rest) {
+        front.sent += sent;
+        sent = 0;
+      } else {
+        sent -= rest;
+        if (p != nullptr) p->queued_message_bytes -= front.message_bytes;
+        c.tx.pop_front();
+      }
+    }
+  }
+  set_out_interest(c, false);
+}
+
+}  // namespace sluice::transport::tcp::detail

@@ -1,0 +1,236 @@
+// Internals of the TCP transport shared by its implementation files
+// (tcp_transport.cpp: set-up, public calls, failures and completion;
+// tcp_receive_path.cpp; tcp_send_path.cpp), split by concern as NCCL splits
+// its IB transport. Not part of any interface: include only from those files.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "transports/tcp/tcp_transport.hpp"
+#include "transports/tcp/tcp_wire.hpp"
+
+namespace sluice::transport::tcp::detail {
+
+// epoll data ids: 0 the wake eventfd, 1 + rail the listening sockets, then connections.
+inline constexpr std::uint64_t k_wake_id = 0;
+inline constexpr std::uint64_t k_first_conn_id = 1ULL << 20;
+inline constexpr int k_epoll_batch = 64;
+inline constexpr std::uint64_t k_max_group_connections = std::uint64_t{k_max_rails} * k_max_connections_per_rail;
+
+struct Region {
+  std::span<std::byte> bytes;
+  RegionKind kind = RegionKind::host;
+  std::uint32_t users = 0;  // incoming transfers reading or writing it right now
+};
+
+// Keeps a region registered while an incoming put writes into it or a get
+// answer is sent from it. Created and destroyed with the transport lock held.
+class RegionPin {
+ public:
+  RegionPin() = default;
+  RegionPin(std::shared_ptr<Region> region, std::condition_variable* released)
+      : region_(std::move(region)), released_(released) {
+    ++region_->users;
+  }
+  RegionPin(RegionPin&& other) noexcept : region_(std::move(other.region_)), released_(other.released_) {}
+  RegionPin& operator=(RegionPin&& other) noexcept {
+    if (this != &other) {
+      release();
+      region_ = std::move(other.region_);
+      released_ = other.released_;
+    }
+    return *this;
+  }
+  RegionPin(const RegionPin&) = delete;
+  RegionPin& operator=(const RegionPin&) = delete;
+  ~RegionPin() { release(); }
+
+  void release() {
+    if (!region_) return;
+    if (--region_->users == 0) released_->notify_all();
+    region_.reset();
+  }
+
+ private:
+  std::shared_ptr<Region> region_;
+  std::condition_variable* released_ = nullptr;
+};
+
+struct TxItem {
+  PacketHeaderBytes head{};
+  std::string text;                  // error text after the header (acks)
+  std::vector<std::byte> owned;      // a control frame
+  const std::byte* body = nullptr;   // region bytes (zero copy) or owned.data()
+  std::size_t body_bytes = 0;
+  std::size_t sent = 0;              // of head + text + body
+  std::uint64_t message_bytes = 0;   // counted against the peer's queue limit
+  RegionPin pin;
+
+  std::size_t total() const { return head.size() + text.size() + body_bytes; }
+};
+
+enum class RxState : std::uint8_t { header, message_body, bulk_body, discard_body, error_text };
+
+struct Connection {
+  std::uint64_t id = 0;
+  int fd = -1;
+  PeerId peer = 0;  // 0 until an accepted connection's hello names its group
+  std::uint32_t local_rail = 0;
+  bool accepted = false;
+  bool connecting = false;
+  bool greeted = false;  // the peer's hello has arrived
+  bool out_armed = false;
+  bool dead = false;
+  std::string remote;    // address text, for messages
+  std::deque<TxItem> tx;
+
+  RxState rx = RxState::header;
+  PacketHeaderBytes head{};
+  std::size_t head_have = 0;
+  PacketHeader cur;
+  std::byte* dst = nullptr;  // bulk_body: where the next byte goes
+  std::uint64_t left = 0;    // body/text bytes still to read
+  std::vector<std::byte> message;
+  std::string text;
+  RegionPin pin;                      // put target while its body arrives
+  Status refusal;                     // why a put's body is being discarded
+  std::uint64_t piece = 0;            // get_data: the local piece being filled
+};
+
+struct Peer {
+  PeerId id = 0;
+  std::uint64_t remote_id = 0;
+  bool accepted = false;
+  bool up = false;
+  std::string label;  // "tcp peer 3 (127.0.0.1:4000)"
+  std::vector<std::vector<std::uint64_t>> rails;  // connection ids by local rail
+  std::vector<std::uint32_t> cursor;              // round-robin start per rail
+  std::uint64_t control = 0;                      // the (rail 0, connection 0) connection: carries messages
+  std::uint64_t expected = 0;                     // connections in the group
+  std::uint64_t greeted = 0;                      // of them, those whose hello arrived
+  std::uint64_t queued_message_bytes = 0;
+  std::pair<std::uint64_t, std::uint64_t> group{0, 0};  // accepted: (remote id, connector's nonce)
+};
+
+struct Op {
+  std::uint64_t cookie = 0;
+  std::uint32_t pieces_left = 0;
+  std::uint64_t bytes = 0;
+  Status status;
+};
+
+struct Piece {
+  std::uint64_t op = 0;
+  PeerId peer = 0;
+  bool is_get = false;
+  std::byte* dst = nullptr;  // get: where the answer goes
+  std::uint64_t bytes = 0;
+};
+
+inline Capabilities make_capabilities() {
+  Capabilities c;
+  c.region_kinds = {RegionKind::host};
+  c.max_message_bytes = k_tcp_max_message_bytes;
+  c.max_transfer_bytes = k_tcp_max_transfer_bytes;
+  c.stream = true;
+  c.max_rails = k_max_rails;
+  c.max_connections_per_rail = k_max_connections_per_rail;
+  return c;
+}
+
+inline bool range_inside(std::uint64_t offset, std::uint64_t bytes, std::uint64_t size) {
+  return offset <= size && bytes <= size - offset;
+}
+
+class TcpTransport final : public Transport {
+ public:
+  explicit TcpTransport(TransportConfig config) : config_(std::move(config)), caps_(make_capabilities()) {}
+  ~TcpTransport() override;
+
+  Status open();
+
+  std::string_view name() const override { return "tcp"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  PeerAddress listen_address() const override { return listen_address_; }
+  Result<PeerId> connect(const PeerAddress& remote) override;
+  Status disconnect(PeerId peer) override;
+  Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) override;
+  Status deregister_region(std::uint64_t key) override;
+  Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override;
+  Status put(const BulkRequest& request) override { return post(request, false); }
+  Status get(const BulkRequest& request) override { return post(request, true); }
+  std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
+  int completion_fd() const override { return event_fd_; }
+
+ private:
+  // Everything below runs with mu_ held.
+  void run_loop();
+  void handle_listen(std::uint32_t rail);
+  void handle_connection(std::uint64_t id, std::uint32_t events);
+  void finish_connect(Connection& c);
+  void read_from(Connection& c);
+  void consumed(Connection& c, std::size_t n);
+  void on_header(Connection& c);
+  void on_hello(Connection& c, const PacketHeader& h);
+  void on_body_done(Connection& c);
+  void start_text(Connection& c);
+  void enqueue(Connection& c, TxItem item);
+  void flush(Connection& c);
+  void set_out_interest(Connection& c, bool on);
+  void fail_connection(Connection& c, const std::string& why);
+  void fail_peer(PeerId id, const std::string& why);
+  void close_connection(std::uint64_t id);
+  void complete_piece(std::uint64_t piece_id, const Status& status);
+  void push_event(TransportEvent event);
+  void log(const std::string& line) const;
+  void reap();
+  Status post(const BulkRequest& request, bool is_get);
+  Peer* live_peer(PeerId id);
+  Connection* connection(std::uint64_t id);
+  std::shared_ptr<Region> find_region(std::uint64_t key);
+  Status check_remote_range(std::uint64_t key, std::uint64_t offset, std::uint64_t bytes,
+                            std::shared_ptr<Region>* region);
+
+  TransportConfig config_;
+  Capabilities caps_;
+  PeerAddress listen_address_;
+  std::vector<sockaddr_in> rail_addresses_;
+  std::vector<int> listen_fds_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  int event_fd_ = -1;
+  std::thread loop_;
+  std::atomic<bool> stop_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable region_released_;
+  std::condition_variable events_drained_;
+  std::unordered_map<std::uint64_t, std::shared_ptr<Region>> regions_;
+  std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
+  std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, PeerId> accepted_groups_;
+  std::vector<std::unique_ptr<Connection>> dead_connections_;  // closed, freed at a safe point
+  std::unordered_map<std::uint64_t, Op> ops_;
+  std::unordered_map<std::uint64_t, Piece> pieces_;
+  std::deque<TransportEvent> events_;
+  std::vector<std::byte> drain_scratch_ = std::vector<std::byte>(k_tcp_drain_chunk_bytes);
+  std::uint64_t next_connection_id_ = k_first_conn_id;
+  PeerId next_peer_ = 1;
+  std::uint64_t next_op_ = 1;
+  std::uint64_t next_piece_ = 1;
+};
+
+}  // namespace sluice::transport::tcp::detail
