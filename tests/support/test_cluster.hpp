@@ -1,63 +1,115 @@
-// A small file-system cluster assembled in a TestWorld: one mgmt, metadata
-// shards, storage servers with targets, and client hosts running workloads.
-// Node numbering: 0 = mgmt (+ barrier), then metadata nodes, then storage
-// nodes, then client nodes.
+// TestCluster: a small sluice cluster assembled in a TestWorld, for
+// end-to-end tests of workloads (and of the services under them).
+//
+// Layout (node ids in this order):
+//   node 0                 mgmt and, if spec.barrier, the barrier service
+//   nodes 1..M             one metadata server each (shards 0..M-1)
+//   next S nodes           one storage server each, with targets_per_server[s]
+//                          targets (ids 1, 2, ... in server order)
+//   next C nodes           client nodes: ranks_per_client_node ClientHosts each
+//                          (rank = node index * ranks_per_client_node + local
+//                          index, gpu = local index)
+// The constructor builds and starts the servers and runs the world until every
+// metadata shard and storage target is registered with mgmt (bounded by
+// spec.max_setup_events); ready() says whether that worked. launch() then adds
+// the client hosts with their workloads; run() runs until every host finished.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "core/services/client.hpp"
 #include "core/services/meta_service.hpp"
 #include "core/services/mgmt_service.hpp"
 #include "core/services/storage_service.hpp"
+#include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "tests/support/test_world.hpp"
 
 namespace sluice::testing {
 
 struct TestClusterSpec {
-  std::uint32_t meta_shards = 2;
-  std::uint32_t storage_servers = 4;
-  std::uint32_t targets_per_server = 1;
-  std::uint32_t client_nodes = 3;
-  NamespaceConfig ns;  // shard_count is set from meta_shards
-  proto::ChooserKind chooser = proto::ChooserKind::randomized;
-  std::uint64_t chunk_bytes = 512 * k_kib;
-  std::uint32_t stripe_count = 4;
-  std::uint32_t max_queued_per_target = 256;
-  std::uint32_t max_active_per_target = 8;
-  double egress_limit_bytes_per_s = 0;  // per storage server; 0 = none
   TestWorldConfig world;
+  std::uint32_t meta_shards = 2;
+  std::vector<std::uint32_t> targets_per_server = {1, 2, 1, 2};
+  std::uint32_t client_nodes = 3;
+  std::uint32_t ranks_per_client_node = 1;
+  bool barrier = true;
+  MetaPolicy policy = MetaPolicy::dir_owner;
+  // Templates: the cluster fills in mgmt, shard, targets and the namespace.
+  MgmtConfig mgmt;
+  MetaServiceConfig meta;
+  StorageServiceConfig storage;
+  ClientConfig client;
+  BarrierServiceConfig barrier_config;
+  std::uint64_t max_setup_events = 1'000'000;
+  // Run until every server registered before returning from the constructor;
+  // off to test clients that start before the servers are up.
+  bool wait_for_registration = true;
 };
 
 class TestCluster {
  public:
-  explicit TestCluster(TestClusterSpec spec);
+  explicit TestCluster(TestClusterSpec spec = {});
 
+  // ok once every shard and target registered.
+  const Status& ready() const { return ready_; }
   TestWorld& world() { return *world_; }
+  const TestClusterSpec& spec() const { return spec_; }
   Endpoint mgmt() const { return mgmt_; }
   Endpoint barrier() const { return barrier_; }
+  const std::vector<TargetId>& targets() const { return targets_; }
+  const std::vector<NodeId>& client_nodes() const { return client_nodes_; }
+  std::uint32_t ranks() const { return spec_.client_nodes * spec_.ranks_per_client_node; }
+  NamespaceConfig namespace_config() const;
+
+  // Adds one ClientHost per rank running make(rank); returns them by rank.
+  // ranks == 0: all ranks of the cluster; otherwise only ranks [0, ranks)
+  // (each told that the run has `ranks` ranks).
+  std::vector<ClientHost*> launch(const std::function<std::unique_ptr<Workload>(std::uint32_t rank)>& make,
+                                  std::uint32_t ranks = 0);
+
+  // launch() with the same config for every rank; returns the workloads by rank.
+  template <class W, class Config>
+  std::vector<W*> launch_all(const Config& config, std::uint32_t ranks = 0) {
+    std::vector<W*> out;
+    launch(
+        [&](std::uint32_t) {
+          auto w = std::make_unique<W>(config);
+          out.push_back(w.get());
+          return w;
+        },
+        ranks);
+    return out;
+  }
+
+  // Runs until every launched host finished (or max_events); true if all finished.
+  // One more client host: `rank` of `ranks`, on client node rank / ranks_per_client_node.
+  ClientHost& add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks);
+  ClientHost& add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks,
+                       const ClientConfig& client);
+  bool run(std::uint64_t max_events = 20'000'000);
   const std::vector<MetaService*>& metas() const { return metas_; }
   const std::vector<StorageService*>& storages() const { return storages_; }
+  // The hosts of the last launch, by rank.
   const std::vector<ClientHost*>& hosts() const { return hosts_; }
-  NodeId client_node(std::uint32_t i) const { return first_client_node_ + i % spec_.client_nodes; }
-  std::vector<TargetId> targets() const;
-
-  // A client host on client node (rank % client_nodes) running `workload`.
-  ClientHost& add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks,
-                       ClientConfig client = {});
-  // Runs until every host finished (or max_events); true if all finished.
-  bool run_hosts(std::uint64_t max_events = 200'000'000);
+  // "" when every host of the last launch finished ok; else one line per problem.
+  std::string failures() const;
 
  private:
   TestClusterSpec spec_;
   std::unique_ptr<TestWorld> world_;
+  Status ready_;
   Endpoint mgmt_;
   Endpoint barrier_;
   std::vector<MetaService*> metas_;
   std::vector<StorageService*> storages_;
+  std::vector<TargetId> targets_;
+  std::vector<NodeId> client_nodes_;
   std::vector<ClientHost*> hosts_;
-  NodeId first_client_node_ = 0;
 };
 
 }  // namespace sluice::testing

@@ -158,10 +158,10 @@ class FileSystemEndToEnd : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(FileSystemEndToEnd, CreatesWritesVerifiesListsAndDeletesMixedFiles) {
   TestClusterSpec spec;
-  spec.ns.policy = GetParam().policy;
-  if (spec.ns.policy == MetaPolicy::striped_dir) spec.ns.dir_stripe_count = 2;
-  spec.chooser = GetParam().chooser;
-  spec.stripe_count = 3;
+  spec.policy = GetParam().policy;
+  if (spec.policy == MetaPolicy::striped_dir) spec.meta.ns.dir_stripe_count = 2;
+  spec.meta.default_chooser = GetParam().chooser;
+  spec.meta.default_stripe_count = 3;
   TestCluster cluster(spec);
   constexpr std::uint32_t k_ranks = 3;
   std::vector<MixedFiles*> workloads;
@@ -171,7 +171,7 @@ TEST_P(FileSystemEndToEnd, CreatesWritesVerifiesListsAndDeletesMixedFiles) {
     workloads.push_back(w.get());
     cluster.add_host(std::move(w), r, k_ranks);
   }
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   std::uint64_t expected_bytes = 0;
   for (std::size_t i = 0; i < files.files; ++i) expected_bytes += files.sizes[i % files.sizes.size()];
   for (std::uint32_t r = 0; r < k_ranks; ++r) {

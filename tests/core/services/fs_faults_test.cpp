@@ -47,7 +47,7 @@ TEST(FileSystemFaults, LostChunkRequestsAreRetriedAndTheReadSucceeds) {
   cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
   cluster.world().add_fault(MessageFault{is_a<proto::ReadChunk>(), FaultAction::drop, 0, 2});
   cluster.world().add_fault(MessageFault{is_a<proto::WriteChunk>(), FaultAction::drop, 0, 1});
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
   EXPECT_EQ(read_bytes, k_mib);
   EXPECT_EQ(cluster.world().messages_dropped(), 3u);
@@ -62,7 +62,7 @@ TEST(FileSystemFaults, DuplicatedAndLateMessagesGiveTheSameAnswer) {
   cluster.world().add_fault(MessageFault{is_a<proto::Create>(), FaultAction::duplicate, 0, 10});
   cluster.world().add_fault(MessageFault{is_a<proto::InodeReply>(), FaultAction::delay, 3 * k_ns_per_s, 1});
   cluster.world().add_fault(MessageFault{is_a<proto::ChunkReply>(), FaultAction::duplicate, 0, 100});
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
   EXPECT_EQ(read_bytes, k_mib);
   // The duplicated create did not create a second file or fail with already_exists.
@@ -71,8 +71,9 @@ TEST(FileSystemFaults, DuplicatedAndLateMessagesGiveTheSameAnswer) {
 
 TEST(FileSystemFaults, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
   TestClusterSpec spec;
-  spec.stripe_count = 4;  // with 64 KiB chunks, a 1 MiB file touches every server
-  spec.chunk_bytes = 64 * k_kib;
+  spec.targets_per_server = {1, 1, 1, 1};
+  spec.meta.default_stripe_count = 4;  // with 64 KiB chunks, a 1 MiB file touches every server
+  spec.meta.default_chunk_bytes = 64 * k_kib;
   TestCluster cluster(spec);
   std::uint64_t read_bytes = 0;
   auto& host = cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
@@ -87,7 +88,7 @@ TEST(FileSystemFaults, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
                                            return false;
                                          },
                                          FaultAction::delay, 0, 1'000'000});
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   ASSERT_FALSE(host.result().ok());
   EXPECT_EQ(host.result().code(), StatusCode::timed_out) << host.result().to_string();
   EXPECT_NE(host.result().message().find("from target 2"), std::string::npos) << host.result().to_string();
@@ -100,7 +101,7 @@ TEST(FileSystemFaults, ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging) {
     ctx.client.mkdir("/never", 0755, [done](Result<proto::InodeDesc> r) { done(r.status()); });
   }), 0, 1);
   cluster.world().add_fault(MessageFault{is_a<proto::Mkdir>(), FaultAction::drop, 0, 1000});
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   EXPECT_EQ(host.result().code(), StatusCode::timed_out);
   EXPECT_NE(host.result().message().find("Mkdir"), std::string::npos) << host.result().to_string();
 }
@@ -137,7 +138,7 @@ TEST(FileSystemNamespace, ErrorsAreClearAndNamespaceRulesHold) {
       });
     });
   }), 0, 1);
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   const std::vector<StatusCode> expected{StatusCode::already_exists, StatusCode::not_found, StatusCode::not_empty,
                                          StatusCode::is_a_directory, StatusCode::ok, StatusCode::not_found,
                                          StatusCode::invalid_argument};
@@ -146,8 +147,8 @@ TEST(FileSystemNamespace, ErrorsAreClearAndNamespaceRulesHold) {
 
 TEST(FileSystemNamespace, AHundredThousandEntryDirectoryListsCompletelyInPages) {
   TestClusterSpec spec;
-  spec.ns.policy = MetaPolicy::striped_dir;
-  spec.ns.dir_stripe_count = 2;
+  spec.policy = MetaPolicy::striped_dir;
+  spec.meta.ns.dir_stripe_count = 2;
   spec.world.roundtrip_messages_through_codec = false;  // speed; the codec has its own tests
   TestCluster cluster(spec);
   constexpr std::size_t k_entries = 100'000;
@@ -184,7 +185,7 @@ TEST(FileSystemNamespace, AHundredThousandEntryDirectoryListsCompletelyInPages) 
       (*launch)();
     });
   }), 0, 1);
-  ASSERT_TRUE(cluster.run_hosts(500'000'000));
+  ASSERT_TRUE(cluster.run(500'000'000));
   ASSERT_TRUE(host.result().ok()) << host.result().to_string();
   EXPECT_EQ(listed, k_entries);
   EXPECT_EQ(names.size(), k_entries);  // no entry twice, none missing
@@ -222,12 +223,12 @@ Scripted::Script big_read(std::uint64_t bytes, TimeNs* read_ns) {
 
 TEST(FileSystemBackPressure, AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte) {
   TestClusterSpec spec;
-  spec.max_queued_per_target = 2;
-  spec.max_active_per_target = 1;
+  spec.storage.max_queued_per_target = 2;
+  spec.storage.max_active_per_target = 1;
   TestCluster cluster(spec);
   TimeNs read_ns = 0;
   auto& host = cluster.add_host(std::make_unique<Scripted>(big_read(16 * k_mib, &read_ns)), 0, 1);
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   ASSERT_TRUE(host.result().ok()) << host.result().to_string();
   EXPECT_GT(cluster.world().counter("storage.again_replies"), 0.0);
   EXPECT_EQ(cluster.world().counter("client.read_bytes"), static_cast<double>(16 * k_mib));
@@ -240,14 +241,15 @@ TEST(FileSystemBackPressure, TheEgressLimitPacesReadsFromAServer) {
   {
     TestCluster cluster(TestClusterSpec{});
     cluster.add_host(std::make_unique<Scripted>(big_read(k_bytes, &unlimited_ns)), 0, 1);
-    ASSERT_TRUE(cluster.run_hosts());
+    ASSERT_TRUE(cluster.run());
   }
   {
     TestClusterSpec spec;
-    spec.egress_limit_bytes_per_s = k_limit_bytes_per_s;
+    spec.storage.egress_limit_bytes_per_s = k_limit_bytes_per_s;
+    spec.storage.egress_burst_bytes = k_mib;
     TestCluster cluster(spec);
     cluster.add_host(std::make_unique<Scripted>(big_read(k_bytes, &limited_ns)), 0, 1);
-    ASSERT_TRUE(cluster.run_hosts());
+    ASSERT_TRUE(cluster.run());
     EXPECT_GT(cluster.world().counter("storage.egress_throttled_ns"), 0.0);
   }
   // Without the limit the read runs at the disk's 3.2 GB/s; with it, at the limit (minus the 1 MiB burst).

@@ -40,7 +40,7 @@ TEST(FileSystemGpu, ReadsIntoGpuMemoryBounceWhenTheTransportCannotReachIt) {
   ClientConfig client;
   client.planner.caps.gpu_memory_reachable = false;
   auto& host = cluster.add_host(std::make_unique<Scripted>(host_to_gpu(&read_bytes)), 0, 1, client);
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   ASSERT_TRUE(host.result().ok()) << host.result().to_string();
   EXPECT_EQ(read_bytes, 2 * k_mib);
   EXPECT_EQ(cluster.world().counter("client.chunks_bounce"), 4.0);  // the 4 read chunks (writes come from host)
@@ -53,7 +53,7 @@ TEST(FileSystemGpu, ReadsIntoGpuMemoryGoDirectWhenTheTransportReachesIt) {
   ClientConfig client;
   client.planner.caps.gpu_memory_reachable = true;
   auto& host = cluster.add_host(std::make_unique<Scripted>(host_to_gpu(&read_bytes)), 0, 1, client);
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   ASSERT_TRUE(host.result().ok()) << host.result().to_string();
   EXPECT_EQ(read_bytes, 2 * k_mib);
   EXPECT_EQ(cluster.world().counter("client.chunks_bounce"), 0.0);
@@ -127,7 +127,7 @@ TEST(StorageService, AnswersChunkSizeAndRefusesTargetsItDoesNotOwnOrBadRequests)
       });
     });
   }), 0, 1);
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   ASSERT_TRUE(host.result().ok());
   EXPECT_EQ(codes, (std::vector<StatusCode>{StatusCode::ok, StatusCode::not_found, StatusCode::invalid_argument,
                                             StatusCode::invalid_argument}));
@@ -135,7 +135,9 @@ TEST(StorageService, AnswersChunkSizeAndRefusesTargetsItDoesNotOwnOrBadRequests)
 }
 
 TEST(ClientMaps, AShardThatRegistersLateIsWaitedForWithABoundedBackoff) {
-  TestCluster cluster(TestClusterSpec{});
+  TestClusterSpec spec;
+  spec.wait_for_registration = false;  // the client starts with the servers
+  TestCluster cluster(spec);
   Status mkdir_status = error(StatusCode::internal, "not run");
   cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
     ctx.client.mkdir("/late", 0755, [&, done](Result<proto::InodeDesc> r) {
@@ -145,12 +147,14 @@ TEST(ClientMaps, AShardThatRegistersLateIsWaitedForWithABoundedBackoff) {
   }), 0, 1);
   // Metadata shards register 250 ms late, as servers on real machines may start after a client.
   cluster.world().add_fault(MessageFault{is_a<proto::RegisterMetaShard>(), FaultAction::delay, 250 * k_ns_per_ms, 10});
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   EXPECT_TRUE(mkdir_status.ok()) << mkdir_status.to_string();
 }
 
 TEST(ClientMaps, AShardThatNeverRegistersFailsWithAClearErrorAfterTheBackoff) {
-  TestCluster cluster(TestClusterSpec{});
+  TestClusterSpec spec;
+  spec.wait_for_registration = false;
+  TestCluster cluster(spec);
   Status mkdir_status;
   cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
     ctx.client.mkdir("/never", 0755, [&, done](Result<proto::InodeDesc> r) {
@@ -159,7 +163,7 @@ TEST(ClientMaps, AShardThatNeverRegistersFailsWithAClearErrorAfterTheBackoff) {
     });
   }), 0, 1);
   cluster.world().add_fault(MessageFault{is_a<proto::RegisterMetaShard>(), FaultAction::drop, 0, 1000});
-  ASSERT_TRUE(cluster.run_hosts());
+  ASSERT_TRUE(cluster.run());
   EXPECT_EQ(mkdir_status.code(), StatusCode::unavailable);
   EXPECT_NE(mkdir_status.message().find("metadata shard"), std::string::npos) << mkdir_status.to_string();
 }

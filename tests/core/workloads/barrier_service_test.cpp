@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/workloads/workload_steps.hpp"
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -56,15 +56,15 @@ class RawBarrier final : public Workload {
   std::uint32_t participants_;
 };
 
-WorkloadClusterSpec small_spec() {
-  WorkloadClusterSpec spec;
+TestClusterSpec small_spec() {
+  TestClusterSpec spec;
   spec.meta_shards = 1;
   spec.targets_per_server = {1};
   spec.client_nodes = 3;
   return spec;
 }
 
-std::vector<BarrierProbe*> launch_probes(WorkloadCluster& cluster, const std::vector<TimeNs>& delays,
+std::vector<BarrierProbe*> launch_probes(TestCluster& cluster, const std::vector<TimeNs>& delays,
                                          const std::vector<std::string>& names,
                                          TimeNs max_wait_ns = k_barrier_max_wait_ns) {
   std::vector<BarrierProbe*> probes;
@@ -77,7 +77,7 @@ std::vector<BarrierProbe*> launch_probes(WorkloadCluster& cluster, const std::ve
 }
 
 TEST(Barrier, ReleasesEveryRankOnlyWhenTheLastArrives) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
   const TimeNs t0 = cluster.world().now();
   auto probes = launch_probes(cluster, {1 * k_ns_per_ms, 5 * k_ns_per_ms, 3 * k_ns_per_ms}, {"a"});
@@ -92,7 +92,7 @@ TEST(Barrier, ReleasesEveryRankOnlyWhenTheLastArrives) {
 }
 
 TEST(Barrier, WaitsLongerThanTheRpcTimeoutByResending) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   const TimeNs late_ns = 30 * k_ns_per_s;  // far past RpcLimits: 3 x 2 s
   auto probes = launch_probes(cluster, {0, 0, late_ns}, {"slow"});
@@ -106,7 +106,7 @@ TEST(Barrier, WaitsLongerThanTheRpcTimeoutByResending) {
 }
 
 TEST(Barrier, SurvivesLostAcksAndDuplicatedArrivals) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   const Endpoint barrier_ep = cluster.barrier();
   // Lose the first three Acks of the barrier service, duplicate every Barrier.
@@ -131,7 +131,7 @@ TEST(Barrier, SurvivesLostAcksAndDuplicatedArrivals) {
 }
 
 TEST(Barrier, GivesUpAfterMaxWaitWhenARankNeverArrives) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   std::vector<BarrierProbe*> probes;
   cluster.launch([&](std::uint32_t rank) {
@@ -150,7 +150,7 @@ TEST(Barrier, GivesUpAfterMaxWaitWhenARankNeverArrives) {
 }
 
 TEST(Barrier, RefusesAParticipantCountThatDisagrees) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   cluster.launch([](std::uint32_t rank) { return std::make_unique<RawBarrier>(rank == 0 ? 3 : 4); }, 2);
   ASSERT_TRUE(cluster.run(1'000'000));
@@ -159,7 +159,7 @@ TEST(Barrier, RefusesAParticipantCountThatDisagrees) {
 }
 
 TEST(Barrier, RefusesAnArrivalAfterTheReleaseFromANonParticipant) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   // Three ranks at a barrier for two: the first two release it, the third is refused.
   cluster.launch([](std::uint32_t) { return std::make_unique<RawBarrier>(2); });
@@ -171,7 +171,7 @@ TEST(Barrier, RefusesAnArrivalAfterTheReleaseFromANonParticipant) {
 }
 
 TEST(Barrier, RefusesZeroParticipants) {
-  WorkloadCluster cluster(small_spec());
+  TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
   cluster.launch([](std::uint32_t) { return std::make_unique<RawBarrier>(0); }, 1);
   ASSERT_TRUE(cluster.run(1'000'000));
@@ -179,9 +179,9 @@ TEST(Barrier, RefusesZeroParticipants) {
 }
 
 TEST(Barrier, RefusesMoreOpenBarriersThanItsLimit) {
-  WorkloadClusterSpec spec = small_spec();
+  TestClusterSpec spec = small_spec();
   spec.barrier_config.max_open_barriers = 1;
-  WorkloadCluster cluster(spec);
+  TestCluster cluster(spec);
   ASSERT_TRUE(cluster.ready().ok());
   // Rank 0 opens "a" (never completed: rank 1 waits elsewhere first), rank 1 asks for "b".
   cluster.launch(
@@ -195,9 +195,9 @@ TEST(Barrier, RefusesMoreOpenBarriersThanItsLimit) {
 }
 
 TEST(Barrier, WithoutACoordinatorCompletesAtOnce) {
-  WorkloadClusterSpec spec = small_spec();
+  TestClusterSpec spec = small_spec();
   spec.barrier = false;
-  WorkloadCluster cluster(spec);
+  TestCluster cluster(spec);
   ASSERT_TRUE(cluster.ready().ok());
   EXPECT_FALSE(cluster.barrier().valid());
   auto probes = launch_probes(cluster, {0, 0, 0}, {"a", "b"});

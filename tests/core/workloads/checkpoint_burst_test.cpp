@@ -6,13 +6,13 @@
 
 #include "core/workloads/phase_summary.hpp"
 #include "tests/core/workloads/file_checker.hpp"
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
 
 TEST(CheckpointBurst, ImbalanceOfAKnownStripeLayout) {
-  WorkloadCluster cluster;  // 6 targets
+  TestCluster cluster;  // 6 targets
   ASSERT_TRUE(cluster.ready().ok());
   CheckpointConfig c;
   c.shard_bytes = 7 * 64 * k_kib;  // 7 chunks over a stripe of all 6 targets: one target gets 2
@@ -72,7 +72,7 @@ TEST(CheckpointBurst, ImbalanceOfAKnownStripeLayout) {
 }
 
 TEST(CheckpointBurst, SeveralFilesAndBurstsWriteEveryByte) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   CheckpointConfig c;
   c.shard_bytes = 3 * k_mib + 5;  // uneven split over 3 files

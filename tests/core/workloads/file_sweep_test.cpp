@@ -7,7 +7,7 @@
 #include "core/workloads/phase_summary.hpp"
 #include "core/workloads/workload_limits.hpp"
 #include "tests/core/workloads/file_checker.hpp"
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -67,7 +67,7 @@ std::vector<RankPhaseResult> phase_of(const std::vector<FileSweep*>& ranks, cons
 }
 
 TEST(FileSweep, EveryPhaseMovesExactlyWhatItWasAsked) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   const FileSweepConfig c = sweep_config();
   auto ranks = cluster.launch_all<FileSweep>(c);
@@ -107,7 +107,7 @@ TEST(FileSweep, EveryPhaseMovesExactlyWhatItWasAsked) {
 }
 
 TEST(FileSweep, WrittenFilesCarryTheirPatternEndToEnd) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   FileSweepConfig c = sweep_config();
   c.phases = {SweepPhase::mkdir, SweepPhase::write};
@@ -133,7 +133,7 @@ TEST(FileSweep, WrittenFilesCarryTheirPatternEndToEnd) {
 }
 
 TEST(FileSweep, ReadFailsWithCorruptWhenAStoredChunkIsDamaged) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   FileSweepConfig c = sweep_config();
   c.phases = {SweepPhase::mkdir, SweepPhase::write};
@@ -183,9 +183,9 @@ TEST(FileSweep, ReadFailsWithCorruptWhenAStoredChunkIsDamaged) {
 }
 
 TEST(FileSweep, GpuBuffersAndSyncWritesWork) {
-  WorkloadClusterSpec spec;
+  TestClusterSpec spec;
   spec.ranks_per_client_node = 2;
-  WorkloadCluster cluster(spec);
+  TestCluster cluster(spec);
   ASSERT_TRUE(cluster.ready().ok());
   FileSweepConfig c = sweep_config();
   c.buffer_kind = MemKind::gpu;
@@ -199,7 +199,7 @@ TEST(FileSweep, GpuBuffersAndSyncWritesWork) {
 
 TEST(FileSweep, MoreThreadsPerRankGiveMoreThroughput) {
   auto write_rate = [](std::uint32_t threads) {
-    WorkloadCluster cluster;
+    TestCluster cluster;
     EXPECT_TRUE(cluster.ready().ok());
     FileSweepConfig c = sweep_config();
     c.threads = threads;
@@ -220,10 +220,10 @@ TEST(FileSweep, MoreThreadsPerRankGiveMoreThroughput) {
 class FileSweepLayouts : public ::testing::TestWithParam<std::tuple<MetaPolicy, proto::ChooserKind>> {};
 
 TEST_P(FileSweepLayouts, WritesReadsBackAndRemovesEverything) {
-  WorkloadClusterSpec spec;
+  TestClusterSpec spec;
   spec.policy = std::get<0>(GetParam());
   if (spec.policy == MetaPolicy::striped_dir) spec.meta.ns.dir_stripe_count = 2;
-  WorkloadCluster cluster(spec);
+  TestCluster cluster(spec);
   ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
   FileSweepConfig c = sweep_config();
   c.files_per_rank = 4;
@@ -275,7 +275,7 @@ TEST(FileSweep, RefusesBadConfigurationsNamingTheField) {
   EXPECT_NE(FileSweep::validate(c).message().find("run_tag"), std::string::npos);
   EXPECT_TRUE(FileSweep::validate(FileSweepConfig{}).ok());
 
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   FileSweepConfig bad;
   bad.threads = 0;

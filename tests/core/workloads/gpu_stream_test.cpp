@@ -4,7 +4,7 @@
 
 #include "core/workloads/workload_limits.hpp"
 #include "tests/core/workloads/file_checker.hpp"
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -19,7 +19,7 @@ StreamConfig small_stream() {
 }
 
 TEST(GpuStream, RecordThenPlaybackMovesEveryBufferIntact) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   StreamConfig record = small_stream();
   record.run_tag = ".rec";
@@ -60,7 +60,7 @@ TEST(GpuStream, RecordThenPlaybackMovesEveryBufferIntact) {
 }
 
 TEST(GpuStream, PlaybackPreparesItsOwnFile) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   StreamConfig c = small_stream();
   c.direction = StreamDirection::playback;
@@ -72,7 +72,7 @@ TEST(GpuStream, PlaybackPreparesItsOwnFile) {
 }
 
 TEST(GpuStream, ComputeStepsRunOneAtATimePerRank) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   StreamConfig c = small_stream();
   c.buffers = 20;
@@ -89,7 +89,7 @@ TEST(GpuStream, ComputeStepsRunOneAtATimePerRank) {
 }
 
 TEST(GpuStream, PlaybackOfAMissingRecordingFails) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   StreamConfig c = small_stream();
   c.direction = StreamDirection::playback;

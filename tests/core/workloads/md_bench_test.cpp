@@ -2,22 +2,22 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
 
 class MdBenchPolicy : public ::testing::TestWithParam<MetaPolicy> {};
 
-WorkloadClusterSpec spec_for(MetaPolicy policy) {
-  WorkloadClusterSpec spec;
+TestClusterSpec spec_for(MetaPolicy policy) {
+  TestClusterSpec spec;
   spec.policy = policy;
   if (policy == MetaPolicy::striped_dir) spec.meta.ns.dir_stripe_count = 2;
   return spec;
 }
 
 TEST_P(MdBenchPolicy, PrivateDirectoriesCountEveryOperation) {
-  WorkloadCluster cluster(spec_for(GetParam()));
+  TestCluster cluster(spec_for(GetParam()));
   ASSERT_TRUE(cluster.ready().ok());
   MdBenchConfig c;
   c.shared_dir = false;
@@ -42,7 +42,7 @@ TEST_P(MdBenchPolicy, PrivateDirectoriesCountEveryOperation) {
 }
 
 TEST_P(MdBenchPolicy, LsStormOfASharedLargeDirectoryStatsEveryEntryFromEveryRank) {
-  WorkloadCluster cluster(spec_for(GetParam()));
+  TestCluster cluster(spec_for(GetParam()));
   ASSERT_TRUE(cluster.ready().ok());
   MdBenchConfig c;
   c.shared_dir = true;
@@ -71,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(AllPolicies, MdBenchPolicy,
                          });
 
 TEST(MdBench, StormOfAnExplicitDirectoryWithoutCreate) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   MdBenchConfig fill;
   fill.shared_dir = true;
@@ -95,7 +95,7 @@ TEST(MdBench, StormOfAnExplicitDirectoryWithoutCreate) {
 }
 
 TEST(MdBench, StormOfAMissingDirectoryFailsWithNotFound) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   MdBenchConfig c;
   c.storm_dir = "/nowhere";

@@ -4,7 +4,7 @@
 
 #include "core/workloads/phase_summary.hpp"
 #include "tests/core/workloads/file_checker.hpp"
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -19,7 +19,7 @@ StageInConfig small_stage() {
 }
 
 TEST(StageIn, StagesEveryObjectExactlyOnceWithItsContent) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   const StageInConfig c = small_stage();
   auto ranks = cluster.launch_all<StageIn>(c);
@@ -43,7 +43,7 @@ TEST(StageIn, StagesEveryObjectExactlyOnceWithItsContent) {
 
 TEST(StageIn, TheSourceRateLimitBoundsEachRanksIngress) {
   auto run = [](std::uint64_t rate_bytes_per_s) {
-    WorkloadCluster cluster;
+    TestCluster cluster;
     EXPECT_TRUE(cluster.ready().ok());
     StageInConfig c = small_stage();
     c.objects = 6;

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "tests/core/workloads/workload_cluster.hpp"
+#include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
 namespace {
@@ -30,8 +30,8 @@ std::vector<EpochResult> all_epochs(const std::vector<TrainEpoch*>& ranks) {
 
 // Runs a TrainEpoch config on a fresh 3-rank cluster; returns the ranks' epochs.
 std::vector<EpochResult> run_training(const TrainEpochConfig& c, TestWorld** world_out = nullptr,
-                                      std::unique_ptr<WorkloadCluster>* keep = nullptr) {
-  auto cluster = std::make_unique<WorkloadCluster>();
+                                      std::unique_ptr<TestCluster>* keep = nullptr) {
+  auto cluster = std::make_unique<TestCluster>();
   EXPECT_TRUE(cluster->ready().ok());
   auto ranks = cluster->launch_all<TrainEpoch>(c);
   EXPECT_TRUE(cluster->run()) << cluster->failures();
@@ -48,7 +48,7 @@ TEST(TrainEpoch, SetupThenEpochsReadEverySampleOncePerEpoch) {
   c.shuffle = true;
   c.compute_ns_per_step = 2 * k_ns_per_ms;
   TestWorld* w = nullptr;
-  std::unique_ptr<WorkloadCluster> cluster;
+  std::unique_ptr<TestCluster> cluster;
   const auto epochs = run_training(c, &w, &cluster);
   ASSERT_EQ(epochs.size(), 6u);  // 3 ranks x 2 epochs
   const double sample = static_cast<double>(c.sample_bytes);
@@ -114,7 +114,7 @@ TEST(TrainEpoch, PrefetchHidesReadsBehindCompute) {
 }
 
 TEST(TrainEpoch, ReadsWithoutSetupFromAnExistingDataset) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   TrainEpochConfig setup = small_dataset();
   setup.run_tag = ".setup";
@@ -132,7 +132,7 @@ TEST(TrainEpoch, ReadsWithoutSetupFromAnExistingDataset) {
 }
 
 TEST(TrainEpoch, MissingDatasetFailsWithNotFound) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   TrainEpochConfig c = small_dataset();
   c.setup_dataset = false;
@@ -156,7 +156,7 @@ TEST(TrainEpoch, SingleStepEpochCountsItsOnlyStep) {
 }
 
 TEST(TrainEpoch, RefusesADatasetSmallerThanOneGlobalBatch) {
-  WorkloadCluster cluster;
+  TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());
   TrainEpochConfig c = small_dataset();
   c.samples = 11;  // < 4 x 3
