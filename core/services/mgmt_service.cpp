@@ -2,7 +2,9 @@
 
 namespace sluice {
 
-MgmtService::MgmtService(Env& env, MgmtConfig config) : env_(env), config_(config) {}
+MgmtService::MgmtService(Env& env, MgmtConfig config) : env_(env), config_(std::move(config)) {
+  for (const auto& group : config_.buddy_groups) groups_[group.group] = group;
+}
 
 void MgmtService::start() {
   if (config_.check_interval_ns > 0) {

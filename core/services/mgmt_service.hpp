@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <vector>
 #include <string>
 
 #include "core/env.hpp"
@@ -25,6 +26,9 @@ struct MgmtConfig {
   TimeNs probably_offline_after_ns = 10 * k_ns_per_s;
   TimeNs offline_after_ns = 30 * k_ns_per_s;
   CapacityPoolLimits pools;  // core/layout: BeeGFS tuneStorageSpace{Low,Emergency}Limit
+  // Storage buddy groups, defined by the administrator as with BeeGFS's
+  // `beegfs-ctl --addmirrorgroup`; mirroring itself is the reliability issue's.
+  std::vector<proto::BuddyGroupDesc> buddy_groups;
 };
 
 class MgmtService final : public Service {

@@ -49,9 +49,9 @@ void for_each_bounded(std::size_t n, std::size_t concurrency, BoundedLoop::Body 
 }
 
 struct MixedFilesSpec {
-  std::size_t files = 300;
+  std::size_t files = 700;  // x 3 ranks: thousands of files
   std::size_t concurrency = 16;
-  std::vector<std::uint64_t> sizes{1, 4 * k_kib, 100 * k_kib, 512 * k_kib, 1 * k_mib + 17, 3 * k_mib};
+  std::vector<std::uint64_t> sizes{1, 4 * k_kib, 100 * k_kib, 512 * k_kib, 1 * k_mib + 17, 3 * k_mib, 0};
   bool remove = true;
 };
 
@@ -78,12 +78,18 @@ class MixedFiles final : public Workload {
   std::string path(std::size_t i) const { return dir_ + "/f" + std::to_string(i); }
   std::uint64_t size(std::size_t i) const { return spec_.sizes[i % spec_.sizes.size()]; }
   std::uint64_t seed(std::size_t i) const { return (std::uint64_t{ctx_->rank} << 32) | i; }
+  // A region of exactly `bytes` (an empty file gets an empty slice of a 1-byte region).
+  Result<MemHandle> alloc_exact(std::uint64_t bytes) {
+    Result<MemHandle> region = ctx_->env.alloc(MemKind::host, 0, std::max<std::uint64_t>(bytes, 1));
+    if (!region.ok()) return region;
+    return region->slice(0, bytes);
+  }
 
   void write_all() {
     for_each_bounded(spec_.files, spec_.concurrency, [this](std::size_t i, std::function<void(Status)> next) {
       ctx_->client.create(path(i), CreateOptions{}, [this, i, next](Result<proto::InodeDesc> inode) {
         if (!inode.ok()) return next(inode.status());
-        Result<MemHandle> buf = ctx_->env.alloc(MemKind::host, 0, size(i));
+        Result<MemHandle> buf = alloc_exact(size(i));
         if (!buf.ok()) return next(buf.status());
         ctx_->ops.expect(ctx_->env.fill(*buf, PatternSpec{seed(i), 0}), [this, i, next, buf = *buf,
                                                                           inode = *inode](Completion&) {
@@ -108,7 +114,7 @@ class MixedFiles final : public Workload {
         if (inode->size_bytes != size(i)) {
           return next(error(StatusCode::internal, path(i) + " has size " + std::to_string(inode->size_bytes)));
         }
-        Result<MemHandle> buf = ctx_->env.alloc(MemKind::host, 0, size(i));
+        Result<MemHandle> buf = alloc_exact(size(i));
         if (!buf.ok()) return next(buf.status());
         ctx_->client.read(*inode, 0, *buf, [this, i, next, buf = *buf](Result<std::uint64_t> n) {
           if (!n.ok() || *n != size(i)) {

@@ -63,6 +63,7 @@ TEST(Mgmt, TargetsGoProbablyOfflineThenOfflineWhenHeartbeatsStopAndComeBack) {
   TestWorld world;
   MgmtConfig mc;
   mc.check_interval_ns = 1 * k_ns_per_s;
+  mc.buddy_groups = {proto::BuddyGroupDesc{1, 1, 2}};
   auto& mgmt = world.add_service<MgmtService>(0, mc);
   world.add_target(1, 1);
   StorageServiceConfig sc;
@@ -73,6 +74,7 @@ TEST(Mgmt, TargetsGoProbablyOfflineThenOfflineWhenHeartbeatsStopAndComeBack) {
   world.run_for(5 * k_ns_per_s);
   ASSERT_TRUE(storage.registered());
   EXPECT_EQ(mgmt.targets().at(1).reachability, proto::Reachability::online);
+  EXPECT_EQ(mgmt.targets().at(1).pool, proto::CapacityPool::normal);
   const auto version = mgmt.version();
   world.kill(world.endpoint_of(storage));
   world.run_for(mc.probably_offline_after_ns + 1 * k_ns_per_s);
