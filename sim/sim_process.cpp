@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <cstring>
 
-// gcov's flush entry point, present only in coverage builds (weak: null otherwise).
-extern "C" void __gcov_dump(void) __attribute__((weak));
+#ifdef SLUICE_COVERAGE_BUILD
+// gcov's flush entry point (libgcov, linked in coverage builds).
+extern "C" void __gcov_dump(void);
+#endif
 
 namespace sluice::sim {
 namespace {
@@ -29,7 +31,9 @@ bool write_all(int fd, const void* data, std::size_t n) {
 [[noreturn]] void child_exit(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
-  if (__gcov_dump != nullptr) __gcov_dump();
+#ifdef SLUICE_COVERAGE_BUILD
+  __gcov_dump();
+#endif
   ::_exit(code);
 }
 

@@ -79,7 +79,11 @@ Status read(const Json& j, std::string_view key, const std::string& where, T& ou
 
 }  // namespace
 
-SimProfile default_profile() { return SimProfile{}; }
+SimProfile default_profile() {
+  SimProfile p;
+  p.source.note = "documented defaults: sim/sim_profile.hpp gives the source of every number";
+  return p;
+}
 
 Status validate(const SimProfile& p) {
   if (p.name.empty()) return bad("name is empty");

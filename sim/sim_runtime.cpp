@@ -8,6 +8,7 @@
 #include <optional>
 
 #include <simgrid/kernel/Timer.hpp>
+#include <simgrid/kernel/resource/Action.hpp>
 #include <simgrid/s4u.hpp>
 #include <simgrid/simix.hpp>
 #include <xbt/log.h>
@@ -49,7 +50,6 @@ enum class Work : std::uint8_t { none, comm, io, exec };
 
 struct SimOp {
   OpKind kind = OpKind::completion;
-  bool by_maestro = false;  // issued by maestro (completion through the signal)
   Work work = Work::none;
   ServiceSlot* owner = nullptr;
   std::uint64_t owner_incarnation = 0;
@@ -73,9 +73,9 @@ struct SimOp {
   std::uint64_t end_offset = 0;
 };
 
-// An actor that issues one activity at a time and waits for it (a plain
-// wait), then hands the result to SimRuntime: activities it issues are in
-// its own, short, activity list, not maestro's (see launch()).
+// An actor that issues one disk I/O or execution at a time and waits for it
+// (a plain wait), then hands the result over; or issues a communication that
+// a kernel timer made due (no actor context there) and returns at once.
 struct Waiter {
   sg::ActorPtr actor;
   sg::SemaphorePtr go;
@@ -120,9 +120,19 @@ Result<std::unique_ptr<SimRuntime>> SimRuntime::create(std::shared_ptr<const top
   rt->platform_ = std::move(platform).value();
   if (!g_signal_connected) {
     g_signal_connected = true;
-    sg::Activity::on_completion_cb([](const sg::Activity& activity) {
-      if (g_runtime != nullptr) g_runtime->on_activity_done(activity);
-    });
+    sg::Link::on_communication_state_change_cb(
+        [](simgrid::kernel::resource::NetworkAction& network_action, simgrid::kernel::resource::Action::State) {
+          if (g_runtime == nullptr) return;
+          // NetworkAction is not in SimGrid's public headers; its only base
+          // is resource::Action (public, and first), so the cast is a view of
+          // that base. The communication tests would fail if that changed.
+          const auto& action = reinterpret_cast<const simgrid::kernel::resource::Action&>(network_action);
+          const auto state = action.get_state();
+          if (state == simgrid::kernel::resource::Action::State::FINISHED ||
+              state == simgrid::kernel::resource::Action::State::FAILED) {
+            g_runtime->on_comm_done(action.get_activity(), state == simgrid::kernel::resource::Action::State::FINISHED);
+          }
+        });
   }
   g_runtime = rt.get();
   return rt;
@@ -288,64 +298,32 @@ void SimRuntime::schedule(SimOp* op) {
 
 void SimRuntime::launch(SimOp* op) {
   ++activities_started_;
-  if (op->work == Work::none) {
-    finish(op, true);
-    return;
-  }
-  // SimGrid 3.32 keeps every activity in a list of the actor that issued it
-  // and removes it at completion by a linear search, so maestro's list costs
-  // O(activities in flight) per completion. Few in flight: maestro issues
-  // and its completion signal delivers (no extra context switch). Many:
-  // waiter actors issue, each one activity with a plain wait.
-  using C = SimRuntimeConfig::Completions;
-  const bool maestro = config_.completions == C::maestro_callbacks ||
-                       (config_.completions == C::automatic && maestro_inflight_ < config_.maestro_inflight_limit);
-  if (maestro) {
-    launch_in_maestro(op);
-  } else {
-    launch_with_waiter(op);
-  }
-}
-
-void SimRuntime::launch_in_maestro(SimOp* op) {
-  op->by_maestro = true;
-  ++maestro_inflight_;
-  // Run in maestro: directly when we are there, else as one simcall.
-  auto start = [this, op] {
-    switch (op->work) {
-      case Work::comm: {
+  switch (op->work) {
+    case Work::none:
+      finish(op, true);
+      return;
+    case Work::comm:
+      if (sg::Actor::is_maestro()) {
+        hand_to_waiter(op);  // a comm must be issued by an actor (see the header)
+        return;
+      }
+      {
+        // Issued by this actor (sender = this actor), never waited for.
         sg::CommPtr comm = sg::Comm::sendto_init(op->src, op->dst);
         comm->set_payload_size(static_cast<std::uint64_t>(op->amount));
-        comm->set_data(op);
-        op->activity = comm;
         comm->start();
-        break;
+        comms_in_flight_.emplace(comm->get_impl(), op);
+        op->activity = std::move(comm);
       }
-      case Work::io: {
-        sg::IoPtr io = op->disk->io_init(static_cast<sg_size_t>(op->amount),
-                                         op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ);
-        io->set_data(op);
-        op->activity = io;
-        io->start();
-        break;
-      }
-      case Work::exec: {
-        sg::ExecPtr exec = sg::Exec::init();
-        exec->set_flops_amount(op->amount);
-        exec->set_host(op->src);
-        exec->set_data(op);
-        op->activity = exec;
-        exec->start();
-        break;
-      }
-      case Work::none:
-        break;
-    }
-  };
-  simgrid::kernel::actor::simcall_answered(start);
+      return;
+    case Work::io:
+    case Work::exec:
+      hand_to_waiter(op);
+      return;
+  }
 }
 
-void SimRuntime::launch_with_waiter(SimOp* op) {
+void SimRuntime::hand_to_waiter(SimOp* op) {
   Waiter* w = nullptr;
   if (!idle_waiters_.empty()) {
     w = idle_waiters_.back();
@@ -368,21 +346,19 @@ void SimRuntime::waiter_main(Waiter& w) {
     if (shutting_down_) return;
     SimOp* op = w.op;
     w.op = nullptr;
+    if (op->work == Work::comm) {
+      launch(op);  // from this actor's context now; completes through the signal
+      --activities_started_;
+      idle_waiters_.push_back(&w);
+      continue;
+    }
     bool ok = true;
     try {
-      switch (op->work) {
-        case Work::comm:
-          sg::Comm::sendto_init(op->src, op->dst)->set_payload_size(static_cast<std::uint64_t>(op->amount))->wait();
-          break;
-        case Work::io:
-          op->disk->io_init(static_cast<sg_size_t>(op->amount), op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ)
-              ->wait();
-          break;
-        case Work::exec:
-          sg::Exec::init()->set_flops_amount(op->amount)->set_host(op->src)->wait();
-          break;
-        case Work::none:
-          break;
+      if (op->work == Work::io) {
+        op->disk->io_init(static_cast<sg_size_t>(op->amount), op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ)
+            ->wait();
+      } else {
+        sg::Exec::init()->set_flops_amount(op->amount)->set_host(op->src)->wait();
       }
     } catch (const simgrid::Exception&) {
       ok = false;  // a resource failed under it
@@ -399,23 +375,45 @@ void SimRuntime::flush_starts() {
   batch.swap(pending_starts_);
   std::vector<SimOp*> dead;
   dead.swap(finished_);
-  // One simcall: the activities are issued by maestro, so SimGrid completes
-  // them itself and signals on_completion (see the header).
-  simgrid::kernel::actor::simcall_answered([this, &batch, &dead] {
-    for (SimOp* op : dead) {
-      live_ops_.erase(op);
-      delete op;
-    }
+  for (SimOp* op : dead) {
+    live_ops_.erase(op);
+    delete op;
+  }
+  if (batch.empty()) return;
+  if (sg::Actor::is_maestro()) {  // ops made between runs, from the main context
     for (SimOp* op : batch) launch(op);
+    return;
+  }
+  // Comms are set up here, in this actor's context (their sender is this
+  // actor); then one simcall starts them all and wakes the waiters.
+  std::vector<sg::CommPtr> comms(batch.size());
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    SimOp* op = batch[i];
+    if (op->work != Work::comm) continue;
+    comms[i] = sg::Comm::sendto_init(op->src, op->dst);
+    comms[i]->set_payload_size(static_cast<std::uint64_t>(op->amount));
+  }
+  simgrid::kernel::actor::simcall_answered([this, &batch, &comms] {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      SimOp* op = batch[i];
+      ++activities_started_;
+      if (op->work == Work::comm) {
+        comms[i]->start();
+        comms_in_flight_.emplace(comms[i]->get_impl(), op);
+        op->activity = std::move(comms[i]);
+      } else {
+        hand_to_waiter(op);
+      }
+    }
   });
-  // (launch() of a waiter only releases its semaphore; nothing else blocks.)
 }
 
-void SimRuntime::on_activity_done(const sg::Activity& activity) {
-  auto* op = activity.get_data<SimOp>();
-  if (op == nullptr || op->done) return;
-  --maestro_inflight_;
-  finish(op, activity.get_state() == sg::Activity::State::FINISHED);
+void SimRuntime::on_comm_done(const void* activity_impl, bool ok) {
+  auto it = comms_in_flight_.find(activity_impl);
+  if (it == comms_in_flight_.end()) return;
+  SimOp* op = it->second;
+  comms_in_flight_.erase(it);
+  finish(op, ok);
 }
 
 void SimRuntime::finish(SimOp* op, bool ok) {
@@ -858,7 +856,7 @@ void SimRuntime::start() {
 bool SimRuntime::run_until(const std::function<bool()>& done, std::uint64_t max_events) {
   start();
   stop_when_ = done;
-  event_budget_ = events_ + max_events;
+  event_budget_ = max_events > ~std::uint64_t{0} - events_ ? ~std::uint64_t{0} : events_ + max_events;
   pause_on_idle_ = true;
   while (!done() && events_ < event_budget_) {
     if (idle() && pending_starts_.empty()) break;

@@ -9,15 +9,25 @@
 //   service is never re-entered and runs single-threaded, as core/env.hpp
 //   requires. Actors block only on their own s4u::Semaphore (a SimGrid
 //   object, never an OS lock or thread).
-// - Operations are not waited on. SimEnv records each as a SimOp and the
-//   actor starts its batch of new activities in one simcall when it has
-//   drained its queue, in maestro (kernel) context. SimGrid 3.32 completes
-//   activities issued by maestro itself and fires s4u::Activity's completion
-//   signal for them; one callback maps the activity back to its SimOp,
-//   pushes the Completion (or, for a message, the Delivery to the receiver)
-//   into the owner's ready queue and releases its semaphore. No wait_any
-//   over large activity sets, no helper actor per operation, and a batch of
-//   starts costs one context switch.
+// - No actor waits on a set of activities (wait_any over thousands of
+//   activities costs O(set) per event). Instead:
+//   * communications (messages, transfers) are host-to-host comms the
+//     service's actor issues (batched: one simcall per drained queue) and
+//     never waits for; SimGrid's network-action signal
+//     (s4u::Link::on_communication_state_change) says when each one ends,
+//     and a map from kernel activity to operation finds it;
+//   * disk I/Os and executions, which have no such signal, are each issued
+//     and waited for (a plain wait) by a pooled "waiter" actor.
+//   The result goes into the owner's ready queue and releases its semaphore.
+// - Activities are never issued by maestro. SimGrid 3.32 keeps an actor's
+//   activities in a list that it searches linearly at each completion;
+//   maestro-issued ones pile up in maestro's list (measured: the cost per
+//   chunk grew with every chunk simulated so far), while a waiter's list
+//   holds its one activity. Host-to-host comms (Comm::sendto) still pass
+//   through one process-wide list whoever issues them, so a comm's
+//   completion costs O(comms in flight); that is what limits the bench at
+//   1,024 clients (tests/bench/sim_bench.cpp says by how much). Mailbox
+//   comms avoid it but need an actor on each end's host: future work.
 // - Timers, delays before a disk request, same-node messages and memory
 //   operations (checksum/fill/verify) are SimGrid kernel timers
 //   (simgrid::kernel::timer::Timer), which cost no activity at all.
@@ -43,6 +53,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <simgrid/forward.h>
@@ -75,12 +86,6 @@ struct SimRuntimeConfig {
   // Count the bytes of every transfer on each topology link it crosses
   // (link_bytes()); costs a route lookup per transfer, so off by default.
   bool account_link_bytes = false;
-  // How completions of SimGrid activities reach SimRuntime (see the header
-  // comment). automatic: maestro callbacks while fewer than
-  // maestro_inflight_limit activities are in flight, waiter actors beyond.
-  enum class Completions : std::uint8_t { maestro_callbacks, waiter_actors, automatic };
-  Completions completions = Completions::automatic;
-  std::uint32_t maestro_inflight_limit = 128;
 };
 
 // What a message hook decides for one message (fault injection in tests).
@@ -220,13 +225,12 @@ class SimRuntime {
   SimOp* new_op(ServiceSlot& owner);
   OpId fail_now(ServiceSlot& owner, Status status);
   void schedule(SimOp* op);          // start now (batched) or after op's delay
-  void launch(SimOp* op);            // start the activity (maestro, or through a waiter)
-  void launch_in_maestro(SimOp* op);
-  void launch_with_waiter(SimOp* op);
+  void launch(SimOp* op);            // start the work now (any context)
+  void hand_to_waiter(SimOp* op);
   void waiter_main(Waiter& waiter);
   void flush_starts();               // start the batch (one simcall)
-  void finish(SimOp* op, bool ok);   // maestro: deliver the result
-  void on_activity_done(const simgrid::s4u::Activity& activity);
+  void finish(SimOp* op, bool ok);   // deliver the result
+  void on_comm_done(const void* activity_impl, bool ok);
   void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
   void wake(ServiceSlot& slot);
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
@@ -261,7 +265,7 @@ class SimRuntime {
   std::uint64_t inflight_ = 0;         // activities and timers not yet finished
   std::uint64_t ready_events_ = 0;     // events waiting in ready queues
   std::uint64_t runnable_actors_ = 0;  // actors not blocked on their semaphore
-  std::uint64_t maestro_inflight_ = 0; // activities issued by maestro, not finished
+  std::unordered_map<const void*, SimOp*> comms_in_flight_;  // by kernel activity (lookup only)
   std::vector<std::unique_ptr<Waiter>> waiters_;
   std::vector<Waiter*> idle_waiters_;
 

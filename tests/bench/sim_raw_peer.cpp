@@ -56,9 +56,14 @@ RunResult run_raw_s4u(const ReadBenchSpec& spec) {
 
   double last_done_s = 0;
   std::uint64_t chunks = 0;
+  // Mailboxes looked up once (by_name builds and hashes a string).
+  std::vector<sg::Mailbox*> server_boxes;
+  std::vector<sg::Mailbox*> client_boxes;
+  for (std::uint32_t s = 0; s < spec.servers; ++s) server_boxes.push_back(sg::Mailbox::by_name("server" + std::to_string(s)));
+  for (std::uint32_t c = 0; c < spec.clients; ++c) client_boxes.push_back(sg::Mailbox::by_name("client" + std::to_string(c)));
   for (std::uint32_t c = 0; c < spec.clients; ++c) {
-    sg::Actor::create("client" + std::to_string(c), clients[c], [&spec, &last_done_s, &chunks, c] {
-      sg::Mailbox* mine = sg::Mailbox::by_name("client" + std::to_string(c));
+    sg::Actor::create("client" + std::to_string(c), clients[c], [&spec, &last_done_s, &chunks, &server_boxes, c,
+                                                                 mine = client_boxes[c]] {
       // A permanent receiver: replies flow as soon as a worker sends them, in
       // parallel, as the transfers of a real client (and of SimEnv) do; without
       // it each reply would wait for the client's next get().
@@ -67,9 +72,7 @@ RunResult run_raw_s4u(const ReadBenchSpec& spec) {
       auto issue = [&] {
         const std::uint32_t k = issued++;
         const std::uint32_t server = (c + k) % spec.servers;
-        sg::Mailbox::by_name("server" + std::to_string(server))
-            ->put_init(new Request{c, k}, spec.request_bytes)
-            ->detach();
+        server_boxes[server]->put_init(new Request{c, k}, spec.request_bytes)->detach();
       };
       for (std::uint32_t w = 0; w < spec.window && issued < spec.chunks_per_client; ++w) issue();
       for (std::uint32_t received = 0; received < spec.chunks_per_client; ++received) {
@@ -80,20 +83,19 @@ RunResult run_raw_s4u(const ReadBenchSpec& spec) {
       last_done_s = std::max(last_done_s, sg::Engine::get_clock());
     });
   }
-  // Enough workers per server to serve every request that can be in flight.
-  const std::uint64_t in_flight = std::uint64_t{spec.clients} * spec.window;
-  const auto workers = static_cast<std::uint32_t>((in_flight + spec.servers - 1) / spec.servers);
+  const std::uint32_t workers = spec.server_queue_depth;
   for (std::uint32_t s = 0; s < spec.servers; ++s) {
     for (std::uint32_t w = 0; w < workers; ++w) {
-      sg::Actor::create("worker" + std::to_string(s) + "." + std::to_string(w), servers[s], [&spec, s, disk = disks[s]] {
-        sg::Mailbox* inbox = sg::Mailbox::by_name("server" + std::to_string(s));
-        for (;;) {
-          Request* r = inbox->get<Request>();
-          disk->read(spec.chunk_bytes);
-          sg::Mailbox::by_name("client" + std::to_string(r->client))->put(new Reply{r->chunk}, spec.chunk_bytes);
-          delete r;
-        }
-      })->daemonize();
+      sg::Actor::create("worker" + std::to_string(s) + "." + std::to_string(w), servers[s],
+                        [&spec, &client_boxes, inbox = server_boxes[s], disk = disks[s]] {
+                          for (;;) {
+                            Request* r = inbox->get<Request>();
+                            disk->read(spec.chunk_bytes);
+                            client_boxes[r->client]->put(new Reply{r->chunk}, spec.chunk_bytes);
+                            delete r;
+                          }
+                        })
+          ->daemonize();
     }
   }
   const auto run_start = std::chrono::steady_clock::now();

@@ -8,10 +8,10 @@
 // CM02 without cross-traffic, as SimEnv uses.
 // Workload: C client actors; client c sends request k (of R) to server
 // (c + k) mod S as a detached 256-byte put to the server's mailbox, keeps W
-// in flight, and receives each 1 MiB reply from its own mailbox. Each server
-// runs enough worker actors to serve every request in flight at once; a
-// worker gets a request, reads the chunk from the disk (blocking read) and
-// puts the reply to the client's mailbox.
+// in flight, and receives each 1 MiB reply from its own mailbox (a
+// permanent receiver, so replies flow in parallel). Each server runs
+// server_queue_depth worker actors; a worker gets a request, reads the chunk
+// from the disk (blocking read) and puts the reply to the client's mailbox.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,9 @@ struct ReadBenchSpec {
   std::uint32_t window = 8;
   std::uint64_t chunk_bytes = 1 << 20;
   std::uint64_t request_bytes = 256;
+  // Requests a server serves at once (its device queue depth; sluice's
+  // StorageService uses 8 per target by default); the others wait in order.
+  std::uint32_t server_queue_depth = 8;
   double link_bytes_per_s = 12.5e9;   // 100 Gb/s
   double link_latency_s = 2e-6;
   double disk_read_bytes_per_s = 3.2e9;

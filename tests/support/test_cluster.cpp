@@ -1,105 +1,16 @@
-#include "tests/support/test_cluster.hpp"
-
-#include <algorithm>
+#include "tests/support/test_cluster_impl.hpp"
 
 namespace sluice::testing {
 
-NamespaceConfig TestCluster::namespace_config() const {
-  NamespaceConfig ns = spec_.meta.ns;
-  ns.policy = spec_.policy;
-  ns.shard_count = spec_.meta_shards;
-  return ns;
+std::uint32_t cluster_node_count(const TestClusterSpec& spec) {
+  return 1 + spec.meta_shards + static_cast<std::uint32_t>(spec.targets_per_server.size()) + spec.client_nodes;
 }
 
-TestCluster::TestCluster(TestClusterSpec spec)
-    : spec_(std::move(spec)), world_(std::make_unique<TestWorld>(spec_.world)) {
-  NodeId node = 0;
-  mgmt_ = world_->endpoint_of(world_->add_service<MgmtService>(node, spec_.mgmt));
-  if (spec_.barrier) barrier_ = world_->endpoint_of(world_->add_service<BarrierService>(node, spec_.barrier_config));
-  ++node;
-  const NamespaceConfig ns = namespace_config();
-  for (std::uint32_t shard = 0; shard < spec_.meta_shards; ++shard, ++node) {
-    MetaServiceConfig meta = spec_.meta;
-    meta.shard = shard;
-    meta.mgmt = mgmt_;
-    meta.ns = ns;
-    metas_.push_back(&world_->add_service<MetaService>(node, meta));
-  }
-  TargetId next_target = 1;
-  for (std::uint32_t count : spec_.targets_per_server) {
-    StorageServiceConfig storage = spec_.storage;
-    storage.mgmt = mgmt_;
-    storage.targets.clear();
-    for (std::uint32_t t = 0; t < count; ++t) {
-      world_->add_target(next_target, node);
-      storage.targets.push_back(next_target);
-      targets_.push_back(next_target);
-      ++next_target;
-    }
-    storages_.push_back(&world_->add_service<StorageService>(node, storage));
-    ++node;
-  }
-  for (std::uint32_t c = 0; c < spec_.client_nodes; ++c) client_nodes_.push_back(node++);
-
-  if (!spec_.wait_for_registration) return;
-  const bool registered = world_->run_until(
-      [this] {
-        return std::all_of(metas_.begin(), metas_.end(), [](const MetaService* m) { return m->registered(); }) &&
-               std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
-      },
-      spec_.max_setup_events);
-  if (!registered) {
-    std::string why = "cluster servers did not all register with mgmt";
-    const auto& logs = world_->logs();
-    for (std::size_t i = logs.size() > 5 ? logs.size() - 5 : 0; i < logs.size(); ++i) why += "\n  " + logs[i];
-    ready_ = error(StatusCode::timed_out, why);
-  }
+template <>
+std::unique_ptr<TestWorld> make_cluster_world<TestWorld>(const TestClusterSpec& spec) {
+  return std::make_unique<TestWorld>(spec.world);
 }
 
-ClientHost& TestCluster::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks) {
-  return add_host(std::move(workload), rank, ranks, spec_.client);
-}
-
-ClientHost& TestCluster::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks,
-                                  const ClientConfig& client) {
-  ClientHostConfig config;
-  config.client = client;
-  config.client.mgmt = mgmt_;
-  config.client.ns = namespace_config();
-  config.client.stripe_flavor = spec_.meta.stripe_flavor;
-  config.rank = rank;
-  config.ranks = ranks;
-  config.barrier = barrier_;
-  config.gpu = static_cast<std::uint16_t>(rank % spec_.ranks_per_client_node);
-  const NodeId node = client_nodes_[(rank / spec_.ranks_per_client_node) % client_nodes_.size()];
-  hosts_.push_back(&world_->add_service<ClientHost>(node, config, std::move(workload)));
-  return *hosts_.back();
-}
-
-std::vector<ClientHost*> TestCluster::launch(
-    const std::function<std::unique_ptr<Workload>(std::uint32_t rank)>& make, std::uint32_t ranks) {
-  hosts_.clear();
-  const std::uint32_t total = ranks == 0 ? this->ranks() : std::min(ranks, this->ranks());
-  for (std::uint32_t rank = 0; rank < total; ++rank) add_host(make(rank), rank, total);
-  return hosts_;
-}
-
-bool TestCluster::run(std::uint64_t max_events) {
-  return world_->run_until(
-      [this] { return std::all_of(hosts_.begin(), hosts_.end(), [](const ClientHost* h) { return h->finished(); }); },
-      max_events);
-}
-
-std::string TestCluster::failures() const {
-  std::string out;
-  for (const ClientHost* h : hosts_) {
-    if (!h->finished()) {
-      out += h->name() + ": not finished\n";
-    } else if (!h->result().ok()) {
-      out += h->name() + ": " + h->result().to_string() + "\n";
-    }
-  }
-  return out;
-}
+template class BasicTestCluster<TestWorld>;
 
 }  // namespace sluice::testing

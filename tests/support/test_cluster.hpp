@@ -1,5 +1,8 @@
 // TestCluster: a small sluice cluster assembled in a TestWorld, for
 // end-to-end tests of workloads (and of the services under them).
+// BasicTestCluster<World> is the same cluster in another world with TestWorld's
+// surface (tests/sim/sim_world.hpp: SimWorld on SimEnv), made by
+// make_cluster_world<World>(spec); TestCluster = BasicTestCluster<TestWorld>.
 //
 // Layout (node ids in this order):
 //   node 0                 mgmt and, if spec.barrier, the barrier service
@@ -32,7 +35,7 @@
 namespace sluice::testing {
 
 struct TestClusterSpec {
-  TestWorldConfig world;
+  TestWorldConfig world;  // TestWorld's configuration (other worlds ignore it)
   std::uint32_t meta_shards = 2;
   std::vector<std::uint32_t> targets_per_server = {1, 2, 1, 2};
   std::uint32_t client_nodes = 3;
@@ -51,13 +54,23 @@ struct TestClusterSpec {
   bool wait_for_registration = true;
 };
 
-class TestCluster {
+// Nodes the cluster uses: mgmt + metadata + storage + client nodes.
+std::uint32_t cluster_node_count(const TestClusterSpec& spec);
+
+// The world a BasicTestCluster<World> runs in; specialised per world.
+template <class World>
+std::unique_ptr<World> make_cluster_world(const TestClusterSpec& spec);
+template <>
+std::unique_ptr<TestWorld> make_cluster_world<TestWorld>(const TestClusterSpec& spec);
+
+template <class World>
+class BasicTestCluster {
  public:
-  explicit TestCluster(TestClusterSpec spec = {});
+  explicit BasicTestCluster(TestClusterSpec spec = {});
 
   // ok once every shard and target registered.
   const Status& ready() const { return ready_; }
-  TestWorld& world() { return *world_; }
+  World& world() { return *world_; }
   const TestClusterSpec& spec() const { return spec_; }
   Endpoint mgmt() const { return mgmt_; }
   Endpoint barrier() const { return barrier_; }
@@ -101,7 +114,7 @@ class TestCluster {
 
  private:
   TestClusterSpec spec_;
-  std::unique_ptr<TestWorld> world_;
+  std::unique_ptr<World> world_;
   Status ready_;
   Endpoint mgmt_;
   Endpoint barrier_;
@@ -111,5 +124,8 @@ class TestCluster {
   std::vector<NodeId> client_nodes_;
   std::vector<ClientHost*> hosts_;
 };
+
+using TestCluster = BasicTestCluster<TestWorld>;
+extern template class BasicTestCluster<TestWorld>;
 
 }  // namespace sluice::testing

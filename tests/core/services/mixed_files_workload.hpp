@@ -1,21 +1,21 @@
-// End to end in TestEnv: a cluster of 4 storage servers, 2 metadata shards and
-// 3 clients creates, writes, reads back (bytes verified), lists and deletes
-// files of mixed sizes, under every namespace policy and target chooser.
-#include <gtest/gtest.h>
+// MixedFiles: a workload rank that creates, writes, reads back (verifying
+// the bytes where the world has them), lists and removes files of mixed
+// sizes, some empty. Used by the shared services suite and the SimEnv
+// determinism test.
+#pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "core/common/pattern.hpp"
-#include "tests/support/test_cluster.hpp"
+#include "core/workloads/workload.hpp"
 
-namespace sluice::testing {
-namespace {
+namespace sluice::testing::shared_suite {
 
-// Runs fn(i, done) for i in [0, n) with at most `concurrency` in flight, then all_done(first error).
+// Runs body(i, done) for i in [0, n) with at most `concurrency` in flight, then all_done(first error).
 class BoundedLoop : public std::enable_shared_from_this<BoundedLoop> {
  public:
   using Body = std::function<void(std::size_t, std::function<void(Status)>)>;
@@ -43,16 +43,15 @@ class BoundedLoop : public std::enable_shared_from_this<BoundedLoop> {
   Status first_error_;
 };
 
-void for_each_bounded(std::size_t n, std::size_t concurrency, BoundedLoop::Body body,
-                      std::function<void(Status)> all_done) {
+inline void for_each_bounded(std::size_t n, std::size_t concurrency, BoundedLoop::Body body,
+                             std::function<void(Status)> all_done) {
   std::make_shared<BoundedLoop>(n, concurrency, std::move(body), std::move(all_done))->launch();
 }
 
 struct MixedFilesSpec {
-  std::size_t files = 700;  // x 3 ranks: thousands of files
+  std::size_t files = 300;
   std::size_t concurrency = 16;
   std::vector<std::uint64_t> sizes{1, 4 * k_kib, 100 * k_kib, 512 * k_kib, 1 * k_mib + 17, 3 * k_mib, 0};
-  bool remove = true;
 };
 
 // Per rank: mkdir /rN, create+write+close, stat, read back + verify, readdir, unlink, rmdir.
@@ -138,7 +137,6 @@ class MixedFiles final : public Workload {
     ctx_->client.readdir(dir_, true, [this](Result<std::vector<proto::DirEntryDesc>> entries) {
       if (!entries.ok()) return done_(entries.status());
       listed = entries->size();
-      if (!spec_.remove) return done_(ok_status());
       for_each_bounded(spec_.files, spec_.concurrency, [this](std::size_t i, std::function<void(Status)> next) {
         ctx_->client.unlink(path(i), next);
       }, [this](Status s) {
@@ -154,53 +152,4 @@ class MixedFiles final : public Workload {
   std::string dir_;
 };
 
-struct Variant {
-  MetaPolicy policy;
-  proto::ChooserKind chooser;
-  std::string label;
-};
-
-class FileSystemEndToEnd : public ::testing::TestWithParam<Variant> {};
-
-TEST_P(FileSystemEndToEnd, CreatesWritesVerifiesListsAndDeletesMixedFiles) {
-  TestClusterSpec spec;
-  spec.policy = GetParam().policy;
-  if (spec.policy == MetaPolicy::striped_dir) spec.meta.ns.dir_stripe_count = 2;
-  spec.meta.default_chooser = GetParam().chooser;
-  spec.meta.default_stripe_count = 3;
-  TestCluster cluster(spec);
-  constexpr std::uint32_t k_ranks = 3;
-  std::vector<MixedFiles*> workloads;
-  MixedFilesSpec files;
-  for (std::uint32_t r = 0; r < k_ranks; ++r) {
-    auto w = std::make_unique<MixedFiles>(files);
-    workloads.push_back(w.get());
-    cluster.add_host(std::move(w), r, k_ranks);
-  }
-  ASSERT_TRUE(cluster.run());
-  std::uint64_t expected_bytes = 0;
-  for (std::size_t i = 0; i < files.files; ++i) expected_bytes += files.sizes[i % files.sizes.size()];
-  for (std::uint32_t r = 0; r < k_ranks; ++r) {
-    ASSERT_TRUE(cluster.hosts()[r]->result().ok()) << cluster.hosts()[r]->result().to_string();
-    EXPECT_EQ(workloads[r]->bytes_written, expected_bytes);
-    EXPECT_EQ(workloads[r]->bytes_read, expected_bytes);
-    EXPECT_EQ(workloads[r]->listed, files.files);
-  }
-  EXPECT_EQ(cluster.world().counter("client.read_bytes"), static_cast<double>(k_ranks * expected_bytes));
-  EXPECT_EQ(cluster.world().counter("client.crc_mismatches"), 0.0);
-  // Every chunk object was removed with its file.
-  cluster.world().run_for(k_ns_per_s);
-  for (TargetId t : cluster.targets()) EXPECT_EQ(cluster.world().object_count(t), 0u) << "target " << t;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    PoliciesAndChoosers, FileSystemEndToEnd,
-    ::testing::Values(Variant{MetaPolicy::dir_owner, proto::ChooserKind::randomized, "owner_randomized"},
-                      Variant{MetaPolicy::striped_dir, proto::ChooserKind::round_robin, "striped_roundrobin"},
-                      Variant{MetaPolicy::path_hash, proto::ChooserKind::random_robin, "pathhash_randomrobin"},
-                      Variant{MetaPolicy::dir_owner, proto::ChooserKind::random_inter_node, "owner_randominternode"},
-                      Variant{MetaPolicy::striped_dir, proto::ChooserKind::space_weighted_qos, "striped_qos"}),
-    [](const ::testing::TestParamInfo<Variant>& param_info) { return param_info.param.label; });
-
-}  // namespace
-}  // namespace sluice::testing
+}  // namespace sluice::testing::shared_suite

@@ -1,0 +1,361 @@
+// The services suite shared by every world: the same end-to-end, fault,
+// namespace and back-pressure scenarios run on TestEnv (test_services,
+// fs_shared_suite_test.cpp) and on SimEnv (test_sim, sim_services_test.cpp).
+//
+// It is a typed test suite over a "world kind":
+//   struct Kind {
+//     using World = ...;   // TestWorld's surface: BasicTestCluster<World> builds on it
+//     static void isolate(const std::function<void()>& body);  // runs one test body
+//     static std::string isolate_capture(const std::function<std::string()>& body);  // ... and returns its result
+//     static constexpr std::size_t k_files_per_rank, k_big_directory_entries;
+//   };
+// SimEnv's isolate() runs the body in a child process (one SimGrid engine
+// per process). Byte-level checks (verify) only bite where the world moves
+// bytes; every other assertion holds in both worlds.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/common/pattern.hpp"
+#include "tests/core/services/mixed_files_workload.hpp"
+#include "tests/core/services/scripted_workload.hpp"
+#include "tests/support/test_cluster.hpp"
+
+namespace sluice::testing::shared_suite {
+
+// TestEnv as a world kind.
+struct TestEnvKind {
+  using World = TestWorld;
+  static void isolate(const std::function<void()>& body) { body(); }
+  static std::string isolate_capture(const std::function<std::string()>& body) { return body(); }
+  static constexpr std::size_t k_files_per_rank = 700;  // x 3 ranks: thousands of files of mixed sizes
+  static constexpr std::size_t k_big_directory_entries = 100'000;
+};
+
+template <class Kind>
+void mixed_files_end_to_end(MetaPolicy policy, proto::ChooserKind chooser) {
+  TestClusterSpec spec;
+  spec.policy = policy;
+  if (spec.policy == MetaPolicy::striped_dir) spec.meta.ns.dir_stripe_count = 2;
+  spec.meta.default_chooser = chooser;
+  spec.meta.default_stripe_count = 3;
+  BasicTestCluster<typename Kind::World> cluster(spec);
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+  constexpr std::uint32_t k_ranks = 3;
+  std::vector<MixedFiles*> workloads;
+  MixedFilesSpec files;
+  files.files = Kind::k_files_per_rank;
+  for (std::uint32_t r = 0; r < k_ranks; ++r) {
+    auto w = std::make_unique<MixedFiles>(files);
+    workloads.push_back(w.get());
+    cluster.add_host(std::move(w), r, k_ranks);
+  }
+  ASSERT_TRUE(cluster.run()) << cluster.failures();
+  std::uint64_t expected_bytes = 0;
+  for (std::size_t i = 0; i < files.files; ++i) expected_bytes += files.sizes[i % files.sizes.size()];
+  for (std::uint32_t r = 0; r < k_ranks; ++r) {
+    ASSERT_TRUE(cluster.hosts()[r]->result().ok()) << cluster.hosts()[r]->result().to_string();
+    EXPECT_EQ(workloads[r]->bytes_written, expected_bytes);
+    EXPECT_EQ(workloads[r]->bytes_read, expected_bytes);
+    EXPECT_EQ(workloads[r]->listed, files.files);
+  }
+  EXPECT_EQ(cluster.world().counter("client.read_bytes"), static_cast<double>(k_ranks * expected_bytes));
+  EXPECT_EQ(cluster.world().counter("client.crc_mismatches"), 0.0);
+  // Every chunk object was removed with its file.
+  cluster.world().run_for(k_ns_per_s);
+  for (TargetId t : cluster.targets()) EXPECT_EQ(cluster.world().object_count(t), 0u) << "target " << t;
+}
+
+// create + write 1 MiB + close + read back; reports the read size.
+inline Scripted::Script write_then_read(std::uint64_t* read_bytes) {
+  return [read_bytes](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.create("/f", CreateOptions{}, [&ctx, done, read_bytes](Result<proto::InodeDesc> inode) {
+      if (!inode.ok()) return done(inode.status());
+      MemHandle buf = ctx.env.alloc(MemKind::host, 0, k_mib).value();
+      ctx.ops.expect(ctx.env.fill(buf, PatternSpec{9, 0}), [&ctx, done, read_bytes, buf, inode = *inode](Completion&) {
+        ctx.client.write(inode, 0, buf, false, [&ctx, done, read_bytes, buf](Result<std::uint64_t> w) {
+          if (!w.ok()) return done(w.status());
+          ctx.client.close("/f", k_mib, [&ctx, done, read_bytes, buf](Status s) {
+            if (!s.ok()) return done(s);
+            ctx.client.stat("/f", [&ctx, done, read_bytes, buf](Result<proto::InodeDesc> st) {
+              if (!st.ok()) return done(st.status());
+              MemHandle in = ctx.env.alloc(MemKind::host, 0, k_mib).value();
+              ctx.client.read(*st, 0, in, [&ctx, done, read_bytes, in](Result<std::uint64_t> r) {
+                if (!r.ok()) return done(r.status());
+                *read_bytes = *r;
+                ctx.ops.expect(ctx.env.verify(in, PatternSpec{9, 0}), [done](Completion& c) { done(c.status); });
+              });
+            });
+          });
+        });
+      });
+    });
+  };
+}
+
+// Writes then reads `bytes` of /big with many chunks in flight; reports the read's duration.
+inline Scripted::Script big_read(std::uint64_t bytes, TimeNs* read_ns) {
+  return [bytes, read_ns](WorkloadContext& ctx, std::function<void(Status)> done) {
+    CreateOptions opts;
+    opts.chunk_bytes = 64 * k_kib;
+    opts.stripe_count = 1;  // every chunk on one target: its queue and its server's port are the bottleneck
+    ctx.client.create("/big", opts, [&ctx, done, bytes, read_ns](Result<proto::InodeDesc> inode) {
+      if (!inode.ok()) return done(inode.status());
+      MemHandle buf = ctx.env.alloc(MemKind::host, 0, bytes).value();
+      ctx.client.write(*inode, 0, buf, false, [&ctx, done, bytes, read_ns, buf](Result<std::uint64_t> w) {
+        if (!w.ok()) return done(w.status());
+        ctx.client.close("/big", bytes, [&ctx, done, bytes, read_ns, buf](Status s) {
+          if (!s.ok()) return done(s);
+          ctx.client.stat("/big", [&ctx, done, bytes, read_ns, buf](Result<proto::InodeDesc> st) {
+            if (!st.ok()) return done(st.status());
+            const TimeNs start = ctx.env.now();
+            ctx.client.read(*st, 0, buf, [&ctx, done, bytes, read_ns, start](Result<std::uint64_t> r) {
+              if (!r.ok()) return done(r.status());
+              if (*r != bytes) return done(error(StatusCode::internal, "short read"));
+              *read_ns = ctx.env.now() - start;
+              done(ok_status());
+            });
+          });
+        });
+      });
+    });
+  };
+}
+
+template <class Kind>
+class ServicesSuite : public ::testing::Test {};
+TYPED_TEST_SUITE_P(ServicesSuite);
+
+TYPED_TEST_P(ServicesSuite, EndToEndOwnerRandomized) {
+  TypeParam::isolate([] { mixed_files_end_to_end<TypeParam>(MetaPolicy::dir_owner, proto::ChooserKind::randomized); });
+}
+TYPED_TEST_P(ServicesSuite, EndToEndStripedRoundRobin) {
+  TypeParam::isolate(
+      [] { mixed_files_end_to_end<TypeParam>(MetaPolicy::striped_dir, proto::ChooserKind::round_robin); });
+}
+TYPED_TEST_P(ServicesSuite, EndToEndPathHashRandomRobin) {
+  TypeParam::isolate(
+      [] { mixed_files_end_to_end<TypeParam>(MetaPolicy::path_hash, proto::ChooserKind::random_robin); });
+}
+TYPED_TEST_P(ServicesSuite, EndToEndOwnerRandomInterNode) {
+  TypeParam::isolate(
+      [] { mixed_files_end_to_end<TypeParam>(MetaPolicy::dir_owner, proto::ChooserKind::random_inter_node); });
+}
+TYPED_TEST_P(ServicesSuite, EndToEndStripedSpaceWeightedQos) {
+  TypeParam::isolate(
+      [] { mixed_files_end_to_end<TypeParam>(MetaPolicy::striped_dir, proto::ChooserKind::space_weighted_qos); });
+}
+
+TYPED_TEST_P(ServicesSuite, LostChunkRequestsAreRetriedAndTheReadSucceeds) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    std::uint64_t read_bytes = 0;
+    cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
+    cluster.world().add_fault(MessageFault{is_a<proto::ReadChunk>(), FaultAction::drop, 0, 2});
+    cluster.world().add_fault(MessageFault{is_a<proto::WriteChunk>(), FaultAction::drop, 0, 1});
+    ASSERT_TRUE(cluster.run());
+    EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
+    EXPECT_EQ(read_bytes, k_mib);
+    EXPECT_EQ(cluster.world().messages_dropped(), 3u);
+    EXPECT_GE(cluster.world().counter("rpc.retries"), 3.0);
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, DuplicatedAndLateMessagesGiveTheSameAnswer) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    std::uint64_t read_bytes = 0;
+    cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
+    // Every metadata request twice, replies late (past one timeout: the retry races the reply).
+    cluster.world().add_fault(MessageFault{is_a<proto::Create>(), FaultAction::duplicate, 0, 10});
+    cluster.world().add_fault(MessageFault{is_a<proto::InodeReply>(), FaultAction::delay, 3 * k_ns_per_s, 1});
+    cluster.world().add_fault(MessageFault{is_a<proto::ChunkReply>(), FaultAction::duplicate, 0, 100});
+    ASSERT_TRUE(cluster.run());
+    EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
+    EXPECT_EQ(read_bytes, k_mib);
+    // The duplicated create did not create a second file or fail with already_exists.
+    EXPECT_EQ(cluster.world().counter("meta.create_ops"), 1.0);
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
+  TypeParam::isolate([] {
+    TestClusterSpec spec;
+    spec.targets_per_server = {1, 1, 1, 1};
+    spec.meta.default_stripe_count = 4;  // with 64 KiB chunks, a 1 MiB file touches every server
+    spec.meta.default_chunk_bytes = 64 * k_kib;
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
+    std::uint64_t read_bytes = 0;
+    auto& host = cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
+    // Kill one storage server as soon as the first read goes out.
+    Endpoint victim = cluster.world().endpoint_of(*cluster.storages()[1]);
+    bool killed = false;
+    cluster.world().add_fault(MessageFault{[&](const Endpoint&, const Endpoint&, const proto::Message& m) {
+                                             if (!killed && std::holds_alternative<proto::ReadChunk>(m)) {
+                                               cluster.world().kill(victim);
+                                               killed = true;
+                                             }
+                                             return false;
+                                           },
+                                           FaultAction::delay, 0, 1'000'000});
+    ASSERT_TRUE(cluster.run());
+    ASSERT_FALSE(host.result().ok());
+    EXPECT_EQ(host.result().code(), StatusCode::timed_out) << host.result().to_string();
+    EXPECT_NE(host.result().message().find("from target 2"), std::string::npos) << host.result().to_string();
+    EXPECT_EQ(read_bytes, 0u);  // nothing was handed to the caller as if it were data
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    auto& host = cluster.add_host(std::make_unique<Scripted>([](WorkloadContext& ctx, std::function<void(Status)> done) {
+      ctx.client.mkdir("/never", 0755, [done](Result<proto::InodeDesc> r) { done(r.status()); });
+    }), 0, 1);
+    cluster.world().add_fault(MessageFault{is_a<proto::Mkdir>(), FaultAction::drop, 0, 1000});
+    ASSERT_TRUE(cluster.run());
+    EXPECT_EQ(host.result().code(), StatusCode::timed_out);
+    EXPECT_NE(host.result().message().find("Mkdir"), std::string::npos) << host.result().to_string();
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, NamespaceErrorsAreClearAndItsRulesHold) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    std::vector<StatusCode> codes;
+    cluster.add_host(std::make_unique<Scripted>([&codes](WorkloadContext& ctx, std::function<void(Status)> done) {
+      auto& c = ctx.client;
+      c.mkdir("/d", 0755, [&, done](Result<proto::InodeDesc>) {
+        c.mkdir("/d", 0755, [&, done](Result<proto::InodeDesc> again) {
+          codes.push_back(again.status().code());  // already_exists
+          c.create("/missing/f", CreateOptions{}, [&, done](Result<proto::InodeDesc> r) {
+            codes.push_back(r.status().code());  // not_found
+            c.create("/d/f", CreateOptions{}, [&, done](Result<proto::InodeDesc>) {
+              c.rmdir("/d", [&, done](Status s) {
+                codes.push_back(s.code());  // not_empty
+                c.unlink("/d", [&, done](Status u) {
+                  codes.push_back(u.code());  // is_a_directory
+                  c.rename("/d/f", "/d/g", [&, done](Status rn) {
+                    codes.push_back(rn.code());  // ok (same shard under dir_owner)
+                    c.stat("/d/f", [&, done](Result<proto::InodeDesc> st) {
+                      codes.push_back(st.status().code());  // not_found after rename
+                      c.create("bad//path", CreateOptions{}, [&, done](Result<proto::InodeDesc> bad) {
+                        codes.push_back(bad.status().code());  // invalid_argument
+                        done(ok_status());
+                      });
+                    });
+                  });
+                });
+              });
+            });
+          });
+        });
+      });
+    }), 0, 1);
+    ASSERT_TRUE(cluster.run());
+    const std::vector<StatusCode> expected{StatusCode::already_exists, StatusCode::not_found, StatusCode::not_empty,
+                                           StatusCode::is_a_directory, StatusCode::ok,        StatusCode::not_found,
+                                           StatusCode::invalid_argument};
+    EXPECT_EQ(codes, expected);
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, ALargeDirectoryListsCompletelyInPages) {
+  TypeParam::isolate([] {
+    TestClusterSpec spec;
+    spec.policy = MetaPolicy::striped_dir;
+    spec.meta.ns.dir_stripe_count = 2;
+    spec.world.roundtrip_messages_through_codec = false;  // speed; the codec has its own tests
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
+    const std::size_t entries_wanted = TypeParam::k_big_directory_entries;
+    std::size_t listed = 0;
+    std::set<std::string> names;
+    auto& host = cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+      ctx.client.mkdir("/big", 0755, [&, done](Result<proto::InodeDesc> r) {
+        if (!r.ok()) return done(r.status());
+        for_each_bounded(entries_wanted, 64, [&](std::size_t i, std::function<void(Status)> next) {
+          ctx.client.create("/big/e" + std::to_string(i), CreateOptions{},
+                            [next](Result<proto::InodeDesc> c) { next(c.status()); });
+        }, [&, done](Status s) {
+          if (!s.ok()) return done(s);
+          ctx.client.readdir("/big", false, [&, done](Result<std::vector<proto::DirEntryDesc>> entries) {
+            if (!entries.ok()) return done(entries.status());
+            listed = entries->size();
+            for (const auto& e : *entries) names.insert(e.name);
+            done(ok_status());
+          });
+        });
+      });
+    }), 0, 1);
+    ASSERT_TRUE(cluster.run(500'000'000));
+    ASSERT_TRUE(host.result().ok()) << host.result().to_string();
+    EXPECT_EQ(listed, entries_wanted);
+    EXPECT_EQ(names.size(), entries_wanted);  // no entry twice, none missing
+    // It took many pages: the server caps a page.
+    EXPECT_GE(cluster.world().messages_sent(), 2 * entries_wanted + entries_wanted / 1024);
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte) {
+  TypeParam::isolate([] {
+    TestClusterSpec spec;
+    spec.storage.max_queued_per_target = 2;
+    spec.storage.max_active_per_target = 1;
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
+    TimeNs read_ns = 0;
+    auto& host = cluster.add_host(std::make_unique<Scripted>(big_read(16 * k_mib, &read_ns)), 0, 1);
+    ASSERT_TRUE(cluster.run());
+    ASSERT_TRUE(host.result().ok()) << host.result().to_string();
+    EXPECT_GT(cluster.world().counter("storage.again_replies"), 0.0);
+    EXPECT_EQ(cluster.world().counter("client.read_bytes"), static_cast<double>(16 * k_mib));
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, TheEgressLimitPacesReadsFromAServer) {
+  constexpr std::uint64_t k_bytes = 16 * k_mib;
+  constexpr double k_limit_bytes_per_s = 200e6;
+  // Two runs, each isolated (a world with one simulation per process runs
+  // each in a child); each returns its read time.
+  auto read_time = [](double limit_bytes_per_s) {
+    return TypeParam::isolate_capture([limit_bytes_per_s] {
+      TestClusterSpec spec;
+      if (limit_bytes_per_s > 0) {
+        spec.storage.egress_limit_bytes_per_s = limit_bytes_per_s;
+        spec.storage.egress_burst_bytes = k_mib;
+      }
+      BasicTestCluster<typename TypeParam::World> cluster(spec);
+      TimeNs read_ns = 0;
+      cluster.add_host(std::make_unique<Scripted>(big_read(k_bytes, &read_ns)), 0, 1);
+      EXPECT_TRUE(cluster.run());
+      if (limit_bytes_per_s > 0) {
+        EXPECT_GT(cluster.world().counter("storage.egress_throttled_ns"), 0.0);
+      }
+      return std::to_string(read_ns);
+    });
+  };
+  const double unlimited_ns = std::stod("0" + read_time(0));
+  const double limited_ns = std::stod("0" + read_time(k_limit_bytes_per_s));
+  // Without the limit the read runs at the drive's 3.2 GB/s; with it, at the limit (minus the 1 MiB burst).
+  const double floor_ns = static_cast<double>(k_bytes - k_mib) / k_limit_bytes_per_s * 1e9;
+  EXPECT_GT(unlimited_ns, 0.0);
+  EXPECT_LT(unlimited_ns, floor_ns / 5);
+  EXPECT_GE(limited_ns, floor_ns);
+  EXPECT_LT(limited_ns, floor_ns * 1.2);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
+                            EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
+                            LostChunkRequestsAreRetriedAndTheReadSucceeds, DuplicatedAndLateMessagesGiveTheSameAnswer,
+                            ADeadStorageServerGivesAClearErrorNamingTheTarget,
+                            ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging,
+                            NamespaceErrorsAreClearAndItsRulesHold, ALargeDirectoryListsCompletelyInPages,
+                            AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
+                            TheEgressLimitPacesReadsFromAServer);
+
+}  // namespace sluice::testing::shared_suite

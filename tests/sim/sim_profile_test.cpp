@@ -1,0 +1,111 @@
+// Profile files: defaults are valid and documented values, a file round-trips,
+// unknown keys and out-of-range numbers are refused naming the key, and
+// profiles load by name from search directories.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/sim_profile.hpp"
+
+namespace sluice::sim {
+namespace {
+
+TEST(SimProfile, DefaultsAreValidAndKeepTcpFactorsOffPcie) {
+  const SimProfile p = default_profile();
+  EXPECT_TRUE(validate(p).ok());
+  EXPECT_EQ(p.source.kind, "defaults");
+  EXPECT_EQ(p.factors(topo::LinkClass::pcie), (LinkClassFactors{1.0, 1.0}));
+  EXPECT_EQ(p.factors(topo::LinkClass::memory), (LinkClassFactors{1.0, 1.0}));
+  EXPECT_DOUBLE_EQ(p.factors(topo::LinkClass::network).bandwidth_factor, 0.97);
+  EXPECT_EQ(p.cost_ns(CostKind::meta_create), 10000);
+  EXPECT_EQ(p.cost_ns(CostKind::workload_step), 1);
+}
+
+TEST(SimProfile, TheShippedDefaultFileIsTheDocumentedDefaults) {
+  Result<SimProfile> shipped = load_profile_file(std::string(SLUICE_SOURCE_DIR) + "/sim/profiles/default.json");
+  ASSERT_TRUE(shipped.ok()) << shipped.status().to_string();
+  EXPECT_EQ(*shipped, default_profile()) << "regenerate sim/profiles/default.json from to_json(default_profile())";
+}
+
+TEST(SimProfile, AFileRoundTripsWithItsSource) {
+  SimProfile p = default_profile();
+  p.name = "lab-dgx";
+  p.source = ProfileSource{"fit", "dgx-a100-7", "2024-05-01", "calibrate_read.lua", 3.25, "held-out: 4 runs"};
+  p.link_classes[static_cast<std::size_t>(topo::LinkClass::network)] = {0.93, 2.5};
+  p.disk_request_occupancy_ns = 2500;
+  p.cost_ns_per_unit[static_cast<std::size_t>(CostKind::meta_stat)] = 1234;
+  p.cpu_cores_per_node = 16;
+  Result<SimProfile> back = parse_profile(to_json(p));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(*back, p);
+}
+
+TEST(SimProfile, MissingKeysKeepTheirDefaults) {
+  Result<SimProfile> p = parse_profile(R"({"format": "sluice-sim-profile", "version": 1, "name": "tiny",
+                                           "disk": {"read_latency_ns": 5000}})");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->name, "tiny");
+  EXPECT_EQ(p->disk_read_latency_ns, 5000);
+  EXPECT_EQ(p->disk_write_latency_ns, default_profile().disk_write_latency_ns);
+}
+
+TEST(SimProfile, BadFilesAreRefusedNamingTheKey) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"not json", "not valid JSON"},
+      {R"({"format": "other", "version": 1})", "format"},
+      {R"({"format": "sluice-sim-profile", "version": 2})", "version 2"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"read_latncy_ns": 1}})", "disk.read_latncy_ns"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "extra": 1})", "\"extra\""},
+      {R"({"format": "sluice-sim-profile", "version": 1, "link_classes": {"pcie": {"bandwidth_factor": 1e9}}})",
+       "link_classes.pcie.bandwidth_factor"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "link_classes": {"nvlink": {}}})", "link_classes.nvlink"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"sync_latency_ns": -5}})", "disk.sync_latency_ns"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "cpu": {"cores_per_node": 0}})", "cores_per_node"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "cpu": {"cost_ns_per_unit": {"meta_teleport": 1}}})",
+       "meta_teleport"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "memory": {"memory_op_bytes_per_s": 0}})",
+       "memory_op_bytes_per_s"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "name": 7})", "name must be a string"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "network": {"message_overhead_bytes": -1}})",
+       "message_overhead_bytes"},
+  };
+  for (const Case& c : cases) {
+    Result<SimProfile> p = parse_profile(c.text);
+    ASSERT_FALSE(p.ok()) << c.text;
+    EXPECT_EQ(p.status().code(), StatusCode::invalid_argument) << c.text;
+    EXPECT_NE(p.status().message().find(c.expect), std::string::npos) << c.text << " -> " << p.status().message();
+  }
+  EXPECT_FALSE(parse_profile(std::string(k_max_profile_bytes + 1, ' ')).ok());
+}
+
+TEST(SimProfile, ProfilesLoadByNameFromTheSearchDirectories) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sluice_profile_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SimProfile p = default_profile();
+  p.name = "from-disk";
+  p.local_message_latency_ns = 777;
+  std::ofstream(dir / "from-disk.json") << to_json(p);
+  std::ofstream(dir / "broken.json") << "{";
+  Result<SimProfile> loaded = load_profile("from-disk", {"/nonexistent/dir", dir.string()});
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  EXPECT_EQ(loaded->local_message_latency_ns, 777);
+  EXPECT_TRUE(load_profile("default", {}).ok());
+  Result<SimProfile> missing = load_profile("nope", {dir.string()});
+  EXPECT_EQ(missing.status().code(), StatusCode::not_found);
+  EXPECT_NE(missing.status().message().find("nope.json"), std::string::npos) << missing.status().message();
+  Result<SimProfile> broken = load_profile("broken", {dir.string()});
+  EXPECT_EQ(broken.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(broken.status().message().find("broken.json"), std::string::npos) << broken.status().message();
+  EXPECT_EQ(load_profile_file((dir / "absent.json").string()).status().code(), StatusCode::not_found);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sluice::sim

@@ -1,0 +1,75 @@
+#include "tests/sim/sim_world.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/machine_builders.hpp"
+#include "tests/support/test_cluster_impl.hpp"
+
+namespace sluice::testing {
+
+SimWorld::SimWorld(std::shared_ptr<const topo::Topology> cluster, sim::SimRuntimeConfig config) {
+  Result<std::unique_ptr<sim::SimRuntime>> rt = sim::SimRuntime::create(std::move(cluster), std::move(config));
+  if (!rt.ok()) {
+    std::fprintf(stderr, "SimWorld: %s\n", rt.status().to_string().c_str());
+    std::abort();
+  }
+  rt_ = std::move(rt).value();
+  rt_->set_message_hook([this](const Endpoint& from, const Endpoint& to, const proto::Message& m) {
+    return apply_faults(from, to, m);
+  });
+}
+
+void SimWorld::add_target(TargetId target, NodeId node) {
+  Status s = rt_->add_target(target, node);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+}
+
+sim::MessageFate SimWorld::apply_faults(const Endpoint& from, const Endpoint& to, const proto::Message& message) {
+  sim::MessageFate fate;
+  for (auto& fault : faults_) {
+    if (fault.remaining == 0) continue;
+    if (fault.match && !fault.match(from, to, message)) continue;
+    --fault.remaining;
+    switch (fault.action) {
+      case FaultAction::drop: fate.drop = true; break;
+      case FaultAction::delay: fate.extra_delay_ns += fault.delay_ns; break;
+      case FaultAction::duplicate: fate.copies = 2; break;
+    }
+    break;  // one rule per message, as TestWorld
+  }
+  return fate;
+}
+
+const Distribution* SimWorld::samples(std::string_view name) const {
+  const std::vector<double>* values = rt_->samples(name);
+  if (values == nullptr) return nullptr;
+  Distribution& d = samples_[std::string(name)];
+  d.values = *values;
+  return &d;
+}
+
+template <>
+std::unique_ptr<SimWorld> make_cluster_world<SimWorld>(const TestClusterSpec& spec) {
+  std::uint32_t drives = 1;
+  for (std::uint32_t t : spec.targets_per_server) drives = std::max(drives, t);
+  SmallClusterSpec shape;
+  shape.nodes = cluster_node_count(spec);
+  shape.gpus = std::max<std::uint32_t>(1, spec.ranks_per_client_node);
+  shape.nvmes = drives;
+  shape.network_bytes_per_s = 12.5e9;
+  shape.network_latency_ns = 300;
+  sim::SimRuntimeConfig config;
+  config.seed = spec.world.seed;
+  config.node_memory_limit_bytes = spec.world.node_memory_limit_bytes;
+  config.validate_messages = spec.world.roundtrip_messages_through_codec;
+  return std::make_unique<SimWorld>(small_cluster(shape), config);
+}
+
+template class BasicTestCluster<SimWorld>;
+
+}  // namespace sluice::testing
