@@ -144,19 +144,12 @@ std::uint64_t HwNode::allocated_bytes() const {
 }
 
 Result<std::span<std::byte>> HwNode::resolve(const MemHandle& range, std::string_view what) const {
-  if (range.node != id_) {
-    return error(StatusCode::invalid_argument,
-                 std::string(what) + " " + range.to_string() + " is not on node " + std::to_string(id_));
-  }
   std::lock_guard lock(mu_);
   auto it = regions_.find(range.region);
-  if (it == regions_.end()) {
-    return error(StatusCode::not_found, std::string(what) + ": no region " + range.to_string());
-  }
-  const std::uint64_t size = it->second.length;
-  if (range.offset > size || range.length > size - range.offset) {
-    return error(StatusCode::invalid_argument, std::string(what) + " " + range.to_string() +
-                                                   " exceeds its region of " + std::to_string(size) + " bytes");
+  const bool found = range.node == id_ && it != regions_.end();
+  if (Status s = check_range(range, id_, found ? std::optional<std::uint64_t>(it->second.length) : std::nullopt, what);
+      !s.ok()) {
+    return s;
   }
   return std::span<std::byte>(it->second.data + range.offset, range.length);
 }

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/common/ids.hpp"
+#include "core/common/status.hpp"
 
 namespace sluice {
 
@@ -36,5 +39,12 @@ struct MemHandle {
   bool operator==(const MemHandle&) const = default;
   std::string to_string() const;
 };
+
+// Every world's check of a range an operation names: on `expected_node`, in
+// an existing region (region_bytes: its length; nullopt when the node has no
+// such region), and inside it. `what` names the operand ("transfer source").
+// One wording of these errors for TestEnv, SimEnv and HwEnv alike.
+Status check_range(const MemHandle& range, NodeId expected_node, std::optional<std::uint64_t> region_bytes,
+                   std::string_view what);
 
 }  // namespace sluice

@@ -399,21 +399,11 @@ bool TestWorld::alive(Endpoint service) const {
 }
 
 Status TestWorld::check_range(const MemHandle& range, NodeId expected_node, const char* what) const {
-  if (range.node != expected_node) {
-    return error(StatusCode::invalid_argument,
-                 std::string(what) + " " + range.to_string() + " is not on node " + std::to_string(expected_node));
+  std::optional<std::uint64_t> region_length;
+  if (auto n = nodes_.find(range.node); n != nodes_.end()) {
+    if (auto r = n->second.regions.find(range.region); r != n->second.regions.end()) region_length = r->second.length;
   }
-  auto n = nodes_.find(range.node);
-  if (n == nodes_.end()) return error(StatusCode::not_found, std::string(what) + ": no node " + range.to_string());
-  auto r = n->second.regions.find(range.region);
-  if (r == n->second.regions.end()) {
-    return error(StatusCode::not_found, std::string(what) + ": no region " + range.to_string());
-  }
-  if (range.offset > r->second.length || range.length > r->second.length - range.offset) {
-    return error(StatusCode::invalid_argument, std::string(what) + " " + range.to_string() + " exceeds its region of " +
-                                                   std::to_string(r->second.length) + " bytes");
-  }
-  return ok_status();
+  return sluice::check_range(range, expected_node, region_length, what);
 }
 
 std::vector<std::byte>* TestWorld::region_bytes(NodeId node, std::uint32_t region) {
