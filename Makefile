@@ -10,14 +10,14 @@ CMAKE_FLAGS ?=
 OUT         ?= out
 
 # DESIGN.md section 8, plus the tools the build and benchmarks call.
-DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 \
+DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema \
   libsimgrid-dev libboost-graph-dev libhwloc-dev libeigen3-dev liblua5.4-dev \
   libibverbs-dev librdmacm-dev liburing-dev librocksdb-dev libisal-dev libssl-dev \
   libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev libfmt-dev \
   googletest libgtest-dev libgmock-dev gcovr libbenchmark-dev gnuplot-nox \
   iperf3 fio iproute2
 
-.PHONY: all deps configure build test run coverage clean
+.PHONY: all deps configure build test run coverage fuzz sanitize tsan clean
 
 all: build
 
@@ -43,13 +43,15 @@ test: deps
 	$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 600
 
-# The default study. Until SimEnv and the Lua layer land, it shows what the
-# core computes today: the DGX A100 model, its path classes, the nvidia-fs-style
-# peer ranks and the scheduler's choices, written to $(OUT)/.
+# The default study (issue 7, study 2): the BeeOND elbencho sweep on 4 Azure
+# ND40rs_v2 nodes in simulation; prints its table and headlines and writes
+# $(OUT)/results.json and $(OUT)/results.csv.
+# The default study at a size a 2-core machine simulates in minutes (the
+# script's own defaults are the seed's full scale: RUN_SET= runs those).
+RUN_SET ?= --set files=1280 --set sizes=256KiB,1MiB,16MiB --set threads=1,8,32
 run: deps
 	$(MAKE) build
-	mkdir -p $(OUT)
-	./$(BUILD)/sluice topo show dgx_a100 --out $(OUT)
+	./$(BUILD)/sluice run lua_scripts/beeond_azure_sweep.lua --out $(OUT) $(RUN_SET)
 
 coverage: deps
 	cmake -S . -B $(COV_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSLUICE_COVERAGE=ON $(CMAKE_FLAGS)
@@ -63,6 +65,42 @@ bench-%: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target bench_$* -j $(JOBS)
 	./$(BUILD)/tests/bench_$*
+
+# The whole test suite under ASan+UBSan, and the threaded parts (HwEnv,
+# transports, emulation, hw backends) under TSan. Too slow for every CI run on
+# 2 cores; run before a release and after changing threaded code.
+SAN_BUILD  ?= build-asan
+TSAN_BUILD ?= build-tsan
+sanitize: deps
+	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_SANITIZE=ON -DSLUICE_WITH_CUDA=OFF $(CMAKE_FLAGS)
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) --timeout 1200
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON -DSLUICE_WITH_CUDA=OFF $(CMAKE_FLAGS)
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_transports test_hw_backends test_hw_env test_emulate
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_BUILD) --output-on-failure -j $(JOBS) --timeout 1200 \
+	  -L 'transports|hw_backends|hw_env|emulate'
+
+# libFuzzer runs of every harness in tests/fuzz (clang, ASan+UBSan), FUZZ_RUNS
+# executions each, starting from the built-in seeds and the committed corpus.
+# A crash leaves crash-* in $(FUZZ_BUILD)/work/<name>/: copy it to
+# tests/fuzz/regressions/<name>/ so every build replays it (ctest fuzz.<name>).
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_RUNS    ?= 1000000
+FUZZ_TARGETS := wire_decode nvidia_smi hwloc_xml
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_FUZZ=ON \
+	  -DSLUICE_WITH_CUDA=OFF -DSLUICE_WITH_CUFILE=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) $(addprefix fuzz_replay_,$(FUZZ_TARGETS))
+	@set -e; for h in $(FUZZ_TARGETS); do \
+	  w=$(FUZZ_BUILD)/work/$$h; rm -rf $$w; mkdir -p $$w/corpus; \
+	  ./$(FUZZ_BUILD)/tests/fuzz_replay_$$h --write-seeds $$w/corpus >/dev/null; \
+	  [ -d tests/fuzz/corpus/$$h ] && cp tests/fuzz/corpus/$$h/* $$w/corpus/ || true; \
+	  echo "make fuzz: $$h: $(FUZZ_RUNS) runs"; \
+	  (cd $$w && ASAN_OPTIONS=detect_leaks=1 ../../tests/fuzz_$$h -runs=$(FUZZ_RUNS) -max_len=65536 -timeout=10 \
+	     -print_final_stats=1 corpus 2>&1 | tail -12) || exit 1; \
+	done
 
 clean:
 	rm -rf $(BUILD) $(COV_BUILD) $(OUT)

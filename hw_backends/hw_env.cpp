@@ -3,6 +3,7 @@
 #include "core/common/pattern.hpp"
 #include "core/proto/codec.hpp"
 #include "core/proto/crc32c.hpp"
+#include "hw_backends/cuda/gpu_memory_ops.hpp"
 #include "hw_backends/hw_world.hpp"
 
 namespace sluice::hw {
@@ -59,8 +60,19 @@ OpId HwEnv::timer(TimeNs delay_ns) {
 OpId HwEnv::checksum(const MemHandle& range) {
   Completion c;
   Result<std::span<std::byte>> bytes = node_.resolve(range, "checksum range");
+  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
   if (!bytes.ok()) {
     c.status = bytes.status();
+  } else if (range.kind == MemKind::gpu) {  // GPU bytes: copied out through pinned staging, CRC on the host
+    Result<std::uint32_t> crc = gpu == nullptr ? Result<std::uint32_t>(error(StatusCode::unavailable, "no CUDA backend"))
+                                               : gpu->crc32c(range.device, bytes->data(), range.length);
+    if (!crc.ok()) {
+      c.status = Status(crc.status().code(), "checksum " + range.to_string() + ": " + crc.status().message());
+    } else {
+      c.bytes = range.length;
+      c.crc32c = *crc;
+      c.crc_valid = true;
+    }
   } else {
     c.bytes = range.length;
     c.crc32c = proto::crc32c(*bytes);
@@ -72,8 +84,13 @@ OpId HwEnv::checksum(const MemHandle& range) {
 OpId HwEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
   Completion c;
   Result<std::span<std::byte>> bytes = node_.resolve(range, "fill range");
+  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
   if (!bytes.ok()) {
     c.status = bytes.status();
+  } else if (range.kind == MemKind::gpu) {  // written by a kernel on the GPU
+    c.status = gpu == nullptr ? error(StatusCode::unavailable, "no CUDA backend")
+                              : gpu->fill(range.device, bytes->data(), range.length, pattern.seed, pattern.stream_offset);
+    if (c.status.ok()) c.bytes = range.length;
   } else {
     fill_pattern(*bytes, pattern.seed, pattern.stream_offset);
     c.bytes = range.length;
@@ -84,9 +101,23 @@ OpId HwEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
 OpId HwEnv::verify(const MemHandle& range, const PatternSpec& pattern) {
   Completion c;
   Result<std::span<std::byte>> bytes = node_.resolve(range, "verify range");
+  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  std::optional<std::size_t> gpu_bad;
+  if (bytes.ok() && range.kind == MemKind::gpu) {  // checked by a kernel on the GPU
+    Result<std::optional<std::uint64_t>> found =
+        gpu == nullptr ? Result<std::optional<std::uint64_t>>(error(StatusCode::unavailable, "no CUDA backend"))
+                       : gpu->find_mismatch(range.device, bytes->data(), range.length, pattern.seed,
+                                            pattern.stream_offset);
+    if (!found.ok()) {
+      c.status = Status(found.status().code(), "verify " + range.to_string() + ": " + found.status().message());
+      return complete_now(std::move(c));
+    }
+    gpu_bad = *found;
+  }
   if (!bytes.ok()) {
     c.status = bytes.status();
-  } else if (auto bad = first_pattern_mismatch(*bytes, pattern.seed, pattern.stream_offset)) {
+  } else if (auto bad = range.kind == MemKind::gpu ? gpu_bad
+                                                   : first_pattern_mismatch(*bytes, pattern.seed, pattern.stream_offset)) {
     c.status = error(StatusCode::corrupt, "byte " + std::to_string(pattern.stream_offset + *bad) +
                                               " differs from the pattern (seed " + std::to_string(pattern.seed) +
                                               ") in " + range.to_string());

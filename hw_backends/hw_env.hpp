@@ -14,7 +14,8 @@
 //   by ISA-L, the core's pattern); a verify mismatch is `corrupt` naming the
 //   first wrong byte and the range.
 // - alloc()/free(): real, aligned, registered regions of the node (host and
-//   pinned; GPU answers unavailable until the CUDA backend exists).
+//   pinned; GPU through hw_backends/cuda's installed operations, else
+//   unavailable). fill/verify/checksum of GPU ranges run on the GPU.
 // Every operation returns its OpId at once and completes exactly once, after
 // the handler that started it has returned (completions are queued events).
 #pragma once

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/proto/codec.hpp"
+#include "hw_backends/cuda/gpu_memory_ops.hpp"
 #include "hw_backends/hw_world.hpp"
 
 namespace sluice::hw {
@@ -28,7 +29,14 @@ HwNode::HwNode(HwWorld& world, NodeId id) : world_(world), id_(id) {}
 
 HwNode::~HwNode() {
   stop();
-  for (auto& [region_id, region] : regions_) std::free(region.data);
+  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  for (auto& [region_id, region] : regions_) {
+    if (region.kind == MemKind::gpu) {
+      if (gpu != nullptr) gpu->free(region.device, region.data);
+    } else {
+      std::free(region.data);
+    }
+  }
 }
 
 Status HwNode::open() {
@@ -40,6 +48,7 @@ Status HwNode::open() {
   tc.local_id = id_;
   tc.rail_addresses = *rails;
   tc.connections_per_rail = config.connections_per_rail;
+  tc.shared_secret = config.shared_secret;
   tc.log = [this](std::string_view line) { world_.log("node " + std::to_string(id_) + ": " + std::string(line)); };
   Result<std::unique_ptr<transport::Transport>> t = transport::create_transport(config.transport, tc);
   if (!t.ok()) return t.status();
@@ -89,8 +98,11 @@ void HwNode::stop() {
 Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) {
   const std::string where = "node " + std::to_string(id_) + " alloc";
   if (bytes == 0) return error(StatusCode::invalid_argument, where + " of 0 bytes");
-  if (kind == MemKind::gpu) {
-    return error(StatusCode::unavailable, where + ": GPU memory needs the CUDA backend, which this build lacks");
+  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  if (kind == MemKind::gpu && gpu == nullptr) {
+    return error(StatusCode::unavailable,
+                 where + ": GPU memory needs the CUDA backend (hw_backends/cuda install_gpu_memory_ops()), "
+                         "which this program did not install");
   }
   const std::uint64_t limit = world_.config().node_memory_limit_bytes;
   {
@@ -98,6 +110,17 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     if (allocated_bytes_ + bytes > limit) {
       return error(StatusCode::no_space, where + ": node memory limit " + std::to_string(limit) + " bytes reached");
     }
+  }
+  if (kind == MemKind::gpu) {
+    // cudaMalloc'd, not registered with the transport: a transport that
+    // cannot reach GPU memory (TCP) gets bounce plans from core/sched.
+    Result<std::byte*> data = gpu->alloc(device, bytes);
+    if (!data.ok()) return Status(data.status().code(), where + ": " + data.status().message());
+    std::lock_guard lock(mu_);
+    const std::uint32_t region_id = next_region_++;
+    regions_.emplace(region_id, Region{*data, bytes, kind, device});
+    allocated_bytes_ += bytes;
+    return MemHandle{id_, kind, device, region_id, 0, bytes};
   }
   const std::uint64_t rounded = (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
                                 k_direct_io_alignment_bytes;
@@ -125,13 +148,19 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
 
 void HwNode::free(const MemHandle& region) {
   std::byte* data = nullptr;
+  Region freed;
   {
     std::lock_guard lock(mu_);
     auto it = regions_.find(region.region);
     if (it == regions_.end()) return;
     data = it->second.data;
+    freed = it->second;
     allocated_bytes_ -= it->second.length;
     regions_.erase(it);
+  }
+  if (freed.kind == MemKind::gpu) {
+    if (const GpuMemoryOps* gpu = gpu_memory_ops_slot().load()) gpu->free(freed.device, data);
+    return;
   }
   // Waits for incoming transfers into the region to finish, then releases it.
   if (transport_) transport_->deregister_region(region.region).ignore();  // absent only after stop()
@@ -252,7 +281,17 @@ void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
     if (!src.ok()) return fail(src.status());
     Result<std::span<std::byte>> dst = resolve(spec.dst, "transfer destination");
     if (!dst.ok()) return fail(dst.status());
-    std::memmove(dst->data(), src->data(), src->size());
+    if (spec.src.kind == MemKind::gpu || spec.dst.kind == MemKind::gpu) {
+      // cudaMemcpy between a GPU region and host/pinned memory (or GPU to GPU).
+      const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+      const std::uint16_t device = spec.dst.kind == MemKind::gpu ? spec.dst.device : spec.src.device;
+      Status copied = gpu == nullptr ? error(StatusCode::unavailable, "GPU transfer without the CUDA backend")
+                                     : gpu->copy(device, dst->data(), src->data(), src->size());
+      if (!copied.ok()) return fail(Status(copied.code(), "transfer " + spec.src.to_string() + " -> " +
+                                                              spec.dst.to_string() + ": " + copied.message()));
+    } else {
+      std::memmove(dst->data(), src->data(), src->size());
+    }
     Completion c;
     c.bytes = spec.src.length;
     return complete(cookie, std::move(c));
@@ -266,6 +305,11 @@ void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
   const MemHandle& remote = src_here ? spec.dst : spec.src;
   Result<std::span<std::byte>> local_bytes = resolve(local, src_here ? "transfer source" : "transfer destination");
   if (!local_bytes.ok()) return fail(local_bytes.status());
+  if (local.kind == MemKind::gpu) {
+    return fail(error(StatusCode::unavailable, "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() +
+                                                   ": GPU memory is not registered with the transport "
+                                                   "(the plan must bounce through pinned memory)"));
+  }
   if (spec.src.length == 0) {
     Completion c;
     return complete(cookie, std::move(c));
@@ -304,6 +348,12 @@ void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {
     Result<std::span<std::byte>> buffer = resolve(spec.buffer, "storage buffer");
     if (!buffer.ok()) {
       failure.status = buffer.status();
+      return complete(cookie, std::move(failure));
+    }
+    if (spec.buffer.kind == MemKind::gpu) {
+      failure.status = error(StatusCode::invalid_argument, "storage I/O into GPU memory " + spec.buffer.to_string() +
+                                                               ": stage through pinned memory (hw_backends/cuda "
+                                                               "bounce pipeline, or cuFile in hw_backends/gds)");
       return complete(cookie, std::move(failure));
     }
     request.buffer = *buffer;

@@ -5,8 +5,10 @@
 // Memory regions are real host buffers (aligned to k_direct_io_alignment_bytes
 // so that storage I/O can go O_DIRECT), zeroed, registered with the transport
 // under their region id, so a peer names one by (node, region) exactly as a
-// MemHandle does. GPU regions need the CUDA backend (not built yet): alloc
-// answers unavailable.
+// MemHandle does. GPU regions are cudaMalloc'd through the operations
+// hw_backends/cuda installs (cuda/gpu_memory_ops.hpp; without them alloc
+// answers unavailable); they are not registered with the transport, and a
+// transfer between a GPU region and host memory of this node is a cudaMemcpy.
 //
 // How a TransferSpec is carried out (mechanism only; the spec is core/sched's):
 //   src and dst on this node   memmove on the calling service's thread

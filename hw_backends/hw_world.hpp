@@ -41,6 +41,9 @@ struct HwWorldConfig {
   std::uint32_t storage_queue_depth = 16;
   DirectIoMode direct_io = DirectIoMode::auto_;
   std::uint64_t node_memory_limit_bytes = 8ULL << 30;
+  // The cluster's shared secret: every node's transport refuses peers that
+  // cannot prove it (transport.hpp, TransportConfig::shared_secret). Empty: none.
+  std::string shared_secret;
   // Every log line also goes here (from any thread); may be empty.
   std::function<void(std::string_view)> log;
 };

@@ -1,19 +1,25 @@
 // sluice: the command-line front end.
 //
-// Commands today: `topo show|import` (the machine model, its path classes,
-// the nvidia-fs-style NIC ranks and core/sched's choices) and `backends`
-// (what this build has). `run`, `describe`, `emulate`, `compare` and
-// `calibrate` arrive with the scenario, SimEnv, HwEnv and analysis issues.
+// Commands today: `run SCRIPT` (a Lua scenario: its runs go to the runner,
+// scenarios/runner, and their results to OUT/results.json and results.csv),
+// `describe SCRIPT` (the parameters a script declares), `topo show|import`
+// (the machine model, its path classes, the nvidia-fs-style NIC ranks and
+// core/sched's choices) and `backends` (what this build has). `emulate`,
+// `compare` and `calibrate` arrive with the HwEnv and analysis issues.
 //
-// Exit codes: 0 ok, 1 the command failed, 2 usage error or bad input.
+// Exit codes: 0 ok, 1 the command (or a run) failed, 2 usage error, bad input
+// or an error in the script.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -29,6 +35,15 @@
 #include "hw_backends/storage_backend.hpp"
 #include "transports/transport.hpp"
 #include "scenarios/build_probes.hpp"
+#include "scenarios/lua/lua_script.hpp"
+#include "scenarios/runner/results_writer.hpp"
+#include "scenarios/runner/runner.hpp"
+// GCC 12 reports a false -Wnull-dereference inside CLI11 through these headers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include "analysis/analysis_command.hpp"
+#include "scenarios/emulate/emulate_command.hpp"
+#pragma GCC diagnostic pop
 
 namespace {
 
@@ -181,8 +196,127 @@ int backends() {
   for (const auto& row : build::k_probes) {
     fmt::print("  {:<10} {}\n", row.piece, row.available ? "found" : std::string("missing: ") + row.why_unavailable);
   }
-  fmt::print("Worlds: TestEnv (tests), HwEnv (hw_backends; not yet reachable from the CLI), "
-             "SimEnv (sim/, when SimGrid is found; not yet reachable from the CLI).\n");
+  fmt::print("Worlds: TestEnv (tests), SimEnv (sim/, when SimGrid is found: `sluice run --backend sim`), "
+             "HwEnv (hw_backends; not yet reachable from `sluice run`).\n");
+  return k_exit_ok;
+}
+
+// ---- run / describe ----
+
+struct RunArgs {
+  std::string script;
+  std::string backend;  // "" = the script's choice
+  std::vector<std::string> sets;
+  std::optional<std::uint64_t> seed;
+  std::string out_dir = "out";
+  std::uint32_t jobs = 0;
+  double point_timeout_s = scenario::k_default_point_timeout_s;
+};
+
+// A script error ("file:line: ...") is the user's: exit 2; a failed run: exit 1.
+[[noreturn]] void throw_script_status(const Status& s) {
+  if (s.code() == StatusCode::invalid_argument) throw UsageError(s.message());
+  throw std::runtime_error(s.to_string());
+}
+
+// One progress line on stderr, rewritten in place; only on a terminal and
+// only once a call to the runner has taken a second.
+class ProgressLine {
+ public:
+  ProgressLine() : enabled_(::isatty(STDERR_FILENO) == 1) {}
+  ~ProgressLine() { clear(); }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  void update(const scenario::RunnerProgress& p) {
+    if (!enabled_ || p.wall_s < k_quiet_s) return;
+    fmt::print(stderr, "\r\033[Ksluice: {}/{} points done{}, {} running, {:.1f} s", p.done, p.points,
+               p.failed > 0 ? fmt::format(" ({} failed)", p.failed) : "", p.running, p.wall_s);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!shown_) return;
+    fmt::print(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  static constexpr double k_quiet_s = 1.0;
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int run_command(const RunArgs& args) {
+  scenario::ScriptOptions options;
+  for (const std::string& set : args.sets) {
+    const std::size_t eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--set " + set + ": expected name=value");
+    options.sets[set.substr(0, eq)] = set.substr(eq + 1);
+  }
+  options.seed = args.seed;
+  if (!args.backend.empty()) {
+    Result<scenario::Backend> b = scenario::parse_backend(args.backend);
+    if (!b.ok()) throw UsageError("--backend: " + b.status().message());
+    options.backend = *b;
+  }
+  options.out_dir = args.out_dir;
+  ProgressLine progress;
+  scenario::RunnerOptions runner;
+  runner.jobs = args.jobs;
+  runner.point_timeout_s = args.point_timeout_s;
+  runner.progress = [&progress](const scenario::RunnerProgress& p) { progress.update(p); };
+  options.run = [&](const std::vector<scenario::ScenarioSpec>& points, scenario::Backend backend) {
+    scenario::RunnerOptions call = runner;
+    // Hardware runs are measurements: one at a time unless asked otherwise.
+    if (backend == scenario::Backend::hw && args.jobs == 0) call.jobs = 1;
+    Result<std::vector<scenario::RunResult>> r = scenario::run_points(points, backend, call);
+    progress.clear();
+    return r;
+  };
+  Result<scenario::ScriptOutcome> outcome = scenario::run_script(args.script, options);
+  progress.clear();
+  if (!outcome.ok()) throw_script_status(outcome.status());
+  const std::vector<scenario::RunResult>& results = outcome->results;
+  if (Status s = scenario::write_results(args.out_dir, outcome->scenario, results); !s.ok()) {
+    throw std::runtime_error(s.to_string());
+  }
+  if (results.empty()) {
+    fmt::print("\nscenario {} made no runs\n", outcome->scenario);
+  } else {
+    fmt::print("\n{}", scenario::results_table(results));
+  }
+  std::set<std::uint64_t> seeds;
+  for (const auto& r : results) seeds.insert(r.spec.seed);
+  std::string seed_text;
+  for (std::uint64_t s : seeds) seed_text += (seed_text.empty() ? "" : ", ") + std::to_string(s);
+  fmt::print("scenario {}: seed {}; wrote {}/results.json and {}/results.csv\n", outcome->scenario,
+             seed_text.empty() ? "-" : seed_text, args.out_dir, args.out_dir);
+  std::size_t failed = 0;
+  for (const auto& r : results) {
+    if (r.ok) continue;
+    if (failed++ == 0) fmt::print(stderr, "sluice: run failed: {}\n", r.error);
+  }
+  if (failed > 1) fmt::print(stderr, "sluice: {} runs failed in all (see the table)\n", failed);
+  return failed == 0 ? k_exit_ok : k_exit_failed;
+}
+
+int describe_command(const std::string& script) {
+  Result<std::vector<scenario::ParamDecl>> params = scenario::describe_script(script);
+  if (!params.ok()) throw_script_status(params.status());
+  const std::string name = std::filesystem::path(script).stem().string();
+  if (params->empty()) {
+    fmt::print("{} declares no parameters.\n", name);
+    return k_exit_ok;
+  }
+  fmt::print("Parameters of {} (override with --set name=value):\n", name);
+  std::size_t width = 4;
+  for (const auto& p : *params) width = std::max(width, p.name.size());
+  fmt::print("  {:<{}}  {:<8} {:<16} {}\n", "name", width, "type", "default", "description");
+  for (const auto& p : *params) {
+    fmt::print("  {:<{}}  {:<8} {:<16} {}\n", p.name, width, p.type, p.default_text, p.description);
+  }
   return k_exit_ok;
 }
 
@@ -203,6 +337,24 @@ int main(int argc, char** argv) {
   import->add_option("file", what, "the capture")->required()->check(CLI::ExistingFile);
   import->add_option("--out", out_dir, "also write topology.txt and topology.json here");
   auto* backends_cmd = app.add_subcommand("backends", "optional pieces of this build and why missing ones are");
+  RunArgs run_args;
+  auto* run_cmd = app.add_subcommand("run", "run a Lua scenario; write OUT/results.json and OUT/results.csv");
+  run_cmd->add_option("script", run_args.script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--backend", run_args.backend, "where the runs go (default: the script's choice)")
+      ->check(CLI::IsMember({"sim", "hw", "emulate"}));
+  run_cmd->add_option("--set", run_args.sets, "override a declared parameter: name=value (repeatable)");
+  run_cmd->add_option("--seed", run_args.seed, "the seed of every run (default: the script's, else 1)");
+  run_cmd->add_option("--out", run_args.out_dir, "where results and reports go")->capture_default_str();
+  run_cmd->add_option("--jobs", run_args.jobs, "run points at once (default: the number of cores in sim, 1 on hw)");
+  run_cmd->add_option("--point-timeout", run_args.point_timeout_s, "wall-clock limit of one run point, in seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::string describe_script;
+  auto* describe_cmd = app.add_subcommand("describe", "list the parameters a scenario script declares");
+  describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
+  // emulate, node, compare, calibrate and report end the process themselves.
+  sluice::emulate::add_emulate_commands(app);
+  sluice::analysis::add_analysis_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -211,6 +363,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (backends_cmd->parsed()) return backends();
+    if (run_cmd->parsed()) return run_command(run_args);
+    if (describe_cmd->parsed()) return describe_command(describe_script);
     return topo_show(what, node, out_dir);
   } catch (const UsageError& e) {
     fmt::print(stderr, "sluice: {}\n", e.what());

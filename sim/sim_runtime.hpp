@@ -69,6 +69,7 @@ class SimEnv;
 struct SimOp;
 struct ServiceSlot;
 struct Waiter;
+struct ReadStream;
 
 struct SimRuntimeConfig {
   std::uint64_t seed = 1;
@@ -86,6 +87,17 @@ struct SimRuntimeConfig {
   // Count the bytes of every transfer on each topology link it crosses
   // (link_bytes()); costs a route lookup per transfer, so off by default.
   bool account_link_bytes = false;
+  // Streamed reads (the companion of chunk coalescing, ClientConfig::coalesce):
+  // a storage read of more than this many bytes (0 = off) is modelled as a
+  // server that streams it in segments of this size, overlapping the drive
+  // and the network as the same bytes in per-chunk requests would: the read
+  // completes once its first segment is in the buffer (per-request latency +
+  // segment / drive rate), the rest of the drive work continues in the
+  // background, and a transfer out of that buffer starts at once but
+  // completes no earlier than that drive work. Without it a merged request
+  // reads everything before the first byte leaves, which per-chunk requests
+  // do not (tests/sim/sim_coalesce_test.cpp measures both).
+  std::uint64_t stream_read_segment_bytes = 0;
 };
 
 // What a message hook decides for one message (fault injection in tests).
@@ -93,6 +105,10 @@ struct MessageFate {
   bool drop = false;
   TimeNs extra_delay_ns = 0;
   std::uint32_t copies = 1;  // 2: duplicated (the copy arrives 1 ns after the original)
+  // Bytes the message stands for but does not carry (size-only modelling:
+  // e.g. the entries of a readdir page a benchmark does not materialise),
+  // added to its wire size on the network.
+  std::uint64_t extra_bytes = 0;
 };
 using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
 
@@ -183,6 +199,10 @@ class SimRuntime {
   // kernel timers set: the cost drivers of a run.
   std::uint64_t activities_started() const { return activities_started_; }
   std::uint64_t timers_set() const { return timers_set_; }
+  // Storage reads modelled as streams (stream_read_segment_bytes).
+  std::uint64_t streamed_reads() const { return streamed_reads_; }
+  // Times the SimGrid main loop was entered (a pause or idle ends each).
+  std::uint64_t engine_runs() const { return engine_runs_; }
   std::uint64_t allocated_bytes(NodeId node) const;
   const SimPlatform& platform() const { return *platform_; }
   const SimRuntimeConfig& config() const { return config_; }
@@ -266,6 +286,8 @@ class SimRuntime {
   std::uint64_t ready_events_ = 0;     // events waiting in ready queues
   std::uint64_t runnable_actors_ = 0;  // actors not blocked on their semaphore
   std::unordered_map<const void*, SimOp*> comms_in_flight_;  // by kernel activity (lookup only)
+  // Streamed reads whose drive work is still running, by (node, region) of their buffer.
+  std::map<std::pair<NodeId, std::uint32_t>, std::shared_ptr<ReadStream>> streams_;
   std::vector<std::unique_ptr<Waiter>> waiters_;
   std::vector<Waiter*> idle_waiters_;
 
@@ -283,6 +305,8 @@ class SimRuntime {
   std::uint64_t events_ = 0;
   std::uint64_t activities_started_ = 0;
   std::uint64_t timers_set_ = 0;
+  std::uint64_t streamed_reads_ = 0;
+  std::uint64_t engine_runs_ = 0;
   std::uint64_t messages_sent_ = 0;
   std::uint64_t messages_dropped_ = 0;
   std::map<std::string, double, std::less<>> counters_;

@@ -135,7 +135,21 @@ struct TransportConfig {
   // thread or from a caller's thread inside a call; it must not call back
   // into the transport. May be empty.
   std::function<void(std::string_view)> log;
+  // The cluster's shared secret (BeeGFS's connAuthFile idea, made a
+  // challenge-response). Non-empty: every connection, in both directions,
+  // must prove knowledge of it before anything else is accepted on it; a
+  // peer that does not (no secret, another secret, or a malformed proof) is
+  // refused, logged, and only its connection is closed — other peers keep
+  // being served. Empty: no authentication (tests, trusted single hosts).
+  // Transports that cannot authenticate refuse a non-empty secret in
+  // create() rather than ignore it.
+  std::string shared_secret;
 };
+
+// Secret limits: at least 16 bytes (a guessable secret protects nothing),
+// at most 4 KiB.
+inline constexpr std::size_t k_min_shared_secret_bytes = 16;
+inline constexpr std::size_t k_max_shared_secret_bytes = 4096;
 
 // One bulk operation. put: local [local_offset, +bytes) of region local_key ->
 // the peer's region remote_key at remote_offset. get: the peer's range -> the

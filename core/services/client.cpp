@@ -311,17 +311,43 @@ void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const M
   request->file_id = inode.file_id;
   request->write = write;
   request->sync = sync;
-  request->remaining = pieces->size();
   request->done = std::move(done);
+  std::vector<ChunkJob> jobs;
+  jobs.reserve(pieces->size());
+  // Coalescing (ClientConfig::coalesce): the last job of this request on each
+  // target, which a following piece may extend.
+  std::map<TargetId, std::size_t> open_job;
+  const ChunkCoalescing& co = config_.coalesce;
   for (const StripePiece& piece : *pieces) {
+    if (co.max_bytes > 0) {
+      auto it = open_job.find(piece.target);
+      if (it != open_job.end()) {
+        ChunkJob& last = jobs[it->second];
+        const std::uint64_t merged = last.user.length + piece.length;
+        const bool object_adjacent = last.object_offset + last.user.length == piece.object_offset;
+        const bool buffer_adjacent = last.user.offset + last.user.length == buffer.offset + (piece.file_offset - offset);
+        if (object_adjacent && merged <= co.max_bytes && (buffer_adjacent || co.strided)) {
+          // Contiguous: the union of the two slices. Strided: a range of the
+          // merged length inside the caller's buffer, starting at the first
+          // piece's slice where it fits (same memory, hence same route).
+          const std::uint64_t first_rel = last.user.offset - buffer.offset;
+          last.user = buffer.slice(std::min(first_rel, buffer.length - merged), merged);
+          env_.metrics().count("client.chunks_coalesced", 1);
+          continue;
+        }
+      }
+      open_job[piece.target] = jobs.size();
+    }
     ChunkJob job;
     job.request = request;
     job.target = piece.target;
     job.object_offset = piece.object_offset;
     job.user = buffer.slice(piece.file_offset - offset, piece.length);
     job.file_offset = piece.file_offset;
-    queued_jobs_.push_back(std::move(job));
+    jobs.push_back(std::move(job));
   }
+  request->remaining = jobs.size();
+  for (ChunkJob& job : jobs) queued_jobs_.push_back(std::move(job));
   pump();
 }
 

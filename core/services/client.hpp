@@ -34,6 +34,30 @@
 
 namespace sluice {
 
+// Chunk coalescing (issue 4, "flow coalescing"): the pieces of ONE read or
+// write request that lie on the same storage target and are contiguous in
+// that target's chunk object go to the server as one larger ReadChunk /
+// WriteChunk (one disk request, one transfer on the same route, one reply)
+// of at most max_bytes, instead of one request per chunk piece. This is what
+// the Lustre client does when it packs contiguous pages of one object into
+// one bulk RPC (osc_cache.c, bounded by osc max_pages_per_rpc).
+// - contiguous merging (strided = false) merges only pieces that are also
+//   adjacent in the caller's buffer (e.g. stripe_count 1, or a range inside
+//   one chunk row): exact in every world, since the request is the same bytes
+//   to the same memory.
+// - strided = true also merges the pieces of a striped range that sit on one
+//   target but are stripe_width apart in the caller's buffer (a scatter list
+//   in the real protocol, which ReadChunk does not carry). The merged request
+//   names one range of the merged length inside the caller's buffer (same
+//   memory, same route and rail), so sizes and routes are right but the bytes
+//   would land in the wrong places: for worlds that move no bytes (SimEnv)
+//   only. Simulated time changes only by the per-request costs saved and by
+//   pieces that would have been pipelined separately (docs/sim.md measures it).
+struct ChunkCoalescing {
+  std::uint64_t max_bytes = 0;  // largest merged request; 0 = off (one request per chunk piece)
+  bool strided = false;         // also merge pieces not adjacent in the buffer (SimEnv only, see above)
+};
+
 struct ClientConfig {
   Endpoint mgmt;
   NamespaceConfig ns;
@@ -48,6 +72,8 @@ struct ClientConfig {
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
+  // Merging of one request's chunk pieces on one target (off by default).
+  ChunkCoalescing coalesce;
 };
 
 struct CreateOptions {

@@ -162,11 +162,24 @@ Status MetaService::check_owner(std::string_view parent, std::string_view name, 
   return ok_status();
 }
 
-FileId MetaService::allocate_file_id() {
+Result<FileId> MetaService::allocate_file_id() {
   // Ids are unique across shards: the shard in the top 16 bits, a durable
-  // counter below (ids 0 and 1 are reserved: none and the root).
-  const std::uint64_t next = store_->load_counter() + 1;
-  store_->store_counter(next).ignore();  // the in-memory store cannot fail; RocksDB's is checked there
+  // counter below (ids 0 and 1 are reserved: none and the root). The store
+  // holds the end of the reserved range, written before any id of the range
+  // is handed out, so ids after a restart start above every id handed out.
+  if (!counter_loaded_) {
+    counter_next_ = store_->load_counter();
+    counter_reserved_ = counter_next_;
+    counter_loaded_ = true;
+  }
+  if (counter_next_ >= counter_reserved_) {
+    const std::uint64_t end = counter_next_ + std::max<std::uint64_t>(config_.file_id_range, 1);
+    if (Status s = store_->store_counter(end); !s.ok()) {
+      return error(s.code(), "reserving file ids on shard " + std::to_string(config_.shard) + ": " + s.message());
+    }
+    counter_reserved_ = end;
+  }
+  const std::uint64_t next = ++counter_next_;
   return (static_cast<FileId>(config_.shard + 1) << 48) | (next + 1);
 }
 
@@ -208,8 +221,10 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
                                                        reply](Completion&) {
     Result<DirPlacement> placement = place_new_directory(parent_placement, m.path, config_.ns, env_.rng());
     if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
+    Result<FileId> id = allocate_file_id();
+    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
     proto::InodeDesc inode;
-    inode.file_id = allocate_file_id();
+    inode.file_id = *id;
     inode.type = proto::InodeType::dir;
     inode.mode = m.mode;
     inode.mtime_ns = env_.now();
@@ -306,8 +321,10 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     }
     Result<StripePattern> pattern = StripePattern::raid0(config_.stripe_flavor, chunk, std::move(chosen).value());
     if (!pattern.ok()) return reply(inode_reply(m.request_id, pattern.status()));
+    Result<FileId> id = allocate_file_id();
+    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
     proto::InodeDesc inode;
-    inode.file_id = allocate_file_id();
+    inode.file_id = *id;
     inode.type = proto::InodeType::file;
     inode.mode = m.mode;
     inode.mtime_ns = env_.now();

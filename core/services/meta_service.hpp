@@ -60,6 +60,11 @@ struct MetaServiceConfig {
   std::uint32_t readdir_page_max_entries = 1024;   // server-side cap on one Readdir reply
   std::size_t reply_cache_entries = ReplyCache::k_default_entries;
   std::size_t max_waiting_for_maps = 65'536;       // creates queued while maps are fetched
+  // File ids are reserved from the store's durable counter this many at a
+  // time (one counter write per range, not per create, as Lustre's FID
+  // sequences hand a client a range: lustre/fid/fid_request.c). After a crash
+  // the unused rest of a range is skipped; an id is never handed out twice.
+  std::uint64_t file_id_range = 1024;
   RpcLimits rpc;
 };
 
@@ -92,7 +97,11 @@ class MetaService final : public Service {
   void do_setattr(const proto::SetAttr& m, Reply reply);
   void fetch_maps(std::function<void(Status)> done);
   void remove_chunks(const proto::InodeDesc& inode);
-  FileId allocate_file_id();
+  // unavailable-style errors of the store when a new range cannot be persisted.
+  Result<FileId> allocate_file_id();
+  std::uint64_t counter_next_ = 0;      // the counter value the last allocated id used
+  std::uint64_t counter_reserved_ = 0;  // the value persisted in the store: ids up to it may be in use
+  bool counter_loaded_ = false;
   Endpoint shard_endpoint(ShardId shard) const;
 
   Env& env_;

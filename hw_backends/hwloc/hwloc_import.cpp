@@ -1,6 +1,10 @@
 #include "hw_backends/hwloc/hwloc_import.hpp"
 
 #include <hwloc.h>
+#include <sys/wait.h>
+#include <csignal>
+#include <string_view>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -214,6 +218,119 @@ class Importer {
   std::vector<VertexId> sockets_;
 };
 
+// Loads `xml` into `topology` (I/O objects kept). hwloc wants the
+// terminating NUL counted in the length.
+Status load_xml(TopologyHandle& topology, const std::string& xml) {
+  if (!topology.ok()) return error(StatusCode::internal, "hwloc import: hwloc_topology_init failed");
+  if (hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_ALL) != 0) {
+    return error(StatusCode::internal, "hwloc import: cannot keep I/O objects (hwloc_topology_set_io_types_filter)");
+  }
+  if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0) {
+    return error(StatusCode::invalid_argument,
+                 std::string("hwloc import: hwloc rejected the XML (malformed or not a hwloc topology): ") + std::strerror(errno));
+  }
+  if (hwloc_topology_load(topology.get()) != 0) {
+    return error(StatusCode::invalid_argument, std::string("hwloc import: hwloc could not load the XML topology: ") + std::strerror(errno));
+  }
+  return Status{};
+}
+
+bool write_all(int fd, const char* p, std::size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// libhwloc's XML reader trusts its input: hwloc 2.9 (Debian 12) dereferences
+// a null bitmap in hwloc_topology_load when an object lacks complete_nodeset
+// (found by tests/fuzz/fuzz_hwloc_xml.cpp; the input is in
+// tests/fuzz/regressions/hwloc_xml/). So untrusted XML is first loaded in a
+// child process, which hands back hwloc's own re-export of what it loaded:
+// a crash there is an error here, and the parent only ever loads XML that
+// libhwloc wrote itself from a topology it built. The child runs only
+// libhwloc and write(2) before _exit, and the import runs at start-up (CLI,
+// tests), not beside other threads that hold locks.
+// Separates what libhwloc printed from the XML in the child's output.
+constexpr std::string_view k_xml_marker = "\n<<sluice-hwloc-xml>>\n";
+
+Result<std::string> canonical_xml(const std::string& xml) {
+  int fds[2];
+  if (::pipe(fds) != 0) return error(StatusCode::internal, std::string("hwloc import: pipe: ") + std::strerror(errno));
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return error(StatusCode::internal, std::string("hwloc import: fork: ") + std::strerror(errno));
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    // libhwloc reports some inputs on stderr and then calls abort(): send
+    // that text to the parent (before the marker), with default signal
+    // dispositions so that a crash ends only this process.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
+    ::dup2(fds[1], STDERR_FILENO);
+    int code = 3;
+    {
+      TopologyHandle topology;
+      const Status loaded = load_xml(topology, xml);
+      if (!loaded.ok()) {
+        const std::string why = loaded.message();
+        code = write_all(fds[1], why.data(), why.size()) ? 2 : 3;
+      } else {
+        char* out = nullptr;
+        int out_bytes = 0;
+        if (hwloc_topology_export_xmlbuffer(topology.get(), &out, &out_bytes, 0) == 0 && out_bytes > 0) {
+          code = write_all(fds[1], k_xml_marker.data(), k_xml_marker.size()) &&
+                         write_all(fds[1], out, static_cast<std::size_t>(out_bytes - 1))  // without the NUL
+                     ? 0
+                     : 3;
+          hwloc_free_xmlbuffer(topology.get(), out);
+        }
+      }
+    }
+    ::close(fds[1]);
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  std::string reply;
+  char chunk[65536];
+  bool too_big = false;
+  for (;;) {
+    const ssize_t r = ::read(fds[0], chunk, sizeof chunk);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    if (reply.size() + static_cast<std::size_t>(r) > k_max_hwloc_xml_bytes) {
+      too_big = true;  // keep draining so the child can exit
+      continue;
+    }
+    reply.append(chunk, static_cast<std::size_t>(r));
+  }
+  ::close(fds[0]);
+  int wstatus = 0;
+  while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  const std::size_t marker = reply.rfind(k_xml_marker);
+  std::string said = reply.substr(0, marker == std::string::npos ? reply.size() : marker);
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  if (WIFSIGNALED(wstatus)) {
+    return error(StatusCode::invalid_argument, "hwloc import: libhwloc gave up on the XML (signal " +
+                                                   std::to_string(WTERMSIG(wstatus)) + (said.empty() ? "" : ": " + said) +
+                                                   "): it is malformed");
+  }
+  const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 3;
+  if (code == 2) return error(StatusCode::invalid_argument, said);
+  if (code != 0 || marker == std::string::npos) {
+    return error(StatusCode::internal, "hwloc import: the XML loader process failed" + (said.empty() ? "" : ": " + said));
+  }
+  if (too_big) return error(StatusCode::invalid_argument, "hwloc import: re-exported XML exceeds k_max_hwloc_xml_bytes");
+  return reply.substr(marker + k_xml_marker.size());
+}
+
 }  // namespace
 
 Result<topo::Topology> import_hwloc_xml(std::string_view xml, const HwlocImportOptions& options) {
@@ -221,20 +338,10 @@ Result<topo::Topology> import_hwloc_xml(std::string_view xml, const HwlocImportO
   if (xml.size() > k_max_hwloc_xml_bytes) {
     return error(StatusCode::invalid_argument, "hwloc import: XML exceeds k_max_hwloc_xml_bytes");
   }
+  auto canonical = canonical_xml(std::string(xml));
+  if (!canonical.ok()) return canonical.status();
   TopologyHandle topology;
-  if (!topology.ok()) return error(StatusCode::internal, "hwloc import: hwloc_topology_init failed");
-  if (hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_ALL) != 0) {
-    return error(StatusCode::internal, "hwloc import: cannot keep I/O objects (hwloc_topology_set_io_types_filter)");
-  }
-  // hwloc wants the terminating NUL counted in the length.
-  const std::string buffer(xml);
-  if (hwloc_topology_set_xmlbuffer(topology.get(), buffer.c_str(), static_cast<int>(buffer.size() + 1)) != 0) {
-    return error(StatusCode::invalid_argument,
-                 std::string("hwloc import: hwloc rejected the XML (malformed or not a hwloc topology): ") + std::strerror(errno));
-  }
-  if (hwloc_topology_load(topology.get()) != 0) {
-    return error(StatusCode::invalid_argument, std::string("hwloc import: hwloc could not load the XML topology: ") + std::strerror(errno));
-  }
+  if (Status s = load_xml(topology, *canonical); !s.ok()) return s;
   Importer importer(topology.get(), options);
   return importer.run();
 }

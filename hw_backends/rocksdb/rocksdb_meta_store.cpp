@@ -1,7 +1,9 @@
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
 
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
 
 #include <utility>
@@ -67,20 +69,24 @@ std::string encode_inode(const proto::InodeDesc& inode) {
   return std::string(reinterpret_cast<const char*>(frame.data()), frame.size());
 }
 
-Result<proto::InodeDesc> decode_inode(std::string_view value, std::string_view what) {
+// `what` names the value in an error; called only on one (no string building per read).
+template <typename What>
+Result<proto::InodeDesc> decode_inode(std::string_view value, What what) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(value.data()), value.size());
   Result<proto::Message> decoded = proto::decode(bytes);
   if (!decoded.ok()) {
-    return error(StatusCode::corrupt, std::string(what) + ": stored value does not decode: " +
-                                          decoded.status().message());
+    return error(StatusCode::corrupt, what() + ": stored value does not decode: " + decoded.status().message());
   }
-  const auto* reply = std::get_if<proto::InodeReply>(&decoded.value());
+  auto* reply = std::get_if<proto::InodeReply>(&decoded.value());
   if (reply == nullptr) {
-    return error(StatusCode::corrupt, std::string(what) + ": stored value is a " +
-                                          std::string(proto::message_name(*decoded)) + ", not an InodeReply");
+    return error(StatusCode::corrupt,
+                 what() + ": stored value is a " + std::string(proto::message_name(*decoded)) + ", not an InodeReply");
   }
-  return reply->inode;
+  return std::move(reply->inode);
 }
+
+constexpr int k_bloom_bits_per_key = 10;             // RocksDB wiki "RocksDB Bloom Filter": ~1% false positives
+constexpr double k_memtable_bloom_size_ratio = 0.1;  // of the memtable, as RocksDB's own tests use
 
 }  // namespace
 
@@ -89,7 +95,14 @@ Result<std::unique_ptr<RocksDbMetaStore>> RocksDbMetaStore::open(const RocksDbMe
   rocksdb::Options options;
   options.create_if_missing = true;
   // Metadata values are small and read back by point lookups and short
-  // scans; RocksDB's defaults (LZ-less L0, 64 MiB memtable) suit them.
+  // scans; RocksDB's defaults (LZ-less L0, 64 MiB memtable) suit them, plus
+  // whole-key bloom filters for the negative lookups of creates.
+  options.memtable_whole_key_filtering = true;
+  options.memtable_prefix_bloom_size_ratio = k_memtable_bloom_size_ratio;
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(k_bloom_bits_per_key));
+  table.whole_key_filtering = true;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   rocksdb::DB* db = nullptr;
   const rocksdb::Status st = rocksdb::DB::Open(options, config.path, &db);
   if (!st.ok()) {
@@ -109,6 +122,16 @@ RocksDbMetaStore::~RocksDbMetaStore() {
   }
 }
 
+void RocksDbMetaStore::cache_count(std::string_view dir_path, std::uint64_t count) const {
+  auto it = count_cache_.find(dir_path);
+  if (it != count_cache_.end()) {
+    it->second = count;
+    return;
+  }
+  if (count_cache_.size() >= k_max_cached_dirs) count_cache_.clear();
+  count_cache_.emplace(std::string(dir_path), count);
+}
+
 void RocksDbMetaStore::fail(const Status& status) const {
   if (config_.log) config_.log(status.message());
   if (failure_.ok()) failure_ = status;
@@ -124,28 +147,45 @@ Status io(const rocksdb::Status& st, const std::string& path, std::string_view w
 }  // namespace
 
 Result<proto::InodeDesc> RocksDbMetaStore::get_dir(std::string_view dir_path) const {
+  if (auto cached = dir_cache_.find(dir_path); cached != dir_cache_.end()) return cached->second;
   std::string value;
   const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), dir_key(dir_path), &value);
   if (st.IsNotFound()) return error(StatusCode::not_found, "no directory " + std::string(dir_path));
   if (!st.ok()) return io(st, config_.path, "get directory " + std::string(dir_path));
-  return decode_inode(value, "rocksdb meta store " + config_.path + ": directory " + std::string(dir_path));
+  Result<proto::InodeDesc> inode = decode_inode(
+      value, [&] { return "rocksdb meta store " + config_.path + ": directory " + std::string(dir_path); });
+  if (inode.ok()) {
+    if (dir_cache_.size() >= k_max_cached_dirs) dir_cache_.clear();
+    dir_cache_.emplace(std::string(dir_path), *inode);
+  }
+  return inode;
 }
 
 Status RocksDbMetaStore::put_dir(std::string_view dir_path, const proto::InodeDesc& inode) {
   if (!failure_.ok()) return failure_;
+  dir_cache_.erase(std::string(dir_path));
   rocksdb::WriteOptions options;
   options.sync = config_.sync_writes;
   const rocksdb::Status st = db_->Put(options, dir_key(dir_path), encode_inode(inode));
   if (!st.ok()) return io(st, config_.path, "put directory " + std::string(dir_path));
+  if (dir_cache_.size() >= k_max_cached_dirs) dir_cache_.clear();
+  dir_cache_.emplace(std::string(dir_path), inode);
   return ok_status();
 }
 
 Result<std::uint64_t> RocksDbMetaStore::read_count(std::string_view dir_path) const {
+  if (auto cached = count_cache_.find(dir_path); cached != count_cache_.end()) return cached->second;
   std::string value;
   const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), count_key(dir_path), &value);
-  if (st.IsNotFound()) return std::uint64_t{0};
+  if (st.IsNotFound()) {
+    cache_count(dir_path, 0);
+    return std::uint64_t{0};
+  }
   if (!st.ok()) return io(st, config_.path, "get entry count of " + std::string(dir_path));
-  return parse_u64_le(value, "rocksdb meta store " + config_.path + ": entry count of " + std::string(dir_path));
+  Result<std::uint64_t> count =
+      parse_u64_le(value, "rocksdb meta store " + config_.path + ": entry count of " + std::string(dir_path));
+  if (count.ok()) cache_count(dir_path, *count);
+  return count;
 }
 
 Status RocksDbMetaStore::remove_dir(std::string_view dir_path) {
@@ -158,6 +198,8 @@ Status RocksDbMetaStore::remove_dir(std::string_view dir_path) {
     return error(StatusCode::not_empty,
                  "directory " + std::string(dir_path) + " has " + std::to_string(*count) + " entries");
   }
+  dir_cache_.erase(std::string(dir_path));
+  count_cache_.erase(std::string(dir_path));
   rocksdb::WriteBatch batch;
   batch.Delete(dir_key(dir_path));
   batch.Delete(count_key(dir_path));
@@ -169,36 +211,52 @@ Status RocksDbMetaStore::remove_dir(std::string_view dir_path) {
 }
 
 Result<proto::InodeDesc> RocksDbMetaStore::get_entry(std::string_view dir_path, std::string_view name) const {
-  std::string value;
-  const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), entry_key(dir_path, name), &value);
-  if (st.IsNotFound()) {
+  std::string key = entry_key(dir_path, name);
+  const auto not_found = [&] {
     return error(StatusCode::not_found, "no entry " + std::string(name) + " in " + std::string(dir_path));
+  };
+  if (missing_entry_keys_.contains(key)) return not_found();
+  std::string value;
+  const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), key, &value);
+  if (st.IsNotFound()) {
+    if (missing_entry_keys_.size() >= k_max_missing_keys) missing_entry_keys_.clear();
+    missing_entry_keys_.insert(std::move(key));
+    return not_found();
   }
   if (!st.ok()) return io(st, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
-  return decode_inode(value, "rocksdb meta store " + config_.path + ": entry " + std::string(name) + " in " +
-                                 std::string(dir_path));
+  return decode_inode(value, [&] {
+    return "rocksdb meta store " + config_.path + ": entry " + std::string(name) + " in " + std::string(dir_path);
+  });
 }
 
 Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view name,
                                    const proto::InodeDesc& inode) {
   if (!failure_.ok()) return failure_;
   const std::string key = entry_key(dir_path, name);
-  std::string existing;
-  const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
-  if (!found.ok() && !found.IsNotFound()) {
-    return io(found, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
+  // A miss of get_entry on this key with no write of it since stands for the read.
+  bool is_new = missing_entry_keys_.erase(key) > 0;
+  if (!is_new) {
+    std::string existing;
+    const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
+    if (!found.ok() && !found.IsNotFound()) {
+      return io(found, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
+    }
+    is_new = found.IsNotFound();
   }
   rocksdb::WriteBatch batch;
   batch.Put(key, encode_inode(inode));
-  if (found.IsNotFound()) {
+  std::uint64_t new_count = 0;
+  if (is_new) {
     Result<std::uint64_t> count = read_count(dir_path);
     if (!count.ok()) return count.status();
-    batch.Put(count_key(dir_path), u64_le(*count + 1));
+    new_count = *count + 1;
+    batch.Put(count_key(dir_path), u64_le(new_count));
   }
   rocksdb::WriteOptions options;
   options.sync = config_.sync_writes;
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "put entry " + std::string(name) + " in " + std::string(dir_path));
+  if (is_new) cache_count(dir_path, new_count);
   return ok_status();
 }
 
@@ -224,6 +282,7 @@ Status RocksDbMetaStore::remove_entry(std::string_view dir_path, std::string_vie
   options.sync = config_.sync_writes;
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "remove entry " + std::string(name) + " in " + std::string(dir_path));
+  cache_count(dir_path, *count <= 1 ? 0 : *count - 1);
   return ok_status();
 }
 
@@ -262,9 +321,9 @@ MetaListPage RocksDbMetaStore::list(std::string_view dir_path, std::uint64_t coo
       return page;
     }
     const std::string name(k.substr(hash_at + 8));
-    Result<proto::InodeDesc> inode =
-        decode_inode(std::string_view(it->value().data(), it->value().size()),
-                     "rocksdb meta store " + config_.path + ": entry " + name + " in " + std::string(dir_path));
+    Result<proto::InodeDesc> inode = decode_inode(std::string_view(it->value().data(), it->value().size()), [&] {
+      return "rocksdb meta store " + config_.path + ": entry " + name + " in " + std::string(dir_path);
+    });
     if (!inode.ok()) {
       fail(inode.status());
       return MetaListPage{};

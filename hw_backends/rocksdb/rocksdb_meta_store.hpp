@@ -19,6 +19,22 @@
 // call survives power loss (the WAL is fsynced); off, it survives a crash of
 // the process (the WAL is in the OS). Reopening replays the WAL either way.
 //
+// Caches (this process is the only writer: RocksDB's LOCK file keeps others
+// out, so the caches are write-through and never stale): the decoded records
+// of directories (get_dir is on every create and stat path) and the entry
+// counts (one read per create and unlink saved); each holds at most
+// k_max_cached_dirs directories and is emptied when full. The keys of entries
+// get_entry found missing (at most k_max_missing_keys, emptied when full) are
+// kept until that key is written, so a create's re-check after its compute
+// and the existence read inside put_entry cost no RocksDB read.
+// The caches are filled after the RocksDB call succeeded, so an error or a
+// damaged value is never cached.
+//
+// Options: a whole-key bloom filter on the memtable and on table files
+// (10 bits/key, RocksDB's recommended default, see RocksDB wiki "RocksDB
+// Bloom Filter") answers the negative lookups of creates without a skiplist
+// walk or a block read.
+//
 // Errors: calls that return Status/Result report RocksDB failures as io_error
 // (corrupt for a value that fails decoding) naming the store and key. The
 // interface's entry_count(), list() and load_counter() cannot return an error;
@@ -31,9 +47,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "core/services/meta_store.hpp"
 
@@ -73,14 +91,21 @@ class RocksDbMetaStore final : public MetaStore {
   // The error that turned the store failed, ok while it is healthy.
   const Status& failure() const { return failure_; }
 
+  static constexpr std::size_t k_max_cached_dirs = 65'536;  // per cache (records, counts)
+  static constexpr std::size_t k_max_missing_keys = 4'096;  // creates in flight on one server, with room
+
  private:
   RocksDbMetaStore(RocksDbMetaStoreConfig config, rocksdb::DB* db);
   Result<std::uint64_t> read_count(std::string_view dir_path) const;
   void fail(const Status& status) const;
+  void cache_count(std::string_view dir_path, std::uint64_t count) const;
 
   RocksDbMetaStoreConfig config_;
   std::unique_ptr<rocksdb::DB> db_;
   mutable Status failure_;
+  mutable std::map<std::string, proto::InodeDesc, std::less<>> dir_cache_;
+  mutable std::map<std::string, std::uint64_t, std::less<>> count_cache_;
+  mutable std::unordered_set<std::string> missing_entry_keys_;
 };
 
 }  // namespace sluice::hw

@@ -28,6 +28,9 @@ struct ReadBenchSpec {
   // Requests a server serves at once (its device queue depth; sluice's
   // StorageService uses 8 per target by default); the others wait in order.
   std::uint32_t server_queue_depth = 8;
+  // SimEnv only (P2): chunks of one client on one server merged per request
+  // (sim_bench.cpp, BenchClient); 0 or 1 = one request per chunk.
+  std::uint32_t coalesce_chunks = 1;
   double link_bytes_per_s = 12.5e9;   // 100 Gb/s
   double link_latency_s = 2e-6;
   double disk_read_bytes_per_s = 3.2e9;
@@ -40,6 +43,7 @@ struct RunResult {
   double build_wall_s = 0;  // wall time to build the platform
   std::uint64_t chunks = 0;
   long peak_rss_kib = 0;
+  std::uint64_t requests = 0;  // chunk requests sent (fewer than chunks when coalesced)
 };
 
 // Runs the raw S4U program in this process (which must not have an engine).

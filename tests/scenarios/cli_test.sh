@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# CLI behaviour: output, files written, exit codes (0 ok, 2 usage/bad input).
+# CLI behaviour: output, files written, exit codes (0 ok, 1 run failed, 2 usage/bad input/script error).
 set -u
 sluice="$1"
+here=$(cd "$(dirname "$0")" && pwd)
+scripts="$here/scripts"
+schema="$here/../../analysis/results.schema.json"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -31,4 +34,54 @@ grep -q "SIMGRID" "$tmp/out" || { echo "FAIL: backends lacks SIMGRID"; fail=1; }
 grep -qE "^  tcp +host" "$tmp/out" || { echo "FAIL: backends lacks the tcp transport"; cat "$tmp/out"; fail=1; }
 grep -qE "^  posix " "$tmp/out" || { echo "FAIL: backends lacks the posix backend"; fail=1; }
 expect 0 "help" -- "$sluice" --help
+grep -q "run" "$tmp/out" && grep -q "describe" "$tmp/out" || { echo "FAIL: --help lacks run/describe"; fail=1; }
+for cmd in run describe topo backends; do
+  expect 0 "$cmd --help" -- "$sluice" $cmd --help
+done
+
+# run: a toy sweep in simulation writes results.json/results.csv and prints the table.
+expect 0 "run tiny sweep" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/run" --jobs 2 --set files=8
+grep -qE "file_sweep/write" "$tmp/out" || { echo "FAIL: run printed no table"; cat "$tmp/out"; fail=1; }
+grep -q "seed 3" "$tmp/out" || { echo "FAIL: run did not print its seed"; fail=1; }
+[ -s "$tmp/run/results.json" ] && [ -s "$tmp/run/results.csv" ] || { echo "FAIL: results files missing"; fail=1; }
+head -1 "$tmp/run/results.csv" | grep -q "throughput_MiB_per_s" || { echo "FAIL: csv header lacks units"; fail=1; }
+[ "$(grep -c ',file_sweep,write,' "$tmp/run/results.csv")" = 2 ] || { echo "FAIL: csv wants one write row per run"; cat "$tmp/run/results.csv"; fail=1; }
+grep -q '"files": "8"' "$tmp/run/results.json" || { echo "FAIL: --set files=8 not recorded"; fail=1; }
+if python3 "$here/runner/validate_results.py" "$schema" "$tmp/run/results.json"; then
+  echo "ok: results.json validates against the schema"
+else
+  echo "FAIL: results.json does not validate against analysis/results.schema.json"; fail=1
+fi
+expect 0 "run --seed overrides" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/seeded" --seed 11 --set files=4
+grep -q '"seed": 11' "$tmp/seeded/results.json" || { echo "FAIL: --seed not applied"; fail=1; }
+[ ! -s "$tmp/err" ] || { echo "FAIL: run is not quiet on a non-terminal stderr"; cat "$tmp/err"; fail=1; }
+expect 0 "run without runs" -- "$sluice" run "$scripts/no_params.lua" --out "$tmp/none"
+grep -q "made no runs" "$tmp/out" || { echo "FAIL: no 'made no runs'"; fail=1; }
+
+# Exit codes: 1 for a failed run (results still written), 2 for the user's mistakes.
+expect 1 "run whose point fails" -- "$sluice" run "$scripts/failing_run.lua" --out "$tmp/failed"
+grep -q "event budget" "$tmp/err" || { echo "FAIL: failed run does not say why"; cat "$tmp/err"; fail=1; }
+grep -q '"ok": false' "$tmp/failed/results.json" || { echo "FAIL: failed run not recorded"; fail=1; }
+expect 2 "script syntax error" -- "$sluice" run "$scripts/syntax_error.lua" --out "$tmp/x"
+grep -q "syntax_error.lua:3:" "$tmp/err" || { echo "FAIL: no file:line"; cat "$tmp/err"; fail=1; }
+expect 2 "unknown --set" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/x" --set nosuch=1
+expect 2 "malformed --set" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/x" --set files
+expect 2 "bad backend" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend cloud
+expect 2 "missing script" -- "$sluice" run "$tmp/no_such.lua"
+expect 1 "emulate backend not yet supported" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/em" --backend emulate --set files=4
+grep -q "not yet supported" "$tmp/err" || { echo "FAIL: emulate backend message"; cat "$tmp/err"; fail=1; }
+
+# hw: the same script on this machine (loopback TCP, chunk files in a temporary directory).
+expect 0 "run --backend hw" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/hw" --backend hw --set files=4
+grep -qE "^ +0 hw .*file_sweep/read" "$tmp/out" || { echo "FAIL: hw run printed no read row"; cat "$tmp/out"; fail=1; }
+grep -q '"backend": "hw"' "$tmp/hw/results.json" || { echo "FAIL: hw backend not recorded"; fail=1; }
+
+# describe
+expect 0 "describe" -- "$sluice" describe "$scripts/tiny_sweep.lua"
+grep -qE "^  files +number +16 " "$tmp/out" || { echo "FAIL: describe lacks files"; cat "$tmp/out"; fail=1; }
+grep -q "file size" "$tmp/out" || { echo "FAIL: describe lacks descriptions"; fail=1; }
+expect 0 "describe without params" -- "$sluice" describe "$scripts/no_params.lua"
+grep -q "declares no parameters" "$tmp/out" || { echo "FAIL: describe of no params"; fail=1; }
+expect 2 "describe syntax error" -- "$sluice" describe "$scripts/syntax_error.lua"
+expect 2 "describe missing argument" -- "$sluice" describe
 exit $fail

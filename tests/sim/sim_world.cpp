@@ -53,6 +53,17 @@ const Distribution* SimWorld::samples(std::string_view name) const {
   return &d;
 }
 
+namespace {
+std::function<void(sim::SimRuntimeConfig&)>& cluster_sim_config() {
+  static std::function<void(sim::SimRuntimeConfig&)> adjust;
+  return adjust;
+}
+}  // namespace
+
+void set_cluster_sim_config(std::function<void(sim::SimRuntimeConfig&)> adjust) {
+  cluster_sim_config() = std::move(adjust);
+}
+
 template <>
 std::unique_ptr<SimWorld> make_cluster_world<SimWorld>(const TestClusterSpec& spec) {
   std::uint32_t drives = 1;
@@ -67,6 +78,7 @@ std::unique_ptr<SimWorld> make_cluster_world<SimWorld>(const TestClusterSpec& sp
   config.seed = spec.world.seed;
   config.node_memory_limit_bytes = spec.world.node_memory_limit_bytes;
   config.validate_messages = spec.world.roundtrip_messages_through_codec;
+  if (cluster_sim_config()) cluster_sim_config()(config);
   return std::make_unique<SimWorld>(small_cluster(shape), config);
 }
 

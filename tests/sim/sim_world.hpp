@@ -73,6 +73,11 @@ class SimWorld {
 template <>
 std::unique_ptr<SimWorld> make_cluster_world<SimWorld>(const TestClusterSpec& spec);
 
+// Adjusts the SimRuntimeConfig that make_cluster_world<SimWorld> builds
+// (e.g. streamed reads for the coalescing tests). Process-wide: set it in
+// the test's child process; an empty function restores the defaults.
+void set_cluster_sim_config(std::function<void(sim::SimRuntimeConfig&)> adjust);
+
 // SimEnv as a world kind for the shared services suite.
 struct SimEnvKind {
   using World = SimWorld;

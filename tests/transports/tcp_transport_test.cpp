@@ -16,6 +16,7 @@
 #include "tests/transports/transport_test_util.hpp"
 #include "transports/tcp/tcp_address.hpp"
 #include "transports/tcp/tcp_transport.hpp"
+#include "transports/tcp/tcp_auth.hpp"
 #include "transports/tcp/tcp_wire.hpp"
 
 namespace sluice::transport::tcp {
@@ -433,6 +434,165 @@ TEST(TcpTransport, GetAnswerOfTheWrongLengthLosesThePeer) {
   ASSERT_TRUE(done);
   EXPECT_EQ(done->status.code(), StatusCode::unavailable);
   EXPECT_NE(done->status.message().find("101 bytes"), std::string::npos) << done->status.message();
+}
+
+// ---- connection authentication (tcp_auth.hpp) ---------------------------------
+
+constexpr std::string_view k_secret = "cluster-secret-0123456789abcdef";
+
+struct LogSink {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::function<void(std::string_view)> fn() {
+    return [this](std::string_view line) {
+      std::lock_guard lock(mu);
+      lines.emplace_back(line);
+    };
+  }
+  bool contains(std::string_view what) {
+    std::lock_guard lock(mu);
+    for (const auto& l : lines) {
+      if (l.find(what) != std::string::npos) return true;
+    }
+    return false;
+  }
+};
+
+TransportConfig secret_config(std::uint64_t id, std::string_view secret, LogSink* sink = nullptr) {
+  TransportConfig config = one_rail_config(2);
+  config.local_id = id;
+  config.shared_secret = std::string(secret);
+  if (sink != nullptr) config.log = sink->fn();
+  return config;
+}
+
+TEST(TcpAuth, ProofsDependOnSecretRoleAndNonce) {
+  AuthBytes n1{};
+  AuthBytes n2{};
+  n2[0] = std::byte{1};
+  const AuthBytes p = auth_proof(k_secret, AuthRole::connector, n1);
+  EXPECT_TRUE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1)));
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::acceptor, n1))) << "no reflection";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n2))) << "no replay";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof("another-secret-0123456789", AuthRole::connector, n1)));
+  auto a = make_auth_nonce();
+  auto b = make_auth_nonce();
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(*a, *b);
+}
+
+TEST(TcpAuth, RefusesASecretOutsideItsLimits) {
+  TransportConfig config = one_rail_config(1);
+  config.shared_secret = "short";
+  EXPECT_EQ(make_tcp_transport(config).status().code(), StatusCode::invalid_argument);
+  config.shared_secret = std::string(k_max_shared_secret_bytes + 1, 'x');
+  EXPECT_EQ(make_tcp_transport(config).status().code(), StatusCode::invalid_argument);
+}
+
+TEST(TcpAuth, PeersWithTheSameSecretConnectAndExchangeMessagesAndBulk) {
+  auto server = make(secret_config(10, k_secret));
+  auto client = make(secret_config(20, k_secret));
+  ASSERT_TRUE(server && client);
+  EventPump sp(*server);
+  EventPump cp(*client);
+  std::vector<std::byte> remote(1 << 20);
+  std::vector<std::byte> local(1 << 20);
+  fill_pattern(local, 9, 0);
+  ASSERT_TRUE(server->register_region(3, remote, RegionKind::host).ok());
+  ASSERT_TRUE(client->register_region(4, local, RegionKind::host).ok());
+  Result<PeerId> peer = client->connect(server->listen_address());
+  ASSERT_TRUE(peer.ok());
+  auto up = cp.wait_kind<PeerUp>();
+  ASSERT_TRUE(up);
+  EXPECT_EQ(up->remote_id, 10u);
+  ASSERT_TRUE(sp.wait_kind<PeerUp>());
+  ASSERT_TRUE(client->send_message(*peer, 7, make_frame(100, 1)).ok());
+  auto m = sp.wait_kind<MessageReceived>();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->remote_id, 20u);
+  BulkRequest r;
+  r.peer = *peer;
+  r.local_key = 4;
+  r.remote_key = 3;
+  r.bytes = local.size();
+  r.cookie = 11;
+  ASSERT_TRUE(client->put(r).ok());
+  auto done = cp.wait_op(11);
+  ASSERT_TRUE(done);
+  EXPECT_TRUE(done->status.ok()) << done->status.to_string();
+  EXPECT_EQ(crc_of(remote), crc_of(local));
+}
+
+TEST(TcpAuth, AWrongSecretIsRefusedAndLoggedWhileOthersAreStillServed) {
+  LogSink server_log;
+  auto server = make(secret_config(10, k_secret, &server_log));
+  auto intruder = make(secret_config(30, "not-the-cluster-secret-at-all"));
+  auto client = make(secret_config(20, k_secret));
+  ASSERT_TRUE(server && intruder && client);
+  EventPump sp(*server);
+  EventPump ip(*intruder);
+  EventPump cp(*client);
+  Result<PeerId> bad = intruder->connect(server->listen_address());
+  ASSERT_TRUE(bad.ok());
+  auto down = ip.wait_kind<PeerDown>();
+  ASSERT_TRUE(down) << "the intruder's connection must fail";
+  EXPECT_FALSE(down->reason.ok());
+  Result<PeerId> good = client->connect(server->listen_address());
+  ASSERT_TRUE(good.ok());
+  ASSERT_TRUE(cp.wait_kind<PeerUp>());
+  ASSERT_TRUE(client->send_message(*good, 1, make_frame(10, 2)).ok());
+  auto m = sp.wait_kind<MessageReceived>();
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->remote_id, 20u) << "only the authenticated client's message arrives";
+  EXPECT_TRUE(server_log.contains("wrong authentication proof")) << "the refusal is logged";
+}
+
+TEST(TcpAuth, APeerWithoutTheSecretIsRefusedBothWays) {
+  LogSink server_log;
+  auto server = make(secret_config(10, k_secret, &server_log));
+  ASSERT_TRUE(server);
+  EventPump sp(*server);
+  // A raw client that skips authentication and says hello at once.
+  Result<sockaddr_in> to = parse_ipv4_address(server->listen_address().rails[0]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)), 0);
+  set_read_timeout(c.get());
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::hello, StatusCode::ok, 0, 5, 1, 0, 1}));
+  auto challenge = read_header(c.get());
+  ASSERT_TRUE(challenge);
+  EXPECT_EQ(challenge->kind, PacketKind::challenge);
+  std::vector<std::byte> nonce(challenge->length);
+  ASSERT_TRUE(read_exact(c.get(), nonce.data(), nonce.size()));
+  char byte = 0;
+  EXPECT_EQ(::recv(c.get(), &byte, 1, 0), 0) << "the server must close the connection";
+  EXPECT_TRUE(sp.drain().empty()) << "no peer came up";
+  EXPECT_TRUE(server_log.contains("refused unauthenticated peer"));
+  // A transport without a secret that meets a server with one: refused with the reason.
+  auto plain = make(one_rail_config(1));
+  ASSERT_TRUE(plain);
+  EventPump pp(*plain);
+  ASSERT_TRUE(plain->connect(server->listen_address()).ok());
+  auto down = pp.wait_kind<PeerDown>();
+  ASSERT_TRUE(down);
+  EXPECT_NE(down->reason.message().find("no shared secret"), std::string::npos) << down->reason.message();
+}
+
+TEST(TcpAuth, AMalformedProofIsRefused) {
+  LogSink server_log;
+  auto server = make(secret_config(10, k_secret, &server_log));
+  ASSERT_TRUE(server);
+  Result<sockaddr_in> to = parse_ipv4_address(server->listen_address().rails[0]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)), 0);
+  set_read_timeout(c.get());
+  ASSERT_TRUE(write_header(c.get(), PacketHeader{PacketKind::proof, StatusCode::ok, 0, 5, 0, 0, 7}));
+  ssize_t got = 0;
+  // The server's challenge may arrive first; then the close.
+  std::vector<char> sink(4096);
+  while ((got = ::recv(c.get(), sink.data(), sink.size(), 0)) > 0) {
+  }
+  EXPECT_EQ(got, 0) << "closed, not timed out";
+  EXPECT_TRUE(server_log.contains("authentication packet of 7 bytes"));
 }
 
 }  // namespace

@@ -98,6 +98,28 @@ void TcpTransport::on_header(Connection& c) {
   }
   const PacketHeader h = *decoded;
   c.cur = h;
+  const bool auth_packet = h.kind == PacketKind::challenge || h.kind == PacketKind::proof;
+  if (auth_packet) {
+    if (config_.shared_secret.empty()) {
+      fail_connection(c, "refused " + c.remote + ": it asks for authentication and this side has no shared secret");
+      return;
+    }
+    if (h.length != k_tcp_auth_bytes) {
+      fail_connection(c, "refused " + c.remote + ": authentication packet of " + std::to_string(h.length) +
+                             " bytes, expected " + std::to_string(k_tcp_auth_bytes));
+      return;
+    }
+    c.message.assign(h.length, std::byte{0});
+    c.left = h.length;
+    c.rx = RxState::message_body;
+    return;
+  }
+  if (!c.authenticated) {
+    fail_connection(c, "refused unauthenticated peer " + c.remote + ": it sent a " +
+                           std::to_string(static_cast<int>(h.kind)) +
+                           "-packet before proving knowledge of the shared secret");
+    return;
+  }
   if (!c.greeted) {
     if (h.kind != PacketKind::hello) {
       fail_connection(c, "first packet from " + c.remote + " is not a hello");
@@ -113,6 +135,9 @@ void TcpTransport::on_header(Connection& c) {
     return;
   }
   switch (h.kind) {
+    case PacketKind::challenge:
+    case PacketKind::proof:
+      return;  // handled above
     case PacketKind::hello:
       fail_connection(c, "second hello from " + c.remote);
       return;
@@ -262,10 +287,62 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
   }
 }
 
+void TcpTransport::start_auth(Connection& c) {
+  if (config_.shared_secret.empty()) return;
+  Result<AuthBytes> nonce = make_auth_nonce();
+  if (!nonce.ok()) {
+    fail_connection(c, nonce.status().message());
+    return;
+  }
+  c.authenticated = false;
+  c.nonce = *nonce;
+  TxItem challenge;
+  challenge.head = encode_packet_header(
+      PacketHeader{PacketKind::challenge, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
+  challenge.owned.resize(k_tcp_auth_bytes);
+  std::copy(c.nonce.begin(), c.nonce.end(), challenge.owned.begin());
+  challenge.body_bytes = k_tcp_auth_bytes;
+  enqueue(c, std::move(challenge));
+}
+
+void TcpTransport::on_auth_packet(Connection& c, const PacketHeader& h, const std::vector<std::byte>& body) {
+  AuthBytes got{};
+  std::copy(body.begin(), body.end(), got.begin());
+  const AuthRole self = c.accepted ? AuthRole::acceptor : AuthRole::connector;
+  const AuthRole other = c.accepted ? AuthRole::connector : AuthRole::acceptor;
+  if (h.kind == PacketKind::challenge) {
+    TxItem proof;
+    proof.head =
+        encode_packet_header(PacketHeader{PacketKind::proof, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
+    const AuthBytes answer = auth_proof(config_.shared_secret, self, got);
+    proof.owned.assign(answer.begin(), answer.end());
+    proof.body_bytes = k_tcp_auth_bytes;
+    enqueue(c, std::move(proof));
+    return;
+  }
+  if (c.authenticated) {
+    fail_connection(c, "refused " + c.remote + ": a second authentication proof");
+    return;
+  }
+  if (!auth_proof_matches(auth_proof(config_.shared_secret, other, c.nonce), got)) {
+    fail_connection(c, "refused peer " + c.remote + ": wrong authentication proof (another or no shared secret)");
+    return;
+  }
+  c.authenticated = true;
+  flush(c);  // what waited for the peer to prove itself (the connector's hello)
+}
+
 void TcpTransport::on_body_done(Connection& c) {
   const PacketHeader h = c.cur;
   c.rx = RxState::header;
   switch (h.kind) {
+    case PacketKind::challenge:
+    case PacketKind::proof: {
+      const std::vector<std::byte> body = std::move(c.message);
+      c.message = {};
+      on_auth_packet(c, h, body);
+      return;
+    }
     case PacketKind::message: {
       std::vector<std::byte> frame = std::move(c.message);
       c.message = {};

@@ -17,10 +17,20 @@ namespace sluice::transport::tcp::detail {
 
 // ---- send path ----------------------------------------------------------------
 
+namespace {
+// Challenge and proof packets travel in the connection's auth queue.
+bool item_is_auth(const TxItem& item) {
+  const auto kind = static_cast<std::uint8_t>(item.head[4]);
+  return kind == static_cast<std::uint8_t>(PacketKind::challenge) || kind == static_cast<std::uint8_t>(PacketKind::proof);
+}
+}  // namespace
+
 void TcpTransport::enqueue(Connection& c, TxItem item) {
   if (c.dead) return;
-  c.tx.push_back(std::move(item));
-  TxItem& placed = c.tx.back();
+  const bool auth = item_is_auth(item);
+  std::deque<TxItem>& queue = auth ? c.auth_tx : c.tx;
+  queue.push_back(std::move(item));
+  TxItem& placed = queue.back();
   if (!placed.owned.empty()) placed.body = placed.owned.data();
   flush(c);
 }
@@ -36,10 +46,20 @@ void TcpTransport::set_out_interest(Connection& c, bool on) {
 
 void TcpTransport::flush(Connection& c) {
   if (c.dead || c.connecting) return;
-  while (!c.tx.empty()) {
+  // Authentication packets go first; nothing else leaves before the peer proved itself.
+  flush_queue(c, c.auth_tx);
+  if (c.dead || !c.auth_tx.empty()) return;  // the socket is full: EPOLLOUT is armed
+  if (c.authenticated) flush_queue(c, c.tx);
+  if (c.dead || !c.tx.empty()) return;
+  set_out_interest(c, false);
+}
+
+// Sends from `queue` until it is empty or the socket is full (then EPOLLOUT is armed).
+void TcpTransport::flush_queue(Connection& c, std::deque<TxItem>& queue) {
+  while (!c.dead && !queue.empty()) {
     std::array<iovec, k_tcp_max_iov> iov{};
     std::size_t count = 0;
-    for (TxItem& item : c.tx) {
+    for (TxItem& item : queue) {
       if (count + 3 > iov.size()) break;
       std::size_t at = item.sent;
       const auto add = [&](const void* base, std::size_t bytes) {
@@ -69,8 +89,8 @@ void TcpTransport::flush(Connection& c) {
     }
     auto sent = static_cast<std::size_t>(n);
     Peer* p = live_peer(c.peer);
-    while (sent > 0 && !c.tx.empty()) {
-      TxItem& front = c.tx.front();
+    while (sent > 0 && !queue.empty()) {
+      TxItem& front = queue.front();
       const std::size_t rest = front.total() - front.sent;
       if (sent < rest) {
         front.sent += sent;
@@ -78,11 +98,10 @@ void TcpTransport::flush(Connection& c) {
       } else {
         sent -= rest;
         if (p != nullptr) p->queued_message_bytes -= front.message_bytes;
-        c.tx.pop_front();
+        queue.pop_front();
       }
     }
   }
-  set_out_interest(c, false);
 }
 
 }  // namespace sluice::transport::tcp::detail

@@ -31,6 +31,13 @@ Status TcpTransport::open() {
   if (config_.max_pending_ops == 0) {
     return error(StatusCode::invalid_argument, "tcp transport: max_pending_ops must be > 0");
   }
+  if (!config_.shared_secret.empty() && (config_.shared_secret.size() < k_min_shared_secret_bytes ||
+                                         config_.shared_secret.size() > k_max_shared_secret_bytes)) {
+    return error(StatusCode::invalid_argument, "tcp transport: shared secret of " +
+                                                   std::to_string(config_.shared_secret.size()) + " bytes outside " +
+                                                   std::to_string(k_min_shared_secret_bytes) + ".." +
+                                                   std::to_string(k_max_shared_secret_bytes));
+  }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -136,7 +143,8 @@ void TcpTransport::handle_listen(std::uint32_t rail) {
     ev.events = EPOLLIN;
     ev.data.u64 = c->id;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
-    connections_.emplace(c->id, std::move(c));
+    Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
+    start_auth(placed);
   }
 }
 
@@ -185,6 +193,7 @@ void TcpTransport::close_connection(std::uint64_t id) {
   c.fd = -1;
   c.dead = true;
   c.tx.clear();
+  c.auth_tx.clear();
   c.pin.release();
   dead_connections_.push_back(std::move(it->second));
   connections_.erase(it);
@@ -321,6 +330,11 @@ Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
       p.rails[rail].push_back(c->id);
       if (rail == 0 && index == 0) p.control = c->id;
       Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
+      start_auth(placed);
+      if (live_peer(id) == nullptr) {
+        reap();
+        return id;
+      }
       TxItem hello;
       hello.head = encode_packet_header(PacketHeader{PacketKind::hello, StatusCode::ok, 0, config_.local_id, p.id,
                                                      (std::uint64_t{rail} << 32) | index, p.expected});

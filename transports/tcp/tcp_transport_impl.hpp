@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "transports/tcp/tcp_transport.hpp"
+#include "transports/tcp/tcp_auth.hpp"
 #include "transports/tcp/tcp_wire.hpp"
 
 namespace sluice::transport::tcp::detail {
@@ -96,6 +97,12 @@ struct Connection {
   bool dead = false;
   std::string remote;    // address text, for messages
   std::deque<TxItem> tx;
+  // Authentication (tcp_auth.hpp), with a shared secret only. Until the
+  // peer's proof checked out, only challenge/proof packets are accepted and
+  // only auth_tx is sent.
+  bool authenticated = true;
+  AuthBytes nonce{};      // our challenge to the peer
+  std::deque<TxItem> auth_tx;
 
   RxState rx = RxState::header;
   PacketHeaderBytes head{};
@@ -185,6 +192,11 @@ class TcpTransport final : public Transport {
   void consumed(Connection& c, std::size_t n);
   void on_header(Connection& c);
   void on_hello(Connection& c, const PacketHeader& h);
+  // Authentication: start() queues our challenge; on_auth_packet() answers
+  // a challenge or checks a proof (tcp_auth.hpp).
+  void start_auth(Connection& c);
+  void on_auth_packet(Connection& c, const PacketHeader& h, const std::vector<std::byte>& body);
+  void flush_queue(Connection& c, std::deque<TxItem>& queue);
   void on_body_done(Connection& c);
   void start_text(Connection& c);
   void enqueue(Connection& c, TxItem item);

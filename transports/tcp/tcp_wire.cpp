@@ -43,7 +43,7 @@ Result<PacketHeader> decode_packet_header(std::span<const std::byte, k_tcp_packe
   }
   PacketHeader h;
   const auto kind = get_le<std::uint8_t>(bytes, 4);
-  if (kind < static_cast<std::uint8_t>(PacketKind::hello) || kind > static_cast<std::uint8_t>(PacketKind::get_data)) {
+  if (kind < static_cast<std::uint8_t>(PacketKind::hello) || kind > static_cast<std::uint8_t>(PacketKind::proof)) {
     return error(StatusCode::corrupt, "tcp packet: unknown kind " + std::to_string(kind));
   }
   h.kind = static_cast<PacketKind>(kind);

@@ -19,6 +19,8 @@
 //   put_ack      `text_bytes` of error text when status != ok
 //   get_request  nothing: asks for `length` bytes of region `key` at `offset`
 //   get_data     status ok: `length` body bytes; else `text_bytes` of error text
+//   challenge    `length` = k_tcp_auth_bytes: a fresh random nonce (tcp_auth.hpp)
+//   proof        `length` = k_tcp_auth_bytes: HMAC-SHA256 over the peer's nonce
 //
 // TCP checksums the bytes; the magic catches a desynchronised stream, and
 // every field is bounds-checked before the receiver acts on it.
@@ -45,6 +47,8 @@ enum class PacketKind : std::uint8_t {
   put_ack = 4,
   get_request = 5,
   get_data = 6,
+  challenge = 7,
+  proof = 8,
 };
 
 struct PacketHeader {

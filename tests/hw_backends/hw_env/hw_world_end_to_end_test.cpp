@@ -129,7 +129,9 @@ class HwWorldEndToEnd : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(HwWorldEndToEnd, FileSweepWritesReadsAndVerifiesOverTcpAndRealFiles) {
-  HwWorld world(config());
+  HwWorldConfig authenticated = config();
+  authenticated.shared_secret = "e2e-cluster-secret-0123456789";  // every connection proves it (tcp_auth.hpp)
+  HwWorld world(authenticated);
   SmallCluster cluster(world, 2);
   ASSERT_TRUE(cluster.status.ok()) << cluster.status.to_string();
   FileSweepConfig sweep;

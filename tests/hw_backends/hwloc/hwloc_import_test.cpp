@@ -185,5 +185,30 @@ TEST(HwlocImport, MachineWithoutPackagesOrDevicesStillImports) {
   EXPECT_DOUBLE_EQ(t->bottleneck_bytes_per_s(*r), HwlocImportOptions{}.default_pcie_bytes_per_s);
 }
 
+// libhwloc 2.9 crashes (null bitmap in hwloc_topology_load) on an object
+// without complete_nodeset, and abort()s on a machine without a NUMA node:
+// the import loads untrusted XML in a child process, so both are errors here.
+TEST(HwlocImport, XmlThatCrashesLibhwlocIsAnErrorNotACrash) {
+  std::string xml(k_machine_xml);
+  const std::string attr = "complete_nodeset=\"0x00000001\" gp_index=\"3\"";
+  const auto at = xml.find(attr);
+  ASSERT_NE(at, std::string::npos);
+  xml.replace(at, std::string("complete_nodeset").size(), "complete_Xodeset");
+  auto t = import_hwloc_xml(xml);
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(t.status().message().find("hwloc import"), std::string::npos) << t.status().message();
+}
+
+TEST(HwlocImport, XmlWithoutNumaNodeIsAnErrorNamingIt) {
+  const std::string xml =
+      "<?xml version=\"1.0\"?><topology version=\"2.0\"><object type=\"Machine\" os_index=\"0\" "
+      "cpuset=\"0x1\" complete_cpuset=\"0x1\" allowed_cpuset=\"0x1\" gp_index=\"1\"><object type=\"PU\" "
+      "os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" gp_index=\"3\"/></object></topology>";
+  auto t = import_hwloc_xml(xml);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("hwloc import"), std::string::npos) << t.status().message();
+}
+
 }  // namespace
 }  // namespace sluice::hw

@@ -230,6 +230,75 @@ TEST(RocksDbMetaStore, RemoveDirRefusesWhileEntriesRemain) {
   EXPECT_EQ(store->get_dir("/x").status().code(), StatusCode::not_found);
 }
 
+// The write-through caches (directory records, entry counts, the last missed
+// entry key) answer exactly what the database holds, checked against a
+// reopened store whose caches start empty.
+TEST(RocksDbMetaStore, CachesAnswerLikeTheDatabaseAcrossMutations) {
+  TempDir tmp;
+  {
+    auto store = open_store(tmp.db(), false);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->put_dir("/c", dir_inode(5)).ok());
+    EXPECT_EQ(store->get_dir("/c")->file_id, 5u);
+    ASSERT_TRUE(store->put_dir("/c", dir_inode(6)).ok());
+    EXPECT_EQ(store->get_dir("/c")->file_id, 6u) << "a replaced record is not served stale";
+    // A miss, then a put of another name: the miss does not stand for it.
+    EXPECT_FALSE(store->get_entry("/c", "a").ok());
+    ASSERT_TRUE(store->put_entry("/c", "b", file_inode(7, 0)).ok());
+    EXPECT_EQ(store->entry_count("/c"), 1u);
+    // A miss, then the create it precedes: counted once.
+    EXPECT_FALSE(store->get_entry("/c", "a").ok());
+    ASSERT_TRUE(store->put_entry("/c", "a", file_inode(8, 0)).ok());
+    EXPECT_EQ(store->entry_count("/c"), 2u);
+    // The same put again (the miss is used up) replaces, does not count.
+    ASSERT_TRUE(store->put_entry("/c", "a", file_inode(9, 4)).ok());
+    EXPECT_EQ(store->entry_count("/c"), 2u);
+    // A miss, then a removal of another entry, then the put: still exact.
+    EXPECT_FALSE(store->get_entry("/c", "z").ok());
+    ASSERT_TRUE(store->remove_entry("/c", "b").ok());
+    EXPECT_EQ(store->entry_count("/c"), 1u);
+    ASSERT_TRUE(store->put_entry("/c", "z", file_inode(10, 0)).ok());
+    EXPECT_EQ(store->entry_count("/c"), 2u);
+    // Two creates in flight: both misses stay known until each name is written.
+    EXPECT_FALSE(store->get_entry("/c", "m1").ok());
+    EXPECT_FALSE(store->get_entry("/c", "m2").ok());
+    EXPECT_FALSE(store->get_entry("/c", "m1").ok());
+    ASSERT_TRUE(store->put_entry("/c", "m1", file_inode(20, 0)).ok());
+    EXPECT_EQ(store->get_entry("/c", "m1")->file_id, 20u) << "a written key is no longer known missing";
+    EXPECT_FALSE(store->get_entry("/c", "m2").ok());
+    ASSERT_TRUE(store->put_entry("/c", "m2", file_inode(21, 0)).ok());
+    EXPECT_EQ(store->get_entry("/c", "m2")->file_id, 21u);
+    EXPECT_EQ(store->entry_count("/c"), 4u);
+    ASSERT_TRUE(store->remove_entry("/c", "m1").ok());
+    ASSERT_TRUE(store->remove_entry("/c", "m2").ok());
+    EXPECT_FALSE(store->get_entry("/c", "m2").ok());
+    ASSERT_TRUE(store->put_entry("/c", "m2", file_inode(22, 0)).ok());
+    ASSERT_TRUE(store->remove_entry("/c", "m2").ok());
+    EXPECT_EQ(store->entry_count("/c"), 2u);
+    // A miss made stale by a removal of the same name's directory and entries.
+    EXPECT_FALSE(store->get_entry("/d", "q").ok());
+    ASSERT_TRUE(store->put_dir("/d", dir_inode(11)).ok());
+    ASSERT_TRUE(store->put_entry("/d", "q", file_inode(12, 0)).ok());
+    ASSERT_TRUE(store->remove_entry("/d", "q").ok());
+    EXPECT_EQ(store->entry_count("/d"), 0u);
+    ASSERT_TRUE(store->remove_dir("/d").ok());
+    EXPECT_EQ(store->get_dir("/d").status().code(), StatusCode::not_found);
+    ASSERT_TRUE(store->put_dir("/d", dir_inode(13)).ok());
+    EXPECT_EQ(store->get_dir("/d")->file_id, 13u);
+    EXPECT_EQ(store->entry_count("/d"), 0u);
+  }
+  auto reopened = open_store(tmp.db());
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(reopened->get_dir("/c")->file_id, 6u);
+  EXPECT_EQ(reopened->entry_count("/c"), 2u);
+  EXPECT_EQ(reopened->get_entry("/c", "a")->size_bytes, 4u);
+  EXPECT_EQ(reopened->get_entry("/c", "z")->file_id, 10u);
+  EXPECT_FALSE(reopened->get_entry("/c", "b").ok());
+  EXPECT_EQ(reopened->get_dir("/d")->file_id, 13u);
+  EXPECT_EQ(reopened->entry_count("/d"), 0u);
+  EXPECT_EQ(list_all(*reopened, "/c", 10).size(), 2u);
+}
+
 TEST(RocksDbMetaStore, DamagedValuesAreCorruptNamingTheKey) {
   TempDir tmp;
   {

@@ -1,0 +1,68 @@
+// The CLI of analysis/ (wired into `sluice` by scenarios/main.cpp with
+// `sluice::analysis::add_analysis_commands(app);`):
+//
+//   sluice compare A.json B.json ... [--metric M]... [--ignore-param P]...
+//                  [--measured hw|emulate] [--json OUT.json]
+//       aligns runs of the same scenario and params from different backends;
+//       prints predicted vs measured and the overall median/p90 error.
+//   sluice calibrate --fit A.json... [--holdout C.json...] [--phase read]
+//                    [--name NAME] [--base sim/profiles/default.json]
+//                    [--out sim/profiles/NAME.json] [--machine M] [--scenario S]
+//       fits the transfer model (transfer_model.hpp) to the measured runs,
+//       writes the profile, prints the fit and, with held-out runs,
+//       "RESULT F1 median_err=<pct> p90_err=<pct>".
+//   sluice calibrate --synthetic [--seed N] [--noise 0.03]
+//       the same loop on synthetic data (f1_synthetic.hpp).
+//   sluice report RESULTS.json... --out DIR [--x PARAM] [--phase read] [--title T]
+//       the Markdown report with plots (run_report.hpp).
+//
+// Exit codes as scenarios/main.cpp: 0 ok, 1 the command failed, 2 usage error.
+// The callbacks end the process with the exit code (std::exit), as
+// add_emulate_commands' do.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace sluice::analysis {
+
+void add_analysis_commands(CLI::App &app);
+
+struct CompareArgs {
+  std::vector<std::string> files;
+  std::vector<std::string> metrics;
+  std::vector<std::string> ignored_params;
+  std::string measured_backend;
+  std::string json_out;
+};
+int run_compare(const CompareArgs &args, std::ostream &out, std::ostream &err);
+
+struct CalibrateArgs {
+  std::vector<std::string> fit_files;
+  std::vector<std::string> holdout_files;
+  std::string phase = "read";
+  std::string name = "calibrated";
+  std::string base = "sim/profiles/default.json";
+  std::string out;  // empty: no profile written
+  std::string machine;
+  std::string scenario;
+  bool synthetic = false;
+  std::uint64_t seed = 1;
+  double noise = 0.03;
+};
+int run_calibrate(const CalibrateArgs &args, std::ostream &out, std::ostream &err);
+
+struct ReportArgs {
+  std::vector<std::string> files;
+  std::string out_dir;
+  std::string x_param;
+  std::string phase = "read";
+  std::string title = "sluice run report";
+};
+int run_report(const ReportArgs &args, std::ostream &out, std::ostream &err);
+
+}  // namespace sluice::analysis

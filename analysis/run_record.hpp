@@ -1,0 +1,75 @@
+// RunRecord: the measured part of one run, as analysis/ reads it back from a
+// results file. Independent of scenarios/runner (analysis links neither the
+// runner nor SimGrid), it reads two layouts:
+//  - `sluice run`'s results.json ("format": "sluice-results",
+//    analysis/results.schema.json; one record per element of "runs"), or a
+//    single run object of that layout (result_codec.hpp);
+//  - `sluice emulate`'s output (scenarios/emulate/cluster_emulator.hpp: "nodes"
+//    with per-rank "phases" and an "emulation" block): one record, backend
+//    "emulate", scenario "emulate_file_sweep" (or the document's "scenario"),
+//    params link_bits_per_s and link_latency_ns from "emulation" plus any
+//    top-level "params" object; per phase, bytes and ops are summed over
+//    ranks and the phase lasts until its slowest rank (elbencho's "last done").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/status.hpp"
+
+namespace sluice::analysis {
+
+// Limit: results files larger than this are refused.
+inline constexpr std::size_t k_max_results_file_bytes = std::size_t{256} << 20;
+
+struct PhaseRecord {
+  std::string workload;
+  std::string phase;
+  std::uint32_t ranks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t ops = 0;
+  double last_done_s = 0;
+  double bytes_per_s = 0;   // last done
+  double ops_per_s = 0;     // last done
+  double latency_us_p50 = 0;
+  double latency_us_p99 = 0;
+  std::map<std::string, double> extra;
+};
+
+struct RunRecord {
+  std::string scenario;
+  std::string backend;  // "sim" | "hw" | "emulate"
+  std::map<std::string, std::string> params;
+  std::uint64_t seed = 0;
+  bool ok = false;
+  std::string error;
+  std::vector<PhaseRecord> phases;
+  std::map<std::string, double> counters;
+};
+
+// The metrics compare/plot look at, by name: bytes_per_s, ops_per_s,
+// last_done_s, latency_us_p50, latency_us_p99, or extra.<name>. NaN when absent.
+double phase_metric(const PhaseRecord &phase, const std::string &metric);
+inline const std::vector<std::string> k_default_metrics = {"bytes_per_s", "ops_per_s", "last_done_s",
+                                                           "latency_us_p50", "latency_us_p99"};
+
+// Parses either layout; invalid_argument naming the missing/mistyped field.
+Result<std::vector<RunRecord>> parse_runs(const nlohmann::json &document);
+// Reads and parses a file; io_error naming the path.
+Result<std::vector<RunRecord>> load_runs(const std::string &path);
+
+// The parameter point of a run: "scenario|k1=v1,k2=v2" (params sorted by
+// name, `ignored` ones left out). Runs of different backends with the same key
+// are the same experiment.
+std::string point_key(const RunRecord &run, const std::vector<std::string> &ignored = {});
+
+// A parameter as a number: accepts plain numbers and sizes/rates with
+// suffixes (4MiB, 1M, 200mbit, 1Gbit, 2KiB; decimal k/M/G, binary Ki/Mi/Gi;
+// "bit" suffixes give bits). invalid_argument otherwise.
+Result<double> parse_quantity(const std::string &text);
+
+}  // namespace sluice::analysis

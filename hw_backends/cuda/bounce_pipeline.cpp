@@ -1,0 +1,193 @@
+#include "hw_backends/cuda/bounce_pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "core/sched/pipeline_window.hpp"
+#include "hw_backends/storage_backend.hpp"
+
+namespace sluice::hw::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// What the lanes share: the next chunk, the first error, the totals.
+struct Shared {
+  std::atomic<std::uint64_t> next_chunk{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  Status first_error;
+  double read_seconds = 0;
+  double wait_seconds = 0;
+  std::uint32_t max_in_flight = 0;
+
+  void fail(Status st) {
+    std::lock_guard lock(mu);
+    if (first_error.ok()) first_error = std::move(st);
+    failed = true;
+  }
+};
+
+struct LaneJob {
+  ChunkSource* source = nullptr;
+  ChunkSink* sink = nullptr;
+  std::span<const std::span<std::byte>> slots;  // this lane's staging buffers
+  std::uint32_t lane = 0;
+  std::uint64_t src_offset = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t buffer_bytes = 0;
+  std::uint64_t chunk_count = 0;
+};
+
+std::uint64_t run_lane(const LaneJob& job, Shared& shared) {
+  std::uint64_t my_chunks = 0;
+  double read_s = 0;
+  double wait_s = 0;
+  sched::PipelineWindow window(static_cast<std::uint32_t>(job.slots.size()));
+  std::deque<std::uint32_t> busy;  // slots with a copy in flight, oldest first
+  const auto wait_oldest = [&]() -> Status {
+    const std::uint32_t slot = busy.front();
+    busy.pop_front();
+    const auto t0 = Clock::now();
+    Status st = job.sink->wait_copy(job.lane, slot);
+    wait_s += seconds_since(t0);
+    const Status released = window.release(slot);
+    return st.ok() ? released : st;
+  };
+  Status st = job.sink->begin_lane(job.lane);
+  while (st.ok() && !shared.failed) {
+    const std::uint64_t chunk = shared.next_chunk.fetch_add(1);
+    if (chunk >= job.chunk_count) break;
+    Result<std::uint32_t> slot = window.acquire();
+    if (!slot.ok()) {  // every buffer holds a copy in flight: wait for the oldest
+      st = wait_oldest();
+      if (!st.ok()) break;
+      slot = window.acquire();
+      if (!slot.ok()) {
+        st = slot.status();
+        break;
+      }
+    }
+    const std::uint64_t rel = chunk * job.buffer_bytes;
+    const std::uint64_t length = std::min(job.buffer_bytes, job.bytes - rel);
+    const std::span<std::byte> buffer = job.slots[*slot];
+    const auto t0 = Clock::now();
+    Result<std::uint64_t> got = job.source->read(job.src_offset + rel, buffer, length);
+    read_s += seconds_since(t0);
+    if (!got.ok()) {
+      st = got.status();
+    } else if (*got < length) {
+      st = error(StatusCode::io_error, "bounce pipeline: source ended at offset " +
+                                           std::to_string(job.src_offset + rel + *got) + ", " +
+                                           std::to_string(length - *got) + " bytes short of the chunk at " +
+                                           std::to_string(job.src_offset + rel));
+    } else {
+      st = job.sink->start_copy(job.lane, *slot, buffer.first(length), rel);
+    }
+    if (!st.ok()) {
+      window.release(*slot).ignore();  // no copy was started from it
+      break;
+    }
+    busy.push_back(*slot);
+    ++my_chunks;
+    std::lock_guard lock(shared.mu);
+    shared.max_in_flight = std::max(shared.max_in_flight, window.in_flight());
+  }
+  // Drain: every started copy is waited for, also after an error.
+  while (!busy.empty()) {
+    Status w = wait_oldest();
+    if (st.ok()) st = std::move(w);
+  }
+  if (!st.ok()) shared.fail(std::move(st));
+  std::lock_guard lock(shared.mu);
+  shared.read_seconds += read_s;
+  shared.wait_seconds += wait_s;
+  return my_chunks;
+}
+
+}  // namespace
+
+Status check_bounce_config(const BounceConfig& config) {
+  const std::string where = "bounce pipeline config: ";
+  if (config.buffer_bytes == 0 || config.buffer_bytes > k_max_storage_request_bytes ||
+      config.buffer_bytes % k_direct_io_alignment_bytes != 0) {
+    return error(StatusCode::invalid_argument, where + "buffer_bytes " + std::to_string(config.buffer_bytes) +
+                                                   " must be a multiple of " +
+                                                   std::to_string(k_direct_io_alignment_bytes) + " in 1.." +
+                                                   std::to_string(k_max_storage_request_bytes));
+  }
+  if (config.depth == 0 || config.depth > sched::k_max_window_chunks_limit) {
+    return error(StatusCode::invalid_argument, where + "depth " + std::to_string(config.depth) + " must be in 1.." +
+                                                   std::to_string(sched::k_max_window_chunks_limit));
+  }
+  if (config.reader_threads == 0 || config.reader_threads > k_max_bounce_reader_threads) {
+    return error(StatusCode::invalid_argument, where + "reader_threads " + std::to_string(config.reader_threads) +
+                                                   " must be in 1.." + std::to_string(k_max_bounce_reader_threads));
+  }
+  return ok_status();
+}
+
+Result<std::uint32_t> bounce_depth(double copy_bandwidth_bytes_per_s, TimeNs read_latency_ns,
+                                   std::uint64_t buffer_bytes) {
+  return sched::window_chunks(copy_bandwidth_bytes_per_s, read_latency_ns, buffer_bytes);
+}
+
+Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,
+                                        std::span<const std::span<std::byte>> staging, const BounceConfig& config,
+                                        std::uint64_t src_offset, std::uint64_t bytes) {
+  if (Status s = check_bounce_config(config); !s.ok()) return s;
+  const std::uint64_t slots = std::uint64_t{config.reader_threads} * config.depth;
+  if (staging.size() < slots) {
+    return error(StatusCode::invalid_argument, "bounce pipeline: " + std::to_string(staging.size()) +
+                                                   " staging buffers for " + std::to_string(config.reader_threads) +
+                                                   " lanes x depth " + std::to_string(config.depth));
+  }
+  for (const auto& b : staging.first(slots)) {
+    if (b.size() < config.buffer_bytes) {
+      return error(StatusCode::invalid_argument, "bounce pipeline: a staging buffer of " + std::to_string(b.size()) +
+                                                     " bytes is under buffer_bytes " +
+                                                     std::to_string(config.buffer_bytes));
+    }
+  }
+  if (src_offset + bytes < src_offset) {
+    return error(StatusCode::invalid_argument, "bounce pipeline: source range overflows");
+  }
+  const auto start = Clock::now();
+  Shared shared;
+  BounceStats stats;
+  stats.chunks_per_lane.assign(config.reader_threads, 0);
+  const std::uint64_t chunk_count = (bytes + config.buffer_bytes - 1) / config.buffer_bytes;
+  std::vector<LaneJob> jobs(config.reader_threads);
+  for (std::uint32_t lane = 0; lane < config.reader_threads; ++lane) {
+    jobs[lane] = LaneJob{&source, &sink, staging.subspan(std::size_t{lane} * config.depth, config.depth), lane,
+                         src_offset, bytes, config.buffer_bytes, chunk_count};
+  }
+  if (config.reader_threads == 1) {
+    stats.chunks_per_lane[0] = run_lane(jobs[0], shared);  // no thread for one lane
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(config.reader_threads);
+    for (std::uint32_t lane = 0; lane < config.reader_threads; ++lane) {
+      threads.emplace_back([&, lane] { stats.chunks_per_lane[lane] = run_lane(jobs[lane], shared); });
+    }
+    for (auto& t : threads) t.join();
+  }
+  if (shared.failed) return shared.first_error;
+  stats.bytes = bytes;
+  stats.chunks = chunk_count;
+  stats.max_copies_in_flight_per_lane = shared.max_in_flight;
+  stats.read_seconds = shared.read_seconds;
+  stats.wait_seconds = shared.wait_seconds;
+  stats.wall_seconds = seconds_since(start);
+  return stats;
+}
+
+}  // namespace sluice::hw::cuda

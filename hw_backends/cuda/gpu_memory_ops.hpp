@@ -1,0 +1,45 @@
+// GpuMemoryOps: how HwNode and HwEnv reach GPU memory without linking CUDA.
+//
+// sluice_hw (HwWorld, HwNode, HwEnv) builds everywhere; GPU memory needs
+// hw_backends/cuda, which links the CUDA runtime. So the hardware world asks
+// this process-wide slot for the operations; hw_backends/cuda fills it
+// (install_gpu_memory_ops() in gpu_memory_install.hpp). Empty slot: the
+// world answers alloc(MemKind::gpu) with unavailable, as before.
+// Header-only on purpose: sluice_hw includes it without depending on sluice_hw_cuda.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "core/common/status.hpp"
+
+namespace sluice::hw {
+
+struct GpuMemoryOps {
+  std::string name;  // "cuda"
+  // cudaMalloc on GPU `device`, zeroed.
+  std::function<Result<std::byte*>(std::uint16_t device, std::uint64_t bytes)> alloc;
+  std::function<void(std::uint16_t device, std::byte* data)> free;
+  // bytes from src to dst; either or both may be GPU memory of `device` (cudaMemcpyDefault).
+  std::function<Status(std::uint16_t device, std::byte* dst, const std::byte* src, std::uint64_t bytes)> copy;
+  // The data pattern (core/common/pattern.hpp), written and checked on the GPU.
+  std::function<Status(std::uint16_t device, std::byte* dst, std::uint64_t bytes, std::uint64_t seed,
+                       std::uint64_t stream_offset)>
+      fill;
+  std::function<Result<std::optional<std::uint64_t>>(std::uint16_t device, const std::byte* src, std::uint64_t bytes,
+                                                      std::uint64_t seed, std::uint64_t stream_offset)>
+      find_mismatch;
+  std::function<Result<std::uint32_t>(std::uint16_t device, const std::byte* src, std::uint64_t bytes)> crc32c;
+};
+
+// The installed operations, or nullptr.
+inline std::atomic<const GpuMemoryOps*>& gpu_memory_ops_slot() {
+  static std::atomic<const GpuMemoryOps*> slot{nullptr};
+  return slot;
+}
+
+}  // namespace sluice::hw

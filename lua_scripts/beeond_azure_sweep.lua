@@ -1,0 +1,79 @@
+-- Study 2 (SEEDS.md section 2): BeeOND on Azure ND40rs_v2 nodes, measured
+-- with elbencho as in the NAG tutorial: 4 nodes, every node a BeeOND storage
+-- server (its local NVMe) and a client, ONE metadata server on node 0;
+-- file sizes 256 KiB .. 64 MiB, 1 .. 128 I/O threads per node, 12,800 files
+-- per test. Claims to reproduce:
+--   * metadata-limited regime: small files (256 KiB, 1 MiB) grow from 1 to
+--     ~8 threads, then stall as the single metadata server saturates, and
+--     more metadata servers help;
+--   * bandwidth-limited regime: large files reach > 10 GB/s aggregate
+--     (up to ~15 GB/s read, > 15 GB/s write) with many threads.
+-- Reduced run (CI): sluice run beeond_azure_sweep.lua --set files=256
+--   --set sizes=256KiB,16MiB --set threads=1,8 --set more_meta=2
+local sl = require "sluice"
+local study = require "study"
+
+local P = sl.params{
+  nodes = {"ND40rs_v2 nodes (each BeeOND storage server and client)", 4},
+  files = {"files per test, all nodes together (elbencho -N x -t x hosts)", 12800},
+  sizes = {"file sizes", {"256KiB", "1MiB", "16MiB", "64MiB"}},
+  threads = {"I/O threads per node (elbencho -t)", {1, 8, 32, 128}},
+  block = {"I/O size of one read/write call (elbencho -b); at most the file size", "1MiB"},
+  more_meta = {"metadata servers of the comparison run for small files", 4},
+  ib_gbps = {"InfiniBand link rate, Gb/s (EDR)", 100},
+}
+
+local cluster = sl.cluster{
+  nodes = P.nodes,
+  node = sl.machines.azure_nd40rs_v2(),
+  fabric = sl.fabric.infiniband{ gbps = P.ib_gbps },
+}
+
+local function beeond(meta_servers)
+  return sl.fs.beeond{
+    meta_servers = meta_servers,
+    stripe = { chunk = "512KiB", count = 4, chooser = "randomized" },  -- BeeGFS defaults
+  }
+end
+
+local function elbencho(sizes)
+  return sl.workload.file_sweep{
+    op = {"write", "read"},
+    files = P.files,
+    size = sizes,
+    block = P.block,
+    threads = P.threads,
+  }
+end
+
+-- The elbencho sweep with BeeOND's default single metadata server.
+local main = sl.run{ backend = "sim", cluster = cluster, fs = beeond(1), workload = elbencho(P.sizes), seed = 1 }
+sl.report{ main, phases = {"write", "read"}, title = "BeeOND, 1 metadata server: aggregate throughput (GB/s) by file size and threads per node" }
+
+-- Small files again with more metadata servers.
+local smallest = P.sizes[1]
+local more = sl.run{ backend = "sim", cluster = cluster, fs = beeond(P.more_meta), workload = elbencho({smallest}),
+                     seed = 1 }
+sl.report{ more, phases = {"write", "read"}, title = string.format("BeeOND, %d metadata servers, %s files", P.more_meta, smallest) }
+
+local largest = P.sizes[#P.sizes]
+local few, many = P.threads[1], P.threads[#P.threads]
+local knee = P.threads[math.min(2, #P.threads)]
+print("")
+print("Headlines (simulated, next to the figures of SEEDS.md section 2):")
+for _, op in ipairs({"read", "write"}) do
+  local at_few = study.rate(main, {size = smallest, threads = few}, op)
+  local at_knee = study.rate(main, {size = smallest, threads = knee}, op)
+  local at_many = study.rate(main, {size = smallest, threads = many}, op)
+  sl.headline(string.format("%s %s files, 1 MDS, %d -> %d -> %d threads/node", smallest, op, few, knee, many),
+              string.format("%s -> %s -> %s", study.gbs(at_few), study.gbs(at_knee), study.gbs(at_many)),
+              "grows to ~8 threads, then stalls")
+  local with_more = study.rate(more, {size = smallest, threads = many}, op)
+  sl.headline(string.format("%s %s files at %d threads/node, %d MDS vs 1", smallest, op, many, P.more_meta),
+              study.ratio(with_more, at_many), "more metadata servers help small files")
+end
+sl.headline(string.format("%s files, best aggregate read", largest), study.gbs(study.best_rate(main, {size = largest}, "read")),
+            "> 10 GB/s, up to 15 GB/s")
+sl.headline(string.format("%s files, best aggregate write", largest),
+            study.gbs(study.best_rate(main, {size = largest}, "write")), "> 15 GB/s (write-back caching)")
+study.check(study.concat(main, more))

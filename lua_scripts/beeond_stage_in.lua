@@ -1,0 +1,47 @@
+-- Study 6 (SEEDS.md section 3): BeeOND staging. Every node pulls its share of
+-- a dataset from an object store into BeeOND (node 0: mgmt + metadata; every
+-- node's NVMe a storage target) in parallel, at 4 .. 100 nodes, the same data
+-- per node (weak scaling). Seed claim: ingress scales linearly with the node
+-- count, 500 GB/s at 100 nodes (5 GB/s per node from the object store).
+-- Reduced run (CI): --set nodes=2,4 --set objects_per_node=4
+local sl = require "sluice"
+local study = require "study"
+
+local P = sl.params{
+  nodes = {"node counts to compare", {4, 16, 50, 100}},
+  objects_per_node = {"objects staged per node", 64},
+  object_size = {"object size", "64MiB"},
+  source_rate = {"object-store egress per node", "5GB/s"},
+  get_latency = {"first-byte latency of one ranged GET", "20ms"},
+  threads = {"objects in flight per node", 16},
+}
+
+local node = sl.machines.generic{ sockets = 2, gpus = 8, nics = 2, nvmes = 4, nic_gbps = 200 }
+local results = {}
+for _, n in ipairs(P.nodes) do
+  local cluster = sl.cluster{ nodes = n, node = node, fabric = sl.fabric.infiniband{ gbps = 200 },
+                              topology = n > 16 and "fat_tree" or "star" }
+  local fs = sl.fs.beeond{ stripe = { chunk = "1MiB", count = 4 } }
+  local stage = sl.workload.stage_in{ objects = n * P.objects_per_node, object_bytes = P.object_size,
+                                      block_bytes = "4MiB", threads = P.threads,
+                                      source_bytes_per_s_per_rank = P.source_rate,
+                                      source_request_latency_ns = P.get_latency }
+  results[n] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = stage, seed = 1 }
+  sl.report{ results[n], title = string.format("%d nodes", n) }
+end
+
+print("")
+print("Headlines (simulated, next to SEEDS.md section 3):")
+local first, last = P.nodes[1], P.nodes[#P.nodes]
+local all = {}
+for _, n in ipairs(P.nodes) do
+  local rate = study.rate(results[n], {}, "ingress")
+  sl.headline(string.format("%d nodes: aggregate ingress (per node)", n),
+              string.format("%s (%s)", study.gbs(rate), study.gbs(rate / n)),
+              n == 100 and "500 GB/s" or string.format("~%d GB/s if linear", 5 * n))
+  all = study.concat(all, results[n])
+end
+local r1, r2 = study.rate(results[first], {}, "ingress"), study.rate(results[last], {}, "ingress")
+sl.headline(string.format("scaling %d -> %d nodes (ideal %.1fx)", first, last, last / first), study.ratio(r2, r1),
+            "linear")
+study.check(all)

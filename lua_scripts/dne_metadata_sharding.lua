@@ -1,0 +1,67 @@
+-- Study 3 (SEEDS.md section 3): Lustre DNE metadata sharding. One directory
+-- striped over 1, 4 or 16 metadata shards (MDTs, one per server); clients
+-- create and stat files in it (mdtest), then every client runs `ls -l` on it
+-- (readdir with attributes + a stat per entry): the metadata storm.
+-- Seed: one MDT ~200,000 ops/s, 16 MDTs ~3.2 M ops/s; 1 M entries listed by
+-- 10,000 clients saturate the metadata service (100,000 stats x 1 ms = 100 s).
+-- Full scale (--set entries=1000000 --set clients=10000) is large; the
+-- defaults keep the shape at a size a workstation simulates in minutes.
+-- Reduced run (CI): --set shards=1,4 --set entries=512 --set clients=8 --set storm_clients=2
+local sl = require "sluice"
+local study = require "study"
+
+local P = sl.params{
+  shards = {"metadata shards (MDTs) to compare", {1, 4, 16}},
+  servers = {"metadata/storage servers (a shard count above this wraps around them)", 16},
+  clients = {"client nodes creating and stating", 64},
+  entries = {"entries in the shared directory (all clients together)", 100000},
+  threads = {"metadata operations in flight per client", 16},
+  storm_clients = {"client nodes running ls -l at once", 16},
+}
+
+local server = sl.machines.generic{ gpus = 0, nics = 1, nvmes = 1, nic_gbps = 100 }
+local client = sl.machines.generic{ gpus = 0, nics = 1, nvmes = 0, nic_gbps = 100 }
+local machines = {}
+for i = 1, P.servers do machines[#machines + 1] = server end
+for i = 1, P.clients do machines[#machines + 1] = client end
+local cluster = sl.cluster{ machines = machines, fabric = sl.fabric.infiniband{ gbps = 100 } }
+
+local client_nodes, storm_nodes = {}, {}
+for i = 0, P.clients - 1 do client_nodes[#client_nodes + 1] = P.servers + i end
+for i = 0, math.min(P.storm_clients, P.clients) - 1 do storm_nodes[#storm_nodes + 1] = P.servers + i end
+
+local results = {}
+for _, shards in ipairs(P.shards) do
+  local fs = sl.fs.lustre_like{ meta_servers = shards, dir_stripe_count = shards, dir_auto_split = false,
+                                client_nodes = client_nodes }
+  local md = sl.workload.md_bench{ label = "mdtest", shared_dir = true, files = P.entries, threads = P.threads,
+                                   phases = {"create", "stat"}, remove_dirs = false, root_dir = "/mdtest" }
+  local storm = sl.workload.md_bench{ label = "ls_storm", client_nodes = storm_nodes, shared_dir = true,
+                                      files_per_rank = 0, threads = P.threads, phases = {"ls_storm"},
+                                      storm_dir = "/mdtest/shared", remove_dirs = false, root_dir = "/mdtest" }
+  results[shards] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workloads = { md, storm }, seed = 1 }
+  sl.report{ results[shards], title = string.format("%d metadata shard(s)", shards) }
+end
+
+print("")
+print("Headlines (simulated, next to SEEDS.md section 3):")
+local base = P.shards[1]
+for _, shards in ipairs(P.shards) do
+  local create = study.ops(results[shards], {}, "create", "mdtest")
+  local stat = study.ops(results[shards], {}, "stat", "mdtest")
+  sl.headline(string.format("%d shard(s): create / stat rate", shards),
+              study.kops(create) .. " / " .. study.kops(stat),
+              shards == 1 and "~200 kops/s per MDT" or string.format("~%d kops/s (%d x 200k)", 200 * shards, shards))
+  local storm = study.row(results[shards], {}, "ls_storm", "ls_storm")
+  if storm then
+    sl.headline(string.format("%d shard(s): ls -l of %d entries by %d clients", shards, P.entries, #storm_nodes),
+                string.format("%.4f s", storm.last_done_s), "saturates the metadata service")
+  end
+  if shards ~= base then
+    sl.headline(string.format("create rate %d vs %d shard(s)", shards, base),
+                study.ratio(create, study.ops(results[base], {}, "create", "mdtest")), string.format("~%dx", shards / base))
+  end
+end
+local all = {}
+for _, shards in ipairs(P.shards) do all = study.concat(all, results[shards]) end
+study.check(all)

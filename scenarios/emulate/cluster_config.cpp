@@ -1,0 +1,331 @@
+#include "scenarios/emulate/cluster_config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+
+namespace sluice::emulate {
+namespace {
+
+constexpr std::array<Role, 4> k_roles = {Role::mgmt, Role::meta, Role::storage, Role::client};
+constexpr std::array<SweepPhase, 6> k_sweep_phases = {SweepPhase::mkdir,        SweepPhase::write, SweepPhase::read,
+                                                      SweepPhase::stat, SweepPhase::delete_files, SweepPhase::rmdir};
+
+Status bad(const std::string& where, const std::string& what) {
+  return error(StatusCode::invalid_argument, "cluster config: " + where + ": " + what);
+}
+
+// Strict object reading: every key read is remembered, leftovers are errors.
+class ObjectReader {
+ public:
+  ObjectReader(const nlohmann::json& json, std::string where) : json_(json), where_(std::move(where)) {
+    if (!json_.is_object()) status_ = bad(where_, "expected an object");
+  }
+
+  template <typename T>
+  void read(const char* key, T& out) {
+    if (!status_.ok() || !json_.is_object()) return;
+    seen_.insert(key);
+    auto it = json_.find(key);
+    if (it == json_.end()) return;
+    try {
+      if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
+        if (!it->is_number_unsigned()) {
+          status_ = bad(where_ + "." + key, "expected a non-negative integer, got " + it->dump());
+          return;
+        }
+      }
+      out = it->template get<T>();
+    } catch (const nlohmann::json::exception& e) {
+      status_ = bad(where_ + "." + key, "wrong type (" + std::string(e.what()) + ")");
+    }
+  }
+  const nlohmann::json* raw(const char* key) {
+    seen_.insert(key);
+    if (!status_.ok() || !json_.is_object()) return nullptr;
+    auto it = json_.find(key);
+    return it == json_.end() ? nullptr : &*it;
+  }
+  Status finish() {
+    if (!status_.ok() || !json_.is_object()) return status_;
+    for (const auto& [key, value] : json_.items()) {
+      if (!seen_.contains(key)) return bad(where_, "unknown key \"" + key + "\"");
+    }
+    return ok_status();
+  }
+  void fail(Status st) {
+    if (status_.ok()) status_ = std::move(st);
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  const nlohmann::json& json_;
+  std::string where_;
+  std::set<std::string, std::less<>> seen_;
+  Status status_;
+};
+
+Result<SweepPhase> parse_phase(std::string_view text) {
+  for (SweepPhase p : k_sweep_phases) {
+    if (to_string(p) == text) return p;
+  }
+  return bad("workload.phases", "unknown phase \"" + std::string(text) + "\" (mkdir, write, read, stat, delete, rmdir)");
+}
+
+}  // namespace
+
+std::string_view to_string(Role role) {
+  switch (role) {
+    case Role::mgmt: return "mgmt";
+    case Role::meta: return "meta";
+    case Role::storage: return "storage";
+    case Role::client: return "client";
+  }
+  return "unknown";
+}
+
+Result<Role> parse_role(std::string_view text) {
+  for (Role r : k_roles) {
+    if (to_string(r) == text) return r;
+  }
+  return bad("roles", "unknown role \"" + std::string(text) + "\" (mgmt, meta, storage, client)");
+}
+
+bool NodeSpec::has(Role role) const { return std::find(roles.begin(), roles.end(), role) != roles.end(); }
+
+const NodeSpec* ClusterConfig::node(NodeId id) const {
+  for (const NodeSpec& n : nodes) {
+    if (n.id == id) return &n;
+  }
+  return nullptr;
+}
+
+std::uint32_t ClusterConfig::client_count() const {
+  return static_cast<std::uint32_t>(std::count_if(nodes.begin(), nodes.end(), [](const NodeSpec& n) {
+    return n.has(Role::client);
+  }));
+}
+
+std::uint32_t ClusterConfig::storage_target_count() const {
+  std::uint32_t count = 0;
+  for (const NodeSpec& n : nodes) count += static_cast<std::uint32_t>(n.targets.size());
+  return count;
+}
+
+Result<ClusterConfig> default_cluster(std::uint32_t nodes) {
+  if (nodes < 2 || nodes > k_max_cluster_nodes) {
+    return bad("nodes", std::to_string(nodes) + " nodes; a cluster has 2.." + std::to_string(k_max_cluster_nodes) +
+                            " (node 0 serves mgmt, meta and the client, the others storage)");
+  }
+  ClusterConfig c;
+  for (NodeId id = 0; id < nodes; ++id) {
+    NodeSpec n;
+    n.id = id;
+    if (id == 0) {
+      n.roles = {Role::mgmt, Role::meta, Role::client};
+    } else {
+      n.roles = {Role::storage};
+      n.targets = {id};
+    }
+    c.nodes.push_back(std::move(n));
+  }
+  c.workload.sweep.phases = {SweepPhase::mkdir, SweepPhase::write, SweepPhase::read, SweepPhase::delete_files,
+                             SweepPhase::rmdir};
+  c.workload.sweep.files_per_rank = 8;
+  c.workload.sweep.file_bytes = 4 * k_mib;
+  c.workload.sweep.block_bytes = 1 * k_mib;
+  c.workload.sweep.threads = 4;
+  c.workload.sweep.pattern_data = true;
+  return c;
+}
+
+Status validate(const ClusterConfig& c) {
+  if (c.nodes.empty() || c.nodes.size() > k_max_cluster_nodes) {
+    return bad("nodes", std::to_string(c.nodes.size()) + " nodes; 1.." + std::to_string(k_max_cluster_nodes) +
+                            " allowed");
+  }
+  if (c.run_id.empty() || c.run_id.size() > 64 ||
+      !std::all_of(c.run_id.begin(), c.run_id.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '-' || ch == '_';
+      })) {
+    return bad("run_id", "\"" + c.run_id + "\" must be 1..64 characters of [A-Za-z0-9_-]");
+  }
+  if (c.rails_per_node == 0 || c.rails_per_node > k_max_node_rails) {
+    return bad("rails_per_node", std::to_string(c.rails_per_node) + " not in 1.." + std::to_string(k_max_node_rails));
+  }
+  if (c.connections_per_rail == 0 || c.connections_per_rail > 16) {
+    return bad("connections_per_rail", std::to_string(c.connections_per_rail) + " not in 1..16");
+  }
+  if (c.max_wait_s == 0 || c.max_wait_s > k_max_wait_limit_s) {
+    return bad("max_wait_s", std::to_string(c.max_wait_s) + " not in 1.." + std::to_string(k_max_wait_limit_s));
+  }
+  if (c.storage_root.empty() || c.storage_root[0] != '/') return bad("storage_root", "must be an absolute path");
+  std::set<NodeId> ids;
+  std::set<TargetId> targets;
+  std::uint32_t mgmt = 0, meta = 0, storage = 0, clients = 0;
+  for (const NodeSpec& n : c.nodes) {
+    const std::string where = "nodes[" + std::to_string(n.id) + "]";
+    if (n.id >= k_max_cluster_nodes) return bad(where, "node id past " + std::to_string(k_max_cluster_nodes - 1));
+    if (!ids.insert(n.id).second) return bad(where, "duplicate node id");
+    if (n.roles.empty()) return bad(where, "no roles");
+    if (n.address.empty()) return bad(where, "no address");
+    if (n.has(Role::mgmt)) ++mgmt;
+    if (n.has(Role::meta)) ++meta;
+    if (n.has(Role::client)) ++clients;
+    if (n.has(Role::storage)) {
+      ++storage;
+      if (n.targets.empty() || n.targets.size() > k_max_targets_per_node) {
+        return bad(where, "a storage node has 1.." + std::to_string(k_max_targets_per_node) + " targets");
+      }
+    } else if (!n.targets.empty()) {
+      return bad(where, "targets on a node without the storage role");
+    }
+    for (TargetId t : n.targets) {
+      if (t == k_no_id || !targets.insert(t).second) return bad(where, "target " + std::to_string(t) + " repeated");
+    }
+  }
+  if (mgmt != 1) return bad("nodes", std::to_string(mgmt) + " mgmt nodes; exactly one is needed");
+  if (meta == 0 || storage == 0 || clients == 0) {
+    return bad("nodes", "needs at least one meta, one storage and one client node");
+  }
+  if (c.workload.chunk_bytes == 0) return bad("workload.chunk_bytes", "must be > 0");
+  if (c.workload.stripe_count > targets.size()) {
+    return bad("workload.stripe_count", std::to_string(c.workload.stripe_count) + " is more than the " +
+                                            std::to_string(targets.size()) + " targets");
+  }
+  return FileSweep::validate(c.workload.sweep);
+}
+
+nlohmann::json to_json(const ClusterConfig& c) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const NodeSpec& n : c.nodes) {
+    nlohmann::json roles = nlohmann::json::array();
+    for (Role r : n.roles) roles.push_back(std::string(to_string(r)));
+    nodes.push_back({{"id", n.id}, {"roles", roles}, {"address", n.address}, {"targets", n.targets}});
+  }
+  nlohmann::json phases = nlohmann::json::array();
+  for (SweepPhase p : c.workload.sweep.phases) phases.push_back(std::string(to_string(p)));
+  const FileSweepConfig& s = c.workload.sweep;
+  return {{"run_id", c.run_id},
+          {"seed", c.seed},
+          {"rails_per_node", c.rails_per_node},
+          {"connections_per_rail", c.connections_per_rail},
+          {"storage_backend", c.storage_backend},
+          {"storage_root", c.storage_root},
+          {"node_memory_limit_bytes", c.node_memory_limit_bytes},
+          {"max_wait_s", c.max_wait_s},
+          {"nodes", nodes},
+          {"workload",
+           {{"kind", "file_sweep"},
+            {"root_dir", s.root_dir},
+            {"threads", s.threads},
+            {"files_per_rank", s.files_per_rank},
+            {"file_bytes", s.file_bytes},
+            {"block_bytes", s.block_bytes},
+            {"phases", phases},
+            {"pattern_data", s.pattern_data},
+            {"sync_writes", s.sync_writes},
+            {"pattern_seed", s.pattern_seed},
+            {"chunk_bytes", c.workload.chunk_bytes},
+            {"stripe_count", c.workload.stripe_count}}}};
+}
+
+Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
+  ClusterConfig c;
+  ObjectReader top(json, "cluster");
+  top.read("run_id", c.run_id);
+  top.read("seed", c.seed);
+  top.read("rails_per_node", c.rails_per_node);
+  top.read("connections_per_rail", c.connections_per_rail);
+  top.read("storage_backend", c.storage_backend);
+  top.read("storage_root", c.storage_root);
+  top.read("node_memory_limit_bytes", c.node_memory_limit_bytes);
+  top.read("max_wait_s", c.max_wait_s);
+  if (const nlohmann::json* nodes = top.raw("nodes")) {
+    if (!nodes->is_array()) return bad("nodes", "expected an array");
+    for (std::size_t i = 0; i < nodes->size(); ++i) {
+      NodeSpec n;
+      n.id = static_cast<NodeId>(i);
+      std::vector<std::string> roles;
+      ObjectReader r((*nodes)[i], "nodes[" + std::to_string(i) + "]");
+      r.read("id", n.id);
+      r.read("roles", roles);
+      r.read("address", n.address);
+      r.read("targets", n.targets);
+      if (Status st = r.finish(); !st.ok()) return st;
+      for (const std::string& role : roles) {
+        Result<Role> parsed = parse_role(role);
+        if (!parsed.ok()) return parsed.status();
+        n.roles.push_back(*parsed);
+      }
+      c.nodes.push_back(std::move(n));
+    }
+  }
+  if (const nlohmann::json* w = top.raw("workload")) {
+    FileSweepConfig& s = c.workload.sweep;
+    ObjectReader r(*w, "workload");
+    std::string kind = "file_sweep";
+    std::vector<std::string> phases;
+    r.read("kind", kind);
+    r.read("root_dir", s.root_dir);
+    r.read("threads", s.threads);
+    r.read("files_per_rank", s.files_per_rank);
+    r.read("file_bytes", s.file_bytes);
+    r.read("block_bytes", s.block_bytes);
+    r.read("phases", phases);
+    r.read("pattern_data", s.pattern_data);
+    r.read("sync_writes", s.sync_writes);
+    r.read("pattern_seed", s.pattern_seed);
+    r.read("chunk_bytes", c.workload.chunk_bytes);
+    r.read("stripe_count", c.workload.stripe_count);
+    if (Status st = r.finish(); !st.ok()) return st;
+    if (kind != "file_sweep") return bad("workload.kind", "\"" + kind + "\"; only file_sweep runs multi-process");
+    if (r.raw("phases") != nullptr) {
+      s.phases.clear();
+      for (const std::string& p : phases) {
+        Result<SweepPhase> parsed = parse_phase(p);
+        if (!parsed.ok()) return parsed.status();
+        s.phases.push_back(*parsed);
+      }
+    }
+  }
+  if (Status st = top.finish(); !st.ok()) return st;
+  if (Status st = validate(c); !st.ok()) return st;
+  return c;
+}
+
+Result<ClusterConfig> parse_cluster_config_text(std::string_view text) {
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded()) return bad("text", "not valid JSON");
+  return parse_cluster_config(json);
+}
+
+ServicePlan plan_services(const ClusterConfig& config) {
+  ServicePlan plan;
+  std::vector<const NodeSpec*> nodes;
+  for (const NodeSpec& n : config.nodes) nodes.push_back(&n);
+  std::sort(nodes.begin(), nodes.end(), [](const NodeSpec* a, const NodeSpec* b) { return a->id < b->id; });
+  ServiceIndex index = 0;
+  for (const NodeSpec* n : nodes) {
+    const auto add = [&](Role role, bool barrier) -> PlannedService& {
+      PlannedService s;
+      s.node = n->id;
+      s.index = index++;
+      s.role = role;
+      s.barrier = barrier;
+      plan.services.push_back(s);
+      return plan.services.back();
+    };
+    if (n->has(Role::mgmt)) {
+      plan.mgmt = Endpoint{n->id, add(Role::mgmt, false).index};
+      plan.barrier = Endpoint{n->id, add(Role::mgmt, true).index};
+    }
+    if (n->has(Role::meta)) add(Role::meta, false).shard = plan.meta_shards++;
+    if (n->has(Role::storage)) add(Role::storage, false);
+    if (n->has(Role::client)) add(Role::client, false).rank = plan.client_ranks++;
+  }
+  return plan;
+}
+
+}  // namespace sluice::emulate

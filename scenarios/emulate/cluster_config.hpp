@@ -1,0 +1,113 @@
+// ClusterConfig: the description of a multi-process deployment that every
+// node process reads (`sluice node`, `sluice emulate`, `mpirun ... sluice node
+// --mpi`): which nodes exist, what roles each hosts, where each listens, and
+// the workload the clients run. It travels as JSON (to_json/parse_cluster_config).
+//
+// Roles and the services they become (the canonical order, see plan_services):
+//   mgmt     MgmtService, then BarrierService (workload phase barriers)
+//   meta     MetaService (one shard per meta node, in node order)
+//   storage  StorageService over the node's targets (`targets`)
+//   client   ClientHost running the workload (one rank per client node, in
+//            node order)
+// Every process adds the services of *all* nodes in this order, the ones of
+// other nodes as idle placeholders, so that a service's Endpoint (node,
+// index) is the same in every process without any exchange.
+//
+// Exactly one mgmt node, at least one meta, storage and client node.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/ids.hpp"
+#include "core/common/status.hpp"
+#include "core/common/units.hpp"
+#include "core/workloads/file_sweep.hpp"
+
+namespace sluice::emulate {
+
+// Limits on what a cluster description may ask for.
+inline constexpr std::uint32_t k_max_cluster_nodes = 64;          // namespaces one emulation creates
+inline constexpr std::uint32_t k_max_targets_per_node = 16;
+inline constexpr std::uint32_t k_max_node_rails = 16;             // transport::k_max_rails
+inline constexpr std::uint32_t k_default_max_wait_s = 300;        // every bootstrap/run wait
+inline constexpr std::uint32_t k_max_wait_limit_s = 24 * 3600;
+
+enum class Role : std::uint8_t { mgmt, meta, storage, client };
+std::string_view to_string(Role role);
+Result<Role> parse_role(std::string_view text);
+
+struct NodeSpec {
+  NodeId id = 0;
+  std::vector<Role> roles;
+  // The IPv4 address the node's transport listens on; its rails_per_node
+  // rails share it, each on a free port learned at bootstrap.
+  std::string address = "127.0.0.1";
+  std::vector<TargetId> targets;  // storage role: its targets (ids unique in the cluster)
+
+  bool has(Role role) const;
+};
+
+// The workload of the client nodes: FileSweep (core/workloads/file_sweep.hpp)
+// with pattern data, so every byte read is verified.
+struct ClusterWorkload {
+  FileSweepConfig sweep;
+  std::uint64_t chunk_bytes = 1 * k_mib;  // default chunk size of the metadata server
+  std::uint32_t stripe_count = 0;         // 0: every storage target
+};
+
+struct ClusterConfig {
+  std::string run_id = "local";           // names files and barriers of the run
+  std::uint64_t seed = 1;
+  std::uint32_t rails_per_node = 1;
+  std::uint32_t connections_per_rail = 4;
+  std::string storage_backend = "posix";
+  std::string storage_root = "/tmp/sluice-node-storage";  // <root>/node<N>/target<T>
+  std::uint64_t node_memory_limit_bytes = 2ULL << 30;
+  std::uint32_t max_wait_s = k_default_max_wait_s;
+  std::vector<NodeSpec> nodes;
+  ClusterWorkload workload;
+
+  const NodeSpec* node(NodeId id) const;
+  std::uint32_t client_count() const;
+  std::uint32_t storage_target_count() const;
+};
+
+// Node 0: mgmt, meta and client; nodes 1..N-1: storage, one target each
+// (target id = node id). The client reads and writes files striped over
+// every other node. nodes >= 2. Addresses 127.0.0.1 (set them per node for
+// other networks).
+Result<ClusterConfig> default_cluster(std::uint32_t nodes);
+
+// Errors name the field (invalid_argument).
+Status validate(const ClusterConfig& config);
+
+nlohmann::json to_json(const ClusterConfig& config);
+// Unknown keys are errors (a misspelt option must not silently do nothing).
+Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json);
+Result<ClusterConfig> parse_cluster_config_text(std::string_view text);
+
+// One service of the deployment, in the canonical order.
+struct PlannedService {
+  NodeId node = 0;
+  ServiceIndex index = 0;  // HwWorld's index: the position in the canonical order
+  Role role = Role::mgmt;
+  bool barrier = false;    // the BarrierService that follows MgmtService
+  ShardId shard = 0;       // meta: its shard
+  std::uint32_t rank = 0;  // client: its workload rank
+};
+
+struct ServicePlan {
+  std::vector<PlannedService> services;
+  Endpoint mgmt;
+  Endpoint barrier;
+  std::uint32_t meta_shards = 0;
+  std::uint32_t client_ranks = 0;
+};
+
+ServicePlan plan_services(const ClusterConfig& config);
+
+}  // namespace sluice::emulate

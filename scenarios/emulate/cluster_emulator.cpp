@@ -1,0 +1,327 @@
+#include "scenarios/emulate/cluster_emulator.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scenarios/emulate/bootstrap_coordinator.hpp"
+#include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/node_runner.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool process_alive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+bool stop_requested(int stop_fd) {
+  if (stop_fd < 0) return false;
+  pollfd p{stop_fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("sluice") : path.string();
+}
+
+// Kills every process still inside a namespace (`ip netns pids`).
+void kill_namespace_processes(const std::string& netns) {
+  Result<CommandOutput> pids = run_command({"ip", "netns", "pids", netns}, k_ip_command_timeout_ms);
+  if (!pids.ok() || pids->exit_code != 0) return;
+  std::istringstream in(pids->output);
+  int pid = 0;
+  while (in >> pid) {
+    if (pid > 1 && pid != ::getpid()) ::kill(pid, SIGKILL);
+  }
+}
+
+// Everything a run made, undone in reverse when it goes out of scope.
+class RunGuard {
+ public:
+  RunGuard(const EmulationPlan& plan, const std::function<void(std::string_view)>& log) : plan_(plan), log_(log) {}
+  ~RunGuard() { cleanup(); }
+  RunGuard(const RunGuard&) = delete;
+  RunGuard& operator=(const RunGuard&) = delete;
+
+  std::vector<ChildProcess>& children() { return children_; }
+  void remove_dir_on_cleanup(std::string dir) { dir_ = std::move(dir); }
+  void set_storage_dir(std::string dir) { storage_dir_ = std::move(dir); }
+  void remove_dir_if_stopped(std::string dir, int stop_fd) {
+    stopped_dir_ = std::move(dir);
+    stop_fd_ = stop_fd;
+  }
+
+  // Stops the processes, deletes the namespaces; returns the names still there.
+  std::vector<std::string> cleanup() {
+    if (done_) return {};
+    done_ = true;
+    for (ChildProcess& c : children_) c.stop(k_node_stop_grace_ms);
+    children_.clear();
+    for (const EmulatedNode& n : plan_.nodes) kill_namespace_processes(n.netns);
+    kill_namespace_processes(plan_.bridge_netns);
+    for (const CommandLine& c : cleanup_commands(plan_)) {
+      run_command(c, k_ip_command_timeout_ms).status().ignore();  // a piece never made is fine
+    }
+    std::error_code ec;
+    if (!storage_dir_.empty()) std::filesystem::remove_all(storage_dir_, ec);
+    if (dir_.empty() && stop_requested(stop_fd_)) dir_ = stopped_dir_;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    std::vector<std::string> left;
+    Result<std::vector<std::string>> names = our_namespaces();
+    if (names.ok()) {
+      for (const std::string& n : *names) {
+        if (n.rfind(plan_.prefix + "-", 0) == 0) left.push_back(n);
+      }
+    }
+    if (log_) log_(left.empty() ? "cleaned up " + plan_.prefix : "namespaces left behind: " + std::to_string(left.size()));
+    return left;
+  }
+
+ private:
+  EmulationPlan plan_;
+  const std::function<void(std::string_view)>& log_;
+  std::vector<ChildProcess> children_;
+  std::string dir_;
+  std::string storage_dir_;
+  std::string stopped_dir_;
+  int stop_fd_ = -1;
+  bool done_ = false;
+};
+
+std::string default_tag() {
+  const auto ticks = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  static constexpr char k_digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string tag;
+  std::uint64_t v = ticks / 1000;
+  for (int i = 0; i < 6; ++i) {
+    tag += k_digits[v % 36];
+    v /= 36;
+  }
+  return tag;
+}
+
+// iperf3 from node 1 to node 0 (the direction of the client's reads),
+// through the same namespaces and shaped links; bits/s received.
+Result<double> measure_iperf(const EmulationPlan& plan, std::uint32_t seconds, const std::string& dir,
+                             std::uint32_t streams, RunGuard& guard) {
+  if (plan.nodes.size() < 2) return error(StatusCode::invalid_argument, "iperf3 needs two nodes");
+  const std::string log_path = dir + "/iperf3-server.log";
+  Result<ChildProcess> server = ChildProcess::spawn(
+      in_netns(plan.nodes[0].netns, {"iperf3", "-s", "-1", "--forceflush", "-B", plan.nodes[0].address}), log_path, -1);
+  if (!server.ok()) return server.status();
+  guard.children().push_back(std::move(server).value());
+  // The server says when it listens; bounded wait on its log.
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (read_text_file(log_path).find("listening") == std::string::npos) {
+    if (Clock::now() >= deadline) return error(StatusCode::timed_out, "iperf3 server did not start");
+    ::poll(nullptr, 0, 20);
+  }
+  Result<CommandOutput> client =
+      run_command(in_netns(plan.nodes[1].netns, {"iperf3", "-c", plan.nodes[0].address, "-t", std::to_string(seconds),
+                                                 "-P", std::to_string(streams), "-J"}),
+                  (seconds + 30) * 1000);
+  if (!client.ok()) return client.status();
+  if (client->exit_code != 0) return error(StatusCode::unavailable, "iperf3 failed: " + client->output.substr(0, 400));
+  const nlohmann::json j = nlohmann::json::parse(client->output, nullptr, false);
+  if (j.is_discarded()) return error(StatusCode::corrupt, "iperf3 output is not JSON");
+  try {
+    return j.at("end").at("sum_received").at("bits_per_second").get<double>();
+  } catch (const nlohmann::json::exception&) {
+    return error(StatusCode::corrupt, "iperf3 JSON has no end.sum_received.bits_per_second");
+  }
+}
+
+}  // namespace
+
+std::string netns_permitted() {
+  if (::geteuid() != 0) return "not root (ip netns needs CAP_SYS_ADMIN and CAP_NET_ADMIN)";
+  Result<CommandOutput> r = run_command({"ip", "netns", "list"}, k_ip_command_timeout_ms);
+  if (!r.ok()) return "`ip netns list` failed: " + r.status().message();
+  if (r->exit_code != 0) return "`ip netns list` exited " + std::to_string(r->exit_code) + ": " + r->output;
+  // Creating one is the real test (a container may forbid mounts or unshare).
+  const std::string probe = std::string(k_netns_prefix) + std::to_string(::getpid()) + "-probe";
+  Result<CommandOutput> add = run_command({"ip", "netns", "add", probe}, k_ip_command_timeout_ms);
+  if (!add.ok() || add->exit_code != 0) {
+    return "`ip netns add` is not permitted here: " + (add.ok() ? add->output : add.status().message());
+  }
+  run_command({"ip", "netns", "delete", probe}, k_ip_command_timeout_ms).status().ignore();  // checked by callers' leak checks
+  return "";
+}
+
+Result<std::vector<std::string>> our_namespaces() {
+  Result<CommandOutput> r = run_command({"ip", "netns", "list"}, k_ip_command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) return error(StatusCode::unavailable, "ip netns list: " + r->output);
+  std::vector<std::string> ours;
+  for (std::string& n : parse_netns_list(r->output)) {
+    if (n.rfind(std::string(k_netns_prefix), 0) == 0) ours.push_back(std::move(n));
+  }
+  return ours;
+}
+
+Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::string_view)>& log) {
+  Result<std::vector<std::string>> names = our_namespaces();
+  if (!names.ok()) return names.status();
+  std::vector<std::string> stale = stale_namespaces(*names, process_alive);
+  for (const std::string& n : stale) {
+    kill_namespace_processes(n);
+    Status st = run_checked({"ip", "netns", "delete", n}, k_ip_command_timeout_ms);
+    if (log) log(st.ok() ? "removed " + n : "could not remove " + n + ": " + st.message());
+  }
+  return stale;
+}
+
+Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd) {
+  const auto& log = options.log;
+  PlanOptions po;
+  po.nodes = options.nodes;
+  po.link = options.link;
+  po.subnet = options.subnet;
+  po.mtu_bytes = options.mtu_bytes;
+  po.launcher_pid = ::getpid();
+  po.tag = options.tag.empty() ? default_tag() : options.tag;
+  Result<EmulationPlan> planned = plan_emulation(po);
+  if (!planned.ok()) return planned.status();
+  const EmulationPlan& plan = *planned;
+
+  ClusterConfig cluster = options.cluster;
+  if (cluster.nodes.empty()) {
+    Result<ClusterConfig> def = default_cluster(options.nodes);
+    if (!def.ok()) return def.status();
+    const ClusterWorkload workload = cluster.workload;
+    const std::uint32_t max_wait = cluster.max_wait_s;
+    cluster = std::move(def).value();
+    cluster.workload = workload;
+    cluster.max_wait_s = max_wait;
+    cluster.seed = options.cluster.seed;
+  }
+  if (cluster.nodes.size() != options.nodes) {
+    return error(StatusCode::invalid_argument, "emulate: the cluster has " + std::to_string(cluster.nodes.size()) +
+                                                   " nodes, --nodes says " + std::to_string(options.nodes));
+  }
+  const std::string dir = options.work_dir.empty() ? "/tmp/" + plan.prefix : options.work_dir;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return error(StatusCode::io_error, "emulate: cannot create " + dir + ": " + ec.message());
+  cluster.run_id = plan.prefix.substr(k_netns_prefix.size());
+  cluster.storage_root = dir + "/storage";
+  std::sort(cluster.nodes.begin(), cluster.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+  for (std::size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].address = plan.nodes[i].address;
+  if (Status st = validate(cluster); !st.ok()) return st;
+  const std::string config_path = dir + "/cluster.json";
+  {
+    std::ofstream out(config_path);
+    out << to_json(cluster).dump(2) << "\n";
+    if (!out) return error(StatusCode::io_error, "emulate: cannot write " + config_path);
+  }
+
+  RunGuard guard(plan, log);
+  guard.set_storage_dir(cluster.storage_root);
+  // An interrupted run leaves nothing, logs included; a failed one keeps its logs.
+  if (!options.keep_work_dir) guard.remove_dir_if_stopped(dir, stop_fd);
+
+  if (log) log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " +
+               plan.link.to_string() + ", mtu " + std::to_string(plan.mtu_bytes) + ", subnet " + plan.subnet +
+               ".0/24, work dir " + dir);
+  for (const CommandLine& c : setup_commands(plan)) {
+    if (stop_requested(stop_fd)) return error(StatusCode::unavailable, "emulate: interrupted during set-up");
+    if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
+      const bool netem = std::find(c.begin(), c.end(), "netem") != c.end();
+      if (netem && st.message().find("unknown") != std::string::npos) {
+        return error(StatusCode::unavailable, "emulate set-up: this kernel has no netem qdisc (sch_netem), so a link "
+                                              "latency cannot be emulated here; give --link without a latency (" +
+                                                  st.message() + ")");
+      }
+      return error(st.code(), "emulate set-up: " + st.message());
+    }
+  }
+  nlohmann::json emulation = {{"prefix", plan.prefix},       {"nodes", plan.nodes.size()},
+                              {"link", plan.link.to_string()}, {"rate_bits_per_s", plan.link.rate_bits_per_s},
+                              {"latency_ns", plan.link.latency_ns}, {"mtu_bytes", plan.mtu_bytes},
+                              {"subnet", plan.subnet + ".0/24"}};
+  for (const EmulatedNode& n : plan.nodes) emulation["addresses"].push_back(n.address);
+  if (options.iperf_seconds > 0) {
+    Result<double> bits = measure_iperf(plan, std::min(options.iperf_seconds, k_iperf_seconds_max), dir,
+                                        cluster.connections_per_rail, guard);
+    if (!bits.ok()) return error(bits.status().code(), "emulate: iperf3: " + bits.status().message());
+    emulation["iperf_bits_per_s"] = *bits;
+    if (log) log("iperf3 node 1 -> node 0: " + std::to_string(*bits / 1e6) + " Mbit/s");
+    for (ChildProcess& c : guard.children()) c.stop(k_node_stop_grace_ms);
+    guard.children().clear();
+  }
+
+  // The node processes, each in its namespace, each with its bootstrap socket.
+  std::vector<LineChannel> channels;
+  const std::vector<std::string> node_command =
+      options.node_command.empty() ? std::vector<std::string>{self_exe(), "node"} : options.node_command;
+  for (std::size_t i = 0; i < plan.nodes.size(); ++i) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      return error(StatusCode::io_error, "emulate: socketpair failed");
+    }
+    std::vector<std::string> argv = node_command;
+    for (std::string a : {std::string("--config"), config_path, std::string("--rank"), std::to_string(i),
+                          std::string("--bootstrap-fd"), std::to_string(k_child_bootstrap_fd)}) {
+      argv.push_back(std::move(a));
+    }
+    Result<ChildProcess> child =
+        ChildProcess::spawn(in_netns(plan.nodes[i].netns, argv), dir + "/node" + std::to_string(i) + ".log", pair[1]);
+    ::close(pair[1]);
+    if (!child.ok()) {
+      ::close(pair[0]);
+      return child.status();
+    }
+    guard.children().push_back(std::move(child).value());
+    channels.emplace_back(pair[0]);
+  }
+  if (log) log(std::to_string(plan.nodes.size()) + " node processes started (logs in " + dir + ")");
+  BootstrapCoordinator coordinator(std::move(channels));
+  const auto deadline = Clock::now() + std::chrono::seconds(2 * std::uint64_t{cluster.max_wait_s} + 60);
+  Result<std::vector<std::string>> docs = coordinator.serve(deadline, stop_fd);
+  if (!docs.ok()) {
+    std::string tail;
+    for (std::size_t i = 0; i < plan.nodes.size(); ++i) {
+      std::string text = read_text_file(dir + "/node" + std::to_string(i) + ".log");
+      if (text.size() > 600) text = "..." + text.substr(text.size() - 600);
+      if (!text.empty()) tail += "\n  node " + std::to_string(i) + " log: " + text;
+    }
+    return error(docs.status().code(), "emulate: " + docs.status().message() + tail);
+  }
+  std::vector<int> exit_codes;
+  for (std::size_t i = 0; i < guard.children().size(); ++i) {
+    Result<int> code = guard.children()[i].wait(30'000);
+    if (!code.ok()) {
+      return error(StatusCode::timed_out, "emulate: node " + std::to_string(i) + " process did not exit after the run: " +
+                                              code.status().message());
+    }
+    exit_codes.push_back(*code);
+  }
+  Result<nlohmann::json> run = combine_node_results(cluster.run_id, *docs);
+  if (!run.ok()) return run.status();
+  for (std::size_t i = 0; i < exit_codes.size() && i < (*run)["nodes"].size(); ++i) {
+    (*run)["nodes"][i]["exit_code"] = exit_codes[i];
+    if (exit_codes[i] != 0) (*run)["ok"] = false;
+  }
+  (*run)["emulation"] = emulation;
+  (*run)["work_dir"] = dir;
+  if (run->value("ok", false) && !options.keep_work_dir) guard.remove_dir_on_cleanup(dir);
+  const std::vector<std::string> left = guard.cleanup();
+  (*run)["left_behind"] = left;
+  if (!left.empty()) {
+    return error(StatusCode::internal, "emulate: namespaces left behind: " + left.front());
+  }
+  return run;
+}
+
+}  // namespace sluice::emulate

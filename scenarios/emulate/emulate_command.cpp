@@ -1,0 +1,368 @@
+#include "scenarios/emulate/emulate_command.hpp"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <arpa/inet.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/core.h>
+
+#include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/mpi_bootstrap.hpp"
+#include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/emulate/socket_bootstrap.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_failed = 1;
+constexpr int k_exit_usage = 2;
+constexpr int k_exit_interrupted = 130;
+
+struct WorkloadCli {
+  std::uint64_t files_per_rank = 0;  // 0: keep the config's
+  std::uint64_t file_bytes = 0;
+  std::uint64_t block_bytes = 0;
+  std::uint32_t threads = 0;
+  std::uint64_t chunk_bytes = 0;
+  std::int64_t stripe_count = -1;
+  std::uint64_t seed = 0;
+  std::uint32_t max_wait_s = 0;
+};
+
+struct EmulateCli {
+  std::uint32_t nodes = 3;
+  std::string link;
+  std::string subnet = "10.213.0.0/24";
+  std::uint32_t mtu = 1500;
+  std::string config;
+  std::string out;
+  std::string work_dir;
+  std::uint32_t iperf_seconds = 0;
+  bool keep = false;
+  bool cleanup_stale = false;
+  WorkloadCli workload;
+};
+
+struct NodeCli {
+  std::string config;
+  std::int64_t rank = -1;
+  int bootstrap_fd = -1;
+  bool mpi = false;
+  std::uint32_t nodes = 0;
+  std::string listen;
+  std::string out;
+  std::string run_id = "mpi";
+  std::string storage_root;
+  WorkloadCli workload;
+};
+
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_stop_signal(int /*signo*/) {
+  const char byte = 1;
+  [[maybe_unused]] const auto n = ::write(g_signal_pipe[1], &byte, 1);
+}
+
+// SIGINT/SIGTERM/SIGHUP write to a pipe that the run polls: the run stops
+// and removes what it made (no work in the handler itself).
+int install_stop_signals() {
+  if (g_signal_pipe[0] < 0 && ::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  return g_signal_pipe[0];
+}
+
+bool interrupted() {
+  char byte = 0;
+  return g_signal_pipe[0] >= 0 && ::read(g_signal_pipe[0], &byte, 1) == 1;
+}
+
+void add_workload_options(CLI::App* cmd, WorkloadCli& w) {
+  cmd->add_option("--files-per-rank", w.files_per_rank, "files each client writes and reads");
+  cmd->add_option("--file-size", w.file_bytes, "bytes per file (4MiB, 1GiB ...)")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--block-size", w.block_bytes, "bytes per read/write call")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--threads", w.threads, "files in flight per client");
+  cmd->add_option("--chunk-size", w.chunk_bytes, "stripe chunk bytes")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--stripe-count", w.stripe_count, "targets per file (0: all)");
+  cmd->add_option("--seed", w.seed, "seed of the run (printed; reproduces choices)");
+  cmd->add_option("--max-wait", w.max_wait_s, "bound in seconds on every wait of the run");
+}
+
+void apply_workload(const WorkloadCli& w, ClusterConfig& c) {
+  if (w.files_per_rank > 0) c.workload.sweep.files_per_rank = w.files_per_rank;
+  if (w.file_bytes > 0) c.workload.sweep.file_bytes = w.file_bytes;
+  if (w.block_bytes > 0) c.workload.sweep.block_bytes = w.block_bytes;
+  if (w.threads > 0) c.workload.sweep.threads = w.threads;
+  if (w.chunk_bytes > 0) c.workload.chunk_bytes = w.chunk_bytes;
+  if (w.stripe_count >= 0) c.workload.stripe_count = static_cast<std::uint32_t>(w.stripe_count);
+  if (w.seed > 0) c.seed = w.seed;
+  if (w.max_wait_s > 0) c.max_wait_s = w.max_wait_s;
+}
+
+Result<ClusterConfig> load_config(const std::string& path) {
+  std::string text = read_text_file(path);
+  if (text.empty()) return error(StatusCode::invalid_argument, path + ": cannot read or empty");
+  Result<ClusterConfig> c = parse_cluster_config_text(text);
+  if (!c.ok()) return error(c.status().code(), path + ": " + c.status().message());
+  return c;
+}
+
+void print_summary(const nlohmann::json& run) {
+  for (const auto& node : run["nodes"]) {
+    std::string roles;
+    for (const auto& r : node["roles"]) roles += (roles.empty() ? "" : "+") + r.get<std::string>();
+    fmt::print("node {} ({}): {}\n", node.value("node", 0), roles, node.value("status", std::string("?")));
+  }
+  for (const char* phase : {"write", "read"}) {
+    const PhaseTotal t = phase_total(run, phase);
+    if (t.bytes == 0) continue;
+    fmt::print("{:<5} {:>12} bytes in {:.3f} s: {:.1f} MB/s ({:.3f} Gbit/s), every byte verified\n", phase, t.bytes,
+               static_cast<double>(t.elapsed_ns) / 1e9, t.bytes_per_s / 1e6, t.bytes_per_s * 8 / 1e9);
+  }
+}
+
+Status write_json(const std::string& path, const nlohmann::json& j) {
+  if (path.empty()) return ok_status();
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) return error(StatusCode::io_error, "cannot write " + path);
+  return ok_status();
+}
+
+int run_emulate(const EmulateCli& cli) {
+  const int stop_fd = install_stop_signals();
+  const auto log = [](std::string_view line) { fmt::print(stderr, "sluice emulate: {}\n", line); };
+  if (cli.cleanup_stale) {
+    if (std::string why = netns_permitted(); !why.empty()) {
+      fmt::print(stderr, "sluice emulate: {}\n", why);
+      return k_exit_failed;
+    }
+    Result<std::vector<std::string>> removed = cleanup_stale(log);
+    if (!removed.ok()) {
+      fmt::print(stderr, "sluice emulate: {}\n", removed.status().to_string());
+      return k_exit_failed;
+    }
+    fmt::print("removed {} stale namespaces\n", removed->size());
+    return k_exit_ok;
+  }
+  if (cli.link.empty()) {
+    fmt::print(stderr, "sluice emulate: --link RATE[,LATENCY] is required (e.g. --link 1gbit,1ms)\n");
+    return k_exit_usage;
+  }
+  Result<LinkSpec> link = parse_link_spec(cli.link);
+  if (!link.ok()) {
+    fmt::print(stderr, "sluice emulate: {}\n", link.status().message());
+    return k_exit_usage;
+  }
+  EmulateOptions o;
+  o.nodes = cli.nodes;
+  o.link = *link;
+  o.subnet = cli.subnet;
+  o.mtu_bytes = cli.mtu;
+  o.work_dir = cli.work_dir;
+  o.keep_work_dir = cli.keep;
+  o.iperf_seconds = cli.iperf_seconds;
+  o.log = log;
+  if (!cli.config.empty()) {
+    Result<ClusterConfig> c = load_config(cli.config);
+    if (!c.ok()) {
+      fmt::print(stderr, "sluice emulate: {}\n", c.status().message());
+      return k_exit_usage;
+    }
+    o.cluster = std::move(c).value();
+    o.nodes = static_cast<std::uint32_t>(o.cluster.nodes.size());
+  } else {
+    Result<ClusterConfig> c = default_cluster(cli.nodes);
+    if (!c.ok()) {
+      fmt::print(stderr, "sluice emulate: {}\n", c.status().message());
+      return k_exit_usage;
+    }
+    o.cluster = std::move(c).value();
+    o.cluster.max_wait_s = 120;
+  }
+  apply_workload(cli.workload, o.cluster);
+  if (Status st = validate(o.cluster); !st.ok()) {
+    fmt::print(stderr, "sluice emulate: {}\n", st.message());
+    return k_exit_usage;
+  }
+  if (std::string why = netns_permitted(); !why.empty()) {
+    fmt::print(stderr, "sluice emulate: cannot emulate here: {}\n", why);
+    return k_exit_failed;
+  }
+  fmt::print("sluice emulate: {} nodes, link {}, seed {}\n", o.nodes, o.link.to_string(), o.cluster.seed);
+  Result<nlohmann::json> run = run_emulation(o, stop_fd);
+  if (interrupted()) {
+    fmt::print(stderr, "sluice emulate: interrupted; the run's namespaces and processes were removed\n");
+    return k_exit_interrupted;
+  }
+  if (!run.ok()) {
+    fmt::print(stderr, "sluice emulate: {}\n", run.status().to_string());
+    return k_exit_failed;
+  }
+  print_summary(*run);
+  if (!run->value("ok", false)) {
+    fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n", run->value("work_dir", std::string()));
+  }
+  if (run->contains("emulation") && (*run)["emulation"].contains("iperf_bits_per_s")) {
+    fmt::print("iperf3 {:.3f} Gbit/s through the same links\n",
+               (*run)["emulation"]["iperf_bits_per_s"].get<double>() / 1e9);
+  }
+  if (Status st = write_json(cli.out, *run); !st.ok()) {
+    fmt::print(stderr, "sluice emulate: {}\n", st.message());
+    return k_exit_failed;
+  }
+  return run->value("ok", false) ? k_exit_ok : k_exit_failed;
+}
+
+// "auto": the first IPv4 address of this host's name.
+std::string resolve_listen(const std::string& listen) {
+  if (listen != "auto") return listen;
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host, nullptr, &hints, &found) != 0 || found == nullptr) return "127.0.0.1";
+  char text[INET_ADDRSTRLEN] = {};
+  const auto* sin = reinterpret_cast<const sockaddr_in*>(found->ai_addr);
+  ::inet_ntop(AF_INET, &sin->sin_addr, text, sizeof text);
+  ::freeaddrinfo(found);
+  return text;
+}
+
+int run_node_command(const NodeCli& cli) {
+  ::signal(SIGPIPE, SIG_IGN);
+  ClusterConfig config;
+  if (!cli.config.empty()) {
+    Result<ClusterConfig> c = load_config(cli.config);
+    if (!c.ok()) {
+      fmt::print(stderr, "sluice node: {}\n", c.status().message());
+      return k_exit_usage;
+    }
+    config = std::move(c).value();
+  }
+  std::unique_ptr<Bootstrap> bootstrap;
+  if (cli.mpi) {
+    Result<std::unique_ptr<MpiBootstrap>> mpi = MpiBootstrap::create(nullptr, nullptr);
+    if (!mpi.ok()) {
+      fmt::print(stderr, "sluice node: {}\n", mpi.status().message());
+      return k_exit_failed;
+    }
+    bootstrap = std::move(mpi).value();
+    if (cli.config.empty()) {
+      Result<ClusterConfig> c = default_cluster(cli.nodes > 0 ? cli.nodes : bootstrap->size());
+      if (!c.ok()) {
+        fmt::print(stderr, "sluice node: {}\n", c.status().message());
+        return k_exit_usage;
+      }
+      config = std::move(c).value();
+      config.run_id = cli.run_id;
+      config.max_wait_s = 120;
+      config.storage_root = cli.storage_root.empty() ? "/tmp/sluice-node-" + cli.run_id : cli.storage_root;
+    }
+    if (!cli.listen.empty()) {
+      std::sort(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+      if (bootstrap->rank() < config.nodes.size()) config.nodes[bootstrap->rank()].address = resolve_listen(cli.listen);
+    }
+  } else {
+    if (cli.config.empty() || cli.rank < 0 || cli.bootstrap_fd < 0) {
+      fmt::print(stderr, "sluice node: needs --mpi, or --config, --rank and --bootstrap-fd (as `sluice emulate` starts it)\n");
+      return k_exit_usage;
+    }
+    const std::uint32_t wait_s = (config.max_wait_s > 0 ? config.max_wait_s : k_default_max_wait_s) * 2 + 60;
+    bootstrap = std::make_unique<SocketBootstrap>(cli.bootstrap_fd, static_cast<std::uint32_t>(cli.rank),
+                                                  static_cast<std::uint32_t>(config.nodes.size()),
+                                                  std::chrono::seconds(wait_s));
+  }
+  apply_workload(cli.workload, config);
+  NodeRunOptions options;
+  options.config = config;
+  const std::uint32_t rank = bootstrap->rank();
+  options.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
+  Result<nlohmann::json> result = run_node(options, *bootstrap);
+  // This node's chunk files go with the run.
+  std::error_code ec;
+  std::sort(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+  if (rank < config.nodes.size()) {
+    const std::string run_root = config.storage_root + "/" + config.run_id;
+    std::filesystem::remove_all(run_root + "/node" + std::to_string(config.nodes[rank].id), ec);
+    std::filesystem::remove(run_root, ec);            // only when empty: the other nodes' are theirs to remove
+    std::filesystem::remove(config.storage_root, ec);
+  }
+  if (!result.ok()) {
+    fmt::print(stderr, "sluice node: rank {}: {}\n", rank, result.status().to_string());
+    return k_exit_failed;
+  }
+  if (result->contains("nodes")) {  // the root of an MPI run
+    print_summary(*result);
+    if (Status st = write_json(cli.out, *result); !st.ok()) fmt::print(stderr, "sluice node: {}\n", st.message());
+  } else if (cli.mpi) {
+    // Other ranks: their documents went to rank 0.
+  } else if (Status st = write_json(cli.out, *result); !st.ok()) {
+    fmt::print(stderr, "sluice node: {}\n", st.message());
+  }
+  std::fflush(stdout);
+  return result->value("ok", false) ? k_exit_ok : k_exit_failed;
+}
+
+}  // namespace
+
+void add_emulate_commands(CLI::App& app) {
+  auto emulate_cli = std::make_shared<EmulateCli>();
+  CLI::App* emulate = app.add_subcommand("emulate", "an N-node cluster in network namespaces on this machine, "
+                                                    "shaped links, a verified file sweep (needs root)");
+  emulate->add_option("--nodes", emulate_cli->nodes, "nodes (node 0: mgmt+meta+client, others storage)");
+  emulate->add_option("--link", emulate_cli->link, "link rate[,one-way latency]: 1gbit, 10gbit,1ms, 500mbit,50us");
+  emulate->add_option("--subnet", emulate_cli->subnet, "private /24 for the node addresses");
+  emulate->add_option("--mtu", emulate_cli->mtu, "MTU of the emulated links");
+  emulate->add_option("--config", emulate_cli->config, "cluster JSON (roles, workload); addresses are set here");
+  emulate->add_option("--out", emulate_cli->out, "write the gathered results (JSON) here");
+  emulate->add_option("--work-dir", emulate_cli->work_dir, "logs and storage (default /tmp/<run prefix>)");
+  emulate->add_option("--iperf", emulate_cli->iperf_seconds, "first measure iperf3 node 1 -> node 0 for this many s");
+  emulate->add_flag("--keep", emulate_cli->keep, "keep the work dir (logs) after a clean run");
+  emulate->add_flag("--cleanup-stale", emulate_cli->cleanup_stale,
+                    "remove namespaces and processes left by killed runs, then exit");
+  add_workload_options(emulate, emulate_cli->workload);
+  emulate->callback([emulate_cli] {
+    const int code = run_emulate(*emulate_cli);
+    std::fflush(stdout);
+    std::exit(code);
+  });
+
+  auto node_cli = std::make_shared<NodeCli>();
+  CLI::App* node = app.add_subcommand("node", "one node process of a multi-process deployment");
+  node->group("");  // hidden: started by `emulate` or mpirun
+  node->add_option("--config", node_cli->config, "cluster JSON");
+  node->add_option("--rank", node_cli->rank, "this process's rank (node index by id)");
+  node->add_option("--bootstrap-fd", node_cli->bootstrap_fd, "socket to the emulate launcher");
+  node->add_flag("--mpi", node_cli->mpi, "bootstrap through MPI (under mpirun/srun)");
+  node->add_option("--nodes", node_cli->nodes, "with --mpi and no --config: default cluster of this many nodes");
+  node->add_option("--listen", node_cli->listen, "with --mpi: this rank's IPv4 address, or auto (host name)");
+  node->add_option("--out", node_cli->out, "write the results (JSON; rank 0 of MPI: all nodes)");
+  node->add_option("--run-id", node_cli->run_id, "with --mpi and no --config: run id (storage and barrier names)");
+  node->add_option("--storage-root", node_cli->storage_root, "with --mpi and no --config: where targets live");
+  add_workload_options(node, node_cli->workload);
+  node->callback([node_cli] {
+    const int code = run_node_command(*node_cli);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::exit(code);
+  });
+}
+
+}  // namespace sluice::emulate

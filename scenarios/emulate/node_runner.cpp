@@ -1,0 +1,299 @@
+#include "scenarios/emulate/node_runner.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <tuple>
+
+#include "core/services/meta_service.hpp"
+#include "core/services/mgmt_service.hpp"
+#include "core/services/storage_service.hpp"
+#include "core/workloads/barrier_service.hpp"
+#include "core/workloads/client_host.hpp"
+#include "hw_backends/hw_world.hpp"
+#include "scenarios/emulate/bootstrapped_transport.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+// Counters every node reports (summed over its services).
+constexpr std::string_view k_reported_counters[] = {
+    "storage.read_bytes",   "storage.write_bytes", "storage.requests", "storage.crc_mismatches",
+    "client.crc_mismatches", "meta.requests",      "rpc.retries",      "storage.again_replies"};
+
+// Stands in the world for a service that another process hosts, so that
+// endpoint indices are the same everywhere. Never started.
+class PlaceholderService final : public Service {
+ public:
+  explicit PlaceholderService(Env& /*env*/) {}
+  void start() override {}
+  void on_event(Event& /*event*/) override {}
+  std::string name() const override { return "placeholder"; }
+};
+
+std::string join_rails(const transport::PeerAddress& a) {
+  std::string s;
+  for (const std::string& r : a.rails) s += (s.empty() ? "" : " ") + r;
+  return s;
+}
+
+transport::PeerAddress split_rails(const std::string& text) {
+  transport::PeerAddress a;
+  std::istringstream in(text);
+  std::string rail;
+  while (in >> rail) a.rails.push_back(rail);
+  return a;
+}
+
+struct LocalServices {
+  std::vector<Service*> servers;        // meta and storage: start after mgmt, wait for registration
+  std::vector<Service*> early;          // mgmt and barrier
+  std::vector<ClientHost*> clients;
+  std::vector<FileSweep*> sweeps;       // parallel to clients
+};
+
+}  // namespace
+
+PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase) {
+  PhaseTotal t;
+  if (!run.contains("nodes")) return t;
+  for (const auto& node : run["nodes"]) {
+    if (!node.contains("phases")) continue;
+    for (const auto& p : node["phases"]) {
+      if (p.value("phase", "") != phase) continue;
+      t.bytes += p.value("bytes", std::uint64_t{0});
+      t.elapsed_ns = std::max<TimeNs>(t.elapsed_ns, p.value("elapsed_ns", TimeNs{0}));
+    }
+  }
+  if (t.elapsed_ns > 0) t.bytes_per_s = static_cast<double>(t.bytes) * 1e9 / static_cast<double>(t.elapsed_ns);
+  return t;
+}
+
+Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap) {
+  const ClusterConfig& config = options.config;
+  if (Status st = validate(config); !st.ok()) return st;
+  std::vector<NodeSpec> nodes = config.nodes;
+  std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+  if (bootstrap.size() != nodes.size() || bootstrap.rank() >= nodes.size()) {
+    return error(StatusCode::invalid_argument, "node runner: " + std::to_string(bootstrap.size()) +
+                                                   " processes for a cluster of " + std::to_string(nodes.size()) +
+                                                   " nodes (one process per node)");
+  }
+  const NodeSpec& me = nodes[bootstrap.rank()];
+  const std::string where = "node " + std::to_string(me.id);
+  const TimeNs max_wait_ns = static_cast<TimeNs>(config.max_wait_s) * k_ns_per_s;
+  const auto log = [&](const std::string& line) {
+    if (options.log) options.log(where + ": " + line);
+  };
+
+  // 1-2. The node's transport, then the endpoint table.
+  register_bootstrapped_transport();
+  transport::TransportConfig tc;
+  tc.local_id = me.id;
+  tc.rail_addresses.assign(config.rails_per_node, me.address + ":0");
+  tc.connections_per_rail = config.connections_per_rail;
+  tc.log = [sink = options.log, where](std::string_view line) {
+    if (sink) sink(where + " transport: " + std::string(line));
+  };
+  Result<std::unique_ptr<transport::Transport>> tcp = transport::create_transport("tcp", tc);
+  if (!tcp.ok()) return error(tcp.status().code(), where + ": " + tcp.status().message());
+  TransportTable table;
+  table.local_node = me.id;
+  table.local = std::move(tcp).value();
+  const transport::PeerAddress my_address = table.local->listen_address();
+  Result<std::vector<std::string>> all = bootstrap.all_gather(join_rails(my_address));
+  if (!all.ok()) return error(all.status().code(), where + ": endpoint exchange: " + all.status().message());
+  for (std::size_t i = 0; i < nodes.size(); ++i) table.addresses[nodes[i].id] = split_rails((*all)[i]);
+  log("listening on " + join_rails(my_address));
+
+  // 3. The world: every planned service, real ones for this node only.
+  hw::HwWorldConfig wc;
+  wc.seed = config.seed;
+  wc.transport = std::string(k_bootstrapped_transport);
+  wc.rails_per_node = config.rails_per_node;
+  wc.connections_per_rail = config.connections_per_rail;
+  wc.storage_backend = config.storage_backend;
+  wc.storage_root = config.storage_root + "/" + config.run_id;
+  wc.node_memory_limit_bytes = config.node_memory_limit_bytes;
+  wc.log = [sink = options.log](std::string_view line) {
+    if (sink) sink(line);
+  };
+  hw::HwWorld world(wc);
+  const ServicePlan plan = plan_services(config);
+  LocalServices local;
+  Status build = ok_status();
+  if (!me.targets.empty()) {
+    std::error_code ec;  // HwWorld makes the last two levels (node<N>/target<T>) itself
+    std::filesystem::create_directories(wc.storage_root, ec);
+    if (ec) build = error(StatusCode::io_error, where + ": cannot create " + wc.storage_root + ": " + ec.message());
+  }
+  {
+    TransportTableScope scope(table);
+    for (TargetId t : me.targets) {
+      if (!build.ok()) break;
+      build = world.add_target(t, me.id);
+    }
+    for (const PlannedService& s : plan.services) {
+      if (!build.ok()) break;
+      Service* created = nullptr;
+      if (s.node != me.id) {
+        created = &world.add_service<PlaceholderService>(s.node);
+        world.defer_start(*created);
+        continue;
+      }
+      switch (s.role) {
+        case Role::mgmt:
+          if (s.barrier) {
+            created = &world.add_service<BarrierService>(s.node);
+          } else {
+            created = &world.add_service<MgmtService>(s.node, MgmtConfig{});
+          }
+          local.early.push_back(created);
+          break;
+        case Role::meta: {
+          MetaServiceConfig mc;
+          mc.shard = s.shard;
+          mc.mgmt = plan.mgmt;
+          mc.ns.shard_count = plan.meta_shards;
+          mc.default_chunk_bytes = config.workload.chunk_bytes;
+          mc.default_stripe_count =
+              config.workload.stripe_count > 0 ? config.workload.stripe_count : config.storage_target_count();
+          created = &world.add_service<MetaService>(s.node, mc);
+          local.servers.push_back(created);
+          break;
+        }
+        case Role::storage: {
+          StorageServiceConfig sc;
+          sc.mgmt = plan.mgmt;
+          sc.targets = me.targets;
+          created = &world.add_service<StorageService>(s.node, sc);
+          local.servers.push_back(created);
+          break;
+        }
+        case Role::client: {
+          FileSweepConfig sweep = config.workload.sweep;
+          sweep.run_tag = config.run_id;
+          sweep.barrier_max_wait_ns = max_wait_ns;
+          sweep.create.stripe_count = config.workload.stripe_count;
+          auto workload = std::make_unique<FileSweep>(sweep);
+          FileSweep* sweep_ptr = workload.get();
+          ClientHostConfig hc;
+          hc.client.mgmt = plan.mgmt;
+          hc.client.ns.shard_count = plan.meta_shards;
+          hc.rank = s.rank;
+          hc.ranks = plan.client_ranks;
+          hc.barrier = plan.barrier;
+          ClientHost& host = world.add_service<ClientHost>(s.node, hc, std::move(workload));
+          created = &host;
+          local.clients.push_back(&host);
+          local.sweeps.push_back(sweep_ptr);
+          break;
+        }
+      }
+      if (world.endpoint_of(*created) != Endpoint{s.node, s.index}) {
+        build = error(StatusCode::internal, where + ": service " + created->name() + " got endpoint " +
+                                                world.endpoint_of(*created).to_string() + ", planned " +
+                                                Endpoint{s.node, s.index}.to_string());
+      }
+      if (s.role != Role::mgmt) world.defer_start(*created);
+    }
+    if (build.ok()) build = world.start();
+  }
+  if (build.ok() && table.local) build = error(StatusCode::internal, where + ": the world never took its transport");
+  Status node_status = build;
+  if (!node_status.ok()) log("set-up failed: " + node_status.to_string());
+
+  // 4. Servers, once mgmt is up everywhere.
+  if (Status st = bootstrap.barrier("mgmt-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
+  if (node_status.ok()) {
+    for (Service* s : local.servers) world.start_service(*s);
+    const bool registered = world.wait_until(
+        [&] {
+          for (Service* s : local.servers) {
+            const bool done = world.call(*s, [s] {
+              if (auto* m = dynamic_cast<MetaService*>(s)) return m->registered();
+              return static_cast<StorageService*>(s)->registered();
+            });
+            if (!done) return false;
+          }
+          return true;
+        },
+        max_wait_ns);
+    if (!registered) {
+      node_status = error(StatusCode::timed_out, where + ": servers did not register with mgmt within " +
+                                                     std::to_string(config.max_wait_s) + " s");
+    }
+  }
+  // 5. Clients, once every server is registered.
+  if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
+  nlohmann::json phases = nlohmann::json::array();
+  if (node_status.ok() && !local.clients.empty()) {
+    for (ClientHost* h : local.clients) world.start_service(*h);
+    const bool finished = world.wait_until(
+        [&] {
+          for (ClientHost* h : local.clients) {
+            if (!world.call(*h, [h] { return h->finished(); })) return false;
+          }
+          return true;
+        },
+        max_wait_ns);
+    if (!finished) {
+      node_status = error(StatusCode::timed_out, where + ": the workload did not finish within " +
+                                                     std::to_string(config.max_wait_s) + " s");
+    }
+    for (std::size_t i = 0; i < local.clients.size(); ++i) {
+      ClientHost* h = local.clients[i];
+      FileSweep* sweep = local.sweeps[i];
+      const auto [done, result, results] = world.call(*h, [h, sweep] {
+        return std::make_tuple(h->finished(), h->finished() ? h->result() : Status{}, sweep->results());
+      });
+      if (done && !result.ok() && node_status.ok()) node_status = error(result.code(), where + ": " + result.message());
+      for (const RankPhaseResult& r : results) {
+        const double rate =
+            r.elapsed_ns > 0 ? static_cast<double>(r.bytes) * 1e9 / static_cast<double>(r.elapsed_ns) : 0.0;
+        phases.push_back({{"phase", r.phase},
+                          {"rank", r.rank},
+                          {"bytes", r.bytes},
+                          {"ops", r.ops},
+                          {"elapsed_ns", r.elapsed_ns},
+                          {"bytes_per_s", rate}});
+      }
+    }
+  }
+  if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
+  world.stop();  // counters are read once every thread has stopped
+
+  // 6. Results.
+  nlohmann::json roles = nlohmann::json::array();
+  for (Role r : me.roles) roles.push_back(std::string(to_string(r)));
+  nlohmann::json counters = nlohmann::json::object();
+  for (std::string_view name : k_reported_counters) counters[std::string(name)] = world.counter(name);
+  const nlohmann::json doc = {{"node", me.id},
+                              {"rank", bootstrap.rank()},
+                              {"roles", roles},
+                              {"ok", node_status.ok()},
+                              {"status", node_status.to_string()},
+                              {"addresses", my_address.rails},
+                              {"phases", phases},
+                              {"counters", counters}};
+  Result<std::vector<std::string>> gathered = bootstrap.gather_to_root(doc.dump());
+  if (!gathered.ok()) return error(gathered.status().code(), where + ": gather: " + gathered.status().message());
+  if (gathered->empty()) return doc;
+  return combine_node_results(config.run_id, *gathered);
+}
+
+Result<nlohmann::json> combine_node_results(const std::string& run_id, const std::vector<std::string>& documents) {
+  nlohmann::json run = {{"run_id", run_id}, {"ok", !documents.empty()}, {"nodes", nlohmann::json::array()}};
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    nlohmann::json node = nlohmann::json::parse(documents[i], nullptr, false);
+    if (node.is_discarded() || !node.is_object()) {
+      return error(StatusCode::corrupt, "results of rank " + std::to_string(i) + " are not a JSON object");
+    }
+    if (!node.value("ok", false)) run["ok"] = false;
+    run["nodes"].push_back(std::move(node));
+  }
+  return run;
+}
+
+}  // namespace sluice::emulate

@@ -1,0 +1,64 @@
+// run_node: one process's share of a multi-process deployment. It hosts the
+// services of ONE node of a ClusterConfig on an HwWorld (each service on its
+// own event-loop thread), reaches the other nodes' processes over the TCP
+// transport, and runs the cluster through its start-up in step with them:
+//
+//   1. open the node's TCP transport on its address (free ports)
+//   2. all_gather the listen addresses: the endpoint table node -> a.b.c.d:port
+//   3. build the world: every service of the plan in the canonical order
+//      (cluster_config.hpp), idle placeholders for other nodes' services;
+//      start mgmt and the barrier service                    barrier "mgmt-up"
+//   4. start meta and storage servers, wait until they have registered with
+//      mgmt                                                  barrier "servers-up"
+//   5. start the clients (FileSweep with pattern data, every byte read
+//      verified), wait until they finish                     barrier "clients-done"
+//   6. stop the world, gather every node's results document to the root
+//
+// A node whose own step fails (a server that never registers, a client
+// error, a timeout) still takes part in every later collective, so the
+// others stop at once and the failure is reported in its results rather than
+// as a hang. Bootstrap failures end the run with the error.
+//
+// The results document of a node:
+//   {"node", "rank", "roles", "ok", "status", "addresses": [...],
+//    "phases": [{"phase","rank","bytes","ops","elapsed_ns","bytes_per_s"}],
+//    "counters": {"storage.read_bytes": ..., ...}}
+// and run_node returns, at the root, {"run_id", "ok", "nodes": [documents]}
+// (elsewhere {"ok"} of its own node).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "scenarios/emulate/bootstrap.hpp"
+#include "scenarios/emulate/cluster_config.hpp"
+
+namespace sluice::emulate {
+
+struct NodeRunOptions {
+  ClusterConfig config;
+  // Log lines of the node's world and transport; may be empty.
+  std::function<void(std::string_view)> log;
+};
+
+// The node is config.nodes (sorted by id)[bootstrap.rank()]; bootstrap.size()
+// must equal the number of nodes.
+Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap);
+
+// {"run_id", "ok" (every node ok), "nodes": [documents]}; corrupt when one is not JSON.
+Result<nlohmann::json> combine_node_results(const std::string& run_id, const std::vector<std::string>& documents);
+
+// Sums a phase over the client ranks of a gathered run: bytes, and the
+// throughput of the phase as all clients' bytes over the slowest rank's time.
+struct PhaseTotal {
+  std::uint64_t bytes = 0;
+  TimeNs elapsed_ns = 0;
+  double bytes_per_s = 0;
+};
+PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase);
+
+}  // namespace sluice::emulate

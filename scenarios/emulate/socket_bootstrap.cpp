@@ -1,0 +1,52 @@
+#include "scenarios/emulate/socket_bootstrap.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace sluice::emulate {
+
+Result<std::vector<std::string>> SocketBootstrap::exchange(const std::string& op, const std::string& name,
+                                                           const std::string& data) {
+  if (data.size() > k_max_bootstrap_item_bytes) {
+    return error(StatusCode::invalid_argument, "bootstrap " + op + ": " + std::to_string(data.size()) +
+                                                   " bytes over the " + std::to_string(k_max_bootstrap_item_bytes) +
+                                                   "-byte limit");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const nlohmann::json request = {{"op", op}, {"name", name}, {"data", data}};
+  if (Status st = channel_.send_line(request.dump(), deadline); !st.ok()) return st;
+  Result<std::string> line = channel_.read_line(deadline);
+  if (!line.ok()) {
+    return error(line.status().code(), "bootstrap " + op + " " + name + ": " + line.status().message());
+  }
+  const nlohmann::json reply = nlohmann::json::parse(*line, nullptr, false);
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("ok")) {
+    return error(StatusCode::corrupt, "bootstrap " + op + ": malformed reply from the launcher");
+  }
+  if (!reply["ok"].get<bool>()) {
+    return error(StatusCode::unavailable, "bootstrap " + op + " " + name + ": " + reply.value("error", "failed"));
+  }
+  std::vector<std::string> all;
+  if (reply.contains("all")) {
+    for (const auto& item : reply["all"]) all.push_back(item.get<std::string>());
+  }
+  return all;
+}
+
+Result<std::vector<std::string>> SocketBootstrap::all_gather(const std::string& mine) {
+  Result<std::vector<std::string>> all = exchange("all_gather", "", mine);
+  if (all.ok() && all->size() != size_) {
+    return error(StatusCode::corrupt, "bootstrap all_gather: " + std::to_string(all->size()) + " items for " +
+                                          std::to_string(size_) + " ranks");
+  }
+  return all;
+}
+
+Status SocketBootstrap::barrier(const std::string& name) { return exchange("barrier", name, "").status(); }
+
+Result<std::vector<std::string>> SocketBootstrap::gather_to_root(const std::string& mine) {
+  Result<std::vector<std::string>> r = exchange("gather", "", mine);
+  if (!r.ok()) return r.status();
+  return std::vector<std::string>{};  // the launcher is the root
+}
+
+}  // namespace sluice::emulate

@@ -1,0 +1,72 @@
+// Running a Lua 5.4 scenario script (the contract between the CLI and the
+// Lua layer; the implementation is scenarios/lua/*.cpp).
+//
+// A script does `local sl = require "sluice"`, declares its parameters, builds
+// clusters / file systems / workloads, and calls `sl.run{...}`. sl.run turns
+// its arguments (and every sweep point) into ScenarioSpecs and hands them to
+// ScriptOptions::run, which the CLI binds to the runner (scenarios/runner);
+// the RunResults come back to the script as tables, so the script can print
+// its headline numbers next to the seed figures (`sl.report`).
+//
+// Errors: a mistake in the script (syntax, unknown field, bad size, node that
+// does not exist, limit hit) is Status invalid_argument whose message starts
+// with "<file>:<line>: "; a run that fails is Status with the runner's
+// message. The CLI maps the first to exit code 2, the second to 1.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+// A parameter the script declares: `params = { nodes = {"storage nodes", 4}, ... }`
+// (or sl.params{...}); `--set nodes=8` overrides the default.
+struct ParamDecl {
+  std::string name;
+  std::string description;
+  std::string default_text;  // the default, as the user would type it
+  std::string type;          // "number", "string", "boolean", "size", "list"
+};
+
+// Runs the given points (one per sweep point) on `backend`; returns one
+// RunResult per point, in order. Called from inside the script (sl.run).
+using RunPointsFn = std::function<Result<std::vector<RunResult>>(const std::vector<ScenarioSpec>& points, Backend backend)>;
+
+// Limits on a script (a runaway script stops with an error naming the limit).
+inline constexpr std::uint64_t k_lua_default_memory_bytes = 256ULL << 20;
+inline constexpr std::uint64_t k_lua_default_instructions = 2'000'000'000ULL;
+
+struct ScriptOptions {
+  std::map<std::string, std::string> sets;   // --set name=value
+  std::optional<std::uint64_t> seed;         // --seed (else the script's, else 1)
+  std::optional<Backend> backend;            // --backend overrides the script's choice
+  std::string out_dir = "out";               // where reports/plots the script asks for go
+  std::uint64_t memory_limit_bytes = k_lua_default_memory_bytes;
+  std::uint64_t instruction_limit = k_lua_default_instructions;
+  RunPointsFn run;                           // required for scripts that call sl.run
+  std::ostream* out = nullptr;               // where print/sl.report write (null: std::cout)
+};
+
+struct ScriptOutcome {
+  std::string scenario;                 // script name without .lua
+  std::vector<ParamDecl> params;        // declared parameters
+  std::map<std::string, std::string> param_values;  // after --set
+  std::vector<RunResult> results;       // every run the script made, in order
+  std::vector<std::string> headlines;   // lines the script reported as headline figures
+};
+
+// Runs the script. invalid_argument ("file:line: ...") for script errors.
+Result<ScriptOutcome> run_script(const std::string& path, const ScriptOptions& options);
+
+// The parameters a script declares, without running anything.
+Result<std::vector<ParamDecl>> describe_script(const std::string& path);
+
+}  // namespace sluice::scenario

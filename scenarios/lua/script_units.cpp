@@ -1,0 +1,187 @@
+#include "scenarios/lua/script_units.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace sluice::scenario {
+namespace {
+
+// Splits "12.5GiB" into the number and the suffix; false if no number leads.
+bool split_number(std::string_view text, double& number, std::string_view& suffix) {
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) ++i;
+  if (i == 0) return false;
+  const std::string digits(text.substr(0, i));
+  if (std::count(digits.begin(), digits.end(), '.') > 1 || digits == ".") return false;
+  char* end = nullptr;
+  number = std::strtod(digits.c_str(), &end);
+  if (end != digits.c_str() + digits.size()) return false;
+  suffix = text.substr(i);
+  while (!suffix.empty() && suffix.front() == ' ') suffix.remove_prefix(1);
+  return true;
+}
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string number_text(double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.15g", value);
+  return buf;
+}
+
+}  // namespace
+
+Result<std::uint64_t> parse_size(std::string_view text) {
+  static constexpr std::string_view k_accepted = "sizes are B, KiB, MiB, GiB, TiB or a whole number of bytes";
+  double number = 0;
+  std::string_view suffix;
+  if (!split_number(text, number, suffix)) {
+    return error(StatusCode::invalid_argument, quoted(text) + " is not a size (" + std::string(k_accepted) + ")");
+  }
+  struct Unit {
+    std::string_view name;
+    std::uint64_t bytes;
+  };
+  static constexpr Unit k_units[] = {{"", 1}, {"B", 1}, {"KiB", k_kib}, {"MiB", k_mib}, {"GiB", k_gib}, {"TiB", k_tib}};
+  for (const Unit& unit : k_units) {
+    if (suffix != unit.name) continue;
+    const double bytes = number * static_cast<double>(unit.bytes);
+    if (!std::isfinite(bytes) || bytes >= 1.8e19) {
+      return error(StatusCode::invalid_argument, quoted(text) + " is too large a size");
+    }
+    if (bytes != std::floor(bytes)) {
+      return error(StatusCode::invalid_argument, quoted(text) + " is not a whole number of bytes");
+    }
+    return static_cast<std::uint64_t>(bytes);
+  }
+  // A known unit written another way: say which spelling to use.
+  const std::string l = lower(suffix);
+  std::string_view use;
+  if (l == "k" || l == "kb" || l == "kib" || l == "ki") use = "KiB";
+  if (l == "m" || l == "mb" || l == "mib" || l == "mi") use = "MiB";
+  if (l == "g" || l == "gb" || l == "gib" || l == "gi") use = "GiB";
+  if (l == "t" || l == "tb" || l == "tib" || l == "ti") use = "TiB";
+  if (l == "b" || l == "bytes" || l == "byte") use = "B";
+  std::string message = quoted(text) + " is not a size";
+  if (!use.empty()) {
+    message += ", use " + quoted(std::string(text.substr(0, text.size() - suffix.size())) + std::string(use));
+  }
+  return error(StatusCode::invalid_argument, message + " (" + std::string(k_accepted) + ")");
+}
+
+Result<double> parse_rate(std::string_view text) {
+  static constexpr std::string_view k_accepted =
+      "rates are written like \"100Gb/s\" (bits), \"12.5GB/s\", \"750MB/s\", \"2GiB/s\" (bytes) or a number of "
+      "bytes per second";
+  double number = 0;
+  std::string_view suffix;
+  if (!split_number(text, number, suffix)) {
+    return error(StatusCode::invalid_argument, quoted(text) + " is not a rate (" + std::string(k_accepted) + ")");
+  }
+  struct Unit {
+    std::string_view name;
+    double bytes_per_s;
+  };
+  static constexpr Unit k_units[] = {
+      {"", 1},          {"B/s", 1},          {"KB/s", 1e3},       {"MB/s", 1e6},     {"GB/s", 1e9},
+      {"TB/s", 1e12},   {"KiB/s", 1024.0},   {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
+      {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8},    {"Tb/s", 1e12 / 8}};
+  for (const Unit& unit : k_units) {
+    if (suffix == unit.name) {
+      const double rate = number * unit.bytes_per_s;
+      if (!std::isfinite(rate)) return error(StatusCode::invalid_argument, quoted(text) + " is too large a rate");
+      return rate;
+    }
+  }
+  const std::string l = lower(suffix);
+  const std::string head(text.substr(0, text.size() - suffix.size()));
+  std::string hint;
+  if (l == "gbit" || l == "gbit/s" || l == "gbps" || l == "gbe" || l == "g" || l == "gb") hint = head + "Gb/s";
+  if (l == "mbit" || l == "mbit/s" || l == "mbps" || l == "m" || l == "mb") hint = head + "Mb/s";
+  std::string message = quoted(text) + " is not a rate";
+  if (!hint.empty()) message += ", use " + quoted(hint) + " for bits per second";
+  return error(StatusCode::invalid_argument, message + " (" + std::string(k_accepted) + ")");
+}
+
+Result<TimeNs> parse_duration(std::string_view text) {
+  static constexpr std::string_view k_accepted =
+      "durations are written like \"200ns\", \"5us\", \"10ms\", \"1.5s\" or a whole number of nanoseconds";
+  double number = 0;
+  std::string_view suffix;
+  if (!split_number(text, number, suffix)) {
+    return error(StatusCode::invalid_argument, quoted(text) + " is not a duration (" + std::string(k_accepted) + ")");
+  }
+  struct Unit {
+    std::string_view name;
+    double ns;
+  };
+  static constexpr Unit k_units[] = {{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"min", 60e9}};
+  for (const Unit& unit : k_units) {
+    if (suffix != unit.name) continue;
+    const double ns = number * unit.ns;
+    if (!std::isfinite(ns) || ns > 9.2e18) return error(StatusCode::invalid_argument, quoted(text) + " is too long");
+    return static_cast<TimeNs>(std::llround(ns));
+  }
+  return error(StatusCode::invalid_argument, quoted(text) + " is not a duration (" + std::string(k_accepted) + ")");
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::size_t threshold = std::max<std::size_t>(2, name.size() / 3);
+  std::string best;
+  std::size_t best_distance = threshold + 1;
+  for (const std::string& candidate : candidates) {
+    const std::size_t d = edit_distance(name, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string format_size(std::uint64_t bytes) {
+  static constexpr std::pair<std::uint64_t, std::string_view> k_units[] = {
+      {k_tib, "TiB"}, {k_gib, "GiB"}, {k_mib, "MiB"}, {k_kib, "KiB"}};
+  for (const auto& [unit, name] : k_units) {
+    if (bytes >= unit && (bytes * 4) % unit == 0) return number_text(static_cast<double>(bytes) / static_cast<double>(unit)) + std::string(name);
+  }
+  return std::to_string(bytes) + "B";
+}
+
+std::string format_rate(double bytes_per_s) {
+  char buf[64];
+  if (bytes_per_s >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.3g GB/s", bytes_per_s / 1e9);
+  } else if (bytes_per_s >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.3g MB/s", bytes_per_s / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g B/s", bytes_per_s);
+  }
+  return buf;
+}
+
+}  // namespace sluice::scenario

@@ -1,0 +1,979 @@
+#include "scenarios/lua/sluice_module.hpp"
+
+#include <lua.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <new>
+
+#include "core/topology/nvidia_smi_import.hpp"
+#include "scenarios/lua/field_reader.hpp"
+#include "scenarios/lua/lua_sandbox.hpp"
+#include "scenarios/lua/script_units.hpp"
+#include "scenarios/lua/spec_builders.hpp"
+#include "scenarios/lua/sweep_plan.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+constexpr const char* k_object_metatable = "sluice.object";
+constexpr std::size_t k_error_bytes = 4096;
+// The light userdata raised to stop a script in describe mode.
+char k_stop_signal = 0;
+
+// Control flow out of a binding (not script mistakes).
+struct StopForDescribe {};
+struct RunFailed {
+  std::string message;
+};
+
+struct ObjectBox {
+  std::shared_ptr<const ScriptObject> object;
+};
+
+// lua_tostring as a std::string ("" when not a string or number).
+std::string string_at(lua_State* L, int index) {
+  std::size_t len = 0;
+  const char* s = lua_tolstring(L, index, &len);
+  return s == nullptr ? std::string() : std::string(s, len);
+}
+
+ScriptContext* context_of(lua_State* L) { return static_cast<ScriptContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
+
+// "file.lua:12" of the Lua code calling the running C function (no allocation).
+void caller_where(lua_State* L, char* out, std::size_t size) {
+  lua_Debug ar;
+  for (int level = 1; level < 6; ++level) {
+    if (lua_getstack(L, level, &ar) == 0) break;
+    if (lua_getinfo(L, "Sl", &ar) != 0 && ar.currentline > 0) {
+      std::snprintf(out, size, "%s:%d", ar.short_src, ar.currentline);
+      return;
+    }
+  }
+  std::snprintf(out, size, "?:0");
+}
+
+std::string caller_where(lua_State* L) {
+  char buf[LUA_IDSIZE + 32];
+  caller_where(L, buf, sizeof buf);
+  return buf;
+}
+
+// Runs a binding body: C++ exceptions become Lua errors "file:line: message",
+// raised only after every C++ object of the body is destroyed.
+template <typename Fn>
+int guarded(lua_State* L, Fn&& body) {
+  char message[k_error_bytes];
+  bool stop = false;
+  {
+    try {
+      return body();
+    } catch (const StopForDescribe&) {
+      stop = true;
+    } catch (const ScriptError& e) {
+      char where[LUA_IDSIZE + 32];
+      if (e.where.empty()) {
+        caller_where(L, where, sizeof where);
+      } else {
+        std::snprintf(where, sizeof where, "%s", e.where.c_str());
+      }
+      std::snprintf(message, sizeof message, "%s: %s", where, e.what());
+    } catch (const RunFailed& e) {
+      std::snprintf(message, sizeof message, "%s", e.message.c_str());
+    } catch (const std::bad_alloc&) {
+      char where[LUA_IDSIZE + 32];
+      caller_where(L, where, sizeof where);
+      std::snprintf(message, sizeof message, "%s: out of memory", where);
+    } catch (const std::exception& e) {
+      char where[LUA_IDSIZE + 32];
+      caller_where(L, where, sizeof where);
+      std::snprintf(message, sizeof message, "%s: %s", where, e.what());
+    }
+  }
+  if (stop) {
+    lua_pushlightuserdata(L, &k_stop_signal);
+  } else {
+    lua_pushstring(L, message);
+  }
+  return lua_error(L);
+}
+
+// ---- Lua -> ScriptValue ----
+
+ScriptValue read_value(lua_State* L, int index, int depth, std::size_t& budget);
+
+std::shared_ptr<const ScriptTable> read_table(lua_State* L, int index, int depth, std::size_t& budget) {
+  if (depth > k_max_table_depth) {
+    throw ScriptError("tables nested deeper than " + std::to_string(k_max_table_depth) + " levels (a cycle?)");
+  }
+  if (!lua_checkstack(L, 4)) throw ScriptError("tables nested too deeply");
+  index = lua_absindex(L, index);
+  auto table = std::make_shared<ScriptTable>();
+  std::map<lua_Integer, ScriptValue> positions;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (budget-- == 0) {
+      lua_pop(L, 2);
+      throw ScriptError("more than " + std::to_string(k_max_table_entries) + " table entries in one call");
+    }
+    const int key_type = lua_type(L, -2);
+    if (key_type == LUA_TSTRING) {
+      std::size_t len = 0;
+      const char* key = lua_tolstring(L, -2, &len);
+      std::string name = key == nullptr ? std::string() : std::string(key, len);
+      try {
+        table->fields[name] = read_value(L, -1, depth + 1, budget);
+      } catch (...) {
+        lua_pop(L, 2);
+        throw;
+      }
+    } else if (key_type == LUA_TNUMBER && lua_isinteger(L, -2) != 0 && lua_tointeger(L, -2) >= 1) {
+      const lua_Integer position = lua_tointeger(L, -2);
+      try {
+        positions[position] = read_value(L, -1, depth + 1, budget);
+      } catch (...) {
+        lua_pop(L, 2);
+        throw;
+      }
+    } else {
+      const std::string type = luaL_typename(L, -2);
+      lua_pop(L, 2);
+      throw ScriptError("a table key must be a name or a list position 1, 2, ..., not a " + type);
+    }
+    lua_pop(L, 1);
+  }
+  lua_Integer expected = 1;
+  for (auto& [position, value] : positions) {
+    if (position != expected) {
+      throw ScriptError("a list has a hole: no value at position " + std::to_string(expected) + " but one at " +
+                        std::to_string(position));
+    }
+    table->list.push_back(std::move(value));
+    ++expected;
+  }
+  return table;
+}
+
+ScriptValue read_value(lua_State* L, int index, int depth, std::size_t& budget) {
+  switch (lua_type(L, index)) {
+    case LUA_TNIL: return {};
+    case LUA_TBOOLEAN: return ScriptValue{lua_toboolean(L, index) != 0};
+    case LUA_TNUMBER:
+      if (lua_isinteger(L, index) != 0) return ScriptValue{static_cast<std::int64_t>(lua_tointeger(L, index))};
+      return ScriptValue{static_cast<double>(lua_tonumber(L, index))};
+    case LUA_TSTRING: {
+      std::size_t len = 0;
+      const char* s = lua_tolstring(L, index, &len);
+      return ScriptValue{s == nullptr ? std::string() : std::string(s, len)};
+    }
+    case LUA_TTABLE: return ScriptValue{read_table(L, index, depth, budget)};
+    case LUA_TUSERDATA: {
+      auto* box = static_cast<ObjectBox*>(luaL_testudata(L, index, k_object_metatable));
+      if (box != nullptr && box->object) return ScriptValue{box->object};
+      break;
+    }
+    default: break;
+  }
+  throw ScriptError(std::string("a ") + luaL_typename(L, index) + " cannot be passed to sluice here");
+}
+
+ScriptTable read_args(lua_State* L, int index, const std::string& function) {
+  if (lua_isnoneornil(L, index)) return {};
+  if (lua_type(L, index) != LUA_TTABLE) {
+    throw ScriptError(function + " takes a table {name = value, ...}, not a " + luaL_typename(L, index));
+  }
+  std::size_t budget = k_max_table_entries;
+  try {
+    return *read_table(L, index, 0, budget);
+  } catch (const ScriptError& e) {
+    throw ScriptError(function + ": " + e.what());
+  }
+}
+
+// ---- ScriptValue -> Lua ----
+
+void push_value(lua_State* L, const ScriptValue& v);
+
+void push_object(lua_State* L, std::shared_ptr<const ScriptObject> object) {
+  void* memory = lua_newuserdatauv(L, sizeof(ObjectBox), 0);
+  new (memory) ObjectBox{std::move(object)};
+  luaL_setmetatable(L, k_object_metatable);
+}
+
+void push_value(lua_State* L, const ScriptValue& v) {
+  luaL_checkstack(L, 4, "sluice: values nested too deeply");
+  switch (v.value.index()) {
+    case 0: lua_pushnil(L); break;
+    case 1: lua_pushboolean(L, std::get<bool>(v.value) ? 1 : 0); break;
+    case 2: lua_pushinteger(L, static_cast<lua_Integer>(std::get<std::int64_t>(v.value))); break;
+    case 3: lua_pushnumber(L, std::get<double>(v.value)); break;
+    case 4: {
+      const std::string& s = std::get<std::string>(v.value);
+      lua_pushlstring(L, s.data(), s.size());
+      break;
+    }
+    case 5: {
+      const ScriptTable* t = v.table();
+      lua_createtable(L, static_cast<int>(t->list.size()), static_cast<int>(t->fields.size()));
+      for (std::size_t i = 0; i < t->list.size(); ++i) {
+        push_value(L, t->list[i]);
+        lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+      }
+      for (const auto& [k, e] : t->fields) {
+        push_value(L, e);
+        lua_setfield(L, -2, k.c_str());
+      }
+      break;
+    }
+    default: push_object(L, std::get<std::shared_ptr<const ScriptObject>>(v.value)); break;
+  }
+}
+
+// ---- objects ----
+
+int object_gc(lua_State* L) {
+  auto* box = static_cast<ObjectBox*>(luaL_checkudata(L, 1, k_object_metatable));
+  box->~ObjectBox();
+  return 0;
+}
+
+int object_index(lua_State* L) {
+  auto* box = static_cast<ObjectBox*>(luaL_checkudata(L, 1, k_object_metatable));
+  if (lua_type(L, 2) != LUA_TSTRING || !box->object) return 0;
+  const char* key = lua_tostring(L, 2);
+  const ScriptObject& o = *box->object;
+  if (std::strcmp(key, "type") == 0) {
+    lua_pushstring(L, o.type.c_str());
+    return 1;
+  }
+  if (std::strcmp(key, "kind") == 0) {
+    lua_pushstring(L, o.kind == ObjectKind::fs ? "fs" : to_string(o.kind).c_str());
+    return 1;
+  }
+  if (o.topology && (std::strcmp(key, "gpus") == 0 || std::strcmp(key, "nics") == 0 || std::strcmp(key, "nvmes") == 0 ||
+                     std::strcmp(key, "node_count") == 0)) {
+    if (std::strcmp(key, "node_count") == 0) {
+      lua_pushinteger(L, o.topology->node_count());
+      return 1;
+    }
+    const topo::VertexKind kind = key[0] == 'g' ? topo::VertexKind::gpu
+                                  : key[1] == 'i' ? topo::VertexKind::nic : topo::VertexKind::nvme;
+    lua_pushinteger(L, o.topology->count(0, kind));
+    return 1;
+  }
+  const auto it = o.args.fields.find(key);
+  if (it == o.args.fields.end()) return 0;
+  push_value(L, it->second);
+  return 1;
+}
+
+int object_tostring(lua_State* L) {
+  auto* box = static_cast<ObjectBox*>(luaL_checkudata(L, 1, k_object_metatable));
+  if (!box->object) return 0;
+  const ScriptObject& o = *box->object;
+  lua_pushfstring(L, "sluice %s %s%s%s", o.kind == ObjectKind::fs ? "fs" : to_string(o.kind).c_str(), o.type.c_str(),
+                  o.description.empty() ? "" : ": ", o.description.c_str());
+  return 1;
+}
+
+std::shared_ptr<const ScriptObject> shared(const ScriptValue* v) {
+  if (v == nullptr) return nullptr;
+  const auto* o = std::get_if<std::shared_ptr<const ScriptObject>>(&v->value);
+  return o == nullptr ? nullptr : *o;
+}
+
+// ---- constructors ----
+
+int make_machine(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string type = string_at(L, lua_upvalueindex(2));
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::machine;
+    object->type = type;
+    object->where = caller_where(L);
+    object->args = read_args(L, 1, "sl.machines." + type);
+    object->topology = build_machine(type, object->args);
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+int import_nvidia_smi(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    if (lua_type(L, 1) != LUA_TSTRING) {
+      throw ScriptError("sl.machines.import_nvidia_smi(path): path must be a string (a file with `nvidia-smi topo -m` output)");
+    }
+    const std::string path = string_at(L, 1);
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::machine;
+    object->type = "import_nvidia_smi";
+    object->where = caller_where(L);
+    object->args = read_args(L, 2, "sl.machines.import_nvidia_smi");
+    std::string resolved = path;
+    std::error_code ec;
+    if (!std::filesystem::exists(resolved, ec) && !ctx->dir.empty()) resolved = ctx->dir + "/" + path;
+    if (std::filesystem::exists(resolved, ec) &&
+        std::filesystem::file_size(resolved, ec) > topo::k_max_topo_text_bytes) {
+      throw ScriptError("sl.machines.import_nvidia_smi: " + path + " is larger than " +
+                        std::to_string(topo::k_max_topo_text_bytes) + " bytes");
+    }
+    Result<std::string> text = read_script_file(resolved);
+    if (!text.ok()) throw ScriptError("sl.machines.import_nvidia_smi: cannot read " + path);
+    object->topology = build_imported_machine(*text, object->args);
+    object->args.fields["path"] = ScriptValue{path};
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+int make_fabric(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string type = string_at(L, lua_upvalueindex(2));
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::fabric;
+    object->type = type;
+    object->where = caller_where(L);
+    object->args = read_args(L, 1, "sl.fabric." + type);
+    build_fabric(type, object->args);
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+int make_cluster(lua_State* L) {
+  return guarded(L, [&] {
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::cluster;
+    object->type = "cluster";
+    object->where = caller_where(L);
+    object->args = read_args(L, 1, "sl.cluster");
+    ClusterBuild built = build_cluster(object->args);
+    object->topology = built.topology;
+    object->description = built.description;
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+int make_fs(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string type = string_at(L, lua_upvalueindex(2));
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::fs;
+    object->type = type;
+    object->where = caller_where(L);
+    object->args = read_args(L, 1, "sl.fs." + type);
+    build_fs(type, object->args, nullptr);
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+int make_workload(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string type = string_at(L, lua_upvalueindex(2));
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::workload;
+    object->type = type;
+    object->where = caller_where(L);
+    object->args = read_args(L, 1, "sl.workload." + type);
+    build_workload(type, object->args, nullptr, nullptr);
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+// ---- params ----
+
+std::string param_type(const ScriptValue& v) {
+  if (std::get_if<bool>(&v.value) != nullptr) return "boolean";
+  if (v.is_number()) return "number";
+  if (const std::string* s = v.string()) return parse_size(*s).ok() ? "size" : "string";
+  return "list";
+}
+
+ScriptValue parse_set(const std::string& name, const std::string& type, const std::string& text,
+                      const ScriptValue& default_value) {
+  auto bad = [&](const std::string& what) {
+    return ScriptError("--set " + name + "=" + text + ": " + what + " (" + name + " is a " + type + ", default " +
+                       default_value.text() + ")");
+  };
+  if (type == "boolean") {
+    if (text == "true") return ScriptValue{true};
+    if (text == "false") return ScriptValue{false};
+    throw bad("expected true or false");
+  }
+  auto number = [&](const std::string& t) -> ScriptValue {
+    if (t.empty()) throw bad("expected a number");
+    char* end = nullptr;
+    const long long i = std::strtoll(t.c_str(), &end, 10);
+    if (end == t.c_str() + t.size()) return ScriptValue{static_cast<std::int64_t>(i)};
+    const double d = std::strtod(t.c_str(), &end);
+    if (end != t.c_str() + t.size() || !std::isfinite(d)) throw bad("\"" + t + "\" is not a number");
+    return ScriptValue{d};
+  };
+  if (type == "number") return number(text);
+  if (type == "size") {
+    Result<std::uint64_t> s = parse_size(text);
+    if (!s.ok()) throw bad(s.status().message());
+    return ScriptValue{text};
+  }
+  if (type == "string") return ScriptValue{text};
+  // list: comma-separated; numbers where the default's elements are numbers.
+  const ScriptTable* d = default_value.table();
+  const bool numbers = d != nullptr && !d->list.empty() && d->list.front().is_number();
+  auto list = std::make_shared<ScriptTable>();
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    if (item.empty()) throw bad("an empty element in the list (write a,b,c)");
+    list->list.push_back(numbers ? number(item) : ScriptValue{item});
+    start = comma + 1;
+  }
+  return ScriptValue{std::shared_ptr<const ScriptTable>(list)};
+}
+
+int sl_params(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    const ScriptTable decls = read_args(L, 1, "sl.params");
+    ctx->params_where = caller_where(L);
+    auto values = std::make_shared<ScriptTable>();
+    for (const auto& [name, decl] : decls.fields) {
+      const ScriptTable* t = decl.table();
+      if (t == nullptr || t->list.size() != 2 || !t->fields.empty() || t->list[0].string() == nullptr ||
+          t->list[1].is_nil()) {
+        throw ScriptError("sl.params: " + name + ": declare it as {\"description\", default}, not " + decl.text());
+      }
+      const ScriptValue& default_value = t->list[1];
+      if (default_value.object() != nullptr) throw ScriptError("sl.params: " + name + ": a default must be plain data");
+      if (const ScriptTable* list = default_value.table(); list != nullptr) {
+        if (!list->fields.empty() || list->list.empty()) {
+          throw ScriptError("sl.params: " + name + ": a list default must be a non-empty list like {1, 8}");
+        }
+        for (const ScriptValue& e : list->list) {
+          if (!e.is_number() && e.string() == nullptr) {
+            throw ScriptError("sl.params: " + name + ": list elements must be numbers or strings");
+          }
+        }
+      }
+      for (const ParamDecl& p : ctx->params) {
+        if (p.name == name) throw ScriptError("sl.params: " + name + " is declared twice");
+      }
+      const std::string& description = std::get<std::string>(t->list[0].value);
+      ParamDecl p{name, description, default_value.text(), param_type(default_value)};
+      ScriptValue value = default_value;
+      if (auto it = ctx->options->sets.find(name); it != ctx->options->sets.end()) {
+        value = parse_set(name, p.type, it->second, default_value);
+      }
+      ctx->param_values[name] = value.text();
+      ctx->params.push_back(std::move(p));
+      values->fields[name] = std::move(value);
+    }
+    push_value(L, ScriptValue{std::shared_ptr<const ScriptTable>(values)});
+    return 1;
+  });
+}
+
+// ---- run ----
+
+struct PushRange {
+  const std::vector<RunResult>* results;
+  std::size_t begin;
+  std::size_t end;
+};
+
+void set_number(lua_State* L, const char* key, double value) {
+  lua_pushnumber(L, value);
+  lua_setfield(L, -2, key);
+}
+
+void set_string(lua_State* L, const char* key, const std::string& value) {
+  lua_pushlstring(L, value.data(), value.size());
+  lua_setfield(L, -2, key);
+}
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::sim: return "sim";
+    case Backend::hw: return "hw";
+    case Backend::emulate: return "emulate";
+  }
+  return "?";
+}
+
+// Runs under lua_pcall so a memory error while building the tables unwinds
+// only this frame, which holds no C++ objects.
+int push_results(lua_State* L) {
+  const auto* range = static_cast<const PushRange*>(lua_touserdata(L, 1));
+  lua_createtable(L, static_cast<int>(range->end - range->begin), 0);
+  for (std::size_t i = range->begin; i < range->end; ++i) {
+    const RunResult& r = (*range->results)[i];
+    lua_createtable(L, 0, 16);
+    lua_createtable(L, 0, static_cast<int>(r.spec.params.size()));
+    for (const auto& [k, v] : r.spec.params) set_string(L, k.c_str(), v);
+    lua_setfield(L, -2, "params");
+    lua_pushboolean(L, r.ok ? 1 : 0);
+    lua_setfield(L, -2, "ok");
+    set_string(L, "error", r.error);
+    lua_pushstring(L, backend_name(r.backend));
+    lua_setfield(L, -2, "backend");
+    lua_pushinteger(L, static_cast<lua_Integer>(r.spec.seed));
+    lua_setfield(L, -2, "seed");
+    set_string(L, "cluster", r.spec.cluster_description);
+    set_number(L, "simulated_s", r.simulated_s);
+    set_number(L, "wall_s", r.wall_s);
+    lua_createtable(L, static_cast<int>(r.phases.size()), 0);
+    for (std::size_t p = 0; p < r.phases.size(); ++p) {
+      const PhaseRow& row = r.phases[p];
+      lua_createtable(L, 0, 16);
+      set_string(L, "workload", row.workload);
+      set_string(L, "phase", row.phase);
+      set_number(L, "ranks", row.ranks);
+      set_number(L, "bytes", static_cast<double>(row.bytes));
+      set_number(L, "ops", static_cast<double>(row.ops));
+      set_number(L, "first_done_s", row.first_done_s);
+      set_number(L, "last_done_s", row.last_done_s);
+      set_number(L, "first_bytes_per_s", row.first_bytes_per_s);
+      set_number(L, "last_bytes_per_s", row.last_bytes_per_s);
+      set_number(L, "first_ops_per_s", row.first_ops_per_s);
+      set_number(L, "last_ops_per_s", row.last_ops_per_s);
+      set_number(L, "latency_us_p50", row.latency_us_p50);
+      set_number(L, "latency_us_p99", row.latency_us_p99);
+      lua_createtable(L, 0, static_cast<int>(row.extra.size()));
+      for (const auto& [k, v] : row.extra) set_number(L, k.c_str(), v);
+      lua_setfield(L, -2, "extra");
+      lua_rawseti(L, -2, static_cast<lua_Integer>(p + 1));
+    }
+    lua_setfield(L, -2, "phases");
+    lua_createtable(L, 0, static_cast<int>(r.counters.size()));
+    for (const auto& [k, v] : r.counters) set_number(L, k.c_str(), v);
+    lua_setfield(L, -2, "counters");
+    lua_createtable(L, 0, static_cast<int>(r.paths_taken.size()));
+    for (const auto& [k, v] : r.paths_taken) set_number(L, k.c_str(), static_cast<double>(v));
+    lua_setfield(L, -2, "paths_taken");
+    lua_createtable(L, static_cast<int>(r.log_tail.size()), 0);
+    for (std::size_t l = 0; l < r.log_tail.size(); ++l) {
+      lua_pushlstring(L, r.log_tail[l].data(), r.log_tail[l].size());
+      lua_rawseti(L, -2, static_cast<lua_Integer>(l + 1));
+    }
+    lua_setfield(L, -2, "log_tail");
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i - range->begin + 1));
+  }
+  return 1;
+}
+
+Backend backend_of(const std::string& name) {
+  if (name == "hw") return Backend::hw;
+  if (name == "emulate") return Backend::emulate;
+  return Backend::sim;
+}
+
+int sl_run(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  guarded(L, [&] {
+    const ScriptTable args = read_args(L, 1, "sl.run");
+    FieldReader r(args, "sl.run");
+    RunRequest req;
+    req.scenario = ctx->scenario;
+    req.params = ctx->param_values;
+    if (r.object("cluster", ObjectKind::cluster) != nullptr) req.cluster = shared(r.get("cluster"));
+    if (r.object("fs", ObjectKind::fs) != nullptr) req.fs = shared(r.get("fs"));
+    if (r.object("workload", ObjectKind::workload) != nullptr) req.workloads.push_back(shared(r.get("workload")));
+    if (const ScriptValue* list = r.get("workloads")) {
+      if (!req.workloads.empty()) r.fail("workloads", "give workload (one) or workloads (a list), not both");
+      const ScriptTable* t = list->table();
+      if (t == nullptr || !t->fields.empty() || t->list.empty()) r.fail("workloads", "expected a non-empty list of workloads");
+      for (std::size_t i = 0; i < t->list.size(); ++i) {
+        const ScriptObject* o = t->list[i].object();
+        if (o == nullptr || o->kind != ObjectKind::workload) {
+          r.fail("workloads[" + std::to_string(i + 1) + "]", "expected a workload, not " + t->list[i].type_name());
+        }
+        req.workloads.push_back(std::get<std::shared_ptr<const ScriptObject>>(t->list[i].value));
+      }
+    }
+    const std::vector<std::string> backend_names = {"sim", "hw", "emulate"};
+    if (auto v = r.choice("backend", backend_names)) req.backends = {backend_of(*v)};
+    if (auto v = r.choice_list("backends", backend_names)) {
+      if (r.get("backend") != nullptr) r.fail("backends", "give backend or backends, not both");
+      if (v->empty()) r.fail("backends", "the list is empty");
+      req.backends.clear();
+      for (const std::string& b : *v) req.backends.push_back(backend_of(b));
+    }
+    if (auto v = r.count("seed", 0, std::numeric_limits<std::int64_t>::max())) req.seed = *v;
+    if (const ScriptTable* sweep = r.table("sweep")) {
+      if (!sweep->list.empty()) r.fail("sweep", "expected named lists like { threads = {1, 8} }");
+      for (const auto& [k, v] : sweep->fields) req.sweep.emplace_back(k, v);
+    }
+    if (auto v = r.text("sim_profile")) req.sim_profile = *v;
+    if (auto v = r.boolean("sim_coalesce")) req.sim_coalesce = *v;
+    if (auto v = r.count("max_events", 1, std::numeric_limits<std::int64_t>::max())) req.max_events = *v;
+    r.finish();
+    if (!r.sweeps().empty()) {
+      r.fail(r.sweeps().front().key, "one value, not a list (sweeps go in sweep = { field = {...} })");
+    }
+    if (!req.cluster) r.fail("cluster", "missing (cluster = sl.cluster{...})");
+    if (!req.fs) r.fail("fs", "missing (fs = sl.fs.beeond{...} or another file system)");
+    if (req.workloads.empty()) r.fail("workload", "missing (workload = sl.workload.file_sweep{...})");
+    if (const std::string bad = check_sets(*ctx); !bad.empty()) throw ScriptError(bad);
+    if (ctx->describe) {
+      ctx->stopped = true;
+      throw StopForDescribe{};
+    }
+    if (ctx->options->seed) req.seed = *ctx->options->seed;
+    if (ctx->options->backend) req.backends = {*ctx->options->backend};
+    PointPlan plan = plan_points(req);
+    if (!ctx->options->run) throw ScriptError("sl.run: this program was given no runner, so it cannot run scenarios");
+    begin = ctx->results.size();
+    for (Backend backend : req.backends) {
+      Result<std::vector<RunResult>> results = ctx->options->run(plan.points, backend);
+      if (!results.ok()) {
+        ctx->run_failure = results.status();
+        throw RunFailed{caller_where(L) + ": sl.run failed: " + results.status().message()};
+      }
+      if (results->size() != plan.points.size()) {
+        ctx->run_failure = error(StatusCode::internal, "the runner returned " + std::to_string(results->size()) +
+                                                           " results for " + std::to_string(plan.points.size()) + " points");
+        throw RunFailed{caller_where(L) + ": sl.run failed: " + ctx->run_failure->message()};
+      }
+      for (RunResult& result : *results) ctx->results.push_back(std::move(result));
+    }
+    end = ctx->results.size();
+    return 0;
+  });
+  PushRange range{&ctx->results, begin, end};
+  lua_pushcfunction(L, push_results);
+  lua_pushlightuserdata(L, &range);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return lua_error(L);
+  return 1;
+}
+
+// ---- reporting and helpers ----
+
+int sl_headline(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    if (lua_type(L, 1) != LUA_TSTRING) throw ScriptError("sl.headline(text, measured, seed_figure): text must be a string");
+    auto as_text = [&](int i) -> std::string {
+      if (lua_type(L, i) == LUA_TNUMBER) {
+        char buf[64];
+        if (lua_isinteger(L, i) != 0) {
+          std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(lua_tointeger(L, i)));
+        } else {
+          std::snprintf(buf, sizeof buf, "%.4g", static_cast<double>(lua_tonumber(L, i)));
+        }
+        return buf;
+      }
+      if (lua_type(L, i) == LUA_TSTRING) return string_at(L, i);
+      if (lua_isnoneornil(L, i)) return "";
+      throw ScriptError(std::string("sl.headline: expected a number or a string, not a ") + luaL_typename(L, i));
+    };
+    std::string line = string_at(L, 1) + ": " + as_text(2);
+    const std::string seed = as_text(3);
+    if (!seed.empty()) line += " (seed: " + seed + ")";
+    *ctx->out << line << '\n';
+    ctx->headlines.push_back(line);
+    return 0;
+  });
+}
+
+int sl_size(lua_State* L) {
+  return guarded(L, [&] {
+    if (lua_type(L, 1) == LUA_TNUMBER) {
+      lua_pushvalue(L, 1);
+      return 1;
+    }
+    if (lua_type(L, 1) != LUA_TSTRING) throw ScriptError("sl.size: expected a size like \"1MiB\"");
+    Result<std::uint64_t> s = parse_size(string_at(L, 1));
+    if (!s.ok()) throw ScriptError("sl.size: " + s.status().message());
+    lua_pushinteger(L, static_cast<lua_Integer>(*s));
+    return 1;
+  });
+}
+
+int sl_rate(lua_State* L) {
+  return guarded(L, [&] {
+    if (lua_type(L, 1) == LUA_TNUMBER) {
+      lua_pushvalue(L, 1);
+      return 1;
+    }
+    if (lua_type(L, 1) != LUA_TSTRING) throw ScriptError("sl.rate: expected a rate like \"100Gb/s\"");
+    Result<double> s = parse_rate(string_at(L, 1));
+    if (!s.ok()) throw ScriptError("sl.rate: " + s.status().message());
+    lua_pushnumber(L, *s);
+    return 1;
+  });
+}
+
+int sl_format_size(lua_State* L) {
+  return guarded(L, [&] {
+    const lua_Number n = luaL_checknumber(L, 1);
+    if (!(n >= 0) || n > 1.8e19) throw ScriptError("sl.format_size: expected bytes >= 0");
+    const std::string s = format_size(static_cast<std::uint64_t>(n));
+    lua_pushstring(L, s.c_str());
+    return 1;
+  });
+}
+
+int sl_format_rate(lua_State* L) {
+  return guarded(L, [&] {
+    const std::string s = format_rate(luaL_checknumber(L, 1));
+    lua_pushstring(L, s.c_str());
+    return 1;
+  });
+}
+
+// sl.machines.nope, sl.fs.beond: say what exists.
+int strict_index(lua_State* L) {
+  return guarded(L, [&] {
+    std::vector<std::string> names;
+    lua_pushnil(L);
+    while (lua_next(L, 1) != 0) {
+      if (lua_type(L, -2) == LUA_TSTRING) names.push_back(string_at(L, -2));
+      lua_pop(L, 1);
+    }
+    std::sort(names.begin(), names.end());
+    const std::string key = lua_type(L, 2) == LUA_TSTRING ? string_at(L, 2) : "?";
+    lua_getfield(L, lua_upvalueindex(1), "__name");
+    const std::string table_name = lua_type(L, -1) == LUA_TSTRING ? string_at(L, -1) : "sl";
+    lua_pop(L, 1);
+    const std::string near = closest_name(key, names);
+    std::string all;
+    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+    throw ScriptError(table_name + " has no \"" + key + "\"" +
+                      (near.empty() ? " (it has " + all + ")" : "; did you mean \"" + near + "\"?"));
+    return 0;
+  });
+}
+
+// Makes the table on top strict, named `name` in messages.
+void make_strict(lua_State* L, const char* name) {
+  lua_createtable(L, 0, 2);
+  lua_pushstring(L, name);
+  lua_setfield(L, -2, "__name");
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, strict_index, 1);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
+void add_typed(lua_State* L, ScriptContext* ctx, const std::vector<std::string>& types, lua_CFunction fn,
+               const char* field, const char* name) {
+  lua_createtable(L, 0, static_cast<int>(types.size()));
+  for (const std::string& type : types) {
+    if (type == "import_nvidia_smi") {
+      lua_pushlightuserdata(L, ctx);
+      lua_pushcclosure(L, import_nvidia_smi, 1);
+    } else {
+      lua_pushlightuserdata(L, ctx);
+      lua_pushstring(L, type.c_str());
+      lua_pushcclosure(L, fn, 2);
+    }
+    lua_setfield(L, -2, type.c_str());
+  }
+  make_strict(L, name);
+  lua_setfield(L, -2, field);
+}
+
+// The parts written in Lua: reports and small helpers over result tables.
+constexpr const char* k_prelude = R"LUA(
+local sl = ...
+function sl.phase(point, phase, workload)
+  for _, row in ipairs(point.phases or {}) do
+    if row.phase == phase and (workload == nil or row.workload == workload) then return row end
+  end
+  return nil
+end
+
+local function flatten(args)
+  local points = {}
+  for _, r in ipairs(args) do
+    if type(r) ~= "table" then error("sl.report: expected results of sl.run, not a " .. type(r), 3) end
+    if r.phases ~= nil or r.ok ~= nil then
+      points[#points + 1] = r
+    else
+      for _, p in ipairs(r) do points[#points + 1] = p end
+    end
+  end
+  return points
+end
+
+local function fmt(x)
+  if x == nil then return "" end
+  if type(x) ~= "number" then return tostring(x) end
+  if x ~= x then return "nan" end
+  if math.abs(x) >= 1000 then return string.format("%.0f", x) end
+  return string.format("%.3g", x)
+end
+
+-- Orders parameter values: numbers and sizes by magnitude, the rest as text.
+local function magnitude(v)
+  local n = tonumber(v)
+  if n then return n end
+  local ok, bytes = pcall(sl.size, v)
+  if ok then return bytes end
+  return nil
+end
+local function before(a, b)
+  local ma, mb = magnitude(a), magnitude(b)
+  if ma and mb then return ma < mb end
+  return tostring(a) < tostring(b)
+end
+
+local Report = {}
+Report.__index = Report
+function Report:table() return self end
+function Report:plot(name)
+  print("(plot " .. tostring(name) .. ": not drawn yet; the table above has the numbers)")
+  return self
+end
+
+function sl.report(args)
+  if type(args) ~= "table" then error("sl.report: expected {results, ...}", 2) end
+  local points = flatten(args)
+  local wanted = nil
+  if args.phases then
+    wanted = {}
+    for _, p in ipairs(args.phases) do wanted[p] = true end
+  end
+  -- Parameters that differ between the points become columns.
+  local keys, seen = {}, {}
+  for _, p in ipairs(points) do
+    for k, v in pairs(p.params or {}) do
+      if seen[k] == nil then seen[k] = v elseif seen[k] ~= v then seen[k] = false end
+    end
+  end
+  for k, v in pairs(seen) do if v == false then keys[#keys + 1] = k end end
+  table.sort(keys)
+  if args.columns then keys = args.columns end
+  -- Rows ordered by the columns' values (stable: ties keep the run order).
+  local order = {}
+  for i, p in ipairs(points) do order[i] = {p = p, i = i} end
+  table.sort(order, function(x, y)
+    for _, k in ipairs(keys) do
+      local a, b = (x.p.params or {})[k], (y.p.params or {})[k]
+      if a ~= b and a ~= nil and b ~= nil then return before(a, b) end
+    end
+    return x.i < y.i
+  end)
+  for i, o in ipairs(order) do points[i] = o.p end
+  local header = {}
+  for _, k in ipairs(keys) do header[#header + 1] = k end
+  for _, h in ipairs({"workload", "phase", "ranks", "GB/s", "kops/s", "p50_us", "p99_us", "done_s"}) do
+    header[#header + 1] = h
+  end
+  local rows = {}
+  for _, p in ipairs(points) do
+    local lead = {}
+    for _, k in ipairs(keys) do lead[#lead + 1] = (p.params or {})[k] or "" end
+    if not p.ok then
+      local row = {table.unpack(lead)}
+      row[#row + 1] = "FAILED: " .. tostring(p.error)
+      rows[#rows + 1] = row
+    else
+      for _, ph in ipairs(p.phases or {}) do
+        if wanted == nil or wanted[ph.phase] then
+          local row = {table.unpack(lead)}
+          for _, cell in ipairs({ph.workload, ph.phase, fmt(ph.ranks), fmt(ph.last_bytes_per_s / 1e9),
+                                 fmt(ph.last_ops_per_s / 1e3), fmt(ph.latency_us_p50), fmt(ph.latency_us_p99),
+                                 fmt(ph.last_done_s)}) do
+            row[#row + 1] = cell
+          end
+          rows[#rows + 1] = row
+        end
+      end
+    end
+  end
+  local widths = {}
+  for i, h in ipairs(header) do widths[i] = #h end
+  for _, row in ipairs(rows) do
+    for i, cell in ipairs(row) do
+      if i < #row or #row == #header then widths[i] = math.max(widths[i] or 0, #tostring(cell)) end
+    end
+  end
+  local function line(cells)
+    local out = {}
+    for i, cell in ipairs(cells) do
+      local w = widths[i] or 0
+      if i == #cells and #cells < #header then w = 0 end
+      local text = tostring(cell)
+      out[#out + 1] = w > #text and text .. string.rep(" ", w - #text) or text
+    end
+    return (table.concat(out, "  "):gsub("%s+$", ""))
+  end
+  if args.title then print(args.title) end
+  print(line(header))
+  for _, row in ipairs(rows) do print(line(row)) end
+  return setmetatable({points = points, rows = rows, header = header}, Report)
+end
+return sl
+)LUA";
+
+int open_module(lua_State* L) {
+  auto* ctx = static_cast<ScriptContext*>(lua_touserdata(L, lua_upvalueindex(1)));
+  lua_createtable(L, 0, 24);
+  add_typed(L, ctx, machine_types(), make_machine, "machines", "sl.machines");
+  add_typed(L, ctx, fabric_types(), make_fabric, "fabric", "sl.fabric");
+  add_typed(L, ctx, fs_types(), make_fs, "fs", "sl.fs");
+  add_typed(L, ctx, workload_types(), make_workload, "workload", "sl.workload");
+  const luaL_Reg functions[] = {{"cluster", make_cluster},   {"params", sl_params},
+                                {"run", sl_run},             {"headline", sl_headline},
+                                {"size", sl_size},           {"rate", sl_rate},
+                                {"format_size", sl_format_size}, {"format_rate", sl_format_rate},
+                                {nullptr, nullptr}};
+  lua_pushlightuserdata(L, ctx);
+  luaL_setfuncs(L, functions, 1);
+  if (luaL_loadbufferx(L, k_prelude, std::strlen(k_prelude), "=sluice", "t") != LUA_OK) return lua_error(L);
+  lua_pushvalue(L, -2);
+  lua_call(L, 1, 1);
+  make_strict(L, "sl");
+  return 1;
+}
+
+}  // namespace
+
+void open_sluice_module(lua_State* L, ScriptContext* ctx) {
+  if (luaL_newmetatable(L, k_object_metatable) != 0) {
+    lua_pushcfunction(L, object_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, object_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, object_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+  lua_getglobal(L, LUA_LOADLIBNAME);
+  lua_getfield(L, -1, "preload");
+  lua_pushlightuserdata(L, ctx);
+  lua_pushcclosure(L, open_module, 1);
+  lua_setfield(L, -2, "sluice");
+  lua_pop(L, 2);
+}
+
+std::string check_sets(const ScriptContext& ctx) {
+  for (const auto& [name, value] : ctx.options->sets) {
+    const bool declared =
+        std::any_of(ctx.params.begin(), ctx.params.end(), [&](const ParamDecl& p) { return p.name == name; });
+    if (declared) continue;
+    std::vector<std::string> names;
+    for (const ParamDecl& p : ctx.params) names.push_back(p.name);
+    std::sort(names.begin(), names.end());
+    std::string all;
+    for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+    const std::string near = closest_name(name, names);
+    return "--set " + name + "=" + value + ": the script declares no parameter \"" + name + "\"" +
+           (near.empty() ? "" : "; did you mean \"" + near + "\"?") +
+           (names.empty() ? " (it declares none)" : " (declared: " + all + ")");
+  }
+  return "";
+}
+
+}  // namespace sluice::scenario

@@ -1,0 +1,701 @@
+#include "scenarios/lua/spec_builders.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "core/layout/stripe_pattern.hpp"
+#include "core/namespace/namespace_config.hpp"
+#include "core/sched/rail_selector.hpp"
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/machine_builders.hpp"
+#include "core/topology/nvidia_smi_import.hpp"
+#include "core/workloads/workload_limits.hpp"
+#include "scenarios/lua/script_units.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+// Ethernet (RoCE/TCP) NIC + switch per link: slower than InfiniBand's
+// ~0.3 us per link (hardware_figures.hpp); 1 us until calibrated.
+constexpr TimeNs k_ethernet_link_latency_ns = 1000;
+constexpr std::uint64_t k_max_fabric_gbps = 100'000;
+// Storage targets one node may serve (drives per node).
+constexpr std::uint64_t k_max_targets_per_node = 256;
+
+std::shared_ptr<const topo::Topology> checked(Result<topo::Topology> t, const std::string& what) {
+  if (!t.ok()) throw ScriptError(what + ": " + t.status().message());
+  return std::make_shared<const topo::Topology>(std::move(t).value());
+}
+
+void check(const Status& s, const std::string& what) {
+  if (!s.ok()) throw ScriptError(what + ": " + s.message());
+}
+
+void merge(BuildInfo& info, const FieldReader& r, const std::string& prefix = "") {
+  for (const SweepAxisUse& axis : r.sweeps()) {
+    if (!prefix.empty()) {
+      throw ScriptError(r.context() + ": " + axis.key + ": a list here cannot be swept over; sweep a field of the " +
+                        "object itself (e.g. sweep = { " + axis.key + " = {...} } is not supported inside " + prefix + ")");
+    }
+    info.sweeps.push_back(axis);
+  }
+  for (const std::string& k : r.known()) info.known.push_back(prefix.empty() ? k : prefix + "." + k);
+}
+
+std::string node_text(const topo::Topology& cluster, NodeId node) {
+  return "node " + std::to_string(node) + " (" + cluster.machine_name(node) + ")";
+}
+
+void check_node(const topo::Topology& cluster, std::uint64_t node, const std::string& field) {
+  if (node >= cluster.node_count()) {
+    throw ScriptError(field + ": node " + std::to_string(node) + " does not exist (the cluster has " +
+                      std::to_string(cluster.node_count()) + " nodes, 0.." + std::to_string(cluster.node_count() - 1) +
+                      ")");
+  }
+}
+
+proto::ChooserKind chooser_of(const std::string& name) {
+  if (name == "randomized") return proto::ChooserKind::randomized;
+  if (name == "roundrobin") return proto::ChooserKind::round_robin;
+  if (name == "randomrobin") return proto::ChooserKind::random_robin;
+  if (name == "randominternode") return proto::ChooserKind::random_inter_node;
+  if (name == "lustre_qos") return proto::ChooserKind::space_weighted_qos;
+  return proto::ChooserKind::server_default;
+}
+const std::vector<std::string> k_choosers = {"randomized", "roundrobin", "randomrobin", "randominternode",
+                                             "lustre_qos", "default"};
+
+MemKind mem_kind_of(const std::string& name) {
+  if (name == "gpu") return MemKind::gpu;
+  if (name == "pinned") return MemKind::pinned;
+  return MemKind::host;
+}
+const std::vector<std::string> k_mem_kinds = {"host", "pinned", "gpu"};
+
+// stripe = { chunk = "1MiB", count = 4, chooser = "roundrobin" } of a workload: CreateOptions.
+CreateOptions read_create(FieldReader& r, BuildInfo& info) {
+  CreateOptions create;
+  const ScriptTable* stripe = r.table("stripe");
+  if (stripe == nullptr) return create;
+  FieldReader s(*stripe, r.context() + " stripe");
+  if (auto v = s.size("chunk", k_min_chunk_bytes, k_max_chunk_bytes_lustre)) create.chunk_bytes = *v;
+  if (auto v = s.count("count", 1, k_max_stripe_count)) create.stripe_count = static_cast<std::uint32_t>(*v);
+  if (auto v = s.choice("chooser", k_choosers)) create.chooser = chooser_of(*v);
+  s.finish();
+  merge(info, s, "stripe");
+  return create;
+}
+
+// Client placement common to every workload.
+struct Placement {
+  std::optional<std::vector<std::uint64_t>> nodes;
+  std::optional<std::uint64_t> ranks_per_node;  // nullopt with gpus = true: the GPU count
+  bool gpus = false;
+};
+
+Placement read_placement(FieldReader& r, bool gpus_default) {
+  Placement p;
+  p.nodes = r.count_list("client_nodes", 0, topo::k_max_nodes - 1);
+  p.gpus = gpus_default;
+  const ScriptValue* v = r.get("ranks_per_node");
+  if (v != nullptr) {
+    if (v->string() != nullptr && *v->string() == "gpus") {
+      p.gpus = true;
+    } else {
+      p.gpus = false;
+      p.ranks_per_node = r.count("ranks_per_node", 1, k_workload_max_inflight);
+    }
+  }
+  return p;
+}
+
+ClientPlacement resolve_placement(const Placement& p, const topo::Topology* cluster, const FsBuild* fs,
+                                  const std::string& context) {
+  ClientPlacement out;
+  if (cluster == nullptr) return out;
+  if (p.nodes) {
+    if (p.nodes->empty()) throw ScriptError(context + ": client_nodes: the list is empty");
+    for (std::size_t i = 0; i < p.nodes->size(); ++i) {
+      check_node(*cluster, (*p.nodes)[i], context + ": client_nodes[" + std::to_string(i + 1) + "]");
+      out.nodes.push_back(static_cast<NodeId>((*p.nodes)[i]));
+    }
+  } else if (fs != nullptr && !fs->client_nodes.empty()) {
+    out.nodes = fs->client_nodes;
+  } else {
+    for (NodeId n = 0; n < cluster->node_count(); ++n) out.nodes.push_back(n);
+  }
+  if (p.gpus) {
+    std::uint32_t gpus = cluster->count(out.nodes.front(), topo::VertexKind::gpu);
+    for (NodeId n : out.nodes) gpus = std::min(gpus, cluster->count(n, topo::VertexKind::gpu));
+    out.ranks_per_node = std::max<std::uint32_t>(1, gpus);
+  } else {
+    out.ranks_per_node = static_cast<std::uint32_t>(p.ranks_per_node.value_or(1));
+  }
+  return out;
+}
+
+std::uint32_t ranks_of(const ClientPlacement& c) {
+  return static_cast<std::uint32_t>(c.nodes.size()) * c.ranks_per_node;
+}
+
+template <typename Config>
+void read_common_tail(FieldReader& r, Config& c) {
+  if (auto v = r.text("run_tag")) c.run_tag = *v;
+  if (auto v = r.duration("barrier_max_wait_ns")) c.barrier_max_wait_ns = *v;
+}
+
+void read_pattern(FieldReader& r, bool& pattern_data, std::uint64_t& pattern_seed) {
+  if (auto v = r.boolean("pattern_data")) pattern_data = *v;
+  if (auto v = r.count("pattern_seed", 0, std::numeric_limits<std::int64_t>::max())) pattern_seed = *v;
+}
+
+std::uint64_t per_rank(std::uint64_t total, std::uint32_t ranks) {
+  return ranks == 0 ? total : (total + ranks - 1) / ranks;
+}
+
+}  // namespace
+
+const std::vector<std::string>& machine_types() {
+  static const std::vector<std::string> k{"dgx_a100", "azure_nd40rs_v2", "critical_io_gpu_host",
+                                          "critical_io_recorder", "dgx2_like", "generic", "import_nvidia_smi"};
+  return k;
+}
+const std::vector<std::string>& fabric_types() {
+  static const std::vector<std::string> k{"infiniband", "ethernet"};
+  return k;
+}
+const std::vector<std::string>& fs_types() {
+  static const std::vector<std::string> k{"beeond", "beegfs", "lustre_like", "gekkofs_like"};
+  return k;
+}
+const std::vector<std::string>& workload_types() {
+  static const std::vector<std::string> k{"file_sweep", "md_bench", "train_epoch", "checkpoint_burst", "stage_in",
+                                          "gpu_stream"};
+  return k;
+}
+
+std::shared_ptr<const topo::Topology> build_machine(const std::string& type, const ScriptTable& args) {
+  const std::string context = "sl.machines." + type;
+  FieldReader r(args, context);
+  if (type == "critical_io_recorder") {
+    const auto nvme = r.count("nvme", 1, topo::k_generic_max_devices);
+    r.finish();
+    if (!r.sweeps().empty()) throw ScriptError(context + ": nvme: one number, not a list");
+    return checked(topo::critical_io_recorder(static_cast<std::uint32_t>(nvme.value_or(4))), context);
+  }
+  if (type == "generic") {
+    topo::GenericMachine g;
+    auto device_count = [&](const char* name, std::uint32_t& out, std::uint64_t lo, std::uint64_t hi) {
+      if (auto v = r.count(name, lo, hi)) out = static_cast<std::uint32_t>(*v);
+    };
+    device_count("sockets", g.sockets, 1, topo::k_generic_max_sockets);
+    device_count("gpus", g.gpus, 0, topo::k_generic_max_devices);
+    device_count("nics", g.nics, 0, topo::k_generic_max_devices);
+    device_count("nvmes", g.nvmes, 0, topo::k_generic_max_devices);
+    device_count("switches_per_socket", g.switches_per_socket, 1, 64);
+    if (auto v = r.count("pcie_gen", 1, 5)) g.pcie_gen = static_cast<int>(*v);
+    if (auto v = r.count("gpu_lanes", 1, 32)) g.gpu_lanes = static_cast<int>(*v);
+    if (auto v = r.count("nic_lanes", 1, 32)) g.nic_lanes = static_cast<int>(*v);
+    if (auto v = r.count("nvme_lanes", 1, 32)) g.nvme_lanes = static_cast<int>(*v);
+    if (auto v = r.rate("nic_port_rate_bytes_per_s")) g.nic_port_rate_bytes_per_s = *v;
+    if (auto v = r.number("nic_gbps", 0.001, k_max_fabric_gbps)) g.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
+    if (auto v = r.size("gpu_memory_bytes")) g.gpu_memory_bytes = *v;
+    if (auto v = r.rate("nvme_read_bytes_per_s")) g.nvme_read_bytes_per_s = *v;
+    if (auto v = r.rate("nvme_write_bytes_per_s")) g.nvme_write_bytes_per_s = *v;
+    if (auto v = r.size("nvme_capacity_bytes")) g.nvme_capacity_bytes = *v;
+    if (auto v = r.size("memory_bytes_per_socket")) g.memory_bytes_per_socket = *v;
+    if (auto v = r.rate("memory_bytes_per_s")) g.memory_bytes_per_s = *v;
+    if (auto v = r.rate("inter_socket_bytes_per_s")) g.inter_socket_bytes_per_s = *v;
+    r.finish();
+    if (!r.sweeps().empty()) throw ScriptError(context + ": " + r.sweeps().front().key + ": one value, not a list");
+    return checked(topo::generic_machine(g), context);
+  }
+  r.finish();
+  if (type == "dgx_a100") return checked(topo::dgx_a100(), context);
+  if (type == "azure_nd40rs_v2") return checked(topo::azure_nd40rs_v2(), context);
+  if (type == "critical_io_gpu_host") return checked(topo::critical_io_gpu_host(), context);
+  if (type == "dgx2_like") return checked(topo::dgx2_like(), context);
+  throw ScriptError("sl.machines: no machine \"" + type + "\"");
+}
+
+std::shared_ptr<const topo::Topology> build_imported_machine(const std::string& text, const ScriptTable& options) {
+  const std::string context = "sl.machines.import_nvidia_smi";
+  FieldReader r(options, context);
+  topo::NvidiaSmiImportOptions o;
+  if (auto v = r.count("pcie_gen", 1, 5)) o.pcie_gen = static_cast<int>(*v);
+  if (auto v = r.rate("nic_port_rate_bytes_per_s")) o.nic_port_rate_bytes_per_s = *v;
+  if (auto v = r.number("nic_gbps", 0.001, k_max_fabric_gbps)) o.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
+  if (auto v = r.size("gpu_memory_bytes")) o.gpu_memory_bytes = *v;
+  if (auto v = r.size("memory_bytes_per_socket")) o.memory_bytes_per_socket = *v;
+  if (auto v = r.rate("memory_bytes_per_s")) o.memory_bytes_per_s = *v;
+  if (auto v = r.rate("inter_socket_bytes_per_s")) o.inter_socket_bytes_per_s = *v;
+  r.finish();
+  return checked(topo::import_nvidia_smi_topo(text, o), context);
+}
+
+FabricSpec build_fabric(const std::string& type, const ScriptTable& args) {
+  FieldReader r(args, "sl.fabric." + type);
+  FabricSpec f;
+  f.type = type;
+  f.link_latency_ns = type == "ethernet" ? k_ethernet_link_latency_ns : topo::k_network_link_latency_ns;
+  if (auto v = r.number("gbps", 0.001, k_max_fabric_gbps)) f.link_bytes_per_s = gbps_to_bytes_per_s(*v);
+  if (auto v = r.rate("rate")) {
+    if (f.link_bytes_per_s > 0) r.fail("rate", "give gbps or rate, not both");
+    f.link_bytes_per_s = *v;
+  }
+  if (auto v = r.duration("latency")) f.link_latency_ns = *v;
+  r.finish();
+  if (!r.sweeps().empty()) {
+    throw ScriptError("sl.fabric." + type + ": " + r.sweeps().front().key +
+                      ": one value, not a list (to compare fabrics, build one cluster per fabric)");
+  }
+  if (f.link_latency_ns > topo::k_max_link_latency_ns) r.fail("latency", "more than 1 s is surely a unit mistake");
+  return f;
+}
+
+ClusterBuild build_cluster(const ScriptTable& args) {
+  FieldReader r(args, "sl.cluster");
+  ClusterBuild out;
+  const auto nodes = r.count("nodes", 1, topo::k_max_cluster_nodes);
+  const ScriptObject* node = r.object("node", ObjectKind::machine);
+  const ScriptValue* machines = r.get("machines");
+  const ScriptObject* fabric_obj = r.object("fabric", ObjectKind::fabric);
+  const auto shape = r.choice("topology", {"star", "fat_tree"});
+  const auto nodes_per_leaf = r.count("nodes_per_leaf", 1, topo::k_max_cluster_nodes);
+  const auto spines = r.count("spines", 1, topo::k_max_spines);
+  const auto oversubscription = r.number("oversubscription", 1.0, 1000.0);
+  r.finish();
+  merge(out.info, r);
+
+  FabricSpec fabric;
+  fabric.link_latency_ns = topo::k_network_link_latency_ns;
+  if (fabric_obj != nullptr) fabric = build_fabric(fabric_obj->type, fabric_obj->args);
+
+  std::vector<const topo::Topology*> parts;
+  std::string names;
+  if (machines != nullptr) {
+    if (node != nullptr) throw ScriptError("sl.cluster: give node (one machine, copied) or machines (a list), not both");
+    const ScriptTable* list = machines->table();
+    if (list == nullptr || !list->fields.empty() || list->list.empty()) {
+      throw ScriptError("sl.cluster: machines: expected a list of machines, not " + machines->type_name());
+    }
+    for (std::size_t i = 0; i < list->list.size(); ++i) {
+      const ScriptObject* m = list->list[i].object();
+      if (m == nullptr || m->kind != ObjectKind::machine) {
+        throw ScriptError("sl.cluster: machines[" + std::to_string(i + 1) + "]: expected a machine, not " +
+                          list->list[i].type_name());
+      }
+      parts.push_back(m->topology.get());
+    }
+    if (nodes && *nodes != parts.size()) {
+      throw ScriptError("sl.cluster: nodes = " + std::to_string(*nodes) + " but machines lists " +
+                        std::to_string(parts.size()));
+    }
+    if (list->list.size() > topo::k_max_cluster_nodes) throw ScriptError("sl.cluster: machines: too many");
+    names = std::to_string(parts.size()) + " machines";
+  } else {
+    if (node == nullptr) throw ScriptError("sl.cluster: node: missing (e.g. node = sl.machines.dgx_a100())");
+    const std::uint64_t n = nodes.value_or(1);
+    parts.assign(n, node->topology.get());
+    names = std::to_string(n) + " x " + node->type;
+  }
+
+  Result<topo::Topology> built = topo::Topology{};
+  const bool fat_tree = shape.value_or("star") == "fat_tree";
+  if (!fat_tree && (nodes_per_leaf || spines || oversubscription)) {
+    throw ScriptError("sl.cluster: nodes_per_leaf, spines and oversubscription need topology = \"fat_tree\"");
+  }
+  if (fat_tree) {
+    topo::FatTreeOptions o;
+    o.nodes_per_leaf = static_cast<std::uint32_t>(nodes_per_leaf.value_or(o.nodes_per_leaf));
+    o.spines = static_cast<std::uint32_t>(spines.value_or(o.spines));
+    o.oversubscription = oversubscription.value_or(o.oversubscription);
+    o.link_bytes_per_s = fabric.link_bytes_per_s;
+    o.link_latency_ns = fabric.link_latency_ns;
+    built = topo::fat_tree_cluster(std::span<const topo::Topology* const>(parts), o);
+  } else {
+    topo::StarOptions o;
+    o.link_bytes_per_s = fabric.link_bytes_per_s;
+    o.link_latency_ns = fabric.link_latency_ns;
+    built = topo::star_cluster(std::span<const topo::Topology* const>(parts), o);
+  }
+  out.topology = checked(std::move(built), "sl.cluster");
+  out.description = names + ", " + (fat_tree ? "fat tree" : "star");
+  if (fabric_obj != nullptr) {
+    out.description += ", " + fabric.type;
+    if (fabric.link_bytes_per_s > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " %g Gb/s", fabric.link_bytes_per_s * 8 / 1e9);
+      out.description += buf;
+    }
+  }
+  return out;
+}
+
+FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::Topology* cluster) {
+  const std::string context = "sl.fs." + type;
+  if (std::find(fs_types().begin(), fs_types().end(), type) == fs_types().end()) {
+    throw ScriptError("sl.fs: no file system \"" + type + "\"");
+  }
+  FieldReader r(args, context);
+  FsBuild out;
+  FsSpec& fs = out.spec;
+  fs.preset = type;
+  const bool lustre = type == "lustre_like";
+  const bool every_node = type == "beeond" || type == "gekkofs_like";
+  StripeFlavor flavor = lustre ? StripeFlavor::lustre : StripeFlavor::beegfs;
+  fs.meta.default_chunk_bytes = lustre ? 1 * k_mib : 512 * k_kib;
+  fs.meta.default_stripe_count = lustre ? 1 : 4;
+  fs.meta.default_chooser = lustre ? proto::ChooserKind::space_weighted_qos : proto::ChooserKind::randomized;
+  NamespaceConfig ns;
+  ns.policy = lustre ? MetaPolicy::striped_dir : type == "gekkofs_like" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
+  bool stripe_count_given = false;
+
+  const auto mgmt_node = r.count("mgmt_node", 0, topo::k_max_nodes - 1);
+  const auto meta_servers = r.count("meta_servers", 1, k_shard_count_max);
+  const auto meta_nodes = r.count_list("meta_nodes", 0, topo::k_max_nodes - 1);
+  const auto storage_nodes = r.count_list("storage_nodes", 0, topo::k_max_nodes - 1);
+  const auto targets_per_node = r.count("targets_per_node", 1, k_max_targets_per_node);
+  const auto client_nodes = r.count_list("client_nodes", 0, topo::k_max_nodes - 1);
+  if (const ScriptTable* stripe = r.table("stripe")) {
+    FieldReader s(*stripe, context + " stripe");
+    if (auto v = s.size("chunk", k_min_chunk_bytes, k_max_chunk_bytes_lustre)) fs.meta.default_chunk_bytes = *v;
+    if (auto v = s.count("count", 1, k_max_stripe_count)) {
+      fs.meta.default_stripe_count = static_cast<std::uint32_t>(*v);
+      stripe_count_given = true;
+    }
+    if (auto v = s.choice("chooser", {"randomized", "roundrobin", "randomrobin", "randominternode", "lustre_qos"})) {
+      fs.meta.default_chooser = chooser_of(*v);
+    }
+    s.finish();
+    merge(out.info, s, "stripe");
+  }
+  if (auto v = r.choice("flavor", {"beegfs", "lustre"})) flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
+  if (auto v = r.choice("policy", {"dir_owner", "striped_dir", "path_hash"})) {
+    ns.policy = *v == "striped_dir" ? MetaPolicy::striped_dir : *v == "path_hash" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
+  }
+  if (auto v = r.count("dir_stripe_count", 1, k_dir_stripes_max)) ns.dir_stripe_count = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("dir_hash", {"fnv_1a_64", "crush", "rendezvous"})) {
+    ns.dir_hash = *v == "fnv_1a_64" ? DirHashKind::fnv_1a_64 : *v == "crush" ? DirHashKind::crush : DirHashKind::rendezvous;
+  }
+  if (auto v = r.choice("mkdir_rule", {"with_entry", "random", "random_near_root"})) {
+    ns.mkdir_rule = *v == "random" ? MkdirShardRule::random
+                    : *v == "random_near_root" ? MkdirShardRule::random_near_root : MkdirShardRule::with_entry;
+  }
+  if (auto v = r.count("mkdir_spread_depth_max", 0, 1000)) ns.mkdir_spread_depth_max = static_cast<std::uint32_t>(*v);
+  if (auto v = r.boolean("dir_auto_split")) ns.dir_auto_split = *v;
+  if (auto v = r.count("dir_split_count", 1, std::numeric_limits<std::uint32_t>::max())) ns.dir_split_count = *v;
+  if (auto v = r.count("dir_split_delta", 1, k_dir_stripes_max)) ns.dir_split_delta = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("dir_stripes_max", 1, k_dir_stripes_max)) ns.dir_stripes_max = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("split_rule", {"round_robin", "random"})) {
+    ns.split_rule = *v == "random" ? SplitShardRule::random : SplitShardRule::round_robin;
+  }
+  if (auto v = r.choice("gds", {"on", "off", "auto"})) {
+    fs.gds = *v == "on" ? GdsMode::on : *v == "off" ? GdsMode::off : GdsMode::automatic;
+  }
+  if (auto v = r.rate("egress_limit_bytes_per_s")) fs.storage_config.egress_limit_bytes_per_s = *v;
+  if (auto v = r.size("egress_burst_bytes", 1)) fs.storage_config.egress_burst_bytes = *v;
+  if (auto v = r.count("max_active_per_target", 1, k_workload_max_inflight)) {
+    fs.storage_config.max_active_per_target = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.count("max_queued_per_target", 0, 1'000'000)) {
+    fs.storage_config.max_queued_per_target = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.size("staging_budget_bytes", 1)) fs.storage_config.staging_budget_bytes = *v;
+  if (auto v = r.size("target_capacity_bytes", 1)) fs.storage_config.target_capacity_bytes = *v;
+  if (auto v = r.count("max_inflight_chunks", 1, k_workload_max_inflight)) {
+    fs.client.max_inflight_chunks = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.count("rail_connections", 1, sched::k_max_connections_per_nic_limit)) {
+    fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
+  r.finish();
+  merge(out.info, r);
+
+  fs.meta.stripe_flavor = flavor;
+  fs.client.stripe_flavor = flavor;
+  check(StripePattern::validate(flavor, fs.meta.default_chunk_bytes, {0}), context + ": stripe.chunk");
+  if (ns.policy == MetaPolicy::path_hash) ns.dir_hash = DirHashKind::fnv_1a_64;
+  if (ns.policy == MetaPolicy::dir_owner) ns.dir_hash = DirHashKind::none;
+  if (meta_servers && meta_nodes && *meta_servers != meta_nodes->size()) {
+    throw ScriptError(context + ": meta_servers = " + std::to_string(*meta_servers) + " but meta_nodes lists " +
+                      std::to_string(meta_nodes->size()) + " nodes");
+  }
+  if (meta_nodes && meta_nodes->empty()) throw ScriptError(context + ": meta_nodes: the list is empty");
+  if (storage_nodes && storage_nodes->empty()) throw ScriptError(context + ": storage_nodes: the list is empty");
+  if (cluster == nullptr) {
+    ns.shard_count = static_cast<std::uint32_t>(meta_nodes ? meta_nodes->size() : meta_servers.value_or(1));
+    if (ns.policy == MetaPolicy::striped_dir && ns.dir_stripe_count > ns.shard_count) ns.shard_count = ns.dir_stripe_count;
+    check(validate_config(ns), context);
+    fs.meta.ns = ns;
+    fs.client.ns = ns;
+    return out;
+  }
+
+  const NodeId nodes = cluster->node_count();
+  // Storage servers.
+  std::vector<NodeId> servers;
+  if (storage_nodes) {
+    for (std::size_t i = 0; i < storage_nodes->size(); ++i) {
+      check_node(*cluster, (*storage_nodes)[i], context + ": storage_nodes[" + std::to_string(i + 1) + "]");
+      const auto n = static_cast<NodeId>((*storage_nodes)[i]);
+      if (std::find(servers.begin(), servers.end(), n) != servers.end()) {
+        throw ScriptError(context + ": storage_nodes: node " + std::to_string(n) + " is listed twice");
+      }
+      servers.push_back(n);
+    }
+  } else if (every_node) {
+    // Every node with a drive (a node without NVMe has nothing to give).
+    for (NodeId n = 0; n < nodes; ++n) {
+      if (cluster->count(n, topo::VertexKind::nvme) > 0) servers.push_back(n);
+    }
+    if (servers.empty()) throw ScriptError(context + ": no node of the cluster has an NVMe drive for a storage target");
+  } else {
+    for (NodeId n = 0; n < nodes; ++n) {
+      if (cluster->count(n, topo::VertexKind::gpu) == 0 && cluster->count(n, topo::VertexKind::nvme) > 0) {
+        servers.push_back(n);
+      }
+    }
+    if (servers.empty()) {
+      throw ScriptError(context + ": storage_nodes: missing, and no node of the cluster is a GPU-less machine with "
+                                  "NVMe drives to serve as one");
+    }
+  }
+  for (NodeId n : servers) {
+    const std::uint32_t drives = cluster->count(n, topo::VertexKind::nvme);
+    if (drives == 0) {
+      throw ScriptError(context + ": " + node_text(*cluster, n) + " has no NVMe drive to serve as a storage target");
+    }
+    if (targets_per_node && *targets_per_node > drives) {
+      throw ScriptError(context + ": targets_per_node = " + std::to_string(*targets_per_node) + " but " +
+                        node_text(*cluster, n) + " has " + std::to_string(drives) + " NVMe drive(s)");
+    }
+    StorageServerSpec server;
+    server.node = n;
+    const std::uint32_t used = static_cast<std::uint32_t>(targets_per_node.value_or(drives));
+    for (std::uint32_t d = 0; d < used; ++d) server.nvme.push_back(d);
+    fs.storage.push_back(server);
+  }
+  // Metadata shards: explicit nodes, or meta_servers spread from the first server node.
+  std::vector<NodeId> meta_candidates;
+  if (every_node) {
+    for (NodeId n = 0; n < nodes; ++n) meta_candidates.push_back(n);
+  } else {
+    meta_candidates = servers;
+  }
+  if (meta_nodes) {
+    for (std::size_t i = 0; i < meta_nodes->size(); ++i) {
+      check_node(*cluster, (*meta_nodes)[i], context + ": meta_nodes[" + std::to_string(i + 1) + "]");
+      fs.meta_nodes.push_back(static_cast<NodeId>((*meta_nodes)[i]));
+    }
+  } else {
+    const std::uint64_t shards = meta_servers.value_or(type == "gekkofs_like" ? nodes : 1);
+    for (std::uint64_t i = 0; i < shards; ++i) fs.meta_nodes.push_back(meta_candidates[i % meta_candidates.size()]);
+  }
+  if (mgmt_node) {
+    check_node(*cluster, *mgmt_node, context + ": mgmt_node");
+    fs.mgmt_node = static_cast<NodeId>(*mgmt_node);
+  } else {
+    fs.mgmt_node = every_node ? 0 : servers.front();
+  }
+  // Clients.
+  if (client_nodes) {
+    if (client_nodes->empty()) throw ScriptError(context + ": client_nodes: the list is empty");
+    for (std::size_t i = 0; i < client_nodes->size(); ++i) {
+      check_node(*cluster, (*client_nodes)[i], context + ": client_nodes[" + std::to_string(i + 1) + "]");
+      out.client_nodes.push_back(static_cast<NodeId>((*client_nodes)[i]));
+    }
+  } else if (every_node) {
+    for (NodeId n = 0; n < nodes; ++n) out.client_nodes.push_back(n);
+  } else {
+    std::set<NodeId> busy(servers.begin(), servers.end());
+    busy.insert(fs.meta_nodes.begin(), fs.meta_nodes.end());
+    busy.insert(fs.mgmt_node);
+    for (NodeId n = 0; n < nodes; ++n) {
+      if (busy.count(n) == 0) out.client_nodes.push_back(n);
+    }
+    if (out.client_nodes.empty()) {
+      for (NodeId n = 0; n < nodes; ++n) out.client_nodes.push_back(n);
+    }
+  }
+  std::uint32_t targets = 0;
+  for (const StorageServerSpec& s : fs.storage) targets += static_cast<std::uint32_t>(s.nvme.size());
+  if (type == "gekkofs_like" && !stripe_count_given) {
+    fs.meta.default_stripe_count = std::min<std::uint32_t>(targets, k_max_stripe_count);
+  }
+  ns.shard_count = static_cast<std::uint32_t>(fs.meta_nodes.size());
+  if (ns.policy == MetaPolicy::striped_dir && ns.dir_stripe_count > ns.shard_count) {
+    throw ScriptError(context + ": dir_stripe_count = " + std::to_string(ns.dir_stripe_count) + " but there are " +
+                      std::to_string(ns.shard_count) + " metadata shards");
+  }
+  check(validate_config(ns), context);
+  fs.policy = ns.policy;
+  fs.meta.ns = ns;
+  fs.client.ns = ns;
+  return out;
+}
+
+WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, const topo::Topology* cluster,
+                             const FsBuild* fs) {
+  const std::string context = "sl.workload." + type;
+  FieldReader r(args, context);
+  WorkloadBuild out;
+  WorkloadSpec& w = out.spec;
+  w.label = r.text("label").value_or(type);
+  const bool gpu_ranks = type == "train_epoch" || type == "checkpoint_burst" || type == "gpu_stream";
+  const Placement placement = read_placement(r, gpu_ranks);
+  w.clients = resolve_placement(placement, cluster, fs, context);
+  const std::uint32_t ranks = ranks_of(w.clients);
+  auto finish = [&](const Status& valid) {
+    r.finish();
+    merge(out.info, r);
+    check(valid, context);
+  };
+
+  if (type == "file_sweep") {
+    FileSweepConfig c;
+    if (auto v = r.text("root_dir")) c.root_dir = *v;
+    if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+    if (auto v = r.count("dirs_per_rank", 1, k_workload_max_items_per_rank)) c.dirs_per_rank = static_cast<std::uint32_t>(*v);
+    if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
+    if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
+    if (auto v = r.size("file_bytes", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
+    if (auto v = r.size("size", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
+    if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+    if (auto v = r.size("block", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+    if (c.file_bytes > 0 && c.block_bytes > c.file_bytes) c.block_bytes = c.file_bytes;  // elbencho: a block is at most the file
+    const std::vector<std::string> phase_names = {"mkdir", "write", "read", "stat", "delete", "rmdir"};
+    auto phase_of = [](const std::string& n) {
+      if (n == "mkdir") return SweepPhase::mkdir;
+      if (n == "write") return SweepPhase::write;
+      if (n == "read") return SweepPhase::read;
+      if (n == "stat") return SweepPhase::stat;
+      if (n == "delete") return SweepPhase::delete_files;
+      return SweepPhase::rmdir;
+    };
+    if (auto v = r.choice_list("phases", phase_names)) {
+      c.phases.clear();
+      for (const std::string& n : *v) c.phases.push_back(phase_of(n));
+    }
+    if (auto v = r.choice_list("op", {"write", "read", "stat", "delete"})) {
+      if (r.get("phases") != nullptr) r.fail("op", "give op (the measured operations) or phases (every phase), not both");
+      c.phases = {SweepPhase::mkdir};
+      for (const std::string& n : *v) c.phases.push_back(phase_of(n));
+      if (std::find(v->begin(), v->end(), "delete") == v->end()) c.phases.push_back(SweepPhase::delete_files);
+      c.phases.push_back(SweepPhase::rmdir);
+    }
+    c.create = read_create(r, out.info);
+    if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
+    read_pattern(r, c.pattern_data, c.pattern_seed);
+    if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
+    if (auto v = r.boolean("remove_root")) c.remove_root = *v;
+    read_common_tail(r, c);
+    finish(FileSweep::validate(c));
+    w.config = c;
+  } else if (type == "md_bench") {
+    MdBenchConfig c;
+    if (auto v = r.text("root_dir")) c.root_dir = *v;
+    if (auto v = r.boolean("shared_dir")) c.shared_dir = *v;
+    if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
+    if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
+    if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+    if (auto v = r.choice_list("phases", {"create", "stat", "readdir", "ls_storm", "remove"})) {
+      c.phases.clear();
+      for (const std::string& n : *v) {
+        c.phases.push_back(n == "create" ? MdPhase::create : n == "stat" ? MdPhase::stat
+                           : n == "readdir" ? MdPhase::readdir : n == "ls_storm" ? MdPhase::ls_storm : MdPhase::remove);
+      }
+    }
+    if (auto v = r.text("storm_dir")) c.storm_dir = *v;
+    if (auto v = r.boolean("remove_dirs")) c.remove_dirs = *v;
+    c.create = read_create(r, out.info);
+    read_common_tail(r, c);
+    finish(MdBench::validate(c));
+    w.config = c;
+  } else if (type == "train_epoch") {
+    TrainEpochConfig c;
+    if (auto v = r.text("dataset_dir")) c.dataset_dir = *v;
+    if (auto v = r.count("samples", 1, k_workload_max_items_per_rank)) c.samples = *v;
+    if (auto v = r.size("sample_bytes", 1, k_workload_max_block_bytes)) c.sample_bytes = *v;
+    if (auto v = r.count("samples_per_file", 1, k_workload_max_items_per_rank)) c.samples_per_file = static_cast<std::uint32_t>(*v);
+    if (auto v = r.count("batch_samples", 1, k_workload_max_items_per_rank)) c.batch_samples = static_cast<std::uint32_t>(*v);
+    if (auto v = r.duration("compute_ns_per_step")) c.compute_ns_per_step = *v;
+    if (auto v = r.count("prefetch_depth", 0, k_workload_max_inflight)) c.prefetch_depth = static_cast<std::uint32_t>(*v);
+    if (auto v = r.count("read_threads", 1, k_workload_max_inflight)) c.read_threads = static_cast<std::uint32_t>(*v);
+    if (auto v = r.count("epochs", 1, k_train_max_epochs)) c.epochs = static_cast<std::uint32_t>(*v);
+    if (auto v = r.boolean("shuffle")) c.shuffle = *v;
+    if (auto v = r.count("shuffle_seed", 0, std::numeric_limits<std::int64_t>::max())) c.shuffle_seed = *v;
+    if (auto v = r.boolean("setup_dataset")) c.setup_dataset = *v;
+    if (auto v = r.size("setup_block_bytes", 1, k_workload_max_block_bytes)) c.setup_block_bytes = *v;
+    read_pattern(r, c.pattern_data, c.pattern_seed);
+    c.create = read_create(r, out.info);
+    if (auto v = r.count("inode_cache_entries", 0, k_workload_max_items_per_rank)) c.inode_cache_entries = *v;
+    read_common_tail(r, c);
+    finish(TrainEpoch::validate(c));
+    w.config = c;
+  } else if (type == "checkpoint_burst") {
+    CheckpointConfig c;
+    if (fs != nullptr) c.stripe_flavor = fs->spec.meta.stripe_flavor;
+    if (auto v = r.text("dir")) c.dir = *v;
+    if (auto v = r.size("shard_bytes", 1, k_workload_max_bytes_per_rank)) c.shard_bytes = *v;
+    if (auto v = r.count("files_per_rank", 1, k_workload_max_inflight)) c.files_per_rank = static_cast<std::uint32_t>(*v);
+    if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+    if (auto v = r.count("inflight_blocks", 1, k_workload_max_inflight)) c.inflight_blocks = static_cast<std::uint32_t>(*v);
+    if (auto v = r.count("checkpoints", 1, k_checkpoint_max_bursts)) c.checkpoints = static_cast<std::uint32_t>(*v);
+    if (auto v = r.choice("source_kind", k_mem_kinds)) c.source_kind = mem_kind_of(*v);
+    if (auto v = r.boolean("sync")) c.sync = *v;
+    if (auto v = r.boolean("read_back")) c.read_back = *v;
+    read_pattern(r, c.pattern_data, c.pattern_seed);
+    c.create = read_create(r, out.info);
+    if (auto v = r.choice("stripe_flavor", {"beegfs", "lustre"})) {
+      c.stripe_flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
+    }
+    if (auto v = r.count_list("known_targets", 0, k_no_id - 1)) {
+      for (std::uint64_t t : *v) c.known_targets.push_back(static_cast<std::uint32_t>(t));
+    }
+    read_common_tail(r, c);
+    finish(CheckpointBurst::validate(c));
+    w.config = c;
+  } else if (type == "stage_in") {
+    StageInConfig c;
+    if (auto v = r.text("dir")) c.dir = *v;
+    if (auto v = r.count("objects", 0, k_workload_max_items_per_rank)) c.objects = *v;
+    if (auto v = r.size("object_bytes", 0, k_workload_max_bytes_per_rank)) c.object_bytes = *v;
+    if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+    if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+    if (auto v = r.rate("source_bytes_per_s_per_rank")) c.source_bytes_per_s_per_rank = static_cast<std::uint64_t>(*v);
+    if (auto v = r.size("source_burst_bytes")) c.source_burst_bytes = *v;
+    if (auto v = r.duration("source_request_latency_ns")) c.source_request_latency_ns = *v;
+    if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
+    read_pattern(r, c.pattern_data, c.pattern_seed);
+    c.create = read_create(r, out.info);
+    read_common_tail(r, c);
+    finish(StageIn::validate(c));
+    w.config = c;
+  } else if (type == "gpu_stream") {
+    StreamConfig c;
+    if (auto v = r.choice("direction", {"record", "playback"})) {
+      c.direction = *v == "playback" ? StreamDirection::playback : StreamDirection::record;
+    }
+    if (auto v = r.text("dir")) c.dir = *v;
+    if (auto v = r.size("buffer_bytes", 1, k_workload_max_block_bytes)) c.buffer_bytes = *v;
+    if (auto v = r.count("buffers", 1, k_workload_max_items_per_rank)) c.buffers = *v;
+    if (auto v = r.count("buffers_in_flight", 1, k_workload_max_inflight)) c.buffers_in_flight = static_cast<std::uint32_t>(*v);
+    if (auto v = r.duration("compute_ns_per_buffer")) c.compute_ns_per_buffer = *v;
+    if (auto v = r.boolean("prepare_playback_file")) c.prepare_playback_file = *v;
+    if (auto v = r.boolean("remove_file")) c.remove_file = *v;
+    if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
+    read_pattern(r, c.pattern_data, c.pattern_seed);
+    c.create = read_create(r, out.info);
+    read_common_tail(r, c);
+    finish(GpuStream::validate(c));
+    w.config = c;
+  } else {
+    throw ScriptError("sl.workload: no workload \"" + type + "\"");
+  }
+  return out;
+}
+
+}  // namespace sluice::scenario

@@ -1,0 +1,154 @@
+#include "scenarios/lua/sweep_plan.hpp"
+
+#include <algorithm>
+
+#include "scenarios/lua/script_units.hpp"
+#include "scenarios/lua/spec_builders.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+struct Built {
+  ClusterBuild cluster;
+  FsBuild fs;
+  std::vector<WorkloadBuild> workloads;
+};
+
+// Runs `fn`, blaming `object`'s creation for any error it throws.
+template <typename Fn>
+auto blaming(const ScriptObject& object, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const ScriptError& e) {
+    if (!e.where.empty()) throw;
+    throw ScriptError(e.what(), object.where);
+  }
+}
+
+Built build_all(const RunRequest& req, const std::vector<const ScriptTable*>& args, const ClusterBuild* cached_cluster) {
+  Built b;
+  if (cached_cluster != nullptr) {
+    b.cluster = *cached_cluster;
+  } else {
+    b.cluster = blaming(*req.cluster, [&] { return build_cluster(*args[0]); });
+  }
+  b.fs = blaming(*req.fs, [&] { return build_fs(req.fs->type, *args[1], b.cluster.topology.get()); });
+  for (std::size_t i = 0; i < req.workloads.size(); ++i) {
+    const ScriptObject& w = *req.workloads[i];
+    b.workloads.push_back(blaming(w, [&] { return build_workload(w.type, *args[2 + i], b.cluster.topology.get(), &b.fs); }));
+  }
+  return b;
+}
+
+const BuildInfo& info_of(const Built& b, std::size_t object) {
+  if (object == 0) return b.cluster.info;
+  if (object == 1) return b.fs.info;
+  return b.workloads[object - 2].info;
+}
+
+}  // namespace
+
+PointPlan plan_points(const RunRequest& req) {
+  std::vector<const ScriptObject*> objects = {req.cluster.get(), req.fs.get()};
+  for (const auto& w : req.workloads) objects.push_back(w.get());
+  std::vector<const ScriptTable*> original;
+  for (const ScriptObject* o : objects) original.push_back(&o->args);
+  const Built discovered = build_all(req, original, nullptr);
+
+  PointPlan plan;
+  std::vector<std::string> all_known;
+  for (std::size_t o = 0; o < objects.size(); ++o) {
+    const BuildInfo& info = info_of(discovered, o);
+    all_known.insert(all_known.end(), info.known.begin(), info.known.end());
+    for (const SweepAxisUse& use : info.sweeps) {
+      SweepAxis axis;
+      axis.name = use.key;
+      for (const SweepAxis& other : plan.axes) {
+        if (other.name == axis.name) axis.name = objects[o]->type + "." + use.key;
+      }
+      axis.values = use.values;
+      axis.targets.emplace_back(o, use.key);
+      plan.axes.push_back(std::move(axis));
+    }
+  }
+  for (const auto& [key, value] : req.sweep) {
+    SweepAxis axis;
+    axis.name = key;
+    if (const ScriptTable* t = value.table(); t != nullptr && t->is_list()) {
+      axis.values = t->list;
+    } else if (value.table() != nullptr) {
+      throw ScriptError("sl.run: sweep." + key + ": expected a list of values like {1, 8, 32}");
+    } else {
+      axis.values = {value};
+    }
+    for (std::size_t o = 0; o < objects.size(); ++o) {
+      const BuildInfo& info = info_of(discovered, o);
+      if (std::find(info.known.begin(), info.known.end(), key) == info.known.end()) continue;
+      for (const SweepAxis& other : plan.axes) {
+        for (const auto& [other_object, other_key] : other.targets) {
+          if (other_object == o && other_key == key) {
+            throw ScriptError("sl.run: sweep." + key + ": " + objects[o]->type + " already lists values for " + key +
+                              "; give them in one place");
+          }
+        }
+      }
+      axis.targets.emplace_back(o, key);
+    }
+    if (axis.targets.empty()) {
+      std::sort(all_known.begin(), all_known.end());
+      all_known.erase(std::unique(all_known.begin(), all_known.end()), all_known.end());
+      const std::string near = closest_name(key, all_known);
+      throw ScriptError("sl.run: sweep." + key + ": no field \"" + key + "\" in the cluster, file system or workloads" +
+                        (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+    }
+    plan.axes.push_back(std::move(axis));
+  }
+
+  std::size_t total = 1;
+  bool cluster_swept = false;
+  for (const SweepAxis& axis : plan.axes) {
+    if (axis.values.empty()) throw ScriptError("sl.run: sweep over " + axis.name + ": the list of values is empty");
+    if (total > k_max_sweep_points / axis.values.size()) {
+      throw ScriptError("sl.run: the sweep has more than " + std::to_string(k_max_sweep_points) + " points");
+    }
+    total *= axis.values.size();
+    for (const auto& target : axis.targets) cluster_swept = cluster_swept || target.first == 0;
+  }
+
+  for (std::size_t p = 0; p < total; ++p) {
+    std::vector<ScriptTable> modified(original.size());
+    std::vector<const ScriptTable*> args = original;
+    std::map<std::string, std::string> params = req.params;
+    std::size_t rest = p;
+    for (std::size_t a = plan.axes.size(); a-- > 0;) {
+      const SweepAxis& axis = plan.axes[a];
+      const ScriptValue& value = axis.values[rest % axis.values.size()];
+      rest /= axis.values.size();
+      params[axis.name] = value.text();
+      for (const auto& [object, key] : axis.targets) {
+        if (args[object] != &modified[object]) {
+          modified[object] = *original[object];
+          args[object] = &modified[object];
+        }
+        modified[object].fields[key] = value;
+      }
+    }
+    Built b = build_all(req, args, cluster_swept ? nullptr : &discovered.cluster);
+    ScenarioSpec spec;
+    spec.scenario = req.scenario;
+    spec.params = std::move(params);
+    spec.seed = req.seed;
+    spec.backends = req.backends;
+    spec.cluster = b.cluster.topology;
+    spec.cluster_description = b.cluster.description;
+    spec.fs = std::move(b.fs.spec);
+    for (WorkloadBuild& w : b.workloads) spec.workloads.push_back(std::move(w.spec));
+    spec.sim_profile = req.sim_profile;
+    spec.sim_coalesce = req.sim_coalesce;
+    spec.max_events = req.max_events;
+    plan.points.push_back(std::move(spec));
+  }
+  return plan;
+}
+
+}  // namespace sluice::scenario

@@ -1,0 +1,83 @@
+#include "scenarios/runner/fs_deployment.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+namespace sluice::scenario {
+
+Status FsDeployment::validate(const ScenarioSpec& spec) {
+  if (!spec.cluster) return error(StatusCode::invalid_argument, "scenario has no cluster");
+  const topo::Topology& t = *spec.cluster;
+  const FsSpec& fs = spec.fs;
+  auto node_exists = [&](NodeId node, const std::string& what) -> Status {
+    if (node < t.node_count()) return ok_status();
+    return error(StatusCode::invalid_argument, what + " node " + std::to_string(node) +
+                                                   " does not exist (the cluster has " +
+                                                   std::to_string(t.node_count()) + " nodes)");
+  };
+  if (Status s = node_exists(fs.mgmt_node, "fs: mgmt"); !s.ok()) return s;
+  if (fs.meta_nodes.empty()) return error(StatusCode::invalid_argument, "fs: no metadata server (meta_nodes is empty)");
+  for (NodeId node : fs.meta_nodes) {
+    if (Status s = node_exists(node, "fs: metadata server"); !s.ok()) return s;
+  }
+  if (fs.storage.empty()) return error(StatusCode::invalid_argument, "fs: no storage server");
+  std::set<std::pair<NodeId, std::uint32_t>> drives;
+  for (const StorageServerSpec& server : fs.storage) {
+    if (Status s = node_exists(server.node, "fs: storage server"); !s.ok()) return s;
+    if (server.nvme.empty()) {
+      return error(StatusCode::invalid_argument,
+                   "fs: storage server on node " + std::to_string(server.node) + " has no NVMe drive");
+    }
+    const std::uint32_t have = t.count(server.node, topo::VertexKind::nvme);
+    for (std::uint32_t nvme : server.nvme) {
+      if (nvme >= have) {
+        return error(StatusCode::invalid_argument, "fs: node " + std::to_string(server.node) + " has no NVMe drive " +
+                                                       std::to_string(nvme) + " (it has " + std::to_string(have) + ")");
+      }
+      if (!drives.emplace(server.node, nvme).second) {
+        return error(StatusCode::invalid_argument, "fs: NVMe drive " + std::to_string(nvme) + " of node " +
+                                                       std::to_string(server.node) + " is given to two targets");
+      }
+    }
+  }
+  return ok_status();
+}
+
+NamespaceConfig FsDeployment::namespace_config() const {
+  NamespaceConfig ns = spec_->fs.meta.ns;
+  ns.policy = spec_->fs.policy;
+  ns.shard_count = static_cast<std::uint32_t>(spec_->fs.meta_nodes.size());
+  return ns;
+}
+
+MetaServiceConfig FsDeployment::meta_config(ShardId shard) const {
+  MetaServiceConfig meta = spec_->fs.meta;
+  meta.shard = shard;
+  meta.mgmt = mgmt_;
+  meta.ns = namespace_config();
+  return meta;
+}
+
+bool FsDeployment::registered() const {
+  return std::all_of(metas_.begin(), metas_.end(), [](const MetaService* m) { return m->registered(); }) &&
+         std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
+}
+
+ClientHostConfig FsDeployment::client_host_config(const WorkloadRun& run, std::uint32_t rank) const {
+  ClientHostConfig config;
+  config.client = spec_->fs.client;
+  config.client.mgmt = mgmt_;
+  config.client.ns = namespace_config();
+  config.client.stripe_flavor = spec_->fs.meta.stripe_flavor;
+  config.client.planner.topology = spec_->cluster;
+  config.client.planner.node = run.node_of(rank);
+  config.client.planner.caps.gpu_memory_reachable = spec_->fs.gds != GdsMode::off;
+  config.rank = rank;
+  config.ranks = run.ranks();
+  config.barrier = barrier_;
+  config.gpu = run.gpu_of(rank);
+  return config;
+}
+
+}  // namespace sluice::scenario

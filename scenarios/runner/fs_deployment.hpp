@@ -1,0 +1,97 @@
+// FsDeployment: the file system of a ScenarioSpec placed on a world (SimRuntime
+// today; HwWorld has the same add_service/endpoint_of surface), as a cluster
+// administrator brings one up:
+//   mgmt and the barrier service on FsSpec::mgmt_node;
+//   metadata shard i on FsSpec::meta_nodes[i] (namespace: FsSpec::policy over
+//   meta_nodes.size() shards, the rest of FsSpec::meta.ns kept);
+//   storage server s on FsSpec::storage[s].node with one target per listed
+//   NVMe drive; target ids are 1, 2, ... in server order, then drive order.
+// Clients (ClientHosts, one per workload rank) get the same namespace and
+// stripe flavor, and a chunk planner over the cluster topology on their own
+// node; GdsMode sets what the planner may assume the transport reaches
+// (KvikIO CompatMode): on and auto = GPU memory is reachable, so a chunk goes
+// direct where core/sched's path rule allows it (GPU<->NIC PXB or closer) and
+// bounces elsewhere; off = GPU memory is never reached directly, every GPU
+// chunk bounces. "on" additionally fails the run when any chunk bounced (the
+// runner checks the client's counters), as GDS without compat mode would.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/services/meta_service.hpp"
+#include "core/services/mgmt_service.hpp"
+#include "core/services/storage_service.hpp"
+#include "core/workloads/barrier_service.hpp"
+#include "core/workloads/client_host.hpp"
+#include "scenarios/runner/workload_run.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+// Makes a storage target of a drive: (target, node, nvme index) -> Status.
+using AddTargetFn = std::function<Status(TargetId target, NodeId node, std::uint32_t nvme_index)>;
+
+class FsDeployment {
+ public:
+  // Checks the FsSpec against the cluster (nodes and drives exist, at least
+  // one shard and one storage server); invalid_argument naming the problem.
+  static Status validate(const ScenarioSpec& spec);
+
+  // Adds every server to `world` (not started). Requires validate(spec).ok().
+  template <class World>
+  static Result<FsDeployment> deploy(World& world, const ScenarioSpec& spec, const AddTargetFn& add_target) {
+    FsDeployment d(spec);
+    const FsSpec& fs = spec.fs;
+    d.mgmt_ = world.endpoint_of(world.template add_service<MgmtService>(fs.mgmt_node, fs.mgmt));
+    d.barrier_ = world.endpoint_of(world.template add_service<BarrierService>(fs.mgmt_node, BarrierServiceConfig{}));
+    for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
+      d.metas_.push_back(&world.template add_service<MetaService>(fs.meta_nodes[shard],
+                                                                  d.meta_config(static_cast<ShardId>(shard))));
+    }
+    TargetId next = 1;
+    for (const StorageServerSpec& server : fs.storage) {
+      StorageServiceConfig config = fs.storage_config;
+      config.mgmt = d.mgmt_;
+      config.targets.clear();
+      for (std::uint32_t nvme : server.nvme) {
+        Status s = add_target(next, server.node, nvme);
+        if (!s.ok()) {
+          return error(s.code(), "storage target " + std::to_string(next) + " on node " + std::to_string(server.node) +
+                                     " drive " + std::to_string(nvme) + ": " + s.message());
+        }
+        config.targets.push_back(next);
+        d.targets_.push_back(next);
+        ++next;
+      }
+      d.storages_.push_back(&world.template add_service<StorageService>(server.node, config));
+    }
+    return d;
+  }
+
+  // True once every metadata shard and storage server registered with mgmt.
+  bool registered() const;
+  // The ClientHost config of one rank of a workload.
+  ClientHostConfig client_host_config(const WorkloadRun& run, std::uint32_t rank) const;
+
+  Endpoint mgmt() const { return mgmt_; }
+  Endpoint barrier() const { return barrier_; }
+  const std::vector<TargetId>& targets() const { return targets_; }
+  const std::vector<MetaService*>& metas() const { return metas_; }
+  const std::vector<StorageService*>& storages() const { return storages_; }
+  NamespaceConfig namespace_config() const;
+
+ private:
+  explicit FsDeployment(const ScenarioSpec& spec) : spec_(&spec) {}
+  MetaServiceConfig meta_config(ShardId shard) const;
+
+  const ScenarioSpec* spec_;
+  Endpoint mgmt_;
+  Endpoint barrier_;
+  std::vector<MetaService*> metas_;
+  std::vector<StorageService*> storages_;
+  std::vector<TargetId> targets_;
+};
+
+}  // namespace sluice::scenario

@@ -1,0 +1,216 @@
+#include "scenarios/runner/hw_point_run.hpp"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <memory>
+
+#include "hw_backends/hw_env.hpp"
+#include "hw_backends/hw_world.hpp"
+#include "scenarios/runner/fs_deployment.hpp"
+#include "scenarios/runner/runner.hpp"
+#include "scenarios/runner/workload_run.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Server counters a run records (HwWorld sums a counter by name over its
+// services; it cannot list them).
+constexpr const char* k_server_counters[] = {
+    "storage.read_bytes",  "storage.write_bytes",   "storage.requests",     "storage.again_replies",
+    "storage.crc_mismatches", "storage.egress_throttled_ns", "meta.requests", "meta.create_ops",
+    "meta.stat_ops",       "meta.mkdir_ops",        "meta.unlink_ops",      "meta.readdir_entries",
+    "rpc.retries"};
+// Per-phase samples besides op_latency_ns that workloads record (their means become extras).
+constexpr const char* k_phase_samples[] = {"op_latency_ns", "au_ratio", "target_max_over_mean", "target_cv",
+                                           "mb_per_s",      "bytes_per_s", "step_ns", "data_wait_ns",
+                                           "source_wait_ns"};
+
+// Passes everything to the workload and remembers the rank's Env (its
+// metrics are the workload's).
+class EnvRecordingWorkload final : public Workload {
+ public:
+  EnvRecordingWorkload(std::unique_ptr<Workload> inner, Env** env) : inner_(std::move(inner)), env_(env) {}
+  void start(WorkloadContext& context, std::function<void(Status)> done) override {
+    *env_ = &context.env;
+    inner_->start(context, std::move(done));
+  }
+  std::string name() const override { return inner_->name(); }
+
+ private:
+  std::unique_ptr<Workload> inner_;
+  Env** env_;
+};
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& root) {
+    std::string templ = root + "/sluice-hw-run-XXXXXX";
+    if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct DeployedWorkload {
+  WorkloadRun run;
+  std::vector<ClientHost*> hosts;
+  std::vector<Env*> envs;  // by rank, set when the rank starts
+};
+
+std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, RunResult& result) {
+  Result<FsDeployment> deployed = FsDeployment::deploy(
+      world, spec, [&world](TargetId target, NodeId node, std::uint32_t) { return world.add_target(target, node); });
+  if (!deployed.ok()) return deployed.status().to_string();
+  const FsDeployment& fs = *deployed;
+
+  std::vector<std::unique_ptr<DeployedWorkload>> workloads;
+  for (std::size_t index = 0; index < spec.workloads.size(); ++index) {
+    Result<WorkloadRun> made = WorkloadRun::create(spec.workloads[index], index, *spec.cluster);
+    if (!made.ok()) return made.status().message();
+    auto w = std::make_unique<DeployedWorkload>(DeployedWorkload{std::move(made).value(), {}, {}});
+    w->envs.assign(w->run.ranks(), nullptr);
+    for (std::uint32_t rank = 0; rank < w->run.ranks(); ++rank) {
+      ClientHostConfig config = fs.client_host_config(w->run, rank);
+      config.client.planner.topology = nullptr;  // this machine, not the modelled one: one loopback rail
+      auto workload = std::make_unique<EnvRecordingWorkload>(w->run.make(rank), &w->envs[rank]);
+      ClientHost& host = world.add_service<ClientHost>(w->run.node_of(rank), config, std::move(workload));
+      world.defer_start(host);
+      w->hosts.push_back(&host);
+    }
+    workloads.push_back(std::move(w));
+  }
+
+  if (Status s = world.start(); !s.ok()) return "hw world did not start: " + s.to_string();
+  const bool registered = world.wait_until(
+      [&] {
+        for (const MetaService* m : fs.metas()) {
+          if (!world.call(*m, [m] { return m->registered(); })) return false;
+        }
+        for (const StorageService* st : fs.storages()) {
+          if (!world.call(*st, [st] { return st->registered(); })) return false;
+        }
+        return true;
+      },
+      k_hw_max_registration_ns);
+  if (!registered) return "the file system's servers did not register with mgmt within k_hw_max_registration_ns";
+
+  std::string why;
+  std::size_t ran = 0;
+  for (auto& w : workloads) {
+    ++ran;
+    for (ClientHost* h : w->hosts) world.start_service(*h);
+    const bool finished = world.wait_until(
+        [&] {
+          for (ClientHost* h : w->hosts) {
+            if (!world.call(*h, [h] { return h->finished(); })) return false;
+          }
+          return true;
+        },
+        k_hw_max_workload_ns);
+    const std::string what = "workload \"" + w->run.spec().label + "\"";
+    if (!finished) {
+      why = what + " did not finish within k_hw_max_workload_ns";
+      break;
+    }
+    std::size_t failed = 0;
+    std::string failures;
+    for (ClientHost* h : w->hosts) {
+      const Status s = world.call(*h, [h] { return h->result(); });
+      if (!s.ok() && failed++ < 3) failures += "; " + world.call(*h, [h] { return h->name(); }) + ": " + s.to_string();
+    }
+    if (failed > 0) {
+      why = what + " failed on " + std::to_string(failed) + " of " + std::to_string(w->hosts.size()) + " ranks" + failures;
+      break;
+    }
+  }
+  world.stop();  // every thread ends: results and metrics are read without races below
+
+  for (std::size_t i = 0; i < ran; ++i) {
+    DeployedWorkload& w = *workloads[i];
+    MetricWindow window;
+    std::vector<hw::HwEnv*> envs;
+    for (Env* e : w.envs) {
+      if (auto* h = dynamic_cast<hw::HwEnv*>(e)) envs.push_back(h);
+    }
+    for (hw::HwEnv* e : envs) {
+      for (const auto& [name, value] : e->counters()) {
+        window.counters[name] += value;
+        result.counters[name] += value;
+      }
+    }
+    // The phases the ranks ran, to name their samples.
+    const std::vector<PhaseRow> first = w.run.rows(window, fs.targets());
+    for (const PhaseRow& row : first) {
+      for (const char* suffix : k_phase_samples) {
+        const std::string name = w.run.metric_name() + "." + row.phase + "." + suffix;
+        for (hw::HwEnv* e : envs) {
+          std::vector<double> values = e->samples(name);
+          auto& into = window.samples[name];
+          into.insert(into.end(), values.begin(), values.end());
+        }
+      }
+    }
+    for (PhaseRow& row : w.run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
+  }
+  for (const char* name : k_server_counters) result.counters[name] = world.counter(name);
+  result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
+  result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);
+  const std::vector<std::string> logs = world.logs();
+  for (std::size_t i = logs.size() > k_log_tail_lines ? logs.size() - k_log_tail_lines : 0; i < logs.size(); ++i) {
+    result.log_tail.push_back(logs[i]);
+  }
+  return why;
+}
+
+}  // namespace
+
+RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options) {
+  const Clock::time_point wall_start = Clock::now();
+  RunResult result;
+  result.spec = spec;
+  result.backend = Backend::hw;
+  auto finish = [&](std::string why) {
+    result.ok = why.empty();
+    result.error = std::move(why);
+    result.wall_s = std::chrono::duration<double>(Clock::now() - wall_start).count();
+    return result;
+  };
+  try {
+    if (Status s = FsDeployment::validate(spec); !s.ok()) return finish(s.message());
+    for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
+      Result<WorkloadRun> check = WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
+      if (!check.ok()) return finish(check.status().message());
+    }
+    TempDir dir(options.temp_root);
+    if (dir.path().empty()) return finish("hw: cannot make a temporary directory under " + options.temp_root);
+    hw::HwWorldConfig config;
+    config.seed = spec.seed;
+    config.transport = options.transport;
+    config.storage_backend = options.storage_backend;
+    config.storage_root = dir.path() + "/storage";
+    config.node_memory_limit_bytes = options.node_memory_limit_bytes;
+    std::string why;
+    {
+      hw::HwWorld world(config);
+      why = run_deployed(spec, world, result);
+    }
+    return finish(why);
+  } catch (const std::exception& e) {
+    return finish(std::string("the hw run threw: ") + e.what());
+  }
+}
+
+}  // namespace sluice::scenario

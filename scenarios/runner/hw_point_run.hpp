@@ -1,0 +1,45 @@
+// HwPointRun: one ScenarioSpec on real hardware in this process
+// (`sluice run --backend hw` on one machine): hw_backends' HwWorld with every
+// node's services on their own threads, talking over loopback TCP, storage
+// targets as directories of real chunk files under a fresh temporary
+// directory (removed afterwards), every byte read verified.
+//
+// The same deployment as in simulation (fs_deployment.hpp), with these
+// differences, which the results record:
+// - the cluster topology only numbers the nodes: the machine is this one, so
+//   the clients' chunk planner runs without a machine model (one loopback
+//   rail; GPU buffers need hw_backends/cuda);
+// - all client hosts of all workloads are added before the world starts
+//   (HwWorld adds services only while stopped) and started workload by
+//   workload, after every server registered;
+// - metrics: every counter of the client hosts (per workload) and a fixed
+//   list of the servers' counters; latency percentiles from the clients'
+//   op_latency_ns samples; simulated_s = 0.
+// Limits: a workload that has not finished after k_hw_max_workload_ns fails
+// the run (the runner's per-point wall-clock limit also applies).
+#pragma once
+
+#include <string>
+
+#include "core/common/units.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+inline constexpr TimeNs k_hw_max_workload_ns = 3600 * k_ns_per_s;
+inline constexpr TimeNs k_hw_max_registration_ns = 60 * k_ns_per_s;
+
+struct HwRunOptions {
+  std::string transport = "tcp";
+  std::string storage_backend = "posix";
+  std::string temp_root = "/tmp";  // where the run's chunk-file directory is made
+  std::uint64_t node_memory_limit_bytes = 2ULL << 30;
+};
+
+class HwPointRun {
+ public:
+  // Never throws; a failure is ok = false with the reason.
+  static RunResult run(const ScenarioSpec& spec, const HwRunOptions& options = {});
+};
+
+}  // namespace sluice::scenario

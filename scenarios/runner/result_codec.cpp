@@ -1,0 +1,223 @@
+#include "scenarios/runner/result_codec.hpp"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/proto/wire_enums.hpp"
+#include "scenarios/runner/runner.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+using nlohmann::json;
+
+json number(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+double read_number(const json& j) {
+  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!j.is_number()) throw json::type_error::create(302, "a number or null is expected", &j);
+  return j.get<double>();
+}
+
+json create_json(const CreateOptions& c) {
+  return {{"chunk_bytes", c.chunk_bytes}, {"stripe_count", c.stripe_count}, {"chooser", std::string(proto::to_string(c.chooser))}};
+}
+
+json workload_settings(const FileSweepConfig& c) {
+  json phases = json::array();
+  for (SweepPhase p : c.phases) phases.push_back(std::string(to_string(p)));
+  return {{"root_dir", c.root_dir},       {"threads", c.threads},         {"dirs_per_rank", c.dirs_per_rank},
+          {"files_per_rank", c.files_per_rank}, {"file_bytes", c.file_bytes}, {"block_bytes", c.block_bytes},
+          {"phases", phases},              {"buffer_kind", to_string(c.buffer_kind)}, {"sync_writes", c.sync_writes},
+          {"pattern_data", c.pattern_data}, {"create", create_json(c.create)}};
+}
+json workload_settings(const MdBenchConfig& c) {
+  json phases = json::array();
+  for (MdPhase p : c.phases) phases.push_back(std::string(to_string(p)));
+  return {{"root_dir", c.root_dir}, {"shared_dir", c.shared_dir}, {"files_per_rank", c.files_per_rank},
+          {"threads", c.threads},   {"phases", phases},           {"create", create_json(c.create)}};
+}
+json workload_settings(const TrainEpochConfig& c) {
+  return {{"dataset_dir", c.dataset_dir},     {"samples", c.samples},
+          {"sample_bytes", c.sample_bytes},   {"samples_per_file", c.samples_per_file},
+          {"batch_samples", c.batch_samples}, {"compute_ns_per_step", c.compute_ns_per_step},
+          {"prefetch_depth", c.prefetch_depth}, {"read_threads", c.read_threads},
+          {"epochs", c.epochs},               {"shuffle", c.shuffle},
+          {"setup_dataset", c.setup_dataset}, {"create", create_json(c.create)}};
+}
+json workload_settings(const CheckpointConfig& c) {
+  return {{"dir", c.dir},
+          {"shard_bytes", c.shard_bytes},
+          {"files_per_rank", c.files_per_rank},
+          {"block_bytes", c.block_bytes},
+          {"inflight_blocks", c.inflight_blocks},
+          {"checkpoints", c.checkpoints},
+          {"source_kind", to_string(c.source_kind)},
+          {"sync", c.sync},
+          {"read_back", c.read_back},
+          {"create", create_json(c.create)}};
+}
+json workload_settings(const StageInConfig& c) {
+  return {{"dir", c.dir},
+          {"objects", c.objects},
+          {"object_bytes", c.object_bytes},
+          {"block_bytes", c.block_bytes},
+          {"threads", c.threads},
+          {"source_bytes_per_s_per_rank", c.source_bytes_per_s_per_rank},
+          {"source_request_latency_ns", c.source_request_latency_ns},
+          {"create", create_json(c.create)}};
+}
+json workload_settings(const StreamConfig& c) {
+  return {{"direction", std::string(to_string(c.direction))},
+          {"dir", c.dir},
+          {"buffer_bytes", c.buffer_bytes},
+          {"buffers", c.buffers},
+          {"buffers_in_flight", c.buffers_in_flight},
+          {"compute_ns_per_buffer", c.compute_ns_per_buffer},
+          {"create", create_json(c.create)}};
+}
+
+const char* workload_kind(const WorkloadConfig& config) {
+  static constexpr const char* k_kinds[] = {"file_sweep", "md_bench", "train_epoch", "checkpoint", "stage_in", "stream"};
+  static_assert(std::size(k_kinds) == std::variant_size_v<WorkloadConfig>);
+  return k_kinds[config.index()];
+}
+
+}  // namespace
+
+json spec_summary(const ScenarioSpec& spec) {
+  json cluster = {{"description", spec.cluster_description},
+                  {"nodes", spec.cluster ? spec.cluster->node_count() : 0}};
+  const FsSpec& fs = spec.fs;
+  json storage = json::array();
+  std::size_t targets = 0;
+  for (const StorageServerSpec& s : fs.storage) {
+    storage.push_back({{"node", s.node}, {"nvme", s.nvme}});
+    targets += s.nvme.size();
+  }
+  json fs_json = {{"preset", fs.preset},
+                  {"policy", std::string(to_string(fs.policy))},
+                  {"mgmt_node", fs.mgmt_node},
+                  {"meta_nodes", fs.meta_nodes},
+                  {"storage", storage},
+                  {"targets", targets},
+                  {"gds", std::string(to_string(fs.gds))},
+                  {"chunk_bytes", fs.meta.default_chunk_bytes},
+                  {"stripe_count", fs.meta.default_stripe_count},
+                  {"chooser", std::string(proto::to_string(fs.meta.default_chooser))},
+                  {"stripe_flavor", std::string(to_string(fs.meta.stripe_flavor))},
+                  {"egress_limit_bytes_per_s", fs.storage_config.egress_limit_bytes_per_s},
+                  {"client_max_inflight_chunks", fs.client.max_inflight_chunks},
+                  {"verify_reads", fs.client.verify_reads}};
+  json workloads = json::array();
+  for (const WorkloadSpec& w : spec.workloads) {
+    workloads.push_back({{"label", w.label},
+                         {"kind", workload_kind(w.config)},
+                         {"client_nodes", w.clients.nodes},
+                         {"ranks_per_node", w.clients.ranks_per_node},
+                         {"ranks", w.clients.nodes.size() * w.clients.ranks_per_node},
+                         {"settings", std::visit([](const auto& c) { return workload_settings(c); }, w.config)}});
+  }
+  return {{"cluster", cluster},
+          {"fs", fs_json},
+          {"workloads", workloads},
+          {"sim", {{"profile", spec.sim_profile}, {"coalesce", spec.sim_coalesce}, {"max_events", spec.max_events}}}};
+}
+
+json to_json(const PhaseRow& row) {
+  json extra = json::object();
+  for (const auto& [name, value] : row.extra) extra[name] = number(value);
+  return {{"workload", row.workload},
+          {"phase", row.phase},
+          {"ranks", row.ranks},
+          {"bytes", row.bytes},
+          {"ops", row.ops},
+          {"first_done_s", number(row.first_done_s)},
+          {"last_done_s", number(row.last_done_s)},
+          {"first_bytes_per_s", number(row.first_bytes_per_s)},
+          {"last_bytes_per_s", number(row.last_bytes_per_s)},
+          {"first_ops_per_s", number(row.first_ops_per_s)},
+          {"last_ops_per_s", number(row.last_ops_per_s)},
+          {"latency_us_p50", number(row.latency_us_p50)},
+          {"latency_us_p99", number(row.latency_us_p99)},
+          {"extra", extra}};
+}
+
+json to_json(const RunResult& result) {
+  json phases = json::array();
+  for (const PhaseRow& row : result.phases) phases.push_back(to_json(row));
+  json counters = json::object();
+  for (const auto& [name, value] : result.counters) counters[name] = number(value);
+  json params = json::object();
+  for (const auto& [name, value] : result.spec.params) params[name] = value;
+  return {{"scenario", result.spec.scenario},
+          {"params", params},
+          {"seed", result.spec.seed},
+          {"backend", std::string(to_string(result.backend))},
+          {"ok", result.ok},
+          {"error", result.error},
+          {"simulated_s", number(result.simulated_s)},
+          {"wall_s", number(result.wall_s)},
+          {"paths_taken", result.paths_taken},
+          {"phases", phases},
+          {"counters", counters},
+          {"log_tail", result.log_tail},
+          {"spec", spec_summary(result.spec)}};
+}
+
+Result<PhaseRow> phase_row_from_json(const json& j) {
+  try {
+    PhaseRow row;
+    row.workload = j.at("workload").get<std::string>();
+    row.phase = j.at("phase").get<std::string>();
+    row.ranks = j.at("ranks").get<std::uint32_t>();
+    row.bytes = j.at("bytes").get<std::uint64_t>();
+    row.ops = j.at("ops").get<std::uint64_t>();
+    row.first_done_s = read_number(j.at("first_done_s"));
+    row.last_done_s = read_number(j.at("last_done_s"));
+    row.first_bytes_per_s = read_number(j.at("first_bytes_per_s"));
+    row.last_bytes_per_s = read_number(j.at("last_bytes_per_s"));
+    row.first_ops_per_s = read_number(j.at("first_ops_per_s"));
+    row.last_ops_per_s = read_number(j.at("last_ops_per_s"));
+    row.latency_us_p50 = read_number(j.at("latency_us_p50"));
+    row.latency_us_p99 = read_number(j.at("latency_us_p99"));
+    for (const auto& [name, value] : j.at("extra").items()) row.extra[name] = read_number(value);
+    return row;
+  } catch (const json::exception& e) {
+    return error(StatusCode::invalid_argument, std::string("phase row: ") + e.what());
+  }
+}
+
+Result<RunResult> run_result_from_json(const json& j, const ScenarioSpec* ran) {
+  try {
+    RunResult r;
+    if (ran != nullptr) {
+      r.spec = *ran;
+    } else {
+      r.spec.scenario = j.at("scenario").get<std::string>();
+      r.spec.params = j.at("params").get<std::map<std::string, std::string>>();
+      r.spec.seed = j.at("seed").get<std::uint64_t>();
+    }
+    Result<Backend> backend = parse_backend(j.at("backend").get<std::string>());
+    if (!backend.ok()) return backend.status();
+    r.backend = *backend;
+    r.ok = j.at("ok").get<bool>();
+    r.error = j.at("error").get<std::string>();
+    r.simulated_s = read_number(j.at("simulated_s"));
+    r.wall_s = read_number(j.at("wall_s"));
+    r.paths_taken = j.at("paths_taken").get<std::map<std::string, std::uint64_t>>();
+    for (const json& p : j.at("phases")) {
+      Result<PhaseRow> row = phase_row_from_json(p);
+      if (!row.ok()) return row.status();
+      r.phases.push_back(std::move(row).value());
+    }
+    for (const auto& [name, value] : j.at("counters").items()) r.counters[name] = read_number(value);
+    r.log_tail = j.at("log_tail").get<std::vector<std::string>>();
+    return r;
+  } catch (const json::exception& e) {
+    return error(StatusCode::invalid_argument, std::string("run result: ") + e.what());
+  }
+}
+
+}  // namespace sluice::scenario

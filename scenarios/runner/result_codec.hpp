@@ -1,0 +1,34 @@
+// RunResult <-> JSON: one run as it appears in results.json's "runs" array
+// (analysis/results.schema.json, "$defs/run"), and as a child process sends
+// its result back to run_points over a pipe.
+//
+// A run's JSON holds what ran (scenario, params, seed, backend, and a
+// summary of the spec: cluster, file system, workloads with their main
+// settings, sim options) and what came back (ok, error, simulated_s, wall_s,
+// paths_taken, phases, counters, log_tail). Every number's name carries its
+// unit. Non-finite numbers (a rate over zero time) are written as null and
+// read back as NaN.
+//
+// Decoding restores the measured part and the record of what ran (scenario,
+// params, seed, backend); it cannot rebuild the cluster topology or the
+// service configs, so the caller passes the spec it ran (run_points does) or
+// gets a spec with only those fields.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/status.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+nlohmann::json to_json(const RunResult& result);
+nlohmann::json to_json(const PhaseRow& row);
+// The record of what ran (the "spec" object of a run).
+nlohmann::json spec_summary(const ScenarioSpec& spec);
+
+// invalid_argument naming the field that is missing or has the wrong type.
+Result<RunResult> run_result_from_json(const nlohmann::json& json, const ScenarioSpec* ran = nullptr);
+Result<PhaseRow> phase_row_from_json(const nlohmann::json& json);
+
+}  // namespace sluice::scenario

@@ -1,0 +1,53 @@
+// Results files of a `sluice run` (issue 7, "Results"; read back by analysis/):
+//
+// results.json — one document (analysis/results.schema.json):
+//   { "format": "sluice-results", "version": 1, "scenario": "...",
+//     "sluice_version": "...", "created_utc": "2026-01-01T00:00:00Z",
+//     "machine": { "hostname": "...", "cores": 16, "os": "Linux 6.1 x86_64" },
+//     "versions": { "sluice": "0.1.0", "simgrid": "3.32.0", "nlohmann_json": ..., "compiler": ... },
+//     "runs": [ <result_codec.hpp's run>, ... ] }
+// results.csv — one row per workload phase per run (a run with no phase, e.g.
+//   one that failed at deployment, gets one row with its error), columns with
+//   units in their names, after elbencho's CSV in spirit:
+//   run, scenario, backend, seed, ok, error, param_<name>..., workload, phase,
+//   ranks, bytes, ops, first_done_s, elapsed_s (= last done),
+//   throughput_MiB_per_s (last done), first_throughput_MiB_per_s, ops_per_s,
+//   first_ops_per_s, latency_us_p50, latency_us_p99, then every extra of any
+//   row (its name carries its unit), sorted.
+// results_table — the terminal summary: one line per phase per run.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/common/status.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+// sluice's version (CMakeLists.txt project(VERSION)).
+inline constexpr std::string_view k_sluice_version = "0.1.0";
+inline constexpr std::string_view k_results_format = "sluice-results";
+inline constexpr int k_results_version = 1;
+
+struct MachineInfo {
+  std::string hostname;
+  unsigned cores = 0;
+  std::string os;  // uname: sysname release machine
+};
+MachineInfo this_machine();
+// The versions of sluice and of what it was built with.
+nlohmann::json build_versions();
+
+nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs);
+std::string results_csv(const std::vector<RunResult>& runs);
+std::string results_table(const std::vector<RunResult>& runs);
+
+// Writes <dir>/results.json and <dir>/results.csv (creating dir); io_error
+// naming the file.
+Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs);
+
+}  // namespace sluice::scenario

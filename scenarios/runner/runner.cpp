@@ -1,0 +1,111 @@
+#include "scenarios/runner/runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "scenarios/runner/child_pool.hpp"
+#include "scenarios/runner/hw_point_run.hpp"
+#include "scenarios/runner/result_codec.hpp"
+#include "scenarios/runner/sim_point_run.hpp"
+
+namespace sluice::scenario {
+
+std::string_view to_string(Backend backend) {
+  switch (backend) {
+    case Backend::sim: return "sim";
+    case Backend::hw: return "hw";
+    case Backend::emulate: return "emulate";
+  }
+  return "?";
+}
+
+Result<Backend> parse_backend(std::string_view text) {
+  if (text == "sim") return Backend::sim;
+  if (text == "hw") return Backend::hw;
+  if (text == "emulate") return Backend::emulate;
+  return error(StatusCode::invalid_argument, "\"" + std::string(text) + "\" is not a backend (sim, hw, emulate)");
+}
+
+std::string_view to_string(GdsMode mode) {
+  switch (mode) {
+    case GdsMode::on: return "on";
+    case GdsMode::off: return "off";
+    case GdsMode::automatic: return "auto";
+  }
+  return "?";
+}
+
+RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptions& options) {
+  if (backend == Backend::sim) return SimPointRun::run(spec, options.profile_dirs);
+  if (backend == Backend::hw) return HwPointRun::run(spec, options.hw);
+  RunResult result;
+  result.spec = spec;
+  result.backend = backend;
+  result.error = "backend emulate is not yet supported by `sluice run` (the netns cluster emulation is "
+                 "scenarios/emulate's); use --backend sim or hw";
+  return result;
+}
+
+Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& points, Backend backend,
+                                          const RunnerOptions& options) {
+  if (points.size() > k_max_points) {
+    return error(StatusCode::invalid_argument, "runner: " + std::to_string(points.size()) + " points exceed k_max_points (" +
+                                                   std::to_string(k_max_points) + ")");
+  }
+  std::vector<RunResult> results(points.size());
+  if (points.empty()) return results;
+  if (backend == Backend::emulate && !options.run_point) {
+    // Nothing to isolate: the answer is known without running anything.
+    for (std::size_t i = 0; i < points.size(); ++i) results[i] = run_point(points[i], backend, options);
+    return results;
+  }
+
+  std::uint32_t jobs = options.jobs;
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = std::min<std::uint32_t>({jobs, k_max_runner_jobs, static_cast<std::uint32_t>(points.size())});
+
+  ChildPoolOptions pool;
+  pool.jobs = jobs;
+  pool.timeout_s = options.point_timeout_s;
+  pool.max_payload_bytes = k_max_point_result_bytes;
+  pool.progress_interval_s = options.progress_interval_s;
+  if (options.progress) {
+    pool.progress = [&](const ChildPoolProgress& p) {
+      options.progress(RunnerProgress{p.jobs, p.done, p.failed, p.running, p.wall_s});
+    };
+  }
+  const RunPointFn body = options.run_point ? options.run_point : [&options](const ScenarioSpec& spec, Backend b) {
+    return run_point(spec, b, options);
+  };
+  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
+      points.size(), [&](std::size_t index) { return to_json(body(points[index], backend)).dump(); }, pool);
+  if (!ran.ok()) return ran.status();
+
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const ChildJobResult& job = (*ran)[i];
+    RunResult& r = results[i];
+    if (job.ok) {
+      try {
+        Result<RunResult> decoded = run_result_from_json(nlohmann::json::parse(job.payload), &points[i]);
+        if (decoded.ok()) {
+          r = std::move(decoded).value();
+          continue;
+        }
+        r.error = "the point's result could not be read: " + decoded.status().message();
+      } catch (const std::exception& e) {
+        r.error = std::string("the point's result is not JSON: ") + e.what();
+      }
+    } else {
+      r.error = job.error;
+    }
+    r.spec = points[i];
+    r.backend = backend;
+    r.ok = false;
+  }
+  return results;
+}
+
+}  // namespace sluice::scenario

@@ -1,0 +1,179 @@
+#include "scenarios/runner/sim_point_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <memory>
+
+#include "scenarios/runner/fs_deployment.hpp"
+#include "scenarios/runner/runner.hpp"
+#include "scenarios/runner/workload_run.hpp"
+
+// SimEnv exists where SimGrid was found (scenarios/CMakeLists.txt links
+// sluice_sim then); its headers need SimGrid's.
+#if __has_include(<simgrid/forward.h>)
+#define SLUICE_RUNNER_HAS_SIM 1
+#include "sim/sim_profile.hpp"
+#include "sim/sim_runtime.hpp"
+#else
+#define SLUICE_RUNNER_HAS_SIM 0
+#endif
+
+namespace sluice::scenario {
+
+#if SLUICE_RUNNER_HAS_SIM
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string seconds_text(TimeNs ns) {
+  return std::to_string(static_cast<double>(ns) / static_cast<double>(k_ns_per_s)) + " s";
+}
+
+// Runs the point; returns the reason it failed ("" when it did not).
+std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
+  Result<FsDeployment> deployed = FsDeployment::deploy(
+      rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); });
+  if (!deployed.ok()) return deployed.status().to_string();
+  const FsDeployment& fs = *deployed;
+
+  if (!rt.run_until([&] { return fs.registered(); }, k_setup_max_events)) {
+    return "the file system's servers did not register with mgmt within " + std::to_string(k_setup_max_events) +
+           " events (k_setup_max_events); simulated time " + seconds_text(rt.now());
+  }
+
+  std::uint64_t budget = spec.max_events;
+  for (std::size_t index = 0; index < spec.workloads.size(); ++index) {
+    Result<WorkloadRun> made = WorkloadRun::create(spec.workloads[index], index, *spec.cluster);
+    if (!made.ok()) return made.status().message();
+    WorkloadRun& run = *made;
+
+    // Metrics of this workload alone: counters' growth, samples added.
+    const std::map<std::string, double, std::less<>> counters_before = rt.counters();
+    std::map<std::string, std::size_t> samples_before;
+    for (const auto& [name, values] : rt.all_samples()) samples_before[name] = values.size();
+
+    std::vector<ClientHost*> hosts;
+    for (std::uint32_t rank = 0; rank < run.ranks(); ++rank) {
+      hosts.push_back(&rt.add_service<ClientHost>(run.node_of(rank), fs.client_host_config(run, rank), run.make(rank)));
+    }
+    const std::uint64_t events_before = rt.events_delivered();
+    const bool finished = rt.run_until(
+        [&] { return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); }); },
+        budget);
+    const std::uint64_t spent = rt.events_delivered() - events_before;
+    budget = spent >= budget ? 0 : budget - spent;
+
+    MetricWindow window;
+    for (const auto& [name, value] : rt.counters()) {
+      auto it = counters_before.find(name);
+      const double delta = value - (it == counters_before.end() ? 0.0 : it->second);
+      if (delta != 0) window.counters[name] = delta;
+    }
+    for (const auto& [name, values] : rt.all_samples()) {
+      auto it = samples_before.find(name);
+      const std::size_t from = it == samples_before.end() ? 0 : it->second;
+      if (values.size() > from) {
+        window.samples[name].assign(values.begin() + static_cast<std::ptrdiff_t>(from), values.end());
+      }
+    }
+    for (PhaseRow& row : run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
+
+    const std::string what = "workload \"" + run.spec().label + "\"";
+    if (!finished) {
+      const bool out_of_events = budget == 0;
+      std::string why = what + " did not finish: " +
+                        (out_of_events ? "the event budget (ScenarioSpec::max_events = " +
+                                             std::to_string(spec.max_events) + ") is spent"
+                                       : std::string("nothing is left to happen but ranks still wait")) +
+                        " at simulated time " + seconds_text(rt.now());
+      std::size_t listed = 0;
+      for (const ClientHost* h : hosts) {
+        if (!h->finished() && listed++ < 3) why += "; " + h->name() + " not finished";
+      }
+      return why;
+    }
+    std::string failures;
+    std::size_t failed = 0;
+    for (const ClientHost* h : hosts) {
+      if (h->result().ok()) continue;
+      if (failed++ < 3) failures += "; " + h->name() + ": " + h->result().to_string();
+    }
+    if (failed > 0) return what + " failed on " + std::to_string(failed) + " of " + std::to_string(hosts.size()) +
+                           " ranks" + failures;
+  }
+  return "";
+}
+
+}  // namespace
+
+bool SimPointRun::available() { return true; }
+
+RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
+  const Clock::time_point wall_start = Clock::now();
+  RunResult result;
+  result.spec = spec;
+  result.backend = Backend::sim;
+  auto finish = [&](std::string why) {
+    result.ok = why.empty();
+    result.error = std::move(why);
+    result.wall_s = std::chrono::duration<double>(Clock::now() - wall_start).count();
+    return result;
+  };
+  try {
+    if (Status s = FsDeployment::validate(spec); !s.ok()) return finish(s.message());
+    for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
+      Result<WorkloadRun> check = WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
+      if (!check.ok()) return finish(check.status().message());
+    }
+    Result<sim::SimProfile> profile = sim::load_profile(spec.sim_profile, profile_dirs);
+    if (!profile.ok()) return finish("sim profile \"" + spec.sim_profile + "\": " + profile.status().message());
+    sim::SimRuntimeConfig config;
+    config.seed = spec.seed;
+    config.profile = std::move(profile).value();
+    Result<std::unique_ptr<sim::SimRuntime>> created = sim::SimRuntime::create(spec.cluster, std::move(config));
+    if (!created.ok()) return finish(created.status().to_string());
+    sim::SimRuntime& rt = **created;
+
+    std::string why = run_deployed(spec, rt, result);
+
+    for (const auto& [name, value] : rt.counters()) result.counters[name] = value;
+    result.counters["sim.events"] = static_cast<double>(rt.events_delivered());
+    result.counters["sim.activities"] = static_cast<double>(rt.activities_started());
+    result.counters["sim.messages_sent"] = static_cast<double>(rt.messages_sent());
+    result.counters["sim.messages_dropped"] = static_cast<double>(rt.messages_dropped());
+    const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));
+    const auto bounce = static_cast<std::uint64_t>(rt.counter("client.chunks_bounce"));
+    result.paths_taken["direct"] = direct;
+    result.paths_taken["bounce"] = bounce;
+    if (why.empty() && spec.fs.gds == GdsMode::on && bounce > 0) {
+      why = "gds = on, but " + std::to_string(bounce) +
+            " chunks had to bounce through host memory (the topology puts a GPU beyond PXB from its NIC; "
+            "use gds = auto to allow the bounce path)";
+    }
+    result.simulated_s = static_cast<double>(rt.now()) / static_cast<double>(k_ns_per_s);
+    const auto& logs = rt.logs();
+    for (std::size_t i = logs.size() > k_log_tail_lines ? logs.size() - k_log_tail_lines : 0; i < logs.size(); ++i) {
+      result.log_tail.push_back(logs[i]);
+    }
+    return finish(why);
+  } catch (const std::exception& e) {
+    return finish(std::string("the simulation threw: ") + e.what());
+  }
+}
+
+#else
+
+bool SimPointRun::available() { return false; }
+
+RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::string>&) {
+  RunResult result;
+  result.spec = spec;
+  result.backend = Backend::sim;
+  result.error = "sim backend unavailable: this build has no SimGrid (libsimgrid-dev not found at configure time)";
+  return result;
+}
+
+#endif
+
+}  // namespace sluice::scenario

@@ -1,0 +1,37 @@
+// SimPointRun: one ScenarioSpec on SimEnv, in this process.
+//
+// Steps: load the sim profile (ScenarioSpec::sim_profile), create the
+// SimRuntime on the cluster topology with the point's seed, deploy the file
+// system (fs_deployment.hpp), run until every server registered with mgmt
+// (bounded by k_setup_max_events), then each workload in order: add one
+// ClientHost per rank and run until every rank finished. The whole run is
+// bounded by ScenarioSpec::max_events events; a run that spends them, or in
+// which nothing is left to happen before every rank finished, fails naming
+// the workload and the simulated time.
+//
+// Result: one PhaseRow per phase of each workload (workload_run.hpp; metrics
+// measured while that workload ran), every counter of the run ("client.
+// read_bytes", ... plus the runtime's "sim.events", "sim.activities",
+// "sim.messages_sent", "sim.messages_dropped"), paths_taken = chunks planned
+// direct and bounce (the clients' "client.chunks_direct"/"client.chunks_bounce"),
+// the simulated time at the end and the last log lines.
+//
+// SimGrid allows one engine per process: call this in a fresh (child) process.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+class SimPointRun {
+ public:
+  // Never throws; a failure is ok = false with the reason.
+  static RunResult run(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs);
+  // Whether this build has SimEnv (SimGrid was found).
+  static bool available();
+};
+
+}  // namespace sluice::scenario

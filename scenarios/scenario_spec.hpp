@@ -1,0 +1,130 @@
+// ScenarioSpec: one fully-resolved run point of a scenario, as plain data.
+//
+// This is the seam between the Lua layer (scenarios/lua/: turns a script and
+// its --set overrides into one ScenarioSpec per sweep point) and the runner
+// (scenarios/runner/: deploys the services of a ScenarioSpec onto an Env —
+// SimEnv today, HwEnv and the netns emulation later — runs it and returns a
+// RunResult). Neither side includes the other; both include this header.
+//
+// Everything here is data the core already understands (core/services and
+// core/workloads configs); endpoints (mgmt, barrier) are filled in by the
+// runner when it deploys, not by the Lua layer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/namespace/dir_placement.hpp"
+#include "core/services/client.hpp"
+#include "core/services/meta_service.hpp"
+#include "core/services/mgmt_service.hpp"
+#include "core/services/storage_service.hpp"
+#include "core/topology/topology.hpp"
+#include "core/workloads/checkpoint_burst.hpp"
+#include "core/workloads/file_sweep.hpp"
+#include "core/workloads/gpu_stream.hpp"
+#include "core/workloads/md_bench.hpp"
+#include "core/workloads/stage_in.hpp"
+#include "core/workloads/train_epoch.hpp"
+
+namespace sluice::scenario {
+
+enum class Backend : std::uint8_t { sim, hw, emulate };
+
+// GDS mode (KvikIO's CompatMode): on = GPU-direct or fail; auto = direct
+// where the topology allows it, else bounce; off = always bounce.
+enum class GdsMode : std::uint8_t { on, off, automatic };
+
+// One storage server: a node and the NVMe drives (by index on that node) that
+// become its targets, one target per drive.
+struct StorageServerSpec {
+  NodeId node = 0;
+  std::vector<std::uint32_t> nvme;
+};
+
+// Where the file system's services run and how they are configured.
+struct FsSpec {
+  std::string preset;  // "beeond", "lustre_like", "gekkofs_like", "beegfs" or "custom": for the record
+  NodeId mgmt_node = 0;
+  MetaPolicy policy = MetaPolicy::dir_owner;
+  std::vector<NodeId> meta_nodes;  // one metadata server (shard) per entry, shard = index
+  std::vector<StorageServerSpec> storage;
+  GdsMode gds = GdsMode::automatic;
+  // Templates; the runner fills in endpoints, shard ids and the namespace.
+  MgmtConfig mgmt;
+  MetaServiceConfig meta;        // default stripe (chunk, count, chooser) lives here
+  StorageServiceConfig storage_config;
+  ClientConfig client;           // incl. planner (window, rails) and verify_reads
+};
+
+using WorkloadConfig =
+    std::variant<FileSweepConfig, MdBenchConfig, TrainEpochConfig, CheckpointConfig, StageInConfig, StreamConfig>;
+
+// Client ranks: ranks_per_node ClientHosts on each node, rank r on
+// nodes[r / ranks_per_node] using GPU r % ranks_per_node.
+struct ClientPlacement {
+  std::vector<NodeId> nodes;
+  std::uint32_t ranks_per_node = 1;
+};
+
+// One workload of the scenario; workloads run one after the other, in order,
+// on the same deployed file system.
+struct WorkloadSpec {
+  std::string label;  // e.g. "file_sweep"; prefixes metric and phase names
+  WorkloadConfig config;
+  ClientPlacement clients;
+};
+
+struct ScenarioSpec {
+  std::string scenario;                         // script name, e.g. "beeond_azure_sweep"
+  std::map<std::string, std::string> params;   // this point's parameter values, as text
+  std::uint64_t seed = 1;
+  std::vector<Backend> backends = {Backend::sim};
+  std::shared_ptr<const topo::Topology> cluster;
+  std::string cluster_description;              // e.g. "4 x azure_nd40rs_v2, star 100 Gb/s"
+  FsSpec fs;
+  std::vector<WorkloadSpec> workloads;
+  // Simulation options.
+  std::string sim_profile = "default";           // sim/profiles/<name>.json
+  bool sim_coalesce = false;                     // flow coalescing (sim/)
+  std::uint64_t max_events = 2'000'000'000;      // event budget of one simulated run
+};
+
+// ---- results ----
+
+// One row per workload phase (results.csv), elbencho-like.
+struct PhaseRow {
+  std::string workload;   // WorkloadSpec::label
+  std::string phase;      // "write", "read", "stat", "epoch", ...
+  std::uint32_t ranks = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t ops = 0;
+  double first_done_s = 0;
+  double last_done_s = 0;
+  double first_bytes_per_s = 0;
+  double last_bytes_per_s = 0;
+  double first_ops_per_s = 0;
+  double last_ops_per_s = 0;
+  double latency_us_p50 = 0;
+  double latency_us_p99 = 0;
+  std::map<std::string, double> extra;  // workload-specific, name carries its unit (e.g. "au_pct")
+};
+
+struct RunResult {
+  ScenarioSpec spec;                // what ran (params, seed, backend, ...)
+  Backend backend = Backend::sim;
+  bool ok = false;
+  std::string error;                // why not ok
+  double simulated_s = 0;           // sim: simulated time at the end
+  double wall_s = 0;                // wall time of the run
+  std::vector<PhaseRow> phases;
+  std::map<std::string, double> counters;   // every metric counter, name carries its unit
+  std::map<std::string, std::uint64_t> paths_taken;  // "direct", "bounce", "gds_fallback:<why>"... -> chunks
+  std::vector<std::string> log_tail;        // last warnings/errors
+};
+
+}  // namespace sluice::scenario

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The GPU half of issue #6 on the GPU machine, in one script.
+#
+#   scripts/gpu_device_run.sh --pack   (here, on a CPU machine with nvcc)
+#       builds test_hw_cuda, test_hw_gds and bench_gpu for sm_90 in
+#       build-gpu (cuFile headers/library from the nvidia-cufile wheel when
+#       the toolkit lacks them) and copies them, stripped, with the shared
+#       libraries the GPU machine lacks (libisal; libcufile as a fallback)
+#       into .carry/gpu (ignored by git: /.carry/).
+#   scripts/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"])
+#       uses .carry/gpu (the GPU machine has no Debian libraries, no boost,
+#       isal, gtest, benchmark: it cannot configure the whole project), writes
+#       the udev entry cuFile needs, runs the GPU-labelled tests and bench_gpu
+#       (P6), and leaves logs in $OUT (default ./out/gpu).
+#
+# Device run, bounded: run(command="bash scripts/gpu_device_run.sh",
+#                          carry=[".carry/gpu"], timeout_s=600)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+CARRY=$ROOT/.carry/gpu
+
+if [ "${1:-}" = "--pack" ]; then
+  set -e
+  BUILD=${BUILD:-$ROOT/build-gpu}
+  WHEEL_DIR=$ROOT/.carry/cufile
+  extra=()
+  if [ ! -f /usr/local/cuda/include/cufile.h ]; then
+    if [ ! -f "$WHEEL_DIR/nvidia/cu13/include/cufile.h" ]; then
+      mkdir -p "$ROOT/.carry/whl" "$WHEEL_DIR"
+      python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 -d "$ROOT/.carry/whl" nvidia-cufile==1.15.1.6
+      (cd "$WHEEL_DIR" && unzip -q -o "$ROOT"/.carry/whl/nvidia_cufile-*.whl)
+      ln -sf libcufile.so.0 "$WHEEL_DIR/nvidia/cu13/lib/libcufile.so"
+    fi
+    extra+=(-DSLUICE_CUFILE_INCLUDE="$WHEEL_DIR/nvidia/cu13/include"
+            -DSLUICE_CUFILE_LIB="$WHEEL_DIR/nvidia/cu13/lib/libcufile.so")
+  fi
+  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DSLUICE_WERROR=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
+        -DSLUICE_CUDA_ARCHS=90 "${extra[@]}" >/dev/null
+  cmake --build "$BUILD" --target test_hw_cuda test_hw_gds bench_gpu -j "${JOBS:-2}"
+  rm -rf "$CARRY" && mkdir -p "$CARRY/bin" "$CARRY/lib"
+  for t in test_hw_cuda test_hw_gds bench_gpu; do strip -o "$CARRY/bin/$t" "$BUILD/tests/$t"; done
+  # Every shared library the binaries use beyond glibc and the compiler's
+  # runtime (libisal, liburing, libibverbs, librdmacm, libnl...), which the
+  # GPU machine does not have.
+  for t in test_hw_cuda test_hw_gds bench_gpu; do
+    ldd "$BUILD/tests/$t" | awk '/=> \//{print $3}' |
+      grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' |
+      grep -v "$WHEEL_DIR" | xargs -r -I{} cp -L {} "$CARRY/lib/"
+  done
+  if [ -d "$WHEEL_DIR/nvidia/cu13/lib" ]; then cp -L "$WHEEL_DIR"/nvidia/cu13/lib/libcufile*.so.* "$CARRY/lib/"; fi
+  du -sh "$CARRY"
+  exit 0
+fi
+
+OUT=${OUT:-$ROOT/out/gpu}
+mkdir -p "$OUT"
+LOG=$OUT/device_run.log
+exec > >(tee -a "$LOG") 2>&1
+echo "== gpu_device_run $(date -u +%FT%TZ) on $(hostname)"
+[ -x "$CARRY/bin/test_hw_cuda" ] || { echo "no carried build in .carry/gpu: run 'scripts/gpu_device_run.sh --pack' first and carry .carry/gpu"; exit 2; }
+nvidia-smi -L || true
+nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total --format=csv,noheader || true
+# The machine's own libcufile first (matching its driver), the carried one as fallback.
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib:$CARRY/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ls /usr/local/cuda/lib64 2>/dev/null | grep -i cufile || echo "no libcufile in /usr/local/cuda/lib64: using the carried one"
+
+# A work directory on a block device (cuFile registers files on block devices only).
+WORK=${SLUICE_GPU_WORK:-}
+for d in "$ROOT/gpu_work" /root/gpu_work /tmp/gpu_work; do
+  [ -n "$WORK" ] && break
+  mkdir -p "$d" 2>/dev/null || continue
+  majmin=$(findmnt -n -o MAJ:MIN -T "$d" | head -1 | tr -d ' ')
+  [ -e "/sys/dev/block/$majmin" ] && WORK=$d
+done
+WORK=${WORK:-$ROOT/gpu_work}
+mkdir -p "$WORK"
+echo "work dir: $WORK on $(findmnt -n -o SOURCE,FSTYPE,MAJ:MIN -T "$WORK" | head -1)"
+
+# cuFile without nvidia-fs reads the udev database for the file's block
+# device: "file descriptor is not registered" (cufile.log: "udev property not
+# found: ID_FS_TYPE") unless it holds ID_FS_USAGE=filesystem and ID_FS_TYPE.
+mkdir -p /run/udev/data
+fstype=$(findmnt -n -o FSTYPE -T "$WORK" | head -1)
+devs=$(findmnt -n -o MAJ:MIN -T "$WORK" | head -1 | tr -d ' ')
+for f in /sys/block/*/dev; do devs="$devs $(cat "$f")"; done
+for mm in $devs; do
+  entry=/run/udev/data/b$mm
+  grep -qs '^E:ID_FS_USAGE=' "$entry" || echo "E:ID_FS_USAGE=filesystem" >> "$entry"
+  grep -qs '^E:ID_FS_TYPE=' "$entry" || echo "E:ID_FS_TYPE=${fstype:-ext4}" >> "$entry"
+  echo "udev entry $entry: $(tr '\n' ' ' < "$entry")"
+done
+
+cd "$WORK"
+export CUFILE_LOGFILE_PATH=$OUT/cufile.log
+rc=0
+for t in test_hw_cuda test_hw_gds; do
+  echo "== $t"
+  timeout 180 "$CARRY/bin/$t" --gtest_output=xml:"$OUT/$t.xml" > "$OUT/$t.log" 2>&1
+  r=$?
+  grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Skipped|^device 0|^mode " "$OUT/$t.log" | grep -v "^\[       OK \]" | head -60
+  echo "$t exit $r"
+  [ $r -eq 0 ] || rc=1
+done
+echo "== bench_gpu (P6)"
+SLUICE_BENCH_DIR=$WORK SLUICE_BENCH_CSV=$OUT/p6.csv timeout "${SLUICE_BENCH_TIMEOUT_S:-330}" \
+  "$CARRY/bin/bench_gpu" > "$OUT/bench_gpu.log" 2> "$OUT/bench_gpu.err"
+r=$?
+tail -n 40 "$OUT/bench_gpu.err" | tail -n 8
+cat "$OUT/bench_gpu.log"
+echo "bench_gpu exit $r"
+[ $r -eq 0 ] || rc=1
+rm -rf "$WORK"
+exit $rc

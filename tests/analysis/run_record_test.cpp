@@ -1,0 +1,110 @@
+#include "analysis/run_record.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "analysis_fixtures.hpp"
+
+namespace sluice::analysis {
+namespace {
+
+TEST(ParseRuns, ReadsResultsDocumentWithNullMetricsAsNaN) {
+  const auto doc = testing::results_json({testing::run_json("sim", "4", 1e8), testing::run_json("hw", "4", 2e8)});
+  const std::vector<RunRecord> runs = *parse_runs(doc);
+  ASSERT_EQ(runs.size(), 2U);
+  EXPECT_EQ(runs[1].backend, "hw");
+  EXPECT_EQ(runs[0].params.at("threads"), "4");
+  ASSERT_EQ(runs[0].phases.size(), 1U);
+  const PhaseRecord &p = runs[0].phases[0];
+  EXPECT_DOUBLE_EQ(p.bytes_per_s, 1e8);
+  EXPECT_TRUE(std::isnan(p.latency_us_p99));
+  EXPECT_DOUBLE_EQ(phase_metric(p, "latency_us_p50"), 100.0);
+  EXPECT_DOUBLE_EQ(phase_metric(p, "extra.au_pct"), 90.0);
+  EXPECT_DOUBLE_EQ(phase_metric(p, "ops_per_s"), 5.0);
+  EXPECT_DOUBLE_EQ(phase_metric(p, "last_done_s"), 2.0);
+  EXPECT_TRUE(std::isnan(phase_metric(p, "extra.nope")));
+  EXPECT_TRUE(std::isnan(phase_metric(p, "nope")));
+  EXPECT_DOUBLE_EQ(runs[0].counters.at("chunks"), 4.0);
+}
+
+TEST(ParseRuns, ReadsOneRunObject) {
+  const std::vector<RunRecord> runs = *parse_runs(testing::run_json("emulate", "1", 5));
+  ASSERT_EQ(runs.size(), 1U);
+  EXPECT_EQ(runs[0].backend, "emulate");
+}
+
+TEST(ParseRuns, AggregatesEmulateOutputPerPhase) {
+  const std::vector<RunRecord> runs = *parse_runs(testing::emulate_json(200e6, 1000, 2'000'000'000));
+  ASSERT_EQ(runs.size(), 1U);
+  const RunRecord &r = runs[0];
+  EXPECT_EQ(r.backend, "emulate");
+  EXPECT_EQ(r.params.at("link_bits_per_s"), "200000000.0");
+  EXPECT_EQ(r.params.at("stripe_count"), "2");
+  ASSERT_EQ(r.phases.size(), 2U);
+  EXPECT_EQ(r.phases[0].phase, "write");
+  const PhaseRecord &read = r.phases[1];
+  EXPECT_EQ(read.ranks, 2U);
+  EXPECT_EQ(read.bytes, 2000U);
+  EXPECT_DOUBLE_EQ(read.last_done_s, 2.0);  // slowest rank
+  EXPECT_DOUBLE_EQ(read.bytes_per_s, 1000.0);
+}
+
+TEST(ParseRuns, NamesTheBrokenField) {
+  auto doc = testing::results_json({testing::run_json("sim", "4", 1)});
+  doc["runs"][0].erase("backend");
+  Result<std::vector<RunRecord>> r = parse_runs(doc);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("runs[0]"), std::string::npos);
+  EXPECT_NE(r.status().message().find("backend"), std::string::npos);
+  auto bad_format = testing::results_json({});
+  bad_format["format"] = "other";
+  EXPECT_FALSE(parse_runs(bad_format).ok());
+  EXPECT_FALSE(parse_runs(nlohmann::json::array()).ok());
+  auto bad_phase = testing::run_json("sim", "4", 1);
+  bad_phase["phases"][0].erase("phase");
+  EXPECT_FALSE(parse_runs(bad_phase).ok());
+  auto emu = testing::emulate_json(1, 1, 1);
+  emu["emulation"].erase("rate_bits_per_s");
+  EXPECT_FALSE(parse_runs(emu).ok());
+}
+
+TEST(LoadRuns, ReadsFilesAndReportsMissingOrInvalidOnes) {
+  const auto dir = std::filesystem::temp_directory_path() / "sluice_analysis_load_runs";
+  std::filesystem::create_directories(dir);
+  const std::string good = (dir / "good.json").string();
+  const std::string bad = (dir / "bad.json").string();
+  std::ofstream(good) << testing::results_json({testing::run_json("sim", "1", 1)}).dump();
+  std::ofstream(bad) << "{ not json";
+  EXPECT_EQ(load_runs(good)->size(), 1U);
+  EXPECT_EQ(load_runs(bad).status().code(), StatusCode::invalid_argument);
+  EXPECT_EQ(load_runs((dir / "missing.json").string()).status().code(), StatusCode::io_error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PointKey, SortsParamsAndLeavesOutIgnoredOnes) {
+  RunRecord r;
+  r.scenario = "s";
+  r.params = {{"b", "2"}, {"a", "1"}};
+  EXPECT_EQ(point_key(r), "s|a=1,b=2");
+  EXPECT_EQ(point_key(r, {"a"}), "s|b=2");
+}
+
+TEST(ParseQuantity, UnderstandsSizesAndRates) {
+  EXPECT_DOUBLE_EQ(*parse_quantity("4MiB"), 4.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*parse_quantity("200mbit"), 200e6);
+  EXPECT_DOUBLE_EQ(*parse_quantity("1Gbit"), 1e9);
+  EXPECT_DOUBLE_EQ(*parse_quantity("2KiB"), 2048);
+  EXPECT_DOUBLE_EQ(*parse_quantity("1.5k"), 1500);
+  EXPECT_DOUBLE_EQ(*parse_quantity("3GiB"), 3.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*parse_quantity("2T"), 2e12);
+  EXPECT_DOUBLE_EQ(*parse_quantity("100M/s"), 100e6);
+  EXPECT_DOUBLE_EQ(*parse_quantity("42"), 42);
+  EXPECT_FALSE(parse_quantity("fast").ok());
+  EXPECT_FALSE(parse_quantity("4 parsecs").ok());
+}
+
+}  // namespace
+}  // namespace sluice::analysis

@@ -1,0 +1,131 @@
+// The cluster description every node process reads: defaults, JSON round
+// trip, strict parsing, and the canonical service plan.
+#include "scenarios/emulate/cluster_config.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sluice::emulate {
+namespace {
+
+TEST(ClusterConfig, DefaultPutsServersOnNodeZeroAndStorageElsewhere) {
+  Result<ClusterConfig> c = default_cluster(3);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE(validate(*c).ok()) << validate(*c).to_string();
+  EXPECT_TRUE(c->nodes[0].has(Role::mgmt));
+  EXPECT_TRUE(c->nodes[0].has(Role::client));
+  EXPECT_FALSE(c->nodes[0].has(Role::storage));
+  EXPECT_EQ(c->nodes[2].targets, std::vector<TargetId>{2});
+  EXPECT_EQ(c->client_count(), 1u);
+  EXPECT_EQ(c->storage_target_count(), 2u);
+  EXPECT_TRUE(c->workload.sweep.pattern_data);
+  EXPECT_FALSE(default_cluster(1).ok());
+  EXPECT_FALSE(default_cluster(k_max_cluster_nodes + 1).ok());
+}
+
+TEST(ClusterConfig, JsonRoundTripKeepsEveryField) {
+  ClusterConfig c = *default_cluster(4);
+  c.run_id = "run-7";
+  c.seed = 99;
+  c.nodes[1].address = "10.0.0.3";
+  c.workload.sweep.files_per_rank = 3;
+  c.workload.sweep.phases = {SweepPhase::write, SweepPhase::read};
+  c.workload.stripe_count = 2;
+  Result<ClusterConfig> back = parse_cluster_config(to_json(c));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(to_json(*back), to_json(c));
+  EXPECT_EQ(back->nodes[1].address, "10.0.0.3");
+  EXPECT_EQ(back->workload.sweep.phases.size(), 2u);
+  EXPECT_EQ(back->node(3)->targets, std::vector<TargetId>{3});
+  EXPECT_EQ(back->node(17), nullptr);
+}
+
+TEST(ClusterConfig, UnknownKeysWrongTypesAndBadRolesAreNamed) {
+  nlohmann::json j = to_json(*default_cluster(3));
+  j["worklaod"] = 1;
+  Result<ClusterConfig> r = parse_cluster_config(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("worklaod"), std::string::npos);
+
+  j = to_json(*default_cluster(3));
+  j["nodes"][1]["roles"] = {"storage", "gpu"};
+  r = parse_cluster_config(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("gpu"), std::string::npos);
+
+  j = to_json(*default_cluster(3));
+  j["seed"] = "seven";
+  r = parse_cluster_config(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("seed"), std::string::npos);
+
+  j = to_json(*default_cluster(3));
+  j["workload"]["phases"] = {"write", "fly"};
+  EXPECT_FALSE(parse_cluster_config(j).ok());
+  j = to_json(*default_cluster(3));
+  j["workload"]["kind"] = "train_epoch";
+  EXPECT_FALSE(parse_cluster_config(j).ok());
+  j = to_json(*default_cluster(3));
+  j["max_wait_s"] = -3;
+  EXPECT_FALSE(parse_cluster_config(j).ok());
+  EXPECT_FALSE(parse_cluster_config_text("{not json").ok());
+  EXPECT_FALSE(parse_cluster_config_text("[1, 2]").ok());
+}
+
+TEST(ClusterConfig, ValidationNamesTheBrokenRule) {
+  const auto message = [](ClusterConfig c) { return validate(c).message(); };
+  ClusterConfig c = *default_cluster(3);
+  c.nodes[1].roles = {Role::mgmt, Role::storage};
+  EXPECT_NE(message(c).find("2 mgmt nodes"), std::string::npos);
+  c = *default_cluster(3);
+  c.nodes[2].targets = {1};
+  EXPECT_NE(message(c).find("target 1 repeated"), std::string::npos);
+  c = *default_cluster(3);
+  c.nodes[2].id = 1;
+  EXPECT_NE(message(c).find("duplicate"), std::string::npos);
+  c = *default_cluster(3);
+  c.nodes[0].targets = {9};
+  EXPECT_NE(message(c).find("without the storage role"), std::string::npos);
+  c = *default_cluster(3);
+  c.workload.stripe_count = 3;
+  EXPECT_NE(message(c).find("stripe_count"), std::string::npos);
+  c = *default_cluster(3);
+  c.run_id = "a b";
+  EXPECT_NE(message(c).find("run_id"), std::string::npos);
+  c = *default_cluster(3);
+  c.storage_root = "relative";
+  EXPECT_NE(message(c).find("storage_root"), std::string::npos);
+  c = *default_cluster(3);
+  c.nodes[0].roles = {Role::mgmt, Role::meta};
+  EXPECT_NE(message(c).find("client"), std::string::npos);
+  c = *default_cluster(3);
+  c.workload.sweep.block_bytes = 0;
+  EXPECT_FALSE(validate(c).ok());
+}
+
+TEST(ServicePlan, IndicesFollowTheCanonicalOrderOverAllNodes) {
+  ClusterConfig c = *default_cluster(4);
+  c.nodes[3].roles = {Role::storage, Role::client};  // a second client rank
+  std::swap(c.nodes[0], c.nodes[2]);                  // order of the list does not matter
+  const ServicePlan p = plan_services(c);
+  // node 0: mgmt, barrier, meta, client; nodes 1, 2: storage; node 3: storage, client.
+  ASSERT_EQ(p.services.size(), 8u);
+  EXPECT_EQ(p.mgmt, (Endpoint{0, 0}));
+  EXPECT_EQ(p.barrier, (Endpoint{0, 1}));
+  EXPECT_EQ(p.meta_shards, 1u);
+  EXPECT_EQ(p.client_ranks, 2u);
+  EXPECT_EQ(p.services[2].role, Role::meta);
+  EXPECT_EQ(p.services[3].role, Role::client);
+  EXPECT_EQ(p.services[3].rank, 0u);
+  EXPECT_EQ(p.services[5].node, 2u);
+  EXPECT_EQ(p.services[7].role, Role::client);
+  EXPECT_EQ(p.services[7].rank, 1u);
+  for (std::size_t i = 0; i < p.services.size(); ++i) EXPECT_EQ(p.services[i].index, i);
+}
+
+TEST(Role, ParsesItsOwnNames) {
+  for (Role r : {Role::mgmt, Role::meta, Role::storage, Role::client}) EXPECT_EQ(*parse_role(to_string(r)), r);
+  EXPECT_FALSE(parse_role("boss").ok());
+}
+
+}  // namespace
+}  // namespace sluice::emulate

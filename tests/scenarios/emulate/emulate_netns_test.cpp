@@ -1,0 +1,218 @@
+// The deployment as CI runs it (label netns; needs root): a 3-node `emulate`
+// in network namespaces, an interrupted one, stale clean-up, and `mpirun -np
+// 4 --oversubscribe` on localhost. Each checks that nothing is left behind:
+// no namespace of the run, no new link in this namespace, no process.
+// Skipped, with the reason, where root or `ip netns` / mpirun is missing.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/mpi_bootstrap.hpp"
+#include "scenarios/emulate/node_runner.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+constexpr std::uint32_t k_run_timeout_ms = 180'000;
+
+class TempDir {
+ public:
+  TempDir() {
+    char templ[] = "/tmp/sluice-emulate-test-XXXXXX";
+    path_ = ::mkdtemp(templ);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Link names of this namespace (`ip -o link`: "3: name: <...>").
+std::set<std::string> links() {
+  std::set<std::string> names;
+  Result<CommandOutput> r = run_command({"ip", "-o", "link"}, 10'000);
+  if (!r.ok()) return names;
+  std::size_t pos = 0;
+  while (pos < r->output.size()) {
+    std::size_t eol = r->output.find('\n', pos);
+    if (eol == std::string::npos) eol = r->output.size();
+    const std::string line = r->output.substr(pos, eol - pos);
+    pos = eol + 1;
+    const std::size_t a = line.find(": ");
+    const std::size_t b = a == std::string::npos ? a : line.find(':', a + 2);
+    if (b != std::string::npos) names.insert(line.substr(a + 2, b - a - 2));
+  }
+  return names;
+}
+
+std::vector<std::string> namespaces_with(const std::string& prefix) {
+  std::vector<std::string> out;
+  Result<std::vector<std::string>> ours = our_namespaces();
+  if (!ours.ok()) return {"<ip netns list failed>"};
+  for (const std::string& n : *ours) {
+    if (n.rfind(prefix, 0) == 0) out.push_back(n);
+  }
+  return out;
+}
+
+// Processes whose command line mentions `text` (pgrep exits 1 when none).
+std::string processes_with(const std::string& text) {
+  Result<CommandOutput> r = run_command({"pgrep", "-af", text}, 10'000);
+  if (!r.ok()) return "<pgrep failed>";
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < r->output.size()) {  // pgrep lists itself? it does not; the runner's fork is pgrep itself
+    std::size_t eol = r->output.find('\n', pos);
+    if (eol == std::string::npos) eol = r->output.size();
+    const std::string line = r->output.substr(pos, eol - pos);
+    pos = eol + 1;
+    if (!line.empty() && line.find("pgrep") == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
+#define SKIP_UNLESS_NETNS()                                      \
+  do {                                                           \
+    if (std::string why = netns_permitted(); !why.empty()) {     \
+      GTEST_SKIP() << "network namespaces unavailable: " << why; \
+    }                                                            \
+  } while (false)
+
+nlohmann::json read_json(const std::string& path) {
+  return nlohmann::json::parse(read_text_file(path), nullptr, false);
+}
+
+TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
+  SKIP_UNLESS_NETNS();
+  TempDir dir;
+  const std::set<std::string> links_before = links();
+  const std::string out = dir.path() + "/results.json";
+  Result<CommandOutput> r =
+      run_command({SLUICE_NODE_BINARY, "emulate", "--nodes", "3", "--link", "1gbit", "--files-per-rank", "4",
+                   "--file-size", "1MiB", "--block-size", "256KiB", "--chunk-size", "256KiB", "--max-wait", "60",
+                   "--out", out},
+                  k_run_timeout_ms);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->exit_code, 0) << r->output;
+  const nlohmann::json run = read_json(out);
+  ASSERT_FALSE(run.is_discarded()) << r->output;
+  EXPECT_TRUE(run["ok"].get<bool>());
+  const std::uint64_t bytes = 4 * k_mib;
+  EXPECT_EQ(phase_total(run, "write").bytes, bytes);
+  EXPECT_EQ(phase_total(run, "read").bytes, bytes);
+  ASSERT_EQ(run["nodes"].size(), 3u);
+  EXPECT_EQ(run["nodes"][0]["counters"]["client.crc_mismatches"].get<double>(), 0.0);
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_GT(run["nodes"][i]["counters"]["storage.read_bytes"].get<double>(), 0.0) << "node " << i;
+    // Each node listened on its own namespace's address.
+    EXPECT_EQ(run["nodes"][i]["addresses"][0].get<std::string>().rfind(
+                  run["emulation"]["addresses"][i].get<std::string>() + ":", 0),
+              0u);
+  }
+  EXPECT_NE(r->output.find("every byte verified"), std::string::npos);
+  const std::string prefix = run["emulation"]["prefix"].get<std::string>();
+  EXPECT_TRUE(run["left_behind"].empty());
+  EXPECT_TRUE(namespaces_with(prefix).empty());
+  EXPECT_EQ(links(), links_before);
+  EXPECT_EQ(processes_with(prefix), "");
+  EXPECT_FALSE(std::filesystem::exists("/tmp/" + prefix)) << "the work dir of a clean run is removed";
+}
+
+TEST(EmulateNetns, InterruptedRunRemovesNamespacesAndProcesses) {
+  SKIP_UNLESS_NETNS();
+  int stop[2];
+  ASSERT_EQ(::pipe(stop), 0);
+  const std::set<std::string> links_before = links();
+  TempDir dir;
+  EmulateOptions o;
+  o.nodes = 3;
+  o.link = *parse_link_spec("100mbit");
+  o.node_command = {SLUICE_NODE_BINARY, "node"};
+  o.work_dir = dir.path() + "/work";
+  o.cluster = *default_cluster(3);
+  o.cluster.max_wait_s = 60;
+  o.cluster.workload.sweep.files_per_rank = 64;  // far more than runs before the interruption
+  std::string prefix;
+  o.log = [&](std::string_view line) {
+    if (line.rfind("emulate ", 0) == 0) prefix = std::string(line.substr(8, line.find(':') - 8));
+    if (line.find("node processes started") != std::string_view::npos) {
+      const char byte = 1;
+      ASSERT_EQ(::write(stop[1], &byte, 1), 1);  // as the SIGINT handler does
+    }
+  };
+  Result<nlohmann::json> run = run_emulation(o, stop[0]);
+  ::close(stop[0]);
+  ::close(stop[1]);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("interrupted"), std::string::npos) << run.status().to_string();
+  ASSERT_FALSE(prefix.empty());
+  EXPECT_TRUE(namespaces_with(prefix).empty());
+  EXPECT_EQ(links(), links_before);
+  EXPECT_EQ(processes_with(prefix), "");
+  EXPECT_FALSE(std::filesystem::exists(o.work_dir)) << "an interrupted run removes its work dir too";
+}
+
+TEST(EmulateNetns, CleanupStaleRemovesRunsOfDeadLaunchersOnly) {
+  SKIP_UNLESS_NETNS();
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);  // reaped: no process has this pid now
+  const std::string stale = std::string(k_netns_prefix) + std::to_string(dead) + "-stale-n0";
+  const std::string live = std::string(k_netns_prefix) + std::to_string(::getpid()) + "-live-n0";
+  ASSERT_TRUE(run_checked({"ip", "netns", "add", stale}, 10'000).ok());
+  ASSERT_TRUE(run_checked({"ip", "netns", "add", live}, 10'000).ok());
+  Result<std::vector<std::string>> removed = cleanup_stale(nullptr);
+  ASSERT_TRUE(removed.ok()) << removed.status().to_string();
+  EXPECT_NE(std::find(removed->begin(), removed->end(), stale), removed->end());
+  EXPECT_EQ(std::find(removed->begin(), removed->end(), live), removed->end());
+  EXPECT_TRUE(namespaces_with(stale).empty());
+  EXPECT_EQ(namespaces_with(live).size(), 1u);
+  EXPECT_TRUE(run_checked({"ip", "netns", "delete", live}, 10'000).ok());
+}
+
+TEST(EmulateMpi, FourRanksOnLocalhostRunTheSweepAndLeaveNoProcess) {
+  if (!mpi_available()) GTEST_SKIP() << "this build has no MPI";
+  Result<CommandOutput> which = run_command({"sh", "-c", "command -v mpirun"}, 10'000);
+  if (!which.ok() || which->exit_code != 0) GTEST_SKIP() << "mpirun not installed (openmpi-bin)";
+  TempDir dir;
+  const std::string run_id = "ci" + std::to_string(::getpid());
+  const std::string out = dir.path() + "/results.json";
+  std::vector<std::string> argv = {"mpirun", "-np", "4", "--oversubscribe", "--timeout", "150"};
+  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
+  for (const char* a : {SLUICE_NODE_BINARY, "node", "--mpi", "--files-per-rank", "3", "--file-size", "1MiB",
+                        "--max-wait", "60", "--run-id"}) {
+    argv.emplace_back(a);
+  }
+  argv.push_back(run_id);
+  argv.push_back("--storage-root");
+  argv.push_back(dir.path() + "/storage");
+  argv.push_back("--out");
+  argv.push_back(out);
+  Result<CommandOutput> r = run_command(argv, k_run_timeout_ms);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->exit_code, 0) << r->output;
+  const nlohmann::json run = read_json(out);
+  ASSERT_FALSE(run.is_discarded()) << r->output;
+  EXPECT_TRUE(run["ok"].get<bool>());
+  ASSERT_EQ(run["nodes"].size(), 4u);
+  for (std::size_t rank = 0; rank < 4; ++rank) EXPECT_EQ(run["nodes"][rank]["rank"].get<std::uint32_t>(), rank);
+  EXPECT_EQ(phase_total(run, "read").bytes, 3 * k_mib);
+  double served = 0;
+  for (std::size_t i = 1; i < 4; ++i) served += run["nodes"][i]["counters"]["storage.read_bytes"].get<double>();
+  EXPECT_EQ(served, static_cast<double>(3 * k_mib));
+  EXPECT_EQ(processes_with(run_id), "");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/storage")) << "every rank removes its chunk files";
+}
+
+}  // namespace
+}  // namespace sluice::emulate

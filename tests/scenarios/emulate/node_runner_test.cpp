@@ -1,0 +1,172 @@
+// run_node without namespaces or MPI: each node of a cluster on its own
+// thread with its own HwWorld, as separate processes would have, meeting
+// through the socket bootstrap (the launcher's coordinator on another
+// thread), every byte over loopback TCP and verified.
+#include "scenarios/emulate/node_runner.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "scenarios/emulate/bootstrap_coordinator.hpp"
+#include "scenarios/emulate/socket_bootstrap.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+constexpr auto k_bootstrap_wait = std::chrono::seconds(120);
+
+class TempDir {
+ public:
+  TempDir() {
+    char templ[] = "/tmp/sluice-node-runner-test-XXXXXX";
+    path_ = ::mkdtemp(templ);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct ClusterRun {
+  Result<std::vector<std::string>> gathered = error(StatusCode::internal, "not run");
+  std::vector<Result<nlohmann::json>> node_results;
+};
+
+// Runs every node of `config` on a thread; `ranks` of them take part (the
+// others never start, to test a missing node).
+ClusterRun run_cluster(const ClusterConfig& config, std::size_t ranks) {
+  const std::size_t n = config.nodes.size();
+  std::vector<LineChannel> launcher_ends;
+  std::vector<int> node_ends;
+  for (std::size_t i = 0; i < n; ++i) {
+    int pair[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+    launcher_ends.emplace_back(pair[0]);
+    node_ends.push_back(pair[1]);
+  }
+  ClusterRun run;
+  run.node_results.resize(n, error(StatusCode::internal, "not run"));
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < ranks; ++i) {
+    threads.emplace_back([&, i] {
+      SocketBootstrap bootstrap(node_ends[i], static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(n),
+                                k_bootstrap_wait);
+      NodeRunOptions options;
+      options.config = config;
+      run.node_results[i] = run_node(options, bootstrap);
+    });
+  }
+  for (std::size_t i = ranks; i < n; ++i) ::close(node_ends[i]);  // a node whose process died at once
+  BootstrapCoordinator coordinator(std::move(launcher_ends));
+  run.gathered = coordinator.serve(std::chrono::steady_clock::now() + k_bootstrap_wait, -1);
+  for (std::thread& t : threads) t.join();
+  return run;
+}
+
+ClusterConfig small_cluster(const std::string& root) {
+  ClusterConfig c = *default_cluster(3);
+  c.run_id = "unit";
+  c.storage_root = root;
+  c.max_wait_s = 60;
+  c.workload.sweep.files_per_rank = 3;
+  c.workload.sweep.file_bytes = 1 * k_mib + 4097;  // an unaligned tail too
+  c.workload.sweep.block_bytes = 256 * k_kib;
+  c.workload.chunk_bytes = 256 * k_kib;
+  c.node_memory_limit_bytes = 256 * k_mib;
+  return c;
+}
+
+TEST(NodeRunner, ThreeNodeProcessesWriteAndReadVerifiedFilesStripedOverTheStorageNodes) {
+  TempDir dir;
+  const ClusterConfig config = small_cluster(dir.path());
+  ClusterRun run = run_cluster(config, 3);
+  ASSERT_TRUE(run.gathered.ok()) << run.gathered.status().to_string();
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(run.node_results[i].ok()) << i << ": " << run.node_results[i].status().to_string();
+    EXPECT_TRUE(run.node_results[i]->value("ok", false)) << run.node_results[i]->dump();
+  }
+  Result<nlohmann::json> all = combine_node_results(config.run_id, *run.gathered);
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->value("ok", false));
+  const std::uint64_t bytes = config.workload.sweep.files_per_rank * config.workload.sweep.file_bytes;
+  EXPECT_EQ(phase_total(*all, "write").bytes, bytes);
+  EXPECT_EQ(phase_total(*all, "read").bytes, bytes);
+  EXPECT_GT(phase_total(*all, "read").bytes_per_s, 0.0);
+  // Both storage nodes hold part of every file (stripe over all targets) and
+  // served the reads; the client saw no bad CRC.
+  const auto& nodes = (*all)["nodes"];
+  ASSERT_EQ(nodes.size(), 3u);
+  double served = 0;
+  for (std::size_t i = 1; i < 3; ++i) {
+    EXPECT_GT(nodes[i]["counters"]["storage.write_bytes"].get<double>(), 0.0) << i;
+    EXPECT_GT(nodes[i]["counters"]["storage.read_bytes"].get<double>(), 0.0) << i;
+    served += nodes[i]["counters"]["storage.read_bytes"].get<double>();
+  }
+  EXPECT_EQ(served, static_cast<double>(bytes));
+  EXPECT_EQ(nodes[0]["counters"]["client.crc_mismatches"].get<double>(), 0.0);
+  EXPECT_EQ(nodes[0]["counters"]["storage.read_bytes"].get<double>(), 0.0);  // no storage on the client node
+  // Each node listened on its own port and told the others.
+  EXPECT_NE(nodes[1]["addresses"][0], nodes[2]["addresses"][0]);
+}
+
+TEST(NodeRunner, ANodeThatNeverStartsFailsTheOthersInsteadOfHangingThem) {
+  TempDir dir;
+  ClusterRun run = run_cluster(small_cluster(dir.path()), 2);
+  ASSERT_FALSE(run.gathered.ok());
+  EXPECT_NE(run.gathered.status().message().find("node 2"), std::string::npos) << run.gathered.status().to_string();
+  for (std::size_t i = 0; i < 2; ++i) {
+    ASSERT_FALSE(run.node_results[i].ok());
+    EXPECT_NE(run.node_results[i].status().message().find("endpoint exchange"), std::string::npos)
+        << run.node_results[i].status().to_string();
+  }
+}
+
+TEST(NodeRunner, RefusesAProcessCountThatDoesNotMatchTheCluster) {
+  TempDir dir;
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  SocketBootstrap bootstrap(pair[1], 0, 2, std::chrono::seconds(1));
+  NodeRunOptions options;
+  options.config = small_cluster(dir.path());
+  Result<nlohmann::json> r = run_node(options, bootstrap);
+  ::close(pair[0]);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("one process per node"), std::string::npos);
+}
+
+TEST(CombineNodeResults, OkOnlyWhenEveryNodeIsAndNamesABadDocument) {
+  Result<nlohmann::json> ok = combine_node_results("r", {R"({"ok": true})", R"({"ok": true})"});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_TRUE((*ok)["ok"].get<bool>());
+  Result<nlohmann::json> one_bad = combine_node_results("r", {R"({"ok": true})", R"({"ok": false})"});
+  ASSERT_TRUE(one_bad.ok());
+  EXPECT_FALSE((*one_bad)["ok"].get<bool>());
+  Result<nlohmann::json> broken = combine_node_results("r", {R"({"ok": true})", "nope"});
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.status().message().find("rank 1"), std::string::npos);
+  EXPECT_FALSE((*combine_node_results("r", {}))["ok"].get<bool>());
+}
+
+TEST(PhaseTotal, SumsBytesOverRanksAndTakesTheSlowestRank) {
+  const nlohmann::json run = {
+      {"nodes",
+       {{{"phases", {{{"phase", "read"}, {"bytes", 100}, {"elapsed_ns", 1'000'000'000}}}}},
+        {{"phases", {{{"phase", "read"}, {"bytes", 300}, {"elapsed_ns", 2'000'000'000}},
+                     {{"phase", "write"}, {"bytes", 7}, {"elapsed_ns", 1}}}}},
+        {{"counters", nlohmann::json::object()}}}}};
+  const PhaseTotal t = phase_total(run, "read");
+  EXPECT_EQ(t.bytes, 400u);
+  EXPECT_EQ(t.elapsed_ns, 2'000'000'000);
+  EXPECT_DOUBLE_EQ(t.bytes_per_s, 200.0);
+  EXPECT_EQ(phase_total(run, "stat").bytes, 0u);
+  EXPECT_EQ(phase_total(nlohmann::json::object(), "read").bytes, 0u);
+}
+
+}  // namespace
+}  // namespace sluice::emulate

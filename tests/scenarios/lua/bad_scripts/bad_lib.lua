@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local lib = require "broken_helper"

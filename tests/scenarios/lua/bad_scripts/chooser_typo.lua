@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local fs = sl.fs.beegfs{ stripe = { chooser = "randomised" } }

@@ -1,0 +1,2 @@
+local sl = require "sluice"
+error({ code = 3 })

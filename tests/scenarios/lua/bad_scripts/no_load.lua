@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local f = load("return 1")

@@ -1,0 +1,2 @@
+local sl = require "sluice"
+os.execute("true")

@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local c = sl.cluster{ 4, sl.machines.dgx_a100() }

@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local helpers = require "no_such_helper"

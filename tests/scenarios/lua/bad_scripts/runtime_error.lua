@@ -1,0 +1,3 @@
+local sl = require "sluice"
+local t = nil
+print(t.field)

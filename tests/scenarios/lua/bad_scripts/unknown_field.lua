@@ -1,0 +1,4 @@
+local sl = require "sluice"
+local fs = sl.fs.beeond{
+  stripe = { chunck = "512KiB" },
+}

@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local m = sl.machines.dgx_a10()

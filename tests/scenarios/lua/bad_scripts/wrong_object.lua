@@ -1,0 +1,2 @@
+local sl = require "sluice"
+local c = sl.cluster{ nodes = 2, node = sl.fs.beeond{} }

@@ -1,0 +1,265 @@
+// Scripts run against a fake runner that records the ScenarioSpecs it
+// receives: placement, stripes, sweep products, seeds and parameters.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "scenarios/lua/lua_script.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+const std::string k_dir = std::string(SLUICE_SOURCE_DIR) + "/tests/scenarios/lua/good_scripts/";
+const std::string k_studies = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/";
+
+struct FakeRunner {
+  std::vector<ScenarioSpec> specs;
+  std::vector<Backend> backends;
+  RunPointsFn fn() {
+    return [this](const std::vector<ScenarioSpec>& points, Backend backend) -> Result<std::vector<RunResult>> {
+      std::vector<RunResult> out;
+      for (const ScenarioSpec& p : points) {
+        specs.push_back(p);
+        backends.push_back(backend);
+        RunResult r;
+        r.spec = p;
+        r.backend = backend;
+        r.ok = true;
+        r.simulated_s = 1.5;
+        PhaseRow row;
+        row.workload = p.workloads.front().label;
+        row.phase = "read";
+        row.ranks = 4;
+        row.last_bytes_per_s = 2e9;
+        row.extra["au_pct"] = 50;
+        r.phases.push_back(row);
+        out.push_back(r);
+      }
+      return out;
+    };
+  }
+};
+
+struct ScriptRun {
+  FakeRunner runner;
+  std::ostringstream out;
+  ScriptOptions options;
+  ScriptRun() {
+    options.run = runner.fn();
+    options.out = &out;
+  }
+  Result<ScriptOutcome> go(const std::string& path) { return run_script(path, options); }
+};
+
+const FileSweepConfig& sweep_of(const ScenarioSpec& spec) {
+  return std::get<FileSweepConfig>(spec.workloads.at(0).config);
+}
+
+TEST(LuaScript, BeeondSweepBuildsPlacementStripeAndProduct) {
+  ScriptRun run;
+  Result<ScriptOutcome> outcome = run.go(k_dir + "beeond_sweep.lua");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  ASSERT_EQ(run.runner.specs.size(), 6u);  // 2 sizes x 3 threads
+  const ScenarioSpec& first = run.runner.specs.front();
+  EXPECT_EQ(first.scenario, "beeond_sweep");
+  EXPECT_EQ(first.seed, 7u);
+  EXPECT_EQ(first.cluster->node_count(), 4u);
+  EXPECT_EQ(first.fs.preset, "beeond");
+  EXPECT_EQ(first.fs.mgmt_node, 0u);
+  EXPECT_EQ(first.fs.meta_nodes, std::vector<NodeId>{0});
+  ASSERT_EQ(first.fs.storage.size(), 4u);
+  for (NodeId n = 0; n < 4; ++n) {
+    EXPECT_EQ(first.fs.storage[n].node, n);
+    EXPECT_EQ(first.fs.storage[n].nvme, std::vector<std::uint32_t>{0});
+  }
+  EXPECT_EQ(first.fs.meta.default_chunk_bytes, 512 * k_kib);
+  EXPECT_EQ(first.fs.meta.default_stripe_count, 4u);
+  EXPECT_EQ(first.fs.meta.default_chooser, proto::ChooserKind::randomized);
+  EXPECT_EQ(first.workloads[0].clients.nodes, (std::vector<NodeId>{0, 1, 2, 3}));
+  EXPECT_EQ(first.workloads[0].clients.ranks_per_node, 1u);
+  // Points: size slowest, threads fastest; block clamped to the file size.
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"256KiB", "1"}, {"256KiB", "8"}, {"256KiB", "32"}, {"1MiB", "1"}, {"1MiB", "8"}, {"1MiB", "32"}};
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const ScenarioSpec& s = run.runner.specs[i];
+    EXPECT_EQ(s.params.at("size"), expected[i].first);
+    EXPECT_EQ(s.params.at("threads"), expected[i].second);
+    EXPECT_EQ(s.params.at("nodes"), "4");
+    EXPECT_EQ(sweep_of(s).threads, std::stoul(expected[i].second));
+    EXPECT_EQ(sweep_of(s).files_per_rank, 16u);  // 64 files over 4 ranks
+  }
+  EXPECT_EQ(sweep_of(run.runner.specs[0]).file_bytes, 256 * k_kib);
+  EXPECT_EQ(sweep_of(run.runner.specs[0]).block_bytes, 256 * k_kib);
+  EXPECT_EQ(sweep_of(run.runner.specs[5]).block_bytes, 1 * k_mib);
+  const std::vector<SweepPhase> phases = {SweepPhase::mkdir, SweepPhase::write, SweepPhase::read,
+                                          SweepPhase::delete_files, SweepPhase::rmdir};
+  EXPECT_EQ(sweep_of(first).phases, phases);
+  // What came back reached the script and its report.
+  EXPECT_EQ(outcome->results.size(), 6u);
+  EXPECT_EQ(outcome->headlines, std::vector<std::string>{"points run: 6 (seed: 6)"});
+  EXPECT_NE(run.out.str().find("points\t6"), std::string::npos);
+  EXPECT_NE(run.out.str().find("size    threads"), std::string::npos) << run.out.str();
+  EXPECT_EQ(outcome->params.size(), 3u);
+  EXPECT_EQ(outcome->param_values.at("sizes"), "{256KiB, 1MiB}");
+}
+
+TEST(LuaScript, SetsSeedAndBackendOverrideTheScript) {
+  ScriptRun run;
+  run.options.sets = {{"nodes", "2"}, {"sizes", "4MiB"}, {"meta", "2"}};
+  run.options.seed = 99;
+  run.options.backend = Backend::hw;
+  Result<ScriptOutcome> outcome = run.go(k_dir + "beeond_sweep.lua");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  ASSERT_EQ(run.runner.specs.size(), 3u);
+  for (const ScenarioSpec& s : run.runner.specs) {
+    EXPECT_EQ(s.seed, 99u);
+    EXPECT_EQ(s.cluster->node_count(), 2u);
+    EXPECT_EQ(s.fs.meta_nodes, (std::vector<NodeId>{0, 1}));
+    EXPECT_EQ(sweep_of(s).file_bytes, 4 * k_mib);
+    EXPECT_EQ(s.params.at("sizes"), "{4MiB}");
+  }
+  EXPECT_EQ(run.runner.backends, std::vector<Backend>(3, Backend::hw));
+  EXPECT_EQ(outcome->param_values.at("nodes"), "2");
+}
+
+TEST(LuaScript, PresetsPlaceServicesAsDocumented) {
+  ScriptRun run;
+  Result<ScriptOutcome> outcome = run.go(k_dir + "presets.lua");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  ASSERT_EQ(run.runner.specs.size(), 4u);
+  const ScenarioSpec& beegfs = run.runner.specs[0];
+  EXPECT_EQ(beegfs.fs.gds, GdsMode::off);
+  ASSERT_EQ(beegfs.fs.storage.size(), 2u);  // the GPU-less nodes with NVMe
+  EXPECT_EQ(beegfs.fs.storage[0].node, 2u);
+  EXPECT_EQ(beegfs.fs.storage[1].nvme, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(beegfs.fs.mgmt_node, 2u);
+  EXPECT_EQ(beegfs.fs.meta_nodes, std::vector<NodeId>{2});
+  EXPECT_EQ(beegfs.workloads[0].clients.nodes, (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(beegfs.workloads[0].clients.ranks_per_node, 4u);  // train_epoch: one rank per GPU
+  const auto& train = std::get<TrainEpochConfig>(beegfs.workloads[0].config);
+  EXPECT_EQ(train.compute_ns_per_step, 5 * k_ns_per_ms);
+  const ScenarioSpec& lustre = run.runner.specs[1];
+  EXPECT_EQ(lustre.fs.policy, MetaPolicy::striped_dir);
+  EXPECT_EQ(lustre.fs.meta.stripe_flavor, StripeFlavor::lustre);
+  EXPECT_EQ(lustre.fs.meta.default_chooser, proto::ChooserKind::space_weighted_qos);
+  EXPECT_EQ(lustre.fs.meta.default_chunk_bytes, 1 * k_mib);
+  EXPECT_EQ(lustre.fs.meta_nodes, (std::vector<NodeId>{2, 3}));
+  EXPECT_EQ(lustre.fs.meta.ns.shard_count, 2u);
+  EXPECT_EQ(lustre.fs.meta.ns.dir_stripe_count, 2u);
+  const ScenarioSpec& gekko = run.runner.specs[2];
+  EXPECT_EQ(gekko.fs.policy, MetaPolicy::path_hash);
+  EXPECT_EQ(gekko.fs.meta_nodes, (std::vector<NodeId>{0, 1, 2, 3}));
+  ASSERT_EQ(gekko.fs.storage.size(), 2u) << "GPU nodes have no NVMe";
+  EXPECT_EQ(gekko.fs.meta.default_stripe_count, 4u);  // every target
+  const ScenarioSpec& beeond = run.runner.specs[3];
+  EXPECT_EQ(beeond.fs.storage[0].nvme, std::vector<std::uint32_t>{0});
+  EXPECT_EQ(beeond.fs.mgmt_node, 0u);
+  EXPECT_NE(beegfs.cluster_description.find("ethernet 25 Gb/s"), std::string::npos) << beegfs.cluster_description;
+}
+
+TEST(LuaScript, ExplicitSweepOverFsFieldAndSeveralWorkloads) {
+  ScriptRun run;
+  Result<ScriptOutcome> outcome = run.go(k_dir + "multi.lua");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  ASSERT_EQ(run.runner.specs.size(), 2u);
+  EXPECT_EQ(run.runner.specs[0].fs.client.planner.rails.max_connections_per_nic, 2u);
+  EXPECT_EQ(run.runner.specs[1].fs.client.planner.rails.max_connections_per_nic, 12u);
+  EXPECT_EQ(run.runner.specs[1].params.at("rail_connections"), "12");
+  const ScenarioSpec& s = run.runner.specs[0];
+  ASSERT_EQ(s.workloads.size(), 2u);
+  EXPECT_EQ(s.workloads[0].clients.ranks_per_node, 2u);
+  EXPECT_EQ(s.workloads[1].clients.nodes, std::vector<NodeId>{1});
+  EXPECT_EQ(s.workloads[1].clients.ranks_per_node, 8u);
+  EXPECT_EQ(std::get<StreamConfig>(s.workloads[1].config).direction, StreamDirection::playback);
+  EXPECT_EQ(std::get<CheckpointConfig>(s.workloads[0].config).shard_bytes, 64 * k_mib);
+  EXPECT_EQ(s.fs.meta.default_chooser, proto::ChooserKind::round_robin);
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_EQ(outcome->headlines, (std::vector<std::string>{"points: 2 (seed: 2)", "tag: x"}));
+}
+
+TEST(LuaScript, DescribeListsParamsWithoutRunning) {
+  Result<std::vector<ParamDecl>> params = describe_script(k_dir + "beeond_sweep.lua");
+  ASSERT_TRUE(params.ok()) << params.status().to_string();
+  ASSERT_EQ(params->size(), 3u);
+  EXPECT_EQ((*params)[0].name, "meta");
+  EXPECT_EQ((*params)[1].name, "nodes");
+  EXPECT_EQ((*params)[1].type, "number");
+  EXPECT_EQ((*params)[1].default_text, "4");
+  EXPECT_EQ((*params)[1].description, "cluster nodes");
+  EXPECT_EQ((*params)[2].type, "list");
+  Result<std::vector<ParamDecl>> multi = describe_script(k_dir + "multi.lua");
+  ASSERT_TRUE(multi.ok()) << multi.status().to_string();
+  EXPECT_EQ((*multi)[0].type, "boolean");
+  EXPECT_EQ((*multi)[2].type, "string");
+}
+
+TEST(LuaScript, RunnerFailureIsNotAScriptError) {
+  ScriptRun run;
+  run.options.run = [](const std::vector<ScenarioSpec>&, Backend) -> Result<std::vector<RunResult>> {
+    return error(StatusCode::io_error, "fork failed");
+  };
+  Result<ScriptOutcome> outcome = run.go(k_dir + "beeond_sweep.lua");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::io_error);
+}
+
+TEST(LuaScript, MissingScriptIsAnInvalidArgument) {
+  ScriptRun run;
+  Result<ScriptOutcome> outcome = run.go(k_dir + "no_such_script.lua");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(outcome.status().message().find("no_such_script.lua"), std::string::npos);
+}
+
+TEST(LuaScript, TinyMemoryLimitIsAnErrorNotACrash) {
+  ScriptRun run;
+  run.options.memory_limit_bytes = 2000;
+  Result<ScriptOutcome> outcome = run.go(k_dir + "beeond_sweep.lua");
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(outcome.status().message().find("memory limit of 2000 bytes"), std::string::npos)
+      << outcome.status().message();
+  EXPECT_TRUE(run.runner.specs.empty());
+}
+
+// Every seed study, reduced as CI runs it, builds valid specs and prints headlines.
+struct Study {
+  const char* file;
+  std::map<std::string, std::string> sets;
+};
+
+class StudyTest : public ::testing::TestWithParam<Study> {};
+
+TEST_P(StudyTest, RunsReducedAgainstFakeRunner) {
+  ScriptRun run;
+  run.options.sets = GetParam().sets;
+  Result<ScriptOutcome> outcome = run.go(k_studies + GetParam().file);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  EXPECT_FALSE(run.runner.specs.empty());
+  EXPECT_FALSE(outcome->headlines.empty());
+  for (const std::string& h : outcome->headlines) EXPECT_NE(h.find("(seed: "), std::string::npos) << h;
+  Result<std::vector<ParamDecl>> params = describe_script(k_studies + GetParam().file);
+  ASSERT_TRUE(params.ok()) << params.status().to_string();
+  EXPECT_FALSE(params->empty());
+}
+
+const Study k_reduced_studies[] = {
+    {"beegfs_gds_vs_bounce.lua", {{"gpus", "1,8"}, {"sizes", "1MiB"}, {"files", "64"}}},
+    {"beeond_azure_sweep.lua", {{"files", "256"}, {"sizes", "256KiB,16MiB"}, {"threads", "1,8"}, {"more_meta", "2"}}},
+    {"dne_metadata_sharding.lua", {{"shards", "1,4"}, {"entries", "512"}, {"clients", "8"}, {"storm_clients", "2"}}},
+    {"gpu_rdma_recorder.lua", {{"buffers", "64"}}},
+    {"nvmesh_bandwidth_sharing.lua", {{"files", "32"}, {"file_size", "16MiB"}, {"active_gpus", "2,16"}, {"servers", "2"}}},
+    {"beeond_stage_in.lua", {{"nodes", "2,4"}, {"objects_per_node", "4"}}},
+    {"cosmoflow_epoch.lua", {{"nodes", "2"}, {"steps", "2"}, {"pfs_servers", "1"}}},
+    {"checkpoint_burst.lua", {{"servers", "2"}, {"clients", "2"}, {"shard", "256MiB"}}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Studies, StudyTest, ::testing::ValuesIn(k_reduced_studies),
+                         [](const ::testing::TestParamInfo<Study>& param_info) {
+                           std::string name = param_info.param.file;
+                           return name.substr(0, name.find('.'));
+                         });
+
+}  // namespace
+}  // namespace sluice::scenario
