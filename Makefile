@@ -98,8 +98,9 @@ fuzz: deps
 	  ./$(FUZZ_BUILD)/tests/fuzz_replay_$$h --write-seeds $$w/corpus >/dev/null; \
 	  [ -d tests/fuzz/corpus/$$h ] && cp tests/fuzz/corpus/$$h/* $$w/corpus/ || true; \
 	  echo "make fuzz: $$h: $(FUZZ_RUNS) runs"; \
-	  (cd $$w && ASAN_OPTIONS=detect_leaks=1 ../../tests/fuzz_$$h -runs=$(FUZZ_RUNS) -max_len=65536 -timeout=10 \
-	     -print_final_stats=1 corpus 2>&1 | tail -12) || exit 1; \
+	  if (cd $$w && ASAN_OPTIONS=detect_leaks=1 ../../tests/fuzz_$$h -runs=$(FUZZ_RUNS) -max_len=65536 -timeout=30 \
+	        -print_final_stats=1 corpus > fuzz.log 2>&1); then tail -6 $$w/fuzz.log; \
+	  else tail -40 $$w/fuzz.log; echo "make fuzz: $$h failed: see $$w/fuzz.log and $$w/crash-* / timeout-*"; exit 1; fi; \
 	done
 
 clean:

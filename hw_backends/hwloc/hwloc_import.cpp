@@ -1,7 +1,9 @@
 #include "hw_backends/hwloc/hwloc_import.hpp"
 
 #include <hwloc.h>
+#include <poll.h>
 #include <sys/wait.h>
+#include <chrono>
 #include <csignal>
 #include <string_view>
 #include <unistd.h>
@@ -300,7 +302,20 @@ Result<std::string> canonical_xml(const std::string& xml) {
   std::string reply;
   char chunk[65536];
   bool too_big = false;
+  bool timed_out = false;
+  // libhwloc can also take very long on some inputs (bitmaps with huge
+  // indices; found by `make fuzz`): the loader gets k_hwloc_load_timeout_ms.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_hwloc_load_timeout_ms);
   for (;;) {
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int ready = left_ms > 0 ? ::poll(&pfd, 1, static_cast<int>(left_ms)) : 0;
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) {
+      timed_out = true;
+      ::kill(child, SIGKILL);
+      break;
+    }
     const ssize_t r = ::read(fds[0], chunk, sizeof chunk);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
@@ -313,6 +328,10 @@ Result<std::string> canonical_xml(const std::string& xml) {
   ::close(fds[0]);
   int wstatus = 0;
   while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return error(StatusCode::invalid_argument, "hwloc import: libhwloc did not load the XML within k_hwloc_load_timeout_ms (" +
+                                                   std::to_string(k_hwloc_load_timeout_ms) + " ms): it is malformed or absurd");
   }
   const std::size_t marker = reply.rfind(k_xml_marker);
   std::string said = reply.substr(0, marker == std::string::npos ? reply.size() : marker);

@@ -45,6 +45,9 @@
 namespace sluice::hw {
 
 inline constexpr std::size_t k_max_hwloc_xml_bytes = 64 * k_mib;
+// Wall-clock limit on libhwloc loading one XML (in a child process; see
+// hwloc_import.cpp): a real machine's XML loads in milliseconds.
+inline constexpr int k_hwloc_load_timeout_ms = 5000;
 
 struct HwlocImportOptions {
   double default_pcie_bytes_per_s = topo::pcie_bytes_per_s(4, 16);
