@@ -6,16 +6,13 @@
 #include <cstring>
 
 #include "core/proto/codec.hpp"
+#include "transports/event_queue.hpp"  // range_inside
 #include "transports/ibverbs/ibverbs_transport_impl.hpp"
 
 namespace sluice::transport::ibverbs::detail {
 namespace {
 
 constexpr std::size_t k_fragment_bytes = k_ibv_control_slot_bytes - k_ibv_control_header_bytes;
-
-bool range_inside(std::uint64_t offset, std::uint64_t bytes, std::uint64_t size) {
-  return offset <= size && bytes <= size - offset;
-}
 
 }  // namespace
 

@@ -63,6 +63,7 @@ Status ShmTransport::open() {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   doorbell_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  events_.set_fd(event_fd_);
   if (epoll_fd_ < 0 || doorbell_fd_ < 0 || event_fd_ < 0) {
     return error(StatusCode::io_error, "shm transport: epoll/eventfd: " + errno_text(errno));
   }
@@ -194,21 +195,12 @@ void ShmTransport::complete_op(std::uint64_t op_id, const Status& status) {
 }
 
 void ShmTransport::push_event(TransportEvent event) {
-  const bool was_empty = events_.empty();
-  events_.push_back(std::move(event));
-  if (was_empty) ring_doorbell(event_fd_);
+  events_.push(std::move(event));
 }
 
 std::size_t ShmTransport::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   std::lock_guard lock(mu_);
-  std::uint64_t count = 0;
-  [[maybe_unused]] const auto r = ::read(event_fd_, &count, sizeof count);  // reset before draining
-  const std::size_t n = std::min({max_events, events_.size(), k_max_poll_events});
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(std::move(events_.front()));
-    events_.pop_front();
-  }
-  if (!events_.empty()) ring_doorbell(event_fd_);
+  const std::size_t n = events_.take(out, max_events);
   if (n > 0) events_drained_.notify_all();
   reap();
   return n;

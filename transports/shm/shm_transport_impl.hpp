@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "transports/event_queue.hpp"
 #include "transports/shm/shm_ring.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/shm/shm_wire.hpp"
@@ -108,10 +109,6 @@ inline Capabilities make_capabilities() {
   return c;
 }
 
-inline bool range_inside(std::uint64_t offset, std::uint64_t bytes, std::uint64_t size) {
-  return offset <= size && bytes <= size - offset;
-}
-
 class ShmTransport final : public Transport {
  public:
   explicit ShmTransport(TransportConfig config) : config_(std::move(config)), caps_(make_capabilities()) {}
@@ -188,7 +185,7 @@ class ShmTransport final : public Transport {
   std::map<std::pair<std::uint64_t, std::uint64_t>, PeerId> accepted_groups_;
   std::vector<std::unique_ptr<Channel>> dead_channels_;  // closed, unmapped at a safe point
   std::map<std::uint64_t, Op> ops_;
-  std::deque<TransportEvent> events_;
+  EventQueue events_;
   std::uint64_t next_channel_id_ = k_first_channel_id;
   PeerId next_peer_ = 1;
   std::uint64_t next_op_ = 1;

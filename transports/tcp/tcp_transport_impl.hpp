@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "transports/event_queue.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/tcp/tcp_auth.hpp"
 #include "transports/tcp/tcp_wire.hpp"
@@ -158,10 +159,6 @@ inline Capabilities make_capabilities() {
   return c;
 }
 
-inline bool range_inside(std::uint64_t offset, std::uint64_t bytes, std::uint64_t size) {
-  return offset <= size && bytes <= size - offset;
-}
-
 class TcpTransport final : public Transport {
  public:
   explicit TcpTransport(TransportConfig config) : config_(std::move(config)), caps_(make_capabilities()) {}
@@ -237,7 +234,7 @@ class TcpTransport final : public Transport {
   std::vector<std::unique_ptr<Connection>> dead_connections_;  // closed, freed at a safe point
   std::unordered_map<std::uint64_t, Op> ops_;
   std::unordered_map<std::uint64_t, Piece> pieces_;
-  std::deque<TransportEvent> events_;
+  EventQueue events_;
   std::vector<std::byte> drain_scratch_ = std::vector<std::byte>(k_tcp_drain_chunk_bytes);
   std::uint64_t next_connection_id_ = k_first_conn_id;
   PeerId next_peer_ = 1;
