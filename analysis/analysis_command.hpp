@@ -13,6 +13,14 @@
 //       "RESULT F1 median_err=<pct> p90_err=<pct>".
 //   sluice calibrate --synthetic [--seed N] [--noise 0.03]
 //       the same loop on synthetic data (f1_synthetic.hpp).
+//   sluice calibrate SCRIPT --backend emulate|hw [--set name=value]... [--profile NAME]
+//                    [--fit-param F]... [--phase write --phase read] [--out DIR] ...
+//       the end-to-end loop of issue 8: measures the script's fit points,
+//       fits the profile with the simulator in the loop (profile_fit.hpp),
+//       writes it, then measures the held-out points and prints the
+//       simulator's error on them: "RESULT F1 median_err=<pct> p90_err=<pct>".
+//       It needs the runner and the emulator, which analysis does not link:
+//       the `sluice` program passes it in (ScriptCalibrateFn).
 //   sluice report RESULTS.json... --out DIR [--x PARAM] [--phase read] [--title T]
 //       the Markdown report with plots (run_report.hpp).
 //
@@ -22,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,8 +38,6 @@
 #include <CLI/CLI.hpp>
 
 namespace sluice::analysis {
-
-void add_analysis_commands(CLI::App &app);
 
 struct CompareArgs {
   std::vector<std::string> files;
@@ -53,8 +60,32 @@ struct CalibrateArgs {
   bool synthetic = false;
   std::uint64_t seed = 1;
   double noise = 0.03;
+  // SCRIPT mode (see the header comment; scenarios/emulate/script_calibration.hpp).
+  std::string script;
+  std::string backend = "emulate";             // where the points are measured: emulate or hw
+  std::vector<std::string> sets;               // --set name=value for the script
+  std::string set_param = "set";               // the script parameter that selects the point set
+  std::string fit_set = "fit";                 // ... its value for the fit points
+  std::string holdout_set = "holdout";         // ... and for the held-out points
+  std::string profile;                         // write <profile_dir>/<profile>.json; empty: <out>/profiles/calibrated.json
+  std::string profile_dir = "sim/profiles";    // where the base profile is read and --profile written
+  std::string base_profile = "default";        // the profile the fit starts from (and the sim baseline)
+  std::vector<std::string> fit_params;         // empty: ProfileFitOptions' default
+  std::vector<std::string> phases;             // empty: write and read
+  std::string out_dir = "out/calibrate";       // measured and predicted results.json, per set
+  std::uint32_t jobs = 0;                      // parallel sim points (0: the number of cores)
+  int max_iterations = 12;
+  std::uint32_t repeats = 3;                   // measurements of each point; the fit and F1 use their median
+  double max_median_err_pct = -1;              // >= 0: exit 1 when the held-out median error is above
 };
-int run_calibrate(const CalibrateArgs &args, std::ostream &out, std::ostream &err);
+// SCRIPT mode's implementation, supplied by the program that links the
+// runner and the emulator (scenarios/main.cpp); returns the exit code.
+using ScriptCalibrateFn = std::function<int(const CalibrateArgs &, std::ostream &, std::ostream &)>;
+int run_calibrate(const CalibrateArgs &args, std::ostream &out, std::ostream &err,
+                  const ScriptCalibrateFn &script_calibrate = {});
+
+// Adds compare, calibrate and report; `script_calibrate` serves calibrate's SCRIPT mode.
+void add_analysis_commands(CLI::App &app, ScriptCalibrateFn script_calibrate = {});
 
 struct ReportArgs {
   std::vector<std::string> files;

@@ -1,5 +1,7 @@
 #include "hw_backends/hw_env.hpp"
 
+#include <algorithm>
+
 #include "core/common/pattern.hpp"
 #include "core/proto/codec.hpp"
 #include "core/proto/crc32c.hpp"
@@ -25,6 +27,33 @@ Status HwEnv::send(Endpoint to, proto::Message message) {
   std::vector<std::byte> frame;
   Status encoded = proto::encode_into(message, frame);
   if (!encoded.ok()) return encoded;
+  if (world_.loop_of(to) == nullptr) return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
+  world_.note_message_sent();
+  const MessageFate fate = world_.message_fate(self_, to, message);
+  if (fate.drop || fate.copies == 0) {
+    world_.note_message_dropped();
+    return ok_status();
+  }
+  const std::uint32_t copies = std::min(fate.copies, k_max_message_copies);
+  if (fate.extra_delay_ns > 0) {
+    // Held up "in the network": counted in flight until it leaves, so that
+    // the world is not idle while it waits.
+    for (std::uint32_t c = 0; c < copies; ++c) {
+      world_.note_in_flight(+1);
+      loop_.run_at(now() + fate.extra_delay_ns + c, [this, to, frame] {
+        deliver(to, frame).ignore();  // as on a network: the sender learnt "sent" already
+        world_.note_in_flight(-1);
+      });
+    }
+    return ok_status();
+  }
+  for (std::uint32_t c = 1; c < copies; ++c) {
+    if (Status s = deliver(to, frame); !s.ok()) return s;
+  }
+  return deliver(to, std::move(frame));
+}
+
+Status HwEnv::deliver(Endpoint to, std::vector<std::byte> frame) {
   ServiceLoop* loop = world_.loop_of(to);
   if (loop == nullptr) return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
   if (to.node != self_.node) return node_.send(self_, to, std::move(frame));

@@ -5,6 +5,10 @@
 // - send(): encoded with proto::encode_into (so a message over the wire
 //   limits fails here as in SimEnv) and carried by the node's transport, or,
 //   between services of one node, decoded straight into the receiver's loop.
+//   The world's message hook (HwWorldConfig::message_hook), if set, decides
+//   its fate first: dropped (send still answers ok, as a lost packet would),
+//   delayed (sent later from this service's loop, dead or alive, like a
+//   message held up in the network) or sent several times.
 // - transfer() and storage_io(): real bytes through the node's transport and
 //   storage targets (see hw_node.hpp); completions arrive from the node's
 //   dispatcher thread.
@@ -20,6 +24,7 @@
 // the handler that started it has returned (completions are queued events).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -61,17 +66,22 @@ class HwEnv final : public Env, public Metrics {
   double counter(std::string_view name) const;
   std::map<std::string, double, std::less<>> counters() const;
   std::vector<double> samples(std::string_view name) const;
+  // The id the next operation will get (any thread): operations with a
+  // smaller id were started before this call (HwWorld::kill uses it).
+  OpId next_op_id() const { return next_op_.load(); }
 
  private:
-  OpId next_op() { return next_op_++; }
+  OpId next_op() { return next_op_.fetch_add(1); }
   OpId complete_now(Completion c);
+  // Carries an encoded frame to `to` (after the message hook decided).
+  Status deliver(Endpoint to, std::vector<std::byte> frame);
 
   HwWorld& world_;
   HwNode& node_;
   ServiceLoop& loop_;
   Endpoint self_;
   Rng rng_;
-  OpId next_op_ = 1;
+  std::atomic<OpId> next_op_{1};
   mutable std::mutex metrics_mu_;
   std::map<std::string, double, std::less<>> counters_;
   std::map<std::string, std::vector<double>, std::less<>> samples_;

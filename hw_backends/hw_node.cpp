@@ -186,6 +186,7 @@ Result<std::span<std::byte>> HwNode::resolve(const MemHandle& range, std::string
 // ---- operations -------------------------------------------------------------------
 
 std::uint64_t HwNode::route(ServiceLoop& loop, OpId op) {
+  in_flight_ops_.fetch_add(1);
   std::lock_guard lock(mu_);
   const std::uint64_t cookie = next_cookie_++;
   routes_.emplace(cookie, Route{&loop, op});
@@ -203,6 +204,7 @@ void HwNode::complete(std::uint64_t cookie, Completion c) {
   }
   c.op = r.op;
   r.loop->push(Event(std::move(c)));
+  in_flight_ops_.fetch_sub(1);  // after the push: an idle check never sees neither
 }
 
 std::uint32_t HwNode::rail_of(std::uint32_t nic) {
@@ -372,7 +374,10 @@ void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {
 Status HwNode::send(Endpoint from, Endpoint to, std::vector<std::byte> frame) {
   Result<transport::PeerId> peer = peer_for(to.node);
   if (!peer.ok()) return peer.status();
-  return transport_->send_message(*peer, frame_tag(from.service, to.service), std::move(frame));
+  world_.note_in_flight(+1);
+  Status sent = transport_->send_message(*peer, frame_tag(from.service, to.service), std::move(frame));
+  if (!sent.ok()) world_.note_in_flight(-1);
+  return sent;
 }
 
 // ---- dispatcher -----------------------------------------------------------------
@@ -387,18 +392,18 @@ void HwNode::on_transport_event(transport::TransportEvent& event) {
     const Endpoint from{static_cast<NodeId>(m->remote_id), static_cast<ServiceIndex>(m->tag >> 32)};
     const Endpoint to{id_, static_cast<ServiceIndex>(m->tag & 0xFFFFFFFFu)};
     ServiceLoop* loop = world_.loop_of(to);
+    Result<proto::Message> decoded = loop == nullptr ? Result<proto::Message>(error(StatusCode::not_found, ""))
+                                                     : proto::decode(m->frame);
     if (loop == nullptr) {
       world_.log("node " + std::to_string(id_) + ": message from " + from.to_string() + " for unknown service " +
                  to.to_string() + " dropped");
-      return;
-    }
-    Result<proto::Message> decoded = proto::decode(m->frame);
-    if (!decoded.ok()) {
+    } else if (!decoded.ok()) {
       world_.log("node " + std::to_string(id_) + ": undecodable frame from " + from.to_string() + " dropped: " +
                  decoded.status().message());
-      return;
+    } else {
+      loop->push(Event(Delivery{from, std::move(decoded).value()}));
     }
-    loop->push(Event(Delivery{from, std::move(decoded).value()}));
+    world_.note_in_flight(-1);  // handed over (or dropped): no longer in the network
   } else if (auto* down = std::get_if<transport::PeerDown>(&event)) {
     std::lock_guard lock(mu_);
     for (auto it = peers_.begin(); it != peers_.end(); ++it) {

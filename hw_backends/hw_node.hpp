@@ -73,8 +73,12 @@ class HwNode {
   // Operations of a service on this node; the Completion{op} goes to `loop`.
   void transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec);
   void storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec);
-  // A control frame to a service on another node.
+  // A control frame to a service on another node. It counts as in flight
+  // (HwWorld::note_in_flight) until the receiving node hands it to a loop.
   Status send(Endpoint from, Endpoint to, std::vector<std::byte> frame);
+  // Transfers and storage I/O started and not yet handed back to their loop
+  // (0 once the node is down: its pending operations are dropped).
+  std::int64_t in_flight_ops() const { return down_ ? 0 : in_flight_ops_.load(); }
 
  private:
   struct Region {
@@ -103,6 +107,7 @@ class HwNode {
   std::unique_ptr<transport::Transport> transport_;
   transport::PeerAddress address_;  // cached at open(): other nodes read it while this one may stop
   std::atomic<bool> down_{false};
+  std::atomic<std::int64_t> in_flight_ops_{0};
   std::map<TargetId, std::unique_ptr<StorageBackend>> targets_;
   std::thread dispatcher_;
   int wake_fd_ = -1;

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <cassert>
+#include <thread>
 
 namespace sluice::hw {
 
@@ -15,18 +15,31 @@ HwNode& HwWorld::node_for(NodeId id) {
   auto it = nodes_.find(id);
   if (it != nodes_.end()) return *it->second;
   auto node = std::make_unique<HwNode>(*this, id);
-  node_open_[id] = node->open();
+  Status opened = node->open();
+  // A node that appears after start() (a client added later) comes up at once.
+  if (opened.ok() && started_ && !stopped_) node->start();
+  if (!opened.ok() && started_) log("hw world: node " + std::to_string(id) + " could not open: " + opened.to_string());
+  node_open_[id] = opened;
   return *nodes_.emplace(id, std::move(node)).first->second;
 }
 
-HwWorld::Entry& HwWorld::new_entry(NodeId node) {
-  assert(!started_ && "add services before start()");
+HwWorld::Entry HwWorld::new_entry(NodeId node, Endpoint& ep) {
+  std::unique_lock lock(topology_mu_);
   HwNode& n = node_for(node);
-  const Endpoint ep{node, next_service_index_++};
+  ep = Endpoint{node, next_service_index_++};
   Entry e;
-  e.loop = std::make_unique<ServiceLoop>(epoch_, &progress_);
+  e.loop = std::make_unique<ServiceLoop>(epoch_, &progress_, &gate_);
   e.env = std::make_unique<HwEnv>(*this, n, *e.loop, ep, root_rng_.fork((std::uint64_t{node} << 32) | ep.service));
-  return entries_.emplace(ep, std::move(e)).first->second;
+  return e;
+}
+
+void HwWorld::insert_entry(Endpoint ep, Entry e) {
+  ServiceLoop* loop = e.loop.get();
+  {
+    std::unique_lock lock(topology_mu_);
+    entries_.emplace(ep, std::move(e));
+  }
+  if (started_ && !stopped_) loop->start();
 }
 
 Status HwWorld::add_target(TargetId target, NodeId node) {
@@ -34,6 +47,7 @@ Status HwWorld::add_target(TargetId target, NodeId node) {
   if (config_.storage_root.empty()) {
     return error(StatusCode::invalid_argument, "hw world: storage_root is empty; targets need a directory");
   }
+  std::unique_lock lock(topology_mu_);
   if (target_nodes_.contains(target)) {
     return error(StatusCode::already_exists, "hw world: target " + std::to_string(target) + " exists");
   }
@@ -54,6 +68,7 @@ Status HwWorld::add_target(TargetId target, NodeId node) {
 
 Status HwWorld::start() {
   if (started_) return ok_status();
+  std::shared_lock lock(topology_mu_);
   for (const auto& [id, st] : node_open_) {
     if (!st.ok()) return error(st.code(), "hw world: node " + std::to_string(id) + ": " + st.message());
   }
@@ -69,12 +84,16 @@ Status HwWorld::start() {
 }
 
 void HwWorld::defer_start(const Service& service) {
-  auto it = entries_.find(endpoint_of(service));
+  const Endpoint ep = endpoint_of(service);
+  std::shared_lock lock(topology_mu_);
+  auto it = entries_.find(ep);
   if (it != entries_.end()) it->second.deferred = true;
 }
 
 void HwWorld::start_service(const Service& service) {
-  auto it = entries_.find(endpoint_of(service));
+  const Endpoint ep = endpoint_of(service);
+  std::shared_lock lock(topology_mu_);
+  auto it = entries_.find(ep);
   if (it == entries_.end() || !started_ || stopped_) return;
   it->second.deferred = false;
   it->second.loop->start();
@@ -83,21 +102,49 @@ void HwWorld::start_service(const Service& service) {
 void HwWorld::stop() {
   if (stopped_) return;
   stopped_ = true;
+  std::shared_lock lock(topology_mu_);
   // Services first (no new operations), then the nodes' dispatchers and transports.
   for (auto& [ep, e] : entries_) e.loop->stop();
   for (auto& [id, node] : nodes_) node->stop();
 }
 
 void HwWorld::kill_node(NodeId node) {
+  std::shared_lock lock(topology_mu_);
   for (auto& [ep, e] : entries_) {
     if (ep.node == node) e.loop->stop();
   }
   auto it = nodes_.find(node);
   if (it != nodes_.end()) it->second->stop();
+  lock.unlock();
   log("hw world: node " + std::to_string(node) + " killed");
 }
 
+void HwWorld::kill(Endpoint service) {
+  std::shared_lock lock(topology_mu_);
+  auto it = entries_.find(service);
+  if (it == entries_.end()) return;
+  it->second.loop->kill(it->second.env->next_op_id());
+  lock.unlock();
+  log("hw world: service " + service.to_string() + " killed");
+}
+
+void HwWorld::revive(Endpoint service) {
+  std::shared_lock lock(topology_mu_);
+  auto it = entries_.find(service);
+  if (it == entries_.end()) return;
+  it->second.loop->revive();
+  lock.unlock();
+  log("hw world: service " + service.to_string() + " revived");
+}
+
+bool HwWorld::alive(Endpoint service) const {
+  std::shared_lock lock(topology_mu_);
+  auto it = entries_.find(service);
+  return it != entries_.end() && it->second.loop->alive();
+}
+
 Endpoint HwWorld::endpoint_of(const Service& service) const {
+  std::shared_lock lock(topology_mu_);
   for (const auto& [ep, e] : entries_) {
     if (e.service.get() == &service) return ep;
   }
@@ -121,12 +168,76 @@ bool HwWorld::wait_until(const std::function<bool()>& done, TimeNs max_wait_ns) 
   return true;
 }
 
+bool HwWorld::run_until(const std::function<bool()>& done, std::uint64_t max_events, TimeNs max_wait_ns) {
+  if (!start().ok()) return false;
+  constexpr auto k_round = std::chrono::milliseconds(100);
+  const TimeNs deadline = now() + max_wait_ns;
+  const std::uint64_t first = progress_.generation();
+  std::uint64_t seen = first;
+  while (true) {
+    const TimeNs checked_ns = now();
+    bool met = false;
+    gate_.exclusive([&] { met = done(); });
+    if (met) return true;
+    if (seen - first >= max_events || now() >= deadline) return false;
+    seen = progress_.wait_past(seen, k_round);
+    // Rate limit: each look holds every loop (see k_min_check_interval_ns).
+    const TimeNs next_ns = checked_ns + k_min_check_interval_ns;
+    if (now() < next_ns) std::this_thread::sleep_for(std::chrono::nanoseconds(next_ns - now()));
+  }
+}
+
+void HwWorld::run_for(TimeNs duration_ns) {
+  if (!start().ok()) return;
+  // Time is real here: waiting is what running for a while means.
+  if (duration_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(duration_ns));
+}
+
+std::uint64_t HwWorld::run_until_idle(std::uint64_t max_events, TimeNs max_wait_ns) {
+  const std::uint64_t first = progress_.generation();
+  run_until([this] { return idle_between_events(); }, max_events, max_wait_ns);
+  return progress_.generation() - first;
+}
+
+bool HwWorld::idle() {
+  bool quiet = false;
+  gate_.exclusive([&] { quiet = idle_between_events(); });
+  return quiet;
+}
+
+bool HwWorld::idle_between_events() const {
+  // Counters before queues: a message or completion is pushed to its loop
+  // before its count drops, so one of the two looks sees it.
+  if (in_flight_messages_.load() > 0) return false;
+  std::shared_lock lock(topology_mu_);
+  for (const auto& [id, node] : nodes_) {
+    if (node->in_flight_ops() > 0) return false;
+  }
+  for (const auto& [ep, e] : entries_) {
+    if (!e.loop->idle()) return false;
+  }
+  return true;
+}
+
+MessageFate HwWorld::message_fate(const Endpoint& from, const Endpoint& to, const proto::Message& m) const {
+  return config_.message_hook ? config_.message_hook(from, to, m) : MessageFate{};
+}
+
+std::uint64_t HwWorld::messages_dropped() const {
+  std::uint64_t dropped = hook_dropped_.load();
+  std::shared_lock lock(topology_mu_);
+  for (const auto& [ep, e] : entries_) dropped += e.loop->dropped_deliveries();
+  return dropped;
+}
+
 ServiceLoop* HwWorld::loop_of(Endpoint endpoint) const {
+  std::shared_lock lock(topology_mu_);
   auto it = entries_.find(endpoint);
   return it == entries_.end() ? nullptr : it->second.loop.get();
 }
 
 Result<transport::PeerAddress> HwWorld::address_of(NodeId node) const {
+  std::shared_lock lock(topology_mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return error(StatusCode::not_found, "hw world: no node " + std::to_string(node));
   transport::PeerAddress address = it->second->address();
@@ -135,11 +246,13 @@ Result<transport::PeerAddress> HwWorld::address_of(NodeId node) const {
 }
 
 HwNode* HwWorld::node(NodeId id) {
+  std::shared_lock lock(topology_mu_);
   auto it = nodes_.find(id);
   return it == nodes_.end() ? nullptr : it->second.get();
 }
 
 NodeId HwWorld::node_of_target(TargetId target) const {
+  std::shared_lock lock(topology_mu_);
   auto it = target_nodes_.find(target);
   return it == target_nodes_.end() ? k_no_id : it->second;
 }
@@ -157,9 +270,20 @@ std::vector<std::string> HwWorld::logs() const {
 }
 
 double HwWorld::counter(std::string_view name) const {
+  std::shared_lock lock(topology_mu_);
   double sum = 0;
   for (const auto& [ep, e] : entries_) sum += e.env->counter(name);
   return sum;
+}
+
+std::vector<double> HwWorld::samples(std::string_view name) const {
+  std::shared_lock lock(topology_mu_);
+  std::vector<double> all;
+  for (const auto& [ep, e] : entries_) {
+    std::vector<double> some = e.env->samples(name);
+    all.insert(all.end(), some.begin(), some.end());
+  }
+  return all;
 }
 
 }  // namespace sluice::hw

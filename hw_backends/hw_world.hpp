@@ -4,11 +4,20 @@
 // files, every service its own event-loop thread. Services are the same
 // objects that run in TestWorld and SimEnv, added the same way.
 //
-// Life cycle: add_service()/add_target() while stopped, start(), wait for
-// the services (wait_until/call), then stop() (or the destructor). Before
-// start() nothing runs; after stop() nothing runs again.
+// Life cycle: add_target() while stopped, add_service() before or after
+// start() (after start() a service starts at once, on a new node if need
+// be), start(), wait for the services (wait_until/call, or run_until), then
+// stop() (or the destructor). Before start() nothing runs; after stop()
+// nothing runs again.
+//
+// For tests of faults (tests/hw_backends/hw_env/hw_suite_world.hpp runs the
+// shared services suite on this world): a message hook that drops, delays
+// or duplicates control messages; kill/revive of one service; run_until and
+// run_until_idle, which look at the services only while every loop is
+// between events (EventGate), each bounded by events and by wall time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -16,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -30,6 +40,25 @@ namespace sluice::hw {
 
 // Log lines kept in memory (the oldest are dropped past it).
 inline constexpr std::size_t k_max_world_log_lines = 100000;
+// Copies of one message a hook may ask for (more are clamped to it).
+inline constexpr std::uint32_t k_max_message_copies = 16;
+// run_until/run_until_idle look at the services at most this often: each
+// look holds every service loop between events for a moment.
+inline constexpr TimeNs k_min_check_interval_ns = 200 * k_ns_per_us;
+
+// What a message hook decides for one control message (fault injection in
+// tests; sim/sim_runtime.hpp's MessageFate is the same slot in SimEnv).
+struct MessageFate {
+  bool drop = false;           // lost: send() still answers ok
+  TimeNs extra_delay_ns = 0;   // > 0: sent this much later (copy c another c ns later)
+  std::uint32_t copies = 1;    // 2: duplicated (clamped to k_max_message_copies; 0 drops)
+};
+// Called by HwEnv::send on the sending service's thread, for every message
+// (also between services of one node), before it leaves; concurrently from
+// several services, so it must be thread-safe. It may call kill/revive/alive,
+// counter and log on the world; it must not call run_until, run_until_idle,
+// wait_until, call, stop or add_service (they wait for the services).
+using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
 
 struct HwWorldConfig {
   std::uint64_t seed = 1;
@@ -46,6 +75,8 @@ struct HwWorldConfig {
   std::string shared_secret;
   // Every log line also goes here (from any thread); may be empty.
   std::function<void(std::string_view)> log;
+  // Fault injection for tests (see MessageHook); empty: every message goes once.
+  MessageHook message_hook;
 };
 
 class HwWorld {
@@ -58,13 +89,18 @@ class HwWorld {
   const HwWorldConfig& config() const { return config_; }
 
   // Creates a service on `node` as S(Env&, args...). The world owns it.
+  // After start() it starts at once (defer_start() is for services added
+  // before start()). Call from the thread that owns the world, never from a
+  // service or a hook.
   template <typename S, typename... Args>
   S& add_service(NodeId node, Args&&... args) {
-    Entry& e = new_entry(node);
+    Endpoint ep;
+    Entry e = new_entry(node, ep);
     auto service = std::make_unique<S>(*e.env, std::forward<Args>(args)...);
     S& ref = *service;
     e.loop->bind(service.get());
     e.service = std::move(service);
+    insert_entry(ep, std::move(e));
     return ref;
   }
   // A storage target (a directory under storage_root) on `node`.
@@ -82,6 +118,13 @@ class HwWorld {
   // Stops one node's services and closes its transport, as if its process
   // died: peers see the connections drop and their pending operations fail.
   void kill_node(NodeId node);
+  // One service dies (its node and transport live on): it handles no more
+  // events, messages to it are dropped (counted in messages_dropped()), and
+  // completions of operations it started before are dropped, also after
+  // revive(). Any thread, including a message hook. As TestWorld::kill.
+  void kill(Endpoint service);
+  void revive(Endpoint service);
+  bool alive(Endpoint service) const;
 
   Endpoint endpoint_of(const Service& service) const;
   TimeNs now() const;
@@ -101,13 +144,42 @@ class HwWorld {
   // Waits until done() holds (checked after every event any service
   // handles) or max_wait_ns passes; returns done().
   bool wait_until(const std::function<bool()>& done, TimeNs max_wait_ns);
+  // Starts the world if needed and waits until done() holds, `max_events`
+  // items were handled, or `max_wait_ns` of wall time passed; returns
+  // whether done() held. done() runs while every service loop is between
+  // events, so it may read services' state directly (what it saw true was
+  // written before). Not from a service thread.
+  bool run_until(const std::function<bool()>& done, std::uint64_t max_events, TimeNs max_wait_ns);
+  // Starts the world if needed and lets `duration_ns` of real time pass
+  // while the services run on their threads (the real world's run_for).
+  void run_for(TimeNs duration_ns);
+  // Starts the world if needed and waits until it is idle (see idle()), or
+  // the bounds pass; returns the items handled meanwhile.
+  std::uint64_t run_until_idle(std::uint64_t max_events, TimeNs max_wait_ns);
+  // No message in flight (sent and not yet handed to its loop, or held by a
+  // delay), no transfer or storage I/O pending, no loop with an item queued,
+  // due or being handled. Timers due later do not count. Exact within one
+  // process; a message lost with a killed node's connection keeps it false.
+  bool idle();
+  // Items (events, closures, starts) handled by every loop so far.
+  std::uint64_t events_handled() const { return progress_.generation(); }
 
-  // Counters summed over every service; log lines.
+  // Counters summed over every service; samples merged; log lines.
   double counter(std::string_view name) const;
+  std::vector<double> samples(std::string_view name) const;
   std::vector<std::string> logs() const;
   HwNode* node(NodeId id);
+  // Control messages sent (before the hook; a duplicate counts once) and
+  // lost (dropped by the hook, or addressed to a dead service).
+  std::uint64_t messages_sent() const { return messages_sent_.load(); }
+  std::uint64_t messages_dropped() const;
 
   // For HwEnv and HwNode.
+  MessageFate message_fate(const Endpoint& from, const Endpoint& to, const proto::Message& m) const;
+  void note_message_sent() { messages_sent_.fetch_add(1); }
+  void note_message_dropped() { hook_dropped_.fetch_add(1); }
+  // +1 when a message leaves (or is held by a delay), -1 when handed to its loop.
+  void note_in_flight(std::int64_t delta) { in_flight_messages_.fetch_add(delta); }
   ServiceLoop* loop_of(Endpoint endpoint) const;
   Result<transport::PeerAddress> address_of(NodeId node) const;
   void log(std::string line);
@@ -121,13 +193,20 @@ class HwWorld {
     bool deferred = false;
   };
 
-  Entry& new_entry(NodeId node);
+  Entry new_entry(NodeId node, Endpoint& ep);
+  void insert_entry(Endpoint ep, Entry e);
+  // With topology_mu_ held exclusively.
   HwNode& node_for(NodeId id);
+  bool idle_between_events() const;
 
   HwWorldConfig config_;
   ServiceLoop::Clock::time_point epoch_;
   Progress progress_;
+  EventGate gate_;
   Rng root_rng_;
+  // Guards nodes_, node_open_, entries_ and target_nodes_: services and
+  // dispatchers look endpoints up while the owner adds services.
+  mutable std::shared_mutex topology_mu_;
   std::map<NodeId, std::unique_ptr<HwNode>> nodes_;
   std::map<NodeId, Status> node_open_;
   std::map<Endpoint, Entry> entries_;
@@ -135,6 +214,9 @@ class HwWorld {
   ServiceIndex next_service_index_ = 0;
   bool started_ = false;
   bool stopped_ = false;
+  std::atomic<std::uint64_t> messages_sent_{0};
+  std::atomic<std::uint64_t> hook_dropped_{0};
+  std::atomic<std::int64_t> in_flight_messages_{0};
   mutable std::mutex log_mu_;
   std::vector<std::string> logs_;
 };

@@ -1,9 +1,43 @@
 #include "hw_backends/service_loop.hpp"
 
+#include <algorithm>
+
 namespace sluice::hw {
 
-ServiceLoop::ServiceLoop(Clock::time_point epoch, Progress* progress)
-    : epoch_(epoch), progress_(progress) {}
+void EventGate::enter() {
+  while (true) {
+    inside_.fetch_add(1);
+    if (!closed_.load()) return;
+    leave();  // a writer waits: step back out and wait at the door
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return !closed_.load(); });
+  }
+}
+
+void EventGate::leave() {
+  if (inside_.fetch_sub(1) == 1 && closed_.load()) {
+    std::lock_guard lock(mu_);  // the writer checks `inside_` under mu_: no lost wake-up
+    cv_.notify_all();
+  }
+}
+
+void EventGate::exclusive(const std::function<void()>& fn) {
+  std::lock_guard writer(writer_mu_);
+  closed_.store(true);
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return inside_.load() == 0; });
+  }
+  fn();
+  {
+    std::lock_guard lock(mu_);
+    closed_.store(false);
+  }
+  cv_.notify_all();
+}
+
+ServiceLoop::ServiceLoop(Clock::time_point epoch, Progress* progress, EventGate* gate)
+    : epoch_(epoch), progress_(progress), gate_(gate) {}
 
 ServiceLoop::~ServiceLoop() { stop(); }
 
@@ -13,6 +47,10 @@ TimeNs ServiceLoop::now() const {
 
 void ServiceLoop::start() {
   if (thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    handling_ = true;  // the service's start() counts as an item being handled
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -25,9 +63,18 @@ void ServiceLoop::stop() {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
+bool ServiceLoop::drop_locked(const Event& event) {
+  const auto* completion = std::get_if<Completion>(&event);
+  const bool stale = completion != nullptr && completion->op < stale_below_op_;
+  if (alive_ && !stale) return false;
+  if (std::holds_alternative<Delivery>(event)) ++dropped_deliveries_;
+  return true;
+}
+
 void ServiceLoop::push(Event event) {
   {
     std::lock_guard lock(mu_);
+    if (drop_locked(event)) return;
     if (items_.size() >= k_max_loop_queue_events) ++overflows_;
     items_.emplace_back(std::move(event));
   }
@@ -37,7 +84,7 @@ void ServiceLoop::push(Event event) {
 void ServiceLoop::add_timer(TimeNs at_ns, OpId op) {
   {
     std::lock_guard lock(mu_);
-    timers_.push(Timer{at_ns, next_timer_seq_++, op});
+    timers_.push(Timer{at_ns, next_timer_seq_++, op, {}});
   }
   wake_.notify_one();
 }
@@ -59,22 +106,82 @@ void ServiceLoop::run(std::function<void()> fn) {
   wake_.notify_one();
 }
 
+void ServiceLoop::run_at(TimeNs at_ns, std::function<void()> fn) {
+  {
+    std::lock_guard lock(mu_);
+    timers_.push(Timer{at_ns, next_timer_seq_++, 0, std::move(fn)});
+  }
+  wake_.notify_one();
+}
+
+void ServiceLoop::kill(OpId stale_below_op) {
+  std::lock_guard lock(mu_);
+  alive_ = false;
+  stale_below_op_ = std::max(stale_below_op_, stale_below_op);
+  std::deque<Item> kept;
+  for (Item& item : items_) {
+    if (auto* event = std::get_if<Event>(&item)) {
+      if (std::holds_alternative<Delivery>(*event)) ++dropped_deliveries_;
+    } else {
+      kept.push_back(std::move(item));  // closures: someone may wait for them (call())
+    }
+  }
+  items_.swap(kept);
+  std::vector<Timer> closures;
+  while (!timers_.empty()) {
+    if (timers_.top().fn) closures.push_back(timers_.top());
+    timers_.pop();
+  }
+  for (Timer& t : closures) timers_.push(std::move(t));
+}
+
+void ServiceLoop::revive() {
+  std::lock_guard lock(mu_);
+  alive_ = true;
+}
+
+bool ServiceLoop::alive() const {
+  std::lock_guard lock(mu_);
+  return alive_;
+}
+
+std::uint64_t ServiceLoop::dropped_deliveries() const {
+  std::lock_guard lock(mu_);
+  return dropped_deliveries_;
+}
+
+bool ServiceLoop::idle() const {
+  std::lock_guard lock(mu_);
+  if (stop_) return true;  // a stopped loop handles nothing more: what waits there is dropped
+  return !handling_ && items_.empty() && (timers_.empty() || timers_.top().at_ns > now());
+}
+
 std::uint64_t ServiceLoop::overflows() const {
   std::lock_guard lock(mu_);
   return overflows_;
 }
 
 void ServiceLoop::loop() {
+  if (gate_ != nullptr) gate_->enter();
   if (service_ != nullptr) service_->start();
-  if (progress_ != nullptr) progress_->tick();
+  if (gate_ != nullptr) gate_->leave();
   std::unique_lock lock(mu_);
+  handling_ = false;
+  lock.unlock();
+  if (progress_ != nullptr) progress_->tick();
+  lock.lock();
   while (!stop_) {
     // Due timers join the FIFO in deadline order, behind what already waits.
     const TimeNs t = now();
     while (!timers_.empty() && timers_.top().at_ns <= t) {
-      Completion c;
-      c.op = timers_.top().op;
-      items_.emplace_back(Event(std::move(c)));
+      if (timers_.top().fn) {
+        items_.emplace_back(timers_.top().fn);
+      } else {
+        Completion c;
+        c.op = timers_.top().op;
+        Event event(std::move(c));
+        if (!drop_locked(event)) items_.emplace_back(std::move(event));
+      }
       timers_.pop();
     }
     if (items_.empty()) {
@@ -87,12 +194,18 @@ void ServiceLoop::loop() {
     }
     Item item = std::move(items_.front());
     items_.pop_front();
+    handling_ = true;
     lock.unlock();
+    if (gate_ != nullptr) gate_->enter();
     if (auto* fn = std::get_if<std::function<void()>>(&item)) {
       (*fn)();
     } else if (service_ != nullptr) {
       service_->on_event(std::get<Event>(item));
     }
+    if (gate_ != nullptr) gate_->leave();
+    lock.lock();
+    handling_ = false;
+    lock.unlock();
     if (progress_ != nullptr) progress_->tick();
     lock.lock();
   }

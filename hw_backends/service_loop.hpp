@@ -7,8 +7,17 @@
 // in one FIFO, bounded by k_max_loop_queue_events: past it push() still
 // accepts (dropping a completion would break "every operation completes
 // once") but counts the overflow, which the world reports.
+//
+// Every item (event, closure, the service's start()) is handled inside the
+// world's EventGate when one is given, so that another thread can look at
+// the state of every service at once between events (HwWorld::run_until).
+//
+// kill()/revive() model a crashed service process whose thread the world
+// keeps (so that call() still works): a dead loop delivers no event (they are
+// dropped and counted) and fires no timer of the service; closures still run.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -56,12 +65,34 @@ class Progress {
   std::uint64_t generation_ = 0;
 };
 
+// A writer-preferring gate between the service loops (many "handlers", each
+// inside enter()/leave() while it handles one item) and one thread that
+// wants every handler out (exclusive()). Handlers never wait for each other;
+// exclusive() waits for the handlers inside to leave and holds new ones at
+// the door while fn runs. The fast path is two atomic operations per item.
+// exclusive() must not be called from inside a handler (it would wait for
+// itself), and fn must not wait for a service (no HwWorld::call).
+class EventGate {
+ public:
+  void enter();
+  void leave();
+  void exclusive(const std::function<void()>& fn);
+
+ private:
+  std::atomic<bool> closed_{false};
+  std::atomic<std::int64_t> inside_{0};
+  std::mutex mu_;                // guards the waits below
+  std::condition_variable cv_;
+  std::mutex writer_mu_;         // one exclusive() at a time
+};
+
 class ServiceLoop {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `epoch` is the world's time zero; `progress` ticks after each item.
-  ServiceLoop(Clock::time_point epoch, Progress* progress);
+  // `epoch` is the world's time zero; `progress` ticks after each item;
+  // `gate` (may be null) is entered around each item.
+  ServiceLoop(Clock::time_point epoch, Progress* progress, EventGate* gate = nullptr);
   ~ServiceLoop();
   ServiceLoop(const ServiceLoop&) = delete;
   ServiceLoop& operator=(const ServiceLoop&) = delete;
@@ -78,6 +109,24 @@ class ServiceLoop {
   void add_timer(TimeNs at_ns, OpId op);
   // Runs fn on the loop thread between events (at once if not started).
   void run(std::function<void()> fn);
+  // Runs fn on the loop thread at world time at_ns (never earlier), dead or
+  // alive; dropped by stop(). Used for messages a fault rule delays.
+  void run_at(TimeNs at_ns, std::function<void()> fn);
+
+  // The service dies: queued events and its timers are dropped, events
+  // pushed while dead are dropped (counted in dropped_deliveries() if they
+  // are messages), and completions of operations with an id below
+  // `stale_below_op` (those started before the death) are dropped forever,
+  // also after revive(). The handler running now, if any, finishes.
+  void kill(OpId stale_below_op);
+  void revive();
+  bool alive() const;
+  std::uint64_t dropped_deliveries() const;
+
+  // True when nothing is queued, no timer is due and no item is being
+  // handled (timers due later do not count: they are the future), or
+  // once stopped.
+  bool idle() const;
 
   TimeNs now() const;
   std::uint64_t overflows() const;
@@ -87,14 +136,18 @@ class ServiceLoop {
     TimeNs at_ns = 0;
     std::uint64_t seq = 0;
     OpId op = 0;
+    std::function<void()> fn;  // set: a closure (run_at), not a completion
     bool operator>(const Timer& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq; }
   };
   using Item = std::variant<Event, std::function<void()>>;
 
   void loop();
+  // With mu_ held: whether a dead (or stale) event must be dropped.
+  bool drop_locked(const Event& event);
 
   Clock::time_point epoch_;
   Progress* progress_;
+  EventGate* gate_;
   Service* service_ = nullptr;
   std::thread thread_;
   mutable std::mutex mu_;
@@ -104,6 +157,10 @@ class ServiceLoop {
   std::uint64_t next_timer_seq_ = 0;
   std::uint64_t overflows_ = 0;
   bool stop_ = false;
+  bool alive_ = true;
+  bool handling_ = false;
+  OpId stale_below_op_ = 0;
+  std::uint64_t dropped_deliveries_ = 0;
 };
 
 }  // namespace sluice::hw

@@ -60,6 +60,13 @@ for _, shards in ipairs(P.shards) do
   if shards ~= base then
     sl.headline(string.format("create rate %d vs %d shard(s)", shards, base),
                 study.ratio(create, study.ops(results[base], {}, "create", "mdtest")), string.format("~%dx", shards / base))
+    -- The shape claim: more shards, a higher create and stat rate (at
+    -- least half of linear: the seed's 16 MDTs give 16 x one MDT).
+    for _, op in ipairs({"create", "stat"}) do
+      sl.claim{string.format("%s rate, %d / %d shard(s)", op, shards, base),
+               measured = study.ops(results[shards], {}, op, "mdtest") / study.ops(results[base], {}, op, "mdtest"),
+               at_least = 0.5 * shards / base, seed = string.format("~%dx", shards // base)}
+    end
   end
 end
 local all = {}

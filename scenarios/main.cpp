@@ -4,8 +4,10 @@
 // scenarios/runner, and their results to OUT/results.json and results.csv),
 // `describe SCRIPT` (the parameters a script declares), `topo show|import`
 // (the machine model, its path classes, the nvidia-fs-style NIC ranks and
-// core/sched's choices) and `backends` (what this build has). `emulate`,
-// `compare` and `calibrate` arrive with the HwEnv and analysis issues.
+// core/sched's choices) and `backends` (what this build has); `emulate`,
+// `compare`, `calibrate` and `report` come from scenarios/emulate and
+// analysis (`calibrate SCRIPT --backend emulate` runs the issue 8 loop:
+// scenarios/emulate/script_calibration.hpp).
 //
 // Exit codes: 0 ok, 1 the command (or a run) failed, 2 usage error, bad input
 // or an error in the script.
@@ -42,7 +44,10 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "analysis/analysis_command.hpp"
+#include "analysis/plotter.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
+#include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/emulate/script_calibration.hpp"
 #pragma GCC diagnostic pop
 
 namespace {
@@ -211,6 +216,7 @@ struct RunArgs {
   std::string out_dir = "out";
   std::uint32_t jobs = 0;
   double point_timeout_s = scenario::k_default_point_timeout_s;
+  bool check_claims = false;  // exit 1 when a claim of the script does not hold
 };
 
 // A script error ("file:line: ...") is the user's: exit 2; a failed run: exit 1.
@@ -271,15 +277,34 @@ int run_command(const RunArgs& args) {
     scenario::RunnerOptions call = runner;
     // Hardware runs are measurements: one at a time unless asked otherwise.
     if (backend == scenario::Backend::hw && args.jobs == 0) call.jobs = 1;
+    // Emulated runs: the netns cluster (scenarios/emulate/emulated_point_run.hpp), one at a time.
+    if (backend == scenario::Backend::emulate) {
+      call.jobs = 1;
+      call.run_point = [](const scenario::ScenarioSpec& spec, scenario::Backend) {
+        return sluice::emulate::EmulatedPointRun::run(spec);
+      };
+    }
     Result<std::vector<scenario::RunResult>> r = scenario::run_points(points, backend, call);
     progress.clear();
     return r;
+  };
+  options.draw_plot = [](const scenario::ScriptPlot& plot) -> Result<std::vector<std::string>> {
+    analysis::PlotSpec spec;
+    spec.title = plot.title;
+    spec.x_label = plot.x_label;
+    spec.y_label = plot.y_label;
+    spec.log_x = plot.log_x;
+    for (const auto& s : plot.series) spec.series.push_back(analysis::PlotSeries{s.title, s.x, s.y, {}, {}});
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(plot.out_base).parent_path(), ec);
+    return analysis::render_plot(spec, plot.out_base);
   };
   Result<scenario::ScriptOutcome> outcome = scenario::run_script(args.script, options);
   progress.clear();
   if (!outcome.ok()) throw_script_status(outcome.status());
   const std::vector<scenario::RunResult>& results = outcome->results;
-  if (Status s = scenario::write_results(args.out_dir, outcome->scenario, results); !s.ok()) {
+  const scenario::ScriptFindings findings{outcome->headlines, outcome->claims};
+  if (Status s = scenario::write_results(args.out_dir, outcome->scenario, results, findings); !s.ok()) {
     throw std::runtime_error(s.to_string());
   }
   if (results.empty()) {
@@ -299,6 +324,15 @@ int run_command(const RunArgs& args) {
     if (failed++ == 0) fmt::print(stderr, "sluice: run failed: {}\n", r.error);
   }
   if (failed > 1) fmt::print(stderr, "sluice: {} runs failed in all (see the table)\n", failed);
+  std::size_t broken = 0;
+  for (const auto& c : outcome->claims) broken += c.holds ? 0 : 1;
+  if (!outcome->claims.empty()) {
+    fmt::print("claims: {} of {} hold\n", outcome->claims.size() - broken, outcome->claims.size());
+    for (const auto& c : outcome->claims) {
+      if (!c.holds) fmt::print(stderr, "sluice: claim does not hold ({}): {}: {:.4g}\n", c.where, c.text, c.measured);
+    }
+  }
+  if (failed == 0 && broken > 0 && args.check_claims) return k_exit_failed;
   return failed == 0 ? k_exit_ok : k_exit_failed;
 }
 
@@ -345,6 +379,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--set", run_args.sets, "override a declared parameter: name=value (repeatable)");
   run_cmd->add_option("--seed", run_args.seed, "the seed of every run (default: the script's, else 1)");
   run_cmd->add_option("--out", run_args.out_dir, "where results and reports go")->capture_default_str();
+  run_cmd->add_flag("--check-claims", run_args.check_claims,
+                    "exit 1 when a shape claim of the script (sl.claim) does not hold");
   run_cmd->add_option("--jobs", run_args.jobs, "run points at once (default: the number of cores in sim, 1 on hw)");
   run_cmd->add_option("--point-timeout", run_args.point_timeout_s, "wall-clock limit of one run point, in seconds")
       ->capture_default_str()
@@ -354,7 +390,12 @@ int main(int argc, char** argv) {
   describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
-  sluice::analysis::add_analysis_commands(app);
+  sluice::analysis::add_analysis_commands(
+      app, [](const sluice::analysis::CalibrateArgs& a, std::ostream& out, std::ostream& err) {
+        sluice::emulate::ScriptCalibrationEnv env;
+        env.stop_fd = sluice::emulate::install_emulate_stop_signals();  // Ctrl-C removes the emulated cluster
+        return sluice::emulate::run_script_calibration(a, env, out, err);
+      });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

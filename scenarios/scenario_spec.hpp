@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -125,6 +126,25 @@ struct RunResult {
   std::map<std::string, double> counters;   // every metric counter, name carries its unit
   std::map<std::string, std::uint64_t> paths_taken;  // "direct", "bounce", "gds_fallback:<why>"... -> chunks
   std::vector<std::string> log_tail;        // last warnings/errors
+};
+
+// A shape claim a study checks on its own results (sl.claim): a measured
+// number (a rate, a ratio of two rates) and the bounds the seed's claim puts
+// on it, e.g. "dual port / single port record rate" in [1.7, 2.3].
+struct Claim {
+  std::string text;
+  std::string where;                // the script's file:line
+  double measured = 0;
+  std::optional<double> at_least;   // holds when measured >= at_least ...
+  std::optional<double> at_most;    // ... and measured <= at_most
+  std::string seed_figure;          // the seed's own words, e.g. "~2x"
+  bool holds = false;               // false also when measured is not finite
+};
+
+// What a script reports beside its runs: headline lines and shape claims.
+struct ScriptFindings {
+  std::vector<std::string> headlines;
+  std::vector<Claim> claims;
 };
 
 }  // namespace sluice::scenario

@@ -149,6 +149,7 @@ Status SimPlatform::build_links() {
 Status SimPlatform::build_local_zones(sg::NetZone* parent) {
   const topo::Topology& t = *topology_;
   local_hosts_.assign(t.vertex_count(), nullptr);
+  copy_hosts_.assign(t.vertex_count(), nullptr);
   const NodeId nodes = t.node_count();
   auto links_of_route = [this, &t](const topo::Route& r) {
     std::vector<sg::LinkInRoute> out;
@@ -178,6 +179,20 @@ Status SimPlatform::build_local_zones(sg::NetZone* parent) {
         if (vx.kind == VertexKind::host_memory && vx.index == 0) host->set_core_count(static_cast<int>(profile_.cpu_cores_per_node));
         host->seal();
         local_hosts_[m] = host;
+      }
+      for (VertexId m : memories) {
+        if (t.vertex(m).kind != VertexKind::host_memory) continue;
+        topo::EdgeId memory_link = topo::k_no_edge;
+        for (topo::EdgeId e : t.links_of(m)) {
+          if (t.link(e).spec.link_class == LinkClass::memory) memory_link = e;
+        }
+        if (memory_link == topo::k_no_edge) continue;
+        sg::Host* copy = zone->create_host(t.vertex(m).name + "#copy", 1e9);
+        copy->seal();
+        copy_hosts_[m] = copy;
+        // Read (memory -> socket), then write (socket -> memory).
+        zone->add_route(local_hosts_[m]->get_netpoint(), copy->get_netpoint(), nullptr, nullptr,
+                        links_of_route(topo::Route{m, m, {memory_link, memory_link}}), false);
       }
       for (VertexId a : memories) {
         for (VertexId b : memories) {
@@ -354,6 +369,10 @@ Result<sg::Host*> SimPlatform::rail_host(VertexId memory, std::uint32_t nic) con
                  "sim: NIC " + std::to_string(nic) + " of node " + std::to_string(vx.node) + " has no network link");
   }
   return h;
+}
+
+sg::Host* SimPlatform::copy_host(VertexId memory) const {
+  return memory < copy_hosts_.size() ? copy_hosts_[memory] : nullptr;
 }
 
 sg::Host* SimPlatform::cpu_host(NodeId node) const {

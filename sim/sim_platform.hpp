@@ -20,6 +20,10 @@
 //       links instead; the bounce's second step is a local copy host memory
 //       -> GPU on the local hosts. SimGrid routes by (source host,
 //       destination host) only, so the rail has to be part of the host.
+// - Each host_memory vertex also gets a "copy" host ("mem0#copy") whose
+//   route from the memory's local host crosses the memory link twice, up
+//   (read) and down (write): a flow between them is a CPU memcpy inside that
+//   memory, loading its bandwidth in both directions (SimProfile staging_*).
 // - Each NVMe vertex becomes an s4u::Disk with its read and write bandwidth,
 //   attached to the local host of its NUMA node's memory.
 // - A node's CPU is the local host of host memory 0: speed 1e9 flop/s (one
@@ -117,6 +121,10 @@ class SimPlatform {
   // The host for traffic from/to `memory` through NIC `nic` (local index;
   // k_no_id: the node's first cabled NIC). not_found / unavailable name why.
   Result<simgrid::s4u::Host*> rail_host(topo::VertexId memory, std::uint32_t nic) const;
+  // The host a CPU copy inside host memory `memory` flows to from
+  // local_host(memory) (see above); nullptr for another vertex or a memory
+  // without a memory link.
+  simgrid::s4u::Host* copy_host(topo::VertexId memory) const;
   // The node's CPU host (local host of host memory 0); nullptr for an unknown node.
   simgrid::s4u::Host* cpu_host(NodeId node) const;
   // NVMe drive `index` of `node`.
@@ -151,6 +159,7 @@ class SimPlatform {
   std::vector<SgLink> links_;                                       // by EdgeId
   std::vector<LinkInfo> link_info_;                                 // [2 x EdgeId + (a_to_b ? 0 : 1)]
   std::vector<simgrid::s4u::Host*> local_hosts_;                    // by VertexId (memory vertices only)
+  std::vector<simgrid::s4u::Host*> copy_hosts_;                     // by VertexId (host_memory vertices only)
   std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;        // [memory vertex][nic index]
   std::vector<std::vector<simgrid::s4u::Disk*>> disks_;             // [node][nvme index]
   std::vector<std::uint32_t> first_nic_;                            // [node]

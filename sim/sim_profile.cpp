@@ -111,6 +111,11 @@ Status validate(const SimProfile& p) {
   }
   SLUICE_TRY(check_rate(p.memory_op_bytes_per_s, "memory.memory_op_bytes_per_s"));
   SLUICE_TRY(check_rate(p.same_location_copy_bytes_per_s, "memory.same_location_copy_bytes_per_s"));
+  if (p.staging_cpu_copies > k_max_staging_cpu_copies) {
+    return bad("staging.cpu_copies = " + std::to_string(p.staging_cpu_copies) + " exceeds " +
+               std::to_string(k_max_staging_cpu_copies));
+  }
+  SLUICE_TRY(check_rate(p.staging_cpu_copy_bytes_per_s, "staging.cpu_copy_bytes_per_s"));
   return ok_status();
 }
 
@@ -121,7 +126,7 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
   Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not valid JSON");
   SLUICE_TRY(check_keys(j, "", {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu",
-                                "memory"}));
+                                "memory", "staging"}));
   std::string format;
   SLUICE_TRY(read(j, "format", "", format));
   if (format != k_profile_format) {
@@ -187,6 +192,11 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
     SLUICE_TRY(read(*m, "memory_op_bytes_per_s", "memory", p.memory_op_bytes_per_s));
     SLUICE_TRY(read(*m, "same_location_copy_bytes_per_s", "memory", p.same_location_copy_bytes_per_s));
   }
+  if (auto st = j.find("staging"); st != j.end()) {
+    SLUICE_TRY(check_keys(*st, "staging", {"cpu_copies", "cpu_copy_bytes_per_s"}));
+    SLUICE_TRY(read(*st, "cpu_copies", "staging", p.staging_cpu_copies));
+    SLUICE_TRY(read(*st, "cpu_copy_bytes_per_s", "staging", p.staging_cpu_copy_bytes_per_s));
+  }
   SLUICE_TRY(validate(p));
   return p;
 }
@@ -219,6 +229,7 @@ std::string to_json(const SimProfile& p) {
   }
   j["memory"] = {{"memory_op_bytes_per_s", p.memory_op_bytes_per_s},
                  {"same_location_copy_bytes_per_s", p.same_location_copy_bytes_per_s}};
+  j["staging"] = {{"cpu_copies", p.staging_cpu_copies}, {"cpu_copy_bytes_per_s", p.staging_cpu_copy_bytes_per_s}};
   return j.dump(2) + "\n";
 }
 

@@ -20,7 +20,8 @@
 //     "disk": { "read_latency_ns": 77000, "write_latency_ns": 18000, "sync_latency_ns": 20000,
 //               "metadata_latency_ns": 10000, "request_occupancy_ns": 1571 },
 //     "cpu": { "cores_per_node": 64, "cost_ns_per_unit": { "meta_create": 10000, ... } },
-//     "memory": { "memory_op_bytes_per_s": 1e10, "same_location_copy_bytes_per_s": 1e10 } }
+//     "memory": { "memory_op_bytes_per_s": 1e10, "same_location_copy_bytes_per_s": 1e10 },
+//     "staging": { "cpu_copies": 1, "cpu_copy_bytes_per_s": 5.9e9 } }
 //
 // How each number is used is documented at the field; SimEnv (sim_env.hpp)
 // and the platform builder (sim_platform.hpp) are the only readers.
@@ -48,6 +49,8 @@ inline constexpr double k_min_factor = 1e-3;
 inline constexpr double k_max_factor = 1e3;
 inline constexpr TimeNs k_max_profile_latency_ns = k_ns_per_s;
 inline constexpr std::uint32_t k_max_cores_per_node = 1 << 16;
+// CPU copies of a staged byte (a larger count is a unit or typing error).
+inline constexpr std::uint32_t k_max_staging_cpu_copies = 8;
 
 // Multipliers applied to one class of links (topo::LinkClass).
 // One SimGrid flow has one bandwidth factor: a communication gets the lowest
@@ -130,14 +133,17 @@ struct SimProfile {
   // 64: one AMD EPYC 7742 (DGX A100 socket).
   std::uint32_t cpu_cores_per_node = 64;
   // Service time per unit of each CostKind, in ns (the same order as
-  // CostKind). Assumptions of the right order, to be calibrated: BeeGFS and
-  // Lustre metadata servers reach ~10^5 creates/s with 8-16 worker threads
-  // (mdtest results in SEEDS.md systems), i.e. ~10 us of CPU per create;
-  // lookups and stats are cheaper, a readdir entry cheaper still; a chunk
-  // request costs ~1 us of server CPU, a client request ~0.5 us.
+  // CostKind). Assumptions of the right order, to be calibrated.
+  // Metadata kinds: one unit is one request of an in-kernel Lustre MDT,
+  // which a metadata server runs one at a time (its saturated rate is
+  // 1 / cost): lookup and stat 5 us (SEEDS.md section 3: one MDT ~200,000
+  // ops/s), create and mkdir 10 us (~10^5 creates/s), unlink and rename
+  // 5 us, setattr 3 us, a readdir entry 0.2 us. Other servers charge a
+  // multiple (core/services/meta_op_units.hpp: BeeGFS 3-14 units).
+  // A chunk request costs ~1 us of server CPU, a client request ~0.5 us.
   // workload_step is accelerator time: its unit is 1 ns and it occupies no CPU.
   std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{
-      2000, 10000, 10000, 2000, 200, 5000, 5000, 3000, 1000, 500, 1};
+      5000, 10000, 10000, 5000, 200, 5000, 5000, 3000, 1000, 500, 1};
 
   // ---- memory operations ----
   // checksum / fill / verify run at this rate (ISA-L crc32c reaches ~10 GB/s
@@ -147,6 +153,38 @@ struct SimProfile {
   // on one NUMA node, GPU to the same GPU) crosses no link; it takes
   // bytes / this (a single-core memcpy, ~10 GB/s). Assumption.
   double same_location_copy_bytes_per_s = 10e9;
+
+  // ---- host staging of GPU data (the client side of a bounce) ----
+  // A bounce moves GPU data through host memory (core/sched DataPath::bounce:
+  // NIC <-> pinned buffer, then a copy host <-> GPU). Without GPUDirect
+  // Storage a POSIX read does not DMA where the GPU copy reads: the NIC (or
+  // the drive) fills a kernel buffer (the file system's RDMA buffer, or the
+  // page cache) and read() copies it into the user buffer with the CPU
+  // before cudaMemcpy (SEEDS.md section 1, the BeeGFS/NetApp blog's
+  // "classic path"; KvikIO's POSIX compat mode does the same pread into its
+  // bounce buffer). GDS removes exactly this copy. SimRuntime therefore
+  // charges every same-node copy between host memory and a GPU with
+  // staging_cpu_copies CPU copies before its DMA:
+  // - each copy reads and writes the host memory of the buffer's NUMA node
+  //   (a flow over both directions of its memory link, sharing them with
+  //   the NIC and GPU DMA), so a bounced byte crosses host memory
+  //   2 + 2 x staging_cpu_copies times;
+  // - each copy runs on one CPU thread at most at
+  //   staging_cpu_copy_bytes_per_s (the flow's rate cap): the thread is busy
+  //   for bytes / that rate. Copies of different chunks run in parallel, as
+  //   the I/O threads that issued them do; the node's cores are not a limit.
+  // staging_cpu_copies = 1: the one copy_to_user of read() (kernel buffer ->
+  // user buffer). 0 models a pipeline whose NIC DMA lands in the pinned
+  // buffer the GPU copy reads (sluice's own RDMA bounce). 2 would add the
+  // CUDA driver's own staging of a pageable source (pageable host->GPU
+  // copies ran at ~9 GB/s vs ~55 GB/s pinned on the H200 of SEEDS.md).
+  // staging_cpu_copy_bytes_per_s = 5.9 GB/s: a single-thread pread of a
+  // file in the page cache, measured on the project's GPU machine (SEEDS.md
+  // "Measured on the machines this project can use"): a page-cache hit is
+  // one kernel->user copy and nothing else, i.e. one thread's copy rate.
+  // Calibrate both against a measured bounce read (analysis/).
+  std::uint32_t staging_cpu_copies = 1;
+  double staging_cpu_copy_bytes_per_s = 5.9e9;
 
   const LinkClassFactors& factors(topo::LinkClass c) const { return link_classes[static_cast<std::size_t>(c)]; }
   TimeNs cost_ns(CostKind kind) const { return cost_ns_per_unit[static_cast<std::size_t>(kind)]; }

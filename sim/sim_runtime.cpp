@@ -80,6 +80,21 @@ struct SimOp {
   std::uint64_t end_offset = 0;
   // kind == stream_disk: the stream it drives; a transfer: the stream it waits for
   std::shared_ptr<ReadStream> stream;
+  // A staged copy host <-> GPU (SimProfile staging_*) is two comms in a row:
+  // when the first ends, the op becomes `then` (the first activity is kept
+  // until the op is released). A phase lasts at least min_duration_s (a CPU
+  // copy: its bytes at one thread's rate; SimGrid 3.32 ignores a rate cap on
+  // host-to-host comms), i.e. it ends at the later of its comm's end and
+  // phase_not_before_s.
+  struct CommPhase {
+    sg::Host* src = nullptr;
+    sg::Host* dst = nullptr;
+    double amount = 0;
+    double min_duration_s = 0;
+  };
+  std::optional<CommPhase> then;
+  double phase_not_before_s = 0;
+  sg::ActivityPtr first_activity;
 };
 
 // An actor that issues one disk I/O or execution at a time and waits for it
@@ -102,6 +117,13 @@ SimRuntime* g_runtime = nullptr;
 bool g_signal_connected = false;
 
 double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
+
+// A host-to-host comm for `op`, not started.
+sg::CommPtr make_comm(const SimOp& op) {
+  sg::CommPtr comm = sg::Comm::sendto_init(op.src, op.dst);
+  comm->set_payload_size(static_cast<std::uint64_t>(op.amount));
+  return comm;
+}
 
 }  // namespace
 
@@ -325,8 +347,7 @@ void SimRuntime::launch(SimOp* op) {
       }
       {
         // Issued by this actor (sender = this actor), never waited for.
-        sg::CommPtr comm = sg::Comm::sendto_init(op->src, op->dst);
-        comm->set_payload_size(static_cast<std::uint64_t>(op->amount));
+        sg::CommPtr comm = make_comm(*op);
         comm->start();
         comms_in_flight_.emplace(comm->get_impl(), op);
         op->activity = std::move(comm);
@@ -406,8 +427,7 @@ void SimRuntime::flush_starts() {
   for (std::size_t i = 0; i < batch.size(); ++i) {
     SimOp* op = batch[i];
     if (op->work != Work::comm) continue;
-    comms[i] = sg::Comm::sendto_init(op->src, op->dst);
-    comms[i]->set_payload_size(static_cast<std::uint64_t>(op->amount));
+    comms[i] = make_comm(*op);
   }
   simgrid::kernel::actor::simcall_answered([this, &batch, &comms] {
     for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -429,6 +449,24 @@ void SimRuntime::on_comm_done(const void* activity_impl, bool ok) {
   if (it == comms_in_flight_.end()) return;
   SimOp* op = it->second;
   comms_in_flight_.erase(it);
+  if (ok && (op->then || op->phase_not_before_s > sg::Engine::get_clock())) {
+    // A phase of a staged copy ended: it counts as ended no earlier than its
+    // minimum duration; then the next phase starts (from a kernel timer, in
+    // maestro, as delayed comms start) or the op finishes. The op stays in
+    // flight meanwhile.
+    ++timers_set_;
+    simgrid::kernel::timer::Timer::set(std::max(sg::Engine::get_clock(), op->phase_not_before_s), [this, op] {
+      if (!op->then) return finish(op, true);
+      op->first_activity = std::move(op->activity);
+      op->src = op->then->src;
+      op->dst = op->then->dst;
+      op->amount = op->then->amount;
+      op->phase_not_before_s = sg::Engine::get_clock() + op->then->min_duration_s;
+      op->then.reset();
+      launch(op);
+    });
+    return;
+  }
   finish(op, ok);
 }
 
@@ -639,15 +677,46 @@ OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
     op->work = Work::comm;
     op->src = hosts->first;
     op->dst = hosts->second;
+    stage_through_cpu(*op, spec);
     if (config_.account_link_bytes) {
       if (link_bytes_.empty()) link_bytes_.assign(2 * platform_->topology().link_count(), 0.0);
-      for (const LinkInfo& l : platform_->route(op->src, op->dst)) {
-        link_bytes_[2 * std::size_t{l.edge} + (l.a_to_b ? 0 : 1)] += op->amount;
-      }
+      auto account = [this](sg::Host* from, sg::Host* to, double bytes) {
+        for (const LinkInfo& l : platform_->route(from, to)) {
+          link_bytes_[2 * std::size_t{l.edge} + (l.a_to_b ? 0 : 1)] += bytes;
+        }
+      };
+      account(op->src, op->dst, op->amount);
+      if (op->then) account(op->then->src, op->then->dst, op->then->amount);
     }
   }
   schedule(op);
   return op->result.op;
+}
+
+void SimRuntime::stage_through_cpu(SimOp& op, const TransferSpec& spec) const {
+  const SimProfile& p = config_.profile;
+  if (p.staging_cpu_copies == 0 || spec.src.node != spec.dst.node) return;
+  const bool to_gpu = spec.dst.kind == MemKind::gpu && spec.src.kind != MemKind::gpu;
+  const bool from_gpu = spec.src.kind == MemKind::gpu && spec.dst.kind != MemKind::gpu;
+  if (!to_gpu && !from_gpu) return;
+  Result<topo::VertexId> host_memory = platform_->memory_vertex(to_gpu ? spec.src : spec.dst);
+  if (!host_memory.ok()) return;
+  sg::Host* copy = platform_->copy_host(*host_memory);
+  if (copy == nullptr) return;
+  // staging_cpu_copies passes of the bytes through host memory, one after
+  // the other on one thread: one flow of that many times the bytes.
+  const double cpu_bytes = op.amount * static_cast<double>(p.staging_cpu_copies);
+  const SimOp::CommPhase cpu{platform_->local_host(*host_memory), copy, cpu_bytes,
+                             cpu_bytes / p.staging_cpu_copy_bytes_per_s};
+  const SimOp::CommPhase dma{op.src, op.dst, op.amount, 0};
+  // To the GPU: read() copies out of the kernel buffer, then cudaMemcpy.
+  // From the GPU: cudaMemcpy, then write() copies into the kernel buffer.
+  const SimOp::CommPhase& first = to_gpu ? cpu : dma;
+  op.then = to_gpu ? dma : cpu;
+  op.src = first.src;
+  op.dst = first.dst;
+  op.amount = first.amount;
+  op.phase_not_before_s = sg::Engine::get_clock() + first.min_duration_s;
 }
 
 OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {

@@ -254,6 +254,9 @@ class SimRuntime {
   void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
   void wake(ServiceSlot& slot);
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
+  // A same-node copy between host memory and a GPU becomes a staged copy:
+  // the CPU copies of SimProfile staging_* and the DMA, one after the other.
+  void stage_through_cpu(SimOp& op, const TransferSpec& spec) const;
   // The SimGrid hosts a transfer runs between (equal for a copy within one memory).
   Result<std::pair<simgrid::s4u::Host*, simgrid::s4u::Host*>> transfer_hosts(const TransferSpec& spec) const;
 

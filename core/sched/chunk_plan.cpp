@@ -54,7 +54,7 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
   std::vector<Rail> chosen;
   std::uint64_t best_key = 0;
   for (std::uint32_t nic : *order) {
-    if (rails.spare(nic) == 0) continue;
+    if (rails.spare(nic) == 0 || !rails.usable_for(destination, nic, params.caps)) continue;
     const std::uint64_t key = *rails.rank_key(destination, nic);
     if (!chosen.empty() && key != best_key) break;
     best_key = key;

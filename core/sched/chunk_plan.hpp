@@ -6,7 +6,8 @@
 //    best rank for the destination (RailSelector ranking: nvidia-fs peer rank
 //    for a GPU, NUMA locality for host memory). E.g. DGX A100 GPU 0 -> mlx5_0
 //    and mlx5_1. When the closest NICs are full, the next closest tie class is
-//    used (overflow).
+//    used (overflow), but never one that would turn a direct GPU path into a
+//    bounce (RailSelector::usable_for).
 // 2. Path per rail: decide_path (direct when PXB or closer and the backend
 //    reaches GPU memory, else bounce via pinned memory on the GPU's NUMA node).
 // 3. Window per rail: window_chunks over the rail's bandwidth (the NIC's port
@@ -66,7 +67,7 @@ struct PlanParams {
 
 // Errors: the selector belongs to another node or topology shape, unknown
 // destination, a zero-length chunk, more than k_max_chunks_per_plan chunks;
-// again when every NIC is at its connection limit.
+// again when every usable NIC is at its connection limit.
 Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const RailSelector& rails,
                                            MemoryPlace destination, std::span<const ChunkRef> chunks,
                                            const PlanParams& params = {});

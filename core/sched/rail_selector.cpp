@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/topology/path_class.hpp"
 #include "core/topology/peer_rank.hpp"
 
 namespace sluice::sched {
@@ -27,12 +28,19 @@ Result<RailSelector> RailSelector::create(const topo::Topology& topology, NodeId
   for (std::uint32_t g = 0; g < topology.count(node, VertexKind::gpu); ++g) {
     const topo::VertexId gpu = *topology.device(node, VertexKind::gpu, g);
     std::vector<std::uint64_t> keys(nics);
+    std::vector<bool> direct(nics, false);
     for (std::uint32_t n = 0; n < nics; ++n) {
-      auto rank = topo::peer_rank(topology, gpu, *topology.device(node, VertexKind::nic, n));
+      const topo::VertexId nic = *topology.device(node, VertexKind::nic, n);
+      auto rank = topo::peer_rank(topology, gpu, nic);
       if (!rank.ok()) return rank.status();
       keys[n] = rank->key;
+      auto pc = topo::path_class(topology, gpu, nic);
+      if (!pc.ok()) return pc.status();
+      direct[n] = *pc <= k_max_direct_path_class;
     }
     s.gpu_keys_.push_back(std::move(keys));
+    s.gpu_any_direct_.push_back(std::find(direct.begin(), direct.end(), true) != direct.end());
+    s.gpu_direct_.push_back(std::move(direct));
   }
   for (std::uint32_t numa = 0; numa < topology.count(node, VertexKind::cpu_socket); ++numa) {
     std::vector<std::uint64_t> keys(nics);
@@ -74,10 +82,18 @@ Result<std::vector<std::uint32_t>> RailSelector::preference(MemoryPlace destinat
   return order;
 }
 
-Result<std::uint32_t> RailSelector::choose(MemoryPlace destination) {
+bool RailSelector::usable_for(MemoryPlace destination, std::uint32_t nic, BackendCaps caps) const {
+  if (destination.kind != MemKind::gpu) return nic < active_.size();
+  if (destination.device >= gpu_direct_.size() || nic >= active_.size()) return false;
+  if (!caps.gpu_memory_reachable || !gpu_any_direct_[destination.device]) return true;
+  return gpu_direct_[destination.device][nic];
+}
+
+Result<std::uint32_t> RailSelector::choose(MemoryPlace destination, BackendCaps caps) {
   auto order = preference(destination);
   if (!order.ok()) return order.status();
   for (std::uint32_t nic : *order) {
+    if (!usable_for(destination, nic, caps)) continue;
     if (active_[nic] < limits_.max_connections_per_nic) {
       ++active_[nic];
       last_chosen_[nic] = ++choices_;

@@ -13,6 +13,14 @@
 //   the NIC's port rate.
 // So ties between equally close NICs are broken by load, and when all the
 // closest NICs are full, connections overflow to the next closest.
+// Except out of GPUDirect: when the backend reaches GPU memory and the
+// GPU's closest NIC is close enough for a direct transfer (path class
+// <= k_max_direct_path_class, data_path.hpp), a GPU destination never
+// overflows to a NIC that is not; it waits (again) for a direct rail. With
+// GDS, cuFile takes the NIC that nvidia-fs ranks closest to the GPU
+// (SEEDS.md section 1), and overflowing to a farther NIC would turn a
+// GPUDirect read into a bounce through host memory (with GDS forced on, a
+// failure).
 // "Least recently used" is a counter of choices, not a clock.
 //
 // State: per-NIC active connection counts. Not thread-safe; one per client
@@ -46,9 +54,13 @@ class RailSelector {
   static Result<RailSelector> create(const topo::Topology& topology, NodeId node, RailLimits limits = {});
 
   // Takes one connection on the best usable NIC for `destination` and returns
-  // its local index. again: every NIC is at max_connections_per_nic.
+  // its local index. again: every NIC is at max_connections_per_nic, or
+  // (caps reach GPU memory) every NIC that keeps a direct GPU path is.
   // invalid_argument: unknown GPU or NUMA node.
-  Result<std::uint32_t> choose(MemoryPlace destination);
+  Result<std::uint32_t> choose(MemoryPlace destination, BackendCaps caps = {});
+  // Whether `nic` may carry a transfer for `destination` under `caps` (the
+  // GPUDirect rule above); false for an unknown GPU or NIC.
+  bool usable_for(MemoryPlace destination, std::uint32_t nic, BackendCaps caps) const;
   // Takes one connection on a given NIC (when the caller already decided, e.g.
   // from plan_chunks). again: that NIC is full.
   Status acquire(std::uint32_t nic);
@@ -77,6 +89,8 @@ class RailSelector {
   NodeId node_ = k_no_id;
   RailLimits limits_;
   std::vector<std::vector<std::uint64_t>> gpu_keys_;   // [gpu][nic]
+  std::vector<std::vector<bool>> gpu_direct_;          // [gpu][nic]: path class <= k_max_direct_path_class
+  std::vector<bool> gpu_any_direct_;                   // [gpu]: some NIC is direct
   std::vector<std::vector<std::uint64_t>> numa_keys_;  // [numa][nic]
   std::vector<std::uint32_t> active_;                  // [nic]
   std::vector<std::uint64_t> last_chosen_;             // [nic]: choice counter value, 0 = never

@@ -1,5 +1,7 @@
 #include "core/services/chunk_planner.hpp"
 
+#include "core/sched/peer_rail.hpp"
+
 namespace sluice {
 
 ChunkPlanner::ChunkPlanner(ChunkPlannerConfig config) : config_(std::move(config)) {
@@ -22,7 +24,7 @@ std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user) {
     if (user.kind == MemKind::gpu && !config_.caps.gpu_memory_reachable) plan.path = proto::ChunkPath::bounce;
     return plan;
   }
-  Result<std::uint32_t> nic = rails_->choose(place);
+  Result<std::uint32_t> nic = rails_->choose(place, config_.caps);
   if (!nic.ok()) return std::nullopt;  // `again`: every rail is full (an unknown GPU is a config bug caught below)
   plan.client_nic = *nic;
   const Key key{static_cast<std::uint8_t>(place.kind), place.device, *nic};
@@ -48,6 +50,12 @@ std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user) {
 
 void ChunkPlanner::release(const ChunkPlan& plan) {
   if (rails_ && plan.client_nic != k_no_id) rails_->release(plan.client_nic).ignore();  // we took it in plan()
+}
+
+std::uint32_t ChunkPlanner::server_nic(std::uint32_t client_nic, NodeId server_node) const {
+  if (!rails_ || client_nic == k_no_id) return k_no_id;
+  Result<std::uint32_t> nic = sched::peer_nic(*config_.topology, config_.node, client_nic, server_node);
+  return nic.ok() ? *nic : k_no_id;
 }
 
 const sched::PathDecision* ChunkPlanner::decision(sched::MemoryPlace place, std::uint32_t nic) const {

@@ -49,6 +49,10 @@ class ChunkPlanner {
   std::optional<ChunkPlan> plan(const MemHandle& user);
   // Returns the rail connection a plan took.
   void release(const ChunkPlan& plan);
+  // The server node's NIC for a chunk on client rail `client_nic`
+  // (sched::peer_nic: rail matching); k_no_id without a topology or when the
+  // topology has no answer (the server then uses its default NIC).
+  std::uint32_t server_nic(std::uint32_t client_nic, NodeId server_node) const;
 
   // Why the planner runs without rails, if it does ("" otherwise).
   const std::string& degraded_reason() const { return degraded_reason_; }

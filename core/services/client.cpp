@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/namespace/fs_path.hpp"
+#include "core/namespace/name_hash.hpp"
 #include "core/services/wire_convert.hpp"
 
 namespace sluice {
@@ -21,6 +22,7 @@ struct ListingState {
   std::string path;
   bool with_attrs = false;
   std::size_t shards_left = 0;
+  bool merge_by_hash = false;  // entries from several shards: ordered by name hash at the end
   Status first_error;
   std::vector<proto::DirEntryDesc> entries;
   Client::EntriesFn done;
@@ -233,6 +235,13 @@ void Client::close(const std::string& path, std::uint64_t size_bytes, StatusFn d
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
+void Client::close_unchanged(const std::string& path, StatusFn done) {
+  proto::SetAttr m;
+  m.path = path;
+  m.mask = 0;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+}
+
 void Client::readdir(const std::string& path, bool with_attrs, EntriesFn done) {
   placement_of_dir(path, [this, path, with_attrs, done](Result<DirPlacement> p) {
     if (!p.ok()) return done(p.status());
@@ -241,6 +250,7 @@ void Client::readdir(const std::string& path, bool with_attrs, EntriesFn done) {
     state->path = path;
     state->with_attrs = with_attrs;
     state->shards_left = shards.size();
+    state->merge_by_hash = shards.size() > 1;
     state->done = done;
     for (ShardId shard : shards) readdir_shard(state, shard, 0);
   });
@@ -251,6 +261,16 @@ void Client::readdir_shard(std::shared_ptr<ListingState> state, ShardId shard, s
     if (!s.ok() && state->first_error.ok()) state->first_error = s;
     if (--state->shards_left > 0) return;
     if (!state->first_error.ok()) return state->done(state->first_error);
+    if (state->merge_by_hash) {
+      // Lustre's lmv merges the stripes' pages in hash order, so entries of
+      // all stripes interleave (a `ls -l` then stats every MDT at once, not
+      // one after the other).
+      std::stable_sort(state->entries.begin(), state->entries.end(),
+                       [](const proto::DirEntryDesc& a, const proto::DirEntryDesc& b) {
+                         const std::uint64_t ha = fnv_1a_64(a.name), hb = fnv_1a_64(b.name);
+                         return ha != hb ? ha < hb : a.name < b.name;
+                       });
+    }
     state->done(std::move(state->entries));
   };
   auto ask = [this, state, shard, cookie, finish_shard](Endpoint to) {
@@ -399,7 +419,7 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
   m.object_offset = job.object_offset;
   m.length = job.user.length;
   m.dst = landing;
-  m.rail = proto::RailDesc{plan.client_nic, k_no_id};
+  m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
   m.path = plan.path;
   const TimeNs started = env_.now();
   rpc_.call(server, std::move(m), [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
@@ -450,7 +470,7 @@ void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
       m.object_offset = job.object_offset;
       m.length = source.length;
       m.src = source;
-      m.rail = proto::RailDesc{plan.client_nic, k_no_id};
+      m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
       m.crc32c = sum.crc32c;
       m.sync = job.request->sync;
       const TimeNs started = env_.now();

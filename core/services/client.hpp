@@ -100,12 +100,19 @@ class Client {
   void mkdir(const std::string& path, std::uint32_t mode, InodeFn done);
   void create(const std::string& path, const CreateOptions& options, InodeFn done);
   void stat(const std::string& path, InodeFn done);
+  // Lists every shard of the directory; entries of a directory on several
+  // shards come ordered by fnv_1a_64 of their names (Lustre lmv merges
+  // stripes in hash order), so consecutive entries are on different shards.
   void readdir(const std::string& path, bool with_attrs, EntriesFn done);
   void unlink(const std::string& path, StatusFn done);
   void rmdir(const std::string& path, StatusFn done);
   void rename(const std::string& from, const std::string& to, StatusFn done);
   // Sets the size (and mtime) recorded in the inode: the close of a written file.
   void close(const std::string& path, std::uint64_t size_bytes, StatusFn done);
+  // The close of a file opened for reading: one request to the metadata
+  // server that changes nothing (an empty SetAttr), as every close of a file
+  // is one (BeeGFS CloseFileMsg ends the open-file session; Lustre MDS_CLOSE).
+  void close_unchanged(const std::string& path, StatusFn done);
 
   // Reads [offset, offset + dst.length) of the file into dst (clamped to the
   // inode's size); done(bytes read). dst may be host, pinned or GPU memory.

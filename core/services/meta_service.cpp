@@ -35,11 +35,16 @@ struct FanIn {
 MetaService::MetaService(Env& env, MetaServiceConfig config, std::unique_ptr<MetaStore> store)
     : env_(env),
       config_(std::move(config)),
+      units_(config_.op_units.value_or(meta_op_units_for(config_.stripe_flavor))),
       store_(store ? std::move(store) : std::make_unique<InMemoryMetaStore>()),
       rpc_(env_, ops_, config_.rpc),
       replies_(config_.reply_cache_entries) {}
 
 void MetaService::start() {
+  if (Status s = validate(units_); !s.ok()) {
+    env_.log(LogLevel::error, name() + ": " + s.message() + "; using the defaults of the stripe flavor");
+    units_ = meta_op_units_for(config_.stripe_flavor);
+  }
   // The root directory's record lives on the shards root_placement names.
   if (Result<DirPlacement> root = root_placement(config_.ns); root.ok()) {
     const auto shards = shards_for_listing(*root);
@@ -105,10 +110,10 @@ void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply rep
   if (auto* m = std::get_if<proto::Mkdir>(&message)) return do_mkdir(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Create>(&message)) return do_create(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Lookup>(&message)) {
-    return do_lookup(m->path, m->request_id, CostKind::meta_lookup, std::move(reply));
+    return do_lookup(m->path, m->request_id, CostKind::meta_lookup, units_.lookup, std::move(reply));
   }
   if (auto* m = std::get_if<proto::Stat>(&message)) {
-    return do_lookup(m->path, m->request_id, CostKind::meta_stat, std::move(reply));
+    return do_lookup(m->path, m->request_id, CostKind::meta_stat, units_.stat, std::move(reply));
   }
   if (auto* m = std::get_if<proto::Readdir>(&message)) return do_readdir(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Unlink>(&message)) return do_unlink(*m, std::move(reply));
@@ -217,7 +222,7 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
   if (store_->get_entry(parent, name_).ok()) {
     return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
   }
-  ops_.expect(env_.compute(CostKind::meta_mkdir, 1), [this, m, parent, name_, parent_placement,
+  ops_.expect(env_.compute(CostKind::meta_mkdir, units_.mkdir), [this, m, parent, name_, parent_placement,
                                                        reply](Completion&) {
     Result<DirPlacement> placement = place_new_directory(parent_placement, m.path, config_.ns, env_.rng());
     if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
@@ -292,7 +297,7 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
   if (store_->get_entry(parent, name_).ok()) {
     return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
   }
-  ops_.expect(env_.compute(CostKind::meta_create, 1), [this, m, parent, name_, reply](Completion&) {
+  ops_.expect(env_.compute(CostKind::meta_create, units_.create), [this, m, parent, name_, reply](Completion&) {
     // A concurrent create of the same name may have won while we computed.
     if (store_->get_entry(parent, name_).ok()) {
       return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
@@ -340,10 +345,11 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
   });
 }
 
-void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, Reply reply) {
+void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, std::uint32_t units,
+                            Reply reply) {
   const std::string path(path_in);
   if (Status s = validate_path(path); !s.ok()) return reply(inode_reply(rid, s));
-  ops_.expect(env_.compute(cost, 1), [this, path, rid, reply](Completion&) {
+  ops_.expect(env_.compute(cost, units), [this, path, rid, reply](Completion&) {
     proto::InodeReply r;
     r.request_id = rid;
     if (path == "/") {
@@ -380,7 +386,8 @@ void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
   }
   const std::uint32_t max = std::clamp<std::uint32_t>(m.max_entries, 1, config_.readdir_page_max_entries);
   MetaListPage page = store_->list(m.path, m.cookie, max);
-  ops_.expect(env_.compute(CostKind::meta_readdir_entry, std::max<std::size_t>(page.entries.size(), 1)),
+  const std::uint64_t listed = std::max<std::size_t>(page.entries.size(), 1);
+  ops_.expect(env_.compute(CostKind::meta_readdir_entry, units_.readdir_entry * listed),
               [this, m, page = std::move(page), reply](Completion&) {
                 proto::ReaddirReply r;
                 r.request_id = m.request_id;
@@ -405,7 +412,7 @@ void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
   if (!split.ok()) return reply(ack(m.request_id, split.status()));
   const std::string parent(split->parent), name_(split->name);
   if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(ack(m.request_id, s));
-  ops_.expect(env_.compute(CostKind::meta_unlink, 1), [this, m, parent, name_, reply](Completion&) {
+  ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, m, parent, name_, reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
     if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
     if (entry->type == proto::InodeType::dir) {
@@ -498,7 +505,7 @@ void MetaService::do_rmdir(const proto::Rmdir& m, Reply reply) {
   const bool need_maps = std::any_of(hosts.begin(), hosts.end(), [this](ShardId s) {
     return s != config_.shard && !shard_endpoint(s).valid();
   });
-  ops_.expect(env_.compute(CostKind::meta_unlink, 1), [this, need_maps, go](Completion&) {
+  ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, need_maps, go](Completion&) {
     if (need_maps) {
       fetch_maps(go);
     } else {
@@ -519,7 +526,7 @@ void MetaService::do_rename(const proto::Rename& m, Reply reply) {
     return reply(ack(m.request_id, error(StatusCode::invalid_argument,
                                          "rename across metadata shards is not supported: " + s.message())));
   }
-  ops_.expect(env_.compute(CostKind::meta_rename, 1), [this, m, from_parent, from_name, to_parent, to_name,
+  ops_.expect(env_.compute(CostKind::meta_rename, units_.rename), [this, m, from_parent, from_name, to_parent, to_name,
                                                         reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(from_parent, from_name);
     if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
@@ -546,9 +553,15 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
   if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
   const std::string parent(split->parent), name_(split->name);
   if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
-  ops_.expect(env_.compute(CostKind::meta_setattr, 1), [this, m, parent, name_, reply](Completion&) {
+  ops_.expect(env_.compute(CostKind::meta_setattr, units_.setattr), [this, m, parent, name_, reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
     if (!entry.ok()) return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
+    if (m.mask == 0) {  // a close that changes nothing: no store write
+      env_.metrics().count("meta.close_ops", 1);
+      proto::InodeReply r = inode_reply(m.request_id, ok_status());
+      r.inode = *entry;
+      return reply(std::move(r));
+    }
     proto::InodeDesc inode = *entry;
     if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
     if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;

@@ -27,15 +27,19 @@
 // (core/namespace decides splits; moving entries between live shards is not
 // implemented yet).
 //
-// Every operation reports its CPU cost class to the Env (compute), so SimEnv
-// can model a saturated metadata server (SEEDS.md section 2: one BeeOND
-// metadata server limits small-file throughput).
+// Every operation reports its cost class to the Env (compute) with the units
+// of this server's implementation (meta_op_units.hpp: a BeeGFS request costs
+// several Lustre-MDT requests), so SimEnv can model a saturated metadata
+// server (SEEDS.md section 2: one BeeOND metadata server limits small-file
+// throughput). A SetAttr with an empty mask is a close that changes nothing
+// (a file opened for reading): it costs a setattr and writes nothing.
 #pragma once
 
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +47,7 @@
 #include "core/layout/stripe_pattern.hpp"
 #include "core/layout/target_chooser.hpp"
 #include "core/namespace/meta_sharding.hpp"
+#include "core/services/meta_op_units.hpp"
 #include "core/services/meta_store.hpp"
 #include "core/services/rpc.hpp"
 
@@ -65,6 +70,10 @@ struct MetaServiceConfig {
   // sequences hand a client a range: lustre/fid/fid_request.c). After a crash
   // the unused rest of a range is skipped; an id is never handed out twice.
   std::uint64_t file_id_range = 1024;
+  // Service-time units per request kind; unset: meta_op_units_for(stripe_flavor)
+  // (stripe_flavor names the file system modelled). Checked by start():
+  // invalid units are logged and replaced by that default.
+  std::optional<MetaOpUnits> op_units;
   RpcLimits rpc;
 };
 
@@ -78,6 +87,8 @@ class MetaService final : public Service {
 
   bool registered() const { return registered_; }
   const MetaStore& store() const { return *store_; }
+  // The units this server charges per request (see MetaServiceConfig::op_units).
+  const MetaOpUnits& op_units() const { return units_; }
 
  private:
   using Reply = std::function<void(proto::Message)>;
@@ -89,7 +100,7 @@ class MetaService final : public Service {
   void do_mkdir(const proto::Mkdir& m, Reply reply);
   void do_create(const proto::Create& m, Reply reply);
   void do_create_with_maps(const proto::Create& m, Reply reply);
-  void do_lookup(std::string_view path, RequestId rid, CostKind cost, Reply reply);
+  void do_lookup(std::string_view path, RequestId rid, CostKind cost, std::uint32_t units, Reply reply);
   void do_readdir(const proto::Readdir& m, Reply reply);
   void do_unlink(const proto::Unlink& m, Reply reply);
   void do_rmdir(const proto::Rmdir& m, Reply reply);
@@ -106,6 +117,7 @@ class MetaService final : public Service {
 
   Env& env_;
   MetaServiceConfig config_;
+  MetaOpUnits units_;
   std::unique_ptr<MetaStore> store_;
   OpTable ops_;
   RpcClient rpc_;

@@ -286,7 +286,11 @@ void FileSweep::read_file(std::uint64_t index, StatusFn done) {
 }
 
 void FileSweep::read_block(const std::shared_ptr<FileJob>& job) {
-  if (job->offset >= config_.file_bytes) return job->done(ok_status());
+  if (job->offset >= config_.file_bytes) {
+    ctx_->client.close_unchanged(job->path,
+                                 [job](Status s) { job->done(annotate(s, "file_sweep close " + job->path)); });
+    return;
+  }
   const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - job->offset);
   const MemHandle slice = job->buffer.slice(0, length);
   const TimeNs issued = ctx_->env.now();

@@ -9,7 +9,9 @@
 //   write   per file: create, write file_bytes in block_bytes calls (in file
 //           order, one block in flight per file, as an elbencho I/O thread
 //           with iodepth 1), close with the size
-//   read    per file: stat (the open), read every block, verify the pattern
+//   read    per file: stat (the open), read every block, verify the pattern,
+//           close (Client::close_unchanged: one metadata request, as elbencho's
+//           close() is one on BeeGFS)
 //   stat    per file: stat; checks it is a file (and its size, when this run
 //           wrote it)
 //   delete  per file: unlink

@@ -214,6 +214,18 @@ int run_emulate(const EmulateCli& cli) {
     fmt::print(stderr, "sluice emulate: {}\n", run.status().to_string());
     return k_exit_failed;
   }
+  // The point's parameters, under the names the sim side uses (analysis
+  // reads them: run_record.hpp), so an emulated run aligns with a simulated one.
+  const ClusterWorkload& w = o.cluster.workload;
+  (*run)["scenario"] = "emulate_file_sweep";
+  (*run)["params"] = {{"nodes", std::to_string(o.nodes)},
+                      {"stripe_count", std::to_string(w.stripe_count > 0 ? w.stripe_count
+                                                                        : o.cluster.storage_target_count())},
+                      {"chunk_bytes", std::to_string(w.chunk_bytes)},
+                      {"file_bytes", std::to_string(w.sweep.file_bytes)},
+                      {"block_bytes", std::to_string(w.sweep.block_bytes)},
+                      {"files_per_rank", std::to_string(w.sweep.files_per_rank)},
+                      {"threads", std::to_string(w.sweep.threads)}};
   print_summary(*run);
   if (!run->value("ok", false)) {
     fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n", run->value("work_dir", std::string()));
@@ -321,6 +333,8 @@ int run_node_command(const NodeCli& cli) {
 }
 
 }  // namespace
+
+int install_emulate_stop_signals() { return install_stop_signals(); }
 
 void add_emulate_commands(CLI::App& app) {
   auto emulate_cli = std::make_shared<EmulateCli>();

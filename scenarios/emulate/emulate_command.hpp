@@ -26,4 +26,9 @@ namespace sluice::emulate {
 // needs no dispatch of its own for them.
 void add_emulate_commands(CLI::App& app);
 
+// Makes SIGINT/SIGTERM/SIGHUP write to a pipe and returns its read end (-1
+// when no pipe could be made): an emulation given it as stop_fd stops and
+// removes its namespaces and processes (`sluice calibrate SCRIPT` uses it).
+int install_emulate_stop_signals();
+
 }  // namespace sluice::emulate

@@ -40,6 +40,27 @@ struct ParamDecl {
 // RunResult per point, in order. Called from inside the script (sl.run).
 using RunPointsFn = std::function<Result<std::vector<RunResult>>(const std::vector<ScenarioSpec>& points, Backend backend)>;
 
+// A plot a script asks for (report:plot("name.svg")): curves of one metric
+// against one parameter, drawn by whoever the CLI binds (analysis/plotter).
+struct ScriptPlotSeries {
+  std::string title;
+  std::vector<double> x;
+  std::vector<double> y;
+};
+struct ScriptPlot {
+  std::string out_base;  // <out_dir>/<name without .svg/.png>
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log_x = false;
+  std::vector<ScriptPlotSeries> series;
+};
+// Draws the plot; returns the files written. unavailable (no gnuplot) and
+// other errors are reported by the script's run as "not drawn: why".
+using DrawPlotFn = std::function<Result<std::vector<std::string>>(const ScriptPlot& plot)>;
+inline constexpr std::size_t k_max_plot_series = 64;
+inline constexpr std::size_t k_max_plot_points = 4096;  // per series
+
 // Limits on a script (a runaway script stops with an error naming the limit).
 inline constexpr std::uint64_t k_lua_default_memory_bytes = 256ULL << 20;
 inline constexpr std::uint64_t k_lua_default_instructions = 2'000'000'000ULL;
@@ -52,6 +73,7 @@ struct ScriptOptions {
   std::uint64_t memory_limit_bytes = k_lua_default_memory_bytes;
   std::uint64_t instruction_limit = k_lua_default_instructions;
   RunPointsFn run;                           // required for scripts that call sl.run
+  DrawPlotFn draw_plot;                      // report:plot(); empty: plots are not drawn (said so)
   std::ostream* out = nullptr;               // where print/sl.report write (null: std::cout)
 };
 
@@ -61,6 +83,7 @@ struct ScriptOutcome {
   std::map<std::string, std::string> param_values;  // after --set
   std::vector<RunResult> results;       // every run the script made, in order
   std::vector<std::string> headlines;   // lines the script reported as headline figures
+  std::vector<Claim> claims;            // shape claims the script checked (sl.claim), in order
 };
 
 // Runs the script. invalid_argument ("file:line: ...") for script errors.

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <new>
 
 #include "core/topology/nvidia_smi_import.hpp"
@@ -685,6 +686,139 @@ int sl_headline(lua_State* L) {
   });
 }
 
+// sl.claim{"text", measured = x, at_least = a, at_most = b, seed = "~2x"}
+// -> holds (boolean). Prints the verdict and records the claim; a
+// non-finite measurement (a ratio over a failed run) does not hold.
+int sl_claim(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    const ScriptTable args = read_args(L, 1, "sl.claim");
+    if (args.list.size() != 1 || args.list[0].string() == nullptr || args.list[0].string()->empty()) {
+      throw ScriptError("sl.claim{\"what is claimed\", measured = x, at_least = a, at_most = b}: "
+                        "give the claim's text first, once");
+    }
+    ScriptTable named = args;  // the text is positional; the rest are named fields
+    named.list.clear();
+    FieldReader fields(named, "sl.claim");
+    Claim claim;
+    claim.text = *args.list[0].string();
+    claim.where = caller_where(L);
+    const ScriptValue* measured = fields.get("measured");
+    if (measured == nullptr || !measured->is_number()) {
+      fields.fail("measured", "expected the measured number, not " +
+                                  (measured == nullptr ? std::string("nothing") : measured->type_name()));
+    }
+    if (const auto* i = std::get_if<std::int64_t>(&measured->value)) {
+      claim.measured = static_cast<double>(*i);
+    } else {
+      claim.measured = std::get<double>(measured->value);
+    }
+    const double k_any = std::numeric_limits<double>::max();
+    claim.at_least = fields.number("at_least", -k_any, k_any);
+    claim.at_most = fields.number("at_most", -k_any, k_any);
+    if (!claim.at_least && !claim.at_most) fields.fail("at_least", "give at_least, at_most or both");
+    if (claim.at_least && claim.at_most && *claim.at_least > *claim.at_most) {
+      fields.fail("at_most", "is below at_least: no value could hold");
+    }
+    claim.seed_figure = fields.text("seed").value_or("");
+    fields.finish();
+    claim.holds = std::isfinite(claim.measured) && (!claim.at_least || claim.measured >= *claim.at_least) &&
+                  (!claim.at_most || claim.measured <= *claim.at_most);
+    char bounds[96];
+    if (claim.at_least && claim.at_most) {
+      std::snprintf(bounds, sizeof bounds, "in [%.4g, %.4g]", *claim.at_least, *claim.at_most);
+    } else if (claim.at_least) {
+      std::snprintf(bounds, sizeof bounds, ">= %.4g", *claim.at_least);
+    } else {
+      std::snprintf(bounds, sizeof bounds, "<= %.4g", *claim.at_most);
+    }
+    char measured_text[48];
+    std::snprintf(measured_text, sizeof measured_text, "%.4g", claim.measured);
+    *ctx->out << (claim.holds ? "claim holds: " : "CLAIM DOES NOT HOLD: ") << claim.text << ": " << measured_text
+              << " (expected " << bounds
+              << (claim.seed_figure.empty() ? std::string() : "; seed: " + claim.seed_figure) << ")\n";
+    lua_pushboolean(L, claim.holds ? 1 : 0);
+    ctx->claims.push_back(std::move(claim));
+    return 1;
+  });
+}
+
+// sl._draw_plot{file =, title =, x_label =, y_label =, log_x =, series =
+// {{title =, x = {...}, y = {...}}, ...}}: the C side of report:plot().
+int sl_draw_plot(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    const ScriptTable args = read_args(L, 1, "report:plot");
+    FieldReader fields(args, "report:plot");
+    ScriptPlot plot;
+    const std::string file = fields.text("file").value_or("");
+    if (file.empty() || file.find('/') != std::string::npos || file.find("..") != std::string::npos) {
+      fields.fail("file", "give a plain file name such as \"sweep.svg\" (it goes into --out)");
+    }
+    std::string base = file;
+    for (const char* ext : {".svg", ".png"}) {
+      const std::string e = ext;
+      if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0) base.resize(base.size() - e.size());
+    }
+    plot.out_base = (std::filesystem::path(ctx->options->out_dir) / base).string();
+    plot.title = fields.text("title").value_or(base);
+    plot.x_label = fields.text("x_label").value_or("");
+    plot.y_label = fields.text("y_label").value_or("");
+    plot.log_x = fields.boolean("log_x").value_or(false);
+    const ScriptTable* series = fields.table("series");
+    fields.finish();
+    if (series == nullptr || series->list.empty()) fields.fail("series", "nothing to draw");
+    if (series->list.size() > k_max_plot_series) {
+      fields.fail("series", "more than k_max_plot_series = " + std::to_string(k_max_plot_series) + " curves");
+    }
+    auto numbers = [&](const ScriptTable* t, const char* what) {
+      std::vector<double> out;
+      if (t == nullptr) return out;
+      if (t->list.size() > k_max_plot_points) {
+        fields.fail("series", std::string(what) + ": more than k_max_plot_points = " + std::to_string(k_max_plot_points));
+      }
+      for (const ScriptValue& v : t->list) {
+        if (const auto* i = std::get_if<std::int64_t>(&v.value)) {
+          out.push_back(static_cast<double>(*i));
+        } else if (const auto* d = std::get_if<double>(&v.value)) {
+          out.push_back(*d);
+        } else {
+          fields.fail("series", std::string(what) + ": expected numbers, not " + v.type_name());
+        }
+      }
+      return out;
+    };
+    for (const ScriptValue& v : series->list) {
+      const ScriptTable* t = v.table();
+      if (t == nullptr) fields.fail("series", "each curve is a table {title =, x =, y =}");
+      FieldReader curve(*t, "report:plot series");
+      ScriptPlotSeries one;
+      one.title = curve.text("title").value_or("");
+      one.x = numbers(curve.table("x"), "x");
+      one.y = numbers(curve.table("y"), "y");
+      curve.finish();
+      if (one.x.size() != one.y.size() || one.x.empty()) {
+        fields.fail("series", "curve \"" + one.title + "\": x and y must be non-empty lists of the same length");
+      }
+      plot.series.push_back(std::move(one));
+    }
+    std::string said;
+    if (!ctx->options->draw_plot) {
+      said = "(plot " + file + " not drawn: this run draws no plots)";
+    } else {
+      Result<std::vector<std::string>> files = ctx->options->draw_plot(plot);
+      if (files.ok()) {
+        said = "plot:";
+        for (const std::string& f : *files) said += " " + f;
+      } else {
+        said = "(plot " + file + " not drawn: " + files.status().message() + ")";
+      }
+    }
+    *ctx->out << said << '\n';
+    return 0;
+  });
+}
+
 int sl_size(lua_State* L) {
   return guarded(L, [&] {
     if (lua_type(L, 1) == LUA_TNUMBER) {
@@ -831,8 +965,65 @@ end
 local Report = {}
 Report.__index = Report
 function Report:table() return self end
-function Report:plot(name)
-  print("(plot " .. tostring(name) .. ": not drawn yet; the table above has the numbers)")
+-- report:plot("name.svg" [, {x = param, y = "GB/s"|"kops/s", title =}]):
+-- one curve per workload/phase (and per value of the other varying
+-- parameters) of its rate against a numeric parameter; SVG + PNG in --out.
+function Report:plot(name, opts)
+  opts = opts or {}
+  if type(name) ~= "string" then error("report:plot(file): give a file name such as \"sweep.svg\"", 2) end
+  local function numeric(k)
+    for _, p in ipairs(self.points) do
+      local v = (p.params or {})[k]
+      if v == nil or magnitude(v) == nil then return false end
+    end
+    return true
+  end
+  local x = opts.x
+  if x == nil then
+    for _, k in ipairs(self.keys) do if numeric(k) then x = k break end end
+  elseif not numeric(x) then
+    error("report:plot: parameter \"" .. tostring(x) .. "\" is not numeric in every point", 2)
+  end
+  local metric = opts.y
+  if metric == nil then
+    metric = "kops/s"
+    for _, p in ipairs(self.points) do
+      for _, ph in ipairs(p.ok and p.phases or {}) do if (ph.bytes or 0) > 0 then metric = "GB/s" end end
+    end
+  end
+  if metric ~= "GB/s" and metric ~= "kops/s" then error("report:plot: y must be \"GB/s\" or \"kops/s\"", 2) end
+  local curves, order = {}, {}
+  for i, p in ipairs(self.points) do
+    if p.ok then
+      local others = {}
+      for _, k in ipairs(self.keys) do
+        if k ~= x then others[#others + 1] = k .. "=" .. tostring((p.params or {})[k]) end
+      end
+      for _, ph in ipairs(p.phases or {}) do
+        local y = metric == "GB/s" and ph.last_bytes_per_s / 1e9 or ph.last_ops_per_s / 1e3
+        if y == y and y > 0 then
+          local key = ph.workload .. "/" .. ph.phase
+          if #others > 0 then key = key .. " " .. table.concat(others, " ") end
+          if curves[key] == nil then curves[key] = {title = key, x = {}, y = {}}; order[#order + 1] = key end
+          local c = curves[key]
+          c.x[#c.x + 1] = x and magnitude(p.params[x]) or i
+          c.y[#c.y + 1] = y
+        end
+      end
+    end
+  end
+  local series = {}
+  for _, key in ipairs(order) do series[#series + 1] = curves[key] end
+  if #series == 0 then
+    print("(plot " .. name .. " not drawn: no successful phase with a " .. metric .. " rate)")
+    return self
+  end
+  local lo, hi = math.huge, 0
+  for _, c in ipairs(series) do
+    for _, v in ipairs(c.x) do lo = math.min(lo, v); hi = math.max(hi, v) end
+  end
+  sl._draw_plot{file = name, title = opts.title or self.title or name, x_label = x or "point",
+                y_label = metric, log_x = lo > 0 and hi / lo >= 16, series = series}
   return self
 end
 
@@ -912,7 +1103,7 @@ function sl.report(args)
   if args.title then print(args.title) end
   print(line(header))
   for _, row in ipairs(rows) do print(line(row)) end
-  return setmetatable({points = points, rows = rows, header = header}, Report)
+  return setmetatable({points = points, rows = rows, header = header, keys = keys, title = args.title}, Report)
 end
 return sl
 )LUA";
@@ -926,6 +1117,7 @@ int open_module(lua_State* L) {
   add_typed(L, ctx, workload_types(), make_workload, "workload", "sl.workload");
   const luaL_Reg functions[] = {{"cluster", make_cluster},   {"params", sl_params},
                                 {"run", sl_run},             {"headline", sl_headline},
+                                {"claim", sl_claim},         {"_draw_plot", sl_draw_plot},
                                 {"size", sl_size},           {"rate", sl_rate},
                                 {"format_size", sl_format_size}, {"format_rate", sl_format_rate},
                                 {nullptr, nullptr}};

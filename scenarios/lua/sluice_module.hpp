@@ -17,6 +17,9 @@
 //        counters, paths_taken, log_tail, cluster}
 //   sl.report{results..., title =, phases = {...}} prints a table -> report object
 //   sl.headline(text, measured, seed_figure) prints and records a headline
+//   sl.claim{"text", measured =, at_least =, at_most =, seed =} checks, prints
+//     and records a shape claim -> holds (results.json "claims"; `sluice run
+//     --check-claims` fails when one does not hold)
 //   sl.phase(point, phase [, workload]) -> the phase row or nil
 //   sl.size(text), sl.rate(text), sl.format_size(bytes), sl.format_rate(bytes_per_s)
 // Objects (machines, fabrics, clusters, file systems, workloads) are userdata;
@@ -49,6 +52,7 @@ struct ScriptContext {
   std::string params_where;  // "file:line" of the last sl.params
   std::vector<RunResult> results;
   std::vector<std::string> headlines;
+  std::vector<Claim> claims;
   std::optional<Status> run_failure;  // the runner failed (not the script)
   bool stopped = false;               // describe mode reached sl.run
 };

@@ -104,7 +104,8 @@ MachineInfo this_machine() {
   return m;
 }
 
-nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs) {
+nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs,
+                                const ScriptFindings& findings) {
   const MachineInfo m = this_machine();
   nlohmann::json doc;
   doc["format"] = k_results_format;
@@ -116,6 +117,17 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
   doc["versions"] = build_versions();
   doc["runs"] = nlohmann::json::array();
   for (const RunResult& r : runs) doc["runs"].push_back(to_json(r));
+  doc["headlines"] = findings.headlines;
+  doc["claims"] = nlohmann::json::array();
+  for (const Claim& c : findings.claims) {
+    nlohmann::json j{{"text", c.text},       {"where", c.where},           {"seed_figure", c.seed_figure},
+                     {"holds", c.holds}};
+    // A non-finite measurement is written as null (the schema's metric).
+    j["measured"] = std::isfinite(c.measured) ? nlohmann::json(c.measured) : nlohmann::json(nullptr);
+    if (c.at_least) j["at_least"] = *c.at_least;
+    if (c.at_most) j["at_most"] = *c.at_most;
+    doc["claims"].push_back(std::move(j));
+  }
   return doc;
 }
 
@@ -184,7 +196,8 @@ std::string results_table(const std::vector<RunResult>& runs) {
   return out;
 }
 
-Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs) {
+Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs,
+                     const ScriptFindings& findings) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return error(StatusCode::io_error, "results: cannot create " + dir + ": " + ec.message());
@@ -196,7 +209,7 @@ Status write_results(const std::string& dir, std::string_view scenario, const st
     if (!f) return error(StatusCode::io_error, "results: cannot write " + path.string());
     return ok_status();
   };
-  if (Status s = write(base / "results.json", results_document(scenario, runs).dump(2) + "\n"); !s.ok()) return s;
+  if (Status s = write(base / "results.json", results_document(scenario, runs, findings).dump(2) + "\n"); !s.ok()) return s;
   return write(base / "results.csv", results_csv(runs));
 }
 

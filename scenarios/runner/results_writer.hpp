@@ -5,7 +5,9 @@
 //     "sluice_version": "...", "created_utc": "2026-01-01T00:00:00Z",
 //     "machine": { "hostname": "...", "cores": 16, "os": "Linux 6.1 x86_64" },
 //     "versions": { "sluice": "0.1.0", "simgrid": "3.32.0", "nlohmann_json": ..., "compiler": ... },
-//     "runs": [ <result_codec.hpp's run>, ... ] }
+//     "runs": [ <result_codec.hpp's run>, ... ],
+//     "headlines": ["...", ...], "claims": [ {text, where, measured, at_least?,
+//       at_most?, seed_figure, holds}, ... ] }   (the script's findings)
 // results.csv — one row per workload phase per run (a run with no phase, e.g.
 //   one that failed at deployment, gets one row with its error), columns with
 //   units in their names, after elbencho's CSV in spirit:
@@ -42,12 +44,14 @@ MachineInfo this_machine();
 // The versions of sluice and of what it was built with.
 nlohmann::json build_versions();
 
-nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs);
+nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs,
+                                const ScriptFindings& findings = {});
 std::string results_csv(const std::vector<RunResult>& runs);
 std::string results_table(const std::vector<RunResult>& runs);
 
 // Writes <dir>/results.json and <dir>/results.csv (creating dir); io_error
 // naming the file.
-Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs);
+Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs,
+                     const ScriptFindings& findings = {});
 
 }  // namespace sluice::scenario

@@ -99,6 +99,23 @@ TEST_F(AnalysisCommand, CalibrateFromMeasuredFilesFitsAndScoresHeldOutRuns) {
   EXPECT_EQ(run_calibrate(no_params, out_, err_), 1);
 }
 
+TEST_F(AnalysisCommand, CalibrateScriptModeGoesToTheProgramsRunnerOrIsAUsageError) {
+  CalibrateArgs args;
+  args.script = "lua_scripts/calibrate_links.lua";
+  EXPECT_EQ(run_calibrate(args, out_, err_), 2) << "no runner linked: usage error";
+  EXPECT_NE(err_.str().find("SCRIPT mode"), std::string::npos) << err_.str();
+  std::string seen;
+  const ScriptCalibrateFn runner = [&](const CalibrateArgs &a, std::ostream &, std::ostream &) {
+    seen = a.script + " on " + a.backend;
+    return 0;
+  };
+  EXPECT_EQ(run_calibrate(args, out_, err_, runner), 0);
+  EXPECT_EQ(seen, "lua_scripts/calibrate_links.lua on emulate");
+  CalibrateArgs both = args;
+  both.synthetic = true;
+  EXPECT_EQ(run_calibrate(both, out_, err_, runner), 2) << "a script and --synthetic at once";
+}
+
 TEST_F(AnalysisCommand, ReportWritesMarkdown) {
   const std::string a = write("a.json", testing::results_json({testing::run_json("sim", "1", 120),
                                                               testing::run_json("hw", "1", 100),

@@ -68,8 +68,6 @@ expect 2 "unknown --set" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/
 expect 2 "malformed --set" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/x" --set files
 expect 2 "bad backend" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend cloud
 expect 2 "missing script" -- "$sluice" run "$tmp/no_such.lua"
-expect 1 "emulate backend not yet supported" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/em" --backend emulate --set files=4
-grep -q "not yet supported" "$tmp/err" || { echo "FAIL: emulate backend message"; cat "$tmp/err"; fail=1; }
 
 # hw: the same script on this machine (loopback TCP, chunk files in a temporary directory).
 expect 0 "run --backend hw" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/hw" --backend hw --set files=4

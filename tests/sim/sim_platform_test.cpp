@@ -92,8 +92,9 @@ TEST(SimPlatform, OnADgxA100GpuDirectStaysBelowTheSwitchAndBounceGoesThroughTheR
     const TransferSpec other_rail{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::gpu, 0, 1, 0, 1}, 0, 2};
     EXPECT_GT(count_class(rt->transfer_route(other_rail).value(), topo::LinkClass::pcie),
               count_class(route, topo::LinkClass::pcie));
-    // 10 NICs x 10 memories (8 GPUs + 2 sockets) per node, plus 10 local hosts.
-    EXPECT_EQ(rt->platform().stats().hosts, 2u * (100u + 10u));
+    // 10 NICs x 10 memories (8 GPUs + 2 sockets) per node, plus 10 local
+    // hosts and a CPU-copy host per socket's memory.
+    EXPECT_EQ(rt->platform().stats().hosts, 2u * (100u + 10u + 2u));
   });
 }
 

@@ -85,6 +85,7 @@ struct SimEnvKind {
   static std::string isolate_capture(const std::function<std::string()>& body) { return in_child_capture(body); }
   static constexpr std::size_t k_files_per_rank = 100;
   static constexpr std::size_t k_big_directory_entries = 100'000;
+  static constexpr bool k_virtual_time = true;
 };
 
 }  // namespace sluice::testing

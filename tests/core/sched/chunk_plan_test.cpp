@@ -57,13 +57,19 @@ TEST(PlanChunks, WindowGrowsWithTheRoundTripAndIsCappedBySpareConnections) {
   EXPECT_EQ(plan.back().wave, 2u) << "12 chunks, 6 per rail, window 2 on NIC 1 -> waves 0..2";
 }
 
-TEST(PlanChunks, OverflowToFartherRailsBouncesThroughTheGpusNuma) {
+TEST(PlanChunks, OverflowToFartherRailsBouncesThroughTheGpusNumaUnlessThatWouldLeaveGpuDirect) {
   const topo::Topology t = *topo::dgx_a100();
   auto rails = *RailSelector::create(t, 0, RailLimits{1});
   ASSERT_TRUE(rails.acquire(0).ok());
   ASSERT_TRUE(rails.acquire(1).ok());
   PlanParams p;
+  // With GPU memory reachable, mlx5_0/1 full means wait: the others would bounce.
   p.caps.gpu_memory_reachable = true;
+  auto waiting = plan_chunks(t, rails, MemoryPlace::gpu(0), chunks(4, k_mib), p);
+  ASSERT_FALSE(waiting.ok());
+  EXPECT_EQ(waiting.status().code(), StatusCode::again);
+  // Without it every GPU chunk bounces anyway, so the next closest rails take them.
+  p.caps.gpu_memory_reachable = false;
   auto plan = plan_chunks(t, rails, MemoryPlace::gpu(0), chunks(4, k_mib), p);
   ASSERT_TRUE(plan.ok()) << plan.status().to_string();
   for (const auto& c : *plan) {

@@ -51,6 +51,35 @@ TEST(RailSelector, OverflowsToTheNextClosestNicsWhenTheBestAreFull) {
   EXPECT_EQ(rails.spare(9), 2u);
 }
 
+TEST(RailSelector, WithGpuDirectAFullDirectRailMeansWaitNotOverflowIntoABounce) {
+  const topo::Topology t = *topo::dgx_a100();
+  const BackendCaps gds{.gpu_memory_reachable = true};
+  auto rails = *RailSelector::create(t, 0, RailLimits{2});
+  for (int i = 0; i < 4; ++i) EXPECT_LT(*rails.choose(MemoryPlace::gpu(0), gds), 2u);
+  // mlx5_0/1 are full; every other NIC is NODE or SYS from GPU 0, i.e. a bounce.
+  const auto full = rails.choose(MemoryPlace::gpu(0), gds);
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), StatusCode::again);
+  EXPECT_FALSE(rails.usable_for(MemoryPlace::gpu(0), 2, gds));
+  EXPECT_TRUE(rails.usable_for(MemoryPlace::gpu(0), 1, gds));
+  // Without GPU memory reach every GPU chunk bounces anyway: overflow is fine.
+  EXPECT_GE(*rails.choose(MemoryPlace::gpu(0)), 2u);
+  // Host memory is never restricted.
+  EXPECT_TRUE(rails.usable_for(MemoryPlace::host(1), 0, gds));
+  // A released direct rail is taken again.
+  ASSERT_TRUE(rails.release(1).ok());
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0), gds), 1u);
+}
+
+TEST(RailSelector, AGpuWithoutADirectNicStillOverflows) {
+  // ND40rs_v2: GPUs hang off the host bridge (PHB from the NIC): no direct rail.
+  const topo::Topology t = *topo::azure_nd40rs_v2();
+  const BackendCaps gds{.gpu_memory_reachable = true};
+  auto rails = *RailSelector::create(t, 0, RailLimits{1});
+  EXPECT_TRUE(rails.usable_for(MemoryPlace::gpu(0), 0, gds));
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0), gds), 0u);
+}
+
 TEST(RailSelector, AllNicsFullIsBackPressure) {
   const topo::Topology t = *topo::azure_nd40rs_v2();
   auto rails = *RailSelector::create(t, 0, RailLimits{1});

@@ -8,6 +8,8 @@
 //     static void isolate(const std::function<void()>& body);  // runs one test body
 //     static std::string isolate_capture(const std::function<std::string()>& body);  // ... and returns its result
 //     static constexpr std::size_t k_files_per_rank, k_big_directory_entries;
+//     static constexpr bool k_virtual_time;  // false: real time (HwEnv), where
+//                                            // only robust timing bounds are checked
 //   };
 // SimEnv's isolate() runs the body in a child process (one SimGrid engine
 // per process). Byte-level checks (verify) only bite where the world moves
@@ -36,6 +38,7 @@ struct TestEnvKind {
   static std::string isolate_capture(const std::function<std::string()>& body) { return body(); }
   static constexpr std::size_t k_files_per_rank = 700;  // x 3 ranks: thousands of files of mixed sizes
   static constexpr std::size_t k_big_directory_entries = 100'000;
+  static constexpr bool k_virtual_time = true;
 };
 
 template <class Kind>
@@ -321,7 +324,7 @@ TYPED_TEST_P(ServicesSuite, TheEgressLimitPacesReadsFromAServer) {
   constexpr std::uint64_t k_bytes = 16 * k_mib;
   constexpr double k_limit_bytes_per_s = 200e6;
   // Two runs, each isolated (a world with one simulation per process runs
-  // each in a child); each returns its read time.
+  // each in a child); each returns "<read time> <throttled ns>".
   auto read_time = [](double limit_bytes_per_s) {
     return TypeParam::isolate_capture([limit_bytes_per_s] {
       TestClusterSpec spec;
@@ -333,20 +336,30 @@ TYPED_TEST_P(ServicesSuite, TheEgressLimitPacesReadsFromAServer) {
       TimeNs read_ns = 0;
       cluster.add_host(std::make_unique<Scripted>(big_read(k_bytes, &read_ns)), 0, 1);
       EXPECT_TRUE(cluster.run());
-      if (limit_bytes_per_s > 0) {
-        EXPECT_GT(cluster.world().counter("storage.egress_throttled_ns"), 0.0);
-      }
-      return std::to_string(read_ns);
+      return std::to_string(read_ns) + " " + std::to_string(cluster.world().counter("storage.egress_throttled_ns"));
     });
   };
-  const double unlimited_ns = std::stod("0" + read_time(0));
-  const double limited_ns = std::stod("0" + read_time(k_limit_bytes_per_s));
+  const std::string unlimited = "0" + read_time(0);
+  const std::string limited = "0" + read_time(k_limit_bytes_per_s);
+  const double unlimited_ns = std::stod(unlimited);
+  const double limited_ns = std::stod(limited);
+  const std::size_t space = limited.find(' ');
+  const double throttled_ns = space == std::string::npos ? 0.0 : std::stod(limited.substr(space + 1));
   // Without the limit the read runs at the drive's 3.2 GB/s; with it, at the limit (minus the 1 MiB burst).
   const double floor_ns = static_cast<double>(k_bytes - k_mib) / k_limit_bytes_per_s * 1e9;
   EXPECT_GT(unlimited_ns, 0.0);
-  EXPECT_LT(unlimited_ns, floor_ns / 5);
-  EXPECT_GE(limited_ns, floor_ns);
-  EXPECT_LT(limited_ns, floor_ns * 1.2);
+  EXPECT_GE(limited_ns, floor_ns);  // pacing guarantees it, in virtual and in real time
+  if constexpr (TypeParam::k_virtual_time) {
+    // Upper bounds only where time is the model's: in real time they would be
+    // wall-clock thresholds (STYLE.md), at the mercy of a loaded machine.
+    EXPECT_LT(unlimited_ns, floor_ns / 5);
+    EXPECT_LT(limited_ns, floor_ns * 1.2);
+    EXPECT_GT(throttled_ns, 0.0);
+  } else if (unlimited_ns < floor_ns) {
+    // In real time the limit must act only where the server could outrun it
+    // (an instrumented -O0 build on a loaded machine may not reach 200 MB/s).
+    EXPECT_GT(throttled_ns, 0.0) << "unlimited read took " << unlimited_ns << " ns";
+  }
 }
 
 REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,

@@ -119,6 +119,10 @@ TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
               0u);
   }
   EXPECT_NE(r->output.find("every byte verified"), std::string::npos);
+  // The point's parameters travel with the results (analysis aligns emulated and simulated runs by them).
+  EXPECT_EQ(run["params"]["file_bytes"], std::to_string(1 * k_mib));
+  EXPECT_EQ(run["params"]["chunk_bytes"], std::to_string(256 * k_kib));
+  EXPECT_EQ(run["params"]["stripe_count"], "2");
   const std::string prefix = run["emulation"]["prefix"].get<std::string>();
   EXPECT_TRUE(run["left_behind"].empty());
   EXPECT_TRUE(namespaces_with(prefix).empty());

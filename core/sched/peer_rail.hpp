@@ -1,0 +1,36 @@
+// Multirail, the far end: which NIC of the server node a chunk's transfer
+// uses, given the NIC the client chose for it (RailSelector / plan_chunks).
+//
+// Rule: rail matching. A multirail fabric keeps each rail on its own switch
+// or subnet, and a connection opened from client rail k goes to the server
+// address on the same rail: NCCL's rail-optimised topologies pair NIC k of
+// one node with NIC k of the other (src/graph/search.cc keeps one NIC per
+// channel on both ends), and BeeGFS multirail clients connect each local
+// RDMA NIC to the server interface of the same network (connRDMAInterfacesFile,
+// one IPoIB subnet per rail). The Critical I/O recorder (SEEDS.md section 4)
+// streams port 0 to port 0 and port 1 to port 1.
+// So: the candidates are the server NICs with a network link, those cabled
+// to the same switch as the client NIC first (no spine crossing); among
+// them, the i-th (in local index order) where i = the client NIC's position
+// among its node's cabled NICs, modulo the candidate count. Every client
+// rail therefore lands on a server rail, and k client rails spread over
+// min(k, server rails) server rails instead of all meeting on one.
+//
+// Pure function of the topology: no load, no state. Load balancing happens
+// on the client side, where the rail is chosen.
+#pragma once
+
+#include <cstdint>
+
+#include "core/common/ids.hpp"
+#include "core/common/status.hpp"
+#include "core/topology/topology.hpp"
+
+namespace sluice::sched {
+
+// Errors: unknown node or client NIC; the client NIC or the server node has
+// no NIC with a network link (not_found).
+Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_node, std::uint32_t client_nic,
+                               NodeId server_node);
+
+}  // namespace sluice::sched

@@ -1,0 +1,205 @@
+#include "scenarios/emulate/emulated_point_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <map>
+#include <set>
+
+#include "core/workloads/phase_summary.hpp"
+#include "scenarios/emulate/cluster_emulator.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+Status bad(const std::string& what) { return error(StatusCode::invalid_argument, "emulate: " + what); }
+
+// The one rate and latency of the cluster's network links.
+Result<LinkSpec> network_link(const topo::Topology& t) {
+  bool found = false;
+  double rate_bytes_per_s = 0;
+  TimeNs latency_ns = 0;
+  for (topo::EdgeId e = 0; e < t.link_count(); ++e) {
+    const topo::LinkSpec& s = t.link(e).spec;
+    if (s.link_class != topo::LinkClass::network) continue;
+    if (s.bandwidth_ab_bytes_per_s != s.bandwidth_ba_bytes_per_s) {
+      return bad("a network link has different rates in its two directions; only symmetric links are emulated");
+    }
+    if (!found) {
+      rate_bytes_per_s = s.bandwidth_ab_bytes_per_s;
+      latency_ns = s.latency_ns;
+      found = true;
+    } else if (s.bandwidth_ab_bytes_per_s != rate_bytes_per_s || s.latency_ns != latency_ns) {
+      return bad("the cluster's network links differ in rate or latency; every node gets one link of one kind here");
+    }
+  }
+  if (!found) return bad("the cluster has no network link to emulate");
+  LinkSpec link;
+  link.rate_bits_per_s = static_cast<std::uint64_t>(std::llround(rate_bytes_per_s * 8));
+  link.latency_ns = latency_ns >= k_min_emulated_latency_ns ? static_cast<std::uint64_t>(latency_ns) : 0;
+  return link;
+}
+
+scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) {
+  scenario::RunResult r;
+  r.spec = spec;
+  r.backend = scenario::Backend::emulate;
+  r.ok = false;
+  r.error = std::move(why);
+  return r;
+}
+
+}  // namespace
+
+Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& spec) {
+  if (spec.cluster == nullptr) return bad("the point has no cluster");
+  const topo::Topology& t = *spec.cluster;
+  const NodeId nodes = t.node_count();
+  if (nodes < 2 || nodes > k_max_cluster_nodes) {
+    return bad("the cluster has " + std::to_string(nodes) + " nodes; 2.." + std::to_string(k_max_cluster_nodes) +
+               " can be emulated");
+  }
+  if (spec.workloads.size() != 1) {
+    return bad("the point has " + std::to_string(spec.workloads.size()) + " workloads; one file sweep is emulated");
+  }
+  const scenario::WorkloadSpec& w = spec.workloads.front();
+  const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
+  if (sweep == nullptr) return bad("workload " + w.label + " is not a file sweep; only file_sweep is emulated");
+  if (w.clients.ranks_per_node != 1) {
+    return bad("workload " + w.label + " has " + std::to_string(w.clients.ranks_per_node) +
+               " ranks per node; the emulated nodes run one client rank each");
+  }
+  if (sweep->buffer_kind != MemKind::host) return bad("workload " + w.label + ": only host buffers are emulated");
+  if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
+  if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
+  if (spec.fs.storage.empty()) return bad("the file system has no storage server");
+
+  Result<LinkSpec> link = network_link(t);
+  if (!link.ok()) return link.status();
+
+  ClusterConfig c;
+  c.seed = spec.seed;
+  c.max_wait_s = k_point_max_wait_s;
+  std::map<NodeId, NodeSpec> by_node;
+  for (NodeId n = 0; n < nodes; ++n) by_node[n].id = n;
+  auto add_role = [&](NodeId n, Role role, const char* what) -> Status {
+    if (n >= nodes) return bad(std::string(what) + " node " + std::to_string(n) + " is not in the cluster");
+    if (!by_node[n].has(role)) by_node[n].roles.push_back(role);
+    return ok_status();
+  };
+  if (Status st = add_role(spec.fs.mgmt_node, Role::mgmt, "mgmt"); !st.ok()) return st;
+  for (NodeId n : spec.fs.meta_nodes) {
+    if (Status st = add_role(n, Role::meta, "metadata"); !st.ok()) return st;
+  }
+  TargetId next_target = 1;
+  for (const scenario::StorageServerSpec& s : spec.fs.storage) {
+    if (Status st = add_role(s.node, Role::storage, "storage"); !st.ok()) return st;
+    if (s.nvme.empty()) return bad("storage server on node " + std::to_string(s.node) + " has no target");
+    for (std::size_t i = 0; i < s.nvme.size(); ++i) by_node[s.node].targets.push_back(next_target++);
+  }
+  for (NodeId n : w.clients.nodes) {
+    if (Status st = add_role(n, Role::client, "client"); !st.ok()) return st;
+  }
+  for (auto& [id, node] : by_node) c.nodes.push_back(std::move(node));
+  // A node without a role would have nothing to run; the emulation needs a process per node.
+  for (const NodeSpec& n : c.nodes) {
+    if (n.roles.empty()) return bad("node " + std::to_string(n.id) + " has no role (mgmt, metadata, storage or client)");
+  }
+  c.workload.sweep = *sweep;
+  c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
+  c.workload.stripe_count = spec.fs.meta.default_stripe_count;
+  if (Status st = validate(c); !st.ok()) return bad(st.message());
+  return EmulatedPointSetup{std::move(c), *link};
+}
+
+scenario::RunResult EmulatedPointRun::result_of(const scenario::ScenarioSpec& spec, const nlohmann::json& gathered) {
+  scenario::RunResult r;
+  r.spec = spec;
+  r.backend = scenario::Backend::emulate;
+  try {
+    r.ok = gathered.value("ok", false);
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<RankPhaseResult>> by_phase;
+    for (const auto& node : gathered.at("nodes")) {
+      const std::string status = node.value("status", std::string());
+      if (!node.value("ok", false)) {
+        const std::string line = "node " + std::to_string(node.value("node", 0)) + ": " + status;
+        r.log_tail.push_back(line);
+        if (r.error.empty()) r.error = line;
+      }
+      if (node.contains("counters")) {
+        for (const auto& [name, value] : node["counters"].items()) {
+          if (value.is_number()) r.counters[name] += value.get<double>();
+        }
+      }
+      if (!node.contains("phases")) continue;
+      for (const auto& p : node["phases"]) {
+        RankPhaseResult rp;
+        rp.phase = p.at("phase").get<std::string>();
+        rp.rank = p.value("rank", 0u);
+        rp.bytes = p.value("bytes", std::uint64_t{0});
+        rp.ops = p.value("ops", std::uint64_t{0});
+        rp.elapsed_ns = p.value("elapsed_ns", TimeNs{0});
+        if (by_phase.find(rp.phase) == by_phase.end()) order.push_back(rp.phase);
+        by_phase[rp.phase].push_back(std::move(rp));
+      }
+    }
+    const std::string label = spec.workloads.empty() ? std::string("file_sweep") : spec.workloads.front().label;
+    for (const std::string& phase : order) {
+      const PhaseSummary s = summarize_phase(by_phase[phase]);
+      scenario::PhaseRow row;
+      row.workload = label;
+      row.phase = phase;
+      row.ranks = s.ranks;
+      row.bytes = s.bytes;
+      row.ops = s.ops;
+      row.first_done_s = static_cast<double>(s.first_done_ns) / static_cast<double>(k_ns_per_s);
+      row.last_done_s = static_cast<double>(s.last_done_ns) / static_cast<double>(k_ns_per_s);
+      row.first_bytes_per_s = s.first_bytes_per_s;
+      row.last_bytes_per_s = s.last_bytes_per_s;
+      row.first_ops_per_s = s.first_ops_per_s;
+      row.last_ops_per_s = s.last_ops_per_s;
+      r.phases.push_back(std::move(row));
+    }
+    if (gathered.contains("emulation")) {
+      const auto& e = gathered["emulation"];
+      r.counters["emulate.link_bits_per_s"] = e.value("rate_bits_per_s", 0.0);
+      r.counters["emulate.link_latency_ns"] = e.value("latency_ns", 0.0);
+      if (e.contains("iperf_bits_per_s")) r.counters["emulate.iperf_bits_per_s"] = e["iperf_bits_per_s"].get<double>();
+    }
+  } catch (const std::exception& e) {
+    return failed(spec, std::string("emulate: the gathered results are malformed: ") + e.what());
+  }
+  if (!r.ok && r.error.empty()) r.error = "emulate: the run failed (no node said why)";
+  return r;
+}
+
+scenario::RunResult EmulatedPointRun::run(const scenario::ScenarioSpec& spec, const EmulatedPointOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<EmulatedPointSetup> setup = plan(spec);
+  if (!setup.ok()) return failed(spec, setup.status().message());
+  if (std::string why = netns_permitted(); !why.empty()) return failed(spec, "emulate: cannot emulate here: " + why);
+  EmulateOptions o;
+  o.cluster = std::move(setup->cluster);
+  o.cluster.max_wait_s = options.max_wait_s;
+  o.nodes = static_cast<std::uint32_t>(o.cluster.nodes.size());
+  o.link = setup->link;
+  o.subnet = options.subnet;
+  o.mtu_bytes = options.mtu_bytes;
+  o.node_command = options.node_command;
+  o.work_dir = options.work_dir;
+  o.log = options.log;
+  scenario::RunResult r;
+  try {
+    Result<nlohmann::json> gathered = run_emulation(o, options.stop_fd);
+    if (!gathered.ok()) return failed(spec, gathered.status().to_string());
+    r = result_of(spec, *gathered);
+  } catch (const std::exception& e) {
+    return failed(spec, std::string("emulate: ") + e.what());
+  }
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace sluice::emulate

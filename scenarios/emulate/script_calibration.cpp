@@ -1,0 +1,409 @@
+#include "scenarios/emulate/script_calibration.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "analysis/calibration.hpp"
+#include "analysis/profile_fit.hpp"
+#include "analysis/run_record.hpp"
+#include "analysis/stats.hpp"
+#include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/lua/lua_script.hpp"
+#include "scenarios/runner/result_codec.hpp"
+#include "scenarios/runner/results_writer.hpp"
+#include "scenarios/runner/runner.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_failed = 1;
+constexpr int k_exit_usage = 2;
+// Points one calibration may measure (each is a real run of seconds).
+constexpr std::size_t k_max_measured_points = 256;
+// Wall-clock limit of one simulated point (a calibration point simulates in
+// well under a second; this only stops a runaway).
+constexpr double k_sim_point_timeout_s = 600;
+
+// A failure the user caused (bad --set, bad parameter name): exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using scenario::Backend;
+using scenario::RunResult;
+using scenario::ScenarioSpec;
+
+// Params that make a point's key say what ran (see the header).
+void annotate(ScenarioSpec& spec) {
+  if (spec.cluster != nullptr) {
+    for (topo::EdgeId e = 0; e < spec.cluster->link_count(); ++e) {
+      const topo::LinkSpec& s = spec.cluster->link(e).spec;
+      if (s.link_class != topo::LinkClass::network) continue;
+      spec.params["link_bits_per_s"] = fmt::format("{}", std::llround(s.bandwidth_ab_bytes_per_s * 8));
+      spec.params["link_latency_ns"] = std::to_string(s.latency_ns);
+      break;
+    }
+  }
+  spec.params["stripe_count"] = std::to_string(spec.fs.meta.default_stripe_count);
+  spec.params["chunk_bytes"] = std::to_string(spec.fs.meta.default_chunk_bytes);
+  if (spec.workloads.size() == 1) {
+    if (const auto* sweep = std::get_if<FileSweepConfig>(&spec.workloads.front().config)) {
+      spec.params["file_bytes"] = std::to_string(sweep->file_bytes);
+      spec.params["block_bytes"] = std::to_string(sweep->block_bytes);
+    }
+  }
+}
+
+std::vector<analysis::RunRecord> to_records(const std::vector<RunResult>& results) {
+  std::vector<analysis::RunRecord> out;
+  for (const RunResult& r : results) {
+    Result<std::vector<analysis::RunRecord>> parsed = analysis::parse_runs(scenario::to_json(r));
+    if (!parsed.ok() || parsed->size() != 1) {
+      throw std::runtime_error("calibrate: a run's result could not be read back: " +
+                               (parsed.ok() ? std::string("not one run") : parsed.status().message()));
+    }
+    out.push_back(std::move(parsed->front()));
+  }
+  return out;
+}
+
+std::string hostname() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return "unknown-host";
+  return host;
+}
+
+std::string today_utc() {
+  const auto now = std::chrono::system_clock::now();
+  const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(now)};
+  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                     static_cast<unsigned>(ymd.day()));
+}
+
+struct MeasuredSet {
+  std::vector<ScenarioSpec> points;
+  std::vector<RunResult> results;                 // every repeat of every point
+  std::vector<analysis::RunRecord> medians;       // one per point: median_of_repeats
+  std::string scenario;
+};
+
+class Calibrator {
+ public:
+  Calibrator(const analysis::CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out, std::ostream& err)
+      : args_(args), env_(env), out_(out), err_(err) {
+    for (const std::string& set : args.sets) {
+      const std::size_t eq = set.find('=');
+      if (eq == std::string::npos || eq == 0) throw UsageError("--set " + set + ": expected name=value");
+      sets_[set.substr(0, eq)] = set.substr(eq + 1);
+    }
+    if (sets_.count(args.set_param) != 0) {
+      throw UsageError("--set " + args.set_param + "=...: calibrate sets " + args.set_param + " itself (--fit-set, "
+                       "--holdout-set)");
+    }
+    Result<Backend> b = scenario::parse_backend(args.backend);
+    if (!b.ok() || *b == Backend::sim) throw UsageError("--backend: measure on emulate or hw, not " + args.backend);
+    backend_ = *b;
+    phases_ = args.phases.empty() ? std::vector<std::string>{"write", "read"} : args.phases;
+    for (const std::string& p : args.fit_params) {
+      if (!analysis::find_profile_param(p).ok()) throw UsageError(analysis::find_profile_param(p).status().message());
+    }
+    std::filesystem::create_directories(std::filesystem::path(args.out_dir) / "profiles");
+    profiles_dir_ = (std::filesystem::path(args.out_dir) / "profiles").string();
+  }
+
+  int run() {
+    const std::string base_path = args_.profile_dir + "/" + args_.base_profile + ".json";
+    Result<nlohmann::json> base = analysis::read_json_file(base_path);
+    if (!base.ok()) throw UsageError("base profile: " + base.status().message());
+    base_ = *base;
+
+    // 1. The fit points, measured.
+    const MeasuredSet fit = measure_set(args_.fit_set);
+    const std::vector<analysis::RunRecord>& fit_measured = fit.medians;
+    write_set(args_.fit_set + "_" + args_.backend, fit.scenario, fit.results);
+
+    // 2. The fit, with the simulator in the loop.
+    analysis::ProfileFitOptions fo;
+    if (!args_.fit_params.empty()) fo.params = args_.fit_params;
+    fo.phases = phases_;
+    fo.max_iterations = args_.max_iterations;
+    fo.log = [this](std::string_view line) { err_ << "calibrate: " << line << "\n"; };
+    const analysis::PredictFn predict_fit = [&](const nlohmann::json& profile) -> Result<std::vector<analysis::RunRecord>> {
+      try {
+        return to_records(simulate(fit.points, profile, "f1-candidate"));
+      } catch (const std::exception& e) {  // a candidate the simulator cannot run: the fit steps back
+        return error(StatusCode::unavailable, e.what());
+      }
+    };
+    out_ << fmt::format("\nfitting {} to {} measured points x {} phases (simulator in the loop)\n",
+                        join(fo.params), fit.points.size(), phases_.size());
+    Result<analysis::ProfileFit> fitted = analysis::fit_profile(base_, fit_measured, predict_fit, fo);
+    if (!fitted.ok()) throw std::runtime_error("calibrate: the fit failed: " + fitted.status().message());
+    print_fit(*fitted);
+    write_set(args_.fit_set + "_sim_fitted", fit.scenario, simulate(fit.points, fitted->profile, "f1-fitted"));
+
+    // 3 and 4. The held-out points: measured, then predicted.
+    const MeasuredSet hold = measure_set(args_.holdout_set);
+    const std::vector<analysis::RunRecord>& hold_measured = hold.medians;
+    write_set(args_.holdout_set + "_" + args_.backend, hold.scenario, hold.results);
+    const std::vector<RunResult> hold_base = simulate(hold.points, base_, "f1-base");
+    const std::vector<RunResult> hold_fitted = simulate(hold.points, fitted->profile, "f1-fitted");
+    write_set(args_.holdout_set + "_sim_fitted", hold.scenario, hold_fitted);
+    Result<std::vector<double>> base_errs =
+        analysis::paired_rel_errors(to_records(hold_base), hold_measured, phases_, "bytes_per_s");
+    Result<std::vector<double>> errs =
+        analysis::paired_rel_errors(to_records(hold_fitted), hold_measured, phases_, "bytes_per_s");
+    if (!errs.ok() || !base_errs.ok()) {
+      throw std::runtime_error("calibrate: held-out points: " + (errs.ok() ? base_errs : errs).status().message());
+    }
+    print_holdout(hold, hold_measured, to_records(hold_base), to_records(hold_fitted));
+    std::vector<double> abs_errs;
+    for (double e : *errs) abs_errs.push_back(std::fabs(e));
+    std::vector<double> abs_base;
+    for (double e : *base_errs) abs_base.push_back(std::fabs(e));
+    const double median = *analysis::percentile(abs_errs, 0.5);
+    const double p90 = *analysis::percentile(abs_errs, 0.9);
+    out_ << fmt::format("held-out, base profile \"{}\": median error {:.2f}%, p90 {:.2f}%\n", args_.base_profile,
+                        100 * *analysis::percentile(abs_base, 0.5), 100 * *analysis::percentile(abs_base, 0.9));
+
+    const std::string written = write_profile(*fitted, fit, hold, median, p90);
+    out_ << "profile written: " << written << "\n";
+    out_ << fmt::format("RESULT F1 median_err={:.2f} p90_err={:.2f}\n", 100 * median, 100 * p90);
+    out_.flush();
+    if (args_.max_median_err_pct >= 0 && 100 * median > args_.max_median_err_pct) {
+      err_ << fmt::format("calibrate: held-out median error {:.2f}% is above --max-median-err {:.2f}%\n", 100 * median,
+                          args_.max_median_err_pct);
+      return k_exit_failed;
+    }
+    return k_exit_ok;
+  }
+
+ private:
+  static std::string join(const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  }
+
+  MeasuredSet measure_set(const std::string& set_value) {
+    MeasuredSet set;
+    scenario::ScriptOptions o;
+    o.sets = sets_;
+    o.sets[args_.set_param] = set_value;
+    o.out_dir = args_.out_dir + "/" + set_value + "_script";
+    o.out = &out_;
+    o.run = [&](const std::vector<ScenarioSpec>& points, Backend) -> Result<std::vector<RunResult>> {
+      if (set.points.size() + points.size() > k_max_measured_points) {
+        return error(StatusCode::invalid_argument, "calibrate: more than " + std::to_string(k_max_measured_points) +
+                                                       " points to measure");
+      }
+      std::vector<ScenarioSpec> annotated = points;
+      for (ScenarioSpec& s : annotated) annotate(s);
+      std::vector<RunResult> first;
+      for (const ScenarioSpec& point : annotated) {
+        std::vector<RunResult> repeats = measure(point);
+        first.push_back(repeats.front());
+        set.points.push_back(point);
+        set.results.insert(set.results.end(), repeats.begin(), repeats.end());
+        if (!repeats.back().ok) {  // the rest would fail the same way
+          return error(StatusCode::unavailable, "calibrate: a " + set_value + " point failed on " + args_.backend +
+                                                    ": " + repeats.back().error);
+        }
+        Result<analysis::RunRecord> m = analysis::median_of_repeats(to_records(repeats));
+        if (!m.ok()) return m.status();
+        set.medians.push_back(std::move(m).value());
+      }
+      return first;
+    };
+    out_ << fmt::format("\n== {} points ({}={}), measured on {} ==\n", set_value, args_.set_param, set_value,
+                        args_.backend);
+    Result<scenario::ScriptOutcome> outcome = scenario::run_script(args_.script, o);
+    if (!outcome.ok()) {
+      if (outcome.status().code() == StatusCode::invalid_argument) throw UsageError(outcome.status().message());
+      throw std::runtime_error(outcome.status().to_string());
+    }
+    set.scenario = outcome->scenario;
+    if (set.points.empty()) throw UsageError(args_.script + " made no runs with " + args_.set_param + "=" + set_value);
+    for (const RunResult& r : set.results) {
+      if (!r.ok) throw std::runtime_error("calibrate: a " + set_value + " point failed on " + args_.backend + ": " + r.error);
+    }
+    return set;
+  }
+
+  // args_.repeats measurements of one point, one at a time; stops at a failure.
+  std::vector<RunResult> measure(const ScenarioSpec& point) {
+    std::vector<RunResult> results;
+    const std::uint32_t repeats = std::max<std::uint32_t>(1, args_.repeats);
+    for (std::uint32_t i = 0; i < repeats; ++i) {
+      RunResult r;
+      if (backend_ == Backend::hw) {
+        scenario::RunnerOptions ro;
+        ro.jobs = 1;
+        Result<std::vector<RunResult>> one = scenario::run_points({point}, Backend::hw, ro);
+        if (!one.ok()) throw std::runtime_error("calibrate: " + one.status().to_string());
+        r = std::move(one->front());
+      } else {
+        EmulatedPointOptions eo;
+        eo.node_command = env_.node_command;
+        eo.stop_fd = env_.stop_fd;
+        r = EmulatedPointRun::run(point, eo);
+      }
+      const auto& p = point.params;
+      auto param = [&](const char* k) { return p.count(k) != 0 ? p.at(k) : std::string("?"); };
+      std::string rates;
+      for (const auto& ph : r.phases) {
+        if (ph.phase == "write" || ph.phase == "read") rates += fmt::format(" {} {:.2f} MB/s", ph.phase, ph.last_bytes_per_s / 1e6);
+      }
+      err_ << fmt::format("calibrate: {} link {} bit/s, stripe {}, file {} B, repeat {}: {}{} ({:.1f} s)\n",
+                          args_.backend, param("link_bits_per_s"), param("stripe_count"), param("file_bytes"), i + 1,
+                          r.ok ? "ok" : "FAILED: " + r.error, rates, r.wall_s);
+      results.push_back(std::move(r));
+      if (!results.back().ok) break;
+    }
+    return results;
+  }
+
+  // Runs `points` in sim with `profile` (written as <out>/profiles/<name>.json).
+  std::vector<RunResult> simulate(const std::vector<ScenarioSpec>& points, const nlohmann::json& profile,
+                                  const std::string& name) {
+    nlohmann::json p = profile;
+    p["name"] = name;
+    if (Status st = analysis::write_json_file(profiles_dir_ + "/" + name + ".json", p); !st.ok()) {
+      throw std::runtime_error("calibrate: " + st.message());
+    }
+    std::vector<ScenarioSpec> sim_points = points;
+    for (ScenarioSpec& s : sim_points) s.sim_profile = name;
+    scenario::RunnerOptions ro;
+    ro.jobs = args_.jobs;
+    ro.point_timeout_s = k_sim_point_timeout_s;
+    ro.profile_dirs = {profiles_dir_};
+    Result<std::vector<RunResult>> r = scenario::run_points(sim_points, Backend::sim, ro);
+    if (!r.ok()) throw std::runtime_error("calibrate: sim: " + r.status().to_string());
+    for (const RunResult& one : *r) {
+      if (!one.ok) throw std::runtime_error("calibrate: a sim point failed with profile " + name + ": " + one.error);
+    }
+    return *r;
+  }
+
+  void write_set(const std::string& dir_name, const std::string& scenario_name, const std::vector<RunResult>& results) {
+    const std::string dir = args_.out_dir + "/" + dir_name;
+    if (Status st = scenario::write_results(dir, scenario_name, results); !st.ok()) {
+      throw std::runtime_error("calibrate: " + st.message());
+    }
+  }
+
+  void print_fit(const analysis::ProfileFit& f) {
+    out_ << fmt::format("fit: {} iterations, {} simulator calls, converged={}\n", f.iterations, f.evaluations,
+                        f.converged);
+    if (!f.failed_candidates.empty()) out_ << "  (some candidates could not be simulated: " << f.failed_candidates << ")\n";
+    for (std::size_t i = 0; i < f.names.size(); ++i) {
+      out_ << fmt::format("  {:<32} {:>12.5g} -> {:<12.5g}\n", f.names[i], f.start_values[i], f.values[i]);
+    }
+    auto rms = [](const std::vector<double>& v) {
+      double sq = 0;
+      for (double e : v) sq += e * e;
+      return v.empty() ? 0.0 : std::sqrt(sq / static_cast<double>(v.size()));
+    };
+    out_ << fmt::format("  fit points: rms error {:.2f}% with the base profile, {:.2f}% fitted (max {:.2f}%)\n",
+                        100 * rms(f.start_rel_errors), 100 * f.rms_rel_residual, 100 * f.max_rel_residual);
+  }
+
+  void print_holdout(const MeasuredSet& hold, const std::vector<analysis::RunRecord>& measured,
+                     const std::vector<analysis::RunRecord>& base, const std::vector<analysis::RunRecord>& fitted) {
+    out_ << fmt::format("\nheld-out points ({} on {}; sim with the base and the fitted profile), MB/s:\n",
+                        hold.points.size(), args_.backend);
+    out_ << fmt::format("  {:<44} {:<6} {:>10} {:>10} {:>10} {:>8}\n", "point", "phase", "measured", "sim base",
+                        "sim fit", "error");
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      const auto& p = hold.points[i].params;
+      auto param = [&](const char* k) { return p.count(k) != 0 ? p.at(k) : std::string("?"); };
+      const std::string label = fmt::format("link {} b/s, stripe {}, file {} B", param("link_bits_per_s"),
+                                            param("stripe_count"), param("file_bytes"));
+      for (const std::string& phase : phases_) {
+        auto value = [&](const analysis::RunRecord& r) {
+          for (const auto& ph : r.phases) {
+            if (ph.phase == phase) return ph.bytes_per_s;
+          }
+          return 0.0;
+        };
+        const double m = value(measured[i]);
+        const double f = value(fitted[i]);
+        out_ << fmt::format("  {:<44} {:<6} {:>10.2f} {:>10.2f} {:>10.2f} {:>7.2f}%\n", label, phase, m / 1e6,
+                            value(base[i]) / 1e6, f / 1e6, m > 0 ? 100 * (f - m) / m : 0.0);
+      }
+    }
+  }
+
+  std::string write_profile(const analysis::ProfileFit& f, const MeasuredSet& fit, const MeasuredSet& hold,
+                            double median, double p90) {
+    const std::string name = args_.profile.empty() ? "calibrated" : args_.profile;
+    const std::string dir = args_.profile.empty() ? profiles_dir_ : args_.profile_dir;
+    nlohmann::json p = f.profile;
+    p["name"] = name;
+    std::string sets_text;
+    for (const auto& [k, v] : sets_) sets_text += " --set " + k + "=" + v;
+    std::string fitted_text;
+    for (std::size_t i = 0; i < f.names.size(); ++i) {
+      fitted_text += fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
+    }
+    p["source"] = {
+        {"kind", "fit"},
+        {"machine", fmt::format("{}: {}", hostname(),
+                                backend_ == Backend::emulate ? "netns-emulated cluster (tc tbf links, TCP transport, "
+                                                               "posix targets)"
+                                                             : "this machine (sluice run --backend hw)")},
+        {"date", today_utc()},
+        {"scenario", fmt::format("{}{} ({}={}: {} points, {}={}: {} held-out points)", args_.script, sets_text,
+                                 args_.set_param, args_.fit_set, fit.points.size(), args_.set_param,
+                                 args_.holdout_set, hold.points.size())},
+        {"fit_error_pct", 100 * median},
+        {"note", fmt::format("analysis/profile_fit.hpp (LM, simulator in the loop) from profile {}: {}; phases {}; "
+                             "fit residuals rms {:.2f}% max {:.2f}% over {} observations ({} iterations, {} sim calls, "
+                             "converged={}); held-out |error| median {:.2f}% p90 {:.2f}%",
+                             args_.base_profile, fitted_text, join(phases_), 100 * f.rms_rel_residual,
+                             100 * f.max_rel_residual, f.rel_errors.size(), f.iterations, f.evaluations, f.converged,
+                             100 * median, 100 * p90)}};
+    std::filesystem::create_directories(dir);
+    const std::string path = dir + "/" + name + ".json";
+    if (Status st = analysis::write_json_file(path, p); !st.ok()) throw std::runtime_error("calibrate: " + st.message());
+    return path;
+  }
+
+  const analysis::CalibrateArgs& args_;
+  const ScriptCalibrationEnv& env_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::map<std::string, std::string> sets_;
+  Backend backend_ = Backend::emulate;
+  std::vector<std::string> phases_;
+  std::string profiles_dir_;
+  nlohmann::json base_;
+};
+
+}  // namespace
+
+int run_script_calibration(const analysis::CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out,
+                           std::ostream& err) {
+  try {
+    Calibrator c(args, env, out, err);
+    return c.run();
+  } catch (const UsageError& e) {
+    err << "calibrate: " << e.what() << "\n";
+    return k_exit_usage;
+  } catch (const std::exception& e) {
+    err << e.what() << "\n";
+    return k_exit_failed;
+  }
+}
+
+}  // namespace sluice::emulate

@@ -1,0 +1,228 @@
+// ProfileFit with a stand-in simulator: the analytic transfer model driven by
+// the profile document, so a hidden "true" profile produces the measurements
+// and the fit must find it again through the PredictFn seam only.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/profile_fit.hpp"
+#include "analysis/transfer_model.hpp"
+
+namespace sluice::analysis {
+namespace {
+
+nlohmann::json base_profile() {
+  return {{"format", "sluice-sim-profile"},
+          {"version", 1},
+          {"name", "default"},
+          {"link_classes", {{"network", {{"bandwidth_factor", 0.97}, {"latency_factor", 1.0}}}}},
+          {"network", {{"message_overhead_bytes", 66}}},
+          {"cpu", {{"cost_ns_per_unit", {{"storage_request", 1000}, {"client_request", 500}}}}},
+          {"disk", {{"read_latency_ns", 77000}, {"write_latency_ns", 18000}, {"request_occupancy_ns", 1571}}},
+          {"memory", {{"memory_op_bytes_per_s", 1e10}}}};
+}
+
+struct FakePoint {
+  double link_bits_per_s;
+  double file_bytes;
+  double stripe_count;
+};
+
+const std::vector<FakePoint> k_points = {{200e6, 4 << 20, 1}, {200e6, 16 << 20, 2}, {500e6, 4 << 20, 2},
+                                         {500e6, 16 << 20, 1}, {200e6, 8 << 20, 1}, {500e6, 8 << 20, 2}};
+
+// The stand-in simulator: throughput of each point from the profile's
+// bandwidth factor and per-request cost (the disk fields have no effect).
+std::vector<RunRecord> simulate(const nlohmann::json& profile, const std::vector<FakePoint>& points) {
+  TransferParams p;
+  p.network_bandwidth_factor = profile["link_classes"]["network"]["bandwidth_factor"].get<double>();
+  p.request_service_s = profile["cpu"]["cost_ns_per_unit"]["storage_request"].get<double>() * 1e-9;
+  std::vector<RunRecord> out;
+  for (const FakePoint& fp : points) {
+    TransferPoint t;
+    t.link_bytes_per_s = fp.link_bits_per_s / 8;
+    t.file_bytes = fp.file_bytes;
+    t.chunk_bytes = 1 << 20;
+    t.stripe_count = fp.stripe_count;
+    RunRecord r;
+    r.scenario = "fake";
+    r.backend = "sim";
+    r.ok = true;
+    r.params = {{"link", std::to_string(fp.link_bits_per_s)}, {"file", std::to_string(fp.file_bytes)}};
+    PhaseRecord read;
+    read.phase = "read";
+    read.bytes_per_s = predict_bytes_per_s(p, t);
+    PhaseRecord write = read;
+    write.phase = "write";
+    write.bytes_per_s *= 0.9;
+    r.phases = {write, read};
+    out.push_back(r);
+  }
+  return out;
+}
+
+nlohmann::json truth_profile() {
+  nlohmann::json t = base_profile();
+  t["link_classes"]["network"]["bandwidth_factor"] = 0.91;
+  t["cpu"]["cost_ns_per_unit"]["storage_request"] = 2'000'000;  // 2 ms per request: visible at these sizes
+  return t;
+}
+
+PredictFn fake_predict(std::size_t* calls = nullptr) {
+  return [calls](const nlohmann::json& profile) -> Result<std::vector<RunRecord>> {
+    if (calls != nullptr) ++*calls;
+    return simulate(profile, k_points);
+  };
+}
+
+TEST(ProfileFit, RecoversHiddenParametersThroughTheSimulatorSeam) {
+  const std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  ProfileFitOptions o;
+  o.params = {"network.bandwidth_factor", "cpu.storage_request"};
+  o.prior_weight = 0.001;
+  o.max_iterations = 30;
+  std::size_t calls = 0;
+  Result<ProfileFit> fit = fit_profile(base_profile(), measured, fake_predict(&calls), o);
+  ASSERT_TRUE(fit.ok()) << fit.status().to_string();
+  EXPECT_NEAR(fit->values[0], 0.91, 0.005);
+  EXPECT_NEAR(fit->values[1], 2'000'000, 60'000);
+  EXPECT_LT(fit->rms_rel_residual, 0.005);
+  // The base profile was visibly wrong on these points, so the fit did the work.
+  double start_max = 0;
+  for (double e : fit->start_rel_errors) start_max = std::max(start_max, std::fabs(e));
+  EXPECT_GT(start_max, 0.05);
+  EXPECT_EQ(fit->evaluations, calls);
+  EXPECT_EQ(fit->profile["link_classes"]["network"]["bandwidth_factor"].get<double>(), fit->values[0]);
+  EXPECT_TRUE(fit->profile["cpu"]["cost_ns_per_unit"]["storage_request"].is_number_integer());
+  // Held-out points (other sizes, stripe count 3, 300 Mb/s) predicted with the fitted profile.
+  const std::vector<FakePoint> held = {{300e6, 6 << 20, 3}, {300e6, 24 << 20, 3}};
+  Result<std::vector<double>> errs =
+      paired_rel_errors(simulate(fit->profile, held), simulate(truth_profile(), held), {"write", "read"}, "bytes_per_s");
+  ASSERT_TRUE(errs.ok());
+  for (double e : *errs) EXPECT_LT(std::fabs(e), 0.01);
+}
+
+TEST(ProfileFit, KeepsAParameterTheMeasurementsDoNotDetermineNearItsBaseValue) {
+  const std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  ProfileFitOptions o;
+  o.params = {"network.bandwidth_factor", "cpu.storage_request", "disk.read_latency_ns"};
+  o.max_iterations = 30;  // storage_request has a factor of 2000 to go
+  o.prior_weight = 0.001;
+  Result<ProfileFit> fit = fit_profile(base_profile(), measured, fake_predict(), o);
+  ASSERT_TRUE(fit.ok()) << fit.status().to_string();
+  EXPECT_NEAR(fit->values[2], 77000, 770);  // no effect on the fake: the prior holds it
+  EXPECT_NEAR(fit->values[0], 0.91, 0.01);
+}
+
+TEST(ProfileFit, StopsAtTheSimulatorCallLimit) {
+  const std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  ProfileFitOptions o;
+  o.params = {"network.bandwidth_factor", "cpu.storage_request"};
+  o.max_evaluations = 4;
+  std::size_t calls = 0;
+  Result<ProfileFit> fit = fit_profile(base_profile(), measured, fake_predict(&calls), o);
+  ASSERT_TRUE(fit.ok()) << fit.status().to_string();
+  EXPECT_LE(calls, 5u);  // the limit plus the final prediction of the written profile
+  EXPECT_FALSE(fit->converged);
+  EXPECT_NE(fit->failed_candidates.find("max_evaluations"), std::string::npos) << fit->failed_candidates;
+}
+
+TEST(ProfileFit, StepsBackFromCandidatesTheSimulatorFailsOn) {
+  const std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  ProfileFitOptions o;
+  o.params = {"network.bandwidth_factor", "cpu.storage_request"};
+  o.prior_weight = 0.001;
+  o.max_iterations = 30;
+  // The stand-in cannot simulate a bandwidth factor below 0.905 (as sim times out an RPC).
+  const PredictFn fragile = [](const nlohmann::json& profile) -> Result<std::vector<RunRecord>> {
+    if (profile["link_classes"]["network"]["bandwidth_factor"].get<double>() < 0.905) {
+      return error(StatusCode::timed_out, "no reply");
+    }
+    return simulate(profile, k_points);
+  };
+  Result<ProfileFit> fit = fit_profile(base_profile(), measured, fragile, o);
+  ASSERT_TRUE(fit.ok()) << fit.status().to_string();
+  EXPECT_GE(fit->values[0], 0.905);
+  EXPECT_NEAR(fit->values[0], 0.91, 0.005);
+}
+
+TEST(ProfileFit, RefusesUnknownParametersAndUnderdeterminedFits) {
+  const std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  ProfileFitOptions unknown;
+  unknown.params = {"network.bandwith_factor"};
+  Result<ProfileFit> a = fit_profile(base_profile(), measured, fake_predict(), unknown);
+  ASSERT_FALSE(a.ok());
+  EXPECT_NE(a.status().message().find("network.bandwidth_factor"), std::string::npos) << "lists the known names";
+  ProfileFitOptions many;
+  many.params = {"network.bandwidth_factor", "network.latency_factor", "cpu.storage_request"};
+  many.phases = {"read"};
+  const std::vector<RunRecord> two(measured.begin(), measured.begin() + 2);
+  EXPECT_FALSE(fit_profile(base_profile(), two, fake_predict(), many).ok());
+  EXPECT_FALSE(fit_profile(base_profile(), {}, fake_predict(), many).ok());
+  nlohmann::json not_profile = base_profile();
+  not_profile["format"] = "something-else";
+  EXPECT_FALSE(fit_profile(not_profile, measured, fake_predict()).ok());
+}
+
+TEST(ProfileFit, ReportsAFailingBaselineSimulation) {
+  const std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  const PredictFn broken = [](const nlohmann::json&) -> Result<std::vector<RunRecord>> {
+    return error(StatusCode::unavailable, "sim crashed");
+  };
+  Result<ProfileFit> fit = fit_profile(base_profile(), measured, broken);
+  ASSERT_FALSE(fit.ok());
+  EXPECT_NE(fit.status().message().find("sim crashed"), std::string::npos);
+}
+
+TEST(PairedRelErrors, SignedPerPointAndPhaseAndRejectsFailedRuns) {
+  std::vector<RunRecord> measured = simulate(base_profile(), {{200e6, 4 << 20, 1}});
+  std::vector<RunRecord> predicted = measured;
+  predicted[0].phases[1].bytes_per_s *= 1.1;  // read over-predicted by 10%
+  predicted[0].phases[0].bytes_per_s *= 0.8;  // write under-predicted by 20%
+  Result<std::vector<double>> e = paired_rel_errors(predicted, measured, {"write", "read"}, "bytes_per_s");
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e->size(), 2u);
+  EXPECT_NEAR((*e)[0], -0.2, 1e-12);
+  EXPECT_NEAR((*e)[1], 0.1, 1e-12);
+  EXPECT_FALSE(paired_rel_errors(predicted, measured, {"stat"}, "bytes_per_s").ok());
+  EXPECT_FALSE(paired_rel_errors({}, measured, {"read"}, "bytes_per_s").ok());
+  predicted[0].ok = false;
+  predicted[0].error = "boom";
+  Result<std::vector<double>> failed = paired_rel_errors(predicted, measured, {"read"}, "bytes_per_s");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("boom"), std::string::npos);
+}
+
+TEST(MedianOfRepeats, TakesEachPhasesMedianSoOneSlowRepeatDoesNotCount) {
+  std::vector<RunRecord> runs = simulate(base_profile(), {{500e6, 4 << 20, 1}, {500e6, 4 << 20, 1}, {500e6, 4 << 20, 1}});
+  const double normal = runs[0].phases[1].bytes_per_s;
+  runs[1].phases[1].bytes_per_s = normal / 2;  // one read hit a retransmission timeout
+  runs[2].phases[1].bytes_per_s = normal * 1.02;
+  runs[0].phases[0].bytes_per_s *= 0.98;
+  Result<RunRecord> m = median_of_repeats(runs);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_DOUBLE_EQ(m->phases[1].bytes_per_s, normal);
+  EXPECT_DOUBLE_EQ(m->phases[0].bytes_per_s, runs[1].phases[0].bytes_per_s);
+  runs[2].params["file"] = "other";
+  EXPECT_FALSE(median_of_repeats(runs).ok()) << "repeats of different points";
+  EXPECT_FALSE(median_of_repeats({}).ok());
+  runs[2] = runs[0];
+  runs[2].ok = false;
+  EXPECT_FALSE(median_of_repeats(runs).ok());
+}
+
+TEST(ApplyProfileParams, ClampsToSimBoundsAndRoundsIntegerFields) {
+  std::vector<ProfileParam> params{*find_profile_param("network.bandwidth_factor"),
+                                   *find_profile_param("cpu.storage_request")};
+  Result<nlohmann::json> p = apply_profile_params(base_profile(), params, {5e3, 1234.6});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->at("link_classes").at("network").at("bandwidth_factor").get<double>(), 1e3);
+  EXPECT_EQ(p->at("cpu").at("cost_ns_per_unit").at("storage_request").get<std::uint64_t>(), 1235u);
+  nlohmann::json lacking = base_profile();
+  lacking["cpu"]["cost_ns_per_unit"].erase("storage_request");
+  EXPECT_FALSE(apply_profile_params(lacking, params, {1.0, 1.0}).ok());
+  EXPECT_FALSE(apply_profile_params(base_profile(), params, {1.0}).ok());
+}
+
+}  // namespace
+}  // namespace sluice::analysis

@@ -1,0 +1,160 @@
+// EmulatedPointRun without root: the points of lua_scripts/calibrate_links.lua
+// become emulated clusters (roles, targets, link, sweep), specs that cannot be
+// emulated are refused with the rule they break, and gathered node documents
+// become RunResults summarised as the simulation summarises its ranks.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/lua/lua_script.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+const std::string k_script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_links.lua";
+
+std::vector<scenario::ScenarioSpec> script_points(const std::map<std::string, std::string>& sets) {
+  std::vector<scenario::ScenarioSpec> points;
+  scenario::ScriptOptions o;
+  o.sets = sets;
+  std::ostringstream quiet;
+  o.out = &quiet;
+  o.run = [&](const std::vector<scenario::ScenarioSpec>& p, scenario::Backend) -> Result<std::vector<scenario::RunResult>> {
+    points.insert(points.end(), p.begin(), p.end());
+    std::vector<scenario::RunResult> results(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      results[i].spec = p[i];
+      results[i].error = "not run (test)";
+    }
+    return results;
+  };
+  Result<scenario::ScriptOutcome> outcome = scenario::run_script(k_script, o);
+  EXPECT_TRUE(outcome.ok()) << outcome.status().to_string();
+  return points;
+}
+
+bool has(const NodeSpec& n, Role r) { return n.has(r); }
+
+TEST(EmulatedPointPlan, MapsEachFitPointToAFourNodeClusterWithItsLinkStripeAndSize) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "fit"}});
+  ASSERT_EQ(points.size(), 8u);  // 2 links x 2 stripe counts x 2 sizes
+  std::set<std::uint64_t> rates;
+  std::set<std::uint32_t> stripes;
+  std::set<std::uint64_t> sizes;
+  for (const scenario::ScenarioSpec& spec : points) {
+    Result<EmulatedPointSetup> s = EmulatedPointRun::plan(spec);
+    ASSERT_TRUE(s.ok()) << s.status().to_string();
+    const ClusterConfig& c = s->cluster;
+    ASSERT_EQ(c.nodes.size(), 4u);
+    EXPECT_TRUE(has(c.nodes[0], Role::mgmt) && has(c.nodes[0], Role::meta) && has(c.nodes[0], Role::client));
+    EXPECT_FALSE(has(c.nodes[0], Role::storage));
+    for (std::size_t i = 1; i < 4; ++i) {
+      EXPECT_TRUE(has(c.nodes[i], Role::storage)) << i;
+      EXPECT_FALSE(has(c.nodes[i], Role::client)) << i;
+      EXPECT_EQ(c.nodes[i].targets.size(), 1u) << i;
+    }
+    EXPECT_EQ(c.storage_target_count(), 3u);
+    EXPECT_EQ(s->link.latency_ns, 0u) << "a microsecond-class latency is left to the veth pair";
+    EXPECT_EQ(c.workload.chunk_bytes, 1 * k_mib);
+    EXPECT_EQ(c.workload.sweep.files_per_rank, 4u);
+    EXPECT_EQ(c.seed, spec.seed);
+    rates.insert(s->link.rate_bits_per_s);
+    stripes.insert(c.workload.stripe_count);
+    sizes.insert(c.workload.sweep.file_bytes);
+  }
+  EXPECT_EQ(rates, (std::set<std::uint64_t>{200'000'000, 500'000'000}));
+  EXPECT_EQ(stripes, (std::set<std::uint32_t>{1, 2}));
+  EXPECT_EQ(sizes, (std::set<std::uint64_t>{4 * k_mib, 12 * k_mib}));
+}
+
+TEST(EmulatedPointPlan, HeldOutPointsUseALinkStripeCountAndSizeTheFitNeverSaw) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}, {"holdout_sizes", "6MiB"}});
+  ASSERT_EQ(points.size(), 1u);
+  Result<EmulatedPointSetup> s = EmulatedPointRun::plan(points[0]);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->link.rate_bits_per_s, 300'000'000u);
+  EXPECT_EQ(s->cluster.workload.stripe_count, 3u);
+  EXPECT_EQ(s->cluster.workload.sweep.file_bytes, 6 * k_mib);
+}
+
+TEST(EmulatedPointPlan, RefusesSpecsItCannotEmulateNamingTheRule) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
+  ASSERT_FALSE(points.empty());
+  auto refused = [](const scenario::ScenarioSpec& spec, const std::string& words) {
+    Result<EmulatedPointSetup> s = EmulatedPointRun::plan(spec);
+    ASSERT_FALSE(s.ok()) << words;
+    EXPECT_EQ(s.status().code(), StatusCode::invalid_argument);
+    EXPECT_NE(s.status().message().find(words), std::string::npos) << s.status().message();
+  };
+  scenario::ScenarioSpec two = points[0];
+  two.workloads.push_back(two.workloads[0]);
+  refused(two, "2 workloads");
+  scenario::ScenarioSpec ranks = points[0];
+  ranks.workloads[0].clients.ranks_per_node = 2;
+  refused(ranks, "ranks per node");
+  scenario::ScenarioSpec gpu = points[0];
+  std::get<FileSweepConfig>(gpu.workloads[0].config).buffer_kind = MemKind::gpu;
+  refused(gpu, "host buffers");
+  scenario::ScenarioSpec bare = points[0];
+  bare.cluster = nullptr;
+  refused(bare, "no cluster");
+  scenario::ScenarioSpec far = points[0];
+  far.fs.mgmt_node = 9;
+  refused(far, "not in the cluster");
+}
+
+nlohmann::json gathered(bool node1_ok) {
+  nlohmann::json client = {{"node", 0},
+                           {"ok", true},
+                           {"status", "ok"},
+                           {"phases",
+                            {{{"phase", "write"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 400'000'000}},
+                             {{"phase", "read"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 200'000'000}}}},
+                           {"counters", {{"storage.read_bytes", 0.0}}}};
+  nlohmann::json server = {{"node", 1},
+                           {"ok", node1_ok},
+                           {"status", node1_ok ? "ok" : "timed_out: servers-up"},
+                           {"phases", nlohmann::json::array()},
+                           {"counters", {{"storage.read_bytes", 8.0 * k_mib}}}};
+  return {{"run_id", "t"},
+          {"ok", node1_ok},
+          {"nodes", {client, server}},
+          {"emulation", {{"rate_bits_per_s", 300'000'000}, {"latency_ns", 0}}}};
+}
+
+TEST(EmulatedPointResult, SummarisesPhasesCountersAndLinkLikeASimulatedRun) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
+  ASSERT_FALSE(points.empty());
+  const scenario::RunResult r = EmulatedPointRun::result_of(points[0], gathered(true));
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.backend, scenario::Backend::emulate);
+  EXPECT_EQ(r.spec.params, points[0].params) << "the script's params travel with the result";
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[0].phase, "write");
+  EXPECT_EQ(r.phases[1].phase, "read");
+  EXPECT_EQ(r.phases[1].workload, points[0].workloads[0].label);
+  EXPECT_EQ(r.phases[1].bytes, 8 * k_mib);
+  EXPECT_DOUBLE_EQ(r.phases[1].last_done_s, 0.2);
+  EXPECT_DOUBLE_EQ(r.phases[1].last_bytes_per_s, 8.0 * k_mib / 0.2);
+  EXPECT_DOUBLE_EQ(r.phases[0].last_bytes_per_s, 8.0 * k_mib / 0.4);
+  EXPECT_DOUBLE_EQ(r.counters.at("storage.read_bytes"), 8.0 * k_mib);
+  EXPECT_DOUBLE_EQ(r.counters.at("emulate.link_bits_per_s"), 300e6);
+}
+
+TEST(EmulatedPointResult, AFailedNodeFailsTheRunAndIsNamed) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
+  ASSERT_FALSE(points.empty());
+  const scenario::RunResult r = EmulatedPointRun::result_of(points[0], gathered(false));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("node 1"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("servers-up"), std::string::npos) << r.error;
+  const scenario::RunResult bad = EmulatedPointRun::result_of(points[0], nlohmann::json{{"ok", true}});
+  EXPECT_FALSE(bad.ok);
+  EXPECT_NE(bad.error.find("malformed"), std::string::npos) << bad.error;
+}
+
+}  // namespace
+}  // namespace sluice::emulate
