@@ -52,6 +52,7 @@ end
 -- The elbencho sweep with BeeOND's default single metadata server.
 local main = sl.run{ backend = "sim", cluster = cluster, fs = beeond(1), workload = elbencho(P.sizes), seed = 1 }
 sl.report{ main, phases = {"write", "read"}, title = "BeeOND, 1 metadata server: aggregate throughput (GB/s) by file size and threads per node" }
+  :plot("beeond_sweep.svg", { x = "threads", title = "BeeOND on 4 x ND40rs_v2, 1 metadata server (simulated)" })
 
 -- Small files again with more metadata servers.
 local smallest = P.sizes[1]

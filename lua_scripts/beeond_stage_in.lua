@@ -44,4 +44,8 @@ end
 local r1, r2 = study.rate(results[first], {}, "ingress"), study.rate(results[last], {}, "ingress")
 sl.headline(string.format("scaling %d -> %d nodes (ideal %.1fx)", first, last, last / first), study.ratio(r2, r1),
             "linear")
+if last > first then
+  sl.claim{string.format("ingress scaling %d -> %d nodes / ideal %.1fx", first, last, last / first),
+           measured = (r2 / r1) / (last / first), at_least = 0.9, seed = "linear"}
+end
 study.check(all)

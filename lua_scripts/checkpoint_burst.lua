@@ -55,4 +55,12 @@ for _, chooser in ipairs(P.choosers) do
                             (row and row.last_bytes_per_s or 0) * 8 / 1e12), "10-20 Tb/s at cluster scale")
   all = study.concat(all, results[chooser])
 end
+local function imbalance(chooser)
+  local row = results[chooser] and study.row(results[chooser], {}, "write")
+  return row and row.extra and row.extra.target_max_over_mean or 0 / 0
+end
+if results.lustre_qos and results.roundrobin then
+  sl.claim{"max/mean bytes per target: space-weighted QoS / round-robin", measured = imbalance("lustre_qos") /
+           imbalance("roundrobin"), at_most = 1.0, seed = "round-robin deviates 10-15% from uniform"}
+end
 study.check(all)

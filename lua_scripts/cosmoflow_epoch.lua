@@ -59,4 +59,9 @@ for _, name in ipairs({"beeond", "shared_pfs"}) do
                             study.mbs((row and row.last_bytes_per_s or 0) / gpus)),
               string.format("needs %.1f GB/s (300 MB/s per GPU)", gpus * P.gpu_rate_mbs / 1000))
 end
+do
+  local row = study.row(results.beeond, {}, "epoch")
+  sl.claim{"BeeOND: accelerator utilisation, %", measured = row and row.extra and row.extra.au_pct or 0,
+           at_least = 90, seed = "2.5 GB/s per node keeps the V100s fed"}
+end
 study.check(study.concat(results.beeond, results.shared_pfs))

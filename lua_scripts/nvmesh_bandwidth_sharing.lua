@@ -69,6 +69,9 @@ sl.headline(string.format("%d GPU(s) bursting: dynamic vs pinned read", few),
 sl.headline(string.format("%d GPUs: dynamic vs pinned read", all_gpus),
             study.gbs(study.rate(shared, {ranks_per_node = all_gpus}, "read")) .. " vs " ..
             study.gbs(study.rate(pinned, {ranks_per_node = all_gpus}, "read")), "~100 GB/s of network")
+sl.claim{string.format("%d GPU(s) bursting: dynamic / pinned read rate", few),
+         measured = study.rate(shared, {ranks_per_node = few}, "read") / study.rate(pinned, {ranks_per_node = few}, "read"),
+         at_least = 1.2, seed = "GPUs should share all NICs and burst to the aggregate"}
 local o, l = study.row(open, {}, "read"), study.row(limited, {}, "read")
 if o and l then
   sl.headline(P.small_block .. " reads: p99 latency without / with limiter",

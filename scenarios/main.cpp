@@ -202,7 +202,7 @@ int backends() {
     fmt::print("  {:<10} {}\n", row.piece, row.available ? "found" : std::string("missing: ") + row.why_unavailable);
   }
   fmt::print("Worlds: TestEnv (tests), SimEnv (sim/, when SimGrid is found: `sluice run --backend sim`), "
-             "HwEnv (hw_backends; not yet reachable from `sluice run`).\n");
+             "HwEnv (hw_backends: `sluice run --backend hw`, one process; `--backend emulate`, netns per node).\n");
   return k_exit_ok;
 }
 

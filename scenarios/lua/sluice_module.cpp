@@ -988,7 +988,7 @@ function Report:plot(name, opts)
   if metric == nil then
     metric = "kops/s"
     for _, p in ipairs(self.points) do
-      for _, ph in ipairs(p.ok and p.phases or {}) do if (ph.bytes or 0) > 0 then metric = "GB/s" end end
+      for _, ph in ipairs(p.ok and p.phases or {}) do if (ph.last_bytes_per_s or 0) > 0 then metric = "GB/s" end end
     end
   end
   if metric ~= "GB/s" and metric ~= "kops/s" then error("report:plot: y must be \"GB/s\" or \"kops/s\"", 2) end

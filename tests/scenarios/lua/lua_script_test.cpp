@@ -1,5 +1,6 @@
 // Scripts run against a fake runner that records the ScenarioSpecs it
 // receives: placement, stripes, sweep products, seeds and parameters.
+#include <fstream>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -221,6 +222,47 @@ TEST(LuaScript, TinyMemoryLimitIsAnErrorNotACrash) {
   EXPECT_NE(outcome.status().message().find("memory limit of 2000 bytes"), std::string::npos)
       << outcome.status().message();
   EXPECT_TRUE(run.runner.specs.empty());
+}
+
+TEST(LuaScript, ClaimsAreCheckedRecordedAndPlotsAskTheDrawer) {
+  ScriptRun run;
+  std::vector<ScriptPlot> plots;
+  run.options.draw_plot = [&plots](const ScriptPlot& plot) -> Result<std::vector<std::string>> {
+    plots.push_back(plot);
+    return std::vector<std::string>{plot.out_base + ".svg"};
+  };
+  run.options.out_dir = "/tmp/claims_out";
+  Result<ScriptOutcome> outcome = run.go(k_dir + "claims_and_plot.lua");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  ASSERT_EQ(outcome->claims.size(), 3u);
+  EXPECT_TRUE(outcome->claims[0].holds);
+  EXPECT_EQ(outcome->claims[0].seed_figure, "~2x");
+  EXPECT_NE(outcome->claims[0].where.find("claims_and_plot.lua:7"), std::string::npos) << outcome->claims[0].where;
+  EXPECT_FALSE(outcome->claims[1].holds);
+  EXPECT_FALSE(outcome->claims[2].holds);  // NaN never holds
+  EXPECT_NE(run.out.str().find("CLAIM DOES NOT HOLD: rate above: 1 (expected >= 1.5)"), std::string::npos) << run.out.str();
+  ASSERT_EQ(plots.size(), 1u);
+  EXPECT_EQ(plots[0].out_base, "/tmp/claims_out/claims_plot");
+  EXPECT_EQ(plots[0].x_label, "threads");
+  ASSERT_EQ(plots[0].series.size(), 1u);  // one workload/phase; the fake runner's 2 GB/s at threads 1 and 8
+  EXPECT_EQ(plots[0].series[0].x, (std::vector<double>{1, 8}));
+  EXPECT_EQ(plots[0].series[0].y, (std::vector<double>{2, 2}));
+}
+
+TEST(LuaScript, AClaimWithoutBoundsOrMeasurementIsAScriptError) {
+  for (const char* body : {"sl.claim{\"x\", measured = 1}", "sl.claim{measured = 1, at_least = 0}",
+                           "sl.claim{\"x\", measured = \"big\", at_least = 0}",
+                           "sl.claim{\"x\", measured = 1, at_least = 2, at_most = 1}",
+                           "sl.claim{\"x\", measured = 1, at_lest = 2}"}) {
+    const std::string path = ::testing::TempDir() + "bad_claim.lua";
+    std::ofstream(path) << "local sl = require \"sluice\"\n" << body << "\n";
+    ScriptRun run;
+    Result<ScriptOutcome> outcome = run.go(path);
+    ASSERT_FALSE(outcome.ok()) << body;
+    EXPECT_EQ(outcome.status().code(), StatusCode::invalid_argument);
+    EXPECT_NE(outcome.status().message().find("bad_claim.lua:2: sl.claim"), std::string::npos)
+        << outcome.status().message();
+  }
 }
 
 // Every seed study, reduced as CI runs it, builds valid specs and prints headlines.
