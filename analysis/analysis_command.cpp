@@ -72,13 +72,14 @@ int run_compare(const CompareArgs &args, std::ostream &out, std::ostream &err) {
 
 int run_calibrate(const CalibrateArgs &args, std::ostream &out, std::ostream &err,
                   const ScriptCalibrateFn &script_calibrate) {
-  if (!args.script.empty()) {
-    if (args.synthetic || !args.fit_files.empty() || !args.holdout_files.empty()) {
-      err << "calibrate: give a SCRIPT, or --fit/--holdout files, or --synthetic; not several\n";
+  if (!args.script.empty() || !args.gpu_sweep.empty()) {
+    if (args.synthetic || !args.fit_files.empty() || !args.holdout_files.empty() ||
+        (!args.script.empty() && !args.gpu_sweep.empty())) {
+      err << "calibrate: give a SCRIPT, or --gpu-sweep, or --fit/--holdout files, or --synthetic; not several\n";
       return k_exit_usage;
     }
     if (!script_calibrate) {
-      err << "calibrate: this program cannot run scenario scripts (SCRIPT mode needs the sluice CLI)\n";
+      err << "calibrate: this program cannot run the simulator (SCRIPT and --gpu-sweep modes need the sluice CLI)\n";
       return k_exit_usage;
     }
     return script_calibrate(args, out, err);
@@ -179,7 +180,13 @@ void add_analysis_commands(CLI::App &app, ScriptCalibrateFn script_calibrate) {
       "  cpu.storage_request cpu.client_request disk.read_latency_ns disk.write_latency_ns disk.request_occupancy_ns\n"
       "  memory.memory_op_bytes_per_s (default: network.bandwidth_factor memory.memory_op_bytes_per_s\n"
       "  network.latency_factor)\n"
-      "  e.g. sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --profile netns");
+      "  e.g. sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --profile netns\n"
+      "GPU-sweep mode (the host-memory/PCIe model from bench_gpu's chunk-size sweep, make bench-gpu):\n"
+      "  sluice calibrate --gpu-sweep gpu_sweep.csv --fit-piece 1MiB --fit-piece 16MiB --holdout-piece 4MiB\n"
+      "  [--pcie-gen 5 --pcie-lanes 16] [--profile NAME] [--machine TEXT] [--fit-param F]...\n"
+      "  fits pcie.bandwidth_factor pcie.latency_factor staging.cpu_copy_bytes_per_s (default; also\n"
+      "  memory.bandwidth_factor) with the simulator's staged host->GPU copy in the loop, predicts the held-out\n"
+      "  piece sizes and prints RESULT F2 median_err=<pct> p90_err=<pct>");
   k->add_option("script", cal->script, "SCRIPT mode: the calibration scenario (.lua)")->check(CLI::ExistingFile);
   k->add_option("--backend", cal->backend, "SCRIPT mode: where points are measured")
       ->check(CLI::IsMember({"emulate", "hw"}))
@@ -207,6 +214,20 @@ void add_analysis_commands(CLI::App &app, ScriptCalibrateFn script_calibrate) {
       ->check(CLI::Range(1, 9));
   k->add_option("--max-median-err", cal->max_median_err_pct,
                 "SCRIPT mode: exit 1 when the held-out median error (percent) is above this");
+  k->add_option("--gpu-sweep", cal->gpu_sweep, "GPU-sweep mode: bench_gpu's sweep CSV (SLUICE_BENCH_SWEEP_CSV)")
+      ->check(CLI::ExistingFile);
+  k->add_option("--fit-piece", cal->fit_pieces, "GPU-sweep mode: piece size whose points are fitted (repeatable)");
+  k->add_option("--holdout-piece", cal->holdout_pieces,
+                "GPU-sweep mode: piece size whose points are only predicted (repeatable)");
+  k->add_option("--pcie-gen", cal->pcie_gen, "GPU-sweep mode: the GPU's PCIe generation")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 5));
+  k->add_option("--pcie-lanes", cal->pcie_lanes, "GPU-sweep mode: the GPU's PCIe lanes")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 32));
+  k->add_option("--host-memory-bw", cal->host_memory_bytes_per_s, "GPU-sweep mode: host memory bytes/s per socket")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   k->add_option("--fit", cal->fit_files, "measured results used in the fit");
   k->add_option("--holdout", cal->holdout_files, "measured results only predicted (error reported)");
   k->add_option("--phase", cal->phases, "phase whose throughput is fitted (repeatable; --fit mode: the first, "

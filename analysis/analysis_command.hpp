@@ -77,9 +77,18 @@ struct CalibrateArgs {
   int max_iterations = 12;
   std::uint32_t repeats = 3;                   // measurements of each point; the fit and F1 use their median
   double max_median_err_pct = -1;              // >= 0: exit 1 when the held-out median error is above
+  // GPU-sweep mode (scenarios/emulate/gpu_calibration.hpp): bench_gpu's
+  // chunk-size sweep CSV; fit on the --fit-piece sizes, predict the
+  // --holdout-piece sizes; the machine the simulator models.
+  std::string gpu_sweep;
+  std::vector<std::string> fit_pieces;         // e.g. 1MiB 16MiB
+  std::vector<std::string> holdout_pieces;     // e.g. 256KiB 4MiB
+  int pcie_gen = 5;
+  int pcie_lanes = 16;
+  double host_memory_bytes_per_s = 204.8e9;
 };
-// SCRIPT mode's implementation, supplied by the program that links the
-// runner and the emulator (scenarios/main.cpp); returns the exit code.
+// SCRIPT and GPU-sweep modes' implementation, supplied by the program that
+// links the runner and the emulator (scenarios/main.cpp); returns the exit code.
 using ScriptCalibrateFn = std::function<int(const CalibrateArgs &, std::ostream &, std::ostream &)>;
 int run_calibrate(const CalibrateArgs &args, std::ostream &out, std::ostream &err,
                   const ScriptCalibrateFn &script_calibrate = {});

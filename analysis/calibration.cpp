@@ -17,14 +17,14 @@ constexpr double k_max_factor = 1e3;
 constexpr double k_max_cost_ns = 1e9;
 constexpr double k_max_overhead_bytes = 1 << 20;
 
+}  // namespace
+
 std::string today_utc() {
   const auto now = std::chrono::system_clock::now();
   const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(now)};
   return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
                      static_cast<unsigned>(ymd.day()));
 }
-
-}  // namespace
 
 Result<Calibration> calibrate(const std::vector<Observation> &fit, const std::vector<Observation> &holdout) {
   Result<TransferFit> f = fit_transfer_model(fit);

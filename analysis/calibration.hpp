@@ -49,6 +49,8 @@ Result<nlohmann::json> calibrated_profile(const nlohmann::json &base, const Cali
 
 // Reads a profile JSON (the base); io_error / invalid_argument naming the path.
 Result<nlohmann::json> read_json_file(const std::string &path);
+// Today's date in UTC, ISO 8601 (a profile source's "date").
+std::string today_utc();
 // Writes JSON (indent 2, trailing newline); io_error naming the path.
 Status write_json_file(const std::string &path, const nlohmann::json &document);
 

@@ -49,6 +49,13 @@ const std::vector<ProfileParam>& profile_params() {
       {"disk.write_latency_ns", "/disk/write_latency_ns", true, k_ns_min, k_ns_max},
       {"disk.request_occupancy_ns", "/disk/request_occupancy_ns", true, k_ns_min, k_ns_max},
       {"memory.memory_op_bytes_per_s", "/memory/memory_op_bytes_per_s", false, k_rate_min, k_rate_max},
+      // The host-memory/PCIe model of a bounce into a GPU (issue 8's GPU
+      // calibration from bench_gpu's chunk-size sweep): the PCIe and host
+      // memory link classes, and the read() copy of a staged byte.
+      {"pcie.bandwidth_factor", "/link_classes/pcie/bandwidth_factor", false, k_factor_min, k_factor_max},
+      {"pcie.latency_factor", "/link_classes/pcie/latency_factor", false, k_factor_min, k_factor_max},
+      {"memory.bandwidth_factor", "/link_classes/memory/bandwidth_factor", false, k_factor_min, k_factor_max},
+      {"staging.cpu_copy_bytes_per_s", "/staging/cpu_copy_bytes_per_s", false, k_rate_min, k_rate_max},
   };
   return k_params;
 }

@@ -59,7 +59,9 @@ struct ProfileParam {
 // disk.write_latency_ns, disk.request_occupancy_ns,
 // memory.memory_op_bytes_per_s (the rate of the client's pattern fill and
 // verify and of checksums: on a small, loaded machine a per-byte CPU cost in
-// series with the network).
+// series with the network); pcie.bandwidth_factor, pcie.latency_factor,
+// memory.bandwidth_factor, staging.cpu_copy_bytes_per_s (the host-memory/PCIe
+// model of a bounce into a GPU: `sluice calibrate --gpu-sweep`).
 const std::vector<ProfileParam>& profile_params();
 // invalid_argument naming the known ones.
 Result<ProfileParam> find_profile_param(const std::string& name);

@@ -47,6 +47,7 @@
 #include "analysis/plotter.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/emulate/gpu_calibration.hpp"
 #include "scenarios/emulate/script_calibration.hpp"
 #pragma GCC diagnostic pop
 
@@ -392,6 +393,7 @@ int main(int argc, char** argv) {
   sluice::emulate::add_emulate_commands(app);
   sluice::analysis::add_analysis_commands(
       app, [](const sluice::analysis::CalibrateArgs& a, std::ostream& out, std::ostream& err) {
+        if (!a.gpu_sweep.empty()) return sluice::emulate::run_gpu_calibration(a, out, err);
         sluice::emulate::ScriptCalibrationEnv env;
         env.stop_fd = sluice::emulate::install_emulate_stop_signals();  // Ctrl-C removes the emulated cluster
         return sluice::emulate::run_script_calibration(a, env, out, err);

@@ -103,8 +103,13 @@ for t in test_hw_cuda test_hw_gds; do
   echo "$t exit $r"
   [ $r -eq 0 ] || rc=1
 done
-echo "== bench_gpu (P6)"
-SLUICE_BENCH_DIR=$WORK SLUICE_BENCH_CSV=$OUT/p6.csv timeout "${SLUICE_BENCH_TIMEOUT_S:-330}" \
+echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+grep -E 'MemTotal' /proc/meminfo
+nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current --format=csv,noheader || true
+echo "== bench_gpu (P6; with GPU_SWEEP=1 first the chunk-size sweep of issue 8's GPU calibration)"
+sweep_env=()
+if [ "${GPU_SWEEP:-1}" = 1 ]; then sweep_env=(SLUICE_BENCH_SWEEP_CSV="$OUT/gpu_sweep.csv" SLUICE_BENCH_SWEEP_ONLY="${GPU_SWEEP_ONLY:-0}"); fi
+env "${sweep_env[@]}" SLUICE_BENCH_DIR=$WORK SLUICE_BENCH_CSV=$OUT/p6.csv timeout "${SLUICE_BENCH_TIMEOUT_S:-330}" \
   "$CARRY/bin/bench_gpu" > "$OUT/bench_gpu.log" 2> "$OUT/bench_gpu.err"
 r=$?
 tail -n 40 "$OUT/bench_gpu.err" | tail -n 8

@@ -83,13 +83,6 @@ std::string hostname() {
   return host;
 }
 
-std::string today_utc() {
-  const auto now = std::chrono::system_clock::now();
-  const std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(now)};
-  return fmt::format("{:04}-{:02}-{:02}", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                     static_cast<unsigned>(ymd.day()));
-}
-
 struct MeasuredSet {
   std::vector<ScenarioSpec> points;
   std::vector<RunResult> results;                 // every repeat of every point
@@ -362,7 +355,7 @@ class Calibrator {
                                 backend_ == Backend::emulate ? "netns-emulated cluster (tc tbf links, TCP transport, "
                                                                "posix targets)"
                                                              : "this machine (sluice run --backend hw)")},
-        {"date", today_utc()},
+        {"date", analysis::today_utc()},
         {"scenario", fmt::format("{}{} ({}={}: {} points, {}={}: {} held-out points)", args_.script, sets_text,
                                  args_.set_param, args_.fit_set, fit.points.size(), args_.set_param,
                                  args_.holdout_set, hold.points.size())},

@@ -103,7 +103,7 @@ TEST_F(AnalysisCommand, CalibrateScriptModeGoesToTheProgramsRunnerOrIsAUsageErro
   CalibrateArgs args;
   args.script = "lua_scripts/calibrate_links.lua";
   EXPECT_EQ(run_calibrate(args, out_, err_), 2) << "no runner linked: usage error";
-  EXPECT_NE(err_.str().find("SCRIPT mode"), std::string::npos) << err_.str();
+  EXPECT_NE(err_.str().find("SCRIPT and --gpu-sweep modes"), std::string::npos) << err_.str();
   std::string seen;
   const ScriptCalibrateFn runner = [&](const CalibrateArgs &a, std::ostream &, std::ostream &) {
     seen = a.script + " on " + a.backend;
@@ -111,6 +111,12 @@ TEST_F(AnalysisCommand, CalibrateScriptModeGoesToTheProgramsRunnerOrIsAUsageErro
   };
   EXPECT_EQ(run_calibrate(args, out_, err_, runner), 0);
   EXPECT_EQ(seen, "lua_scripts/calibrate_links.lua on emulate");
+  CalibrateArgs gpu;
+  gpu.gpu_sweep = "sweep.csv";
+  EXPECT_EQ(run_calibrate(gpu, out_, err_, runner), 0) << "the GPU sweep goes to the program's runner too";
+  CalibrateArgs script_and_sweep = args;
+  script_and_sweep.gpu_sweep = "sweep.csv";
+  EXPECT_EQ(run_calibrate(script_and_sweep, out_, err_, runner), 2);
   CalibrateArgs both = args;
   both.synthetic = true;
   EXPECT_EQ(run_calibrate(both, out_, err_, runner), 2) << "a script and --synthetic at once";

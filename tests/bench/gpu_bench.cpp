@@ -19,6 +19,17 @@
 // Environment: SLUICE_BENCH_DIR (where the 4 GiB file goes; default
 // ./bench_gpu_data), SLUICE_BENCH_BYTES (default 4 GiB), SLUICE_BENCH_REPEATS,
 // SLUICE_BENCH_CSV (a CSV of every run).
+//
+// Chunk-size sweep for calibrating the simulator's host-memory/PCIe model
+// (issue 8; `sluice calibrate --gpu-sweep`): with SLUICE_BENCH_SWEEP_CSV=path
+// it first measures, from the page cache, SLUICE_BENCH_SWEEP_BYTES (default
+// 2 GiB) per run, for each piece size of k_sweep_pieces:
+//   dma     pinned -> GPU cudaMemcpyAsync + stream synchronize, one piece at
+//           a time on each of `lanes` threads (own stream each), lanes 1, 4;
+//   bounce  sluice's bounce pipeline with `lanes` reader threads (1..16) and
+//           that piece as its staging size, depth from core/sched;
+// and writes series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s.
+// SLUICE_BENCH_SWEEP_ONLY=1 skips P6 afterwards.
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -241,6 +252,39 @@ double run_pread_only(Bench& b, bool direct, std::uint32_t threads) {
   return s;
 }
 
+// pinned -> GPU copies of `piece` bytes, one at a time per lane, each lane a
+// thread with its own stream (the sweep's dma series): what the simulator
+// models as a DMA over the GPU's PCIe link, per-copy overhead included.
+double run_dma_lanes(Bench& b, std::uint32_t lanes, std::uint64_t piece) {
+  std::vector<std::span<std::byte>> bufs;
+  for (std::uint32_t i = 0; i < lanes; ++i) {
+    auto s = b.pool().acquire(0);
+    check(s.status(), "pinned buffer");
+    bufs.push_back(*s);
+  }
+  std::vector<cudaStream_t> streams(lanes);
+  for (auto& s : streams) check_cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  std::atomic<std::uint64_t> next{0};
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (std::uint32_t l = 0; l < lanes; ++l) {
+    pool.emplace_back([&, l] {
+      for (std::uint64_t k = next++; k * piece < b.total(); k = next++) {
+        const std::uint64_t off = k * piece;
+        const std::uint64_t n = std::min(piece, b.total() - off);
+        check_cuda(cudaMemcpyAsync(b.gpu().data() + off, bufs[l].data(), n, cudaMemcpyHostToDevice, streams[l]),
+                   "cudaMemcpyAsync");
+        check_cuda(cudaStreamSynchronize(streams[l]), "cudaStreamSynchronize");
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  const double s = seconds(t0);
+  for (auto& st : streams) check_cuda(cudaStreamDestroy(st), "cudaStreamDestroy");
+  for (auto& buf : bufs) b.pool().release(0, buf).ignore();
+  return s;
+}
+
 // PCIe ceiling: pinned -> GPU copies of the whole size, 16 MiB each, on 4 streams.
 double run_copy_only(Bench& b) {
   constexpr int k_streams = 4;
@@ -275,6 +319,51 @@ double best(const std::vector<Row>& rows, const std::string& prefix, const std::
   return m;
 }
 
+// Piece sizes of the calibration sweep (256 KiB .. 16 MiB: below, per-copy
+// overheads dominate; 16 MiB is the pool's buffer size).
+constexpr std::uint64_t k_sweep_pieces[] = {256ULL << 10, 1ULL << 20, 4ULL << 20, 16ULL << 20};
+constexpr std::uint32_t k_sweep_bounce_lanes[] = {1, 2, 4, 8, 16};
+constexpr std::uint32_t k_sweep_dma_lanes[] = {1, 4};
+constexpr std::uint64_t k_default_sweep_bytes = 2ULL << 30;
+
+void run_sweep(const std::string& path, std::uint64_t file_bytes, int repeats, cuda::GpuRegion& gpu,
+               cuda::PinnedPool& pool, std::uint32_t pool_buffers, const char* csv_path) {
+  const std::uint64_t total =
+      std::min(file_bytes, env_u64("SLUICE_BENCH_SWEEP_BYTES", k_default_sweep_bytes) / k_chunk_bytes * k_chunk_bytes);
+  if (total == 0) die("SLUICE_BENCH_SWEEP_BYTES below one 16 MiB chunk");
+  std::ofstream out(csv_path);
+  if (!out) die(std::string("cannot write ") + csv_path);
+  out << "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s\n";
+  std::cout << "sweep: " << (total >> 20) << " MiB per run from the page cache, " << repeats << " repeats -> "
+            << csv_path << "\n";
+  warm_page_cache(path, file_bytes);
+  Bench b(path, total, repeats, gpu, pool);
+  const auto emit = [&](const char* series, std::uint64_t piece, std::uint32_t lanes, std::uint32_t depth,
+                        const Row& row) {
+    for (std::size_t i = 0; i < row.gb_per_s.size(); ++i) {
+      out << series << "," << piece << "," << lanes << "," << depth << "," << total << "," << i << ","
+          << row.gb_per_s[i] * 1e9 << "\n";
+    }
+    std::printf("sweep %-6s piece %6llu KiB lanes %2u depth %u: %.2f GB/s\n", series,
+                static_cast<unsigned long long>(piece >> 10), lanes, depth, row.median());
+  };
+  for (const std::uint64_t piece : k_sweep_pieces) {
+    for (const std::uint32_t lanes : k_sweep_dma_lanes) {
+      const Row& row = b.measure("sweep_dma_" + std::to_string(piece >> 10) + "K_l" + std::to_string(lanes), "-",
+                                 "", false, [&] { return run_dma_lanes(b, lanes, piece); });
+      emit("dma", piece, lanes, 1, row);
+    }
+    for (const std::uint32_t lanes : k_sweep_bounce_lanes) {
+      // The pool holds pool_buffers staging buffers: a deeper pipeline than
+      // that cannot be staged, so the depth is capped there (and recorded).
+      const std::uint32_t depth = std::max(1u, std::min(depth_for(lanes, piece), pool_buffers / lanes));
+      const Row& row = b.measure("sweep_bounce_" + std::to_string(piece >> 10) + "K_l" + std::to_string(lanes),
+                                 "page_cache", "", true, [&] { return run_bounce(b, false, lanes, depth, piece); });
+      emit("bounce", piece, lanes, depth, row);
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -303,6 +392,13 @@ int main() {
   auto pool = cuda::PinnedPool::create(limits, cuda::cuda_pinned_allocator());
   check(pool.status(), "pinned pool");
   check((*pool)->reserve(0, limits.max_buffers_per_numa), "pinning the staging buffers ahead");
+  if (const char* sweep_csv = std::getenv("SLUICE_BENCH_SWEEP_CSV")) {
+    run_sweep(path, total, repeats, *gpu, **pool, limits.max_buffers_per_numa, sweep_csv);
+    if (env_u64("SLUICE_BENCH_SWEEP_ONLY", 0) != 0) {
+      std::filesystem::remove(path);
+      return 0;
+    }
+  }
   Bench b(path, total, repeats, *gpu, **pool);
 
   // PCIe ceiling first (it needs no file).
