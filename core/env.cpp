@@ -40,4 +40,21 @@ std::string_view to_string(CostKind kind) {
   return "unknown";
 }
 
+Result<proto::RdmaRegionDesc> Env::remote_access(const MemHandle& range, std::uint32_t /*nic*/, NodeId /*grantee*/) {
+  return error(StatusCode::unavailable,
+               "remote access to " + range.to_string() + ": this Env has no RDMA (remote memory needs no key here)");
+}
+
+std::vector<proto::RdmaRegionDesc> rdma_keys_for(Env& env, const MemHandle& range, std::uint32_t nic,
+                                                 NodeId grantee) {
+  Result<proto::RdmaRegionDesc> key = env.remote_access(range, nic, grantee);
+  if (!key.ok()) {
+    if (key.status().code() != StatusCode::unavailable) {
+      env.log(LogLevel::warn, "no RDMA key carried for " + range.to_string() + ": " + key.status().to_string());
+    }
+    return {};
+  }
+  return {*key};
+}
+
 }  // namespace sluice

@@ -26,9 +26,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "core/common/ids.hpp"
 #include "core/common/mem_handle.hpp"
@@ -53,13 +55,28 @@ std::string_view to_string(TransferMode mode);
 // One bulk transfer. src and dst have the same length. The rail is chosen by
 // core/sched: src_nic/dst_nic are NIC indices local to the src/dst node
 // (k_no_id for a same-node copy, or to let the world use the node's only NIC).
+//
+// remote_region: for rdma_write (dst remote) and rdma_read (src remote), the
+// remote region's key for the remote end's NIC (dst_nic for a write, src_nic
+// for a read), as its owner granted it (Env::remote_access, carried in a
+// ReadChunk/WriteChunk). With it a world that needs keys moves the bytes with
+// no round trip to the owner; without it (nullopt) the world resolves the key
+// itself (ibverbs: a region_query, cached) and counts a fallback. Worlds that
+// need no key ignore it; a key that does not match the region fails the
+// transfer, as an HCA's rkey check does.
 struct TransferSpec {
   MemHandle src;
   MemHandle dst;
   std::uint32_t src_nic = k_no_id;
   std::uint32_t dst_nic = k_no_id;
   TransferMode mode = TransferMode::stream;
+  std::optional<proto::RdmaRegionDesc> remote_region = std::nullopt;
 };
+
+// Metric names every Env uses for the key a one-sided transfer used, so that
+// every fallback to a query round trip is visible in the results.
+inline constexpr std::string_view k_metric_rdma_key_carried = "transfer.rdma_key_carried";
+inline constexpr std::string_view k_metric_rdma_key_fallback = "transfer.rdma_key_fallback";
 
 // What a storage_io does to a chunk object (one per (target, file id)).
 enum class StorageOp : std::uint8_t {
@@ -174,7 +191,26 @@ class Env {
   // limit. free releases a handle's whole region.
   virtual Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) = 0;
   virtual void free(const MemHandle& region) = 0;
+
+  // What node `grantee` needs to reach the whole region of `range` (a region
+  // of this node) by one-sided RDMA through this node's NIC `nic` without
+  // asking: address, rkey and length, to be carried in a message (ReadChunk /
+  // WriteChunk). The grantee is recorded so that free() revokes the key there
+  // before the memory goes. Answers at once, never blocks on the network.
+  // unavailable: this world reaches remote memory without keys (TCP, shared
+  // memory, SimEnv), or the region is not registered for RDMA (GPU memory
+  // without GPUDirect RDMA); not_found / invalid_argument: no such region or
+  // NIC. The default is a world without RDMA.
+  virtual Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee);
 };
+
+// The keys to carry for `range` when `grantee` will reach it by one-sided
+// RDMA over this node's NIC `nic`: one RdmaRegionDesc, or none when the Env
+// cannot give one (a world without RDMA keys: then nothing is carried and the
+// receiver's world resolves what it needs itself). An error other than
+// unavailable (an unknown region or NIC) is logged on `env`: it is a bug.
+std::vector<proto::RdmaRegionDesc> rdma_keys_for(Env& env, const MemHandle& range, std::uint32_t nic,
+                                                 NodeId grantee);
 
 // A service: an event-driven state machine bound to one Env.
 class Service {

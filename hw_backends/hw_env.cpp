@@ -68,7 +68,11 @@ Status HwEnv::deliver(Endpoint to, std::vector<std::byte> frame) {
 
 OpId HwEnv::transfer(const TransferSpec& spec) {
   const OpId op = next_op();
-  node_.transfer(loop_, op, spec);
+  switch (node_.transfer(loop_, op, spec)) {
+    case HwNode::RemoteKeyUse::not_needed: break;
+    case HwNode::RemoteKeyUse::carried: count(k_metric_rdma_key_carried, 1); break;
+    case HwNode::RemoteKeyUse::fallback: count(k_metric_rdma_key_fallback, 1); break;
+  }
   return op;
 }
 
@@ -161,6 +165,10 @@ Result<MemHandle> HwEnv::alloc(MemKind kind, std::uint16_t device, std::uint64_t
 }
 
 void HwEnv::free(const MemHandle& region) { node_.free(region); }
+
+Result<proto::RdmaRegionDesc> HwEnv::remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) {
+  return node_.remote_access(range, nic, grantee);
+}
 
 void HwEnv::count(std::string_view name, double delta) {
   std::lock_guard lock(metrics_mu_);

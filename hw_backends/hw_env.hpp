@@ -11,7 +11,13 @@
 //   message held up in the network) or sent several times.
 // - transfer() and storage_io(): real bytes through the node's transport and
 //   storage targets (see hw_node.hpp); completions arrive from the node's
-//   dispatcher thread.
+//   dispatcher thread. A one-sided transfer counts how it got the remote
+//   region's key: transfer.rdma_key_carried (from the spec, no round trip)
+//   or transfer.rdma_key_fallback (the transport asks the owner).
+// - remote_access(): the transport's key of a registered host/pinned region
+//   for the NIC's rail (ibverbs: the MR's address and rkey on that rail's
+//   device), granted to the node; unavailable on a transport that needs no
+//   keys (tcp, shm) and for GPU memory (not registered here).
 // - compute(): the real work already happened, so it completes at once.
 // - timer(): the loop's timer heap, on the steady clock.
 // - checksum()/fill()/verify(): real bytes, on the service's thread (CRC32C
@@ -59,6 +65,7 @@ class HwEnv final : public Env, public Metrics {
   OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
   Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
   void free(const MemHandle& region) override;
+  Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) override;
 
   // Metrics (thread-safe: the world reads them from other threads).
   void count(std::string_view name, double delta) override;

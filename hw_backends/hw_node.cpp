@@ -64,9 +64,12 @@ transport::PeerAddress HwNode::address() const { return down_ ? transport::PeerA
 Status HwNode::add_target(TargetId target, const StorageTargetConfig& config) {
   Result<std::unique_ptr<StorageBackend>> b = create_storage_backend(world_.config().storage_backend, config);
   if (!b.ok()) return b.status();
+  std::unique_ptr<StorageBackend> backend = std::move(b).value();
+  if (world_.config().wrap_storage_backend) backend = world_.config().wrap_storage_backend(target, std::move(backend));
+  if (!backend) return error(StatusCode::internal, "target " + std::to_string(target) + ": the backend wrapper returned none");
   world_.log("node " + std::to_string(id_) + ": target " + std::to_string(target) + " at " + config.directory +
-             ": " + std::string((*b)->name()) + ", " + (*b)->io_path());
-  targets_.emplace(target, std::move(b).value());
+             ": " + std::string(backend->name()) + ", " + backend->io_path());
+  targets_.emplace(target, std::move(backend));
   return ok_status();
 }
 
@@ -265,12 +268,13 @@ void HwNode::retry_deferred() {
   for (auto& [post, cookie] : pending) post_or_defer(std::move(post), cookie);
 }
 
-void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
+HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
   const std::uint64_t cookie = route(loop, op);
   const auto fail = [&](Status st) {
     Completion c;
     c.status = std::move(st);
     complete(cookie, std::move(c));
+    return RemoteKeyUse::not_needed;
   };
   if (spec.src.length != spec.dst.length) {
     return fail(error(StatusCode::invalid_argument,
@@ -296,7 +300,8 @@ void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
     }
     Completion c;
     c.bytes = spec.src.length;
-    return complete(cookie, std::move(c));
+    complete(cookie, std::move(c));
+    return RemoteKeyUse::not_needed;
   }
   if (!src_here && !dst_here) {
     return fail(error(StatusCode::invalid_argument, "transfer " + spec.src.to_string() + " -> " +
@@ -314,7 +319,8 @@ void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
   }
   if (spec.src.length == 0) {
     Completion c;
-    return complete(cookie, std::move(c));
+    complete(cookie, std::move(c));
+    return RemoteKeyUse::not_needed;
   }
   Result<transport::PeerId> peer = peer_for(remote.node);
   if (!peer.ok()) return fail(peer.status());
@@ -328,7 +334,49 @@ void HwNode::transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec) {
   r.bytes = spec.src.length;
   r.cookie = cookie;
   transport::Transport* t = transport_.get();
+  const transport::Capabilities& caps = t->capabilities();
+  RemoteKeyUse key_use = RemoteKeyUse::not_needed;
+  if (caps.rdma_write || caps.rdma_read) {
+    // Our rail r reaches the peer's rail r (same rail count on every node).
+    const std::uint32_t key_rail = spec.remote_region ? rail_of(spec.remote_region->nic) : k_no_id;
+    if (spec.remote_region && key_rail == r.rail) {
+      r.remote_access = transport::RemoteRegionAccess{spec.remote_region->address, spec.remote_region->rkey,
+                                                      spec.remote_region->length};
+      key_use = RemoteKeyUse::carried;
+    } else {
+      key_use = RemoteKeyUse::fallback;
+      bool first = false;
+      {
+        std::lock_guard lock(mu_);
+        bool& logged = spec.remote_region ? key_rail_logged_ : no_key_logged_;
+        first = !logged;
+        logged = true;
+      }
+      if (first) {
+        world_.log("node " + std::to_string(id_) + ": transfer " + spec.src.to_string() + " -> " +
+                   spec.dst.to_string() + " asks node " + std::to_string(remote.node) +
+                   " for its RDMA key (fallback, counted in " + std::string(k_metric_rdma_key_fallback) + "): " +
+                   (spec.remote_region ? "the carried key is for rail " + std::to_string(key_rail) +
+                                             ", the transfer reaches rail " + std::to_string(r.rail)
+                                       : std::string("no key carried")));
+      }
+    }
+  }
   post_or_defer([t, r, src_here] { return src_here ? t->put(r) : t->get(r); }, cookie);
+  return key_use;
+}
+
+Result<proto::RdmaRegionDesc> HwNode::remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) {
+  Result<std::span<std::byte>> bytes = resolve(range, "remote access range");
+  if (!bytes.ok()) return bytes.status();
+  if (range.kind == MemKind::gpu) {
+    return error(StatusCode::unavailable, "remote access to " + range.to_string() +
+                                              ": GPU memory is not registered with the transport");
+  }
+  if (!transport_) return error(StatusCode::unavailable, "node " + std::to_string(id_) + " is stopped");
+  Result<transport::RemoteRegionAccess> access = transport_->remote_access(range.region, rail_of(nic), grantee);
+  if (!access.ok()) return access.status();
+  return proto::RdmaRegionDesc{nic, access->rkey, access->address, access->length};
 }
 
 void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {

@@ -19,6 +19,16 @@
 // for a get); k_no_id means rail 0, and an index past the node's rails wraps
 // (NIC i -> rail i mod rails), logged once.
 //
+// Remote keys. On a one-sided transport (declares rdma_write or rdma_read) a
+// put/get needs the remote region's key on the remote rail it reaches (rail
+// r reaches the peer's rail r: every node of a world has the same rails).
+// The spec's remote_region, when it names that rail, goes down with the
+// request (BulkRequest::remote_access): no round trip. Otherwise the
+// transport asks the owner (the fallback): transfer() says which happened,
+// and the first fallback of each kind is logged. remote_access() is the
+// owner's side: the key of a registered region for one rail, granted to a
+// node (the transport revokes it there when the region is freed).
+//
 // Thread-safety: every public call may come from any service thread of the node.
 #pragma once
 
@@ -71,7 +81,17 @@ class HwNode {
   std::uint64_t allocated_bytes() const;
 
   // Operations of a service on this node; the Completion{op} goes to `loop`.
-  void transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec);
+  // transfer() answers how a one-sided transfer got its remote key.
+  enum class RemoteKeyUse : std::uint8_t {
+    not_needed = 0,  // a local copy, a stream transport, or failed before posting
+    carried = 1,     // the spec's remote_region went down with the request
+    fallback = 2,    // the transport resolves the key with the owner (query or its cache)
+  };
+  RemoteKeyUse transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec);
+  // The key of `range`'s registered region on the rail of `nic`, granted to
+  // node `grantee` (see "Remote keys" above). unavailable: GPU memory (not
+  // registered), a stopped node, or a transport that needs no keys.
+  Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee);
   void storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec);
   // A control frame to a service on another node. It counts as in flight
   // (HwWorld::note_in_flight) until the receiving node hands it to a loop.
@@ -122,6 +142,8 @@ class HwNode {
   std::map<NodeId, transport::PeerId> peers_;
   std::vector<std::pair<std::function<Status()>, std::uint64_t>> deferred_;
   bool rail_wrap_logged_ = false;
+  bool no_key_logged_ = false;
+  bool key_rail_logged_ = false;
 };
 
 }  // namespace sluice::hw

@@ -77,6 +77,10 @@ struct HwWorldConfig {
   std::function<void(std::string_view)> log;
   // Fault injection for tests (see MessageHook); empty: every message goes once.
   MessageHook message_hook;
+  // Wraps each target's backend when it is made (e.g. in a
+  // FaultyStorageBackend, hw_backends/faulty_storage_backend.hpp); called
+  // from add_target on the owner's thread. Empty: the backend as made.
+  std::function<std::unique_ptr<StorageBackend>(TargetId, std::unique_ptr<StorageBackend>)> wrap_storage_backend;
 };
 
 class HwWorld {

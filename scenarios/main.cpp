@@ -47,6 +47,7 @@
 #include "analysis/plotter.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
+#include "hw_backends/cuda/gpu_memory_install.hpp"
 #include "scenarios/emulate/gpu_calibration.hpp"
 #include "scenarios/emulate/script_calibration.hpp"
 #pragma GCC diagnostic pop
@@ -278,6 +279,18 @@ int run_command(const RunArgs& args) {
     scenario::RunnerOptions call = runner;
     // Hardware runs are measurements: one at a time unless asked otherwise.
     if (backend == scenario::Backend::hw && args.jobs == 0) call.jobs = 1;
+    // GPU memory for hardware runs (hw_backends/cuda): installed in the child
+    // that runs the point, since CUDA does not survive a fork after it was
+    // initialised. Without a device (or a CUDA build) a workload's GPU buffer
+    // fails to allocate with the reason, and the run says so.
+    if (backend == scenario::Backend::hw) {
+      call.run_point = [](const scenario::ScenarioSpec& spec, scenario::Backend b) {
+        const Status gpu = sluice::hw::cuda::install_gpu_memory_ops();
+        scenario::RunResult r = scenario::run_point(spec, b);
+        if (!gpu.ok()) r.log_tail.push_back("GPU memory: " + gpu.message());
+        return r;
+      };
+    }
     // Emulated runs: the netns cluster (scenarios/emulate/emulated_point_run.hpp), one at a time.
     if (backend == scenario::Backend::emulate) {
       call.jobs = 1;

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/faults/fault_plan.hpp"
 #include "core/namespace/dir_placement.hpp"
 #include "core/services/client.hpp"
 #include "core/services/meta_service.hpp"
@@ -93,6 +94,9 @@ struct ScenarioSpec {
   std::string sim_profile = "default";           // sim/profiles/<name>.json
   bool sim_coalesce = false;                     // flow coalescing (sim/)
   std::uint64_t max_events = 2'000'000'000;      // event budget of one simulated run
+  // Faults applied while the workloads run (sl.run's faults; issue 9); times
+  // count from the start of the first workload. Applied in sim only.
+  faults::FaultPlan faults;
 };
 
 // ---- results ----

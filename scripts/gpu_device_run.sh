@@ -7,7 +7,13 @@
 #       the toolkit lacks them) and copies them, stripped, with the shared
 #       libraries the GPU machine lacks (libisal; libcufile as a fallback)
 #       into .carry/gpu (ignored by git: /.carry/).
-#   scripts/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"])
+#   scripts/gpu_device_run.sh --pack-sluice   (here)
+#       also packs the sluice CLI (stripped, built with CUDA in $BUILD, default
+#       build) and its shared libraries (xz) into .carry/sluice_hw, so the
+#       device run also runs a study with --backend hw and GPU buffers.
+#   scripts/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"]
+#                                       and optionally ".carry/sluice_hw";
+#                                       GPU_BENCH=0 skips bench_gpu)
 #       uses .carry/gpu (the GPU machine has no Debian libraries, no boost,
 #       isal, gtest, benchmark: it cannot configure the whole project), writes
 #       the udev entry cuFile needs, runs the GPU-labelled tests and bench_gpu
@@ -19,6 +25,19 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 CARRY=$ROOT/.carry/gpu
+
+if [ "${1:-}" = "--pack-sluice" ]; then
+  set -e
+  BUILD=${BUILD:-$ROOT/build}
+  SL=$ROOT/.carry/sluice_hw
+  rm -rf "$SL" && mkdir -p "$SL/lib"
+  strip -o "$SL/sluice" "$BUILD/sluice"
+  ldd "$BUILD/sluice" | awk '/=> \//{print $3}' |
+    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} "$SL/lib/"
+  (cd "$SL" && tar cJf libs.tar.xz lib && rm -rf lib)
+  du -sh "$SL"
+  exit 0
+fi
 
 if [ "${1:-}" = "--pack" ]; then
   set -e
@@ -106,6 +125,19 @@ done
 echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 grep -E 'MemTotal' /proc/meminfo
 nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current --format=csv,noheader || true
+if [ -x "$ROOT/.carry/sluice_hw/sluice" ]; then
+  echo "== sluice run --backend hw: study 1 at a small size, client buffers in GPU memory"
+  libs=$(mktemp -d) && tar xJf "$ROOT/.carry/sluice_hw/libs.tar.xz" -C "$libs"
+  (cd "$ROOT" && LD_LIBRARY_PATH=$libs/lib:$LD_LIBRARY_PATH timeout 240 stdbuf -oL -eL "$ROOT/.carry/sluice_hw/sluice" \
+     run lua_scripts/beegfs_gds_vs_bounce.lua --backend hw --set gpus=1 --set sizes=1MiB --set files=4 \
+     --set file_size=16MiB --point-timeout 100 --out "$OUT/hw_study" > "$OUT/hw_study.log" 2>&1)
+  r=$?
+  tail -n 25 "$OUT/hw_study.log"
+  echo "sluice hw study exit $r"
+  [ $r -eq 0 ] || rc=1
+  rm -rf "$libs"
+fi
+[ "${GPU_BENCH:-1}" = 1 ] || { rm -rf "$WORK"; exit $rc; }
 echo "== bench_gpu (P6; with GPU_SWEEP=1 first the chunk-size sweep of issue 8's GPU calibration)"
 sweep_env=()
 if [ "${GPU_SWEEP:-1}" = 1 ]; then sweep_env=(SLUICE_BENCH_SWEEP_CSV="$OUT/gpu_sweep.csv" SLUICE_BENCH_SWEEP_ONLY="${GPU_SWEEP_ONLY:-0}"); fi

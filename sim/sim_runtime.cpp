@@ -39,6 +39,7 @@ struct ServiceSlot {
   bool spawned = false;
   bool alive = true;
   std::uint64_t incarnation = 0;
+  bool start_pending = false;       // restart(): the new instance starts on this actor
   bool cpu_busy = false;            // a compute of this service is executing
   std::deque<SimOp*> cpu_queue;     // computes waiting for it (FIFO)
 };
@@ -139,6 +140,9 @@ Result<std::unique_ptr<SimRuntime>> SimRuntime::create(std::shared_ptr<const top
   if (Status s = validate(config.profile); !s.ok()) return s;
   std::unique_ptr<SimRuntime> rt(new SimRuntime());
   rt->config_ = std::move(config);
+  // Message-loss draws get a stream of their own, apart from every service's
+  // (node << 32 | index) stream.
+  rt->fault_rng_ = Rng(rt->config_.seed).fork(0xFA17'0000'0000'0000ULL);
   // SimGrid prints every configuration change at INFO level; keep warnings.
   xbt_log_control_set("root.thresh:warning");
   rt->engine_ = new sg::Engine("sluice-sim");  // lives until the process exits (see the header)
@@ -595,8 +599,15 @@ Status SimRuntime::send(ServiceSlot& from, Endpoint to, proto::Message message) 
     dst = *d;
   }
   ++messages_sent_;
+  // Whole-world faults (fault plans) first; the hook's rules apply to what survives.
+  if (partitioned(from.endpoint.node, to.node) ||
+      (loss_probability_ > 0.0 && fault_rng_.uniform01() < loss_probability_)) {
+    ++messages_dropped_;
+    return ok_status();
+  }
   MessageFate fate;
   if (message_hook_) fate = message_hook_(from.endpoint, to, message);
+  fate.extra_delay_ns += extra_delay_ns_;
   if (fate.drop || fate.copies == 0) {
     ++messages_dropped_;
     return ok_status();
@@ -664,6 +675,10 @@ OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
   if (!hosts.ok()) {
     return fail_now(self, error(hosts.status().code(), "transfer " + spec.src.to_string() + " -> " +
                                                            spec.dst.to_string() + ": " + hosts.status().message()));
+  }
+  if (partitioned(spec.src.node, spec.dst.node)) {
+    return fail_now(self, error(StatusCode::unavailable, "transfer " + spec.src.to_string() + " -> " +
+                                                             spec.dst.to_string() + ": the nodes are partitioned"));
   }
   SimOp* op = new_op(self);
   op->result.bytes = spec.src.length;
@@ -760,6 +775,11 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
       op->delay_ns = p.disk_metadata_latency_ns;
       break;
   }
+  if (auto slow = disk_slowdown_.find(spec.target); slow != disk_slowdown_.end()) {
+    // A slow drive (fault plans): every request's latency and drive work grow by the factor.
+    op->delay_ns = static_cast<TimeNs>(static_cast<double>(op->delay_ns) * slow->second);
+    op->amount *= slow->second;
+  }
   const std::uint64_t segment = config_.stream_read_segment_bytes;
   if (spec.op == StorageOp::read && segment > 0 && op->result.bytes > segment) {
     // A streamed read (SimRuntimeConfig::stream_read_segment_bytes): the op
@@ -835,7 +855,7 @@ Result<MemHandle> SimRuntime::alloc(ServiceSlot& self, MemKind kind, std::uint16
                                            std::to_string(config_.node_memory_limit_bytes) + " bytes reached");
   }
   const std::uint32_t id = node.next_region++;
-  node.regions.emplace(id, Region{kind, device, bytes});
+  node.regions.emplace(id, Region{kind, device, bytes, self.endpoint});
   node.allocated_bytes += bytes;
   return MemHandle{self.endpoint.node, kind, device, id, 0, bytes};
 }
@@ -905,6 +925,61 @@ bool SimRuntime::alive(Endpoint service) const {
   return it != slots_.end() && it->second->alive;
 }
 
+Status SimRuntime::restart(Endpoint service) {
+  auto it = slots_.find(service);
+  if (it == slots_.end()) return error(StatusCode::not_found, "restart: no service at " + service.to_string());
+  auto factory = factories_.find(service);
+  if (factory == factories_.end()) {
+    return error(StatusCode::unavailable, "restart of " + it->second->service->name() +
+                                              ": it was built from arguments that cannot be copied");
+  }
+  ServiceSlot& slot = *it->second;
+  ++slot.incarnation;  // what the old instance started, and messages already sent to it, are dropped
+  // The crashed process's memory is gone (staging buffers it held).
+  NodeMemory& memory = memory_[service.node];
+  for (auto r = memory.regions.begin(); r != memory.regions.end();) {
+    if (r->second.owner == service) {
+      memory.allocated_bytes -= r->second.length;
+      r = memory.regions.erase(r);
+    } else {
+      ++r;
+    }
+  }
+  // Between runs every spawned actor is blocked on its semaphore, outside
+  // on_event, so the old instance can go. The new one starts on the slot's
+  // own actor (actor_main), as a service added after start() does.
+  slot.service = factory->second(*slot.env);
+  slot.alive = true;
+  if (slot.spawned) {
+    slot.start_pending = true;
+    wake(slot);
+  }
+  return ok_status();
+}
+
+void SimRuntime::set_disk_slowdown(TargetId target, double factor) {
+  if (factor <= 1.0) {
+    disk_slowdown_.erase(target);
+  } else {
+    disk_slowdown_[target] = factor;
+  }
+}
+
+bool SimRuntime::partitioned(NodeId a, NodeId b) const {
+  if (a == b) return false;
+  for (const auto& side : partitions_) {
+    const bool has_a = std::find(side.begin(), side.end(), a) != side.end();
+    const bool has_b = std::find(side.begin(), side.end(), b) != side.end();
+    if (has_a != has_b) return true;
+  }
+  return false;
+}
+
+void SimRuntime::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {
+  loss_probability_ = std::clamp(loss_probability, 0.0, 1.0);
+  extra_delay_ns_ = std::max<TimeNs>(extra_delay_ns, 0);
+}
+
 // ---- actors and run control ---------------------------------------------------------
 
 void SimRuntime::spawn(ServiceSlot& slot) {
@@ -919,6 +994,10 @@ void SimRuntime::actor_main(ServiceSlot& slot) {
   if (shutting_down_) return;
   slot.service->start();
   for (;;) {
+    if (slot.start_pending && !shutting_down_) {
+      slot.start_pending = false;
+      slot.service->start();
+    }
     while (!slot.ready.empty() && !pause_requested_ && !shutting_down_) {
       ReadyEvent r = std::move(slot.ready.front());
       slot.ready.pop_front();

@@ -53,6 +53,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -136,6 +137,13 @@ class SimRuntime {
   template <typename S, typename... Args>
   S& add_service(NodeId node, Args&&... args) {
     Env& env = create_env(node);
+    // restart() rebuilds the service from copies of its arguments; services
+    // built from move-only arguments cannot restart.
+    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...)) {
+      factories_[env.self()] = [... copies = std::decay_t<Args>(args)](Env& e) -> std::unique_ptr<Service> {
+        return std::make_unique<S>(e, copies...);
+      };
+    }
     auto service = std::make_unique<S>(env, std::forward<Args>(args)...);
     S& ref = *service;
     adopt_service(env, std::move(service));
@@ -176,6 +184,24 @@ class SimRuntime {
   void kill(Endpoint service);
   void revive(Endpoint service);
   bool alive(Endpoint service) const;
+  // Fault plans (core/faults; FaultControl in tests/soak). Call these from
+  // the main thread between run calls, never from a service.
+  // The service comes back as a fresh instance built from its original
+  // arguments (a restarted process) that starts on its actor at the next
+  // run; what the old instance started is dropped, the memory it allocated
+  // is freed, its targets' objects stay. References to the old instance are
+  // invalid afterwards. unavailable for a service built from arguments that
+  // cannot be copied.
+  [[nodiscard]] Status restart(Endpoint service);
+  // Disk work on `target` is `factor` times larger (1.0: normal speed).
+  void set_disk_slowdown(TargetId target, double factor);
+  // Each set of nodes is cut off from every node outside it: messages
+  // between the sides are lost, transfers fail with unavailable.
+  void set_partitions(std::vector<std::vector<NodeId>> partitions) { partitions_ = std::move(partitions); }
+  bool partitioned(NodeId a, NodeId b) const;
+  // Every message is lost with loss_probability (a seeded Rng of its own)
+  // and otherwise arrives extra_delay_ns later; applied before the hook.
+  void set_message_faults(double loss_probability, TimeNs extra_delay_ns);
 
   // ---- routes ----
   // The topology links a transfer would load, in order (empty for a copy
@@ -214,6 +240,7 @@ class SimRuntime {
     MemKind kind = MemKind::host;
     std::uint16_t device = 0;
     std::uint64_t length = 0;
+    Endpoint owner;  // the service that allocated it (restart frees it)
   };
   struct NodeMemory {
     std::uint32_t next_region = 1;
@@ -279,6 +306,12 @@ class SimRuntime {
   std::map<NodeId, std::uint32_t> next_nvme_;
   std::vector<double> link_bytes_;  // [2 x EdgeId + (a_to_b ? 0 : 1)], with account_link_bytes
   MessageHook message_hook_;
+  std::map<Endpoint, std::function<std::unique_ptr<Service>(Env&)>> factories_;  // for restart()
+  std::map<TargetId, double> disk_slowdown_;
+  std::vector<std::vector<NodeId>> partitions_;
+  double loss_probability_ = 0.0;
+  TimeNs extra_delay_ns_ = 0;
+  Rng fault_rng_{0};  // reseeded from the run's seed by create()
 
   // Operations.
   OpId next_op_ = 1;

@@ -36,8 +36,15 @@
 // Memory. Bulk bytes move only between *registered regions*. The owner of a
 // region picks its 64-bit key (HwEnv uses the MemHandle region id) and remote
 // peers name the region by that key; a transport that needs more than the key
-// to reach remote memory (an ibverbs rkey and address) resolves it with the
-// peer itself and caches it. A region is identified by (transport, key).
+// to reach remote memory (an ibverbs rkey and address) gets it one of two
+// ways: carried (the owner asked remote_access() for it, sent it inside one
+// of its own messages, and the peer passes it back in
+// BulkRequest::remote_access: no round trip), or else resolved with the peer
+// itself and cached (a query round trip: the fallback). Either way the owner
+// knows who holds its keys and revokes them before deregister_region()
+// returns. Transports that need no key (stream ones) answer remote_access()
+// unavailable and ignore a carried key. A region is identified by
+// (transport, key).
 //
 // ---- Completion ----------------------------------------------------------
 // Every accepted put()/get() completes exactly once with an OpDone event
@@ -62,6 +69,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -69,6 +77,7 @@
 #include <vector>
 
 #include "core/common/status.hpp"
+#include "core/proto/wire_limits.hpp"
 
 namespace sluice::transport {
 
@@ -79,6 +88,8 @@ using PeerId = std::uint64_t;
 inline constexpr std::uint32_t k_max_rails = 16;                 // NICs per node on the largest nodes modelled (DGX: 8-10)
 inline constexpr std::uint32_t k_max_connections_per_rail = 16;  // NCCL NCCL_NSOCKS_PERTHREAD*NTHREADS caps at 64 total
 inline constexpr std::size_t k_max_poll_events = 4096;          // events one poll() call may return
+// A ReadChunk/WriteChunk carries at most one RDMA key per rail of the client.
+static_assert(k_max_rails == proto::k_max_rdma_keys, "one carried RDMA key per rail");
 
 // What memory a transport can move bytes into and out of.
 enum class RegionKind : std::uint8_t {
@@ -151,9 +162,30 @@ struct TransportConfig {
 inline constexpr std::size_t k_min_shared_secret_bytes = 16;
 inline constexpr std::size_t k_max_shared_secret_bytes = 4096;
 
+// How a peer reaches one registered region through one of the owner's rails
+// with one-sided operations: the region's base address as the owner's NIC
+// sees it (virtual address, or dmabuf IOVA), the rkey of the region's memory
+// registration on that rail's device (one per device: an MR belongs to one
+// protection domain), and the region's length. Offsets index from `address`.
+struct RemoteRegionAccess {
+  std::uint64_t address = 0;
+  std::uint32_t rkey = 0;
+  std::uint64_t length = 0;
+
+  bool operator==(const RemoteRegionAccess&) const = default;
+};
+
 // One bulk operation. put: local [local_offset, +bytes) of region local_key ->
 // the peer's region remote_key at remote_offset. get: the peer's range -> the
 // local range.
+//
+// remote_access: the owner's RemoteRegionAccess for remote_key as seen through
+// the peer's rail that this request's local rail reaches (rail r reaches the
+// peer's rail r mod n), carried to us in a message. A transport that needs
+// keys uses it instead of asking the peer and remembers it for later requests
+// to the same (peer, rail, key); one that does not ignores it. A key that is
+// wrong for the region fails the operation at the peer's NIC (ibverbs: a
+// remote access error, which loses the peer), never silently.
 struct BulkRequest {
   PeerId peer = 0;
   std::uint32_t rail = 0;  // local rail index, core/sched's choice
@@ -163,6 +195,7 @@ struct BulkRequest {
   std::uint64_t remote_offset = 0;
   std::uint64_t bytes = 0;
   std::uint64_t cookie = 0;  // returned unchanged in OpDone
+  std::optional<RemoteRegionAccess> remote_access = std::nullopt;
 };
 
 // ---- Events (taken by poll()) -----------------------------------------------
@@ -234,8 +267,19 @@ class Transport {
   // Unregisters. Blocks until no incoming transfer is still reading or
   // writing the region (it returns as soon as those finish or their peer is
   // lost); local operations naming the region must have completed before the
-  // call (the caller's duty). not_found: no such key.
+  // call (the caller's duty). Keys handed out by remote_access() are revoked
+  // first. not_found: no such key.
   virtual Status deregister_region(std::uint64_t key) = 0;
+
+  // What a peer needs to reach local region `key` through this side's rail
+  // `rail` with no round trip (RemoteRegionAccess), to be carried in a
+  // message to the peer whose TransportConfig::local_id is `grantee_id`. The
+  // grant is recorded: deregister_region() revokes it at every connection
+  // with that peer (both directions) and waits for the acks, as for a peer
+  // that asked. Never blocks. unavailable: this transport needs no keys (the
+  // default: stream transports); not_found: no such region; invalid_argument:
+  // no such rail.
+  virtual Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id);
 
   // Queues one control frame (a proto frame: proto::encode_into's output) to
   // `peer`, tagged. Takes the bytes. Frames to one PeerId arrive in the order
@@ -248,10 +292,10 @@ class Transport {
   // follows. The local range must lie in a registered region and stay
   // registered until then; the remote range is checked by the peer (an error
   // comes back in OpDone: not_found for an unknown key, invalid_argument for
-  // a range outside the region). Immediate errors: invalid_argument (rail out
-  // of range, bad local range, bytes 0 or over max_transfer_bytes),
-  // unavailable (peer unknown or lost, or the operation not declared),
-  // again (max_pending_ops).
+  // a range outside the region or the carried key's range). Immediate errors:
+  // invalid_argument (rail out of range, bad local range, bytes 0 or over
+  // max_transfer_bytes), unavailable (peer unknown or lost, or the operation
+  // not declared), again (max_pending_ops, or no room to remember a key).
   [[nodiscard]] virtual Status put(const BulkRequest& request) = 0;
   [[nodiscard]] virtual Status get(const BulkRequest& request) = 0;
 

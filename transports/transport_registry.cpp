@@ -29,6 +29,12 @@ std::string size_text(std::uint64_t bytes) {
 
 }  // namespace
 
+Result<RemoteRegionAccess> Transport::remote_access(std::uint64_t key, std::uint32_t /*rail*/,
+                                                   std::uint64_t /*grantee_id*/) {
+  return error(StatusCode::unavailable, std::string(name()) + " remote_access of region " + std::to_string(key) +
+                                            ": this transport reaches remote regions by key alone (no RDMA keys)");
+}
+
 std::string_view to_string(RegionKind kind) {
   switch (kind) {
     case RegionKind::host: return "host";
@@ -68,10 +74,16 @@ bool register_transport(TransportEntry entry) {
 }
 
 std::vector<TransportListing> list_transports() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
+  // Probes and capability functions run outside the lock: a transport may
+  // be built on another (a wrapper asks the registry about its inner one).
+  std::vector<std::pair<std::string, TransportEntry>> entries;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    entries.assign(r.entries.begin(), r.entries.end());
+  }
   std::vector<TransportListing> out;
-  for (const auto& [name, entry] : r.entries) {
+  for (const auto& [name, entry] : entries) {
     TransportListing listing;
     listing.name = name;
     const Status probe = entry.probe ? entry.probe() : ok_status();
@@ -84,13 +96,17 @@ std::vector<TransportListing> list_transports() {
 }
 
 Result<std::vector<std::string>> loopback_rail_addresses(std::string_view name, std::uint32_t rails) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  auto it = r.entries.find(name);
-  if (it == r.entries.end() || !it->second.loopback_rails) {
-    return error(StatusCode::not_found, "transport registry: no loopback addresses for '" + std::string(name) + "'");
+  std::function<std::vector<std::string>(std::uint32_t)> loopback_rails;
+  {
+    Registry& r = registry();
+    std::lock_guard lock(r.mu);
+    auto it = r.entries.find(name);
+    if (it == r.entries.end() || !it->second.loopback_rails) {
+      return error(StatusCode::not_found, "transport registry: no loopback addresses for '" + std::string(name) + "'");
+    }
+    loopback_rails = it->second.loopback_rails;
   }
-  return it->second.loopback_rails(rails);
+  return loopback_rails(rails);  // outside the lock, as in list_transports
 }
 
 Result<std::unique_ptr<Transport>> create_transport(std::string_view name, const TransportConfig& config) {

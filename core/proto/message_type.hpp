@@ -18,6 +18,7 @@ enum class MessageType : std::uint16_t {
   get_maps = 0x0105,
   maps_reply = 0x0106,
   barrier = 0x0107,
+  set_target_consistency = 0x0108,
   // metadata
   mkdir = 0x0201,
   create = 0x0202,
@@ -41,6 +42,9 @@ enum class MessageType : std::uint16_t {
   remove_chunks = 0x0304,
   chunk_size = 0x0305,
   chunk_size_reply = 0x0306,
+  // buddy mirroring (server to server), numbered apart from the client-facing storage messages
+  mirror_write = 0x0320,
+  mirror_remove = 0x0321,
 };
 
 }  // namespace sluice::proto

@@ -172,4 +172,29 @@ struct Barrier {
   bool operator==(const Barrier&) const = default;
 };
 
+// The primary of a buddy group reports the consistency of its secondary
+// `target` (BeeGFS SetTargetConsistencyStatesMsg): needs_resync when a
+// forwarded write failed (before it acknowledges writes alone), good when a
+// resync completed, bad when resyncs keep failing. mgmt accepts it only from
+// `reporter`, the group's current primary, so a stale primary (one switched
+// away from while it was unreachable) learns that it is one and cannot
+// acknowledge writes alone. Reply: Ack (invalid_argument when refused).
+struct SetTargetConsistency {
+  static constexpr MessageType k_type = MessageType::set_target_consistency;
+  static constexpr std::string_view k_name = "SetTargetConsistency";
+  RequestId request_id = 0;
+  TargetId reporter = k_no_id;
+  TargetId target = k_no_id;
+  Consistency consistency = Consistency::good;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("reporter", reporter);
+    f("target", target);
+    f("consistency", consistency);
+  }
+  bool operator==(const SetTargetConsistency&) const = default;
+};
+
 }  // namespace sluice::proto

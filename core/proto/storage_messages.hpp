@@ -5,7 +5,7 @@
 // source the server pulls from. The message only says what, where and how.
 //
 // Replies: ReadChunk, WriteChunk -> ChunkReply; RemoveChunks -> Ack;
-//          ChunkSize -> ChunkSizeReply.
+//          ChunkSize -> ChunkSizeReply; MirrorWrite -> ChunkReply; MirrorRemove -> Ack.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,10 @@ namespace sluice::proto {
 
 // Read [object_offset, object_offset + length) of file_id's chunk object on
 // `target` into `dst` (dst.length >= length), over `rail`, by `path`.
+// dst_keys: how the server reaches dst's region by RDMA WRITE without asking
+// (one per client NIC, wire_descs.hpp RdmaRegionDesc); empty when the client's
+// world has no RDMA or the transfer is not one-sided, and then a transport
+// that needs a key resolves it with the client itself (region_query).
 struct ReadChunk {
   static constexpr MessageType k_type = MessageType::read_chunk;
   static constexpr std::string_view k_name = "ReadChunk";
@@ -35,6 +39,7 @@ struct ReadChunk {
   MemHandle dst;
   RailDesc rail;
   ChunkPath path = ChunkPath::direct;
+  std::vector<RdmaRegionDesc> dst_keys{};
 
   template <class Io>
   void io(Io& f) {
@@ -46,6 +51,7 @@ struct ReadChunk {
     f("dst", dst);
     f("rail", rail);
     f("path", path);
+    f("dst_keys", dst_keys, k_max_rdma_keys);
   }
   bool operator==(const ReadChunk&) const = default;
 };
@@ -53,6 +59,8 @@ struct ReadChunk {
 // Write `length` bytes from `src` at object_offset of file_id's object on
 // `target`. crc32c is the CRC32C of those bytes as the client has them; the
 // server verifies it after the transfer. sync: reply only once durable.
+// src_keys: how the server reaches src's region by RDMA READ without asking
+// (as ReadChunk::dst_keys).
 struct WriteChunk {
   static constexpr MessageType k_type = MessageType::write_chunk;
   static constexpr std::string_view k_name = "WriteChunk";
@@ -65,6 +73,7 @@ struct WriteChunk {
   RailDesc rail;
   std::uint32_t crc32c = 0;
   bool sync = false;
+  std::vector<RdmaRegionDesc> src_keys{};
 
   template <class Io>
   void io(Io& f) {
@@ -77,6 +86,7 @@ struct WriteChunk {
     f("rail", rail);
     f("crc32c", crc32c);
     f("sync", sync);
+    f("src_keys", src_keys, k_max_rdma_keys);
   }
   bool operator==(const WriteChunk&) const = default;
 };
@@ -153,6 +163,74 @@ struct ChunkSizeReply {
     f("object_bytes", object_bytes);
   }
   bool operator==(const ChunkSizeReply&) const = default;
+};
+
+// Buddy mirroring (BeeGFS storage buddy groups): the primary target of
+// `group` forwards a chunk write it received, or a resync copy, to the
+// group's secondary `target`. Like WriteChunk, the bytes do not travel in the
+// message: the secondary pulls `length` bytes from `src` (the primary's
+// staging memory, kept until the reply) over `rail` (client_nic = the
+// primary's NIC, server_nic = the secondary's), checks them against crc32c and
+// writes them at object_offset. `primary` names the sending target: a
+// secondary refuses a MirrorWrite from a target its maps do not show as the
+// group's primary (a stale primary after a switchover). resync: a copy made
+// by a resync, not a forwarded client write (for metrics and logs).
+// Reply: ChunkReply.
+struct MirrorWrite {
+  static constexpr MessageType k_type = MessageType::mirror_write;
+  static constexpr std::string_view k_name = "MirrorWrite";
+  RequestId request_id = 0;
+  GroupId group = k_no_id;
+  TargetId primary = k_no_id;
+  TargetId target = k_no_id;
+  FileId file_id = 0;
+  std::uint64_t object_offset = 0;
+  std::uint64_t length = 0;
+  MemHandle src;
+  RailDesc rail;
+  std::uint32_t crc32c = 0;
+  bool sync = false;
+  bool resync = false;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("group", group);
+    f("primary", primary);
+    f("target", target);
+    f("file_id", file_id);
+    f("object_offset", object_offset);
+    f("length", length);
+    f("src", src);
+    f("rail", rail);
+    f("crc32c", crc32c);
+    f("sync", sync);
+    f("resync", resync);
+  }
+  bool operator==(const MirrorWrite&) const = default;
+};
+
+// The primary of `group` forwards the removal of file_id's chunk object to
+// the secondary `target` (an unlink, or a resync of a file removed while the
+// secondary was away). Same role check as MirrorWrite. Reply: Ack.
+struct MirrorRemove {
+  static constexpr MessageType k_type = MessageType::mirror_remove;
+  static constexpr std::string_view k_name = "MirrorRemove";
+  RequestId request_id = 0;
+  GroupId group = k_no_id;
+  TargetId primary = k_no_id;
+  TargetId target = k_no_id;
+  FileId file_id = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("group", group);
+    f("primary", primary);
+    f("target", target);
+    f("file_id", file_id);
+  }
+  bool operator==(const MirrorRemove&) const = default;
 };
 
 }  // namespace sluice::proto

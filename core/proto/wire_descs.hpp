@@ -158,4 +158,47 @@ struct RailDesc {
   bool operator==(const RailDesc&) const = default;
 };
 
+// How a peer reaches one registered memory region of the sender with
+// one-sided RDMA, without asking first: the region's remote address and the
+// rkey of its memory region (MR) on one NIC. An MR belongs to one device's
+// protection domain, so a region registered on several NICs has one rkey per
+// NIC and a multirail sender carries one RdmaRegionDesc per NIC (at most
+// k_max_rdma_keys, at most one per nic; a receiver uses the first whose nic
+// matches the rail it transfers on).
+//
+// It describes the whole region that the message's MemHandle names
+// (handle.region on handle.node), not the handle's range: the receiver adds
+// handle.offset to `address`, exactly as a region_query answer is used
+// (transports/ibverbs), so one key serves every range of a buffer. As
+// BeeGFS's RDMA path carries the client buffer's rkey and address in its
+// read/write requests (and GPUDirect Storage the GPU buffer's), so that the
+// storage server writes straight into the client's (GPU) memory.
+//
+// The owner stays the authority: a key is a capability it grants to one
+// node, and it revokes it when it frees the region (the transport's
+// region_revoke), so a stale key never reaches reused memory.
+struct RdmaRegionDesc {
+  std::uint32_t nic = 0;      // the owner's NIC index, as RailDesc::client_nic names it (k_no_id: the only/default NIC)
+  std::uint32_t rkey = 0;     // ibv_mr::rkey of the region on that NIC's device
+  std::uint64_t address = 0;  // remote virtual address (or dmabuf IOVA) of the region's first byte
+  std::uint64_t length = 0;   // bytes of the region
+
+  template <class Io>
+  void io(Io& f) {
+    f("nic", nic);
+    f("rkey", rkey);
+    f("address", address);
+    f("length", length);
+  }
+  bool operator==(const RdmaRegionDesc&) const = default;
+};
+
+// The key of `keys` for `nic`, or nullptr when none is carried for it.
+inline const RdmaRegionDesc* find_rdma_key(const std::vector<RdmaRegionDesc>& keys, std::uint32_t nic) {
+  for (const RdmaRegionDesc& k : keys) {
+    if (k.nic == nic) return &k;
+  }
+  return nullptr;
+}
+
 }  // namespace sluice::proto

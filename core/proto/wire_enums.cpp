@@ -26,7 +26,7 @@ std::string_view to_string(Reachability value) {
   return name_of(value, std::array<std::string_view, 3>{"online", "probably_offline", "offline"});
 }
 std::string_view to_string(Consistency value) {
-  return name_of(value, std::array<std::string_view, 2>{"good", "needs_resync"});
+  return name_of(value, std::array<std::string_view, 3>{"good", "needs_resync", "bad"});
 }
 std::string_view to_string(CapacityPool value) {
   return name_of(value, std::array<std::string_view, 3>{"normal", "low", "emergency"});

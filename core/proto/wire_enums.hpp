@@ -30,10 +30,14 @@ enum class Reachability : std::uint8_t {
   offline = 2,
 };
 
-// Buddy-mirror consistency of a target (BeeGFS TargetConsistencyState GOOD / NEEDS_RESYNC).
+// Buddy-mirror consistency of a target (BeeGFS TargetConsistencyState GOOD /
+// NEEDS_RESYNC / BAD): needs_resync = it missed writes its primary recorded and
+// will copy to it; bad = a resync failed for good (BeeGFS: needs an operator),
+// so it is neither written nor promoted.
 enum class Consistency : std::uint8_t {
   good = 0,
   needs_resync = 1,
+  bad = 2,
 };
 
 // Capacity pool of a target by free space (BeeGFS capacity pools; thresholds are mgmt configuration).
@@ -78,7 +82,7 @@ enum class ChunkPath : std::uint8_t {
 template <> struct WireEnumMax<StripePattern> { static constexpr StripePattern value = StripePattern::buddy_mirror; };
 template <> struct WireEnumMax<InodeType> { static constexpr InodeType value = InodeType::dir; };
 template <> struct WireEnumMax<Reachability> { static constexpr Reachability value = Reachability::offline; };
-template <> struct WireEnumMax<Consistency> { static constexpr Consistency value = Consistency::needs_resync; };
+template <> struct WireEnumMax<Consistency> { static constexpr Consistency value = Consistency::bad; };
 template <> struct WireEnumMax<CapacityPool> { static constexpr CapacityPool value = CapacityPool::emergency; };
 template <> struct WireEnumMax<DirPolicy> { static constexpr DirPolicy value = DirPolicy::full_path_hash; };
 template <> struct WireEnumMax<HashKind> { static constexpr HashKind value = HashKind::rendezvous; };

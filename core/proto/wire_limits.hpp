@@ -17,7 +17,9 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // The wire version this build speaks. Frames of any other version are refused
 // (invalid_argument): a version bump means the peers must be upgraded together.
 // Magic and version are the first 6 bytes of the header in every version.
-inline constexpr std::uint16_t k_wire_version = 1;
+// History: 1 = the first format; 2 = ReadChunk/WriteChunk carry RDMA keys
+// (dst_keys/src_keys, RdmaRegionDesc).
+inline constexpr std::uint16_t k_wire_version = 2;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.
@@ -41,6 +43,10 @@ inline constexpr std::uint32_t k_max_map_shards = 65536;
 inline constexpr std::uint32_t k_max_map_groups = 65536;
 // Targets one storage node reports in a Heartbeat.
 inline constexpr std::uint32_t k_max_targets_per_node = 1024;
+// RDMA keys one ReadChunk/WriteChunk carries: one per NIC of the client node,
+// so the most rails a node has (transports/transport.hpp k_max_rails, 16;
+// static_assert there keeps the two equal).
+inline constexpr std::uint32_t k_max_rdma_keys = 16;
 
 // Nesting depth of structs and vectors that error messages can name (the
 // deepest message, InodeReply.inode.stripe.targets[i], needs 4).

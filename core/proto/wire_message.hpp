@@ -29,7 +29,9 @@ using Message = std::variant<
     Mkdir, Create, Lookup, Stat, Readdir, Unlink, Rmdir, Rename, SetAttr, InodeReply, ReaddirReply, LinkEntry,
     UnlinkEntry, AttachDir, DetachDir,
     // storage
-    ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply>;
+    ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply,
+    // buddy mirroring
+    SetTargetConsistency, MirrorWrite, MirrorRemove>;
 
 template <class T>
 concept WireMessage = requires {

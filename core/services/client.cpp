@@ -61,6 +61,8 @@ void Client::fetch_maps(StatusFn done) {
       for (const auto& t : maps.targets) targets_[t.target] = t;
       shards_.clear();
       for (const auto& s : maps.shards) shards_[s.shard] = s.endpoint;
+      groups_.clear();
+      for (const auto& g : maps.groups) groups_[g.group] = g;
     }
     auto waiters = std::move(maps_waiters_);
     maps_waiters_.clear();
@@ -91,6 +93,11 @@ Endpoint Client::shard_endpoint(ShardId shard) const {
 Endpoint Client::target_endpoint(TargetId target) const {
   auto it = targets_.find(target);
   return it == targets_.end() ? Endpoint{} : it->second.endpoint;
+}
+
+TargetId Client::primary_of(GroupId group) const {
+  auto it = groups_.find(group);
+  return it == groups_.end() ? k_no_id : it->second.primary;
 }
 
 // ---- namespace ----------------------------------------------------------------
@@ -361,6 +368,10 @@ void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const M
     ChunkJob job;
     job.request = request;
     job.target = piece.target;
+    if (pattern->buddy_mirrored()) {
+      job.group = piece.target;  // resolved to the group's primary when sent (pump)
+      job.target = k_no_id;
+    }
     job.object_offset = piece.object_offset;
     job.user = buffer.slice(piece.file_offset - offset, piece.length);
     job.file_offset = piece.file_offset;
@@ -379,6 +390,7 @@ void Client::pump() {
     queued_jobs_.pop_front();
     ++inflight_chunks_;
     env_.metrics().count(plan->path == proto::ChunkPath::direct ? "client.chunks_direct" : "client.chunks_bounce", 1);
+    if (job.group != k_no_id) job.target = primary_of(job.group);
     Endpoint server = target_endpoint(job.target);
     if (server.valid()) {
       if (job.request->write) {
@@ -390,10 +402,16 @@ void Client::pump() {
     }
     // The target is not in our maps: refresh (bounded), then go or fail naming it.
     const TargetId target = job.target;
-    refresh_maps_until([this, target] { return target_endpoint(target).valid(); },
-                       "storage target " + std::to_string(target) + " of file " + std::to_string(job.request->file_id),
+    const GroupId group = job.group;
+    refresh_maps_until([this, target, group] {
+                         return target_endpoint(group != k_no_id ? primary_of(group) : target).valid();
+                       },
+                       (group != k_no_id ? "buddy group " + std::to_string(group)
+                                         : "storage target " + std::to_string(target)) +
+                           " of file " + std::to_string(job.request->file_id),
                        [this, job, plan = *plan](Status s) mutable {
                          if (!s.ok()) return job_done(job, plan, error(StatusCode::not_found, s.message()), 0, std::nullopt);
+                         if (job.group != k_no_id) job.target = primary_of(job.group);
                          const Endpoint to = target_endpoint(job.target);
                          if (job.request->write) {
                            write_chunk(std::move(job), plan, to);
@@ -421,6 +439,9 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
   m.dst = landing;
   m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
   m.path = plan.path;
+  // A direct chunk is one RDMA WRITE by the server into `landing`: carry the
+  // key so that it need not ask (a bounce chunk is streamed: no key).
+  if (plan.path == proto::ChunkPath::direct) m.dst_keys = rdma_keys_for(env_, landing, plan.client_nic, server.node);
   const TimeNs started = env_.now();
   rpc_.call(server, std::move(m), [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
     if (!r.ok()) {
@@ -473,6 +494,9 @@ void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
       m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
       m.crc32c = sum.crc32c;
       m.sync = job.request->sync;
+      // The server pulls every write with one RDMA READ (direct or from the
+      // bounce buffer): carry the key so that it need not ask.
+      m.src_keys = rdma_keys_for(env_, source, plan.client_nic, server.node);
       const TimeNs started = env_.now();
       rpc_.call(server, std::move(m), [this, job, plan, bounce, started](Result<proto::Message> r) {
         env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
@@ -505,8 +529,18 @@ void Client::job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& 
   if (bounce) env_.free(*bounce);
   planner_.release(plan);
   --inflight_chunks_;
+  if (!status.ok() && job.group != k_no_id &&
+      (status.code() == StatusCode::timed_out || status.code() == StatusCode::unavailable)) {
+    if (job.failovers < config_.mirror_failovers) return fail_over(job, status);
+  }
   IoRequest& request = *job.request;
-  if (!status.ok() && request.first_error.ok()) request.first_error = status;
+  if (!status.ok() && request.first_error.ok()) {
+    request.first_error = status;
+    if (job.failovers > 0) {
+      request.first_error = error(status.code(), status.message() + " (after " + std::to_string(job.failovers) +
+                                                     " failovers in buddy group " + std::to_string(job.group) + ")");
+    }
+  }
   request.bytes += bytes;
   env_.metrics().count(request.write ? "client.write_bytes" : "client.read_bytes", static_cast<double>(bytes));
   if (--request.remaining == 0) {
@@ -517,6 +551,27 @@ void Client::job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& 
     }
   }
   pump();
+}
+
+void Client::fail_over(ChunkJob job, const Status& why) {
+  env_.metrics().count("client.mirror_failovers", 1);
+  env_.log(LogLevel::warn, "buddy group " + std::to_string(job.group) + ": chunk of file " +
+                               std::to_string(job.request->file_id) + " at " + std::to_string(job.file_offset) +
+                               " failed on target " + std::to_string(job.target) + " (" + why.to_string() +
+                               "); refreshing maps to find its primary");
+  const TargetId failed = job.target;
+  const GroupId group = job.group;
+  ++job.failovers;
+  // Waits for mgmt to name another primary; retries even if it does not (the
+  // primary may be back, or the target's own maps were the stale ones).
+  refresh_maps_until([this, group, failed] {
+                       return primary_of(group) != failed && target_endpoint(primary_of(group)).valid();
+                     },
+                     "a new primary of buddy group " + std::to_string(group),
+                     [this, job = std::move(job)](Status) mutable {
+                       queued_jobs_.push_front(std::move(job));
+                       pump();
+                     });
 }
 
 }  // namespace sluice

@@ -16,6 +16,16 @@
 // CRC32C of what arrived and compares it with the server's (verify_reads).
 // At most max_inflight_chunks chunk requests are in flight per client, and
 // each rail's window from core/sched bounds the requests on one NIC.
+//
+// Buddy-mirrored files (their stripe lists buddy groups, BeeGFS
+// BuddyMirrorPattern): each chunk request goes to the group's current primary
+// as the maps name it; the primary mirrors writes to the secondary (see
+// StorageService). When a request to the primary times out or is refused
+// with `unavailable` (a switchover: the target is a secondary now), the client
+// refreshes its maps, waiting (bounded by max_maps_refreshes) for mgmt to
+// name another primary, and sends the request again, at most
+// mirror_failovers times per chunk. A retried write is the same bytes at the
+// same place, so it is safe to repeat.
 #pragma once
 
 #include <deque>
@@ -69,6 +79,7 @@ struct ClientConfig {
   bool verify_reads = true;                     // CRC32C of every chunk read
   std::uint32_t max_maps_refreshes = 5;         // per request that finds a shard or target unknown
   TimeNs maps_refresh_backoff_ns = 100 * k_ns_per_ms;  // first wait between refreshes; doubles
+  std::uint32_t mirror_failovers = 4;           // re-sends of a buddy-mirrored chunk request to a new primary
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
@@ -126,6 +137,8 @@ class Client {
   std::uint64_t maps_version() const { return maps_version_; }
   // The storage targets of the maps last fetched from mgmt.
   const std::map<TargetId, proto::TargetInfoDesc>& targets() const { return targets_; }
+  // The buddy groups of the maps last fetched, by group id.
+  const std::map<GroupId, proto::BuddyGroupDesc>& groups() const { return groups_; }
   std::size_t inflight_chunks() const { return inflight_chunks_; }
   const ChunkPlanner& planner() const { return planner_; }
 
@@ -138,6 +151,8 @@ class Client {
     MemHandle user;         // the caller's slice for this piece
     std::uint64_t file_offset = 0;
     std::uint32_t refreshes = 0;
+    GroupId group = k_no_id;       // buddy-mirrored: the group; `target` is its primary when sent
+    std::uint32_t failovers = 0;   // re-sends after the primary failed (ClientConfig::mirror_failovers)
   };
   using PlacementFn = std::function<void(Result<DirPlacement>)>;
 
@@ -162,6 +177,10 @@ class Client {
   void job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& status, std::uint64_t bytes,
                 std::optional<MemHandle> bounce);
   Endpoint target_endpoint(TargetId target) const;
+  // The current primary of a buddy group in our maps (k_no_id if unknown).
+  TargetId primary_of(GroupId group) const;
+  // A mirrored chunk's primary failed: refresh the maps (bounded) and send it again.
+  void fail_over(ChunkJob job, const Status& why);
 
   Env& env_;
   OpTable& ops_;
@@ -171,6 +190,7 @@ class Client {
   std::uint64_t maps_version_ = 0;
   std::map<TargetId, proto::TargetInfoDesc> targets_;
   std::map<ShardId, Endpoint> shards_;
+  std::map<GroupId, proto::BuddyGroupDesc> groups_;
   bool maps_fetching_ = false;
   std::vector<StatusFn> maps_waiters_;
   std::map<std::string, DirPlacement, std::less<>> dir_cache_;

@@ -203,6 +203,7 @@ void MetaService::fetch_maps(std::function<void(Status)> done) {
     if (r.ok()) {
       auto& maps = std::get<proto::MapsReply>(r.value());
       targets_ = maps.targets;
+      groups_ = maps.groups;
       shards_.clear();
       for (const auto& sh : maps.shards) shards_[sh.shard] = sh.endpoint;
       maps_fetched_ns_ = env_.now();
@@ -304,7 +305,25 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     }
     std::vector<TargetInfo> candidates;
     candidates.reserve(targets_.size());
-    for (const auto& t : targets_) candidates.push_back(from_wire(t));
+    if (config_.mirror_file_data) {
+      // One candidate per buddy group, as BeeGFS pools a group by its worse
+      // member (target_info.hpp); a group whose primary is unknown is skipped.
+      for (const auto& g : groups_) {
+        auto primary =
+            std::find_if(targets_.begin(), targets_.end(), [&](const auto& d) { return d.target == g.primary; });
+        auto secondary =
+            std::find_if(targets_.begin(), targets_.end(), [&](const auto& d) { return d.target == g.secondary; });
+        if (primary == targets_.end() || secondary == targets_.end()) continue;
+        TargetInfo group = from_wire(*primary);
+        const TargetInfo other = from_wire(*secondary);
+        group.id = g.group;
+        group.capacity_bytes = std::min(group.capacity_bytes, other.capacity_bytes);
+        group.free_bytes = std::min({group.free_bytes, other.free_bytes, group.capacity_bytes});
+        candidates.push_back(group);
+      }
+    } else {
+      for (const auto& t : targets_) candidates.push_back(from_wire(t));
+    }
     const std::uint32_t count = m.stripe_count != 0 ? m.stripe_count : config_.default_stripe_count;
     const std::uint64_t chunk = m.chunk_bytes != 0 ? m.chunk_bytes : config_.default_chunk_bytes;
     const proto::ChooserKind kind = m.chooser != proto::ChooserKind::server_default ? m.chooser : config_.default_chooser;
@@ -319,12 +338,15 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     }
     ChooseRequest request;
     request.stripe_count = count;
+    request.buddy_groups = config_.mirror_file_data;
     Result<std::vector<TargetId>> chosen = chooser->second.choose(candidates, request, env_.rng());
     if (!chosen.ok()) {
       return reply(inode_reply(m.request_id, error(chosen.status().code(), "choosing targets for " + m.path + ": " +
                                                                                chosen.status().message())));
     }
-    Result<StripePattern> pattern = StripePattern::raid0(config_.stripe_flavor, chunk, std::move(chosen).value());
+    Result<StripePattern> pattern =
+        config_.mirror_file_data ? StripePattern::buddy_mirror(chunk, std::move(chosen).value())
+                                 : StripePattern::raid0(config_.stripe_flavor, chunk, std::move(chosen).value());
     if (!pattern.ok()) return reply(inode_reply(m.request_id, pattern.status()));
     Result<FileId> id = allocate_file_id();
     if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
@@ -430,7 +452,13 @@ void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
 void MetaService::remove_chunks(const proto::InodeDesc& inode) {
   auto ask = [this, inode]() {
     std::map<Endpoint, std::vector<std::uint32_t>> by_server;
-    for (std::uint32_t t : inode.stripe.targets) {
+    for (std::uint32_t id : inode.stripe.targets) {
+      // A buddy-mirrored file's stripe lists groups: the primary removes and forwards.
+      std::uint32_t t = id;
+      if (inode.stripe.pattern == proto::StripePattern::buddy_mirror) {
+        auto g = std::find_if(groups_.begin(), groups_.end(), [id](const auto& d) { return d.group == id; });
+        t = g == groups_.end() ? k_no_id : g->primary;
+      }
       auto it = std::find_if(targets_.begin(), targets_.end(), [t](const auto& d) { return d.target == t; });
       if (it == targets_.end()) {
         env_.metrics().count("meta.orphaned_unlinks", 1);
@@ -450,7 +478,11 @@ void MetaService::remove_chunks(const proto::InodeDesc& inode) {
       });
     }
   };
-  if (targets_.empty()) {
+  // A buddy-mirrored file's removal goes to each group's current primary: with
+  // maps older than maps_max_age_ns a switchover may have moved it.
+  const bool stale = inode.stripe.pattern == proto::StripePattern::buddy_mirror &&
+                     (maps_fetched_ns_ < 0 || env_.now() - maps_fetched_ns_ > config_.maps_max_age_ns);
+  if (targets_.empty() || stale) {
     fetch_maps([ask](Status) { ask(); });
   } else {
     ask();

@@ -61,6 +61,13 @@ struct MetaServiceConfig {
   std::uint64_t default_chunk_bytes = 512 * k_kib;
   std::uint32_t default_stripe_count = 4;
   proto::ChooserKind default_chooser = proto::ChooserKind::randomized;
+  // New files are buddy-mirrored (BeeGFS `beegfs-ctl --setpattern
+  // --pattern=buddymirror`): the chooser picks buddy groups from mgmt's maps
+  // (a group counts with its worse member's free space, on its primary's
+  // node) and the stripe lists group ids. Needs MgmtConfig::buddy_groups and
+  // StorageMirrorConfig::enabled on the storage servers. Unlinks of such files
+  // go to each group's primary, which forwards them to its secondary.
+  bool mirror_file_data = false;
   TimeNs maps_max_age_ns = 1 * k_ns_per_s;         // re-fetch target maps older than this before a create
   std::uint32_t readdir_page_max_entries = 1024;   // server-side cap on one Readdir reply
   std::size_t reply_cache_entries = ReplyCache::k_default_entries;
@@ -125,6 +132,7 @@ class MetaService final : public Service {
   bool registered_ = false;
   // Maps from mgmt.
   std::vector<proto::TargetInfoDesc> targets_;
+  std::vector<proto::BuddyGroupDesc> groups_;
   std::map<ShardId, Endpoint> shards_;
   TimeNs maps_fetched_ns_ = -1;
   bool maps_fetching_ = false;

@@ -40,12 +40,18 @@ proto::CapacityPool MgmtService::pool_for(std::uint64_t capacity_bytes, std::uin
 
 void MgmtService::handle(Endpoint from, proto::Message& message) {
   if (auto* m = std::get_if<proto::RegisterTarget>(&message)) {
+    // A target that registers again (its server restarted) keeps the
+    // consistency mgmt knows: a former primary that missed writes must not
+    // come back as good.
+    const auto known = targets_.find(m->target);
+    const proto::Consistency consistency =
+        known != targets_.end() ? known->second.consistency : proto::Consistency::good;
     proto::TargetInfoDesc t;
     t.target = m->target;
     t.node = m->node;
     t.endpoint = m->endpoint;
     t.reachability = proto::Reachability::online;
-    t.consistency = proto::Consistency::good;
+    t.consistency = consistency;
     t.capacity_bytes = m->capacity_bytes;
     t.free_bytes = m->free_bytes;
     t.pool = pool_for(t.capacity_bytes, t.free_bytes);
@@ -74,6 +80,8 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
         ++version_;
       }
     }
+  } else if (auto* sc = std::get_if<proto::SetTargetConsistency>(&message)) {
+    set_target_consistency(from, *sc);
   } else if (auto* g = std::get_if<proto::GetMaps>(&message)) {
     proto::MapsReply r;
     r.request_id = g->request_id;
@@ -106,9 +114,74 @@ void MgmtService::check_reachability() {
                                    (next == proto::Reachability::online ? "online"
                                     : next == proto::Reachability::offline ? "offline"
                                                                             : "probably offline"));
+      // An offline group member misses the writes its buddy takes from now on.
+      if (next == proto::Reachability::offline && group_of(id) != nullptr) {
+        set_consistency(id, proto::Consistency::needs_resync, "it went offline");
+      }
     }
   }
+  check_switchovers();
   ops_.expect(env_.timer(config_.check_interval_ns), [this](Completion&) { check_reachability(); });
+}
+
+proto::BuddyGroupDesc* MgmtService::group_of(TargetId target) {
+  for (auto& [id, group] : groups_) {
+    if (group.primary == target || group.secondary == target) return &group;
+  }
+  return nullptr;
+}
+
+void MgmtService::set_consistency(TargetId target, proto::Consistency consistency, const std::string& why) {
+  auto it = targets_.find(target);
+  if (it == targets_.end() || it->second.consistency == consistency) return;
+  // bad is only left by an operator (BeeGFS): an automatic needs_resync must not hide it.
+  if (it->second.consistency == proto::Consistency::bad && consistency == proto::Consistency::needs_resync) return;
+  it->second.consistency = consistency;
+  ++version_;
+  env_.metrics().count("mgmt.consistency_changes", 1);
+  env_.log(LogLevel::warn, "target " + std::to_string(target) + " is now " +
+                               std::string(proto::to_string(consistency)) + ": " + why);
+}
+
+void MgmtService::check_switchovers() {
+  if (!config_.buddy_switchover) return;
+  for (auto& [id, group] : groups_) {
+    auto primary = targets_.find(group.primary);
+    auto secondary = targets_.find(group.secondary);
+    if (primary == targets_.end() || secondary == targets_.end()) continue;  // not registered yet
+    if (primary->second.reachability != proto::Reachability::offline) continue;
+    if (secondary->second.reachability != proto::Reachability::online ||
+        secondary->second.consistency != proto::Consistency::good) {
+      continue;  // no member with current data is reachable: the group waits for its primary
+    }
+    const TargetId former = group.primary;
+    std::swap(group.primary, group.secondary);
+    ++switchovers_;
+    ++version_;
+    env_.metrics().count("mgmt.switchovers", 1);
+    env_.log(LogLevel::warn, "buddy group " + std::to_string(id) + ": switchover, target " +
+                                 std::to_string(group.primary) + " is now primary (target " + std::to_string(former) +
+                                 " offline)");
+    set_consistency(former, proto::Consistency::needs_resync, "it was switched away from while offline");
+  }
+}
+
+void MgmtService::set_target_consistency(Endpoint from, const proto::SetTargetConsistency& m) {
+  const proto::BuddyGroupDesc* group = group_of(m.target);
+  if (group == nullptr || group->secondary != m.target || group->primary != m.reporter ||
+      targets_.count(m.target) == 0) {
+    reply(from, proto::Ack{m.request_id, StatusCode::invalid_argument,
+                           "target " + std::to_string(m.reporter) + " may not set the state of target " +
+                               std::to_string(m.target) + ": only the primary of its buddy group may (" +
+                               (group == nullptr ? std::string("it is in no group")
+                                                 : "group " + std::to_string(group->group) + " primary " +
+                                                       std::to_string(group->primary) + " secondary " +
+                                                       std::to_string(group->secondary)) +
+                               ", maps version " + std::to_string(version_) + ")"});
+    return;
+  }
+  set_consistency(m.target, m.consistency, "reported by its primary, target " + std::to_string(m.reporter));
+  reply(from, proto::Ack{m.request_id, StatusCode::ok, {}});
 }
 
 }  // namespace sluice

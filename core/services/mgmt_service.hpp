@@ -9,6 +9,22 @@
 // target not heard from for probably_offline_after_ns is probably_offline,
 // after offline_after_ns offline. With heartbeat checking off (interval 0)
 // registered targets stay online, which is what short simulations want.
+//
+// Storage buddy groups (BeeGFS buddy mirroring, mgmtd's MirrorBuddyGroupMapper
+// and its switchover in InternodeSyncer): every target also has a consistency
+// state, good / needs_resync / bad. mgmt changes it in three cases only:
+// - a group member goes offline: it will miss writes, so it is needs_resync;
+// - the primary of a group is offline and its secondary is online and good:
+//   switchover. The two swap roles, the maps' version is bumped (clients and
+//   servers refresh and go to the new primary); the former primary is
+//   needs_resync and stays so when it comes back, until its new primary has
+//   resynced it. A group whose secondary is not good has no switchover: its
+//   data would be stale, so the group waits for its primary;
+// - the group's primary reports its secondary's state (SetTargetConsistency):
+//   needs_resync before it acknowledges writes alone, good after a resync,
+//   bad after resyncs failed. Reports from any other target are refused,
+//   which fences a primary that was switched away from while unreachable.
+// Switchover needs heartbeat checking (check_interval_ns > 0).
 #pragma once
 
 #include <map>
@@ -27,8 +43,14 @@ struct MgmtConfig {
   TimeNs offline_after_ns = 30 * k_ns_per_s;
   CapacityPoolLimits pools;  // core/layout: BeeGFS tuneStorageSpace{Low,Emergency}Limit
   // Storage buddy groups, defined by the administrator as with BeeGFS's
-  // `beegfs-ctl --addmirrorgroup`; mirroring itself is the reliability issue's.
+  // `beegfs-ctl --addmirrorgroup` (the two targets on different servers).
+  // Mirroring is switched on at the storage servers
+  // (StorageServiceConfig::mirror) and for new files at the metadata servers
+  // (MetaServiceConfig::mirror_file_data); see the top of this file.
   std::vector<proto::BuddyGroupDesc> buddy_groups;
+  // Promote the secondary of a group whose primary is offline (BeeGFS does
+  // this always; off to study an unmirrored failure).
+  bool buddy_switchover = true;
 };
 
 class MgmtService final : public Service {
@@ -41,11 +63,19 @@ class MgmtService final : public Service {
 
   std::uint64_t version() const { return version_; }
   const std::map<TargetId, proto::TargetInfoDesc>& targets() const { return targets_; }
+  const std::map<GroupId, proto::BuddyGroupDesc>& groups() const { return groups_; }
+  std::uint64_t switchovers() const { return switchovers_; }
 
  private:
   void handle(Endpoint from, proto::Message& message);
   void reply(Endpoint to, proto::Message message);
   void check_reachability();
+  // Switches every group whose primary is offline and whose secondary can take over.
+  void check_switchovers();
+  void set_consistency(TargetId target, proto::Consistency consistency, const std::string& why);
+  void set_target_consistency(Endpoint from, const proto::SetTargetConsistency& m);
+  // The group `target` belongs to (nullptr if none).
+  proto::BuddyGroupDesc* group_of(TargetId target);
   proto::CapacityPool pool_for(std::uint64_t capacity_bytes, std::uint64_t free_bytes) const;
 
   Env& env_;
@@ -57,6 +87,7 @@ class MgmtService final : public Service {
   std::map<ShardId, proto::ShardInfoDesc> shards_;
   std::map<GroupId, proto::BuddyGroupDesc> groups_;
   std::map<Endpoint, NodeId> clients_;
+  std::uint64_t switchovers_ = 0;
 };
 
 }  // namespace sluice

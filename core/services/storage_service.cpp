@@ -6,7 +6,10 @@
 namespace sluice {
 
 StorageService::StorageService(Env& env, StorageServiceConfig config)
-    : env_(env), config_(std::move(config)), rpc_(env_, ops_, config_.rpc) {
+    : env_(env),
+      config_(std::move(config)),
+      rpc_(env_, ops_, config_.rpc),
+      mirror_rpc_(env_, ops_, config_.mirror.forward_rpc) {
   for (TargetId t : config_.targets) {
     targets_[t];
     used_bytes_[t] = 0;
@@ -27,6 +30,8 @@ std::string StorageService::name() const { return "storage:" + env_.self().to_st
 bool StorageService::owns(TargetId target) const { return targets_.count(target) != 0; }
 
 void StorageService::start() {
+  if (started_) restart();
+  started_ = true;
   if (!egress_error_.ok()) env_.log(LogLevel::error, "egress limit disabled: " + egress_error_.to_string());
   for (TargetId t : config_.targets) {
     proto::RegisterTarget reg;
@@ -45,6 +50,19 @@ void StorageService::start() {
   }
   if (config_.heartbeat_interval_ns > 0) {
     ops_.expect(env_.timer(config_.heartbeat_interval_ns), [this](Completion&) { heartbeat(); });
+  }
+  if (config_.mirror.enabled) {
+    started_ns_ = env_.now();
+    if (Status s = ResyncLog::validate(config_.mirror.resync_log_max_files); !s.ok()) {
+      env_.log(LogLevel::error, name() + ": " + s.message() + "; using " +
+                                    std::to_string(ResyncLog::k_default_max_files));
+      config_.mirror.resync_log_max_files = ResyncLog::k_default_max_files;
+    }
+    if (config_.mirror.resync_piece_bytes == 0) {
+      env_.log(LogLevel::error, name() + ": mirror.resync_piece_bytes is 0; using 4 MiB");
+      config_.mirror.resync_piece_bytes = 4 * k_mib;
+    }
+    mirror_tick();
   }
 }
 
@@ -71,15 +89,19 @@ void StorageService::on_event(Event& event) {
     return;
   }
   auto& d = std::get<Delivery>(event);
-  if (rpc_.on_delivery(d)) return;
+  if (d.from == config_.mgmt ? rpc_.on_delivery(d) : mirror_rpc_.on_delivery(d)) return;
   handle(d.from, d.message);
 }
 
 void StorageService::handle(Endpoint from, proto::Message& message) {
   if (auto* r = std::get_if<proto::ReadChunk>(&message)) {
-    admit(from, message, r->target);
+    if (admit_mirrored(from, r->request_id, r->target)) admit(from, message, r->target);
   } else if (auto* w = std::get_if<proto::WriteChunk>(&message)) {
-    admit(from, message, w->target);
+    if (admit_mirrored(from, w->request_id, w->target)) admit(from, message, w->target);
+  } else if (auto* mw = std::get_if<proto::MirrorWrite>(&message)) {
+    admit(from, message, mw->target);
+  } else if (auto* mr = std::get_if<proto::MirrorRemove>(&message)) {
+    mirror_remove(from, *mr);
   } else if (auto* rm = std::get_if<proto::RemoveChunks>(&message)) {
     remove_chunks(from, *rm);
   } else if (auto* cs = std::get_if<proto::ChunkSize>(&message)) {
@@ -171,10 +193,14 @@ void StorageService::pump(TargetId target) {
              std::nullopt);
       continue;
     }
-    if (staging_in_use_bytes_ + length > config_.staging_budget_bytes) return;  // wait for staging memory
+    // Writes received as a secondary have their own budget (see the header).
+    const bool mirror_staging = std::holds_alternative<proto::MirrorWrite>(next.message);
+    std::uint64_t& in_use = mirror_staging ? mirror_staging_in_use_bytes_ : staging_in_use_bytes_;
+    const std::uint64_t budget = mirror_staging ? config_.mirror.staging_budget_bytes : config_.staging_budget_bytes;
+    if (in_use + length > budget) return;  // wait for staging memory
     Result<MemHandle> staging = env_.alloc(MemKind::pinned, config_.staging_numa, length);
     if (!staging.ok()) return;  // the world is out of memory for now; a finishing request pumps again
-    staging_in_use_bytes_ += length;
+    in_use += length;
     Request req = std::move(next);
     ts.queued.pop_front();
     ++ts.active;
@@ -182,6 +208,8 @@ void StorageService::pump(TargetId target) {
     ops_.expect(env_.compute(CostKind::storage_request, 1), [this, target, req, staging = *staging](Completion&) {
       if (const auto* r = std::get_if<proto::ReadChunk>(&req.message)) {
         run_read(target, req.from, *r, staging);
+      } else if (const auto* mw = std::get_if<proto::MirrorWrite>(&req.message)) {
+        run_mirror_write(target, req.from, *mw, staging);
       } else {
         run_write(target, req.from, std::get<proto::WriteChunk>(req.message), staging);
       }
@@ -218,6 +246,10 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
       t.src_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
       t.dst_nic = m.rail.client_nic;
       t.mode = m.path == proto::ChunkPath::direct ? TransferMode::rdma_write : TransferMode::stream;
+      // The client's key for the NIC the bytes land on, if it carried one.
+      if (t.mode == TransferMode::rdma_write) {
+        if (const proto::RdmaRegionDesc* key = proto::find_rdma_key(m.dst_keys, t.dst_nic)) t.remote_region = *key;
+      }
       ops_.expect(env_.transfer(t), [this, target, from, m, staging, n, crc](Completion& moved) {
         proto::ChunkReply sent{m.request_id, moved.status.code(), moved.status.message(), 0, crc};
         if (moved.status.ok()) {
@@ -257,6 +289,8 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
   t.src_nic = m.rail.client_nic;
   t.dst_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
   t.mode = TransferMode::rdma_read;
+  // The client's key for the NIC the bytes leave from, if it carried one.
+  if (const proto::RdmaRegionDesc* key = proto::find_rdma_key(m.src_keys, t.src_nic)) t.remote_region = *key;
   ops_.expect(env_.transfer(t), [this, target, from, m, staging](Completion& moved) {
     if (!moved.status.ok()) {
       finish(target, from, proto::ChunkReply{m.request_id, moved.status.code(), moved.status.message(), 0, 0}, staging);
@@ -273,34 +307,51 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
                staging);
         return;
       }
-      StorageIoSpec io;
-      io.op = StorageOp::write;
-      io.target = target;
-      io.file_id = m.file_id;
-      io.object_offset = m.object_offset;
-      io.buffer = staging;
-      io.sync = m.sync;
-      ops_.expect(env_.storage_io(io), [this, target, from, m, staging](Completion& written) {
-        proto::ChunkReply done{m.request_id, written.status.code(), written.status.message(), 0, m.crc32c};
-        if (written.status.ok()) {
-          done.bytes = m.length;
-          auto& size = object_bytes_[{target, m.file_id}];
-          const std::uint64_t end = m.object_offset + m.length;
-          if (end > size) {
-            used_bytes_[target] += end - size;
-            size = end;
-          }
-          env_.metrics().count("storage.write_bytes", static_cast<double>(m.length));
-        }
-        finish(target, from, std::move(done), staging);
-      });
+      store_write(target, from, m, staging);
     });
   });
 }
 
-void StorageService::finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging) {
+void StorageService::store_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging) {
+  if (const MirrorRole* role = mirror_role(target); role != nullptr && role->primary) {
+    return mirrored_write(target, from, m, staging);
+  }
+  local_write(target, m.file_id, m.object_offset, staging, m.sync,
+              [this, target, from, m, staging](Completion& written) {
+                proto::ChunkReply done{m.request_id, written.status.code(), written.status.message(), 0, m.crc32c};
+                if (written.status.ok()) done.bytes = m.length;
+                finish(target, from, std::move(done), staging);
+              });
+}
+
+void StorageService::local_write(TargetId target, FileId file_id, std::uint64_t object_offset, MemHandle buffer,
+                                 bool sync, std::function<void(Completion&)> done) {
+  StorageIoSpec io;
+  io.op = StorageOp::write;
+  io.target = target;
+  io.file_id = file_id;
+  io.object_offset = object_offset;
+  io.buffer = buffer;
+  io.sync = sync;
+  ops_.expect(env_.storage_io(io), [this, target, file_id, object_offset, length = buffer.length,
+                                    done = std::move(done)](Completion& written) {
+    if (written.status.ok()) {
+      auto& size = object_bytes_[{target, file_id}];
+      const std::uint64_t end = object_offset + length;
+      if (end > size) {
+        used_bytes_[target] += end - size;
+        size = end;
+      }
+      env_.metrics().count("storage.write_bytes", static_cast<double>(length));
+    }
+    done(written);
+  });
+}
+
+void StorageService::finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging,
+                            bool mirror_staging) {
   if (staging) {
-    staging_in_use_bytes_ -= staging->length;
+    (mirror_staging ? mirror_staging_in_use_bytes_ : staging_in_use_bytes_) -= staging->length;
     env_.free(*staging);
   }
   if (reply.status == StatusCode::ok) ++requests_served_;
@@ -339,6 +390,7 @@ void StorageService::remove_chunks(Endpoint from, const proto::RemoveChunks& m) 
         used_bytes_[t] -= std::min(used_bytes_[t], it->second);
         object_bytes_.erase(it);
       }
+      if (c.status.ok()) forward_removal(t, m.file_id);
       if (--*remaining == 0) {
         env_.send(from, proto::Ack{m.request_id, failure->code(), failure->message()}).ignore();
       }

@@ -15,9 +15,41 @@
 // bounded by staging_budget_bytes. Egress (reads leaving this server) can be
 // capped by a token bucket from core/sched so that many clients cannot congest
 // this server's port (SEEDS.md section 5, NVMesh).
+//
+// Buddy mirroring (StorageMirrorConfig::enabled; BeeGFS storage buddy
+// mirroring, see MgmtService for groups, states and switchover): the server
+// fetches the maps from mgmt every maps_refresh_interval_ns to learn, per
+// target, its buddy group, its role and its buddy's state.
+// - A WriteChunk to a primary target is written locally and, at the same
+//   time, forwarded to the secondary as a MirrorWrite (the secondary pulls
+//   the bytes from this server's staging buffer and checks their CRC32C);
+//   the client gets its ChunkReply only once both wrote.
+// - Reads go to the primary. Chunk requests for a target that is a secondary
+//   are refused with `unavailable` (the client refreshes its maps and goes
+//   to the primary), MirrorWrites from a target that is not the primary with
+//   invalid_argument (a stale primary must not write to the new one).
+// - When a forward fails, or the secondary is not good, the primary writes
+//   alone, as BeeGFS does: it first has mgmt record the secondary as
+//   needs_resync (SetTargetConsistency; mgmt refuses it from a target that
+//   is no longer primary, so a primary switched away from cannot acknowledge
+//   alone), then acknowledges, and records the changed chunk objects in a
+//   bounded ResyncLog (resync_log.hpp).
+// - Once mgmt shows the secondary online again, the primary resyncs it:
+//   copies each recorded object extent (MirrorWrite, resync) or removal
+//   (MirrorRemove), or every object of the target after a log overflow; new
+//   writes meanwhile are recorded too. When nothing is left it forwards again
+//   and reports the secondary good. A resync that fails is retried on the
+//   next maps refresh; after max_resync_failures in a row the secondary is
+//   reported bad (BeeGFS: left to an operator).
+// - Unlinks (RemoveChunks) on a primary are forwarded the same way
+//   (MirrorRemove); a lost one is recorded for the resync.
+// Writes a secondary receives use their own staging budget
+// (StorageMirrorConfig::staging_budget_bytes), so two servers that are each
+// other's secondaries cannot hold all staging memory waiting on each other.
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,9 +57,40 @@
 
 #include "core/env.hpp"
 #include "core/sched/token_bucket.hpp"
+#include "core/services/resync_log.hpp"
 #include "core/services/rpc.hpp"
 
 namespace sluice {
+
+// Buddy mirroring at a storage server (see the top of this file). Off by
+// default; to mirror a cluster's data also define MgmtConfig::buddy_groups,
+// give servers heartbeats and mgmt heartbeat checking (for switchover), and
+// set MetaServiceConfig::mirror_file_data so new files are buddy-mirrored.
+struct StorageMirrorConfig {
+  bool enabled = false;
+  // Maps refresh (roles, buddy states); also the period at which a pending
+  // resync is started or retried.
+  TimeNs maps_refresh_interval_ns = 500 * k_ns_per_ms;
+  // Forwarding to the secondary. timeout_ns x max_attempts must stay below
+  // the clients' RPC timeout (RpcLimits::timeout_ns, 2 s by default), or a
+  // client resends its write while the primary still waits for its buddy.
+  RpcLimits forward_rpc{.timeout_ns = 400 * k_ns_per_ms, .max_attempts = 2};
+  // Chunk objects recorded per secondary while it is not good; beyond, a full resync.
+  std::size_t resync_log_max_files = ResyncLog::k_default_max_files;
+  // A resync copies an object in pieces of this size, one at a time per target.
+  std::uint64_t resync_piece_bytes = 4 * k_mib;
+  // Failed resync attempts in a row, answered by the secondary with an error of
+  // the copy itself (corrupt, io_error, no_space, ...), after which it is
+  // reported bad. Timeouts, back-pressure and role refusals (the secondary's
+  // maps still show it as primary) are retried without counting.
+  std::uint32_t max_resync_failures = 5;
+  // Staging memory for MirrorWrites this server receives as a secondary (and
+  // for its own resync pieces), apart from staging_budget_bytes.
+  std::uint64_t staging_budget_bytes = 128 * k_mib;
+  // How long after start a primary waits (answering `again`) for its buddy
+  // to appear in the maps before it treats the buddy as unreachable.
+  TimeNs buddy_register_wait_ns = 10 * k_ns_per_s;
+};
 
 struct StorageServiceConfig {
   Endpoint mgmt;
@@ -42,12 +105,17 @@ struct StorageServiceConfig {
   std::uint64_t egress_burst_bytes = 4 * k_mib;
   TimeNs heartbeat_interval_ns = 0;            // 0 = no heartbeats
   RpcLimits rpc;
+  StorageMirrorConfig mirror;                  // buddy mirroring; off by default
 };
 
 class StorageService final : public Service {
  public:
   StorageService(Env& env, StorageServiceConfig config);
 
+  // Called again after the world revived a killed service, start() is a
+  // restart: what only lived in memory is gone (requests in flight, their
+  // staging, maps, the resync logs) and the targets register again. The
+  // chunk objects and their sizes stay, as on a disk.
   void start() override;
   void on_event(Event& event) override;
   std::string name() const override;
@@ -55,6 +123,12 @@ class StorageService final : public Service {
   bool registered() const { return registered_targets_ == config_.targets.size(); }
   std::uint64_t requests_served() const { return requests_served_; }
   std::uint64_t again_replies() const { return again_replies_; }
+  // Buddy mirroring, for tests and reports. Whether `target` is the primary of
+  // a group and forwards its writes (its secondary is good as far as it knows).
+  bool mirror_forwarding(TargetId target) const;
+  // Whether `target` is a primary whose secondary still needs a resync (or is resyncing).
+  bool mirror_resync_pending(TargetId target) const;
+  std::uint64_t resyncs_completed() const { return resyncs_completed_; }
 
  private:
   struct Request {
@@ -71,10 +145,65 @@ class StorageService final : public Service {
   void pump(TargetId target);
   void run_read(TargetId target, Endpoint from, const proto::ReadChunk& m, MemHandle staging);
   void run_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
-  void finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging);
+  // mirror_staging: the staging came from StorageMirrorConfig::staging_budget_bytes.
+  void finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging,
+              bool mirror_staging = false);
   void remove_chunks(Endpoint from, const proto::RemoveChunks& m);
   void heartbeat();
   bool owns(TargetId target) const;
+  // Forgets the in-memory state of a previous incarnation (see start()).
+  void restart();
+
+  // ---- buddy mirroring (storage_mirror.cpp) ----
+  struct MirrorRole {
+    GroupId group = k_no_id;
+    bool primary = false;
+    TargetId buddy = k_no_id;
+  };
+  // The mirroring state of one of this server's primary targets towards its secondary.
+  struct Buddy {
+    TargetId target = k_no_id;     // the secondary
+    GroupId group = k_no_id;
+    bool forwarding = true;        // the secondary is good: writes are forwarded
+    bool confirmed = false;        // mgmt has the secondary as not good and this target as primary
+    bool confirm_in_flight = false;
+    std::vector<std::function<void(Status)>> confirm_waiters;
+    ResyncLog log;
+    std::uint32_t unforwarded_inflight = 0;  // writes going on alone that are not yet recorded
+    bool resyncing = false;
+    bool resync_idle = false;      // resync waits for unforwarded writes to finish
+    bool full_copy = false;        // the running resync copies every object
+    std::vector<ResyncChange> full_queue;
+    std::uint32_t resync_failures = 0;
+    bool reported_bad = false;
+    bool good_report_in_flight = false;
+  };
+  void mirror_tick();
+  void refresh_mirror_maps();
+  void apply_maps(proto::MapsReply& maps);
+  const MirrorRole* mirror_role(TargetId target) const;
+  Endpoint target_endpoint(TargetId target) const;
+  // For a client ReadChunk/WriteChunk: false if it was answered here (not
+  // the primary, maps not loaded yet).
+  bool admit_mirrored(Endpoint from, RequestId rid, TargetId target);
+  void store_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
+  void local_write(TargetId target, FileId file_id, std::uint64_t object_offset, MemHandle buffer, bool sync,
+                   std::function<void(Completion&)> done);
+  void mirrored_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
+  void run_mirror_write(TargetId target, Endpoint from, const proto::MirrorWrite& m, MemHandle staging);
+  void mirror_remove(Endpoint from, const proto::MirrorRemove& m);
+  // After a local removal on a primary: forwards it to the secondary, or records it for the resync.
+  void forward_removal(TargetId target, FileId file_id);
+  // Has mgmt confirm this target may go on without its buddy; done(ok) or unavailable.
+  void await_alone(TargetId target, std::function<void(Status)> done);
+  void demote_buddy(TargetId target, const std::string& why);
+  void report_buddy(TargetId target, proto::Consistency consistency);
+  void maybe_start_resync(TargetId target);
+  void resync_next(TargetId target);
+  void resync_copy(TargetId target, ResyncChange change, std::uint64_t offset, std::uint64_t end);
+  void resync_failed(TargetId target, const ResyncChange& change, const Status& why);
+  void finish_resync(TargetId target);
+  Buddy* buddy_of(TargetId target);
 
   Env& env_;
   StorageServiceConfig config_;
@@ -91,6 +220,22 @@ class StorageService final : public Service {
   std::uint64_t requests_served_ = 0;
   std::uint64_t again_replies_ = 0;
   std::uint64_t heartbeat_sequence_ = 0;
+  // Buddy mirroring. Replies are routed by sender: mgmt's to rpc_, other
+  // servers' to mirror_rpc_ (each has its own request-id space).
+  RpcClient mirror_rpc_;
+  bool maps_loaded_ = false;
+  bool maps_fetching_ = false;
+  std::uint64_t maps_version_ = 0;
+  TimeNs started_ns_ = 0;
+  std::map<TargetId, proto::TargetInfoDesc> map_targets_;
+  std::map<TargetId, MirrorRole> roles_;  // this server's targets that are in a group
+  std::map<TargetId, Buddy> buddies_;     // this server's primary targets
+  std::uint64_t mirror_staging_in_use_bytes_ = 0;
+  std::uint64_t resyncs_completed_ = 0;
+  bool started_ = false;
+  // Set by a restart until the first maps arrive: a primary whose buddy is
+  // not good then has lost its resync log and must copy everything.
+  bool resync_log_lost_ = false;
 };
 
 }  // namespace sluice

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "core/topology/nvidia_smi_import.hpp"
+#include "scenarios/lua/fault_plan_reader.hpp"
 #include "scenarios/lua/field_reader.hpp"
 #include "scenarios/lua/lua_sandbox.hpp"
 #include "scenarios/lua/script_units.hpp"
@@ -617,6 +618,7 @@ int sl_run(lua_State* L) {
     if (auto v = r.text("sim_profile")) req.sim_profile = *v;
     if (auto v = r.boolean("sim_coalesce")) req.sim_coalesce = *v;
     if (auto v = r.count("max_events", 1, std::numeric_limits<std::int64_t>::max())) req.max_events = *v;
+    if (const ScriptValue* v = r.get("faults")) req.faults = read_fault_plan(*v, "sl.run: faults");
     r.finish();
     if (!r.sweeps().empty()) {
       r.fail(r.sweeps().front().key, "one value, not a list (sweeps go in sweep = { field = {...} })");

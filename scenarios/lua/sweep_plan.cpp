@@ -146,6 +146,7 @@ PointPlan plan_points(const RunRequest& req) {
     spec.sim_profile = req.sim_profile;
     spec.sim_coalesce = req.sim_coalesce;
     spec.max_events = req.max_events;
+    spec.faults = req.faults;
     plan.points.push_back(std::move(spec));
   }
   return plan;

@@ -36,6 +36,7 @@ struct RunRequest {
   std::string sim_profile = "default";
   bool sim_coalesce = false;
   std::uint64_t max_events = 2'000'000'000;
+  faults::FaultPlan faults;  // sl.run's faults (fault_plan_reader.hpp)
 };
 
 struct SweepAxis {

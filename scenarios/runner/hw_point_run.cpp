@@ -9,6 +9,7 @@
 
 #include "hw_backends/hw_env.hpp"
 #include "hw_backends/hw_world.hpp"
+#include "transports/transport.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
@@ -189,7 +190,31 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     return result;
   };
   try {
+    if (!spec.faults.faults.empty()) {
+      // HwEnv's fault injection is the soak's (tests/soak: a fault-injecting
+      // storage backend and the message hook), not yet a scenario's.
+      return finish("hw: sl.run's faults are applied in sim only; run this scenario with --backend sim");
+    }
     if (Status s = FsDeployment::validate(spec); !s.ok()) return finish(s.message());
+    // GPU-direct chunks need a transport that reaches GPU memory (ibverbs
+    // with dma-buf or peer memory); tcp and shm move host bytes only. As
+    // issue 6's modes say: gds on fails with the reason, auto falls back to
+    // the bounce path and says so in the run's log.
+    ScenarioSpec run_spec = spec;
+    if (spec.fs.gds != GdsMode::off) {
+      std::string why = "transport " + options.transport + " is not registered";
+      for (const transport::TransportListing& t : transport::list_transports()) {
+        if (t.name != options.transport) continue;
+        const bool gpu = t.capabilities.reaches(transport::RegionKind::cuda) ||
+                         t.capabilities.reaches(transport::RegionKind::dmabuf);
+        why = gpu ? "" : "transport " + t.name + " cannot reach GPU memory (" + t.capabilities.to_string() + ")";
+      }
+      if (!why.empty() && spec.fs.gds == GdsMode::on) return finish("hw: GDS on: " + why + "; use gds=\"auto\" or \"off\"");
+      if (!why.empty()) {
+        run_spec.fs.gds = GdsMode::off;
+        result.log_tail.push_back("hw: GDS auto -> bounce: " + why);
+      }
+    }
     for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
       Result<WorkloadRun> check = WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
       if (!check.ok()) return finish(check.status().message());
@@ -205,7 +230,7 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     std::string why;
     {
       hw::HwWorld world(config);
-      why = run_deployed(spec, world, result);
+      why = run_deployed(run_spec, world, result);
     }
     return finish(why);
   } catch (const std::exception& e) {

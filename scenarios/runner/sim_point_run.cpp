@@ -4,6 +4,7 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <optional>
 
 #include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/runner.hpp"
@@ -13,6 +14,7 @@
 // sluice_sim then); its headers need SimGrid's.
 #if __has_include(<simgrid/forward.h>)
 #define SLUICE_RUNNER_HAS_SIM 1
+#include "core/faults/world_fault_control.hpp"
 #include "sim/sim_profile.hpp"
 #include "sim/sim_runtime.hpp"
 #else
@@ -31,6 +33,27 @@ std::string seconds_text(TimeNs ns) {
 }
 
 // Runs the point; returns the reason it failed ("" when it did not).
+// The faults' view of a deployment: which endpoint is "storage:3", which
+// node holds "target:5". Clients are the first workload's ranks.
+faults::FaultDirectory fault_directory(const FsDeployment& fs, sim::SimRuntime& rt,
+                                       const std::vector<ClientHost*>& hosts) {
+  faults::FaultDirectory d;
+  d.mgmt.push_back(fs.mgmt());
+  for (const MetaService* m : fs.metas()) d.meta.push_back(rt.endpoint_of(*m));
+  for (const StorageService* s : fs.storages()) d.storage.push_back(rt.endpoint_of(*s));
+  for (const ClientHost* h : hosts) d.client.push_back(rt.endpoint_of(*h));
+  for (TargetId t : fs.targets()) {
+    d.target_node[t] = rt.node_of_target(t);
+    for (const Endpoint& ep : d.storage) {
+      if (ep.node == d.target_node[t]) d.target_server[t] = ep;
+    }
+  }
+  return d;
+}
+
+// The fault loop checks whether the workload finished this often (simulated).
+constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
+
 std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
   Result<FsDeployment> deployed = FsDeployment::deploy(
       rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); });
@@ -43,6 +66,11 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
   }
 
   std::uint64_t budget = spec.max_events;
+  // sl.run's faults: resolved and started with the first workload, applied
+  // between events at their times (core/faults); what the plan still holds
+  // when the last change is applied lasts to the end of the run.
+  std::optional<faults::FaultDriver> driver;
+  std::optional<faults::WorldFaultControl<sim::SimRuntime>> control;
   for (std::size_t index = 0; index < spec.workloads.size(); ++index) {
     Result<WorkloadRun> made = WorkloadRun::create(spec.workloads[index], index, *spec.cluster);
     if (!made.ok()) return made.status().message();
@@ -58,9 +86,24 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
       hosts.push_back(&rt.add_service<ClientHost>(run.node_of(rank), fs.client_host_config(run, rank), run.make(rank)));
     }
     const std::uint64_t events_before = rt.events_delivered();
-    const bool finished = rt.run_until(
-        [&] { return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); }); },
-        budget);
+    auto all_finished = [&] {
+      return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); });
+    };
+    if (index == 0 && !spec.faults.faults.empty()) {
+      faults::FaultPlan plan = spec.faults;
+      const TimeNs t0 = rt.now();
+      for (faults::Fault& f : plan.faults) f.at_ns += t0;
+      Result<faults::FaultDriver> created = faults::FaultDriver::create(std::move(plan));
+      if (!created.ok()) return "fault plan: " + created.status().message();
+      driver.emplace(std::move(created).value());
+      control.emplace(rt, fault_directory(fs, rt, hosts));
+    }
+    if (driver && driver->next_change_ns() >= 0) {
+      faults::run_with_faults(rt, *driver, *control, all_finished, driver->plan().last_change_ns() + 1,
+                              k_fault_slice_ns);
+      if (!driver->errors().empty()) return "fault plan: " + driver->errors().front();
+    }
+    const bool finished = rt.run_until(all_finished, budget);
     const std::uint64_t spent = rt.events_delivered() - events_before;
     budget = spent >= budget ? 0 : budget - spent;
 

@@ -52,7 +52,14 @@ Status TestEnv::send(Endpoint to, proto::Message message) {
     message = std::move(decoded).value();
   }
   ++world_.messages_sent_;
-  TimeNs delay = world_.config_.message_latency_ns;
+  // Whole-world faults (fault plans) first: a partition or a lost message
+  // never reaches the per-message rules.
+  if (world_.partitioned(self_.node, to.node) ||
+      (world_.loss_probability_ > 0.0 && world_.fault_rng_.uniform01() < world_.loss_probability_)) {
+    ++world_.messages_dropped_;
+    return ok_status();
+  }
+  TimeNs delay = world_.config_.message_latency_ns + world_.extra_delay_ns_;
   int copies = 1;
   for (auto& fault : world_.faults_) {
     if (fault.remaining == 0) continue;
@@ -79,12 +86,42 @@ Status TestEnv::send(Endpoint to, proto::Message message) {
   return ok_status();
 }
 
+Result<proto::RdmaRegionDesc> TestEnv::remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) {
+  if (!world_.config_.rdma_keys) return Env::remote_access(range, nic, grantee);
+  if (Status s = world_.check_range(range, self_.node, "remote access range"); !s.ok()) return s;
+  // No revocation to model: region ids are never reused here, and a key of
+  // a freed region fails the check in transfer() (its region is gone).
+  return world_.rdma_key_of(range.node, range.region, nic);
+}
+
+proto::RdmaRegionDesc TestWorld::rdma_key_of(NodeId node, std::uint32_t region, std::uint32_t nic) const {
+  // One address per region (a virtual address), one rkey per (region, NIC):
+  // an MR per device, as on real NICs.
+  std::uint64_t state = config_.seed ^ ((std::uint64_t{node} << 32) | region);
+  const std::uint64_t base = splitmix64(state);
+  std::uint64_t nic_state = base ^ nic;
+  proto::RdmaRegionDesc key;
+  key.nic = nic;
+  key.rkey = static_cast<std::uint32_t>(splitmix64(nic_state));
+  key.address = 0x00007F0000000000ull | (base & 0x000000FFFFFFF000ull);
+  auto n = nodes_.find(node);
+  if (n != nodes_.end()) {
+    auto r = n->second.regions.find(region);
+    if (r != n->second.regions.end()) key.length = r->second.length;
+  }
+  return key;
+}
+
 OpId TestEnv::transfer(const TransferSpec& spec) {
   const auto& cfg = world_.config_;
+  if (world_.transfer_observer_) world_.transfer_observer_(self_, spec);
+  const bool one_sided = (spec.mode == TransferMode::rdma_write || spec.mode == TransferMode::rdma_read) &&
+                         spec.src.node != spec.dst.node;
+  if (cfg.rdma_keys && one_sided) count(spec.remote_region ? k_metric_rdma_key_carried : k_metric_rdma_key_fallback, 1);
   const bool local = spec.mode == TransferMode::local_copy || spec.src.node == spec.dst.node;
   const TimeNs at = world_.now_ns_ + cfg.transfer_latency_ns +
                     transfer_time_ns(spec.src.length, local ? cfg.local_copy_bytes_per_s : cfg.transfer_bytes_per_s);
-  return world_.schedule_completion(self_, at, [w = &world_, spec](Completion& c) {
+  return world_.schedule_completion(self_, at, [w = &world_, self = self_, spec](Completion& c) {
     if (spec.src.length != spec.dst.length) {
       c.status = error(StatusCode::invalid_argument, "transfer lengths differ: " + spec.src.to_string() + " -> " +
                                                          spec.dst.to_string());
@@ -97,6 +134,28 @@ OpId TestEnv::transfer(const TransferSpec& spec) {
     if (Status s = w->check_range(spec.dst, spec.dst.node, "transfer destination"); !s.ok()) {
       c.status = s;
       return;
+    }
+    if (w->partitioned(spec.src.node, spec.dst.node)) {
+      c.status = error(StatusCode::unavailable, "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() +
+                                                    ": the nodes are partitioned");
+      return;
+    }
+    if (w->config_.rdma_keys && spec.remote_region && spec.src.node != spec.dst.node) {
+      // The remote end's NIC checks the carried key, as an HCA checks an rkey.
+      const bool remote_is_dst = spec.dst.node != self.node;
+      const MemHandle& remote = remote_is_dst ? spec.dst : spec.src;
+      const std::uint32_t remote_nic = remote_is_dst ? spec.dst_nic : spec.src_nic;
+      const proto::RdmaRegionDesc& key = *spec.remote_region;
+      if (key != w->rdma_key_of(remote.node, remote.region, remote_nic) || remote.offset > key.length ||
+          remote.length > key.length - remote.offset) {
+        c.status = error(StatusCode::invalid_argument,
+                         "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() +
+                             ": remote access error: the carried key (nic " + std::to_string(key.nic) + ", rkey " +
+                             std::to_string(key.rkey) + ") is not region " + std::to_string(remote.region) +
+                             "'s key on NIC " + std::to_string(remote_nic) + " of node " +
+                             std::to_string(remote.node) + " or does not cover the range");
+        return;
+      }
     }
     if (w->config_.move_bytes) {
       auto src = w->bytes(spec.src);
@@ -119,6 +178,9 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
   TimeNs service_ns = cfg.storage_latency_ns;
   if (spec.op == StorageOp::read) service_ns += transfer_time_ns(spec.buffer.length, cfg.storage_read_bytes_per_s);
   if (spec.op == StorageOp::write) service_ns += transfer_time_ns(spec.buffer.length, cfg.storage_write_bytes_per_s);
+  if (auto slow = world_.disk_slowdown_.find(spec.target); slow != world_.disk_slowdown_.end()) {
+    service_ns = static_cast<TimeNs>(static_cast<double>(service_ns) * slow->second);
+  }
   const TimeNs start = std::max(world_.now_ns_, target.busy_until_ns);
   target.busy_until_ns = start + service_ns;
   return world_.schedule_completion(self_, target.busy_until_ns, [w = &world_, spec](Completion& c) {
@@ -247,6 +309,7 @@ Result<MemHandle> TestEnv::alloc(MemKind kind, std::uint16_t device, std::uint64
   region.kind = kind;
   region.device = device;
   region.length = bytes;
+  region.owner = self_;
   if (world_.config_.move_bytes) region.bytes.assign(bytes, std::byte{0});
   node.regions.emplace(id, std::move(region));
   node.allocated_bytes += bytes;
@@ -275,13 +338,20 @@ void TestEnv::sample(std::string_view name, double value) {
 
 // ---- TestWorld ----------------------------------------------------------------
 
-TestWorld::TestWorld(TestWorldConfig config) : config_(config), root_rng_(config.seed) {}
+// The fault Rng's stream number: any constant apart from the services'
+// (node << 32 | index) streams.
+static constexpr std::uint64_t k_fault_rng_stream = 0xFA17'0000'0000'0000ULL;
+
+TestWorld::TestWorld(TestWorldConfig config)
+    : config_(config), root_rng_(config.seed), fault_rng_(Rng(config.seed).fork(k_fault_rng_stream)) {}
 TestWorld::~TestWorld() = default;
 
-void TestWorld::add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service) {
+void TestWorld::add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service,
+                          ServiceFactory factory) {
   Entry e;
   e.env = std::move(env);
   e.service = std::move(service);
+  e.factory = std::move(factory);
   Service* s = e.service.get();
   services_.emplace(ep, std::move(e));
   nodes_[ep.node];
@@ -396,6 +466,56 @@ void TestWorld::revive(Endpoint service) {
 bool TestWorld::alive(Endpoint service) const {
   auto it = services_.find(service);
   return it != services_.end() && it->second.alive;
+}
+
+Status TestWorld::restart(Endpoint service) {
+  Entry* e = entry(service);
+  if (e == nullptr) return error(StatusCode::not_found, "restart: no service at " + service.to_string());
+  if (!e->factory) {
+    return error(StatusCode::unavailable, "restart of " + e->service->name() +
+                                              ": it was built from arguments that cannot be copied");
+  }
+  ++e->incarnation;  // what the old instance started, and messages already sent to it, are dropped
+  auto& node = nodes_[service.node];
+  for (auto it = node.regions.begin(); it != node.regions.end();) {
+    if (it->second.owner == service) {
+      node.allocated_bytes -= it->second.length;
+      it = node.regions.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // A new Env too: the old one's CPU queue belongs to the dead process.
+  e->env = std::make_unique<TestEnv>(*this, service,
+                                     root_rng_.fork((std::uint64_t{service.node} << 32 | service.service) ^
+                                                    (e->incarnation << 20)));
+  e->service = e->factory(*e->env);
+  e->alive = true;
+  if (started_) e->service->start();
+  return ok_status();
+}
+
+void TestWorld::set_disk_slowdown(TargetId target, double factor) {
+  if (factor <= 1.0) {
+    disk_slowdown_.erase(target);
+  } else {
+    disk_slowdown_[target] = factor;
+  }
+}
+
+bool TestWorld::partitioned(NodeId a, NodeId b) const {
+  if (a == b) return false;
+  for (const auto& side : partitions_) {
+    const bool has_a = std::find(side.begin(), side.end(), a) != side.end();
+    const bool has_b = std::find(side.begin(), side.end(), b) != side.end();
+    if (has_a != has_b) return true;
+  }
+  return false;
+}
+
+void TestWorld::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {
+  loss_probability_ = std::clamp(loss_probability, 0.0, 1.0);
+  extra_delay_ns_ = std::max<TimeNs>(extra_delay_ns, 0);
 }
 
 Status TestWorld::check_range(const MemHandle& range, NodeId expected_node, const char* what) const {

@@ -15,6 +15,9 @@
 // Fault controls (used by tests of retries and timeouts): rules that drop,
 // delay or duplicate matching messages, and kill/revive of a service (a dead
 // service receives nothing and its pending completions are discarded).
+// Whole-world faults for fault plans (core/faults; tests/soak drives them):
+// restart of a service as a fresh instance (a crashed process coming back),
+// slow targets, network partitions and seeded random message loss.
 #pragma once
 
 #include <array>
@@ -25,7 +28,9 @@
 #include <queue>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/env.hpp"
@@ -48,6 +53,12 @@ struct TestWorldConfig {
   bool move_bytes = true;
   std::uint64_t node_memory_limit_bytes = 8 * k_gib;
   std::uint64_t target_capacity_bytes = 1 * k_tib;
+  // RDMA keys: TestEnv::remote_access grants synthetic keys (a function of
+  // seed, node, region and NIC: TestWorld::rdma_key_of) and a transfer that
+  // carries a key checks it against the region, failing as an HCA's rkey
+  // check does. Off: a world without RDMA keys (Env's default answer), so
+  // messages carry none.
+  bool rdma_keys = false;
 };
 
 // What a fault rule does to a message it matches.
@@ -83,6 +94,7 @@ class TestEnv final : public Env, public Metrics {
   OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
   Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
   void free(const MemHandle& region) override;
+  Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) override;
 
   void count(std::string_view name, double delta) override;
   void sample(std::string_view name, double value) override;
@@ -116,9 +128,17 @@ class TestWorld {
   S& add_service(NodeId node, Args&&... args) {
     Endpoint ep{node, next_service_index_++};
     auto env = std::make_unique<TestEnv>(*this, ep, root_rng_.fork((std::uint64_t{node} << 32) | ep.service));
+    // restart() rebuilds the service from copies of its arguments (its
+    // configuration); services built from move-only arguments cannot restart.
+    ServiceFactory factory;
+    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...)) {
+      factory = [... copies = std::decay_t<Args>(args)](Env& e) -> std::unique_ptr<Service> {
+        return std::make_unique<S>(e, copies...);
+      };
+    }
     auto service = std::make_unique<S>(*env, std::forward<Args>(args)...);
     S& ref = *service;
-    add_entry(ep, std::move(env), std::move(service));
+    add_entry(ep, std::move(env), std::move(service), std::move(factory));
     return ref;
   }
   Endpoint endpoint_of(const Service& service) const;
@@ -144,11 +164,31 @@ class TestWorld {
   void kill(Endpoint service);
   void revive(Endpoint service);
   bool alive(Endpoint service) const;
+  // The service comes back as a fresh instance built from its original
+  // arguments (a restarted process): what the old instance started is
+  // dropped, the memory it allocated is freed, its targets' objects stay.
+  // References to the old instance are invalid afterwards. unavailable for
+  // a service built from arguments that cannot be copied; not_found for an
+  // unknown endpoint. Call between events, never from inside a service.
+  [[nodiscard]] Status restart(Endpoint service);
+  // Storage I/O on `target` takes `factor` times as long (1.0: normal).
+  void set_disk_slowdown(TargetId target, double factor);
+  // Each set of nodes is cut off from every node outside it: messages
+  // between the two sides are lost, transfers fail with unavailable.
+  void set_partitions(std::vector<std::vector<NodeId>> partitions) { partitions_ = std::move(partitions); }
+  bool partitioned(NodeId a, NodeId b) const;
+  // Every message is lost with loss_probability (from the world's seeded
+  // fault Rng) and otherwise arrives extra_delay_ns later.
+  void set_message_faults(double loss_probability, TimeNs extra_delay_ns);
 
   // Direct access for tests.
   std::vector<std::byte>* region_bytes(NodeId node, std::uint32_t region);
   std::span<std::byte> bytes(const MemHandle& range);
   const std::vector<std::byte>* object_bytes(TargetId target, FileId file_id) const;
+  // Mutable, for tests that corrupt data at rest (a silent bit flip on a drive).
+  std::vector<std::byte>* object_bytes(TargetId target, FileId file_id) {
+    return const_cast<std::vector<std::byte>*>(std::as_const(*this).object_bytes(target, file_id));
+  }
   std::size_t object_count(TargetId target) const;
   std::uint64_t allocated_bytes(NodeId node) const;
 
@@ -159,13 +199,21 @@ class TestWorld {
   const std::vector<std::string>& logs() const { return logs_; }
   std::uint64_t messages_sent() const { return messages_sent_; }
   std::uint64_t messages_dropped() const { return messages_dropped_; }
+  // The synthetic key of region `region` of `node` on NIC `nic` (config rdma_keys).
+  proto::RdmaRegionDesc rdma_key_of(NodeId node, std::uint32_t region, std::uint32_t nic) const;
+  // Called with every transfer a service starts (its endpoint, the spec as given).
+  void set_transfer_observer(std::function<void(Endpoint, const TransferSpec&)> observer) {
+    transfer_observer_ = std::move(observer);
+  }
 
  private:
   friend class TestEnv;
 
+  using ServiceFactory = std::function<std::unique_ptr<Service>(Env&)>;
   struct Entry {
     std::unique_ptr<TestEnv> env;
     std::unique_ptr<Service> service;
+    ServiceFactory factory;  // empty: cannot restart
     bool alive = true;
     std::uint64_t incarnation = 0;  // bumped by kill: pending completions of a dead incarnation are dropped
   };
@@ -187,6 +235,7 @@ class TestWorld {
     std::uint16_t device = 0;
     std::uint64_t length = 0;
     std::vector<std::byte> bytes;
+    Endpoint owner;  // the service that allocated it (restart frees it)
   };
   struct Node {
     std::uint32_t next_region = 1;
@@ -200,7 +249,8 @@ class TestWorld {
     std::map<FileId, std::vector<std::byte>> objects;   // contents, when move_bytes
   };
 
-  void add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service);
+  void add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service,
+                 ServiceFactory factory);
   OpId schedule_completion(Endpoint to, TimeNs at_ns, std::function<void(Completion&)> effect);
   void push(Pending p);
   bool step();
@@ -209,6 +259,7 @@ class TestWorld {
 
   TestWorldConfig config_;
   Rng root_rng_;
+  Rng fault_rng_;  // message loss draws, apart from every service's stream
   TimeNs now_ns_ = 0;
   std::uint64_t next_seq_ = 0;
   OpId next_op_ = 1;
@@ -219,11 +270,16 @@ class TestWorld {
   std::map<NodeId, Node> nodes_;
   std::map<TargetId, Target> targets_;
   std::vector<MessageFault> faults_;
+  std::map<TargetId, double> disk_slowdown_;
+  std::vector<std::vector<NodeId>> partitions_;
+  double loss_probability_ = 0.0;
+  TimeNs extra_delay_ns_ = 0;
   std::map<std::string, double, std::less<>> counters_;
   std::map<std::string, Distribution, std::less<>> samples_;
   std::vector<std::string> logs_;
   std::uint64_t messages_sent_ = 0;
   std::uint64_t messages_dropped_ = 0;
+  std::function<void(Endpoint, const TransferSpec&)> transfer_observer_;
 };
 
 }  // namespace sluice::testing

@@ -291,6 +291,40 @@ TEST_P(TransportConformance, RefusesBadLocalArgumentsAtOnce) {
   EXPECT_TRUE(pump_a_->drain().empty()) << "a refused call must not produce an event";
 }
 
+// Carried keys (transport.hpp "Memory."): a one-sided transport grants the
+// key of a region per rail and uses one handed back in BulkRequest; a stream
+// transport has none to give and ignores whatever a request carries.
+TEST_P(TransportConformance, GrantsRemoteKeysIffOneSidedAndUsesOrIgnoresACarriedOne) {
+  const bool one_sided = caps_.rdma_write || caps_.rdma_read;
+  for (std::uint32_t rail = 0; rail < k_rails; ++rail) {
+    SCOPED_TRACE("rail " + std::to_string(rail));
+    Result<RemoteRegionAccess> key = b_->remote_access(k_dst_key, rail, 1);
+    if (!one_sided) {
+      EXPECT_EQ(key.status().code(), StatusCode::unavailable) << key.status().to_string();
+      key = RemoteRegionAccess{0xDEAD0000, 0xBAD, 16};  // garbage: must be ignored
+    } else {
+      ASSERT_TRUE(key.ok()) << key.status().to_string();
+      EXPECT_EQ(key->length, k_region_bytes);
+      EXPECT_EQ(b_->remote_access(999, rail, 1).status().code(), StatusCode::not_found);
+    }
+    BulkRequest r = request(64 * 1024, 500 + rail);
+    r.rail = rail;  // reaches b's rail `rail` (both have k_rails)
+    r.local_offset = rail * 4096;
+    r.remote_offset = 1ULL << 20;
+    r.remote_access = *key;
+    ASSERT_TRUE(a_->put(r).ok());
+    auto done = pump_a_->wait_op(500 + rail);
+    ASSERT_TRUE(done);
+    ASSERT_TRUE(done->status.ok()) << done->status.to_string();
+    EXPECT_TRUE(std::equal(src_.begin() + static_cast<std::ptrdiff_t>(r.local_offset),
+                           src_.begin() + static_cast<std::ptrdiff_t>(r.local_offset + r.bytes),
+                           dst_.begin() + (1 << 20)));
+  }
+  if (one_sided) {
+    EXPECT_EQ(b_->remote_access(k_dst_key, k_rails, 1).status().code(), StatusCode::invalid_argument);
+  }
+}
+
 TEST_P(TransportConformance, EveryRailMovesBytes) {
   if (!caps_.can_put()) GTEST_SKIP() << "put not declared";
   for (std::uint32_t rail = 0; rail < std::min(k_rails, caps_.max_rails); ++rail) {

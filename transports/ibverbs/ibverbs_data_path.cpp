@@ -313,6 +313,18 @@ Status IbverbsTransportImpl::post(const BulkRequest& request, bool is_get) {
   op.is_get = is_get;
   op.local_address = reinterpret_cast<std::uint64_t>(region.bytes.data()) + request.local_offset;
   op.lkey = region.per_device[rail_device_[request.rail]].lkey;
+  if (request.remote_access) {
+    // The owner's key came with the request: no region_query round trip.
+    if (!prime_remote_key(request.peer, request.rail, request.remote_key, *request.remote_access)) {
+      return error(StatusCode::again, std::string(what) + ": k_ibv_max_cached_remote_regions entries all in use");
+    }
+    // Operations that waited for a query of this entry started just now; one
+    // of them may have lost the peer.
+    p = live_peer(request.peer);
+    if (p == nullptr) {
+      return error(StatusCode::unavailable, std::string(what) + ": peer " + std::to_string(request.peer) + " lost");
+    }
+  }
   RemoteKeyCache::Lookup look = remote_keys_.want(request.peer, request.rail, request.remote_key, op.id);
   if (look.verdict == RemoteKeyCache::Verdict::full) {
     return error(StatusCode::again, std::string(what) + ": k_ibv_max_cached_remote_regions entries all in use");

@@ -113,8 +113,19 @@ Status IbverbsTransportImpl::deregister_region(std::uint64_t key) {
   std::shared_ptr<Region> region = it->second;
   regions_.erase(it);
   // Peers that learned the rkey may still write or read: revoke and wait for
-  // their acks (or their loss) before the MR goes.
-  for (PeerId peer : region->exported_to) {
+  // their acks (or their loss) before the MR goes. A node granted the key
+  // may hold it on either direction's connections (it imports it on the peer
+  // it transfers through, which may be its own connection to us): every
+  // live peer of that node is asked. One that has not said who it is yet
+  // (no hello) has moved no bytes with the key: its first transfer would
+  // meet the deregistered MR and fail with a remote access error.
+  std::set<PeerId> revoke_at = region->exported_to;
+  if (!region->granted_to.empty()) {
+    for (const auto& [id, peer] : peers_) {
+      if (region->granted_to.contains(peer->remote_id)) revoke_at.insert(id);
+    }
+  }
+  for (PeerId peer : revoke_at) {
     if (live_peer(peer) == nullptr) continue;
     region->awaiting_acks.insert(peer);
     send_simple(peer, ControlKind::region_revoke, key);
@@ -158,28 +169,49 @@ Status IbverbsTransportImpl::import_region(PeerId peer, std::uint32_t rail, std:
   if (rail >= rail_addresses_.size()) {
     return error(StatusCode::invalid_argument, "ibverbs import_region: rail " + std::to_string(rail));
   }
-  // Entered as an answered query: a no-op when the entry is already known.
-  RemoteKeyCache::Lookup look = remote_keys_.want(peer, rail, remote_key, 0);
-  if (look.verdict == RemoteKeyCache::Verdict::full) {
-    return error(StatusCode::again, "ibverbs import_region: k_ibv_max_cached_remote_regions reached");
+  if (!prime_remote_key(peer, rail, remote_key, desc)) {
+    return error(StatusCode::again, "ibverbs import_region: k_ibv_max_cached_remote_regions entries all in use");
   }
-  if (look.verdict == RemoteKeyCache::Verdict::hit) {
-    if (auto ack = remote_keys_.finished(look.use)) send_simple(ack->first, ControlKind::region_revoke_ack, ack->second);
-    return ok_status();
-  }
-  std::vector<RemoteKeyCache::Waiter> waiters = remote_keys_.answered(peer, rail, remote_key, desc);
-  for (const RemoteKeyCache::Waiter& w : waiters) {
-    if (w.op == 0) {
-      remote_keys_.finished(w.use);  // the import's own placeholder
+  return ok_status();
+}
+
+bool IbverbsTransportImpl::prime_remote_key(PeerId peer, std::uint32_t rail, std::uint64_t key,
+                                            const RemoteRegionDesc& desc) {
+  RemoteKeyCache::Primed primed = remote_keys_.prime(peer, rail, key, desc);
+  if (!primed.stored) return false;
+  for (const RemoteKeyCache::Waiter& w : primed.waiters) {
+    auto op = ops_.find(w.op);
+    if (op == ops_.end()) {
+      remote_keys_.finished(w.use);
       continue;
     }
-    auto op = ops_.find(w.op);
-    if (op == ops_.end()) continue;
     op->second.use = w.use;
     op->second.remote = desc;
     start_op(op->second);
   }
-  return ok_status();
+  return true;
+}
+
+Result<RemoteRegionAccess> IbverbsTransportImpl::remote_access(std::uint64_t key, std::uint32_t rail,
+                                                               std::uint64_t grantee_id) {
+  std::lock_guard lock(mu_);
+  if (rail >= rail_device_.size()) {
+    return error(StatusCode::invalid_argument, "ibverbs remote_access: rail " + std::to_string(rail) + " of " +
+                                                   std::to_string(rail_device_.size()));
+  }
+  auto it = regions_.find(key);
+  if (it == regions_.end()) {
+    return error(StatusCode::not_found, "ibverbs remote_access: no region with key " + std::to_string(key));
+  }
+  Region& region = *it->second;
+  region.granted_to.insert(grantee_id);
+  const Registration& reg = region.per_device[rail_device_[rail]];
+  return RemoteRegionAccess{reinterpret_cast<std::uint64_t>(region.bytes.data()), reg.rkey, region.bytes.size()};
+}
+
+IbverbsTransport::KeyStats IbverbsTransportImpl::key_stats() const {
+  std::lock_guard lock(mu_);
+  return KeyStats{remote_keys_.queries(), remote_keys_.primes()};
 }
 
 }  // namespace sluice::transport::ibverbs::detail

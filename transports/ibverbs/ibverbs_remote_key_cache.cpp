@@ -48,7 +48,56 @@ RemoteKeyCache::Lookup RemoteKeyCache::want(PeerId peer, std::uint32_t rail, std
   e.waiting_ops.push_back(op);
   e.lru = lru_.begin();
   entries_.emplace(k, std::move(e));
+  ++queries_;
   return Lookup{Verdict::query, {}, 0};
+}
+
+RemoteKeyCache::Primed RemoteKeyCache::prime(PeerId peer, std::uint32_t rail, std::uint64_t key,
+                                             const RemoteRegionDesc& desc) {
+  Primed out;
+  const EntryKey k{peer, rail, key};
+  auto it = entries_.find(k);
+  if (it == entries_.end()) {
+    if (entries_.size() >= max_entries_ && !evict_one()) return out;
+    lru_.push_front(k);
+    Entry e;
+    e.resolved = true;
+    e.desc = desc;
+    e.use = new_use(peer, key);
+    e.lru = lru_.begin();
+    entries_.emplace(k, std::move(e));
+    ++primes_;
+    out.stored = true;
+    return out;
+  }
+  Entry& e = it->second;
+  touch(e, k);
+  ++primes_;
+  out.stored = true;
+  if (!e.resolved) {
+    // A query is out for it: the carried desc answers it now.
+    e.resolved = true;
+    e.desc = desc;
+    e.use = new_use(peer, key);
+    uses_[e.use].in_flight = e.waiting_ops.size();
+    for (std::uint64_t op : e.waiting_ops) out.waiters.push_back(Waiter{op, e.use});
+    e.waiting_ops.clear();
+    return out;
+  }
+  if (e.desc == desc) return out;
+  // The owner re-registered the region under the same key and our revoke
+  // has not come yet: the carried desc is the newer one.
+  auto old = uses_.find(e.use);
+  if (old != uses_.end()) {
+    if (old->second.in_flight == 0) {
+      uses_.erase(old);
+    } else {
+      old->second.retired = true;
+    }
+  }
+  e.desc = desc;
+  e.use = new_use(peer, key);
+  return out;
 }
 
 std::vector<RemoteKeyCache::Waiter> RemoteKeyCache::answered(PeerId peer, std::uint32_t rail, std::uint64_t key,
@@ -77,7 +126,12 @@ std::optional<std::pair<PeerId, std::uint64_t>> RemoteKeyCache::finished(std::ui
   auto it = uses_.find(use);
   if (it == uses_.end() || it->second.in_flight == 0) return std::nullopt;
   Use& u = it->second;
-  if (--u.in_flight > 0 || !u.revoked) return std::nullopt;
+  if (--u.in_flight > 0) return std::nullopt;
+  if (u.retired && !u.revoked) {
+    uses_.erase(it);
+    return std::nullopt;
+  }
+  if (!u.revoked) return std::nullopt;
   const std::pair<PeerId, std::uint64_t> done{u.peer, u.key};
   uses_.erase(it);
   // The ack is due when no other revoked incarnation of (peer, key) is still in use.
@@ -106,6 +160,13 @@ bool RemoteKeyCache::revoke(PeerId peer, std::uint64_t key) {
     }
     lru_.erase(it->second.lru);
     it = entries_.erase(it);
+  }
+  // Older incarnations replaced by a carried desc may still be in flight.
+  for (auto& [id, use] : uses_) {
+    if (use.retired && use.peer == peer && use.key == key && use.in_flight > 0) {
+      use.revoked = true;
+      busy = true;
+    }
   }
   return !busy;
 }

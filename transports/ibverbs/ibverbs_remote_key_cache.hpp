@@ -4,6 +4,10 @@
 // put/get to a key asks the peer (a region_query over the control queue pair)
 // and later ones hit this cache, as UCX caches rkeys it unpacked
 // (uct_rkey_unpack) and NCCL keeps the peer's FIFO rkey per connection.
+// A key the peer carried to us in a message (BulkRequest::remote_access, as
+// BeeGFS carries the client buffer's rkey in its RDMA read/write requests)
+// is entered with prime(): no query at all. queries() and primes() count
+// which way each entry was learnt, so the fallback to queries is visible.
 //
 // Revocation keeps one-sided transfers safe against deregistration: the owner
 // sends region_revoke before deregistering and waits for region_revoke_ack;
@@ -78,7 +82,24 @@ class RemoteKeyCache {
   // waiting for an answer (the caller fails them).
   std::vector<std::uint64_t> forget_peer(PeerId peer);
 
+  // The peer carried `desc` for its region `key` through local rail `rail`
+  // (the owner's word, newer than anything cached): the entry becomes
+  // resolved with it, no query. An entry already resolved with another desc
+  // is replaced (its uses in flight finish on the old one); one waiting for
+  // a query is answered now, and its waiting operations are returned with
+  // their uses, as answered() does (the query's answer is then ignored).
+  // stored false: no room (k entries, none idle), the caller answers again.
+  struct Primed {
+    bool stored = false;
+    std::vector<Waiter> waiters;
+  };
+  Primed prime(PeerId peer, std::uint32_t rail, std::uint64_t key, const RemoteRegionDesc& desc);
+
   std::size_t size() const { return entries_.size(); }
+  // Region queries asked for (want() answered query) and carried keys taken
+  // (prime() stored), since construction.
+  std::uint64_t queries() const { return queries_; }
+  std::uint64_t primes() const { return primes_; }
 
  private:
   using EntryKey = std::tuple<PeerId, std::uint32_t, std::uint64_t>;
@@ -94,6 +115,7 @@ class RemoteKeyCache {
     std::uint64_t key = 0;
     std::uint64_t in_flight = 0;
     bool revoked = false;
+    bool retired = false;  // replaced by a newer carried desc: dropped when idle, no ack owed
   };
 
   void touch(Entry& e, const EntryKey& k);
@@ -105,6 +127,8 @@ class RemoteKeyCache {
   std::list<EntryKey> lru_;  // front: most recently used
   std::map<std::uint64_t, Use> uses_;
   std::uint64_t next_use_ = 1;
+  std::uint64_t queries_ = 0;
+  std::uint64_t primes_ = 0;
 };
 
 }  // namespace sluice::transport::ibverbs

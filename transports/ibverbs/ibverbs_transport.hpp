@@ -23,8 +23,11 @@
 // - ibverbs_data_path.cpp: put = RDMA WRITE, get = RDMA READ on the QPs of
 //   the request's rail (large transfers split over them, round-robin,
 //   ibverbs_transfer_split.hpp; the op completes when every piece has); the remote address and
-//   rkey come from RemoteKeyCache, filled by region_query/region_answer over
-//   the control QP, or given up front by import_region().
+//   rkey come from RemoteKeyCache, filled by a key the request carries
+//   (BulkRequest::remote_access, granted by the owner's remote_access() and
+//   sent in a message: no round trip) or given up front by import_region(),
+//   else by region_query/region_answer over the control QP (the fallback,
+//   counted in key_stats()).
 // - ibverbs_completion.cpp: one CQ per device with a completion channel; the
 //   progress thread sleeps in epoll on the channels, the rdma_cm event channel
 //   and a wake fd, and drains the CQs with ibv_poll_cq (non-blocking); poll()
@@ -35,8 +38,9 @@
 // declares the peer lost: pending operations complete unavailable naming it,
 // then PeerDown.
 //
-// deregister_region() revokes the region at every peer that asked for it and
-// waits for their acks (they ack once their transfers into it completed), so
+// deregister_region() revokes the region at every peer that asked for it,
+// and at every connection of the nodes it was granted to by remote_access(),
+// and waits for their acks (they ack once their transfers into it completed), so
 // the contract's "blocks until no incoming transfer" holds for one-sided
 // transfers too; a peer lost meanwhile counts as acked.
 #pragma once
@@ -118,6 +122,14 @@ class IbverbsTransport : public Transport {
   // put()/get() to it skip the region_query round trip.
   virtual Status import_region(PeerId peer, std::uint32_t rail, std::uint64_t remote_key,
                                const RemoteRegionDesc& desc) = 0;
+
+  // How this side learnt the remote keys it used, since creation: region
+  // queries sent (the round-trip fallback) and carried keys taken.
+  struct KeyStats {
+    std::uint64_t queries = 0;
+    std::uint64_t carried = 0;
+  };
+  virtual KeyStats key_stats() const = 0;
 };
 
 // Validates the config (1..k_max_rails rail addresses "a.b.c.d:port" on RDMA

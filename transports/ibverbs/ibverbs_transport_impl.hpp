@@ -60,6 +60,7 @@ struct Region {
   std::uint64_t dmabuf_offset = 0;
   std::vector<Registration> per_device;  // by Device::index
   std::set<PeerId> exported_to;          // peers that asked for it
+  std::set<std::uint64_t> granted_to;    // remote ids (TransportConfig::local_id) given its key by remote_access()
   std::set<PeerId> awaiting_acks;        // deregistration: revokes not yet acked
 };
 
@@ -183,6 +184,8 @@ class IbverbsTransportImpl final : public IbverbsTransport {
   Result<RemoteRegionDesc> export_region(std::uint64_t key, std::uint32_t rail, PeerId peer) override;
   Status import_region(PeerId peer, std::uint32_t rail, std::uint64_t remote_key,
                        const RemoteRegionDesc& desc) override;
+  Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id) override;
+  KeyStats key_stats() const override;
 
  private:
   // Everything below runs with mu_ held.
@@ -194,6 +197,9 @@ class IbverbsTransportImpl final : public IbverbsTransport {
   Connection* connection(std::uint64_t id);
   Status add_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind, int dmabuf_fd,
                     std::uint64_t dmabuf_offset);
+  // ibverbs_memory.cpp: enters a carried key and starts the operations that
+  // waited for a query of the same entry; false: no room in the cache.
+  bool prime_remote_key(PeerId peer, std::uint32_t rail, std::uint64_t key, const RemoteRegionDesc& desc);
   // ibverbs_connect.cpp
   Result<Device*> device_for(ibv_context* verbs);
   std::uint64_t nonce_of(PeerId peer) const;

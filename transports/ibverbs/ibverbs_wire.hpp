@@ -49,6 +49,7 @@
 #include <string>
 
 #include "core/common/status.hpp"
+#include "transports/transport.hpp"
 
 namespace sluice::transport::ibverbs {
 
@@ -111,16 +112,12 @@ Result<Hello> decode_hello(std::span<const std::byte> bytes);
 
 // How a peer reaches one registered region on one of the owner's rails: the
 // region's base virtual address (or the dmabuf IOVA base), the rkey of its
-// memory region on that rail's device, and its length. This is what a
-// ReadChunk/WriteChunk would carry for a server to write straight into a
-// client's (GPU) memory without asking (see the report: a proto field).
-struct RemoteRegionDesc {
-  std::uint64_t address = 0;
-  std::uint32_t rkey = 0;
-  std::uint64_t length = 0;
-
-  bool operator==(const RemoteRegionDesc&) const = default;
-};
+// memory region on that rail's device, and its length. The transport
+// contract's RemoteRegionAccess: what a region_answer packs, what
+// remote_access() grants and what a ReadChunk/WriteChunk carries
+// (proto::RdmaRegionDesc) for a server to write straight into a client's
+// (GPU) memory without asking.
+using RemoteRegionDesc = RemoteRegionAccess;
 
 using PackedRegion = std::array<std::byte, k_ibv_packed_region_bytes>;
 

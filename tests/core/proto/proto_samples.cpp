@@ -79,13 +79,20 @@ std::vector<Message> sample_messages() {
   out.push_back(AttachDir{26, "/data/striped/sub", dir});
   out.push_back(DetachDir{27, "/data/striped/sub", true});
   out.push_back(ReadChunk{20, 0x0123456789ABCDEFull, 101, 3 * (1ull << 20), 1 << 20,
-                          MemHandle{7, MemKind::gpu, 3, 12, 4096, 1 << 20}, RailDesc{2, 1}, ChunkPath::bounce});
+                          MemHandle{7, MemKind::gpu, 3, 12, 4096, 1 << 20}, RailDesc{2, 1}, ChunkPath::bounce,
+                          {RdmaRegionDesc{2, 0xABCD1234u, 0x00007F0012345000ull, 64ull << 20},
+                           RdmaRegionDesc{3, 0xFFFFFFFFu, k_u64_max - (1 << 20), 1 << 20}}});
   out.push_back(WriteChunk{21, 55, 102, 0, 65536, MemHandle{8, MemKind::pinned, 1, 2, 0, 65536}, RailDesc{0, 3},
-                           0xE3069283u, true});
+                           0xE3069283u, true, {RdmaRegionDesc{0xFFFFFFFFu, 0, 0x1000, 65536}}});
   out.push_back(ChunkReply{22, StatusCode::io_error, "target 102: EIO at 4096", 4096, 0xCAFEF00Du});
   out.push_back(RemoveChunks{23, 55, {101, 102, 103}});
   out.push_back(ChunkSize{24, 55, 103});
   out.push_back(ChunkSizeReply{25, StatusCode::not_found, "no object 55 on target 103", 0});
+  // buddy mirroring
+  out.push_back(SetTargetConsistency{40, 100, 101, Consistency::bad});
+  out.push_back(MirrorWrite{41, 7, 100, 101, 55, 3ull << 40, 1 << 20, MemHandle{5, MemKind::pinned, 0, 9, 0, 1 << 20},
+                            RailDesc{1, 0}, 0xE3069283u, true, true});
+  out.push_back(MirrorRemove{42, 7, 100, 101, k_u64_max});
   return out;
 }
 

@@ -84,10 +84,13 @@ TEST(WireDecodeErrors, BadMagicIsCorrupt) {
 TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  const auto frame = make_frame(0x0105, payload.bytes(), 2);
-  expect_error(frame, StatusCode::invalid_argument, "unsupported wire version 2 at byte 4; this build speaks version 1");
+  const auto frame = make_frame(0x0105, payload.bytes(), 3);
+  expect_error(frame, StatusCode::invalid_argument, "unsupported wire version 3 at byte 4; this build speaks version 2");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
+  // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) is refused as well.
+  expect_error(make_frame(0x0105, payload.bytes(), 1), StatusCode::invalid_argument,
+               "unsupported wire version 1 at byte 4; this build speaks version 2");
 }
 
 TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
@@ -95,7 +98,7 @@ TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
   payload.u64(1).u64(2);
   auto frame = make_frame(0x0105, payload.bytes(), 3);
   frame[16] ^= std::byte{1};  // header CRC
-  expect_error(frame, StatusCode::corrupt, "version field reads 3, this build speaks 1");
+  expect_error(frame, StatusCode::corrupt, "version field reads 3, this build speaks 2");
 }
 
 TEST(WireDecodeErrors, UnknownMessageTypeIsRefusedClearly) {
@@ -208,6 +211,22 @@ TEST(WireDecodeErrors, EnumValuesAboveTheLargestKnownAreRefused) {
   ByteBuilder ack;
   ack.u64(1).u8(200).u32(0);
   expect_error(make_frame(0x0001, ack.bytes()), StatusCode::corrupt, "Ack.status: enum value 200");
+}
+
+TEST(WireDecodeErrors, MirrorMessagesAreDecodedStrictly) {
+  // SetTargetConsistency: request_id 8, reporter 4, target 4, consistency 1.
+  ByteBuilder state;
+  state.u64(1).u32(100).u32(101).u8(3);
+  expect_error(make_frame(0x0108, state.bytes()), StatusCode::corrupt,
+               "SetTargetConsistency.consistency: enum value 3 is above the largest known value 2");
+  // MirrorWrite cut short after its file id: the offset is missing.
+  ByteBuilder mirror;
+  mirror.u64(1).u32(7).u32(100).u32(101).u64(55);
+  expect_error(make_frame(0x0320, mirror.bytes()), StatusCode::corrupt, "MirrorWrite.object_offset");
+  // MirrorRemove with a byte left over after its last field.
+  ByteBuilder remove;
+  remove.u64(1).u32(7).u32(100).u32(101).u64(55).u8(0);
+  expect_error(make_frame(0x0321, remove.bytes()), StatusCode::corrupt, "MirrorRemove: 1 bytes left over");
 }
 
 TEST(WireDecodeErrors, ErrorsInNestedFieldsNameTheWholePath) {

@@ -45,6 +45,8 @@ TEST(WireEnums, NamesFollowTheEnumerators) {
   EXPECT_EQ(to_string(InodeType::dir), "dir");
   EXPECT_EQ(to_string(Reachability::probably_offline), "probably_offline");
   EXPECT_EQ(to_string(Consistency::needs_resync), "needs_resync");
+  EXPECT_EQ(to_string(Consistency::bad), "bad");
+  EXPECT_EQ(to_string(static_cast<Consistency>(3)), "unknown");
   EXPECT_EQ(to_string(CapacityPool::emergency), "emergency");
   EXPECT_EQ(to_string(DirPolicy::full_path_hash), "full_path_hash");
   EXPECT_EQ(to_string(HashKind::fnv_1a_64), "fnv_1a_64");

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/common/pattern.hpp"
+#include "tests/core/services/buddy_mirror_scenarios.hpp"
 #include "tests/core/services/mixed_files_workload.hpp"
 #include "tests/core/services/scripted_workload.hpp"
 #include "tests/support/test_cluster.hpp"
@@ -362,6 +363,14 @@ TYPED_TEST_P(ServicesSuite, TheEgressLimitPacesReadsFromAServer) {
   }
 }
 
+// Buddy mirroring (issue 9): scenarios in buddy_mirror_scenarios.hpp.
+TYPED_TEST_P(ServicesSuite, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite) {
+  TypeParam::isolate([] { mirror_failover_keeps_every_acknowledged_write<typename TypeParam::World>(); });
+}
+TYPED_TEST_P(ServicesSuite, BuddyMirrorResyncThenFailoverKeepsTheData) {
+  TypeParam::isolate([] { mirror_resync_then_failover_keeps_the_data<typename TypeParam::World>(); });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
                             EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
                             LostChunkRequestsAreRetriedAndTheReadSucceeds, DuplicatedAndLateMessagesGiveTheSameAnswer,
@@ -369,6 +378,8 @@ REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStri
                             ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging,
                             NamespaceErrorsAreClearAndItsRulesHold, ALargeDirectoryListsCompletelyInPages,
                             AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
-                            TheEgressLimitPacesReadsFromAServer);
+                            TheEgressLimitPacesReadsFromAServer,
+                            BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
+                            BuddyMirrorResyncThenFailoverKeepsTheData);
 
 }  // namespace sluice::testing::shared_suite

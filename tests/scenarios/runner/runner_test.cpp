@@ -351,6 +351,27 @@ TEST(RunnerHw, SmallSpecRunsOnLoopbackWithRealFilesAndEveryByteCounted) {
   EXPECT_GT(r.paths_taken.at("direct"), 0u);
 }
 
+TEST(RunnerHw, GdsNeedsATransportThatReachesGpuMemory) {
+  // tcp moves host bytes only: gds on fails saying why, auto takes the bounce
+  // path and says so in the run's log (issue 6's modes).
+  ScenarioSpec spec = small_spec();
+  spec.fs.gds = GdsMode::on;
+  Result<std::vector<RunResult>> on = run_points({spec}, Backend::hw, quick_options());
+  ASSERT_TRUE(on.ok());
+  EXPECT_FALSE((*on)[0].ok);
+  EXPECT_NE((*on)[0].error.find("GDS on: transport tcp cannot reach GPU memory"), std::string::npos)
+      << (*on)[0].error;
+  spec.fs.gds = GdsMode::automatic;
+  std::get<FileSweepConfig>(spec.workloads[0].config).files_per_rank = 1;
+  Result<std::vector<RunResult>> automatic = run_points({spec}, Backend::hw, quick_options());
+  ASSERT_TRUE(automatic.ok());
+  const RunResult& r = (*automatic)[0];
+  ASSERT_TRUE(r.ok) << r.error;
+  bool said = false;
+  for (const std::string& line : r.log_tail) said = said || line.find("GDS auto -> bounce") != std::string::npos;
+  EXPECT_TRUE(said) << "the fallback is not in the run's log";
+}
+
 TEST(RunnerHw, BadPlacementIsNotOk) {
   ScenarioSpec spec = small_spec();
   spec.fs.storage = {{7, {0}}};

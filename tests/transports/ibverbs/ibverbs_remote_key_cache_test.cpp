@@ -112,5 +112,78 @@ TEST(IbverbsRemoteKeyCache, ForgettingAPeerReturnsItsWaitingOps) {
   EXPECT_TRUE(cache.forget_peer(1).empty());
 }
 
+TEST(IbverbsRemoteKeyCache, ACarriedKeyIsUsedWithoutAQuery) {
+  RemoteKeyCache cache(16);
+  const auto primed = cache.prime(1, 0, 42, k_desc);
+  EXPECT_TRUE(primed.stored);
+  EXPECT_TRUE(primed.waiters.empty());
+  const auto hit = cache.want(1, 0, 42, 100);
+  ASSERT_EQ(hit.verdict, Verdict::hit);
+  EXPECT_EQ(hit.desc, k_desc);
+  EXPECT_EQ(cache.queries(), 0u);
+  EXPECT_EQ(cache.primes(), 1u);
+  // The key is per (peer, rail): another rail still asks, and is counted.
+  EXPECT_EQ(cache.want(1, 1, 42, 101).verdict, Verdict::query);
+  EXPECT_EQ(cache.queries(), 1u);
+}
+
+TEST(IbverbsRemoteKeyCache, ACarriedKeyAnswersAQueryInFlightAndTheLateAnswerIsIgnored) {
+  RemoteKeyCache cache(16);
+  ASSERT_EQ(cache.want(1, 0, 42, 100).verdict, Verdict::query);
+  ASSERT_EQ(cache.want(1, 0, 42, 101).verdict, Verdict::wait);
+  const auto primed = cache.prime(1, 0, 42, k_desc);
+  ASSERT_TRUE(primed.stored);
+  ASSERT_EQ(primed.waiters.size(), 2u);
+  EXPECT_EQ(primed.waiters[0].op, 100u);
+  EXPECT_EQ(primed.waiters[1].op, 101u);
+  EXPECT_NE(primed.waiters[0].use, 0u);
+  EXPECT_TRUE(cache.answered(1, 0, 42, RemoteRegionDesc{0x9000, 5, 64}).empty()) << "already resolved";
+  EXPECT_EQ(cache.want(1, 0, 42, 102).desc, k_desc) << "the late answer did not overwrite the carried key";
+}
+
+TEST(IbverbsRemoteKeyCache, ANewerCarriedKeyReplacesTheCachedOneAndOldUsesFinishQuietly) {
+  RemoteKeyCache cache(16);
+  ASSERT_TRUE(cache.prime(1, 0, 42, k_desc).stored);
+  const auto old_use = cache.want(1, 0, 42, 1);
+  ASSERT_EQ(old_use.verdict, Verdict::hit);
+  const RemoteRegionDesc newer{0x7000, 78, 1 << 20};
+  ASSERT_TRUE(cache.prime(1, 0, 42, newer).stored);
+  const auto fresh = cache.want(1, 0, 42, 2);
+  ASSERT_EQ(fresh.verdict, Verdict::hit);
+  EXPECT_EQ(fresh.desc, newer);
+  EXPECT_NE(fresh.use, old_use.use);
+  EXPECT_FALSE(cache.finished(old_use.use).has_value()) << "no revoke was asked: no ack owed";
+  EXPECT_FALSE(cache.finished(old_use.use).has_value()) << "the retired use is gone";
+  // The same key again changes nothing.
+  ASSERT_TRUE(cache.prime(1, 0, 42, newer).stored);
+  EXPECT_EQ(cache.want(1, 0, 42, 3).use, fresh.use);
+}
+
+TEST(IbverbsRemoteKeyCache, RevokeWaitsForAReplacedIncarnationStillInFlight) {
+  RemoteKeyCache cache(16);
+  ASSERT_TRUE(cache.prime(1, 0, 42, k_desc).stored);
+  const auto old_use = cache.want(1, 0, 42, 1);
+  ASSERT_TRUE(cache.prime(1, 0, 42, RemoteRegionDesc{0x7000, 78, 1 << 20}).stored);
+  EXPECT_FALSE(cache.revoke(1, 42)) << "a transfer on the old key is still in flight";
+  const auto ack = cache.finished(old_use.use);
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->second, 42u);
+  EXPECT_EQ(cache.want(1, 0, 42, 2).verdict, Verdict::query) << "revoked: carried again or asked again";
+}
+
+TEST(IbverbsRemoteKeyCache, CarriedKeysRespectTheBound) {
+  RemoteKeyCache cache(1);
+  ASSERT_EQ(cache.want(1, 0, 1, 1).verdict, Verdict::query);
+  EXPECT_FALSE(cache.prime(1, 0, 2, k_desc).stored) << "the pending query holds the only entry";
+  const auto primed = cache.prime(1, 0, 1, k_desc);
+  EXPECT_TRUE(primed.stored) << "priming the pending entry itself needs no room";
+  ASSERT_EQ(primed.waiters.size(), 1u);
+  EXPECT_FALSE(cache.prime(1, 0, 2, k_desc).stored) << "op 1 is in flight on the only entry: not evicted";
+  cache.finished(primed.waiters[0].use);
+  EXPECT_TRUE(cache.prime(1, 0, 2, k_desc).stored) << "idle now: evicted for the new key";
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.want(1, 0, 2, 3).verdict, Verdict::hit);
+}
+
 }  // namespace
 }  // namespace sluice::transport::ibverbs

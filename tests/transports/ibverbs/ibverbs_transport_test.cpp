@@ -170,6 +170,52 @@ TEST_F(IbverbsDevice, DeregisteringARegionAPeerUsesWaitsForItsAck) {
   EXPECT_EQ(done->status.code(), StatusCode::not_found) << done->status.to_string();
 }
 
+TEST_F(IbverbsDevice, ACarriedKeyMovesBytesWithoutAQueryAndIsRevokedAtTheGrantee) {
+  fill_pattern(src_, 4, 0);
+  ASSERT_TRUE(a_->register_region(1, src_, RegionKind::host).ok());
+  ASSERT_TRUE(b_->register_region(2, dst_, RegionKind::host).ok());
+  // b grants its key to node 1 (a's local_id), as a client puts it in a ReadChunk.
+  Result<RemoteRegionAccess> key = b_->remote_access(2, 0, 1);
+  ASSERT_TRUE(key.ok()) << key.status().to_string();
+  EXPECT_EQ(key->address, reinterpret_cast<std::uint64_t>(dst_.data()));
+  EXPECT_EQ(key->length, dst_.size());
+  EXPECT_EQ(b_->remote_access(99, 0, 1).status().code(), StatusCode::not_found);
+  EXPECT_EQ(b_->remote_access(2, 7, 1).status().code(), StatusCode::invalid_argument);
+  BulkRequest r;
+  r.peer = peer_;
+  r.local_key = 1;
+  r.remote_key = 2;
+  r.bytes = 4096;
+  r.remote_offset = 4096;
+  r.cookie = 7;
+  r.remote_access = *key;
+  ASSERT_TRUE(a_->put(r).ok());
+  auto done = pump_a_->wait_op(7);
+  ASSERT_TRUE(done);
+  ASSERT_TRUE(done->status.ok()) << done->status.to_string();
+  EXPECT_TRUE(std::equal(src_.begin(), src_.begin() + 4096, dst_.begin() + 4096));
+  EXPECT_EQ(a_->key_stats().queries, 0u) << "the carried key needs no region_query";
+  EXPECT_EQ(a_->key_stats().carried, 1u);
+  // A range beyond what the key covers fails at once in OpDone, naming it.
+  r.cookie = 8;
+  r.remote_offset = dst_.size() - 100;
+  ASSERT_TRUE(a_->put(r).ok());
+  done = pump_a_->wait_op(8);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.code(), StatusCode::invalid_argument) << done->status.to_string();
+  // Freeing the region revokes the grant at a (which never asked), so a's
+  // next put without a key has to ask, and is told the region is gone.
+  EXPECT_TRUE(b_->deregister_region(2).ok());
+  r.cookie = 9;
+  r.remote_offset = 0;
+  r.remote_access.reset();
+  ASSERT_TRUE(a_->put(r).ok());
+  done = pump_a_->wait_op(9);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.code(), StatusCode::not_found) << done->status.to_string();
+  EXPECT_EQ(a_->key_stats().queries, 1u);
+}
+
 TEST_F(IbverbsDevice, DmabufNeedsItsFd) {
   std::vector<std::byte> mem(4096);
   if (!a_->capabilities().reaches(RegionKind::dmabuf)) {

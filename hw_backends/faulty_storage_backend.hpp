@@ -1,0 +1,103 @@
+// FaultyStorageBackend: a StorageBackend decorator that injects the faults a
+// real drive and its path to memory have, drawn from a seed (RocksDB's
+// FaultInjectionTestFS, FoundationDB's AsyncFileNonDurable: a wrapper around
+// the real implementation, so the real code paths run).
+//
+// Faults, each with a probability per request (set_faults may change them
+// while requests run):
+// - error: the request fails with io_error and does nothing (a write is
+//   turned into a stat of the same object, so the inner backend's completion
+//   and completion_fd still carry it; nothing is written);
+// - torn write: only a prefix of the buffer, a whole number of 512-byte
+//   sectors shorter than the request, reaches the object, and the write
+//   fails with io_error (a crash or power cut in the middle of a write; the
+//   prefix stays on the drive);
+// - read flip: after the inner backend read the bytes and computed their
+//   CRC32C, one bit of the caller's buffer is flipped (corruption between
+//   the device and memory: a bad DMA, a bus error). The completion keeps the
+//   CRC32C of the true bytes, so an end-to-end check (the storage server's
+//   reply CRC against the client's checksum of what arrived) catches it;
+// - rest flip: a write stores the bytes with one bit flipped and reports
+//   success with the CRC32C of the bytes it was given (silent corruption at
+//   rest, a drive that lies). Nothing on the read path can see it: the read
+//   CRC is computed from the flipped bytes. Only a checksum recorded when
+//   the write was acknowledged catches it (tests/soak does; the storage
+//   server stores none: see docs in tests/soak).
+//
+// Thread-safety and the rest of the contract are the inner backend's
+// (storage_backend.hpp). Buffers of a rest-flipped write are copied (aligned
+// for O_DIRECT) and kept until the completion is polled.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/common/rng.hpp"
+#include "hw_backends/storage_backend.hpp"
+
+namespace sluice::hw {
+
+// A torn write keeps whole sectors (the atomic unit of a drive write).
+inline constexpr std::uint64_t k_torn_write_sector_bytes = 512;
+
+struct StorageFaultConfig {
+  double error_probability = 0.0;
+  double torn_write_probability = 0.0;
+  double read_flip_probability = 0.0;
+  double rest_flip_probability = 0.0;
+};
+
+struct StorageFaultStats {
+  std::uint64_t errors = 0;
+  std::uint64_t torn_writes = 0;
+  std::uint64_t read_flips = 0;
+  std::uint64_t rest_flips = 0;
+};
+
+class FaultyStorageBackend final : public StorageBackend {
+ public:
+  // invalid_argument for a probability outside [0, 1] or a null inner backend.
+  static Result<std::unique_ptr<FaultyStorageBackend>> create(std::unique_ptr<StorageBackend> inner,
+                                                             StorageFaultConfig faults, std::uint64_t seed);
+  ~FaultyStorageBackend() override;
+
+  std::string_view name() const override { return name_; }
+  const StorageCapabilities& capabilities() const override { return inner_->capabilities(); }
+  std::string io_path() const override { return inner_->io_path(); }
+  StorageStats stats() const override { return inner_->stats(); }
+  Status register_buffers(std::span<const std::span<std::byte>> buffers) override {
+    return inner_->register_buffers(buffers);
+  }
+  [[nodiscard]] Status submit(const StorageRequest& request) override;
+  std::size_t poll(std::vector<StorageCompletion>& out, std::size_t max_completions) override;
+  int completion_fd() const override { return inner_->completion_fd(); }
+
+  [[nodiscard]] Status set_faults(const StorageFaultConfig& faults);
+  StorageFaultStats fault_stats() const;
+
+ private:
+  enum class Fate : std::uint8_t { none, error, torn, read_flip, rest_flip };
+  struct Pending {
+    Fate fate = Fate::none;
+    std::span<std::byte> buffer;  // the caller's (read flips land here)
+    std::uint32_t asked_crc32c = 0;  // rest flip: the CRC of the bytes the caller gave
+    std::uint64_t kept = 0;          // torn: the bytes that reached the object
+    std::unique_ptr<std::byte, void (*)(void*)> copy{nullptr, nullptr};  // rest flip: the flipped bytes written
+  };
+  FaultyStorageBackend(std::unique_ptr<StorageBackend> inner, StorageFaultConfig faults, std::uint64_t seed);
+  static Status check(const StorageFaultConfig& faults);
+  Fate draw(const StorageRequest& request);
+
+  std::unique_ptr<StorageBackend> inner_;
+  std::string name_;
+  mutable std::mutex mu_;
+  StorageFaultConfig faults_;
+  Rng rng_;
+  std::map<std::uint64_t, Pending> pending_;  // by cookie, for requests with a fate
+  StorageFaultStats stats_;
+};
+
+}  // namespace sluice::hw

@@ -1,0 +1,103 @@
+// sl.run's faults in the runner (issue 9): a fault plan applied to a sim
+// point at its times, and plans the world cannot apply failing the point
+// with the reason.
+#include <gtest/gtest.h>
+
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/machine_builders.hpp"
+#include "scenarios/runner/runner.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+constexpr double k_fault_link_bytes_per_s = 1.25e9;  // 10 Gb/s
+
+// 4 nodes: 0 mgmt + metadata, 1 and 2 storage (one drive each), 3 clients (2 ranks).
+ScenarioSpec fault_spec() {
+  topo::GenericMachine m;
+  m.gpus = 2;
+  m.nics = 1;
+  m.nvmes = 1;
+  m.nic_port_rate_bytes_per_s = k_fault_link_bytes_per_s;
+  Result<topo::Topology> machine = topo::generic_machine(m);
+  EXPECT_TRUE(machine.ok()) << machine.status().to_string();
+  topo::StarOptions star;
+  star.link_bytes_per_s = k_fault_link_bytes_per_s;
+  Result<topo::Topology> cluster = topo::star_cluster(*machine, 4, star);
+  EXPECT_TRUE(cluster.ok()) << cluster.status().to_string();
+  ScenarioSpec spec;
+  spec.scenario = "fault_run_test";
+  spec.seed = 3;
+  spec.cluster = std::make_shared<const topo::Topology>(std::move(cluster).value());
+  spec.fs.preset = "custom";
+  spec.fs.mgmt_node = 0;
+  spec.fs.meta_nodes = {0};
+  spec.fs.storage = {{1, {0}}, {2, {0}}};
+  spec.fs.meta.default_chunk_bytes = 256 * k_kib;
+  spec.fs.meta.default_stripe_count = 2;
+  FileSweepConfig sweep;
+  sweep.files_per_rank = 4;
+  sweep.file_bytes = 1 * k_mib;
+  sweep.block_bytes = 256 * k_kib;
+  sweep.threads = 2;
+  spec.workloads = {WorkloadSpec{"sweep", sweep, ClientPlacement{{3}, 2}}};
+  return spec;
+}
+
+faults::Fault kill(const std::string& who, TimeNs at_ns, TimeNs revive_after_ns) {
+  faults::Fault f;
+  f.kind = faults::FaultKind::kill;
+  f.at_ns = at_ns;
+  f.duration_ns = revive_after_ns;
+  f.subjects = {*faults::parse_subject(who)};
+  return f;
+}
+
+const PhaseRow* row(const RunResult& r, const std::string& phase) {
+  for (const PhaseRow& p : r.phases) {
+    if (p.phase == phase) return &p;
+  }
+  return nullptr;
+}
+
+RunnerOptions options() {
+  RunnerOptions o;
+  o.jobs = 2;
+  o.point_timeout_s = 120;  // a bound on a broken run, far above its fraction of a second
+  return o;
+}
+
+TEST(RunnerFaults, AKilledStorageServerDelaysTheWritesUntilItRestarts) {
+  ScenarioSpec calm = fault_spec();
+  ScenarioSpec faulty = fault_spec();
+  faulty.faults.faults = {kill("storage:0", 0, 3 * k_ns_per_s)};
+  Result<std::vector<RunResult>> ran = run_points({calm, faulty}, Backend::sim, options());
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  ASSERT_EQ(ran->size(), 2u);
+  for (const RunResult& r : *ran) ASSERT_TRUE(r.ok) << r.error;
+  const PhaseRow* calm_write = row((*ran)[0], "write");
+  const PhaseRow* faulty_write = row((*ran)[1], "write");
+  ASSERT_NE(calm_write, nullptr);
+  ASSERT_NE(faulty_write, nullptr);
+  EXPECT_EQ(faulty_write->bytes, calm_write->bytes) << "every byte is written once the server is back";
+  // The first chunks to storage:0 wait for its restart at 3 s (client retries every 2 s).
+  EXPECT_GT(faulty_write->last_done_s, calm_write->last_done_s + 2.0);
+}
+
+TEST(RunnerFaults, APlanTheWorldCannotApplyFailsThePointSayingWhy) {
+  ScenarioSpec unknown = fault_spec();
+  unknown.faults.faults = {kill("storage:9", 0, k_ns_per_s)};
+  ScenarioSpec client = fault_spec();
+  client.faults.faults = {kill("client:0", 0, k_ns_per_s)};  // a ClientHost owns its workload: no restart
+  Result<std::vector<RunResult>> ran = run_points({unknown, client}, Backend::sim, options());
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  ASSERT_EQ(ran->size(), 2u);
+  EXPECT_FALSE((*ran)[0].ok);
+  EXPECT_NE((*ran)[0].error.find("fault plan: begin kill storage:9"), std::string::npos) << (*ran)[0].error;
+  EXPECT_NE((*ran)[0].error.find("the deployment has 2 storage service(s)"), std::string::npos) << (*ran)[0].error;
+  EXPECT_FALSE((*ran)[1].ok);
+  EXPECT_NE((*ran)[1].error.find("cannot be copied"), std::string::npos) << (*ran)[1].error;
+}
+
+}  // namespace
+}  // namespace sluice::scenario
