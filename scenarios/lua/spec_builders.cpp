@@ -22,6 +22,14 @@ constexpr TimeNs k_ethernet_link_latency_ns = 1000;
 constexpr std::uint64_t k_max_fabric_gbps = 100'000;
 // Storage targets one node may serve (drives per node).
 constexpr std::uint64_t k_max_targets_per_node = 256;
+// sl.fs's mirror = {...} defaults: heartbeats every 500 ms, switchover 4 s
+// after the primary was last heard from. Far shorter than BeeGFS's defaults
+// (sysTargetOfflineTimeoutSecs = 180), so that a failover fits into a
+// simulated run of seconds, and inside the clients' retry budget (RPC
+// timeouts x ClientConfig::mirror_failovers with maps refreshes).
+constexpr TimeNs k_lua_mirror_heartbeat_ns = 500 * k_ns_per_ms;
+constexpr TimeNs k_lua_mirror_probably_offline_ns = 2 * k_ns_per_s;
+constexpr TimeNs k_lua_mirror_offline_ns = 4 * k_ns_per_s;
 
 std::shared_ptr<const topo::Topology> checked(Result<topo::Topology> t, const std::string& what) {
   if (!t.ok()) throw ScriptError(what + ": " + t.status().message());
@@ -42,6 +50,8 @@ void merge(BuildInfo& info, const FieldReader& r, const std::string& prefix = ""
   }
   for (const std::string& k : r.known()) info.known.push_back(prefix.empty() ? k : prefix + "." + k);
 }
+
+std::string ms_text(TimeNs ns) { return std::to_string(ns / k_ns_per_ms) + " ms"; }
 
 std::string node_text(const topo::Topology& cluster, NodeId node) {
   return "node " + std::to_string(node) + " (" + cluster.machine_name(node) + ")";
@@ -333,6 +343,46 @@ ClusterBuild build_cluster(const ScriptTable& args) {
   return out;
 }
 
+// Buddy groups over the deployment's targets (ids 1, 2, ... in server order,
+// then drive order, as FsDeployment gives them), each pair on two different
+// servers, as `beegfs-ctl --addmirrorgroup --automatic` pairs them: targets
+// are dealt round-robin over the servers (drive 0 of every server, then drive
+// 1, ...) and consecutive ones paired.
+std::vector<proto::BuddyGroupDesc> pair_buddy_targets(const std::vector<StorageServerSpec>& servers,
+                                                       const topo::Topology& cluster, const std::string& context) {
+  std::vector<std::vector<TargetId>> ids(servers.size());
+  TargetId next = 1;
+  std::size_t deepest = 0;
+  for (std::size_t s = 0; s < servers.size(); ++s) {
+    for (std::size_t d = 0; d < servers[s].nvme.size(); ++d) ids[s].push_back(next++);
+    deepest = std::max(deepest, servers[s].nvme.size());
+  }
+  std::vector<std::pair<TargetId, std::size_t>> dealt;  // (target, server index)
+  for (std::size_t d = 0; d < deepest; ++d) {
+    for (std::size_t s = 0; s < servers.size(); ++s) {
+      if (d < ids[s].size()) dealt.emplace_back(ids[s][d], s);
+    }
+  }
+  if (servers.size() < 2) {
+    throw ScriptError(context + ": mirror: buddy mirroring needs storage servers on two nodes at least (there is " +
+                      std::to_string(servers.size()) + ")");
+  }
+  if (dealt.size() % 2 != 0) {
+    throw ScriptError(context + ": mirror: " + std::to_string(dealt.size()) +
+                      " storage targets cannot be paired into buddy groups (an even number is needed)");
+  }
+  std::vector<proto::BuddyGroupDesc> groups;
+  for (std::size_t i = 0; i + 1 < dealt.size(); i += 2) {
+    if (dealt[i].second == dealt[i + 1].second) {
+      throw ScriptError(context + ": mirror: target " + std::to_string(dealt[i + 1].first) + " on " +
+                        node_text(cluster, servers[dealt[i + 1].second].node) +
+                        " has no buddy on another server (give the servers the same number of targets)");
+    }
+    groups.push_back(proto::BuddyGroupDesc{static_cast<GroupId>(groups.size() + 1), dealt[i].first, dealt[i + 1].first});
+  }
+  return groups;
+}
+
 FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::Topology* cluster) {
   const std::string context = "sl.fs." + type;
   if (std::find(fs_types().begin(), fs_types().end(), type) == fs_types().end()) {
@@ -411,6 +461,35 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
     fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
   }
   if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
+  // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy
+  // mirroring (BeeGFS buddy groups, paired below once the targets are known).
+  bool mirrored = false;
+  if (const ScriptTable* mirror = r.table("mirror")) {
+    FieldReader m(*mirror, context + " mirror");
+    mirrored = m.boolean("storage").value_or(true);
+    const TimeNs heartbeat = m.duration("heartbeat").value_or(k_lua_mirror_heartbeat_ns);
+    const TimeNs probably = m.duration("probably_offline_after").value_or(k_lua_mirror_probably_offline_ns);
+    const TimeNs offline = m.duration("offline_after").value_or(k_lua_mirror_offline_ns);
+    m.finish();
+    merge(out.info, m, "mirror");
+    if (heartbeat <= 0) throw ScriptError(context + ": mirror.heartbeat: must be longer than 0");
+    if (probably <= heartbeat) {
+      throw ScriptError(context + ": mirror.probably_offline_after: must be longer than the heartbeat (" +
+                        ms_text(heartbeat) + ")");
+    }
+    if (offline < probably) {
+      throw ScriptError(context + ": mirror.offline_after: must be at least probably_offline_after (" +
+                        ms_text(probably) + ")");
+    }
+    if (mirrored) {
+      fs.mgmt.check_interval_ns = heartbeat;
+      fs.mgmt.probably_offline_after_ns = probably;
+      fs.mgmt.offline_after_ns = offline;
+      fs.storage_config.heartbeat_interval_ns = heartbeat;
+      fs.storage_config.mirror.enabled = true;
+      fs.meta.mirror_file_data = true;
+    }
+  }
   r.finish();
   merge(out.info, r);
 
@@ -522,6 +601,7 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   }
   std::uint32_t targets = 0;
   for (const StorageServerSpec& s : fs.storage) targets += static_cast<std::uint32_t>(s.nvme.size());
+  if (mirrored) fs.mgmt.buddy_groups = pair_buddy_targets(fs.storage, *cluster, context);
   if (type == "gekkofs_like" && !stripe_count_given) {
     fs.meta.default_stripe_count = std::min<std::uint32_t>(targets, k_max_stripe_count);
   }
