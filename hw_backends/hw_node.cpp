@@ -115,14 +115,41 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     }
   }
   if (kind == MemKind::gpu) {
-    // cudaMalloc'd, not registered with the transport: a transport that
-    // cannot reach GPU memory (TCP) gets bounce plans from core/sched.
+    // cudaMalloc'd. Registered with the transport where it declares it can
+    // reach CUDA memory (ibverbs with peer memory: the NIC reads and writes
+    // the GPU's BAR, GPUDirect RDMA), so a storage server can put chunks
+    // straight into it. Elsewhere (TCP) it stays unregistered and core/sched
+    // plans bounces through pinned memory; a failed registration is logged
+    // and leaves the region usable that way.
     Result<std::byte*> data = gpu->alloc(device, bytes);
     if (!data.ok()) return Status(data.status().code(), where + ": " + data.status().message());
-    std::lock_guard lock(mu_);
-    const std::uint32_t region_id = next_region_++;
-    regions_.emplace(region_id, Region{*data, bytes, kind, device});
-    allocated_bytes_ += bytes;
+    std::uint32_t region_id = 0;
+    {
+      std::lock_guard lock(mu_);
+      region_id = next_region_++;
+      regions_.emplace(region_id, Region{*data, bytes, kind, device});
+      allocated_bytes_ += bytes;
+    }
+    if (transport_ && transport_->capabilities().reaches(transport::RegionKind::cuda)) {
+      const Status registered =
+          transport_->register_region(region_id, std::span<std::byte>(*data, bytes), transport::RegionKind::cuda);
+      bool first = false;
+      {
+        std::lock_guard lock(mu_);
+        if (registered.ok()) {
+          regions_[region_id].registered = true;
+        } else {
+          first = !gpu_unregistered_logged_;
+          gpu_unregistered_logged_ = true;
+        }
+      }
+      if (first) {
+        world_.log("node " + std::to_string(id_) + ": GPU region " + std::to_string(region_id) + " of GPU " +
+                   std::to_string(device) + " not registered with transport " +
+                   std::string(transport_->name()) + " (" + registered.to_string() +
+                   "): transfers to and from it must bounce through pinned memory");
+      }
+    }
     return MemHandle{id_, kind, device, region_id, 0, bytes};
   }
   const std::uint64_t rounded = (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
@@ -162,6 +189,8 @@ void HwNode::free(const MemHandle& region) {
     regions_.erase(it);
   }
   if (freed.kind == MemKind::gpu) {
+    // As below: transfers into a registered region end before it goes.
+    if (freed.registered && transport_) transport_->deregister_region(region.region).ignore();
     if (const GpuMemoryOps* gpu = gpu_memory_ops_slot().load()) gpu->free(freed.device, data);
     return;
   }
@@ -312,7 +341,7 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
   const MemHandle& remote = src_here ? spec.dst : spec.src;
   Result<std::span<std::byte>> local_bytes = resolve(local, src_here ? "transfer source" : "transfer destination");
   if (!local_bytes.ok()) return fail(local_bytes.status());
-  if (local.kind == MemKind::gpu) {
+  if (local.kind == MemKind::gpu && !gpu_registered(local)) {
     return fail(error(StatusCode::unavailable, "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() +
                                                    ": GPU memory is not registered with the transport "
                                                    "(the plan must bounce through pinned memory)"));
@@ -366,10 +395,16 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
   return key_use;
 }
 
+bool HwNode::gpu_registered(const MemHandle& range) {
+  std::lock_guard lock(mu_);
+  auto it = regions_.find(range.region);
+  return it != regions_.end() && it->second.kind == MemKind::gpu && it->second.registered;
+}
+
 Result<proto::RdmaRegionDesc> HwNode::remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) {
   Result<std::span<std::byte>> bytes = resolve(range, "remote access range");
   if (!bytes.ok()) return bytes.status();
-  if (range.kind == MemKind::gpu) {
+  if (range.kind == MemKind::gpu && !gpu_registered(range)) {
     return error(StatusCode::unavailable, "remote access to " + range.to_string() +
                                               ": GPU memory is not registered with the transport");
   }

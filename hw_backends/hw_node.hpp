@@ -106,7 +106,13 @@ class HwNode {
     std::uint64_t length = 0;
     MemKind kind = MemKind::host;
     std::uint16_t device = 0;
+    // Registered with the transport (host memory always; GPU memory where
+    // the transport reaches it: RegionKind::cuda, GPUDirect RDMA).
+    bool registered = false;
   };
+  // Whether `range` is a GPU region the transport can move bytes into and
+  // out of by itself (registered), so no bounce is needed.
+  bool gpu_registered(const MemHandle& range);
   struct Route {
     ServiceLoop* loop = nullptr;
     OpId op = 0;
@@ -144,6 +150,7 @@ class HwNode {
   bool rail_wrap_logged_ = false;
   bool no_key_logged_ = false;
   bool key_rail_logged_ = false;
+  bool gpu_unregistered_logged_ = false;
 };
 
 }  // namespace sluice::hw

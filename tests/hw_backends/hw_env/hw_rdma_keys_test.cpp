@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -24,6 +26,9 @@
 #include "core/workloads/client_host.hpp"
 #include "core/workloads/file_sweep.hpp"
 #include "hw_backends/hw_world.hpp"
+#include "core/common/pattern.hpp"
+#include "core/proto/crc32c.hpp"
+#include "hw_backends/cuda/gpu_memory_ops.hpp"
 #include "transports/transport.hpp"
 
 namespace sluice::hw {
@@ -57,18 +62,21 @@ transport::RemoteRegionAccess synthetic_key(std::uint64_t key, std::uint32_t rai
 
 class KeyedTcpTransport final : public transport::Transport {
  public:
-  explicit KeyedTcpTransport(std::unique_ptr<transport::Transport> inner)
-      : inner_(std::move(inner)), caps_(inner_->capabilities()) {
+  KeyedTcpTransport(std::unique_ptr<transport::Transport> inner, std::string_view name, bool reach_cuda)
+      : inner_(std::move(inner)), name_(name), caps_(inner_->capabilities()) {
     caps_.rdma_write = true;
     caps_.rdma_read = true;
+    if (reach_cuda) caps_.region_kinds.push_back(transport::RegionKind::cuda);
   }
-  std::string_view name() const override { return k_keyed; }
+  std::string_view name() const override { return name_; }
   const transport::Capabilities& capabilities() const override { return caps_; }
   transport::PeerAddress listen_address() const override { return inner_->listen_address(); }
   Result<transport::PeerId> connect(const transport::PeerAddress& remote) override { return inner_->connect(remote); }
   Status disconnect(transport::PeerId peer) override { return inner_->disconnect(peer); }
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, transport::RegionKind kind) override {
-    Status st = inner_->register_region(key, bytes, kind);
+    if (!caps_.reaches(kind)) return error(StatusCode::unavailable, "region kind not declared");
+    // "GPU" memory here is host memory (FakeGpu below): TCP moves it as such.
+    Status st = inner_->register_region(key, bytes, transport::RegionKind::host);
     if (st.ok()) {
       std::lock_guard lock(mu_);
       lengths_[key] = bytes.size();
@@ -129,32 +137,41 @@ class KeyedTcpTransport final : public transport::Transport {
   }
 
   std::unique_ptr<transport::Transport> inner_;
+  std::string_view name_;
   transport::Capabilities caps_;
   std::mutex mu_;
   std::map<std::uint64_t, std::uint64_t> lengths_;
 };
 
-const bool k_keyed_registered = transport::register_transport(transport::TransportEntry{
-    std::string(k_keyed),
-    [] { return ok_status(); },
-    [] {
-      transport::Capabilities c;
-      for (const auto& l : transport::list_transports()) {
-        if (l.name == "tcp") c = l.capabilities;
-      }
-      c.rdma_write = true;
-      c.rdma_read = true;
-      return c;
-    },
-    [](const transport::TransportConfig& config) -> Result<std::unique_ptr<transport::Transport>> {
-      Result<std::unique_ptr<transport::Transport>> inner = transport::create_transport("tcp", config);
-      if (!inner.ok()) return inner.status();
-      return std::unique_ptr<transport::Transport>(std::make_unique<KeyedTcpTransport>(std::move(inner).value()));
-    },
-    [](std::uint32_t rails) {
-      Result<std::vector<std::string>> r = transport::loopback_rail_addresses("tcp", rails);
-      return r.ok() ? *r : std::vector<std::string>{};
-    }});
+bool register_keyed(std::string_view name, bool reach_cuda) {
+  return transport::register_transport(transport::TransportEntry{
+      std::string(name),
+      [] { return ok_status(); },
+      [reach_cuda] {
+        transport::Capabilities c;
+        for (const auto& l : transport::list_transports()) {
+          if (l.name == "tcp") c = l.capabilities;
+        }
+        c.rdma_write = true;
+        c.rdma_read = true;
+        if (reach_cuda) c.region_kinds.push_back(transport::RegionKind::cuda);
+        return c;
+      },
+      [name, reach_cuda](const transport::TransportConfig& config) -> Result<std::unique_ptr<transport::Transport>> {
+        Result<std::unique_ptr<transport::Transport>> inner = transport::create_transport("tcp", config);
+        if (!inner.ok()) return inner.status();
+        return std::unique_ptr<transport::Transport>(
+            std::make_unique<KeyedTcpTransport>(std::move(inner).value(), name, reach_cuda));
+      },
+      [](std::uint32_t rails) {
+        Result<std::vector<std::string>> r = transport::loopback_rail_addresses("tcp", rails);
+        return r.ok() ? *r : std::vector<std::string>{};
+      }});
+}
+const bool k_keyed_registered = register_keyed(k_keyed, false);
+// The same, declaring that it reaches CUDA memory as ibverbs with peer memory does.
+constexpr std::string_view k_keyed_gpu = "tcp_keyed_gpu_test";
+const bool k_keyed_gpu_registered = register_keyed(k_keyed_gpu, true);
 
 class TempDir {
  public:
@@ -363,5 +380,160 @@ TEST(HwRdmaKeys, FileSweepChunksCarryKeysFromClientToStorageServer) {
   EXPECT_EQ(world.counter("client.crc_mismatches"), 0.0);
 }
 
+
+// "GPU memory" in host memory, for the GPU-direct plumbing without a GPU:
+// the operations HwNode/HwEnv ask the CUDA backend for, counting copies (a
+// bounce is a copy between GPU and pinned memory; the direct path has none).
+// Installed for the test's lifetime, the previous slot restored after.
+class FakeGpu {
+ public:
+  FakeGpu() : previous_(gpu_memory_ops_slot().load()) {
+    ops_.name = "fake_gpu";
+    ops_.alloc = [](std::uint16_t, std::uint64_t bytes) -> Result<std::byte*> {
+      auto* p = static_cast<std::byte*>(std::calloc(1, bytes));
+      if (p == nullptr) return error(StatusCode::no_space, "fake GPU: out of memory");
+      return p;
+    };
+    ops_.free = [](std::uint16_t, std::byte* data) { std::free(data); };
+    ops_.copy = [this](std::uint16_t, std::byte* dst, const std::byte* src, std::uint64_t bytes) {
+      ++copies;
+      std::memmove(dst, src, bytes);
+      return ok_status();
+    };
+    ops_.fill = [](std::uint16_t, std::byte* dst, std::uint64_t bytes, std::uint64_t seed, std::uint64_t offset) {
+      fill_pattern(std::span<std::byte>(dst, bytes), seed, offset);
+      return ok_status();
+    };
+    ops_.find_mismatch = [](std::uint16_t, const std::byte* src, std::uint64_t bytes, std::uint64_t seed,
+                            std::uint64_t offset) -> Result<std::optional<std::uint64_t>> {
+      std::optional<std::size_t> bad = first_pattern_mismatch(std::span<const std::byte>(src, bytes), seed, offset);
+      if (!bad) return std::optional<std::uint64_t>();
+      return std::optional<std::uint64_t>(*bad);
+    };
+    ops_.crc32c = [](std::uint16_t, const std::byte* src, std::uint64_t bytes) -> Result<std::uint32_t> {
+      return proto::crc32c(std::span<const std::byte>(src, bytes));
+    };
+    gpu_memory_ops_slot().store(&ops_);
+  }
+  ~FakeGpu() { gpu_memory_ops_slot().store(previous_); }
+  FakeGpu(const FakeGpu&) = delete;
+  FakeGpu& operator=(const FakeGpu&) = delete;
+  std::atomic<std::uint64_t> copies{0};
+
+ private:
+  const GpuMemoryOps* previous_;
+  GpuMemoryOps ops_;
+};
+
+struct GpuSweepOutcome {
+  Status result;
+  double carried = 0, fallback = 0, crc_mismatches = 0;
+  std::uint64_t copies = 0;
+  std::vector<std::string> logs;
+};
+
+// A file sweep whose client buffers are GPU memory, with GPU-direct chunks
+// (the client's planner may reach GPU memory) over `transport`.
+GpuSweepOutcome gpu_sweep(const std::string& transport, FakeGpu& gpu) {
+  TempDir dir;
+  HwWorld world(keyed_config(dir, transport, 1));
+  const Endpoint mgmt = world.endpoint_of(world.add_service<MgmtService>(0, MgmtConfig{}));
+  const Endpoint barrier = world.endpoint_of(world.add_service<BarrierService>(0));
+  MetaServiceConfig mc;
+  mc.mgmt = mgmt;
+  mc.ns.shard_count = 1;
+  mc.default_chunk_bytes = 256 * k_kib;
+  mc.default_stripe_count = 2;
+  std::vector<Service*> servers{&world.add_service<MetaService>(1, mc)};
+  for (std::uint32_t s = 0; s < 2; ++s) {
+    EXPECT_TRUE(world.add_target(1 + s, 2 + s).ok());
+    StorageServiceConfig sc;
+    sc.mgmt = mgmt;
+    sc.targets = {1 + s};
+    servers.push_back(&world.add_service<StorageService>(2 + s, sc));
+  }
+  FileSweepConfig sweep;
+  sweep.files_per_rank = 2;
+  sweep.file_bytes = 1 * k_mib;
+  sweep.block_bytes = 256 * k_kib;
+  sweep.threads = 2;
+  sweep.buffer_kind = MemKind::gpu;
+  ClientHostConfig hc;
+  hc.client.mgmt = mgmt;
+  hc.client.ns.shard_count = 1;
+  hc.client.planner.caps.gpu_memory_reachable = true;
+  hc.rank = 0;
+  hc.ranks = 1;
+  hc.barrier = barrier;
+  ClientHost& host = world.add_service<ClientHost>(4, hc, std::make_unique<FileSweep>(sweep));
+  world.defer_start(host);
+  GpuSweepOutcome out;
+  if (!world.start().ok()) {
+    out.result = error(StatusCode::internal, "world did not start");
+    return out;
+  }
+  const bool registered = world.wait_until(
+      [&] {
+        for (Service* s : servers) {
+          const bool r = world.call(*s, [s] {
+            if (auto* m = dynamic_cast<MetaService*>(s)) return m->registered();
+            return static_cast<StorageService*>(s)->registered();
+          });
+          if (!r) return false;
+        }
+        return true;
+      },
+      k_max_run_ns);
+  EXPECT_TRUE(registered);
+  gpu.copies = 0;  // from here on, only the sweep's copies
+  world.start_service(host);
+  const bool finished = world.wait_until([&] { return world.call(host, [&] { return host.finished(); }); }, k_max_run_ns);
+  out.result = finished ? world.call(host, [&] { return host.result(); })
+                        : error(StatusCode::timed_out, "the sweep did not finish");
+  world.stop();
+  out.carried = world.counter(k_metric_rdma_key_carried);
+  out.fallback = world.counter(k_metric_rdma_key_fallback);
+  out.crc_mismatches = world.counter("client.crc_mismatches");
+  out.copies = gpu.copies.load();
+  out.logs = world.logs();
+  return out;
+}
+
+// GPUDirect in HwEnv: with a transport that reaches CUDA memory, the client's
+// GPU buffers are registered with it, their keys travel in the chunk
+// messages, and the storage servers move every chunk straight into and out
+// of GPU memory: no bounce copy anywhere, every byte verified (on the "GPU").
+TEST(HwGpuDirect, StorageServersMoveChunksStraightIntoRegisteredGpuMemory) {
+  ASSERT_TRUE(k_keyed_gpu_registered);
+  FakeGpu gpu;
+  key_stats().reset();
+  const GpuSweepOutcome o = gpu_sweep(std::string(k_keyed_gpu), gpu);
+  ASSERT_TRUE(o.result.ok()) << o.result.to_string();
+  const double chunks = 2.0 * 2 * (1 * k_mib / (256 * k_kib));  // files x chunks, written and read
+  EXPECT_EQ(o.carried, chunks);
+  EXPECT_EQ(o.fallback, 0.0);
+  EXPECT_EQ(key_stats().carried_ok.load(), static_cast<std::uint64_t>(chunks));
+  EXPECT_EQ(o.copies, 0u) << "a GPU-direct chunk needs no copy through pinned memory";
+  EXPECT_EQ(o.crc_mismatches, 0.0);
+}
+
+// Over a transport that cannot reach GPU memory, the same GPU buffers stay
+// unregistered, a direct plan is refused with the reason and the client
+// does not get its bytes moved behind its back.
+TEST(HwGpuDirect, WithoutCudaRegionsAGpuRegionHasNoKeyAndDirectTransfersAreRefused) {
+  ASSERT_TRUE(k_keyed_registered);
+  FakeGpu gpu;
+  TempDir dir;
+  HwWorld world(keyed_config(dir, std::string(k_keyed), 1));
+  ProbePair p = add_probes(world);
+  ASSERT_TRUE(world.start().ok());
+  const Status st = world.call(*p.owner, [&] {
+    const MemHandle region = p.owner->env().alloc(MemKind::gpu, 0, 4096).value();
+    return p.owner->env().remote_access(region, 0, 2).status();
+  });
+  world.stop();
+  EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
+  EXPECT_NE(st.message().find("GPU memory is not registered with the transport"), std::string::npos) << st.to_string();
+}
 }  // namespace
 }  // namespace sluice::hw
