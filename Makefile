@@ -67,7 +67,7 @@ bench-%: deps
 	./$(BUILD)/tests/bench_$*
 
 # The whole test suite under ASan+UBSan, and the threaded parts (HwEnv,
-# transports, emulation, hw backends) under TSan. Too slow for every CI run on
+# transports, emulation, hw backends, the HwEnv soak) under TSan. Too slow for every CI run on
 # 2 cores; run before a release and after changing threaded code. The F1
 # fidelity test is left out of the TSan run: it measures throughput, which
 # TSan's slowdown changes (it is not a race check). tests/tsan.supp says why
@@ -80,10 +80,12 @@ sanitize: deps
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) --timeout 1200
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON -DSLUICE_WITH_CUDA=OFF $(CMAKE_FLAGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_transports test_hw_backends test_hw_env test_emulate
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_transports test_hw_backends test_hw_env test_emulate test_soak
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --test-dir $(TSAN_BUILD) \
 	  --output-on-failure -j $(JOBS) --timeout 1200 -L 'transports|hw_backends|hw_env|emulate' \
 	  -E 'ScriptCalibrationNetns'
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --test-dir $(TSAN_BUILD) \
+	  --output-on-failure -j $(JOBS) --timeout 1200 -R 'SoakHwEnv|FaultyBackend'
 
 # libFuzzer runs of every harness in tests/fuzz (clang, ASan+UBSan), FUZZ_RUNS
 # executions each, starting from the built-in seeds and the committed corpus.
