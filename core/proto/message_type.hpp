@@ -35,6 +35,9 @@ enum class MessageType : std::uint16_t {
   unlink_entry = 0x020D,
   attach_dir = 0x020E,
   detach_dir = 0x020F,
+  // metadata buddy mirroring (server to server)
+  meta_mirror = 0x0220,
+  set_meta_consistency = 0x0221,
   // storage
   read_chunk = 0x0301,
   write_chunk = 0x0302,

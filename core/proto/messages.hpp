@@ -7,6 +7,7 @@
 
 #include "core/proto/message_type.hpp"
 #include "core/proto/meta_messages.hpp"
+#include "core/proto/meta_mirror_messages.hpp"
 #include "core/proto/mgmt_messages.hpp"
 #include "core/proto/storage_messages.hpp"
 #include "core/proto/wire_descs.hpp"

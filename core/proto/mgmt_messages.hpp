@@ -13,6 +13,7 @@
 #include "core/common/ids.hpp"
 #include "core/common/status.hpp"
 #include "core/proto/message_type.hpp"
+#include "core/proto/meta_mirror_messages.hpp"
 #include "core/proto/wire_descs.hpp"
 #include "core/proto/wire_limits.hpp"
 
@@ -60,19 +61,24 @@ struct RegisterTarget {
   bool operator==(const RegisterTarget&) const = default;
 };
 
-// A metadata server announces the shard it serves. Reply: Ack.
+// A metadata server announces the shard it serves. `incarnation` is drawn
+// anew each time a server starts, so mgmt tells a restarted server (which may
+// have lost what it held) from a resent registration. Reply: Ack
+// (invalid_argument: a mirrored shard that has two other servers already).
 struct RegisterMetaShard {
   static constexpr MessageType k_type = MessageType::register_meta_shard;
   static constexpr std::string_view k_name = "RegisterMetaShard";
   RequestId request_id = 0;
   ShardId shard = k_no_id;
   Endpoint endpoint;
+  std::uint64_t incarnation = 0;
 
   template <class Io>
   void io(Io& f) {
     f("request_id", request_id);
     f("shard", shard);
     f("endpoint", endpoint);
+    f("incarnation", incarnation);
   }
   bool operator==(const RegisterMetaShard&) const = default;
 };
@@ -139,6 +145,7 @@ struct MapsReply {
   std::vector<TargetInfoDesc> targets;
   std::vector<ShardInfoDesc> shards;
   std::vector<BuddyGroupDesc> groups;
+  std::vector<MetaGroupDesc> meta_groups;  // mirrored metadata shards
 
   template <class Io>
   void io(Io& f) {
@@ -149,6 +156,7 @@ struct MapsReply {
     f("targets", targets, k_max_map_targets);
     f("shards", shards, k_max_map_shards);
     f("groups", groups, k_max_map_groups);
+    f("meta_groups", meta_groups, k_max_map_meta_groups);
   }
   bool operator==(const MapsReply&) const = default;
 };

@@ -44,5 +44,9 @@ std::string_view to_string(ChooserKind value) {
 std::string_view to_string(ChunkPath value) {
   return name_of(value, std::array<std::string_view, 2>{"direct", "bounce"});
 }
+std::string_view to_string(MetaRecordKind value) {
+  return name_of(value, std::array<std::string_view, 7>{"reset", "put_dir", "remove_dir", "put_entry", "remove_entry",
+                                                         "counter", "reply"});
+}
 
 }  // namespace sluice::proto

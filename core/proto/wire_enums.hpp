@@ -79,6 +79,20 @@ enum class ChunkPath : std::uint8_t {
   bounce = 1,  // into a pinned host buffer near the destination, then a local copy
 };
 
+// What one record of the mirror stream does to the secondary's store (or
+// reply cache). Records are absolute states (put X = v, remove X), so
+// replaying a stream over a store that already has some of them ends in the
+// same state: a resync sends a fuzzy snapshot with the live changes in order.
+enum class MetaRecordKind : std::uint8_t {
+  reset = 0,         // start of a new stream (epoch): the secondary empties its store
+  put_dir = 1,       // directory record `path` := inode
+  remove_dir = 2,    // directory record `path` removed (with its remaining entries)
+  put_entry = 3,     // entry `name` in `path` := inode
+  remove_entry = 4,  // entry `name` in `path` removed
+  counter = 5,       // the file-id counter := value
+  reply = 6,         // the reply `frame` to request `value` of `client` (replicated reply cache)
+};
+
 template <> struct WireEnumMax<StripePattern> { static constexpr StripePattern value = StripePattern::buddy_mirror; };
 template <> struct WireEnumMax<InodeType> { static constexpr InodeType value = InodeType::dir; };
 template <> struct WireEnumMax<Reachability> { static constexpr Reachability value = Reachability::offline; };
@@ -88,6 +102,7 @@ template <> struct WireEnumMax<DirPolicy> { static constexpr DirPolicy value = D
 template <> struct WireEnumMax<HashKind> { static constexpr HashKind value = HashKind::rendezvous; };
 template <> struct WireEnumMax<ChooserKind> { static constexpr ChooserKind value = ChooserKind::space_weighted_qos; };
 template <> struct WireEnumMax<ChunkPath> { static constexpr ChunkPath value = ChunkPath::bounce; };
+template <> struct WireEnumMax<MetaRecordKind> { static constexpr MetaRecordKind value = MetaRecordKind::reply; };
 
 // Names for logs ("raid0", "probably_offline", ...); "unknown" for values out of range.
 std::string_view to_string(StripePattern value);
@@ -99,5 +114,6 @@ std::string_view to_string(DirPolicy value);
 std::string_view to_string(HashKind value);
 std::string_view to_string(ChooserKind value);
 std::string_view to_string(ChunkPath value);
+std::string_view to_string(MetaRecordKind value);
 
 }  // namespace sluice::proto

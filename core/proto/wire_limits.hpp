@@ -18,8 +18,9 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // (invalid_argument): a version bump means the peers must be upgraded together.
 // Magic and version are the first 6 bytes of the header in every version.
 // History: 1 = the first format; 2 = ReadChunk/WriteChunk carry RDMA keys
-// (dst_keys/src_keys, RdmaRegionDesc).
-inline constexpr std::uint16_t k_wire_version = 2;
+// (dst_keys/src_keys, RdmaRegionDesc); 3 = metadata buddy mirroring (MapsReply
+// carries meta_groups; MetaMirror, SetMetaConsistency).
+inline constexpr std::uint16_t k_wire_version = 3;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.
@@ -47,6 +48,15 @@ inline constexpr std::uint32_t k_max_targets_per_node = 1024;
 // so the most rails a node has (transports/transport.hpp k_max_rails, 16;
 // static_assert there keeps the two equal).
 inline constexpr std::uint32_t k_max_rdma_keys = 16;
+
+// Records in one MetaMirror batch (a primary sends what piled up while the
+// previous batch was in flight, at most this many at a time).
+inline constexpr std::uint32_t k_max_mirror_records = 4096;
+// An encoded reply carried in a MetaMirror reply record: an InodeReply with a
+// stripe of k_max_stripe_targets targets and a full error text fits.
+inline constexpr std::uint32_t k_max_mirror_reply_bytes = 16 * 1024;
+// Metadata buddy groups in one map (one per mirrored shard).
+inline constexpr std::uint32_t k_max_map_meta_groups = k_max_map_shards;
 
 // Nesting depth of structs and vectors that error messages can name (the
 // deepest message, InodeReply.inode.stripe.targets[i], needs 4).

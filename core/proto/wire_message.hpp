@@ -17,6 +17,7 @@
 #include "core/common/status.hpp"
 #include "core/proto/message_type.hpp"
 #include "core/proto/meta_messages.hpp"
+#include "core/proto/meta_mirror_messages.hpp"
 #include "core/proto/mgmt_messages.hpp"
 #include "core/proto/storage_messages.hpp"
 
@@ -31,7 +32,7 @@ using Message = std::variant<
     // storage
     ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply,
     // buddy mirroring
-    SetTargetConsistency, MirrorWrite, MirrorRemove>;
+    SetTargetConsistency, MirrorWrite, MirrorRemove, MetaMirror, SetMetaConsistency>;
 
 template <class T>
 concept WireMessage = requires {

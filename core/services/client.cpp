@@ -63,6 +63,8 @@ void Client::fetch_maps(StatusFn done) {
       for (const auto& s : maps.shards) shards_[s.shard] = s.endpoint;
       groups_.clear();
       for (const auto& g : maps.groups) groups_[g.group] = g;
+      mirrored_shards_.clear();
+      for (const auto& g : maps.meta_groups) mirrored_shards_.insert(g.shard);
     }
     auto waiters = std::move(maps_waiters_);
     maps_waiters_.clear();
@@ -157,26 +159,53 @@ void Client::meta_call(const std::string& path, proto::Message request,
                        std::function<void(Result<proto::Message>)> done, bool retried) {
   shard_for_path(path, [this, path, request = std::move(request), done, retried](Result<ShardId> shard) mutable {
     if (!shard.ok()) return done(shard.status());
-    Endpoint ep = shard_endpoint(*shard);
-    auto call = [this, path, request, done, retried](Endpoint to) mutable {
-      rpc_.call(to, request, [this, path, request, done, retried](Result<proto::Message> r) mutable {
-        // A misrouted request means our cached placement of the parent is stale.
-        if (!r.ok() && r.status().code() == StatusCode::invalid_argument && !retried &&
-            r.status().message().find("belongs to shard") != std::string::npos) {
-          if (Result<PathSplit> split = split_path(path); split.ok()) dir_cache_.erase(std::string(split->parent));
-          return meta_call(path, std::move(request), done, true);
-        }
-        done(std::move(r));
-      });
-    };
-    if (ep.valid()) return call(ep);
-    const ShardId id = *shard;
-    refresh_maps_until([this, id] { return shard_endpoint(id).valid(); }, "metadata shard " + std::to_string(id),
-                       [this, id, call, done](Status s) mutable {
-                         if (!s.ok()) return done(s);
-                         call(shard_endpoint(id));
-                       });
+    call_shard(*shard, request, [this, path, request, done, retried](Result<proto::Message> r) mutable {
+      // A misrouted request means our cached placement of the parent is stale.
+      if (!r.ok() && r.status().code() == StatusCode::invalid_argument && !retried &&
+          r.status().message().find("belongs to shard") != std::string::npos) {
+        if (Result<PathSplit> split = split_path(path); split.ok()) dir_cache_.erase(std::string(split->parent));
+        return meta_call(path, std::move(request), done, true);
+      }
+      done(std::move(r));
+    });
   });
+}
+
+void Client::call_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
+                        std::uint32_t failovers, RequestId resend_id) {
+  const Endpoint to = shard_endpoint(shard);
+  if (!to.valid()) {
+    refresh_maps_until([this, shard] { return shard_endpoint(shard).valid(); }, "metadata shard " + std::to_string(shard),
+                       [this, shard, request = std::move(request), done, failovers, resend_id](Status s) mutable {
+                         if (!s.ok()) return done(s);
+                         call_shard(shard, std::move(request), done, failovers, resend_id);
+                       });
+    return;
+  }
+  auto used_id = std::make_shared<RequestId>(resend_id);
+  const RequestId id = rpc_.call(
+      to, request,
+      [this, shard, request, done, failovers, to, used_id](Result<proto::Message> r) mutable {
+        const bool lost = !r.ok() && (r.status().code() == StatusCode::timed_out ||
+                                      r.status().code() == StatusCode::unavailable);
+        if (!lost || mirrored_shards_.count(shard) == 0 || failovers >= config_.mirror_failovers) {
+          return done(std::move(r));
+        }
+        env_.metrics().count("client.meta_failovers", 1);
+        env_.log(LogLevel::warn, std::string(proto::message_name(request)) + " to metadata shard " +
+                                     std::to_string(shard) + " at " + to.to_string() + " failed (" +
+                                     r.status().to_string() + "); refreshing maps to find its primary");
+        // Waits for mgmt to name another server; resends even if it does not
+        // (the server may be back, or it refused only until it learnt its role).
+        refresh_maps_until(
+            [this, shard, to] { return shard_endpoint(shard).valid() && shard_endpoint(shard) != to; },
+            "a new primary of metadata shard " + std::to_string(shard),
+            [this, shard, request = std::move(request), done, failovers, used_id](Status) mutable {
+              call_shard(shard, std::move(request), done, failovers + 1, *used_id);
+            });
+      },
+      resend_id);
+  if (id != 0) *used_id = id;
 }
 
 namespace {
@@ -280,31 +309,23 @@ void Client::readdir_shard(std::shared_ptr<ListingState> state, ShardId shard, s
     }
     state->done(std::move(state->entries));
   };
-  auto ask = [this, state, shard, cookie, finish_shard](Endpoint to) {
-    proto::Readdir m;
-    m.path = state->path;
-    m.cookie = cookie;
-    m.max_entries = config_.readdir_page_entries;
-    m.with_attrs = state->with_attrs;
-    rpc_.call(to, std::move(m), [this, state, shard, finish_shard](Result<proto::Message> r) {
-      if (!r.ok()) return finish_shard(r.status());
-      auto& page = std::get<proto::ReaddirReply>(r.value());
-      if (state->entries.size() + page.entries.size() > config_.readdir_max_entries) {
-        return finish_shard(error(StatusCode::invalid_argument,
-                                  "directory " + state->path + " has more than " +
-                                      std::to_string(config_.readdir_max_entries) + " entries (readdir_max_entries)"));
-      }
-      for (auto& e : page.entries) state->entries.push_back(std::move(e));
-      if (page.eof) return finish_shard(ok_status());
-      readdir_shard(state, shard, page.next_cookie);
-    });
-  };
-  if (Endpoint to = shard_endpoint(shard); to.valid()) return ask(to);
-  refresh_maps_until([this, shard] { return shard_endpoint(shard).valid(); }, "metadata shard " + std::to_string(shard),
-                     [this, shard, ask, finish_shard](Status s) {
-                       if (!s.ok()) return finish_shard(s);
-                       ask(shard_endpoint(shard));
-                     });
+  proto::Readdir m;
+  m.path = state->path;
+  m.cookie = cookie;
+  m.max_entries = config_.readdir_page_entries;
+  m.with_attrs = state->with_attrs;
+  call_shard(shard, std::move(m), [this, state, shard, finish_shard](Result<proto::Message> r) {
+    if (!r.ok()) return finish_shard(r.status());
+    auto& page = std::get<proto::ReaddirReply>(r.value());
+    if (state->entries.size() + page.entries.size() > config_.readdir_max_entries) {
+      return finish_shard(error(StatusCode::invalid_argument,
+                                "directory " + state->path + " has more than " +
+                                    std::to_string(config_.readdir_max_entries) + " entries (readdir_max_entries)"));
+    }
+    for (auto& e : page.entries) state->entries.push_back(std::move(e));
+    if (page.eof) return finish_shard(ok_status());
+    readdir_shard(state, shard, page.next_cookie);
+  });
 }
 
 // ---- data --------------------------------------------------------------------

@@ -31,6 +31,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,7 +80,7 @@ struct ClientConfig {
   bool verify_reads = true;                     // CRC32C of every chunk read
   std::uint32_t max_maps_refreshes = 5;         // per request that finds a shard or target unknown
   TimeNs maps_refresh_backoff_ns = 100 * k_ns_per_ms;  // first wait between refreshes; doubles
-  std::uint32_t mirror_failovers = 4;           // re-sends of a buddy-mirrored chunk request to a new primary
+  std::uint32_t mirror_failovers = 4;           // re-sends of a buddy-mirrored chunk or metadata request to a new primary
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
@@ -163,6 +164,14 @@ class Client {
   void refresh_maps_until(std::function<bool()> ready, std::string what, StatusFn done, std::uint32_t attempt = 0);
   void meta_call(const std::string& path, proto::Message request, std::function<void(Result<proto::Message>)> done,
                  bool retried = false);
+  // Sends a request to a metadata shard's server. When the shard is mirrored
+  // and the server does not answer or refuses (a secondary, a fenced former
+  // primary), refreshes the maps until they name another server (bounded) and
+  // resends under the same request id, at most mirror_failovers times, so the
+  // new primary answers a request the old one executed from its replicated
+  // reply cache instead of executing it again.
+  void call_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
+                  std::uint32_t failovers = 0, RequestId resend_id = 0);
   void placement_of_dir(const std::string& dir_path, PlacementFn done);
   void shard_for_path(const std::string& path, std::function<void(Result<ShardId>)> done);
   Endpoint shard_endpoint(ShardId shard) const;
@@ -191,6 +200,7 @@ class Client {
   std::map<TargetId, proto::TargetInfoDesc> targets_;
   std::map<ShardId, Endpoint> shards_;
   std::map<GroupId, proto::BuddyGroupDesc> groups_;
+  std::set<ShardId> mirrored_shards_;
   bool maps_fetching_ = false;
   std::vector<StatusFn> maps_waiters_;
   std::map<std::string, DirPlacement, std::less<>> dir_cache_;

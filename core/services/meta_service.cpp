@@ -19,6 +19,15 @@ proto::InodeReply inode_reply(RequestId rid, const Status& s) {
 
 proto::Ack ack(RequestId rid, const Status& s) { return proto::Ack{rid, s.code(), s.message()}; }
 
+// Requests that may change the store (their replies are replicated to a mirror secondary).
+bool is_mutating(const proto::Message& m) {
+  if (const auto* d = std::get_if<proto::DetachDir>(&m)) return !d->check_only;
+  if (const auto* a = std::get_if<proto::SetAttr>(&m)) return a->mask != 0;
+  return std::holds_alternative<proto::Mkdir>(m) || std::holds_alternative<proto::Create>(m) ||
+         std::holds_alternative<proto::Unlink>(m) || std::holds_alternative<proto::Rmdir>(m) ||
+         std::holds_alternative<proto::Rename>(m) || std::holds_alternative<proto::AttachDir>(m);
+}
+
 // Shared countdown for fan-out requests: calls done(first error) after n results.
 struct FanIn {
   std::size_t remaining = 0;
@@ -38,7 +47,15 @@ MetaService::MetaService(Env& env, MetaServiceConfig config, std::unique_ptr<Met
       units_(config_.op_units.value_or(meta_op_units_for(config_.stripe_flavor))),
       store_(store ? std::move(store) : std::make_unique<InMemoryMetaStore>()),
       rpc_(env_, ops_, config_.rpc),
-      replies_(config_.reply_cache_entries) {}
+      mirror_rpc_(env_, ops_, config_.mirror.forward_rpc),
+      replies_(config_.reply_cache_entries) {
+  if (config_.mirror.enabled) {
+    auto recorder = std::make_unique<RecordingMetaStore>(std::move(store_));
+    recorder_ = recorder.get();
+    store_ = std::move(recorder);
+    role_ = MirrorRole::unknown;
+  }
+}
 
 void MetaService::start() {
   if (Status s = validate(units_); !s.ok()) {
@@ -65,13 +82,16 @@ void MetaService::start() {
   proto::RegisterMetaShard reg;
   reg.shard = config_.shard;
   reg.endpoint = env_.self();
+  reg.incarnation = env_.rng().next_u64();
   rpc_.call(config_.mgmt, std::move(reg), [this](Result<proto::Message> r) {
     if (!r.ok()) {
       env_.log(LogLevel::error, "registering shard failed: " + r.status().to_string());
       return;
     }
     registered_ = true;
+    if (config_.mirror.enabled) mirror_fetch_maps();  // learn the role at once
   });
+  if (config_.mirror.enabled) mirror_start();
 }
 
 void MetaService::on_event(Event& event) {
@@ -80,6 +100,10 @@ void MetaService::on_event(Event& event) {
     return;
   }
   auto& d = std::get<Delivery>(event);
+  if (mirror_rpc_.expects(d)) {
+    mirror_rpc_.on_delivery(d);
+    return;
+  }
   if (rpc_.on_delivery(d)) return;
   handle(d.from, d.message);
 }
@@ -88,6 +112,7 @@ void MetaService::handle(Endpoint from, proto::Message& message) {
   RequestId* rid = request_id_of(message);
   if (rid == nullptr) return;  // not a request (a heartbeat, say): nothing to answer
   const RequestId id = *rid;
+  if (role_ != MirrorRole::off && mirror_refuses(from, message)) return;
   const proto::Message* cached = nullptr;
   switch (replies_.check(from, id, &cached)) {
     case ReplyCache::Seen::in_progress:
@@ -99,10 +124,19 @@ void MetaService::handle(Endpoint from, proto::Message& message) {
       break;
   }
   replies_.begin(from, id);
-  dispatch(from, message, [this, from, id](proto::Message reply) {
-    replies_.answer(from, id, reply);
-    env_.send(from, std::move(reply)).ignore();  // a lost reply is recovered by the retry + reply cache
+  if (auto* m = std::get_if<proto::MetaMirror>(&message)) {
+    return mirror_on_batch(from, *m, [this, from, id](proto::Message reply) { send_reply(from, id, std::move(reply)); });
+  }
+  const bool mutating = is_mutating(message);
+  dispatch(from, message, [this, from, id, mutating](proto::Message reply) {
+    if (role_ == MirrorRole::off) return send_reply(from, id, std::move(reply));
+    mirror_reply(from, id, std::move(reply), mutating);
   });
+}
+
+void MetaService::send_reply(Endpoint to, RequestId id, proto::Message reply) {
+  replies_.answer(to, id, reply);
+  env_.send(to, std::move(reply)).ignore();  // a lost reply is recovered by the retry + reply cache
 }
 
 void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply reply) {
@@ -207,6 +241,7 @@ void MetaService::fetch_maps(std::function<void(Status)> done) {
       shards_.clear();
       for (const auto& sh : maps.shards) shards_[sh.shard] = sh.endpoint;
       maps_fetched_ns_ = env_.now();
+      if (role_ != MirrorRole::off) mirror_apply_maps(maps);
     }
     auto waiters = std::move(maps_waiters_);
     maps_waiters_.clear();

@@ -27,6 +27,32 @@
 // (core/namespace decides splits; moving entries between live shards is not
 // implemented yet).
 //
+// Metadata buddy mirroring (MetaServiceConfig::mirror; BeeGFS metadata
+// mirroring): two servers serve one shard, a primary and a secondary, as mgmt
+// names them (MetaGroupDesc in the maps). Only the primary answers requests;
+// the secondary refuses them with `unavailable` (clients refresh their maps
+// and go to the primary) and applies what the primary sends.
+// - Every change the primary makes to its store is recorded (a
+//   RecordingMetaStore around it) as an absolute record and forwarded in
+//   order, in batches, one batch in flight (MetaMirror). While the secondary
+//   is good, a reply waits until the secondary has acknowledged every record
+//   made before it, so nothing acknowledged exists on one server only; the
+//   reply of a mutating request is itself replicated, so a client that resends
+//   it to the new primary after a switchover gets the same answer, not
+//   already_exists.
+// - A forward that fails: the primary has mgmt record its secondary as
+//   needs_resync (SetMetaConsistency) before it releases the waiting replies
+//   and goes on alone; mgmt refuses that from a server that is no longer
+//   primary, which then fails the waiting requests with `unavailable`.
+// - Once mgmt shows its secondary online and not good, the primary resyncs it:
+//   a new stream (epoch) that starts with `reset`, then a walk of the whole
+//   store in bounded pages, with live changes recorded in between (records are
+//   absolute, so the replay ends in the primary's state), then the file-id
+//   counter. When the secondary has acknowledged all of it, replies wait for it
+//   again and the primary reports it good.
+// - Servers send heartbeats to mgmt; mgmt switches a group whose primary went
+//   offline (or re-registered, i.e. restarted) to a good secondary.
+//
 // Every operation reports its cost class to the Env (compute) with the units
 // of this server's implementation (meta_op_units.hpp: a BeeGFS request costs
 // several Lustre-MDT requests), so SimEnv can model a saturated metadata
@@ -49,9 +75,27 @@
 #include "core/namespace/meta_sharding.hpp"
 #include "core/services/meta_op_units.hpp"
 #include "core/services/meta_store.hpp"
+#include "core/services/recording_meta_store.hpp"
 #include "core/services/rpc.hpp"
 
 namespace sluice {
+
+// Metadata buddy mirroring at a metadata server (see the top of this file).
+// Off by default; to mirror a shard, run two servers with the same shard and
+// this on, and turn on MgmtConfig::meta_mirror and heartbeat checking.
+struct MetaMirrorConfig {
+  bool enabled = false;
+  TimeNs heartbeat_interval_ns = 500 * k_ns_per_ms;     // liveness reports to mgmt
+  TimeNs maps_refresh_interval_ns = 500 * k_ns_per_ms;  // roles and the buddy's state; resyncs start on it
+  // Forwarding to the secondary; timeout x attempts stays below the clients'
+  // RPC timeout, so a client does not resend while the primary still waits.
+  RpcLimits forward_rpc{.timeout_ns = 400 * k_ns_per_ms, .max_attempts = 2};
+  std::size_t max_log_records = 65'536;   // records not yet acknowledged; beyond, the secondary is dropped
+  std::uint32_t max_batch_records = 1024;  // per MetaMirror (<= proto::k_max_mirror_records)
+  std::uint64_t max_batch_bytes = 4 * k_mib;   // per MetaMirror, estimated (<= proto::k_max_message_bytes)
+  std::uint32_t resync_page_entries = 1024;    // store entries read per resync step
+  std::size_t max_held_replies = 65'536;       // replies waiting for the secondary; beyond, `again`
+};
 
 struct MetaServiceConfig {
   ShardId shard = 0;
@@ -82,6 +126,7 @@ struct MetaServiceConfig {
   // invalid units are logged and replaced by that default.
   std::optional<MetaOpUnits> op_units;
   RpcLimits rpc;
+  MetaMirrorConfig mirror;
 };
 
 class MetaService final : public Service {
@@ -94,6 +139,12 @@ class MetaService final : public Service {
 
   bool registered() const { return registered_; }
   const MetaStore& store() const { return *store_; }
+
+  // Mirroring state, for tests and logs.
+  enum class MirrorRole { off, unknown, primary, secondary, none };
+  enum class MirrorMode { alone, resyncing, forwarding, degrading };
+  MirrorRole mirror_role() const { return role_; }
+  MirrorMode mirror_mode() const { return mode_; }
   // The units this server charges per request (see MetaServiceConfig::op_units).
   const MetaOpUnits& op_units() const { return units_; }
 
@@ -122,13 +173,68 @@ class MetaService final : public Service {
   bool counter_loaded_ = false;
   Endpoint shard_endpoint(ShardId shard) const;
 
+  // ---- buddy mirroring (meta_mirror.cpp) ----
+  struct HeldReply {
+    std::uint64_t sequence = 0;  // released once the secondary acknowledged records up to here
+    Endpoint to;
+    RequestId id = 0;
+    proto::Message reply;
+  };
+  void mirror_start();
+  void mirror_tick();
+  void mirror_heartbeat();
+  void mirror_fetch_maps();
+  void mirror_apply_maps(const proto::MapsReply& maps);
+  // Refuses what a secondary (or a server without a role yet) must not serve; true if refused.
+  bool mirror_refuses(Endpoint from, proto::Message& message);
+  // Sends `reply` now or holds it until the secondary has what it depends on.
+  void mirror_reply(Endpoint to, RequestId id, proto::Message reply, bool mutating);
+  void send_reply(Endpoint to, RequestId id, proto::Message reply);
+  void mirror_record(proto::MetaRecordDesc record);
+  void mirror_pump();
+  void mirror_acked(std::uint64_t end_sequence);
+  void mirror_forward_failed(const Status& why);
+  void mirror_report(proto::Consistency consistency, std::function<void(Status)> done);
+  void mirror_go_alone(const std::string& why);
+  void mirror_release_held();
+  void mirror_fail_held(const Status& why);
+  void mirror_start_resync();
+  void mirror_resync_step();
+  void mirror_on_batch(Endpoint from, const proto::MetaMirror& m, Reply reply);
+  Status mirror_apply(const proto::MetaRecordDesc& record);
+
   Env& env_;
   MetaServiceConfig config_;
   MetaOpUnits units_;
   std::unique_ptr<MetaStore> store_;
+  RecordingMetaStore* recorder_ = nullptr;  // store_ itself when mirroring is on
   OpTable ops_;
   RpcClient rpc_;
+  RpcClient mirror_rpc_;
   ReplyCache replies_;
+  // Mirroring.
+  MirrorRole role_ = MirrorRole::off;
+  MirrorMode mode_ = MirrorMode::alone;
+  proto::MetaGroupDesc group_;          // from the last maps
+  std::uint64_t mirror_maps_version_ = 0;
+  bool mirror_maps_fetching_ = false;
+  std::uint64_t heartbeat_sequence_ = 0;
+  std::uint64_t epoch_ = 0;             // the stream this primary sends
+  std::uint64_t next_sequence_ = 1;     // of the next record
+  std::uint64_t acked_sequence_ = 0;    // the secondary has every record up to here
+  std::deque<proto::MetaRecordDesc> log_;  // records acked_sequence_ + 1 ... next_sequence_ - 1
+  bool batch_in_flight_ = false;
+  bool reporting_ = false;
+  bool report_good_pending_ = false;    // a completed resync whose `good` mgmt has not taken yet
+  std::deque<HeldReply> held_;
+  // Resync walk: the directory being copied and where in its entries.
+  bool resync_walk_done_ = true;
+  std::string resync_dir_;
+  bool resync_dir_started_ = false;
+  std::uint64_t resync_cookie_ = 0;
+  // As a secondary: the stream applied.
+  std::uint64_t applied_epoch_ = 0;
+  std::uint64_t applied_sequence_ = 0;
   bool registered_ = false;
   // Maps from mgmt.
   std::vector<proto::TargetInfoDesc> targets_;

@@ -85,4 +85,10 @@ MetaListPage InMemoryMetaStore::list(std::string_view dir_path, std::uint64_t co
   return page;
 }
 
+std::vector<std::string> InMemoryMetaStore::list_dirs(std::string_view after, std::uint32_t max_dirs) const {
+  std::vector<std::string> out;
+  for (auto it = dirs_.upper_bound(after); it != dirs_.end() && out.size() < max_dirs; ++it) out.push_back(it->first);
+  return out;
+}
+
 }  // namespace sluice

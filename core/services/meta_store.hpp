@@ -53,6 +53,15 @@ class MetaStore {
   // A durable counter for file-id allocation.
   virtual std::uint64_t load_counter() const = 0;
   virtual Status store_counter(std::uint64_t value) = 0;
+
+  // Paths of the directories this store holds anything of (a record or
+  // entries) that sort after `after` in byte order ("" = from the first), at
+  // most max_dirs of them, in byte order. With get_dir and list it walks the
+  // whole store in bounded steps (a metadata buddy resync, meta_mirror.hpp).
+  virtual std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const = 0;
+  // Removes every directory, entry and the counter (a mirror secondary's
+  // store before a full resync replaces it).
+  virtual Status clear() = 0;
 };
 
 // The 64-bit listing hash of a name (fnv_1a_64, masked to 62 bits so that a
@@ -72,6 +81,12 @@ class InMemoryMetaStore final : public MetaStore {
   std::uint64_t load_counter() const override { return counter_; }
   Status store_counter(std::uint64_t value) override {
     counter_ = value;
+    return ok_status();
+  }
+  std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override;
+  Status clear() override {
+    dirs_.clear();
+    counter_ = 0;
     return ok_status();
   }
 

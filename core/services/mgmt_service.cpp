@@ -60,6 +60,7 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
     ++version_;
     reply(from, proto::Ack{m->request_id, StatusCode::ok, {}});
   } else if (auto* s = std::get_if<proto::RegisterMetaShard>(&message)) {
+    if (config_.meta_mirror) return register_meta_member(from, *s);
     shards_[s->shard] = proto::ShardInfoDesc{s->shard, s->endpoint, proto::Reachability::online};
     ++version_;
     reply(from, proto::Ack{s->request_id, StatusCode::ok, {}});
@@ -67,6 +68,7 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
     clients_[c->endpoint] = c->node;
     reply(from, proto::Ack{c->request_id, StatusCode::ok, {}});
   } else if (auto* h = std::get_if<proto::Heartbeat>(&message)) {
+    if (auto known = meta_heard_ns_.find(h->from); known != meta_heard_ns_.end()) known->second = env_.now();
     for (const auto& reported : h->targets) {
       auto it = targets_.find(reported.target);
       if (it == targets_.end()) continue;  // heartbeat before registration: the registration will come
@@ -82,6 +84,8 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
     }
   } else if (auto* sc = std::get_if<proto::SetTargetConsistency>(&message)) {
     set_target_consistency(from, *sc);
+  } else if (auto* mc = std::get_if<proto::SetMetaConsistency>(&message)) {
+    set_meta_consistency(from, *mc);
   } else if (auto* g = std::get_if<proto::GetMaps>(&message)) {
     proto::MapsReply r;
     r.request_id = g->request_id;
@@ -90,6 +94,7 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
     for (const auto& [id, t] : targets_) r.targets.push_back(t);
     for (const auto& [id, shard] : shards_) r.shards.push_back(shard);
     for (const auto& [id, group] : groups_) r.groups.push_back(group);
+    for (const auto& [id, group] : meta_groups_) r.meta_groups.push_back(group.desc);
     reply(from, std::move(r));
   } else if (RequestId* rid = request_id_of(message); rid != nullptr && !is_reply(message)) {
     reply(from, proto::Ack{*rid, StatusCode::invalid_argument,
@@ -121,6 +126,7 @@ void MgmtService::check_reachability() {
     }
   }
   check_switchovers();
+  check_meta_groups(now);
   ops_.expect(env_.timer(config_.check_interval_ns), [this](Completion&) { check_reachability(); });
 }
 
@@ -181,6 +187,132 @@ void MgmtService::set_target_consistency(Endpoint from, const proto::SetTargetCo
     return;
   }
   set_consistency(m.target, m.consistency, "reported by its primary, target " + std::to_string(m.reporter));
+  reply(from, proto::Ack{m.request_id, StatusCode::ok, {}});
+}
+
+// ---- metadata buddy groups --------------------------------------------------
+
+std::map<ShardId, proto::MetaGroupDesc> MgmtService::meta_groups() const {
+  std::map<ShardId, proto::MetaGroupDesc> out;
+  for (const auto& [shard, g] : meta_groups_) out[shard] = g.desc;
+  return out;
+}
+
+proto::Reachability MgmtService::reachability_of(Endpoint server, TimeNs now) const {
+  auto it = meta_heard_ns_.find(server);
+  if (it == meta_heard_ns_.end()) return proto::Reachability::offline;
+  const TimeNs silent = now - it->second;
+  if (config_.check_interval_ns == 0 || silent < config_.probably_offline_after_ns) return proto::Reachability::online;
+  return silent >= config_.offline_after_ns ? proto::Reachability::offline : proto::Reachability::probably_offline;
+}
+
+void MgmtService::publish_meta_shard(const MetaGroup& group) {
+  shards_[group.desc.shard] = proto::ShardInfoDesc{group.desc.shard, group.desc.primary, group.primary_reachability};
+}
+
+void MgmtService::register_meta_member(Endpoint from, const proto::RegisterMetaShard& m) {
+  MetaGroup& g = meta_groups_[m.shard];
+  proto::MetaGroupDesc& d = g.desc;
+  d.shard = m.shard;
+  const std::string shard = "metadata shard " + std::to_string(m.shard);
+  if (!d.primary.valid() || d.primary == m.endpoint) {
+    const bool restarted = d.primary.valid() && g.primary_incarnation != m.incarnation;
+    d.primary = m.endpoint;
+    g.primary_incarnation = m.incarnation;
+    g.primary_reachability = proto::Reachability::online;
+    if (restarted) {
+      env_.log(LogLevel::warn, shard + ": its primary " + m.endpoint.to_string() + " restarted");
+      if (config_.buddy_switchover && d.secondary.valid() && d.secondary_state == proto::Consistency::good &&
+          d.secondary_reachability == proto::Reachability::online) {
+        meta_switchover(g, "its primary restarted and may have lost what it held");
+      }
+    }
+  } else if (d.secondary == m.endpoint || !d.secondary.valid()) {
+    if (d.secondary.valid() && g.secondary_incarnation != m.incarnation) {
+      env_.log(LogLevel::warn, shard + ": its secondary " + m.endpoint.to_string() + " restarted");
+    }
+    // A secondary holds nothing its primary can count on until the primary resynced it.
+    if (!d.secondary.valid() || g.secondary_incarnation != m.incarnation) {
+      if (d.secondary_state != proto::Consistency::bad) d.secondary_state = proto::Consistency::needs_resync;
+    }
+    d.secondary = m.endpoint;
+    g.secondary_incarnation = m.incarnation;
+    d.secondary_reachability = proto::Reachability::online;
+  } else {
+    reply(from, proto::Ack{m.request_id, StatusCode::invalid_argument,
+                           shard + " is mirrored by " + d.primary.to_string() + " and " + d.secondary.to_string() +
+                               " already; " + m.endpoint.to_string() + " may not join"});
+    return;
+  }
+  meta_heard_ns_[m.endpoint] = env_.now();
+  publish_meta_shard(g);
+  ++version_;
+  reply(from, proto::Ack{m.request_id, StatusCode::ok, {}});
+}
+
+void MgmtService::meta_switchover(MetaGroup& g, const std::string& why) {
+  proto::MetaGroupDesc& d = g.desc;
+  const Endpoint former = d.primary;
+  std::swap(d.primary, d.secondary);
+  std::swap(g.primary_incarnation, g.secondary_incarnation);
+  g.primary_reachability = d.secondary_reachability;
+  d.secondary_reachability = proto::Reachability::offline;
+  d.secondary_state = proto::Consistency::needs_resync;
+  ++switchovers_;
+  ++version_;
+  publish_meta_shard(g);
+  env_.metrics().count("mgmt.meta_switchovers", 1);
+  env_.log(LogLevel::warn, "metadata shard " + std::to_string(d.shard) + ": switchover, " + d.primary.to_string() +
+                               " is now primary (" + former.to_string() + ": " + why + ")");
+}
+
+void MgmtService::check_meta_groups(TimeNs now) {
+  for (auto& [shard, g] : meta_groups_) {
+    proto::MetaGroupDesc& d = g.desc;
+    const proto::Reachability primary = reachability_of(d.primary, now);
+    const proto::Reachability secondary =
+        d.secondary.valid() ? reachability_of(d.secondary, now) : proto::Reachability::offline;
+    if (primary != g.primary_reachability || secondary != d.secondary_reachability) {
+      g.primary_reachability = primary;
+      d.secondary_reachability = secondary;
+      ++version_;
+      publish_meta_shard(g);
+    }
+    // An offline secondary misses what its primary takes from now on.
+    if (d.secondary.valid() && secondary == proto::Reachability::offline &&
+        d.secondary_state == proto::Consistency::good) {
+      d.secondary_state = proto::Consistency::needs_resync;
+      ++version_;
+      env_.log(LogLevel::warn, "metadata shard " + std::to_string(shard) + ": secondary " + d.secondary.to_string() +
+                                   " is offline: needs_resync");
+    }
+    if (config_.buddy_switchover && primary == proto::Reachability::offline && d.secondary.valid() &&
+        secondary == proto::Reachability::online && d.secondary_state == proto::Consistency::good) {
+      meta_switchover(g, "offline");
+    }
+  }
+}
+
+void MgmtService::set_meta_consistency(Endpoint from, const proto::SetMetaConsistency& m) {
+  auto it = meta_groups_.find(m.shard);
+  if (it == meta_groups_.end() || it->second.desc.primary != m.reporter || !it->second.desc.secondary.valid()) {
+    reply(from, proto::Ack{m.request_id, StatusCode::invalid_argument,
+                           m.reporter.to_string() + " may not set the mirror state of metadata shard " +
+                               std::to_string(m.shard) + ": only its primary may (" +
+                               (it == meta_groups_.end() ? std::string("the shard is not mirrored")
+                                                         : "primary " + it->second.desc.primary.to_string()) +
+                               ", maps version " + std::to_string(version_) + ")"});
+    return;
+  }
+  proto::MetaGroupDesc& d = it->second.desc;
+  const bool keep_bad = d.secondary_state == proto::Consistency::bad && m.consistency == proto::Consistency::needs_resync;
+  if (d.secondary_state != m.consistency && !keep_bad) {
+    d.secondary_state = m.consistency;
+    ++version_;
+    env_.metrics().count("mgmt.consistency_changes", 1);
+    env_.log(LogLevel::info, "metadata shard " + std::to_string(m.shard) + ": secondary " + d.secondary.to_string() +
+                                 " is now " + std::string(proto::to_string(m.consistency)) + " (reported by its primary)");
+  }
   reply(from, proto::Ack{m.request_id, StatusCode::ok, {}});
 }
 

@@ -51,6 +51,15 @@ struct MgmtConfig {
   // Promote the secondary of a group whose primary is offline (BeeGFS does
   // this always; off to study an unmirrored failure).
   bool buddy_switchover = true;
+  // Metadata buddy groups (BeeGFS `beegfs-ctl --mirrormd`): each shard is
+  // served by the first two servers that register it, the first as primary.
+  // A server that registers again with a new incarnation restarted: it is
+  // needs_resync, and if it was the primary and its secondary is good and
+  // online, the two switch first. Heartbeats from the two servers decide
+  // reachability as for targets; a group whose primary is offline switches to
+  // a good, online secondary (if buddy_switchover). The primary reports its
+  // secondary's state (SetMetaConsistency); see MetaMirrorConfig.
+  bool meta_mirror = false;
 };
 
 class MgmtService final : public Service {
@@ -65,6 +74,7 @@ class MgmtService final : public Service {
   const std::map<TargetId, proto::TargetInfoDesc>& targets() const { return targets_; }
   const std::map<GroupId, proto::BuddyGroupDesc>& groups() const { return groups_; }
   std::uint64_t switchovers() const { return switchovers_; }
+  std::map<ShardId, proto::MetaGroupDesc> meta_groups() const;
 
  private:
   void handle(Endpoint from, proto::Message& message);
@@ -77,6 +87,19 @@ class MgmtService final : public Service {
   // The group `target` belongs to (nullptr if none).
   proto::BuddyGroupDesc* group_of(TargetId target);
   proto::CapacityPool pool_for(std::uint64_t capacity_bytes, std::uint64_t free_bytes) const;
+  // Metadata buddy groups.
+  struct MetaGroup {
+    proto::MetaGroupDesc desc;
+    std::uint64_t primary_incarnation = 0;
+    std::uint64_t secondary_incarnation = 0;
+    proto::Reachability primary_reachability = proto::Reachability::online;
+  };
+  void register_meta_member(Endpoint from, const proto::RegisterMetaShard& m);
+  void check_meta_groups(TimeNs now);
+  void meta_switchover(MetaGroup& group, const std::string& why);
+  void set_meta_consistency(Endpoint from, const proto::SetMetaConsistency& m);
+  void publish_meta_shard(const MetaGroup& group);
+  proto::Reachability reachability_of(Endpoint server, TimeNs now) const;
 
   Env& env_;
   MgmtConfig config_;
@@ -87,6 +110,8 @@ class MgmtService final : public Service {
   std::map<ShardId, proto::ShardInfoDesc> shards_;
   std::map<GroupId, proto::BuddyGroupDesc> groups_;
   std::map<Endpoint, NodeId> clients_;
+  std::map<ShardId, MetaGroup> meta_groups_;
+  std::map<Endpoint, TimeNs> meta_heard_ns_;  // last registration or heartbeat of each mirrored metadata server
   std::uint64_t switchovers_ = 0;
 };
 

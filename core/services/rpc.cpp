@@ -27,6 +27,10 @@ RequestId* request_id_of(proto::Message& message) {
       message);
 }
 
+const RequestId* request_id_of(const proto::Message& message) {
+  return request_id_of(const_cast<proto::Message&>(message));  // the non-const visitor only takes an address
+}
+
 bool is_reply(const proto::Message& message) {
   return std::visit([](const auto& m) { return requires { m.request_id; m.status; }; }, message);
 }
@@ -44,15 +48,21 @@ Status reply_status(const proto::Message& message) {
       message);
 }
 
-void RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply) {
+RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply, RequestId resend_id) {
   if (calls_.size() >= limits_.max_outstanding) {
     on_reply(error(StatusCode::again, "too many outstanding requests (" + std::to_string(calls_.size()) + ")"));
-    return;
+    return 0;
   }
-  const RequestId id = next_id_++;
+  if (resend_id != 0 && (resend_id >= next_id_ || calls_.count(resend_id) != 0)) {
+    on_reply(error(StatusCode::internal, "resend under request id " + std::to_string(resend_id) +
+                                             ", which is not a finished call of this client"));
+    return 0;
+  }
+  const RequestId id = resend_id != 0 ? resend_id : next_id_++;
   if (RequestId* rid = request_id_of(request)) *rid = id;
   calls_.emplace(id, Call{to, std::move(request), std::move(on_reply)});
   send_attempt(id);
+  return id;
 }
 
 void RpcClient::send_attempt(RequestId id) {
@@ -79,6 +89,12 @@ void RpcClient::send_attempt(RequestId id) {
     env_.metrics().count("rpc.retries", 1);
     send_attempt(id);
   });
+}
+
+bool RpcClient::expects(const Delivery& delivery) const {
+  if (!is_reply(delivery.message)) return false;
+  auto it = calls_.find(*request_id_of(delivery.message));
+  return it != calls_.end() && it->second.to == delivery.from;
 }
 
 bool RpcClient::on_delivery(Delivery& delivery) {

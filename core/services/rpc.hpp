@@ -34,6 +34,7 @@ class OpTable {
 
 // The request id field every request and reply carries (nullptr if none).
 RequestId* request_id_of(proto::Message& message);
+const RequestId* request_id_of(const proto::Message& message);
 // True for reply messages (they carry a status and echo a request id).
 bool is_reply(const proto::Message& message);
 // The status a reply carries, with its error text (ok for non-replies).
@@ -58,8 +59,16 @@ class RpcClient {
   // once: with the reply message if its status is ok, else with the remote
   // error; with timed_out after max_attempts unanswered sends; with
   // unavailable if the endpoint is unknown. `again` replies are retried after
-  // an exponential back-off.
-  void call(Endpoint to, proto::Message request, ReplyFn on_reply);
+  // an exponential back-off. resend_id != 0 sends under that request id
+  // instead of a new one: a failover resend of a request another server may
+  // have executed, whose reply that server replicated (metadata buddy
+  // mirroring), so the new server's reply cache answers it. It must be an id
+  // this client handed out before and that has no call in flight.
+  // Returns the request id used (0 if the call failed before anything was sent).
+  RequestId call(Endpoint to, proto::Message request, ReplyFn on_reply, RequestId resend_id = 0);
+  // Whether `delivery` is the reply to one of this client's calls in flight
+  // (on_delivery also swallows late replies; this tells two clients apart).
+  bool expects(const Delivery& delivery) const;
   // Consumes a reply addressed to one of our calls; false if it is not one
   // (a request for this service, or a late/duplicate reply, which is dropped).
   bool on_delivery(Delivery& delivery);

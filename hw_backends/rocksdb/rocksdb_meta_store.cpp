@@ -1,5 +1,7 @@
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
 
+#include <algorithm>
+
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
@@ -362,6 +364,46 @@ Status RocksDbMetaStore::store_counter(std::uint64_t value) {
   options.sync = config_.sync_writes;
   const rocksdb::Status st = db_->Put(options, k_counter_key, u64_le(value));
   if (!st.ok()) return io(st, config_.path, "put counter");
+  return ok_status();
+}
+
+std::vector<std::string> RocksDbMetaStore::list_dirs(std::string_view after, std::uint32_t max_dirs) const {
+  // A directory holds a record ('D' path) or entries (its 'N' path count):
+  // the two key ranges, each in path order, merged.
+  std::vector<std::string> out;
+  for (const char tag : {k_dir_tag, k_count_tag}) {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+    const std::string start = std::string(1, tag) + std::string(after);
+    std::size_t taken = 0;
+    for (it->Seek(start); it->Valid() && taken < max_dirs; it->Next()) {
+      const rocksdb::Slice key = it->key();
+      if (key.size() == 0 || key[0] != tag) break;
+      std::string path(key.data() + 1, key.size() - 1);
+      if (path == after) continue;
+      out.push_back(std::move(path));
+      ++taken;
+    }
+    if (!it->status().ok()) {
+      fail(io(it->status(), config_.path, "list directories"));
+      return {};
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > max_dirs) out.resize(max_dirs);
+  return out;
+}
+
+Status RocksDbMetaStore::clear() {
+  if (!failure_.ok()) return failure_;
+  // Every key starts with one of the tags, all upper-case letters.
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes;
+  const rocksdb::Status st = db_->DeleteRange(options, db_->DefaultColumnFamily(), "A", "[");
+  dir_cache_.clear();
+  count_cache_.clear();
+  missing_entry_keys_.clear();
+  if (!st.ok()) return io(st, config_.path, "clear");
   return ok_status();
 }
 

@@ -52,6 +52,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "core/services/meta_store.hpp"
 
@@ -87,6 +88,8 @@ class RocksDbMetaStore final : public MetaStore {
   MetaListPage list(std::string_view dir_path, std::uint64_t cookie, std::uint32_t max_entries) const override;
   std::uint64_t load_counter() const override;
   Status store_counter(std::uint64_t value) override;
+  std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override;
+  Status clear() override;
 
   // The error that turned the store failed, ok while it is healthy.
   const Status& failure() const { return failure_; }

@@ -7,6 +7,8 @@
 // Layout (node ids in this order):
 //   node 0                 mgmt and, if spec.barrier, the barrier service
 //   nodes 1..M             one metadata server each (shards 0..M-1)
+//   next M nodes           with meta_mirror: a second server of each shard
+//                          (mgmt makes whichever registers first primary)
 //   next S nodes           one storage server each, with targets_per_server[s]
 //                          targets (ids 1, 2, ... in server order)
 //   next C nodes           client nodes: ranks_per_client_node ClientHosts each
@@ -42,6 +44,9 @@ struct TestClusterSpec {
   std::uint32_t ranks_per_client_node = 1;
   bool barrier = true;
   MetaPolicy policy = MetaPolicy::dir_owner;
+  // Two metadata servers per shard (metadata buddy mirroring); also set
+  // mgmt.meta_mirror and meta.mirror (meta_mirrored_spec() does).
+  bool meta_mirror = false;
   // Templates: the cluster fills in mgmt, shard, targets and the namespace.
   MgmtConfig mgmt;
   MetaServiceConfig meta;

@@ -32,6 +32,13 @@ BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
     meta.ns = ns;
     metas_.push_back(&world_->template add_service<MetaService>(node, meta));
   }
+  for (std::uint32_t shard = 0; spec_.meta_mirror && shard < spec_.meta_shards; ++shard, ++node) {
+    MetaServiceConfig meta = spec_.meta;
+    meta.shard = shard;
+    meta.mgmt = mgmt_;
+    meta.ns = ns;
+    metas_.push_back(&world_->template add_service<MetaService>(node, meta));
+  }
   TargetId next_target = 1;
   for (std::uint32_t count : spec_.targets_per_server) {
     StorageServiceConfig storage = spec_.storage;

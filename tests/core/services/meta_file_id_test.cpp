@@ -33,6 +33,10 @@ class SharedStore final : public MetaStore {
   std::uint64_t entry_count(std::string_view d) const override { return disk_.entry_count(d); }
   MetaListPage list(std::string_view d, std::uint64_t c, std::uint32_t m) const override { return disk_.list(d, c, m); }
   std::uint64_t load_counter() const override { return disk_.load_counter(); }
+  std::vector<std::string> list_dirs(std::string_view a, std::uint32_t m) const override {
+    return disk_.list_dirs(a, m);
+  }
+  Status clear() override { return disk_.clear(); }
   Status store_counter(std::uint64_t value) override {
     if (fail_counter) return error(StatusCode::io_error, "test store: counter write refused");
     ++counter_writes;

@@ -1,0 +1,145 @@
+// Metadata buddy mirroring scenarios (issue 9), written against TestWorld's
+// surface so they can run on every world of the shared services suite;
+// meta_mirror_test.cpp runs them on TestEnv with store-level checks.
+//
+// meta_mirrored_spec() turns metadata mirroring on for a TestCluster: two
+// servers per shard, heartbeats and switchover on.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/core/services/buddy_mirror_scenarios.hpp"
+#include "tests/core/services/scripted_workload.hpp"
+#include "tests/support/test_cluster.hpp"
+
+namespace sluice::testing {
+
+inline TestClusterSpec meta_mirrored_spec(std::uint32_t shards = 2) {
+  TestClusterSpec spec;
+  spec.meta_shards = shards;
+  spec.meta_mirror = true;
+  spec.mgmt.meta_mirror = true;
+  spec.mgmt.check_interval_ns = k_mirror_heartbeat_ns;
+  spec.mgmt.probably_offline_after_ns = k_mirror_probably_offline_ns;
+  spec.mgmt.offline_after_ns = k_mirror_offline_ns;
+  spec.meta.mirror.enabled = true;
+  spec.meta.mirror.heartbeat_interval_ns = k_mirror_heartbeat_ns;
+  spec.meta.mirror.maps_refresh_interval_ns = k_mirror_maps_refresh_ns;
+  spec.storage.heartbeat_interval_ns = k_mirror_heartbeat_ns;
+  return spec;
+}
+
+// The metadata servers of `shard` (primary first, per their own view), after the cluster settled.
+template <class World>
+std::vector<MetaService*> servers_of_shard(BasicTestCluster<World>& cluster, ShardId shard) {
+  std::vector<MetaService*> out;
+  for (MetaService* m : cluster.metas()) {
+    if (m->name() == "meta:" + std::to_string(shard)) out.push_back(m);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const MetaService* a, const MetaService* b) {
+    return a->mirror_role() == MetaService::MirrorRole::primary && b->mirror_role() != MetaService::MirrorRole::primary;
+  });
+  return out;
+}
+
+// mkdir /d, then create `files` empty files /d/f<i> and close each with size i.
+inline Scripted::Script populate(std::string dir, std::uint32_t files) {
+  return [=](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.mkdir(dir, 0755, [&ctx, done, dir, files](Result<proto::InodeDesc> d) {
+      if (!d.ok() && d.status().code() != StatusCode::already_exists) return done(d.status());
+      auto next = std::make_shared<std::function<void(std::uint32_t)>>();
+      *next = [&ctx, done, dir, files, next](std::uint32_t i) {
+        if (i == files) return done(ok_status());
+        const std::string path = dir + "/f" + std::to_string(i);
+        ctx.client.create(path, CreateOptions{}, [&ctx, done, path, i, next](Result<proto::InodeDesc> f) {
+          if (!f.ok()) return done(error(f.status().code(), path + ": " + f.status().message()));
+          ctx.client.close(path, i, [done, i, next, path](Status s) {
+            if (!s.ok()) return done(error(s.code(), "close " + path + ": " + s.message()));
+            (*next)(i + 1);
+          });
+        });
+      };
+      (*next)(0);
+    });
+  };
+}
+
+// Every file /d/f<i> (i < files) is there with size i, and a listing of /d names exactly them.
+inline Scripted::Script check_populated(std::string dir, std::uint32_t files) {
+  return [=](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.readdir(dir, false, [&ctx, done, dir, files](Result<std::vector<proto::DirEntryDesc>> list) {
+      if (!list.ok()) return done(error(list.status().code(), "readdir " + dir + ": " + list.status().message()));
+      std::set<std::string> names;
+      for (const auto& e : *list) names.insert(e.name);
+      for (std::uint32_t i = 0; i < files; ++i) {
+        if (names.erase("f" + std::to_string(i)) == 0) {
+          return done(error(StatusCode::not_found, dir + "/f" + std::to_string(i) + " is missing from the listing"));
+        }
+      }
+      if (!names.empty()) return done(error(StatusCode::internal, dir + " lists " + *names.begin() + " too"));
+      auto next = std::make_shared<std::function<void(std::uint32_t)>>();
+      *next = [&ctx, done, dir, files, next](std::uint32_t i) {
+        if (i == files) return done(ok_status());
+        const std::string path = dir + "/f" + std::to_string(i);
+        ctx.client.stat(path, [done, path, i, next](Result<proto::InodeDesc> st) {
+          if (!st.ok()) return done(error(st.status().code(), "stat " + path + ": " + st.status().message()));
+          if (st->size_bytes != i) return done(error(StatusCode::internal, path + " has the wrong size"));
+          (*next)(i + 1);
+        });
+      };
+      (*next)(0);
+    });
+  };
+}
+
+// Runs until every mirrored shard's primary forwards to a good secondary.
+template <class World>
+bool settle_mirrors(BasicTestCluster<World>& cluster) {
+  const std::uint32_t shards = cluster.spec().meta_shards;
+  for (int round = 0; round < 20; ++round) {
+    cluster.world().run_for(k_mirror_maps_refresh_ns * 5);
+    std::uint32_t in_sync = 0;
+    for (MetaService* m : cluster.metas()) {
+      if (m->mirror_role() == MetaService::MirrorRole::primary &&
+          m->mirror_mode() == MetaService::MirrorMode::forwarding) {
+        ++in_sync;
+      }
+    }
+    if (in_sync == shards) return true;
+  }
+  return false;
+}
+
+// Primaries die after files were created: mgmt switches every shard to its
+// secondary, and the whole namespace (listings, sizes) is there; new files
+// can be created in the same directory afterwards.
+template <class World>
+void meta_mirror_failover_keeps_the_namespace() {
+  BasicTestCluster<World> cluster(meta_mirrored_spec());
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+  ASSERT_TRUE(settle_mirrors(cluster));
+  const Status made = run_script(cluster, populate("/d", 40));
+  ASSERT_TRUE(made.ok()) << made.to_string();
+  std::vector<Endpoint> primaries;
+  for (MetaService* m : cluster.metas()) {
+    if (m->mirror_role() == MetaService::MirrorRole::primary) primaries.push_back(cluster.world().endpoint_of(*m));
+  }
+  ASSERT_EQ(primaries.size(), cluster.spec().meta_shards);
+  for (Endpoint p : primaries) cluster.world().kill(p);
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), static_cast<double>(primaries.size()));
+  const Status checked = run_script(cluster, check_populated("/d", 40));
+  EXPECT_TRUE(checked.ok()) << checked.to_string();
+  const Status more = run_script(cluster, populate("/e", 10));
+  EXPECT_TRUE(more.ok()) << more.to_string();
+}
+
+}  // namespace sluice::testing

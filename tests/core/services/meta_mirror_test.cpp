@@ -1,0 +1,252 @@
+// Metadata buddy mirroring (issue 9) on TestEnv: both servers' stores hold the
+// same namespace, failover keeps it, a resent create is answered from the
+// replicated reply cache, a secondary that was away is resynced, a stale
+// primary is fenced, and mgmt refuses a third server.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/services/meta_store.hpp"
+#include "tests/core/services/meta_mirror_scenarios.hpp"
+
+namespace sluice::testing {
+namespace {
+
+std::string logs_of(TestCluster& cluster) {
+  std::string out;
+  const auto& logs = cluster.world().logs();
+  for (std::size_t i = logs.size() > 40 ? logs.size() - 40 : 0; i < logs.size(); ++i) out += "\n  " + logs[i];
+  return out;
+}
+
+// Every directory record, entry and the counter of two stores, as text.
+std::string dump(const MetaStore& store) {
+  std::string out;
+  std::string after;
+  for (std::vector<std::string> dirs = store.list_dirs("", 1); !dirs.empty(); dirs = store.list_dirs(after, 1)) {
+    after = dirs.front();
+    out += "dir " + after;
+    if (auto rec = store.get_dir(after); rec.ok()) out += " record " + std::to_string(rec->file_id);
+    out += "\n";
+    std::uint64_t cookie = 0;
+    for (;;) {
+      MetaListPage page = store.list(after, cookie, 100);
+      for (const auto& [name, inode] : page.entries) {
+        out += "  " + name + " id " + std::to_string(inode.file_id) + " size " + std::to_string(inode.size_bytes) +
+               " targets " + std::to_string(inode.stripe.targets.size()) + "\n";
+      }
+      if (page.eof) break;
+      cookie = page.next_cookie;
+    }
+  }
+  return out + "counter " + std::to_string(store.load_counter()) + "\n";
+}
+
+TEST(MetaMirror, EveryChangeReachesTheSecondaryBeforeItIsAcknowledged) {
+  TestCluster cluster(meta_mirrored_spec());
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+  ASSERT_TRUE(settle_mirrors(cluster)) << logs_of(cluster);
+  const Status made = run_script(cluster, populate("/d", 50));
+  ASSERT_TRUE(made.ok()) << made.to_string() << logs_of(cluster);
+  // Renames, unlinks and an rmdir, so removals travel too.
+  const Status changed = run_script(cluster, [](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.rename("/d/f1", "/d/g1", [&ctx, done](Status s) {
+      if (!s.ok()) return done(s);
+      ctx.client.unlink("/d/f2", [&ctx, done](Status u) {
+        if (!u.ok()) return done(u);
+        ctx.client.mkdir("/gone", 0755, [&ctx, done](Result<proto::InodeDesc> m) {
+          if (!m.ok()) return done(m.status());
+          ctx.client.rmdir("/gone", done);
+        });
+      });
+    });
+  });
+  ASSERT_TRUE(changed.ok()) << changed.to_string();
+  cluster.world().run_for(k_mirror_maps_refresh_ns);
+  for (ShardId shard = 0; shard < 2; ++shard) {
+    std::vector<MetaService*> pair = servers_of_shard(cluster, shard);
+    ASSERT_EQ(pair.size(), 2u);
+    ASSERT_EQ(pair[0]->mirror_role(), MetaService::MirrorRole::primary);
+    ASSERT_EQ(pair[1]->mirror_role(), MetaService::MirrorRole::secondary);
+    EXPECT_EQ(pair[0]->mirror_mode(), MetaService::MirrorMode::forwarding);
+    EXPECT_EQ(dump(pair[0]->store()), dump(pair[1]->store())) << "shard " << shard;
+  }
+  EXPECT_GE(cluster.world().counter("meta.mirror_records_applied"), 50.0);
+  EXPECT_EQ(cluster.world().counter("meta.mirror_forward_failures"), 0.0);
+  EXPECT_EQ(cluster.world().counter("meta.mirror_alone"), 0.0);
+}
+
+TEST(MetaMirror, KilledPrimariesFailOverAndTheNamespaceIsIntact) { meta_mirror_failover_keeps_the_namespace<TestWorld>(); }
+
+TEST(MetaMirror, ASecondaryRefusesRequestsAndClientsGoToThePrimary) {
+  TestCluster cluster(meta_mirrored_spec(1));
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_TRUE(settle_mirrors(cluster));
+  std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
+  ASSERT_EQ(pair.size(), 2u);
+  const Endpoint secondary = cluster.world().endpoint_of(*pair[1]);
+  auto answer = std::make_shared<Status>();
+  const Status asked = run_script(cluster, [secondary, answer](WorkloadContext& ctx, std::function<void(Status)> done) {
+    proto::Stat st;
+    st.path = "/";
+    ctx.client.rpc().call(secondary, std::move(st), [answer, done](Result<proto::Message> r) {
+      *answer = r.status();
+      done(ok_status());
+    });
+  });
+  ASSERT_TRUE(asked.ok());
+  EXPECT_EQ(answer->code(), StatusCode::unavailable);
+  EXPECT_NE(answer->message().find("secondary"), std::string::npos) << answer->to_string();
+  EXPECT_GE(cluster.world().counter("meta.mirror_refused_requests"), 1.0);
+}
+
+TEST(MetaMirror, ACreateResentAfterFailoverIsAnsweredFromTheReplicatedReplyCache) {
+  TestCluster cluster(meta_mirrored_spec(1));
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_TRUE(settle_mirrors(cluster));
+  std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
+  const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
+  // The primary executes the create, the secondary gets the records and the
+  // reply, then the reply to the client is lost and the primary dies.
+  TestWorld* world = &cluster.world();
+  auto dropped = std::make_shared<bool>(false);
+  cluster.world().add_fault(MessageFault{[world, primary, dropped](const Endpoint& from, const Endpoint&,
+                                                                     const proto::Message& m) {
+                                           if (from != primary || !std::holds_alternative<proto::InodeReply>(m) ||
+                                               std::get<proto::InodeReply>(m).inode.type != proto::InodeType::file) {
+                                             return false;
+                                           }
+                                           if (!*dropped) {
+                                             *dropped = true;
+                                             world->kill(primary);
+                                           }
+                                           return true;
+                                         },
+                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  auto created = std::make_shared<proto::InodeDesc>();
+  const Status made = run_script(cluster, [created](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.create("/once", CreateOptions{}, [created, done](Result<proto::InodeDesc> f) {
+      if (!f.ok()) return done(f.status());
+      *created = *f;
+      done(ok_status());
+    });
+  });
+  ASSERT_TRUE(*dropped);
+  ASSERT_TRUE(made.ok()) << made.to_string() << logs_of(cluster);  // not already_exists
+  EXPECT_GE(cluster.world().counter("client.meta_failovers"), 1.0);
+  EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
+  // The answer is the inode the old primary created, as the new one holds it.
+  Result<proto::InodeDesc> held = pair[1]->store().get_entry("/", "once");
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->file_id, created->file_id);
+  // And file ids handed out by the new primary do not collide with it.
+  auto next = std::make_shared<proto::InodeDesc>();
+  ASSERT_TRUE(run_script(cluster, [next](WorkloadContext& ctx, std::function<void(Status)> done) {
+                ctx.client.create("/twice", CreateOptions{}, [next, done](Result<proto::InodeDesc> f) {
+                  if (!f.ok()) return done(f.status());
+                  *next = *f;
+                  done(ok_status());
+                });
+              }).ok());
+  EXPECT_GT(next->file_id, created->file_id);
+}
+
+TEST(MetaMirror, ARestartedSecondaryIsResyncedAndThenSurvivesItsPrimary) {
+  TestCluster cluster(meta_mirrored_spec(1));
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_TRUE(settle_mirrors(cluster));
+  std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
+  const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
+  const Endpoint secondary = cluster.world().endpoint_of(*pair[1]);
+  ASSERT_TRUE(run_script(cluster, populate("/a", 20)).ok());
+  // The secondary crashes; the primary goes on alone once mgmt took needs_resync.
+  cluster.world().kill(secondary);
+  const Status alone = run_script(cluster, populate("/b", 20));
+  ASSERT_TRUE(alone.ok()) << alone.to_string() << logs_of(cluster);
+  EXPECT_GE(cluster.world().counter("meta.mirror_alone"), 1.0);
+  // It restarts with an empty store: a full resync brings all of it back.
+  ASSERT_TRUE(cluster.world().restart(secondary).ok());
+  const double resyncs = cluster.world().counter("meta.mirror_resyncs");
+  ASSERT_TRUE(settle_mirrors(cluster)) << logs_of(cluster);
+  EXPECT_GT(cluster.world().counter("meta.mirror_resyncs"), resyncs);
+  cluster.world().kill(primary);
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
+  for (const char* dir : {"/a", "/b"}) {
+    const Status checked = run_script(cluster, check_populated(dir, 20));
+    EXPECT_TRUE(checked.ok()) << dir << ": " << checked.to_string() << logs_of(cluster);
+  }
+}
+
+TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
+  TestCluster cluster(meta_mirrored_spec(1));
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_TRUE(settle_mirrors(cluster));
+  std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
+  const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
+  MetaService* old_primary = pair[0];
+  MetaService* old_secondary = pair[1];
+  // Only mgmt loses the primary (a broken link): mgmt switches the shard over,
+  // the new primary refuses the old one's forwards, and the old one cannot
+  // have mgmt drop its buddy, so it must not answer alone.
+  const Endpoint mgmt = cluster.mgmt();
+  auto cut = std::make_shared<bool>(true);
+  cluster.world().add_fault(MessageFault{[primary, mgmt, cut](const Endpoint& from, const Endpoint& to,
+                                                              const proto::Message&) {
+                                           return *cut && ((from == primary && to == mgmt) ||
+                                                           (from == mgmt && to == primary));
+                                         },
+                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
+  EXPECT_EQ(old_secondary->mirror_role(), MetaService::MirrorRole::primary);
+  // A client that still has the old maps would reach the old primary; every
+  // create it answers must exist on the new primary.
+  auto answered = std::make_shared<std::vector<std::string>>();
+  const Status r = run_script(cluster, [primary, answered](WorkloadContext& ctx, std::function<void(Status)> done) {
+    proto::Create c;
+    c.path = "/stale";
+    c.mode = 0644;
+    ctx.client.rpc().call(primary, std::move(c), [answered, done](Result<proto::Message> reply) {
+      if (reply.ok()) answered->push_back("/stale");
+      done(ok_status());
+    });
+  });
+  ASSERT_TRUE(r.ok());
+  *cut = false;
+  cluster.world().run_for(k_mirror_settle_ns);
+  for (const std::string& path : *answered) {
+    EXPECT_TRUE(old_secondary->store().get_entry("/", path.substr(1)).ok())
+        << path << " was acknowledged by the fenced primary but is not on the new one" << logs_of(cluster);
+  }
+  // Here the old primary executed the create but could neither forward it
+  // (the new primary refuses it) nor drop its buddy (mgmt is out of reach):
+  // the reply was held, then failed once it learnt it is no longer primary.
+  EXPECT_TRUE(answered->empty());
+  EXPECT_GE(cluster.world().counter("meta.mirror_failed_replies"), 1.0);
+  EXPECT_NE(old_primary->mirror_role(), MetaService::MirrorRole::primary);
+}
+
+TEST(MetaMirror, MgmtRefusesAThirdServerForAShard) {
+  TestClusterSpec spec = meta_mirrored_spec(1);
+  TestCluster cluster(spec);
+  ASSERT_TRUE(cluster.ready().ok());
+  MetaServiceConfig third = spec.meta;
+  third.shard = 0;
+  third.mgmt = cluster.mgmt();
+  third.ns = cluster.namespace_config();
+  MetaService& extra = cluster.world().add_service<MetaService>(cluster_node_count(spec) - 1, third);
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_FALSE(extra.registered());
+  bool logged = false;
+  for (const std::string& line : cluster.world().logs()) {
+    logged = logged || line.find("may not join") != std::string::npos;
+  }
+  EXPECT_TRUE(logged) << logs_of(cluster);
+  EXPECT_EQ(extra.mirror_role(), MetaService::MirrorRole::none);
+}
+
+}  // namespace
+}  // namespace sluice::testing
