@@ -32,6 +32,7 @@ HwNode::~HwNode() {
   const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
   for (auto& [region_id, region] : regions_) {
     if (region.kind == MemKind::gpu) {
+      if (region.dmabuf_fd >= 0) ::close(region.dmabuf_fd);  // the transport, closed by stop(), let go of it
       if (gpu != nullptr) gpu->free(region.device, region.data);
     } else {
       std::free(region.data);
@@ -98,7 +99,8 @@ void HwNode::stop() {
 
 // ---- memory -------------------------------------------------------------------
 
-Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) {
+Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes,
+                                GpuRegistration* gpu_registration) {
   const std::string where = "node " + std::to_string(id_) + " alloc";
   if (bytes == 0) return error(StatusCode::invalid_argument, where + " of 0 bytes");
   const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
@@ -115,12 +117,9 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     }
   }
   if (kind == MemKind::gpu) {
-    // cudaMalloc'd. Registered with the transport where it declares it can
-    // reach CUDA memory (ibverbs with peer memory: the NIC reads and writes
-    // the GPU's BAR, GPUDirect RDMA), so a storage server can put chunks
-    // straight into it. Elsewhere (TCP) it stays unregistered and core/sched
-    // plans bounces through pinned memory; a failed registration is logged
-    // and leaves the region usable that way.
+    // cudaMalloc'd, then registered with the transport where it reaches GPU
+    // memory, so a storage server can put chunks straight into it; else it
+    // stays on the bounce path ("GPU regions" in hw_node.hpp).
     Result<std::byte*> data = gpu->alloc(device, bytes);
     if (!data.ok()) return Status(data.status().code(), where + ": " + data.status().message());
     std::uint32_t region_id = 0;
@@ -130,26 +129,8 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
       regions_.emplace(region_id, Region{*data, bytes, kind, device});
       allocated_bytes_ += bytes;
     }
-    if (transport_ && transport_->capabilities().reaches(transport::RegionKind::cuda)) {
-      const Status registered =
-          transport_->register_region(region_id, std::span<std::byte>(*data, bytes), transport::RegionKind::cuda);
-      bool first = false;
-      {
-        std::lock_guard lock(mu_);
-        if (registered.ok()) {
-          regions_[region_id].registered = true;
-        } else {
-          first = !gpu_unregistered_logged_;
-          gpu_unregistered_logged_ = true;
-        }
-      }
-      if (first) {
-        world_.log("node " + std::to_string(id_) + ": GPU region " + std::to_string(region_id) + " of GPU " +
-                   std::to_string(device) + " not registered with transport " +
-                   std::string(transport_->name()) + " (" + registered.to_string() +
-                   "): transfers to and from it must bounce through pinned memory");
-      }
-    }
+    const GpuRegistration how = register_gpu_region(region_id, *data, bytes, device);
+    if (gpu_registration != nullptr) *gpu_registration = how;
     return MemHandle{id_, kind, device, region_id, 0, bytes};
   }
   const std::uint64_t rounded = (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
@@ -189,8 +170,10 @@ void HwNode::free(const MemHandle& region) {
     regions_.erase(it);
   }
   if (freed.kind == MemKind::gpu) {
-    // As below: transfers into a registered region end before it goes.
+    // As below: transfers into a registered region end before it goes; the
+    // dma-buf fd goes after the transport let go of it, the memory last.
     if (freed.registered && transport_) transport_->deregister_region(region.region).ignore();
+    if (freed.dmabuf_fd >= 0) ::close(freed.dmabuf_fd);
     if (const GpuMemoryOps* gpu = gpu_memory_ops_slot().load()) gpu->free(freed.device, data);
     return;
   }
@@ -393,6 +376,68 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
   }
   post_or_defer([t, r, src_here] { return src_here ? t->put(r) : t->get(r); }, cookie);
   return key_use;
+}
+
+GpuRegistration HwNode::register_gpu_region(std::uint32_t region_id, std::byte* data, std::uint64_t bytes,
+                                            std::uint16_t device) {
+  GpuRegistration how;
+  if (!transport_) return how;
+  const transport::Capabilities& caps = transport_->capabilities();
+  const std::span<std::byte> range(data, bytes);
+  const std::string region_text = "node " + std::to_string(id_) + ": GPU region " + std::to_string(region_id) +
+                                  " of GPU " + std::to_string(device) + " (" + std::to_string(bytes) + " bytes)";
+  const std::string transport_name(transport_->name());
+  if (caps.reaches(transport::RegionKind::dmabuf)) {
+    const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+    Result<GpuDmabuf> exported =
+        gpu == nullptr || !gpu->export_dmabuf
+            ? Result<GpuDmabuf>(error(StatusCode::unavailable, "the GPU backend exports no dma-bufs"))
+            : gpu->export_dmabuf(device, data, bytes);
+    Status why = exported.status();
+    if (exported.ok()) {
+      why = transport_->register_dmabuf_region(region_id, range, exported->fd, exported->offset_bytes);
+      if (why.ok()) {
+        std::lock_guard lock(mu_);
+        Region& region = regions_.at(region_id);
+        region.registered = true;
+        region.dmabuf_fd = exported->fd;
+        how.path = GpuRegistration::Path::dmabuf;
+        return how;
+      }
+      ::close(exported->fd);  // the transport holds no reference to it
+    }
+    how.dmabuf_failed = true;
+    log_gpu_fallback_once(gpu_dmabuf_fallback_logged_,
+                          region_text + ": no dma-buf registration with transport " + transport_name + " (" +
+                              why.to_string() + "): falling back to " +
+                              (caps.reaches(transport::RegionKind::cuda) ? "peer memory" : "the bounce path") +
+                              " (counted in " + std::string(k_metric_gpu_dmabuf_fallback) + ")");
+  }
+  if (caps.reaches(transport::RegionKind::cuda)) {
+    const Status registered = transport_->register_region(region_id, range, transport::RegionKind::cuda);
+    if (registered.ok()) {
+      std::lock_guard lock(mu_);
+      regions_.at(region_id).registered = true;
+      how.path = GpuRegistration::Path::peer_memory;
+      return how;
+    }
+    how.peer_memory_failed = true;
+    log_gpu_fallback_once(gpu_peer_memory_fallback_logged_,
+                          region_text + " not registered with transport " + transport_name + " by pointer (" +
+                              registered.to_string() +
+                              "): transfers to and from it must bounce through pinned memory (counted in " +
+                              std::string(k_metric_gpu_peer_memory_fallback) + ")");
+  }
+  return how;
+}
+
+void HwNode::log_gpu_fallback_once(bool& logged, const std::string& line) {
+  {
+    std::lock_guard lock(mu_);
+    if (logged) return;
+    logged = true;
+  }
+  world_.log(line);
 }
 
 bool HwNode::gpu_registered(const MemHandle& range) {

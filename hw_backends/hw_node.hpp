@@ -7,8 +7,23 @@
 // under their region id, so a peer names one by (node, region) exactly as a
 // MemHandle does. GPU regions are cudaMalloc'd through the operations
 // hw_backends/cuda installs (cuda/gpu_memory_ops.hpp; without them alloc
-// answers unavailable); they are not registered with the transport, and a
-// transfer between a GPU region and host memory of this node is a cudaMemcpy.
+// answers unavailable), and a transfer between a GPU region and host memory
+// of this node is a cudaMemcpy.
+//
+// GPU regions and the transport (GPUDirect RDMA). alloc() registers a GPU
+// region with the first of these that works:
+//   1. dmabuf: the transport declares RegionKind::dmabuf and the CUDA backend
+//      exports the region as a dma-buf fd (GpuMemoryOps::export_dmabuf);
+//      register_dmabuf_region. The fd stays open until free() has
+//      deregistered the region.
+//   2. peer memory: the transport declares RegionKind::cuda;
+//      register_region by pointer (nvidia-peermem).
+//   3. bounce: not registered; core/sched's plans bounce through pinned
+//      memory, and a transport transfer naming the region is refused.
+// A way the transport declares but that fails is a fallback: logged once per
+// node with its reason, and reported by alloc() (GpuRegistration) for HwEnv
+// to count (k_metric_gpu_*_fallback). A transport that declares neither
+// (tcp, shm) takes 3 with no fallback: that is the plan, not a failure.
 //
 // How a TransferSpec is carried out (mechanism only; the spec is core/sched's):
 //   src and dst on this node   memmove on the calling service's thread
@@ -54,6 +69,22 @@ namespace sluice::hw {
 
 class HwWorld;
 
+// Metric names HwEnv counts per GPU region allocated: where it was
+// registered, and each declared way that failed (see "GPU regions" above).
+inline constexpr std::string_view k_metric_gpu_region_dmabuf = "memory.gpu_region_dmabuf";
+inline constexpr std::string_view k_metric_gpu_region_peer_memory = "memory.gpu_region_peer_memory";
+inline constexpr std::string_view k_metric_gpu_region_bounce = "memory.gpu_region_bounce";
+inline constexpr std::string_view k_metric_gpu_dmabuf_fallback = "memory.gpu_dmabuf_fallback";
+inline constexpr std::string_view k_metric_gpu_peer_memory_fallback = "memory.gpu_peer_memory_fallback";
+
+// How alloc() left a GPU region with the transport.
+struct GpuRegistration {
+  enum class Path : std::uint8_t { dmabuf = 0, peer_memory = 1, bounce = 2 };
+  Path path = Path::bounce;
+  bool dmabuf_failed = false;       // declared, but the export or the registration failed
+  bool peer_memory_failed = false;  // declared, but the registration failed
+};
+
 class HwNode {
  public:
   HwNode(HwWorld& world, NodeId id);
@@ -74,7 +105,10 @@ class HwNode {
   void start();
   void stop();
 
-  Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes);
+  // `gpu_registration`, when given, says what became of a GPU region (set on
+  // success of a GPU allocation only).
+  Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes,
+                          GpuRegistration* gpu_registration = nullptr);
   void free(const MemHandle& region);
   // The bytes of a range on this node; not_found / invalid_argument naming `what`.
   Result<std::span<std::byte>> resolve(const MemHandle& range, std::string_view what) const;
@@ -89,8 +123,9 @@ class HwNode {
   };
   RemoteKeyUse transfer(ServiceLoop& loop, OpId op, const TransferSpec& spec);
   // The key of `range`'s registered region on the rail of `nic`, granted to
-  // node `grantee` (see "Remote keys" above). unavailable: GPU memory (not
-  // registered), a stopped node, or a transport that needs no keys.
+  // node `grantee` (see "Remote keys" above). unavailable: a GPU region on
+  // the bounce path (not registered), a stopped node, or a transport that
+  // needs no keys.
   Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee);
   void storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec);
   // A control frame to a service on another node. It counts as in flight
@@ -107,9 +142,15 @@ class HwNode {
     MemKind kind = MemKind::host;
     std::uint16_t device = 0;
     // Registered with the transport (host memory always; GPU memory where
-    // the transport reaches it: RegionKind::cuda, GPUDirect RDMA).
+    // the transport reaches it: "GPU regions" above).
     bool registered = false;
+    int dmabuf_fd = -1;  // the exported dma-buf of a GPU region registered as one; closed by free()
   };
+  // Registers GPU region `region_id` by the first way that works ("GPU regions" above).
+  GpuRegistration register_gpu_region(std::uint32_t region_id, std::byte* data, std::uint64_t bytes,
+                                      std::uint16_t device);
+  // Logs a GPU registration fallback, the first time per `logged` flag.
+  void log_gpu_fallback_once(bool& logged, const std::string& line);
   // Whether `range` is a GPU region the transport can move bytes into and
   // out of by itself (registered), so no bounce is needed.
   bool gpu_registered(const MemHandle& range);
@@ -150,7 +191,8 @@ class HwNode {
   bool rail_wrap_logged_ = false;
   bool no_key_logged_ = false;
   bool key_rail_logged_ = false;
-  bool gpu_unregistered_logged_ = false;
+  bool gpu_dmabuf_fallback_logged_ = false;
+  bool gpu_peer_memory_fallback_logged_ = false;
 };
 
 }  // namespace sluice::hw

@@ -264,6 +264,19 @@ class Transport {
   // already_exists: the key is taken; invalid_argument: empty range.
   virtual Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) = 0;
 
+  // Makes device memory exported as a dma-buf reachable as region `key`
+  // (RegionKind::dmabuf; ibverbs: ibv_reg_dmabuf_mr). `device_bytes` is the
+  // range's device virtual address and size (what peers' offsets index),
+  // `dmabuf_fd` the exporter's fd (CUDA: cuMemGetHandleForAddressRange with
+  // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD), `dmabuf_offset` where the range
+  // starts in the dma-buf. The fd stays the caller's and must stay open until
+  // deregister_region() returns; the memory as in register_region().
+  // unavailable: dmabuf is not in capabilities().region_kinds (the default),
+  // or the driver refuses (the reason is named); invalid_argument: a
+  // negative fd or an empty range; already_exists: the key is taken.
+  virtual Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
+                                        std::uint64_t dmabuf_offset);
+
   // Unregisters. Blocks until no incoming transfer is still reading or
   // writing the region (it returns as soon as those finish or their peer is
   // lost); local operations naming the region must have completed before the

@@ -35,6 +35,13 @@ Result<RemoteRegionAccess> Transport::remote_access(std::uint64_t key, std::uint
                                             ": this transport reaches remote regions by key alone (no RDMA keys)");
 }
 
+Status Transport::register_dmabuf_region(std::uint64_t key, std::span<std::byte> /*device_bytes*/, int /*dmabuf_fd*/,
+                                         std::uint64_t /*dmabuf_offset*/) {
+  return error(StatusCode::unavailable, std::string(name()) + " register_dmabuf_region of region " +
+                                            std::to_string(key) + ": this transport does not reach dma-buf memory " +
+                                            "(declared: " + capabilities().to_string() + ")");
+}
+
 std::string_view to_string(RegionKind kind) {
   switch (kind) {
     case RegionKind::host: return "host";

@@ -138,6 +138,17 @@ TEST_P(TransportConformance, RegistersOnlyDeclaredRegionKinds) {
   EXPECT_EQ(a_->deregister_region(999).code(), StatusCode::not_found);
 }
 
+TEST_P(TransportConformance, RegistersDmabufMemoryOnlyWhereDeclared) {
+  std::vector<std::byte> mem(4096);
+  const Status st = a_->register_dmabuf_region(300, mem, -1, 0);
+  if (caps_.reaches(RegionKind::dmabuf)) {
+    // No dma-buf exporter is at hand here: a missing fd is refused as such.
+    EXPECT_EQ(st.code(), StatusCode::invalid_argument) << st.to_string();
+  } else {
+    EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
+  }
+}
+
 TEST_P(TransportConformance, DeliversFramesInOrderWithTagAndSender) {
   constexpr int k_frames = 64;
   std::vector<std::vector<std::byte>> sent;

@@ -91,14 +91,14 @@ Status IbverbsTransportImpl::register_region(std::uint64_t key, std::span<std::b
   if (kind == RegionKind::dmabuf && caps_.reaches(kind)) {
     return error(StatusCode::invalid_argument,
                  "ibverbs register_region: a dmabuf region needs the exporter's fd: use "
-                 "IbverbsTransport::register_dmabuf_region");
+                 "register_dmabuf_region");
   }
   return add_region(key, bytes, kind, -1, 0);
 }
 
 Status IbverbsTransportImpl::register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes,
                                                     int dmabuf_fd, std::uint64_t dmabuf_offset) {
-  if (dmabuf_fd < 0) {
+  if (dmabuf_fd < 0 && caps_.reaches(RegionKind::dmabuf)) {  // undeclared: add_region says unavailable
     return error(StatusCode::invalid_argument, "ibverbs register_dmabuf_region: fd " + std::to_string(dmabuf_fd));
   }
   return add_region(key, device_bytes, RegionKind::dmabuf, dmabuf_fd, dmabuf_offset);

@@ -19,7 +19,8 @@
 //   protection domain of every device behind a rail (RegistrationCache:
 //   counted, bounded); host memory with ibv_reg_mr, CUDA memory with ibv_reg_mr
 //   through a peer-memory client, dmabuf memory with ibv_reg_dmabuf_mr and the
-//   exporter's fd (register_dmabuf_region below).
+//   exporter's fd (Transport::register_dmabuf_region; unavailable, with the
+//   verbs error named, where the build or the driver has no dma-buf support).
 // - ibverbs_data_path.cpp: put = RDMA WRITE, get = RDMA READ on the QPs of
 //   the request's rail (large transfers split over them, round-robin,
 //   ibverbs_transfer_split.hpp; the op completes when every piece has); the remote address and
@@ -101,15 +102,6 @@ std::vector<std::string> ibverbs_loopback_rails(std::uint32_t rails);
 // The Transport, plus what only RDMA can do.
 class IbverbsTransport : public Transport {
  public:
-  // Registers CUDA (or other) device memory exported as a dma-buf: `device_bytes`
-  // is the range's device virtual address and size (what remote peers' offsets
-  // index), `dmabuf_fd` the exporter's fd (cuMemGetHandleForAddressRange with
-  // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD), `dmabuf_offset` where the range
-  // starts in it. The fd stays the caller's. unavailable: no dmabuf support in
-  // the build or the driver (the verbs error is named).
-  virtual Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
-                                        std::uint64_t dmabuf_offset) = 0;
-
   // What `peer` needs to reach local region `key` through this side's rail
   // `rail` without asking (to be carried in a ReadChunk/WriteChunk). The peer
   // is remembered: deregister_region() revokes the region there and waits for

@@ -29,6 +29,8 @@
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
 #include "hw_backends/cuda/gpu_memory_ops.hpp"
+#include "tests/hw_backends/hw_env/fake_gpu_ops.hpp"
+#include "tests/hw_backends/wrapped_tcp_transport.hpp"
 #include "transports/transport.hpp"
 
 namespace sluice::hw {
@@ -60,23 +62,21 @@ transport::RemoteRegionAccess synthetic_key(std::uint64_t key, std::uint32_t rai
                                        length};
 }
 
-class KeyedTcpTransport final : public transport::Transport {
+// TCP's declaration made one-sided, and reaching CUDA memory where asked.
+transport::Capabilities keyed_capabilities(transport::Capabilities tcp, bool reach_cuda) {
+  tcp.rdma_write = true;
+  tcp.rdma_read = true;
+  if (reach_cuda) tcp.region_kinds.push_back(transport::RegionKind::cuda);
+  return tcp;
+}
+
+class KeyedTcpTransport final : public WrappedTcpTransport {
  public:
-  KeyedTcpTransport(std::unique_ptr<transport::Transport> inner, std::string_view name, bool reach_cuda)
-      : inner_(std::move(inner)), name_(name), caps_(inner_->capabilities()) {
-    caps_.rdma_write = true;
-    caps_.rdma_read = true;
-    if (reach_cuda) caps_.region_kinds.push_back(transport::RegionKind::cuda);
-  }
-  std::string_view name() const override { return name_; }
-  const transport::Capabilities& capabilities() const override { return caps_; }
-  transport::PeerAddress listen_address() const override { return inner_->listen_address(); }
-  Result<transport::PeerId> connect(const transport::PeerAddress& remote) override { return inner_->connect(remote); }
-  Status disconnect(transport::PeerId peer) override { return inner_->disconnect(peer); }
+  KeyedTcpTransport(std::unique_ptr<transport::Transport> tcp, std::string_view name, transport::Capabilities caps)
+      : WrappedTcpTransport(std::move(tcp), name, std::move(caps)) {}
+  // "GPU" memory here is host memory (FakeGpu, fake_gpu_ops.hpp): TCP moves it as such.
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, transport::RegionKind kind) override {
-    if (!caps_.reaches(kind)) return error(StatusCode::unavailable, "region kind not declared");
-    // "GPU" memory here is host memory (FakeGpu below): TCP moves it as such.
-    Status st = inner_->register_region(key, bytes, transport::RegionKind::host);
+    Status st = WrappedTcpTransport::register_region(key, bytes, kind);
     if (st.ok()) {
       std::lock_guard lock(mu_);
       lengths_[key] = bytes.size();
@@ -88,7 +88,7 @@ class KeyedTcpTransport final : public transport::Transport {
       std::lock_guard lock(mu_);
       lengths_.erase(key);
     }
-    return inner_->deregister_region(key);
+    return WrappedTcpTransport::deregister_region(key);
   }
   Result<transport::RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail,
                                                       std::uint64_t /*grantee_id*/) override {
@@ -98,21 +98,14 @@ class KeyedTcpTransport final : public transport::Transport {
     if (it == lengths_.end()) return error(StatusCode::not_found, "no region " + std::to_string(key));
     return synthetic_key(key, rail, it->second);
   }
-  Status send_message(transport::PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override {
-    return inner_->send_message(peer, tag, std::move(frame));
-  }
   Status put(const transport::BulkRequest& request) override {
     if (Status st = check_key(request); !st.ok()) return st;
-    return inner_->put(request);
+    return WrappedTcpTransport::put(request);
   }
   Status get(const transport::BulkRequest& request) override {
     if (Status st = check_key(request); !st.ok()) return st;
-    return inner_->get(request);
+    return WrappedTcpTransport::get(request);
   }
-  std::size_t poll(std::vector<transport::TransportEvent>& out, std::size_t max_events) override {
-    return inner_->poll(out, max_events);
-  }
-  int completion_fd() const override { return inner_->completion_fd(); }
 
  private:
   // Our rail r reaches the peer's rail r: the key must be the remote
@@ -136,37 +129,17 @@ class KeyedTcpTransport final : public transport::Transport {
     return ok_status();
   }
 
-  std::unique_ptr<transport::Transport> inner_;
-  std::string_view name_;
-  transport::Capabilities caps_;
   std::mutex mu_;
   std::map<std::uint64_t, std::uint64_t> lengths_;
 };
 
 bool register_keyed(std::string_view name, bool reach_cuda) {
-  return transport::register_transport(transport::TransportEntry{
-      std::string(name),
-      [] { return ok_status(); },
-      [reach_cuda] {
-        transport::Capabilities c;
-        for (const auto& l : transport::list_transports()) {
-          if (l.name == "tcp") c = l.capabilities;
-        }
-        c.rdma_write = true;
-        c.rdma_read = true;
-        if (reach_cuda) c.region_kinds.push_back(transport::RegionKind::cuda);
-        return c;
-      },
-      [name, reach_cuda](const transport::TransportConfig& config) -> Result<std::unique_ptr<transport::Transport>> {
-        Result<std::unique_ptr<transport::Transport>> inner = transport::create_transport("tcp", config);
-        if (!inner.ok()) return inner.status();
-        return std::unique_ptr<transport::Transport>(
-            std::make_unique<KeyedTcpTransport>(std::move(inner).value(), name, reach_cuda));
-      },
-      [](std::uint32_t rails) {
-        Result<std::vector<std::string>> r = transport::loopback_rail_addresses("tcp", rails);
-        return r.ok() ? *r : std::vector<std::string>{};
-      }});
+  return register_wrapped_tcp(
+      std::string(name), [reach_cuda](transport::Capabilities tcp) { return keyed_capabilities(tcp, reach_cuda); },
+      [name, reach_cuda](std::unique_ptr<transport::Transport> tcp) -> std::unique_ptr<transport::Transport> {
+        transport::Capabilities caps = keyed_capabilities(tcp->capabilities(), reach_cuda);
+        return std::make_unique<KeyedTcpTransport>(std::move(tcp), name, std::move(caps));
+      });
 }
 const bool k_keyed_registered = register_keyed(k_keyed, false);
 // The same, declaring that it reaches CUDA memory as ibverbs with peer memory does.
@@ -380,50 +353,6 @@ TEST(HwRdmaKeys, FileSweepChunksCarryKeysFromClientToStorageServer) {
   EXPECT_EQ(world.counter("client.crc_mismatches"), 0.0);
 }
 
-
-// "GPU memory" in host memory, for the GPU-direct plumbing without a GPU:
-// the operations HwNode/HwEnv ask the CUDA backend for, counting copies (a
-// bounce is a copy between GPU and pinned memory; the direct path has none).
-// Installed for the test's lifetime, the previous slot restored after.
-class FakeGpu {
- public:
-  FakeGpu() : previous_(gpu_memory_ops_slot().load()) {
-    ops_.name = "fake_gpu";
-    ops_.alloc = [](std::uint16_t, std::uint64_t bytes) -> Result<std::byte*> {
-      auto* p = static_cast<std::byte*>(std::calloc(1, bytes));
-      if (p == nullptr) return error(StatusCode::no_space, "fake GPU: out of memory");
-      return p;
-    };
-    ops_.free = [](std::uint16_t, std::byte* data) { std::free(data); };
-    ops_.copy = [this](std::uint16_t, std::byte* dst, const std::byte* src, std::uint64_t bytes) {
-      ++copies;
-      std::memmove(dst, src, bytes);
-      return ok_status();
-    };
-    ops_.fill = [](std::uint16_t, std::byte* dst, std::uint64_t bytes, std::uint64_t seed, std::uint64_t offset) {
-      fill_pattern(std::span<std::byte>(dst, bytes), seed, offset);
-      return ok_status();
-    };
-    ops_.find_mismatch = [](std::uint16_t, const std::byte* src, std::uint64_t bytes, std::uint64_t seed,
-                            std::uint64_t offset) -> Result<std::optional<std::uint64_t>> {
-      std::optional<std::size_t> bad = first_pattern_mismatch(std::span<const std::byte>(src, bytes), seed, offset);
-      if (!bad) return std::optional<std::uint64_t>();
-      return std::optional<std::uint64_t>(*bad);
-    };
-    ops_.crc32c = [](std::uint16_t, const std::byte* src, std::uint64_t bytes) -> Result<std::uint32_t> {
-      return proto::crc32c(std::span<const std::byte>(src, bytes));
-    };
-    gpu_memory_ops_slot().store(&ops_);
-  }
-  ~FakeGpu() { gpu_memory_ops_slot().store(previous_); }
-  FakeGpu(const FakeGpu&) = delete;
-  FakeGpu& operator=(const FakeGpu&) = delete;
-  std::atomic<std::uint64_t> copies{0};
-
- private:
-  const GpuMemoryOps* previous_;
-  GpuMemoryOps ops_;
-};
 
 struct GpuSweepOutcome {
   Status result;
