@@ -11,6 +11,12 @@
 --             to the new primary, and every byte is still read back.
 -- Mirroring is not free: every write crosses the network twice (client ->
 -- primary -> secondary) before it is acknowledged.
+--   meta_outage: metadata mirrored too (mirror.metadata: a second metadata
+--             server on node 1); meta:0, the shard's primary, dies for
+--             good early in the writes. mgmt switches the shard to its second
+--             server, clients resend their creates and closes there (a resent
+--             create is answered from the replicated reply cache), and every
+--             file is still there to read.
 -- A permanent failure without mirroring fails the run (try
 -- --set outage_s=0 --set mirror_only=false): the reads of the dead
 -- server's chunks end in timed_out naming the target.
@@ -30,32 +36,34 @@ local P = sl.params{
 local cluster = sl.cluster{ nodes = 6, node = sl.machines.generic{ gpus = 1, nics = 1, nvmes = 1 },
                             fabric = sl.fabric.ethernet{ gbps = 10 } }
 
-local function fs(mirrored)
+local function fs(mirrored, metadata)
   return sl.fs.beegfs{
     storage_nodes = {1, 2, 3, 4}, meta_nodes = {5}, mgmt_node = 5, client_nodes = {0},
     stripe = { chunk = "512KiB", count = 2 },
     mirror = mirrored and { heartbeat = "500ms", probably_offline_after = "2s",
-                            offline_after = P.offline_after_s .. "s" } or nil,
+                            offline_after = P.offline_after_s .. "s", metadata = metadata } or nil,
   }
 end
 
-local function run(mirrored, fault)
+local function run(mirrored, fault, metadata)
   local kill = nil
   if fault then
-    kill = { at = P.kill_at_s .. "s", kill = "storage:0" }
+    kill = { at = P.kill_at_s .. "s", kill = metadata and "meta:0" or "storage:0" }
     if not mirrored and P.outage_s > 0 then kill.revive_after = P.outage_s .. "s" end
   end
-  local r = sl.run{ cluster = cluster, fs = fs(mirrored),
+  local r = sl.run{ cluster = cluster, fs = fs(mirrored, metadata),
                     workload = sl.workload.file_sweep{ op = {"write", "read"}, files = P.files,
                                                        size = P.file_size, threads = P.threads },
                     faults = kill and { kill } or nil, seed = 1 }
-  sl.report{ r, title = (mirrored and "buddy-mirrored" or "plain") .. ", " .. (fault and "storage:0 dies" or "calm") }
+  sl.report{ r, title = (mirrored and (metadata and "data+metadata mirrored" or "buddy-mirrored") or "plain") .. ", " ..
+                       (fault and ((metadata and "meta:0" or "storage:0") .. " dies") or "calm") }
   return r
 end
 
 local R = {
   plain_calm = run(false, false), plain_outage = run(false, true),
   mirror_calm = run(true, false), mirror_outage = run(true, true),
+  meta_calm = run(true, false, true), meta_outage = run(true, true, true),
 }
 
 local function row(name, phase) return study.row(R[name], {}, phase) end
@@ -79,4 +87,12 @@ sl.claim{"mirrored, a server dead for good: bytes read back / written",
 sl.claim{"mirrored: the failover stall (s) lasts at least mgmt's offline timeout less one heartbeat",
          measured = done_s("mirror_outage", "write") - done_s("mirror_calm", "write"),
          at_least = P.offline_after_s - 0.5, seed = "switchover only after the primary is offline"}
-study.check(study.concat(R.plain_calm, R.plain_outage, R.mirror_calm, R.mirror_outage))
+sl.headline("writes done, metadata mirrored, meta:0 dead for good",
+            string.format("%.2f s (calm %.2f s)", done_s("meta_outage", "write"), done_s("meta_calm", "write")), "")
+sl.claim{"metadata mirrored, its primary dead for good: bytes read back / written",
+         measured = bytes("meta_outage", "read") / math.max(1, bytes("meta_calm", "write")),
+         at_least = 1.0, at_most = 1.0, seed = "BeeGFS metadata mirroring: no acknowledged create lost"}
+sl.claim{"metadata mirrored: the failover stall (s) lasts at least mgmt's offline timeout less one heartbeat",
+         measured = done_s("meta_outage", "write") - done_s("meta_calm", "write"),
+         at_least = P.offline_after_s - 0.5, seed = "switchover only after the primary is offline"}
+study.check(study.concat(R.plain_calm, R.plain_outage, R.mirror_calm, R.mirror_outage, R.meta_calm, R.meta_outage))

@@ -219,6 +219,8 @@ struct RunArgs {
   std::uint32_t jobs = 0;
   double point_timeout_s = scenario::k_default_point_timeout_s;
   bool check_claims = false;  // exit 1 when a claim of the script does not hold
+  bool report = false;        // also write OUT/report.md with its plots (sluice report)
+  std::string report_phase = "read";
 };
 
 // A script error ("file:line: ...") is the user's: exit 2; a failed run: exit 1.
@@ -332,6 +334,19 @@ int run_command(const RunArgs& args) {
   for (std::uint64_t s : seeds) seed_text += (seed_text.empty() ? "" : ", ") + std::to_string(s);
   fmt::print("scenario {}: seed {}; wrote {}/results.json and {}/results.csv\n", outcome->scenario,
              seed_text.empty() ? "-" : seed_text, args.out_dir, args.out_dir);
+  if (args.report && !results.empty()) {
+    // The same report `sluice report OUT/results.json --out OUT` writes.
+    analysis::ReportArgs report;
+    report.files = {(std::filesystem::path(args.out_dir) / "results.json").string()};
+    report.out_dir = args.out_dir;
+    report.phase = args.report_phase;
+    report.title = "sluice run " + outcome->scenario;
+    std::ostringstream said;
+    if (analysis::run_report(report, said, said) != k_exit_ok) {
+      throw std::runtime_error("writing the report: " + said.str());
+    }
+    fmt::print("{}", said.str());
+  }
   std::size_t failed = 0;
   for (const auto& r : results) {
     if (r.ok) continue;
@@ -395,6 +410,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", run_args.out_dir, "where results and reports go")->capture_default_str();
   run_cmd->add_flag("--check-claims", run_args.check_claims,
                     "exit 1 when a shape claim of the script (sl.claim) does not hold");
+  run_cmd->add_flag("--report", run_args.report, "also write OUT/report.md with throughput plots (as sluice report)");
+  run_cmd->add_option("--report-phase", run_args.report_phase, "the phase the report plots")->capture_default_str();
   run_cmd->add_option("--jobs", run_args.jobs, "run points at once (default: the number of cores in sim, 1 on hw)");
   run_cmd->add_option("--point-timeout", run_args.point_timeout_s, "wall-clock limit of one run point, in seconds")
       ->capture_default_str()

@@ -54,6 +54,9 @@ struct FsSpec {
   NodeId mgmt_node = 0;
   MetaPolicy policy = MetaPolicy::dir_owner;
   std::vector<NodeId> meta_nodes;  // one metadata server (shard) per entry, shard = index
+  // Metadata buddy mirroring: the second server of shard i on meta_mirror_nodes[i]
+  // (empty: shards are not mirrored). Needs mgmt.meta_mirror and meta.mirror.
+  std::vector<NodeId> meta_mirror_nodes;
   std::vector<StorageServerSpec> storage;
   GdsMode gds = GdsMode::automatic;
   // Templates; the runner fills in endpoints, shard ids and the namespace.

@@ -35,7 +35,7 @@ namespace sluice::faults {
 // Who is who in a deployment, for resolving fault subjects.
 struct FaultDirectory {
   std::vector<Endpoint> mgmt;     // index 0 is "mgmt"
-  std::vector<Endpoint> meta;     // by shard: "meta:N"
+  std::vector<Endpoint> meta;     // by shard: "meta:N"; mirrored shards: "meta:S+N" is shard N's second server (S shards)
   std::vector<Endpoint> storage;  // in deployment order: "storage:N"
   std::vector<Endpoint> client;   // by rank: "client:N"
   std::map<TargetId, Endpoint> target_server;  // every target and the storage service serving it

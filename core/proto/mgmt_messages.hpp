@@ -63,8 +63,11 @@ struct RegisterTarget {
 
 // A metadata server announces the shard it serves. `incarnation` is drawn
 // anew each time a server starts, so mgmt tells a restarted server (which may
-// have lost what it held) from a resent registration. Reply: Ack
-// (invalid_argument: a mirrored shard that has two other servers already).
+// have lost what it held) from a resent registration. `second`: the server
+// is configured as the shard's second (mirror) server, so it takes the
+// secondary's place of a new group (as `beegfs-ctl --addmirrorgroup` names
+// primary and secondary). Reply: Ack (invalid_argument: a mirrored shard that
+// has two other servers already).
 struct RegisterMetaShard {
   static constexpr MessageType k_type = MessageType::register_meta_shard;
   static constexpr std::string_view k_name = "RegisterMetaShard";
@@ -72,6 +75,7 @@ struct RegisterMetaShard {
   ShardId shard = k_no_id;
   Endpoint endpoint;
   std::uint64_t incarnation = 0;
+  bool second = false;
 
   template <class Io>
   void io(Io& f) {
@@ -79,6 +83,7 @@ struct RegisterMetaShard {
     f("shard", shard);
     f("endpoint", endpoint);
     f("incarnation", incarnation);
+    f("second", second);
   }
   bool operator==(const RegisterMetaShard&) const = default;
 };

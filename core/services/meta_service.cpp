@@ -83,6 +83,7 @@ void MetaService::start() {
   reg.shard = config_.shard;
   reg.endpoint = env_.self();
   reg.incarnation = env_.rng().next_u64();
+  reg.second = config_.mirror.enabled && config_.mirror.second;
   rpc_.call(config_.mgmt, std::move(reg), [this](Result<proto::Message> r) {
     if (!r.ok()) {
       env_.log(LogLevel::error, "registering shard failed: " + r.status().to_string());

@@ -85,6 +85,9 @@ namespace sluice {
 // this on, and turn on MgmtConfig::meta_mirror and heartbeat checking.
 struct MetaMirrorConfig {
   bool enabled = false;
+  // This server is its shard's second server: it starts as the secondary
+  // (the first server as the primary) whatever order they register in.
+  bool second = false;
   TimeNs heartbeat_interval_ns = 500 * k_ns_per_ms;     // liveness reports to mgmt
   TimeNs maps_refresh_interval_ns = 500 * k_ns_per_ms;  // roles and the buddy's state; resyncs start on it
   // Forwarding to the secondary; timeout x attempts stays below the clients'

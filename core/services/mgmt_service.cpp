@@ -212,10 +212,16 @@ void MgmtService::publish_meta_shard(const MetaGroup& group) {
 
 void MgmtService::register_meta_member(Endpoint from, const proto::RegisterMetaShard& m) {
   MetaGroup& g = meta_groups_[m.shard];
+  // The first server takes the primary's place, a `second` one the
+  // secondary's, and a server that is in the group keeps its place.
   proto::MetaGroupDesc& d = g.desc;
   d.shard = m.shard;
   const std::string shard = "metadata shard " + std::to_string(m.shard);
-  if (!d.primary.valid() || d.primary == m.endpoint) {
+  const bool was_primary = d.primary == m.endpoint;
+  const bool was_secondary = d.secondary.valid() && d.secondary == m.endpoint;
+  const bool takes_primary =
+      was_primary || (!was_secondary && !d.primary.valid() && (!m.second || d.secondary.valid()));
+  if (takes_primary) {
     const bool restarted = d.primary.valid() && g.primary_incarnation != m.incarnation;
     d.primary = m.endpoint;
     g.primary_incarnation = m.incarnation;
@@ -227,7 +233,7 @@ void MgmtService::register_meta_member(Endpoint from, const proto::RegisterMetaS
         meta_switchover(g, "its primary restarted and may have lost what it held");
       }
     }
-  } else if (d.secondary == m.endpoint || !d.secondary.valid()) {
+  } else if (was_secondary || !d.secondary.valid()) {
     if (d.secondary.valid() && g.secondary_incarnation != m.incarnation) {
       env_.log(LogLevel::warn, shard + ": its secondary " + m.endpoint.to_string() + " restarted");
     }

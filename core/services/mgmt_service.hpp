@@ -52,7 +52,8 @@ struct MgmtConfig {
   // this always; off to study an unmirrored failure).
   bool buddy_switchover = true;
   // Metadata buddy groups (BeeGFS `beegfs-ctl --mirrormd`): each shard is
-  // served by the first two servers that register it, the first as primary.
+  // served by the first two servers that register it, the first as primary
+  // unless it says it is the shard's second server (MetaMirrorConfig::second).
   // A server that registers again with a new incarnation restarted: it is
   // needs_resync, and if it was the primary and its secondary is good and
   // online, the two switch first. Heartbeats from the two servers decide

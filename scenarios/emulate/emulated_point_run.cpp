@@ -73,6 +73,10 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
   if (sweep->buffer_kind != MemKind::host) return bad("workload " + w.label + ": only host buffers are emulated");
   if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
+  if (!spec.fs.meta_mirror_nodes.empty()) {
+    return bad("metadata mirroring (mirror.metadata) runs in simulation and with --backend hw; the emulated cluster "
+               "deploys one server per shard");
+  }
   if (spec.fs.storage.empty()) return bad("the file system has no storage server");
 
   Result<LinkSpec> link = network_link(t);

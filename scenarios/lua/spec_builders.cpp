@@ -464,9 +464,12 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy
   // mirroring (BeeGFS buddy groups, paired below once the targets are known).
   bool mirrored = false;
+  bool meta_mirrored = false;
   if (const ScriptTable* mirror = r.table("mirror")) {
     FieldReader m(*mirror, context + " mirror");
     mirrored = m.boolean("storage").value_or(true);
+    // metadata = true: every shard gets a second server (BeeGFS `beegfs-ctl --mirrormd`).
+    meta_mirrored = m.boolean("metadata").value_or(false);
     const TimeNs heartbeat = m.duration("heartbeat").value_or(k_lua_mirror_heartbeat_ns);
     const TimeNs probably = m.duration("probably_offline_after").value_or(k_lua_mirror_probably_offline_ns);
     const TimeNs offline = m.duration("offline_after").value_or(k_lua_mirror_offline_ns);
@@ -481,13 +484,20 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
       throw ScriptError(context + ": mirror.offline_after: must be at least probably_offline_after (" +
                         ms_text(probably) + ")");
     }
-    if (mirrored) {
+    if (mirrored || meta_mirrored) {
       fs.mgmt.check_interval_ns = heartbeat;
       fs.mgmt.probably_offline_after_ns = probably;
       fs.mgmt.offline_after_ns = offline;
       fs.storage_config.heartbeat_interval_ns = heartbeat;
+    }
+    if (mirrored) {
       fs.storage_config.mirror.enabled = true;
       fs.meta.mirror_file_data = true;
+    }
+    if (meta_mirrored) {
+      fs.mgmt.meta_mirror = true;
+      fs.meta.mirror.enabled = true;
+      fs.meta.mirror.heartbeat_interval_ns = heartbeat;
     }
   }
   r.finish();
@@ -602,6 +612,31 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   std::uint32_t targets = 0;
   for (const StorageServerSpec& s : fs.storage) targets += static_cast<std::uint32_t>(s.nvme.size());
   if (mirrored) fs.mgmt.buddy_groups = pair_buddy_targets(fs.storage, *cluster, context);
+  if (meta_mirrored) {
+    // The second server of each shard on the next candidate node that is not
+    // the shard's own (as `beegfs-ctl --addmirrorgroup --automatic` pairs
+    // metadata nodes on different hosts).
+    std::vector<NodeId> candidates = meta_candidates;
+    for (NodeId n : fs.meta_nodes) {
+      if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) candidates.push_back(n);
+    }
+    for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
+      const NodeId primary = fs.meta_nodes[shard];
+      auto at = std::find(candidates.begin(), candidates.end(), primary);
+      const std::size_t from = static_cast<std::size_t>(at - candidates.begin());
+      std::optional<NodeId> buddy;
+      for (std::size_t k = 1; k <= candidates.size() && !buddy; ++k) {
+        const NodeId n = candidates[(from + k) % candidates.size()];
+        if (n != primary) buddy = n;
+      }
+      if (!buddy) {
+        throw ScriptError(context + ": mirror.metadata: shard " + std::to_string(shard) + " on " +
+                          node_text(*cluster, primary) +
+                          " has no other node for its second server (metadata mirroring needs two nodes)");
+      }
+      fs.meta_mirror_nodes.push_back(*buddy);
+    }
+  }
   if (type == "gekkofs_like" && !stripe_count_given) {
     fs.meta.default_stripe_count = std::min<std::uint32_t>(targets, k_max_stripe_count);
   }

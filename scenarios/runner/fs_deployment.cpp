@@ -21,6 +21,20 @@ Status FsDeployment::validate(const ScenarioSpec& spec) {
   for (NodeId node : fs.meta_nodes) {
     if (Status s = node_exists(node, "fs: metadata server"); !s.ok()) return s;
   }
+  if (!fs.meta_mirror_nodes.empty()) {
+    if (fs.meta_mirror_nodes.size() != fs.meta_nodes.size()) {
+      return error(StatusCode::invalid_argument, "fs: " + std::to_string(fs.meta_mirror_nodes.size()) +
+                                                     " mirror metadata servers for " +
+                                                     std::to_string(fs.meta_nodes.size()) + " shards");
+    }
+    if (!fs.mgmt.meta_mirror || !fs.meta.mirror.enabled) {
+      return error(StatusCode::invalid_argument,
+                   "fs: mirror metadata servers are placed but metadata mirroring is off in mgmt or the servers");
+    }
+    for (NodeId node : fs.meta_mirror_nodes) {
+      if (Status s = node_exists(node, "fs: mirror metadata server"); !s.ok()) return s;
+    }
+  }
   if (fs.storage.empty()) return error(StatusCode::invalid_argument, "fs: no storage server");
   std::set<std::pair<NodeId, std::uint32_t>> drives;
   for (const StorageServerSpec& server : fs.storage) {

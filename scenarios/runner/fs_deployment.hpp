@@ -3,7 +3,8 @@
 // administrator brings one up:
 //   mgmt and the barrier service on FsSpec::mgmt_node;
 //   metadata shard i on FsSpec::meta_nodes[i] (namespace: FsSpec::policy over
-//   meta_nodes.size() shards, the rest of FsSpec::meta.ns kept);
+//   meta_nodes.size() shards, the rest of FsSpec::meta.ns kept), and its
+//   second server on FsSpec::meta_mirror_nodes[i] when mirrored;
 //   storage server s on FsSpec::storage[s].node with one target per listed
 //   NVMe drive; target ids are 1, 2, ... in server order, then drive order.
 // Clients (ClientHosts, one per workload rank) get the same namespace and
@@ -49,6 +50,11 @@ class FsDeployment {
     for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
       d.metas_.push_back(&world.template add_service<MetaService>(fs.meta_nodes[shard],
                                                                   d.meta_config(static_cast<ShardId>(shard))));
+    }
+    for (std::size_t shard = 0; shard < fs.meta_mirror_nodes.size(); ++shard) {
+      MetaServiceConfig second = d.meta_config(static_cast<ShardId>(shard));
+      second.mirror.second = true;
+      d.metas_.push_back(&world.template add_service<MetaService>(fs.meta_mirror_nodes[shard], second));
     }
     TargetId next = 1;
     for (const StorageServerSpec& server : fs.storage) {

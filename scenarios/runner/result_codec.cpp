@@ -100,6 +100,7 @@ json spec_summary(const ScenarioSpec& spec) {
                   {"policy", std::string(to_string(fs.policy))},
                   {"mgmt_node", fs.mgmt_node},
                   {"meta_nodes", fs.meta_nodes},
+                  {"meta_mirror_nodes", fs.meta_mirror_nodes},
                   {"storage", storage},
                   {"targets", targets},
                   {"gds", std::string(to_string(fs.gds))},

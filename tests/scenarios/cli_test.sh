@@ -52,6 +52,18 @@ if python3 "$here/runner/validate_results.py" "$schema" "$tmp/run/results.json";
 else
   echo "FAIL: results.json does not validate against analysis/results.schema.json"; fail=1
 fi
+# --report: the run's own report (report.md + the plot it embeds, a real SVG and PNG).
+expect 0 "run --report" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/reported" --set files=8 --report
+grep -q "report written: " "$tmp/out" || { echo "FAIL: run --report did not say where the report is"; cat "$tmp/out"; fail=1; }
+[ -s "$tmp/reported/report.md" ] || { echo "FAIL: run --report wrote no report.md"; fail=1; }
+svg=$(ls "$tmp/reported"/*.svg 2>/dev/null | head -1)
+png=$(ls "$tmp/reported"/*.png 2>/dev/null | head -1)
+{ [ -n "$svg" ] && grep -q "<svg" "$svg" && [ "$(stat -c %s "$svg")" -gt 2000 ]; } ||
+  { echo "FAIL: run --report drew no SVG plot"; ls "$tmp/reported"; fail=1; }
+{ [ -n "$png" ] && [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ]; } ||
+  { echo "FAIL: run --report drew no PNG plot"; fail=1; }
+grep -q "$(basename "${svg:-none}")\|$(basename "${png:-none}")" "$tmp/reported/report.md" ||
+  { echo "FAIL: report.md does not embed its plot"; fail=1; }
 expect 0 "run --seed overrides" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/seeded" --seed 11 --set files=4
 grep -q '"seed": 11' "$tmp/seeded/results.json" || { echo "FAIL: --seed not applied"; fail=1; }
 [ ! -s "$tmp/err" ] || { echo "FAIL: run is not quiet on a non-terminal stderr"; cat "$tmp/err"; fail=1; }

@@ -5,7 +5,8 @@
 //
 // One run, from its seed:
 //   1. a cluster: mgmt, 1 metadata server, 4 storage servers with one target
-//      each (with mirroring: buddy groups {1,2} and {3,4}), 2 client nodes;
+//      each (with mirroring: buddy groups {1,2} and {3,4}, and the metadata
+//      shard mirrored on a second server), 2 client nodes;
 //   2. a random fault plan (core/faults) drawn from the seed, shifted to start
 //      when the workload starts;
 //   3. SoakWriter on each client rank while a FaultDriver applies the plan;
@@ -185,6 +186,13 @@ inline testing::TestClusterSpec soak_cluster_spec(std::uint64_t seed, bool mirro
     spec.storage.heartbeat_interval_ns = 500 * k_ns_per_ms;
     spec.storage.mirror.enabled = true;
     spec.meta.mirror_file_data = true;
+    // The metadata shard is mirrored too, and kept on disk (a restarted
+    // server finds its store; the primary resyncs it all the same).
+    spec.meta_mirror = true;
+    spec.durable_meta = true;
+    spec.mgmt.meta_mirror = true;
+    spec.meta.mirror.enabled = true;
+    spec.meta.mirror.heartbeat_interval_ns = 500 * k_ns_per_ms;
   }
   return spec;
 }

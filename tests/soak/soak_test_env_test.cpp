@@ -40,6 +40,7 @@ SoakTotals soak_test_env(bool mirroring, std::uint32_t default_runs) {
   config.mirroring = mirroring;
   config.revive_before_check = !mirroring;
   config.limits.revive_every_kill = !mirroring;
+  config.limits.kill_meta = mirroring;  // the metadata shard is mirrored too
   config.limits.max_permanent_kills = mirroring ? 1 : 0;
   SoakTotals totals;
   for (std::uint32_t i = 0; i < config.runs; ++i) {

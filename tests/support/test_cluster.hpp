@@ -32,6 +32,7 @@
 #include "core/services/storage_service.hpp"
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
+#include "tests/support/meta_disk.hpp"
 #include "tests/support/test_world.hpp"
 
 namespace sluice::testing {
@@ -47,6 +48,9 @@ struct TestClusterSpec {
   // Two metadata servers per shard (metadata buddy mirroring); also set
   // mgmt.meta_mirror and meta.mirror (meta_mirrored_spec() does).
   bool meta_mirror = false;
+  // Metadata servers keep their namespace on a MetaDisk (meta_disk.hpp) that
+  // survives a restart; off: in memory, lost when the server is rebuilt.
+  bool durable_meta = false;
   // Templates: the cluster fills in mgmt, shard, targets and the namespace.
   MgmtConfig mgmt;
   MetaServiceConfig meta;

@@ -25,19 +25,18 @@ BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
   if (spec_.barrier) barrier_ = world_->endpoint_of(world_->template add_service<BarrierService>(node, spec_.barrier_config));
   ++node;
   const NamespaceConfig ns = namespace_config();
-  for (std::uint32_t shard = 0; shard < spec_.meta_shards; ++shard, ++node) {
+  const std::uint32_t meta_servers = spec_.meta_shards * (spec_.meta_mirror ? 2 : 1);
+  for (std::uint32_t i = 0; i < meta_servers; ++i, ++node) {
     MetaServiceConfig meta = spec_.meta;
-    meta.shard = shard;
+    meta.shard = i % spec_.meta_shards;  // with meta_mirror the second half are the shards' second servers
+    meta.mirror.second = i >= spec_.meta_shards;
     meta.mgmt = mgmt_;
     meta.ns = ns;
-    metas_.push_back(&world_->template add_service<MetaService>(node, meta));
-  }
-  for (std::uint32_t shard = 0; spec_.meta_mirror && shard < spec_.meta_shards; ++shard, ++node) {
-    MetaServiceConfig meta = spec_.meta;
-    meta.shard = shard;
-    meta.mgmt = mgmt_;
-    meta.ns = ns;
-    metas_.push_back(&world_->template add_service<MetaService>(node, meta));
+    if (spec_.durable_meta) {
+      metas_.push_back(&world_->template add_service<MetaService>(node, meta, MetaDisk{}));
+    } else {
+      metas_.push_back(&world_->template add_service<MetaService>(node, meta));
+    }
   }
   TargetId next_target = 1;
   for (std::uint32_t count : spec_.targets_per_server) {

@@ -48,7 +48,7 @@ std::vector<Message> sample_messages() {
   std::vector<Message> out;
   out.push_back(Ack{1, StatusCode::no_space, "target 7: pool emergency"});
   out.push_back(RegisterTarget{2, 101, 5, Endpoint{5, 2}, 3'840'000'000'000ull, 1'000'000ull});
-  out.push_back(RegisterMetaShard{3, 2, Endpoint{9, 0}});
+  out.push_back(RegisterMetaShard{3, 2, Endpoint{9, 0}, 0x0123456789ABCDEFull, true});
   out.push_back(RegisterClient{k_u64_max, 77, Endpoint{77, 4}});
   out.push_back(Heartbeat{Endpoint{5, 2}, 99, {sample_target(0), sample_target(1), sample_target(2)}});
   out.push_back(GetMaps{5, 123456});
@@ -56,7 +56,10 @@ std::vector<Message> sample_messages() {
                           {sample_target(3), sample_target(4)},
                           {ShardInfoDesc{0, Endpoint{1, 1}, Reachability::online},
                            ShardInfoDesc{1, Endpoint{2, 1}, Reachability::probably_offline}},
-                          {BuddyGroupDesc{1, 100, 101}, BuddyGroupDesc{2, 102, 103}}});
+                          {BuddyGroupDesc{1, 100, 101}, BuddyGroupDesc{2, 102, 103}},
+                          {MetaGroupDesc{0, Endpoint{1, 1}, Endpoint{3, 1}, Consistency::good, Reachability::online},
+                           MetaGroupDesc{1, Endpoint{2, 1}, Endpoint{}, Consistency::needs_resync,
+                                         Reachability::offline}}});
   out.push_back(Barrier{30, "file_sweep.write.begin", 128});
   out.push_back(Mkdir{7, "/data/train/shard-0001", 0755});
   out.push_back(Create{8, "/data/train/f\xC3\xA9\x00x"s, 0644, 1 << 20, 4, ChooserKind::random_inter_node});
@@ -93,6 +96,17 @@ std::vector<Message> sample_messages() {
   out.push_back(MirrorWrite{41, 7, 100, 101, 55, 3ull << 40, 1 << 20, MemHandle{5, MemKind::pinned, 0, 9, 0, 1 << 20},
                             RailDesc{1, 0}, 0xE3069283u, true, true});
   out.push_back(MirrorRemove{42, 7, 100, 101, k_u64_max});
+  // metadata buddy mirroring
+  const std::vector<std::byte> reply_frame = encode(Ack{16, StatusCode::ok, ""});
+  MetaMirror batch{43, 1, 0xFEEDFACEull, 1, {}};
+  batch.records.push_back(MetaRecordDesc{MetaRecordKind::reset, "", "", InodeDesc{}, 0, Endpoint{}, ""});
+  batch.records.push_back(MetaRecordDesc{MetaRecordKind::put_entry, "/data", "f-0001", sample_inode(), 0, Endpoint{}, ""});
+  batch.records.push_back(MetaRecordDesc{MetaRecordKind::counter, "", "", InodeDesc{}, 1 << 20, Endpoint{}, ""});
+  batch.records.push_back(MetaRecordDesc{MetaRecordKind::reply, "", "", InodeDesc{}, 16, Endpoint{77, 4},
+                                         std::string(reinterpret_cast<const char*>(reply_frame.data()),
+                                                     reply_frame.size())});
+  out.push_back(batch);
+  out.push_back(SetMetaConsistency{44, 1, Endpoint{1, 1}, Consistency::needs_resync});
   return out;
 }
 

@@ -112,15 +112,15 @@ TEST(RdmaKeys, AKeyCutShortIsRefusedNamingTheField) {
   }
 }
 
-TEST(RdmaKeys, AVersionOneFrameIsRefusedAndItsLayoutDoesNotPassAsVersionTwo) {
+TEST(RdmaKeys, AVersionOneFrameIsRefusedAndItsLayoutDoesNotPassAsTheCurrentVersion) {
   // What a version-1 peer sends: the ReadChunk fields without dst_keys.
   const ByteBuilder old_payload = read_chunk_head();
   expect_error(make_frame(0x0301, old_payload.bytes(), 1), StatusCode::invalid_argument,
-               "unsupported wire version 1 at byte 4; this build speaks version 2");
-  // Relabelled as version 2 it is short of the key count.
+               "unsupported wire version 1 at byte 4; this build speaks version 3");
+  // Relabelled as the current version it is short of the key count.
   expect_error(make_frame(0x0301, old_payload.bytes()), StatusCode::corrupt,
                "ReadChunk.dst_keys: needs 4 bytes, only 0 remain");
-  // A version-2 frame whose version field is turned back to 1 is refused too.
+  // A current frame whose version field is turned back to 1 is refused too.
   auto frame = encode_valid(read_chunk_with({RdmaRegionDesc{0, 1, 2, 3}}));
   testing::put_le16(frame, 4, 1);
   reseal(frame);

@@ -26,6 +26,7 @@
 
 #include "core/common/pattern.hpp"
 #include "tests/core/services/buddy_mirror_scenarios.hpp"
+#include "tests/core/services/meta_mirror_scenarios.hpp"
 #include "tests/core/services/mixed_files_workload.hpp"
 #include "tests/core/services/scripted_workload.hpp"
 #include "tests/support/test_cluster.hpp"
@@ -371,6 +372,11 @@ TYPED_TEST_P(ServicesSuite, BuddyMirrorResyncThenFailoverKeepsTheData) {
   TypeParam::isolate([] { mirror_resync_then_failover_keeps_the_data<typename TypeParam::World>(); });
 }
 
+// Metadata buddy mirroring (issue 9): meta_mirror_scenarios.hpp.
+TYPED_TEST_P(ServicesSuite, MetaMirrorFailoverKeepsTheNamespace) {
+  TypeParam::isolate([] { meta_mirror_failover_keeps_the_namespace<typename TypeParam::World>(); });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
                             EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
                             LostChunkRequestsAreRetriedAndTheReadSucceeds, DuplicatedAndLateMessagesGiveTheSameAnswer,
@@ -380,6 +386,6 @@ REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStri
                             AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
                             TheEgressLimitPacesReadsFromAServer,
                             BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
-                            BuddyMirrorResyncThenFailoverKeepsTheData);
+                            BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace);
 
 }  // namespace sluice::testing::shared_suite

@@ -100,22 +100,26 @@ inline Scripted::Script check_populated(std::string dir, std::uint32_t files) {
   };
 }
 
-// Runs until every mirrored shard's primary forwards to a good secondary.
+// Runs until every mirrored shard's primary forwards to a good secondary
+// (read between events: HwEnv's services run on their own threads) and
+// returns the primaries' endpoints, or an empty list if that did not happen.
 template <class World>
-bool settle_mirrors(BasicTestCluster<World>& cluster) {
+std::vector<Endpoint> settle_mirrors(BasicTestCluster<World>& cluster) {
   const std::uint32_t shards = cluster.spec().meta_shards;
-  for (int round = 0; round < 20; ++round) {
-    cluster.world().run_for(k_mirror_maps_refresh_ns * 5);
-    std::uint32_t in_sync = 0;
+  std::vector<Endpoint> primaries;
+  auto in_sync = [&cluster, &primaries, shards] {
+    primaries.clear();
     for (MetaService* m : cluster.metas()) {
       if (m->mirror_role() == MetaService::MirrorRole::primary &&
           m->mirror_mode() == MetaService::MirrorMode::forwarding) {
-        ++in_sync;
+        primaries.push_back(cluster.world().endpoint_of(*m));
       }
     }
-    if (in_sync == shards) return true;
-  }
-  return false;
+    return primaries.size() == shards;
+  };
+  // Registration, a maps refresh, a resync and the good report: a few refresh periods.
+  if (!cluster.world().run_until(in_sync)) primaries.clear();
+  return primaries;
 }
 
 // Primaries die after files were created: mgmt switches every shard to its
@@ -125,14 +129,10 @@ template <class World>
 void meta_mirror_failover_keeps_the_namespace() {
   BasicTestCluster<World> cluster(meta_mirrored_spec());
   ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
-  ASSERT_TRUE(settle_mirrors(cluster));
+  const std::vector<Endpoint> primaries = settle_mirrors(cluster);
+  ASSERT_EQ(primaries.size(), cluster.spec().meta_shards);
   const Status made = run_script(cluster, populate("/d", 40));
   ASSERT_TRUE(made.ok()) << made.to_string();
-  std::vector<Endpoint> primaries;
-  for (MetaService* m : cluster.metas()) {
-    if (m->mirror_role() == MetaService::MirrorRole::primary) primaries.push_back(cluster.world().endpoint_of(*m));
-  }
-  ASSERT_EQ(primaries.size(), cluster.spec().meta_shards);
   for (Endpoint p : primaries) cluster.world().kill(p);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), static_cast<double>(primaries.size()));

@@ -47,7 +47,7 @@ std::string dump(const MetaStore& store) {
 TEST(MetaMirror, EveryChangeReachesTheSecondaryBeforeItIsAcknowledged) {
   TestCluster cluster(meta_mirrored_spec());
   ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
-  ASSERT_TRUE(settle_mirrors(cluster)) << logs_of(cluster);
+  ASSERT_FALSE(settle_mirrors(cluster).empty()) << logs_of(cluster);
   const Status made = run_script(cluster, populate("/d", 50));
   ASSERT_TRUE(made.ok()) << made.to_string() << logs_of(cluster);
   // Renames, unlinks and an rmdir, so removals travel too.
@@ -78,12 +78,10 @@ TEST(MetaMirror, EveryChangeReachesTheSecondaryBeforeItIsAcknowledged) {
   EXPECT_EQ(cluster.world().counter("meta.mirror_alone"), 0.0);
 }
 
-TEST(MetaMirror, KilledPrimariesFailOverAndTheNamespaceIsIntact) { meta_mirror_failover_keeps_the_namespace<TestWorld>(); }
-
 TEST(MetaMirror, ASecondaryRefusesRequestsAndClientsGoToThePrimary) {
   TestCluster cluster(meta_mirrored_spec(1));
   ASSERT_TRUE(cluster.ready().ok());
-  ASSERT_TRUE(settle_mirrors(cluster));
+  ASSERT_FALSE(settle_mirrors(cluster).empty());
   std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
   ASSERT_EQ(pair.size(), 2u);
   const Endpoint secondary = cluster.world().endpoint_of(*pair[1]);
@@ -105,7 +103,7 @@ TEST(MetaMirror, ASecondaryRefusesRequestsAndClientsGoToThePrimary) {
 TEST(MetaMirror, ACreateResentAfterFailoverIsAnsweredFromTheReplicatedReplyCache) {
   TestCluster cluster(meta_mirrored_spec(1));
   ASSERT_TRUE(cluster.ready().ok());
-  ASSERT_TRUE(settle_mirrors(cluster));
+  ASSERT_FALSE(settle_mirrors(cluster).empty());
   std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
   const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
   // The primary executes the create, the secondary gets the records and the
@@ -156,7 +154,7 @@ TEST(MetaMirror, ACreateResentAfterFailoverIsAnsweredFromTheReplicatedReplyCache
 TEST(MetaMirror, ARestartedSecondaryIsResyncedAndThenSurvivesItsPrimary) {
   TestCluster cluster(meta_mirrored_spec(1));
   ASSERT_TRUE(cluster.ready().ok());
-  ASSERT_TRUE(settle_mirrors(cluster));
+  ASSERT_FALSE(settle_mirrors(cluster).empty());
   std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
   const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
   const Endpoint secondary = cluster.world().endpoint_of(*pair[1]);
@@ -167,10 +165,11 @@ TEST(MetaMirror, ARestartedSecondaryIsResyncedAndThenSurvivesItsPrimary) {
   ASSERT_TRUE(alone.ok()) << alone.to_string() << logs_of(cluster);
   EXPECT_GE(cluster.world().counter("meta.mirror_alone"), 1.0);
   // It restarts with an empty store: a full resync brings all of it back.
-  ASSERT_TRUE(cluster.world().restart(secondary).ok());
   const double resyncs = cluster.world().counter("meta.mirror_resyncs");
-  ASSERT_TRUE(settle_mirrors(cluster)) << logs_of(cluster);
-  EXPECT_GT(cluster.world().counter("meta.mirror_resyncs"), resyncs);
+  ASSERT_TRUE(cluster.world().restart(secondary).ok());  // pair[1] is invalid from here
+  ASSERT_TRUE(cluster.world().run_until([&] { return cluster.world().counter("meta.mirror_resyncs") > resyncs; }))
+      << logs_of(cluster);
+  cluster.world().run_for(k_mirror_maps_refresh_ns * 2);  // the good report reaches mgmt
   cluster.world().kill(primary);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
@@ -183,7 +182,7 @@ TEST(MetaMirror, ARestartedSecondaryIsResyncedAndThenSurvivesItsPrimary) {
 TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
   TestCluster cluster(meta_mirrored_spec(1));
   ASSERT_TRUE(cluster.ready().ok());
-  ASSERT_TRUE(settle_mirrors(cluster));
+  ASSERT_FALSE(settle_mirrors(cluster).empty());
   std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
   const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
   MetaService* old_primary = pair[0];

@@ -51,6 +51,8 @@ const BadScript k_bad_scripts[] = {
     {"fat_tree_options.lua", "fat_tree_options.lua:2:", "need topology = \"fat_tree\""},
     {"mirror_odd_targets.lua", "mirror_odd_targets.lua:3:",
      "mirror: 3 storage targets cannot be paired into buddy groups (an even number is needed)"},
+    {"mirror_metadata_one_node.lua", "mirror_metadata_one_node.lua:3:",
+     "mirror.metadata: shard 0 on node 0"},
     {"mirror_timeouts.lua", "mirror_timeouts.lua:3:",
      "mirror.probably_offline_after: must be longer than the heartbeat (2000 ms)"},
     {"set_bad_value.lua", "set_bad_value.lua:2:", "--set nodes=abc: \"abc\" is not a number", {{"nodes", "abc"}}},
