@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <future>
 #include <thread>
 
 namespace sluice::hw {
@@ -135,6 +136,45 @@ void HwWorld::revive(Endpoint service) {
   it->second.loop->revive();
   lock.unlock();
   log("hw world: service " + service.to_string() + " revived");
+}
+
+Status HwWorld::restart(Endpoint service) {
+  ServiceLoop* loop = nullptr;
+  HwEnv* env = nullptr;
+  std::function<std::unique_ptr<Service>(Env&)> factory;
+  {
+    std::shared_lock lock(topology_mu_);
+    auto it = entries_.find(service);
+    if (it == entries_.end()) return error(StatusCode::not_found, "hw world: no service " + service.to_string());
+    if (!it->second.factory) {
+      return error(StatusCode::unavailable,
+                   "hw world: service " + service.to_string() + " was built from arguments that cannot be copied");
+    }
+    loop = it->second.loop.get();
+    env = it->second.env.get();
+    factory = it->second.factory;
+  }
+  loop->kill(env->next_op_id());
+  std::unique_ptr<Service> fresh = factory(*env);
+  Service* raw = fresh.get();
+  // Swap on the loop thread, between items: the old instance may be in a handler now.
+  auto swapped = std::make_shared<std::promise<void>>();
+  std::future<void> done = swapped->get_future();
+  loop->run([loop, raw, swapped] {
+    loop->bind(raw);
+    swapped->set_value();
+  });
+  done.wait();
+  {
+    std::unique_lock lock(topology_mu_);
+    Entry& e = entries_.at(service);
+    e.retired.push_back(std::move(e.service));
+    e.service = std::move(fresh);
+  }
+  loop->revive();
+  if (loop->running()) loop->run([raw] { raw->start(); });
+  log("hw world: service " + service.to_string() + " restarted as a fresh instance");
+  return ok_status();
 }
 
 bool HwWorld::alive(Endpoint service) const {

@@ -100,6 +100,13 @@ class HwWorld {
   S& add_service(NodeId node, Args&&... args) {
     Endpoint ep;
     Entry e = new_entry(node, ep);
+    // restart() rebuilds the service from copies of its arguments (its
+    // configuration); a service built from move-only arguments cannot restart.
+    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...)) {
+      e.factory = [... copies = std::decay_t<Args>(args)](Env& env) -> std::unique_ptr<Service> {
+        return std::make_unique<S>(env, copies...);
+      };
+    }
     auto service = std::make_unique<S>(*e.env, std::forward<Args>(args)...);
     S& ref = *service;
     e.loop->bind(service.get());
@@ -129,6 +136,16 @@ class HwWorld {
   void kill(Endpoint service);
   void revive(Endpoint service);
   bool alive(Endpoint service) const;
+  // The service comes back as a fresh instance built from copies of its
+  // original arguments, at the same endpoint (a crashed process restarted):
+  // the old instance handles no more events, completions of the operations
+  // it started are dropped (as after kill), and the new one starts on the
+  // same loop thread. The old instance and the memory regions it allocated
+  // are kept until the world is destroyed: operations it started may still
+  // be using them on other threads. Counters carry on. unavailable for a
+  // service built from move-only arguments; not_found for an unknown
+  // endpoint. From the owner's thread, never from a service or a hook.
+  [[nodiscard]] Status restart(Endpoint service);
 
   Endpoint endpoint_of(const Service& service) const;
   TimeNs now() const;
@@ -194,6 +211,8 @@ class HwWorld {
     std::unique_ptr<ServiceLoop> loop;
     std::unique_ptr<HwEnv> env;
     std::unique_ptr<Service> service;
+    std::function<std::unique_ptr<Service>(Env&)> factory;  // empty: cannot restart
+    std::vector<std::unique_ptr<Service>> retired;         // instances replaced by restart()
     bool deferred = false;
   };
 

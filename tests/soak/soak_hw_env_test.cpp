@@ -16,11 +16,11 @@
 //   only: bulk transfers go over their own TCP connections, which a
 //   message rule cannot cut; the netns emulation's `tc` is the place for
 //   that, and this kernel has no sch_netem, so no tc netem loss/delay);
-// - no kills: HwWorld can kill and revive a service, but revive resumes the
-//   same instance, whose operations in flight at the kill never complete
-//   (a storage target's queue slots stay taken), which is not what a
-//   restarted process does; restart as a fresh instance is TestEnv's and
-//   SimEnv's (FaultControl::revive) until HwWorld can restart a service;
+// - kills of storage servers (and, with mirroring, of the mirrored metadata
+//   servers) as in TestEnv and SimEnv: the service's thread stops handling
+//   events, and comes back as a fresh instance (hw::HwWorld::restart) with
+//   its chunk files (and its MetaDisk); with mirroring one storage server
+//   may stay dead;
 // - no slow disks (FaultyStorageBackend does not delay completions).
 //
 // SLUICE_SOAK_HW_RUNS overrides the number of runs (make soak: 100).
@@ -63,10 +63,6 @@ class SoakHwWorld : public HwSuiteWorld {
   }
 
   // WorldFaultControl's surface; what HwEnv cannot do is refused, saying why.
-  Status restart(Endpoint service) {
-    return error(StatusCode::unavailable, "HwWorld cannot restart " + service.to_string() +
-                                              " as a fresh instance (see soak_hw_env_test.cpp)");
-  }
   Status set_disk_slowdown(TargetId target, double factor) {
     if (factor <= 1.0) return ok_status();
     return error(StatusCode::unavailable, "target " + std::to_string(target) +
@@ -185,16 +181,19 @@ std::optional<std::uint64_t> hw_object_size(SoakHwWorld& world, TargetId target,
 
 void soak_hw_env(bool mirroring) {
   SoakConfig config;
-  // No kills in HwEnv (see the top): with mirroring, every write is also
-  // forwarded to the buddy under the same storage and network faults.
+  // With mirroring, every write is also forwarded to the buddy under the
+  // same storage and network faults, and a killed server may stay dead.
   config.mirroring = mirroring;
+  config.revive_before_check = !mirroring;
+  config.limits.revive_every_kill = !mirroring;
+  config.limits.max_permanent_kills = mirroring ? 1 : 0;
+  config.limits.kill_meta = mirroring;
   config.runs = static_cast<std::uint32_t>(env_number("SLUICE_SOAK_HW_RUNS", k_ci_runs_hw_env));
   config.first_seed = env_number("SLUICE_SOAK_SEED", 1);
   // Real time: a shorter run, fault kinds HwEnv can inject (see the top).
   config.limits.window_ns = 3 * k_ns_per_s;
   config.limits.max_duration_ns = 3 * k_ns_per_s;
   config.limits.max_faults = 3;
-  config.limits.weight_kill = 0;
   config.limits.weight_slow_disk = 0;
   config.limits.max_extra_delay_ns = 0;  // the delay rule is fixed at its making; loss and partitions only
   config.writer.max_gap_ns = 250 * k_ns_per_ms;

@@ -71,6 +71,8 @@ class HwSuiteWorld {
   void clear_faults();
   void kill(Endpoint service) { world_->kill(service); }
   void revive(Endpoint service) { world_->revive(service); }
+  // A fresh instance at the same endpoint (hw::HwWorld::restart).
+  [[nodiscard]] Status restart(Endpoint service) { return world_->restart(service); }
   bool alive(Endpoint service) const { return world_->alive(service); }
 
   double counter(std::string_view name) const { return world_->counter(name); }

@@ -1,6 +1,6 @@
 // What HwWorld offers tests of faults and of whole clusters: the EventGate
 // that lets a thread look at every service between events, the message hook
-// (drop / delay / duplicate), kill and revive of one service, services added
+// (drop / delay / duplicate), kill, revive and restart of one service, services added
 // after start(), run_until / run_until_idle with their bounds, and
 // HwSuiteWorld's clean-up. Waits are bounded waits for the world's progress.
 #include <gtest/gtest.h>
@@ -218,6 +218,66 @@ TEST_F(HwWorldFaults, AKilledServiceHearsNothingAndForgetsItsTimersUntilRevived)
   world.kill(Endpoint{77, 77});  // unknown: nothing happens
   world.revive(Endpoint{77, 77});
   EXPECT_FALSE(world.alive(Endpoint{77, 77}));
+}
+
+// Registers each instance it builds, so a test can reach the fresh one a restart makes.
+class Incarnation final : public Service {
+ public:
+  Incarnation(Env& env, std::shared_ptr<std::vector<Incarnation*>> all) : env_(env) { all->push_back(this); }
+  void start() override { first_timer = env_.timer(30 * k_ns_per_ms); }
+  void on_event(Event& event) override {
+    if (auto* c = std::get_if<Completion>(&event)) completed.push_back(c->op);
+    if (std::holds_alternative<Delivery>(event)) ++deliveries;
+  }
+  std::string name() const override { return "incarnation"; }
+
+  OpId first_timer = 0;
+  std::vector<OpId> completed;
+  int deliveries = 0;
+
+ private:
+  Env& env_;
+};
+
+class MoveOnlyArg final : public Service {
+ public:
+  MoveOnlyArg(Env&, std::unique_ptr<int>) {}
+  void start() override {}
+  void on_event(Event&) override {}
+  std::string name() const override { return "move-only"; }
+};
+
+TEST_F(HwWorldFaults, ARestartedServiceIsAFreshInstanceAtTheSameEndpoint) {
+  HwWorld world(config());
+  auto all = std::make_shared<std::vector<Incarnation*>>();
+  Recorder& sender = world.add_service<Recorder>(1);
+  Incarnation& first = world.add_service<Incarnation>(2, all);
+  ASSERT_TRUE(world.start().ok());
+  const Endpoint v = world.endpoint_of(first);
+  world.call(first, [] {});  // its start() ran: its 30 ms timer is set
+  ASSERT_TRUE(world.restart(v).ok());
+  ASSERT_EQ(all->size(), 2u);
+  Incarnation& fresh = *all->back();
+  EXPECT_EQ(world.endpoint_of(fresh), v);
+  EXPECT_TRUE(world.alive(v));
+  world.call(sender, [&] { EXPECT_TRUE(sender.env().send(v, proto::Ack{1, StatusCode::ok, {}}).ok()); });
+  // The fresh instance started (its own timer), hears messages, and never
+  // gets the completion of the timer its predecessor set.
+  ASSERT_TRUE(world.run_until([&] { return fresh.deliveries == 1 && !fresh.completed.empty(); }, k_any_events,
+                              k_max_wait_ns));
+  world.run_for(50 * k_ns_per_ms);
+  world.call(fresh, [&] {
+    EXPECT_EQ(fresh.completed, std::vector<OpId>{fresh.first_timer});
+    EXPECT_NE(fresh.first_timer, first.first_timer);
+  });
+  EXPECT_TRUE(first.completed.empty());
+  EXPECT_EQ(first.deliveries, 0);
+  // What cannot be restarted says why.
+  MoveOnlyArg& stuck = world.add_service<MoveOnlyArg>(3, std::make_unique<int>(7));
+  const Status refused = world.restart(world.endpoint_of(stuck));
+  EXPECT_EQ(refused.code(), StatusCode::unavailable);
+  EXPECT_NE(refused.message().find("cannot be copied"), std::string::npos) << refused.to_string();
+  EXPECT_EQ(world.restart(Endpoint{77, 77}).code(), StatusCode::not_found);
 }
 
 TEST_F(HwWorldFaults, ServicesAddedAfterStartRunAtOnceAndRunsAreBounded) {
