@@ -41,6 +41,13 @@ Result<PhaseRecord> parse_phase(const nlohmann::json &p, const std::string &wher
   if (p.contains("extra") && p["extra"].is_object()) {
     for (const auto &[k, v] : p["extra"].items()) r.extra[k] = v.is_number() ? v.get<double>() : k_nan;
   }
+  if (p.contains("progress") && p["progress"].is_object()) {
+    const auto &progress = p["progress"];
+    r.progress_window_s = number_or_nan(progress, "window_s");
+    if (progress.contains("bytes_per_s") && progress["bytes_per_s"].is_array()) {
+      for (const auto &v : progress["bytes_per_s"]) r.progress_bytes_per_s.push_back(v.is_number() ? v.get<double>() : k_nan);
+    }
+  }
   return r;
 }
 

@@ -38,6 +38,9 @@ struct PhaseRecord {
   double latency_us_p50 = 0;
   double latency_us_p99 = 0;
   std::map<std::string, double> extra;
+  // Throughput over time (results.json "progress"): window i is [i, i+1) x progress_window_s.
+  double progress_window_s = 0;
+  std::vector<double> progress_bytes_per_s;
 };
 
 struct RunRecord {

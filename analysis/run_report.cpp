@@ -76,6 +76,37 @@ Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const R
     }
   }
 
+  // Throughput over time of the report's phase, one line per run (at most
+  // k_max_progress_series runs, the first ones, so the plot stays readable).
+  PlotSpec over_time;
+  over_time.title = "throughput over time, phase " + options.phase;
+  over_time.x_label = "time since the phase started (s)";
+  over_time.y_label = "MiB/s";
+  for (std::size_t i = 0; i < runs.size() && over_time.series.size() < k_max_progress_series; ++i) {
+    for (const PhaseRecord &p : runs[i].phases) {
+      if (p.phase != options.phase || p.progress_bytes_per_s.empty() || !(p.progress_window_s > 0)) continue;
+      PlotSeries line;
+      line.title = fmt::format("run {} {}", i, runs[i].backend);
+      for (std::size_t w = 0; w < p.progress_bytes_per_s.size(); ++w) {
+        line.x.push_back((static_cast<double>(w) + 0.5) * p.progress_window_s);
+        line.y.push_back(p.progress_bytes_per_s[w] / (1024.0 * 1024.0));
+      }
+      over_time.series.push_back(std::move(line));
+    }
+  }
+  md += "\n## Throughput over time\n\n";
+  if (over_time.series.empty()) {
+    md += "No phase " + options.phase + " with progress windows.\n";
+  } else {
+    const std::string base = "progress_" + options.phase;
+    Result<std::vector<std::string>> files = render_plot(over_time, options.out_dir + "/" + base);
+    if (files.ok()) {
+      md += fmt::format("![{}]({}.svg)\n\n[PNG]({}.png) · data `{}.dat`\n", over_time.title, base, base, base);
+    } else {
+      md += "No plot: " + files.status().message() + "\n";
+    }
+  }
+
   Result<Comparison> cmp = compare_runs(runs);
   if (cmp.ok()) {
     md += fmt::format("\n## Predicted vs measured\n\nmedian error {:.2f}%, p90 {:.2f}% over {} metrics.\n\n",

@@ -20,7 +20,11 @@ struct ReportOptions {
   std::string phase = "read";
 };
 
-// Writes <out_dir>/report.md (+ throughput_<phase>.{svg,png,dat,gp}); returns
+// Lines in the throughput-over-time plot (one per run, the first runs).
+inline constexpr std::size_t k_max_progress_series = 12;
+
+// Writes <out_dir>/report.md (+ throughput_<phase>.{svg,png,dat,gp} and
+// progress_<phase>.{svg,png,dat,gp}, throughput over time); returns
 // the report's path. invalid_argument: no run; io_error naming the file.
 Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const ReportOptions &options);
 

@@ -120,6 +120,10 @@ struct PhaseRow {
   double latency_us_p50 = 0;
   double latency_us_p99 = 0;
   std::map<std::string, double> extra;  // workload-specific, name carries its unit (e.g. "au_pct")
+  // Throughput over time, all ranks together: window i covers
+  // [i, i+1) x progress_window_s after the phase started (PhaseRecorder).
+  double progress_window_s = 0;
+  std::vector<double> progress_bytes_per_s;
 };
 
 struct RunResult {

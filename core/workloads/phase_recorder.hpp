@@ -10,17 +10,32 @@
 //   <wl>.<phase>.elapsed_ns     one sample per rank at the end of the phase:
 //                               from start() (after the phase's start barrier)
 //                               to the completion of the rank's last op
+//   <wl>.<phase>.progress_bytes.<W>.<k>
+//                               counters, written at finish(): bytes of the ops
+//                               that completed in [k*W, (k+1)*W) ns after
+//                               start(), the throughput over time. W starts at
+//                               k_progress_first_width_ns and doubles (pairs of
+//                               windows merge) whenever the phase outgrows
+//                               k_max_progress_windows windows, so a rank keeps
+//                               a bounded series at the finest width that fits;
+//                               ranks may end at different W (a reader merges
+//                               into the widest: every W is the first times a
+//                               power of two).
 // Bytes and ops are counted as each op completes, so a failed phase still
 // shows how far it got.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/common/units.hpp"
 #include "core/env.hpp"
 
 namespace sluice {
+
+inline constexpr TimeNs k_progress_first_width_ns = 1 * k_ns_per_ms;
+inline constexpr std::size_t k_max_progress_windows = 512;
 
 // One rank's totals for one phase: the input of summarize_phase.
 struct RankPhaseResult {
@@ -62,6 +77,9 @@ class PhaseRecorder {
   TimeNs started_ns_ = 0;
   TimeNs last_op_ns_ = 0;
   bool touched_ = false;
+  // Throughput over time: bytes per window of progress_width_ns_ since start().
+  std::vector<std::uint64_t> progress_;
+  TimeNs progress_width_ns_ = k_progress_first_width_ns;
 };
 
 }  // namespace sluice

@@ -129,6 +129,8 @@ json spec_summary(const ScenarioSpec& spec) {
 json to_json(const PhaseRow& row) {
   json extra = json::object();
   for (const auto& [name, value] : row.extra) extra[name] = number(value);
+  json progress = json::array();
+  for (double v : row.progress_bytes_per_s) progress.push_back(number(v));
   return {{"workload", row.workload},
           {"phase", row.phase},
           {"ranks", row.ranks},
@@ -142,7 +144,8 @@ json to_json(const PhaseRow& row) {
           {"last_ops_per_s", number(row.last_ops_per_s)},
           {"latency_us_p50", number(row.latency_us_p50)},
           {"latency_us_p99", number(row.latency_us_p99)},
-          {"extra", extra}};
+          {"extra", extra},
+          {"progress", {{"window_s", number(row.progress_window_s)}, {"bytes_per_s", progress}}}};
 }
 
 json to_json(const RunResult& result) {
@@ -184,6 +187,10 @@ Result<PhaseRow> phase_row_from_json(const json& j) {
     row.latency_us_p50 = read_number(j.at("latency_us_p50"));
     row.latency_us_p99 = read_number(j.at("latency_us_p99"));
     for (const auto& [name, value] : j.at("extra").items()) row.extra[name] = read_number(value);
+    if (j.contains("progress")) {  // results written before it had none
+      row.progress_window_s = read_number(j.at("progress").at("window_s"));
+      for (const auto& v : j.at("progress").at("bytes_per_s")) row.progress_bytes_per_s.push_back(read_number(v));
+    }
     return row;
   } catch (const json::exception& e) {
     return error(StatusCode::invalid_argument, std::string("phase row: ") + e.what());

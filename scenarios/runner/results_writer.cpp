@@ -174,6 +174,20 @@ std::string results_csv(const std::vector<RunResult>& runs) {
   return out;
 }
 
+std::string progress_csv(const std::vector<RunResult>& runs) {
+  std::string out = "run,workload,phase,window_start_s,window_s,throughput_MiB_per_s\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const PhaseRow& p : runs[i].phases) {
+      for (std::size_t w = 0; w < p.progress_bytes_per_s.size(); ++w) {
+        out += std::to_string(i) + "," + csv_field(p.workload) + "," + csv_field(p.phase) + "," +
+               csv_number(static_cast<double>(w) * p.progress_window_s) + "," + csv_number(p.progress_window_s) + "," +
+               csv_number(p.progress_bytes_per_s[w] / k_bytes_per_mib) + "\n";
+      }
+    }
+  }
+  return out;
+}
+
 std::string results_table(const std::vector<RunResult>& runs) {
   std::string out = fmt::format("{:>4} {:<7} {:<40} {:<22} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10}\n", "run",
                                 "backend", "params", "workload/phase", "ranks", "MiB/s", "ops/s", "elapsed_s",
@@ -210,7 +224,8 @@ Status write_results(const std::string& dir, std::string_view scenario, const st
     return ok_status();
   };
   if (Status s = write(base / "results.json", results_document(scenario, runs, findings).dump(2) + "\n"); !s.ok()) return s;
-  return write(base / "results.csv", results_csv(runs));
+  if (Status s = write(base / "results.csv", results_csv(runs)); !s.ok()) return s;
+  return write(base / "progress.csv", progress_csv(runs));
 }
 
 }  // namespace sluice::scenario

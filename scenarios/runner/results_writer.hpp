@@ -47,9 +47,11 @@ nlohmann::json build_versions();
 nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs,
                                 const ScriptFindings& findings = {});
 std::string results_csv(const std::vector<RunResult>& runs);
+// Throughput over time, one row per run, phase and window (progress.csv).
+std::string progress_csv(const std::vector<RunResult>& runs);
 std::string results_table(const std::vector<RunResult>& runs);
 
-// Writes <dir>/results.json and <dir>/results.csv (creating dir); io_error
+// Writes <dir>/results.json, <dir>/results.csv and <dir>/progress.csv (creating dir); io_error
 // naming the file.
 Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs,
                      const ScriptFindings& findings = {});

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <type_traits>
 
+#include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/phase_summary.hpp"
 
 namespace sluice::scenario {
@@ -129,6 +131,32 @@ std::vector<RankPhaseResult> WorkloadRun::rank_results(std::uint32_t rank) const
       spec_.config);
 }
 
+namespace {
+
+constexpr const char* k_progress_counter = "progress_bytes.";
+
+// Merges the ranks' windows into the widest width any rank ended with (every
+// width is k_progress_first_width_ns times a power of two, so a window of a
+// finer width lies inside exactly one of the widest) and turns them into rates.
+void set_progress(PhaseRow& row, const std::map<std::pair<TimeNs, std::uint64_t>, double>& progress) {
+  if (progress.empty()) return;
+  TimeNs widest = 0;
+  for (const auto& [key, bytes] : progress) widest = std::max(widest, key.first);
+  std::vector<double> bytes_per_window;
+  for (const auto& [key, bytes] : progress) {
+    if (key.first <= 0) continue;
+    const std::uint64_t window = key.second * static_cast<std::uint64_t>(key.first) / static_cast<std::uint64_t>(widest);
+    if (window >= 64 * k_max_progress_windows) continue;  // not from a PhaseRecorder
+    if (window >= bytes_per_window.size()) bytes_per_window.resize(window + 1, 0.0);
+    bytes_per_window[window] += bytes;
+  }
+  row.progress_window_s = static_cast<double>(widest) / static_cast<double>(k_ns_per_s);
+  row.progress_bytes_per_s.clear();
+  for (double b : bytes_per_window) row.progress_bytes_per_s.push_back(b / row.progress_window_s);
+}
+
+}  // namespace
+
 std::vector<PhaseRow> WorkloadRun::rows(const MetricWindow& window, const std::vector<TargetId>& targets) const {
   // Phases in the order the ranks ran them (a rank that failed early ran fewer).
   std::vector<std::string> order;
@@ -160,12 +188,22 @@ std::vector<PhaseRow> WorkloadRun::rows(const MetricWindow& window, const std::v
       row.latency_us_p50 = percentile(it->second, 50) / k_ns_per_us;
       row.latency_us_p99 = percentile(it->second, 99) / k_ns_per_us;
     }
+    std::map<std::pair<TimeNs, std::uint64_t>, double> progress;  // (width, window) -> bytes
     for (const auto& [metric, value] : window.counters) {
       if (metric.rfind(prefix, 0) != 0) continue;
       const std::string rest = metric.substr(prefix.size());
       if (rest == "bytes" || rest == "ops") continue;  // the row's own columns
+      if (rest.rfind(k_progress_counter, 0) == 0) {
+        // "progress_bytes.<width_ns>.<window>" (PhaseRecorder)
+        const std::string tail = rest.substr(std::string_view(k_progress_counter).size());
+        const std::size_t dot = tail.find('.');
+        if (dot == std::string::npos) continue;
+        progress[{std::stoll(tail.substr(0, dot)), std::stoull(tail.substr(dot + 1))}] += value;
+        continue;
+      }
       row.extra[rest] = value;
     }
+    set_progress(row, progress);
     for (const auto& [metric, values] : window.samples) {
       if (metric.rfind(prefix, 0) != 0 || values.empty()) continue;
       const std::string rest = metric.substr(prefix.size());

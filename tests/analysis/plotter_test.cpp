@@ -134,6 +134,23 @@ TEST_F(PlotFiles, ReportEmbedsThePlotsTablesAndComparison) {
   EXPECT_NE(md.find("| `sweep|file_size=4MiB,threads=1` | hw | file_sweep/read | 2 |"), std::string::npos);
   expect_svg(dir_ / "rep" / "throughput_read.svg");
   expect_png(dir_ / "rep" / "throughput_read.png");
+  // These runs carry no progress windows: the report says so.
+  EXPECT_NE(md.find("No phase read with progress windows"), std::string::npos);
+}
+
+TEST_F(PlotFiles, ReportDrawsThroughputOverTimeFromTheProgressWindows) {
+  auto run = testing::run_json("sim", "1", 100e6, 1);
+  for (auto &phase : run["phases"]) {
+    phase["progress"] = {{"window_s", 0.5}, {"bytes_per_s", {100e6, 50e6, 0.0, 100e6}}};
+  }
+  const auto runs = *parse_runs(testing::results_json({run}));
+  ASSERT_EQ(runs[0].phases[0].progress_bytes_per_s.size(), 4U);
+  EXPECT_DOUBLE_EQ(runs[0].phases[0].progress_window_s, 0.5);
+  const std::string md = slurp(*write_run_report(runs, {(dir_ / "over_time").string(), "T", "", "read"}));
+  EXPECT_NE(md.find("## Throughput over time"), std::string::npos);
+  EXPECT_NE(md.find("progress_read.svg"), std::string::npos) << md;
+  expect_svg(dir_ / "over_time" / "progress_read.svg");
+  expect_png(dir_ / "over_time" / "progress_read.png");
 }
 
 TEST(RunReport, SaysWhyThereIsNoPlotAndListsFailedRuns) {

@@ -32,6 +32,16 @@ inline constexpr TimeNs k_mirror_maps_refresh_ns = 200 * k_ns_per_ms;
 // few MiB and a switchover (offline timeout + a maps refresh) to happen.
 inline constexpr TimeNs k_mirror_settle_ns = 5 * k_ns_per_s;
 
+// Heartbeats, mgmt's reachability timeouts and switchover for mirrored test
+// clusters (storage and metadata mirroring alike).
+inline void with_mirror_heartbeats(TestClusterSpec& spec) {
+  spec.mgmt.check_interval_ns = k_mirror_heartbeat_ns;
+  spec.mgmt.probably_offline_after_ns = k_mirror_probably_offline_ns;
+  spec.mgmt.offline_after_ns = k_mirror_offline_ns;
+  spec.storage.heartbeat_interval_ns = k_mirror_heartbeat_ns;
+  spec.meta.mirror.heartbeat_interval_ns = k_mirror_heartbeat_ns;
+}
+
 // A TestClusterSpec with buddy mirroring on: `servers` storage servers (an
 // even number) with one target each (targets 1..servers), groups
 // {1: targets 1/2, 2: 3/4, ...} so buddies sit on different servers, and
@@ -43,10 +53,7 @@ inline TestClusterSpec buddy_mirrored_spec(std::uint32_t servers = 4) {
   for (std::uint32_t g = 0; g < servers / 2; ++g) {
     spec.mgmt.buddy_groups.push_back(proto::BuddyGroupDesc{g + 1, 2 * g + 1, 2 * g + 2});
   }
-  spec.mgmt.check_interval_ns = k_mirror_heartbeat_ns;
-  spec.mgmt.probably_offline_after_ns = k_mirror_probably_offline_ns;
-  spec.mgmt.offline_after_ns = k_mirror_offline_ns;
-  spec.storage.heartbeat_interval_ns = k_mirror_heartbeat_ns;
+  with_mirror_heartbeats(spec);
   spec.storage.mirror.enabled = true;
   spec.storage.mirror.maps_refresh_interval_ns = k_mirror_maps_refresh_ns;
   spec.meta.mirror_file_data = true;

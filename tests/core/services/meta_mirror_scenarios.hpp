@@ -27,13 +27,9 @@ inline TestClusterSpec meta_mirrored_spec(std::uint32_t shards = 2) {
   spec.meta_shards = shards;
   spec.meta_mirror = true;
   spec.mgmt.meta_mirror = true;
-  spec.mgmt.check_interval_ns = k_mirror_heartbeat_ns;
-  spec.mgmt.probably_offline_after_ns = k_mirror_probably_offline_ns;
-  spec.mgmt.offline_after_ns = k_mirror_offline_ns;
+  with_mirror_heartbeats(spec);
   spec.meta.mirror.enabled = true;
-  spec.meta.mirror.heartbeat_interval_ns = k_mirror_heartbeat_ns;
   spec.meta.mirror.maps_refresh_interval_ns = k_mirror_maps_refresh_ns;
-  spec.storage.heartbeat_interval_ns = k_mirror_heartbeat_ns;
   return spec;
 }
 

@@ -110,6 +110,12 @@ TEST(RunnerSim, FileSweepAndMdBenchOnFourNodesMoveEveryByteWithinTheLinkRate) {
     EXPECT_GT(row->last_bytes_per_s, 0) << phase;
     // Both ranks share node 3's one 10 Gb/s NIC.
     EXPECT_LE(row->last_bytes_per_s, k_link_bytes_per_s * 1.001) << phase;
+    // Throughput over time: every byte is in exactly one window.
+    ASSERT_GT(row->progress_window_s, 0) << phase;
+    ASSERT_FALSE(row->progress_bytes_per_s.empty()) << phase;
+    double progress_bytes = 0;
+    for (double rate : row->progress_bytes_per_s) progress_bytes += rate * row->progress_window_s;
+    EXPECT_NEAR(progress_bytes, static_cast<double>(total_bytes), 1.0) << phase;
     EXPECT_GE(row->first_bytes_per_s, row->last_bytes_per_s * 0.999) << phase;
     EXPECT_GT(row->latency_us_p50, 0) << phase;
     EXPECT_GE(row->latency_us_p99, row->latency_us_p50) << phase;
@@ -342,6 +348,9 @@ TEST(RunnerHw, SmallSpecRunsOnLoopbackWithRealFilesAndEveryByteCounted) {
     EXPECT_EQ(row->bytes, total_bytes) << phase;
     EXPECT_GT(row->last_bytes_per_s, 0) << phase;
     EXPECT_GT(row->latency_us_p50, 0) << phase;
+    double progress_bytes = 0;
+    for (double rate : row->progress_bytes_per_s) progress_bytes += rate * row->progress_window_s;
+    EXPECT_NEAR(progress_bytes, static_cast<double>(total_bytes), 1.0) << phase;
   }
   EXPECT_EQ(find_row(r, "md", "create")->ops, 20u);
   EXPECT_EQ(r.counters.at("storage.write_bytes"), static_cast<double>(total_bytes));
