@@ -1,20 +1,15 @@
 #include "hw_backends/hwloc/hwloc_import.hpp"
 
 #include <hwloc.h>
-#include <poll.h>
-#include <sys/wait.h>
-#include <chrono>
-#include <csignal>
-#include <string_view>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -44,6 +39,8 @@ class TopologyHandle {
   bool ok_ = false;
 };
 
+// The topology walked here is a HwlocLoader's checked re-export: bridge and OS
+// device types are hwloc's enumerators, bitmaps and nesting are bounded.
 bool is_pci_bridge(hwloc_obj_t o) {
   return o->type == HWLOC_OBJ_BRIDGE && o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI;
 }
@@ -91,7 +88,7 @@ class Importer {
   Importer(hwloc_topology_t t, const HwlocImportOptions& options) : t_(t), options_(options), m_("hwloc_import") {}
 
   Result<topo::Topology> run() {
-    add_sockets();
+    if (Status s = add_sockets(); !s.ok()) return s;
     for (hwloc_obj_t b = hwloc_get_next_bridge(t_, nullptr); b != nullptr; b = hwloc_get_next_bridge(t_, b)) {
       if (b->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_HOST || !interesting(b)) continue;
       const VertexId rp = m_.add_root_port(socket_of(b), below_bytes_per_s(b, 0));
@@ -129,8 +126,18 @@ class Importer {
     return sum > 0 ? sum : options_.default_pcie_bytes_per_s;
   }
 
-  void add_sockets() {
+  Status add_sockets() {
+    // Packages inside packages sit at several depths: hwloc counts them as -1
+    // and their logical indices are not one range (found by make fuzz).
+    if (hwloc_get_type_depth(t_, HWLOC_OBJ_PACKAGE) == HWLOC_TYPE_DEPTH_MULTIPLE) {
+      return error(StatusCode::invalid_argument, "hwloc import: packages are nested in packages");
+    }
     const int packages = hwloc_get_nbobjs_by_type(t_, HWLOC_OBJ_PACKAGE);
+    if (packages > static_cast<int>(k_max_hwloc_packages)) {
+      return error(StatusCode::invalid_argument, "hwloc import: " + std::to_string(packages) +
+                                                     " packages, above k_max_hwloc_packages (" +
+                                                     std::to_string(k_max_hwloc_packages) + ")");
+    }
     const int numas = hwloc_get_nbobjs_by_type(t_, HWLOC_OBJ_NUMANODE);
     const int sockets = packages > 0 ? packages : 1;
     std::vector<std::uint64_t> memory(static_cast<std::size_t>(sockets), 0);
@@ -147,6 +154,7 @@ class Importer {
                         topo::k_inter_socket_latency_ns);
       }
     }
+    return Status{};
   }
 
   // The socket of the package the host bridge is local to (package 0 when it is machine-wide).
@@ -220,149 +228,26 @@ class Importer {
   std::vector<VertexId> sockets_;
 };
 
-// Loads `xml` into `topology` (I/O objects kept). hwloc wants the
-// terminating NUL counted in the length.
-Status load_xml(TopologyHandle& topology, const std::string& xml) {
-  if (!topology.ok()) return error(StatusCode::internal, "hwloc import: hwloc_topology_init failed");
-  if (hwloc_topology_set_io_types_filter(topology.get(), HWLOC_TYPE_FILTER_KEEP_ALL) != 0) {
-    return error(StatusCode::internal, "hwloc import: cannot keep I/O objects (hwloc_topology_set_io_types_filter)");
-  }
-  if (hwloc_topology_set_xmlbuffer(topology.get(), xml.c_str(), static_cast<int>(xml.size() + 1)) != 0) {
-    return error(StatusCode::invalid_argument,
-                 std::string("hwloc import: hwloc rejected the XML (malformed or not a hwloc topology): ") + std::strerror(errno));
-  }
-  if (hwloc_topology_load(topology.get()) != 0) {
-    return error(StatusCode::invalid_argument, std::string("hwloc import: hwloc could not load the XML topology: ") + std::strerror(errno));
-  }
-  return Status{};
-}
-
-bool write_all(int fd, const char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
-// libhwloc's XML reader trusts its input: hwloc 2.9 (Debian 12) dereferences
-// a null bitmap in hwloc_topology_load when an object lacks complete_nodeset
-// (found by tests/fuzz/fuzz_hwloc_xml.cpp; the input is in
-// tests/fuzz/regressions/hwloc_xml/). So untrusted XML is first loaded in a
-// child process, which hands back hwloc's own re-export of what it loaded:
-// a crash there is an error here, and the parent only ever loads XML that
-// libhwloc wrote itself from a topology it built. The child runs only
-// libhwloc and write(2) before _exit, and the import runs at start-up (CLI,
-// tests), not beside other threads that hold locks.
-// Separates what libhwloc printed from the XML in the child's output.
-constexpr std::string_view k_xml_marker = "\n<<sluice-hwloc-xml>>\n";
-
-Result<std::string> canonical_xml(const std::string& xml) {
-  int fds[2];
-  if (::pipe(fds) != 0) return error(StatusCode::internal, std::string("hwloc import: pipe: ") + std::strerror(errno));
-  const pid_t child = ::fork();
-  if (child < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return error(StatusCode::internal, std::string("hwloc import: fork: ") + std::strerror(errno));
-  }
-  if (child == 0) {
-    ::close(fds[0]);
-    // libhwloc reports some inputs on stderr and then calls abort(): send
-    // that text to the parent (before the marker), with default signal
-    // dispositions so that a crash ends only this process.
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) ::signal(sig, SIG_DFL);
-    ::dup2(fds[1], STDERR_FILENO);
-    int code = 3;
-    {
-      TopologyHandle topology;
-      const Status loaded = load_xml(topology, xml);
-      if (!loaded.ok()) {
-        const std::string why = loaded.message();
-        code = write_all(fds[1], why.data(), why.size()) ? 2 : 3;
-      } else {
-        char* out = nullptr;
-        int out_bytes = 0;
-        if (hwloc_topology_export_xmlbuffer(topology.get(), &out, &out_bytes, 0) == 0 && out_bytes > 0) {
-          code = write_all(fds[1], k_xml_marker.data(), k_xml_marker.size()) &&
-                         write_all(fds[1], out, static_cast<std::size_t>(out_bytes - 1))  // without the NUL
-                     ? 0
-                     : 3;
-          hwloc_free_xmlbuffer(topology.get(), out);
-        }
-      }
-    }
-    ::close(fds[1]);
-    ::_exit(code);
-  }
-  ::close(fds[1]);
-  std::string reply;
-  char chunk[65536];
-  bool too_big = false;
-  bool timed_out = false;
-  // libhwloc can also take very long on some inputs (bitmaps with huge
-  // indices; found by `make fuzz`): the loader gets k_hwloc_load_timeout_ms.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_hwloc_load_timeout_ms);
-  for (;;) {
-    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    pollfd pfd{fds[0], POLLIN, 0};
-    const int ready = left_ms > 0 ? ::poll(&pfd, 1, static_cast<int>(left_ms)) : 0;
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      timed_out = true;
-      ::kill(child, SIGKILL);
-      break;
-    }
-    const ssize_t r = ::read(fds[0], chunk, sizeof chunk);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    if (reply.size() + static_cast<std::size_t>(r) > k_max_hwloc_xml_bytes) {
-      too_big = true;  // keep draining so the child can exit
-      continue;
-    }
-    reply.append(chunk, static_cast<std::size_t>(r));
-  }
-  ::close(fds[0]);
-  int wstatus = 0;
-  while (::waitpid(child, &wstatus, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    return error(StatusCode::invalid_argument, "hwloc import: libhwloc did not load the XML within k_hwloc_load_timeout_ms (" +
-                                                   std::to_string(k_hwloc_load_timeout_ms) + " ms): it is malformed or absurd");
-  }
-  const std::size_t marker = reply.rfind(k_xml_marker);
-  std::string said = reply.substr(0, marker == std::string::npos ? reply.size() : marker);
-  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-  if (WIFSIGNALED(wstatus)) {
-    return error(StatusCode::invalid_argument, "hwloc import: libhwloc gave up on the XML (signal " +
-                                                   std::to_string(WTERMSIG(wstatus)) + (said.empty() ? "" : ": " + said) +
-                                                   "): it is malformed");
-  }
-  const int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 3;
-  if (code == 2) return error(StatusCode::invalid_argument, said);
-  if (code != 0 || marker == std::string::npos) {
-    return error(StatusCode::internal, "hwloc import: the XML loader process failed" + (said.empty() ? "" : ": " + said));
-  }
-  if (too_big) return error(StatusCode::invalid_argument, "hwloc import: re-exported XML exceeds k_max_hwloc_xml_bytes");
-  return reply.substr(marker + k_xml_marker.size());
-}
-
 }  // namespace
 
-Result<topo::Topology> import_hwloc_xml(std::string_view xml, const HwlocImportOptions& options) {
-  if (xml.empty()) return error(StatusCode::invalid_argument, "hwloc import: empty XML");
-  if (xml.size() > k_max_hwloc_xml_bytes) {
-    return error(StatusCode::invalid_argument, "hwloc import: XML exceeds k_max_hwloc_xml_bytes");
-  }
-  auto canonical = canonical_xml(std::string(xml));
+Result<topo::Topology> import_hwloc_xml(std::string_view xml, HwlocLoader& loader, const HwlocImportOptions& options) {
+  auto canonical = loader.load(xml);
   if (!canonical.ok()) return canonical.status();
   TopologyHandle topology;
-  if (Status s = load_xml(topology, *canonical); !s.ok()) return s;
+  if (!topology.ok()) return error(StatusCode::internal, "hwloc import: hwloc_topology_init failed");
+  if (Status s = load_checked_hwloc_xml(topology.get(), *canonical); !s.ok()) return s;
   Importer importer(topology.get(), options);
   return importer.run();
+}
+
+Result<topo::Topology> import_hwloc_xml(std::string_view xml, const HwlocImportOptions& options) {
+  // One loader process for the whole process, and one import at a time: the
+  // loader is forked from here, and a fork while another thread is inside
+  // libhwloc could copy a held lock into it (hwloc_loader.hpp).
+  static std::mutex mutex;
+  static HwlocLoader loader;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return import_hwloc_xml(xml, loader, options);
 }
 
 }  // namespace sluice::hw

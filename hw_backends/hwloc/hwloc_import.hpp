@@ -29,9 +29,20 @@
 //     CUDAGlobalMemorySize, NVMe capacity from its block device's Size.
 //     Port rates, drive speeds and memory bandwidth are not in hwloc XML and
 //     come from the options.
-// - Errors: malformed XML (hwloc refuses it), input above
-//   k_max_hwloc_xml_bytes, or a machine that fails topology validation.
-// - Blocking: CPU only (parsing); thread-safe (no shared state).
+// - Untrusted XML is loaded by libhwloc in a loader process (HwlocLoader,
+//   hwloc_loader.hpp: a crash, abort, hang or memory blow-up of libhwloc is an
+//   error here); this process then loads only libhwloc's checked re-export
+//   and walks it.
+// - Errors: malformed XML (hwloc refuses it, crashes or overruns the loader's
+//   time or memory bound on it), input above k_max_hwloc_xml_bytes, indices
+//   or nesting above the loader's checks, packages nested in packages or
+//   more than k_max_hwloc_packages of them, or a machine that fails topology
+//   validation.
+// - Blocking: CPU work in the loader process and here, at most about
+//   k_hwloc_load_timeout_ms in the loader. Thread-safe: the overload without
+//   a loader uses one loader process for the whole process and serialises
+//   imports; the one with a loader is as thread-safe as that loader (one
+//   caller at a time).
 #pragma once
 
 #include <cstdint>
@@ -41,13 +52,13 @@
 #include "core/common/units.hpp"
 #include "core/topology/hardware_figures.hpp"
 #include "core/topology/topology.hpp"
+#include "hw_backends/hwloc/hwloc_loader.hpp"
 
 namespace sluice::hw {
 
-inline constexpr std::size_t k_max_hwloc_xml_bytes = 64 * k_mib;
-// Wall-clock limit on libhwloc loading one XML (in a child process; see
-// hwloc_import.cpp): a real machine's XML loads in milliseconds.
-inline constexpr int k_hwloc_load_timeout_ms = 5000;
+// Most packages (sockets) a machine may have: sockets are linked pairwise, and
+// the largest single-image machines have 32 (HPE Superdome Flex).
+inline constexpr unsigned k_max_hwloc_packages = 64;
 
 struct HwlocImportOptions {
   double default_pcie_bytes_per_s = topo::pcie_bytes_per_s(4, 16);
@@ -59,5 +70,6 @@ struct HwlocImportOptions {
 };
 
 Result<topo::Topology> import_hwloc_xml(std::string_view xml, const HwlocImportOptions& options = {});
+Result<topo::Topology> import_hwloc_xml(std::string_view xml, HwlocLoader& loader, const HwlocImportOptions& options = {});
 
 }  // namespace sluice::hw
