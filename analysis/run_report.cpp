@@ -1,5 +1,6 @@
 #include "analysis/run_report.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -85,11 +86,19 @@ Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const R
   for (std::size_t i = 0; i < runs.size() && over_time.series.size() < k_max_progress_series; ++i) {
     for (const PhaseRecord &p : runs[i].phases) {
       if (p.phase != options.phase || p.progress_bytes_per_s.empty() || !(p.progress_window_s > 0)) continue;
+      // Plotted in at most k_max_plotted_windows windows (adjacent windows
+      // averaged), so a phase of few ops per window does not draw as noise;
+      // progress.csv keeps every window.
+      const std::size_t n = p.progress_bytes_per_s.size();
+      const std::size_t merge = (n + k_max_plotted_windows - 1) / k_max_plotted_windows;
       PlotSeries line;
       line.title = fmt::format("run {} {}", i, runs[i].backend);
-      for (std::size_t w = 0; w < p.progress_bytes_per_s.size(); ++w) {
-        line.x.push_back((static_cast<double>(w) + 0.5) * p.progress_window_s);
-        line.y.push_back(p.progress_bytes_per_s[w] / (1024.0 * 1024.0));
+      for (std::size_t first = 0; first < n; first += merge) {
+        const std::size_t last = std::min(n, first + merge);
+        double sum = 0;
+        for (std::size_t w = first; w < last; ++w) sum += p.progress_bytes_per_s[w];
+        line.x.push_back(0.5 * static_cast<double>(first + last) * p.progress_window_s);
+        line.y.push_back(sum / static_cast<double>(last - first) / (1024.0 * 1024.0));
       }
       over_time.series.push_back(std::move(line));
     }

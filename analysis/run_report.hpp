@@ -20,8 +20,10 @@ struct ReportOptions {
   std::string phase = "read";
 };
 
-// Lines in the throughput-over-time plot (one per run, the first runs).
+// Lines in the throughput-over-time plot (one per run, the first runs), and
+// points per line (windows are averaged in groups to stay under it).
 inline constexpr std::size_t k_max_progress_series = 12;
+inline constexpr std::size_t k_max_plotted_windows = 64;
 
 // Writes <out_dir>/report.md (+ throughput_<phase>.{svg,png,dat,gp} and
 // progress_<phase>.{svg,png,dat,gp}, throughput over time); returns

@@ -140,17 +140,30 @@ TEST_F(PlotFiles, ReportEmbedsThePlotsTablesAndComparison) {
 
 TEST_F(PlotFiles, ReportDrawsThroughputOverTimeFromTheProgressWindows) {
   auto run = testing::run_json("sim", "1", 100e6, 1);
-  for (auto &phase : run["phases"]) {
-    phase["progress"] = {{"window_s", 0.5}, {"bytes_per_s", {100e6, 50e6, 0.0, 100e6}}};
-  }
+  std::vector<double> rates(130, 100e6);  // 130 windows: plotted as 44 averages of 3
+  rates[7] = 0;
+  for (auto &phase : run["phases"]) phase["progress"] = {{"window_s", 0.5}, {"bytes_per_s", rates}};
   const auto runs = *parse_runs(testing::results_json({run}));
-  ASSERT_EQ(runs[0].phases[0].progress_bytes_per_s.size(), 4U);
+  ASSERT_EQ(runs[0].phases[0].progress_bytes_per_s.size(), 130U);
   EXPECT_DOUBLE_EQ(runs[0].phases[0].progress_window_s, 0.5);
   const std::string md = slurp(*write_run_report(runs, {(dir_ / "over_time").string(), "T", "", "read"}));
   EXPECT_NE(md.find("## Throughput over time"), std::string::npos);
   EXPECT_NE(md.find("progress_read.svg"), std::string::npos) << md;
   expect_svg(dir_ / "over_time" / "progress_read.svg");
   expect_png(dir_ / "over_time" / "progress_read.png");
+  std::ifstream dat(dir_ / "over_time" / "progress_read.dat");
+  std::size_t points = 0;
+  bool saw_dip = false;
+  for (std::string line; std::getline(dat, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    ++points;
+    std::istringstream fields(line);
+    double x = 0, y = 0;
+    fields >> x >> y;
+    saw_dip = saw_dip || (y > 60 && y < 70);  // the empty window averaged with two full ones: 2/3 of 95.4 MiB/s
+  }
+  EXPECT_EQ(points, 44U);
+  EXPECT_TRUE(saw_dip);
 }
 
 TEST(RunReport, SaysWhyThereIsNoPlotAndListsFailedRuns) {
