@@ -168,6 +168,17 @@ bool MetaService::mirror_refuses(Endpoint from, proto::Message& message) {
 }
 
 void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, bool mutating) {
+  if (role_ != MirrorRole::primary) {
+    // The maps changed while the request ran (a switchover): what it did here
+    // is not on the new primary and will be overwritten by its resync, so it
+    // must not be acknowledged. The client resends to the new primary.
+    env_.metrics().count("meta.mirror_failed_replies", 1);
+    return send_reply(to, id,
+                      ack_of(id, error(StatusCode::unavailable, name() + " stopped being the primary of " +
+                                                                    shard_name(config_.shard) +
+                                                                    " while it handled the request; retry at " +
+                                                                    group_.primary.to_string())));
+  }
   const bool streaming = role_ == MirrorRole::primary &&
                          (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing);
   if (streaming && mutating) {
