@@ -318,16 +318,25 @@ SoakRunResult soak_run(std::uint64_t seed, const SoakConfig& config, const Objec
     return std::make_unique<SoakWriter>(writer, ledger);
   });
   if (on_start) on_start(world);
-  auto all_done = [](const std::vector<ClientHost*>& hosts) {
-    return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); });
+  // Hosts are read between events: HwEnv's services run on their own
+  // threads, and run_until with no event to run is a look under the world's
+  // event gate in every world (TestWorld and SimEnv just look).
+  auto all_done = [&world](const std::vector<ClientHost*>& hosts) {
+    return world.run_until(
+        [&hosts] { return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); }); },
+        0);
   };
   faults::run_with_faults(primitives, driver, control, [&] { return all_done(writers); }, t0 + config.write_budget_ns,
                           k_soak_slice_ns);
   result.write_phase_ns = world.now() - t0;
   std::uint64_t unfinished = 0;
-  for (const ClientHost* h : writers) {
-    if (!h->finished()) ++unfinished;
-  }
+  world.run_until(
+      [&] {
+        unfinished = 0;  // may be asked more than once
+        for (const ClientHost* h : writers) unfinished += h->finished() ? 0 : 1;
+        return true;
+      },
+      0);
   const bool healed = driver.heal_all(control, !config.revive_before_check).ok();
   if (on_heal) on_heal(world);
   if (healed) world.run_for(config.settle_ns);
@@ -337,7 +346,7 @@ SoakRunResult soak_run(std::uint64_t seed, const SoakConfig& config, const Objec
   std::vector<ClientHost*> verifier = {&cluster.add_host(std::make_unique<SoakVerifier>(ledger), 0, 1)};
   const TimeNs verify_until = world.now() + config.verify_budget_ns;
   while (!all_done(verifier) && world.now() < verify_until) world.run_for(k_soak_slice_ns);
-  if (!verifier[0]->finished()) ++unfinished;
+  if (!all_done(verifier)) ++unfinished;
 
   // With a server left dead, what could not be read may only be
   // unavailable: BeeGFS switches a group over only to a secondary in good
@@ -362,12 +371,13 @@ SoakRunResult soak_run(std::uint64_t seed, const SoakConfig& config, const Objec
       std::vector<ClientHost*> rechecker = {&cluster.add_host(std::make_unique<SoakVerifier>(second), 0, 1)};
       const TimeNs recheck_until = world.now() + config.verify_budget_ns;
       while (!all_done(rechecker) && world.now() < recheck_until) world.run_for(k_soak_slice_ns);
+      const bool rechecked_all = all_done(rechecker);  // before the ledger's lock: the look waits for handlers
       std::lock_guard<std::mutex> lock(second->mu);
       rechecked = true;
       recheck_notes = second->notes;
       result.hung += second->ops_over_deadline + second->open_ops.size();
-      if (!rechecker[0]->finished()) ++unfinished;
-      lost_for_good = second->lost + (rechecker[0]->finished() ? 0 : again.size() - second->verified);
+      if (!rechecked_all) ++unfinished;
+      lost_for_good = second->lost + (rechecked_all ? 0 : again.size() - second->verified);
       unavailable = again.size() - lost_for_good;
       result.corrupt += second->corrupt;
     }
