@@ -46,24 +46,36 @@ std::vector<MetaService*> servers_of_shard(BasicTestCluster<World>& cluster, Sha
   return out;
 }
 
+// Runs step(i, next) for i = 0, 1, ... n - 1, one after the other (each step
+// calls next with its outcome), then done(ok); the first error ends it.
+// Copies, not a self-referencing closure, so nothing outlives the run.
+inline void for_each_index(std::uint32_t n, std::function<void(std::uint32_t, std::function<void(Status)>)> step,
+                           std::function<void(Status)> done, std::uint32_t i = 0) {
+  if (i == n) return done(ok_status());
+  auto next = [n, step, done, i](Status s) {
+    if (!s.ok()) return done(s);
+    for_each_index(n, step, done, i + 1);
+  };
+  step(i, std::move(next));
+}
+
 // mkdir /d, then create `files` empty files /d/f<i> and close each with size i.
 inline Scripted::Script populate(std::string dir, std::uint32_t files) {
   return [=](WorkloadContext& ctx, std::function<void(Status)> done) {
     ctx.client.mkdir(dir, 0755, [&ctx, done, dir, files](Result<proto::InodeDesc> d) {
       if (!d.ok() && d.status().code() != StatusCode::already_exists) return done(d.status());
-      auto next = std::make_shared<std::function<void(std::uint32_t)>>();
-      *next = [&ctx, done, dir, files, next](std::uint32_t i) {
-        if (i == files) return done(ok_status());
-        const std::string path = dir + "/f" + std::to_string(i);
-        ctx.client.create(path, CreateOptions{}, [&ctx, done, path, i, next](Result<proto::InodeDesc> f) {
-          if (!f.ok()) return done(error(f.status().code(), path + ": " + f.status().message()));
-          ctx.client.close(path, i, [done, i, next, path](Status s) {
-            if (!s.ok()) return done(error(s.code(), "close " + path + ": " + s.message()));
-            (*next)(i + 1);
-          });
-        });
-      };
-      (*next)(0);
+      for_each_index(
+          files,
+          [&ctx, dir](std::uint32_t i, std::function<void(Status)> next) {
+            const std::string path = dir + "/f" + std::to_string(i);
+            ctx.client.create(path, CreateOptions{}, [&ctx, path, i, next](Result<proto::InodeDesc> f) {
+              if (!f.ok()) return next(error(f.status().code(), path + ": " + f.status().message()));
+              ctx.client.close(path, i, [path, next](Status s) {
+                next(s.ok() ? s : error(s.code(), "close " + path + ": " + s.message()));
+              });
+            });
+          },
+          done);
     });
   };
 }
@@ -81,17 +93,16 @@ inline Scripted::Script check_populated(std::string dir, std::uint32_t files) {
         }
       }
       if (!names.empty()) return done(error(StatusCode::internal, dir + " lists " + *names.begin() + " too"));
-      auto next = std::make_shared<std::function<void(std::uint32_t)>>();
-      *next = [&ctx, done, dir, files, next](std::uint32_t i) {
-        if (i == files) return done(ok_status());
-        const std::string path = dir + "/f" + std::to_string(i);
-        ctx.client.stat(path, [done, path, i, next](Result<proto::InodeDesc> st) {
-          if (!st.ok()) return done(error(st.status().code(), "stat " + path + ": " + st.status().message()));
-          if (st->size_bytes != i) return done(error(StatusCode::internal, path + " has the wrong size"));
-          (*next)(i + 1);
-        });
-      };
-      (*next)(0);
+      for_each_index(
+          files,
+          [&ctx, dir](std::uint32_t i, std::function<void(Status)> next) {
+            const std::string path = dir + "/f" + std::to_string(i);
+            ctx.client.stat(path, [path, i, next](Result<proto::InodeDesc> st) {
+              if (!st.ok()) return next(error(st.status().code(), "stat " + path + ": " + st.status().message()));
+              next(st->size_bytes == i ? ok_status() : error(StatusCode::internal, path + " has the wrong size"));
+            });
+          },
+          done);
     });
   };
 }
