@@ -332,8 +332,8 @@ int run_command(const RunArgs& args) {
   for (const auto& r : results) seeds.insert(r.spec.seed);
   std::string seed_text;
   for (std::uint64_t s : seeds) seed_text += (seed_text.empty() ? "" : ", ") + std::to_string(s);
-  fmt::print("scenario {}: seed {}; wrote {}/results.json and {}/results.csv\n", outcome->scenario,
-             seed_text.empty() ? "-" : seed_text, args.out_dir, args.out_dir);
+  fmt::print("scenario {}: seed {}; wrote {}/results.json, results.csv and progress.csv\n", outcome->scenario,
+             seed_text.empty() ? "-" : seed_text, args.out_dir);
   if (args.report && !results.empty()) {
     // The same report `sluice report OUT/results.json --out OUT` writes.
     analysis::ReportArgs report;
