@@ -1,5 +1,7 @@
 #include "hw_backends/hwloc/hwloc_import.hpp"
 
+#include "hw_backends/hwloc/hwloc_topology_handle.hpp"
+
 #include <hwloc.h>
 
 #include <cstdio>
@@ -23,21 +25,7 @@ using topo::VertexKind;
 
 constexpr unsigned k_vendor_nvidia = 0x10de;
 
-class TopologyHandle {
- public:
-  TopologyHandle() { ok_ = hwloc_topology_init(&t_) == 0; }
-  ~TopologyHandle() {
-    if (ok_) hwloc_topology_destroy(t_);
-  }
-  TopologyHandle(const TopologyHandle&) = delete;
-  TopologyHandle& operator=(const TopologyHandle&) = delete;
-  bool ok() const { return ok_; }
-  hwloc_topology_t get() const { return t_; }
-
- private:
-  hwloc_topology_t t_ = nullptr;
-  bool ok_ = false;
-};
+using TopologyHandle = HwlocTopology;
 
 // The topology walked here is a HwlocLoader's checked re-export: bridge and OS
 // device types are hwloc's enumerators, bitmaps and nesting are bounded.

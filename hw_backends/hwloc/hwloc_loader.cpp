@@ -1,5 +1,7 @@
 #include "hw_backends/hwloc/hwloc_loader.hpp"
 
+#include "hw_backends/hwloc/hwloc_topology_handle.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -46,21 +48,7 @@ constexpr std::size_t k_said_bytes_max = 2048;
 // caller's import walks the tree recursively.
 constexpr int k_max_object_depth = 64;
 
-class TopologyHandle {
- public:
-  TopologyHandle() { ok_ = hwloc_topology_init(&t_) == 0; }
-  ~TopologyHandle() {
-    if (ok_) hwloc_topology_destroy(t_);
-  }
-  TopologyHandle(const TopologyHandle&) = delete;
-  TopologyHandle& operator=(const TopologyHandle&) = delete;
-  bool ok() const { return ok_; }
-  hwloc_topology_t get() const { return t_; }
-
- private:
-  hwloc_topology_t t_ = nullptr;
-  bool ok_ = false;
-};
+using TopologyHandle = HwlocTopology;
 
 // The number stored in an hwloc enum field. hwloc's XML reader stores any
 // number it parses there (bridge_type="2-1"), and loading an enum outside its
