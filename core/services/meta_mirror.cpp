@@ -102,8 +102,7 @@ void MetaService::mirror_apply_maps(const proto::MapsReply& maps) {
                            name() + " is no longer the primary of " + shard_name(config_.shard) + "; retry at " +
                                group_.primary.to_string()));
     mode_ = MirrorMode::alone;
-    log_.clear();
-    epoch_ = 0;
+    mirror_end_stream();
   }
   if (role != MirrorRole::primary) return;
   if (before != MirrorRole::primary) mode_ = MirrorMode::alone;
@@ -284,9 +283,7 @@ void MetaService::mirror_forward_failed(const Status& why) {
     // The secondary is not good: nobody waits for it. The next maps refresh restarts the resync.
     env_.log(LogLevel::warn, name() + ": resync to " + group_.secondary.to_string() + " failed: " + why.to_string());
     mode_ = MirrorMode::alone;
-    log_.clear();
-    epoch_ = 0;
-    batch_in_flight_ = false;
+    mirror_end_stream();
     return;
   }
   if (mode_ != MirrorMode::forwarding && mode_ != MirrorMode::degrading) return;
@@ -295,9 +292,7 @@ void MetaService::mirror_forward_failed(const Status& why) {
                                  " failed (" + why.to_string() + "); asking mgmt to mark it needs_resync");
   }
   mode_ = MirrorMode::degrading;
-  log_.clear();  // the secondary gets a full resync
-  epoch_ = 0;
-  batch_in_flight_ = false;
+  mirror_end_stream();  // the secondary gets a full resync
   if (reporting_) return;
   mirror_report(proto::Consistency::needs_resync, [this](Status s) {
     if (mode_ != MirrorMode::degrading) return;
@@ -333,11 +328,18 @@ void MetaService::mirror_go_alone(const std::string& why) {
                                why);
   env_.metrics().count("meta.mirror_alone", 1);
   mode_ = MirrorMode::alone;
+  mirror_end_stream();
+  report_good_pending_ = false;
+  mirror_release_held();
+}
+
+void MetaService::mirror_end_stream() {
+  // Records of the stream are dropped; a batch still in flight answers into
+  // nothing (its callback sees another epoch), and the next stream starts
+  // with a reset.
   log_.clear();
   epoch_ = 0;
   batch_in_flight_ = false;
-  report_good_pending_ = false;
-  mirror_release_held();
 }
 
 void MetaService::mirror_release_held() {
@@ -354,11 +356,10 @@ void MetaService::mirror_fail_held(const Status& why) {
 }
 
 void MetaService::mirror_start_resync() {
+  mirror_end_stream();
   epoch_ = env_.rng().next_u64() | 1;  // never 0, which means "no stream"
   next_sequence_ = 1;
   acked_sequence_ = 0;
-  log_.clear();
-  batch_in_flight_ = false;
   mode_ = MirrorMode::resyncing;
   resync_walk_done_ = false;
   resync_dir_.clear();

@@ -199,6 +199,7 @@ class MetaService final : public Service {
   void mirror_forward_failed(const Status& why);
   void mirror_report(proto::Consistency consistency, std::function<void(Status)> done);
   void mirror_go_alone(const std::string& why);
+  void mirror_end_stream();
   void mirror_release_held();
   void mirror_fail_held(const Status& why);
   void mirror_start_resync();
@@ -220,7 +221,6 @@ class MetaService final : public Service {
   MirrorMode mode_ = MirrorMode::alone;
   proto::MetaGroupDesc group_;          // from the last maps
   std::uint64_t mirror_maps_version_ = 0;
-  bool mirror_maps_fetching_ = false;
   std::uint64_t heartbeat_sequence_ = 0;
   std::uint64_t epoch_ = 0;             // the stream this primary sends
   std::uint64_t next_sequence_ = 1;     // of the next record
