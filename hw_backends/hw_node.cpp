@@ -42,12 +42,22 @@ HwNode::~HwNode() {
 
 Status HwNode::open() {
   const HwWorldConfig& config = world_.config();
-  Result<std::vector<std::string>> rails =
-      transport::loopback_rail_addresses(config.transport, config.rails_per_node);
-  if (!rails.ok()) return rails.status();
   transport::TransportConfig tc;
   tc.local_id = id_;
-  tc.rail_addresses = *rails;
+  if (config.node_network) {
+    Result<NodeNetwork> network = config.node_network(id_);
+    if (!network.ok()) return error(network.status().code(), "node " + std::to_string(id_) + ": " + network.status().message());
+    if (network->rail_addresses.empty()) return error(StatusCode::invalid_argument, "node " + std::to_string(id_) + ": no rail address");
+    tc.rail_addresses = network->rail_addresses;
+    tc.netns = network->netns;
+    world_.log("node " + std::to_string(id_) + ": network namespace " + tc.netns + ", rails " + tc.rail_addresses.front() +
+               (tc.rail_addresses.size() > 1 ? " and " + std::to_string(tc.rail_addresses.size() - 1) + " more" : ""));
+  } else {
+    Result<std::vector<std::string>> rails =
+        transport::loopback_rail_addresses(config.transport, config.rails_per_node);
+    if (!rails.ok()) return rails.status();
+    tc.rail_addresses = *rails;
+  }
   tc.connections_per_rail = config.connections_per_rail;
   tc.shared_secret = config.shared_secret;
   tc.log = [this](std::string_view line) { world_.log("node " + std::to_string(id_) + ": " + std::string(line)); };

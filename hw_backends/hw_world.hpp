@@ -60,6 +60,14 @@ struct MessageFate {
 // wait_until, call, stop or add_service (they wait for the services).
 using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
 
+// Where one node's transport lives when the world is spread over network
+// namespaces (an emulated cluster, scenarios/emulate/netns_cluster.hpp):
+// the namespace file and one listen address per rail ("a.b.c.d:0").
+struct NodeNetwork {
+  std::string netns;
+  std::vector<std::string> rail_addresses;
+};
+
 struct HwWorldConfig {
   std::uint64_t seed = 1;
   std::string transport = "tcp";             // a registered transport
@@ -73,6 +81,12 @@ struct HwWorldConfig {
   // The cluster's shared secret: every node's transport refuses peers that
   // cannot prove it (transport.hpp, TransportConfig::shared_secret). Empty: none.
   std::string shared_secret;
+  // Empty: every node listens on loopback (rails_per_node rails) in this
+  // process's namespace. Set: node N's transport lives in the namespace and
+  // on the addresses node_network(N) gives (TransportConfig::netns), so the
+  // traffic between nodes crosses the emulated links; a node it has no place
+  // for fails to open with its error. Called on the owner's thread.
+  std::function<Result<NodeNetwork>(NodeId)> node_network;
   // Every log line also goes here (from any thread); may be empty.
   std::function<void(std::string_view)> log;
   // Fault injection for tests (see MessageHook); empty: every message goes once.

@@ -155,6 +155,14 @@ struct TransportConfig {
   // Transports that cannot authenticate refuse a non-empty secret in
   // create() rather than ignore it.
   std::string shared_secret;
+  // The network namespace the transport's sockets live in: a namespace file
+  // such as /run/netns/<name> (what `ip netns add` makes) or
+  // /proc/<pid>/ns/net. Every socket is made in it, whichever thread calls,
+  // so one process can hold nodes of an emulated cluster each behind its own
+  // veth (HwWorld over netns). Needs CAP_SYS_ADMIN. Empty: the namespace of
+  // the thread that creates the socket. Transports whose endpoints are not
+  // network sockets refuse a non-empty value in create() rather than ignore it.
+  std::string netns;
 };
 
 // Secret limits: at least 16 bytes (a guessable secret protects nothing),

@@ -35,17 +35,6 @@ std::string self_exe() {
   return ec ? std::string("sluice") : path.string();
 }
 
-// Kills every process still inside a namespace (`ip netns pids`).
-void kill_namespace_processes(const std::string& netns) {
-  Result<CommandOutput> pids = run_command({"ip", "netns", "pids", netns}, k_ip_command_timeout_ms);
-  if (!pids.ok() || pids->exit_code != 0) return;
-  std::istringstream in(pids->output);
-  int pid = 0;
-  while (in >> pid) {
-    if (pid > 1 && pid != ::getpid()) ::kill(pid, SIGKILL);
-  }
-}
-
 // Everything a run made, undone in reverse when it goes out of scope.
 class RunGuard {
  public:
@@ -55,6 +44,7 @@ class RunGuard {
   RunGuard& operator=(const RunGuard&) = delete;
 
   std::vector<ChildProcess>& children() { return children_; }
+  void set_network(std::unique_ptr<NetnsCluster> network) { network_ = std::move(network); }
   void remove_dir_on_cleanup(std::string dir) { dir_ = std::move(dir); }
   void set_storage_dir(std::string dir) { storage_dir_ = std::move(dir); }
   void remove_dir_if_stopped(std::string dir, int stop_fd) {
@@ -68,22 +58,12 @@ class RunGuard {
     done_ = true;
     for (ChildProcess& c : children_) c.stop(k_node_stop_grace_ms);
     children_.clear();
-    for (const EmulatedNode& n : plan_.nodes) kill_namespace_processes(n.netns);
-    kill_namespace_processes(plan_.bridge_netns);
-    for (const CommandLine& c : cleanup_commands(plan_)) {
-      run_command(c, k_ip_command_timeout_ms).status().ignore();  // a piece never made is fine
-    }
+    std::vector<std::string> left = network_ ? network_->remove() : std::vector<std::string>{};
+    network_.reset();
     std::error_code ec;
     if (!storage_dir_.empty()) std::filesystem::remove_all(storage_dir_, ec);
     if (dir_.empty() && stop_requested(stop_fd_)) dir_ = stopped_dir_;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    std::vector<std::string> left;
-    Result<std::vector<std::string>> names = our_namespaces();
-    if (names.ok()) {
-      for (const std::string& n : *names) {
-        if (n.rfind(plan_.prefix + "-", 0) == 0) left.push_back(n);
-      }
-    }
     if (log_) log_(left.empty() ? "cleaned up " + plan_.prefix : "namespaces left behind: " + std::to_string(left.size()));
     return left;
   }
@@ -92,6 +72,7 @@ class RunGuard {
   EmulationPlan plan_;
   const std::function<void(std::string_view)>& log_;
   std::vector<ChildProcess> children_;
+  std::unique_ptr<NetnsCluster> network_;
   std::string dir_;
   std::string storage_dir_;
   std::string stopped_dir_;
@@ -159,17 +140,6 @@ std::string netns_permitted() {
   return "";
 }
 
-Result<std::vector<std::string>> our_namespaces() {
-  Result<CommandOutput> r = run_command({"ip", "netns", "list"}, k_ip_command_timeout_ms);
-  if (!r.ok()) return r.status();
-  if (r->exit_code != 0) return error(StatusCode::unavailable, "ip netns list: " + r->output);
-  std::vector<std::string> ours;
-  for (std::string& n : parse_netns_list(r->output)) {
-    if (n.rfind(std::string(k_netns_prefix), 0) == 0) ours.push_back(std::move(n));
-  }
-  return ours;
-}
-
 Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::string_view)>& log) {
   Result<std::vector<std::string>> names = our_namespaces();
   if (!names.ok()) return names.status();
@@ -234,18 +204,9 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   if (log) log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " +
                plan.link.to_string() + ", mtu " + std::to_string(plan.mtu_bytes) + ", subnet " + plan.subnet +
                ".0/24, work dir " + dir);
-  for (const CommandLine& c : setup_commands(plan)) {
-    if (stop_requested(stop_fd)) return error(StatusCode::unavailable, "emulate: interrupted during set-up");
-    if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
-      const bool netem = std::find(c.begin(), c.end(), "netem") != c.end();
-      if (netem && st.message().find("unknown") != std::string::npos) {
-        return error(StatusCode::unavailable, "emulate set-up: this kernel has no netem qdisc (sch_netem), so a link "
-                                              "latency cannot be emulated here; give --link without a latency (" +
-                                                  st.message() + ")");
-      }
-      return error(st.code(), "emulate set-up: " + st.message());
-    }
-  }
+  Result<std::unique_ptr<NetnsCluster>> network = NetnsCluster::create(plan, stop_fd);
+  if (!network.ok()) return network.status();
+  guard.set_network(std::move(network).value());
   nlohmann::json emulation = {{"prefix", plan.prefix},       {"nodes", plan.nodes.size()},
                               {"link", plan.link.to_string()}, {"rate_bits_per_s", plan.link.rate_bits_per_s},
                               {"latency_ns", plan.link.latency_ns}, {"mtu_bytes", plan.mtu_bytes},

@@ -28,10 +28,10 @@
 
 #include "scenarios/emulate/cluster_config.hpp"
 #include "scenarios/emulate/emulation_plan.hpp"
+#include "scenarios/emulate/netns_cluster.hpp"
 
 namespace sluice::emulate {
 
-inline constexpr std::uint32_t k_ip_command_timeout_ms = 10'000;
 inline constexpr std::uint32_t k_node_stop_grace_ms = 3'000;
 inline constexpr std::uint32_t k_iperf_seconds_max = 120;
 
@@ -63,8 +63,5 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
 // Removes namespaces (and the processes in them) of runs whose launcher is
 // dead; returns the names removed.
 Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::string_view)>& log);
-
-// Namespaces of ours (k_netns_prefix) that exist now.
-Result<std::vector<std::string>> our_namespaces();
 
 }  // namespace sluice::emulate

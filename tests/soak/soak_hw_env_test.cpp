@@ -1,6 +1,14 @@
 // The R1 soak in HwEnv (issue 9): the same cluster and workload on real
-// threads, loopback TCP and posix chunk files in one process
-// (tests/hw_backends/hw_env's HwSuiteWorld), in real time.
+// threads, TCP and posix chunk files in one process
+// (tests/hw_backends/hw_env's HwSuiteWorld), in real time. Two networks:
+// - loopback: every node listens on 127.0.0.1 in this process's namespace;
+// - netns (SoakHwEnvNetns): every node's transport lives in a network
+//   namespace of its own, joined through veth pairs and a bridge shaped with
+//   tc tbf (scenarios/emulate/netns_cluster.hpp, as `sluice emulate` builds
+//   them), so every byte between nodes crosses an emulated link; partitions
+//   and loss are then packet drops in the kernel (nftables,
+//   scenarios/emulate/link_faults.hpp) that cut control messages and bulk
+//   transfers alike, and TCP itself has to ride them out.
 //
 // What HwEnv can inject here, and what it cannot (yet):
 // - storage faults through FaultyStorageBackend around every target
@@ -12,10 +20,11 @@
 //   by design (the storage server reports the CRC of what it read); the test
 //   CatchesABitFlippedAtRest... in the TestEnv file shows the soak's own
 //   check finding one;
-// - partitions and message loss/delay as message rules (control messages
-//   only: bulk transfers go over their own TCP connections, which a
-//   message rule cannot cut; the netns emulation's `tc` is the place for
-//   that, and this kernel has no sch_netem, so no tc netem loss/delay);
+// - on loopback, partitions and message loss as message rules (control
+//   messages only: bulk transfers go over their own TCP connections, which
+//   a message rule cannot cut); over netns, as packet drops (above);
+// - no extra delay: it needs tc netem (or sch_fq), and neither kernel here
+//   has them;
 // - kills of storage servers (and, with mirroring, of the mirrored metadata
 //   servers) as in TestEnv and SimEnv: the service's thread stops handling
 //   events, and comes back as a fresh instance (hw::HwWorld::restart) with
@@ -33,6 +42,9 @@
 #include <mutex>
 
 #include "hw_backends/faulty_storage_backend.hpp"
+#include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/emulate/link_faults.hpp"
+#include "scenarios/emulate/netns_cluster.hpp"
 #include "tests/hw_backends/hw_env/hw_suite_world.hpp"
 #include "tests/support/test_cluster_impl.hpp"
 
@@ -42,13 +54,24 @@ namespace sluice::testing {
 // (on the owner's thread, before the world starts; read-only after).
 using FaultyBackends = std::vector<hw::FaultyStorageBackend*>;
 
+// The namespaces the netns soak spreads its nodes over (node N in the
+// plan's node N), with the link faults on them; made once for all runs of a
+// test. Set while a netns soak runs, null otherwise.
+struct SoakNetwork {
+  std::unique_ptr<emulate::NetnsCluster> cluster;
+  std::shared_ptr<emulate::LinkFaults> faults;
+};
+SoakNetwork* g_soak_network = nullptr;
+
 // HwSuiteWorld with the fault primitives of WorldFaultControl and a
 // FaultyStorageBackend around each target.
 class SoakHwWorld : public HwSuiteWorld {
  public:
-  SoakHwWorld(hw::HwWorldConfig config, std::string root, std::uint64_t seed, std::shared_ptr<FaultyBackends> backends)
+  SoakHwWorld(hw::HwWorldConfig config, std::string root, std::uint64_t seed, std::shared_ptr<FaultyBackends> backends,
+              std::shared_ptr<emulate::LinkFaults> link_faults)
       : HwSuiteWorld(std::move(config), std::move(root)),
         backends_(std::move(backends)),
+        link_faults_(std::move(link_faults)),
         fault_rng_(Rng(seed).fork(k_fault_rng_stream)) {
     // Drops what a partition or the loss draw says (match functions run one
     // at a time, on the sending thread).
@@ -68,11 +91,23 @@ class SoakHwWorld : public HwSuiteWorld {
     return error(StatusCode::unavailable, "target " + std::to_string(target) +
                                               ": FaultyStorageBackend does not delay completions");
   }
-  void set_partitions(std::vector<std::vector<NodeId>> partitions) {
+  // Over netns the link faults drop packets (node N is the plan's node N);
+  // on loopback the message rule above drops control messages.
+  Status set_partitions(std::vector<std::vector<NodeId>> partitions) {
+    if (link_faults_) {
+      std::vector<std::vector<std::uint32_t>> sides;
+      for (const auto& side : partitions) sides.emplace_back(side.begin(), side.end());
+      return link_faults_->set_partitions(sides);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     partitions_ = std::move(partitions);
+    return ok_status();
   }
   Status set_message_faults(double loss_probability, TimeNs extra_delay_ns) {
+    if (link_faults_) {
+      if (Status st = link_faults_->set_delay(extra_delay_ns); !st.ok()) return st;
+      return link_faults_->set_loss(loss_probability);
+    }
     std::lock_guard<std::mutex> lock(mu_);
     loss_ = loss_probability;
     if (extra_delay_ns > 0) {
@@ -80,6 +115,16 @@ class SoakHwWorld : public HwSuiteWorld {
                    "message delay: HwSuiteWorld's delay rules are fixed when made, and tc netem is not in this kernel");
     }
     return ok_status();
+  }
+  // Real time passes while the services run. On loopback, as
+  // HwSuiteWorld::run_for, then until the world is idle. Over netns not:
+  // a message whose packets a partition drops stays in flight until TCP
+  // resends it after the heal, so waiting for idle there would hold back the
+  // fault driver's next change, the heal itself, for the whole wait bound.
+  void run_for(TimeNs duration_ns) {
+    if (!link_faults_) return HwSuiteWorld::run_for(duration_ns);
+    start();
+    hw_world().run_for(duration_ns);
   }
   // Storage faults of every target (0 probabilities: off).
   void set_storage_faults(const hw::StorageFaultConfig& faults) {
@@ -111,6 +156,7 @@ class SoakHwWorld : public HwSuiteWorld {
   }
 
   std::shared_ptr<FaultyBackends> backends_;
+  std::shared_ptr<emulate::LinkFaults> link_faults_;  // over netns; null on loopback
   std::mutex mu_;
   Rng fault_rng_;
   std::vector<std::vector<NodeId>> partitions_;
@@ -139,8 +185,22 @@ std::unique_ptr<SoakHwWorld> make_cluster_world<SoakHwWorld>(const TestClusterSp
     backends->push_back(b->get());
     return std::move(b).value();
   };
+  std::shared_ptr<emulate::LinkFaults> link_faults;
+  if (g_soak_network != nullptr) {
+    const emulate::NetnsCluster* cluster = g_soak_network->cluster.get();
+    config.node_network = [cluster](NodeId node) -> Result<hw::NodeNetwork> {
+      if (node >= cluster->plan().nodes.size()) {
+        return error(StatusCode::invalid_argument, "the soak's emulated cluster has no namespace for node " +
+                                                       std::to_string(node));
+      }
+      return hw::NodeNetwork{cluster->netns_path(node), {cluster->plan().nodes[node].address + ":0"}};
+    };
+    link_faults = g_soak_network->faults;
+    // A run starts on whole links, whatever the run before left.
+    EXPECT_TRUE(link_faults->heal().ok());
+  }
   return std::make_unique<SoakHwWorld>(std::move(config), root != nullptr ? std::string(root) : templ, seed,
-                                       std::move(backends));
+                                       std::move(backends), std::move(link_faults));
 }
 
 template class BasicTestCluster<SoakHwWorld>;
@@ -179,7 +239,37 @@ std::optional<std::uint64_t> hw_object_size(SoakHwWorld& world, TargetId target,
   return static_cast<std::uint64_t>(size);
 }
 
-void soak_hw_env(bool mirroring) {
+// The emulated cluster of the netns soak: one namespace per node of the
+// mirrored soak cluster (mgmt, two metadata servers, four storage servers,
+// two clients), 1 Gbit/s links.
+constexpr std::uint32_t k_netns_soak_nodes = 9;
+constexpr std::string_view k_netns_soak_link = "1gbit";
+constexpr std::string_view k_netns_soak_subnet = "10.214.0.0/24";
+
+// Makes the namespaces and link faults, or says why they cannot be made here.
+Result<std::unique_ptr<testing::SoakNetwork>> make_soak_network() {
+  if (const std::string why = emulate::netns_permitted(); !why.empty()) return error(StatusCode::unavailable, why);
+  Result<emulate::LinkSpec> link = emulate::parse_link_spec(k_netns_soak_link);
+  if (!link.ok()) return link.status();
+  emulate::PlanOptions po;
+  po.nodes = k_netns_soak_nodes;
+  po.link = *link;
+  po.subnet = std::string(k_netns_soak_subnet);
+  po.launcher_pid = ::getpid();
+  po.tag = "soak";
+  Result<emulate::EmulationPlan> plan = emulate::plan_emulation(po);
+  if (!plan.ok()) return plan.status();
+  Result<std::unique_ptr<emulate::NetnsCluster>> cluster = emulate::NetnsCluster::create(*plan);
+  if (!cluster.ok()) return cluster.status();
+  auto network = std::make_unique<testing::SoakNetwork>();
+  network->cluster = std::move(cluster).value();
+  network->faults = std::make_shared<emulate::LinkFaults>(*plan);
+  if (Status st = network->faults->install(); !st.ok()) return st;
+  return network;
+}
+
+void soak_hw_env(bool mirroring, testing::SoakNetwork* network = nullptr) {
+  testing::g_soak_network = network;
   SoakConfig config;
   // With mirroring, every write is also forwarded to the buddy under the
   // same storage and network faults, and a killed server may stay dead.
@@ -231,10 +321,18 @@ void soak_hw_env(bool mirroring) {
         [&](SoakHwWorld& world) { world.set_storage_faults(storage); });
     totals.add(r);
   }
-  std::printf("%s injected_io_errors=%llu torn_writes=%llu read_flips=%llu client_crc_mismatches=%.0f\n",
-              totals.line("hw_env", config.mirroring).c_str(), static_cast<unsigned long long>(injected.errors),
+  std::string dropped;
+  if (network != nullptr) {
+    Result<emulate::LinkDropCounts> d = network->faults->drops();
+    dropped = d.ok() ? " packets_dropped_partition=" + std::to_string(d->partition_packets) +
+                           " packets_dropped_loss=" + std::to_string(d->loss_packets)
+                     : " packet_drops_unknown=(" + d.status().message() + ")";
+  }
+  testing::g_soak_network = nullptr;
+  std::printf("%s injected_io_errors=%llu torn_writes=%llu read_flips=%llu client_crc_mismatches=%.0f%s\n",
+              totals.line(network != nullptr ? "hw_env_netns" : "hw_env", config.mirroring).c_str(), static_cast<unsigned long long>(injected.errors),
               static_cast<unsigned long long>(injected.torn_writes),
-              static_cast<unsigned long long>(injected.read_flips), client_crc_mismatches);
+              static_cast<unsigned long long>(injected.read_flips), client_crc_mismatches, dropped.c_str());
   for (const std::string& f : totals.first_failures) std::printf("%s", f.c_str());
   EXPECT_EQ(totals.runs, config.runs);
   EXPECT_GT(totals.acked, 0u);
@@ -248,6 +346,23 @@ void soak_hw_env(bool mirroring) {
 TEST(SoakHwEnv, R1StorageAndNetworkFaultsLoseAndCorruptNothing) { soak_hw_env(false); }
 
 TEST(SoakHwEnv, R1WithMirroringStorageAndNetworkFaultsLoseAndCorruptNothing) { soak_hw_env(true); }
+
+// Over netns: each node behind its own veth; partitions and loss are packet
+// drops on those links. Skips, saying why, where namespaces or nftables
+// cannot be had (not root, no nft).
+TEST(SoakHwEnvNetns, R1StorageAndLinkFaultsLoseAndCorruptNothing) {
+  Result<std::unique_ptr<testing::SoakNetwork>> network = make_soak_network();
+  if (!network.ok()) GTEST_SKIP() << "no emulated cluster here: " << network.status().message();
+  soak_hw_env(false, network->get());
+  EXPECT_TRUE((*network)->cluster->remove().empty());
+}
+
+TEST(SoakHwEnvNetns, R1WithMirroringStorageAndLinkFaultsLoseAndCorruptNothing) {
+  Result<std::unique_ptr<testing::SoakNetwork>> network = make_soak_network();
+  if (!network.ok()) GTEST_SKIP() << "no emulated cluster here: " << network.status().message();
+  soak_hw_env(true, network->get());
+  EXPECT_TRUE((*network)->cluster->remove().empty());
+}
 
 }  // namespace
 }  // namespace sluice::soak

@@ -99,7 +99,7 @@ struct FakeListener {
   FakeListener() {
     Result<sockaddr_in> a = parse_ipv4_address("127.0.0.1:0");
     sockaddr_in bound = *a;
-    Result<int> l = listen_socket(bound);
+    Result<int> l = listen_socket(bound, -1);
     fd = Fd(*l);
     address = format_address(bound);
   }

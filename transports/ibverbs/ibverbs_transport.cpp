@@ -54,6 +54,12 @@ Status IbverbsTransportImpl::open() {
   if (config_.max_pending_ops == 0) {
     return error(StatusCode::invalid_argument, "ibverbs transport: max_pending_ops must be > 0");
   }
+  if (!config_.netns.empty()) {
+    // rdma_cm ids take the namespace of the thread that makes them, and an
+    // RDMA device belongs to one namespace; placing them is not done here.
+    return error(StatusCode::unavailable, "ibverbs transport: a network namespace (" + config_.netns +
+                                              ") is not supported; use tcp for a cluster emulated in namespaces");
+  }
   for (const std::string& text : config_.rail_addresses) {
     Result<sockaddr_in> address = parse_rail_address(text);
     if (!address.ok()) return address.status();

@@ -57,6 +57,12 @@ Status ShmTransport::open() {
                  "shm transport: shared_secret authentication is not implemented for shm; use tcp, or no secret "
                  "on a trusted host");
   }
+  if (!config_.netns.empty()) {
+    // shm peers share this host's memory and unix sockets; a network
+    // namespace would separate nothing.
+    return error(StatusCode::unavailable, "shm transport: a network namespace (" + config_.netns +
+                                              ") does not apply to shared memory; use tcp between namespaces");
+  }
   const auto pid = static_cast<std::uint64_t>(::getpid());
   instance_ = (pid << 32) | (g_next_instance.fetch_add(1) & 0xFFFFFFFFULL);
   probe_word_ = instance_ ^ 0x5EC0DE5EC0DE5EC0ULL;

@@ -1,13 +1,18 @@
 #include "transports/tcp/tcp_address.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
 #include <netinet/tcp.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <thread>
 
 namespace sluice::transport::tcp {
 namespace {
@@ -15,7 +20,52 @@ namespace {
 sockaddr* as_sockaddr(sockaddr_in& a) { return reinterpret_cast<sockaddr*>(&a); }
 const sockaddr* as_sockaddr(const sockaddr_in& a) { return reinterpret_cast<const sockaddr*>(&a); }
 
+// A stream socket in the network namespace `netns_fd` (< 0: the caller's).
+// A socket belongs to the namespace it was made in, and bind/connect/accept
+// on it work there whatever thread calls them, so only socket() has to run
+// inside. It runs on a short-lived thread that enters the namespace and
+// ends: the caller's thread never changes namespace, so nothing else it
+// does (or a failed switch back) can land in the wrong one.
+Result<int> stream_socket(int netns_fd, const char* what) {
+  if (netns_fd < 0) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return error(StatusCode::io_error, std::string(what) + ": socket(): " + errno_text(errno));
+    return fd;
+  }
+  int fd = -1;
+  int err = 0;
+  bool entered = false;
+  std::thread maker([&] {
+    if (::setns(netns_fd, CLONE_NEWNET) != 0) {
+      err = errno;
+      return;
+    }
+    entered = true;
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) err = errno;
+  });
+  maker.join();
+  if (!entered) return error(StatusCode::unavailable, std::string(what) + ": setns into the node's network namespace: " + errno_text(err));
+  if (fd < 0) return error(StatusCode::io_error, std::string(what) + ": socket() in the node's network namespace: " + errno_text(err));
+  return fd;
+}
+
 }  // namespace
+
+Result<int> open_netns(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return error(StatusCode::invalid_argument, "tcp transport: network namespace '" + path + "': " + errno_text(errno));
+  }
+  const int type = ::ioctl(fd, NS_GET_NSTYPE);
+  if (type != CLONE_NEWNET) {
+    const int err = errno;
+    ::close(fd);
+    return error(StatusCode::invalid_argument, "tcp transport: '" + path + "' is not a network namespace" +
+                                                   (type < 0 ? " (" + errno_text(err) + ")" : std::string()));
+  }
+  return fd;
+}
 
 std::string errno_text(int err) {
   const char* name = strerrorname_np(err);
@@ -50,9 +100,10 @@ std::string format_address(const sockaddr_in& address) {
   return std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
 }
 
-Result<int> listen_socket(sockaddr_in& address) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return error(StatusCode::io_error, "tcp listen: socket(): " + errno_text(errno));
+Result<int> listen_socket(sockaddr_in& address, int netns_fd) {
+  Result<int> made = stream_socket(netns_fd, "tcp listen");
+  if (!made.ok()) return made.status();
+  const int fd = *made;
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   if (::bind(fd, as_sockaddr(address), sizeof address) != 0 || ::listen(fd, k_tcp_listen_backlog) != 0) {
@@ -65,9 +116,10 @@ Result<int> listen_socket(sockaddr_in& address) {
   return fd;
 }
 
-Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, bool* in_progress) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return error(StatusCode::io_error, "tcp connect: socket(): " + errno_text(errno));
+Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, int netns_fd, bool* in_progress) {
+  Result<int> made = stream_socket(netns_fd, "tcp connect");
+  if (!made.ok()) return made.status();
+  const int fd = *made;
   // Control frames are small and latency-bound; bulk bodies go out in large
   // sendmsg() calls, so Nagle's delay buys nothing.
   const int one = 1;

@@ -19,12 +19,20 @@ inline constexpr int k_tcp_listen_backlog = 1024;
 Result<sockaddr_in> parse_ipv4_address(std::string_view text);
 std::string format_address(const sockaddr_in& address);
 
-// A bound, listening, non-blocking socket; `address` gets the port actually bound.
-Result<int> listen_socket(sockaddr_in& address);
+// The network namespace file at `path` (TransportConfig::netns), opened
+// read-only: an fd for the socket calls below. invalid_argument naming the
+// path when it cannot be opened or is not a network namespace.
+Result<int> open_netns(const std::string& path);
+
+// A bound, listening, non-blocking socket; `address` gets the port actually
+// bound. netns_fd >= 0: the socket is made in that network namespace
+// (open_netns), else in the calling thread's.
+Result<int> listen_socket(sockaddr_in& address, int netns_fd);
 
 // A non-blocking socket bound to `local` (port 0) and connecting to `remote`.
 // *in_progress says whether the connect is still pending (EINPROGRESS).
-Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, bool* in_progress);
+// netns_fd as for listen_socket.
+Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, int netns_fd, bool* in_progress);
 
 // "connection refused (ECONNREFUSED)" style text for an errno value.
 std::string errno_text(int err);

@@ -38,6 +38,11 @@ Status TcpTransport::open() {
                                                    std::to_string(k_min_shared_secret_bytes) + ".." +
                                                    std::to_string(k_max_shared_secret_bytes));
   }
+  if (!config_.netns.empty()) {
+    Result<int> ns = open_netns(config_.netns);
+    if (!ns.ok()) return ns.status();
+    netns_fd_ = *ns;
+  }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -52,7 +57,7 @@ Status TcpTransport::open() {
   for (std::uint32_t rail = 0; rail < config_.rail_addresses.size(); ++rail) {
     Result<sockaddr_in> address = parse_ipv4_address(config_.rail_addresses[rail]);
     if (!address.ok()) return address.status();
-    Result<int> fd = listen_socket(*address);
+    Result<int> fd = listen_socket(*address, netns_fd_);
     if (!fd.ok()) return fd.status();
     listen_fds_.push_back(*fd);
     rail_addresses_.push_back(*address);
@@ -81,7 +86,7 @@ TcpTransport::~TcpTransport() {
   connections_.clear();
   dead_connections_.clear();
   for (int fd : listen_fds_) ::close(fd);
-  for (int fd : {epoll_fd_, wake_fd_, event_fd_}) {
+  for (int fd : {epoll_fd_, wake_fd_, event_fd_, netns_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -296,7 +301,7 @@ Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
     const sockaddr_in& target = targets[rail % targets.size()];
     for (std::uint32_t index = 0; index < config_.connections_per_rail; ++index) {
       bool in_progress = false;
-      Result<int> fd = connect_socket(rail_addresses_[rail], target, &in_progress);
+      Result<int> fd = connect_socket(rail_addresses_[rail], target, netns_fd_, &in_progress);
       if (!fd.ok()) {
         failure = fd.status().message();
         break;

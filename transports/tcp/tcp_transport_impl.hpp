@@ -218,6 +218,7 @@ class TcpTransport final : public Transport {
   PeerAddress listen_address_;
   std::vector<sockaddr_in> rail_addresses_;
   std::vector<int> listen_fds_;
+  int netns_fd_ = -1;  // TransportConfig::netns, open while the transport lives
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   int event_fd_ = -1;

@@ -1,0 +1,87 @@
+#include "scenarios/emulate/netns_cluster.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "scenarios/emulate/command_runner.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+bool stop_requested(int stop_fd) {
+  if (stop_fd < 0) return false;
+  pollfd p{stop_fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
+
+}  // namespace
+
+void kill_namespace_processes(const std::string& netns) {
+  Result<CommandOutput> pids = run_command({"ip", "netns", "pids", netns}, k_ip_command_timeout_ms);
+  if (!pids.ok() || pids->exit_code != 0) return;
+  std::istringstream in(pids->output);
+  int pid = 0;
+  while (in >> pid) {
+    if (pid > 1 && pid != ::getpid()) ::kill(pid, SIGKILL);
+  }
+}
+
+Result<std::vector<std::string>> our_namespaces() {
+  Result<CommandOutput> r = run_command({"ip", "netns", "list"}, k_ip_command_timeout_ms);
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0) return error(StatusCode::unavailable, "ip netns list: " + r->output);
+  std::vector<std::string> ours;
+  for (std::string& n : parse_netns_list(r->output)) {
+    if (n.rfind(std::string(k_netns_prefix), 0) == 0) ours.push_back(std::move(n));
+  }
+  return ours;
+}
+
+Result<std::unique_ptr<NetnsCluster>> NetnsCluster::create(const EmulationPlan& plan, int stop_fd) {
+  std::unique_ptr<NetnsCluster> cluster(new NetnsCluster(plan));
+  // From here on a failure returns through the destructor, which removes
+  // whatever was made.
+  for (const CommandLine& c : setup_commands(plan)) {
+    if (stop_requested(stop_fd)) return error(StatusCode::unavailable, "emulate: interrupted during set-up");
+    if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
+      const bool netem = std::find(c.begin(), c.end(), "netem") != c.end();
+      if (netem && st.message().find("unknown") != std::string::npos) {
+        return error(StatusCode::unavailable, "emulate set-up: this kernel has no netem qdisc (sch_netem), so a link "
+                                              "latency cannot be emulated here; give --link without a latency (" +
+                                                  st.message() + ")");
+      }
+      return error(st.code(), "emulate set-up: " + st.message());
+    }
+  }
+  return cluster;
+}
+
+NetnsCluster::~NetnsCluster() { static_cast<void>(remove()); }
+
+std::string NetnsCluster::netns_path(std::size_t node) const {
+  return node < plan_.nodes.size() ? "/run/netns/" + plan_.nodes[node].netns : std::string();
+}
+
+std::vector<std::string> NetnsCluster::remove() {
+  if (removed_) return {};
+  removed_ = true;
+  for (const EmulatedNode& n : plan_.nodes) kill_namespace_processes(n.netns);
+  kill_namespace_processes(plan_.bridge_netns);
+  for (const CommandLine& c : cleanup_commands(plan_)) {
+    run_command(c, k_ip_command_timeout_ms).status().ignore();  // a piece never made is fine
+  }
+  std::vector<std::string> left;
+  Result<std::vector<std::string>> names = our_namespaces();
+  if (names.ok()) {
+    for (const std::string& n : *names) {
+      if (n.rfind(plan_.prefix + "-", 0) == 0) left.push_back(n);
+    }
+  }
+  return left;
+}
+
+}  // namespace sluice::emulate

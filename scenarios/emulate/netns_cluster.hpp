@@ -1,0 +1,58 @@
+// NetnsCluster: the namespaces, veth pairs, bridge and shaping of one
+// EmulationPlan (emulation_plan.hpp), made on creation and removed when the
+// object goes, on every path out. `sluice emulate` puts node processes in
+// them; the HwEnv soak over netns (tests/soak) puts the transports of one
+// process's nodes in them (TransportConfig::netns), so that what crosses a
+// link crosses a real veth and a real qdisc, and LinkFaults (link_faults.hpp)
+// can cut and thin it.
+//
+// Needs root (netns_permitted() in cluster_emulator.hpp says whether).
+// A process killed with SIGKILL leaves its namespaces behind;
+// `sluice emulate --cleanup-stale` removes those whose launcher is gone (the
+// launcher pid is part of every name).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "scenarios/emulate/emulation_plan.hpp"
+
+namespace sluice::emulate {
+
+inline constexpr std::uint32_t k_ip_command_timeout_ms = 10'000;
+
+class NetnsCluster {
+ public:
+  // Runs the plan's set-up commands; on failure removes what was made and
+  // says which command failed (a link latency on a kernel without sch_netem
+  // is told apart). stop_fd >= 0: readable means interrupted (checked
+  // between commands).
+  static Result<std::unique_ptr<NetnsCluster>> create(const EmulationPlan& plan, int stop_fd = -1);
+  ~NetnsCluster();
+  NetnsCluster(const NetnsCluster&) = delete;
+  NetnsCluster& operator=(const NetnsCluster&) = delete;
+
+  const EmulationPlan& plan() const { return plan_; }
+  // The namespace file of node i, for TransportConfig::netns.
+  std::string netns_path(std::size_t node) const;
+  // Removes everything (also done by the destructor); returns the names of
+  // this plan's namespaces still there afterwards (empty when clean).
+  std::vector<std::string> remove();
+
+ private:
+  explicit NetnsCluster(EmulationPlan plan) : plan_(std::move(plan)) {}
+
+  EmulationPlan plan_;
+  bool removed_ = false;
+};
+
+// Kills every process inside a namespace (`ip netns pids`), this one excepted.
+void kill_namespace_processes(const std::string& netns);
+
+// Namespaces of ours (k_netns_prefix) that exist now.
+Result<std::vector<std::string>> our_namespaces();
+
+}  // namespace sluice::emulate
