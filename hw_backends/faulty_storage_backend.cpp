@@ -1,5 +1,12 @@
 #include "hw_backends/faulty_storage_backend.hpp"
 
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -31,7 +38,26 @@ Result<std::unique_ptr<FaultyStorageBackend>> FaultyStorageBackend::create(std::
                                                                            std::uint64_t seed) {
   if (!inner) return error(StatusCode::invalid_argument, "faulty storage backend: no inner backend");
   if (Status s = check(faults); !s.ok()) return s;
-  return std::unique_ptr<FaultyStorageBackend>(new FaultyStorageBackend(std::move(inner), faults, seed));
+  std::unique_ptr<FaultyStorageBackend> b(new FaultyStorageBackend(std::move(inner), faults, seed));
+  if (Status s = b->open_fds(); !s.ok()) return s;
+  return b;
+}
+
+Status FaultyStorageBackend::open_fds() {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  timer_fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);  // steady_clock's clock on Linux
+  if (epoll_fd_ < 0 || timer_fd_ < 0) {
+    return error(StatusCode::io_error, "faulty storage backend: epoll/timerfd: " + std::string(std::strerror(errno)));
+  }
+  for (int fd : {inner_->completion_fd(), timer_fd_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      return error(StatusCode::io_error, "faulty storage backend: epoll_ctl: " + std::string(std::strerror(errno)));
+    }
+  }
+  return ok_status();
 }
 
 FaultyStorageBackend::FaultyStorageBackend(std::unique_ptr<StorageBackend> inner, StorageFaultConfig faults,
@@ -40,7 +66,67 @@ FaultyStorageBackend::FaultyStorageBackend(std::unique_ptr<StorageBackend> inner
 
 // inner_ is declared first, so it would be destroyed last, after pending_
 // freed the copies that rest-flipped writes still write from: drop it first.
-FaultyStorageBackend::~FaultyStorageBackend() { inner_.reset(); }
+FaultyStorageBackend::~FaultyStorageBackend() {
+  inner_.reset();
+  for (int fd : {epoll_fd_, timer_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+Status FaultyStorageBackend::set_slowdown(double factor) {
+  if (!std::isfinite(factor) || factor < 1.0) {
+    return error(StatusCode::invalid_argument,
+                 "faulty storage backend: slowdown factor " + std::to_string(factor) + " must be finite and >= 1");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  slowdown_ = factor;
+  if (factor == 1.0 && !held_.empty()) arm_timer(Clock::now());  // wake the caller to take them
+  return ok_status();
+}
+
+std::size_t FaultyStorageBackend::held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_.size();
+}
+
+void FaultyStorageBackend::arm_timer(Clock::time_point due) {
+  itimerspec spec{};
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(due.time_since_epoch()).count();
+  // An absolute 0 would disarm: a due time in the past fires at once all the same.
+  const std::int64_t at = std::max<std::int64_t>(ns, 1);
+  spec.it_value.tv_sec = static_cast<time_t>(at / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(at % 1'000'000'000);
+  ::timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+void FaultyStorageBackend::hold_and_release(std::vector<StorageCompletion>& out, std::size_t first,
+                                            std::size_t max_completions) {
+  std::uint64_t expirations = 0;
+  [[maybe_unused]] const auto r = ::read(timer_fd_, &expirations, sizeof expirations);  // reset its readability
+  if (submitted_.empty() && held_.empty()) return;
+  const Clock::time_point now = Clock::now();
+  std::size_t kept = first;
+  for (std::size_t i = first; i < out.size(); ++i) {
+    auto s = submitted_.find(out[i].cookie);
+    if (s != submitted_.end() && slowdown_ > 1.0) {
+      const auto service = now - s->second;
+      const auto extra = std::chrono::duration_cast<Clock::duration>(service * (slowdown_ - 1.0));
+      held_.emplace(now + extra, std::move(out[i]));
+      ++stats_.slowed;
+    } else {
+      if (kept != i) out[kept] = std::move(out[i]);
+      ++kept;
+    }
+    if (s != submitted_.end()) submitted_.erase(s);
+  }
+  out.resize(kept);
+  while (!held_.empty() && out.size() - first < max_completions &&
+         (slowdown_ == 1.0 || held_.begin()->first <= now)) {
+    out.push_back(std::move(held_.begin()->second));
+    held_.erase(held_.begin());
+  }
+  if (!held_.empty()) arm_timer(out.size() - first < max_completions ? held_.begin()->first : now);
+}
 
 Status FaultyStorageBackend::set_faults(const StorageFaultConfig& faults) {
   if (Status s = check(faults); !s.ok()) return s;
@@ -74,6 +160,15 @@ FaultyStorageBackend::Fate FaultyStorageBackend::draw(const StorageRequest& requ
 
 Status FaultyStorageBackend::submit(const StorageRequest& request) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (slowdown_ > 1.0) {
+    Status st = submit_fated(request);
+    if (st.ok()) submitted_[request.cookie] = Clock::now();
+    return st;
+  }
+  return submit_fated(request);
+}
+
+Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
   const Fate fate = pending_.contains(request.cookie) ? Fate::none : draw(request);
   if (fate == Fate::none) return inner_->submit(request);
   StorageRequest sent = request;
@@ -128,7 +223,7 @@ Status FaultyStorageBackend::submit(const StorageRequest& request) {
 
 std::size_t FaultyStorageBackend::poll(std::vector<StorageCompletion>& out, std::size_t max_completions) {
   const std::size_t first = out.size();
-  const std::size_t n = inner_->poll(out, max_completions);
+  inner_->poll(out, max_completions);
   std::lock_guard<std::mutex> lock(mu_);
   for (std::size_t i = first; i < out.size(); ++i) {
     StorageCompletion& c = out[i];
@@ -167,7 +262,8 @@ std::size_t FaultyStorageBackend::poll(std::vector<StorageCompletion>& out, std:
     }
     pending_.erase(it);
   }
-  return n;
+  hold_and_release(out, first, max_completions);
+  return out.size() - first;
 }
 
 }  // namespace sluice::hw

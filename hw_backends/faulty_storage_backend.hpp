@@ -24,11 +24,20 @@
 //   the write was acknowledged catches it (tests/soak does; the storage
 //   server stores none: see docs in tests/soak).
 //
+// Slow disk (FaultControl::set_disk_slowdown): with a slowdown factor f > 1
+// every request takes f times as long as the inner backend took: its
+// completion is held for (f - 1) x its service time (submit to the inner
+// completion) before poll() returns it. So that a caller sleeping on
+// completion_fd() wakes for held completions too, completion_fd() is an
+// epoll set of the inner backend's fd and a timer armed for the earliest
+// held completion (readable when either is).
+//
 // Thread-safety and the rest of the contract are the inner backend's
 // (storage_backend.hpp). Buffers of a rest-flipped write are copied (aligned
 // for O_DIRECT) and kept until the completion is polled.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -55,6 +64,7 @@ struct StorageFaultStats {
   std::uint64_t torn_writes = 0;
   std::uint64_t read_flips = 0;
   std::uint64_t rest_flips = 0;
+  std::uint64_t slowed = 0;  // completions held by a slowdown
 };
 
 class FaultyStorageBackend final : public StorageBackend {
@@ -73,10 +83,16 @@ class FaultyStorageBackend final : public StorageBackend {
   }
   [[nodiscard]] Status submit(const StorageRequest& request) override;
   std::size_t poll(std::vector<StorageCompletion>& out, std::size_t max_completions) override;
-  int completion_fd() const override { return inner_->completion_fd(); }
+  int completion_fd() const override { return epoll_fd_; }
 
   [[nodiscard]] Status set_faults(const StorageFaultConfig& faults);
   StorageFaultStats fault_stats() const;
+  // Requests submitted from now on take `factor` times as long (>= 1, finite;
+  // else invalid_argument). 1 restores the speed: completions held so far
+  // are released at the next poll().
+  [[nodiscard]] Status set_slowdown(double factor);
+  // Completions held by a slowdown and not yet returned.
+  std::size_t held() const;
 
  private:
   enum class Fate : std::uint8_t { none, error, torn, read_flip, rest_flip };
@@ -87,7 +103,16 @@ class FaultyStorageBackend final : public StorageBackend {
     std::uint64_t kept = 0;          // torn: the bytes that reached the object
     std::unique_ptr<std::byte, void (*)(void*)> copy{nullptr, nullptr};  // rest flip: the flipped bytes written
   };
+  using Clock = std::chrono::steady_clock;
+
   FaultyStorageBackend(std::unique_ptr<StorageBackend> inner, StorageFaultConfig faults, std::uint64_t seed);
+  Status open_fds();
+  // submit() with mu_ held: draws the request's fate and passes it on.
+  Status submit_fated(const StorageRequest& request);
+  // With mu_ held: moves slowed completions of out[first..] into held_, then
+  // appends the due ones (all of them once the slowdown is over), re-arms the timer.
+  void hold_and_release(std::vector<StorageCompletion>& out, std::size_t first, std::size_t max_completions);
+  void arm_timer(Clock::time_point due);
   static Status check(const StorageFaultConfig& faults);
   Fate draw(const StorageRequest& request);
 
@@ -98,6 +123,11 @@ class FaultyStorageBackend final : public StorageBackend {
   Rng rng_;
   std::map<std::uint64_t, Pending> pending_;  // by cookie, for requests with a fate
   StorageFaultStats stats_;
+  double slowdown_ = 1.0;
+  std::map<std::uint64_t, Clock::time_point> submitted_;     // by cookie: slowed requests in the inner backend
+  std::multimap<Clock::time_point, StorageCompletion> held_;  // by due time
+  int epoll_fd_ = -1;  // completion_fd(): the inner fd and timer_fd_
+  int timer_fd_ = -1;
 };
 
 }  // namespace sluice::hw

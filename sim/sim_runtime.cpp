@@ -13,6 +13,7 @@
 #include <simgrid/simix.hpp>
 #include <xbt/log.h>
 
+#include "core/faults/fault_control.hpp"
 #include "core/proto/codec.hpp"
 #include "sim/sim_env.hpp"
 
@@ -966,13 +967,7 @@ void SimRuntime::set_disk_slowdown(TargetId target, double factor) {
 }
 
 bool SimRuntime::partitioned(NodeId a, NodeId b) const {
-  if (a == b) return false;
-  for (const auto& side : partitions_) {
-    const bool has_a = std::find(side.begin(), side.end(), a) != side.end();
-    const bool has_b = std::find(side.begin(), side.end(), b) != side.end();
-    if (has_a != has_b) return true;
-  }
-  return false;
+  return faults::partitioned(partitions_, a, b);
 }
 
 void SimRuntime::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {

@@ -18,6 +18,7 @@
 //   run counts as not injected, never as passed silently.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -56,5 +57,16 @@ class FaultControl {
   // world's seeded Rng) and otherwise delayed by extra_delay_ns. 0, 0: none.
   [[nodiscard]] virtual Status set_message_faults(double loss_probability, TimeNs extra_delay_ns) = 0;
 };
+
+// Whether nodes a and b are on different sides of any of `partitions`
+// (FaultControl::set_partitions' meaning): the one rule every world applies.
+inline bool partitioned(const std::vector<std::vector<NodeId>>& partitions, NodeId a, NodeId b) {
+  if (a == b) return false;
+  return std::any_of(partitions.begin(), partitions.end(), [a, b](const std::vector<NodeId>& side) {
+    const bool has_a = std::find(side.begin(), side.end(), a) != side.end();
+    const bool has_b = std::find(side.begin(), side.end(), b) != side.end();
+    return has_a != has_b;
+  });
+}
 
 }  // namespace sluice::faults

@@ -207,6 +207,11 @@ bool run_with_faults(World& world, FaultDriver& driver, FaultControl& control, c
     if (next >= 0) until = std::min(until, next);
     world.run_for(until - world.now());
   }
+  // A real-time world (HwEnv) sleeps past `until`: a change due just before
+  // the deadline would be skipped by the loop's test. Apply what fell due
+  // before the deadline.
+  const TimeNs next = driver.next_change_ns();
+  if (!done() && next >= 0 && next < deadline_ns) driver.apply_due(deadline_ns - 1, control).ignore();
   return done();
 }
 

@@ -188,21 +188,29 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
       [this, shard, request, done, failovers, to, used_id](Result<proto::Message> r) mutable {
         const bool lost = !r.ok() && (r.status().code() == StatusCode::timed_out ||
                                       r.status().code() == StatusCode::unavailable);
-        if (!lost || mirrored_shards_.count(shard) == 0 || failovers >= config_.mirror_failovers) {
-          return done(std::move(r));
-        }
-        env_.metrics().count("client.meta_failovers", 1);
-        env_.log(LogLevel::warn, std::string(proto::message_name(request)) + " to metadata shard " +
-                                     std::to_string(shard) + " at " + to.to_string() + " failed (" +
-                                     r.status().to_string() + "); refreshing maps to find its primary");
+        if (!lost || failovers >= config_.mirror_failovers) return done(std::move(r));
         // Waits for mgmt to name another server; resends even if it does not
         // (the server may be back, or it refused only until it learnt its role).
-        refresh_maps_until(
-            [this, shard, to] { return shard_endpoint(shard).valid() && shard_endpoint(shard) != to; },
-            "a new primary of metadata shard " + std::to_string(shard),
-            [this, shard, request = std::move(request), done, failovers, used_id](Status) mutable {
-              call_shard(shard, std::move(request), done, failovers + 1, *used_id);
-            });
+        auto fail_over = [this, shard, to, failovers, used_id](proto::Message req, auto finish, const Status& why) {
+          env_.metrics().count("client.meta_failovers", 1);
+          env_.log(LogLevel::warn, std::string(proto::message_name(req)) + " to metadata shard " +
+                                       std::to_string(shard) + " at " + to.to_string() + " failed (" +
+                                       why.to_string() + "); refreshing maps to find its primary");
+          refresh_maps_until(
+              [this, shard, to] { return shard_endpoint(shard).valid() && shard_endpoint(shard) != to; },
+              "a new primary of metadata shard " + std::to_string(shard),
+              [this, shard, req = std::move(req), finish, failovers, used_id](Status) mutable {
+                call_shard(shard, std::move(req), finish, failovers + 1, *used_id);
+              });
+        };
+        if (mirrored_shards_.count(shard) != 0) return fail_over(std::move(request), done, r.status());
+        // Our maps may predate the shard's mirror group (mgmt forms it once
+        // both of its servers registered): look once more before giving up.
+        if (failovers > 0) return done(std::move(r));
+        fetch_maps([this, shard, request = std::move(request), done, fail_over, r = std::move(r)](Status) mutable {
+          if (mirrored_shards_.count(shard) == 0) return done(std::move(r));
+          fail_over(std::move(request), done, r.status());
+        });
       },
       resend_id);
   if (id != 0) *used_id = id;

@@ -313,7 +313,19 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
 }
 
 void MetaService::do_create(const proto::Create& m, Reply reply) {
-  const bool stale = maps_fetched_ns_ < 0 || env_.now() - maps_fetched_ns_ > config_.maps_max_age_ns;
+  // Maps without a target (or, for mirrored file data, without a buddy
+  // group) are stale too: a mirrored server fetches maps as it registers (to
+  // learn its role), which may be before the storage targets registered or
+  // mgmt formed their groups; creating from those would answer no_space.
+  const auto known = [this](TargetId t) {
+    return std::any_of(targets_.begin(), targets_.end(), [t](const auto& d) { return d.target == t; });
+  };
+  const bool nothing_to_choose =
+      config_.mirror_file_data
+          ? std::none_of(groups_.begin(), groups_.end(), [&](const auto& g) { return known(g.primary) && known(g.secondary); })
+          : targets_.empty();
+  const bool stale =
+      maps_fetched_ns_ < 0 || env_.now() - maps_fetched_ns_ > config_.maps_max_age_ns || nothing_to_choose;
   if (!stale) return do_create_with_maps(m, std::move(reply));
   if (maps_waiters_.size() >= config_.max_waiting_for_maps) {
     return reply(inode_reply(m.request_id, error(StatusCode::again, "metadata server busy fetching maps")));

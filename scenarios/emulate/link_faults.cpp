@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/faults/fault_control.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 
 namespace sluice::emulate {
@@ -99,17 +100,11 @@ Result<std::uint32_t> loss_to_ppm(double probability) {
 
 std::vector<NodeLinkFaults> partition_rules(const std::vector<std::vector<std::uint32_t>>& partitions,
                                             const std::vector<std::string>& addresses, std::uint32_t loss_ppm) {
-  const auto in = [](const std::vector<std::uint32_t>& side, std::uint32_t n) {
-    return std::find(side.begin(), side.end(), n) != side.end();
-  };
   std::vector<NodeLinkFaults> rules(addresses.size());
   for (std::uint32_t a = 0; a < addresses.size(); ++a) {
     rules[a].loss_ppm = loss_ppm;
     for (std::uint32_t b = 0; b < addresses.size(); ++b) {
-      if (a == b) continue;
-      const bool cut = std::any_of(partitions.begin(), partitions.end(),
-                                   [&](const std::vector<std::uint32_t>& side) { return in(side, a) != in(side, b); });
-      if (cut) rules[a].cut_from.push_back(addresses[b]);
+      if (faults::partitioned(partitions, a, b)) rules[a].cut_from.push_back(addresses[b]);
     }
   }
   return rules;

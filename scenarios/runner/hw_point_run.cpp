@@ -6,11 +6,16 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "hw_backends/hw_env.hpp"
 #include "hw_backends/hw_world.hpp"
 #include "transports/transport.hpp"
+#include "core/faults/fault_driver.hpp"
+#include "core/faults/world_fault_control.hpp"
+#include "scenarios/runner/fault_directory.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
+#include "scenarios/runner/hw_fault_world.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
 
@@ -71,7 +76,10 @@ struct DeployedWorkload {
   std::vector<Env*> envs;  // by rank, set when the rank starts
 };
 
-std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, RunResult& result) {
+// The fault loop checks whether the workload finished this often (real time).
+constexpr TimeNs k_hw_fault_slice_ns = 100 * k_ns_per_ms;
+
+std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWorld* fault_world, RunResult& result) {
   Result<FsDeployment> deployed = FsDeployment::deploy(
       world, spec, [&world](TargetId target, NodeId node, std::uint32_t) { return world.add_target(target, node); });
   if (!deployed.ok()) return deployed.status().to_string();
@@ -113,14 +121,28 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, RunResult
   for (auto& w : workloads) {
     ++ran;
     for (ClientHost* h : w->hosts) world.start_service(*h);
-    const bool finished = world.wait_until(
-        [&] {
-          for (ClientHost* h : w->hosts) {
-            if (!world.call(*h, [h] { return h->finished(); })) return false;
-          }
-          return true;
-        },
-        k_hw_max_workload_ns);
+    auto all_finished = [&] {
+      for (ClientHost* h : w->hosts) {
+        if (!world.call(*h, [h] { return h->finished(); })) return false;
+      }
+      return true;
+    };
+    // sl.run's faults, as in a sim run: started with the first workload,
+    // applied at their times (here real ones) while it runs; what the plan
+    // still holds after its last change lasts to the end of the run.
+    if (ran == 1 && fault_world != nullptr) {
+      faults::FaultPlan plan = spec.faults;
+      const TimeNs t0 = world.now();
+      for (faults::Fault& f : plan.faults) f.at_ns += t0;
+      Result<faults::FaultDriver> driver = faults::FaultDriver::create(std::move(plan));
+      if (!driver.ok()) return "fault plan: " + driver.status().message();
+      faults::WorldFaultControl<HwFaultWorld> control(*fault_world, fault_directory(fs, world, w->hosts));
+      faults::run_with_faults(*fault_world, *driver, control, all_finished, driver->plan().last_change_ns() + 1,
+                              k_hw_fault_slice_ns);
+      result.counters["faults.changes_applied"] = static_cast<double>(driver->changes_applied());
+      if (!driver->errors().empty()) return "fault plan: " + driver->errors().front();
+    }
+    const bool finished = world.wait_until(all_finished, k_hw_max_workload_ns);
     const std::string what = "workload \"" + w->run.spec().label + "\"";
     if (!finished) {
       why = what + " did not finish within k_hw_max_workload_ns";
@@ -136,6 +158,14 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, RunResult
       why = what + " failed on " + std::to_string(failed) + " of " + std::to_string(w->hosts.size()) + " ranks" + failures;
       break;
     }
+  }
+  // What the faults did, while the targets' backends (which count the slow
+  // disk's held completions) still exist.
+  if (fault_world != nullptr) {
+    result.counters["faults.messages_dropped"] = static_cast<double>(fault_world->messages_dropped());
+    result.counters["faults.messages_delayed"] = static_cast<double>(fault_world->messages_delayed());
+    result.counters["faults.storage_completions_slowed"] = static_cast<double>(fault_world->completions_slowed());
+    fault_world->detach_backends();  // stop() frees them
   }
   world.stop();  // every thread ends: results and metrics are read without races below
 
@@ -167,6 +197,7 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, RunResult
     for (PhaseRow& row : w.run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
   }
   for (const char* name : k_server_counters) result.counters[name] = world.counter(name);
+
   result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
   result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);
   const std::vector<std::string> logs = world.logs();
@@ -190,11 +221,6 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     return result;
   };
   try {
-    if (!spec.faults.faults.empty()) {
-      // HwEnv's fault injection is the soak's (tests/soak: a fault-injecting
-      // storage backend and the message hook), not yet a scenario's.
-      return finish("hw: sl.run's faults are applied in sim only; run this scenario with --backend sim");
-    }
     if (Status s = FsDeployment::validate(spec); !s.ok()) return finish(s.message());
     // GPU-direct chunks need a transport that reaches GPU memory (ibverbs
     // with dma-buf or peer memory); tcp and shm move host bytes only. As
@@ -227,10 +253,17 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     config.storage_backend = options.storage_backend;
     config.storage_root = dir.path() + "/storage";
     config.node_memory_limit_bytes = options.node_memory_limit_bytes;
+    std::optional<HwFaultWorld> fault_world;
+    if (!spec.faults.faults.empty()) {
+      fault_world.emplace(spec.seed);
+      config.message_hook = fault_world->hook();
+      config.wrap_storage_backend = fault_world->wrap();
+    }
     std::string why;
     {
       hw::HwWorld world(config);
-      why = run_deployed(run_spec, world, result);
+      if (fault_world) fault_world->attach(world);
+      why = run_deployed(run_spec, world, fault_world ? &*fault_world : nullptr, result);
     }
     return finish(why);
   } catch (const std::exception& e) {

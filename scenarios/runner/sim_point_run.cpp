@@ -15,6 +15,7 @@
 #if __has_include(<simgrid/forward.h>)
 #define SLUICE_RUNNER_HAS_SIM 1
 #include "core/faults/world_fault_control.hpp"
+#include "scenarios/runner/fault_directory.hpp"
 #include "sim/sim_profile.hpp"
 #include "sim/sim_runtime.hpp"
 #else
@@ -32,28 +33,10 @@ std::string seconds_text(TimeNs ns) {
   return std::to_string(static_cast<double>(ns) / static_cast<double>(k_ns_per_s)) + " s";
 }
 
-// Runs the point; returns the reason it failed ("" when it did not).
-// The faults' view of a deployment: which endpoint is "storage:3", which
-// node holds "target:5". Clients are the first workload's ranks.
-faults::FaultDirectory fault_directory(const FsDeployment& fs, sim::SimRuntime& rt,
-                                       const std::vector<ClientHost*>& hosts) {
-  faults::FaultDirectory d;
-  d.mgmt.push_back(fs.mgmt());
-  for (const MetaService* m : fs.metas()) d.meta.push_back(rt.endpoint_of(*m));
-  for (const StorageService* s : fs.storages()) d.storage.push_back(rt.endpoint_of(*s));
-  for (const ClientHost* h : hosts) d.client.push_back(rt.endpoint_of(*h));
-  for (TargetId t : fs.targets()) {
-    d.target_node[t] = rt.node_of_target(t);
-    for (const Endpoint& ep : d.storage) {
-      if (ep.node == d.target_node[t]) d.target_server[t] = ep;
-    }
-  }
-  return d;
-}
-
 // The fault loop checks whether the workload finished this often (simulated).
 constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
 
+// Runs the point; returns the reason it failed ("" when it did not).
 std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
   Result<FsDeployment> deployed = FsDeployment::deploy(
       rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); });

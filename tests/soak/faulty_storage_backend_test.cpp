@@ -4,6 +4,7 @@
 #include <poll.h>
 
 #include <filesystem>
+#include <limits>
 #include <numeric>
 
 #include "core/proto/crc32c.hpp"
@@ -136,6 +137,57 @@ TEST_F(FaultyBackendTest, FatesComeFromTheSeed) {
   EXPECT_NE(a, fates(12));
   EXPECT_NE(a.find('E'), std::string::npos);
   EXPECT_NE(a.find('.'), std::string::npos);
+}
+
+TEST_F(FaultyBackendTest, ASlowdownHoldsCompletionsAndRestoringTheSpeedReleasesThem) {
+  auto b = make({});
+  EXPECT_EQ(b->set_slowdown(0.5).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(b->set_slowdown(std::numeric_limits<double>::infinity()).code(), StatusCode::invalid_argument);
+  // A factor so large the completion cannot come back while this test runs.
+  ASSERT_TRUE(b->set_slowdown(1e9).ok());
+  std::vector<std::byte> w = data(8192);
+  StorageRequest r;
+  r.op = StorageOp::write;
+  r.file_id = 7;
+  r.buffer = w;
+  r.cookie = 99;
+  ASSERT_TRUE(b->submit(r).ok());
+  // The inner write completes; the wrapper holds its completion.
+  std::vector<StorageCompletion> out;
+  for (int i = 0; i < k_max_polls && b->held() == 0; ++i) {
+    EXPECT_EQ(b->poll(out, 8), 0u);
+    pollfd fd{b->completion_fd(), POLLIN, 0};
+    ::poll(&fd, 1, 50);
+  }
+  ASSERT_EQ(b->held(), 1u);
+  EXPECT_TRUE(out.empty());
+  // Normal speed: the completion fd wakes the caller and the held completion comes out, intact.
+  ASSERT_TRUE(b->set_slowdown(1.0).ok());
+  pollfd fd{b->completion_fd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&fd, 1, k_poll_timeout_ms), 1) << "the completion fd did not wake for the released completion";
+  ASSERT_EQ(b->poll(out, 8), 1u);
+  EXPECT_EQ(out[0].cookie, 99u);
+  EXPECT_TRUE(out[0].status.ok()) << out[0].status.to_string();
+  EXPECT_EQ(out[0].bytes, w.size());
+  EXPECT_EQ(b->fault_stats().slowed, 1u);
+  EXPECT_EQ(b->held(), 0u);
+  // And later requests run at normal speed again.
+  std::vector<std::byte> back(w.size());
+  StorageCompletion c = run(*b, StorageOp::read, back);
+  EXPECT_TRUE(c.status.ok());
+  EXPECT_EQ(back, w);
+}
+
+TEST_F(FaultyBackendTest, AModerateSlowdownDeliversEveryCompletionThroughItsTimer) {
+  auto b = make({});
+  ASSERT_TRUE(b->set_slowdown(3.0).ok());
+  std::vector<std::byte> w = data(4096);
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    StorageCompletion c = run(*b, StorageOp::write, w, i * w.size());  // waits on completion_fd, bounded
+    EXPECT_TRUE(c.status.ok()) << c.status.to_string();
+  }
+  EXPECT_EQ(b->fault_stats().slowed, 4u);
+  EXPECT_EQ(size_of(*b), 4 * w.size());
 }
 
 TEST_F(FaultyBackendTest, RefusesProbabilitiesOutsideZeroOne) {

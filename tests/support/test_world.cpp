@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cstring>
 
+#include "core/faults/fault_control.hpp"
 #include "core/common/pattern.hpp"
 #include "core/proto/codec.hpp"
 #include "core/proto/crc32c.hpp"
@@ -504,13 +505,7 @@ void TestWorld::set_disk_slowdown(TargetId target, double factor) {
 }
 
 bool TestWorld::partitioned(NodeId a, NodeId b) const {
-  if (a == b) return false;
-  for (const auto& side : partitions_) {
-    const bool has_a = std::find(side.begin(), side.end(), a) != side.end();
-    const bool has_b = std::find(side.begin(), side.end(), b) != side.end();
-    if (has_a != has_b) return true;
-  }
-  return false;
+  return faults::partitioned(partitions_, a, b);
 }
 
 void TestWorld::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {

@@ -1,6 +1,8 @@
 // sl.run's faults in the runner (issue 9): a fault plan applied to a sim
-// point at its times, and plans the world cannot apply failing the point
-// with the reason.
+// point and to an hw point (HwFaultWorld: real threads and loopback TCP in
+// this process) at its times, and plans the world cannot apply failing the
+// point with the reason. The hw tests assert what happened (changes applied,
+// retries, drops, held completions, bytes), never how long it took.
 #include <gtest/gtest.h>
 
 #include "core/topology/cluster_builders.hpp"
@@ -63,7 +65,7 @@ const PhaseRow* row(const RunResult& r, const std::string& phase) {
 RunnerOptions options() {
   RunnerOptions o;
   o.jobs = 2;
-  o.point_timeout_s = 120;  // a bound on a broken run, far above its fraction of a second
+  o.point_timeout_s = 60;  // a bound on a broken run, far above its few seconds
   return o;
 }
 
@@ -97,6 +99,68 @@ TEST(RunnerFaults, APlanTheWorldCannotApplyFailsThePointSayingWhy) {
   EXPECT_NE((*ran)[0].error.find("the deployment has 2 storage service(s)"), std::string::npos) << (*ran)[0].error;
   EXPECT_FALSE((*ran)[1].ok);
   EXPECT_NE((*ran)[1].error.find("cannot be copied"), std::string::npos) << (*ran)[1].error;
+}
+
+faults::Fault fault_of(faults::FaultKind kind, const std::string& who, TimeNs at_ns, TimeNs duration_ns) {
+  faults::Fault f;
+  f.kind = kind;
+  f.at_ns = at_ns;
+  f.duration_ns = duration_ns;
+  if (!who.empty()) f.subjects = {*faults::parse_subject(who)};
+  return f;
+}
+
+double counter(const RunResult& r, const std::string& name) {
+  auto it = r.counters.find(name);
+  return it == r.counters.end() ? 0.0 : it->second;
+}
+
+TEST(RunnerFaultsHw, AKilledStorageServerIsRestartedAndEveryByteIsWritten) {
+  ScenarioSpec calm = fault_spec();
+  ScenarioSpec faulty = fault_spec();
+  faulty.faults.faults = {kill("storage:0", 0, k_ns_per_s)};
+  Result<std::vector<RunResult>> ran = run_points({calm, faulty}, Backend::hw, options());
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  ASSERT_TRUE((*ran)[0].ok) << "calm: " << (*ran)[0].error;
+  ASSERT_TRUE((*ran)[1].ok) << "faulty: " << (*ran)[1].error;
+  const RunResult& f = (*ran)[1];
+  EXPECT_EQ(counter(f, "faults.changes_applied"), 2.0) << "the kill and the restart";
+  EXPECT_GT(counter(f, "rpc.retries"), 0.0) << "writes to the dead server were retried";
+  ASSERT_NE(row(f, "write"), nullptr);
+  EXPECT_EQ(row(f, "write")->bytes, row((*ran)[0], "write")->bytes);
+  ASSERT_NE(row(f, "read"), nullptr);
+  EXPECT_EQ(row(f, "read")->bytes, row((*ran)[0], "read")->bytes);
+}
+
+TEST(RunnerFaultsHw, ASlowDiskAndLostMessagesSlowTheRunButLoseNothing) {
+  ScenarioSpec calm = fault_spec();
+  ScenarioSpec faulty = fault_spec();
+  faults::Fault slow = fault_of(faults::FaultKind::slow_disk, "storage:1", 0, 0);
+  slow.factor = 4.0;
+  faults::Fault loss = fault_of(faults::FaultKind::message_loss, "", 0, 500 * k_ns_per_ms);
+  loss.loss_probability = 0.3;
+  loss.extra_delay_ns = k_ns_per_ms;
+  faulty.faults.faults = {slow, loss};
+  Result<std::vector<RunResult>> ran = run_points({calm, faulty}, Backend::hw, options());
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  ASSERT_TRUE((*ran)[0].ok) << "calm: " << (*ran)[0].error;
+  ASSERT_TRUE((*ran)[1].ok) << "faulty: " << (*ran)[1].error;
+  const RunResult& f = (*ran)[1];
+  EXPECT_GT(counter(f, "faults.storage_completions_slowed"), 0.0);
+  EXPECT_GT(counter(f, "faults.messages_dropped"), 0.0);
+  EXPECT_GT(counter(f, "faults.messages_delayed"), 0.0);
+  EXPECT_EQ(counter((*ran)[0], "faults.messages_dropped"), 0.0) << "no plan, no hook";
+  ASSERT_NE(row(f, "read"), nullptr);
+  EXPECT_EQ(row(f, "read")->bytes, row((*ran)[0], "read")->bytes);
+}
+
+TEST(RunnerFaultsHw, APlanTheWorldCannotApplyFailsThePointSayingWhy) {
+  ScenarioSpec unknown = fault_spec();
+  unknown.faults.faults = {kill("storage:9", 0, k_ns_per_s)};
+  Result<std::vector<RunResult>> ran = run_points({unknown}, Backend::hw, options());
+  ASSERT_TRUE(ran.ok()) << ran.status().to_string();
+  EXPECT_FALSE((*ran)[0].ok);
+  EXPECT_NE((*ran)[0].error.find("fault plan: begin kill storage:9"), std::string::npos) << (*ran)[0].error;
 }
 
 }  // namespace
