@@ -123,8 +123,10 @@ bench-f1: deps
 	  --set files=6 --set holdout_sizes=8MiB,24MiB
 
 # The R1 soak (issue 9): 100 seeded random fault runs per world (TestEnv,
-# SimEnv, HwEnv in one process over loopback TCP), mirroring off and on where
-# the world can kill servers; prints one RESULT R1 line per world and mode.
+# SimEnv, HwEnv in one process over loopback TCP, and HwEnv over netns: each
+# node in its own network namespace, partitions and loss as packet drops;
+# needs root), mirroring off and on; prints one RESULT R1 line per world and
+# mode. The HwEnv runs are real time: about half an hour per world and mode.
 # SOAK_RUNS sets the runs per world; SOAK_SEED the first seed (to replay one).
 SOAK_RUNS ?= 100
 SOAK_SEED ?= 1
@@ -133,7 +135,7 @@ soak: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target test_soak -j $(JOBS)
 	@SLUICE_SOAK_RUNS=$(SOAK_RUNS) SLUICE_SOAK_SIM_RUNS=$(SOAK_RUNS) SLUICE_SOAK_HW_RUNS=$(SOAK_RUNS) \
-	  SLUICE_SOAK_SEED=$(SOAK_SEED) timeout 7200 ./$(BUILD)/tests/test_soak --gtest_filter='Soak*.R1*' \
+	  SLUICE_SOAK_SEED=$(SOAK_SEED) timeout 14400 ./$(BUILD)/tests/test_soak --gtest_filter='Soak*.R1*' \
 	  > $(BUILD)/soak.log 2>&1; rc=$$?; grep -E '^RESULT R1' $(BUILD)/soak.log; \
 	if [ $$rc -ne 0 ]; then grep -E -A8 '^seed [0-9]+:' $(BUILD)/soak.log | head -80; \
 	  echo "make soak: failed (exit $$rc); see $(BUILD)/soak.log"; exit $$rc; fi

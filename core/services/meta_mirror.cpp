@@ -15,6 +15,15 @@
 //               reply waits until the records made before it are acknowledged;
 //   degrading   a forward failed: waiting for mgmt to take needs_resync before
 //               the held replies go out (or fail, if mgmt refuses: fenced).
+// - When the secondary drops out (a failed forward, mgmt marking it
+//   needs_resync) the stream is suspended, not ended: log_ keeps what the
+//   secondary has not acknowledged and gathers what changes while it is away
+//   (up to max_log_records). When it is back, the primary first tries to
+//   catch it up on exactly those records, in the same epoch from the next
+//   sequence: a secondary that kept its state since (a partition, a slow
+//   link) applies them; one that lost it (a restart) or broke its stream
+//   refuses, and gets a full resync. (The storage side resyncs the objects
+//   changed while the buddy was away; this is the metadata counterpart.)
 // - Records are dropped (log_ cleared) whenever a stream ends; the next stream
 //   starts with a reset, so the secondary never applies half of a stream on
 //   top of another.
@@ -179,7 +188,7 @@ void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, 
                                                                     group_.primary.to_string())));
   }
   const bool streaming = role_ == MirrorRole::primary &&
-                         (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing);
+                         (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing || catch_up_);
   if (streaming && mutating) {
     const std::vector<std::byte> frame = proto::encode(reply);
     if (frame.size() <= proto::k_max_mirror_reply_bytes) {
@@ -206,10 +215,21 @@ void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, 
 }
 
 void MetaService::mirror_record(proto::MetaRecordDesc record) {
-  if (role_ != MirrorRole::primary || (mode_ != MirrorMode::forwarding && mode_ != MirrorMode::resyncing)) return;
+  if (role_ != MirrorRole::primary) return;
+  const bool streaming = mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing;
+  if (!streaming && !catch_up_) return;
   if (log_.size() >= config_.mirror.max_log_records) {
-    return mirror_forward_failed(error(StatusCode::unavailable,
-                                       std::to_string(log_.size()) + " records not yet acknowledged (max_log_records)"));
+    if (streaming) {
+      mirror_forward_failed(error(StatusCode::unavailable,
+                                  std::to_string(log_.size()) + " records not yet acknowledged (max_log_records)"));
+    }
+    // This record is in no log: no catch-up can be complete any more.
+    if (catch_up_) {
+      env_.log(LogLevel::info, name() + ": more than max_log_records changes while the secondary is away; it will "
+                                        "get a full resync");
+    }
+    mirror_end_stream();
+    return;
   }
   log_.push_back(std::move(record));
   ++next_sequence_;
@@ -256,8 +276,8 @@ void MetaService::mirror_pump() {
   batch_in_flight_ = true;
   env_.metrics().count("meta.mirror_batches", 1);
   env_.metrics().count("meta.mirror_records", static_cast<double>(batch.records.size()));
-  mirror_rpc_.call(group_.secondary, std::move(batch), [this, end, epoch = epoch_](Result<proto::Message> r) {
-    if (epoch != epoch_) return;  // a stream that ended meanwhile
+  mirror_rpc_.call(group_.secondary, std::move(batch), [this, end, generation = stream_generation_](Result<proto::Message> r) {
+    if (generation != stream_generation_) return;  // a stream suspended or ended meanwhile
     batch_in_flight_ = false;
     if (!r.ok()) return mirror_forward_failed(r.status());
     mirror_acked(end);
@@ -280,7 +300,8 @@ void MetaService::mirror_acked(std::uint64_t end_sequence) {
 void MetaService::mirror_forward_failed(const Status& why) {
   env_.metrics().count("meta.mirror_forward_failures", 1);
   if (mode_ == MirrorMode::resyncing) {
-    // The secondary is not good: nobody waits for it. The next maps refresh restarts the resync.
+    // The secondary is not good: nobody waits for it. The next maps refresh
+    // restarts the resync, a full one (a refused catch-up ends here too).
     env_.log(LogLevel::warn, name() + ": resync to " + group_.secondary.to_string() + " failed: " + why.to_string());
     mode_ = MirrorMode::alone;
     mirror_end_stream();
@@ -292,7 +313,7 @@ void MetaService::mirror_forward_failed(const Status& why) {
                                  " failed (" + why.to_string() + "); asking mgmt to mark it needs_resync");
   }
   mode_ = MirrorMode::degrading;
-  mirror_end_stream();  // the secondary gets a full resync
+  mirror_suspend_stream();  // kept for the secondary's catch-up
   if (reporting_) return;
   mirror_report(proto::Consistency::needs_resync, [this](Status s) {
     if (mode_ != MirrorMode::degrading) return;
@@ -328,7 +349,7 @@ void MetaService::mirror_go_alone(const std::string& why) {
                                why);
   env_.metrics().count("meta.mirror_alone", 1);
   mode_ = MirrorMode::alone;
-  mirror_end_stream();
+  mirror_suspend_stream();
   report_good_pending_ = false;
   mirror_release_held();
 }
@@ -340,6 +361,17 @@ void MetaService::mirror_end_stream() {
   log_.clear();
   epoch_ = 0;
   batch_in_flight_ = false;
+  catch_up_ = false;
+  ++stream_generation_;
+}
+
+void MetaService::mirror_suspend_stream() {
+  // Nothing more is sent; an answer to a batch in flight is ignored (its
+  // records stay in log_ and are sent again, and a secondary that applied
+  // them skips them by sequence).
+  batch_in_flight_ = false;
+  ++stream_generation_;
+  catch_up_ = epoch_ != 0;
 }
 
 void MetaService::mirror_release_held() {
@@ -356,6 +388,20 @@ void MetaService::mirror_fail_held(const Status& why) {
 }
 
 void MetaService::mirror_start_resync() {
+  if (catch_up_ && epoch_ != 0) {
+    // First try the records since its last acknowledgement only.
+    catch_up_ = false;
+    ++stream_generation_;
+    mode_ = MirrorMode::resyncing;
+    resync_walk_done_ = true;
+    env_.log(LogLevel::info, name() + ": catching " + group_.secondary.to_string() + " up on " +
+                                 shard_name(config_.shard) + ": " + std::to_string(log_.size()) +
+                                 " records from sequence " + std::to_string(acked_sequence_ + 1));
+    env_.metrics().count("meta.mirror_catch_ups", 1);
+    env_.metrics().count("meta.mirror_catch_up_records", static_cast<double>(log_.size()));
+    mirror_pump();
+    return;
+  }
   mirror_end_stream();
   epoch_ = env_.rng().next_u64() | 1;  // never 0, which means "no stream"
   next_sequence_ = 1;

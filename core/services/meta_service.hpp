@@ -93,7 +93,10 @@ struct MetaMirrorConfig {
   // Forwarding to the secondary; timeout x attempts stays below the clients'
   // RPC timeout, so a client does not resend while the primary still waits.
   RpcLimits forward_rpc{.timeout_ns = 400 * k_ns_per_ms, .max_attempts = 2};
-  std::size_t max_log_records = 65'536;   // records not yet acknowledged; beyond, the secondary is dropped
+  // Records not yet acknowledged; beyond, the secondary is dropped. While
+  // the secondary is away the same log keeps what changed, for an incremental
+  // catch-up when it returns; beyond this bound it gets a full resync instead.
+  std::size_t max_log_records = 65'536;
   std::uint32_t max_batch_records = 1024;  // per MetaMirror (<= proto::k_max_mirror_records)
   std::uint64_t max_batch_bytes = 4 * k_mib;   // per MetaMirror, estimated (<= proto::k_max_message_bytes)
   std::uint32_t resync_page_entries = 1024;    // store entries read per resync step
@@ -200,6 +203,7 @@ class MetaService final : public Service {
   void mirror_report(proto::Consistency consistency, std::function<void(Status)> done);
   void mirror_go_alone(const std::string& why);
   void mirror_end_stream();
+  void mirror_suspend_stream();
   void mirror_release_held();
   void mirror_fail_held(const Status& why);
   void mirror_start_resync();
@@ -227,6 +231,13 @@ class MetaService final : public Service {
   std::uint64_t acked_sequence_ = 0;    // the secondary has every record up to here
   std::deque<proto::MetaRecordDesc> log_;  // records acked_sequence_ + 1 ... next_sequence_ - 1
   bool batch_in_flight_ = false;
+  // The stream is suspended, not ended: log_ keeps every record since the
+  // secondary's last acknowledgement, and records made while it is away are
+  // added, so that it can catch up on exactly those (same epoch, next
+  // sequence) if it returns with its state; it refuses otherwise (a restart,
+  // a broken stream) and gets a full resync.
+  bool catch_up_ = false;
+  std::uint64_t stream_generation_ = 0;  // answers of batches sent before a suspend or end are ignored
   bool reporting_ = false;
   bool report_good_pending_ = false;    // a completed resync whose `good` mgmt has not taken yet
   std::deque<HeldReply> held_;

@@ -16,9 +16,9 @@
 // directions even for the node whose rules have not been replaced yet.
 //
 // Why nftables and not tc netem: neither kernel here has sch_netem (see
-// docs/faults.md); nf_tables is there. Extra delay stays impossible without
-// netem (or sch_fq for an eBPF departure-time delay, also absent), and
-// set_delay refuses it, saying so.
+// docs/reliability.md); nf_tables is there. Extra delay stays impossible
+// without netem (or sch_fq for an eBPF departure-time delay, absent on this
+// machine too), and set_delay refuses it, saying so.
 //
 // Needs root and the `nft` program (Debian package nftables, in make deps);
 // install() says what is missing. Each change runs `ip netns exec <ns> nft`

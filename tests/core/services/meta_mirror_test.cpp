@@ -1,7 +1,8 @@
 // Metadata buddy mirroring (issue 9) on TestEnv: both servers' stores hold the
 // same namespace, failover keeps it, a resent create is answered from the
-// replicated reply cache, a secondary that was away is resynced, a stale
-// primary is fenced, and mgmt refuses a third server.
+// replicated reply cache, a secondary that was away catches up on what
+// changed (or, restarted, is resynced in full), a stale primary is fenced,
+// and mgmt refuses a third server.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -164,11 +165,58 @@ TEST(MetaMirror, ARestartedSecondaryIsResyncedAndThenSurvivesItsPrimary) {
   const Status alone = run_script(cluster, populate("/b", 20));
   ASSERT_TRUE(alone.ok()) << alone.to_string() << logs_of(cluster);
   EXPECT_GE(cluster.world().counter("meta.mirror_alone"), 1.0);
-  // It restarts with an empty store: a full resync brings all of it back.
+  // It restarts with an empty store: the primary's catch-up is refused (the
+  // fresh instance has no stream), and a full resync brings all of it back.
   const double resyncs = cluster.world().counter("meta.mirror_resyncs");
+  const double full_starts = cluster.world().counter("meta.mirror_resync_starts");
   ASSERT_TRUE(cluster.world().restart(secondary).ok());  // pair[1] is invalid from here
   ASSERT_TRUE(cluster.world().run_until([&] { return cluster.world().counter("meta.mirror_resyncs") > resyncs; }))
       << logs_of(cluster);
+  EXPECT_EQ(cluster.world().counter("meta.mirror_catch_ups"), 1.0);
+  EXPECT_GE(cluster.world().counter("meta.mirror_batches_refused"), 1.0);
+  EXPECT_EQ(cluster.world().counter("meta.mirror_resync_starts"), full_starts + 1);
+  cluster.world().run_for(k_mirror_maps_refresh_ns * 2);  // the good report reaches mgmt
+  cluster.world().kill(primary);
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
+  for (const char* dir : {"/a", "/b"}) {
+    const Status checked = run_script(cluster, check_populated(dir, 20));
+    EXPECT_TRUE(checked.ok()) << dir << ": " << checked.to_string() << logs_of(cluster);
+  }
+}
+
+TEST(MetaMirror, ASecondaryCutOffCatchesUpOnWhatChangedWhileItWasAway) {
+  TestCluster cluster(meta_mirrored_spec(1));
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_FALSE(settle_mirrors(cluster).empty());
+  std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
+  const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
+  const Endpoint secondary = cluster.world().endpoint_of(*pair[1]);
+  ASSERT_TRUE(run_script(cluster, populate("/a", 20)).ok());
+  // The link between the two breaks (the secondary still reaches mgmt): the
+  // forward fails, mgmt takes needs_resync, the primary goes on alone.
+  auto cut = std::make_shared<bool>(true);
+  cluster.world().add_fault(MessageFault{[primary, secondary, cut](const Endpoint& from, const Endpoint& to,
+                                                                   const proto::Message&) {
+                                           return *cut && ((from == primary && to == secondary) ||
+                                                           (from == secondary && to == primary));
+                                         },
+                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  const Status alone = run_script(cluster, populate("/b", 20));
+  ASSERT_TRUE(alone.ok()) << alone.to_string() << logs_of(cluster);
+  EXPECT_GE(cluster.world().counter("meta.mirror_alone"), 1.0);
+  const double full_starts = cluster.world().counter("meta.mirror_resync_starts");
+  const double resyncs = cluster.world().counter("meta.mirror_resyncs");
+  *cut = false;
+  ASSERT_TRUE(cluster.world().run_until([&] { return cluster.world().counter("meta.mirror_resyncs") > resyncs; }))
+      << logs_of(cluster);
+  // Only what changed travelled: no store walk, no reset.
+  EXPECT_EQ(cluster.world().counter("meta.mirror_catch_ups"), 1.0);
+  EXPECT_GT(cluster.world().counter("meta.mirror_catch_up_records"), 0.0);
+  EXPECT_EQ(cluster.world().counter("meta.mirror_resync_starts"), full_starts);
+  EXPECT_EQ(cluster.world().counter("meta.mirror_batches_refused"), 0.0);
+  EXPECT_EQ(dump(pair[0]->store()), dump(pair[1]->store()));
+  // And the caught-up secondary carries the shard when its primary dies.
   cluster.world().run_for(k_mirror_maps_refresh_ns * 2);  // the good report reaches mgmt
   cluster.world().kill(primary);
   cluster.world().run_for(k_mirror_settle_ns);
