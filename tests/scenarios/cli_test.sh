@@ -66,7 +66,11 @@ grep -q "$(basename "${svg:-none}")\|$(basename "${png:-none}")" "$tmp/reported/
   { echo "FAIL: report.md does not embed its plot"; fail=1; }
 expect 0 "run --seed overrides" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/seeded" --seed 11 --set files=4
 grep -q '"seed": 11' "$tmp/seeded/results.json" || { echo "FAIL: --seed not applied"; fail=1; }
-[ ! -s "$tmp/err" ] || { echo "FAIL: run is not quiet on a non-terminal stderr"; cat "$tmp/err"; fail=1; }
+# Under ASan (make sanitize), SimGrid's context switches make the sanitizer
+# runtime itself warn once on stderr; that is not sluice talking.
+grep -v -e '__asan_handle_no_return' -e 'False positive error reports may follow' \
+  -e 'For details see https://github.com/google/sanitizers/issues/189' "$tmp/err" > "$tmp/err.ours" || true
+[ ! -s "$tmp/err.ours" ] || { echo "FAIL: run is not quiet on a non-terminal stderr"; cat "$tmp/err.ours"; fail=1; }
 expect 0 "run without runs" -- "$sluice" run "$scripts/no_params.lua" --out "$tmp/none"
 grep -q "made no runs" "$tmp/out" || { echo "FAIL: no 'made no runs'"; fail=1; }
 

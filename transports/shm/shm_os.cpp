@@ -196,6 +196,7 @@ void unmap_segment(std::byte* base, std::size_t bytes) {
 }
 
 Status copy_from_process(pid_t pid, std::uint64_t remote_address, std::span<std::byte> local) {
+  if (local.empty()) return ok_status();  // nothing to move (and memcpy may not see a null pointer)
   if (pid == ::getpid()) {
     std::memcpy(local.data(), reinterpret_cast<const void*>(remote_address), local.size());
     return ok_status();
@@ -215,6 +216,7 @@ Status copy_from_process(pid_t pid, std::uint64_t remote_address, std::span<std:
 }
 
 Status copy_to_process(pid_t pid, std::uint64_t remote_address, std::span<const std::byte> local) {
+  if (local.empty()) return ok_status();  // nothing to move (and memcpy may not see a null pointer)
   if (pid == ::getpid()) {
     std::memcpy(reinterpret_cast<void*>(remote_address), local.data(), local.size());
     return ok_status();

@@ -395,8 +395,8 @@ void ShmTransport::serve_bulk(Channel& c, const ShmBulk& bulk, bool is_get) {
   const ShmAck head{bulk.op, static_cast<std::uint32_t>(st.code()), static_cast<std::uint32_t>(text.size())};
   std::memcpy(ack.head.data(), &head, sizeof head);
   ack.head_bytes = sizeof head;
-  ack.body.resize(text.size());
-  std::memcpy(ack.body.data(), text.data(), text.size());
+  ack.body.assign(reinterpret_cast<const std::byte*>(text.data()),
+                  reinterpret_cast<const std::byte*>(text.data()) + text.size());  // empty: no memcpy from null
   enqueue(c, std::move(ack));
 }
 
