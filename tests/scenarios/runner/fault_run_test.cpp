@@ -137,10 +137,14 @@ TEST(RunnerFaultsHw, ASlowDiskAndLostMessagesSlowTheRunButLoseNothing) {
   ScenarioSpec faulty = fault_spec();
   faults::Fault slow = fault_of(faults::FaultKind::slow_disk, "storage:1", 0, 0);
   slow.factor = 4.0;
-  faults::Fault loss = fault_of(faults::FaultKind::message_loss, "", 0, 500 * k_ns_per_ms);
-  loss.loss_probability = 0.3;
-  loss.extra_delay_ns = k_ns_per_ms;
-  faulty.faults.faults = {slow, loss};
+  // Loss early on; a 1 ms delay on every message to the end of the run (so
+  // that a slow machine, where few messages fall into the loss window, still
+  // sees delayed ones).
+  faults::Fault loss = fault_of(faults::FaultKind::message_loss, "", 0, 1500 * k_ns_per_ms);
+  loss.loss_probability = 0.5;
+  faults::Fault delay = fault_of(faults::FaultKind::message_loss, "", 0, 0);
+  delay.extra_delay_ns = k_ns_per_ms;
+  faulty.faults.faults = {slow, loss, delay};
   Result<std::vector<RunResult>> ran = run_points({calm, faulty}, Backend::hw, options());
   ASSERT_TRUE(ran.ok()) << ran.status().to_string();
   ASSERT_TRUE((*ran)[0].ok) << "calm: " << (*ran)[0].error;
