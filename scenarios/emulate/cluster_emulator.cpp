@@ -10,7 +10,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "scenarios/emulate/bootstrap_coordinator.hpp"
 #include "scenarios/emulate/command_runner.hpp"

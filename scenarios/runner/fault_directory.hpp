@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "core/faults/fault_driver.hpp"
 #include "core/faults/world_fault_control.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 
@@ -26,6 +27,13 @@ faults::FaultDirectory fault_directory(const FsDeployment& fs, World& world, con
     }
   }
   return d;
+}
+
+// sl.run's plan, its times made absolute from t0_ns (when the first workload
+// starts), as a driver; invalid_argument when the plan does not validate.
+inline Result<faults::FaultDriver> fault_driver_from(faults::FaultPlan plan, TimeNs t0_ns) {
+  for (faults::Fault& f : plan.faults) f.at_ns += t0_ns;
+  return faults::FaultDriver::create(std::move(plan));
 }
 
 }  // namespace sluice::scenario

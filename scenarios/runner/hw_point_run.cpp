@@ -131,10 +131,7 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
     // applied at their times (here real ones) while it runs; what the plan
     // still holds after its last change lasts to the end of the run.
     if (ran == 1 && fault_world != nullptr) {
-      faults::FaultPlan plan = spec.faults;
-      const TimeNs t0 = world.now();
-      for (faults::Fault& f : plan.faults) f.at_ns += t0;
-      Result<faults::FaultDriver> driver = faults::FaultDriver::create(std::move(plan));
+      Result<faults::FaultDriver> driver = fault_driver_from(spec.faults, world.now());
       if (!driver.ok()) return "fault plan: " + driver.status().message();
       faults::WorldFaultControl<HwFaultWorld> control(*fault_world, fault_directory(fs, world, w->hosts));
       faults::run_with_faults(*fault_world, *driver, control, all_finished, driver->plan().last_change_ns() + 1,

@@ -73,10 +73,7 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
       return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); });
     };
     if (index == 0 && !spec.faults.faults.empty()) {
-      faults::FaultPlan plan = spec.faults;
-      const TimeNs t0 = rt.now();
-      for (faults::Fault& f : plan.faults) f.at_ns += t0;
-      Result<faults::FaultDriver> created = faults::FaultDriver::create(std::move(plan));
+      Result<faults::FaultDriver> created = fault_driver_from(spec.faults, rt.now());
       if (!created.ok()) return "fault plan: " + created.status().message();
       driver.emplace(std::move(created).value());
       control.emplace(rt, fault_directory(fs, rt, hosts));
