@@ -98,6 +98,12 @@ struct StorageIoSpec {
   std::uint64_t object_offset = 0;
   MemHandle buffer;  // unused by remove and stat
   bool sync = false;
+  // write: the CRC32C the buffer's bytes must have (the storage server
+  // checked them against the client's). A world that keeps bytes refuses a
+  // write whose buffer differs with `corrupt`, and stores CRC32Cs with the
+  // object's bytes that every later read checks (corrupt when they changed
+  // at rest); SimEnv keeps no bytes and ignores it.
+  std::optional<std::uint32_t> crc32c = std::nullopt;
 };
 
 // Deterministic content for data written by workloads: byte i of a range is a
@@ -191,6 +197,23 @@ class Env {
   // limit. free releases a handle's whole region.
   virtual Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) = 0;
   virtual void free(const MemHandle& region) = 0;
+
+  // Windows: a second handle on the bytes of `range` (a range of a region of
+  // this node), with a region id of its own, through which other nodes reach
+  // those bytes for one request (the client hands a window, not its buffer,
+  // to a storage server). close_window() is the fence the caller puts up when
+  // it is done with the request, answered or abandoned: once it returns, no
+  // transfer moves bytes into or out of the window's range through it; one
+  // that arrives later fails at this end (not_found), as a late RDMA WRITE to
+  // an invalidated key fails at the HCA (Lustre unlinks a bulk's memory
+  // descriptor on a timeout for the same reason). So a server that executes
+  // a request late cannot write into memory its owner has reused. A transfer
+  // moving bytes at the moment of the close is waited for (HwEnv: the
+  // transport's deregistration). The window's region must stay allocated
+  // until the window is closed; a window is never freed with free().
+  // Errors: those of a bad range (not_found, invalid_argument).
+  virtual Result<MemHandle> open_window(const MemHandle& range) = 0;
+  virtual void close_window(const MemHandle& window) = 0;
 
   // What node `grantee` needs to reach the whole region of `range` (a region
   // of this node) by one-sided RDMA through this node's NIC `nic` without

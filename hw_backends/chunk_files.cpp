@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "core/proto/crc32c.hpp"
 
 namespace sluice::hw {
 namespace {
@@ -190,6 +193,193 @@ Status ChunkFiles::remove(FileId id) {
     }
   }
   if (::unlink(object_path(id).c_str()) != 0 && errno != ENOENT) return errno_status("remove", id, errno);
+  if (::unlink(crc_path(id).c_str()) != 0 && errno != ENOENT) return errno_status("remove the CRC sidecar of", id, errno);
+  return ok_status();
+}
+
+// ---- CRC32C at rest ---------------------------------------------------------------
+
+namespace {
+
+void put_u32(std::byte* at, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) at[i] = static_cast<std::byte>((v >> (8 * i)) & 0xFF);
+}
+std::uint32_t get_u32(const std::byte* at) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t{std::to_integer<std::uint8_t>(at[i])} << (8 * i);
+  return v;
+}
+
+// pread/pwrite of a whole range (short transfers continued); bytes done, or -errno.
+ssize_t full_io(bool write, int fd, std::byte* data, std::size_t size, std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = write ? ::pwrite(fd, data + done, size - done, static_cast<off_t>(offset + done))
+                            : ::pread(fd, data + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+}  // namespace
+
+std::string ChunkFiles::crc_path(FileId id) const { return object_path(id) + ".crc"; }
+
+void ChunkFiles::begin_write(FileId id, std::uint64_t offset, std::uint64_t length) {
+  if (!config_.checksum || length == 0) return;
+  std::lock_guard lock(crc_mu_);
+  writing_[id].emplace_back(offset, offset + length);
+}
+
+void ChunkFiles::end_write(FileId id, std::uint64_t offset, std::uint64_t length) {
+  if (!config_.checksum || length == 0) return;
+  std::lock_guard lock(crc_mu_);
+  auto it = writing_.find(id);
+  if (it == writing_.end()) return;
+  auto& ranges = it->second;
+  auto r = std::find(ranges.begin(), ranges.end(), std::pair{offset, offset + length});
+  if (r != ranges.end()) ranges.erase(r);
+  if (ranges.empty()) writing_.erase(it);
+}
+
+bool ChunkFiles::racing_write(FileId id, std::uint64_t begin, std::uint64_t end) const {
+  auto it = writing_.find(id);
+  if (it == writing_.end()) return false;
+  for (const auto& [b, e] : it->second) {
+    if (b < end && begin < e) return true;
+  }
+  return false;
+}
+
+std::uint64_t ChunkFiles::blocks_skipped_racing_write() const {
+  std::lock_guard lock(crc_mu_);
+  return skipped_racing_;
+}
+
+Result<std::size_t> ChunkFiles::read_block(FileId id, std::uint64_t block, std::span<std::byte> out) {
+  Result<OpenedObject> obj = open_object(id, false, false);
+  if (!obj.ok()) return obj.status();
+  const ssize_t n = full_io(false, obj->file->fd(), out.data(), out.size(), block * k_crc_block_bytes);
+  if (n < 0) return errno_status("read back a block of", id, static_cast<int>(-n));
+  return static_cast<std::size_t>(n);
+}
+
+Status ChunkFiles::check_expected_crc(const StorageRequest& request) const {
+  if (request.op != StorageOp::write || !request.expected_crc32c) return ok_status();
+  const std::uint32_t got = proto::crc32c(request.buffer);
+  if (got == *request.expected_crc32c) return ok_status();
+  char text[96];
+  std::snprintf(text, sizeof text, "CRC32C 0x%08x, expected 0x%08x", got, *request.expected_crc32c);
+  return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": refused a write of " +
+                                        std::to_string(request.buffer.size()) + " bytes to object " +
+                                        object_path(request.file_id).substr(config_.directory.size() + 1) +
+                                        " at " + std::to_string(request.object_offset) +
+                                        ": its bytes changed after the storage server checked them (" + text + ")");
+}
+
+Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> written, bool sync) {
+  if (!config_.checksum || written.empty()) return ok_status();
+  const std::uint64_t end = offset + written.size();
+  const std::uint64_t first = offset / k_crc_block_bytes;
+  const std::uint64_t last = (end - 1) / k_crc_block_bytes;
+  std::vector<std::byte> entries((last - first + 1) * k_crc_entry_bytes);
+  std::vector<std::byte> block(k_crc_block_bytes);
+  Status st;
+  {
+    std::lock_guard lock(crc_mu_);
+    for (std::uint64_t b = first; b <= last && st.ok(); ++b) {
+      const std::uint64_t bs = b * k_crc_block_bytes;
+      const std::uint64_t be = bs + k_crc_block_bytes;
+      std::uint32_t crc = 0;
+      std::uint32_t covered = 0;
+      if (bs >= offset && be <= end) {
+        crc = proto::crc32c(written.subspan(bs - offset, k_crc_block_bytes));
+        covered = static_cast<std::uint32_t>(k_crc_block_bytes);
+      } else {
+        // Partly written: the block as it is in the object now (after this write).
+        Result<std::size_t> n = read_block(id, b, block);
+        if (!n.ok()) {
+          st = n.status();
+          break;
+        }
+        crc = proto::crc32c(std::span<const std::byte>(block).first(*n));
+        covered = static_cast<std::uint32_t>(*n);
+      }
+      put_u32(entries.data() + (b - first) * k_crc_entry_bytes, crc);
+      put_u32(entries.data() + (b - first) * k_crc_entry_bytes + 4, covered);
+    }
+    if (st.ok()) {
+      const int fd = ::open(crc_path(id).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        st = errno_status("open the CRC sidecar of", id, errno);
+      } else {
+        const ssize_t n = full_io(true, fd, entries.data(), entries.size(), first * k_crc_entry_bytes);
+        if (n < 0) st = errno_status("write the CRC sidecar of", id, static_cast<int>(-n));
+        if (st.ok() && sync && ::fdatasync(fd) != 0) st = errno_status("fdatasync the CRC sidecar of", id, errno);
+        ::close(fd);
+      }
+    }
+  }
+  end_write(id, offset, written.size());
+  return st;
+}
+
+Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read) {
+  if (!config_.checksum || read.empty()) return ok_status();
+  const std::uint64_t end = offset + read.size();
+  const std::uint64_t first = offset / k_crc_block_bytes;
+  const std::uint64_t last = (end - 1) / k_crc_block_bytes;
+  std::lock_guard lock(crc_mu_);
+  std::vector<std::byte> entries((last - first + 1) * k_crc_entry_bytes);
+  const int fd = ::open(crc_path(id).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return ok_status();  // nothing recorded (an object written before sidecars, or none)
+    return errno_status("open the CRC sidecar of", id, errno);
+  }
+  const ssize_t got = full_io(false, fd, entries.data(), entries.size(), first * k_crc_entry_bytes);
+  ::close(fd);
+  if (got < 0) return errno_status("read the CRC sidecar of", id, static_cast<int>(-got));
+  std::vector<std::byte> block;
+  for (std::uint64_t b = first; b <= last; ++b) {
+    const std::size_t at = (b - first) * k_crc_entry_bytes;
+    if (at + k_crc_entry_bytes > static_cast<std::size_t>(got)) break;  // past the last recorded block
+    const std::uint32_t stored = get_u32(entries.data() + at);
+    const std::uint32_t covered = get_u32(entries.data() + at + 4);
+    if (covered == 0) continue;  // never written
+    const std::uint64_t bs = b * k_crc_block_bytes;
+    if (racing_write(id, bs, bs + k_crc_block_bytes)) {
+      ++skipped_racing_;
+      continue;
+    }
+    std::uint32_t crc = 0;
+    if (bs >= offset && bs + covered <= end) {
+      crc = proto::crc32c(read.subspan(bs - offset, covered));
+    } else {
+      block.resize(k_crc_block_bytes);
+      Result<std::size_t> n = read_block(id, b, block);
+      if (!n.ok()) return n.status();
+      if (*n < covered) {
+        return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": object " +
+                                              object_path(id).substr(config_.directory.size() + 1) + " block " +
+                                              std::to_string(b) + " holds " + std::to_string(*n) + " bytes, " +
+                                              std::to_string(covered) + " were written (truncated at rest)");
+      }
+      crc = proto::crc32c(std::span<const std::byte>(block).first(covered));
+    }
+    if (crc != stored) {
+      char text[80];
+      std::snprintf(text, sizeof text, "CRC32C 0x%08x, recorded 0x%08x", crc, stored);
+      return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": object " +
+                                            object_path(id).substr(config_.directory.size() + 1) + " block " +
+                                            std::to_string(b) + " (bytes " + std::to_string(bs) + "..+" +
+                                            std::to_string(covered) + ") changed at rest: " + text);
+    }
+  }
   return ok_status();
 }
 

@@ -11,10 +11,32 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "hw_backends/storage_backend.hpp"
 
 namespace sluice::hw {
+
+// ---- CRC32C at rest ------------------------------------------------------------
+// With StorageTargetConfig::checksum (the default) every object has a
+// sidecar "<object>.crc" that holds, per k_crc_block_bytes block of the
+// object, the CRC32C of the block's bytes as written and how many bytes it
+// covers (a short last block): k_crc_entry_bytes per block, little-endian
+// {crc, covered}; covered 0 is a block never written (a hole), which is not
+// checked. A write records the CRCs of the blocks it touched once its bytes
+// are in the object (a block it covers partly is read back whole); a read
+// checks every block it returns before it completes, and fails with
+// `corrupt` naming the object and block if one differs: bytes that changed
+// at rest (a drive that lies, a flipped bit) are reported, never served.
+// A write may also carry the CRC32C its bytes must have (StorageRequest::
+// expected_crc32c, what the storage server verified): a buffer that no
+// longer matches is refused with `corrupt` before anything is written.
+// Updates are serialized per target; a block a write is changing right now
+// is not checked by a read that overlaps it (its bytes are in flux), and is
+// counted (ChunkFiles::blocks_skipped_racing_write).
+inline constexpr std::uint64_t k_crc_block_bytes = 4096;  // the O_DIRECT unit: aligned I/O reads no block back
+inline constexpr std::uint64_t k_crc_entry_bytes = 8;
 
 // An open object file; closed when the last user lets go (the cache may drop
 // it while an operation still uses it).
@@ -60,8 +82,24 @@ class ChunkFiles {
   // An open descriptor (read-write). not_found when the object is missing
   // and create is false.
   Result<OpenedObject> open_object(FileId id, bool direct, bool create);
-  // Deletes the object (ok when missing) and forgets its descriptors.
+  // Deletes the object and its CRC sidecar (ok when missing) and forgets its descriptors.
   Status remove(FileId id);
+
+  // CRC32C at rest (see the top). No-ops without config().checksum.
+  // A write of [offset, +length) is about to start / has ended (the CRCs of
+  // its blocks are recorded by record_block_crcs, which ends it too).
+  void begin_write(FileId id, std::uint64_t offset, std::uint64_t length);
+  void end_write(FileId id, std::uint64_t offset, std::uint64_t length);
+  // After a successful write of `written` at `offset`: records the CRC of
+  // every block it touched, then ends the write. sync: the sidecar is made
+  // durable too.
+  Status record_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> written, bool sync);
+  // After a read of `read` at `offset`: corrupt if a block differs from its record.
+  Status check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read);
+  // corrupt when a write's buffer does not have the CRC32C it must have.
+  Status check_expected_crc(const StorageRequest& request) const;
+  std::uint64_t blocks_skipped_racing_write() const;
+  std::string crc_path(FileId id) const;
   // The object's size; 0 when missing.
   Result<std::uint64_t> size(FileId id);
   // fsync of the target directory, after a sync write created an object.
@@ -87,6 +125,14 @@ class ChunkFiles {
   std::mutex mu_;
   std::unordered_map<FileId, Cached> cache_;
   std::list<FileId> lru_;  // front = most recently used
+  // CRC32C at rest: one update or check at a time per target; the writes in
+  // flight per object (ranges), whose blocks a read does not check.
+  mutable std::mutex crc_mu_;
+  std::unordered_map<FileId, std::vector<std::pair<std::uint64_t, std::uint64_t>>> writing_;
+  std::uint64_t skipped_racing_ = 0;
+  // Reads the bytes of block `block` of the object (buffered) into `out`; their count.
+  Result<std::size_t> read_block(FileId id, std::uint64_t block, std::span<std::byte> out);
+  bool racing_write(FileId id, std::uint64_t begin, std::uint64_t end) const;  // crc_mu_ held
 };
 
 }  // namespace sluice::hw

@@ -17,12 +17,14 @@
 //   the device and memory: a bad DMA, a bus error). The completion keeps the
 //   CRC32C of the true bytes, so an end-to-end check (the storage server's
 //   reply CRC against the client's checksum of what arrived) catches it;
-// - rest flip: a write stores the bytes with one bit flipped and reports
-//   success with the CRC32C of the bytes it was given (silent corruption at
-//   rest, a drive that lies). Nothing on the read path can see it: the read
-//   CRC is computed from the flipped bytes. Only a checksum recorded when
-//   the write was acknowledged catches it (tests/soak does; the storage
-//   server stores none: see docs in tests/soak).
+// - rest flip: a write hands the inner backend the bytes with one bit
+//   flipped and reports success with the CRC32C of the bytes it was given
+//   (corruption on the way to the drive). A request that carries the CRC32C
+//   its bytes must have (StorageRequest::expected_crc32c, what the storage
+//   server checked) is refused by the inner backend with corrupt, and that
+//   error is reported; one without it is stored flipped, and a later read
+//   returns the flipped bytes (the backend's CRCs at rest were computed over
+//   them).
 //
 // Slow disk (FaultControl::set_disk_slowdown): with a slowdown factor f > 1
 // every request takes f times as long as the inner backend took: its

@@ -68,12 +68,25 @@ Status HwEnv::deliver(Endpoint to, std::vector<std::byte> frame) {
 
 OpId HwEnv::transfer(const TransferSpec& spec) {
   const OpId op = next_op();
+  if (const TimeNs delay = world_.transfer_delay(self_, spec); delay > 0) {
+    // A data-path fault: posted later, counted in flight meanwhile so that the world is not idle.
+    world_.note_in_flight(+1);
+    loop_.run_at(now() + delay, [this, op, spec] {
+      post_transfer(op, spec);
+      world_.note_in_flight(-1);
+    });
+    return op;
+  }
+  post_transfer(op, spec);
+  return op;
+}
+
+void HwEnv::post_transfer(OpId op, const TransferSpec& spec) {
   switch (node_.transfer(loop_, op, spec)) {
     case HwNode::RemoteKeyUse::not_needed: break;
     case HwNode::RemoteKeyUse::carried: count(k_metric_rdma_key_carried, 1); break;
     case HwNode::RemoteKeyUse::fallback: count(k_metric_rdma_key_fallback, 1); break;
   }
-  return op;
 }
 
 OpId HwEnv::storage_io(const StorageIoSpec& spec) {
@@ -176,6 +189,10 @@ Result<MemHandle> HwEnv::alloc(MemKind kind, std::uint16_t device, std::uint64_t
 }
 
 void HwEnv::free(const MemHandle& region) { node_.free(region); }
+
+Result<MemHandle> HwEnv::open_window(const MemHandle& range) { return node_.open_window(range); }
+
+void HwEnv::close_window(const MemHandle& window) { node_.close_window(window); }
 
 Result<proto::RdmaRegionDesc> HwEnv::remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) {
   return node_.remote_access(range, nic, grantee);

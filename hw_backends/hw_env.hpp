@@ -70,6 +70,8 @@ class HwEnv final : public Env, public Metrics {
   OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
   Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
   void free(const MemHandle& region) override;
+  Result<MemHandle> open_window(const MemHandle& range) override;
+  void close_window(const MemHandle& window) override;
   Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) override;
 
   // Metrics (thread-safe: the world reads them from other threads).
@@ -87,6 +89,8 @@ class HwEnv final : public Env, public Metrics {
   OpId complete_now(Completion c);
   // Carries an encoded frame to `to` (after the message hook decided).
   Status deliver(Endpoint to, std::vector<std::byte> frame);
+  // Hands the transfer to the node (and its transport); op completes through its loop.
+  void post_transfer(OpId op, const TransferSpec& spec);
 
   HwWorld& world_;
   HwNode& node_;

@@ -31,6 +31,10 @@ HwNode::~HwNode() {
   stop();
   const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
   for (auto& [region_id, region] : regions_) {
+    if (region.window) {
+      if (region.dmabuf_fd >= 0) ::close(region.dmabuf_fd);
+      continue;  // the memory is its region's
+    }
     if (region.kind == MemKind::gpu) {
       if (region.dmabuf_fd >= 0) ::close(region.dmabuf_fd);  // the transport, closed by stop(), let go of it
       if (gpu != nullptr) gpu->free(region.device, region.data);
@@ -190,6 +194,52 @@ void HwNode::free(const MemHandle& region) {
   // Waits for incoming transfers into the region to finish, then releases it.
   if (transport_) transport_->deregister_region(region.region).ignore();  // absent only after stop()
   std::free(data);
+}
+
+Result<MemHandle> HwNode::open_window(const MemHandle& range) {
+  Result<std::span<std::byte>> bytes = resolve(range, "window range");
+  if (!bytes.ok()) return bytes.status();
+  if (!transport_) return error(StatusCode::unavailable, "node " + std::to_string(id_) + " is stopped");
+  std::uint32_t window_id = 0;
+  bool gpu_registered_parent = false;
+  {
+    std::lock_guard lock(mu_);
+    const Region& of = regions_.at(range.region);
+    gpu_registered_parent = of.kind == MemKind::gpu && of.registered;
+    window_id = next_region_++;
+    Region window{bytes->data(), range.length, range.kind, range.device};
+    window.window = true;
+    regions_.emplace(window_id, window);
+  }
+  if (range.kind == MemKind::gpu) {
+    // Reached by the transport only where its region is (GPUDirect RDMA);
+    // otherwise transfers bounce, as for the region itself.
+    if (gpu_registered_parent) register_gpu_region(window_id, bytes->data(), range.length, range.device);
+  } else {
+    Status registered = transport_->register_region(window_id, *bytes, transport::RegionKind::host);
+    if (!registered.ok()) {
+      std::lock_guard lock(mu_);
+      regions_.erase(window_id);
+      return registered;
+    }
+    std::lock_guard lock(mu_);
+    regions_.at(window_id).registered = true;
+  }
+  return MemHandle{id_, range.kind, range.device, window_id, 0, range.length};
+}
+
+void HwNode::close_window(const MemHandle& window) {
+  Region closed;
+  {
+    std::lock_guard lock(mu_);
+    auto it = regions_.find(window.region);
+    if (it == regions_.end() || !it->second.window) return;
+    closed = it->second;
+    regions_.erase(it);
+  }
+  // The fence: waits for an incoming transfer moving bytes now; later ones find no key.
+  if (closed.registered && transport_) transport_->deregister_region(window.region).ignore();
+  if (closed.dmabuf_fd >= 0) ::close(closed.dmabuf_fd);
 }
 
 std::uint64_t HwNode::allocated_bytes() const {
@@ -484,6 +534,7 @@ void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {
   request.object_offset = spec.object_offset;
   request.sync = spec.sync;
   request.cookie = cookie;
+  request.expected_crc32c = spec.crc32c;
   if (spec.op == StorageOp::read || spec.op == StorageOp::write) {
     Result<std::span<std::byte>> buffer = resolve(spec.buffer, "storage buffer");
     if (!buffer.ok()) {

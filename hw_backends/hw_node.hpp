@@ -110,6 +110,13 @@ class HwNode {
   Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes,
                           GpuRegistration* gpu_registration = nullptr);
   void free(const MemHandle& region);
+  // Env::open_window / close_window: a region id of its own over the range's
+  // bytes, registered with the transport like the region it lies in, so a
+  // peer's transfer names the window's key; closing deregisters it (waiting
+  // for an incoming transfer moving bytes right then), after which a late
+  // put or get naming it fails at this end with not_found.
+  Result<MemHandle> open_window(const MemHandle& range);
+  void close_window(const MemHandle& window);
   // The bytes of a range on this node; not_found / invalid_argument naming `what`.
   Result<std::span<std::byte>> resolve(const MemHandle& range, std::string_view what) const;
   std::uint64_t allocated_bytes() const;
@@ -145,6 +152,7 @@ class HwNode {
     // the transport reaches it: "GPU regions" above).
     bool registered = false;
     int dmabuf_fd = -1;  // the exported dma-buf of a GPU region registered as one; closed by free()
+    bool window = false;  // open_window(): the memory belongs to another region
   };
   // Registers GPU region `region_id` by the first way that works ("GPU regions" above).
   GpuRegistration register_gpu_region(std::uint32_t region_id, std::byte* data, std::uint64_t bytes,

@@ -259,6 +259,10 @@ bool HwWorld::idle_between_events() const {
   return true;
 }
 
+TimeNs HwWorld::transfer_delay(const Endpoint& self, const TransferSpec& spec) const {
+  return config_.transfer_hook ? std::max<TimeNs>(config_.transfer_hook(self, spec), 0) : 0;
+}
+
 MessageFate HwWorld::message_fate(const Endpoint& from, const Endpoint& to, const proto::Message& m) const {
   return config_.message_hook ? config_.message_hook(from, to, m) : MessageFate{};
 }

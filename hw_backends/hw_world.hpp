@@ -59,6 +59,10 @@ struct MessageFate {
 // counter and log on the world; it must not call run_until, run_until_idle,
 // wait_until, call, stop or add_service (they wait for the services).
 using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
+// A fault on the data path, for tests: extra real time before a transfer
+// `self` started is posted to the transport (0: none). Called on the
+// starting service's thread, concurrently from several: thread-safe.
+using TransferHook = std::function<TimeNs(const Endpoint& self, const TransferSpec& spec)>;
 
 // Where one node's transport lives when the world is spread over network
 // namespaces (an emulated cluster, scenarios/emulate/netns_cluster.hpp):
@@ -91,6 +95,8 @@ struct HwWorldConfig {
   std::function<void(std::string_view)> log;
   // Fault injection for tests (see MessageHook); empty: every message goes once.
   MessageHook message_hook;
+  // Fault injection on the data path (see TransferHook); empty: none.
+  TransferHook transfer_hook;
   // Wraps each target's backend when it is made (e.g. in a
   // FaultyStorageBackend, hw_backends/faulty_storage_backend.hpp); called
   // from add_target on the owner's thread. Empty: the backend as made.
@@ -211,6 +217,7 @@ class HwWorld {
 
   // For HwEnv and HwNode.
   MessageFate message_fate(const Endpoint& from, const Endpoint& to, const proto::Message& m) const;
+  TimeNs transfer_delay(const Endpoint& self, const TransferSpec& spec) const;
   void note_message_sent() { messages_sent_.fetch_add(1); }
   void note_message_dropped() { hook_dropped_.fetch_add(1); }
   // +1 when a message leaves (or is held by a delay), -1 when handed to its loop.

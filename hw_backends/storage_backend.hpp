@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,6 +94,10 @@ struct StorageRequest {
   std::span<std::byte> buffer;  // read: destination; write: source; unused by remove/stat
   bool sync = false;            // write: durable at completion
   std::uint64_t cookie = 0;     // returned unchanged
+  // write: the CRC32C the buffer must have (what the storage server checked
+  // against the client's); a buffer that differs is refused with corrupt
+  // before anything is written (chunk_files.hpp, "CRC32C at rest").
+  std::optional<std::uint32_t> expected_crc32c = std::nullopt;
 };
 
 struct StorageCompletion {

@@ -20,6 +20,8 @@ Result<MemHandle> SimEnv::alloc(MemKind kind, std::uint16_t device, std::uint64_
   return runtime_.alloc(slot_, kind, device, bytes);
 }
 void SimEnv::free(const MemHandle& region) { runtime_.free(region); }
+Result<MemHandle> SimEnv::open_window(const MemHandle& range) { return runtime_.open_window(slot_, range); }
+void SimEnv::close_window(const MemHandle& window) { runtime_.free(window); }
 void SimEnv::count(std::string_view name, double delta) { runtime_.count(name, delta); }
 void SimEnv::sample(std::string_view name, double value) { runtime_.sample(name, value); }
 

@@ -61,6 +61,8 @@ class SimEnv final : public Env, public Metrics {
   OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
   Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
   void free(const MemHandle& region) override;
+  Result<MemHandle> open_window(const MemHandle& range) override;
+  void close_window(const MemHandle& window) override;
 
   void count(std::string_view name, double delta) override;
   void sample(std::string_view name, double value) override;

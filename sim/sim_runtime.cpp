@@ -75,6 +75,9 @@ struct SimOp {
   ServiceSlot* to = nullptr;
   std::uint64_t to_incarnation = 0;
   std::optional<Delivery> delivery;
+  // A transfer: its ends, checked again when it completes (a window closed
+  // meanwhile fails it, as on hardware; Env::open_window)
+  std::optional<std::pair<MemHandle, MemHandle>> transfer_ends;
   // kind == storage: effect applied when the operation completes
   StorageOp storage_op = StorageOp::read;
   TargetId target = k_no_id;
@@ -551,6 +554,15 @@ void SimRuntime::finish(SimOp* op, bool ok) {
     }
     case OpKind::completion:
     case OpKind::stream_disk:
+      if (op->transfer_ends && op->result.status.ok()) {
+        const auto& [src, dst] = *op->transfer_ends;
+        Status s = check_range(src, src.node, "transfer source");
+        if (s.ok()) s = check_range(dst, dst.node, "transfer destination");
+        if (!s.ok()) {
+          op->result.status = Status(s.code(), s.message() + " (gone before the transfer completed: a closed window)");
+          op->result.bytes = 0;
+        }
+      }
       deliver(*op->owner, op->owner_incarnation, Event{op->result});
       break;
   }
@@ -684,6 +696,8 @@ OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
   SimOp* op = new_op(self);
   op->result.bytes = spec.src.length;
   op->amount = static_cast<double>(spec.src.length);
+  op->transfer_ends = std::pair{spec.src, spec.dst};
+  const TimeNs fault_delay_ns = transfer_hook_ ? std::max<TimeNs>(transfer_hook_(self.endpoint, spec), 0) : 0;
   if (!streams_.empty()) {
     if (auto it = streams_.find({spec.src.node, spec.src.region}); it != streams_.end()) op->stream = it->second;
   }
@@ -705,6 +719,7 @@ OpId SimRuntime::transfer(ServiceSlot& self, const TransferSpec& spec) {
       if (op->then) account(op->then->src, op->then->dst, op->then->amount);
     }
   }
+  op->delay_ns += fault_delay_ns;
   schedule(op);
   return op->result.op;
 }
@@ -866,8 +881,18 @@ void SimRuntime::free(const MemHandle& region) {
   if (n == memory_.end()) return;
   auto it = n->second.regions.find(region.region);
   if (it == n->second.regions.end()) return;
-  n->second.allocated_bytes -= it->second.length;
+  if (!it->second.window) n->second.allocated_bytes -= it->second.length;
   n->second.regions.erase(it);
+}
+
+// No bytes exist here: a window is a region id of the range's length whose
+// transfers are checked again when they complete (see transfer_ends).
+Result<MemHandle> SimRuntime::open_window(ServiceSlot& self, const MemHandle& range) {
+  if (Status s = check_range(range, self.endpoint.node, "window range"); !s.ok()) return s;
+  NodeMemory& node = memory_[self.endpoint.node];
+  const std::uint32_t id = node.next_region++;
+  node.regions.emplace(id, Region{range.kind, range.device, range.length, self.endpoint, true});
+  return MemHandle{self.endpoint.node, range.kind, range.device, id, 0, range.length};
 }
 
 std::uint64_t SimRuntime::allocated_bytes(NodeId node) const {
@@ -940,7 +965,7 @@ Status SimRuntime::restart(Endpoint service) {
   NodeMemory& memory = memory_[service.node];
   for (auto r = memory.regions.begin(); r != memory.regions.end();) {
     if (r->second.owner == service) {
-      memory.allocated_bytes -= r->second.length;
+      if (!r->second.window) memory.allocated_bytes -= r->second.length;
       r = memory.regions.erase(r);
     } else {
       ++r;

@@ -112,6 +112,10 @@ struct MessageFate {
   std::uint64_t extra_bytes = 0;
 };
 using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
+// A fault on the data path: extra time before a transfer `self` started
+// begins to move bytes (0: none). Tests use it to make a reply outlive its
+// RPC timeout (issue 26).
+using TransferHook = std::function<TimeNs(const Endpoint& self, const TransferSpec& spec)>;
 
 // Limits.
 inline constexpr std::uint32_t k_max_message_copies = 16;
@@ -179,6 +183,7 @@ class SimRuntime {
 
   // ---- faults ----
   void set_message_hook(MessageHook hook) { message_hook_ = std::move(hook); }
+  void set_transfer_hook(TransferHook hook) { transfer_hook_ = std::move(hook); }
   // A dead service receives nothing; completions of operations it started
   // before dying are dropped (also after revive).
   void kill(Endpoint service);
@@ -241,6 +246,7 @@ class SimRuntime {
     std::uint16_t device = 0;
     std::uint64_t length = 0;
     Endpoint owner;  // the service that allocated it (restart frees it)
+    bool window = false;  // Env::open_window: counts no memory of its own
   };
   struct NodeMemory {
     std::uint32_t next_region = 1;
@@ -264,6 +270,7 @@ class SimRuntime {
   OpId memory_op(ServiceSlot& self, const MemHandle& range, const char* what);
   Result<MemHandle> alloc(ServiceSlot& self, MemKind kind, std::uint16_t device, std::uint64_t bytes);
   void free(const MemHandle& region);
+  Result<MemHandle> open_window(ServiceSlot& self, const MemHandle& range);
   void log(ServiceSlot& self, LogLevel level, std::string_view message);
   void count(std::string_view name, double delta);
   void sample(std::string_view name, double value);
@@ -306,6 +313,7 @@ class SimRuntime {
   std::map<NodeId, std::uint32_t> next_nvme_;
   std::vector<double> link_bytes_;  // [2 x EdgeId + (a_to_b ? 0 : 1)], with account_link_bytes
   MessageHook message_hook_;
+  TransferHook transfer_hook_;
   std::map<Endpoint, std::function<std::unique_ptr<Service>(Env&)>> factories_;  // for restart()
   std::map<TargetId, double> disk_slowdown_;
   std::vector<std::vector<NodeId>> partitions_;

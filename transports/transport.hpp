@@ -163,12 +163,38 @@ struct TransportConfig {
   // the thread that creates the socket. Transports whose endpoints are not
   // network sockets refuse a non-empty value in create() rather than ignore it.
   std::string netns;
+  // Kernel socket buffer size of every data socket. 0: the kernel's default
+  // (and TCP's buffer auto-tuning). Otherwise SO_SNDBUF and SO_RCVBUF are set
+  // to this value on every data socket, connected and accepted, before
+  // connect() and before listen() (accepted sockets inherit the listener's),
+  // so the TCP window is small from the handshake on. Used to force partial
+  // sends and receives, as a slow link or a slow reader does: tests, and
+  // reproducing "slow link" behaviour on loopback. The kernel doubles the
+  // value for its bookkeeping and caps it at net.core.wmem_max/rmem_max
+  // (socket(7)). Checked in create() by every transport, refused with
+  // invalid_argument outside k_min_socket_buffer_bytes..
+  // k_max_socket_buffer_bytes; a transport that moves bulk bytes without
+  // sockets accepts the value and says in its header that it does not apply.
+  std::uint32_t socket_buffer_bytes = 0;
 };
 
 // Secret limits: at least 16 bytes (a guessable secret protects nothing),
 // at most 4 KiB.
 inline constexpr std::size_t k_min_shared_secret_bytes = 16;
 inline constexpr std::size_t k_max_shared_secret_bytes = 4096;
+
+// TransportConfig::socket_buffer_bytes limits (when not 0): below 1 KiB the
+// kernel rounds up to its own minimum anyway (SOCK_MIN_RCVBUF), so a smaller
+// value would not mean what it says; 64 MiB is above any bandwidth-delay
+// product sluice models (100 Gbit/s x 5 ms).
+inline constexpr std::uint32_t k_min_socket_buffer_bytes = 1024;
+inline constexpr std::uint32_t k_max_socket_buffer_bytes = 64U << 20;
+
+// ok when config.socket_buffer_bytes is 0 or inside the limits above, else
+// invalid_argument naming the field, the value and the limits, prefixed with
+// `transport_name` ("tcp transport: socket_buffer_bytes 100 outside ...").
+// Every transport's create() calls it.
+Status check_socket_buffer_bytes(const TransportConfig& config, std::string_view transport_name);
 
 // How a peer reaches one registered region through one of the owner's rails
 // with one-sided operations: the region's base address as the owner's NIC

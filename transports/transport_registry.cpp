@@ -42,6 +42,16 @@ Status Transport::register_dmabuf_region(std::uint64_t key, std::span<std::byte>
                                             "(declared: " + capabilities().to_string() + ")");
 }
 
+Status check_socket_buffer_bytes(const TransportConfig& config, std::string_view transport_name) {
+  const std::uint32_t bytes = config.socket_buffer_bytes;
+  if (bytes == 0 || (bytes >= k_min_socket_buffer_bytes && bytes <= k_max_socket_buffer_bytes)) return ok_status();
+  return error(StatusCode::invalid_argument, std::string(transport_name) + " transport: socket_buffer_bytes " +
+                                                 std::to_string(bytes) + " outside " +
+                                                 std::to_string(k_min_socket_buffer_bytes) + ".." +
+                                                 std::to_string(k_max_socket_buffer_bytes) +
+                                                 " (0 = the kernel's default)");
+}
+
 std::string_view to_string(RegionKind kind) {
   switch (kind) {
     case RegionKind::host: return "host";

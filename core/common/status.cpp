@@ -18,6 +18,7 @@ std::string_view to_string(StatusCode code) {
     case StatusCode::corrupt: return "corrupt";
     case StatusCode::io_error: return "io_error";
     case StatusCode::internal: return "internal";
+    case StatusCode::in_progress: return "in_progress";
   }
   return "unknown";
 }

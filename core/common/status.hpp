@@ -33,6 +33,7 @@ enum class StatusCode : std::uint8_t {
   corrupt,          // bytes or a message failed a checksum or bounds check
   io_error,         // a device or transport failed
   internal,         // a broken invariant inside sluice: always a bug
+  in_progress,      // a retried request the server is still executing: keep waiting, do not resend
 };
 
 std::string_view to_string(StatusCode code);

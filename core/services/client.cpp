@@ -452,13 +452,20 @@ void Client::pump() {
 }
 
 void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
+  // Where the server puts the bytes: this request's pinned bounce buffer, or
+  // a window on the caller's range (see the header: the fence against a late
+  // execution).
   std::optional<MemHandle> bounce;
-  MemHandle landing = job.user;
+  MemHandle landing;
   if (plan.path == proto::ChunkPath::bounce) {
     Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
     if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
     bounce = *b;
     landing = *b;
+  } else {
+    Result<MemHandle> w = env_.open_window(job.user);
+    if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
+    landing = *w;
   }
   proto::ReadChunk m;
   m.file_id = job.request->file_id;
@@ -473,6 +480,7 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
   if (plan.path == proto::ChunkPath::direct) m.dst_keys = rdma_keys_for(env_, landing, plan.client_nic, server.node);
   const TimeNs started = env_.now();
   rpc_.call(server, std::move(m), [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
+    if (!bounce) env_.close_window(landing);  // the fence: nothing lands in the caller's range from here on
     if (!r.ok()) {
       return job_done(job, plan,
                       error(r.status().code(), "reading file " + std::to_string(job.request->file_id) + " at " +
@@ -483,73 +491,85 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
     const auto reply = std::get<proto::ChunkReply>(r.value());
     const std::uint64_t n = std::min(reply.bytes, job.user.length);
     env_.metrics().sample("client.chunk_read_latency_ns", static_cast<double>(env_.now() - started));
-    auto deliver = [this, job, plan, bounce, n]() {
-      if (!bounce || n == 0) return job_done(job, plan, ok_status(), n, bounce);
-      TransferSpec copy;
-      copy.src = bounce->slice(0, n);
-      copy.dst = job.user.slice(0, n);
-      copy.mode = TransferMode::local_copy;
-      ops_.expect(env_.transfer(copy), [this, job, plan, bounce, n](Completion& c) {
-        job_done(job, plan, c.status, c.status.ok() ? n : 0, bounce);
+    // The server's CRC32C, checked over the bytes the caller gets.
+    auto check = [this, job, plan, bounce, n, crc = reply.crc32c]() {
+      if (!config_.verify_reads || n == 0) return job_done(job, plan, ok_status(), n, bounce);
+      ops_.expect(env_.checksum(job.user.slice(0, n)), [this, job, plan, bounce, n, crc](Completion& c) {
+        if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+        if (c.crc_valid && c.crc32c != crc) {
+          env_.metrics().count("client.crc_mismatches", 1);
+          return job_done(job, plan,
+                          error(StatusCode::corrupt, "CRC32C mismatch reading file " +
+                                                         std::to_string(job.request->file_id) + " at " +
+                                                         std::to_string(job.file_offset) + " (" + std::to_string(n) +
+                                                         " bytes) from target " + std::to_string(job.target)),
+                          0, bounce);
+        }
+        job_done(job, plan, ok_status(), n, bounce);
       });
     };
-    if (!config_.verify_reads || n == 0) return deliver();
-    ops_.expect(env_.checksum(landing.slice(0, n)), [this, job, plan, bounce, n, reply, deliver](Completion& c) {
+    if (!bounce || n == 0) return check();
+    TransferSpec copy;
+    copy.src = bounce->slice(0, n);
+    copy.dst = job.user.slice(0, n);
+    copy.mode = TransferMode::local_copy;
+    ops_.expect(env_.transfer(copy), [this, job, plan, bounce, check](Completion& c) {
       if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
-      if (c.crc_valid && c.crc32c != reply.crc32c) {
-        env_.metrics().count("client.crc_mismatches", 1);
-        return job_done(job, plan,
-                        error(StatusCode::corrupt, "CRC32C mismatch reading file " +
-                                                       std::to_string(job.request->file_id) + " at " +
-                                                       std::to_string(job.file_offset) + " (" + std::to_string(n) +
-                                                       " bytes) from target " + std::to_string(job.target)),
-                        0, bounce);
-      }
-      deliver();
+      check();
     });
   });
 }
 
 void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
-  auto send = [this, job, plan, server](MemHandle source, std::optional<MemHandle> bounce) {
-    ops_.expect(env_.checksum(source), [this, job, plan, server, source, bounce](Completion& sum) {
-      if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, bounce);
-      proto::WriteChunk m;
-      m.file_id = job.request->file_id;
-      m.target = job.target;
-      m.object_offset = job.object_offset;
-      m.length = source.length;
-      m.src = source;
-      m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
-      m.crc32c = sum.crc32c;
-      m.sync = job.request->sync;
-      // The server pulls every write with one RDMA READ (direct or from the
-      // bounce buffer): carry the key so that it need not ask.
-      m.src_keys = rdma_keys_for(env_, source, plan.client_nic, server.node);
-      const TimeNs started = env_.now();
-      rpc_.call(server, std::move(m), [this, job, plan, bounce, started](Result<proto::Message> r) {
-        env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
-        if (!r.ok()) {
-          return job_done(job, plan,
-                          error(r.status().code(), "writing file " + std::to_string(job.request->file_id) + " at " +
-                                                       std::to_string(job.file_offset) + " to target " +
-                                                       std::to_string(job.target) + ": " + r.status().message()),
-                          0, bounce);
-        }
-        job_done(job, plan, ok_status(), job.user.length, bounce);
-      });
+  // The CRC32C of the caller's bytes, before any copy; the server checks it
+  // over what it received.
+  ops_.expect(env_.checksum(job.user), [this, job, plan, server](Completion& sum) {
+    if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, std::nullopt);
+    const std::uint32_t crc = sum.crc32c;
+    if (plan.path != proto::ChunkPath::bounce) {
+      Result<MemHandle> w = env_.open_window(job.user);
+      if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
+      return send_write(job, plan, server, *w, std::nullopt, crc);
+    }
+    Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
+    if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
+    TransferSpec copy;
+    copy.src = job.user;
+    copy.dst = *b;
+    copy.mode = TransferMode::local_copy;
+    ops_.expect(env_.transfer(copy), [this, job, plan, server, bounce = *b, crc](Completion& c) {
+      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+      send_write(job, plan, server, bounce, bounce, crc);
     });
-  };
-  if (plan.path != proto::ChunkPath::bounce) return send(job.user, std::nullopt);
-  Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
-  if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
-  TransferSpec copy;
-  copy.src = job.user;
-  copy.dst = *b;
-  copy.mode = TransferMode::local_copy;
-  ops_.expect(env_.transfer(copy), [this, job, plan, send, bounce = *b](Completion& c) {
-    if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
-    send(bounce, bounce);
+  });
+}
+
+void Client::send_write(ChunkJob job, const ChunkPlan& plan, Endpoint server, MemHandle source,
+                        std::optional<MemHandle> bounce, std::uint32_t crc32c) {
+  proto::WriteChunk m;
+  m.file_id = job.request->file_id;
+  m.target = job.target;
+  m.object_offset = job.object_offset;
+  m.length = source.length;
+  m.src = source;
+  m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
+  m.crc32c = crc32c;
+  m.sync = job.request->sync;
+  // The server pulls every write with one RDMA READ (direct or from the
+  // bounce buffer): carry the key so that it need not ask.
+  m.src_keys = rdma_keys_for(env_, source, plan.client_nic, server.node);
+  const TimeNs started = env_.now();
+  rpc_.call(server, std::move(m), [this, job, plan, source, bounce, started](Result<proto::Message> r) {
+    if (!bounce) env_.close_window(source);  // a late pull can no longer read the caller's range
+    env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
+    if (!r.ok()) {
+      return job_done(job, plan,
+                      error(r.status().code(), "writing file " + std::to_string(job.request->file_id) + " at " +
+                                                   std::to_string(job.file_offset) + " to target " +
+                                                   std::to_string(job.target) + ": " + r.status().message()),
+                      0, bounce);
+    }
+    job_done(job, plan, ok_status(), job.user.length, bounce);
   });
 }
 

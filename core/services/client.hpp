@@ -12,8 +12,16 @@
 // Data: a range is split by core/layout into chunk pieces; each piece is
 // planned by core/sched (direct into the destination, or bounce through a
 // pinned buffer near a GPU, and which NIC), sent as ReadChunk/WriteChunk to
-// the target's storage server, and the bytes are checked: the client computes
-// CRC32C of what arrived and compares it with the server's (verify_reads).
+// the target's storage server, and the bytes are checked end to end: a write
+// carries the CRC32C of the caller's bytes, computed before any copy, which
+// the server checks over what it received; a read's CRC32C from the server is
+// checked over the bytes in the caller's range, after the copy out of a
+// bounce buffer (verify_reads).
+// The server reaches the caller's memory only through a window per request
+// (Env::open_window), closed as soon as the reply or the call's failure
+// arrives and before the bytes are checked: a server that executes a request
+// late (its reply outlived the RPC timeout, the client gave up or failed
+// over) cannot write into memory the caller has been given back (issue 26).
 // At most max_inflight_chunks chunk requests are in flight per client, and
 // each rail's window from core/sched bounds the requests on one NIC.
 //
@@ -183,6 +191,10 @@ class Client {
   void start_job(ChunkJob job);
   void read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server);
   void write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server);
+  // Sends the WriteChunk of `source` (a window on the caller's range, or the
+  // request's bounce buffer) with the CRC32C of the caller's bytes.
+  void send_write(ChunkJob job, const ChunkPlan& plan, Endpoint server, MemHandle source,
+                  std::optional<MemHandle> bounce, std::uint32_t crc32c);
   void job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& status, std::uint64_t bytes,
                 std::optional<MemHandle> bounce);
   Endpoint target_endpoint(TargetId target) const;

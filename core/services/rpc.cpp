@@ -48,6 +48,20 @@ Status reply_status(const proto::Message& message) {
       message);
 }
 
+namespace {
+// Request ids of one client instance: a start drawn from a fork of its Rng
+// (the service's own stream is not advanced) and the clock (a restarted
+// instance starts later), leaving 2^62 ids of room.
+constexpr std::uint64_t k_request_id_stream = 0x5250'4349'4453ULL;  // "RPCIDS"
+RequestId first_request_id(Env& env) {
+  std::uint64_t state = env.rng().fork(k_request_id_stream).next_u64() ^ static_cast<std::uint64_t>(env.now());
+  return (splitmix64(state) >> 2) | 1;
+}
+}  // namespace
+
+RpcClient::RpcClient(Env& env, OpTable& ops, RpcLimits limits)
+    : env_(env), ops_(ops), limits_(limits), next_id_(first_request_id(env)) {}
+
 RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply, RequestId resend_id) {
   if (calls_.size() >= limits_.max_outstanding) {
     on_reply(error(StatusCode::again, "too many outstanding requests (" + std::to_string(calls_.size()) + ")"));
@@ -117,6 +131,27 @@ bool RpcClient::on_delivery(Delivery& delivery) {
       if (c == calls_.end() || c->second.generation != generation) return;
       c->second.attempts = 0;  // a back-pressured request has been answered; timeouts count afresh
       send_attempt(id);
+    });
+    return true;
+  }
+  if (status.code() == StatusCode::in_progress) {
+    // The server is executing this request (a retry found it in progress):
+    // wait for its reply with a fresh timeout; never a second execution.
+    Call& call = it->second;
+    env_.metrics().count("rpc.in_progress_replies", 1);
+    if (++call.in_progress_replies > limits_.max_in_progress_replies) {
+      finish(id, error(StatusCode::timed_out,
+                       "no reply from " + call.to.to_string() + " to " + std::string(proto::message_name(call.request)) +
+                           " after " + std::to_string(call.in_progress_replies - 1) +
+                           " answers that it is still in progress (max_in_progress_replies)"));
+      return true;
+    }
+    call.attempts = 0;
+    const std::uint64_t generation = ++call.generation;
+    ops_.expect(env_.timer(limits_.timeout_ns), [this, id, generation](Completion&) {
+      auto c = calls_.find(id);
+      if (c == calls_.end() || c->second.generation != generation) return;
+      send_attempt(id);  // ask again: the answer, a cached reply, or in_progress once more
     });
     return true;
   }

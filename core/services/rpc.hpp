@@ -47,19 +47,31 @@ struct RpcLimits {
   TimeNs again_backoff_max_ns = 20 * k_ns_per_ms;
   std::uint32_t max_again_replies = 10'000;    // then the call fails with `again`
   std::size_t max_outstanding = 1 << 20;       // calls in flight; beyond: again at once
+  // `in_progress` answers to one call (a server still executing it answers
+  // each retry so; see RpcClient::call): each restarts the attempt count and
+  // the timeout, so a slow but live server is waited for, not abandoned.
+  // Past this many the call fails with timed_out: with the default 2 s
+  // timeout, 10 minutes of "still working".
+  std::uint32_t max_in_progress_replies = 300;
 };
 
 class RpcClient {
  public:
   using ReplyFn = std::function<void(Result<proto::Message>)>;
 
-  RpcClient(Env& env, OpTable& ops, RpcLimits limits) : env_(env), ops_(ops), limits_(limits) {}
+  RpcClient(Env& env, OpTable& ops, RpcLimits limits);
 
   // Sends `request` (its request id is set here) and calls on_reply exactly
   // once: with the reply message if its status is ok, else with the remote
   // error; with timed_out after max_attempts unanswered sends; with
   // unavailable if the endpoint is unknown. `again` replies are retried after
-  // an exponential back-off. resend_id != 0 sends under that request id
+  // an exponential back-off. An `in_progress` reply (the server is still
+  // executing this request id: a retry reached it while the first send was
+  // being served) is not an answer: the call keeps waiting for the real
+  // reply, its timeout restarted (bounded by max_in_progress_replies).
+  // Request ids start at a value drawn from the service's Rng and the clock,
+  // so that a restarted client does not reuse its previous instance's ids
+  // (a server's reply cache would answer them with the old replies). resend_id != 0 sends under that request id
   // instead of a new one: a failover resend of a request another server may
   // have executed, whose reply that server replicated (metadata buddy
   // mirroring), so the new server's reply cache answers it. It must be an id
@@ -82,6 +94,7 @@ class RpcClient {
     ReplyFn on_reply;
     std::uint32_t attempts = 0;
     std::uint32_t again_replies = 0;
+    std::uint32_t in_progress_replies = 0;
     std::uint64_t generation = 0;  // bumps on every send; stale timers are ignored
   };
   void send_attempt(RequestId id);

@@ -68,6 +68,7 @@ void StorageService::restart() {
   map_targets_.clear();
   buddies_.clear();
   resync_log_lost_ = true;
+  chunk_replies_ = ReplyCache{};  // a restarted server has no memory of what it executed
 }
 
 // ---- maps --------------------------------------------------------------------
@@ -270,7 +271,7 @@ void StorageService::mirrored_write(TargetId target, Endpoint from, const proto:
     });
   };
 
-  local_write(target, m.file_id, m.object_offset, staging, m.sync,
+  local_write(target, m.file_id, m.object_offset, staging, m.sync, m.crc32c,
               [this, target, forward, secondary, join, arrive, m](Completion& written) {
                 join->local = written.status;
                 if (!forward) {
@@ -427,7 +428,7 @@ void StorageService::run_mirror_write(TargetId target, Endpoint from, const prot
                                              " " + target_name(target) + " offset " +
                                              std::to_string(m.object_offset) + " from " + target_name(m.primary));
       }
-      local_write(target, m.file_id, m.object_offset, staging, m.sync,
+      local_write(target, m.file_id, m.object_offset, staging, m.sync, m.crc32c,
                   [this, target, from, m, staging, fail](Completion& written) {
                     if (!written.status.ok()) return fail(written.status.code(), written.status.message());
                     env_.metrics().count(m.resync ? "storage.resync_received_bytes" : "storage.mirror_received_bytes",

@@ -93,12 +93,33 @@ void StorageService::on_event(Event& event) {
   handle(d.from, d.message);
 }
 
+bool StorageService::answer_duplicate(Endpoint from, RequestId rid) {
+  const proto::Message* cached = nullptr;
+  switch (chunk_replies_.check(from, rid, &cached)) {
+    case ReplyCache::Seen::new_request: return false;
+    case ReplyCache::Seen::in_progress:
+      env_.metrics().count("storage.duplicate_in_progress", 1);
+      env_.send(from, proto::ChunkReply{rid, StatusCode::in_progress,
+                                        name() + " is still executing request " + std::to_string(rid), 0, 0})
+          .ignore();
+      return true;
+    case ReplyCache::Seen::answered:
+      env_.metrics().count("storage.duplicate_answered", 1);
+      env_.send(from, *cached).ignore();
+      return true;
+  }
+  return false;
+}
+
 void StorageService::handle(Endpoint from, proto::Message& message) {
   if (auto* r = std::get_if<proto::ReadChunk>(&message)) {
+    if (answer_duplicate(from, r->request_id)) return;
     if (admit_mirrored(from, r->request_id, r->target)) admit(from, message, r->target);
   } else if (auto* w = std::get_if<proto::WriteChunk>(&message)) {
+    if (answer_duplicate(from, w->request_id)) return;
     if (admit_mirrored(from, w->request_id, w->target)) admit(from, message, w->target);
   } else if (auto* mw = std::get_if<proto::MirrorWrite>(&message)) {
+    if (answer_duplicate(from, mw->request_id)) return;
     admit(from, message, mw->target);
   } else if (auto* mr = std::get_if<proto::MirrorRemove>(&message)) {
     mirror_remove(from, *mr);
@@ -164,6 +185,7 @@ void StorageService::admit(Endpoint from, proto::Message& message, TargetId targ
         .ignore();
     return;
   }
+  chunk_replies_.begin(from, rid);  // from here on it is answered exactly once, by finish()
   ts.queued.push_back(Request{from, std::move(message)});
   pump(target);
 }
@@ -316,7 +338,7 @@ void StorageService::store_write(TargetId target, Endpoint from, const proto::Wr
   if (const MirrorRole* role = mirror_role(target); role != nullptr && role->primary) {
     return mirrored_write(target, from, m, staging);
   }
-  local_write(target, m.file_id, m.object_offset, staging, m.sync,
+  local_write(target, m.file_id, m.object_offset, staging, m.sync, m.crc32c,
               [this, target, from, m, staging](Completion& written) {
                 proto::ChunkReply done{m.request_id, written.status.code(), written.status.message(), 0, m.crc32c};
                 if (written.status.ok()) done.bytes = m.length;
@@ -325,7 +347,7 @@ void StorageService::store_write(TargetId target, Endpoint from, const proto::Wr
 }
 
 void StorageService::local_write(TargetId target, FileId file_id, std::uint64_t object_offset, MemHandle buffer,
-                                 bool sync, std::function<void(Completion&)> done) {
+                                 bool sync, std::uint32_t crc32c, std::function<void(Completion&)> done) {
   StorageIoSpec io;
   io.op = StorageOp::write;
   io.target = target;
@@ -333,6 +355,7 @@ void StorageService::local_write(TargetId target, FileId file_id, std::uint64_t 
   io.object_offset = object_offset;
   io.buffer = buffer;
   io.sync = sync;
+  io.crc32c = crc32c;
   ops_.expect(env_.storage_io(io), [this, target, file_id, object_offset, length = buffer.length,
                                     done = std::move(done)](Completion& written) {
     if (written.status.ok()) {
@@ -355,6 +378,7 @@ void StorageService::finish(TargetId target, Endpoint to, proto::ChunkReply repl
     env_.free(*staging);
   }
   if (reply.status == StatusCode::ok) ++requests_served_;
+  chunk_replies_.answer(to, reply.request_id, reply);  // a retry gets this reply, not a second execution
   env_.send(to, std::move(reply)).ignore();  // a lost reply is recovered by the client's retry
   if (target != k_no_id) {
     --targets_[target].active;

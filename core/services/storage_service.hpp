@@ -9,6 +9,15 @@
 //             checksum the staging bytes against the client's CRC32C,
 //             storage_io(write) staging -> target, then ChunkReply.
 //
+// Duplicates. A client retries a chunk request whose reply is late (its
+// RPC timeout), under the same request id. A retry of a request this server
+// is still executing is answered `in_progress` (the client keeps waiting for
+// the one reply) and one already answered gets that reply again, from a
+// bounded ReplyCache: a chunk request is executed once. Executing it twice
+// sent the same bytes into the client's memory twice, the second time after
+// the client had taken the first reply and reused the buffer (issue 26:
+// wrong bytes read back over slow links, where replies are late).
+//
 // Limits, per target: at most max_active requests at the device (the queue
 // depth) and max_queued waiting behind them; a request beyond that is answered
 // `again` (back-pressure: the client backs off and retries). Staging memory is
@@ -141,6 +150,9 @@ class StorageService final : public Service {
   };
 
   void handle(Endpoint from, proto::Message& message);
+  // For ReadChunk, WriteChunk and MirrorWrite: true if it is a retry of a
+  // request being executed or answered, and was answered here (see "Duplicates").
+  bool answer_duplicate(Endpoint from, RequestId rid);
   void admit(Endpoint from, proto::Message& message, TargetId target);
   void pump(TargetId target);
   void run_read(TargetId target, Endpoint from, const proto::ReadChunk& m, MemHandle staging);
@@ -187,8 +199,9 @@ class StorageService final : public Service {
   // the primary, maps not loaded yet).
   bool admit_mirrored(Endpoint from, RequestId rid, TargetId target);
   void store_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
+  // crc32c: what the buffer's bytes must have (checked by this server), stored with them by the world.
   void local_write(TargetId target, FileId file_id, std::uint64_t object_offset, MemHandle buffer, bool sync,
-                   std::function<void(Completion&)> done);
+                   std::uint32_t crc32c, std::function<void(Completion&)> done);
   void mirrored_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
   void run_mirror_write(TargetId target, Endpoint from, const proto::MirrorWrite& m, MemHandle staging);
   void mirror_remove(Endpoint from, const proto::MirrorRemove& m);
@@ -220,6 +233,7 @@ class StorageService final : public Service {
   std::uint64_t requests_served_ = 0;
   std::uint64_t again_replies_ = 0;
   std::uint64_t heartbeat_sequence_ = 0;
+  ReplyCache chunk_replies_;  // chunk requests in progress and answered, by (client, request id)
   // Buddy mirroring. Replies are routed by sender: mgmt's to rpc_, other
   // servers' to mirror_rpc_ (each has its own request-id space).
   RpcClient mirror_rpc_;

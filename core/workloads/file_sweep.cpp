@@ -307,10 +307,12 @@ void FileSweep::read_block(const std::shared_ptr<FileJob>& job) {
       read_block(job);
     };
     if (!config_.pattern_data) return next();
-    ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, job->offset}), [job, where, next](Completion& c) {
-      if (!c.status.ok()) return job->done(annotate(c.status, where));
-      next();
-    });
+    ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, job->offset}),
+                     [this, job, where, next, length](Completion& c) {
+                       if (!c.status.ok()) return job->done(annotate(c.status, where));
+                       if (c.bytes == length) recorder_->count("verified_bytes", static_cast<double>(length));
+                       next();
+                     });
   });
 }
 

@@ -154,6 +154,7 @@ class PosixStorageBackend final : public StorageBackend {
 
   void read(const StorageRequest& r, StorageCompletion& c) {
     if (r.buffer.empty()) return;
+    // (The CRCs at rest are checked below, once the bytes are in the buffer.)
     std::optional<OpenedObject> obj = open_for(r, false, c);
     if (!obj) {
       if (c.status.code() == StatusCode::not_found) c.status = ok_status();  // a missing object reads as empty
@@ -173,13 +174,18 @@ class PosixStorageBackend final : public StorageBackend {
       done += static_cast<std::size_t>(n);
       if (c.direct && done % k_direct_io_alignment_bytes != 0) break;  // a short direct read ends at EOF
     }
+    c.status = files_->check_block_crcs(r.file_id, r.object_offset, r.buffer.first(done));
+    if (!c.status.ok()) return;
     c.bytes = done;
     finish_crc(r.buffer.first(done), c);
   }
 
   void write(const StorageRequest& r, StorageCompletion& c) {
+    c.status = files_->check_expected_crc(r);
+    if (!c.status.ok()) return;
     std::optional<OpenedObject> obj = open_for(r, true, c);
     if (!obj) return;
+    files_->begin_write(r.file_id, r.object_offset, r.buffer.size());
     std::size_t done = 0;
     while (done < r.buffer.size()) {
       const ssize_t n = ::pwrite(obj->file->fd(), r.buffer.data() + done, r.buffer.size() - done,
@@ -187,10 +193,14 @@ class PosixStorageBackend final : public StorageBackend {
       if (n < 0) {
         if (errno == EINTR) continue;
         c.status = files_->errno_status("write", r.file_id, errno);
+        files_->end_write(r.file_id, r.object_offset, r.buffer.size());
         return;
       }
       done += static_cast<std::size_t>(n);
     }
+    // The CRCs at rest of the blocks written (and, with sync, made durable below with the data).
+    c.status = files_->record_block_crcs(r.file_id, r.object_offset, r.buffer, r.sync);
+    if (!c.status.ok()) return;
     if (r.sync) {
       ++sync_writes_;
       if (::fdatasync(obj->file->fd()) != 0) {

@@ -155,6 +155,11 @@ class UringStorageBackend final : public StorageBackend {
       finish_inline(std::move(inline_done));
       return ok_status();
     }
+    if (Status refused = files_->check_expected_crc(request); !refused.ok()) {
+      inline_done.status = refused;  // nothing is written (chunk_files.hpp, "CRC32C at rest")
+      finish_inline(std::move(inline_done));
+      return ok_status();
+    }
     Result<OpenedObject> opened = files_->open_object(request.file_id, direct, request.op == StorageOp::write);
     if (!opened.ok()) {
       if (opened.status().code() == StatusCode::not_found) {
@@ -176,6 +181,7 @@ class UringStorageBackend final : public StorageBackend {
     slot.buffer_index = registered_index(request.buffer);
     slot.cqes_left = 1;
     ++in_flight_;
+    if (request.op == StorageOp::write) files_->begin_write(request.file_id, request.object_offset, request.buffer.size());
     if (direct) {
       ++direct_ops_;
     } else {
@@ -331,6 +337,17 @@ class UringStorageBackend final : public StorageBackend {
       c.status = error(StatusCode::io_error, where() + ": short write of " + std::to_string(s.done) + " of " +
                                                  std::to_string(s.request.buffer.size()) + " bytes to object " +
                                                  files_->object_path(s.request.file_id));
+    }
+    // CRC32C at rest (chunk_files.hpp): a write records its blocks', a read checks them.
+    if (s.request.op == StorageOp::write) {
+      if (c.status.ok()) {
+        c.status = files_->record_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer,
+                                             s.request.sync);
+      } else {
+        files_->end_write(s.request.file_id, s.request.object_offset, s.request.buffer.size());
+      }
+    } else if (c.status.ok()) {
+      c.status = files_->check_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer.first(s.done));
     }
     if (c.status.ok()) {
       c.bytes = s.done;

@@ -129,10 +129,8 @@ void print_summary(const nlohmann::json& run) {
     fmt::print("node {} ({}): {}\n", node.value("node", 0), roles, node.value("status", std::string("?")));
   }
   for (const char* phase : {"write", "read"}) {
-    const PhaseTotal t = phase_total(run, phase);
-    if (t.bytes == 0) continue;
-    fmt::print("{:<5} {:>12} bytes in {:.3f} s: {:.1f} MB/s ({:.3f} Gbit/s), every byte verified\n", phase, t.bytes,
-               static_cast<double>(t.elapsed_ns) / 1e9, t.bytes_per_s / 1e6, t.bytes_per_s * 8 / 1e9);
+    const std::string line = phase_summary_line(run, phase);
+    if (!line.empty()) fmt::print("{}\n", line);
   }
 }
 

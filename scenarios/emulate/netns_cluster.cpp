@@ -62,6 +62,23 @@ Result<std::unique_ptr<NetnsCluster>> NetnsCluster::create(const EmulationPlan& 
 
 NetnsCluster::~NetnsCluster() { static_cast<void>(remove()); }
 
+Status NetnsCluster::set_link_rate(std::uint64_t rate_bits_per_s) {
+  LinkSpec rate_only = plan_.link;
+  rate_only.rate_bits_per_s = rate_bits_per_s;
+  rate_only.latency_ns = 0;  // only the root tbf is replaced; a netem child stays as made
+  for (const EmulatedNode& n : plan_.nodes) {
+    for (const auto& [netns, device] : {std::pair{n.netns, std::string("eth0")}, std::pair{plan_.bridge_netns, n.bridge_port}}) {
+      for (const CommandLine& c : shaping_commands(netns, device, rate_only)) {
+        if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
+          return error(st.code(), "emulate: changing the link rate: " + st.message());
+        }
+      }
+    }
+  }
+  plan_.link.rate_bits_per_s = rate_bits_per_s;
+  return ok_status();
+}
+
 std::string NetnsCluster::netns_path(std::size_t node) const {
   return node < plan_.nodes.size() ? "/run/netns/" + plan_.nodes[node].netns : std::string();
 }

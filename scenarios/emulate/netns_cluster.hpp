@@ -38,6 +38,11 @@ class NetnsCluster {
   const EmulationPlan& plan() const { return plan_; }
   // The namespace file of node i, for TransportConfig::netns.
   std::string netns_path(std::size_t node) const;
+  // Every link (both sides of each node's veth) shaped to `rate_bits_per_s`
+  // from now on (tbf replaced in place; connections stay up): a soak draws a
+  // link rate per run. Latency, if the plan has one, stays. Names the
+  // command that failed.
+  Status set_link_rate(std::uint64_t rate_bits_per_s);
   // Removes everything (also done by the destructor); returns the names of
   // this plan's namespaces still there afterwards (empty when clean).
   std::vector<std::string> remove();

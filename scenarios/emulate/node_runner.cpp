@@ -1,5 +1,7 @@
 #include "scenarios/emulate/node_runner.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -58,7 +60,15 @@ struct LocalServices {
 PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase) {
   PhaseTotal t;
   if (!run.contains("nodes")) return t;
+  const std::string verified_suffix = "." + std::string(phase) + ".verified_bytes";
   for (const auto& node : run["nodes"]) {
+    if (node.contains("counters") && node["counters"].is_object()) {
+      for (const auto& [name, value] : node["counters"].items()) {
+        if (name.size() > verified_suffix.size() && name.ends_with(verified_suffix) && value.is_number()) {
+          t.verified_bytes += static_cast<std::uint64_t>(value.get<double>());
+        }
+      }
+    }
     if (!node.contains("phases")) continue;
     for (const auto& p : node["phases"]) {
       if (p.value("phase", "") != phase) continue;
@@ -68,6 +78,23 @@ PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase) {
   }
   if (t.elapsed_ns > 0) t.bytes_per_s = static_cast<double>(t.bytes) * 1e9 / static_cast<double>(t.elapsed_ns);
   return t;
+}
+
+std::string phase_summary_line(const nlohmann::json& run, std::string_view phase) {
+  const PhaseTotal t = phase_total(run, phase);
+  if (t.bytes == 0) return {};
+  std::string checked;
+  if (!run.value("ok", false)) {
+    checked = "the run FAILED: not verified";
+  } else if (phase == "write") {
+    checked = "each chunk's CRC32C checked by its server";
+  } else if (t.verified_bytes == t.bytes) {
+    checked = "every byte verified";
+  } else {
+    checked = fmt::format("{} of them verified against the pattern", t.verified_bytes);
+  }
+  return fmt::format("{:<5} {:>12} bytes in {:.3f} s: {:.1f} MB/s ({:.3f} Gbit/s), {}", phase, t.bytes,
+                     static_cast<double>(t.elapsed_ns) / 1e9, t.bytes_per_s / 1e6, t.bytes_per_s * 8 / 1e9, checked);
 }
 
 Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap) {

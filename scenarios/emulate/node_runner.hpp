@@ -56,9 +56,18 @@ Result<nlohmann::json> combine_node_results(const std::string& run_id, const std
 // throughput of the phase as all clients' bytes over the slowest rank's time.
 struct PhaseTotal {
   std::uint64_t bytes = 0;
+  // Bytes checked against the workload's pattern after they were read (the
+  // node counters "<workload>.<phase>.verified_bytes"); 0 for writes.
+  std::uint64_t verified_bytes = 0;
   TimeNs elapsed_ns = 0;
   double bytes_per_s = 0;
 };
 PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase);
+// One line of `sluice emulate`'s summary for a phase ("" when it moved no
+// bytes). It says "verified" only for what was (issue 26): a read phase whose
+// every byte was checked against the pattern, a write phase of a run that
+// succeeded (each chunk's CRC32C was checked by its server; a mismatch fails
+// the run); a failed run is said to be failed and not verified.
+std::string phase_summary_line(const nlohmann::json& run, std::string_view phase);
 
 }  // namespace sluice::emulate

@@ -438,6 +438,102 @@ TEST_P(StorageConformance, RefusesBadTargetConfigs) {
   EXPECT_EQ(create(config_at(file)).code(), StatusCode::unavailable);
 }
 
+// ---- CRC32C at rest (issue 26; hw_backends/chunk_files.hpp) -------------------
+
+// Flips one bit of an object file behind the backend's back (a drive that lies).
+void flip_on_disk(const std::string& path, std::uint64_t at) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path;
+  std::byte b{};
+  ASSERT_EQ(::pread(fd, &b, 1, static_cast<off_t>(at)), 1);
+  b ^= std::byte{0x04};
+  ASSERT_EQ(::pwrite(fd, &b, 1, static_cast<off_t>(at)), 1);
+  ::close(fd);
+}
+
+TEST_P(StorageConformance, ABitFlippedAtRestIsReportedNamingTheBlockNotServed) {
+  auto b = open();
+  ASSERT_TRUE(b);
+  AlignedBuffer out(256 * 1024), in(256 * 1024);
+  fill_pattern(out.span(), 31, 0);
+  ASSERT_TRUE(run(*b, write(5, 0, out.span())).status.ok());
+  ASSERT_TRUE(run(*b, read(5, 0, in.span())).status.ok()) << "intact bytes read back";
+  flip_on_disk(dir_.path() + "/target/0000000000000005", 100'000);  // in 4 KiB block 24
+  for (auto [offset, length] : {std::pair<std::uint64_t, std::size_t>{0, 256 * 1024}, {98'304, 4096}, {99'000, 1500}}) {
+    const StorageCompletion r = run(*b, read(5, offset, in.span(0, length)));
+    EXPECT_EQ(r.status.code(), StatusCode::corrupt) << offset << ": " << r.status.to_string();
+    EXPECT_NE(r.status.message().find("block 24"), std::string::npos) << r.status.to_string();
+    EXPECT_NE(r.status.message().find("changed at rest"), std::string::npos) << r.status.to_string();
+  }
+  // Blocks that did not change still read.
+  EXPECT_TRUE(run(*b, read(5, 0, in.span(0, 64 * 1024))).status.ok());
+}
+
+TEST_P(StorageConformance, UnalignedOverlappingWritesKeepEveryBlockChecksumRight) {
+  auto b = open();
+  ASSERT_TRUE(b);
+  // Appends and overwrites of odd sizes at odd offsets, crossing and sharing
+  // blocks, a gap left unwritten, then a short last block grown.
+  std::vector<std::byte> truth;
+  const std::vector<std::pair<std::uint64_t, std::size_t>> writes = {
+      {0, 1}, {1, 5000}, {4095, 2}, {5001, 12'000}, {30'000, 777}, {3, 8192}, {30'777, 4096}};
+  std::uint64_t seed = 1;
+  for (auto [offset, length] : writes) {
+    AlignedBuffer out(length);
+    fill_pattern(out.span(), ++seed, 0);
+    ASSERT_TRUE(run(*b, write(9, offset, out.span())).status.ok()) << offset;
+    if (truth.size() < offset + length) truth.resize(offset + length);
+    std::copy(out.span().begin(), out.span().end(), truth.begin() + static_cast<std::ptrdiff_t>(offset));
+  }
+  AlignedBuffer in(40'960);
+  for (auto [offset, length] : {std::pair<std::uint64_t, std::size_t>{0, truth.size()}, {1, 4095}, {4094, 9000},
+                                {17'000, 13'000}, {30'700, 4173}}) {
+    const StorageCompletion r = run(*b, read(9, offset, in.span(0, length)));
+    ASSERT_TRUE(r.status.ok()) << offset << "+" << length << ": " << r.status.to_string();
+    ASSERT_EQ(r.bytes, length);
+    EXPECT_TRUE(std::equal(in.span(0, length).begin(), in.span(0, length).end(),
+                           truth.begin() + static_cast<std::ptrdiff_t>(offset)))
+        << offset;
+  }
+}
+
+TEST_P(StorageConformance, AWriteWhoseBytesDifferFromTheirExpectedCrcIsRefusedAndNothingIsWritten) {
+  auto b = open();
+  ASSERT_TRUE(b);
+  AlignedBuffer out(64 * 1024);
+  fill_pattern(out.span(), 41, 0);
+  StorageRequest w = write(11, 0, out.span());
+  w.expected_crc32c = crc(out.span()) ^ 1u;
+  const StorageCompletion refused = run(*b, w);
+  EXPECT_EQ(refused.status.code(), StatusCode::corrupt) << refused.status.to_string();
+  EXPECT_NE(refused.status.message().find("changed after the storage server checked them"), std::string::npos)
+      << refused.status.to_string();
+  StorageRequest stat{StorageOp::stat, 11, 0, {}, false, 0};
+  EXPECT_EQ(run(*b, stat).bytes, 0u) << "nothing was written";
+  w.expected_crc32c = crc(out.span());
+  EXPECT_TRUE(run(*b, w).status.ok());
+  EXPECT_EQ(run(*b, stat).bytes, 64u * 1024u);
+}
+
+TEST_P(StorageConformance, RemoveDeletesTheChecksumsWithTheObject) {
+  auto b = open();
+  ASSERT_TRUE(b);
+  AlignedBuffer out(8192);
+  fill_pattern(out.span(), 5, 0);
+  ASSERT_TRUE(run(*b, write(12, 0, out.span())).status.ok());
+  const std::string sidecar = dir_.path() + "/target/000000000000000c.crc";
+  EXPECT_TRUE(std::filesystem::exists(sidecar));
+  StorageRequest remove{StorageOp::remove, 12, 0, {}, false, 0};
+  ASSERT_TRUE(run(*b, remove).status.ok());
+  EXPECT_FALSE(std::filesystem::exists(sidecar));
+  // A new object of the same id does not inherit the old checksums.
+  AlignedBuffer other(4096);
+  fill_pattern(other.span(), 6, 0);
+  ASSERT_TRUE(run(*b, write(12, 4096, other.span())).status.ok());
+  AlignedBuffer in(8192);
+  EXPECT_TRUE(run(*b, read(12, 0, in.span())).status.ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, StorageConformance, ::testing::ValuesIn(available_backends()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
 

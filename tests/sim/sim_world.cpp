@@ -22,6 +22,8 @@ SimWorld::SimWorld(std::shared_ptr<const topo::Topology> cluster, sim::SimRuntim
   rt_->set_message_hook([this](const Endpoint& from, const Endpoint& to, const proto::Message& m) {
     return apply_faults(from, to, m);
   });
+  rt_->set_transfer_hook(
+      [this](const Endpoint& self, const TransferSpec& spec) { return apply_transfer_faults(transfer_faults_, self, spec); });
 }
 
 void SimWorld::add_target(TargetId target, NodeId node) {

@@ -48,7 +48,11 @@ class SimWorld {
   TimeNs now() const { return rt_->now(); }
 
   void add_fault(MessageFault fault) { faults_.push_back(std::move(fault)); }
-  void clear_faults() { faults_.clear(); }
+  void add_transfer_fault(TransferFault fault) { transfer_faults_.push_back(std::move(fault)); }
+  void clear_faults() {
+    faults_.clear();
+    transfer_faults_.clear();
+  }
   void kill(Endpoint service) { rt_->kill(service); }
   void revive(Endpoint service) { rt_->revive(service); }
   bool alive(Endpoint service) const { return rt_->alive(service); }
@@ -64,6 +68,7 @@ class SimWorld {
 
   std::unique_ptr<sim::SimRuntime> rt_;
   std::vector<MessageFault> faults_;
+  std::vector<TransferFault> transfer_faults_;
   mutable std::map<std::string, Distribution, std::less<>> samples_;
 };
 

@@ -15,11 +15,10 @@
 //   (hw_backends/faulty_storage_backend.hpp): injected I/O errors, torn
 //   writes and bit flips between the drive and memory, each with a
 //   probability drawn from the run's seed, while the writers run; they stop
-//   before verification. Silent flips at rest are not part of R1: nothing in
-//   the file system stores a checksum with the data, so they are undetectable
-//   by design (the storage server reports the CRC of what it read); the test
-//   CatchesABitFlippedAtRest... in the TestEnv file shows the soak's own
-//   check finding one;
+//   before verification. Flips at rest are not drawn here: each object keeps
+//   the CRC32C of every block as written and a read of a changed block fails
+//   with corrupt (hw_backends/chunk_files.hpp); the TestEnv test
+//   ABitFlippedAtRestIsReportedNotServed shows it;
 // - on loopback, partitions and message loss as message rules (control
 //   messages only: bulk transfers go over their own TCP connections, which
 //   a message rule cannot cut); over netns, as packet drops (above);
@@ -38,6 +37,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
 #include <mutex>
 
@@ -232,10 +232,21 @@ std::optional<std::uint64_t> hw_object_size(SoakHwWorld& world, TargetId target,
 
 // The emulated cluster of the netns soak: one namespace per node of the
 // mirrored soak cluster (mgmt, two metadata servers, four storage servers,
-// two clients), 1 Gbit/s links.
+// two clients), made with 1 Gbit/s links; each run then draws its link rate
+// log-uniformly in [k_min_soak_link_bits_per_s, k_max_soak_link_bits_per_s]
+// from its seed (issue 26: slow links, where replies outlive RPC timeouts).
 constexpr std::uint32_t k_netns_soak_nodes = 9;
 constexpr std::string_view k_netns_soak_link = "1gbit";
 constexpr std::string_view k_netns_soak_subnet = "10.214.0.0/24";
+constexpr double k_min_soak_link_bits_per_s = 10e6;
+constexpr double k_max_soak_link_bits_per_s = 1e9;
+
+std::uint64_t soak_link_rate(std::uint64_t seed) {
+  Rng rng = Rng(seed).fork(0x11AC);
+  const double lo = std::log(k_min_soak_link_bits_per_s);
+  const double hi = std::log(k_max_soak_link_bits_per_s);
+  return static_cast<std::uint64_t>(std::exp(lo + (hi - lo) * rng.uniform01()));
+}
 
 // Makes the namespaces and link faults, or says why they cannot be made here.
 Result<std::unique_ptr<testing::SoakNetwork>> make_soak_network() {
@@ -293,8 +304,17 @@ void soak_hw_env(bool mirroring, testing::SoakNetwork* network = nullptr) {
   SoakTotals totals;
   hw::StorageFaultStats injected;
   double client_crc_mismatches = 0;  // read flips the clients' end-to-end CRC32C check caught
+  std::uint64_t link_min_bits = 0;
+  std::uint64_t link_max_bits = 0;
   for (std::uint32_t i = 0; i < config.runs; ++i) {
     const std::uint64_t seed = config.first_seed + i;
+    if (network != nullptr) {
+      const std::uint64_t rate = soak_link_rate(seed);
+      const Status shaped = network->cluster->set_link_rate(rate);
+      ASSERT_TRUE(shaped.ok()) << shaped.to_string();
+      link_min_bits = link_min_bits == 0 ? rate : std::min(link_min_bits, rate);
+      link_max_bits = std::max(link_max_bits, rate);
+    }
     Rng storage_rng = Rng(seed).fork(0x5709);
     const hw::StorageFaultConfig storage{
         .error_probability = k_max_storage_error_probability * storage_rng.uniform01(),
@@ -322,6 +342,8 @@ void soak_hw_env(bool mirroring, testing::SoakNetwork* network = nullptr) {
     dropped = d.ok() ? " packets_dropped_partition=" + std::to_string(d->partition_packets) +
                            " packets_dropped_loss=" + std::to_string(d->loss_packets)
                      : " packet_drops_unknown=(" + d.status().message() + ")";
+    dropped += " link_mbit_min=" + std::to_string(link_min_bits / 1'000'000) +
+               " link_mbit_max=" + std::to_string(link_max_bits / 1'000'000);
   }
   testing::g_soak_network = nullptr;
   std::printf("%s injected_io_errors=%llu torn_writes=%llu read_flips=%llu client_crc_mismatches=%.0f%s\n",

@@ -121,7 +121,8 @@ OpId TestEnv::transfer(const TransferSpec& spec) {
   if (cfg.rdma_keys && one_sided) count(spec.remote_region ? k_metric_rdma_key_carried : k_metric_rdma_key_fallback, 1);
   const bool local = spec.mode == TransferMode::local_copy || spec.src.node == spec.dst.node;
   const TimeNs at = world_.now_ns_ + cfg.transfer_latency_ns +
-                    transfer_time_ns(spec.src.length, local ? cfg.local_copy_bytes_per_s : cfg.transfer_bytes_per_s);
+                    transfer_time_ns(spec.src.length, local ? cfg.local_copy_bytes_per_s : cfg.transfer_bytes_per_s) +
+                    apply_transfer_faults(world_.transfer_faults_, self_, spec);
   return world_.schedule_completion(self_, at, [w = &world_, self = self_, spec](Completion& c) {
     if (spec.src.length != spec.dst.length) {
       c.status = error(StatusCode::invalid_argument, "transfer lengths differ: " + spec.src.to_string() + " -> " +
@@ -167,6 +168,18 @@ OpId TestEnv::transfer(const TransferSpec& spec) {
   });
 }
 
+namespace {
+
+constexpr std::uint64_t k_test_crc_block_bytes = 4096;  // as hw_backends' k_crc_block_bytes
+
+std::uint32_t block_crc(const std::vector<std::byte>& object, std::uint64_t block) {
+  const std::uint64_t begin = block * k_test_crc_block_bytes;
+  const std::uint64_t end = std::min<std::uint64_t>(object.size(), begin + k_test_crc_block_bytes);
+  return proto::crc32c(std::span<const std::byte>(object.data() + begin, end - begin));
+}
+
+}  // namespace
+
 OpId TestEnv::storage_io(const StorageIoSpec& spec) {
   auto& cfg = world_.config_;
   auto it = world_.targets_.find(spec.target);
@@ -201,6 +214,20 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
         std::uint64_t n = 0;
         if (spec.object_offset < size) n = std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset);
         auto obj = objects.find(spec.file_id);
+        if (w->config_.move_bytes && n > 0) {
+          // The CRCs at rest of every block the read returns.
+          const auto& crcs = w->targets_[spec.target].block_crcs[spec.file_id];
+          for (std::uint64_t b = spec.object_offset / k_test_crc_block_bytes;
+               b <= (spec.object_offset + n - 1) / k_test_crc_block_bytes; ++b) {
+            if (b >= crcs.size() || !crcs[b]) continue;  // never written
+            if (block_crc(obj->second, b) != *crcs[b]) {
+              c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) + " object " +
+                                                        std::to_string(spec.file_id) + " block " + std::to_string(b) +
+                                                        " changed at rest (CRC32C differs from the one recorded)");
+              return;
+            }
+          }
+        }
         if (w->config_.move_bytes) {
           auto dst = w->bytes(spec.buffer);
           if (n > 0) std::memcpy(dst.data(), obj->second.data() + spec.object_offset, n);
@@ -213,10 +240,29 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
       case StorageOp::write: {
         const std::uint64_t end = spec.object_offset + spec.buffer.length;
         if (w->config_.move_bytes) {
-          auto& obj = objects[spec.file_id];
-          if (obj.size() < end) obj.resize(end);
           auto src = w->bytes(spec.buffer);
+          if (spec.crc32c && proto::crc32c(src) != *spec.crc32c) {
+            c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) + ": refused a write to object " +
+                                                      std::to_string(spec.file_id) +
+                                                      " whose bytes differ from the CRC32C they must have");
+            return;
+          }
+          auto& obj = objects[spec.file_id];
+          const std::uint64_t old_size = obj.size();
+          if (obj.size() < end) obj.resize(end);
           std::memcpy(obj.data() + spec.object_offset, src.data(), src.size());
+          if (!src.empty()) {
+            auto& crcs = w->targets_[spec.target].block_crcs[spec.file_id];
+            const std::uint64_t last = (end - 1) / k_test_crc_block_bytes;
+            if (crcs.size() <= last) crcs.resize(last + 1);
+            // From the old end on: zeros filled a gap in the old last block too.
+            const std::uint64_t first = std::min(old_size, spec.object_offset) / k_test_crc_block_bytes;
+            for (std::uint64_t b = first; b <= last; ++b) {
+              const std::uint64_t bs = b * k_test_crc_block_bytes;
+              if (bs >= old_size && bs + k_test_crc_block_bytes <= spec.object_offset) continue;  // all gap: unwritten
+              crcs[b] = block_crc(obj, b);
+            }
+          }
           c.crc32c = proto::crc32c(src);
           c.crc_valid = true;
         }
@@ -227,6 +273,7 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
       }
       case StorageOp::remove:
         objects.erase(spec.file_id);
+        w->targets_[spec.target].block_crcs.erase(spec.file_id);
         w->targets_[spec.target].sizes.erase(spec.file_id);
         break;
       case StorageOp::stat: {
@@ -321,8 +368,37 @@ void TestEnv::free(const MemHandle& region) {
   auto& node = world_.nodes_[region.node];
   auto it = node.regions.find(region.region);
   if (it == node.regions.end()) return;
-  node.allocated_bytes -= it->second.length;
+  if (it->second.parent == 0) node.allocated_bytes -= it->second.length;
   node.regions.erase(it);
+}
+
+Result<MemHandle> TestEnv::open_window(const MemHandle& range) {
+  if (Status s = world_.check_range(range, self_.node, "window range"); !s.ok()) return s;
+  auto& node = world_.nodes_[self_.node];
+  const TestWorld::Region& of = node.regions.at(range.region);
+  TestWorld::Region window;
+  window.kind = of.kind;
+  window.device = of.device;
+  window.length = range.length;
+  window.owner = self_;
+  window.parent = of.parent != 0 ? of.parent : range.region;  // a window of a window names the region
+  window.parent_offset = of.parent_offset + range.offset;
+  const std::uint32_t id = node.next_region++;
+  node.regions.emplace(id, std::move(window));
+  return MemHandle{self_.node, range.kind, range.device, id, 0, range.length};
+}
+
+// Transfers are checked and their bytes moved when they complete: one into
+// or out of a closed window fails then, moving nothing.
+void TestEnv::close_window(const MemHandle& window) { free(window); }
+
+TimeNs apply_transfer_faults(std::vector<TransferFault>& faults, const Endpoint& self, const TransferSpec& spec) {
+  for (TransferFault& f : faults) {
+    if (f.remaining == 0 || (f.match && !f.match(self, spec))) continue;
+    --f.remaining;
+    return f.delay_ns;
+  }
+  return 0;
 }
 
 void TestEnv::count(std::string_view name, double delta) {
@@ -480,7 +556,7 @@ Status TestWorld::restart(Endpoint service) {
   auto& node = nodes_[service.node];
   for (auto it = node.regions.begin(); it != node.regions.end();) {
     if (it->second.owner == service) {
-      node.allocated_bytes -= it->second.length;
+      if (it->second.parent == 0) node.allocated_bytes -= it->second.length;
       it = node.regions.erase(it);
     } else {
       ++it;
@@ -529,9 +605,17 @@ std::vector<std::byte>* TestWorld::region_bytes(NodeId node, std::uint32_t regio
 }
 
 std::span<std::byte> TestWorld::bytes(const MemHandle& range) {
-  auto* v = region_bytes(range.node, range.region);
-  assert(v != nullptr && range.offset + range.length <= v->size());
-  return {v->data() + range.offset, range.length};
+  std::uint32_t region = range.region;
+  std::uint64_t offset = range.offset;
+  if (auto n = nodes_.find(range.node); n != nodes_.end()) {
+    if (auto r = n->second.regions.find(region); r != n->second.regions.end() && r->second.parent != 0) {
+      offset += r->second.parent_offset;  // a window: the bytes are its region's
+      region = r->second.parent;
+    }
+  }
+  auto* v = region_bytes(range.node, region);
+  assert(v != nullptr && offset + range.length <= v->size());
+  return {v->data() + offset, range.length};
 }
 
 const std::vector<std::byte>* TestWorld::object_bytes(TargetId target, FileId file_id) const {

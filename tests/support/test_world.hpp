@@ -72,6 +72,19 @@ struct MessageFault {
   std::uint64_t remaining = 1;  // how many more messages it applies to
 };
 
+// A fault on the data path (issue 26): a transfer started by a service that
+// `match` accepts begins to move its bytes delay_ns late, so that the reply
+// it precedes can outlive the requester's RPC timeout. Every world of the
+// shared services suite applies these (TestWorld, SimWorld, HwSuiteWorld).
+struct TransferFault {
+  // Matches (the service starting the transfer, the transfer); empty: every one.
+  std::function<bool(const Endpoint& self, const TransferSpec& spec)> match;
+  TimeNs delay_ns = 0;
+  std::uint64_t remaining = 1;  // how many more transfers it applies to
+};
+// The delay the first matching rule with uses left gives a transfer (using one up).
+TimeNs apply_transfer_faults(std::vector<TransferFault>& faults, const Endpoint& self, const TransferSpec& spec);
+
 class TestWorld;
 
 class TestEnv final : public Env, public Metrics {
@@ -94,6 +107,8 @@ class TestEnv final : public Env, public Metrics {
   OpId verify(const MemHandle& range, const PatternSpec& pattern) override;
   Result<MemHandle> alloc(MemKind kind, std::uint16_t device, std::uint64_t bytes) override;
   void free(const MemHandle& region) override;
+  Result<MemHandle> open_window(const MemHandle& range) override;
+  void close_window(const MemHandle& window) override;
   Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) override;
 
   void count(std::string_view name, double delta) override;
@@ -160,7 +175,11 @@ class TestWorld {
 
   // Fault controls.
   void add_fault(MessageFault fault) { faults_.push_back(std::move(fault)); }
-  void clear_faults() { faults_.clear(); }
+  void add_transfer_fault(TransferFault fault) { transfer_faults_.push_back(std::move(fault)); }
+  void clear_faults() {
+    faults_.clear();
+    transfer_faults_.clear();
+  }
   void kill(Endpoint service);
   void revive(Endpoint service);
   bool alive(Endpoint service) const;
@@ -236,6 +255,10 @@ class TestWorld {
     std::uint64_t length = 0;
     std::vector<std::byte> bytes;
     Endpoint owner;  // the service that allocated it (restart frees it)
+    // A window (Env::open_window): no bytes of its own; it names
+    // [parent_offset, +length) of region `parent`.
+    std::uint32_t parent = 0;
+    std::uint64_t parent_offset = 0;
   };
   struct Node {
     std::uint32_t next_region = 1;
@@ -247,6 +270,10 @@ class TestWorld {
     TimeNs busy_until_ns = 0;
     std::map<FileId, std::uint64_t> sizes;              // every object's size (authoritative)
     std::map<FileId, std::vector<std::byte>> objects;   // contents, when move_bytes
+    // CRC32C at rest, as the hardware backends keep it (hw_backends/chunk_files.hpp):
+    // per k_test_crc_block_bytes block of an object's contents, recorded by
+    // the writes that touched it and checked by every read.
+    std::map<FileId, std::vector<std::optional<std::uint32_t>>> block_crcs;
   };
 
   void add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service,
@@ -270,6 +297,7 @@ class TestWorld {
   std::map<NodeId, Node> nodes_;
   std::map<TargetId, Target> targets_;
   std::vector<MessageFault> faults_;
+  std::vector<TransferFault> transfer_faults_;
   std::map<TargetId, double> disk_slowdown_;
   std::vector<std::vector<NodeId>> partitions_;
   double loss_probability_ = 0.0;

@@ -2,12 +2,17 @@
 // packet format of tcp_wire.hpp over raw loopback sockets (127.0.0.1 only),
 // so the peer can stop mid-transfer, stay silent or send garbage on purpose.
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -434,6 +439,151 @@ TEST(TcpTransport, GetAnswerOfTheWrongLengthLosesThePeer) {
   ASSERT_TRUE(done);
   EXPECT_EQ(done->status.code(), StatusCode::unavailable);
   EXPECT_NE(done->status.message().find("101 bytes"), std::string::npos) << done->status.message();
+}
+
+// ---- socket buffer sizes (TransportConfig::socket_buffer_bytes) ----------------
+
+// What the kernel says about one of this process's TCP sockets on 127.0.0.1.
+struct SocketView {
+  int local_port = 0;
+  int peer_port = 0;  // 0: not connected (a listener)
+  int send_buffer_bytes = 0;
+  int receive_buffer_bytes = 0;
+  int receive_window_scale = -1;  // connected sockets: the scale offered in the handshake
+};
+
+// Every TCP/IPv4 socket this process holds, found through /proc/self/fd: the
+// transport does not hand out its descriptors, and the kernel is the
+// authority on what was set anyway.
+std::vector<SocketView> sockets_of_this_process() {
+  std::vector<SocketView> out;
+  DIR* dir = ::opendir("/proc/self/fd");
+  if (dir == nullptr) return out;
+  while (const dirent* entry = ::readdir(dir)) {
+    int fd = -1;
+    const std::string_view name(entry->d_name);
+    if (std::from_chars(name.data(), name.data() + name.size(), fd).ec != std::errc() || fd == ::dirfd(dir)) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 || local.sin_family != AF_INET) continue;
+    int type = 0;
+    len = sizeof type;
+    if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) continue;
+    SocketView view;
+    view.local_port = ntohs(local.sin_port);
+    sockaddr_in peer{};
+    len = sizeof peer;
+    if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0) {
+      view.peer_port = ntohs(peer.sin_port);
+      tcp_info info{};
+      len = sizeof info;
+      if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0) view.receive_window_scale = info.tcpi_rcv_wscale;
+    }
+    len = sizeof view.send_buffer_bytes;
+    ::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &view.send_buffer_bytes, &len);
+    len = sizeof view.receive_buffer_bytes;
+    ::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &view.receive_buffer_bytes, &len);
+    out.push_back(view);
+  }
+  ::closedir(dir);
+  return out;
+}
+
+std::vector<int> ports_of(const PeerAddress& address) {
+  std::vector<int> ports;
+  for (const std::string& rail : address.rails) ports.push_back(ntohs(parse_ipv4_address(rail)->sin_port));
+  return ports;
+}
+
+// A client and a server transport (2 rails x 2 connections) with
+// `socket_buffer_bytes`, connected; the sockets of both, by role.
+struct BufferedPair {
+  std::unique_ptr<Transport> server, client;
+  std::vector<SocketView> listeners, connected, accepted;
+
+  explicit BufferedPair(std::uint32_t socket_buffer_bytes) {
+    TransportConfig config = one_rail_config(2);
+    config.rail_addresses = {"127.0.0.1:0", "127.0.0.1:0"};
+    config.socket_buffer_bytes = socket_buffer_bytes;
+    server = make(config);
+    config.local_id = 2;
+    client = make(config);
+    if (!server || !client) return;
+    EventPump server_pump(*server);
+    EventPump client_pump(*client);
+    if (!client->connect(server->listen_address()).ok()) return;
+    if (!client_pump.wait_kind<PeerUp>() || !server_pump.wait_kind<PeerUp>()) return;
+    const std::vector<int> server_ports = ports_of(server->listen_address());
+    std::vector<int> own_ports = server_ports;
+    for (int port : ports_of(client->listen_address())) own_ports.push_back(port);
+    const auto in = [](const std::vector<int>& ports, int port) {
+      return std::find(ports.begin(), ports.end(), port) != ports.end();
+    };
+    for (const SocketView& s : sockets_of_this_process()) {
+      if (s.peer_port == 0 && in(own_ports, s.local_port)) listeners.push_back(s);
+      if (s.peer_port != 0 && in(server_ports, s.peer_port)) connected.push_back(s);
+      if (s.peer_port != 0 && in(server_ports, s.local_port)) accepted.push_back(s);
+    }
+    // The progress threads close these descriptors (at tear-down) with their
+    // transport's lock held; taking each lock once more (poll) orders the
+    // reads above before any such close, for ThreadSanitizer as in fact.
+    server_pump.drain();
+    client_pump.drain();
+  }
+};
+
+TEST(TcpTransport, SocketBufferBytesIsSetOnEveryDataSocketBeforeTheHandshake) {
+  constexpr std::uint32_t k_bytes = 5000;  // unlike any default (tcp_wmem[1] is 16384)
+  BufferedPair pair(k_bytes);
+  ASSERT_TRUE(pair.server && pair.client);
+  EXPECT_EQ(pair.listeners.size(), 4u) << "2 rails per transport";
+  EXPECT_EQ(pair.connected.size(), 4u) << "2 rails x 2 connections";
+  EXPECT_EQ(pair.accepted.size(), 4u) << "2 rails x 2 connections";
+  std::vector<SocketView> all = pair.listeners;
+  all.insert(all.end(), pair.connected.begin(), pair.connected.end());
+  all.insert(all.end(), pair.accepted.begin(), pair.accepted.end());
+  for (const SocketView& s : all) {
+    SCOPED_TRACE("socket on port " + std::to_string(s.local_port) + " to port " + std::to_string(s.peer_port));
+    // The kernel doubles the value for its bookkeeping (socket(7)).
+    EXPECT_EQ(s.send_buffer_bytes, 2 * static_cast<int>(k_bytes));
+    EXPECT_EQ(s.receive_buffer_bytes, 2 * static_cast<int>(k_bytes));
+    // Set before connect()/listen(): the handshake offered a window that
+    // fits the small buffer, with no scaling. Set afterwards, the scale
+    // would have been fixed from the kernel's large tcp_rmem maximum.
+    if (s.peer_port != 0) {
+      EXPECT_EQ(s.receive_window_scale, 0);
+    }
+  }
+}
+
+TEST(TcpTransport, SocketBufferBytesZeroLeavesTheKernelDefaults) {
+  BufferedPair pair(0);
+  ASSERT_TRUE(pair.server && pair.client);
+  ASSERT_EQ(pair.connected.size(), 4u);
+  ASSERT_EQ(pair.accepted.size(), 4u);
+  for (const SocketView& s : pair.connected) {
+    EXPECT_NE(s.receive_buffer_bytes, 2 * 5000);
+    EXPECT_GT(s.receive_window_scale, 0) << "an unlocked receive buffer may grow: the window is scaled";
+  }
+}
+
+TEST(TcpTransport, RefusesSocketBufferBytesOutsideItsLimitsNamingTheField) {
+  for (const std::uint32_t bytes : {std::uint32_t{100}, k_min_socket_buffer_bytes - 1, k_max_socket_buffer_bytes + 1,
+                                    std::uint32_t{1} << 30}) {
+    TransportConfig config = one_rail_config(1);
+    config.socket_buffer_bytes = bytes;
+    Result<std::unique_ptr<Transport>> t = make_tcp_transport(config);
+    EXPECT_EQ(t.status().code(), StatusCode::invalid_argument) << bytes;
+    EXPECT_NE(t.status().message().find("socket_buffer_bytes"), std::string::npos) << t.status().message();
+    EXPECT_NE(t.status().message().find(std::to_string(bytes)), std::string::npos) << t.status().message();
+  }
+  for (const std::uint32_t bytes : {k_min_socket_buffer_bytes, k_max_socket_buffer_bytes}) {
+    TransportConfig config = one_rail_config(1);
+    config.socket_buffer_bytes = bytes;
+    EXPECT_TRUE(make_tcp_transport(config).ok()) << bytes << " is inside the limits";
+  }
 }
 
 // ---- connection authentication (tcp_auth.hpp) ---------------------------------

@@ -54,6 +54,9 @@ Status IbverbsTransportImpl::open() {
   if (config_.max_pending_ops == 0) {
     return error(StatusCode::invalid_argument, "ibverbs transport: max_pending_ops must be > 0");
   }
+  // Checked like every transport's, then unused: RC QPs have no socket
+  // buffers (ibverbs_transport.hpp).
+  if (Status st = check_socket_buffer_bytes(config_, "ibverbs"); !st.ok()) return st;
   if (!config_.netns.empty()) {
     // rdma_cm ids take the namespace of the thread that makes them, and an
     // RDMA device belongs to one namespace; placing them is not done here.

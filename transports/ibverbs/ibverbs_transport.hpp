@@ -39,6 +39,13 @@
 // declares the peer lost: pending operations complete unavailable naming it,
 // then PeerDown.
 //
+// TransportConfig::socket_buffer_bytes does not apply: bulk bytes move by RDMA
+// WRITE/READ and control frames by SEND on RC QPs, none through a kernel
+// socket (rdma_cm's own connection set-up included), so there is no
+// SO_SNDBUF/SO_RCVBUF to set; flow is bounded by the QP depths above and the
+// receive ring. The value is checked against its limits like every
+// transport's and otherwise ignored.
+//
 // deregister_region() revokes the region at every peer that asked for it,
 // and at every connection of the nodes it was granted to by remote_access(),
 // and waits for their acks (they ack once their transfers into it completed), so
@@ -125,7 +132,8 @@ class IbverbsTransport : public Transport {
 };
 
 // Validates the config (1..k_max_rails rail addresses "a.b.c.d:port" on RDMA
-// devices, connections per rail in 1..k_max_connections_per_rail), listens on
+// devices, connections per rail in 1..k_max_connections_per_rail,
+// socket_buffer_bytes 0 or inside its limits, then ignored), listens on
 // every rail and starts the progress thread. unavailable (probe's reason)
 // without rdma-core or without a device.
 Result<std::unique_ptr<IbverbsTransport>> make_ibverbs_transport(const TransportConfig& config);

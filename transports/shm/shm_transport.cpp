@@ -50,6 +50,9 @@ Status ShmTransport::open() {
   if (config_.max_pending_ops == 0) {
     return error(StatusCode::invalid_argument, "shm transport: max_pending_ops must be > 0");
   }
+  // Checked like every transport's, then unused: shm moves no bulk byte
+  // through a socket (shm_transport.hpp).
+  if (Status st = check_socket_buffer_bytes(config_, "shm"); !st.ok()) return st;
   if (!config_.shared_secret.empty()) {
     // The contract: a transport that cannot authenticate refuses a secret
     // rather than ignore it.

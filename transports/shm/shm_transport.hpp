@@ -27,6 +27,11 @@
 //   test it in the hand-shake on a probe word, and a refusal ends the
 //   connection with PeerDown naming the reason instead of failing later. The
 //   peer's pid comes from the kernel (SO_PEERCRED), never from the peer.
+// - TransportConfig::socket_buffer_bytes does not apply: no bulk byte and no
+//   control frame passes through a socket (the rail sockets carry only the
+//   hand-shake and then stay silent). The value is checked against its limits
+//   like every transport's and otherwise ignored; the conformance suite's
+//   tiny-buffer tests still run over shm and check its bytes.
 // - Completion of a put means the receiver has placed every byte and acked,
 //   so a reply sent after OpDone never overtakes the data (as tcp).
 // - A peer is lost on a hang-up or error on any of its sockets, or a corrupt
@@ -66,8 +71,9 @@ inline constexpr std::size_t k_shm_records_per_round = 256;
 Capabilities shm_capabilities();
 
 // Validates the config (1..k_max_rails addresses "shm:NAME" or "shm:auto",
-// connections per rail in 1..k_max_connections_per_rail; a non-empty
-// shared_secret is refused with unavailable: shm does not authenticate),
+// connections per rail in 1..k_max_connections_per_rail; socket_buffer_bytes
+// 0 or inside its limits, then ignored; a non-empty shared_secret is refused
+// with unavailable: shm does not authenticate),
 // listens on every rail and starts the progress thread.
 Result<std::unique_ptr<Transport>> make_shm_transport(const TransportConfig& config);
 

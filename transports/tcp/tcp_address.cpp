@@ -13,6 +13,7 @@
 #include <charconv>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 namespace sluice::transport::tcp {
 namespace {
@@ -100,12 +101,30 @@ std::string format_address(const sockaddr_in& address) {
   return std::string(host) + ":" + std::to_string(ntohs(address.sin_port));
 }
 
-Result<int> listen_socket(sockaddr_in& address, int netns_fd) {
+Status set_socket_buffer_bytes(int fd, std::uint32_t bytes) {
+  if (bytes == 0) return ok_status();
+  const int value = static_cast<int>(bytes);  // <= k_max_socket_buffer_bytes (checked in create())
+  for (const auto& [option, name] : {std::pair{SO_SNDBUF, "SO_SNDBUF"}, std::pair{SO_RCVBUF, "SO_RCVBUF"}}) {
+    if (::setsockopt(fd, SOL_SOCKET, option, &value, sizeof value) != 0) {
+      return error(StatusCode::io_error, std::string("tcp transport: setsockopt ") + name + " " +
+                                             std::to_string(bytes) + " (socket_buffer_bytes): " + errno_text(errno));
+    }
+  }
+  return ok_status();
+}
+
+Result<int> listen_socket(sockaddr_in& address, int netns_fd, std::uint32_t socket_buffer_bytes) {
   Result<int> made = stream_socket(netns_fd, "tcp listen");
   if (!made.ok()) return made.status();
   const int fd = *made;
   const int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  // Before listen(): the window scale a SYN-ACK offers is fixed from the
+  // listener's receive buffer, and accepted sockets inherit both sizes.
+  if (Status st = set_socket_buffer_bytes(fd, socket_buffer_bytes); !st.ok()) {
+    ::close(fd);
+    return st;
+  }
   if (::bind(fd, as_sockaddr(address), sizeof address) != 0 || ::listen(fd, k_tcp_listen_backlog) != 0) {
     const int err = errno;
     ::close(fd);
@@ -116,7 +135,8 @@ Result<int> listen_socket(sockaddr_in& address, int netns_fd) {
   return fd;
 }
 
-Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, int netns_fd, bool* in_progress) {
+Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, int netns_fd, bool* in_progress,
+                           std::uint32_t socket_buffer_bytes) {
   Result<int> made = stream_socket(netns_fd, "tcp connect");
   if (!made.ok()) return made.status();
   const int fd = *made;
@@ -124,6 +144,11 @@ Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, 
   // sendmsg() calls, so Nagle's delay buys nothing.
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Before connect(): the window scale is fixed by the SYN.
+  if (Status st = set_socket_buffer_bytes(fd, socket_buffer_bytes); !st.ok()) {
+    ::close(fd);
+    return st;
+  }
   sockaddr_in from = local;
   from.sin_port = 0;
   if (::bind(fd, as_sockaddr(from), sizeof from) != 0) {

@@ -38,6 +38,7 @@ Status TcpTransport::open() {
                                                    std::to_string(k_min_shared_secret_bytes) + ".." +
                                                    std::to_string(k_max_shared_secret_bytes));
   }
+  if (Status st = check_socket_buffer_bytes(config_, "tcp"); !st.ok()) return st;
   if (!config_.netns.empty()) {
     Result<int> ns = open_netns(config_.netns);
     if (!ns.ok()) return ns.status();
@@ -57,7 +58,7 @@ Status TcpTransport::open() {
   for (std::uint32_t rail = 0; rail < config_.rail_addresses.size(); ++rail) {
     Result<sockaddr_in> address = parse_ipv4_address(config_.rail_addresses[rail]);
     if (!address.ok()) return address.status();
-    Result<int> fd = listen_socket(*address, netns_fd_);
+    Result<int> fd = listen_socket(*address, netns_fd_, config_.socket_buffer_bytes);
     if (!fd.ok()) return fd.status();
     listen_fds_.push_back(*fd);
     rail_addresses_.push_back(*address);
@@ -139,6 +140,13 @@ void TcpTransport::handle_listen(std::uint32_t rail) {
     }
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Inherited from the listener already (set before listen()); set again
+    // so every data socket carries the limit whatever the kernel copies.
+    if (Status st = set_socket_buffer_bytes(fd, config_.socket_buffer_bytes); !st.ok()) {
+      log(st.message() + "; connection from " + format_address(from) + " refused");
+      ::close(fd);
+      continue;
+    }
     auto c = std::make_unique<Connection>();
     c->id = next_connection_id_++;
     c->fd = fd;
@@ -301,7 +309,8 @@ Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
     const sockaddr_in& target = targets[rail % targets.size()];
     for (std::uint32_t index = 0; index < config_.connections_per_rail; ++index) {
       bool in_progress = false;
-      Result<int> fd = connect_socket(rail_addresses_[rail], target, netns_fd_, &in_progress);
+      Result<int> fd =
+          connect_socket(rail_addresses_[rail], target, netns_fd_, &in_progress, config_.socket_buffer_bytes);
       if (!fd.ok()) {
         failure = fd.status().message();
         break;

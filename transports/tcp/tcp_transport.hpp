@@ -16,6 +16,12 @@
 //   socket transport splits a request over its sockets (net_socket.cc,
 //   NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD); the op completes when every
 //   piece is acknowledged.
+// - TransportConfig::socket_buffer_bytes > 0 sets SO_SNDBUF/SO_RCVBUF on every
+//   socket (tcp_address.hpp): on the listeners before listen() and on
+//   connecting sockets before connect(), so the handshake already advertises
+//   the small window, and again on each accepted socket. The send and receive
+//   paths do not depend on it: they already take whatever partial sendmsg()
+//   and recv() return.
 // - Completion of a put means the receiver has placed every byte and said so
 //   (put_ack), so a reply sent after OpDone never overtakes the data.
 // - A peer is lost on EOF, a reset, a socket error or a malformed packet on
@@ -56,8 +62,9 @@ inline constexpr std::size_t k_tcp_drain_chunk_bytes = 64 * 1024;
 Capabilities tcp_capabilities();
 
 // Validates the config (at least one rail, <= k_max_rails, connections per
-// rail in 1..k_max_connections_per_rail, parseable addresses), listens on
-// every rail and starts the progress thread.
+// rail in 1..k_max_connections_per_rail, parseable addresses,
+// socket_buffer_bytes 0 or inside its limits), listens on every rail and
+// starts the progress thread.
 Result<std::unique_ptr<Transport>> make_tcp_transport(const TransportConfig& config);
 
 }  // namespace sluice::transport::tcp

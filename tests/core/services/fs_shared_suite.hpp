@@ -364,6 +364,99 @@ TYPED_TEST_P(ServicesSuite, TheEgressLimitPacesReadsFromAServer) {
   }
 }
 
+// ---- late replies on the data path (issue 26) ----------------------------------
+// A short RPC timeout, so that a real-time world (HwEnv) waits seconds, not tens.
+inline TestClusterSpec late_reply_spec() {
+  TestClusterSpec spec;
+  spec.client.rpc.timeout_ns = 500 * k_ns_per_ms;
+  return spec;
+}
+
+// A transfer a storage server starts into another node's memory: a read's data.
+inline bool is_read_data(const Endpoint& self, const TransferSpec& t) {
+  return t.src.node == self.node && t.dst.node != self.node;
+}
+
+// Every read's data arrives later than the client would wait for a silent
+// server (max_attempts x timeout): its retries reach the server while it is
+// still executing the request. The server must neither execute a request
+// twice (the second copy of the bytes would land after the caller got the
+// first reply) nor let the client give up: it answers the retries
+// in_progress, and the client waits for the one reply.
+TYPED_TEST_P(ServicesSuite, AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce) {
+  TypeParam::isolate([] {
+    const TestClusterSpec spec = late_reply_spec();
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
+    std::uint64_t read_bytes = 0;
+    cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
+    const TimeNs late_ns = spec.client.rpc.timeout_ns * (spec.client.rpc.max_attempts + 1);
+    cluster.world().add_transfer_fault(TransferFault{is_read_data, late_ns, 1'000});
+    ASSERT_TRUE(cluster.run());
+    EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
+    EXPECT_EQ(read_bytes, k_mib);
+    EXPECT_GE(cluster.world().counter("rpc.retries"), 1.0);
+    EXPECT_GE(cluster.world().counter("rpc.in_progress_replies"), 1.0);
+    EXPECT_GE(cluster.world().counter("storage.duplicate_in_progress"), 1.0);
+    // Each chunk's bytes were sent once, however often the request was retried.
+    EXPECT_EQ(cluster.world().counter("storage.read_bytes"), static_cast<double>(k_mib));
+    EXPECT_EQ(cluster.world().counter("client.crc_mismatches"), 0.0);
+  });
+}
+
+// The client gives up on a read (every reply is lost), hands its buffer back
+// to the caller, who refills it; the server's data transfer for that read
+// comes later. It must not land in the caller's memory: the client closed
+// the request's window before failing it (Env::open_window).
+TYPED_TEST_P(ServicesSuite, AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater) {
+  TypeParam::isolate([] {
+    const TestClusterSpec spec = late_reply_spec();
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
+    auto* world = &cluster.world();
+    const TimeNs give_up_ns = spec.client.rpc.timeout_ns * spec.client.rpc.max_attempts;
+    const TimeNs late_ns = 2 * give_up_ns;
+    Status read_status;
+    Status after_status = error(StatusCode::internal, "not run");
+    auto script = [world, late_ns, &read_status, &after_status](WorkloadContext& ctx, std::function<void(Status)> done) {
+      ctx.client.create("/f", CreateOptions{}, [&, world, late_ns, done](Result<proto::InodeDesc> inode) {
+        if (!inode.ok()) return done(inode.status());
+        MemHandle buf = ctx.env.alloc(MemKind::host, 0, k_mib).value();
+        ctx.ops.expect(ctx.env.fill(buf, PatternSpec{7, 0}), [&, world, late_ns, done, buf, inode = *inode](Completion&) {
+          ctx.client.write(inode, 0, buf, false, [&, world, late_ns, done, buf, inode](Result<std::uint64_t> w) {
+            if (!w.ok()) return done(w.status());
+            ctx.client.close("/f", k_mib, [&, world, late_ns, done, buf](Status s) {
+              if (!s.ok()) return done(s);
+              ctx.client.stat("/f", [&, world, late_ns, done, buf](Result<proto::InodeDesc> st) {
+                if (!st.ok()) return done(st.status());
+                // From now on: the read's data comes late and no reply arrives.
+                world->add_transfer_fault(TransferFault{is_read_data, late_ns, 1'000});
+                world->add_fault(MessageFault{is_a<proto::ChunkReply>(), FaultAction::drop, 0, 1'000'000});
+                ctx.client.read(*st, 0, buf, [&, late_ns, done, buf](Result<std::uint64_t> r) {
+                  read_status = r.status();
+                  // The caller reuses its buffer, then looks again after the late transfers.
+                  ctx.ops.expect(ctx.env.fill(buf, PatternSpec{8, 0}), [&, late_ns, done, buf](Completion&) {
+                    ctx.ops.expect(ctx.env.timer(late_ns + late_ns / 2), [&, done, buf](Completion&) {
+                      ctx.ops.expect(ctx.env.verify(buf, PatternSpec{8, 0}), [&, done](Completion& c) {
+                        after_status = c.status;
+                        done(ok_status());
+                      });
+                    });
+                  });
+                });
+              });
+            });
+          });
+        });
+      });
+    };
+    cluster.add_host(std::make_unique<Scripted>(script), 0, 1);
+    ASSERT_TRUE(cluster.run());
+    EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
+    EXPECT_EQ(read_status.code(), StatusCode::timed_out) << read_status.to_string();
+    EXPECT_GE(cluster.world().counter("client.chunks_direct"), 1.0);  // the caller's memory was the landing
+    EXPECT_TRUE(after_status.ok()) << "a late transfer wrote into the caller's buffer: " << after_status.to_string();
+  });
+}
+
 // Buddy mirroring (issue 9): scenarios in buddy_mirror_scenarios.hpp.
 TYPED_TEST_P(ServicesSuite, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite) {
   TypeParam::isolate([] { mirror_failover_keeps_every_acknowledged_write<typename TypeParam::World>(); });
@@ -386,6 +479,8 @@ REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStri
                             AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
                             TheEgressLimitPacesReadsFromAServer,
                             BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
-                            BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace);
+                            BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace,
+                            AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
+                            AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater);
 
 }  // namespace sluice::testing::shared_suite

@@ -32,6 +32,10 @@ HwSuiteWorld::HwSuiteWorld(hw::HwWorldConfig config, std::string storage_root)
   config.message_hook = [this](const Endpoint& from, const Endpoint& to, const proto::Message& m) {
     return apply_faults(from, to, m);
   };
+  config.transfer_hook = [this](const Endpoint& self, const TransferSpec& spec) {
+    std::lock_guard lock(faults_mu_);
+    return apply_transfer_faults(transfer_faults_, self, spec);
+  };
   world_ = std::make_unique<hw::HwWorld>(std::move(config));
 }
 
@@ -83,9 +87,15 @@ void HwSuiteWorld::add_fault(MessageFault fault) {
   faults_.push_back(std::move(fault));
 }
 
+void HwSuiteWorld::add_transfer_fault(TransferFault fault) {
+  std::lock_guard lock(faults_mu_);
+  transfer_faults_.push_back(std::move(fault));
+}
+
 void HwSuiteWorld::clear_faults() {
   std::lock_guard lock(faults_mu_);
   faults_.clear();
+  transfer_faults_.clear();
 }
 
 hw::MessageFate HwSuiteWorld::apply_faults(const Endpoint& from, const Endpoint& to, const proto::Message& message) {

@@ -68,6 +68,7 @@ class HwSuiteWorld {
   // Fault rules: the match functions run one at a time (under a lock), on
   // the sending service's thread.
   void add_fault(MessageFault fault);
+  void add_transfer_fault(TransferFault fault);
   void clear_faults();
   void kill(Endpoint service) { world_->kill(service); }
   void revive(Endpoint service) { world_->revive(service); }
@@ -88,6 +89,7 @@ class HwSuiteWorld {
   std::string storage_root_;
   std::mutex faults_mu_;
   std::vector<MessageFault> faults_;
+  std::vector<TransferFault> transfer_faults_;
   mutable std::mutex samples_mu_;
   mutable std::map<std::string, Distribution, std::less<>> samples_;
   std::unique_ptr<hw::HwWorld> world_;  // last: stopped and destroyed first

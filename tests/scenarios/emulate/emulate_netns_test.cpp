@@ -131,6 +131,53 @@ TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/" + prefix)) << "the work dir of a clean run is removed";
 }
 
+// Issue 26: slow links with many files in flight. Every request's data
+// queues behind the others on the client's link for longer than the RPC
+// timeout, so the client retries requests the servers are still executing;
+// before the fix a retried read was executed twice and its second copy of
+// the bytes landed in a buffer the client had reused (CRC32C mismatches and
+// wrong bytes the CRC did not see). Write then read back, every byte checked.
+struct SlowLink {
+  const char* link;
+  const char* files_in_flight;  // --threads, and as many files per rank
+  const char* file_size;
+  const char* block_size;
+  const char* chunk_size;
+};
+
+class EmulateNetnsSlowLinks : public ::testing::TestWithParam<SlowLink> {};
+
+TEST_P(EmulateNetnsSlowLinks, ManyFilesInFlightWriteThenReadBackEveryByte) {
+  SKIP_UNLESS_NETNS();
+  const SlowLink& p = GetParam();
+  TempDir dir;
+  const std::string out = dir.path() + "/results.json";
+  Result<CommandOutput> r = run_command(
+      {SLUICE_NODE_BINARY, "emulate", "--nodes", "4", "--link", p.link, "--files-per-rank", p.files_in_flight,
+       "--threads", p.files_in_flight, "--file-size", p.file_size, "--block-size", p.block_size, "--chunk-size",
+       p.chunk_size, "--stripe-count", "3", "--max-wait", "120", "--out", out},
+      k_run_timeout_ms);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  ASSERT_EQ(r->exit_code, 0) << r->output;
+  const nlohmann::json run = read_json(out);
+  ASSERT_FALSE(run.is_discarded()) << r->output;
+  EXPECT_TRUE(run["ok"].get<bool>()) << r->output;
+  const PhaseTotal written = phase_total(run, "write");
+  const PhaseTotal read = phase_total(run, "read");
+  EXPECT_GT(written.bytes, 0u);
+  EXPECT_EQ(read.bytes, written.bytes);
+  EXPECT_EQ(read.verified_bytes, read.bytes) << "bytes read but not checked against the pattern";
+  EXPECT_EQ(run["nodes"][0]["counters"].value("client.crc_mismatches", 0.0), 0.0);
+  EXPECT_NE(r->output.find("every byte verified"), std::string::npos) << r->output;
+  EXPECT_TRUE(run["left_behind"].empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Links, EmulateNetnsSlowLinks,
+                         ::testing::Values(SlowLink{"10mbit", "8", "1MiB", "512KiB", "512KiB"},
+                                           SlowLink{"50mbit", "16", "1MiB", "1MiB", "1MiB"},
+                                           SlowLink{"150mbit", "6", "8MiB", "4MiB", "1MiB"}),
+                         [](const ::testing::TestParamInfo<SlowLink>& info) { return std::string(info.param.link); });
+
 TEST(EmulateNetns, InterruptedRunRemovesNamespacesAndProcesses) {
   SKIP_UNLESS_NETNS();
   int stop[2];

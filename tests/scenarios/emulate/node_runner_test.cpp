@@ -168,5 +168,32 @@ TEST(PhaseTotal, SumsBytesOverRanksAndTakesTheSlowestRank) {
   EXPECT_EQ(phase_total(nlohmann::json::object(), "read").bytes, 0u);
 }
 
+// Issue 26: the summary said "every byte verified" for a run that had
+// failed with a CRC32C mismatch. It says "verified" only for what was.
+TEST(PhaseSummary, SaysVerifiedOnlyForBytesThatWere) {
+  nlohmann::json run = {
+      {"ok", true},
+      {"nodes",
+       {{{"phases", {{{"phase", "read"}, {"bytes", 400}, {"elapsed_ns", 1'000'000'000}},
+                     {{"phase", "write"}, {"bytes", 400}, {"elapsed_ns", 1'000'000'000}}}},
+         {"counters", {{"file_sweep.read.verified_bytes", 400.0}}}}}}};
+  EXPECT_EQ(phase_total(run, "read").verified_bytes, 400u);
+  EXPECT_NE(phase_summary_line(run, "read").find("every byte verified"), std::string::npos);
+  EXPECT_NE(phase_summary_line(run, "write").find("CRC32C checked by its server"), std::string::npos);
+  EXPECT_EQ(phase_summary_line(run, "stat"), "");
+  // Fewer bytes checked than read: said so, not "every byte".
+  run["nodes"][0]["counters"]["file_sweep.read.verified_bytes"] = 100.0;
+  EXPECT_NE(phase_summary_line(run, "read").find("100 of them verified"), std::string::npos)
+      << phase_summary_line(run, "read");
+  // A failed run verifies nothing, in either phase.
+  run["ok"] = false;
+  run["nodes"][0]["counters"]["file_sweep.read.verified_bytes"] = 400.0;
+  for (const char* phase : {"read", "write"}) {
+    const std::string line = phase_summary_line(run, phase);
+    EXPECT_EQ(line.find("every byte verified"), std::string::npos) << line;
+    EXPECT_NE(line.find("FAILED"), std::string::npos) << line;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::emulate
