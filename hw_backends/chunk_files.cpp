@@ -230,6 +230,26 @@ ssize_t full_io(bool write, int fd, std::byte* data, std::size_t size, std::uint
 
 std::string ChunkFiles::crc_path(FileId id) const { return object_path(id) + ".crc"; }
 
+namespace {
+
+// The CRC32C of a buffer built block by block: a block whose CRC is known
+// over exactly its part of the buffer is folded in, any other part is read.
+class WholeCrc {
+ public:
+  // The CRC of one whole block (k_crc_block_bytes) that follows what was added.
+  void add_block(std::uint32_t crc) {
+    static const proto::Crc32cShift k_block_shift(k_crc_block_bytes);
+    crc_ = k_block_shift.apply(crc_) ^ crc;
+  }
+  void add_bytes(std::span<const std::byte> bytes) { crc_ = proto::crc32c(bytes, crc_); }
+  std::uint32_t value() const { return crc_; }
+
+ private:
+  std::uint32_t crc_ = 0;
+};
+
+}  // namespace
+
 void ChunkFiles::begin_write(FileId id, std::uint64_t offset, std::uint64_t length) {
   if (!config_.checksum || length == 0) return;
   std::lock_guard lock(crc_mu_);
@@ -282,8 +302,10 @@ Status ChunkFiles::check_expected_crc(const StorageRequest& request) const {
                                         ": its bytes changed after the storage server checked them (" + text + ")");
 }
 
-Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> written, bool sync) {
+Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> written, bool sync,
+                                     std::optional<std::uint32_t>* whole_crc) {
   if (!config_.checksum || written.empty()) return ok_status();
+  WholeCrc whole;
   const std::uint64_t end = offset + written.size();
   const std::uint64_t first = offset / k_crc_block_bytes;
   const std::uint64_t last = (end - 1) / k_crc_block_bytes;
@@ -300,7 +322,10 @@ Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<
       if (bs >= offset && be <= end) {
         crc = proto::crc32c(written.subspan(bs - offset, k_crc_block_bytes));
         covered = static_cast<std::uint32_t>(k_crc_block_bytes);
+        whole.add_block(crc);
       } else {
+        const std::uint64_t from = std::max(bs, offset);
+        whole.add_bytes(written.subspan(from - offset, std::min(be, end) - from));
         // Partly written: the block as it is in the object now (after this write).
         Result<std::size_t> n = read_block(id, b, block);
         if (!n.ok()) {
@@ -326,20 +351,28 @@ Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<
     }
   }
   end_write(id, offset, written.size());
+  if (st.ok() && whole_crc != nullptr) *whole_crc = whole.value();
   return st;
 }
 
-Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read) {
+Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read,
+                                    std::optional<std::uint32_t>* whole_crc) {
   if (!config_.checksum || read.empty()) return ok_status();
   const std::uint64_t end = offset + read.size();
+  WholeCrc whole;
+  // The buffer's part of block b, for the whole CRC where its block CRC is not over exactly that part.
+  const auto part = [&](std::uint64_t b) {
+    const std::uint64_t from = std::max(b * k_crc_block_bytes, offset);
+    return read.subspan(from - offset, std::min((b + 1) * k_crc_block_bytes, end) - from);
+  };
   const std::uint64_t first = offset / k_crc_block_bytes;
   const std::uint64_t last = (end - 1) / k_crc_block_bytes;
   std::lock_guard lock(crc_mu_);
   std::vector<std::byte> entries((last - first + 1) * k_crc_entry_bytes);
   const int fd = ::open(crc_path(id).c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return ok_status();  // nothing recorded (an object written before sidecars, or none)
-    return errno_status("open the CRC sidecar of", id, errno);
+    if (errno != ENOENT) return errno_status("open the CRC sidecar of", id, errno);
+    return ok_status();  // nothing recorded (an object written before sidecars): the caller computes the CRC
   }
   const ssize_t got = full_io(false, fd, entries.data(), entries.size(), first * k_crc_entry_bytes);
   ::close(fd);
@@ -347,19 +380,29 @@ Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<c
   std::vector<std::byte> block;
   for (std::uint64_t b = first; b <= last; ++b) {
     const std::size_t at = (b - first) * k_crc_entry_bytes;
-    if (at + k_crc_entry_bytes > static_cast<std::size_t>(got)) break;  // past the last recorded block
-    const std::uint32_t stored = get_u32(entries.data() + at);
-    const std::uint32_t covered = get_u32(entries.data() + at + 4);
-    if (covered == 0) continue;  // never written
+    const bool recorded = at + k_crc_entry_bytes <= static_cast<std::size_t>(got);  // else past the last record
+    const std::uint32_t stored = recorded ? get_u32(entries.data() + at) : 0;
+    const std::uint32_t covered = recorded ? get_u32(entries.data() + at + 4) : 0;
     const std::uint64_t bs = b * k_crc_block_bytes;
+    if (covered == 0) {  // never written
+      whole.add_bytes(part(b));
+      continue;
+    }
     if (racing_write(id, bs, bs + k_crc_block_bytes)) {
       ++skipped_racing_;
+      whole.add_bytes(part(b));
       continue;
     }
     std::uint32_t crc = 0;
     if (bs >= offset && bs + covered <= end) {
       crc = proto::crc32c(read.subspan(bs - offset, covered));
+      if (covered == k_crc_block_bytes && part(b).size() == covered) {
+        whole.add_block(crc);
+      } else {
+        whole.add_bytes(part(b));
+      }
     } else {
+      whole.add_bytes(part(b));
       block.resize(k_crc_block_bytes);
       Result<std::size_t> n = read_block(id, b, block);
       if (!n.ok()) return n.status();
@@ -380,6 +423,7 @@ Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<c
                                             std::to_string(covered) + ") changed at rest: " + text);
     }
   }
+  if (whole_crc != nullptr) *whole_crc = whole.value();
   return ok_status();
 }
 

@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -93,9 +94,14 @@ class ChunkFiles {
   // After a successful write of `written` at `offset`: records the CRC of
   // every block it touched, then ends the write. sync: the sidecar is made
   // durable too.
-  Status record_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> written, bool sync);
-  // After a read of `read` at `offset`: corrupt if a block differs from its record.
-  Status check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read);
+  // whole_crc (may be null): set to the CRC32C of all of `written`, derived
+  // from the block CRCs (proto::Crc32cShift) so the bytes are read once.
+  Status record_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> written, bool sync,
+                           std::optional<std::uint32_t>* whole_crc = nullptr);
+  // After a read of `read` at `offset`: corrupt if a block differs from its
+  // record. whole_crc as above, for `read`, when ok.
+  Status check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read,
+                          std::optional<std::uint32_t>* whole_crc = nullptr);
   // corrupt when a write's buffer does not have the CRC32C it must have.
   Status check_expected_crc(const StorageRequest& request) const;
   std::uint64_t blocks_skipped_racing_write() const;

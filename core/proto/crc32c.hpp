@@ -27,4 +27,20 @@ inline constexpr std::uint32_t k_crc32c_check_value = 0xE3069283u;
 std::uint32_t crc32c(std::span<const std::byte> bytes, std::uint32_t previous = 0);
 std::uint32_t crc32c(std::span<const std::uint8_t> bytes, std::uint32_t previous = 0);
 
+// Combining CRCs without the bytes (zlib's crc32_combine, for the Castagnoli
+// polynomial): for any A and B with |B| = bytes,
+//   crc32c(A ++ B) == Crc32cShift(bytes).apply(crc32c(A)) ^ crc32c(B).
+// The operator (multiplication by x^(8 * bytes) modulo the polynomial, a
+// 32 x 32 matrix over GF(2)) is built once; apply() costs 32 steps. Used to
+// derive a buffer's CRC from the CRCs of its blocks (hw_backends, CRC32C at
+// rest) instead of reading the bytes twice.
+class Crc32cShift {
+ public:
+  explicit Crc32cShift(std::uint64_t bytes);
+  std::uint32_t apply(std::uint32_t crc) const;
+
+ private:
+  std::uint32_t columns_[32] = {};  // the image of each bit of a CRC
+};
+
 }  // namespace sluice::proto

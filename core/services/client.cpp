@@ -491,10 +491,15 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
     const auto reply = std::get<proto::ChunkReply>(r.value());
     const std::uint64_t n = std::min(reply.bytes, job.user.length);
     env_.metrics().sample("client.chunk_read_latency_ns", static_cast<double>(env_.now() - started));
-    // The server's CRC32C, checked over the bytes the caller gets.
-    auto check = [this, job, plan, bounce, n, crc = reply.crc32c]() {
-      if (!config_.verify_reads || n == 0) return job_done(job, plan, ok_status(), n, bounce);
-      ops_.expect(env_.checksum(job.user.slice(0, n)), [this, job, plan, bounce, n, crc](Completion& c) {
+    // The server's CRC32C, checked over the bytes the caller gets: in the
+    // caller's range, after the copy out of a bounce buffer, except for GPU
+    // memory, where it is checked over the bounce buffer right before the
+    // GPU's copy engine moves it (checking GPU bytes would copy them back out
+    // over PCIe; the copy itself is protected by PCIe's link CRC).
+    const bool check_bounce = bounce && job.user.kind == MemKind::gpu;
+    auto check = [this, job, plan, bounce, n, crc = reply.crc32c](MemHandle checked, std::function<void()> then) {
+      if (!config_.verify_reads || n == 0) return then();
+      ops_.expect(env_.checksum(checked.slice(0, n)), [this, job, plan, bounce, n, crc, then](Completion& c) {
         if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
         if (c.crc_valid && c.crc32c != crc) {
           env_.metrics().count("client.crc_mismatches", 1);
@@ -505,28 +510,54 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
                                                          " bytes) from target " + std::to_string(job.target)),
                           0, bounce);
         }
-        job_done(job, plan, ok_status(), n, bounce);
+        then();
       });
     };
-    if (!bounce || n == 0) return check();
-    TransferSpec copy;
-    copy.src = bounce->slice(0, n);
-    copy.dst = job.user.slice(0, n);
-    copy.mode = TransferMode::local_copy;
-    ops_.expect(env_.transfer(copy), [this, job, plan, bounce, check](Completion& c) {
-      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
-      check();
-    });
+    const auto done = [this, job, plan, bounce, n] { job_done(job, plan, ok_status(), n, bounce); };
+    if (!bounce || n == 0) return check(job.user, done);
+    const auto copy_out = [this, job, plan, bounce, n, check, check_bounce, done] {
+      TransferSpec copy;
+      copy.src = bounce->slice(0, n);
+      copy.dst = job.user.slice(0, n);
+      copy.mode = TransferMode::local_copy;
+      ops_.expect(env_.transfer(copy), [this, job, plan, bounce, check, check_bounce, done](Completion& c) {
+        if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+        if (check_bounce) return done();
+        check(job.user, done);
+      });
+    };
+    if (check_bounce) return check(*bounce, copy_out);
+    copy_out();
   });
 }
 
 void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
+  const bool bounce_path = plan.path == proto::ChunkPath::bounce;
+  if (bounce_path && job.user.kind == MemKind::gpu) {
+    // GPU memory: the CRC32C over the bounce buffer the GPU's copy engine
+    // filled (PCIe's link CRC protects that copy; reading the GPU bytes
+    // again to checksum them would double the PCIe traffic).
+    Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
+    if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
+    TransferSpec copy;
+    copy.src = job.user;
+    copy.dst = *b;
+    copy.mode = TransferMode::local_copy;
+    ops_.expect(env_.transfer(copy), [this, job, plan, server, bounce = *b](Completion& c) {
+      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+      ops_.expect(env_.checksum(bounce), [this, job, plan, server, bounce](Completion& sum) {
+        if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, bounce);
+        send_write(job, plan, server, bounce, bounce, sum.crc32c);
+      });
+    });
+    return;
+  }
   // The CRC32C of the caller's bytes, before any copy; the server checks it
   // over what it received.
-  ops_.expect(env_.checksum(job.user), [this, job, plan, server](Completion& sum) {
+  ops_.expect(env_.checksum(job.user), [this, job, plan, server, bounce_path](Completion& sum) {
     if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, std::nullopt);
     const std::uint32_t crc = sum.crc32c;
-    if (plan.path != proto::ChunkPath::bounce) {
+    if (!bounce_path) {
       Result<MemHandle> w = env_.open_window(job.user);
       if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
       return send_write(job, plan, server, *w, std::nullopt, crc);

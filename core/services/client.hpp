@@ -16,7 +16,9 @@
 // carries the CRC32C of the caller's bytes, computed before any copy, which
 // the server checks over what it received; a read's CRC32C from the server is
 // checked over the bytes in the caller's range, after the copy out of a
-// bounce buffer (verify_reads).
+// bounce buffer (verify_reads). GPU memory on the bounce path is checked on
+// the pinned bounce buffer next to the GPU copy (in both directions), not by
+// copying the GPU bytes back out.
 // The server reaches the caller's memory only through a window per request
 // (Env::open_window), closed as soon as the reply or the call's failure
 // arrives and before the bytes are checked: a server that executes a request

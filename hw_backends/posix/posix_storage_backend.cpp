@@ -174,10 +174,11 @@ class PosixStorageBackend final : public StorageBackend {
       done += static_cast<std::size_t>(n);
       if (c.direct && done % k_direct_io_alignment_bytes != 0) break;  // a short direct read ends at EOF
     }
-    c.status = files_->check_block_crcs(r.file_id, r.object_offset, r.buffer.first(done));
+    std::optional<std::uint32_t> whole;
+    c.status = files_->check_block_crcs(r.file_id, r.object_offset, r.buffer.first(done), &whole);
     if (!c.status.ok()) return;
     c.bytes = done;
-    finish_crc(r.buffer.first(done), c);
+    finish_crc(r.buffer.first(done), c, whole);
   }
 
   void write(const StorageRequest& r, StorageCompletion& c) {
@@ -199,7 +200,8 @@ class PosixStorageBackend final : public StorageBackend {
       done += static_cast<std::size_t>(n);
     }
     // The CRCs at rest of the blocks written (and, with sync, made durable below with the data).
-    c.status = files_->record_block_crcs(r.file_id, r.object_offset, r.buffer, r.sync);
+    std::optional<std::uint32_t> whole;
+    c.status = files_->record_block_crcs(r.file_id, r.object_offset, r.buffer, r.sync, &whole);
     if (!c.status.ok()) return;
     if (r.sync) {
       ++sync_writes_;
@@ -213,12 +215,14 @@ class PosixStorageBackend final : public StorageBackend {
       }
     }
     c.bytes = done;
-    finish_crc(r.buffer, c);
+    finish_crc(r.buffer, c, whole);
   }
 
-  void finish_crc(std::span<const std::byte> bytes, StorageCompletion& c) const {
+  // known: the CRC32C of `bytes` when the CRCs at rest gave it already.
+  void finish_crc(std::span<const std::byte> bytes, StorageCompletion& c,
+                  std::optional<std::uint32_t> known = std::nullopt) const {
     if (!files_->config().checksum) return;
-    c.crc32c = proto::crc32c(bytes);
+    c.crc32c = known ? *known : proto::crc32c(bytes);
     c.crc_valid = true;
   }
 

@@ -338,20 +338,23 @@ class UringStorageBackend final : public StorageBackend {
                                                  std::to_string(s.request.buffer.size()) + " bytes to object " +
                                                  files_->object_path(s.request.file_id));
     }
-    // CRC32C at rest (chunk_files.hpp): a write records its blocks', a read checks them.
+    // CRC32C at rest (chunk_files.hpp): a write records its blocks', a read
+    // checks them; either gives the completion's CRC32C without a second pass.
+    std::optional<std::uint32_t> whole;
     if (s.request.op == StorageOp::write) {
       if (c.status.ok()) {
         c.status = files_->record_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer,
-                                             s.request.sync);
+                                             s.request.sync, &whole);
       } else {
         files_->end_write(s.request.file_id, s.request.object_offset, s.request.buffer.size());
       }
     } else if (c.status.ok()) {
-      c.status = files_->check_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer.first(s.done));
+      c.status = files_->check_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer.first(s.done),
+                                          &whole);
     }
     if (c.status.ok()) {
       c.bytes = s.done;
-      set_crc(s.request.buffer.first(s.done), c);
+      set_crc(s.request.buffer.first(s.done), c, whole);
     } else {
       ++errors_;
     }
@@ -365,9 +368,11 @@ class UringStorageBackend final : public StorageBackend {
     completions_.push(std::move(c));
   }
 
-  void set_crc(std::span<const std::byte> bytes, StorageCompletion& c) const {
+  // known: the CRC32C of `bytes` when the CRCs at rest gave it already.
+  void set_crc(std::span<const std::byte> bytes, StorageCompletion& c,
+               std::optional<std::uint32_t> known = std::nullopt) const {
     if (!files_->config().checksum) return;
-    c.crc32c = proto::crc32c(bytes);
+    c.crc32c = known ? *known : proto::crc32c(bytes);
     c.crc_valid = true;
   }
 

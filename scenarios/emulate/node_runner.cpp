@@ -22,7 +22,11 @@ namespace {
 // Counters every node reports (summed over its services).
 constexpr std::string_view k_reported_counters[] = {
     "storage.read_bytes",   "storage.write_bytes", "storage.requests", "storage.crc_mismatches",
-    "client.crc_mismatches", "meta.requests",      "rpc.retries",      "storage.again_replies"};
+    "client.crc_mismatches", "meta.requests",      "rpc.retries",      "storage.again_replies",
+    // Issue 26: retries that found their request still executing, or answered;
+    // the bytes each sweep phase checked against the pattern.
+    "rpc.in_progress_replies", "storage.duplicate_in_progress", "storage.duplicate_answered",
+    "file_sweep.read.verified_bytes"};
 
 // Stands in the world for a service that another process hosts, so that
 // endpoint indices are the same everywhere. Never started.

@@ -5,9 +5,13 @@
 //
 // The target is a directory under $SLUICE_BENCH_DIR (default /var/tmp: a
 // disk, where /tmp may be tmpfs, which refuses O_DIRECT); its one object file
-// of k_file_bytes is what fio reads and writes too (--filename). sluice side:
+// of k_file_bytes, and fio's file of the same size beside it in the same
+// directory (--filename; its own file since the object's CRC32Cs at rest,
+// hw_backends/chunk_files.hpp, would rightly refuse bytes fio wrote behind
+// the backend's back). sluice side:
 // the "uring" backend with direct_io=on, 16 registered buffers of the block
-// size, checksums on (every completion carries the CRC32C, as the storage
+// size, checksums on (every completion carries the CRC32C and every 4 KiB
+// block's CRC32C is stored with the object and checked on read, as the storage
 // service uses it), sequential requests over the file with 16 in flight.
 // fio side: one job, --rw=read|write --bs --iodepth=16 --size, JSON output,
 // bytes/s from jobs[0].read|write.bw_bytes. Writes are not synced at the end
@@ -182,6 +186,7 @@ int main(int argc, char** argv) {
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(k_file_id));
     return std::string(hex);
   }();
+  const std::string fio_path = dir + "/fio-peer";  // same directory and file system, fio's own file
   std::printf("bench_nvme: %s, file %s of %llu MiB, queue depth %u, checksums %s, io path: %s\n", "uring",
               path.c_str(), static_cast<unsigned long long>(k_file_bytes >> 20), k_queue_depth,
               checksum ? "on" : "off", made.value()->io_path().c_str());
@@ -210,7 +215,7 @@ int main(int argc, char** argv) {
       const double s = sluice_run(*target.value(), buffers, c);
       if (s < 0) return 1;
       std::string why;
-      const double f = fio_run(path, c, &why);
+      const double f = fio_run(fio_path, c, &why);
       if (f <= 0) {
         std::fprintf(stderr, "bench_nvme: fio: %s\n", why.c_str());
         return 1;

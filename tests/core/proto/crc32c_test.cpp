@@ -78,3 +78,29 @@ TEST(Crc32c, DetectsEverySingleBitFlip) {
 
 }  // namespace
 }  // namespace sluice::proto
+
+namespace sluice::proto {
+namespace {
+
+// crc32c(A ++ B) from crc32c(A), crc32c(B) and |B| alone, for lengths that
+// are and are not powers of two, including 0 and the 4 KiB block the
+// storage backends fold.
+TEST(Crc32cShift, CombinesTheCrcsOfTwoPiecesIntoTheCrcOfTheirConcatenation) {
+  Rng rng(77);
+  std::vector<std::uint8_t> bytes(20'000);
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(rng.next_u64());
+  const std::span<const std::uint8_t> all(bytes);
+  for (std::size_t split : {0, 1, 7, 4096, 10'000, 15'904, 19'999, 20'000}) {
+    const std::uint32_t a = crc32c(all.first(split));
+    const std::uint32_t b = crc32c(all.subspan(split));
+    EXPECT_EQ(Crc32cShift(all.size() - split).apply(a) ^ b, crc32c(all)) << split;
+  }
+  // Folding equal blocks, as a backend does with its 4 KiB block CRCs.
+  const Crc32cShift block(4096);
+  std::uint32_t folded = 0;
+  for (std::size_t at = 0; at + 4096 <= all.size(); at += 4096) folded = block.apply(folded) ^ crc32c(all.subspan(at, 4096));
+  EXPECT_EQ(folded, crc32c(all.first(all.size() / 4096 * 4096)));
+}
+
+}  // namespace
+}  // namespace sluice::proto

@@ -145,6 +145,10 @@ struct SlowLink {
   const char* chunk_size;
 };
 
+void PrintTo(const SlowLink& l, std::ostream* os) {
+  *os << l.link << ", " << l.files_in_flight << " files in flight of " << l.file_size;
+}
+
 class EmulateNetnsSlowLinks : public ::testing::TestWithParam<SlowLink> {};
 
 TEST_P(EmulateNetnsSlowLinks, ManyFilesInFlightWriteThenReadBackEveryByte) {
