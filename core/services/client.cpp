@@ -532,46 +532,44 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
 }
 
 void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
+  // Copies the caller's bytes into this request's pinned bounce buffer, then then(bounce).
+  auto to_bounce = [this, job, plan](std::function<void(MemHandle)> then) {
+    Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
+    if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
+    TransferSpec copy;
+    copy.src = job.user;
+    copy.dst = *b;
+    copy.mode = TransferMode::local_copy;
+    ops_.expect(env_.transfer(copy), [this, job, plan, bounce = *b, then](Completion& c) {
+      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+      then(bounce);
+    });
+  };
   const bool bounce_path = plan.path == proto::ChunkPath::bounce;
   if (bounce_path && job.user.kind == MemKind::gpu) {
     // GPU memory: the CRC32C over the bounce buffer the GPU's copy engine
     // filled (PCIe's link CRC protects that copy; reading the GPU bytes
     // again to checksum them would double the PCIe traffic).
-    Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
-    if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
-    TransferSpec copy;
-    copy.src = job.user;
-    copy.dst = *b;
-    copy.mode = TransferMode::local_copy;
-    ops_.expect(env_.transfer(copy), [this, job, plan, server, bounce = *b](Completion& c) {
-      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+    return to_bounce([this, job, plan, server](MemHandle bounce) {
       ops_.expect(env_.checksum(bounce), [this, job, plan, server, bounce](Completion& sum) {
         if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, bounce);
         send_write(job, plan, server, bounce, bounce, sum.crc32c);
       });
     });
-    return;
   }
   // The CRC32C of the caller's bytes, before any copy; the server checks it
   // over what it received.
-  ops_.expect(env_.checksum(job.user), [this, job, plan, server, bounce_path](Completion& sum) {
+  ops_.expect(env_.checksum(job.user), [this, job, plan, server, bounce_path, to_bounce](Completion& sum) {
     if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, std::nullopt);
     const std::uint32_t crc = sum.crc32c;
-    if (!bounce_path) {
-      Result<MemHandle> w = env_.open_window(job.user);
-      if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
-      return send_write(job, plan, server, *w, std::nullopt, crc);
+    if (bounce_path) {
+      return to_bounce([this, job, plan, server, crc](MemHandle bounce) {
+        send_write(job, plan, server, bounce, bounce, crc);
+      });
     }
-    Result<MemHandle> b = env_.alloc(MemKind::pinned, plan.bounce_numa, job.user.length);
-    if (!b.ok()) return job_done(job, plan, b.status(), 0, std::nullopt);
-    TransferSpec copy;
-    copy.src = job.user;
-    copy.dst = *b;
-    copy.mode = TransferMode::local_copy;
-    ops_.expect(env_.transfer(copy), [this, job, plan, server, bounce = *b, crc](Completion& c) {
-      if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
-      send_write(job, plan, server, bounce, bounce, crc);
-    });
+    Result<MemHandle> w = env_.open_window(job.user);
+    if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
+    send_write(job, plan, server, *w, std::nullopt, crc);
   });
 }
 
