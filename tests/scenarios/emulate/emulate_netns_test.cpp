@@ -180,7 +180,7 @@ INSTANTIATE_TEST_SUITE_P(Links, EmulateNetnsSlowLinks,
                          ::testing::Values(SlowLink{"10mbit", "8", "1MiB", "512KiB", "512KiB"},
                                            SlowLink{"50mbit", "16", "1MiB", "1MiB", "1MiB"},
                                            SlowLink{"150mbit", "6", "8MiB", "4MiB", "1MiB"}),
-                         [](const ::testing::TestParamInfo<SlowLink>& info) { return std::string(info.param.link); });
+                         [](const ::testing::TestParamInfo<SlowLink>& point) { return std::string(point.param.link); });
 
 TEST(EmulateNetns, InterruptedRunRemovesNamespacesAndProcesses) {
   SKIP_UNLESS_NETNS();
