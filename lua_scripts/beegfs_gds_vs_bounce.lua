@@ -1,9 +1,10 @@
--- Study 1 (SEEDS.md section 1): BeeGFS + GPUDirect Storage on 2 DGX A100 and
--- one BeeGFS building block (2 servers running mgmt/metadata/storage, their
--- NVMe standing in for the EF600 arrays) over a 200 Gb/s InfiniBand switch.
--- Read throughput into GPU memory vs GPU count and I/O size, with GDS (the
--- storage server RDMAs straight into GPU memory) and without (bounce through
--- a pinned host buffer and cudaMemcpy). Seed: GDS reads ~2x the bounce path.
+-- Study 1 (docs/seeds.md#beegfs-and-gpudirect-storage): BeeGFS + GPUDirect
+-- Storage on 2 DGX A100 and one BeeGFS building block (2 servers running
+-- mgmt/metadata/storage, their NVMe standing in for the EF600 arrays) over a
+-- 200 Gb/s InfiniBand switch. Read throughput into GPU memory vs GPU count and
+-- I/O size, with GDS (the storage server RDMAs straight into GPU memory) and
+-- without (bounce through a pinned host buffer and cudaMemcpy). Seed: GDS reads
+-- ~2x the bounce path.
 -- Reduced run (CI): --set gpus=1,8 --set sizes=1MiB --set files=64
 local sl = require "sluice"
 local study = require "study"

@@ -1,8 +1,8 @@
--- Study 2 (SEEDS.md section 2): BeeOND on Azure ND40rs_v2 nodes, measured
--- with elbencho as in the NAG tutorial: 4 nodes, every node a BeeOND storage
--- server (its local NVMe) and a client, ONE metadata server on node 0;
--- file sizes 256 KiB .. 64 MiB, 1 .. 128 I/O threads per node, 12,800 files
--- per test. Claims to reproduce:
+-- Study 2 (docs/seeds.md#beeond-for-cosmoflow-on-azure): BeeOND on Azure
+-- ND40rs_v2 nodes, measured with elbencho as in the NAG tutorial: 4 nodes,
+-- every node a BeeOND storage server (its local NVMe) and a client, ONE
+-- metadata server on node 0; file sizes 256 KiB .. 64 MiB, 1 .. 128 I/O threads
+-- per node, 12,800 files per test. Claims to reproduce:
 --   * metadata-limited regime: small files (256 KiB, 1 MiB) grow from 1 to
 --     ~8 threads, then stall as the single metadata server saturates, and
 --     more metadata servers help;
@@ -64,7 +64,7 @@ local largest = P.sizes[#P.sizes]
 local few, many = P.threads[1], P.threads[#P.threads]
 local knee = P.threads[math.min(2, #P.threads)]
 print("")
-print("Headlines (simulated, next to the figures of SEEDS.md section 2):")
+print("Headlines (simulated, next to the NAG tutorial's figures, docs/seeds.md#beeond-for-cosmoflow-on-azure):")
 for _, op in ipairs({"read", "write"}) do
   local at_few = study.rate(main, {size = smallest, threads = few}, op)
   local at_knee = study.rate(main, {size = smallest, threads = knee}, op)

@@ -1,8 +1,8 @@
--- Study 6 (SEEDS.md section 3): BeeOND staging. Every node pulls its share of
--- a dataset from an object store into BeeOND (node 0: mgmt + metadata; every
--- node's NVMe a storage target) in parallel, at 4 .. 100 nodes, the same data
--- per node (weak scaling). Seed claim: ingress scales linearly with the node
--- count, 500 GB/s at 100 nodes (5 GB/s per node from the object store).
+-- Study 6 (docs/seeds.md#beeond-staging): BeeOND staging. Every node pulls its
+-- share of a dataset from an object store into BeeOND (node 0: mgmt + metadata;
+-- every node's NVMe a storage target) in parallel, at 4 .. 100 nodes, the same
+-- data per node (weak scaling). Seed claim: ingress scales linearly with the
+-- node count, 500 GB/s at 100 nodes (5 GB/s per node from the object store).
 -- Reduced run (CI): --set nodes=2,4 --set objects_per_node=4
 local sl = require "sluice"
 local study = require "study"
@@ -31,7 +31,7 @@ for _, n in ipairs(P.nodes) do
 end
 
 print("")
-print("Headlines (simulated, next to SEEDS.md section 3):")
+print("Headlines (simulated, next to docs/seeds.md#beeond-staging):")
 local first, last = P.nodes[1], P.nodes[#P.nodes]
 local all = {}
 for _, n in ipairs(P.nodes) do

@@ -1,7 +1,7 @@
--- Study 8 (SEEDS.md section 3): periodic checkpoints of large files over 128
--- targets (16 servers x 8 NVMe) with 64 MiB stripes. Round-robin placement
--- vs Lustre's QoS allocator (and BeeGFS's randomized chooser): imbalance of
--- the bytes per target and the burst time.
+-- Study 8 (docs/seeds.md#checkpoints): periodic checkpoints of large files over
+-- 128 targets (16 servers x 8 NVMe) with 64 MiB stripes. Round-robin placement
+-- vs Lustre's QoS allocator (and BeeGFS's randomized chooser): imbalance of the
+-- bytes per target and the burst time.
 -- Seed: round-robin over 128 targets with 64 MB stripes still deviates
 -- 10-15% from uniform; bursts of 10-20 Tb/s at cluster scale.
 -- Reduced run (CI): --set servers=2 --set clients=2 --set shard=256MiB
@@ -42,7 +42,7 @@ for _, chooser in ipairs(P.choosers) do
 end
 
 print("")
-print("Headlines (simulated, next to SEEDS.md section 3):")
+print("Headlines (simulated, next to docs/seeds.md#checkpoints):")
 local all = {}
 for _, chooser in ipairs(P.choosers) do
   local row = study.row(results[chooser], {}, "write")

@@ -1,7 +1,8 @@
--- Study 7 (SEEDS.md section 2): a CosmoFlow training epoch on 512 V100s
--- (64 ND40rs_v2 nodes x 8), each GPU consuming ~300 MB/s of ~16 MB samples
--- (2.5 GB/s per node), read from BeeOND over the nodes' own NVMe vs from a
--- shared global file system (a few storage servers, as a Lustre-like PFS).
+-- Study 7 (docs/seeds.md#beeond-for-cosmoflow-on-azure): a CosmoFlow training
+-- epoch on 512 V100s (64 ND40rs_v2 nodes x 8), each GPU consuming ~300 MB/s of
+-- ~16 MB samples (2.5 GB/s per node), read from BeeOND over the nodes' own NVMe
+-- vs from a shared global file system (a few storage servers, as a Lustre-like
+-- PFS).
 -- Output: accelerator utilisation (AU, DLIO) per configuration.
 -- Seed: 300 MB/s per GPU, 2.5 GB/s per node, 10 GB/s for 4 nodes; a single
 -- storage account ~6.25 GB/s, so shared storage starves the GPUs.
@@ -50,7 +51,7 @@ for _, name in ipairs({"beeond", "shared_pfs"}) do
 end
 
 print("")
-print("Headlines (simulated, next to SEEDS.md section 2):")
+print("Headlines (simulated, next to docs/seeds.md#beeond-for-cosmoflow-on-azure):")
 for _, name in ipairs({"beeond", "shared_pfs"}) do
   local row = study.row(results[name], {}, "epoch")
   local au = row and row.extra and row.extra.au_pct or 0

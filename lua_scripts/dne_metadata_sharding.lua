@@ -1,7 +1,7 @@
--- Study 3 (SEEDS.md section 3): Lustre DNE metadata sharding. One directory
--- striped over 1, 4 or 16 metadata shards (MDTs, one per server); clients
--- create and stat files in it (mdtest), then every client runs `ls -l` on it
--- (readdir with attributes + a stat per entry): the metadata storm.
+-- Study 3 (docs/seeds.md#sharded-metadata): Lustre DNE metadata sharding. One
+-- directory striped over 1, 4 or 16 metadata shards (MDTs, one per server);
+-- clients create and stat files in it (mdtest), then every client runs `ls -l`
+-- on it (readdir with attributes + a stat per entry): the metadata storm.
 -- Seed: one MDT ~200,000 ops/s, 16 MDTs ~3.2 M ops/s; 1 M entries listed by
 -- 10,000 clients saturate the metadata service (100,000 stats x 1 ms = 100 s).
 -- Full scale (--set entries=1000000 --set clients=10000) is large; the
@@ -44,7 +44,7 @@ for _, shards in ipairs(P.shards) do
 end
 
 print("")
-print("Headlines (simulated, next to SEEDS.md section 3):")
+print("Headlines (simulated, next to docs/seeds.md#sharded-metadata):")
 local base = P.shards[1]
 for _, shards in ipairs(P.shards) do
   local create = study.ops(results[shards], {}, "create", "mdtest")

@@ -1,8 +1,9 @@
--- Study 4 (SEEDS.md section 4): GPU RDMA recording over 25 GbE RoCE (the
--- Critical I/O paper). A GPU host and a StoreEngine-like recorder with NVMe,
--- joined by 25 GbE; 1 MiB GPU buffers (128 x 1024 complex floats) recorded
--- (GPU -> recorder, RDMA SEND) and played back (recorder -> GPU, RDMA READ),
--- GPU-direct, no CPU staging; limits: PCIe gen3 x8 and the 25 GbE ports.
+-- Study 4 (docs/seeds.md#gpu-rdma-recording-over-roce): GPU RDMA recording over
+-- 25 GbE RoCE (the Critical I/O paper). A GPU host and a StoreEngine-like
+-- recorder with NVMe, joined by 25 GbE; 1 MiB GPU buffers (128 x 1024 complex
+-- floats) recorded (GPU -> recorder, RDMA SEND) and played back (recorder ->
+-- GPU, RDMA READ), GPU-direct, no CPU staging; limits: PCIe gen3 x8 and the
+-- 25 GbE ports.
 -- One port: a GPU host whose NIC has a single 25 GbE port on gen3 x8.
 -- Two ports: the paper's dual-port NIC (both ports share the gen3 x8 link).
 -- Seed: record 3051 / 3028 MB/s per port alone, 6057 MB/s both;

@@ -1,5 +1,5 @@
--- Study 5 (SEEDS.md section 5, NVMesh): 16 GPUs in one DGX-2-like box with
--- 8 x 100 Gb NICs reading from remote NVMe servers.
+-- Study 5 (docs/seeds.md#nvmesh-remote-nvme): 16 GPUs in one DGX-2-like box
+-- with 8 x 100 Gb NICs reading from remote NVMe servers.
 --   * pinned: each GPU's chunks stay on its own NIC (a connection limit per
 --     NIC so high that the closest NIC never fills);
 --   * dynamic: a small per-NIC connection window, so when a GPU's closest

@@ -5,7 +5,8 @@
 --   calm:     no fault.
 --   outage:   storage:0 dies early in the writes. Without mirroring it comes
 --             back after `outage_s` (a reboot): its chunks wait for it, the
---             clients retry (3 attempts of 2 s). With mirroring it never
+--             clients retry (3 attempts,
+--             waiting 2, 4 and 8 s). With mirroring it never
 --             comes back: mgmt marks it offline after mirror.offline_after,
 --             switches its group over to the secondary, the clients resend
 --             to the new primary, and every byte is still read back.

@@ -1,7 +1,7 @@
 // SimEnv: the Env of one service in a simulated run (core/env.hpp).
 //
 // Every operation becomes SimGrid work on the modelled machine; no bytes
-// exist, only sizes (DESIGN.md section 1):
+// exist, only sizes (docs/design.md#the-three-worlds):
 // - send: a communication of proto::encoded_size(message) +
 //   profile.message_overhead_bytes bytes from the sender's node to the
 //   receiver's (host memory of NUMA 0, the node's first cabled NIC); between

@@ -1,6 +1,6 @@
 // SimProfile: the model parameters of a simulation, with where they come from.
 //
-// DESIGN.md section 7: analysis/ fits these numbers to measured runs and
+// docs/design.md#calibration: analysis/ fits these numbers to measured runs and
 // writes them as a profile file with its source recorded (machine, date,
 // scenario, fit error); sim/ loads profiles by name. Following SimGrid's own
 // practice (src/kernel/resource/models/: calibration factors are data, each
@@ -64,7 +64,7 @@ struct LinkClassFactors {
   bool operator==(const LinkClassFactors&) const = default;
 };
 
-// Where a profile's numbers come from (DESIGN.md section 7).
+// Where a profile's numbers come from (docs/design.md#calibration).
 struct ProfileSource {
   std::string kind = "defaults";  // "defaults" | "fit" | "manual"
   std::string machine;            // what was measured
@@ -136,8 +136,8 @@ struct SimProfile {
   // CostKind). Assumptions of the right order, to be calibrated.
   // Metadata kinds: one unit is one request of an in-kernel Lustre MDT,
   // which a metadata server runs one at a time (its saturated rate is
-  // 1 / cost): lookup and stat 5 us (SEEDS.md section 3: one MDT ~200,000
-  // ops/s), create and mkdir 10 us (~10^5 creates/s), unlink and rename
+  // 1 / cost): lookup and stat 5 us (docs/seeds.md#sharded-metadata: one MDT
+  // ~200,000 ops/s), create and mkdir 10 us (~10^5 creates/s), unlink and rename
   // 5 us, setattr 3 us, a readdir entry 0.2 us. Other servers charge a
   // multiple (core/services/meta_op_units.hpp: BeeGFS 3-14 units).
   // A chunk request costs ~1 us of server CPU, a client request ~0.5 us.
@@ -156,15 +156,15 @@ struct SimProfile {
 
   // ---- host staging of GPU data (the client side of a bounce) ----
   // A bounce moves GPU data through host memory (core/sched DataPath::bounce:
-  // NIC <-> pinned buffer, then a copy host <-> GPU). Without GPUDirect
-  // Storage a POSIX read does not DMA where the GPU copy reads: the NIC (or
-  // the drive) fills a kernel buffer (the file system's RDMA buffer, or the
-  // page cache) and read() copies it into the user buffer with the CPU
-  // before cudaMemcpy (SEEDS.md section 1, the BeeGFS/NetApp blog's
+  // NIC <-> pinned buffer, then a copy host <-> GPU). Without GPUDirect Storage
+  // a POSIX read does not DMA where the GPU copy reads: the NIC (or the drive)
+  // fills a kernel buffer (the file system's RDMA buffer, or the page cache)
+  // and read() copies it into the user buffer with the CPU before cudaMemcpy
+  // (docs/seeds.md#beegfs-and-gpudirect-storage, the BeeGFS/NetApp blog's
   // "classic path"; KvikIO's POSIX compat mode does the same pread into its
-  // bounce buffer). GDS removes exactly this copy. SimRuntime therefore
-  // charges every same-node copy between host memory and a GPU with
-  // staging_cpu_copies CPU copies before its DMA:
+  // bounce buffer). GDS removes exactly this copy. SimRuntime therefore charges
+  // every same-node copy between host memory and a GPU with staging_cpu_copies
+  // CPU copies before its DMA:
   // - each copy reads and writes the host memory of the buffer's NUMA node
   //   (a flow over both directions of its memory link, sharing them with
   //   the NIC and GPU DMA), so a bounced byte crosses host memory
@@ -177,10 +177,11 @@ struct SimProfile {
   // user buffer). 0 models a pipeline whose NIC DMA lands in the pinned
   // buffer the GPU copy reads (sluice's own RDMA bounce). 2 would add the
   // CUDA driver's own staging of a pageable source (pageable host->GPU
-  // copies ran at ~9 GB/s vs ~55 GB/s pinned on the H200 of SEEDS.md).
+  // copies ran at ~9 GB/s vs ~55 GB/s pinned on the H200 of
+  // docs/seeds.md#machines-available-to-the-project).
   // staging_cpu_copy_bytes_per_s = 5.9 GB/s: a single-thread pread of a
-  // file in the page cache, measured on the project's GPU machine (SEEDS.md
-  // "Measured on the machines this project can use"): a page-cache hit is
+  // file in the page cache, measured on the project's GPU machine
+  // (docs/seeds.md#machines-available-to-the-project): a page-cache hit is
   // one kernel->user copy and nothing else, i.e. one thread's copy rate.
   // Calibrate both against a measured bounce read (analysis/).
   std::uint32_t staging_cpu_copies = 1;

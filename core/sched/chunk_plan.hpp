@@ -1,7 +1,7 @@
 // Planning one request: for each chunk, the rail (NIC), the data path and its
 // place in the rail's pipeline.
 //
-// plan_chunks combines the pieces of this folder (DESIGN.md section 4, step 4):
+// plan_chunks combines the pieces of this folder (docs/design.md#chunk-planning):
 // 1. Rails: among the node's NICs with spare connections, the ones tied at the
 //    best rank for the destination (RailSelector ranking: nvidia-fs peer rank
 //    for a GPU, NUMA locality for host memory). E.g. DGX A100 GPU 0 -> mlx5_0

@@ -1,6 +1,6 @@
 // Which data path a transfer into (or out of) a node's memory takes.
 //
-// Rule (DESIGN.md section 4, step 4): a transfer moves directly between the
+// Rule (docs/design.md#chunk-planning): a transfer moves directly between the
 // NIC and GPU memory (GPUDirect RDMA / GDS) when the GPU<->NIC path class is
 // PXB or closer AND the backend declares it can reach GPU memory; otherwise
 // it bounces through pinned host memory on the GPU's NUMA node plus a PCIe
@@ -30,7 +30,7 @@ enum class DataPath : std::uint8_t {
 std::string_view to_string(DataPath path);
 
 // What the transport/backend that moves the bytes can do (a capability it
-// declares, see DESIGN.md section 2).
+// declares, see docs/design.md#the-dependency-rule).
 struct BackendCaps {
   bool gpu_memory_reachable = false;  // can DMA into/out of GPU memory (peer memory, dmabuf, cuFile)
 };

@@ -1,14 +1,15 @@
 // Multirail, the far end: which NIC of the server node a chunk's transfer
 // uses, given the NIC the client chose for it (RailSelector / plan_chunks).
 //
-// Rule: rail matching. A multirail fabric keeps each rail on its own switch
-// or subnet, and a connection opened from client rail k goes to the server
-// address on the same rail: NCCL's rail-optimised topologies pair NIC k of
-// one node with NIC k of the other (src/graph/search.cc keeps one NIC per
-// channel on both ends), and BeeGFS multirail clients connect each local
-// RDMA NIC to the server interface of the same network (connRDMAInterfacesFile,
-// one IPoIB subnet per rail). The Critical I/O recorder (SEEDS.md section 4)
-// streams port 0 to port 0 and port 1 to port 1.
+// Rule: rail matching. A multirail fabric keeps each rail on its own switch or
+// subnet, and a connection opened from client rail k goes to the server address
+// on the same rail: NCCL's rail-optimised topologies pair NIC k of one node
+// with NIC k of the other (src/graph/search.cc keeps one NIC per channel on
+// both ends), and BeeGFS multirail clients connect each local RDMA NIC to the
+// server interface of the same network (connRDMAInterfacesFile, one IPoIB
+// subnet per rail). The Critical I/O recorder
+// (docs/seeds.md#gpu-rdma-recording-over-roce) streams port 0 to port 0 and
+// port 1 to port 1.
 // So: the candidates are the server NICs with a network link, those cabled
 // to the same switch as the client NIC first (no spine crossing); among
 // them, the i-th (in local index order) where i = the client NIC's position

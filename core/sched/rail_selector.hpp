@@ -13,18 +13,18 @@
 //   the NIC's port rate.
 // So ties between equally close NICs are broken by load, and when all the
 // closest NICs are full, connections overflow to the next closest.
-// Except out of GPUDirect: when the backend reaches GPU memory and the
-// GPU's closest NIC is close enough for a direct transfer (path class
-// <= k_max_direct_path_class, data_path.hpp), a GPU destination never
-// overflows to a NIC that is not; it waits (again) for a direct rail. With
-// GDS, cuFile takes the NIC that nvidia-fs ranks closest to the GPU
-// (SEEDS.md section 1), and overflowing to a farther NIC would turn a
-// GPUDirect read into a bounce through host memory (with GDS forced on, a
-// failure).
+// Except out of GPUDirect: when the backend reaches GPU memory and the GPU's
+// closest NIC is close enough for a direct transfer (path class <=
+// k_max_direct_path_class, data_path.hpp), a GPU destination never overflows to
+// a NIC that is not; it waits (again) for a direct rail. With GDS, cuFile takes
+// the NIC that nvidia-fs ranks closest to the GPU
+// (docs/seeds.md#beegfs-and-gpudirect-storage), and overflowing to a farther
+// NIC would turn a GPUDirect read into a bounce through host memory (with GDS
+// forced on, a failure).
 // "Least recently used" is a counter of choices, not a clock.
 //
 // State: per-NIC active connection counts. Not thread-safe; one per client
-// service (the service is single-threaded, DESIGN.md section 1).
+// service (the service is single-threaded, docs/design.md#threading-model).
 #pragma once
 
 #include <cstdint>

@@ -1,11 +1,11 @@
 // Egress rate limiter: a token bucket per storage target (or port).
 //
-// Purpose (SEEDS.md section 5, NVMesh): many clients' small reads converge on
-// one target's egress port; limiting each target's sending rate to what its
-// port can carry prevents the congestion without idling the link. A request
-// of `bytes` may start once the bucket holds that many tokens; tokens refill
-// at rate_bytes_per_s up to burst_bytes (the classic token bucket of RFC 2697
-// / Linux tc-tbf).
+// Purpose (docs/seeds.md#nvmesh-remote-nvme): many clients' small reads
+// converge on one target's egress port; limiting each target's sending rate to
+// what its port can carry prevents the congestion without idling the link. A
+// request of `bytes` may start once the bucket holds that many tokens; tokens
+// refill at rate_bytes_per_s up to burst_bytes (the classic token bucket of
+// RFC 2697 / Linux tc-tbf).
 //
 // Exactness: tokens are kept in nano-bytes (bytes x 10^9), so a refill of
 // elapsed_ns x rate_bytes_per_s is an exact integer and no rounding drifts

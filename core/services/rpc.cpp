@@ -74,7 +74,10 @@ RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply,
   }
   const RequestId id = resend_id != 0 ? resend_id : next_id_++;
   if (RequestId* rid = request_id_of(request)) *rid = id;
-  calls_.emplace(id, Call{to, std::move(request), std::move(on_reply)});
+  Call call{to, std::move(request), std::move(on_reply)};
+  call.first_sent_at = env_.now();
+  call.first_timeout_ns = first_timeout_ns(to);
+  calls_.emplace(id, std::move(call));
   send_attempt(id);
   return id;
 }
@@ -89,15 +92,20 @@ void RpcClient::send_attempt(RequestId id) {
     finish(id, s);
     return;
   }
-  ops_.expect(env_.timer(limits_.timeout_ns), [this, id, generation](Completion&) {
+  const TimeNs wait_ns = limits_.attempt_timeout_ns(call.attempts, call.first_timeout_ns);
+  ops_.expect(env_.timer(wait_ns), [this, id, generation](Completion&) {
     auto c = calls_.find(id);
     if (c == calls_.end() || c->second.generation != generation) return;  // answered or resent since
     if (c->second.attempts >= limits_.max_attempts) {
+      TimeNs waited_ns = 0;
+      for (std::uint32_t a = 1; a <= c->second.attempts; ++a) {
+        waited_ns += limits_.attempt_timeout_ns(a, c->second.first_timeout_ns);
+      }
       finish(id, error(StatusCode::timed_out,
                        "no reply from " + c->second.to.to_string() + " to " +
                            std::string(proto::message_name(c->second.request)) + " after " +
-                           std::to_string(c->second.attempts) + " attempts of " +
-                           std::to_string(limits_.timeout_ns / k_ns_per_ms) + " ms"));
+                           std::to_string(c->second.attempts) + " attempts in " +
+                           std::to_string(waited_ns / k_ns_per_ms) + " ms"));
       return;
     }
     env_.metrics().count("rpc.retries", 1);
@@ -147,13 +155,18 @@ bool RpcClient::on_delivery(Delivery& delivery) {
       return true;
     }
     call.attempts = 0;
+    call.first_timeout_ns = first_timeout_ns(call.to);
     const std::uint64_t generation = ++call.generation;
-    ops_.expect(env_.timer(limits_.timeout_ns), [this, id, generation](Completion&) {
+    ops_.expect(env_.timer(call.first_timeout_ns), [this, id, generation](Completion&) {
       auto c = calls_.find(id);
       if (c == calls_.end() || c->second.generation != generation) return;
       send_attempt(id);  // ask again: the answer, a cached reply, or in_progress once more
     });
     return true;
+  }
+  const Call& call = it->second;
+  if (call.attempts == 1 && call.again_replies == 0 && call.in_progress_replies == 0) {
+    sample_round_trip(call.to, env_.now() - call.first_sent_at);  // Karn: never a retried call's
   }
   if (!status.ok()) {
     finish(id, status);
@@ -161,6 +174,26 @@ bool RpcClient::on_delivery(Delivery& delivery) {
     finish(id, std::move(delivery.message));
   }
   return true;
+}
+
+void RpcClient::sample_round_trip(const Endpoint& to, TimeNs sample_ns) {
+  RoundTrip& rt = round_trips_[to];
+  if (!rt.sampled) {
+    rt.srtt_ns = sample_ns;
+    rt.rttvar_ns = sample_ns / 2;
+    rt.sampled = true;
+    return;
+  }
+  const TimeNs deviation = rt.srtt_ns > sample_ns ? rt.srtt_ns - sample_ns : sample_ns - rt.srtt_ns;
+  rt.rttvar_ns = rt.rttvar_ns - rt.rttvar_ns / 4 + deviation / 4;  // beta = 1/4
+  rt.srtt_ns = rt.srtt_ns - rt.srtt_ns / 8 + sample_ns / 8;        // alpha = 1/8
+}
+
+TimeNs RpcClient::first_timeout_ns(const Endpoint& to) const {
+  auto it = round_trips_.find(to);
+  if (it == round_trips_.end()) return limits_.timeout_ns;
+  const TimeNs estimate = it->second.srtt_ns + 4 * it->second.rttvar_ns;
+  return std::min(limits_.timeout_max_ns, std::max(limits_.timeout_ns, estimate));
 }
 
 void RpcClient::finish(RequestId id, Result<proto::Message> result) {

@@ -41,8 +41,19 @@ bool is_reply(const proto::Message& message);
 Status reply_status(const proto::Message& message);
 
 struct RpcLimits {
-  TimeNs timeout_ns = 2 * k_ns_per_s;          // per attempt
+  // Retransmission timeouts, as NFS's timeo and TCP's RTO: the first attempt
+  // waits timeout_ns, or longer where replies from that server have been
+  // slow (see RpcClient: a per-server estimate, srtt + 4 x rttvar, from
+  // replies to first sends only, Karn's rule); each further attempt waits
+  // timeout_backoff times the previous, capped at timeout_max_ns. A fixed
+  // per-attempt timeout gives up on a live server whose replies queue behind
+  // the bulk data of a slow link (issue 26: 8 reads of 512 KiB in flight on
+  // 10 Mbit/s are 3.4 s of data ahead of the last reply, longer on a lossy
+  // link while TCP recovers); backing off waits 2 + 4 + 8 = 14 s by default.
+  TimeNs timeout_ns = 2 * k_ns_per_s;          // first attempt's least wait
   std::uint32_t max_attempts = 3;              // sends of one request before timed_out
+  std::uint32_t timeout_backoff = 2;           // each attempt waits this times the previous
+  TimeNs timeout_max_ns = 60 * k_ns_per_s;     // no attempt waits longer
   TimeNs again_backoff_ns = 200 * k_ns_per_us; // first wait after an `again` reply; doubles
   TimeNs again_backoff_max_ns = 20 * k_ns_per_ms;
   std::uint32_t max_again_replies = 10'000;    // then the call fails with `again`
@@ -53,6 +64,23 @@ struct RpcLimits {
   // Past this many the call fails with timed_out: with the default 2 s
   // timeout, 10 minutes of "still working".
   std::uint32_t max_in_progress_replies = 300;
+
+  // The wait of attempt `attempt` (1-based) when the first waits first_ns.
+  constexpr TimeNs attempt_timeout_ns(std::uint32_t attempt, TimeNs first_ns) const {
+    TimeNs wait = first_ns < timeout_max_ns ? first_ns : timeout_max_ns;
+    const TimeNs factor = timeout_backoff > 1 ? static_cast<TimeNs>(timeout_backoff) : 1;
+    for (std::uint32_t a = 1; a < attempt && wait < timeout_max_ns; ++a) {
+      wait = wait * factor < timeout_max_ns ? wait * factor : timeout_max_ns;
+    }
+    return wait;
+  }
+  // How long a call to a server with no reply history waits before timed_out
+  // (the sum of every attempt's wait).
+  constexpr TimeNs give_up_ns() const {
+    TimeNs total = 0;
+    for (std::uint32_t a = 1; a <= max_attempts; ++a) total += attempt_timeout_ns(a, timeout_ns);
+    return total;
+  }
 };
 
 class RpcClient {
@@ -96,15 +124,27 @@ class RpcClient {
     std::uint32_t again_replies = 0;
     std::uint32_t in_progress_replies = 0;
     std::uint64_t generation = 0;  // bumps on every send; stale timers are ignored
+    TimeNs first_sent_at = 0;      // a reply to a call sent once is a round-trip sample
+    TimeNs first_timeout_ns = 0;   // this call's first attempt wait (the server's estimate when sent)
+  };
+  // Reply times of one server (Jacobson/Karels, RFC 6298 gains).
+  struct RoundTrip {
+    TimeNs srtt_ns = 0;
+    TimeNs rttvar_ns = 0;
+    bool sampled = false;
   };
   void send_attempt(RequestId id);
   void finish(RequestId id, Result<proto::Message> result);
+  void sample_round_trip(const Endpoint& to, TimeNs sample_ns);
+  // The first attempt's wait for a call to `to`.
+  TimeNs first_timeout_ns(const Endpoint& to) const;
 
   Env& env_;
   OpTable& ops_;
   RpcLimits limits_;
   RequestId next_id_ = 1;
   std::map<RequestId, Call> calls_;
+  std::map<Endpoint, RoundTrip> round_trips_;
 };
 
 // Server side: remembers the last replies per (client, request id) and which

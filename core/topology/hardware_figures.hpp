@@ -21,9 +21,10 @@ namespace sluice::topo {
 // acknowledgements and flow-control updates a few percent more (Xilinx WP350,
 // "Understanding Performance of PCI Express Systems"). Measured references:
 // pinned host<->GPU copies over gen3 x16 reach ~12-13 GB/s (NCCL models gen3
-// x16 as 12 GB/s, src/graph/topo.h PCI_BW); the H200 of SEEDS.md (gen5 x16)
-// reached ~55 GB/s = 0.87 of raw; the Critical I/O recorder moved 6.06 GB/s
-// through gen3 x8 (raw 7.88 GB/s) while also limited by two 25 GbE ports.
+// x16 as 12 GB/s, src/graph/topo.h PCI_BW); the H200 of
+// docs/seeds.md#machines-available-to-the-project (gen5 x16) reached ~55 GB/s =
+// 0.87 of raw; the Critical I/O recorder moved 6.06 GB/s through gen3 x8 (raw
+// 7.88 GB/s) while also limited by two 25 GbE ports.
 inline constexpr double k_pcie_protocol_efficiency = 0.85;
 
 constexpr double pcie_raw_bytes_per_s(int gen, int lanes) {

@@ -14,8 +14,9 @@ namespace {
 constexpr double k_gen4_nvme_read_bytes_per_s = 7.0e9;
 constexpr double k_gen4_nvme_write_bytes_per_s = 3.8e9;
 constexpr std::uint64_t k_nvme_3_84_tb_bytes = 3'840'000'000'000ULL;
-// Gen3 U.2 NVMe of DGX-2 class: SEEDS.md section 5 gives ~25 GB/s for 8 drives
-// (3.125 GB/s each); the write figure is an assumption (calibrate).
+// Gen3 U.2 NVMe of DGX-2 class: docs/seeds.md#nvmesh-remote-nvme gives
+// ~25 GB/s for 8 drives (3.125 GB/s each); the write figure is an assumption
+// (calibrate).
 constexpr double k_gen3_nvme_read_bytes_per_s = 25e9 / 8;
 constexpr double k_gen3_nvme_write_bytes_per_s = 2.0e9;
 
@@ -73,7 +74,8 @@ Result<Topology> azure_nd40rs_v2() {
   for (int g = 0; g < 8; ++g) m.add_gpu(g < 4 ? rp0 : rp1, x16, k_v100_32gb_memory_bytes, "gpu" + std::to_string(g));
   m.add_nic(rp0, x16, k_edr_bytes_per_s, "mlx5_0");
   // Local NVMe: 2,948 GiB temporary disk (Azure size table), > 3 GB/s read
-  // (SEEDS.md section 2); the write figure is an assumption (calibrate).
+  // (docs/seeds.md#beeond-for-cosmoflow-on-azure); the write figure is an
+  // assumption (calibrate).
   m.add_nvme(rp0, pcie_bytes_per_s(3, 4), 3.0e9, 2.0e9, 2948 * k_gib, "nvme0");
   return m.finish();
 }

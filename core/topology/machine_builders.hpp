@@ -1,4 +1,4 @@
-// Builders for the machines of SEEDS.md, and a generic one.
+// Builders for the machines of the seed studies (docs/seeds.md), and a generic one.
 //
 // Each returns a validated single-machine Topology (node 0) whose machine
 // name is the builder's name. Devices are named as on the real machine where
@@ -30,19 +30,21 @@ namespace sluice::topo {
 // its socket is NODE here; the shipped NPS4 setting shows SYS there.
 Result<Topology> dgx_a100();
 
-// Azure ND40rs_v2: 2x Xeon Platinum 8168, 8x V100 SXM2 32 GB, one 100 Gb/s
-// EDR InfiniBand NIC, ~3 TB local NVMe (> 3 GB/s read; SEEDS.md section 2),
-// 672 GiB RAM. PCIe as the VM sees it (Azure/azhpc-images
-// topology/ndv2-topo.xml): GPUs 0-3 and the NIC directly on socket 0's host
-// bridge (PHB), GPUs 4-7 on socket 1 (SYS to the NIC).
+// Azure ND40rs_v2: 2x Xeon Platinum 8168, 8x V100 SXM2 32 GB, one 100 Gb/s EDR
+// InfiniBand NIC, ~3 TB local NVMe (> 3 GB/s read;
+// docs/seeds.md#beeond-for-cosmoflow-on-azure), 672 GiB RAM. PCIe as the VM
+// sees it (Azure/azhpc-images topology/ndv2-topo.xml): GPUs 0-3 and the NIC
+// directly on socket 0's host bridge (PHB), GPUs 4-7 on socket 1 (SYS to the
+// NIC).
 Result<Topology> azure_nd40rs_v2();
 
-// The Critical I/O GPU host (SEEDS.md section 4): one socket, one GPU and one
-// dual-port 25 GbE RoCE NIC (mlx5_0, mlx5_1) whose two ports share a PCIe
-// gen3 x8 link. The paper moves data by RDMA straight into GPU memory at line
-// rate, which needs GPU and NIC under a common PCIe switch (NVIDIA GPUDirect
-// RDMA documentation: best with a shared switch; through the CPU it is slow
-// or unsupported), so both hang below one switch (PIX). GPU memory not stated: 0.
+// The Critical I/O GPU host (docs/seeds.md#gpu-rdma-recording-over-roce): one
+// socket, one GPU and one dual-port 25 GbE RoCE NIC (mlx5_0, mlx5_1) whose two
+// ports share a PCIe gen3 x8 link. The paper moves data by RDMA straight into
+// GPU memory at line rate, which needs GPU and NIC under a common PCIe switch
+// (NVIDIA GPUDirect RDMA documentation: best with a shared switch; through the
+// CPU it is slow or unsupported), so both hang below one switch (PIX). GPU
+// memory not stated: 0.
 Result<Topology> critical_io_gpu_host();
 
 // The Critical I/O StoreEngine recorder: the same NIC on gen3 x8, plus
@@ -52,10 +54,11 @@ Result<Topology> critical_io_gpu_host();
 Result<Topology> critical_io_recorder(std::uint32_t nvme_count = 4);
 
 // A DGX-2-like box: 2x Xeon Platinum 8168, 16 V100 32 GB, 8 EDR 100 Gb/s NICs,
-// 8 NVMe drives (3.84 TB; 8 drives give ~25 GB/s, SEEDS.md section 5). Per
-// socket two root ports, each with a top switch and two leaf switches holding
-// 2 GPUs + 1 NIC + 1 NVMe: GPU0-mlx5_0 PIX, -mlx5_1 PXB, -mlx5_2/3 NODE,
-// -others SYS, as in the DGX-2 `nvidia-smi topo -m` of NVIDIA/nccl-tests#78.
+// 8 NVMe drives (3.84 TB; 8 drives give ~25 GB/s,
+// docs/seeds.md#nvmesh-remote-nvme). Per socket two root ports, each with a
+// top switch and two leaf switches holding 2 GPUs + 1 NIC + 1 NVMe:
+// GPU0-mlx5_0 PIX, -mlx5_1 PXB, -mlx5_2/3 NODE, -others SYS, as in the DGX-2
+// `nvidia-smi topo -m` of NVIDIA/nccl-tests#78.
 Result<Topology> dgx2_like();
 
 // A generic machine. Devices of each kind are spread over the sockets in

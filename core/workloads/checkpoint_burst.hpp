@@ -1,6 +1,6 @@
 // CheckpointBurst: every rank writes its shard of a model checkpoint at once
-// (SEEDS.md section 3: periodic bursts, files 100 GB-7 TB at cluster scale;
-// PyTorch distributed checkpointing writes one or more files per rank).
+// (docs/seeds.md#checkpoints: periodic bursts, files 100 GB-7 TB at cluster
+// scale; PyTorch distributed checkpointing writes one or more files per rank).
 //
 // The shard (shard_bytes) lives in the rank's memory (GPU memory of
 // WorkloadContext::gpu by default), filled with the pattern before the burst

@@ -1,6 +1,7 @@
 // FileSweep: the elbencho-like file benchmark (elbencho README and
-// `elbencho --help-all`; SEEDS.md section 2 measured BeeOND with it:
-// 1..128 threads per node, 256 KiB..64 MiB files, 12,800 files per test).
+// `elbencho --help-all`; docs/seeds.md#beeond-for-cosmoflow-on-azure measured
+// BeeOND with it: 1..128 threads per node, 256 KiB..64 MiB files, 12,800 files
+// per test).
 //
 // Each rank runs the configured phases in the order listed, with a barrier
 // before each phase and one after the last (elbencho's master starts every

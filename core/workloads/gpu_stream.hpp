@@ -1,8 +1,9 @@
-// GpuStream: GPU record/playback, after the Critical I/O recorder (SEEDS.md
-// section 4): fixed-size buffers (1 MiB = 128 x 1024 complex floats) stream
-// from GPU memory to storage (record: the GPU is the source) or from storage
-// into GPU memory (playback: the GPU is the destination), with a compute step
-// per buffer (cuFFT there) overlapping the transfers through CUDA streams.
+// GpuStream: GPU record/playback, after the Critical I/O recorder
+// (docs/seeds.md#gpu-rdma-recording-over-roce): fixed-size buffers
+// (1 MiB = 128 x 1024 complex floats) stream from GPU memory to storage
+// (record: the GPU is the source) or from storage into GPU memory (playback:
+// the GPU is the destination), with a compute step per buffer (cuFFT there)
+// overlapping the transfers through CUDA streams.
 //
 // Each rank streams `buffers` buffers of buffer_bytes through one file,
 // <dir>/s<rank>, buffer i at offset i * buffer_bytes. buffers_in_flight GPU

@@ -1,8 +1,8 @@
 // MdBench: the mdtest-like metadata benchmark (mdtest in the IOR repository,
 // src/mdtest.c: file create/stat/removal phases over "-n" items per task, in
 // one shared directory or, with -u, a unique directory per task), plus the
-// `ls -l` storm of SEEDS.md section 3: every rank lists one large directory
-// with attributes and stats every entry (1 M entries = 1 M stats).
+// `ls -l` storm of docs/seeds.md#metadata-storm: every rank lists one large
+// directory with attributes and stats every entry (1 M entries = 1 M stats).
 //
 // Directories: <root>/shared (shared_dir) or <root>/r<rank> (private).
 // Rank 0 creates <root> (and the shared directory) before the first barrier;

@@ -1,7 +1,8 @@
 // StageIn: every node pulls its share of a dataset from an object store into
-// the file system in parallel (SEEDS.md section 3: BeeOND staging, "ingress
-// from object storage scales linearly with node count"; section 2: one Azure
-// storage account gives ~6.25 GB/s, a VM ~750 MB/s to Blob).
+// the file system in parallel (docs/seeds.md#beeond-staging: "ingress from
+// object storage scales linearly with node count";
+// docs/seeds.md#beeond-for-cosmoflow-on-azure: one Azure storage account gives
+// ~6.25 GB/s, a VM ~750 MB/s to Blob).
 //
 // The object store is modelled, not simulated: a ranged GET of a block is a
 // wait for the rank's source budget, an optional first-byte latency (a timer),

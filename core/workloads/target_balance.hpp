@@ -1,6 +1,6 @@
 // How evenly a set of files spreads its bytes over storage targets: the
-// imbalance a checkpoint burst sees (SEEDS.md section 3: round-robin over 128
-// targets with 64 MB stripes still deviates 10-15% from uniform).
+// imbalance a checkpoint burst sees (docs/seeds.md#checkpoints: round-robin
+// over 128 targets with 64 MB stripes still deviates 10-15% from uniform).
 //
 // Bytes per target come from the files' stripe patterns (what the inodes say),
 // not from the targets: for a file of size S with pattern P, the target at

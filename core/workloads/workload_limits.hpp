@@ -1,7 +1,7 @@
 // Limits shared by the workload drivers' configurations, and the check that
 // names the field a bad value came from. The limits keep a mistyped scenario
 // parameter from allocating without bound or queueing billions of callbacks;
-// they sit well above what the seed studies need (SEEDS.md: 128 threads per
+// they sit well above what the seed studies need (docs/seeds.md: 128 threads per
 // node, 12,800 files per test, 64 MiB files, 1 MiB stream buffers).
 #pragma once
 

@@ -60,7 +60,7 @@ struct StagedCopyPoint {
 Status validate(const StagedCopyPoint& point);
 
 struct StagedCopyMachine {
-  int pcie_gen = 5;    // the H200 machine of SEEDS.md: gen5 x16
+  int pcie_gen = 5;    // the H200 of docs/seeds.md#machines-available-to-the-project: gen5 x16
   int gpu_lanes = 16;
   double memory_bytes_per_s = 204.8e9;  // generic_machine's default (8 x DDR4-3200)
   std::uint64_t gpu_memory_bytes = 141ULL << 30;

@@ -66,7 +66,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t k_chunk_bytes = 16ULL << 20;
 constexpr std::uint64_t k_default_total_bytes = 4ULL << 30;
 constexpr std::uint64_t k_seed = 0x5EED;
-// Assumptions behind the per-lane depth (SEEDS.md, measured on the GPU machine):
+// Assumptions behind the per-lane depth (measured on the GPU machine,
+// docs/seeds.md#machines-available-to-the-project):
 constexpr double k_pcie_bytes_per_s = 55e9;            // pinned host -> GPU
 constexpr double k_one_thread_pread_bytes_per_s = 5.9e9;  // page cache, one thread
 

@@ -1,12 +1,13 @@
 // SimEnv data-path physics that the seed studies rest on (issue #7):
-// - multirail (SEEDS.md section 4): two 25 GbE ports move twice one port's
-//   bytes in the same time when the ports are the bottleneck, provided the
-//   far end spreads over its ports too (core/sched peer_nic); if every
-//   chunk meets the server on one port, the second client port buys nothing;
-// - the bounce path's client side (SEEDS.md section 1): a host -> GPU copy
-//   of bounced bytes first pays the CPU copy out of the kernel buffer at one
-//   thread's rate (SimProfile staging_*), loads host memory with it, and
-//   parallel copies share that memory's bandwidth.
+// - multirail (docs/seeds.md#gpu-rdma-recording-over-roce): two 25 GbE ports
+//   move twice one port's bytes in the same time when the ports are the
+//   bottleneck, provided the far end spreads over its ports too (core/sched
+//   peer_nic); if every chunk meets the server on one port, the second client
+//   port buys nothing;
+// - the bounce path's client side (docs/seeds.md#beegfs-and-gpudirect-storage):
+//   a host -> GPU copy of bounced bytes first pays the CPU copy out of the
+//   kernel buffer at one thread's rate (SimProfile staging_*), loads host
+//   memory with it, and parallel copies share that memory's bandwidth.
 // Expectations come from the topology and the profile, in virtual time.
 #include <gtest/gtest.h>
 

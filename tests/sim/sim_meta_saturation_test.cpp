@@ -1,8 +1,9 @@
-// Metadata servers on SimEnv (SEEDS.md sections 2 and 3, issue #7): a
-// metadata server is one queue served at its modelled rate (the profile's
-// cost per unit x the server's MetaOpUnits), so enough clients saturate it at
-// exactly that rate and no faster, and two servers with the directories
-// spread over them serve about twice the small-file opens of one.
+// Metadata servers on SimEnv (docs/seeds.md#beeond-for-cosmoflow-on-azure and
+// docs/seeds.md#sharded-metadata, issue #7): a metadata server is one queue
+// served at its modelled rate (the profile's cost per unit x the server's
+// MetaOpUnits), so enough clients saturate it at exactly that rate and no
+// faster, and two servers with the directories spread over them serve about
+// twice the small-file opens of one.
 #include <gtest/gtest.h>
 
 #include <cstdio>

@@ -56,16 +56,16 @@ inline constexpr TimeNs k_soak_verify_budget_ns = 3600 * k_ns_per_s;
 inline constexpr std::size_t k_soak_log_lines = 12;              // world log lines kept for a failing run
 inline constexpr std::uint64_t k_plan_rng_stream = 0x9'1A11ULL;   // the plan's Rng, apart from the world's
 
-// Faults for the soak: some outlast a client's whole retry budget (3
-// attempts x 2 s), so that writes fail and reads must wait for a revive or
-// a switchover, not only for a retry.
+// Faults for the soak: some outlast a client's whole retry budget
+// (RpcLimits::give_up_ns, 14 s: 2 + 4 + 8 s) by up to 4 s, so that writes
+// fail and reads must wait for a revive or a switchover, not only for a retry.
 inline faults::RandomPlanLimits soak_limits() {
   faults::RandomPlanLimits l;
   l.window_ns = 8 * k_ns_per_s;
   l.min_faults = 1;
   l.max_faults = 5;
   l.min_duration_ns = 100 * k_ns_per_ms;
-  l.max_duration_ns = 10 * k_ns_per_s;
+  l.max_duration_ns = RpcLimits{}.give_up_ns() + 4 * k_ns_per_s;
   return l;
 }
 

@@ -291,9 +291,9 @@ void soak_hw_env(bool mirroring, testing::SoakNetwork* network = nullptr) {
   config.writer.max_gap_ns = 250 * k_ns_per_ms;
   // Real-time budgets. With a storage server left dead and its buddy not in
   // sync, every read of that group's data spends the client's whole failover
-  // budget (mirror_failovers rounds of 3 x 2 s RPC timeouts, ~36 s) before it
-  // reports unavailable, one file after the other: seed 17 needed ~190 s to
-  // verify. The runs that do not meet such a case take seconds.
+  // budget (1 + mirror_failovers rounds of RPC timeouts of 2 + 4 + 8 s and a
+  // maps refresh, ~86 s) before it reports unavailable, one file after the
+  // other: seed 17 needed ~190 s to verify with 3 x 2 s timeouts. The runs that do not meet such a case take seconds.
   // Over netns partitions and loss also slow TCP itself, and a run may meet
   // more such reads (seed 96 of the first 100-run netns pass used up 600 s):
   // the budgets only bound a broken run; a real hang is an operation past

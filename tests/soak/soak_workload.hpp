@@ -27,10 +27,20 @@
 namespace sluice::soak {
 
 // An operation that has not ended this long after it began is a hang: the
-// longest legitimate wait is a client's RPC (RpcLimits: 3 attempts x 2 s
-// plus back-off) behind a maps refresh (5 tries from 100 ms, doubling), for
-// each of a few chunks in turn.
-inline constexpr TimeNs k_op_deadline_ns = 60 * k_ns_per_s;
+// longest legitimate wait is a mirrored chunk sent to a dead primary that
+// mgmt has not switched over yet, 1 + mirror_failovers times, each send
+// waiting out the client's RPC (RpcLimits::give_up_ns: 2 + 4 + 8 s) and a
+// maps refresh (max_maps_refreshes waits from maps_refresh_backoff_ns,
+// doubling): 5 x (14 + 3.1) s = 85.5 s with the defaults; plus a margin of
+// one more such round for a chunk queued behind it.
+inline TimeNs longest_legitimate_op_ns() {
+  const ClientConfig c{};
+  TimeNs refresh_ns = 0;
+  for (std::uint32_t a = 0; a < c.max_maps_refreshes; ++a) refresh_ns += c.maps_refresh_backoff_ns << a;
+  const TimeNs round_ns = c.rpc.give_up_ns() + refresh_ns;
+  return (c.mirror_failovers + 2) * round_ns;
+}
+inline const TimeNs k_op_deadline_ns = longest_legitimate_op_ns();
 // Problems kept word for word (the rest are only counted).
 inline constexpr std::size_t k_max_ledger_notes = 32;
 

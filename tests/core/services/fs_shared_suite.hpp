@@ -378,7 +378,7 @@ inline bool is_read_data(const Endpoint& self, const TransferSpec& t) {
 }
 
 // Every read's data arrives later than the client would wait for a silent
-// server (max_attempts x timeout): its retries reach the server while it is
+// server (RpcLimits::give_up_ns): its retries reach the server while it is
 // still executing the request. The server must neither execute a request
 // twice (the second copy of the bytes would land after the caller got the
 // first reply) nor let the client give up: it answers the retries
@@ -389,7 +389,7 @@ TYPED_TEST_P(ServicesSuite, AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExe
     BasicTestCluster<typename TypeParam::World> cluster(spec);
     std::uint64_t read_bytes = 0;
     cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
-    const TimeNs late_ns = spec.client.rpc.timeout_ns * (spec.client.rpc.max_attempts + 1);
+    const TimeNs late_ns = spec.client.rpc.give_up_ns() + spec.client.rpc.timeout_ns;
     cluster.world().add_transfer_fault(TransferFault{is_read_data, late_ns, 1'000});
     ASSERT_TRUE(cluster.run());
     EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
@@ -412,7 +412,7 @@ TYPED_TEST_P(ServicesSuite, AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemor
     const TestClusterSpec spec = late_reply_spec();
     BasicTestCluster<typename TypeParam::World> cluster(spec);
     auto* world = &cluster.world();
-    const TimeNs give_up_ns = spec.client.rpc.timeout_ns * spec.client.rpc.max_attempts;
+    const TimeNs give_up_ns = spec.client.rpc.give_up_ns();
     const TimeNs late_ns = 2 * give_up_ns;
     Status read_status;
     Status after_status = error(StatusCode::internal, "not run");

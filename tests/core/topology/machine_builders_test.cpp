@@ -138,7 +138,7 @@ TEST(Dgx2Like, MatchesTheDgx2NvidiaSmiPattern) {
   for (int n = 4; n < 8; ++n) EXPECT_EQ(pc(*t, "gpu0", "mlx5_" + std::to_string(n)), PathClass::sys);
   EXPECT_EQ(pc(*t, "gpu2", "mlx5_1"), PathClass::pix);
   EXPECT_EQ(pc(*t, "gpu4", "mlx5_3"), PathClass::pxb);
-  // 8 drives ~25 GB/s together (SEEDS.md section 5).
+  // 8 drives ~25 GB/s together (docs/seeds.md#nvmesh-remote-nvme).
   double total = 0;
   for (std::uint32_t i = 0; i < 8; ++i) total += t->vertex(*t->device(0, VertexKind::nvme, i)).nvme_read_bytes_per_s;
   EXPECT_NEAR(total, 25e9, 1e6);

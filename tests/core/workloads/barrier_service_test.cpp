@@ -94,7 +94,7 @@ TEST(Barrier, ReleasesEveryRankOnlyWhenTheLastArrives) {
 TEST(Barrier, WaitsLongerThanTheRpcTimeoutByResending) {
   TestCluster cluster(small_spec());
   ASSERT_TRUE(cluster.ready().ok());
-  const TimeNs late_ns = 30 * k_ns_per_s;  // far past RpcLimits: 3 x 2 s
+  const TimeNs late_ns = 30 * k_ns_per_s;  // far past RpcLimits::give_up_ns (14 s)
   auto probes = launch_probes(cluster, {0, 0, late_ns}, {"slow"});
   ASSERT_TRUE(cluster.run(1'000'000));
   EXPECT_EQ(cluster.failures(), "");

@@ -31,7 +31,7 @@
 namespace sluice::testing {
 
 // Wall-time bound on one run_until / run_until_idle (the suite's longest
-// legitimate run waits out three 2 s RPC timeouts).
+// legitimate run waits out a client's RPC, 2 + 4 + 8 s: RpcLimits::give_up_ns).
 inline constexpr TimeNs k_max_run_wall_ns = 60 * k_ns_per_s;
 
 class HwSuiteWorld {

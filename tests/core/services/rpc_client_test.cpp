@@ -1,0 +1,170 @@
+// RpcClient's retransmission timeouts (RpcLimits): each attempt waits longer
+// than the one before, and the first attempt's wait follows the server's
+// observed reply times (Karn's rule: never from a retried call). A fixed
+// 3 x 2 s gave up on live servers whose replies queued behind a slow link's
+// bulk data (issue 26, the 10 Mbit/s netns test in CI).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/proto/messages.hpp"
+#include "core/services/rpc.hpp"
+#include "tests/support/test_world.hpp"
+
+namespace sluice {
+namespace {
+
+using testing::TestWorld;
+
+// Answers every GetMaps with an Ack after delay_of(n) (n: the 0-based count
+// of GetMaps seen; a negative delay: never), recording when each arrived.
+class SlowServer final : public Service {
+ public:
+  SlowServer(Env& env, std::function<TimeNs(std::size_t)> delay_of) : env_(env), delay_of_(std::move(delay_of)) {}
+  void start() override {}
+  void on_event(Event& event) override {
+    if (auto* c = std::get_if<Completion>(&event)) {
+      ops_.dispatch(*c);
+      return;
+    }
+    auto& d = std::get<Delivery>(event);
+    const auto* get = std::get_if<proto::GetMaps>(&d.message);
+    if (get == nullptr) return;
+    const TimeNs delay = delay_of_(arrivals.size());
+    arrivals.push_back(env_.now());
+    if (delay < 0) return;
+    ops_.expect(env_.timer(delay), [this, to = d.from, id = get->request_id](Completion&) {
+      proto::Ack ack;
+      ack.request_id = id;
+      (void)env_.send(to, ack);
+    });
+  }
+  std::string name() const override { return "slow"; }
+  std::vector<TimeNs> arrivals;
+
+ private:
+  Env& env_;
+  std::function<TimeNs(std::size_t)> delay_of_;
+  OpTable ops_;
+};
+
+// Makes `calls` GetMaps calls to `server`, one after the other.
+class Caller final : public Service {
+ public:
+  Caller(Env& env, Endpoint server, int calls, RpcLimits limits)
+      : env_(env), server_(server), calls_left_(calls), rpc_(env, ops_, limits) {}
+  void start() override { next(); }
+  void on_event(Event& event) override {
+    if (auto* c = std::get_if<Completion>(&event)) {
+      ops_.dispatch(*c);
+    } else {
+      rpc_.on_delivery(std::get<Delivery>(event));
+    }
+  }
+  std::string name() const override { return "caller"; }
+  std::vector<Status> results;
+  std::vector<TimeNs> finished_at;
+
+ private:
+  void next() {
+    if (calls_left_-- <= 0) return;
+    rpc_.call(server_, proto::GetMaps{}, [this](Result<proto::Message> r) {
+      results.push_back(r.status());
+      finished_at.push_back(env_.now());
+      next();
+    });
+  }
+  Env& env_;
+  Endpoint server_;
+  int calls_left_;
+  OpTable ops_;
+  RpcClient rpc_;
+};
+
+constexpr TimeNs k_s = k_ns_per_s;
+
+TEST(RpcLimits, EachAttemptWaitsBackoffTimesThePreviousUpToTheCap) {
+  RpcLimits l;
+  EXPECT_EQ(l.attempt_timeout_ns(1, 2 * k_s), 2 * k_s);
+  EXPECT_EQ(l.attempt_timeout_ns(2, 2 * k_s), 4 * k_s);
+  EXPECT_EQ(l.attempt_timeout_ns(3, 2 * k_s), 8 * k_s);
+  EXPECT_EQ(l.give_up_ns(), 14 * k_s);
+  EXPECT_EQ(l.attempt_timeout_ns(10, 2 * k_s), l.timeout_max_ns);
+  EXPECT_EQ(l.attempt_timeout_ns(1, 100 * k_s), l.timeout_max_ns);
+  l.timeout_backoff = 1;  // the old fixed per-attempt timeout
+  EXPECT_EQ(l.give_up_ns(), 3 * l.timeout_ns);
+}
+
+TEST(RpcClient, ASilentServerIsAskedAtDoublingIntervalsThenTheCallTimesOut) {
+  TestWorld world;
+  auto& server = world.add_service<SlowServer>(1, [](std::size_t) { return TimeNs{-1}; });
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 1, RpcLimits{});
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 1u);
+  EXPECT_EQ(caller.results[0].code(), StatusCode::timed_out);
+  EXPECT_NE(caller.results[0].message().find("after 3 attempts in 14000 ms"), std::string::npos)
+      << caller.results[0].to_string();
+  ASSERT_EQ(server.arrivals.size(), 3u);
+  const TimeNs t0 = server.arrivals[0];
+  EXPECT_NEAR(static_cast<double>(server.arrivals[1] - t0), 2.0 * k_s, 1e6);
+  EXPECT_NEAR(static_cast<double>(server.arrivals[2] - t0), 6.0 * k_s, 1e6);
+  EXPECT_NEAR(static_cast<double>(caller.finished_at[0] - t0), 14.0 * k_s, 1e6);
+}
+
+TEST(RpcClient, AReplySlowerThanEveryFixedAttemptButWithinTheBackoffIsTaken) {
+  // 7 s: a fixed 3 x 2 s gave up at 6 s; backing off asks at 0, 2 and 6 s.
+  TestWorld world;
+  auto& server = world.add_service<SlowServer>(1, [](std::size_t n) { return n == 0 ? 7 * k_s : TimeNs{-1}; });
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 1, RpcLimits{});
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 1u);
+  EXPECT_TRUE(caller.results[0].ok()) << caller.results[0].to_string();
+}
+
+// Replies that took 1 to 1.9 s teach the client that this server is slow:
+// a 3 s reply is then waited for on the first send. A client without that
+// history (the same 3 s reply as its first call) sends twice.
+TEST(RpcClient, TheFirstAttemptWaitsLongerForAServerWhoseRepliesHaveBeenSlow) {
+  const auto delay = [](std::size_t n) { return n < 20 ? (n % 2 == 0 ? 1 * k_s : 1900 * k_ns_per_ms) : 3 * k_s; };
+  TestWorld world;
+  auto& server = world.add_service<SlowServer>(1, delay);
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 21, RpcLimits{});
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 21u);
+  for (const Status& s : caller.results) EXPECT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(server.arrivals.size(), 21u) << "the 3 s reply was waited for without a retry";
+  EXPECT_EQ(world.counter("rpc.retries"), 0.0);
+
+  TestWorld fresh;
+  auto& server2 = fresh.add_service<SlowServer>(1, [](std::size_t) { return 3 * k_s; });
+  auto& caller2 = fresh.add_service<Caller>(0, fresh.endpoint_of(server2), 1, RpcLimits{});
+  fresh.start();
+  fresh.run_until_idle();
+  ASSERT_EQ(caller2.results.size(), 1u);
+  EXPECT_TRUE(caller2.results[0].ok());
+  EXPECT_EQ(server2.arrivals.size(), 2u);
+}
+
+// Karn's rule: a call answered after a retry says nothing about the round
+// trip (which send was answered?), so a server that always answers 2.5 s
+// after each request keeps costing every call a retry; it never inflates the
+// estimate from ambiguous samples.
+TEST(RpcClient, RetriedCallsAreNotRoundTripSamples) {
+  TestWorld world;
+  auto& server = world.add_service<SlowServer>(1, [](std::size_t) { return 2500 * k_ns_per_ms; });
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 5, RpcLimits{});
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 5u);
+  for (const Status& s : caller.results) EXPECT_TRUE(s.ok()) << s.to_string();
+  EXPECT_EQ(server.arrivals.size(), 10u);
+  EXPECT_EQ(world.counter("rpc.retries"), 5.0);
+}
+
+}  // namespace
+}  // namespace sluice
