@@ -1,4 +1,4 @@
-# Thin front end over CMake (STYLE.md practice 10). `make run` and `make test`
+# Thin front end over CMake (CONTRIBUTING.md#style). `make run` and `make test`
 # do all set-up on a fresh Debian 12 machine: both start with `make deps`.
 
 BUILD       ?= build
@@ -9,7 +9,7 @@ WERROR      ?= $(if $(CI),ON,OFF)
 CMAKE_FLAGS ?=
 OUT         ?= out
 
-# DESIGN.md section 8, plus the tools the build and benchmarks call.
+# docs/design.md#dependencies, plus the tools the build and benchmarks call.
 DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema \
   libsimgrid-dev libboost-graph-dev libhwloc-dev libeigen3-dev liblua5.4-dev \
   libibverbs-dev librdmacm-dev liburing-dev librocksdb-dev libisal-dev libssl-dev \

@@ -47,7 +47,8 @@
 #include "analysis/plotter.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
-#include "hw_backends/cuda/gpu_memory_install.hpp"
+#include "hw_backends/cuda/cuda_device.hpp"
+#include "hw_backends/cuda/cuda_gpu_memory.hpp"
 #include "scenarios/emulate/gpu_calibration.hpp"
 #include "scenarios/emulate/script_calibration.hpp"
 #pragma GCC diagnostic pop
@@ -281,15 +282,20 @@ int run_command(const RunArgs& args) {
     scenario::RunnerOptions call = runner;
     // Hardware runs are measurements: one at a time unless asked otherwise.
     if (backend == scenario::Backend::hw && args.jobs == 0) call.jobs = 1;
-    // GPU memory for hardware runs (hw_backends/cuda): installed in the child
-    // that runs the point, since CUDA does not survive a fork after it was
-    // initialised. Without a device (or a CUDA build) a workload's GPU buffer
-    // fails to allocate with the reason, and the run says so.
+    // GPU memory for hardware runs (hw_backends/cuda), handed to the world
+    // of each point (HwWorldConfig::gpu_memory); CUDA is first touched in the
+    // child that runs the point, since it does not survive a fork after it
+    // was initialised. Without a device (or a CUDA build) a workload's GPU
+    // buffer fails to allocate with the reason, and the run says so.
     if (backend == scenario::Backend::hw) {
-      call.run_point = [](const scenario::ScenarioSpec& spec, scenario::Backend b) {
-        const Status gpu = sluice::hw::cuda::install_gpu_memory_ops();
-        scenario::RunResult r = scenario::run_point(spec, b);
-        if (!gpu.ok()) r.log_tail.push_back("GPU memory: " + gpu.message());
+      call.hw.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
+      call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
+        scenario::RunnerOptions options;
+        options.hw = hw;
+        scenario::RunResult r = scenario::run_point(spec, b, options);
+        if (const Status gpu = sluice::hw::cuda::cuda_available(); !gpu.ok()) {
+          r.log_tail.push_back("GPU memory: " + gpu.message());
+        }
         return r;
       };
     }

@@ -13,11 +13,14 @@
 #include <simgrid/simix.hpp>
 #include <xbt/log.h>
 
+#include "core/common/assert.hpp"
 #include "core/faults/fault_control.hpp"
 #include "core/proto/codec.hpp"
 #include "sim/sim_env.hpp"
 
 namespace sluice::sim {
+
+static_assert(FaultWorld<SimRuntime>, "SimRuntime keeps the World contract (core/world.hpp)");
 
 namespace sg = simgrid::s4u;
 
@@ -43,6 +46,7 @@ struct ServiceSlot {
   bool start_pending = false;       // restart(): the new instance starts on this actor
   bool cpu_busy = false;            // a compute of this service is executing
   std::deque<SimOp*> cpu_queue;     // computes waiting for it (FIFO)
+  CompletionLedger ledger;          // the Env contract: each op handed out completes once
 };
 
 // What an operation does when it finishes.
@@ -250,11 +254,12 @@ Endpoint SimRuntime::endpoint_of(const Service& service) const {
   return {};
 }
 
-Env* SimRuntime::env_of(const Service& service) {
+Env& SimRuntime::env_of(const Service& service) {
   for (auto& [ep, slot] : slots_) {
-    if (slot->service.get() == &service) return slot->env.get();
+    if (slot->service.get() == &service) return *slot->env;
   }
-  return nullptr;
+  SLUICE_ASSERT_MSG(false, "env_of: " + service.name() + " is not a service of this runtime");
+  std::abort();  // not reached
 }
 
 // ---- targets ----------------------------------------------------------------------
@@ -306,6 +311,11 @@ std::uint64_t SimRuntime::object_bytes(TargetId target, FileId file_id) const {
 // ---- the Env operations ---------------------------------------------------------------
 
 TimeNs SimRuntime::now() const { return static_cast<TimeNs>(std::llround(sg::Engine::get_clock() * 1e9)); }
+
+OpId SimRuntime::handed_out(ServiceSlot& self, OpId op) {
+  self.ledger.started(op);
+  return op;
+}
 
 SimOp* SimRuntime::new_op(ServiceSlot& owner) {
   auto* op = new SimOp();
@@ -939,6 +949,7 @@ void SimRuntime::kill(Endpoint service) {
   if (it == slots_.end()) return;
   it->second->alive = false;
   ++it->second->incarnation;
+  it->second->ledger.forget_all();
 }
 
 void SimRuntime::revive(Endpoint service) {
@@ -961,6 +972,7 @@ Status SimRuntime::restart(Endpoint service) {
   }
   ServiceSlot& slot = *it->second;
   ++slot.incarnation;  // what the old instance started, and messages already sent to it, are dropped
+  slot.ledger.forget_all();
   // The crashed process's memory is gone (staging buffers it held).
   NodeMemory& memory = memory_[service.node];
   for (auto r = memory.regions.begin(); r != memory.regions.end();) {
@@ -1026,6 +1038,7 @@ void SimRuntime::actor_main(ServiceSlot& slot) {
         if (std::holds_alternative<Delivery>(r.event)) ++messages_dropped_;
         continue;
       }
+      if (const auto* c = std::get_if<Completion>(&r.event)) slot.ledger.completed(c->op);
       slot.service->on_event(r.event);
       ++events_;
       if (events_ >= event_budget_ || (stop_when_ && stop_when_())) request_pause();

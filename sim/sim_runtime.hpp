@@ -61,6 +61,7 @@
 
 #include "core/env.hpp"
 #include "core/topology/topology.hpp"
+#include "core/world.hpp"
 #include "sim/sim_platform.hpp"
 #include "sim/sim_profile.hpp"
 
@@ -101,24 +102,10 @@ struct SimRuntimeConfig {
   std::uint64_t stream_read_segment_bytes = 0;
 };
 
-// What a message hook decides for one message (fault injection in tests).
-struct MessageFate {
-  bool drop = false;
-  TimeNs extra_delay_ns = 0;
-  std::uint32_t copies = 1;  // 2: duplicated (the copy arrives 1 ns after the original)
-  // Bytes the message stands for but does not carry (size-only modelling:
-  // e.g. the entries of a readdir page a benchmark does not materialise),
-  // added to its wire size on the network.
-  std::uint64_t extra_bytes = 0;
-};
-using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
-// A fault on the data path: extra time before a transfer `self` started
-// begins to move bytes (0: none). Tests use it to make a reply outlive its
-// RPC timeout (issue 26).
-using TransferHook = std::function<TimeNs(const Endpoint& self, const TransferSpec& spec)>;
+// Message and transfer hooks (MessageFate, MessageHook, TransferHook) are
+// the World contract's (core/world.hpp).
 
 // Limits.
-inline constexpr std::uint32_t k_max_message_copies = 16;
 // run_until() lets the clock run at most this far per call (a guard; a
 // run pauses long before, when the condition holds or nothing is left).
 inline constexpr double k_run_horizon_s = 1e9;
@@ -141,20 +128,15 @@ class SimRuntime {
   template <typename S, typename... Args>
   S& add_service(NodeId node, Args&&... args) {
     Env& env = create_env(node);
-    // restart() rebuilds the service from copies of its arguments; services
-    // built from move-only arguments cannot restart.
-    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...)) {
-      factories_[env.self()] = [... copies = std::decay_t<Args>(args)](Env& e) -> std::unique_ptr<Service> {
-        return std::make_unique<S>(e, copies...);
-      };
-    }
+    if (ServiceFactory factory = restart_factory<S>(args...)) factories_[env.self()] = std::move(factory);
     auto service = std::make_unique<S>(env, std::forward<Args>(args)...);
     S& ref = *service;
     adopt_service(env, std::move(service));
     return ref;
   }
   Endpoint endpoint_of(const Service& service) const;
-  Env* env_of(const Service& service);
+  // The Env of a service of this runtime (asserted).
+  Env& env_of(const Service& service);
   std::size_t service_count() const { return slots_.size(); }
 
   // ---- storage targets: target -> NVMe drive of a node ----
@@ -263,6 +245,8 @@ class SimRuntime {
 
   // Called by SimEnv (actor context, or main between runs).
   Status send(ServiceSlot& from, Endpoint to, proto::Message message);
+  // The Env contract's ledger (core/world.hpp): `op` was handed to the service.
+  OpId handed_out(ServiceSlot& self, OpId op);
   OpId transfer(ServiceSlot& self, const TransferSpec& spec);
   OpId storage_io(ServiceSlot& self, const StorageIoSpec& spec);
   OpId compute(ServiceSlot& self, CostKind kind, std::uint64_t units);
@@ -314,7 +298,7 @@ class SimRuntime {
   std::vector<double> link_bytes_;  // [2 x EdgeId + (a_to_b ? 0 : 1)], with account_link_bytes
   MessageHook message_hook_;
   TransferHook transfer_hook_;
-  std::map<Endpoint, std::function<std::unique_ptr<Service>(Env&)>> factories_;  // for restart()
+  std::map<Endpoint, ServiceFactory> factories_;  // for restart()
   std::map<TargetId, double> disk_slowdown_;
   std::vector<std::vector<NodeId>> partitions_;
   double loss_probability_ = 0.0;

@@ -1,6 +1,6 @@
 #include "core/common/mem_handle.hpp"
 
-#include <cassert>
+#include "core/common/assert.hpp"
 
 namespace sluice {
 
@@ -14,7 +14,7 @@ std::string to_string(MemKind kind) {
 }
 
 MemHandle MemHandle::slice(std::uint64_t rel_offset, std::uint64_t len) const {
-  assert(rel_offset <= length && len <= length - rel_offset);
+  SLUICE_ASSERT(rel_offset <= length && len <= length - rel_offset);
   MemHandle h = *this;
   h.offset = offset + rel_offset;
   h.length = len;

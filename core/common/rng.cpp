@@ -1,6 +1,6 @@
 #include "core/common/rng.hpp"
 
-#include <cassert>
+#include "core/common/assert.hpp"
 
 namespace sluice {
 
@@ -35,7 +35,7 @@ std::uint64_t Rng::next_u64() {
 }
 
 std::uint64_t Rng::uniform(std::uint64_t bound) {
-  assert(bound > 0);
+  SLUICE_ASSERT(bound > 0);
   // Lemire, "Fast Random Integer Generation in an Interval", ACM TOMACS 2019.
   u128 m = static_cast<u128>(next_u64()) * bound;
   auto low = static_cast<std::uint64_t>(m);

@@ -4,18 +4,12 @@
 // A deployment (tests/soak's cluster, scenarios/runner's FsDeployment) knows
 // which endpoint is "storage:3" and which targets it serves; it writes that
 // into a FaultDirectory. WorldFaultControl<World> then resolves subjects
-// through the directory and calls the world's primitives, which TestWorld
-// (tests/support/test_world.hpp) and sim::SimRuntime (sim/sim_runtime.hpp)
-// both have:
-//   void kill(Endpoint);  Status restart(Endpoint);
-//   set_disk_slowdown(TargetId, double factor);
-//   set_partitions(std::vector<std::vector<NodeId>>);
-//   set_message_faults(double loss_probability, TimeNs extra_delay_ns);
-//   void run_for(TimeNs);  TimeNs now() const;
-// The three setters return void, or a Status where a world may refuse a
-// fault it cannot inject (HwEnv); a refusal reaches the driver's errors.
-// This header is a template over that surface and includes no world: the
-// dependency rule holds (core/ names no other folder).
+// through the directory and calls the world's primitives: the
+// FaultPrimitives concept of core/world.hpp, which TestWorld, sim::SimRuntime
+// and the hardware run's HwFaultWorld satisfy. A setter that refuses a fault
+// (HwWorld cannot slow a real disk) returns the refusal, which reaches the
+// driver's errors. This header includes no world: the dependency rule holds
+// (core/ names no other folder).
 #pragma once
 
 #include <algorithm>
@@ -29,6 +23,7 @@
 #include "core/faults/fault_control.hpp"
 #include "core/faults/fault_driver.hpp"
 #include "core/faults/random_fault_plan.hpp"
+#include "core/world.hpp"
 
 namespace sluice::faults {
 
@@ -144,10 +139,10 @@ Status status_of(F&& call) {
   }
 }
 
-template <class World>
+template <FaultPrimitives W>
 class WorldFaultControl final : public FaultControl {
  public:
-  WorldFaultControl(World& world, FaultDirectory directory) : world_(world), dir_(std::move(directory)) {}
+  WorldFaultControl(W& world, FaultDirectory directory) : world_(world), dir_(std::move(directory)) {}
 
   const FaultDirectory& directory() const { return dir_; }
 
@@ -184,7 +179,7 @@ class WorldFaultControl final : public FaultControl {
   }
 
  private:
-  World& world_;
+  W& world_;
   FaultDirectory dir_;
 };
 
@@ -193,8 +188,8 @@ class WorldFaultControl final : public FaultControl {
 // change, then the change is applied between events). done() is checked
 // between slices of at most slice_ns. Returns done(). Errors of the driver
 // are kept in driver.errors().
-template <class World>
-bool run_with_faults(World& world, FaultDriver& driver, FaultControl& control, const std::function<bool()>& done,
+template <FaultPrimitives W>
+bool run_with_faults(W& world, FaultDriver& driver, FaultControl& control, const std::function<bool()>& done,
                      TimeNs deadline_ns, TimeNs slice_ns) {
   // Bounded by time: every round advances the clock by > 0 or applies a change.
   while (!done() && world.now() < deadline_ns) {

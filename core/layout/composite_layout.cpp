@@ -1,7 +1,7 @@
 #include "core/layout/composite_layout.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/common/assert.hpp"
 
 namespace sluice {
 
@@ -99,7 +99,7 @@ Result<ComponentLocation> CompositeLayout::locate(std::uint64_t file_offset) con
 
 std::uint64_t CompositeLayout::file_offset_of(std::uint32_t component_index, std::uint32_t target_position,
                                               std::uint64_t object_offset) const {
-  assert(component_index < components_.size());
+  SLUICE_ASSERT(component_index < components_.size());
   const LayoutComponent& c = components_[component_index];
   const std::uint64_t pattern_off = c.pattern.file_offset_of(target_position, object_offset);
   return offsets_ == ComponentObjectOffsets::file_offset ? pattern_off : c.extent_start + pattern_off;

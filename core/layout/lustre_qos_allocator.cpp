@@ -1,7 +1,7 @@
 #include "core/layout/lustre_qos_allocator.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/common/assert.hpp"
 #include <limits>
 #include <map>
 
@@ -82,7 +82,7 @@ std::string_view to_string(QosMode mode) {
 }
 
 LustreQosAllocator::LustreQosAllocator(LustreQosConfig config) : config_(config) {
-  assert(validate(config_).ok());
+  SLUICE_ASSERT(validate(config_).ok());
 }
 
 bool LustreQosAllocator::usable(const TargetInfo& target) {
@@ -218,7 +218,7 @@ std::vector<TargetId> LustreQosAllocator::allocate_weighted(const std::vector<co
         else --r;
       }
     }
-    assert(pick < m);
+    SLUICE_ASSERT(pick < m);
     taken[pick] = true;
     const TargetInfo& t = *usable_targets[pick];
     chosen.push_back(t.id);

@@ -1,7 +1,7 @@
 #include "core/layout/stripe_pattern.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/common/assert.hpp"
 #include <unordered_set>
 
 namespace sluice {
@@ -107,9 +107,9 @@ StripeLocation StripePattern::locate(std::uint64_t file_offset) const {
 }
 
 std::uint64_t StripePattern::file_offset_of(std::uint32_t target_position, std::uint64_t object_offset) const {
-  assert(target_position < targets_.size());
+  SLUICE_ASSERT(target_position < targets_.size());
   const std::uint64_t stripe_set = object_offset / chunk_bytes_;
-  assert(stripe_set <= (UINT64_MAX - stripe_width_bytes()) / stripe_width_bytes());
+  SLUICE_ASSERT(stripe_set <= (UINT64_MAX - stripe_width_bytes()) / stripe_width_bytes());
   const std::uint64_t offset_in_chunk = object_offset % chunk_bytes_;
   return stripe_set * stripe_width_bytes() + target_position * chunk_bytes_ + offset_in_chunk;
 }
@@ -151,7 +151,7 @@ Result<std::vector<StripePiece>> StripePattern::map_range(std::uint64_t file_off
 }
 
 std::uint64_t StripePattern::object_size(std::uint64_t file_size, std::uint32_t target_position) const {
-  assert(target_position < targets_.size());
+  SLUICE_ASSERT(target_position < targets_.size());
   const std::uint64_t width = stripe_width_bytes();
   const std::uint64_t full_sets = file_size / width;
   const std::uint64_t rest = file_size % width;

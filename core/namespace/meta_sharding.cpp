@@ -1,7 +1,7 @@
 #include "core/namespace/meta_sharding.hpp"
 
 #include <algorithm>
-#include <cassert>
+#include "core/common/assert.hpp"
 #include <string>
 
 #include "core/namespace/fs_path.hpp"
@@ -43,7 +43,7 @@ std::vector<ShardId> consecutive_shards(ShardId start, std::uint32_t count,
 }  // namespace
 
 ShardId path_hash_shard(std::string_view path, std::uint32_t shard_count) {
-  assert(shard_count > 0);
+  SLUICE_ASSERT(shard_count > 0);
   return static_cast<ShardId>(fnv_1a_64(path) % shard_count);
 }
 
@@ -51,7 +51,7 @@ bool resolution_walks_path(MetaPolicy policy) { return policy != MetaPolicy::pat
 
 std::uint32_t stripe_index_for_name(DirHashKind kind, std::string_view name,
                                     std::uint32_t stripe_count) {
-  assert(stripe_count > 0);
+  SLUICE_ASSERT(stripe_count > 0);
   switch (kind) {
     case DirHashKind::fnv_1a_64: return stripe_index_fnv_1a_64(name, stripe_count);
     case DirHashKind::crush: return stripe_index_crush(name, stripe_count);
@@ -91,7 +91,7 @@ Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string
                                          const MkdirOptions& options) {
   constexpr std::string_view k_where = "place_new_directory";
   if (Status s = validate_config(config); !s.ok()) return s;
-  assert(valid(parent));
+  SLUICE_ASSERT(valid(parent));
   const Result<PathSplit> where = split_path(path);
   if (!where.ok()) return where.status();
   if (parent.policy != config.policy) {
@@ -163,7 +163,7 @@ Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string
 
 ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path,
                         std::string_view name) {
-  assert(lookup_safe(parent));
+  SLUICE_ASSERT(lookup_safe(parent));
   switch (parent.policy) {
     case MetaPolicy::dir_owner: return parent.owner_shard;
     case MetaPolicy::striped_dir: {
@@ -178,12 +178,12 @@ ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path
       return static_cast<ShardId>(h % parent.shard_count);
     }
   }
-  assert(false && "shard_for_entry: unknown policy");
+  SLUICE_ASSERT_MSG(false, "shard_for_entry: unknown policy");
   return k_no_id;
 }
 
 std::vector<ShardId> shards_for_listing(const DirPlacement& dir) {
-  assert(lookup_safe(dir));
+  SLUICE_ASSERT(lookup_safe(dir));
   if (dir.policy != MetaPolicy::path_hash) return dir.stripe_shards;
   std::vector<ShardId> all(dir.shard_count);
   for (std::uint32_t i = 0; i < dir.shard_count; ++i) all[i] = i;
@@ -212,7 +212,7 @@ bool needs_split(const DirPlacement& dir, std::uint64_t stripe_entries,
 Result<DirPlacement> split(const DirPlacement& dir, const NamespaceConfig& config, Rng& rng) {
   constexpr std::string_view k_where = "split";
   if (Status s = validate_config(config); !s.ok()) return s;
-  assert(valid(dir));
+  SLUICE_ASSERT(valid(dir));
   if (dir.policy != MetaPolicy::striped_dir) {
     return sharding_error(k_where, "only striped_dir directories split, not " +
                                        std::string(to_string(dir.policy)));

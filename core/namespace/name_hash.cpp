@@ -1,6 +1,6 @@
 #include "core/namespace/name_hash.hpp"
 
-#include <cassert>
+#include "core/common/assert.hpp"
 
 namespace sluice {
 
@@ -17,7 +17,7 @@ std::uint64_t fnv_1a_64(std::string_view bytes) {
 }
 
 std::uint32_t stripe_index_fnv_1a_64(std::string_view name, std::uint32_t stripe_count) {
-  assert(stripe_count > 0);
+  SLUICE_ASSERT(stripe_count > 0);
   return static_cast<std::uint32_t>(fnv_1a_64(name) % stripe_count);
 }
 
@@ -66,13 +66,13 @@ std::uint64_t rendezvous_straw(std::uint64_t name_hash, std::uint32_t stripe_ind
 }
 
 std::uint32_t stripe_index_rendezvous(std::string_view name, std::uint32_t stripe_count) {
-  assert(stripe_count > 0);
+  SLUICE_ASSERT(stripe_count > 0);
   const std::uint64_t h = fnv_1a_64(name);
   return longest_straw(stripe_count, [h](std::uint32_t i) { return rendezvous_straw(h, i); });
 }
 
 std::uint32_t stripe_index_crush(std::string_view name, std::uint32_t stripe_count) {
-  assert(stripe_count > 0);
+  SLUICE_ASSERT(stripe_count > 0);
   const std::uint32_t pg = crush_pg_of_name(name);
   return longest_straw(stripe_count, [pg](std::uint32_t i) { return crush_straw(pg, i); });
 }

@@ -1,6 +1,6 @@
 #include "core/proto/codec.hpp"
 
-#include <cassert>
+#include "core/common/assert.hpp"
 #include <optional>
 #include <string>
 #include <utility>
@@ -165,7 +165,7 @@ void append_frame(const Message& message, std::size_t payload_bytes, std::vector
   out.resize(start + k_frame_header_bytes);
   WireWriter writer(out);
   std::visit([&writer](const auto& m) { visit_fields_const(writer, m); }, message);
-  assert(out.size() == start + k_frame_header_bytes + payload_bytes);
+  SLUICE_ASSERT(out.size() == start + k_frame_header_bytes + payload_bytes);
 
   const std::span<std::byte> frame(out.data() + start, k_frame_header_bytes + payload_bytes);
   store_le(frame, k_magic_at, k_frame_magic);

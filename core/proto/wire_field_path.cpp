@@ -1,6 +1,6 @@
 #include "core/proto/wire_field_path.hpp"
 
-#include <cassert>
+#include "core/common/assert.hpp"
 
 namespace sluice::proto {
 
@@ -10,7 +10,7 @@ void WireFieldPath::push(const char* name) {
 }
 
 void WireFieldPath::set_index(std::size_t index) {
-  assert(depth_ > 0);
+  SLUICE_ASSERT(depth_ > 0);
   if (depth_ - 1 < levels_.size()) {
     levels_[depth_ - 1].index = index;
     levels_[depth_ - 1].has_index = true;
@@ -18,7 +18,7 @@ void WireFieldPath::set_index(std::size_t index) {
 }
 
 void WireFieldPath::pop() {
-  assert(depth_ > 0);
+  SLUICE_ASSERT(depth_ > 0);
   --depth_;
 }
 

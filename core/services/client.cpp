@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/namespace/fs_path.hpp"
+#include "core/services/invariants.hpp"
 #include "core/namespace/name_hash.hpp"
 #include "core/services/wire_convert.hpp"
 
@@ -417,6 +418,7 @@ void Client::pump() {
     if (!plan) return;  // every rail's window is full: a finishing chunk pumps again
     ChunkJob job = std::move(queued_jobs_.front());
     queued_jobs_.pop_front();
+    invariants::inflight_chunks(inflight_chunks_, +1, config_.max_inflight_chunks);
     ++inflight_chunks_;
     env_.metrics().count(plan->path == proto::ChunkPath::direct ? "client.chunks_direct" : "client.chunks_bounce", 1);
     if (job.group != k_no_id) job.target = primary_of(job.group);
@@ -606,6 +608,7 @@ void Client::job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& 
                       std::optional<MemHandle> bounce) {
   if (bounce) env_.free(*bounce);
   planner_.release(plan);
+  invariants::inflight_chunks(inflight_chunks_, -1, config_.max_inflight_chunks);
   --inflight_chunks_;
   if (!status.ok() && job.group != k_no_id &&
       (status.code() == StatusCode::timed_out || status.code() == StatusCode::unavailable)) {

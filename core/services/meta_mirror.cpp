@@ -31,7 +31,9 @@
 #include <string>
 #include <utility>
 
+#include "core/common/assert.hpp"
 #include "core/proto/codec.hpp"
+#include "core/services/invariants.hpp"
 #include "core/services/meta_service.hpp"
 
 namespace sluice {
@@ -80,6 +82,7 @@ void MetaService::mirror_fetch_maps() {
 
 void MetaService::mirror_apply_maps(const proto::MapsReply& maps) {
   if (maps.version < mirror_maps_version_) return;  // an older answer overtaken by a newer one
+  invariants::maps_version(mirror_maps_version_, maps.version);
   mirror_maps_version_ = maps.version;
   const Endpoint self = env_.self();
   auto g = std::find_if(maps.meta_groups.begin(), maps.meta_groups.end(),
@@ -233,6 +236,7 @@ void MetaService::mirror_record(proto::MetaRecordDesc record) {
   }
   log_.push_back(std::move(record));
   ++next_sequence_;
+  invariants::mirror_log(epoch_, acked_sequence_, log_.size(), next_sequence_);
   mirror_pump();
 }
 
@@ -258,6 +262,7 @@ void MetaService::mirror_pump() {
     }
     return;
   }
+  SLUICE_ASSERT_MSG(epoch_ != 0, "a mirror batch is sent only inside a stream");
   proto::MetaMirror batch;
   batch.shard = config_.shard;
   batch.epoch = epoch_;
@@ -285,10 +290,12 @@ void MetaService::mirror_pump() {
 }
 
 void MetaService::mirror_acked(std::uint64_t end_sequence) {
+  invariants::mirror_ack(end_sequence, next_sequence_);
   while (acked_sequence_ < end_sequence && !log_.empty()) {
     log_.pop_front();
     ++acked_sequence_;
   }
+  invariants::mirror_log(epoch_, acked_sequence_, log_.size(), next_sequence_);
   while (!held_.empty() && held_.front().sequence <= acked_sequence_) {
     HeldReply h = std::move(held_.front());
     held_.pop_front();
@@ -417,6 +424,7 @@ void MetaService::mirror_start_resync() {
   reset.kind = proto::MetaRecordKind::reset;
   log_.push_back(std::move(reset));
   ++next_sequence_;
+  invariants::mirror_log(epoch_, acked_sequence_, log_.size(), next_sequence_);
   mirror_pump();
 }
 
@@ -507,6 +515,7 @@ void MetaService::mirror_on_batch(Endpoint from, const proto::MetaMirror& m, Rep
     for (std::size_t i = 0; i < m.records.size(); ++i) {
       const std::uint64_t sequence = m.first_sequence + i;
       if (sequence <= applied_sequence_) continue;  // a resent batch
+      invariants::mirror_apply(applied_sequence_, sequence);
       if (Status s = mirror_apply(m.records[i]); !s.ok()) {
         applied_epoch_ = 0;  // the stream is broken here: only a new resync may continue
         return refuse(s.code(), "applying record " + std::to_string(sequence) + ": " + s.message());

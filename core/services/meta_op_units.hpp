@@ -31,7 +31,7 @@
 // file: meta/source/net/message/session/opening/); the close updates the
 // session store and, after a write, the inode's size: costed as a stat.
 // Lustre (lustre_mdt_op_units): 1 unit everywhere; the profile's costs are
-// the MDT's (SEEDS.md section 3: one MDT ~200,000 ops/s).
+// the MDT's (docs/seeds.md#sharded-metadata: one MDT ~200,000 ops/s).
 #pragma once
 
 #include <cstdint>

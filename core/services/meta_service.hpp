@@ -56,7 +56,7 @@
 // Every operation reports its cost class to the Env (compute) with the units
 // of this server's implementation (meta_op_units.hpp: a BeeGFS request costs
 // several Lustre-MDT requests), so SimEnv can model a saturated metadata
-// server (SEEDS.md section 2: one BeeOND metadata server limits small-file
+// server (docs/seeds.md#beeond-for-cosmoflow-on-azure: one BeeOND metadata server limits small-file
 // throughput). A SetAttr with an empty mask is a close that changes nothing
 // (a file opened for reading): it costs a setattr and writes nothing.
 #pragma once

@@ -4,6 +4,9 @@
 #include <string>
 #include <type_traits>
 
+#include "core/common/assert.hpp"
+#include "core/services/invariants.hpp"
+
 namespace sluice {
 
 bool OpTable::dispatch(Completion& c) {
@@ -63,6 +66,7 @@ RpcClient::RpcClient(Env& env, OpTable& ops, RpcLimits limits)
     : env_(env), ops_(ops), limits_(limits), next_id_(first_request_id(env)) {}
 
 RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply, RequestId resend_id) {
+  SLUICE_ASSERT_MSG(static_cast<bool>(on_reply), "RpcClient::call needs a reply callback");
   if (calls_.size() >= limits_.max_outstanding) {
     on_reply(error(StatusCode::again, "too many outstanding requests (" + std::to_string(calls_.size()) + ")"));
     return 0;
@@ -199,6 +203,7 @@ TimeNs RpcClient::first_timeout_ns(const Endpoint& to) const {
 void RpcClient::finish(RequestId id, Result<proto::Message> result) {
   auto it = calls_.find(id);
   if (it == calls_.end()) return;
+  invariants::reply_once(static_cast<bool>(it->second.on_reply), id);
   ReplyFn fn = std::move(it->second.on_reply);
   calls_.erase(it);
   fn(std::move(result));

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "core/services/invariants.hpp"
 #include "core/services/storage_service.hpp"
 
 namespace sluice {
@@ -95,6 +96,7 @@ void StorageService::refresh_mirror_maps() {
 
 void StorageService::apply_maps(proto::MapsReply& maps) {
   if (maps_loaded_ && maps.version < maps_version_) return;  // an older answer overtaken by a newer one
+  if (maps_loaded_) invariants::maps_version(maps_version_, maps.version);
   maps_loaded_ = true;
   maps_version_ = maps.version;
   map_targets_.clear();

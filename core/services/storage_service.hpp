@@ -23,7 +23,7 @@
 // `again` (back-pressure: the client backs off and retries). Staging memory is
 // bounded by staging_budget_bytes. Egress (reads leaving this server) can be
 // capped by a token bucket from core/sched so that many clients cannot congest
-// this server's port (SEEDS.md section 5, NVMesh).
+// this server's port (docs/seeds.md#nvmesh-remote-nvme).
 //
 // Buddy mirroring (StorageMirrorConfig::enabled; BeeGFS storage buddy
 // mirroring, see MgmtService for groups, states and switchover): the server

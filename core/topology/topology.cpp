@@ -3,7 +3,7 @@
 #include <boost/graph/connected_components.hpp>
 
 #include <algorithm>
-#include <cassert>
+#include "core/common/assert.hpp"
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -102,7 +102,7 @@ Result<VertexId> Topology::add_vertex(Vertex vertex) {
   by_name_.emplace(vertex.name, id);
   vertices_.push_back(std::move(vertex));
   const auto boost_id = boost::add_vertex(graph_);
-  assert(boost_id == id);
+  SLUICE_ASSERT(boost_id == id);
   (void)boost_id;
   return id;
 }
@@ -179,17 +179,17 @@ void Topology::set_machine_name(NodeId node, std::string name) {
 // ---- access -------------------------------------------------------------------
 
 const Vertex& Topology::vertex(VertexId v) const {
-  assert(contains(v));
+  SLUICE_ASSERT(contains(v));
   return vertices_[v];
 }
 
 const Link& Topology::link(EdgeId e) const {
-  assert(e < links_.size());
+  SLUICE_ASSERT(e < links_.size());
   return links_[e];
 }
 
 std::vector<EdgeId> Topology::links_of(VertexId v) const {
-  assert(contains(v));
+  SLUICE_ASSERT(contains(v));
   std::vector<EdgeId> out;
   for (auto [it, end] = boost::out_edges(v, graph_); it != end; ++it) out.push_back(graph_[*it]);
   return out;
@@ -197,13 +197,13 @@ std::vector<EdgeId> Topology::links_of(VertexId v) const {
 
 VertexId Topology::other_end(EdgeId e, VertexId v) const {
   const Link& l = link(e);
-  assert(l.a == v || l.b == v);
+  SLUICE_ASSERT(l.a == v || l.b == v);
   return l.a == v ? l.b : l.a;
 }
 
 double Topology::bandwidth_from(EdgeId e, VertexId from) const {
   const Link& l = link(e);
-  assert(l.a == from || l.b == from);
+  SLUICE_ASSERT(l.a == from || l.b == from);
   return l.a == from ? l.spec.bandwidth_ab_bytes_per_s : l.spec.bandwidth_ba_bytes_per_s;
 }
 
@@ -287,7 +287,7 @@ Result<Route> Topology::shortest_route(VertexId from, VertexId to, Scope scope) 
       const auto dw = dist.find(w);
       if (dw != dist.end() && dw->second + 1 == du) candidates.emplace_back(graph_[*it], w);
     }
-    assert(!candidates.empty());
+    SLUICE_ASSERT(!candidates.empty());
     std::sort(candidates.begin(), candidates.end());
     std::size_t pick = 0;
     if (candidates.size() > 1) {

@@ -21,7 +21,7 @@
 #include <cstdint>
 
 #include "core/common/status.hpp"
-#include "hw_backends/cuda/gpu_memory_ops.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 
 namespace sluice::hw::cuda {
 

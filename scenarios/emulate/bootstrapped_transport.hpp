@@ -1,7 +1,7 @@
 // The "bootstrapped-tcp" transport entry: how an HwWorld that hosts the
 // services of ONE node of a multi-process deployment reaches the others.
 //
-// HwWorld (hw_backends/hw_world.hpp) opens one transport per node it knows,
+// HwWorld (hw/hw_world.hpp) opens one transport per node it knows,
 // on loopback, and finds a peer node's address by asking that node's own
 // transport. A node process therefore builds its world with every node of the
 // cluster, under this registry name, while a TransportTable is installed on

@@ -13,7 +13,7 @@
 #include "core/services/storage_service.hpp"
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 #include "scenarios/emulate/bootstrapped_transport.hpp"
 
 namespace sluice::emulate {

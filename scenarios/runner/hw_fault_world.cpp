@@ -17,9 +17,9 @@ constexpr std::uint64_t k_disk_rng_stream = 0xD15C'0000ULL;
 HwFaultWorld::HwFaultWorld(std::uint64_t seed)
     : state_(std::make_shared<State>(Rng(seed).fork(k_loss_rng_stream).next_u64())), seed_(seed) {}
 
-hw::MessageHook HwFaultWorld::hook() {
+MessageHook HwFaultWorld::hook() {
   return [state = state_](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-    hw::MessageFate fate;
+    MessageFate fate;
     std::lock_guard<std::mutex> lock(state->mu);
     if (faults::partitioned(state->partitions, from.node, to.node) ||
         (state->loss_probability > 0.0 && state->rng.uniform01() < state->loss_probability)) {

@@ -29,7 +29,7 @@
 
 #include "core/common/rng.hpp"
 #include "hw_backends/faulty_storage_backend.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 
 namespace sluice::scenario {
 
@@ -38,7 +38,7 @@ class HwFaultWorld {
   explicit HwFaultWorld(std::uint64_t seed);
 
   // For HwWorldConfig::message_hook and ::wrap_storage_backend.
-  hw::MessageHook hook();
+  MessageHook hook();
   std::function<std::unique_ptr<hw::StorageBackend>(TargetId, std::unique_ptr<hw::StorageBackend>)> wrap();
   void attach(hw::HwWorld& world) { world_ = &world; }
 

@@ -8,8 +8,8 @@
 #include <memory>
 #include <optional>
 
-#include "hw_backends/hw_env.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_env.hpp"
+#include "hw/hw_world.hpp"
 #include "transports/transport.hpp"
 #include "core/faults/fault_driver.hpp"
 #include "core/faults/world_fault_control.hpp"
@@ -250,6 +250,7 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     config.storage_backend = options.storage_backend;
     config.storage_root = dir.path() + "/storage";
     config.node_memory_limit_bytes = options.node_memory_limit_bytes;
+    config.gpu_memory = options.gpu_memory;
     std::optional<HwFaultWorld> fault_world;
     if (!spec.faults.faults.empty()) {
       fault_world.emplace(spec.seed);

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "core/common/units.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 #include "scenarios/scenario_spec.hpp"
 
 namespace sluice::scenario {
@@ -34,6 +35,10 @@ struct HwRunOptions {
   std::string storage_backend = "posix";
   std::string temp_root = "/tmp";  // where the run's chunk-file directory is made
   std::uint64_t node_memory_limit_bytes = 2ULL << 30;
+  // GPU memory for workloads' GPU buffers (HwWorldConfig::gpu_memory):
+  // hw_backends/cuda's operations in `sluice run`; nullptr: a GPU buffer
+  // fails to allocate with the reason.
+  const hw::GpuMemoryOps* gpu_memory = nullptr;
 };
 
 class HwPointRun {

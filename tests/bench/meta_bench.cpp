@@ -37,7 +37,7 @@
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "core/workloads/md_bench.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
 
 namespace {

@@ -544,7 +544,7 @@ ScaleRun run_storm(const StormSpec& spec) {
   auto rt = std::move(rt_or).value();
   const std::uint64_t reply_extra = std::uint64_t{spec.page_entries} * spec.entry_bytes;
   rt->set_message_hook([reply_extra](const Endpoint&, const Endpoint&, const proto::Message& m) {
-    sim::MessageFate fate;
+    MessageFate fate;
     if (std::holds_alternative<proto::ReaddirReply>(m)) fate.extra_bytes = reply_extra;
     return fate;
   });

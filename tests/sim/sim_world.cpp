@@ -19,32 +19,13 @@ SimWorld::SimWorld(std::shared_ptr<const topo::Topology> cluster, sim::SimRuntim
     std::abort();
   }
   rt_ = std::move(rt).value();
-  rt_->set_message_hook([this](const Endpoint& from, const Endpoint& to, const proto::Message& m) {
-    return apply_faults(from, to, m);
-  });
-  rt_->set_transfer_hook(
-      [this](const Endpoint& self, const TransferSpec& spec) { return apply_transfer_faults(transfer_faults_, self, spec); });
+  rt_->set_message_hook(rules_.message_hook());
+  rt_->set_transfer_hook(rules_.transfer_hook());
 }
 
 void SimWorld::add_target(TargetId target, NodeId node) {
   Status s = rt_->add_target(target, node);
   EXPECT_TRUE(s.ok()) << s.to_string();
-}
-
-sim::MessageFate SimWorld::apply_faults(const Endpoint& from, const Endpoint& to, const proto::Message& message) {
-  sim::MessageFate fate;
-  for (auto& fault : faults_) {
-    if (fault.remaining == 0) continue;
-    if (fault.match && !fault.match(from, to, message)) continue;
-    --fault.remaining;
-    switch (fault.action) {
-      case FaultAction::drop: fate.drop = true; break;
-      case FaultAction::delay: fate.extra_delay_ns += fault.delay_ns; break;
-      case FaultAction::duplicate: fate.copies = 2; break;
-    }
-    break;  // one rule per message, as TestWorld
-  }
-  return fate;
 }
 
 const Distribution* SimWorld::samples(std::string_view name) const {

@@ -1,8 +1,7 @@
 // SimWorld: TestWorld's surface on SimEnv, so that TestCluster
 // (BasicTestCluster<SimWorld>) and the shared services suite run on the
-// simulated machine model. It wraps a sim::SimRuntime and adds TestWorld's
-// message fault rules (drop / delay / duplicate, one rule per message, first
-// match with uses left) through the runtime's message hook.
+// simulated machine model. It wraps a sim::SimRuntime and applies the test's
+// fault rules (core/world.hpp) through the runtime's hooks.
 //
 // One SimWorld per process (SimGrid): tests run each in a child process
 // (SimEnvKind::isolate).
@@ -17,6 +16,7 @@
 
 #include "sim/sim_runtime.hpp"
 #include "tests/sim/sim_test_support.hpp"
+#include "tests/support/fault_rules.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
@@ -33,7 +33,7 @@ class SimWorld {
     return rt_->add_service<S>(node, std::forward<Args>(args)...);
   }
   Endpoint endpoint_of(const Service& service) const { return rt_->endpoint_of(service); }
-  Env& env_of(const Service& service) { return *rt_->env_of(service); }
+  Env& env_of(const Service& service) { return rt_->env_of(service); }
   // The node's next NVMe drive becomes `target` (a test failure if it has none).
   void add_target(TargetId target, NodeId node);
   NodeId node_of_target(TargetId target) const { return rt_->node_of_target(target); }
@@ -47,15 +47,16 @@ class SimWorld {
   void run_for(TimeNs duration_ns) { rt_->run_for(duration_ns); }
   TimeNs now() const { return rt_->now(); }
 
-  void add_fault(MessageFault fault) { faults_.push_back(std::move(fault)); }
-  void add_transfer_fault(TransferFault fault) { transfer_faults_.push_back(std::move(fault)); }
-  void clear_faults() {
-    faults_.clear();
-    transfer_faults_.clear();
-  }
+  void add_fault(MessageRule rule) { rules_.add(std::move(rule)); }
+  void add_transfer_fault(TransferRule rule) { rules_.add(std::move(rule)); }
+  void clear_faults() { rules_.clear(); }
+  // Replaces the rules' hooks (the rules then no longer apply).
+  void set_message_hook(MessageHook hook) { rt_->set_message_hook(std::move(hook)); }
+  void set_transfer_hook(TransferHook hook) { rt_->set_transfer_hook(std::move(hook)); }
   void kill(Endpoint service) { rt_->kill(service); }
   void revive(Endpoint service) { rt_->revive(service); }
   bool alive(Endpoint service) const { return rt_->alive(service); }
+  [[nodiscard]] Status restart(Endpoint service) { return rt_->restart(service); }
 
   double counter(std::string_view name) const { return rt_->counter(name); }
   const Distribution* samples(std::string_view name) const;
@@ -64,11 +65,8 @@ class SimWorld {
   std::uint64_t messages_dropped() const { return rt_->messages_dropped(); }
 
  private:
-  sim::MessageFate apply_faults(const Endpoint& from, const Endpoint& to, const proto::Message& message);
-
+  FaultRules rules_;
   std::unique_ptr<sim::SimRuntime> rt_;
-  std::vector<MessageFault> faults_;
-  std::vector<TransferFault> transfer_faults_;
   mutable std::map<std::string, Distribution, std::less<>> samples_;
 };
 

@@ -1,7 +1,7 @@
 // The R1 soak (issue 9): seeded random fault runs against a small cluster,
 // with invariants checked after each run. One template over the worlds that
 // have TestWorld's surface (TestWorld; SimWorld in tests/sim; HwSuiteWorld
-// in tests/hw_backends/hw_env), used by the per-world tests in this folder.
+// in tests/hw), used by the per-world tests in this folder.
 //
 // One run, from its seed:
 //   1. a cluster: mgmt, 1 metadata server, 4 storage servers with one target

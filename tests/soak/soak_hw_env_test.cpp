@@ -1,6 +1,6 @@
 // The R1 soak in HwEnv (issue 9): the same cluster and workload on real
 // threads, TCP and posix chunk files in one process
-// (tests/hw_backends/hw_env's HwSuiteWorld), in real time. Two networks:
+// (tests/hw's HwSuiteWorld), in real time. Two networks:
 // - loopback: every node listens on 127.0.0.1 in this process's namespace;
 // - netns (SoakHwEnvNetns): every node's transport lives in a network
 //   namespace of its own, joined through veth pairs and a bridge shaped with
@@ -46,7 +46,7 @@
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/link_faults.hpp"
 #include "scenarios/emulate/netns_cluster.hpp"
-#include "tests/hw_backends/hw_env/hw_suite_world.hpp"
+#include "tests/hw/hw_suite_world.hpp"
 #include "tests/support/test_cluster_impl.hpp"
 
 namespace sluice::testing {
@@ -76,7 +76,7 @@ class SoakHwWorld : public HwSuiteWorld {
         fault_rng_(Rng(seed).fork(k_fault_rng_stream)) {
     // Drops what a partition or the loss draw says (match functions run one
     // at a time, on the sending thread).
-    MessageFault drop;
+    MessageRule drop;
     drop.action = FaultAction::drop;
     drop.remaining = ~std::uint64_t{0};
     drop.match = [this](const Endpoint& from, const Endpoint& to, const proto::Message&) {

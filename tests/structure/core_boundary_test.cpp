@@ -1,48 +1,26 @@
-// The dependency rule of DESIGN.md section 2, enforced: core/ includes nothing
-// from another top-level folder and no device, simulator or I/O library header,
-// and reads no real clock, real randomness or threads.
+// The dependency rule (docs/design.md#the-dependency-rule), enforced: core/
+// includes nothing from another top-level folder and no device, simulator or
+// I/O library header, and reads no real clock, real randomness or threads.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
 
-namespace fs = std::filesystem;
+#include "tests/structure/source_scan.hpp"
 
 namespace {
 
-std::vector<std::string> offending_lines(const std::regex& pattern) {
-  std::vector<std::string> hits;
-  const fs::path core = fs::path(SLUICE_SOURCE_DIR) / "core";
-  for (const auto& entry : fs::recursive_directory_iterator(core)) {
-    if (!entry.is_regular_file()) continue;
-    const auto ext = entry.path().extension();
-    if (ext != ".hpp" && ext != ".cpp" && ext != ".h") continue;
-    std::ifstream in(entry.path());
-    std::string line;
-    int line_no = 0;
-    while (std::getline(in, line)) {
-      ++line_no;
-      if (std::regex_search(line, pattern)) {
-        hits.push_back(entry.path().string() + ":" + std::to_string(line_no) + ": " + line);
-      }
-    }
-  }
-  return hits;
-}
+using sluice::structure::join;
 
-std::string join(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
+std::vector<std::string> offending_lines(const std::regex& pattern) {
+  return sluice::structure::offending_lines({"core"}, pattern);
 }
 
 }  // namespace
 
 TEST(CoreBoundary, IncludesNoOtherTopLevelFolder) {
-  const std::regex other_layer(R"(#include *[<"](transports|hw_backends|sim|scenarios|analysis)/)");
+  const std::regex other_layer(R"(#include *[<"](transports|hw_backends|hw|sim|scenarios|analysis|tests)/)");
   const auto hits = offending_lines(other_layer);
   EXPECT_TRUE(hits.empty()) << join(hits);
 }

@@ -66,13 +66,32 @@ struct TestClusterSpec {
 // Nodes the cluster uses: mgmt + metadata + storage + client nodes.
 std::uint32_t cluster_node_count(const TestClusterSpec& spec);
 
+// What BasicTestCluster and the shared services suite need of a world: the
+// World contract (core/world.hpp) and the test surface beside it: storage
+// targets, fault rules (applied through the world's hooks) and metrics.
+// TestWorld, SimWorld (tests/sim/sim_world.hpp) and HwSuiteWorld
+// (tests/hw/hw_suite_world.hpp) have it.
+template <class W>
+concept ClusterWorld = World<W> && requires(W& w, const W& cw, TargetId target, NodeId node, MessageRule message_rule,
+                                            TransferRule transfer_rule, std::string_view name) {
+  w.add_target(target, node);
+  { cw.node_of_target(target) } -> std::same_as<NodeId>;
+  w.start();
+  { w.run_until_idle() } -> std::same_as<std::uint64_t>;
+  w.add_fault(message_rule);
+  w.add_transfer_fault(transfer_rule);
+  w.clear_faults();
+  { cw.samples(name) } -> std::same_as<const Distribution*>;
+  cw.logs();
+};
+
 // The world a BasicTestCluster<World> runs in; specialised per world.
 template <class World>
 std::unique_ptr<World> make_cluster_world(const TestClusterSpec& spec);
 template <>
 std::unique_ptr<TestWorld> make_cluster_world<TestWorld>(const TestClusterSpec& spec);
 
-template <class World>
+template <ClusterWorld World>
 class BasicTestCluster {
  public:
   explicit BasicTestCluster(TestClusterSpec spec = {});

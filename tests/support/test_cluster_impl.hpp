@@ -9,7 +9,7 @@
 
 namespace sluice::testing {
 
-template <class World>
+template <ClusterWorld World>
 NamespaceConfig BasicTestCluster<World>::namespace_config() const {
   NamespaceConfig ns = spec_.meta.ns;
   ns.policy = spec_.policy;
@@ -17,7 +17,7 @@ NamespaceConfig BasicTestCluster<World>::namespace_config() const {
   return ns;
 }
 
-template <class World>
+template <ClusterWorld World>
 BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
     : spec_(std::move(spec)), world_(make_cluster_world<World>(spec_)) {
   NodeId node = 0;
@@ -69,12 +69,12 @@ BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
   }
 }
 
-template <class World>
+template <ClusterWorld World>
 ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks) {
   return add_host(std::move(workload), rank, ranks, spec_.client);
 }
 
-template <class World>
+template <ClusterWorld World>
 ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks,
                                   const ClientConfig& client) {
   ClientHostConfig config;
@@ -91,7 +91,7 @@ ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload
   return *hosts_.back();
 }
 
-template <class World>
+template <ClusterWorld World>
 std::vector<ClientHost*> BasicTestCluster<World>::launch(
     const std::function<std::unique_ptr<Workload>(std::uint32_t rank)>& make, std::uint32_t ranks) {
   hosts_.clear();
@@ -100,14 +100,14 @@ std::vector<ClientHost*> BasicTestCluster<World>::launch(
   return hosts_;
 }
 
-template <class World>
+template <ClusterWorld World>
 bool BasicTestCluster<World>::run(std::uint64_t max_events) {
   return world_->run_until(
       [this] { return std::all_of(hosts_.begin(), hosts_.end(), [](const ClientHost* h) { return h->finished(); }); },
       max_events);
 }
 
-template <class World>
+template <ClusterWorld World>
 std::string BasicTestCluster<World>::failures() const {
   std::string out;
   for (const ClientHost* h : hosts_) {

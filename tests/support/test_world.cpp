@@ -11,6 +11,8 @@
 
 namespace sluice::testing {
 
+static_assert(FaultWorld<TestWorld>, "TestWorld keeps the World contract (core/world.hpp)");
+
 // ---- Distribution ---------------------------------------------------------
 
 double Distribution::sum() const {
@@ -61,23 +63,17 @@ Status TestEnv::send(Endpoint to, proto::Message message) {
     return ok_status();
   }
   TimeNs delay = world_.config_.message_latency_ns + world_.extra_delay_ns_;
-  int copies = 1;
-  for (auto& fault : world_.faults_) {
-    if (fault.remaining == 0) continue;
-    if (fault.match && !fault.match(self_, to, message)) continue;
-    --fault.remaining;
-    switch (fault.action) {
-      case FaultAction::drop: copies = 0; break;
-      case FaultAction::delay: delay += fault.delay_ns; break;
-      case FaultAction::duplicate: copies = 2; break;
-    }
-    break;  // one rule per message
+  std::uint32_t copies = 1;
+  if (world_.message_hook_) {
+    const MessageFate fate = world_.message_hook_(self_, to, message);
+    copies = fate.drop ? 0 : std::min(fate.copies, k_max_message_copies);
+    delay += fate.extra_delay_ns;
   }
   if (copies == 0) {
     ++world_.messages_dropped_;
     return ok_status();
   }
-  for (int c = 0; c < copies; ++c) {
+  for (std::uint32_t c = 0; c < copies; ++c) {
     TestWorld::Pending p;
     p.at_ns = world_.now_ns_ + delay + c;  // a duplicate arrives just after the original
     p.to = to;
@@ -122,7 +118,7 @@ OpId TestEnv::transfer(const TransferSpec& spec) {
   const bool local = spec.mode == TransferMode::local_copy || spec.src.node == spec.dst.node;
   const TimeNs at = world_.now_ns_ + cfg.transfer_latency_ns +
                     transfer_time_ns(spec.src.length, local ? cfg.local_copy_bytes_per_s : cfg.transfer_bytes_per_s) +
-                    apply_transfer_faults(world_.transfer_faults_, self_, spec);
+                    (world_.transfer_hook_ ? world_.transfer_hook_(self_, spec) : 0);
   return world_.schedule_completion(self_, at, [w = &world_, self = self_, spec](Completion& c) {
     if (spec.src.length != spec.dst.length) {
       c.status = error(StatusCode::invalid_argument, "transfer lengths differ: " + spec.src.to_string() + " -> " +
@@ -392,14 +388,6 @@ Result<MemHandle> TestEnv::open_window(const MemHandle& range) {
 // or out of a closed window fails then, moving nothing.
 void TestEnv::close_window(const MemHandle& window) { free(window); }
 
-TimeNs apply_transfer_faults(std::vector<TransferFault>& faults, const Endpoint& self, const TransferSpec& spec) {
-  for (TransferFault& f : faults) {
-    if (f.remaining == 0 || (f.match && !f.match(self, spec))) continue;
-    --f.remaining;
-    return f.delay_ns;
-  }
-  return 0;
-}
 
 void TestEnv::count(std::string_view name, double delta) {
   auto it = world_.counters_.find(name);
@@ -479,6 +467,7 @@ void TestWorld::push(Pending p) {
 
 OpId TestWorld::schedule_completion(Endpoint to, TimeNs at_ns, std::function<void(Completion&)> effect) {
   const OpId op = next_op_++;
+  if (Entry* e = entry(to)) e->ledger.started(op);
   Pending p;
   p.at_ns = at_ns;
   p.to = to;
@@ -502,6 +491,7 @@ bool TestWorld::step() {
     if (std::holds_alternative<Delivery>(p.event)) ++messages_dropped_;
     return true;
   }
+  if (const auto* c = std::get_if<Completion>(&p.event)) e->ledger.completed(c->op);
   if (p.before) p.before(p.event);
   e->service->on_event(p.event);
   return true;
@@ -533,6 +523,7 @@ void TestWorld::kill(Endpoint service) {
   if (Entry* e = entry(service)) {
     e->alive = false;
     ++e->incarnation;
+    e->ledger.forget_all();
   }
 }
 
@@ -553,6 +544,7 @@ Status TestWorld::restart(Endpoint service) {
                                               ": it was built from arguments that cannot be copied");
   }
   ++e->incarnation;  // what the old instance started, and messages already sent to it, are dropped
+  e->ledger.forget_all();
   auto& node = nodes_[service.node];
   for (auto it = node.regions.begin(); it != node.regions.end();) {
     if (it->second.owner == service) {

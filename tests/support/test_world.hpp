@@ -34,6 +34,8 @@
 #include <vector>
 
 #include "core/env.hpp"
+#include "core/world.hpp"
+#include "tests/support/fault_rules.hpp"
 
 namespace sluice::testing {
 
@@ -60,30 +62,6 @@ struct TestWorldConfig {
   // messages carry none.
   bool rdma_keys = false;
 };
-
-// What a fault rule does to a message it matches.
-enum class FaultAction : std::uint8_t { drop, delay, duplicate };
-
-struct MessageFault {
-  // Matches (from, to, message); an empty function matches everything.
-  std::function<bool(const Endpoint& from, const Endpoint& to, const proto::Message&)> match;
-  FaultAction action = FaultAction::drop;
-  TimeNs delay_ns = 0;          // for delay
-  std::uint64_t remaining = 1;  // how many more messages it applies to
-};
-
-// A fault on the data path (issue 26): a transfer started by a service that
-// `match` accepts begins to move its bytes delay_ns late, so that the reply
-// it precedes can outlive the requester's RPC timeout. Every world of the
-// shared services suite applies these (TestWorld, SimWorld, HwSuiteWorld).
-struct TransferFault {
-  // Matches (the service starting the transfer, the transfer); empty: every one.
-  std::function<bool(const Endpoint& self, const TransferSpec& spec)> match;
-  TimeNs delay_ns = 0;
-  std::uint64_t remaining = 1;  // how many more transfers it applies to
-};
-// The delay the first matching rule with uses left gives a transfer (using one up).
-TimeNs apply_transfer_faults(std::vector<TransferFault>& faults, const Endpoint& self, const TransferSpec& spec);
 
 class TestWorld;
 
@@ -143,14 +121,7 @@ class TestWorld {
   S& add_service(NodeId node, Args&&... args) {
     Endpoint ep{node, next_service_index_++};
     auto env = std::make_unique<TestEnv>(*this, ep, root_rng_.fork((std::uint64_t{node} << 32) | ep.service));
-    // restart() rebuilds the service from copies of its arguments (its
-    // configuration); services built from move-only arguments cannot restart.
-    ServiceFactory factory;
-    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...)) {
-      factory = [... copies = std::decay_t<Args>(args)](Env& e) -> std::unique_ptr<Service> {
-        return std::make_unique<S>(e, copies...);
-      };
-    }
+    ServiceFactory factory = restart_factory<S>(args...);
     auto service = std::make_unique<S>(*env, std::forward<Args>(args)...);
     S& ref = *service;
     add_entry(ep, std::move(env), std::move(service), std::move(factory));
@@ -173,13 +144,13 @@ class TestWorld {
   void run_for(TimeNs duration_ns);
   TimeNs now() const { return now_ns_; }
 
-  // Fault controls.
-  void add_fault(MessageFault fault) { faults_.push_back(std::move(fault)); }
-  void add_transfer_fault(TransferFault fault) { transfer_faults_.push_back(std::move(fault)); }
-  void clear_faults() {
-    faults_.clear();
-    transfer_faults_.clear();
-  }
+  // Fault controls. Rules (core/world.hpp) apply through the world's hooks,
+  // which are the rules' own unless a test sets other hooks.
+  void add_fault(MessageRule rule) { rules_.add(std::move(rule)); }
+  void add_transfer_fault(TransferRule rule) { rules_.add(std::move(rule)); }
+  void clear_faults() { rules_.clear(); }
+  void set_message_hook(MessageHook hook) { message_hook_ = std::move(hook); }
+  void set_transfer_hook(TransferHook hook) { transfer_hook_ = std::move(hook); }
   void kill(Endpoint service);
   void revive(Endpoint service);
   bool alive(Endpoint service) const;
@@ -228,13 +199,13 @@ class TestWorld {
  private:
   friend class TestEnv;
 
-  using ServiceFactory = std::function<std::unique_ptr<Service>(Env&)>;
   struct Entry {
     std::unique_ptr<TestEnv> env;
     std::unique_ptr<Service> service;
     ServiceFactory factory;  // empty: cannot restart
     bool alive = true;
     std::uint64_t incarnation = 0;  // bumped by kill: pending completions of a dead incarnation are dropped
+    CompletionLedger ledger;        // the Env contract: each op completes once
   };
   struct Pending {
     TimeNs at_ns = 0;
@@ -296,8 +267,9 @@ class TestWorld {
   std::map<Endpoint, Entry> services_;
   std::map<NodeId, Node> nodes_;
   std::map<TargetId, Target> targets_;
-  std::vector<MessageFault> faults_;
-  std::vector<TransferFault> transfer_faults_;
+  FaultRules rules_;
+  MessageHook message_hook_ = rules_.message_hook();
+  TransferHook transfer_hook_ = rules_.transfer_hook();
   std::map<TargetId, double> disk_slowdown_;
   std::vector<std::vector<NodeId>> partitions_;
   double loss_probability_ = 0.0;

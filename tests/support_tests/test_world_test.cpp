@@ -56,9 +56,9 @@ TEST(TestWorld, DropDelayAndDuplicateApplyToMatchingMessagesOnly) {
       return std::get<proto::Ack>(m).request_id == id;
     };
   };
-  w.add_fault(MessageFault{id_is(1), FaultAction::drop, 0, 1});
-  w.add_fault(MessageFault{id_is(2), FaultAction::delay, 7 * k_ns_per_ms, 1});
-  w.add_fault(MessageFault{id_is(3), FaultAction::duplicate, 0, 1});
+  w.add_fault(MessageRule{id_is(1), FaultAction::drop, 0, 1});
+  w.add_fault(MessageRule{id_is(2), FaultAction::delay, 7 * k_ns_per_ms, 1});
+  w.add_fault(MessageRule{id_is(3), FaultAction::duplicate, 0, 1});
   w.run_until_idle();
   ASSERT_EQ(a.log.size(), 4u);  // 1 dropped, 3 twice (the copy 1 ns later), 4 once, 2 last (late)
   EXPECT_EQ(a.log[0].substr(0, 5), "msg 3");

@@ -70,7 +70,7 @@ struct Partition {
 
   template <class World>
   void install(World& world, Endpoint victim) {
-    world.add_fault(MessageFault{[flag = on, victim](const Endpoint& from, const Endpoint& to, const proto::Message&) {
+    world.add_fault(MessageRule{[flag = on, victim](const Endpoint& from, const Endpoint& to, const proto::Message&) {
                                    return flag->load() && (from == victim || to == victim);
                                  },
                                  FaultAction::drop, 0, ~std::uint64_t{0}});
@@ -156,7 +156,7 @@ void mirror_failover_keeps_every_acknowledged_write() {
   const Endpoint victim = server_of_target(cluster, 1);
   auto killed = std::make_shared<std::atomic<bool>>(false);
   World* world = &cluster.world();
-  cluster.world().add_fault(MessageFault{[world, victim, killed](const Endpoint&, const Endpoint& to,
+  cluster.world().add_fault(MessageRule{[world, victim, killed](const Endpoint&, const Endpoint& to,
                                                                  const proto::Message& m) {
                                            if (to == victim && std::holds_alternative<proto::WriteChunk>(m) &&
                                                !killed->exchange(true)) {

@@ -261,7 +261,7 @@ TEST(BuddyMirror, APrimaryCutOffFromMgmtIsSwitchedAwayFromAndCannotAcknowledgeAl
   const Endpoint victim = server_of_target(cluster, 1);
   const Endpoint mgmt = cluster.mgmt();
   auto cut = std::make_shared<std::atomic<bool>>(true);
-  cluster.world().add_fault(MessageFault{[cut, victim, mgmt](const Endpoint& from, const Endpoint& to,
+  cluster.world().add_fault(MessageRule{[cut, victim, mgmt](const Endpoint& from, const Endpoint& to,
                                                              const proto::Message&) {
                                            return cut->load() && ((from == victim && to == mgmt) ||
                                                                   (from == mgmt && to == victim));

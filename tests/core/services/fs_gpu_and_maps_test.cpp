@@ -148,7 +148,7 @@ TEST(ClientMaps, AShardThatRegistersLateIsWaitedForWithABoundedBackoff) {
     });
   }), 0, 1);
   // Metadata shards register 250 ms late, as servers on real machines may start after a client.
-  cluster.world().add_fault(MessageFault{is_a<proto::RegisterMetaShard>(), FaultAction::delay, 250 * k_ns_per_ms, 10});
+  cluster.world().add_fault(MessageRule{is_a<proto::RegisterMetaShard>(), FaultAction::delay, 250 * k_ns_per_ms, 10});
   ASSERT_TRUE(cluster.run());
   EXPECT_TRUE(mkdir_status.ok()) << mkdir_status.to_string();
 }
@@ -164,7 +164,7 @@ TEST(ClientMaps, AShardThatNeverRegistersFailsWithAClearErrorAfterTheBackoff) {
       done(ok_status());
     });
   }), 0, 1);
-  cluster.world().add_fault(MessageFault{is_a<proto::RegisterMetaShard>(), FaultAction::drop, 0, 1000});
+  cluster.world().add_fault(MessageRule{is_a<proto::RegisterMetaShard>(), FaultAction::drop, 0, 1000});
   ASSERT_TRUE(cluster.run());
   EXPECT_EQ(mkdir_status.code(), StatusCode::unavailable);
   EXPECT_NE(mkdir_status.message().find("metadata shard"), std::string::npos) << mkdir_status.to_string();

@@ -162,8 +162,8 @@ TYPED_TEST_P(ServicesSuite, LostChunkRequestsAreRetriedAndTheReadSucceeds) {
     BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
     std::uint64_t read_bytes = 0;
     cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
-    cluster.world().add_fault(MessageFault{is_a<proto::ReadChunk>(), FaultAction::drop, 0, 2});
-    cluster.world().add_fault(MessageFault{is_a<proto::WriteChunk>(), FaultAction::drop, 0, 1});
+    cluster.world().add_fault(MessageRule{is_a<proto::ReadChunk>(), FaultAction::drop, 0, 2});
+    cluster.world().add_fault(MessageRule{is_a<proto::WriteChunk>(), FaultAction::drop, 0, 1});
     ASSERT_TRUE(cluster.run());
     EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
     EXPECT_EQ(read_bytes, k_mib);
@@ -178,9 +178,9 @@ TYPED_TEST_P(ServicesSuite, DuplicatedAndLateMessagesGiveTheSameAnswer) {
     std::uint64_t read_bytes = 0;
     cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
     // Every metadata request twice, replies late (past one timeout: the retry races the reply).
-    cluster.world().add_fault(MessageFault{is_a<proto::Create>(), FaultAction::duplicate, 0, 10});
-    cluster.world().add_fault(MessageFault{is_a<proto::InodeReply>(), FaultAction::delay, 3 * k_ns_per_s, 1});
-    cluster.world().add_fault(MessageFault{is_a<proto::ChunkReply>(), FaultAction::duplicate, 0, 100});
+    cluster.world().add_fault(MessageRule{is_a<proto::Create>(), FaultAction::duplicate, 0, 10});
+    cluster.world().add_fault(MessageRule{is_a<proto::InodeReply>(), FaultAction::delay, 3 * k_ns_per_s, 1});
+    cluster.world().add_fault(MessageRule{is_a<proto::ChunkReply>(), FaultAction::duplicate, 0, 100});
     ASSERT_TRUE(cluster.run());
     EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
     EXPECT_EQ(read_bytes, k_mib);
@@ -201,7 +201,7 @@ TYPED_TEST_P(ServicesSuite, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
     // Kill one storage server as soon as the first read goes out.
     Endpoint victim = cluster.world().endpoint_of(*cluster.storages()[1]);
     bool killed = false;
-    cluster.world().add_fault(MessageFault{[&](const Endpoint&, const Endpoint&, const proto::Message& m) {
+    cluster.world().add_fault(MessageRule{[&](const Endpoint&, const Endpoint&, const proto::Message& m) {
                                              if (!killed && std::holds_alternative<proto::ReadChunk>(m)) {
                                                cluster.world().kill(victim);
                                                killed = true;
@@ -223,7 +223,7 @@ TYPED_TEST_P(ServicesSuite, ANeverAnsweredMetadataRequestTimesOutInsteadOfHangin
     auto& host = cluster.add_host(std::make_unique<Scripted>([](WorkloadContext& ctx, std::function<void(Status)> done) {
       ctx.client.mkdir("/never", 0755, [done](Result<proto::InodeDesc> r) { done(r.status()); });
     }), 0, 1);
-    cluster.world().add_fault(MessageFault{is_a<proto::Mkdir>(), FaultAction::drop, 0, 1000});
+    cluster.world().add_fault(MessageRule{is_a<proto::Mkdir>(), FaultAction::drop, 0, 1000});
     ASSERT_TRUE(cluster.run());
     EXPECT_EQ(host.result().code(), StatusCode::timed_out);
     EXPECT_NE(host.result().message().find("Mkdir"), std::string::npos) << host.result().to_string();
@@ -353,7 +353,7 @@ TYPED_TEST_P(ServicesSuite, TheEgressLimitPacesReadsFromAServer) {
   EXPECT_GE(limited_ns, floor_ns);  // pacing guarantees it, in virtual and in real time
   if constexpr (TypeParam::k_virtual_time) {
     // Upper bounds only where time is the model's: in real time they would be
-    // wall-clock thresholds (STYLE.md), at the mercy of a loaded machine.
+    // wall-clock thresholds (CONTRIBUTING.md#test), at the mercy of a loaded machine.
     EXPECT_LT(unlimited_ns, floor_ns / 5);
     EXPECT_LT(limited_ns, floor_ns * 1.2);
     EXPECT_GT(throttled_ns, 0.0);
@@ -390,7 +390,7 @@ TYPED_TEST_P(ServicesSuite, AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExe
     std::uint64_t read_bytes = 0;
     cluster.add_host(std::make_unique<Scripted>(write_then_read(&read_bytes)), 0, 1);
     const TimeNs late_ns = spec.client.rpc.give_up_ns() + spec.client.rpc.timeout_ns;
-    cluster.world().add_transfer_fault(TransferFault{is_read_data, late_ns, 1'000});
+    cluster.world().add_transfer_fault(TransferRule{is_read_data, late_ns, 1'000});
     ASSERT_TRUE(cluster.run());
     EXPECT_TRUE(cluster.hosts()[0]->result().ok()) << cluster.hosts()[0]->result().to_string();
     EXPECT_EQ(read_bytes, k_mib);
@@ -428,8 +428,8 @@ TYPED_TEST_P(ServicesSuite, AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemor
               ctx.client.stat("/f", [&, world, late_ns, done, buf](Result<proto::InodeDesc> st) {
                 if (!st.ok()) return done(st.status());
                 // From now on: the read's data comes late and no reply arrives.
-                world->add_transfer_fault(TransferFault{is_read_data, late_ns, 1'000});
-                world->add_fault(MessageFault{is_a<proto::ChunkReply>(), FaultAction::drop, 0, 1'000'000});
+                world->add_transfer_fault(TransferRule{is_read_data, late_ns, 1'000});
+                world->add_fault(MessageRule{is_a<proto::ChunkReply>(), FaultAction::drop, 0, 1'000'000});
                 ctx.client.read(*st, 0, buf, [&, late_ns, done, buf](Result<std::uint64_t> r) {
                   read_status = r.status();
                   // The caller reuses its buffer, then looks again after the late transfers.

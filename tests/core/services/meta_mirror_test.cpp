@@ -124,7 +124,7 @@ TEST(MetaMirror, ACreateResentAfterFailoverIsAnsweredFromTheReplicatedReplyCache
   // reply, then the reply to the client is lost and the primary dies.
   TestWorld* world = &cluster.world();
   auto dropped = std::make_shared<bool>(false);
-  cluster.world().add_fault(MessageFault{[world, primary, dropped](const Endpoint& from, const Endpoint&,
+  cluster.world().add_fault(MessageRule{[world, primary, dropped](const Endpoint& from, const Endpoint&,
                                                                      const proto::Message& m) {
                                            if (from != primary || !std::holds_alternative<proto::InodeReply>(m) ||
                                                std::get<proto::InodeReply>(m).inode.type != proto::InodeType::file) {
@@ -202,7 +202,7 @@ TEST(MetaMirror, ASecondaryCutOffCatchesUpOnWhatChangedWhileItWasAway) {
   // The link between the two breaks (the secondary still reaches mgmt): the
   // forward fails, mgmt takes needs_resync, the primary goes on alone.
   auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(MessageFault{[primary, secondary, cut](const Endpoint& from, const Endpoint& to,
+  cluster.world().add_fault(MessageRule{[primary, secondary, cut](const Endpoint& from, const Endpoint& to,
                                                                    const proto::Message&) {
                                            return *cut && ((from == primary && to == secondary) ||
                                                            (from == secondary && to == primary));
@@ -239,7 +239,7 @@ TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
   // have mgmt drop its buddy, so it must not answer alone.
   const Endpoint mgmt = cluster.mgmt();
   auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(MessageFault{[primary, mgmt, cut](const Endpoint& from, const Endpoint& to,
+  cluster.world().add_fault(MessageRule{[primary, mgmt, cut](const Endpoint& from, const Endpoint& to,
                                                               const proto::Message&) {
                                            return *cut && ((from == primary && to == mgmt) ||
                                                            (from == mgmt && to == primary));

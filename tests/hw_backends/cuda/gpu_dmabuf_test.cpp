@@ -12,7 +12,7 @@
 
 #include "hw_backends/cuda/cuda_device.hpp"
 #include "hw_backends/cuda/gpu_dmabuf.hpp"
-#include "hw_backends/cuda/gpu_memory_install.hpp"
+#include "hw_backends/cuda/cuda_gpu_memory.hpp"
 #include "hw_backends/cuda/gpu_region.hpp"
 
 namespace sluice::hw::cuda {
@@ -78,8 +78,7 @@ TEST(GpuDmabuf, ExportsACudaMallocRegionAsAnFdThatCoversIt) {
 // a candidate for ibv_reg_dmabuf_mr.
 TEST(GpuDmabuf, TheInstalledOperationsExportOddSizedRegions) {
   if (Status s = cuda_available(); !s.ok()) GTEST_SKIP() << s.message();
-  ASSERT_TRUE(install_gpu_memory_ops().ok());
-  const GpuMemoryOps* ops = gpu_memory_ops_slot().load();
+  const GpuMemoryOps* ops = gpu_memory_ops();
   ASSERT_NE(ops, nullptr);
   ASSERT_TRUE(ops->export_dmabuf);
   for (const std::uint64_t bytes : {std::uint64_t{1000}, std::uint64_t{(3u << 20) + 123}}) {

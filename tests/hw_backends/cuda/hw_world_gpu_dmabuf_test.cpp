@@ -1,5 +1,5 @@
 // The dma-buf wiring end to end on a real GPU, short of a NIC: HwEnv
-// allocates GPU regions through the CUDA backend (install_gpu_memory_ops)
+// allocates GPU regions through the CUDA backend (cuda::gpu_memory_ops, HwWorldConfig::gpu_memory)
 // on a node whose transport declares RegionKind::dmabuf. The test
 // transport ("tcp_dmabuf_probe_test", TCP underneath) stands where ibverbs'
 // ibv_reg_dmabuf_mr would: it checks that the fd it is handed is a live
@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "hw_backends/cuda/cuda_device.hpp"
-#include "hw_backends/cuda/gpu_memory_install.hpp"
-#include "hw_backends/hw_node.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw_backends/cuda/cuda_gpu_memory.hpp"
+#include "hw/hw_node.hpp"
+#include "hw/hw_world.hpp"
 #include "tests/hw_backends/wrapped_tcp_transport.hpp"
 #include "transports/transport.hpp"
 
@@ -124,13 +124,13 @@ const bool k_probe_registered = register_wrapped_tcp(
 TEST(HwWorldGpuDmabuf, GpuRegionsReachADmabufTransportAsLiveFdsClosedOnFree) {
   if (Status s = cuda::cuda_available(); !s.ok()) GTEST_SKIP() << s.message();
   ASSERT_TRUE(k_probe_registered);
-  ASSERT_TRUE(cuda::install_gpu_memory_ops().ok());
   {
     std::lock_guard lock(seen_mu());
     seen().clear();
   }
   HwWorldConfig config;
   config.transport = std::string(k_probe_transport);
+  config.gpu_memory = cuda::gpu_memory_ops();
   HwWorld world(config);
   struct Probe final : Service {
     explicit Probe(Env& env) : env_(env) {}

@@ -15,8 +15,8 @@
 #include "core/services/storage_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "hw_backends/cuda/cuda_device.hpp"
-#include "hw_backends/cuda/gpu_memory_install.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw_backends/cuda/cuda_gpu_memory.hpp"
+#include "hw/hw_world.hpp"
 
 namespace sluice::hw {
 namespace {
@@ -85,14 +85,14 @@ class GpuReadBack final : public Workload {
 };
 
 TEST(HwWorldGpuRead, ClientReadsIntoGpuMemoryOverTcpWithTheBouncePathVerifiedOnTheGpu) {
-  const Status installed = cuda::install_gpu_memory_ops();
-  if (!installed.ok()) GTEST_SKIP() << installed.message();
+  if (Status s = cuda::cuda_available(); !s.ok()) GTEST_SKIP() << s.message();
   char templ[] = "/tmp/sluice-gpu-e2e-XXXXXX";
   const std::string dir = ::mkdtemp(templ);
   {
     HwWorldConfig config;
     config.storage_root = dir + "/storage";
     config.node_memory_limit_bytes = 512ULL << 20;
+    config.gpu_memory = cuda::gpu_memory_ops();
     HwWorld world(config);
     const Endpoint mgmt = world.endpoint_of(world.add_service<MgmtService>(0, MgmtConfig{}));
     MetaServiceConfig mc;
@@ -150,6 +150,7 @@ TEST(HwWorldGpuRead, WithoutTheCudaBackendGpuAllocSaysWhy) {
   {
     HwWorldConfig config;
     config.storage_root = dir + "/storage";
+    config.gpu_memory = cuda::gpu_memory_ops();  // without a device: every operation says why
     HwWorld world(config);
     struct Probe final : Service {
       explicit Probe(Env& env) : env_(env) {}
@@ -160,7 +161,6 @@ TEST(HwWorldGpuRead, WithoutTheCudaBackendGpuAllocSaysWhy) {
     };
     auto& p = world.add_service<Probe>(1);
     ASSERT_TRUE(world.start().ok());
-    cuda::install_gpu_memory_ops().ignore();  // may say unavailable: alloc must then say why
     Result<MemHandle> gpu = world.call(p, [&] { return p.env_.alloc(MemKind::gpu, 0, 4096); });
     ASSERT_FALSE(gpu.ok());
     EXPECT_EQ(gpu.status().code(), StatusCode::unavailable);

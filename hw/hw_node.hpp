@@ -5,8 +5,9 @@
 // Memory regions are real host buffers (aligned to k_direct_io_alignment_bytes
 // so that storage I/O can go O_DIRECT), zeroed, registered with the transport
 // under their region id, so a peer names one by (node, region) exactly as a
-// MemHandle does. GPU regions are cudaMalloc'd through the operations
-// hw_backends/cuda installs (cuda/gpu_memory_ops.hpp; without them alloc
+// MemHandle does. GPU regions are cudaMalloc'd through the GPU memory
+// operations the world was given (HwWorldConfig::gpu_memory, from
+// hw_backends/cuda; hw_backends/gpu_memory_ops.hpp; without them alloc
 // answers unavailable), and a transfer between a GPU region and host memory
 // of this node is a cudaMemcpy.
 //
@@ -61,7 +62,8 @@
 #include <vector>
 
 #include "core/env.hpp"
-#include "hw_backends/service_loop.hpp"
+#include "hw/service_loop.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 #include "hw_backends/storage_backend.hpp"
 #include "transports/transport.hpp"
 
@@ -95,6 +97,8 @@ class HwNode {
   // Creates the transport (listening on its rails). Called once, before start().
   Status open();
   NodeId id() const { return id_; }
+  // The world's GPU memory operations (HwWorldConfig::gpu_memory), or nullptr.
+  const GpuMemoryOps* gpu_memory() const;
   transport::PeerAddress address() const;
 
   Status add_target(TargetId target, const StorageTargetConfig& config);

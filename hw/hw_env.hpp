@@ -42,8 +42,8 @@
 #include <string_view>
 
 #include "core/env.hpp"
-#include "hw_backends/hw_node.hpp"
-#include "hw_backends/service_loop.hpp"
+#include "hw/hw_node.hpp"
+#include "hw/service_loop.hpp"
 
 namespace sluice::hw {
 

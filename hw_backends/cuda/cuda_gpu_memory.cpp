@@ -1,11 +1,11 @@
-#include "hw_backends/cuda/gpu_memory_install.hpp"
+#include "hw_backends/cuda/cuda_gpu_memory.hpp"
 
 #include <unistd.h>
 
 #include "hw_backends/cuda/cuda_device.hpp"
 #include "hw_backends/cuda/gpu_bytes.hpp"
 #include "hw_backends/cuda/gpu_dmabuf.hpp"
-#include "hw_backends/cuda/gpu_memory_ops.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 #include "hw_backends/cuda/gpu_region.hpp"
 
 namespace sluice::hw::cuda {
@@ -44,10 +44,9 @@ GpuMemoryOps make_ops() {
 
 }  // namespace
 
-Status install_gpu_memory_ops() {
+const GpuMemoryOps* gpu_memory_ops() {
   static const GpuMemoryOps k_ops = make_ops();
-  gpu_memory_ops_slot().store(&k_ops);
-  return cuda_available();
+  return &k_ops;
 }
 
 }  // namespace sluice::hw::cuda

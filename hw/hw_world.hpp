@@ -10,7 +10,7 @@
 // stop() (or the destructor). Before start() nothing runs; after stop()
 // nothing runs again.
 //
-// For tests of faults (tests/hw_backends/hw_env/hw_suite_world.hpp runs the
+// For tests of faults (tests/hw/hw_suite_world.hpp runs the
 // shared services suite on this world): a message hook that drops, delays
 // or duplicates control messages; kill/revive of one service; run_until and
 // run_until_idle, which look at the services only while every loop is
@@ -31,38 +31,32 @@
 #include <vector>
 
 #include "core/common/rng.hpp"
-#include "hw_backends/hw_env.hpp"
-#include "hw_backends/hw_node.hpp"
-#include "hw_backends/service_loop.hpp"
+#include "core/world.hpp"
+#include "hw/hw_env.hpp"
+#include "hw/hw_node.hpp"
+#include "hw/service_loop.hpp"
 #include "hw_backends/storage_backend.hpp"
 
 namespace sluice::hw {
 
 // Log lines kept in memory (the oldest are dropped past it).
 inline constexpr std::size_t k_max_world_log_lines = 100000;
-// Copies of one message a hook may ask for (more are clamped to it).
-inline constexpr std::uint32_t k_max_message_copies = 16;
 // run_until/run_until_idle look at the services at most this often: each
 // look holds every service loop between events for a moment.
 inline constexpr TimeNs k_min_check_interval_ns = 200 * k_ns_per_us;
 
-// What a message hook decides for one control message (fault injection in
-// tests; sim/sim_runtime.hpp's MessageFate is the same slot in SimEnv).
-struct MessageFate {
-  bool drop = false;           // lost: send() still answers ok
-  TimeNs extra_delay_ns = 0;   // > 0: sent this much later (copy c another c ns later)
-  std::uint32_t copies = 1;    // 2: duplicated (clamped to k_max_message_copies; 0 drops)
-};
-// Called by HwEnv::send on the sending service's thread, for every message
-// (also between services of one node), before it leaves; concurrently from
-// several services, so it must be thread-safe. It may call kill/revive/alive,
-// counter and log on the world; it must not call run_until, run_until_idle,
-// wait_until, call, stop or add_service (they wait for the services).
-using MessageHook = std::function<MessageFate(const Endpoint& from, const Endpoint& to, const proto::Message& m)>;
-// A fault on the data path, for tests: extra real time before a transfer
-// `self` started is posted to the transport (0: none). Called on the
-// starting service's thread, concurrently from several: thread-safe.
-using TransferHook = std::function<TimeNs(const Endpoint& self, const TransferSpec& spec)>;
+// Message and transfer hooks (core/world.hpp). In this world a message hook
+// is called by HwEnv::send on the sending service's thread, for every
+// message (also between services of one node), before it leaves;
+// concurrently from several services, so it must be thread-safe. It may call
+// kill/revive/alive, counter and log on the world; it must not call
+// run_until, run_until_idle, wait_until, call, stop or add_service (they wait
+// for the services). A transfer hook gives extra real time before a transfer
+// is posted to the transport; it is called on the starting service's thread,
+// concurrently from several.
+// run_until's bounds when the caller gives none (the World contract's run_until(done)).
+inline constexpr std::uint64_t k_default_run_max_events = 50'000'000;
+inline constexpr TimeNs k_default_run_max_wait_ns = 600 * k_ns_per_s;
 
 // Where one node's transport lives when the world is spread over network
 // namespaces (an emulated cluster, scenarios/emulate/netns_cluster.hpp):
@@ -97,6 +91,11 @@ struct HwWorldConfig {
   MessageHook message_hook;
   // Fault injection on the data path (see TransferHook); empty: none.
   TransferHook transfer_hook;
+  // GPU memory (cudaMalloc, copies, pattern kernels, dma-buf export):
+  // hw_backends/cuda's cuda::gpu_memory_ops(), or a fake in tests. nullptr:
+  // alloc(MemKind::gpu) answers unavailable with the reason. Not owned; it
+  // outlives the world.
+  const GpuMemoryOps* gpu_memory = nullptr;
   // Wraps each target's backend when it is made (e.g. in a
   // FaultyStorageBackend, hw_backends/faulty_storage_backend.hpp); called
   // from add_target on the owner's thread. Empty: the backend as made.
@@ -120,13 +119,7 @@ class HwWorld {
   S& add_service(NodeId node, Args&&... args) {
     Endpoint ep;
     Entry e = new_entry(node, ep);
-    // restart() rebuilds the service from copies of its arguments (its
-    // configuration); a service built from move-only arguments cannot restart.
-    if constexpr ((std::is_copy_constructible_v<std::decay_t<Args>> && ...)) {
-      e.factory = [... copies = std::decay_t<Args>(args)](Env& env) -> std::unique_ptr<Service> {
-        return std::make_unique<S>(env, copies...);
-      };
-    }
+    e.factory = restart_factory<S>(args...);
     auto service = std::make_unique<S>(*e.env, std::forward<Args>(args)...);
     S& ref = *service;
     e.loop->bind(service.get());
@@ -168,7 +161,14 @@ class HwWorld {
   [[nodiscard]] Status restart(Endpoint service);
 
   Endpoint endpoint_of(const Service& service) const;
+  // The Env of a service of this world (asserted). Use it on the service's
+  // loop thread (call()), or before start().
+  Env& env_of(const Service& service);
   TimeNs now() const;
+  // The hooks (see above); set before start() (asserted): the service
+  // threads read them without a lock.
+  void set_message_hook(MessageHook hook);
+  void set_transfer_hook(TransferHook hook);
 
   // Runs fn on the service's loop thread, between its events, and returns
   // fn's result: the race-free way to read a running service's state.
@@ -190,7 +190,8 @@ class HwWorld {
   // whether done() held. done() runs while every service loop is between
   // events, so it may read services' state directly (what it saw true was
   // written before). Not from a service thread.
-  bool run_until(const std::function<bool()>& done, std::uint64_t max_events, TimeNs max_wait_ns);
+  bool run_until(const std::function<bool()>& done, std::uint64_t max_events = k_default_run_max_events,
+                 TimeNs max_wait_ns = k_default_run_max_wait_ns);
   // Starts the world if needed and lets `duration_ns` of real time pass
   // while the services run on their threads (the real world's run_for).
   void run_for(TimeNs duration_ns);
@@ -232,7 +233,7 @@ class HwWorld {
     std::unique_ptr<ServiceLoop> loop;
     std::unique_ptr<HwEnv> env;
     std::unique_ptr<Service> service;
-    std::function<std::unique_ptr<Service>(Env&)> factory;  // empty: cannot restart
+    ServiceFactory factory;  // empty: cannot restart
     std::vector<std::unique_ptr<Service>> retired;         // instances replaced by restart()
     bool deferred = false;
   };

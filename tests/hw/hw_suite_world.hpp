@@ -1,9 +1,8 @@
 // HwSuiteWorld: TestWorld's surface on HwEnv, so that TestCluster
 // (BasicTestCluster<HwSuiteWorld>) and the shared services suite
 // (tests/core/services/fs_shared_suite.hpp) run on real threads, loopback
-// TCP and chunk files, in one process. It wraps an hw::HwWorld and adds
-// TestWorld's message fault rules (drop / delay / duplicate, one rule per
-// message, first match with uses left) through the world's message hook.
+// TCP and chunk files, in one process. It wraps an hw::HwWorld and applies
+// the test's fault rules (core/world.hpp) through the world's hooks.
 //
 // Time is real: run_until and run_until_idle are bounded by
 // k_max_run_wall_ns of wall time besides their event counts (a hang becomes
@@ -25,7 +24,8 @@
 #include <string_view>
 #include <vector>
 
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
+#include "tests/support/fault_rules.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {
@@ -51,6 +51,7 @@ class HwSuiteWorld {
     return world_->add_service<S>(node, std::forward<Args>(args)...);
   }
   Endpoint endpoint_of(const Service& service) const { return world_->endpoint_of(service); }
+  Env& env_of(const Service& service) { return world_->env_of(service); }
   // A target directory under the storage root (a test failure if it cannot be made).
   void add_target(TargetId target, NodeId node);
   NodeId node_of_target(TargetId target) const { return world_->node_of_target(target); }
@@ -67,9 +68,12 @@ class HwSuiteWorld {
 
   // Fault rules: the match functions run one at a time (under a lock), on
   // the sending service's thread.
-  void add_fault(MessageFault fault);
-  void add_transfer_fault(TransferFault fault);
-  void clear_faults();
+  void add_fault(MessageRule rule) { rules_.add(std::move(rule)); }
+  void add_transfer_fault(TransferRule rule) { rules_.add(std::move(rule)); }
+  void clear_faults() { rules_.clear(); }
+  // Replaces the rules' hooks (before start(); the rules then no longer apply).
+  void set_message_hook(MessageHook hook) { world_->set_message_hook(std::move(hook)); }
+  void set_transfer_hook(TransferHook hook) { world_->set_transfer_hook(std::move(hook)); }
   void kill(Endpoint service) { world_->kill(service); }
   void revive(Endpoint service) { world_->revive(service); }
   // A fresh instance at the same endpoint (hw::HwWorld::restart).
@@ -84,12 +88,8 @@ class HwSuiteWorld {
   std::uint64_t messages_dropped() const { return world_->messages_dropped(); }
 
  private:
-  hw::MessageFate apply_faults(const Endpoint& from, const Endpoint& to, const proto::Message& message);
-
   std::string storage_root_;
-  std::mutex faults_mu_;
-  std::vector<MessageFault> faults_;
-  std::vector<TransferFault> transfer_faults_;
+  FaultRules rules_;
   mutable std::mutex samples_mu_;
   mutable std::map<std::string, Distribution, std::less<>> samples_;
   std::unique_ptr<hw::HwWorld> world_;  // last: stopped and destroyed first

@@ -1,11 +1,16 @@
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <future>
 #include <thread>
 
+#include "core/common/assert.hpp"
+
 namespace sluice::hw {
+
+static_assert(World<HwWorld>, "HwWorld keeps the World contract (core/world.hpp)");
 
 HwWorld::HwWorld(HwWorldConfig config)
     : config_(std::move(config)), epoch_(ServiceLoop::Clock::now()), root_rng_(config_.seed) {}
@@ -141,7 +146,7 @@ void HwWorld::revive(Endpoint service) {
 Status HwWorld::restart(Endpoint service) {
   ServiceLoop* loop = nullptr;
   HwEnv* env = nullptr;
-  std::function<std::unique_ptr<Service>(Env&)> factory;
+  ServiceFactory factory;
   {
     std::shared_lock lock(topology_mu_);
     auto it = entries_.find(service);
@@ -189,6 +194,25 @@ Endpoint HwWorld::endpoint_of(const Service& service) const {
     if (e.service.get() == &service) return ep;
   }
   return {};
+}
+
+Env& HwWorld::env_of(const Service& service) {
+  std::shared_lock lock(topology_mu_);
+  for (auto& [ep, e] : entries_) {
+    if (e.service.get() == &service) return *e.env;
+  }
+  SLUICE_ASSERT_MSG(false, "env_of: " + service.name() + " is not a service of this world");
+  std::abort();  // not reached
+}
+
+void HwWorld::set_message_hook(MessageHook hook) {
+  SLUICE_ASSERT_MSG(!started_, "a hardware world's hooks are set before start()");
+  config_.message_hook = std::move(hook);
+}
+
+void HwWorld::set_transfer_hook(TransferHook hook) {
+  SLUICE_ASSERT_MSG(!started_, "a hardware world's hooks are set before start()");
+  config_.transfer_hook = std::move(hook);
 }
 
 TimeNs HwWorld::now() const {

@@ -1,4 +1,4 @@
-#include "hw_backends/service_loop.hpp"
+#include "hw/service_loop.hpp"
 
 #include <algorithm>
 

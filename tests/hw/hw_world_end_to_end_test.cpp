@@ -16,7 +16,7 @@
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "core/workloads/file_sweep.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 
 namespace sluice::hw {
 namespace {

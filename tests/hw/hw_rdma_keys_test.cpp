@@ -25,11 +25,11 @@
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "core/workloads/file_sweep.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
-#include "hw_backends/cuda/gpu_memory_ops.hpp"
-#include "tests/hw_backends/hw_env/fake_gpu_ops.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
+#include "tests/hw/fake_gpu_ops.hpp"
 #include "tests/hw_backends/wrapped_tcp_transport.hpp"
 #include "transports/transport.hpp"
 
@@ -365,7 +365,9 @@ struct GpuSweepOutcome {
 // (the client's planner may reach GPU memory) over `transport`.
 GpuSweepOutcome gpu_sweep(const std::string& transport, FakeGpu& gpu) {
   TempDir dir;
-  HwWorld world(keyed_config(dir, transport, 1));
+  HwWorldConfig config = keyed_config(dir, transport, 1);
+  config.gpu_memory = gpu.ops();
+  HwWorld world(config);
   const Endpoint mgmt = world.endpoint_of(world.add_service<MgmtService>(0, MgmtConfig{}));
   const Endpoint barrier = world.endpoint_of(world.add_service<BarrierService>(0));
   MetaServiceConfig mc;
@@ -453,7 +455,9 @@ TEST(HwGpuDirect, WithoutCudaRegionsAGpuRegionHasNoKeyAndDirectTransfersAreRefus
   ASSERT_TRUE(k_keyed_registered);
   FakeGpu gpu;
   TempDir dir;
-  HwWorld world(keyed_config(dir, std::string(k_keyed), 1));
+  HwWorldConfig config = keyed_config(dir, std::string(k_keyed), 1);
+  config.gpu_memory = gpu.ops();
+  HwWorld world(config);
   ProbePair p = add_probes(world);
   ASSERT_TRUE(world.start().ok());
   const Status st = world.call(*p.owner, [&] {

@@ -1,7 +1,7 @@
 // FakeGpu: "GPU memory" in host memory, for HwNode/HwEnv's GPU plumbing
-// without a GPU. It installs the operations the CUDA backend would
-// (hw_backends/cuda/gpu_memory_ops.hpp) for its lifetime and restores the
-// previous slot after; create it before the world starts.
+// without a GPU. It makes the operations the CUDA backend would
+// (hw_backends/gpu_memory_ops.hpp); a world takes them in its config
+// (HwWorldConfig::gpu_memory = gpu.ops()) and must not outlive it.
 //
 // - copies counts the copies between "GPU" and host memory (a bounce is one;
 //   the GPU-direct path has none);
@@ -9,7 +9,7 @@
 //   the dma-buf fd (offset k_fake_dmabuf_offset_bytes), so a test can tell
 //   that the owner closed it: the read end, kept here, then reads EOF;
 // - refuse_dmabuf_exports(why) makes exports fail with `why` (a driver
-//   without dma-buf support); without_dmabuf_export() empties the slot (a
+//   without dma-buf support); without_dmabuf_export() empties the export operation (a
 //   backend that cannot export at all).
 #pragma once
 
@@ -26,7 +26,7 @@
 
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
-#include "hw_backends/cuda/gpu_memory_ops.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 
 namespace sluice::hw {
 
@@ -35,7 +35,7 @@ inline constexpr std::uint64_t k_fake_dmabuf_offset_bytes = 4096;
 
 class FakeGpu {
  public:
-  FakeGpu() : previous_(gpu_memory_ops_slot().load()) {
+  FakeGpu() {
     ops_.name = "fake_gpu";
     ops_.alloc = [](std::uint16_t, std::uint64_t bytes) -> Result<std::byte*> {
       auto* p = static_cast<std::byte*>(std::calloc(1, bytes));
@@ -69,14 +69,15 @@ class FakeGpu {
       export_read_ends_.push_back(ends[0]);
       return GpuDmabuf{ends[1], k_fake_dmabuf_offset_bytes, k_fake_dmabuf_offset_bytes + bytes};
     };
-    gpu_memory_ops_slot().store(&ops_);
   }
   ~FakeGpu() {
-    gpu_memory_ops_slot().store(previous_);
     for (int fd : export_read_ends_) ::close(fd);
   }
   FakeGpu(const FakeGpu&) = delete;
   FakeGpu& operator=(const FakeGpu&) = delete;
+
+  // For HwWorldConfig::gpu_memory; valid while this FakeGpu lives.
+  const GpuMemoryOps* ops() const { return &ops_; }
 
   void refuse_dmabuf_exports(Status why) {
     std::lock_guard lock(mu_);
@@ -98,7 +99,6 @@ class FakeGpu {
   std::atomic<std::uint64_t> copies{0};
 
  private:
-  const GpuMemoryOps* previous_;
   GpuMemoryOps ops_;
   mutable std::mutex mu_;
   std::optional<Status> refusal_;

@@ -1,12 +1,12 @@
-#include "hw_backends/hw_env.hpp"
+#include "hw/hw_env.hpp"
 
 #include <algorithm>
 
 #include "core/common/pattern.hpp"
 #include "core/proto/codec.hpp"
 #include "core/proto/crc32c.hpp"
-#include "hw_backends/cuda/gpu_memory_ops.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
+#include "hw/hw_world.hpp"
 
 namespace sluice::hw {
 
@@ -106,7 +106,7 @@ OpId HwEnv::timer(TimeNs delay_ns) {
 OpId HwEnv::checksum(const MemHandle& range) {
   Completion c;
   Result<std::span<std::byte>> bytes = node_.resolve(range, "checksum range");
-  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  const GpuMemoryOps* gpu = node_.gpu_memory();
   if (!bytes.ok()) {
     c.status = bytes.status();
   } else if (range.kind == MemKind::gpu) {  // GPU bytes: copied out through pinned staging, CRC on the host
@@ -130,7 +130,7 @@ OpId HwEnv::checksum(const MemHandle& range) {
 OpId HwEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
   Completion c;
   Result<std::span<std::byte>> bytes = node_.resolve(range, "fill range");
-  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  const GpuMemoryOps* gpu = node_.gpu_memory();
   if (!bytes.ok()) {
     c.status = bytes.status();
   } else if (range.kind == MemKind::gpu) {  // written by a kernel on the GPU
@@ -147,7 +147,7 @@ OpId HwEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
 OpId HwEnv::verify(const MemHandle& range, const PatternSpec& pattern) {
   Completion c;
   Result<std::span<std::byte>> bytes = node_.resolve(range, "verify range");
-  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  const GpuMemoryOps* gpu = node_.gpu_memory();
   std::optional<std::size_t> gpu_bad;
   if (bytes.ok() && range.kind == MemKind::gpu) {  // checked by a kernel on the GPU
     Result<std::optional<std::uint64_t>> found =

@@ -1,14 +1,13 @@
 // GpuMemoryOps: how HwNode and HwEnv reach GPU memory without linking CUDA.
 //
-// sluice_hw (HwWorld, HwNode, HwEnv) builds everywhere; GPU memory needs
-// hw_backends/cuda, which links the CUDA runtime. So the hardware world asks
-// this process-wide slot for the operations; hw_backends/cuda fills it
-// (install_gpu_memory_ops() in gpu_memory_install.hpp). Empty slot: the
-// world answers alloc(MemKind::gpu) with unavailable, as before.
+// sluice_hw (hw/: HwWorld, HwNode, HwEnv) builds everywhere; GPU memory needs
+// hw_backends/cuda, which links the CUDA runtime. So the hardware world is
+// handed the operations in its config (HwWorldConfig::gpu_memory):
+// hw_backends/cuda's cuda::gpu_memory_ops() (cuda_gpu_memory.hpp), or a fake
+// in tests. None: the world answers alloc(MemKind::gpu) with unavailable.
 // Header-only on purpose: sluice_hw includes it without depending on sluice_hw_cuda.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -51,11 +50,5 @@ struct GpuMemoryOps {
   // caller then falls back. May be empty: this backend exports nothing.
   std::function<Result<GpuDmabuf>(std::uint16_t device, std::byte* data, std::uint64_t bytes)> export_dmabuf;
 };
-
-// The installed operations, or nullptr.
-inline std::atomic<const GpuMemoryOps*>& gpu_memory_ops_slot() {
-  static std::atomic<const GpuMemoryOps*> slot{nullptr};
-  return slot;
-}
 
 }  // namespace sluice::hw

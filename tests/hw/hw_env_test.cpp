@@ -13,7 +13,7 @@
 
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 
 namespace sluice::hw {
 namespace {

@@ -3,7 +3,7 @@
 // here with every service on its own thread, loopback TCP between nodes and
 // chunks in real files (hw_suite_world.hpp).
 #include "tests/core/services/fs_shared_suite.hpp"
-#include "tests/hw_backends/hw_env/hw_suite_world.hpp"
+#include "tests/hw/hw_suite_world.hpp"
 
 namespace sluice::testing::shared_suite {
 

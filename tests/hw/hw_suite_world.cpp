@@ -1,4 +1,4 @@
-#include "tests/hw_backends/hw_env/hw_suite_world.hpp"
+#include "tests/hw/hw_suite_world.hpp"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -29,13 +29,8 @@ bool is_object_name(const std::string& name) {
 HwSuiteWorld::HwSuiteWorld(hw::HwWorldConfig config, std::string storage_root)
     : storage_root_(std::move(storage_root)) {
   config.storage_root = storage_root_ + "/targets";
-  config.message_hook = [this](const Endpoint& from, const Endpoint& to, const proto::Message& m) {
-    return apply_faults(from, to, m);
-  };
-  config.transfer_hook = [this](const Endpoint& self, const TransferSpec& spec) {
-    std::lock_guard lock(faults_mu_);
-    return apply_transfer_faults(transfer_faults_, self, spec);
-  };
+  config.message_hook = rules_.message_hook();
+  config.transfer_hook = rules_.transfer_hook();
   world_ = std::make_unique<hw::HwWorld>(std::move(config));
 }
 
@@ -80,39 +75,6 @@ void HwSuiteWorld::run_for(TimeNs duration_ns) {
   start();
   world_->run_for(duration_ns);
   world_->run_until_idle(50'000'000, k_max_run_wall_ns);
-}
-
-void HwSuiteWorld::add_fault(MessageFault fault) {
-  std::lock_guard lock(faults_mu_);
-  faults_.push_back(std::move(fault));
-}
-
-void HwSuiteWorld::add_transfer_fault(TransferFault fault) {
-  std::lock_guard lock(faults_mu_);
-  transfer_faults_.push_back(std::move(fault));
-}
-
-void HwSuiteWorld::clear_faults() {
-  std::lock_guard lock(faults_mu_);
-  faults_.clear();
-  transfer_faults_.clear();
-}
-
-hw::MessageFate HwSuiteWorld::apply_faults(const Endpoint& from, const Endpoint& to, const proto::Message& message) {
-  hw::MessageFate fate;
-  std::lock_guard lock(faults_mu_);
-  for (auto& fault : faults_) {
-    if (fault.remaining == 0) continue;
-    if (fault.match && !fault.match(from, to, message)) continue;
-    --fault.remaining;
-    switch (fault.action) {
-      case FaultAction::drop: fate.drop = true; break;
-      case FaultAction::delay: fate.extra_delay_ns += fault.delay_ns; break;
-      case FaultAction::duplicate: fate.copies = 2; break;
-    }
-    break;  // one rule per message, as TestWorld
-  }
-  return fate;
 }
 
 const Distribution* HwSuiteWorld::samples(std::string_view name) const {

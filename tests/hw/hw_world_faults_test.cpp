@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "hw_backends/hw_world.hpp"
+#include "hw/hw_world.hpp"
 #include "tests/core/services/scripted_workload.hpp"
-#include "tests/hw_backends/hw_env/hw_suite_world.hpp"
+#include "tests/hw/hw_suite_world.hpp"
 
 namespace sluice::hw {
 namespace {

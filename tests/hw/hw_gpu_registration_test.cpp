@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "hw_backends/hw_node.hpp"
-#include "hw_backends/hw_world.hpp"
-#include "tests/hw_backends/hw_env/fake_gpu_ops.hpp"
+#include "hw/hw_node.hpp"
+#include "hw/hw_world.hpp"
+#include "tests/hw/fake_gpu_ops.hpp"
 #include "tests/hw_backends/wrapped_tcp_transport.hpp"
 #include "transports/transport.hpp"
 
@@ -134,12 +134,13 @@ struct RegistrationRun {
   Counters counters;
   std::vector<std::string> logs;
 };
-RegistrationRun allocate_gpu_regions(std::size_t regions, const std::function<void(HwWorld&, Allocator&,
+RegistrationRun allocate_gpu_regions(const FakeGpu& gpu, std::size_t regions, const std::function<void(HwWorld&, Allocator&,
                                                                        const std::vector<MemHandle>&)>& inspect,
                          std::string transport = std::string(k_transport)) {
   EXPECT_TRUE(k_registered);
   HwWorldConfig config;
   config.transport = std::move(transport);
+  config.gpu_memory = gpu.ops();
   HwWorld world(config);
   Allocator& a = world.add_service<Allocator>(1);
   EXPECT_TRUE(world.start().ok());
@@ -180,7 +181,7 @@ std::map<std::uint64_t, Registered> registered_now() {
 TEST(HwGpuRegistration, PrefersDmabufWhereTheTransportDeclaresItAndClosesTheFdOnFree) {
   FakeGpu gpu;
   reset_script(Declared{true, true, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
+  const RegistrationRun run = allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
     const std::map<std::uint64_t, Registered> r = registered_now();
     ASSERT_EQ(r.size(), 2u);
     for (const MemHandle& region : h) {
@@ -210,7 +211,7 @@ TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheDriverRefusesTheExportAndSay
   FakeGpu gpu;
   gpu.refuse_dmabuf_exports(error(StatusCode::unavailable, "fake driver: CUDA_ERROR_NOT_SUPPORTED"));
   reset_script(Declared{true, true, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(3, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
+  const RegistrationRun run = allocate_gpu_regions(gpu, 3, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
     const std::map<std::uint64_t, Registered> r = registered_now();
     ASSERT_EQ(r.size(), 3u);
     for (const MemHandle& region : h) EXPECT_EQ(r.at(region.region).kind, transport::RegionKind::cuda);
@@ -226,7 +227,7 @@ TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheTransportRefusesTheDmabufAnd
   FakeGpu gpu;
   reset_script(Declared{true, true, error(StatusCode::unavailable, "ibv_reg_dmabuf_mr: Operation not supported"),
                         std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
+  const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
     EXPECT_EQ(registered_now().at(h[0].region).kind, transport::RegionKind::cuda);
     ASSERT_EQ(gpu.exports(), 1u);
     EXPECT_TRUE(gpu.export_closed(0)) << "an export the transport did not take is closed at once";
@@ -241,7 +242,7 @@ TEST(HwGpuRegistration, LeavesTheRegionOnTheBouncePathWhenNoDeclaredWayWorks) {
   gpu.refuse_dmabuf_exports(error(StatusCode::unavailable, "fake driver: no dma-buf"));
   reset_script(Declared{true, true, std::nullopt,
                         error(StatusCode::unavailable, "ibv_reg_mr: Bad address (GPU memory needs nvidia-peermem loaded)")});
-  const RegistrationRun run = allocate_gpu_regions(2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
+  const RegistrationRun run = allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
     EXPECT_TRUE(registered_now().empty());
     const Status st = world.call(a, [&] { return a.env().remote_access(h[0], 0, 2).status(); });
     EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
@@ -259,7 +260,7 @@ TEST(HwGpuRegistration, ABackendThatCannotExportFallsBackWithThatReason) {
   FakeGpu gpu;
   gpu.without_dmabuf_export();
   reset_script(Declared{true, false, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>&) {
+  const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>&) {
     EXPECT_TRUE(registered_now().empty());
   });
   EXPECT_EQ(run.counters.bounce, 1.0);
@@ -272,7 +273,7 @@ TEST(HwGpuRegistration, ABackendThatCannotExportFallsBackWithThatReason) {
 TEST(HwGpuRegistration, TakesPeerMemoryWithoutAFallbackWhereDmabufIsNotDeclared) {
   FakeGpu gpu;
   reset_script(Declared{false, true, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
+  const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
     EXPECT_EQ(registered_now().at(h[0].region).kind, transport::RegionKind::cuda);
   });
   EXPECT_EQ(gpu.exports(), 0u) << "no export is asked for a transport that cannot take it";
@@ -283,7 +284,7 @@ TEST(HwGpuRegistration, TakesPeerMemoryWithoutAFallbackWhereDmabufIsNotDeclared)
 
 TEST(HwGpuRegistration, OverTcpGpuRegionsBounceByPlanWithNothingCountedAsAFallback) {
   FakeGpu gpu;
-  const RegistrationRun run = allocate_gpu_regions(2, [](HwWorld&, Allocator&, const std::vector<MemHandle>&) {}, "tcp");
+  const RegistrationRun run = allocate_gpu_regions(gpu, 2, [](HwWorld&, Allocator&, const std::vector<MemHandle>&) {}, "tcp");
   EXPECT_EQ(gpu.exports(), 0u);
   EXPECT_EQ(run.counters.bounce, 2.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 0.0);

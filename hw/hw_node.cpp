@@ -1,4 +1,4 @@
-#include "hw_backends/hw_node.hpp"
+#include "hw/hw_node.hpp"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "core/proto/codec.hpp"
-#include "hw_backends/cuda/gpu_memory_ops.hpp"
-#include "hw_backends/hw_world.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
+#include "hw/hw_world.hpp"
 
 namespace sluice::hw {
 namespace {
@@ -27,9 +27,11 @@ std::uint64_t frame_tag(ServiceIndex from, ServiceIndex to) { return (std::uint6
 
 HwNode::HwNode(HwWorld& world, NodeId id) : world_(world), id_(id) {}
 
+const GpuMemoryOps* HwNode::gpu_memory() const { return world_.config().gpu_memory; }
+
 HwNode::~HwNode() {
   stop();
-  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  const GpuMemoryOps* gpu = gpu_memory();
   for (auto& [region_id, region] : regions_) {
     if (region.window) {
       if (region.dmabuf_fd >= 0) ::close(region.dmabuf_fd);
@@ -117,10 +119,10 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
                                 GpuRegistration* gpu_registration) {
   const std::string where = "node " + std::to_string(id_) + " alloc";
   if (bytes == 0) return error(StatusCode::invalid_argument, where + " of 0 bytes");
-  const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+  const GpuMemoryOps* gpu = gpu_memory();
   if (kind == MemKind::gpu && gpu == nullptr) {
     return error(StatusCode::unavailable,
-                 where + ": GPU memory needs the CUDA backend (hw_backends/cuda install_gpu_memory_ops()), "
+                 where + ": GPU memory needs the CUDA backend (HwWorldConfig::gpu_memory: hw_backends/cuda gpu_memory_ops()), "
                          "which this program did not install");
   }
   const std::uint64_t limit = world_.config().node_memory_limit_bytes;
@@ -188,7 +190,7 @@ void HwNode::free(const MemHandle& region) {
     // dma-buf fd goes after the transport let go of it, the memory last.
     if (freed.registered && transport_) transport_->deregister_region(region.region).ignore();
     if (freed.dmabuf_fd >= 0) ::close(freed.dmabuf_fd);
-    if (const GpuMemoryOps* gpu = gpu_memory_ops_slot().load()) gpu->free(freed.device, data);
+    if (const GpuMemoryOps* gpu = gpu_memory()) gpu->free(freed.device, data);
     return;
   }
   // Waits for incoming transfers into the region to finish, then releases it.
@@ -361,7 +363,7 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
     if (!dst.ok()) return fail(dst.status());
     if (spec.src.kind == MemKind::gpu || spec.dst.kind == MemKind::gpu) {
       // cudaMemcpy between a GPU region and host/pinned memory (or GPU to GPU).
-      const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+      const GpuMemoryOps* gpu = gpu_memory();
       const std::uint16_t device = spec.dst.kind == MemKind::gpu ? spec.dst.device : spec.src.device;
       Status copied = gpu == nullptr ? error(StatusCode::unavailable, "GPU transfer without the CUDA backend")
                                      : gpu->copy(device, dst->data(), src->data(), src->size());
@@ -448,7 +450,7 @@ GpuRegistration HwNode::register_gpu_region(std::uint32_t region_id, std::byte* 
                                   " of GPU " + std::to_string(device) + " (" + std::to_string(bytes) + " bytes)";
   const std::string transport_name(transport_->name());
   if (caps.reaches(transport::RegionKind::dmabuf)) {
-    const GpuMemoryOps* gpu = gpu_memory_ops_slot().load();
+    const GpuMemoryOps* gpu = gpu_memory();
     Result<GpuDmabuf> exported =
         gpu == nullptr || !gpu->export_dmabuf
             ? Result<GpuDmabuf>(error(StatusCode::unavailable, "the GPU backend exports no dma-bufs"))

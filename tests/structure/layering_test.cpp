@@ -1,0 +1,80 @@
+// The layering above core/ (docs/design.md#the-dependency-rule): the two
+// worlds (sim/, hw/) never include each other; the mechanism folders
+// (transports/, hw_backends/) and analysis/ include no world; the repository
+// explains itself (nothing points outside it); invariants use SLUICE_ASSERT,
+// which stays on in every build type, not assert().
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "tests/structure/source_scan.hpp"
+
+namespace {
+
+using sluice::structure::join;
+using sluice::structure::offending_lines;
+
+const std::regex& includes(const char* folders) {
+  static thread_local std::regex r;
+  r = std::regex(std::string(R"(#include *[<"]()") + folders + ")/");
+  return r;
+}
+
+TEST(Layering, SimAndHwNeverIncludeEachOther) {
+  auto hits = offending_lines({"sim"}, includes("hw|hw_backends"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+  hits = offending_lines({"hw"}, includes("sim"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+TEST(Layering, MechanismFoldersIncludeNoWorld) {
+  const auto hits = offending_lines({"transports", "hw_backends"}, includes("sim|hw|scenarios|analysis|tests"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+TEST(Layering, AnalysisIncludesNoWorld) {
+  const auto hits = offending_lines({"analysis"}, includes("sim|hw|hw_backends|transports|scenarios|tests"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+TEST(Layering, TheScanSeesEachFolder) {
+  // Guards the tests above against passing vacuously on a wrong path.
+  for (const char* folder : {"sim", "hw", "transports", "hw_backends", "analysis"}) {
+    EXPECT_GT(offending_lines({folder}, std::regex("#include")).size(), 5u) << folder;
+  }
+}
+
+bool is_text(const std::filesystem::path& p) {
+  const auto ext = p.extension();
+  return sluice::structure::is_source(p) || ext == ".md" || ext == ".lua" || ext == ".txt" || ext == ".sh" ||
+         ext == ".py" || ext == ".json" || p.filename() == "Makefile" || p.filename() == "CMakeLists.txt";
+}
+
+TEST(Repository, PointsNowhereOutsideItself) {
+  // The background documents of the project's first round lived beside the
+  // repository; a clone has none of them. docs/ and CONTRIBUTING.md say it all.
+  const std::regex outside(R"(\.\./shared|DESIGN\.md|SEEDS\.md|STYLE\.md)");
+  auto hits = offending_lines({"core", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis", "tests",
+                               "lua_scripts", "docs", "scripts", ".ci"},
+                              outside, is_text);
+  for (const char* file : {"README.md", "CONTRIBUTING.md", "Makefile", "CMakeLists.txt"}) {
+    std::ifstream in(std::filesystem::path(SLUICE_SOURCE_DIR) / file);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (std::regex_search(line, outside)) hits.push_back(std::string(file) + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  // This test names the patterns it looks for.
+  std::erase_if(hits, [](const std::string& h) { return h.find("layering_test.cpp") != std::string::npos; });
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+TEST(Invariants, CoreAssertsWithSluiceAssertNotAssert) {
+  const auto hits = offending_lines({"core"}, std::regex(R"((^|[^_A-Za-z])assert\(|#include <cassert>)"));
+  EXPECT_TRUE(hits.empty()) << "assert() is compiled out under NDEBUG (every default build): use SLUICE_ASSERT\n"
+                            << join(hits);
+}
+
+}  // namespace
