@@ -86,9 +86,9 @@ sanitize: deps
 	  ctest --test-dir $(SAN_BUILD) --output-on-failure --timeout 1200 -R 'EmulateMpi'
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_TSAN=ON -DSLUICE_WITH_CUDA=OFF $(CMAKE_FLAGS)
-	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_transports test_hw_backends test_hw_env test_emulate test_soak
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target test_base test_transports test_hw_backends test_hw_env test_emulate test_soak
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --test-dir $(TSAN_BUILD) \
-	  --output-on-failure -j $(JOBS) --timeout 1200 -L 'transports|hw_backends|hw_env|emulate' \
+	  --output-on-failure -j $(JOBS) --timeout 1200 -L 'base|transports|hw_backends|hw_env|emulate' \
 	  -E 'ScriptCalibrationNetns'
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" ctest --test-dir $(TSAN_BUILD) \
 	  --output-on-failure -j $(JOBS) --timeout 1200 -R 'SoakHwEnv|FaultyBackend'

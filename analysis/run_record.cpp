@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 
+#include "core/common/byte_size.hpp"
+
 namespace sluice::analysis {
 namespace {
 
@@ -200,14 +202,25 @@ Result<double> parse_quantity(const std::string &text) {
   } catch (const std::exception &) {
     return error(StatusCode::invalid_argument, "quantity: \"" + text + "\" is not a number");
   }
+  if (!std::isfinite(v)) return error(StatusCode::invalid_argument, "quantity: \"" + text + "\" not finite");
+  if (used == text.size()) return v;  // a plain number: a count, or a value in its unit already
   std::string unit;
   for (std::size_t i = used; i < text.size(); ++i) {
     if (!std::isspace(static_cast<unsigned char>(text[i]))) {
       unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
     }
   }
-  if (unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bit") == 0) unit.resize(unit.size() - 3);
-  else if (unit.size() >= 2 && unit.compare(unit.size() - 2, 2, "/s") == 0) unit.resize(unit.size() - 2);
+  const bool bits = unit.size() >= 3 && unit.compare(unit.size() - 3, 3, "bit") == 0;
+  const bool per_s = unit.size() >= 2 && unit.compare(unit.size() - 2, 2, "/s") == 0;
+  if (!bits && !per_s) {
+    // A size: the tree's one size grammar (binary units; "4MB" is refused).
+    Result<std::uint64_t> bytes = parse_size(text);
+    if (!bytes.ok()) return error(StatusCode::invalid_argument, "quantity: " + bytes.status().message());
+    return static_cast<double>(*bytes);
+  }
+  // A rate, decimal as links and storage are quoted (1Gbit, 200mbit, 12.5GB/s)
+  // or binary (2GiB/s); a "bit" rate stays in bits.
+  unit.resize(unit.size() - (bits ? 3 : 2));
   if (!unit.empty() && unit.back() == 'b') unit.pop_back();
   double m = 1;
   if (unit.empty()) m = 1;

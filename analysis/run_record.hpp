@@ -70,9 +70,12 @@ Result<std::vector<RunRecord>> load_runs(const std::string &path);
 // are the same experiment.
 std::string point_key(const RunRecord &run, const std::vector<std::string> &ignored = {});
 
-// A parameter as a number: accepts plain numbers and sizes/rates with
-// suffixes (4MiB, 1M, 200mbit, 1Gbit, 2KiB; decimal k/M/G, binary Ki/Mi/Gi;
-// "bit" suffixes give bits). invalid_argument otherwise.
+// A parameter as a number: a plain number ("4", "200000000.0"), a size in the
+// tree's one size grammar (core/common/byte_size.hpp: "4MiB", "2KiB", "4096";
+// "4MB", "1M" and "1.5k" are refused, as ambiguous), or a rate ending in
+// "/s" or "bit" with a decimal (k/M/G/T) or binary (Ki/Mi/Gi) prefix
+// ("200mbit", "1Gbit", "12.5GB/s"; "bit" rates stay in bits).
+// invalid_argument naming the text otherwise.
 Result<double> parse_quantity(const std::string &text);
 
 }  // namespace sluice::analysis

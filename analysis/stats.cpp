@@ -14,14 +14,6 @@ std::vector<double> finite_sorted(std::vector<double> samples) {
   return samples;
 }
 
-double sorted_percentile(const std::vector<double> &sorted, double q) {
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
-}
-
 Status check_q(double q, const char *where) {
   if (!(q >= 0.0 && q <= 1.0)) {
     return error(StatusCode::invalid_argument, std::string(where) + ": quantile " + std::to_string(q) +
@@ -31,13 +23,6 @@ Status check_q(double q, const char *where) {
 }
 
 }  // namespace
-
-Result<double> percentile(std::vector<double> samples, double q) {
-  if (Status st = check_q(q, "percentile"); !st.ok()) return st;
-  const std::vector<double> sorted = finite_sorted(std::move(samples));
-  if (sorted.empty()) return error(StatusCode::invalid_argument, "percentile: no finite sample");
-  return sorted_percentile(sorted, q);
-}
 
 Result<double> median(std::vector<double> samples) { return percentile(std::move(samples), 0.5); }
 
@@ -54,7 +39,7 @@ Result<double> mad(std::vector<double> samples) {
 Result<double> iqr(std::vector<double> samples) {
   const std::vector<double> sorted = finite_sorted(std::move(samples));
   if (sorted.empty()) return error(StatusCode::invalid_argument, "iqr: no finite sample");
-  return sorted_percentile(sorted, 0.75) - sorted_percentile(sorted, 0.25);
+  return percentile_of_sorted(sorted, 0.75) - percentile_of_sorted(sorted, 0.25);
 }
 
 Result<Summary> summarize(const std::vector<double> &samples) {
@@ -67,10 +52,10 @@ Result<Summary> summarize(const std::vector<double> &samples) {
   double sum = 0;
   for (double v : sorted) sum += v;
   s.mean = sum / static_cast<double>(s.n);
-  s.median = sorted_percentile(sorted, 0.5);
-  s.p10 = sorted_percentile(sorted, 0.1);
-  s.p90 = sorted_percentile(sorted, 0.9);
-  s.iqr = sorted_percentile(sorted, 0.75) - sorted_percentile(sorted, 0.25);
+  s.median = percentile_of_sorted(sorted, 0.5);
+  s.p10 = percentile_of_sorted(sorted, 0.1);
+  s.p90 = percentile_of_sorted(sorted, 0.9);
+  s.iqr = percentile_of_sorted(sorted, 0.75) - percentile_of_sorted(sorted, 0.25);
   s.mad = *mad(sorted);
   return s;
 }

@@ -1,8 +1,9 @@
 // Statistics over repeated runs: order statistics, robust spreads, latency
 // percentiles from histograms and throughput over a time series.
 //
-// Percentiles use linear interpolation between closest ranks (Hyndman & Fan
-// 1996, definition 7; the default of R's quantile() and numpy.percentile).
+// Percentiles are the tree's one definition (core/common/percentile.hpp):
+// linear interpolation between closest ranks (Hyndman & Fan 1996, definition
+// 7; the default of R's quantile() and numpy.percentile).
 // MAD is the raw median absolute deviation (no 1.4826 normal-consistency
 // scaling), IQR = p75 - p25. Non-finite samples (a null metric in results.json)
 // are dropped before any statistic.
@@ -11,12 +12,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/common/percentile.hpp"
 #include "core/common/status.hpp"
 
 namespace sluice::analysis {
 
 // q in [0, 1]; invalid_argument on an empty sample or q outside [0, 1].
-Result<double> percentile(std::vector<double> samples, double q);
+using sluice::percentile;
 Result<double> median(std::vector<double> samples);
 // Median absolute deviation from the median.
 Result<double> mad(std::vector<double> samples);

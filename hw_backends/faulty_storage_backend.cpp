@@ -49,7 +49,7 @@ Status FaultyStorageBackend::open_fds() {
   if (epoll_fd_ < 0 || timer_fd_ < 0) {
     return error(StatusCode::io_error, "faulty storage backend: epoll/timerfd: " + std::string(std::strerror(errno)));
   }
-  for (int fd : {inner_->completion_fd(), timer_fd_}) {
+  for (int fd : {inner().completion_fd(), timer_fd_}) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = fd;
@@ -62,12 +62,15 @@ Status FaultyStorageBackend::open_fds() {
 
 FaultyStorageBackend::FaultyStorageBackend(std::unique_ptr<StorageBackend> inner, StorageFaultConfig faults,
                                            std::uint64_t seed)
-    : inner_(std::move(inner)), name_("faulty(" + std::string(inner_->name()) + ")"), faults_(faults), rng_(seed) {}
+    : StorageBackendWrapper(std::move(inner)),
+      name_("faulty(" + std::string(this->inner().name()) + ")"),
+      faults_(faults),
+      rng_(seed) {}
 
-// inner_ is declared first, so it would be destroyed last, after pending_
+// The wrapped backend would be destroyed last (with the base), after pending_
 // freed the copies that rest-flipped writes still write from: drop it first.
 FaultyStorageBackend::~FaultyStorageBackend() {
-  inner_.reset();
+  destroy_inner();
   for (int fd : {epoll_fd_, timer_fd_}) {
     if (fd >= 0) ::close(fd);
   }
@@ -170,7 +173,7 @@ Status FaultyStorageBackend::submit(const StorageRequest& request) {
 
 Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
   const Fate fate = pending_.contains(request.cookie) ? Fate::none : draw(request);
-  if (fate == Fate::none) return inner_->submit(request);
+  if (fate == Fate::none) return inner().submit(request);
   StorageRequest sent = request;
   Pending p;
   p.fate = fate;
@@ -205,7 +208,7 @@ Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
       const std::size_t rounded = (size + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
                                   k_direct_io_alignment_bytes;
       void* raw = std::aligned_alloc(k_direct_io_alignment_bytes, rounded);
-      if (raw == nullptr) return inner_->submit(request);  // no memory for the copy: no fault this time
+      if (raw == nullptr) return inner().submit(request);  // no memory for the copy: no fault this time
       p.copy = std::unique_ptr<std::byte, void (*)(void*)>(static_cast<std::byte*>(raw), &std::free);
       std::memcpy(p.copy.get(), request.buffer.data(), size);
       p.asked_crc32c = proto::crc32c(request.buffer);
@@ -215,7 +218,7 @@ Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
       break;
     }
   }
-  Status s = inner_->submit(sent);
+  Status s = inner().submit(sent);
   if (!s.ok()) return s;  // nothing was injected
   pending_.emplace(request.cookie, std::move(p));
   return ok_status();
@@ -223,7 +226,7 @@ Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
 
 std::size_t FaultyStorageBackend::poll(std::vector<StorageCompletion>& out, std::size_t max_completions) {
   const std::size_t first = out.size();
-  inner_->poll(out, max_completions);
+  inner().poll(out, max_completions);
   std::lock_guard<std::mutex> lock(mu_);
   for (std::size_t i = first; i < out.size(); ++i) {
     StorageCompletion& c = out[i];

@@ -35,8 +35,10 @@
 // held completion (readable when either is).
 //
 // Thread-safety and the rest of the contract are the inner backend's
-// (storage_backend.hpp). Buffers of a rest-flipped write are copied (aligned
-// for O_DIRECT) and kept until the completion is polled.
+// (storage_backend.hpp); the calls it does not change (capabilities,
+// io_path, stats, register_buffers) StorageBackendWrapper forwards. Buffers
+// of a rest-flipped write are copied (aligned for O_DIRECT) and kept until
+// the completion is polled.
 #pragma once
 
 #include <chrono>
@@ -48,6 +50,7 @@
 
 #include "core/common/rng.hpp"
 #include "hw_backends/storage_backend.hpp"
+#include "hw_backends/storage_backend_wrapper.hpp"
 
 namespace sluice::hw {
 
@@ -69,7 +72,7 @@ struct StorageFaultStats {
   std::uint64_t slowed = 0;  // completions held by a slowdown
 };
 
-class FaultyStorageBackend final : public StorageBackend {
+class FaultyStorageBackend final : public StorageBackendWrapper {
  public:
   // invalid_argument for a probability outside [0, 1] or a null inner backend.
   static Result<std::unique_ptr<FaultyStorageBackend>> create(std::unique_ptr<StorageBackend> inner,
@@ -77,12 +80,6 @@ class FaultyStorageBackend final : public StorageBackend {
   ~FaultyStorageBackend() override;
 
   std::string_view name() const override { return name_; }
-  const StorageCapabilities& capabilities() const override { return inner_->capabilities(); }
-  std::string io_path() const override { return inner_->io_path(); }
-  StorageStats stats() const override { return inner_->stats(); }
-  Status register_buffers(std::span<const std::span<std::byte>> buffers) override {
-    return inner_->register_buffers(buffers);
-  }
   [[nodiscard]] Status submit(const StorageRequest& request) override;
   std::size_t poll(std::vector<StorageCompletion>& out, std::size_t max_completions) override;
   int completion_fd() const override { return epoll_fd_; }
@@ -118,7 +115,6 @@ class FaultyStorageBackend final : public StorageBackend {
   static Status check(const StorageFaultConfig& faults);
   Fate draw(const StorageRequest& request);
 
-  std::unique_ptr<StorageBackend> inner_;
   std::string name_;
   mutable std::mutex mu_;
   StorageFaultConfig faults_;

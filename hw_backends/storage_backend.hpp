@@ -160,7 +160,9 @@ class StorageBackend {
 
 // ---- Registry ----------------------------------------------------------------------
 // Each backend registers itself from its own folder; programs link them
-// through the sluice_storage_backends CMake target (whole-archive).
+// through the sluice_storage_backends CMake target (whole-archive). The
+// registry is base/registry.hpp's (shared with the transports): probes and
+// every function of an entry run outside its lock.
 
 struct StorageBackendEntry {
   std::string name;
@@ -169,6 +171,9 @@ struct StorageBackendEntry {
   std::function<Result<std::unique_ptr<StorageBackend>>(const StorageTargetConfig&)> create;
 };
 
+// Adds an entry; returns true so that it can initialise a static. A second
+// entry with the same name is a bug: the process aborts with the registry's
+// message naming it (SLUICE_ASSERT, in every build type).
 bool register_storage_backend(StorageBackendEntry entry);
 
 struct StorageBackendListing {

@@ -360,7 +360,10 @@ class Transport {
 // ---- Registry -------------------------------------------------------------------
 // Each transport registers itself from its own folder (a static registrar in
 // its .cpp; the library is linked whole-archive through the sluice_transports
-// CMake target). No central list exists.
+// CMake target). No central list exists. The registry is base/registry.hpp's
+// (shared with the storage backends): probes and every function of an entry
+// run outside its lock, so they may take their time and may ask the registry
+// about other entries.
 
 struct TransportEntry {
   std::string name;
@@ -375,7 +378,8 @@ struct TransportEntry {
 };
 
 // Adds an entry; returns true so that it can initialise a static. A second
-// entry with the same name is a bug (asserted).
+// entry with the same name is a bug: the process aborts with the registry's
+// message naming it (SLUICE_ASSERT, in every build type).
 bool register_transport(TransportEntry entry);
 
 struct TransportListing {

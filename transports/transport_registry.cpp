@@ -1,30 +1,17 @@
 #include <algorithm>
-#include <cassert>
-#include <map>
-#include <mutex>
 
+#include "base/registry.hpp"
+#include "core/common/byte_size.hpp"
 #include "transports/transport.hpp"
 
 namespace sluice::transport {
 namespace {
 
-struct Registry {
-  std::mutex mu;
-  std::map<std::string, TransportEntry, std::less<>> entries;
-};
-
 // Function-local so that registrars in other translation units may run in any
 // static-initialisation order.
-Registry& registry() {
-  static Registry r;
+base::Registry<TransportEntry>& registry() {
+  static base::Registry<TransportEntry> r("transport");
   return r;
-}
-
-std::string size_text(std::uint64_t bytes) {
-  if (bytes >= (1ULL << 30) && bytes % (1ULL << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
-  if (bytes >= (1ULL << 20) && bytes % (1ULL << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
-  if (bytes >= (1ULL << 10) && bytes % (1ULL << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
-  return std::to_string(bytes) + " B";
 }
 
 }  // namespace
@@ -71,7 +58,8 @@ std::string Capabilities::to_string() const {
     if (i > 0) out += ",";
     out += transport::to_string(region_kinds[i]);
   }
-  out += "; max message " + size_text(max_message_bytes) + "; max transfer " + size_text(max_transfer_bytes);
+  out += "; max message " + format_size(max_message_bytes, SizeSpelling::spaced) + "; max transfer " +
+         format_size(max_transfer_bytes, SizeSpelling::spaced);
   std::string ops;
   if (rdma_write) ops += " rdma_write";
   if (rdma_read) ops += " rdma_read";
@@ -81,73 +69,20 @@ std::string Capabilities::to_string() const {
   return out;
 }
 
-bool register_transport(TransportEntry entry) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mu);
-  assert(!r.entries.contains(entry.name) && "transport registered twice");
-  std::string name = entry.name;
-  r.entries.emplace(std::move(name), std::move(entry));
-  return true;
-}
+bool register_transport(TransportEntry entry) { return registry().add_or_abort(std::move(entry)); }
 
-std::vector<TransportListing> list_transports() {
-  // Probes and capability functions run outside the lock: a transport may
-  // be built on another (a wrapper asks the registry about its inner one).
-  std::vector<std::pair<std::string, TransportEntry>> entries;
-  {
-    Registry& r = registry();
-    std::lock_guard lock(r.mu);
-    entries.assign(r.entries.begin(), r.entries.end());
-  }
-  std::vector<TransportListing> out;
-  for (const auto& [name, entry] : entries) {
-    TransportListing listing;
-    listing.name = name;
-    const Status probe = entry.probe ? entry.probe() : ok_status();
-    listing.available = probe.ok();
-    listing.why_unavailable = probe.ok() ? "" : probe.message();
-    if (entry.capabilities) listing.capabilities = entry.capabilities();
-    out.push_back(std::move(listing));
-  }
-  return out;
-}
+std::vector<TransportListing> list_transports() { return registry().list_as<TransportListing>(); }
 
 Result<std::vector<std::string>> loopback_rail_addresses(std::string_view name, std::uint32_t rails) {
-  std::function<std::vector<std::string>(std::uint32_t)> loopback_rails;
-  {
-    Registry& r = registry();
-    std::lock_guard lock(r.mu);
-    auto it = r.entries.find(name);
-    if (it == r.entries.end() || !it->second.loopback_rails) {
-      return error(StatusCode::not_found, "transport registry: no loopback addresses for '" + std::string(name) + "'");
-    }
-    loopback_rails = it->second.loopback_rails;
+  Result<TransportEntry> entry = registry().find(name);
+  if (!entry.ok() || !entry->loopback_rails) {
+    return error(StatusCode::not_found, "transport registry: no loopback addresses for '" + std::string(name) + "'");
   }
-  return loopback_rails(rails);  // outside the lock, as in list_transports
+  return entry->loopback_rails(rails);
 }
 
 Result<std::unique_ptr<Transport>> create_transport(std::string_view name, const TransportConfig& config) {
-  std::function<Result<std::unique_ptr<Transport>>(const TransportConfig&)> create;
-  {
-    Registry& r = registry();
-    std::lock_guard lock(r.mu);
-    auto it = r.entries.find(name);
-    if (it == r.entries.end()) {
-      std::string names;
-      for (const auto& [known, entry] : r.entries) names += (names.empty() ? "" : ", ") + known;
-      return error(StatusCode::not_found, "transport registry: no transport named '" + std::string(name) +
-                                              "' (registered: " + (names.empty() ? "none" : names) + ")");
-    }
-    if (it->second.probe) {
-      const Status probe = it->second.probe();
-      if (!probe.ok()) {
-        return error(StatusCode::unavailable,
-                     "transport '" + std::string(name) + "' unavailable: " + probe.message());
-      }
-    }
-    create = it->second.create;
-  }
-  return create(config);
+  return registry().create(name, config);
 }
 
 }  // namespace sluice::transport

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/eventfd_queue.hpp"
 #include "core/proto/crc32c.hpp"
 #include "hw_backends/chunk_files.hpp"
-#include "hw_backends/completion_queue.hpp"
 
 namespace sluice::hw {
 namespace {
@@ -228,7 +228,7 @@ class PosixStorageBackend final : public StorageBackend {
 
   std::unique_ptr<ChunkFiles> files_;
   StorageCapabilities caps_;
-  CompletionQueue<StorageCompletion> completions_;
+  base::EventfdQueue<StorageCompletion> completions_;
   std::mutex mu_;
   std::condition_variable wake_;
   std::deque<StorageRequest> queue_;

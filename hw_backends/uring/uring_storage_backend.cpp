@@ -13,9 +13,9 @@
 #include <mutex>
 #include <vector>
 
+#include "base/eventfd_queue.hpp"
 #include "core/proto/crc32c.hpp"
 #include "hw_backends/chunk_files.hpp"
-#include "hw_backends/completion_queue.hpp"
 
 namespace sluice::hw {
 namespace {
@@ -61,7 +61,9 @@ class UringStorageBackend final : public StorageBackend {
 
   Status open() {
     const std::uint32_t depth = files_->config().queue_depth;
-    if (!completions_.valid()) return error(StatusCode::io_error, where() + ": eventfd: " + errno_text(errno));
+    if (!completions_.valid()) {
+      return error(StatusCode::io_error, where() + ": eventfd: " + errno_text(completions_.open_errno()));
+    }
     io_uring_params params{};
     // A completion ring twice the depth: a sync write that creates its
     // object posts two completions.
@@ -379,7 +381,7 @@ class UringStorageBackend final : public StorageBackend {
   std::unique_ptr<ChunkFiles> files_;
   StorageCapabilities caps_;
   int directory_fd_ = -1;
-  CompletionQueue<StorageCompletion> completions_;  // its eventfd also gets the ring's CQE notifications
+  base::EventfdQueue<StorageCompletion> completions_;  // its eventfd also gets the ring's CQE notifications
   std::mutex mu_;
   io_uring ring_{};
   bool ring_ready_ = false;

@@ -16,6 +16,7 @@
 
 #include <fmt/core.h>
 
+#include "core/common/byte_size.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/mpi_bootstrap.hpp"
@@ -92,12 +93,26 @@ bool interrupted() {
   return g_signal_pipe[0] >= 0 && ::read(g_signal_pipe[0], &byte, 1) == 1;
 }
 
+// A size flag reads the tree's one size grammar (core/common/byte_size.hpp):
+// "4MiB", "1 GiB", "4096"; "4MB" is refused with the spelling to use, and
+// CLI11 names the flag ("--file-size: ...").
+CLI::Validator size_grammar() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const Result<std::uint64_t> bytes = parse_size(text);
+        if (!bytes.ok()) return bytes.status().message();
+        text = std::to_string(*bytes);
+        return std::string();
+      },
+      "SIZE", "size");
+}
+
 void add_workload_options(CLI::App* cmd, WorkloadCli& w) {
   cmd->add_option("--files-per-rank", w.files_per_rank, "files each client writes and reads");
-  cmd->add_option("--file-size", w.file_bytes, "bytes per file (4MiB, 1GiB ...)")->transform(CLI::AsSizeValue(false));
-  cmd->add_option("--block-size", w.block_bytes, "bytes per read/write call")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--file-size", w.file_bytes, "bytes per file (4MiB, 1GiB ...)")->transform(size_grammar());
+  cmd->add_option("--block-size", w.block_bytes, "bytes per read/write call")->transform(size_grammar());
   cmd->add_option("--threads", w.threads, "files in flight per client");
-  cmd->add_option("--chunk-size", w.chunk_bytes, "stripe chunk bytes")->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--chunk-size", w.chunk_bytes, "stripe chunk bytes")->transform(size_grammar());
   cmd->add_option("--stripe-count", w.stripe_count, "targets per file (0: all)");
   cmd->add_option("--seed", w.seed, "seed of the run (printed; reproduces choices)");
   cmd->add_option("--max-wait", w.max_wait_s, "bound in seconds on every wait of the run");

@@ -19,6 +19,7 @@
 #include "analysis/profile_fit.hpp"
 #include "analysis/run_record.hpp"
 #include "analysis/stats.hpp"
+#include "core/common/byte_size.hpp"
 #include "scenarios/runner/child_pool.hpp"
 
 namespace sluice::emulate {
@@ -64,12 +65,6 @@ Result<double> number_cell(const std::string& text, std::size_t line, const char
                  fmt::format("gpu sweep line {}: {} \"{}\" is not a non-negative number", line, column, text));
   }
   return v;
-}
-
-std::string piece_text(std::uint64_t bytes) {
-  if (bytes % (1ULL << 20) == 0) return fmt::format("{}MiB", bytes >> 20);
-  if (bytes % (1ULL << 10) == 0) return fmt::format("{}KiB", bytes >> 10);
-  return fmt::format("{}B", bytes);
 }
 
 analysis::RunRecord record_of(const scenario::StagedCopyPoint& p, double bytes_per_s, const std::string& backend) {
@@ -173,7 +168,7 @@ class GpuCalibrator {
     std::map<std::uint64_t, std::vector<double>> by_piece;
     for (std::size_t i = 0; i < hold.size(); ++i) by_piece[hold[i].point.piece_bytes].push_back(abs_err[i]);
     for (const auto& [piece, errs] : by_piece) {
-      out_ << fmt::format("held-out {}: median error {:.2f}%, max {:.2f}% ({} points)\n", piece_text(piece),
+      out_ << fmt::format("held-out {}: median error {:.2f}%, max {:.2f}% ({} points)\n", format_size(piece),
                           100 * *analysis::percentile(errs, 0.5), 100 * *std::max_element(errs.begin(), errs.end()),
                           errs.size());
     }
@@ -212,12 +207,13 @@ class GpuCalibrator {
     for (const GpuSweepPoint& p : all) known.insert(p.point.piece_bytes);
     std::vector<GpuSweepPoint> out;
     for (const std::string& text : pieces) {
-      Result<double> bytes = analysis::parse_quantity(text);
-      if (!bytes.ok() || *bytes <= 0) throw UsageError(std::string(option) + " " + text + ": not a size");
-      const auto piece = static_cast<std::uint64_t>(std::llround(*bytes));
+      const Result<std::uint64_t> bytes = parse_size(text);
+      if (!bytes.ok()) throw UsageError(std::string(option) + ": " + bytes.status().message());
+      if (*bytes == 0) throw UsageError(std::string(option) + " " + text + ": a piece is at least 1 byte");
+      const std::uint64_t piece = *bytes;
       if (known.count(piece) == 0) {
         std::string list;
-        for (std::uint64_t k : known) list += (list.empty() ? "" : ", ") + piece_text(k);
+        for (std::uint64_t k : known) list += (list.empty() ? "" : ", ") + format_size(k);
         throw UsageError(fmt::format("{} {}: the sweep has no such piece size (it has {})", option, text, list));
       }
       for (const GpuSweepPoint& p : all) {
@@ -247,7 +243,7 @@ class GpuCalibrator {
       const scenario::ChildJobResult& j = (*jobs)[i];
       if (!j.ok) {
         return error(StatusCode::unavailable, fmt::format("sim point {} {} lanes {}: {}", to_string(points[i].point.series),
-                                                          piece_text(points[i].point.piece_bytes),
+                                                          format_size(points[i].point.piece_bytes),
                                                           points[i].point.lanes, j.error));
       }
       rates.push_back(std::stod(j.payload));
@@ -267,8 +263,8 @@ class GpuCalibrator {
         b = fmt::format(" {:>12.2f} {:>11.1f}", base[i] / 1e9, 100 * (base[i] - p.bytes_per_s) / p.bytes_per_s);
       }
       out_ << fmt::format("  {:<7} {:>8} {:>5} {:>5} {:>12.2f} {:>12.2f} {:>8.1f}{}\n", to_string(p.point.series),
-                          piece_text(p.point.piece_bytes), p.point.lanes, p.point.depth, p.bytes_per_s / 1e9, fitted[i] / 1e9,
-                          100 * (fitted[i] - p.bytes_per_s) / p.bytes_per_s, b);
+                          format_size(p.point.piece_bytes), p.point.lanes, p.point.depth, p.bytes_per_s / 1e9,
+                          fitted[i] / 1e9, 100 * (fitted[i] - p.bytes_per_s) / p.bytes_per_s, b);
     }
   }
 

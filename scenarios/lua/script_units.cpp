@@ -2,27 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace sluice::scenario {
 namespace {
-
-// Splits "12.5GiB" into the number and the suffix; false if no number leads.
-bool split_number(std::string_view text, double& number, std::string_view& suffix) {
-  std::size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) != 0 || text[i] == '.')) ++i;
-  if (i == 0) return false;
-  const std::string digits(text.substr(0, i));
-  if (std::count(digits.begin(), digits.end(), '.') > 1 || digits == ".") return false;
-  char* end = nullptr;
-  number = std::strtod(digits.c_str(), &end);
-  if (end != digits.c_str() + digits.size()) return false;
-  suffix = text.substr(i);
-  while (!suffix.empty() && suffix.front() == ' ') suffix.remove_prefix(1);
-  return true;
-}
 
 std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
@@ -32,51 +16,7 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-std::string number_text(double value) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.15g", value);
-  return buf;
-}
-
 }  // namespace
-
-Result<std::uint64_t> parse_size(std::string_view text) {
-  static constexpr std::string_view k_accepted = "sizes are B, KiB, MiB, GiB, TiB or a whole number of bytes";
-  double number = 0;
-  std::string_view suffix;
-  if (!split_number(text, number, suffix)) {
-    return error(StatusCode::invalid_argument, quoted(text) + " is not a size (" + std::string(k_accepted) + ")");
-  }
-  struct Unit {
-    std::string_view name;
-    std::uint64_t bytes;
-  };
-  static constexpr Unit k_units[] = {{"", 1}, {"B", 1}, {"KiB", k_kib}, {"MiB", k_mib}, {"GiB", k_gib}, {"TiB", k_tib}};
-  for (const Unit& unit : k_units) {
-    if (suffix != unit.name) continue;
-    const double bytes = number * static_cast<double>(unit.bytes);
-    if (!std::isfinite(bytes) || bytes >= 1.8e19) {
-      return error(StatusCode::invalid_argument, quoted(text) + " is too large a size");
-    }
-    if (bytes != std::floor(bytes)) {
-      return error(StatusCode::invalid_argument, quoted(text) + " is not a whole number of bytes");
-    }
-    return static_cast<std::uint64_t>(bytes);
-  }
-  // A known unit written another way: say which spelling to use.
-  const std::string l = lower(suffix);
-  std::string_view use;
-  if (l == "k" || l == "kb" || l == "kib" || l == "ki") use = "KiB";
-  if (l == "m" || l == "mb" || l == "mib" || l == "mi") use = "MiB";
-  if (l == "g" || l == "gb" || l == "gib" || l == "gi") use = "GiB";
-  if (l == "t" || l == "tb" || l == "tib" || l == "ti") use = "TiB";
-  if (l == "b" || l == "bytes" || l == "byte") use = "B";
-  std::string message = quoted(text) + " is not a size";
-  if (!use.empty()) {
-    message += ", use " + quoted(std::string(text.substr(0, text.size() - suffix.size())) + std::string(use));
-  }
-  return error(StatusCode::invalid_argument, message + " (" + std::string(k_accepted) + ")");
-}
 
 Result<double> parse_rate(std::string_view text) {
   static constexpr std::string_view k_accepted =
@@ -84,7 +24,7 @@ Result<double> parse_rate(std::string_view text) {
       "bytes per second";
   double number = 0;
   std::string_view suffix;
-  if (!split_number(text, number, suffix)) {
+  if (!split_number_and_unit(text, number, suffix)) {
     return error(StatusCode::invalid_argument, quoted(text) + " is not a rate (" + std::string(k_accepted) + ")");
   }
   struct Unit {
@@ -117,7 +57,7 @@ Result<TimeNs> parse_duration(std::string_view text) {
       "durations are written like \"200ns\", \"5us\", \"10ms\", \"1.5s\" or a whole number of nanoseconds";
   double number = 0;
   std::string_view suffix;
-  if (!split_number(text, number, suffix)) {
+  if (!split_number_and_unit(text, number, suffix)) {
     return error(StatusCode::invalid_argument, quoted(text) + " is not a duration (" + std::string(k_accepted) + ")");
   }
   struct Unit {
@@ -161,15 +101,6 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
     }
   }
   return best;
-}
-
-std::string format_size(std::uint64_t bytes) {
-  static constexpr std::pair<std::uint64_t, std::string_view> k_units[] = {
-      {k_tib, "TiB"}, {k_gib, "GiB"}, {k_mib, "MiB"}, {k_kib, "KiB"}};
-  for (const auto& [unit, name] : k_units) {
-    if (bytes >= unit && (bytes * 4) % unit == 0) return number_text(static_cast<double>(bytes) / static_cast<double>(unit)) + std::string(name);
-  }
-  return std::to_string(bytes) + "B";
 }
 
 std::string format_rate(double bytes_per_s) {

@@ -1,11 +1,11 @@
 #include "scenarios/runner/workload_run.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <numeric>
 #include <type_traits>
 
+#include "core/common/percentile.hpp"
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/phase_summary.hpp"
 
@@ -56,15 +56,6 @@ void default_run_tag(Config& config, std::size_t index) {
 constexpr double k_ns_per_us = 1000.0;
 
 }  // namespace
-
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double clamped = std::clamp(p, 0.0, 100.0);
-  // Nearest rank: the smallest value with at least p% of the values at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(clamped / 100.0 * static_cast<double>(values.size())));
-  return values[rank == 0 ? 0 : rank - 1];
-}
 
 Result<WorkloadRun> WorkloadRun::create(const WorkloadSpec& spec, std::size_t index, const topo::Topology& cluster) {
   const std::string where = "workload " + std::to_string(index) + " (\"" + spec.label + "\")";
@@ -185,8 +176,9 @@ std::vector<PhaseRow> WorkloadRun::rows(const MetricWindow& window, const std::v
     row.last_ops_per_s = s.last_ops_per_s;
     const std::string prefix = name + "." + phase + ".";
     if (auto it = window.samples.find(prefix + "op_latency_ns"); it != window.samples.end()) {
-      row.latency_us_p50 = percentile(it->second, 50) / k_ns_per_us;
-      row.latency_us_p99 = percentile(it->second, 99) / k_ns_per_us;
+      // No finite sample: the row keeps 0, as for a phase without latencies.
+      if (Result<double> p50 = percentile(it->second, 0.50); p50.ok()) row.latency_us_p50 = *p50 / k_ns_per_us;
+      if (Result<double> p99 = percentile(it->second, 0.99); p99.ok()) row.latency_us_p99 = *p99 / k_ns_per_us;
     }
     std::map<std::pair<TimeNs, std::uint64_t>, double> progress;  // (width, window) -> bytes
     for (const auto& [metric, value] : window.counters) {

@@ -8,7 +8,8 @@
 // Rows, per phase in the order the ranks ran them:
 // - the elbencho-style aggregate of the ranks' RankPhaseResults
 //   (core/workloads/phase_summary.hpp);
-// - latency percentiles (nearest rank, in microseconds) over the phase's
+// - latency percentiles (p50, p99 in microseconds; core/common/percentile.hpp:
+//   linear interpolation between closest ranks) over the phase's
 //   "<workload>.<phase>.op_latency_ns" samples of this workload's run;
 // - extras: every other per-phase counter of this run ("<workload>.<phase>.
 //   <name>", its name keeps its unit), the mean of every other per-phase
@@ -68,8 +69,5 @@ class WorkloadRun {
   WorkloadSpec spec_;
   std::vector<Workload*> made_;  // by rank; owned by the hosts
 };
-
-// Nearest-rank percentile (p in [0, 100]) of `values`; 0 when empty.
-double percentile(std::vector<double> values, double p);
 
 }  // namespace sluice::scenario

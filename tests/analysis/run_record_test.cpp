@@ -92,18 +92,32 @@ TEST(PointKey, SortsParamsAndLeavesOutIgnoredOnes) {
   EXPECT_EQ(point_key(r, {"a"}), "s|b=2");
 }
 
-TEST(ParseQuantity, UnderstandsSizesAndRates) {
+TEST(ParseQuantity, UnderstandsNumbersSizesAndRates) {
   EXPECT_DOUBLE_EQ(*parse_quantity("4MiB"), 4.0 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(*parse_quantity("200mbit"), 200e6);
   EXPECT_DOUBLE_EQ(*parse_quantity("1Gbit"), 1e9);
   EXPECT_DOUBLE_EQ(*parse_quantity("2KiB"), 2048);
-  EXPECT_DOUBLE_EQ(*parse_quantity("1.5k"), 1500);
+  EXPECT_DOUBLE_EQ(*parse_quantity("1.5MiB"), 1.5 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(*parse_quantity("3GiB"), 3.0 * 1024 * 1024 * 1024);
-  EXPECT_DOUBLE_EQ(*parse_quantity("2T"), 2e12);
+  EXPECT_DOUBLE_EQ(*parse_quantity("1TiB"), 1024.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*parse_quantity("512B"), 512);
   EXPECT_DOUBLE_EQ(*parse_quantity("100M/s"), 100e6);
+  EXPECT_DOUBLE_EQ(*parse_quantity("12.5GB/s"), 12.5e9);
   EXPECT_DOUBLE_EQ(*parse_quantity("42"), 42);
+  EXPECT_DOUBLE_EQ(*parse_quantity("200000000.0"), 200e6);
   EXPECT_FALSE(parse_quantity("fast").ok());
   EXPECT_FALSE(parse_quantity("4 parsecs").ok());
+}
+
+TEST(ParseQuantity, SizesFollowTheOneSizeGrammar) {
+  // Decimal or ambiguous size suffixes were read as powers of 1000 here and
+  // as powers of 1024 by the emulate flags; now every reader refuses them.
+  for (const char* text : {"4MB", "1M", "1.5k", "2T", "4mib"}) {
+    const Result<double> q = parse_quantity(text);
+    ASSERT_FALSE(q.ok()) << text << " read as " << *q;
+    EXPECT_NE(q.status().message().find("is not a size, use"), std::string::npos) << q.status().message();
+  }
+  EXPECT_NE(parse_quantity("4MB").status().message().find("use \"4MiB\" or the number of bytes"), std::string::npos);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // WrappedTcpTransport: a test transport that is TCP underneath but declares
 // what a test needs beyond TCP (one-sided operations, GPU region kinds), so
 // HwNode/HwEnv paths that depend on a transport's declarations run without
-// RDMA hardware. Every call goes to the inner TCP transport unless a test's
-// subclass overrides it; register_region() refuses undeclared kinds and
+// RDMA hardware. Every call goes to the inner TCP transport
+// (transport::TransportWrapper) unless this class or a test's subclass
+// overrides it; register_region() refuses undeclared kinds and
 // registers declared ones with TCP as host memory (the tests' "GPU" memory
 // is host memory, or is never moved). register_wrapped_tcp() puts such a
 // transport in the registry under its own name.
@@ -17,38 +18,22 @@
 #include <vector>
 
 #include "transports/transport.hpp"
+#include "transports/transport_wrapper.hpp"
 
 namespace sluice::hw {
 
-class WrappedTcpTransport : public transport::Transport {
+class WrappedTcpTransport : public transport::TransportWrapper {
  public:
   WrappedTcpTransport(std::unique_ptr<transport::Transport> tcp, std::string_view name, transport::Capabilities caps)
-      : inner_(std::move(tcp)), name_(name), caps_(std::move(caps)) {}
+      : TransportWrapper(std::move(tcp)), name_(name), caps_(std::move(caps)) {}
   std::string_view name() const override { return name_; }
   const transport::Capabilities& capabilities() const override { return caps_; }
-  transport::PeerAddress listen_address() const override { return inner_->listen_address(); }
-  Result<transport::PeerId> connect(const transport::PeerAddress& remote) override { return inner_->connect(remote); }
-  Status disconnect(transport::PeerId peer) override { return inner_->disconnect(peer); }
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, transport::RegionKind kind) override {
     if (!caps_.reaches(kind)) return error(StatusCode::unavailable, "region kind not declared");
-    return inner_->register_region(key, bytes, transport::RegionKind::host);
+    return inner().register_region(key, bytes, transport::RegionKind::host);
   }
-  Status deregister_region(std::uint64_t key) override { return inner_->deregister_region(key); }
-  Status send_message(transport::PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override {
-    return inner_->send_message(peer, tag, std::move(frame));
-  }
-  Status put(const transport::BulkRequest& request) override { return inner_->put(request); }
-  Status get(const transport::BulkRequest& request) override { return inner_->get(request); }
-  std::size_t poll(std::vector<transport::TransportEvent>& out, std::size_t max_events) override {
-    return inner_->poll(out, max_events);
-  }
-  int completion_fd() const override { return inner_->completion_fd(); }
-
- protected:
-  transport::Transport& inner() { return *inner_; }
 
  private:
-  std::unique_ptr<transport::Transport> inner_;
   std::string name_;
   transport::Capabilities caps_;
 };

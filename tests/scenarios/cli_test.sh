@@ -98,4 +98,16 @@ expect 0 "describe without params" -- "$sluice" describe "$scripts/no_params.lua
 grep -q "declares no parameters" "$tmp/out" || { echo "FAIL: describe of no params"; fail=1; }
 expect 2 "describe syntax error" -- "$sluice" describe "$scripts/syntax_error.lua"
 expect 2 "describe missing argument" -- "$sluice" describe
+
+# Sizes: one grammar everywhere (core/common/byte_size.hpp). "4MB" is refused
+# with the flag or parameter named and the spelling to use, before anything runs.
+expect 2 "emulate --file-size 4MB" -- "$sluice" emulate --link 1gbit --file-size 4MB
+grep -q -- '--file-size: "4MB" is not a size, use "4MiB" or the number of bytes' "$tmp/err" ||
+  { echo "FAIL: emulate --file-size 4MB: unclear message"; cat "$tmp/err"; fail=1; }
+expect 2 "emulate --chunk-size=-1" -- "$sluice" emulate --link 1gbit --chunk-size=-1
+grep -q -- '--chunk-size: "-1" is not a size: a size is 0 or more bytes' "$tmp/err" ||
+  { echo "FAIL: emulate --chunk-size=-1: unclear message"; cat "$tmp/err"; fail=1; }
+expect 2 "--set size=4MB" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/x" --set size=4MB
+grep -q 'size=4MB: "4MB" is not a size, use "4MiB"' "$tmp/err" ||
+  { echo "FAIL: --set size=4MB: unclear message"; cat "$tmp/err"; fail=1; }
 exit $fail

@@ -28,7 +28,15 @@ TEST(Layering, SimAndHwNeverIncludeEachOther) {
 }
 
 TEST(Layering, MechanismFoldersIncludeNoWorld) {
-  const auto hits = offending_lines({"transports", "hw_backends"}, includes("sim|hw|scenarios|analysis|tests"));
+  const auto hits =
+      offending_lines({"base", "transports", "hw_backends"}, includes("sim|hw|scenarios|analysis|tests"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+TEST(Layering, BaseIsBelowBothMechanismFolders) {
+  // base/ (the registry template, the eventfd queue) serves transports/ and
+  // hw_backends/; it includes neither, so a storage backend links no transport.
+  const auto hits = offending_lines({"base"}, includes("transports|hw_backends"));
   EXPECT_TRUE(hits.empty()) << join(hits);
 }
 
@@ -54,7 +62,7 @@ TEST(Repository, PointsNowhereOutsideItself) {
   // The background documents of the project's first round lived beside the
   // repository; a clone has none of them. docs/ and CONTRIBUTING.md say it all.
   const std::regex outside(R"(\.\./shared|DESIGN\.md|SEEDS\.md|STYLE\.md)");
-  auto hits = offending_lines({"core", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis", "tests",
+  auto hits = offending_lines({"core", "base", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis", "tests",
                                "lua_scripts", "docs", "scripts", ".ci"},
                               outside, is_text);
   for (const char* file : {"README.md", "CONTRIBUTING.md", "Makefile", "CMakeLists.txt"}) {

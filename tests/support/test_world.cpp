@@ -6,6 +6,7 @@
 
 #include "core/faults/fault_control.hpp"
 #include "core/common/pattern.hpp"
+#include "core/common/percentile.hpp"
 #include "core/proto/codec.hpp"
 #include "core/proto/crc32c.hpp"
 
@@ -25,11 +26,7 @@ double Distribution::percentile(double p) const {
   if (values.empty()) return 0;
   std::vector<double> sorted = values;
   std::sort(sorted.begin(), sorted.end());
-  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(rank);
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double frac = rank - static_cast<double>(lo);
-  return sorted[lo] * (1 - frac) + sorted[hi] * frac;
+  return percentile_of_sorted(sorted, p / 100.0);  // core/common/percentile.hpp's one definition
 }
 
 // ---- TestEnv ----------------------------------------------------------------

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/proto/codec.hpp"
-#include "transports/event_queue.hpp"  // range_inside
+#include "transports/region_range.hpp"
 #include "transports/ibverbs/ibverbs_transport_impl.hpp"
 
 namespace sluice::transport::ibverbs::detail {

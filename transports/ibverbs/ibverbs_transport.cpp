@@ -72,9 +72,11 @@ Status IbverbsTransportImpl::open() {
   registrations_ = std::make_unique<RegistrationCache>(*backend_, k_ibv_max_registrations);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || wake_fd_ < 0 || event_fd_ < 0) {
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
     return error(StatusCode::io_error, "ibverbs transport: epoll/eventfd: " + errno_text(errno));
+  }
+  if (!events_.valid()) {
+    return error(StatusCode::io_error, "ibverbs transport: eventfd: " + errno_text(events_.open_errno()));
   }
   cm_channel_ = rdma_create_event_channel();
   if (cm_channel_ == nullptr) {
@@ -145,7 +147,7 @@ IbverbsTransportImpl::~IbverbsTransportImpl() {
     if (d->pd != nullptr) ibv_dealloc_pd(d->pd);
   }
   if (cm_channel_ != nullptr) rdma_destroy_event_channel(cm_channel_);
-  for (int fd : {epoll_fd_, wake_fd_, event_fd_}) {
+  for (int fd : {epoll_fd_, wake_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -189,9 +191,7 @@ void IbverbsTransportImpl::run_loop() {
 }
 
 void IbverbsTransportImpl::push_event(TransportEvent event) {
-  events_.push_back(std::move(event));
-  const std::uint64_t one = 1;
-  [[maybe_unused]] const auto n = ::write(event_fd_, &one, sizeof one);
+  events_.push(std::move(event));
 }
 
 std::size_t IbverbsTransportImpl::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
@@ -201,15 +201,7 @@ std::size_t IbverbsTransportImpl::poll(std::vector<TransportEvent>& out, std::si
   if (events_.size() < max_events) {
     for (auto& d : devices_) drain_completions(*d);
   }
-  const std::size_t n = std::min({max_events, events_.size(), k_max_poll_events});
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(std::move(events_.front()));
-    events_.pop_front();
-  }
-  if (events_.empty()) {
-    std::uint64_t count = 0;
-    [[maybe_unused]] const auto r = ::read(event_fd_, &count, sizeof count);
-  }
+  const std::size_t n = events_.pop(out, std::min(max_events, k_max_poll_events));
   events_drained_.notify_all();
   return n;
 }

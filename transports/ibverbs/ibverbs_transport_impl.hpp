@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/eventfd_queue.hpp"
 #include "transports/ibverbs/ibverbs_registration_cache.hpp"
 #include "transports/ibverbs/ibverbs_remote_key_cache.hpp"
 #include "transports/ibverbs/ibverbs_transfer_split.hpp"
@@ -178,7 +179,7 @@ class IbverbsTransportImpl final : public IbverbsTransport {
   Status put(const BulkRequest& request) override { return post(request, false); }
   Status get(const BulkRequest& request) override { return post(request, true); }
   std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
-  int completion_fd() const override { return event_fd_; }
+  int completion_fd() const override { return events_.fd(); }
   Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
                                 std::uint64_t dmabuf_offset) override;
   Result<RemoteRegionDesc> export_region(std::uint64_t key, std::uint32_t rail, PeerId peer) override;
@@ -240,7 +241,6 @@ class IbverbsTransportImpl final : public IbverbsTransport {
   rdma_event_channel* cm_channel_ = nullptr;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  int event_fd_ = -1;
   std::thread loop_;
   std::atomic<bool> stop_{false};
 
@@ -258,7 +258,7 @@ class IbverbsTransportImpl final : public IbverbsTransport {
   std::map<std::pair<std::uint64_t, std::uint64_t>, PeerId> accepted_groups_;
   std::unordered_map<std::uint64_t, Op> ops_;
   std::unordered_map<std::uint64_t, WrInfo> wrs_;
-  std::deque<TransportEvent> events_;
+  base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::uint64_t next_connection_id_ = k_first_connection_id;
   PeerId next_peer_ = 1;
   std::uint64_t next_op_ = 1;

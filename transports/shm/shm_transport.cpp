@@ -71,10 +71,11 @@ Status ShmTransport::open() {
   probe_word_ = instance_ ^ 0x5EC0DE5EC0DE5EC0ULL;
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   doorbell_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  events_.set_fd(event_fd_);
-  if (epoll_fd_ < 0 || doorbell_fd_ < 0 || event_fd_ < 0) {
+  if (epoll_fd_ < 0 || doorbell_fd_ < 0) {
     return error(StatusCode::io_error, "shm transport: epoll/eventfd: " + errno_text(errno));
+  }
+  if (!events_.valid()) {
+    return error(StatusCode::io_error, "shm transport: eventfd: " + errno_text(events_.open_errno()));
   }
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -112,7 +113,7 @@ ShmTransport::~ShmTransport() {
   channels_.clear();  // closes sockets (peers see the hang-up) and unmaps
   dead_channels_.clear();
   for (int fd : listen_fds_) ::close(fd);
-  for (int fd : {epoll_fd_, doorbell_fd_, event_fd_}) {
+  for (int fd : {epoll_fd_, doorbell_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -209,7 +210,7 @@ void ShmTransport::push_event(TransportEvent event) {
 
 std::size_t ShmTransport::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   std::lock_guard lock(mu_);
-  const std::size_t n = events_.take(out, max_events);
+  const std::size_t n = events_.pop(out, std::min(max_events, k_max_poll_events));
   if (n > 0) events_drained_.notify_all();
   reap();
   return n;

@@ -19,7 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "transports/event_queue.hpp"
+#include "base/eventfd_queue.hpp"
+#include "transports/region_range.hpp"
 #include "transports/shm/shm_ring.hpp"
 #include "transports/shm/shm_transport.hpp"
 #include "transports/shm/shm_wire.hpp"
@@ -127,7 +128,7 @@ class ShmTransport final : public Transport {
   Status put(const BulkRequest& request) override { return post(request, false); }
   Status get(const BulkRequest& request) override { return post(request, true); }
   std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
-  int completion_fd() const override { return event_fd_; }
+  int completion_fd() const override { return events_.fd(); }
 
  private:
   // Everything below runs with mu_ held.
@@ -173,7 +174,6 @@ class ShmTransport final : public Transport {
   std::uint64_t probe_word_ = 0;  // read by peers in the hand-shake to test memory access
   int epoll_fd_ = -1;
   int doorbell_fd_ = -1;  // wakes the progress thread: peers and our own callers ring it
-  int event_fd_ = -1;
   std::thread loop_;
   std::atomic<bool> stop_{false};
 
@@ -185,7 +185,7 @@ class ShmTransport final : public Transport {
   std::map<std::pair<std::uint64_t, std::uint64_t>, PeerId> accepted_groups_;
   std::vector<std::unique_ptr<Channel>> dead_channels_;  // closed, unmapped at a safe point
   std::map<std::uint64_t, Op> ops_;
-  EventQueue events_;
+  base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::uint64_t next_channel_id_ = k_first_channel_id;
   PeerId next_peer_ = 1;
   std::uint64_t next_op_ = 1;

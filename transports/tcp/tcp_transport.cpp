@@ -46,10 +46,11 @@ Status TcpTransport::open() {
   }
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  events_.set_fd(event_fd_);
-  if (epoll_fd_ < 0 || wake_fd_ < 0 || event_fd_ < 0) {
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
     return error(StatusCode::io_error, "tcp transport: epoll/eventfd: " + errno_text(errno));
+  }
+  if (!events_.valid()) {
+    return error(StatusCode::io_error, "tcp transport: eventfd: " + errno_text(events_.open_errno()));
   }
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -87,7 +88,7 @@ TcpTransport::~TcpTransport() {
   connections_.clear();
   dead_connections_.clear();
   for (int fd : listen_fds_) ::close(fd);
-  for (int fd : {epoll_fd_, wake_fd_, event_fd_, netns_fd_}) {
+  for (int fd : {epoll_fd_, wake_fd_, netns_fd_}) {
     if (fd >= 0) ::close(fd);
   }
 }
@@ -269,7 +270,7 @@ void TcpTransport::push_event(TransportEvent event) {
 
 std::size_t TcpTransport::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   std::lock_guard lock(mu_);
-  const std::size_t n = events_.take(out, max_events);
+  const std::size_t n = events_.pop(out, std::min(max_events, k_max_poll_events));
   if (n > 0) events_drained_.notify_all();
   reap();
   return n;

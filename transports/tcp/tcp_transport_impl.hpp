@@ -19,7 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "transports/event_queue.hpp"
+#include "base/eventfd_queue.hpp"
+#include "transports/region_range.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/tcp/tcp_auth.hpp"
 #include "transports/tcp/tcp_wire.hpp"
@@ -177,7 +178,7 @@ class TcpTransport final : public Transport {
   Status put(const BulkRequest& request) override { return post(request, false); }
   Status get(const BulkRequest& request) override { return post(request, true); }
   std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
-  int completion_fd() const override { return event_fd_; }
+  int completion_fd() const override { return events_.fd(); }
 
  private:
   // Everything below runs with mu_ held.
@@ -221,7 +222,6 @@ class TcpTransport final : public Transport {
   int netns_fd_ = -1;  // TransportConfig::netns, open while the transport lives
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
-  int event_fd_ = -1;
   std::thread loop_;
   std::atomic<bool> stop_{false};
 
@@ -235,7 +235,7 @@ class TcpTransport final : public Transport {
   std::vector<std::unique_ptr<Connection>> dead_connections_;  // closed, freed at a safe point
   std::unordered_map<std::uint64_t, Op> ops_;
   std::unordered_map<std::uint64_t, Piece> pieces_;
-  EventQueue events_;
+  base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::vector<std::byte> drain_scratch_ = std::vector<std::byte>(k_tcp_drain_chunk_bytes);
   std::uint64_t next_connection_id_ = k_first_conn_id;
   PeerId next_peer_ = 1;

@@ -10,28 +10,7 @@
 namespace sluice::scenario {
 namespace {
 
-TEST(ParseSize, AcceptsBinaryUnitsAndWholeBytes) {
-  EXPECT_EQ(*parse_size("64KiB"), 64 * k_kib);
-  EXPECT_EQ(*parse_size("1.5MiB"), 1536 * k_kib);
-  EXPECT_EQ(*parse_size("4GiB"), 4 * k_gib);
-  EXPECT_EQ(*parse_size("2TiB"), 2 * k_tib);
-  EXPECT_EQ(*parse_size("512B"), 512u);
-  EXPECT_EQ(*parse_size("1000"), 1000u);
-  EXPECT_EQ(*parse_size("16 MiB"), 16 * k_mib);
-}
-
-TEST(ParseSize, RefusesDecimalAndAmbiguousSuffixesWithTheSpellingToUse) {
-  Result<std::uint64_t> kb = parse_size("64KB");
-  ASSERT_FALSE(kb.ok());
-  EXPECT_NE(kb.status().message().find("use \"64KiB\""), std::string::npos) << kb.status().message();
-  EXPECT_NE(parse_size("1M").status().message().find("use \"1MiB\""), std::string::npos);
-  EXPECT_NE(parse_size("2gb").status().message().find("use \"2GiB\""), std::string::npos);
-  EXPECT_FALSE(parse_size("lots").ok());
-  EXPECT_FALSE(parse_size("").ok());
-  EXPECT_FALSE(parse_size("1.2.3MiB").ok());
-  EXPECT_NE(parse_size("1.5B").status().message().find("whole number of bytes"), std::string::npos);
-  EXPECT_NE(parse_size("99999999TiB").status().message().find("too large"), std::string::npos);
-}
+// Sizes: core/common/byte_size.hpp, tested in tests/core/common/byte_size_test.cpp.
 
 TEST(ParseRate, AcceptsBitsBytesAndPlainNumbers) {
   EXPECT_DOUBLE_EQ(*parse_rate("100Gb/s"), 12.5e9);
@@ -74,10 +53,7 @@ TEST(ClosestName, SuggestsOnlyNearNames) {
   EXPECT_EQ(closest_name("bandwidth", names), "");
 }
 
-TEST(FormatSize, PrintsTheShortestExactBinaryUnit) {
-  EXPECT_EQ(format_size(64 * k_kib), "64KiB");
-  EXPECT_EQ(format_size(1536 * k_kib), "1.5MiB");
-  EXPECT_EQ(format_size(1000), "1000B");
+TEST(FormatRate, PrintsDecimalBytesPerSecond) {
   EXPECT_EQ(format_rate(12.5e9), "12.5 GB/s");
   EXPECT_EQ(format_rate(750e6), "750 MB/s");
 }
@@ -136,6 +112,29 @@ TEST(FieldReader, TypesUnitsAndRanges) {
   EXPECT_THROW(r.count_list("nodes", 0, 4), ScriptError);
   EXPECT_THROW(r.size("flag"), ScriptError);
   EXPECT_THROW(r.text("n"), ScriptError);
+}
+
+std::string size_error(const ScriptValue& value, std::uint64_t lo, std::uint64_t hi) {
+  const ScriptTable args = table_of({{"chunk", value}});
+  FieldReader r(args, "sl.fs.beeond");
+  try {
+    r.size("chunk", lo, hi);
+  } catch (const ScriptError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+TEST(FieldReader, SizeErrorsNameTheFieldAndTheSpellingToUse) {
+  const std::string mb = size_error(ScriptValue{std::string("4MB")}, 0, k_gib);
+  EXPECT_NE(mb.find("chunk"), std::string::npos) << mb;
+  EXPECT_NE(mb.find("\"4MB\" is not a size, use \"4MiB\" or the number of bytes"), std::string::npos) << mb;
+  const std::string range = size_error(ScriptValue{std::string("2MiB")}, 4 * k_kib, k_mib);
+  EXPECT_NE(range.find("chunk"), std::string::npos) << range;
+  EXPECT_NE(range.find("(4KiB .. 1MiB)"), std::string::npos) << range;
+  const std::string negative = size_error(ScriptValue{std::int64_t{-1}}, 0, k_gib);
+  EXPECT_NE(negative.find("negative"), std::string::npos) << negative;
+  EXPECT_EQ(size_error(ScriptValue{std::string("1.5MiB")}, 0, k_gib), "(accepted)");
 }
 
 }  // namespace

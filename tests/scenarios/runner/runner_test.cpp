@@ -404,16 +404,6 @@ TEST(Runner, BackendNamesRoundTripAndUnknownIsAnError) {
   EXPECT_EQ(to_string(GdsMode::automatic), "auto");
 }
 
-TEST(WorkloadRun, PercentileIsNearestRank) {
-  EXPECT_EQ(percentile({}, 50), 0);
-  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 50), 3);
-  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 100), 5);
-  EXPECT_EQ(percentile({5, 1, 3, 2, 4}, 0), 1);
-  std::vector<double> hundred;
-  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
-  EXPECT_EQ(percentile(hundred, 99), 99);
-}
-
 // ---- codec and files ----
 
 RunResult sample_result() {
