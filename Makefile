@@ -119,7 +119,7 @@ clean:
 	rm -rf $(BUILD) $(COV_BUILD) $(OUT)
 
 # make bench-f1 (issue 8, F1; needs root): calibrate_links.lua on the netns-emulated
-# cluster at a larger size than the CI test (tests/scenarios/emulate/script_calibration_test.cpp):
+# cluster at a larger size than the CI test (tests/scenarios/calibrate/script_calibration_test.cpp):
 # fit on links of 200 and 500 Mb/s, predict 300 Mb/s with stripe count 3 and other file
 # sizes; prints RESULT F1 median_err=<pct> p90_err=<pct>.
 bench-f1: deps

@@ -355,6 +355,44 @@ Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<
   return st;
 }
 
+Result<bool> ChunkFiles::read_crc_entries(FileId id, std::uint64_t first, std::vector<std::byte>& entries) {
+  const int fd = ::open(crc_path(id).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno != ENOENT) return errno_status("open the CRC sidecar of", id, errno);
+    return false;  // nothing recorded (an object written before sidecars): the caller computes the CRC
+  }
+  const ssize_t got = full_io(false, fd, entries.data(), entries.size(), first * k_crc_entry_bytes);
+  ::close(fd);
+  if (got < 0) return errno_status("read the CRC sidecar of", id, static_cast<int>(-got));
+  entries.resize(static_cast<std::size_t>(got));
+  return true;
+}
+
+Result<std::uint32_t> ChunkFiles::reread_block_crc(FileId id, std::uint64_t b, std::uint32_t covered,
+                                                   std::vector<std::byte>& block) {
+  block.resize(k_crc_block_bytes);
+  Result<std::size_t> n = read_block(id, b, block);
+  if (!n.ok()) return n.status();
+  if (*n < covered) {
+    return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": object " +
+                                          object_path(id).substr(config_.directory.size() + 1) + " block " +
+                                          std::to_string(b) + " holds " + std::to_string(*n) + " bytes, " +
+                                          std::to_string(covered) + " were written (truncated at rest)");
+  }
+  return proto::crc32c(std::span<const std::byte>(block).first(covered));
+}
+
+Status ChunkFiles::block_changed(FileId id, std::uint64_t b, std::uint32_t covered, std::uint32_t crc,
+                                 std::uint32_t stored) const {
+  const std::uint64_t bs = b * k_crc_block_bytes;
+  char text[80];
+  std::snprintf(text, sizeof text, "CRC32C 0x%08x, recorded 0x%08x", crc, stored);
+  return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": object " +
+                                        object_path(id).substr(config_.directory.size() + 1) + " block " +
+                                        std::to_string(b) + " (bytes " + std::to_string(bs) + "..+" +
+                                        std::to_string(covered) + ") changed at rest: " + text);
+}
+
 Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<const std::byte> read,
                                     std::optional<std::uint32_t>* whole_crc) {
   if (!config_.checksum || read.empty()) return ok_status();
@@ -369,18 +407,13 @@ Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<c
   const std::uint64_t last = (end - 1) / k_crc_block_bytes;
   std::lock_guard lock(crc_mu_);
   std::vector<std::byte> entries((last - first + 1) * k_crc_entry_bytes);
-  const int fd = ::open(crc_path(id).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno != ENOENT) return errno_status("open the CRC sidecar of", id, errno);
-    return ok_status();  // nothing recorded (an object written before sidecars): the caller computes the CRC
-  }
-  const ssize_t got = full_io(false, fd, entries.data(), entries.size(), first * k_crc_entry_bytes);
-  ::close(fd);
-  if (got < 0) return errno_status("read the CRC sidecar of", id, static_cast<int>(-got));
+  Result<bool> recorded_any = read_crc_entries(id, first, entries);
+  if (!recorded_any.ok()) return recorded_any.status();
+  if (!*recorded_any) return ok_status();
   std::vector<std::byte> block;
   for (std::uint64_t b = first; b <= last; ++b) {
     const std::size_t at = (b - first) * k_crc_entry_bytes;
-    const bool recorded = at + k_crc_entry_bytes <= static_cast<std::size_t>(got);  // else past the last record
+    const bool recorded = at + k_crc_entry_bytes <= entries.size();  // else past the last record
     const std::uint32_t stored = recorded ? get_u32(entries.data() + at) : 0;
     const std::uint32_t covered = recorded ? get_u32(entries.data() + at + 4) : 0;
     const std::uint64_t bs = b * k_crc_block_bytes;
@@ -403,25 +436,11 @@ Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<c
       }
     } else {
       whole.add_bytes(part(b));
-      block.resize(k_crc_block_bytes);
-      Result<std::size_t> n = read_block(id, b, block);
-      if (!n.ok()) return n.status();
-      if (*n < covered) {
-        return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": object " +
-                                              object_path(id).substr(config_.directory.size() + 1) + " block " +
-                                              std::to_string(b) + " holds " + std::to_string(*n) + " bytes, " +
-                                              std::to_string(covered) + " were written (truncated at rest)");
-      }
-      crc = proto::crc32c(std::span<const std::byte>(block).first(covered));
+      Result<std::uint32_t> reread = reread_block_crc(id, b, covered, block);
+      if (!reread.ok()) return reread.status();
+      crc = *reread;
     }
-    if (crc != stored) {
-      char text[80];
-      std::snprintf(text, sizeof text, "CRC32C 0x%08x, recorded 0x%08x", crc, stored);
-      return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": object " +
-                                            object_path(id).substr(config_.directory.size() + 1) + " block " +
-                                            std::to_string(b) + " (bytes " + std::to_string(bs) + "..+" +
-                                            std::to_string(covered) + ") changed at rest: " + text);
-    }
+    if (crc != stored) return block_changed(id, b, covered, crc, stored);
   }
   if (whole_crc != nullptr) *whole_crc = whole.value();
   return ok_status();

@@ -139,6 +139,15 @@ class ChunkFiles {
   // Reads the bytes of block `block` of the object (buffered) into `out`; their count.
   Result<std::size_t> read_block(FileId id, std::uint64_t block, std::span<std::byte> out);
   bool racing_write(FileId id, std::uint64_t begin, std::uint64_t end) const;  // crc_mu_ held
+  // The steps of check_block_crcs (crc_mu_ held). Reads the sidecar's records from block `first` on into
+  // `entries`, cut to the bytes recorded; false when the object has no sidecar.
+  Result<bool> read_crc_entries(FileId id, std::uint64_t first, std::vector<std::byte>& entries);
+  // The CRC32C of the first `covered` bytes of block b as the object holds them; corrupt when it holds fewer.
+  Result<std::uint32_t> reread_block_crc(FileId id, std::uint64_t b, std::uint32_t covered,
+                                         std::vector<std::byte>& block);
+  // The corrupt error of block b, whose `covered` bytes have CRC `crc` instead of `stored`.
+  Status block_changed(FileId id, std::uint64_t b, std::uint32_t covered, std::uint32_t crc,
+                       std::uint32_t stored) const;
 };
 
 }  // namespace sluice::hw

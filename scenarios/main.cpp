@@ -5,9 +5,9 @@
 // `describe SCRIPT` (the parameters a script declares), `topo show|import`
 // (the machine model, its path classes, the nvidia-fs-style NIC ranks and
 // core/sched's choices) and `backends` (what this build has); `emulate`,
-// `compare`, `calibrate` and `report` come from scenarios/emulate and
-// analysis (`calibrate SCRIPT --backend emulate` runs the issue 8 loop:
-// scenarios/emulate/script_calibration.hpp).
+// `compare` and `report` come from analysis, `calibrate` from
+// scenarios/calibrate (`calibrate SCRIPT --backend emulate` runs the issue 8
+// loop: scenarios/calibrate/script_calibration.hpp).
 //
 // Exit codes: 0 ok, 1 the command (or a run) failed, 2 usage error, bad input
 // or an error in the script.
@@ -49,8 +49,7 @@
 #include "scenarios/emulate/emulated_point_run.hpp"
 #include "hw_backends/cuda/cuda_device.hpp"
 #include "hw_backends/cuda/cuda_gpu_memory.hpp"
-#include "scenarios/emulate/gpu_calibration.hpp"
-#include "scenarios/emulate/script_calibration.hpp"
+#include "scenarios/calibrate/calibrate_command.hpp"
 #pragma GCC diagnostic pop
 
 namespace {
@@ -427,13 +426,8 @@ int main(int argc, char** argv) {
   describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
-  sluice::analysis::add_analysis_commands(
-      app, [](const sluice::analysis::CalibrateArgs& a, std::ostream& out, std::ostream& err) {
-        if (!a.gpu_sweep.empty()) return sluice::emulate::run_gpu_calibration(a, out, err);
-        sluice::emulate::ScriptCalibrationEnv env;
-        env.stop_fd = sluice::emulate::install_emulate_stop_signals();  // Ctrl-C removes the emulated cluster
-        return sluice::emulate::run_script_calibration(a, env, out, err);
-      });
+  sluice::analysis::add_analysis_commands(app);
+  sluice::calibrate::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include "core/common/assert.hpp"
 #include <string>
+#include <utility>
 
 #include "core/namespace/fs_path.hpp"
 #include "core/namespace/name_hash.hpp"
@@ -38,6 +39,58 @@ std::vector<ShardId> consecutive_shards(ShardId start, std::uint32_t count,
     case MetaPolicy::path_hash: return true;
   }
   return false;
+}
+
+// An invalid_argument error of place_new_directory.
+Status placement_error(const std::string& problem) { return sharding_error("place_new_directory", problem); }
+
+// The start shard of a new striped_dir directory when the options name none:
+// config.mkdir_rule picks a random shard or the shard of its entry in the parent.
+// A parent placed when there were fewer shards still maps inside the current
+// range; with fewer shards now it may not (shrinking is not supported), which
+// place_striped reports.
+ShardId striped_start_shard(const DirPlacement& parent, std::string_view path, const PathSplit& where,
+                            const NamespaceConfig& config, Rng& rng) {
+  const bool spread = config.mkdir_rule == MkdirShardRule::random ||
+                      (config.mkdir_rule == MkdirShardRule::random_near_root &&
+                       path_depth(path) <= config.mkdir_spread_depth_max);
+  return spread ? static_cast<ShardId>(rng.uniform(config.shard_count))
+                : shard_for_entry(parent, where.parent, where.name);
+}
+
+// place_new_directory under striped_dir: `dir` (policy and shard_count set) gets its stripes.
+Result<DirPlacement> place_striped(DirPlacement dir, const DirPlacement& parent, std::string_view path,
+                                   const PathSplit& where, const NamespaceConfig& config, Rng& rng,
+                                   const MkdirOptions& options) {
+  const std::uint32_t stripes_max = std::min(config.shard_count, config.dir_stripes_max);
+  const std::uint32_t count = options.stripe_count == 0 ? config.dir_stripe_count : options.stripe_count;
+  if (count > stripes_max) {
+    return placement_error("stripe_count " + std::to_string(count) + " for " + std::string(path) +
+                           " exceeds min(shard_count, dir_stripes_max) " + std::to_string(stripes_max));
+  }
+  ShardId start = options.start_shard;
+  if (start == k_no_id) start = striped_start_shard(parent, path, where, config, rng);
+  if (start >= config.shard_count) {
+    return placement_error("start shard " + std::to_string(start) + " for " + std::string(path) +
+                           " is not below shard_count " + std::to_string(config.shard_count));
+  }
+  dir.hash_kind = config.dir_hash;
+  dir.owner_shard = start;
+  dir.stripe_shards = consecutive_shards(start, count, config.shard_count);
+  return dir;
+}
+
+// place_new_directory under path_hash: `dir` (policy and shard_count set) gets its owner.
+Result<DirPlacement> place_path_hashed(DirPlacement dir, const DirPlacement& parent, std::string_view path,
+                                       const NamespaceConfig& config) {
+  if (parent.shard_count != config.shard_count) {
+    return placement_error("parent of " + std::string(path) + " was hashed over " +
+                           std::to_string(parent.shard_count) + " shards but config has " +
+                           std::to_string(config.shard_count) + " (path_hash cannot reshard)");
+  }
+  dir.hash_kind = DirHashKind::fnv_1a_64;
+  dir.owner_shard = path_hash_shard(path, config.shard_count);
+  return dir;
 }
 
 }  // namespace
@@ -89,20 +142,19 @@ Result<DirPlacement> root_placement(const NamespaceConfig& config) {
 Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string_view path,
                                          const NamespaceConfig& config, Rng& rng,
                                          const MkdirOptions& options) {
-  constexpr std::string_view k_where = "place_new_directory";
   if (Status s = validate_config(config); !s.ok()) return s;
   SLUICE_ASSERT(valid(parent));
   const Result<PathSplit> where = split_path(path);
   if (!where.ok()) return where.status();
   if (parent.policy != config.policy) {
-    return sharding_error(k_where, "parent of " + std::string(path) + " has policy " +
-                                       std::string(to_string(parent.policy)) + " but config has " +
-                                       std::string(to_string(config.policy)));
+    return placement_error("parent of " + std::string(path) + " has policy " +
+                           std::string(to_string(parent.policy)) + " but config has " +
+                           std::string(to_string(config.policy)));
   }
   const bool default_options = options.stripe_count == 0 && options.start_shard == k_no_id;
   if (config.policy != MetaPolicy::striped_dir && !default_options) {
-    return sharding_error(k_where, "stripe_count/start_shard options need policy striped_dir, not " +
-                                       std::string(to_string(config.policy)));
+    return placement_error("stripe_count/start_shard options need policy striped_dir, not " +
+                           std::string(to_string(config.policy)));
   }
 
   DirPlacement dir;
@@ -115,50 +167,10 @@ Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string
       dir.stripe_shards = {dir.owner_shard};
       return dir;
     }
-    case MetaPolicy::striped_dir: {
-      const std::uint32_t stripes_max = std::min(config.shard_count, config.dir_stripes_max);
-      const std::uint32_t count =
-          options.stripe_count == 0 ? config.dir_stripe_count : options.stripe_count;
-      if (count > stripes_max) {
-        return sharding_error(k_where, "stripe_count " + std::to_string(count) + " for " +
-                                           std::string(path) + " exceeds min(shard_count, dir_stripes_max) " +
-                                           std::to_string(stripes_max));
-      }
-      ShardId start = options.start_shard;
-      if (start == k_no_id) {
-        const bool spread = config.mkdir_rule == MkdirShardRule::random ||
-                            (config.mkdir_rule == MkdirShardRule::random_near_root &&
-                             path_depth(path) <= config.mkdir_spread_depth_max);
-        start = spread ? static_cast<ShardId>(rng.uniform(config.shard_count))
-                       : shard_for_entry(parent, where->parent, where->name);
-        // A parent placed when there were fewer shards still maps inside the
-        // current range; with fewer shards now it may not (shrinking is not
-        // supported), which the check below reports.
-      }
-      if (start >= config.shard_count) {
-        return sharding_error(k_where, "start shard " + std::to_string(start) + " for " +
-                                           std::string(path) + " is not below shard_count " +
-                                           std::to_string(config.shard_count));
-      }
-      dir.hash_kind = config.dir_hash;
-      dir.owner_shard = start;
-      dir.stripe_shards = consecutive_shards(start, count, config.shard_count);
-      return dir;
-    }
-    case MetaPolicy::path_hash: {
-      if (parent.shard_count != config.shard_count) {
-        return sharding_error(k_where, "parent of " + std::string(path) + " was hashed over " +
-                                           std::to_string(parent.shard_count) +
-                                           " shards but config has " +
-                                           std::to_string(config.shard_count) +
-                                           " (path_hash cannot reshard)");
-      }
-      dir.hash_kind = DirHashKind::fnv_1a_64;
-      dir.owner_shard = path_hash_shard(path, config.shard_count);
-      return dir;
-    }
+    case MetaPolicy::striped_dir: return place_striped(std::move(dir), parent, path, *where, config, rng, options);
+    case MetaPolicy::path_hash: return place_path_hashed(std::move(dir), parent, path, config);
   }
-  return sharding_error(k_where, "unknown policy");
+  return placement_error("unknown policy");
 }
 
 ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path,

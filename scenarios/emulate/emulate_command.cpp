@@ -270,57 +270,37 @@ std::string resolve_listen(const std::string& listen) {
   return text;
 }
 
-int run_node_command(const NodeCli& cli) {
-  ::signal(SIGPIPE, SIG_IGN);
-  ClusterConfig config;
-  if (!cli.config.empty()) {
-    Result<ClusterConfig> c = load_config(cli.config);
+// --mpi: the MPI bootstrap, and without --config the default cluster of
+// --nodes (or of the MPI world) with this rank's --listen address; k_exit_ok,
+// or the exit code to stop with.
+int start_mpi_bootstrap(const NodeCli& cli, ClusterConfig& config, std::unique_ptr<Bootstrap>& bootstrap) {
+  Result<std::unique_ptr<MpiBootstrap>> mpi = MpiBootstrap::create(nullptr, nullptr);
+  if (!mpi.ok()) {
+    fmt::print(stderr, "sluice node: {}\n", mpi.status().message());
+    return k_exit_failed;
+  }
+  bootstrap = std::move(mpi).value();
+  if (cli.config.empty()) {
+    Result<ClusterConfig> c = default_cluster(cli.nodes > 0 ? cli.nodes : bootstrap->size());
     if (!c.ok()) {
       fmt::print(stderr, "sluice node: {}\n", c.status().message());
       return k_exit_usage;
     }
     config = std::move(c).value();
+    config.run_id = cli.run_id;
+    config.max_wait_s = 120;
+    config.storage_root = cli.storage_root.empty() ? "/tmp/sluice-node-" + cli.run_id : cli.storage_root;
   }
-  std::unique_ptr<Bootstrap> bootstrap;
-  if (cli.mpi) {
-    Result<std::unique_ptr<MpiBootstrap>> mpi = MpiBootstrap::create(nullptr, nullptr);
-    if (!mpi.ok()) {
-      fmt::print(stderr, "sluice node: {}\n", mpi.status().message());
-      return k_exit_failed;
-    }
-    bootstrap = std::move(mpi).value();
-    if (cli.config.empty()) {
-      Result<ClusterConfig> c = default_cluster(cli.nodes > 0 ? cli.nodes : bootstrap->size());
-      if (!c.ok()) {
-        fmt::print(stderr, "sluice node: {}\n", c.status().message());
-        return k_exit_usage;
-      }
-      config = std::move(c).value();
-      config.run_id = cli.run_id;
-      config.max_wait_s = 120;
-      config.storage_root = cli.storage_root.empty() ? "/tmp/sluice-node-" + cli.run_id : cli.storage_root;
-    }
-    if (!cli.listen.empty()) {
-      std::sort(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
-      if (bootstrap->rank() < config.nodes.size()) config.nodes[bootstrap->rank()].address = resolve_listen(cli.listen);
-    }
-  } else {
-    if (cli.config.empty() || cli.rank < 0 || cli.bootstrap_fd < 0) {
-      fmt::print(stderr, "sluice node: needs --mpi, or --config, --rank and --bootstrap-fd (as `sluice emulate` starts it)\n");
-      return k_exit_usage;
-    }
-    const std::uint32_t wait_s = (config.max_wait_s > 0 ? config.max_wait_s : k_default_max_wait_s) * 2 + 60;
-    bootstrap = std::make_unique<SocketBootstrap>(cli.bootstrap_fd, static_cast<std::uint32_t>(cli.rank),
-                                                  static_cast<std::uint32_t>(config.nodes.size()),
-                                                  std::chrono::seconds(wait_s));
+  if (!cli.listen.empty()) {
+    std::sort(config.nodes.begin(), config.nodes.end(),
+              [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+    if (bootstrap->rank() < config.nodes.size()) config.nodes[bootstrap->rank()].address = resolve_listen(cli.listen);
   }
-  apply_workload(cli.workload, config);
-  NodeRunOptions options;
-  options.config = config;
-  const std::uint32_t rank = bootstrap->rank();
-  options.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
-  Result<nlohmann::json> result = run_node(options, *bootstrap);
-  // This node's chunk files go with the run.
+  return k_exit_ok;
+}
+
+// This node's chunk files go with the run (the run and storage roots too, once empty).
+void remove_node_storage(ClusterConfig& config, std::uint32_t rank) {
   std::error_code ec;
   std::sort(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
   if (rank < config.nodes.size()) {
@@ -329,6 +309,10 @@ int run_node_command(const NodeCli& cli) {
     std::filesystem::remove(run_root, ec);            // only when empty: the other nodes' are theirs to remove
     std::filesystem::remove(config.storage_root, ec);
   }
+}
+
+// Prints or writes run_node's result (the summary of all nodes at the root of an MPI run); the exit code.
+int report_node_result(const NodeCli& cli, const Result<nlohmann::json>& result, std::uint32_t rank) {
   if (!result.ok()) {
     fmt::print(stderr, "sluice node: rank {}: {}\n", rank, result.status().to_string());
     return k_exit_failed;
@@ -343,6 +327,41 @@ int run_node_command(const NodeCli& cli) {
   }
   std::fflush(stdout);
   return result->value("ok", false) ? k_exit_ok : k_exit_failed;
+}
+
+int run_node_command(const NodeCli& cli) {
+  ::signal(SIGPIPE, SIG_IGN);
+  ClusterConfig config;
+  if (!cli.config.empty()) {
+    Result<ClusterConfig> c = load_config(cli.config);
+    if (!c.ok()) {
+      fmt::print(stderr, "sluice node: {}\n", c.status().message());
+      return k_exit_usage;
+    }
+    config = std::move(c).value();
+  }
+  std::unique_ptr<Bootstrap> bootstrap;
+  if (cli.mpi) {
+    if (const int code = start_mpi_bootstrap(cli, config, bootstrap); code != k_exit_ok) return code;
+  } else {
+    if (cli.config.empty() || cli.rank < 0 || cli.bootstrap_fd < 0) {
+      fmt::print(stderr,
+                 "sluice node: needs --mpi, or --config, --rank and --bootstrap-fd (as `sluice emulate` starts it)\n");
+      return k_exit_usage;
+    }
+    const std::uint32_t wait_s = (config.max_wait_s > 0 ? config.max_wait_s : k_default_max_wait_s) * 2 + 60;
+    bootstrap = std::make_unique<SocketBootstrap>(cli.bootstrap_fd, static_cast<std::uint32_t>(cli.rank),
+                                                  static_cast<std::uint32_t>(config.nodes.size()),
+                                                  std::chrono::seconds(wait_s));
+  }
+  apply_workload(cli.workload, config);
+  NodeRunOptions options;
+  options.config = config;
+  const std::uint32_t rank = bootstrap->rank();
+  options.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
+  const Result<nlohmann::json> result = run_node(options, *bootstrap);
+  remove_node_storage(config, rank);
+  return report_node_result(cli, result, rank);
 }
 
 }  // namespace

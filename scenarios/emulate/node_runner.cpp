@@ -59,6 +59,229 @@ struct LocalServices {
   std::vector<FileSweep*> sweeps;       // parallel to clients
 };
 
+// 1-2. The node's TCP transport into table.local, then every node's listen
+// address into table.addresses; this node's address.
+Result<transport::PeerAddress> open_endpoints(const NodeRunOptions& options, const std::vector<NodeSpec>& nodes,
+                                              const NodeSpec& me, const std::string& where, Bootstrap& bootstrap,
+                                              TransportTable& table) {
+  const ClusterConfig& config = options.config;
+  register_bootstrapped_transport();
+  transport::TransportConfig tc;
+  tc.local_id = me.id;
+  tc.rail_addresses.assign(config.rails_per_node, me.address + ":0");
+  tc.connections_per_rail = config.connections_per_rail;
+  tc.log = [sink = options.log, where](std::string_view line) {
+    if (sink) sink(where + " transport: " + std::string(line));
+  };
+  Result<std::unique_ptr<transport::Transport>> tcp = transport::create_transport("tcp", tc);
+  if (!tcp.ok()) return error(tcp.status().code(), where + ": " + tcp.status().message());
+  table.local_node = me.id;
+  table.local = std::move(tcp).value();
+  const transport::PeerAddress my_address = table.local->listen_address();
+  Result<std::vector<std::string>> all = bootstrap.all_gather(join_rails(my_address));
+  if (!all.ok()) return error(all.status().code(), where + ": endpoint exchange: " + all.status().message());
+  for (std::size_t i = 0; i < nodes.size(); ++i) table.addresses[nodes[i].id] = split_rails((*all)[i]);
+  return my_address;
+}
+
+hw::HwWorldConfig world_config(const NodeRunOptions& options) {
+  const ClusterConfig& config = options.config;
+  hw::HwWorldConfig wc;
+  wc.seed = config.seed;
+  wc.transport = std::string(k_bootstrapped_transport);
+  wc.rails_per_node = config.rails_per_node;
+  wc.connections_per_rail = config.connections_per_rail;
+  wc.storage_backend = config.storage_backend;
+  wc.storage_root = config.storage_root + "/" + config.run_id;
+  wc.node_memory_limit_bytes = config.node_memory_limit_bytes;
+  wc.log = [sink = options.log](std::string_view line) {
+    if (sink) sink(line);
+  };
+  return wc;
+}
+
+// A client of the plan: a FileSweep of the config's workload in a ClientHost, filed in local.
+ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const ServicePlan& plan,
+                       const ClusterConfig& config, TimeNs max_wait_ns, LocalServices& local) {
+  FileSweepConfig sweep = config.workload.sweep;
+  sweep.run_tag = config.run_id;
+  sweep.barrier_max_wait_ns = max_wait_ns;
+  sweep.create.stripe_count = config.workload.stripe_count;
+  auto workload = std::make_unique<FileSweep>(sweep);
+  FileSweep* sweep_ptr = workload.get();
+  ClientHostConfig hc;
+  hc.client.mgmt = plan.mgmt;
+  hc.client.ns.shard_count = plan.meta_shards;
+  hc.rank = s.rank;
+  hc.ranks = plan.client_ranks;
+  hc.barrier = plan.barrier;
+  ClientHost& host = world.add_service<ClientHost>(s.node, hc, std::move(workload));
+  local.clients.push_back(&host);
+  local.sweeps.push_back(sweep_ptr);
+  return host;
+}
+
+// One service of the plan that this node hosts, filed in local by its role.
+Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const ServicePlan& plan,
+                           const ClusterConfig& config, const NodeSpec& me, TimeNs max_wait_ns,
+                           LocalServices& local) {
+  Service* created = nullptr;
+  switch (s.role) {
+    case Role::mgmt:
+      if (s.barrier) {
+        created = &world.add_service<BarrierService>(s.node);
+      } else {
+        created = &world.add_service<MgmtService>(s.node, MgmtConfig{});
+      }
+      local.early.push_back(created);
+      break;
+    case Role::meta: {
+      MetaServiceConfig mc;
+      mc.shard = s.shard;
+      mc.mgmt = plan.mgmt;
+      mc.ns.shard_count = plan.meta_shards;
+      mc.default_chunk_bytes = config.workload.chunk_bytes;
+      mc.default_stripe_count =
+          config.workload.stripe_count > 0 ? config.workload.stripe_count : config.storage_target_count();
+      created = &world.add_service<MetaService>(s.node, mc);
+      local.servers.push_back(created);
+      break;
+    }
+    case Role::storage: {
+      StorageServiceConfig sc;
+      sc.mgmt = plan.mgmt;
+      sc.targets = me.targets;
+      created = &world.add_service<StorageService>(s.node, sc);
+      local.servers.push_back(created);
+      break;
+    }
+    case Role::client:
+      created = &add_client(world, s, plan, config, max_wait_ns, local);
+      break;
+  }
+  return created;
+}
+
+// 3. The world: this node's targets, every planned service (real ones for
+// this node only, placeholders for the others'), mgmt and barrier started.
+Status build_world(hw::HwWorld& world, const std::string& storage_root, TransportTable& table,
+                   const ClusterConfig& config, const NodeSpec& me, const std::string& where, TimeNs max_wait_ns,
+                   LocalServices& local) {
+  const ServicePlan plan = plan_services(config);
+  Status build = ok_status();
+  if (!me.targets.empty()) {
+    std::error_code ec;  // HwWorld makes the last two levels (node<N>/target<T>) itself
+    std::filesystem::create_directories(storage_root, ec);
+    if (ec) build = error(StatusCode::io_error, where + ": cannot create " + storage_root + ": " + ec.message());
+  }
+  TransportTableScope scope(table);
+  for (TargetId t : me.targets) {
+    if (!build.ok()) break;
+    build = world.add_target(t, me.id);
+  }
+  for (const PlannedService& s : plan.services) {
+    if (!build.ok()) break;
+    if (s.node != me.id) {
+      world.defer_start(world.add_service<PlaceholderService>(s.node));
+      continue;
+    }
+    Service* created = add_local_service(world, s, plan, config, me, max_wait_ns, local);
+    if (world.endpoint_of(*created) != Endpoint{s.node, s.index}) {
+      build = error(StatusCode::internal, where + ": service " + created->name() + " got endpoint " +
+                                              world.endpoint_of(*created).to_string() + ", planned " +
+                                              Endpoint{s.node, s.index}.to_string());
+    }
+    if (s.role != Role::mgmt) world.defer_start(*created);
+  }
+  if (build.ok()) build = world.start();
+  return build;
+}
+
+// 4. Starts the meta and storage servers; timed out when they do not register with mgmt in time.
+Status start_servers(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
+                     const std::string& where, TimeNs max_wait_ns) {
+  for (Service* s : local.servers) world.start_service(*s);
+  const bool registered = world.wait_until(
+      [&] {
+        for (Service* s : local.servers) {
+          const bool done = world.call(*s, [s] {
+            if (auto* m = dynamic_cast<MetaService*>(s)) return m->registered();
+            return static_cast<StorageService*>(s)->registered();
+          });
+          if (!done) return false;
+        }
+        return true;
+      },
+      max_wait_ns);
+  if (!registered) {
+    return error(StatusCode::timed_out, where + ": servers did not register with mgmt within " +
+                                            std::to_string(config.max_wait_s) + " s");
+  }
+  return ok_status();
+}
+
+// A results document's "phases" entries of one client's ranks.
+void add_phase_results(nlohmann::json& phases, const std::vector<RankPhaseResult>& results) {
+  for (const RankPhaseResult& r : results) {
+    const double rate =
+        r.elapsed_ns > 0 ? static_cast<double>(r.bytes) * 1e9 / static_cast<double>(r.elapsed_ns) : 0.0;
+    phases.push_back({{"phase", r.phase},
+                      {"rank", r.rank},
+                      {"bytes", r.bytes},
+                      {"ops", r.ops},
+                      {"elapsed_ns", r.elapsed_ns},
+                      {"bytes_per_s", rate}});
+  }
+}
+
+// 5. Starts the clients and waits until they finish; their phases go to
+// `phases`. Timed out, or the first client's error.
+Status run_clients(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
+                   const std::string& where, TimeNs max_wait_ns, nlohmann::json& phases) {
+  Status status = ok_status();
+  for (ClientHost* h : local.clients) world.start_service(*h);
+  const bool finished = world.wait_until(
+      [&] {
+        for (ClientHost* h : local.clients) {
+          if (!world.call(*h, [h] { return h->finished(); })) return false;
+        }
+        return true;
+      },
+      max_wait_ns);
+  if (!finished) {
+    status = error(StatusCode::timed_out, where + ": the workload did not finish within " +
+                                              std::to_string(config.max_wait_s) + " s");
+  }
+  for (std::size_t i = 0; i < local.clients.size(); ++i) {
+    ClientHost* h = local.clients[i];
+    FileSweep* sweep = local.sweeps[i];
+    const auto [done, result, results] = world.call(*h, [h, sweep] {
+      return std::make_tuple(h->finished(), h->finished() ? h->result() : Status{}, sweep->results());
+    });
+    if (done && !result.ok() && status.ok()) status = error(result.code(), where + ": " + result.message());
+    add_phase_results(phases, results);
+  }
+  return status;
+}
+
+// 6. The node's results document (the world stopped).
+nlohmann::json node_document(const NodeSpec& me, const Bootstrap& bootstrap, const Status& node_status,
+                             const transport::PeerAddress& my_address, const nlohmann::json& phases,
+                             const hw::HwWorld& world) {
+  nlohmann::json roles = nlohmann::json::array();
+  for (Role r : me.roles) roles.push_back(std::string(to_string(r)));
+  nlohmann::json counters = nlohmann::json::object();
+  for (std::string_view name : k_reported_counters) counters[std::string(name)] = world.counter(name);
+  return {{"node", me.id},
+          {"rank", bootstrap.rank()},
+          {"roles", roles},
+          {"ok", node_status.ok()},
+          {"status", node_status.to_string()},
+          {"addresses", my_address.rails},
+          {"phases", phases},
+          {"counters", counters}};
+}
+
 }  // namespace
 
 PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase) {
@@ -119,195 +342,35 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   };
 
   // 1-2. The node's transport, then the endpoint table.
-  register_bootstrapped_transport();
-  transport::TransportConfig tc;
-  tc.local_id = me.id;
-  tc.rail_addresses.assign(config.rails_per_node, me.address + ":0");
-  tc.connections_per_rail = config.connections_per_rail;
-  tc.log = [sink = options.log, where](std::string_view line) {
-    if (sink) sink(where + " transport: " + std::string(line));
-  };
-  Result<std::unique_ptr<transport::Transport>> tcp = transport::create_transport("tcp", tc);
-  if (!tcp.ok()) return error(tcp.status().code(), where + ": " + tcp.status().message());
   TransportTable table;
-  table.local_node = me.id;
-  table.local = std::move(tcp).value();
-  const transport::PeerAddress my_address = table.local->listen_address();
-  Result<std::vector<std::string>> all = bootstrap.all_gather(join_rails(my_address));
-  if (!all.ok()) return error(all.status().code(), where + ": endpoint exchange: " + all.status().message());
-  for (std::size_t i = 0; i < nodes.size(); ++i) table.addresses[nodes[i].id] = split_rails((*all)[i]);
-  log("listening on " + join_rails(my_address));
+  const Result<transport::PeerAddress> my_address = open_endpoints(options, nodes, me, where, bootstrap, table);
+  if (!my_address.ok()) return my_address.status();
+  log("listening on " + join_rails(*my_address));
 
   // 3. The world: every planned service, real ones for this node only.
-  hw::HwWorldConfig wc;
-  wc.seed = config.seed;
-  wc.transport = std::string(k_bootstrapped_transport);
-  wc.rails_per_node = config.rails_per_node;
-  wc.connections_per_rail = config.connections_per_rail;
-  wc.storage_backend = config.storage_backend;
-  wc.storage_root = config.storage_root + "/" + config.run_id;
-  wc.node_memory_limit_bytes = config.node_memory_limit_bytes;
-  wc.log = [sink = options.log](std::string_view line) {
-    if (sink) sink(line);
-  };
+  const hw::HwWorldConfig wc = world_config(options);
   hw::HwWorld world(wc);
-  const ServicePlan plan = plan_services(config);
   LocalServices local;
-  Status build = ok_status();
-  if (!me.targets.empty()) {
-    std::error_code ec;  // HwWorld makes the last two levels (node<N>/target<T>) itself
-    std::filesystem::create_directories(wc.storage_root, ec);
-    if (ec) build = error(StatusCode::io_error, where + ": cannot create " + wc.storage_root + ": " + ec.message());
+  Status node_status = build_world(world, wc.storage_root, table, config, me, where, max_wait_ns, local);
+  if (node_status.ok() && table.local) {
+    node_status = error(StatusCode::internal, where + ": the world never took its transport");
   }
-  {
-    TransportTableScope scope(table);
-    for (TargetId t : me.targets) {
-      if (!build.ok()) break;
-      build = world.add_target(t, me.id);
-    }
-    for (const PlannedService& s : plan.services) {
-      if (!build.ok()) break;
-      Service* created = nullptr;
-      if (s.node != me.id) {
-        created = &world.add_service<PlaceholderService>(s.node);
-        world.defer_start(*created);
-        continue;
-      }
-      switch (s.role) {
-        case Role::mgmt:
-          if (s.barrier) {
-            created = &world.add_service<BarrierService>(s.node);
-          } else {
-            created = &world.add_service<MgmtService>(s.node, MgmtConfig{});
-          }
-          local.early.push_back(created);
-          break;
-        case Role::meta: {
-          MetaServiceConfig mc;
-          mc.shard = s.shard;
-          mc.mgmt = plan.mgmt;
-          mc.ns.shard_count = plan.meta_shards;
-          mc.default_chunk_bytes = config.workload.chunk_bytes;
-          mc.default_stripe_count =
-              config.workload.stripe_count > 0 ? config.workload.stripe_count : config.storage_target_count();
-          created = &world.add_service<MetaService>(s.node, mc);
-          local.servers.push_back(created);
-          break;
-        }
-        case Role::storage: {
-          StorageServiceConfig sc;
-          sc.mgmt = plan.mgmt;
-          sc.targets = me.targets;
-          created = &world.add_service<StorageService>(s.node, sc);
-          local.servers.push_back(created);
-          break;
-        }
-        case Role::client: {
-          FileSweepConfig sweep = config.workload.sweep;
-          sweep.run_tag = config.run_id;
-          sweep.barrier_max_wait_ns = max_wait_ns;
-          sweep.create.stripe_count = config.workload.stripe_count;
-          auto workload = std::make_unique<FileSweep>(sweep);
-          FileSweep* sweep_ptr = workload.get();
-          ClientHostConfig hc;
-          hc.client.mgmt = plan.mgmt;
-          hc.client.ns.shard_count = plan.meta_shards;
-          hc.rank = s.rank;
-          hc.ranks = plan.client_ranks;
-          hc.barrier = plan.barrier;
-          ClientHost& host = world.add_service<ClientHost>(s.node, hc, std::move(workload));
-          created = &host;
-          local.clients.push_back(&host);
-          local.sweeps.push_back(sweep_ptr);
-          break;
-        }
-      }
-      if (world.endpoint_of(*created) != Endpoint{s.node, s.index}) {
-        build = error(StatusCode::internal, where + ": service " + created->name() + " got endpoint " +
-                                                world.endpoint_of(*created).to_string() + ", planned " +
-                                                Endpoint{s.node, s.index}.to_string());
-      }
-      if (s.role != Role::mgmt) world.defer_start(*created);
-    }
-    if (build.ok()) build = world.start();
-  }
-  if (build.ok() && table.local) build = error(StatusCode::internal, where + ": the world never took its transport");
-  Status node_status = build;
   if (!node_status.ok()) log("set-up failed: " + node_status.to_string());
 
   // 4. Servers, once mgmt is up everywhere.
   if (Status st = bootstrap.barrier("mgmt-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
-  if (node_status.ok()) {
-    for (Service* s : local.servers) world.start_service(*s);
-    const bool registered = world.wait_until(
-        [&] {
-          for (Service* s : local.servers) {
-            const bool done = world.call(*s, [s] {
-              if (auto* m = dynamic_cast<MetaService*>(s)) return m->registered();
-              return static_cast<StorageService*>(s)->registered();
-            });
-            if (!done) return false;
-          }
-          return true;
-        },
-        max_wait_ns);
-    if (!registered) {
-      node_status = error(StatusCode::timed_out, where + ": servers did not register with mgmt within " +
-                                                     std::to_string(config.max_wait_s) + " s");
-    }
-  }
+  if (node_status.ok()) node_status = start_servers(world, local, config, where, max_wait_ns);
   // 5. Clients, once every server is registered.
   if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
   nlohmann::json phases = nlohmann::json::array();
   if (node_status.ok() && !local.clients.empty()) {
-    for (ClientHost* h : local.clients) world.start_service(*h);
-    const bool finished = world.wait_until(
-        [&] {
-          for (ClientHost* h : local.clients) {
-            if (!world.call(*h, [h] { return h->finished(); })) return false;
-          }
-          return true;
-        },
-        max_wait_ns);
-    if (!finished) {
-      node_status = error(StatusCode::timed_out, where + ": the workload did not finish within " +
-                                                     std::to_string(config.max_wait_s) + " s");
-    }
-    for (std::size_t i = 0; i < local.clients.size(); ++i) {
-      ClientHost* h = local.clients[i];
-      FileSweep* sweep = local.sweeps[i];
-      const auto [done, result, results] = world.call(*h, [h, sweep] {
-        return std::make_tuple(h->finished(), h->finished() ? h->result() : Status{}, sweep->results());
-      });
-      if (done && !result.ok() && node_status.ok()) node_status = error(result.code(), where + ": " + result.message());
-      for (const RankPhaseResult& r : results) {
-        const double rate =
-            r.elapsed_ns > 0 ? static_cast<double>(r.bytes) * 1e9 / static_cast<double>(r.elapsed_ns) : 0.0;
-        phases.push_back({{"phase", r.phase},
-                          {"rank", r.rank},
-                          {"bytes", r.bytes},
-                          {"ops", r.ops},
-                          {"elapsed_ns", r.elapsed_ns},
-                          {"bytes_per_s", rate}});
-      }
-    }
+    node_status = run_clients(world, local, config, where, max_wait_ns, phases);
   }
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   world.stop();  // counters are read once every thread has stopped
 
   // 6. Results.
-  nlohmann::json roles = nlohmann::json::array();
-  for (Role r : me.roles) roles.push_back(std::string(to_string(r)));
-  nlohmann::json counters = nlohmann::json::object();
-  for (std::string_view name : k_reported_counters) counters[std::string(name)] = world.counter(name);
-  const nlohmann::json doc = {{"node", me.id},
-                              {"rank", bootstrap.rank()},
-                              {"roles", roles},
-                              {"ok", node_status.ok()},
-                              {"status", node_status.to_string()},
-                              {"addresses", my_address.rails},
-                              {"phases", phases},
-                              {"counters", counters}};
+  const nlohmann::json doc = node_document(me, bootstrap, node_status, *my_address, phases, world);
   Result<std::vector<std::string>> gathered = bootstrap.gather_to_root(doc.dump());
   if (!gathered.ok()) return error(gathered.status().code(), where + ": gather: " + gathered.status().message());
   if (gathered->empty()) return doc;

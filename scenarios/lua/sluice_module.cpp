@@ -746,6 +746,71 @@ int sl_claim(lua_State* L) {
   });
 }
 
+// "sweep.svg" -> "sweep": the plotter adds each format's extension.
+std::string plot_base_name(const std::string& file) {
+  std::string base = file;
+  for (const char* ext : {".svg", ".png"}) {
+    const std::string e = ext;
+    if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0) {
+      base.resize(base.size() - e.size());
+    }
+  }
+  return base;
+}
+
+// A curve's x or y list (what: "x" or "y") as numbers; empty when absent.
+std::vector<double> plot_numbers(const FieldReader& fields, const ScriptTable* t, const char* what) {
+  std::vector<double> out;
+  if (t == nullptr) return out;
+  if (t->list.size() > k_max_plot_points) {
+    fields.fail("series", std::string(what) + ": more than k_max_plot_points = " + std::to_string(k_max_plot_points));
+  }
+  for (const ScriptValue& v : t->list) {
+    if (const auto* i = std::get_if<std::int64_t>(&v.value)) {
+      out.push_back(static_cast<double>(*i));
+    } else if (const auto* d = std::get_if<double>(&v.value)) {
+      out.push_back(*d);
+    } else {
+      fields.fail("series", std::string(what) + ": expected numbers, not " + v.type_name());
+    }
+  }
+  return out;
+}
+
+// series = {{title =, x = {...}, y = {...}}, ...}: the curves, each checked.
+std::vector<ScriptPlotSeries> plot_series(const FieldReader& fields, const ScriptTable* series) {
+  if (series == nullptr || series->list.empty()) fields.fail("series", "nothing to draw");
+  if (series->list.size() > k_max_plot_series) {
+    fields.fail("series", "more than k_max_plot_series = " + std::to_string(k_max_plot_series) + " curves");
+  }
+  std::vector<ScriptPlotSeries> out;
+  for (const ScriptValue& v : series->list) {
+    const ScriptTable* t = v.table();
+    if (t == nullptr) fields.fail("series", "each curve is a table {title =, x =, y =}");
+    FieldReader curve(*t, "report:plot series");
+    ScriptPlotSeries one;
+    one.title = curve.text("title").value_or("");
+    one.x = plot_numbers(fields, curve.table("x"), "x");
+    one.y = plot_numbers(fields, curve.table("y"), "y");
+    curve.finish();
+    if (one.x.size() != one.y.size() || one.x.empty()) {
+      fields.fail("series", "curve \"" + one.title + "\": x and y must be non-empty lists of the same length");
+    }
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
+// Draws the plot if this run draws plots; the line that says what became of it.
+std::string draw_script_plot(const ScriptOptions& options, const ScriptPlot& plot, const std::string& file) {
+  if (!options.draw_plot) return "(plot " + file + " not drawn: this run draws no plots)";
+  Result<std::vector<std::string>> files = options.draw_plot(plot);
+  if (!files.ok()) return "(plot " + file + " not drawn: " + files.status().message() + ")";
+  std::string said = "plot:";
+  for (const std::string& f : *files) said += " " + f;
+  return said;
+}
+
 // sl._draw_plot{file =, title =, x_label =, y_label =, log_x =, series =
 // {{title =, x = {...}, y = {...}}, ...}}: the C side of report:plot().
 int sl_draw_plot(lua_State* L) {
@@ -758,11 +823,7 @@ int sl_draw_plot(lua_State* L) {
     if (file.empty() || file.find('/') != std::string::npos || file.find("..") != std::string::npos) {
       fields.fail("file", "give a plain file name such as \"sweep.svg\" (it goes into --out)");
     }
-    std::string base = file;
-    for (const char* ext : {".svg", ".png"}) {
-      const std::string e = ext;
-      if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0) base.resize(base.size() - e.size());
-    }
+    const std::string base = plot_base_name(file);
     plot.out_base = (std::filesystem::path(ctx->options->out_dir) / base).string();
     plot.title = fields.text("title").value_or(base);
     plot.x_label = fields.text("x_label").value_or("");
@@ -770,54 +831,8 @@ int sl_draw_plot(lua_State* L) {
     plot.log_x = fields.boolean("log_x").value_or(false);
     const ScriptTable* series = fields.table("series");
     fields.finish();
-    if (series == nullptr || series->list.empty()) fields.fail("series", "nothing to draw");
-    if (series->list.size() > k_max_plot_series) {
-      fields.fail("series", "more than k_max_plot_series = " + std::to_string(k_max_plot_series) + " curves");
-    }
-    auto numbers = [&](const ScriptTable* t, const char* what) {
-      std::vector<double> out;
-      if (t == nullptr) return out;
-      if (t->list.size() > k_max_plot_points) {
-        fields.fail("series", std::string(what) + ": more than k_max_plot_points = " + std::to_string(k_max_plot_points));
-      }
-      for (const ScriptValue& v : t->list) {
-        if (const auto* i = std::get_if<std::int64_t>(&v.value)) {
-          out.push_back(static_cast<double>(*i));
-        } else if (const auto* d = std::get_if<double>(&v.value)) {
-          out.push_back(*d);
-        } else {
-          fields.fail("series", std::string(what) + ": expected numbers, not " + v.type_name());
-        }
-      }
-      return out;
-    };
-    for (const ScriptValue& v : series->list) {
-      const ScriptTable* t = v.table();
-      if (t == nullptr) fields.fail("series", "each curve is a table {title =, x =, y =}");
-      FieldReader curve(*t, "report:plot series");
-      ScriptPlotSeries one;
-      one.title = curve.text("title").value_or("");
-      one.x = numbers(curve.table("x"), "x");
-      one.y = numbers(curve.table("y"), "y");
-      curve.finish();
-      if (one.x.size() != one.y.size() || one.x.empty()) {
-        fields.fail("series", "curve \"" + one.title + "\": x and y must be non-empty lists of the same length");
-      }
-      plot.series.push_back(std::move(one));
-    }
-    std::string said;
-    if (!ctx->options->draw_plot) {
-      said = "(plot " + file + " not drawn: this run draws no plots)";
-    } else {
-      Result<std::vector<std::string>> files = ctx->options->draw_plot(plot);
-      if (files.ok()) {
-        said = "plot:";
-        for (const std::string& f : *files) said += " " + f;
-      } else {
-        said = "(plot " + file + " not drawn: " + files.status().message() + ")";
-      }
-    }
-    *ctx->out << said << '\n';
+    plot.series = plot_series(fields, series);
+    *ctx->out << draw_script_plot(*ctx->options, plot, file) << '\n';
     return 0;
   });
 }

@@ -264,6 +264,91 @@ FabricSpec build_fabric(const std::string& type, const ScriptTable& args) {
   return f;
 }
 
+namespace {
+
+// The machines of sl.cluster: a list (machines = {...}) or one copied (node =, nodes =).
+struct ClusterMachines {
+  std::vector<const topo::Topology*> parts;
+  std::string names;  // "4 machines", "2 x dgx_a100"
+};
+
+ClusterMachines cluster_machines(const ScriptValue* machines, const ScriptObject* node,
+                                 const std::optional<std::uint64_t>& nodes) {
+  ClusterMachines out;
+  if (machines == nullptr) {
+    if (node == nullptr) throw ScriptError("sl.cluster: node: missing (e.g. node = sl.machines.dgx_a100())");
+    const std::uint64_t n = nodes.value_or(1);
+    out.parts.assign(n, node->topology.get());
+    out.names = std::to_string(n) + " x " + node->type;
+    return out;
+  }
+  if (node != nullptr) throw ScriptError("sl.cluster: give node (one machine, copied) or machines (a list), not both");
+  const ScriptTable* list = machines->table();
+  if (list == nullptr || !list->fields.empty() || list->list.empty()) {
+    throw ScriptError("sl.cluster: machines: expected a list of machines, not " + machines->type_name());
+  }
+  for (std::size_t i = 0; i < list->list.size(); ++i) {
+    const ScriptObject* m = list->list[i].object();
+    if (m == nullptr || m->kind != ObjectKind::machine) {
+      throw ScriptError("sl.cluster: machines[" + std::to_string(i + 1) + "]: expected a machine, not " +
+                        list->list[i].type_name());
+    }
+    out.parts.push_back(m->topology.get());
+  }
+  if (nodes && *nodes != out.parts.size()) {
+    throw ScriptError("sl.cluster: nodes = " + std::to_string(*nodes) + " but machines lists " +
+                      std::to_string(out.parts.size()));
+  }
+  if (list->list.size() > topo::k_max_cluster_nodes) throw ScriptError("sl.cluster: machines: too many");
+  out.names = std::to_string(out.parts.size()) + " machines";
+  return out;
+}
+
+// sl.cluster's topology = "star" | "fat_tree" with its fat-tree fields.
+struct ClusterShape {
+  bool fat_tree = false;
+  std::optional<std::uint64_t> nodes_per_leaf;
+  std::optional<std::uint64_t> spines;
+  std::optional<double> oversubscription;
+};
+
+// The machines joined by the fabric into a star or a fat tree.
+Result<topo::Topology> connect_machines(const std::vector<const topo::Topology*>& parts, const ClusterShape& shape,
+                                        const FabricSpec& fabric) {
+  if (!shape.fat_tree && (shape.nodes_per_leaf || shape.spines || shape.oversubscription)) {
+    throw ScriptError("sl.cluster: nodes_per_leaf, spines and oversubscription need topology = \"fat_tree\"");
+  }
+  if (shape.fat_tree) {
+    topo::FatTreeOptions o;
+    o.nodes_per_leaf = static_cast<std::uint32_t>(shape.nodes_per_leaf.value_or(o.nodes_per_leaf));
+    o.spines = static_cast<std::uint32_t>(shape.spines.value_or(o.spines));
+    o.oversubscription = shape.oversubscription.value_or(o.oversubscription);
+    o.link_bytes_per_s = fabric.link_bytes_per_s;
+    o.link_latency_ns = fabric.link_latency_ns;
+    return topo::fat_tree_cluster(std::span<const topo::Topology* const>(parts), o);
+  }
+  topo::StarOptions o;
+  o.link_bytes_per_s = fabric.link_bytes_per_s;
+  o.link_latency_ns = fabric.link_latency_ns;
+  return topo::star_cluster(std::span<const topo::Topology* const>(parts), o);
+}
+
+// "2 x dgx_a100, fat tree, infiniband 200 Gb/s" (the fabric only when one was given).
+std::string cluster_description(const std::string& names, bool fat_tree, const FabricSpec* fabric) {
+  std::string out = names + ", " + (fat_tree ? "fat tree" : "star");
+  if (fabric != nullptr) {
+    out += ", " + fabric->type;
+    if (fabric->link_bytes_per_s > 0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, " %g Gb/s", fabric->link_bytes_per_s * 8 / 1e9);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 ClusterBuild build_cluster(const ScriptTable& args) {
   FieldReader r(args, "sl.cluster");
   ClusterBuild out;
@@ -271,10 +356,11 @@ ClusterBuild build_cluster(const ScriptTable& args) {
   const ScriptObject* node = r.object("node", ObjectKind::machine);
   const ScriptValue* machines = r.get("machines");
   const ScriptObject* fabric_obj = r.object("fabric", ObjectKind::fabric);
-  const auto shape = r.choice("topology", {"star", "fat_tree"});
-  const auto nodes_per_leaf = r.count("nodes_per_leaf", 1, topo::k_max_cluster_nodes);
-  const auto spines = r.count("spines", 1, topo::k_max_spines);
-  const auto oversubscription = r.number("oversubscription", 1.0, 1000.0);
+  const auto shape_name = r.choice("topology", {"star", "fat_tree"});
+  ClusterShape shape;
+  shape.nodes_per_leaf = r.count("nodes_per_leaf", 1, topo::k_max_cluster_nodes);
+  shape.spines = r.count("spines", 1, topo::k_max_spines);
+  shape.oversubscription = r.number("oversubscription", 1.0, 1000.0);
   r.finish();
   merge(out.info, r);
 
@@ -282,64 +368,10 @@ ClusterBuild build_cluster(const ScriptTable& args) {
   fabric.link_latency_ns = topo::k_network_link_latency_ns;
   if (fabric_obj != nullptr) fabric = build_fabric(fabric_obj->type, fabric_obj->args);
 
-  std::vector<const topo::Topology*> parts;
-  std::string names;
-  if (machines != nullptr) {
-    if (node != nullptr) throw ScriptError("sl.cluster: give node (one machine, copied) or machines (a list), not both");
-    const ScriptTable* list = machines->table();
-    if (list == nullptr || !list->fields.empty() || list->list.empty()) {
-      throw ScriptError("sl.cluster: machines: expected a list of machines, not " + machines->type_name());
-    }
-    for (std::size_t i = 0; i < list->list.size(); ++i) {
-      const ScriptObject* m = list->list[i].object();
-      if (m == nullptr || m->kind != ObjectKind::machine) {
-        throw ScriptError("sl.cluster: machines[" + std::to_string(i + 1) + "]: expected a machine, not " +
-                          list->list[i].type_name());
-      }
-      parts.push_back(m->topology.get());
-    }
-    if (nodes && *nodes != parts.size()) {
-      throw ScriptError("sl.cluster: nodes = " + std::to_string(*nodes) + " but machines lists " +
-                        std::to_string(parts.size()));
-    }
-    if (list->list.size() > topo::k_max_cluster_nodes) throw ScriptError("sl.cluster: machines: too many");
-    names = std::to_string(parts.size()) + " machines";
-  } else {
-    if (node == nullptr) throw ScriptError("sl.cluster: node: missing (e.g. node = sl.machines.dgx_a100())");
-    const std::uint64_t n = nodes.value_or(1);
-    parts.assign(n, node->topology.get());
-    names = std::to_string(n) + " x " + node->type;
-  }
-
-  Result<topo::Topology> built = topo::Topology{};
-  const bool fat_tree = shape.value_or("star") == "fat_tree";
-  if (!fat_tree && (nodes_per_leaf || spines || oversubscription)) {
-    throw ScriptError("sl.cluster: nodes_per_leaf, spines and oversubscription need topology = \"fat_tree\"");
-  }
-  if (fat_tree) {
-    topo::FatTreeOptions o;
-    o.nodes_per_leaf = static_cast<std::uint32_t>(nodes_per_leaf.value_or(o.nodes_per_leaf));
-    o.spines = static_cast<std::uint32_t>(spines.value_or(o.spines));
-    o.oversubscription = oversubscription.value_or(o.oversubscription);
-    o.link_bytes_per_s = fabric.link_bytes_per_s;
-    o.link_latency_ns = fabric.link_latency_ns;
-    built = topo::fat_tree_cluster(std::span<const topo::Topology* const>(parts), o);
-  } else {
-    topo::StarOptions o;
-    o.link_bytes_per_s = fabric.link_bytes_per_s;
-    o.link_latency_ns = fabric.link_latency_ns;
-    built = topo::star_cluster(std::span<const topo::Topology* const>(parts), o);
-  }
-  out.topology = checked(std::move(built), "sl.cluster");
-  out.description = names + ", " + (fat_tree ? "fat tree" : "star");
-  if (fabric_obj != nullptr) {
-    out.description += ", " + fabric.type;
-    if (fabric.link_bytes_per_s > 0) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, " %g Gb/s", fabric.link_bytes_per_s * 8 / 1e9);
-      out.description += buf;
-    }
-  }
+  const ClusterMachines machine_list = cluster_machines(machines, node, nodes);
+  shape.fat_tree = shape_name.value_or("star") == "fat_tree";
+  out.topology = checked(connect_machines(machine_list.parts, shape, fabric), "sl.cluster");
+  out.description = cluster_description(machine_list.names, shape.fat_tree, fabric_obj != nullptr ? &fabric : nullptr);
   return out;
 }
 
@@ -383,51 +415,63 @@ std::vector<proto::BuddyGroupDesc> pair_buddy_targets(const std::vector<StorageS
   return groups;
 }
 
-FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::Topology* cluster) {
-  const std::string context = "sl.fs." + type;
-  if (std::find(fs_types().begin(), fs_types().end(), type) == fs_types().end()) {
-    throw ScriptError("sl.fs: no file system \"" + type + "\"");
-  }
-  FieldReader r(args, context);
-  FsBuild out;
-  FsSpec& fs = out.spec;
-  fs.preset = type;
-  const bool lustre = type == "lustre_like";
-  const bool every_node = type == "beeond" || type == "gekkofs_like";
-  StripeFlavor flavor = lustre ? StripeFlavor::lustre : StripeFlavor::beegfs;
-  fs.meta.default_chunk_bytes = lustre ? 1 * k_mib : 512 * k_kib;
-  fs.meta.default_stripe_count = lustre ? 1 : 4;
-  fs.meta.default_chooser = lustre ? proto::ChooserKind::space_weighted_qos : proto::ChooserKind::randomized;
-  NamespaceConfig ns;
-  ns.policy = lustre ? MetaPolicy::striped_dir : type == "gekkofs_like" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
-  bool stripe_count_given = false;
+namespace {
 
-  const auto mgmt_node = r.count("mgmt_node", 0, topo::k_max_nodes - 1);
-  const auto meta_servers = r.count("meta_servers", 1, k_shard_count_max);
-  const auto meta_nodes = r.count_list("meta_nodes", 0, topo::k_max_nodes - 1);
-  const auto storage_nodes = r.count_list("storage_nodes", 0, topo::k_max_nodes - 1);
-  const auto targets_per_node = r.count("targets_per_node", 1, k_max_targets_per_node);
-  const auto client_nodes = r.count_list("client_nodes", 0, topo::k_max_nodes - 1);
-  if (const ScriptTable* stripe = r.table("stripe")) {
-    FieldReader s(*stripe, context + " stripe");
-    if (auto v = s.size("chunk", k_min_chunk_bytes, k_max_chunk_bytes_lustre)) fs.meta.default_chunk_bytes = *v;
-    if (auto v = s.count("count", 1, k_max_stripe_count)) {
-      fs.meta.default_stripe_count = static_cast<std::uint32_t>(*v);
-      stripe_count_given = true;
-    }
-    if (auto v = s.choice("chooser", {"randomized", "roundrobin", "randomrobin", "randominternode", "lustre_qos"})) {
-      fs.meta.default_chooser = chooser_of(*v);
-    }
-    s.finish();
-    merge(out.info, s, "stripe");
+// What sl.fs reads besides the FsSpec fields it sets at once: where the
+// services go, and what the stripe and mirror tables asked for.
+struct FsFields {
+  std::optional<std::uint64_t> mgmt_node;
+  std::optional<std::uint64_t> meta_servers;
+  std::optional<std::vector<std::uint64_t>> meta_nodes;
+  std::optional<std::vector<std::uint64_t>> storage_nodes;
+  std::optional<std::uint64_t> targets_per_node;
+  std::optional<std::vector<std::uint64_t>> client_nodes;
+  bool stripe_count_given = false;
+  bool mirrored = false;       // storage buddy mirroring
+  bool meta_mirrored = false;  // a second server for every metadata shard
+};
+
+// mgmt_node, meta_servers, meta_nodes, storage_nodes, targets_per_node, client_nodes.
+FsFields read_fs_placement(FieldReader& r) {
+  FsFields f;
+  f.mgmt_node = r.count("mgmt_node", 0, topo::k_max_nodes - 1);
+  f.meta_servers = r.count("meta_servers", 1, k_shard_count_max);
+  f.meta_nodes = r.count_list("meta_nodes", 0, topo::k_max_nodes - 1);
+  f.storage_nodes = r.count_list("storage_nodes", 0, topo::k_max_nodes - 1);
+  f.targets_per_node = r.count("targets_per_node", 1, k_max_targets_per_node);
+  f.client_nodes = r.count_list("client_nodes", 0, topo::k_max_nodes - 1);
+  return f;
+}
+
+// stripe = { chunk =, count =, chooser = }: the default layout of new files; true when count was given.
+bool read_fs_stripe(FieldReader& r, const std::string& context, FsSpec& fs, BuildInfo& info) {
+  const ScriptTable* stripe = r.table("stripe");
+  if (stripe == nullptr) return false;
+  bool count_given = false;
+  FieldReader s(*stripe, context + " stripe");
+  if (auto v = s.size("chunk", k_min_chunk_bytes, k_max_chunk_bytes_lustre)) fs.meta.default_chunk_bytes = *v;
+  if (auto v = s.count("count", 1, k_max_stripe_count)) {
+    fs.meta.default_stripe_count = static_cast<std::uint32_t>(*v);
+    count_given = true;
   }
-  if (auto v = r.choice("flavor", {"beegfs", "lustre"})) flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
+  if (auto v = s.choice("chooser", {"randomized", "roundrobin", "randomrobin", "randominternode", "lustre_qos"})) {
+    fs.meta.default_chooser = chooser_of(*v);
+  }
+  s.finish();
+  merge(info, s, "stripe");
+  return count_given;
+}
+
+// The namespace fields: policy, directory striping and hashing, the mkdir and split rules.
+void read_fs_namespace(FieldReader& r, NamespaceConfig& ns) {
   if (auto v = r.choice("policy", {"dir_owner", "striped_dir", "path_hash"})) {
-    ns.policy = *v == "striped_dir" ? MetaPolicy::striped_dir : *v == "path_hash" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
+    ns.policy = *v == "striped_dir" ? MetaPolicy::striped_dir
+                : *v == "path_hash" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
   }
   if (auto v = r.count("dir_stripe_count", 1, k_dir_stripes_max)) ns.dir_stripe_count = static_cast<std::uint32_t>(*v);
   if (auto v = r.choice("dir_hash", {"fnv_1a_64", "crush", "rendezvous"})) {
-    ns.dir_hash = *v == "fnv_1a_64" ? DirHashKind::fnv_1a_64 : *v == "crush" ? DirHashKind::crush : DirHashKind::rendezvous;
+    ns.dir_hash = *v == "fnv_1a_64" ? DirHashKind::fnv_1a_64
+                  : *v == "crush" ? DirHashKind::crush : DirHashKind::rendezvous;
   }
   if (auto v = r.choice("mkdir_rule", {"with_entry", "random", "random_near_root"})) {
     ns.mkdir_rule = *v == "random" ? MkdirShardRule::random
@@ -441,6 +485,10 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   if (auto v = r.choice("split_rule", {"round_robin", "random"})) {
     ns.split_rule = *v == "random" ? SplitShardRule::random : SplitShardRule::round_robin;
   }
+}
+
+// The services' tunables: GDS, the storage targets' limits, the clients' chunks in flight and rails.
+void read_fs_tunables(FieldReader& r, FsSpec& fs) {
   if (auto v = r.choice("gds", {"on", "off", "auto"})) {
     fs.gds = *v == "on" ? GdsMode::on : *v == "off" ? GdsMode::off : GdsMode::automatic;
   }
@@ -461,74 +509,80 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
     fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
   }
   if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
-  // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy
-  // mirroring (BeeGFS buddy groups, paired below once the targets are known).
-  bool mirrored = false;
-  bool meta_mirrored = false;
-  if (const ScriptTable* mirror = r.table("mirror")) {
-    FieldReader m(*mirror, context + " mirror");
-    mirrored = m.boolean("storage").value_or(true);
-    // metadata = true: every shard gets a second server (BeeGFS `beegfs-ctl --mirrormd`).
-    meta_mirrored = m.boolean("metadata").value_or(false);
-    const TimeNs heartbeat = m.duration("heartbeat").value_or(k_lua_mirror_heartbeat_ns);
-    const TimeNs probably = m.duration("probably_offline_after").value_or(k_lua_mirror_probably_offline_ns);
-    const TimeNs offline = m.duration("offline_after").value_or(k_lua_mirror_offline_ns);
-    m.finish();
-    merge(out.info, m, "mirror");
-    if (heartbeat <= 0) throw ScriptError(context + ": mirror.heartbeat: must be longer than 0");
-    if (probably <= heartbeat) {
-      throw ScriptError(context + ": mirror.probably_offline_after: must be longer than the heartbeat (" +
-                        ms_text(heartbeat) + ")");
-    }
-    if (offline < probably) {
-      throw ScriptError(context + ": mirror.offline_after: must be at least probably_offline_after (" +
-                        ms_text(probably) + ")");
-    }
-    if (mirrored || meta_mirrored) {
-      fs.mgmt.check_interval_ns = heartbeat;
-      fs.mgmt.probably_offline_after_ns = probably;
-      fs.mgmt.offline_after_ns = offline;
-      fs.storage_config.heartbeat_interval_ns = heartbeat;
-    }
-    if (mirrored) {
-      fs.storage_config.mirror.enabled = true;
-      fs.meta.mirror_file_data = true;
-    }
-    if (meta_mirrored) {
-      fs.mgmt.meta_mirror = true;
-      fs.meta.mirror.enabled = true;
-      fs.meta.mirror.heartbeat_interval_ns = heartbeat;
-    }
-  }
-  r.finish();
-  merge(out.info, r);
+}
 
-  fs.meta.stripe_flavor = flavor;
-  fs.client.stripe_flavor = flavor;
-  check(StripePattern::validate(flavor, fs.meta.default_chunk_bytes, {0}), context + ": stripe.chunk");
-  if (ns.policy == MetaPolicy::path_hash) ns.dir_hash = DirHashKind::fnv_1a_64;
-  if (ns.policy == MetaPolicy::dir_owner) ns.dir_hash = DirHashKind::none;
-  if (meta_servers && meta_nodes && *meta_servers != meta_nodes->size()) {
-    throw ScriptError(context + ": meta_servers = " + std::to_string(*meta_servers) + " but meta_nodes lists " +
-                      std::to_string(meta_nodes->size()) + " nodes");
+// mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy
+// mirroring (BeeGFS buddy groups, paired by place_fs once the targets are
+// known); sets f.mirrored and f.meta_mirrored.
+void read_fs_mirror(FieldReader& r, const std::string& context, FsSpec& fs, BuildInfo& info, FsFields& f) {
+  const ScriptTable* mirror = r.table("mirror");
+  if (mirror == nullptr) return;
+  FieldReader m(*mirror, context + " mirror");
+  f.mirrored = m.boolean("storage").value_or(true);
+  // metadata = true: every shard gets a second server (BeeGFS `beegfs-ctl --mirrormd`).
+  f.meta_mirrored = m.boolean("metadata").value_or(false);
+  const TimeNs heartbeat = m.duration("heartbeat").value_or(k_lua_mirror_heartbeat_ns);
+  const TimeNs probably = m.duration("probably_offline_after").value_or(k_lua_mirror_probably_offline_ns);
+  const TimeNs offline = m.duration("offline_after").value_or(k_lua_mirror_offline_ns);
+  m.finish();
+  merge(info, m, "mirror");
+  if (heartbeat <= 0) throw ScriptError(context + ": mirror.heartbeat: must be longer than 0");
+  if (probably <= heartbeat) {
+    throw ScriptError(context + ": mirror.probably_offline_after: must be longer than the heartbeat (" +
+                      ms_text(heartbeat) + ")");
   }
-  if (meta_nodes && meta_nodes->empty()) throw ScriptError(context + ": meta_nodes: the list is empty");
-  if (storage_nodes && storage_nodes->empty()) throw ScriptError(context + ": storage_nodes: the list is empty");
-  if (cluster == nullptr) {
-    ns.shard_count = static_cast<std::uint32_t>(meta_nodes ? meta_nodes->size() : meta_servers.value_or(1));
-    if (ns.policy == MetaPolicy::striped_dir && ns.dir_stripe_count > ns.shard_count) ns.shard_count = ns.dir_stripe_count;
-    check(validate_config(ns), context);
-    fs.meta.ns = ns;
-    fs.client.ns = ns;
-    return out;
+  if (offline < probably) {
+    throw ScriptError(context + ": mirror.offline_after: must be at least probably_offline_after (" +
+                      ms_text(probably) + ")");
   }
+  if (f.mirrored || f.meta_mirrored) {
+    fs.mgmt.check_interval_ns = heartbeat;
+    fs.mgmt.probably_offline_after_ns = probably;
+    fs.mgmt.offline_after_ns = offline;
+    fs.storage_config.heartbeat_interval_ns = heartbeat;
+  }
+  if (f.mirrored) {
+    fs.storage_config.mirror.enabled = true;
+    fs.meta.mirror_file_data = true;
+  }
+  if (f.meta_mirrored) {
+    fs.mgmt.meta_mirror = true;
+    fs.meta.mirror.enabled = true;
+    fs.meta.mirror.heartbeat_interval_ns = heartbeat;
+  }
+}
 
-  const NodeId nodes = cluster->node_count();
-  // Storage servers.
+// The placement fields against each other (no cluster needed).
+void check_fs_placement(const FsFields& f, const std::string& context) {
+  if (f.meta_servers && f.meta_nodes && *f.meta_servers != f.meta_nodes->size()) {
+    throw ScriptError(context + ": meta_servers = " + std::to_string(*f.meta_servers) + " but meta_nodes lists " +
+                      std::to_string(f.meta_nodes->size()) + " nodes");
+  }
+  if (f.meta_nodes && f.meta_nodes->empty()) throw ScriptError(context + ": meta_nodes: the list is empty");
+  if (f.storage_nodes && f.storage_nodes->empty()) throw ScriptError(context + ": storage_nodes: the list is empty");
+}
+
+// Without a cluster (sl.fs.*{} time): the namespace over the shards the fields name.
+void set_unplaced_namespace(FsSpec& fs, NamespaceConfig ns, const FsFields& f, const std::string& context) {
+  ns.shard_count = static_cast<std::uint32_t>(f.meta_nodes ? f.meta_nodes->size() : f.meta_servers.value_or(1));
+  if (ns.policy == MetaPolicy::striped_dir && ns.dir_stripe_count > ns.shard_count) {
+    ns.shard_count = ns.dir_stripe_count;
+  }
+  check(validate_config(ns), context);
+  fs.meta.ns = ns;
+  fs.client.ns = ns;
+}
+
+// The storage server nodes: storage_nodes, else every node with a drive
+// (every_node presets), else the GPU-less nodes with NVMe drives.
+std::vector<NodeId> storage_servers(const topo::Topology& cluster,
+                                    const std::optional<std::vector<std::uint64_t>>& storage_nodes, bool every_node,
+                                    const std::string& context) {
+  const NodeId nodes = cluster.node_count();
   std::vector<NodeId> servers;
   if (storage_nodes) {
     for (std::size_t i = 0; i < storage_nodes->size(); ++i) {
-      check_node(*cluster, (*storage_nodes)[i], context + ": storage_nodes[" + std::to_string(i + 1) + "]");
+      check_node(cluster, (*storage_nodes)[i], context + ": storage_nodes[" + std::to_string(i + 1) + "]");
       const auto n = static_cast<NodeId>((*storage_nodes)[i]);
       if (std::find(servers.begin(), servers.end(), n) != servers.end()) {
         throw ScriptError(context + ": storage_nodes: node " + std::to_string(n) + " is listed twice");
@@ -538,12 +592,12 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   } else if (every_node) {
     // Every node with a drive (a node without NVMe has nothing to give).
     for (NodeId n = 0; n < nodes; ++n) {
-      if (cluster->count(n, topo::VertexKind::nvme) > 0) servers.push_back(n);
+      if (cluster.count(n, topo::VertexKind::nvme) > 0) servers.push_back(n);
     }
     if (servers.empty()) throw ScriptError(context + ": no node of the cluster has an NVMe drive for a storage target");
   } else {
     for (NodeId n = 0; n < nodes; ++n) {
-      if (cluster->count(n, topo::VertexKind::gpu) == 0 && cluster->count(n, topo::VertexKind::nvme) > 0) {
+      if (cluster.count(n, topo::VertexKind::gpu) == 0 && cluster.count(n, topo::VertexKind::nvme) > 0) {
         servers.push_back(n);
       }
     }
@@ -552,14 +606,20 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
                                   "NVMe drives to serve as one");
     }
   }
+  return servers;
+}
+
+// A storage server on each server node, over its first targets_per_node NVMe drives (default: all).
+void add_storage_servers(FsSpec& fs, const topo::Topology& cluster, const std::vector<NodeId>& servers,
+                         const std::optional<std::uint64_t>& targets_per_node, const std::string& context) {
   for (NodeId n : servers) {
-    const std::uint32_t drives = cluster->count(n, topo::VertexKind::nvme);
+    const std::uint32_t drives = cluster.count(n, topo::VertexKind::nvme);
     if (drives == 0) {
-      throw ScriptError(context + ": " + node_text(*cluster, n) + " has no NVMe drive to serve as a storage target");
+      throw ScriptError(context + ": " + node_text(cluster, n) + " has no NVMe drive to serve as a storage target");
     }
     if (targets_per_node && *targets_per_node > drives) {
       throw ScriptError(context + ": targets_per_node = " + std::to_string(*targets_per_node) + " but " +
-                        node_text(*cluster, n) + " has " + std::to_string(drives) + " NVMe drive(s)");
+                        node_text(cluster, n) + " has " + std::to_string(drives) + " NVMe drive(s)");
     }
     StorageServerSpec server;
     server.node = n;
@@ -567,77 +627,109 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
     for (std::uint32_t d = 0; d < used; ++d) server.nvme.push_back(d);
     fs.storage.push_back(server);
   }
-  // Metadata shards: explicit nodes, or meta_servers spread from the first server node.
+}
+
+// Metadata shards: explicit nodes, or meta_servers spread from the first candidate node.
+void place_meta_shards(FsSpec& fs, const topo::Topology& cluster, const FsFields& f,
+                       const std::vector<NodeId>& meta_candidates, const std::string& type,
+                       const std::string& context) {
+  const NodeId nodes = cluster.node_count();
+  if (f.meta_nodes) {
+    for (std::size_t i = 0; i < f.meta_nodes->size(); ++i) {
+      check_node(cluster, (*f.meta_nodes)[i], context + ": meta_nodes[" + std::to_string(i + 1) + "]");
+      fs.meta_nodes.push_back(static_cast<NodeId>((*f.meta_nodes)[i]));
+    }
+  } else {
+    const std::uint64_t shards = f.meta_servers.value_or(type == "gekkofs_like" ? nodes : 1);
+    for (std::uint64_t i = 0; i < shards; ++i) fs.meta_nodes.push_back(meta_candidates[i % meta_candidates.size()]);
+  }
+}
+
+// The client nodes: client_nodes, else every node (every_node presets), else
+// the nodes that serve nothing (every node when all of them serve).
+std::vector<NodeId> fs_client_nodes(const topo::Topology& cluster,
+                                    const std::optional<std::vector<std::uint64_t>>& client_nodes, bool every_node,
+                                    const std::vector<NodeId>& servers, const FsSpec& fs,
+                                    const std::string& context) {
+  const NodeId nodes = cluster.node_count();
+  std::vector<NodeId> clients;
+  if (client_nodes) {
+    if (client_nodes->empty()) throw ScriptError(context + ": client_nodes: the list is empty");
+    for (std::size_t i = 0; i < client_nodes->size(); ++i) {
+      check_node(cluster, (*client_nodes)[i], context + ": client_nodes[" + std::to_string(i + 1) + "]");
+      clients.push_back(static_cast<NodeId>((*client_nodes)[i]));
+    }
+  } else if (every_node) {
+    for (NodeId n = 0; n < nodes; ++n) clients.push_back(n);
+  } else {
+    std::set<NodeId> busy(servers.begin(), servers.end());
+    busy.insert(fs.meta_nodes.begin(), fs.meta_nodes.end());
+    busy.insert(fs.mgmt_node);
+    for (NodeId n = 0; n < nodes; ++n) {
+      if (busy.count(n) == 0) clients.push_back(n);
+    }
+    if (clients.empty()) {
+      for (NodeId n = 0; n < nodes; ++n) clients.push_back(n);
+    }
+  }
+  return clients;
+}
+
+// The second server of each shard on the next candidate node that is not
+// the shard's own (as `beegfs-ctl --addmirrorgroup --automatic` pairs
+// metadata nodes on different hosts).
+void pair_meta_mirrors(FsSpec& fs, const std::vector<NodeId>& meta_candidates, const topo::Topology& cluster,
+                       const std::string& context) {
+  std::vector<NodeId> candidates = meta_candidates;
+  for (NodeId n : fs.meta_nodes) {
+    if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) candidates.push_back(n);
+  }
+  for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
+    const NodeId primary = fs.meta_nodes[shard];
+    auto at = std::find(candidates.begin(), candidates.end(), primary);
+    const std::size_t from = static_cast<std::size_t>(at - candidates.begin());
+    std::optional<NodeId> buddy;
+    for (std::size_t k = 1; k <= candidates.size() && !buddy; ++k) {
+      const NodeId n = candidates[(from + k) % candidates.size()];
+      if (n != primary) buddy = n;
+    }
+    if (!buddy) {
+      throw ScriptError(context + ": mirror.metadata: shard " + std::to_string(shard) + " on " +
+                        node_text(cluster, primary) +
+                        " has no other node for its second server (metadata mirroring needs two nodes)");
+    }
+    fs.meta_mirror_nodes.push_back(*buddy);
+  }
+}
+
+// With the cluster: the services on its nodes (storage servers, metadata
+// shards, mgmt, clients, the mirrors' pairs), then the namespace over the shards.
+void place_fs(FsBuild& out, NamespaceConfig ns, const topo::Topology& cluster, const FsFields& f,
+              const std::string& type, const std::string& context) {
+  FsSpec& fs = out.spec;
+  const bool every_node = type == "beeond" || type == "gekkofs_like";
+  const NodeId nodes = cluster.node_count();
+  const std::vector<NodeId> servers = storage_servers(cluster, f.storage_nodes, every_node, context);
+  add_storage_servers(fs, cluster, servers, f.targets_per_node, context);
   std::vector<NodeId> meta_candidates;
   if (every_node) {
     for (NodeId n = 0; n < nodes; ++n) meta_candidates.push_back(n);
   } else {
     meta_candidates = servers;
   }
-  if (meta_nodes) {
-    for (std::size_t i = 0; i < meta_nodes->size(); ++i) {
-      check_node(*cluster, (*meta_nodes)[i], context + ": meta_nodes[" + std::to_string(i + 1) + "]");
-      fs.meta_nodes.push_back(static_cast<NodeId>((*meta_nodes)[i]));
-    }
-  } else {
-    const std::uint64_t shards = meta_servers.value_or(type == "gekkofs_like" ? nodes : 1);
-    for (std::uint64_t i = 0; i < shards; ++i) fs.meta_nodes.push_back(meta_candidates[i % meta_candidates.size()]);
-  }
-  if (mgmt_node) {
-    check_node(*cluster, *mgmt_node, context + ": mgmt_node");
-    fs.mgmt_node = static_cast<NodeId>(*mgmt_node);
+  place_meta_shards(fs, cluster, f, meta_candidates, type, context);
+  if (f.mgmt_node) {
+    check_node(cluster, *f.mgmt_node, context + ": mgmt_node");
+    fs.mgmt_node = static_cast<NodeId>(*f.mgmt_node);
   } else {
     fs.mgmt_node = every_node ? 0 : servers.front();
   }
-  // Clients.
-  if (client_nodes) {
-    if (client_nodes->empty()) throw ScriptError(context + ": client_nodes: the list is empty");
-    for (std::size_t i = 0; i < client_nodes->size(); ++i) {
-      check_node(*cluster, (*client_nodes)[i], context + ": client_nodes[" + std::to_string(i + 1) + "]");
-      out.client_nodes.push_back(static_cast<NodeId>((*client_nodes)[i]));
-    }
-  } else if (every_node) {
-    for (NodeId n = 0; n < nodes; ++n) out.client_nodes.push_back(n);
-  } else {
-    std::set<NodeId> busy(servers.begin(), servers.end());
-    busy.insert(fs.meta_nodes.begin(), fs.meta_nodes.end());
-    busy.insert(fs.mgmt_node);
-    for (NodeId n = 0; n < nodes; ++n) {
-      if (busy.count(n) == 0) out.client_nodes.push_back(n);
-    }
-    if (out.client_nodes.empty()) {
-      for (NodeId n = 0; n < nodes; ++n) out.client_nodes.push_back(n);
-    }
-  }
+  out.client_nodes = fs_client_nodes(cluster, f.client_nodes, every_node, servers, fs, context);
   std::uint32_t targets = 0;
   for (const StorageServerSpec& s : fs.storage) targets += static_cast<std::uint32_t>(s.nvme.size());
-  if (mirrored) fs.mgmt.buddy_groups = pair_buddy_targets(fs.storage, *cluster, context);
-  if (meta_mirrored) {
-    // The second server of each shard on the next candidate node that is not
-    // the shard's own (as `beegfs-ctl --addmirrorgroup --automatic` pairs
-    // metadata nodes on different hosts).
-    std::vector<NodeId> candidates = meta_candidates;
-    for (NodeId n : fs.meta_nodes) {
-      if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) candidates.push_back(n);
-    }
-    for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
-      const NodeId primary = fs.meta_nodes[shard];
-      auto at = std::find(candidates.begin(), candidates.end(), primary);
-      const std::size_t from = static_cast<std::size_t>(at - candidates.begin());
-      std::optional<NodeId> buddy;
-      for (std::size_t k = 1; k <= candidates.size() && !buddy; ++k) {
-        const NodeId n = candidates[(from + k) % candidates.size()];
-        if (n != primary) buddy = n;
-      }
-      if (!buddy) {
-        throw ScriptError(context + ": mirror.metadata: shard " + std::to_string(shard) + " on " +
-                          node_text(*cluster, primary) +
-                          " has no other node for its second server (metadata mirroring needs two nodes)");
-      }
-      fs.meta_mirror_nodes.push_back(*buddy);
-    }
-  }
-  if (type == "gekkofs_like" && !stripe_count_given) {
+  if (f.mirrored) fs.mgmt.buddy_groups = pair_buddy_targets(fs.storage, cluster, context);
+  if (f.meta_mirrored) pair_meta_mirrors(fs, meta_candidates, cluster, context);
+  if (type == "gekkofs_like" && !f.stripe_count_given) {
     fs.meta.default_stripe_count = std::min<std::uint32_t>(targets, k_max_stripe_count);
   }
   ns.shard_count = static_cast<std::uint32_t>(fs.meta_nodes.size());
@@ -649,8 +741,220 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   fs.policy = ns.policy;
   fs.meta.ns = ns;
   fs.client.ns = ns;
+}
+
+}  // namespace
+
+FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::Topology* cluster) {
+  const std::string context = "sl.fs." + type;
+  if (std::find(fs_types().begin(), fs_types().end(), type) == fs_types().end()) {
+    throw ScriptError("sl.fs: no file system \"" + type + "\"");
+  }
+  FieldReader r(args, context);
+  FsBuild out;
+  FsSpec& fs = out.spec;
+  fs.preset = type;
+  const bool lustre = type == "lustre_like";
+  StripeFlavor flavor = lustre ? StripeFlavor::lustre : StripeFlavor::beegfs;
+  fs.meta.default_chunk_bytes = lustre ? 1 * k_mib : 512 * k_kib;
+  fs.meta.default_stripe_count = lustre ? 1 : 4;
+  fs.meta.default_chooser = lustre ? proto::ChooserKind::space_weighted_qos : proto::ChooserKind::randomized;
+  NamespaceConfig ns;
+  ns.policy = lustre ? MetaPolicy::striped_dir : type == "gekkofs_like" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
+
+  FsFields f = read_fs_placement(r);
+  f.stripe_count_given = read_fs_stripe(r, context, fs, out.info);
+  if (auto v = r.choice("flavor", {"beegfs", "lustre"})) {
+    flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
+  }
+  read_fs_namespace(r, ns);
+  read_fs_tunables(r, fs);
+  read_fs_mirror(r, context, fs, out.info, f);
+  r.finish();
+  merge(out.info, r);
+
+  fs.meta.stripe_flavor = flavor;
+  fs.client.stripe_flavor = flavor;
+  check(StripePattern::validate(flavor, fs.meta.default_chunk_bytes, {0}), context + ": stripe.chunk");
+  if (ns.policy == MetaPolicy::path_hash) ns.dir_hash = DirHashKind::fnv_1a_64;
+  if (ns.policy == MetaPolicy::dir_owner) ns.dir_hash = DirHashKind::none;
+  check_fs_placement(f, context);
+  if (cluster == nullptr) {
+    set_unplaced_namespace(fs, ns, f, context);
+  } else {
+    place_fs(out, ns, *cluster, f, type, context);
+  }
   return out;
 }
+
+namespace {
+
+SweepPhase sweep_phase_of(const std::string& n) {
+  if (n == "mkdir") return SweepPhase::mkdir;
+  if (n == "write") return SweepPhase::write;
+  if (n == "read") return SweepPhase::read;
+  if (n == "stat") return SweepPhase::stat;
+  if (n == "delete") return SweepPhase::delete_files;
+  return SweepPhase::rmdir;
+}
+
+// The fields of sl.workload.file_sweep (an elbencho-like sweep); files = N splits N over the ranks.
+FileSweepConfig read_file_sweep(FieldReader& r, BuildInfo& info, std::uint32_t ranks) {
+  FileSweepConfig c;
+  if (auto v = r.text("root_dir")) c.root_dir = *v;
+  if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("dirs_per_rank", 1, k_workload_max_items_per_rank)) {
+    c.dirs_per_rank = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
+  if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
+  if (auto v = r.size("file_bytes", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
+  if (auto v = r.size("size", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
+  if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+  if (auto v = r.size("block", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+  // elbencho: a block is at most the file
+  if (c.file_bytes > 0 && c.block_bytes > c.file_bytes) c.block_bytes = c.file_bytes;
+  const std::vector<std::string> phase_names = {"mkdir", "write", "read", "stat", "delete", "rmdir"};
+  if (auto v = r.choice_list("phases", phase_names)) {
+    c.phases.clear();
+    for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
+  }
+  if (auto v = r.choice_list("op", {"write", "read", "stat", "delete"})) {
+    if (r.get("phases") != nullptr) r.fail("op", "give op (the measured operations) or phases (every phase), not both");
+    c.phases = {SweepPhase::mkdir};
+    for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
+    if (std::find(v->begin(), v->end(), "delete") == v->end()) c.phases.push_back(SweepPhase::delete_files);
+    c.phases.push_back(SweepPhase::rmdir);
+  }
+  c.create = read_create(r, info);
+  if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
+  read_pattern(r, c.pattern_data, c.pattern_seed);
+  if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
+  if (auto v = r.boolean("remove_root")) c.remove_root = *v;
+  read_common_tail(r, c);
+  return c;
+}
+
+// The fields of sl.workload.md_bench (metadata operations); files = N splits N over the ranks.
+MdBenchConfig read_md_bench(FieldReader& r, BuildInfo& info, std::uint32_t ranks) {
+  MdBenchConfig c;
+  if (auto v = r.text("root_dir")) c.root_dir = *v;
+  if (auto v = r.boolean("shared_dir")) c.shared_dir = *v;
+  if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
+  if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
+  if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice_list("phases", {"create", "stat", "readdir", "ls_storm", "remove"})) {
+    c.phases.clear();
+    for (const std::string& n : *v) {
+      c.phases.push_back(n == "create" ? MdPhase::create : n == "stat" ? MdPhase::stat
+                         : n == "readdir" ? MdPhase::readdir : n == "ls_storm" ? MdPhase::ls_storm : MdPhase::remove);
+    }
+  }
+  if (auto v = r.text("storm_dir")) c.storm_dir = *v;
+  if (auto v = r.boolean("remove_dirs")) c.remove_dirs = *v;
+  c.create = read_create(r, info);
+  read_common_tail(r, c);
+  return c;
+}
+
+TrainEpochConfig read_train_epoch(FieldReader& r, BuildInfo& info) {
+  TrainEpochConfig c;
+  if (auto v = r.text("dataset_dir")) c.dataset_dir = *v;
+  if (auto v = r.count("samples", 1, k_workload_max_items_per_rank)) c.samples = *v;
+  if (auto v = r.size("sample_bytes", 1, k_workload_max_block_bytes)) c.sample_bytes = *v;
+  if (auto v = r.count("samples_per_file", 1, k_workload_max_items_per_rank)) {
+    c.samples_per_file = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.count("batch_samples", 1, k_workload_max_items_per_rank)) {
+    c.batch_samples = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.duration("compute_ns_per_step")) c.compute_ns_per_step = *v;
+  if (auto v = r.count("prefetch_depth", 0, k_workload_max_inflight)) {
+    c.prefetch_depth = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.count("read_threads", 1, k_workload_max_inflight)) c.read_threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("epochs", 1, k_train_max_epochs)) c.epochs = static_cast<std::uint32_t>(*v);
+  if (auto v = r.boolean("shuffle")) c.shuffle = *v;
+  if (auto v = r.count("shuffle_seed", 0, std::numeric_limits<std::int64_t>::max())) c.shuffle_seed = *v;
+  if (auto v = r.boolean("setup_dataset")) c.setup_dataset = *v;
+  if (auto v = r.size("setup_block_bytes", 1, k_workload_max_block_bytes)) c.setup_block_bytes = *v;
+  read_pattern(r, c.pattern_data, c.pattern_seed);
+  c.create = read_create(r, info);
+  if (auto v = r.count("inode_cache_entries", 0, k_workload_max_items_per_rank)) c.inode_cache_entries = *v;
+  read_common_tail(r, c);
+  return c;
+}
+
+// The fields of sl.workload.checkpoint_burst; the stripe flavor defaults to the file system's.
+CheckpointConfig read_checkpoint_burst(FieldReader& r, BuildInfo& info, const FsBuild* fs) {
+  CheckpointConfig c;
+  if (fs != nullptr) c.stripe_flavor = fs->spec.meta.stripe_flavor;
+  if (auto v = r.text("dir")) c.dir = *v;
+  if (auto v = r.size("shard_bytes", 1, k_workload_max_bytes_per_rank)) c.shard_bytes = *v;
+  if (auto v = r.count("files_per_rank", 1, k_workload_max_inflight)) {
+    c.files_per_rank = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+  if (auto v = r.count("inflight_blocks", 1, k_workload_max_inflight)) {
+    c.inflight_blocks = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.count("checkpoints", 1, k_checkpoint_max_bursts)) c.checkpoints = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("source_kind", k_mem_kinds)) c.source_kind = mem_kind_of(*v);
+  if (auto v = r.boolean("sync")) c.sync = *v;
+  if (auto v = r.boolean("read_back")) c.read_back = *v;
+  read_pattern(r, c.pattern_data, c.pattern_seed);
+  c.create = read_create(r, info);
+  if (auto v = r.choice("stripe_flavor", {"beegfs", "lustre"})) {
+    c.stripe_flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
+  }
+  if (auto v = r.count_list("known_targets", 0, k_no_id - 1)) {
+    for (std::uint64_t t : *v) c.known_targets.push_back(static_cast<std::uint32_t>(t));
+  }
+  read_common_tail(r, c);
+  return c;
+}
+
+StageInConfig read_stage_in(FieldReader& r, BuildInfo& info) {
+  StageInConfig c;
+  if (auto v = r.text("dir")) c.dir = *v;
+  if (auto v = r.count("objects", 0, k_workload_max_items_per_rank)) c.objects = *v;
+  if (auto v = r.size("object_bytes", 0, k_workload_max_bytes_per_rank)) c.object_bytes = *v;
+  if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+  if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.rate("source_bytes_per_s_per_rank")) {
+    c.source_bytes_per_s_per_rank = static_cast<std::uint64_t>(*v);
+  }
+  if (auto v = r.size("source_burst_bytes")) c.source_burst_bytes = *v;
+  if (auto v = r.duration("source_request_latency_ns")) c.source_request_latency_ns = *v;
+  if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
+  read_pattern(r, c.pattern_data, c.pattern_seed);
+  c.create = read_create(r, info);
+  read_common_tail(r, c);
+  return c;
+}
+
+StreamConfig read_gpu_stream(FieldReader& r, BuildInfo& info) {
+  StreamConfig c;
+  if (auto v = r.choice("direction", {"record", "playback"})) {
+    c.direction = *v == "playback" ? StreamDirection::playback : StreamDirection::record;
+  }
+  if (auto v = r.text("dir")) c.dir = *v;
+  if (auto v = r.size("buffer_bytes", 1, k_workload_max_block_bytes)) c.buffer_bytes = *v;
+  if (auto v = r.count("buffers", 1, k_workload_max_items_per_rank)) c.buffers = *v;
+  if (auto v = r.count("buffers_in_flight", 1, k_workload_max_inflight)) {
+    c.buffers_in_flight = static_cast<std::uint32_t>(*v);
+  }
+  if (auto v = r.duration("compute_ns_per_buffer")) c.compute_ns_per_buffer = *v;
+  if (auto v = r.boolean("prepare_playback_file")) c.prepare_playback_file = *v;
+  if (auto v = r.boolean("remove_file")) c.remove_file = *v;
+  if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
+  read_pattern(r, c.pattern_data, c.pattern_seed);
+  c.create = read_create(r, info);
+  read_common_tail(r, c);
+  return c;
+}
+
+}  // namespace
 
 WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, const topo::Topology* cluster,
                              const FsBuild* fs) {
@@ -663,6 +967,7 @@ WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, c
   const Placement placement = read_placement(r, gpu_ranks);
   w.clients = resolve_placement(placement, cluster, fs, context);
   const std::uint32_t ranks = ranks_of(w.clients);
+  // Every field read: unknown ones refused, the sweep axes noted, then the whole config checked.
   auto finish = [&](const Status& valid) {
     r.finish();
     merge(out.info, r);
@@ -670,141 +975,27 @@ WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, c
   };
 
   if (type == "file_sweep") {
-    FileSweepConfig c;
-    if (auto v = r.text("root_dir")) c.root_dir = *v;
-    if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
-    if (auto v = r.count("dirs_per_rank", 1, k_workload_max_items_per_rank)) c.dirs_per_rank = static_cast<std::uint32_t>(*v);
-    if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
-    if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
-    if (auto v = r.size("file_bytes", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
-    if (auto v = r.size("size", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
-    if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-    if (auto v = r.size("block", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-    if (c.file_bytes > 0 && c.block_bytes > c.file_bytes) c.block_bytes = c.file_bytes;  // elbencho: a block is at most the file
-    const std::vector<std::string> phase_names = {"mkdir", "write", "read", "stat", "delete", "rmdir"};
-    auto phase_of = [](const std::string& n) {
-      if (n == "mkdir") return SweepPhase::mkdir;
-      if (n == "write") return SweepPhase::write;
-      if (n == "read") return SweepPhase::read;
-      if (n == "stat") return SweepPhase::stat;
-      if (n == "delete") return SweepPhase::delete_files;
-      return SweepPhase::rmdir;
-    };
-    if (auto v = r.choice_list("phases", phase_names)) {
-      c.phases.clear();
-      for (const std::string& n : *v) c.phases.push_back(phase_of(n));
-    }
-    if (auto v = r.choice_list("op", {"write", "read", "stat", "delete"})) {
-      if (r.get("phases") != nullptr) r.fail("op", "give op (the measured operations) or phases (every phase), not both");
-      c.phases = {SweepPhase::mkdir};
-      for (const std::string& n : *v) c.phases.push_back(phase_of(n));
-      if (std::find(v->begin(), v->end(), "delete") == v->end()) c.phases.push_back(SweepPhase::delete_files);
-      c.phases.push_back(SweepPhase::rmdir);
-    }
-    c.create = read_create(r, out.info);
-    if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
-    read_pattern(r, c.pattern_data, c.pattern_seed);
-    if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
-    if (auto v = r.boolean("remove_root")) c.remove_root = *v;
-    read_common_tail(r, c);
+    const FileSweepConfig c = read_file_sweep(r, out.info, ranks);
     finish(FileSweep::validate(c));
     w.config = c;
   } else if (type == "md_bench") {
-    MdBenchConfig c;
-    if (auto v = r.text("root_dir")) c.root_dir = *v;
-    if (auto v = r.boolean("shared_dir")) c.shared_dir = *v;
-    if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
-    if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
-    if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
-    if (auto v = r.choice_list("phases", {"create", "stat", "readdir", "ls_storm", "remove"})) {
-      c.phases.clear();
-      for (const std::string& n : *v) {
-        c.phases.push_back(n == "create" ? MdPhase::create : n == "stat" ? MdPhase::stat
-                           : n == "readdir" ? MdPhase::readdir : n == "ls_storm" ? MdPhase::ls_storm : MdPhase::remove);
-      }
-    }
-    if (auto v = r.text("storm_dir")) c.storm_dir = *v;
-    if (auto v = r.boolean("remove_dirs")) c.remove_dirs = *v;
-    c.create = read_create(r, out.info);
-    read_common_tail(r, c);
+    const MdBenchConfig c = read_md_bench(r, out.info, ranks);
     finish(MdBench::validate(c));
     w.config = c;
   } else if (type == "train_epoch") {
-    TrainEpochConfig c;
-    if (auto v = r.text("dataset_dir")) c.dataset_dir = *v;
-    if (auto v = r.count("samples", 1, k_workload_max_items_per_rank)) c.samples = *v;
-    if (auto v = r.size("sample_bytes", 1, k_workload_max_block_bytes)) c.sample_bytes = *v;
-    if (auto v = r.count("samples_per_file", 1, k_workload_max_items_per_rank)) c.samples_per_file = static_cast<std::uint32_t>(*v);
-    if (auto v = r.count("batch_samples", 1, k_workload_max_items_per_rank)) c.batch_samples = static_cast<std::uint32_t>(*v);
-    if (auto v = r.duration("compute_ns_per_step")) c.compute_ns_per_step = *v;
-    if (auto v = r.count("prefetch_depth", 0, k_workload_max_inflight)) c.prefetch_depth = static_cast<std::uint32_t>(*v);
-    if (auto v = r.count("read_threads", 1, k_workload_max_inflight)) c.read_threads = static_cast<std::uint32_t>(*v);
-    if (auto v = r.count("epochs", 1, k_train_max_epochs)) c.epochs = static_cast<std::uint32_t>(*v);
-    if (auto v = r.boolean("shuffle")) c.shuffle = *v;
-    if (auto v = r.count("shuffle_seed", 0, std::numeric_limits<std::int64_t>::max())) c.shuffle_seed = *v;
-    if (auto v = r.boolean("setup_dataset")) c.setup_dataset = *v;
-    if (auto v = r.size("setup_block_bytes", 1, k_workload_max_block_bytes)) c.setup_block_bytes = *v;
-    read_pattern(r, c.pattern_data, c.pattern_seed);
-    c.create = read_create(r, out.info);
-    if (auto v = r.count("inode_cache_entries", 0, k_workload_max_items_per_rank)) c.inode_cache_entries = *v;
-    read_common_tail(r, c);
+    const TrainEpochConfig c = read_train_epoch(r, out.info);
     finish(TrainEpoch::validate(c));
     w.config = c;
   } else if (type == "checkpoint_burst") {
-    CheckpointConfig c;
-    if (fs != nullptr) c.stripe_flavor = fs->spec.meta.stripe_flavor;
-    if (auto v = r.text("dir")) c.dir = *v;
-    if (auto v = r.size("shard_bytes", 1, k_workload_max_bytes_per_rank)) c.shard_bytes = *v;
-    if (auto v = r.count("files_per_rank", 1, k_workload_max_inflight)) c.files_per_rank = static_cast<std::uint32_t>(*v);
-    if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-    if (auto v = r.count("inflight_blocks", 1, k_workload_max_inflight)) c.inflight_blocks = static_cast<std::uint32_t>(*v);
-    if (auto v = r.count("checkpoints", 1, k_checkpoint_max_bursts)) c.checkpoints = static_cast<std::uint32_t>(*v);
-    if (auto v = r.choice("source_kind", k_mem_kinds)) c.source_kind = mem_kind_of(*v);
-    if (auto v = r.boolean("sync")) c.sync = *v;
-    if (auto v = r.boolean("read_back")) c.read_back = *v;
-    read_pattern(r, c.pattern_data, c.pattern_seed);
-    c.create = read_create(r, out.info);
-    if (auto v = r.choice("stripe_flavor", {"beegfs", "lustre"})) {
-      c.stripe_flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
-    }
-    if (auto v = r.count_list("known_targets", 0, k_no_id - 1)) {
-      for (std::uint64_t t : *v) c.known_targets.push_back(static_cast<std::uint32_t>(t));
-    }
-    read_common_tail(r, c);
+    const CheckpointConfig c = read_checkpoint_burst(r, out.info, fs);
     finish(CheckpointBurst::validate(c));
     w.config = c;
   } else if (type == "stage_in") {
-    StageInConfig c;
-    if (auto v = r.text("dir")) c.dir = *v;
-    if (auto v = r.count("objects", 0, k_workload_max_items_per_rank)) c.objects = *v;
-    if (auto v = r.size("object_bytes", 0, k_workload_max_bytes_per_rank)) c.object_bytes = *v;
-    if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-    if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
-    if (auto v = r.rate("source_bytes_per_s_per_rank")) c.source_bytes_per_s_per_rank = static_cast<std::uint64_t>(*v);
-    if (auto v = r.size("source_burst_bytes")) c.source_burst_bytes = *v;
-    if (auto v = r.duration("source_request_latency_ns")) c.source_request_latency_ns = *v;
-    if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
-    read_pattern(r, c.pattern_data, c.pattern_seed);
-    c.create = read_create(r, out.info);
-    read_common_tail(r, c);
+    const StageInConfig c = read_stage_in(r, out.info);
     finish(StageIn::validate(c));
     w.config = c;
   } else if (type == "gpu_stream") {
-    StreamConfig c;
-    if (auto v = r.choice("direction", {"record", "playback"})) {
-      c.direction = *v == "playback" ? StreamDirection::playback : StreamDirection::record;
-    }
-    if (auto v = r.text("dir")) c.dir = *v;
-    if (auto v = r.size("buffer_bytes", 1, k_workload_max_block_bytes)) c.buffer_bytes = *v;
-    if (auto v = r.count("buffers", 1, k_workload_max_items_per_rank)) c.buffers = *v;
-    if (auto v = r.count("buffers_in_flight", 1, k_workload_max_inflight)) c.buffers_in_flight = static_cast<std::uint32_t>(*v);
-    if (auto v = r.duration("compute_ns_per_buffer")) c.compute_ns_per_buffer = *v;
-    if (auto v = r.boolean("prepare_playback_file")) c.prepare_playback_file = *v;
-    if (auto v = r.boolean("remove_file")) c.remove_file = *v;
-    if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
-    read_pattern(r, c.pattern_data, c.pattern_seed);
-    c.create = read_create(r, out.info);
-    read_common_tail(r, c);
+    const StreamConfig c = read_gpu_stream(r, out.info);
     finish(GpuStream::validate(c));
     w.config = c;
   } else {

@@ -84,157 +84,218 @@ int reap(pid_t pid) {
   return wstatus;
 }
 
+// The result of a job whose child ended (its pipe at end of file): `died` (wait_status_text) when not empty,
+// else what the child sent.
+ChildJobResult finished_result(const Running& r, const std::string& died, std::size_t max_payload_bytes) {
+  ChildJobResult result;
+  if (!died.empty()) {
+    result.error = died;
+  } else if (r.too_much) {
+    result.error = "the point's result is larger than " + std::to_string(max_payload_bytes) +
+                   " bytes (k_max_point_result_bytes)";
+  } else if (r.received.empty()) {
+    result.error = "the point's child process sent no result";
+  } else if (r.received[0] == k_frame_error) {
+    result.error = r.received.substr(1);
+  } else {
+    result.ok = true;
+    result.payload = r.received.substr(1);
+  }
+  return result;
+}
+
+// One ChildPool::run: the children running, the jobs started and done, their results.
+class PoolRun {
+ public:
+  PoolRun(std::size_t count, const ChildPool::Body& body, const ChildPoolOptions& options);
+  Result<std::vector<ChildJobResult>> run();
+
+ private:
+  Clock::duration progress_interval() const;
+  void report();
+  void end_job(Running& r, ChildJobResult result);
+  // Kills and reaps every running child, then gives the io_error `why`.
+  Status abandon(const std::string& why);
+  // Forks children until `jobs` run or every job has started.
+  Status start_children();
+  // Sleeps in poll() on the children's pipes (`pfds`, in running_ order) until data, a deadline or the next
+  // progress report; poll's count.
+  Result<int> wait_for_children(std::vector<pollfd>& pfds);
+  // After poll() gave `n`: reads the children's pipes and ends the jobs whose child finished or ran past its
+  // deadline.
+  void collect(int n, const std::vector<pollfd>& pfds);
+  // Reads what child r sent; true at end of file (the child is done).
+  bool read_from(Running& r);
+  void end_finished(Running& r);
+  void end_timed_out(Running& r);
+
+  const std::size_t count_;
+  const ChildPool::Body& body_;
+  const ChildPoolOptions& options_;
+  std::vector<ChildJobResult> results_;
+  const std::uint32_t jobs_;
+  const Clock::time_point started_;
+  Clock::time_point last_progress_;
+  std::vector<Running> running_;
+  std::size_t next_ = 0, done_ = 0, failed_ = 0;
+};
+
+PoolRun::PoolRun(std::size_t count, const ChildPool::Body& body, const ChildPoolOptions& options)
+    : count_(count),
+      body_(body),
+      options_(options),
+      results_(count),
+      jobs_(std::max<std::uint32_t>(1, options.jobs)),
+      started_(Clock::now()),
+      last_progress_(started_) {}
+
+Result<std::vector<ChildJobResult>> PoolRun::run() {
+  while (done_ < count_) {
+    if (Status st = start_children(); !st.ok()) return st;
+    std::vector<pollfd> pfds;
+    Result<int> n = wait_for_children(pfds);
+    if (!n.ok()) return n.status();
+    collect(*n, pfds);
+    if (options_.progress && Clock::now() - last_progress_ >= progress_interval()) report();
+  }
+  return std::move(results_);
+}
+
+Clock::duration PoolRun::progress_interval() const {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.progress_interval_s));
+}
+
+void PoolRun::report() {
+  if (!options_.progress) return;
+  ChildPoolProgress p;
+  p.jobs = count_;
+  p.done = done_;
+  p.failed = failed_;
+  p.running = running_.size();
+  p.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
+  options_.progress(p);
+  last_progress_ = Clock::now();
+}
+
+void PoolRun::end_job(Running& r, ChildJobResult result) {
+  if (!result.ok) ++failed_;
+  ++done_;
+  if (options_.on_done) options_.on_done(r.index, result);
+  results_[r.index] = std::move(result);
+}
+
+Status PoolRun::abandon(const std::string& why) {
+  for (Running& r : running_) {
+    ::kill(r.pid, SIGKILL);
+    ::close(r.fd);
+    reap(r.pid);
+  }
+  running_.clear();
+  return error(StatusCode::io_error, why);
+}
+
+Status PoolRun::start_children() {
+  while (running_.size() < jobs_ && next_ < count_) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return abandon(std::string("runner: pipe: ") + std::strerror(errno));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const std::string why = std::string("runner: fork: ") + std::strerror(errno);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return abandon(why);
+    }
+    if (pid == 0) {
+      ::close(fds[0]);
+      for (const Running& r : running_) ::close(r.fd);  // the siblings' pipes are not this child's
+      child_main(fds[1], next_, body_);
+    }
+    ::close(fds[1]);
+    Running r;
+    r.index = next_++;
+    r.pid = pid;
+    r.fd = fds[0];
+    if (options_.timeout_s > 0) {
+      r.has_deadline = true;
+      r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(options_.timeout_s));
+    }
+    running_.push_back(std::move(r));
+  }
+  return ok_status();
+}
+
+Result<int> PoolRun::wait_for_children(std::vector<pollfd>& pfds) {
+  const Clock::time_point now = Clock::now();
+  auto wake = now + std::chrono::milliseconds(k_max_poll_ms);
+  if (options_.progress) wake = std::min(wake, last_progress_ + progress_interval());
+  for (const Running& r : running_) {
+    if (r.has_deadline) wake = std::min(wake, r.deadline);
+  }
+  const auto wait_ms = std::max<std::int64_t>(
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
+  for (const Running& r : running_) pfds.push_back(pollfd{r.fd, POLLIN, 0});
+  const int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(wait_ms));
+  if (n < 0 && errno != EINTR) return abandon(std::string("runner: poll: ") + std::strerror(errno));
+  return n;
+}
+
+void PoolRun::collect(int n, const std::vector<pollfd>& pfds) {
+  std::vector<Running> still;
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    Running& r = running_[i];
+    const bool ready = n > 0 && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+    if (ready && read_from(r)) {
+      end_finished(r);
+      continue;
+    }
+    if (r.has_deadline && Clock::now() >= r.deadline) {
+      end_timed_out(r);
+      continue;
+    }
+    still.push_back(std::move(r));
+  }
+  running_ = std::move(still);
+}
+
+bool PoolRun::read_from(Running& r) {
+  char buffer[1 << 16];
+  const ssize_t got = ::read(r.fd, buffer, sizeof buffer);
+  if (got > 0) {
+    if (r.received.size() + static_cast<std::size_t>(got) > options_.max_payload_bytes + 1) {
+      r.too_much = true;  // keep draining so the child can finish
+    } else {
+      r.received.append(buffer, static_cast<std::size_t>(got));
+    }
+    return false;
+  }
+  return got == 0 || errno != EINTR;
+}
+
+void PoolRun::end_finished(Running& r) {
+  ::close(r.fd);
+  const std::string died = wait_status_text(reap(r.pid));
+  end_job(r, finished_result(r, died, options_.max_payload_bytes));
+  report();
+}
+
+void PoolRun::end_timed_out(Running& r) {
+  ::kill(r.pid, SIGKILL);
+  ::close(r.fd);
+  reap(r.pid);
+  ChildJobResult result;
+  result.error = "the point ran past its wall-clock limit of " + std::to_string(options_.timeout_s) +
+                 " s (RunnerOptions::point_timeout_s) and was killed";
+  end_job(r, std::move(result));
+  report();
+}
+
 }  // namespace
 
 Result<std::vector<ChildJobResult>> ChildPool::run(std::size_t count, const Body& body, const ChildPoolOptions& options) {
-  std::vector<ChildJobResult> results(count);
-  const std::uint32_t jobs = std::max<std::uint32_t>(1, options.jobs);
-  const Clock::time_point started = Clock::now();
-  std::vector<Running> running;
-  std::size_t next = 0, done = 0, failed = 0;
-  Clock::time_point last_progress = started;
-
-  auto report = [&] {
-    if (!options.progress) return;
-    ChildPoolProgress p;
-    p.jobs = count;
-    p.done = done;
-    p.failed = failed;
-    p.running = running.size();
-    p.wall_s = std::chrono::duration<double>(Clock::now() - started).count();
-    options.progress(p);
-    last_progress = Clock::now();
-  };
-  auto end_job = [&](Running& r, ChildJobResult result) {
-    if (!result.ok) ++failed;
-    ++done;
-    if (options.on_done) options.on_done(r.index, result);
-    results[r.index] = std::move(result);
-  };
-  auto kill_all = [&] {
-    for (Running& r : running) {
-      ::kill(r.pid, SIGKILL);
-      ::close(r.fd);
-      reap(r.pid);
-    }
-    running.clear();
-  };
-
-  while (done < count) {
-    while (running.size() < jobs && next < count) {
-      int fds[2];
-      if (::pipe2(fds, O_CLOEXEC) != 0) {
-        const std::string why = std::string("runner: pipe: ") + std::strerror(errno);
-        kill_all();
-        return error(StatusCode::io_error, why);
-      }
-      std::fflush(stdout);
-      std::fflush(stderr);
-      const pid_t pid = ::fork();
-      if (pid < 0) {
-        const std::string why = std::string("runner: fork: ") + std::strerror(errno);
-        ::close(fds[0]);
-        ::close(fds[1]);
-        kill_all();
-        return error(StatusCode::io_error, why);
-      }
-      if (pid == 0) {
-        ::close(fds[0]);
-        for (const Running& r : running) ::close(r.fd);  // the siblings' pipes are not this child's
-        child_main(fds[1], next, body);
-      }
-      ::close(fds[1]);
-      Running r;
-      r.index = next++;
-      r.pid = pid;
-      r.fd = fds[0];
-      if (options.timeout_s > 0) {
-        r.has_deadline = true;
-        r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.timeout_s));
-      }
-      running.push_back(std::move(r));
-    }
-
-    // Sleep until data, a deadline or the next progress report.
-    const Clock::time_point now = Clock::now();
-    auto wake = now + std::chrono::milliseconds(k_max_poll_ms);
-    if (options.progress) {
-      wake = std::min(wake, last_progress + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double>(options.progress_interval_s)));
-    }
-    for (const Running& r : running) {
-      if (r.has_deadline) wake = std::min(wake, r.deadline);
-    }
-    const auto wait_ms = std::max<std::int64_t>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
-    std::vector<pollfd> pfds;
-    for (const Running& r : running) pfds.push_back(pollfd{r.fd, POLLIN, 0});
-    const int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(wait_ms));
-    if (n < 0 && errno != EINTR) {
-      const std::string why = std::string("runner: poll: ") + std::strerror(errno);
-      kill_all();
-      return error(StatusCode::io_error, why);
-    }
-
-    std::vector<Running> still;
-    for (std::size_t i = 0; i < running.size(); ++i) {
-      Running& r = running[i];
-      bool eof = false;
-      if (n > 0 && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-        char buffer[1 << 16];
-        const ssize_t got = ::read(r.fd, buffer, sizeof buffer);
-        if (got > 0) {
-          if (r.received.size() + static_cast<std::size_t>(got) > options.max_payload_bytes + 1) {
-            r.too_much = true;  // keep draining so the child can finish
-          } else {
-            r.received.append(buffer, static_cast<std::size_t>(got));
-          }
-        } else if (got == 0 || errno != EINTR) {
-          eof = true;
-        }
-      }
-      if (eof) {
-        ::close(r.fd);
-        const std::string died = wait_status_text(reap(r.pid));
-        ChildJobResult result;
-        if (!died.empty()) {
-          result.error = died;
-        } else if (r.too_much) {
-          result.error = "the point's result is larger than " + std::to_string(options.max_payload_bytes) +
-                         " bytes (k_max_point_result_bytes)";
-        } else if (r.received.empty()) {
-          result.error = "the point's child process sent no result";
-        } else if (r.received[0] == k_frame_error) {
-          result.error = r.received.substr(1);
-        } else {
-          result.ok = true;
-          result.payload = r.received.substr(1);
-        }
-        end_job(r, std::move(result));
-        report();
-        continue;
-      }
-      if (r.has_deadline && Clock::now() >= r.deadline) {
-        ::kill(r.pid, SIGKILL);
-        ::close(r.fd);
-        reap(r.pid);
-        ChildJobResult result;
-        result.error = "the point ran past its wall-clock limit of " + std::to_string(options.timeout_s) +
-                       " s (RunnerOptions::point_timeout_s) and was killed";
-        end_job(r, std::move(result));
-        report();
-        continue;
-      }
-      still.push_back(std::move(r));
-    }
-    running = std::move(still);
-    if (options.progress && Clock::now() - last_progress >=
-                                std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options.progress_interval_s))) {
-      report();
-    }
-  }
-  return results;
+  return PoolRun(count, body, options).run();
 }
 
 }  // namespace sluice::scenario

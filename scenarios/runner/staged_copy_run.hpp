@@ -1,7 +1,7 @@
 // StagedCopyRun: the simulator's model of filling GPU memory from host memory,
 // one point at a time, for calibrating the host-memory/PCIe part of a sim
 // profile against bench_gpu's chunk-size sweep (issue 8; `sluice calibrate
-// --gpu-sweep`, scenarios/emulate/gpu_calibration.hpp).
+// --gpu-sweep`, scenarios/calibrate/gpu_calibration.hpp).
 //
 // The machine: one socket, its host memory and one GPU on a PCIe link of the
 // given generation and width (topo::generic_machine), node 0 of a one-node

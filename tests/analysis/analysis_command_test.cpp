@@ -46,18 +46,18 @@ TEST_F(AnalysisCommand, CompareAcrossFilesPrintsAndWritesJson) {
 }
 
 TEST_F(AnalysisCommand, CalibrateSyntheticPrintsF1AndWritesALoadableProfile) {
-  CalibrateArgs args;
+  FitCalibrationArgs args;
   args.synthetic = true;
   args.base = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles/default.json";
   args.out = (dir_ / "fit.json").string();
   args.name = "fit";
-  ASSERT_EQ(run_calibrate(args, out_, err_), 0) << err_.str();
+  ASSERT_EQ(run_fit_calibration(args, out_, err_), 0) << err_.str();
   EXPECT_NE(out_.str().find("RESULT F1 median_err="), std::string::npos);
   const nlohmann::json p = *read_json_file(args.out);
   EXPECT_EQ(p["format"], "sluice-sim-profile");
   EXPECT_EQ(p["name"], "fit");
   args.base = (dir_ / "none.json").string();
-  EXPECT_EQ(run_calibrate(args, out_, err_), 1);
+  EXPECT_EQ(run_fit_calibration(args, out_, err_), 1);
 }
 
 TEST_F(AnalysisCommand, CalibrateFromMeasuredFilesFitsAndScoresHeldOutRuns) {
@@ -80,46 +80,23 @@ TEST_F(AnalysisCommand, CalibrateFromMeasuredFilesFitsAndScoresHeldOutRuns) {
       }
     }
   }
-  CalibrateArgs args;
+  FitCalibrationArgs args;
   args.fit_files = fit_files;
   args.holdout_files = hold_files;
-  ASSERT_EQ(run_calibrate(args, out_, err_), 0) << err_.str();
+  ASSERT_EQ(run_fit_calibration(args, out_, err_), 0) << err_.str();
   EXPECT_NE(out_.str().find("RESULT F1 median_err=0.0"), std::string::npos) << out_.str();
   EXPECT_NE(out_.str().find("network_bandwidth_factor = 0.900"), std::string::npos) << out_.str();
-  CalibrateArgs none;
-  EXPECT_EQ(run_calibrate(none, out_, err_), 2);
-  CalibrateArgs missing;
+  FitCalibrationArgs none;
+  EXPECT_EQ(run_fit_calibration(none, out_, err_), 2);
+  FitCalibrationArgs missing;
   missing.fit_files = {(dir_ / "none.json").string()};
-  EXPECT_EQ(run_calibrate(missing, out_, err_), 1);
-  CalibrateArgs few;
+  EXPECT_EQ(run_fit_calibration(missing, out_, err_), 1);
+  FitCalibrationArgs few;
   few.fit_files = {fit_files[0]};
-  EXPECT_EQ(run_calibrate(few, out_, err_), 1);
-  CalibrateArgs no_params;
+  EXPECT_EQ(run_fit_calibration(few, out_, err_), 1);
+  FitCalibrationArgs no_params;
   no_params.fit_files = {write("bare.json", testing::results_json({testing::run_json("hw", "1", 1)}))};
-  EXPECT_EQ(run_calibrate(no_params, out_, err_), 1);
-}
-
-TEST_F(AnalysisCommand, CalibrateScriptModeGoesToTheProgramsRunnerOrIsAUsageError) {
-  CalibrateArgs args;
-  args.script = "lua_scripts/calibrate_links.lua";
-  EXPECT_EQ(run_calibrate(args, out_, err_), 2) << "no runner linked: usage error";
-  EXPECT_NE(err_.str().find("SCRIPT and --gpu-sweep modes"), std::string::npos) << err_.str();
-  std::string seen;
-  const ScriptCalibrateFn runner = [&](const CalibrateArgs &a, std::ostream &, std::ostream &) {
-    seen = a.script + " on " + a.backend;
-    return 0;
-  };
-  EXPECT_EQ(run_calibrate(args, out_, err_, runner), 0);
-  EXPECT_EQ(seen, "lua_scripts/calibrate_links.lua on emulate");
-  CalibrateArgs gpu;
-  gpu.gpu_sweep = "sweep.csv";
-  EXPECT_EQ(run_calibrate(gpu, out_, err_, runner), 0) << "the GPU sweep goes to the program's runner too";
-  CalibrateArgs script_and_sweep = args;
-  script_and_sweep.gpu_sweep = "sweep.csv";
-  EXPECT_EQ(run_calibrate(script_and_sweep, out_, err_, runner), 2);
-  CalibrateArgs both = args;
-  both.synthetic = true;
-  EXPECT_EQ(run_calibrate(both, out_, err_, runner), 2) << "a script and --synthetic at once";
+  EXPECT_EQ(run_fit_calibration(no_params, out_, err_), 1);
 }
 
 TEST_F(AnalysisCommand, ReportWritesMarkdown) {
@@ -132,10 +109,12 @@ TEST_F(AnalysisCommand, ReportWritesMarkdown) {
   EXPECT_EQ(run_report({{(dir_ / "none.json").string()}, (dir_ / "r2").string(), "", "read", "T"}, out_, err_), 1);
 }
 
-TEST(AnalysisCommands, RegisterCompareCalibrateAndReport) {
+TEST(AnalysisCommands, RegisterCompareAndReport) {
+  // calibrate is scenarios/calibrate's (it runs the simulator and measures).
   CLI::App app;
   add_analysis_commands(app);
-  for (const char *name : {"compare", "calibrate", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
+  for (const char *name : {"compare", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
+  EXPECT_THROW(app.get_subcommand("calibrate"), CLI::OptionNotFound);
   EXPECT_THROW(app.parse(std::vector<std::string>{"--out", "report"}), CLI::ParseError);
 }
 

@@ -278,7 +278,10 @@ std::size_t TcpTransport::poll(std::vector<TransportEvent>& out, std::size_t max
 
 // ---- public calls ---------------------------------------------------------------
 
-Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
+namespace {
+
+// The address of each of the peer's rails; invalid_argument for a bad count or address.
+Result<std::vector<sockaddr_in>> parse_rail_targets(const PeerAddress& remote) {
   if (remote.rails.empty() || remote.rails.size() > k_max_rails) {
     return error(StatusCode::invalid_argument, "tcp connect: peer address has " +
                                                    std::to_string(remote.rails.size()) + " rails; need 1.." +
@@ -290,57 +293,74 @@ Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
     if (!a.ok()) return a.status();
     targets.push_back(*a);
   }
+  return targets;
+}
+
+}  // namespace
+
+Peer& TcpTransport::add_peer(const PeerAddress& remote, std::uint32_t rails) {
+  auto peer = std::make_unique<Peer>();
+  Peer& p = *peer;
+  p.id = next_peer_++;
+  p.label = "tcp peer " + std::to_string(p.id) + " (" + remote.rails[0] + ")";
+  p.rails.resize(rails);
+  p.cursor.resize(rails);
+  p.expected = std::uint64_t{rails} * config_.connections_per_rail;
+  peers_.emplace(p.id, std::move(peer));
+  return p;
+}
+
+Result<bool> TcpTransport::open_peer_connection(Peer& p, std::uint32_t rail, std::uint32_t index,
+                                                const sockaddr_in& target) {
+  const PeerId id = p.id;
+  bool in_progress = false;
+  Result<int> fd = connect_socket(rail_addresses_[rail], target, netns_fd_, &in_progress, config_.socket_buffer_bytes);
+  if (!fd.ok()) return fd.status();
+  auto c = std::make_unique<Connection>();
+  c->id = next_connection_id_++;
+  c->fd = *fd;
+  c->peer = p.id;
+  c->local_rail = rail;
+  c->connecting = in_progress;
+  c->remote = format_address(target);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLOUT;
+  ev.data.u64 = c->id;
+  c->out_armed = true;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
+  p.rails[rail].push_back(c->id);
+  if (rail == 0 && index == 0) p.control = c->id;
+  Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
+  start_auth(placed);
+  if (live_peer(id) == nullptr) return false;
+  TxItem hello;
+  hello.head = encode_packet_header(PacketHeader{PacketKind::hello, StatusCode::ok, 0, config_.local_id, p.id,
+                                                 (std::uint64_t{rail} << 32) | index, p.expected});
+  enqueue(placed, std::move(hello));
+  return live_peer(id) != nullptr;  // false: the send failed at once, fail_peer has run and freed p
+}
+
+Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
+  Result<std::vector<sockaddr_in>> targets = parse_rail_targets(remote);
+  if (!targets.ok()) return targets.status();
   std::lock_guard lock(mu_);
   if (peers_.size() >= k_tcp_max_peers) {
     return error(StatusCode::again, "tcp connect: k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) +
                                         ") live peers");
   }
-  auto peer = std::make_unique<Peer>();
-  Peer& p = *peer;
-  p.id = next_peer_++;
-  const PeerId id = p.id;
-  p.label = "tcp peer " + std::to_string(p.id) + " (" + remote.rails[0] + ")";
   const auto rails = static_cast<std::uint32_t>(config_.rail_addresses.size());
-  p.rails.resize(rails);
-  p.cursor.resize(rails);
-  p.expected = std::uint64_t{rails} * config_.connections_per_rail;
-  peers_.emplace(p.id, std::move(peer));
+  Peer& p = add_peer(remote, rails);
+  const PeerId id = p.id;
   std::string failure;
   for (std::uint32_t rail = 0; rail < rails && failure.empty(); ++rail) {
-    const sockaddr_in& target = targets[rail % targets.size()];
+    const sockaddr_in& target = (*targets)[rail % targets->size()];
     for (std::uint32_t index = 0; index < config_.connections_per_rail; ++index) {
-      bool in_progress = false;
-      Result<int> fd =
-          connect_socket(rail_addresses_[rail], target, netns_fd_, &in_progress, config_.socket_buffer_bytes);
-      if (!fd.ok()) {
-        failure = fd.status().message();
+      Result<bool> alive = open_peer_connection(p, rail, index, target);
+      if (!alive.ok()) {
+        failure = alive.status().message();
         break;
       }
-      auto c = std::make_unique<Connection>();
-      c->id = next_connection_id_++;
-      c->fd = *fd;
-      c->peer = p.id;
-      c->local_rail = rail;
-      c->connecting = in_progress;
-      c->remote = format_address(target);
-      epoll_event ev{};
-      ev.events = EPOLLIN | EPOLLOUT;
-      ev.data.u64 = c->id;
-      c->out_armed = true;
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
-      p.rails[rail].push_back(c->id);
-      if (rail == 0 && index == 0) p.control = c->id;
-      Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
-      start_auth(placed);
-      if (live_peer(id) == nullptr) {
-        reap();
-        return id;
-      }
-      TxItem hello;
-      hello.head = encode_packet_header(PacketHeader{PacketKind::hello, StatusCode::ok, 0, config_.local_id, p.id,
-                                                     (std::uint64_t{rail} << 32) | index, p.expected});
-      enqueue(placed, std::move(hello));
-      if (live_peer(id) == nullptr) {  // the send failed at once: fail_peer has run and freed p
+      if (!*alive) {  // fail_peer has run and freed p
         reap();
         return id;
       }

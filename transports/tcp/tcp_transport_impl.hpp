@@ -208,6 +208,11 @@ class TcpTransport final : public Transport {
   void log(const std::string& line) const;
   void reap();
   Status post(const BulkRequest& request, bool is_get);
+  // connect()'s steps. Adds a peer entry expecting connections_per_rail connections on each of `rails` rails.
+  Peer& add_peer(const PeerAddress& remote, std::uint32_t rails);
+  // Opens connection `index` of `rail` to `target` for peer p and queues its hello: the socket's error when it
+  // could not be opened; false when the peer failed meanwhile (fail_peer has run and freed p).
+  Result<bool> open_peer_connection(Peer& p, std::uint32_t rail, std::uint32_t index, const sockaddr_in& target);
   Peer* live_peer(PeerId id);
   Connection* connection(std::uint64_t id);
   std::shared_ptr<Region> find_region(std::uint64_t key);

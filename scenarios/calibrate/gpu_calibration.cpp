@@ -1,4 +1,4 @@
-#include "scenarios/emulate/gpu_calibration.hpp"
+#include "scenarios/calibrate/gpu_calibration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -22,7 +22,7 @@
 #include "core/common/byte_size.hpp"
 #include "scenarios/runner/child_pool.hpp"
 
-namespace sluice::emulate {
+namespace sluice::calibrate {
 namespace {
 
 constexpr int k_exit_ok = 0;
@@ -88,7 +88,7 @@ analysis::RunRecord record_of(const scenario::StagedCopyPoint& p, double bytes_p
 
 class GpuCalibrator {
  public:
-  GpuCalibrator(const analysis::CalibrateArgs& args, std::ostream& out, std::ostream& err)
+  GpuCalibrator(const CalibrateArgs& args, std::ostream& out, std::ostream& err)
       : args_(args), out_(out), err_(err) {
     machine_.pcie_gen = args.pcie_gen;
     machine_.gpu_lanes = args.pcie_lanes;
@@ -375,7 +375,7 @@ class GpuCalibrator {
     return path;
   }
 
-  const analysis::CalibrateArgs& args_;
+  const CalibrateArgs& args_;
   std::ostream& out_;
   std::ostream& err_;
   scenario::StagedCopyMachine machine_;
@@ -465,7 +465,7 @@ Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) 
   return out;
 }
 
-int run_gpu_calibration(const analysis::CalibrateArgs& args, std::ostream& out, std::ostream& err) {
+int run_gpu_calibration(const CalibrateArgs& args, std::ostream& out, std::ostream& err) {
   try {
     GpuCalibrator c(args, out, err);
     return c.run();
@@ -478,4 +478,4 @@ int run_gpu_calibration(const analysis::CalibrateArgs& args, std::ostream& out, 
   }
 }
 
-}  // namespace sluice::emulate
+}  // namespace sluice::calibrate

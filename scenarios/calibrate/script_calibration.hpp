@@ -34,16 +34,16 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analysis_command.hpp"
+#include "scenarios/calibrate/calibrate_command.hpp"
 
-namespace sluice::emulate {
+namespace sluice::calibrate {
 
 struct ScriptCalibrationEnv {
   std::vector<std::string> node_command;  // EmulatedPointOptions::node_command (tests: the sluice binary)
   int stop_fd = -1;                       // readable: stop the emulation and clean up
 };
 
-int run_script_calibration(const analysis::CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out,
+int run_script_calibration(const CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out,
                            std::ostream& err);
 
-}  // namespace sluice::emulate
+}  // namespace sluice::calibrate

@@ -18,9 +18,13 @@
 
 #include "analysis/calibration.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
-#include "scenarios/emulate/script_calibration.hpp"
+#include "scenarios/calibrate/script_calibration.hpp"
 
-namespace sluice::emulate {
+namespace sluice::calibrate {
+using emulate::netns_permitted;
+using emulate::our_namespaces;
+using emulate::stale_namespaces;
+
 namespace {
 
 class TempDir {
@@ -39,7 +43,7 @@ class TempDir {
 TEST(ScriptCalibrationNetns, PredictsHeldOutLinkStripeAndSizeWithinTenPercent) {
   if (std::string why = netns_permitted(); !why.empty()) GTEST_SKIP() << "network namespaces unavailable: " << why;
   TempDir dir;
-  analysis::CalibrateArgs args;
+  CalibrateArgs args;
   args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_links.lua";
   args.backend = "emulate";
   // Small: 2 files of 4 and 12 MiB per fit point, 6 and 10 MiB held out, each
@@ -89,4 +93,4 @@ TEST(ScriptCalibrationNetns, PredictsHeldOutLinkStripeAndSizeWithinTenPercent) {
 }
 
 }  // namespace
-}  // namespace sluice::emulate
+}  // namespace sluice::calibrate

@@ -30,11 +30,11 @@
 #include <string>
 #include <vector>
 
-#include "analysis/analysis_command.hpp"
+#include "scenarios/calibrate/calibrate_command.hpp"
 #include "core/common/status.hpp"
 #include "scenarios/runner/staged_copy_run.hpp"
 
-namespace sluice::emulate {
+namespace sluice::calibrate {
 
 // Limits: rows of a sweep CSV and points one calibration fits or predicts.
 inline constexpr std::size_t k_max_gpu_sweep_rows = 100'000;
@@ -52,6 +52,6 @@ struct GpuSweepPoint {
 // Parses the CSV text; invalid_argument naming the line and column.
 Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text);
 
-int run_gpu_calibration(const analysis::CalibrateArgs& args, std::ostream& out, std::ostream& err);
+int run_gpu_calibration(const CalibrateArgs& args, std::ostream& out, std::ostream& err);
 
-}  // namespace sluice::emulate
+}  // namespace sluice::calibrate

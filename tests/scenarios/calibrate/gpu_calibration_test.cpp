@@ -1,13 +1,13 @@
 // bench_gpu's chunk-size sweep as `sluice calibrate --gpu-sweep` reads it
-// (scenarios/emulate/gpu_calibration.hpp): medians per point, and bad files
+// (scenarios/calibrate/gpu_calibration.hpp): medians per point, and bad files
 // refused naming the line and the column.
-#include "scenarios/emulate/gpu_calibration.hpp"
+#include "scenarios/calibrate/gpu_calibration.hpp"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace sluice::emulate {
+namespace sluice::calibrate {
 namespace {
 
 const std::string k_header = "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s\n";
@@ -65,4 +65,4 @@ TEST(GpuSweepCsv, BadFilesAreRefusedNamingTheLine) {
 }
 
 }  // namespace
-}  // namespace sluice::emulate
+}  // namespace sluice::calibrate

@@ -1,4 +1,4 @@
-#include "scenarios/emulate/script_calibration.hpp"
+#include "scenarios/calibrate/script_calibration.hpp"
 
 #include <unistd.h>
 
@@ -22,7 +22,11 @@
 #include "scenarios/runner/results_writer.hpp"
 #include "scenarios/runner/runner.hpp"
 
-namespace sluice::emulate {
+namespace sluice::calibrate {
+using emulate::EmulatedPointOptions;
+using emulate::EmulatedPointRun;
+using emulate::LinkSpec;
+
 namespace {
 
 constexpr int k_exit_ok = 0;
@@ -92,7 +96,7 @@ struct MeasuredSet {
 
 class Calibrator {
  public:
-  Calibrator(const analysis::CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out, std::ostream& err)
+  Calibrator(const CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out, std::ostream& err)
       : args_(args), env_(env), out_(out), err_(err) {
     for (const std::string& set : args.sets) {
       const std::size_t eq = set.find('=');
@@ -372,7 +376,7 @@ class Calibrator {
     return path;
   }
 
-  const analysis::CalibrateArgs& args_;
+  const CalibrateArgs& args_;
   const ScriptCalibrationEnv& env_;
   std::ostream& out_;
   std::ostream& err_;
@@ -385,7 +389,7 @@ class Calibrator {
 
 }  // namespace
 
-int run_script_calibration(const analysis::CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out,
+int run_script_calibration(const CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out,
                            std::ostream& err) {
   try {
     Calibrator c(args, env, out, err);
@@ -399,4 +403,4 @@ int run_script_calibration(const analysis::CalibrateArgs& args, const ScriptCali
   }
 }
 
-}  // namespace sluice::emulate
+}  // namespace sluice::calibrate
