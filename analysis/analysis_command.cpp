@@ -18,9 +18,9 @@ constexpr int k_exit_ok = 0;
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
 
-Result<std::vector<RunRecord>> load_all(const std::vector<std::string> &files) {
+Result<std::vector<RunRecord>> load_all(const std::vector<std::string>& files) {
   std::vector<RunRecord> all;
-  for (const std::string &f : files) {
+  for (const std::string& f : files) {
     Result<std::vector<RunRecord>> r = load_runs(f);
     if (!r.ok()) return r.status();
     all.insert(all.end(), r->begin(), r->end());
@@ -28,13 +28,14 @@ Result<std::vector<RunRecord>> load_all(const std::vector<std::string> &files) {
   return all;
 }
 
-void print_fit(const Calibration &c, std::ostream &out) {
-  const TransferParams &p = c.fit.params;
+void print_fit(const Calibration& c, std::ostream& out) {
+  const TransferParams& p = c.fit.params;
   out << fmt::format("fit: {} observations, {} iterations, converged={}\n", c.fit.observations, c.fit.iterations,
                      c.fit.converged);
-  out << fmt::format("  network_bandwidth_factor = {:.4f}\n  chunk_overhead_bytes = {:.1f}\n"
-                     "  request_service_us = {:.2f}\n",
-                     p.network_bandwidth_factor, p.chunk_overhead_bytes, p.request_service_s * 1e6);
+  out << fmt::format(
+      "  network_bandwidth_factor = {:.4f}\n  chunk_overhead_bytes = {:.1f}\n"
+      "  request_service_us = {:.2f}\n",
+      p.network_bandwidth_factor, p.chunk_overhead_bytes, p.request_service_s * 1e6);
   out << fmt::format("  residual rms = {:.2f}%, max = {:.2f}%\n", 100 * c.fit.rms_rel_residual,
                      100 * c.fit.max_rel_residual);
   if (c.holdout_median_rel_err >= 0) {
@@ -45,7 +46,7 @@ void print_fit(const Calibration &c, std::ostream &out) {
 
 }  // namespace
 
-int run_compare(const CompareArgs &args, std::ostream &out, std::ostream &err) {
+int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
   Result<std::vector<RunRecord>> runs = load_all(args.files);
   if (!runs.ok()) {
     err << "compare: " << runs.status().message() << "\n";
@@ -70,7 +71,7 @@ int run_compare(const CompareArgs &args, std::ostream &out, std::ostream &err) {
   return k_exit_ok;
 }
 
-int run_fit_calibration(const FitCalibrationArgs &args, std::ostream &out, std::ostream &err) {
+int run_fit_calibration(const FitCalibrationArgs& args, std::ostream& out, std::ostream& err) {
   Result<Calibration> c = error(StatusCode::internal, "calibrate: nothing ran");
   std::string scenario = args.scenario;
   if (args.synthetic) {
@@ -98,7 +99,7 @@ int run_fit_calibration(const FitCalibrationArgs &args, std::ostream &out, std::
     }
     c = calibrate(*fit, *hold);
     if (scenario.empty()) {
-      for (const std::string &f : args.fit_files) scenario += (scenario.empty() ? "" : " ") + f;
+      for (const std::string& f : args.fit_files) scenario += (scenario.empty() ? "" : " ") + f;
     }
   }
   if (!c.ok()) {
@@ -125,7 +126,7 @@ int run_fit_calibration(const FitCalibrationArgs &args, std::ostream &out, std::
   return k_exit_ok;
 }
 
-int run_report(const ReportArgs &args, std::ostream &out, std::ostream &err) {
+int run_report(const ReportArgs& args, std::ostream& out, std::ostream& err) {
   Result<std::vector<RunRecord>> runs = load_all(args.files);
   if (!runs.ok()) {
     err << "report: " << runs.status().message() << "\n";
@@ -140,9 +141,9 @@ int run_report(const ReportArgs &args, std::ostream &out, std::ostream &err) {
   return k_exit_ok;
 }
 
-void add_analysis_commands(CLI::App &app) {
+void add_analysis_commands(CLI::App& app) {
   auto compare = std::make_shared<CompareArgs>();
-  CLI::App *c = app.add_subcommand("compare", "predicted (sim) vs measured (hw/emulate) runs, per metric and point");
+  CLI::App* c = app.add_subcommand("compare", "predicted (sim) vs measured (hw/emulate) runs, per metric and point");
   c->add_option("files", compare->files, "results files (results.json or emulate output)")->required();
   c->add_option("--metric", compare->metrics, "metric to compare (default: throughput, ops, time, latencies)");
   c->add_option("--ignore-param", compare->ignored_params, "param left out when aligning runs");
@@ -151,7 +152,7 @@ void add_analysis_commands(CLI::App &app) {
   c->callback([compare] { std::exit(run_compare(*compare, std::cout, std::cerr)); });
 
   auto rep = std::make_shared<ReportArgs>();
-  CLI::App *r = app.add_subcommand("report", "Markdown report with gnuplot plots of results");
+  CLI::App* r = app.add_subcommand("report", "Markdown report with gnuplot plots of results");
   r->add_option("files", rep->files, "results files")->required();
   r->add_option("--out", rep->out_dir, "output directory")->required();
   r->add_option("--x", rep->x_param, "param on the x axis (default: the first that varies)");

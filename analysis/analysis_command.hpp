@@ -32,7 +32,7 @@ struct CompareArgs {
   std::string measured_backend;
   std::string json_out;
 };
-int run_compare(const CompareArgs &args, std::ostream &out, std::ostream &err);
+int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err);
 
 // `sluice calibrate --fit A.json... [--holdout C.json...] [--phase read]
 //  [--name NAME] [--base sim/profiles/default.json] [--profile-out sim/profiles/NAME.json]
@@ -53,10 +53,10 @@ struct FitCalibrationArgs {
   std::uint64_t seed = 1;
   double noise = 0.03;
 };
-int run_fit_calibration(const FitCalibrationArgs &args, std::ostream &out, std::ostream &err);
+int run_fit_calibration(const FitCalibrationArgs& args, std::ostream& out, std::ostream& err);
 
 // Adds compare and report (calibrate: scenarios/calibrate/calibrate_command.hpp).
-void add_analysis_commands(CLI::App &app);
+void add_analysis_commands(CLI::App& app);
 
 struct ReportArgs {
   std::vector<std::string> files;
@@ -65,6 +65,6 @@ struct ReportArgs {
   std::string phase = "read";
   std::string title = "sluice run report";
 };
-int run_report(const ReportArgs &args, std::ostream &out, std::ostream &err);
+int run_report(const ReportArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace sluice::analysis

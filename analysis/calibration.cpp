@@ -26,7 +26,7 @@ std::string today_utc() {
                      static_cast<unsigned>(ymd.day()));
 }
 
-Result<Calibration> calibrate(const std::vector<Observation> &fit, const std::vector<Observation> &holdout) {
+Result<Calibration> calibrate(const std::vector<Observation>& fit, const std::vector<Observation>& holdout) {
   Result<TransferFit> f = fit_transfer_model(fit);
   if (!f.ok()) return f.status();
   Calibration c;
@@ -39,18 +39,18 @@ Result<Calibration> calibrate(const std::vector<Observation> &fit, const std::ve
   return c;
 }
 
-std::string f1_line(const Calibration &c) {
+std::string f1_line(const Calibration& c) {
   return fmt::format("RESULT F1 median_err={:.2f} p90_err={:.2f}", 100 * c.holdout_median_rel_err,
                      100 * c.holdout_p90_rel_err);
 }
 
-Result<nlohmann::json> calibrated_profile(const nlohmann::json &base, const Calibration &c,
-                                          const ProfileProvenance &provenance) {
+Result<nlohmann::json> calibrated_profile(const nlohmann::json& base, const Calibration& c,
+                                          const ProfileProvenance& provenance) {
   if (!base.is_object() || base.value("format", std::string{}) != "sluice-sim-profile") {
     return error(StatusCode::invalid_argument, "calibrated_profile: base is not a sluice-sim-profile document");
   }
   nlohmann::json p = base;
-  const TransferParams &t = c.fit.params;
+  const TransferParams& t = c.fit.params;
   if (!(t.network_bandwidth_factor >= k_min_factor && t.network_bandwidth_factor <= k_max_factor)) {
     return error(StatusCode::invalid_argument,
                  fmt::format("calibrated_profile: fitted network bandwidth_factor {} outside [{}, {}]",
@@ -63,7 +63,7 @@ Result<nlohmann::json> calibrated_profile(const nlohmann::json &base, const Cali
   const nlohmann::json::json_pointer k_overhead("/network/message_overhead_bytes");
   const nlohmann::json::json_pointer k_storage("/cpu/cost_ns_per_unit/storage_request");
   const nlohmann::json::json_pointer k_client("/cpu/cost_ns_per_unit/client_request");
-  for (const auto &ptr : {k_factor, k_overhead, k_storage, k_client}) {
+  for (const auto& ptr : {k_factor, k_overhead, k_storage, k_client}) {
     if (!p.contains(ptr)) {
       return error(StatusCode::invalid_argument, "calibrated_profile: base profile lacks " + ptr.to_string());
     }
@@ -87,12 +87,12 @@ Result<nlohmann::json> calibrated_profile(const nlohmann::json &base, const Cali
                            "storage_request on {} observations ({} iterations, converged={}): rms residual "
                            "{:.2f}%, max residual {:.2f}%; held-out: {} points, median {:.2f}%, p90 {:.2f}%",
                            c.fit.observations, c.fit.iterations, c.fit.converged, 100 * c.fit.rms_rel_residual,
-                           100 * c.fit.max_rel_residual, c.holdout_rel_errors.size(),
-                           100 * c.holdout_median_rel_err, 100 * c.holdout_p90_rel_err)}};
+                           100 * c.fit.max_rel_residual, c.holdout_rel_errors.size(), 100 * c.holdout_median_rel_err,
+                           100 * c.holdout_p90_rel_err)}};
   return p;
 }
 
-Result<nlohmann::json> read_json_file(const std::string &path) {
+Result<nlohmann::json> read_json_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return error(StatusCode::io_error, "read_json_file: cannot open " + path);
   std::ostringstream text;
@@ -102,7 +102,7 @@ Result<nlohmann::json> read_json_file(const std::string &path) {
   return j;
 }
 
-Status write_json_file(const std::string &path, const nlohmann::json &document) {
+Status write_json_file(const std::string& path, const nlohmann::json& document) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return error(StatusCode::io_error, "write_json_file: cannot create " + path);
   out << document.dump(2) << "\n";

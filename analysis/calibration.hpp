@@ -28,14 +28,14 @@ struct Calibration {
 };
 
 // Fits on `fit`, scores on `holdout` (may be empty).
-Result<Calibration> calibrate(const std::vector<Observation> &fit, const std::vector<Observation> &holdout);
+Result<Calibration> calibrate(const std::vector<Observation>& fit, const std::vector<Observation>& holdout);
 
 // "RESULT F1 median_err=<pct> p90_err=<pct>" (two decimals); the F1
 // acceptance line of issue 8.
-std::string f1_line(const Calibration &calibration);
+std::string f1_line(const Calibration& calibration);
 
 struct ProfileProvenance {
-  std::string name;      // profile name (file name without .json)
+  std::string name;  // profile name (file name without .json)
   std::string machine;
   std::string date;      // ISO 8601; empty: today (UTC)
   std::string scenario;  // the calibration scenario / inputs
@@ -44,14 +44,14 @@ struct ProfileProvenance {
 // The calibrated profile document. invalid_argument when `base` is not a
 // sluice-sim-profile or lacks a patched field, or a fitted value falls outside
 // sim's sanity bounds (factor in [1e-3, 1e3], cost <= 1 s).
-Result<nlohmann::json> calibrated_profile(const nlohmann::json &base, const Calibration &calibration,
-                                          const ProfileProvenance &provenance);
+Result<nlohmann::json> calibrated_profile(const nlohmann::json& base, const Calibration& calibration,
+                                          const ProfileProvenance& provenance);
 
 // Reads a profile JSON (the base); io_error / invalid_argument naming the path.
-Result<nlohmann::json> read_json_file(const std::string &path);
+Result<nlohmann::json> read_json_file(const std::string& path);
 // Today's date in UTC, ISO 8601 (a profile source's "date").
 std::string today_utc();
 // Writes JSON (indent 2, trailing newline); io_error naming the path.
-Status write_json_file(const std::string &path, const nlohmann::json &document);
+Status write_json_file(const std::string& path, const nlohmann::json& document);
 
 }  // namespace sluice::analysis

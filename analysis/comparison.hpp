@@ -18,7 +18,7 @@
 namespace sluice::analysis {
 
 struct ComparisonRow {
-  std::string point;      // point_key
+  std::string point;  // point_key
   std::string workload;
   std::string phase;
   std::string metric;
@@ -26,14 +26,14 @@ struct ComparisonRow {
   std::string measured_backend;
   double predicted = 0;
   double measured = 0;
-  double rel_err = 0;     // fraction, not percent
+  double rel_err = 0;  // fraction, not percent
   std::size_t predicted_repeats = 0;
   std::size_t measured_repeats = 0;
 };
 
 struct Comparison {
   std::vector<ComparisonRow> rows;
-  double median_rel_err = 0;   // over all rows; 0 when there is none
+  double median_rel_err = 0;  // over all rows; 0 when there is none
   double p90_rel_err = 0;
   std::vector<std::string> unmatched;  // points with one backend only
 };
@@ -45,9 +45,9 @@ struct CompareOptions {
 };
 
 // invalid_argument when no point has two backends.
-Result<Comparison> compare_runs(const std::vector<RunRecord> &runs, const CompareOptions &options = {});
+Result<Comparison> compare_runs(const std::vector<RunRecord>& runs, const CompareOptions& options = {});
 
-std::string comparison_text(const Comparison &comparison);
-nlohmann::json comparison_json(const Comparison &comparison);
+std::string comparison_text(const Comparison& comparison);
+nlohmann::json comparison_json(const Comparison& comparison);
 
 }  // namespace sluice::analysis

@@ -9,7 +9,7 @@ namespace {
 
 constexpr double k_mib = 1024.0 * 1024.0;
 
-Observation observe(const SyntheticF1Options &o, Rng &rng, double link_bits, double stripes, double file_bytes,
+Observation observe(const SyntheticF1Options& o, Rng& rng, double link_bits, double stripes, double file_bytes,
                     double chunk_bytes, double ranks) {
   TransferPoint p{link_bits / 8, o.link_latency_s, file_bytes, chunk_bytes, stripes, ranks};
   const double noise = 1 + o.noise_fraction * (2 * rng.uniform01() - 1);
@@ -20,7 +20,7 @@ Observation observe(const SyntheticF1Options &o, Rng &rng, double link_bits, dou
 
 }  // namespace
 
-SyntheticF1Data synthetic_f1_data(const SyntheticF1Options &o) {
+SyntheticF1Data synthetic_f1_data(const SyntheticF1Options& o) {
   Rng rng(o.seed);
   SyntheticF1Data d;
   for (double link : {200e6, 500e6}) {
@@ -40,7 +40,7 @@ SyntheticF1Data synthetic_f1_data(const SyntheticF1Options &o) {
   return d;
 }
 
-Result<Calibration> run_synthetic_f1(const SyntheticF1Options &options) {
+Result<Calibration> run_synthetic_f1(const SyntheticF1Options& options) {
   const SyntheticF1Data d = synthetic_f1_data(options);
   return calibrate(d.fit, d.holdout);
 }

@@ -27,7 +27,7 @@ struct SyntheticF1Data {
   std::vector<Observation> holdout;
 };
 
-SyntheticF1Data synthetic_f1_data(const SyntheticF1Options &options);
-Result<Calibration> run_synthetic_f1(const SyntheticF1Options &options);
+SyntheticF1Data synthetic_f1_data(const SyntheticF1Options& options);
+Result<Calibration> run_synthetic_f1(const SyntheticF1Options& options);
 
 }  // namespace sluice::analysis

@@ -7,9 +7,9 @@
 namespace sluice::analysis {
 namespace {
 
-bool all_finite(const Eigen::VectorXd &v) { return v.allFinite(); }
+bool all_finite(const Eigen::VectorXd& v) { return v.allFinite(); }
 
-Eigen::MatrixXd jacobian(const ResidualFn &f, const Eigen::VectorXd &x, const Eigen::VectorXd &r, double rel_step) {
+Eigen::MatrixXd jacobian(const ResidualFn& f, const Eigen::VectorXd& x, const Eigen::VectorXd& r, double rel_step) {
   Eigen::MatrixXd j(r.size(), x.size());
   for (Eigen::Index k = 0; k < x.size(); ++k) {
     Eigen::VectorXd xs = x;
@@ -22,16 +22,15 @@ Eigen::MatrixXd jacobian(const ResidualFn &f, const Eigen::VectorXd &x, const Ei
 
 }  // namespace
 
-Result<LmResult> levenberg_marquardt(const ResidualFn &residuals, const Eigen::VectorXd &x0,
-                                     const LmOptions &options) {
+Result<LmResult> levenberg_marquardt(const ResidualFn& residuals, const Eigen::VectorXd& x0, const LmOptions& options) {
   Eigen::VectorXd x = x0;
   Eigen::VectorXd r = residuals(x);
   if (r.size() == 0 || !all_finite(r)) {
     return error(StatusCode::invalid_argument, "levenberg_marquardt: residuals at the start are empty or not finite");
   }
   if (r.size() < x.size()) {
-    return error(StatusCode::invalid_argument, "levenberg_marquardt: " + std::to_string(r.size()) +
-                                                   " residuals for " + std::to_string(x.size()) + " parameters");
+    return error(StatusCode::invalid_argument, "levenberg_marquardt: " + std::to_string(r.size()) + " residuals for " +
+                                                   std::to_string(x.size()) + " parameters");
   }
   double cost = 0.5 * r.squaredNorm();
   double lambda = options.initial_lambda;

@@ -14,7 +14,7 @@
 
 namespace sluice::analysis {
 
-using ResidualFn = std::function<Eigen::VectorXd(const Eigen::VectorXd &)>;
+using ResidualFn = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
 
 struct LmOptions {
   int max_iterations = 200;
@@ -34,7 +34,7 @@ struct LmResult {
 
 // invalid_argument: r(x0) is empty or not finite, or has fewer rows than x0
 // has parameters (underdetermined).
-Result<LmResult> levenberg_marquardt(const ResidualFn &residuals, const Eigen::VectorXd &x0,
-                                     const LmOptions &options = {});
+Result<LmResult> levenberg_marquardt(const ResidualFn& residuals, const Eigen::VectorXd& x0,
+                                     const LmOptions& options = {});
 
 }  // namespace sluice::analysis

@@ -22,7 +22,7 @@ constexpr double k_ns_max = 1e9;
 constexpr double k_overhead_bytes_max = 1 << 20;
 // Relative error charged to every observation of a failed candidate (1000%).
 constexpr double k_failed_point_residual = 10;
-constexpr double k_rate_min = 1e3;   // bytes/s: a checksum slower than this is a unit mistake
+constexpr double k_rate_min = 1e3;  // bytes/s: a checksum slower than this is a unit mistake
 constexpr double k_rate_max = 1e15;
 
 const PhaseRecord* find_phase(const RunRecord& run, const std::string& phase) {
@@ -115,7 +115,8 @@ Result<RunRecord> median_of_repeats(const std::vector<RunRecord>& repeats) {
     for (const RunRecord& r : repeats) {
       const PhaseRecord* p = find_phase(r, phase.phase);
       if (p == nullptr) {
-        return error(StatusCode::invalid_argument, "median_of_repeats: a repeat of " + key + " has no phase " + phase.phase);
+        return error(StatusCode::invalid_argument,
+                     "median_of_repeats: a repeat of " + key + " has no phase " + phase.phase);
       }
       rates.push_back(p->bytes_per_s);
       ops.push_back(p->ops_per_s);
@@ -132,8 +133,8 @@ Result<std::vector<double>> paired_rel_errors(const std::vector<RunRecord>& pred
                                               const std::vector<RunRecord>& measured,
                                               const std::vector<std::string>& phases, const std::string& metric) {
   if (predicted.size() != measured.size()) {
-    return error(StatusCode::invalid_argument, fmt::format("profile fit: {} predicted runs for {} measured ones",
-                                                           predicted.size(), measured.size()));
+    return error(StatusCode::invalid_argument,
+                 fmt::format("profile fit: {} predicted runs for {} measured ones", predicted.size(), measured.size()));
   }
   std::vector<double> out;
   for (std::size_t i = 0; i < measured.size(); ++i) {
@@ -151,8 +152,8 @@ Result<std::vector<double>> paired_rel_errors(const std::vector<RunRecord>& pred
       const double mv = phase_metric(*mp, metric);
       const double pv = phase_metric(*pp, metric);
       if (!(mv > 0) || !std::isfinite(mv)) {
-        return error(StatusCode::invalid_argument, "measured " + point_text(m, i) + " " + phase + " " + metric +
-                                                       " is not a positive number");
+        return error(StatusCode::invalid_argument,
+                     "measured " + point_text(m, i) + " " + phase + " " + metric + " is not a positive number");
       }
       out.push_back((pv - mv) / mv);
     }
@@ -167,7 +168,8 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   if (options.max_iterations > k_max_fit_iterations || options.max_evaluations > k_max_fit_evaluations) {
     return error(StatusCode::invalid_argument,
                  fmt::format("profile fit: at most {} iterations and {} simulator calls (k_max_fit_iterations, "
-                             "k_max_fit_evaluations)", k_max_fit_iterations, k_max_fit_evaluations));
+                             "k_max_fit_evaluations)",
+                             k_max_fit_iterations, k_max_fit_evaluations));
   }
   if (!(options.log_step > 0) || !(options.prior_weight >= 0)) {
     return error(StatusCode::invalid_argument, "profile fit: log_step must be > 0 and prior_weight >= 0");
@@ -180,8 +182,9 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   }
   const std::size_t observations = measured.size() * options.phases.size();
   if (observations < params.size()) {
-    return error(StatusCode::invalid_argument, fmt::format("profile fit: {} observations cannot determine {} parameters",
-                                                           observations, params.size()));
+    return error(
+        StatusCode::invalid_argument,
+        fmt::format("profile fit: {} observations cannot determine {} parameters", observations, params.size()));
   }
   ProfileFit fit;
   fit.names = options.params;
@@ -207,7 +210,8 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
     Result<std::vector<double>> errs = paired_rel_errors(*predicted, measured, options.phases, options.metric);
     if (options.log && errs.ok()) {
       std::string text;
-      for (std::size_t i = 0; i < values.size(); ++i) text += fmt::format("{}{}={:.4g}", i ? " " : "", fit.names[i], values[i]);
+      for (std::size_t i = 0; i < values.size(); ++i)
+        text += fmt::format("{}{}={:.4g}", i ? " " : "", fit.names[i], values[i]);
       double sq = 0;
       for (double e : *errs) sq += e * e;
       options.log(fmt::format("sim call {}: {} -> rms error {:.2f}%", fit.evaluations, text,
@@ -267,7 +271,7 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   LmOptions lm;
   lm.max_iterations = options.max_iterations;
   lm.difference_step = options.log_step;
-  lm.step_tolerance = 1e-3;       // 0.1% in ln(value): below what a simulation run resolves
+  lm.step_tolerance = 1e-3;  // 0.1% in ln(value): below what a simulation run resolves
   lm.gradient_tolerance = 1e-9;
   Result<LmResult> solved = levenberg_marquardt(residuals, x0, lm);
   if (!solved.ok()) return solved.status();
@@ -288,7 +292,8 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   Result<std::vector<RunRecord>> final_predicted = predict(fit.profile);
   ++fit.evaluations;
   if (!final_predicted.ok()) return final_predicted.status();
-  Result<std::vector<double>> final_errs = paired_rel_errors(*final_predicted, measured, options.phases, options.metric);
+  Result<std::vector<double>> final_errs =
+      paired_rel_errors(*final_predicted, measured, options.phases, options.metric);
   if (!final_errs.ok()) return final_errs.status();
   fit.rel_errors = *final_errs;
   double sq = 0;

@@ -81,26 +81,26 @@ struct ProfileFitOptions {
   std::vector<std::string> phases = {"write", "read"};
   std::string metric = "bytes_per_s";
   double prior_weight = 0.01;
-  double robust_scale = 0.05;  // soft-L1 scale in ln(pred/meas); 0: plain least squares
-  double log_step = 0.03;     // forward-difference step in ln(value)
-  int max_iterations = 12;    // <= k_max_fit_iterations
-  std::size_t max_evaluations = 120;  // <= k_max_fit_evaluations; reaching it ends the fit (not converged)
+  double robust_scale = 0.05;                 // soft-L1 scale in ln(pred/meas); 0: plain least squares
+  double log_step = 0.03;                     // forward-difference step in ln(value)
+  int max_iterations = 12;                    // <= k_max_fit_iterations
+  std::size_t max_evaluations = 120;          // <= k_max_fit_evaluations; reaching it ends the fit (not converged)
   std::function<void(std::string_view)> log;  // one line per simulator call; may be empty
 };
 
 struct ProfileFit {
-  nlohmann::json profile;               // base with the fitted fields (source untouched)
-  std::vector<std::string> names;       // fitted fields
-  std::vector<double> start_values;     // from the base profile
-  std::vector<double> values;           // fitted
-  std::vector<double> start_rel_errors; // per point and phase, with the base profile (signed)
-  std::vector<double> rel_errors;       // with the fitted profile (signed)
-  double rms_rel_residual = 0;          // over rel_errors
+  nlohmann::json profile;                // base with the fitted fields (source untouched)
+  std::vector<std::string> names;        // fitted fields
+  std::vector<double> start_values;      // from the base profile
+  std::vector<double> values;            // fitted
+  std::vector<double> start_rel_errors;  // per point and phase, with the base profile (signed)
+  std::vector<double> rel_errors;        // with the fitted profile (signed)
+  double rms_rel_residual = 0;           // over rel_errors
   double max_rel_residual = 0;
   int iterations = 0;
   std::size_t evaluations = 0;
   bool converged = false;
-  std::string failed_candidates;        // the first error of a candidate profile the simulator failed on ("" none)
+  std::string failed_candidates;  // the first error of a candidate profile the simulator failed on ("" none)
 };
 
 // invalid_argument: no measured point, an unknown parameter, fewer

@@ -14,18 +14,18 @@ namespace {
 
 constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
-double number_or_nan(const nlohmann::json &j, const char *key) {
+double number_or_nan(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || !j[key].is_number()) return k_nan;
   return j[key].get<double>();
 }
 
-std::string param_text(const nlohmann::json &v) {
+std::string param_text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_integer()) return std::to_string(v.get<long long>());
   return v.dump();
 }
 
-Result<PhaseRecord> parse_phase(const nlohmann::json &p, const std::string &where) {
+Result<PhaseRecord> parse_phase(const nlohmann::json& p, const std::string& where) {
   if (!p.is_object() || !p.contains("phase") || !p["phase"].is_string()) {
     return error(StatusCode::invalid_argument, where + ": phase without a \"phase\" name");
   }
@@ -41,21 +41,22 @@ Result<PhaseRecord> parse_phase(const nlohmann::json &p, const std::string &wher
   r.latency_us_p50 = number_or_nan(p, "latency_us_p50");
   r.latency_us_p99 = number_or_nan(p, "latency_us_p99");
   if (p.contains("extra") && p["extra"].is_object()) {
-    for (const auto &[k, v] : p["extra"].items()) r.extra[k] = v.is_number() ? v.get<double>() : k_nan;
+    for (const auto& [k, v] : p["extra"].items()) r.extra[k] = v.is_number() ? v.get<double>() : k_nan;
   }
   if (p.contains("progress") && p["progress"].is_object()) {
-    const auto &progress = p["progress"];
+    const auto& progress = p["progress"];
     r.progress_window_s = number_or_nan(progress, "window_s");
     if (progress.contains("bytes_per_s") && progress["bytes_per_s"].is_array()) {
-      for (const auto &v : progress["bytes_per_s"]) r.progress_bytes_per_s.push_back(v.is_number() ? v.get<double>() : k_nan);
+      for (const auto& v : progress["bytes_per_s"])
+        r.progress_bytes_per_s.push_back(v.is_number() ? v.get<double>() : k_nan);
     }
   }
   return r;
 }
 
-Result<RunRecord> parse_run(const nlohmann::json &j, const std::string &where) {
+Result<RunRecord> parse_run(const nlohmann::json& j, const std::string& where) {
   if (!j.is_object()) return error(StatusCode::invalid_argument, where + ": not an object");
-  for (const char *key : {"scenario", "backend", "phases"}) {
+  for (const char* key : {"scenario", "backend", "phases"}) {
     if (!j.contains(key)) return error(StatusCode::invalid_argument, where + ": missing \"" + key + "\"");
   }
   if (!j["phases"].is_array()) return error(StatusCode::invalid_argument, where + ": \"phases\" is not an array");
@@ -66,7 +67,7 @@ Result<RunRecord> parse_run(const nlohmann::json &j, const std::string &where) {
   r.ok = j.value("ok", false);
   r.error = j.value("error", std::string{});
   if (j.contains("params") && j["params"].is_object()) {
-    for (const auto &[k, v] : j["params"].items()) r.params[k] = param_text(v);
+    for (const auto& [k, v] : j["params"].items()) r.params[k] = param_text(v);
   }
   for (std::size_t i = 0; i < j["phases"].size(); ++i) {
     Result<PhaseRecord> p = parse_phase(j["phases"][i], where + ".phases[" + std::to_string(i) + "]");
@@ -74,31 +75,31 @@ Result<RunRecord> parse_run(const nlohmann::json &j, const std::string &where) {
     r.phases.push_back(std::move(*p));
   }
   if (j.contains("counters") && j["counters"].is_object()) {
-    for (const auto &[k, v] : j["counters"].items()) r.counters[k] = v.is_number() ? v.get<double>() : k_nan;
+    for (const auto& [k, v] : j["counters"].items()) r.counters[k] = v.is_number() ? v.get<double>() : k_nan;
   }
   return r;
 }
 
-Result<RunRecord> parse_emulate(const nlohmann::json &j) {
+Result<RunRecord> parse_emulate(const nlohmann::json& j) {
   RunRecord r;
   r.scenario = j.value("scenario", std::string{"emulate_file_sweep"});
   r.backend = "emulate";
   r.ok = j.value("ok", false);
   r.seed = j.value("seed", std::uint64_t{0});
-  const nlohmann::json &e = j["emulation"];
+  const nlohmann::json& e = j["emulation"];
   if (!e.is_object() || !e.contains("rate_bits_per_s")) {
     return error(StatusCode::invalid_argument, "emulate results: \"emulation\" without \"rate_bits_per_s\"");
   }
   r.params["link_bits_per_s"] = param_text(e["rate_bits_per_s"]);
   if (e.contains("latency_ns")) r.params["link_latency_ns"] = param_text(e["latency_ns"]);
   if (j.contains("params") && j["params"].is_object()) {
-    for (const auto &[k, v] : j["params"].items()) r.params[k] = param_text(v);
+    for (const auto& [k, v] : j["params"].items()) r.params[k] = param_text(v);
   }
   std::map<std::string, PhaseRecord> by_phase;
   std::vector<std::string> order;
-  for (const auto &node : j["nodes"]) {
+  for (const auto& node : j["nodes"]) {
     if (!node.contains("phases")) continue;
-    for (const auto &p : node["phases"]) {
+    for (const auto& p : node["phases"]) {
       const std::string name = p.value("phase", std::string{});
       if (name.empty()) return error(StatusCode::invalid_argument, "emulate results: phase without a name");
       if (!by_phase.contains(name)) {
@@ -108,14 +109,14 @@ Result<RunRecord> parse_emulate(const nlohmann::json &j) {
         fresh.phase = name;
         by_phase[name] = fresh;
       }
-      PhaseRecord &t = by_phase[name];
+      PhaseRecord& t = by_phase[name];
       t.ranks += 1;
       t.bytes += p.value("bytes", std::uint64_t{0});
       t.ops += p.value("ops", std::uint64_t{0});
       t.last_done_s = std::max(t.last_done_s, static_cast<double>(p.value("elapsed_ns", std::uint64_t{0})) * 1e-9);
     }
   }
-  for (const std::string &name : order) {
+  for (const std::string& name : order) {
     PhaseRecord t = by_phase[name];
     t.bytes_per_s = t.last_done_s > 0 ? static_cast<double>(t.bytes) / t.last_done_s : k_nan;
     t.ops_per_s = t.last_done_s > 0 ? static_cast<double>(t.ops) / t.last_done_s : k_nan;
@@ -128,7 +129,7 @@ Result<RunRecord> parse_emulate(const nlohmann::json &j) {
 
 }  // namespace
 
-double phase_metric(const PhaseRecord &phase, const std::string &metric) {
+double phase_metric(const PhaseRecord& phase, const std::string& metric) {
   if (metric == "bytes_per_s") return phase.bytes_per_s;
   if (metric == "ops_per_s") return phase.ops_per_s;
   if (metric == "last_done_s") return phase.last_done_s;
@@ -141,7 +142,7 @@ double phase_metric(const PhaseRecord &phase, const std::string &metric) {
   return k_nan;
 }
 
-Result<std::vector<RunRecord>> parse_runs(const nlohmann::json &document) {
+Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document) {
   std::vector<RunRecord> out;
   if (!document.is_object()) return error(StatusCode::invalid_argument, "results: document is not an object");
   if (document.contains("runs")) {
@@ -168,7 +169,7 @@ Result<std::vector<RunRecord>> parse_runs(const nlohmann::json &document) {
   return out;
 }
 
-Result<std::vector<RunRecord>> load_runs(const std::string &path) {
+Result<std::vector<RunRecord>> load_runs(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return error(StatusCode::io_error, "results: cannot open " + path);
   std::ostringstream text;
@@ -183,10 +184,10 @@ Result<std::vector<RunRecord>> load_runs(const std::string &path) {
   return runs;
 }
 
-std::string point_key(const RunRecord &run, const std::vector<std::string> &ignored) {
+std::string point_key(const RunRecord& run, const std::vector<std::string>& ignored) {
   std::string key = run.scenario + "|";
   bool first = true;
-  for (const auto &[k, v] : run.params) {
+  for (const auto& [k, v] : run.params) {
     if (std::find(ignored.begin(), ignored.end(), k) != ignored.end()) continue;
     key += (first ? "" : ",") + k + "=" + v;
     first = false;
@@ -194,12 +195,12 @@ std::string point_key(const RunRecord &run, const std::vector<std::string> &igno
   return key;
 }
 
-Result<double> parse_quantity(const std::string &text) {
+Result<double> parse_quantity(const std::string& text) {
   std::size_t used = 0;
   double v = 0;
   try {
     v = std::stod(text, &used);
-  } catch (const std::exception &) {
+  } catch (const std::exception&) {
     return error(StatusCode::invalid_argument, "quantity: \"" + text + "\" is not a number");
   }
   if (!std::isfinite(v)) return error(StatusCode::invalid_argument, "quantity: \"" + text + "\" not finite");
@@ -223,15 +224,24 @@ Result<double> parse_quantity(const std::string &text) {
   unit.resize(unit.size() - (bits ? 3 : 2));
   if (!unit.empty() && unit.back() == 'b') unit.pop_back();
   double m = 1;
-  if (unit.empty()) m = 1;
-  else if (unit == "k") m = 1e3;
-  else if (unit == "m") m = 1e6;
-  else if (unit == "g") m = 1e9;
-  else if (unit == "t") m = 1e12;
-  else if (unit == "ki") m = 1024.0;
-  else if (unit == "mi") m = 1024.0 * 1024;
-  else if (unit == "gi") m = 1024.0 * 1024 * 1024;
-  else return error(StatusCode::invalid_argument, "quantity: unknown unit in \"" + text + "\"");
+  if (unit.empty())
+    m = 1;
+  else if (unit == "k")
+    m = 1e3;
+  else if (unit == "m")
+    m = 1e6;
+  else if (unit == "g")
+    m = 1e9;
+  else if (unit == "t")
+    m = 1e12;
+  else if (unit == "ki")
+    m = 1024.0;
+  else if (unit == "mi")
+    m = 1024.0 * 1024;
+  else if (unit == "gi")
+    m = 1024.0 * 1024 * 1024;
+  else
+    return error(StatusCode::invalid_argument, "quantity: unknown unit in \"" + text + "\"");
   if (!std::isfinite(v * m)) return error(StatusCode::invalid_argument, "quantity: \"" + text + "\" not finite");
   return v * m;
 }

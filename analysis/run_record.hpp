@@ -33,8 +33,8 @@ struct PhaseRecord {
   std::uint64_t bytes = 0;
   std::uint64_t ops = 0;
   double last_done_s = 0;
-  double bytes_per_s = 0;   // last done
-  double ops_per_s = 0;     // last done
+  double bytes_per_s = 0;  // last done
+  double ops_per_s = 0;    // last done
   double latency_us_p50 = 0;
   double latency_us_p99 = 0;
   std::map<std::string, double> extra;
@@ -56,19 +56,19 @@ struct RunRecord {
 
 // The metrics compare/plot look at, by name: bytes_per_s, ops_per_s,
 // last_done_s, latency_us_p50, latency_us_p99, or extra.<name>. NaN when absent.
-double phase_metric(const PhaseRecord &phase, const std::string &metric);
-inline const std::vector<std::string> k_default_metrics = {"bytes_per_s", "ops_per_s", "last_done_s",
-                                                           "latency_us_p50", "latency_us_p99"};
+double phase_metric(const PhaseRecord& phase, const std::string& metric);
+inline const std::vector<std::string> k_default_metrics = {"bytes_per_s", "ops_per_s", "last_done_s", "latency_us_p50",
+                                                           "latency_us_p99"};
 
 // Parses either layout; invalid_argument naming the missing/mistyped field.
-Result<std::vector<RunRecord>> parse_runs(const nlohmann::json &document);
+Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document);
 // Reads and parses a file; io_error naming the path.
-Result<std::vector<RunRecord>> load_runs(const std::string &path);
+Result<std::vector<RunRecord>> load_runs(const std::string& path);
 
 // The parameter point of a run: "scenario|k1=v1,k2=v2" (params sorted by
 // name, `ignored` ones left out). Runs of different backends with the same key
 // are the same experiment.
-std::string point_key(const RunRecord &run, const std::vector<std::string> &ignored = {});
+std::string point_key(const RunRecord& run, const std::vector<std::string>& ignored = {});
 
 // A parameter as a number: a plain number ("4", "200000000.0"), a size in the
 // tree's one size grammar (core/common/byte_size.hpp: "4MiB", "2KiB", "4096";
@@ -76,6 +76,6 @@ std::string point_key(const RunRecord &run, const std::vector<std::string> &igno
 // "/s" or "bit" with a decimal (k/M/G/T) or binary (Ki/Mi/Gi) prefix
 // ("200mbit", "1Gbit", "12.5GB/s"; "bit" rates stay in bits).
 // invalid_argument naming the text otherwise.
-Result<double> parse_quantity(const std::string &text);
+Result<double> parse_quantity(const std::string& text);
 
 }  // namespace sluice::analysis

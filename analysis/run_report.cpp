@@ -15,14 +15,14 @@
 namespace sluice::analysis {
 namespace {
 
-std::string first_varying_param(const std::vector<RunRecord> &runs) {
+std::string first_varying_param(const std::vector<RunRecord>& runs) {
   std::map<std::string, std::set<std::string>> values;
-  for (const RunRecord &r : runs) {
-    for (const auto &[k, v] : r.params) {
+  for (const RunRecord& r : runs) {
+    for (const auto& [k, v] : r.params) {
       if (parse_quantity(v).ok()) values[k].insert(v);
     }
   }
-  for (const auto &[k, vs] : values) {
+  for (const auto& [k, vs] : values) {
     if (vs.size() > 1) return k;
   }
   return values.empty() ? std::string{} : values.begin()->first;
@@ -30,33 +30,34 @@ std::string first_varying_param(const std::vector<RunRecord> &runs) {
 
 }  // namespace
 
-Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const ReportOptions &options) {
+Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const ReportOptions& options) {
   if (runs.empty()) return error(StatusCode::invalid_argument, "report: no run");
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) return error(StatusCode::io_error, "report: cannot create " + options.out_dir + ": " + ec.message());
   std::string md = "# " + options.title + "\n\n";
   std::size_t ok = 0;
-  for (const RunRecord &r : runs) ok += r.ok ? 1 : 0;
+  for (const RunRecord& r : runs) ok += r.ok ? 1 : 0;
   md += fmt::format("{} runs, {} ok.\n\n", runs.size(), ok);
 
   // Summary per point, backend, phase.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> rates;
-  for (const RunRecord &r : runs) {
+  for (const RunRecord& r : runs) {
     if (!r.ok) continue;
-    for (const PhaseRecord &p : r.phases) {
+    for (const PhaseRecord& p : r.phases) {
       rates[{point_key(r), r.backend, p.workload + "/" + p.phase}].push_back(p.bytes_per_s / (1024.0 * 1024.0));
     }
   }
-  md += "## Throughput per point\n\n| point | backend | phase | n | median MiB/s | IQR | MAD |\n"
-        "|---|---|---|---:|---:|---:|---:|\n";
-  for (const auto &[id, ys] : rates) {
+  md +=
+      "## Throughput per point\n\n| point | backend | phase | n | median MiB/s | IQR | MAD |\n"
+      "|---|---|---|---:|---:|---:|---:|\n";
+  for (const auto& [id, ys] : rates) {
     Result<Summary> s = summarize(ys);
     if (!s.ok()) continue;
     md += fmt::format("| `{}` | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} |\n", std::get<0>(id), std::get<1>(id),
                       std::get<2>(id), s->n, s->median, s->iqr, s->mad);
   }
-  for (const RunRecord &r : runs) {
+  for (const RunRecord& r : runs) {
     if (!r.ok) md += fmt::format("\nFailed run `{}` ({}): {}\n", point_key(r), r.backend, r.error);
   }
 
@@ -84,7 +85,7 @@ Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const R
   over_time.x_label = "time since the phase started (s)";
   over_time.y_label = "MiB/s";
   for (std::size_t i = 0; i < runs.size() && over_time.series.size() < k_max_progress_series; ++i) {
-    for (const PhaseRecord &p : runs[i].phases) {
+    for (const PhaseRecord& p : runs[i].phases) {
       if (p.phase != options.phase || p.progress_bytes_per_s.empty() || !(p.progress_window_s > 0)) continue;
       // Plotted in at most k_max_plotted_windows windows (adjacent windows
       // averaged), so a phase of few ops per window does not draw as noise;
@@ -121,7 +122,7 @@ Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const R
     md += fmt::format("\n## Predicted vs measured\n\nmedian error {:.2f}%, p90 {:.2f}% over {} metrics.\n\n",
                       100 * cmp->median_rel_err, 100 * cmp->p90_rel_err, cmp->rows.size());
     md += "| point | phase | metric | predicted | measured | error % |\n|---|---|---|---:|---:|---:|\n";
-    for (const ComparisonRow &r : cmp->rows) {
+    for (const ComparisonRow& r : cmp->rows) {
       md += fmt::format("| `{}` | {}/{} | {} | {:.6g} ({}) | {:.6g} ({}) | {:.2f} |\n", r.point, r.workload, r.phase,
                         r.metric, r.predicted, r.predicted_backend, r.measured, r.measured_backend, 100 * r.rel_err);
     }

@@ -14,9 +14,9 @@
 namespace sluice::analysis {
 
 struct ReportOptions {
-  std::string out_dir;           // created if missing
+  std::string out_dir;  // created if missing
   std::string title = "sluice run report";
-  std::string x_param;           // plot axis; empty: the first numeric param that varies
+  std::string x_param;  // plot axis; empty: the first numeric param that varies
   std::string phase = "read";
 };
 
@@ -28,6 +28,6 @@ inline constexpr std::size_t k_max_plotted_windows = 64;
 // Writes <out_dir>/report.md (+ throughput_<phase>.{svg,png,dat,gp} and
 // progress_<phase>.{svg,png,dat,gp}, throughput over time); returns
 // the report's path. invalid_argument: no run; io_error naming the file.
-Result<std::string> write_run_report(const std::vector<RunRecord> &runs, const ReportOptions &options);
+Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const ReportOptions& options);
 
 }  // namespace sluice::analysis

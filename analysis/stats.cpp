@@ -14,10 +14,10 @@ std::vector<double> finite_sorted(std::vector<double> samples) {
   return samples;
 }
 
-Status check_q(double q, const char *where) {
+Status check_q(double q, const char* where) {
   if (!(q >= 0.0 && q <= 1.0)) {
-    return error(StatusCode::invalid_argument, std::string(where) + ": quantile " + std::to_string(q) +
-                                                   " outside [0, 1]");
+    return error(StatusCode::invalid_argument,
+                 std::string(where) + ": quantile " + std::to_string(q) + " outside [0, 1]");
   }
   return ok_status();
 }
@@ -42,7 +42,7 @@ Result<double> iqr(std::vector<double> samples) {
   return percentile_of_sorted(sorted, 0.75) - percentile_of_sorted(sorted, 0.25);
 }
 
-Result<Summary> summarize(const std::vector<double> &samples) {
+Result<Summary> summarize(const std::vector<double>& samples) {
   const std::vector<double> sorted = finite_sorted(samples);
   if (sorted.empty()) return error(StatusCode::invalid_argument, "summarize: no finite sample");
   Summary s;
@@ -60,10 +60,10 @@ Result<Summary> summarize(const std::vector<double> &samples) {
   return s;
 }
 
-Result<double> histogram_percentile(const Histogram &histogram, double q) {
+Result<double> histogram_percentile(const Histogram& histogram, double q) {
   if (Status st = check_q(q, "histogram_percentile"); !st.ok()) return st;
-  const auto &b = histogram.upper_bounds;
-  const auto &c = histogram.counts;
+  const auto& b = histogram.upper_bounds;
+  const auto& c = histogram.counts;
   if (b.empty() || b.size() != c.size()) {
     return error(StatusCode::invalid_argument, "histogram_percentile: " + std::to_string(b.size()) + " bounds but " +
                                                    std::to_string(c.size()) + " counts");
@@ -71,8 +71,8 @@ Result<double> histogram_percentile(const Histogram &histogram, double q) {
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < b.size(); ++i) {
     if (i > 0 && !(b[i] > b[i - 1])) {
-      return error(StatusCode::invalid_argument, "histogram_percentile: bounds not increasing at bucket " +
-                                                     std::to_string(i));
+      return error(StatusCode::invalid_argument,
+                   "histogram_percentile: bounds not increasing at bucket " + std::to_string(i));
     }
     total += c[i];
   }
@@ -90,13 +90,13 @@ Result<double> histogram_percentile(const Histogram &histogram, double q) {
   return b.back();
 }
 
-Result<std::vector<RatePoint>> throughput_series(const std::vector<ProgressSample> &samples, double window_s) {
+Result<std::vector<RatePoint>> throughput_series(const std::vector<ProgressSample>& samples, double window_s) {
   if (samples.size() < 2) return error(StatusCode::invalid_argument, "throughput_series: fewer than 2 samples");
   if (!(window_s > 0)) return error(StatusCode::invalid_argument, "throughput_series: window_s must be > 0");
   for (std::size_t i = 1; i < samples.size(); ++i) {
     if (!(samples[i].time_s > samples[i - 1].time_s)) {
-      return error(StatusCode::invalid_argument, "throughput_series: time not increasing at sample " +
-                                                     std::to_string(i));
+      return error(StatusCode::invalid_argument,
+                   "throughput_series: time not increasing at sample " + std::to_string(i));
     }
   }
   const double t0 = samples.front().time_s;
@@ -108,9 +108,9 @@ Result<std::vector<RatePoint>> throughput_series(const std::vector<ProgressSampl
   auto done_at = [&](double t) {
     if (t >= samples.back().time_s) return samples.back().bytes_done;
     auto it = std::upper_bound(samples.begin(), samples.end(), t,
-                               [](double x, const ProgressSample &s) { return x < s.time_s; });
-    const ProgressSample &hi = *it;
-    const ProgressSample &lo = *(it - 1);
+                               [](double x, const ProgressSample& s) { return x < s.time_s; });
+    const ProgressSample& hi = *it;
+    const ProgressSample& lo = *(it - 1);
     return lo.bytes_done + (hi.bytes_done - lo.bytes_done) * (t - lo.time_s) / (hi.time_s - lo.time_s);
   };
   std::vector<RatePoint> out;

@@ -37,7 +37,7 @@ struct Summary {
   double iqr = 0;
 };
 // invalid_argument when no finite sample is left.
-Result<Summary> summarize(const std::vector<double> &samples);
+Result<Summary> summarize(const std::vector<double>& samples);
 
 // A latency histogram: bucket i counts samples in (upper_bounds[i-1],
 // upper_bounds[i]] (bucket 0 starts at 0). The percentile interpolates
@@ -47,7 +47,7 @@ struct Histogram {
   std::vector<double> upper_bounds;   // strictly increasing, same unit as the result
   std::vector<std::uint64_t> counts;  // same length as upper_bounds
 };
-Result<double> histogram_percentile(const Histogram &histogram, double q);
+Result<double> histogram_percentile(const Histogram& histogram, double q);
 
 // Cumulative progress samples of one run: at time_s, bytes_done bytes done.
 struct ProgressSample {
@@ -64,6 +64,6 @@ struct RatePoint {
 // window_s <= 0.
 // Limit: at most k_max_rate_points windows.
 inline constexpr std::size_t k_max_rate_points = 1'000'000;
-Result<std::vector<RatePoint>> throughput_series(const std::vector<ProgressSample> &samples, double window_s);
+Result<std::vector<RatePoint>> throughput_series(const std::vector<ProgressSample>& samples, double window_s);
 
 }  // namespace sluice::analysis

@@ -6,8 +6,8 @@
 namespace sluice::analysis {
 namespace {
 
-Result<double> param_number(const RunRecord &run, std::initializer_list<const char *> names) {
-  for (const char *n : names) {
+Result<double> param_number(const RunRecord& run, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
     auto it = run.params.find(n);
     if (it != run.params.end()) return parse_quantity(it->second);
   }
@@ -16,40 +16,38 @@ Result<double> param_number(const RunRecord &run, std::initializer_list<const ch
 
 }  // namespace
 
-double predict_bytes_per_s(const TransferParams &p, const TransferPoint &x) {
+double predict_bytes_per_s(const TransferParams& p, const TransferPoint& x) {
   if (x.file_bytes <= 0 || x.chunk_bytes <= 0) return 0;
   const double n = std::ceil(x.file_bytes / x.chunk_bytes);
-  const double wire_s = x.ranks * n * (x.chunk_bytes + p.chunk_overhead_bytes) /
-                        (p.network_bandwidth_factor * x.link_bytes_per_s);
+  const double wire_s =
+      x.ranks * n * (x.chunk_bytes + p.chunk_overhead_bytes) / (p.network_bandwidth_factor * x.link_bytes_per_s);
   const double chain_s = std::ceil(n / std::max(1.0, x.stripe_count)) * (p.request_service_s + 2 * x.link_latency_s);
   return x.ranks * x.file_bytes / (wire_s + chain_s);
 }
 
-std::vector<double> relative_errors(const TransferParams &params, const std::vector<Observation> &obs) {
+std::vector<double> relative_errors(const TransferParams& params, const std::vector<Observation>& obs) {
   std::vector<double> e;
   e.reserve(obs.size());
-  for (const Observation &o : obs) {
+  for (const Observation& o : obs) {
     e.push_back(std::fabs(predict_bytes_per_s(params, o.point) - o.bytes_per_s) / o.bytes_per_s);
   }
   return e;
 }
 
-Result<TransferFit> fit_transfer_model(const std::vector<Observation> &obs, const TransferParams &start,
-                                       const LmOptions &options) {
+Result<TransferFit> fit_transfer_model(const std::vector<Observation>& obs, const TransferParams& start,
+                                       const LmOptions& options) {
   if (obs.size() < 3) {
-    return error(StatusCode::invalid_argument, "fit_transfer_model: " + std::to_string(obs.size()) +
-                                                   " observations for 3 parameters");
+    return error(StatusCode::invalid_argument,
+                 "fit_transfer_model: " + std::to_string(obs.size()) + " observations for 3 parameters");
   }
-  for (const Observation &o : obs) {
+  for (const Observation& o : obs) {
     if (!(o.bytes_per_s > 0) || !(o.point.link_bytes_per_s > 0)) {
-      return error(StatusCode::invalid_argument, "fit_transfer_model: observation " + o.label +
-                                                     " has no positive throughput or link rate");
+      return error(StatusCode::invalid_argument,
+                   "fit_transfer_model: observation " + o.label + " has no positive throughput or link rate");
     }
   }
-  auto unpack = [](const Eigen::VectorXd &v) {
-    return TransferParams{std::exp(v[0]), std::exp(v[1]), std::exp(v[2])};
-  };
-  const ResidualFn f = [&](const Eigen::VectorXd &v) {
+  auto unpack = [](const Eigen::VectorXd& v) { return TransferParams{std::exp(v[0]), std::exp(v[1]), std::exp(v[2])}; };
+  const ResidualFn f = [&](const Eigen::VectorXd& v) {
     const TransferParams p = unpack(v);
     Eigen::VectorXd r(static_cast<Eigen::Index>(obs.size()));
     for (std::size_t i = 0; i < obs.size(); ++i) {
@@ -73,7 +71,7 @@ Result<TransferFit> fit_transfer_model(const std::vector<Observation> &obs, cons
   return fit;
 }
 
-Result<TransferPoint> transfer_point(const RunRecord &run, const PhaseRecord &phase) {
+Result<TransferPoint> transfer_point(const RunRecord& run, const PhaseRecord& phase) {
   TransferPoint p;
   const std::string where = "transfer_point (" + point_key(run) + ")";
   Result<double> link = param_number(run, {"link_bits_per_s", "link"});
@@ -97,11 +95,11 @@ Result<TransferPoint> transfer_point(const RunRecord &run, const PhaseRecord &ph
   return p;
 }
 
-Result<std::vector<Observation>> observations_from_runs(const std::vector<RunRecord> &runs, const std::string &phase) {
+Result<std::vector<Observation>> observations_from_runs(const std::vector<RunRecord>& runs, const std::string& phase) {
   std::vector<Observation> out;
-  for (const RunRecord &run : runs) {
+  for (const RunRecord& run : runs) {
     if (!run.ok) continue;
-    for (const PhaseRecord &ph : run.phases) {
+    for (const PhaseRecord& ph : run.phases) {
       if (ph.phase != phase || !std::isfinite(ph.bytes_per_s) || ph.bytes_per_s <= 0) continue;
       Result<TransferPoint> p = transfer_point(run, ph);
       if (!p.ok()) return p.status();

@@ -53,7 +53,7 @@ struct TransferParams {
 };
 
 // Predicted throughput in bytes/s; 0 for a point with no bytes.
-double predict_bytes_per_s(const TransferParams &params, const TransferPoint &point);
+double predict_bytes_per_s(const TransferParams& params, const TransferPoint& point);
 
 struct Observation {
   TransferPoint point;
@@ -71,19 +71,19 @@ struct TransferFit {
 };
 
 // invalid_argument: fewer than 3 observations or a non-positive measurement.
-Result<TransferFit> fit_transfer_model(const std::vector<Observation> &observations,
-                                       const TransferParams &start = {}, const LmOptions &options = {});
+Result<TransferFit> fit_transfer_model(const std::vector<Observation>& observations, const TransferParams& start = {},
+                                       const LmOptions& options = {});
 
 // Relative errors |pred - meas| / meas of each observation, in order.
-std::vector<double> relative_errors(const TransferParams &params, const std::vector<Observation> &observations);
+std::vector<double> relative_errors(const TransferParams& params, const std::vector<Observation>& observations);
 
 // The point of a measured run from its params: link_bits_per_s (or "link",
 // e.g. "200mbit"), link_latency_ns (default 0), file_bytes / file_size,
 // chunk_bytes / chunk_size / block_size, stripe_count, ranks / threads
 // (default: the phase's ranks). invalid_argument naming the missing param.
-Result<TransferPoint> transfer_point(const RunRecord &run, const PhaseRecord &phase);
+Result<TransferPoint> transfer_point(const RunRecord& run, const PhaseRecord& phase);
 
 // Observations of `phase` (e.g. "read") from every ok run; errors name the run.
-Result<std::vector<Observation>> observations_from_runs(const std::vector<RunRecord> &runs, const std::string &phase);
+Result<std::vector<Observation>> observations_from_runs(const std::vector<RunRecord>& runs, const std::string& phase);
 
 }  // namespace sluice::analysis

@@ -37,7 +37,7 @@ namespace sluice::base {
 template <class E>
 concept RegistryEntry = std::copy_constructible<E> && requires(const E& e) {
   { e.name } -> std::convertible_to<std::string_view>;
-  { static_cast<bool>(e.probe) };
+  {static_cast<bool>(e.probe)};
   { e.probe() } -> std::convertible_to<Status>;
 };
 

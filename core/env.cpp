@@ -45,8 +45,7 @@ Result<proto::RdmaRegionDesc> Env::remote_access(const MemHandle& range, std::ui
                "remote access to " + range.to_string() + ": this Env has no RDMA (remote memory needs no key here)");
 }
 
-std::vector<proto::RdmaRegionDesc> rdma_keys_for(Env& env, const MemHandle& range, std::uint32_t nic,
-                                                 NodeId grantee) {
+std::vector<proto::RdmaRegionDesc> rdma_keys_for(Env& env, const MemHandle& range, std::uint32_t nic, NodeId grantee) {
   Result<proto::RdmaRegionDesc> key = env.remote_access(range, nic, grantee);
   if (!key.ok()) {
     if (key.status().code() != StatusCode::unavailable) {

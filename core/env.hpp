@@ -137,9 +137,9 @@ std::string_view to_string(CostKind kind);
 struct Completion {
   OpId op = 0;
   Status status;
-  std::uint64_t bytes = 0;     // bytes moved/read/written/verified
-  std::uint32_t crc32c = 0;    // checksum of the bytes, when crc_valid
-  bool crc_valid = false;      // false in worlds that move no bytes (SimEnv)
+  std::uint64_t bytes = 0;   // bytes moved/read/written/verified
+  std::uint32_t crc32c = 0;  // checksum of the bytes, when crc_valid
+  bool crc_valid = false;    // false in worlds that move no bytes (SimEnv)
 };
 
 // A control-plane message from another service.
@@ -232,8 +232,7 @@ class Env {
 // cannot give one (a world without RDMA keys: then nothing is carried and the
 // receiver's world resolves what it needs itself). An error other than
 // unavailable (an unknown region or NIC) is logged on `env`: it is a bug.
-std::vector<proto::RdmaRegionDesc> rdma_keys_for(Env& env, const MemHandle& range, std::uint32_t nic,
-                                                 NodeId grantee);
+std::vector<proto::RdmaRegionDesc> rdma_keys_for(Env& env, const MemHandle& range, std::uint32_t nic, NodeId grantee);
 
 // A service: an event-driven state machine bound to one Env.
 class Service {

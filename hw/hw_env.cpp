@@ -27,7 +27,8 @@ Status HwEnv::send(Endpoint to, proto::Message message) {
   std::vector<std::byte> frame;
   Status encoded = proto::encode_into(message, frame);
   if (!encoded.ok()) return encoded;
-  if (world_.loop_of(to) == nullptr) return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
+  if (world_.loop_of(to) == nullptr)
+    return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
   world_.note_message_sent();
   const MessageFate fate = world_.message_fate(self_, to, message);
   if (fate.drop || fate.copies == 0) {
@@ -110,8 +111,9 @@ OpId HwEnv::checksum(const MemHandle& range) {
   if (!bytes.ok()) {
     c.status = bytes.status();
   } else if (range.kind == MemKind::gpu) {  // GPU bytes: copied out through pinned staging, CRC on the host
-    Result<std::uint32_t> crc = gpu == nullptr ? Result<std::uint32_t>(error(StatusCode::unavailable, "no CUDA backend"))
-                                               : gpu->crc32c(range.device, bytes->data(), range.length);
+    Result<std::uint32_t> crc = gpu == nullptr
+                                    ? Result<std::uint32_t>(error(StatusCode::unavailable, "no CUDA backend"))
+                                    : gpu->crc32c(range.device, bytes->data(), range.length);
     if (!crc.ok()) {
       c.status = Status(crc.status().code(), "checksum " + range.to_string() + ": " + crc.status().message());
     } else {
@@ -134,8 +136,9 @@ OpId HwEnv::fill(const MemHandle& range, const PatternSpec& pattern) {
   if (!bytes.ok()) {
     c.status = bytes.status();
   } else if (range.kind == MemKind::gpu) {  // written by a kernel on the GPU
-    c.status = gpu == nullptr ? error(StatusCode::unavailable, "no CUDA backend")
-                              : gpu->fill(range.device, bytes->data(), range.length, pattern.seed, pattern.stream_offset);
+    c.status = gpu == nullptr
+                   ? error(StatusCode::unavailable, "no CUDA backend")
+                   : gpu->fill(range.device, bytes->data(), range.length, pattern.seed, pattern.stream_offset);
     if (c.status.ok()) c.bytes = range.length;
   } else {
     fill_pattern(*bytes, pattern.seed, pattern.stream_offset);
@@ -151,9 +154,9 @@ OpId HwEnv::verify(const MemHandle& range, const PatternSpec& pattern) {
   std::optional<std::size_t> gpu_bad;
   if (bytes.ok() && range.kind == MemKind::gpu) {  // checked by a kernel on the GPU
     Result<std::optional<std::uint64_t>> found =
-        gpu == nullptr ? Result<std::optional<std::uint64_t>>(error(StatusCode::unavailable, "no CUDA backend"))
-                       : gpu->find_mismatch(range.device, bytes->data(), range.length, pattern.seed,
-                                            pattern.stream_offset);
+        gpu == nullptr
+            ? Result<std::optional<std::uint64_t>>(error(StatusCode::unavailable, "no CUDA backend"))
+            : gpu->find_mismatch(range.device, bytes->data(), range.length, pattern.seed, pattern.stream_offset);
     if (!found.ok()) {
       c.status = Status(found.status().code(), "verify " + range.to_string() + ": " + found.status().message());
       return complete_now(std::move(c));
@@ -162,8 +165,9 @@ OpId HwEnv::verify(const MemHandle& range, const PatternSpec& pattern) {
   }
   if (!bytes.ok()) {
     c.status = bytes.status();
-  } else if (auto bad = range.kind == MemKind::gpu ? gpu_bad
-                                                   : first_pattern_mismatch(*bytes, pattern.seed, pattern.stream_offset)) {
+  } else if (auto bad = range.kind == MemKind::gpu
+                            ? gpu_bad
+                            : first_pattern_mismatch(*bytes, pattern.seed, pattern.stream_offset)) {
     c.status = error(StatusCode::corrupt, "byte " + std::to_string(pattern.stream_offset + *bad) +
                                               " differs from the pattern (seed " + std::to_string(pattern.seed) +
                                               ") in " + range.to_string());

@@ -52,11 +52,14 @@ Status HwNode::open() {
   tc.local_id = id_;
   if (config.node_network) {
     Result<NodeNetwork> network = config.node_network(id_);
-    if (!network.ok()) return error(network.status().code(), "node " + std::to_string(id_) + ": " + network.status().message());
-    if (network->rail_addresses.empty()) return error(StatusCode::invalid_argument, "node " + std::to_string(id_) + ": no rail address");
+    if (!network.ok())
+      return error(network.status().code(), "node " + std::to_string(id_) + ": " + network.status().message());
+    if (network->rail_addresses.empty())
+      return error(StatusCode::invalid_argument, "node " + std::to_string(id_) + ": no rail address");
     tc.rail_addresses = network->rail_addresses;
     tc.netns = network->netns;
-    world_.log("node " + std::to_string(id_) + ": network namespace " + tc.netns + ", rails " + tc.rail_addresses.front() +
+    world_.log("node " + std::to_string(id_) + ": network namespace " + tc.netns + ", rails " +
+               tc.rail_addresses.front() +
                (tc.rail_addresses.size() > 1 ? " and " + std::to_string(tc.rail_addresses.size() - 1) + " more" : ""));
   } else {
     Result<std::vector<std::string>> rails =
@@ -83,9 +86,10 @@ Status HwNode::add_target(TargetId target, const StorageTargetConfig& config) {
   if (!b.ok()) return b.status();
   std::unique_ptr<StorageBackend> backend = std::move(b).value();
   if (world_.config().wrap_storage_backend) backend = world_.config().wrap_storage_backend(target, std::move(backend));
-  if (!backend) return error(StatusCode::internal, "target " + std::to_string(target) + ": the backend wrapper returned none");
-  world_.log("node " + std::to_string(id_) + ": target " + std::to_string(target) + " at " + config.directory +
-             ": " + std::string(backend->name()) + ", " + backend->io_path());
+  if (!backend)
+    return error(StatusCode::internal, "target " + std::to_string(target) + ": the backend wrapper returned none");
+  world_.log("node " + std::to_string(id_) + ": target " + std::to_string(target) + " at " + config.directory + ": " +
+             std::string(backend->name()) + ", " + backend->io_path());
   targets_.emplace(target, std::move(backend));
   return ok_status();
 }
@@ -121,9 +125,11 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
   if (bytes == 0) return error(StatusCode::invalid_argument, where + " of 0 bytes");
   const GpuMemoryOps* gpu = gpu_memory();
   if (kind == MemKind::gpu && gpu == nullptr) {
-    return error(StatusCode::unavailable,
-                 where + ": GPU memory needs the CUDA backend (HwWorldConfig::gpu_memory: hw_backends/cuda gpu_memory_ops()), "
-                         "which this program did not install");
+    return error(
+        StatusCode::unavailable,
+        where +
+            ": GPU memory needs the CUDA backend (HwWorldConfig::gpu_memory: hw_backends/cuda gpu_memory_ops()), "
+            "which this program did not install");
   }
   const std::uint64_t limit = world_.config().node_memory_limit_bytes;
   {
@@ -149,8 +155,8 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     if (gpu_registration != nullptr) *gpu_registration = how;
     return MemHandle{id_, kind, device, region_id, 0, bytes};
   }
-  const std::uint64_t rounded = (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
-                                k_direct_io_alignment_bytes;
+  const std::uint64_t rounded =
+      (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes * k_direct_io_alignment_bytes;
   auto* data = static_cast<std::byte*>(std::aligned_alloc(k_direct_io_alignment_bytes, rounded));
   if (data == nullptr) return error(StatusCode::no_space, where + ": out of host memory for " + std::to_string(bytes));
   std::memset(data, 0, rounded);
@@ -161,8 +167,8 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     regions_.emplace(region_id, Region{data, bytes, kind, device});
     allocated_bytes_ += bytes;
   }
-  Status registered = transport_->register_region(region_id, std::span<std::byte>(data, bytes),
-                                                  transport::RegionKind::host);
+  Status registered =
+      transport_->register_region(region_id, std::span<std::byte>(data, bytes), transport::RegionKind::host);
   if (!registered.ok()) {
     std::lock_guard lock(mu_);
     regions_.erase(region_id);
@@ -367,8 +373,9 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
       const std::uint16_t device = spec.dst.kind == MemKind::gpu ? spec.dst.device : spec.src.device;
       Status copied = gpu == nullptr ? error(StatusCode::unavailable, "GPU transfer without the CUDA backend")
                                      : gpu->copy(device, dst->data(), src->data(), src->size());
-      if (!copied.ok()) return fail(Status(copied.code(), "transfer " + spec.src.to_string() + " -> " +
-                                                              spec.dst.to_string() + ": " + copied.message()));
+      if (!copied.ok())
+        return fail(Status(copied.code(), "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() + ": " +
+                                              copied.message()));
     } else {
       std::memmove(dst->data(), src->data(), src->size());
     }
@@ -378,9 +385,8 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
     return RemoteKeyUse::not_needed;
   }
   if (!src_here && !dst_here) {
-    return fail(error(StatusCode::invalid_argument, "transfer " + spec.src.to_string() + " -> " +
-                                                        spec.dst.to_string() + " touches neither end on node " +
-                                                        std::to_string(id_)));
+    return fail(error(StatusCode::invalid_argument, "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() +
+                                                        " touches neither end on node " + std::to_string(id_)));
   }
   const MemHandle& local = src_here ? spec.src : spec.dst;
   const MemHandle& remote = src_here ? spec.dst : spec.src;
@@ -512,8 +518,8 @@ Result<proto::RdmaRegionDesc> HwNode::remote_access(const MemHandle& range, std:
   Result<std::span<std::byte>> bytes = resolve(range, "remote access range");
   if (!bytes.ok()) return bytes.status();
   if (range.kind == MemKind::gpu && !gpu_registered(range)) {
-    return error(StatusCode::unavailable, "remote access to " + range.to_string() +
-                                              ": GPU memory is not registered with the transport");
+    return error(StatusCode::unavailable,
+                 "remote access to " + range.to_string() + ": GPU memory is not registered with the transport");
   }
   if (!transport_) return error(StatusCode::unavailable, "node " + std::to_string(id_) + " is stopped");
   Result<transport::RemoteRegionAccess> access = transport_->remote_access(range.region, rail_of(nic), grantee);
@@ -583,14 +589,14 @@ void HwNode::on_transport_event(transport::TransportEvent& event) {
     const Endpoint from{static_cast<NodeId>(m->remote_id), static_cast<ServiceIndex>(m->tag >> 32)};
     const Endpoint to{id_, static_cast<ServiceIndex>(m->tag & 0xFFFFFFFFu)};
     ServiceLoop* loop = world_.loop_of(to);
-    Result<proto::Message> decoded = loop == nullptr ? Result<proto::Message>(error(StatusCode::not_found, ""))
-                                                     : proto::decode(m->frame);
+    Result<proto::Message> decoded =
+        loop == nullptr ? Result<proto::Message>(error(StatusCode::not_found, "")) : proto::decode(m->frame);
     if (loop == nullptr) {
       world_.log("node " + std::to_string(id_) + ": message from " + from.to_string() + " for unknown service " +
                  to.to_string() + " dropped");
     } else if (!decoded.ok()) {
-      world_.log("node " + std::to_string(id_) + ": undecodable frame from " + from.to_string() + " dropped: " +
-                 decoded.status().message());
+      world_.log("node " + std::to_string(id_) + ": undecodable frame from " + from.to_string() +
+                 " dropped: " + decoded.status().message());
     } else {
       loop->push(Event(Delivery{from, std::move(decoded).value()}));
     }

@@ -155,7 +155,7 @@ class HwNode {
     // Registered with the transport (host memory always; GPU memory where
     // the transport reaches it: "GPU regions" above).
     bool registered = false;
-    int dmabuf_fd = -1;  // the exported dma-buf of a GPU region registered as one; closed by free()
+    int dmabuf_fd = -1;   // the exported dma-buf of a GPU region registered as one; closed by free()
     bool window = false;  // open_window(): the memory belongs to another region
   };
   // Registers GPU region `region_id` by the first way that works ("GPU regions" above).

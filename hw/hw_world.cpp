@@ -309,7 +309,8 @@ Result<transport::PeerAddress> HwWorld::address_of(NodeId node) const {
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return error(StatusCode::not_found, "hw world: no node " + std::to_string(node));
   transport::PeerAddress address = it->second->address();
-  if (address.rails.empty()) return error(StatusCode::unavailable, "hw world: node " + std::to_string(node) + " is down");
+  if (address.rails.empty())
+    return error(StatusCode::unavailable, "hw world: node " + std::to_string(node) + " is down");
   return address;
 }
 

@@ -68,11 +68,11 @@ struct NodeNetwork {
 
 struct HwWorldConfig {
   std::uint64_t seed = 1;
-  std::string transport = "tcp";             // a registered transport
-  std::uint32_t rails_per_node = 1;          // loopback rails per node
+  std::string transport = "tcp";     // a registered transport
+  std::uint32_t rails_per_node = 1;  // loopback rails per node
   std::uint32_t connections_per_rail = 2;
-  std::string storage_backend = "posix";     // a registered storage backend
-  std::string storage_root;                  // targets live in <root>/node<N>/target<T>; required with targets
+  std::string storage_backend = "posix";  // a registered storage backend
+  std::string storage_root;               // targets live in <root>/node<N>/target<T>; required with targets
   std::uint32_t storage_queue_depth = 16;
   DirectIoMode direct_io = DirectIoMode::auto_;
   std::uint64_t node_memory_limit_bytes = 8ULL << 30;
@@ -233,8 +233,8 @@ class HwWorld {
     std::unique_ptr<ServiceLoop> loop;
     std::unique_ptr<HwEnv> env;
     std::unique_ptr<Service> service;
-    ServiceFactory factory;  // empty: cannot restart
-    std::vector<std::unique_ptr<Service>> retired;         // instances replaced by restart()
+    ServiceFactory factory;                         // empty: cannot restart
+    std::vector<std::unique_ptr<Service>> retired;  // instances replaced by restart()
     bool deferred = false;
   };
 

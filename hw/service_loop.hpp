@@ -81,9 +81,9 @@ class EventGate {
  private:
   std::atomic<bool> closed_{false};
   std::atomic<std::int64_t> inside_{0};
-  std::mutex mu_;                // guards the waits below
+  std::mutex mu_;  // guards the waits below
   std::condition_variable cv_;
-  std::mutex writer_mu_;         // one exclusive() at a time
+  std::mutex writer_mu_;  // one exclusive() at a time
 };
 
 class ServiceLoop {

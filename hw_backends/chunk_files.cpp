@@ -38,8 +38,7 @@ Result<std::unique_ptr<ChunkFiles>> ChunkFiles::open(const StorageTargetConfig& 
                                                    std::to_string(k_max_queue_depth));
   }
   if (config.max_open_objects == 0 || config.max_open_objects > k_max_open_objects) {
-    return error(StatusCode::invalid_argument, where + ": max_open_objects " +
-                                                   std::to_string(config.max_open_objects) +
+    return error(StatusCode::invalid_argument, where + ": max_open_objects " + std::to_string(config.max_open_objects) +
                                                    " outside 1..k_max_open_objects " +
                                                    std::to_string(k_max_open_objects));
   }
@@ -117,11 +116,10 @@ Status ChunkFiles::check_request(const StorageRequest& request) const {
   const bool moves_bytes = request.op == StorageOp::read || request.op == StorageOp::write;
   if (!moves_bytes) return ok_status();
   if (request.buffer.size() > k_max_storage_request_bytes) {
-    return error(StatusCode::invalid_argument, backend_ + " target " + config_.directory + ": " +
-                                                   std::string(to_string(request.op)) + " of " +
-                                                   std::to_string(request.buffer.size()) +
-                                                   " bytes over k_max_storage_request_bytes " +
-                                                   std::to_string(k_max_storage_request_bytes));
+    return error(StatusCode::invalid_argument,
+                 backend_ + " target " + config_.directory + ": " + std::string(to_string(request.op)) + " of " +
+                     std::to_string(request.buffer.size()) + " bytes over k_max_storage_request_bytes " +
+                     std::to_string(k_max_storage_request_bytes));
   }
   if (request.object_offset > ~std::uint64_t{0} - request.buffer.size() ||
       request.object_offset + request.buffer.size() > static_cast<std::uint64_t>(INT64_MAX)) {
@@ -193,7 +191,8 @@ Status ChunkFiles::remove(FileId id) {
     }
   }
   if (::unlink(object_path(id).c_str()) != 0 && errno != ENOENT) return errno_status("remove", id, errno);
-  if (::unlink(crc_path(id).c_str()) != 0 && errno != ENOENT) return errno_status("remove the CRC sidecar of", id, errno);
+  if (::unlink(crc_path(id).c_str()) != 0 && errno != ENOENT)
+    return errno_status("remove the CRC sidecar of", id, errno);
   return ok_status();
 }
 
@@ -297,8 +296,8 @@ Status ChunkFiles::check_expected_crc(const StorageRequest& request) const {
   std::snprintf(text, sizeof text, "CRC32C 0x%08x, expected 0x%08x", got, *request.expected_crc32c);
   return error(StatusCode::corrupt, backend_ + " target " + config_.directory + ": refused a write of " +
                                         std::to_string(request.buffer.size()) + " bytes to object " +
-                                        object_path(request.file_id).substr(config_.directory.size() + 1) +
-                                        " at " + std::to_string(request.object_offset) +
+                                        object_path(request.file_id).substr(config_.directory.size() + 1) + " at " +
+                                        std::to_string(request.object_offset) +
                                         ": its bytes changed after the storage server checked them (" + text + ")");
 }
 

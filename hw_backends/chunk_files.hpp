@@ -115,7 +115,8 @@ class ChunkFiles {
   Status errno_status(std::string_view what, FileId id, int err) const;
 
  private:
-  ChunkFiles(StorageTargetConfig config, std::string backend) : config_(std::move(config)), backend_(std::move(backend)) {}
+  ChunkFiles(StorageTargetConfig config, std::string backend)
+      : config_(std::move(config)), backend_(std::move(backend)) {}
   Status probe_direct();
 
   struct Cached {

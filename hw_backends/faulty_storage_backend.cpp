@@ -123,8 +123,7 @@ void FaultyStorageBackend::hold_and_release(std::vector<StorageCompletion>& out,
     if (s != submitted_.end()) submitted_.erase(s);
   }
   out.resize(kept);
-  while (!held_.empty() && out.size() - first < max_completions &&
-         (slowdown_ == 1.0 || held_.begin()->first <= now)) {
+  while (!held_.empty() && out.size() - first < max_completions && (slowdown_ == 1.0 || held_.begin()->first <= now)) {
     out.push_back(std::move(held_.begin()->second));
     held_.erase(held_.begin());
   }
@@ -180,8 +179,7 @@ Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
   p.buffer = request.buffer;
   switch (fate) {
     case Fate::none:
-    case Fate::read_flip:
-      break;
+    case Fate::read_flip: break;
     case Fate::error:
       // A failed write leaves the object as it was: ask the inner backend
       // something harmless so that its completion (and fd) carry the failure.
@@ -205,8 +203,8 @@ Status FaultyStorageBackend::submit_fated(const StorageRequest& request) {
     }
     case Fate::rest_flip: {
       const std::size_t size = request.buffer.size();
-      const std::size_t rounded = (size + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
-                                  k_direct_io_alignment_bytes;
+      const std::size_t rounded =
+          (size + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes * k_direct_io_alignment_bytes;
       void* raw = std::aligned_alloc(k_direct_io_alignment_bytes, rounded);
       if (raw == nullptr) return inner().submit(request);  // no memory for the copy: no fault this time
       p.copy = std::unique_ptr<std::byte, void (*)(void*)>(static_cast<std::byte*>(raw), &std::free);
@@ -234,8 +232,7 @@ std::size_t FaultyStorageBackend::poll(std::vector<StorageCompletion>& out, std:
     if (it == pending_.end()) continue;
     Pending& p = it->second;
     switch (p.fate) {
-      case Fate::none:
-        break;
+      case Fate::none: break;
       case Fate::error:
         c.status = error(StatusCode::io_error, "injected I/O error (faulty storage backend)");
         c.bytes = 0;
@@ -243,9 +240,9 @@ std::size_t FaultyStorageBackend::poll(std::vector<StorageCompletion>& out, std:
         ++stats_.errors;
         break;
       case Fate::torn:
-        c.status = error(StatusCode::io_error, "injected torn write: " +
-                                                   std::to_string(c.status.ok() ? p.kept : 0) + " of " +
-                                                   std::to_string(p.buffer.size()) + " bytes reached the object");
+        c.status =
+            error(StatusCode::io_error, "injected torn write: " + std::to_string(c.status.ok() ? p.kept : 0) + " of " +
+                                            std::to_string(p.buffer.size()) + " bytes reached the object");
         c.bytes = 0;
         c.crc_valid = false;
         ++stats_.torn_writes;

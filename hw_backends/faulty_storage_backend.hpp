@@ -76,7 +76,7 @@ class FaultyStorageBackend final : public StorageBackendWrapper {
  public:
   // invalid_argument for a probability outside [0, 1] or a null inner backend.
   static Result<std::unique_ptr<FaultyStorageBackend>> create(std::unique_ptr<StorageBackend> inner,
-                                                             StorageFaultConfig faults, std::uint64_t seed);
+                                                              StorageFaultConfig faults, std::uint64_t seed);
   ~FaultyStorageBackend() override;
 
   std::string_view name() const override { return name_; }
@@ -97,7 +97,7 @@ class FaultyStorageBackend final : public StorageBackendWrapper {
   enum class Fate : std::uint8_t { none, error, torn, read_flip, rest_flip };
   struct Pending {
     Fate fate = Fate::none;
-    std::span<std::byte> buffer;  // the caller's (read flips land here)
+    std::span<std::byte> buffer;     // the caller's (read flips land here)
     std::uint32_t asked_crc32c = 0;  // rest flip: the CRC of the bytes the caller gave
     std::uint64_t kept = 0;          // torn: the bytes that reached the object
     std::unique_ptr<std::byte, void (*)(void*)> copy{nullptr, nullptr};  // rest flip: the flipped bytes written
@@ -122,9 +122,9 @@ class FaultyStorageBackend final : public StorageBackendWrapper {
   std::map<std::uint64_t, Pending> pending_;  // by cookie, for requests with a fate
   StorageFaultStats stats_;
   double slowdown_ = 1.0;
-  std::map<std::uint64_t, Clock::time_point> submitted_;     // by cookie: slowed requests in the inner backend
+  std::map<std::uint64_t, Clock::time_point> submitted_;      // by cookie: slowed requests in the inner backend
   std::multimap<Clock::time_point, StorageCompletion> held_;  // by due time
-  int epoll_fd_ = -1;  // completion_fd(): the inner fd and timer_fd_
+  int epoll_fd_ = -1;                                         // completion_fd(): the inner fd and timer_fd_
   int timer_fd_ = -1;
 };
 

@@ -41,7 +41,7 @@ struct GpuMemoryOps {
                        std::uint64_t stream_offset)>
       fill;
   std::function<Result<std::optional<std::uint64_t>>(std::uint16_t device, const std::byte* src, std::uint64_t bytes,
-                                                      std::uint64_t seed, std::uint64_t stream_offset)>
+                                                     std::uint64_t seed, std::uint64_t stream_offset)>
       find_mismatch;
   std::function<Result<std::uint32_t>(std::uint16_t device, const std::byte* src, std::uint64_t bytes)> crc32c;
   // Exports [data, +bytes) of memory from `alloc` as a dma-buf (see GpuDmabuf).

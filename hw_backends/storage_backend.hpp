@@ -106,7 +106,7 @@ struct StorageCompletion {
   std::uint64_t bytes = 0;   // see the op semantics above
   std::uint32_t crc32c = 0;  // of the bytes read or written, when crc_valid
   bool crc_valid = false;
-  bool direct = false;       // served with O_DIRECT
+  bool direct = false;  // served with O_DIRECT
 };
 
 struct StorageStats {

@@ -23,9 +23,7 @@ std::string_view to_string(DirectIoMode mode) {
 
 bool register_storage_backend(StorageBackendEntry entry) { return registry().add_or_abort(std::move(entry)); }
 
-std::vector<StorageBackendListing> list_storage_backends() {
-  return registry().list_as<StorageBackendListing>();
-}
+std::vector<StorageBackendListing> list_storage_backends() { return registry().list_as<StorageBackendListing>(); }
 
 Result<std::unique_ptr<StorageBackend>> create_storage_backend(std::string_view name,
                                                                const StorageTargetConfig& config) {

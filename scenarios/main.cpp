@@ -104,8 +104,8 @@ topo::Topology load_machine(const std::string& what) {
     throw UsageError("\"" + what + "\" is neither a machine (" + names + ") nor a file");
   }
   const std::string text = read_file(what);
-  Result<topo::Topology> t = text.find("<topology") != std::string::npos ? hw::import_hwloc_xml(text)
-                                                                          : topo::import_nvidia_smi_topo(text);
+  Result<topo::Topology> t =
+      text.find("<topology") != std::string::npos ? hw::import_hwloc_xml(text) : topo::import_nvidia_smi_topo(text);
   if (!t.ok()) throw UsageError(what + ": " + t.status().to_string());
   return std::move(t).value();
 }
@@ -137,8 +137,11 @@ nlohmann::json gpu_choices(const topo::Topology& t, NodeId node, std::string& te
     for (const auto& peer : *ranked) {
       const std::string cls(topo::to_string(peer.rank.path_class));
       ranks += fmt::format("{}{}({})", ranks.empty() ? "" : " ", t.vertex(peer.peer).name, cls);
-      nic_rows.push_back({{"nic", t.vertex(peer.peer).name}, {"index", peer.index}, {"path_class", cls},
-                          {"pci_distance", peer.rank.pci_distance}, {"cross_numa", peer.rank.cross_numa},
+      nic_rows.push_back({{"nic", t.vertex(peer.peer).name},
+                          {"index", peer.index},
+                          {"path_class", cls},
+                          {"pci_distance", peer.rank.pci_distance},
+                          {"cross_numa", peer.rank.cross_numa},
                           {"rank_key", peer.rank.key}});
     }
     Result<std::uint32_t> nic = rails->choose(sched::MemoryPlace::gpu(g));
@@ -194,17 +197,19 @@ int backends() {
   fmt::print("Storage backends:\n");
   for (const auto& b : hw::list_storage_backends()) {
     fmt::print("  {:<10} {}\n", b.name,
-               b.available ? fmt::format("direct I/O {}; registered buffers {}; queue depth up to {}",
-                                         b.capabilities.direct_io ? "yes" : "no",
-                                         b.capabilities.registered_buffers ? "yes" : "no", b.capabilities.max_queue_depth)
-                           : "unavailable: " + b.why_unavailable);
+               b.available
+                   ? fmt::format("direct I/O {}; registered buffers {}; queue depth up to {}",
+                                 b.capabilities.direct_io ? "yes" : "no",
+                                 b.capabilities.registered_buffers ? "yes" : "no", b.capabilities.max_queue_depth)
+                   : "unavailable: " + b.why_unavailable);
   }
   fmt::print("Optional pieces of this build:\n");
   for (const auto& row : build::k_probes) {
     fmt::print("  {:<10} {}\n", row.piece, row.available ? "found" : std::string("missing: ") + row.why_unavailable);
   }
-  fmt::print("Worlds: TestEnv (tests), SimEnv (sim/, when SimGrid is found: `sluice run --backend sim`), "
-             "HwEnv (hw_backends: `sluice run --backend hw`, one process; `--backend emulate`, netns per node).\n");
+  fmt::print(
+      "Worlds: TestEnv (tests), SimEnv (sim/, when SimGrid is found: `sluice run --backend sim`), "
+      "HwEnv (hw_backends: `sluice run --backend hw`, one process; `--backend emulate`, netns per node).\n");
   return k_exit_ok;
 }
 
@@ -423,7 +428,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   std::string describe_script;
   auto* describe_cmd = app.add_subcommand("describe", "list the parameters a scenario script declares");
-  describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
+  describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")
+      ->required()
+      ->check(CLI::ExistingFile);
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
   sluice::analysis::add_analysis_commands(app);

@@ -61,9 +61,9 @@ struct FsSpec {
   GdsMode gds = GdsMode::automatic;
   // Templates; the runner fills in endpoints, shard ids and the namespace.
   MgmtConfig mgmt;
-  MetaServiceConfig meta;        // default stripe (chunk, count, chooser) lives here
+  MetaServiceConfig meta;  // default stripe (chunk, count, chooser) lives here
   StorageServiceConfig storage_config;
-  ClientConfig client;           // incl. planner (window, rails) and verify_reads
+  ClientConfig client;  // incl. planner (window, rails) and verify_reads
 };
 
 using WorkloadConfig =
@@ -85,18 +85,18 @@ struct WorkloadSpec {
 };
 
 struct ScenarioSpec {
-  std::string scenario;                         // script name, e.g. "beeond_azure_sweep"
-  std::map<std::string, std::string> params;   // this point's parameter values, as text
+  std::string scenario;                       // script name, e.g. "beeond_azure_sweep"
+  std::map<std::string, std::string> params;  // this point's parameter values, as text
   std::uint64_t seed = 1;
   std::vector<Backend> backends = {Backend::sim};
   std::shared_ptr<const topo::Topology> cluster;
-  std::string cluster_description;              // e.g. "4 x azure_nd40rs_v2, star 100 Gb/s"
+  std::string cluster_description;  // e.g. "4 x azure_nd40rs_v2, star 100 Gb/s"
   FsSpec fs;
   std::vector<WorkloadSpec> workloads;
   // Simulation options.
-  std::string sim_profile = "default";           // sim/profiles/<name>.json
-  bool sim_coalesce = false;                     // flow coalescing (sim/)
-  std::uint64_t max_events = 2'000'000'000;      // event budget of one simulated run
+  std::string sim_profile = "default";       // sim/profiles/<name>.json
+  bool sim_coalesce = false;                 // flow coalescing (sim/)
+  std::uint64_t max_events = 2'000'000'000;  // event budget of one simulated run
   // Faults applied while the workloads run (sl.run's faults; issue 9); times
   // count from the start of the first workload. Applied in sim only.
   faults::FaultPlan faults;
@@ -106,8 +106,8 @@ struct ScenarioSpec {
 
 // One row per workload phase (results.csv), elbencho-like.
 struct PhaseRow {
-  std::string workload;   // WorkloadSpec::label
-  std::string phase;      // "write", "read", "stat", "epoch", ...
+  std::string workload;  // WorkloadSpec::label
+  std::string phase;     // "write", "read", "stat", "epoch", ...
   std::uint32_t ranks = 0;
   std::uint64_t bytes = 0;
   std::uint64_t ops = 0;
@@ -127,16 +127,16 @@ struct PhaseRow {
 };
 
 struct RunResult {
-  ScenarioSpec spec;                // what ran (params, seed, backend, ...)
+  ScenarioSpec spec;  // what ran (params, seed, backend, ...)
   Backend backend = Backend::sim;
   bool ok = false;
-  std::string error;                // why not ok
-  double simulated_s = 0;           // sim: simulated time at the end
-  double wall_s = 0;                // wall time of the run
+  std::string error;       // why not ok
+  double simulated_s = 0;  // sim: simulated time at the end
+  double wall_s = 0;       // wall time of the run
   std::vector<PhaseRow> phases;
-  std::map<std::string, double> counters;   // every metric counter, name carries its unit
+  std::map<std::string, double> counters;            // every metric counter, name carries its unit
   std::map<std::string, std::uint64_t> paths_taken;  // "direct", "bounce", "gds_fallback:<why>"... -> chunks
-  std::vector<std::string> log_tail;        // last warnings/errors
+  std::vector<std::string> log_tail;                 // last warnings/errors
 };
 
 // A shape claim a study checks on its own results (sl.claim): a measured
@@ -144,12 +144,12 @@ struct RunResult {
 // on it, e.g. "dual port / single port record rate" in [1.7, 2.3].
 struct Claim {
   std::string text;
-  std::string where;                // the script's file:line
+  std::string where;  // the script's file:line
   double measured = 0;
-  std::optional<double> at_least;   // holds when measured >= at_least ...
-  std::optional<double> at_most;    // ... and measured <= at_most
-  std::string seed_figure;          // the seed's own words, e.g. "~2x"
-  bool holds = false;               // false also when measured is not finite
+  std::optional<double> at_least;  // holds when measured >= at_least ...
+  std::optional<double> at_most;   // ... and measured <= at_most
+  std::string seed_figure;         // the seed's own words, e.g. "~2x"
+  bool holds = false;              // false also when measured is not finite
 };
 
 // What a script reports beside its runs: headline lines and shape claims.

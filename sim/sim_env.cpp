@@ -8,11 +8,19 @@ TimeNs SimEnv::now() const { return runtime_.now(); }
 void SimEnv::log(LogLevel level, std::string_view message) { runtime_.log(slot_, level, message); }
 Status SimEnv::send(Endpoint to, proto::Message message) { return runtime_.send(slot_, to, std::move(message)); }
 OpId SimEnv::transfer(const TransferSpec& spec) { return runtime_.handed_out(slot_, runtime_.transfer(slot_, spec)); }
-OpId SimEnv::storage_io(const StorageIoSpec& spec) { return runtime_.handed_out(slot_, runtime_.storage_io(slot_, spec)); }
-OpId SimEnv::compute(CostKind kind, std::uint64_t units) { return runtime_.handed_out(slot_, runtime_.compute(slot_, kind, units)); }
+OpId SimEnv::storage_io(const StorageIoSpec& spec) {
+  return runtime_.handed_out(slot_, runtime_.storage_io(slot_, spec));
+}
+OpId SimEnv::compute(CostKind kind, std::uint64_t units) {
+  return runtime_.handed_out(slot_, runtime_.compute(slot_, kind, units));
+}
 OpId SimEnv::timer(TimeNs delay_ns) { return runtime_.handed_out(slot_, runtime_.timer(slot_, delay_ns)); }
-OpId SimEnv::checksum(const MemHandle& range) { return runtime_.handed_out(slot_, runtime_.memory_op(slot_, range, "checksum range")); }
-OpId SimEnv::fill(const MemHandle& range, const PatternSpec&) { return runtime_.handed_out(slot_, runtime_.memory_op(slot_, range, "fill range")); }
+OpId SimEnv::checksum(const MemHandle& range) {
+  return runtime_.handed_out(slot_, runtime_.memory_op(slot_, range, "checksum range"));
+}
+OpId SimEnv::fill(const MemHandle& range, const PatternSpec&) {
+  return runtime_.handed_out(slot_, runtime_.memory_op(slot_, range, "fill range"));
+}
 OpId SimEnv::verify(const MemHandle& range, const PatternSpec&) {
   return runtime_.handed_out(slot_, runtime_.memory_op(slot_, range, "verify range"));
 }

@@ -91,8 +91,8 @@ Result<std::unique_ptr<SimPlatform>> SimPlatform::build(std::shared_ptr<const to
   }
   std::sort(leaf_switches.begin(), leaf_switches.end());
   if (leaf_switches.size() > k_max_leaves) {
-    return error(StatusCode::invalid_argument, "sim platform: " + std::to_string(leaf_switches.size()) +
-                                                   " leaf switches exceed k_max_leaves");
+    return error(StatusCode::invalid_argument,
+                 "sim platform: " + std::to_string(leaf_switches.size()) + " leaf switches exceed k_max_leaves");
   }
   p->stats_.leaves = leaf_switches.size();
   p->root_ = leaf_switches.size() > 1 ? sg::create_full_zone("cluster") : sg::create_star_zone("cluster");
@@ -176,7 +176,8 @@ Status SimPlatform::build_local_zones(sg::NetZone* parent) {
       for (VertexId m : memories) {
         sg::Host* host = zone->create_host(t.vertex(m).name, 1e9);
         const auto& vx = t.vertex(m);
-        if (vx.kind == VertexKind::host_memory && vx.index == 0) host->set_core_count(static_cast<int>(profile_.cpu_cores_per_node));
+        if (vx.kind == VertexKind::host_memory && vx.index == 0)
+          host->set_core_count(static_cast<int>(profile_.cpu_cores_per_node));
         host->seal();
         local_hosts_[m] = host;
       }
@@ -220,7 +221,7 @@ Status SimPlatform::build_leaves() {
     }
   };
   const bool single_leaf = stats_.leaves <= 1;
-  std::map<VertexId, sg::NetZone*> leaves;                    // by switch vertex
+  std::map<VertexId, sg::NetZone*> leaves;  // by switch vertex
   std::map<VertexId, simgrid::kernel::routing::NetPoint*> centres;
   auto leaf_of = [&](VertexId sw) {
     auto it = leaves.find(sw);
@@ -298,8 +299,8 @@ Status SimPlatform::build_disks() {
       if (vx.nvme_read_bytes_per_s <= 0 || vx.nvme_write_bytes_per_s <= 0) continue;  // disk() says why
       Result<VertexId> mem = t.device(n, VertexKind::host_memory, vx.numa);
       if (!mem.ok() || local_hosts_[*mem] == nullptr) {
-        return error(StatusCode::invalid_argument, "sim platform: NVMe " + vx.name + " has no host memory on NUMA " +
-                                                       std::to_string(vx.numa));
+        return error(StatusCode::invalid_argument,
+                     "sim platform: NVMe " + vx.name + " has no host memory on NUMA " + std::to_string(vx.numa));
       }
       sg::Disk* disk = local_hosts_[*mem]->create_disk(vx.name, vx.nvme_read_bytes_per_s, vx.nvme_write_bytes_per_s);
       disk->seal();
@@ -320,7 +321,8 @@ void SimPlatform::install_factor_callbacks() {
       const LinkInfo* info = SimPlatform::info(l);
       const double lat = l->get_latency();
       raw += lat;
-      scaled += lat * (info != nullptr && g_profile != nullptr ? g_profile->factors(info->link_class).latency_factor : 1.0);
+      scaled +=
+          lat * (info != nullptr && g_profile != nullptr ? g_profile->factors(info->link_class).latency_factor : 1.0);
     }
     return raw > 0 ? scaled / raw : 1.0;
   });
@@ -382,8 +384,8 @@ sg::Host* SimPlatform::cpu_host(NodeId node) const {
 
 Result<sg::Disk*> SimPlatform::disk(NodeId node, std::uint32_t index) const {
   if (node >= disks_.size() || index >= disks_[node].size()) {
-    return error(StatusCode::not_found, "sim: node " + std::to_string(node) + " has no NVMe drive " +
-                                            std::to_string(index));
+    return error(StatusCode::not_found,
+                 "sim: node " + std::to_string(node) + " has no NVMe drive " + std::to_string(index));
   }
   if (disks_[node][index] == nullptr) {
     return error(StatusCode::unavailable, "sim: NVMe drive " + std::to_string(index) + " of node " +

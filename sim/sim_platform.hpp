@@ -93,7 +93,7 @@ struct LinkInfo {
 // The size of what was built, for reports.
 struct PlatformStats {
   std::size_t hosts = 0;
-  std::size_t links = 0;   // SimGrid links (a split-duplex link counts once)
+  std::size_t links = 0;  // SimGrid links (a split-duplex link counts once)
   std::size_t zones = 0;
   std::size_t disks = 0;
   std::size_t leaves = 0;
@@ -156,14 +156,14 @@ class SimPlatform {
   SimProfile profile_;
   PlatformStats stats_;
   simgrid::s4u::NetZone* root_ = nullptr;
-  std::vector<SgLink> links_;                                       // by EdgeId
-  std::vector<LinkInfo> link_info_;                                 // [2 x EdgeId + (a_to_b ? 0 : 1)]
-  std::vector<simgrid::s4u::Host*> local_hosts_;                    // by VertexId (memory vertices only)
-  std::vector<simgrid::s4u::Host*> copy_hosts_;                     // by VertexId (host_memory vertices only)
-  std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;        // [memory vertex][nic index]
-  std::vector<std::vector<simgrid::s4u::Disk*>> disks_;             // [node][nvme index]
-  std::vector<std::uint32_t> first_nic_;                            // [node]
-  std::vector<topo::EdgeId> nic_uplink_;                            // [nic vertex] network edge or k_no_edge
+  std::vector<SgLink> links_;                                 // by EdgeId
+  std::vector<LinkInfo> link_info_;                           // [2 x EdgeId + (a_to_b ? 0 : 1)]
+  std::vector<simgrid::s4u::Host*> local_hosts_;              // by VertexId (memory vertices only)
+  std::vector<simgrid::s4u::Host*> copy_hosts_;               // by VertexId (host_memory vertices only)
+  std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;  // [memory vertex][nic index]
+  std::vector<std::vector<simgrid::s4u::Disk*>> disks_;       // [node][nvme index]
+  std::vector<std::uint32_t> first_nic_;                      // [node]
+  std::vector<topo::EdgeId> nic_uplink_;                      // [nic vertex] network edge or k_no_edge
 };
 
 }  // namespace sluice::sim

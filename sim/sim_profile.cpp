@@ -27,8 +27,8 @@ Status check_factor(double value, const std::string& field) {
 
 Status check_latency(TimeNs value, const std::string& field) {
   if (value < 0 || value > k_max_profile_latency_ns) {
-    return bad(field + " = " + std::to_string(value) + " ns is outside [0, " + std::to_string(k_max_profile_latency_ns) +
-               "]");
+    return bad(field + " = " + std::to_string(value) + " ns is outside [0, " +
+               std::to_string(k_max_profile_latency_ns) + "]");
   }
   return ok_status();
 }
@@ -72,8 +72,8 @@ Status read(const Json& j, std::string_view key, const std::string& where, T& ou
   return ok_status();
 }
 
-#define SLUICE_TRY(expr)            \
-  do {                              \
+#define SLUICE_TRY(expr)                         \
+  do {                                           \
     if (Status s_ = (expr); !s_.ok()) return s_; \
   } while (0)
 
@@ -125,8 +125,8 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
   }
   Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not valid JSON");
-  SLUICE_TRY(check_keys(j, "", {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu",
-                                "memory", "staging"}));
+  SLUICE_TRY(check_keys(
+      j, "", {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu", "memory", "staging"}));
   std::string format;
   SLUICE_TRY(read(j, "format", "", format));
   if (format != k_profile_format) {
@@ -166,8 +166,9 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
     SLUICE_TRY(read(*n, "local_message_latency_ns", "network", p.local_message_latency_ns));
   }
   if (auto d = j.find("disk"); d != j.end()) {
-    SLUICE_TRY(check_keys(*d, "disk", {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns",
-                                       "request_occupancy_ns"}));
+    SLUICE_TRY(check_keys(
+        *d, "disk",
+        {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns", "request_occupancy_ns"}));
     SLUICE_TRY(read(*d, "read_latency_ns", "disk", p.disk_read_latency_ns));
     SLUICE_TRY(read(*d, "write_latency_ns", "disk", p.disk_write_latency_ns));
     SLUICE_TRY(read(*d, "sync_latency_ns", "disk", p.disk_sync_latency_ns));
@@ -208,9 +209,12 @@ std::string to_json(const SimProfile& p) {
   j["format"] = k_profile_format;
   j["version"] = k_profile_version;
   j["name"] = p.name;
-  j["source"] = {{"kind", p.source.kind},         {"machine", p.source.machine},
-                 {"date", p.source.date},         {"scenario", p.source.scenario},
-                 {"fit_error_pct", p.source.fit_error_pct}, {"note", p.source.note}};
+  j["source"] = {{"kind", p.source.kind},
+                 {"machine", p.source.machine},
+                 {"date", p.source.date},
+                 {"scenario", p.source.scenario},
+                 {"fit_error_pct", p.source.fit_error_pct},
+                 {"note", p.source.note}};
   for (std::size_t c = 0; c < k_class_names.size(); ++c) {
     j["link_classes"][std::string(k_class_names[c])] = {{"bandwidth_factor", p.link_classes[c].bandwidth_factor},
                                                         {"latency_factor", p.link_classes[c].latency_factor}};

@@ -93,9 +93,8 @@ struct SimProfile {
   // over WAN round trips into the latency; the topology's network latencies
   // (hardware_figures.hpp, 300 ns per link) are end-to-end figures of
   // RDMA-class fabrics without slow start. Calibration replaces both.
-  std::array<LinkClassFactors, 4> link_classes{
-      LinkClassFactors{1.0, 1.0}, LinkClassFactors{1.0, 1.0}, LinkClassFactors{1.0, 1.0},
-      LinkClassFactors{0.97, 1.0}};
+  std::array<LinkClassFactors, 4> link_classes{LinkClassFactors{1.0, 1.0}, LinkClassFactors{1.0, 1.0},
+                                               LinkClassFactors{1.0, 1.0}, LinkClassFactors{0.97, 1.0}};
   // TCP window: SimGrid caps a flow at window / (2 x route latency)
   // (network/TCP-gamma). 4 MiB is SimGrid's default; the cap only binds on
   // long-latency routes (at 2 us it is 1 TB/s), never on PCIe.
@@ -142,8 +141,8 @@ struct SimProfile {
   // multiple (core/services/meta_op_units.hpp: BeeGFS 3-14 units).
   // A chunk request costs ~1 us of server CPU, a client request ~0.5 us.
   // workload_step is accelerator time: its unit is 1 ns and it occupies no CPU.
-  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{
-      5000, 10000, 10000, 5000, 200, 5000, 5000, 3000, 1000, 500, 1};
+  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{5000, 10000, 10000, 5000, 200, 5000,
+                                                                                  5000, 3000,  1000,  500,  1};
 
   // ---- memory operations ----
   // checksum / fill / verify run at this rate (ISA-L crc32c reaches ~10 GB/s

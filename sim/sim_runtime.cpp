@@ -43,10 +43,10 @@ struct ServiceSlot {
   bool spawned = false;
   bool alive = true;
   std::uint64_t incarnation = 0;
-  bool start_pending = false;       // restart(): the new instance starts on this actor
-  bool cpu_busy = false;            // a compute of this service is executing
-  std::deque<SimOp*> cpu_queue;     // computes waiting for it (FIFO)
-  CompletionLedger ledger;          // the Env contract: each op handed out completes once
+  bool start_pending = false;    // restart(): the new instance starts on this actor
+  bool cpu_busy = false;         // a compute of this service is executing
+  std::deque<SimOp*> cpu_queue;  // computes waiting for it (FIFO)
+  CompletionLedger ledger;       // the Env contract: each op handed out completes once
 };
 
 // What an operation does when it finishes.
@@ -71,8 +71,8 @@ struct SimOp {
   sg::Host* dst = nullptr;  // comm destination
   sg::Disk* disk = nullptr;
   bool write = false;
-  double amount = 0;        // bytes (comm, io) or flops (exec)
-  TimeNs delay_ns = 0;      // before the work starts; the whole op when work == none
+  double amount = 0;    // bytes (comm, io) or flops (exec)
+  TimeNs delay_ns = 0;  // before the work starts; the whole op when work == none
   sg::ActivityPtr activity;
   bool done = false;
   // kind == message
@@ -221,15 +221,17 @@ SimRuntime::~SimRuntime() {
 
 Env& SimRuntime::create_env(NodeId node) {
   if (platform_->cpu_host(node) == nullptr) {
-    std::fprintf(stderr, "sim: cannot place a service on node %u: the topology has %u nodes (or the node has no host "
-                         "memory 0)\n", node, platform_->topology().node_count());
+    std::fprintf(stderr,
+                 "sim: cannot place a service on node %u: the topology has %u nodes (or the node has no host "
+                 "memory 0)\n",
+                 node, platform_->topology().node_count());
     std::abort();
   }
   const Endpoint ep{node, next_service_index_[node]++};
   auto slot = std::make_unique<ServiceSlot>();
   slot->endpoint = ep;
-  slot->env = std::make_unique<SimEnv>(*this, *slot, ep,
-                                       Rng(config_.seed).fork((std::uint64_t{node} << 32) | ep.service));
+  slot->env =
+      std::make_unique<SimEnv>(*this, *slot, ep, Rng(config_.seed).fork((std::uint64_t{node} << 32) | ep.service));
   Env& env = *slot->env;
   unadopted_.push_back(std::move(slot));
   return env;
@@ -355,9 +357,7 @@ void SimRuntime::schedule(SimOp* op) {
 void SimRuntime::launch(SimOp* op) {
   ++activities_started_;
   switch (op->work) {
-    case Work::none:
-      finish(op, true);
-      return;
+    case Work::none: finish(op, true); return;
     case Work::comm:
       if (sg::Actor::is_maestro()) {
         hand_to_waiter(op);  // a comm must be issued by an actor (see the header)
@@ -372,9 +372,7 @@ void SimRuntime::launch(SimOp* op) {
       }
       return;
     case Work::io:
-    case Work::exec:
-      hand_to_waiter(op);
-      return;
+    case Work::exec: hand_to_waiter(op); return;
   }
 }
 
@@ -547,16 +545,13 @@ void SimRuntime::finish(SimOp* op, bool ok) {
             size = std::max(size, op->end_offset);
             break;
           }
-          case StorageOp::remove:
-            sizes.erase(op->file_id);
-            break;
+          case StorageOp::remove: sizes.erase(op->file_id); break;
           case StorageOp::stat: {
             auto it = sizes.find(op->file_id);
             op->result.bytes = it == sizes.end() ? 0 : it->second;
             break;
           }
-          case StorageOp::read:
-            break;
+          case StorageOp::read: break;
         }
       }
       deliver(*op->owner, op->owner_incarnation, Event{op->result});
@@ -636,8 +631,8 @@ Status SimRuntime::send(ServiceSlot& from, Endpoint to, proto::Message message) 
     return ok_status();
   }
   const std::uint32_t copies = std::min(fate.copies, k_max_message_copies);
-  const double bytes = static_cast<double>(proto::encoded_size(message) + config_.profile.message_overhead_bytes +
-                                           fate.extra_bytes);
+  const double bytes =
+      static_cast<double>(proto::encoded_size(message) + config_.profile.message_overhead_bytes + fate.extra_bytes);
   ServiceSlot& dest = *it->second;
   for (std::uint32_t c = 0; c < copies; ++c) {
     SimOp* op = new_op(from);
@@ -763,8 +758,8 @@ void SimRuntime::stage_through_cpu(SimOp& op, const TransferSpec& spec) const {
 OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   auto it = targets_.find(spec.target);
   if (it == targets_.end() || it->second.node != self.endpoint.node) {
-    return fail_now(self, error(StatusCode::not_found,
-                                "storage target " + std::to_string(spec.target) + " is not on this node"));
+    return fail_now(
+        self, error(StatusCode::not_found, "storage target " + std::to_string(spec.target) + " is not on this node"));
   }
   Target& target = it->second;
   const bool needs_buffer = spec.op == StorageOp::read || spec.op == StorageOp::write;
@@ -797,9 +792,7 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
                    seconds(p.disk_request_occupancy_ns) * target.disk->get_write_bandwidth();
       break;
     case StorageOp::remove:
-    case StorageOp::stat:
-      op->delay_ns = p.disk_metadata_latency_ns;
-      break;
+    case StorageOp::stat: op->delay_ns = p.disk_metadata_latency_ns; break;
   }
   if (auto slow = disk_slowdown_.find(spec.target); slow != disk_slowdown_.end()) {
     // A slow drive (fault plans): every request's latency and drive work grow by the factor.
@@ -967,8 +960,8 @@ Status SimRuntime::restart(Endpoint service) {
   if (it == slots_.end()) return error(StatusCode::not_found, "restart: no service at " + service.to_string());
   auto factory = factories_.find(service);
   if (factory == factories_.end()) {
-    return error(StatusCode::unavailable, "restart of " + it->second->service->name() +
-                                              ": it was built from arguments that cannot be copied");
+    return error(StatusCode::unavailable,
+                 "restart of " + it->second->service->name() + ": it was built from arguments that cannot be copied");
   }
   ServiceSlot& slot = *it->second;
   ++slot.incarnation;  // what the old instance started, and messages already sent to it, are dropped
@@ -1003,9 +996,7 @@ void SimRuntime::set_disk_slowdown(TargetId target, double factor) {
   }
 }
 
-bool SimRuntime::partitioned(NodeId a, NodeId b) const {
-  return faults::partitioned(partitions_, a, b);
-}
+bool SimRuntime::partitioned(NodeId a, NodeId b) const { return faults::partitioned(partitions_, a, b); }
 
 void SimRuntime::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {
   loss_probability_ = std::clamp(loss_probability, 0.0, 1.0);

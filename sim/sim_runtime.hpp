@@ -227,7 +227,7 @@ class SimRuntime {
     MemKind kind = MemKind::host;
     std::uint16_t device = 0;
     std::uint64_t length = 0;
-    Endpoint owner;  // the service that allocated it (restart frees it)
+    Endpoint owner;       // the service that allocated it (restart frees it)
     bool window = false;  // Env::open_window: counts no memory of its own
   };
   struct NodeMemory {
@@ -262,12 +262,12 @@ class SimRuntime {
   // Operation plumbing.
   SimOp* new_op(ServiceSlot& owner);
   OpId fail_now(ServiceSlot& owner, Status status);
-  void schedule(SimOp* op);          // start now (batched) or after op's delay
-  void launch(SimOp* op);            // start the work now (any context)
+  void schedule(SimOp* op);  // start now (batched) or after op's delay
+  void launch(SimOp* op);    // start the work now (any context)
   void hand_to_waiter(SimOp* op);
   void waiter_main(Waiter& waiter);
-  void flush_starts();               // start the batch (one simcall)
-  void finish(SimOp* op, bool ok);   // deliver the result
+  void flush_starts();              // start the batch (one simcall)
+  void finish(SimOp* op, bool ok);  // deliver the result
   void on_comm_done(const void* activity_impl, bool ok);
   void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
   void wake(ServiceSlot& slot);

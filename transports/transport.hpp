@@ -85,9 +85,9 @@ using PeerId = std::uint64_t;
 
 // Limits every transport honours (each transport may declare lower ones in
 // its Capabilities).
-inline constexpr std::uint32_t k_max_rails = 16;                 // NICs per node on the largest nodes modelled (DGX: 8-10)
+inline constexpr std::uint32_t k_max_rails = 16;  // NICs per node on the largest nodes modelled (DGX: 8-10)
 inline constexpr std::uint32_t k_max_connections_per_rail = 16;  // NCCL NCCL_NSOCKS_PERTHREAD*NTHREADS caps at 64 total
-inline constexpr std::size_t k_max_poll_events = 4096;          // events one poll() call may return
+inline constexpr std::size_t k_max_poll_events = 4096;           // events one poll() call may return
 // A ReadChunk/WriteChunk carries at most one RDMA key per rail of the client.
 static_assert(k_max_rails == proto::k_max_rdma_keys, "one carried RDMA key per rail");
 
@@ -106,10 +106,10 @@ struct Capabilities {
   std::vector<RegionKind> region_kinds;  // kinds register_region() accepts
   std::uint64_t max_message_bytes = 0;   // one control frame, header included
   std::uint64_t max_transfer_bytes = 0;  // one put() or get()
-  bool rdma_write = false;  // put() completes without the remote CPU (one-sided)
-  bool rdma_read = false;   // get() completes without the remote CPU (one-sided)
-  bool stream = false;      // put() and get() through a byte stream; the remote
-                            // transport's progress thread places or serves the bytes
+  bool rdma_write = false;               // put() completes without the remote CPU (one-sided)
+  bool rdma_read = false;                // get() completes without the remote CPU (one-sided)
+  bool stream = false;                   // put() and get() through a byte stream; the remote
+                                         // transport's progress thread places or serves the bytes
   std::uint32_t max_rails = 0;
   std::uint32_t max_connections_per_rail = 0;
 

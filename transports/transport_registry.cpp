@@ -17,7 +17,7 @@ base::Registry<TransportEntry>& registry() {
 }  // namespace
 
 Result<RemoteRegionAccess> Transport::remote_access(std::uint64_t key, std::uint32_t /*rail*/,
-                                                   std::uint64_t /*grantee_id*/) {
+                                                    std::uint64_t /*grantee_id*/) {
   return error(StatusCode::unavailable, std::string(name()) + " remote_access of region " + std::to_string(key) +
                                             ": this transport reaches remote regions by key alone (no RDMA keys)");
 }
@@ -32,11 +32,10 @@ Status Transport::register_dmabuf_region(std::uint64_t key, std::span<std::byte>
 Status check_socket_buffer_bytes(const TransportConfig& config, std::string_view transport_name) {
   const std::uint32_t bytes = config.socket_buffer_bytes;
   if (bytes == 0 || (bytes >= k_min_socket_buffer_bytes && bytes <= k_max_socket_buffer_bytes)) return ok_status();
-  return error(StatusCode::invalid_argument, std::string(transport_name) + " transport: socket_buffer_bytes " +
-                                                 std::to_string(bytes) + " outside " +
-                                                 std::to_string(k_min_socket_buffer_bytes) + ".." +
-                                                 std::to_string(k_max_socket_buffer_bytes) +
-                                                 " (0 = the kernel's default)");
+  return error(StatusCode::invalid_argument,
+               std::string(transport_name) + " transport: socket_buffer_bytes " + std::to_string(bytes) + " outside " +
+                   std::to_string(k_min_socket_buffer_bytes) + ".." + std::to_string(k_max_socket_buffer_bytes) +
+                   " (0 = the kernel's default)");
 }
 
 std::string_view to_string(RegionKind kind) {

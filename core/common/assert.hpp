@@ -23,11 +23,10 @@ namespace sluice {
 
 }  // namespace sluice
 
-#define SLUICE_ASSERT(condition)                                                            \
-  (static_cast<bool>(condition) ? static_cast<void>(0)                                      \
-                                : ::sluice::assertion_failed(__FILE__, __LINE__, #condition, {}))
+#define SLUICE_ASSERT(condition) \
+  (static_cast<bool>(condition) ? static_cast<void>(0) : ::sluice::assertion_failed(__FILE__, __LINE__, #condition, {}))
 
 // `message` is evaluated only when the condition fails (it may build a string).
-#define SLUICE_ASSERT_MSG(condition, message)                                               \
-  (static_cast<bool>(condition) ? static_cast<void>(0)                                      \
+#define SLUICE_ASSERT_MSG(condition, message)          \
+  (static_cast<bool>(condition) ? static_cast<void>(0) \
                                 : ::sluice::assertion_failed(__FILE__, __LINE__, #condition, (message)))

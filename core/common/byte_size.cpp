@@ -52,20 +52,20 @@ Status misspelled(std::string_view text, std::string_view unit) {
     std::string_view use;
     char power;  // of 1000 or 1024 the unit may mean ('0': not ambiguous, only misspelled)
   };
-  static constexpr Hint k_hints[] = {
-      {"k", "KiB", '1'}, {"kb", "KiB", '1'}, {"ki", "KiB", '0'},   {"kib", "KiB", '0'}, {"m", "MiB", '2'},
-      {"mb", "MiB", '2'}, {"mi", "MiB", '0'}, {"mib", "MiB", '0'}, {"g", "GiB", '3'},   {"gb", "GiB", '3'},
-      {"gi", "GiB", '0'}, {"gib", "GiB", '0'}, {"t", "TiB", '4'},  {"tb", "TiB", '4'},  {"ti", "TiB", '0'},
-      {"tib", "TiB", '0'}, {"b", "B", '0'},    {"byte", "B", '0'},  {"bytes", "B", '0'}};
+  static constexpr Hint k_hints[] = {{"k", "KiB", '1'}, {"kb", "KiB", '1'}, {"ki", "KiB", '0'}, {"kib", "KiB", '0'},
+                                     {"m", "MiB", '2'}, {"mb", "MiB", '2'}, {"mi", "MiB", '0'}, {"mib", "MiB", '0'},
+                                     {"g", "GiB", '3'}, {"gb", "GiB", '3'}, {"gi", "GiB", '0'}, {"gib", "GiB", '0'},
+                                     {"t", "TiB", '4'}, {"tb", "TiB", '4'}, {"ti", "TiB", '0'}, {"tib", "TiB", '0'},
+                                     {"b", "B", '0'},   {"byte", "B", '0'}, {"bytes", "B", '0'}};
   for (const Hint& h : k_hints) {
     if (l != h.lower) continue;
     const std::string use = ", use " + quoted(head + std::string(h.use));
     if (h.power == '0') return not_a_size(text, use);
     // Decimal or binary: the reader cannot tell, so the grammar does not guess.
     const std::string power = h.power == '1' ? "" : std::string("^") + h.power;
-    return error(StatusCode::invalid_argument, quoted(text) + " is not a size" + use + " or the number of bytes: " +
-                                                   quoted(unit) + " may mean 1000" + power + " or 1024" + power +
-                                                   " bytes");
+    return error(StatusCode::invalid_argument, quoted(text) + " is not a size" + use +
+                                                   " or the number of bytes: " + quoted(unit) + " may mean 1000" +
+                                                   power + " or 1024" + power + " bytes");
   }
   return not_a_size(text, "");
 }

@@ -27,10 +27,10 @@ std::string to_string(MemKind kind);
 struct MemHandle {
   NodeId node = k_no_id;
   MemKind kind = MemKind::host;
-  std::uint16_t device = 0;   // GPU index for kind == gpu, NUMA node for host/pinned
-  std::uint32_t region = 0;   // region id, unique per node, given out by the Env's alloc
-  std::uint64_t offset = 0;   // first byte of the range within the region
-  std::uint64_t length = 0;   // bytes in the range
+  std::uint16_t device = 0;  // GPU index for kind == gpu, NUMA node for host/pinned
+  std::uint32_t region = 0;  // region id, unique per node, given out by the Env's alloc
+  std::uint64_t offset = 0;  // first byte of the range within the region
+  std::uint64_t length = 0;  // bytes in the range
 
   // The sub-range [offset + rel_offset, offset + rel_offset + len). The caller
   // guarantees rel_offset + len <= length (asserted).

@@ -20,20 +20,20 @@ namespace sluice {
 
 enum class StatusCode : std::uint8_t {
   ok = 0,
-  again,            // back-pressure: retry later
-  invalid_argument, // the request itself is wrong (bad path, size, field)
-  not_found,        // a named thing (path, inode, target, chunk) does not exist
-  already_exists,   // create/mkdir of an existing name
+  again,             // back-pressure: retry later
+  invalid_argument,  // the request itself is wrong (bad path, size, field)
+  not_found,         // a named thing (path, inode, target, chunk) does not exist
+  already_exists,    // create/mkdir of an existing name
   not_a_directory,
   is_a_directory,
-  not_empty,        // rmdir/unlink of a non-empty directory
-  no_space,         // a target or pool is full
-  timed_out,        // no answer within the named deadline
-  unavailable,      // a peer, target, device or feature is not reachable/present
-  corrupt,          // bytes or a message failed a checksum or bounds check
-  io_error,         // a device or transport failed
-  internal,         // a broken invariant inside sluice: always a bug
-  in_progress,      // a retried request the server is still executing: keep waiting, do not resend
+  not_empty,    // rmdir/unlink of a non-empty directory
+  no_space,     // a target or pool is full
+  timed_out,    // no answer within the named deadline
+  unavailable,  // a peer, target, device or feature is not reachable/present
+  corrupt,      // bytes or a message failed a checksum or bounds check
+  io_error,     // a device or transport failed
+  internal,     // a broken invariant inside sluice: always a bug
+  in_progress,  // a retried request the server is still executing: keep waiting, do not resend
 };
 
 std::string_view to_string(StatusCode code);
@@ -68,7 +68,7 @@ inline Status error(StatusCode code, std::string message) { return {code, std::m
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(v_); }

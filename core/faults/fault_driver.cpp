@@ -89,9 +89,7 @@ Status FaultDriver::end(std::size_t index, FaultControl& control) {
       return note(control.revive(f.subjects[0]), index, "end");
     }
     case FaultKind::slow_disk: return note(push_disk(f.subjects[0], control), index, "end");
-    case FaultKind::partition:
-      partitions_.erase(index);
-      return note(push_partitions(control), index, "end");
+    case FaultKind::partition: partitions_.erase(index); return note(push_partitions(control), index, "end");
     case FaultKind::message_loss: return note(push_messages(control), index, "end");
   }
   return ok_status();

@@ -24,8 +24,8 @@ Result<std::uint32_t> parse_index(std::string_view digits, std::string_view whol
                  "fault subject '" + std::string(whole) + "': '" + std::string(digits) + "' is not an index");
   }
   if (value > k_max_subject_index) {
-    return error(StatusCode::invalid_argument, "fault subject '" + std::string(whole) + "': index over " +
-                                                   std::to_string(k_max_subject_index));
+    return error(StatusCode::invalid_argument,
+                 "fault subject '" + std::string(whole) + "': index over " + std::to_string(k_max_subject_index));
   }
   return value;
 }
@@ -130,8 +130,8 @@ Status FaultPlan::validate() const {
           return bad("needs exactly one storage service (storage:N) or target (target:N)");
         }
         if (!(f.factor > 1.0) || !(f.factor <= k_max_disk_slowdown)) {
-          return bad("factor " + std::to_string(f.factor) + " must be > 1 and <= " +
-                     std::to_string(k_max_disk_slowdown));
+          return bad("factor " + std::to_string(f.factor) +
+                     " must be > 1 and <= " + std::to_string(k_max_disk_slowdown));
         }
         break;
       case FaultKind::partition:

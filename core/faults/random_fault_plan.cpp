@@ -35,7 +35,8 @@ Result<FaultPlan> random_fault_plan(Rng& rng, const ClusterShape& shape, const R
   // Who may be killed.
   std::vector<FaultSubject> killable;
   if (limits.kill_storage) {
-    for (std::uint32_t i = 0; i < shape.storage_services; ++i) killable.push_back(FaultSubject::service(Role::storage, i));
+    for (std::uint32_t i = 0; i < shape.storage_services; ++i)
+      killable.push_back(FaultSubject::service(Role::storage, i));
   }
   if (limits.kill_meta) {
     for (std::uint32_t i = 0; i < shape.meta_services; ++i) killable.push_back(FaultSubject::service(Role::meta, i));
@@ -52,8 +53,10 @@ Result<FaultPlan> random_fault_plan(Rng& rng, const ClusterShape& shape, const R
   if (limits.weight_slow_disk > 0 && shape.storage_services > 0) {
     choices.push_back({FaultKind::slow_disk, limits.weight_slow_disk});
   }
-  const auto partition_max = static_cast<std::size_t>(limits.max_partition_share * static_cast<double>(shape.nodes.size()));
-  if (limits.weight_partition > 0 && partition_max >= 1) choices.push_back({FaultKind::partition, limits.weight_partition});
+  const auto partition_max =
+      static_cast<std::size_t>(limits.max_partition_share * static_cast<double>(shape.nodes.size()));
+  if (limits.weight_partition > 0 && partition_max >= 1)
+    choices.push_back({FaultKind::partition, limits.weight_partition});
   if (limits.weight_message_loss > 0 && (limits.max_loss_probability > 0 || limits.max_extra_delay_ns > 0)) {
     choices.push_back({FaultKind::message_loss, limits.weight_message_loss});
   }
@@ -92,9 +95,10 @@ Result<FaultPlan> random_fault_plan(Rng& rng, const ClusterShape& shape, const R
         break;
       case FaultKind::slow_disk: {
         const bool one_target = !shape.targets.empty() && rng.uniform(2) == 0;
-        f.subjects.push_back(one_target ? FaultSubject::target(shape.targets[rng.uniform(shape.targets.size())])
-                                        : FaultSubject::service(Role::storage,
-                                                                static_cast<std::uint32_t>(rng.uniform(shape.storage_services))));
+        f.subjects.push_back(one_target
+                                 ? FaultSubject::target(shape.targets[rng.uniform(shape.targets.size())])
+                                 : FaultSubject::service(
+                                       Role::storage, static_cast<std::uint32_t>(rng.uniform(shape.storage_services))));
         // Factors spread over (1, max]: 1 + (max - 1) * u, u in (0, 1].
         f.factor = 1.0 + (limits.max_disk_slowdown - 1.0) * (1.0 - rng.uniform01());
         break;

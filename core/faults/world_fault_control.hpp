@@ -29,10 +29,10 @@ namespace sluice::faults {
 
 // Who is who in a deployment, for resolving fault subjects.
 struct FaultDirectory {
-  std::vector<Endpoint> mgmt;     // index 0 is "mgmt"
-  std::vector<Endpoint> meta;     // by shard: "meta:N"; mirrored shards: "meta:S+N" is shard N's second server (S shards)
-  std::vector<Endpoint> storage;  // in deployment order: "storage:N"
-  std::vector<Endpoint> client;   // by rank: "client:N"
+  std::vector<Endpoint> mgmt;  // index 0 is "mgmt"
+  std::vector<Endpoint> meta;  // by shard: "meta:N"; mirrored shards: "meta:S+N" is shard N's second server (S shards)
+  std::vector<Endpoint> storage;               // in deployment order: "storage:N"
+  std::vector<Endpoint> client;                // by rank: "client:N"
   std::map<TargetId, Endpoint> target_server;  // every target and the storage service serving it
   std::map<TargetId, NodeId> target_node;
 
@@ -48,9 +48,8 @@ struct FaultDirectory {
       case Role::client: list = &client; break;
     }
     if (subject.index >= list->size()) {
-      return error(StatusCode::not_found, subject.to_string() + ": the deployment has " +
-                                              std::to_string(list->size()) + " " +
-                                              std::string(to_string(subject.role)) + " service(s)");
+      return error(StatusCode::not_found, subject.to_string() + ": the deployment has " + std::to_string(list->size()) +
+                                              " " + std::string(to_string(subject.role)) + " service(s)");
     }
     const Endpoint ep = (*list)[subject.index];
     if (!ep.valid()) {

@@ -125,8 +125,8 @@ Result<std::vector<TargetId>> choose_beegfs_targets(ChooserKind kind, const std:
       std::unordered_set<NodeId> used_nodes;
       for (const Pool& pool : pools) {
         if (chosen.size() >= request.min_required_count) break;
-        choose_internode_from(pool, request.stripe_count - static_cast<std::uint32_t>(chosen.size()), used_nodes,
-                              rng, chosen);
+        choose_internode_from(pool, request.stripe_count - static_cast<std::uint32_t>(chosen.size()), used_nodes, rng,
+                              chosen);
       }
       break;
     }

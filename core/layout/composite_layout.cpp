@@ -32,13 +32,13 @@ Status CompositeLayout::validate(const std::vector<LayoutComponent>& components)
     if (c.extent_start != expected_start) {
       return error(StatusCode::invalid_argument,
                    component_field(i, "extent_start") + "=" + std::to_string(c.extent_start) +
-                       (i == 0 ? " must be 0" : " must equal the previous extent_end " + std::to_string(expected_start) +
-                                                    " (extents are contiguous and do not overlap)"));
+                       (i == 0 ? " must be 0"
+                               : " must equal the previous extent_end " + std::to_string(expected_start) +
+                                     " (extents are contiguous and do not overlap)"));
     }
     if (c.extent_end <= c.extent_start) {
-      return error(StatusCode::invalid_argument,
-                   component_field(i, "extent_end") + " makes the empty extent " +
-                       extent_to_string(c.extent_start, c.extent_end));
+      return error(StatusCode::invalid_argument, component_field(i, "extent_end") + " makes the empty extent " +
+                                                     extent_to_string(c.extent_start, c.extent_end));
     }
     if (c.extent_end == k_extent_eof) {
       if (i + 1 != components.size()) {
@@ -48,22 +48,19 @@ Status CompositeLayout::validate(const std::vector<LayoutComponent>& components)
       continue;
     }
     if (c.extent_end > k_max_file_bytes) {
-      return error(StatusCode::invalid_argument,
-                   component_field(i, "extent_end") + "=" + std::to_string(c.extent_end) +
-                       " is past the largest file offset; use k_extent_eof");
+      return error(StatusCode::invalid_argument, component_field(i, "extent_end") + "=" + std::to_string(c.extent_end) +
+                                                     " is past the largest file offset; use k_extent_eof");
     }
     if (c.extent_end % k_min_chunk_bytes != 0 || c.extent_end % c.pattern.chunk_bytes() != 0) {
-      return error(StatusCode::invalid_argument,
-                   component_field(i, "extent_end") + "=" + std::to_string(c.extent_end) +
-                       " is not a multiple of 65536 and of the component's chunk_bytes " +
-                       std::to_string(c.pattern.chunk_bytes()));
+      return error(StatusCode::invalid_argument, component_field(i, "extent_end") + "=" + std::to_string(c.extent_end) +
+                                                     " is not a multiple of 65536 and of the component's chunk_bytes " +
+                                                     std::to_string(c.pattern.chunk_bytes()));
     }
   }
   return ok_status();
 }
 
-Result<CompositeLayout> CompositeLayout::make(std::vector<LayoutComponent> components,
-                                              ComponentObjectOffsets offsets) {
+Result<CompositeLayout> CompositeLayout::make(std::vector<LayoutComponent> components, ComponentObjectOffsets offsets) {
   if (Status s = validate(components); !s.ok()) return s;
   return CompositeLayout(std::move(components), offsets);
 }
@@ -80,9 +77,8 @@ std::uint64_t CompositeLayout::pattern_offset(const LayoutComponent& c, std::uin
 
 Result<std::uint32_t> CompositeLayout::component_index_of(std::uint64_t file_offset) const {
   if (file_offset >= end_bytes()) {
-    return error(StatusCode::invalid_argument,
-                 "composite layout: offset " + std::to_string(file_offset) + " is past the last extent end " +
-                     std::to_string(end_bytes()));
+    return error(StatusCode::invalid_argument, "composite layout: offset " + std::to_string(file_offset) +
+                                                   " is past the last extent end " + std::to_string(end_bytes()));
   }
   // First component whose start is beyond the offset; the one before covers it.
   const auto it = std::upper_bound(components_.begin(), components_.end(), file_offset,
@@ -108,15 +104,15 @@ std::uint64_t CompositeLayout::file_offset_of(std::uint32_t component_index, std
 Result<std::vector<StripePiece>> CompositeLayout::map_range(std::uint64_t file_offset, std::uint64_t length) const {
   if (length == 0) return std::vector<StripePiece>{};
   if (file_offset > k_max_file_bytes || length > k_max_file_bytes - file_offset) {
-    return error(StatusCode::invalid_argument,
-                 "composite layout: range offset=" + std::to_string(file_offset) + " length=" +
-                     std::to_string(length) + " ends past the largest file offset");
+    return error(StatusCode::invalid_argument, "composite layout: range offset=" + std::to_string(file_offset) +
+                                                   " length=" + std::to_string(length) +
+                                                   " ends past the largest file offset");
   }
   const std::uint64_t end = file_offset + length;
   if (end > end_bytes()) {
-    return error(StatusCode::invalid_argument,
-                 "composite layout: range offset=" + std::to_string(file_offset) + " length=" +
-                     std::to_string(length) + " reaches past the last extent end " + std::to_string(end_bytes()));
+    return error(StatusCode::invalid_argument, "composite layout: range offset=" + std::to_string(file_offset) +
+                                                   " length=" + std::to_string(length) +
+                                                   " reaches past the last extent end " + std::to_string(end_bytes()));
   }
   const Result<std::uint32_t> first = component_index_of(file_offset);
   if (!first.ok()) return first.status();
@@ -130,10 +126,10 @@ Result<std::vector<StripePiece>> CompositeLayout::map_range(std::uint64_t file_o
     piece_count += (hi - 1) / c.pattern.chunk_bytes() - lo / c.pattern.chunk_bytes() + 1;
   }
   if (piece_count > k_max_pieces_per_map) {
-    return error(StatusCode::invalid_argument,
-                 "composite layout: range offset=" + std::to_string(file_offset) + " length=" +
-                     std::to_string(length) + " spans " + std::to_string(piece_count) +
-                     " chunks, more than k_max_pieces_per_map; split the request");
+    return error(StatusCode::invalid_argument, "composite layout: range offset=" + std::to_string(file_offset) +
+                                                   " length=" + std::to_string(length) + " spans " +
+                                                   std::to_string(piece_count) +
+                                                   " chunks, more than k_max_pieces_per_map; split the request");
   }
 
   std::vector<StripePiece> pieces;
@@ -179,9 +175,9 @@ std::vector<std::vector<std::uint64_t>> CompositeLayout::object_sizes(std::uint6
 Result<std::uint64_t> CompositeLayout::file_size_from_object_sizes(
     const std::vector<std::vector<std::uint64_t>>& object_sizes) const {
   if (object_sizes.size() != components_.size()) {
-    return error(StatusCode::invalid_argument,
-                 "composite layout: got object sizes for " + std::to_string(object_sizes.size()) +
-                     " components, layout has " + std::to_string(components_.size()));
+    return error(StatusCode::invalid_argument, "composite layout: got object sizes for " +
+                                                   std::to_string(object_sizes.size()) + " components, layout has " +
+                                                   std::to_string(components_.size()));
   }
   std::uint64_t file_size = 0;
   for (std::size_t i = 0; i < components_.size(); ++i) {
@@ -192,13 +188,12 @@ Result<std::uint64_t> CompositeLayout::file_size_from_object_sizes(
                    "composite layout: components[" + std::to_string(i) + "]: " + implied.status().message());
     }
     if (*implied == 0) continue;
-    const std::uint64_t size =
-        offsets_ == ComponentObjectOffsets::file_offset ? *implied : c.extent_start + *implied;
+    const std::uint64_t size = offsets_ == ComponentObjectOffsets::file_offset ? *implied : c.extent_start + *implied;
     if (size <= c.extent_start || size > c.extent_end || size > k_max_file_bytes) {
-      return error(StatusCode::invalid_argument,
-                   "composite layout: components[" + std::to_string(i) + "] objects hold a byte at " +
-                       std::to_string(size - 1) + ", outside the extent " +
-                       extent_to_string(c.extent_start, c.extent_end));
+      return error(StatusCode::invalid_argument, "composite layout: components[" + std::to_string(i) +
+                                                     "] objects hold a byte at " + std::to_string(size - 1) +
+                                                     ", outside the extent " +
+                                                     extent_to_string(c.extent_start, c.extent_end));
     }
     file_size = std::max(file_size, size);
   }
@@ -206,8 +201,8 @@ Result<std::uint64_t> CompositeLayout::file_size_from_object_sizes(
 }
 
 std::string CompositeLayout::to_string() const {
-  std::string s = offsets_ == ComponentObjectOffsets::file_offset ? "composite/file_offset{"
-                                                                  : "composite/component_offset{";
+  std::string s =
+      offsets_ == ComponentObjectOffsets::file_offset ? "composite/file_offset{" : "composite/component_offset{";
   for (std::size_t i = 0; i < components_.size(); ++i) {
     if (i != 0) s += "; ";
     s += extent_to_string(components_[i].extent_start, components_[i].extent_end) + " " +

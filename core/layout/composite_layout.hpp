@@ -98,8 +98,7 @@ class CompositeLayout {
   // reach). In file_offset mode an object's size counts its leading hole.
   std::vector<std::vector<std::uint64_t>> object_sizes(std::uint64_t file_size) const;
   // The file size implied by all objects' sizes (the largest over components).
-  Result<std::uint64_t> file_size_from_object_sizes(
-      const std::vector<std::vector<std::uint64_t>>& object_sizes) const;
+  Result<std::uint64_t> file_size_from_object_sizes(const std::vector<std::vector<std::uint64_t>>& object_sizes) const;
 
   std::string to_string() const;
 

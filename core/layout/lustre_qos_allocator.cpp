@@ -48,9 +48,8 @@ std::uint64_t saturating_sub(std::uint64_t a, std::uint64_t b) { return a > b ? 
 
 Status validate_count(std::uint32_t stripe_count) {
   if (stripe_count == 0 || stripe_count > k_max_stripe_count) {
-    return error(StatusCode::invalid_argument,
-                 "lustre qos: stripe_count=" + std::to_string(stripe_count) + " is outside 1.." +
-                     std::to_string(k_max_stripe_count));
+    return error(StatusCode::invalid_argument, "lustre qos: stripe_count=" + std::to_string(stripe_count) +
+                                                   " is outside 1.." + std::to_string(k_max_stripe_count));
   }
   return ok_status();
 }
@@ -59,14 +58,12 @@ Status validate_count(std::uint32_t stripe_count) {
 
 Status validate(const LustreQosConfig& config) {
   if (config.threshold_rr_percent > 100) {
-    return error(StatusCode::invalid_argument,
-                 "lustre qos config: threshold_rr_percent=" + std::to_string(config.threshold_rr_percent) +
-                     " is outside 0..100");
+    return error(StatusCode::invalid_argument, "lustre qos config: threshold_rr_percent=" +
+                                                   std::to_string(config.threshold_rr_percent) + " is outside 0..100");
   }
   if (config.prio_free_percent > 100) {
-    return error(StatusCode::invalid_argument,
-                 "lustre qos config: prio_free_percent=" + std::to_string(config.prio_free_percent) +
-                     " is outside 0..100");
+    return error(StatusCode::invalid_argument, "lustre qos config: prio_free_percent=" +
+                                                   std::to_string(config.prio_free_percent) + " is outside 0..100");
   }
   return ok_status();
 }
@@ -198,8 +195,7 @@ std::vector<TargetId> LustreQosAllocator::allocate_weighted(const std::vector<co
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < m; ++i) {
       const TargetInfo& t = *usable_targets[i];
-      weight[i] = taken[i] ? 0
-                           : saturating_sub(free_mib[i], ost_penalty_mib_[t.id] + oss_penalty_mib_[t.node]);
+      weight[i] = taken[i] ? 0 : saturating_sub(free_mib[i], ost_penalty_mib_[t.id] + oss_penalty_mib_[t.node]);
       total += weight[i];
     }
     std::size_t pick = m;
@@ -214,8 +210,10 @@ std::vector<TargetId> LustreQosAllocator::allocate_weighted(const std::vector<co
       std::uint64_t r = rng.uniform(m - chosen.size());
       for (std::size_t i = 0; i < m && pick == m; ++i) {
         if (taken[i]) continue;
-        if (r == 0) pick = i;
-        else --r;
+        if (r == 0)
+          pick = i;
+        else
+          --r;
       }
     }
     SLUICE_ASSERT(pick < m);
@@ -258,10 +256,10 @@ Result<std::vector<TargetId>> LustreQosAllocator::allocate_from(const std::vecto
     if (target_usable(*t)) chosen.push_back(t->id);
   }
   if (chosen.size() < stripe_count) {
-    return error(StatusCode::no_space,
-                 "lustre qos: start_target=" + std::to_string(start_target) + " wants " +
-                     std::to_string(stripe_count) + " stripes but only " + std::to_string(chosen.size()) +
-                     " candidates are online (Lustre fails such a request with EFBIG)");
+    return error(StatusCode::no_space, "lustre qos: start_target=" + std::to_string(start_target) + " wants " +
+                                           std::to_string(stripe_count) + " stripes but only " +
+                                           std::to_string(chosen.size()) +
+                                           " candidates are online (Lustre fails such a request with EFBIG)");
   }
   last_mode_ = QosMode::specific;
   return chosen;

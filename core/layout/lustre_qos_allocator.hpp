@@ -99,8 +99,8 @@ class LustreQosAllocator {
   // Exactly stripe_count targets: start_target (if online) and the online
   // targets after it in id order. Errors: invalid_argument when start_target
   // is not a candidate; no_space when fewer than stripe_count are online.
-  Result<std::vector<TargetId>> allocate_from(const std::vector<TargetInfo>& candidates,
-                                              std::uint32_t stripe_count, TargetId start_target);
+  Result<std::vector<TargetId>> allocate_from(const std::vector<TargetInfo>& candidates, std::uint32_t stripe_count,
+                                              TargetId start_target);
 
   // Online, with capacity, and not full by lod_qos_dev_is_full.
   static bool usable(const TargetInfo& target);

@@ -33,9 +33,9 @@ std::string field_error(std::string_view field, std::uint64_t value, std::string
 Status StripePattern::validate(StripeFlavor flavor, std::uint64_t chunk_bytes,
                                const std::vector<std::uint32_t>& targets) {
   if (chunk_bytes < k_min_chunk_bytes) {
-    return error(StatusCode::invalid_argument,
-                 field_error("chunk_bytes", chunk_bytes,
-                             "is below the minimum of " + std::to_string(k_min_chunk_bytes)));
+    return error(
+        StatusCode::invalid_argument,
+        field_error("chunk_bytes", chunk_bytes, "is below the minimum of " + std::to_string(k_min_chunk_bytes)));
   }
   if (flavor == StripeFlavor::beegfs) {
     if (!is_power_of_two(chunk_bytes)) {
@@ -62,9 +62,9 @@ Status StripePattern::validate(StripeFlavor flavor, std::uint64_t chunk_bytes,
     return error(StatusCode::invalid_argument, field_error("stripe_count", 0, "must be at least 1"));
   }
   if (targets.size() > k_max_stripe_count) {
-    return error(StatusCode::invalid_argument,
-                 field_error("stripe_count", targets.size(),
-                             "exceeds the maximum of " + std::to_string(k_max_stripe_count)));
+    return error(
+        StatusCode::invalid_argument,
+        field_error("stripe_count", targets.size(), "exceeds the maximum of " + std::to_string(k_max_stripe_count)));
   }
   std::unordered_set<std::uint32_t> seen;
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -167,12 +167,10 @@ std::vector<std::uint64_t> StripePattern::object_sizes(std::uint64_t file_size) 
   return sizes;
 }
 
-Result<std::uint64_t> StripePattern::file_size_from_object_sizes(
-    const std::vector<std::uint64_t>& object_sizes) const {
+Result<std::uint64_t> StripePattern::file_size_from_object_sizes(const std::vector<std::uint64_t>& object_sizes) const {
   if (object_sizes.size() != targets_.size()) {
-    return error(StatusCode::invalid_argument,
-                 "stripe pattern: got " + std::to_string(object_sizes.size()) + " object sizes for " +
-                     std::to_string(targets_.size()) + " stripes");
+    return error(StatusCode::invalid_argument, "stripe pattern: got " + std::to_string(object_sizes.size()) +
+                                                   " object sizes for " + std::to_string(targets_.size()) + " stripes");
   }
   // An object can hold at most its share of a k_max_file_bytes file.
   const std::uint64_t max_object_bytes = object_size(k_max_file_bytes, 0);
@@ -181,15 +179,15 @@ Result<std::uint64_t> StripePattern::file_size_from_object_sizes(
     const std::uint64_t size = object_sizes[p];
     if (size == 0) continue;
     if (size > max_object_bytes) {
-      return error(StatusCode::invalid_argument,
-                   "stripe pattern: object_sizes[" + std::to_string(p) + "]=" + std::to_string(size) +
-                       " puts a byte past the largest file offset");
+      return error(StatusCode::invalid_argument, "stripe pattern: object_sizes[" + std::to_string(p) +
+                                                     "]=" + std::to_string(size) +
+                                                     " puts a byte past the largest file offset");
     }
     const std::uint64_t last_byte = file_offset_of(p, size - 1);
     if (last_byte >= k_max_file_bytes) {
-      return error(StatusCode::invalid_argument,
-                   "stripe pattern: object_sizes[" + std::to_string(p) + "]=" + std::to_string(size) +
-                       " puts a byte past the largest file offset");
+      return error(StatusCode::invalid_argument, "stripe pattern: object_sizes[" + std::to_string(p) +
+                                                     "]=" + std::to_string(size) +
+                                                     " puts a byte past the largest file offset");
     }
     file_size = std::max(file_size, last_byte + 1);
   }

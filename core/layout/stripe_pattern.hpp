@@ -113,12 +113,10 @@ class StripePattern {
  public:
   // Checks a would-be pattern; the message names the bad field
   // ("chunk_bytes", "stripe_count", "targets[i]") and the rule it breaks.
-  static Status validate(StripeFlavor flavor, std::uint64_t chunk_bytes,
-                         const std::vector<std::uint32_t>& targets);
+  static Status validate(StripeFlavor flavor, std::uint64_t chunk_bytes, const std::vector<std::uint32_t>& targets);
 
   // A RAID0 pattern over storage targets, in stripe order.
-  static Result<StripePattern> raid0(StripeFlavor flavor, std::uint64_t chunk_bytes,
-                                     std::vector<TargetId> targets);
+  static Result<StripePattern> raid0(StripeFlavor flavor, std::uint64_t chunk_bytes, std::vector<TargetId> targets);
   // A BeeGFS buddy-mirrored pattern over buddy groups (BeeGFS rules).
   static Result<StripePattern> buddy_mirror(std::uint64_t chunk_bytes, std::vector<GroupId> groups);
 
@@ -165,10 +163,8 @@ class StripePattern {
   bool operator==(const StripePattern&) const = default;
 
  private:
-  StripePattern(StripeFlavor flavor, bool buddy_mirrored, std::uint64_t chunk_bytes,
-                std::vector<std::uint32_t> targets)
-      : flavor_(flavor), buddy_mirrored_(buddy_mirrored), chunk_bytes_(chunk_bytes),
-        targets_(std::move(targets)) {}
+  StripePattern(StripeFlavor flavor, bool buddy_mirrored, std::uint64_t chunk_bytes, std::vector<std::uint32_t> targets)
+      : flavor_(flavor), buddy_mirrored_(buddy_mirrored), chunk_bytes_(chunk_bytes), targets_(std::move(targets)) {}
 
   StripeFlavor flavor_;
   bool buddy_mirrored_;

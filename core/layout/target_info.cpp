@@ -9,8 +9,8 @@ bool target_usable(const TargetInfo& target) { return target.online && target.ca
 Status validate_targets(const std::vector<TargetInfo>& targets) {
   if (targets.size() > k_max_chooser_candidates) {
     return error(StatusCode::invalid_argument,
-                 "targets: " + std::to_string(targets.size()) + " candidates exceed k_max_chooser_candidates=" +
-                     std::to_string(k_max_chooser_candidates));
+                 "targets: " + std::to_string(targets.size()) +
+                     " candidates exceed k_max_chooser_candidates=" + std::to_string(k_max_chooser_candidates));
   }
   std::unordered_set<TargetId> seen;
   for (std::size_t i = 0; i < targets.size(); ++i) {
@@ -23,9 +23,9 @@ Status validate_targets(const std::vector<TargetInfo>& targets) {
       return error(StatusCode::invalid_argument, where + ".id=" + std::to_string(t.id) + " repeats an earlier target");
     }
     if (t.free_bytes > t.capacity_bytes) {
-      return error(StatusCode::invalid_argument,
-                   where + " (id " + std::to_string(t.id) + ") free_bytes=" + std::to_string(t.free_bytes) +
-                       " exceeds capacity_bytes=" + std::to_string(t.capacity_bytes));
+      return error(StatusCode::invalid_argument, where + " (id " + std::to_string(t.id) +
+                                                     ") free_bytes=" + std::to_string(t.free_bytes) +
+                                                     " exceeds capacity_bytes=" + std::to_string(t.capacity_bytes));
     }
   }
   return ok_status();
@@ -78,9 +78,8 @@ Result<ChooserKind> chooser_kind_from_string(std::string_view name) {
 
 Status validate(const ChooseRequest& request) {
   if (request.stripe_count == 0 || request.stripe_count > k_max_stripe_count) {
-    return error(StatusCode::invalid_argument,
-                 "choose request: stripe_count=" + std::to_string(request.stripe_count) + " is outside 1.." +
-                     std::to_string(k_max_stripe_count));
+    return error(StatusCode::invalid_argument, "choose request: stripe_count=" + std::to_string(request.stripe_count) +
+                                                   " is outside 1.." + std::to_string(k_max_stripe_count));
   }
   if (request.min_required_count == 0 || request.min_required_count > request.stripe_count) {
     return error(StatusCode::invalid_argument,

@@ -50,12 +50,10 @@ Status placement_error(const DirPlacement& p, const std::string& problem) {
 Status validate_placement(const DirPlacement& p) {
   if (p.shard_count == 0) return placement_error(p, "shard_count is 0");
   if (p.shard_count > k_shard_count_max) {
-    return placement_error(p, "shard_count exceeds k_shard_count_max " +
-                                  std::to_string(k_shard_count_max));
+    return placement_error(p, "shard_count exceeds k_shard_count_max " + std::to_string(k_shard_count_max));
   }
   if (p.owner_shard >= p.shard_count) {
-    return placement_error(p, "owner_shard " + std::to_string(p.owner_shard) +
-                                  " is not below shard_count");
+    return placement_error(p, "owner_shard " + std::to_string(p.owner_shard) + " is not below shard_count");
   }
   switch (p.policy) {
     case MetaPolicy::dir_owner:
@@ -72,8 +70,7 @@ Status validate_placement(const DirPlacement& p) {
       }
       if (p.stripe_shards.empty()) return placement_error(p, "striped_dir has no stripes");
       if (p.stripe_shards.size() > k_dir_stripes_max) {
-        return placement_error(p, std::to_string(p.stripe_shards.size()) +
-                                      " stripes exceed k_dir_stripes_max " +
+        return placement_error(p, std::to_string(p.stripe_shards.size()) + " stripes exceed k_dir_stripes_max " +
                                       std::to_string(k_dir_stripes_max));
       }
       if (p.stripe_shards.size() > p.shard_count) {
@@ -85,8 +82,7 @@ Status validate_placement(const DirPlacement& p) {
       std::vector<ShardId> sorted = p.stripe_shards;
       std::sort(sorted.begin(), sorted.end());
       if (sorted.back() >= p.shard_count) {
-        return placement_error(p, "stripe shard " + std::to_string(sorted.back()) +
-                                      " is not below shard_count");
+        return placement_error(p, "stripe shard " + std::to_string(sorted.back()) + " is not below shard_count");
       }
       if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
         return placement_error(p, "shard " + std::to_string(*dup) + " holds two stripes");

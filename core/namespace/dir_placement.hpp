@@ -46,10 +46,10 @@ enum class MetaPolicy : std::uint8_t {
 // How a name maps to a stripe of a striped directory (Lustre LMV_HASH_TYPE_*,
 // lustre_user.h). Wire values: never renumber.
 enum class DirHashKind : std::uint8_t {
-  none = 0,       // dir_owner: names are not hashed
-  fnv_1a_64 = 1,  // LMV_HASH_TYPE_FNV_1A_64: fnv_1a_64(name) mod stripes; path_hash: of the full path
-  crush = 2,      // LMV_HASH_TYPE_CRUSH: placement group straw, minimal movement on split
-  rendezvous = 3, // sluice's own: per-name straw, minimal movement and per-name balance
+  none = 0,        // dir_owner: names are not hashed
+  fnv_1a_64 = 1,   // LMV_HASH_TYPE_FNV_1A_64: fnv_1a_64(name) mod stripes; path_hash: of the full path
+  crush = 2,       // LMV_HASH_TYPE_CRUSH: placement group straw, minimal movement on split
+  rendezvous = 3,  // sluice's own: per-name straw, minimal movement and per-name balance
 };
 
 std::string_view to_string(MetaPolicy policy);

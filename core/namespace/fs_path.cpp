@@ -30,8 +30,7 @@ Status check_component(std::string_view path, std::string_view name) {
   if (name == "..") return path_error(path, "component \"..\" is not allowed");
   if (name.size() > k_name_bytes_max) {
     return path_error(path, "component " + quoted(name) + " is " + std::to_string(name.size()) +
-                                " bytes, more than k_name_bytes_max " +
-                                std::to_string(k_name_bytes_max));
+                                " bytes, more than k_name_bytes_max " + std::to_string(k_name_bytes_max));
   }
   return ok_status();
 }
@@ -44,9 +43,9 @@ Status validate_name(std::string_view name) {
     return error(StatusCode::invalid_argument, "name " + quoted(name) + " is not allowed");
   }
   if (name.size() > k_name_bytes_max) {
-    return error(StatusCode::invalid_argument,
-                 "name " + quoted(name) + " is " + std::to_string(name.size()) +
-                     " bytes, more than k_name_bytes_max " + std::to_string(k_name_bytes_max));
+    return error(StatusCode::invalid_argument, "name " + quoted(name) + " is " + std::to_string(name.size()) +
+                                                   " bytes, more than k_name_bytes_max " +
+                                                   std::to_string(k_name_bytes_max));
   }
   if (name.find('/') != std::string_view::npos) {
     return error(StatusCode::invalid_argument, "name " + quoted(name) + " contains '/'");
@@ -61,8 +60,8 @@ Status validate_path(std::string_view path) {
   if (path.empty()) return error(StatusCode::invalid_argument, "path is empty");
   if (path.front() != '/') return path_error(path, "not absolute (must start with '/')");
   if (path.size() > k_path_bytes_max) {
-    return path_error(path, std::to_string(path.size()) + " bytes, more than k_path_bytes_max " +
-                                std::to_string(k_path_bytes_max));
+    return path_error(
+        path, std::to_string(path.size()) + " bytes, more than k_path_bytes_max " + std::to_string(k_path_bytes_max));
   }
   if (path.find('\0') != std::string_view::npos) return path_error(path, "contains a NUL byte");
   if (path.size() == 1) return ok_status();  // the root
@@ -94,8 +93,8 @@ Result<std::string> normalize_path(std::string_view path) {
     out += name;
     // Checked as we go so that a huge input fails without building a huge string.
     if (out.size() > k_path_bytes_max) {
-      return path_error(path, "normalised form is more than k_path_bytes_max " +
-                                  std::to_string(k_path_bytes_max) + " bytes");
+      return path_error(path,
+                        "normalised form is more than k_path_bytes_max " + std::to_string(k_path_bytes_max) + " bytes");
     }
   }
   if (out.empty()) out = "/";
@@ -128,9 +127,7 @@ std::size_t path_depth(std::string_view path) {
   return slashes;
 }
 
-PathComponents::Iterator::Iterator(std::string_view path, std::size_t name_begin) : path_(path) {
-  load(name_begin);
-}
+PathComponents::Iterator::Iterator(std::string_view path, std::size_t name_begin) : path_(path) { load(name_begin); }
 
 void PathComponents::Iterator::load(std::size_t name_begin) {
   if (name_begin >= path_.size()) {

@@ -68,7 +68,7 @@ std::size_t path_depth(std::string_view path);
 struct PathStep {
   std::string_view parent;  // "/" for the first step
   std::string_view name;
-  std::string_view path;    // parent joined with name
+  std::string_view path;  // parent joined with name
 };
 
 // The walk over a canonical path, one PathStep per component, root first:

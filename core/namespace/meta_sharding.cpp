@@ -17,8 +17,7 @@ Status sharding_error(std::string_view where, const std::string& problem) {
 }
 
 // Stripes on `count` consecutive shards in ring order from `start`.
-std::vector<ShardId> consecutive_shards(ShardId start, std::uint32_t count,
-                                        std::uint32_t shard_count) {
+std::vector<ShardId> consecutive_shards(ShardId start, std::uint32_t count, std::uint32_t shard_count) {
   std::vector<ShardId> shards;
   shards.reserve(count);
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -51,9 +50,9 @@ Status placement_error(const std::string& problem) { return sharding_error("plac
 // place_striped reports.
 ShardId striped_start_shard(const DirPlacement& parent, std::string_view path, const PathSplit& where,
                             const NamespaceConfig& config, Rng& rng) {
-  const bool spread = config.mkdir_rule == MkdirShardRule::random ||
-                      (config.mkdir_rule == MkdirShardRule::random_near_root &&
-                       path_depth(path) <= config.mkdir_spread_depth_max);
+  const bool spread =
+      config.mkdir_rule == MkdirShardRule::random ||
+      (config.mkdir_rule == MkdirShardRule::random_near_root && path_depth(path) <= config.mkdir_spread_depth_max);
   return spread ? static_cast<ShardId>(rng.uniform(config.shard_count))
                 : shard_for_entry(parent, where.parent, where.name);
 }
@@ -84,9 +83,9 @@ Result<DirPlacement> place_striped(DirPlacement dir, const DirPlacement& parent,
 Result<DirPlacement> place_path_hashed(DirPlacement dir, const DirPlacement& parent, std::string_view path,
                                        const NamespaceConfig& config) {
   if (parent.shard_count != config.shard_count) {
-    return placement_error("parent of " + std::string(path) + " was hashed over " +
-                           std::to_string(parent.shard_count) + " shards but config has " +
-                           std::to_string(config.shard_count) + " (path_hash cannot reshard)");
+    return placement_error("parent of " + std::string(path) + " was hashed over " + std::to_string(parent.shard_count) +
+                           " shards but config has " + std::to_string(config.shard_count) +
+                           " (path_hash cannot reshard)");
   }
   dir.hash_kind = DirHashKind::fnv_1a_64;
   dir.owner_shard = path_hash_shard(path, config.shard_count);
@@ -102,8 +101,7 @@ ShardId path_hash_shard(std::string_view path, std::uint32_t shard_count) {
 
 bool resolution_walks_path(MetaPolicy policy) { return policy != MetaPolicy::path_hash; }
 
-std::uint32_t stripe_index_for_name(DirHashKind kind, std::string_view name,
-                                    std::uint32_t stripe_count) {
+std::uint32_t stripe_index_for_name(DirHashKind kind, std::string_view name, std::uint32_t stripe_count) {
   SLUICE_ASSERT(stripe_count > 0);
   switch (kind) {
     case DirHashKind::fnv_1a_64: return stripe_index_fnv_1a_64(name, stripe_count);
@@ -128,8 +126,7 @@ Result<DirPlacement> root_placement(const NamespaceConfig& config) {
     case MetaPolicy::striped_dir:
       root.hash_kind = config.dir_hash;
       root.owner_shard = config.root_shard;
-      root.stripe_shards =
-          consecutive_shards(config.root_shard, config.dir_stripe_count, config.shard_count);
+      root.stripe_shards = consecutive_shards(config.root_shard, config.dir_stripe_count, config.shard_count);
       break;
     case MetaPolicy::path_hash:
       root.hash_kind = DirHashKind::fnv_1a_64;
@@ -140,16 +137,14 @@ Result<DirPlacement> root_placement(const NamespaceConfig& config) {
 }
 
 Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string_view path,
-                                         const NamespaceConfig& config, Rng& rng,
-                                         const MkdirOptions& options) {
+                                         const NamespaceConfig& config, Rng& rng, const MkdirOptions& options) {
   if (Status s = validate_config(config); !s.ok()) return s;
   SLUICE_ASSERT(valid(parent));
   const Result<PathSplit> where = split_path(path);
   if (!where.ok()) return where.status();
   if (parent.policy != config.policy) {
-    return placement_error("parent of " + std::string(path) + " has policy " +
-                           std::string(to_string(parent.policy)) + " but config has " +
-                           std::string(to_string(config.policy)));
+    return placement_error("parent of " + std::string(path) + " has policy " + std::string(to_string(parent.policy)) +
+                           " but config has " + std::string(to_string(config.policy)));
   }
   const bool default_options = options.stripe_count == 0 && options.start_shard == k_no_id;
   if (config.policy != MetaPolicy::striped_dir && !default_options) {
@@ -173,8 +168,7 @@ Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string
   return placement_error("unknown policy");
 }
 
-ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path,
-                        std::string_view name) {
+ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path, std::string_view name) {
   SLUICE_ASSERT(lookup_safe(parent));
   switch (parent.policy) {
     case MetaPolicy::dir_owner: return parent.owner_shard;
@@ -213,8 +207,7 @@ std::uint32_t stripe_count_after_split(const DirPlacement& dir, const NamespaceC
   return static_cast<std::uint32_t>(std::max<std::uint64_t>(grown, stripes));
 }
 
-bool needs_split(const DirPlacement& dir, std::uint64_t stripe_entries,
-                 const NamespaceConfig& config) {
+bool needs_split(const DirPlacement& dir, std::uint64_t stripe_entries, const NamespaceConfig& config) {
   if (dir.policy != MetaPolicy::striped_dir || !config.dir_auto_split) return false;
   if (!validate_config(config).ok()) return false;
   if (stripe_entries <= config.dir_split_count) return false;
@@ -226,17 +219,14 @@ Result<DirPlacement> split(const DirPlacement& dir, const NamespaceConfig& confi
   if (Status s = validate_config(config); !s.ok()) return s;
   SLUICE_ASSERT(valid(dir));
   if (dir.policy != MetaPolicy::striped_dir) {
-    return sharding_error(k_where, "only striped_dir directories split, not " +
-                                       std::string(to_string(dir.policy)));
+    return sharding_error(k_where, "only striped_dir directories split, not " + std::string(to_string(dir.policy)));
   }
   if (config.policy != MetaPolicy::striped_dir) {
-    return sharding_error(k_where, "config policy is " + std::string(to_string(config.policy)) +
-                                       ", not striped_dir");
+    return sharding_error(k_where, "config policy is " + std::string(to_string(config.policy)) + ", not striped_dir");
   }
   for (const ShardId s : dir.stripe_shards) {
     if (s >= config.shard_count) {
-      return sharding_error(k_where, "stripe on shard " + std::to_string(s) +
-                                         " but config has only " +
+      return sharding_error(k_where, "stripe on shard " + std::to_string(s) + " but config has only " +
                                          std::to_string(config.shard_count) + " shards");
     }
   }

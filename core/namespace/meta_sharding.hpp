@@ -89,8 +89,7 @@ struct MkdirOptions {
 //                One Rng draw when the rule chosen is random, none otherwise.
 //   path_hash:   owner path_hash_shard(path, shard_count); no Rng draw.
 Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string_view path,
-                                         const NamespaceConfig& config, Rng& rng,
-                                         const MkdirOptions& options = {});
+                                         const NamespaceConfig& config, Rng& rng, const MkdirOptions& options = {});
 
 // ---- lookups -----------------------------------------------------------------
 
@@ -103,8 +102,7 @@ Result<DirPlacement> place_new_directory(const DirPlacement& parent, std::string
 //                computed without building the joined string.
 // parent_path is only read by path_hash. O(1), or O(stripes) for crush and
 // rendezvous.
-ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path,
-                        std::string_view name);
+ShardId shard_for_entry(const DirPlacement& parent, std::string_view parent_path, std::string_view name);
 
 // The shards a listing of the directory must ask, in stripe order.
 //   dir_owner: {owner}. striped_dir: stripe_shards. path_hash: every shard
@@ -124,8 +122,7 @@ bool resolution_walks_path(MetaPolicy policy);
 // stripe_index_fnv_1a_64, crush -> stripe_index_crush, rendezvous ->
 // stripe_index_rendezvous, none -> 0.
 // stripe_count must be > 0.
-std::uint32_t stripe_index_for_name(DirHashKind kind, std::string_view name,
-                                    std::uint32_t stripe_count);
+std::uint32_t stripe_index_for_name(DirHashKind kind, std::string_view name, std::uint32_t stripe_count);
 
 // ---- auto-split (striped_dir, Lustre DNE3) -------------------------------------
 
@@ -141,8 +138,7 @@ std::uint32_t stripe_count_after_split(const DirPlacement& dir, const NamespaceC
 // stripe_entries > config.dir_split_count (Lustre counts per stripe: each MDT
 // knows only its own stripe's size), and stripe_count_after_split grows.
 // False for any invalid config.
-bool needs_split(const DirPlacement& dir, std::uint64_t stripe_entries,
-                 const NamespaceConfig& config);
+bool needs_split(const DirPlacement& dir, std::uint64_t stripe_entries, const NamespaceConfig& config);
 
 // The placement after one split: the old stripes unchanged and in order, new
 // stripes appended up to stripe_count_after_split on shards without a stripe

@@ -12,9 +12,7 @@ std::uint64_t fnv_1a_64_extend(std::uint64_t hash, std::string_view bytes) {
   return hash;
 }
 
-std::uint64_t fnv_1a_64(std::string_view bytes) {
-  return fnv_1a_64_extend(k_fnv_1a_64_offset_basis, bytes);
-}
+std::uint64_t fnv_1a_64(std::string_view bytes) { return fnv_1a_64_extend(k_fnv_1a_64_offset_basis, bytes); }
 
 std::uint32_t stripe_index_fnv_1a_64(std::string_view name, std::uint32_t stripe_count) {
   SLUICE_ASSERT(stripe_count > 0);

@@ -30,14 +30,13 @@ Status config_error(const std::string& problem) {
 }  // namespace
 
 Status validate_config(const NamespaceConfig& c) {
-  if (c.policy != MetaPolicy::dir_owner && c.policy != MetaPolicy::striped_dir &&
-      c.policy != MetaPolicy::path_hash) {
+  if (c.policy != MetaPolicy::dir_owner && c.policy != MetaPolicy::striped_dir && c.policy != MetaPolicy::path_hash) {
     return config_error("unknown policy " + std::to_string(static_cast<int>(c.policy)));
   }
   if (c.shard_count == 0) return config_error("shard_count is 0 (need at least one metadata shard)");
   if (c.shard_count > k_shard_count_max) {
-    return config_error("shard_count " + std::to_string(c.shard_count) +
-                        " exceeds k_shard_count_max " + std::to_string(k_shard_count_max));
+    return config_error("shard_count " + std::to_string(c.shard_count) + " exceeds k_shard_count_max " +
+                        std::to_string(k_shard_count_max));
   }
   if (c.policy != MetaPolicy::path_hash && c.root_shard >= c.shard_count) {
     return config_error("root_shard " + std::to_string(c.root_shard) + " is not below shard_count " +
@@ -51,8 +50,8 @@ Status validate_config(const NamespaceConfig& c) {
                         std::string(to_string(c.dir_hash)));
   }
   if (c.dir_stripes_max == 0 || c.dir_stripes_max > k_dir_stripes_max) {
-    return config_error("dir_stripes_max " + std::to_string(c.dir_stripes_max) +
-                        " is not in 1..k_dir_stripes_max " + std::to_string(k_dir_stripes_max));
+    return config_error("dir_stripes_max " + std::to_string(c.dir_stripes_max) + " is not in 1..k_dir_stripes_max " +
+                        std::to_string(k_dir_stripes_max));
   }
   const std::uint32_t stripes_max = std::min(c.shard_count, c.dir_stripes_max);
   if (c.dir_stripe_count == 0) return config_error("dir_stripe_count is 0 (a directory needs a stripe)");

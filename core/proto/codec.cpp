@@ -108,8 +108,8 @@ Result<FrameHeader> parse_header(std::span<const std::byte> bytes) {
   const auto header_crc = load_le<std::uint32_t>(bytes, k_header_crc_at);
   const auto computed_crc = crc32c(bytes.first(k_header_crc_at));
   if (header_crc != computed_crc) {
-    std::string message = "frame header CRC32C mismatch: header says " + hex(header_crc) + ", bytes 0..15 give " +
-                          hex(computed_crc);
+    std::string message =
+        "frame header CRC32C mismatch: header says " + hex(header_crc) + ", bytes 0..15 give " + hex(computed_crc);
     if (header.version != k_wire_version) {
       // A future version may lay out its header differently; say so rather than only "corrupt".
       message += " (version field reads " + std::to_string(header.version) + ", this build speaks " +
@@ -140,10 +140,9 @@ Status validate(const Message& message) {
         const WireSizer sizer = size_payload(m, WireSizer::Mode::check_limits);
         if (!sizer.status().ok()) return sizer.status();
         if (sizer.bytes() > k_max_message_bytes) {
-          return Status(StatusCode::invalid_argument, std::string(T::k_name) + ": payload of " +
-                                                          std::to_string(sizer.bytes()) +
-                                                          " bytes exceeds k_max_message_bytes " +
-                                                          std::to_string(k_max_message_bytes));
+          return Status(StatusCode::invalid_argument,
+                        std::string(T::k_name) + ": payload of " + std::to_string(sizer.bytes()) +
+                            " bytes exceeds k_max_message_bytes " + std::to_string(k_max_message_bytes));
         }
         return ok_status();
       },

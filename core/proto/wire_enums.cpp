@@ -39,14 +39,14 @@ std::string_view to_string(HashKind value) {
 }
 std::string_view to_string(ChooserKind value) {
   return name_of(value, std::array<std::string_view, 6>{"server_default", "randomized", "round_robin", "random_robin",
-                                                         "random_inter_node", "space_weighted_qos"});
+                                                        "random_inter_node", "space_weighted_qos"});
 }
 std::string_view to_string(ChunkPath value) {
   return name_of(value, std::array<std::string_view, 2>{"direct", "bounce"});
 }
 std::string_view to_string(MetaRecordKind value) {
   return name_of(value, std::array<std::string_view, 7>{"reset", "put_dir", "remove_dir", "put_entry", "remove_entry",
-                                                         "counter", "reply"});
+                                                        "counter", "reply"});
 }
 
 }  // namespace sluice::proto

@@ -65,12 +65,12 @@ enum class HashKind : std::uint8_t {
 
 // Target chooser a Create asks for (core/layout implements them).
 enum class ChooserKind : std::uint8_t {
-  server_default = 0,     // whatever the metadata server is configured with
-  randomized = 1,         // BeeGFS TargetChooserType RANDOMIZED
-  round_robin = 2,        // BeeGFS ROUNDROBIN
-  random_robin = 3,       // BeeGFS RANDOMROBIN
-  random_inter_node = 4,  // BeeGFS RANDOMINTERNODE
-  space_weighted_qos = 5, // Lustre lod_qos.c weighted allocator
+  server_default = 0,      // whatever the metadata server is configured with
+  randomized = 1,          // BeeGFS TargetChooserType RANDOMIZED
+  round_robin = 2,         // BeeGFS ROUNDROBIN
+  random_robin = 3,        // BeeGFS RANDOMROBIN
+  random_inter_node = 4,   // BeeGFS RANDOMINTERNODE
+  space_weighted_qos = 5,  // Lustre lod_qos.c weighted allocator
 };
 
 // How a storage server delivers a chunk to the client's memory (core/sched decides).
@@ -93,16 +93,46 @@ enum class MetaRecordKind : std::uint8_t {
   reply = 6,         // the reply `frame` to request `value` of `client` (replicated reply cache)
 };
 
-template <> struct WireEnumMax<StripePattern> { static constexpr StripePattern value = StripePattern::buddy_mirror; };
-template <> struct WireEnumMax<InodeType> { static constexpr InodeType value = InodeType::dir; };
-template <> struct WireEnumMax<Reachability> { static constexpr Reachability value = Reachability::offline; };
-template <> struct WireEnumMax<Consistency> { static constexpr Consistency value = Consistency::bad; };
-template <> struct WireEnumMax<CapacityPool> { static constexpr CapacityPool value = CapacityPool::emergency; };
-template <> struct WireEnumMax<DirPolicy> { static constexpr DirPolicy value = DirPolicy::full_path_hash; };
-template <> struct WireEnumMax<HashKind> { static constexpr HashKind value = HashKind::rendezvous; };
-template <> struct WireEnumMax<ChooserKind> { static constexpr ChooserKind value = ChooserKind::space_weighted_qos; };
-template <> struct WireEnumMax<ChunkPath> { static constexpr ChunkPath value = ChunkPath::bounce; };
-template <> struct WireEnumMax<MetaRecordKind> { static constexpr MetaRecordKind value = MetaRecordKind::reply; };
+template <>
+struct WireEnumMax<StripePattern> {
+  static constexpr StripePattern value = StripePattern::buddy_mirror;
+};
+template <>
+struct WireEnumMax<InodeType> {
+  static constexpr InodeType value = InodeType::dir;
+};
+template <>
+struct WireEnumMax<Reachability> {
+  static constexpr Reachability value = Reachability::offline;
+};
+template <>
+struct WireEnumMax<Consistency> {
+  static constexpr Consistency value = Consistency::bad;
+};
+template <>
+struct WireEnumMax<CapacityPool> {
+  static constexpr CapacityPool value = CapacityPool::emergency;
+};
+template <>
+struct WireEnumMax<DirPolicy> {
+  static constexpr DirPolicy value = DirPolicy::full_path_hash;
+};
+template <>
+struct WireEnumMax<HashKind> {
+  static constexpr HashKind value = HashKind::rendezvous;
+};
+template <>
+struct WireEnumMax<ChooserKind> {
+  static constexpr ChooserKind value = ChooserKind::space_weighted_qos;
+};
+template <>
+struct WireEnumMax<ChunkPath> {
+  static constexpr ChunkPath value = ChunkPath::bounce;
+};
+template <>
+struct WireEnumMax<MetaRecordKind> {
+  static constexpr MetaRecordKind value = MetaRecordKind::reply;
+};
 
 // Names for logs ("raid0", "probably_offline", ...); "unknown" for values out of range.
 std::string_view to_string(StripePattern value);

@@ -123,14 +123,15 @@ class WireReader {
   template <class T>
   bool read_fixed(T& out) {
     if (remaining_bytes() < sizeof(T)) {
-      fail(pos_, "needs " + std::to_string(sizeof(T)) + " bytes, only " + std::to_string(remaining_bytes()) +
-                     " remain");
+      fail(pos_,
+           "needs " + std::to_string(sizeof(T)) + " bytes, only " + std::to_string(remaining_bytes()) + " remain");
       return false;
     }
     using U = std::make_unsigned_t<T>;
     U raw = 0;
     for (std::size_t i = 0; i < sizeof(T); ++i) {
-      raw = static_cast<U>(raw | static_cast<U>(static_cast<U>(std::to_integer<std::uint8_t>(payload_[pos_ + i])) << (8 * i)));
+      raw = static_cast<U>(
+          raw | static_cast<U>(static_cast<U>(std::to_integer<std::uint8_t>(payload_[pos_ + i])) << (8 * i)));
     }
     pos_ += sizeof(T);
     out = std::bit_cast<T>(raw);

@@ -59,8 +59,9 @@ template <class T>
 concept WireInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
 template <class T>
-concept WireEnum = std::is_enum_v<T> && std::is_unsigned_v<std::underlying_type_t<T>> &&
-                   requires { WireEnumMax<T>::value; };
+concept WireEnum = std::is_enum_v<T> && std::is_unsigned_v<std::underlying_type_t<T>> && requires {
+  WireEnumMax<T>::value;
+};
 
 template <class T>
 constexpr std::underlying_type_t<T> wire_enum_max() {

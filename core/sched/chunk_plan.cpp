@@ -33,12 +33,12 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
                                            const PlanParams& params) {
   const NodeId node = rails.node();
   if (topology.count(node, VertexKind::nic) != rails.nic_count()) {
-    return error(StatusCode::invalid_argument, "plan_chunks: the rail selector does not match node " +
-                                                   std::to_string(node) + " of this topology");
+    return error(StatusCode::invalid_argument,
+                 "plan_chunks: the rail selector does not match node " + std::to_string(node) + " of this topology");
   }
   if (chunks.size() > k_max_chunks_per_plan) {
-    return error(StatusCode::invalid_argument, "plan_chunks: " + std::to_string(chunks.size()) +
-                                                   " chunks exceed k_max_chunks_per_plan");
+    return error(StatusCode::invalid_argument,
+                 "plan_chunks: " + std::to_string(chunks.size()) + " chunks exceed k_max_chunks_per_plan");
   }
   std::uint64_t largest = 0;
   for (std::size_t i = 0; i < chunks.size(); ++i) {
@@ -61,7 +61,8 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
     chosen.push_back(Rail{nic, {}, 1, 0});
   }
   if (chosen.empty()) {
-    return error(StatusCode::again, "plan_chunks: every NIC of node " + std::to_string(node) + " is at its connection limit");
+    return error(StatusCode::again,
+                 "plan_chunks: every NIC of node " + std::to_string(node) + " is at its connection limit");
   }
   if (chunks.empty()) return std::vector<ChunkPlan>{};
 
@@ -74,7 +75,8 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
     if (!end.ok()) return end.status();
     auto route = topology.machine_route(nic_v, *end);
     if (!route.ok()) return route.status();
-    const double bandwidth = std::min(topology.vertex(nic_v).nic_port_rate_bytes_per_s, topology.bottleneck_bytes_per_s(*route));
+    const double bandwidth =
+        std::min(topology.vertex(nic_v).nic_port_rate_bytes_per_s, topology.bottleneck_bytes_per_s(*route));
     auto window = window_chunks(bandwidth, params.rtt_ns, largest, params.window);
     if (!window.ok()) return window.status();
     rail.window = std::min(*window, rails.spare(rail.nic));

@@ -13,8 +13,8 @@ std::string_view to_string(DataPath path) {
   return "?";
 }
 
-Result<PathDecision> decide_path(const topo::Topology& topology, NodeId node, MemoryPlace destination, std::uint32_t nic,
-                                 BackendCaps caps) {
+Result<PathDecision> decide_path(const topo::Topology& topology, NodeId node, MemoryPlace destination,
+                                 std::uint32_t nic, BackendCaps caps) {
   auto nic_v = topology.device(node, VertexKind::nic, nic);
   if (!nic_v.ok()) return nic_v.status();
   const topo::Vertex& n = topology.vertex(*nic_v);

@@ -61,7 +61,7 @@ struct PathDecision {
 
 // Decides the path for moving data between NIC `nic` (local index) of `node`
 // and `destination`. Errors: unknown node, NIC, GPU or NUMA node.
-Result<PathDecision> decide_path(const topo::Topology& topology, NodeId node, MemoryPlace destination, std::uint32_t nic,
-                                 BackendCaps caps);
+Result<PathDecision> decide_path(const topo::Topology& topology, NodeId node, MemoryPlace destination,
+                                 std::uint32_t nic, BackendCaps caps);
 
 }  // namespace sluice::sched

@@ -42,8 +42,8 @@ Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_nod
   }
   const std::vector<std::uint32_t>& candidates = same_switch.empty() ? cabled : same_switch;
   if (candidates.empty()) {
-    return error(StatusCode::not_found, "peer_nic: server node " + std::to_string(server_node) +
-                                            " has no NIC with a network link");
+    return error(StatusCode::not_found,
+                 "peer_nic: server node " + std::to_string(server_node) + " has no NIC with a network link");
   }
   return candidates[position % candidates.size()];
 }

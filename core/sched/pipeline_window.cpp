@@ -13,14 +13,16 @@ Result<std::uint32_t> window_chunks(double bandwidth_bytes_per_s, TimeNs rtt_ns,
   }
   if (rtt_ns < 0) return error(StatusCode::invalid_argument, "window: rtt_ns must be >= 0");
   if (chunk_bytes == 0) return error(StatusCode::invalid_argument, "window: chunk_bytes must be > 0");
-  if (limits.min_chunks == 0 || limits.min_chunks > limits.max_chunks || limits.max_chunks > k_max_window_chunks_limit) {
-    return error(StatusCode::invalid_argument, "window: limits must satisfy 1 <= min_chunks (" +
-                                                   std::to_string(limits.min_chunks) + ") <= max_chunks (" +
-                                                   std::to_string(limits.max_chunks) + ") <= k_max_window_chunks_limit");
+  if (limits.min_chunks == 0 || limits.min_chunks > limits.max_chunks ||
+      limits.max_chunks > k_max_window_chunks_limit) {
+    return error(StatusCode::invalid_argument,
+                 "window: limits must satisfy 1 <= min_chunks (" + std::to_string(limits.min_chunks) +
+                     ") <= max_chunks (" + std::to_string(limits.max_chunks) + ") <= k_max_window_chunks_limit");
   }
   const double bdp_bytes = bandwidth_bytes_per_s * static_cast<double>(rtt_ns) / 1e9;
   const double chunks = std::ceil(bdp_bytes / static_cast<double>(chunk_bytes)) + 1.0;
-  const double clamped = std::clamp(chunks, static_cast<double>(limits.min_chunks), static_cast<double>(limits.max_chunks));
+  const double clamped =
+      std::clamp(chunks, static_cast<double>(limits.min_chunks), static_cast<double>(limits.max_chunks));
   return static_cast<std::uint32_t>(clamped);
 }
 

@@ -67,7 +67,8 @@ Result<std::uint64_t> RailSelector::rank_key(MemoryPlace destination, std::uint3
                                                    (destination.kind == MemKind::gpu ? "GPU " : "NUMA node ") +
                                                    std::to_string(destination.device));
   }
-  if (nic >= keys->size()) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  if (nic >= keys->size())
+    return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
   return (*keys)[nic];
 }
 
@@ -106,7 +107,8 @@ Result<std::uint32_t> RailSelector::choose(MemoryPlace destination, BackendCaps 
 }
 
 Status RailSelector::acquire(std::uint32_t nic) {
-  if (nic >= active_.size()) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  if (nic >= active_.size())
+    return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
   if (active_[nic] >= limits_.max_connections_per_nic) {
     return error(StatusCode::again, "rail selector: NIC " + std::to_string(nic) + " is at max_connections_per_nic");
   }
@@ -116,9 +118,11 @@ Status RailSelector::acquire(std::uint32_t nic) {
 }
 
 Status RailSelector::release(std::uint32_t nic) {
-  if (nic >= active_.size()) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  if (nic >= active_.size())
+    return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
   if (active_[nic] == 0) {
-    return error(StatusCode::invalid_argument, "rail selector: release of NIC " + std::to_string(nic) + " without a connection");
+    return error(StatusCode::invalid_argument,
+                 "rail selector: release of NIC " + std::to_string(nic) + " without a connection");
   }
   --active_[nic];
   return ok_status();

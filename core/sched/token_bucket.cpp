@@ -20,8 +20,8 @@ Result<TokenBucket> TokenBucket::create(std::uint64_t rate_bytes_per_s, std::uin
                                                    " bytes/s must be in [1, k_max_token_rate_bytes_per_s]");
   }
   if (burst_bytes == 0 || burst_bytes > k_max_burst_bytes) {
-    return error(StatusCode::invalid_argument, "token bucket: burst " + std::to_string(burst_bytes) +
-                                                   " bytes must be in [1, k_max_burst_bytes]");
+    return error(StatusCode::invalid_argument,
+                 "token bucket: burst " + std::to_string(burst_bytes) + " bytes must be in [1, k_max_burst_bytes]");
   }
   return TokenBucket(rate_bytes_per_s, burst_bytes, start_ns);
 }
@@ -38,11 +38,13 @@ std::uint64_t TokenBucket::tokens_at(TimeNs now_ns) const {
 Status TokenBucket::check(TimeNs now_ns, std::uint64_t bytes) const {
   if (now_ns < last_ns_) {
     return error(StatusCode::invalid_argument, "token bucket: time " + std::to_string(now_ns) +
-                                                   " ns is before the last consume at " + std::to_string(last_ns_) + " ns");
+                                                   " ns is before the last consume at " + std::to_string(last_ns_) +
+                                                   " ns");
   }
   if (bytes > burst_bytes_) {
-    return error(StatusCode::invalid_argument, "token bucket: " + std::to_string(bytes) + " bytes exceed the burst of " +
-                                                   std::to_string(burst_bytes_) + " bytes and can never start");
+    return error(StatusCode::invalid_argument, "token bucket: " + std::to_string(bytes) +
+                                                   " bytes exceed the burst of " + std::to_string(burst_bytes_) +
+                                                   " bytes and can never start");
   }
   return ok_status();
 }

@@ -36,8 +36,8 @@ struct ChunkPlannerConfig {
 
 struct ChunkPlan {
   proto::ChunkPath path = proto::ChunkPath::direct;
-  std::uint32_t client_nic = k_no_id;   // rail; k_no_id when there is no topology
-  std::uint16_t bounce_numa = 0;        // bounce only: NUMA node of the pinned buffer
+  std::uint32_t client_nic = k_no_id;  // rail; k_no_id when there is no topology
+  std::uint16_t bounce_numa = 0;       // bounce only: NUMA node of the pinned buffer
 };
 
 class ChunkPlanner {

@@ -81,10 +81,9 @@ void Client::refresh_maps_until(std::function<bool()> ready, std::string what, S
                                                      std::to_string(attempt + 1) + " map refreshes" +
                                                      (s.ok() ? std::string() : " (" + s.to_string() + ")")));
     }
-    ops_.expect(env_.timer(config_.maps_refresh_backoff_ns << std::min<std::uint32_t>(attempt, 16)),
-                [this, ready, what, done, attempt](Completion&) {
-                  refresh_maps_until(ready, what, done, attempt + 1);
-                });
+    ops_.expect(
+        env_.timer(config_.maps_refresh_backoff_ns << std::min<std::uint32_t>(attempt, 16)),
+        [this, ready, what, done, attempt](Completion&) { refresh_maps_until(ready, what, done, attempt + 1); });
   });
 }
 
@@ -176,7 +175,8 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
                         std::uint32_t failovers, RequestId resend_id) {
   const Endpoint to = shard_endpoint(shard);
   if (!to.valid()) {
-    refresh_maps_until([this, shard] { return shard_endpoint(shard).valid(); }, "metadata shard " + std::to_string(shard),
+    refresh_maps_until([this, shard] { return shard_endpoint(shard).valid(); },
+                       "metadata shard " + std::to_string(shard),
                        [this, shard, request = std::move(request), done, failovers, resend_id](Status s) mutable {
                          if (!s.ok()) return done(s);
                          call_shard(shard, std::move(request), done, failovers, resend_id);
@@ -187,22 +187,21 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
   const RequestId id = rpc_.call(
       to, request,
       [this, shard, request, done, failovers, to, used_id](Result<proto::Message> r) mutable {
-        const bool lost = !r.ok() && (r.status().code() == StatusCode::timed_out ||
-                                      r.status().code() == StatusCode::unavailable);
+        const bool lost =
+            !r.ok() && (r.status().code() == StatusCode::timed_out || r.status().code() == StatusCode::unavailable);
         if (!lost || failovers >= config_.mirror_failovers) return done(std::move(r));
         // Waits for mgmt to name another server; resends even if it does not
         // (the server may be back, or it refused only until it learnt its role).
         auto fail_over = [this, shard, to, failovers, used_id](proto::Message req, auto finish, const Status& why) {
           env_.metrics().count("client.meta_failovers", 1);
           env_.log(LogLevel::warn, std::string(proto::message_name(req)) + " to metadata shard " +
-                                       std::to_string(shard) + " at " + to.to_string() + " failed (" +
-                                       why.to_string() + "); refreshing maps to find its primary");
-          refresh_maps_until(
-              [this, shard, to] { return shard_endpoint(shard).valid() && shard_endpoint(shard) != to; },
-              "a new primary of metadata shard " + std::to_string(shard),
-              [this, shard, req = std::move(req), finish, failovers, used_id](Status) mutable {
-                call_shard(shard, std::move(req), finish, failovers + 1, *used_id);
-              });
+                                       std::to_string(shard) + " at " + to.to_string() + " failed (" + why.to_string() +
+                                       "); refreshing maps to find its primary");
+          refresh_maps_until([this, shard, to] { return shard_endpoint(shard).valid() && shard_endpoint(shard) != to; },
+                             "a new primary of metadata shard " + std::to_string(shard),
+                             [this, shard, req = std::move(req), finish, failovers, used_id](Status) mutable {
+                               call_shard(shard, std::move(req), finish, failovers + 1, *used_id);
+                             });
         };
         if (mirrored_shards_.count(shard) != 0) return fail_over(std::move(request), done, r.status());
         // Our maps may predate the shard's mirror group (mgmt forms it once
@@ -327,9 +326,9 @@ void Client::readdir_shard(std::shared_ptr<ListingState> state, ShardId shard, s
     if (!r.ok()) return finish_shard(r.status());
     auto& page = std::get<proto::ReaddirReply>(r.value());
     if (state->entries.size() + page.entries.size() > config_.readdir_max_entries) {
-      return finish_shard(error(StatusCode::invalid_argument,
-                                "directory " + state->path + " has more than " +
-                                    std::to_string(config_.readdir_max_entries) + " entries (readdir_max_entries)"));
+      return finish_shard(error(StatusCode::invalid_argument, "directory " + state->path + " has more than " +
+                                                                  std::to_string(config_.readdir_max_entries) +
+                                                                  " entries (readdir_max_entries)"));
     }
     for (auto& e : page.entries) state->entries.push_back(std::move(e));
     if (page.eof) return finish_shard(ok_status());
@@ -343,13 +342,12 @@ void Client::read(const proto::InodeDesc& inode, std::uint64_t offset, const Mem
   submit(inode, offset, dst, false, false, std::move(done));
 }
 
-void Client::write(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& src, bool sync,
-                   BytesFn done) {
+void Client::write(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& src, bool sync, BytesFn done) {
   submit(inode, offset, src, true, sync, std::move(done));
 }
 
-void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& buffer, bool write,
-                    bool sync, BytesFn done) {
+void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& buffer, bool write, bool sync,
+                    BytesFn done) {
   auto fail_later = [this, done](Status s) { ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); }); };
   if (inode.type != proto::InodeType::file) {
     return fail_later(error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
@@ -382,7 +380,8 @@ void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const M
         ChunkJob& last = jobs[it->second];
         const std::uint64_t merged = last.user.length + piece.length;
         const bool object_adjacent = last.object_offset + last.user.length == piece.object_offset;
-        const bool buffer_adjacent = last.user.offset + last.user.length == buffer.offset + (piece.file_offset - offset);
+        const bool buffer_adjacent =
+            last.user.offset + last.user.length == buffer.offset + (piece.file_offset - offset);
         if (object_adjacent && merged <= co.max_bytes && (buffer_adjacent || co.strided)) {
           // Contiguous: the union of the two slices. Strided: a range of the
           // merged length inside the caller's buffer, starting at the first
@@ -434,22 +433,20 @@ void Client::pump() {
     // The target is not in our maps: refresh (bounded), then go or fail naming it.
     const TargetId target = job.target;
     const GroupId group = job.group;
-    refresh_maps_until([this, target, group] {
-                         return target_endpoint(group != k_no_id ? primary_of(group) : target).valid();
-                       },
-                       (group != k_no_id ? "buddy group " + std::to_string(group)
-                                         : "storage target " + std::to_string(target)) +
-                           " of file " + std::to_string(job.request->file_id),
-                       [this, job, plan = *plan](Status s) mutable {
-                         if (!s.ok()) return job_done(job, plan, error(StatusCode::not_found, s.message()), 0, std::nullopt);
-                         if (job.group != k_no_id) job.target = primary_of(job.group);
-                         const Endpoint to = target_endpoint(job.target);
-                         if (job.request->write) {
-                           write_chunk(std::move(job), plan, to);
-                         } else {
-                           read_chunk(std::move(job), plan, to);
-                         }
-                       });
+    refresh_maps_until(
+        [this, target, group] { return target_endpoint(group != k_no_id ? primary_of(group) : target).valid(); },
+        (group != k_no_id ? "buddy group " + std::to_string(group) : "storage target " + std::to_string(target)) +
+            " of file " + std::to_string(job.request->file_id),
+        [this, job, plan = *plan](Status s) mutable {
+          if (!s.ok()) return job_done(job, plan, error(StatusCode::not_found, s.message()), 0, std::nullopt);
+          if (job.group != k_no_id) job.target = primary_of(job.group);
+          const Endpoint to = target_endpoint(job.target);
+          if (job.request->write) {
+            write_chunk(std::move(job), plan, to);
+          } else {
+            read_chunk(std::move(job), plan, to);
+          }
+        });
   }
 }
 
@@ -505,12 +502,12 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
         if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
         if (c.crc_valid && c.crc32c != crc) {
           env_.metrics().count("client.crc_mismatches", 1);
-          return job_done(job, plan,
-                          error(StatusCode::corrupt, "CRC32C mismatch reading file " +
-                                                         std::to_string(job.request->file_id) + " at " +
-                                                         std::to_string(job.file_offset) + " (" + std::to_string(n) +
-                                                         " bytes) from target " + std::to_string(job.target)),
-                          0, bounce);
+          return job_done(
+              job, plan,
+              error(StatusCode::corrupt, "CRC32C mismatch reading file " + std::to_string(job.request->file_id) +
+                                             " at " + std::to_string(job.file_offset) + " (" + std::to_string(n) +
+                                             " bytes) from target " + std::to_string(job.target)),
+              0, bounce);
         }
         then();
       });
@@ -565,9 +562,8 @@ void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
     if (!sum.status.ok()) return job_done(job, plan, sum.status, 0, std::nullopt);
     const std::uint32_t crc = sum.crc32c;
     if (bounce_path) {
-      return to_bounce([this, job, plan, server, crc](MemHandle bounce) {
-        send_write(job, plan, server, bounce, bounce, crc);
-      });
+      return to_bounce(
+          [this, job, plan, server, crc](MemHandle bounce) { send_write(job, plan, server, bounce, bounce, crc); });
     }
     Result<MemHandle> w = env_.open_window(job.user);
     if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
@@ -645,14 +641,13 @@ void Client::fail_over(ChunkJob job, const Status& why) {
   ++job.failovers;
   // Waits for mgmt to name another primary; retries even if it does not (the
   // primary may be back, or the target's own maps were the stale ones).
-  refresh_maps_until([this, group, failed] {
-                       return primary_of(group) != failed && target_endpoint(primary_of(group)).valid();
-                     },
-                     "a new primary of buddy group " + std::to_string(group),
-                     [this, job = std::move(job)](Status) mutable {
-                       queued_jobs_.push_front(std::move(job));
-                       pump();
-                     });
+  refresh_maps_until(
+      [this, group, failed] { return primary_of(group) != failed && target_endpoint(primary_of(group)).valid(); },
+      "a new primary of buddy group " + std::to_string(group),
+      [this, job = std::move(job)](Status) mutable {
+        queued_jobs_.push_front(std::move(job));
+        pump();
+      });
 }
 
 }  // namespace sluice

@@ -83,14 +83,14 @@ struct ClientConfig {
   Endpoint mgmt;
   NamespaceConfig ns;
   StripeFlavor stripe_flavor = StripeFlavor::beegfs;
-  std::uint32_t max_inflight_chunks = 64;       // chunk requests in flight per client
-  std::size_t dir_cache_entries = 100'000;      // cached directory placements
-  std::uint32_t readdir_page_entries = 1024;    // entries asked per Readdir
-  std::uint64_t readdir_max_entries = 50'000'000;  // a listing larger than this fails
-  bool verify_reads = true;                     // CRC32C of every chunk read
-  std::uint32_t max_maps_refreshes = 5;         // per request that finds a shard or target unknown
+  std::uint32_t max_inflight_chunks = 64;              // chunk requests in flight per client
+  std::size_t dir_cache_entries = 100'000;             // cached directory placements
+  std::uint32_t readdir_page_entries = 1024;           // entries asked per Readdir
+  std::uint64_t readdir_max_entries = 50'000'000;      // a listing larger than this fails
+  bool verify_reads = true;                            // CRC32C of every chunk read
+  std::uint32_t max_maps_refreshes = 5;                // per request that finds a shard or target unknown
   TimeNs maps_refresh_backoff_ns = 100 * k_ns_per_ms;  // first wait between refreshes; doubles
-  std::uint32_t mirror_failovers = 4;           // re-sends of a buddy-mirrored chunk or metadata request to a new primary
+  std::uint32_t mirror_failovers = 4;  // re-sends of a buddy-mirrored chunk or metadata request to a new primary
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
@@ -100,8 +100,8 @@ struct ClientConfig {
 
 struct CreateOptions {
   std::uint32_t mode = 0644;
-  std::uint64_t chunk_bytes = 0;    // 0: the metadata server's default
-  std::uint32_t stripe_count = 0;   // 0: the metadata server's default
+  std::uint64_t chunk_bytes = 0;   // 0: the metadata server's default
+  std::uint32_t stripe_count = 0;  // 0: the metadata server's default
   proto::ChooserKind chooser = proto::ChooserKind::server_default;
 };
 
@@ -159,11 +159,11 @@ class Client {
     std::shared_ptr<IoRequest> request;
     TargetId target = k_no_id;
     std::uint64_t object_offset = 0;
-    MemHandle user;         // the caller's slice for this piece
+    MemHandle user;  // the caller's slice for this piece
     std::uint64_t file_offset = 0;
     std::uint32_t refreshes = 0;
-    GroupId group = k_no_id;       // buddy-mirrored: the group; `target` is its primary when sent
-    std::uint32_t failovers = 0;   // re-sends after the primary failed (ClientConfig::mirror_failovers)
+    GroupId group = k_no_id;      // buddy-mirrored: the group; `target` is its primary when sent
+    std::uint32_t failovers = 0;  // re-sends after the primary failed (ClientConfig::mirror_failovers)
   };
   using PlacementFn = std::function<void(Result<DirPlacement>)>;
 

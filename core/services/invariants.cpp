@@ -8,9 +8,9 @@ namespace sluice::invariants {
 
 void mirror_log(std::uint64_t epoch, std::uint64_t acked, std::size_t log_records, std::uint64_t next) {
   if (epoch == 0) return;
-  SLUICE_ASSERT_MSG(acked + log_records + 1 == next,
-                    "mirror stream: " + std::to_string(acked) + " acknowledged + " + std::to_string(log_records) +
-                        " in the log must be the " + std::to_string(next - 1) + " records given sequences");
+  SLUICE_ASSERT_MSG(acked + log_records + 1 == next, "mirror stream: " + std::to_string(acked) + " acknowledged + " +
+                                                         std::to_string(log_records) + " in the log must be the " +
+                                                         std::to_string(next - 1) + " records given sequences");
 }
 
 void mirror_ack(std::uint64_t end_sequence, std::uint64_t next) {
@@ -24,8 +24,8 @@ void mirror_apply(std::uint64_t applied, std::uint64_t sequence) {
 }
 
 void maps_version(std::uint64_t applied, std::uint64_t accepted) {
-  SLUICE_ASSERT_MSG(accepted >= applied, "maps version " + std::to_string(accepted) + " accepted after version " +
-                                             std::to_string(applied));
+  SLUICE_ASSERT_MSG(accepted >= applied,
+                    "maps version " + std::to_string(accepted) + " accepted after version " + std::to_string(applied));
 }
 
 void reply_once(bool callback_present, RequestId id) {

@@ -110,9 +110,9 @@ void MetaService::mirror_apply_maps(const proto::MapsReply& maps) {
     counter_loaded_ = false;  // a new primary reads the counter its stream brought
   }
   if (before == MirrorRole::primary && role != MirrorRole::primary) {
-    mirror_fail_held(error(StatusCode::unavailable,
-                           name() + " is no longer the primary of " + shard_name(config_.shard) + "; retry at " +
-                               group_.primary.to_string()));
+    mirror_fail_held(error(StatusCode::unavailable, name() + " is no longer the primary of " +
+                                                        shard_name(config_.shard) + "; retry at " +
+                                                        group_.primary.to_string()));
     mode_ = MirrorMode::alone;
     mirror_end_stream();
   }
@@ -129,7 +129,8 @@ void MetaService::mirror_apply_maps(const proto::MapsReply& maps) {
         // Good, but not brought in sync by this incarnation (a restart, or a
         // role just taken): make mgmt stop trusting it before resyncing it.
         mirror_report(proto::Consistency::needs_resync, [this](Status s) {
-          if (!s.ok()) env_.log(LogLevel::warn, name() + ": marking the mirror secondary needs_resync: " + s.to_string());
+          if (!s.ok())
+            env_.log(LogLevel::warn, name() + ": marking the mirror secondary needs_resync: " + s.to_string());
         });
         return;
       }
@@ -152,8 +153,7 @@ void MetaService::mirror_apply_maps(const proto::MapsReply& maps) {
         mirror_go_alone("mgmt reports the secondary " + std::string(proto::to_string(group_.secondary_state)));
       }
       return;
-    case MirrorMode::resyncing:
-      return;
+    case MirrorMode::resyncing: return;
   }
 }
 
@@ -165,12 +165,8 @@ bool MetaService::mirror_refuses(Endpoint from, proto::Message& message) {
       why += "the secondary of " + shard_name(config_.shard) + " serves no requests; its primary is " +
              group_.primary.to_string();
       break;
-    case MirrorRole::unknown:
-      why += "has not learnt its mirror role from mgmt yet";
-      break;
-    default:
-      why += "is not in the buddy group of " + shard_name(config_.shard);
-      break;
+    case MirrorRole::unknown: why += "has not learnt its mirror role from mgmt yet"; break;
+    default: why += "is not in the buddy group of " + shard_name(config_.shard); break;
   }
   env_.metrics().count("meta.mirror_refused_requests", 1);
   // Not cached: the same request may be served here once this server is primary.
@@ -185,13 +181,12 @@ void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, 
     // must not be acknowledged. The client resends to the new primary.
     env_.metrics().count("meta.mirror_failed_replies", 1);
     return send_reply(to, id,
-                      ack_of(id, error(StatusCode::unavailable, name() + " stopped being the primary of " +
-                                                                    shard_name(config_.shard) +
-                                                                    " while it handled the request; retry at " +
-                                                                    group_.primary.to_string())));
+                      ack_of(id, error(StatusCode::unavailable,
+                                       name() + " stopped being the primary of " + shard_name(config_.shard) +
+                                           " while it handled the request; retry at " + group_.primary.to_string())));
   }
-  const bool streaming = role_ == MirrorRole::primary &&
-                         (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing || catch_up_);
+  const bool streaming =
+      role_ == MirrorRole::primary && (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing || catch_up_);
   if (streaming && mutating) {
     const std::vector<std::byte> frame = proto::encode(reply);
     if (frame.size() <= proto::k_max_mirror_reply_bytes) {
@@ -207,8 +202,7 @@ void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, 
   }
   const std::uint64_t need = next_sequence_ - 1;
   const bool must_wait = role_ == MirrorRole::primary &&
-                         (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::degrading) &&
-                         need > acked_sequence_;
+                         (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::degrading) && need > acked_sequence_;
   if (!must_wait) return send_reply(to, id, std::move(reply));
   held_.push_back(HeldReply{need, to, id, std::move(reply)});
   if (held_.size() > config_.mirror.max_held_replies) {
@@ -228,8 +222,9 @@ void MetaService::mirror_record(proto::MetaRecordDesc record) {
     }
     // This record is in no log: no catch-up can be complete any more.
     if (catch_up_) {
-      env_.log(LogLevel::info, name() + ": more than max_log_records changes while the secondary is away; it will "
-                                        "get a full resync");
+      env_.log(LogLevel::info, name() +
+                                   ": more than max_log_records changes while the secondary is away; it will "
+                                   "get a full resync");
     }
     mirror_end_stream();
     return;
@@ -281,12 +276,13 @@ void MetaService::mirror_pump() {
   batch_in_flight_ = true;
   env_.metrics().count("meta.mirror_batches", 1);
   env_.metrics().count("meta.mirror_records", static_cast<double>(batch.records.size()));
-  mirror_rpc_.call(group_.secondary, std::move(batch), [this, end, generation = stream_generation_](Result<proto::Message> r) {
-    if (generation != stream_generation_) return;  // a stream suspended or ended meanwhile
-    batch_in_flight_ = false;
-    if (!r.ok()) return mirror_forward_failed(r.status());
-    mirror_acked(end);
-  });
+  mirror_rpc_.call(group_.secondary, std::move(batch),
+                   [this, end, generation = stream_generation_](Result<proto::Message> r) {
+                     if (generation != stream_generation_) return;  // a stream suspended or ended meanwhile
+                     batch_in_flight_ = false;
+                     if (!r.ok()) return mirror_forward_failed(r.status());
+                     mirror_acked(end);
+                   });
 }
 
 void MetaService::mirror_acked(std::uint64_t end_sequence) {
@@ -352,8 +348,8 @@ void MetaService::mirror_report(proto::Consistency consistency, std::function<vo
 }
 
 void MetaService::mirror_go_alone(const std::string& why) {
-  env_.log(LogLevel::warn, name() + ": going on without the mirror secondary " + group_.secondary.to_string() + ": " +
-                               why);
+  env_.log(LogLevel::warn,
+           name() + ": going on without the mirror secondary " + group_.secondary.to_string() + ": " + why);
   env_.metrics().count("meta.mirror_alone", 1);
   mode_ = MirrorMode::alone;
   mirror_suspend_stream();
@@ -491,8 +487,8 @@ void MetaService::mirror_on_batch(Endpoint from, const proto::MetaMirror& m, Rep
       reply(ack_of(m.request_id, error(code, name() + ": " + why)));
     };
     if (m.shard != config_.shard) {
-      return refuse(StatusCode::invalid_argument, "it is for " + shard_name(m.shard) + ", this server serves " +
-                                                      shard_name(config_.shard));
+      return refuse(StatusCode::invalid_argument,
+                    "it is for " + shard_name(m.shard) + ", this server serves " + shard_name(config_.shard));
     }
     if (role_ != MirrorRole::secondary || from != group_.primary) {
       mirror_fetch_maps();  // our maps may be the stale ones
@@ -501,8 +497,8 @@ void MetaService::mirror_on_batch(Endpoint from, const proto::MetaMirror& m, Rep
     if (m.records.empty()) return reply(ack_of(m.request_id, ok_status()));
     const bool starts_stream = m.first_sequence == 1 && m.records.front().kind == proto::MetaRecordKind::reset;
     if (m.epoch != applied_epoch_ && !starts_stream) {
-      return refuse(StatusCode::invalid_argument, "stream " + std::to_string(m.epoch) +
-                                                      " was not started here (a resync must start it with reset)");
+      return refuse(StatusCode::invalid_argument,
+                    "stream " + std::to_string(m.epoch) + " was not started here (a resync must start it with reset)");
     }
     if (m.epoch != applied_epoch_) {
       applied_epoch_ = m.epoch;
@@ -531,10 +527,8 @@ Status MetaService::mirror_apply(const proto::MetaRecordDesc& r) {
   MetaStore& store = *store_;
   auto tolerate_missing = [](Status s) { return s.code() == StatusCode::not_found ? ok_status() : s; };
   switch (r.kind) {
-    case proto::MetaRecordKind::reset:
-      return store.clear();
-    case proto::MetaRecordKind::put_dir:
-      return store.put_dir(r.path, r.inode);
+    case proto::MetaRecordKind::reset: return store.clear();
+    case proto::MetaRecordKind::put_dir: return store.put_dir(r.path, r.inode);
     case proto::MetaRecordKind::remove_dir: {
       // The primary removed it empty; entries a fuzzy resync page brought go with it.
       for (MetaListPage page = store.list(r.path, 0, config_.readdir_page_max_entries); !page.entries.empty();
@@ -545,12 +539,9 @@ Status MetaService::mirror_apply(const proto::MetaRecordDesc& r) {
       }
       return tolerate_missing(store.remove_dir(r.path));
     }
-    case proto::MetaRecordKind::put_entry:
-      return store.put_entry(r.path, r.name, r.inode);
-    case proto::MetaRecordKind::remove_entry:
-      return tolerate_missing(store.remove_entry(r.path, r.name));
-    case proto::MetaRecordKind::counter:
-      return store.store_counter(r.value);
+    case proto::MetaRecordKind::put_entry: return store.put_entry(r.path, r.name, r.inode);
+    case proto::MetaRecordKind::remove_entry: return tolerate_missing(store.remove_entry(r.path, r.name));
+    case proto::MetaRecordKind::counter: return store.store_counter(r.value);
     case proto::MetaRecordKind::reply: {
       const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(r.frame.data()), r.frame.size());
       Result<proto::Message> reply = proto::decode(bytes);

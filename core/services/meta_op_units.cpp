@@ -29,8 +29,9 @@ MetaOpUnits meta_op_units_for(StripeFlavor flavor) {
 
 Status validate(const MetaOpUnits& units) {
   const std::pair<const char*, std::uint32_t> fields[] = {
-      {"lookup", units.lookup}, {"stat", units.stat},     {"create", units.create},
-      {"mkdir", units.mkdir},   {"unlink", units.unlink}, {"rename", units.rename},
+      {"lookup", units.lookup},   {"stat", units.stat},
+      {"create", units.create},   {"mkdir", units.mkdir},
+      {"unlink", units.unlink},   {"rename", units.rename},
       {"setattr", units.setattr}, {"readdir_entry", units.readdir_entry}};
   for (const auto& [name, value] : fields) {
     if (value > k_meta_op_units_max) {

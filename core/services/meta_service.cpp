@@ -116,17 +116,14 @@ void MetaService::handle(Endpoint from, proto::Message& message) {
   if (role_ != MirrorRole::off && mirror_refuses(from, message)) return;
   const proto::Message* cached = nullptr;
   switch (replies_.check(from, id, &cached)) {
-    case ReplyCache::Seen::in_progress:
-      return;  // a duplicate of a request being executed: its reply will come
-    case ReplyCache::Seen::answered:
-      env_.send(from, *cached).ignore();
-      return;
-    case ReplyCache::Seen::new_request:
-      break;
+    case ReplyCache::Seen::in_progress: return;  // a duplicate of a request being executed: its reply will come
+    case ReplyCache::Seen::answered: env_.send(from, *cached).ignore(); return;
+    case ReplyCache::Seen::new_request: break;
   }
   replies_.begin(from, id);
   if (auto* m = std::get_if<proto::MetaMirror>(&message)) {
-    return mirror_on_batch(from, *m, [this, from, id](proto::Message reply) { send_reply(from, id, std::move(reply)); });
+    return mirror_on_batch(from, *m,
+                           [this, from, id](proto::Message reply) { send_reply(from, id, std::move(reply)); });
   }
   const bool mutating = is_mutating(message);
   dispatch(from, message, [this, from, id, mutating](proto::Message reply) {
@@ -162,8 +159,8 @@ void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply rep
   if (auto* m = std::get_if<proto::DetachDir>(&message)) {
     Status s = store_->get_dir(m->path).status();
     if (s.ok() && store_->entry_count(m->path) > 0) {
-      s = error(StatusCode::not_empty, "directory " + m->path + " is not empty on shard " +
-                                           std::to_string(config_.shard));
+      s = error(StatusCode::not_empty,
+                "directory " + m->path + " is not empty on shard " + std::to_string(config_.shard));
     }
     if (s.code() == StatusCode::not_found) s = ok_status();  // nothing to detach here
     if (s.ok() && !m->check_only) s = store_->remove_dir(m->path);
@@ -189,8 +186,8 @@ Status MetaService::check_owner(std::string_view parent, std::string_view name, 
   }
   Result<proto::InodeDesc> dir = store_->get_dir(parent);
   if (!dir.ok()) {
-    return error(StatusCode::not_found, "directory " + std::string(parent) + " does not exist (shard " +
-                                            std::to_string(config_.shard) + ")");
+    return error(StatusCode::not_found,
+                 "directory " + std::string(parent) + " does not exist (shard " + std::to_string(config_.shard) + ")");
   }
   const DirPlacement placement = from_wire(dir->dir_layout, config_.ns.shard_count);
   const ShardId owner = shard_for_entry(placement, parent, name);
@@ -259,57 +256,57 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
   if (store_->get_entry(parent, name_).ok()) {
     return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
   }
-  ops_.expect(env_.compute(CostKind::meta_mkdir, units_.mkdir), [this, m, parent, name_, parent_placement,
-                                                       reply](Completion&) {
-    Result<DirPlacement> placement = place_new_directory(parent_placement, m.path, config_.ns, env_.rng());
-    if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
-    Result<FileId> id = allocate_file_id();
-    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
-    proto::InodeDesc inode;
-    inode.file_id = *id;
-    inode.type = proto::InodeType::dir;
-    inode.mode = m.mode;
-    inode.mtime_ns = env_.now();
-    inode.owner_shard = placement->owner_shard;
-    inode.dir_layout = to_wire(*placement);
-    auto link = [this, m, parent, name_, inode, reply](Status s) {
-      if (s.ok()) s = store_->put_entry(parent, name_, inode);
-      proto::InodeReply r = inode_reply(m.request_id, s);
-      if (s.ok()) {
-        r.inode = inode;
-        env_.metrics().count("meta.mkdir_ops", 1);
-      }
-      reply(std::move(r));
-    };
-    if (config_.ns.policy == MetaPolicy::path_hash) return link(ok_status());
-    // Directory records on every shard that will host the new directory's entries.
-    std::vector<ShardId> hosts = shards_for_listing(*placement);
-    auto fan = std::make_shared<FanIn>();
-    fan->remaining = hosts.size();
-    fan->done = link;
-    auto attach_remote = [this, fan, path = m.path, inode](ShardId shard) {
-      proto::AttachDir a;
-      a.path = path;
-      a.inode = inode;
-      rpc_.call(shard_endpoint(shard), std::move(a), [fan](Result<proto::Message> r) { fan->arrive(r.status()); });
-    };
-    for (ShardId shard : hosts) {
-      if (shard == config_.shard) {
-        fan->arrive(store_->put_dir(m.path, inode));
-      } else if (shard_endpoint(shard).valid()) {
-        attach_remote(shard);
-      } else {
-        fetch_maps([this, fan, shard, attach_remote](Status s) {
-          if (!s.ok()) return fan->arrive(s);
-          if (!shard_endpoint(shard).valid()) {
-            return fan->arrive(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) +
-                                                                   " is not registered with mgmt"));
+  ops_.expect(
+      env_.compute(CostKind::meta_mkdir, units_.mkdir), [this, m, parent, name_, parent_placement, reply](Completion&) {
+        Result<DirPlacement> placement = place_new_directory(parent_placement, m.path, config_.ns, env_.rng());
+        if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
+        Result<FileId> id = allocate_file_id();
+        if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
+        proto::InodeDesc inode;
+        inode.file_id = *id;
+        inode.type = proto::InodeType::dir;
+        inode.mode = m.mode;
+        inode.mtime_ns = env_.now();
+        inode.owner_shard = placement->owner_shard;
+        inode.dir_layout = to_wire(*placement);
+        auto link = [this, m, parent, name_, inode, reply](Status s) {
+          if (s.ok()) s = store_->put_entry(parent, name_, inode);
+          proto::InodeReply r = inode_reply(m.request_id, s);
+          if (s.ok()) {
+            r.inode = inode;
+            env_.metrics().count("meta.mkdir_ops", 1);
           }
-          attach_remote(shard);
-        });
-      }
-    }
-  });
+          reply(std::move(r));
+        };
+        if (config_.ns.policy == MetaPolicy::path_hash) return link(ok_status());
+        // Directory records on every shard that will host the new directory's entries.
+        std::vector<ShardId> hosts = shards_for_listing(*placement);
+        auto fan = std::make_shared<FanIn>();
+        fan->remaining = hosts.size();
+        fan->done = link;
+        auto attach_remote = [this, fan, path = m.path, inode](ShardId shard) {
+          proto::AttachDir a;
+          a.path = path;
+          a.inode = inode;
+          rpc_.call(shard_endpoint(shard), std::move(a), [fan](Result<proto::Message> r) { fan->arrive(r.status()); });
+        };
+        for (ShardId shard : hosts) {
+          if (shard == config_.shard) {
+            fan->arrive(store_->put_dir(m.path, inode));
+          } else if (shard_endpoint(shard).valid()) {
+            attach_remote(shard);
+          } else {
+            fetch_maps([this, fan, shard, attach_remote](Status s) {
+              if (!s.ok()) return fan->arrive(s);
+              if (!shard_endpoint(shard).valid()) {
+                return fan->arrive(error(StatusCode::unavailable,
+                                         "metadata shard " + std::to_string(shard) + " is not registered with mgmt"));
+              }
+              attach_remote(shard);
+            });
+          }
+        }
+      });
 }
 
 void MetaService::do_create(const proto::Create& m, Reply reply) {
@@ -321,9 +318,9 @@ void MetaService::do_create(const proto::Create& m, Reply reply) {
     return std::any_of(targets_.begin(), targets_.end(), [t](const auto& d) { return d.target == t; });
   };
   const bool nothing_to_choose =
-      config_.mirror_file_data
-          ? std::none_of(groups_.begin(), groups_.end(), [&](const auto& g) { return known(g.primary) && known(g.secondary); })
-          : targets_.empty();
+      config_.mirror_file_data ? std::none_of(groups_.begin(), groups_.end(),
+                                              [&](const auto& g) { return known(g.primary) && known(g.secondary); })
+                               : targets_.empty();
   const bool stale =
       maps_fetched_ns_ < 0 || env_.now() - maps_fetched_ns_ > config_.maps_max_age_ns || nothing_to_choose;
   if (!stale) return do_create_with_maps(m, std::move(reply));
@@ -374,7 +371,8 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     }
     const std::uint32_t count = m.stripe_count != 0 ? m.stripe_count : config_.default_stripe_count;
     const std::uint64_t chunk = m.chunk_bytes != 0 ? m.chunk_bytes : config_.default_chunk_bytes;
-    const proto::ChooserKind kind = m.chooser != proto::ChooserKind::server_default ? m.chooser : config_.default_chooser;
+    const proto::ChooserKind kind =
+        m.chooser != proto::ChooserKind::server_default ? m.chooser : config_.default_chooser;
     const ChooserKind chooser_kind = from_wire(kind);
     auto chooser = choosers_.find(chooser_kind);
     if (chooser == choosers_.end()) {
@@ -392,9 +390,9 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
       return reply(inode_reply(m.request_id, error(chosen.status().code(), "choosing targets for " + m.path + ": " +
                                                                                chosen.status().message())));
     }
-    Result<StripePattern> pattern =
-        config_.mirror_file_data ? StripePattern::buddy_mirror(chunk, std::move(chosen).value())
-                                 : StripePattern::raid0(config_.stripe_flavor, chunk, std::move(chosen).value());
+    Result<StripePattern> pattern = config_.mirror_file_data
+                                        ? StripePattern::buddy_mirror(chunk, std::move(chosen).value())
+                                        : StripePattern::raid0(config_.stripe_flavor, chunk, std::move(chosen).value());
     if (!pattern.ok()) return reply(inode_reply(m.request_id, pattern.status()));
     Result<FileId> id = allocate_file_id();
     if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
@@ -415,8 +413,7 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
   });
 }
 
-void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, std::uint32_t units,
-                            Reply reply) {
+void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, std::uint32_t units, Reply reply) {
   const std::string path(path_in);
   if (Status s = validate_path(path); !s.ok()) return reply(inode_reply(rid, s));
   ops_.expect(env_.compute(cost, units), [this, path, rid, reply](Completion&) {
@@ -451,8 +448,8 @@ void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
   };
   if (Status s = validate_path(m.path); !s.ok()) return fail(s);
   if (config_.ns.policy != MetaPolicy::path_hash && !store_->get_dir(m.path).ok()) {
-    return fail(error(StatusCode::not_found, "directory " + m.path + " has no record on shard " +
-                                                 std::to_string(config_.shard)));
+    return fail(error(StatusCode::not_found,
+                      "directory " + m.path + " has no record on shard " + std::to_string(config_.shard)));
   }
   const std::uint32_t max = std::clamp<std::uint32_t>(m.max_entries, 1, config_.readdir_page_max_entries);
   MetaListPage page = store_->list(m.path, m.cookie, max);
@@ -582,9 +579,8 @@ void MetaService::do_rmdir(const proto::Rmdir& m, Reply reply) {
       });
     });
   };
-  const bool need_maps = std::any_of(hosts.begin(), hosts.end(), [this](ShardId s) {
-    return s != config_.shard && !shard_endpoint(s).valid();
-  });
+  const bool need_maps = std::any_of(hosts.begin(), hosts.end(),
+                                     [this](ShardId s) { return s != config_.shard && !shard_endpoint(s).valid(); });
   ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, need_maps, go](Completion&) {
     if (need_maps) {
       fetch_maps(go);
@@ -607,13 +603,13 @@ void MetaService::do_rename(const proto::Rename& m, Reply reply) {
                                          "rename across metadata shards is not supported: " + s.message())));
   }
   ops_.expect(env_.compute(CostKind::meta_rename, units_.rename), [this, m, from_parent, from_name, to_parent, to_name,
-                                                        reply](Completion&) {
+                                                                   reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(from_parent, from_name);
     if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
     if (entry->type == proto::InodeType::dir) {
-      return reply(ack(m.request_id, error(StatusCode::invalid_argument,
-                                           "rename of directories is not supported (metadata is keyed by path): " +
-                                               m.from)));
+      return reply(
+          ack(m.request_id, error(StatusCode::invalid_argument,
+                                  "rename of directories is not supported (metadata is keyed by path): " + m.from)));
     }
     if (Result<proto::InodeDesc> existing = store_->get_entry(to_parent, to_name); existing.ok()) {
       if (existing->type == proto::InodeType::dir) {

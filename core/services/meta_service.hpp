@@ -97,10 +97,10 @@ struct MetaMirrorConfig {
   // the secondary is away the same log keeps what changed, for an incremental
   // catch-up when it returns; beyond this bound it gets a full resync instead.
   std::size_t max_log_records = 65'536;
-  std::uint32_t max_batch_records = 1024;  // per MetaMirror (<= proto::k_max_mirror_records)
-  std::uint64_t max_batch_bytes = 4 * k_mib;   // per MetaMirror, estimated (<= proto::k_max_message_bytes)
-  std::uint32_t resync_page_entries = 1024;    // store entries read per resync step
-  std::size_t max_held_replies = 65'536;       // replies waiting for the secondary; beyond, `again`
+  std::uint32_t max_batch_records = 1024;     // per MetaMirror (<= proto::k_max_mirror_records)
+  std::uint64_t max_batch_bytes = 4 * k_mib;  // per MetaMirror, estimated (<= proto::k_max_message_bytes)
+  std::uint32_t resync_page_entries = 1024;   // store entries read per resync step
+  std::size_t max_held_replies = 65'536;      // replies waiting for the secondary; beyond, `again`
 };
 
 struct MetaServiceConfig {
@@ -118,10 +118,10 @@ struct MetaServiceConfig {
   // StorageMirrorConfig::enabled on the storage servers. Unlinks of such files
   // go to each group's primary, which forwards them to its secondary.
   bool mirror_file_data = false;
-  TimeNs maps_max_age_ns = 1 * k_ns_per_s;         // re-fetch target maps older than this before a create
-  std::uint32_t readdir_page_max_entries = 1024;   // server-side cap on one Readdir reply
+  TimeNs maps_max_age_ns = 1 * k_ns_per_s;        // re-fetch target maps older than this before a create
+  std::uint32_t readdir_page_max_entries = 1024;  // server-side cap on one Readdir reply
   std::size_t reply_cache_entries = ReplyCache::k_default_entries;
-  std::size_t max_waiting_for_maps = 65'536;       // creates queued while maps are fetched
+  std::size_t max_waiting_for_maps = 65'536;  // creates queued while maps are fetched
   // File ids are reserved from the store's durable counter this many at a
   // time (one counter write per range, not per create, as Lustre's FID
   // sequences hand a client a range: lustre/fid/fid_request.c). After a crash
@@ -223,12 +223,12 @@ class MetaService final : public Service {
   // Mirroring.
   MirrorRole role_ = MirrorRole::off;
   MirrorMode mode_ = MirrorMode::alone;
-  proto::MetaGroupDesc group_;          // from the last maps
+  proto::MetaGroupDesc group_;  // from the last maps
   std::uint64_t mirror_maps_version_ = 0;
   std::uint64_t heartbeat_sequence_ = 0;
-  std::uint64_t epoch_ = 0;             // the stream this primary sends
-  std::uint64_t next_sequence_ = 1;     // of the next record
-  std::uint64_t acked_sequence_ = 0;    // the secondary has every record up to here
+  std::uint64_t epoch_ = 0;                // the stream this primary sends
+  std::uint64_t next_sequence_ = 1;        // of the next record
+  std::uint64_t acked_sequence_ = 0;       // the secondary has every record up to here
   std::deque<proto::MetaRecordDesc> log_;  // records acked_sequence_ + 1 ... next_sequence_ - 1
   bool batch_in_flight_ = false;
   // The stream is suspended, not ended: log_ keeps every record since the
@@ -239,7 +239,7 @@ class MetaService final : public Service {
   bool catch_up_ = false;
   std::uint64_t stream_generation_ = 0;  // answers of batches sent before a suspend or end are ignored
   bool reporting_ = false;
-  bool report_good_pending_ = false;    // a completed resync whose `good` mgmt has not taken yet
+  bool report_good_pending_ = false;  // a completed resync whose `good` mgmt has not taken yet
   std::deque<HeldReply> held_;
   // Resync walk: the directory being copied and where in its entries.
   bool resync_walk_done_ = true;

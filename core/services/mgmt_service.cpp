@@ -116,9 +116,9 @@ void MgmtService::check_reachability() {
       t.reachability = next;
       ++version_;
       env_.log(LogLevel::warn, "target " + std::to_string(id) + " is now " +
-                                   (next == proto::Reachability::online ? "online"
+                                   (next == proto::Reachability::online    ? "online"
                                     : next == proto::Reachability::offline ? "offline"
-                                                                            : "probably offline"));
+                                                                           : "probably offline"));
       // An offline group member misses the writes its buddy takes from now on.
       if (next == proto::Reachability::offline && group_of(id) != nullptr) {
         set_consistency(id, proto::Consistency::needs_resync, "it went offline");
@@ -145,8 +145,8 @@ void MgmtService::set_consistency(TargetId target, proto::Consistency consistenc
   it->second.consistency = consistency;
   ++version_;
   env_.metrics().count("mgmt.consistency_changes", 1);
-  env_.log(LogLevel::warn, "target " + std::to_string(target) + " is now " +
-                               std::string(proto::to_string(consistency)) + ": " + why);
+  env_.log(LogLevel::warn,
+           "target " + std::to_string(target) + " is now " + std::string(proto::to_string(consistency)) + ": " + why);
 }
 
 void MgmtService::check_switchovers() {
@@ -311,13 +311,15 @@ void MgmtService::set_meta_consistency(Endpoint from, const proto::SetMetaConsis
     return;
   }
   proto::MetaGroupDesc& d = it->second.desc;
-  const bool keep_bad = d.secondary_state == proto::Consistency::bad && m.consistency == proto::Consistency::needs_resync;
+  const bool keep_bad =
+      d.secondary_state == proto::Consistency::bad && m.consistency == proto::Consistency::needs_resync;
   if (d.secondary_state != m.consistency && !keep_bad) {
     d.secondary_state = m.consistency;
     ++version_;
     env_.metrics().count("mgmt.consistency_changes", 1);
     env_.log(LogLevel::info, "metadata shard " + std::to_string(m.shard) + ": secondary " + d.secondary.to_string() +
-                                 " is now " + std::string(proto::to_string(m.consistency)) + " (reported by its primary)");
+                                 " is now " + std::string(proto::to_string(m.consistency)) +
+                                 " (reported by its primary)");
   }
   reply(from, proto::Ack{m.request_id, StatusCode::ok, {}});
 }

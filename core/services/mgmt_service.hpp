@@ -38,7 +38,7 @@
 namespace sluice {
 
 struct MgmtConfig {
-  TimeNs check_interval_ns = 0;                    // 0 = no heartbeat monitoring
+  TimeNs check_interval_ns = 0;  // 0 = no heartbeat monitoring
   TimeNs probably_offline_after_ns = 10 * k_ns_per_s;
   TimeNs offline_after_ns = 30 * k_ns_per_s;
   CapacityPoolLimits pools;  // core/layout: BeeGFS tuneStorageSpace{Low,Emergency}Limit

@@ -35,13 +35,23 @@ const RequestId* request_id_of(const proto::Message& message) {
 }
 
 bool is_reply(const proto::Message& message) {
-  return std::visit([](const auto& m) { return requires { m.request_id; m.status; }; }, message);
+  return std::visit(
+      [](const auto& m) {
+        return requires {
+          m.request_id;
+          m.status;
+        };
+      },
+      message);
 }
 
 Status reply_status(const proto::Message& message) {
   return std::visit(
       [](const auto& m) -> Status {
-        if constexpr (requires { m.status; m.error; }) {
+        if constexpr (requires {
+                        m.status;
+                        m.error;
+                      }) {
           if (m.status == StatusCode::ok) return ok_status();
           return Status(m.status, m.error);
         } else {
@@ -105,11 +115,10 @@ void RpcClient::send_attempt(RequestId id) {
       for (std::uint32_t a = 1; a <= c->second.attempts; ++a) {
         waited_ns += limits_.attempt_timeout_ns(a, c->second.first_timeout_ns);
       }
-      finish(id, error(StatusCode::timed_out,
-                       "no reply from " + c->second.to.to_string() + " to " +
-                           std::string(proto::message_name(c->second.request)) + " after " +
-                           std::to_string(c->second.attempts) + " attempts in " +
-                           std::to_string(waited_ns / k_ns_per_ms) + " ms"));
+      finish(id, error(StatusCode::timed_out, "no reply from " + c->second.to.to_string() + " to " +
+                                                  std::string(proto::message_name(c->second.request)) + " after " +
+                                                  std::to_string(c->second.attempts) + " attempts in " +
+                                                  std::to_string(waited_ns / k_ns_per_ms) + " ms"));
       return;
     }
     env_.metrics().count("rpc.retries", 1);
@@ -152,10 +161,10 @@ bool RpcClient::on_delivery(Delivery& delivery) {
     Call& call = it->second;
     env_.metrics().count("rpc.in_progress_replies", 1);
     if (++call.in_progress_replies > limits_.max_in_progress_replies) {
-      finish(id, error(StatusCode::timed_out,
-                       "no reply from " + call.to.to_string() + " to " + std::string(proto::message_name(call.request)) +
-                           " after " + std::to_string(call.in_progress_replies - 1) +
-                           " answers that it is still in progress (max_in_progress_replies)"));
+      finish(id, error(StatusCode::timed_out, "no reply from " + call.to.to_string() + " to " +
+                                                  std::string(proto::message_name(call.request)) + " after " +
+                                                  std::to_string(call.in_progress_replies - 1) +
+                                                  " answers that it is still in progress (max_in_progress_replies)"));
       return true;
     }
     call.attempts = 0;

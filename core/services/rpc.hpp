@@ -50,14 +50,14 @@ struct RpcLimits {
   // the bulk data of a slow link (issue 26: 8 reads of 512 KiB in flight on
   // 10 Mbit/s are 3.4 s of data ahead of the last reply, longer on a lossy
   // link while TCP recovers); backing off waits 2 + 4 + 8 = 14 s by default.
-  TimeNs timeout_ns = 2 * k_ns_per_s;          // first attempt's least wait
-  std::uint32_t max_attempts = 3;              // sends of one request before timed_out
-  std::uint32_t timeout_backoff = 2;           // each attempt waits this times the previous
-  TimeNs timeout_max_ns = 60 * k_ns_per_s;     // no attempt waits longer
-  TimeNs again_backoff_ns = 200 * k_ns_per_us; // first wait after an `again` reply; doubles
+  TimeNs timeout_ns = 2 * k_ns_per_s;           // first attempt's least wait
+  std::uint32_t max_attempts = 3;               // sends of one request before timed_out
+  std::uint32_t timeout_backoff = 2;            // each attempt waits this times the previous
+  TimeNs timeout_max_ns = 60 * k_ns_per_s;      // no attempt waits longer
+  TimeNs again_backoff_ns = 200 * k_ns_per_us;  // first wait after an `again` reply; doubles
   TimeNs again_backoff_max_ns = 20 * k_ns_per_ms;
-  std::uint32_t max_again_replies = 10'000;    // then the call fails with `again`
-  std::size_t max_outstanding = 1 << 20;       // calls in flight; beyond: again at once
+  std::uint32_t max_again_replies = 10'000;  // then the call fails with `again`
+  std::size_t max_outstanding = 1 << 20;     // calls in flight; beyond: again at once
   // `in_progress` answers to one call (a server still executing it answers
   // each retry so; see RpcClient::call): each restarts the attempt count and
   // the timeout, so a slow but live server is waited for, not abandoned.

@@ -173,8 +173,8 @@ bool StorageService::admit_mirrored(Endpoint from, RequestId rid, TargetId targe
   if (!maps_loaded_) {
     refresh_mirror_maps();
     ++again_replies_;
-    env_.send(from, proto::ChunkReply{rid, StatusCode::again,
-                                      name() + " has not loaded the buddy group maps yet", 0, 0})
+    env_.send(from,
+              proto::ChunkReply{rid, StatusCode::again, name() + " has not loaded the buddy group maps yet", 0, 0})
         .ignore();
     return false;
   }
@@ -184,12 +184,12 @@ bool StorageService::admit_mirrored(Endpoint from, RequestId rid, TargetId targe
     // The client's maps are newer or older than ours; either way it must ask mgmt.
     refresh_mirror_maps();
     env_.metrics().count("storage.mirror_not_primary_replies", 1);
-    env_.send(from, proto::ChunkReply{rid, StatusCode::unavailable,
-                                      target_name(target) + " is the secondary of buddy group " +
-                                          std::to_string(role->group) + " (maps version " +
-                                          std::to_string(maps_version_) + "): use its primary, " +
-                                          target_name(role->buddy),
-                                      0, 0})
+    env_.send(from,
+              proto::ChunkReply{rid, StatusCode::unavailable,
+                                target_name(target) + " is the secondary of buddy group " +
+                                    std::to_string(role->group) + " (maps version " + std::to_string(maps_version_) +
+                                    "): use its primary, " + target_name(role->buddy),
+                                0, 0})
         .ignore();
     return false;
   }
@@ -259,8 +259,8 @@ void StorageService::mirrored_write(TargetId target, Endpoint from, const proto:
       // The buddy refused: it does not see us as its primary. We may be a
       // stale primary; the client must ask mgmt and go to the current one.
       refresh_mirror_maps();
-      return reply(error(StatusCode::unavailable, target_name(target) + " may no longer be the primary: " +
-                                                      target_name(secondary) +
+      return reply(error(StatusCode::unavailable, target_name(target) +
+                                                      " may no longer be the primary: " + target_name(secondary) +
                                                       " refused the mirrored write: " + join->forwarded.message()));
     }
     if (forward) {
@@ -343,8 +343,8 @@ void StorageService::demote_buddy(TargetId target, const std::string& why) {
   if (b == nullptr || !b->forwarding) return;
   b->forwarding = false;
   b->confirmed = false;
-  env_.log(LogLevel::warn, name() + ": " + target_name(target) + " goes on without its buddy " +
-                               target_name(b->target) + ": " + why);
+  env_.log(LogLevel::warn,
+           name() + ": " + target_name(target) + " goes on without its buddy " + target_name(b->target) + ": " + why);
 }
 
 void StorageService::await_alone(TargetId target, std::function<void(Status)> done) {
@@ -371,8 +371,8 @@ void StorageService::await_alone(TargetId target, std::function<void(Status)> do
     } else {
       refresh_mirror_maps();
       s = error(StatusCode::unavailable, target_name(target) + " could not have mgmt record its buddy " +
-                                             target_name(secondary) + " as needs_resync, so it may not write alone: " +
-                                             r.status().to_string());
+                                             target_name(secondary) +
+                                             " as needs_resync, so it may not write alone: " + r.status().to_string());
       env_.log(LogLevel::warn, name() + ": " + s.message());
     }
     auto waiters = std::move(buddy->confirm_waiters);
@@ -427,8 +427,8 @@ void StorageService::run_mirror_write(TargetId target, Endpoint from, const prot
       if (sum.crc_valid && sum.crc32c != m.crc32c) {
         env_.metrics().count("storage.mirror_crc_mismatches", 1);
         return fail(StatusCode::corrupt, "CRC32C mismatch on mirrored write of file " + std::to_string(m.file_id) +
-                                             " " + target_name(target) + " offset " +
-                                             std::to_string(m.object_offset) + " from " + target_name(m.primary));
+                                             " " + target_name(target) + " offset " + std::to_string(m.object_offset) +
+                                             " from " + target_name(m.primary));
       }
       local_write(target, m.file_id, m.object_offset, staging, m.sync, m.crc32c,
                   [this, target, from, m, staging, fail](Completion& written) {
@@ -546,10 +546,10 @@ void StorageService::resync_copy(TargetId target, ResyncChange change, std::uint
   const Endpoint ep = target_endpoint(b->target);
   if (!ep.valid()) return resync_failed(target, change, error(StatusCode::unavailable, "buddy not in the maps"));
   if (mirror_staging_in_use_bytes_ + length > config_.mirror.staging_budget_bytes) {
-    return resync_failed(target, change,
-                         error(StatusCode::again, "mirror staging budget (" +
-                                                      std::to_string(config_.mirror.staging_budget_bytes) +
-                                                      " bytes) is in use"));
+    return resync_failed(
+        target, change,
+        error(StatusCode::again,
+              "mirror staging budget (" + std::to_string(config_.mirror.staging_budget_bytes) + " bytes) is in use"));
   }
   Result<MemHandle> staging = env_.alloc(MemKind::pinned, config_.staging_numa, length);
   if (!staging.ok()) return resync_failed(target, change, staging.status());

@@ -54,8 +54,8 @@ void StorageService::start() {
   if (config_.mirror.enabled) {
     started_ns_ = env_.now();
     if (Status s = ResyncLog::validate(config_.mirror.resync_log_max_files); !s.ok()) {
-      env_.log(LogLevel::error, name() + ": " + s.message() + "; using " +
-                                    std::to_string(ResyncLog::k_default_max_files));
+      env_.log(LogLevel::error,
+               name() + ": " + s.message() + "; using " + std::to_string(ResyncLog::k_default_max_files));
       config_.mirror.resync_log_max_files = ResyncLog::k_default_max_files;
     }
     if (config_.mirror.resync_piece_bytes == 0) {
@@ -151,8 +151,8 @@ void StorageService::admit(Endpoint from, proto::Message& message, TargetId targ
   const RequestId rid = *request_id_of(message);
   if (!owns(target)) {
     finish(k_no_id, from,
-           proto::ChunkReply{rid, StatusCode::not_found, "target " + std::to_string(target) + " is not on " + name(),
-                             0, 0},
+           proto::ChunkReply{rid, StatusCode::not_found, "target " + std::to_string(target) + " is not on " + name(), 0,
+                             0},
            std::nullopt);
     return;
   }
@@ -379,7 +379,7 @@ void StorageService::finish(TargetId target, Endpoint to, proto::ChunkReply repl
   }
   if (reply.status == StatusCode::ok) ++requests_served_;
   chunk_replies_.answer(to, reply.request_id, reply);  // a retry gets this reply, not a second execution
-  env_.send(to, std::move(reply)).ignore();  // a lost reply is recovered by the client's retry
+  env_.send(to, std::move(reply)).ignore();            // a lost reply is recovered by the client's retry
   if (target != k_no_id) {
     --targets_[target].active;
     pump(target);

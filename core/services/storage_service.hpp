@@ -105,16 +105,16 @@ struct StorageServiceConfig {
   Endpoint mgmt;
   std::vector<TargetId> targets;
   std::uint64_t target_capacity_bytes = 1 * k_tib;
-  std::uint32_t max_active_per_target = 8;     // requests at the device at once (queue depth)
-  std::uint32_t max_queued_per_target = 256;   // waiting requests; more are answered `again`
+  std::uint32_t max_active_per_target = 8;    // requests at the device at once (queue depth)
+  std::uint32_t max_queued_per_target = 256;  // waiting requests; more are answered `again`
   std::uint64_t staging_budget_bytes = 512 * k_mib;
-  std::uint16_t staging_numa = 0;              // NUMA node of the staging buffers
-  std::uint32_t server_nic = k_no_id;          // default NIC when the client names none
-  double egress_limit_bytes_per_s = 0;         // 0 = no egress rate limit
+  std::uint16_t staging_numa = 0;       // NUMA node of the staging buffers
+  std::uint32_t server_nic = k_no_id;   // default NIC when the client names none
+  double egress_limit_bytes_per_s = 0;  // 0 = no egress rate limit
   std::uint64_t egress_burst_bytes = 4 * k_mib;
-  TimeNs heartbeat_interval_ns = 0;            // 0 = no heartbeats
+  TimeNs heartbeat_interval_ns = 0;  // 0 = no heartbeats
   RpcLimits rpc;
-  StorageMirrorConfig mirror;                  // buddy mirroring; off by default
+  StorageMirrorConfig mirror;  // buddy mirroring; off by default
 };
 
 class StorageService final : public Service {
@@ -174,17 +174,17 @@ class StorageService final : public Service {
   };
   // The mirroring state of one of this server's primary targets towards its secondary.
   struct Buddy {
-    TargetId target = k_no_id;     // the secondary
+    TargetId target = k_no_id;  // the secondary
     GroupId group = k_no_id;
-    bool forwarding = true;        // the secondary is good: writes are forwarded
-    bool confirmed = false;        // mgmt has the secondary as not good and this target as primary
+    bool forwarding = true;  // the secondary is good: writes are forwarded
+    bool confirmed = false;  // mgmt has the secondary as not good and this target as primary
     bool confirm_in_flight = false;
     std::vector<std::function<void(Status)>> confirm_waiters;
     ResyncLog log;
     std::uint32_t unforwarded_inflight = 0;  // writes going on alone that are not yet recorded
     bool resyncing = false;
-    bool resync_idle = false;      // resync waits for unforwarded writes to finish
-    bool full_copy = false;        // the running resync copies every object
+    bool resync_idle = false;  // resync waits for unforwarded writes to finish
+    bool full_copy = false;    // the running resync copies every object
     std::vector<ResyncChange> full_queue;
     std::uint32_t resync_failures = 0;
     bool reported_bad = false;
@@ -223,12 +223,13 @@ class StorageService final : public Service {
   OpTable ops_;
   RpcClient rpc_;
   std::map<TargetId, TargetState> targets_;
-  std::map<TargetId, std::uint64_t> used_bytes_;                 // sum of object sizes per target
+  std::map<TargetId, std::uint64_t> used_bytes_;  // sum of object sizes per target
   std::map<std::pair<TargetId, FileId>, std::uint64_t> object_bytes_;
   std::uint64_t staging_in_use_bytes_ = 0;
   std::optional<sched::TokenBucket> egress_;
   Status egress_error_;
-  TimeNs egress_reserved_ns_ = 0;  // start of the last reserved egress slot  // why the configured egress limit could not be applied
+  TimeNs egress_reserved_ns_ =
+      0;  // start of the last reserved egress slot  // why the configured egress limit could not be applied
   std::size_t registered_targets_ = 0;
   std::uint64_t requests_served_ = 0;
   std::uint64_t again_replies_ = 0;

@@ -51,7 +51,8 @@ proto::StripeDesc to_wire(const StripePattern& pattern) {
 }
 
 Result<StripePattern> from_wire(const proto::StripeDesc& desc, StripeFlavor flavor) {
-  if (desc.pattern == proto::StripePattern::buddy_mirror) return StripePattern::buddy_mirror(desc.chunk_bytes, desc.targets);
+  if (desc.pattern == proto::StripePattern::buddy_mirror)
+    return StripePattern::buddy_mirror(desc.chunk_bytes, desc.targets);
   return StripePattern::raid0(flavor, desc.chunk_bytes, desc.targets);
 }
 

@@ -39,7 +39,8 @@ Result<double> attach_machine(Topology& cluster, const Topology& machine, NodeId
     total += rate;
   }
   if (nics == 0) {
-    return error(StatusCode::invalid_argument, "cluster: node " + std::to_string(node) + " (" + cluster.machine_name(node) +
+    return error(StatusCode::invalid_argument, "cluster: node " + std::to_string(node) + " (" +
+                                                   cluster.machine_name(node) +
                                                    ") has no NIC to join the network with");
   }
   return total;
@@ -62,7 +63,8 @@ Result<Topology> build_fat_tree(std::uint32_t node_count, const MachineOf& machi
   if (auto s = check_node_count(node_count); !s.ok()) return s;
   if (options.nodes_per_leaf == 0) return error(StatusCode::invalid_argument, "fat tree: nodes_per_leaf must be > 0");
   if (options.spines == 0 || options.spines > k_max_spines) {
-    return error(StatusCode::invalid_argument, "fat tree: spines " + std::to_string(options.spines) + " must be in [1, k_max_spines]");
+    return error(StatusCode::invalid_argument,
+                 "fat tree: spines " + std::to_string(options.spines) + " must be in [1, k_max_spines]");
   }
   if (!std::isfinite(options.oversubscription) || options.oversubscription < 1.0) {
     return error(StatusCode::invalid_argument, "fat tree: oversubscription must be >= 1 (downlink:uplink)");
@@ -88,7 +90,8 @@ Result<Topology> build_fat_tree(std::uint32_t node_count, const MachineOf& machi
     }
     const double per_spine = downlink / options.oversubscription / options.spines;
     for (VertexId spine : spine_ids) {
-      auto e = cluster.add_link(*leaf_id, spine, LinkSpec::symmetric(LinkClass::network, per_spine, options.link_latency_ns));
+      auto e = cluster.add_link(*leaf_id, spine,
+                                LinkSpec::symmetric(LinkClass::network, per_spine, options.link_latency_ns));
       if (!e.ok()) return e.status();
     }
   }
@@ -102,16 +105,19 @@ MachineOf from_span(std::span<const Topology* const> machines) {
 
 Status check_span(std::span<const Topology* const> machines) {
   for (std::size_t i = 0; i < machines.size(); ++i) {
-    if (machines[i] == nullptr) return error(StatusCode::invalid_argument, "cluster: machine " + std::to_string(i) + " is null");
+    if (machines[i] == nullptr)
+      return error(StatusCode::invalid_argument, "cluster: machine " + std::to_string(i) + " is null");
   }
-  if (machines.size() > k_max_cluster_nodes) return error(StatusCode::invalid_argument, "cluster: more than k_max_cluster_nodes machines");
+  if (machines.size() > k_max_cluster_nodes)
+    return error(StatusCode::invalid_argument, "cluster: more than k_max_cluster_nodes machines");
   return ok_status();
 }
 
 }  // namespace
 
 Result<Topology> star_cluster(const Topology& machine, std::uint32_t node_count, const StarOptions& options) {
-  return build_star(node_count, [&machine](std::uint32_t) -> const Topology& { return machine; }, options);
+  return build_star(
+      node_count, [&machine](std::uint32_t) -> const Topology& { return machine; }, options);
 }
 
 Result<Topology> star_cluster(std::span<const Topology* const> machines, const StarOptions& options) {
@@ -120,7 +126,8 @@ Result<Topology> star_cluster(std::span<const Topology* const> machines, const S
 }
 
 Result<Topology> fat_tree_cluster(const Topology& machine, std::uint32_t node_count, const FatTreeOptions& options) {
-  return build_fat_tree(node_count, [&machine](std::uint32_t) -> const Topology& { return machine; }, options);
+  return build_fat_tree(
+      node_count, [&machine](std::uint32_t) -> const Topology& { return machine; }, options);
 }
 
 Result<Topology> fat_tree_cluster(std::span<const Topology* const> machines, const FatTreeOptions& options) {

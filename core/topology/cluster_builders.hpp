@@ -24,7 +24,7 @@ inline constexpr std::uint32_t k_max_cluster_nodes = 100'000;
 inline constexpr std::uint32_t k_max_spines = 1'024;
 
 struct StarOptions {
-  double link_bytes_per_s = 0;                       // 0: each NIC's port rate
+  double link_bytes_per_s = 0;  // 0: each NIC's port rate
   TimeNs link_latency_ns = k_network_link_latency_ns;
 };
 
@@ -41,8 +41,8 @@ Result<Topology> star_cluster(std::span<const Topology* const> machines, const S
 struct FatTreeOptions {
   std::uint32_t nodes_per_leaf = 16;
   std::uint32_t spines = 2;
-  double oversubscription = 1.0;                     // downlink : uplink capacity of a leaf; >= 1
-  double link_bytes_per_s = 0;                       // node links; 0: each NIC's port rate
+  double oversubscription = 1.0;                       // downlink : uplink capacity of a leaf; >= 1
+  double link_bytes_per_s = 0;                         // node links; 0: each NIC's port rate
   TimeNs link_latency_ns = k_network_link_latency_ns;  // every network link
 };
 

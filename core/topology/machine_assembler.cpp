@@ -46,13 +46,18 @@ void MachineAssembler::add_pcie_link(VertexId child, VertexId parent, double byt
 VertexId MachineAssembler::add_socket(std::uint64_t memory_bytes, double memory_bytes_per_s) {
   if (failed()) return k_no_vertex;
   const std::uint32_t index = topology_.count(0, VertexKind::cpu_socket);
-  Vertex socket{.kind = VertexKind::cpu_socket, .name = "socket" + std::to_string(index), .node = 0, .index = index, .numa = index};
+  Vertex socket{.kind = VertexKind::cpu_socket,
+                .name = "socket" + std::to_string(index),
+                .node = 0,
+                .index = index,
+                .numa = index};
   auto s = topology_.add_vertex(std::move(socket));
   if (!s.ok()) {
     fail(s.status());
     return k_no_vertex;
   }
-  Vertex memory{.kind = VertexKind::host_memory, .name = "mem" + std::to_string(index), .node = 0, .index = index, .numa = index};
+  Vertex memory{
+      .kind = VertexKind::host_memory, .name = "mem" + std::to_string(index), .node = 0, .index = index, .numa = index};
   memory.host_memory_bytes = memory_bytes;
   auto m = topology_.add_vertex(std::move(memory));
   if (!m.ok()) {
@@ -81,13 +86,15 @@ VertexId MachineAssembler::add_switch(VertexId parent, double uplink_bytes_per_s
   return add(std::move(v), parent, uplink_bytes_per_s, bridge ? k_pcie_hop_latency_ns : 0);
 }
 
-VertexId MachineAssembler::add_gpu(VertexId parent, double link_bytes_per_s, std::uint64_t memory_bytes, std::string name) {
+VertexId MachineAssembler::add_gpu(VertexId parent, double link_bytes_per_s, std::uint64_t memory_bytes,
+                                   std::string name) {
   Vertex v{.kind = VertexKind::gpu, .name = std::move(name)};
   v.gpu_memory_bytes = memory_bytes;
   return add(std::move(v), parent, link_bytes_per_s, k_pcie_hop_latency_ns);
 }
 
-VertexId MachineAssembler::add_nic(VertexId parent, double link_bytes_per_s, double port_rate_bytes_per_s, std::string name) {
+VertexId MachineAssembler::add_nic(VertexId parent, double link_bytes_per_s, double port_rate_bytes_per_s,
+                                   std::string name) {
   Vertex v{.kind = VertexKind::nic, .name = std::move(name)};
   v.nic_port_rate_bytes_per_s = port_rate_bytes_per_s;
   return add(std::move(v), parent, link_bytes_per_s, k_pcie_hop_latency_ns);

@@ -134,7 +134,8 @@ Result<Topology> dgx2_like() {
     const VertexId rp = m.add_root_port(quarter < 2 ? s0 : s1, x16, "rp" + std::to_string(quarter));
     const VertexId top = m.add_switch(rp, x16, true, "pcie_sw" + std::to_string(quarter));
     for (std::uint32_t leaf = 0; leaf < 2; ++leaf) {
-      const VertexId sw = m.add_switch(top, x16, true, "pcie_sw" + std::to_string(quarter) + "." + std::to_string(leaf));
+      const VertexId sw =
+          m.add_switch(top, x16, true, "pcie_sw" + std::to_string(quarter) + "." + std::to_string(leaf));
       for (int i = 0; i < 2; ++i, ++gpu) m.add_gpu(sw, x16, k_v100_32gb_memory_bytes, "gpu" + std::to_string(gpu));
       m.add_nic(sw, x16, k_edr_bytes_per_s, "mlx5_" + std::to_string(nic));
       m.add_nvme(sw, x4, k_gen3_nvme_read_bytes_per_s, k_gen3_nvme_write_bytes_per_s, k_nvme_3_84_tb_bytes,
@@ -147,8 +148,8 @@ Result<Topology> dgx2_like() {
 
 Result<Topology> generic_machine(const GenericMachine& spec) {
   if (spec.sockets == 0 || spec.sockets > k_generic_max_sockets) {
-    return error(StatusCode::invalid_argument, "generic_machine: sockets " + std::to_string(spec.sockets) +
-                                                   " must be in [1, k_generic_max_sockets]");
+    return error(StatusCode::invalid_argument,
+                 "generic_machine: sockets " + std::to_string(spec.sockets) + " must be in [1, k_generic_max_sockets]");
   }
   if (spec.switches_per_socket == 0 || spec.switches_per_socket > k_generic_max_sockets) {
     return error(StatusCode::invalid_argument, "generic_machine: switches_per_socket " +
@@ -181,11 +182,13 @@ Result<Topology> generic_machine(const GenericMachine& spec) {
     for (std::uint32_t i = 0; i < n; ++i) ++on_socket[static_cast<std::uint64_t>(i) * spec.sockets / n];
     for (std::uint32_t i = 0; i < n; ++i) {
       const auto s = static_cast<std::uint32_t>(static_cast<std::uint64_t>(i) * spec.sockets / n);
-      const auto k = static_cast<std::uint32_t>(static_cast<std::uint64_t>(seen[s]++) * spec.switches_per_socket / on_socket[s]);
+      const auto k =
+          static_cast<std::uint32_t>(static_cast<std::uint64_t>(seen[s]++) * spec.switches_per_socket / on_socket[s]);
       add_one(switches[s][k]);
     }
   };
-  place(spec.gpus, [&](VertexId sw) { m.add_gpu(sw, pcie_bytes_per_s(spec.pcie_gen, spec.gpu_lanes), spec.gpu_memory_bytes); });
+  place(spec.gpus,
+        [&](VertexId sw) { m.add_gpu(sw, pcie_bytes_per_s(spec.pcie_gen, spec.gpu_lanes), spec.gpu_memory_bytes); });
   place(spec.nics, [&](VertexId sw) {
     m.add_nic(sw, pcie_bytes_per_s(spec.pcie_gen, spec.nic_lanes), spec.nic_port_rate_bytes_per_s);
   });

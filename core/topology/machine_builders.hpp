@@ -72,7 +72,7 @@ struct GenericMachine {
   std::uint32_t nics = 1;
   std::uint32_t nvmes = 0;
   std::uint32_t switches_per_socket = 1;
-  int pcie_gen = 4;                 // of every device link and switch uplink
+  int pcie_gen = 4;  // of every device link and switch uplink
   int gpu_lanes = 16;
   int nic_lanes = 16;
   int nvme_lanes = 4;

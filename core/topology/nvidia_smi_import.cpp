@@ -137,8 +137,8 @@ Status read_header(const Line& header, std::vector<Column>& columns, std::size_t
     }
     columns.push_back(std::move(c));
     if (columns.size() > k_max_topo_devices) {
-      return error(StatusCode::invalid_argument, "nvidia-smi topo line " + std::to_string(header.number) +
-                                                     ": more than k_max_topo_devices columns");
+      return error(StatusCode::invalid_argument,
+                   "nvidia-smi topo line " + std::to_string(header.number) + ": more than k_max_topo_devices columns");
     }
   }
   for (; i < header.tokens.size(); ++i) {
@@ -151,15 +151,15 @@ Status read_header(const Line& header, std::vector<Column>& columns, std::size_t
 Status check_device_columns(std::size_t header_line, const std::vector<Column>& columns) {
   const std::size_t n = columns.size();
   if (n == 0) {
-    return error(StatusCode::invalid_argument, "nvidia-smi topo line " + std::to_string(header_line) +
-                                                   ": no device columns (expected GPU0 ...)");
+    return error(StatusCode::invalid_argument,
+                 "nvidia-smi topo line " + std::to_string(header_line) + ": no device columns (expected GPU0 ...)");
   }
   std::vector<bool> seen(n, false);
   for (const auto& c : columns) {
     if (c.is_gpu && c.gpu_number < n) seen[c.gpu_number] = true;
   }
-  const auto gpus = static_cast<std::size_t>(
-      std::count_if(columns.begin(), columns.end(), [](const Column& c) { return c.is_gpu; }));
+  const auto gpus =
+      static_cast<std::size_t>(std::count_if(columns.begin(), columns.end(), [](const Column& c) { return c.is_gpu; }));
   for (std::size_t g = 0; g < gpus; ++g) {
     if (!seen[g]) {
       return error(StatusCode::invalid_argument, "nvidia-smi topo line " + std::to_string(header_line) +
@@ -205,11 +205,10 @@ Status read_row(const Line& row, std::size_t r, std::size_t trailing_fields, std
   }
   const std::size_t given = row.tokens.size() - 1;
   if (given < n || given > n + trailing_fields) {
-    return error(StatusCode::invalid_argument, "nvidia-smi topo line " + std::to_string(row.number) + ": row '" +
-                                                   col.header + "' has " + std::to_string(std::min(given, n)) +
-                                                   (given < n ? "" : "+") + " cells, the header has " +
-                                                   std::to_string(n) + " devices and " +
-                                                   std::to_string(trailing_fields) + " affinity fields");
+    return error(StatusCode::invalid_argument,
+                 "nvidia-smi topo line " + std::to_string(row.number) + ": row '" + col.header + "' has " +
+                     std::to_string(std::min(given, n)) + (given < n ? "" : "+") + " cells, the header has " +
+                     std::to_string(n) + " devices and " + std::to_string(trailing_fields) + " affinity fields");
   }
   for (std::size_t c = 0; c < n; ++c) {
     Result<Cell> cell = parse_cell(row.tokens[c + 1], r, c, where(row.number, c + 1, columns[c].header), columns);
@@ -227,10 +226,9 @@ Status check_symmetric(const Matrix& cells, const std::vector<Column>& columns) 
       const Cell& a = cells[r][c];
       const Cell& b = cells[c][r];
       if (a.nvlink != b.nvlink || a.path_class != b.path_class) {
-        return error(StatusCode::invalid_argument, where(columns[r].row_line, c + 1, columns[c].header) +
-                                                       ": not symmetric with line " +
-                                                       std::to_string(columns[c].row_line) + ", column " +
-                                                       std::to_string(r + 1));
+        return error(StatusCode::invalid_argument,
+                     where(columns[r].row_line, c + 1, columns[c].header) + ": not symmetric with line " +
+                         std::to_string(columns[c].row_line) + ", column " + std::to_string(r + 1));
       }
     }
   }

@@ -29,7 +29,8 @@ Result<Chain> bridge_chain(const Topology& topology, VertexId device) {
     const VertexId next = topology.other_end(e, at);
     const Vertex& n = topology.vertex(next);
     if (below_first_bridge) {
-      chain.link_bytes_per_s = std::min({chain.link_bytes_per_s, topology.bandwidth_from(e, at), topology.bandwidth_from(e, next)});
+      chain.link_bytes_per_s =
+          std::min({chain.link_bytes_per_s, topology.bandwidth_from(e, at), topology.bandwidth_from(e, next)});
     }
     if ((n.kind == VertexKind::pcie_switch && n.pcie_bridge) || n.kind == VertexKind::pcie_root_port) {
       chain.bridges.push_back(next);
@@ -46,7 +47,8 @@ Result<Chain> bridge_chain(const Topology& topology, VertexId device) {
 }  // namespace
 
 Result<PeerRank> peer_rank(const Topology& topology, VertexId gpu, VertexId peer) {
-  if (!topology.contains(gpu) || !topology.contains(peer)) return error(StatusCode::not_found, "peer_rank: unknown vertex id");
+  if (!topology.contains(gpu) || !topology.contains(peer))
+    return error(StatusCode::not_found, "peer_rank: unknown vertex id");
   const Vertex& g = topology.vertex(gpu);
   const Vertex& p = topology.vertex(peer);
   if (g.kind != VertexKind::gpu) return error(StatusCode::invalid_argument, "peer_rank: '" + g.name + "' is not a gpu");
@@ -54,7 +56,8 @@ Result<PeerRank> peer_rank(const Topology& topology, VertexId gpu, VertexId peer
     return error(StatusCode::invalid_argument, "peer_rank: '" + p.name + "' is not a nic or nvme");
   }
   if (g.node != p.node) {
-    return error(StatusCode::invalid_argument, "peer_rank: '" + g.name + "' and '" + p.name + "' are on different nodes");
+    return error(StatusCode::invalid_argument,
+                 "peer_rank: '" + g.name + "' and '" + p.name + "' are on different nodes");
   }
   auto gc = bridge_chain(topology, gpu);
   if (!gc.ok()) return gc.status();
@@ -80,8 +83,9 @@ Result<PeerRank> peer_rank(const Topology& topology, VertexId gpu, VertexId peer
   }
   rank.link_bandwidth_bytes_per_s = pc->link_bytes_per_s;
   const double mb_per_s = std::floor(rank.link_bandwidth_bytes_per_s / 1e6);
-  const std::uint64_t bandwidth_term =
-      mb_per_s >= static_cast<double>(k_rank_bandwidth_max) ? k_rank_bandwidth_max : static_cast<std::uint64_t>(mb_per_s);
+  const std::uint64_t bandwidth_term = mb_per_s >= static_cast<double>(k_rank_bandwidth_max)
+                                           ? k_rank_bandwidth_max
+                                           : static_cast<std::uint64_t>(mb_per_s);
   rank.key = (std::uint64_t{rank.pci_distance} << 32) | (k_rank_bandwidth_max - bandwidth_term);
   auto pclass = path_class(topology, gpu, peer);
   if (!pclass.ok()) return pclass.status();
@@ -92,7 +96,8 @@ Result<PeerRank> peer_rank(const Topology& topology, VertexId gpu, VertexId peer
 Result<std::vector<RankedPeer>> rank_peers(const Topology& topology, VertexId gpu, VertexKind peer_kind) {
   if (!topology.contains(gpu)) return error(StatusCode::not_found, "rank_peers: unknown vertex id");
   if (peer_kind != VertexKind::nic && peer_kind != VertexKind::nvme) {
-    return error(StatusCode::invalid_argument, "rank_peers: peers are nic or nvme, not " + std::string(to_string(peer_kind)));
+    return error(StatusCode::invalid_argument,
+                 "rank_peers: peers are nic or nvme, not " + std::string(to_string(peer_kind)));
   }
   const NodeId node = topology.vertex(gpu).node;
   std::vector<RankedPeer> out;
@@ -104,7 +109,8 @@ Result<std::vector<RankedPeer>> rank_peers(const Topology& topology, VertexId gp
     if (!rank.ok()) return rank.status();
     out.push_back(RankedPeer{*peer, i, *rank});
   }
-  std::stable_sort(out.begin(), out.end(), [](const RankedPeer& a, const RankedPeer& b) { return a.rank.key < b.rank.key; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const RankedPeer& a, const RankedPeer& b) { return a.rank.key < b.rank.key; });
   return out;
 }
 

@@ -78,8 +78,8 @@ Result<VertexId> Topology::add_vertex(Vertex vertex) {
                  "topology: net_switch " + quoted(vertex.name) + " must have node k_no_id (it belongs to no machine)");
   }
   if (!is_fabric && vertex.node == k_no_id) {
-    return error(StatusCode::invalid_argument, "topology: " + std::string(to_string(vertex.kind)) + " " +
-                                                   quoted(vertex.name) + " needs a node");
+    return error(StatusCode::invalid_argument,
+                 "topology: " + std::string(to_string(vertex.kind)) + " " + quoted(vertex.name) + " needs a node");
   }
   if (!is_fabric && vertex.node >= k_max_nodes) {
     return error(StatusCode::invalid_argument, "topology: node " + std::to_string(vertex.node) + " of " +
@@ -109,8 +109,8 @@ Result<VertexId> Topology::add_vertex(Vertex vertex) {
 
 Result<EdgeId> Topology::add_link(VertexId a, VertexId b, const LinkSpec& spec) {
   if (!contains(a) || !contains(b)) {
-    return error(StatusCode::not_found, "topology: link between unknown vertex ids " + std::to_string(a) + " and " +
-                                            std::to_string(b));
+    return error(StatusCode::not_found,
+                 "topology: link between unknown vertex ids " + std::to_string(a) + " and " + std::to_string(b));
   }
   const std::string where = "topology: link " + vertices_[a].name + " - " + vertices_[b].name;
   if (a == b) return error(StatusCode::invalid_argument, where + " connects a vertex to itself");
@@ -121,8 +121,8 @@ Result<EdgeId> Topology::add_link(VertexId a, VertexId b, const LinkSpec& spec) 
                      " bytes/s; each direction must be > 0 and <= k_max_bandwidth_bytes_per_s");
   }
   if (spec.latency_ns < 0 || spec.latency_ns > k_max_link_latency_ns) {
-    return error(StatusCode::invalid_argument,
-                 where + " has latency " + std::to_string(spec.latency_ns) + " ns; must be in [0, k_max_link_latency_ns]");
+    return error(StatusCode::invalid_argument, where + " has latency " + std::to_string(spec.latency_ns) +
+                                                   " ns; must be in [0, k_max_link_latency_ns]");
   }
   const auto id = static_cast<EdgeId>(links_.size());
   links_.push_back(Link{a, b, spec});
@@ -139,17 +139,19 @@ Result<EdgeId> Topology::add_link(std::string_view a_name, std::string_view b_na
 }
 
 Status Topology::add_machine(const Topology& machine, NodeId node) {
-  if (node >= k_max_nodes) return error(StatusCode::invalid_argument, "topology: node " + std::to_string(node) + " exceeds k_max_nodes");
+  if (node >= k_max_nodes)
+    return error(StatusCode::invalid_argument, "topology: node " + std::to_string(node) + " exceeds k_max_nodes");
   if (node < nodes_.size()) {
     for (const auto& table : nodes_[node].by_kind) {
-      if (!table.empty()) return error(StatusCode::already_exists, "topology: node " + std::to_string(node) + " is already populated");
+      if (!table.empty())
+        return error(StatusCode::already_exists, "topology: node " + std::to_string(node) + " is already populated");
     }
   }
   for (const auto& v : machine.vertices_) {
     if (v.node != 0) {
       return error(StatusCode::invalid_argument,
-                   "topology: add_machine needs a single machine (node 0 only), but " + quoted(v.name) + " is on node " +
-                       (v.node == k_no_id ? std::string("k_no_id") : std::to_string(v.node)));
+                   "topology: add_machine needs a single machine (node 0 only), but " + quoted(v.name) +
+                       " is on node " + (v.node == k_no_id ? std::string("k_no_id") : std::to_string(v.node)));
     }
   }
   const std::string prefix = "node" + std::to_string(node) + "/";
@@ -216,7 +218,8 @@ Result<VertexId> Topology::find(std::string_view name) const {
 Result<VertexId> Topology::device(NodeId node, VertexKind kind, std::uint32_t index) const {
   const auto* table = table_for(node, kind);
   if (table == nullptr || index >= table->size() || (*table)[index] == k_no_vertex) {
-    return error(StatusCode::not_found, "topology: node " + (node == k_no_id ? std::string("fabric") : std::to_string(node)) +
+    return error(StatusCode::not_found, "topology: node " +
+                                            (node == k_no_id ? std::string("fabric") : std::to_string(node)) +
                                             " has no " + std::string(to_string(kind)) + " " + std::to_string(index));
   }
   return (*table)[index];
@@ -225,7 +228,8 @@ Result<VertexId> Topology::device(NodeId node, VertexKind kind, std::uint32_t in
 std::uint32_t Topology::count(NodeId node, VertexKind kind) const {
   const auto* table = table_for(node, kind);
   if (table == nullptr) return 0;
-  return static_cast<std::uint32_t>(std::count_if(table->begin(), table->end(), [](VertexId v) { return v != k_no_vertex; }));
+  return static_cast<std::uint32_t>(
+      std::count_if(table->begin(), table->end(), [](VertexId v) { return v != k_no_vertex; }));
 }
 
 const std::string& Topology::machine_name(NodeId node) const {
@@ -271,8 +275,8 @@ Result<Route> Topology::shortest_route(VertexId from, VertexId to, Scope scope) 
   }
   const auto found = dist.find(from);
   if (found == dist.end()) {
-    return error(StatusCode::not_found, "topology: no route from " + quoted(vertices_[from].name) + " to " +
-                                            quoted(vertices_[to].name));
+    return error(StatusCode::not_found,
+                 "topology: no route from " + quoted(vertices_[from].name) + " to " + quoted(vertices_[to].name));
   }
   // Walk from the source, choosing among equal-cost next hops by a flow hash.
   std::uint64_t seed_state = (std::uint64_t{from} << 32) ^ to;
@@ -302,7 +306,8 @@ Result<Route> Topology::shortest_route(VertexId from, VertexId to, Scope scope) 
 }
 
 Result<Route> Topology::route(VertexId from, VertexId to) const {
-  if (!contains(from) || !contains(to)) return error(StatusCode::not_found, "topology: route between unknown vertex ids");
+  if (!contains(from) || !contains(to))
+    return error(StatusCode::not_found, "topology: route between unknown vertex ids");
   const auto& a = vertices_[from];
   const auto& b = vertices_[to];
   if (a.node != k_no_id && a.node == b.node) return shortest_route(from, to, Scope::one_node);
@@ -310,7 +315,8 @@ Result<Route> Topology::route(VertexId from, VertexId to) const {
 }
 
 Result<Route> Topology::machine_route(VertexId from, VertexId to) const {
-  if (!contains(from) || !contains(to)) return error(StatusCode::not_found, "topology: route between unknown vertex ids");
+  if (!contains(from) || !contains(to))
+    return error(StatusCode::not_found, "topology: route between unknown vertex ids");
   const auto& a = vertices_[from];
   const auto& b = vertices_[to];
   if (a.node == k_no_id || a.node != b.node) {
@@ -321,13 +327,13 @@ Result<Route> Topology::machine_route(VertexId from, VertexId to) const {
 }
 
 Result<Route> Topology::fabric_route(VertexId from, VertexId to) const {
-  if (!contains(from) || !contains(to)) return error(StatusCode::not_found, "topology: route between unknown vertex ids");
+  if (!contains(from) || !contains(to))
+    return error(StatusCode::not_found, "topology: route between unknown vertex ids");
   for (VertexId v : {from, to}) {
     const auto kind = vertices_[v].kind;
     if (kind != VertexKind::nic && kind != VertexKind::net_switch) {
-      return error(StatusCode::invalid_argument,
-                   "topology: fabric_route joins NICs and network switches, not " + std::string(to_string(kind)) + " " +
-                       quoted(vertices_[v].name));
+      return error(StatusCode::invalid_argument, "topology: fabric_route joins NICs and network switches, not " +
+                                                     std::string(to_string(kind)) + " " + quoted(vertices_[v].name));
     }
   }
   return shortest_route(from, to, Scope::fabric);
@@ -372,30 +378,45 @@ Status Topology::validate_link(EdgeId e) const {
   const bool a_fabric = a.kind == VertexKind::net_switch;
   const bool b_fabric = b.kind == VertexKind::net_switch;
   if (l.spec.link_class == LinkClass::network) {
-    const bool ends_ok = (a_fabric && (b_fabric || b.kind == VertexKind::nic)) || (b_fabric && a.kind == VertexKind::nic);
-    if (!ends_ok) return error(StatusCode::invalid_argument, where + " is a network link but does not join a NIC or switch to a switch");
+    const bool ends_ok =
+        (a_fabric && (b_fabric || b.kind == VertexKind::nic)) || (b_fabric && a.kind == VertexKind::nic);
+    if (!ends_ok)
+      return error(StatusCode::invalid_argument,
+                   where + " is a network link but does not join a NIC or switch to a switch");
     return ok_status();
   }
-  if (a_fabric || b_fabric) return error(StatusCode::invalid_argument, where + " joins a network switch with a non-network link");
-  if (a.node != b.node) return error(StatusCode::invalid_argument, where + " crosses nodes " + std::to_string(a.node) + " and " + std::to_string(b.node) + " without the network");
+  if (a_fabric || b_fabric)
+    return error(StatusCode::invalid_argument, where + " joins a network switch with a non-network link");
+  if (a.node != b.node)
+    return error(StatusCode::invalid_argument, where + " crosses nodes " + std::to_string(a.node) + " and " +
+                                                   std::to_string(b.node) + " without the network");
   const auto is = [&](VertexKind k1, VertexKind k2) {
     return (a.kind == k1 && b.kind == k2) || (a.kind == k2 && b.kind == k1);
   };
   switch (l.spec.link_class) {
     case LinkClass::memory:
-      if (!is(VertexKind::cpu_socket, VertexKind::host_memory)) return error(StatusCode::invalid_argument, where + " is a memory link but does not join a socket and its memory");
-      if (a.index != b.index) return error(StatusCode::invalid_argument, where + " joins socket and memory of different indices");
+      if (!is(VertexKind::cpu_socket, VertexKind::host_memory))
+        return error(StatusCode::invalid_argument,
+                     where + " is a memory link but does not join a socket and its memory");
+      if (a.index != b.index)
+        return error(StatusCode::invalid_argument, where + " joins socket and memory of different indices");
       break;
     case LinkClass::inter_socket:
-      if (!is(VertexKind::cpu_socket, VertexKind::cpu_socket)) return error(StatusCode::invalid_argument, where + " is an inter_socket link but does not join two sockets");
+      if (!is(VertexKind::cpu_socket, VertexKind::cpu_socket))
+        return error(StatusCode::invalid_argument, where + " is an inter_socket link but does not join two sockets");
       break;
     case LinkClass::pcie:
-      if (a.kind == VertexKind::host_memory || b.kind == VertexKind::host_memory) return error(StatusCode::invalid_argument, where + " is a PCIe link to host memory (use a memory link to its socket)");
-      if (is(VertexKind::cpu_socket, VertexKind::cpu_socket)) return error(StatusCode::invalid_argument, where + " is a PCIe link between sockets (use inter_socket)");
-      if ((a.kind == VertexKind::cpu_socket && b.kind != VertexKind::pcie_root_port) || (b.kind == VertexKind::cpu_socket && a.kind != VertexKind::pcie_root_port)) {
+      if (a.kind == VertexKind::host_memory || b.kind == VertexKind::host_memory)
+        return error(StatusCode::invalid_argument,
+                     where + " is a PCIe link to host memory (use a memory link to its socket)");
+      if (is(VertexKind::cpu_socket, VertexKind::cpu_socket))
+        return error(StatusCode::invalid_argument, where + " is a PCIe link between sockets (use inter_socket)");
+      if ((a.kind == VertexKind::cpu_socket && b.kind != VertexKind::pcie_root_port) ||
+          (b.kind == VertexKind::cpu_socket && a.kind != VertexKind::pcie_root_port)) {
         return error(StatusCode::invalid_argument, where + " attaches a device to a socket without a pcie_root_port");
       }
-      if (is_device(a.kind) && is_device(b.kind)) return error(StatusCode::invalid_argument, where + " joins two devices directly");
+      if (is_device(a.kind) && is_device(b.kind))
+        return error(StatusCode::invalid_argument, where + " joins two devices directly");
       break;
     case LinkClass::network: break;
   }
@@ -418,27 +439,38 @@ Status Topology::validate_vertex(VertexId v) const {
     // Every non-fabric vertex belongs to a NUMA domain that exists on its node.
     if (x.numa == k_no_id) return error(StatusCode::invalid_argument, where + " has no NUMA node");
     if (!device(x.node, VertexKind::cpu_socket, x.numa).ok()) {
-      return error(StatusCode::not_found, where + " names NUMA node " + std::to_string(x.numa) + ", which node " + std::to_string(x.node) + " does not have");
+      return error(StatusCode::not_found, where + " names NUMA node " + std::to_string(x.numa) + ", which node " +
+                                              std::to_string(x.node) + " does not have");
     }
   }
   switch (x.kind) {
     case VertexKind::gpu:
     case VertexKind::nvme:
-      if (pcie != 1) return error(StatusCode::invalid_argument, where + (pcie == 0 ? " has no PCIe link" : " has more than one PCIe link"));
+      if (pcie != 1)
+        return error(StatusCode::invalid_argument,
+                     where + (pcie == 0 ? " has no PCIe link" : " has more than one PCIe link"));
       break;
     case VertexKind::nic:
-      if (pcie != 1) return error(StatusCode::invalid_argument, where + (pcie == 0 ? " has no PCIe link" : " has more than one PCIe link"));
+      if (pcie != 1)
+        return error(StatusCode::invalid_argument,
+                     where + (pcie == 0 ? " has no PCIe link" : " has more than one PCIe link"));
       if (x.nic_port_rate_bytes_per_s <= 0 || !std::isfinite(x.nic_port_rate_bytes_per_s)) {
         return error(StatusCode::invalid_argument, where + " has no port rate");
       }
       break;
     case VertexKind::host_memory:
-      if (memory != 1) return error(StatusCode::invalid_argument, where + " needs exactly one memory link to its socket");
-      if (x.index != x.numa) return error(StatusCode::invalid_argument, where + " has index " + std::to_string(x.index) + " but NUMA node " + std::to_string(x.numa));
+      if (memory != 1)
+        return error(StatusCode::invalid_argument, where + " needs exactly one memory link to its socket");
+      if (x.index != x.numa)
+        return error(StatusCode::invalid_argument,
+                     where + " has index " + std::to_string(x.index) + " but NUMA node " + std::to_string(x.numa));
       break;
     case VertexKind::cpu_socket:
-      if (x.index != x.numa) return error(StatusCode::invalid_argument, where + " has index " + std::to_string(x.index) + " but NUMA node " + std::to_string(x.numa));
-      if (!device(x.node, VertexKind::host_memory, x.index).ok()) return error(StatusCode::not_found, where + " has no host_memory " + std::to_string(x.index));
+      if (x.index != x.numa)
+        return error(StatusCode::invalid_argument,
+                     where + " has index " + std::to_string(x.index) + " but NUMA node " + std::to_string(x.numa));
+      if (!device(x.node, VertexKind::host_memory, x.index).ok())
+        return error(StatusCode::not_found, where + " has no host_memory " + std::to_string(x.index));
       break;
     case VertexKind::pcie_root_port:
     case VertexKind::pcie_switch:
@@ -494,7 +526,8 @@ Status Topology::validate_attachment(NodeId node) const {
         const auto [slot, fresh] = owner.emplace(w, socket);
         if (!fresh && slot->second != socket) {
           return error(StatusCode::invalid_argument, "topology: " + quoted(vertices_[w].name) + " hangs below both " +
-                                                         quoted(vertices_[slot->second].name) + " and " + quoted(vertices_[socket].name));
+                                                         quoted(vertices_[slot->second].name) + " and " +
+                                                         quoted(vertices_[socket].name));
         }
         queue.push_back(w);
       }
@@ -507,12 +540,13 @@ Status Topology::validate_attachment(NodeId node) const {
       const Vertex& x = vertices_[v];
       const auto it = owner.find(v);
       if (it == owner.end()) {
-        return error(StatusCode::invalid_argument, "topology: " + std::string(to_string(kind)) + " " + quoted(x.name) + " is not connected to any socket through PCIe");
+        return error(StatusCode::invalid_argument, "topology: " + std::string(to_string(kind)) + " " + quoted(x.name) +
+                                                       " is not connected to any socket through PCIe");
       }
       if (vertices_[it->second].index != x.numa) {
         return error(StatusCode::invalid_argument, "topology: " + std::string(to_string(kind)) + " " + quoted(x.name) +
-                                                       " declares NUMA node " + std::to_string(x.numa) + " but is attached below " +
-                                                       quoted(vertices_[it->second].name));
+                                                       " declares NUMA node " + std::to_string(x.numa) +
+                                                       " but is attached below " + quoted(vertices_[it->second].name));
       }
     }
   }

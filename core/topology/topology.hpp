@@ -66,10 +66,10 @@ inline constexpr VertexId k_no_vertex = k_no_id;
 inline constexpr EdgeId k_no_edge = k_no_id;
 
 // Limits. Hitting one is an error from add_vertex/add_link/add_machine.
-inline constexpr std::size_t k_max_vertices = std::size_t{1} << 24;   // 16 M: 10,000 nodes x ~100 vertices fits
-inline constexpr NodeId k_max_nodes = NodeId{1} << 20;                // machine indices per cluster
-inline constexpr double k_max_bandwidth_bytes_per_s = 1e15;           // 1 PB/s: anything above is a unit mistake
-inline constexpr TimeNs k_max_link_latency_ns = k_ns_per_s;           // 1 s: anything above is a unit mistake
+inline constexpr std::size_t k_max_vertices = std::size_t{1} << 24;  // 16 M: 10,000 nodes x ~100 vertices fits
+inline constexpr NodeId k_max_nodes = NodeId{1} << 20;               // machine indices per cluster
+inline constexpr double k_max_bandwidth_bytes_per_s = 1e15;          // 1 PB/s: anything above is a unit mistake
+inline constexpr TimeNs k_max_link_latency_ns = k_ns_per_s;          // 1 s: anything above is a unit mistake
 
 enum class VertexKind : std::uint8_t {
   cpu_socket = 0,
@@ -104,12 +104,12 @@ struct Vertex {
   bool pcie_bridge = true;        // pcie_switch only: false for a multi-port adapter's function split
 
   // Attributes; 0 where not applicable or not stated by the source.
-  std::uint64_t gpu_memory_bytes = 0;         // gpu
-  double nic_port_rate_bytes_per_s = 0;       // nic: line rate of the port
-  double nvme_read_bytes_per_s = 0;           // nvme: sequential read
-  double nvme_write_bytes_per_s = 0;          // nvme: sequential write
-  std::uint64_t nvme_capacity_bytes = 0;      // nvme
-  std::uint64_t host_memory_bytes = 0;        // host_memory
+  std::uint64_t gpu_memory_bytes = 0;     // gpu
+  double nic_port_rate_bytes_per_s = 0;   // nic: line rate of the port
+  double nvme_read_bytes_per_s = 0;       // nvme: sequential read
+  double nvme_write_bytes_per_s = 0;      // nvme: sequential write
+  std::uint64_t nvme_capacity_bytes = 0;  // nvme
+  std::uint64_t host_memory_bytes = 0;    // host_memory
 };
 
 struct LinkSpec {

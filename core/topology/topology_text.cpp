@@ -29,8 +29,9 @@ std::string short_name(const Vertex& v) {
 std::string figures(const Vertex& v) {
   switch (v.kind) {
     case VertexKind::gpu:
-      return v.gpu_memory_bytes == 0 ? std::string("memory n/a")
-                                     : fixed(static_cast<double>(v.gpu_memory_bytes) / static_cast<double>(k_gib), 0) + " GiB";
+      return v.gpu_memory_bytes == 0
+                 ? std::string("memory n/a")
+                 : fixed(static_cast<double>(v.gpu_memory_bytes) / static_cast<double>(k_gib), 0) + " GiB";
     case VertexKind::nic: return fixed(v.nic_port_rate_bytes_per_s * 8 / 1e9, 0) + " Gb/s";
     case VertexKind::nvme:
       return fixed(v.nvme_read_bytes_per_s / 1e9, 2) + "/" + fixed(v.nvme_write_bytes_per_s / 1e9, 2) + " GB/s r/w, " +
@@ -52,17 +53,18 @@ Result<std::string> to_text(const Topology& topology, NodeId node) {
   std::size_t width = 6;
   for (VertexId d : devices) width = std::max(width, short_name(topology.vertex(d)).size() + 2);
 
-  std::string out = "machine " + (topology.machine_name(node).empty() ? std::string("?") : topology.machine_name(node)) +
-                    " (node " + std::to_string(node) + "): " +
-                    std::to_string(topology.count(node, VertexKind::cpu_socket)) + " sockets, " +
-                    std::to_string(topology.count(node, VertexKind::gpu)) + " GPUs, " +
+  std::string out = "machine " +
+                    (topology.machine_name(node).empty() ? std::string("?") : topology.machine_name(node)) + " (node " +
+                    std::to_string(node) + "): " + std::to_string(topology.count(node, VertexKind::cpu_socket)) +
+                    " sockets, " + std::to_string(topology.count(node, VertexKind::gpu)) + " GPUs, " +
                     std::to_string(topology.count(node, VertexKind::nic)) + " NICs, " +
                     std::to_string(topology.count(node, VertexKind::nvme)) + " NVMe\n\ndevices:\n";
   for (VertexId d : devices) {
     const Vertex& v = topology.vertex(d);
     std::string pcie;
     for (EdgeId e : topology.links_of(d)) {
-      if (topology.link(e).spec.link_class == LinkClass::pcie) pcie = "PCIe " + fixed(topology.bandwidth_from(e, d) / 1e9, 1) + " GB/s";
+      if (topology.link(e).spec.link_class == LinkClass::pcie)
+        pcie = "PCIe " + fixed(topology.bandwidth_from(e, d) / 1e9, 1) + " GB/s";
     }
     out += "  " + pad(short_name(v), width) + pad(std::string(to_string(v.kind)), 6) + "numa " +
            pad(std::to_string(v.numa), 4) + pad(figures(v), 36) + pcie + "\n";

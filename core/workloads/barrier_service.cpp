@@ -39,18 +39,18 @@ void BarrierService::arrive(Endpoint from, const proto::Barrier& m) {
                                                           from.to_string() + " (names are single-use)"));
   }
   if (m.participants == 0 || m.participants > config_.max_participants) {
-    return answer(from, m.request_id,
-                  error(StatusCode::invalid_argument, "barrier '" + m.name + "': participants " +
-                                                          std::to_string(m.participants) + " not in 1.." +
-                                                          std::to_string(config_.max_participants)));
+    return answer(
+        from, m.request_id,
+        error(StatusCode::invalid_argument, "barrier '" + m.name + "': participants " + std::to_string(m.participants) +
+                                                " not in 1.." + std::to_string(config_.max_participants)));
   }
   auto it = open_.find(m.name);
   if (it == open_.end()) {
     if (open_.size() >= config_.max_open_barriers) {
-      return answer(from, m.request_id,
-                    error(StatusCode::no_space, "barrier '" + m.name + "': " +
-                                                    std::to_string(config_.max_open_barriers) +
-                                                    " barriers already open (max_open_barriers)"));
+      return answer(
+          from, m.request_id,
+          error(StatusCode::no_space, "barrier '" + m.name + "': " + std::to_string(config_.max_open_barriers) +
+                                          " barriers already open (max_open_barriers)"));
     }
     Open fresh;
     fresh.participants = m.participants;

@@ -36,9 +36,9 @@
 namespace sluice {
 
 struct BarrierServiceConfig {
-  std::size_t max_open_barriers = 4096;         // barriers waiting for arrivals at once
-  std::uint32_t max_participants = 1'000'000;   // ranks in one barrier
-  std::size_t released_history = 4096;          // released barriers remembered for late retries
+  std::size_t max_open_barriers = 4096;        // barriers waiting for arrivals at once
+  std::uint32_t max_participants = 1'000'000;  // ranks in one barrier
+  std::size_t released_history = 4096;         // released barriers remembered for late retries
 };
 
 class BarrierService final : public Service {

@@ -5,16 +5,16 @@ namespace sluice {
 Status BufferPool::allocate(MemKind kind, std::uint16_t device, std::uint32_t count, std::uint64_t buffer_bytes) {
   release();
   if (count == 0 || buffer_bytes == 0) {
-    return error(StatusCode::invalid_argument, "buffer pool of " + std::to_string(count) + " buffers of " +
-                                                   std::to_string(buffer_bytes) + " bytes");
+    return error(StatusCode::invalid_argument,
+                 "buffer pool of " + std::to_string(count) + " buffers of " + std::to_string(buffer_bytes) + " bytes");
   }
   for (std::uint32_t i = 0; i < count; ++i) {
     Result<MemHandle> b = env_.alloc(kind, device, buffer_bytes);
     if (!b.ok()) {
       release();
       return error(b.status().code(), "allocating workload buffer " + std::to_string(i + 1) + " of " +
-                                          std::to_string(count) + " (" + std::to_string(buffer_bytes) +
-                                          " bytes, " + to_string(kind) + "): " + b.status().message());
+                                          std::to_string(count) + " (" + std::to_string(buffer_bytes) + " bytes, " +
+                                          to_string(kind) + "): " + b.status().message());
     }
     all_.push_back(*b);
   }

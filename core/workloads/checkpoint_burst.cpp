@@ -127,15 +127,15 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
             const Block& b = blocks_[i];
             const MemHandle src = shard_.slice(file_offset_in_shard(b.file) + b.offset, b.length);
             const TimeNs issued = ctx_->env.now();
-            ctx_->client.write(inodes_[b.file], b.offset, src, config_.sync,
-                               [this, b, issued, d](Result<std::uint64_t> n) {
-                                 const std::string where = "checkpoint write file " + std::to_string(b.file) +
-                                                           " at " + std::to_string(b.offset);
-                                 if (!n.ok()) return d(annotate(n.status(), where));
-                                 if (*n != b.length) return d(error(StatusCode::io_error, where + ": short write"));
-                                 recorder_->op(b.length, issued);
-                                 d(ok_status());
-                               });
+            ctx_->client.write(
+                inodes_[b.file], b.offset, src, config_.sync, [this, b, issued, d](Result<std::uint64_t> n) {
+                  const std::string where =
+                      "checkpoint write file " + std::to_string(b.file) + " at " + std::to_string(b.offset);
+                  if (!n.ok()) return d(annotate(n.status(), where));
+                  if (*n != b.length) return d(error(StatusCode::io_error, where + ": short write"));
+                  recorder_->op(b.length, issued);
+                  d(ok_status());
+                });
           },
           std::move(next));
     });
@@ -162,8 +162,7 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
       }
       for (const auto& [target, bytes] : burst_bytes) {
         target_bytes_[target] += bytes;
-        ctx_->env.metrics().count("checkpoint.target." + std::to_string(target) + ".bytes",
-                                  static_cast<double>(bytes));
+        ctx_->env.metrics().count("checkpoint.target." + std::to_string(target) + ".bytes", static_cast<double>(bytes));
       }
       std::vector<std::uint32_t> all_targets = config_.known_targets;
       if (all_targets.empty()) {
@@ -177,8 +176,8 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
     run_steps(std::move(steps), [this, done](Status r) {
       RankPhaseResult result = recorder_->finish();
       if (r.ok() && result.elapsed_ns > 0) {
-        recorder_->sample("bytes_per_s", static_cast<double>(result.bytes) * 1e9 /
-                                             static_cast<double>(result.elapsed_ns));
+        recorder_->sample("bytes_per_s",
+                          static_cast<double>(result.bytes) * 1e9 / static_cast<double>(result.elapsed_ns));
       }
       results_.push_back(std::move(result));
       done(std::move(r));
@@ -191,8 +190,7 @@ void CheckpointBurst::read_back(StatusFn done) {
   read_buffers_ = std::make_unique<BufferPool>(ctx_->env);
   const std::uint16_t device = config_.source_kind == MemKind::gpu ? ctx_->gpu : 0;
   const std::uint64_t buffer_bytes = std::min(config_.block_bytes, config_.shard_bytes);
-  if (Status s = read_buffers_->allocate(config_.source_kind, device, config_.inflight_blocks, buffer_bytes);
-      !s.ok()) {
+  if (Status s = read_buffers_->allocate(config_.source_kind, device, config_.inflight_blocks, buffer_bytes); !s.ok()) {
     return defer_status(*ctx_, std::move(done), annotate(s, "checkpoint read-back"));
   }
   barrier(*ctx_, "checkpoint" + config_.run_tag + ".read", config_.barrier_max_wait_ns,
@@ -229,8 +227,8 @@ void CheckpointBurst::read_back(StatusFn done) {
                     const TimeNs issued = ctx_->env.now();
                     ctx_->client.read(
                         inodes_[b.file], b.offset, dst, [this, b, dst, issued, finish](Result<std::uint64_t> n) {
-                          const std::string where = "checkpoint read file " + std::to_string(b.file) + " at " +
-                                                    std::to_string(b.offset);
+                          const std::string where =
+                              "checkpoint read file " + std::to_string(b.file) + " at " + std::to_string(b.offset);
                           if (!n.ok()) return finish(annotate(n.status(), where));
                           if (*n != b.length) return finish(error(StatusCode::io_error, where + ": short read"));
                           recorder_->op(b.length, issued);

@@ -42,19 +42,19 @@ namespace sluice {
 
 struct CheckpointConfig {
   std::string dir = "/checkpoint";
-  std::uint64_t shard_bytes = 64 * k_mib;       // per rank, 1..k_workload_max_bytes_per_rank
-  std::uint32_t files_per_rank = 1;             // 1..k_workload_max_inflight
-  std::uint64_t block_bytes = 8 * k_mib;        // one write call, 1..k_workload_max_block_bytes
-  std::uint32_t inflight_blocks = 4;            // writes in flight per rank, 1..k_workload_max_inflight
-  std::uint32_t checkpoints = 1;                // bursts, each to new files, 1..k_checkpoint_max_bursts
-  MemKind source_kind = MemKind::gpu;           // where the shard lives
-  bool sync = true;                             // writes durable on completion
-  bool read_back = false;                       // read and verify every file after the bursts
+  std::uint64_t shard_bytes = 64 * k_mib;  // per rank, 1..k_workload_max_bytes_per_rank
+  std::uint32_t files_per_rank = 1;        // 1..k_workload_max_inflight
+  std::uint64_t block_bytes = 8 * k_mib;   // one write call, 1..k_workload_max_block_bytes
+  std::uint32_t inflight_blocks = 4;       // writes in flight per rank, 1..k_workload_max_inflight
+  std::uint32_t checkpoints = 1;           // bursts, each to new files, 1..k_checkpoint_max_bursts
+  MemKind source_kind = MemKind::gpu;      // where the shard lives
+  bool sync = true;                        // writes durable on completion
+  bool read_back = false;                  // read and verify every file after the bursts
   bool pattern_data = true;
   std::uint64_t pattern_seed = 1;
-  CreateOptions create;                         // stripe settings of the checkpoint files
+  CreateOptions create;                               // stripe settings of the checkpoint files
   StripeFlavor stripe_flavor = StripeFlavor::beegfs;  // how to read the inodes' stripe patterns
-  std::vector<std::uint32_t> known_targets;     // all targets, for the imbalance (default: the client's maps)
+  std::vector<std::uint32_t> known_targets;           // all targets, for the imbalance (default: the client's maps)
   std::string run_tag;
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };

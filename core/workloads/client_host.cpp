@@ -3,10 +3,7 @@
 namespace sluice {
 
 ClientHost::ClientHost(Env& env, ClientHostConfig config, std::unique_ptr<Workload> workload)
-    : env_(env),
-      config_(std::move(config)),
-      client_(env_, ops_, config_.client),
-      workload_(std::move(workload)) {}
+    : env_(env), config_(std::move(config)), client_(env_, ops_, config_.client), workload_(std::move(workload)) {}
 
 std::string ClientHost::name() const {
   return "client:" + std::to_string(config_.rank) + (workload_ ? "/" + workload_->name() : std::string());

@@ -42,8 +42,8 @@ Status FileSweep::validate(const FileSweepConfig& c) {
   if (Status s = check_limit(where, "file_bytes", c.file_bytes, 0, k_workload_max_bytes_per_rank); !s.ok()) return s;
   if (Status s = check_limit(where, "block_bytes", c.block_bytes, 1, k_workload_max_block_bytes); !s.ok()) return s;
   if (c.root_dir.empty() || c.root_dir.front() != '/' || c.root_dir == "/") {
-    return error(StatusCode::invalid_argument, where + ": root_dir '" + c.root_dir +
-                                                   "' must be an absolute path below /");
+    return error(StatusCode::invalid_argument,
+                 where + ": root_dir '" + c.root_dir + "' must be an absolute path below /");
   }
   return ok_status();
 }
@@ -130,40 +130,44 @@ void FileSweep::phase_body(SweepPhase phase, StatusFn done) {
   const std::uint32_t threads = config_.threads;
   switch (phase) {
     case SweepPhase::write:
-      return for_each_bounded(config_.files_per_rank, threads,
-                              [this](std::uint64_t i, StatusFn d) { write_file(i, std::move(d)); }, std::move(done));
+      return for_each_bounded(
+          config_.files_per_rank, threads, [this](std::uint64_t i, StatusFn d) { write_file(i, std::move(d)); },
+          std::move(done));
     case SweepPhase::read:
-      return for_each_bounded(config_.files_per_rank, threads,
-                              [this](std::uint64_t i, StatusFn d) { read_file(i, std::move(d)); }, std::move(done));
+      return for_each_bounded(
+          config_.files_per_rank, threads, [this](std::uint64_t i, StatusFn d) { read_file(i, std::move(d)); },
+          std::move(done));
     case SweepPhase::stat:
     case SweepPhase::delete_files:
-      return for_each_bounded(config_.files_per_rank, threads,
-                              [this, phase](std::uint64_t i, StatusFn d) { entry_op(phase, i, std::move(d)); },
-                              std::move(done));
+      return for_each_bounded(
+          config_.files_per_rank, threads,
+          [this, phase](std::uint64_t i, StatusFn d) { entry_op(phase, i, std::move(d)); }, std::move(done));
     case SweepPhase::mkdir: {
       const std::string dir = rank_dir(ctx_->rank);
       const TimeNs issued = ctx_->env.now();
       ctx_->client.mkdir(dir, 0755, [this, dir, issued, threads, done](Result<proto::InodeDesc> r) {
         if (!r.ok()) return done(annotate(r.status(), "file_sweep mkdir " + dir));
         recorder_->op(0, issued);
-        for_each_bounded(config_.dirs_per_rank, threads,
-                         [this](std::uint64_t j, StatusFn d) { entry_op(SweepPhase::mkdir, j, std::move(d)); }, done);
+        for_each_bounded(
+            config_.dirs_per_rank, threads,
+            [this](std::uint64_t j, StatusFn d) { entry_op(SweepPhase::mkdir, j, std::move(d)); }, done);
       });
       return;
     }
     case SweepPhase::rmdir:
-      for_each_bounded(config_.dirs_per_rank, threads,
-                       [this](std::uint64_t j, StatusFn d) { entry_op(SweepPhase::rmdir, j, std::move(d)); },
-                       [this, done](Status s) {
-                         if (!s.ok()) return done(s);
-                         const std::string dir = rank_dir(ctx_->rank);
-                         const TimeNs issued = ctx_->env.now();
-                         ctx_->client.rmdir(dir, [this, dir, issued, done](Status r) {
-                           if (!r.ok()) return done(annotate(r, "file_sweep rmdir " + dir));
-                           recorder_->op(0, issued);
-                           done(ok_status());
-                         });
-                       });
+      for_each_bounded(
+          config_.dirs_per_rank, threads,
+          [this](std::uint64_t j, StatusFn d) { entry_op(SweepPhase::rmdir, j, std::move(d)); },
+          [this, done](Status s) {
+            if (!s.ok()) return done(s);
+            const std::string dir = rank_dir(ctx_->rank);
+            const TimeNs issued = ctx_->env.now();
+            ctx_->client.rmdir(dir, [this, dir, issued, done](Status r) {
+              if (!r.ok()) return done(annotate(r, "file_sweep rmdir " + dir));
+              recorder_->op(0, issued);
+              done(ok_status());
+            });
+          });
       return;
   }
 }
@@ -211,8 +215,7 @@ void FileSweep::entry_op(SweepPhase phase, std::uint64_t index, StatusFn done) {
       return;
     }
     case SweepPhase::write:
-    case SweepPhase::read:
-      break;
+    case SweepPhase::read: break;
   }
   done(error(StatusCode::internal, "file_sweep: entry_op for a data phase"));
 }
@@ -246,18 +249,18 @@ void FileSweep::write_block(const std::shared_ptr<FileJob>& job) {
   const MemHandle slice = job->buffer.slice(0, length);
   auto issue = [this, job, slice, length]() {
     const TimeNs issued = ctx_->env.now();
-    ctx_->client.write(job->inode, job->offset, slice, config_.sync_writes,
-                       [this, job, length, issued](Result<std::uint64_t> n) {
-                         const std::string where = "file_sweep write " + job->path + " at " + std::to_string(job->offset);
-                         if (!n.ok()) return job->done(annotate(n.status(), where));
-                         if (*n != length) {
-                           return job->done(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) +
-                                                                            " of " + std::to_string(length) + " bytes"));
-                         }
-                         recorder_->op(length, issued);
-                         job->offset += length;
-                         write_block(job);
-                       });
+    ctx_->client.write(
+        job->inode, job->offset, slice, config_.sync_writes, [this, job, length, issued](Result<std::uint64_t> n) {
+          const std::string where = "file_sweep write " + job->path + " at " + std::to_string(job->offset);
+          if (!n.ok()) return job->done(annotate(n.status(), where));
+          if (*n != length) {
+            return job->done(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) + " of " +
+                                                             std::to_string(length) + " bytes"));
+          }
+          recorder_->op(length, issued);
+          job->offset += length;
+          write_block(job);
+        });
   };
   if (!config_.pattern_data) return issue();
   ctx_->ops.expect(ctx_->env.fill(slice, PatternSpec{job->seed, job->offset}), [job, issue](Completion& c) {

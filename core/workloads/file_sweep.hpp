@@ -57,20 +57,20 @@ std::string_view to_string(SweepPhase phase);
 
 struct FileSweepConfig {
   std::string root_dir = "/sweep";
-  std::uint32_t threads = 4;                  // files in flight per rank, 1..k_workload_max_inflight
-  std::uint32_t dirs_per_rank = 1;            // subdirectories of the rank's directory, >= 1
-  std::uint64_t files_per_rank = 16;          // 0..k_workload_max_items_per_rank
-  std::uint64_t file_bytes = 1 * k_mib;       // size of every file, 0..k_workload_max_bytes_per_rank
-  std::uint64_t block_bytes = 256 * k_kib;    // one read/write call, 1..k_workload_max_block_bytes
+  std::uint32_t threads = 4;                // files in flight per rank, 1..k_workload_max_inflight
+  std::uint32_t dirs_per_rank = 1;          // subdirectories of the rank's directory, >= 1
+  std::uint64_t files_per_rank = 16;        // 0..k_workload_max_items_per_rank
+  std::uint64_t file_bytes = 1 * k_mib;     // size of every file, 0..k_workload_max_bytes_per_rank
+  std::uint64_t block_bytes = 256 * k_kib;  // one read/write call, 1..k_workload_max_block_bytes
   std::vector<SweepPhase> phases = {SweepPhase::mkdir, SweepPhase::write,        SweepPhase::read,
                                     SweepPhase::stat,  SweepPhase::delete_files, SweepPhase::rmdir};
-  CreateOptions create;                       // stripe settings of the files
-  MemKind buffer_kind = MemKind::host;        // gpu: buffers on the rank's GPU (WorkloadContext::gpu)
-  bool pattern_data = true;                   // writes carry the pattern, reads verify it
-  bool sync_writes = false;                   // every write durable on completion
-  bool remove_root = true;                    // rank 0 removes root_dir after an rmdir phase
+  CreateOptions create;                 // stripe settings of the files
+  MemKind buffer_kind = MemKind::host;  // gpu: buffers on the rank's GPU (WorkloadContext::gpu)
+  bool pattern_data = true;             // writes carry the pattern, reads verify it
+  bool sync_writes = false;             // every write durable on completion
+  bool remove_root = true;              // rank 0 removes root_dir after an rmdir phase
   std::uint64_t pattern_seed = 1;
-  std::string run_tag;                        // makes barrier names unique across runs
+  std::string run_tag;  // makes barrier names unique across runs
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };
 

@@ -119,8 +119,7 @@ void GpuStream::prepare(StatusFn done) {
 
 void GpuStream::stream(StatusFn done) {
   const bool record = config_.direction == StreamDirection::record;
-  recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), std::string(to_string(config_.direction)),
-                                              ctx_->rank);
+  recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), std::string(to_string(config_.direction)), ctx_->rank);
   recorder_->start();
   auto finish = [this, done](Status s) {
     RankPhaseResult result = recorder_->finish();
@@ -157,13 +156,14 @@ void GpuStream::record_buffer(std::uint64_t index, StatusFn done) {
   };
   auto write = [this, b, offset, finish]() {
     const TimeNs issued = ctx_->env.now();
-    ctx_->client.write(inode_, offset, b, config_.sync_writes, [this, b, offset, issued, finish](Result<std::uint64_t> n) {
-      const std::string where = "stream record write at " + std::to_string(offset);
-      if (!n.ok()) return finish(annotate(n.status(), where));
-      if (*n != b.length) return finish(error(StatusCode::io_error, where + ": short write"));
-      recorder_->op(b.length, issued);
-      finish(ok_status());
-    });
+    ctx_->client.write(inode_, offset, b, config_.sync_writes,
+                       [this, b, offset, issued, finish](Result<std::uint64_t> n) {
+                         const std::string where = "stream record write at " + std::to_string(offset);
+                         if (!n.ok()) return finish(annotate(n.status(), where));
+                         if (*n != b.length) return finish(error(StatusCode::io_error, where + ": short write"));
+                         recorder_->op(b.length, issued);
+                         finish(ok_status());
+                       });
   };
   gpu_compute([this, b, offset, write, finish](Status s) {
     if (!s.ok()) return finish(s);

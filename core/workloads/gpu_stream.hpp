@@ -48,12 +48,12 @@ std::string_view to_string(StreamDirection direction);  // "record", "playback"
 struct StreamConfig {
   StreamDirection direction = StreamDirection::record;
   std::string dir = "/stream";
-  std::uint64_t buffer_bytes = 1 * k_mib;      // 1..k_workload_max_block_bytes
-  std::uint64_t buffers = 256;                 // per rank, 1..k_workload_max_items_per_rank
-  std::uint32_t buffers_in_flight = 4;         // 1..k_workload_max_inflight
-  TimeNs compute_ns_per_buffer = 0;            // >= 0
-  bool prepare_playback_file = true;           // playback: write the file first (untimed)
-  bool remove_file = false;                    // unlink the file at the end
+  std::uint64_t buffer_bytes = 1 * k_mib;  // 1..k_workload_max_block_bytes
+  std::uint64_t buffers = 256;             // per rank, 1..k_workload_max_items_per_rank
+  std::uint32_t buffers_in_flight = 4;     // 1..k_workload_max_inflight
+  TimeNs compute_ns_per_buffer = 0;        // >= 0
+  bool prepare_playback_file = true;       // playback: write the file first (untimed)
+  bool remove_file = false;                // unlink the file at the end
   bool sync_writes = false;
   bool pattern_data = true;
   std::uint64_t pattern_seed = 1;

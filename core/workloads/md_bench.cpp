@@ -26,8 +26,8 @@ Status MdBench::validate(const MdBenchConfig& c) {
     return s;
   }
   if (c.root_dir.empty() || c.root_dir.front() != '/' || c.root_dir == "/") {
-    return error(StatusCode::invalid_argument, where + ": root_dir '" + c.root_dir +
-                                                   "' must be an absolute path below /");
+    return error(StatusCode::invalid_argument,
+                 where + ": root_dir '" + c.root_dir + "' must be an absolute path below /");
   }
   if (!c.storm_dir.empty() && c.storm_dir.front() != '/') {
     return error(StatusCode::invalid_argument, where + ": storm_dir '" + c.storm_dir + "' must be absolute");
@@ -146,9 +146,9 @@ void MdBench::phase_body(MdPhase phase, StatusFn done) {
     case MdPhase::create:
     case MdPhase::stat:
     case MdPhase::remove:
-      return for_each_bounded(config_.files_per_rank, config_.threads,
-                              [this, phase](std::uint64_t i, StatusFn d) { item_op(phase, i, std::move(d)); },
-                              std::move(done));
+      return for_each_bounded(
+          config_.files_per_rank, config_.threads,
+          [this, phase](std::uint64_t i, StatusFn d) { item_op(phase, i, std::move(d)); }, std::move(done));
     case MdPhase::readdir: {
       const std::string dir = dir_of(ctx_->rank);
       const TimeNs issued = ctx_->env.now();
@@ -165,8 +165,7 @@ void MdBench::phase_body(MdPhase phase, StatusFn done) {
       });
       return;
     }
-    case MdPhase::ls_storm:
-      return ls_storm(std::move(done));
+    case MdPhase::ls_storm: return ls_storm(std::move(done));
   }
 }
 
@@ -188,12 +187,9 @@ void MdBench::item_op(MdPhase phase, std::uint64_t index, StatusFn done) {
         finish(r.status());
       });
       return;
-    case MdPhase::remove:
-      ctx_->client.unlink(path, finish);
-      return;
+    case MdPhase::remove: ctx_->client.unlink(path, finish); return;
     case MdPhase::readdir:
-    case MdPhase::ls_storm:
-      break;
+    case MdPhase::ls_storm: break;
   }
   done(error(StatusCode::internal, "md_bench: item_op for a directory phase"));
 }
@@ -203,31 +199,32 @@ void MdBench::ls_storm(StatusFn done) {
   // The default storm directory is dir_of(0): the shared one, or rank 0's.
   const std::uint64_t expected_storm = config_.storm_dir.empty() ? expected_entries() : 0;
   const TimeNs issued = ctx_->env.now();
-  ctx_->client.readdir(dir, true, [this, dir, issued, expected_storm, done](Result<std::vector<proto::DirEntryDesc>> r) {
-    if (!r.ok()) return done(annotate(r.status(), "md_bench ls_storm readdir " + dir));
-    recorder_->op(0, issued);
-    storm_entries_ = r->size();
-    recorder_->count("entries", static_cast<double>(r->size()));
-    if (expected_storm != 0 && r->size() != expected_storm) {
-      return done(error(StatusCode::internal, "md_bench ls_storm " + dir + ": " + std::to_string(r->size()) +
-                                                  " entries, created " + std::to_string(expected_storm)));
-    }
-    auto paths = std::make_shared<std::vector<std::string>>();
-    paths->reserve(r->size());
-    for (const auto& entry : *r) paths->push_back(dir + "/" + entry.name);
-    for_each_bounded(
-        paths->size(), config_.threads,
-        [this, paths](std::uint64_t i, StatusFn d) {
-          const TimeNs stat_issued = ctx_->env.now();
-          const std::string& path = (*paths)[i];
-          ctx_->client.stat(path, [this, stat_issued, path, d](Result<proto::InodeDesc> s) {
-            if (!s.ok()) return d(annotate(s.status(), "md_bench ls_storm stat " + path));
-            recorder_->op(0, stat_issued);
-            d(ok_status());
-          });
-        },
-        done);
-  });
+  ctx_->client.readdir(
+      dir, true, [this, dir, issued, expected_storm, done](Result<std::vector<proto::DirEntryDesc>> r) {
+        if (!r.ok()) return done(annotate(r.status(), "md_bench ls_storm readdir " + dir));
+        recorder_->op(0, issued);
+        storm_entries_ = r->size();
+        recorder_->count("entries", static_cast<double>(r->size()));
+        if (expected_storm != 0 && r->size() != expected_storm) {
+          return done(error(StatusCode::internal, "md_bench ls_storm " + dir + ": " + std::to_string(r->size()) +
+                                                      " entries, created " + std::to_string(expected_storm)));
+        }
+        auto paths = std::make_shared<std::vector<std::string>>();
+        paths->reserve(r->size());
+        for (const auto& entry : *r) paths->push_back(dir + "/" + entry.name);
+        for_each_bounded(
+            paths->size(), config_.threads,
+            [this, paths](std::uint64_t i, StatusFn d) {
+              const TimeNs stat_issued = ctx_->env.now();
+              const std::string& path = (*paths)[i];
+              ctx_->client.stat(path, [this, stat_issued, path, d](Result<proto::InodeDesc> s) {
+                if (!s.ok()) return d(annotate(s.status(), "md_bench ls_storm stat " + path));
+                recorder_->op(0, stat_issued);
+                d(ok_status());
+              });
+            },
+            done);
+      });
 }
 
 }  // namespace sluice

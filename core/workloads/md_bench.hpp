@@ -43,14 +43,14 @@ std::string_view to_string(MdPhase phase);  // "create", "stat", "readdir", "ls_
 
 struct MdBenchConfig {
   std::string root_dir = "/mdtest";
-  bool shared_dir = true;                 // mdtest default; false = mdtest -u (one directory per rank)
-  std::uint64_t files_per_rank = 100;     // mdtest -n, 0..k_workload_max_items_per_rank
-  std::uint32_t threads = 8;              // metadata ops in flight per rank, 1..k_workload_max_inflight
+  bool shared_dir = true;              // mdtest default; false = mdtest -u (one directory per rank)
+  std::uint64_t files_per_rank = 100;  // mdtest -n, 0..k_workload_max_items_per_rank
+  std::uint32_t threads = 8;           // metadata ops in flight per rank, 1..k_workload_max_inflight
   std::vector<MdPhase> phases = {MdPhase::create, MdPhase::stat, MdPhase::readdir, MdPhase::remove};
-  std::string storm_dir;                  // "": the shared directory (private: rank 0's directory)
-  bool remove_dirs = true;                // remove the run's directories after a remove phase
+  std::string storm_dir;    // "": the shared directory (private: rank 0's directory)
+  bool remove_dirs = true;  // remove the run's directories after a remove phase
   CreateOptions create;
-  std::string run_tag;                    // makes barrier names unique across runs
+  std::string run_tag;  // makes barrier names unique across runs
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };
 

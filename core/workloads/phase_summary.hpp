@@ -30,17 +30,17 @@
 namespace sluice {
 
 struct PhaseSummary {
-  std::uint32_t ranks = 0;       // ranks that did at least one op
-  std::uint64_t bytes = 0;       // sum over ranks
-  std::uint64_t ops = 0;         // sum over ranks
-  TimeNs first_done_ns = 0;      // min elapsed
-  TimeNs last_done_ns = 0;       // max elapsed
+  std::uint32_t ranks = 0;          // ranks that did at least one op
+  std::uint64_t bytes = 0;          // sum over ranks
+  std::uint64_t ops = 0;            // sum over ranks
+  TimeNs first_done_ns = 0;         // min elapsed
+  TimeNs last_done_ns = 0;          // max elapsed
   double first_bytes_estimate = 0;  // sum of done_i(t1), see above
   double first_ops_estimate = 0;
   double first_bytes_per_s = 0;
-  double first_ops_per_s = 0;    // IOPS at the first finisher
+  double first_ops_per_s = 0;  // IOPS at the first finisher
   double last_bytes_per_s = 0;
-  double last_ops_per_s = 0;     // IOPS at the last finisher
+  double last_ops_per_s = 0;  // IOPS at the last finisher
 };
 
 PhaseSummary summarize_phase(const std::vector<RankPhaseResult>& ranks);

@@ -47,10 +47,10 @@ namespace sluice {
 
 struct StageInConfig {
   std::string dir = "/staged";
-  std::uint64_t objects = 64;                     // objects in the dataset (all ranks), 0..k_workload_max_items_per_rank
-  std::uint64_t object_bytes = 16 * k_mib;        // 0..k_workload_max_bytes_per_rank
-  std::uint64_t block_bytes = 4 * k_mib;          // one ranged GET and one write, 1..k_workload_max_block_bytes
-  std::uint32_t threads = 4;                      // objects in flight per rank, 1..k_workload_max_inflight
+  std::uint64_t objects = 64;               // objects in the dataset (all ranks), 0..k_workload_max_items_per_rank
+  std::uint64_t object_bytes = 16 * k_mib;  // 0..k_workload_max_bytes_per_rank
+  std::uint64_t block_bytes = 4 * k_mib;    // one ranged GET and one write, 1..k_workload_max_block_bytes
+  std::uint32_t threads = 4;                // objects in flight per rank, 1..k_workload_max_inflight
   std::uint64_t source_bytes_per_s_per_rank = 0;  // object-store egress per rank; 0 = unlimited
   std::uint64_t source_burst_bytes = 0;           // token bucket depth; 0 = block_bytes; >= block_bytes
   TimeNs source_request_latency_ns = 0;           // first-byte latency of one GET, >= 0

@@ -23,8 +23,7 @@ Status TrainEpoch::validate(const TrainEpochConfig& c) {
   if (Status s = check_limit(where, "prefetch_depth", c.prefetch_depth, 0, k_workload_max_inflight); !s.ok()) return s;
   if (Status s = check_limit(where, "read_threads", c.read_threads, 1, k_workload_max_inflight); !s.ok()) return s;
   if (Status s = check_limit(where, "epochs", c.epochs, 1, k_train_max_epochs); !s.ok()) return s;
-  if (Status s = check_limit(where, "setup_block_bytes", c.setup_block_bytes, 1, k_workload_max_block_bytes);
-      !s.ok()) {
+  if (Status s = check_limit(where, "setup_block_bytes", c.setup_block_bytes, 1, k_workload_max_block_bytes); !s.ok()) {
     return s;
   }
   if (c.compute_ns_per_step < 0) {
@@ -32,8 +31,8 @@ Status TrainEpoch::validate(const TrainEpochConfig& c) {
   }
   if (c.inode_cache_entries == 0) return error(StatusCode::invalid_argument, where + ": inode_cache_entries is 0");
   if (c.dataset_dir.empty() || c.dataset_dir.front() != '/' || c.dataset_dir == "/") {
-    return error(StatusCode::invalid_argument, where + ": dataset_dir '" + c.dataset_dir +
-                                                   "' must be an absolute path below /");
+    return error(StatusCode::invalid_argument,
+                 where + ": dataset_dir '" + c.dataset_dir + "' must be an absolute path below /");
   }
   const std::uint64_t batch_bytes = std::uint64_t{c.batch_samples} * c.sample_bytes;
   if (c.batch_samples > 0 && batch_bytes / c.batch_samples != c.sample_bytes) {
@@ -95,11 +94,11 @@ void TrainEpoch::start(WorkloadContext& context, std::function<void(Status)> don
   ctx_ = &context;
   if (Status s = validate(config_); !s.ok()) return defer_status(context, std::move(done), s);
   if (steps_per_epoch(context.ranks) == 0) {
-    return defer_status(context, std::move(done),
-                        error(StatusCode::invalid_argument,
-                              "train_epoch: " + std::to_string(config_.samples) +
-                                  " samples make no full global batch of batch_samples x ranks = " +
-                                  std::to_string(std::uint64_t{config_.batch_samples} * context.ranks)));
+    return defer_status(
+        context, std::move(done),
+        error(StatusCode::invalid_argument, "train_epoch: " + std::to_string(config_.samples) +
+                                                " samples make no full global batch of batch_samples x ranks = " +
+                                                std::to_string(std::uint64_t{config_.batch_samples} * context.ranks)));
   }
   batch_buffers_ = std::make_unique<BufferPool>(context.env);
   const std::uint64_t steps = steps_per_epoch(context.ranks);
@@ -383,9 +382,9 @@ void TrainEpoch::maybe_finish_epoch() {
   EpochResult& result = epochs_.back();
   result.elapsed_ns = last_compute_end_ns_ - epoch_start_ns_;
   if (!failed) {
-    result.au = result.counted_step_ns > 0 ? static_cast<double>(result.counted_compute_ns) /
-                                                 static_cast<double>(result.counted_step_ns)
-                                           : 0.0;
+    result.au = result.counted_step_ns > 0
+                    ? static_cast<double>(result.counted_compute_ns) / static_cast<double>(result.counted_step_ns)
+                    : 0.0;
     recorder_->sample("au_ratio", result.au);
   }
   results_.push_back(recorder_->finish());

@@ -60,22 +60,22 @@ namespace sluice {
 
 struct TrainEpochConfig {
   std::string dataset_dir = "/dataset";
-  std::uint64_t samples = 1024;                    // samples in the dataset, 1..k_workload_max_items_per_rank
-  std::uint64_t sample_bytes = 256 * k_kib;        // 1..k_workload_max_block_bytes
-  std::uint32_t samples_per_file = 8;              // >= 1
-  std::uint32_t batch_samples = 4;                 // per rank and step (DLIO batch_size), >= 1
-  TimeNs compute_ns_per_step = 10 * k_ns_per_ms;   // DLIO computation_time, >= 0
-  std::uint32_t prefetch_depth = 1;                // batches read ahead (DLIO prefetch_size), 0..k_workload_max_inflight
-  std::uint32_t read_threads = 4;                  // sample reads in flight per rank, 1..k_workload_max_inflight
-  std::uint32_t epochs = 1;                        // 1..k_train_max_epochs
-  bool shuffle = false;                            // sample order permuted per epoch
+  std::uint64_t samples = 1024;                   // samples in the dataset, 1..k_workload_max_items_per_rank
+  std::uint64_t sample_bytes = 256 * k_kib;       // 1..k_workload_max_block_bytes
+  std::uint32_t samples_per_file = 8;             // >= 1
+  std::uint32_t batch_samples = 4;                // per rank and step (DLIO batch_size), >= 1
+  TimeNs compute_ns_per_step = 10 * k_ns_per_ms;  // DLIO computation_time, >= 0
+  std::uint32_t prefetch_depth = 1;               // batches read ahead (DLIO prefetch_size), 0..k_workload_max_inflight
+  std::uint32_t read_threads = 4;                 // sample reads in flight per rank, 1..k_workload_max_inflight
+  std::uint32_t epochs = 1;                       // 1..k_train_max_epochs
+  bool shuffle = false;                           // sample order permuted per epoch
   std::uint64_t shuffle_seed = 1;
-  bool setup_dataset = false;                      // create the dataset files first
-  std::uint64_t setup_block_bytes = 4 * k_mib;     // write size of the setup, 1..k_workload_max_block_bytes
-  bool pattern_data = true;                        // setup writes the pattern, reads verify it
+  bool setup_dataset = false;                   // create the dataset files first
+  std::uint64_t setup_block_bytes = 4 * k_mib;  // write size of the setup, 1..k_workload_max_block_bytes
+  bool pattern_data = true;                     // setup writes the pattern, reads verify it
   std::uint64_t pattern_seed = 1;
-  CreateOptions create;                            // stripe settings of the dataset files
-  std::size_t inode_cache_entries = 65'536;        // opened files remembered per rank
+  CreateOptions create;                      // stripe settings of the dataset files
+  std::size_t inode_cache_entries = 65'536;  // opened files remembered per rank
   std::string run_tag;
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };

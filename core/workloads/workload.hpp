@@ -28,11 +28,11 @@ struct WorkloadContext {
   Env& env;
   Client& client;
   OpTable& ops;
-  RpcClient& rpc;            // for barriers and other coordination messages
-  std::uint32_t rank = 0;    // this host's rank among the workload's hosts
+  RpcClient& rpc;          // for barriers and other coordination messages
+  std::uint32_t rank = 0;  // this host's rank among the workload's hosts
   std::uint32_t ranks = 1;
-  Endpoint barrier;          // the barrier service (invalid: no synchronisation)
-  std::uint16_t gpu = 0;     // the GPU this rank feeds, where the workload uses GPU memory
+  Endpoint barrier;       // the barrier service (invalid: no synchronisation)
+  std::uint16_t gpu = 0;  // the GPU this rank feeds, where the workload uses GPU memory
 };
 
 class Workload {

@@ -15,9 +15,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // What the lanes share: the next chunk, the first error, the totals.
 struct Shared {
@@ -167,8 +165,14 @@ Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,
   const std::uint64_t chunk_count = (bytes + config.buffer_bytes - 1) / config.buffer_bytes;
   std::vector<LaneJob> jobs(config.reader_threads);
   for (std::uint32_t lane = 0; lane < config.reader_threads; ++lane) {
-    jobs[lane] = LaneJob{&source, &sink, staging.subspan(std::size_t{lane} * config.depth, config.depth), lane,
-                         src_offset, bytes, config.buffer_bytes, chunk_count};
+    jobs[lane] = LaneJob{&source,
+                         &sink,
+                         staging.subspan(std::size_t{lane} * config.depth, config.depth),
+                         lane,
+                         src_offset,
+                         bytes,
+                         config.buffer_bytes,
+                         chunk_count};
   }
   if (config.reader_threads == 1) {
     stats.chunks_per_lane[0] = run_lane(jobs[0], shared);  // no thread for one lane

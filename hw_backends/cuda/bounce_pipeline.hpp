@@ -66,8 +66,8 @@ class ChunkSink {
 
 struct BounceConfig {
   std::uint64_t buffer_bytes = k_default_bounce_buffer_bytes;  // piece size = staging buffer size
-  std::uint32_t depth = 2;                   // staging buffers per lane (sched window)
-  std::uint32_t reader_threads = 1;          // lanes, 1..k_max_bounce_reader_threads
+  std::uint32_t depth = 2;                                     // staging buffers per lane (sched window)
+  std::uint32_t reader_threads = 1;                            // lanes, 1..k_max_bounce_reader_threads
 };
 
 // Validates a config: invalid_argument naming the field.
@@ -84,8 +84,8 @@ struct BounceStats {
   std::uint64_t chunks = 0;
   std::vector<std::uint64_t> chunks_per_lane;
   std::uint32_t max_copies_in_flight_per_lane = 0;  // the most slots one lane had busy at once
-  double read_seconds = 0;  // summed over lanes: time inside ChunkSource::read
-  double wait_seconds = 0;  // summed over lanes: time inside ChunkSink::wait_copy
+  double read_seconds = 0;                          // summed over lanes: time inside ChunkSource::read
+  double wait_seconds = 0;                          // summed over lanes: time inside ChunkSink::wait_copy
   double wall_seconds = 0;
 };
 
@@ -95,7 +95,8 @@ struct BounceStats {
 // On the first error every lane stops taking chunks, waits for its copies and
 // the error is returned (the one naming the first failure). A source that
 // ends early is io_error naming the offset.
-Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink, std::span<const std::span<std::byte>> staging,
-                                        const BounceConfig& config, std::uint64_t src_offset, std::uint64_t bytes);
+Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,
+                                        std::span<const std::span<std::byte>> staging, const BounceConfig& config,
+                                        std::uint64_t src_offset, std::uint64_t bytes);
 
 }  // namespace sluice::hw::cuda

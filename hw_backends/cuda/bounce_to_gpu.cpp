@@ -30,8 +30,9 @@ Result<BounceStats> bounce_file_to_gpu(const BounceRead& read, const BounceConfi
     }
     staging.push_back(*b);
   }
-  Result<BounceStats> stats = st.ok() ? run_bounce_pipeline(**source, **sink, staging, config, read.file_offset, read.bytes)
-                                      : Result<BounceStats>(st);
+  Result<BounceStats> stats = st.ok()
+                                  ? run_bounce_pipeline(**source, **sink, staging, config, read.file_offset, read.bytes)
+                                  : Result<BounceStats>(st);
   for (const auto& b : staging) pool.release(read.staging_numa, b).ignore();  // lent by this pool just above
   return stats;
 }

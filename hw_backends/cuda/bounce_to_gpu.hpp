@@ -16,9 +16,9 @@ struct BounceRead {
   bool direct = false;            // O_DIRECT
   std::uint64_t file_offset = 0;  // O_DIRECT: a multiple of 4 KiB
   std::uint64_t bytes = 0;
-  int device = 0;                 // the GPU that owns gpu_dst
-  std::byte* gpu_dst = nullptr;   // bytes of GPU memory
-  std::uint16_t staging_numa = 0; // NUMA node of the staging buffers (data_path's staging_numa)
+  int device = 0;                  // the GPU that owns gpu_dst
+  std::byte* gpu_dst = nullptr;    // bytes of GPU memory
+  std::uint16_t staging_numa = 0;  // NUMA node of the staging buffers (data_path's staging_numa)
 };
 
 // Errors: config (check_bounce_config; buffer_bytes over the pool's buffer

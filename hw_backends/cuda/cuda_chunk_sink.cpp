@@ -32,7 +32,8 @@ Result<std::unique_ptr<CudaChunkSink>> CudaChunkSink::create(int device, std::ui
     sink->streams_.push_back(stream);
     for (std::uint32_t d = 0; d < depth; ++d) {
       cudaEvent_t event = nullptr;
-      if (Status s = cuda_status(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync), "cudaEventCreateWithFlags");
+      if (Status s = cuda_status(cudaEventCreateWithFlags(&event, cudaEventDisableTiming | cudaEventBlockingSync),
+                                 "cudaEventCreateWithFlags");
           !s.ok()) {
         return s;
       }
@@ -54,7 +55,8 @@ CudaChunkSink::~CudaChunkSink() {
 }
 
 Status CudaChunkSink::begin_lane(std::uint32_t lane) {
-  if (lane >= streams_.size()) return error(StatusCode::invalid_argument, "CUDA chunk sink: no lane " + std::to_string(lane));
+  if (lane >= streams_.size())
+    return error(StatusCode::invalid_argument, "CUDA chunk sink: no lane " + std::to_string(lane));
 #ifdef SLUICE_HAVE_CUDA
   return cuda_status(cudaSetDevice(device_), "cudaSetDevice(" + std::to_string(device_) + ")");
 #else
@@ -65,8 +67,8 @@ Status CudaChunkSink::begin_lane(std::uint32_t lane) {
 Status CudaChunkSink::start_copy(std::uint32_t lane, std::uint32_t slot, std::span<const std::byte> from,
                                  std::uint64_t dst_offset) {
   if (lane >= streams_.size() || slot >= depth_) {
-    return error(StatusCode::invalid_argument, "CUDA chunk sink: no lane " + std::to_string(lane) + " slot " +
-                                                   std::to_string(slot));
+    return error(StatusCode::invalid_argument,
+                 "CUDA chunk sink: no lane " + std::to_string(lane) + " slot " + std::to_string(slot));
   }
   if (dst_offset > dst_bytes_ || from.size() > dst_bytes_ - dst_offset) {
     return error(StatusCode::invalid_argument, "CUDA chunk sink: copy of " + std::to_string(from.size()) +
@@ -75,9 +77,10 @@ Status CudaChunkSink::start_copy(std::uint32_t lane, std::uint32_t slot, std::sp
   }
 #ifdef SLUICE_HAVE_CUDA
   auto* stream = static_cast<cudaStream_t>(streams_[lane]);
-  if (Status s = cuda_status(cudaMemcpyAsync(dst_ + dst_offset, from.data(), from.size(), cudaMemcpyHostToDevice, stream),
-                             "cudaMemcpyAsync(H2D " + std::to_string(from.size()) + " bytes to offset " +
-                                 std::to_string(dst_offset) + ")");
+  if (Status s =
+          cuda_status(cudaMemcpyAsync(dst_ + dst_offset, from.data(), from.size(), cudaMemcpyHostToDevice, stream),
+                      "cudaMemcpyAsync(H2D " + std::to_string(from.size()) + " bytes to offset " +
+                          std::to_string(dst_offset) + ")");
       !s.ok()) {
     return s;
   }
@@ -90,12 +93,13 @@ Status CudaChunkSink::start_copy(std::uint32_t lane, std::uint32_t slot, std::sp
 
 Status CudaChunkSink::wait_copy(std::uint32_t lane, std::uint32_t slot) {
   if (lane >= streams_.size() || slot >= depth_) {
-    return error(StatusCode::invalid_argument, "CUDA chunk sink: no lane " + std::to_string(lane) + " slot " +
-                                                   std::to_string(slot));
+    return error(StatusCode::invalid_argument,
+                 "CUDA chunk sink: no lane " + std::to_string(lane) + " slot " + std::to_string(slot));
   }
 #ifdef SLUICE_HAVE_CUDA
-  return cuda_status(cudaEventSynchronize(static_cast<cudaEvent_t>(events_[std::size_t{lane} * depth_ + slot])),
-                     "cudaEventSynchronize(copy of lane " + std::to_string(lane) + " slot " + std::to_string(slot) + ")");
+  return cuda_status(
+      cudaEventSynchronize(static_cast<cudaEvent_t>(events_[std::size_t{lane} * depth_ + slot])),
+      "cudaEventSynchronize(copy of lane " + std::to_string(lane) + " slot " + std::to_string(slot) + ")");
 #else
   return ok_status();
 #endif

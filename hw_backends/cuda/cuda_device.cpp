@@ -17,8 +17,7 @@ Status cuda_status(int cuda_error, std::string_view call) {
   // Reported here, so it must not come back from a later cudaGetLastError (sticky errors stay regardless).
   (void)cudaGetLastError();
   const StatusCode code = (e == cudaErrorMemoryAllocation) ? StatusCode::no_space
-                          : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
-                             e == cudaErrorInvalidDevice)
+                          : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver || e == cudaErrorInvalidDevice)
                               ? StatusCode::unavailable
                               : StatusCode::io_error;
   return error(code, std::string(call) + ": " + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")");
@@ -29,8 +28,8 @@ Result<int> cuda_device_count() {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    return error(StatusCode::unavailable, std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e) + " (" +
-                                              cudaGetErrorName(e) + ")");
+    return error(StatusCode::unavailable,
+                 std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")");
   }
   if (count <= 0) return error(StatusCode::unavailable, "no CUDA device (cudaGetDeviceCount returned 0)");
   return count;
@@ -43,16 +42,13 @@ Result<std::string> describe_device(int device) {
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) bus[0] = '\0';
   return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-         std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.totalGlobalMem >> 30) + " GiB, PCI " +
-         bus;
+         std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.totalGlobalMem >> 30) + " GiB, PCI " + bus;
 }
 
 #else  // !SLUICE_HAVE_CUDA
 
 bool cuda_built() { return false; }
-std::string_view cuda_build_note() {
-  return "built without CUDA (no nvcc at configure time, or SLUICE_WITH_CUDA=OFF)";
-}
+std::string_view cuda_build_note() { return "built without CUDA (no nvcc at configure time, or SLUICE_WITH_CUDA=OFF)"; }
 
 Status cuda_status(int cuda_error, std::string_view call) {
   if (cuda_error == 0) return ok_status();

@@ -19,7 +19,8 @@ GpuMemoryOps make_ops() {
     // (export_gpu_dmabuf exports the page-aligned allocation).
     const long page = ::sysconf(_SC_PAGESIZE);
     const std::uint64_t page_bytes = page > 0 ? static_cast<std::uint64_t>(page) : 4096;
-    const std::uint64_t rounded = bytes > k_max_gpu_region_bytes ? bytes : (bytes + page_bytes - 1) / page_bytes * page_bytes;
+    const std::uint64_t rounded =
+        bytes > k_max_gpu_region_bytes ? bytes : (bytes + page_bytes - 1) / page_bytes * page_bytes;
     Result<GpuRegion> r = GpuRegion::allocate(device, rounded);
     if (!r.ok()) return r.status();
     return r->release_ownership();  // the world owns it from here on; ops.free releases it

@@ -55,7 +55,8 @@ Result<std::optional<std::uint64_t>> gpu_find_pattern_mismatch(int device, const
   CallStream stream;
   if (Status s = stream.open(device); !s.ok()) return s;
   void* first_raw = nullptr;
-  if (Status s = cuda_status(cudaMalloc(&first_raw, sizeof(unsigned long long)), "cudaMalloc(mismatch index)"); !s.ok()) {
+  if (Status s = cuda_status(cudaMalloc(&first_raw, sizeof(unsigned long long)), "cudaMalloc(mismatch index)");
+      !s.ok()) {
     return s;
   }
   auto* first = static_cast<unsigned long long*>(first_raw);
@@ -81,8 +82,8 @@ Result<std::optional<std::uint64_t>> gpu_find_pattern_mismatch(int device, const
 Result<std::uint32_t> gpu_crc32c(int device, const std::byte* src, std::uint64_t bytes) {
   CallStream stream;
   if (Status s = stream.open(device); !s.ok()) return s;
-  const std::uint64_t staging_bytes = std::min<std::uint64_t>(std::max<std::uint64_t>(bytes, 1),
-                                                              k_gpu_checksum_staging_bytes);
+  const std::uint64_t staging_bytes =
+      std::min<std::uint64_t>(std::max<std::uint64_t>(bytes, 1), k_gpu_checksum_staging_bytes);
   void* staging = nullptr;
   if (Status s = cuda_status(cudaMallocHost(&staging, staging_bytes), "cudaMallocHost(checksum staging)"); !s.ok()) {
     return s;

@@ -41,8 +41,9 @@ struct DriverCalls {
 
 Status find_entry_point(const char* symbol, void** fn) {
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  const Status s = cuda_status(cudaGetDriverEntryPointByVersion(symbol, fn, k_driver_abi_version, cudaEnableDefault, &found),
-                               std::string("cudaGetDriverEntryPointByVersion(") + symbol + ")");
+  const Status s =
+      cuda_status(cudaGetDriverEntryPointByVersion(symbol, fn, k_driver_abi_version, cudaEnableDefault, &found),
+                  std::string("cudaGetDriverEntryPointByVersion(") + symbol + ")");
   if (!s.ok()) return Status(StatusCode::unavailable, s.message());
   if (found != cudaDriverEntryPointSuccess || *fn == nullptr) {
     return error(StatusCode::unavailable,
@@ -105,8 +106,9 @@ Result<GpuDmabuf> export_gpu_dmabuf(int device, const std::byte* data, std::uint
     return failed(s);
   }
   if (supported == 0) {
-    return error(StatusCode::unavailable,
-                 where + ": the device or its driver has no dma-buf support (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0)");
+    return error(
+        StatusCode::unavailable,
+        where + ": the device or its driver has no dma-buf support (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0)");
   }
   const auto address = reinterpret_cast<CUdeviceptr>(data);
   CUdeviceptr base = 0;
@@ -117,8 +119,9 @@ Result<GpuDmabuf> export_gpu_dmabuf(int device, const std::byte* data, std::uint
     return failed(s);
   }
   if (address + bytes > base + allocation_bytes) {
-    return error(StatusCode::invalid_argument, where + ": ends past its allocation " +
-                                                   range_text(reinterpret_cast<const std::byte*>(base), allocation_bytes));
+    return error(
+        StatusCode::invalid_argument,
+        where + ": ends past its allocation " + range_text(reinterpret_cast<const std::byte*>(base), allocation_bytes));
   }
   const long page = ::sysconf(_SC_PAGESIZE);
   const std::uint64_t page_bytes = page > 0 ? static_cast<std::uint64_t>(page) : 4096;
@@ -130,16 +133,16 @@ Result<GpuDmabuf> export_gpu_dmabuf(int device, const std::byte* data, std::uint
   }
   const std::uint64_t export_bytes = (allocation_bytes + page_bytes - 1) / page_bytes * page_bytes;
   int fd = -1;
-  if (Status s = cu_status(d,
-                           d.mem_get_handle_for_address_range(&fd, base, export_bytes,
-                                                              CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
-                           "cuMemGetHandleForAddressRange(" +
-                               range_text(reinterpret_cast<const std::byte*>(base), export_bytes) + ", DMA_BUF_FD)",
-                           StatusCode::unavailable);
+  if (Status s = cu_status(
+          d, d.mem_get_handle_for_address_range(&fd, base, export_bytes, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+          "cuMemGetHandleForAddressRange(" + range_text(reinterpret_cast<const std::byte*>(base), export_bytes) +
+              ", DMA_BUF_FD)",
+          StatusCode::unavailable);
       !s.ok()) {
     return failed(s);
   }
-  if (fd < 0) return error(StatusCode::unavailable, where + ": cuMemGetHandleForAddressRange returned fd " + std::to_string(fd));
+  if (fd < 0)
+    return error(StatusCode::unavailable, where + ": cuMemGetHandleForAddressRange returned fd " + std::to_string(fd));
   return GpuDmabuf{fd, address - base, export_bytes};
 #else
   return error(StatusCode::internal, where + ": check_device passed without CUDA");

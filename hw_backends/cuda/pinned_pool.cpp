@@ -22,9 +22,10 @@ Result<std::unique_ptr<PinnedPool>> PinnedPool::create(PinnedPoolLimits limits, 
   const std::string where = "pinned pool";
   if (limits.buffer_bytes == 0 || limits.buffer_bytes % k_staging_alignment_bytes != 0 ||
       limits.buffer_bytes > k_max_staging_buffer_bytes) {
-    return error(StatusCode::invalid_argument,
-                 where + ": buffer_bytes " + std::to_string(limits.buffer_bytes) + " must be a multiple of " +
-                     std::to_string(k_staging_alignment_bytes) + " in 1.." + std::to_string(k_max_staging_buffer_bytes));
+    return error(StatusCode::invalid_argument, where + ": buffer_bytes " + std::to_string(limits.buffer_bytes) +
+                                                   " must be a multiple of " +
+                                                   std::to_string(k_staging_alignment_bytes) + " in 1.." +
+                                                   std::to_string(k_max_staging_buffer_bytes));
   }
   if (limits.max_buffers_per_numa == 0 || limits.max_buffers_per_numa > k_max_staging_buffers_per_numa) {
     return error(StatusCode::invalid_argument, where + ": max_buffers_per_numa " +
@@ -33,8 +34,8 @@ Result<std::unique_ptr<PinnedPool>> PinnedPool::create(PinnedPoolLimits limits, 
   }
   if (limits.max_bytes_per_numa < limits.buffer_bytes) {
     return error(StatusCode::invalid_argument, where + ": max_bytes_per_numa " +
-                                                   std::to_string(limits.max_bytes_per_numa) +
-                                                   " holds no buffer of " + std::to_string(limits.buffer_bytes));
+                                                   std::to_string(limits.max_bytes_per_numa) + " holds no buffer of " +
+                                                   std::to_string(limits.buffer_bytes));
   }
   if (!allocator.allocate || !allocator.release) {
     return error(StatusCode::invalid_argument, where + ": allocator '" + allocator.name + "' lacks a function");
@@ -93,8 +94,8 @@ Status PinnedPool::release(std::uint16_t numa, std::span<std::byte> buffer) {
                  "pinned pool: release of a buffer that is not one of NUMA node " + std::to_string(numa));
   }
   if (std::find(it->second.free.begin(), it->second.free.end(), buffer.data()) != it->second.free.end()) {
-    return error(StatusCode::invalid_argument, "pinned pool: buffer of NUMA node " + std::to_string(numa) +
-                                                   " released twice");
+    return error(StatusCode::invalid_argument,
+                 "pinned pool: buffer of NUMA node " + std::to_string(numa) + " released twice");
   }
   it->second.free.push_back(buffer.data());
   return ok_status();

@@ -96,8 +96,7 @@ class PinnedPool {
   PinnedPoolStats stats(std::uint16_t numa) const;
 
  private:
-  PinnedPool(PinnedPoolLimits limits, PinnedAllocator allocator)
-      : limits_(limits), allocator_(std::move(allocator)) {}
+  PinnedPool(PinnedPoolLimits limits, PinnedAllocator allocator) : limits_(limits), allocator_(std::move(allocator)) {}
   struct Node {
     std::vector<std::byte*> all;
     std::vector<std::byte*> free;

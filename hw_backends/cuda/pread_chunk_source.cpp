@@ -24,7 +24,7 @@ Result<std::unique_ptr<PreadChunkSource>> PreadChunkSource::open(const std::stri
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
   if (fd < 0) {
     const int err = errno;
-    const StatusCode code = err == ENOENT ? StatusCode::not_found
+    const StatusCode code = err == ENOENT   ? StatusCode::not_found
                             : err == EINVAL ? StatusCode::invalid_argument
                                             : StatusCode::io_error;
     return error(code, std::string("open ") + (direct ? "O_DIRECT " : "") + path + ": " + errno_text(err));
@@ -55,8 +55,8 @@ Result<std::uint64_t> PreadChunkSource::read(std::uint64_t offset, std::span<std
                                                      ": buffer or offset not aligned to " +
                                                      std::to_string(k_direct_io_alignment_bytes));
     }
-    const std::uint64_t rounded = (length + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes *
-                                  k_direct_io_alignment_bytes;
+    const std::uint64_t rounded =
+        (length + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes * k_direct_io_alignment_bytes;
     want = std::min<std::uint64_t>(rounded, buffer.size() / k_direct_io_alignment_bytes * k_direct_io_alignment_bytes);
     if (want < length) {
       return error(StatusCode::invalid_argument, "O_DIRECT pread " + path_ + ": buffer of " +

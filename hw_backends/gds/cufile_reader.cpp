@@ -26,7 +26,8 @@ using Clock = std::chrono::steady_clock;
 
 #ifdef SLUICE_HAVE_CUFILE
 std::string cufile_error_text(CUfileError_t e) {
-  std::string text = std::string(CUFILE_ERRSTR(e.err)) + " (cuFile error " + std::to_string(static_cast<int>(e.err)) + ")";
+  std::string text =
+      std::string(CUFILE_ERRSTR(e.err)) + " (cuFile error " + std::to_string(static_cast<int>(e.err)) + ")";
   if (IS_CUDA_ERR(e)) text += ", CUDA driver error " + std::to_string(static_cast<int>(e.cu_err));
   return text;
 }
@@ -118,14 +119,15 @@ Result<std::unique_ptr<CuFileReader>> CuFileReader::open(const std::string& path
     CUfileHandle_t handle = nullptr;
     const CUfileError_t e = cuFileHandleRegister(&handle, &descr);
     if (e.err != CU_FILE_SUCCESS) {
-      return error(StatusCode::unavailable, "gds: " + path + ": cuFileHandleRegister failed after the probe: " +
-                                                cufile_error_text(e));
+      return error(StatusCode::unavailable,
+                   "gds: " + path + ": cuFileHandleRegister failed after the probe: " + cufile_error_text(e));
     }
     r->handle_ = handle;
   }
 #endif
   if (config.log) {
-    config.log("gds: " + path + ": path " + std::string(to_string(r->decision_.path)) + " (" + r->decision_.reason + ")");
+    config.log("gds: " + path + ": path " + std::string(to_string(r->decision_.path)) + " (" + r->decision_.reason +
+               ")");
   }
   return r;
 }
@@ -177,12 +179,12 @@ Result<GdsReadStats> CuFileReader::read_cufile(int device, std::byte* gpu_dst, s
         const ssize_t n = cuFileRead(handle, gpu_dst, len - done, static_cast<off_t>(file_offset + rel + done),
                                      static_cast<off_t>(rel + done));
         if (n < 0) {
-          st = error(StatusCode::io_error, "cuFileRead " + path_ + " at " + std::to_string(file_offset + rel + done) +
-                                               ": " + (n == -1 ? std::string(std::strerror(errno))
-                                                               : std::string(CUFILE_ERRSTR(n))));
+          st = error(StatusCode::io_error,
+                     "cuFileRead " + path_ + " at " + std::to_string(file_offset + rel + done) + ": " +
+                         (n == -1 ? std::string(std::strerror(errno)) : std::string(CUFILE_ERRSTR(n))));
         } else if (n == 0) {
-          st = error(StatusCode::io_error, "cuFileRead " + path_ + ": file ended at " +
-                                               std::to_string(file_offset + rel + done));
+          st = error(StatusCode::io_error,
+                     "cuFileRead " + path_ + ": file ended at " + std::to_string(file_offset + rel + done));
         } else {
           done += static_cast<std::uint64_t>(n);
         }

@@ -30,9 +30,9 @@ namespace sluice::hw::gds {
 
 struct CuFileReaderConfig {
   GdsMode mode = GdsMode::auto_;
-  bool direct = false;  // open the file O_DIRECT (GDS proper needs it; compat works either way)
-  cuda::BounceConfig bounce;        // chunking and threads, both paths
-  std::uint16_t staging_numa = 0;   // own bounce: NUMA node of the staging buffers
+  bool direct = false;             // open the file O_DIRECT (GDS proper needs it; compat works either way)
+  cuda::BounceConfig bounce;       // chunking and threads, both paths
+  std::uint16_t staging_numa = 0;  // own bounce: NUMA node of the staging buffers
   // Where the path taken is reported (once, at open); may be empty.
   std::function<void(std::string_view)> log;
 };

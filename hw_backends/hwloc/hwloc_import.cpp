@@ -87,7 +87,8 @@ class Importer {
 
  private:
   double speed(hwloc_obj_t o) const {
-    const float gb_per_s = o->type == HWLOC_OBJ_BRIDGE ? o->attr->bridge.upstream.pci.linkspeed : o->attr->pcidev.linkspeed;
+    const float gb_per_s =
+        o->type == HWLOC_OBJ_BRIDGE ? o->attr->bridge.upstream.pci.linkspeed : o->attr->pcidev.linkspeed;
     if (!(gb_per_s > 0)) return options_.default_pcie_bytes_per_s;
     return static_cast<double>(gb_per_s) * 1e9 * topo::k_pcie_protocol_efficiency;
   }
@@ -165,9 +166,7 @@ class Importer {
       case VertexKind::gpu:
         m_.add_gpu(parent, speed(o), kib_info(o, HWLOC_OBJ_OSDEV_COPROC, "CUDAGlobalMemorySize"));
         break;
-      case VertexKind::nic:
-        m_.add_nic(parent, speed(o), options_.nic_port_rate_bytes_per_s, nic_name(o));
-        break;
+      case VertexKind::nic: m_.add_nic(parent, speed(o), options_.nic_port_rate_bytes_per_s, nic_name(o)); break;
       case VertexKind::nvme:
         m_.add_nvme(parent, speed(o), options_.nvme_read_bytes_per_s, options_.nvme_write_bytes_per_s,
                     kib_info(o, HWLOC_OBJ_OSDEV_BLOCK, "Size"));
@@ -195,7 +194,8 @@ class Importer {
       const auto kind = classify(c);
       if (!kind) continue;
       VertexId parent = vertex;
-      const std::tuple<unsigned, unsigned, unsigned> slot{c->attr->pcidev.domain, c->attr->pcidev.bus, c->attr->pcidev.dev};
+      const std::tuple<unsigned, unsigned, unsigned> slot{c->attr->pcidev.domain, c->attr->pcidev.bus,
+                                                          c->attr->pcidev.dev};
       if (*kind == VertexKind::nic && nic_functions[slot] > 1) {
         auto [it, fresh] = adapters.emplace(slot, topo::k_no_vertex);
         if (fresh) {

@@ -70,6 +70,7 @@ struct HwlocImportOptions {
 };
 
 Result<topo::Topology> import_hwloc_xml(std::string_view xml, const HwlocImportOptions& options = {});
-Result<topo::Topology> import_hwloc_xml(std::string_view xml, HwlocLoader& loader, const HwlocImportOptions& options = {});
+Result<topo::Topology> import_hwloc_xml(std::string_view xml, HwlocLoader& loader,
+                                        const HwlocImportOptions& options = {});
 
 }  // namespace sluice::hw

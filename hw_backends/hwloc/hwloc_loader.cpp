@@ -69,8 +69,8 @@ std::string set_error(const char* what, const char* type, const char* problem) {
 Status check_object(hwloc_obj_t o, int depth) {
   const char* type = hwloc_obj_type_string(o->type);
   if (depth > k_max_object_depth) {
-    return error(StatusCode::invalid_argument, "hwloc import: objects nest deeper than " +
-                                                   std::to_string(k_max_object_depth) + " levels");
+    return error(StatusCode::invalid_argument,
+                 "hwloc import: objects nest deeper than " + std::to_string(k_max_object_depth) + " levels");
   }
   const std::pair<const char*, hwloc_const_bitmap_t> sets[] = {{"cpuset", o->cpuset},
                                                                {"complete_cpuset", o->complete_cpuset},
@@ -81,25 +81,26 @@ Status check_object(hwloc_obj_t o, int depth) {
     const int last = hwloc_bitmap_last(set);
     if (last < 0) return error(StatusCode::invalid_argument, set_error(what, type, "is infinite"));
     if (static_cast<unsigned>(last) > k_hwloc_max_set_index) {
-      return error(StatusCode::invalid_argument,
-                   set_error(what, type, ("has index " + std::to_string(last) + ", above k_hwloc_max_set_index").c_str()));
+      return error(
+          StatusCode::invalid_argument,
+          set_error(what, type, ("has index " + std::to_string(last) + ", above k_hwloc_max_set_index").c_str()));
     }
   }
   if ((o->type == HWLOC_OBJ_PU || o->type == HWLOC_OBJ_NUMANODE) && o->os_index > k_hwloc_max_set_index) {
-    return error(StatusCode::invalid_argument, std::string("hwloc import: a ") + type +
-                                                   " object has no os_index or one above k_hwloc_max_set_index");
+    return error(StatusCode::invalid_argument,
+                 std::string("hwloc import: a ") + type + " object has no os_index or one above k_hwloc_max_set_index");
   }
   if (o->type == HWLOC_OBJ_BRIDGE) {
     const unsigned up = enum_value(o->attr->bridge.upstream_type);
     const unsigned down = enum_value(o->attr->bridge.downstream_type);
     if ((up != HWLOC_OBJ_BRIDGE_HOST && up != HWLOC_OBJ_BRIDGE_PCI) || down != HWLOC_OBJ_BRIDGE_PCI) {
-      return error(StatusCode::invalid_argument, "hwloc import: a bridge has an unknown bridge_type " + std::to_string(up) +
-                                                     "-" + std::to_string(down));
+      return error(StatusCode::invalid_argument, "hwloc import: a bridge has an unknown bridge_type " +
+                                                     std::to_string(up) + "-" + std::to_string(down));
     }
   }
   if (o->type == HWLOC_OBJ_OS_DEVICE && enum_value(o->attr->osdev.type) > HWLOC_OBJ_OSDEV_COPROC) {
-    return error(StatusCode::invalid_argument,
-                 "hwloc import: an OS device has an unknown osdev_type " + std::to_string(enum_value(o->attr->osdev.type)));
+    return error(StatusCode::invalid_argument, "hwloc import: an OS device has an unknown osdev_type " +
+                                                   std::to_string(enum_value(o->attr->osdev.type)));
   }
   for (hwloc_obj_t first : {o->first_child, o->memory_first_child, o->io_first_child, o->misc_first_child}) {
     for (hwloc_obj_t c = first; c != nullptr; c = c->next_sibling) {
@@ -228,7 +229,8 @@ bool move_fd(int fd, int target) { return fd == target || ::dup2(fd, target) == 
     if (can_bound && now > 0) {
       const std::size_t budget = limits.memory_bytes + limits.memory_bytes_per_xml_byte * xml.size();
       rlimit bounded = data;
-      bounded.rlim_cur = std::min(static_cast<rlim_t>(now + budget), data.rlim_cur);  // never above the caller's own limit
+      bounded.rlim_cur =
+          std::min(static_cast<rlim_t>(now + budget), data.rlim_cur);  // never above the caller's own limit
       ::setrlimit(RLIMIT_DATA, &bounded);
     }
     ReplyHeader reply{k_reply_loaded, 0, 0};
@@ -283,7 +285,8 @@ Status load_checked_hwloc_xml(hwloc_topology_t topology, const std::string& xml)
   // hwloc wants the terminating NUL counted in the length.
   if (hwloc_topology_set_xmlbuffer(topology, xml.c_str(), static_cast<int>(xml.size() + 1)) != 0) {
     return error(StatusCode::invalid_argument,
-                 std::string("hwloc import: hwloc rejected the XML (malformed or not a hwloc topology): ") + std::strerror(errno));
+                 std::string("hwloc import: hwloc rejected the XML (malformed or not a hwloc topology): ") +
+                     std::strerror(errno));
   }
   if (hwloc_topology_load(topology) != 0) {
     return error(StatusCode::invalid_argument,
@@ -402,8 +405,8 @@ Result<std::string> HwlocLoader::load(std::string_view xml) {
     }
     if (said_open && (pfds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) said_open = drain_said(said_fd_, said);
     if (sent < to_send && (pfds[0].revents & POLLOUT) != 0) {
-      const char* from = sent < sizeof request ? reinterpret_cast<const char*>(&request) + sent
-                                               : xml.data() + (sent - sizeof request);
+      const char* from =
+          sent < sizeof request ? reinterpret_cast<const char*>(&request) + sent : xml.data() + (sent - sizeof request);
       const std::size_t n = sent < sizeof request ? sizeof request - sent : to_send - sent;
       const ssize_t w = ::send(socket_fd_, from, n, MSG_NOSIGNAL);
       if (w > 0) {
@@ -416,8 +419,9 @@ Result<std::string> HwlocLoader::load(std::string_view xml) {
     if ((pfds[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
       char chunk[65536];
       char* to = have_header ? chunk : header_in + header_got;
-      std::size_t want = have_header ? std::min(sizeof chunk, static_cast<std::size_t>(reply.payload_bytes) - payload.size())
-                                     : sizeof header_in - header_got;
+      std::size_t want = have_header
+                             ? std::min(sizeof chunk, static_cast<std::size_t>(reply.payload_bytes) - payload.size())
+                             : sizeof header_in - header_got;
       const ssize_t r = ::read(socket_fd_, to, want);
       if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (r <= 0) {
@@ -446,13 +450,15 @@ Result<std::string> HwlocLoader::load(std::string_view xml) {
     const int wstatus = stop();
     if (timed_out) {
       return error(StatusCode::invalid_argument, "hwloc import: libhwloc did not load the XML within the time bound (" +
-                                                     std::to_string(limits_.timeout_ms) + " ms): it is malformed or absurd");
+                                                     std::to_string(limits_.timeout_ms) +
+                                                     " ms): it is malformed or absurd");
     }
-    if (protocol_error) return error(StatusCode::internal, "hwloc import: the XML loader process broke the reply protocol");
+    if (protocol_error)
+      return error(StatusCode::internal, "hwloc import: the XML loader process broke the reply protocol");
     if (wstatus != -1 && WIFSIGNALED(wstatus)) {
       return error(StatusCode::invalid_argument, "hwloc import: libhwloc gave up on the XML (signal " +
-                                                     std::to_string(WTERMSIG(wstatus)) + (said.empty() ? "" : ": " + said) +
-                                                     "): it is malformed");
+                                                     std::to_string(WTERMSIG(wstatus)) +
+                                                     (said.empty() ? "" : ": " + said) + "): it is malformed");
     }
     if (wstatus != -1 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
       // A sanitizer's report (an allocation past the memory bound) ends the

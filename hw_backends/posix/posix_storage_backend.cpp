@@ -58,8 +58,8 @@ class PosixStorageBackend final : public StorageBackend {
 
   Status register_buffers(std::span<const std::span<std::byte>> buffers) override {
     if (buffers.size() > k_max_registered_buffers) {
-      return error(StatusCode::invalid_argument, "posix target: " + std::to_string(buffers.size()) +
-                                                     " buffers over k_max_registered_buffers");
+      return error(StatusCode::invalid_argument,
+                   "posix target: " + std::to_string(buffers.size()) + " buffers over k_max_registered_buffers");
     }
     for (const auto& b : buffers) {
       if (b.empty()) return error(StatusCode::invalid_argument, "posix target: empty buffer to register");
@@ -247,9 +247,9 @@ Result<std::unique_ptr<StorageBackend>> make_posix_storage_backend(const Storage
 }
 
 namespace {
-[[maybe_unused]] const bool k_registered = register_storage_backend(StorageBackendEntry{
-    "posix", [] { return ok_status(); }, [] { return posix_capabilities(); },
-    [](const StorageTargetConfig& config) { return make_posix_storage_backend(config); }});
+[[maybe_unused]] const bool k_registered = register_storage_backend(
+    StorageBackendEntry{"posix", [] { return ok_status(); }, [] { return posix_capabilities(); },
+                        [](const StorageTargetConfig& config) { return make_posix_storage_backend(config); }});
 }  // namespace
 
 }  // namespace sluice::hw

@@ -231,8 +231,7 @@ Result<proto::InodeDesc> RocksDbMetaStore::get_entry(std::string_view dir_path, 
   });
 }
 
-Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view name,
-                                   const proto::InodeDesc& inode) {
+Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view name, const proto::InodeDesc& inode) {
   if (!failure_.ok()) return failure_;
   const std::string key = entry_key(dir_path, name);
   // A miss of get_entry on this key with no write of it since stands for the read.
@@ -297,8 +296,7 @@ std::uint64_t RocksDbMetaStore::entry_count(std::string_view dir_path) const {
   return *count;
 }
 
-MetaListPage RocksDbMetaStore::list(std::string_view dir_path, std::uint64_t cookie,
-                                    std::uint32_t max_entries) const {
+MetaListPage RocksDbMetaStore::list(std::string_view dir_path, std::uint64_t cookie, std::uint32_t max_entries) const {
   MetaListPage page;
   const std::string prefix = entry_prefix(dir_path);
   std::string start = prefix;
@@ -311,8 +309,8 @@ MetaListPage RocksDbMetaStore::list(std::string_view dir_path, std::uint64_t coo
     if (!key.starts_with(prefix)) break;
     const std::string_view k(key.data(), key.size());
     if (k.size() < hash_at + 8) {
-      fail(error(StatusCode::corrupt, "rocksdb meta store " + config_.path + ": short entry key in " +
-                                          std::string(dir_path)));
+      fail(error(StatusCode::corrupt,
+                 "rocksdb meta store " + config_.path + ": short entry key in " + std::string(dir_path)));
       return MetaListPage{};
     }
     const std::uint64_t hash = read_be(k, hash_at, 8);

@@ -43,9 +43,9 @@ struct Slot {
   StorageRequest request;
   std::shared_ptr<ObjectFile> file;
   bool direct = false;
-  int buffer_index = -1;       // registered buffer holding the request's buffer, or -1
-  std::size_t done = 0;        // bytes moved so far (short transfers are resubmitted)
-  std::uint32_t cqes_left = 0; // CQEs still expected (a sync write that created the object also fsyncs the directory)
+  int buffer_index = -1;        // registered buffer holding the request's buffer, or -1
+  std::size_t done = 0;         // bytes moved so far (short transfers are resubmitted)
+  std::uint32_t cqes_left = 0;  // CQEs still expected (a sync write that created the object also fsyncs the directory)
   Status status;
 };
 
@@ -147,8 +147,10 @@ class UringStorageBackend final : public StorageBackend {
         inline_done.status = files_->remove(request.file_id);
       } else {
         Result<std::uint64_t> size = files_->size(request.file_id);
-        if (size.ok()) inline_done.bytes = *size;
-        else inline_done.status = size.status();
+        if (size.ok())
+          inline_done.bytes = *size;
+        else
+          inline_done.status = size.status();
       }
       finish_inline(std::move(inline_done));
       return ok_status();
@@ -183,7 +185,8 @@ class UringStorageBackend final : public StorageBackend {
     slot.buffer_index = registered_index(request.buffer);
     slot.cqes_left = 1;
     ++in_flight_;
-    if (request.op == StorageOp::write) files_->begin_write(request.file_id, request.object_offset, request.buffer.size());
+    if (request.op == StorageOp::write)
+      files_->begin_write(request.file_id, request.object_offset, request.buffer.size());
     if (direct) {
       ++direct_ops_;
     } else {
@@ -295,11 +298,15 @@ class UringStorageBackend final : public StorageBackend {
     const std::uint64_t offset = s.request.object_offset + s.done;
     const int fd = s.file->fd();
     if (s.request.op == StorageOp::read) {
-      if (s.buffer_index >= 0) io_uring_prep_read_fixed(sqe, fd, at, len, offset, s.buffer_index);
-      else io_uring_prep_read(sqe, fd, at, len, offset);
+      if (s.buffer_index >= 0)
+        io_uring_prep_read_fixed(sqe, fd, at, len, offset, s.buffer_index);
+      else
+        io_uring_prep_read(sqe, fd, at, len, offset);
     } else {
-      if (s.buffer_index >= 0) io_uring_prep_write_fixed(sqe, fd, at, len, offset, s.buffer_index);
-      else io_uring_prep_write(sqe, fd, at, len, offset);
+      if (s.buffer_index >= 0)
+        io_uring_prep_write_fixed(sqe, fd, at, len, offset, s.buffer_index);
+      else
+        io_uring_prep_write(sqe, fd, at, len, offset);
       if (s.request.sync) sqe->rw_flags = RWF_DSYNC;
     }
     io_uring_sqe_set_data64(sqe, index);
@@ -313,8 +320,8 @@ class UringStorageBackend final : public StorageBackend {
     if (res < 0 || directory_fsync) {
       --s.cqes_left;
       if (res < 0 && s.status.ok()) {
-        const char* what = directory_fsync ? "fsync directory for"
-                                           : (s.request.op == StorageOp::read ? "read" : "write");
+        const char* what =
+            directory_fsync ? "fsync directory for" : (s.request.op == StorageOp::read ? "read" : "write");
         s.status = files_->errno_status(what, s.request.file_id, -res);
       }
       return;
@@ -351,8 +358,8 @@ class UringStorageBackend final : public StorageBackend {
         files_->end_write(s.request.file_id, s.request.object_offset, s.request.buffer.size());
       }
     } else if (c.status.ok()) {
-      c.status = files_->check_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer.first(s.done),
-                                          &whole);
+      c.status =
+          files_->check_block_crcs(s.request.file_id, s.request.object_offset, s.request.buffer.first(s.done), &whole);
     }
     if (c.status.ok()) {
       c.bytes = s.done;
@@ -386,8 +393,8 @@ class UringStorageBackend final : public StorageBackend {
   io_uring ring_{};
   bool ring_ready_ = false;
   std::vector<Slot> slots_;
-  std::size_t in_flight_ = 0;  // slots in the ring
-  std::size_t accepted_ = 0;   // submitted and not yet returned by poll(); <= slots_.size()
+  std::size_t in_flight_ = 0;           // slots in the ring
+  std::size_t accepted_ = 0;            // submitted and not yet returned by poll(); <= slots_.size()
   std::vector<Registered> registered_;  // sorted by address
   std::atomic<std::uint64_t> direct_ops_{0}, buffered_ops_{0}, unaligned_ops_{0}, sync_writes_{0}, errors_{0};
 };
@@ -419,9 +426,9 @@ Result<std::unique_ptr<StorageBackend>> make_uring_storage_backend(const Storage
 }
 
 namespace {
-[[maybe_unused]] const bool k_registered = register_storage_backend(StorageBackendEntry{
-    "uring", [] { return uring_probe(); }, [] { return uring_capabilities(); },
-    [](const StorageTargetConfig& config) { return make_uring_storage_backend(config); }});
+[[maybe_unused]] const bool k_registered = register_storage_backend(
+    StorageBackendEntry{"uring", [] { return uring_probe(); }, [] { return uring_capabilities(); },
+                        [](const StorageTargetConfig& config) { return make_uring_storage_backend(config); }});
 }  // namespace
 
 }  // namespace sluice::hw
@@ -441,9 +448,9 @@ Result<std::unique_ptr<StorageBackend>> make_uring_storage_backend(const Storage
 }
 
 namespace {
-[[maybe_unused]] const bool k_registered = register_storage_backend(StorageBackendEntry{
-    "uring", [] { return uring_probe(); }, [] { return StorageCapabilities{}; },
-    [](const StorageTargetConfig& config) { return make_uring_storage_backend(config); }});
+[[maybe_unused]] const bool k_registered = register_storage_backend(
+    StorageBackendEntry{"uring", [] { return uring_probe(); }, [] { return StorageCapabilities{}; },
+                        [](const StorageTargetConfig& config) { return make_uring_storage_backend(config); }});
 }  // namespace
 
 }  // namespace sluice::hw

@@ -55,8 +55,7 @@ void add_script_options(CLI::App* k, CalibrateArgs* cal) {
       ->capture_default_str();
   k->add_option("--base-profile", cal->base_profile, "SCRIPT mode: the profile the fit starts from")
       ->capture_default_str();
-  k->add_option("--fit-param", cal->fit_params,
-                "SCRIPT mode: profile field to fit (repeatable; see below)");
+  k->add_option("--fit-param", cal->fit_params, "SCRIPT mode: profile field to fit (repeatable; see below)");
   k->add_option("--out", cal->out_dir, "SCRIPT mode: where measured/predicted results go")->capture_default_str();
   k->add_option("--jobs", cal->jobs, "SCRIPT mode: sim points at once (default: the number of cores)");
   k->add_option("--max-iterations", cal->max_iterations, "SCRIPT mode: Levenberg-Marquardt iterations at most")
@@ -91,8 +90,9 @@ void add_gpu_sweep_options(CLI::App* k, CalibrateArgs* cal) {
 void add_fit_options(CLI::App* k, CalibrateArgs* cal) {
   k->add_option("--fit", cal->fit_files, "measured results used in the fit");
   k->add_option("--holdout", cal->holdout_files, "measured results only predicted (error reported)");
-  k->add_option("--phase", cal->phases, "phase whose throughput is fitted (repeatable; --fit mode: the first, "
-                                        "default read; SCRIPT mode default: write and read)");
+  k->add_option("--phase", cal->phases,
+                "phase whose throughput is fitted (repeatable; --fit mode: the first, "
+                "default read; SCRIPT mode default: write and read)");
   k->add_option("--name", cal->name, "profile name")->capture_default_str();
   k->add_option("--base", cal->base, "profile the fit starts from")->capture_default_str();
   k->add_option("--profile-out", cal->out, "--fit mode: write the profile here (e.g. sim/profiles/NAME.json)");
@@ -101,7 +101,6 @@ void add_fit_options(CLI::App* k, CalibrateArgs* cal) {
   k->add_flag("--synthetic", cal->synthetic, "run the F1 loop on synthetic data from the analytic model");
   k->add_option("--seed", cal->seed, "seed of the synthetic noise")->capture_default_str();
   k->add_option("--noise", cal->noise, "synthetic noise fraction")->capture_default_str();
-
 }
 
 }  // namespace

@@ -28,27 +28,27 @@ namespace sluice::calibrate {
 struct CalibrateArgs : analysis::FitCalibrationArgs {
   // SCRIPT mode (script_calibration.hpp).
   std::string script;
-  std::string backend = "emulate";             // where the points are measured: emulate or hw
-  std::vector<std::string> sets;               // --set name=value for the script
-  std::string set_param = "set";               // the script parameter that selects the point set
-  std::string fit_set = "fit";                 // ... its value for the fit points
-  std::string holdout_set = "holdout";         // ... and for the held-out points
-  std::string profile;                         // write <profile_dir>/<profile>.json; empty: <out>/profiles/calibrated.json
-  std::string profile_dir = "sim/profiles";    // where the base profile is read and --profile written
-  std::string base_profile = "default";        // the profile the fit starts from (and the sim baseline)
-  std::vector<std::string> fit_params;         // empty: ProfileFitOptions' default
-  std::vector<std::string> phases;             // empty: write and read
-  std::string out_dir = "out/calibrate";       // measured and predicted results.json, per set
-  std::uint32_t jobs = 0;                      // parallel sim points (0: the number of cores)
+  std::string backend = "emulate";      // where the points are measured: emulate or hw
+  std::vector<std::string> sets;        // --set name=value for the script
+  std::string set_param = "set";        // the script parameter that selects the point set
+  std::string fit_set = "fit";          // ... its value for the fit points
+  std::string holdout_set = "holdout";  // ... and for the held-out points
+  std::string profile;                  // write <profile_dir>/<profile>.json; empty: <out>/profiles/calibrated.json
+  std::string profile_dir = "sim/profiles";  // where the base profile is read and --profile written
+  std::string base_profile = "default";      // the profile the fit starts from (and the sim baseline)
+  std::vector<std::string> fit_params;       // empty: ProfileFitOptions' default
+  std::vector<std::string> phases;           // empty: write and read
+  std::string out_dir = "out/calibrate";     // measured and predicted results.json, per set
+  std::uint32_t jobs = 0;                    // parallel sim points (0: the number of cores)
   int max_iterations = 12;
-  std::uint32_t repeats = 3;                   // measurements of each point; the fit and F1 use their median
-  double max_median_err_pct = -1;              // >= 0: exit 1 when the held-out median error is above
+  std::uint32_t repeats = 3;       // measurements of each point; the fit and F1 use their median
+  double max_median_err_pct = -1;  // >= 0: exit 1 when the held-out median error is above
   // GPU-sweep mode (gpu_calibration.hpp): bench_gpu's chunk-size sweep CSV;
   // fit on the --fit-piece sizes, predict the --holdout-piece sizes; the
   // machine the simulator models.
   std::string gpu_sweep;
-  std::vector<std::string> fit_pieces;         // e.g. 1MiB 16MiB
-  std::vector<std::string> holdout_pieces;     // e.g. 256KiB 4MiB
+  std::vector<std::string> fit_pieces;      // e.g. 1MiB 16MiB
+  std::vector<std::string> holdout_pieces;  // e.g. 256KiB 4MiB
   int pcie_gen = 5;
   int pcie_lanes = 16;
   double host_memory_bytes_per_s = 204.8e9;

@@ -88,8 +88,7 @@ analysis::RunRecord record_of(const scenario::StagedCopyPoint& p, double bytes_p
 
 class GpuCalibrator {
  public:
-  GpuCalibrator(const CalibrateArgs& args, std::ostream& out, std::ostream& err)
-      : args_(args), out_(out), err_(err) {
+  GpuCalibrator(const CalibrateArgs& args, std::ostream& out, std::ostream& err) : args_(args), out_(out), err_(err) {
     machine_.pcie_gen = args.pcie_gen;
     machine_.gpu_lanes = args.pcie_lanes;
     machine_.memory_bytes_per_s = args.host_memory_bytes_per_s;
@@ -152,7 +151,8 @@ class GpuCalibrator {
 
     const std::vector<double> fit_pred = must(simulate(fit, fitted->profile), "fitted profile on the fit points");
     const std::vector<double> hold_base = must(simulate(hold, *base), "base profile on the held-out points");
-    const std::vector<double> hold_pred = must(simulate(hold, fitted->profile), "fitted profile on the held-out points");
+    const std::vector<double> hold_pred =
+        must(simulate(hold, fitted->profile), "fitted profile on the held-out points");
 
     std::vector<double> abs_err;
     std::vector<double> abs_base;
@@ -197,7 +197,8 @@ class GpuCalibrator {
   }
 
   static std::vector<double> must(Result<std::vector<double>> r, const char* what) {
-    if (!r.ok()) throw std::runtime_error(std::string("calibrate: simulating the ") + what + ": " + r.status().message());
+    if (!r.ok())
+      throw std::runtime_error(std::string("calibrate: simulating the ") + what + ": " + r.status().message());
     return *r;
   }
 
@@ -242,9 +243,9 @@ class GpuCalibrator {
     for (std::size_t i = 0; i < jobs->size(); ++i) {
       const scenario::ChildJobResult& j = (*jobs)[i];
       if (!j.ok) {
-        return error(StatusCode::unavailable, fmt::format("sim point {} {} lanes {}: {}", to_string(points[i].point.series),
-                                                          format_size(points[i].point.piece_bytes),
-                                                          points[i].point.lanes, j.error));
+        return error(StatusCode::unavailable,
+                     fmt::format("sim point {} {} lanes {}: {}", to_string(points[i].point.series),
+                                 format_size(points[i].point.piece_bytes), points[i].point.lanes, j.error));
       }
       rates.push_back(std::stod(j.payload));
     }
@@ -277,19 +278,26 @@ class GpuCalibrator {
            "measured_max_bytes_per_s,sim_fitted_bytes_per_s,sim_base_bytes_per_s,rel_err_pct\n";
     const auto add = [&](const char* set, const GpuSweepPoint& p, double pred, double base) {
       const double err = 100 * (pred - p.bytes_per_s) / p.bytes_per_s;
-      rows.push_back({{"set", set}, {"series", to_string(p.point.series)}, {"piece_bytes", p.point.piece_bytes},
-                      {"lanes", p.point.lanes}, {"depth", p.point.depth}, {"runs", p.runs},
-                      {"measured_bytes_per_s", p.bytes_per_s}, {"measured_min_bytes_per_s", p.min_bytes_per_s},
-                      {"measured_max_bytes_per_s", p.max_bytes_per_s}, {"sim_fitted_bytes_per_s", pred},
-                      {"sim_base_bytes_per_s", base}, {"rel_err_pct", err}});
+      rows.push_back({{"set", set},
+                      {"series", to_string(p.point.series)},
+                      {"piece_bytes", p.point.piece_bytes},
+                      {"lanes", p.point.lanes},
+                      {"depth", p.point.depth},
+                      {"runs", p.runs},
+                      {"measured_bytes_per_s", p.bytes_per_s},
+                      {"measured_min_bytes_per_s", p.min_bytes_per_s},
+                      {"measured_max_bytes_per_s", p.max_bytes_per_s},
+                      {"sim_fitted_bytes_per_s", pred},
+                      {"sim_base_bytes_per_s", base},
+                      {"rel_err_pct", err}});
       csv << fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{:.3f}\n", set, to_string(p.point.series),
                          p.point.piece_bytes, p.point.lanes, p.point.depth, p.runs, p.bytes_per_s, p.min_bytes_per_s,
                          p.max_bytes_per_s, pred, base > 0 ? fmt::format("{:.6g}", base) : "", err);
     };
     for (std::size_t i = 0; i < fit.size(); ++i) add("fit", fit[i], fit_pred[i], 0);
     for (std::size_t i = 0; i < hold.size(); ++i) add("holdout", hold[i], hold_pred[i], hold_base[i]);
-    nlohmann::json doc = {{"format", "sluice-gpu-calibration"}, {"version", 1}, {"sweep", args_.gpu_sweep},
-                          {"machine", args_.machine}, {"fit_params", params_}, {"points", rows}};
+    nlohmann::json doc = {{"format", "sluice-gpu-calibration"}, {"version", 1},          {"sweep", args_.gpu_sweep},
+                          {"machine", args_.machine},           {"fit_params", params_}, {"points", rows}};
     if (Status s = analysis::write_json_file(args_.out_dir + "/gpu_calibration.json", doc); !s.ok()) {
       throw std::runtime_error("calibrate: " + s.message());
     }
@@ -353,7 +361,8 @@ class GpuCalibrator {
     p["name"] = name;
     std::string fitted_text;
     for (std::size_t i = 0; i < f.names.size(); ++i) {
-      fitted_text += fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
+      fitted_text +=
+          fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
     }
     p["source"] = {
         {"kind", "fit"},
@@ -371,7 +380,8 @@ class GpuCalibrator {
                              f.iterations, f.evaluations, f.converged, 100 * median, 100 * p90)}};
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/" + name + ".json";
-    if (Status st = analysis::write_json_file(path, p); !st.ok()) throw std::runtime_error("calibrate: " + st.message());
+    if (Status st = analysis::write_json_file(path, p); !st.ok())
+      throw std::runtime_error("calibrate: " + st.message());
     return path;
   }
 
@@ -411,11 +421,13 @@ Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) 
     }
     const std::vector<std::string> c = split_csv_line(line);
     if (c.size() != 7) {
-      return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: {} columns, expected 7", line_no, c.size()));
+      return error(StatusCode::invalid_argument,
+                   fmt::format("gpu sweep line {}: {} columns, expected 7", line_no, c.size()));
     }
     Result<scenario::StagedCopySeries> series = scenario::parse_staged_copy_series(c[0]);
     if (!series.ok()) {
-      return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: {}", line_no, series.status().message()));
+      return error(StatusCode::invalid_argument,
+                   fmt::format("gpu sweep line {}: {}", line_no, series.status().message()));
     }
     double v[6] = {};
     const char* names[6] = {"piece_bytes", "lanes", "depth", "total_bytes", "run", "bytes_per_s"};
@@ -434,12 +446,13 @@ Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) 
       return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: {}", line_no, s.message()));
     }
     if (v[5] <= 0) {
-      return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: bytes_per_s must be above 0", line_no));
+      return error(StatusCode::invalid_argument,
+                   fmt::format("gpu sweep line {}: bytes_per_s must be above 0", line_no));
     }
     const auto key = std::make_tuple(static_cast<int>(p.point.series), p.point.piece_bytes, p.point.lanes);
     auto [it, added] = points.try_emplace(key, Acc{p, {}});
-    if (!added && (it->second.first.point.total_bytes != p.point.total_bytes ||
-                   it->second.first.point.depth != p.point.depth)) {
+    if (!added &&
+        (it->second.first.point.total_bytes != p.point.total_bytes || it->second.first.point.depth != p.point.depth)) {
       return error(StatusCode::invalid_argument,
                    fmt::format("gpu sweep line {}: total_bytes {} / depth {} differ from an earlier run of the same "
                                "point ({} / {})",

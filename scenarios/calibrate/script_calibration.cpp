@@ -89,8 +89,8 @@ std::string hostname() {
 
 struct MeasuredSet {
   std::vector<ScenarioSpec> points;
-  std::vector<RunResult> results;                 // every repeat of every point
-  std::vector<analysis::RunRecord> medians;       // one per point: median_of_repeats
+  std::vector<RunResult> results;            // every repeat of every point
+  std::vector<analysis::RunRecord> medians;  // one per point: median_of_repeats
   std::string scenario;
 };
 
@@ -104,7 +104,8 @@ class Calibrator {
       sets_[set.substr(0, eq)] = set.substr(eq + 1);
     }
     if (sets_.count(args.set_param) != 0) {
-      throw UsageError("--set " + args.set_param + "=...: calibrate sets " + args.set_param + " itself (--fit-set, "
+      throw UsageError("--set " + args.set_param + "=...: calibrate sets " + args.set_param +
+                       " itself (--fit-set, "
                        "--holdout-set)");
     }
     Result<Backend> b = scenario::parse_backend(args.backend);
@@ -135,15 +136,16 @@ class Calibrator {
     fo.phases = phases_;
     fo.max_iterations = args_.max_iterations;
     fo.log = [this](std::string_view line) { err_ << "calibrate: " << line << "\n"; };
-    const analysis::PredictFn predict_fit = [&](const nlohmann::json& profile) -> Result<std::vector<analysis::RunRecord>> {
+    const analysis::PredictFn predict_fit =
+        [&](const nlohmann::json& profile) -> Result<std::vector<analysis::RunRecord>> {
       try {
         return to_records(simulate(fit.points, profile, "f1-candidate"));
       } catch (const std::exception& e) {  // a candidate the simulator cannot run: the fit steps back
         return error(StatusCode::unavailable, e.what());
       }
     };
-    out_ << fmt::format("\nfitting {} to {} measured points x {} phases (simulator in the loop)\n",
-                        join(fo.params), fit.points.size(), phases_.size());
+    out_ << fmt::format("\nfitting {} to {} measured points x {} phases (simulator in the loop)\n", join(fo.params),
+                        fit.points.size(), phases_.size());
     Result<analysis::ProfileFit> fitted = analysis::fit_profile(base_, fit_measured, predict_fit, fo);
     if (!fitted.ok()) throw std::runtime_error("calibrate: the fit failed: " + fitted.status().message());
     print_fit(*fitted);
@@ -201,8 +203,8 @@ class Calibrator {
     o.out = &out_;
     o.run = [&](const std::vector<ScenarioSpec>& points, Backend) -> Result<std::vector<RunResult>> {
       if (set.points.size() + points.size() > k_max_measured_points) {
-        return error(StatusCode::invalid_argument, "calibrate: more than " + std::to_string(k_max_measured_points) +
-                                                       " points to measure");
+        return error(StatusCode::invalid_argument,
+                     "calibrate: more than " + std::to_string(k_max_measured_points) + " points to measure");
       }
       std::vector<ScenarioSpec> annotated = points;
       for (ScenarioSpec& s : annotated) annotate(s);
@@ -213,8 +215,8 @@ class Calibrator {
         set.points.push_back(point);
         set.results.insert(set.results.end(), repeats.begin(), repeats.end());
         if (!repeats.back().ok) {  // the rest would fail the same way
-          return error(StatusCode::unavailable, "calibrate: a " + set_value + " point failed on " + args_.backend +
-                                                    ": " + repeats.back().error);
+          return error(StatusCode::unavailable,
+                       "calibrate: a " + set_value + " point failed on " + args_.backend + ": " + repeats.back().error);
         }
         Result<analysis::RunRecord> m = analysis::median_of_repeats(to_records(repeats));
         if (!m.ok()) return m.status();
@@ -232,7 +234,8 @@ class Calibrator {
     set.scenario = outcome->scenario;
     if (set.points.empty()) throw UsageError(args_.script + " made no runs with " + args_.set_param + "=" + set_value);
     for (const RunResult& r : set.results) {
-      if (!r.ok) throw std::runtime_error("calibrate: a " + set_value + " point failed on " + args_.backend + ": " + r.error);
+      if (!r.ok)
+        throw std::runtime_error("calibrate: a " + set_value + " point failed on " + args_.backend + ": " + r.error);
     }
     return set;
   }
@@ -259,7 +262,8 @@ class Calibrator {
       auto param = [&](const char* k) { return p.count(k) != 0 ? p.at(k) : std::string("?"); };
       std::string rates;
       for (const auto& ph : r.phases) {
-        if (ph.phase == "write" || ph.phase == "read") rates += fmt::format(" {} {:.2f} MB/s", ph.phase, ph.last_bytes_per_s / 1e6);
+        if (ph.phase == "write" || ph.phase == "read")
+          rates += fmt::format(" {} {:.2f} MB/s", ph.phase, ph.last_bytes_per_s / 1e6);
       }
       err_ << fmt::format("calibrate: {} link {} bit/s, stripe {}, file {} B, repeat {}: {}{} ({:.1f} s)\n",
                           args_.backend, param("link_bits_per_s"), param("stripe_count"), param("file_bytes"), i + 1,
@@ -302,7 +306,8 @@ class Calibrator {
   void print_fit(const analysis::ProfileFit& f) {
     out_ << fmt::format("fit: {} iterations, {} simulator calls, converged={}\n", f.iterations, f.evaluations,
                         f.converged);
-    if (!f.failed_candidates.empty()) out_ << "  (some candidates could not be simulated: " << f.failed_candidates << ")\n";
+    if (!f.failed_candidates.empty())
+      out_ << "  (some candidates could not be simulated: " << f.failed_candidates << ")\n";
     for (std::size_t i = 0; i < f.names.size(); ++i) {
       out_ << fmt::format("  {:<32} {:>12.5g} -> {:<12.5g}\n", f.names[i], f.start_values[i], f.values[i]);
     }
@@ -351,7 +356,8 @@ class Calibrator {
     for (const auto& [k, v] : sets_) sets_text += " --set " + k + "=" + v;
     std::string fitted_text;
     for (std::size_t i = 0; i < f.names.size(); ++i) {
-      fitted_text += fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
+      fitted_text +=
+          fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
     }
     p["source"] = {
         {"kind", "fit"},
@@ -360,19 +366,20 @@ class Calibrator {
                                                                "posix targets)"
                                                              : "this machine (sluice run --backend hw)")},
         {"date", analysis::today_utc()},
-        {"scenario", fmt::format("{}{} ({}={}: {} points, {}={}: {} held-out points)", args_.script, sets_text,
-                                 args_.set_param, args_.fit_set, fit.points.size(), args_.set_param,
-                                 args_.holdout_set, hold.points.size())},
+        {"scenario",
+         fmt::format("{}{} ({}={}: {} points, {}={}: {} held-out points)", args_.script, sets_text, args_.set_param,
+                     args_.fit_set, fit.points.size(), args_.set_param, args_.holdout_set, hold.points.size())},
         {"fit_error_pct", 100 * median},
-        {"note", fmt::format("analysis/profile_fit.hpp (LM, simulator in the loop) from profile {}: {}; phases {}; "
-                             "fit residuals rms {:.2f}% max {:.2f}% over {} observations ({} iterations, {} sim calls, "
-                             "converged={}); held-out |error| median {:.2f}% p90 {:.2f}%",
-                             args_.base_profile, fitted_text, join(phases_), 100 * f.rms_rel_residual,
-                             100 * f.max_rel_residual, f.rel_errors.size(), f.iterations, f.evaluations, f.converged,
-                             100 * median, 100 * p90)}};
+        {"note",
+         fmt::format("analysis/profile_fit.hpp (LM, simulator in the loop) from profile {}: {}; phases {}; "
+                     "fit residuals rms {:.2f}% max {:.2f}% over {} observations ({} iterations, {} sim calls, "
+                     "converged={}); held-out |error| median {:.2f}% p90 {:.2f}%",
+                     args_.base_profile, fitted_text, join(phases_), 100 * f.rms_rel_residual, 100 * f.max_rel_residual,
+                     f.rel_errors.size(), f.iterations, f.evaluations, f.converged, 100 * median, 100 * p90)}};
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/" + name + ".json";
-    if (Status st = analysis::write_json_file(path, p); !st.ok()) throw std::runtime_error("calibrate: " + st.message());
+    if (Status st = analysis::write_json_file(path, p); !st.ok())
+      throw std::runtime_error("calibrate: " + st.message());
     return path;
   }
 

@@ -57,7 +57,8 @@ Result<std::vector<std::string>> BootstrapCoordinator::serve(LineChannel::Deadli
     std::vector<pollfd> fds;
     for (LineChannel& c : channels_) fds.push_back({c.fd(), POLLIN, 0});
     fds.push_back({stop_fd, POLLIN, 0});
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       return fail(error(StatusCode::timed_out, "bootstrap: the nodes did not finish before the deadline (" +
                                                    std::to_string(rounds_) + " collectives completed)"));
@@ -77,8 +78,8 @@ Result<std::vector<std::string>> BootstrapCoordinator::serve(LineChannel::Deadli
           return fail(error(StatusCode::corrupt, "bootstrap: malformed request from node " + std::to_string(i)));
         }
         if (pending_[i].size() >= k_max_pending_requests_per_node) {
-          return fail(error(StatusCode::invalid_argument, "bootstrap: node " + std::to_string(i) +
-                                                              " sent requests without waiting for answers"));
+          return fail(error(StatusCode::invalid_argument,
+                            "bootstrap: node " + std::to_string(i) + " sent requests without waiting for answers"));
         }
         pending_[i].push_back(Request{request.value("op", ""), request.value("name", ""), request.value("data", "")});
         if (Status round = try_complete_round(); !round.ok()) return fail(round);

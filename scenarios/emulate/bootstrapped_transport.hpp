@@ -29,8 +29,8 @@ inline constexpr std::string_view k_bootstrapped_transport = "bootstrapped-tcp";
 
 struct TransportTable {
   NodeId local_node = k_no_id;
-  std::unique_ptr<transport::Transport> local;          // taken by the first create for local_node
-  std::map<NodeId, transport::PeerAddress> addresses;   // every node, from the bootstrap
+  std::unique_ptr<transport::Transport> local;         // taken by the first create for local_node
+  std::map<NodeId, transport::PeerAddress> addresses;  // every node, from the bootstrap
 };
 
 // Registers k_bootstrapped_transport once per process (idempotent).

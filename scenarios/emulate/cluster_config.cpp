@@ -9,8 +9,8 @@ namespace sluice::emulate {
 namespace {
 
 constexpr std::array<Role, 4> k_roles = {Role::mgmt, Role::meta, Role::storage, Role::client};
-constexpr std::array<SweepPhase, 6> k_sweep_phases = {SweepPhase::mkdir,        SweepPhase::write, SweepPhase::read,
-                                                      SweepPhase::stat, SweepPhase::delete_files, SweepPhase::rmdir};
+constexpr std::array<SweepPhase, 6> k_sweep_phases = {SweepPhase::mkdir, SweepPhase::write,        SweepPhase::read,
+                                                      SweepPhase::stat,  SweepPhase::delete_files, SweepPhase::rmdir};
 
 Status bad(const std::string& where, const std::string& what) {
   return error(StatusCode::invalid_argument, "cluster config: " + where + ": " + what);
@@ -70,7 +70,8 @@ Result<SweepPhase> parse_phase(std::string_view text) {
   for (SweepPhase p : k_sweep_phases) {
     if (to_string(p) == text) return p;
   }
-  return bad("workload.phases", "unknown phase \"" + std::string(text) + "\" (mkdir, write, read, stat, delete, rmdir)");
+  return bad("workload.phases",
+             "unknown phase \"" + std::string(text) + "\" (mkdir, write, read, stat, delete, rmdir)");
 }
 
 }  // namespace
@@ -102,9 +103,8 @@ const NodeSpec* ClusterConfig::node(NodeId id) const {
 }
 
 std::uint32_t ClusterConfig::client_count() const {
-  return static_cast<std::uint32_t>(std::count_if(nodes.begin(), nodes.end(), [](const NodeSpec& n) {
-    return n.has(Role::client);
-  }));
+  return static_cast<std::uint32_t>(
+      std::count_if(nodes.begin(), nodes.end(), [](const NodeSpec& n) { return n.has(Role::client); }));
 }
 
 std::uint32_t ClusterConfig::storage_target_count() const {
@@ -142,11 +142,10 @@ Result<ClusterConfig> default_cluster(std::uint32_t nodes) {
 
 Status validate(const ClusterConfig& c) {
   if (c.nodes.empty() || c.nodes.size() > k_max_cluster_nodes) {
-    return bad("nodes", std::to_string(c.nodes.size()) + " nodes; 1.." + std::to_string(k_max_cluster_nodes) +
-                            " allowed");
+    return bad("nodes",
+               std::to_string(c.nodes.size()) + " nodes; 1.." + std::to_string(k_max_cluster_nodes) + " allowed");
   }
-  if (c.run_id.empty() || c.run_id.size() > 64 ||
-      !std::all_of(c.run_id.begin(), c.run_id.end(), [](char ch) {
+  if (c.run_id.empty() || c.run_id.size() > 64 || !std::all_of(c.run_id.begin(), c.run_id.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '-' || ch == '_';
       })) {
     return bad("run_id", "\"" + c.run_id + "\" must be 1..64 characters of [A-Za-z0-9_-]");

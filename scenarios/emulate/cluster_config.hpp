@@ -30,10 +30,10 @@
 namespace sluice::emulate {
 
 // Limits on what a cluster description may ask for.
-inline constexpr std::uint32_t k_max_cluster_nodes = 64;          // namespaces one emulation creates
+inline constexpr std::uint32_t k_max_cluster_nodes = 64;  // namespaces one emulation creates
 inline constexpr std::uint32_t k_max_targets_per_node = 16;
-inline constexpr std::uint32_t k_max_node_rails = 16;             // transport::k_max_rails
-inline constexpr std::uint32_t k_default_max_wait_s = 300;        // every bootstrap/run wait
+inline constexpr std::uint32_t k_max_node_rails = 16;       // transport::k_max_rails
+inline constexpr std::uint32_t k_default_max_wait_s = 300;  // every bootstrap/run wait
 inline constexpr std::uint32_t k_max_wait_limit_s = 24 * 3600;
 
 enum class Role : std::uint8_t { mgmt, meta, storage, client };
@@ -60,7 +60,7 @@ struct ClusterWorkload {
 };
 
 struct ClusterConfig {
-  std::string run_id = "local";           // names files and barriers of the run
+  std::string run_id = "local";  // names files and barriers of the run
   std::uint64_t seed = 1;
   std::uint32_t rails_per_node = 1;
   std::uint32_t connections_per_rail = 4;

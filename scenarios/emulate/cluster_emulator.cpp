@@ -63,7 +63,8 @@ class RunGuard {
     if (!storage_dir_.empty()) std::filesystem::remove_all(storage_dir_, ec);
     if (dir_.empty() && stop_requested(stop_fd_)) dir_ = stopped_dir_;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
-    if (log_) log_(left.empty() ? "cleaned up " + plan_.prefix : "namespaces left behind: " + std::to_string(left.size()));
+    if (log_)
+      log_(left.empty() ? "cleaned up " + plan_.prefix : "namespaces left behind: " + std::to_string(left.size()));
     return left;
   }
 
@@ -135,7 +136,9 @@ std::string netns_permitted() {
   if (!add.ok() || add->exit_code != 0) {
     return "`ip netns add` is not permitted here: " + (add.ok() ? add->output : add.status().message());
   }
-  run_command({"ip", "netns", "delete", probe}, k_ip_command_timeout_ms).status().ignore();  // checked by callers' leak checks
+  run_command({"ip", "netns", "delete", probe}, k_ip_command_timeout_ms)
+      .status()
+      .ignore();  // checked by callers' leak checks
   return "";
 }
 
@@ -185,7 +188,8 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   if (ec) return error(StatusCode::io_error, "emulate: cannot create " + dir + ": " + ec.message());
   cluster.run_id = plan.prefix.substr(k_netns_prefix.size());
   cluster.storage_root = dir + "/storage";
-  std::sort(cluster.nodes.begin(), cluster.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+  std::sort(cluster.nodes.begin(), cluster.nodes.end(),
+            [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
   for (std::size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].address = plan.nodes[i].address;
   if (Status st = validate(cluster); !st.ok()) return st;
   const std::string config_path = dir + "/cluster.json";
@@ -200,15 +204,18 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   // An interrupted run leaves nothing, logs included; a failed one keeps its logs.
   if (!options.keep_work_dir) guard.remove_dir_if_stopped(dir, stop_fd);
 
-  if (log) log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " +
-               plan.link.to_string() + ", mtu " + std::to_string(plan.mtu_bytes) + ", subnet " + plan.subnet +
-               ".0/24, work dir " + dir);
+  if (log)
+    log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " + plan.link.to_string() +
+        ", mtu " + std::to_string(plan.mtu_bytes) + ", subnet " + plan.subnet + ".0/24, work dir " + dir);
   Result<std::unique_ptr<NetnsCluster>> network = NetnsCluster::create(plan, stop_fd);
   if (!network.ok()) return network.status();
   guard.set_network(std::move(network).value());
-  nlohmann::json emulation = {{"prefix", plan.prefix},       {"nodes", plan.nodes.size()},
-                              {"link", plan.link.to_string()}, {"rate_bits_per_s", plan.link.rate_bits_per_s},
-                              {"latency_ns", plan.link.latency_ns}, {"mtu_bytes", plan.mtu_bytes},
+  nlohmann::json emulation = {{"prefix", plan.prefix},
+                              {"nodes", plan.nodes.size()},
+                              {"link", plan.link.to_string()},
+                              {"rate_bits_per_s", plan.link.rate_bits_per_s},
+                              {"latency_ns", plan.link.latency_ns},
+                              {"mtu_bytes", plan.mtu_bytes},
                               {"subnet", plan.subnet + ".0/24"}};
   for (const EmulatedNode& n : plan.nodes) emulation["addresses"].push_back(n.address);
   if (options.iperf_seconds > 0) {
@@ -262,8 +269,8 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   for (std::size_t i = 0; i < guard.children().size(); ++i) {
     Result<int> code = guard.children()[i].wait(30'000);
     if (!code.ok()) {
-      return error(StatusCode::timed_out, "emulate: node " + std::to_string(i) + " process did not exit after the run: " +
-                                              code.status().message());
+      return error(StatusCode::timed_out, "emulate: node " + std::to_string(i) +
+                                              " process did not exit after the run: " + code.status().message());
     }
     exit_codes.push_back(*code);
   }

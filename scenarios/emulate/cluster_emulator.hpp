@@ -37,7 +37,7 @@ inline constexpr std::uint32_t k_iperf_seconds_max = 120;
 
 struct EmulateOptions {
   std::uint32_t nodes = 3;
-  LinkSpec link;                      // required
+  LinkSpec link;  // required
   std::string subnet = "10.213.0.0/24";
   std::uint32_t mtu_bytes = 1500;
   // The cluster (roles, workload); addresses and storage_root are set per
@@ -46,10 +46,10 @@ struct EmulateOptions {
   // The node program: `<node_command...> --config F --rank R --bootstrap-fd 3`.
   // Empty: this executable with the `node` subcommand.
   std::vector<std::string> node_command;
-  std::string work_dir;               // empty: /tmp/<prefix>
-  bool keep_work_dir = false;         // keep logs and storage after a successful run
-  std::uint32_t iperf_seconds = 0;    // > 0: iperf3 node 1 -> node 0 through the same links first
-  std::string tag;                    // run tag; empty: derived from the time
+  std::string work_dir;                       // empty: /tmp/<prefix>
+  bool keep_work_dir = false;                 // keep logs and storage after a successful run
+  std::uint32_t iperf_seconds = 0;            // > 0: iperf3 node 1 -> node 0 through the same links first
+  std::string tag;                            // run tag; empty: derived from the time
   std::function<void(std::string_view)> log;  // progress lines; may be empty
 };
 

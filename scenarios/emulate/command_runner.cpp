@@ -105,8 +105,8 @@ Result<CommandOutput> run_command(const std::vector<std::string>& argv, std::uin
   }
   if (pidfd >= 0) ::close(pidfd);
   if (timed_out) {
-    return error(StatusCode::timed_out, "`" + argv[0] + "` did not finish within " + std::to_string(timeout_ms) +
-                                            " ms; killed");
+    return error(StatusCode::timed_out,
+                 "`" + argv[0] + "` did not finish within " + std::to_string(timeout_ms) + " ms; killed");
   }
   result.exit_code = decode_wait_status(status);
   return result;
@@ -190,8 +190,8 @@ Result<int> ChildProcess::wait(std::uint32_t timeout_ms) {
     }
     if (r < 0 && errno != EINTR) return error(StatusCode::io_error, "wait: waitpid failed");
     if (Clock::now() >= deadline || pidfd_ < 0) {
-      return error(StatusCode::timed_out, "process " + std::to_string(pid_) + " still running after " +
-                                               std::to_string(timeout_ms) + " ms");
+      return error(StatusCode::timed_out,
+                   "process " + std::to_string(pid_) + " still running after " + std::to_string(timeout_ms) + " ms");
     }
     pollfd fd{pidfd_, POLLIN, 0};
     ::poll(&fd, 1, remaining_ms(deadline));

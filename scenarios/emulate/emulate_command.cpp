@@ -231,17 +231,18 @@ int run_emulate(const EmulateCli& cli) {
   // reads them: run_record.hpp), so an emulated run aligns with a simulated one.
   const ClusterWorkload& w = o.cluster.workload;
   (*run)["scenario"] = "emulate_file_sweep";
-  (*run)["params"] = {{"nodes", std::to_string(o.nodes)},
-                      {"stripe_count", std::to_string(w.stripe_count > 0 ? w.stripe_count
-                                                                        : o.cluster.storage_target_count())},
-                      {"chunk_bytes", std::to_string(w.chunk_bytes)},
-                      {"file_bytes", std::to_string(w.sweep.file_bytes)},
-                      {"block_bytes", std::to_string(w.sweep.block_bytes)},
-                      {"files_per_rank", std::to_string(w.sweep.files_per_rank)},
-                      {"threads", std::to_string(w.sweep.threads)}};
+  (*run)["params"] = {
+      {"nodes", std::to_string(o.nodes)},
+      {"stripe_count", std::to_string(w.stripe_count > 0 ? w.stripe_count : o.cluster.storage_target_count())},
+      {"chunk_bytes", std::to_string(w.chunk_bytes)},
+      {"file_bytes", std::to_string(w.sweep.file_bytes)},
+      {"block_bytes", std::to_string(w.sweep.block_bytes)},
+      {"files_per_rank", std::to_string(w.sweep.files_per_rank)},
+      {"threads", std::to_string(w.sweep.threads)}};
   print_summary(*run);
   if (!run->value("ok", false)) {
-    fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n", run->value("work_dir", std::string()));
+    fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n",
+               run->value("work_dir", std::string()));
   }
   if (run->contains("emulation") && (*run)["emulation"].contains("iperf_bits_per_s")) {
     fmt::print("iperf3 {:.3f} Gbit/s through the same links\n",
@@ -306,7 +307,7 @@ void remove_node_storage(ClusterConfig& config, std::uint32_t rank) {
   if (rank < config.nodes.size()) {
     const std::string run_root = config.storage_root + "/" + config.run_id;
     std::filesystem::remove_all(run_root + "/node" + std::to_string(config.nodes[rank].id), ec);
-    std::filesystem::remove(run_root, ec);            // only when empty: the other nodes' are theirs to remove
+    std::filesystem::remove(run_root, ec);  // only when empty: the other nodes' are theirs to remove
     std::filesystem::remove(config.storage_root, ec);
   }
 }
@@ -370,8 +371,9 @@ int install_emulate_stop_signals() { return install_stop_signals(); }
 
 void add_emulate_commands(CLI::App& app) {
   auto emulate_cli = std::make_shared<EmulateCli>();
-  CLI::App* emulate = app.add_subcommand("emulate", "an N-node cluster in network namespaces on this machine, "
-                                                    "shaped links, a verified file sweep (needs root)");
+  CLI::App* emulate = app.add_subcommand("emulate",
+                                         "an N-node cluster in network namespaces on this machine, "
+                                         "shaped links, a verified file sweep (needs root)");
   emulate->add_option("--nodes", emulate_cli->nodes, "nodes (node 0: mgmt+meta+client, others storage)");
   emulate->add_option("--link", emulate_cli->link, "link rate[,one-way latency]: 1gbit, 10gbit,1ms, 500mbit,50us");
   emulate->add_option("--subnet", emulate_cli->subnet, "private /24 for the node addresses");

@@ -74,8 +74,9 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
   if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
   if (!spec.fs.meta_mirror_nodes.empty()) {
-    return bad("metadata mirroring (mirror.metadata) runs in simulation and with --backend hw; the emulated cluster "
-               "deploys one server per shard");
+    return bad(
+        "metadata mirroring (mirror.metadata) runs in simulation and with --backend hw; the emulated cluster "
+        "deploys one server per shard");
   }
   if (spec.fs.storage.empty()) return bad("the file system has no storage server");
 
@@ -108,7 +109,8 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
   for (auto& [id, node] : by_node) c.nodes.push_back(std::move(node));
   // A node without a role would have nothing to run; the emulation needs a process per node.
   for (const NodeSpec& n : c.nodes) {
-    if (n.roles.empty()) return bad("node " + std::to_string(n.id) + " has no role (mgmt, metadata, storage or client)");
+    if (n.roles.empty())
+      return bad("node " + std::to_string(n.id) + " has no role (mgmt, metadata, storage or client)");
   }
   c.workload.sweep = *sweep;
   c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;

@@ -57,8 +57,8 @@ struct EmulatedPointOptions {
   std::string subnet = "10.213.0.0/24";
   std::uint32_t mtu_bytes = 1500;
   std::uint32_t max_wait_s = k_point_max_wait_s;
-  std::string work_dir;  // empty: /tmp/<run prefix>, removed after a clean run
-  int stop_fd = -1;      // readable: stop and clean up (the CLI's signal pipe)
+  std::string work_dir;                       // empty: /tmp/<run prefix>, removed after a clean run
+  int stop_fd = -1;                           // readable: stop and clean up (the CLI's signal pipe)
   std::function<void(std::string_view)> log;  // may be empty
 };
 

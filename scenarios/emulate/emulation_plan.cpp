@@ -77,8 +77,8 @@ Result<std::string> parse_subnet24(std::string_view text) {
   unsigned a = 0, b = 0, c = 0, d = 0, bits = 0;
   char tail = 0;
   const std::string s(text);
-  if (std::sscanf(s.c_str(), "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &bits, &tail) != 5 || a > 255 || b > 255 ||
-      c > 255 || d != 0 || bits != 24) {
+  if (std::sscanf(s.c_str(), "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &bits, &tail) != 5 || a > 255 || b > 255 || c > 255 ||
+      d != 0 || bits != 24) {
     return bad("subnet \"" + s + "\": expected a.b.c.0/24");
   }
   const bool is_private = a == 10 || (a == 172 && b >= 16 && b <= 31) || (a == 192 && b == 168);
@@ -130,10 +130,11 @@ std::vector<CommandLine> shaping_commands(const std::string& netns, const std::s
   if (link.latency_ns > 0) {
     // netem holds a bandwidth-delay product of packets; its default limit
     // (1000) is too small for fast links with long delays.
-    const double bdp_packets = static_cast<double>(rate_bytes_per_s) * static_cast<double>(link.latency_ns) / 1e9 / 1500.0;
+    const double bdp_packets =
+        static_cast<double>(rate_bytes_per_s) * static_cast<double>(link.latency_ns) / 1e9 / 1500.0;
     const auto limit = static_cast<std::uint64_t>(std::max(1000.0, 4 * bdp_packets));
-    out.push_back({"tc", "-n", netns, "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", "netem",
-                   "delay", format_latency(link.latency_ns), "limit", std::to_string(limit)});
+    out.push_back({"tc", "-n", netns, "qdisc", "add", "dev", device, "parent", "1:1", "handle", "10:", "netem", "delay",
+                   format_latency(link.latency_ns), "limit", std::to_string(limit)});
   }
   return out;
 }

@@ -28,11 +28,11 @@
 namespace sluice::emulate {
 
 inline constexpr std::string_view k_netns_prefix = "sluice-emu-";
-inline constexpr std::uint32_t k_first_host_octet = 2;            // .1 is left for a gateway that is never made
+inline constexpr std::uint32_t k_first_host_octet = 2;  // .1 is left for a gateway that is never made
 inline constexpr std::uint32_t k_max_emulated_nodes = 64;
 inline constexpr std::uint64_t k_tbf_min_burst_bytes = 64 * 1024;
-inline constexpr std::uint32_t k_tbf_burst_hz = 250;              // CONFIG_HZ of Debian kernels: burst >= rate/HZ
-inline constexpr std::uint32_t k_tbf_queue_latency_ms = 100;      // tbf `latency`: how long a packet may queue
+inline constexpr std::uint32_t k_tbf_burst_hz = 250;          // CONFIG_HZ of Debian kernels: burst >= rate/HZ
+inline constexpr std::uint32_t k_tbf_queue_latency_ms = 100;  // tbf `latency`: how long a packet may queue
 inline constexpr std::uint32_t k_max_mtu_bytes = 65535;
 
 // A link: "1gbit", "10gbit,2ms", "500mbit,100us", "1.5gbit,0.5ms". Units
@@ -51,15 +51,15 @@ Result<LinkSpec> parse_link_spec(std::string_view text);
 Result<std::string> parse_subnet24(std::string_view text);
 
 struct EmulatedNode {
-  std::string netns;      // P-n<i>
+  std::string netns;        // P-n<i>
   std::string bridge_port;  // v<i>, inside the bridge namespace
-  std::string address;    // a.b.c.d
+  std::string address;      // a.b.c.d
 };
 
 struct EmulationPlan {
-  std::string prefix;       // P
+  std::string prefix;        // P
   std::string bridge_netns;  // P-br
-  std::string subnet;       // a.b.c (the /24)
+  std::string subnet;        // a.b.c (the /24)
   LinkSpec link;
   std::uint32_t mtu_bytes = 1500;
   std::vector<EmulatedNode> nodes;
@@ -70,8 +70,8 @@ struct PlanOptions {
   LinkSpec link;
   std::string subnet = "10.213.0.0/24";
   std::uint32_t mtu_bytes = 1500;
-  int launcher_pid = 0;     // goes into the prefix, so --cleanup-stale can tell live runs from dead ones
-  std::string tag;          // distinguishes runs of one launcher ([a-z0-9], <= 8 chars)
+  int launcher_pid = 0;  // goes into the prefix, so --cleanup-stale can tell live runs from dead ones
+  std::string tag;       // distinguishes runs of one launcher ([a-z0-9], <= 8 chars)
 };
 
 Result<EmulationPlan> plan_emulation(const PlanOptions& options);

@@ -20,8 +20,7 @@ int remaining_ms(LineChannel::Deadline deadline) {
 
 LineChannel::~LineChannel() { close(); }
 
-LineChannel::LineChannel(LineChannel&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), in_(std::move(other.in_)) {}
+LineChannel::LineChannel(LineChannel&& other) noexcept : fd_(std::exchange(other.fd_, -1)), in_(std::move(other.in_)) {}
 
 LineChannel& LineChannel::operator=(LineChannel&& other) noexcept {
   if (this != &other) {
@@ -64,8 +63,8 @@ Status LineChannel::read_available() {
     if (r > 0) {
       in_.append(buffer, static_cast<std::size_t>(r));
       if (in_.size() > k_max_line_bytes && in_.find('\n') == std::string::npos) {
-        return error(StatusCode::corrupt, "bootstrap channel: a line over " + std::to_string(k_max_line_bytes) +
-                                              " bytes");
+        return error(StatusCode::corrupt,
+                     "bootstrap channel: a line over " + std::to_string(k_max_line_bytes) + " bytes");
       }
       continue;
     }

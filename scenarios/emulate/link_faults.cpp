@@ -22,8 +22,8 @@ Status run_nft(const std::string& netns, const std::vector<std::string>& args) {
   Result<CommandOutput> out = run_command(in_netns(netns, argv), k_nft_timeout_ms);
   if (!out.ok()) return error(out.status().code(), "nft in " + netns + ": " + out.status().message());
   if (out->exit_code != 0) {
-    return error(StatusCode::unavailable, "nft in " + netns + " exited " + std::to_string(out->exit_code) + ": " +
-                                              out->output.substr(0, 400));
+    return error(StatusCode::unavailable,
+                 "nft in " + netns + " exited " + std::to_string(out->exit_code) + ": " + out->output.substr(0, 400));
   }
   return ok_status();
 }
@@ -87,13 +87,15 @@ Result<LinkDropCounts> parse_nft_counters(std::string_view json) {
       loss_seen = true;
     }
   }
-  if (!partition_seen || !loss_seen) return error(StatusCode::not_found, "nft counters: the fault table's counters are missing");
+  if (!partition_seen || !loss_seen)
+    return error(StatusCode::not_found, "nft counters: the fault table's counters are missing");
   return counts;
 }
 
 Result<std::uint32_t> loss_to_ppm(double probability) {
   if (!(probability >= 0.0 && probability <= 1.0)) {
-    return error(StatusCode::invalid_argument, "packet loss probability " + std::to_string(probability) + " outside [0, 1]");
+    return error(StatusCode::invalid_argument,
+                 "packet loss probability " + std::to_string(probability) + " outside [0, 1]");
   }
   return static_cast<std::uint32_t>(std::lround(probability * k_loss_scale));
 }
@@ -114,8 +116,10 @@ Status LinkFaults::install() {
   for (const EmulatedNode& n : plan_.nodes) {
     Status st = run_nft(n.netns, {nft_table_script()});
     if (!st.ok()) {
-      return error(StatusCode::unavailable, "link faults need nftables (the `nft` program, Debian package nftables, "
-                                            "and nf_tables in the kernel): " + st.message());
+      return error(StatusCode::unavailable,
+                   "link faults need nftables (the `nft` program, Debian package nftables, "
+                   "and nf_tables in the kernel): " +
+                       st.message());
     }
   }
   current_.assign(plan_.nodes.size(), NodeLinkFaults{});
@@ -174,7 +178,8 @@ Result<LinkDropCounts> LinkFaults::drops() const {
         run_command(in_netns(n.netns, {"nft", "-j", "list", "counters", "table", "inet", std::string(k_fault_table)}),
                     k_nft_timeout_ms);
     if (!out.ok()) return out.status();
-    if (out->exit_code != 0) return error(StatusCode::unavailable, "nft counters in " + n.netns + ": " + out->output.substr(0, 400));
+    if (out->exit_code != 0)
+      return error(StatusCode::unavailable, "nft counters in " + n.netns + ": " + out->output.substr(0, 400));
     Result<LinkDropCounts> c = parse_nft_counters(out->output);
     if (!c.ok()) return error(c.status().code(), n.netns + ": " + c.status().message());
     total.partition_packets += c->partition_packets;

@@ -15,7 +15,8 @@ Status mpi_failed(const std::string& what, int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   MPI_Error_string(code, text, &length);
-  return error(StatusCode::unavailable, "MPI bootstrap: " + what + ": " + std::string(text, static_cast<std::size_t>(length)));
+  return error(StatusCode::unavailable,
+               "MPI bootstrap: " + what + ": " + std::string(text, static_cast<std::size_t>(length)));
 }
 
 std::vector<std::string> split(const std::vector<char>& bytes, const std::vector<int>& lengths,
@@ -59,8 +60,8 @@ Result<std::vector<std::string>> MpiBootstrap::all_gather(const std::string& min
   if (Status st = check_size(mine); !st.ok()) return st;
   const int length = static_cast<int>(mine.size());
   std::vector<int> lengths(size_), offsets(size_);
-  if (Status st = mpi_failed("MPI_Allgather", MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT,
-                                                            MPI_COMM_WORLD));
+  if (Status st =
+          mpi_failed("MPI_Allgather", MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD));
       !st.ok()) {
     return st;
   }
@@ -70,8 +71,9 @@ Result<std::vector<std::string>> MpiBootstrap::all_gather(const std::string& min
     total += lengths[i];
   }
   std::vector<char> bytes(static_cast<std::size_t>(total) + 1);
-  if (Status st = mpi_failed("MPI_Allgatherv", MPI_Allgatherv(mine.data(), length, MPI_CHAR, bytes.data(),
-                                                              lengths.data(), offsets.data(), MPI_CHAR, MPI_COMM_WORLD));
+  if (Status st =
+          mpi_failed("MPI_Allgatherv", MPI_Allgatherv(mine.data(), length, MPI_CHAR, bytes.data(), lengths.data(),
+                                                      offsets.data(), MPI_CHAR, MPI_COMM_WORLD));
       !st.ok()) {
     return st;
   }
@@ -86,8 +88,8 @@ Result<std::vector<std::string>> MpiBootstrap::gather_to_root(const std::string&
   if (Status st = check_size(mine); !st.ok()) return st;
   const int length = static_cast<int>(mine.size());
   std::vector<int> lengths(size_), offsets(size_);
-  if (Status st = mpi_failed("MPI_Gather",
-                             MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD));
+  if (Status st =
+          mpi_failed("MPI_Gather", MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, MPI_COMM_WORLD));
       !st.ok()) {
     return st;
   }
@@ -111,7 +113,8 @@ Result<std::vector<std::string>> MpiBootstrap::gather_to_root(const std::string&
 bool mpi_available() { return false; }
 
 Result<std::unique_ptr<MpiBootstrap>> MpiBootstrap::create(int* /*argc*/, char*** /*argv*/) {
-  return error(StatusCode::unavailable, "MPI bootstrap: this build has no MPI (install libopenmpi-dev and reconfigure)");
+  return error(StatusCode::unavailable,
+               "MPI bootstrap: this build has no MPI (install libopenmpi-dev and reconfigure)");
 }
 MpiBootstrap::~MpiBootstrap() = default;
 Result<std::vector<std::string>> MpiBootstrap::all_gather(const std::string&) {

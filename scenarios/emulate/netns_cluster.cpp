@@ -50,9 +50,10 @@ Result<std::unique_ptr<NetnsCluster>> NetnsCluster::create(const EmulationPlan& 
     if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
       const bool netem = std::find(c.begin(), c.end(), "netem") != c.end();
       if (netem && st.message().find("unknown") != std::string::npos) {
-        return error(StatusCode::unavailable, "emulate set-up: this kernel has no netem qdisc (sch_netem), so a link "
-                                              "latency cannot be emulated here; give --link without a latency (" +
-                                                  st.message() + ")");
+        return error(StatusCode::unavailable,
+                     "emulate set-up: this kernel has no netem qdisc (sch_netem), so a link "
+                     "latency cannot be emulated here; give --link without a latency (" +
+                         st.message() + ")");
       }
       return error(st.code(), "emulate set-up: " + st.message());
     }
@@ -67,7 +68,8 @@ Status NetnsCluster::set_link_rate(std::uint64_t rate_bits_per_s) {
   rate_only.rate_bits_per_s = rate_bits_per_s;
   rate_only.latency_ns = 0;  // only the root tbf is replaced; a netem child stays as made
   for (const EmulatedNode& n : plan_.nodes) {
-    for (const auto& [netns, device] : {std::pair{n.netns, std::string("eth0")}, std::pair{plan_.bridge_netns, n.bridge_port}}) {
+    for (const auto& [netns, device] :
+         {std::pair{n.netns, std::string("eth0")}, std::pair{plan_.bridge_netns, n.bridge_port}}) {
       for (const CommandLine& c : shaping_commands(netns, device, rate_only)) {
         if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
           return error(st.code(), "emulate: changing the link rate: " + st.message());

@@ -20,13 +20,13 @@ namespace sluice::emulate {
 namespace {
 
 // Counters every node reports (summed over its services).
-constexpr std::string_view k_reported_counters[] = {
-    "storage.read_bytes",   "storage.write_bytes", "storage.requests", "storage.crc_mismatches",
-    "client.crc_mismatches", "meta.requests",      "rpc.retries",      "storage.again_replies",
-    // Issue 26: retries that found their request still executing, or answered;
-    // the bytes each sweep phase checked against the pattern.
-    "rpc.in_progress_replies", "storage.duplicate_in_progress", "storage.duplicate_answered",
-    "file_sweep.read.verified_bytes"};
+constexpr std::string_view k_reported_counters[] = {"storage.read_bytes", "storage.write_bytes", "storage.requests",
+                                                    "storage.crc_mismatches", "client.crc_mismatches", "meta.requests",
+                                                    "rpc.retries", "storage.again_replies",
+                                                    // Issue 26: retries that found their request still executing, or
+                                                    // answered; the bytes each sweep phase checked against the pattern.
+                                                    "rpc.in_progress_replies", "storage.duplicate_in_progress",
+                                                    "storage.duplicate_answered", "file_sweep.read.verified_bytes"};
 
 // Stands in the world for a service that another process hosts, so that
 // endpoint indices are the same everywhere. Never started.
@@ -53,10 +53,10 @@ transport::PeerAddress split_rails(const std::string& text) {
 }
 
 struct LocalServices {
-  std::vector<Service*> servers;        // meta and storage: start after mgmt, wait for registration
-  std::vector<Service*> early;          // mgmt and barrier
+  std::vector<Service*> servers;  // meta and storage: start after mgmt, wait for registration
+  std::vector<Service*> early;    // mgmt and barrier
   std::vector<ClientHost*> clients;
-  std::vector<FileSweep*> sweeps;       // parallel to clients
+  std::vector<FileSweep*> sweeps;  // parallel to clients
 };
 
 // 1-2. The node's TCP transport into table.local, then every node's listen
@@ -123,8 +123,7 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
 
 // One service of the plan that this node hosts, filed in local by its role.
 Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const ServicePlan& plan,
-                           const ClusterConfig& config, const NodeSpec& me, TimeNs max_wait_ns,
-                           LocalServices& local) {
+                           const ClusterConfig& config, const NodeSpec& me, TimeNs max_wait_ns, LocalServices& local) {
   Service* created = nullptr;
   switch (s.role) {
     case Role::mgmt:
@@ -155,9 +154,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       local.servers.push_back(created);
       break;
     }
-    case Role::client:
-      created = &add_client(world, s, plan, config, max_wait_ns, local);
-      break;
+    case Role::client: created = &add_client(world, s, plan, config, max_wait_ns, local); break;
   }
   return created;
 }
@@ -214,8 +211,8 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
       },
       max_wait_ns);
   if (!registered) {
-    return error(StatusCode::timed_out, where + ": servers did not register with mgmt within " +
-                                            std::to_string(config.max_wait_s) + " s");
+    return error(StatusCode::timed_out,
+                 where + ": servers did not register with mgmt within " + std::to_string(config.max_wait_s) + " s");
   }
   return ok_status();
 }
@@ -223,8 +220,7 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
 // A results document's "phases" entries of one client's ranks.
 void add_phase_results(nlohmann::json& phases, const std::vector<RankPhaseResult>& results) {
   for (const RankPhaseResult& r : results) {
-    const double rate =
-        r.elapsed_ns > 0 ? static_cast<double>(r.bytes) * 1e9 / static_cast<double>(r.elapsed_ns) : 0.0;
+    const double rate = r.elapsed_ns > 0 ? static_cast<double>(r.bytes) * 1e9 / static_cast<double>(r.elapsed_ns) : 0.0;
     phases.push_back({{"phase", r.phase},
                       {"rank", r.rank},
                       {"bytes", r.bytes},
@@ -249,8 +245,8 @@ Status run_clients(hw::HwWorld& world, const LocalServices& local, const Cluster
       },
       max_wait_ns);
   if (!finished) {
-    status = error(StatusCode::timed_out, where + ": the workload did not finish within " +
-                                              std::to_string(config.max_wait_s) + " s");
+    status = error(StatusCode::timed_out,
+                   where + ": the workload did not finish within " + std::to_string(config.max_wait_s) + " s");
   }
   for (std::size_t i = 0; i < local.clients.size(); ++i) {
     ClientHost* h = local.clients[i];

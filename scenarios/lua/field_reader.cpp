@@ -59,7 +59,8 @@ std::optional<T> FieldReader::scalar(const std::string& name, const std::functio
   const ScriptValue* v = get(name);
   if (v == nullptr) return std::nullopt;
   if (const ScriptTable* t = v->table()) {
-    if (!t->is_list()) fail(name, "expected one value or a list of values to sweep over, not a table with named fields");
+    if (!t->is_list())
+      fail(name, "expected one value or a list of values to sweep over, not a table with named fields");
     std::optional<T> first;
     for (const ScriptValue& element : t->list) {
       T parsed = parse_one(element);
@@ -177,7 +178,8 @@ std::optional<std::string> FieldReader::choice(const std::string& name, const st
     if (s == nullptr) fail(name, "expected one of " + join(choices) + ", not " + v.type_name());
     if (std::find(choices.begin(), choices.end(), *s) == choices.end()) {
       const std::string near = closest_name(*s, choices);
-      fail(name, "\"" + *s + "\" is not one of " + join(choices) + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      fail(name,
+           "\"" + *s + "\" is not one of " + join(choices) + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
     }
     return *s;
   });
@@ -200,7 +202,7 @@ const ScriptObject* FieldReader::object(const std::string& name, ObjectKind kind
 }
 
 std::optional<std::vector<std::uint64_t>> FieldReader::count_list(const std::string& name, std::uint64_t lo,
-                                                                   std::uint64_t hi) {
+                                                                  std::uint64_t hi) {
   const ScriptValue* v = get(name);
   if (v == nullptr) return std::nullopt;
   const ScriptTable* t = v->table();
@@ -220,7 +222,7 @@ std::optional<std::vector<std::uint64_t>> FieldReader::count_list(const std::str
 }
 
 std::optional<std::vector<std::string>> FieldReader::choice_list(const std::string& name,
-                                                                  const std::vector<std::string>& choices) {
+                                                                 const std::vector<std::string>& choices) {
   const ScriptValue* v = get(name);
   if (v == nullptr) return std::nullopt;
   std::vector<ScriptValue> items;
@@ -237,7 +239,8 @@ std::optional<std::vector<std::string>> FieldReader::choice_list(const std::stri
     if (s == nullptr) fail(name, "expected names among " + join(choices) + ", not " + e.type_name());
     if (std::find(choices.begin(), choices.end(), *s) == choices.end()) {
       const std::string near = closest_name(*s, choices);
-      fail(name, "\"" + *s + "\" is not one of " + join(choices) + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      fail(name,
+           "\"" + *s + "\" is not one of " + join(choices) + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
     }
     out.push_back(*s);
   }

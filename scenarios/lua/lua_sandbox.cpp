@@ -60,8 +60,9 @@ void count_hook(lua_State* L, lua_Debug* ar) {
     limits->last_line = ar->currentline;
   }
   if (limits->instructions > limits->instruction_limit) {
-    lua_pushfstring(L, "%s:%d: instruction limit of %I VM instructions reached (instruction_limit); does the script "
-                       "loop forever?",
+    lua_pushfstring(L,
+                    "%s:%d: instruction limit of %I VM instructions reached (instruction_limit); does the script "
+                    "loop forever?",
                     limits->last_source, limits->last_line, static_cast<lua_Integer>(limits->instruction_limit));
     lua_error(L);
   }
@@ -165,13 +166,13 @@ int message_handler(lua_State* L) {
     return 1;
   }
   if (lua_type(L, 1) == LUA_TLIGHTUSERDATA) return 1;  // a stop signal of the sluice module
-  lua_pushfstring(L, "%s the script raised an error that is not a message (%s)", where[0] ? where : "?:0:",
-                  luaL_typename(L, 1));
+  lua_pushfstring(L, "%s the script raised an error that is not a message (%s)",
+                  where[0] ? where : "?:0:", luaL_typename(L, 1));
   return 1;
 }
 
 int open_safe_libs(lua_State* S) {
-  static const luaL_Reg k_libs[] = {{LUA_GNAME, luaopen_base},         {LUA_LOADLIBNAME, luaopen_package},
+  static const luaL_Reg k_libs[] = {{LUA_GNAME, luaopen_base},          {LUA_LOADLIBNAME, luaopen_package},
                                     {LUA_COLIBNAME, luaopen_coroutine}, {LUA_TABLIBNAME, luaopen_table},
                                     {LUA_STRLIBNAME, luaopen_string},   {LUA_MATHLIBNAME, luaopen_math},
                                     {LUA_UTF8LIBNAME, luaopen_utf8}};
@@ -223,7 +224,8 @@ Result<std::string> read_script_file(const std::string& path) {
   if (ec) return error(StatusCode::invalid_argument, path + ": cannot read the script: " + ec.message());
   if (size > k_max_script_bytes) {
     return error(StatusCode::invalid_argument, path + ": the script is " + std::to_string(size) +
-                                                   " bytes, more than the limit of " + std::to_string(k_max_script_bytes));
+                                                   " bytes, more than the limit of " +
+                                                   std::to_string(k_max_script_bytes));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return error(StatusCode::invalid_argument, path + ": cannot open the script");

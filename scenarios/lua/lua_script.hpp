@@ -38,7 +38,8 @@ struct ParamDecl {
 
 // Runs the given points (one per sweep point) on `backend`; returns one
 // RunResult per point, in order. Called from inside the script (sl.run).
-using RunPointsFn = std::function<Result<std::vector<RunResult>>(const std::vector<ScenarioSpec>& points, Backend backend)>;
+using RunPointsFn =
+    std::function<Result<std::vector<RunResult>>(const std::vector<ScenarioSpec>& points, Backend backend)>;
 
 // A plot a script asks for (report:plot("name.svg")): curves of one metric
 // against one parameter, drawn by whoever the CLI binds (analysis/plotter).
@@ -66,24 +67,24 @@ inline constexpr std::uint64_t k_lua_default_memory_bytes = 256ULL << 20;
 inline constexpr std::uint64_t k_lua_default_instructions = 2'000'000'000ULL;
 
 struct ScriptOptions {
-  std::map<std::string, std::string> sets;   // --set name=value
-  std::optional<std::uint64_t> seed;         // --seed (else the script's, else 1)
-  std::optional<Backend> backend;            // --backend overrides the script's choice
-  std::string out_dir = "out";               // where reports/plots the script asks for go
+  std::map<std::string, std::string> sets;  // --set name=value
+  std::optional<std::uint64_t> seed;        // --seed (else the script's, else 1)
+  std::optional<Backend> backend;           // --backend overrides the script's choice
+  std::string out_dir = "out";              // where reports/plots the script asks for go
   std::uint64_t memory_limit_bytes = k_lua_default_memory_bytes;
   std::uint64_t instruction_limit = k_lua_default_instructions;
-  RunPointsFn run;                           // required for scripts that call sl.run
-  DrawPlotFn draw_plot;                      // report:plot(); empty: plots are not drawn (said so)
-  std::ostream* out = nullptr;               // where print/sl.report write (null: std::cout)
+  RunPointsFn run;              // required for scripts that call sl.run
+  DrawPlotFn draw_plot;         // report:plot(); empty: plots are not drawn (said so)
+  std::ostream* out = nullptr;  // where print/sl.report write (null: std::cout)
 };
 
 struct ScriptOutcome {
-  std::string scenario;                 // script name without .lua
-  std::vector<ParamDecl> params;        // declared parameters
+  std::string scenario;                             // script name without .lua
+  std::vector<ParamDecl> params;                    // declared parameters
   std::map<std::string, std::string> param_values;  // after --set
-  std::vector<RunResult> results;       // every run the script made, in order
-  std::vector<std::string> headlines;   // lines the script reported as headline figures
-  std::vector<Claim> claims;            // shape claims the script checked (sl.claim), in order
+  std::vector<RunResult> results;                   // every run the script made, in order
+  std::vector<std::string> headlines;               // lines the script reported as headline figures
+  std::vector<Claim> claims;                        // shape claims the script checked (sl.claim), in order
 };
 
 // Runs the script. invalid_argument ("file:line: ...") for script errors.

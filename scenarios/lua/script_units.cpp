@@ -32,9 +32,9 @@ Result<double> parse_rate(std::string_view text) {
     double bytes_per_s;
   };
   static constexpr Unit k_units[] = {
-      {"", 1},          {"B/s", 1},          {"KB/s", 1e3},       {"MB/s", 1e6},     {"GB/s", 1e9},
-      {"TB/s", 1e12},   {"KiB/s", 1024.0},   {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
-      {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8},    {"Tb/s", 1e12 / 8}};
+      {"", 1},           {"B/s", 1},        {"KB/s", 1e3},        {"MB/s", 1e6},           {"GB/s", 1e9},
+      {"TB/s", 1e12},    {"KiB/s", 1024.0}, {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"Kb/s", 1e3 / 8},
+      {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8}};
   for (const Unit& unit : k_units) {
     if (suffix == unit.name) {
       const double rate = number * unit.bytes_per_s;

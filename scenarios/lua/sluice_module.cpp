@@ -262,8 +262,9 @@ int object_index(lua_State* L) {
       lua_pushinteger(L, o.topology->node_count());
       return 1;
     }
-    const topo::VertexKind kind = key[0] == 'g' ? topo::VertexKind::gpu
-                                  : key[1] == 'i' ? topo::VertexKind::nic : topo::VertexKind::nvme;
+    const topo::VertexKind kind = key[0] == 'g'   ? topo::VertexKind::gpu
+                                  : key[1] == 'i' ? topo::VertexKind::nic
+                                                  : topo::VertexKind::nvme;
     lua_pushinteger(L, o.topology->count(0, kind));
     return 1;
   }
@@ -308,7 +309,8 @@ int import_nvidia_smi(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   return guarded(L, [&] {
     if (lua_type(L, 1) != LUA_TSTRING) {
-      throw ScriptError("sl.machines.import_nvidia_smi(path): path must be a string (a file with `nvidia-smi topo -m` output)");
+      throw ScriptError(
+          "sl.machines.import_nvidia_smi(path): path must be a string (a file with `nvidia-smi topo -m` output)");
     }
     const std::string path = string_at(L, 1);
     auto object = std::make_shared<ScriptObject>();
@@ -594,7 +596,8 @@ int sl_run(lua_State* L) {
     if (const ScriptValue* list = r.get("workloads")) {
       if (!req.workloads.empty()) r.fail("workloads", "give workload (one) or workloads (a list), not both");
       const ScriptTable* t = list->table();
-      if (t == nullptr || !t->fields.empty() || t->list.empty()) r.fail("workloads", "expected a non-empty list of workloads");
+      if (t == nullptr || !t->fields.empty() || t->list.empty())
+        r.fail("workloads", "expected a non-empty list of workloads");
       for (std::size_t i = 0; i < t->list.size(); ++i) {
         const ScriptObject* o = t->list[i].object();
         if (o == nullptr || o->kind != ObjectKind::workload) {
@@ -644,8 +647,9 @@ int sl_run(lua_State* L) {
         throw RunFailed{caller_where(L) + ": sl.run failed: " + results.status().message()};
       }
       if (results->size() != plan.points.size()) {
-        ctx->run_failure = error(StatusCode::internal, "the runner returned " + std::to_string(results->size()) +
-                                                           " results for " + std::to_string(plan.points.size()) + " points");
+        ctx->run_failure =
+            error(StatusCode::internal, "the runner returned " + std::to_string(results->size()) + " results for " +
+                                            std::to_string(plan.points.size()) + " points");
         throw RunFailed{caller_where(L) + ": sl.run failed: " + ctx->run_failure->message()};
       }
       for (RunResult& result : *results) ctx->results.push_back(std::move(result));
@@ -665,7 +669,8 @@ int sl_run(lua_State* L) {
 int sl_headline(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   return guarded(L, [&] {
-    if (lua_type(L, 1) != LUA_TSTRING) throw ScriptError("sl.headline(text, measured, seed_figure): text must be a string");
+    if (lua_type(L, 1) != LUA_TSTRING)
+      throw ScriptError("sl.headline(text, measured, seed_figure): text must be a string");
     auto as_text = [&](int i) -> std::string {
       if (lua_type(L, i) == LUA_TNUMBER) {
         char buf[64];
@@ -697,8 +702,9 @@ int sl_claim(lua_State* L) {
   return guarded(L, [&] {
     const ScriptTable args = read_args(L, 1, "sl.claim");
     if (args.list.size() != 1 || args.list[0].string() == nullptr || args.list[0].string()->empty()) {
-      throw ScriptError("sl.claim{\"what is claimed\", measured = x, at_least = a, at_most = b}: "
-                        "give the claim's text first, once");
+      throw ScriptError(
+          "sl.claim{\"what is claimed\", measured = x, at_least = a, at_most = b}: "
+          "give the claim's text first, once");
     }
     ScriptTable named = args;  // the text is positional; the rest are named fields
     named.list.clear();
@@ -738,8 +744,8 @@ int sl_claim(lua_State* L) {
     char measured_text[48];
     std::snprintf(measured_text, sizeof measured_text, "%.4g", claim.measured);
     *ctx->out << (claim.holds ? "claim holds: " : "CLAIM DOES NOT HOLD: ") << claim.text << ": " << measured_text
-              << " (expected " << bounds
-              << (claim.seed_figure.empty() ? std::string() : "; seed: " + claim.seed_figure) << ")\n";
+              << " (expected " << bounds << (claim.seed_figure.empty() ? std::string() : "; seed: " + claim.seed_figure)
+              << ")\n";
     lua_pushboolean(L, claim.holds ? 1 : 0);
     ctx->claims.push_back(std::move(claim));
     return 1;
@@ -935,7 +941,6 @@ void add_typed(lua_State* L, ScriptContext* ctx, const std::vector<std::string>&
   lua_setfield(L, -2, field);
 }
 
-
 int open_module(lua_State* L) {
   auto* ctx = static_cast<ScriptContext*>(lua_touserdata(L, lua_upvalueindex(1)));
   lua_createtable(L, 0, 24);
@@ -943,11 +948,16 @@ int open_module(lua_State* L) {
   add_typed(L, ctx, fabric_types(), make_fabric, "fabric", "sl.fabric");
   add_typed(L, ctx, fs_types(), make_fs, "fs", "sl.fs");
   add_typed(L, ctx, workload_types(), make_workload, "workload", "sl.workload");
-  const luaL_Reg functions[] = {{"cluster", make_cluster},   {"params", sl_params},
-                                {"run", sl_run},             {"headline", sl_headline},
-                                {"claim", sl_claim},         {"_draw_plot", sl_draw_plot},
-                                {"size", sl_size},           {"rate", sl_rate},
-                                {"format_size", sl_format_size}, {"format_rate", sl_format_rate},
+  const luaL_Reg functions[] = {{"cluster", make_cluster},
+                                {"params", sl_params},
+                                {"run", sl_run},
+                                {"headline", sl_headline},
+                                {"claim", sl_claim},
+                                {"_draw_plot", sl_draw_plot},
+                                {"size", sl_size},
+                                {"rate", sl_rate},
+                                {"format_size", sl_format_size},
+                                {"format_rate", sl_format_rate},
                                 {nullptr, nullptr}};
   lua_pushlightuserdata(L, ctx);
   luaL_setfuncs(L, functions, 1);

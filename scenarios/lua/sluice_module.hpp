@@ -42,10 +42,10 @@ namespace sluice::scenario {
 // What the module knows of the script it serves and what it collects.
 struct ScriptContext {
   const ScriptOptions* options = nullptr;
-  std::string path;      // as given
-  std::string dir;       // the script's directory
-  std::string scenario;  // file name without .lua
-  bool describe = false; // stop at the first sl.run
+  std::string path;       // as given
+  std::string dir;        // the script's directory
+  std::string scenario;   // file name without .lua
+  bool describe = false;  // stop at the first sl.run
   std::ostream* out = nullptr;
   std::vector<ParamDecl> params;
   std::map<std::string, std::string> param_values;

@@ -44,7 +44,8 @@ void merge(BuildInfo& info, const FieldReader& r, const std::string& prefix = ""
   for (const SweepAxisUse& axis : r.sweeps()) {
     if (!prefix.empty()) {
       throw ScriptError(r.context() + ": " + axis.key + ": a list here cannot be swept over; sweep a field of the " +
-                        "object itself (e.g. sweep = { " + axis.key + " = {...} } is not supported inside " + prefix + ")");
+                        "object itself (e.g. sweep = { " + axis.key + " = {...} } is not supported inside " + prefix +
+                        ")");
     }
     info.sweeps.push_back(axis);
   }
@@ -73,8 +74,8 @@ proto::ChooserKind chooser_of(const std::string& name) {
   if (name == "lustre_qos") return proto::ChooserKind::space_weighted_qos;
   return proto::ChooserKind::server_default;
 }
-const std::vector<std::string> k_choosers = {"randomized", "roundrobin", "randomrobin", "randominternode",
-                                             "lustre_qos", "default"};
+const std::vector<std::string> k_choosers = {"randomized",      "roundrobin", "randomrobin",
+                                             "randominternode", "lustre_qos", "default"};
 
 MemKind mem_kind_of(const std::string& name) {
   if (name == "gpu") return MemKind::gpu;
@@ -167,8 +168,9 @@ std::uint64_t per_rank(std::uint64_t total, std::uint32_t ranks) {
 }  // namespace
 
 const std::vector<std::string>& machine_types() {
-  static const std::vector<std::string> k{"dgx_a100", "azure_nd40rs_v2", "critical_io_gpu_host",
-                                          "critical_io_recorder", "dgx2_like", "generic", "import_nvidia_smi"};
+  static const std::vector<std::string> k{
+      "dgx_a100",  "azure_nd40rs_v2", "critical_io_gpu_host", "critical_io_recorder",
+      "dgx2_like", "generic",         "import_nvidia_smi"};
   return k;
 }
 const std::vector<std::string>& fabric_types() {
@@ -180,8 +182,8 @@ const std::vector<std::string>& fs_types() {
   return k;
 }
 const std::vector<std::string>& workload_types() {
-  static const std::vector<std::string> k{"file_sweep", "md_bench", "train_epoch", "checkpoint_burst", "stage_in",
-                                          "gpu_stream"};
+  static const std::vector<std::string> k{"file_sweep",       "md_bench", "train_epoch",
+                                          "checkpoint_burst", "stage_in", "gpu_stream"};
   return k;
 }
 
@@ -381,7 +383,7 @@ ClusterBuild build_cluster(const ScriptTable& args) {
 // are dealt round-robin over the servers (drive 0 of every server, then drive
 // 1, ...) and consecutive ones paired.
 std::vector<proto::BuddyGroupDesc> pair_buddy_targets(const std::vector<StorageServerSpec>& servers,
-                                                       const topo::Topology& cluster, const std::string& context) {
+                                                      const topo::Topology& cluster, const std::string& context) {
   std::vector<std::vector<TargetId>> ids(servers.size());
   TargetId next = 1;
   std::size_t deepest = 0;
@@ -410,7 +412,8 @@ std::vector<proto::BuddyGroupDesc> pair_buddy_targets(const std::vector<StorageS
                         node_text(cluster, servers[dealt[i + 1].second].node) +
                         " has no buddy on another server (give the servers the same number of targets)");
     }
-    groups.push_back(proto::BuddyGroupDesc{static_cast<GroupId>(groups.size() + 1), dealt[i].first, dealt[i + 1].first});
+    groups.push_back(
+        proto::BuddyGroupDesc{static_cast<GroupId>(groups.size() + 1), dealt[i].first, dealt[i + 1].first});
   }
   return groups;
 }
@@ -466,16 +469,19 @@ bool read_fs_stripe(FieldReader& r, const std::string& context, FsSpec& fs, Buil
 void read_fs_namespace(FieldReader& r, NamespaceConfig& ns) {
   if (auto v = r.choice("policy", {"dir_owner", "striped_dir", "path_hash"})) {
     ns.policy = *v == "striped_dir" ? MetaPolicy::striped_dir
-                : *v == "path_hash" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
+                : *v == "path_hash" ? MetaPolicy::path_hash
+                                    : MetaPolicy::dir_owner;
   }
   if (auto v = r.count("dir_stripe_count", 1, k_dir_stripes_max)) ns.dir_stripe_count = static_cast<std::uint32_t>(*v);
   if (auto v = r.choice("dir_hash", {"fnv_1a_64", "crush", "rendezvous"})) {
     ns.dir_hash = *v == "fnv_1a_64" ? DirHashKind::fnv_1a_64
-                  : *v == "crush" ? DirHashKind::crush : DirHashKind::rendezvous;
+                  : *v == "crush"   ? DirHashKind::crush
+                                    : DirHashKind::rendezvous;
   }
   if (auto v = r.choice("mkdir_rule", {"with_entry", "random", "random_near_root"})) {
-    ns.mkdir_rule = *v == "random" ? MkdirShardRule::random
-                    : *v == "random_near_root" ? MkdirShardRule::random_near_root : MkdirShardRule::with_entry;
+    ns.mkdir_rule = *v == "random"             ? MkdirShardRule::random
+                    : *v == "random_near_root" ? MkdirShardRule::random_near_root
+                                               : MkdirShardRule::with_entry;
   }
   if (auto v = r.count("mkdir_spread_depth_max", 0, 1000)) ns.mkdir_spread_depth_max = static_cast<std::uint32_t>(*v);
   if (auto v = r.boolean("dir_auto_split")) ns.dir_auto_split = *v;
@@ -602,8 +608,9 @@ std::vector<NodeId> storage_servers(const topo::Topology& cluster,
       }
     }
     if (servers.empty()) {
-      throw ScriptError(context + ": storage_nodes: missing, and no node of the cluster is a GPU-less machine with "
-                                  "NVMe drives to serve as one");
+      throw ScriptError(context +
+                        ": storage_nodes: missing, and no node of the cluster is a GPU-less machine with "
+                        "NVMe drives to serve as one");
     }
   }
   return servers;
@@ -649,8 +656,7 @@ void place_meta_shards(FsSpec& fs, const topo::Topology& cluster, const FsFields
 // the nodes that serve nothing (every node when all of them serve).
 std::vector<NodeId> fs_client_nodes(const topo::Topology& cluster,
                                     const std::optional<std::vector<std::uint64_t>>& client_nodes, bool every_node,
-                                    const std::vector<NodeId>& servers, const FsSpec& fs,
-                                    const std::string& context) {
+                                    const std::vector<NodeId>& servers, const FsSpec& fs, const std::string& context) {
   const NodeId nodes = cluster.node_count();
   std::vector<NodeId> clients;
   if (client_nodes) {
@@ -846,8 +852,11 @@ MdBenchConfig read_md_bench(FieldReader& r, BuildInfo& info, std::uint32_t ranks
   if (auto v = r.choice_list("phases", {"create", "stat", "readdir", "ls_storm", "remove"})) {
     c.phases.clear();
     for (const std::string& n : *v) {
-      c.phases.push_back(n == "create" ? MdPhase::create : n == "stat" ? MdPhase::stat
-                         : n == "readdir" ? MdPhase::readdir : n == "ls_storm" ? MdPhase::ls_storm : MdPhase::remove);
+      c.phases.push_back(n == "create"     ? MdPhase::create
+                         : n == "stat"     ? MdPhase::stat
+                         : n == "readdir"  ? MdPhase::readdir
+                         : n == "ls_storm" ? MdPhase::ls_storm
+                                           : MdPhase::remove);
     }
   }
   if (auto v = r.text("storm_dir")) c.storm_dir = *v;

@@ -25,7 +25,8 @@ auto blaming(const ScriptObject& object, Fn&& fn) -> decltype(fn()) {
   }
 }
 
-Built build_all(const RunRequest& req, const std::vector<const ScriptTable*>& args, const ClusterBuild* cached_cluster) {
+Built build_all(const RunRequest& req, const std::vector<const ScriptTable*>& args,
+                const ClusterBuild* cached_cluster) {
   Built b;
   if (cached_cluster != nullptr) {
     b.cluster = *cached_cluster;
@@ -35,7 +36,8 @@ Built build_all(const RunRequest& req, const std::vector<const ScriptTable*>& ar
   b.fs = blaming(*req.fs, [&] { return build_fs(req.fs->type, *args[1], b.cluster.topology.get()); });
   for (std::size_t i = 0; i < req.workloads.size(); ++i) {
     const ScriptObject& w = *req.workloads[i];
-    b.workloads.push_back(blaming(w, [&] { return build_workload(w.type, *args[2 + i], b.cluster.topology.get(), &b.fs); }));
+    b.workloads.push_back(
+        blaming(w, [&] { return build_workload(w.type, *args[2 + i], b.cluster.topology.get(), &b.fs); }));
   }
   return b;
 }

@@ -91,8 +91,8 @@ ChildJobResult finished_result(const Running& r, const std::string& died, std::s
   if (!died.empty()) {
     result.error = died;
   } else if (r.too_much) {
-    result.error = "the point's result is larger than " + std::to_string(max_payload_bytes) +
-                   " bytes (k_max_point_result_bytes)";
+    result.error =
+        "the point's result is larger than " + std::to_string(max_payload_bytes) + " bytes (k_max_point_result_bytes)";
   } else if (r.received.empty()) {
     result.error = "the point's child process sent no result";
   } else if (r.received[0] == k_frame_error) {
@@ -219,8 +219,8 @@ Status PoolRun::start_children() {
     r.fd = fds[0];
     if (options_.timeout_s > 0) {
       r.has_deadline = true;
-      r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(options_.timeout_s));
+      r.deadline =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.timeout_s));
     }
     running_.push_back(std::move(r));
   }
@@ -234,8 +234,8 @@ Result<int> PoolRun::wait_for_children(std::vector<pollfd>& pfds) {
   for (const Running& r : running_) {
     if (r.has_deadline) wake = std::min(wake, r.deadline);
   }
-  const auto wait_ms = std::max<std::int64_t>(
-      0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
+  const auto wait_ms =
+      std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
   for (const Running& r : running_) pfds.push_back(pollfd{r.fd, POLLIN, 0});
   const int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(wait_ms));
   if (n < 0 && errno != EINTR) return abandon(std::string("runner: poll: ") + std::strerror(errno));
@@ -294,7 +294,8 @@ void PoolRun::end_timed_out(Running& r) {
 
 }  // namespace
 
-Result<std::vector<ChildJobResult>> ChildPool::run(std::size_t count, const Body& body, const ChildPoolOptions& options) {
+Result<std::vector<ChildJobResult>> ChildPool::run(std::size_t count, const Body& body,
+                                                   const ChildPoolOptions& options) {
   return PoolRun(count, body, options).run();
 }
 

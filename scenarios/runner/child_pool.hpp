@@ -44,8 +44,8 @@ struct ChildPoolProgress {
 };
 
 struct ChildPoolOptions {
-  std::uint32_t jobs = 1;            // children at once, >= 1
-  double timeout_s = 0;              // per job; <= 0: none
+  std::uint32_t jobs = 1;  // children at once, >= 1
+  double timeout_s = 0;    // per job; <= 0: none
   std::size_t max_payload_bytes = std::size_t{256} << 20;
   double progress_interval_s = 0.25;
   std::function<void(const ChildPoolProgress&)> progress;

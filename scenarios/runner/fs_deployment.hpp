@@ -48,8 +48,8 @@ class FsDeployment {
     d.mgmt_ = world.endpoint_of(world.template add_service<MgmtService>(fs.mgmt_node, fs.mgmt));
     d.barrier_ = world.endpoint_of(world.template add_service<BarrierService>(fs.mgmt_node, BarrierServiceConfig{}));
     for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
-      d.metas_.push_back(&world.template add_service<MetaService>(fs.meta_nodes[shard],
-                                                                  d.meta_config(static_cast<ShardId>(shard))));
+      d.metas_.push_back(
+          &world.template add_service<MetaService>(fs.meta_nodes[shard], d.meta_config(static_cast<ShardId>(shard))));
     }
     for (std::size_t shard = 0; shard < fs.meta_mirror_nodes.size(); ++shard) {
       MetaServiceConfig second = d.meta_config(static_cast<ShardId>(shard));

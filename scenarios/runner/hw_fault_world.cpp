@@ -36,12 +36,12 @@ MessageHook HwFaultWorld::hook() {
 }
 
 std::function<std::unique_ptr<hw::StorageBackend>(TargetId, std::unique_ptr<hw::StorageBackend>)> HwFaultWorld::wrap() {
-  return [state = state_, seed = seed_](TargetId target,
-                                        std::unique_ptr<hw::StorageBackend> inner) -> std::unique_ptr<hw::StorageBackend> {
+  return [state = state_, seed = seed_](
+             TargetId target, std::unique_ptr<hw::StorageBackend> inner) -> std::unique_ptr<hw::StorageBackend> {
     // No fault but a slowdown is ever set on these: the real backend's
     // paths run, a slow disk only holds completions.
-    Result<std::unique_ptr<hw::FaultyStorageBackend>> b = hw::FaultyStorageBackend::create(
-        std::move(inner), {}, Rng(seed).fork(k_disk_rng_stream + target).next_u64());
+    Result<std::unique_ptr<hw::FaultyStorageBackend>> b =
+        hw::FaultyStorageBackend::create(std::move(inner), {}, Rng(seed).fork(k_disk_rng_stream + target).next_u64());
     if (!b.ok()) return nullptr;  // HwNode::add_target reports a null wrap as an error
     std::lock_guard<std::mutex> lock(state->mu);
     state->backends[target] = b->get();
@@ -56,7 +56,8 @@ Status HwFaultWorld::set_disk_slowdown(TargetId target, double factor) {
     auto it = state_->backends.find(target);
     if (it != state_->backends.end()) backend = it->second;
   }
-  if (backend == nullptr) return error(StatusCode::not_found, "slow_disk: target " + std::to_string(target) + " has no backend");
+  if (backend == nullptr)
+    return error(StatusCode::not_found, "slow_disk: target " + std::to_string(target) + " has no backend");
   return backend->set_slowdown(std::max(factor, 1.0));
 }
 

@@ -26,15 +26,23 @@ using Clock = std::chrono::steady_clock;
 
 // Server counters a run records (HwWorld sums a counter by name over its
 // services; it cannot list them).
-constexpr const char* k_server_counters[] = {
-    "storage.read_bytes",  "storage.write_bytes",   "storage.requests",     "storage.again_replies",
-    "storage.crc_mismatches", "storage.egress_throttled_ns", "meta.requests", "meta.create_ops",
-    "meta.stat_ops",       "meta.mkdir_ops",        "meta.unlink_ops",      "meta.readdir_entries",
-    "rpc.retries"};
+constexpr const char* k_server_counters[] = {"storage.read_bytes",
+                                             "storage.write_bytes",
+                                             "storage.requests",
+                                             "storage.again_replies",
+                                             "storage.crc_mismatches",
+                                             "storage.egress_throttled_ns",
+                                             "meta.requests",
+                                             "meta.create_ops",
+                                             "meta.stat_ops",
+                                             "meta.mkdir_ops",
+                                             "meta.unlink_ops",
+                                             "meta.readdir_entries",
+                                             "rpc.retries"};
 // Per-phase samples besides op_latency_ns that workloads record (their means become extras).
-constexpr const char* k_phase_samples[] = {"op_latency_ns", "au_ratio", "target_max_over_mean", "target_cv",
-                                           "mb_per_s",      "bytes_per_s", "step_ns", "data_wait_ns",
-                                           "source_wait_ns"};
+constexpr const char* k_phase_samples[] = {"op_latency_ns", "au_ratio",     "target_max_over_mean",
+                                           "target_cv",     "mb_per_s",     "bytes_per_s",
+                                           "step_ns",       "data_wait_ns", "source_wait_ns"};
 
 // Passes everything to the workload and remembers the rank's Env (its
 // metrics are the workload's).
@@ -152,7 +160,8 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
       if (!s.ok() && failed++ < 3) failures += "; " + world.call(*h, [h] { return h->name(); }) + ": " + s.to_string();
     }
     if (failed > 0) {
-      why = what + " failed on " + std::to_string(failed) + " of " + std::to_string(w->hosts.size()) + " ranks" + failures;
+      why = what + " failed on " + std::to_string(failed) + " of " + std::to_string(w->hosts.size()) + " ranks" +
+            failures;
       break;
     }
   }
@@ -232,7 +241,8 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
                          t.capabilities.reaches(transport::RegionKind::dmabuf);
         why = gpu ? "" : "transport " + t.name + " cannot reach GPU memory (" + t.capabilities.to_string() + ")";
       }
-      if (!why.empty() && spec.fs.gds == GdsMode::on) return finish("hw: GDS on: " + why + "; use gds=\"auto\" or \"off\"");
+      if (!why.empty() && spec.fs.gds == GdsMode::on)
+        return finish("hw: GDS on: " + why + "; use gds=\"auto\" or \"off\"");
       if (!why.empty()) {
         run_spec.fs.gds = GdsMode::off;
         result.log_tail.push_back("hw: GDS auto -> bounce: " + why);

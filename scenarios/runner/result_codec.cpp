@@ -21,16 +21,25 @@ double read_number(const json& j) {
 }
 
 json create_json(const CreateOptions& c) {
-  return {{"chunk_bytes", c.chunk_bytes}, {"stripe_count", c.stripe_count}, {"chooser", std::string(proto::to_string(c.chooser))}};
+  return {{"chunk_bytes", c.chunk_bytes},
+          {"stripe_count", c.stripe_count},
+          {"chooser", std::string(proto::to_string(c.chooser))}};
 }
 
 json workload_settings(const FileSweepConfig& c) {
   json phases = json::array();
   for (SweepPhase p : c.phases) phases.push_back(std::string(to_string(p)));
-  return {{"root_dir", c.root_dir},       {"threads", c.threads},         {"dirs_per_rank", c.dirs_per_rank},
-          {"files_per_rank", c.files_per_rank}, {"file_bytes", c.file_bytes}, {"block_bytes", c.block_bytes},
-          {"phases", phases},              {"buffer_kind", to_string(c.buffer_kind)}, {"sync_writes", c.sync_writes},
-          {"pattern_data", c.pattern_data}, {"create", create_json(c.create)}};
+  return {{"root_dir", c.root_dir},
+          {"threads", c.threads},
+          {"dirs_per_rank", c.dirs_per_rank},
+          {"files_per_rank", c.files_per_rank},
+          {"file_bytes", c.file_bytes},
+          {"block_bytes", c.block_bytes},
+          {"phases", phases},
+          {"buffer_kind", to_string(c.buffer_kind)},
+          {"sync_writes", c.sync_writes},
+          {"pattern_data", c.pattern_data},
+          {"create", create_json(c.create)}};
 }
 json workload_settings(const MdBenchConfig& c) {
   json phases = json::array();
@@ -39,12 +48,18 @@ json workload_settings(const MdBenchConfig& c) {
           {"threads", c.threads},   {"phases", phases},           {"create", create_json(c.create)}};
 }
 json workload_settings(const TrainEpochConfig& c) {
-  return {{"dataset_dir", c.dataset_dir},     {"samples", c.samples},
-          {"sample_bytes", c.sample_bytes},   {"samples_per_file", c.samples_per_file},
-          {"batch_samples", c.batch_samples}, {"compute_ns_per_step", c.compute_ns_per_step},
-          {"prefetch_depth", c.prefetch_depth}, {"read_threads", c.read_threads},
-          {"epochs", c.epochs},               {"shuffle", c.shuffle},
-          {"setup_dataset", c.setup_dataset}, {"create", create_json(c.create)}};
+  return {{"dataset_dir", c.dataset_dir},
+          {"samples", c.samples},
+          {"sample_bytes", c.sample_bytes},
+          {"samples_per_file", c.samples_per_file},
+          {"batch_samples", c.batch_samples},
+          {"compute_ns_per_step", c.compute_ns_per_step},
+          {"prefetch_depth", c.prefetch_depth},
+          {"read_threads", c.read_threads},
+          {"epochs", c.epochs},
+          {"shuffle", c.shuffle},
+          {"setup_dataset", c.setup_dataset},
+          {"create", create_json(c.create)}};
 }
 json workload_settings(const CheckpointConfig& c) {
   return {{"dir", c.dir},
@@ -79,7 +94,8 @@ json workload_settings(const StreamConfig& c) {
 }
 
 const char* workload_kind(const WorkloadConfig& config) {
-  static constexpr const char* k_kinds[] = {"file_sweep", "md_bench", "train_epoch", "checkpoint", "stage_in", "stream"};
+  static constexpr const char* k_kinds[] = {"file_sweep", "md_bench", "train_epoch",
+                                            "checkpoint", "stage_in", "stream"};
   static_assert(std::size(k_kinds) == std::variant_size_v<WorkloadConfig>);
   return k_kinds[config.index()];
 }
@@ -87,8 +103,7 @@ const char* workload_kind(const WorkloadConfig& config) {
 }  // namespace
 
 json spec_summary(const ScenarioSpec& spec) {
-  json cluster = {{"description", spec.cluster_description},
-                  {"nodes", spec.cluster ? spec.cluster->node_count() : 0}};
+  json cluster = {{"description", spec.cluster_description}, {"nodes", spec.cluster ? spec.cluster->node_count() : 0}};
   const FsSpec& fs = spec.fs;
   json storage = json::array();
   std::size_t targets = 0;

@@ -88,8 +88,8 @@ nlohmann::json build_versions() {
 #ifdef SIMGRID_VERSION_MAJOR
   v["simgrid"] = fmt::format("{}.{}.{}", SIMGRID_VERSION_MAJOR, SIMGRID_VERSION_MINOR, SIMGRID_VERSION_PATCH);
 #endif
-  v["nlohmann_json"] = fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR, NLOHMANN_JSON_VERSION_MINOR,
-                                   NLOHMANN_JSON_VERSION_PATCH);
+  v["nlohmann_json"] =
+      fmt::format("{}.{}.{}", NLOHMANN_JSON_VERSION_MAJOR, NLOHMANN_JSON_VERSION_MINOR, NLOHMANN_JSON_VERSION_PATCH);
   v["compiler"] = __VERSION__;
   return v;
 }
@@ -120,8 +120,7 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
   doc["headlines"] = findings.headlines;
   doc["claims"] = nlohmann::json::array();
   for (const Claim& c : findings.claims) {
-    nlohmann::json j{{"text", c.text},       {"where", c.where},           {"seed_figure", c.seed_figure},
-                     {"holds", c.holds}};
+    nlohmann::json j{{"text", c.text}, {"where", c.where}, {"seed_figure", c.seed_figure}, {"holds", c.holds}};
     // A non-finite measurement is written as null (the schema's metric).
     j["measured"] = std::isfinite(c.measured) ? nlohmann::json(c.measured) : nlohmann::json(nullptr);
     if (c.at_least) j["at_least"] = *c.at_least;
@@ -189,9 +188,9 @@ std::string progress_csv(const std::vector<RunResult>& runs) {
 }
 
 std::string results_table(const std::vector<RunResult>& runs) {
-  std::string out = fmt::format("{:>4} {:<7} {:<40} {:<22} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10}\n", "run",
-                                "backend", "params", "workload/phase", "ranks", "MiB/s", "ops/s", "elapsed_s",
-                                "p50_us", "p99_us");
+  std::string out =
+      fmt::format("{:>4} {:<7} {:<40} {:<22} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10}\n", "run", "backend", "params",
+                  "workload/phase", "ranks", "MiB/s", "ops/s", "elapsed_s", "p50_us", "p99_us");
   const std::set<std::string> shown = varying_params(runs);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
@@ -223,7 +222,8 @@ Status write_results(const std::string& dir, std::string_view scenario, const st
     if (!f) return error(StatusCode::io_error, "results: cannot write " + path.string());
     return ok_status();
   };
-  if (Status s = write(base / "results.json", results_document(scenario, runs, findings).dump(2) + "\n"); !s.ok()) return s;
+  if (Status s = write(base / "results.json", results_document(scenario, runs, findings).dump(2) + "\n"); !s.ok())
+    return s;
   if (Status s = write(base / "results.csv", results_csv(runs)); !s.ok()) return s;
   return write(base / "progress.csv", progress_csv(runs));
 }

@@ -44,16 +44,18 @@ RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptio
   RunResult result;
   result.spec = spec;
   result.backend = backend;
-  result.error = "backend emulate is not yet supported by `sluice run` (the netns cluster emulation is "
-                 "scenarios/emulate's); use --backend sim or hw";
+  result.error =
+      "backend emulate is not yet supported by `sluice run` (the netns cluster emulation is "
+      "scenarios/emulate's); use --backend sim or hw";
   return result;
 }
 
 Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& points, Backend backend,
                                           const RunnerOptions& options) {
   if (points.size() > k_max_points) {
-    return error(StatusCode::invalid_argument, "runner: " + std::to_string(points.size()) + " points exceed k_max_points (" +
-                                                   std::to_string(k_max_points) + ")");
+    return error(StatusCode::invalid_argument, "runner: " + std::to_string(points.size()) +
+                                                   " points exceed k_max_points (" + std::to_string(k_max_points) +
+                                                   ")");
   }
   std::vector<RunResult> results(points.size());
   if (points.empty()) return results;

@@ -53,11 +53,11 @@ inline constexpr std::size_t k_log_tail_lines = 20;
 
 // Progress of a run_points call, reported from the calling process.
 struct RunnerProgress {
-  std::size_t points = 0;    // in the call
-  std::size_t done = 0;      // finished (ok or not)
-  std::size_t failed = 0;    // finished with ok = false
-  std::size_t running = 0;   // child processes now
-  double wall_s = 0;         // since run_points was called
+  std::size_t points = 0;   // in the call
+  std::size_t done = 0;     // finished (ok or not)
+  std::size_t failed = 0;   // finished with ok = false
+  std::size_t running = 0;  // child processes now
+  double wall_s = 0;        // since run_points was called
 };
 
 // Runs one point in this process and returns its result (ok = false with the
@@ -66,21 +66,21 @@ struct RunnerProgress {
 using RunPointFn = std::function<RunResult(const ScenarioSpec& spec, Backend backend)>;
 
 struct RunnerOptions {
-  std::uint32_t jobs = 0;                             // parallel points; 0 = the number of cores
-  double point_timeout_s = k_default_point_timeout_s; // wall-clock limit per point; <= 0: none
+  std::uint32_t jobs = 0;                                    // parallel points; 0 = the number of cores
+  double point_timeout_s = k_default_point_timeout_s;        // wall-clock limit per point; <= 0: none
   std::vector<std::string> profile_dirs = {"sim/profiles"};  // where sim profiles other than "default" are looked up
   // Called from the calling process when a point finishes and about every
   // progress_interval_s while points run; may be empty.
   std::function<void(const RunnerProgress&)> progress;
   double progress_interval_s = 0.25;
-  HwRunOptions hw;                                    // Backend::hw: transport, storage backend, temp dir
+  HwRunOptions hw;  // Backend::hw: transport, storage backend, temp dir
   // What a child runs (tests substitute a crashing or hanging body); empty: run_point.
   RunPointFn run_point;
 };
 
 std::string_view to_string(Backend backend);  // "sim", "hw", "emulate"
 Result<Backend> parse_backend(std::string_view text);
-std::string_view to_string(GdsMode mode);      // "on", "off", "auto"
+std::string_view to_string(GdsMode mode);  // "on", "off", "auto"
 
 // Runs one point here (see RunPointFn). Never throws.
 RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptions& options = {});

@@ -105,11 +105,12 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
     const std::string what = "workload \"" + run.spec().label + "\"";
     if (!finished) {
       const bool out_of_events = budget == 0;
-      std::string why = what + " did not finish: " +
-                        (out_of_events ? "the event budget (ScenarioSpec::max_events = " +
-                                             std::to_string(spec.max_events) + ") is spent"
-                                       : std::string("nothing is left to happen but ranks still wait")) +
-                        " at simulated time " + seconds_text(rt.now());
+      std::string why =
+          what + " did not finish: " +
+          (out_of_events
+               ? "the event budget (ScenarioSpec::max_events = " + std::to_string(spec.max_events) + ") is spent"
+               : std::string("nothing is left to happen but ranks still wait")) +
+          " at simulated time " + seconds_text(rt.now());
       std::size_t listed = 0;
       for (const ClientHost* h : hosts) {
         if (!h->finished() && listed++ < 3) why += "; " + h->name() + " not finished";
@@ -122,8 +123,9 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
       if (h->result().ok()) continue;
       if (failed++ < 3) failures += "; " + h->name() + ": " + h->result().to_string();
     }
-    if (failed > 0) return what + " failed on " + std::to_string(failed) + " of " + std::to_string(hosts.size()) +
-                           " ranks" + failures;
+    if (failed > 0)
+      return what + " failed on " + std::to_string(failed) + " of " + std::to_string(hosts.size()) + " ranks" +
+             failures;
   }
   return "";
 }

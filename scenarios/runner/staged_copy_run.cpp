@@ -20,14 +20,13 @@
 
 namespace sluice::scenario {
 
-std::string_view to_string(StagedCopySeries series) {
-  return series == StagedCopySeries::dma ? "dma" : "bounce";
-}
+std::string_view to_string(StagedCopySeries series) { return series == StagedCopySeries::dma ? "dma" : "bounce"; }
 
 Result<StagedCopySeries> parse_staged_copy_series(std::string_view text) {
   if (text == "bounce") return StagedCopySeries::bounce;
   if (text == "dma") return StagedCopySeries::dma;
-  return error(StatusCode::invalid_argument, "staged copy series \"" + std::string(text) + "\": expected bounce or dma");
+  return error(StatusCode::invalid_argument,
+               "staged copy series \"" + std::string(text) + "\": expected bounce or dma");
 }
 
 Status validate(const StagedCopyPoint& point) {
@@ -197,8 +196,8 @@ Result<double> simulate_staged_copy(std::string_view profile_json, const StagedC
   if (!topology.ok()) return topology.status();
   sim::SimRuntimeConfig config;
   config.profile = *profile;
-  config.node_memory_limit_bytes = std::max<std::uint64_t>(config.node_memory_limit_bytes,
-                                                           std::uint64_t{point.lanes} * (point.depth + 1) * point.piece_bytes);
+  config.node_memory_limit_bytes = std::max<std::uint64_t>(
+      config.node_memory_limit_bytes, std::uint64_t{point.lanes} * (point.depth + 1) * point.piece_bytes);
   auto rt = sim::SimRuntime::create(std::make_shared<const topo::Topology>(std::move(*topology)), config);
   if (!rt.ok()) return rt.status();
   for (std::uint32_t l = 0; l < point.lanes; ++l) (*rt)->add_service<CopyLane>(0, &job);

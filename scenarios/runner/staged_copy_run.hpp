@@ -51,16 +51,16 @@ Result<StagedCopySeries> parse_staged_copy_series(std::string_view text);
 
 struct StagedCopyPoint {
   StagedCopySeries series = StagedCopySeries::bounce;
-  std::uint32_t lanes = 1;            // 1..k_max_staged_copy_lanes
-  std::uint32_t depth = 1;            // staging buffers per lane, 1..k_max_staged_copy_depth
-  std::uint64_t piece_bytes = 0;      // > 0
-  std::uint64_t total_bytes = 0;      // >= piece_bytes
+  std::uint32_t lanes = 1;        // 1..k_max_staged_copy_lanes
+  std::uint32_t depth = 1;        // staging buffers per lane, 1..k_max_staged_copy_depth
+  std::uint64_t piece_bytes = 0;  // > 0
+  std::uint64_t total_bytes = 0;  // >= piece_bytes
 };
 // invalid_argument naming the field.
 Status validate(const StagedCopyPoint& point);
 
 struct StagedCopyMachine {
-  int pcie_gen = 5;    // the H200 of docs/seeds.md#machines-available-to-the-project: gen5 x16
+  int pcie_gen = 5;  // the H200 of docs/seeds.md#machines-available-to-the-project: gen5 x16
   int gpu_lanes = 16;
   double memory_bytes_per_s = 204.8e9;  // generic_machine's default (8 x DDR4-3200)
   std::uint64_t gpu_memory_bytes = 141ULL << 30;

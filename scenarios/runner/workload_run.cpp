@@ -136,7 +136,8 @@ void set_progress(PhaseRow& row, const std::map<std::pair<TimeNs, std::uint64_t>
   std::vector<double> bytes_per_window;
   for (const auto& [key, bytes] : progress) {
     if (key.first <= 0) continue;
-    const std::uint64_t window = key.second * static_cast<std::uint64_t>(key.first) / static_cast<std::uint64_t>(widest);
+    const std::uint64_t window =
+        key.second * static_cast<std::uint64_t>(key.first) / static_cast<std::uint64_t>(widest);
     if (window >= 64 * k_max_progress_windows) continue;  // not from a PhaseRecorder
     if (window >= bytes_per_window.size()) bytes_per_window.resize(window + 1, 0.0);
     bytes_per_window[window] += bytes;
@@ -200,7 +201,8 @@ std::vector<PhaseRow> WorkloadRun::rows(const MetricWindow& window, const std::v
       if (metric.rfind(prefix, 0) != 0 || values.empty()) continue;
       const std::string rest = metric.substr(prefix.size());
       if (rest == "op_latency_ns" || rest == "elapsed_ns") continue;  // in the percentiles and done times
-      row.extra[rest + "_mean"] = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+      row.extra[rest + "_mean"] =
+          std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
     }
     rows.push_back(std::move(row));
   }
@@ -227,7 +229,8 @@ void WorkloadRun::add_workload_extras(std::vector<PhaseRow>& rows, const std::ve
                        ++epochs;
                      }
                    }
-                   if (row != nullptr && epochs > 0) row->extra["au_pct"] = 100.0 * au_sum / static_cast<double>(epochs);
+                   if (row != nullptr && epochs > 0)
+                     row->extra["au_pct"] = 100.0 * au_sum / static_cast<double>(epochs);
                  },
                  [&](const CheckpointConfig&) {
                    PhaseRow* row = row_of("write");
@@ -238,7 +241,8 @@ void WorkloadRun::add_workload_extras(std::vector<PhaseRow>& rows, const std::ve
                        all[target] += bytes;
                      }
                    }
-                   const TargetBalance b = target_balance(all, std::vector<std::uint32_t>(targets.begin(), targets.end()));
+                   const TargetBalance b =
+                       target_balance(all, std::vector<std::uint32_t>(targets.begin(), targets.end()));
                    if (row != nullptr) {
                      row->extra["target_max_over_mean"] = b.max_over_mean;
                      row->extra["target_cv"] = b.cv;

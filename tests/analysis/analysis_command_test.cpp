@@ -23,7 +23,7 @@ class AnalysisCommand : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string &name, const nlohmann::json &j) {
+  std::string write(const std::string& name, const nlohmann::json& j) {
     const std::string p = (dir_ / name).string();
     std::ofstream(p) << j.dump();
     return p;
@@ -73,7 +73,8 @@ TEST_F(AnalysisCommand, CalibrateFromMeasuredFilesFitsAndScoresHeldOutRuns) {
         const double rate = predict_bytes_per_s(truth, x);
         const auto bytes = static_cast<std::uint64_t>(x.file_bytes);
         auto j = testing::emulate_json(link, bytes, static_cast<std::uint64_t>(2 * x.file_bytes / rate * 1e9));
-        j["params"] = {{"stripe_count", stripes}, {"file_size", std::to_string(static_cast<int>(mib)) + "MiB"},
+        j["params"] = {{"stripe_count", stripes},
+                       {"file_size", std::to_string(static_cast<int>(mib)) + "MiB"},
                        {"chunk_size", std::to_string(static_cast<int>(chunk_kib)) + "KiB"}};
         const std::string f = write("run" + std::to_string(i++) + ".json", j);
         (link == 300e6 ? hold_files : fit_files).push_back(f);
@@ -100,9 +101,9 @@ TEST_F(AnalysisCommand, CalibrateFromMeasuredFilesFitsAndScoresHeldOutRuns) {
 }
 
 TEST_F(AnalysisCommand, ReportWritesMarkdown) {
-  const std::string a = write("a.json", testing::results_json({testing::run_json("sim", "1", 120),
-                                                              testing::run_json("hw", "1", 100),
-                                                              testing::run_json("hw", "2", 150)}));
+  const std::string a =
+      write("a.json", testing::results_json({testing::run_json("sim", "1", 120), testing::run_json("hw", "1", 100),
+                                             testing::run_json("hw", "2", 150)}));
   ReportArgs args{{a}, (dir_ / "rep").string(), "threads", "read", "T"};
   ASSERT_EQ(run_report(args, out_, err_), 0) << err_.str();
   EXPECT_TRUE(fs::exists(dir_ / "rep" / "report.md"));
@@ -113,7 +114,7 @@ TEST(AnalysisCommands, RegisterCompareAndReport) {
   // calibrate is scenarios/calibrate's (it runs the simulator and measures).
   CLI::App app;
   add_analysis_commands(app);
-  for (const char *name : {"compare", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
+  for (const char* name : {"compare", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
   EXPECT_THROW(app.get_subcommand("calibrate"), CLI::OptionNotFound);
   EXPECT_THROW(app.parse(std::vector<std::string>{"--out", "report"}), CLI::ParseError);
 }

@@ -9,17 +9,24 @@
 
 namespace sluice::analysis::testing {
 
-inline nlohmann::json phase_json(const std::string &phase, double bytes_per_s, double seconds) {
-  return {{"workload", "file_sweep"},   {"phase", phase},
-          {"ranks", 2},                 {"bytes", static_cast<std::uint64_t>(bytes_per_s * seconds)},
-          {"ops", 10},                  {"first_done_s", seconds},
-          {"last_done_s", seconds},     {"first_bytes_per_s", bytes_per_s},
-          {"last_bytes_per_s", bytes_per_s}, {"first_ops_per_s", 10 / seconds},
-          {"last_ops_per_s", 10 / seconds}, {"latency_us_p50", 100.0},
-          {"latency_us_p99", nullptr},  {"extra", {{"au_pct", 90.0}}}};
+inline nlohmann::json phase_json(const std::string& phase, double bytes_per_s, double seconds) {
+  return {{"workload", "file_sweep"},
+          {"phase", phase},
+          {"ranks", 2},
+          {"bytes", static_cast<std::uint64_t>(bytes_per_s * seconds)},
+          {"ops", 10},
+          {"first_done_s", seconds},
+          {"last_done_s", seconds},
+          {"first_bytes_per_s", bytes_per_s},
+          {"last_bytes_per_s", bytes_per_s},
+          {"first_ops_per_s", 10 / seconds},
+          {"last_ops_per_s", 10 / seconds},
+          {"latency_us_p50", 100.0},
+          {"latency_us_p99", nullptr},
+          {"extra", {{"au_pct", 90.0}}}};
 }
 
-inline nlohmann::json run_json(const std::string &backend, const std::string &threads, double read_bytes_per_s,
+inline nlohmann::json run_json(const std::string& backend, const std::string& threads, double read_bytes_per_s,
                                std::uint64_t seed = 1) {
   return {{"scenario", "sweep"},
           {"params", {{"threads", threads}, {"file_size", "4MiB"}}},
@@ -37,10 +44,14 @@ inline nlohmann::json run_json(const std::string &backend, const std::string &th
 }
 
 // A vector, not a json: a braced list of one json would be copied, not wrapped in an array.
-inline nlohmann::json results_json(const std::vector<nlohmann::json> &runs) {
-  return {{"format", "sluice-results"}, {"version", 1}, {"scenario", "sweep"}, {"sluice_version", "0.1.0"},
+inline nlohmann::json results_json(const std::vector<nlohmann::json>& runs) {
+  return {{"format", "sluice-results"},
+          {"version", 1},
+          {"scenario", "sweep"},
+          {"sluice_version", "0.1.0"},
           {"created_utc", "2026-01-01T00:00:00Z"},
-          {"machine", {{"hostname", "h"}, {"cores", 2}, {"os", "Linux"}}}, {"runs", nlohmann::json(runs)}};
+          {"machine", {{"hostname", "h"}, {"cores", 2}, {"os", "Linux"}}},
+          {"runs", nlohmann::json(runs)}};
 }
 
 inline nlohmann::json emulate_json(double rate_bits_per_s, std::uint64_t bytes_per_rank, std::uint64_t elapsed_ns) {
@@ -48,10 +59,18 @@ inline nlohmann::json emulate_json(double rate_bits_per_s, std::uint64_t bytes_p
   for (int n = 0; n < 3; ++n) {
     nlohmann::json phases = nlohmann::json::array();
     if (n > 0) {
-      phases.push_back({{"phase", "write"}, {"rank", n}, {"bytes", bytes_per_rank}, {"ops", 4},
-                        {"elapsed_ns", elapsed_ns / 2}, {"bytes_per_s", 0}});
-      phases.push_back({{"phase", "read"}, {"rank", n}, {"bytes", bytes_per_rank}, {"ops", 4},
-                        {"elapsed_ns", elapsed_ns - static_cast<std::uint64_t>(n - 1) * 1000}, {"bytes_per_s", 0}});
+      phases.push_back({{"phase", "write"},
+                        {"rank", n},
+                        {"bytes", bytes_per_rank},
+                        {"ops", 4},
+                        {"elapsed_ns", elapsed_ns / 2},
+                        {"bytes_per_s", 0}});
+      phases.push_back({{"phase", "read"},
+                        {"rank", n},
+                        {"bytes", bytes_per_rank},
+                        {"ops", 4},
+                        {"elapsed_ns", elapsed_ns - static_cast<std::uint64_t>(n - 1) * 1000},
+                        {"bytes_per_s", 0}});
     }
     nodes.push_back({{"node", n}, {"ok", true}, {"phases", phases}});
   }

@@ -87,12 +87,12 @@ TEST(CalibratedProfile, PatchesTheFittedFieldsAndKeepsTheLayout) {
   EXPECT_EQ(p["cpu"]["cost_ns_per_unit"]["storage_request"].get<double>(),
             std::llround(c.fit.params.request_service_s * 1e9 - 500));
   // Same keys everywhere as the base (sim's parser rejects unknown keys).
-  std::function<void(const nlohmann::json &, const nlohmann::json &, const std::string &)> same_keys =
-      [&](const nlohmann::json &a, const nlohmann::json &b, const std::string &at) {
+  std::function<void(const nlohmann::json&, const nlohmann::json&, const std::string&)> same_keys =
+      [&](const nlohmann::json& a, const nlohmann::json& b, const std::string& at) {
         ASSERT_EQ(a.is_object(), b.is_object()) << at;
         if (!a.is_object()) return;
         ASSERT_EQ(a.size(), b.size()) << at;
-        for (const auto &[k, v] : a.items()) {
+        for (const auto& [k, v] : a.items()) {
           ASSERT_TRUE(b.contains(k)) << at << "/" << k;
           same_keys(v, b[k], at + "/" + k);
         }
@@ -132,7 +132,7 @@ TEST(Observations, ComeFromRunParamsAndNameWhatIsMissing) {
   Result<std::vector<Observation>> r = observations_from_runs(*parse_runs(no_stripe), "read");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("stripe_count"), std::string::npos);
-  for (const char *key : {"file_size", "chunk_size"}) {
+  for (const char* key : {"file_size", "chunk_size"}) {
     auto j = testing::emulate_json(200e6, 1, 1);
     j["params"].erase(key);
     EXPECT_FALSE(observations_from_runs(*parse_runs(j), "read").ok()) << key;

@@ -7,7 +7,9 @@
 namespace sluice::analysis {
 namespace {
 
-std::vector<RunRecord> runs_of(const std::vector<nlohmann::json> &runs) { return *parse_runs(testing::results_json(runs)); }
+std::vector<RunRecord> runs_of(const std::vector<nlohmann::json>& runs) {
+  return *parse_runs(testing::results_json(runs));
+}
 
 TEST(CompareRuns, AlignsPointsAcrossBackendsAndReportsRelativeError) {
   const auto runs = runs_of({testing::run_json("sim", "1", 110), testing::run_json("hw", "1", 100),
@@ -39,7 +41,7 @@ TEST(CompareRuns, ReducesRepeatsToTheirMedianAndSkipsNaNMetrics) {
   const Comparison c = *compare_runs(runs);
   // every default metric but latency_us_p99 (null) is compared
   EXPECT_EQ(c.rows.size(), k_default_metrics.size() - 1);
-  for (const ComparisonRow &r : c.rows) {
+  for (const ComparisonRow& r : c.rows) {
     EXPECT_EQ(r.measured_repeats, 3U);
     if (r.metric == "bytes_per_s") {
       EXPECT_DOUBLE_EQ(r.measured, 100);

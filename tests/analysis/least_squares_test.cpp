@@ -14,7 +14,7 @@ TEST(LevenbergMarquardt, RecoversExponentialDecayParameters) {
     t.push_back(0.5 * i);
     y.push_back(3 * std::exp(-0.7 * 0.5 * i));
   }
-  const ResidualFn f = [&](const Eigen::VectorXd &x) {
+  const ResidualFn f = [&](const Eigen::VectorXd& x) {
     Eigen::VectorXd r(static_cast<Eigen::Index>(t.size()));
     for (std::size_t i = 0; i < t.size(); ++i) r[static_cast<Eigen::Index>(i)] = x[0] * std::exp(-x[1] * t[i]) - y[i];
     return r;
@@ -35,7 +35,7 @@ LmOptions rosenbrock_options() {
 }
 
 TEST(LevenbergMarquardt, SolvesRosenbrockFromTheClassicStart) {
-  const ResidualFn f = [](const Eigen::VectorXd &x) {
+  const ResidualFn f = [](const Eigen::VectorXd& x) {
     Eigen::VectorXd r(2);
     r << 10 * (x[1] - x[0] * x[0]), 1 - x[0];
     return r;
@@ -50,9 +50,9 @@ TEST(LevenbergMarquardt, SolvesRosenbrockFromTheClassicStart) {
 TEST(LevenbergMarquardt, RejectsUnderdeterminedOrNonFiniteProblems) {
   Eigen::VectorXd x0(2);
   x0 << 1, 1;
-  const ResidualFn one = [](const Eigen::VectorXd &x) { return Eigen::VectorXd::Constant(1, x[0]); };
+  const ResidualFn one = [](const Eigen::VectorXd& x) { return Eigen::VectorXd::Constant(1, x[0]); };
   EXPECT_EQ(levenberg_marquardt(one, x0).status().code(), StatusCode::invalid_argument);
-  const ResidualFn nan = [](const Eigen::VectorXd &) { return Eigen::VectorXd::Constant(3, NAN); };
+  const ResidualFn nan = [](const Eigen::VectorXd&) { return Eigen::VectorXd::Constant(3, NAN); };
   EXPECT_EQ(levenberg_marquardt(nan, x0).status().code(), StatusCode::invalid_argument);
 }
 

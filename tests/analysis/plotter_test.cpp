@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path &p) {
+std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
@@ -22,7 +22,7 @@ std::string slurp(const fs::path &p) {
 }
 
 // A valid PNG starts with its 8-byte signature and an IHDR chunk (PNG spec, 5.2, 5.3).
-void expect_png(const fs::path &p) {
+void expect_png(const fs::path& p) {
   ASSERT_TRUE(fs::exists(p)) << p;
   const std::string b = slurp(p);
   ASSERT_GT(b.size(), 2000U) << p;
@@ -30,7 +30,7 @@ void expect_png(const fs::path &p) {
   EXPECT_EQ(b.substr(12, 4), "IHDR");
 }
 
-void expect_svg(const fs::path &p) {
+void expect_svg(const fs::path& p) {
   ASSERT_TRUE(fs::exists(p)) << p;
   const std::string b = slurp(p);
   ASSERT_GT(b.size(), 2000U) << p;
@@ -42,7 +42,7 @@ void expect_svg(const fs::path &p) {
 std::vector<RunRecord> sweep_runs() {
   std::vector<nlohmann::json> runs;
   const std::vector<std::pair<std::string, double>> measured = {{"1", 40e6}, {"2", 75e6}, {"4", 95e6}, {"8", 100e6}};
-  for (const auto &[t, y] : measured) {
+  for (const auto& [t, y] : measured) {
     runs.push_back(testing::run_json("hw", t, y, 1));
     runs.push_back(testing::run_json("hw", t, y * 0.9, 2));
     runs.push_back(testing::run_json("sim", t, y * 1.05, 1));
@@ -60,8 +60,8 @@ class PlotFiles : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!gnuplot_available()) GTEST_SKIP() << "gnuplot is not installed";
-    dir_ = fs::temp_directory_path() / ("sluice_analysis_plot_" + std::string(
-                                            ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = fs::temp_directory_path() /
+           ("sluice_analysis_plot_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -74,7 +74,7 @@ class PlotFiles : public ::testing::Test {
 TEST(ThroughputPlot, OneSeriesPerBackendWithRepeatsAsErrorBarsAndRegimes) {
   const PlotSpec spec = *throughput_plot(sweep_runs(), "threads", "read");
   ASSERT_EQ(spec.series.size(), 2U);
-  const PlotSeries &hw = spec.series[0];
+  const PlotSeries& hw = spec.series[0];
   EXPECT_EQ(hw.title, "hw");
   ASSERT_EQ(hw.x.size(), 4U);
   EXPECT_DOUBLE_EQ(hw.x[2], 4);
@@ -120,8 +120,7 @@ TEST_F(PlotFiles, RenderRejectsMalformedSeries) {
   EXPECT_EQ(render_plot(spec, (dir_ / "x").string()).status().code(), StatusCode::invalid_argument);
   spec.series[0] = {"s", {1, 2}, {1, 2}, {1}, {2}};
   EXPECT_EQ(render_plot(spec, (dir_ / "x").string()).status().code(), StatusCode::invalid_argument);
-  EXPECT_EQ(render_plot(one_point(), (dir_ / "no/dir/x").string()).status().code(),
-            StatusCode::io_error);
+  EXPECT_EQ(render_plot(one_point(), (dir_ / "no/dir/x").string()).status().code(), StatusCode::io_error);
 }
 
 TEST_F(PlotFiles, ReportEmbedsThePlotsTablesAndComparison) {
@@ -142,7 +141,7 @@ TEST_F(PlotFiles, ReportDrawsThroughputOverTimeFromTheProgressWindows) {
   auto run = testing::run_json("sim", "1", 100e6, 1);
   std::vector<double> rates(130, 100e6);  // 130 windows: plotted as 44 averages of 3
   rates[7] = 0;
-  for (auto &phase : run["phases"]) phase["progress"] = {{"window_s", 0.5}, {"bytes_per_s", rates}};
+  for (auto& phase : run["phases"]) phase["progress"] = {{"window_s", 0.5}, {"bytes_per_s", rates}};
   const auto runs = *parse_runs(testing::results_json({run}));
   ASSERT_EQ(runs[0].phases[0].progress_bytes_per_s.size(), 130U);
   EXPECT_DOUBLE_EQ(runs[0].phases[0].progress_window_s, 0.5);

@@ -28,8 +28,8 @@ struct FakePoint {
   double stripe_count;
 };
 
-const std::vector<FakePoint> k_points = {{200e6, 4 << 20, 1}, {200e6, 16 << 20, 2}, {500e6, 4 << 20, 2},
-                                         {500e6, 16 << 20, 1}, {200e6, 8 << 20, 1}, {500e6, 8 << 20, 2}};
+const std::vector<FakePoint> k_points = {{200e6, 4 << 20, 1},  {200e6, 16 << 20, 2}, {500e6, 4 << 20, 2},
+                                         {500e6, 16 << 20, 1}, {200e6, 8 << 20, 1},  {500e6, 8 << 20, 2}};
 
 // The stand-in simulator: throughput of each point from the profile's
 // bandwidth factor and per-request cost (the disk fields have no effect).
@@ -96,8 +96,8 @@ TEST(ProfileFit, RecoversHiddenParametersThroughTheSimulatorSeam) {
   EXPECT_TRUE(fit->profile["cpu"]["cost_ns_per_unit"]["storage_request"].is_number_integer());
   // Held-out points (other sizes, stripe count 3, 300 Mb/s) predicted with the fitted profile.
   const std::vector<FakePoint> held = {{300e6, 6 << 20, 3}, {300e6, 24 << 20, 3}};
-  Result<std::vector<double>> errs =
-      paired_rel_errors(simulate(fit->profile, held), simulate(truth_profile(), held), {"write", "read"}, "bytes_per_s");
+  Result<std::vector<double>> errs = paired_rel_errors(simulate(fit->profile, held), simulate(truth_profile(), held),
+                                                       {"write", "read"}, "bytes_per_s");
   ASSERT_TRUE(errs.ok());
   for (double e : *errs) EXPECT_LT(std::fabs(e), 0.01);
 }
@@ -194,7 +194,8 @@ TEST(PairedRelErrors, SignedPerPointAndPhaseAndRejectsFailedRuns) {
 }
 
 TEST(MedianOfRepeats, TakesEachPhasesMedianSoOneSlowRepeatDoesNotCount) {
-  std::vector<RunRecord> runs = simulate(base_profile(), {{500e6, 4 << 20, 1}, {500e6, 4 << 20, 1}, {500e6, 4 << 20, 1}});
+  std::vector<RunRecord> runs =
+      simulate(base_profile(), {{500e6, 4 << 20, 1}, {500e6, 4 << 20, 1}, {500e6, 4 << 20, 1}});
   const double normal = runs[0].phases[1].bytes_per_s;
   runs[1].phases[1].bytes_per_s = normal / 2;  // one read hit a retransmission timeout
   runs[2].phases[1].bytes_per_s = normal * 1.02;

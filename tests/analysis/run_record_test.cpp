@@ -18,7 +18,7 @@ TEST(ParseRuns, ReadsResultsDocumentWithNullMetricsAsNaN) {
   EXPECT_EQ(runs[1].backend, "hw");
   EXPECT_EQ(runs[0].params.at("threads"), "4");
   ASSERT_EQ(runs[0].phases.size(), 1U);
-  const PhaseRecord &p = runs[0].phases[0];
+  const PhaseRecord& p = runs[0].phases[0];
   EXPECT_DOUBLE_EQ(p.bytes_per_s, 1e8);
   EXPECT_TRUE(std::isnan(p.latency_us_p99));
   EXPECT_DOUBLE_EQ(phase_metric(p, "latency_us_p50"), 100.0);
@@ -39,13 +39,13 @@ TEST(ParseRuns, ReadsOneRunObject) {
 TEST(ParseRuns, AggregatesEmulateOutputPerPhase) {
   const std::vector<RunRecord> runs = *parse_runs(testing::emulate_json(200e6, 1000, 2'000'000'000));
   ASSERT_EQ(runs.size(), 1U);
-  const RunRecord &r = runs[0];
+  const RunRecord& r = runs[0];
   EXPECT_EQ(r.backend, "emulate");
   EXPECT_EQ(r.params.at("link_bits_per_s"), "200000000.0");
   EXPECT_EQ(r.params.at("stripe_count"), "2");
   ASSERT_EQ(r.phases.size(), 2U);
   EXPECT_EQ(r.phases[0].phase, "write");
-  const PhaseRecord &read = r.phases[1];
+  const PhaseRecord& read = r.phases[1];
   EXPECT_EQ(read.ranks, 2U);
   EXPECT_EQ(read.bytes, 2000U);
   EXPECT_DOUBLE_EQ(read.last_done_s, 2.0);  // slowest rank

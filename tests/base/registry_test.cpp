@@ -184,12 +184,12 @@ TEST(Registry, AProbeThatCallsBackIntoTheRegistryDoesNotDeadlock) {
   auto* r = kept<Registry<Widget>>("widget");
   ASSERT_TRUE(r->add(widget("inner", 1)).ok());
   ASSERT_TRUE(r->add(widget("outer", 2, [r] {
-                  Result<Widget> inner = r->find_available("inner");
-                  if (!inner.ok()) return inner.status();
-                  if (r->snapshot().empty()) return Status(StatusCode::internal, "empty snapshot");
-                  if (!r->find("late").ok()) r->add(widget("late", 3)).ignore();
-                  return ok_status();
-                })).ok());
+                 Result<Widget> inner = r->find_available("inner");
+                 if (!inner.ok()) return inner.status();
+                 if (r->snapshot().empty()) return Status(StatusCode::internal, "empty snapshot");
+                 if (!r->find("late").ok()) r->add(widget("late", 3)).ignore();
+                 return ok_status();
+               })).ok());
   struct Seen {
     std::vector<Registry<Widget>::Listed> listed;
     Status outer;
@@ -213,10 +213,10 @@ TEST(Registry, ASlowProbeHoldsUpNoOtherLookup) {
   auto* release = kept<std::promise<void>>();
   std::shared_future<void> released = release->get_future().share();
   ASSERT_TRUE(r->add(widget("slow", 1, [entered, released] {
-                  entered->set_value();
-                  released.wait();  // until the test has used the registry meanwhile
-                  return ok_status();
-                })).ok());
+                 entered->set_value();
+                 released.wait();  // until the test has used the registry meanwhile
+                 return ok_status();
+               })).ok());
   std::vector<Registry<Widget>::Listed> listed;
   std::thread lister([&] { listed = r->list(); });
   const bool probing = entered->get_future().wait_for(10s) == std::future_status::ready;

@@ -72,9 +72,10 @@ int main(int argc, char** argv) {
   w.sweep.threads = 8;
   w.chunk_bytes = 1 * k_mib;
   w.stripe_count = 2;  // every file over both storage nodes
-  fmt::print("bench_emulate: 3 nodes, links {} (tbf both directions), MTU {}, client reads {} x {} MiB striped "
-             "over 2 storage nodes, chunk 1 MiB, 8 files in flight\n",
-             o.link.to_string(), mtu, files, file_mib);
+  fmt::print(
+      "bench_emulate: 3 nodes, links {} (tbf both directions), MTU {}, client reads {} x {} MiB striped "
+      "over 2 storage nodes, chunk 1 MiB, 8 files in flight\n",
+      o.link.to_string(), mtu, files, file_mib);
   Result<nlohmann::json> run = run_emulation(o, -1);
   if (!run.ok()) {
     fmt::print("bench_emulate: {}\n", run.status().to_string());
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!run->value("ok", false)) {
-    for (const auto& node : (*run)["nodes"]) fmt::print("node {}: {}\n", node.value("node", 0), node.value("status", ""));
+    for (const auto& node : (*run)["nodes"])
+      fmt::print("node {}: {}\n", node.value("node", 0), node.value("status", ""));
     fmt::print("RESULT P4 ratio=nan goal={}\n", k_goal_ratio);
     return 1;
   }
@@ -94,9 +96,10 @@ int main(int argc, char** argv) {
              write.bytes_per_s * 8 / 1e9, write.bytes_per_s / line_bytes_per_s);
   fmt::print("sluice read:  {:.1f} MB/s ({:.3f} Gbit/s, {:.3f} of line rate), {} bytes verified\n",
              read.bytes_per_s / 1e6, read.bytes_per_s * 8 / 1e9, read.bytes_per_s / line_bytes_per_s, read.bytes);
-  fmt::print("iperf3 node 1 -> node 0, same links: {:.3f} Gbit/s ({:.3f} of line rate); sluice read / iperf3 = {:.3f}\n",
-             iperf_bits / 1e9, iperf_bits / static_cast<double>(k_link_bits_per_s),
-             iperf_bits > 0 ? read.bytes_per_s * 8 / iperf_bits : 0.0);
+  fmt::print(
+      "iperf3 node 1 -> node 0, same links: {:.3f} Gbit/s ({:.3f} of line rate); sluice read / iperf3 = {:.3f}\n",
+      iperf_bits / 1e9, iperf_bits / static_cast<double>(k_link_bits_per_s),
+      iperf_bits > 0 ? read.bytes_per_s * 8 / iperf_bits : 0.0);
   std::string load = read_text_file("/proc/loadavg");
   if (!load.empty() && load.back() == '\n') load.pop_back();
   fmt::print("machine: {} CPUs, load average {} (node processes, iperf3 and tc share them)\n",

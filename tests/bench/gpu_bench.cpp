@@ -68,7 +68,7 @@ constexpr std::uint64_t k_default_total_bytes = 4ULL << 30;
 constexpr std::uint64_t k_seed = 0x5EED;
 // Assumptions behind the per-lane depth (measured on the GPU machine,
 // docs/seeds.md#machines-available-to-the-project):
-constexpr double k_pcie_bytes_per_s = 55e9;            // pinned host -> GPU
+constexpr double k_pcie_bytes_per_s = 55e9;               // pinned host -> GPU
 constexpr double k_one_thread_pread_bytes_per_s = 5.9e9;  // page cache, one thread
 
 std::uint64_t env_u64(const char* name, std::uint64_t fallback) {
@@ -350,8 +350,8 @@ void run_sweep(const std::string& path, std::uint64_t file_bytes, int repeats, c
   };
   for (const std::uint64_t piece : k_sweep_pieces) {
     for (const std::uint32_t lanes : k_sweep_dma_lanes) {
-      const Row& row = b.measure("sweep_dma_" + std::to_string(piece >> 10) + "K_l" + std::to_string(lanes), "-",
-                                 "", false, [&] { return run_dma_lanes(b, lanes, piece); });
+      const Row& row = b.measure("sweep_dma_" + std::to_string(piece >> 10) + "K_l" + std::to_string(lanes), "-", "",
+                                 false, [&] { return run_dma_lanes(b, lanes, piece); });
       emit("dma", piece, lanes, 1, row);
     }
     for (const std::uint32_t lanes : k_sweep_bounce_lanes) {
@@ -435,12 +435,12 @@ int main() {
       const gds::CuFileProbe probe = gds::probe_cufile(fd);
       ::close(fd);
       if (!probe.driver.ok() || !probe.handle.ok()) {
-        std::cout << "cuFile " << mode << " skipped: "
-                  << (!probe.driver.ok() ? probe.driver.message() : probe.handle.message()) << "\n";
+        std::cout << "cuFile " << mode
+                  << " skipped: " << (!probe.driver.ok() ? probe.driver.message() : probe.handle.message()) << "\n";
         break;
       }
-      Row& row = b.measure("cufile_t" + std::to_string(t), mode, "", true,
-                           [&] { return run_cufile(b, direct, t, &taken); });
+      Row& row =
+          b.measure("cufile_t" + std::to_string(t), mode, "", true, [&] { return run_cufile(b, direct, t, &taken); });
       row.note = taken;
     }
     b.measure("naive_pread_memcpy", mode, "pageable, 1 thread", true, [&] { return run_naive(b, direct); });

@@ -171,9 +171,8 @@ bool run_once(const std::string& dir, int repeat, const Shape& shape, Rates* rat
     }
   }
   const bool finished = wait_for([&] {
-    return std::all_of(hosts.begin(), hosts.end(), [&](ClientHost* h) {
-      return world.call(*h, [h] { return h->finished(); });
-    });
+    return std::all_of(hosts.begin(), hosts.end(),
+                       [&](ClientHost* h) { return world.call(*h, [h] { return h->finished(); }); });
   });
   if (!finished) {
     std::fprintf(stderr, "bench_meta: clients did not finish\n");
@@ -246,10 +245,11 @@ int main(int argc, char** argv) {
       std::filesystem::remove_all(dir, ec);
     }
   } cleanup{root};
-  std::printf("bench_meta: %llu files, %u client ranks x %u in flight on %u client nodes, private directories, "
-              "RocksDB at %s\n",
-              static_cast<unsigned long long>(k_total_files), shape.ranks, shape.inflight_per_rank,
-              shape.client_nodes, root.c_str());
+  std::printf(
+      "bench_meta: %llu files, %u client ranks x %u in flight on %u client nodes, private directories, "
+      "RocksDB at %s\n",
+      static_cast<unsigned long long>(k_total_files), shape.ranks, shape.inflight_per_rank, shape.client_nodes,
+      root.c_str());
   std::printf("%-8s %14s %14s\n", "run", "creates/s", "stats/s");
   std::vector<double> creates, stats;
   for (int repeat = 0; repeat < repeats; ++repeat) {
@@ -261,7 +261,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   std::printf("%-8s %14.0f %14.0f\n", "median", median(creates), median(stats));
-  std::printf("RESULT P7 creates_per_s=%.0f goal=20000 stats_per_s=%.0f goal=100000\n", median(creates),
-              median(stats));
+  std::printf("RESULT P7 creates_per_s=%.0f goal=20000 stats_per_s=%.0f goal=100000\n", median(creates), median(stats));
   return 0;
 }

@@ -137,8 +137,7 @@ double sluice_run(StorageBackend& target, Buffers& buffers, const Case& c) {
     for (const StorageCompletion& comp : done) {
       if (!comp.status.ok() || comp.bytes != c.block_bytes || !comp.direct) {
         std::fprintf(stderr, "bench_nvme: request failed or short or not direct: %s (%llu bytes, direct %d)\n",
-                     comp.status.to_string().c_str(), static_cast<unsigned long long>(comp.bytes),
-                     comp.direct ? 1 : 0);
+                     comp.status.to_string().c_str(), static_cast<unsigned long long>(comp.bytes), comp.direct ? 1 : 0);
         return -1;
       }
       bytes += comp.bytes;
@@ -187,9 +186,9 @@ int main(int argc, char** argv) {
     return std::string(hex);
   }();
   const std::string fio_path = dir + "/fio-peer";  // same directory and file system, fio's own file
-  std::printf("bench_nvme: %s, file %s of %llu MiB, queue depth %u, checksums %s, io path: %s\n", "uring",
-              path.c_str(), static_cast<unsigned long long>(k_file_bytes >> 20), k_queue_depth,
-              checksum ? "on" : "off", made.value()->io_path().c_str());
+  std::printf("bench_nvme: %s, file %s of %llu MiB, queue depth %u, checksums %s, io path: %s\n", "uring", path.c_str(),
+              static_cast<unsigned long long>(k_file_bytes >> 20), k_queue_depth, checksum ? "on" : "off",
+              made.value()->io_path().c_str());
 
   // Writes come first: they create the file the reads read.
   const std::vector<Case> cases{{"write_1MiB", true, 1ULL << 20},

@@ -69,7 +69,6 @@
 namespace sluice::bench {
 namespace {
 
-
 // ---- the workload as sluice services ----------------------------------------------
 
 proto::ReadChunk request_template(std::uint64_t chunk_bytes) {
@@ -123,7 +122,8 @@ class BenchServer final : public Service {
       ++active_;
       const proto::ReadChunk& m = w.request;
       const MemHandle staging = env_.alloc(MemKind::pinned, 0, m.length).value();
-      const OpId op = env_.storage_io(StorageIoSpec{StorageOp::read, target_, m.file_id, m.object_offset, staging, false});
+      const OpId op =
+          env_.storage_io(StorageIoSpec{StorageOp::read, target_, m.file_id, m.object_offset, staging, false});
       jobs_.emplace(op, Job{w.from, m.request_id, m.dst, staging, false});
     }
   }
@@ -212,7 +212,7 @@ class BenchClient final : public Service {
   std::uint32_t rank_;
   std::uint32_t group_;
   MemHandle buffer_;
-  std::uint32_t issued_ = 0;         // chunks
+  std::uint32_t issued_ = 0;  // chunks
   std::uint32_t next_request_ = 0;
   std::uint32_t request_cursor_ = 0;  // coalesced: next (row, column) position
   std::uint32_t received_ = 0;
@@ -348,7 +348,8 @@ RunResult in_child(RunResult (*run)(const ReadBenchSpec&), const ReadBenchSpec& 
 }
 
 void print(const char* what, const ReadBenchSpec& spec, const RunResult& r) {
-  std::printf("  %-6s C=%-5u S=%-3u R=%-4u chunks=%-8" PRIu64 " simulated=%.6f s  wall=%.3f s (build %.3f s)  "
+  std::printf("  %-6s C=%-5u S=%-3u R=%-4u chunks=%-8" PRIu64
+              " simulated=%.6f s  wall=%.3f s (build %.3f s)  "
               "%.0f chunks/wall-s  peak_rss=%.0f MiB\n",
               what, spec.clients, spec.servers, spec.chunks_per_client, r.chunks, r.simulated_s, r.wall_s,
               r.build_wall_s, static_cast<double>(r.chunks) / r.wall_s, static_cast<double>(r.peak_rss_kib) / 1024.0);
@@ -367,9 +368,9 @@ struct ScaleRun {
   double wall_s = 0;
   double simulated_s = 0;
   long peak_rss_kib = 0;
-  double work = 0;       // stats (storm) or bytes (epoch) done
-  double requests = 0;   // RPCs (storm) or storage requests (epoch)
-  double activities = 0; // SimGrid activities started
+  double work = 0;        // stats (storm) or bytes (epoch) done
+  double requests = 0;    // RPCs (storm) or storage requests (epoch)
+  double activities = 0;  // SimGrid activities started
   std::uint64_t hosts = 0;
   std::uint64_t links = 0;
 };
@@ -465,7 +466,8 @@ class StormServer final : public Service {
     if (auto* d = std::get_if<Delivery>(&event)) {
       const auto& r = std::get<proto::Readdir>(d->message);
       static_cast<void>(env_.compute(CostKind::meta_readdir_entry, r.max_entries));  // its completion is ignored
-      pending_.emplace(env_.compute(CostKind::meta_stat, r.max_entries), Pending{d->from, r.request_id, r.cookie + r.max_entries});
+      pending_.emplace(env_.compute(CostKind::meta_stat, r.max_entries),
+                       Pending{d->from, r.request_id, r.cookie + r.max_entries});
       return;
     }
     auto& c = std::get<Completion>(event);
@@ -623,8 +625,13 @@ class EpochRank final : public Service {
  public:
   EpochRank(Env& env, ClientConfig config, const EpochSpec& spec, std::uint32_t rank, std::uint32_t ranks,
             std::uint32_t targets, std::uint16_t gpu)
-      : env_(env), client_(env, ops_, std::move(config)), spec_(spec), rank_(rank), ranks_(ranks),
-        targets_(targets), gpu_(gpu) {}
+      : env_(env),
+        client_(env, ops_, std::move(config)),
+        spec_(spec),
+        rank_(rank),
+        ranks_(ranks),
+        targets_(targets),
+        gpu_(gpu) {}
   void start() override {
     client_.start([this](Status s) {
       if (!s.ok()) die("epoch client start", s);
@@ -751,11 +758,13 @@ void run_scale_studies(bool quick, int only) {
     if (quick) storm.dgx_nodes = 125;
     if (const char* n = std::getenv("SLUICE_STORM_NODES")) storm.dgx_nodes = static_cast<std::uint32_t>(std::atoi(n));
     ScaleRun r;
-    if (scale_in_child("metadata storm", [&] { return run_storm(storm); }, r)) {
+    if (scale_in_child(
+            "metadata storm", [&] { return run_storm(storm); }, r)) {
       const std::uint32_t ranks = storm.dgx_nodes * storm.ranks_per_node;
       std::printf("scale storm: %u GPU ranks (%u DGX A100 nodes, fat tree) x ls -l of %" PRIu64
                   " entries over %u MDS: %.3g stats in %.3g readdir-plus RPCs of %u entries; %.3g activities; "
-                  "simulated %.1f s; platform %" PRIu64 " hosts %" PRIu64 " links; build %.1f s; wall %.1f s; "
+                  "simulated %.1f s; platform %" PRIu64 " hosts %" PRIu64
+                  " links; build %.1f s; wall %.1f s; "
                   "peak RSS %.0f MiB\n",
                   ranks, storm.dgx_nodes, storm.entries, storm.meta_servers, r.work, r.requests, storm.page_entries,
                   r.activities, r.simulated_s, r.hosts, r.links, r.build_wall_s, r.wall_s,
@@ -768,13 +777,15 @@ void run_scale_studies(bool quick, int only) {
     if (const char* d = std::getenv("SLUICE_EPOCH_DIVISOR")) epoch.dataset_bytes /= std::strtoull(d, nullptr, 10);
     if (const char* c = std::getenv("SLUICE_EPOCH_COALESCE")) epoch.coalesce = std::atoi(c) != 0;
     ScaleRun r;
-    if (scale_in_child("CosmoFlow epoch", [&] { return run_epoch(epoch); }, r)) {
-      std::printf("scale epoch: %u GPU ranks read %" PRIu64 " files of 16 MiB (%.4g TB) from %u storage nodes x %u "
+    if (scale_in_child(
+            "CosmoFlow epoch", [&] { return run_epoch(epoch); }, r)) {
+      std::printf("scale epoch: %u GPU ranks read %" PRIu64
+                  " files of 16 MiB (%.4g TB) from %u storage nodes x %u "
                   "targets, coalescing %s: %.0f storage requests; %.3g activities; simulated %.4f s (%.1f GB/s); "
                   "build %.1f s; wall %.1f s; peak RSS %.0f MiB\n",
                   epoch.dgx_nodes * 8, epoch.files(), r.work * 1e-12, epoch.storage_nodes, epoch.targets_per_node,
-                  epoch.coalesce ? "on" : "off", r.requests, r.activities, r.simulated_s, r.work / r.simulated_s * 1e-9, r.build_wall_s, r.wall_s,
-                  static_cast<double>(r.peak_rss_kib) / 1024.0);
+                  epoch.coalesce ? "on" : "off", r.requests, r.activities, r.simulated_s, r.work / r.simulated_s * 1e-9,
+                  r.build_wall_s, r.wall_s, static_cast<double>(r.peak_rss_kib) / 1024.0);
     }
   }
 }
@@ -829,8 +840,9 @@ int main(int argc, char** argv) {
     print("raw", spec, raw);
     print("sluice", spec, mine);
     const double diff_pct = 100.0 * (mine.simulated_s - raw.simulated_s) / raw.simulated_s;
-    std::printf("  simulated time: sluice vs raw %+.2f%% (must agree within 5%%); chunks per wall-second sluice/raw %.3f\n",
-                diff_pct, (static_cast<double>(mine.chunks) / mine.wall_s) / (static_cast<double>(raw.chunks) / raw.wall_s));
+    std::printf(
+        "  simulated time: sluice vs raw %+.2f%% (must agree within 5%%); chunks per wall-second sluice/raw %.3f\n",
+        diff_pct, (static_cast<double>(mine.chunks) / mine.wall_s) / (static_cast<double>(raw.chunks) / raw.wall_s));
     agree = agree && std::abs(diff_pct) <= 5.0 && mine.chunks == raw.chunks;
     sluice_chunks += static_cast<double>(mine.chunks);
     sluice_wall += mine.wall_s;
@@ -852,7 +864,8 @@ int main(int argc, char** argv) {
   // P1 (its cost per chunk does not depend on R: each chunk is the same work).
   bool p2_ok = true;
   if (run_p2) {
-    std::printf("bench-sim P2: SimEnv with coalescing (8 chunks per request) vs SimEnv per chunk vs raw S4U (P1 rate)\n");
+    std::printf(
+        "bench-sim P2: SimEnv with coalescing (8 chunks per request) vs SimEnv per chunk vs raw S4U (P1 rate)\n");
     double co_chunks = 0, co_wall = 0, worst_err = 0;
     for (ReadBenchSpec spec : sizes) {
       // A client needs 8 x S chunks to fill one row; --quick runs the small size only.
@@ -865,7 +878,8 @@ int main(int argc, char** argv) {
       print("chunk", spec, per_chunk);
       print("coal.", co, merged);
       const double err = 100.0 * (merged.simulated_s - per_chunk.simulated_s) / per_chunk.simulated_s;
-      std::printf("  coalesced: %" PRIu64 " requests for %" PRIu64 " chunks; simulated time %+.3f%% vs per chunk; "
+      std::printf("  coalesced: %" PRIu64 " requests for %" PRIu64
+                  " chunks; simulated time %+.3f%% vs per chunk; "
                   "wall speed-up %.1fx\n",
                   merged.requests, merged.chunks, err,
                   (static_cast<double>(merged.chunks) / merged.wall_s) /

@@ -59,29 +59,31 @@ RunResult run_raw_s4u(const ReadBenchSpec& spec) {
   // Mailboxes looked up once (by_name builds and hashes a string).
   std::vector<sg::Mailbox*> server_boxes;
   std::vector<sg::Mailbox*> client_boxes;
-  for (std::uint32_t s = 0; s < spec.servers; ++s) server_boxes.push_back(sg::Mailbox::by_name("server" + std::to_string(s)));
-  for (std::uint32_t c = 0; c < spec.clients; ++c) client_boxes.push_back(sg::Mailbox::by_name("client" + std::to_string(c)));
+  for (std::uint32_t s = 0; s < spec.servers; ++s)
+    server_boxes.push_back(sg::Mailbox::by_name("server" + std::to_string(s)));
+  for (std::uint32_t c = 0; c < spec.clients; ++c)
+    client_boxes.push_back(sg::Mailbox::by_name("client" + std::to_string(c)));
   for (std::uint32_t c = 0; c < spec.clients; ++c) {
-    sg::Actor::create("client" + std::to_string(c), clients[c], [&spec, &last_done_s, &chunks, &server_boxes, c,
-                                                                 mine = client_boxes[c]] {
-      // A permanent receiver: replies flow as soon as a worker sends them, in
-      // parallel, as the transfers of a real client (and of SimEnv) do; without
-      // it each reply would wait for the client's next get().
-      mine->set_receiver(sg::Actor::self());
-      std::uint32_t issued = 0;
-      auto issue = [&] {
-        const std::uint32_t k = issued++;
-        const std::uint32_t server = (c + k) % spec.servers;
-        server_boxes[server]->put_init(new Request{c, k}, spec.request_bytes)->detach();
-      };
-      for (std::uint32_t w = 0; w < spec.window && issued < spec.chunks_per_client; ++w) issue();
-      for (std::uint32_t received = 0; received < spec.chunks_per_client; ++received) {
-        delete mine->get<Reply>();
-        ++chunks;
-        if (issued < spec.chunks_per_client) issue();
-      }
-      last_done_s = std::max(last_done_s, sg::Engine::get_clock());
-    });
+    sg::Actor::create("client" + std::to_string(c), clients[c],
+                      [&spec, &last_done_s, &chunks, &server_boxes, c, mine = client_boxes[c]] {
+                        // A permanent receiver: replies flow as soon as a worker sends them, in
+                        // parallel, as the transfers of a real client (and of SimEnv) do; without
+                        // it each reply would wait for the client's next get().
+                        mine->set_receiver(sg::Actor::self());
+                        std::uint32_t issued = 0;
+                        auto issue = [&] {
+                          const std::uint32_t k = issued++;
+                          const std::uint32_t server = (c + k) % spec.servers;
+                          server_boxes[server]->put_init(new Request{c, k}, spec.request_bytes)->detach();
+                        };
+                        for (std::uint32_t w = 0; w < spec.window && issued < spec.chunks_per_client; ++w) issue();
+                        for (std::uint32_t received = 0; received < spec.chunks_per_client; ++received) {
+                          delete mine->get<Reply>();
+                          ++chunks;
+                          if (issued < spec.chunks_per_client) issue();
+                        }
+                        last_done_s = std::max(last_done_s, sg::Engine::get_clock());
+                      });
   }
   const std::uint32_t workers = spec.server_queue_depth;
   for (std::uint32_t s = 0; s < spec.servers; ++s) {

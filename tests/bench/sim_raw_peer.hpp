@@ -31,7 +31,7 @@ struct ReadBenchSpec {
   // SimEnv only (P2): chunks of one client on one server merged per request
   // (sim_bench.cpp, BenchClient); 0 or 1 = one request per chunk.
   std::uint32_t coalesce_chunks = 1;
-  double link_bytes_per_s = 12.5e9;   // 100 Gb/s
+  double link_bytes_per_s = 12.5e9;  // 100 Gb/s
   double link_latency_s = 2e-6;
   double disk_read_bytes_per_s = 3.2e9;
   double disk_write_bytes_per_s = 2.0e9;

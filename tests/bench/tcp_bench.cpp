@@ -55,9 +55,9 @@ struct Shape {
   std::uint64_t region_bytes() const { return chunk_bytes * in_flight; }
 };
 constexpr int k_runs = 5;
-constexpr int k_wait_ms = 10000;                // one poll for a completion: a hang becomes an error
-constexpr int k_iperf_timeout_s = 60;           // each iperf3 process
-constexpr int k_iperf_connect_attempts = 100;   // the server may not listen yet
+constexpr int k_wait_ms = 10000;               // one poll for a completion: a hang becomes an error
+constexpr int k_iperf_timeout_s = 60;          // each iperf3 process
+constexpr int k_iperf_connect_attempts = 100;  // the server may not listen yet
 constexpr int k_iperf_retry_ms = 50;
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -111,9 +111,9 @@ double iperf3_run(std::string* why) {
     return -1;
   }
   for (int attempt = 0; attempt < k_iperf_connect_attempts; ++attempt) {
-    const std::string out = run_command("timeout " + std::to_string(k_iperf_timeout_s) + " iperf3 -c 127.0.0.1 -p " +
-                                        p + " -P " + std::to_string(k_connections) + " -n " +
-                                        std::to_string(k_total_bytes) + " -J 2>&1");
+    const std::string out =
+        run_command("timeout " + std::to_string(k_iperf_timeout_s) + " iperf3 -c 127.0.0.1 -p " + p + " -P " +
+                    std::to_string(k_connections) + " -n " + std::to_string(k_total_bytes) + " -J 2>&1");
     nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
     if (j.is_discarded()) {
       *why = "iperf3 output is not JSON: " + out.substr(0, 200);
@@ -208,7 +208,8 @@ double sluice_run(TcpPair& pair) {
 int main(int argc, char** argv) {
   // Optional arguments: chunk MiB and chunks in flight (defaults k_chunk_bytes, k_in_flight).
   TcpPair pair;
-  if (argc > 1) pair.shape.chunk_bytes = std::uint64_t{static_cast<std::uint32_t>(std::max(1, std::atoi(argv[1])))} << 20;
+  if (argc > 1)
+    pair.shape.chunk_bytes = std::uint64_t{static_cast<std::uint32_t>(std::max(1, std::atoi(argv[1])))} << 20;
   if (argc > 2) pair.shape.in_flight = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[2])));
   if (pair.shape.region_bytes() > k_max_region_bytes || k_total_bytes % pair.shape.chunk_bytes != 0) {
     std::fprintf(stderr, "bench_tcp: chunk x in flight must be <= 256 MiB and the chunk must divide 1 GiB\n");

@@ -87,12 +87,11 @@ void mutate(Input& x, const std::vector<Input>& pool, sluice::Rng& rng, std::siz
           x[pick(x.size())] = interesting[rng.uniform(sizeof interesting)];
         }
         break;
-      case 2:
-        x.resize(pick(x.size() + 1));
-        break;
+      case 2: x.resize(pick(x.size() + 1)); break;
       case 3:
-        if (x.size() < max_bytes) x.insert(x.begin() + static_cast<std::ptrdiff_t>(pick(x.size() + 1)),
-                                           static_cast<std::uint8_t>(rng.uniform(256)));
+        if (x.size() < max_bytes)
+          x.insert(x.begin() + static_cast<std::ptrdiff_t>(pick(x.size() + 1)),
+                   static_cast<std::uint8_t>(rng.uniform(256)));
         break;
       case 4:
         if (!x.empty() && x.size() < max_bytes) {

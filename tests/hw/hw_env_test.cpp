@@ -156,25 +156,38 @@ TEST_F(HwEnvTest, MemoryOperationsWorkOnRealBytes) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(a->region, b->region);
   EXPECT_EQ(a->kind, MemKind::pinned);
-  EXPECT_TRUE(await(world, probe, on(world, probe, [&](Env& env) { return env.fill(*a, PatternSpec{5, 100}); }))
+  EXPECT_TRUE(await(world, probe,
+                    on(world, probe,
+                       [&](Env& env) {
+                         return env.fill(*a, PatternSpec{5, 100});
+                       }))
                   .status.ok());
   std::vector<std::byte> expect(n);
   fill_pattern(expect, 5, 100);
   const Completion sum = await(world, probe, on(world, probe, [&](Env& env) { return env.checksum(*a); }));
   ASSERT_TRUE(sum.crc_valid);
   EXPECT_EQ(sum.crc32c, proto::crc32c(expect));
-  EXPECT_TRUE(await(world, probe, on(world, probe, [&](Env& env) { return env.verify(*a, PatternSpec{5, 100}); }))
+  EXPECT_TRUE(await(world, probe,
+                    on(world, probe,
+                       [&](Env& env) {
+                         return env.verify(*a, PatternSpec{5, 100});
+                       }))
                   .status.ok());
   // Copy a different pattern over part of it: verify names the first wrong byte.
-  ASSERT_TRUE(await(world, probe, on(world, probe, [&](Env& env) { return env.fill(*b, PatternSpec{6, 0}); }))
+  ASSERT_TRUE(await(world, probe,
+                    on(world, probe,
+                       [&](Env& env) {
+                         return env.fill(*b, PatternSpec{6, 0});
+                       }))
                   .status.ok());
   TransferSpec copy;
   copy.src = b->slice(0, 4096);
   copy.dst = a->slice(8192, 4096);
   copy.mode = TransferMode::local_copy;
   EXPECT_TRUE(await(world, probe, on(world, probe, [&](Env& env) { return env.transfer(copy); })).status.ok());
-  const Completion bad =
-      await(world, probe, on(world, probe, [&](Env& env) { return env.verify(*a, PatternSpec{5, 100}); }));
+  const Completion bad = await(world, probe, on(world, probe, [&](Env& env) {
+                                 return env.verify(*a, PatternSpec{5, 100});
+                               }));
   EXPECT_EQ(bad.status.code(), StatusCode::corrupt);
   EXPECT_NE(bad.status.message().find("byte 8292"), std::string::npos) << bad.status.message();
   // Limits and kinds.
@@ -212,7 +225,11 @@ TEST_F(HwEnvTest, TransfersMoveBytesBetweenNodesBothWays) {
   const Completion pushed = await(world, a, on(world, a, [&](Env& env) { return env.transfer(push); }));
   ASSERT_TRUE(pushed.status.ok()) << pushed.status.to_string();
   EXPECT_EQ(pushed.bytes, n);
-  EXPECT_TRUE(await(world, b, on(world, b, [&](Env& env) { return env.verify(*b_buf, PatternSpec{1, 0}); }))
+  EXPECT_TRUE(await(world, b,
+                    on(world, b,
+                       [&](Env& env) {
+                         return env.verify(*b_buf, PatternSpec{1, 0});
+                       }))
                   .status.ok());
   // Pull: B's new bytes into A (what a storage server does on a write); NIC 7 wraps onto a rail.
   ASSERT_TRUE(await(world, b, on(world, b, [&](Env& env) { return env.fill(*b_buf, PatternSpec{2, 0}); })).status.ok());
@@ -222,7 +239,11 @@ TEST_F(HwEnvTest, TransfersMoveBytesBetweenNodesBothWays) {
   pull.dst_nic = 7;
   pull.mode = TransferMode::rdma_read;
   ASSERT_TRUE(await(world, a, on(world, a, [&](Env& env) { return env.transfer(pull); })).status.ok());
-  EXPECT_TRUE(await(world, a, on(world, a, [&](Env& env) { return env.verify(a_buf->slice(0, 5000), PatternSpec{2, 1000}); }))
+  EXPECT_TRUE(await(world, a,
+                    on(world, a,
+                       [&](Env& env) {
+                         return env.verify(a_buf->slice(0, 5000), PatternSpec{2, 1000});
+                       }))
                   .status.ok());
   // Errors: the remote side refuses an unknown region; neither end local; unequal lengths.
   TransferSpec unknown = push;
@@ -253,7 +274,11 @@ TEST_F(HwEnvTest, StorageIoReadsAndWritesRealChunkFiles) {
   Result<MemHandle> src = on(world, probe, [&](Env& env) { return env.alloc(MemKind::pinned, 0, n); });
   Result<MemHandle> dst = on(world, probe, [&](Env& env) { return env.alloc(MemKind::pinned, 0, n); });
   ASSERT_TRUE(src.ok() && dst.ok());
-  ASSERT_TRUE(await(world, probe, on(world, probe, [&](Env& env) { return env.fill(*src, PatternSpec{3, 0}); }))
+  ASSERT_TRUE(await(world, probe,
+                    on(world, probe,
+                       [&](Env& env) {
+                         return env.fill(*src, PatternSpec{3, 0});
+                       }))
                   .status.ok());
   StorageIoSpec write{StorageOp::write, 7, 0x42, 4096, *src, true};
   const Completion w = await(world, probe, on(world, probe, [&](Env& env) { return env.storage_io(write); }));
@@ -267,7 +292,11 @@ TEST_F(HwEnvTest, StorageIoReadsAndWritesRealChunkFiles) {
   ASSERT_TRUE(r.status.ok());
   ASSERT_TRUE(r.crc_valid);
   EXPECT_EQ(r.crc32c, w.crc32c);
-  EXPECT_TRUE(await(world, probe, on(world, probe, [&](Env& env) { return env.verify(*dst, PatternSpec{3, 0}); }))
+  EXPECT_TRUE(await(world, probe,
+                    on(world, probe,
+                       [&](Env& env) {
+                         return env.verify(*dst, PatternSpec{3, 0});
+                       }))
                   .status.ok());
   StorageIoSpec stat{StorageOp::stat, 7, 0x42, 0, {}, false};
   EXPECT_EQ(await(world, probe, on(world, probe, [&](Env& env) { return env.storage_io(stat); })).bytes, 4096 + n);
@@ -293,8 +322,8 @@ TEST_F(HwEnvTest, MessagesReachServicesOnTheSameAndOtherNodes) {
     ASSERT_TRUE(sent.ok()) << sent.to_string();
   }
   for (ProbeService* p : {&b, &c}) {
-    const bool got = world.wait_until([&] { return world.call(*p, [&] { return !p->deliveries.empty(); }); },
-                                      k_max_wait_ns);
+    const bool got =
+        world.wait_until([&] { return world.call(*p, [&] { return !p->deliveries.empty(); }); }, k_max_wait_ns);
     ASSERT_TRUE(got);
     world.call(*p, [&] {
       EXPECT_EQ(p->deliveries[0].from, from);

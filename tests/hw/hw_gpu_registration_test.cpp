@@ -103,12 +103,12 @@ class ScriptedTransport final : public WrappedTcpTransport {
   }
 };
 
-const bool k_registered = register_wrapped_tcp(
-    std::string(k_transport), declared_capabilities,
-    [](std::unique_ptr<transport::Transport> tcp) -> std::unique_ptr<transport::Transport> {
-      transport::Capabilities caps = declared_capabilities(tcp->capabilities());
-      return std::make_unique<ScriptedTransport>(std::move(tcp), std::move(caps));
-    });
+const bool k_registered =
+    register_wrapped_tcp(std::string(k_transport), declared_capabilities,
+                         [](std::unique_ptr<transport::Transport> tcp) -> std::unique_ptr<transport::Transport> {
+                           transport::Capabilities caps = declared_capabilities(tcp->capabilities());
+                           return std::make_unique<ScriptedTransport>(std::move(tcp), std::move(caps));
+                         });
 
 // Allocates and frees regions on node 1 for the test (HwWorld::call).
 class Allocator final : public Service {
@@ -134,9 +134,10 @@ struct RegistrationRun {
   Counters counters;
   std::vector<std::string> logs;
 };
-RegistrationRun allocate_gpu_regions(const FakeGpu& gpu, std::size_t regions, const std::function<void(HwWorld&, Allocator&,
-                                                                       const std::vector<MemHandle>&)>& inspect,
-                         std::string transport = std::string(k_transport)) {
+RegistrationRun allocate_gpu_regions(
+    const FakeGpu& gpu, std::size_t regions,
+    const std::function<void(HwWorld&, Allocator&, const std::vector<MemHandle>&)>& inspect,
+    std::string transport = std::string(k_transport)) {
   EXPECT_TRUE(k_registered);
   HwWorldConfig config;
   config.transport = std::move(transport);
@@ -181,24 +182,25 @@ std::map<std::uint64_t, Registered> registered_now() {
 TEST(HwGpuRegistration, PrefersDmabufWhereTheTransportDeclaresItAndClosesTheFdOnFree) {
   FakeGpu gpu;
   reset_script(Declared{true, true, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
-    const std::map<std::uint64_t, Registered> r = registered_now();
-    ASSERT_EQ(r.size(), 2u);
-    for (const MemHandle& region : h) {
-      const Registered& how = r.at(region.region);
-      EXPECT_EQ(how.kind, transport::RegionKind::dmabuf);
-      EXPECT_GE(how.dmabuf_fd, 0);
-      EXPECT_EQ(how.dmabuf_offset, k_fake_dmabuf_offset_bytes) << "the export's offset reaches the transport";
-    }
-    EXPECT_EQ(gpu.exports(), 2u);
-    EXPECT_FALSE(gpu.export_closed(0)) << "the fd stays open while the region is registered";
-    world.call(a, [&] {
-      a.env().free(h[0]);
-      return 0;
-    });
-    EXPECT_TRUE(gpu.export_closed(0)) << "freeing the region closes its dma-buf fd";
-    EXPECT_FALSE(gpu.export_closed(1));
-  });
+  const RegistrationRun run =
+      allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
+        const std::map<std::uint64_t, Registered> r = registered_now();
+        ASSERT_EQ(r.size(), 2u);
+        for (const MemHandle& region : h) {
+          const Registered& how = r.at(region.region);
+          EXPECT_EQ(how.kind, transport::RegionKind::dmabuf);
+          EXPECT_GE(how.dmabuf_fd, 0);
+          EXPECT_EQ(how.dmabuf_offset, k_fake_dmabuf_offset_bytes) << "the export's offset reaches the transport";
+        }
+        EXPECT_EQ(gpu.exports(), 2u);
+        EXPECT_FALSE(gpu.export_closed(0)) << "the fd stays open while the region is registered";
+        world.call(a, [&] {
+          a.env().free(h[0]);
+          return 0;
+        });
+        EXPECT_TRUE(gpu.export_closed(0)) << "freeing the region closes its dma-buf fd";
+        EXPECT_FALSE(gpu.export_closed(1));
+      });
   EXPECT_TRUE(gpu.export_closed(1));
   EXPECT_EQ(run.counters.dmabuf, 2.0);
   EXPECT_EQ(run.counters.peer_memory, 0.0);
@@ -225,8 +227,8 @@ TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheDriverRefusesTheExportAndSay
 
 TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheTransportRefusesTheDmabufAndClosesItsFd) {
   FakeGpu gpu;
-  reset_script(Declared{true, true, error(StatusCode::unavailable, "ibv_reg_dmabuf_mr: Operation not supported"),
-                        std::nullopt});
+  reset_script(
+      Declared{true, true, error(StatusCode::unavailable, "ibv_reg_dmabuf_mr: Operation not supported"), std::nullopt});
   const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
     EXPECT_EQ(registered_now().at(h[0].region).kind, transport::RegionKind::cuda);
     ASSERT_EQ(gpu.exports(), 1u);
@@ -240,14 +242,16 @@ TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheTransportRefusesTheDmabufAnd
 TEST(HwGpuRegistration, LeavesTheRegionOnTheBouncePathWhenNoDeclaredWayWorks) {
   FakeGpu gpu;
   gpu.refuse_dmabuf_exports(error(StatusCode::unavailable, "fake driver: no dma-buf"));
-  reset_script(Declared{true, true, std::nullopt,
-                        error(StatusCode::unavailable, "ibv_reg_mr: Bad address (GPU memory needs nvidia-peermem loaded)")});
-  const RegistrationRun run = allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
-    EXPECT_TRUE(registered_now().empty());
-    const Status st = world.call(a, [&] { return a.env().remote_access(h[0], 0, 2).status(); });
-    EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
-    EXPECT_NE(st.message().find("not registered with the transport"), std::string::npos) << st.to_string();
-  });
+  reset_script(
+      Declared{true, true, std::nullopt,
+               error(StatusCode::unavailable, "ibv_reg_mr: Bad address (GPU memory needs nvidia-peermem loaded)")});
+  const RegistrationRun run =
+      allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
+        EXPECT_TRUE(registered_now().empty());
+        const Status st = world.call(a, [&] { return a.env().remote_access(h[0], 0, 2).status(); });
+        EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
+        EXPECT_NE(st.message().find("not registered with the transport"), std::string::npos) << st.to_string();
+      });
   EXPECT_EQ(run.counters.bounce, 2.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 2.0);
   EXPECT_EQ(run.counters.peer_memory_fallback, 2.0);
@@ -260,9 +264,8 @@ TEST(HwGpuRegistration, ABackendThatCannotExportFallsBackWithThatReason) {
   FakeGpu gpu;
   gpu.without_dmabuf_export();
   reset_script(Declared{true, false, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>&) {
-    EXPECT_TRUE(registered_now().empty());
-  });
+  const RegistrationRun run = allocate_gpu_regions(
+      gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>&) { EXPECT_TRUE(registered_now().empty()); });
   EXPECT_EQ(run.counters.bounce, 1.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 1.0);
   EXPECT_EQ(run.counters.peer_memory_fallback, 0.0) << "peer memory was not declared: nothing failed there";
@@ -284,7 +287,8 @@ TEST(HwGpuRegistration, TakesPeerMemoryWithoutAFallbackWhereDmabufIsNotDeclared)
 
 TEST(HwGpuRegistration, OverTcpGpuRegionsBounceByPlanWithNothingCountedAsAFallback) {
   FakeGpu gpu;
-  const RegistrationRun run = allocate_gpu_regions(gpu, 2, [](HwWorld&, Allocator&, const std::vector<MemHandle>&) {}, "tcp");
+  const RegistrationRun run = allocate_gpu_regions(
+      gpu, 2, [](HwWorld&, Allocator&, const std::vector<MemHandle>&) {}, "tcp");
   EXPECT_EQ(gpu.exports(), 0u);
   EXPECT_EQ(run.counters.bounce, 2.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 0.0);

@@ -58,8 +58,8 @@ KeyStats& key_stats() {
 // The synthetic key of region `key` on rail `rail`: one address per region,
 // one rkey per (region, rail), as one MR per device.
 transport::RemoteRegionAccess synthetic_key(std::uint64_t key, std::uint32_t rail, std::uint64_t length) {
-  return transport::RemoteRegionAccess{0x00007F0000000000ull + (key << 24), static_cast<std::uint32_t>(key * 131 + rail + 1),
-                                       length};
+  return transport::RemoteRegionAccess{0x00007F0000000000ull + (key << 24),
+                                       static_cast<std::uint32_t>(key * 131 + rail + 1), length};
 }
 
 // TCP's declaration made one-sided, and reaching CUDA memory where asked.
@@ -120,10 +120,9 @@ class KeyedTcpTransport final : public WrappedTcpTransport {
         synthetic_key(request.remote_key, request.rail, request.remote_access->length);
     if (request.remote_access->address != expected.address || request.remote_access->rkey != expected.rkey) {
       ++key_stats().carried_bad;
-      return error(StatusCode::invalid_argument, "remote access error: rkey " +
-                                                     std::to_string(request.remote_access->rkey) +
-                                                     " is not region " + std::to_string(request.remote_key) +
-                                                     "'s on rail " + std::to_string(request.rail));
+      return error(StatusCode::invalid_argument,
+                   "remote access error: rkey " + std::to_string(request.remote_access->rkey) + " is not region " +
+                       std::to_string(request.remote_key) + "'s on rail " + std::to_string(request.rail));
     }
     ++key_stats().carried_ok;
     return ok_status();
@@ -222,7 +221,8 @@ TEST(HwRdmaKeys, TheCarriedKeyGoesDownTheRailItWasGrantedForAndEveryFallbackIsCo
   EXPECT_EQ(g.rail0.length, k_bytes);
   // A NIC beyond this node's rails maps to rail nic % rails (logged), as
   // transfers do: the key granted for NIC 7 is rail 1's.
-  const proto::RdmaRegionDesc nic7 = world.call(*p.owner, [&] { return p.owner->env().remote_access(g.region, 7, 2).value(); });
+  const proto::RdmaRegionDesc nic7 =
+      world.call(*p.owner, [&] { return p.owner->env().remote_access(g.region, 7, 2).value(); });
   EXPECT_EQ(nic7.nic, 7u);
   EXPECT_EQ(nic7.rkey, g.rail1.rkey);
   const Status unknown = world.call(*p.owner, [&] {
@@ -242,14 +242,14 @@ TEST(HwRdmaKeys, TheCarriedKeyGoesDownTheRailItWasGrantedForAndEveryFallbackIsCo
       return p.mover->env().transfer(t);
     });
   };
-  transfer(g.rail0);                  // carried, right key: no round trip
-  transfer(g.rail1);                  // a key for rail 1 on a rail-0 transfer: fallback
-  transfer(std::nullopt);             // no key: fallback
+  transfer(g.rail0);       // carried, right key: no round trip
+  transfer(g.rail1);       // a key for rail 1 on a rail-0 transfer: fallback
+  transfer(std::nullopt);  // no key: fallback
   proto::RdmaRegionDesc forged = g.rail0;
   forged.rkey ^= 1;
-  transfer(forged);                   // carried, wrong key: the NIC refuses it
-  ASSERT_TRUE(world.wait_until([&] { return world.call(*p.mover, [&] { return p.mover->done.size(); }) == 4; },
-                               k_max_run_ns));
+  transfer(forged);  // carried, wrong key: the NIC refuses it
+  ASSERT_TRUE(
+      world.wait_until([&] { return world.call(*p.mover, [&] { return p.mover->done.size(); }) == 4; }, k_max_run_ns));
   const std::vector<Completion> done = world.call(*p.mover, [&] { return p.mover->done; });
   world.stop();
   std::size_t ok = 0, refused = 0;
@@ -269,7 +269,8 @@ TEST(HwRdmaKeys, TheCarriedKeyGoesDownTheRailItWasGrantedForAndEveryFallbackIsCo
   EXPECT_EQ(key_stats().missing.load(), 2u);
   bool logged_rail = false, logged_none = false;
   for (const std::string& line : world.logs()) {
-    if (line.find("the carried key is for rail 1, the transfer reaches rail 0") != std::string::npos) logged_rail = true;
+    if (line.find("the carried key is for rail 1, the transfer reaches rail 0") != std::string::npos)
+      logged_rail = true;
     if (line.find("no key carried") != std::string::npos) logged_none = true;
   }
   EXPECT_TRUE(logged_rail) << "a fallback for a key of another rail is logged";
@@ -353,7 +354,6 @@ TEST(HwRdmaKeys, FileSweepChunksCarryKeysFromClientToStorageServer) {
   EXPECT_EQ(world.counter("client.crc_mismatches"), 0.0);
 }
 
-
 struct GpuSweepOutcome {
   Status result;
   double carried = 0, fallback = 0, crc_mismatches = 0;
@@ -418,7 +418,8 @@ GpuSweepOutcome gpu_sweep(const std::string& transport, FakeGpu& gpu) {
   EXPECT_TRUE(registered);
   gpu.copies = 0;  // from here on, only the sweep's copies
   world.start_service(host);
-  const bool finished = world.wait_until([&] { return world.call(host, [&] { return host.finished(); }); }, k_max_run_ns);
+  const bool finished =
+      world.wait_until([&] { return world.call(host, [&] { return host.finished(); }); }, k_max_run_ns);
   out.result = finished ? world.call(host, [&] { return host.result(); })
                         : error(StatusCode::timed_out, "the sweep did not finish");
   world.stop();

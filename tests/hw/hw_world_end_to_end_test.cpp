@@ -234,8 +234,8 @@ TEST_P(HwWorldEndToEnd, KillingAStorageNodeFailsTheReadNamingTheTarget) {
   WriteThenReadOnCue* w = workload.get();
   ClientHost& host = cluster.add_host(4, std::move(workload), 0, 1);
   ASSERT_TRUE(cluster.start().ok());
-  ASSERT_TRUE(world.wait_until([&] { return world.call(host, [&] { return w->written || host.finished(); }); },
-                               k_max_run_ns));
+  ASSERT_TRUE(
+      world.wait_until([&] { return world.call(host, [&] { return w->written || host.finished(); }); }, k_max_run_ns));
   ASSERT_FALSE(world.call(host, [&] { return host.finished(); }))
       << world.call(host, [&] { return host.result().to_string(); });
   const TargetId target = world.call(host, [&] { return w->target(); });

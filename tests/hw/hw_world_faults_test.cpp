@@ -208,8 +208,8 @@ TEST_F(HwWorldFaults, AKilledServiceHearsNothingAndForgetsItsTimersUntilRevived)
   EXPECT_TRUE(world.alive(v));
   const OpId new_timer = world.call(victim, [&] { return victim.env().timer(60 * k_ns_per_ms); });
   world.call(sender, [&] { EXPECT_TRUE(sender.env().send(v, proto::Ack{2, StatusCode::ok, {}}).ok()); });
-  ASSERT_TRUE(world.run_until([&] { return !victim.completed.empty() && !victim.acks.empty(); }, k_any_events,
-                              k_max_wait_ns));
+  ASSERT_TRUE(
+      world.run_until([&] { return !victim.completed.empty() && !victim.acks.empty(); }, k_any_events, k_max_wait_ns));
   world.call(victim, [&] {
     EXPECT_EQ(victim.completed, std::vector<OpId>{new_timer});  // the 30 ms timer of the dead one never came
     EXPECT_NE(old_timer, new_timer);
@@ -263,8 +263,8 @@ TEST_F(HwWorldFaults, ARestartedServiceIsAFreshInstanceAtTheSameEndpoint) {
   world.call(sender, [&] { EXPECT_TRUE(sender.env().send(v, proto::Ack{1, StatusCode::ok, {}}).ok()); });
   // The fresh instance started (its own timer), hears messages, and never
   // gets the completion of the timer its predecessor set.
-  ASSERT_TRUE(world.run_until([&] { return fresh.deliveries == 1 && !fresh.completed.empty(); }, k_any_events,
-                              k_max_wait_ns));
+  ASSERT_TRUE(
+      world.run_until([&] { return fresh.deliveries == 1 && !fresh.completed.empty(); }, k_any_events, k_max_wait_ns));
   world.run_for(50 * k_ns_per_ms);
   world.call(fresh, [&] {
     EXPECT_EQ(fresh.completed, std::vector<OpId>{fresh.first_timer});

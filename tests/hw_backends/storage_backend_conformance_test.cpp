@@ -427,8 +427,7 @@ TEST_P(StorageConformance, RefusesBadTargetConfigs) {
   const auto create = [&](StorageTargetConfig c) { return create_storage_backend(GetParam(), c).status(); };
   EXPECT_EQ(create(StorageTargetConfig{}).code(), StatusCode::invalid_argument) << "no directory";
   EXPECT_EQ(create(config_at(dir_.path() + "/a", 0)).code(), StatusCode::invalid_argument);
-  EXPECT_EQ(create(config_at(dir_.path() + "/a", k_max_queue_depth + 1)).code(),
-            StatusCode::invalid_argument);
+  EXPECT_EQ(create(config_at(dir_.path() + "/a", k_max_queue_depth + 1)).code(), StatusCode::invalid_argument);
   StorageTargetConfig no_files = config_at(dir_.path() + "/a");
   no_files.max_open_objects = 0;
   EXPECT_EQ(create(no_files).code(), StatusCode::invalid_argument);
@@ -486,8 +485,11 @@ TEST_P(StorageConformance, UnalignedOverlappingWritesKeepEveryBlockChecksumRight
     std::copy(out.span().begin(), out.span().end(), truth.begin() + static_cast<std::ptrdiff_t>(offset));
   }
   AlignedBuffer in(40'960);
-  for (auto [offset, length] : {std::pair<std::uint64_t, std::size_t>{0, truth.size()}, {1, 4095}, {4094, 9000},
-                                {17'000, 13'000}, {30'700, 4173}}) {
+  for (auto [offset, length] : {std::pair<std::uint64_t, std::size_t>{0, truth.size()},
+                                {1, 4095},
+                                {4094, 9000},
+                                {17'000, 13'000},
+                                {30'700, 4173}}) {
     const StorageCompletion r = run(*b, read(9, offset, in.span(0, length)));
     ASSERT_TRUE(r.status.ok()) << offset << "+" << length << ": " << r.status.to_string();
     ASSERT_EQ(r.bytes, length);

@@ -46,8 +46,7 @@ inline bool register_wrapped_tcp(
     std::string name, std::function<transport::Capabilities(transport::Capabilities tcp)> declare,
     std::function<std::unique_ptr<transport::Transport>(std::unique_ptr<transport::Transport> tcp)> make) {
   return transport::register_transport(transport::TransportEntry{
-      std::move(name),
-      [] { return ok_status(); },
+      std::move(name), [] { return ok_status(); },
       [declare] {
         for (const auto& l : transport::list_transports()) {
           if (l.name == "tcp") return declare(l.capabilities);

@@ -71,9 +71,9 @@ std::string sweep(ChunkCoalescing coalesce, std::uint64_t seed, std::uint64_t st
     std::uint64_t written = 0;
     for (const RankPhaseResult& r : writes) written += r.phase == "write" ? r.bytes : 0;
     std::ostringstream out;
-    out << cluster.world().runtime().streamed_reads() << ' ' << read.bytes << ' ' << written << ' ' << read.last_done_ns << ' '
-        << cluster.world().counter("storage.requests") << ' ' << cluster.world().counter("client.chunks_coalesced")
-        << ' ' << cluster.world().now();
+    out << cluster.world().runtime().streamed_reads() << ' ' << read.bytes << ' ' << written << ' ' << read.last_done_ns
+        << ' ' << cluster.world().counter("storage.requests") << ' '
+        << cluster.world().counter("client.chunks_coalesced") << ' ' << cluster.world().now();
     return out.str();
   });
 }
@@ -81,7 +81,8 @@ std::string sweep(ChunkCoalescing coalesce, std::uint64_t seed, std::uint64_t st
 SweepOutcome parse(const std::string& s) {
   SweepOutcome o;
   std::istringstream in(s);
-  in >> o.streamed_reads >> o.read_bytes >> o.written_bytes >> o.read_elapsed_ns >> o.storage_requests >> o.chunks_coalesced >> o.end_ns;
+  in >> o.streamed_reads >> o.read_bytes >> o.written_bytes >> o.read_elapsed_ns >> o.storage_requests >>
+      o.chunks_coalesced >> o.end_ns;
   return o;
 }
 

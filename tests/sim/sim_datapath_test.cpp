@@ -89,7 +89,8 @@ TEST(SimDataPath, TwoPortsMoveTwiceTheBytesOfOnePortWhenThePortsAreTheBottleneck
     EXPECT_NEAR(static_cast<double>(one_port), bytes / port_bytes_per_s * 1e9, 0.01 * static_cast<double>(one_port));
     EXPECT_NEAR(static_cast<double>(one_port) / static_cast<double>(two_ports), 2.0, 0.05);
     // One recorder port for both client ports: no better than one port.
-    EXPECT_NEAR(static_cast<double>(two_ports_one_far_end), static_cast<double>(one_port), 0.02 * static_cast<double>(one_port));
+    EXPECT_NEAR(static_cast<double>(two_ports_one_far_end), static_cast<double>(one_port),
+                0.02 * static_cast<double>(one_port));
   });
 }
 

@@ -114,7 +114,8 @@ SmallFileRates small_files(std::uint32_t meta_shards) {
 TEST(SimMetaService, TwoServersWithDirectoriesSpreadServeTwiceTheSmallFileOpens) {
   const MetaOpUnits u = beegfs_meta_op_units();
   // A read is an open (stat) and a close (setattr); a write a create and a close.
-  const double read_ns = profile_cost_ns(CostKind::meta_stat) * u.stat + profile_cost_ns(CostKind::meta_setattr) * u.setattr;
+  const double read_ns =
+      profile_cost_ns(CostKind::meta_stat) * u.stat + profile_cost_ns(CostKind::meta_setattr) * u.setattr;
   const double write_ns =
       profile_cost_ns(CostKind::meta_create) * u.create + profile_cost_ns(CostKind::meta_setattr) * u.setattr;
   const SmallFileRates one = small_files(1);

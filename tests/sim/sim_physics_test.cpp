@@ -172,13 +172,15 @@ TEST(SimPhysics, PcieCopyTakesExactlySizeOverBandwidthPlusLatencyWhileTheNetwork
     });
     rt->run_until_idle();
     const topo::Topology& t = *cluster;
-    const Directed pcie = directed(t, t.machine_route(dev(t, 0, VertexKind::host_memory), dev(t, 0, VertexKind::gpu)).value());
+    const Directed pcie =
+        directed(t, t.machine_route(dev(t, 0, VertexKind::host_memory), dev(t, 0, VertexKind::gpu)).value());
     double latency_ns = 0;
     double bandwidth = std::numeric_limits<double>::infinity();
     for (auto [e, fwd] : pcie) {
       EXPECT_NE(t.link(e).spec.link_class, topo::LinkClass::network);
       latency_ns += static_cast<double>(t.link(e).spec.latency_ns);
-      bandwidth = std::min(bandwidth, fwd ? t.link(e).spec.bandwidth_ab_bytes_per_s : t.link(e).spec.bandwidth_ba_bytes_per_s);
+      bandwidth =
+          std::min(bandwidth, fwd ? t.link(e).spec.bandwidth_ab_bytes_per_s : t.link(e).spec.bandwidth_ba_bytes_per_s);
     }
     EXPECT_NEAR(static_cast<double>(local.done_at_ns[copy]), latency_ns + k_bytes / bandwidth * 1e9, 2.0);
     // The network route pays 13.01 x its network latency and runs at 0.97 of 10 Gb/s.
@@ -240,8 +242,10 @@ TEST(SimPhysics, ABounceReadCrossesHostMemoryAndADirectReadDoesNot) {
     // GPU); the CPU copies of the staging model (SimProfile staging_*) read
     // and write it once more each.
     const double copies = config.profile.staging_cpu_copies;
-    const double socket_to_memory = rt->link_bytes(client_memory, t.link(client_memory).a != dev(t, 1, VertexKind::host_memory));
-    const double memory_to_socket = rt->link_bytes(client_memory, t.link(client_memory).a == dev(t, 1, VertexKind::host_memory));
+    const double socket_to_memory =
+        rt->link_bytes(client_memory, t.link(client_memory).a != dev(t, 1, VertexKind::host_memory));
+    const double memory_to_socket =
+        rt->link_bytes(client_memory, t.link(client_memory).a == dev(t, 1, VertexKind::host_memory));
     EXPECT_EQ(socket_to_memory, (1 + copies) * static_cast<double>(k_bytes));
     EXPECT_EQ(memory_to_socket, (1 + copies) * static_cast<double>(k_bytes));
     // The direct path ends below the PCIe switch: the GPU's link carried both reads' bytes.

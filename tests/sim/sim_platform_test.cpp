@@ -83,13 +83,15 @@ TEST(SimPlatform, OnADgxA100GpuDirectStaysBelowTheSwitchAndBounceGoesThroughTheR
       EXPECT_NE(t.vertex(link.b).kind, VertexKind::cpu_socket);
     }
     // Bounce: NIC -> host memory of socket 0 (crosses the socket and the memory link), then memory -> GPU.
-    const TransferSpec to_host{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::pinned, 0, 1, 0, 1}, 0, 0};
+    const TransferSpec to_host{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::pinned, 0, 1, 0, 1}, 0,
+                               0};
     const TransferSpec copy{MemHandle{1, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::gpu, 0, 1, 0, 1}};
     EXPECT_GE(count_class(rt->transfer_route(to_host).value(), topo::LinkClass::memory), 2u);  // both nodes' memory
     EXPECT_EQ(count_class(rt->transfer_route(copy).value(), topo::LinkClass::memory), 1u);
     EXPECT_EQ(count_class(rt->transfer_route(copy).value(), topo::LinkClass::network), 0u);
     // A rail that lands on another complex crosses more PCIe than GPU 0's own.
-    const TransferSpec other_rail{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::gpu, 0, 1, 0, 1}, 0, 2};
+    const TransferSpec other_rail{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::gpu, 0, 1, 0, 1}, 0,
+                                  2};
     EXPECT_GT(count_class(rt->transfer_route(other_rail).value(), topo::LinkClass::pcie),
               count_class(route, topo::LinkClass::pcie));
     // 10 NICs x 10 memories (8 GPUs + 2 sockets) per node, plus 10 local
@@ -113,13 +115,13 @@ TEST(SimPlatform, MissingDevicesAndRatesAreNamed) {
     EXPECT_EQ(rt->platform().first_nic(0), 0u);
     EXPECT_EQ(rt->platform().first_nic(9), k_no_id);
     EXPECT_EQ(rt->platform().cpu_host(9), nullptr);
-    EXPECT_EQ(rt->transfer_route(TransferSpec{MemHandle{0, MemKind::host, 3, 1, 0, 1},
-                                              MemHandle{1, MemKind::host, 0, 1, 0, 1}})
+    EXPECT_EQ(rt->transfer_route(
+                    TransferSpec{MemHandle{0, MemKind::host, 3, 1, 0, 1}, MemHandle{1, MemKind::host, 0, 1, 0, 1}})
                   .status()
                   .code(),
               StatusCode::not_found);
-    EXPECT_TRUE(rt->transfer_route(TransferSpec{MemHandle{0, MemKind::host, 0, 1, 0, 1},
-                                                MemHandle{0, MemKind::pinned, 0, 2, 0, 1}})
+    EXPECT_TRUE(rt->transfer_route(
+                      TransferSpec{MemHandle{0, MemKind::host, 0, 1, 0, 1}, MemHandle{0, MemKind::pinned, 0, 2, 0, 1}})
                     .value()
                     .empty());  // one memory: no link
     EXPECT_NE(rt->platform().link_of(0, true), nullptr);
@@ -138,8 +140,8 @@ TEST(SimPlatform, ANodeWithoutANetworkCannotSendButCopiesLocally) {
     OpId copy = 0;
     Probe& b = rt->add_service<Probe>(0, [&](Probe& p) {
       EXPECT_TRUE(p.env().send(rt->endpoint_of(a), proto::Ack{1, StatusCode::ok, {}}).ok());  // same node: fine
-      copy = p.env().transfer(TransferSpec{p.env().alloc(MemKind::pinned, 0, 1000).value(),
-                                           p.env().alloc(MemKind::gpu, 0, 1000).value()});
+      copy = p.env().transfer(
+          TransferSpec{p.env().alloc(MemKind::pinned, 0, 1000).value(), p.env().alloc(MemKind::gpu, 0, 1000).value()});
     });
     rt->run_until_idle();
     EXPECT_EQ(a.deliveries.size(), 1u);

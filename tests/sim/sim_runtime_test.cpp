@@ -66,7 +66,8 @@ TEST(SimRuntime, ErrorsNameThePlaceAndTheProblem) {
       EXPECT_EQ(env.alloc(MemKind::host, 0, 0).status().code(), StatusCode::invalid_argument);
       EXPECT_EQ(env.alloc(MemKind::host, 0, 2 * k_mib).status().code(), StatusCode::no_space);
       ops["no_region"] = env.transfer(TransferSpec{MemHandle{0, MemKind::pinned, 0, 99, 0, 16}, remote.slice(0, 16)});
-      ops["beyond_region"] = env.transfer(TransferSpec{mine.slice(0, 4096), MemHandle{1, MemKind::pinned, 0, remote.region, 1, 4096}});
+      ops["beyond_region"] =
+          env.transfer(TransferSpec{mine.slice(0, 4096), MemHandle{1, MemKind::pinned, 0, remote.region, 1, 4096}});
       ops["no_gpu"] = env.transfer(TransferSpec{mine, MemHandle{1, MemKind::gpu, 7, remote.region, 0, 4096}});
       ops["no_nic"] = env.transfer(TransferSpec{mine, remote, 3, k_no_id});
       ops["target_elsewhere"] = env.storage_io(StorageIoSpec{StorageOp::read, 1, 1, 0, mine, false});
@@ -131,7 +132,8 @@ TEST(SimRuntime, MessagesTakeTheRouteBetweenNodesAndTheLocalLatencyWithinOne) {
     EXPECT_EQ(near.delivered_at_ns[0], rt->profile().local_message_latency_ns);
     // Across nodes: the route's latency plus the frame and its overhead at the bottleneck.
     const auto route = rt->transfer_route(TransferSpec{MemHandle{0, MemKind::host, 0, 1, 0, 1},
-                                                       MemHandle{1, MemKind::host, 0, 1, 0, 1}}).value();
+                                                       MemHandle{1, MemKind::host, 0, 1, 0, 1}})
+                           .value();
     double latency_ns = 0;
     double rate = 1e300;
     for (const auto& l : route) {
@@ -245,11 +247,13 @@ TEST(SimRuntime, ThousandsOfConcurrentOperationsAllComplete) {
       const MemHandle staging = env.alloc(MemKind::pinned, 0, 64 * k_kib).value();
       for (int i = 0; i < k_each; ++i) {
         env.transfer(TransferSpec{staging, landings[static_cast<std::size_t>(i) % landings.size()]});
-        env.storage_io(StorageIoSpec{StorageOp::read, 1, 1, static_cast<std::uint64_t>(i) * 4096, staging.slice(0, 4096), false});
+        env.storage_io(
+            StorageIoSpec{StorageOp::read, 1, 1, static_cast<std::uint64_t>(i) * 4096, staging.slice(0, 4096), false});
         env.compute(CostKind::storage_request, 1);
         env.timer(i * 1000);
         EXPECT_TRUE(env.send(rt->endpoint_of(*probes[static_cast<std::size_t>(i) % probes.size()]),
-                             proto::Ack{static_cast<RequestId>(i), StatusCode::ok, {}}).ok());
+                             proto::Ack{static_cast<RequestId>(i), StatusCode::ok, {}})
+                        .ok());
       }
     });
     rt->run_until_idle();

@@ -53,7 +53,7 @@ class Probe final : public Service {
   std::vector<Delivery> deliveries;
   std::vector<TimeNs> delivered_at_ns;
   std::function<void(Probe&, const Completion&)> on_completion;
-  int handler_depth = 0;      // > 1 would mean re-entrant delivery
+  int handler_depth = 0;  // > 1 would mean re-entrant delivery
   int max_handler_depth = 0;
 
  private:

@@ -113,8 +113,8 @@ TEST(FaultDriver, AppliesChangesAtTheirTimesEndsFirst) {
   ASSERT_TRUE(d->apply_due(2 * k_ns_per_s, c).ok());
   ASSERT_TRUE(d->apply_due(5 * k_ns_per_s, c).ok());
   ASSERT_TRUE(d->apply_due(6 * k_ns_per_s, c).ok());
-  EXPECT_EQ(c.calls, (std::vector<std::string>{"kill storage:3", "revive storage:3", "kill storage:3",
-                                               "revive storage:3"}));
+  EXPECT_EQ(c.calls,
+            (std::vector<std::string>{"kill storage:3", "revive storage:3", "kill storage:3", "revive storage:3"}));
   EXPECT_EQ(d->next_change_ns(), -1);
 }
 
@@ -155,8 +155,8 @@ TEST(FaultDriver, ComposesOverlappingFaults) {
   EXPECT_EQ(c.calls, (std::vector<std::string>{"disk storage:1 x10", "disk storage:1 x4"}));
   c.calls.clear();
   ASSERT_TRUE(d->heal_all(c, false).ok());
-  EXPECT_EQ(c.calls, (std::vector<std::string>{"disk storage:1 x1", "partitions", "messages p=50% +7",
-                                               "messages p=0% +0"}));
+  EXPECT_EQ(c.calls,
+            (std::vector<std::string>{"disk storage:1 x1", "partitions", "messages p=50% +7", "messages p=0% +0"}));
 }
 
 TEST(FaultDriver, HealAllKeepsDeadServicesWhenAsked) {

@@ -20,9 +20,8 @@ constexpr int k_max_polls = 100;
 class FaultyBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("sluice_faulty_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("sluice_faulty_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -66,7 +65,8 @@ class FaultyBackendTest : public ::testing::Test {
   }
   static std::size_t bits_differing(std::span<const std::byte> a, std::span<const std::byte> b) {
     std::size_t n = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) n += static_cast<std::size_t>(std::popcount(std::to_integer<unsigned>(a[i] ^ b[i])));
+    for (std::size_t i = 0; i < a.size(); ++i)
+      n += static_cast<std::size_t>(std::popcount(std::to_integer<unsigned>(a[i] ^ b[i])));
     return n;
   }
 

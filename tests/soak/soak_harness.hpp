@@ -43,8 +43,8 @@
 namespace sluice::soak {
 
 // Limits of one run (virtual time in TestEnv/SimEnv).
-inline constexpr TimeNs k_soak_slice_ns = 100 * k_ns_per_ms;       // done() is checked this often
-inline constexpr TimeNs k_soak_settle_ns = 5 * k_ns_per_s;         // after heal, before verifying
+inline constexpr TimeNs k_soak_slice_ns = 100 * k_ns_per_ms;  // done() is checked this often
+inline constexpr TimeNs k_soak_settle_ns = 5 * k_ns_per_s;    // after heal, before verifying
 // Writers and verifiers must end within these budgets, else the run counts
 // a hang. A write against a buddy group with no usable primary ends with an
 // error only after ClientConfig::mirror_failovers + 1 rounds of RPC timeouts
@@ -54,7 +54,7 @@ inline constexpr TimeNs k_soak_settle_ns = 5 * k_ns_per_s;         // after heal
 inline constexpr TimeNs k_soak_write_budget_ns = 3600 * k_ns_per_s;
 inline constexpr TimeNs k_soak_verify_budget_ns = 3600 * k_ns_per_s;
 inline constexpr std::size_t k_soak_log_lines = 12;              // world log lines kept for a failing run
-inline constexpr std::uint64_t k_plan_rng_stream = 0x9'1A11ULL;   // the plan's Rng, apart from the world's
+inline constexpr std::uint64_t k_plan_rng_stream = 0x9'1A11ULL;  // the plan's Rng, apart from the world's
 
 // Faults for the soak: some outlast a client's whole retry budget
 // (RpcLimits::give_up_ns, 14 s: 2 + 4 + 8 s) by up to 4 s, so that writes
@@ -101,10 +101,10 @@ struct SoakRunResult {
   // Acknowledged writes unreadable while a server the plan left dead was
   // down, and readable once it came back (see soak_run).
   std::uint64_t unavailable_while_dead = 0;
-  TimeNs write_phase_ns = 0;  // how long the writers ran, faults applying
-  TimeNs longest_op_ns = 0;   // the slowest client operation of the run
+  TimeNs write_phase_ns = 0;                // how long the writers ran, faults applying
+  TimeNs longest_op_ns = 0;                 // the slowest client operation of the run
   std::vector<std::string> write_failures;  // why writes failed (allowed), the first few
-  std::vector<std::string> problems;  // notes of the ledger, driver errors, setup failures
+  std::vector<std::string> problems;        // notes of the ledger, driver errors, setup failures
 };
 
 struct SoakTotals {
@@ -123,13 +123,15 @@ struct SoakTotals {
   void add(const SoakRunResult& r) {
     // SLUICE_SOAK_VERBOSE=1: one line per run, with its plan.
     if (const char* v = std::getenv("SLUICE_SOAK_VERBOSE"); v != nullptr && std::string(v) == "1") {
-      std::printf("seed %llu: write phase %.3f s longest op %.3f s acked=%llu failed_writes=%llu lost=%llu corrupt=%llu hung=%llu "
-                  "meta_bad=%llu\n%s",
-                  static_cast<unsigned long long>(r.seed), static_cast<double>(r.write_phase_ns) * 1e-9,
-                  static_cast<double>(r.longest_op_ns) * 1e-9, static_cast<unsigned long long>(r.acked),
-                  static_cast<unsigned long long>(r.writes_failed), static_cast<unsigned long long>(r.lost),
-                  static_cast<unsigned long long>(r.corrupt), static_cast<unsigned long long>(r.hung),
-                  static_cast<unsigned long long>(r.meta_bad), r.plan.c_str());
+      std::printf(
+          "seed %llu: write phase %.3f s longest op %.3f s acked=%llu failed_writes=%llu lost=%llu corrupt=%llu "
+          "hung=%llu "
+          "meta_bad=%llu\n%s",
+          static_cast<unsigned long long>(r.seed), static_cast<double>(r.write_phase_ns) * 1e-9,
+          static_cast<double>(r.longest_op_ns) * 1e-9, static_cast<unsigned long long>(r.acked),
+          static_cast<unsigned long long>(r.writes_failed), static_cast<unsigned long long>(r.lost),
+          static_cast<unsigned long long>(r.corrupt), static_cast<unsigned long long>(r.hung),
+          static_cast<unsigned long long>(r.meta_bad), r.plan.c_str());
       for (const std::string& p : r.problems) std::printf("  %s\n", p.c_str());
       for (std::size_t i = 0; i < r.write_failures.size() && i < 3; ++i) {
         std::printf("  write failed (allowed): %s\n", r.write_failures[i].c_str());
@@ -161,8 +163,7 @@ struct SoakTotals {
            " corrupt=" + std::to_string(corrupt) + " hung=" + std::to_string(hung) +
            " meta_bad=" + std::to_string(meta_bad) + " acked=" + std::to_string(acked) +
            " unavailable_while_dead=" + std::to_string(unavailable_while_dead) +
-           " longest_op_ms=" + std::to_string(longest_op_ns / k_ns_per_ms) +
-           " mirroring=" + (mirroring ? "on" : "off");
+           " longest_op_ms=" + std::to_string(longest_op_ns / k_ns_per_ms) + " mirroring=" + (mirroring ? "on" : "off");
   }
 };
 
@@ -314,9 +315,8 @@ SoakRunResult soak_run(std::uint64_t seed, const SoakConfig& config, const Objec
   auto ledger = std::make_shared<SoakLedger>();
   SoakWriterConfig writer = config.writer;
   writer.run_seed = seed;
-  std::vector<ClientHost*> writers = cluster.launch([&](std::uint32_t) -> std::unique_ptr<Workload> {
-    return std::make_unique<SoakWriter>(writer, ledger);
-  });
+  std::vector<ClientHost*> writers = cluster.launch(
+      [&](std::uint32_t) -> std::unique_ptr<Workload> { return std::make_unique<SoakWriter>(writer, ledger); });
   if (on_start) on_start(world);
   // Hosts are read between events: HwEnv's services run on their own
   // threads, and run_until with no event to run is a look under the world's
@@ -326,8 +326,8 @@ SoakRunResult soak_run(std::uint64_t seed, const SoakConfig& config, const Objec
         [&hosts] { return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); }); },
         0);
   };
-  faults::run_with_faults(primitives, driver, control, [&] { return all_done(writers); }, t0 + config.write_budget_ns,
-                          k_soak_slice_ns);
+  faults::run_with_faults(
+      primitives, driver, control, [&] { return all_done(writers); }, t0 + config.write_budget_ns, k_soak_slice_ns);
   result.write_phase_ns = world.now() - t0;
   std::uint64_t unfinished = 0;
   world.run_until(

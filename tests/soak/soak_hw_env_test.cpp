@@ -81,7 +81,8 @@ class SoakHwWorld : public HwSuiteWorld {
     drop.remaining = ~std::uint64_t{0};
     drop.match = [this](const Endpoint& from, const Endpoint& to, const proto::Message&) {
       std::lock_guard<std::mutex> lock(mu_);
-      return sluice::faults::partitioned(partitions_, from.node, to.node) || (loss_ > 0.0 && fault_rng_.uniform01() < loss_);
+      return sluice::faults::partitioned(partitions_, from.node, to.node) ||
+             (loss_ > 0.0 && fault_rng_.uniform01() < loss_);
     };
     add_fault(std::move(drop));
   }
@@ -89,8 +90,8 @@ class SoakHwWorld : public HwSuiteWorld {
   // WorldFaultControl's surface; what HwEnv cannot do is refused, saying why.
   Status set_disk_slowdown(TargetId target, double factor) {
     if (factor <= 1.0) return ok_status();
-    return error(StatusCode::unavailable, "target " + std::to_string(target) +
-                                              ": FaultyStorageBackend does not delay completions");
+    return error(StatusCode::unavailable,
+                 "target " + std::to_string(target) + ": FaultyStorageBackend does not delay completions");
   }
   // Over netns the link faults drop packets (node N is the plan's node N);
   // on loopback the message rule above drops control messages.
@@ -167,8 +168,9 @@ std::unique_ptr<SoakHwWorld> make_cluster_world<SoakHwWorld>(const TestClusterSp
   config.node_memory_limit_bytes = spec.world.node_memory_limit_bytes;
   auto backends = std::make_shared<FaultyBackends>();
   const std::uint64_t seed = spec.world.seed;
-  config.wrap_storage_backend = [backends, seed](TargetId target, std::unique_ptr<hw::StorageBackend> inner)
-      -> std::unique_ptr<hw::StorageBackend> {
+  config.wrap_storage_backend = [backends, seed](
+                                    TargetId target,
+                                    std::unique_ptr<hw::StorageBackend> inner) -> std::unique_ptr<hw::StorageBackend> {
     // No faults until the writers start (set_storage_faults); each target its own stream.
     Result<std::unique_ptr<hw::FaultyStorageBackend>> b =
         hw::FaultyStorageBackend::create(std::move(inner), {}, Rng(seed).fork(target).next_u64());
@@ -181,8 +183,8 @@ std::unique_ptr<SoakHwWorld> make_cluster_world<SoakHwWorld>(const TestClusterSp
     const emulate::NetnsCluster* cluster = g_soak_network->cluster.get();
     config.node_network = [cluster](NodeId node) -> Result<hw::NodeNetwork> {
       if (node >= cluster->plan().nodes.size()) {
-        return error(StatusCode::invalid_argument, "the soak's emulated cluster has no namespace for node " +
-                                                       std::to_string(node));
+        return error(StatusCode::invalid_argument,
+                     "the soak's emulated cluster has no namespace for node " + std::to_string(node));
       }
       return hw::NodeNetwork{cluster->netns_path(node), {cluster->plan().nodes[node].address + ":0"}};
     };
@@ -325,7 +327,8 @@ void soak_hw_env(bool mirroring, testing::SoakNetwork* network = nullptr) {
     // the writers (the registration before is not under test) and end at heal.
     SoakConfig run_config = config;
     SoakRunResult r = soak_run<SoakHwWorld>(
-        seed, run_config, hw_object_size, [&](SoakHwWorld& world) {
+        seed, run_config, hw_object_size,
+        [&](SoakHwWorld& world) {
           const hw::StorageFaultStats s = world.storage_fault_stats();
           injected.errors += s.errors;
           injected.torn_writes += s.torn_writes;
@@ -347,8 +350,8 @@ void soak_hw_env(bool mirroring, testing::SoakNetwork* network = nullptr) {
   }
   testing::g_soak_network = nullptr;
   std::printf("%s injected_io_errors=%llu torn_writes=%llu read_flips=%llu client_crc_mismatches=%.0f%s\n",
-              totals.line(network != nullptr ? "hw_env_netns" : "hw_env", config.mirroring).c_str(), static_cast<unsigned long long>(injected.errors),
-              static_cast<unsigned long long>(injected.torn_writes),
+              totals.line(network != nullptr ? "hw_env_netns" : "hw_env", config.mirroring).c_str(),
+              static_cast<unsigned long long>(injected.errors), static_cast<unsigned long long>(injected.torn_writes),
               static_cast<unsigned long long>(injected.read_flips), client_crc_mismatches, dropped.c_str());
   for (const std::string& f : totals.first_failures) std::printf("%s", f.c_str());
   EXPECT_EQ(totals.runs, config.runs);

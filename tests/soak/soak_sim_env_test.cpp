@@ -98,8 +98,8 @@ SoakTotals soak_sim_env(bool mirroring, std::uint32_t default_runs) {
   SoakTotals totals;
   for (std::uint32_t i = 0; i < config.runs; ++i) {
     const std::uint64_t seed = config.first_seed + i;
-    const std::string text = testing::in_child_capture(
-        [&] { return encode(soak_run<SimWorld>(seed, config, sim_object_size)); });
+    const std::string text =
+        testing::in_child_capture([&] { return encode(soak_run<SimWorld>(seed, config, sim_object_size)); });
     totals.add(decode(seed, text));
   }
   std::printf("%s\n", totals.line("sim_env", mirroring).c_str());

@@ -100,7 +100,8 @@ TEST(SoakTestEnv, ABitFlippedAtRestIsReportedNotServed) {
   writer.writes_per_file = 2;
   writer.min_write_bytes = 4 * k_kib;
   writer.max_gap_ns = 0;
-  cluster.launch([&](std::uint32_t) -> std::unique_ptr<Workload> { return std::make_unique<SoakWriter>(writer, ledger); });
+  cluster.launch(
+      [&](std::uint32_t) -> std::unique_ptr<Workload> { return std::make_unique<SoakWriter>(writer, ledger); });
   ASSERT_TRUE(cluster.run());
   ASSERT_EQ(ledger->acked.size(), 4u);
   ASSERT_EQ(ledger->readback_wrong, 0u);

@@ -132,7 +132,7 @@ void SoakWriter::write_one(FileState& file) {
   if (!buf.ok()) return fail(buf.status().to_string());
   const MemHandle buffer = *buf;
   ctx_->ops.expect(ctx_->env.fill(buffer, PatternSpec{file.seed, offset}), [this, &file, buffer, offset, length,
-                                                                           fail](Completion& filled) {
+                                                                            fail](Completion& filled) {
     if (!filled.status.ok()) {
       ctx_->env.free(buffer);
       return fail(filled.status.to_string());
@@ -155,8 +155,8 @@ void SoakWriter::write_one(FileState& file) {
                                                   ctx_->env.free(buffer);
                                                   return fail(closed.to_string());
                                                 }
-                                                AckedWrite w{file.path, offset, length, file.seed, sum.crc32c,
-                                                             sum.crc_valid};
+                                                AckedWrite w{file.path, offset,     length,
+                                                             file.seed, sum.crc32c, sum.crc_valid};
                                                 {
                                                   std::lock_guard<std::mutex> lock(ledger_->mu);
                                                   ledger_->acked.push_back(w);
@@ -172,36 +172,36 @@ void SoakWriter::write_one(FileState& file) {
 
 void SoakWriter::read_back(FileState& file, const AckedWrite& w, MemHandle buffer) {
   // Read into the same buffer after clearing it, so that stale bytes cannot pass.
-  ctx_->ops.expect(ctx_->env.fill(buffer, PatternSpec{file.seed ^ 0x5A5A5A5AULL, w.offset}), [this, &file, w,
-                                                                                             buffer](Completion&) {
-    const std::uint64_t op = begin_op("read-back " + w.path + " at " + std::to_string(w.offset));
-    ctx_->client.read(*file.inode, w.offset, buffer, [this, w, buffer, op](Result<std::uint64_t> got) {
-      end_op(op);
-      auto finish = [this, buffer]() {
-        ctx_->env.free(buffer);
-        next();
-      };
-      if (!got.ok()) {
-        std::lock_guard<std::mutex> lock(ledger_->mu);
-        ++ledger_->readbacks;
-        ++ledger_->readback_errors;
-        return finish();
-      }
-      const std::uint64_t n = *got;
-      ctx_->ops.expect(ctx_->env.checksum(buffer), [this, w, n, finish](Completion& sum) {
-        std::lock_guard<std::mutex> lock(ledger_->mu);
-        ++ledger_->readbacks;
-        const bool wrong_bytes = sum.crc_valid && w.crc_valid && sum.crc32c != w.crc32c;
-        if (n != w.length || wrong_bytes) {
-          ++ledger_->readback_wrong;
-          ledger_->note("read-back of " + w.path + " [" + std::to_string(w.offset) + ", +" +
-                        std::to_string(w.length) + ") returned ok with " +
-                        (n != w.length ? std::to_string(n) + " bytes" : std::string("wrong bytes (CRC32C)")));
-        }
-        finish();
+  ctx_->ops.expect(
+      ctx_->env.fill(buffer, PatternSpec{file.seed ^ 0x5A5A5A5AULL, w.offset}), [this, &file, w, buffer](Completion&) {
+        const std::uint64_t op = begin_op("read-back " + w.path + " at " + std::to_string(w.offset));
+        ctx_->client.read(*file.inode, w.offset, buffer, [this, w, buffer, op](Result<std::uint64_t> got) {
+          end_op(op);
+          auto finish = [this, buffer]() {
+            ctx_->env.free(buffer);
+            next();
+          };
+          if (!got.ok()) {
+            std::lock_guard<std::mutex> lock(ledger_->mu);
+            ++ledger_->readbacks;
+            ++ledger_->readback_errors;
+            return finish();
+          }
+          const std::uint64_t n = *got;
+          ctx_->ops.expect(ctx_->env.checksum(buffer), [this, w, n, finish](Completion& sum) {
+            std::lock_guard<std::mutex> lock(ledger_->mu);
+            ++ledger_->readbacks;
+            const bool wrong_bytes = sum.crc_valid && w.crc_valid && sum.crc32c != w.crc32c;
+            if (n != w.length || wrong_bytes) {
+              ++ledger_->readback_wrong;
+              ledger_->note("read-back of " + w.path + " [" + std::to_string(w.offset) + ", +" +
+                            std::to_string(w.length) + ") returned ok with " +
+                            (n != w.length ? std::to_string(n) + " bytes" : std::string("wrong bytes (CRC32C)")));
+            }
+            finish();
+          });
+        });
       });
-    });
-  });
 }
 
 // ---- SoakVerifier ------------------------------------------------------------------
@@ -259,7 +259,8 @@ void SoakVerifier::check(const AckedWrite& w, const proto::InodeDesc& inode) {
   Result<MemHandle> buf = ctx_->env.alloc(MemKind::host, 0, w.length);
   if (!buf.ok()) return lost(w, "verifier buffer: " + buf.status().to_string());
   const MemHandle buffer = *buf;
-  const std::uint64_t op = ledger_->begin_op(ctx_->env.now(), "verify: read " + w.path + " at " + std::to_string(w.offset));
+  const std::uint64_t op =
+      ledger_->begin_op(ctx_->env.now(), "verify: read " + w.path + " at " + std::to_string(w.offset));
   ctx_->client.read(inode, w.offset, buffer, [this, w, buffer, op](Result<std::uint64_t> got) {
     ledger_->end_op(op, ctx_->env.now());
     if (!got.ok()) {

@@ -58,14 +58,14 @@ struct SoakLedger {
   std::vector<AckedWrite> acked;
   // During the faulty phase.
   std::uint64_t writes_tried = 0;
-  std::uint64_t writes_failed = 0;  // write or close ended with an error (allowed under faults)
+  std::uint64_t writes_failed = 0;           // write or close ended with an error (allowed under faults)
   std::vector<std::string> failure_samples;  // why, for the first few
   std::uint64_t readbacks = 0;
-  std::uint64_t readback_errors = 0;          // an error status (allowed under faults)
-  std::uint64_t readback_wrong = 0;           // ok status, wrong bytes or length: silent corruption
+  std::uint64_t readback_errors = 0;  // an error status (allowed under faults)
+  std::uint64_t readback_wrong = 0;   // ok status, wrong bytes or length: silent corruption
   // Verification after healing.
   std::uint64_t verified = 0;
-  std::uint64_t lost = 0;     // an acknowledged write that cannot be read back in full
+  std::uint64_t lost = 0;  // an acknowledged write that cannot be read back in full
   std::vector<AckedWrite> lost_writes;
   std::uint64_t corrupt = 0;  // read back ok with wrong bytes
   // Every client operation of both phases.

@@ -26,7 +26,8 @@ TEST(CoreBoundary, IncludesNoOtherTopLevelFolder) {
 }
 
 TEST(CoreBoundary, IncludesNoDeviceOrSimulatorHeader) {
-  const std::regex device(R"(#include *<(simgrid|infiniband|rdma|liburing|cuda|cufile|lua|rocksdb|hwloc|sys/socket|sys/epoll|thread>|mutex>))");
+  const std::regex device(
+      R"(#include *<(simgrid|infiniband|rdma|liburing|cuda|cufile|lua|rocksdb|hwloc|sys/socket|sys/epoll|thread>|mutex>))");
   const auto hits = offending_lines(device);
   EXPECT_TRUE(hits.empty()) << join(hits);
 }

@@ -140,8 +140,8 @@ TEST(FunctionLength, NoFunctionOutgrowsTheLimitOrItsRatchetEntry) {
   for (const auto& [key, lines] : found) {
     auto it = listed.find(key);
     if (it == listed.end()) {
-      problems += key + ": " + std::to_string(lines) + " lines, over " + std::to_string(k_max_function_lines) +
-                  ": split it\n";
+      problems +=
+          key + ": " + std::to_string(lines) + " lines, over " + std::to_string(k_max_function_lines) + ": split it\n";
     } else if (lines > it->second) {
       problems += key + ": " + std::to_string(lines) + " lines, grew past its ratchet entry (" +
                   std::to_string(it->second) + "): split it\n";

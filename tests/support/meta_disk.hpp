@@ -30,7 +30,9 @@ class DiskMetaStore final : public MetaStore {
   }
   Status remove_entry(std::string_view d, std::string_view n) override { return disk_->remove_entry(d, n); }
   std::uint64_t entry_count(std::string_view d) const override { return disk_->entry_count(d); }
-  MetaListPage list(std::string_view d, std::uint64_t c, std::uint32_t m) const override { return disk_->list(d, c, m); }
+  MetaListPage list(std::string_view d, std::uint64_t c, std::uint32_t m) const override {
+    return disk_->list(d, c, m);
+  }
   std::uint64_t load_counter() const override { return disk_->load_counter(); }
   Status store_counter(std::uint64_t v) override { return disk_->store_counter(v); }
   std::vector<std::string> list_dirs(std::string_view a, std::uint32_t m) const override {

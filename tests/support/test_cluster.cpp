@@ -3,7 +3,8 @@
 namespace sluice::testing {
 
 std::uint32_t cluster_node_count(const TestClusterSpec& spec) {
-  return 1 + spec.meta_shards * (spec.meta_mirror ? 2 : 1) + static_cast<std::uint32_t>(spec.targets_per_server.size()) + spec.client_nodes;
+  return 1 + spec.meta_shards * (spec.meta_mirror ? 2 : 1) +
+         static_cast<std::uint32_t>(spec.targets_per_server.size()) + spec.client_nodes;
 }
 
 template <>

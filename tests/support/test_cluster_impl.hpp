@@ -6,7 +6,6 @@
 
 #include "tests/support/test_cluster.hpp"
 
-
 namespace sluice::testing {
 
 template <ClusterWorld World>
@@ -22,7 +21,8 @@ BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
     : spec_(std::move(spec)), world_(make_cluster_world<World>(spec_)) {
   NodeId node = 0;
   mgmt_ = world_->endpoint_of(world_->template add_service<MgmtService>(node, spec_.mgmt));
-  if (spec_.barrier) barrier_ = world_->endpoint_of(world_->template add_service<BarrierService>(node, spec_.barrier_config));
+  if (spec_.barrier)
+    barrier_ = world_->endpoint_of(world_->template add_service<BarrierService>(node, spec_.barrier_config));
   ++node;
   const NamespaceConfig ns = namespace_config();
   const std::uint32_t meta_servers = spec_.meta_shards * (spec_.meta_mirror ? 2 : 1);
@@ -70,13 +70,14 @@ BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
 }
 
 template <ClusterWorld World>
-ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks) {
+ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank,
+                                              std::uint32_t ranks) {
   return add_host(std::move(workload), rank, ranks, spec_.client);
 }
 
 template <ClusterWorld World>
-ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank, std::uint32_t ranks,
-                                  const ClientConfig& client) {
+ClientHost& BasicTestCluster<World>::add_host(std::unique_ptr<Workload> workload, std::uint32_t rank,
+                                              std::uint32_t ranks, const ClientConfig& client) {
   ClientHostConfig config;
   config.client = client;
   config.client.mgmt = mgmt_;

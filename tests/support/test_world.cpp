@@ -109,8 +109,8 @@ proto::RdmaRegionDesc TestWorld::rdma_key_of(NodeId node, std::uint32_t region, 
 OpId TestEnv::transfer(const TransferSpec& spec) {
   const auto& cfg = world_.config_;
   if (world_.transfer_observer_) world_.transfer_observer_(self_, spec);
-  const bool one_sided = (spec.mode == TransferMode::rdma_write || spec.mode == TransferMode::rdma_read) &&
-                         spec.src.node != spec.dst.node;
+  const bool one_sided =
+      (spec.mode == TransferMode::rdma_write || spec.mode == TransferMode::rdma_read) && spec.src.node != spec.dst.node;
   if (cfg.rdma_keys && one_sided) count(spec.remote_region ? k_metric_rdma_key_carried : k_metric_rdma_key_fallback, 1);
   const bool local = spec.mode == TransferMode::local_copy || spec.src.node == spec.dst.node;
   const TimeNs at = world_.now_ns_ + cfg.transfer_latency_ns +
@@ -118,8 +118,8 @@ OpId TestEnv::transfer(const TransferSpec& spec) {
                     (world_.transfer_hook_ ? world_.transfer_hook_(self_, spec) : 0);
   return world_.schedule_completion(self_, at, [w = &world_, self = self_, spec](Completion& c) {
     if (spec.src.length != spec.dst.length) {
-      c.status = error(StatusCode::invalid_argument, "transfer lengths differ: " + spec.src.to_string() + " -> " +
-                                                         spec.dst.to_string());
+      c.status = error(StatusCode::invalid_argument,
+                       "transfer lengths differ: " + spec.src.to_string() + " -> " + spec.dst.to_string());
       return;
     }
     if (Status s = w->check_range(spec.src, spec.src.node, "transfer source"); !s.ok()) {
@@ -147,8 +147,8 @@ OpId TestEnv::transfer(const TransferSpec& spec) {
                          "transfer " + spec.src.to_string() + " -> " + spec.dst.to_string() +
                              ": remote access error: the carried key (nic " + std::to_string(key.nic) + ", rkey " +
                              std::to_string(key.rkey) + ") is not region " + std::to_string(remote.region) +
-                             "'s key on NIC " + std::to_string(remote_nic) + " of node " +
-                             std::to_string(remote.node) + " or does not cover the range");
+                             "'s key on NIC " + std::to_string(remote_nic) + " of node " + std::to_string(remote.node) +
+                             " or does not cover the range");
         return;
       }
     }
@@ -235,8 +235,8 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
         if (w->config_.move_bytes) {
           auto src = w->bytes(spec.buffer);
           if (spec.crc32c && proto::crc32c(src) != *spec.crc32c) {
-            c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) + ": refused a write to object " +
-                                                      std::to_string(spec.file_id) +
+            c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) +
+                                                      ": refused a write to object " + std::to_string(spec.file_id) +
                                                       " whose bytes differ from the CRC32C they must have");
             return;
           }
@@ -384,7 +384,6 @@ Result<MemHandle> TestEnv::open_window(const MemHandle& range) {
 // Transfers are checked and their bytes moved when they complete: one into
 // or out of a closed window fails then, moving nothing.
 void TestEnv::close_window(const MemHandle& window) { free(window); }
-
 
 void TestEnv::count(std::string_view name, double delta) {
   auto it = world_.counters_.find(name);
@@ -537,8 +536,8 @@ Status TestWorld::restart(Endpoint service) {
   Entry* e = entry(service);
   if (e == nullptr) return error(StatusCode::not_found, "restart: no service at " + service.to_string());
   if (!e->factory) {
-    return error(StatusCode::unavailable, "restart of " + e->service->name() +
-                                              ": it was built from arguments that cannot be copied");
+    return error(StatusCode::unavailable,
+                 "restart of " + e->service->name() + ": it was built from arguments that cannot be copied");
   }
   ++e->incarnation;  // what the old instance started, and messages already sent to it, are dropped
   e->ledger.forget_all();
@@ -552,9 +551,8 @@ Status TestWorld::restart(Endpoint service) {
     }
   }
   // A new Env too: the old one's CPU queue belongs to the dead process.
-  e->env = std::make_unique<TestEnv>(*this, service,
-                                     root_rng_.fork((std::uint64_t{service.node} << 32 | service.service) ^
-                                                    (e->incarnation << 20)));
+  e->env = std::make_unique<TestEnv>(
+      *this, service, root_rng_.fork((std::uint64_t{service.node} << 32 | service.service) ^ (e->incarnation << 20)));
   e->service = e->factory(*e->env);
   e->alive = true;
   if (started_) e->service->start();
@@ -569,9 +567,7 @@ void TestWorld::set_disk_slowdown(TargetId target, double factor) {
   }
 }
 
-bool TestWorld::partitioned(NodeId a, NodeId b) const {
-  return faults::partitioned(partitions_, a, b);
-}
+bool TestWorld::partitioned(NodeId a, NodeId b) const { return faults::partitioned(partitions_, a, b); }
 
 void TestWorld::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {
   loss_probability_ = std::clamp(loss_probability, 0.0, 1.0);

@@ -43,14 +43,14 @@ struct TestWorldConfig {
   std::uint64_t seed = 1;
   TimeNs message_latency_ns = 5 * k_ns_per_us;
   TimeNs transfer_latency_ns = 2 * k_ns_per_us;
-  double transfer_bytes_per_s = 12.5e9;       // 100 Gb/s
-  double local_copy_bytes_per_s = 25e9;       // PCIe Gen4 x16, effective
+  double transfer_bytes_per_s = 12.5e9;  // 100 Gb/s
+  double local_copy_bytes_per_s = 25e9;  // PCIe Gen4 x16, effective
   TimeNs storage_latency_ns = 20 * k_ns_per_us;
   double storage_read_bytes_per_s = 3.2e9;
   double storage_write_bytes_per_s = 2.0e9;
-  double memory_op_bytes_per_s = 10e9;        // fill / verify / checksum
-  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{
-      2000, 10000, 10000, 2000, 200, 5000, 5000, 3000, 1000, 500, 1};
+  double memory_op_bytes_per_s = 10e9;  // fill / verify / checksum
+  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{2000, 10000, 10000, 2000, 200, 5000,
+                                                                                  5000, 3000,  1000,  500,  1};
   bool roundtrip_messages_through_codec = true;  // every message is encoded and decoded
   bool move_bytes = true;
   std::uint64_t node_memory_limit_bytes = 8 * k_gib;
@@ -239,16 +239,15 @@ class TestWorld {
   struct Target {
     NodeId node = k_no_id;
     TimeNs busy_until_ns = 0;
-    std::map<FileId, std::uint64_t> sizes;              // every object's size (authoritative)
-    std::map<FileId, std::vector<std::byte>> objects;   // contents, when move_bytes
+    std::map<FileId, std::uint64_t> sizes;             // every object's size (authoritative)
+    std::map<FileId, std::vector<std::byte>> objects;  // contents, when move_bytes
     // CRC32C at rest, as the hardware backends keep it (hw_backends/chunk_files.hpp):
     // per k_test_crc_block_bytes block of an object's contents, recorded by
     // the writes that touched it and checked by every read.
     std::map<FileId, std::vector<std::optional<std::uint32_t>>> block_crcs;
   };
 
-  void add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service,
-                 ServiceFactory factory);
+  void add_entry(Endpoint ep, std::unique_ptr<TestEnv> env, std::unique_ptr<Service> service, ServiceFactory factory);
   OpId schedule_completion(Endpoint to, TimeNs at_ns, std::function<void(Completion&)> effect);
   void push(Pending p);
   bool step();

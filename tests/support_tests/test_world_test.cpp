@@ -103,7 +103,7 @@ TEST(TestWorld, StorageTargetsServeOneOperationAtATimeAndShortReadsReportBytes) 
   w.run_until_idle();
   ASSERT_EQ(p.completions.size(), 4u);
   EXPECT_EQ(w.now() - t0, 3 * 1000 + 4000 + 4000 + 8000);  // the read is charged for its whole buffer
-  EXPECT_EQ(p.completions[3].bytes, 4000u);                 // but only 4000 bytes exist
+  EXPECT_EQ(p.completions[3].bytes, 4000u);                // but only 4000 bytes exist
   EXPECT_TRUE(p.completions[3].crc_valid);
 }
 

@@ -27,8 +27,8 @@
 namespace sluice::transport::tcp {
 namespace {
 
-using testing::EventPump;
 using testing::crc_of;
+using testing::EventPump;
 using testing::make_frame;
 
 // Bound on a blocking read of the hand-written peer: a hang becomes a failure.
@@ -138,7 +138,7 @@ std::unique_ptr<Transport> make(const TransportConfig& config) {
 }
 
 TEST(TcpWire, HeaderRoundTripsEveryField) {
-  const PacketHeader h{PacketKind::get_data, StatusCode::not_found, 17, 0x0102030405060708ULL, ~0ULL, 42,
+  const PacketHeader h{PacketKind::get_data,    StatusCode::not_found, 17, 0x0102030405060708ULL, ~0ULL, 42,
                        k_tcp_max_transfer_bytes};
   const auto bytes = encode_packet_header(h);
   EXPECT_EQ(bytes[0], std::byte{'S'});
@@ -570,8 +570,8 @@ TEST(TcpTransport, SocketBufferBytesZeroLeavesTheKernelDefaults) {
 }
 
 TEST(TcpTransport, RefusesSocketBufferBytesOutsideItsLimitsNamingTheField) {
-  for (const std::uint32_t bytes : {std::uint32_t{100}, k_min_socket_buffer_bytes - 1, k_max_socket_buffer_bytes + 1,
-                                    std::uint32_t{1} << 30}) {
+  for (const std::uint32_t bytes :
+       {std::uint32_t{100}, k_min_socket_buffer_bytes - 1, k_max_socket_buffer_bytes + 1, std::uint32_t{1} << 30}) {
     TransportConfig config = one_rail_config(1);
     config.socket_buffer_bytes = bytes;
     Result<std::unique_ptr<Transport>> t = make_tcp_transport(config);

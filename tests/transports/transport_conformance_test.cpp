@@ -24,8 +24,8 @@
 namespace sluice::transport {
 namespace {
 
-using testing::EventPump;
 using testing::crc_of;
+using testing::EventPump;
 using testing::make_frame;
 
 constexpr std::uint32_t k_rails = 2;
@@ -149,8 +149,7 @@ TEST_P(TransportConformance, RegistersOnlyDeclaredRegionKinds) {
     }
   }
   EXPECT_EQ(a_->register_region(k_src_key, mem, RegionKind::host).code(), StatusCode::already_exists);
-  EXPECT_EQ(a_->register_region(200, std::span<std::byte>(), RegionKind::host).code(),
-            StatusCode::invalid_argument);
+  EXPECT_EQ(a_->register_region(200, std::span<std::byte>(), RegionKind::host).code(), StatusCode::invalid_argument);
   EXPECT_EQ(a_->deregister_region(999).code(), StatusCode::not_found);
 }
 
@@ -517,9 +516,8 @@ constexpr std::byte k_guard_byte{0xEE};
 // Transfer sizes, cycled over the ranges: whole MiB, odd sizes, and sizes a
 // stream transport splits over a rail's connections at unaligned points (tcp
 // splits from 2 x k_tcp_split_min_bytes = 2 MiB on).
-constexpr std::array<std::uint64_t, 6> k_slow_link_sizes{(1ULL << 20),         (1ULL << 20) + 4097,
-                                                         (2ULL << 20) + 4097,  (3ULL << 20) - 1,
-                                                         (512ULL << 10) + 1,   (1ULL << 20) - 3};
+constexpr std::array<std::uint64_t, 6> k_slow_link_sizes{(1ULL << 20),     (1ULL << 20) + 4097, (2ULL << 20) + 4097,
+                                                         (3ULL << 20) - 1, (512ULL << 10) + 1,  (1ULL << 20) - 3};
 // Bound on the bytes one test moves (both directions, every round).
 constexpr std::uint64_t k_slow_link_max_total_bytes = 100ULL << 20;
 // Source regions; each round of each range reads its own offset in them.
@@ -727,8 +725,8 @@ void TransportConformance::run_slow_link_transfers(std::size_t range_count, std:
     const auto dst = std::span<const std::byte>(r.is_get ? get_dst : put_dst).subspan(r.dst_offset, r.bytes);
     const auto src = std::span<const std::byte>(r.is_get ? get_src : put_src).subspan(r.src_offsets[round], r.bytes);
     if (crc_of(dst) == crc_of(src)) return;
-    const auto bad = first_pattern_mismatch(dst, r.is_get ? k_get_source_seed : k_put_source_seed,
-                                            r.src_offsets[round]);
+    const auto bad =
+        first_pattern_mismatch(dst, r.is_get ? k_get_source_seed : k_put_source_seed, r.src_offsets[round]);
     ADD_FAILURE() << describe(k, round) << ": "
                   << (bad ? "first wrong byte at +" + std::to_string(*bad) : std::string("its source changed"));
   };
@@ -814,8 +812,8 @@ void TransportConformance::run_slow_link_transfers(std::size_t range_count, std:
     ASSERT_TRUE(take_one(got)) << "the fence never completed";
     const auto* done = std::get_if<OpDone>(&got.front());
     ASSERT_NE(done, nullptr) << "unexpected event (index " << got.front().index() << ") on A behind the transfers";
-    ASSERT_GE(done->cookie, k_fence_cookie_base) << "a transfer completed again after its completion: cookie "
-                                                 << done->cookie;
+    ASSERT_GE(done->cookie, k_fence_cookie_base)
+        << "a transfer completed again after its completion: cookie " << done->cookie;
     EXPECT_TRUE(done->status.ok()) << done->status.to_string();
     ++fenced;
   }
@@ -868,8 +866,8 @@ TEST(TransportRegistry, ListsTcpAsAvailableWithCapabilities) {
   EXPECT_TRUE(tcp->capabilities.reaches(RegionKind::host));
   EXPECT_FALSE(tcp->capabilities.reaches(RegionKind::cuda));
   EXPECT_NE(tcp->capabilities.to_string().find("stream"), std::string::npos);
-  EXPECT_TRUE(std::is_sorted(listings.begin(), listings.end(),
-                             [](const auto& x, const auto& y) { return x.name < y.name; }));
+  EXPECT_TRUE(
+      std::is_sorted(listings.begin(), listings.end(), [](const auto& x, const auto& y) { return x.name < y.name; }));
 }
 
 TEST(TransportRegistry, UnknownNameListsWhatExists) {
@@ -881,13 +879,13 @@ TEST(TransportRegistry, UnknownNameListsWhatExists) {
 }
 
 TEST(TransportRegistry, UnavailableEntryIsListedWithItsReasonAndRefused) {
-  static const bool k_added = register_transport(TransportEntry{
-      "zz-test-unavailable", [] { return Status(StatusCode::unavailable, "no such hardware in tests"); },
-      [] { return Capabilities{}; }, nullptr, nullptr});
+  static const bool k_added = register_transport(
+      TransportEntry{"zz-test-unavailable", [] { return Status(StatusCode::unavailable, "no such hardware in tests"); },
+                     [] { return Capabilities{}; }, nullptr, nullptr});
   ASSERT_TRUE(k_added);
   const auto listings = list_transports();
-  auto entry = std::find_if(listings.begin(), listings.end(),
-                            [](const auto& l) { return l.name == "zz-test-unavailable"; });
+  auto entry =
+      std::find_if(listings.begin(), listings.end(), [](const auto& l) { return l.name == "zz-test-unavailable"; });
   ASSERT_NE(entry, listings.end());
   EXPECT_FALSE(entry->available);
   EXPECT_EQ(entry->why_unavailable, "no such hardware in tests");

@@ -35,8 +35,8 @@ class ScriptedTransport final : public Transport {
   }
   Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
                                 std::uint64_t dmabuf_offset) override {
-    calls_.push_back("register_dmabuf_region " + std::to_string(key) + " " + std::to_string(device_bytes.size()) +
-                     " " + std::to_string(dmabuf_fd) + " " + std::to_string(dmabuf_offset));
+    calls_.push_back("register_dmabuf_region " + std::to_string(key) + " " + std::to_string(device_bytes.size()) + " " +
+                     std::to_string(dmabuf_fd) + " " + std::to_string(dmabuf_offset));
     return ok_status();
   }
   Status deregister_region(std::uint64_t key) override { return record("deregister_region", key); }
@@ -98,10 +98,10 @@ TEST(TransportWrapper, ForwardsEveryCallAndItsAnswer) {
   EXPECT_EQ(std::get<OpDone>(events[0]).cookie, 5u);
   EXPECT_TRUE(w.deregister_region(1).ok());
 
-  EXPECT_EQ(seen.calls(), (std::vector<std::string>{
-                              "connect there:2", "disconnect 41", "register_region 1 16 cuda",
-                              "register_dmabuf_region 2 16 9 8", "remote_access 1 2 3", "send_message 41 6 10",
-                              "put 11", "get 12", "poll 8", "deregister_region 1"}));
+  EXPECT_EQ(seen.calls(),
+            (std::vector<std::string>{"connect there:2", "disconnect 41", "register_region 1 16 cuda",
+                                      "register_dmabuf_region 2 16 9 8", "remote_access 1 2 3", "send_message 41 6 10",
+                                      "put 11", "get 12", "poll 8", "deregister_region 1"}));
 }
 
 // Overrides two calls; the others still reach the inner transport.

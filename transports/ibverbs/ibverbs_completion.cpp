@@ -48,7 +48,8 @@ void IbverbsTransportImpl::on_completion(const ibv_wc& wc) {
       --c->posted_sends;
       c->free_send_slots.push_back(w.slot);
       if (Peer* p = live_peer(c->peer)) {
-        p->queued_message_bytes -= std::min(p->queued_message_bytes, c->send_slot_message_bytes[w.slot - k_ibv_recv_ring_slots]);
+        p->queued_message_bytes -=
+            std::min(p->queued_message_bytes, c->send_slot_message_bytes[w.slot - k_ibv_recv_ring_slots]);
       }
       break;
     }

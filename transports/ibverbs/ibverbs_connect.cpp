@@ -55,7 +55,8 @@ Result<Device*> IbverbsTransportImpl::device_for(ibv_context* verbs) {
   d->cq_entries = static_cast<std::uint32_t>(std::min(attr.max_cqe, k_ibv_cq_entries));
   d->pd = ibv_alloc_pd(verbs);
   d->channel = d->pd != nullptr ? ibv_create_comp_channel(verbs) : nullptr;
-  d->cq = d->channel != nullptr ? ibv_create_cq(verbs, static_cast<int>(d->cq_entries), nullptr, d->channel, 0) : nullptr;
+  d->cq =
+      d->channel != nullptr ? ibv_create_cq(verbs, static_cast<int>(d->cq_entries), nullptr, d->channel, 0) : nullptr;
   if (d->cq == nullptr) {
     const std::string why = errno_text(errno);
     if (d->channel != nullptr) ibv_destroy_comp_channel(d->channel);
@@ -71,8 +72,12 @@ Result<Device*> IbverbsTransportImpl::device_for(ibv_context* verbs) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, d->channel->fd, &ev);
   // Regions registered before this device appeared are registered on it too.
   for (auto& [key, region] : regions_) {
-    RegistrationRequest req{d->index, reinterpret_cast<std::uint64_t>(region->bytes.data()), region->bytes.size(),
-                            region->kind, region->dmabuf_fd, region->dmabuf_offset};
+    RegistrationRequest req{d->index,
+                            reinterpret_cast<std::uint64_t>(region->bytes.data()),
+                            region->bytes.size(),
+                            region->kind,
+                            region->dmabuf_fd,
+                            region->dmabuf_offset};
     Result<Registration> reg = registrations_->acquire(req);
     region->per_device.resize(devices_.size() + 1);
     if (reg.ok()) region->per_device[d->index] = *reg;
@@ -118,8 +123,8 @@ Status IbverbsTransportImpl::create_queue_pair(Connection& c) {
   c.ring.assign(slots * k_ibv_control_slot_bytes, std::byte{0});
   c.ring_mr = ibv_reg_mr(d.pd, c.ring.data(), c.ring.size(), IBV_ACCESS_LOCAL_WRITE);
   if (c.ring_mr == nullptr) {
-    return error(StatusCode::unavailable, "ibverbs transport: registering the control ring on " + d.name + ": " +
-                                              errno_text(errno));
+    return error(StatusCode::unavailable,
+                 "ibverbs transport: registering the control ring on " + d.name + ": " + errno_text(errno));
   }
   c.send_slot_message_bytes.assign(k_ibv_send_ring_slots, 0);
   for (std::uint32_t s = 0; s < k_ibv_send_ring_slots; ++s) c.free_send_slots.push_back(k_ibv_recv_ring_slots + s);
@@ -253,8 +258,8 @@ void IbverbsTransportImpl::handle_cm_events() {
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         Peer* p = live_peer(c->peer);
         if (p == nullptr) break;
-        const HelloBytes hello = encode_hello(Hello{config_.local_id, nonce_of(p->id), c->local_rail, c->index, p->expected,
-                                                    static_cast<std::uint32_t>(rail_addresses_.size())});
+        const HelloBytes hello = encode_hello(Hello{config_.local_id, nonce_of(p->id), c->local_rail, c->index,
+                                                    p->expected, static_cast<std::uint32_t>(rail_addresses_.size())});
         rdma_conn_param param{};
         param.private_data = hello.data();
         param.private_data_len = static_cast<std::uint8_t>(hello.size());
@@ -264,7 +269,8 @@ void IbverbsTransportImpl::handle_cm_events() {
         param.rnr_retry_count = k_ibv_rnr_retry;
         std::uint8_t timeout = k_ibv_ack_timeout;
         rdma_set_option(c->cm, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &timeout, sizeof timeout);
-        if (rdma_connect(c->cm, &param) != 0) fail_connection(*c, "rdma_connect " + c->remote + ": " + errno_text(errno));
+        if (rdma_connect(c->cm, &param) != 0)
+          fail_connection(*c, "rdma_connect " + c->remote + ": " + errno_text(errno));
         break;
       }
       case RDMA_CM_EVENT_ESTABLISHED: on_established(*c, private_data); break;
@@ -276,7 +282,9 @@ void IbverbsTransportImpl::handle_cm_events() {
         fail_connection(*c, "connect to " + c->remote + " failed: " + rdma_event_str(type) + " (status " +
                                 std::to_string(event_status) + ")");
         break;
-      case RDMA_CM_EVENT_DISCONNECTED: fail_connection(*c, "disconnected by the remote side (" + c->remote + ")"); break;
+      case RDMA_CM_EVENT_DISCONNECTED:
+        fail_connection(*c, "disconnected by the remote side (" + c->remote + ")");
+        break;
       case RDMA_CM_EVENT_DEVICE_REMOVAL: fail_connection(*c, "RDMA device removed"); break;
       default: break;  // TIMEWAIT_EXIT, ADDR_CHANGE, ...: nothing to do
     }
@@ -311,11 +319,11 @@ void IbverbsTransportImpl::on_connect_request(rdma_cm_id* id, std::uint32_t rail
     made->rails.resize(rail_addresses_.size());
     made->cursor.assign(rail_addresses_.size(), 0);
     sockaddr* from = rdma_get_peer_addr(id);
-    made->label = "ibverbs peer " + std::to_string(made->id) + " (" +
-                  (from != nullptr && from->sa_family == AF_INET
-                       ? format_rail_address(*reinterpret_cast<sockaddr_in*>(from))
-                       : std::string("node ") + std::to_string(hello->local_id)) +
-                  ")";
+    made->label =
+        "ibverbs peer " + std::to_string(made->id) + " (" +
+        (from != nullptr && from->sa_family == AF_INET ? format_rail_address(*reinterpret_cast<sockaddr_in*>(from))
+                                                       : std::string("node ") + std::to_string(hello->local_id)) +
+        ")";
     p = made.get();
     accepted_groups_[key] = p->id;
     peers_.emplace(p->id, std::move(made));

@@ -210,11 +210,10 @@ void IbverbsTransportImpl::on_region_query(Connection& c, const ControlHeader& h
   std::vector<std::byte> body;
   auto it = regions_.find(h.key);
   if (it == regions_.end() || h.b >= rail_device_.size()) {
-    const std::string text = it == regions_.end()
-                                 ? "ibverbs: node " + std::to_string(config_.local_id) + " has no region with key " +
-                                       std::to_string(h.key)
-                                 : "ibverbs: node " + std::to_string(config_.local_id) + " has no rail " +
-                                       std::to_string(h.b);
+    const std::string text =
+        it == regions_.end()
+            ? "ibverbs: node " + std::to_string(config_.local_id) + " has no region with key " + std::to_string(h.key)
+            : "ibverbs: node " + std::to_string(config_.local_id) + " has no rail " + std::to_string(h.b);
     answer.status = it == regions_.end() ? StatusCode::not_found : StatusCode::invalid_argument;
     answer.text_bytes = static_cast<std::uint16_t>(std::min<std::size_t>(text.size(), k_ibv_max_error_text_bytes));
     const auto* chars = reinterpret_cast<const std::byte*>(text.data());
@@ -278,8 +277,8 @@ Status IbverbsTransportImpl::post(const BulkRequest& request, bool is_get) {
   }
   if (request.rail >= rail_addresses_.size()) {
     return error(StatusCode::invalid_argument, std::string(what) + ": rail " + std::to_string(request.rail) +
-                                                   " but this transport has " +
-                                                   std::to_string(rail_addresses_.size()) + " rails");
+                                                   " but this transport has " + std::to_string(rail_addresses_.size()) +
+                                                   " rails");
   }
   std::lock_guard lock(mu_);
   auto local = regions_.find(request.local_key);
@@ -289,23 +288,22 @@ Status IbverbsTransportImpl::post(const BulkRequest& request, bool is_get) {
   }
   const Region& region = *local->second;
   if (!range_inside(request.local_offset, request.bytes, region.bytes.size())) {
-    return error(StatusCode::invalid_argument, std::string(what) + ": local range [" +
-                                                   std::to_string(request.local_offset) + ", +" +
-                                                   std::to_string(request.bytes) + ") outside region " +
-                                                   std::to_string(request.local_key) + " of " +
-                                                   std::to_string(region.bytes.size()) + " bytes");
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + ": local range [" + std::to_string(request.local_offset) + ", +" +
+                     std::to_string(request.bytes) + ") outside region " + std::to_string(request.local_key) + " of " +
+                     std::to_string(region.bytes.size()) + " bytes");
   }
   Peer* p = live_peer(request.peer);
   if (p == nullptr) {
     return error(StatusCode::unavailable, std::string(what) + ": no live peer " + std::to_string(request.peer));
   }
   if (p->rails[request.rail].empty()) {
-    return error(StatusCode::unavailable, std::string(what) + ": " + p->label + " has no connection on rail " +
-                                              std::to_string(request.rail));
+    return error(StatusCode::unavailable,
+                 std::string(what) + ": " + p->label + " has no connection on rail " + std::to_string(request.rail));
   }
   if (ops_.size() >= config_.max_pending_ops) {
-    return error(StatusCode::again, std::string(what) + ": " + std::to_string(ops_.size()) +
-                                        " operations pending (max_pending_ops)");
+    return error(StatusCode::again,
+                 std::string(what) + ": " + std::to_string(ops_.size()) + " operations pending (max_pending_ops)");
   }
   Op op;
   op.id = next_op_++;
@@ -352,8 +350,7 @@ void IbverbsTransportImpl::start_op(Op& op) {
   if (p == nullptr) return;  // failed with the peer
   const std::vector<std::uint64_t> rail = p->rails[op.request.rail];
   std::uint32_t& cursor = p->cursor[op.request.rail];
-  const std::vector<TransferPiece> pieces =
-      split_transfer(op.request.bytes, static_cast<std::uint32_t>(rail.size()));
+  const std::vector<TransferPiece> pieces = split_transfer(op.request.bytes, static_cast<std::uint32_t>(rail.size()));
   op.pieces_left = static_cast<std::uint32_t>(pieces.size());
   const std::uint64_t op_id = op.id;
   const PeerId peer = op.request.peer;  // `op` may be completed (erased) inside the loop

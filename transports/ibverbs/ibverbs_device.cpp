@@ -51,7 +51,8 @@ std::uint32_t mtu_bytes(ibv_mtu mtu) {
 }
 
 void read_gids(ibv_context* context, std::uint8_t port_num, const ibv_port_attr& attr, PortInfo& port) {
-  const std::uint32_t entries = std::min<std::uint32_t>(static_cast<std::uint32_t>(attr.gid_tbl_len), k_ibv_max_gids_per_port);
+  const std::uint32_t entries =
+      std::min<std::uint32_t>(static_cast<std::uint32_t>(attr.gid_tbl_len), k_ibv_max_gids_per_port);
   for (std::uint32_t i = 0; i < entries; ++i) {
     ibv_gid_entry entry{};
     if (ibv_query_gid_ex(context, port_num, i, &entry, 0) != 0) continue;  // an empty slot (ENODATA)
@@ -60,7 +61,7 @@ void read_gids(ibv_context* context, std::uint8_t port_num, const ibv_port_attr&
     for (std::size_t b = 0; b < 16; ++b) g.gid[b] = entry.gid.raw[b];
     g.type = entry.gid_type == IBV_GID_TYPE_ROCE_V2   ? GidType::roce_v2
              : entry.gid_type == IBV_GID_TYPE_ROCE_V1 ? GidType::roce_v1
-                                                       : GidType::ib;
+                                                      : GidType::ib;
     if (!g.is_zero()) port.gids.push_back(g);
   }
 }

@@ -27,14 +27,14 @@ std::vector<std::string> ibverbs_loopback_rails(std::uint32_t rails) {
 }
 
 namespace {
-[[maybe_unused]] const bool k_registered = register_transport(TransportEntry{
-    "ibverbs", [] { return ibverbs_probe(); }, [] { return ibverbs_capabilities(); },
-    [](const TransportConfig& config) -> Result<std::unique_ptr<Transport>> {
-      Result<std::unique_ptr<IbverbsTransport>> made = make_ibverbs_transport(config);
-      if (!made.ok()) return made.status();
-      return std::unique_ptr<Transport>(std::move(made).value());
-    },
-    [](std::uint32_t rails) { return ibverbs_loopback_rails(rails); }});
+[[maybe_unused]] const bool k_registered =
+    register_transport(TransportEntry{"ibverbs", [] { return ibverbs_probe(); }, [] { return ibverbs_capabilities(); },
+                                      [](const TransportConfig& config) -> Result<std::unique_ptr<Transport>> {
+                                        Result<std::unique_ptr<IbverbsTransport>> made = make_ibverbs_transport(config);
+                                        if (!made.ok()) return made.status();
+                                        return std::unique_ptr<Transport>(std::move(made).value());
+                                      },
+                                      [](std::uint32_t rails) { return ibverbs_loopback_rails(rails); }});
 }  // namespace
 
 }  // namespace sluice::transport::ibverbs

@@ -13,8 +13,8 @@ namespace {
 // Remote peers write (put) and read (get) the region; the HCA writes it for
 // local READs. Relaxed ordering is an optional flag (ignored where the
 // device lacks it), as NCCL sets it (NCCL_IB_PCI_RELAXED_ORDERING).
-constexpr int k_access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-                         IBV_ACCESS_RELAXED_ORDERING;
+constexpr int k_access =
+    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_RELAXED_ORDERING;
 
 std::string errno_text(int err) { return std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")"; }
 
@@ -55,8 +55,8 @@ Result<Registration> VerbsRegistrationBackend::register_memory(const Registratio
 
 void VerbsRegistrationBackend::deregister_memory(void* handle) { ibv_dereg_mr(static_cast<ibv_mr*>(handle)); }
 
-Status IbverbsTransportImpl::add_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind,
-                                        int dmabuf_fd, std::uint64_t dmabuf_offset) {
+Status IbverbsTransportImpl::add_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind, int dmabuf_fd,
+                                        std::uint64_t dmabuf_offset) {
   if (!caps_.reaches(kind)) {
     return error(StatusCode::unavailable, "ibverbs register_region: " + std::string(to_string(kind)) +
                                               " memory is not reachable here (declared: " + caps_.to_string() + ")");
@@ -74,7 +74,7 @@ Status IbverbsTransportImpl::add_region(std::uint64_t key, std::span<std::byte> 
   region->dmabuf_offset = dmabuf_offset;
   region->per_device.resize(devices_.size());
   for (auto& d : devices_) {
-    RegistrationRequest req{d->index, reinterpret_cast<std::uint64_t>(bytes.data()), bytes.size(), kind, dmabuf_fd,
+    RegistrationRequest req{d->index,     reinterpret_cast<std::uint64_t>(bytes.data()), bytes.size(), kind, dmabuf_fd,
                             dmabuf_offset};
     Result<Registration> reg = registrations_->acquire(req);
     if (!reg.ok()) {
@@ -96,8 +96,8 @@ Status IbverbsTransportImpl::register_region(std::uint64_t key, std::span<std::b
   return add_region(key, bytes, kind, -1, 0);
 }
 
-Status IbverbsTransportImpl::register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes,
-                                                    int dmabuf_fd, std::uint64_t dmabuf_offset) {
+Status IbverbsTransportImpl::register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
+                                                    std::uint64_t dmabuf_offset) {
   if (dmabuf_fd < 0 && caps_.reaches(RegionKind::dmabuf)) {  // undeclared: add_region says unavailable
     return error(StatusCode::invalid_argument, "ibverbs register_dmabuf_region: fd " + std::to_string(dmabuf_fd));
   }
@@ -144,8 +144,8 @@ Status IbverbsTransportImpl::deregister_region(std::uint64_t key) {
 Result<RemoteRegionDesc> IbverbsTransportImpl::export_region(std::uint64_t key, std::uint32_t rail, PeerId peer) {
   std::lock_guard lock(mu_);
   if (rail >= rail_device_.size()) {
-    return error(StatusCode::invalid_argument, "ibverbs export_region: rail " + std::to_string(rail) + " of " +
-                                                   std::to_string(rail_device_.size()));
+    return error(StatusCode::invalid_argument,
+                 "ibverbs export_region: rail " + std::to_string(rail) + " of " + std::to_string(rail_device_.size()));
   }
   auto it = regions_.find(key);
   if (it == regions_.end()) {
@@ -196,8 +196,8 @@ Result<RemoteRegionAccess> IbverbsTransportImpl::remote_access(std::uint64_t key
                                                                std::uint64_t grantee_id) {
   std::lock_guard lock(mu_);
   if (rail >= rail_device_.size()) {
-    return error(StatusCode::invalid_argument, "ibverbs remote_access: rail " + std::to_string(rail) + " of " +
-                                                   std::to_string(rail_device_.size()));
+    return error(StatusCode::invalid_argument,
+                 "ibverbs remote_access: rail " + std::to_string(rail) + " of " + std::to_string(rail_device_.size()));
   }
   auto it = regions_.find(key);
   if (it == regions_.end()) {

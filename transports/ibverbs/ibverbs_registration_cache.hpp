@@ -45,7 +45,7 @@ struct RegistrationRequest {
 
 // A registered MR as the data path needs it.
 struct Registration {
-  std::uint64_t id = 0;  // the cache's handle for release()
+  std::uint64_t id = 0;       // the cache's handle for release()
   std::uint64_t address = 0;  // first byte the MR covers (page-aligned for host/cuda)
   std::uint64_t bytes = 0;
   std::uint32_t lkey = 0;

@@ -24,8 +24,8 @@ std::string errno_text(int err) { return std::string(std::strerror(err)) + " (er
 Status set_nonblocking(int fd, const char* what) {
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
-    return error(StatusCode::io_error, std::string("ibverbs transport: O_NONBLOCK on ") + what + ": " +
-                                           errno_text(errno));
+    return error(StatusCode::io_error,
+                 std::string("ibverbs transport: O_NONBLOCK on ") + what + ": " + errno_text(errno));
   }
   return ok_status();
 }
@@ -42,8 +42,7 @@ IbverbsTransportImpl::IbverbsTransportImpl(TransportConfig config) : config_(std
 
 Status IbverbsTransportImpl::open() {
   if (config_.rail_addresses.empty() || config_.rail_addresses.size() > k_max_rails) {
-    return error(StatusCode::invalid_argument, "ibverbs transport: " +
-                                                   std::to_string(config_.rail_addresses.size()) +
+    return error(StatusCode::invalid_argument, "ibverbs transport: " + std::to_string(config_.rail_addresses.size()) +
                                                    " rail addresses; need 1.." + std::to_string(k_max_rails));
   }
   if (config_.connections_per_rail == 0 || config_.connections_per_rail > k_max_connections_per_rail) {
@@ -100,8 +99,8 @@ Status IbverbsTransportImpl::open() {
     sockaddr_in& address = rail_addresses_[rail];
     if (rdma_bind_addr(id, reinterpret_cast<sockaddr*>(&address)) != 0) {
       return error(StatusCode::unavailable, "ibverbs transport: rail " + std::to_string(rail) + " address " +
-                                                config_.rail_addresses[rail] + ": rdma_bind_addr: " +
-                                                errno_text(errno));
+                                                config_.rail_addresses[rail] +
+                                                ": rdma_bind_addr: " + errno_text(errno));
     }
     if (id->verbs == nullptr) {
       return error(StatusCode::unavailable, "ibverbs transport: rail " + std::to_string(rail) + " address " +
@@ -112,8 +111,8 @@ Status IbverbsTransportImpl::open() {
     if (!device.ok()) return device.status();
     rail_device_.push_back((*device)->index);
     if (rdma_listen(id, k_ibv_listen_backlog) != 0) {
-      return error(StatusCode::unavailable, "ibverbs transport: rdma_listen on " + config_.rail_addresses[rail] +
-                                                ": " + errno_text(errno));
+      return error(StatusCode::unavailable,
+                   "ibverbs transport: rdma_listen on " + config_.rail_addresses[rail] + ": " + errno_text(errno));
     }
     address.sin_port = rdma_get_src_port(id);
     listen_address_.rails.push_back(format_rail_address(address));
@@ -190,9 +189,7 @@ void IbverbsTransportImpl::run_loop() {
   }
 }
 
-void IbverbsTransportImpl::push_event(TransportEvent event) {
-  events_.push(std::move(event));
-}
+void IbverbsTransportImpl::push_event(TransportEvent event) { events_.push(std::move(event)); }
 
 std::size_t IbverbsTransportImpl::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   std::lock_guard lock(mu_);

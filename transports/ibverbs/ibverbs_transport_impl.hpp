@@ -99,7 +99,7 @@ struct Connection {
   std::vector<std::uint32_t> free_send_slots;
   std::vector<std::uint64_t> send_slot_message_bytes;
   std::deque<TxItem> backlog;
-  std::uint32_t posted_sends = 0;  // send-queue work requests not completed
+  std::uint32_t posted_sends = 0;    // send-queue work requests not completed
   std::deque<PendingPiece> waiting;  // bulk pieces waiting for room or for the connection
   // Reassembly of a fragmented frame.
   bool in_message = false;
@@ -113,7 +113,7 @@ struct Peer {
   std::uint64_t remote_id = 0;
   bool accepted = false;
   bool up = false;
-  std::string label;  // "ibverbs peer 3 (10.0.0.2:4791)"
+  std::string label;                              // "ibverbs peer 3 (10.0.0.2:4791)"
   std::vector<std::vector<std::uint64_t>> rails;  // connection ids by local rail
   std::vector<std::uint32_t> cursor;              // round-robin start per rail
   std::uint64_t control = 0;

@@ -95,8 +95,8 @@ HelloBytes encode_hello(const Hello& hello) {
 
 Result<Hello> decode_hello(std::span<const std::byte> bytes) {
   if (bytes.size() < k_ibv_hello_bytes) {
-    return error(StatusCode::corrupt, "ibverbs hello: " + std::to_string(bytes.size()) + " bytes of private data, need " +
-                                          std::to_string(k_ibv_hello_bytes));
+    return error(StatusCode::corrupt, "ibverbs hello: " + std::to_string(bytes.size()) +
+                                          " bytes of private data, need " + std::to_string(k_ibv_hello_bytes));
   }
   if (get_le(bytes, 0, 4) != k_ibv_hello_magic) {
     return error(StatusCode::corrupt, "ibverbs hello: bad magic (not a sluice ibverbs peer)");
@@ -114,8 +114,8 @@ Result<Hello> decode_hello(std::span<const std::byte> bytes) {
   h.group = static_cast<std::uint32_t>(get_le(bytes, 32, 4));
   h.rails = static_cast<std::uint32_t>(get_le(bytes, 36, 4));
   constexpr std::uint32_t k_max_group = k_max_rails * k_max_connections_per_rail;
-  if (h.rail >= k_max_rails || h.rails > k_max_rails || h.connection >= k_max_connections_per_rail ||
-      h.group == 0 || h.group > k_max_group || (h.rails > 0 && h.rail >= h.rails)) {
+  if (h.rail >= k_max_rails || h.rails > k_max_rails || h.connection >= k_max_connections_per_rail || h.group == 0 ||
+      h.group > k_max_group || (h.rails > 0 && h.rail >= h.rails)) {
     return error(StatusCode::corrupt, "ibverbs hello: rail " + std::to_string(h.rail) + " of " +
                                           std::to_string(h.rails) + ", connection " + std::to_string(h.connection) +
                                           ", group " + std::to_string(h.group) + " out of range");
@@ -152,8 +152,8 @@ Result<std::uint64_t> remote_address_of(const RemoteRegionDesc& desc, std::uint6
   if (offset > desc.length || bytes > desc.length - offset) {
     return error(StatusCode::invalid_argument, "ibverbs: remote range [" + std::to_string(offset) + ", +" +
                                                    std::to_string(bytes) + ") outside region " +
-                                                   std::to_string(region_key) + " of " +
-                                                   std::to_string(desc.length) + " bytes");
+                                                   std::to_string(region_key) + " of " + std::to_string(desc.length) +
+                                                   " bytes");
   }
   return desc.address + offset;
 }

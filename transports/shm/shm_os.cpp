@@ -16,8 +16,8 @@ namespace {
 
 Result<sockaddr_un> abstract_address(const std::string& name, socklen_t* len) {
   if (name.empty() || name.size() > k_shm_max_name_bytes) {
-    return error(StatusCode::invalid_argument, "shm address: name '" + name + "' must have 1.." +
-                                                   std::to_string(k_shm_max_name_bytes) + " bytes");
+    return error(StatusCode::invalid_argument,
+                 "shm address: name '" + name + "' must have 1.." + std::to_string(k_shm_max_name_bytes) + " bytes");
   }
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
@@ -64,8 +64,7 @@ Result<int> listen_abstract(const std::string& name) {
   if (!address.ok()) return address.status();
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return error(StatusCode::io_error, "shm listen: socket: " + errno_text(errno));
-  if (::bind(fd, reinterpret_cast<const sockaddr*>(&*address), len) != 0 ||
-      ::listen(fd, k_shm_listen_backlog) != 0) {
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&*address), len) != 0 || ::listen(fd, k_shm_listen_backlog) != 0) {
     const int err = errno;
     ::close(fd);
     return error(err == EADDRINUSE ? StatusCode::already_exists : StatusCode::io_error,
@@ -107,7 +106,8 @@ Status send_with_fds(int socket_fd, std::span<const std::byte> bytes, std::span<
   const ssize_t n = ::sendmsg(socket_fd, &msg, MSG_NOSIGNAL);
   if (n < 0) {
     const int err = errno;
-    return error(err == EAGAIN ? StatusCode::again : StatusCode::unavailable, "shm hand-shake send: " + errno_text(err));
+    return error(err == EAGAIN ? StatusCode::again : StatusCode::unavailable,
+                 "shm hand-shake send: " + errno_text(err));
   }
   if (static_cast<std::size_t>(n) != bytes.size()) {
     return error(StatusCode::io_error, "shm hand-shake send: short datagram");
@@ -184,7 +184,8 @@ Result<std::byte*> create_segment(std::size_t bytes, int* fd_out) {
 Result<std::byte*> map_segment(int fd, std::size_t bytes) {
   struct stat st {};
   if (::fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) != bytes) {
-    return error(StatusCode::corrupt, "shm segment: descriptor is not a segment of " + std::to_string(bytes) + " bytes");
+    return error(StatusCode::corrupt,
+                 "shm segment: descriptor is not a segment of " + std::to_string(bytes) + " bytes");
   }
   void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return error(StatusCode::io_error, "shm segment: mmap: " + errno_text(errno));
@@ -207,8 +208,8 @@ Status copy_from_process(pid_t pid, std::uint64_t remote_address, std::span<std:
     iovec theirs{reinterpret_cast<void*>(remote_address + done), local.size() - done};
     const ssize_t n = ::process_vm_readv(pid, &mine, 1, &theirs, 1, 0);
     if (n <= 0) {
-      return error(StatusCode::io_error, "shm copy from process " + std::to_string(pid) + ": " +
-                                             errno_text(n < 0 ? errno : EFAULT));
+      return error(StatusCode::io_error,
+                   "shm copy from process " + std::to_string(pid) + ": " + errno_text(n < 0 ? errno : EFAULT));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -227,8 +228,8 @@ Status copy_to_process(pid_t pid, std::uint64_t remote_address, std::span<const 
     iovec theirs{reinterpret_cast<void*>(remote_address + done), local.size() - done};
     const ssize_t n = ::process_vm_writev(pid, &mine, 1, &theirs, 1, 0);
     if (n <= 0) {
-      return error(StatusCode::io_error, "shm copy to process " + std::to_string(pid) + ": " +
-                                             errno_text(n < 0 ? errno : EFAULT));
+      return error(StatusCode::io_error,
+                   "shm copy to process " + std::to_string(pid) + ": " + errno_text(n < 0 ? errno : EFAULT));
     }
     done += static_cast<std::size_t>(n);
   }

@@ -146,8 +146,8 @@ void ShmTransport::on_hello(Channel& c) {
   ShmHello hello;
   ReceivedFds fds;
   bool eof = false;
-  const Status st = receive_with_fds(c.socket_fd, std::as_writable_bytes(std::span(&hello, 1)), fds.fds.data(),
-                                     &fds.count, &eof);
+  const Status st =
+      receive_with_fds(c.socket_fd, std::as_writable_bytes(std::span(&hello, 1)), fds.fds.data(), &fds.count, &eof);
   if (st.code() == StatusCode::again) return;
   if (!st.ok() || eof) {
     fail_channel(c, eof ? "closed before its hand-shake" : st.message());
@@ -225,8 +225,8 @@ void ShmTransport::on_reply(Channel& c) {
   ShmHelloReply reply;
   ReceivedFds fds;
   bool eof = false;
-  const Status st = receive_with_fds(c.socket_fd, std::as_writable_bytes(std::span(&reply, 1)), fds.fds.data(),
-                                     &fds.count, &eof);
+  const Status st =
+      receive_with_fds(c.socket_fd, std::as_writable_bytes(std::span(&reply, 1)), fds.fds.data(), &fds.count, &eof);
   if (st.code() == StatusCode::again) return;
   if (!st.ok() || eof) {
     fail_channel(c, eof ? "closed during the hand-shake" : st.message());
@@ -376,8 +376,8 @@ void ShmTransport::serve_bulk(Channel& c, const ShmBulk& bulk, bool is_get) {
   Status st;
   auto it = regions_.find(bulk.remote_key);
   if (it == regions_.end()) {
-    st = error(StatusCode::not_found, "no region with key " + std::to_string(bulk.remote_key) + " at " +
-                                          listen_address_.rails[0]);
+    st = error(StatusCode::not_found,
+               "no region with key " + std::to_string(bulk.remote_key) + " at " + listen_address_.rails[0]);
   } else if (bulk.bytes == 0 || bulk.bytes > k_shm_max_transfer_bytes ||
              !range_inside(bulk.remote_offset, bulk.bytes, it->second->bytes.size())) {
     st = error(StatusCode::invalid_argument, "range [" + std::to_string(bulk.remote_offset) + ", +" +
@@ -426,8 +426,8 @@ bool ShmTransport::write_front(Channel& c) {
   TxItem& item = c.tx.front();
   const std::size_t payload = next_record_payload(c);
   const bool continuation = item.kind == ShmRecord::message_first && item.started;
-  std::byte* at = c.out.reserve(static_cast<std::uint16_t>(continuation ? ShmRecord::message_more : item.kind),
-                                payload);
+  std::byte* at =
+      c.out.reserve(static_cast<std::uint16_t>(continuation ? ShmRecord::message_more : item.kind), payload);
   if (at == nullptr) return false;
   bool done = true;
   if (item.kind == ShmRecord::message_first) {

@@ -30,7 +30,8 @@ ShmRing::ShmRing(std::byte* base, std::size_t capacity, bool initialise)
 bool ShmRing::fits(std::size_t payload_bytes, std::uint64_t head) const {
   const std::uint64_t tail = control_->tail.load(std::memory_order_relaxed);
   const std::size_t at = tail & (capacity_ - 1);
-  const std::size_t need = record_bytes(payload_bytes) + (capacity_ - at < record_bytes(payload_bytes) ? capacity_ - at : 0);
+  const std::size_t need =
+      record_bytes(payload_bytes) + (capacity_ - at < record_bytes(payload_bytes) ? capacity_ - at : 0);
   const std::uint64_t used = tail - head;
   return used <= capacity_ && need <= capacity_ - used;
 }

@@ -110,7 +110,7 @@ class ShmRing {
   std::size_t capacity_ = 0;
   std::uint64_t pending_tail_ = 0;  // producer: tail after the reserved record
   bool reserved_ = false;
-  std::uint64_t peeked_head_ = 0;   // consumer: head after the peeked record
+  std::uint64_t peeked_head_ = 0;  // consumer: head after the peeked record
   bool peeked_ = false;
 };
 

@@ -204,9 +204,7 @@ void ShmTransport::complete_op(std::uint64_t op_id, const Status& status) {
   push_event(OpDone{op.cookie, final, final.ok() ? op.bytes : 0});
 }
 
-void ShmTransport::push_event(TransportEvent event) {
-  events_.push(std::move(event));
-}
+void ShmTransport::push_event(TransportEvent event) { events_.push(std::move(event)); }
 
 std::size_t ShmTransport::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   std::lock_guard lock(mu_);
@@ -262,9 +260,8 @@ Status ShmTransport::start_channel(Peer& p, std::uint32_t rail, const std::strin
 
 Result<PeerId> ShmTransport::connect(const PeerAddress& remote) {
   if (remote.rails.empty() || remote.rails.size() > k_max_rails) {
-    return error(StatusCode::invalid_argument, "shm connect: peer address has " +
-                                                   std::to_string(remote.rails.size()) + " rails; need 1.." +
-                                                   std::to_string(k_max_rails));
+    return error(StatusCode::invalid_argument, "shm connect: peer address has " + std::to_string(remote.rails.size()) +
+                                                   " rails; need 1.." + std::to_string(k_max_rails));
   }
   std::vector<std::string> names;
   for (const std::string& text : remote.rails) {
@@ -277,8 +274,8 @@ Result<PeerId> ShmTransport::connect(const PeerAddress& remote) {
   }
   std::lock_guard lock(mu_);
   if (peers_.size() >= k_shm_max_peers) {
-    return error(StatusCode::again, "shm connect: k_shm_max_peers (" + std::to_string(k_shm_max_peers) +
-                                        ") live peers");
+    return error(StatusCode::again,
+                 "shm connect: k_shm_max_peers (" + std::to_string(k_shm_max_peers) + ") live peers");
   }
   auto peer = std::make_unique<Peer>();
   Peer& p = *peer;
@@ -406,11 +403,10 @@ Status ShmTransport::post(const BulkRequest& request, bool is_get) {
   }
   const std::span<std::byte> bytes = local->second->bytes;
   if (!range_inside(request.local_offset, request.bytes, bytes.size())) {
-    return error(StatusCode::invalid_argument, std::string(what) + ": local range [" +
-                                                   std::to_string(request.local_offset) + ", +" +
-                                                   std::to_string(request.bytes) + ") outside region " +
-                                                   std::to_string(request.local_key) + " of " +
-                                                   std::to_string(bytes.size()) + " bytes");
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + ": local range [" + std::to_string(request.local_offset) + ", +" +
+                     std::to_string(request.bytes) + ") outside region " + std::to_string(request.local_key) + " of " +
+                     std::to_string(bytes.size()) + " bytes");
   }
   Peer* p = live_peer(request.peer);
   if (p == nullptr) {
@@ -418,8 +414,8 @@ Status ShmTransport::post(const BulkRequest& request, bool is_get) {
   }
   const std::vector<std::uint64_t>& lanes = p->rails[request.rail];
   if (lanes.empty()) {
-    return error(StatusCode::unavailable, std::string(what) + ": " + p->label + " has no channel on rail " +
-                                              std::to_string(request.rail));
+    return error(StatusCode::unavailable,
+                 std::string(what) + ": " + p->label + " has no channel on rail " + std::to_string(request.rail));
   }
   if (ops_.size() >= config_.max_pending_ops) {
     return error(StatusCode::again, std::string(what) + ": max_pending_ops (" +
@@ -428,8 +424,8 @@ Status ShmTransport::post(const BulkRequest& request, bool is_get) {
   const std::uint64_t lane = lanes[p->cursor[request.rail]++ % lanes.size()];
   Channel* c = channel(lane);
   if (c == nullptr) {
-    return error(StatusCode::unavailable, std::string(what) + ": " + p->label + " lost its rail " +
-                                              std::to_string(request.rail) + " channel");
+    return error(StatusCode::unavailable,
+                 std::string(what) + ": " + p->label + " lost its rail " + std::to_string(request.rail) + " channel");
   }
   const std::uint64_t op_id = next_op_++;
   ops_.emplace(op_id, Op{request.cookie, p->id, request.bytes});
@@ -454,10 +450,10 @@ Result<std::unique_ptr<Transport>> make_shm_transport(const TransportConfig& con
 }
 
 namespace {
-[[maybe_unused]] const bool k_registered = register_transport(TransportEntry{
-    "shm", [] { return ok_status(); }, [] { return shm_capabilities(); },
-    [](const TransportConfig& config) { return make_shm_transport(config); },
-    [](std::uint32_t rails) { return std::vector<std::string>(rails, "shm:auto"); }});
+[[maybe_unused]] const bool k_registered =
+    register_transport(TransportEntry{"shm", [] { return ok_status(); }, [] { return shm_capabilities(); },
+                                      [](const TransportConfig& config) { return make_shm_transport(config); },
+                                      [](std::uint32_t rails) { return std::vector<std::string>(rails, "shm:auto"); }});
 }  // namespace
 
 }  // namespace sluice::transport::shm

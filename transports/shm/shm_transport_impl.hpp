@@ -43,10 +43,10 @@ struct TxItem {
   ShmRecord kind = ShmRecord::ack;
   std::array<std::byte, k_descriptor_bytes_max> head{};  // ShmBulk / ShmAck / ShmMessageHead
   std::size_t head_bytes = 0;
-  std::vector<std::byte> body;       // a frame (message) or error text (ack)
-  std::size_t sent = 0;              // of body, for a message cut into records
-  bool started = false;              // a message's first record is in the ring
-  std::uint64_t message_bytes = 0;   // counted against the peer's queue limit
+  std::vector<std::byte> body;      // a frame (message) or error text (ack)
+  std::size_t sent = 0;             // of body, for a message cut into records
+  bool started = false;             // a message's first record is in the ring
+  std::uint64_t message_bytes = 0;  // counted against the peer's queue limit
 };
 
 enum class ChannelState : std::uint8_t { awaiting_hello, awaiting_reply, open };
@@ -83,7 +83,7 @@ struct Peer {
   std::uint64_t remote_id = 0;
   bool accepted = false;
   bool up = false;
-  std::string label;  // "shm peer 3 (shm:NAME)"
+  std::string label;                              // "shm peer 3 (shm:NAME)"
   std::vector<std::vector<std::uint64_t>> rails;  // channel ids by local rail
   std::vector<std::uint32_t> cursor;              // round-robin start per rail (accepted peers)
   std::uint64_t control = 0;                      // rail 0's first channel: carries messages

@@ -19,27 +19,27 @@ struct ShmHello {
   std::uint32_t magic = k_shm_magic;
   std::uint16_t version = k_shm_wire_version;
   std::uint16_t reserved = 0;
-  std::uint64_t local_id = 0;      // the connector's TransportConfig::local_id
-  std::uint64_t instance = 0;      // the connector transport's nonce
-  std::uint64_t peer = 0;          // the connector's PeerId for this group
-  std::uint32_t rail = 0;          // the connector's local rail
-  std::uint32_t channels = 0;      // channels in the group (the connector's rails)
-  std::uint64_t pid = 0;           // informational: the receiver trusts SO_PEERCRED
-  std::uint64_t probe_address = 0; // 8 readable bytes in the connector, to test access
-  std::uint64_t probe_value = 0;   // what they hold
-  std::uint64_t ring_bytes = 0;    // data bytes of each ring in the segment
+  std::uint64_t local_id = 0;       // the connector's TransportConfig::local_id
+  std::uint64_t instance = 0;       // the connector transport's nonce
+  std::uint64_t peer = 0;           // the connector's PeerId for this group
+  std::uint32_t rail = 0;           // the connector's local rail
+  std::uint32_t channels = 0;       // channels in the group (the connector's rails)
+  std::uint64_t pid = 0;            // informational: the receiver trusts SO_PEERCRED
+  std::uint64_t probe_address = 0;  // 8 readable bytes in the connector, to test access
+  std::uint64_t probe_value = 0;    // what they hold
+  std::uint64_t ring_bytes = 0;     // data bytes of each ring in the segment
 };
 
 // Acceptor -> connector, with the acceptor's doorbell eventfd attached when ok.
 struct ShmHelloReply {
   std::uint32_t magic = k_shm_magic;
   std::uint16_t version = k_shm_wire_version;
-  std::uint16_t status = 0;        // StatusCode; non-zero: refused, text follows
+  std::uint16_t status = 0;  // StatusCode; non-zero: refused, text follows
   std::uint64_t local_id = 0;
-  std::uint64_t pid = 0;           // informational: the receiver trusts SO_PEERCRED
+  std::uint64_t pid = 0;  // informational: the receiver trusts SO_PEERCRED
   std::uint64_t probe_address = 0;
   std::uint64_t probe_value = 0;
-  char text[200] = {};             // why refused
+  char text[200] = {};  // why refused
 };
 
 // Ring record kinds (0 is the ring's padding).
@@ -61,7 +61,7 @@ struct ShmBulk {
   std::uint64_t remote_key = 0;  // the region on the serving side
   std::uint64_t remote_offset = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t address = 0;     // the initiator's bytes (put: source, get: destination)
+  std::uint64_t address = 0;  // the initiator's bytes (put: source, get: destination)
 };
 
 struct ShmAck {

@@ -46,8 +46,12 @@ Result<int> stream_socket(int netns_fd, const char* what) {
     if (fd < 0) err = errno;
   });
   maker.join();
-  if (!entered) return error(StatusCode::unavailable, std::string(what) + ": setns into the node's network namespace: " + errno_text(err));
-  if (fd < 0) return error(StatusCode::io_error, std::string(what) + ": socket() in the node's network namespace: " + errno_text(err));
+  if (!entered)
+    return error(StatusCode::unavailable,
+                 std::string(what) + ": setns into the node's network namespace: " + errno_text(err));
+  if (fd < 0)
+    return error(StatusCode::io_error,
+                 std::string(what) + ": socket() in the node's network namespace: " + errno_text(err));
   return fd;
 }
 
@@ -154,8 +158,8 @@ Result<int> connect_socket(const sockaddr_in& local, const sockaddr_in& remote, 
   if (::bind(fd, as_sockaddr(from), sizeof from) != 0) {
     const int err = errno;
     ::close(fd);
-    return error(StatusCode::unavailable, "tcp connect: bind to rail address " + format_address(from) + ": " +
-                                              errno_text(err));
+    return error(StatusCode::unavailable,
+                 "tcp connect: bind to rail address " + format_address(from) + ": " + errno_text(err));
   }
   *in_progress = false;
   if (::connect(fd, as_sockaddr(remote), sizeof remote) != 0) {

@@ -26,8 +26,9 @@ AuthBytes auth_proof(std::string_view secret, AuthRole prover, const AuthBytes& 
   input.append(reinterpret_cast<const char*>(nonce.data()), nonce.size());
   AuthBytes out{};
   unsigned int out_bytes = 0;
-  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(input.data()),
-       input.size(), reinterpret_cast<unsigned char*>(out.data()), &out_bytes);
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(input.data()), input.size(), reinterpret_cast<unsigned char*>(out.data()),
+       &out_bytes);
   return out;
 }
 

@@ -136,11 +136,8 @@ void TcpTransport::on_header(Connection& c) {
   }
   switch (h.kind) {
     case PacketKind::challenge:
-    case PacketKind::proof:
-      return;  // handled above
-    case PacketKind::hello:
-      fail_connection(c, "second hello from " + c.remote);
-      return;
+    case PacketKind::proof: return;  // handled above
+    case PacketKind::hello: fail_connection(c, "second hello from " + c.remote); return;
     case PacketKind::message:
       if (h.length < proto::k_frame_header_bytes || h.length > k_tcp_max_message_bytes) {
         fail_connection(c, "control frame of " + std::to_string(h.length) + " bytes outside " +
@@ -192,8 +189,8 @@ void TcpTransport::on_header(Connection& c) {
         return;
       }
       if (h.length != it->second.bytes) {
-        fail_connection(c, "get_data of " + std::to_string(h.length) + " bytes for a piece of " +
-                               std::to_string(it->second.bytes));
+        fail_connection(
+            c, "get_data of " + std::to_string(h.length) + " bytes for a piece of " + std::to_string(it->second.bytes));
         return;
       }
       c.piece = h.op;
@@ -242,8 +239,8 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
   const auto index = static_cast<std::uint32_t>(h.offset & 0xFFFFFFFFu);
   if (h.length == 0 || h.length > k_max_group_connections || rail >= k_max_rails ||
       index >= k_max_connections_per_rail) {
-    fail_connection(c, "hello from " + c.remote + " with a bad group (rail " + std::to_string(rail) +
-                           ", connection " + std::to_string(index) + ", group of " + std::to_string(h.length) + ")");
+    fail_connection(c, "hello from " + c.remote + " with a bad group (rail " + std::to_string(rail) + ", connection " +
+                           std::to_string(index) + ", group of " + std::to_string(h.length) + ")");
     return;
   }
   const std::pair<std::uint64_t, std::uint64_t> group{h.op, h.key};
@@ -258,8 +255,8 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
     peer->id = next_peer_++;
     peer->remote_id = h.op;
     peer->accepted = true;
-    peer->label = "tcp peer " + std::to_string(peer->id) + " (remote id " + std::to_string(h.op) + " from " +
-                  c.remote + ")";
+    peer->label =
+        "tcp peer " + std::to_string(peer->id) + " (remote id " + std::to_string(h.op) + " from " + c.remote + ")";
     peer->rails.resize(config_.rail_addresses.size());
     peer->cursor.resize(config_.rail_addresses.size());
     peer->expected = h.length;
@@ -312,8 +309,8 @@ void TcpTransport::on_auth_packet(Connection& c, const PacketHeader& h, const st
   const AuthRole other = c.accepted ? AuthRole::connector : AuthRole::acceptor;
   if (h.kind == PacketKind::challenge) {
     TxItem proof;
-    proof.head =
-        encode_packet_header(PacketHeader{PacketKind::proof, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
+    proof.head = encode_packet_header(
+        PacketHeader{PacketKind::proof, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
     const AuthBytes answer = auth_proof(config_.shared_secret, self, got);
     proof.owned.assign(answer.begin(), answer.end());
     proof.body_bytes = k_tcp_auth_bytes;
@@ -348,10 +345,9 @@ void TcpTransport::on_body_done(Connection& c) {
       c.message = {};
       Result<proto::FrameHeader> fh = proto::parse_header(frame);
       if (!fh.ok() || fh->frame_bytes() != frame.size()) {
-        fail_connection(c, "malformed control frame: " +
-                               (fh.ok() ? "header says " + std::to_string(fh->frame_bytes()) + " bytes, packet " +
-                                              std::to_string(frame.size())
-                                        : fh.status().message()));
+        fail_connection(c, "malformed control frame: " + (fh.ok() ? "header says " + std::to_string(fh->frame_bytes()) +
+                                                                        " bytes, packet " + std::to_string(frame.size())
+                                                                  : fh.status().message()));
         return;
       }
       Peer* p = live_peer(c.peer);
@@ -359,8 +355,7 @@ void TcpTransport::on_body_done(Connection& c) {
       return;
     }
     case PacketKind::hello:
-    case PacketKind::get_request:
-      return;  // no body: on_header finished them
+    case PacketKind::get_request: return;  // no body: on_header finished them
     case PacketKind::put: {
       c.pin.release();
       TxItem ack;
@@ -380,9 +375,7 @@ void TcpTransport::on_body_done(Connection& c) {
         complete_piece(h.op, Status(h.status, "get from " + c.remote + ": " + c.text));
       }
       return;
-    case PacketKind::put_ack:
-      complete_piece(h.op, Status(h.status, "put to " + c.remote + ": " + c.text));
-      return;
+    case PacketKind::put_ack: complete_piece(h.op, Status(h.status, "put to " + c.remote + ": " + c.text)); return;
   }
 }
 

@@ -21,7 +21,8 @@ namespace {
 // Challenge and proof packets travel in the connection's auth queue.
 bool item_is_auth(const TxItem& item) {
   const auto kind = static_cast<std::uint8_t>(item.head[4]);
-  return kind == static_cast<std::uint8_t>(PacketKind::challenge) || kind == static_cast<std::uint8_t>(PacketKind::proof);
+  return kind == static_cast<std::uint8_t>(PacketKind::challenge) ||
+         kind == static_cast<std::uint8_t>(PacketKind::proof);
 }
 }  // namespace
 

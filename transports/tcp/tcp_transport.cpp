@@ -33,10 +33,9 @@ Status TcpTransport::open() {
   }
   if (!config_.shared_secret.empty() && (config_.shared_secret.size() < k_min_shared_secret_bytes ||
                                          config_.shared_secret.size() > k_max_shared_secret_bytes)) {
-    return error(StatusCode::invalid_argument, "tcp transport: shared secret of " +
-                                                   std::to_string(config_.shared_secret.size()) + " bytes outside " +
-                                                   std::to_string(k_min_shared_secret_bytes) + ".." +
-                                                   std::to_string(k_max_shared_secret_bytes));
+    return error(StatusCode::invalid_argument,
+                 "tcp transport: shared secret of " + std::to_string(config_.shared_secret.size()) + " bytes outside " +
+                     std::to_string(k_min_shared_secret_bytes) + ".." + std::to_string(k_max_shared_secret_bytes));
   }
   if (Status st = check_socket_buffer_bytes(config_, "tcp"); !st.ok()) return st;
   if (!config_.netns.empty()) {
@@ -132,8 +131,7 @@ void TcpTransport::handle_listen(std::uint32_t rail) {
   while (true) {
     sockaddr_in from{};
     socklen_t len = sizeof from;
-    const int fd = ::accept4(listen_fds_[rail], reinterpret_cast<sockaddr*>(&from), &len,
-                             SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = ::accept4(listen_fds_[rail], reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) log("tcp transport: accept: " + errno_text(errno));
@@ -264,9 +262,7 @@ void TcpTransport::complete_piece(std::uint64_t piece_id, const Status& status) 
   ops_.erase(op_it);
 }
 
-void TcpTransport::push_event(TransportEvent event) {
-  events_.push(std::move(event));
-}
+void TcpTransport::push_event(TransportEvent event) { events_.push(std::move(event)); }
 
 std::size_t TcpTransport::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
   std::lock_guard lock(mu_);
@@ -283,9 +279,8 @@ namespace {
 // The address of each of the peer's rails; invalid_argument for a bad count or address.
 Result<std::vector<sockaddr_in>> parse_rail_targets(const PeerAddress& remote) {
   if (remote.rails.empty() || remote.rails.size() > k_max_rails) {
-    return error(StatusCode::invalid_argument, "tcp connect: peer address has " +
-                                                   std::to_string(remote.rails.size()) + " rails; need 1.." +
-                                                   std::to_string(k_max_rails));
+    return error(StatusCode::invalid_argument, "tcp connect: peer address has " + std::to_string(remote.rails.size()) +
+                                                   " rails; need 1.." + std::to_string(k_max_rails));
   }
   std::vector<sockaddr_in> targets;
   for (const std::string& text : remote.rails) {
@@ -345,8 +340,8 @@ Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
   if (!targets.ok()) return targets.status();
   std::lock_guard lock(mu_);
   if (peers_.size() >= k_tcp_max_peers) {
-    return error(StatusCode::again, "tcp connect: k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) +
-                                        ") live peers");
+    return error(StatusCode::again,
+                 "tcp connect: k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) + ") live peers");
   }
   const auto rails = static_cast<std::uint32_t>(config_.rail_addresses.size());
   Peer& p = add_peer(remote, rails);
@@ -476,11 +471,10 @@ Status TcpTransport::post(const BulkRequest& request, bool is_get) {
                  std::string(what) + ": no local region with key " + std::to_string(request.local_key));
   }
   if (!range_inside(request.local_offset, request.bytes, local->bytes.size())) {
-    return error(StatusCode::invalid_argument, std::string(what) + ": local range [" +
-                                                   std::to_string(request.local_offset) + ", +" +
-                                                   std::to_string(request.bytes) + ") outside region " +
-                                                   std::to_string(request.local_key) + " of " +
-                                                   std::to_string(local->bytes.size()) + " bytes");
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + ": local range [" + std::to_string(request.local_offset) + ", +" +
+                     std::to_string(request.bytes) + ") outside region " + std::to_string(request.local_key) + " of " +
+                     std::to_string(local->bytes.size()) + " bytes");
   }
   Peer* p = live_peer(request.peer);
   if (p == nullptr) {
@@ -488,8 +482,8 @@ Status TcpTransport::post(const BulkRequest& request, bool is_get) {
   }
   const std::vector<std::uint64_t>& lanes = p->rails[request.rail];
   if (lanes.empty()) {
-    return error(StatusCode::unavailable, std::string(what) + ": " + p->label + " has no connection on rail " +
-                                              std::to_string(request.rail));
+    return error(StatusCode::unavailable,
+                 std::string(what) + ": " + p->label + " has no connection on rail " + std::to_string(request.rail));
   }
   if (ops_.size() >= config_.max_pending_ops) {
     return error(StatusCode::again, std::string(what) + ": max_pending_ops (" +
@@ -513,9 +507,8 @@ Status TcpTransport::post(const BulkRequest& request, bool is_get) {
     Connection* c = connection(lanes_copy[(cursor + i) % lane_count]);
     if (c == nullptr) continue;  // the peer failed while posting: fail_peer completed the piece
     TxItem item;
-    item.head = encode_packet_header(PacketHeader{is_get ? PacketKind::get_request : PacketKind::put,
-                                                  StatusCode::ok, 0, piece_id, request.remote_key,
-                                                  request.remote_offset + at, len});
+    item.head = encode_packet_header(PacketHeader{is_get ? PacketKind::get_request : PacketKind::put, StatusCode::ok, 0,
+                                                  piece_id, request.remote_key, request.remote_offset + at, len});
     if (!is_get) {
       item.body = local_bytes;
       item.body_bytes = len;
@@ -551,10 +544,10 @@ Result<std::unique_ptr<Transport>> make_tcp_transport(const TransportConfig& con
 }
 
 namespace {
-[[maybe_unused]] const bool k_registered = register_transport(TransportEntry{
-    "tcp", [] { return ok_status(); }, [] { return tcp_capabilities(); },
-    [](const TransportConfig& config) { return make_tcp_transport(config); },
-    [](std::uint32_t rails) { return std::vector<std::string>(rails, "127.0.0.1:0"); }});
+[[maybe_unused]] const bool k_registered = register_transport(
+    TransportEntry{"tcp", [] { return ok_status(); }, [] { return tcp_capabilities(); },
+                   [](const TransportConfig& config) { return make_tcp_transport(config); },
+                   [](std::uint32_t rails) { return std::vector<std::string>(rails, "127.0.0.1:0"); }});
 }  // namespace
 
 }  // namespace sluice::transport::tcp

@@ -74,12 +74,12 @@ class RegionPin {
 
 struct TxItem {
   PacketHeaderBytes head{};
-  std::string text;                  // error text after the header (acks)
-  std::vector<std::byte> owned;      // a control frame
-  const std::byte* body = nullptr;   // region bytes (zero copy) or owned.data()
+  std::string text;                 // error text after the header (acks)
+  std::vector<std::byte> owned;     // a control frame
+  const std::byte* body = nullptr;  // region bytes (zero copy) or owned.data()
   std::size_t body_bytes = 0;
-  std::size_t sent = 0;              // of head + text + body
-  std::uint64_t message_bytes = 0;   // counted against the peer's queue limit
+  std::size_t sent = 0;             // of head + text + body
+  std::uint64_t message_bytes = 0;  // counted against the peer's queue limit
   RegionPin pin;
 
   std::size_t total() const { return head.size() + text.size() + body_bytes; }
@@ -97,13 +97,13 @@ struct Connection {
   bool greeted = false;  // the peer's hello has arrived
   bool out_armed = false;
   bool dead = false;
-  std::string remote;    // address text, for messages
+  std::string remote;  // address text, for messages
   std::deque<TxItem> tx;
   // Authentication (tcp_auth.hpp), with a shared secret only. Until the
   // peer's proof checked out, only challenge/proof packets are accepted and
   // only auth_tx is sent.
   bool authenticated = true;
-  AuthBytes nonce{};      // our challenge to the peer
+  AuthBytes nonce{};  // our challenge to the peer
   std::deque<TxItem> auth_tx;
 
   RxState rx = RxState::header;
@@ -114,9 +114,9 @@ struct Connection {
   std::uint64_t left = 0;    // body/text bytes still to read
   std::vector<std::byte> message;
   std::string text;
-  RegionPin pin;                      // put target while its body arrives
-  Status refusal;                     // why a put's body is being discarded
-  std::uint64_t piece = 0;            // get_data: the local piece being filled
+  RegionPin pin;            // put target while its body arrives
+  Status refusal;           // why a put's body is being discarded
+  std::uint64_t piece = 0;  // get_data: the local piece being filled
 };
 
 struct Peer {
@@ -124,7 +124,7 @@ struct Peer {
   std::uint64_t remote_id = 0;
   bool accepted = false;
   bool up = false;
-  std::string label;  // "tcp peer 3 (127.0.0.1:4000)"
+  std::string label;                              // "tcp peer 3 (127.0.0.1:4000)"
   std::vector<std::vector<std::uint64_t>> rails;  // connection ids by local rail
   std::vector<std::uint32_t> cursor;              // round-robin start per rail
   std::uint64_t control = 0;                      // the (rail 0, connection 0) connection: carries messages

@@ -106,8 +106,16 @@ TEST(FormatSize, SpacedSpellingForProse) {
 }
 
 TEST(FormatSize, ReadsBackThroughTheGrammar) {
-  const std::vector<std::uint64_t> sizes = {0, 1, 1000, 3 * k_kib / 4, k_kib, 1536 * k_kib, 5 * k_gib / 4, 3 * k_tib,
-                                            9007199254740993ULL, std::numeric_limits<std::uint64_t>::max()};
+  const std::vector<std::uint64_t> sizes = {0,
+                                            1,
+                                            1000,
+                                            3 * k_kib / 4,
+                                            k_kib,
+                                            1536 * k_kib,
+                                            5 * k_gib / 4,
+                                            3 * k_tib,
+                                            9007199254740993ULL,
+                                            std::numeric_limits<std::uint64_t>::max()};
   for (std::uint64_t bytes : sizes) {
     for (SizeSpelling spelling : {SizeSpelling::compact, SizeSpelling::spaced}) {
       const std::string text = format_size(bytes, spelling);

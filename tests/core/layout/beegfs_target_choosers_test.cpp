@@ -140,8 +140,7 @@ TEST(BeegfsChoosers, SameSeedGivesTheSameChoices) {
 
 // ---- randomized ----------------------------------------------------------------------------
 
-void expect_even_shares(const std::map<TargetId, int>& counts, std::size_t targets, double expected,
-                        double tolerance) {
+void expect_even_shares(const std::map<TargetId, int>& counts, std::size_t targets, double expected, double tolerance) {
   ASSERT_EQ(counts.size(), targets);
   for (const auto& [id, count] : counts) {
     EXPECT_NEAR(count, expected, expected * tolerance) << "target " << id;

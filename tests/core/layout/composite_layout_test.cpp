@@ -35,8 +35,7 @@ bool mentions(const Status& s, std::string_view text) { return s.message().find(
 // The PFL layout of the Lustre manual's flavour: a small first component on one
 // OST, then a wider one whose start (1 MiB) is not a multiple of its 4 MiB stripes.
 std::vector<LayoutComponent> pfl_example() {
-  return {component(0, 1 * k_mib, 1 * k_mib, {10}),
-          component(1 * k_mib, 64 * k_mib, 4 * k_mib, {20, 21, 22, 23}),
+  return {component(0, 1 * k_mib, 1 * k_mib, {10}), component(1 * k_mib, 64 * k_mib, 4 * k_mib, {20, 21, 22, 23}),
           component(64 * k_mib, k_extent_eof, 4 * k_mib, {30, 31, 32, 33, 34, 35, 36, 37})};
 }
 
@@ -262,8 +261,7 @@ TEST(CompositeObjectSizes, FileOffsetModeCountsTheLeadingHoleOfLaterComponents) 
   // Component 1 holds [1M, 3.5M): chunk 1 -> stripe 1 [0,1M), chunk 2 -> stripe 0
   // [1M,2M) (after a 1 MiB hole), half of chunk 3 -> stripe 1 [1M,1.5M).
   const std::uint64_t size = 3 * k_mib + 512 * k_kib;
-  const std::vector<std::vector<std::uint64_t>> expected = {
-      {1 * k_mib}, {2 * k_mib, 1 * k_mib + 512 * k_kib}, {0, 0}};
+  const std::vector<std::vector<std::uint64_t>> expected = {{1 * k_mib}, {2 * k_mib, 1 * k_mib + 512 * k_kib}, {0, 0}};
   EXPECT_EQ(layout.object_sizes(size), expected);
   EXPECT_EQ(*layout.file_size_from_object_sizes(expected), size);
   // At 1.5M only stripe 1 of component 1 holds data; stripe 0 is untouched.
@@ -274,8 +272,7 @@ TEST(CompositeObjectSizes, FileOffsetModeCountsTheLeadingHoleOfLaterComponents) 
 TEST(CompositeObjectSizes, ComponentOffsetModeHasNoHoles) {
   const CompositeLayout layout = make(three_components(), ComponentObjectOffsets::component_offset);
   const std::uint64_t size = 3 * k_mib + 512 * k_kib;
-  const std::vector<std::vector<std::uint64_t>> expected = {
-      {1 * k_mib}, {1 * k_mib + 512 * k_kib, 1 * k_mib}, {0, 0}};
+  const std::vector<std::vector<std::uint64_t>> expected = {{1 * k_mib}, {1 * k_mib + 512 * k_kib, 1 * k_mib}, {0, 0}};
   EXPECT_EQ(layout.object_sizes(size), expected);
   EXPECT_EQ(*layout.file_size_from_object_sizes(expected), size);
   const std::uint64_t big = 10 * k_mib + 7;

@@ -23,8 +23,8 @@ std::vector<TargetInfo> osts(std::uint32_t oss, std::uint32_t per_oss, std::uint
   return targets;
 }
 
-std::vector<TargetId> allocate_ok(LustreQosAllocator& qos, const std::vector<TargetInfo>& targets,
-                                  std::uint32_t count, Rng& rng) {
+std::vector<TargetId> allocate_ok(LustreQosAllocator& qos, const std::vector<TargetInfo>& targets, std::uint32_t count,
+                                  Rng& rng) {
   Result<std::vector<TargetId>> r = qos.allocate(targets, count, rng);
   EXPECT_TRUE(r.ok()) << r.status().to_string();
   return r.ok() ? *r : std::vector<TargetId>{};

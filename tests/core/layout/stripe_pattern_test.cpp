@@ -25,8 +25,8 @@ bool mentions(const Status& s, std::string_view text) { return s.message().find(
 // A random valid pattern: either flavour, small chunks so files stay small.
 StripePattern random_pattern(Rng& rng, std::uint32_t max_count) {
   const auto flavor = rng.uniform(2) == 0 ? StripeFlavor::beegfs : StripeFlavor::lustre;
-  const std::uint64_t chunk = flavor == StripeFlavor::beegfs ? k_min_chunk_bytes << rng.uniform(4)
-                                                             : k_min_chunk_bytes * (1 + rng.uniform(12));
+  const std::uint64_t chunk =
+      flavor == StripeFlavor::beegfs ? k_min_chunk_bytes << rng.uniform(4) : k_min_chunk_bytes * (1 + rng.uniform(12));
   const auto count = static_cast<std::uint32_t>(1 + rng.uniform(max_count));
   std::vector<TargetId> targets;
   std::unordered_set<TargetId> used;
@@ -278,10 +278,8 @@ TEST(StripeMap, MapRangeSplitsAtChunkBoundaries) {
   const Result<std::vector<StripePiece>> pieces = p.map_range(60 * k_kib, 200 * k_kib);
   ASSERT_TRUE(pieces.ok());
   const std::vector<StripePiece> expected = {
-      {60 * k_kib, 4 * k_kib, 1, 0, 60 * k_kib, 0, 0},
-      {64 * k_kib, 64 * k_kib, 2, 1, 0, 1, 0},
-      {128 * k_kib, 64 * k_kib, 1, 0, 64 * k_kib, 2, 0},
-      {192 * k_kib, 64 * k_kib, 2, 1, 64 * k_kib, 3, 0},
+      {60 * k_kib, 4 * k_kib, 1, 0, 60 * k_kib, 0, 0},   {64 * k_kib, 64 * k_kib, 2, 1, 0, 1, 0},
+      {128 * k_kib, 64 * k_kib, 1, 0, 64 * k_kib, 2, 0}, {192 * k_kib, 64 * k_kib, 2, 1, 64 * k_kib, 3, 0},
       {256 * k_kib, 4 * k_kib, 1, 0, 128 * k_kib, 4, 0},
   };
   EXPECT_EQ(*pieces, expected);

@@ -124,8 +124,8 @@ TEST(TargetInfo, ValidateTargetsNamesTheBadEntry) {
   EXPECT_TRUE(mentions(validate_targets(cands), "targets[2].id is the reserved"));
   cands[2] = {2, 0, 10, 20, true};
   EXPECT_TRUE(mentions(validate_targets(cands), "free_bytes=20 exceeds capacity_bytes=10"));
-  EXPECT_TRUE(mentions(validate_targets(std::vector<TargetInfo>(k_max_chooser_candidates + 1)),
-                       "k_max_chooser_candidates"));
+  EXPECT_TRUE(
+      mentions(validate_targets(std::vector<TargetInfo>(k_max_chooser_candidates + 1)), "k_max_chooser_candidates"));
 }
 
 TEST(CapacityPool, ClassifiesByFreeSpaceAtTheLimits) {

@@ -34,8 +34,7 @@ DirPlacement striped(std::vector<ShardId> stripes, std::uint32_t shards) {
 }
 
 TEST(ValidateConfig, AcceptsDefaultsOfEveryPolicy) {
-  for (const MetaPolicy policy :
-       {MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash}) {
+  for (const MetaPolicy policy : {MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash}) {
     NamespaceConfig c;
     c.policy = policy;
     c.shard_count = 8;
@@ -95,8 +94,7 @@ TEST(ValidateConfig, RefusesUnknownEnumValuesFromTheWire) {
 }
 
 TEST(ValidatePlacement, AcceptsEveryRootPlacement) {
-  for (const MetaPolicy policy :
-       {MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash}) {
+  for (const MetaPolicy policy : {MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash}) {
     NamespaceConfig c;
     c.policy = policy;
     c.shard_count = 16;

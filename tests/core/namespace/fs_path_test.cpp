@@ -74,8 +74,7 @@ TEST(NormalizePath, RefusesWhatItCannotResolve) {
   expect_refused(normalize_path("/a/./b").status(), "\".\"");
   expect_refused(normalize_path("/a/../b").status(), "\"..\"");
   expect_refused(normalize_path(std::string("/a\0", 3)).status(), "NUL");
-  expect_refused(normalize_path("/" + std::string(k_name_bytes_max + 1, 'n')).status(),
-                 "k_name_bytes_max");
+  expect_refused(normalize_path("/" + std::string(k_name_bytes_max + 1, 'n')).status(), "k_name_bytes_max");
   // Short components whose canonical form is still too long.
   std::string long_path;
   while (long_path.size() <= 2 * k_path_bytes_max) long_path += "//ab";  // 3/4 survive

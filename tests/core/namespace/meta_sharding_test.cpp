@@ -42,8 +42,7 @@ DirPlacement striped(std::vector<ShardId> stripes, std::uint32_t shards, DirHash
 }
 
 std::vector<std::uint64_t> entries_per_shard(const DirPlacement& dir, std::string_view dir_path,
-                                             const std::vector<std::string>& names,
-                                             std::uint32_t shards) {
+                                             const std::vector<std::string>& names, std::uint32_t shards) {
   std::vector<std::uint64_t> counts(shards, 0);
   for (const auto& name : names) ++counts[shard_for_entry(dir, dir_path, name)];
   return counts;
@@ -92,8 +91,7 @@ TEST(DirOwner, OwnersBalanceAcrossShards) {
       ASSERT_TRUE(dir.ok());
       ++owned[dir->owner_shard];
     }
-    EXPECT_LT(test::chi_square(owned), test::chi_square_critical_p001(shards - 1))
-        << shards << " shards";
+    EXPECT_LT(test::chi_square(owned), test::chi_square_critical_p001(shards - 1)) << shards << " shards";
   }
 }
 
@@ -340,8 +338,7 @@ TEST(StripedDir, SplitGrowsLikeLustreFromPlainToDeltaThenByDelta) {
     ASSERT_TRUE(grown.ok()) << grown.status().to_string();
     EXPECT_TRUE(validate_placement(*grown).ok());
     EXPECT_EQ(grown->split_generation, dir.split_generation + 1);
-    EXPECT_TRUE(std::equal(dir.stripe_shards.begin(), dir.stripe_shards.end(),
-                           grown->stripe_shards.begin()))
+    EXPECT_TRUE(std::equal(dir.stripe_shards.begin(), dir.stripe_shards.end(), grown->stripe_shards.begin()))
         << "old stripes keep their index and shard";
     EXPECT_EQ(grown->owner_shard, dir.owner_shard);
     EXPECT_EQ(grown->hash_kind, dir.hash_kind);
@@ -451,8 +448,7 @@ TEST(StripedDir, SplitRefusesWrongPoliciesAndShrunkenShardCounts) {
   auto c = config_for(MetaPolicy::striped_dir, 16);
   const DirPlacement dir = striped({12, 13}, 16, DirHashKind::crush);
   auto dir_owner_config = config_for(MetaPolicy::dir_owner, 16);
-  EXPECT_NE(split(dir, dir_owner_config, rng).status().message().find("not striped_dir"),
-            std::string::npos);
+  EXPECT_NE(split(dir, dir_owner_config, rng).status().message().find("not striped_dir"), std::string::npos);
   c.shard_count = 8;
   const auto shrunk = split(dir, c, rng);
   EXPECT_EQ(shrunk.status().code(), StatusCode::invalid_argument);
@@ -503,8 +499,7 @@ TEST(PathHash, BalancesPathsOverShards) {
     ASSERT_TRUE(dir.ok());
     for (const auto& names : {test::mdtest_names(k_balance_names), test::random_names(k_balance_names, 51)}) {
       const auto counts = entries_per_shard(*dir, "/mdtest/dir.0", names, shards);
-      EXPECT_LT(test::chi_square(counts), test::chi_square_critical_p001(shards - 1))
-          << shards << " shards";
+      EXPECT_LT(test::chi_square(counts), test::chi_square_critical_p001(shards - 1)) << shards << " shards";
     }
   }
 }
@@ -541,13 +536,10 @@ TEST(PlaceNewDirectory, RefusesBadPathsPoliciesAndConfigs) {
   const auto c = config_for(MetaPolicy::dir_owner, 4);
   const DirPlacement root = root_of(c);
   Rng rng(1);
-  EXPECT_NE(place_new_directory(root, "/", c, rng).status().message().find("root has no parent"),
-            std::string::npos);
-  EXPECT_NE(place_new_directory(root, "/a/../b", c, rng).status().message().find("\"..\""),
-            std::string::npos);
+  EXPECT_NE(place_new_directory(root, "/", c, rng).status().message().find("root has no parent"), std::string::npos);
+  EXPECT_NE(place_new_directory(root, "/a/../b", c, rng).status().message().find("\"..\""), std::string::npos);
   const auto striped_config = config_for(MetaPolicy::striped_dir, 4);
-  EXPECT_NE(place_new_directory(root, "/a", striped_config, rng).status().message().find("policy"),
-            std::string::npos);
+  EXPECT_NE(place_new_directory(root, "/a", striped_config, rng).status().message().find("policy"), std::string::npos);
   auto bad = c;
   bad.shard_count = 0;
   EXPECT_EQ(place_new_directory(root, "/a", bad, rng).status().code(), StatusCode::invalid_argument);
@@ -555,8 +547,7 @@ TEST(PlaceNewDirectory, RefusesBadPathsPoliciesAndConfigs) {
 }
 
 TEST(MetaSharding, SameSeedRebuildsTheSameTreeUnderEveryPolicy) {
-  for (const MetaPolicy policy :
-       {MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash}) {
+  for (const MetaPolicy policy : {MetaPolicy::dir_owner, MetaPolicy::striped_dir, MetaPolicy::path_hash}) {
     auto c = config_for(policy, 16);
     c.mkdir_rule = MkdirShardRule::random_near_root;
     c.split_rule = SplitShardRule::random;

@@ -106,8 +106,7 @@ TEST(CrushStraw, SpreadsGroupsUniformlyOverStripes) {
       }
       ++groups[best];
     }
-    EXPECT_LT(test::chi_square(groups), test::chi_square_critical_p001(stripes - 1))
-        << stripes << " stripes";
+    EXPECT_LT(test::chi_square(groups), test::chi_square_critical_p001(stripes - 1)) << stripes << " stripes";
   }
 }
 

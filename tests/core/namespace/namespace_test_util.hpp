@@ -23,8 +23,7 @@ inline std::vector<std::string> mdtest_names(std::size_t count, int rank = 0) {
 
 // Names of 4..32 random printable bytes (no '/'), from a seeded Rng.
 inline std::vector<std::string> random_names(std::size_t count, std::uint64_t seed) {
-  static constexpr char k_alphabet[] =
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+  static constexpr char k_alphabet[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
   Rng rng(seed);
   std::vector<std::string> names;
   names.reserve(count);

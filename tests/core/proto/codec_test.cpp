@@ -96,8 +96,8 @@ TEST(WireFrame, LaysOutHeaderAndPayloadAsDocumented) {
   EXPECT_EQ(frame[4], std::byte{4});     // version 4, little-endian
   EXPECT_EQ(frame[6], std::byte{0x05});  // type 0x0105
   EXPECT_EQ(frame[7], std::byte{0x01});
-  EXPECT_EQ(frame[8], std::byte{16});    // payload_bytes
-  EXPECT_EQ(frame[20], std::byte{0x08}); // request_id, least significant byte first
+  EXPECT_EQ(frame[8], std::byte{16});     // payload_bytes
+  EXPECT_EQ(frame[20], std::byte{0x08});  // request_id, least significant byte first
   EXPECT_EQ(frame[27], std::byte{0x01});
 }
 

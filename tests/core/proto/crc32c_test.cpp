@@ -98,7 +98,8 @@ TEST(Crc32cShift, CombinesTheCrcsOfTwoPiecesIntoTheCrcOfTheirConcatenation) {
   // Folding equal blocks, as a backend does with its 4 KiB block CRCs.
   const Crc32cShift block(4096);
   std::uint32_t folded = 0;
-  for (std::size_t at = 0; at + 4096 <= all.size(); at += 4096) folded = block.apply(folded) ^ crc32c(all.subspan(at, 4096));
+  for (std::size_t at = 0; at + 4096 <= all.size(); at += 4096)
+    folded = block.apply(folded) ^ crc32c(all.subspan(at, 4096));
   EXPECT_EQ(folded, crc32c(all.first(all.size() / 4096 * 4096)));
 }
 

@@ -13,9 +13,7 @@ using namespace std::string_literals;
 constexpr std::uint64_t k_u64_max = std::numeric_limits<std::uint64_t>::max();
 constexpr std::int64_t k_i64_min = std::numeric_limits<std::int64_t>::min();
 
-StripeDesc sample_stripe() {
-  return StripeDesc{StripePattern::buddy_mirror, 512 * 1024, {7, 3, 0xFFFFFFFEu, 12}};
-}
+StripeDesc sample_stripe() { return StripeDesc{StripePattern::buddy_mirror, 512 * 1024, {7, 3, 0xFFFFFFFEu, 12}}; }
 
 DirLayoutDesc sample_dir_layout() {
   return DirLayoutDesc{DirPolicy::hashed_striped, 4, {4, 9, 1}, HashKind::crush, 17};
@@ -36,10 +34,14 @@ InodeDesc sample_inode() {
 }
 
 TargetInfoDesc sample_target(std::uint32_t i) {
-  return TargetInfoDesc{100 + i,          i / 2,
-                        Endpoint{i / 2, 1}, static_cast<Reachability>(i % 3),
-                        static_cast<Consistency>(i % 2), static_cast<CapacityPool>((i + 1) % 3),
-                        (i + 1) * 1'000'000'000'000ull, i * 333'333'333ull};
+  return TargetInfoDesc{100 + i,
+                        i / 2,
+                        Endpoint{i / 2, 1},
+                        static_cast<Reachability>(i % 3),
+                        static_cast<Consistency>(i % 2),
+                        static_cast<CapacityPool>((i + 1) % 3),
+                        (i + 1) * 1'000'000'000'000ull,
+                        i * 333'333'333ull};
 }
 
 }  // namespace
@@ -52,14 +54,17 @@ std::vector<Message> sample_messages() {
   out.push_back(RegisterClient{k_u64_max, 77, Endpoint{77, 4}});
   out.push_back(Heartbeat{Endpoint{5, 2}, 99, {sample_target(0), sample_target(1), sample_target(2)}});
   out.push_back(GetMaps{5, 123456});
-  out.push_back(MapsReply{6, StatusCode::ok, "", 124000,
-                          {sample_target(3), sample_target(4)},
-                          {ShardInfoDesc{0, Endpoint{1, 1}, Reachability::online},
-                           ShardInfoDesc{1, Endpoint{2, 1}, Reachability::probably_offline}},
-                          {BuddyGroupDesc{1, 100, 101}, BuddyGroupDesc{2, 102, 103}},
-                          {MetaGroupDesc{0, Endpoint{1, 1}, Endpoint{3, 1}, Consistency::good, Reachability::online},
-                           MetaGroupDesc{1, Endpoint{2, 1}, Endpoint{}, Consistency::needs_resync,
-                                         Reachability::offline}}});
+  out.push_back(
+      MapsReply{6,
+                StatusCode::ok,
+                "",
+                124000,
+                {sample_target(3), sample_target(4)},
+                {ShardInfoDesc{0, Endpoint{1, 1}, Reachability::online},
+                 ShardInfoDesc{1, Endpoint{2, 1}, Reachability::probably_offline}},
+                {BuddyGroupDesc{1, 100, 101}, BuddyGroupDesc{2, 102, 103}},
+                {MetaGroupDesc{0, Endpoint{1, 1}, Endpoint{3, 1}, Consistency::good, Reachability::online},
+                 MetaGroupDesc{1, Endpoint{2, 1}, Endpoint{}, Consistency::needs_resync, Reachability::offline}}});
   out.push_back(Barrier{30, "file_sweep.write.begin", 128});
   out.push_back(Mkdir{7, "/data/train/shard-0001", 0755});
   out.push_back(Create{8, "/data/train/f\xC3\xA9\x00x"s, 0644, 1 << 20, 4, ChooserKind::random_inter_node});
@@ -71,22 +76,39 @@ std::vector<Message> sample_messages() {
   out.push_back(Rename{14, "/a/b", "/c/d/e"});
   out.push_back(SetAttr{15, "/data/f", k_set_attr_size | k_set_attr_mtime, 1ull << 40, k_i64_min});
   out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
-  out.push_back(ReaddirReply{17, StatusCode::ok, "",
+  out.push_back(ReaddirReply{17,
+                             StatusCode::ok,
+                             "",
                              {DirEntryDesc{"a", InodeType::file, 1, 10}, DirEntryDesc{"", InodeType::none, 0, 0},
                               DirEntryDesc{std::string(255, 'z'), InodeType::dir, 3, 0}},
-                             77, true});
+                             77,
+                             true});
   out.push_back(LinkEntry{18, "/data/striped", "f-0007", sample_inode()});
   out.push_back(UnlinkEntry{19, "/data/striped", "f-0007"});
   InodeDesc dir = sample_inode();
   dir.type = InodeType::dir;
   out.push_back(AttachDir{26, "/data/striped/sub", dir});
   out.push_back(DetachDir{27, "/data/striped/sub", true});
-  out.push_back(ReadChunk{20, 0x0123456789ABCDEFull, 101, 3 * (1ull << 20), 1 << 20,
-                          MemHandle{7, MemKind::gpu, 3, 12, 4096, 1 << 20}, RailDesc{2, 1}, ChunkPath::bounce,
+  out.push_back(ReadChunk{20,
+                          0x0123456789ABCDEFull,
+                          101,
+                          3 * (1ull << 20),
+                          1 << 20,
+                          MemHandle{7, MemKind::gpu, 3, 12, 4096, 1 << 20},
+                          RailDesc{2, 1},
+                          ChunkPath::bounce,
                           {RdmaRegionDesc{2, 0xABCD1234u, 0x00007F0012345000ull, 64ull << 20},
                            RdmaRegionDesc{3, 0xFFFFFFFFu, k_u64_max - (1 << 20), 1 << 20}}});
-  out.push_back(WriteChunk{21, 55, 102, 0, 65536, MemHandle{8, MemKind::pinned, 1, 2, 0, 65536}, RailDesc{0, 3},
-                           0xE3069283u, true, {RdmaRegionDesc{0xFFFFFFFFu, 0, 0x1000, 65536}}});
+  out.push_back(WriteChunk{21,
+                           55,
+                           102,
+                           0,
+                           65536,
+                           MemHandle{8, MemKind::pinned, 1, 2, 0, 65536},
+                           RailDesc{0, 3},
+                           0xE3069283u,
+                           true,
+                           {RdmaRegionDesc{0xFFFFFFFFu, 0, 0x1000, 65536}}});
   out.push_back(ChunkReply{22, StatusCode::io_error, "target 102: EIO at 4096", 4096, 0xCAFEF00Du});
   out.push_back(RemoveChunks{23, 55, {101, 102, 103}});
   out.push_back(ChunkSize{24, 55, 103});
@@ -100,11 +122,12 @@ std::vector<Message> sample_messages() {
   const std::vector<std::byte> reply_frame = encode(Ack{16, StatusCode::ok, ""});
   MetaMirror batch{43, 1, 0xFEEDFACEull, 1, {}};
   batch.records.push_back(MetaRecordDesc{MetaRecordKind::reset, "", "", InodeDesc{}, 0, Endpoint{}, ""});
-  batch.records.push_back(MetaRecordDesc{MetaRecordKind::put_entry, "/data", "f-0001", sample_inode(), 0, Endpoint{}, ""});
+  batch.records.push_back(
+      MetaRecordDesc{MetaRecordKind::put_entry, "/data", "f-0001", sample_inode(), 0, Endpoint{}, ""});
   batch.records.push_back(MetaRecordDesc{MetaRecordKind::counter, "", "", InodeDesc{}, 1 << 20, Endpoint{}, ""});
-  batch.records.push_back(MetaRecordDesc{MetaRecordKind::reply, "", "", InodeDesc{}, 16, Endpoint{77, 4},
-                                         std::string(reinterpret_cast<const char*>(reply_frame.data()),
-                                                     reply_frame.size())});
+  batch.records.push_back(
+      MetaRecordDesc{MetaRecordKind::reply, "", "", InodeDesc{}, 16, Endpoint{77, 4},
+                     std::string(reinterpret_cast<const char*>(reply_frame.data()), reply_frame.size())});
   out.push_back(batch);
   out.push_back(SetMetaConsistency{44, 1, Endpoint{1, 1}, Consistency::needs_resync});
   return out;

@@ -31,7 +31,7 @@ void expect_error(const std::vector<std::byte>& frame, StatusCode code, const st
 // ReadChunk's payload up to and including `path` (the version-1 layout).
 ByteBuilder read_chunk_head() {
   ByteBuilder b;
-  b.u64(7).u64(8).u32(9).u64(4096).u64(512);   // request_id, file_id, target, object_offset, length
+  b.u64(7).u64(8).u32(9).u64(4096).u64(512);     // request_id, file_id, target, object_offset, length
   b.u32(3).u8(2).u16(1).u32(5).u64(0).u64(512);  // dst: node, kind gpu, device, region, offset, length
   b.u32(1).u32(0).u8(0);                         // rail {1, 0}, path direct
   return b;

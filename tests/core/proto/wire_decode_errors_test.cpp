@@ -47,8 +47,8 @@ TEST(WireDecodeErrors, TruncationMessagesSayHowManyBytesArrived) {
   expect_error(std::vector<std::byte>(frame.begin(), frame.begin() + 7), StatusCode::corrupt,
                "frame header truncated: 7 of 20 bytes");
   expect_error(std::vector<std::byte>(frame.begin(), frame.end() - 1), StatusCode::corrupt,
-               "Lookup: frame truncated: " + std::to_string(frame.size() - 1) + " of " +
-                   std::to_string(frame.size()) + " bytes");
+               "Lookup: frame truncated: " + std::to_string(frame.size() - 1) + " of " + std::to_string(frame.size()) +
+                   " bytes");
 }
 
 TEST(WireDecodeErrors, EverySingleBitFlipIsDetected) {
@@ -85,7 +85,8 @@ TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
   const auto frame = make_frame(0x0105, payload.bytes(), 5);
-  expect_error(frame, StatusCode::invalid_argument, "unsupported wire version 5 at byte 4; this build speaks version 4");
+  expect_error(frame, StatusCode::invalid_argument,
+               "unsupported wire version 5 at byte 4; this build speaks version 4");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
   // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) and version 2
@@ -196,7 +197,8 @@ TEST(WireDecodeErrors, VectorCountBeyondTheRemainingBytesIsRefusedBeforeAllocati
   const std::size_t largest = tracker.largest_bytes();
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::corrupt);
-  EXPECT_TRUE(contains(result.status().message(), "MapsReply.targets: count 65536 needs at least 2293760 bytes, only 8 remain"));
+  EXPECT_TRUE(contains(result.status().message(),
+                       "MapsReply.targets: count 65536 needs at least 2293760 bytes, only 8 remain"));
   EXPECT_LT(largest, 1024u) << "decode allocated " << largest << " bytes for a " << frame.size() << "-byte frame";
 }
 

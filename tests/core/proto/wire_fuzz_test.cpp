@@ -32,8 +32,8 @@ void mutate(std::vector<std::byte>& frame, Rng& rng) {
     case 1:  // overwrite a byte, favouring the extremes that lengths and enums trip on
       if (!frame.empty()) {
         const std::uint8_t values[] = {0x00, 0x01, 0x02, 0x7F, 0x80, 0xFF};
-        frame[pick(frame.size())] =
-            rng.uniform(2) == 0 ? static_cast<std::byte>(values[rng.uniform(6)]) : static_cast<std::byte>(rng.uniform(256));
+        frame[pick(frame.size())] = rng.uniform(2) == 0 ? static_cast<std::byte>(values[rng.uniform(6)])
+                                                        : static_cast<std::byte>(rng.uniform(256));
       }
       break;
     case 2:  // truncate
@@ -47,7 +47,8 @@ void mutate(std::vector<std::byte>& frame, Rng& rng) {
       if (!frame.empty()) {
         const std::size_t at = pick(frame.size());
         const std::size_t n = std::min<std::size_t>(1 + pick(8), frame.size() - at);
-        frame.erase(frame.begin() + static_cast<std::ptrdiff_t>(at), frame.begin() + static_cast<std::ptrdiff_t>(at + n));
+        frame.erase(frame.begin() + static_cast<std::ptrdiff_t>(at),
+                    frame.begin() + static_cast<std::ptrdiff_t>(at + n));
       }
       break;
     default:  // set a little-endian u32 (a length or count) to a hostile value

@@ -52,10 +52,10 @@ TEST(PeerRail, PrefersTheServerNicOnTheClientNicsSwitch) {
   topo::Topology t;
   ASSERT_TRUE(t.add_machine(machine, 0).ok());
   ASSERT_TRUE(t.add_machine(machine, 1).ok());
-  const topo::VertexId rail_a = *t.add_vertex(topo::Vertex{.kind = topo::VertexKind::net_switch, .name = "rail_a",
-                                                            .node = k_no_id});
-  const topo::VertexId rail_b = *t.add_vertex(topo::Vertex{.kind = topo::VertexKind::net_switch, .name = "rail_b",
-                                                            .node = k_no_id});
+  const topo::VertexId rail_a =
+      *t.add_vertex(topo::Vertex{.kind = topo::VertexKind::net_switch, .name = "rail_a", .node = k_no_id});
+  const topo::VertexId rail_b =
+      *t.add_vertex(topo::Vertex{.kind = topo::VertexKind::net_switch, .name = "rail_b", .node = k_no_id});
   const auto link = topo::LinkSpec::symmetric(topo::LinkClass::network, 25e9, 300);
   // Client NIC 0 on rail a, NIC 1 on rail b; the server the other way round.
   ASSERT_TRUE(t.add_link(*t.device(0, topo::VertexKind::nic, 0), rail_a, link).ok());

@@ -74,7 +74,9 @@ TEST(TokenBucket, RejectsBadInput) {
   auto big = *TokenBucket::create(k_max_token_rate_bytes_per_s, k_max_burst_bytes);
   ASSERT_TRUE(big.consume(0, k_max_burst_bytes).ok());
   EXPECT_EQ(big.available_bytes(1'000'000'000'000), k_max_burst_bytes);
-  EXPECT_EQ(*big.earliest_start(0, k_max_burst_bytes), static_cast<TimeNs>((k_max_burst_bytes * 1'000'000'000ULL + k_max_token_rate_bytes_per_s - 1) / k_max_token_rate_bytes_per_s));
+  EXPECT_EQ(*big.earliest_start(0, k_max_burst_bytes),
+            static_cast<TimeNs>((k_max_burst_bytes * 1'000'000'000ULL + k_max_token_rate_bytes_per_s - 1) /
+                                k_max_token_rate_bytes_per_s));
 }
 
 }  // namespace

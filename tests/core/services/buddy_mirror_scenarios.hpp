@@ -71,9 +71,9 @@ struct Partition {
   template <class World>
   void install(World& world, Endpoint victim) {
     world.add_fault(MessageRule{[flag = on, victim](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-                                   return flag->load() && (from == victim || to == victim);
-                                 },
-                                 FaultAction::drop, 0, ~std::uint64_t{0}});
+                                  return flag->load() && (from == victim || to == victim);
+                                },
+                                FaultAction::drop, 0, ~std::uint64_t{0}});
   }
 };
 
@@ -81,22 +81,22 @@ struct Partition {
 inline Scripted::Script write_file(std::string path, std::uint64_t bytes, std::uint64_t seed,
                                    std::shared_ptr<proto::InodeDesc> inode_out = nullptr) {
   return [=](WorkloadContext& ctx, std::function<void(Status)> done) {
-    ctx.client.create(path, CreateOptions{}, [&ctx, done, path, bytes, seed,
-                                              inode_out](Result<proto::InodeDesc> inode) {
-      if (!inode.ok()) return done(inode.status());
-      if (inode_out) *inode_out = *inode;
-      Result<MemHandle> buf = ctx.env.alloc(MemKind::host, 0, bytes);
-      if (!buf.ok()) return done(buf.status());
-      ctx.ops.expect(ctx.env.fill(*buf, PatternSpec{seed, 0}), [&ctx, done, path, bytes, buf = *buf,
-                                                                 inode = *inode](Completion&) {
-        ctx.client.write(inode, 0, buf, false, [&ctx, done, path, bytes, buf](Result<std::uint64_t> w) {
-          ctx.env.free(buf);
-          if (!w.ok()) return done(w.status());
-          if (*w != bytes) return done(error(StatusCode::internal, "short write of " + path));
-          ctx.client.close(path, bytes, done);
+    ctx.client.create(
+        path, CreateOptions{}, [&ctx, done, path, bytes, seed, inode_out](Result<proto::InodeDesc> inode) {
+          if (!inode.ok()) return done(inode.status());
+          if (inode_out) *inode_out = *inode;
+          Result<MemHandle> buf = ctx.env.alloc(MemKind::host, 0, bytes);
+          if (!buf.ok()) return done(buf.status());
+          ctx.ops.expect(ctx.env.fill(*buf, PatternSpec{seed, 0}), [&ctx, done, path, bytes, buf = *buf,
+                                                                    inode = *inode](Completion&) {
+            ctx.client.write(inode, 0, buf, false, [&ctx, done, path, bytes, buf](Result<std::uint64_t> w) {
+              ctx.env.free(buf);
+              if (!w.ok()) return done(w.status());
+              if (*w != bytes) return done(error(StatusCode::internal, "short write of " + path));
+              ctx.client.close(path, bytes, done);
+            });
+          });
         });
-      });
-    });
   };
 }
 
@@ -129,8 +129,7 @@ inline Scripted::Script read_and_verify(std::string path, std::uint64_t bytes, s
 
 // Runs one script on a new host (rank 0 of 1) and returns its result.
 template <class World>
-Status run_script(BasicTestCluster<World>& cluster, Scripted::Script script,
-                  std::uint64_t max_events = 20'000'000) {
+Status run_script(BasicTestCluster<World>& cluster, Scripted::Script script, std::uint64_t max_events = 20'000'000) {
   ClientHost& host = cluster.add_host(std::make_unique<Scripted>(std::move(script)), 0, 1);
   if (!cluster.run(max_events)) return error(StatusCode::timed_out, "the script did not finish: " + cluster.failures());
   return host.result();
@@ -156,15 +155,14 @@ void mirror_failover_keeps_every_acknowledged_write() {
   const Endpoint victim = server_of_target(cluster, 1);
   auto killed = std::make_shared<std::atomic<bool>>(false);
   World* world = &cluster.world();
-  cluster.world().add_fault(MessageRule{[world, victim, killed](const Endpoint&, const Endpoint& to,
-                                                                 const proto::Message& m) {
-                                           if (to == victim && std::holds_alternative<proto::WriteChunk>(m) &&
-                                               !killed->exchange(true)) {
-                                             world->kill(victim);
-                                           }
-                                           return false;
-                                         },
-                                         FaultAction::delay, 0, ~std::uint64_t{0}});
+  cluster.world().add_fault(
+      MessageRule{[world, victim, killed](const Endpoint&, const Endpoint& to, const proto::Message& m) {
+                    if (to == victim && std::holds_alternative<proto::WriteChunk>(m) && !killed->exchange(true)) {
+                      world->kill(victim);
+                    }
+                    return false;
+                  },
+                  FaultAction::delay, 0, ~std::uint64_t{0}});
   const Status across = run_script(cluster, write_file("/across", k_bytes, 12));
   ASSERT_TRUE(across.ok()) << across.to_string();
   EXPECT_TRUE(killed->load());

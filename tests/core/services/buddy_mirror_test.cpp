@@ -261,17 +261,15 @@ TEST(BuddyMirror, APrimaryCutOffFromMgmtIsSwitchedAwayFromAndCannotAcknowledgeAl
   const Endpoint victim = server_of_target(cluster, 1);
   const Endpoint mgmt = cluster.mgmt();
   auto cut = std::make_shared<std::atomic<bool>>(true);
-  cluster.world().add_fault(MessageRule{[cut, victim, mgmt](const Endpoint& from, const Endpoint& to,
-                                                             const proto::Message&) {
-                                           return cut->load() && ((from == victim && to == mgmt) ||
-                                                                  (from == mgmt && to == victim));
-                                         },
-                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  cluster.world().add_fault(
+      MessageRule{[cut, victim, mgmt](const Endpoint& from, const Endpoint& to, const proto::Message&) {
+                    return cut->load() && ((from == victim && to == mgmt) || (from == mgmt && to == victim));
+                  },
+                  FaultAction::drop, 0, ~std::uint64_t{0}});
   // A client that fetched its maps before the switchover writes after it.
   const Status written = run_script(cluster, [during](WorkloadContext& ctx, std::function<void(Status)> done) {
-    ctx.ops.expect(ctx.env.timer(k_mirror_settle_ns), [&ctx, done, during](Completion&) {
-      write_file("/during", k_mib, 62, during)(ctx, done);
-    });
+    ctx.ops.expect(ctx.env.timer(k_mirror_settle_ns),
+                   [&ctx, done, during](Completion&) { write_file("/during", k_mib, 62, during)(ctx, done); });
   });
   ASSERT_TRUE(written.ok()) << written.to_string();
   EXPECT_EQ(cluster.world().counter("mgmt.switchovers"), 1.0);
@@ -346,31 +344,30 @@ TEST(BuddyMirror, TheSecondaryChecksTheForwardedBytesCrcAndRefusesAStalePrimary)
   const Endpoint primary = server_of_target(cluster, 1);
   // From the probe's memory (as the primary's staging would be): a MirrorWrite
   // with a wrong CRC, one with the right CRC, and one to a primary.
-  Probe& probe = cluster.world().add_service<Probe>(
-      cluster.client_nodes()[0], [=](Env& env, OpTable& ops) {
-        MemHandle buf = env.alloc(MemKind::pinned, 0, k_bytes).value();
-        ops.expect(env.fill(buf, PatternSpec{77, 0}), [&env, &ops, buf, secondary, primary](Completion&) {
-          ops.expect(env.checksum(buf), [&env, buf, secondary, primary](Completion& sum) {
-            proto::MirrorWrite mw;
-            mw.group = 1;
-            mw.primary = 1;
-            mw.target = 2;
-            mw.file_id = k_file;
-            mw.length = k_bytes;
-            mw.src = buf;
-            mw.request_id = 1;
-            mw.crc32c = sum.crc32c ^ 1u;  // one bit off
-            env.send(secondary, mw).ignore();
-            mw.request_id = 2;
-            mw.crc32c = sum.crc32c;
-            env.send(secondary, mw).ignore();
-            mw.request_id = 3;
-            mw.target = 1;  // target 1 is group 1's primary: it refuses to act as a secondary
-            mw.primary = 2;
-            env.send(primary, mw).ignore();
-          });
-        });
+  Probe& probe = cluster.world().add_service<Probe>(cluster.client_nodes()[0], [=](Env& env, OpTable& ops) {
+    MemHandle buf = env.alloc(MemKind::pinned, 0, k_bytes).value();
+    ops.expect(env.fill(buf, PatternSpec{77, 0}), [&env, &ops, buf, secondary, primary](Completion&) {
+      ops.expect(env.checksum(buf), [&env, buf, secondary, primary](Completion& sum) {
+        proto::MirrorWrite mw;
+        mw.group = 1;
+        mw.primary = 1;
+        mw.target = 2;
+        mw.file_id = k_file;
+        mw.length = k_bytes;
+        mw.src = buf;
+        mw.request_id = 1;
+        mw.crc32c = sum.crc32c ^ 1u;  // one bit off
+        env.send(secondary, mw).ignore();
+        mw.request_id = 2;
+        mw.crc32c = sum.crc32c;
+        env.send(secondary, mw).ignore();
+        mw.request_id = 3;
+        mw.target = 1;  // target 1 is group 1's primary: it refuses to act as a secondary
+        mw.primary = 2;
+        env.send(primary, mw).ignore();
       });
+    });
+  });
   cluster.world().run_for(k_ns_per_s);
   ASSERT_EQ(probe.replies.size(), 3u);
   std::map<RequestId, Status> by_id;

@@ -93,42 +93,44 @@ TEST(StorageService, AnswersChunkSizeAndRefusesTargetsItDoesNotOwnOrBadRequests)
   TestCluster cluster(TestClusterSpec{});
   std::vector<StatusCode> codes;
   std::uint64_t object_bytes = 0;
-  auto& host = cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
-    ctx.client.create("/s", CreateOptions{}, [&, done](Result<proto::InodeDesc> inode) {
-      MemHandle buf = ctx.env.alloc(MemKind::host, 0, 700 * k_kib).value();
-      ctx.client.write(*inode, 0, buf, false, [&, done, inode = *inode, buf](Result<std::uint64_t>) {
-        const TargetId first = inode.stripe.targets[0];
-        const Endpoint server = ctx.client.targets().at(first).endpoint;
-        proto::ChunkSize size;
-        size.file_id = inode.file_id;
-        size.target = first;
-        ctx.rpc.call(server, size, [&, done, inode, buf, server, first](Result<proto::Message> r) {
-          codes.push_back(r.status().code());
-          if (r.ok()) object_bytes = std::get<proto::ChunkSizeReply>(r.value()).object_bytes;
-          proto::ReadChunk wrong;
-          wrong.file_id = inode.file_id;
-          wrong.target = 999;  // not on that server
-          wrong.length = 10;
-          wrong.dst = buf.slice(0, 10);
-          ctx.rpc.call(server, wrong, [&, done, inode, buf, server, first](Result<proto::Message> r2) {
-            codes.push_back(r2.status().code());
-            proto::ReadChunk mismatched;
-            mismatched.file_id = inode.file_id;
-            mismatched.target = first;
-            mismatched.length = 20;
-            mismatched.dst = buf.slice(0, 10);  // handle shorter than the length
-            ctx.rpc.call(server, mismatched, [&, done, server](Result<proto::Message> r3) {
-              codes.push_back(r3.status().code());
-              ctx.rpc.call(server, proto::Mkdir{0, "/x", 0755}, [&, done](Result<proto::Message> r4) {
-                codes.push_back(r4.status().code());
-                done(ok_status());
+  auto& host = cluster.add_host(
+      std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+        ctx.client.create("/s", CreateOptions{}, [&, done](Result<proto::InodeDesc> inode) {
+          MemHandle buf = ctx.env.alloc(MemKind::host, 0, 700 * k_kib).value();
+          ctx.client.write(*inode, 0, buf, false, [&, done, inode = *inode, buf](Result<std::uint64_t>) {
+            const TargetId first = inode.stripe.targets[0];
+            const Endpoint server = ctx.client.targets().at(first).endpoint;
+            proto::ChunkSize size;
+            size.file_id = inode.file_id;
+            size.target = first;
+            ctx.rpc.call(server, size, [&, done, inode, buf, server, first](Result<proto::Message> r) {
+              codes.push_back(r.status().code());
+              if (r.ok()) object_bytes = std::get<proto::ChunkSizeReply>(r.value()).object_bytes;
+              proto::ReadChunk wrong;
+              wrong.file_id = inode.file_id;
+              wrong.target = 999;  // not on that server
+              wrong.length = 10;
+              wrong.dst = buf.slice(0, 10);
+              ctx.rpc.call(server, wrong, [&, done, inode, buf, server, first](Result<proto::Message> r2) {
+                codes.push_back(r2.status().code());
+                proto::ReadChunk mismatched;
+                mismatched.file_id = inode.file_id;
+                mismatched.target = first;
+                mismatched.length = 20;
+                mismatched.dst = buf.slice(0, 10);  // handle shorter than the length
+                ctx.rpc.call(server, mismatched, [&, done, server](Result<proto::Message> r3) {
+                  codes.push_back(r3.status().code());
+                  ctx.rpc.call(server, proto::Mkdir{0, "/x", 0755}, [&, done](Result<proto::Message> r4) {
+                    codes.push_back(r4.status().code());
+                    done(ok_status());
+                  });
+                });
               });
             });
           });
         });
-      });
-    });
-  }), 0, 1);
+      }),
+      0, 1);
   ASSERT_TRUE(cluster.run());
   ASSERT_TRUE(host.result().ok());
   EXPECT_EQ(codes, (std::vector<StatusCode>{StatusCode::ok, StatusCode::not_found, StatusCode::invalid_argument,
@@ -142,11 +144,12 @@ TEST(ClientMaps, AShardThatRegistersLateIsWaitedForWithABoundedBackoff) {
   TestCluster cluster(spec);
   Status mkdir_status = error(StatusCode::internal, "not run");
   cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
-    ctx.client.mkdir("/late", 0755, [&, done](Result<proto::InodeDesc> r) {
-      mkdir_status = r.status();
-      done(ok_status());
-    });
-  }), 0, 1);
+                     ctx.client.mkdir("/late", 0755, [&, done](Result<proto::InodeDesc> r) {
+                       mkdir_status = r.status();
+                       done(ok_status());
+                     });
+                   }),
+                   0, 1);
   // Metadata shards register 250 ms late, as servers on real machines may start after a client.
   cluster.world().add_fault(MessageRule{is_a<proto::RegisterMetaShard>(), FaultAction::delay, 250 * k_ns_per_ms, 10});
   ASSERT_TRUE(cluster.run());
@@ -159,11 +162,12 @@ TEST(ClientMaps, AShardThatNeverRegistersFailsWithAClearErrorAfterTheBackoff) {
   TestCluster cluster(spec);
   Status mkdir_status;
   cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
-    ctx.client.mkdir("/never", 0755, [&, done](Result<proto::InodeDesc> r) {
-      mkdir_status = r.status();
-      done(ok_status());
-    });
-  }), 0, 1);
+                     ctx.client.mkdir("/never", 0755, [&, done](Result<proto::InodeDesc> r) {
+                       mkdir_status = r.status();
+                       done(ok_status());
+                     });
+                   }),
+                   0, 1);
   cluster.world().add_fault(MessageRule{is_a<proto::RegisterMetaShard>(), FaultAction::drop, 0, 1000});
   ASSERT_TRUE(cluster.run());
   EXPECT_EQ(mkdir_status.code(), StatusCode::unavailable);

@@ -202,13 +202,13 @@ TYPED_TEST_P(ServicesSuite, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
     Endpoint victim = cluster.world().endpoint_of(*cluster.storages()[1]);
     bool killed = false;
     cluster.world().add_fault(MessageRule{[&](const Endpoint&, const Endpoint&, const proto::Message& m) {
-                                             if (!killed && std::holds_alternative<proto::ReadChunk>(m)) {
-                                               cluster.world().kill(victim);
-                                               killed = true;
-                                             }
-                                             return false;
-                                           },
-                                           FaultAction::delay, 0, 1'000'000});
+                                            if (!killed && std::holds_alternative<proto::ReadChunk>(m)) {
+                                              cluster.world().kill(victim);
+                                              killed = true;
+                                            }
+                                            return false;
+                                          },
+                                          FaultAction::delay, 0, 1'000'000});
     ASSERT_TRUE(cluster.run());
     ASSERT_FALSE(host.result().ok());
     EXPECT_EQ(host.result().code(), StatusCode::timed_out) << host.result().to_string();
@@ -220,9 +220,11 @@ TYPED_TEST_P(ServicesSuite, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
 TYPED_TEST_P(ServicesSuite, ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging) {
   TypeParam::isolate([] {
     BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
-    auto& host = cluster.add_host(std::make_unique<Scripted>([](WorkloadContext& ctx, std::function<void(Status)> done) {
-      ctx.client.mkdir("/never", 0755, [done](Result<proto::InodeDesc> r) { done(r.status()); });
-    }), 0, 1);
+    auto& host =
+        cluster.add_host(std::make_unique<Scripted>([](WorkloadContext& ctx, std::function<void(Status)> done) {
+                           ctx.client.mkdir("/never", 0755, [done](Result<proto::InodeDesc> r) { done(r.status()); });
+                         }),
+                         0, 1);
     cluster.world().add_fault(MessageRule{is_a<proto::Mkdir>(), FaultAction::drop, 0, 1000});
     ASSERT_TRUE(cluster.run());
     EXPECT_EQ(host.result().code(), StatusCode::timed_out);
@@ -235,37 +237,38 @@ TYPED_TEST_P(ServicesSuite, NamespaceErrorsAreClearAndItsRulesHold) {
     BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
     std::vector<StatusCode> codes;
     cluster.add_host(std::make_unique<Scripted>([&codes](WorkloadContext& ctx, std::function<void(Status)> done) {
-      auto& c = ctx.client;
-      c.mkdir("/d", 0755, [&, done](Result<proto::InodeDesc>) {
-        c.mkdir("/d", 0755, [&, done](Result<proto::InodeDesc> again) {
-          codes.push_back(again.status().code());  // already_exists
-          c.create("/missing/f", CreateOptions{}, [&, done](Result<proto::InodeDesc> r) {
-            codes.push_back(r.status().code());  // not_found
-            c.create("/d/f", CreateOptions{}, [&, done](Result<proto::InodeDesc>) {
-              c.rmdir("/d", [&, done](Status s) {
-                codes.push_back(s.code());  // not_empty
-                c.unlink("/d", [&, done](Status u) {
-                  codes.push_back(u.code());  // is_a_directory
-                  c.rename("/d/f", "/d/g", [&, done](Status rn) {
-                    codes.push_back(rn.code());  // ok (same shard under dir_owner)
-                    c.stat("/d/f", [&, done](Result<proto::InodeDesc> st) {
-                      codes.push_back(st.status().code());  // not_found after rename
-                      c.create("bad//path", CreateOptions{}, [&, done](Result<proto::InodeDesc> bad) {
-                        codes.push_back(bad.status().code());  // invalid_argument
-                        done(ok_status());
-                      });
-                    });
-                  });
-                });
-              });
-            });
-          });
-        });
-      });
-    }), 0, 1);
+                       auto& c = ctx.client;
+                       c.mkdir("/d", 0755, [&, done](Result<proto::InodeDesc>) {
+                         c.mkdir("/d", 0755, [&, done](Result<proto::InodeDesc> again) {
+                           codes.push_back(again.status().code());  // already_exists
+                           c.create("/missing/f", CreateOptions{}, [&, done](Result<proto::InodeDesc> r) {
+                             codes.push_back(r.status().code());  // not_found
+                             c.create("/d/f", CreateOptions{}, [&, done](Result<proto::InodeDesc>) {
+                               c.rmdir("/d", [&, done](Status s) {
+                                 codes.push_back(s.code());  // not_empty
+                                 c.unlink("/d", [&, done](Status u) {
+                                   codes.push_back(u.code());  // is_a_directory
+                                   c.rename("/d/f", "/d/g", [&, done](Status rn) {
+                                     codes.push_back(rn.code());  // ok (same shard under dir_owner)
+                                     c.stat("/d/f", [&, done](Result<proto::InodeDesc> st) {
+                                       codes.push_back(st.status().code());  // not_found after rename
+                                       c.create("bad//path", CreateOptions{}, [&, done](Result<proto::InodeDesc> bad) {
+                                         codes.push_back(bad.status().code());  // invalid_argument
+                                         done(ok_status());
+                                       });
+                                     });
+                                   });
+                                 });
+                               });
+                             });
+                           });
+                         });
+                       });
+                     }),
+                     0, 1);
     ASSERT_TRUE(cluster.run());
-    const std::vector<StatusCode> expected{StatusCode::already_exists, StatusCode::not_found, StatusCode::not_empty,
-                                           StatusCode::is_a_directory, StatusCode::ok,        StatusCode::not_found,
+    const std::vector<StatusCode> expected{StatusCode::already_exists,  StatusCode::not_found, StatusCode::not_empty,
+                                           StatusCode::is_a_directory,  StatusCode::ok,        StatusCode::not_found,
                                            StatusCode::invalid_argument};
     EXPECT_EQ(codes, expected);
   });
@@ -281,23 +284,28 @@ TYPED_TEST_P(ServicesSuite, ALargeDirectoryListsCompletelyInPages) {
     const std::size_t entries_wanted = TypeParam::k_big_directory_entries;
     std::size_t listed = 0;
     std::set<std::string> names;
-    auto& host = cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
-      ctx.client.mkdir("/big", 0755, [&, done](Result<proto::InodeDesc> r) {
-        if (!r.ok()) return done(r.status());
-        for_each_bounded(entries_wanted, 64, [&](std::size_t i, std::function<void(Status)> next) {
-          ctx.client.create("/big/e" + std::to_string(i), CreateOptions{},
-                            [next](Result<proto::InodeDesc> c) { next(c.status()); });
-        }, [&, done](Status s) {
-          if (!s.ok()) return done(s);
-          ctx.client.readdir("/big", false, [&, done](Result<std::vector<proto::DirEntryDesc>> entries) {
-            if (!entries.ok()) return done(entries.status());
-            listed = entries->size();
-            for (const auto& e : *entries) names.insert(e.name);
-            done(ok_status());
+    auto& host = cluster.add_host(
+        std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+          ctx.client.mkdir("/big", 0755, [&, done](Result<proto::InodeDesc> r) {
+            if (!r.ok()) return done(r.status());
+            for_each_bounded(
+                entries_wanted, 64,
+                [&](std::size_t i, std::function<void(Status)> next) {
+                  ctx.client.create("/big/e" + std::to_string(i), CreateOptions{},
+                                    [next](Result<proto::InodeDesc> c) { next(c.status()); });
+                },
+                [&, done](Status s) {
+                  if (!s.ok()) return done(s);
+                  ctx.client.readdir("/big", false, [&, done](Result<std::vector<proto::DirEntryDesc>> entries) {
+                    if (!entries.ok()) return done(entries.status());
+                    listed = entries->size();
+                    for (const auto& e : *entries) names.insert(e.name);
+                    done(ok_status());
+                  });
+                });
           });
-        });
-      });
-    }), 0, 1);
+        }),
+        0, 1);
     ASSERT_TRUE(cluster.run(500'000'000));
     ASSERT_TRUE(host.result().ok()) << host.result().to_string();
     EXPECT_EQ(listed, entries_wanted);
@@ -416,36 +424,38 @@ TYPED_TEST_P(ServicesSuite, AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemor
     const TimeNs late_ns = 2 * give_up_ns;
     Status read_status;
     Status after_status = error(StatusCode::internal, "not run");
-    auto script = [world, late_ns, &read_status, &after_status](WorkloadContext& ctx, std::function<void(Status)> done) {
+    auto script = [world, late_ns, &read_status, &after_status](WorkloadContext& ctx,
+                                                                std::function<void(Status)> done) {
       ctx.client.create("/f", CreateOptions{}, [&, world, late_ns, done](Result<proto::InodeDesc> inode) {
         if (!inode.ok()) return done(inode.status());
         MemHandle buf = ctx.env.alloc(MemKind::host, 0, k_mib).value();
-        ctx.ops.expect(ctx.env.fill(buf, PatternSpec{7, 0}), [&, world, late_ns, done, buf, inode = *inode](Completion&) {
-          ctx.client.write(inode, 0, buf, false, [&, world, late_ns, done, buf, inode](Result<std::uint64_t> w) {
-            if (!w.ok()) return done(w.status());
-            ctx.client.close("/f", k_mib, [&, world, late_ns, done, buf](Status s) {
-              if (!s.ok()) return done(s);
-              ctx.client.stat("/f", [&, world, late_ns, done, buf](Result<proto::InodeDesc> st) {
-                if (!st.ok()) return done(st.status());
-                // From now on: the read's data comes late and no reply arrives.
-                world->add_transfer_fault(TransferRule{is_read_data, late_ns, 1'000});
-                world->add_fault(MessageRule{is_a<proto::ChunkReply>(), FaultAction::drop, 0, 1'000'000});
-                ctx.client.read(*st, 0, buf, [&, late_ns, done, buf](Result<std::uint64_t> r) {
-                  read_status = r.status();
-                  // The caller reuses its buffer, then looks again after the late transfers.
-                  ctx.ops.expect(ctx.env.fill(buf, PatternSpec{8, 0}), [&, late_ns, done, buf](Completion&) {
-                    ctx.ops.expect(ctx.env.timer(late_ns + late_ns / 2), [&, done, buf](Completion&) {
-                      ctx.ops.expect(ctx.env.verify(buf, PatternSpec{8, 0}), [&, done](Completion& c) {
-                        after_status = c.status;
-                        done(ok_status());
+        ctx.ops.expect(
+            ctx.env.fill(buf, PatternSpec{7, 0}), [&, world, late_ns, done, buf, inode = *inode](Completion&) {
+              ctx.client.write(inode, 0, buf, false, [&, world, late_ns, done, buf, inode](Result<std::uint64_t> w) {
+                if (!w.ok()) return done(w.status());
+                ctx.client.close("/f", k_mib, [&, world, late_ns, done, buf](Status s) {
+                  if (!s.ok()) return done(s);
+                  ctx.client.stat("/f", [&, world, late_ns, done, buf](Result<proto::InodeDesc> st) {
+                    if (!st.ok()) return done(st.status());
+                    // From now on: the read's data comes late and no reply arrives.
+                    world->add_transfer_fault(TransferRule{is_read_data, late_ns, 1'000});
+                    world->add_fault(MessageRule{is_a<proto::ChunkReply>(), FaultAction::drop, 0, 1'000'000});
+                    ctx.client.read(*st, 0, buf, [&, late_ns, done, buf](Result<std::uint64_t> r) {
+                      read_status = r.status();
+                      // The caller reuses its buffer, then looks again after the late transfers.
+                      ctx.ops.expect(ctx.env.fill(buf, PatternSpec{8, 0}), [&, late_ns, done, buf](Completion&) {
+                        ctx.ops.expect(ctx.env.timer(late_ns + late_ns / 2), [&, done, buf](Completion&) {
+                          ctx.ops.expect(ctx.env.verify(buf, PatternSpec{8, 0}), [&, done](Completion& c) {
+                            after_status = c.status;
+                            done(ok_status());
+                          });
+                        });
                       });
                     });
                   });
                 });
               });
             });
-          });
-        });
       });
     };
     cluster.add_host(std::make_unique<Scripted>(script), 0, 1);
@@ -477,8 +487,7 @@ REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStri
                             ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging,
                             NamespaceErrorsAreClearAndItsRulesHold, ALargeDirectoryListsCompletelyInPages,
                             AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
-                            TheEgressLimitPacesReadsFromAServer,
-                            BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
+                            TheEgressLimitPacesReadsFromAServer, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
                             BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace,
                             AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
                             AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater);

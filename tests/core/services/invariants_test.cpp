@@ -20,9 +20,7 @@ TEST(SluiceAssert, HoldsQuietlyAndAbortsNamingThePlaceTheConditionAndTheMessage)
 }
 
 #ifdef NDEBUG
-TEST(SluiceAssert, StaysOnWhereNdebugTurnsAssertOff) {
-  EXPECT_DEATH(SLUICE_ASSERT(false), "assertion failed");
-}
+TEST(SluiceAssert, StaysOnWhereNdebugTurnsAssertOff) { EXPECT_DEATH(SLUICE_ASSERT(false), "assertion failed"); }
 #endif
 
 TEST(Invariants, TheMirrorLogHoldsExactlyTheRecordsSentAndNotAcknowledged) {

@@ -87,7 +87,7 @@ struct LifeResult {
 
 // One metadata server life on `disk`: mkdirs of `paths`, then the world ends (a crash).
 LifeResult run_life(InMemoryMetaStore& disk, const std::vector<std::string>& paths, std::uint64_t range,
-             bool fail_counter = false) {
+                    bool fail_counter = false) {
   TestWorld world;
   MetaServiceConfig config;
   config.ns.shard_count = 1;

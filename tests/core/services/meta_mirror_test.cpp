@@ -124,19 +124,19 @@ TEST(MetaMirror, ACreateResentAfterFailoverIsAnsweredFromTheReplicatedReplyCache
   // reply, then the reply to the client is lost and the primary dies.
   TestWorld* world = &cluster.world();
   auto dropped = std::make_shared<bool>(false);
-  cluster.world().add_fault(MessageRule{[world, primary, dropped](const Endpoint& from, const Endpoint&,
-                                                                     const proto::Message& m) {
-                                           if (from != primary || !std::holds_alternative<proto::InodeReply>(m) ||
-                                               std::get<proto::InodeReply>(m).inode.type != proto::InodeType::file) {
-                                             return false;
-                                           }
-                                           if (!*dropped) {
-                                             *dropped = true;
-                                             world->kill(primary);
-                                           }
-                                           return true;
-                                         },
-                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  cluster.world().add_fault(
+      MessageRule{[world, primary, dropped](const Endpoint& from, const Endpoint&, const proto::Message& m) {
+                    if (from != primary || !std::holds_alternative<proto::InodeReply>(m) ||
+                        std::get<proto::InodeReply>(m).inode.type != proto::InodeType::file) {
+                      return false;
+                    }
+                    if (!*dropped) {
+                      *dropped = true;
+                      world->kill(primary);
+                    }
+                    return true;
+                  },
+                  FaultAction::drop, 0, ~std::uint64_t{0}});
   auto created = std::make_shared<proto::InodeDesc>();
   const Status made = run_script(cluster, [created](WorkloadContext& ctx, std::function<void(Status)> done) {
     ctx.client.create("/once", CreateOptions{}, [created, done](Result<proto::InodeDesc> f) {
@@ -202,12 +202,11 @@ TEST(MetaMirror, ASecondaryCutOffCatchesUpOnWhatChangedWhileItWasAway) {
   // The link between the two breaks (the secondary still reaches mgmt): the
   // forward fails, mgmt takes needs_resync, the primary goes on alone.
   auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(MessageRule{[primary, secondary, cut](const Endpoint& from, const Endpoint& to,
-                                                                   const proto::Message&) {
-                                           return *cut && ((from == primary && to == secondary) ||
-                                                           (from == secondary && to == primary));
-                                         },
-                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  cluster.world().add_fault(
+      MessageRule{[primary, secondary, cut](const Endpoint& from, const Endpoint& to, const proto::Message&) {
+                    return *cut && ((from == primary && to == secondary) || (from == secondary && to == primary));
+                  },
+                  FaultAction::drop, 0, ~std::uint64_t{0}});
   const Status alone = run_script(cluster, populate("/b", 20));
   ASSERT_TRUE(alone.ok()) << alone.to_string() << logs_of(cluster);
   EXPECT_GE(cluster.world().counter("meta.mirror_alone"), 1.0);
@@ -239,12 +238,11 @@ TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
   // have mgmt drop its buddy, so it must not answer alone.
   const Endpoint mgmt = cluster.mgmt();
   auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(MessageRule{[primary, mgmt, cut](const Endpoint& from, const Endpoint& to,
-                                                              const proto::Message&) {
-                                           return *cut && ((from == primary && to == mgmt) ||
-                                                           (from == mgmt && to == primary));
-                                         },
-                                         FaultAction::drop, 0, ~std::uint64_t{0}});
+  cluster.world().add_fault(
+      MessageRule{[primary, mgmt, cut](const Endpoint& from, const Endpoint& to, const proto::Message&) {
+                    return *cut && ((from == primary && to == mgmt) || (from == mgmt && to == primary));
+                  },
+                  FaultAction::drop, 0, ~std::uint64_t{0}});
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
   EXPECT_EQ(old_secondary->mirror_role(), MetaService::MirrorRole::primary);

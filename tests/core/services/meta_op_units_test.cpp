@@ -87,7 +87,8 @@ TEST(MetaOpUnits, UnitsAboveTheLimitAreRefusedByName) {
 TimeNs stat_train_ns(const MetaServiceConfig& config, std::size_t n) {
   TestWorld world;
   MetaService& meta = world.add_service<MetaService>(1, config);
-  MetaProbe& probe = world.add_service<MetaProbe>(2, world.endpoint_of(meta), std::vector<proto::Message>(n, stat_of("/")));
+  MetaProbe& probe =
+      world.add_service<MetaProbe>(2, world.endpoint_of(meta), std::vector<proto::Message>(n, stat_of("/")));
   world.start();
   world.run_until([&] { return probe.reply_ns.size() == n; });
   EXPECT_EQ(probe.reply_ns.size(), n);

@@ -85,64 +85,71 @@ class MixedFiles final : public Workload {
   }
 
   void write_all() {
-    for_each_bounded(spec_.files, spec_.concurrency, [this](std::size_t i, std::function<void(Status)> next) {
-      ctx_->client.create(path(i), CreateOptions{}, [this, i, next](Result<proto::InodeDesc> inode) {
-        if (!inode.ok()) return next(inode.status());
-        Result<MemHandle> buf = alloc_exact(size(i));
-        if (!buf.ok()) return next(buf.status());
-        ctx_->ops.expect(ctx_->env.fill(*buf, PatternSpec{seed(i), 0}), [this, i, next, buf = *buf,
-                                                                          inode = *inode](Completion&) {
-          ctx_->client.write(inode, 0, buf, false, [this, i, next, buf](Result<std::uint64_t> n) {
-            ctx_->env.free(buf);
-            if (!n.ok()) return next(n.status());
-            bytes_written += *n;
-            ctx_->client.close(path(i), size(i), next);
+    for_each_bounded(
+        spec_.files, spec_.concurrency,
+        [this](std::size_t i, std::function<void(Status)> next) {
+          ctx_->client.create(path(i), CreateOptions{}, [this, i, next](Result<proto::InodeDesc> inode) {
+            if (!inode.ok()) return next(inode.status());
+            Result<MemHandle> buf = alloc_exact(size(i));
+            if (!buf.ok()) return next(buf.status());
+            ctx_->ops.expect(ctx_->env.fill(*buf, PatternSpec{seed(i), 0}),
+                             [this, i, next, buf = *buf, inode = *inode](Completion&) {
+                               ctx_->client.write(inode, 0, buf, false, [this, i, next, buf](Result<std::uint64_t> n) {
+                                 ctx_->env.free(buf);
+                                 if (!n.ok()) return next(n.status());
+                                 bytes_written += *n;
+                                 ctx_->client.close(path(i), size(i), next);
+                               });
+                             });
           });
+        },
+        [this](Status s) {
+          if (!s.ok()) return done_(s);
+          read_all();
         });
-      });
-    }, [this](Status s) {
-      if (!s.ok()) return done_(s);
-      read_all();
-    });
   }
 
   void read_all() {
-    for_each_bounded(spec_.files, spec_.concurrency, [this](std::size_t i, std::function<void(Status)> next) {
-      ctx_->client.stat(path(i), [this, i, next](Result<proto::InodeDesc> inode) {
-        if (!inode.ok()) return next(inode.status());
-        if (inode->size_bytes != size(i)) {
-          return next(error(StatusCode::internal, path(i) + " has size " + std::to_string(inode->size_bytes)));
-        }
-        Result<MemHandle> buf = alloc_exact(size(i));
-        if (!buf.ok()) return next(buf.status());
-        ctx_->client.read(*inode, 0, *buf, [this, i, next, buf = *buf](Result<std::uint64_t> n) {
-          if (!n.ok() || *n != size(i)) {
-            ctx_->env.free(buf);
-            return next(n.ok() ? error(StatusCode::internal, "short read of " + path(i)) : n.status());
-          }
-          bytes_read += *n;
-          ctx_->ops.expect(ctx_->env.verify(buf, PatternSpec{seed(i), 0}), [this, next, buf](Completion& c) {
-            ctx_->env.free(buf);
-            next(c.status);
+    for_each_bounded(
+        spec_.files, spec_.concurrency,
+        [this](std::size_t i, std::function<void(Status)> next) {
+          ctx_->client.stat(path(i), [this, i, next](Result<proto::InodeDesc> inode) {
+            if (!inode.ok()) return next(inode.status());
+            if (inode->size_bytes != size(i)) {
+              return next(error(StatusCode::internal, path(i) + " has size " + std::to_string(inode->size_bytes)));
+            }
+            Result<MemHandle> buf = alloc_exact(size(i));
+            if (!buf.ok()) return next(buf.status());
+            ctx_->client.read(*inode, 0, *buf, [this, i, next, buf = *buf](Result<std::uint64_t> n) {
+              if (!n.ok() || *n != size(i)) {
+                ctx_->env.free(buf);
+                return next(n.ok() ? error(StatusCode::internal, "short read of " + path(i)) : n.status());
+              }
+              bytes_read += *n;
+              ctx_->ops.expect(ctx_->env.verify(buf, PatternSpec{seed(i), 0}), [this, next, buf](Completion& c) {
+                ctx_->env.free(buf);
+                next(c.status);
+              });
+            });
           });
+        },
+        [this](Status s) {
+          if (!s.ok()) return done_(s);
+          list_and_remove();
         });
-      });
-    }, [this](Status s) {
-      if (!s.ok()) return done_(s);
-      list_and_remove();
-    });
   }
 
   void list_and_remove() {
     ctx_->client.readdir(dir_, true, [this](Result<std::vector<proto::DirEntryDesc>> entries) {
       if (!entries.ok()) return done_(entries.status());
       listed = entries->size();
-      for_each_bounded(spec_.files, spec_.concurrency, [this](std::size_t i, std::function<void(Status)> next) {
-        ctx_->client.unlink(path(i), next);
-      }, [this](Status s) {
-        if (!s.ok()) return done_(s);
-        ctx_->client.rmdir(dir_, done_);
-      });
+      for_each_bounded(
+          spec_.files, spec_.concurrency,
+          [this](std::size_t i, std::function<void(Status)> next) { ctx_->client.unlink(path(i), next); },
+          [this](Status s) {
+            if (!s.ok()) return done_(s);
+            ctx_->client.rmdir(dir_, done_);
+          });
     });
   }
 

@@ -86,7 +86,8 @@ class ChunkSender final : public Service {
 
   std::vector<proto::RdmaRegionDesc> keys(const MemHandle& range) {
     std::vector<proto::RdmaRegionDesc> out;
-    for (std::uint32_t nic = 0; nic < k_client_nics; ++nic) out.push_back(env_.remote_access(range, nic, storage_.node).value());
+    for (std::uint32_t nic = 0; nic < k_client_nics; ++nic)
+      out.push_back(env_.remote_access(range, nic, storage_.node).value());
     return out;
   }
 
@@ -169,8 +170,7 @@ TEST(RdmaKeyPath, AKeyThatIsNotTheRegionsFailsTheChunkAsARemoteAccessError) {
   EXPECT_EQ(sender.read_reply->status, StatusCode::invalid_argument);
   EXPECT_NE(sender.read_reply->error.find("remote access error"), std::string::npos) << sender.read_reply->error;
   const auto dst = run.world->bytes(sender.dst_);
-  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::byte b) { return b == std::byte{0}; }))
-      << "no byte landed";
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](std::byte b) { return b == std::byte{0}; })) << "no byte landed";
 }
 
 // Writes 1 MiB from host memory and reads it back into GPU memory through
@@ -203,9 +203,9 @@ struct ClusterRun {
   double fallback = 0;
   std::uint64_t read_bytes = 0;
   Status result;
-  std::size_t one_sided = 0;       // storage transfers on rdma_write/rdma_read
-  std::size_t with_key = 0;        // of those, how many carried a key
-  std::size_t keys_correct = 0;    // of those, how many were the region's key for the transfer's remote NIC
+  std::size_t one_sided = 0;     // storage transfers on rdma_write/rdma_read
+  std::size_t with_key = 0;      // of those, how many carried a key
+  std::size_t keys_correct = 0;  // of those, how many were the region's key for the transfer's remote NIC
 };
 
 ClusterRun run_cluster(bool rdma_keys, bool gpu_reachable) {

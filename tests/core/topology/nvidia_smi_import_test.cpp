@@ -11,7 +11,8 @@ namespace {
 
 // DGX A100 as shipped (NPS4: every switch complex its own NUMA node), in the
 // format of driver 450-470: tab separated, mlx5 names in the header.
-constexpr std::string_view k_dgx_a100 = R"TOPO(	GPU0	GPU1	GPU2	GPU3	GPU4	GPU5	GPU6	GPU7	mlx5_0	mlx5_1	mlx5_2	mlx5_3	mlx5_4	mlx5_5	mlx5_6	mlx5_7	mlx5_8	mlx5_9	CPU Affinity	NUMA Affinity
+constexpr std::string_view k_dgx_a100 =
+    R"TOPO(	GPU0	GPU1	GPU2	GPU3	GPU4	GPU5	GPU6	GPU7	mlx5_0	mlx5_1	mlx5_2	mlx5_3	mlx5_4	mlx5_5	mlx5_6	mlx5_7	mlx5_8	mlx5_9	CPU Affinity	NUMA Affinity
 GPU0	 X 	NV12	NV12	NV12	NV12	NV12	NV12	NV12	PXB	PXB	SYS	SYS	SYS	SYS	SYS	SYS	SYS	SYS	48-63,176-191	3
 GPU1	NV12	 X 	NV12	NV12	NV12	NV12	NV12	NV12	PXB	PXB	SYS	SYS	SYS	SYS	SYS	SYS	SYS	SYS	48-63,176-191	3
 GPU2	NV12	NV12	 X 	NV12	NV12	NV12	NV12	NV12	SYS	SYS	PXB	PXB	SYS	SYS	SYS	SYS	SYS	SYS	16-31,144-159	1
@@ -44,7 +45,8 @@ Legend:
 
 // A 2-GPU workstation with an NVLink bridge and one NIC, newer driver format
 // (GPU NUMA ID column, NIC legend).
-constexpr std::string_view k_workstation = R"TOPO(	GPU0	GPU1	NIC0	CPU Affinity	NUMA Affinity	GPU NUMA ID
+constexpr std::string_view k_workstation =
+    R"TOPO(	GPU0	GPU1	NIC0	CPU Affinity	NUMA Affinity	GPU NUMA ID
 GPU0	 X 	NV4	PHB	0-31	0		N/A
 GPU1	NV4	 X 	PHB	0-31	0		N/A
 NIC0	PHB	PHB	 X 
@@ -66,7 +68,8 @@ NIC Legend:
 
 // A 4-GPU PCIe server, space separated: GPU0/1 and NIC0 on one switch of
 // socket 0; GPU2/3 on two switches of socket 1, NIC1 on another root port.
-constexpr std::string_view k_pcie_server = R"TOPO(        GPU0    GPU1    GPU2    GPU3    NIC0    NIC1    CPU Affinity    NUMA Affinity   GPU NUMA ID
+constexpr std::string_view k_pcie_server =
+    R"TOPO(        GPU0    GPU1    GPU2    GPU3    NIC0    NIC1    CPU Affinity    NUMA Affinity   GPU NUMA ID
 GPU0     X      PIX     SYS     SYS     PIX     SYS     0-23,48-71      0               N/A
 GPU1    PIX      X      SYS     SYS     PIX     SYS     0-23,48-71      0               N/A
 GPU2    SYS     SYS      X      PXB     SYS     NODE    24-47,72-95     1               N/A
@@ -182,7 +185,8 @@ TEST(NvidiaSmiImport, StructuralErrors) {
   expect_error(edit(k_workstation, "\nGPU1", "\tPHB", ""), "line 3, column 3 (NIC0): unknown cell '0-31'");
   expect_error(edit(k_workstation, "\nGPU1", " X ", "PHB"), "diagonal must be 'X'");
   expect_error(edit(k_workstation, "\nGPU1", "NV4", " X "), "'X' (self) off the diagonal");
-  expect_error(edit(edit(k_workstation, "\nGPU0", "PHB", "NV2"), "\nNIC0", "PHB", "NV2"), "NVLink 'NV2' between non-GPUs");
+  expect_error(edit(edit(k_workstation, "\nGPU0", "PHB", "NV2"), "\nNIC0", "PHB", "NV2"),
+               "NVLink 'NV2' between non-GPUs");
   expect_error(edit(k_workstation, "", "GPU1", "GPU3"), "GPU1 is missing");
   expect_error("\tGPU0\tGPU0\n", "duplicate column");
   expect_error("\tGPU0\tGPU1\nGPU0\t X \tPIX\n", "only 1 rows follow");

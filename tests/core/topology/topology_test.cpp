@@ -283,7 +283,8 @@ TEST(TopologyRoute, EqualCostPathsAreChosenDeterministicallyAndSpread) {
   // Two NIC "leaves" joined through four parallel spines: every route has 4 equal choices.
   Topology t;
   std::vector<VertexId> spines;
-  for (int s = 0; s < 4; ++s) spines.push_back(*t.add_vertex(named(VertexKind::net_switch, "spine" + std::to_string(s), k_no_id)));
+  for (int s = 0; s < 4; ++s)
+    spines.push_back(*t.add_vertex(named(VertexKind::net_switch, "spine" + std::to_string(s), k_no_id)));
   const VertexId l0 = *t.add_vertex(named(VertexKind::net_switch, "leaf0", k_no_id));
   const VertexId l1 = *t.add_vertex(named(VertexKind::net_switch, "leaf1", k_no_id));
   for (VertexId s : spines) {

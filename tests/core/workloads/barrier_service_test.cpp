@@ -110,16 +110,14 @@ TEST(Barrier, SurvivesLostAcksAndDuplicatedArrivals) {
   ASSERT_TRUE(cluster.ready().ok());
   const Endpoint barrier_ep = cluster.barrier();
   // Lose the first three Acks of the barrier service, duplicate every Barrier.
-  cluster.world().add_fault(MessageRule{
-      [barrier_ep](const Endpoint& from, const Endpoint&, const proto::Message& m) {
-        return from == barrier_ep && std::holds_alternative<proto::Ack>(m);
-      },
-      FaultAction::drop, 0, 3});
-  cluster.world().add_fault(MessageRule{
-      [](const Endpoint&, const Endpoint&, const proto::Message& m) {
-        return std::holds_alternative<proto::Barrier>(m);
-      },
-      FaultAction::duplicate, 0, 1000});
+  cluster.world().add_fault(MessageRule{[barrier_ep](const Endpoint& from, const Endpoint&, const proto::Message& m) {
+                                          return from == barrier_ep && std::holds_alternative<proto::Ack>(m);
+                                        },
+                                        FaultAction::drop, 0, 3});
+  cluster.world().add_fault(MessageRule{[](const Endpoint&, const Endpoint&, const proto::Message& m) {
+                                          return std::holds_alternative<proto::Barrier>(m);
+                                        },
+                                        FaultAction::duplicate, 0, 1000});
   auto probes = launch_probes(cluster, {0, 2 * k_ns_per_ms, 1 * k_ns_per_ms}, {"x", "y", "z"});
   ASSERT_TRUE(cluster.run(2'000'000));
   EXPECT_EQ(cluster.failures(), "");

@@ -103,7 +103,8 @@ TEST(CheckpointBurst, SeveralFilesAndBurstsWriteEveryByte) {
   // The second burst's files hold the shard, byte for byte.
   std::vector<CheckedFile> files;
   for (std::uint32_t f = 0; f < 3; ++f) {
-    files.push_back(CheckedFile{ranks[2]->file_path(1, 2, f), derive_seed(c.pattern_seed, 2, f), ranks[2]->file_bytes(f)});
+    files.push_back(
+        CheckedFile{ranks[2]->file_path(1, 2, f), derive_seed(c.pattern_seed, 2, f), ranks[2]->file_bytes(f)});
   }
   cluster.launch([&](std::uint32_t) { return std::make_unique<FileChecker>(files); }, 1);
   ASSERT_TRUE(cluster.run());

@@ -38,8 +38,8 @@ TEST(GpuStream, RecordThenPlaybackMovesEveryBufferIntact) {
   // The recording is the pattern, byte for byte.
   cluster.launch(
       [&](std::uint32_t) {
-        return std::make_unique<FileChecker>(std::vector<CheckedFile>{
-            CheckedFile{recorders[1]->file_path(1), recorders[1]->file_seed(1), 24 * k_mib}});
+        return std::make_unique<FileChecker>(
+            std::vector<CheckedFile>{CheckedFile{recorders[1]->file_path(1), recorders[1]->file_seed(1), 24 * k_mib}});
       },
       1);
   ASSERT_TRUE(cluster.run());

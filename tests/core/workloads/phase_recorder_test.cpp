@@ -26,7 +26,7 @@ TEST(PhaseRecorder, ElapsedRunsFromStartToTheLastOpOrTouch) {
   world.run_for(250);
   rec.op(50, 1600);
   world.run_for(100);
-  rec.touch();  // a compute step after the last op, at 1850
+  rec.touch();          // a compute step after the last op, at 1850
   world.run_for(1000);  // idle time after the end does not count
   const RankPhaseResult r = rec.finish();
   EXPECT_EQ(r.phase, "write");

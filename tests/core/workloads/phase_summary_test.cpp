@@ -17,9 +17,9 @@ RankPhaseResult rank(std::uint32_t r, std::uint64_t bytes, std::uint64_t ops, Ti
 
 TEST(SummarizePhase, LastFinisherIsTotalOverSlowestRank) {
   // 3 ranks of 1 GB each, done in 1 s, 2 s and 4 s.
-  const PhaseSummary s = summarize_phase({rank(0, 1'000'000'000, 1000, 1 * k_ns_per_s),
-                                          rank(1, 1'000'000'000, 1000, 2 * k_ns_per_s),
-                                          rank(2, 1'000'000'000, 1000, 4 * k_ns_per_s)});
+  const PhaseSummary s =
+      summarize_phase({rank(0, 1'000'000'000, 1000, 1 * k_ns_per_s), rank(1, 1'000'000'000, 1000, 2 * k_ns_per_s),
+                       rank(2, 1'000'000'000, 1000, 4 * k_ns_per_s)});
   EXPECT_EQ(s.ranks, 3u);
   EXPECT_EQ(s.bytes, 3'000'000'000u);
   EXPECT_EQ(s.ops, 3000u);
@@ -31,9 +31,9 @@ TEST(SummarizePhase, LastFinisherIsTotalOverSlowestRank) {
 
 TEST(SummarizePhase, FirstFinisherEstimatesEachRanksProgressFromItsAverageRate) {
   // At t1 = 1 s: rank 0 done (1 GB), rank 1 half done (0.5 GB), rank 2 a quarter (0.25 GB).
-  const PhaseSummary s = summarize_phase({rank(0, 1'000'000'000, 1000, 1 * k_ns_per_s),
-                                          rank(1, 1'000'000'000, 1000, 2 * k_ns_per_s),
-                                          rank(2, 1'000'000'000, 1000, 4 * k_ns_per_s)});
+  const PhaseSummary s =
+      summarize_phase({rank(0, 1'000'000'000, 1000, 1 * k_ns_per_s), rank(1, 1'000'000'000, 1000, 2 * k_ns_per_s),
+                       rank(2, 1'000'000'000, 1000, 4 * k_ns_per_s)});
   EXPECT_DOUBLE_EQ(s.first_bytes_estimate, 1.75e9);
   EXPECT_DOUBLE_EQ(s.first_bytes_per_s, 1.75e9);
   EXPECT_DOUBLE_EQ(s.first_ops_estimate, 1750);

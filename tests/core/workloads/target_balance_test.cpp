@@ -18,7 +18,8 @@ proto::StripeDesc raid0(std::uint64_t chunk_bytes, std::vector<std::uint32_t> ta
 TEST(TargetBalance, SevenChunksOverSixTargets) {
   // 7 chunks round the stripe: the first target holds 2, the others 1.
   TargetBytes bytes;
-  ASSERT_TRUE(add_stripe_bytes(bytes, raid0(64 * k_kib, {4, 1, 2, 3, 5, 6}), 7 * 64 * k_kib, StripeFlavor::beegfs).ok());
+  ASSERT_TRUE(
+      add_stripe_bytes(bytes, raid0(64 * k_kib, {4, 1, 2, 3, 5, 6}), 7 * 64 * k_kib, StripeFlavor::beegfs).ok());
   EXPECT_EQ(bytes.at(4), 2 * 64 * k_kib);
   for (std::uint32_t t : {1u, 2u, 3u, 5u, 6u}) EXPECT_EQ(bytes.at(t), 64 * k_kib) << t;
   const TargetBalance b = target_balance(bytes);

@@ -13,9 +13,18 @@ TEST(RunSteps, RunsInOrderAndStopsAtFirstError) {
   std::vector<int> ran;
   std::optional<Status> result;
   std::vector<Step> steps;
-  steps.push_back([&](StatusFn done) { ran.push_back(1); done(ok_status()); });
-  steps.push_back([&](StatusFn done) { ran.push_back(2); done(error(StatusCode::not_found, "two")); });
-  steps.push_back([&](StatusFn done) { ran.push_back(3); done(ok_status()); });
+  steps.push_back([&](StatusFn done) {
+    ran.push_back(1);
+    done(ok_status());
+  });
+  steps.push_back([&](StatusFn done) {
+    ran.push_back(2);
+    done(error(StatusCode::not_found, "two"));
+  });
+  steps.push_back([&](StatusFn done) {
+    ran.push_back(3);
+    done(ok_status());
+  });
   run_steps(std::move(steps), [&](Status s) { result = s; });
   ASSERT_TRUE(result.has_value());
   EXPECT_EQ(result->code(), StatusCode::not_found);
@@ -108,15 +117,16 @@ TEST(ForEachBounded, AfterAnErrorStartsNothingAndWaitsForInflight) {
 
 TEST(ForEachBounded, ZeroCountIsOkAndZeroInflightMeansOne) {
   std::optional<Status> result;
-  for_each_bounded(0, 4, [](std::uint64_t, StatusFn done) { done(error(StatusCode::internal, "ran")); },
-                   [&](Status s) { result = s; });
+  for_each_bounded(
+      0, 4, [](std::uint64_t, StatusFn done) { done(error(StatusCode::internal, "ran")); },
+      [&](Status s) { result = s; });
   ASSERT_TRUE(result.has_value());
   EXPECT_TRUE(result->ok());
 
   std::vector<StatusFn> pending;
   result.reset();
-  for_each_bounded(3, 0, [&](std::uint64_t, StatusFn done) { pending.push_back(std::move(done)); },
-                   [&](Status s) { result = s; });
+  for_each_bounded(
+      3, 0, [&](std::uint64_t, StatusFn done) { pending.push_back(std::move(done)); }, [&](Status s) { result = s; });
   EXPECT_EQ(pending.size(), 1u);
 }
 

@@ -27,7 +27,8 @@ class FakeSource final : public ChunkSource {
     std::lock_guard lock(mu_);
     if (log_ != nullptr) log_->push_back("read " + std::to_string(offset / k_chunk));
     reads_.push_back(offset);
-    if (fail_at_ && *fail_at_ == offset) return error(StatusCode::io_error, "fake read failed at " + std::to_string(offset));
+    if (fail_at_ && *fail_at_ == offset)
+      return error(StatusCode::io_error, "fake read failed at " + std::to_string(offset));
     const std::uint64_t n = offset >= bytes_.size() ? 0 : std::min<std::uint64_t>(length, bytes_.size() - offset);
     std::memcpy(buffer.data(), bytes_.data() + offset, n);
     return n;
@@ -231,7 +232,7 @@ TEST(BounceDepth, CoversOneReadLatencyOfCopiesWithinTheSchedWindow) {
   Result<std::uint32_t> d = bounce_depth(50e9, 1'000'000, 16ULL << 20);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(*d, 4u);
-  EXPECT_EQ(*bounce_depth(50e9, 0, 16ULL << 20), 2u);          // the window's minimum: double buffering
+  EXPECT_EQ(*bounce_depth(50e9, 0, 16ULL << 20), 2u);            // the window's minimum: double buffering
   EXPECT_EQ(*bounce_depth(50e9, 100'000'000, 16ULL << 20), 8u);  // its maximum
   EXPECT_FALSE(bounce_depth(0, 1, 1).ok());
 }

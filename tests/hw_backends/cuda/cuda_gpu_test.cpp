@@ -18,13 +18,13 @@
 namespace sluice::hw::cuda {
 namespace {
 
-#define SKIP_WITHOUT_GPU()                                                         \
-  do {                                                                             \
-    if (Status s = cuda_available(); !s.ok()) GTEST_SKIP() << s.message();         \
+#define SKIP_WITHOUT_GPU()                                                 \
+  do {                                                                     \
+    if (Status s = cuda_available(); !s.ok()) GTEST_SKIP() << s.message(); \
   } while (0)
 
-#define SKIP_WITH_GPU()                                                                          \
-  do {                                                                                           \
+#define SKIP_WITH_GPU()                                                                       \
+  do {                                                                                        \
     if (cuda_available().ok()) GTEST_SKIP() << "a CUDA device is present: the GPU tests run"; \
   } while (0)
 
@@ -160,8 +160,8 @@ TEST_P(BounceToGpu, FileBytesArriveInGpuMemoryVerifiedOnTheGpu) {
   {
     std::vector<std::byte> content(bytes);
     fill_pattern(content, 21, 0);
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(content.data()),
-                                                static_cast<std::streamsize>(bytes));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(bytes));
   }
   auto region = GpuRegion::allocate(0, bytes);
   ASSERT_TRUE(region.ok()) << region.status().to_string();

@@ -21,7 +21,7 @@ namespace {
 // The size of a dma-buf fd: fstat's st_size (the kernel sets the inode size
 // to the buffer's), else where lseek(SEEK_END) lands.
 std::uint64_t dmabuf_size(int fd) {
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0) return 0;
   if (st.st_size > 0) return static_cast<std::uint64_t>(st.st_size);
   const off_t end = ::lseek(fd, 0, SEEK_END);
@@ -51,7 +51,7 @@ TEST(GpuDmabuf, ExportsACudaMallocRegionAsAnFdThatCoversIt) {
   if (e.status().code() == StatusCode::unavailable) GTEST_SKIP() << "unavailable: " << e.status().message();
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   ASSERT_GE(e->fd, 0);
-  struct stat st{};
+  struct stat st {};
   EXPECT_EQ(::fstat(e->fd, &st), 0) << "the fd is a live file";
   const std::uint64_t size = dmabuf_size(e->fd);
   std::cout << "dma-buf fd " << e->fd << ": " << size << " bytes (st_size " << st.st_size << "), offset "

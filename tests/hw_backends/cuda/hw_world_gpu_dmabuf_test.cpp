@@ -72,14 +72,14 @@ class DmabufProbeTransport final : public WrappedTcpTransport {
     SeenDmabuf s;
     s.offset_bytes = dmabuf_offset;
     s.region_bytes = device_bytes.size();
-    struct stat st{};
+    struct stat st {};
     if (::fstat(dmabuf_fd, &st) != 0) {
       s.checked = error(StatusCode::invalid_argument, "fstat of dma-buf fd " + std::to_string(dmabuf_fd) + " failed");
     } else {
       s.dmabuf_bytes = static_cast<std::uint64_t>(st.st_size);
       if (s.dmabuf_bytes < dmabuf_offset + device_bytes.size()) {
-        s.checked = error(StatusCode::invalid_argument, "the dma-buf (" + std::to_string(s.dmabuf_bytes) +
-                                                            " bytes) does not cover the range");
+        s.checked = error(StatusCode::invalid_argument,
+                          "the dma-buf (" + std::to_string(s.dmabuf_bytes) + " bytes) does not cover the range");
       }
     }
     {
@@ -114,12 +114,12 @@ transport::Capabilities with_dmabuf(transport::Capabilities tcp) {
   return tcp;
 }
 
-const bool k_probe_registered = register_wrapped_tcp(
-    std::string(k_probe_transport), with_dmabuf,
-    [](std::unique_ptr<transport::Transport> tcp) -> std::unique_ptr<transport::Transport> {
-      transport::Capabilities caps = with_dmabuf(tcp->capabilities());
-      return std::make_unique<DmabufProbeTransport>(std::move(tcp), std::move(caps));
-    });
+const bool k_probe_registered =
+    register_wrapped_tcp(std::string(k_probe_transport), with_dmabuf,
+                         [](std::unique_ptr<transport::Transport> tcp) -> std::unique_ptr<transport::Transport> {
+                           transport::Capabilities caps = with_dmabuf(tcp->capabilities());
+                           return std::make_unique<DmabufProbeTransport>(std::move(tcp), std::move(caps));
+                         });
 
 TEST(HwWorldGpuDmabuf, GpuRegionsReachADmabufTransportAsLiveFdsClosedOnFree) {
   if (Status s = cuda::cuda_available(); !s.ok()) GTEST_SKIP() << s.message();
@@ -142,7 +142,8 @@ TEST(HwWorldGpuDmabuf, GpuRegionsReachADmabufTransportAsLiveFdsClosedOnFree) {
   auto& p = world.add_service<Probe>(1);
   ASSERT_TRUE(world.start().ok());
   const std::size_t fds_before = dmabuf_fds_open();
-  const std::vector<std::uint64_t> sizes{4 * k_mib, 3 * k_mib + 1000};  // the second is rounded up to pages by the backend
+  const std::vector<std::uint64_t> sizes{4 * k_mib,
+                                         3 * k_mib + 1000};  // the second is rounded up to pages by the backend
   std::vector<MemHandle> regions;
   for (const std::uint64_t bytes : sizes) {
     Result<MemHandle> r = world.call(p, [&] { return p.env_.alloc(MemKind::gpu, 0, bytes); });

@@ -22,8 +22,8 @@ class PreadChunkSourceTest : public ::testing::Test {
     path_ = (dir_ / "data").string();
     bytes_.resize(3 * 4096 + 123);
     fill_pattern(bytes_, 11, 0);
-    std::ofstream(path_, std::ios::binary).write(reinterpret_cast<const char*>(bytes_.data()),
-                                                 static_cast<std::streamsize>(bytes_.size()));
+    std::ofstream(path_, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes_.data()), static_cast<std::streamsize>(bytes_.size()));
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::filesystem::path dir_;

@@ -26,8 +26,8 @@ class CuFileReaderTest : public ::testing::Test {
     path_ = (dir_ / "data").string();
     std::vector<std::byte> content(k_bytes);
     fill_pattern(content, 33, 0);
-    std::ofstream(path_, std::ios::binary).write(reinterpret_cast<const char*>(content.data()),
-                                                 static_cast<std::streamsize>(k_bytes));
+    std::ofstream(path_, std::ios::binary)
+        .write(reinterpret_cast<const char*>(content.data()), static_cast<std::streamsize>(k_bytes));
     cuda::PinnedPoolLimits l;
     l.buffer_bytes = 4ULL << 20;
     pool_ = std::move(cuda::PinnedPool::create(l, cuda::cuda_pinned_allocator())).value();
@@ -118,12 +118,13 @@ TEST_P(CuFileModes, ReadsTheFileIntoGpuMemoryVerifiedOnTheGpu) {
   EXPECT_FALSE(shifted->has_value());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    EachMode, CuFileModes,
-    ::testing::Combine(::testing::Values(GdsMode::on, GdsMode::auto_, GdsMode::off), ::testing::Bool()),
-    [](const auto& p) {
-      return std::string(to_string(std::get<0>(p.param))) + (std::get<1>(p.param) ? "_Direct" : "_PageCache");
-    });
+INSTANTIATE_TEST_SUITE_P(EachMode, CuFileModes,
+                         ::testing::Combine(::testing::Values(GdsMode::on, GdsMode::auto_, GdsMode::off),
+                                            ::testing::Bool()),
+                         [](const auto& p) {
+                           return std::string(to_string(std::get<0>(p.param))) +
+                                  (std::get<1>(p.param) ? "_Direct" : "_PageCache");
+                         });
 
 }  // namespace
 }  // namespace sluice::hw::gds

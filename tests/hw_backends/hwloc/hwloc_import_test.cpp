@@ -148,8 +148,9 @@ TEST(HwlocImport, OptionsFillWhatHwlocDoesNotKnow) {
 }
 
 TEST(HwlocImport, MalformedXmlIsAnError) {
-  for (std::string_view bad : {std::string_view("<topology><object type=\"Machine\""), std::string_view("not xml at all"),
-                               std::string_view("<?xml version=\"1.0\"?>\n<foo/>\n")}) {
+  for (std::string_view bad :
+       {std::string_view("<topology><object type=\"Machine\""), std::string_view("not xml at all"),
+        std::string_view("<?xml version=\"1.0\"?>\n<foo/>\n")}) {
     auto t = import_hwloc_xml(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_EQ(t.status().code(), StatusCode::invalid_argument);

@@ -63,7 +63,8 @@ TEST(HwlocLoader, OneProcessServesManyLoadsIncludingRefusedOnes) {
 TEST(HwlocLoader, ACrashInLibhwlocIsAnErrorAndTheNextLoadGetsANewProcess) {
   HwlocLoader loader;
   ASSERT_TRUE(loader.load(tiny()).ok());
-  auto crashed = loader.load(tiny("complete_nodeset=\"0x1\" gp_index=\"2\"", "complete_Xodeset=\"0x1\" gp_index=\"2\""));
+  auto crashed =
+      loader.load(tiny("complete_nodeset=\"0x1\" gp_index=\"2\"", "complete_Xodeset=\"0x1\" gp_index=\"2\""));
   ASSERT_FALSE(crashed.ok());
   EXPECT_EQ(crashed.status().code(), StatusCode::invalid_argument);
   EXPECT_NE(crashed.status().message().find("hwloc import"), std::string::npos) << crashed.status().message();

@@ -351,7 +351,10 @@ TEST(RocksDbMetaStore, RefusesAPathItCannotOpenAndASecondOpener) {
   RocksDbMetaStoreConfig under_file;
   under_file.path = tmp.path() + "/file/db";
   std::filesystem::create_directories(tmp.path());
-  { std::FILE* f = std::fopen((tmp.path() + "/file").c_str(), "w"); std::fclose(f); }
+  {
+    std::FILE* f = std::fopen((tmp.path() + "/file").c_str(), "w");
+    std::fclose(f);
+  }
   EXPECT_EQ(RocksDbMetaStore::open(under_file).status().code(), StatusCode::unavailable);
   auto first = open_store(tmp.db());
   ASSERT_TRUE(first);

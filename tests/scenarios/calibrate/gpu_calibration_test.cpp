@@ -52,16 +52,14 @@ TEST(GpuSweepCsv, BadFilesAreRefusedNamingTheLine) {
   EXPECT_NE(message(k_header + "dma,1048576,1,1\n").find("line 2: 4 columns"), std::string::npos);
   EXPECT_NE(message(k_header + "nvme,1048576,1,1,2097152,0,1e9\n").find("line 2: staged copy series"),
             std::string::npos);
-  EXPECT_NE(message(k_header + "dma,1MiB,1,1,2097152,0,1e9\n").find("line 2: piece_bytes \"1MiB\""),
-            std::string::npos);
+  EXPECT_NE(message(k_header + "dma,1MiB,1,1,2097152,0,1e9\n").find("line 2: piece_bytes \"1MiB\""), std::string::npos);
   EXPECT_NE(message(k_header + "dma,1048576,1,1,2097152,0,-5\n").find("bytes_per_s"), std::string::npos);
   EXPECT_NE(message(k_header + "dma,1048576,1,1,2097152,0,0\n").find("above 0"), std::string::npos);
   EXPECT_NE(message(k_header + "dma,1048576,0,1,2097152,0,1e9\n").find("lanes"), std::string::npos);
   EXPECT_NE(message(k_header + "dma,1048576,1,1,2097152,0,1e9\ndma,1048576,1,1,4194304,1,1e9\n")
                 .find("line 3: total_bytes 4194304 / depth 1 differ"),
             std::string::npos);
-  EXPECT_NE(message(k_header + "dma,1048576,1,1,2097152,0,nan\n").find("not a non-negative number"),
-            std::string::npos);
+  EXPECT_NE(message(k_header + "dma,1048576,1,1,2097152,0,nan\n").find("not a non-negative number"), std::string::npos);
 }
 
 }  // namespace

@@ -62,8 +62,7 @@ TEST(ScriptCalibrationNetns, PredictsHeldOutLinkStripeAndSizeWithinTenPercent) {
 
   std::smatch m;
   const std::string text = out.str();
-  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(RESULT F1 median_err=([0-9.]+) p90_err=([0-9.]+))")))
-      << text;
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(RESULT F1 median_err=([0-9.]+) p90_err=([0-9.]+))"))) << text;
   const double median_pct = std::stod(m[1]);
   const double p90_pct = std::stod(m[2]);
   std::cout << m[0] << "\n";

@@ -105,7 +105,7 @@ TEST(ClusterConfig, ValidationNamesTheBrokenRule) {
 TEST(ServicePlan, IndicesFollowTheCanonicalOrderOverAllNodes) {
   ClusterConfig c = *default_cluster(4);
   c.nodes[3].roles = {Role::storage, Role::client};  // a second client rank
-  std::swap(c.nodes[0], c.nodes[2]);                  // order of the list does not matter
+  std::swap(c.nodes[0], c.nodes[2]);                 // order of the list does not matter
   const ServicePlan p = plan_services(c);
   // node 0: mgmt, barrier, meta, client; nodes 1, 2: storage; node 3: storage, client.
   ASSERT_EQ(p.services.size(), 8u);

@@ -96,11 +96,10 @@ TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
   TempDir dir;
   const std::set<std::string> links_before = links();
   const std::string out = dir.path() + "/results.json";
-  Result<CommandOutput> r =
-      run_command({SLUICE_NODE_BINARY, "emulate", "--nodes", "3", "--link", "1gbit", "--files-per-rank", "4",
-                   "--file-size", "1MiB", "--block-size", "256KiB", "--chunk-size", "256KiB", "--max-wait", "60",
-                   "--out", out},
-                  k_run_timeout_ms);
+  Result<CommandOutput> r = run_command(
+      {SLUICE_NODE_BINARY, "emulate", "--nodes", "3", "--link", "1gbit", "--files-per-rank", "4", "--file-size", "1MiB",
+       "--block-size", "256KiB", "--chunk-size", "256KiB", "--max-wait", "60", "--out", out},
+      k_run_timeout_ms);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->exit_code, 0) << r->output;
   const nlohmann::json run = read_json(out);
@@ -156,11 +155,29 @@ TEST_P(EmulateNetnsSlowLinks, ManyFilesInFlightWriteThenReadBackEveryByte) {
   const SlowLink& p = GetParam();
   TempDir dir;
   const std::string out = dir.path() + "/results.json";
-  Result<CommandOutput> r = run_command(
-      {SLUICE_NODE_BINARY, "emulate", "--nodes", "4", "--link", p.link, "--files-per-rank", p.files_in_flight,
-       "--threads", p.files_in_flight, "--file-size", p.file_size, "--block-size", p.block_size, "--chunk-size",
-       p.chunk_size, "--stripe-count", "3", "--max-wait", "120", "--out", out},
-      k_run_timeout_ms);
+  Result<CommandOutput> r = run_command({SLUICE_NODE_BINARY,
+                                         "emulate",
+                                         "--nodes",
+                                         "4",
+                                         "--link",
+                                         p.link,
+                                         "--files-per-rank",
+                                         p.files_in_flight,
+                                         "--threads",
+                                         p.files_in_flight,
+                                         "--file-size",
+                                         p.file_size,
+                                         "--block-size",
+                                         p.block_size,
+                                         "--chunk-size",
+                                         p.chunk_size,
+                                         "--stripe-count",
+                                         "3",
+                                         "--max-wait",
+                                         "120",
+                                         "--out",
+                                         out},
+                                        k_run_timeout_ms);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->exit_code, 0) << r->output;
   const nlohmann::json run = read_json(out);

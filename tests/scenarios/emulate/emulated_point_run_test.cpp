@@ -22,7 +22,8 @@ std::vector<scenario::ScenarioSpec> script_points(const std::map<std::string, st
   o.sets = sets;
   std::ostringstream quiet;
   o.out = &quiet;
-  o.run = [&](const std::vector<scenario::ScenarioSpec>& p, scenario::Backend) -> Result<std::vector<scenario::RunResult>> {
+  o.run = [&](const std::vector<scenario::ScenarioSpec>& p,
+              scenario::Backend) -> Result<std::vector<scenario::RunResult>> {
     points.insert(points.end(), p.begin(), p.end());
     std::vector<scenario::RunResult> results(p.size());
     for (std::size_t i = 0; i < p.size(); ++i) {
@@ -107,13 +108,14 @@ TEST(EmulatedPointPlan, RefusesSpecsItCannotEmulateNamingTheRule) {
 }
 
 nlohmann::json gathered(bool node1_ok) {
-  nlohmann::json client = {{"node", 0},
-                           {"ok", true},
-                           {"status", "ok"},
-                           {"phases",
-                            {{{"phase", "write"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 400'000'000}},
-                             {{"phase", "read"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 200'000'000}}}},
-                           {"counters", {{"storage.read_bytes", 0.0}}}};
+  nlohmann::json client = {
+      {"node", 0},
+      {"ok", true},
+      {"status", "ok"},
+      {"phases",
+       {{{"phase", "write"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 400'000'000}},
+        {{"phase", "read"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 200'000'000}}}},
+      {"counters", {{"storage.read_bytes", 0.0}}}};
   nlohmann::json server = {{"node", 1},
                            {"ok", node1_ok},
                            {"status", node1_ok ? "ok" : "timed_out: servers-up"},

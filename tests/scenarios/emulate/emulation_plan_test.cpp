@@ -127,14 +127,14 @@ TEST(ShapingCommands, UseTbfBurstOfRateOverHzAndNetemOnlyWithLatency) {
   const LinkSpec fast{1'000'000'000, 0};
   const std::vector<CommandLine> no_delay = shaping_commands("ns", "eth0", fast);
   ASSERT_EQ(no_delay.size(), 1u);
-  EXPECT_EQ(no_delay[0], (CommandLine{"tc", "-n", "ns", "qdisc", "replace", "dev", "eth0", "root", "handle", "1:", "tbf",
-                                      "rate", "1000000000bit", "burst", "500000", "latency", "100ms"}));
+  EXPECT_EQ(no_delay[0], (CommandLine{"tc", "-n", "ns", "qdisc", "replace", "dev", "eth0", "root", "handle",
+                                      "1:", "tbf", "rate", "1000000000bit", "burst", "500000", "latency", "100ms"}));
   const LinkSpec slow{8'000'000, 5'000'000};  // burst floor applies; 5 ms delay
   const std::vector<CommandLine> delayed = shaping_commands("ns", "v0", slow);
   ASSERT_EQ(delayed.size(), 2u);
   EXPECT_EQ(delayed[0][14], std::to_string(k_tbf_min_burst_bytes));
-  EXPECT_EQ(delayed[1], (CommandLine{"tc", "-n", "ns", "qdisc", "add", "dev", "v0", "parent", "1:1", "handle", "10:",
-                                     "netem", "delay", "5ms", "limit", "1000"}));
+  EXPECT_EQ(delayed[1], (CommandLine{"tc", "-n", "ns", "qdisc", "add", "dev", "v0", "parent", "1:1", "handle",
+                                     "10:", "netem", "delay", "5ms", "limit", "1000"}));
 }
 
 TEST(CleanupCommands, DeleteEveryNamespaceOfTheRunAndNothingElse) {

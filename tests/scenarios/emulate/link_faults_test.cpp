@@ -41,7 +41,8 @@ TEST(LinkFaultsScript, RulesDropBothWaysForACutAndByChanceForLoss) {
   EXPECT_LT(s.find("flush chain inet sluice_faults output"), s.find("add rule")) << "the old rules go first";
   // Certain loss has no numgen match (its values stop at k_loss_scale - 1): every packet goes.
   f.loss_ppm = k_loss_scale;
-  EXPECT_NE(nft_rules_script(f).find("add rule inet sluice_faults output counter name loss_drops drop"), std::string::npos);
+  EXPECT_NE(nft_rules_script(f).find("add rule inet sluice_faults output counter name loss_drops drop"),
+            std::string::npos);
 }
 
 TEST(LinkFaultsScript, PartitionRulesCutExactlyAcrossEverySide) {

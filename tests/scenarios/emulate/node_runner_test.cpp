@@ -154,12 +154,12 @@ TEST(CombineNodeResults, OkOnlyWhenEveryNodeIsAndNamesABadDocument) {
 }
 
 TEST(PhaseTotal, SumsBytesOverRanksAndTakesTheSlowestRank) {
-  const nlohmann::json run = {
-      {"nodes",
-       {{{"phases", {{{"phase", "read"}, {"bytes", 100}, {"elapsed_ns", 1'000'000'000}}}}},
-        {{"phases", {{{"phase", "read"}, {"bytes", 300}, {"elapsed_ns", 2'000'000'000}},
-                     {{"phase", "write"}, {"bytes", 7}, {"elapsed_ns", 1}}}}},
-        {{"counters", nlohmann::json::object()}}}}};
+  const nlohmann::json run = {{"nodes",
+                               {{{"phases", {{{"phase", "read"}, {"bytes", 100}, {"elapsed_ns", 1'000'000'000}}}}},
+                                {{"phases",
+                                  {{{"phase", "read"}, {"bytes", 300}, {"elapsed_ns", 2'000'000'000}},
+                                   {{"phase", "write"}, {"bytes", 7}, {"elapsed_ns", 1}}}}},
+                                {{"counters", nlohmann::json::object()}}}}};
   const PhaseTotal t = phase_total(run, "read");
   EXPECT_EQ(t.bytes, 400u);
   EXPECT_EQ(t.elapsed_ns, 2'000'000'000);
@@ -171,12 +171,12 @@ TEST(PhaseTotal, SumsBytesOverRanksAndTakesTheSlowestRank) {
 // Issue 26: the summary said "every byte verified" for a run that had
 // failed with a CRC32C mismatch. It says "verified" only for what was.
 TEST(PhaseSummary, SaysVerifiedOnlyForBytesThatWere) {
-  nlohmann::json run = {
-      {"ok", true},
-      {"nodes",
-       {{{"phases", {{{"phase", "read"}, {"bytes", 400}, {"elapsed_ns", 1'000'000'000}},
-                     {{"phase", "write"}, {"bytes", 400}, {"elapsed_ns", 1'000'000'000}}}},
-         {"counters", {{"file_sweep.read.verified_bytes", 400.0}}}}}}};
+  nlohmann::json run = {{"ok", true},
+                        {"nodes",
+                         {{{"phases",
+                            {{{"phase", "read"}, {"bytes", 400}, {"elapsed_ns", 1'000'000'000}},
+                             {{"phase", "write"}, {"bytes", 400}, {"elapsed_ns", 1'000'000'000}}}},
+                           {"counters", {{"file_sweep.read.verified_bytes", 400.0}}}}}}};
   EXPECT_EQ(phase_total(run, "read").verified_bytes, 400u);
   EXPECT_NE(phase_summary_line(run, "read").find("every byte verified"), std::string::npos);
   EXPECT_NE(phase_summary_line(run, "write").find("CRC32C checked by its server"), std::string::npos);

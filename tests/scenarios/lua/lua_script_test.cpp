@@ -80,8 +80,8 @@ TEST(LuaScript, BeeondSweepBuildsPlacementStripeAndProduct) {
   EXPECT_EQ(first.workloads[0].clients.nodes, (std::vector<NodeId>{0, 1, 2, 3}));
   EXPECT_EQ(first.workloads[0].clients.ranks_per_node, 1u);
   // Points: size slowest, threads fastest; block clamped to the file size.
-  const std::vector<std::pair<std::string, std::string>> expected = {
-      {"256KiB", "1"}, {"256KiB", "8"}, {"256KiB", "32"}, {"1MiB", "1"}, {"1MiB", "8"}, {"1MiB", "32"}};
+  const std::vector<std::pair<std::string, std::string>> expected = {{"256KiB", "1"}, {"256KiB", "8"}, {"256KiB", "32"},
+                                                                     {"1MiB", "1"},   {"1MiB", "8"},   {"1MiB", "32"}};
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const ScenarioSpec& s = run.runner.specs[i];
     EXPECT_EQ(s.params.at("size"), expected[i].first);
@@ -240,7 +240,8 @@ TEST(LuaScript, ClaimsAreCheckedRecordedAndPlotsAskTheDrawer) {
   EXPECT_NE(outcome->claims[0].where.find("claims_and_plot.lua:7"), std::string::npos) << outcome->claims[0].where;
   EXPECT_FALSE(outcome->claims[1].holds);
   EXPECT_FALSE(outcome->claims[2].holds);  // NaN never holds
-  EXPECT_NE(run.out.str().find("CLAIM DOES NOT HOLD: rate above: 1 (expected >= 1.5)"), std::string::npos) << run.out.str();
+  EXPECT_NE(run.out.str().find("CLAIM DOES NOT HOLD: rate above: 1 (expected >= 1.5)"), std::string::npos)
+      << run.out.str();
   ASSERT_EQ(plots.size(), 1u);
   EXPECT_EQ(plots[0].out_base, "/tmp/claims_out/claims_plot");
   EXPECT_EQ(plots[0].x_label, "threads");
@@ -250,10 +251,10 @@ TEST(LuaScript, ClaimsAreCheckedRecordedAndPlotsAskTheDrawer) {
 }
 
 TEST(LuaScript, AClaimWithoutBoundsOrMeasurementIsAScriptError) {
-  for (const char* body : {"sl.claim{\"x\", measured = 1}", "sl.claim{measured = 1, at_least = 0}",
-                           "sl.claim{\"x\", measured = \"big\", at_least = 0}",
-                           "sl.claim{\"x\", measured = 1, at_least = 2, at_most = 1}",
-                           "sl.claim{\"x\", measured = 1, at_lest = 2}"}) {
+  for (const char* body :
+       {"sl.claim{\"x\", measured = 1}", "sl.claim{measured = 1, at_least = 0}",
+        "sl.claim{\"x\", measured = \"big\", at_least = 0}", "sl.claim{\"x\", measured = 1, at_least = 2, at_most = 1}",
+        "sl.claim{\"x\", measured = 1, at_lest = 2}"}) {
     const std::string path = ::testing::TempDir() + "bad_claim.lua";
     std::ofstream(path) << "local sl = require \"sluice\"\n" << body << "\n";
     ScriptRun run;
@@ -291,7 +292,8 @@ const Study k_reduced_studies[] = {
     {"beeond_azure_sweep.lua", {{"files", "256"}, {"sizes", "256KiB,16MiB"}, {"threads", "1,8"}, {"more_meta", "2"}}},
     {"dne_metadata_sharding.lua", {{"shards", "1,4"}, {"entries", "512"}, {"clients", "8"}, {"storm_clients", "2"}}},
     {"gpu_rdma_recorder.lua", {{"buffers", "64"}}},
-    {"nvmesh_bandwidth_sharing.lua", {{"files", "32"}, {"file_size", "16MiB"}, {"active_gpus", "2,16"}, {"servers", "2"}}},
+    {"nvmesh_bandwidth_sharing.lua",
+     {{"files", "32"}, {"file_size", "16MiB"}, {"active_gpus", "2,16"}, {"servers", "2"}}},
     {"beeond_stage_in.lua", {{"nodes", "2,4"}, {"objects_per_node", "4"}}},
     {"cosmoflow_epoch.lua", {{"nodes", "2"}, {"steps", "2"}, {"pfs_servers", "1"}}},
     {"checkpoint_burst.lua", {{"servers", "2"}, {"clients", "2"}, {"shard", "256MiB"}}},

@@ -168,9 +168,8 @@ ScenarioSpec gpu_spec(GdsMode gds) {
 
 TEST(RunnerSim, GdsModeSelectsDirectOrBounceForGpuBuffers) {
   // The generic machine's GPUs and NIC share one PCIe switch (PIX): direct is allowed.
-  Result<std::vector<RunResult>> ran =
-      run_points({gpu_spec(GdsMode::automatic), gpu_spec(GdsMode::off), gpu_spec(GdsMode::on)}, Backend::sim,
-                 quick_options());
+  Result<std::vector<RunResult>> ran = run_points(
+      {gpu_spec(GdsMode::automatic), gpu_spec(GdsMode::off), gpu_spec(GdsMode::on)}, Backend::sim, quick_options());
   ASSERT_TRUE(ran.ok()) << ran.status().to_string();
   const RunResult& automatic = (*ran)[0];
   const RunResult& off = (*ran)[1];
@@ -315,8 +314,8 @@ TEST(ChildPool, OversizedResultIsNotOk) {
   ChildPoolOptions o;
   o.jobs = 2;
   o.max_payload_bytes = 1000;
-  Result<std::vector<ChildJobResult>> ran =
-      ChildPool::run(2, [](std::size_t i) { return std::string(i == 0 ? 10 : 100'000, 'x'); }, o);
+  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
+      2, [](std::size_t i) { return std::string(i == 0 ? 10 : 100'000, 'x'); }, o);
   ASSERT_TRUE(ran.ok());
   EXPECT_TRUE((*ran)[0].ok);
   EXPECT_EQ((*ran)[0].payload, std::string(10, 'x'));
@@ -368,8 +367,7 @@ TEST(RunnerHw, GdsNeedsATransportThatReachesGpuMemory) {
   Result<std::vector<RunResult>> on = run_points({spec}, Backend::hw, quick_options());
   ASSERT_TRUE(on.ok());
   EXPECT_FALSE((*on)[0].ok);
-  EXPECT_NE((*on)[0].error.find("GDS on: transport tcp cannot reach GPU memory"), std::string::npos)
-      << (*on)[0].error;
+  EXPECT_NE((*on)[0].error.find("GDS on: transport tcp cannot reach GPU memory"), std::string::npos) << (*on)[0].error;
   spec.fs.gds = GdsMode::automatic;
   std::get<FileSweepConfig>(spec.workloads[0].config).files_per_rank = 1;
   Result<std::vector<RunResult>> automatic = run_points({spec}, Backend::hw, quick_options());

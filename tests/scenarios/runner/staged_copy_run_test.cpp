@@ -84,11 +84,10 @@ const double k_gen5_x16 = topo::pcie_raw_bytes_per_s(5, 16) * topo::k_pcie_proto
 
 TEST(StagedCopySim, DmaRunsAtThePcieRateAndBounceAddsTheReadCopy) {
   const sim::SimProfile p = sim::default_profile();
-  const std::vector<double> r = simulate_all(
-      p, {{StagedCopySeries::dma, 1, 1, 16 * k_mib, 512 * k_mib},
-          {StagedCopySeries::bounce, 1, 1, 16 * k_mib, 512 * k_mib},
-          {StagedCopySeries::bounce, 1, 2, 16 * k_mib, 512 * k_mib},
-          {StagedCopySeries::bounce, 16, 2, 16 * k_mib, 4096 * k_mib}});
+  const std::vector<double> r = simulate_all(p, {{StagedCopySeries::dma, 1, 1, 16 * k_mib, 512 * k_mib},
+                                                 {StagedCopySeries::bounce, 1, 1, 16 * k_mib, 512 * k_mib},
+                                                 {StagedCopySeries::bounce, 1, 2, 16 * k_mib, 512 * k_mib},
+                                                 {StagedCopySeries::bounce, 16, 2, 16 * k_mib, 4096 * k_mib}});
   // One lane of DMA: the link's rate (hop latencies are microseconds against
   // a 16 MiB piece's ~300 us).
   EXPECT_NEAR(r[0], k_gen5_x16, 0.03 * k_gen5_x16);

@@ -15,7 +15,8 @@ GidEntry gid(std::uint32_t index, GidType type, std::array<std::uint8_t, 16> raw
 std::array<std::uint8_t, 16> ipv4_mapped(std::uint8_t a, std::uint8_t b, std::uint8_t c, std::uint8_t d) {
   return {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, a, b, c, d};
 }
-constexpr std::array<std::uint8_t, 16> k_link_local{0xFE, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xFF, 0xFE, 0x33, 0x44, 0x55};
+constexpr std::array<std::uint8_t, 16> k_link_local{0xFE, 0x80, 0,    0,    0,    0,    0,    0,
+                                                    0x02, 0x11, 0x22, 0xFF, 0xFE, 0x33, 0x44, 0x55};
 constexpr std::array<std::uint8_t, 16> k_global_v6{0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
 
 PortInfo roce_port(bool active, std::uint32_t max_msg, std::vector<GidEntry> gids) {
@@ -45,7 +46,8 @@ TEST(IbverbsCapabilities, DeclaresHostRdmaReadWriteAndNoStream) {
   EXPECT_EQ(c.max_message_bytes, proto::k_frame_header_bytes + proto::k_max_message_bytes);
   EXPECT_EQ(c.max_transfer_bytes, k_ibv_max_transfer_bytes);
   EXPECT_EQ(c.max_rails, k_max_rails);
-  EXPECT_EQ(c.to_string(), "host; max message 16777236 B; max transfer 1 GiB; rdma_write rdma_read; 16 rails x 16 connections");
+  EXPECT_EQ(c.to_string(),
+            "host; max message 16777236 B; max transfer 1 GiB; rdma_write rdma_read; 16 rails x 16 connections");
 }
 
 TEST(IbverbsCapabilities, DeclaresGpuKindsOnlyWhenThePlatformReachesThem) {

@@ -66,7 +66,8 @@ TEST(IbverbsControlHeader, RejectsShortBadMagicUnknownKindStatusAndLongText) {
 
 TEST(IbverbsControlHeader, DecodesWithPayloadFollowing) {
   std::vector<std::byte> packet(k_ibv_control_header_bytes + 100, std::byte{0x77});
-  const ControlHeaderBytes head = encode_control_header(ControlHeader{ControlKind::message_first, StatusCode::ok, 0, 9, 100, 0, 0});
+  const ControlHeaderBytes head =
+      encode_control_header(ControlHeader{ControlKind::message_first, StatusCode::ok, 0, 9, 100, 0, 0});
   std::copy(head.begin(), head.end(), packet.begin());
   Result<ControlHeader> h = decode_control_header(packet);
   ASSERT_TRUE(h.ok());

@@ -22,8 +22,7 @@ TEST(ShmOs, ErrnoTextNamesTheConstant) {
 
 TEST(ShmOs, SocketsRefuseBadNamesAndAbsentListeners) {
   EXPECT_EQ(listen_abstract("").status().code(), StatusCode::invalid_argument);
-  EXPECT_EQ(connect_abstract(std::string(k_shm_max_name_bytes + 1, 'x')).status().code(),
-            StatusCode::invalid_argument);
+  EXPECT_EQ(connect_abstract(std::string(k_shm_max_name_bytes + 1, 'x')).status().code(), StatusCode::invalid_argument);
   const Status nobody = connect_abstract("sluice-shm-test-nobody-" + std::to_string(::getpid())).status();
   EXPECT_EQ(nobody.code(), StatusCode::unavailable);
   EXPECT_NE(nobody.message().find("ECONNREFUSED"), std::string::npos) << nobody.message();

@@ -26,8 +26,8 @@
 namespace sluice::transport::shm {
 namespace {
 
-using testing::EventPump;
 using testing::crc_of;
+using testing::EventPump;
 using testing::make_frame;
 
 // Bound on one blocking wait of the hand-written peer or the child process.
@@ -98,8 +98,8 @@ class FakeAcceptor {
     r.pid = static_cast<std::uint64_t>(::getpid());
     std::memcpy(r.text, text.data(), std::min(text.size(), sizeof(r.text) - 1));
     const std::array<int, 1> fds{doorbell_};
-    return send_with_fds(socket_fd_, std::as_bytes(std::span(&r, 1)), status == 0 ? std::span<const int>(fds)
-                                                                                   : std::span<const int>())
+    return send_with_fds(socket_fd_, std::as_bytes(std::span(&r, 1)),
+                         status == 0 ? std::span<const int>(fds) : std::span<const int>())
         .ok();
   }
 
@@ -286,8 +286,7 @@ TEST(ShmTransport, CorruptRecordsAndStrayAcksAreHandled) {
   std::memcpy(first.data(), &head, sizeof head);
   std::memcpy(first.data() + sizeof head, frame.data(), 1000);
   ASSERT_TRUE(fake.write_record(static_cast<std::uint16_t>(ShmRecord::message_first), first));
-  ASSERT_TRUE(fake.write_record(static_cast<std::uint16_t>(ShmRecord::message_more),
-                                std::span(frame).subspan(1000)));
+  ASSERT_TRUE(fake.write_record(static_cast<std::uint16_t>(ShmRecord::message_more), std::span(frame).subspan(1000)));
   auto got = pump.wait_kind<MessageReceived>();
   ASSERT_TRUE(got);
   EXPECT_EQ(got->tag, 9u);
@@ -302,8 +301,7 @@ TEST(ShmTransport, CorruptRecordsAndStrayAcksAreHandled) {
   auto down = pump.wait_kind<PeerDown>();
   ASSERT_TRUE(down);
   EXPECT_EQ(down->peer, *peer);
-  EXPECT_NE(down->reason.message().find("corrupt ring record (kind 42"), std::string::npos)
-      << down->reason.message();
+  EXPECT_NE(down->reason.message().find("corrupt ring record (kind 42"), std::string::npos) << down->reason.message();
   EXPECT_TRUE(pump.drain().empty()) << "the stray ack produced no event";
 }
 
