@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/common/byte_size.hpp"
 #include "core/topology/path_class.hpp"
 
 namespace sluice::topo {
@@ -31,7 +32,7 @@ std::string figures(const Vertex& v) {
     case VertexKind::gpu:
       return v.gpu_memory_bytes == 0
                  ? std::string("memory n/a")
-                 : fixed(static_cast<double>(v.gpu_memory_bytes) / static_cast<double>(k_gib), 0) + " GiB";
+                 : format_size((v.gpu_memory_bytes + k_gib / 2) / k_gib * k_gib, SizeSpelling::spaced);  // nearest GiB
     case VertexKind::nic: return fixed(v.nic_port_rate_bytes_per_s * 8 / 1e9, 0) + " Gb/s";
     case VertexKind::nvme:
       return fixed(v.nvme_read_bytes_per_s / 1e9, 2) + "/" + fixed(v.nvme_write_bytes_per_s / 1e9, 2) + " GB/s r/w, " +

@@ -1,5 +1,7 @@
 #include "hw_backends/cuda/cuda_device.hpp"
 
+#include "core/common/byte_size.hpp"
+
 #ifdef SLUICE_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif
@@ -42,7 +44,8 @@ Result<std::string> describe_device(int device) {
   char bus[32] = {};
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) bus[0] = '\0';
   return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-         std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.totalGlobalMem >> 30) + " GiB, PCI " + bus;
+         std::to_string(p.multiProcessorCount) + " SMs, " +
+         format_size((p.totalGlobalMem >> 30) << 30, SizeSpelling::spaced) + ", PCI " + bus;
 }
 
 #else  // !SLUICE_HAVE_CUDA
