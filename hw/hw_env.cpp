@@ -16,6 +16,12 @@ void HwEnv::log(LogLevel level, std::string_view message) {
              std::string(message));
 }
 
+OpId HwEnv::next_op() {
+  const OpId op = next_op_.fetch_add(1);
+  loop_.note_started(op);
+  return op;
+}
+
 OpId HwEnv::complete_now(Completion c) {
   const OpId op = next_op();
   c.op = op;

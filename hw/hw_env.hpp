@@ -85,7 +85,8 @@ class HwEnv final : public Env, public Metrics {
   OpId next_op_id() const { return next_op_.load(); }
 
  private:
-  OpId next_op() { return next_op_.fetch_add(1); }
+  // A new operation's id, noted in the loop's ledger (each completes once).
+  OpId next_op();
   OpId complete_now(Completion c);
   // Carries an encoded frame to `to` (after the message hook decided).
   Status deliver(Endpoint to, std::vector<std::byte> frame);

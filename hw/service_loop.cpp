@@ -114,6 +114,11 @@ void ServiceLoop::run_at(TimeNs at_ns, std::function<void()> fn) {
   wake_.notify_one();
 }
 
+void ServiceLoop::note_started(OpId op) {
+  std::lock_guard lock(mu_);
+  ledger_.started(op);
+}
+
 void ServiceLoop::kill(OpId stale_below_op) {
   std::lock_guard lock(mu_);
   alive_ = false;
@@ -194,6 +199,9 @@ void ServiceLoop::loop() {
     }
     Item item = std::move(items_.front());
     items_.pop_front();
+    if (const Event* event = std::get_if<Event>(&item); event != nullptr && service_ != nullptr) {
+      if (const auto* c = std::get_if<Completion>(event)) ledger_.completed(c->op);
+    }
     handling_ = true;
     lock.unlock();
     if (gate_ != nullptr) gate_->enter();

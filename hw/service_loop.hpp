@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/env.hpp"
+#include "core/world.hpp"
 
 namespace sluice::hw {
 
@@ -131,6 +132,12 @@ class ServiceLoop {
   TimeNs now() const;
   std::uint64_t overflows() const;
 
+  // The Env contract's ledger (core/world.hpp): HwEnv notes each OpId it
+  // hands out; the loop checks each Completion it delivers against it.
+  // Completions a kill made stale are dropped, not delivered, so their
+  // entries stay (bounded by the operations in flight at the kill).
+  void note_started(OpId op);
+
  private:
   struct Timer {
     TimeNs at_ns = 0;
@@ -161,6 +168,7 @@ class ServiceLoop {
   bool handling_ = false;
   OpId stale_below_op_ = 0;
   std::uint64_t dropped_deliveries_ = 0;
+  CompletionLedger ledger_;  // under mu_
 };
 
 }  // namespace sluice::hw

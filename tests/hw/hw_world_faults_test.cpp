@@ -128,6 +128,7 @@ TEST(ServiceLoopDeath, ADeadLoopDropsEventsAndStaleCompletionsStayDeadAfterReviv
   loop.push(Event(early));  // started before the death: stays dropped
   Completion late;
   late.op = 7;
+  loop.note_started(7);  // the Env handed it out (the loop's ledger checks every completion it delivers)
   loop.push(Event(late));
   loop.push(Event(Delivery{Endpoint{2, 0}, proto::Ack{2, StatusCode::ok, {}}}));
   sync();
@@ -135,6 +136,28 @@ TEST(ServiceLoopDeath, ADeadLoopDropsEventsAndStaleCompletionsStayDeadAfterReviv
   EXPECT_EQ(loop.dropped_deliveries(), 1u);  // alive again: the second message was delivered
   EXPECT_EQ(recorder.completed, std::vector<OpId>{7});
   EXPECT_EQ(recorder.acks, std::vector<std::uint64_t>{2});
+}
+
+// The Env contract at HwWorld's seam: a completion the service's Env never
+// handed out (or one delivered twice) aborts with the reason, in every build.
+TEST(ServiceLoopDeath, ACompletionOfNoOperationHandedOutAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        Progress progress;
+        ServiceLoop loop(ServiceLoop::Clock::now(), &progress);
+        HwWorld world(HwWorldConfig{});
+        Recorder& recorder = world.add_service<Recorder>(1);
+        loop.bind(&recorder);
+        loop.start();
+        Completion stray;
+        stray.op = 42;
+        loop.push(Event(stray));
+        std::promise<void> p;
+        loop.run([&p] { p.set_value(); });
+        p.get_future().wait();
+      },
+      "a completion of op 42, which is not outstanding");
 }
 
 class HwWorldFaults : public ::testing::Test {
