@@ -79,7 +79,9 @@ TEST(Repository, PointsNowhereOutsideItself) {
 }
 
 TEST(Invariants, CoreAssertsWithSluiceAssertNotAssert) {
-  const auto hits = offending_lines({"core"}, std::regex(R"((^|[^_A-Za-z])assert\(|#include <cassert>)"));
+  auto hits = offending_lines({"core"}, std::regex(R"((^|[^_A-Za-z])assert\(|#include <cassert>)"));
+  // The macro's own header explains what assert() does.
+  std::erase_if(hits, [](const std::string& h) { return h.find("core/common/assert.hpp") != std::string::npos; });
   EXPECT_TRUE(hits.empty()) << "assert() is compiled out under NDEBUG (every default build): use SLUICE_ASSERT\n"
                             << join(hits);
 }
