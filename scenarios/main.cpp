@@ -294,9 +294,9 @@ int run_command(const RunArgs& args) {
     if (backend == scenario::Backend::hw) {
       call.hw.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
       call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
-        scenario::RunnerOptions options;
-        options.hw = hw;
-        scenario::RunResult r = scenario::run_point(spec, b, options);
+        scenario::RunnerOptions point;
+        point.hw = hw;
+        scenario::RunResult r = scenario::run_point(spec, b, point);
         if (const Status gpu = sluice::hw::cuda::cuda_available(); !gpu.ok()) {
           r.log_tail.push_back("GPU memory: " + gpu.message());
         }
