@@ -55,8 +55,11 @@ format:
 	find core base sim hw hw_backends transports scenarios analysis tests \
 	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' \) -print0 | xargs -0 clang-format -i
 
+# Builds only the sluice binary and what it links (not the tests): the first
+# result of a fresh clone comes sooner; `make test` builds the rest.
 run: deps
-	$(MAKE) build
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
 	./$(BUILD)/sluice run lua_scripts/beeond_azure_sweep.lua --out $(OUT) $(RUN_SET)
 
 coverage: deps
@@ -105,7 +108,7 @@ tsan: deps
 # tests/fuzz/regressions/<name>/ so every build replays it (ctest fuzz.<name>).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_RUNS    ?= 1000000
-FUZZ_TARGETS := wire_decode nvidia_smi hwloc_xml
+FUZZ_TARGETS := wire_decode nvidia_smi hwloc_xml cluster_json results_json
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_FUZZ=ON \
 	  -DSLUICE_WITH_CUDA=OFF -DSLUICE_WITH_CUFILE=OFF \

@@ -18,14 +18,28 @@ constexpr int k_exit_ok = 0;
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
 
-Result<std::vector<RunRecord>> load_all(const std::vector<std::string>& files) {
+// Every run of `files`; a file that is incomplete (results.json "complete":
+// false) is read all the same, said on `err` and added to `incomplete`.
+Result<std::vector<RunRecord>> load_all(const std::vector<std::string>& files, std::ostream& err,
+                                        std::vector<std::string>* incomplete = nullptr) {
   std::vector<RunRecord> all;
   for (const std::string& f : files) {
-    Result<std::vector<RunRecord>> r = load_runs(f);
+    Result<ResultsFile> r = load_results(f);
     if (!r.ok()) return r.status();
-    all.insert(all.end(), r->begin(), r->end());
+    if (!r->complete) {
+      err << "note: " << incomplete_note(*r) << "\n";
+      if (incomplete != nullptr) incomplete->push_back(incomplete_note(*r));
+    }
+    all.insert(all.end(), r->runs.begin(), r->runs.end());
   }
   return all;
+}
+
+// A results file that cannot be read (missing, not JSON, wrong types, a
+// version this sluice does not read) is bad input: exit 2, as for the CLI's
+// other input files; anything else failing is 1.
+int load_failure(const Status& s) {
+  return s.code() == StatusCode::invalid_argument || s.code() == StatusCode::io_error ? k_exit_usage : k_exit_failed;
 }
 
 void print_fit(const Calibration& c, std::ostream& out) {
@@ -47,10 +61,10 @@ void print_fit(const Calibration& c, std::ostream& out) {
 }  // namespace
 
 int run_compare(const CompareArgs& args, std::ostream& out, std::ostream& err) {
-  Result<std::vector<RunRecord>> runs = load_all(args.files);
+  Result<std::vector<RunRecord>> runs = load_all(args.files, err);
   if (!runs.ok()) {
     err << "compare: " << runs.status().message() << "\n";
-    return k_exit_failed;
+    return load_failure(runs.status());
   }
   CompareOptions options;
   if (!args.metrics.empty()) options.metrics = args.metrics;
@@ -85,11 +99,12 @@ int run_fit_calibration(const FitCalibrationArgs& args, std::ostream& out, std::
       err << "calibrate: give --fit results files or --synthetic\n";
       return k_exit_usage;
     }
-    Result<std::vector<RunRecord>> fit_runs = load_all(args.fit_files);
-    Result<std::vector<RunRecord>> hold_runs = load_all(args.holdout_files);
+    Result<std::vector<RunRecord>> fit_runs = load_all(args.fit_files, err);
+    Result<std::vector<RunRecord>> hold_runs = load_all(args.holdout_files, err);
     if (!fit_runs.ok() || !hold_runs.ok()) {
-      err << "calibrate: " << (fit_runs.ok() ? hold_runs.status() : fit_runs.status()).message() << "\n";
-      return k_exit_failed;
+      const Status& bad = fit_runs.ok() ? hold_runs.status() : fit_runs.status();
+      err << "calibrate: " << bad.message() << "\n";
+      return load_failure(bad);
     }
     Result<std::vector<Observation>> fit = observations_from_runs(*fit_runs, args.phase);
     Result<std::vector<Observation>> hold = observations_from_runs(*hold_runs, args.phase);
@@ -127,12 +142,14 @@ int run_fit_calibration(const FitCalibrationArgs& args, std::ostream& out, std::
 }
 
 int run_report(const ReportArgs& args, std::ostream& out, std::ostream& err) {
-  Result<std::vector<RunRecord>> runs = load_all(args.files);
+  std::vector<std::string> incomplete;
+  Result<std::vector<RunRecord>> runs = load_all(args.files, err, &incomplete);
   if (!runs.ok()) {
     err << "report: " << runs.status().message() << "\n";
-    return k_exit_failed;
+    return load_failure(runs.status());
   }
-  Result<std::string> path = write_run_report(*runs, {args.out_dir, args.title, args.x_param, args.phase});
+  Result<std::string> path =
+      write_run_report(*runs, {args.out_dir, args.title, args.x_param, args.phase, std::move(incomplete)});
   if (!path.ok()) {
     err << path.status().message() << "\n";
     return k_exit_failed;

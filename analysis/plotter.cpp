@@ -116,7 +116,7 @@ Result<std::vector<std::string>> render_plot(const PlotSpec& spec, const std::st
 
 Result<PlotSpec> throughput_plot(const std::vector<RunRecord>& runs, const std::string& x_param,
                                  const std::string& phase) {
-  // backend -> x -> samples (MiB/s)
+  // backend -> x -> samples (GB/s)
   std::map<std::string, std::map<double, std::vector<double>>> data;
   std::string workload;
   for (const RunRecord& run : runs) {
@@ -126,7 +126,7 @@ Result<PlotSpec> throughput_plot(const std::vector<RunRecord>& runs, const std::
     if (!x.ok()) continue;
     for (const PhaseRecord& p : run.phases) {
       if (p.phase != phase || !std::isfinite(p.bytes_per_s)) continue;
-      data[run.backend][*x].push_back(p.bytes_per_s / (1024.0 * 1024.0));
+      data[run.backend][*x].push_back(p.bytes_per_s / k_bytes_per_gb);
       workload = p.workload;
     }
   }
@@ -137,7 +137,7 @@ Result<PlotSpec> throughput_plot(const std::vector<RunRecord>& runs, const std::
   PlotSpec spec;
   spec.title = fmt::format("{} {} throughput vs {}", workload, phase, x_param);
   spec.x_label = x_param;
-  spec.y_label = "throughput (MiB/s)";
+  spec.y_label = "throughput (GB/s)";
   double lo = INFINITY;
   double hi = 0;
   for (const auto& [backend, points] : data) {

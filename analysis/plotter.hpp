@@ -55,7 +55,11 @@ std::string gnuplot_data(const PlotSpec& spec);
 // that differ; unavailable: no gnuplot; io_error: gnuplot failed.
 Result<std::vector<std::string>> render_plot(const PlotSpec& spec, const std::string& out_base);
 
-// Throughput (MiB/s, median over repeats, error bars min..max) of `phase`
+// Bytes per GB: plots and reports give rates in decimal GB/s, as results.csv,
+// the terminal table and the study scripts do (one unit family, issue 25 item 6).
+inline constexpr double k_bytes_per_gb = 1e9;
+
+// Throughput (GB/s, median over repeats, error bars min..max) of `phase`
 // against the numeric param `x_param`, one series per backend, with the
 // regime of the measured (hw, else emulate, else first) series marked: where
 // it first reaches 90% of its peak it turns "bandwidth-bound", before that it

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/common/byte_size.hpp"
 
@@ -14,9 +15,74 @@ namespace {
 
 constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
-double number_or_nan(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || !j[key].is_number()) return k_nan;
+// A field of a results document with the wrong type or an out-of-range
+// value: thrown by the readers below, turned into invalid_argument by
+// parse_runs ("results: runs[0].ok: expected a boolean, got string").
+struct BadField : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void bad(const std::string& where, const char* key, const std::string& expected, const nlohmann::json& v) {
+  throw BadField(where + "." + key + ": expected " + expected + ", got " + std::string(v.type_name()) +
+                 (v.is_primitive() ? " " + v.dump().substr(0, 40) : ""));
+}
+
+// The field `key` of object j: absent (or null) -> the default.
+bool bool_field(const nlohmann::json& j, const char* key, const std::string& where, bool absent = false) {
+  if (!j.contains(key) || j[key].is_null()) return absent;
+  if (!j[key].is_boolean()) bad(where, key, "a boolean", j[key]);
+  return j[key].get<bool>();
+}
+
+std::string string_field(const nlohmann::json& j, const char* key, const std::string& where,
+                         const std::string& absent = "") {
+  if (!j.contains(key) || j[key].is_null()) return absent;
+  if (!j[key].is_string()) bad(where, key, "a string", j[key]);
+  return j[key].get<std::string>();
+}
+
+// A whole number in 0..hi: an unsigned or non-negative integer, or a float
+// with no fraction inside the range (JSON writers may print 3.0).
+std::uint64_t count_field(const nlohmann::json& j, const char* key, const std::string& where,
+                          std::uint64_t hi = std::numeric_limits<std::uint64_t>::max()) {
+  if (!j.contains(key) || j[key].is_null()) return 0;
+  const nlohmann::json& v = j[key];
+  const std::string expected = "a whole number in 0.." + std::to_string(hi);
+  if (v.is_number_unsigned()) {
+    if (v.get<std::uint64_t>() > hi) bad(where, key, expected, v);
+    return v.get<std::uint64_t>();
+  }
+  if (v.is_number_integer()) {
+    if (v.get<std::int64_t>() < 0 || static_cast<std::uint64_t>(v.get<std::int64_t>()) > hi)
+      bad(where, key, expected, v);
+    return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    // 2^64 is the first double above the range; std::floor rejects fractions.
+    if (!std::isfinite(d) || d < 0 || d >= 18446744073709551616.0 || d != std::floor(d) ||
+        static_cast<std::uint64_t>(d) > hi) {
+      bad(where, key, expected, v);
+    }
+    return static_cast<std::uint64_t>(d);
+  }
+  bad(where, key, expected, v);
+}
+
+// A measurement: a number, or absent/null for "none" (NaN).
+double number_field(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) return k_nan;
+  if (!j[key].is_number()) bad(where, key, "a number", j[key]);
   return j[key].get<double>();
+}
+
+// A map of named measurements ("extra", "counters"): numbers or null.
+std::map<std::string, double> number_map(const nlohmann::json& j, const char* key, const std::string& where) {
+  std::map<std::string, double> out;
+  if (!j.contains(key) || j[key].is_null()) return out;
+  if (!j[key].is_object()) bad(where, key, "an object of numbers", j[key]);
+  for (const auto& [k, v] : j[key].items()) out[k] = number_field(j[key], k.c_str(), where + "." + key);
+  return out;
 }
 
 std::string param_text(const nlohmann::json& v) {
@@ -25,96 +91,117 @@ std::string param_text(const nlohmann::json& v) {
   return v.dump();
 }
 
-Result<PhaseRecord> parse_phase(const nlohmann::json& p, const std::string& where) {
-  if (!p.is_object() || !p.contains("phase") || !p["phase"].is_string()) {
-    return error(StatusCode::invalid_argument, where + ": phase without a \"phase\" name");
+// "params" and "config": named scalars (strings, numbers, booleans).
+std::map<std::string, std::string> scalar_map(const nlohmann::json& j, const char* key, const std::string& where) {
+  std::map<std::string, std::string> out;
+  if (!j.contains(key) || j[key].is_null()) return out;
+  if (!j[key].is_object()) bad(where, key, "an object of scalars", j[key]);
+  for (const auto& [k, v] : j[key].items()) {
+    if (!v.is_primitive() || v.is_null()) bad(where + "." + key, k.c_str(), "a string, number or boolean", v);
+    out[k] = param_text(v);
   }
+  return out;
+}
+
+PhaseRecord parse_phase(const nlohmann::json& p, const std::string& where) {
+  if (!p.is_object()) throw BadField(where + ": expected an object, got " + std::string(p.type_name()));
   PhaseRecord r;
-  r.phase = p["phase"].get<std::string>();
-  r.workload = p.value("workload", std::string{});
-  r.ranks = p.value("ranks", 0U);
-  r.bytes = p.value("bytes", std::uint64_t{0});
-  r.ops = p.value("ops", std::uint64_t{0});
-  r.last_done_s = number_or_nan(p, "last_done_s");
-  r.bytes_per_s = number_or_nan(p, "last_bytes_per_s");
-  r.ops_per_s = number_or_nan(p, "last_ops_per_s");
-  r.latency_us_p50 = number_or_nan(p, "latency_us_p50");
-  r.latency_us_p99 = number_or_nan(p, "latency_us_p99");
-  if (p.contains("extra") && p["extra"].is_object()) {
-    for (const auto& [k, v] : p["extra"].items()) r.extra[k] = v.is_number() ? v.get<double>() : k_nan;
-  }
-  if (p.contains("progress") && p["progress"].is_object()) {
-    const auto& progress = p["progress"];
-    r.progress_window_s = number_or_nan(progress, "window_s");
-    if (progress.contains("bytes_per_s") && progress["bytes_per_s"].is_array()) {
-      for (const auto& v : progress["bytes_per_s"])
+  r.phase = string_field(p, "phase", where);
+  if (r.phase.empty()) throw BadField(where + ": phase without a \"phase\" name");
+  r.workload = string_field(p, "workload", where);
+  r.ranks = static_cast<std::uint32_t>(count_field(p, "ranks", where, std::numeric_limits<std::uint32_t>::max()));
+  r.bytes = count_field(p, "bytes", where);
+  r.ops = count_field(p, "ops", where);
+  r.last_done_s = number_field(p, "last_done_s", where);
+  r.bytes_per_s = number_field(p, "last_bytes_per_s", where);
+  r.ops_per_s = number_field(p, "last_ops_per_s", where);
+  r.latency_us_p50 = number_field(p, "latency_us_p50", where);
+  r.latency_us_p99 = number_field(p, "latency_us_p99", where);
+  r.extra = number_map(p, "extra", where);
+  if (p.contains("progress") && !p["progress"].is_null()) {
+    const nlohmann::json& progress = p["progress"];
+    if (!progress.is_object()) bad(where, "progress", "an object", progress);
+    r.progress_window_s = number_field(progress, "window_s", where + ".progress");
+    if (progress.contains("bytes_per_s") && !progress["bytes_per_s"].is_null()) {
+      if (!progress["bytes_per_s"].is_array())
+        bad(where + ".progress", "bytes_per_s", "an array", progress["bytes_per_s"]);
+      for (const auto& v : progress["bytes_per_s"]) {
+        if (!v.is_number() && !v.is_null()) bad(where + ".progress", "bytes_per_s[]", "a number", v);
         r.progress_bytes_per_s.push_back(v.is_number() ? v.get<double>() : k_nan);
+      }
     }
   }
   return r;
 }
 
-Result<RunRecord> parse_run(const nlohmann::json& j, const std::string& where) {
-  if (!j.is_object()) return error(StatusCode::invalid_argument, where + ": not an object");
+RunRecord parse_run(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) throw BadField(where + ": expected an object, got " + std::string(j.type_name()));
   for (const char* key : {"scenario", "backend", "phases"}) {
-    if (!j.contains(key)) return error(StatusCode::invalid_argument, where + ": missing \"" + key + "\"");
+    if (!j.contains(key)) throw BadField(where + ": missing \"" + key + "\"");
   }
-  if (!j["phases"].is_array()) return error(StatusCode::invalid_argument, where + ": \"phases\" is not an array");
+  if (!j["phases"].is_array()) bad(where, "phases", "an array", j["phases"]);
   RunRecord r;
-  r.scenario = j["scenario"].is_string() ? j["scenario"].get<std::string>() : "";
-  r.backend = j["backend"].is_string() ? j["backend"].get<std::string>() : "";
-  r.seed = j.value("seed", std::uint64_t{0});
-  r.ok = j.value("ok", false);
-  r.error = j.value("error", std::string{});
-  if (j.contains("params") && j["params"].is_object()) {
-    for (const auto& [k, v] : j["params"].items()) r.params[k] = param_text(v);
-  }
+  r.scenario = string_field(j, "scenario", where);
+  r.backend = string_field(j, "backend", where);
+  r.seed = count_field(j, "seed", where);
+  r.ok = bool_field(j, "ok", where);
+  r.error = string_field(j, "error", where);
+  r.label = string_field(j, "label", where);
+  r.params = scalar_map(j, "params", where);
+  r.config = scalar_map(j, "config", where);
   for (std::size_t i = 0; i < j["phases"].size(); ++i) {
-    Result<PhaseRecord> p = parse_phase(j["phases"][i], where + ".phases[" + std::to_string(i) + "]");
-    if (!p.ok()) return p.status();
-    r.phases.push_back(std::move(*p));
+    r.phases.push_back(parse_phase(j["phases"][i], where + ".phases[" + std::to_string(i) + "]"));
   }
-  if (j.contains("counters") && j["counters"].is_object()) {
-    for (const auto& [k, v] : j["counters"].items()) r.counters[k] = v.is_number() ? v.get<double>() : k_nan;
-  }
+  r.counters = number_map(j, "counters", where);
   return r;
 }
 
-Result<RunRecord> parse_emulate(const nlohmann::json& j) {
+// One node's phases of an emulate results document, added into by_phase (in first-seen order).
+void add_emulate_phases(const nlohmann::json& node, const std::string& where,
+                        std::map<std::string, PhaseRecord>& by_phase, std::vector<std::string>& order) {
+  if (!node.is_object()) throw BadField(where + ": expected an object, got " + std::string(node.type_name()));
+  if (!node.contains("phases") || node["phases"].is_null()) return;
+  if (!node["phases"].is_array()) bad(where, "phases", "an array", node["phases"]);
+  for (std::size_t i = 0; i < node["phases"].size(); ++i) {
+    const nlohmann::json& p = node["phases"][i];
+    const std::string at = where + ".phases[" + std::to_string(i) + "]";
+    if (!p.is_object()) throw BadField(at + ": expected an object, got " + std::string(p.type_name()));
+    const std::string name = string_field(p, "phase", at);
+    if (name.empty()) throw BadField(at + ": phase without a name");
+    if (!by_phase.contains(name)) {
+      order.push_back(name);
+      PhaseRecord fresh;
+      fresh.workload = "file_sweep";
+      fresh.phase = name;
+      by_phase[name] = fresh;
+    }
+    PhaseRecord& t = by_phase[name];
+    t.ranks += 1;
+    t.bytes += count_field(p, "bytes", at);
+    t.ops += count_field(p, "ops", at);
+    t.last_done_s = std::max(t.last_done_s, static_cast<double>(count_field(p, "elapsed_ns", at)) * 1e-9);
+  }
+}
+
+RunRecord parse_emulate(const nlohmann::json& j) {
+  const std::string where = "emulate results";
   RunRecord r;
-  r.scenario = j.value("scenario", std::string{"emulate_file_sweep"});
+  r.scenario = string_field(j, "scenario", where, "emulate_file_sweep");
   r.backend = "emulate";
-  r.ok = j.value("ok", false);
-  r.seed = j.value("seed", std::uint64_t{0});
+  r.ok = bool_field(j, "ok", where);
+  r.seed = count_field(j, "seed", where);
   const nlohmann::json& e = j["emulation"];
   if (!e.is_object() || !e.contains("rate_bits_per_s")) {
-    return error(StatusCode::invalid_argument, "emulate results: \"emulation\" without \"rate_bits_per_s\"");
+    throw BadField(where + ": \"emulation\" without \"rate_bits_per_s\"");
   }
   r.params["link_bits_per_s"] = param_text(e["rate_bits_per_s"]);
   if (e.contains("latency_ns")) r.params["link_latency_ns"] = param_text(e["latency_ns"]);
-  if (j.contains("params") && j["params"].is_object()) {
-    for (const auto& [k, v] : j["params"].items()) r.params[k] = param_text(v);
-  }
+  for (const auto& [k, v] : scalar_map(j, "params", where)) r.params[k] = v;
+  if (!j["nodes"].is_array()) bad(where, "nodes", "an array", j["nodes"]);
   std::map<std::string, PhaseRecord> by_phase;
   std::vector<std::string> order;
-  for (const auto& node : j["nodes"]) {
-    if (!node.contains("phases")) continue;
-    for (const auto& p : node["phases"]) {
-      const std::string name = p.value("phase", std::string{});
-      if (name.empty()) return error(StatusCode::invalid_argument, "emulate results: phase without a name");
-      if (!by_phase.contains(name)) {
-        order.push_back(name);
-        PhaseRecord fresh;
-        fresh.workload = "file_sweep";
-        fresh.phase = name;
-        by_phase[name] = fresh;
-      }
-      PhaseRecord& t = by_phase[name];
-      t.ranks += 1;
-      t.bytes += p.value("bytes", std::uint64_t{0});
-      t.ops += p.value("ops", std::uint64_t{0});
-      t.last_done_s = std::max(t.last_done_s, static_cast<double>(p.value("elapsed_ns", std::uint64_t{0})) * 1e-9);
-    }
+  for (std::size_t i = 0; i < j["nodes"].size(); ++i) {
+    add_emulate_phases(j["nodes"][i], where + ".nodes[" + std::to_string(i) + "]", by_phase, order);
   }
   for (const std::string& name : order) {
     PhaseRecord t = by_phase[name];
@@ -125,6 +212,27 @@ Result<RunRecord> parse_emulate(const nlohmann::json& j) {
     r.phases.push_back(std::move(t));
   }
   return r;
+}
+
+// A sluice-results document: its format, a version this sluice reads, its runs.
+std::vector<RunRecord> parse_results_document(const nlohmann::json& document) {
+  if (string_field(document, "format", "results") != "sluice-results") {
+    throw BadField("results: \"format\" is not \"sluice-results\"");
+  }
+  if (document.contains("version")) {
+    const std::uint64_t version = count_field(document, "version", "results");
+    if (version == 0 || version > k_max_results_version) {
+      throw BadField("results: version " + std::to_string(version) + " is not one this sluice reads (1.." +
+                     std::to_string(k_max_results_version) + "); a newer sluice wrote it");
+    }
+  }
+  bool_field(document, "complete", "results", true);  // type-checked here, read by results_complete()
+  if (!document["runs"].is_array()) bad("results", "runs", "an array", document["runs"]);
+  std::vector<RunRecord> out;
+  for (std::size_t i = 0; i < document["runs"].size(); ++i) {
+    out.push_back(parse_run(document["runs"][i], "results: runs[" + std::to_string(i) + "]"));
+  }
+  return out;
 }
 
 }  // namespace
@@ -143,33 +251,20 @@ double phase_metric(const PhaseRecord& phase, const std::string& metric) {
 }
 
 Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document) {
-  std::vector<RunRecord> out;
   if (!document.is_object()) return error(StatusCode::invalid_argument, "results: document is not an object");
-  if (document.contains("runs")) {
-    if (document.value("format", std::string{}) != "sluice-results") {
-      return error(StatusCode::invalid_argument, "results: \"format\" is not \"sluice-results\"");
-    }
-    if (!document["runs"].is_array()) return error(StatusCode::invalid_argument, "results: \"runs\" is not an array");
-    for (std::size_t i = 0; i < document["runs"].size(); ++i) {
-      Result<RunRecord> r = parse_run(document["runs"][i], "results: runs[" + std::to_string(i) + "]");
-      if (!r.ok()) return r.status();
-      out.push_back(std::move(*r));
-    }
-    return out;
+  try {
+    if (document.contains("runs")) return parse_results_document(document);
+    if (document.contains("emulation") && document.contains("nodes"))
+      return std::vector<RunRecord>{parse_emulate(document)};
+    return std::vector<RunRecord>{parse_run(document, "results: run")};
+  } catch (const BadField& e) {
+    return error(StatusCode::invalid_argument, e.what());
+  } catch (const nlohmann::json::exception& e) {
+    return error(StatusCode::invalid_argument, std::string("results: ") + e.what());
   }
-  if (document.contains("emulation") && document.contains("nodes")) {
-    Result<RunRecord> r = parse_emulate(document);
-    if (!r.ok()) return r.status();
-    out.push_back(std::move(*r));
-    return out;
-  }
-  Result<RunRecord> r = parse_run(document, "results: run");
-  if (!r.ok()) return r.status();
-  out.push_back(std::move(*r));
-  return out;
 }
 
-Result<std::vector<RunRecord>> load_runs(const std::string& path) {
+Result<ResultsFile> load_results(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return error(StatusCode::io_error, "results: cannot open " + path);
   std::ostringstream text;
@@ -181,7 +276,23 @@ Result<std::vector<RunRecord>> load_runs(const std::string& path) {
   if (doc.is_discarded()) return error(StatusCode::invalid_argument, "results: " + path + " is not valid JSON");
   Result<std::vector<RunRecord>> runs = parse_runs(doc);
   if (!runs.ok()) return error(runs.status().code(), path + ": " + runs.status().message());
-  return runs;
+  return ResultsFile{path, std::move(*runs), results_complete(doc)};
+}
+
+Result<std::vector<RunRecord>> load_runs(const std::string& path) {
+  Result<ResultsFile> file = load_results(path);
+  if (!file.ok()) return file.status();
+  return std::move(file->runs);
+}
+
+bool results_complete(const nlohmann::json& document) {
+  if (!document.is_object() || !document.contains("complete") || !document["complete"].is_boolean()) return true;
+  return document["complete"].get<bool>();
+}
+
+std::string incomplete_note(const ResultsFile& file) {
+  return file.path + " is incomplete: its run was stopped (or still runs) before every point finished (" +
+         std::to_string(file.runs.size()) + " run" + (file.runs.size() == 1 ? "" : "s") + " in it)";
 }
 
 std::string point_key(const RunRecord& run, const std::vector<std::string>& ignored) {

@@ -10,6 +10,9 @@
 //    params link_bits_per_s and link_latency_ns from "emulation" plus any
 //    top-level "params" object; per phase, bytes and ops are summed over
 //    ranks and the phase lasts until its slowest rank (elbencho's "last done").
+// A results.json with "complete": false holds only the points that finished
+// before its run was stopped (or while it still runs); load_results says so,
+// and the commands that read files (compare, report, calibrate --fit) print it.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +28,10 @@ namespace sluice::analysis {
 
 // Limit: results files larger than this are refused.
 inline constexpr std::size_t k_max_results_file_bytes = std::size_t{256} << 20;
+// The newest results.json version this sluice reads (the writer's
+// k_results_version, scenarios/runner/results_writer.hpp; a test keeps the
+// two equal). Newer files are refused rather than half understood.
+inline constexpr std::uint64_t k_max_results_version = 1;
 
 struct PhaseRecord {
   std::string workload;
@@ -45,8 +52,10 @@ struct PhaseRecord {
 
 struct RunRecord {
   std::string scenario;
+  std::string label;    // sl.run's label ("" when none)
   std::string backend;  // "sim" | "hw" | "emulate"
   std::map<std::string, std::string> params;
+  std::map<std::string, std::string> config;  // results.json's "config" (result_codec.hpp run_config), as text
   std::uint64_t seed = 0;
   bool ok = false;
   std::string error;
@@ -64,6 +73,18 @@ inline const std::vector<std::string> k_default_metrics = {"bytes_per_s", "ops_p
 Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document);
 // Reads and parses a file; io_error naming the path.
 Result<std::vector<RunRecord>> load_runs(const std::string& path);
+
+// A results file's runs and whether it holds every run of its script.
+struct ResultsFile {
+  std::string path;
+  std::vector<RunRecord> runs;
+  bool complete = true;  // results.json "complete" (absent: true; emulate output: true)
+};
+Result<ResultsFile> load_results(const std::string& path);
+// False only for a sluice-results document that says "complete": false.
+bool results_complete(const nlohmann::json& document);
+// "FILE is incomplete: its run was stopped before every point finished (N runs in it)".
+std::string incomplete_note(const ResultsFile& file);
 
 // The parameter point of a run: "scenario|k1=v1,k2=v2" (params sorted by
 // name, `ignored` ones left out). Runs of different backends with the same key

@@ -28,6 +28,13 @@ std::string first_varying_param(const std::vector<RunRecord>& runs) {
   return values.empty() ? std::string{} : values.begin()->first;
 }
 
+// "**Incomplete results.** FILE is incomplete: ..." lines, or "".
+std::string incomplete_text(const std::vector<std::string>& notes) {
+  std::string out;
+  for (const std::string& note : notes) out += "**Incomplete results.** " + note + ".\n\n";
+  return out;
+}
+
 }  // namespace
 
 Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const ReportOptions& options) {
@@ -38,23 +45,23 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
   std::string md = "# " + options.title + "\n\n";
   std::size_t ok = 0;
   for (const RunRecord& r : runs) ok += r.ok ? 1 : 0;
-  md += fmt::format("{} runs, {} ok.\n\n", runs.size(), ok);
+  md += fmt::format("{} runs, {} ok.\n\n", runs.size(), ok) + incomplete_text(options.incomplete_notes);
 
   // Summary per point, backend, phase.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> rates;
   for (const RunRecord& r : runs) {
     if (!r.ok) continue;
     for (const PhaseRecord& p : r.phases) {
-      rates[{point_key(r), r.backend, p.workload + "/" + p.phase}].push_back(p.bytes_per_s / (1024.0 * 1024.0));
+      rates[{point_key(r), r.backend, p.workload + "/" + p.phase}].push_back(p.bytes_per_s / k_bytes_per_gb);
     }
   }
   md +=
-      "## Throughput per point\n\n| point | backend | phase | n | median MiB/s | IQR | MAD |\n"
+      "## Throughput per point\n\n| point | backend | phase | n | median GB/s | IQR | MAD |\n"
       "|---|---|---|---:|---:|---:|---:|\n";
   for (const auto& [id, ys] : rates) {
     Result<Summary> s = summarize(ys);
     if (!s.ok()) continue;
-    md += fmt::format("| `{}` | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} |\n", std::get<0>(id), std::get<1>(id),
+    md += fmt::format("| `{}` | {} | {} | {} | {:.4g} | {:.4g} | {:.4g} |\n", std::get<0>(id), std::get<1>(id),
                       std::get<2>(id), s->n, s->median, s->iqr, s->mad);
   }
   for (const RunRecord& r : runs) {
@@ -83,7 +90,7 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
   PlotSpec over_time;
   over_time.title = "throughput over time, phase " + options.phase;
   over_time.x_label = "time since the phase started (s)";
-  over_time.y_label = "MiB/s";
+  over_time.y_label = "GB/s";
   for (std::size_t i = 0; i < runs.size() && over_time.series.size() < k_max_progress_series; ++i) {
     for (const PhaseRecord& p : runs[i].phases) {
       if (p.phase != options.phase || p.progress_bytes_per_s.empty() || !(p.progress_window_s > 0)) continue;
@@ -99,7 +106,7 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
         double sum = 0;
         for (std::size_t w = first; w < last; ++w) sum += p.progress_bytes_per_s[w];
         line.x.push_back(0.5 * static_cast<double>(first + last) * p.progress_window_s);
-        line.y.push_back(sum / static_cast<double>(last - first) / (1024.0 * 1024.0));
+        line.y.push_back(sum / static_cast<double>(last - first) / k_bytes_per_gb);
       }
       over_time.series.push_back(std::move(line));
     }

@@ -18,6 +18,8 @@ struct ReportOptions {
   std::string title = "sluice run report";
   std::string x_param;  // plot axis; empty: the first numeric param that varies
   std::string phase = "read";
+  // Said at the top of the report: one line per results file that is incomplete (incomplete_note).
+  std::vector<std::string> incomplete_notes;
 };
 
 // Lines in the throughput-over-time plot (one per run, the first runs), and

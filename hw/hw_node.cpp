@@ -29,6 +29,8 @@ HwNode::HwNode(HwWorld& world, NodeId id) : world_(world), id_(id) {}
 
 const GpuMemoryOps* HwNode::gpu_memory() const { return world_.config().gpu_memory; }
 
+std::uint64_t HwNode::wire_key(std::uint32_t region) const { return world_.region_wire_key(id_, region); }
+
 HwNode::~HwNode() {
   stop();
   const GpuMemoryOps* gpu = gpu_memory();
@@ -69,7 +71,11 @@ Status HwNode::open() {
   }
   tc.connections_per_rail = config.connections_per_rail;
   tc.shared_secret = config.shared_secret;
-  tc.log = [this](std::string_view line) { world_.log("node " + std::to_string(id_) + ": " + std::string(line)); };
+  tc.log = [this](std::string_view line) {
+    // A normal shutdown closes every connection: peers lost then are not news.
+    if (world_.shutting_down()) return;
+    world_.log("node " + std::to_string(id_) + ": " + std::string(line));
+  };
   Result<std::unique_ptr<transport::Transport>> t = transport::create_transport(config.transport, tc);
   if (!t.ok()) return t.status();
   transport_ = std::move(t).value();
@@ -168,7 +174,7 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     allocated_bytes_ += bytes;
   }
   Status registered =
-      transport_->register_region(region_id, std::span<std::byte>(data, bytes), transport::RegionKind::host);
+      transport_->register_region(wire_key(region_id), std::span<std::byte>(data, bytes), transport::RegionKind::host);
   if (!registered.ok()) {
     std::lock_guard lock(mu_);
     regions_.erase(region_id);
@@ -194,13 +200,13 @@ void HwNode::free(const MemHandle& region) {
   if (freed.kind == MemKind::gpu) {
     // As below: transfers into a registered region end before it goes; the
     // dma-buf fd goes after the transport let go of it, the memory last.
-    if (freed.registered && transport_) transport_->deregister_region(region.region).ignore();
+    if (freed.registered && transport_) transport_->deregister_region(wire_key(region.region)).ignore();
     if (freed.dmabuf_fd >= 0) ::close(freed.dmabuf_fd);
     if (const GpuMemoryOps* gpu = gpu_memory()) gpu->free(freed.device, data);
     return;
   }
   // Waits for incoming transfers into the region to finish, then releases it.
-  if (transport_) transport_->deregister_region(region.region).ignore();  // absent only after stop()
+  if (transport_) transport_->deregister_region(wire_key(region.region)).ignore();  // absent only after stop()
   std::free(data);
 }
 
@@ -224,7 +230,7 @@ Result<MemHandle> HwNode::open_window(const MemHandle& range) {
     // otherwise transfers bounce, as for the region itself.
     if (gpu_registered_parent) register_gpu_region(window_id, bytes->data(), range.length, range.device);
   } else {
-    Status registered = transport_->register_region(window_id, *bytes, transport::RegionKind::host);
+    Status registered = transport_->register_region(wire_key(window_id), *bytes, transport::RegionKind::host);
     if (!registered.ok()) {
       std::lock_guard lock(mu_);
       regions_.erase(window_id);
@@ -246,7 +252,7 @@ void HwNode::close_window(const MemHandle& window) {
     regions_.erase(it);
   }
   // The fence: waits for an incoming transfer moving bytes now; later ones find no key.
-  if (closed.registered && transport_) transport_->deregister_region(window.region).ignore();
+  if (closed.registered && transport_) transport_->deregister_region(wire_key(window.region)).ignore();
   if (closed.dmabuf_fd >= 0) ::close(closed.dmabuf_fd);
 }
 
@@ -407,9 +413,9 @@ HwNode::RemoteKeyUse HwNode::transfer(ServiceLoop& loop, OpId op, const Transfer
   transport::BulkRequest r;
   r.peer = *peer;
   r.rail = rail_of(src_here ? spec.src_nic : spec.dst_nic);
-  r.local_key = local.region;
+  r.local_key = wire_key(local.region);
   r.local_offset = local.offset;
-  r.remote_key = remote.region;
+  r.remote_key = world_.region_wire_key(remote.node, remote.region);
   r.remote_offset = remote.offset;
   r.bytes = spec.src.length;
   r.cookie = cookie;
@@ -463,7 +469,7 @@ GpuRegistration HwNode::register_gpu_region(std::uint32_t region_id, std::byte* 
             : gpu->export_dmabuf(device, data, bytes);
     Status why = exported.status();
     if (exported.ok()) {
-      why = transport_->register_dmabuf_region(region_id, range, exported->fd, exported->offset_bytes);
+      why = transport_->register_dmabuf_region(wire_key(region_id), range, exported->fd, exported->offset_bytes);
       if (why.ok()) {
         std::lock_guard lock(mu_);
         Region& region = regions_.at(region_id);
@@ -482,7 +488,7 @@ GpuRegistration HwNode::register_gpu_region(std::uint32_t region_id, std::byte* 
                               " (counted in " + std::string(k_metric_gpu_dmabuf_fallback) + ")");
   }
   if (caps.reaches(transport::RegionKind::cuda)) {
-    const Status registered = transport_->register_region(region_id, range, transport::RegionKind::cuda);
+    const Status registered = transport_->register_region(wire_key(region_id), range, transport::RegionKind::cuda);
     if (registered.ok()) {
       std::lock_guard lock(mu_);
       regions_.at(region_id).registered = true;
@@ -522,7 +528,8 @@ Result<proto::RdmaRegionDesc> HwNode::remote_access(const MemHandle& range, std:
                  "remote access to " + range.to_string() + ": GPU memory is not registered with the transport");
   }
   if (!transport_) return error(StatusCode::unavailable, "node " + std::to_string(id_) + " is stopped");
-  Result<transport::RemoteRegionAccess> access = transport_->remote_access(range.region, rail_of(nic), grantee);
+  Result<transport::RemoteRegionAccess> access =
+      transport_->remote_access(wire_key(range.region), rail_of(nic), grantee);
   if (!access.ok()) return access.status();
   return proto::RdmaRegionDesc{nic, access->rkey, access->address, access->length};
 }

@@ -147,6 +147,8 @@ class HwNode {
   std::int64_t in_flight_ops() const { return down_ ? 0 : in_flight_ops_.load(); }
 
  private:
+  // The key of this node's region `region` on the wire (HwWorld::region_wire_key).
+  std::uint64_t wire_key(std::uint32_t region) const;
   struct Region {
     std::byte* data = nullptr;
     std::uint64_t length = 0;

@@ -1,19 +1,59 @@
 #include "hw/hw_world.hpp"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <future>
 #include <thread>
 
 #include "core/common/assert.hpp"
+#include "core/common/rng.hpp"
 
 namespace sluice::hw {
 
 static_assert(World<HwWorld>, "HwWorld keeps the World contract (core/world.hpp)");
 
+namespace {
+
+// The salt of the region keys (HwWorldConfig::region_key_salt): given, else
+// from the secret (FNV-1a over a domain tag and the secret, then mixed), else random.
+std::uint64_t region_key_salt_of(const HwWorldConfig& config) {
+  if (config.region_key_salt != 0) return config.region_key_salt;
+  if (!config.shared_secret.empty()) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (char c : std::string("sluice-region-keys-v1|") + config.shared_secret) {
+      h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    }
+    return splitmix64(h);
+  }
+  std::uint64_t salt = 0;
+  while (salt == 0) {
+    if (::getrandom(&salt, sizeof salt, 0) != static_cast<ssize_t>(sizeof salt)) {
+      salt = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      salt = splitmix64(salt);
+    }
+  }
+  return salt;
+}
+
+}  // namespace
+
 HwWorld::HwWorld(HwWorldConfig config)
-    : config_(std::move(config)), epoch_(ServiceLoop::Clock::now()), root_rng_(config_.seed) {}
+    : config_(std::move(config)),
+      epoch_(ServiceLoop::Clock::now()),
+      root_rng_(config_.seed),
+      region_key_salt_(region_key_salt_of(config_)) {}
+
+std::uint64_t HwWorld::region_wire_key(NodeId owner, std::uint32_t region) const {
+  // A bijection of (owner, region) for a given salt: xor, then splitmix64's
+  // finaliser (invertible), so keys of one world never collide.
+  std::uint64_t z = ((static_cast<std::uint64_t>(owner) << 32) | region) ^ region_key_salt_;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
 
 HwWorld::~HwWorld() { stop(); }
 
@@ -108,6 +148,7 @@ void HwWorld::start_service(const Service& service) {
 void HwWorld::stop() {
   if (stopped_) return;
   stopped_ = true;
+  shutting_down_.store(true);
   std::shared_lock lock(topology_mu_);
   // Services first (no new operations), then the nodes' dispatchers and transports.
   for (auto& [ep, e] : entries_) e.loop->stop();

@@ -79,6 +79,13 @@ struct HwWorldConfig {
   // The cluster's shared secret: every node's transport refuses peers that
   // cannot prove it (transport.hpp, TransportConfig::shared_secret). Empty: none.
   std::string shared_secret;
+  // Region keys on the wire (what transports register and peers name in
+  // put/get) are a keyed bijection of (node, region id), region_wire_key(),
+  // so a peer cannot guess another node's keys from the small region ids.
+  // 0: the key is derived from shared_secret when there is one, else drawn
+  // at random by this world (all its nodes agree). The processes of one
+  // multi-process run without a secret must all pass the same non-zero value.
+  std::uint64_t region_key_salt = 0;
   // Empty: every node listens on loopback (rails_per_node rails) in this
   // process's namespace. Set: node N's transport lives in the namespace and
   // on the addresses node_network(N) gives (TransportConfig::netns), so the
@@ -210,6 +217,10 @@ class HwWorld {
   double counter(std::string_view name) const;
   std::vector<double> samples(std::string_view name) const;
   std::vector<std::string> logs() const;
+  // The wire key of region `region` of node `owner` (region_key_salt).
+  std::uint64_t region_wire_key(NodeId owner, std::uint32_t region) const;
+  // True once stop() began (the nodes then drop their transports' chatter).
+  bool shutting_down() const { return shutting_down_.load(); }
   HwNode* node(NodeId id);
   // Control messages sent (before the hook; a duplicate counts once) and
   // lost (dropped by the hook, or addressed to a dead service).
@@ -259,6 +270,9 @@ class HwWorld {
   ServiceIndex next_service_index_ = 0;
   bool started_ = false;
   bool stopped_ = false;
+  // Set when stop() begins; read by the nodes' transport threads.
+  std::atomic<bool> shutting_down_{false};
+  std::uint64_t region_key_salt_ = 0;  // fixed at construction
   std::atomic<std::uint64_t> messages_sent_{0};
   std::atomic<std::uint64_t> hook_dropped_{0};
   std::atomic<std::int64_t> in_flight_messages_{0};

@@ -31,7 +31,8 @@ for _, gds in ipairs({"on", "off"}) do
   local read = sl.workload.file_sweep{ op = {"write", "read"}, files = P.files, size = P.file_size,
                                        block = P.sizes, threads = P.threads, buffer_kind = "gpu",
                                        ranks_per_node = P.gpus }
-  results[gds] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = read, seed = 1 }
+  results[gds] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = read, seed = 1,
+                         label = "GDS " .. gds, params = { gds = gds } }
   sl.report{ results[gds], phases = {"read"}, title = "read into GPU memory, GDS " .. gds }
 end
 

@@ -50,14 +50,15 @@ local function elbencho(sizes)
 end
 
 -- The elbencho sweep with BeeOND's default single metadata server.
-local main = sl.run{ backend = "sim", cluster = cluster, fs = beeond(1), workload = elbencho(P.sizes), seed = 1 }
+local main = sl.run{ backend = "sim", cluster = cluster, fs = beeond(1), workload = elbencho(P.sizes), seed = 1,
+                    label = "1 MDS", params = { meta_servers = 1 } }
 sl.report{ main, phases = {"write", "read"}, title = "BeeOND, 1 metadata server: aggregate throughput (GB/s) by file size and threads per node" }
   :plot("beeond_sweep.svg", { x = "threads", title = "BeeOND on 4 x ND40rs_v2, 1 metadata server (simulated)" })
 
 -- Small files again with more metadata servers.
 local smallest = P.sizes[1]
 local more = sl.run{ backend = "sim", cluster = cluster, fs = beeond(P.more_meta), workload = elbencho({smallest}),
-                     seed = 1 }
+                     seed = 1, label = P.more_meta .. " MDS", params = { meta_servers = P.more_meta } }
 sl.report{ more, phases = {"write", "read"}, title = string.format("BeeOND, %d metadata servers, %s files", P.more_meta, smallest) }
 
 local largest = P.sizes[#P.sizes]

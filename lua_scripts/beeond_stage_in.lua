@@ -26,7 +26,8 @@ for _, n in ipairs(P.nodes) do
                                       block_bytes = "4MiB", threads = P.threads,
                                       source_bytes_per_s_per_rank = P.source_rate,
                                       source_request_latency_ns = P.get_latency }
-  results[n] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = stage, seed = 1 }
+  results[n] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = stage, seed = 1,
+                       label = n .. " nodes", params = { nodes = n } }
   sl.report{ results[n], title = string.format("%d nodes", n) }
 end
 

@@ -62,7 +62,8 @@ for _, mbit in ipairs(links) do
     -- A list of sizes is a sweep axis of the workload: one point per size.
     local sweep = sl.workload.file_sweep{ op = {"write", "read"}, files = P.files, size = sizes,
                                           block = P.block, threads = P.threads }
-    local runs = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = sweep, seed = 1 }
+    local runs = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = sweep, seed = 1,
+                         params = { link_mbit = mbit, stripe_count = count } }
     sl.report{ runs, title = string.format("%s points, link %g Mb/s, stripe count %d", P.set, mbit, count) }
   end
 end

@@ -37,7 +37,8 @@ for _, chooser in ipairs(P.choosers) do
   local fs = sl.fs.beegfs{ storage_nodes = servers, meta_nodes = {servers[1]}, mgmt_node = servers[1],
                            client_nodes = clients,
                            stripe = { chunk = "64MiB", count = P.stripe_count, chooser = chooser } }
-  results[chooser] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = burst, seed = 1 }
+  results[chooser] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = burst, seed = 1,
+                             label = chooser .. " placement", params = { chooser = chooser } }
   sl.report{ results[chooser], phases = {"write"}, title = chooser .. " placement" }
 end
 

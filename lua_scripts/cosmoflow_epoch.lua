@@ -46,7 +46,8 @@ local configs = {
 }
 local results = {}
 for _, name in ipairs({"beeond", "shared_pfs"}) do
-  results[name] = sl.run{ backend = "sim", cluster = cluster, fs = configs[name], workload = epoch, seed = 1 }
+  results[name] = sl.run{ backend = "sim", cluster = cluster, fs = configs[name], workload = epoch, seed = 1,
+                          label = name, params = { storage = name } }
   sl.report{ results[name], phases = {"epoch"}, title = name }
 end
 

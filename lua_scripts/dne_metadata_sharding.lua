@@ -39,7 +39,8 @@ for _, shards in ipairs(P.shards) do
   local storm = sl.workload.md_bench{ label = "ls_storm", client_nodes = storm_nodes, shared_dir = true,
                                       files_per_rank = 0, threads = P.threads, phases = {"ls_storm"},
                                       storm_dir = "/mdtest/shared", remove_dirs = false, root_dir = "/mdtest" }
-  results[shards] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workloads = { md, storm }, seed = 1 }
+  results[shards] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workloads = { md, storm }, seed = 1,
+                            label = shards .. " MDS", params = { shards = shards } }
   sl.report{ results[shards], title = string.format("%d metadata shard(s)", shards) }
 end
 

@@ -49,7 +49,8 @@ for _, name in ipairs({"one_port", "two_ports"}) do
                            -- the buffers in flight spread over the ports (one RDMA stream per port)
                            rail_connections = math.max(1, P.in_flight // ports[name]) }
   results[name] = sl.run{ backend = "sim", cluster = cluster, fs = fs,
-                          workloads = { stream("record"), stream("playback") }, seed = 1 }
+                          workloads = { stream("record"), stream("playback") }, seed = 1,
+                          label = (name:gsub("_", " ")), params = { ports = ports[name] } }
   sl.report{ results[name], title = "GPU host with " .. name:gsub("_", " ") }
 end
 

@@ -47,17 +47,21 @@ local function reads(block)
                                  threads = 4, buffer_kind = "gpu", ranks_per_node = P.active_gpus }
 end
 
-local pinned = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.pinned_window, 0), workload = reads("4MiB"), seed = 1 }
+local pinned = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.pinned_window, 0), workload = reads("4MiB"), seed = 1,
+                      label = "pinned", params = { nics = "pinned", egress_limit = "none" } }
 sl.report{ pinned, phases = {"read"}, title = "pinned: one NIC per GPU" }
-local shared = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.shared_window, 0), workload = reads("4MiB"), seed = 1 }
+local shared = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.shared_window, 0), workload = reads("4MiB"), seed = 1,
+                      label = "dynamic", params = { nics = "shared", egress_limit = "none" } }
 sl.report{ shared, phases = {"read"}, title = "dynamic: NICs shared" }
 local all_gpus = P.active_gpus[#P.active_gpus]
 local congest = sl.workload.file_sweep{ op = {"write", "read"}, files = P.files, size = P.file_size,
                                         block = P.small_block, threads = 16, buffer_kind = "gpu",
                                         ranks_per_node = all_gpus }
-local open = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.shared_window, 0), workload = congest, seed = 1 }
+local open = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.shared_window, 0), workload = congest, seed = 1,
+                    label = "small reads, no limiter", params = { nics = "shared", egress_limit = "none" } }
 local limited = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.shared_window, P.egress_limit), workload = congest,
-                        seed = 1 }
+                        seed = 1, label = "small reads, limiter",
+                        params = { nics = "shared", egress_limit = P.egress_limit } }
 sl.report{ open, limited, phases = {"read"}, title = "small reads from all GPUs: no limiter, then " .. P.egress_limit }
 
 print("")

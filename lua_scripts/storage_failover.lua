@@ -52,12 +52,16 @@ local function run(mirrored, fault, metadata)
     kill = { at = P.kill_at_s .. "s", kill = metadata and "meta:0" or "storage:0" }
     if not mirrored and P.outage_s > 0 then kill.revive_after = P.outage_s .. "s" end
   end
+  local mirror = mirrored and (metadata and "data+metadata" or "data") or "none"
+  local killed = fault and (metadata and "meta:0" or "storage:0") or "none"
+  local title = (mirrored and (metadata and "data+metadata mirrored" or "buddy-mirrored") or "plain") .. ", " ..
+                (fault and (killed .. " dies") or "calm")
   local r = sl.run{ cluster = cluster, fs = fs(mirrored, metadata),
                     workload = sl.workload.file_sweep{ op = {"write", "read"}, files = P.files,
                                                        size = P.file_size, threads = P.threads },
-                    faults = kill and { kill } or nil, seed = 1 }
-  sl.report{ r, title = (mirrored and (metadata and "data+metadata mirrored" or "buddy-mirrored") or "plain") .. ", " ..
-                       (fault and ((metadata and "meta:0" or "storage:0") .. " dies") or "calm") }
+                    faults = kill and { kill } or nil, seed = 1,
+                    label = title, params = { mirror = mirror, killed = killed } }
+  sl.report{ r, title = title }
   return r
 end
 

@@ -10,11 +10,24 @@
 // loop: scenarios/calibrate/script_calibration.hpp).
 //
 // Exit codes: 0 ok, 1 the command (or a run) failed, 2 usage error, bad input
-// or an error in the script.
+// or an error in the script; `run` stopped by SIGINT/SIGTERM: 130/143, after
+// writing the points that finished (results.json "complete": false).
+// GCC 12 at -O2 reports a false -Wnull-dereference inside the std::string
+// moves CLI::detail::split inlines (an error in CI); the headers it comes
+// from are included here first, under the pragma.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <CLI/CLI.hpp>
+#pragma GCC diagnostic pop
 #include <fmt/core.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -25,19 +38,20 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
-#include "core/sched/data_path.hpp"
-#include "core/sched/rail_selector.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
-#include "core/topology/path_class.hpp"
-#include "core/topology/peer_rank.hpp"
-#include "core/topology/topology_text.hpp"
+#include "base/run_marker.hpp"
 #include "hw_backends/hwloc/hwloc_import.hpp"
 #include "hw_backends/storage_backend.hpp"
+#include "transports/shared_secret.hpp"
 #include "transports/transport.hpp"
 #include "scenarios/build_probes.hpp"
+#include "scenarios/lua/lua_api.hpp"
 #include "scenarios/lua/lua_script.hpp"
+#include "scenarios/lua/machine_report.hpp"
+#include "scenarios/runner/results_journal.hpp"
 #include "scenarios/runner/results_writer.hpp"
 #include "scenarios/runner/runner.hpp"
 // GCC 12 reports a false -Wnull-dereference inside CLI11 through these headers.
@@ -59,6 +73,8 @@ using namespace sluice;
 constexpr int k_exit_ok = 0;
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
+// `sluice run` stopped by a signal exits 128 + its number (130 SIGINT, 143 SIGTERM), as shells report it.
+constexpr int k_exit_signal_base = 128;
 constexpr std::uintmax_t k_max_input_file_bytes = 64ULL << 20;
 
 // A failure the user caused (bad name, bad file): exit code 2.
@@ -110,81 +126,80 @@ topo::Topology load_machine(const std::string& what) {
   return std::move(t).value();
 }
 
-std::string decision_text(const Result<sched::PathDecision>& d) {
-  if (!d.ok()) return "unplannable: " + d.status().to_string();
-  return std::string(sched::to_string(d->path)) + " (" + d->reason + ")";
+struct TopoArgs {
+  std::string what;
+  NodeId node = 0;
+  std::string out_dir;
+  std::string machine;            // with a script: which of its machines (type or 1-based index)
+  std::vector<std::string> sets;  // with a script: --set name=value
+};
+
+// --set name=value, repeatable.
+std::map<std::string, std::string> parse_sets(const std::vector<std::string>& sets) {
+  std::map<std::string, std::string> parsed;
+  for (const std::string& set : sets) {
+    const std::size_t eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--set " + set + ": expected name=value");
+    parsed[set.substr(0, eq)] = set.substr(eq + 1);
+  }
+  return parsed;
 }
 
-// Per GPU: NICs by nvidia-fs rank, and what the scheduler does for a read into that GPU.
-nlohmann::json gpu_choices(const topo::Topology& t, NodeId node, std::string& text) {
-  nlohmann::json gpus = nlohmann::json::array();
-  const std::uint32_t gpu_count = t.count(node, topo::VertexKind::gpu);
-  if (gpu_count == 0 || t.count(node, topo::VertexKind::nic) == 0) {
-    text += "\nNo GPU or no NIC on this machine: no GPU-direct scheduling to show.\n";
-    return gpus;
+// `sluice --version`: the release, the commit it was built from, the build
+// type and which optional pieces are in.
+std::string version_text() {
+  std::string pieces;
+  for (const auto& row : build::k_probes) {
+    pieces += fmt::format("{}{} {}", pieces.empty() ? "" : ", ", row.piece, row.available ? "yes" : "no");
   }
-  Result<sched::RailSelector> rails = sched::RailSelector::create(t, node);
-  if (!rails.ok()) throw std::runtime_error("rail selector: " + rails.status().to_string());
-  text += "\nScheduler choices for a read into each GPU (core/sched):\n";
-  text += fmt::format("{:<8} {:<34} {:<10} {}\n", "GPU", "NICs by nvidia-fs rank (class)", "chosen NIC",
-                      "path with GPU-direct capable transport | without");
-  for (std::uint32_t g = 0; g < gpu_count; ++g) {
-    const topo::VertexId gpu = t.device(node, topo::VertexKind::gpu, g).value();
-    Result<std::vector<topo::RankedPeer>> ranked = topo::rank_peers(t, gpu, topo::VertexKind::nic);
-    if (!ranked.ok()) throw std::runtime_error("ranking NICs: " + ranked.status().to_string());
-    std::string ranks;
-    nlohmann::json nic_rows = nlohmann::json::array();
-    for (const auto& peer : *ranked) {
-      const std::string cls(topo::to_string(peer.rank.path_class));
-      ranks += fmt::format("{}{}({})", ranks.empty() ? "" : " ", t.vertex(peer.peer).name, cls);
-      nic_rows.push_back({{"nic", t.vertex(peer.peer).name},
-                          {"index", peer.index},
-                          {"path_class", cls},
-                          {"pci_distance", peer.rank.pci_distance},
-                          {"cross_numa", peer.rank.cross_numa},
-                          {"rank_key", peer.rank.key}});
+  return fmt::format("sluice {} ({}, {} build)\noptional pieces: {}", build::k_version, build::k_git_describe,
+                     build::k_build_type, pieces);
+}
+
+// The machines `topo show` reports on: a built-in, a capture file, or those a script builds.
+std::vector<std::pair<std::string, std::shared_ptr<const topo::Topology>>> machines_to_show(const TopoArgs& args) {
+  std::vector<std::pair<std::string, std::shared_ptr<const topo::Topology>>> shown;
+  if (!std::filesystem::path(args.what).has_extension() || std::filesystem::path(args.what).extension() != ".lua") {
+    if (!args.machine.empty()) throw UsageError("--machine: only with a script (a .lua file)");
+    shown.emplace_back(args.what, std::make_shared<const topo::Topology>(load_machine(args.what)));
+    return shown;
+  }
+  Result<std::vector<scenario::ScriptMachine>> built = scenario::script_machines(args.what, parse_sets(args.sets));
+  if (!built.ok()) throw UsageError(built.status().message());
+  if (built->empty()) throw UsageError(args.what + ": the script builds no machine before its first sl.run");
+  std::string all;
+  for (std::size_t i = 0; i < built->size(); ++i) {
+    const scenario::ScriptMachine& m = (*built)[i];
+    all += fmt::format("{}#{} {} ({})", all.empty() ? "" : ", ", i + 1, m.type, m.where);
+    if (args.machine.empty() || args.machine == m.type || args.machine == std::to_string(i + 1)) {
+      shown.emplace_back(fmt::format("#{} {} ({})", i + 1, m.type, m.where), m.topology);
     }
-    Result<std::uint32_t> nic = rails->choose(sched::MemoryPlace::gpu(g));
-    if (!nic.ok()) throw std::runtime_error("choosing a NIC: " + nic.status().to_string());
-    rails->release(*nic).ignore();  // a what-if: give the connection back at once
-    const auto direct = sched::decide_path(t, node, sched::MemoryPlace::gpu(g), *nic, {true});
-    const auto plain = sched::decide_path(t, node, sched::MemoryPlace::gpu(g), *nic, {false});
-    const std::string nic_name = t.vertex(t.device(node, topo::VertexKind::nic, *nic).value()).name;
-    text += fmt::format("{:<8} {:<34} {:<10} {} | {}\n", t.vertex(gpu).name, ranks, nic_name, decision_text(direct),
-                        decision_text(plain));
-    gpus.push_back({{"gpu", t.vertex(gpu).name},
-                    {"nics_by_rank", nic_rows},
-                    {"chosen_nic", nic_name},
-                    {"path_gpu_direct_capable", direct.ok() ? std::string(sched::to_string(direct->path)) : "error"},
-                    {"reason_gpu_direct_capable", direct.ok() ? direct->reason : direct.status().to_string()},
-                    {"path_without_gpu_direct", plain.ok() ? std::string(sched::to_string(plain->path)) : "error"},
-                    {"reason_without_gpu_direct", plain.ok() ? plain->reason : plain.status().to_string()}});
   }
-  return gpus;
+  if (shown.empty())
+    throw UsageError("--machine " + args.machine + ": the script builds no such machine (it builds " + all + ")");
+  return shown;
 }
 
-int topo_show(const std::string& what, NodeId node, const std::string& out_dir) {
-  const topo::Topology t = load_machine(what);
-  if (node >= t.node_count()) {
-    throw UsageError("node " + std::to_string(node) + " does not exist (the topology has " +
-                     std::to_string(t.node_count()) + ")");
+int topo_show(const TopoArgs& args) {
+  nlohmann::json docs = nlohmann::json::array();
+  std::string text;
+  for (const auto& [name, t] : machines_to_show(args)) {
+    if (args.node >= t->node_count()) {
+      throw UsageError("node " + std::to_string(args.node) + " does not exist (the topology has " +
+                       std::to_string(t->node_count()) + ")");
+    }
+    if (Status s = t->validate(); !s.ok()) throw UsageError(name + ": " + s.to_string());
+    scenario::MachineReport report = scenario::machine_report(*t, args.node, name);
+    text += (text.empty() ? "" : "\n") + report.text;
+    docs.push_back(std::move(report.doc));
   }
-  if (Status s = t.validate(); !s.ok()) throw UsageError(what + ": " + s.to_string());
-  Result<std::string> rendered = topo::to_text(t, node);
-  if (!rendered.ok()) throw std::runtime_error(rendered.status().to_string());
-  std::string text = "Machine: " + what + "\n" + *rendered;
-  nlohmann::json doc;
-  doc["machine"] = what;
-  doc["node"] = node;
-  doc["vertices"] = t.vertex_count();
-  doc["links"] = t.link_count();
-  doc["gpus"] = gpu_choices(t, node, text);
   fmt::print("{}", text);
-  if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
-    std::ofstream(std::filesystem::path(out_dir) / "topology.txt") << text;
-    std::ofstream(std::filesystem::path(out_dir) / "topology.json") << doc.dump(2) << "\n";
-    fmt::print("\nwrote {0}/topology.txt and {0}/topology.json\n", out_dir);
+  if (!args.out_dir.empty()) {
+    std::filesystem::create_directories(args.out_dir);
+    std::ofstream(std::filesystem::path(args.out_dir) / "topology.txt") << text;
+    std::ofstream(std::filesystem::path(args.out_dir) / "topology.json")
+        << (docs.size() == 1 ? docs[0] : nlohmann::json{{"machines", docs}}).dump(2) << "\n";
+    fmt::print("\nwrote {0}/topology.txt and {0}/topology.json\n", args.out_dir);
   }
   return k_exit_ok;
 }
@@ -226,6 +241,12 @@ struct RunArgs {
   bool check_claims = false;  // exit 1 when a claim of the script does not hold
   bool report = false;        // also write OUT/report.md with its plots (sluice report)
   std::string report_phase = "read";
+  // Hardware runs (scenario::HwRunOptions).
+  bool keep = false;
+  bool insecure = false;
+  std::string shared_secret_file;
+  std::string meta_store = "rocksdb";
+  std::string shared_secret;  // read from shared_secret_file by run_command
 };
 
 // A script error ("file:line: ...") is the user's: exit 2; a failed run: exit 1.
@@ -234,21 +255,65 @@ struct RunArgs {
   throw std::runtime_error(s.to_string());
 }
 
-// One progress line on stderr, rewritten in place; only on a terminal and
-// only once a call to the runner has taken a second.
+// The signal (SIGINT, SIGTERM) that asked `sluice run` to stop, 0 while none
+// did. A global because a signal handler can reach nothing else; only
+// note_stop_signal writes it, the runner reads it (RunnerOptions::stop_requested).
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void note_stop_signal(int signal_number) { g_stop_signal = signal_number; }
+
+// SIGINT and SIGTERM stop the run cleanly (the runner kills the points'
+// children, the finished points are written, marked incomplete); a second
+// one of the same kind ends sluice at once (SA_RESETHAND). No SA_RESTART, so
+// the runner's wait wakes up.
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = note_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+// "42 s", "3 min 5 s", "2.5 h": a wall-clock duration for people.
+std::string duration_text(double s) {
+  constexpr double k_s_per_min = 60, k_s_per_h = 3600;
+  if (s < 2 * k_s_per_min) return fmt::format("{:.0f} s", s);
+  if (s < 2 * k_s_per_h)
+    return fmt::format("{:.0f} min {:.0f} s", std::floor(s / k_s_per_min), std::fmod(s, k_s_per_min));
+  return fmt::format("{:.1f} h", s / k_s_per_h);
+}
+
+// Progress of `sluice run` on stderr, per call to the runner (one sl.run and
+// backend). On a terminal: one line rewritten in place once the call has
+// taken k_quiet_s. Elsewhere (a log, CI): a plain line every
+// k_plain_interval_s. Both give the points done, the point running (its
+// label, else its params), the simulated time and the rate of the finished
+// points and, once a point has finished, an estimate of the time left.
 class ProgressLine {
  public:
-  ProgressLine() : enabled_(::isatty(STDERR_FILENO) == 1) {}
+  ProgressLine() : terminal_(::isatty(STDERR_FILENO) == 1) {}
   ~ProgressLine() { clear(); }
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
+  // A call to the runner starts with these points (kept by the caller until the call returns).
+  void begin_call(const std::vector<scenario::ScenarioSpec>& points) {
+    points_ = &points;
+    ++calls_;
+    next_plain_s_ = k_plain_interval_s;
+  }
   void update(const scenario::RunnerProgress& p) {
-    if (!enabled_ || p.wall_s < k_quiet_s) return;
-    fmt::print(stderr, "\r\033[Ksluice: {}/{} points done{}, {} running, {:.1f} s", p.done, p.points,
-               p.failed > 0 ? fmt::format(" ({} failed)", p.failed) : "", p.running, p.wall_s);
+    if (terminal_) {
+      if (p.wall_s < k_quiet_s) return;
+      fmt::print(stderr, "\r\033[K{}", text(p));
+      shown_ = true;
+    } else {
+      if (p.wall_s < next_plain_s_) return;
+      while (next_plain_s_ <= p.wall_s) next_plain_s_ += k_plain_interval_s;
+      fmt::print(stderr, "{}\n", text(p));
+    }
     std::fflush(stderr);
-    shown_ = true;
   }
   void clear() {
     if (!shown_) return;
@@ -259,17 +324,93 @@ class ProgressLine {
 
  private:
   static constexpr double k_quiet_s = 1.0;
-  bool enabled_;
+  static constexpr double k_plain_interval_s = 30.0;
+  static constexpr std::size_t k_point_chars = 48;  // a running point's description is cut to this
+
+  std::string point_text(std::size_t index) const {
+    std::string what;
+    if (points_ != nullptr && index < points_->size()) {
+      const scenario::ScenarioSpec& spec = (*points_)[index];
+      what = spec.label;
+      if (what.empty()) {
+        for (const auto& [k, v] : spec.params) what += (what.empty() ? "" : " ") + k + "=" + v;
+      }
+    }
+    if (what.size() > k_point_chars) what = what.substr(0, k_point_chars - 3) + "...";
+    return fmt::format("point {}{}", index + 1, what.empty() ? "" : " (" + what + ")");
+  }
+  std::string text(const scenario::RunnerProgress& p) const {
+    std::string line = fmt::format("sluice: sl.run #{}: {}/{} points done{}", calls_, p.done, p.points,
+                                   p.failed > 0 ? fmt::format(" ({} failed)", p.failed) : "");
+    if (!p.running_points.empty()) {
+      line += ", running " + point_text(p.running_points.front());
+      if (p.running_points.size() > 1) line += fmt::format(" and {} more", p.running_points.size() - 1);
+    }
+    line += fmt::format(", {} elapsed", duration_text(p.wall_s));
+    if (p.done > 0 && p.wall_s > 0) {
+      const double per_point_s = p.wall_s / static_cast<double>(p.done);
+      line += fmt::format(", {:.1f} s simulated, {:.2f} points/min, about {} left", p.simulated_s_done,
+                          60.0 / per_point_s, duration_text(per_point_s * static_cast<double>(p.points - p.done)));
+    }
+    return line;
+  }
+
+  bool terminal_;
   bool shown_ = false;
+  const std::vector<scenario::ScenarioSpec>* points_ = nullptr;
+  std::size_t calls_ = 0;
+  double next_plain_s_ = k_plain_interval_s;
 };
 
-int run_command(const RunArgs& args) {
-  scenario::ScriptOptions options;
-  for (const std::string& set : args.sets) {
-    const std::size_t eq = set.find('=');
-    if (eq == std::string::npos || eq == 0) throw UsageError("--set " + set + ": expected name=value");
-    options.sets[set.substr(0, eq)] = set.substr(eq + 1);
+// The directories of hardware runs whose process died (killed, stopped by
+// SIGINT/SIGTERM while its point ran): removed, each said on stderr.
+void sweep_stale_hw_dirs(const std::string& root) {
+  base::remove_stale_run_dirs(root, scenario::k_hw_run_dir_prefix,
+                              [](std::string_view line) { fmt::print(stderr, "sluice: stale hw run: {}\n", line); });
+}
+
+// What a call to the runner gets for `backend`: hardware points one at a
+// time with GPU memory, emulated points on the netns cluster.
+scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backend backend,
+                                            scenario::RunnerOptions call) {
+  // Hardware runs are measurements: one at a time unless asked otherwise.
+  if (backend == scenario::Backend::hw && args.jobs == 0) call.jobs = 1;
+  // GPU memory for hardware runs (hw_backends/cuda), handed to the world
+  // of each point (HwWorldConfig::gpu_memory); CUDA is first touched in the
+  // child that runs the point, since it does not survive a fork after it
+  // was initialised. Without a device (or a CUDA build) a workload's GPU
+  // buffer fails to allocate with the reason, and the run says so.
+  if (backend == scenario::Backend::hw) {
+    call.hw.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
+    call.hw.keep = args.keep;
+    call.hw.insecure = args.insecure;
+    call.hw.shared_secret = args.shared_secret;
+    call.hw.meta_store = args.meta_store;
+    sweep_stale_hw_dirs(call.hw.temp_root);
+    call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
+      scenario::RunnerOptions point;
+      point.hw = hw;
+      scenario::RunResult r = scenario::run_point(spec, b, point);
+      // Said only to runs that ask for GPU memory (a CPU-only run needs no GPU).
+      if (const Status gpu = sluice::hw::cuda::cuda_available(); !gpu.ok() && scenario::uses_gpu_memory(spec)) {
+        r.log_tail.push_back("GPU memory: " + gpu.message());
+      }
+      return r;
+    };
   }
+  // Emulated runs: the netns cluster (scenarios/emulate/emulated_point_run.hpp), one at a time.
+  if (backend == scenario::Backend::emulate) {
+    call.jobs = 1;
+    call.run_point = [](const scenario::ScenarioSpec& spec, scenario::Backend) {
+      return sluice::emulate::EmulatedPointRun::run(spec);
+    };
+  }
+  return call;
+}
+
+scenario::ScriptOptions script_options(const RunArgs& args) {
+  scenario::ScriptOptions options;
+  options.sets = parse_sets(args.sets);
   options.seed = args.seed;
   if (!args.backend.empty()) {
     Result<scenario::Backend> b = scenario::parse_backend(args.backend);
@@ -277,43 +418,6 @@ int run_command(const RunArgs& args) {
     options.backend = *b;
   }
   options.out_dir = args.out_dir;
-  ProgressLine progress;
-  scenario::RunnerOptions runner;
-  runner.jobs = args.jobs;
-  runner.point_timeout_s = args.point_timeout_s;
-  runner.progress = [&progress](const scenario::RunnerProgress& p) { progress.update(p); };
-  options.run = [&](const std::vector<scenario::ScenarioSpec>& points, scenario::Backend backend) {
-    scenario::RunnerOptions call = runner;
-    // Hardware runs are measurements: one at a time unless asked otherwise.
-    if (backend == scenario::Backend::hw && args.jobs == 0) call.jobs = 1;
-    // GPU memory for hardware runs (hw_backends/cuda), handed to the world
-    // of each point (HwWorldConfig::gpu_memory); CUDA is first touched in the
-    // child that runs the point, since it does not survive a fork after it
-    // was initialised. Without a device (or a CUDA build) a workload's GPU
-    // buffer fails to allocate with the reason, and the run says so.
-    if (backend == scenario::Backend::hw) {
-      call.hw.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
-      call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
-        scenario::RunnerOptions point;
-        point.hw = hw;
-        scenario::RunResult r = scenario::run_point(spec, b, point);
-        if (const Status gpu = sluice::hw::cuda::cuda_available(); !gpu.ok()) {
-          r.log_tail.push_back("GPU memory: " + gpu.message());
-        }
-        return r;
-      };
-    }
-    // Emulated runs: the netns cluster (scenarios/emulate/emulated_point_run.hpp), one at a time.
-    if (backend == scenario::Backend::emulate) {
-      call.jobs = 1;
-      call.run_point = [](const scenario::ScenarioSpec& spec, scenario::Backend) {
-        return sluice::emulate::EmulatedPointRun::run(spec);
-      };
-    }
-    Result<std::vector<scenario::RunResult>> r = scenario::run_points(points, backend, call);
-    progress.clear();
-    return r;
-  };
   options.draw_plot = [](const scenario::ScriptPlot& plot) -> Result<std::vector<std::string>> {
     analysis::PlotSpec spec;
     spec.title = plot.title;
@@ -325,16 +429,69 @@ int run_command(const RunArgs& args) {
     std::filesystem::create_directories(std::filesystem::path(plot.out_base).parent_path(), ec);
     return analysis::render_plot(spec, plot.out_base);
   };
-  Result<scenario::ScriptOutcome> outcome = scenario::run_script(args.script, options);
-  progress.clear();
-  if (!outcome.ok()) throw_script_status(outcome.status());
-  const std::vector<scenario::RunResult>& results = outcome->results;
-  const scenario::ScriptFindings findings{outcome->headlines, outcome->claims};
-  if (Status s = scenario::write_results(args.out_dir, outcome->scenario, results, findings); !s.ok()) {
-    throw std::runtime_error(s.to_string());
+  return options;
+}
+
+// Runs the script's points through the runner, keeping the results files up to date as points finish.
+class ScriptRunner {
+ public:
+  ScriptRunner(const RunArgs& args, ProgressLine& progress)
+      : args_(args), progress_(progress), journal_(args.out_dir) {}
+
+  Result<std::vector<scenario::RunResult>> run(const std::vector<scenario::ScenarioSpec>& points,
+                                               scenario::Backend backend) {
+    scenario::RunnerOptions call;
+    call.jobs = args_.jobs;
+    call.point_timeout_s = args_.point_timeout_s;
+    call.progress = [this](const scenario::RunnerProgress& p) {
+      progress_.update(p);
+      note(journal_.flush_if_due());
+    };
+    call.point_done = [this](std::size_t index, const scenario::RunResult& r) { note(journal_.point_done(index, r)); };
+    call.stop_requested = [] { return g_stop_signal != 0; };
+    progress_.begin_call(points);
+    note(journal_.begin_call(points.empty() ? std::string() : points.front().scenario));
+    Result<std::vector<scenario::RunResult>> r =
+        scenario::run_points(points, backend, runner_call_options(args_, backend, std::move(call)));
+    progress_.clear();
+    journal_.end_call(r.ok());
+    return r;
   }
+  scenario::ResultsJournal& journal() { return journal_; }
+
+ private:
+  // A results file that could not be rewritten while points run is said once; the final write throws.
+  void note(const Status& s) {
+    if (s.ok() || warned_) return;
+    progress_.clear();
+    fmt::print(stderr, "sluice: warning: {}\n", s.message());
+    warned_ = true;
+  }
+
+  const RunArgs& args_;
+  ProgressLine& progress_;
+  scenario::ResultsJournal journal_;
+  bool warned_ = false;
+};
+
+// After SIGINT/SIGTERM: the finished points are written, marked incomplete; exit 128 + the signal.
+int stopped_run(scenario::ResultsJournal& journal, const std::string& out_dir) {
+  const int signal_number = g_stop_signal;
+  sweep_stale_hw_dirs(scenario::HwRunOptions{}.temp_root);  // the killed points' chunk files
+  const Status written = journal.write_stopped();
+  fmt::print(stderr, "\nsluice: stopped by {}: {}\n", signal_number == SIGINT ? "SIGINT (Ctrl-C)" : "SIGTERM",
+             written.ok() ? fmt::format("{} finished point{} written to {}/results.json and results.csv, "
+                                        "marked incomplete",
+                                        journal.finished_count(), journal.finished_count() == 1 ? "" : "s", out_dir)
+                          : "the finished points could not be written: " + written.message());
+  return k_exit_signal_base + signal_number;
+}
+
+// The table, the seeds and where the files went.
+void print_run_summary(const scenario::ScriptOutcome& outcome, const std::string& out_dir) {
+  const std::vector<scenario::RunResult>& results = outcome.results;
   if (results.empty()) {
-    fmt::print("\nscenario {} made no runs\n", outcome->scenario);
+    fmt::print("\nscenario {} made no runs\n", outcome.scenario);
   } else {
     fmt::print("\n{}", scenario::results_table(results));
   }
@@ -342,40 +499,84 @@ int run_command(const RunArgs& args) {
   for (const auto& r : results) seeds.insert(r.spec.seed);
   std::string seed_text;
   for (std::uint64_t s : seeds) seed_text += (seed_text.empty() ? "" : ", ") + std::to_string(s);
-  fmt::print("scenario {}: seed {}; wrote {}/results.json, results.csv and progress.csv\n", outcome->scenario,
-             seed_text.empty() ? "-" : seed_text, args.out_dir);
-  if (args.report && !results.empty()) {
-    // The same report `sluice report OUT/results.json --out OUT` writes.
-    analysis::ReportArgs report;
-    report.files = {(std::filesystem::path(args.out_dir) / "results.json").string()};
-    report.out_dir = args.out_dir;
-    report.phase = args.report_phase;
-    report.title = "sluice run " + outcome->scenario;
-    std::ostringstream said;
-    if (analysis::run_report(report, said, said) != k_exit_ok) {
-      throw std::runtime_error("writing the report: " + said.str());
-    }
-    fmt::print("{}", said.str());
+  fmt::print("scenario {}: seed {}; wrote {}/results.json, results.csv and progress.csv\n", outcome.scenario,
+             seed_text.empty() ? "-" : seed_text, out_dir);
+}
+
+// The same report `sluice report OUT/results.json --out OUT` writes.
+void write_report(const RunArgs& args, const std::string& scenario_name) {
+  analysis::ReportArgs report;
+  report.files = {(std::filesystem::path(args.out_dir) / "results.json").string()};
+  report.out_dir = args.out_dir;
+  report.phase = args.report_phase;
+  report.title = "sluice run " + scenario_name;
+  std::ostringstream said;
+  if (analysis::run_report(report, said, said) != k_exit_ok) {
+    throw std::runtime_error("writing the report: " + said.str());
   }
+  fmt::print("{}", said.str());
+}
+
+// Failed runs and claims that do not hold: said on stderr; the exit code.
+int run_verdict(const scenario::ScriptOutcome& outcome, bool check_claims) {
   std::size_t failed = 0;
-  for (const auto& r : results) {
+  for (const auto& r : outcome.results) {
     if (r.ok) continue;
     if (failed++ == 0) fmt::print(stderr, "sluice: run failed: {}\n", r.error);
   }
   if (failed > 1) fmt::print(stderr, "sluice: {} runs failed in all (see the table)\n", failed);
   std::size_t broken = 0;
-  for (const auto& c : outcome->claims) broken += c.holds ? 0 : 1;
-  if (!outcome->claims.empty()) {
-    fmt::print("claims: {} of {} hold\n", outcome->claims.size() - broken, outcome->claims.size());
-    for (const auto& c : outcome->claims) {
+  for (const auto& c : outcome.claims) broken += c.holds ? 0 : 1;
+  if (!outcome.claims.empty()) {
+    fmt::print("claims: {} of {} hold\n", outcome.claims.size() - broken, outcome.claims.size());
+    for (const auto& c : outcome.claims) {
       if (!c.holds) fmt::print(stderr, "sluice: claim does not hold ({}): {}: {:.4g}\n", c.where, c.text, c.measured);
     }
   }
-  if (failed == 0 && broken > 0 && args.check_claims) return k_exit_failed;
+  if (failed == 0 && broken > 0 && check_claims) return k_exit_failed;
   return failed == 0 ? k_exit_ok : k_exit_failed;
 }
 
+int run_command(const RunArgs& given) {
+  RunArgs args = given;
+  if (!args.shared_secret_file.empty()) {
+    if (args.insecure) throw UsageError("--shared-secret-file and --insecure contradict each other");
+    Result<std::string> secret = transport::read_shared_secret_file(args.shared_secret_file);
+    if (!secret.ok()) throw UsageError("--shared-secret-file: " + secret.status().message());
+    args.shared_secret = std::move(secret).value();
+  }
+  scenario::ScriptOptions options = script_options(args);
+  ProgressLine progress;
+  ScriptRunner runner(args, progress);
+  options.run = [&runner](const std::vector<scenario::ScenarioSpec>& points, scenario::Backend backend) {
+    return runner.run(points, backend);
+  };
+  catch_stop_signals();
+  Result<scenario::ScriptOutcome> outcome = scenario::run_script(args.script, options);
+  progress.clear();
+  if (g_stop_signal != 0) return stopped_run(runner.journal(), args.out_dir);
+  if (!outcome.ok()) {
+    // What finished stays on disk, marked incomplete.
+    if (runner.journal().finished_count() > 0) runner.journal().write_stopped().ignore();
+    throw_script_status(outcome.status());
+  }
+  const scenario::ScriptFindings findings{outcome->headlines, outcome->claims};
+  if (Status s = runner.journal().write_final(outcome->scenario, outcome->results, findings); !s.ok()) {
+    throw std::runtime_error(s.to_string());
+  }
+  print_run_summary(*outcome, args.out_dir);
+  if (args.report && !outcome->results.empty()) write_report(args, outcome->scenario);
+  return run_verdict(*outcome, args.check_claims);
+}
+
+// `sluice describe --api`: docs/lua-api.md, generated from the module's field tables.
+int describe_api_command() {
+  fmt::print("{}", scenario::lua_api_markdown());
+  return k_exit_ok;
+}
+
 int describe_command(const std::string& script) {
+  if (script.empty()) throw UsageError("describe: give a script (.lua), or --api for the Lua module's reference");
   Result<std::vector<scenario::ParamDecl>> params = scenario::describe_script(script);
   if (!params.ok()) throw_script_status(params.status());
   const std::string name = std::filesystem::path(script).stem().string();
@@ -393,44 +594,88 @@ int describe_command(const std::string& script) {
   return k_exit_ok;
 }
 
+// `sluice run`'s options.
+CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
+  auto* run_cmd = app.add_subcommand("run", "run a Lua scenario; write OUT/results.json and OUT/results.csv");
+  run_cmd->add_option("script", args.script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
+  run_cmd->add_option("--backend", args.backend, "where the runs go (default: the script's choice)")
+      ->check(CLI::IsMember({"sim", "hw", "emulate"}));
+  run_cmd->add_option("--set", args.sets, "override a declared parameter: name=value (repeatable)");
+  run_cmd->add_option("--seed", args.seed, "the seed of every run (default: the script's, else 1)");
+  run_cmd->add_option("--out", args.out_dir, "where results and reports go")->capture_default_str();
+  run_cmd->add_flag("--check-claims", args.check_claims,
+                    "exit 1 when a shape claim of the script (sl.claim) does not hold");
+  run_cmd->add_flag("--report", args.report, "also write OUT/report.md with throughput plots (as sluice report)");
+  run_cmd->add_option("--report-phase", args.report_phase, "the phase the report plots")->capture_default_str();
+  run_cmd->add_option("--jobs", args.jobs, "run points at once (default: the number of cores in sim, 1 on hw)");
+  run_cmd->add_option("--point-timeout", args.point_timeout_s, "wall-clock limit of one run point, in seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--keep", args.keep, "hw: keep each run's directory (chunk files, metadata) for inspection");
+  run_cmd->add_flag("--insecure", args.insecure,
+                    "hw: no authentication of the nodes' connections (benchmarks; the results say so)");
+  run_cmd->add_option("--shared-secret-file", args.shared_secret_file,
+                      "hw: the cluster secret (first line; not readable by others), instead of a fresh one per run");
+  run_cmd->add_option("--meta-store", args.meta_store, "hw: where metadata servers keep the namespace")
+      ->check(CLI::IsMember({"rocksdb", "memory"}))
+      ->capture_default_str();
+  return run_cmd;
+}
+
+// `sluice node --mpi` runs as sluice-node (built next to sluice), through
+// exec: this binary links SimGrid, whose SMPI also defines MPI_Init and wins
+// over Open MPI's, so real MPI lives in that binary alone. The process stays
+// the one mpirun started (same pid, same environment). Returns only when the
+// exec failed, with the exit code to give.
+int exec_mpi_node(char** argv) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string node = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "sluice-node";
+  ::execv(node.c_str(), argv);
+  fmt::print(stderr, "sluice node --mpi: cannot run {}: {} (it is built with sluice: cmake --build build)\n", node,
+             std::strerror(errno));
+  return k_exit_failed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "node" &&
+      std::any_of(argv + 2, argv + argc, [](const char* a) { return std::string_view(a) == "--mpi"; })) {
+    return exec_mpi_node(argv);
+  }
   CLI::App app{"sluice: a testbed for feeding GPUs from parallel storage"};
+  // --version by hand: CLI11's set_version_flag trips GCC 12's -Wnull-dereference (an error in CI).
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    fmt::print("{}\n", version_text());
+    return k_exit_ok;
+  }
+  app.footer("sluice --version: the release, commit, build type and optional pieces of this build");
   app.require_subcommand(1);
   auto* topo_cmd = app.add_subcommand("topo", "machine models: show a built-in machine or import a capture");
   topo_cmd->require_subcommand(1);
-  std::string what, out_dir;
-  NodeId node = 0;
+  TopoArgs topo_args;
   auto* show = topo_cmd->add_subcommand("show", "devices, path classes, NIC ranks and scheduler choices");
-  show->add_option("machine", what, "a built-in machine name or a capture file")->required();
-  show->add_option("--node", node, "which node of a cluster");
-  show->add_option("--out", out_dir, "also write topology.txt and topology.json here");
+  show->add_option("machine", topo_args.what, "a built-in machine name, a capture file or a Lua script (.lua)")
+      ->required();
+  show->add_option("--node", topo_args.node, "which node of a cluster");
+  show->add_option("--out", topo_args.out_dir, "also write topology.txt and topology.json here");
+  show->add_option("--machine", topo_args.machine,
+                   "with a script: only its machines of this type (generic, dgx_a100, ...) or this number (1, 2, ...)");
+  show->add_option("--set", topo_args.sets, "with a script: override a declared parameter: name=value (repeatable)");
   auto* import = topo_cmd->add_subcommand("import", "read `nvidia-smi topo -m` text or `lstopo --of xml`");
-  import->add_option("file", what, "the capture")->required()->check(CLI::ExistingFile);
-  import->add_option("--out", out_dir, "also write topology.txt and topology.json here");
+  import->add_option("file", topo_args.what, "the capture")->required()->check(CLI::ExistingFile);
+  import->add_option("--out", topo_args.out_dir, "also write topology.txt and topology.json here");
   auto* backends_cmd = app.add_subcommand("backends", "optional pieces of this build and why missing ones are");
   RunArgs run_args;
-  auto* run_cmd = app.add_subcommand("run", "run a Lua scenario; write OUT/results.json and OUT/results.csv");
-  run_cmd->add_option("script", run_args.script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
-  run_cmd->add_option("--backend", run_args.backend, "where the runs go (default: the script's choice)")
-      ->check(CLI::IsMember({"sim", "hw", "emulate"}));
-  run_cmd->add_option("--set", run_args.sets, "override a declared parameter: name=value (repeatable)");
-  run_cmd->add_option("--seed", run_args.seed, "the seed of every run (default: the script's, else 1)");
-  run_cmd->add_option("--out", run_args.out_dir, "where results and reports go")->capture_default_str();
-  run_cmd->add_flag("--check-claims", run_args.check_claims,
-                    "exit 1 when a shape claim of the script (sl.claim) does not hold");
-  run_cmd->add_flag("--report", run_args.report, "also write OUT/report.md with throughput plots (as sluice report)");
-  run_cmd->add_option("--report-phase", run_args.report_phase, "the phase the report plots")->capture_default_str();
-  run_cmd->add_option("--jobs", run_args.jobs, "run points at once (default: the number of cores in sim, 1 on hw)");
-  run_cmd->add_option("--point-timeout", run_args.point_timeout_s, "wall-clock limit of one run point, in seconds")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  CLI::App* run_cmd = add_run_command(app, run_args);
   std::string describe_script;
-  auto* describe_cmd = app.add_subcommand("describe", "list the parameters a scenario script declares");
-  describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")
-      ->required()
-      ->check(CLI::ExistingFile);
+  bool describe_api = false;
+  auto* describe_cmd =
+      app.add_subcommand("describe", "list the parameters a scenario script declares, or the Lua API (--api)");
+  describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")->check(CLI::ExistingFile);
+  describe_cmd->add_flag("--api", describe_api,
+                         "print the reference of the sluice Lua module (docs/lua-api.md is this output)");
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
   sluice::analysis::add_analysis_commands(app);
@@ -444,8 +689,8 @@ int main(int argc, char** argv) {
   try {
     if (backends_cmd->parsed()) return backends();
     if (run_cmd->parsed()) return run_command(run_args);
-    if (describe_cmd->parsed()) return describe_command(describe_script);
-    return topo_show(what, node, out_dir);
+    if (describe_cmd->parsed()) return describe_api ? describe_api_command() : describe_command(describe_script);
+    return topo_show(topo_args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "sluice: {}\n", e.what());
     return k_exit_usage;

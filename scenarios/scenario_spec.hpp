@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -85,8 +86,12 @@ struct WorkloadSpec {
 };
 
 struct ScenarioSpec {
-  std::string scenario;                       // script name, e.g. "beeond_azure_sweep"
-  std::map<std::string, std::string> params;  // this point's parameter values, as text
+  std::string scenario;  // script name, e.g. "beeond_azure_sweep"
+  // This point's parameter values, as text: the script's sl.params values,
+  // then sl.run's own params = {...} (what a Lua loop set, as scalars), then
+  // one entry per sweep axis.
+  std::map<std::string, std::string> params;
+  std::string label;  // sl.run's label = "4 MDS" ("" when none)
   std::uint64_t seed = 1;
   std::vector<Backend> backends = {Backend::sim};
   std::shared_ptr<const topo::Topology> cluster;
@@ -101,6 +106,29 @@ struct ScenarioSpec {
   // count from the start of the first workload. Applied in sim only.
   faults::FaultPlan faults;
 };
+
+// Whether a workload of the spec puts buffers in GPU memory (file_sweep or
+// stage_in with buffer_kind gpu, a checkpoint from GPU memory, a training
+// epoch, a GPU stream): only then do GPU and GDS matter to a run, and a
+// hardware run speaks of them.
+inline bool uses_gpu_memory(const ScenarioSpec& spec) {
+  for (const WorkloadSpec& w : spec.workloads) {
+    const bool gpu = std::visit(
+        [](const auto& c) {
+          using C = std::decay_t<decltype(c)>;
+          if constexpr (std::is_same_v<C, FileSweepConfig> || std::is_same_v<C, StageInConfig>) {
+            return c.buffer_kind == MemKind::gpu;
+          } else if constexpr (std::is_same_v<C, CheckpointConfig>) {
+            return c.source_kind == MemKind::gpu;
+          } else {
+            return std::is_same_v<C, TrainEpochConfig> || std::is_same_v<C, StreamConfig>;
+          }
+        },
+        w.config);
+    if (gpu) return true;
+  }
+  return false;
+}
 
 // ---- results ----
 

@@ -905,12 +905,14 @@ std::uint64_t SimRuntime::allocated_bytes(NodeId node) const {
 
 void SimRuntime::log(ServiceSlot& self, LogLevel level, std::string_view message) {
   static constexpr const char* k_level_names[] = {"debug", "info", "warn", "error"};
+  std::string line = std::to_string(now()) + " " + k_level_names[static_cast<int>(level)] + " " +
+                     self.endpoint.to_string() + " " + std::string(message);
+  if (config_.log_sink) config_.log_sink(line);
   if (logs_.size() >= config_.max_log_lines) {
     ++logs_dropped_;
     return;
   }
-  logs_.push_back(std::to_string(now()) + " " + k_level_names[static_cast<int>(level)] + " " +
-                  self.endpoint.to_string() + " " + std::string(message));
+  logs_.push_back(std::move(line));
 }
 
 void SimRuntime::count(std::string_view name, double delta) {

@@ -83,6 +83,9 @@ struct SimRuntimeConfig {
   bool validate_messages = true;
   // Log lines kept (then counted in logs_dropped()).
   std::size_t max_log_lines = 100'000;
+  // Also handed every log line as it is logged, kept or not (the runner's
+  // crash log: scenarios/runner/crash_log.hpp); may be empty.
+  std::function<void(std::string_view line)> log_sink;
   // Stack of each service actor; 0 keeps SimGrid's default (8 MiB, committed
   // lazily). Lower it for tens of thousands of services.
   std::uint32_t actor_stack_kib = 0;

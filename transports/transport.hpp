@@ -126,6 +126,70 @@ struct PeerAddress {
   std::vector<std::string> rails;
 };
 
+// How a transport bounds what its listeners accept (issue 24: 500 idle or
+// 1-byte-per-second connections were all kept, and a process out of
+// descriptors spun in accept()). Every transport that accepts connections
+// from sockets applies these (tcp, shm; ibverbs accepts through rdma_cm and
+// does not): check_accept_limits() in create(), then:
+// - cap: past max_connections_per_listener open connections on one
+//   listener, or max_handshaking_per_listener of them still in their
+//   hand-shake, a new connection is accepted and closed at once, with a
+//   rate-limited log line naming its address;
+// - deadlines: an accepted connection whose hand-shake (authentication when
+//   there is a shared secret, then the hello) is not complete
+//   handshake_deadline_ms after accept, or that sends nothing for
+//   handshake_idle_ms before it is complete, is closed and logged
+//   (rate-limited);
+// - exhaustion: accept() failing (EMFILE, ENFILE, ENOBUFS, ENOMEM or any
+//   error other than a retry) stops polling that listener for
+//   accept_backoff_initial_ms, doubling on each further failure up to
+//   accept_backoff_max_ms and back to the initial value after an accept
+//   succeeds, so a level-triggered epoll on the listening socket never spins;
+//   waiting connections stay in the kernel's backlog meanwhile;
+// - log lines about refusals, expiries and accept failures: the first of
+//   each kind, then at most one per log_interval_ms or per log_every_events
+//   events, each with the number suppressed since the last line
+//   (base/rate_limited_log.hpp).
+// The defaults, and why (units last in the names):
+// Largest legitimate fan-in on one listener: a k_max_cluster_nodes (64) node
+// emulated cluster with k_max_connections_per_rail (16) connections per rail
+// is 1,024; four times that leaves room for client processes.
+inline constexpr std::uint32_t k_default_max_connections_per_listener = 4096;
+// A full 64-node cluster starting at once, 16 connections per rail each, is
+// never refused; a flood past it is refused instead of holding descriptors
+// until its deadline.
+inline constexpr std::uint32_t k_default_max_handshaking_per_listener = 1024;
+// The hand-shake is 1.5 round trips (challenge, proof, hello); 10 s covers a
+// 2-core machine starting 64 node processes at once and emulated links with
+// seconds of delay, and frees a flood's descriptors within 10 s.
+inline constexpr std::uint32_t k_default_handshake_deadline_ms = 10'000;
+// A connector sends its challenge or hello as soon as its connect completes,
+// so 5 s of silence before the hand-shake is done is a dead or hostile peer.
+inline constexpr std::uint32_t k_default_handshake_idle_ms = 5'000;
+// 100 ms: a descriptor freed by a closing connection is used within a tenth
+// of a second; doubling to 1.6 s keeps a long exhaustion below one accept()
+// attempt (and one log line) a second.
+inline constexpr std::uint32_t k_default_accept_backoff_initial_ms = 100;
+inline constexpr std::uint32_t k_default_accept_backoff_max_ms = 1'600;
+// One line a second per kind at most (issue 24's 92 MB in 10 s becomes ten
+// lines), or one per 1,000 events when a burst is faster.
+inline constexpr std::uint32_t k_default_accept_log_every_events = 1'000;
+inline constexpr std::uint32_t k_default_accept_log_interval_ms = 1'000;
+// Upper bound of every *_ms limit above (one hour): longer is a mistake, and
+// it keeps deadlines far from overflowing in nanoseconds.
+inline constexpr std::uint32_t k_max_accept_limit_ms = 3'600'000;
+
+struct AcceptLimits {
+  std::uint32_t max_connections_per_listener = k_default_max_connections_per_listener;
+  std::uint32_t max_handshaking_per_listener = k_default_max_handshaking_per_listener;
+  std::uint32_t handshake_deadline_ms = k_default_handshake_deadline_ms;
+  std::uint32_t handshake_idle_ms = k_default_handshake_idle_ms;
+  std::uint32_t accept_backoff_initial_ms = k_default_accept_backoff_initial_ms;
+  std::uint32_t accept_backoff_max_ms = k_default_accept_backoff_max_ms;
+  std::uint32_t log_every_events = k_default_accept_log_every_events;
+  std::uint32_t log_interval_ms = k_default_accept_log_interval_ms;
+};
+
 struct TransportConfig {
   // This side's identity, sent to every peer when connecting (HwEnv: the node
   // id). Peers see it in PeerUp and in each message.
@@ -176,6 +240,8 @@ struct TransportConfig {
   // k_max_socket_buffer_bytes; a transport that moves bulk bytes without
   // sockets accepts the value and says in its header that it does not apply.
   std::uint32_t socket_buffer_bytes = 0;
+  // Bounds on what the listeners accept (AcceptLimits above).
+  AcceptLimits accept;
 };
 
 // Secret limits: at least 16 bytes (a guessable secret protects nothing),
@@ -195,6 +261,14 @@ inline constexpr std::uint32_t k_max_socket_buffer_bytes = 64U << 20;
 // `transport_name` ("tcp transport: socket_buffer_bytes 100 outside ...").
 // Every transport's create() calls it.
 Status check_socket_buffer_bytes(const TransportConfig& config, std::string_view transport_name);
+
+// ok when every field of config.accept is inside its limits (every count >= 1,
+// max_handshaking_per_listener <= max_connections_per_listener, every *_ms in
+// 1..k_max_accept_limit_ms, accept_backoff_initial_ms <=
+// accept_backoff_max_ms), else invalid_argument naming the field and the
+// value, prefixed with `transport_name`. Every transport that accepts
+// connections from sockets calls it in create() (transports/accept_guard.cpp).
+Status check_accept_limits(const TransportConfig& config, std::string_view transport_name);
 
 // How a peer reaches one registered region through one of the owner's rails
 // with one-sided operations: the region's base address as the owner's NIC

@@ -45,10 +45,19 @@ MetaService::MetaService(Env& env, MetaServiceConfig config, std::unique_ptr<Met
     : env_(env),
       config_(std::move(config)),
       units_(config_.op_units.value_or(meta_op_units_for(config_.stripe_flavor))),
-      store_(store ? std::move(store) : std::make_unique<InMemoryMetaStore>()),
+      store_(std::move(store)),
       rpc_(env_, ops_, config_.rpc),
       mirror_rpc_(env_, ops_, config_.mirror.forward_rpc),
       replies_(config_.reply_cache_entries) {
+  if (!store_ && config_.open_store) {
+    Result<std::unique_ptr<MetaStore>> opened = config_.open_store();
+    if (opened.ok()) {
+      store_ = std::move(opened).value();
+    } else {
+      store_failure_ = opened.status();
+    }
+  }
+  if (!store_) store_ = std::make_unique<InMemoryMetaStore>();
   if (config_.mirror.enabled) {
     auto recorder = std::make_unique<RecordingMetaStore>(std::move(store_));
     recorder_ = recorder.get();
@@ -58,6 +67,11 @@ MetaService::MetaService(Env& env, MetaServiceConfig config, std::unique_ptr<Met
 }
 
 void MetaService::start() {
+  if (!store_failure_.ok()) {
+    env_.log(LogLevel::error,
+             name() + ": cannot open the metadata store: " + store_failure_.to_string() + "; the shard stays offline");
+    return;
+  }
   if (Status s = validate(units_); !s.ok()) {
     env_.log(LogLevel::error, name() + ": " + s.message() + "; using the defaults of the stripe flavor");
     units_ = meta_op_units_for(config_.stripe_flavor);
@@ -113,6 +127,12 @@ void MetaService::handle(Endpoint from, proto::Message& message) {
   RequestId* rid = request_id_of(message);
   if (rid == nullptr) return;  // not a request (a heartbeat, say): nothing to answer
   const RequestId id = *rid;
+  if (!store_failure_.ok()) {
+    env_.send(from,
+              proto::Ack{id, StatusCode::unavailable, name() + ": no metadata store: " + store_failure_.message()})
+        .ignore();
+    return;
+  }
   if (role_ != MirrorRole::off && mirror_refuses(from, message)) return;
   const proto::Message* cached = nullptr;
   switch (replies_.check(from, id, &cached)) {

@@ -133,6 +133,14 @@ struct MetaServiceConfig {
   std::optional<MetaOpUnits> op_units;
   RpcLimits rpc;
   MetaMirrorConfig mirror;
+  // Where the namespace lives: empty, in memory (lost with the process);
+  // else called at construction, and again by each restart of the service,
+  // to open its durable store (hardware deployments: RocksDB under the
+  // node's storage root, reopened where it was, so a restarted server finds
+  // its namespace). A store given to the constructor wins. When it fails the
+  // service logs why and never registers with mgmt (its shard stays
+  // offline), rather than serve an empty namespace.
+  std::function<Result<std::unique_ptr<MetaStore>>()> open_store;
 };
 
 class MetaService final : public Service {
@@ -144,6 +152,8 @@ class MetaService final : public Service {
   std::string name() const override { return "meta:" + std::to_string(config_.shard); }
 
   bool registered() const { return registered_; }
+  // Not ok when MetaServiceConfig::open_store failed (the shard stays offline).
+  const Status& store_failure() const { return store_failure_; }
   const MetaStore& store() const { return *store_; }
 
   // Mirroring state, for tests and logs.
@@ -250,6 +260,7 @@ class MetaService final : public Service {
   std::uint64_t applied_epoch_ = 0;
   std::uint64_t applied_sequence_ = 0;
   bool registered_ = false;
+  Status store_failure_;  // open_store failed: the service stays unregistered
   // Maps from mgmt.
   std::vector<proto::TargetInfoDesc> targets_;
   std::vector<proto::BuddyGroupDesc> groups_;

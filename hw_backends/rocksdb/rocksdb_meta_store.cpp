@@ -1,6 +1,7 @@
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
@@ -91,6 +92,22 @@ constexpr int k_bloom_bits_per_key = 10;             // RocksDB wiki "RocksDB Bl
 constexpr double k_memtable_bloom_size_ratio = 0.1;  // of the memtable, as RocksDB's own tests use
 
 }  // namespace
+
+std::function<Result<std::unique_ptr<MetaStore>>()> rocksdb_store_opener(RocksDbMetaStoreConfig config) {
+  return [config = std::move(config)]() -> Result<std::unique_ptr<MetaStore>> {
+    // RocksDB makes the store's own directory, not the ones above it.
+    std::error_code ec;
+    const std::filesystem::path parent = std::filesystem::path(config.path).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      return error(StatusCode::unavailable,
+                   "rocksdb meta store " + config.path + ": cannot make " + parent.string() + ": " + ec.message());
+    }
+    Result<std::unique_ptr<RocksDbMetaStore>> opened = RocksDbMetaStore::open(config);
+    if (!opened.ok()) return opened.status();
+    return std::unique_ptr<MetaStore>(std::move(opened).value());
+  };
+}
 
 Result<std::unique_ptr<RocksDbMetaStore>> RocksDbMetaStore::open(const RocksDbMetaStoreConfig& config) {
   if (config.path.empty()) return error(StatusCode::invalid_argument, "rocksdb meta store: empty path");

@@ -69,6 +69,10 @@ struct RocksDbMetaStoreConfig {
   std::function<void(std::string_view)> log;
 };
 
+// For MetaServiceConfig::open_store: opens (creating when missing) the store
+// at config.path each time it is called, as a MetaStore.
+std::function<Result<std::unique_ptr<MetaStore>>()> rocksdb_store_opener(RocksDbMetaStoreConfig config);
+
 class RocksDbMetaStore final : public MetaStore {
  public:
   // unavailable: the directory cannot be created or is locked by another

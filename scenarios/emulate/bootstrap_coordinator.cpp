@@ -6,6 +6,17 @@
 #include <nlohmann/json.hpp>
 
 namespace sluice::emulate {
+namespace {
+
+// A request's text field, "" when absent or not a string: json::value()
+// would throw on a wrong type, and a node's malformed request must be an
+// error, never an uncaught exception (issue 24). "op" is checked apart.
+std::string string_field(const nlohmann::json& request, const char* key) {
+  const auto it = request.find(key);
+  return it != request.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
 
 BootstrapCoordinator::BootstrapCoordinator(std::vector<LineChannel> channels)
     : channels_(std::move(channels)), pending_(channels_.size()) {}
@@ -74,14 +85,15 @@ Result<std::vector<std::string>> BootstrapCoordinator::serve(LineChannel::Deadli
       Status st = channels_[i].read_available();
       while (std::optional<std::string> line = channels_[i].take_line()) {
         const nlohmann::json request = nlohmann::json::parse(*line, nullptr, false);
-        if (request.is_discarded() || !request.is_object() || !request.contains("op")) {
+        if (request.is_discarded() || !request.is_object() || !request.contains("op") || !request["op"].is_string()) {
           return fail(error(StatusCode::corrupt, "bootstrap: malformed request from node " + std::to_string(i)));
         }
         if (pending_[i].size() >= k_max_pending_requests_per_node) {
           return fail(error(StatusCode::invalid_argument,
                             "bootstrap: node " + std::to_string(i) + " sent requests without waiting for answers"));
         }
-        pending_[i].push_back(Request{request.value("op", ""), request.value("name", ""), request.value("data", "")});
+        pending_[i].push_back(
+            Request{string_field(request, "op"), string_field(request, "name"), string_field(request, "data")});
         if (Status round = try_complete_round(); !round.ok()) return fail(round);
       }
       if (!st.ok() && !gathered_) {

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
+#include <limits>
 #include <set>
+#include <type_traits>
 
 namespace sluice::emulate {
 namespace {
@@ -16,30 +19,115 @@ Status bad(const std::string& where, const std::string& what) {
   return error(StatusCode::invalid_argument, "cluster config: " + where + ": " + what);
 }
 
+// Longest string quoted back in an error message.
+constexpr std::size_t k_max_quoted_chars = 40;
+// Integers travel through a double only up to 2^53: beyond it a float is not
+// an exact integer any more.
+constexpr double k_max_exact_double = 9007199254740992.0;
+
+// A JSON value as an error message shows it: numbers and booleans as
+// written, strings quoted (cut), containers by kind. Never a whole dump: a
+// deep or huge document must not make a huge message.
+std::string quote_cut(const std::string& text) {
+  if (text.size() <= k_max_quoted_chars) return "\"" + text + "\"";
+  return "\"" + text.substr(0, k_max_quoted_chars) + "...\"";
+}
+
+std::string describe(const nlohmann::json& v) {
+  switch (v.type()) {
+    case nlohmann::json::value_t::object: return "an object";
+    case nlohmann::json::value_t::array: return "an array";
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::string: return "the string " + quote_cut(v.get_ref<const std::string&>());
+    default: return v.dump();  // a number or a boolean: short, and it cannot throw
+  }
+}
+
+// `v` as an integer of type T: a JSON integer in T's range, or a float with
+// no fractional part inside T's range and +-2^53 (1e3 is 1000; 1.7, 1e30,
+// NaN are errors). Anything else (a string "3", a boolean) is an error too.
+// The error names `path` and T's range.
+template <typename T>
+Status read_integer(const nlohmann::json& v, const std::string& path, T& out) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  using Limits = std::numeric_limits<T>;
+  const auto wrong = [&] {
+    return bad(path, "expected an integer in " + std::to_string(Limits::min()) + ".." + std::to_string(Limits::max()) +
+                         ", got " + describe(v));
+  };
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(Limits::max())) return wrong();
+    out = static_cast<T>(u);
+    return ok_status();
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (std::is_unsigned_v<T>
+            ? i < 0
+            : (i < static_cast<std::int64_t>(Limits::min()) || i > static_cast<std::int64_t>(Limits::max()))) {
+      return wrong();
+    }
+    out = static_cast<T>(i);
+    return ok_status();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || std::trunc(d) != d || std::fabs(d) > k_max_exact_double ||
+        d < static_cast<double>(Limits::min()) || d > static_cast<double>(Limits::max())) {
+      return wrong();
+    }
+    out = static_cast<T>(d);  // exact: integral, in range and below 2^53
+    return ok_status();
+  }
+  return wrong();
+}
+
+Status read_value(const nlohmann::json& v, const std::string& path, std::string& out) {
+  if (!v.is_string()) return bad(path, "expected a string, got " + describe(v));
+  out = v.get_ref<const std::string&>();
+  return ok_status();
+}
+
+Status read_value(const nlohmann::json& v, const std::string& path, bool& out) {
+  if (!v.is_boolean()) return bad(path, "expected true or false, got " + describe(v));
+  out = v.get<bool>();
+  return ok_status();
+}
+
+template <typename T>
+requires std::is_integral_v<T> Status read_value(const nlohmann::json& v, const std::string& path, T& out) {
+  return read_integer(v, path, out);
+}
+
+// An array, every element read as T with its index in the path ("nodes[3].targets[1]").
+template <typename T>
+Status read_value(const nlohmann::json& v, const std::string& path, std::vector<T>& out) {
+  if (!v.is_array()) return bad(path, "expected an array, got " + describe(v));
+  std::vector<T> items(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (Status st = read_value(v[i], path + "[" + std::to_string(i) + "]", items[i]); !st.ok()) return st;
+  }
+  out = std::move(items);
+  return ok_status();
+}
+
 // Strict object reading: every key read is remembered, leftovers are errors.
+// Every value is checked for its type and range before it is stored (issue
+// 24: node id 4294967297 became 1, target 1.7 became 1, 1e30 became 0), and
+// every error names the value's path; no nlohmann exception escapes.
 class ObjectReader {
  public:
+  // `where`: the object's path ("nodes[2]"); "" for the document itself.
   ObjectReader(const nlohmann::json& json, std::string where) : json_(json), where_(std::move(where)) {
-    if (!json_.is_object()) status_ = bad(where_, "expected an object");
+    if (!json_.is_object()) status_ = bad(name(), "expected an object, got " + describe(json_));
   }
 
   template <typename T>
   void read(const char* key, T& out) {
-    if (!status_.ok() || !json_.is_object()) return;
-    seen_.insert(key);
-    auto it = json_.find(key);
-    if (it == json_.end()) return;
-    try {
-      if constexpr (std::is_unsigned_v<T> && !std::is_same_v<T, bool>) {
-        if (!it->is_number_unsigned()) {
-          status_ = bad(where_ + "." + key, "expected a non-negative integer, got " + it->dump());
-          return;
-        }
-      }
-      out = it->template get<T>();
-    } catch (const nlohmann::json::exception& e) {
-      status_ = bad(where_ + "." + key, "wrong type (" + std::string(e.what()) + ")");
-    }
+    const nlohmann::json* value = raw(key);
+    if (value == nullptr) return;
+    if (Status st = read_value(*value, path(key), out); !st.ok()) status_ = std::move(st);
   }
   const nlohmann::json* raw(const char* key) {
     seen_.insert(key);
@@ -50,7 +138,7 @@ class ObjectReader {
   Status finish() {
     if (!status_.ok() || !json_.is_object()) return status_;
     for (const auto& [key, value] : json_.items()) {
-      if (!seen_.contains(key)) return bad(where_, "unknown key \"" + key + "\"");
+      if (!seen_.contains(key)) return bad(name(), "unknown key " + quote_cut(key));
     }
     return ok_status();
   }
@@ -60,6 +148,9 @@ class ObjectReader {
   const Status& status() const { return status_; }
 
  private:
+  std::string path(const char* key) const { return where_.empty() ? std::string(key) : where_ + "." + key; }
+  std::string name() const { return where_.empty() ? "the document" : where_; }
+
   const nlohmann::json& json_;
   std::string where_;
   std::set<std::string, std::less<>> seen_;
@@ -160,6 +251,12 @@ Status validate(const ClusterConfig& c) {
     return bad("max_wait_s", std::to_string(c.max_wait_s) + " not in 1.." + std::to_string(k_max_wait_limit_s));
   }
   if (c.storage_root.empty() || c.storage_root[0] != '/') return bad("storage_root", "must be an absolute path");
+  if (c.meta_store != "rocksdb" && c.meta_store != "memory") {
+    return bad("meta_store", "\"" + c.meta_store.substr(0, 40) + "\" is not rocksdb or memory");
+  }
+  if (c.insecure && !c.shared_secret_file.empty()) {
+    return bad("insecure", "true together with a shared_secret_file: choose one");
+  }
   std::set<NodeId> ids;
   std::set<TargetId> targets;
   std::uint32_t mgmt = 0, meta = 0, storage = 0, clients = 0;
@@ -214,6 +311,9 @@ nlohmann::json to_json(const ClusterConfig& c) {
           {"storage_root", c.storage_root},
           {"node_memory_limit_bytes", c.node_memory_limit_bytes},
           {"max_wait_s", c.max_wait_s},
+          {"shared_secret_file", c.shared_secret_file},
+          {"insecure", c.insecure},
+          {"meta_store", c.meta_store},
           {"nodes", nodes},
           {"workload",
            {{"kind", "file_sweep"},
@@ -230,9 +330,68 @@ nlohmann::json to_json(const ClusterConfig& c) {
             {"stripe_count", c.workload.stripe_count}}}};
 }
 
+namespace {
+
+Result<NodeSpec> parse_node(const nlohmann::json& json, std::size_t index) {
+  const std::string where = "nodes[" + std::to_string(index) + "]";
+  NodeSpec n;
+  n.id = static_cast<NodeId>(index);
+  std::vector<std::string> roles;
+  ObjectReader r(json, where);
+  r.read("id", n.id);
+  r.read("roles", roles);
+  r.read("address", n.address);
+  r.read("targets", n.targets);
+  if (Status st = r.finish(); !st.ok()) return st;
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    Result<Role> parsed = parse_role(roles[i]);
+    if (!parsed.ok()) {
+      return bad(where + ".roles[" + std::to_string(i) + "]",
+                 "unknown role " + quote_cut(roles[i]) + " (mgmt, meta, storage, client)");
+    }
+    n.roles.push_back(*parsed);
+  }
+  return n;
+}
+
+Status parse_workload(const nlohmann::json& json, ClusterWorkload& workload) {
+  FileSweepConfig& s = workload.sweep;
+  ObjectReader r(json, "workload");
+  std::string kind = "file_sweep";
+  std::vector<std::string> phases;
+  r.read("kind", kind);
+  r.read("root_dir", s.root_dir);
+  r.read("threads", s.threads);
+  r.read("files_per_rank", s.files_per_rank);
+  r.read("file_bytes", s.file_bytes);
+  r.read("block_bytes", s.block_bytes);
+  r.read("phases", phases);
+  r.read("pattern_data", s.pattern_data);
+  r.read("sync_writes", s.sync_writes);
+  r.read("pattern_seed", s.pattern_seed);
+  r.read("chunk_bytes", workload.chunk_bytes);
+  r.read("stripe_count", workload.stripe_count);
+  if (Status st = r.finish(); !st.ok()) return st;
+  if (kind != "file_sweep") return bad("workload.kind", quote_cut(kind) + "; only file_sweep runs multi-process");
+  if (r.raw("phases") != nullptr) {
+    s.phases.clear();
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+      Result<SweepPhase> parsed = parse_phase(phases[i]);
+      if (!parsed.ok()) {
+        return bad("workload.phases[" + std::to_string(i) + "]",
+                   "unknown phase " + quote_cut(phases[i]) + " (mkdir, write, read, stat, delete, rmdir)");
+      }
+      s.phases.push_back(*parsed);
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
   ClusterConfig c;
-  ObjectReader top(json, "cluster");
+  ObjectReader top(json, "");
   top.read("run_id", c.run_id);
   top.read("seed", c.seed);
   top.read("rails_per_node", c.rails_per_node);
@@ -241,53 +400,23 @@ Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
   top.read("storage_root", c.storage_root);
   top.read("node_memory_limit_bytes", c.node_memory_limit_bytes);
   top.read("max_wait_s", c.max_wait_s);
+  top.read("shared_secret_file", c.shared_secret_file);
+  top.read("insecure", c.insecure);
+  top.read("meta_store", c.meta_store);
   if (const nlohmann::json* nodes = top.raw("nodes")) {
-    if (!nodes->is_array()) return bad("nodes", "expected an array");
+    if (!nodes->is_array()) return bad("nodes", "expected an array, got " + describe(*nodes));
+    if (nodes->size() > k_max_cluster_nodes) {
+      return bad("nodes",
+                 std::to_string(nodes->size()) + " nodes; 1.." + std::to_string(k_max_cluster_nodes) + " allowed");
+    }
     for (std::size_t i = 0; i < nodes->size(); ++i) {
-      NodeSpec n;
-      n.id = static_cast<NodeId>(i);
-      std::vector<std::string> roles;
-      ObjectReader r((*nodes)[i], "nodes[" + std::to_string(i) + "]");
-      r.read("id", n.id);
-      r.read("roles", roles);
-      r.read("address", n.address);
-      r.read("targets", n.targets);
-      if (Status st = r.finish(); !st.ok()) return st;
-      for (const std::string& role : roles) {
-        Result<Role> parsed = parse_role(role);
-        if (!parsed.ok()) return parsed.status();
-        n.roles.push_back(*parsed);
-      }
-      c.nodes.push_back(std::move(n));
+      Result<NodeSpec> n = parse_node((*nodes)[i], i);
+      if (!n.ok()) return n.status();
+      c.nodes.push_back(std::move(n).value());
     }
   }
   if (const nlohmann::json* w = top.raw("workload")) {
-    FileSweepConfig& s = c.workload.sweep;
-    ObjectReader r(*w, "workload");
-    std::string kind = "file_sweep";
-    std::vector<std::string> phases;
-    r.read("kind", kind);
-    r.read("root_dir", s.root_dir);
-    r.read("threads", s.threads);
-    r.read("files_per_rank", s.files_per_rank);
-    r.read("file_bytes", s.file_bytes);
-    r.read("block_bytes", s.block_bytes);
-    r.read("phases", phases);
-    r.read("pattern_data", s.pattern_data);
-    r.read("sync_writes", s.sync_writes);
-    r.read("pattern_seed", s.pattern_seed);
-    r.read("chunk_bytes", c.workload.chunk_bytes);
-    r.read("stripe_count", c.workload.stripe_count);
-    if (Status st = r.finish(); !st.ok()) return st;
-    if (kind != "file_sweep") return bad("workload.kind", "\"" + kind + "\"; only file_sweep runs multi-process");
-    if (r.raw("phases") != nullptr) {
-      s.phases.clear();
-      for (const std::string& p : phases) {
-        Result<SweepPhase> parsed = parse_phase(p);
-        if (!parsed.ok()) return parsed.status();
-        s.phases.push_back(*parsed);
-      }
-    }
+    if (Status st = parse_workload(*w, c.workload); !st.ok()) return st;
   }
   if (Status st = top.finish(); !st.ok()) return st;
   if (Status st = validate(c); !st.ok()) return st;

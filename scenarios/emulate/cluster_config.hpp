@@ -70,6 +70,18 @@ struct ClusterConfig {
   std::uint32_t max_wait_s = k_default_max_wait_s;
   std::vector<NodeSpec> nodes;
   ClusterWorkload workload;
+  // Authentication of the nodes' connections (docs/reliability.md#security):
+  // the cluster's secret is the first line of shared_secret_file (not
+  // readable by other users: transports/shared_secret.hpp). A node refuses to
+  // run with neither a secret nor insecure = true; `sluice emulate` and
+  // `sluice node --mpi` make a fresh secret per run unless given one.
+  std::string shared_secret_file;
+  bool insecure = false;  // no authentication (benchmarks); said in the results
+  // The secret itself, once read or made (never written to JSON).
+  std::string shared_secret;
+  // The metadata servers' store: "rocksdb" (<storage_root>/<run_id>/node<N>/
+  // meta-shard<S>, every mutation fsynced) or "memory".
+  std::string meta_store = "rocksdb";
 
   const NodeSpec* node(NodeId id) const;
   std::uint32_t client_count() const;

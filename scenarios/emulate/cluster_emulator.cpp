@@ -11,14 +11,21 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/run_marker.hpp"
 #include "scenarios/emulate/bootstrap_coordinator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/runner/hw_point_run.hpp"
+#include "transports/shared_secret.hpp"
 
 namespace sluice::emulate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Where the default work directories of emulate runs and of hardware runs
+// (HwRunOptions::temp_root) are made, and --cleanup-stale looks.
+constexpr const char* k_stale_dirs_root = "/tmp";
 
 bool process_alive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
@@ -151,8 +158,41 @@ Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::str
     Status st = run_checked({"ip", "netns", "delete", n}, k_ip_command_timeout_ms);
     if (log) log(st.ok() ? "removed " + n : "could not remove " + n + ": " + st.message());
   }
+  // The work directories of dead runs (their chunk files and logs), and the
+  // chunk-file directories of hardware runs that died (runner, hw_point_run).
+  for (std::string_view prefix : {k_netns_prefix, scenario::k_hw_run_dir_prefix}) {
+    for (std::string& dir : base::remove_stale_run_dirs(k_stale_dirs_root, prefix, log))
+      stale.push_back(std::move(dir));
+  }
   return stale;
 }
+
+namespace {
+
+// The run's work directory, marked as this process's: `--cleanup-stale`
+// removes it once this process has died.
+Status make_work_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return error(StatusCode::io_error, "emulate: cannot create " + dir + ": " + ec.message());
+  if (Status st = base::write_run_marker(dir); !st.ok()) return error(st.code(), "emulate: " + st.message());
+  return ok_status();
+}
+
+// Authenticated unless the user said insecure: a fresh secret for this run
+// (0600, in the work directory) unless one was given.
+Status give_secret(ClusterConfig& cluster, const std::string& dir) {
+  if (cluster.insecure || !cluster.shared_secret_file.empty()) return ok_status();
+  Result<std::string> secret = transport::make_shared_secret();
+  if (!secret.ok()) return error(secret.status().code(), "emulate: " + secret.status().message());
+  cluster.shared_secret_file = dir + "/secret";
+  if (Status st = transport::write_shared_secret_file(cluster.shared_secret_file, *secret); !st.ok()) {
+    return error(st.code(), "emulate: " + st.message());
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd) {
   const auto& log = options.log;
@@ -183,14 +223,13 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
                                                    " nodes, --nodes says " + std::to_string(options.nodes));
   }
   const std::string dir = options.work_dir.empty() ? "/tmp/" + plan.prefix : options.work_dir;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return error(StatusCode::io_error, "emulate: cannot create " + dir + ": " + ec.message());
+  if (Status st = make_work_dir(dir); !st.ok()) return st;
   cluster.run_id = plan.prefix.substr(k_netns_prefix.size());
   cluster.storage_root = dir + "/storage";
   std::sort(cluster.nodes.begin(), cluster.nodes.end(),
             [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
   for (std::size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].address = plan.nodes[i].address;
+  if (Status st = give_secret(cluster, dir); !st.ok()) return st;
   if (Status st = validate(cluster); !st.ok()) return st;
   const std::string config_path = dir + "/cluster.json";
   {

@@ -61,7 +61,8 @@ std::string netns_permitted();
 Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd);
 
 // Removes namespaces (and the processes in them) of runs whose launcher is
-// dead; returns the names removed.
+// dead, and the work directories in /tmp of dead emulate and hardware runs
+// (base/run_marker.hpp); returns the names and paths removed.
 Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::string_view)>& log);
 
 }  // namespace sluice::emulate

@@ -20,6 +20,7 @@
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/mpi_bootstrap.hpp"
+#include "transports/shared_secret.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/emulate/socket_bootstrap.hpp"
 
@@ -42,6 +43,13 @@ struct WorkloadCli {
   std::uint32_t max_wait_s = 0;
 };
 
+// Authentication and the metadata store, for emulate and node (ClusterConfig's fields).
+struct SecurityCli {
+  std::string shared_secret_file;
+  bool insecure = false;
+  std::string meta_store;  // "" = the config's (rocksdb by default)
+};
+
 struct EmulateCli {
   std::uint32_t nodes = 3;
   std::string link;
@@ -54,6 +62,7 @@ struct EmulateCli {
   bool keep = false;
   bool cleanup_stale = false;
   WorkloadCli workload;
+  SecurityCli security;
 };
 
 struct NodeCli {
@@ -67,7 +76,34 @@ struct NodeCli {
   std::string run_id = "mpi";
   std::string storage_root;
   WorkloadCli workload;
+  SecurityCli security;
 };
+
+void add_security_options(CLI::App* command, SecurityCli& security) {
+  command->add_option("--shared-secret-file", security.shared_secret_file,
+                      "the cluster secret (first line; not readable by others) instead of a fresh one per run");
+  command->add_flag("--insecure", security.insecure,
+                    "no authentication of the nodes' connections (benchmarks; the results say so)");
+  command->add_option("--meta-store", security.meta_store, "where metadata servers keep the namespace")
+      ->check(CLI::IsMember({"rocksdb", "memory"}));
+}
+
+// The command line's word over the config's; invalid_argument when they contradict.
+Status apply_security(const SecurityCli& security, ClusterConfig& config) {
+  if (security.insecure && !security.shared_secret_file.empty()) {
+    return error(StatusCode::invalid_argument, "--insecure and --shared-secret-file contradict each other");
+  }
+  if (!security.shared_secret_file.empty()) {
+    config.shared_secret_file = security.shared_secret_file;
+    config.insecure = false;
+  }
+  if (security.insecure) {
+    config.insecure = true;
+    config.shared_secret_file.clear();
+  }
+  if (!security.meta_store.empty()) config.meta_store = security.meta_store;
+  return ok_status();
+}
 
 int g_signal_pipe[2] = {-1, -1};
 
@@ -131,6 +167,13 @@ void apply_workload(const WorkloadCli& w, ClusterConfig& c) {
   if (w.max_wait_s > 0) c.max_wait_s = w.max_wait_s;
 }
 
+// The command line's workload and security options applied to `config`, then checked.
+Status configure_cluster(const WorkloadCli& workload, const SecurityCli& security, ClusterConfig& config) {
+  apply_workload(workload, config);
+  if (Status st = apply_security(security, config); !st.ok()) return st;
+  return validate(config);
+}
+
 Result<ClusterConfig> load_config(const std::string& path) {
   std::string text = read_text_file(path);
   if (text.empty()) return error(StatusCode::invalid_argument, path + ": cannot read or empty");
@@ -172,7 +215,7 @@ int run_emulate(const EmulateCli& cli) {
       fmt::print(stderr, "sluice emulate: {}\n", removed.status().to_string());
       return k_exit_failed;
     }
-    fmt::print("removed {} stale namespaces\n", removed->size());
+    fmt::print("removed {} stale namespaces and work directories\n", removed->size());
     return k_exit_ok;
   }
   if (cli.link.empty()) {
@@ -210,8 +253,7 @@ int run_emulate(const EmulateCli& cli) {
     o.cluster = std::move(c).value();
     o.cluster.max_wait_s = 120;
   }
-  apply_workload(cli.workload, o.cluster);
-  if (Status st = validate(o.cluster); !st.ok()) {
+  if (Status st = configure_cluster(cli.workload, cli.security, o.cluster); !st.ok()) {
     fmt::print(stderr, "sluice emulate: {}\n", st.message());
     return k_exit_usage;
   }
@@ -302,6 +344,21 @@ int start_mpi_bootstrap(const NodeCli& cli, ClusterConfig& config, std::unique_p
   return k_exit_ok;
 }
 
+// A fresh secret from rank 0 to every rank (Bootstrap::all_gather; the others send nothing).
+Status share_run_secret(Bootstrap& bootstrap, ClusterConfig& config) {
+  std::string mine;
+  if (bootstrap.rank() == 0) {
+    Result<std::string> made = transport::make_shared_secret();
+    if (!made.ok()) return made.status();
+    mine = std::move(made).value();
+  }
+  Result<std::vector<std::string>> all = bootstrap.all_gather(mine);
+  if (!all.ok()) return error(all.status().code(), "sharing the run's secret: " + all.status().message());
+  if (all->empty() || all->front().empty()) return error(StatusCode::internal, "rank 0 sent no secret");
+  config.shared_secret = all->front();
+  return ok_status();
+}
+
 // This node's chunk files go with the run (the run and storage roots too, once empty).
 void remove_node_storage(ClusterConfig& config, std::uint32_t rank) {
   std::error_code ec;
@@ -357,7 +414,18 @@ int run_node_command(const NodeCli& cli) {
                                                   static_cast<std::uint32_t>(config.nodes.size()),
                                                   std::chrono::seconds(wait_s));
   }
-  apply_workload(cli.workload, config);
+  if (Status st = configure_cluster(cli.workload, cli.security, config); !st.ok()) {
+    fmt::print(stderr, "sluice node: {}\n", st.message());
+    return k_exit_usage;
+  }
+  // Under mpirun with no secret given: rank 0 makes one for the run and hands
+  // it to the others through MPI (as trusted as mpirun's own channel).
+  if (cli.mpi && !config.insecure && config.shared_secret_file.empty()) {
+    if (Status st = share_run_secret(*bootstrap, config); !st.ok()) {
+      fmt::print(stderr, "sluice node: {}\n", st.message());
+      return k_exit_failed;
+    }
+  }
   NodeRunOptions options;
   options.config = config;
   const std::uint32_t rank = bootstrap->rank();
@@ -388,6 +456,7 @@ void add_emulate_commands(CLI::App& app) {
   emulate->add_flag("--cleanup-stale", emulate_cli->cleanup_stale,
                     "remove namespaces and processes left by killed runs, then exit");
   add_workload_options(emulate, emulate_cli->workload);
+  add_security_options(emulate, emulate_cli->security);
   emulate->callback([emulate_cli] {
     const int code = run_emulate(*emulate_cli);
     std::fflush(stdout);
@@ -407,6 +476,7 @@ void add_emulate_commands(CLI::App& app) {
   node->add_option("--run-id", node_cli->run_id, "with --mpi and no --config: run id (storage and barrier names)");
   node->add_option("--storage-root", node_cli->storage_root, "with --mpi and no --config: where targets live");
   add_workload_options(node, node_cli->workload);
+  add_security_options(node, node_cli->security);
   node->callback([node_cli] {
     const int code = run_node_command(*node_cli);
     std::fflush(stdout);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <sstream>
@@ -14,7 +15,11 @@
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "hw/hw_world.hpp"
+#if SLUICE_HAVE_ROCKSDB
+#include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
+#endif
 #include "scenarios/emulate/bootstrapped_transport.hpp"
+#include "transports/shared_secret.hpp"
 
 namespace sluice::emulate {
 namespace {
@@ -63,15 +68,18 @@ struct LocalServices {
 // address into table.addresses; this node's address.
 Result<transport::PeerAddress> open_endpoints(const NodeRunOptions& options, const std::vector<NodeSpec>& nodes,
                                               const NodeSpec& me, const std::string& where, Bootstrap& bootstrap,
-                                              TransportTable& table) {
+                                              TransportTable& table, std::shared_ptr<std::atomic<bool>> quiet) {
   const ClusterConfig& config = options.config;
   register_bootstrapped_transport();
   transport::TransportConfig tc;
   tc.local_id = me.id;
   tc.rail_addresses.assign(config.rails_per_node, me.address + ":0");
   tc.connections_per_rail = config.connections_per_rail;
-  tc.log = [sink = options.log, where](std::string_view line) {
-    if (sink) sink(where + " transport: " + std::string(line));
+  tc.shared_secret = config.shared_secret;
+  // quiet: set once every node's clients are done; peers lost after that are
+  // the other nodes shutting down, not news.
+  tc.log = [sink = options.log, where, quiet](std::string_view line) {
+    if (sink && !quiet->load()) sink(where + " transport: " + std::string(line));
   };
   Result<std::unique_ptr<transport::Transport>> tcp = transport::create_transport("tcp", tc);
   if (!tcp.ok()) return error(tcp.status().code(), where + ": " + tcp.status().message());
@@ -94,6 +102,14 @@ hw::HwWorldConfig world_config(const NodeRunOptions& options) {
   wc.storage_backend = config.storage_backend;
   wc.storage_root = config.storage_root + "/" + config.run_id;
   wc.node_memory_limit_bytes = config.node_memory_limit_bytes;
+  // Every process of the run must derive the same region keys: from the
+  // secret (HwWorld does), else from the run id (an insecure run).
+  wc.shared_secret = config.shared_secret;
+  if (config.shared_secret.empty()) {
+    std::uint64_t salt = 0xcbf29ce484222325ULL;
+    for (char c : config.run_id) salt = (salt ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    wc.region_key_salt = salt | 1;
+  }
   wc.log = [sink = options.log](std::string_view line) {
     if (sink) sink(line);
   };
@@ -121,6 +137,22 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
   return host;
 }
 
+// The durable store of a metadata service of the plan (ClusterConfig::meta_store); empty: in memory.
+std::function<Result<std::unique_ptr<MetaStore>>()> meta_store_opener(const ClusterConfig& config,
+                                                                      const PlannedService& s) {
+  if (config.meta_store != "rocksdb") return {};
+#if SLUICE_HAVE_ROCKSDB
+  hw::RocksDbMetaStoreConfig store;
+  store.path = config.storage_root + "/" + config.run_id + "/node" + std::to_string(s.node) + "/meta-shard" +
+               std::to_string(s.shard);
+  store.sync_writes = true;
+  return hw::rocksdb_store_opener(std::move(store));
+#else
+  (void)s;
+  return {};  // said in the node's results ("meta_store": "memory")
+#endif
+}
+
 // One service of the plan that this node hosts, filed in local by its role.
 Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const ServicePlan& plan,
                            const ClusterConfig& config, const NodeSpec& me, TimeNs max_wait_ns, LocalServices& local) {
@@ -142,6 +174,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       mc.default_chunk_bytes = config.workload.chunk_bytes;
       mc.default_stripe_count =
           config.workload.stripe_count > 0 ? config.workload.stripe_count : config.storage_target_count();
+      mc.open_store = meta_store_opener(config, s);
       created = &world.add_service<MetaService>(s.node, mc);
       local.servers.push_back(created);
       break;
@@ -198,9 +231,14 @@ Status build_world(hw::HwWorld& world, const std::string& storage_root, Transpor
 Status start_servers(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
                      const std::string& where, TimeNs max_wait_ns) {
   for (Service* s : local.servers) world.start_service(*s);
+  std::string store_failed;  // a metadata store that could not be opened ends the wait at once
   const bool registered = world.wait_until(
       [&] {
         for (Service* s : local.servers) {
+          if (auto* m = dynamic_cast<MetaService*>(s)) {
+            store_failed = world.call(*s, [m] { return m->store_failure().ok() ? "" : m->store_failure().message(); });
+            if (!store_failed.empty()) return true;
+          }
           const bool done = world.call(*s, [s] {
             if (auto* m = dynamic_cast<MetaService*>(s)) return m->registered();
             return static_cast<StorageService*>(s)->registered();
@@ -210,6 +248,9 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
         return true;
       },
       max_wait_ns);
+  if (!store_failed.empty()) {
+    return error(StatusCode::unavailable, where + ": a metadata server cannot open its store: " + store_failed);
+  }
   if (!registered) {
     return error(StatusCode::timed_out,
                  where + ": servers did not register with mgmt within " + std::to_string(config.max_wait_s) + " s");
@@ -261,9 +302,9 @@ Status run_clients(hw::HwWorld& world, const LocalServices& local, const Cluster
 }
 
 // 6. The node's results document (the world stopped).
-nlohmann::json node_document(const NodeSpec& me, const Bootstrap& bootstrap, const Status& node_status,
-                             const transport::PeerAddress& my_address, const nlohmann::json& phases,
-                             const hw::HwWorld& world) {
+nlohmann::json node_document(const ClusterConfig& config, const NodeSpec& me, const Bootstrap& bootstrap,
+                             const Status& node_status, const transport::PeerAddress& my_address,
+                             const nlohmann::json& phases, const hw::HwWorld& world) {
   nlohmann::json roles = nlohmann::json::array();
   for (Role r : me.roles) roles.push_back(std::string(to_string(r)));
   nlohmann::json counters = nlohmann::json::object();
@@ -274,6 +315,8 @@ nlohmann::json node_document(const NodeSpec& me, const Bootstrap& bootstrap, con
           {"ok", node_status.ok()},
           {"status", node_status.to_string()},
           {"addresses", my_address.rails},
+          {"authenticated", !config.shared_secret.empty()},
+          {"meta_store", SLUICE_HAVE_ROCKSDB ? config.meta_store : std::string("memory")},
           {"phases", phases},
           {"counters", counters}};
 }
@@ -307,7 +350,7 @@ std::string phase_summary_line(const nlohmann::json& run, std::string_view phase
   const PhaseTotal t = phase_total(run, phase);
   if (t.bytes == 0) return {};
   std::string checked;
-  if (!run.value("ok", false)) {
+  if (!run.contains("ok") || !run["ok"].is_boolean() || !run["ok"].get<bool>()) {
     checked = "the run FAILED: not verified";
   } else if (phase == "write") {
     checked = "each chunk's CRC32C checked by its server";
@@ -321,6 +364,19 @@ std::string phase_summary_line(const nlohmann::json& run, std::string_view phase
 }
 
 Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap) {
+  if (options.config.shared_secret.empty() && !options.config.insecure) {
+    // Authentication is on unless the config says insecure: the secret from its file.
+    if (options.config.shared_secret_file.empty()) {
+      return error(StatusCode::invalid_argument,
+                   "node: no shared secret: connections are authenticated by default; give the cluster JSON a "
+                   "shared_secret_file (or --shared-secret-file), or \"insecure\": true");
+    }
+    Result<std::string> secret = transport::read_shared_secret_file(options.config.shared_secret_file);
+    if (!secret.ok()) return error(secret.status().code(), "node: " + secret.status().message());
+    NodeRunOptions secured = options;
+    secured.config.shared_secret = std::move(secret).value();
+    return run_node(secured, bootstrap);
+  }
   const ClusterConfig& config = options.config;
   if (Status st = validate(config); !st.ok()) return st;
   std::vector<NodeSpec> nodes = config.nodes;
@@ -339,7 +395,8 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
 
   // 1-2. The node's transport, then the endpoint table.
   TransportTable table;
-  const Result<transport::PeerAddress> my_address = open_endpoints(options, nodes, me, where, bootstrap, table);
+  const auto quiet = std::make_shared<std::atomic<bool>>(false);
+  const Result<transport::PeerAddress> my_address = open_endpoints(options, nodes, me, where, bootstrap, table, quiet);
   if (!my_address.ok()) return my_address.status();
   log("listening on " + join_rails(*my_address));
 
@@ -363,10 +420,13 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
     node_status = run_clients(world, local, config, where, max_wait_ns, phases);
   }
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
+  // Every node quiet before any node stops: a normal shutdown logs no lost peers.
+  quiet->store(true);
+  if (Status st = bootstrap.barrier("stopping"); !st.ok()) return error(st.code(), where + ": " + st.message());
   world.stop();  // counters are read once every thread has stopped
 
   // 6. Results.
-  const nlohmann::json doc = node_document(me, bootstrap, node_status, *my_address, phases, world);
+  const nlohmann::json doc = node_document(config, me, bootstrap, node_status, *my_address, phases, world);
   Result<std::vector<std::string>> gathered = bootstrap.gather_to_root(doc.dump());
   if (!gathered.ok()) return error(gathered.status().code(), where + ": gather: " + gathered.status().message());
   if (gathered->empty()) return doc;
@@ -379,6 +439,9 @@ Result<nlohmann::json> combine_node_results(const std::string& run_id, const std
     nlohmann::json node = nlohmann::json::parse(documents[i], nullptr, false);
     if (node.is_discarded() || !node.is_object()) {
       return error(StatusCode::corrupt, "results of rank " + std::to_string(i) + " are not a JSON object");
+    }
+    if (node.contains("ok") && !node["ok"].is_boolean()) {
+      return error(StatusCode::corrupt, "results of rank " + std::to_string(i) + ": \"ok\" is not a boolean");
     }
     if (!node.value("ok", false)) run["ok"] = false;
     run["nodes"].push_back(std::move(node));

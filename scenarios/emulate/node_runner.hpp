@@ -12,7 +12,9 @@
 //      mgmt                                                  barrier "servers-up"
 //   5. start the clients (FileSweep with pattern data, every byte read
 //      verified), wait until they finish                     barrier "clients-done"
-//   6. stop the world, gather every node's results document to the root
+//   6. quiet the transport's log (peers lost from here on are nodes
+//      shutting down)                                        barrier "stopping"
+//      stop the world, gather every node's results document to the root
 //
 // A node whose own step fails (a server that never registers, a client
 // error, a timeout) still takes part in every later collective, so the

@@ -18,16 +18,27 @@ Result<std::vector<std::string>> SocketBootstrap::exchange(const std::string& op
   if (!line.ok()) {
     return error(line.status().code(), "bootstrap " + op + " " + name + ": " + line.status().message());
   }
+  // Every field's type is checked before it is read: a malformed reply is
+  // an error, never an uncaught nlohmann exception (issue 24).
   const nlohmann::json reply = nlohmann::json::parse(*line, nullptr, false);
-  if (reply.is_discarded() || !reply.is_object() || !reply.contains("ok")) {
+  const auto malformed = [&] {
     return error(StatusCode::corrupt, "bootstrap " + op + ": malformed reply from the launcher");
+  };
+  if (reply.is_discarded() || !reply.is_object() || !reply.contains("ok") || !reply["ok"].is_boolean()) {
+    return malformed();
   }
   if (!reply["ok"].get<bool>()) {
-    return error(StatusCode::unavailable, "bootstrap " + op + " " + name + ": " + reply.value("error", "failed"));
+    const bool has_text = reply.contains("error") && reply["error"].is_string();
+    return error(StatusCode::unavailable,
+                 "bootstrap " + op + " " + name + ": " + (has_text ? reply["error"].get<std::string>() : "failed"));
   }
   std::vector<std::string> all;
   if (reply.contains("all")) {
-    for (const auto& item : reply["all"]) all.push_back(item.get<std::string>());
+    if (!reply["all"].is_array()) return malformed();
+    for (const auto& item : reply["all"]) {
+      if (!item.is_string()) return malformed();
+      all.push_back(item.get<std::string>());
+    }
   }
   return all;
 }

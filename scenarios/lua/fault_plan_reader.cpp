@@ -3,11 +3,10 @@
 #include <vector>
 
 #include "scenarios/lua/field_reader.hpp"
+#include "scenarios/lua/field_tables.hpp"
 
 namespace sluice::scenario {
 namespace {
-
-const std::vector<std::string> k_kinds = {"kill", "slow_disk", "partition", "message_loss"};
 
 faults::FaultSubject subject_of(const ScriptValue& v, const FieldReader& r, const std::string& field) {
   const std::string* s = v.string();
@@ -22,7 +21,7 @@ faults::FaultSubject subject_of(const ScriptValue& v, const FieldReader& r, cons
 faults::Fault read_entry(const ScriptTable& entry, const std::string& where) {
   // Which kind: exactly one of the kind fields.
   std::string kind;
-  for (const std::string& k : k_kinds) {
+  for (const std::string& k : fault_kinds()) {
     if (entry.fields.count(k) == 0) continue;
     if (!kind.empty()) {
       throw ScriptError(where + ": names both " + kind + " and " + k + "; one fault per entry");
@@ -32,7 +31,7 @@ faults::Fault read_entry(const ScriptTable& entry, const std::string& where) {
   if (kind.empty()) {
     throw ScriptError(where + ": names no fault; give one of kill, slow_disk, partition, message_loss");
   }
-  FieldReader r(entry, where + " (" + kind + ")");
+  FieldReader r(entry, where + " (" + kind + ")", fault_fields(kind));
   faults::Fault f;
   if (auto at = r.duration("at")) f.at_ns = *at;
   if (kind == "kill") {
@@ -45,7 +44,7 @@ faults::Fault read_entry(const ScriptTable& entry, const std::string& where) {
   } else if (kind == "slow_disk") {
     f.kind = faults::FaultKind::slow_disk;
     f.subjects.push_back(subject_of(*r.get("slow_disk"), r, "slow_disk"));
-    const std::optional<double> factor = r.number("factor", 1.0, faults::k_max_disk_slowdown);
+    const std::optional<double> factor = r.number("factor");
     if (!factor) r.fail("factor", "missing (how many times slower, e.g. factor = 10)");
     if (*factor <= 1.0) r.fail("factor", "must be more than 1 (1 is the normal speed)");
     f.factor = *factor;
@@ -64,7 +63,7 @@ faults::Fault read_entry(const ScriptTable& entry, const std::string& where) {
     }
   } else {
     f.kind = faults::FaultKind::message_loss;
-    const std::optional<double> p = r.number("message_loss", 0.0, 1.0);
+    const std::optional<double> p = r.number("message_loss");
     f.loss_probability = *p;
     if (auto delay = r.duration("delay")) f.extra_delay_ns = *delay;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "scenarios/lua/script_units.hpp"
 
@@ -36,7 +37,127 @@ double as_double(const ScriptValue& v) {
 
 }  // namespace
 
-FieldReader::FieldReader(const ScriptTable& args, std::string context) : args_(args), context_(std::move(context)) {
+std::string to_string(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::size: return "size";
+    case FieldKind::count: return "count";
+    case FieldKind::number: return "number";
+    case FieldKind::rate: return "rate";
+    case FieldKind::duration: return "duration";
+    case FieldKind::boolean: return "boolean";
+    case FieldKind::text: return "text";
+    case FieldKind::choice: return "choice";
+    case FieldKind::table: return "table";
+    case FieldKind::object: return "object";
+    case FieldKind::count_list: return "list of counts";
+    case FieldKind::choice_list: return "list of choices";
+    case FieldKind::value: return "value";
+  }
+  return "?";
+}
+
+const FieldDoc* FieldTable::find(const std::string& field) const {
+  for (const FieldDoc& f : fields) {
+    if (f.name == field) return &f;
+  }
+  return nullptr;
+}
+
+namespace {
+
+FieldDoc field(std::string name, FieldKind kind, std::string unit, std::string default_text, std::string description) {
+  FieldDoc f;
+  f.name = std::move(name);
+  f.kind = kind;
+  f.unit = std::move(unit);
+  f.default_text = std::move(default_text);
+  f.description = std::move(description);
+  return f;
+}
+
+}  // namespace
+
+FieldDoc size_field(std::string name, std::uint64_t lo, std::uint64_t hi, std::string default_text,
+                    std::string description) {
+  FieldDoc f = field(std::move(name), FieldKind::size, "bytes", std::move(default_text), std::move(description));
+  f.lo = lo;
+  f.hi = hi;
+  return f;
+}
+
+FieldDoc count_field(std::string name, std::string unit, std::uint64_t lo, std::uint64_t hi, std::string default_text,
+                     std::string description) {
+  FieldDoc f =
+      field(std::move(name), FieldKind::count, std::move(unit), std::move(default_text), std::move(description));
+  f.lo = lo;
+  f.hi = hi;
+  return f;
+}
+
+FieldDoc number_field(std::string name, std::string unit, double lo, double hi, std::string default_text,
+                      std::string description) {
+  FieldDoc f =
+      field(std::move(name), FieldKind::number, std::move(unit), std::move(default_text), std::move(description));
+  f.number_lo = lo;
+  f.number_hi = hi;
+  return f;
+}
+
+FieldDoc rate_field(std::string name, std::string default_text, std::string description) {
+  return field(std::move(name), FieldKind::rate, "bytes/s", std::move(default_text), std::move(description));
+}
+
+FieldDoc duration_field(std::string name, std::string default_text, std::string description) {
+  return field(std::move(name), FieldKind::duration, "ns", std::move(default_text), std::move(description));
+}
+
+FieldDoc boolean_field(std::string name, bool default_value, std::string description) {
+  return field(std::move(name), FieldKind::boolean, "", default_value ? "true" : "false", std::move(description));
+}
+
+FieldDoc text_field(std::string name, std::uint64_t max_chars, std::string default_text, std::string description) {
+  FieldDoc f = field(std::move(name), FieldKind::text, "", std::move(default_text), std::move(description));
+  f.hi = max_chars;
+  return f;
+}
+
+FieldDoc choice_field(std::string name, std::vector<std::string> choices, std::string default_text,
+                      std::string description) {
+  FieldDoc f = field(std::move(name), FieldKind::choice, "", std::move(default_text), std::move(description));
+  f.choices = std::move(choices);
+  return f;
+}
+
+FieldDoc choice_list_field(std::string name, std::vector<std::string> choices, std::string default_text,
+                           std::string description) {
+  FieldDoc f = choice_field(std::move(name), std::move(choices), std::move(default_text), std::move(description));
+  f.kind = FieldKind::choice_list;
+  return f;
+}
+
+FieldDoc count_list_field(std::string name, std::string unit, std::uint64_t lo, std::uint64_t hi,
+                          std::string default_text, std::string description) {
+  FieldDoc f = count_field(std::move(name), std::move(unit), lo, hi, std::move(default_text), std::move(description));
+  f.kind = FieldKind::count_list;
+  return f;
+}
+
+FieldDoc table_field(std::string name, std::string default_text, std::string description) {
+  return field(std::move(name), FieldKind::table, "", std::move(default_text), std::move(description));
+}
+
+FieldDoc object_field(std::string name, ObjectKind kind, std::string default_text, std::string description) {
+  FieldDoc f = field(std::move(name), FieldKind::object, "", std::move(default_text), std::move(description));
+  f.object_kind = kind;
+  return f;
+}
+
+FieldDoc value_field(std::string name, std::string unit, std::string default_text, std::string description) {
+  return field(std::move(name), FieldKind::value, std::move(unit), std::move(default_text), std::move(description));
+}
+
+FieldReader::FieldReader(const ScriptTable& args, std::string context, const FieldTable& table)
+    : args_(args), context_(std::move(context)), table_(table) {
   if (!args_.list.empty()) {
     throw ScriptError(context_ + ": takes named fields (name = value), not a list of " +
                       std::to_string(args_.list.size()) + " values");
@@ -47,7 +168,21 @@ void FieldReader::fail(const std::string& name, const std::string& problem) cons
   throw ScriptError(context_ + ": " + name + ": " + problem);
 }
 
+const FieldDoc& FieldReader::declared(const std::string& name, std::optional<FieldKind> kind) const {
+  const FieldDoc* doc = table_.find(name);
+  if (doc == nullptr) {
+    throw std::logic_error("internal error: " + context_ + " reads field \"" + name + "\", which its field table " +
+                           table_.name + " does not declare (scenarios/lua/field_tables.cpp)");
+  }
+  if (kind && doc->kind != *kind) {
+    throw std::logic_error("internal error: " + context_ + " reads field \"" + name + "\" as a " + to_string(*kind) +
+                           ", but its field table " + table_.name + " declares a " + to_string(doc->kind));
+  }
+  return *doc;
+}
+
 const ScriptValue* FieldReader::get(const std::string& name) {
+  declared(name, std::nullopt);
   if (std::find(known_.begin(), known_.end(), name) == known_.end()) known_.push_back(name);
   const auto it = args_.fields.find(name);
   if (it == args_.fields.end() || it->second.is_nil()) return nullptr;
@@ -92,7 +227,10 @@ std::uint64_t FieldReader::parse_size_value(const ScriptValue& v, const std::fun
   return *parsed;
 }
 
-std::optional<std::uint64_t> FieldReader::size(const std::string& name, std::uint64_t lo, std::uint64_t hi) {
+std::optional<std::uint64_t> FieldReader::size(const std::string& name) {
+  const FieldDoc& doc = declared(name, FieldKind::size);
+  const std::uint64_t lo = doc.lo;
+  const std::uint64_t hi = doc.hi;
   return scalar<std::uint64_t>(name, [&](const ScriptValue& v) {
     const std::uint64_t bytes = parse_size_value(v, [&](const std::string& problem) { fail(name, problem); });
     if (bytes < lo || bytes > hi) {
@@ -102,7 +240,10 @@ std::optional<std::uint64_t> FieldReader::size(const std::string& name, std::uin
   });
 }
 
-std::optional<std::uint64_t> FieldReader::count(const std::string& name, std::uint64_t lo, std::uint64_t hi) {
+std::optional<std::uint64_t> FieldReader::count(const std::string& name) {
+  const FieldDoc& doc = declared(name, FieldKind::count);
+  const std::uint64_t lo = doc.lo;
+  const std::uint64_t hi = doc.hi;
   return scalar<std::uint64_t>(name, [&](const ScriptValue& v) -> std::uint64_t {
     std::int64_t whole = 0;
     if (!v.is_number()) fail(name, "expected a whole number, not " + v.type_name());
@@ -114,7 +255,10 @@ std::optional<std::uint64_t> FieldReader::count(const std::string& name, std::ui
   });
 }
 
-std::optional<double> FieldReader::number(const std::string& name, double lo, double hi) {
+std::optional<double> FieldReader::number(const std::string& name) {
+  const FieldDoc& doc = declared(name, FieldKind::number);
+  const double lo = doc.number_lo;
+  const double hi = doc.number_hi;
   return scalar<double>(name, [&](const ScriptValue& v) {
     if (!v.is_number()) fail(name, "expected a number, not " + v.type_name());
     const double d = as_double(v);
@@ -126,6 +270,7 @@ std::optional<double> FieldReader::number(const std::string& name, double lo, do
 }
 
 std::optional<double> FieldReader::rate(const std::string& name) {
+  declared(name, FieldKind::rate);
   return scalar<double>(name, [&](const ScriptValue& v) -> double {
     if (v.is_number()) {
       const double d = as_double(v);
@@ -141,6 +286,7 @@ std::optional<double> FieldReader::rate(const std::string& name) {
 }
 
 std::optional<TimeNs> FieldReader::duration(const std::string& name) {
+  declared(name, FieldKind::duration);
   return scalar<TimeNs>(name, [&](const ScriptValue& v) -> TimeNs {
     std::int64_t whole = 0;
     if (whole_number(v, whole)) {
@@ -157,6 +303,7 @@ std::optional<TimeNs> FieldReader::duration(const std::string& name) {
 }
 
 std::optional<bool> FieldReader::boolean(const std::string& name) {
+  declared(name, FieldKind::boolean);
   return scalar<bool>(name, [&](const ScriptValue& v) {
     const bool* b = std::get_if<bool>(&v.value);
     if (b == nullptr) fail(name, "expected true or false, not " + v.type_name());
@@ -165,14 +312,17 @@ std::optional<bool> FieldReader::boolean(const std::string& name) {
 }
 
 std::optional<std::string> FieldReader::text(const std::string& name) {
+  const std::uint64_t max_chars = declared(name, FieldKind::text).hi;
   return scalar<std::string>(name, [&](const ScriptValue& v) {
     const std::string* s = v.string();
     if (s == nullptr) fail(name, "expected a string, not " + v.type_name());
+    if (s->size() > max_chars) fail(name, "longer than " + std::to_string(max_chars) + " characters");
     return *s;
   });
 }
 
-std::optional<std::string> FieldReader::choice(const std::string& name, const std::vector<std::string>& choices) {
+std::optional<std::string> FieldReader::choice(const std::string& name) {
+  const std::vector<std::string>& choices = declared(name, FieldKind::choice).choices;
   return scalar<std::string>(name, [&](const ScriptValue& v) {
     const std::string* s = v.string();
     if (s == nullptr) fail(name, "expected one of " + join(choices) + ", not " + v.type_name());
@@ -186,6 +336,7 @@ std::optional<std::string> FieldReader::choice(const std::string& name, const st
 }
 
 const ScriptTable* FieldReader::table(const std::string& name) {
+  declared(name, FieldKind::table);
   const ScriptValue* v = get(name);
   if (v == nullptr) return nullptr;
   const ScriptTable* t = v->table();
@@ -193,7 +344,8 @@ const ScriptTable* FieldReader::table(const std::string& name) {
   return t;
 }
 
-const ScriptObject* FieldReader::object(const std::string& name, ObjectKind kind) {
+const ScriptObject* FieldReader::object(const std::string& name) {
+  const ObjectKind kind = declared(name, FieldKind::object).object_kind;
   const ScriptValue* v = get(name);
   if (v == nullptr) return nullptr;
   const ScriptObject* o = v->object();
@@ -201,8 +353,10 @@ const ScriptObject* FieldReader::object(const std::string& name, ObjectKind kind
   return o;
 }
 
-std::optional<std::vector<std::uint64_t>> FieldReader::count_list(const std::string& name, std::uint64_t lo,
-                                                                  std::uint64_t hi) {
+std::optional<std::vector<std::uint64_t>> FieldReader::count_list(const std::string& name) {
+  const FieldDoc& doc = declared(name, FieldKind::count_list);
+  const std::uint64_t lo = doc.lo;
+  const std::uint64_t hi = doc.hi;
   const ScriptValue* v = get(name);
   if (v == nullptr) return std::nullopt;
   const ScriptTable* t = v->table();
@@ -221,8 +375,8 @@ std::optional<std::vector<std::uint64_t>> FieldReader::count_list(const std::str
   return out;
 }
 
-std::optional<std::vector<std::string>> FieldReader::choice_list(const std::string& name,
-                                                                 const std::vector<std::string>& choices) {
+std::optional<std::vector<std::string>> FieldReader::choice_list(const std::string& name) {
+  const std::vector<std::string>& choices = declared(name, FieldKind::choice_list).choices;
   const ScriptValue* v = get(name);
   if (v == nullptr) return std::nullopt;
   std::vector<ScriptValue> items;
@@ -248,6 +402,11 @@ std::optional<std::vector<std::string>> FieldReader::choice_list(const std::stri
 }
 
 void FieldReader::finish() const {
+  for (const FieldDoc& f : table_.fields) {
+    if (std::find(known_.begin(), known_.end(), f.name) != known_.end()) continue;
+    throw std::logic_error("internal error: " + context_ + " never reads field \"" + f.name +
+                           "\", which its field table " + table_.name + " declares (scenarios/lua/field_tables.cpp)");
+  }
   for (const auto& [key, value] : args_.fields) {
     if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
     const std::string near = closest_name(key, known_);

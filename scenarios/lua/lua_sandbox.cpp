@@ -2,6 +2,7 @@
 
 #include <lua.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -92,22 +93,22 @@ bool valid_module_name(const char* name) {
   return true;
 }
 
-// package.searchers entry: <script dir>/lib/<name>.lua, then <script dir>/<name>.lua, text only.
+// package.searchers entry: <dir>/<name>.lua for each of module_search_dirs, text only.
 int search_lib(lua_State* L) {
   const char* name = luaL_checkstring(L, 1);
   Limits* limits = limits_of(L);
-  char tried[1024];
+  char searched[2048];
   char chosen[1024];
-  tried[0] = '\0';
+  searched[0] = '\0';
   chosen[0] = '\0';
   bool found = false;
   bool too_big = false;
-  if (valid_module_name(name)) {
+  const bool valid = valid_module_name(name);
+  if (valid) {
     std::string relative(name);
     for (char& c : relative) c = c == '.' ? '/' : c;
-    const std::string dir = limits->script_dir.empty() ? std::string(".") : limits->script_dir;
-    const std::string candidates[] = {dir + "/lib/" + relative + ".lua", dir + "/" + relative + ".lua"};
-    for (const std::string& candidate : candidates) {
+    for (const std::string& dir : module_search_dirs(limits->script_dir)) {
+      const std::string candidate = dir + "/" + relative + ".lua";
       std::error_code ec;
       if (std::filesystem::is_regular_file(candidate, ec)) {
         too_big = std::filesystem::file_size(candidate, ec) > k_max_script_bytes;
@@ -115,15 +116,14 @@ int search_lib(lua_State* L) {
         found = true;
         break;
       }
-      const std::size_t used = std::strlen(tried);
-      std::snprintf(tried + used, sizeof tried - used, "%sno file '%s'", used == 0 ? "" : "\n\t", candidate.c_str());
+      const std::size_t used = std::strlen(searched);
+      std::snprintf(searched + used, sizeof searched - used, "%s%s", used == 0 ? "" : ", ", dir.c_str());
     }
-  } else {
-    std::snprintf(tried, sizeof tried, "'%s' is not a module name (letters, digits, _ - and dots)", name);
   }
+  if (!valid) return luaL_error(L, "require '%s': not a module name (letters, digits, _ - and dots)", name);
   if (!found) {
-    lua_pushstring(L, tried);
-    return 1;
+    return luaL_error(L, "module '%s' not found: no %s.lua in %s (add directories with SLUICE_LUA_PATH=dir1:dir2)",
+                      name, name, searched);
   }
   if (too_big) return luaL_error(L, "module '%s': %s is larger than %d bytes", name, chosen, int{16 << 20});
   int status = LUA_OK;
@@ -214,6 +214,28 @@ int open_safe_libs(lua_State* S) {
 }
 
 }  // namespace
+
+std::vector<std::string> module_search_dirs(const std::string& script_dir) {
+  const std::string dir = script_dir.empty() ? std::string(".") : script_dir;
+  std::vector<std::string> dirs = {dir + "/lib", dir};
+  if (const char* extra = std::getenv(k_lua_path_variable); extra != nullptr) {
+    std::string list(extra);
+    for (std::size_t start = 0; start <= list.size();) {
+      const std::size_t end = std::min(list.find(':', start), list.size());
+      if (end > start) dirs.push_back(list.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back((exe.parent_path().parent_path() / "lua_scripts" / "lib").lexically_normal().string());
+  dirs.emplace_back(SLUICE_SOURCE_LUA_LIB);
+  std::vector<std::string> unique;
+  for (const std::string& d : dirs) {
+    if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
+  }
+  return unique;
+}
 
 Result<std::string> read_script_file(const std::string& path) {
   std::error_code ec;

@@ -10,7 +10,7 @@
 //   dump), math (seeded with 1, so math.random is reproducible), utf8,
 //   coroutine and package. No io, os or debug, no C modules: `print` writes
 //   to the given stream and `require` finds only package.preload (the sluice
-//   module) and text files <script dir>/lib/<name>.lua or <script dir>/<name>.lua.
+//   module) and text files <dir>/<name>.lua in module_search_dirs.
 // - Errors: every error message starts with "<file>:<line>: " (a message
 //   handler adds the place for errors raised without one).
 //
@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "core/common/status.hpp"
 
@@ -31,8 +32,16 @@ namespace sluice::scenario {
 
 // VM instructions between two checks of the instruction limit.
 inline constexpr int k_hook_instructions = 1000;
+// Colon-separated directories `require` also searches (module_search_dirs).
+inline constexpr const char* k_lua_path_variable = "SLUICE_LUA_PATH";
 // Largest script or library file read.
 inline constexpr std::uint64_t k_max_script_bytes = 16ULL << 20;
+
+// Where `require "name"` looks, in order: the script's lib/ and its
+// directory, each directory of $SLUICE_LUA_PATH, lua_scripts/lib next to the
+// binary's directory (a build inside the repository, or a copy of both), and
+// the source tree's lua_scripts/lib (so `require "study"` works from any script).
+std::vector<std::string> module_search_dirs(const std::string& script_dir);
 
 class LuaSandbox {
  public:

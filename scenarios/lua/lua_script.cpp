@@ -79,4 +79,15 @@ Result<std::vector<ParamDecl>> describe_script(const std::string& path) {
   return std::move(run.ctx.params);
 }
 
+Result<std::vector<ScriptMachine>> script_machines(const std::string& path,
+                                                   const std::map<std::string, std::string>& sets) {
+  ScriptOptions options;
+  options.sets = sets;
+  std::ostringstream discard;
+  ScriptRun run;
+  run_in_sandbox(path, options, true, discard, run);
+  if (!run.status.ok()) return run.status;
+  return std::move(run.ctx.machines);
+}
+
 }  // namespace sluice::scenario

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -92,5 +93,17 @@ Result<ScriptOutcome> run_script(const std::string& path, const ScriptOptions& o
 
 // The parameters a script declares, without running anything.
 Result<std::vector<ParamDecl>> describe_script(const std::string& path);
+
+// A machine a script builds (sl.machines.generic{...}, import_nvidia_smi).
+struct ScriptMachine {
+  std::string type;   // "generic", "dgx_a100", "import_nvidia_smi", ...
+  std::string where;  // "file:line" of the call
+  std::shared_ptr<const topo::Topology> topology;
+};
+
+// The machines a script builds before its first sl.run, in order, without
+// running anything (`sluice topo show SCRIPT.lua`); sets are --set values.
+Result<std::vector<ScriptMachine>> script_machines(const std::string& path,
+                                                   const std::map<std::string, std::string>& sets = {});
 
 }  // namespace sluice::scenario

@@ -13,10 +13,12 @@
 #include "core/topology/nvidia_smi_import.hpp"
 #include "scenarios/lua/fault_plan_reader.hpp"
 #include "scenarios/lua/field_reader.hpp"
+#include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/lua_sandbox.hpp"
 #include "scenarios/lua/prelude_lua.hpp"  // generated from scenarios/lua/prelude.lua (scenarios/CMakeLists.txt)
 #include "scenarios/lua/script_units.hpp"
 #include "scenarios/lua/spec_builders.hpp"
+#include "scenarios/lua/machine_report.hpp"
 #include "scenarios/lua/sweep_plan.hpp"
 
 namespace sluice::scenario {
@@ -243,6 +245,24 @@ int object_gc(lua_State* L) {
   return 0;
 }
 
+// machine:describe([node]) -> the text `sluice topo show` prints for it.
+int machine_describe(lua_State* L) {
+  return guarded(L, [&] {
+    const auto* box = static_cast<ObjectBox*>(luaL_checkudata(L, 1, k_object_metatable));
+    if (!box->object || !box->object->topology) throw ScriptError("describe: expected machine:describe([node])");
+    const lua_Integer node = lua_isnoneornil(L, 2) ? 0 : lua_tointeger(L, 2);
+    if (node < 0 || static_cast<std::uint64_t>(node) >= box->object->topology->node_count()) {
+      throw ScriptError("describe: node " + std::to_string(node) + " does not exist (the machine has " +
+                        std::to_string(box->object->topology->node_count()) + " node(s))");
+    }
+    const std::string text = machine_report(*box->object->topology, static_cast<NodeId>(node),
+                                            box->object->type + " (" + box->object->where + ")")
+                                 .text;
+    lua_pushlstring(L, text.data(), text.size());
+    return 1;
+  });
+}
+
 int object_index(lua_State* L) {
   auto* box = static_cast<ObjectBox*>(luaL_checkudata(L, 1, k_object_metatable));
   if (lua_type(L, 2) != LUA_TSTRING || !box->object) return 0;
@@ -254,6 +274,10 @@ int object_index(lua_State* L) {
   }
   if (std::strcmp(key, "kind") == 0) {
     lua_pushstring(L, o.kind == ObjectKind::fs ? "fs" : to_string(o.kind).c_str());
+    return 1;
+  }
+  if (o.topology && std::strcmp(key, "describe") == 0) {
+    lua_pushcfunction(L, machine_describe);
     return 1;
   }
   if (o.topology && (std::strcmp(key, "gpus") == 0 || std::strcmp(key, "nics") == 0 || std::strcmp(key, "nvmes") == 0 ||
@@ -300,6 +324,7 @@ int make_machine(lua_State* L) {
     object->where = caller_where(L);
     object->args = read_args(L, 1, "sl.machines." + type);
     object->topology = build_machine(type, object->args);
+    context_of(L)->machines.push_back({type, object->where, object->topology});
     push_object(L, std::move(object));
     return 1;
   });
@@ -330,6 +355,7 @@ int import_nvidia_smi(lua_State* L) {
     if (!text.ok()) throw ScriptError("sl.machines.import_nvidia_smi: cannot read " + path);
     object->topology = build_imported_machine(*text, object->args);
     object->args.fields["path"] = ScriptValue{path};
+    ctx->machines.push_back({object->type, object->where, object->topology});
     push_object(L, std::move(object));
     return 1;
   });
@@ -580,19 +606,39 @@ Backend backend_of(const std::string& name) {
   return Backend::sim;
 }
 
+// sl.run's params = { gds = "on", meta_servers = 4 }: what the script's own
+// loop chose for this call, recorded on each of its points as scalars (over
+// the sl.params value of the same name, e.g. the list {on, off} it loops over).
+void read_point_params(const FieldReader& r, const ScriptTable& t, std::map<std::string, std::string>& params) {
+  if (!t.list.empty()) r.fail("params", "expected named values like { gds = \"on\", meta_servers = 4 }");
+  for (const auto& [name, value] : t.fields) {
+    if (value.table() != nullptr || value.object() != nullptr) {
+      r.fail("params." + name, "expected a number, a string or a boolean, not " + value.type_name());
+    }
+    params[name] = value.text();
+  }
+}
+
+// sl.run's sweep = { threads = {1, 8}, ... }: the axes by name (sweep_plan.hpp finds their objects).
+void read_sweep_axes(const FieldReader& r, const ScriptTable& t,
+                     std::vector<std::pair<std::string, ScriptValue>>& sweep) {
+  if (!t.list.empty()) r.fail("sweep", "expected named lists like { threads = {1, 8} }");
+  for (const auto& [k, v] : t.fields) sweep.emplace_back(k, v);
+}
+
 int sl_run(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   std::size_t begin = 0;
   std::size_t end = 0;
   guarded(L, [&] {
     const ScriptTable args = read_args(L, 1, "sl.run");
-    FieldReader r(args, "sl.run");
+    FieldReader r(args, "sl.run", run_fields());
     RunRequest req;
     req.scenario = ctx->scenario;
     req.params = ctx->param_values;
-    if (r.object("cluster", ObjectKind::cluster) != nullptr) req.cluster = shared(r.get("cluster"));
-    if (r.object("fs", ObjectKind::fs) != nullptr) req.fs = shared(r.get("fs"));
-    if (r.object("workload", ObjectKind::workload) != nullptr) req.workloads.push_back(shared(r.get("workload")));
+    if (r.object("cluster") != nullptr) req.cluster = shared(r.get("cluster"));
+    if (r.object("fs") != nullptr) req.fs = shared(r.get("fs"));
+    if (r.object("workload") != nullptr) req.workloads.push_back(shared(r.get("workload")));
     if (const ScriptValue* list = r.get("workloads")) {
       if (!req.workloads.empty()) r.fail("workloads", "give workload (one) or workloads (a list), not both");
       const ScriptTable* t = list->table();
@@ -606,22 +652,20 @@ int sl_run(lua_State* L) {
         req.workloads.push_back(std::get<std::shared_ptr<const ScriptObject>>(t->list[i].value));
       }
     }
-    const std::vector<std::string> backend_names = {"sim", "hw", "emulate"};
-    if (auto v = r.choice("backend", backend_names)) req.backends = {backend_of(*v)};
-    if (auto v = r.choice_list("backends", backend_names)) {
+    if (auto v = r.choice("backend")) req.backends = {backend_of(*v)};
+    if (auto v = r.choice_list("backends")) {
       if (r.get("backend") != nullptr) r.fail("backends", "give backend or backends, not both");
       if (v->empty()) r.fail("backends", "the list is empty");
       req.backends.clear();
       for (const std::string& b : *v) req.backends.push_back(backend_of(b));
     }
-    if (auto v = r.count("seed", 0, std::numeric_limits<std::int64_t>::max())) req.seed = *v;
-    if (const ScriptTable* sweep = r.table("sweep")) {
-      if (!sweep->list.empty()) r.fail("sweep", "expected named lists like { threads = {1, 8} }");
-      for (const auto& [k, v] : sweep->fields) req.sweep.emplace_back(k, v);
-    }
+    if (auto v = r.count("seed")) req.seed = *v;
+    if (const ScriptTable* t = r.table("sweep")) read_sweep_axes(r, *t, req.sweep);
+    if (auto v = r.text("label")) req.label = *v;
+    if (const ScriptTable* t = r.table("params")) read_point_params(r, *t, req.params);
     if (auto v = r.text("sim_profile")) req.sim_profile = *v;
     if (auto v = r.boolean("sim_coalesce")) req.sim_coalesce = *v;
-    if (auto v = r.count("max_events", 1, std::numeric_limits<std::int64_t>::max())) req.max_events = *v;
+    if (auto v = r.count("max_events")) req.max_events = *v;
     if (const ScriptValue* v = r.get("faults")) req.faults = read_fault_plan(*v, "sl.run: faults");
     r.finish();
     if (!r.sweeps().empty()) {
@@ -708,7 +752,7 @@ int sl_claim(lua_State* L) {
     }
     ScriptTable named = args;  // the text is positional; the rest are named fields
     named.list.clear();
-    FieldReader fields(named, "sl.claim");
+    FieldReader fields(named, "sl.claim", claim_fields());
     Claim claim;
     claim.text = *args.list[0].string();
     claim.where = caller_where(L);
@@ -722,9 +766,8 @@ int sl_claim(lua_State* L) {
     } else {
       claim.measured = std::get<double>(measured->value);
     }
-    const double k_any = std::numeric_limits<double>::max();
-    claim.at_least = fields.number("at_least", -k_any, k_any);
-    claim.at_most = fields.number("at_most", -k_any, k_any);
+    claim.at_least = fields.number("at_least");
+    claim.at_most = fields.number("at_most");
     if (!claim.at_least && !claim.at_most) fields.fail("at_least", "give at_least, at_most or both");
     if (claim.at_least && claim.at_most && *claim.at_least > *claim.at_most) {
       fields.fail("at_most", "is below at_least: no value could hold");
@@ -793,7 +836,7 @@ std::vector<ScriptPlotSeries> plot_series(const FieldReader& fields, const Scrip
   for (const ScriptValue& v : series->list) {
     const ScriptTable* t = v.table();
     if (t == nullptr) fields.fail("series", "each curve is a table {title =, x =, y =}");
-    FieldReader curve(*t, "report:plot series");
+    FieldReader curve(*t, "report:plot series", plot_curve_fields());
     ScriptPlotSeries one;
     one.title = curve.text("title").value_or("");
     one.x = plot_numbers(fields, curve.table("x"), "x");
@@ -823,7 +866,7 @@ int sl_draw_plot(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   return guarded(L, [&] {
     const ScriptTable args = read_args(L, 1, "report:plot");
-    FieldReader fields(args, "report:plot");
+    FieldReader fields(args, "report:plot", plot_fields());
     ScriptPlot plot;
     const std::string file = fields.text("file").value_or("");
     if (file.empty() || file.find('/') != std::string::npos || file.find("..") != std::string::npos) {

@@ -51,6 +51,7 @@ struct ScriptContext {
   std::map<std::string, std::string> param_values;
   std::string params_where;  // "file:line" of the last sl.params
   std::vector<RunResult> results;
+  std::vector<ScriptMachine> machines;  // every machine built, in order
   std::vector<std::string> headlines;
   std::vector<Claim> claims;
   std::optional<Status> run_failure;  // the runner failed (not the script)

@@ -11,25 +11,11 @@
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
 #include "core/workloads/workload_limits.hpp"
+#include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/script_units.hpp"
 
 namespace sluice::scenario {
 namespace {
-
-// Ethernet (RoCE/TCP) NIC + switch per link: slower than InfiniBand's
-// ~0.3 us per link (hardware_figures.hpp); 1 us until calibrated.
-constexpr TimeNs k_ethernet_link_latency_ns = 1000;
-constexpr std::uint64_t k_max_fabric_gbps = 100'000;
-// Storage targets one node may serve (drives per node).
-constexpr std::uint64_t k_max_targets_per_node = 256;
-// sl.fs's mirror = {...} defaults: heartbeats every 500 ms, switchover 4 s
-// after the primary was last heard from. Far shorter than BeeGFS's defaults
-// (sysTargetOfflineTimeoutSecs = 180), so that a failover fits into a
-// simulated run of seconds, and inside the clients' retry budget (RPC
-// timeouts x ClientConfig::mirror_failovers with maps refreshes).
-constexpr TimeNs k_lua_mirror_heartbeat_ns = 500 * k_ns_per_ms;
-constexpr TimeNs k_lua_mirror_probably_offline_ns = 2 * k_ns_per_s;
-constexpr TimeNs k_lua_mirror_offline_ns = 4 * k_ns_per_s;
 
 std::shared_ptr<const topo::Topology> checked(Result<topo::Topology> t, const std::string& what) {
   if (!t.ok()) throw ScriptError(what + ": " + t.status().message());
@@ -66,33 +52,18 @@ void check_node(const topo::Topology& cluster, std::uint64_t node, const std::st
   }
 }
 
-proto::ChooserKind chooser_of(const std::string& name) {
-  if (name == "randomized") return proto::ChooserKind::randomized;
-  if (name == "roundrobin") return proto::ChooserKind::round_robin;
-  if (name == "randomrobin") return proto::ChooserKind::random_robin;
-  if (name == "randominternode") return proto::ChooserKind::random_inter_node;
-  if (name == "lustre_qos") return proto::ChooserKind::space_weighted_qos;
-  return proto::ChooserKind::server_default;
-}
-const std::vector<std::string> k_choosers = {"randomized",      "roundrobin", "randomrobin",
-                                             "randominternode", "lustre_qos", "default"};
-
-MemKind mem_kind_of(const std::string& name) {
-  if (name == "gpu") return MemKind::gpu;
-  if (name == "pinned") return MemKind::pinned;
-  return MemKind::host;
-}
-const std::vector<std::string> k_mem_kinds = {"host", "pinned", "gpu"};
+proto::ChooserKind chooser_of(const std::string& name) { return value_named(chooser_names(), name); }
+MemKind mem_kind_of(const std::string& name) { return value_named(mem_kind_names(), name); }
 
 // stripe = { chunk = "1MiB", count = 4, chooser = "roundrobin" } of a workload: CreateOptions.
 CreateOptions read_create(FieldReader& r, BuildInfo& info) {
   CreateOptions create;
   const ScriptTable* stripe = r.table("stripe");
   if (stripe == nullptr) return create;
-  FieldReader s(*stripe, r.context() + " stripe");
-  if (auto v = s.size("chunk", k_min_chunk_bytes, k_max_chunk_bytes_lustre)) create.chunk_bytes = *v;
-  if (auto v = s.count("count", 1, k_max_stripe_count)) create.stripe_count = static_cast<std::uint32_t>(*v);
-  if (auto v = s.choice("chooser", k_choosers)) create.chooser = chooser_of(*v);
+  FieldReader s(*stripe, r.context() + " stripe", workload_stripe_fields());
+  if (auto v = s.size("chunk")) create.chunk_bytes = *v;
+  if (auto v = s.count("count")) create.stripe_count = static_cast<std::uint32_t>(*v);
+  if (auto v = s.choice("chooser")) create.chooser = chooser_of(*v);
   s.finish();
   merge(info, s, "stripe");
   return create;
@@ -107,7 +78,7 @@ struct Placement {
 
 Placement read_placement(FieldReader& r, bool gpus_default) {
   Placement p;
-  p.nodes = r.count_list("client_nodes", 0, topo::k_max_nodes - 1);
+  p.nodes = r.count_list("client_nodes");
   p.gpus = gpus_default;
   const ScriptValue* v = r.get("ranks_per_node");
   if (v != nullptr) {
@@ -115,7 +86,7 @@ Placement read_placement(FieldReader& r, bool gpus_default) {
       p.gpus = true;
     } else {
       p.gpus = false;
-      p.ranks_per_node = r.count("ranks_per_node", 1, k_workload_max_inflight);
+      p.ranks_per_node = r.count("ranks_per_node");
     }
   }
   return p;
@@ -158,7 +129,7 @@ void read_common_tail(FieldReader& r, Config& c) {
 
 void read_pattern(FieldReader& r, bool& pattern_data, std::uint64_t& pattern_seed) {
   if (auto v = r.boolean("pattern_data")) pattern_data = *v;
-  if (auto v = r.count("pattern_seed", 0, std::numeric_limits<std::int64_t>::max())) pattern_seed = *v;
+  if (auto v = r.count("pattern_seed")) pattern_seed = *v;
 }
 
 std::uint64_t per_rank(std::uint64_t total, std::uint32_t ranks) {
@@ -189,29 +160,33 @@ const std::vector<std::string>& workload_types() {
 
 std::shared_ptr<const topo::Topology> build_machine(const std::string& type, const ScriptTable& args) {
   const std::string context = "sl.machines." + type;
-  FieldReader r(args, context);
+  if (std::find(machine_types().begin(), machine_types().end(), type) == machine_types().end()) {
+    throw ScriptError("sl.machines: no machine \"" + type + "\"");
+  }
+  FieldReader r(args, context, machine_fields(type));
   if (type == "critical_io_recorder") {
-    const auto nvme = r.count("nvme", 1, topo::k_generic_max_devices);
+    const auto nvme = r.count("nvme");
     r.finish();
     if (!r.sweeps().empty()) throw ScriptError(context + ": nvme: one number, not a list");
-    return checked(topo::critical_io_recorder(static_cast<std::uint32_t>(nvme.value_or(4))), context);
+    return checked(topo::critical_io_recorder(static_cast<std::uint32_t>(nvme.value_or(k_recorder_default_nvme))),
+                   context);
   }
   if (type == "generic") {
     topo::GenericMachine g;
-    auto device_count = [&](const char* name, std::uint32_t& out, std::uint64_t lo, std::uint64_t hi) {
-      if (auto v = r.count(name, lo, hi)) out = static_cast<std::uint32_t>(*v);
+    auto device_count = [&](const char* name, std::uint32_t& out) {
+      if (auto v = r.count(name)) out = static_cast<std::uint32_t>(*v);
     };
-    device_count("sockets", g.sockets, 1, topo::k_generic_max_sockets);
-    device_count("gpus", g.gpus, 0, topo::k_generic_max_devices);
-    device_count("nics", g.nics, 0, topo::k_generic_max_devices);
-    device_count("nvmes", g.nvmes, 0, topo::k_generic_max_devices);
-    device_count("switches_per_socket", g.switches_per_socket, 1, 64);
-    if (auto v = r.count("pcie_gen", 1, 5)) g.pcie_gen = static_cast<int>(*v);
-    if (auto v = r.count("gpu_lanes", 1, 32)) g.gpu_lanes = static_cast<int>(*v);
-    if (auto v = r.count("nic_lanes", 1, 32)) g.nic_lanes = static_cast<int>(*v);
-    if (auto v = r.count("nvme_lanes", 1, 32)) g.nvme_lanes = static_cast<int>(*v);
+    device_count("sockets", g.sockets);
+    device_count("gpus", g.gpus);
+    device_count("nics", g.nics);
+    device_count("nvmes", g.nvmes);
+    device_count("switches_per_socket", g.switches_per_socket);
+    if (auto v = r.count("pcie_gen")) g.pcie_gen = static_cast<int>(*v);
+    if (auto v = r.count("gpu_lanes")) g.gpu_lanes = static_cast<int>(*v);
+    if (auto v = r.count("nic_lanes")) g.nic_lanes = static_cast<int>(*v);
+    if (auto v = r.count("nvme_lanes")) g.nvme_lanes = static_cast<int>(*v);
     if (auto v = r.rate("nic_port_rate_bytes_per_s")) g.nic_port_rate_bytes_per_s = *v;
-    if (auto v = r.number("nic_gbps", 0.001, k_max_fabric_gbps)) g.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
+    if (auto v = r.number("nic_gbps")) g.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
     if (auto v = r.size("gpu_memory_bytes")) g.gpu_memory_bytes = *v;
     if (auto v = r.rate("nvme_read_bytes_per_s")) g.nvme_read_bytes_per_s = *v;
     if (auto v = r.rate("nvme_write_bytes_per_s")) g.nvme_write_bytes_per_s = *v;
@@ -233,11 +208,11 @@ std::shared_ptr<const topo::Topology> build_machine(const std::string& type, con
 
 std::shared_ptr<const topo::Topology> build_imported_machine(const std::string& text, const ScriptTable& options) {
   const std::string context = "sl.machines.import_nvidia_smi";
-  FieldReader r(options, context);
+  FieldReader r(options, context, machine_fields("import_nvidia_smi"));
   topo::NvidiaSmiImportOptions o;
-  if (auto v = r.count("pcie_gen", 1, 5)) o.pcie_gen = static_cast<int>(*v);
+  if (auto v = r.count("pcie_gen")) o.pcie_gen = static_cast<int>(*v);
   if (auto v = r.rate("nic_port_rate_bytes_per_s")) o.nic_port_rate_bytes_per_s = *v;
-  if (auto v = r.number("nic_gbps", 0.001, k_max_fabric_gbps)) o.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
+  if (auto v = r.number("nic_gbps")) o.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
   if (auto v = r.size("gpu_memory_bytes")) o.gpu_memory_bytes = *v;
   if (auto v = r.size("memory_bytes_per_socket")) o.memory_bytes_per_socket = *v;
   if (auto v = r.rate("memory_bytes_per_s")) o.memory_bytes_per_s = *v;
@@ -247,11 +222,14 @@ std::shared_ptr<const topo::Topology> build_imported_machine(const std::string& 
 }
 
 FabricSpec build_fabric(const std::string& type, const ScriptTable& args) {
-  FieldReader r(args, "sl.fabric." + type);
+  if (std::find(fabric_types().begin(), fabric_types().end(), type) == fabric_types().end()) {
+    throw ScriptError("sl.fabric: no fabric \"" + type + "\"");
+  }
+  FieldReader r(args, "sl.fabric." + type, fabric_fields(type));
   FabricSpec f;
   f.type = type;
-  f.link_latency_ns = type == "ethernet" ? k_ethernet_link_latency_ns : topo::k_network_link_latency_ns;
-  if (auto v = r.number("gbps", 0.001, k_max_fabric_gbps)) f.link_bytes_per_s = gbps_to_bytes_per_s(*v);
+  f.link_latency_ns = fabric_default_latency_ns(type);
+  if (auto v = r.number("gbps")) f.link_bytes_per_s = gbps_to_bytes_per_s(*v);
   if (auto v = r.rate("rate")) {
     if (f.link_bytes_per_s > 0) r.fail("rate", "give gbps or rate, not both");
     f.link_bytes_per_s = *v;
@@ -352,17 +330,17 @@ std::string cluster_description(const std::string& names, bool fat_tree, const F
 }  // namespace
 
 ClusterBuild build_cluster(const ScriptTable& args) {
-  FieldReader r(args, "sl.cluster");
+  FieldReader r(args, "sl.cluster", cluster_fields());
   ClusterBuild out;
-  const auto nodes = r.count("nodes", 1, topo::k_max_cluster_nodes);
-  const ScriptObject* node = r.object("node", ObjectKind::machine);
+  const auto nodes = r.count("nodes");
+  const ScriptObject* node = r.object("node");
   const ScriptValue* machines = r.get("machines");
-  const ScriptObject* fabric_obj = r.object("fabric", ObjectKind::fabric);
-  const auto shape_name = r.choice("topology", {"star", "fat_tree"});
+  const ScriptObject* fabric_obj = r.object("fabric");
+  const auto shape_name = r.choice("topology");
   ClusterShape shape;
-  shape.nodes_per_leaf = r.count("nodes_per_leaf", 1, topo::k_max_cluster_nodes);
-  shape.spines = r.count("spines", 1, topo::k_max_spines);
-  shape.oversubscription = r.number("oversubscription", 1.0, 1000.0);
+  shape.nodes_per_leaf = r.count("nodes_per_leaf");
+  shape.spines = r.count("spines");
+  shape.oversubscription = r.number("oversubscription");
   r.finish();
   merge(out.info, r);
 
@@ -437,12 +415,12 @@ struct FsFields {
 // mgmt_node, meta_servers, meta_nodes, storage_nodes, targets_per_node, client_nodes.
 FsFields read_fs_placement(FieldReader& r) {
   FsFields f;
-  f.mgmt_node = r.count("mgmt_node", 0, topo::k_max_nodes - 1);
-  f.meta_servers = r.count("meta_servers", 1, k_shard_count_max);
-  f.meta_nodes = r.count_list("meta_nodes", 0, topo::k_max_nodes - 1);
-  f.storage_nodes = r.count_list("storage_nodes", 0, topo::k_max_nodes - 1);
-  f.targets_per_node = r.count("targets_per_node", 1, k_max_targets_per_node);
-  f.client_nodes = r.count_list("client_nodes", 0, topo::k_max_nodes - 1);
+  f.mgmt_node = r.count("mgmt_node");
+  f.meta_servers = r.count("meta_servers");
+  f.meta_nodes = r.count_list("meta_nodes");
+  f.storage_nodes = r.count_list("storage_nodes");
+  f.targets_per_node = r.count("targets_per_node");
+  f.client_nodes = r.count_list("client_nodes");
   return f;
 }
 
@@ -451,15 +429,13 @@ bool read_fs_stripe(FieldReader& r, const std::string& context, FsSpec& fs, Buil
   const ScriptTable* stripe = r.table("stripe");
   if (stripe == nullptr) return false;
   bool count_given = false;
-  FieldReader s(*stripe, context + " stripe");
-  if (auto v = s.size("chunk", k_min_chunk_bytes, k_max_chunk_bytes_lustre)) fs.meta.default_chunk_bytes = *v;
-  if (auto v = s.count("count", 1, k_max_stripe_count)) {
+  FieldReader s(*stripe, context + " stripe", fs_stripe_fields(fs.preset));
+  if (auto v = s.size("chunk")) fs.meta.default_chunk_bytes = *v;
+  if (auto v = s.count("count")) {
     fs.meta.default_stripe_count = static_cast<std::uint32_t>(*v);
     count_given = true;
   }
-  if (auto v = s.choice("chooser", {"randomized", "roundrobin", "randomrobin", "randominternode", "lustre_qos"})) {
-    fs.meta.default_chooser = chooser_of(*v);
-  }
+  if (auto v = s.choice("chooser")) fs.meta.default_chooser = chooser_of(*v);
   s.finish();
   merge(info, s, "stripe");
   return count_given;
@@ -467,51 +443,33 @@ bool read_fs_stripe(FieldReader& r, const std::string& context, FsSpec& fs, Buil
 
 // The namespace fields: policy, directory striping and hashing, the mkdir and split rules.
 void read_fs_namespace(FieldReader& r, NamespaceConfig& ns) {
-  if (auto v = r.choice("policy", {"dir_owner", "striped_dir", "path_hash"})) {
-    ns.policy = *v == "striped_dir" ? MetaPolicy::striped_dir
-                : *v == "path_hash" ? MetaPolicy::path_hash
-                                    : MetaPolicy::dir_owner;
-  }
-  if (auto v = r.count("dir_stripe_count", 1, k_dir_stripes_max)) ns.dir_stripe_count = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice("dir_hash", {"fnv_1a_64", "crush", "rendezvous"})) {
-    ns.dir_hash = *v == "fnv_1a_64" ? DirHashKind::fnv_1a_64
-                  : *v == "crush"   ? DirHashKind::crush
-                                    : DirHashKind::rendezvous;
-  }
-  if (auto v = r.choice("mkdir_rule", {"with_entry", "random", "random_near_root"})) {
-    ns.mkdir_rule = *v == "random"             ? MkdirShardRule::random
-                    : *v == "random_near_root" ? MkdirShardRule::random_near_root
-                                               : MkdirShardRule::with_entry;
-  }
-  if (auto v = r.count("mkdir_spread_depth_max", 0, 1000)) ns.mkdir_spread_depth_max = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("policy")) ns.policy = value_named(meta_policy_names(), *v);
+  if (auto v = r.count("dir_stripe_count")) ns.dir_stripe_count = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("dir_hash")) ns.dir_hash = value_named(dir_hash_names(), *v);
+  if (auto v = r.choice("mkdir_rule")) ns.mkdir_rule = value_named(mkdir_rule_names(), *v);
+  if (auto v = r.count("mkdir_spread_depth_max")) ns.mkdir_spread_depth_max = static_cast<std::uint32_t>(*v);
   if (auto v = r.boolean("dir_auto_split")) ns.dir_auto_split = *v;
-  if (auto v = r.count("dir_split_count", 1, std::numeric_limits<std::uint32_t>::max())) ns.dir_split_count = *v;
-  if (auto v = r.count("dir_split_delta", 1, k_dir_stripes_max)) ns.dir_split_delta = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("dir_stripes_max", 1, k_dir_stripes_max)) ns.dir_stripes_max = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice("split_rule", {"round_robin", "random"})) {
-    ns.split_rule = *v == "random" ? SplitShardRule::random : SplitShardRule::round_robin;
-  }
+  if (auto v = r.count("dir_split_count")) ns.dir_split_count = *v;
+  if (auto v = r.count("dir_split_delta")) ns.dir_split_delta = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("dir_stripes_max")) ns.dir_stripes_max = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("split_rule")) ns.split_rule = value_named(split_rule_names(), *v);
 }
 
 // The services' tunables: GDS, the storage targets' limits, the clients' chunks in flight and rails.
 void read_fs_tunables(FieldReader& r, FsSpec& fs) {
-  if (auto v = r.choice("gds", {"on", "off", "auto"})) {
-    fs.gds = *v == "on" ? GdsMode::on : *v == "off" ? GdsMode::off : GdsMode::automatic;
-  }
+  if (auto v = r.choice("gds")) fs.gds = value_named(gds_names(), *v);
   if (auto v = r.rate("egress_limit_bytes_per_s")) fs.storage_config.egress_limit_bytes_per_s = *v;
-  if (auto v = r.size("egress_burst_bytes", 1)) fs.storage_config.egress_burst_bytes = *v;
-  if (auto v = r.count("max_active_per_target", 1, k_workload_max_inflight)) {
+  if (auto v = r.size("egress_burst_bytes")) fs.storage_config.egress_burst_bytes = *v;
+  if (auto v = r.count("max_active_per_target")) {
     fs.storage_config.max_active_per_target = static_cast<std::uint32_t>(*v);
   }
-  if (auto v = r.count("max_queued_per_target", 0, 1'000'000)) {
+  if (auto v = r.count("max_queued_per_target")) {
     fs.storage_config.max_queued_per_target = static_cast<std::uint32_t>(*v);
   }
-  if (auto v = r.size("staging_budget_bytes", 1)) fs.storage_config.staging_budget_bytes = *v;
-  if (auto v = r.size("target_capacity_bytes", 1)) fs.storage_config.target_capacity_bytes = *v;
-  if (auto v = r.count("max_inflight_chunks", 1, k_workload_max_inflight)) {
-    fs.client.max_inflight_chunks = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.count("rail_connections", 1, sched::k_max_connections_per_nic_limit)) {
+  if (auto v = r.size("staging_budget_bytes")) fs.storage_config.staging_budget_bytes = *v;
+  if (auto v = r.size("target_capacity_bytes")) fs.storage_config.target_capacity_bytes = *v;
+  if (auto v = r.count("max_inflight_chunks")) fs.client.max_inflight_chunks = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("rail_connections")) {
     fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
   }
   if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
@@ -523,10 +481,10 @@ void read_fs_tunables(FieldReader& r, FsSpec& fs) {
 void read_fs_mirror(FieldReader& r, const std::string& context, FsSpec& fs, BuildInfo& info, FsFields& f) {
   const ScriptTable* mirror = r.table("mirror");
   if (mirror == nullptr) return;
-  FieldReader m(*mirror, context + " mirror");
-  f.mirrored = m.boolean("storage").value_or(true);
+  FieldReader m(*mirror, context + " mirror", fs_mirror_fields());
+  f.mirrored = m.boolean("storage").value_or(k_lua_mirror_storage);
   // metadata = true: every shard gets a second server (BeeGFS `beegfs-ctl --mirrormd`).
-  f.meta_mirrored = m.boolean("metadata").value_or(false);
+  f.meta_mirrored = m.boolean("metadata").value_or(k_lua_mirror_metadata);
   const TimeNs heartbeat = m.duration("heartbeat").value_or(k_lua_mirror_heartbeat_ns);
   const TimeNs probably = m.duration("probably_offline_after").value_or(k_lua_mirror_probably_offline_ns);
   const TimeNs offline = m.duration("offline_after").value_or(k_lua_mirror_offline_ns);
@@ -713,7 +671,7 @@ void pair_meta_mirrors(FsSpec& fs, const std::vector<NodeId>& meta_candidates, c
 void place_fs(FsBuild& out, NamespaceConfig ns, const topo::Topology& cluster, const FsFields& f,
               const std::string& type, const std::string& context) {
   FsSpec& fs = out.spec;
-  const bool every_node = type == "beeond" || type == "gekkofs_like";
+  const bool every_node = fs_preset(type).every_node;
   const NodeId nodes = cluster.node_count();
   const std::vector<NodeId> servers = storage_servers(cluster, f.storage_nodes, every_node, context);
   add_storage_servers(fs, cluster, servers, f.targets_per_node, context);
@@ -756,23 +714,21 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   if (std::find(fs_types().begin(), fs_types().end(), type) == fs_types().end()) {
     throw ScriptError("sl.fs: no file system \"" + type + "\"");
   }
-  FieldReader r(args, context);
+  FieldReader r(args, context, fs_fields(type));
   FsBuild out;
   FsSpec& fs = out.spec;
   fs.preset = type;
-  const bool lustre = type == "lustre_like";
-  StripeFlavor flavor = lustre ? StripeFlavor::lustre : StripeFlavor::beegfs;
-  fs.meta.default_chunk_bytes = lustre ? 1 * k_mib : 512 * k_kib;
-  fs.meta.default_stripe_count = lustre ? 1 : 4;
-  fs.meta.default_chooser = lustre ? proto::ChooserKind::space_weighted_qos : proto::ChooserKind::randomized;
+  const FsPreset preset = fs_preset(type);
+  StripeFlavor flavor = preset.flavor;
+  fs.meta.default_chunk_bytes = preset.chunk_bytes;
+  fs.meta.default_stripe_count = preset.stripe_count;
+  fs.meta.default_chooser = preset.chooser;
   NamespaceConfig ns;
-  ns.policy = lustre ? MetaPolicy::striped_dir : type == "gekkofs_like" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
+  ns.policy = preset.policy;
 
   FsFields f = read_fs_placement(r);
   f.stripe_count_given = read_fs_stripe(r, context, fs, out.info);
-  if (auto v = r.choice("flavor", {"beegfs", "lustre"})) {
-    flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
-  }
+  if (auto v = r.choice("flavor")) flavor = value_named(stripe_flavor_names(), *v);
   read_fs_namespace(r, ns);
   read_fs_tunables(r, fs);
   read_fs_mirror(r, context, fs, out.info, f);
@@ -795,37 +751,27 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
 
 namespace {
 
-SweepPhase sweep_phase_of(const std::string& n) {
-  if (n == "mkdir") return SweepPhase::mkdir;
-  if (n == "write") return SweepPhase::write;
-  if (n == "read") return SweepPhase::read;
-  if (n == "stat") return SweepPhase::stat;
-  if (n == "delete") return SweepPhase::delete_files;
-  return SweepPhase::rmdir;
-}
+SweepPhase sweep_phase_of(const std::string& n) { return value_named(sweep_phase_names(), n); }
 
 // The fields of sl.workload.file_sweep (an elbencho-like sweep); files = N splits N over the ranks.
 FileSweepConfig read_file_sweep(FieldReader& r, BuildInfo& info, std::uint32_t ranks) {
   FileSweepConfig c;
   if (auto v = r.text("root_dir")) c.root_dir = *v;
-  if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("dirs_per_rank", 1, k_workload_max_items_per_rank)) {
-    c.dirs_per_rank = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
-  if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
-  if (auto v = r.size("file_bytes", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
-  if (auto v = r.size("size", 0, k_workload_max_bytes_per_rank)) c.file_bytes = *v;
-  if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-  if (auto v = r.size("block", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
+  if (auto v = r.count("threads")) c.threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("dirs_per_rank")) c.dirs_per_rank = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("files_per_rank")) c.files_per_rank = *v;
+  if (auto v = r.count("files")) c.files_per_rank = per_rank(*v, ranks);
+  if (auto v = r.size("file_bytes")) c.file_bytes = *v;
+  if (auto v = r.size("size")) c.file_bytes = *v;
+  if (auto v = r.size("block_bytes")) c.block_bytes = *v;
+  if (auto v = r.size("block")) c.block_bytes = *v;
   // elbencho: a block is at most the file
   if (c.file_bytes > 0 && c.block_bytes > c.file_bytes) c.block_bytes = c.file_bytes;
-  const std::vector<std::string> phase_names = {"mkdir", "write", "read", "stat", "delete", "rmdir"};
-  if (auto v = r.choice_list("phases", phase_names)) {
+  if (auto v = r.choice_list("phases")) {
     c.phases.clear();
     for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
   }
-  if (auto v = r.choice_list("op", {"write", "read", "stat", "delete"})) {
+  if (auto v = r.choice_list("op")) {
     if (r.get("phases") != nullptr) r.fail("op", "give op (the measured operations) or phases (every phase), not both");
     c.phases = {SweepPhase::mkdir};
     for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
@@ -833,7 +779,7 @@ FileSweepConfig read_file_sweep(FieldReader& r, BuildInfo& info, std::uint32_t r
     c.phases.push_back(SweepPhase::rmdir);
   }
   c.create = read_create(r, info);
-  if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
+  if (auto v = r.choice("buffer_kind")) c.buffer_kind = mem_kind_of(*v);
   read_pattern(r, c.pattern_data, c.pattern_seed);
   if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
   if (auto v = r.boolean("remove_root")) c.remove_root = *v;
@@ -846,18 +792,12 @@ MdBenchConfig read_md_bench(FieldReader& r, BuildInfo& info, std::uint32_t ranks
   MdBenchConfig c;
   if (auto v = r.text("root_dir")) c.root_dir = *v;
   if (auto v = r.boolean("shared_dir")) c.shared_dir = *v;
-  if (auto v = r.count("files_per_rank", 0, k_workload_max_items_per_rank)) c.files_per_rank = *v;
-  if (auto v = r.count("files", 0, k_workload_max_items_per_rank)) c.files_per_rank = per_rank(*v, ranks);
-  if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice_list("phases", {"create", "stat", "readdir", "ls_storm", "remove"})) {
+  if (auto v = r.count("files_per_rank")) c.files_per_rank = *v;
+  if (auto v = r.count("files")) c.files_per_rank = per_rank(*v, ranks);
+  if (auto v = r.count("threads")) c.threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice_list("phases")) {
     c.phases.clear();
-    for (const std::string& n : *v) {
-      c.phases.push_back(n == "create"     ? MdPhase::create
-                         : n == "stat"     ? MdPhase::stat
-                         : n == "readdir"  ? MdPhase::readdir
-                         : n == "ls_storm" ? MdPhase::ls_storm
-                                           : MdPhase::remove);
-    }
+    for (const std::string& n : *v) c.phases.push_back(value_named(md_phase_names(), n));
   }
   if (auto v = r.text("storm_dir")) c.storm_dir = *v;
   if (auto v = r.boolean("remove_dirs")) c.remove_dirs = *v;
@@ -869,27 +809,21 @@ MdBenchConfig read_md_bench(FieldReader& r, BuildInfo& info, std::uint32_t ranks
 TrainEpochConfig read_train_epoch(FieldReader& r, BuildInfo& info) {
   TrainEpochConfig c;
   if (auto v = r.text("dataset_dir")) c.dataset_dir = *v;
-  if (auto v = r.count("samples", 1, k_workload_max_items_per_rank)) c.samples = *v;
-  if (auto v = r.size("sample_bytes", 1, k_workload_max_block_bytes)) c.sample_bytes = *v;
-  if (auto v = r.count("samples_per_file", 1, k_workload_max_items_per_rank)) {
-    c.samples_per_file = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.count("batch_samples", 1, k_workload_max_items_per_rank)) {
-    c.batch_samples = static_cast<std::uint32_t>(*v);
-  }
+  if (auto v = r.count("samples")) c.samples = *v;
+  if (auto v = r.size("sample_bytes")) c.sample_bytes = *v;
+  if (auto v = r.count("samples_per_file")) c.samples_per_file = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("batch_samples")) c.batch_samples = static_cast<std::uint32_t>(*v);
   if (auto v = r.duration("compute_ns_per_step")) c.compute_ns_per_step = *v;
-  if (auto v = r.count("prefetch_depth", 0, k_workload_max_inflight)) {
-    c.prefetch_depth = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.count("read_threads", 1, k_workload_max_inflight)) c.read_threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("epochs", 1, k_train_max_epochs)) c.epochs = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("prefetch_depth")) c.prefetch_depth = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("read_threads")) c.read_threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("epochs")) c.epochs = static_cast<std::uint32_t>(*v);
   if (auto v = r.boolean("shuffle")) c.shuffle = *v;
-  if (auto v = r.count("shuffle_seed", 0, std::numeric_limits<std::int64_t>::max())) c.shuffle_seed = *v;
+  if (auto v = r.count("shuffle_seed")) c.shuffle_seed = *v;
   if (auto v = r.boolean("setup_dataset")) c.setup_dataset = *v;
-  if (auto v = r.size("setup_block_bytes", 1, k_workload_max_block_bytes)) c.setup_block_bytes = *v;
+  if (auto v = r.size("setup_block_bytes")) c.setup_block_bytes = *v;
   read_pattern(r, c.pattern_data, c.pattern_seed);
   c.create = read_create(r, info);
-  if (auto v = r.count("inode_cache_entries", 0, k_workload_max_items_per_rank)) c.inode_cache_entries = *v;
+  if (auto v = r.count("inode_cache_entries")) c.inode_cache_entries = *v;
   read_common_tail(r, c);
   return c;
 }
@@ -899,24 +833,18 @@ CheckpointConfig read_checkpoint_burst(FieldReader& r, BuildInfo& info, const Fs
   CheckpointConfig c;
   if (fs != nullptr) c.stripe_flavor = fs->spec.meta.stripe_flavor;
   if (auto v = r.text("dir")) c.dir = *v;
-  if (auto v = r.size("shard_bytes", 1, k_workload_max_bytes_per_rank)) c.shard_bytes = *v;
-  if (auto v = r.count("files_per_rank", 1, k_workload_max_inflight)) {
-    c.files_per_rank = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-  if (auto v = r.count("inflight_blocks", 1, k_workload_max_inflight)) {
-    c.inflight_blocks = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.count("checkpoints", 1, k_checkpoint_max_bursts)) c.checkpoints = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice("source_kind", k_mem_kinds)) c.source_kind = mem_kind_of(*v);
+  if (auto v = r.size("shard_bytes")) c.shard_bytes = *v;
+  if (auto v = r.count("files_per_rank")) c.files_per_rank = static_cast<std::uint32_t>(*v);
+  if (auto v = r.size("block_bytes")) c.block_bytes = *v;
+  if (auto v = r.count("inflight_blocks")) c.inflight_blocks = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("checkpoints")) c.checkpoints = static_cast<std::uint32_t>(*v);
+  if (auto v = r.choice("source_kind")) c.source_kind = mem_kind_of(*v);
   if (auto v = r.boolean("sync")) c.sync = *v;
   if (auto v = r.boolean("read_back")) c.read_back = *v;
   read_pattern(r, c.pattern_data, c.pattern_seed);
   c.create = read_create(r, info);
-  if (auto v = r.choice("stripe_flavor", {"beegfs", "lustre"})) {
-    c.stripe_flavor = *v == "lustre" ? StripeFlavor::lustre : StripeFlavor::beegfs;
-  }
-  if (auto v = r.count_list("known_targets", 0, k_no_id - 1)) {
+  if (auto v = r.choice("stripe_flavor")) c.stripe_flavor = value_named(stripe_flavor_names(), *v);
+  if (auto v = r.count_list("known_targets")) {
     for (std::uint64_t t : *v) c.known_targets.push_back(static_cast<std::uint32_t>(t));
   }
   read_common_tail(r, c);
@@ -926,16 +854,16 @@ CheckpointConfig read_checkpoint_burst(FieldReader& r, BuildInfo& info, const Fs
 StageInConfig read_stage_in(FieldReader& r, BuildInfo& info) {
   StageInConfig c;
   if (auto v = r.text("dir")) c.dir = *v;
-  if (auto v = r.count("objects", 0, k_workload_max_items_per_rank)) c.objects = *v;
-  if (auto v = r.size("object_bytes", 0, k_workload_max_bytes_per_rank)) c.object_bytes = *v;
-  if (auto v = r.size("block_bytes", 1, k_workload_max_block_bytes)) c.block_bytes = *v;
-  if (auto v = r.count("threads", 1, k_workload_max_inflight)) c.threads = static_cast<std::uint32_t>(*v);
+  if (auto v = r.count("objects")) c.objects = *v;
+  if (auto v = r.size("object_bytes")) c.object_bytes = *v;
+  if (auto v = r.size("block_bytes")) c.block_bytes = *v;
+  if (auto v = r.count("threads")) c.threads = static_cast<std::uint32_t>(*v);
   if (auto v = r.rate("source_bytes_per_s_per_rank")) {
     c.source_bytes_per_s_per_rank = static_cast<std::uint64_t>(*v);
   }
   if (auto v = r.size("source_burst_bytes")) c.source_burst_bytes = *v;
   if (auto v = r.duration("source_request_latency_ns")) c.source_request_latency_ns = *v;
-  if (auto v = r.choice("buffer_kind", k_mem_kinds)) c.buffer_kind = mem_kind_of(*v);
+  if (auto v = r.choice("buffer_kind")) c.buffer_kind = mem_kind_of(*v);
   read_pattern(r, c.pattern_data, c.pattern_seed);
   c.create = read_create(r, info);
   read_common_tail(r, c);
@@ -944,15 +872,11 @@ StageInConfig read_stage_in(FieldReader& r, BuildInfo& info) {
 
 StreamConfig read_gpu_stream(FieldReader& r, BuildInfo& info) {
   StreamConfig c;
-  if (auto v = r.choice("direction", {"record", "playback"})) {
-    c.direction = *v == "playback" ? StreamDirection::playback : StreamDirection::record;
-  }
+  if (auto v = r.choice("direction")) c.direction = value_named(stream_direction_names(), *v);
   if (auto v = r.text("dir")) c.dir = *v;
-  if (auto v = r.size("buffer_bytes", 1, k_workload_max_block_bytes)) c.buffer_bytes = *v;
-  if (auto v = r.count("buffers", 1, k_workload_max_items_per_rank)) c.buffers = *v;
-  if (auto v = r.count("buffers_in_flight", 1, k_workload_max_inflight)) {
-    c.buffers_in_flight = static_cast<std::uint32_t>(*v);
-  }
+  if (auto v = r.size("buffer_bytes")) c.buffer_bytes = *v;
+  if (auto v = r.count("buffers")) c.buffers = *v;
+  if (auto v = r.count("buffers_in_flight")) c.buffers_in_flight = static_cast<std::uint32_t>(*v);
   if (auto v = r.duration("compute_ns_per_buffer")) c.compute_ns_per_buffer = *v;
   if (auto v = r.boolean("prepare_playback_file")) c.prepare_playback_file = *v;
   if (auto v = r.boolean("remove_file")) c.remove_file = *v;
@@ -968,7 +892,10 @@ StreamConfig read_gpu_stream(FieldReader& r, BuildInfo& info) {
 WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, const topo::Topology* cluster,
                              const FsBuild* fs) {
   const std::string context = "sl.workload." + type;
-  FieldReader r(args, context);
+  if (std::find(workload_types().begin(), workload_types().end(), type) == workload_types().end()) {
+    throw ScriptError("sl.workload: no workload \"" + type + "\"");
+  }
+  FieldReader r(args, context, workload_fields(type));
   WorkloadBuild out;
   WorkloadSpec& w = out.spec;
   w.label = r.text("label").value_or(type);

@@ -48,6 +48,20 @@ const BuildInfo& info_of(const Built& b, std::size_t object) {
   return b.workloads[object - 2].info;
 }
 
+// What every point of one sl.run shares: its name, label, seed, backends and run options.
+ScenarioSpec point_of(const RunRequest& req) {
+  ScenarioSpec spec;
+  spec.scenario = req.scenario;
+  spec.label = req.label;
+  spec.seed = req.seed;
+  spec.backends = req.backends;
+  spec.sim_profile = req.sim_profile;
+  spec.sim_coalesce = req.sim_coalesce;
+  spec.max_events = req.max_events;
+  spec.faults = req.faults;
+  return spec;
+}
+
 }  // namespace
 
 PointPlan plan_points(const RunRequest& req) {
@@ -136,19 +150,12 @@ PointPlan plan_points(const RunRequest& req) {
       }
     }
     Built b = build_all(req, args, cluster_swept ? nullptr : &discovered.cluster);
-    ScenarioSpec spec;
-    spec.scenario = req.scenario;
+    ScenarioSpec spec = point_of(req);
     spec.params = std::move(params);
-    spec.seed = req.seed;
-    spec.backends = req.backends;
     spec.cluster = b.cluster.topology;
     spec.cluster_description = b.cluster.description;
     spec.fs = std::move(b.fs.spec);
     for (WorkloadBuild& w : b.workloads) spec.workloads.push_back(std::move(w.spec));
-    spec.sim_profile = req.sim_profile;
-    spec.sim_coalesce = req.sim_coalesce;
-    spec.max_events = req.max_events;
-    spec.faults = req.faults;
     plan.points.push_back(std::move(spec));
   }
   return plan;

@@ -26,7 +26,8 @@ inline constexpr std::size_t k_max_sweep_points = 100'000;
 
 struct RunRequest {
   std::string scenario;
-  std::map<std::string, std::string> params;
+  std::map<std::string, std::string> params;  // sl.params values, then sl.run's params = {...}
+  std::string label;                          // sl.run's label
   std::shared_ptr<const ScriptObject> cluster;
   std::shared_ptr<const ScriptObject> fs;
   std::vector<std::shared_ptr<const ScriptObject>> workloads;

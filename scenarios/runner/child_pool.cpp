@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
+
+#include "scenarios/runner/crash_log.hpp"
 
 // gcov's flush entry point: present (libgcov) only in coverage builds.
 extern "C" void __gcov_dump(void) __attribute__((weak));
@@ -27,6 +31,9 @@ constexpr char k_frame_ok = 'R';
 constexpr char k_frame_error = 'E';
 // Longest the parent sleeps in poll() between progress reports.
 constexpr int k_max_poll_ms = 1000;
+// On a stop: how long the parent reads what a killed child had sent before
+// it gives up on the pipe (a grandchild may still hold its write end).
+constexpr int k_stop_drain_ms = 2000;
 
 bool write_all(int fd, const char* p, std::size_t n) {
   while (n > 0) {
@@ -39,7 +46,16 @@ bool write_all(int fd, const char* p, std::size_t n) {
   return true;
 }
 
-[[noreturn]] void child_main(int fd, std::size_t index, const ChildPool::Body& body) {
+[[noreturn]] void child_main(int fd, std::size_t index, const ChildPool::Body& body, pid_t parent, CrashLog& log) {
+  // Dies with its parent, even one killed with SIGKILL (checked once more
+  // after the call, in case the parent died before it).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(4);
+  log.install_in_child();
+  // The parent's handlers (which only note a stop) are not the child's: a
+  // Ctrl-C at the terminal, or a SIGTERM sent to the child, ends it.
+  ::signal(SIGINT, SIG_DFL);
+  ::signal(SIGTERM, SIG_DFL);
   std::string frame;
   try {
     frame = std::string(1, k_frame_ok) + body(index);
@@ -64,6 +80,7 @@ struct Running {
   bool has_deadline = false;
   std::string received;
   bool too_much = false;
+  std::shared_ptr<CrashLog> log;  // what the child logged, readable after it died
 };
 
 std::string wait_status_text(int wstatus) {
@@ -86,10 +103,13 @@ int reap(pid_t pid) {
 
 // The result of a job whose child ended (its pipe at end of file): `died` (wait_status_text) when not empty,
 // else what the child sent.
-ChildJobResult finished_result(const Running& r, const std::string& died, std::size_t max_payload_bytes) {
+ChildJobResult finished_result(const Running& r, const std::string& died, const ChildPoolOptions& options) {
+  const std::size_t max_payload_bytes = options.max_payload_bytes;
   ChildJobResult result;
   if (!died.empty()) {
     result.error = died;
+    if (r.log) result.log_tail = r.log->last_lines(options.log_tail_lines);
+    if (!result.log_tail.empty()) result.error += "; its last log line: " + result.log_tail.back();
   } else if (r.too_much) {
     result.error =
         "the point's result is larger than " + std::to_string(max_payload_bytes) + " bytes (k_max_point_result_bytes)";
@@ -116,6 +136,12 @@ class PoolRun {
   void end_job(Running& r, ChildJobResult result);
   // Kills and reaps every running child, then gives the io_error `why`.
   Status abandon(const std::string& why);
+  bool stop_requested() const { return options_.stop_requested && options_.stop_requested(); }
+  // After a stop request: kills every running child; ends the jobs whose child had sent its whole result and
+  // exited, drops the others; gives unavailable.
+  Status stop();
+  // Reads child r's pipe until end of file or k_stop_drain_ms.
+  void drain(Running& r);
   // Forks children until `jobs` run or every job has started.
   Status start_children();
   // Sleeps in poll() on the children's pipes (`pfds`, in running_ order) until data, a deadline or the next
@@ -151,10 +177,13 @@ PoolRun::PoolRun(std::size_t count, const ChildPool::Body& body, const ChildPool
 
 Result<std::vector<ChildJobResult>> PoolRun::run() {
   while (done_ < count_) {
+    if (stop_requested()) return stop();
     if (Status st = start_children(); !st.ok()) return st;
     std::vector<pollfd> pfds;
     Result<int> n = wait_for_children(pfds);
     if (!n.ok()) return n.status();
+    // Before collect: a child a terminal's Ctrl-C ended is not a failed point.
+    if (stop_requested()) return stop();
     collect(*n, pfds);
     if (options_.progress && Clock::now() - last_progress_ >= progress_interval()) report();
   }
@@ -173,6 +202,7 @@ void PoolRun::report() {
   p.failed = failed_;
   p.running = running_.size();
   p.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
+  for (const Running& r : running_) p.running_jobs.push_back(r.index);
   options_.progress(p);
   last_progress_ = Clock::now();
 }
@@ -194,12 +224,47 @@ Status PoolRun::abandon(const std::string& why) {
   return error(StatusCode::io_error, why);
 }
 
+Status PoolRun::stop() {
+  for (const Running& r : running_) ::kill(r.pid, SIGKILL);
+  const std::size_t stopped = running_.size();
+  std::size_t kept = 0;
+  for (Running& r : running_) {
+    drain(r);
+    ::close(r.fd);
+    const int wstatus = reap(r.pid);
+    if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) continue;  // killed before it finished
+    ChildJobResult result = finished_result(r, "", options_);
+    if (!result.ok) continue;
+    end_job(r, std::move(result));
+    ++kept;
+  }
+  running_.clear();
+  return error(StatusCode::unavailable, "runner: stopped on request with " + std::to_string(count_ - done_) + " of " +
+                                            std::to_string(count_) + " points unfinished (" +
+                                            std::to_string(stopped - kept) + " killed while running)");
+}
+
+void PoolRun::drain(Running& r) {
+  const Clock::time_point give_up = Clock::now() + std::chrono::milliseconds(k_stop_drain_ms);
+  for (;;) {
+    const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+    if (left_ms <= 0) return;
+    pollfd pfd{r.fd, POLLIN, 0};
+    const int n = ::poll(&pfd, 1, static_cast<int>(left_ms));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    if (read_from(r)) return;
+  }
+}
+
 Status PoolRun::start_children() {
   while (running_.size() < jobs_ && next_ < count_) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return abandon(std::string("runner: pipe: ") + std::strerror(errno));
     std::fflush(stdout);
     std::fflush(stderr);
+    auto log = std::make_shared<CrashLog>();
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       const std::string why = std::string("runner: fork: ") + std::strerror(errno);
@@ -210,13 +275,14 @@ Status PoolRun::start_children() {
     if (pid == 0) {
       ::close(fds[0]);
       for (const Running& r : running_) ::close(r.fd);  // the siblings' pipes are not this child's
-      child_main(fds[1], next_, body_);
+      child_main(fds[1], next_, body_, parent, *log);
     }
     ::close(fds[1]);
     Running r;
     r.index = next_++;
     r.pid = pid;
     r.fd = fds[0];
+    r.log = std::move(log);
     if (options_.timeout_s > 0) {
       r.has_deadline = true;
       r.deadline =
@@ -244,6 +310,7 @@ Result<int> PoolRun::wait_for_children(std::vector<pollfd>& pfds) {
 
 void PoolRun::collect(int n, const std::vector<pollfd>& pfds) {
   std::vector<Running> still;
+  const std::size_t done_before = done_;
   for (std::size_t i = 0; i < running_.size(); ++i) {
     Running& r = running_[i];
     const bool ready = n > 0 && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
@@ -258,6 +325,7 @@ void PoolRun::collect(int n, const std::vector<pollfd>& pfds) {
     still.push_back(std::move(r));
   }
   running_ = std::move(still);
+  if (done_ > done_before) report();  // after running_ holds only the children still running
 }
 
 bool PoolRun::read_from(Running& r) {
@@ -277,8 +345,7 @@ bool PoolRun::read_from(Running& r) {
 void PoolRun::end_finished(Running& r) {
   ::close(r.fd);
   const std::string died = wait_status_text(reap(r.pid));
-  end_job(r, finished_result(r, died, options_.max_payload_bytes));
-  report();
+  end_job(r, finished_result(r, died, options_));
 }
 
 void PoolRun::end_timed_out(Running& r) {
@@ -288,8 +355,8 @@ void PoolRun::end_timed_out(Running& r) {
   ChildJobResult result;
   result.error = "the point ran past its wall-clock limit of " + std::to_string(options_.timeout_s) +
                  " s (RunnerOptions::point_timeout_s) and was killed";
+  if (r.log) result.log_tail = r.log->last_lines(options_.log_tail_lines);
   end_job(r, std::move(result));
-  report();
 }
 
 }  // namespace

@@ -11,13 +11,25 @@
 //   gcov's counters); an exception it throws comes back as the job's error.
 // - A child that crashes, is killed by a signal, exits early, sends more than
 //   max_payload_bytes or runs past timeout_s (then SIGKILL) gives a job with
-//   ok = false and the reason. Other jobs go on.
+//   ok = false and the reason, and the last lines its world logged (each
+//   child gets a CrashLog before fork). Other jobs go on.
+// - A child dies with its parent (PR_SET_PDEATHSIG, SIGKILL): a killed
+//   `sluice run` leaves no point running (and writing) behind it.
 // - run() blocks until every job is done; it fails as a whole only when no
 //   pipe or child process could be made (io_error), after ending the children
 //   it started. The caller must hold no other threads (fork copies only the
 //   calling one).
 // - progress (if set) is called from the calling process when a job ends and
 //   about every progress_interval_s.
+// - stop_requested (if set) is asked from the calling process before children
+//   start and whenever its wait wakes (a signal, a job ending, a progress
+//   report; at least every k_max_poll_ms): once it says true, every running
+//   child is killed (SIGKILL) and reaped, a job whose child had already sent
+//   its whole result and exited still ends ok (on_done), the others are
+//   dropped, and run() gives unavailable. The caller's SIGINT/SIGTERM handler
+//   typically sets what it reads; children start with SIGINT and SIGTERM at
+//   their defaults, so a Ctrl-C at the terminal (sent to the whole process
+//   group) ends them too.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +45,9 @@ struct ChildJobResult {
   bool ok = false;
   std::string payload;  // what body returned (ok)
   std::string error;    // why not ok
+  // Not ok because the child died (a signal, an exit without a result, the
+  // wall-clock limit): the last lines its world logged (crash_log.hpp).
+  std::vector<std::string> log_tail;
 };
 
 struct ChildPoolProgress {
@@ -41,16 +56,20 @@ struct ChildPoolProgress {
   std::size_t failed = 0;
   std::size_t running = 0;
   double wall_s = 0;
+  std::vector<std::size_t> running_jobs;  // the indices of the jobs running now, in the order they started
 };
 
 struct ChildPoolOptions {
   std::uint32_t jobs = 1;  // children at once, >= 1
   double timeout_s = 0;    // per job; <= 0: none
   std::size_t max_payload_bytes = std::size_t{256} << 20;
+  std::size_t log_tail_lines = 20;  // ChildJobResult::log_tail of a child that died
   double progress_interval_s = 0.25;
   std::function<void(const ChildPoolProgress&)> progress;
   // Called in the parent when job `index` ended, with its result (may be empty).
   std::function<void(std::size_t index, const ChildJobResult&)> on_done;
+  // True: stop now (see the contract above); may be empty.
+  std::function<bool()> stop_requested;
 };
 
 class ChildPool {

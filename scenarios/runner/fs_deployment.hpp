@@ -18,6 +18,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ namespace sluice::scenario {
 
 // Makes a storage target of a drive: (target, node, nvme index) -> Status.
 using AddTargetFn = std::function<Status(TargetId target, NodeId node, std::uint32_t nvme_index)>;
+// The durable store of one metadata server (MetaServiceConfig::open_store):
+// (node, shard, second server of a mirrored shard) -> its opener; empty: in memory.
+using MetaStoreFn =
+    std::function<std::function<Result<std::unique_ptr<MetaStore>>()>(NodeId node, ShardId shard, bool second)>;
 
 class FsDeployment {
  public:
@@ -42,18 +47,21 @@ class FsDeployment {
 
   // Adds every server to `world` (not started). Requires validate(spec).ok().
   template <class World>
-  static Result<FsDeployment> deploy(World& world, const ScenarioSpec& spec, const AddTargetFn& add_target) {
+  static Result<FsDeployment> deploy(World& world, const ScenarioSpec& spec, const AddTargetFn& add_target,
+                                     const MetaStoreFn& meta_store = {}) {
     FsDeployment d(spec);
     const FsSpec& fs = spec.fs;
     d.mgmt_ = world.endpoint_of(world.template add_service<MgmtService>(fs.mgmt_node, fs.mgmt));
     d.barrier_ = world.endpoint_of(world.template add_service<BarrierService>(fs.mgmt_node, BarrierServiceConfig{}));
     for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
-      d.metas_.push_back(
-          &world.template add_service<MetaService>(fs.meta_nodes[shard], d.meta_config(static_cast<ShardId>(shard))));
+      MetaServiceConfig first = d.meta_config(static_cast<ShardId>(shard));
+      if (meta_store) first.open_store = meta_store(fs.meta_nodes[shard], static_cast<ShardId>(shard), false);
+      d.metas_.push_back(&world.template add_service<MetaService>(fs.meta_nodes[shard], first));
     }
     for (std::size_t shard = 0; shard < fs.meta_mirror_nodes.size(); ++shard) {
       MetaServiceConfig second = d.meta_config(static_cast<ShardId>(shard));
       second.mirror.second = true;
+      if (meta_store) second.open_store = meta_store(fs.meta_mirror_nodes[shard], static_cast<ShardId>(shard), true);
       d.metas_.push_back(&world.template add_service<MetaService>(fs.meta_mirror_nodes[shard], second));
     }
     TargetId next = 1;

@@ -8,8 +8,14 @@
 #include <memory>
 #include <optional>
 
+#include "base/run_marker.hpp"
+#if SLUICE_HAVE_ROCKSDB
+#include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
+#endif
+#include "scenarios/runner/crash_log.hpp"
 #include "hw/hw_env.hpp"
 #include "hw/hw_world.hpp"
+#include "transports/shared_secret.hpp"
 #include "transports/transport.hpp"
 #include "core/faults/fault_driver.hpp"
 #include "core/faults/world_fault_control.hpp"
@@ -62,19 +68,22 @@ class EnvRecordingWorkload final : public Workload {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& root) {
-    std::string templ = root + "/sluice-hw-run-XXXXXX";
-    if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
+  TempDir(const std::string& root, bool keep) : keep_(keep) {
+    std::string templ = root + "/" + std::string(k_hw_run_dir_prefix) + "XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) return;
+    path_ = templ;
+    base::write_run_marker(path_).ignore();  // without it the directory is only never swept
   }
   ~TempDir() {
     std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+    if (!path_.empty() && !keep_) std::filesystem::remove_all(path_, ec);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
 
  private:
+  bool keep_;
   std::string path_;
 };
 
@@ -87,9 +96,34 @@ struct DeployedWorkload {
 // The fault loop checks whether the workload finished this often (real time).
 constexpr TimeNs k_hw_fault_slice_ns = 100 * k_ns_per_ms;
 
-std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWorld* fault_world, RunResult& result) {
+// Waits until every server registered with mgmt; "" or why not (a metadata
+// store that could not be opened ends the wait at once).
+std::string wait_for_registration(hw::HwWorld& world, const FsDeployment& fs) {
+  std::string store_failed;
+  const bool registered = world.wait_until(
+      [&] {
+        for (const MetaService* m : fs.metas()) {
+          store_failed =
+              world.call(*m, [m] { return m->store_failure().ok() ? std::string() : m->store_failure().message(); });
+          if (!store_failed.empty()) return true;
+          if (!world.call(*m, [m] { return m->registered(); })) return false;
+        }
+        for (const StorageService* st : fs.storages()) {
+          if (!world.call(*st, [st] { return st->registered(); })) return false;
+        }
+        return true;
+      },
+      k_hw_max_registration_ns);
+  if (!store_failed.empty()) return "a metadata server cannot open its store: " + store_failed;
+  if (!registered) return "the file system's servers did not register with mgmt within k_hw_max_registration_ns";
+  return "";
+}
+
+std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWorld* fault_world,
+                         const MetaStoreFn& meta_store, RunResult& result) {
   Result<FsDeployment> deployed = FsDeployment::deploy(
-      world, spec, [&world](TargetId target, NodeId node, std::uint32_t) { return world.add_target(target, node); });
+      world, spec, [&world](TargetId target, NodeId node, std::uint32_t) { return world.add_target(target, node); },
+      meta_store);
   if (!deployed.ok()) return deployed.status().to_string();
   const FsDeployment& fs = *deployed;
 
@@ -111,18 +145,7 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
   }
 
   if (Status s = world.start(); !s.ok()) return "hw world did not start: " + s.to_string();
-  const bool registered = world.wait_until(
-      [&] {
-        for (const MetaService* m : fs.metas()) {
-          if (!world.call(*m, [m] { return m->registered(); })) return false;
-        }
-        for (const StorageService* st : fs.storages()) {
-          if (!world.call(*st, [st] { return st->registered(); })) return false;
-        }
-        return true;
-      },
-      k_hw_max_registration_ns);
-  if (!registered) return "the file system's servers did not register with mgmt within k_hw_max_registration_ns";
+  if (std::string why = wait_for_registration(world, fs); !why.empty()) return why;
 
   std::string why;
   std::size_t ran = 0;
@@ -213,6 +236,48 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
   return why;
 }
 
+// The metadata servers' stores (HwRunOptions::meta_store), said in the run's log.
+MetaStoreFn meta_store_of(const HwRunOptions& options, const std::string& root, RunResult& result) {
+  result.counters["meta.store_durable"] = 0;
+  if (options.meta_store == "memory") return {};
+#if SLUICE_HAVE_ROCKSDB
+  result.counters["meta.store_durable"] = 1;
+  result.log_tail.push_back("hw: metadata in RocksDB under " + root +
+                            (options.meta_sync_writes ? " (every mutation fsynced)"
+                                                      : " (mutations survive a process crash, not a power loss)"));
+  return [root, sync = options.meta_sync_writes](NodeId node, ShardId shard, bool second) {
+    hw::RocksDbMetaStoreConfig config;
+    config.path = root + "/node" + std::to_string(node) + "-shard" + std::to_string(shard) + (second ? "-second" : "");
+    config.sync_writes = sync;
+    return hw::rocksdb_store_opener(std::move(config));
+  };
+#else
+  result.log_tail.push_back("hw: metadata store rocksdb -> memory: this build has no RocksDB (librocksdb-dev)");
+  (void)root;
+  return {};
+#endif
+}
+
+// The world's shared secret (HwRunOptions::shared_secret says which); the
+// run's counters record whether its connections were authenticated.
+Status secure(const HwRunOptions& options, hw::HwWorldConfig& config, RunResult& result) {
+  const bool networked = options.transport != "shm";
+  result.counters["security.authenticated"] = 0;
+  if (options.insecure || !networked) {
+    if (options.insecure) result.log_tail.push_back("hw: --insecure: connections are not authenticated");
+    return ok_status();
+  }
+  if (!options.shared_secret.empty()) {
+    config.shared_secret = options.shared_secret;
+  } else {
+    Result<std::string> secret = transport::make_shared_secret();
+    if (!secret.ok()) return error(secret.status().code(), "hw: no secret for the run: " + secret.status().message());
+    config.shared_secret = std::move(secret).value();
+  }
+  result.counters["security.authenticated"] = 1;
+  return ok_status();
+}
+
 }  // namespace
 
 RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options) {
@@ -245,21 +310,25 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
         return finish("hw: GDS on: " + why + "; use gds=\"auto\" or \"off\"");
       if (!why.empty()) {
         run_spec.fs.gds = GdsMode::off;
-        result.log_tail.push_back("hw: GDS auto -> bounce: " + why);
+        // Said only where it matters: host-memory workloads never go GPU-direct.
+        if (uses_gpu_memory(spec)) result.log_tail.push_back("hw: GDS auto -> bounce: " + why);
       }
     }
     for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
       Result<WorkloadRun> check = WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
       if (!check.ok()) return finish(check.status().message());
     }
-    TempDir dir(options.temp_root);
+    TempDir dir(options.temp_root, options.keep);
     if (dir.path().empty()) return finish("hw: cannot make a temporary directory under " + options.temp_root);
+    if (options.keep) result.log_tail.push_back("hw: --keep: the run's files stay in " + dir.path());
     hw::HwWorldConfig config;
     config.seed = spec.seed;
     config.transport = options.transport;
     config.storage_backend = options.storage_backend;
     config.storage_root = dir.path() + "/storage";
     config.node_memory_limit_bytes = options.node_memory_limit_bytes;
+    config.log = [](std::string_view line) { note_child_log(line); };
+    if (Status st = secure(options, config, result); !st.ok()) return finish(st.message());
     config.gpu_memory = options.gpu_memory;
     std::optional<HwFaultWorld> fault_world;
     if (!spec.faults.faults.empty()) {
@@ -271,7 +340,8 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     {
       hw::HwWorld world(config);
       if (fault_world) fault_world->attach(world);
-      why = run_deployed(run_spec, world, fault_world ? &*fault_world : nullptr, result);
+      why = run_deployed(run_spec, world, fault_world ? &*fault_world : nullptr,
+                         meta_store_of(options, dir.path() + "/meta", result), result);
     }
     return finish(why);
   } catch (const std::exception& e) {

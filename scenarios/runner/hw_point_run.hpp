@@ -20,6 +20,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/common/units.hpp"
 #include "hw_backends/gpu_memory_ops.hpp"
@@ -30,10 +31,30 @@ namespace sluice::scenario {
 inline constexpr TimeNs k_hw_max_workload_ns = 3600 * k_ns_per_s;
 inline constexpr TimeNs k_hw_max_registration_ns = 60 * k_ns_per_s;
 
+// A hardware run's directory: <temp_root>/sluice-hw-run-XXXXXX, marked with
+// its owner (base/run_marker.hpp) so a run that died is swept later.
+inline constexpr std::string_view k_hw_run_dir_prefix = "sluice-hw-run-";
+
 struct HwRunOptions {
   std::string transport = "tcp";
   std::string storage_backend = "posix";
   std::string temp_root = "/tmp";  // where the run's chunk-file directory is made
+  // `sluice run --keep`: leave the run's directory (chunk files under
+  // storage/) in temp_root for inspection; its path is in the run's log.
+  bool keep = false;
+  // Authentication of the nodes' connections (docs/reliability.md#security):
+  // empty: a fresh random secret per run (transports/shared_secret.hpp);
+  // else this one (--shared-secret-file). insecure: none at all (benchmarks
+  // of the bare transport; the run's results say so). The shm transport
+  // talks over local sockets only and takes no secret.
+  std::string shared_secret;
+  bool insecure = false;
+  // The metadata servers' store: "rocksdb" (durable, under the run's
+  // directory, meta/node<N>-shard<S>; every mutation fsynced when
+  // meta_sync_writes) or "memory". A build without RocksDB falls back to
+  // memory and says so in the run's log.
+  std::string meta_store = "rocksdb";
+  bool meta_sync_writes = true;
   std::uint64_t node_memory_limit_bytes = 2ULL << 30;
   // GPU memory for workloads' GPU buffers (HwWorldConfig::gpu_memory):
   // hw_backends/cuda's operations in `sluice run`; nullptr: a GPU buffer

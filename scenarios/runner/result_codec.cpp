@@ -1,5 +1,6 @@
 #include "scenarios/runner/result_codec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -141,6 +142,38 @@ json spec_summary(const ScenarioSpec& spec) {
           {"sim", {{"profile", spec.sim_profile}, {"coalesce", spec.sim_coalesce}, {"max_events", spec.max_events}}}};
 }
 
+json run_config(const ScenarioSpec& spec) {
+  const FsSpec& fs = spec.fs;
+  std::size_t targets = 0;
+  for (const StorageServerSpec& s : fs.storage) targets += s.nvme.size();
+  std::string kinds;
+  std::size_t ranks = 0;
+  for (const WorkloadSpec& w : spec.workloads) {
+    kinds += (kinds.empty() ? "" : "+") + std::string(workload_kind(w.config));
+    ranks = std::max(ranks, w.clients.nodes.size() * w.clients.ranks_per_node);
+  }
+  json config = {{"cluster", spec.cluster_description},
+                 {"cluster_nodes", spec.cluster ? spec.cluster->node_count() : 0},
+                 {"fs_preset", fs.preset},
+                 {"meta_policy", std::string(to_string(fs.policy))},
+                 {"meta_servers", fs.meta_nodes.size()},
+                 {"meta_mirrored", !fs.meta_mirror_nodes.empty()},
+                 {"storage_servers", fs.storage.size()},
+                 {"storage_targets", targets},
+                 {"storage_mirrored", fs.storage_config.mirror.enabled},
+                 {"gds", std::string(to_string(fs.gds))},
+                 {"stripe_count", fs.meta.default_stripe_count},
+                 {"chunk_bytes", fs.meta.default_chunk_bytes},
+                 {"stripe_chooser", std::string(proto::to_string(fs.meta.default_chooser))},
+                 {"client_max_inflight_chunks", fs.client.max_inflight_chunks},
+                 {"egress_limit_bytes_per_s", fs.storage_config.egress_limit_bytes_per_s},
+                 {"workloads", kinds},
+                 {"client_ranks", ranks},
+                 {"fault_count", spec.faults.faults.size()},
+                 {"sim_profile", spec.sim_profile}};
+  return config;
+}
+
 json to_json(const PhaseRow& row) {
   json extra = json::object();
   for (const auto& [name, value] : row.extra) extra[name] = number(value);
@@ -171,7 +204,9 @@ json to_json(const RunResult& result) {
   json params = json::object();
   for (const auto& [name, value] : result.spec.params) params[name] = value;
   return {{"scenario", result.spec.scenario},
+          {"label", result.spec.label},
           {"params", params},
+          {"config", run_config(result.spec)},
           {"seed", result.spec.seed},
           {"backend", std::string(to_string(result.backend))},
           {"ok", result.ok},
@@ -219,6 +254,8 @@ Result<RunResult> run_result_from_json(const json& j, const ScenarioSpec* ran) {
       r.spec = *ran;
     } else {
       r.spec.scenario = j.at("scenario").get<std::string>();
+      // Results written before labels have none.
+      if (const auto it = j.find("label"); it != j.end() && it->is_string()) r.spec.label = it->get<std::string>();
       r.spec.params = j.at("params").get<std::map<std::string, std::string>>();
       r.spec.seed = j.at("seed").get<std::uint64_t>();
     }

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -25,9 +26,13 @@
 namespace sluice::scenario {
 namespace {
 
-constexpr double k_bytes_per_mib = 1024.0 * 1024.0;
-// Table: a parameter list longer than this is cut (the CSV has them all).
+// Table: the parameter/configuration list of a row is cut to this (the CSV has them all), and so is a label.
 constexpr std::size_t k_table_params_chars = 40;
+constexpr std::size_t k_table_label_chars = 24;
+// results.csv's columns from workload to latency_us_p99 (a run without phases leaves them empty).
+constexpr std::size_t k_csv_phase_columns = 13;
+
+using Values = std::map<std::string, std::string>;
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -53,31 +58,118 @@ std::string utc_now() {
   return buf;
 }
 
-// The parameters whose values differ between the runs (all of them when
-// they do not): what tells the rows of a sweep apart.
-std::set<std::string> varying_params(const std::vector<RunResult>& runs) {
+// A run_config value as text: strings as they are, booleans true/false, numbers as in the CSV.
+std::string config_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return v.dump();
+  if (v.is_number()) return csv_number(v.get<double>());
+  return v.dump();
+}
+
+Values config_values(const ScenarioSpec& spec) {
+  Values out;
+  const nlohmann::json config = run_config(spec);  // alive through the loop (items() refers to it)
+  for (const auto& [name, value] : config.items()) out[name] = config_text(value);
+  return out;
+}
+
+// A run's parameters and configuration values; a parameter wins over a configuration value of its name.
+Values point_values(const RunResult& r) {
+  Values v = r.spec.params;
+  for (auto& [name, value] : config_values(r.spec)) v.emplace(name, std::move(value));
+  return v;
+}
+
+// The keys whose values differ between the runs (an absent key counts as a value).
+std::set<std::string> varying_keys(const std::vector<Values>& runs) {
   std::set<std::string> all, varying;
-  for (const RunResult& r : runs) {
-    for (const auto& [k, v] : r.spec.params) all.insert(k);
+  for (const Values& r : runs) {
+    for (const auto& [k, v] : r) all.insert(k);
   }
   for (const std::string& k : all) {
     std::set<std::string> values;
-    for (const RunResult& r : runs) {
-      auto it = r.spec.params.find(k);
-      values.insert(it == r.spec.params.end() ? std::string("\x01") : it->second);  // \x01: absent
+    for (const Values& r : runs) {
+      auto it = r.find(k);
+      values.insert(it == r.end() ? std::string("\x01") : it->second);  // \x01: absent
     }
     if (values.size() > 1) varying.insert(k);
   }
-  return varying.empty() ? all : varying;
+  return varying;
 }
 
-std::string params_text(const RunResult& r, const std::set<std::string>& shown) {
+std::string values_text(const Values& values, const std::set<std::string>& shown) {
   std::string out;
-  for (const auto& [k, v] : r.spec.params) {
+  for (const auto& [k, v] : values) {
     if (shown.count(k) != 0) out += (out.empty() ? "" : " ") + k + "=" + v;
   }
   if (out.size() > k_table_params_chars) out = out.substr(0, k_table_params_chars - 3) + "...";
   return out;
+}
+
+std::string cut(const std::string& text, std::size_t chars) {
+  return text.size() <= chars ? text : text.substr(0, chars - 3) + "...";
+}
+
+std::string csv_header(const std::set<std::string>& params, const std::set<std::string>& configs,
+                       const std::set<std::string>& extras) {
+  std::string out = "run,scenario,label,backend,seed,ok,error";
+  for (const std::string& p : params) out += "," + csv_field("param_" + p);
+  for (const std::string& c : configs) out += "," + csv_field("config_" + c);
+  out +=
+      ",workload,phase,ranks,bytes,ops,first_done_s,elapsed_s,throughput_GB_per_s,first_throughput_GB_per_s,"
+      "ops_per_s,first_ops_per_s,latency_us_p50,latency_us_p99";
+  for (const std::string& e : extras) out += "," + csv_field(e);
+  return out + "\n";
+}
+
+// The columns of run i up to its last config_ column.
+std::string csv_run_head(std::size_t i, const RunResult& r, const std::set<std::string>& params,
+                         const std::set<std::string>& configs) {
+  std::string head = std::to_string(i) + "," + csv_field(r.spec.scenario) + "," + csv_field(r.spec.label) + "," +
+                     std::string(to_string(r.backend)) + "," + std::to_string(r.spec.seed) + "," +
+                     (r.ok ? "true" : "false") + "," + csv_field(r.error);
+  for (const std::string& p : params) {
+    auto it = r.spec.params.find(p);
+    head += "," + (it == r.spec.params.end() ? std::string() : csv_field(it->second));
+  }
+  const Values config = config_values(r.spec);
+  for (const std::string& c : configs) {
+    auto it = config.find(c);
+    head += "," + (it == config.end() ? std::string() : csv_field(it->second));
+  }
+  return head;
+}
+
+std::string csv_phase(const PhaseRow& p, const std::set<std::string>& extras) {
+  std::string out = "," + csv_field(p.workload) + "," + csv_field(p.phase) + "," + std::to_string(p.ranks) + "," +
+                    std::to_string(p.bytes) + "," + std::to_string(p.ops) + "," + csv_number(p.first_done_s) + "," +
+                    csv_number(p.last_done_s) + "," + csv_number(p.last_bytes_per_s / k_bytes_per_gb) + "," +
+                    csv_number(p.first_bytes_per_s / k_bytes_per_gb) + "," + csv_number(p.last_ops_per_s) + "," +
+                    csv_number(p.first_ops_per_s) + "," + csv_number(p.latency_us_p50) + "," +
+                    csv_number(p.latency_us_p99);
+  for (const std::string& e : extras) {
+    auto it = p.extra.find(e);
+    out += "," + (it == p.extra.end() ? std::string() : csv_number(it->second));
+  }
+  return out;
+}
+
+// Replaces `path` with `text` through a temporary file in the same folder (rename is atomic there).
+Status write_atomically(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::path temporary = path;
+  temporary += ".tmp";
+  std::ofstream f(temporary, std::ios::binary | std::ios::trunc);
+  f << text;
+  f.close();
+  std::error_code ec;
+  if (!f) {
+    std::filesystem::remove(temporary, ec);
+    return error(StatusCode::io_error, "results: cannot write " + temporary.string());
+  }
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) return error(StatusCode::io_error, "results: cannot replace " + path.string() + ": " + ec.message());
+  return ok_status();
 }
 
 }  // namespace
@@ -105,12 +197,13 @@ MachineInfo this_machine() {
 }
 
 nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs,
-                                const ScriptFindings& findings) {
+                                const ScriptFindings& findings, Completeness completeness) {
   const MachineInfo m = this_machine();
   nlohmann::json doc;
   doc["format"] = k_results_format;
   doc["version"] = k_results_version;
   doc["scenario"] = scenario;
+  doc["complete"] = completeness == Completeness::complete;
   doc["sluice_version"] = k_sluice_version;
   doc["created_utc"] = utc_now();
   doc["machine"] = {{"hostname", m.hostname}, {"cores", m.cores}, {"os", m.os}};
@@ -131,56 +224,36 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
 }
 
 std::string results_csv(const std::vector<RunResult>& runs) {
-  std::set<std::string> params, extras;
+  std::set<std::string> params, configs, extras;
   for (const RunResult& r : runs) {
     for (const auto& [k, v] : r.spec.params) params.insert(k);
+    const nlohmann::json config = run_config(r.spec);  // alive through the loop (items() refers to it)
+    for (const auto& [k, v] : config.items()) configs.insert(k);
     for (const PhaseRow& p : r.phases) {
       for (const auto& [k, v] : p.extra) extras.insert(k);
     }
   }
-  std::string out = "run,scenario,backend,seed,ok,error";
-  for (const std::string& p : params) out += "," + csv_field("param_" + p);
-  out +=
-      ",workload,phase,ranks,bytes,ops,first_done_s,elapsed_s,throughput_MiB_per_s,first_throughput_MiB_per_s,"
-      "ops_per_s,first_ops_per_s,latency_us_p50,latency_us_p99";
-  for (const std::string& e : extras) out += "," + csv_field(e);
-  out += "\n";
+  std::string out = csv_header(params, configs, extras);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
-    std::string head = std::to_string(i) + "," + csv_field(r.spec.scenario) + "," + std::string(to_string(r.backend)) +
-                       "," + std::to_string(r.spec.seed) + "," + (r.ok ? "true" : "false") + "," + csv_field(r.error);
-    for (const std::string& p : params) {
-      auto it = r.spec.params.find(p);
-      head += "," + (it == r.spec.params.end() ? std::string() : csv_field(it->second));
-    }
+    const std::string head = csv_run_head(i, r, params, configs);
     if (r.phases.empty()) {
-      out += head + std::string(13 + extras.size(), ',') + "\n";
+      out += head + std::string(k_csv_phase_columns + extras.size(), ',') + "\n";
       continue;
     }
-    for (const PhaseRow& p : r.phases) {
-      out += head + "," + csv_field(p.workload) + "," + csv_field(p.phase) + "," + std::to_string(p.ranks) + "," +
-             std::to_string(p.bytes) + "," + std::to_string(p.ops) + "," + csv_number(p.first_done_s) + "," +
-             csv_number(p.last_done_s) + "," + csv_number(p.last_bytes_per_s / k_bytes_per_mib) + "," +
-             csv_number(p.first_bytes_per_s / k_bytes_per_mib) + "," + csv_number(p.last_ops_per_s) + "," +
-             csv_number(p.first_ops_per_s) + "," + csv_number(p.latency_us_p50) + "," + csv_number(p.latency_us_p99);
-      for (const std::string& e : extras) {
-        auto it = p.extra.find(e);
-        out += "," + (it == p.extra.end() ? std::string() : csv_number(it->second));
-      }
-      out += "\n";
-    }
+    for (const PhaseRow& p : r.phases) out += head + csv_phase(p, extras) + "\n";
   }
   return out;
 }
 
 std::string progress_csv(const std::vector<RunResult>& runs) {
-  std::string out = "run,workload,phase,window_start_s,window_s,throughput_MiB_per_s\n";
+  std::string out = "run,workload,phase,window_start_s,window_s,throughput_GB_per_s\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     for (const PhaseRow& p : runs[i].phases) {
       for (std::size_t w = 0; w < p.progress_bytes_per_s.size(); ++w) {
         out += std::to_string(i) + "," + csv_field(p.workload) + "," + csv_field(p.phase) + "," +
                csv_number(static_cast<double>(w) * p.progress_window_s) + "," + csv_number(p.progress_window_s) + "," +
-               csv_number(p.progress_bytes_per_s[w] / k_bytes_per_mib) + "\n";
+               csv_number(p.progress_bytes_per_s[w] / k_bytes_per_gb) + "\n";
       }
     }
   }
@@ -188,20 +261,36 @@ std::string progress_csv(const std::vector<RunResult>& runs) {
 }
 
 std::string results_table(const std::vector<RunResult>& runs) {
-  std::string out =
-      fmt::format("{:>4} {:<7} {:<40} {:<22} {:>6} {:>12} {:>12} {:>10} {:>10} {:>10}\n", "run", "backend", "params",
-                  "workload/phase", "ranks", "MiB/s", "ops/s", "elapsed_s", "p50_us", "p99_us");
-  const std::set<std::string> shown = varying_params(runs);
+  std::vector<Values> values;
+  std::size_t label_chars = 0;
+  for (const RunResult& r : runs) {
+    values.push_back(point_values(r));
+    label_chars = std::max(label_chars, std::min(r.spec.label.size(), k_table_label_chars));
+  }
+  if (label_chars > 0) label_chars = std::max(label_chars, std::string_view("label").size());
+  // What tells the rows apart: the parameters and configuration values that vary; when none does, the parameters.
+  std::set<std::string> shown = varying_keys(values);
+  if (shown.empty()) {
+    for (const RunResult& r : runs) {
+      for (const auto& [k, v] : r.spec.params) shown.insert(k);
+    }
+  }
+  const auto label_column = [&](const std::string& label) {
+    return label_chars == 0 ? std::string() : fmt::format("{:<{}} ", cut(label, k_table_label_chars), label_chars);
+  };
+  std::string out = fmt::format("{:>4} {:<7} {}{:<{}} {:<22} {:>6} {:>10} {:>12} {:>10} {:>10} {:>10}\n", "run",
+                                "backend", label_column("label"), "params/config", k_table_params_chars,
+                                "workload/phase", "ranks", "GB/s", "ops/s", "elapsed_s", "p50_us", "p99_us");
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
-    const std::string params = params_text(r, shown);
+    const std::string lead = fmt::format("{:>4} {:<7} {}{:<{}}", i, to_string(r.backend), label_column(r.spec.label),
+                                         values_text(values[i], shown), k_table_params_chars);
     for (const PhaseRow& p : r.phases) {
-      out += fmt::format("{:>4} {:<7} {:<40} {:<22} {:>6} {:>12.1f} {:>12.1f} {:>10.4f} {:>10.1f} {:>10.1f}\n", i,
-                         to_string(r.backend), params, p.workload + "/" + p.phase, p.ranks,
-                         p.last_bytes_per_s / k_bytes_per_mib, p.last_ops_per_s, p.last_done_s, p.latency_us_p50,
-                         p.latency_us_p99);
+      out += fmt::format("{} {:<22} {:>6} {:>10.3f} {:>12.1f} {:>10.4f} {:>10.1f} {:>10.1f}\n", lead,
+                         p.workload + "/" + p.phase, p.ranks, p.last_bytes_per_s / k_bytes_per_gb, p.last_ops_per_s,
+                         p.last_done_s, p.latency_us_p50, p.latency_us_p99);
     }
-    if (!r.ok) out += fmt::format("{:>4} {:<7} {:<40} FAILED: {}\n", i, to_string(r.backend), params, r.error);
+    if (!r.ok) out += fmt::format("{} FAILED: {}\n", lead, r.error);
   }
   std::size_t failed = 0;
   for (const RunResult& r : runs) failed += r.ok ? 0 : 1;
@@ -210,22 +299,15 @@ std::string results_table(const std::vector<RunResult>& runs) {
 }
 
 Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs,
-                     const ScriptFindings& findings) {
+                     const ScriptFindings& findings, Completeness completeness) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return error(StatusCode::io_error, "results: cannot create " + dir + ": " + ec.message());
   const std::filesystem::path base(dir);
-  auto write = [](const std::filesystem::path& path, const std::string& text) -> Status {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f) return error(StatusCode::io_error, "results: cannot write " + path.string());
-    return ok_status();
-  };
-  if (Status s = write(base / "results.json", results_document(scenario, runs, findings).dump(2) + "\n"); !s.ok())
-    return s;
-  if (Status s = write(base / "results.csv", results_csv(runs)); !s.ok()) return s;
-  return write(base / "progress.csv", progress_csv(runs));
+  const std::string json = results_document(scenario, runs, findings, completeness).dump(2) + "\n";
+  if (Status s = write_atomically(base / "results.json", json); !s.ok()) return s;
+  if (Status s = write_atomically(base / "results.csv", results_csv(runs)); !s.ok()) return s;
+  return write_atomically(base / "progress.csv", progress_csv(runs));
 }
 
 }  // namespace sluice::scenario

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <thread>
 
@@ -38,6 +39,32 @@ std::string_view to_string(GdsMode mode) {
   return "?";
 }
 
+namespace {
+
+// The RunResult of a point whose child ended with `job`: what it sent back,
+// or ok = false with why there is none.
+RunResult result_of(const ChildJobResult& job, const ScenarioSpec& spec, Backend backend) {
+  RunResult r;
+  if (job.ok) {
+    try {
+      Result<RunResult> decoded = run_result_from_json(nlohmann::json::parse(job.payload), &spec);
+      if (decoded.ok()) return std::move(decoded).value();
+      r.error = "the point's result could not be read: " + decoded.status().message();
+    } catch (const std::exception& e) {
+      r.error = std::string("the point's result is not JSON: ") + e.what();
+    }
+  } else {
+    r.error = job.error;
+    r.log_tail = job.log_tail;
+  }
+  r.spec = spec;
+  r.backend = backend;
+  r.ok = false;
+  return r;
+}
+
+}  // namespace
+
 RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptions& options) {
   if (backend == Backend::sim) return SimPointRun::run(spec, options.profile_dirs);
   if (backend == Backend::hw) return HwPointRun::run(spec, options.hw);
@@ -61,7 +88,10 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
   if (points.empty()) return results;
   if (backend == Backend::emulate && !options.run_point) {
     // Nothing to isolate: the answer is known without running anything.
-    for (std::size_t i = 0; i < points.size(); ++i) results[i] = run_point(points[i], backend, options);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      results[i] = run_point(points[i], backend, options);
+      if (options.point_done) options.point_done(i, results[i]);
+    }
     return results;
   }
 
@@ -69,44 +99,31 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
   jobs = std::min<std::uint32_t>({jobs, k_max_runner_jobs, static_cast<std::uint32_t>(points.size())});
 
+  double simulated_s_done = 0;
   ChildPoolOptions pool;
   pool.jobs = jobs;
   pool.timeout_s = options.point_timeout_s;
   pool.max_payload_bytes = k_max_point_result_bytes;
+  pool.log_tail_lines = k_log_tail_lines;
   pool.progress_interval_s = options.progress_interval_s;
+  pool.stop_requested = options.stop_requested;
   if (options.progress) {
     pool.progress = [&](const ChildPoolProgress& p) {
-      options.progress(RunnerProgress{p.jobs, p.done, p.failed, p.running, p.wall_s});
+      options.progress(RunnerProgress{p.jobs, p.done, p.failed, p.running, p.wall_s, p.running_jobs, simulated_s_done});
     };
   }
+  // Decoded as each point ends, so point_done sees it at once.
+  pool.on_done = [&](std::size_t index, const ChildJobResult& job) {
+    results[index] = result_of(job, points[index], backend);
+    if (std::isfinite(results[index].simulated_s)) simulated_s_done += results[index].simulated_s;
+    if (options.point_done) options.point_done(index, results[index]);
+  };
   const RunPointFn body = options.run_point ? options.run_point : [&options](const ScenarioSpec& spec, Backend b) {
     return run_point(spec, b, options);
   };
   Result<std::vector<ChildJobResult>> ran = ChildPool::run(
       points.size(), [&](std::size_t index) { return to_json(body(points[index], backend)).dump(); }, pool);
   if (!ran.ok()) return ran.status();
-
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const ChildJobResult& job = (*ran)[i];
-    RunResult& r = results[i];
-    if (job.ok) {
-      try {
-        Result<RunResult> decoded = run_result_from_json(nlohmann::json::parse(job.payload), &points[i]);
-        if (decoded.ok()) {
-          r = std::move(decoded).value();
-          continue;
-        }
-        r.error = "the point's result could not be read: " + decoded.status().message();
-      } catch (const std::exception& e) {
-        r.error = std::string("the point's result is not JSON: ") + e.what();
-      }
-    } else {
-      r.error = job.error;
-    }
-    r.spec = points[i];
-    r.backend = backend;
-    r.ok = false;
-  }
   return results;
 }
 

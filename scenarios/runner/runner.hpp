@@ -18,7 +18,9 @@
 // hands emulate points to scenarios/emulate/emulated_point_run.hpp; points
 // given to run_points come back ok = false saying so.
 // run_points itself fails only for problems of the whole call (no child
-// process could be made, too many points).
+// process could be made, too many points) and when it was asked to stop
+// (RunnerOptions::stop_requested: unavailable; the points that finished
+// before went to point_done).
 //
 // Results come back in the order of the points, each with its spec and the
 // backend it ran on.
@@ -53,11 +55,13 @@ inline constexpr std::size_t k_log_tail_lines = 20;
 
 // Progress of a run_points call, reported from the calling process.
 struct RunnerProgress {
-  std::size_t points = 0;   // in the call
-  std::size_t done = 0;     // finished (ok or not)
-  std::size_t failed = 0;   // finished with ok = false
-  std::size_t running = 0;  // child processes now
-  double wall_s = 0;        // since run_points was called
+  std::size_t points = 0;                   // in the call
+  std::size_t done = 0;                     // finished (ok or not)
+  std::size_t failed = 0;                   // finished with ok = false
+  std::size_t running = 0;                  // child processes now
+  double wall_s = 0;                        // since run_points was called
+  std::vector<std::size_t> running_points;  // indices (into the call's points) of the points running now
+  double simulated_s_done = 0;              // simulated time of the finished points together (sim)
 };
 
 // Runs one point in this process and returns its result (ok = false with the
@@ -73,6 +77,13 @@ struct RunnerOptions {
   // progress_interval_s while points run; may be empty.
   std::function<void(const RunnerProgress&)> progress;
   double progress_interval_s = 0.25;
+  // Called from the calling process as each point finishes (in the order
+  // they finish), with its index in `points` and its result; may be empty.
+  std::function<void(std::size_t index, const RunResult& result)> point_done;
+  // Asked from the calling process while points run (ChildPool's contract):
+  // true stops the call, killing the running points; run_points then gives
+  // unavailable. May be empty.
+  std::function<bool()> stop_requested;
   HwRunOptions hw;  // Backend::hw: transport, storage backend, temp dir
   // What a child runs (tests substitute a crashing or hanging body); empty: run_point.
   RunPointFn run_point;
@@ -87,7 +98,7 @@ RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptio
 
 // Runs every point (see the header comment). Errors only for the call as a
 // whole (invalid_argument: too many points; io_error: fork/pipe failed before
-// any point ran).
+// any point ran; unavailable: stopped by stop_requested).
 Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& points, Backend backend,
                                           const RunnerOptions& options = {});
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "scenarios/runner/crash_log.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
@@ -156,6 +157,7 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
     sim::SimRuntimeConfig config;
     config.seed = spec.seed;
     config.profile = std::move(profile).value();
+    config.log_sink = [](std::string_view line) { note_child_log(line); };
     Result<std::unique_ptr<sim::SimRuntime>> created = sim::SimRuntime::create(spec.cluster, std::move(config));
     if (!created.ok()) return finish(created.status().to_string());
     sim::SimRuntime& rt = **created;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -40,7 +41,7 @@ TEST_F(AnalysisCommand, CompareAcrossFilesPrintsAndWritesJson) {
   EXPECT_NE(out_.str().find("median_err=20.00%"), std::string::npos);
   EXPECT_NEAR((*read_json_file(args.json_out))["median_err_pct"].get<double>(), 20.0, 1e-9);
   EXPECT_EQ(run_compare({{a}, {}, {}, "", ""}, out_, err_), 1);
-  EXPECT_EQ(run_compare({{(dir_ / "none.json").string()}, {}, {}, "", ""}, out_, err_), 1);
+  EXPECT_EQ(run_compare({{(dir_ / "none.json").string()}, {}, {}, "", ""}, out_, err_), 2) << "a missing input file";
   args.json_out = (dir_ / "no/dir.json").string();
   EXPECT_EQ(run_compare(args, out_, err_), 1);
 }
@@ -91,7 +92,7 @@ TEST_F(AnalysisCommand, CalibrateFromMeasuredFilesFitsAndScoresHeldOutRuns) {
   EXPECT_EQ(run_fit_calibration(none, out_, err_), 2);
   FitCalibrationArgs missing;
   missing.fit_files = {(dir_ / "none.json").string()};
-  EXPECT_EQ(run_fit_calibration(missing, out_, err_), 1);
+  EXPECT_EQ(run_fit_calibration(missing, out_, err_), 2) << "a missing input file";
   FitCalibrationArgs few;
   few.fit_files = {fit_files[0]};
   EXPECT_EQ(run_fit_calibration(few, out_, err_), 1);
@@ -107,7 +108,22 @@ TEST_F(AnalysisCommand, ReportWritesMarkdown) {
   ReportArgs args{{a}, (dir_ / "rep").string(), "threads", "read", "T"};
   ASSERT_EQ(run_report(args, out_, err_), 0) << err_.str();
   EXPECT_TRUE(fs::exists(dir_ / "rep" / "report.md"));
-  EXPECT_EQ(run_report({{(dir_ / "none.json").string()}, (dir_ / "r2").string(), "", "read", "T"}, out_, err_), 1);
+  EXPECT_EQ(run_report({{(dir_ / "none.json").string()}, (dir_ / "r2").string(), "", "read", "T"}, out_, err_), 2);
+}
+
+TEST_F(AnalysisCommand, IncompleteFilesAreReadAndSaidToBeIncomplete) {
+  auto stopped = testing::results_json({testing::run_json("sim", "1", 120)});
+  stopped["complete"] = false;
+  const std::string a = write("a.json", stopped);
+  const std::string b = write("b.json", testing::results_json({testing::run_json("hw", "1", 100)}));
+  ASSERT_EQ(run_compare({{a, b}, {"bytes_per_s"}, {}, "", ""}, out_, err_), 0) << err_.str();
+  EXPECT_NE(err_.str().find(a + " is incomplete"), std::string::npos) << err_.str();
+  EXPECT_EQ(err_.str().find(b + " is incomplete"), std::string::npos) << err_.str();
+  ReportArgs args{{a, b}, (dir_ / "rep").string(), "threads", "read", "T"};
+  ASSERT_EQ(run_report(args, out_, err_), 0) << err_.str();
+  std::ifstream md_file(dir_ / "rep" / "report.md");
+  const std::string md((std::istreambuf_iterator<char>(md_file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("**Incomplete results.** " + a + " is incomplete"), std::string::npos) << md;
 }
 
 TEST(AnalysisCommands, RegisterCompareAndReport) {

@@ -78,9 +78,10 @@ TEST(ThroughputPlot, OneSeriesPerBackendWithRepeatsAsErrorBarsAndRegimes) {
   EXPECT_EQ(hw.title, "hw");
   ASSERT_EQ(hw.x.size(), 4U);
   EXPECT_DOUBLE_EQ(hw.x[2], 4);
-  EXPECT_NEAR(hw.y_high[0], 40e6 / 1048576, 1e-9);
-  EXPECT_NEAR(hw.y_low[0], 36e6 / 1048576, 1e-9);
-  EXPECT_NEAR(hw.y[0], 38e6 / 1048576, 1e-9);
+  EXPECT_NEAR(hw.y_high[0], 0.040, 1e-12);  // GB/s, as results.csv and the console
+  EXPECT_NEAR(hw.y_low[0], 0.036, 1e-12);
+  EXPECT_NEAR(hw.y[0], 0.038, 1e-12);
+  EXPECT_NE(spec.y_label.find("GB/s"), std::string::npos);
   // hw peaks at 95 (median of 100, 90); 90% of it is first reached at 4 threads.
   ASSERT_EQ(spec.regimes.size(), 2U);
   EXPECT_EQ(spec.regimes[0].label, "latency-bound");
@@ -124,7 +125,7 @@ TEST_F(PlotFiles, RenderRejectsMalformedSeries) {
 }
 
 TEST_F(PlotFiles, ReportEmbedsThePlotsTablesAndComparison) {
-  const std::string path = *write_run_report(sweep_runs(), {(dir_ / "rep").string(), "Sweep", "", "read"});
+  const std::string path = *write_run_report(sweep_runs(), {(dir_ / "rep").string(), "Sweep", "", "read", {}});
   const std::string md = slurp(path);
   EXPECT_NE(md.find("# Sweep"), std::string::npos);
   EXPECT_NE(md.find("![file_sweep read"), std::string::npos);
@@ -145,7 +146,7 @@ TEST_F(PlotFiles, ReportDrawsThroughputOverTimeFromTheProgressWindows) {
   const auto runs = *parse_runs(testing::results_json({run}));
   ASSERT_EQ(runs[0].phases[0].progress_bytes_per_s.size(), 130U);
   EXPECT_DOUBLE_EQ(runs[0].phases[0].progress_window_s, 0.5);
-  const std::string md = slurp(*write_run_report(runs, {(dir_ / "over_time").string(), "T", "", "read"}));
+  const std::string md = slurp(*write_run_report(runs, {(dir_ / "over_time").string(), "T", "", "read", {}}));
   EXPECT_NE(md.find("## Throughput over time"), std::string::npos);
   EXPECT_NE(md.find("progress_read.svg"), std::string::npos) << md;
   expect_svg(dir_ / "over_time" / "progress_read.svg");
@@ -159,7 +160,7 @@ TEST_F(PlotFiles, ReportDrawsThroughputOverTimeFromTheProgressWindows) {
     std::istringstream fields(line);
     double x = 0, y = 0;
     fields >> x >> y;
-    saw_dip = saw_dip || (y > 60 && y < 70);  // the empty window averaged with two full ones: 2/3 of 95.4 MiB/s
+    saw_dip = saw_dip || (y > 0.06 && y < 0.07);  // the empty window averaged with two full ones: 2/3 of 0.1 GB/s
   }
   EXPECT_EQ(points, 44U);
   EXPECT_TRUE(saw_dip);
@@ -172,11 +173,11 @@ TEST(RunReport, SaysWhyThereIsNoPlotAndListsFailedRuns) {
   failed["ok"] = false;
   failed["error"] = "deploy failed";
   const auto runs = *parse_runs(testing::results_json({testing::run_json("sim", "1", 1), failed}));
-  const std::string md = slurp(*write_run_report(runs, {dir.string(), "T", "", "write"}));
+  const std::string md = slurp(*write_run_report(runs, {dir.string(), "T", "", "write", {}}));
   EXPECT_NE(md.find("No plot:"), std::string::npos);
   EXPECT_NE(md.find("deploy failed"), std::string::npos);
   EXPECT_EQ(md.find("Predicted vs measured"), std::string::npos);
-  EXPECT_FALSE(write_run_report({}, {dir.string(), "T", "", "read"}).ok());
+  EXPECT_FALSE(write_run_report({}, {dir.string(), "T", "", "read", {}}).ok());
   fs::remove_all(dir);
 }
 

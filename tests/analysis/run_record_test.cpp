@@ -84,6 +84,39 @@ TEST(LoadRuns, ReadsFilesAndReportsMissingOrInvalidOnes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(LoadResults, SaysWhetherTheFileHoldsEveryRunAndReadsAnIncompleteOneAllTheSame) {
+  const auto dir = std::filesystem::temp_directory_path() / "sluice_analysis_load_results";
+  std::filesystem::create_directories(dir);
+  auto doc = testing::results_json({testing::run_json("sim", "1", 1)});
+  const std::string older = (dir / "older.json").string();  // written before "complete" existed
+  std::ofstream(older) << doc.dump();
+  doc["complete"] = false;
+  const std::string stopped = (dir / "stopped.json").string();
+  std::ofstream(stopped) << doc.dump();
+  EXPECT_TRUE(load_results(older)->complete);
+  Result<ResultsFile> file = load_results(stopped);
+  ASSERT_TRUE(file.ok()) << file.status().to_string();
+  EXPECT_FALSE(file->complete);
+  EXPECT_EQ(file->runs.size(), 1U);
+  EXPECT_NE(incomplete_note(*file).find(stopped + " is incomplete"), std::string::npos) << incomplete_note(*file);
+  EXPECT_NE(incomplete_note(*file).find("1 run in it"), std::string::npos) << incomplete_note(*file);
+  EXPECT_TRUE(results_complete(testing::emulate_json(1, 1, 1)));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ParseRuns, ReadsTheLabelAndTheConfiguration) {
+  auto run = testing::run_json("sim", "1", 1);
+  run["label"] = "4 MDS";
+  run["config"] = {{"meta_servers", 4}, {"gds", "on"}, {"meta_mirrored", false}};
+  const std::vector<RunRecord> runs = *parse_runs(testing::results_json({run, testing::run_json("sim", "2", 1)}));
+  EXPECT_EQ(runs[0].label, "4 MDS");
+  EXPECT_EQ(runs[0].config.at("meta_servers"), "4");
+  EXPECT_EQ(runs[0].config.at("gds"), "on");
+  EXPECT_EQ(runs[0].config.at("meta_mirrored"), "false");
+  EXPECT_EQ(runs[1].label, "");  // files written before labels
+  EXPECT_TRUE(runs[1].config.empty());
+}
+
 TEST(PointKey, SortsParamsAndLeavesOutIgnoredOnes) {
   RunRecord r;
   r.scenario = "s";

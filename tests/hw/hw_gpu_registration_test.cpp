@@ -187,7 +187,7 @@ TEST(HwGpuRegistration, PrefersDmabufWhereTheTransportDeclaresItAndClosesTheFdOn
         const std::map<std::uint64_t, Registered> r = registered_now();
         ASSERT_EQ(r.size(), 2u);
         for (const MemHandle& region : h) {
-          const Registered& how = r.at(region.region);
+          const Registered& how = r.at(world.region_wire_key(region.node, region.region));
           EXPECT_EQ(how.kind, transport::RegionKind::dmabuf);
           EXPECT_GE(how.dmabuf_fd, 0);
           EXPECT_EQ(how.dmabuf_offset, k_fake_dmabuf_offset_bytes) << "the export's offset reaches the transport";
@@ -213,11 +213,14 @@ TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheDriverRefusesTheExportAndSay
   FakeGpu gpu;
   gpu.refuse_dmabuf_exports(error(StatusCode::unavailable, "fake driver: CUDA_ERROR_NOT_SUPPORTED"));
   reset_script(Declared{true, true, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(gpu, 3, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
-    const std::map<std::uint64_t, Registered> r = registered_now();
-    ASSERT_EQ(r.size(), 3u);
-    for (const MemHandle& region : h) EXPECT_EQ(r.at(region.region).kind, transport::RegionKind::cuda);
-  });
+  const RegistrationRun run =
+      allocate_gpu_regions(gpu, 3, [&](HwWorld& world, Allocator&, const std::vector<MemHandle>& h) {
+        const std::map<std::uint64_t, Registered> r = registered_now();
+        ASSERT_EQ(r.size(), 3u);
+        for (const MemHandle& region : h) {
+          EXPECT_EQ(r.at(world.region_wire_key(region.node, region.region)).kind, transport::RegionKind::cuda);
+        }
+      });
   EXPECT_EQ(run.counters.peer_memory, 3.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 3.0) << "every region that missed dma-buf is counted";
   EXPECT_EQ(run.counters.peer_memory_fallback, 0.0);
@@ -229,11 +232,12 @@ TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheTransportRefusesTheDmabufAnd
   FakeGpu gpu;
   reset_script(
       Declared{true, true, error(StatusCode::unavailable, "ibv_reg_dmabuf_mr: Operation not supported"), std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
-    EXPECT_EQ(registered_now().at(h[0].region).kind, transport::RegionKind::cuda);
-    ASSERT_EQ(gpu.exports(), 1u);
-    EXPECT_TRUE(gpu.export_closed(0)) << "an export the transport did not take is closed at once";
-  });
+  const RegistrationRun run =
+      allocate_gpu_regions(gpu, 1, [&](HwWorld& world, Allocator&, const std::vector<MemHandle>& h) {
+        EXPECT_EQ(registered_now().at(world.region_wire_key(h[0].node, h[0].region)).kind, transport::RegionKind::cuda);
+        ASSERT_EQ(gpu.exports(), 1u);
+        EXPECT_TRUE(gpu.export_closed(0)) << "an export the transport did not take is closed at once";
+      });
   EXPECT_EQ(run.counters.peer_memory, 1.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 1.0);
   EXPECT_EQ(lines_with(run.logs, "ibv_reg_dmabuf_mr: Operation not supported"), 1u);
@@ -276,9 +280,10 @@ TEST(HwGpuRegistration, ABackendThatCannotExportFallsBackWithThatReason) {
 TEST(HwGpuRegistration, TakesPeerMemoryWithoutAFallbackWhereDmabufIsNotDeclared) {
   FakeGpu gpu;
   reset_script(Declared{false, true, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>& h) {
-    EXPECT_EQ(registered_now().at(h[0].region).kind, transport::RegionKind::cuda);
-  });
+  const RegistrationRun run =
+      allocate_gpu_regions(gpu, 1, [&](HwWorld& world, Allocator&, const std::vector<MemHandle>& h) {
+        EXPECT_EQ(registered_now().at(world.region_wire_key(h[0].node, h[0].region)).kind, transport::RegionKind::cuda);
+      });
   EXPECT_EQ(gpu.exports(), 0u) << "no export is asked for a transport that cannot take it";
   EXPECT_EQ(run.counters.peer_memory, 1.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 0.0);

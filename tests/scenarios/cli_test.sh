@@ -8,16 +8,8 @@ schema="$here/../../analysis/results.schema.json"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-expect() {  # expect CODE DESCRIPTION -- command...
-  local want=$1 what=$2; shift 3
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  if [ "$got" != "$want" ]; then
-    echo "FAIL: $what: exit $got, wanted $want"; cat "$tmp/out" "$tmp/err" | head -20; fail=1
-  else
-    echo "ok: $what"
-  fi
-}
+# shellcheck source=tests/scenarios/test_lib.sh
+source "$here/test_lib.sh"
 expect 0 "topo show dgx_a100 writes files" -- "$sluice" topo show dgx_a100 --out "$tmp/o"
 grep -q "gpu0.*mlx5_0(PXB)" "$tmp/out" || { echo "FAIL: GPU 0 ranking not shown"; fail=1; }
 grep -q '"chosen_nic": "mlx5_0"' "$tmp/o/topology.json" || { echo "FAIL: topology.json lacks GPU 0's NIC"; fail=1; }
@@ -44,7 +36,7 @@ expect 0 "run tiny sweep" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp
 grep -qE "file_sweep/write" "$tmp/out" || { echo "FAIL: run printed no table"; cat "$tmp/out"; fail=1; }
 grep -q "seed 3" "$tmp/out" || { echo "FAIL: run did not print its seed"; fail=1; }
 [ -s "$tmp/run/results.json" ] && [ -s "$tmp/run/results.csv" ] || { echo "FAIL: results files missing"; fail=1; }
-head -1 "$tmp/run/results.csv" | grep -q "throughput_MiB_per_s" || { echo "FAIL: csv header lacks units"; fail=1; }
+head -1 "$tmp/run/results.csv" | grep -q "throughput_GB_per_s" || { echo "FAIL: csv header lacks units"; fail=1; }
 [ "$(grep -c ',file_sweep,write,' "$tmp/run/results.csv")" = 2 ] || { echo "FAIL: csv wants one write row per run"; cat "$tmp/run/results.csv"; fail=1; }
 grep -q '"files": "8"' "$tmp/run/results.json" || { echo "FAIL: --set files=8 not recorded"; fail=1; }
 if python3 "$here/runner/validate_results.py" "$schema" "$tmp/run/results.json"; then

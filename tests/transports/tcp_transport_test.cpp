@@ -620,11 +620,12 @@ TEST(TcpAuth, ProofsDependOnSecretRoleAndNonce) {
   AuthBytes n1{};
   AuthBytes n2{};
   n2[0] = std::byte{1};
-  const AuthBytes p = auth_proof(k_secret, AuthRole::connector, n1);
-  EXPECT_TRUE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1)));
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::acceptor, n1))) << "no reflection";
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n2))) << "no replay";
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof("another-secret-0123456789", AuthRole::connector, n1)));
+  const AuthBytes p = auth_proof(k_secret, AuthRole::connector, n1, 7);
+  EXPECT_TRUE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, 7)));
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::acceptor, n1, 7))) << "no reflection";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n2, 7))) << "no replay";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof("another-secret-0123456789", AuthRole::connector, n1, 7)));
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, 8))) << "bound to the node id";
   auto a = make_auth_nonce();
   auto b = make_auth_nonce();
   ASSERT_TRUE(a.ok() && b.ok());
@@ -725,6 +726,79 @@ TEST(TcpAuth, APeerWithoutTheSecretIsRefusedBothWays) {
   auto down = pp.wait_kind<PeerDown>();
   ASSERT_TRUE(down);
   EXPECT_NE(down->reason.message().find("no shared secret"), std::string::npos) << down->reason.message();
+}
+
+// Issue 24: the raw-socket intruder. It claims a node id in a hello and asks
+// for and writes into small sequential region keys and a real one: it reads
+// nothing, writes nothing, and its address is in the log.
+TEST(TcpAuth, ARawIntruderReadsAndWritesNothingAndIsLoggedWithItsAddress) {
+  LogSink server_log;
+  auto server = make(secret_config(10, k_secret, &server_log));
+  ASSERT_TRUE(server);
+  EventPump sp(*server);
+  std::vector<std::byte> region(4096);
+  fill_pattern(region, 5, 0);
+  const std::uint32_t before = crc_of(region);
+  constexpr std::uint64_t k_real_key = 0x9e3779b97f4a7c15ULL;
+  ASSERT_TRUE(server->register_region(k_real_key, region, RegionKind::host).ok());
+  Result<sockaddr_in> to = parse_ipv4_address(server->listen_address().rails[0]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)), 0);
+  sockaddr_in mine{};
+  socklen_t len = sizeof mine;
+  ASSERT_EQ(::getsockname(c.get(), reinterpret_cast<sockaddr*>(&mine), &len), 0);
+  const std::string my_address = format_address(mine);
+  set_read_timeout(c.get());
+  write_header(c.get(), PacketHeader{PacketKind::hello, StatusCode::ok, 0, 2, 1, 0, 1});
+  std::vector<std::byte> junk(64, std::byte{0x66});
+  for (std::uint64_t key : {std::uint64_t{1}, std::uint64_t{2}, std::uint64_t{3}, std::uint64_t{4}, k_real_key}) {
+    write_header(c.get(), PacketHeader{PacketKind::get_request, StatusCode::ok, 0, key, key, 0, 64});
+    write_header(c.get(), PacketHeader{PacketKind::put, StatusCode::ok, 0, key, key, 0, junk.size()});
+    write_all(c.get(), junk.data(), junk.size());
+  }
+  // Everything the server sends until it closes: its challenge, nothing more.
+  bool data_or_ack = false;
+  for (auto h = read_header(c.get()); h; h = read_header(c.get())) {
+    data_or_ack = data_or_ack || h->kind == PacketKind::get_data || h->kind == PacketKind::put_ack;
+    std::vector<std::byte> body(h->kind == PacketKind::challenge ? h->length : 0);
+    if (!body.empty() && !read_exact(c.get(), body.data(), body.size())) break;
+  }
+  EXPECT_FALSE(data_or_ack) << "the intruder got bytes or an acknowledgement";
+  EXPECT_EQ(crc_of(region), before) << "the intruder wrote into a region";
+  EXPECT_TRUE(sp.drain().empty()) << "no peer came up";
+  EXPECT_TRUE(server_log.contains("refused unauthenticated peer " + my_address)) << "logged with its address";
+  EXPECT_TRUE(server->deregister_region(k_real_key).ok());
+}
+
+// Identity is what the handshake proved: a peer that knows the secret and
+// proves node 5 cannot then say hello as node 6.
+TEST(TcpAuth, AHelloClaimingAnotherNodeThanTheProvenOneIsRefused) {
+  LogSink server_log;
+  auto server = make(secret_config(10, k_secret, &server_log));
+  ASSERT_TRUE(server);
+  EventPump sp(*server);
+  Result<sockaddr_in> to = parse_ipv4_address(server->listen_address().rails[0]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  ASSERT_EQ(::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)), 0);
+  set_read_timeout(c.get());
+  auto challenge = read_header(c.get());
+  ASSERT_TRUE(challenge && challenge->kind == PacketKind::challenge);
+  AuthBytes server_nonce{};
+  ASSERT_TRUE(read_exact(c.get(), server_nonce.data(), server_nonce.size()));
+  const AuthBytes mine{};
+  write_header(c.get(), PacketHeader{PacketKind::challenge, StatusCode::ok, 0, 5, 0, 0, k_tcp_auth_bytes});
+  write_all(c.get(), mine.data(), mine.size());
+  const AuthBytes proof = auth_proof(k_secret, AuthRole::connector, server_nonce, 5);
+  write_header(c.get(), PacketHeader{PacketKind::proof, StatusCode::ok, 0, 5, 0, 0, k_tcp_auth_bytes});
+  write_all(c.get(), proof.data(), proof.size());
+  write_header(c.get(), PacketHeader{PacketKind::hello, StatusCode::ok, 0, 6, 1, 0, 1});
+  std::vector<char> rest(4096);
+  ssize_t got = 0;
+  while ((got = ::recv(c.get(), rest.data(), rest.size(), 0)) > 0) {
+  }
+  EXPECT_EQ(got, 0) << "closed, not timed out";
+  EXPECT_TRUE(sp.drain().empty()) << "no peer came up";
+  EXPECT_TRUE(server_log.contains("claims node 6 but it authenticated as node 5"));
 }
 
 TEST(TcpAuth, AMalformedProofIsRefused) {

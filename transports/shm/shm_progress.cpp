@@ -62,7 +62,7 @@ void ShmTransport::run_loop() {
   std::array<epoll_event, k_epoll_batch> ready{};
   bool busy = false;
   while (!stop_) {
-    const int n = ::epoll_wait(epoll_fd_, ready.data(), k_epoll_batch, busy ? 0 : -1);
+    const int n = ::epoll_wait(epoll_fd_, ready.data(), k_epoll_batch, wait_timeout_ms(busy));
     if (n < 0) {
       if (errno == EINTR) continue;
       log("shm transport: epoll_wait failed: " + errno_text(errno) + "; progress thread stops");
@@ -84,22 +84,56 @@ void ShmTransport::run_loop() {
     }
     busy = service_channels();
     if (!busy) busy = !arm_channels();
+    service_accept_limits();
     reap();
   }
+}
+
+int ShmTransport::wait_timeout_ms(bool busy) {
+  if (busy) return 0;
+  // Only the progress thread adds deadlines and pauses: none can appear
+  // between here and epoll_wait.
+  std::lock_guard lock(mu_);
+  return guard_.wait_ms(monotonic_now_ns());
+}
+
+void ShmTransport::set_listener_polled(std::uint32_t rail, bool polled) {
+  poll_listener(epoll_fd_, listen_fds_[rail], 1 + rail, polled);
+}
+
+void ShmTransport::service_accept_limits() {
+  guard_.service(
+      monotonic_now_ns(),
+      [this](std::uint64_t id) {
+        if (channel(id) != nullptr) close_channel(id);
+      },
+      [this](std::size_t rail) { set_listener_polled(static_cast<std::uint32_t>(rail), true); });
 }
 
 // ---- hand-shake -------------------------------------------------------------------
 
 void ShmTransport::handle_listen(std::uint32_t rail) {
-  while (true) {
+  for (int taken = 0; taken < k_accepts_per_event; ++taken) {
     const int fd = ::accept4(listen_fds_[rail], nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) log("shm transport: accept: " + errno_text(errno));
+      const int err = errno;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      // Out of descriptors (or any other failure): leave the epoll set for
+      // the back-off instead of spinning on the level-triggered listener.
+      if (guard_.accept_failed(rail, err, listen_address_.rails[rail], monotonic_now_ns())) {
+        set_listener_polled(rail, false);
+      }
       return;
     }
+    guard_.accepted(rail);
+    const std::uint64_t id = next_channel_id_++;
+    // Abstract unix sockets carry no address; the connector's pid comes with its hello.
+    if (!guard_.admit(rail, id, "a connector on shm:" + listen_names_[rail], monotonic_now_ns())) {
+      ::close(fd);
+      continue;
+    }
     auto c = std::make_unique<Channel>();
-    c->id = next_channel_id_++;
+    c->id = id;
     c->socket_fd = fd;
     c->local_rail = rail;
     c->state = ChannelState::awaiting_hello;
@@ -116,7 +150,10 @@ void ShmTransport::handle_socket(std::uint64_t id) {
   Channel* c = channel(id);
   if (c == nullptr) return;  // closed earlier in this batch
   switch (c->state) {
-    case ChannelState::awaiting_hello: on_hello(*c); return;
+    case ChannelState::awaiting_hello:
+      on_hello(*c);                                 // a failed one is closed, but stays allocated until reap()
+      if (c->peer != 0) guard_.handshake_done(id);  // grouped: no deadline any more
+      return;
     case ChannelState::awaiting_reply: on_reply(*c); return;
     case ChannelState::open: break;
   }

@@ -53,6 +53,7 @@ Status ShmTransport::open() {
   // Checked like every transport's, then unused: shm moves no bulk byte
   // through a socket (shm_transport.hpp).
   if (Status st = check_socket_buffer_bytes(config_, "shm"); !st.ok()) return st;
+  if (Status st = check_accept_limits(config_, "shm"); !st.ok()) return st;
   if (!config_.shared_secret.empty()) {
     // The contract: a transport that cannot authenticate refuses a secret
     // rather than ignore it.
@@ -144,6 +145,7 @@ Peer* ShmTransport::live_peer(PeerId id) {
 void ShmTransport::close_channel(std::uint64_t id) {
   auto it = channels_.find(id);
   if (it == channels_.end()) return;
+  guard_.closed(id);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second->socket_fd, nullptr);
   it->second->tx.clear();
   dead_channels_.push_back(std::move(it->second));  // a record of its ring may be in use up the stack
@@ -153,6 +155,10 @@ void ShmTransport::close_channel(std::uint64_t id) {
 void ShmTransport::fail_channel(Channel& c, const std::string& why) {
   if (c.peer != 0 && live_peer(c.peer) != nullptr) {
     fail_peer(c.peer, why);
+  } else if (guard_.handshaking(c.id)) {
+    // An accepted channel still in its hand-shake: rate-limited (a flood).
+    guard_.log_handshake_failure("closing channel from " + c.remote + ": " + why, monotonic_now_ns());
+    close_channel(c.id);
   } else {
     log("shm transport: closing channel from " + c.remote + ": " + why);
     close_channel(c.id);

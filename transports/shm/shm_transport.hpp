@@ -32,6 +32,10 @@
 //   hand-shake and then stay silent). The value is checked against its limits
 //   like every transport's and otherwise ignored; the conformance suite's
 //   tiny-buffer tests still run over shm and check its bytes.
+// - Accepting is bounded by TransportConfig::accept as in tcp (transport.hpp,
+//   AcceptLimits): an accepted socket must deliver its hello before the
+//   hand-shake deadlines, each listener caps its connections, and a failing
+//   accept() pauses the listener with a doubling back-off.
 // - Completion of a put means the receiver has placed every byte and acked,
 //   so a reply sent after OpDone never overtakes the data (as tcp).
 // - A peer is lost on a hang-up or error on any of its sockets, or a corrupt

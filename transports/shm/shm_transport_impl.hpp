@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/eventfd_queue.hpp"
+#include "transports/accept_guard.hpp"
 #include "transports/region_range.hpp"
 #include "transports/shm/shm_ring.hpp"
 #include "transports/shm/shm_transport.hpp"
@@ -31,6 +32,9 @@ namespace sluice::transport::shm::detail {
 inline constexpr std::uint64_t k_doorbell_id = 0;
 inline constexpr std::uint64_t k_first_channel_id = 1ULL << 20;
 inline constexpr int k_epoll_batch = 64;
+// Connections taken from one listener per readiness event (as tcp): a flood
+// of connects cannot hold the progress thread.
+inline constexpr int k_accepts_per_event = 64;
 inline constexpr std::size_t k_descriptor_bytes_max = 64;
 
 struct Region {
@@ -112,7 +116,10 @@ inline Capabilities make_capabilities() {
 
 class ShmTransport final : public Transport {
  public:
-  explicit ShmTransport(TransportConfig config) : config_(std::move(config)), caps_(make_capabilities()) {}
+  explicit ShmTransport(TransportConfig config)
+      : config_(std::move(config)),
+        caps_(make_capabilities()),
+        guard_(config_.accept, "shm", config_.rail_addresses.size(), config_.log) {}
   ~ShmTransport() override;
 
   Status open();
@@ -135,6 +142,12 @@ class ShmTransport final : public Transport {
   // shm_progress.cpp
   void run_loop();
   void handle_listen(std::uint32_t rail);
+  // The accept limits (TransportConfig::accept, accept_guard.hpp), as tcp:
+  // a listener whose accept() fails leaves the epoll set for its back-off;
+  // a channel whose hello does not arrive in time is closed.
+  void set_listener_polled(std::uint32_t rail, bool polled);
+  void service_accept_limits();
+  int wait_timeout_ms(bool busy);
   void handle_socket(std::uint64_t id);
   void on_hello(Channel& c);
   void on_reply(Channel& c);
@@ -167,6 +180,7 @@ class ShmTransport final : public Transport {
 
   TransportConfig config_;
   Capabilities caps_;
+  AcceptGuard guard_;  // guarded by mu_
   PeerAddress listen_address_;
   std::vector<std::string> listen_names_;
   std::vector<int> listen_fds_;

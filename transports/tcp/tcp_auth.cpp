@@ -9,7 +9,7 @@
 
 namespace sluice::transport::tcp {
 namespace {
-constexpr std::string_view k_auth_context = "sluice-tcp-auth-v1";
+constexpr std::string_view k_auth_context = "sluice-tcp-auth-v2";
 }
 
 Result<AuthBytes> make_auth_nonce() {
@@ -20,10 +20,11 @@ Result<AuthBytes> make_auth_nonce() {
   return nonce;
 }
 
-AuthBytes auth_proof(std::string_view secret, AuthRole prover, const AuthBytes& nonce) {
+AuthBytes auth_proof(std::string_view secret, AuthRole prover, const AuthBytes& nonce, std::uint64_t prover_id) {
   std::string input(k_auth_context);
   input += prover == AuthRole::connector ? "|connector|" : "|acceptor|";
   input.append(reinterpret_cast<const char*>(nonce.data()), nonce.size());
+  input += "|" + std::to_string(prover_id);
   AuthBytes out{};
   unsigned int out_bytes = 0;
   HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),

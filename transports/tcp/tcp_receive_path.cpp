@@ -57,6 +57,9 @@ void TcpTransport::read_from(Connection& c) {
       return;
     }
     budget -= static_cast<std::uint64_t>(n);
+    // An accepted connection before its hello names its group is in its
+    // hand-shake: bytes move its idle deadline (handshake_idle_ms).
+    if (c.accepted && c.peer == 0) guard_.activity(c.id, monotonic_now_ns());
     consumed(c, static_cast<std::size_t>(n));
   }
 }
@@ -223,6 +226,12 @@ void TcpTransport::start_text(Connection& c) {
 }
 
 void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
+  if (!config_.shared_secret.empty() && h.op != c.authenticated_id) {
+    // Identity is what the handshake proved, not what a hello claims.
+    fail_connection(c, "refused " + c.remote + ": its hello claims node " + std::to_string(h.op) +
+                           " but it authenticated as node " + std::to_string(c.authenticated_id));
+    return;
+  }
   c.greeted = true;
   if (!c.accepted) {
     // The acceptor's answer: it has grouped this connection.
@@ -272,6 +281,7 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
     }
   }
   c.peer = p->id;
+  guard_.handshake_done(c.id);  // authenticated (if a secret is set) and grouped: no deadline any more
   p->rails[c.local_rail].push_back(c.id);
   if (rail == 0 && index == 0) p->control = c.id;
   TxItem reply;
@@ -311,7 +321,7 @@ void TcpTransport::on_auth_packet(Connection& c, const PacketHeader& h, const st
     TxItem proof;
     proof.head = encode_packet_header(
         PacketHeader{PacketKind::proof, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
-    const AuthBytes answer = auth_proof(config_.shared_secret, self, got);
+    const AuthBytes answer = auth_proof(config_.shared_secret, self, got, config_.local_id);
     proof.owned.assign(answer.begin(), answer.end());
     proof.body_bytes = k_tcp_auth_bytes;
     enqueue(c, std::move(proof));
@@ -321,11 +331,12 @@ void TcpTransport::on_auth_packet(Connection& c, const PacketHeader& h, const st
     fail_connection(c, "refused " + c.remote + ": a second authentication proof");
     return;
   }
-  if (!auth_proof_matches(auth_proof(config_.shared_secret, other, c.nonce), got)) {
+  if (!auth_proof_matches(auth_proof(config_.shared_secret, other, c.nonce, h.op), got)) {
     fail_connection(c, "refused peer " + c.remote + ": wrong authentication proof (another or no shared secret)");
     return;
   }
   c.authenticated = true;
+  c.authenticated_id = h.op;
   flush(c);  // what waited for the peer to prove itself (the connector's hello)
 }
 

@@ -38,6 +38,7 @@ Status TcpTransport::open() {
                      std::to_string(k_min_shared_secret_bytes) + ".." + std::to_string(k_max_shared_secret_bytes));
   }
   if (Status st = check_socket_buffer_bytes(config_, "tcp"); !st.ok()) return st;
+  if (Status st = check_accept_limits(config_, "tcp"); !st.ok()) return st;
   if (!config_.netns.empty()) {
     Result<int> ns = open_netns(config_.netns);
     if (!ns.ok()) return ns.status();
@@ -101,7 +102,14 @@ void TcpTransport::log(const std::string& line) const {
 void TcpTransport::run_loop() {
   std::array<epoll_event, k_epoll_batch> ready{};
   while (!stop_) {
-    const int n = ::epoll_wait(epoll_fd_, ready.data(), k_epoll_batch, -1);
+    int timeout_ms = -1;
+    {
+      // Only this thread adds deadlines and pauses, so none can appear
+      // between here and epoll_wait.
+      std::lock_guard lock(mu_);
+      timeout_ms = guard_.wait_ms(monotonic_now_ns());
+    }
+    const int n = ::epoll_wait(epoll_fd_, ready.data(), k_epoll_batch, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       log("tcp transport: epoll_wait failed: " + errno_text(errno) + "; progress thread stops");
@@ -121,6 +129,7 @@ void TcpTransport::run_loop() {
         handle_connection(id, ready[static_cast<std::size_t>(i)].events);
       }
     }
+    service_accept_limits();
     reap();
   }
 }
@@ -128,37 +137,67 @@ void TcpTransport::run_loop() {
 void TcpTransport::reap() { dead_connections_.clear(); }
 
 void TcpTransport::handle_listen(std::uint32_t rail) {
-  while (true) {
+  for (int taken = 0; taken < k_accepts_per_event; ++taken) {
     sockaddr_in from{};
     socklen_t len = sizeof from;
     const int fd = ::accept4(listen_fds_[rail], reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) log("tcp transport: accept: " + errno_text(errno));
+      const int err = errno;
+      if (err == EINTR || err == ECONNABORTED) continue;
+      // Out of descriptors (or any other failure): leave the epoll set for
+      // the back-off instead of being woken again at once by the
+      // level-triggered listener (issue 24: 100% CPU, 117k lines/s).
+      if (guard_.accept_failed(rail, err, listen_address_.rails[rail], monotonic_now_ns())) {
+        set_listener_polled(rail, false);
+      }
       return;
     }
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    // Inherited from the listener already (set before listen()); set again
-    // so every data socket carries the limit whatever the kernel copies.
-    if (Status st = set_socket_buffer_bytes(fd, config_.socket_buffer_bytes); !st.ok()) {
-      log(st.message() + "; connection from " + format_address(from) + " refused");
-      ::close(fd);
-      continue;
-    }
-    auto c = std::make_unique<Connection>();
-    c->id = next_connection_id_++;
-    c->fd = fd;
-    c->local_rail = rail;
-    c->accepted = true;
-    c->remote = format_address(from);
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    ev.data.u64 = c->id;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
-    Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
-    start_auth(placed);
+    guard_.accepted(rail);
+    admit_connection(rail, fd, from);
   }
+}
+
+void TcpTransport::admit_connection(std::uint32_t rail, int fd, const sockaddr_in& from) {
+  const std::uint64_t id = next_connection_id_++;
+  if (!guard_.admit(rail, id, format_address(from), monotonic_now_ns())) {
+    ::close(fd);  // over a cap: accepted and closed at once (logged, rate-limited, by the guard)
+    return;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Inherited from the listener already (set before listen()); set again
+  // so every data socket carries the limit whatever the kernel copies.
+  if (Status st = set_socket_buffer_bytes(fd, config_.socket_buffer_bytes); !st.ok()) {
+    log(st.message() + "; connection from " + format_address(from) + " refused");
+    guard_.closed(id);
+    ::close(fd);
+    return;
+  }
+  auto c = std::make_unique<Connection>();
+  c->id = id;
+  c->fd = fd;
+  c->local_rail = rail;
+  c->accepted = true;
+  c->remote = format_address(from);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = c->id;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
+  start_auth(placed);
+}
+
+void TcpTransport::set_listener_polled(std::uint32_t rail, bool polled) {
+  poll_listener(epoll_fd_, listen_fds_[rail], 1 + rail, polled);
+}
+
+void TcpTransport::service_accept_limits() {
+  guard_.service(
+      monotonic_now_ns(),
+      [this](std::uint64_t id) {
+        if (connection(id) != nullptr) close_connection(id);
+      },
+      [this](std::size_t rail) { set_listener_polled(static_cast<std::uint32_t>(rail), true); });
 }
 
 Connection* TcpTransport::connection(std::uint64_t id) {
@@ -201,6 +240,7 @@ void TcpTransport::close_connection(std::uint64_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
   Connection& c = *it->second;
+  guard_.closed(id);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   ::close(c.fd);
   c.fd = -1;
@@ -215,6 +255,11 @@ void TcpTransport::close_connection(std::uint64_t id) {
 void TcpTransport::fail_connection(Connection& c, const std::string& why) {
   if (c.peer != 0) {
     fail_peer(c.peer, why);
+  } else if (guard_.handshaking(c.id)) {
+    // An accepted connection still in its hand-shake: rate-limited, as a
+    // flood of garbage or of closing sockets would otherwise flood the log.
+    guard_.log_handshake_failure("closing connection " + c.remote + ": " + why, monotonic_now_ns());
+    close_connection(c.id);
   } else {
     log("tcp transport: closing connection " + c.remote + ": " + why);
     close_connection(c.id);

@@ -24,6 +24,14 @@
 //   and recv() return.
 // - Completion of a put means the receiver has placed every byte and said so
 //   (put_ack), so a reply sent after OpDone never overtakes the data.
+// - Accepting is bounded by TransportConfig::accept (transport.hpp,
+//   AcceptLimits; the bookkeeping in accept_guard.hpp): the hand-shake of an
+//   accepted connection (challenge/proof with a shared secret, then hello)
+//   has a deadline and an idle deadline, each listener caps its connections,
+//   and a listener whose accept() fails (EMFILE, ENFILE, ...) leaves the
+//   epoll set for a doubling back-off instead of spinning; the lines about
+//   all of it are rate-limited. The epoll_wait timeout is the next of those
+//   deadlines.
 // - A peer is lost on EOF, a reset, a socket error or a malformed packet on
 //   any of its connections: all its connections close, every pending piece
 //   completes with unavailable naming the peer, then PeerDown.

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/eventfd_queue.hpp"
+#include "transports/accept_guard.hpp"
 #include "transports/region_range.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/tcp/tcp_auth.hpp"
@@ -31,6 +32,10 @@ namespace sluice::transport::tcp::detail {
 inline constexpr std::uint64_t k_wake_id = 0;
 inline constexpr std::uint64_t k_first_conn_id = 1ULL << 20;
 inline constexpr int k_epoll_batch = 64;
+// Connections taken from one listener per readiness event: a flood of
+// connects cannot hold the progress thread (level-triggered epoll reports the
+// rest on the next round).
+inline constexpr int k_accepts_per_event = 64;
 inline constexpr std::uint64_t k_max_group_connections = std::uint64_t{k_max_rails} * k_max_connections_per_rail;
 
 struct Region {
@@ -103,7 +108,8 @@ struct Connection {
   // peer's proof checked out, only challenge/proof packets are accepted and
   // only auth_tx is sent.
   bool authenticated = true;
-  AuthBytes nonce{};  // our challenge to the peer
+  std::uint64_t authenticated_id = 0;  // the node id the peer proved (shared secret set)
+  AuthBytes nonce{};                   // our challenge to the peer
   std::deque<TxItem> auth_tx;
 
   RxState rx = RxState::header;
@@ -162,7 +168,10 @@ inline Capabilities make_capabilities() {
 
 class TcpTransport final : public Transport {
  public:
-  explicit TcpTransport(TransportConfig config) : config_(std::move(config)), caps_(make_capabilities()) {}
+  explicit TcpTransport(TransportConfig config)
+      : config_(std::move(config)),
+        caps_(make_capabilities()),
+        guard_(config_.accept, "tcp", config_.rail_addresses.size(), config_.log) {}
   ~TcpTransport() override;
 
   Status open();
@@ -184,6 +193,13 @@ class TcpTransport final : public Transport {
   // Everything below runs with mu_ held.
   void run_loop();
   void handle_listen(std::uint32_t rail);
+  // The accept limits (TransportConfig::accept, accept_guard.hpp): a
+  // listener out of descriptors leaves the epoll set for its back-off and
+  // comes back in service_accept_limits(), which also closes connections
+  // whose hand-shake missed its deadline.
+  void set_listener_polled(std::uint32_t rail, bool polled);
+  void service_accept_limits();
+  void admit_connection(std::uint32_t rail, int fd, const sockaddr_in& from);
   void handle_connection(std::uint64_t id, std::uint32_t events);
   void finish_connect(Connection& c);
   void read_from(Connection& c);
@@ -221,6 +237,7 @@ class TcpTransport final : public Transport {
 
   TransportConfig config_;
   Capabilities caps_;
+  AcceptGuard guard_;  // guarded by mu_
   PeerAddress listen_address_;
   std::vector<sockaddr_in> rail_addresses_;
   std::vector<int> listen_fds_;

@@ -46,7 +46,7 @@ TEST(CalibrateCommand, TheFitModeReachesAnalysis) {
   std::string err;
   CalibrateArgs missing;
   missing.fit_files = {"/nonexistent/sluice/results.json"};
-  EXPECT_EQ(run(missing, &err), 1);
+  EXPECT_EQ(run(missing, &err), 2) << "a results file that cannot be read is bad input";
   EXPECT_NE(err.find("/nonexistent/sluice/results.json"), std::string::npos) << err;
 }
 

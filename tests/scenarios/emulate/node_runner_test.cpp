@@ -5,11 +5,13 @@
 #include "scenarios/emulate/node_runner.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "scenarios/emulate/bootstrap_coordinator.hpp"
@@ -79,6 +81,7 @@ ClusterConfig small_cluster(const std::string& root) {
   c.workload.sweep.block_bytes = 256 * k_kib;
   c.workload.chunk_bytes = 256 * k_kib;
   c.node_memory_limit_bytes = 256 * k_mib;
+  c.shared_secret = "node-runner-test-secret-0123456789";  // as a launcher hands it out
   return c;
 }
 
@@ -113,6 +116,33 @@ TEST(NodeRunner, ThreeNodeProcessesWriteAndReadVerifiedFilesStripedOverTheStorag
   EXPECT_EQ(nodes[0]["counters"]["storage.read_bytes"].get<double>(), 0.0);  // no storage on the client node
   // Each node listened on its own port and told the others.
   EXPECT_NE(nodes[1]["addresses"][0], nodes[2]["addresses"][0]);
+  // Every connection authenticated; metadata in RocksDB where it is built.
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(nodes[i]["authenticated"], true) << i;
+    EXPECT_EQ(nodes[i]["meta_store"], SLUICE_HAVE_ROCKSDB ? "rocksdb" : "memory") << i;
+  }
+}
+
+TEST(NodeRunner, ANodeWithoutASecretRefusesToRunUnlessInsecureIsSaid) {
+  TempDir dir;
+  int pair[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  SocketBootstrap bootstrap(pair[1], 0, 3, std::chrono::seconds(1));
+  NodeRunOptions options;
+  options.config = small_cluster(dir.path());
+  options.config.shared_secret.clear();
+  Result<nlohmann::json> r = run_node(options, bootstrap);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("authenticated by default"), std::string::npos) << r.status().to_string();
+  // A secret file others may read is refused, naming its mode.
+  const std::string file = dir.path() + "/secret";
+  std::ofstream(file) << "a-secret-of-enough-bytes-for-a-cluster\n";
+  ::chmod(file.c_str(), 0644);
+  options.config.shared_secret_file = file;
+  r = run_node(options, bootstrap);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("mode 0644"), std::string::npos) << r.status().to_string();
+  ::close(pair[0]);
 }
 
 TEST(NodeRunner, ANodeThatNeverStartsFailsTheOthersInsteadOfHangingThem) {

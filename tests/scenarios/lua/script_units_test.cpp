@@ -64,12 +64,20 @@ ScriptTable table_of(std::map<std::string, ScriptValue> fields) {
   return t;
 }
 
+// What the readers below may read (a FieldReader reads only declared fields).
+FieldTable fields_of(std::vector<FieldDoc> fields) { return FieldTable{"test", "fields of a test", std::move(fields)}; }
+
+const FieldTable& threads_table() {
+  static const FieldTable k = fields_of({count_field("threads", "files", 1, 100, "4", "files in flight")});
+  return k;
+}
+
 TEST(FieldReader, ListOfScalarsIsASweepAxisAndReturnsTheFirst) {
   auto list = std::make_shared<ScriptTable>();
   list->list = {ScriptValue{std::int64_t{1}}, ScriptValue{std::int64_t{8}}};
   const ScriptTable args = table_of({{"threads", ScriptValue{std::shared_ptr<const ScriptTable>(list)}}});
-  FieldReader r(args, "ctx");
-  EXPECT_EQ(r.count("threads", 1, 100), 1u);
+  FieldReader r(args, "ctx", threads_table());
+  EXPECT_EQ(r.count("threads"), 1u);
   ASSERT_EQ(r.sweeps().size(), 1u);
   EXPECT_EQ(r.sweeps()[0].key, "threads");
   EXPECT_EQ(r.sweeps()[0].values.size(), 2u);
@@ -80,14 +88,14 @@ TEST(FieldReader, ChecksEveryElementOfASweep) {
   auto list = std::make_shared<ScriptTable>();
   list->list = {ScriptValue{std::int64_t{1}}, ScriptValue{std::int64_t{0}}};
   const ScriptTable args = table_of({{"threads", ScriptValue{std::shared_ptr<const ScriptTable>(list)}}});
-  FieldReader r(args, "ctx");
-  EXPECT_THROW(r.count("threads", 1, 100), ScriptError);
+  FieldReader r(args, "ctx", threads_table());
+  EXPECT_THROW(r.count("threads"), ScriptError);
 }
 
 TEST(FieldReader, UnknownFieldNamesTheClosestKnownOne) {
   const ScriptTable args = table_of({{"thraeds", ScriptValue{std::int64_t{4}}}});
-  FieldReader r(args, "sl.workload.file_sweep");
-  EXPECT_FALSE(r.count("threads", 1, 100).has_value());
+  FieldReader r(args, "sl.workload.file_sweep", threads_table());
+  EXPECT_FALSE(r.count("threads").has_value());
   try {
     r.finish();
     FAIL() << "finish accepted an unknown field";
@@ -103,22 +111,31 @@ TEST(FieldReader, TypesUnitsAndRanges) {
                                      {"n", ScriptValue{2.0}},
                                      {"bad", ScriptValue{2.5}},
                                      {"nodes", ScriptValue{std::string("all")}}});
-  FieldReader r(args, "ctx");
+  const FieldTable table =
+      fields_of({size_field("size", 0, k_gib, "", "a size"), rate_field("rate", "", "a rate"),
+                 boolean_field("flag", false, "a flag"), count_field("n", "", 0, 4, "", "a count"),
+                 count_field("bad", "", 0, 4, "", "a count"), count_list_field("nodes", "", 0, 4, "", "a list")});
+  FieldReader r(args, "ctx", table);
   EXPECT_EQ(r.size("size"), k_mib);
   EXPECT_DOUBLE_EQ(*r.rate("rate"), 12.5e9);
   EXPECT_EQ(r.boolean("flag"), true);
-  EXPECT_EQ(r.count("n", 0, 4), 2u);  // 2.0 is whole
-  EXPECT_THROW(r.count("bad", 0, 4), ScriptError);
-  EXPECT_THROW(r.count_list("nodes", 0, 4), ScriptError);
-  EXPECT_THROW(r.size("flag"), ScriptError);
-  EXPECT_THROW(r.text("n"), ScriptError);
+  EXPECT_EQ(r.count("n"), 2u);  // 2.0 is whole
+  EXPECT_THROW(r.count("bad"), ScriptError);
+  EXPECT_THROW(r.count_list("nodes"), ScriptError);
+  // A value of the wrong type for what the table declares.
+  const FieldTable wrong =
+      fields_of({size_field("flag", 0, k_gib, "", "a size given a boolean"), text_field("n", 10, "", "a text")});
+  FieldReader w(args, "ctx", wrong);
+  EXPECT_THROW(w.size("flag"), ScriptError);
+  EXPECT_THROW(w.text("n"), ScriptError);
 }
 
 std::string size_error(const ScriptValue& value, std::uint64_t lo, std::uint64_t hi) {
   const ScriptTable args = table_of({{"chunk", value}});
-  FieldReader r(args, "sl.fs.beeond");
+  const FieldTable table = fields_of({size_field("chunk", lo, hi, "", "a chunk size")});
+  FieldReader r(args, "sl.fs.beeond", table);
   try {
-    r.size("chunk", lo, hi);
+    r.size("chunk");
   } catch (const ScriptError& e) {
     return e.what();
   }

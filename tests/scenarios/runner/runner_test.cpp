@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -310,6 +313,70 @@ TEST(RunnerPool, ThrowingOrExitingPointIsNotOk) {
   EXPECT_TRUE((*ran)[2].ok);
 }
 
+TEST(RunnerPool, PointDoneHearsOfEveryPointAsItFinishes) {
+  RunnerOptions o = quick_options();
+  o.run_point = fake_ok;
+  std::vector<std::size_t> heard;
+  o.point_done = [&](std::size_t index, const RunResult& r) {
+    EXPECT_EQ(r.spec.seed, index + 1);
+    heard.push_back(index);
+  };
+  Result<std::vector<RunResult>> ran = run_points({seeded(1), seeded(2), seeded(3)}, Backend::sim, o);
+  ASSERT_TRUE(ran.ok());
+  std::sort(heard.begin(), heard.end());
+  EXPECT_EQ(heard, (std::vector<std::size_t>{0, 1, 2}));
+}
+
+TEST(RunnerPool, AStopKillsTheRunningPointsKeepsTheFinishedOnesAndLeavesNoChild) {
+  RunnerOptions o = quick_options();
+  o.jobs = 2;
+  o.run_point = [](const ScenarioSpec& spec, Backend backend) {
+    if (spec.seed != 1) {
+      for (;;) ::pause();  // never returns: only the stop ends it
+    }
+    return fake_ok(spec, backend);
+  };
+  std::vector<std::size_t> finished;
+  double simulated_s_done = 0;
+  o.point_done = [&](std::size_t index, const RunResult&) { finished.push_back(index); };
+  o.progress = [&](const RunnerProgress& p) { simulated_s_done = p.simulated_s_done; };
+  o.stop_requested = [&] { return !finished.empty(); };  // stop once the first point finished
+  Result<std::vector<RunResult>> ran = run_points({seeded(1), seeded(2), seeded(3)}, Backend::sim, o);
+  ASSERT_FALSE(ran.ok());
+  EXPECT_EQ(ran.status().code(), StatusCode::unavailable);
+  EXPECT_NE(ran.status().message().find("2 of 3 points unfinished"), std::string::npos) << ran.status().message();
+  EXPECT_EQ(finished, std::vector<std::size_t>{0});
+  EXPECT_EQ(simulated_s_done, 1.0);  // fake_ok's simulated_s is the seed
+  errno = 0;
+  EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1);  // every child was reaped
+  EXPECT_EQ(errno, ECHILD);
+}
+
+TEST(ChildPool, AStopBeforeAnyJobStartsRunsNothing) {
+  ChildPoolOptions o;
+  o.jobs = 2;
+  o.stop_requested = [] { return true; };
+  std::size_t done = 0;
+  o.on_done = [&](std::size_t, const ChildJobResult&) { ++done; };
+  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
+      3, [](std::size_t) { return std::string("x"); }, o);
+  EXPECT_EQ(ran.status().code(), StatusCode::unavailable);
+  EXPECT_EQ(done, 0u);
+}
+
+TEST(ChildPool, ProgressNamesTheRunningJobs) {
+  ChildPoolOptions o;
+  o.jobs = 1;
+  std::vector<std::vector<std::size_t>> running;
+  o.progress = [&](const ChildPoolProgress& p) { running.push_back(p.running_jobs); };
+  ASSERT_TRUE(ChildPool::run(
+                  2, [](std::size_t i) { return std::to_string(i); }, o)
+                  .ok());
+  ASSERT_FALSE(running.empty());
+  for (const auto& r : running) EXPECT_LE(r.size(), 1u);  // one job at a time
+  EXPECT_TRUE(running.back().empty());                    // the last report: every job done
+}
+
 TEST(ChildPool, OversizedResultIsNotOk) {
   ChildPoolOptions o;
   o.jobs = 2;
@@ -374,9 +441,18 @@ TEST(RunnerHw, GdsNeedsATransportThatReachesGpuMemory) {
   ASSERT_TRUE(automatic.ok());
   const RunResult& r = (*automatic)[0];
   ASSERT_TRUE(r.ok) << r.error;
-  bool said = false;
-  for (const std::string& line : r.log_tail) said = said || line.find("GDS auto -> bounce") != std::string::npos;
-  EXPECT_TRUE(said) << "the fallback is not in the run's log";
+  auto says_fallback = [](const RunResult& run) {
+    bool said = false;
+    for (const std::string& line : run.log_tail) said = said || line.find("GDS auto -> bounce") != std::string::npos;
+    return said;
+  };
+  // Host buffers never go GPU-direct: nothing to say (issue 25, quiet by default).
+  EXPECT_FALSE(says_fallback(r)) << "a host-memory run spoke of GDS";
+  // GPU buffers: the fallback is said (the run itself needs GPU memory, which this test has none of).
+  std::get<FileSweepConfig>(spec.workloads[0].config).buffer_kind = MemKind::gpu;
+  Result<std::vector<RunResult>> gpu = run_points({spec}, Backend::hw, quick_options());
+  ASSERT_TRUE(gpu.ok());
+  EXPECT_TRUE(says_fallback((*gpu)[0])) << "the fallback is not in the run's log";
 }
 
 TEST(RunnerHw, BadPlacementIsNotOk) {
@@ -499,6 +575,36 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// The cells of one CSV line, unquoted.
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') {
+      cells.back() += '"';  // "" inside quotes
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      cells.emplace_back();
+    } else {
+      cells.back() += c;
+    }
+  }
+  return cells;
+}
+
+// The cell of `column` in `line` of a CSV whose header is `header`; "?" when there is no such column.
+std::string csv_cell(const std::string& header, const std::string& line, const std::string& column) {
+  const std::vector<std::string> names = csv_cells(header);
+  const std::vector<std::string> cells = csv_cells(line);
+  for (std::size_t i = 0; i < names.size() && i < cells.size(); ++i) {
+    if (names[i] == column) return cells[i];
+  }
+  return "?";
+}
+
 TEST(ResultsWriter, CsvHasOneRowPerPhaseAndUnitsInColumnNames) {
   RunResult ok_run = sample_result();
   ok_run.ok = true;
@@ -510,22 +616,108 @@ TEST(ResultsWriter, CsvHasOneRowPerPhaseAndUnitsInColumnNames) {
   const std::vector<std::string> lines = lines_of(results_csv({ok_run, failed}));
   ASSERT_EQ(lines.size(), 4u);  // header, 2 phases, 1 row for the run without phases
   const std::string& header = lines[0];
-  for (const char* column : {"throughput_MiB_per_s", "elapsed_s", "latency_us_p50", "latency_us_p99", "ops_per_s",
-                             "param_files", "param_size", "au_pct", "files"}) {
+  for (const char* column : {"throughput_GB_per_s", "first_throughput_GB_per_s", "elapsed_s", "latency_us_p50",
+                             "latency_us_p99", "ops_per_s", "param_files", "param_size", "au_pct", "files"}) {
     EXPECT_NE(header.find(column), std::string::npos) << column;
   }
-  const auto columns = [](const std::string& line) {
-    std::size_t n = 1;
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      if (c == ',' && !quoted) ++n;
-    }
-    return n;
-  };
-  for (const std::string& line : lines) EXPECT_EQ(columns(line), columns(header)) << line;
-  EXPECT_NE(lines[1].find(",1,"), std::string::npos);                            // 1 MiB/s
+  EXPECT_EQ(header.find("MiB"), std::string::npos) << header;  // one unit family: decimal GB/s
+  for (const std::string& line : lines) EXPECT_EQ(csv_cells(line).size(), csv_cells(header).size()) << line;
+  EXPECT_EQ(csv_cell(header, lines[1], "throughput_GB_per_s"), "0.00104858");  // 1 MiB/s
+  EXPECT_EQ(csv_cell(header, lines[1], "first_throughput_GB_per_s"), "0.00209715");
   EXPECT_NE(lines[3].find("\"something, \"\"quoted\"\"\""), std::string::npos);  // CSV quoting
+}
+
+TEST(ResultsWriter, ProgressCsvGivesRatesInGBPerSecond) {
+  RunResult r = sample_result();
+  r.phases[0].progress_window_s = 0.5;
+  r.phases[0].progress_bytes_per_s = {2e9, 0};
+  const std::vector<std::string> lines = lines_of(progress_csv({r}));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "run,workload,phase,window_start_s,window_s,throughput_GB_per_s");
+  EXPECT_EQ(lines[1], "0,sweep,read,0,0.5,2");
+  EXPECT_EQ(lines[2], "0,sweep,read,0.5,0.5,0");
+}
+
+TEST(ResultsWriter, LabelAndConfigurationAreColumns) {
+  RunResult four = sample_result();
+  four.ok = true;
+  four.spec.label = "4 MDS";
+  four.spec.fs.meta_nodes = {0, 1, 2, 3};
+  four.spec.fs.gds = GdsMode::on;
+  RunResult one = sample_result();
+  one.ok = true;  // no label; the same params as `four`
+  const std::vector<std::string> lines = lines_of(results_csv({four, one}));
+  ASSERT_EQ(lines.size(), 3u);
+  const std::string& header = lines[0];
+  EXPECT_EQ(header.rfind("run,scenario,label,", 0), 0u) << header;
+  for (const char* column : {"config_cluster", "config_cluster_nodes", "config_fs_preset", "config_gds",
+                             "config_meta_servers", "config_storage_targets", "config_stripe_count",
+                             "config_chunk_bytes", "config_client_max_inflight_chunks", "config_workloads"}) {
+    EXPECT_NE(csv_cell(header, lines[1], column), "?") << column;
+  }
+  EXPECT_EQ(csv_cell(header, lines[1], "label"), "4 MDS");
+  EXPECT_EQ(csv_cell(header, lines[2], "label"), "");
+  EXPECT_EQ(csv_cell(header, lines[1], "config_meta_servers"), "4");
+  EXPECT_EQ(csv_cell(header, lines[2], "config_meta_servers"), "1");
+  EXPECT_EQ(csv_cell(header, lines[1], "config_gds"), "on");
+  EXPECT_EQ(csv_cell(header, lines[2], "config_gds"), "auto");
+  EXPECT_EQ(csv_cell(header, lines[1], "config_storage_targets"), "4");
+  EXPECT_EQ(csv_cell(header, lines[1], "config_chunk_bytes"), std::to_string(256 * k_kib));
+  EXPECT_EQ(csv_cell(header, lines[1], "config_workloads"), "file_sweep+md_bench");
+  EXPECT_EQ(csv_cell(header, lines[1], "config_cluster"), "4 x generic, star 10 Gb/s");
+  // The rows differ although the script named neither a label nor params.
+  const auto head_of = [&](const std::string& line) { return line.substr(line.find(',')); };
+  EXPECT_NE(head_of(lines[1]), head_of(lines[2]));
+}
+
+TEST(ResultsWriter, TableHasALabelColumnShowsTheConfigurationThatVariesAndRatesInGBPerSecond) {
+  RunResult four = sample_result();
+  four.ok = true;
+  four.spec.label = "4 MDS";
+  four.spec.fs.meta_nodes = {0, 1, 2, 3};
+  four.phases[0].last_bytes_per_s = 2.5e9;
+  RunResult one = sample_result();
+  one.ok = true;
+  const std::string table = results_table({four, one});
+  const std::vector<std::string> lines = lines_of(table);
+  ASSERT_GE(lines.size(), 3u) << table;
+  EXPECT_NE(lines[0].find("label"), std::string::npos) << table;
+  EXPECT_NE(lines[0].find("GB/s"), std::string::npos) << table;
+  EXPECT_EQ(table.find("MiB/s"), std::string::npos) << table;
+  EXPECT_NE(lines[1].find("4 MDS"), std::string::npos) << table;
+  EXPECT_NE(lines[1].find("meta_servers=4"), std::string::npos) << table;
+  EXPECT_NE(lines[1].find("2.500"), std::string::npos) << table;
+  EXPECT_NE(lines[2].find("meta_servers=1"), std::string::npos) << table;
+  EXPECT_EQ(table.find("files=8"), std::string::npos) << table;  // the same in every run
+  // Without labels there is no label column.
+  EXPECT_EQ(results_table({one}).find("label"), std::string::npos);
+}
+
+TEST(ResultCodec, LabelAndConfigurationAreRecordedAndTheLabelReadBack) {
+  RunResult r = sample_result();
+  r.spec.label = "gds on";
+  r.spec.fs.gds = GdsMode::on;
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["label"], "gds on");
+  EXPECT_EQ(j["config"], run_config(r.spec));
+  EXPECT_EQ(j["config"].size(), k_run_config_entries);
+  EXPECT_EQ(j["config"]["gds"], "on");
+  EXPECT_EQ(j["config"]["meta_servers"], 1);
+  EXPECT_EQ(j["config"]["storage_servers"], 2);
+  EXPECT_EQ(j["config"]["storage_targets"], 4);
+  EXPECT_EQ(j["config"]["stripe_count"], 4);
+  EXPECT_EQ(j["config"]["cluster_nodes"], 4);
+  EXPECT_EQ(j["config"]["client_ranks"], 2);
+  EXPECT_EQ(j["config"]["meta_mirrored"], false);
+  for (const auto& [name, value] : j["config"].items()) {
+    EXPECT_TRUE(value.is_primitive() && !value.is_null()) << name << " is not a scalar";
+  }
+  Result<RunResult> back = run_result_from_json(j);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->spec.label, "gds on");
+  nlohmann::json older = j;
+  older.erase("label");  // results written before labels
+  EXPECT_EQ(run_result_from_json(older)->spec.label, "");
 }
 
 TEST(ResultsWriter, TableShowsPhasesFailuresAndTheParametersThatVary) {
@@ -540,6 +732,7 @@ TEST(ResultsWriter, TableShowsPhasesFailuresAndTheParametersThatVary) {
   EXPECT_NE(results_table({ok_run}).find("files=8 size=1MiB"), std::string::npos);
   EXPECT_NE(table.find("FAILED: something"), std::string::npos) << table;
   EXPECT_NE(table.find("2 runs, 1 failed"), std::string::npos) << table;
+  EXPECT_EQ(table.find("label"), std::string::npos) << table;  // no run has one
 }
 
 class TempDir {
@@ -578,6 +771,8 @@ TEST(ResultsSchema, ResultsOfARealRunValidateAndABrokenDocumentDoesNot) {
   std::ifstream in(path);
   nlohmann::json doc = nlohmann::json::parse(in);
   EXPECT_EQ(doc["runs"].size(), 2u);
+  EXPECT_EQ(doc["complete"], true);
+  EXPECT_EQ(doc["runs"][0]["config"]["fs_preset"], "custom");
   EXPECT_EQ(doc["machine"]["cores"], this_machine().cores);
   EXPECT_EQ(doc["versions"]["sluice"], k_sluice_version);
   EXPECT_EQ(doc["versions"]["simgrid"].get<std::string>().rfind("3.", 0), 0u);
@@ -585,6 +780,21 @@ TEST(ResultsSchema, ResultsOfARealRunValidateAndABrokenDocumentDoesNot) {
   doc["runs"][1]["error"] = "";  // a failed run must say why
   std::ofstream(dir.path() + "/broken.json") << doc.dump();
   EXPECT_EQ(validate(dir.path() + "/broken.json"), 1);
+}
+
+TEST(ResultsWriter, IncompleteResultsSaySoValidateAndLeaveNoTemporaryFile) {
+  RunResult r = sample_result();
+  r.spec.label = "a label";
+  TempDir dir;
+  ASSERT_TRUE(write_results(dir.path(), "runner_test", {r}, {}, Completeness::incomplete).ok());
+  ASSERT_EQ(validate(dir.path() + "/results.json"), 0);
+  std::ifstream in(dir.path() + "/results.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  EXPECT_EQ(doc["complete"], false);
+  EXPECT_EQ(doc["runs"][0]["label"], "a label");
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+  }
 }
 
 TEST(ResultsWriter, UnwritableDirectoryIsAnIoError) {

@@ -1,0 +1,114 @@
+// Issue 24 item 3: results readers never abort. Every field of a results
+// file is type-checked; a wrong type, an out-of-range count or an unknown
+// version is a clear error naming the field's path, and compare, report and
+// calibrate --fit exit 2 for such a file (exit 134, an uncaught nlohmann
+// type_error, before).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/analysis_command.hpp"
+#include "analysis/run_record.hpp"
+#include "analysis_fixtures.hpp"
+#include "scenarios/runner/results_writer.hpp"
+
+namespace sluice::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json good() { return testing::results_json({testing::run_json("sim", "1", 100)}); }
+
+// parse_runs' error for `doc`, "" when it parses.
+std::string error_of(const nlohmann::json& doc) {
+  Result<std::vector<RunRecord>> r = parse_runs(doc);
+  return r.ok() ? "" : r.status().message();
+}
+
+struct Break {
+  const char* what;
+  std::function<void(nlohmann::json&)> apply;
+  const char* message;  // part of the error
+};
+
+TEST(ResultsReader, EveryWrongTypeIsAnErrorNamingThePath) {
+  const std::vector<Break> breaks = {
+      {"ok as a string", [](nlohmann::json& d) { d["runs"][0]["ok"] = "yes"; },
+       "runs[0].ok: expected a boolean, got string"},
+      {"seed as a string", [](nlohmann::json& d) { d["runs"][0]["seed"] = "1"; },
+       "runs[0].seed: expected a whole number"},
+      {"negative seed", [](nlohmann::json& d) { d["runs"][0]["seed"] = -1; }, "runs[0].seed: expected a whole number"},
+      {"bytes as a string", [](nlohmann::json& d) { d["runs"][0]["phases"][0]["bytes"] = "4096"; },
+       "runs[0].phases[0].bytes: expected a whole number"},
+      {"ops as a fraction", [](nlohmann::json& d) { d["runs"][0]["phases"][0]["ops"] = 1.5; },
+       "runs[0].phases[0].ops: expected a whole number"},
+      {"ranks beyond 32 bits", [](nlohmann::json& d) { d["runs"][0]["phases"][0]["ranks"] = 4294967296ULL; },
+       "runs[0].phases[0].ranks: expected a whole number in 0..4294967295"},
+      {"a rate as a string", [](nlohmann::json& d) { d["runs"][0]["phases"][0]["last_bytes_per_s"] = "1e9"; },
+       "runs[0].phases[0].last_bytes_per_s: expected a number, got string"},
+      {"a counter as a string", [](nlohmann::json& d) { d["runs"][0]["counters"]["chunks"] = "4"; },
+       "runs[0].counters.chunks: expected a number"},
+      {"a param as an object",
+       [](nlohmann::json& d) {
+         d["runs"][0]["params"]["threads"] = {{"a", 1}};
+       },
+       "runs[0].params.threads: expected a string, number or boolean"},
+      {"phases as an object",
+       [](nlohmann::json& d) {
+         d["runs"][0]["phases"] = {{"a", 1}};
+       },
+       "runs[0].phases: expected an array"},
+      {"a phase as a number", [](nlohmann::json& d) { d["runs"][0]["phases"][0] = 3; },
+       "runs[0].phases[0]: expected an object"},
+      {"runs as a string", [](nlohmann::json& d) { d["runs"] = "x"; }, "results.runs: expected an array"},
+      {"complete as a string", [](nlohmann::json& d) { d["complete"] = "no"; }, "results.complete: expected a boolean"},
+      {"version 99999", [](nlohmann::json& d) { d["version"] = 99999; }, "version 99999 is not one this sluice reads"},
+      {"version as a string", [](nlohmann::json& d) { d["version"] = "1"; },
+       "results.version: expected a whole number"},
+  };
+  ASSERT_EQ(error_of(good()), "");
+  for (const Break& b : breaks) {
+    nlohmann::json doc = good();
+    b.apply(doc);
+    const std::string message = error_of(doc);
+    EXPECT_NE(message.find(b.message), std::string::npos) << b.what << ": " << message;
+  }
+}
+
+TEST(ResultsReader, WrongTypesInAnEmulateFileAreErrorsToo) {
+  nlohmann::json doc = testing::emulate_json(1e9, 1 << 20, 1'000'000);
+  ASSERT_EQ(error_of(doc), "");
+  doc["nodes"][1]["phases"][0]["bytes"] = "many";
+  EXPECT_NE(error_of(doc).find("nodes[1].phases[0].bytes: expected a whole number"), std::string::npos)
+      << error_of(doc);
+  doc = testing::emulate_json(1e9, 1 << 20, 1'000'000);
+  doc["ok"] = 1;
+  EXPECT_NE(error_of(doc).find("emulate results.ok: expected a boolean"), std::string::npos) << error_of(doc);
+}
+
+TEST(ResultsReader, TheReaderKnowsTheWritersVersion) {
+  EXPECT_EQ(k_max_results_version, static_cast<std::uint64_t>(scenario::k_results_version));
+}
+
+TEST(ResultsReader, CommandsExitTwoForABadFileAndSayWhere) {
+  const fs::path dir = fs::temp_directory_path() / "sluice_results_reader_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  nlohmann::json doc = good();
+  doc["runs"][0]["ok"] = "true";
+  const std::string bad = (dir / "bad.json").string();
+  std::ofstream(bad) << doc.dump();
+  std::ostringstream out, err;
+  EXPECT_EQ(run_compare({{bad, bad}, {}, {}, "", ""}, out, err), 2);
+  EXPECT_NE(err.str().find("runs[0].ok: expected a boolean, got string"), std::string::npos) << err.str();
+  EXPECT_EQ(run_report({{bad}, (dir / "r").string(), "", "read", "T"}, out, err), 2);
+  FitCalibrationArgs fit;
+  fit.fit_files = {bad};
+  EXPECT_EQ(run_fit_calibration(fit, out, err), 2);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sluice::analysis

@@ -1,0 +1,87 @@
+// base/run_marker.hpp: a directory is stale only when the process its marker
+// names is gone (or the pid now belongs to a process started at another time).
+#include "base/run_marker.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+namespace sluice::base {
+namespace {
+
+class RunMarker : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string templ = (std::filesystem::temp_directory_path() / "run-marker-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(templ.data()), nullptr);
+    root_ = templ;
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  std::string make_dir(const std::string& name) {
+    const std::string dir = root_ + "/" + name;
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/chunk") << "bytes";
+    return dir;
+  }
+  static void write_marker(const std::string& dir, long pid, unsigned long long started) {
+    std::ofstream(dir + "/" + std::string(k_run_marker_file)) << pid << " " << started << "\n";
+  }
+  // A pid that has just exited and been reaped.
+  static long dead_pid() {
+    const pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return pid;
+  }
+  std::string root_;
+};
+
+TEST_F(RunMarker, ADirectoryOfThisProcessIsNotStale) {
+  const std::string dir = make_dir("sluice-x-live");
+  ASSERT_TRUE(write_run_marker(dir).ok());
+  EXPECT_FALSE(run_dir_is_stale(dir));
+}
+
+TEST_F(RunMarker, ADirectoryOfADeadProcessIsStale) {
+  const std::string dir = make_dir("sluice-x-dead");
+  write_marker(dir, dead_pid(), 12345);
+  EXPECT_TRUE(run_dir_is_stale(dir));
+}
+
+TEST_F(RunMarker, AReusedPidWithAnotherStartTimeIsStale) {
+  const std::string dir = make_dir("sluice-x-reused");
+  write_marker(dir, ::getpid(), 1);  // this process runs, but did not start at tick 1
+  EXPECT_TRUE(run_dir_is_stale(dir));
+}
+
+TEST_F(RunMarker, ADirectoryWithoutAReadableMarkerIsNotOursToJudge) {
+  EXPECT_FALSE(run_dir_is_stale(make_dir("sluice-x-nomarker")));
+  const std::string garbage = make_dir("sluice-x-garbage");
+  std::ofstream(garbage + "/" + std::string(k_run_marker_file)) << "not a pid";
+  EXPECT_FALSE(run_dir_is_stale(garbage));
+}
+
+TEST_F(RunMarker, TheSweepRemovesOnlyStaleDirectoriesWithThePrefix) {
+  const std::string live = make_dir("sluice-x-1");
+  ASSERT_TRUE(write_run_marker(live).ok());
+  const std::string stale = make_dir("sluice-x-2");
+  write_marker(stale, dead_pid(), 99);
+  const std::string other = make_dir("someone-else");
+  write_marker(other, dead_pid(), 99);
+  int lines = 0;
+  const std::vector<std::string> removed =
+      remove_stale_run_dirs(root_, "sluice-x-", [&](std::string_view) { ++lines; });
+  EXPECT_EQ(removed, std::vector<std::string>{stale});
+  EXPECT_EQ(lines, 1);
+  EXPECT_TRUE(std::filesystem::exists(live));
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::exists(other));
+}
+
+}  // namespace
+}  // namespace sluice::base
