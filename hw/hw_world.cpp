@@ -10,6 +10,7 @@
 
 #include "core/common/assert.hpp"
 #include "core/common/rng.hpp"
+#include "core/namespace/name_hash.hpp"
 
 namespace sluice::hw {
 
@@ -22,10 +23,7 @@ namespace {
 std::uint64_t region_key_salt_of(const HwWorldConfig& config) {
   if (config.region_key_salt != 0) return config.region_key_salt;
   if (!config.shared_secret.empty()) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    for (char c : std::string("sluice-region-keys-v1|") + config.shared_secret) {
-      h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    }
+    std::uint64_t h = fnv_1a_64("sluice-region-keys-v1|" + config.shared_secret);
     return splitmix64(h);
   }
   std::uint64_t salt = 0;

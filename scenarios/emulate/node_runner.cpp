@@ -9,6 +9,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/namespace/name_hash.hpp"
 #include "core/services/meta_service.hpp"
 #include "core/services/mgmt_service.hpp"
 #include "core/services/storage_service.hpp"
@@ -106,9 +107,7 @@ hw::HwWorldConfig world_config(const NodeRunOptions& options) {
   // secret (HwWorld does), else from the run id (an insecure run).
   wc.shared_secret = config.shared_secret;
   if (config.shared_secret.empty()) {
-    std::uint64_t salt = 0xcbf29ce484222325ULL;
-    for (char c : config.run_id) salt = (salt ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    wc.region_key_salt = salt | 1;
+    wc.region_key_salt = fnv_1a_64(config.run_id) | 1;
   }
   wc.log = [sink = options.log](std::string_view line) {
     if (sink) sink(line);

@@ -1,10 +1,13 @@
-// MetaService file-id allocation in ranges: one durable counter write per
-// range, ids unique and above every earlier id after a restart on the same
-// store, and an allocation refused (not handed out) when the range cannot be
-// persisted.
+// MetaService and its store. File ids are allocated in ranges: one durable
+// counter write per range, ids unique and above every earlier id after a
+// restart on the same store, and an allocation refused (not handed out) when
+// the range cannot be persisted. MetaServiceConfig::open_store opens the
+// store, again at each restart.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -143,6 +146,83 @@ TEST(MetaFileIds, ARangeThatCannotBePersistedRefusesTheCreate) {
   EXPECT_NE(run.replies[0].error.find("reserving file ids"), std::string::npos) << run.replies[0].error;
   EXPECT_FALSE(disk.get_entry("/", "x").ok()) << "no entry with an unpersisted id";
   EXPECT_EQ(disk.load_counter(), 0u);
+}
+
+// MetaServiceConfig::open_store (issue 24 item 7): the service opens its
+// store through it, a restart opens it again and finds the namespace, and a
+// store that cannot be opened keeps the shard offline with the reason logged
+// (never an empty in-memory namespace in its place).
+
+// Sends one Mkdir on start and keeps the reply.
+class OneMkdir final : public Service {
+ public:
+  OneMkdir(Env& env, Endpoint meta, std::string path) : env_(env), meta_(meta), path_(std::move(path)) {}
+  void start() override {
+    proto::Mkdir m;
+    m.request_id = 1;
+    m.path = path_;
+    m.mode = 0755;
+    ASSERT_TRUE(env_.send(meta_, m).ok());
+  }
+  void on_event(Event& event) override {
+    if (auto* d = std::get_if<Delivery>(&event)) {
+      if (auto* r = std::get_if<proto::InodeReply>(&d->message)) reply = *r;
+    }
+  }
+  std::string name() const override { return "one-mkdir"; }
+  std::optional<proto::InodeReply> reply;
+
+ private:
+  Env& env_;
+  Endpoint meta_;
+  std::string path_;
+};
+
+// One server life: the service opens its store with `open`, one mkdir of `path`.
+std::optional<proto::InodeReply> life(const std::function<Result<std::unique_ptr<MetaStore>>()>& open,
+                                      const std::string& path, std::vector<std::string>* logs = nullptr) {
+  TestWorld world;
+  MetaServiceConfig config;
+  config.ns.shard_count = 1;
+  config.open_store = open;
+  MetaService& meta = world.add_service<MetaService>(1, config);
+  OneMkdir& probe = world.add_service<OneMkdir>(2, world.endpoint_of(meta), path);
+  world.start();
+  world.run_until([&] { return probe.reply.has_value(); }, 200'000);
+  if (logs != nullptr) *logs = world.logs();
+  return probe.reply;
+}
+
+TEST(MetaOpenStore, TheServiceKeepsItsNamespaceInTheOpenedStoreAndARestartFindsIt) {
+  InMemoryMetaStore disk;
+  int opened = 0;
+  auto open = [&]() -> Result<std::unique_ptr<MetaStore>> {
+    ++opened;
+    return std::unique_ptr<MetaStore>(std::make_unique<SharedStore>(disk));
+  };
+  const auto first = life(open, "/kept");
+  ASSERT_TRUE(first.has_value());
+  ASSERT_EQ(first->status, StatusCode::ok) << first->error;
+  EXPECT_TRUE(disk.get_entry("/", "kept").ok()) << "the directory went to the opened store";
+  const auto second = life(open, "/kept");  // a restarted server, same store
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(second->status, StatusCode::already_exists) << "the restarted server found the namespace";
+  EXPECT_EQ(opened, 2);
+}
+
+TEST(MetaOpenStore, AStoreThatCannotBeOpenedKeepsTheShardOfflineSayingWhy) {
+  auto open = []() -> Result<std::unique_ptr<MetaStore>> {
+    return error(StatusCode::unavailable, "the store's directory is locked by another process");
+  };
+  std::vector<std::string> logs;
+  const auto reply = life(open, "/never", &logs);
+  EXPECT_FALSE(reply.has_value() && reply->status == StatusCode::ok) << "an unopened store serves nothing";
+  bool said = false;
+  for (const std::string& l : logs) {
+    said = said || (l.find("cannot open the metadata store") != std::string::npos &&
+                    l.find("locked by another process") != std::string::npos);
+  }
+  EXPECT_TRUE(said) << "the reason is logged";
 }
 
 }  // namespace
