@@ -9,6 +9,7 @@
 #include "analysis/calibration.hpp"
 #include "analysis/comparison.hpp"
 #include "analysis/f1_synthetic.hpp"
+#include "analysis/import_command.hpp"
 #include "analysis/run_report.hpp"
 
 namespace sluice::analysis {
@@ -176,6 +177,16 @@ void add_analysis_commands(CLI::App& app) {
   r->add_option("--phase", rep->phase, "phase plotted")->capture_default_str();
   r->add_option("--title", rep->title, "report title")->capture_default_str();
   r->callback([rep] { std::exit(run_report(*rep, std::cout, std::cerr)); });
+
+  // sluice import (import_command.hpp): other tools' measurements as a results.json.
+  auto imp = std::make_shared<ImportArgs>();
+  CLI::App* i = app.add_subcommand("import", "fio/elbencho/IOR/mdtest/gdsio measurements as DIR/results.json");
+  i->add_option("files", imp->files, "the tools' output files")->required();
+  i->add_option("--out", imp->out_dir, "output directory (results.json)")->required();
+  i->add_option("--tool", imp->tool, "fio|elbencho|ior|mdtest|gdsio (default: detected from the content)");
+  i->add_option("--scenario", imp->scenario, "the runs' scenario (default: the tool's name)");
+  i->add_option("--label", imp->label, "the runs' label (default: the tool's job name)");
+  i->callback([imp] { std::exit(run_import(*imp, std::cout, std::cerr)); });
 }
 
 }  // namespace sluice::analysis

@@ -71,6 +71,7 @@ Status HwNode::open() {
   }
   tc.connections_per_rail = config.connections_per_rail;
   tc.shared_secret = config.shared_secret;
+  tc.require_grants = true;  // the core grants every region it hands a peer (Env::remote_access)
   tc.log = [this](std::string_view line) {
     // A normal shutdown closes every connection: peers lost then are not news.
     if (world_.shutting_down()) return;

@@ -30,7 +30,10 @@ local client_nodes, storm_nodes = {}, {}
 for i = 0, P.clients - 1 do client_nodes[#client_nodes + 1] = P.servers + i end
 for i = 0, math.min(P.storm_clients, P.clients) - 1 do storm_nodes[#storm_nodes + 1] = P.servers + i end
 
-local results = {}
+-- One run per shard count, given at once (sl.run_all) so that they run
+-- together: on the cores of this machine (--jobs) or over the ranks of
+-- `mpirun -np N sluice run ...`.
+local runs = {}
 for _, shards in ipairs(P.shards) do
   local fs = sl.fs.lustre_like{ meta_servers = shards, dir_stripe_count = shards, dir_auto_split = false,
                                 client_nodes = client_nodes }
@@ -39,9 +42,14 @@ for _, shards in ipairs(P.shards) do
   local storm = sl.workload.md_bench{ label = "ls_storm", client_nodes = storm_nodes, shared_dir = true,
                                       files_per_rank = 0, threads = P.threads, phases = {"ls_storm"},
                                       storm_dir = "/mdtest/shared", remove_dirs = false, root_dir = "/mdtest" }
-  results[shards] = sl.run{ backend = "sim", cluster = cluster, fs = fs, workloads = { md, storm }, seed = 1,
-                            label = shards .. " MDS", params = { shards = shards } }
-  sl.report{ results[shards], title = string.format("%d metadata shard(s)", shards) }
+  runs[#runs + 1] = { backend = "sim", cluster = cluster, fs = fs, workloads = { md, storm }, seed = 1,
+                      label = shards .. " MDS", params = { shards = shards } }
+end
+local results = {}
+for i, points in ipairs(sl.run_all(runs)) do
+  local shards = P.shards[i]
+  results[shards] = points
+  sl.report{ points, title = string.format("%d metadata shard(s)", shards) }
 end
 
 print("")

@@ -27,6 +27,7 @@
 #include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +55,8 @@
 #include "scenarios/runner/results_journal.hpp"
 #include "scenarios/runner/results_writer.hpp"
 #include "scenarios/runner/runner.hpp"
+#include "scenarios/runner/sweep_relay_wire.hpp"
+#include "scenarios/runner/sweep_schedule.hpp"
 // GCC 12 reports a false -Wnull-dereference inside CLI11 through these headers.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"
@@ -433,20 +436,32 @@ scenario::ScriptOptions script_options(const RunArgs& args) {
 }
 
 // Runs the script's points through the runner, keeping the results files up to date as points finish.
+// Spread over mpirun/srun ranks (`sweep`, else null): simulated points only.
 class ScriptRunner {
  public:
-  ScriptRunner(const RunArgs& args, ProgressLine& progress)
-      : args_(args), progress_(progress), journal_(args.out_dir) {}
+  ScriptRunner(const RunArgs& args, ProgressLine& progress, scenario::SweepSchedule* sweep)
+      : args_(args), progress_(progress), journal_(args.out_dir), sweep_(sweep) {}
 
   Result<std::vector<scenario::RunResult>> run(const std::vector<scenario::ScenarioSpec>& points,
                                                scenario::Backend backend) {
     scenario::RunnerOptions call;
     call.jobs = args_.jobs;
     call.point_timeout_s = args_.point_timeout_s;
-    call.progress = [this](const scenario::RunnerProgress& p) {
-      progress_.update(p);
-      note(journal_.flush_if_due());
-    };
+    if (sweep_ != nullptr) {
+      if (backend != scenario::Backend::sim) {
+        return error(StatusCode::invalid_argument,
+                     "sluice run under mpirun/srun spreads simulated points over the ranks; a " +
+                         std::string(scenario::to_string(backend)) +
+                         " run is not spread (run it without the launcher; real nodes under MPI: sluice node --mpi)");
+      }
+      call.sweep = sweep_;
+    }
+    if (sweep_ == nullptr || sweep_->rank() == 0) {
+      call.progress = [this](const scenario::RunnerProgress& p) {
+        progress_.update(p);
+        note(journal_.flush_if_due());
+      };
+    }
     call.point_done = [this](std::size_t index, const scenario::RunResult& r) { note(journal_.point_done(index, r)); };
     call.stop_requested = [] { return g_stop_signal != 0; };
     progress_.begin_call(points);
@@ -471,7 +486,40 @@ class ScriptRunner {
   const RunArgs& args_;
   ProgressLine& progress_;
   scenario::ResultsJournal journal_;
+  scenario::SweepSchedule* sweep_;
   bool warned_ = false;
+};
+
+// A rank other than 0 of a sweep over ranks evaluates the script as rank 0
+// does but says nothing and writes nothing where the user looks: its stdout
+// goes to /dev/null and its files to a private directory, removed at the end
+// (rank 0 prints and writes every point's results).
+class QuietRank {
+ public:
+  explicit QuietRank(RunArgs& args) {
+    const std::filesystem::path base = std::filesystem::temp_directory_path() / "sluice-rank-XXXXXX";
+    std::string pattern = base.string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw std::runtime_error("sweep over ranks: cannot make a private directory " + pattern + ": " +
+                               std::strerror(errno));
+    }
+    dir_ = pattern;
+    args.out_dir = dir_;
+    args.report = false;
+    std::fflush(stdout);
+    if (std::FILE* null = std::freopen("/dev/null", "w", stdout); null == nullptr) {
+      throw std::runtime_error(std::string("sweep over ranks: /dev/null: ") + std::strerror(errno));
+    }
+  }
+  ~QuietRank() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  QuietRank(const QuietRank&) = delete;
+  QuietRank& operator=(const QuietRank&) = delete;
+
+ private:
+  std::string dir_;
 };
 
 // After SIGINT/SIGTERM: the finished points are written, marked incomplete; exit 128 + the signal.
@@ -545,9 +593,13 @@ int run_command(const RunArgs& given) {
     if (!secret.ok()) throw UsageError("--shared-secret-file: " + secret.status().message());
     args.shared_secret = std::move(secret).value();
   }
+  Result<std::unique_ptr<scenario::SweepSchedule>> sweep = scenario::SweepSchedule::from_environment();
+  if (!sweep.ok()) throw std::runtime_error(sweep.status().message());
+  std::optional<QuietRank> quiet;
+  if (*sweep && (*sweep)->rank() != 0) quiet.emplace(args);
   scenario::ScriptOptions options = script_options(args);
   ProgressLine progress;
-  ScriptRunner runner(args, progress);
+  ScriptRunner runner(args, progress, sweep->get());
   options.run = [&runner](const std::vector<scenario::ScenarioSpec>& points, scenario::Backend backend) {
     return runner.run(points, backend);
   };
@@ -622,19 +674,44 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   return run_cmd;
 }
 
-// `sluice node --mpi` runs as sluice-node (built next to sluice), through
-// exec: this binary links SimGrid, whose SMPI also defines MPI_Init and wins
-// over Open MPI's, so real MPI lives in that binary alone. The process stays
-// the one mpirun started (same pid, same environment). Returns only when the
-// exec failed, with the exit code to give.
-int exec_mpi_node(char** argv) {
+// `sluice node --mpi`, and `sluice run` under an MPI launcher, run as
+// sluice-node (built next to sluice), through exec: this binary links
+// SimGrid, whose SMPI also defines MPI_Init and wins over Open MPI's, so real
+// MPI lives in that binary alone. The process stays the one mpirun started
+// (same pid, same environment); for `run`, sluice-node's relay starts
+// `sluice run` again as its child (scenarios/runner/sweep_schedule.hpp).
+// Returns only when the exec failed, with the exit code to give.
+int exec_mpi_node(char** argv, const char* what) {
   std::error_code ec;
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::string node = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "sluice-node";
   ::execv(node.c_str(), argv);
-  fmt::print(stderr, "sluice node --mpi: cannot run {}: {} (it is built with sluice: cmake --build build)\n", node,
+  fmt::print(stderr, "{}: cannot run {}: {} (it is built with sluice: cmake --build build)\n", what, node,
              std::strerror(errno));
   return k_exit_failed;
+}
+
+// The ranks of the MPI launcher that started this process (mpirun: Open MPI's
+// OMPI_COMM_WORLD_SIZE; MPICH/Hydra's PMI_SIZE; srun's
+// SLURM_STEP_NUM_TASKS), 1 when none did. SLUICE_SWEEP_RANKS=off says 1
+// whatever the launcher (each rank then runs the whole study alone).
+std::uint64_t launcher_ranks() {
+  const char* off = std::getenv("SLUICE_SWEEP_RANKS");
+  if (off != nullptr && std::string_view(off) == "off") return 1;
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+    const char* text = std::getenv(name);
+    if (text == nullptr) continue;
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(text, &end, 10);
+    if (end != text && *end == '\0' && n > 1) return n;
+  }
+  return 1;
+}
+
+// `sluice run` started by mpirun/srun with several ranks, and not yet by the relay.
+bool run_under_launcher(int argc, char** argv) {
+  return argc >= 2 && std::string_view(argv[1]) == "run" && std::getenv(scenario::k_sweep_fd_env) == nullptr &&
+         launcher_ranks() > 1;
 }
 
 }  // namespace
@@ -642,8 +719,9 @@ int exec_mpi_node(char** argv) {
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string_view(argv[1]) == "node" &&
       std::any_of(argv + 2, argv + argc, [](const char* a) { return std::string_view(a) == "--mpi"; })) {
-    return exec_mpi_node(argv);
+    return exec_mpi_node(argv, "sluice node --mpi");
   }
+  if (run_under_launcher(argc, argv)) return exec_mpi_node(argv, "sluice run (under an MPI launcher)");
   CLI::App app{"sluice: a testbed for feeding GPUs from parallel storage"};
   // --version by hand: CLI11's set_version_flag trips GCC 12's -Wnull-dereference (an error in CI).
   if (argc == 2 && std::string_view(argv[1]) == "--version") {

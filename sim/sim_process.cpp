@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/fd_io.hpp"
+
 #ifdef SLUICE_COVERAGE_BUILD
 // gcov's flush entry point (libgcov, linked in coverage builds).
 extern "C" void __gcov_dump(void);
@@ -15,18 +17,6 @@ extern "C" void __gcov_dump(void);
 
 namespace sluice::sim {
 namespace {
-
-bool write_all(int fd, const void* data, std::size_t n) {
-  const auto* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
 
 [[noreturn]] void child_exit(int code) {
   std::fflush(stdout);
@@ -57,8 +47,8 @@ Result<std::string> run_in_child(const std::function<Result<std::string>()>& bod
     const std::string& payload = r.ok() ? r.value() : r.status().message();
     const auto code = static_cast<unsigned char>(r.ok() ? StatusCode::ok : r.status().code());
     const std::uint64_t length = payload.size();
-    const bool sent = write_all(fds[1], &code, 1) && write_all(fds[1], &length, sizeof length) &&
-                      write_all(fds[1], payload.data(), payload.size());
+    const bool sent = write_exact(fds[1], &code, 1) && write_exact(fds[1], &length, sizeof length) &&
+                      write_exact(fds[1], payload.data(), payload.size());
     ::close(fds[1]);
     child_exit(sent ? 0 : 3);
   }

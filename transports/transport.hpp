@@ -42,8 +42,8 @@
 // BulkRequest::remote_access: no round trip), or else resolved with the peer
 // itself and cached (a query round trip: the fallback). Either way the owner
 // knows who holds its keys and revokes them before deregister_region()
-// returns. Transports that need no key (stream ones) answer remote_access()
-// unavailable and ignore a carried key. A region is identified by
+// returns. Transports that need no key (stream ones) record the grant,
+// answer a keyless access and ignore a carried key. A region is identified by
 // (transport, key).
 //
 // ---- Completion ----------------------------------------------------------
@@ -242,6 +242,13 @@ struct TransportConfig {
   std::uint32_t socket_buffer_bytes = 0;
   // Bounds on what the listeners accept (AcceptLimits above).
   AcceptLimits accept;
+  // Grants (transports/region_grants.hpp). true: an incoming put or get of a
+  // local region succeeds only when the owner granted the requesting peer
+  // (remote_access(key, rail, grantee_id) with the peer's local_id); any
+  // other is refused with permission_denied, its first refusal per peer
+  // logged with the address. HwWorld turns it on in every deployment.
+  // false: any connected peer may reach any region it names (transport tests).
+  bool require_grants = false;
 };
 
 // Secret limits: at least 16 bytes (a guessable secret protects nothing),
@@ -397,9 +404,11 @@ class Transport {
   // message to the peer whose TransportConfig::local_id is `grantee_id`. The
   // grant is recorded: deregister_region() revokes it at every connection
   // with that peer (both directions) and waits for the acks, as for a peer
-  // that asked. Never blocks. unavailable: this transport needs no keys (the
-  // default: stream transports); not_found: no such region; invalid_argument:
-  // no such rail.
+  // that asked. Never blocks. A stream transport needs no key: it records the
+  // grant (checked under TransportConfig::require_grants) and answers an
+  // access with address and rkey 0. unavailable: this transport can grant
+  // nothing (the default); not_found: no such region; invalid_argument: no
+  // such rail.
   virtual Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id);
 
   // Queues one control frame (a proto frame: proto::encode_into's output) to

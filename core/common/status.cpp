@@ -19,6 +19,7 @@ std::string_view to_string(StatusCode code) {
     case StatusCode::io_error: return "io_error";
     case StatusCode::internal: return "internal";
     case StatusCode::in_progress: return "in_progress";
+    case StatusCode::permission_denied: return "permission_denied";
   }
   return "unknown";
 }

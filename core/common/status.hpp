@@ -26,14 +26,15 @@ enum class StatusCode : std::uint8_t {
   already_exists,    // create/mkdir of an existing name
   not_a_directory,
   is_a_directory,
-  not_empty,    // rmdir/unlink of a non-empty directory
-  no_space,     // a target or pool is full
-  timed_out,    // no answer within the named deadline
-  unavailable,  // a peer, target, device or feature is not reachable/present
-  corrupt,      // bytes or a message failed a checksum or bounds check
-  io_error,     // a device or transport failed
-  internal,     // a broken invariant inside sluice: always a bug
-  in_progress,  // a retried request the server is still executing: keep waiting, do not resend
+  not_empty,          // rmdir/unlink of a non-empty directory
+  no_space,           // a target or pool is full
+  timed_out,          // no answer within the named deadline
+  unavailable,        // a peer, target, device or feature is not reachable/present
+  corrupt,            // bytes or a message failed a checksum or bounds check
+  io_error,           // a device or transport failed
+  internal,           // a broken invariant inside sluice: always a bug
+  in_progress,        // a retried request the server is still executing: keep waiting, do not resend
+  permission_denied,  // the peer was not granted what it asked for (a region it may not reach)
 };
 
 std::string_view to_string(StatusCode code);

@@ -21,8 +21,9 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // (dst_keys/src_keys, RdmaRegionDesc); 3 = metadata buddy mirroring (MapsReply
 // carries meta_groups; MetaMirror, SetMetaConsistency); 4 = StatusCode
 // in_progress (a storage server's answer to a retry of a request it is still
-// executing).
-inline constexpr std::uint16_t k_wire_version = 4;
+// executing); 5 = StatusCode permission_denied (a bulk access to a region
+// its owner did not grant, TransportConfig::require_grants).
+inline constexpr std::uint16_t k_wire_version = 5;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.

@@ -48,7 +48,7 @@ struct WireEnumMax;
 // Keep these in step with the last enumerator of core/common's enums.
 template <>
 struct WireEnumMax<StatusCode> {
-  static constexpr StatusCode value = StatusCode::in_progress;
+  static constexpr StatusCode value = StatusCode::permission_denied;
 };
 template <>
 struct WireEnumMax<MemKind> {

@@ -474,9 +474,9 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
   m.dst = landing;
   m.rail = proto::RailDesc{plan.client_nic, planner_.server_nic(plan.client_nic, server.node)};
   m.path = plan.path;
-  // A direct chunk is one RDMA WRITE by the server into `landing`: carry the
-  // key so that it need not ask (a bounce chunk is streamed: no key).
-  if (plan.path == proto::ChunkPath::direct) m.dst_keys = rdma_keys_for(env_, landing, plan.client_nic, server.node);
+  // The server writes into `landing`: grant it the region, with the key a
+  // one-sided transport needs (a stream one checks the grant on arrival).
+  m.dst_keys = rdma_keys_for(env_, landing, plan.client_nic, server.node);
   const TimeNs started = env_.now();
   rpc_.call(server, std::move(m), [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
     if (!bounce) env_.close_window(landing);  // the fence: nothing lands in the caller's range from here on

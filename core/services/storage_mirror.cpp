@@ -292,22 +292,33 @@ void StorageService::mirrored_write(TargetId target, Endpoint from, const proto:
                 arrive();
               });
   if (!forward) return;
-  proto::MirrorWrite mw;
-  mw.group = group;
-  mw.primary = target;
-  mw.target = secondary;
-  mw.file_id = m.file_id;
-  mw.object_offset = m.object_offset;
-  mw.length = m.length;
-  mw.src = staging;
-  mw.rail = proto::RailDesc{config_.server_nic, k_no_id};
-  mw.crc32c = m.crc32c;
+  proto::MirrorWrite mw =
+      mirror_write_to(buddy_ep, group, target, secondary, m.file_id, m.object_offset, m.length, staging, m.crc32c);
   mw.sync = m.sync;
   env_.metrics().count("storage.mirror_forwards", 1);
   mirror_rpc_.call(buddy_ep, std::move(mw), [join, arrive](Result<proto::Message> r) {
     join->forwarded = r.status();
     arrive();
   });
+}
+
+proto::MirrorWrite StorageService::mirror_write_to(Endpoint secondary_ep, GroupId group, TargetId primary,
+                                                   TargetId secondary, FileId file_id, std::uint64_t object_offset,
+                                                   std::uint64_t length, MemHandle src, std::uint32_t crc32c) {
+  proto::MirrorWrite mw;
+  mw.group = group;
+  mw.primary = primary;
+  mw.target = secondary;
+  mw.file_id = file_id;
+  mw.object_offset = object_offset;
+  mw.length = length;
+  mw.src = src;
+  mw.rail = proto::RailDesc{config_.server_nic, k_no_id};
+  mw.crc32c = crc32c;
+  // The secondary pulls from `src`: grant it the region (MirrorWrite carries
+  // no key; a one-sided transport's secondary asks for it).
+  (void)rdma_keys_for(env_, src, config_.server_nic, secondary_ep.node);
+  return mw;
 }
 
 void StorageService::forward_removal(TargetId target, FileId file_id) {
@@ -578,16 +589,8 @@ void StorageService::resync_copy(TargetId target, ResyncChange change, std::uint
     auto send = [this, target, change, offset, end, buf, ep, release, n](std::uint32_t crc) {
       Buddy* now = buddy_of(target);
       if (now == nullptr || !now->resyncing) return release();
-      proto::MirrorWrite mw;
-      mw.group = now->group;
-      mw.primary = target;
-      mw.target = now->target;
-      mw.file_id = change.file_id;
-      mw.object_offset = offset;
-      mw.length = n;
-      mw.src = buf.slice(0, n);
-      mw.rail = proto::RailDesc{config_.server_nic, k_no_id};
-      mw.crc32c = crc;
+      proto::MirrorWrite mw =
+          mirror_write_to(ep, now->group, target, now->target, change.file_id, offset, n, buf.slice(0, n), crc);
       mw.resync = true;
       mirror_rpc_.call(ep, std::move(mw), [this, target, change, offset, end, release, n](Result<proto::Message> r) {
         release();

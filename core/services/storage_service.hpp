@@ -203,6 +203,12 @@ class StorageService final : public Service {
   void local_write(TargetId target, FileId file_id, std::uint64_t object_offset, MemHandle buffer, bool sync,
                    std::uint32_t crc32c, std::function<void(Completion&)> done);
   void mirrored_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
+  // The MirrorWrite of [object_offset, +length) of file_id from `src` (a
+  // buffer of this server) to `secondary` of `group` at `secondary_ep`, which
+  // is granted `src` (Env::remote_access) to pull it.
+  proto::MirrorWrite mirror_write_to(Endpoint secondary_ep, GroupId group, TargetId primary, TargetId secondary,
+                                     FileId file_id, std::uint64_t object_offset, std::uint64_t length, MemHandle src,
+                                     std::uint32_t crc32c);
   void run_mirror_write(TargetId target, Endpoint from, const proto::MirrorWrite& m, MemHandle staging);
   void mirror_remove(Endpoint from, const proto::MirrorRemove& m);
   // After a local removal on a primary: forwards it to the secondary, or records it for the resync.

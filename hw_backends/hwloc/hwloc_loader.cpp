@@ -21,6 +21,8 @@
 #include <string>
 #include <utility>
 
+#include "base/fd_io.hpp"
+
 // Present when a sanitizer runtime is linked in (weak: absent otherwise).
 extern "C" __attribute__((weak)) void __sanitizer_set_death_callback(void (*callback)(void));
 
@@ -139,30 +141,6 @@ Result<std::string> load_and_reexport(const std::string& xml) {
   }
   if (Status s = check_topology(second.get()); !s.ok()) return s;
   return canonical;
-}
-
-bool read_exact(int fd, void* to, std::size_t n) {
-  auto* p = static_cast<char*>(to);
-  while (n > 0) {
-    const ssize_t r = ::read(fd, p, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<std::size_t>(r);
-  }
-  return true;
-}
-
-bool write_exact(int fd, const void* from, std::size_t n) {
-  const auto* p = static_cast<const char*>(from);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
 }
 
 // VmData of this process (what RLIMIT_DATA counts), 0 when /proc cannot say.

@@ -211,6 +211,10 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
        "simulated_s, wall_s, phases, counters, paths_taken, log_tail}, each phase {workload, phase, ranks, bytes, "
        "ops, first_done_s, last_done_s, first_bytes_per_s, last_bytes_per_s, first_ops_per_s, last_ops_per_s, "
        "latency_us_p50, latency_us_p99, extra}"},
+      {"sl.run_all{ {fields}, {fields}, ... }", "list of lists of points",
+       "the runs of a loop at once: each entry is a table of sl.run fields; their points run together (--jobs, "
+       "and the ranks of `mpirun ... sluice run`) and the result is one list per entry, as sl.run gives; every "
+       "entry runs on the same backends"},
       {"sl.phase(point, phase [, workload])", "phase or nil", "the first phase row of a point with that name"},
       {"sl.report{results, ..., title =, phases = {...}, columns = {...}}", "report",
        "prints the points as a table, one row per phase, the parameters that differ as columns"},

@@ -626,85 +626,159 @@ void read_sweep_axes(const FieldReader& r, const ScriptTable& t,
   for (const auto& [k, v] : t.fields) sweep.emplace_back(k, v);
 }
 
+// One table of sl.run fields read into a request; `where` names it in
+// errors ("sl.run", "sl.run_all[2]"). In describe mode it stops the script.
+RunRequest read_run_request(ScriptContext* ctx, const ScriptTable& args, const std::string& where) {
+  FieldReader r(args, where, run_fields());
+  RunRequest req;
+  req.scenario = ctx->scenario;
+  req.params = ctx->param_values;
+  if (r.object("cluster") != nullptr) req.cluster = shared(r.get("cluster"));
+  if (r.object("fs") != nullptr) req.fs = shared(r.get("fs"));
+  if (r.object("workload") != nullptr) req.workloads.push_back(shared(r.get("workload")));
+  if (const ScriptValue* list = r.get("workloads")) {
+    if (!req.workloads.empty()) r.fail("workloads", "give workload (one) or workloads (a list), not both");
+    const ScriptTable* t = list->table();
+    if (t == nullptr || !t->fields.empty() || t->list.empty())
+      r.fail("workloads", "expected a non-empty list of workloads");
+    for (std::size_t i = 0; i < t->list.size(); ++i) {
+      const ScriptObject* o = t->list[i].object();
+      if (o == nullptr || o->kind != ObjectKind::workload) {
+        r.fail("workloads[" + std::to_string(i + 1) + "]", "expected a workload, not " + t->list[i].type_name());
+      }
+      req.workloads.push_back(std::get<std::shared_ptr<const ScriptObject>>(t->list[i].value));
+    }
+  }
+  if (auto v = r.choice("backend")) req.backends = {backend_of(*v)};
+  if (auto v = r.choice_list("backends")) {
+    if (r.get("backend") != nullptr) r.fail("backends", "give backend or backends, not both");
+    if (v->empty()) r.fail("backends", "the list is empty");
+    req.backends.clear();
+    for (const std::string& b : *v) req.backends.push_back(backend_of(b));
+  }
+  if (auto v = r.count("seed")) req.seed = *v;
+  if (const ScriptTable* t = r.table("sweep")) read_sweep_axes(r, *t, req.sweep);
+  if (auto v = r.text("label")) req.label = *v;
+  if (const ScriptTable* t = r.table("params")) read_point_params(r, *t, req.params);
+  if (auto v = r.text("sim_profile")) req.sim_profile = *v;
+  if (auto v = r.boolean("sim_coalesce")) req.sim_coalesce = *v;
+  if (auto v = r.count("max_events")) req.max_events = *v;
+  if (const ScriptValue* v = r.get("faults")) req.faults = read_fault_plan(*v, where + ": faults");
+  r.finish();
+  if (!r.sweeps().empty()) {
+    r.fail(r.sweeps().front().key, "one value, not a list (sweeps go in sweep = { field = {...} })");
+  }
+  if (!req.cluster) r.fail("cluster", "missing (cluster = sl.cluster{...})");
+  if (!req.fs) r.fail("fs", "missing (fs = sl.fs.beeond{...} or another file system)");
+  if (req.workloads.empty()) r.fail("workload", "missing (workload = sl.workload.file_sweep{...})");
+  if (const std::string bad = check_sets(*ctx); !bad.empty()) throw ScriptError(bad);
+  if (ctx->describe) {
+    ctx->stopped = true;
+    throw StopForDescribe{};
+  }
+  if (ctx->options->seed) req.seed = *ctx->options->seed;
+  if (ctx->options->backend) req.backends = {*ctx->options->backend};
+  return req;
+}
+
+// Every point on `backend`, through the runner in one call (so the points
+// run in parallel: --jobs, and the ranks of an MPI launch). `what` names
+// the Lua call in errors. Throws RunFailed.
+std::vector<RunResult> run_points_on(lua_State* L, ScriptContext* ctx, const std::vector<ScenarioSpec>& points,
+                                     Backend backend, const char* what) {
+  if (!ctx->options->run)
+    throw ScriptError(std::string(what) + ": this program was given no runner, so it cannot run scenarios");
+  Result<std::vector<RunResult>> results = ctx->options->run(points, backend);
+  if (!results.ok()) {
+    ctx->run_failure = results.status();
+    throw RunFailed{caller_where(L) + ": " + what + " failed: " + results.status().message()};
+  }
+  if (results->size() != points.size()) {
+    ctx->run_failure = error(StatusCode::internal, "the runner returned " + std::to_string(results->size()) +
+                                                       " results for " + std::to_string(points.size()) + " points");
+    throw RunFailed{caller_where(L) + ": " + what + " failed: " + ctx->run_failure->message()};
+  }
+  return std::move(results).value();
+}
+
+// Pushes the results in [begin, end) of ctx->results as sl.run's list.
+int push_result_range(lua_State* L, ScriptContext* ctx, std::size_t begin, std::size_t end) {
+  PushRange range{&ctx->results, begin, end};
+  lua_pushcfunction(L, push_results);
+  lua_pushlightuserdata(L, &range);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return lua_error(L);
+  return 1;
+}
+
 int sl_run(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   std::size_t begin = 0;
   std::size_t end = 0;
   guarded(L, [&] {
     const ScriptTable args = read_args(L, 1, "sl.run");
-    FieldReader r(args, "sl.run", run_fields());
-    RunRequest req;
-    req.scenario = ctx->scenario;
-    req.params = ctx->param_values;
-    if (r.object("cluster") != nullptr) req.cluster = shared(r.get("cluster"));
-    if (r.object("fs") != nullptr) req.fs = shared(r.get("fs"));
-    if (r.object("workload") != nullptr) req.workloads.push_back(shared(r.get("workload")));
-    if (const ScriptValue* list = r.get("workloads")) {
-      if (!req.workloads.empty()) r.fail("workloads", "give workload (one) or workloads (a list), not both");
-      const ScriptTable* t = list->table();
-      if (t == nullptr || !t->fields.empty() || t->list.empty())
-        r.fail("workloads", "expected a non-empty list of workloads");
-      for (std::size_t i = 0; i < t->list.size(); ++i) {
-        const ScriptObject* o = t->list[i].object();
-        if (o == nullptr || o->kind != ObjectKind::workload) {
-          r.fail("workloads[" + std::to_string(i + 1) + "]", "expected a workload, not " + t->list[i].type_name());
-        }
-        req.workloads.push_back(std::get<std::shared_ptr<const ScriptObject>>(t->list[i].value));
-      }
-    }
-    if (auto v = r.choice("backend")) req.backends = {backend_of(*v)};
-    if (auto v = r.choice_list("backends")) {
-      if (r.get("backend") != nullptr) r.fail("backends", "give backend or backends, not both");
-      if (v->empty()) r.fail("backends", "the list is empty");
-      req.backends.clear();
-      for (const std::string& b : *v) req.backends.push_back(backend_of(b));
-    }
-    if (auto v = r.count("seed")) req.seed = *v;
-    if (const ScriptTable* t = r.table("sweep")) read_sweep_axes(r, *t, req.sweep);
-    if (auto v = r.text("label")) req.label = *v;
-    if (const ScriptTable* t = r.table("params")) read_point_params(r, *t, req.params);
-    if (auto v = r.text("sim_profile")) req.sim_profile = *v;
-    if (auto v = r.boolean("sim_coalesce")) req.sim_coalesce = *v;
-    if (auto v = r.count("max_events")) req.max_events = *v;
-    if (const ScriptValue* v = r.get("faults")) req.faults = read_fault_plan(*v, "sl.run: faults");
-    r.finish();
-    if (!r.sweeps().empty()) {
-      r.fail(r.sweeps().front().key, "one value, not a list (sweeps go in sweep = { field = {...} })");
-    }
-    if (!req.cluster) r.fail("cluster", "missing (cluster = sl.cluster{...})");
-    if (!req.fs) r.fail("fs", "missing (fs = sl.fs.beeond{...} or another file system)");
-    if (req.workloads.empty()) r.fail("workload", "missing (workload = sl.workload.file_sweep{...})");
-    if (const std::string bad = check_sets(*ctx); !bad.empty()) throw ScriptError(bad);
-    if (ctx->describe) {
-      ctx->stopped = true;
-      throw StopForDescribe{};
-    }
-    if (ctx->options->seed) req.seed = *ctx->options->seed;
-    if (ctx->options->backend) req.backends = {*ctx->options->backend};
+    const RunRequest req = read_run_request(ctx, args, "sl.run");
     PointPlan plan = plan_points(req);
-    if (!ctx->options->run) throw ScriptError("sl.run: this program was given no runner, so it cannot run scenarios");
     begin = ctx->results.size();
     for (Backend backend : req.backends) {
-      Result<std::vector<RunResult>> results = ctx->options->run(plan.points, backend);
-      if (!results.ok()) {
-        ctx->run_failure = results.status();
-        throw RunFailed{caller_where(L) + ": sl.run failed: " + results.status().message()};
+      for (RunResult& result : run_points_on(L, ctx, plan.points, backend, "sl.run")) {
+        ctx->results.push_back(std::move(result));
       }
-      if (results->size() != plan.points.size()) {
-        ctx->run_failure =
-            error(StatusCode::internal, "the runner returned " + std::to_string(results->size()) + " results for " +
-                                            std::to_string(plan.points.size()) + " points");
-        throw RunFailed{caller_where(L) + ": sl.run failed: " + ctx->run_failure->message()};
-      }
-      for (RunResult& result : *results) ctx->results.push_back(std::move(result));
     }
     end = ctx->results.size();
     return 0;
   });
-  PushRange range{&ctx->results, begin, end};
-  lua_pushcfunction(L, push_results);
-  lua_pushlightuserdata(L, &range);
-  if (lua_pcall(L, 1, 1, 0) != LUA_OK) return lua_error(L);
+  return push_result_range(L, ctx, begin, end);
+}
+
+// sl.run_all{ {sl.run fields}, {sl.run fields}, ... }: the runs of a loop
+// given at once, so that their points run together (--jobs here, the ranks
+// of an MPI launch) rather than one sl.run after the other. Returns one
+// result list per entry, as sl.run would have; results.json holds them in
+// the entries' order. Every entry runs on the same backends.
+int sl_run_all(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  guarded(L, [&] {
+    const ScriptTable args = read_args(L, 1, "sl.run_all");
+    if (!args.fields.empty() || args.list.empty()) {
+      throw ScriptError(
+          "sl.run_all: expected a non-empty list of sl.run tables: sl.run_all{ {cluster = ..., "
+          "fs = ..., workload = ...}, {...} }");
+    }
+    std::vector<RunRequest> requests;
+    std::vector<ScenarioSpec> points;
+    std::vector<std::pair<std::size_t, std::size_t>> slices;  // (first point, count) of each entry
+    for (std::size_t i = 0; i < args.list.size(); ++i) {
+      const std::string where = "sl.run_all[" + std::to_string(i + 1) + "]";
+      const ScriptTable* t = args.list[i].table();
+      if (t == nullptr)
+        throw ScriptError(where + ": expected a table of sl.run fields, not " + args.list[i].type_name());
+      requests.push_back(read_run_request(ctx, *t, where));
+      if (requests.back().backends != requests.front().backends) {
+        throw ScriptError(where + ": runs on other backends than sl.run_all[1] (give each group its own sl.run_all)");
+      }
+      PointPlan plan = plan_points(requests.back());
+      slices.emplace_back(points.size(), plan.points.size());
+      for (ScenarioSpec& p : plan.points) points.push_back(std::move(p));
+    }
+    std::vector<std::vector<RunResult>> by_backend;
+    for (Backend backend : requests.front().backends) {
+      by_backend.push_back(run_points_on(L, ctx, points, backend, "sl.run_all"));
+    }
+    for (const auto& [first, count] : slices) {
+      const std::size_t begin = ctx->results.size();
+      for (std::vector<RunResult>& results : by_backend) {
+        for (std::size_t k = first; k < first + count; ++k) ctx->results.push_back(std::move(results[k]));
+      }
+      ranges.emplace_back(begin, ctx->results.size());
+    }
+    return 0;
+  });
+  lua_createtable(L, static_cast<int>(ranges.size()), 0);
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    push_result_range(L, ctx, ranges[i].first, ranges[i].second);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
   return 1;
 }
 
@@ -994,6 +1068,7 @@ int open_module(lua_State* L) {
   const luaL_Reg functions[] = {{"cluster", make_cluster},
                                 {"params", sl_params},
                                 {"run", sl_run},
+                                {"run_all", sl_run_all},
                                 {"headline", sl_headline},
                                 {"claim", sl_claim},
                                 {"_draw_plot", sl_draw_plot},

@@ -16,6 +16,8 @@
 #include <exception>
 #include <memory>
 
+#include "base/fd_io.hpp"
+#include "core/common/assert.hpp"
 #include "scenarios/runner/crash_log.hpp"
 
 // gcov's flush entry point: present (libgcov) only in coverage builds.
@@ -35,17 +37,6 @@ constexpr int k_max_poll_ms = 1000;
 // it gives up on the pipe (a grandchild may still hold its write end).
 constexpr int k_stop_drain_ms = 2000;
 
-bool write_all(int fd, const char* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
-}
-
 [[noreturn]] void child_main(int fd, std::size_t index, const ChildPool::Body& body, pid_t parent, CrashLog& log) {
   // Dies with its parent, even one killed with SIGKILL (checked once more
   // after the call, in case the parent died before it).
@@ -64,7 +55,7 @@ bool write_all(int fd, const char* p, std::size_t n) {
   } catch (...) {
     frame = std::string(1, k_frame_error) + "the point threw a non-standard exception";
   }
-  const bool sent = write_all(fd, frame.data(), frame.size());
+  const bool sent = write_exact(fd, frame.data(), frame.size());
   ::close(fd);
   std::fflush(stdout);
   std::fflush(stderr);
@@ -131,6 +122,12 @@ class PoolRun {
   Result<std::vector<ChildJobResult>> run();
 
  private:
+  // Every job is done (with a source: every job started here ended, and the source says the rest did).
+  bool finished() const;
+  // The job to start next (in order, or the source's); nullopt: none.
+  std::optional<std::size_t> take_next();
+  // A job that ran in another process ended (JobSource::on_wake).
+  void end_elsewhere(std::size_t index, ChildJobResult result);
   Clock::duration progress_interval() const;
   void report();
   void end_job(Running& r, ChildJobResult result);
@@ -164,6 +161,8 @@ class PoolRun {
   Clock::time_point last_progress_;
   std::vector<Running> running_;
   std::size_t next_ = 0, done_ = 0, failed_ = 0;
+  JobSource* const source_;
+  bool source_exhausted_ = false;
 };
 
 PoolRun::PoolRun(std::size_t count, const ChildPool::Body& body, const ChildPoolOptions& options)
@@ -173,21 +172,54 @@ PoolRun::PoolRun(std::size_t count, const ChildPool::Body& body, const ChildPool
       results_(count),
       jobs_(std::max<std::uint32_t>(1, options.jobs)),
       started_(Clock::now()),
-      last_progress_(started_) {}
+      last_progress_(started_),
+      source_(options.source) {}
 
 Result<std::vector<ChildJobResult>> PoolRun::run() {
-  while (done_ < count_) {
+  while (!finished()) {
     if (stop_requested()) return stop();
     if (Status st = start_children(); !st.ok()) return st;
+    if (finished()) break;  // a source with nothing left for this process
     std::vector<pollfd> pfds;
     Result<int> n = wait_for_children(pfds);
     if (!n.ok()) return n.status();
     // Before collect: a child a terminal's Ctrl-C ended is not a failed point.
     if (stop_requested()) return stop();
     collect(*n, pfds);
+    if (source_ != nullptr && n.value() > 0 && (pfds.back().revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+      for (auto& [index, result] : source_->on_wake()) end_elsewhere(index, std::move(result));
+    }
     if (options_.progress && Clock::now() - last_progress_ >= progress_interval()) report();
   }
   return std::move(results_);
+}
+
+bool PoolRun::finished() const {
+  if (source_ == nullptr) return done_ == count_;
+  return running_.empty() && source_exhausted_ && source_->all_done();
+}
+
+std::optional<std::size_t> PoolRun::take_next() {
+  if (source_ == nullptr) return next_ < count_ ? std::optional<std::size_t>(next_++) : std::nullopt;
+  if (source_exhausted_) return std::nullopt;
+  std::optional<std::size_t> index = source_->next();
+  if (!index) {
+    source_exhausted_ = true;
+  } else {
+    SLUICE_ASSERT_MSG(*index < count_,
+                      "a job source gave job " + std::to_string(*index) + " of " + std::to_string(count_));
+  }
+  return index;
+}
+
+void PoolRun::end_elsewhere(std::size_t index, ChildJobResult result) {
+  SLUICE_ASSERT_MSG(index < count_,
+                    "a job source ended job " + std::to_string(index) + " of " + std::to_string(count_));
+  if (!result.ok) ++failed_;
+  ++done_;
+  if (options_.on_done) options_.on_done(index, result);
+  results_[index] = std::move(result);
+  report();
 }
 
 Clock::duration PoolRun::progress_interval() const {
@@ -200,7 +232,7 @@ void PoolRun::report() {
   p.jobs = count_;
   p.done = done_;
   p.failed = failed_;
-  p.running = running_.size();
+  p.running = running_.size() + (source_ != nullptr ? source_->running_elsewhere() : 0);
   p.wall_s = std::chrono::duration<double>(Clock::now() - started_).count();
   for (const Running& r : running_) p.running_jobs.push_back(r.index);
   options_.progress(p);
@@ -208,6 +240,7 @@ void PoolRun::report() {
 }
 
 void PoolRun::end_job(Running& r, ChildJobResult result) {
+  if (source_ != nullptr) source_->finished_here(r.index, result);
   if (!result.ok) ++failed_;
   ++done_;
   if (options_.on_done) options_.on_done(r.index, result);
@@ -258,7 +291,9 @@ void PoolRun::drain(Running& r) {
 }
 
 Status PoolRun::start_children() {
-  while (running_.size() < jobs_ && next_ < count_) {
+  while (running_.size() < jobs_) {
+    const std::optional<std::size_t> index = take_next();
+    if (!index) break;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return abandon(std::string("runner: pipe: ") + std::strerror(errno));
     std::fflush(stdout);
@@ -275,11 +310,12 @@ Status PoolRun::start_children() {
     if (pid == 0) {
       ::close(fds[0]);
       for (const Running& r : running_) ::close(r.fd);  // the siblings' pipes are not this child's
-      child_main(fds[1], next_, body_, parent, *log);
+      if (source_ != nullptr && source_->fd_children_close() >= 0) ::close(source_->fd_children_close());
+      child_main(fds[1], *index, body_, parent, *log);
     }
     ::close(fds[1]);
     Running r;
-    r.index = next_++;
+    r.index = *index;
     r.pid = pid;
     r.fd = fds[0];
     r.log = std::move(log);
@@ -303,6 +339,7 @@ Result<int> PoolRun::wait_for_children(std::vector<pollfd>& pfds) {
   const auto wait_ms =
       std::max<std::int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1);
   for (const Running& r : running_) pfds.push_back(pollfd{r.fd, POLLIN, 0});
+  if (source_ != nullptr) pfds.push_back(pollfd{source_->wake_fd(), POLLIN, 0});  // last; fd -1 is ignored
   const int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(wait_ms));
   if (n < 0 && errno != EINTR) return abandon(std::string("runner: poll: ") + std::strerror(errno));
   return n;

@@ -34,7 +34,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/common/status.hpp"
@@ -59,6 +61,33 @@ struct ChildPoolProgress {
   std::vector<std::size_t> running_jobs;  // the indices of the jobs running now, in the order they started
 };
 
+// Where the jobs of a pool spread over several processes come from (a sweep
+// over mpirun/srun ranks: sweep_schedule.hpp). Without one, a pool runs jobs
+// 0..count-1 in order. With one, it starts the jobs next() gives while it has
+// room, and it ends when every job it started has ended and all_done() says
+// so; jobs that ended elsewhere come back from on_wake() and count as done
+// (on_done and the result vector see them like the pool's own).
+class JobSource {
+ public:
+  virtual ~JobSource() = default;
+  // The next job to run here; nullopt: none is left for this process (then
+  // next() is not asked again in this run).
+  virtual std::optional<std::size_t> next() = 0;
+  // A job this pool ran ended (called before on_done).
+  virtual void finished_here(std::size_t index, const ChildJobResult& result) = 0;
+  // An fd the pool's wait also wakes on (-1: none), and what to do when it
+  // is readable: the jobs that ended elsewhere meanwhile, with their results.
+  virtual int wake_fd() const = 0;
+  virtual std::vector<std::pair<std::size_t, ChildJobResult>> on_wake() = 0;
+  // Every job of the run has ended, here or elsewhere.
+  virtual bool all_done() const = 0;
+  // Jobs running in other processes now (for progress).
+  virtual std::size_t running_elsewhere() const = 0;
+  // An fd of this process that the pool's children close first (the
+  // relay's socket: a point's process must not hold it open); -1: none.
+  virtual int fd_children_close() const { return -1; }
+};
+
 struct ChildPoolOptions {
   std::uint32_t jobs = 1;  // children at once, >= 1
   double timeout_s = 0;    // per job; <= 0: none
@@ -70,6 +99,8 @@ struct ChildPoolOptions {
   std::function<void(std::size_t index, const ChildJobResult&)> on_done;
   // True: stop now (see the contract above); may be empty.
   std::function<bool()> stop_requested;
+  // Jobs spread over several processes (JobSource); null: all here, in order.
+  JobSource* source = nullptr;
 };
 
 class ChildPool {

@@ -113,17 +113,24 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
     };
   }
   // Decoded as each point ends, so point_done sees it at once.
+  std::vector<bool> decoded(points.size(), false);
   pool.on_done = [&](std::size_t index, const ChildJobResult& job) {
     results[index] = result_of(job, points[index], backend);
+    decoded[index] = true;
     if (std::isfinite(results[index].simulated_s)) simulated_s_done += results[index].simulated_s;
     if (options.point_done) options.point_done(index, results[index]);
   };
   const RunPointFn body = options.run_point ? options.run_point : [&options](const ScenarioSpec& spec, Backend b) {
     return run_point(spec, b, options);
   };
-  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
-      points.size(), [&](std::size_t index) { return to_json(body(points[index], backend)).dump(); }, pool);
+  const ChildPool::Body job = [&](std::size_t index) { return to_json(body(points[index], backend)).dump(); };
+  Result<std::vector<ChildJobResult>> ran =
+      options.sweep != nullptr ? options.sweep->run(points, job, pool) : ChildPool::run(points.size(), job, pool);
   if (!ran.ok()) return ran.status();
+  // Spread over ranks, the points of other ranks come with the whole list.
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!decoded[i]) results[i] = result_of((*ran)[i], points[i], backend);
+  }
   return results;
 }
 

@@ -34,6 +34,7 @@
 
 #include "core/common/status.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
+#include "scenarios/runner/sweep_schedule.hpp"
 #include "scenarios/scenario_spec.hpp"
 
 namespace sluice::scenario {
@@ -87,6 +88,10 @@ struct RunnerOptions {
   HwRunOptions hw;  // Backend::hw: transport, storage backend, temp dir
   // What a child runs (tests substitute a crashing or hanging body); empty: run_point.
   RunPointFn run_point;
+  // The points spread over mpirun/srun ranks (sweep_schedule.hpp); null: all
+  // here. point_done and progress then see every rank's points on rank 0 and
+  // this rank's own elsewhere; the results are every point's on every rank.
+  SweepSchedule* sweep = nullptr;
 };
 
 std::string_view to_string(Backend backend);  // "sim", "hw", "emulate"

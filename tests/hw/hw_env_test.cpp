@@ -216,6 +216,8 @@ TEST_F(HwEnvTest, TransfersMoveBytesBetweenNodesBothWays) {
   Result<MemHandle> b_buf = on(world, b, [&](Env& env) { return env.alloc(MemKind::host, 0, n); });
   ASSERT_TRUE(a_buf.ok() && b_buf.ok());
   ASSERT_TRUE(await(world, a, on(world, a, [&](Env& env) { return env.fill(*a_buf, PatternSpec{1, 0}); })).status.ok());
+  // B hands its buffer to node 1 (A), as a client hands its buffer to a storage server.
+  ASSERT_TRUE(on(world, b, [&](Env& env) { return env.remote_access(*b_buf, 0, 1); }).ok());
   // Push: A's bytes into B's region (what a storage server does on a read), on rail 1.
   TransferSpec push;
   push.src = *a_buf;
@@ -245,11 +247,20 @@ TEST_F(HwEnvTest, TransfersMoveBytesBetweenNodesBothWays) {
                          return env.verify(a_buf->slice(0, 5000), PatternSpec{2, 1000});
                        }))
                   .status.ok());
-  // Errors: the remote side refuses an unknown region; neither end local; unequal lengths.
+  // Errors: the remote side refuses an unknown region (as one it did not grant); neither end local; unequal
+  // lengths.
   TransferSpec unknown = push;
   unknown.dst.region = 999;
   const Completion refused = await(world, a, on(world, a, [&](Env& env) { return env.transfer(unknown); }));
-  EXPECT_EQ(refused.status.code(), StatusCode::not_found) << refused.status.to_string();
+  EXPECT_EQ(refused.status.code(), StatusCode::permission_denied) << refused.status.to_string();
+  // A region of B's that B never granted: refused the same way, no byte moved.
+  Result<MemHandle> private_buf = on(world, b, [&](Env& env) { return env.alloc(MemKind::host, 0, 4096); });
+  ASSERT_TRUE(private_buf.ok());
+  TransferSpec ungranted = push;
+  ungranted.src = a_buf->slice(0, 4096);
+  ungranted.dst = *private_buf;
+  const Completion denied = await(world, a, on(world, a, [&](Env& env) { return env.transfer(ungranted); }));
+  EXPECT_EQ(denied.status.code(), StatusCode::permission_denied) << denied.status.to_string();
   TransferSpec elsewhere = push;
   elsewhere.src.node = 5;
   EXPECT_EQ(await(world, a, on(world, a, [&](Env& env) { return env.transfer(elsewhere); })).status.code(),

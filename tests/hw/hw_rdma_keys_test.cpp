@@ -91,8 +91,13 @@ class KeyedTcpTransport final : public WrappedTcpTransport {
     return WrappedTcpTransport::deregister_region(key);
   }
   Result<transport::RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail,
-                                                      std::uint64_t /*grantee_id*/) override {
+                                                      std::uint64_t grantee_id) override {
     if (rail >= listen_address().rails.size()) return error(StatusCode::invalid_argument, "no rail");
+    // The grant is TCP's to check (HwNode requires grants): record it there too.
+    if (Result<transport::RemoteRegionAccess> tcp = WrappedTcpTransport::remote_access(key, rail, grantee_id);
+        !tcp.ok()) {
+      return tcp.status();
+    }
     std::lock_guard lock(mu_);
     auto it = lengths_.find(key);
     if (it == lengths_.end()) return error(StatusCode::not_found, "no region " + std::to_string(key));
@@ -277,16 +282,19 @@ TEST(HwRdmaKeys, TheCarriedKeyGoesDownTheRailItWasGrantedForAndEveryFallbackIsCo
   EXPECT_TRUE(logged_none) << "a fallback for a missing key is logged";
 }
 
-TEST(HwRdmaKeys, OverTcpThereIsNoKeyToGrantAndNothingToCount) {
+TEST(HwRdmaKeys, OverTcpAGrantCarriesNoKeyAndNothingIsCounted) {
   TempDir dir;
   HwWorld world(keyed_config(dir, "tcp", 1));
   ProbePair p = add_probes(world);
   ASSERT_TRUE(world.start().ok());
-  const Status st = world.call(*p.owner, [&] {
+  const Result<proto::RdmaRegionDesc> granted = world.call(*p.owner, [&] {
     const MemHandle region = p.owner->env().alloc(MemKind::host, 0, 4096).value();
-    return p.owner->env().remote_access(region, 0, 2).status();
+    return p.owner->env().remote_access(region, 0, 2);
   });
-  EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
+  ASSERT_TRUE(granted.ok()) << granted.status().to_string();
+  EXPECT_EQ(granted->rkey, 0u);
+  EXPECT_EQ(granted->address, 0u);
+  EXPECT_EQ(granted->length, 4096u);
   world.stop();
   EXPECT_EQ(world.counter(k_metric_rdma_key_carried), 0.0);
 }

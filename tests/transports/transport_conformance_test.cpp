@@ -12,8 +12,10 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -333,21 +335,22 @@ TEST_P(TransportConformance, RefusesBadLocalArgumentsAtOnce) {
   EXPECT_TRUE(pump_a_->drain().empty()) << "a refused call must not produce an event";
 }
 
-// Carried keys (transport.hpp "Memory."): a one-sided transport grants the
-// key of a region per rail and uses one handed back in BulkRequest; a stream
-// transport has none to give and ignores whatever a request carries.
-TEST_P(TransportConformance, GrantsRemoteKeysIffOneSidedAndUsesOrIgnoresACarriedOne) {
+// Carried keys (transport.hpp "Memory."): every transport grants a region
+// per rail; a one-sided one answers its key and uses one handed back in
+// BulkRequest, a stream one answers a keyless access (address and rkey 0) and
+// ignores whatever a request carries.
+TEST_P(TransportConformance, GrantsRegionsAndUsesOrIgnoresACarriedKey) {
   const bool one_sided = caps_.rdma_write || caps_.rdma_read;
   for (std::uint32_t rail = 0; rail < k_rails; ++rail) {
     SCOPED_TRACE("rail " + std::to_string(rail));
     Result<RemoteRegionAccess> key = b_->remote_access(k_dst_key, rail, 1);
+    ASSERT_TRUE(key.ok()) << key.status().to_string();
+    EXPECT_EQ(key->length, k_region_bytes);
+    EXPECT_EQ(b_->remote_access(999, rail, 1).status().code(), StatusCode::not_found);
     if (!one_sided) {
-      EXPECT_EQ(key.status().code(), StatusCode::unavailable) << key.status().to_string();
+      EXPECT_EQ(key->rkey, 0u);
+      EXPECT_EQ(key->address, 0u);
       key = RemoteRegionAccess{0xDEAD0000, 0xBAD, 16};  // garbage: must be ignored
-    } else {
-      ASSERT_TRUE(key.ok()) << key.status().to_string();
-      EXPECT_EQ(key->length, k_region_bytes);
-      EXPECT_EQ(b_->remote_access(999, rail, 1).status().code(), StatusCode::not_found);
     }
     BulkRequest r = request(64 * 1024, 500 + rail);
     r.rail = rail;  // reaches b's rail `rail` (both have k_rails)
@@ -362,9 +365,72 @@ TEST_P(TransportConformance, GrantsRemoteKeysIffOneSidedAndUsesOrIgnoresACarried
                            src_.begin() + static_cast<std::ptrdiff_t>(r.local_offset + r.bytes),
                            dst_.begin() + (1 << 20)));
   }
-  if (one_sided) {
-    EXPECT_EQ(b_->remote_access(k_dst_key, k_rails, 1).status().code(), StatusCode::invalid_argument);
+  EXPECT_EQ(b_->remote_access(k_dst_key, k_rails, 1).status().code(), StatusCode::invalid_argument);
+}
+
+// TransportConfig::require_grants: a peer reaches a region only once its
+// owner granted it; an ungranted put or get (an unknown key too) fails with
+// permission_denied, moves no byte, is logged once per peer with its
+// address, and leaves the connection serving the granted ones. A stream
+// transport checks at the owner when the bytes arrive; a one-sided one
+// refuses to tell the key, which a request that carries none must ask for.
+TEST_P(TransportConformance, RequireGrantsRefusesAnUngrantedPeerAndLogsItOnce) {
+  if (!caps_.can_put() || !caps_.can_get()) GTEST_SKIP() << "put and get not both declared";
+  auto log_lines = std::make_shared<std::vector<std::string>>();
+  auto log_mu = std::make_shared<std::mutex>();
+  std::vector<std::byte> guarded(1 << 20, std::byte{0x5A});
+  std::unique_ptr<Transport> owner = make_with(3, [log_lines, log_mu](TransportConfig& config) {
+    config.require_grants = true;
+    config.log = [log_lines, log_mu](std::string_view line) {
+      std::lock_guard lock(*log_mu);
+      log_lines->emplace_back(line);
+    };
+  });
+  ASSERT_TRUE(owner);
+  EventPump pump_owner(*owner);
+  constexpr std::uint64_t k_guarded_key = 33;
+  ASSERT_TRUE(owner->register_region(k_guarded_key, guarded, RegionKind::host).ok());
+  Result<PeerId> peer = a_->connect(owner->listen_address());
+  ASSERT_TRUE(peer.ok()) << peer.status().to_string();
+  ASSERT_TRUE(pump_owner.wait_kind<PeerUp>());
+
+  auto attempt = [&](bool is_get, std::uint64_t key, std::uint64_t cookie) {
+    BulkRequest r = request(4096, cookie);
+    r.peer = *peer;
+    r.remote_key = key;
+    const Status posted = is_get ? a_->get(r) : a_->put(r);
+    if (!posted.ok()) return posted;
+    auto done = pump_a_->wait_op(cookie);
+    return done ? done->status : error(StatusCode::timed_out, "no OpDone");
+  };
+  for (const bool is_get : {false, true}) {
+    SCOPED_TRACE(is_get ? "get" : "put");
+    const Status refused = attempt(is_get, k_guarded_key, is_get ? 901 : 900);
+    EXPECT_EQ(refused.code(), StatusCode::permission_denied) << refused.to_string();
+    EXPECT_NE(refused.message().find("not granted region"), std::string::npos) << refused.to_string();
+    EXPECT_EQ(attempt(is_get, 424242, is_get ? 903 : 902).code(), StatusCode::permission_denied)
+        << "an unknown key reads as an ungranted one";
   }
+  EXPECT_TRUE(std::all_of(guarded.begin(), guarded.end(), [](std::byte b) { return b == std::byte{0x5A}; }))
+      << "a refused put wrote into the region";
+  {
+    std::lock_guard lock(*log_mu);
+    const auto refusals = std::count_if(log_lines->begin(), log_lines->end(), [](const std::string& line) {
+      return line.find("node 1 at ") != std::string::npos && line.find("not granted") != std::string::npos;
+    });
+    EXPECT_EQ(refusals, 1) << "one line per refused peer, with its address";
+  }
+
+  ASSERT_TRUE(owner->remote_access(k_guarded_key, 0, 1).ok());  // a_'s local_id is 1
+  const Status put = attempt(false, k_guarded_key, 904);
+  ASSERT_TRUE(put.ok()) << put.to_string();
+  EXPECT_TRUE(std::equal(src_.begin(), src_.begin() + 4096, guarded.begin()));
+  const Status get = attempt(true, k_guarded_key, 905);
+  EXPECT_TRUE(get.ok()) << get.to_string();
+  EXPECT_EQ(b_->remote_access(k_dst_key, 0, 1).status().code(), StatusCode::ok)
+      << "b needs no grants and keeps working";
+  (void)a_->disconnect(*peer);
+  ASSERT_TRUE(owner->deregister_region(k_guarded_key).ok());
 }
 
 TEST_P(TransportConformance, EveryRailMovesBytes) {

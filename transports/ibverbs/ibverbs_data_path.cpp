@@ -209,12 +209,23 @@ void IbverbsTransportImpl::on_region_query(Connection& c, const ControlHeader& h
   ControlHeader answer{ControlKind::region_answer, StatusCode::ok, 0, h.key, h.a, h.b, 0};
   std::vector<std::byte> body;
   auto it = regions_.find(h.key);
-  if (it == regions_.end() || h.b >= rail_device_.size()) {
-    const std::string text =
-        it == regions_.end()
-            ? "ibverbs: node " + std::to_string(config_.local_id) + " has no region with key " + std::to_string(h.key)
-            : "ibverbs: node " + std::to_string(config_.local_id) + " has no rail " + std::to_string(h.b);
-    answer.status = it == regions_.end() ? StatusCode::not_found : StatusCode::invalid_argument;
+  const Peer* p = live_peer(c.peer);
+  const std::uint64_t remote_id = p != nullptr ? p->remote_id : 0;
+  Status refused;
+  if (config_.require_grants && (it == regions_.end() || !it->second->granted_to.contains(remote_id))) {
+    // Only a peer the owner granted (remote_access) learns the key; an
+    // unknown key reads as an ungranted one.
+    refused = refusals_.refuse("ibverbs", h.key, remote_id, c.remote, [this](const std::string& line) { log(line); });
+  } else if (it == regions_.end()) {
+    refused = error(StatusCode::not_found, "ibverbs: node " + std::to_string(config_.local_id) +
+                                               " has no region with key " + std::to_string(h.key));
+  } else if (h.b >= rail_device_.size()) {
+    refused = error(StatusCode::invalid_argument,
+                    "ibverbs: node " + std::to_string(config_.local_id) + " has no rail " + std::to_string(h.b));
+  }
+  if (!refused.ok()) {
+    const std::string& text = refused.message();
+    answer.status = refused.code();
     answer.text_bytes = static_cast<std::uint16_t>(std::min<std::size_t>(text.size(), k_ibv_max_error_text_bytes));
     const auto* chars = reinterpret_cast<const std::byte*>(text.data());
     body.assign(chars, chars + answer.text_bytes);

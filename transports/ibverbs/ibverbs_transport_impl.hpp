@@ -28,6 +28,7 @@
 #include "transports/ibverbs/ibverbs_transfer_split.hpp"
 #include "transports/ibverbs/ibverbs_transport.hpp"
 #include "transports/ibverbs/ibverbs_wire.hpp"
+#include "transports/region_grants.hpp"
 
 namespace sluice::transport::ibverbs::detail {
 
@@ -195,6 +196,7 @@ class IbverbsTransportImpl final : public IbverbsTransport {
   void log(const std::string& line) const;
   void push_event(TransportEvent event);
   Peer* live_peer(PeerId id);
+  GrantRefusals refusals_;  // guarded by mu_
   Connection* connection(std::uint64_t id);
   Status add_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind, int dmabuf_fd,
                     std::uint64_t dmabuf_offset);

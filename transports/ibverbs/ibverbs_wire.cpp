@@ -1,4 +1,5 @@
 #include "transports/ibverbs/ibverbs_wire.hpp"
+#include "core/proto/wire_traits.hpp"
 
 #include <limits>
 
@@ -17,7 +18,8 @@ std::uint64_t get_le(std::span<const std::byte> in, std::size_t at, std::size_t 
   return value;
 }
 
-constexpr auto k_last_status = static_cast<std::uint8_t>(StatusCode::internal);
+// The last StatusCode a peer may send (the proto codec's bound).
+constexpr auto k_last_status = static_cast<std::uint8_t>(proto::WireEnumMax<StatusCode>::value);
 
 }  // namespace
 

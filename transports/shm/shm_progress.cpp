@@ -13,6 +13,7 @@
 
 #include "core/proto/codec.hpp"
 #include "transports/shm/shm_os.hpp"
+#include "core/proto/wire_traits.hpp"
 #include "transports/shm/shm_transport_impl.hpp"
 
 namespace sluice::transport::shm::detail {
@@ -359,7 +360,7 @@ Status ShmTransport::on_record(Channel& c, const RingRecord& record) {
       ShmAck ack;
       std::memcpy(&ack, record.payload.data(), sizeof ack);
       if (ack.text_bytes != record.payload.size() - sizeof ack ||
-          ack.status > static_cast<std::uint32_t>(StatusCode::internal)) {
+          ack.status > static_cast<std::uint32_t>(proto::WireEnumMax<StatusCode>::value)) {
         break;
       }
       const auto text = record.payload.subspan(sizeof ack);
@@ -412,7 +413,12 @@ Status ShmTransport::on_message_record(Channel& c, const RingRecord& record) {
 void ShmTransport::serve_bulk(Channel& c, const ShmBulk& bulk, bool is_get) {
   Status st;
   auto it = regions_.find(bulk.remote_key);
-  if (it == regions_.end()) {
+  const Peer* p = live_peer(c.peer);
+  const std::uint64_t remote_id = p != nullptr ? p->remote_id : 0;
+  if (config_.require_grants && (it == regions_.end() || !it->second->grants.allows(remote_id))) {
+    // An unknown key reads as an ungranted one: a peer learns nothing of which keys exist.
+    st = refusals_.refuse("shm", bulk.remote_key, remote_id, c.remote, [this](const std::string& line) { log(line); });
+  } else if (it == regions_.end()) {
     st = error(StatusCode::not_found,
                "no region with key " + std::to_string(bulk.remote_key) + " at " + listen_address_.rails[0]);
   } else if (bulk.bytes == 0 || bulk.bytes > k_shm_max_transfer_bytes ||

@@ -327,7 +327,7 @@ Status ShmTransport::register_region(std::uint64_t key, std::span<std::byte> byt
   if (regions_.contains(key)) {
     return error(StatusCode::already_exists, "shm register region: key " + std::to_string(key) + " is taken");
   }
-  regions_.emplace(key, std::make_shared<Region>(Region{bytes, kind}));
+  regions_.emplace(key, std::make_shared<Region>(Region{bytes, kind, {}}));
   return ok_status();
 }
 
@@ -339,6 +339,12 @@ Status ShmTransport::deregister_region(std::uint64_t key) {
     return error(StatusCode::not_found, "shm deregister region: no key " + std::to_string(key));
   }
   return ok_status();
+}
+
+Result<RemoteRegionAccess> ShmTransport::remote_access(std::uint64_t key, std::uint32_t rail,
+                                                       std::uint64_t grantee_id) {
+  std::lock_guard lock(mu_);
+  return grant_stream_region("shm", regions_, key, rail, listen_address_.rails.size(), grantee_id);
 }
 
 void ShmTransport::enqueue(Channel& c, TxItem item) {

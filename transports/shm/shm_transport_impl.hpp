@@ -21,6 +21,7 @@
 
 #include "base/eventfd_queue.hpp"
 #include "transports/accept_guard.hpp"
+#include "transports/region_grants.hpp"
 #include "transports/region_range.hpp"
 #include "transports/shm/shm_ring.hpp"
 #include "transports/shm/shm_transport.hpp"
@@ -40,6 +41,7 @@ inline constexpr std::size_t k_descriptor_bytes_max = 64;
 struct Region {
   std::span<std::byte> bytes;
   RegionKind kind = RegionKind::host;
+  RegionGrants grants;  // peers given it by remote_access()
 };
 
 // One record (or, for a message, a series of records) waiting for ring room.
@@ -131,6 +133,7 @@ class ShmTransport final : public Transport {
   Status disconnect(PeerId peer) override;
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) override;
   Status deregister_region(std::uint64_t key) override;
+  Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id) override;
   Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override;
   Status put(const BulkRequest& request) override { return post(request, false); }
   Status get(const BulkRequest& request) override { return post(request, true); }
@@ -180,7 +183,8 @@ class ShmTransport final : public Transport {
 
   TransportConfig config_;
   Capabilities caps_;
-  AcceptGuard guard_;  // guarded by mu_
+  AcceptGuard guard_;       // guarded by mu_
+  GrantRefusals refusals_;  // guarded by mu_
   PeerAddress listen_address_;
   std::vector<std::string> listen_names_;
   std::vector<int> listen_fds_;

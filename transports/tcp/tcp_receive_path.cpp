@@ -78,9 +78,15 @@ void TcpTransport::consumed(Connection& c, std::size_t n) {
   if (c.left == 0) on_body_done(c);
 }
 
-Status TcpTransport::check_remote_range(std::uint64_t key, std::uint64_t offset, std::uint64_t bytes,
-                                        std::shared_ptr<Region>* region) {
+Status TcpTransport::check_remote_range(const Connection& c, std::uint64_t key, std::uint64_t offset,
+                                        std::uint64_t bytes, std::shared_ptr<Region>* region) {
   auto found = find_region(key);
+  const Peer* p = live_peer(c.peer);
+  const std::uint64_t remote_id = p != nullptr ? p->remote_id : 0;
+  if (config_.require_grants && (!found || !found->grants.allows(remote_id))) {
+    // An unknown key reads as an ungranted one: a peer learns nothing of which keys exist.
+    return refusals_.refuse("tcp", key, remote_id, c.remote, [this](const std::string& line) { log(line); });
+  }
   if (!found) {
     return error(StatusCode::not_found, "no region with key " + std::to_string(key) + " at the remote side");
   }
@@ -153,7 +159,7 @@ void TcpTransport::on_header(Connection& c) {
       return;
     case PacketKind::put: {
       std::shared_ptr<Region> region;
-      c.refusal = check_remote_range(h.key, h.offset, h.length, &region);
+      c.refusal = check_remote_range(c, h.key, h.offset, h.length, &region);
       c.left = h.length;
       if (c.refusal.ok()) {
         c.dst = region->bytes.data() + h.offset;
@@ -166,7 +172,7 @@ void TcpTransport::on_header(Connection& c) {
     }
     case PacketKind::get_request: {
       std::shared_ptr<Region> region;
-      const Status st = check_remote_range(h.key, h.offset, h.length, &region);
+      const Status st = check_remote_range(c, h.key, h.offset, h.length, &region);
       TxItem item;
       PacketHeader reply{PacketKind::get_data, st.code(), 0, h.op, h.key, h.offset, st.ok() ? h.length : 0};
       if (st.ok()) {

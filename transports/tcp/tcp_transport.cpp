@@ -458,6 +458,12 @@ Status TcpTransport::deregister_region(std::uint64_t key) {
   return ok_status();
 }
 
+Result<RemoteRegionAccess> TcpTransport::remote_access(std::uint64_t key, std::uint32_t rail,
+                                                       std::uint64_t grantee_id) {
+  std::lock_guard lock(mu_);
+  return grant_stream_region("tcp", regions_, key, rail, listen_address_.rails.size(), grantee_id);
+}
+
 Status TcpTransport::send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) {
   if (frame.size() > k_tcp_max_message_bytes) {
     return error(StatusCode::invalid_argument, "tcp send_message: frame of " + std::to_string(frame.size()) +

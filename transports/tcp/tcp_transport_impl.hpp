@@ -21,6 +21,7 @@
 
 #include "base/eventfd_queue.hpp"
 #include "transports/accept_guard.hpp"
+#include "transports/region_grants.hpp"
 #include "transports/region_range.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/tcp/tcp_auth.hpp"
@@ -42,6 +43,7 @@ struct Region {
   std::span<std::byte> bytes;
   RegionKind kind = RegionKind::host;
   std::uint32_t users = 0;  // incoming transfers reading or writing it right now
+  RegionGrants grants;      // peers given it by remote_access()
 };
 
 // Keeps a region registered while an incoming put writes into it or a get
@@ -183,6 +185,7 @@ class TcpTransport final : public Transport {
   Status disconnect(PeerId peer) override;
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) override;
   Status deregister_region(std::uint64_t key) override;
+  Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id) override;
   Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override;
   Status put(const BulkRequest& request) override { return post(request, false); }
   Status get(const BulkRequest& request) override { return post(request, true); }
@@ -232,12 +235,15 @@ class TcpTransport final : public Transport {
   Peer* live_peer(PeerId id);
   Connection* connection(std::uint64_t id);
   std::shared_ptr<Region> find_region(std::uint64_t key);
-  Status check_remote_range(std::uint64_t key, std::uint64_t offset, std::uint64_t bytes,
+  // The region an incoming put/get on connection c may reach, checked for
+  // range and (require_grants) for c's peer's grant.
+  Status check_remote_range(const Connection& c, std::uint64_t key, std::uint64_t offset, std::uint64_t bytes,
                             std::shared_ptr<Region>* region);
 
   TransportConfig config_;
   Capabilities caps_;
-  AcceptGuard guard_;  // guarded by mu_
+  AcceptGuard guard_;       // guarded by mu_
+  GrantRefusals refusals_;  // guarded by mu_
   PeerAddress listen_address_;
   std::vector<sockaddr_in> rail_addresses_;
   std::vector<int> listen_fds_;

@@ -1,4 +1,5 @@
 #include "transports/tcp/tcp_wire.hpp"
+#include "core/proto/wire_traits.hpp"
 
 #include <string>
 
@@ -19,7 +20,8 @@ T get_le(std::span<const std::byte, k_tcp_packet_header_bytes> in, std::size_t a
   return value;
 }
 
-constexpr auto k_last_status = static_cast<std::uint8_t>(StatusCode::internal);
+// The last StatusCode a peer may send (the proto codec's bound).
+constexpr auto k_last_status = static_cast<std::uint8_t>(proto::WireEnumMax<StatusCode>::value);
 
 }  // namespace
 

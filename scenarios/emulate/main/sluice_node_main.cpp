@@ -7,9 +7,17 @@
 #include <CLI/CLI.hpp>
 #pragma GCC diagnostic pop
 
+#include <string_view>
+
 #include "scenarios/emulate/emulate_command.hpp"
+#include "scenarios/emulate/sweep_relay.hpp"
 
 int main(int argc, char** argv) {
+  // `sluice run` under an MPI launcher (mpirun/srun) execs sluice-node with
+  // its own arguments; the relay calls MPI_Init and starts `sluice run` again
+  // as its child (scenarios/runner/sweep_relay_wire.hpp). Not a CLI11
+  // command: the arguments are `sluice run`'s, passed on untouched.
+  if (argc >= 2 && std::string_view(argv[1]) == "run") return sluice::emulate::run_sweep_relay(argc, argv);
   CLI::App app{"sluice-node: multi-process deployment of sluice (emulate, node)"};
   app.require_subcommand(1);
   sluice::emulate::add_emulate_commands(app);

@@ -84,28 +84,30 @@ TEST(WireDecodeErrors, BadMagicIsCorrupt) {
 TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  const auto frame = make_frame(0x0105, payload.bytes(), 5);
+  const auto frame = make_frame(0x0105, payload.bytes(), 6);
   expect_error(frame, StatusCode::invalid_argument,
-               "unsupported wire version 5 at byte 4; this build speaks version 4");
+               "unsupported wire version 6 at byte 4; this build speaks version 5");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
   // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) and version 2
-  // (before metadata mirroring) and version 3 (before StatusCode in_progress)
-  // are refused as well.
+  // (before metadata mirroring), version 3 (before StatusCode in_progress)
+  // and version 4 (before StatusCode permission_denied) are refused as well.
   expect_error(make_frame(0x0105, payload.bytes(), 1), StatusCode::invalid_argument,
-               "unsupported wire version 1 at byte 4; this build speaks version 4");
+               "unsupported wire version 1 at byte 4; this build speaks version 5");
   expect_error(make_frame(0x0105, payload.bytes(), 2), StatusCode::invalid_argument,
-               "unsupported wire version 2 at byte 4; this build speaks version 4");
+               "unsupported wire version 2 at byte 4; this build speaks version 5");
   expect_error(make_frame(0x0105, payload.bytes(), 3), StatusCode::invalid_argument,
-               "unsupported wire version 3 at byte 4; this build speaks version 4");
+               "unsupported wire version 3 at byte 4; this build speaks version 5");
+  expect_error(make_frame(0x0105, payload.bytes(), 4), StatusCode::invalid_argument,
+               "unsupported wire version 4 at byte 4; this build speaks version 5");
 }
 
 TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  auto frame = make_frame(0x0105, payload.bytes(), 5);
+  auto frame = make_frame(0x0105, payload.bytes(), 6);
   frame[16] ^= std::byte{1};  // header CRC
-  expect_error(frame, StatusCode::corrupt, "version field reads 5, this build speaks 4");
+  expect_error(frame, StatusCode::corrupt, "version field reads 6, this build speaks 5");
 }
 
 TEST(WireDecodeErrors, UnknownMessageTypeIsRefusedClearly) {

@@ -39,6 +39,8 @@ const BadScript k_bad_scripts[] = {
      "--set nodez=8: the script declares no parameter \"nodez\"; did you mean \"nodes\"?",
      {{"nodez", "8"}}},
     {"missing_cluster.lua", "missing_cluster.lua:4:", "sl.run: cluster: missing"},
+    {"run_all_backends.lua", "run_all_backends.lua:4:", "sl.run_all[2]: runs on other backends than sl.run_all[1]"},
+    {"run_all_entry.lua", "run_all_entry.lua:3:", "sl.run_all[2]: expected a table of sl.run fields, not a string"},
     {"bad_choice.lua", "bad_choice.lua:2:", "gds: \"maybe\" is not one of on, off, auto"},
     {"fractional.lua", "fractional.lua:2:", "files_per_rank: 2.5 is not a whole number"},
     {"sweep_unknown.lua", "sweep_unknown.lua:5:", "sweep.thread: no field \"thread\"", {}},

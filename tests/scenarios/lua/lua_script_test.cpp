@@ -179,6 +179,29 @@ TEST(LuaScript, ExplicitSweepOverFsFieldAndSeveralWorkloads) {
   EXPECT_EQ(outcome->headlines, (std::vector<std::string>{"points: 2 (seed: 2)", "tag: x"}));
 }
 
+// sl.run_all: every entry's points go to the runner in one call (so they
+// run together), and come back as one list per entry.
+TEST(LuaScript, RunAllRunsEveryEntrysPointsInOneCall) {
+  ScriptRun run;
+  int calls = 0;
+  RunPointsFn inner = run.runner.fn();
+  run.options.run = [&](const std::vector<ScenarioSpec>& points, Backend backend) {
+    ++calls;
+    return inner(points, backend);
+  };
+  Result<ScriptOutcome> outcome = run.go(k_dir + "run_all.lua");
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  EXPECT_EQ(calls, 1);
+  ASSERT_EQ(run.runner.specs.size(), 4u);
+  EXPECT_EQ(run.runner.specs[0].label, "1 MDS");
+  EXPECT_EQ(run.runner.specs[3].label, "2 MDS");
+  EXPECT_EQ(run.runner.specs[3].fs.meta_nodes.size(), 2u);
+  ASSERT_EQ(outcome->results.size(), 4u);
+  EXPECT_EQ(outcome->results[2].spec.params.at("meta"), "2");
+  EXPECT_EQ(outcome->headlines,
+            (std::vector<std::string>{"entries: 2", "points of the second: 2", "meta of the second: 2"}));
+}
+
 TEST(LuaScript, DescribeListsParamsWithoutRunning) {
   Result<std::vector<ParamDecl>> params = describe_script(k_dir + "beeond_sweep.lua");
   ASSERT_TRUE(params.ok()) << params.status().to_string();

@@ -1,0 +1,38 @@
+// Whole reads and writes on a blocking file descriptor (pipes, sockets),
+// retried on EINTR and on short counts.
+#pragma once
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+
+namespace sluice {
+
+// Writes all n bytes; false on an error (errno set) or a write of 0.
+inline bool write_exact(int fd, const void* from, std::size_t n) {
+  const auto* p = static_cast<const char*>(from);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// Reads exactly n bytes; false at end of file or on an error (errno set).
+inline bool read_exact(int fd, void* to, std::size_t n) {
+  auto* p = static_cast<char*>(to);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+}  // namespace sluice

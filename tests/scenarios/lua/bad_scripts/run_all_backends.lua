@@ -1,0 +1,5 @@
+local sl = require "sluice"
+local c = sl.cluster{ nodes = 2, node = sl.machines.azure_nd40rs_v2(), fabric = sl.fabric.infiniband{ gbps = 100 } }
+local w = sl.workload.file_sweep{ op = {"write"}, files = 4, size = "1MiB" }
+sl.run_all{ { cluster = c, fs = sl.fs.beeond{}, workload = w, backend = "sim" },
+            { cluster = c, fs = sl.fs.beeond{}, workload = w, backend = "hw" } }
