@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <nlohmann/json.hpp>
@@ -160,32 +161,32 @@ namespace {
 class Dealer final : public JobSource {
  public:
   Dealer(SweepLink& link, std::uint64_t sweep, std::string digest, std::vector<std::size_t> order, std::uint32_t size,
-         std::vector<bool>& ended, std::vector<std::string>& ended_how)
+         std::vector<bool>& ended, std::vector<std::string>& ended_how, std::function<bool()> stop_requested)
       : link_(link),
         sweep_(sweep),
         digest_(std::move(digest)),
         order_(std::move(order)),
         begun_(size, false),
         ended_(ended),
-        ended_how_(ended_how) {
+        ended_how_(ended_how),
+        stop_requested_(std::move(stop_requested)) {
     begun_[0] = true;
   }
 
-  std::optional<std::size_t> next() override { return deal(0); }
+  // Nothing is dealt before every rank's digest is in (or its end): a list
+  // that differs fails the call before any point runs, and every rank gets
+  // its share from the start.
+  std::optional<std::size_t> next() override {
+    wait_for_every_rank();
+    return deal(0);
+  }
   void finished_here(std::size_t index, const ChildJobResult&) override {
     in_flight_.erase(index);
     ++ended_count_;
   }
   int wake_fd() const override { return link_.fd(); }
   std::vector<std::pair<std::size_t, ChildJobResult>> on_wake() override;
-  bool all_done() const override {
-    if (!abort_.empty()) return true;
-    if (ended_count_ < order_.size()) return false;
-    for (std::size_t r = 1; r < begun_.size(); ++r) {
-      if (!begun_[r] && !ended_[r]) return false;
-    }
-    return true;
-  }
+  bool all_done() const override { return !abort_.empty() || (ended_count_ == order_.size() && every_rank_began()); }
   int fd_children_close() const override { return link_.fd(); }
   std::size_t running_elsewhere() const override {
     return static_cast<std::size_t>(
@@ -202,6 +203,15 @@ class Dealer final : public JobSource {
   }
   void on_message(std::uint32_t from, const json& m, std::vector<std::pair<std::size_t, ChildJobResult>>& ended);
   void on_rank_ended(std::uint32_t rank, std::string how, std::vector<std::pair<std::size_t, ChildJobResult>>& out);
+  bool every_rank_began() const {
+    for (std::size_t r = 1; r < begun_.size(); ++r) {
+      if (!begun_[r] && !ended_[r]) return false;
+    }
+    return true;
+  }
+  void wait_for_every_rank();
+  // Answers a rank's request for a point (once every rank began).
+  void answer_next(std::uint32_t from);
   void reply(std::uint32_t to, json m) {
     m["sweep"] = sweep_;
     if (Status st = link_.send(to, m); !st.ok() && abort_.empty()) abort_ = st.message();
@@ -218,6 +228,8 @@ class Dealer final : public JobSource {
   std::vector<bool>& ended_;
   std::vector<std::string>& ended_how_;
   std::string abort_;  // why the call fails on every rank ("" while it does not)
+  std::function<bool()> stop_requested_;
+  std::vector<std::uint32_t> waiting_;  // ranks that asked for a point before every rank began
 };
 
 std::vector<std::pair<std::size_t, ChildJobResult>> Dealer::on_wake() {
@@ -254,11 +266,12 @@ void Dealer::on_message(std::uint32_t from, const json& m, std::vector<std::pair
                "the environment does not)";
     }
     begun_[from] = same;
+    if (every_rank_began()) {
+      for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);
+    }
   } else if (type == "next") {
-    const std::optional<std::size_t> index = begun_[from] ? deal(from) : std::nullopt;
-    if (!abort_.empty()) return reply(from, {{"t", "abort"}, {"why", abort_}});
-    if (index) return reply(from, {{"t", "take"}, {"index", *index}});
-    reply(from, {{"t", "none"}});
+    if (!every_rank_began() && abort_.empty()) return waiting_.push_back(from);
+    answer_next(from);
   } else if (type == "done") {
     const std::optional<std::size_t> index = index_of(m, order_.size());
     auto it = index ? in_flight_.find(*index) : in_flight_.end();
@@ -267,6 +280,39 @@ void Dealer::on_message(std::uint32_t from, const json& m, std::vector<std::pair
     ++ended_count_;
     out.emplace_back(*index, job_from_json(m["result"], from));
   }
+}
+
+void Dealer::answer_next(std::uint32_t from) {
+  const std::optional<std::size_t> index = begun_[from] ? deal(from) : std::nullopt;
+  if (!abort_.empty()) return reply(from, {{"t", "abort"}, {"why", abort_}});
+  if (index) return reply(from, {{"t", "take"}, {"index", *index}});
+  reply(from, {{"t", "none"}});
+}
+
+void Dealer::wait_for_every_rank() {
+  // Bound on one wait in the loop, so that a stop request is seen.
+  constexpr int k_begin_poll_ms = 100;
+  std::vector<std::pair<std::size_t, ChildJobResult>> ended;  // stays empty: nothing is dealt yet
+  while (abort_.empty() && !every_rank_began()) {
+    if (stop_requested_ && stop_requested_()) return;
+    Result<std::optional<SweepFrame>> got = link_.receive(k_begin_poll_ms);
+    if (!got.ok()) {
+      abort_ = got.status().message();
+      return;
+    }
+    if (!got->has_value()) continue;
+    const SweepFrame& frame = **got;
+    if (frame.rank == 0 || frame.rank >= begun_.size()) continue;
+    if (frame.kind == SweepFrameKind::ended) {
+      on_rank_ended(frame.rank, frame.payload, ended);
+      if (every_rank_began()) {
+        for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);
+      }
+    } else if (std::optional<json> m = message_of(frame, sweep_)) {
+      on_message(frame.rank, *m, ended);
+    }
+  }
+  for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);  // an abort answers them
 }
 
 void Dealer::on_rank_ended(std::uint32_t rank, std::string how,
@@ -306,13 +352,19 @@ class Taker final : public JobSource {
 
   // The next message of this sweep from rank 0 (other ranks' ends and stale messages skipped).
   Result<json> from_rank0();
+  // Rank 0's last message of the call: the one that answered a request for a point, else the next.
+  Result<json> last_from_rank0() {
+    if (last_) return *std::exchange(last_, std::nullopt);
+    return from_rank0();
+  }
   const std::string& failure() const { return failure_; }
 
  private:
   SweepLink& link_;
   const std::uint64_t sweep_;
   const std::size_t count_;
-  std::string failure_;  // why this call fails here ("" while it does not)
+  std::string failure_;       // why this call fails here ("" while it does not)
+  std::optional<json> last_;  // "results" that came as the answer to a request for a point
 };
 
 Result<json> Taker::from_rank0() {
@@ -346,6 +398,9 @@ std::optional<std::size_t> Taker::next() {
     failure_ = "sweep over ranks: rank 0 dealt a point outside the list";
   } else if (type == "abort") {
     failure_ = "sweep over ranks: rank 0 stopped the call: " + m->value("why", std::string("(no reason)"));
+  } else if (type == "results") {
+    // Every point ended before this request reached rank 0: the call's end.
+    last_ = std::move(*m);
   } else if (type != "none") {
     failure_ = "sweep over ranks: rank 0 answered \"" + type + "\" to a request for a point";
   }
@@ -447,7 +502,7 @@ Result<std::vector<ChildJobResult>> SweepSchedule::run(const std::vector<Scenari
     Result<std::vector<ChildJobResult>> mine = ChildPool::run(points.size(), body, pool);
     if (!mine.ok()) return mine.status();
     if (!taker.failure().empty()) return error(StatusCode::unavailable, taker.failure());
-    Result<json> m = taker.from_rank0();
+    Result<json> m = taker.last_from_rank0();
     if (!m.ok()) return m.status();
     const std::string type = (*m)["t"].get<std::string>();
     if (type == "abort") {
@@ -467,7 +522,7 @@ Result<std::vector<ChildJobResult>> SweepSchedule::run(const std::vector<Scenari
   std::vector<double> cost(points.size());
   for (std::size_t i = 0; i < points.size(); ++i) cost[i] = point_cost(points[i]);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
-  Dealer dealer(*link_, sweep, digest, std::move(order), size_, ended_, ended_how_);
+  Dealer dealer(*link_, sweep, digest, std::move(order), size_, ended_, ended_how_, pool.stop_requested);
   pool.source = &dealer;
   Result<std::vector<ChildJobResult>> all = ChildPool::run(points.size(), body, pool);
   const std::string why = !all.ok() ? all.status().message() : dealer.abort_reason();

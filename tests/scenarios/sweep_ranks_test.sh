@@ -14,6 +14,8 @@ set -u
 sluice=$1
 here=$(cd "$(dirname "$0")" && pwd)
 script="$here/scripts/rank_sweep.lua"
+# shellcheck source=tests/scenarios/test_lib.sh
+source "$here/test_lib.sh"
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
 [ -x "$(dirname "$sluice")/sluice-node" ] || { echo "SKIP: no sluice-node next to $sluice"; exit 77; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -101,18 +103,23 @@ while [ -z "$rank2" ]; do
   [ $SECONDS -lt $deadline ] || fail "rank 2's sluice run did not start"
   for environ in /proc/[0-9]*/environ; do
     pid=${environ#/proc/}; pid=${pid%/environ}
-    # Rank 2's `sluice run` is the relay's child (its points' processes are its own children).
+    # Rank 2's `sluice run` is the child of a relay (sluice-node) that this
+    # mpirun started (its points' processes are its own children).
     ppid=$(awk '/^PPid:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
     if tr '\0' '\n' 2>/dev/null <"$environ" | grep -qx "SLUICE_SWEEP_RANK=2" &&
-      [ "$(cat "/proc/$ppid/comm" 2>/dev/null)" = sluice-node ]; then
+      [ "$(cat "/proc/$ppid/comm" 2>/dev/null)" = sluice-node ] &&
+      [ "$(awk '/^PPid:/ {print $2}' "/proc/$ppid/status" 2>/dev/null)" = "$mpi_pid" ]; then
       rank2=$pid
       break
     fi
   done
   sleep 0.2
 done
-# Its first point takes seconds: a second in, it holds one.
-sleep 1
+# Once a point's process runs under it, it holds a point (which takes seconds).
+while [ -z "$(children_of "$rank2")" ]; do
+  [ $SECONDS -lt $deadline ] || fail "rank 2 never ran a point"
+  sleep 0.1
+done
 kill -9 "$rank2"
 deadline=$((SECONDS + run_limit_s))
 while kill -0 "$mpi_pid" 2>/dev/null; do
