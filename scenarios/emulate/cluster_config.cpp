@@ -290,7 +290,9 @@ Status validate(const ClusterConfig& c) {
     return bad("workload.stripe_count", std::to_string(c.workload.stripe_count) + " is more than the " +
                                             std::to_string(targets.size()) + " targets");
   }
-  return FileSweep::validate(c.workload.sweep);
+  // The sweep's own check (root_dir, sizes), named as the config's.
+  if (Status st = FileSweep::validate(c.workload.sweep); !st.ok()) return bad("workload", st.message());
+  return ok_status();
 }
 
 nlohmann::json to_json(const ClusterConfig& c) {
