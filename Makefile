@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 OUT         ?= out
 
 # docs/design.md#dependencies, plus the tools the build and benchmarks call.
-DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema \
+DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema python3-pandas \
   libsimgrid-dev libboost-graph-dev libhwloc-dev libeigen3-dev liblua5.4-dev \
   libibverbs-dev librdmacm-dev liburing-dev librocksdb-dev libisal-dev libssl-dev \
   libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev libfmt-dev \
@@ -136,6 +136,23 @@ bench-f1: deps
 	cmake --build $(BUILD) --target sluice sluice-node -j $(JOBS)
 	timeout 1800 ./$(BUILD)/sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --out $(OUT)/f1 \
 	  --set files=6 --set holdout_sizes=8MiB,24MiB
+
+# make bench-f4 (issue 22, F4): the simulator's drive model fitted to fio on this machine's drive
+# (lua_scripts/calibrate_disk.lua; fio with O_DIRECT in F4_DIR, which must be on the drive to
+# model): fit on 4 KiB .. 16 MiB blocks at queue depths 1, 8, 64, sequential and random, read
+# and write; predict 16 KiB, 256 KiB and 4 MiB blocks at depths 4 and 32; prints
+# RESULT F4 median_err=<pct> p90_err=<pct>. The fitted profile: $(OUT)/f4/profiles/calibrated.json.
+F4_DIR ?= /var/tmp/sluice-f4
+F4_REPEATS ?= 3
+F4_FIT_PARAMS = disk.read_latency_ns disk.write_latency_ns disk.request_occupancy_ns \
+  disk.read_bandwidth_factor disk.write_bandwidth_factor disk.read_request_bytes_per_s disk.write_request_bytes_per_s
+.PHONY: bench-f4
+bench-f4: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
+	timeout 3600 ./$(BUILD)/sluice calibrate lua_scripts/calibrate_disk.lua --backend fio --fio-dir $(F4_DIR) \
+	  --result F4 --repeats $(F4_REPEATS) --out $(OUT)/f4 --base-profile disk_fit_start \
+	  $(addprefix --fit-param ,$(F4_FIT_PARAMS))
 
 # The R1 soak (issue 9): 100 seeded random fault runs per world (TestEnv,
 # SimEnv, HwEnv in one process over loopback TCP, and HwEnv over netns: each

@@ -24,6 +24,11 @@ constexpr double k_overhead_bytes_max = 1 << 20;
 constexpr double k_failed_point_residual = 10;
 constexpr double k_rate_min = 1e3;  // bytes/s: a checksum slower than this is a unit mistake
 constexpr double k_rate_max = 1e15;
+// Disk request rates (disk.read/write_request_bytes_per_s): below 1 MB/s a
+// 1 MiB request takes over a second (RPC timeouts, not a drive); above
+// 1 TB/s it takes a microsecond, no longer visible beside a drive's latency.
+constexpr double k_request_rate_min = 1e6;
+constexpr double k_request_rate_max = 1e12;
 
 const PhaseRecord* find_phase(const RunRecord& run, const std::string& phase) {
   for (const PhaseRecord& p : run.phases) {
@@ -48,6 +53,14 @@ const std::vector<ProfileParam>& profile_params() {
       {"disk.read_latency_ns", "/disk/read_latency_ns", true, k_ns_min, k_ns_max},
       {"disk.write_latency_ns", "/disk/write_latency_ns", true, k_ns_min, k_ns_max},
       {"disk.request_occupancy_ns", "/disk/request_occupancy_ns", true, k_ns_min, k_ns_max},
+      // A drive measured with fio at several block sizes and queue depths
+      // (issue 22, F4): its rate at depth, and what a lone request reaches.
+      {"disk.read_bandwidth_factor", "/disk/read_bandwidth_factor", false, k_factor_min, k_factor_max},
+      {"disk.write_bandwidth_factor", "/disk/write_bandwidth_factor", false, k_factor_min, k_factor_max},
+      {"disk.read_request_bytes_per_s", "/disk/read_request_bytes_per_s", false, k_request_rate_min,
+       k_request_rate_max},
+      {"disk.write_request_bytes_per_s", "/disk/write_request_bytes_per_s", false, k_request_rate_min,
+       k_request_rate_max},
       {"memory.memory_op_bytes_per_s", "/memory/memory_op_bytes_per_s", false, k_rate_min, k_rate_max},
       // The host-memory/PCIe model of a bounce into a GPU (issue 8's GPU
       // calibration from bench_gpu's chunk-size sweep): the PCIe and host

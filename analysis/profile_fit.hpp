@@ -57,6 +57,11 @@ struct ProfileParam {
 // network.latency_factor, network.message_overhead_bytes,
 // cpu.storage_request, cpu.client_request, disk.read_latency_ns,
 // disk.write_latency_ns, disk.request_occupancy_ns,
+// disk.read_bandwidth_factor, disk.write_bandwidth_factor,
+// disk.read_request_bytes_per_s, disk.write_request_bytes_per_s (a drive
+// measured with fio at several block sizes and queue depths; a request rate
+// of 0, "none", in the base starts the fit at its lower bound, 1 MB/s, so
+// give the base an estimate such as the drive's bandwidth),
 // memory.memory_op_bytes_per_s (the rate of the client's pattern fill and
 // verify and of checksums: on a small, loaded machine a per-byte CPU cost in
 // series with the network); pcie.bandwidth_factor, pcie.latency_factor,

@@ -250,6 +250,12 @@ double phase_metric(const PhaseRecord& phase, const std::string& metric) {
   return k_nan;
 }
 
+bool is_phase_metric(const std::string& metric) {
+  constexpr std::size_t k_extra_prefix_chars = 6;  // "extra."
+  if (metric.size() > k_extra_prefix_chars && metric.rfind("extra.", 0) == 0) return true;
+  return std::find(k_default_metrics.begin(), k_default_metrics.end(), metric) != k_default_metrics.end();
+}
+
 Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document) {
   if (!document.is_object()) return error(StatusCode::invalid_argument, "results: document is not an object");
   try {

@@ -68,6 +68,8 @@ struct RunRecord {
 double phase_metric(const PhaseRecord& phase, const std::string& metric);
 inline const std::vector<std::string> k_default_metrics = {"bytes_per_s", "ops_per_s", "last_done_s", "latency_us_p50",
                                                            "latency_us_p99"};
+// Whether phase_metric knows the name (one of k_default_metrics, or extra.<name>).
+bool is_phase_metric(const std::string& metric);
 
 // Parses either layout; invalid_argument naming the missing/mistyped field.
 Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document);

@@ -14,14 +14,6 @@ std::vector<double> finite_sorted(std::vector<double> samples) {
   return samples;
 }
 
-Status check_q(double q, const char* where) {
-  if (!(q >= 0.0 && q <= 1.0)) {
-    return error(StatusCode::invalid_argument,
-                 std::string(where) + ": quantile " + std::to_string(q) + " outside [0, 1]");
-  }
-  return ok_status();
-}
-
 }  // namespace
 
 Result<double> median(std::vector<double> samples) { return percentile(std::move(samples), 0.5); }
@@ -58,36 +50,6 @@ Result<Summary> summarize(const std::vector<double>& samples) {
   s.iqr = percentile_of_sorted(sorted, 0.75) - percentile_of_sorted(sorted, 0.25);
   s.mad = *mad(sorted);
   return s;
-}
-
-Result<double> histogram_percentile(const Histogram& histogram, double q) {
-  if (Status st = check_q(q, "histogram_percentile"); !st.ok()) return st;
-  const auto& b = histogram.upper_bounds;
-  const auto& c = histogram.counts;
-  if (b.empty() || b.size() != c.size()) {
-    return error(StatusCode::invalid_argument, "histogram_percentile: " + std::to_string(b.size()) + " bounds but " +
-                                                   std::to_string(c.size()) + " counts");
-  }
-  std::uint64_t total = 0;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (i > 0 && !(b[i] > b[i - 1])) {
-      return error(StatusCode::invalid_argument,
-                   "histogram_percentile: bounds not increasing at bucket " + std::to_string(i));
-    }
-    total += c[i];
-  }
-  if (total == 0) return error(StatusCode::invalid_argument, "histogram_percentile: empty histogram");
-  const double rank = q * static_cast<double>(total);
-  double before = 0;
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    const auto here = static_cast<double>(c[i]);
-    if (c[i] > 0 && before + here >= rank) {
-      const double lo = i == 0 ? 0.0 : b[i - 1];
-      return lo + (b[i] - lo) * ((rank - before) / here);
-    }
-    before += here;
-  }
-  return b.back();
 }
 
 Result<std::vector<RatePoint>> throughput_series(const std::vector<ProgressSample>& samples, double window_s) {

@@ -1,5 +1,5 @@
-// Statistics over repeated runs: order statistics, robust spreads, latency
-// percentiles from histograms and throughput over a time series.
+// Statistics over repeated runs: order statistics, robust spreads and
+// throughput over a time series.
 //
 // Percentiles are the tree's one definition (core/common/percentile.hpp):
 // linear interpolation between closest ranks (Hyndman & Fan 1996, definition
@@ -38,16 +38,6 @@ struct Summary {
 };
 // invalid_argument when no finite sample is left.
 Result<Summary> summarize(const std::vector<double>& samples);
-
-// A latency histogram: bucket i counts samples in (upper_bounds[i-1],
-// upper_bounds[i]] (bucket 0 starts at 0). The percentile interpolates
-// linearly inside the bucket that holds the q-th sample, as Prometheus'
-// histogram_quantile() does.
-struct Histogram {
-  std::vector<double> upper_bounds;   // strictly increasing, same unit as the result
-  std::vector<std::uint64_t> counts;  // same length as upper_bounds
-};
-Result<double> histogram_percentile(const Histogram& histogram, double q);
 
 // Cumulative progress samples of one run: at time_s, bytes_done bytes done.
 struct ProgressSample {

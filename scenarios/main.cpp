@@ -7,7 +7,8 @@
 // core/sched's choices) and `backends` (what this build has); `emulate`,
 // `compare` and `report` come from analysis, `calibrate` from
 // scenarios/calibrate (`calibrate SCRIPT --backend emulate` runs the issue 8
-// loop: scenarios/calibrate/script_calibration.hpp).
+// loop: scenarios/calibrate/script_calibration.hpp; a script's sl.compare is
+// bound there too: scenarios/calibrate/script_compare.hpp).
 //
 // Exit codes: 0 ok, 1 the command (or a run) failed, 2 usage error, bad input
 // or an error in the script; `run` stopped by SIGINT/SIGTERM: 130/143, after
@@ -49,6 +50,7 @@
 #include "transports/shared_secret.hpp"
 #include "transports/transport.hpp"
 #include "scenarios/build_probes.hpp"
+#include "scenarios/calibrate/script_compare.hpp"
 #include "scenarios/lua/lua_api.hpp"
 #include "scenarios/lua/lua_script.hpp"
 #include "scenarios/lua/machine_report.hpp"
@@ -432,6 +434,7 @@ scenario::ScriptOptions script_options(const RunArgs& args) {
     std::filesystem::create_directories(std::filesystem::path(plot.out_base).parent_path(), ec);
     return analysis::render_plot(spec, plot.out_base);
   };
+  options.compare = calibrate::compare_script_runs;
   return options;
 }
 

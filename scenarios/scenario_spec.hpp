@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -145,8 +146,10 @@ struct PhaseRow {
   double last_bytes_per_s = 0;
   double first_ops_per_s = 0;
   double last_ops_per_s = 0;
-  double latency_us_p50 = 0;
-  double latency_us_p99 = 0;
+  // Not measured (no sample; a phase of no operation): NaN, written as null in
+  // results.json and as an empty cell in results.csv, never as 0.
+  double latency_us_p50 = std::numeric_limits<double>::quiet_NaN();
+  double latency_us_p99 = std::numeric_limits<double>::quiet_NaN();
   std::map<std::string, double> extra;  // workload-specific, name carries its unit (e.g. "au_pct")
   // Throughput over time, all ranks together: window i covers
   // [i, i+1) x progress_window_s after the phase started (PhaseRecorder).
@@ -158,9 +161,9 @@ struct RunResult {
   ScenarioSpec spec;  // what ran (params, seed, backend, ...)
   Backend backend = Backend::sim;
   bool ok = false;
-  std::string error;       // why not ok
-  double simulated_s = 0;  // sim: simulated time at the end
-  double wall_s = 0;       // wall time of the run
+  std::string error;                                              // why not ok
+  double simulated_s = std::numeric_limits<double>::quiet_NaN();  // sim: simulated time at the end; else NaN (null)
+  double wall_s = 0;                                              // wall time of the run
   std::vector<PhaseRow> phases;
   std::map<std::string, double> counters;            // every metric counter, name carries its unit
   std::map<std::string, std::uint64_t> paths_taken;  // "direct", "bounce", "gds_fallback:<why>"... -> chunks

@@ -302,7 +302,11 @@ Status SimPlatform::build_disks() {
         return error(StatusCode::invalid_argument,
                      "sim platform: NVMe " + vx.name + " has no host memory on NUMA " + std::to_string(vx.numa));
       }
-      sg::Disk* disk = local_hosts_[*mem]->create_disk(vx.name, vx.nvme_read_bytes_per_s, vx.nvme_write_bytes_per_s);
+      // The profile's factors go on the disk itself: every use of the drive's
+      // rate (SimRuntime's occupancy bytes, a streamed read's first segment) reads it.
+      sg::Disk* disk =
+          local_hosts_[*mem]->create_disk(vx.name, vx.nvme_read_bytes_per_s * profile_.disk_read_bandwidth_factor,
+                                          vx.nvme_write_bytes_per_s * profile_.disk_write_bandwidth_factor);
       disk->seal();
       disks_[n][i] = disk;
       ++stats_.disks;

@@ -24,8 +24,9 @@
 //   route from the memory's local host crosses the memory link twice, up
 //   (read) and down (write): a flow between them is a CPU memcpy inside that
 //   memory, loading its bandwidth in both directions (SimProfile staging_*).
-// - Each NVMe vertex becomes an s4u::Disk with its read and write bandwidth,
-//   attached to the local host of its NUMA node's memory.
+// - Each NVMe vertex becomes an s4u::Disk with its read and write bandwidth
+//   times the profile's disk_read/write_bandwidth_factor, attached to the
+//   local host of its NUMA node's memory.
 // - A node's CPU is the local host of host memory 0: speed 1e9 flop/s (one
 //   flop = one nanosecond of service time) with profile.cpu_cores_per_node
 //   cores. Service actors live there.

@@ -40,6 +40,16 @@ Status check_rate(double value, const std::string& field) {
   return ok_status();
 }
 
+// 0 (none) or a rate in [k_min_disk_request_bytes_per_s, 1e15].
+Status check_optional_rate(double value, const std::string& field) {
+  if (value == 0) return ok_status();
+  if (!std::isfinite(value) || value < k_min_disk_request_bytes_per_s || value > topo::k_max_bandwidth_bytes_per_s) {
+    return bad(field + " = " + std::to_string(value) + " bytes/s is neither 0 (none) nor a rate in [" +
+               std::to_string(k_min_disk_request_bytes_per_s) + ", 1e15]");
+  }
+  return ok_status();
+}
+
 // Reads the object at `j`, refusing keys that are not in `allowed`.
 Status check_keys(const Json& j, const std::string& where, std::initializer_list<std::string_view> allowed) {
   if (!j.is_object()) return bad(where + " must be an object");
@@ -77,6 +87,24 @@ Status read(const Json& j, std::string_view key, const std::string& where, T& ou
     if (Status s_ = (expr); !s_.ok()) return s_; \
   } while (0)
 
+// The "disk" object (parse_profile stays under the function-length limit).
+Status read_disk(const Json& d, SimProfile& p) {
+  SLUICE_TRY(check_keys(
+      d, "disk",
+      {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns", "request_occupancy_ns",
+       "read_bandwidth_factor", "write_bandwidth_factor", "read_request_bytes_per_s", "write_request_bytes_per_s"}));
+  SLUICE_TRY(read(d, "read_latency_ns", "disk", p.disk_read_latency_ns));
+  SLUICE_TRY(read(d, "write_latency_ns", "disk", p.disk_write_latency_ns));
+  SLUICE_TRY(read(d, "sync_latency_ns", "disk", p.disk_sync_latency_ns));
+  SLUICE_TRY(read(d, "metadata_latency_ns", "disk", p.disk_metadata_latency_ns));
+  SLUICE_TRY(read(d, "request_occupancy_ns", "disk", p.disk_request_occupancy_ns));
+  SLUICE_TRY(read(d, "read_bandwidth_factor", "disk", p.disk_read_bandwidth_factor));
+  SLUICE_TRY(read(d, "write_bandwidth_factor", "disk", p.disk_write_bandwidth_factor));
+  SLUICE_TRY(read(d, "read_request_bytes_per_s", "disk", p.disk_read_request_bytes_per_s));
+  SLUICE_TRY(read(d, "write_request_bytes_per_s", "disk", p.disk_write_request_bytes_per_s));
+  return ok_status();
+}
+
 }  // namespace
 
 SimProfile default_profile() {
@@ -102,6 +130,10 @@ Status validate(const SimProfile& p) {
   SLUICE_TRY(check_latency(p.disk_sync_latency_ns, "disk.sync_latency_ns"));
   SLUICE_TRY(check_latency(p.disk_metadata_latency_ns, "disk.metadata_latency_ns"));
   SLUICE_TRY(check_latency(p.disk_request_occupancy_ns, "disk.request_occupancy_ns"));
+  SLUICE_TRY(check_factor(p.disk_read_bandwidth_factor, "disk.read_bandwidth_factor"));
+  SLUICE_TRY(check_factor(p.disk_write_bandwidth_factor, "disk.write_bandwidth_factor"));
+  SLUICE_TRY(check_optional_rate(p.disk_read_request_bytes_per_s, "disk.read_request_bytes_per_s"));
+  SLUICE_TRY(check_optional_rate(p.disk_write_request_bytes_per_s, "disk.write_request_bytes_per_s"));
   if (p.cpu_cores_per_node == 0 || p.cpu_cores_per_node > k_max_cores_per_node) {
     return bad("cpu.cores_per_node must be in [1, " + std::to_string(k_max_cores_per_node) + "]");
   }
@@ -166,14 +198,7 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
     SLUICE_TRY(read(*n, "local_message_latency_ns", "network", p.local_message_latency_ns));
   }
   if (auto d = j.find("disk"); d != j.end()) {
-    SLUICE_TRY(check_keys(
-        *d, "disk",
-        {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns", "request_occupancy_ns"}));
-    SLUICE_TRY(read(*d, "read_latency_ns", "disk", p.disk_read_latency_ns));
-    SLUICE_TRY(read(*d, "write_latency_ns", "disk", p.disk_write_latency_ns));
-    SLUICE_TRY(read(*d, "sync_latency_ns", "disk", p.disk_sync_latency_ns));
-    SLUICE_TRY(read(*d, "metadata_latency_ns", "disk", p.disk_metadata_latency_ns));
-    SLUICE_TRY(read(*d, "request_occupancy_ns", "disk", p.disk_request_occupancy_ns));
+    SLUICE_TRY(read_disk(*d, p));
   }
   if (auto c = j.find("cpu"); c != j.end()) {
     SLUICE_TRY(check_keys(*c, "cpu", {"cores_per_node", "cost_ns_per_unit"}));
@@ -226,7 +251,11 @@ std::string to_json(const SimProfile& p) {
                {"write_latency_ns", p.disk_write_latency_ns},
                {"sync_latency_ns", p.disk_sync_latency_ns},
                {"metadata_latency_ns", p.disk_metadata_latency_ns},
-               {"request_occupancy_ns", p.disk_request_occupancy_ns}};
+               {"request_occupancy_ns", p.disk_request_occupancy_ns},
+               {"read_bandwidth_factor", p.disk_read_bandwidth_factor},
+               {"write_bandwidth_factor", p.disk_write_bandwidth_factor},
+               {"read_request_bytes_per_s", p.disk_read_request_bytes_per_s},
+               {"write_request_bytes_per_s", p.disk_write_request_bytes_per_s}};
   j["cpu"]["cores_per_node"] = p.cpu_cores_per_node;
   for (std::size_t k = 0; k < p.cost_ns_per_unit.size(); ++k) {
     j["cpu"]["cost_ns_per_unit"][std::string(to_string(static_cast<CostKind>(k)))] = p.cost_ns_per_unit[k];

@@ -18,7 +18,9 @@
 //     "network": { "tcp_window_bytes": 4194304, "message_overhead_bytes": 66,
 //                  "local_message_latency_ns": 5000 },
 //     "disk": { "read_latency_ns": 77000, "write_latency_ns": 18000, "sync_latency_ns": 20000,
-//               "metadata_latency_ns": 10000, "request_occupancy_ns": 1571 },
+//               "metadata_latency_ns": 10000, "request_occupancy_ns": 1571,
+//               "read_bandwidth_factor": 1.0, "write_bandwidth_factor": 1.0,
+//               "read_request_bytes_per_s": 0, "write_request_bytes_per_s": 0 },
 //     "cpu": { "cores_per_node": 64, "cost_ns_per_unit": { "meta_create": 10000, ... } },
 //     "memory": { "memory_op_bytes_per_s": 1e10, "same_location_copy_bytes_per_s": 1e10 },
 //     "staging": { "cpu_copies": 1, "cpu_copy_bytes_per_s": 5.9e9 } }
@@ -51,6 +53,9 @@ inline constexpr TimeNs k_max_profile_latency_ns = k_ns_per_s;
 inline constexpr std::uint32_t k_max_cores_per_node = 1 << 16;
 // CPU copies of a staged byte (a larger count is a unit or typing error).
 inline constexpr std::uint32_t k_max_staging_cpu_copies = 8;
+// A disk request rate (disk_*_request_bytes_per_s) other than 0 is at least
+// this: 1 KB/s would make a 1 MiB request take 17 minutes, a unit mistake.
+inline constexpr double k_min_disk_request_bytes_per_s = 1e3;
 
 // Multipliers applied to one class of links (topo::LinkClass).
 // One SimGrid flow has one bandwidth factor: a communication gets the lowest
@@ -108,10 +113,13 @@ struct SimProfile {
   TimeNs local_message_latency_ns = 5 * k_ns_per_us;
 
   // ---- disks (SimGrid 3.32's disk model has bandwidth only) ----
-  // Per request, storage_io adds explicitly:
+  // The drive is an s4u::Disk with the topology's read and write bandwidth
+  // (Vertex nvme_read/write_bytes_per_s) x disk_read/write_bandwidth_factor,
+  // shared by the requests in flight. Per request, storage_io adds explicitly:
   // - a latency before the transfer starts that does not occupy the drive
   //   (read 77 us, write 18 us: Intel SSD DC P4510 product specification,
   //   typical sequential latency; a write is absorbed by the drive's cache);
+  // - bytes / disk_read/write_request_bytes_per_s more of it (below);
   // - an occupancy: device time per request, added to the Io as
   //   occupancy x drive bandwidth extra bytes, so the drive serves at most
   //   1/occupancy requests per second however small they are (1571 ns =
@@ -125,6 +133,30 @@ struct SimProfile {
   TimeNs disk_sync_latency_ns = 20 * k_ns_per_us;
   TimeNs disk_metadata_latency_ns = 10 * k_ns_per_us;
   TimeNs disk_request_occupancy_ns = 1571;
+  // Multiply the drive's read and write bandwidth from the topology where
+  // the platform creates the SimGrid disk (sim_platform.hpp), so every use of
+  // the drive's rate (occupancy bytes, a streamed read's first segment) sees
+  // it. The topology's figures are data-sheet sequential rates
+  // (machine_builders.cpp; hwloc import assumes them); a fit brings them to
+  // a measured drive's rate at depth (fio, many requests in flight) without
+  // a topology of its own. 1.0: the data sheet's figure.
+  double disk_read_bandwidth_factor = 1.0;
+  double disk_write_bandwidth_factor = 1.0;
+  // A request's bytes also take bytes / this rate before its drive transfer,
+  // as part of its latency (not occupying the drive): the part of a request's
+  // time a lone request cannot overlap. A single large request does not reach
+  // the drive's bandwidth: on NVMe one request is served by a few flash
+  // channels; on a virtual disk the host copies a request's data serially.
+  // Measured on a virtio disk (fio 3.33, libaio, O_DIRECT): 1 MiB reads
+  // ~2.44 ms each at queue depth 1 but ~690 MB/s at queue depth 8, while 4 KiB
+  // reads take ~107 us at depth 1. Latency + occupancy + bytes at the drive's
+  // bandwidth cannot give these together: the 4 KiB figure bounds the
+  // latency and the depth-8 rate the bandwidth, which puts a lone 1 MiB read
+  // under ~1.7 ms. A read charges the bytes it reads (up to the object's
+  // end), a write its buffer's bytes. 0: none (a lone request transfers at
+  // the drive's full bandwidth, the data sheet's sequential figure).
+  double disk_read_request_bytes_per_s = 0;
+  double disk_write_request_bytes_per_s = 0;
 
   // ---- CPU ----
   // Cores of a node's CPU host (execs of different services run in parallel
@@ -195,7 +227,8 @@ struct SimProfile {
 SimProfile default_profile();
 
 // Checks ranges (finite, positive factors within [k_min_factor,
-// k_max_factor], latencies within [0, k_max_profile_latency_ns], ...);
+// k_max_factor], latencies within [0, k_max_profile_latency_ns], disk
+// request rates 0 or within [k_min_disk_request_bytes_per_s, 1e15], ...);
 // invalid_argument naming the field.
 Status validate(const SimProfile& profile);
 

@@ -127,6 +127,12 @@ bool g_signal_connected = false;
 
 double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
 
+// The part of a disk request's time that it cannot overlap with others
+// (SimProfile disk_*_request_bytes_per_s); a rate of 0 means none.
+TimeNs request_time_ns(std::uint64_t bytes, double bytes_per_s) {
+  return bytes_per_s > 0 ? transfer_time_ns(bytes, bytes_per_s) : 0;
+}
+
 // A host-to-host comm for `op`, not started.
 sg::CommPtr make_comm(const SimOp& op) {
   sg::CommPtr comm = sg::Comm::sendto_init(op.src, op.dst);
@@ -755,6 +761,33 @@ void SimRuntime::stage_through_cpu(SimOp& op, const TransferSpec& spec) const {
   op.phase_not_before_s = sg::Engine::get_clock() + first.min_duration_s;
 }
 
+void SimRuntime::price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const {
+  const SimProfile& p = config_.profile;
+  switch (spec.op) {
+    case StorageOp::read: {
+      auto size_it = target.sizes.find(spec.file_id);
+      const std::uint64_t size = size_it == target.sizes.end() ? 0 : size_it->second;
+      const std::uint64_t n =
+          spec.object_offset < size ? std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset) : 0;
+      op.result.bytes = n;
+      op.delay_ns = p.disk_read_latency_ns + request_time_ns(n, p.disk_read_request_bytes_per_s);
+      op.amount = static_cast<double>(n) + seconds(p.disk_request_occupancy_ns) * target.disk->get_read_bandwidth();
+      break;
+    }
+    case StorageOp::write:
+      op.result.bytes = spec.buffer.length;
+      op.end_offset = spec.object_offset + spec.buffer.length;
+      op.write = true;
+      op.delay_ns = p.disk_write_latency_ns + (spec.sync ? p.disk_sync_latency_ns : 0) +
+                    request_time_ns(spec.buffer.length, p.disk_write_request_bytes_per_s);
+      op.amount = static_cast<double>(spec.buffer.length) +
+                  seconds(p.disk_request_occupancy_ns) * target.disk->get_write_bandwidth();
+      break;
+    case StorageOp::remove:
+    case StorageOp::stat: op.delay_ns = p.disk_metadata_latency_ns; break;
+  }
+}
+
 OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   auto it = targets_.find(spec.target);
   if (it == targets_.end() || it->second.node != self.endpoint.node) {
@@ -766,38 +799,18 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   if (needs_buffer) {
     if (Status s = check_range(spec.buffer, target.node, "storage buffer"); !s.ok()) return fail_now(self, s);
   }
-  const SimProfile& p = config_.profile;
   SimOp* op = new_op(self);
   op->kind = OpKind::storage;
   op->storage_op = spec.op;
   op->target = spec.target;
   op->file_id = spec.file_id;
-  switch (spec.op) {
-    case StorageOp::read: {
-      auto size_it = target.sizes.find(spec.file_id);
-      const std::uint64_t size = size_it == target.sizes.end() ? 0 : size_it->second;
-      const std::uint64_t n =
-          spec.object_offset < size ? std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset) : 0;
-      op->result.bytes = n;
-      op->delay_ns = p.disk_read_latency_ns;
-      op->amount = static_cast<double>(n) + seconds(p.disk_request_occupancy_ns) * target.disk->get_read_bandwidth();
-      break;
-    }
-    case StorageOp::write:
-      op->result.bytes = spec.buffer.length;
-      op->end_offset = spec.object_offset + spec.buffer.length;
-      op->write = true;
-      op->delay_ns = p.disk_write_latency_ns + (spec.sync ? p.disk_sync_latency_ns : 0);
-      op->amount = static_cast<double>(spec.buffer.length) +
-                   seconds(p.disk_request_occupancy_ns) * target.disk->get_write_bandwidth();
-      break;
-    case StorageOp::remove:
-    case StorageOp::stat: op->delay_ns = p.disk_metadata_latency_ns; break;
-  }
+  price_storage_request(*op, target, spec);
+  double slowdown = 1.0;
   if (auto slow = disk_slowdown_.find(spec.target); slow != disk_slowdown_.end()) {
     // A slow drive (fault plans): every request's latency and drive work grow by the factor.
-    op->delay_ns = static_cast<TimeNs>(static_cast<double>(op->delay_ns) * slow->second);
-    op->amount *= slow->second;
+    slowdown = slow->second;
+    op->delay_ns = static_cast<TimeNs>(static_cast<double>(op->delay_ns) * slowdown);
+    op->amount *= slowdown;
   }
   const std::uint64_t segment = config_.stream_read_segment_bytes;
   if (spec.op == StorageOp::read && segment > 0 && op->result.bytes > segment) {
@@ -815,7 +828,13 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
     disk->stream = stream;
     streams_[{spec.buffer.node, spec.buffer.region}] = stream;
     schedule(disk);
-    op->delay_ns += transfer_time_ns(segment, target.disk->get_read_bandwidth());
+    // The first segment waits for its own share of the request time, not
+    // the whole read's. It stays >= the segment's own latency, as
+    // floor(a) - floor(b) >= floor(a - b).
+    const double rate = config_.profile.disk_read_request_bytes_per_s;
+    const TimeNs rest_ns = request_time_ns(op->result.bytes, rate) - request_time_ns(segment, rate);
+    op->delay_ns += transfer_time_ns(segment, target.disk->get_read_bandwidth()) -
+                    static_cast<TimeNs>(static_cast<double>(rest_ns) * slowdown);
     schedule(op);
     return op->result.op;
   }

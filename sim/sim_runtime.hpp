@@ -97,11 +97,12 @@ struct SimRuntimeConfig {
   // server that streams it in segments of this size, overlapping the drive
   // and the network as the same bytes in per-chunk requests would: the read
   // completes once its first segment is in the buffer (per-request latency +
-  // segment / drive rate), the rest of the drive work continues in the
-  // background, and a transfer out of that buffer starts at once but
-  // completes no earlier than that drive work. Without it a merged request
-  // reads everything before the first byte leaves, which per-chunk requests
-  // do not (tests/sim/sim_coalesce_test.cpp measures both).
+  // segment / drive rate + segment / SimProfile disk_read_request_bytes_per_s),
+  // the rest of the drive work continues in the background, and a transfer
+  // out of that buffer starts at once but completes no earlier than that
+  // drive work. Without it a merged request reads everything before the
+  // first byte leaves, which per-chunk requests do not
+  // (tests/sim/sim_coalesce_test.cpp measures both).
   std::uint64_t stream_read_segment_bytes = 0;
 };
 
@@ -275,6 +276,9 @@ class SimRuntime {
   void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
   void wake(ServiceSlot& slot);
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
+  // A storage request's result bytes, its delay before the drive work and
+  // that work in bytes (SimProfile disk_*), before any fault-plan slowdown.
+  void price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
   // A same-node copy between host memory and a GPU becomes a staged copy:
   // the CPU copies of SimProfile staging_* and the DMA, one after the other.
   void stage_through_cpu(SimOp& op, const TransferSpec& spec) const;

@@ -15,18 +15,21 @@ constexpr int k_exit_usage = 2;
 // What each mode does, after the options in `sluice calibrate --help`.
 void add_help_footer(CLI::App* k) {
   k->footer(
-      "SCRIPT mode (issue 8's F1 loop): sluice calibrate SCRIPT --backend emulate|hw [--set name=value]...\n"
-      "  [--profile NAME] [--fit-param F]... [--phase P]... [--out DIR]\n"
-      "  1. runs SCRIPT with --set <set-param>=<fit-set> and measures its points (emulate: netns cluster, root);\n"
+      "SCRIPT mode (issue 8's F1 loop): sluice calibrate SCRIPT --backend emulate|hw|fio [--set name=value]...\n"
+      "  [--profile NAME] [--fit-param F]... [--phase P]... [--out DIR] [--result F1]\n"
+      "  1. runs SCRIPT with --set <set-param>=<fit-set> and measures its points (emulate: netns cluster, root;\n"
+      "     fio: each point's file_sweep as fio jobs on the drive of --fio-dir, e.g. lua_scripts/calibrate_disk.lua);\n"
       "  2. runs the same points in sim with the base profile, then fits the --fit-param fields of the profile\n"
       "     by Levenberg-Marquardt with the simulator in the loop (analysis/profile_fit.hpp);\n"
       "  3. writes the profile (<profile-dir>/NAME.json with --profile, else <out>/profiles/calibrated.json)\n"
       "     with its source (machine, date, scenario, fit residuals, held-out error);\n"
       "  4. runs SCRIPT with <set-param>=<holdout-set>, measures those points, predicts them in sim with the\n"
-      "     fitted profile and prints RESULT F1 median_err=<pct> p90_err=<pct> (|sim - measured| / measured\n"
+      "     fitted profile and prints RESULT <result> median_err=<pct> p90_err=<pct> (|sim - measured| / measured\n"
       "     of each phase's throughput). Measured and predicted results.json go to <out>/<set>_<backend>/.\n"
       "  Fit parameters: network.bandwidth_factor network.latency_factor network.message_overhead_bytes\n"
       "  cpu.storage_request cpu.client_request disk.read_latency_ns disk.write_latency_ns disk.request_occupancy_ns\n"
+      "  disk.read_bandwidth_factor disk.write_bandwidth_factor disk.read_request_bytes_per_s\n"
+      "  disk.write_request_bytes_per_s (make bench-f4 fits these seven from --base-profile disk_fit_start)\n"
       "  memory.memory_op_bytes_per_s (default: network.bandwidth_factor memory.memory_op_bytes_per_s\n"
       "  network.latency_factor)\n"
       "  e.g. sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --profile netns\n"
@@ -42,7 +45,16 @@ void add_help_footer(CLI::App* k) {
 void add_script_options(CLI::App* k, CalibrateArgs* cal) {
   k->add_option("script", cal->script, "SCRIPT mode: the calibration scenario (.lua)")->check(CLI::ExistingFile);
   k->add_option("--backend", cal->backend, "SCRIPT mode: where points are measured")
-      ->check(CLI::IsMember({"emulate", "hw"}))
+      ->check(CLI::IsMember({"emulate", "hw", "fio"}))
+      ->capture_default_str();
+  k->add_option("--fio-dir", cal->fio_dir, "SCRIPT mode, --backend fio: a directory on the drive measured");
+  k->add_option("--fio", cal->fio_binary, "SCRIPT mode, --backend fio: the fio binary")->capture_default_str();
+  k->add_option("--fio-ioengine", cal->fio_ioengine, "SCRIPT mode, --backend fio: fio's ioengine")
+      ->capture_default_str();
+  k->add_option("--fio-time-limit", cal->fio_time_limit_s, "SCRIPT mode, --backend fio: seconds per fio job at most")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  k->add_option("--result", cal->result_name, "SCRIPT mode: the figure the RESULT line names (F1, F4)")
       ->capture_default_str();
   k->add_option("--set", cal->sets, "SCRIPT mode: override a script parameter, name=value (repeatable)");
   k->add_option("--set-param", cal->set_param, "SCRIPT mode: the parameter that selects the point set")

@@ -28,7 +28,7 @@ namespace sluice::calibrate {
 struct CalibrateArgs : analysis::FitCalibrationArgs {
   // SCRIPT mode (script_calibration.hpp).
   std::string script;
-  std::string backend = "emulate";      // where the points are measured: emulate or hw
+  std::string backend = "emulate";      // where the points are measured: emulate, hw or fio (fio_point_run.hpp)
   std::vector<std::string> sets;        // --set name=value for the script
   std::string set_param = "set";        // the script parameter that selects the point set
   std::string fit_set = "fit";          // ... its value for the fit points
@@ -43,6 +43,13 @@ struct CalibrateArgs : analysis::FitCalibrationArgs {
   int max_iterations = 12;
   std::uint32_t repeats = 3;       // measurements of each point; the fit and F1 use their median
   double max_median_err_pct = -1;  // >= 0: exit 1 when the held-out median error is above
+  std::string result_name = "F1";  // the figure the RESULT line names (F1: links; F4: a drive under fio)
+  // --backend fio: where fio's data files go (a directory on the drive measured), the fio binary,
+  // its ioengine and each job's time limit (fio_point_run.hpp).
+  std::string fio_dir;
+  std::string fio_binary = "fio";
+  std::string fio_ioengine = "psync";
+  double fio_time_limit_s = 120;
   // GPU-sweep mode (gpu_calibration.hpp): bench_gpu's chunk-size sweep CSV;
   // fit on the --fit-piece sizes, predict the --holdout-piece sizes; the
   // machine the simulator models.

@@ -16,9 +16,10 @@
 #include "analysis/profile_fit.hpp"
 #include "analysis/run_record.hpp"
 #include "analysis/stats.hpp"
+#include "scenarios/calibrate/fio_point_run.hpp"
+#include "scenarios/calibrate/script_compare.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
 #include "scenarios/lua/lua_script.hpp"
-#include "scenarios/runner/result_codec.hpp"
 #include "scenarios/runner/results_writer.hpp"
 #include "scenarios/runner/runner.hpp"
 
@@ -69,16 +70,9 @@ void annotate(ScenarioSpec& spec) {
 }
 
 std::vector<analysis::RunRecord> to_records(const std::vector<RunResult>& results) {
-  std::vector<analysis::RunRecord> out;
-  for (const RunResult& r : results) {
-    Result<std::vector<analysis::RunRecord>> parsed = analysis::parse_runs(scenario::to_json(r));
-    if (!parsed.ok() || parsed->size() != 1) {
-      throw std::runtime_error("calibrate: a run's result could not be read back: " +
-                               (parsed.ok() ? std::string("not one run") : parsed.status().message()));
-    }
-    out.push_back(std::move(parsed->front()));
-  }
-  return out;
+  Result<std::vector<analysis::RunRecord>> records = to_run_records(results);
+  if (!records.ok()) throw std::runtime_error("calibrate: " + records.status().message());
+  return std::move(records).value();
 }
 
 std::string hostname() {
@@ -94,6 +88,14 @@ struct MeasuredSet {
   std::string scenario;
 };
 
+// A point as the progress lines and the held-out table name it: the run's label, else its link, stripe and file.
+std::string point_label(const ScenarioSpec& point) {
+  if (!point.label.empty()) return point.label;
+  auto param = [&](const char* k) { return point.params.count(k) != 0 ? point.params.at(k) : std::string("?"); };
+  return fmt::format("link {} b/s, stripe {}, file {} B", param("link_bits_per_s"), param("stripe_count"),
+                     param("file_bytes"));
+}
+
 class Calibrator {
  public:
   Calibrator(const CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out, std::ostream& err)
@@ -108,8 +110,13 @@ class Calibrator {
                        " itself (--fit-set, "
                        "--holdout-set)");
     }
-    Result<Backend> b = scenario::parse_backend(args.backend);
-    if (!b.ok() || *b == Backend::sim) throw UsageError("--backend: measure on emulate or hw, not " + args.backend);
+    fio_ = args.backend == "fio";
+    Result<Backend> b = fio_ ? Result<Backend>(Backend::hw) : scenario::parse_backend(args.backend);
+    if (!b.ok() || *b == Backend::sim) {
+      throw UsageError("--backend: measure on emulate, hw or fio, not " + args.backend);
+    }
+    if (fio_ && args.fio_dir.empty())
+      throw UsageError("--backend fio: give --fio-dir, a directory on the drive measured");
     backend_ = *b;
     phases_ = args.phases.empty() ? std::vector<std::string>{"write", "read"} : args.phases;
     for (const std::string& p : args.fit_params) {
@@ -177,7 +184,7 @@ class Calibrator {
 
     const std::string written = write_profile(*fitted, fit, hold, median, p90);
     out_ << "profile written: " << written << "\n";
-    out_ << fmt::format("RESULT F1 median_err={:.2f} p90_err={:.2f}\n", 100 * median, 100 * p90);
+    out_ << fmt::format("RESULT {} median_err={:.2f} p90_err={:.2f}\n", args_.result_name, 100 * median, 100 * p90);
     out_.flush();
     if (args_.max_median_err_pct >= 0 && 100 * median > args_.max_median_err_pct) {
       err_ << fmt::format("calibrate: held-out median error {:.2f}% is above --max-median-err {:.2f}%\n", 100 * median,
@@ -201,6 +208,7 @@ class Calibrator {
     o.sets[args_.set_param] = set_value;
     o.out_dir = args_.out_dir + "/" + set_value + "_script";
     o.out = &out_;
+    o.compare = compare_script_runs;  // the script's own sl.compare, over the measured points
     o.run = [&](const std::vector<ScenarioSpec>& points, Backend) -> Result<std::vector<RunResult>> {
       if (set.points.size() + points.size() > k_max_measured_points) {
         return error(StatusCode::invalid_argument,
@@ -246,7 +254,9 @@ class Calibrator {
     const std::uint32_t repeats = std::max<std::uint32_t>(1, args_.repeats);
     for (std::uint32_t i = 0; i < repeats; ++i) {
       RunResult r;
-      if (backend_ == Backend::hw) {
+      if (fio_) {
+        r = run_fio_point(point, fio_options(i));
+      } else if (backend_ == Backend::hw) {
         scenario::RunnerOptions ro;
         ro.jobs = 1;
         Result<std::vector<RunResult>> one = scenario::run_points({point}, Backend::hw, ro);
@@ -258,20 +268,36 @@ class Calibrator {
         eo.stop_fd = env_.stop_fd;
         r = EmulatedPointRun::run(point, eo);
       }
-      const auto& p = point.params;
-      auto param = [&](const char* k) { return p.count(k) != 0 ? p.at(k) : std::string("?"); };
       std::string rates;
       for (const auto& ph : r.phases) {
         if (ph.phase == "write" || ph.phase == "read")
           rates += fmt::format(" {} {:.2f} MB/s", ph.phase, ph.last_bytes_per_s / 1e6);
       }
-      err_ << fmt::format("calibrate: {} link {} bit/s, stripe {}, file {} B, repeat {}: {}{} ({:.1f} s)\n",
-                          args_.backend, param("link_bits_per_s"), param("stripe_count"), param("file_bytes"), i + 1,
+      err_ << fmt::format("calibrate: {} {}, repeat {}: {}{} ({:.1f} s)\n", args_.backend, point_label(point), i + 1,
                           r.ok ? "ok" : "FAILED: " + r.error, rates, r.wall_s);
       results.push_back(std::move(r));
       if (!results.back().ok) break;
     }
     return results;
+  }
+
+  // What the measurements are of, for the profile's source.
+  std::string measured_what() const {
+    if (fio_)
+      return fmt::format("the drive of {} under fio (ioengine {}, O_DIRECT)", args_.fio_dir, args_.fio_ioengine);
+    if (backend_ == Backend::emulate) return "netns-emulated cluster (tc tbf links, TCP transport, posix targets)";
+    return "this machine (sluice run --backend hw)";
+  }
+
+  FioPointOptions fio_options(std::uint32_t repeat) {
+    FioPointOptions o;
+    o.fio = args_.fio_binary;
+    o.directory = args_.fio_dir;
+    o.ioengine = args_.fio_ioengine;
+    o.time_limit_s = args_.fio_time_limit_s;
+    o.work_dir = fmt::format("{}/fio/point{}_{}", args_.out_dir, fio_points_, repeat + 1);
+    if (repeat + 1 >= std::max<std::uint32_t>(1, args_.repeats)) ++fio_points_;
+    return o;
   }
 
   // Runs `points` in sim with `profile` (written as <out>/profiles/<name>.json).
@@ -327,10 +353,7 @@ class Calibrator {
     out_ << fmt::format("  {:<44} {:<6} {:>10} {:>10} {:>10} {:>8}\n", "point", "phase", "measured", "sim base",
                         "sim fit", "error");
     for (std::size_t i = 0; i < measured.size(); ++i) {
-      const auto& p = hold.points[i].params;
-      auto param = [&](const char* k) { return p.count(k) != 0 ? p.at(k) : std::string("?"); };
-      const std::string label = fmt::format("link {} b/s, stripe {}, file {} B", param("link_bits_per_s"),
-                                            param("stripe_count"), param("file_bytes"));
+      const std::string label = point_label(hold.points[i]);
       for (const std::string& phase : phases_) {
         auto value = [&](const analysis::RunRecord& r) {
           for (const auto& ph : r.phases) {
@@ -361,10 +384,7 @@ class Calibrator {
     }
     p["source"] = {
         {"kind", "fit"},
-        {"machine", fmt::format("{}: {}", hostname(),
-                                backend_ == Backend::emulate ? "netns-emulated cluster (tc tbf links, TCP transport, "
-                                                               "posix targets)"
-                                                             : "this machine (sluice run --backend hw)")},
+        {"machine", fmt::format("{}: {}", hostname(), measured_what())},
         {"date", analysis::today_utc()},
         {"scenario",
          fmt::format("{}{} ({}={}: {} points, {}={}: {} held-out points)", args_.script, sets_text, args_.set_param,
@@ -389,6 +409,8 @@ class Calibrator {
   std::ostream& err_;
   std::map<std::string, std::string> sets_;
   Backend backend_ = Backend::emulate;
+  bool fio_ = false;              // --backend fio: points measured by fio (results say hw: this machine's drive)
+  std::uint32_t fio_points_ = 0;  // fio points measured so far (names their work directories)
   std::vector<std::string> phases_;
   std::string profiles_dir_;
   nlohmann::json base_;

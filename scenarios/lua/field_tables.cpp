@@ -643,6 +643,24 @@ FieldTable make_claim_table() {
                });
 }
 
+FieldTable make_compare_table() {
+  return table(
+      "sl.compare", "`sl.compare{results, ...}`: the script's runs (predictions) next to results measured elsewhere",
+      {
+          value_field("measured", "path or list of paths", "",
+                      "results files: `sluice import` output, a `sluice run` results.json or `sluice emulate` "
+                      "output, tried as given, then in the script's folder; at most " +
+                          std::to_string(k_max_compare_files) + " (required)"),
+          value_field("match", "list of param names", "every param of the measured run",
+                      "the params that place a measured run; a run of the script is at its point when it has an "
+                      "equal value of each (the same text, or the same quantity: \"4KiB\" and \"4096\")"),
+          value_field("metrics", "list of metric names", "those of `sluice compare`",
+                      "what to compare per phase: bytes_per_s, ops_per_s, last_done_s, latency_us_p50, "
+                      "latency_us_p99, extra.<name>"),
+          text_field("title", k_field_no_limit, "", "a line printed above the table"),
+      });
+}
+
 FieldTable make_plot_table() {
   return table(
       "sl._draw_plot", "what report:plot passes to the C side (scripts call report:plot)",
@@ -850,6 +868,11 @@ const FieldTable& fault_fields(const std::string& kind) {
 
 const FieldTable& claim_fields() {
   static const FieldTable k = make_claim_table();
+  return k;
+}
+
+const FieldTable& compare_fields() {
+  static const FieldTable k = make_compare_table();
   return k;
 }
 

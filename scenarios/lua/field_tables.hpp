@@ -5,9 +5,10 @@
 // One FieldTable per constructor and nested table: sl.machines.<type>,
 // sl.fabric.<type>, sl.cluster, sl.fs.<type> and its stripe and mirror
 // tables, sl.workload.<type> and its stripe table, sl.run, the entries of
-// sl.run's fault plan, sl.claim, and report:plot's tables. Defaults are read
-// off the configuration structs the builders fill (FileSweepConfig{}, the
-// presets below), so a changed default changes the reference with it.
+// sl.run's fault plan, sl.claim, sl.compare, and report:plot's tables.
+// Defaults are read off the configuration structs the builders fill
+// (FileSweepConfig{}, the presets below), so a changed default changes the
+// reference with it.
 //
 // The tables are statics, built once (thread-safe initialisation) and never
 // changed; a reference to one stays valid for the program's life.
@@ -127,6 +128,7 @@ const FieldTable& run_fields();
 const FieldTable& fault_fields(const std::string& kind);  // kill, slow_disk, partition, message_loss
 const std::vector<std::string>& fault_kinds();
 const FieldTable& claim_fields();
+const FieldTable& compare_fields();
 const FieldTable& plot_fields();        // sl._draw_plot, what report:plot passes
 const FieldTable& plot_curve_fields();  // one of its series
 

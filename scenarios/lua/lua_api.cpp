@@ -168,6 +168,7 @@ void write_tables(std::ostringstream& md) {
   for (const std::string& kind : fault_kinds()) write_table(md, fault_fields(kind));
   md << "## Reporting\n\n";
   write_table(md, claim_fields());
+  write_table(md, compare_fields());
   write_table(md, plot_fields());
   write_table(md, plot_curve_fields());
 }
@@ -207,10 +208,10 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
        "a workload: file_sweep, md_bench, train_epoch, checkpoint_burst, stage_in, gpu_stream (fields: "
        "sl.workload.<type>)"},
       {"sl.run{fields}", "list of points",
-       "runs every sweep point (fields: sl.run); each point is {params, ok, error, backend, seed, cluster, "
+       "runs every sweep point (fields: sl.run); each point is {index, params, ok, error, backend, seed, cluster, "
        "simulated_s, wall_s, phases, counters, paths_taken, log_tail}, each phase {workload, phase, ranks, bytes, "
        "ops, first_done_s, last_done_s, first_bytes_per_s, last_bytes_per_s, first_ops_per_s, last_ops_per_s, "
-       "latency_us_p50, latency_us_p99, extra}"},
+       "latency_us_p50, latency_us_p99, extra}; index numbers the script's runs 1, 2, ... in the order made"},
       {"sl.run_all{ {fields}, {fields}, ... }", "list of lists of points",
        "the runs of a loop at once: each entry is a table of sl.run fields; their points run together (--jobs, "
        "and the ranks of `mpirun ... sluice run`) and the result is one list per entry, as sl.run gives; every "
@@ -221,6 +222,11 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
       {"report:plot(file [, {x =, y = \"GB/s\" or \"kops/s\", title =}])", "report",
        "one curve per workload/phase of its rate against a numeric parameter; SVG and PNG in --out"},
       {"report:table()", "report", "the report itself (rows, header, points, keys)"},
+      {"sl.compare{results, ..., measured =, match = {...}, metrics = {...}, title =}", "comparison",
+       "the points of sl.run or sl.run_all (predictions) next to runs measured elsewhere (fields: sl.compare); "
+       "prints the table and returns {rows = {{point, workload, phase, metric, predicted_backend, "
+       "measured_backend, predicted, measured, rel_err}, ...}, median_rel_err, p90_rel_err, unmatched}; rel_err is "
+       "abs(predicted - measured) / measured"},
       {"sl.headline(text, measured [, seed_figure])", "nothing",
        "prints \"text: measured (seed: seed_figure)\" and records it as a headline figure"},
       {"sl.claim{\"text\", measured =, at_least =, at_most =, seed =}", "boolean",
@@ -267,6 +273,9 @@ const std::vector<SeedStudyDoc>& seed_studies() {
       {"calibrate_links.lua", "Calibration", "",
        "`sluice calibrate` on shaped links: fit the sim profile on some link rates, stripe counts and file "
        "sizes, predict held-out ones (issue 8, F1)"},
+      {"calibrate_disk.lua", "Calibration", "",
+       "`sluice calibrate --backend fio`: fit the drive model to fio on this machine's drive (block sizes, "
+       "queue depths, sequential and random, read and write), predict held-out sizes and depths (issue 22, F4)"},
   };
   return k;
 }
@@ -309,6 +318,7 @@ std::vector<const FieldTable*> lua_api_field_tables() {
   out.push_back(&run_fields());
   for (const std::string& kind : fault_kinds()) out.push_back(&fault_fields(kind));
   out.push_back(&claim_fields());
+  out.push_back(&compare_fields());
   out.push_back(&plot_fields());
   out.push_back(&plot_curve_fields());
   return out;

@@ -63,6 +63,48 @@ using DrawPlotFn = std::function<Result<std::vector<std::string>>(const ScriptPl
 inline constexpr std::size_t k_max_plot_series = 64;
 inline constexpr std::size_t k_max_plot_points = 4096;  // per series
 
+// sl.compare{results, measured = "fio.json", match = {...}, metrics = {...}}:
+// the script's runs (the predictions) next to results files measured
+// elsewhere (`sluice import` output, another run's results.json), compared by
+// whoever the CLI binds (scenarios/calibrate/script_compare.hpp, over
+// analysis/comparison.hpp's compare_with_measured).
+struct ScriptMeasuredFile {
+  std::string argument;  // how messages name it: "measured", "measured[2]"
+  std::string given;     // the path as the script wrote it
+  std::string path;      // where it was found: as given, else in the script's folder
+};
+struct ScriptCompareRequest {
+  std::vector<ScriptMeasuredFile> measured;
+  std::vector<std::string> match;    // params that place a measured run; empty: all of its params
+  std::vector<std::string> metrics;  // empty: those `sluice compare` compares by default
+};
+struct ScriptComparisonRow {
+  std::string point;  // the measured run's values of the matched params: "rw=read,bs_bytes=4096"
+  std::string workload;
+  std::string phase;
+  std::string metric;
+  std::string predicted_backend;
+  std::string measured_backend;
+  double predicted = 0;  // medians over the runs at the point
+  double measured = 0;
+  double rel_err = 0;  // |predicted - measured| / |measured|, a fraction
+};
+struct ScriptComparison {
+  std::vector<ScriptComparisonRow> rows;
+  double median_rel_err = 0;
+  double p90_rel_err = 0;
+  std::vector<std::string> unmatched;  // measured points no run of the script is at
+  std::string text;                    // the table as `sluice compare` prints it (and notes on the files)
+};
+// Compares `predicted` (the runs the script passed, in the order it made
+// them) with the request's files. invalid_argument naming the argument for
+// what the script got wrong (a file that cannot be read, a param no run has,
+// an unknown metric, no point in common); sl.compare raises it as a script
+// error. Called from inside the script, like RunPointsFn.
+using CompareFn = std::function<Result<ScriptComparison>(const std::vector<RunResult>& predicted,
+                                                         const ScriptCompareRequest& request)>;
+inline constexpr std::size_t k_max_compare_files = 64;  // files one sl.compare reads
+
 // Limits on a script (a runaway script stops with an error naming the limit).
 inline constexpr std::uint64_t k_lua_default_memory_bytes = 256ULL << 20;
 inline constexpr std::uint64_t k_lua_default_instructions = 2'000'000'000ULL;
@@ -76,6 +118,7 @@ struct ScriptOptions {
   std::uint64_t instruction_limit = k_lua_default_instructions;
   RunPointsFn run;              // required for scripts that call sl.run
   DrawPlotFn draw_plot;         // report:plot(); empty: plots are not drawn (said so)
+  CompareFn compare;            // sl.compare; empty: sl.compare is a script error saying so
   std::ostream* out = nullptr;  // where print/sl.report write (null: std::cout)
 };
 

@@ -29,7 +29,7 @@ end
 local function fmt(x)
   if x == nil then return "" end
   if type(x) ~= "number" then return tostring(x) end
-  if x ~= x then return "nan" end
+  if x ~= x then return "-" end  -- NaN: not measured
   if math.abs(x) >= 1000 then return string.format("%.0f", x) end
   return string.format("%.3g", x)
 end

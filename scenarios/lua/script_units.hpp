@@ -3,10 +3,8 @@
 // Sizes: the tree's one size grammar and spelling, parse_size / format_size
 // of core/common/byte_size.hpp ("64KiB", "1.5MiB", "4GiB", "512B" or a whole
 // number of bytes; "64KB", "64k", "1M" refused with the spelling to use).
-// Rates: "100Gb/s" (decimal bits, how links are quoted), "12.5GB/s" / "750MB/s"
-// (decimal bytes, how storage is quoted), "2GiB/s", or a plain number of
-// bytes per second. Durations: "10ms", "5us", "1.5s", "200ns", or a plain
-// whole number of nanoseconds.
+// Rates and durations: parse_rate / parse_duration of core/common/quantity.hpp
+// ("100Gb/s", "12.5GB/s", "2GiB/s"; "10ms", "1.5s").
 #pragma once
 
 #include <cstdint>
@@ -15,14 +13,14 @@
 #include <vector>
 
 #include "core/common/byte_size.hpp"
+#include "core/common/quantity.hpp"
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
 
 namespace sluice::scenario {
 
-// invalid_argument with a sentence saying what to write instead.
-Result<double> parse_rate(std::string_view text);  // bytes per second
-Result<TimeNs> parse_duration(std::string_view text);
+using ::sluice::parse_duration;
+using ::sluice::parse_rate;
 
 // Levenshtein distance (insert, delete, substitute: cost 1 each).
 std::size_t edit_distance(std::string_view a, std::string_view b);

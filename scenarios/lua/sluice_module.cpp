@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <new>
+#include <set>
 
 #include "core/topology/nvidia_smi_import.hpp"
 #include "scenarios/lua/fault_plan_reader.hpp"
@@ -330,6 +331,13 @@ int make_machine(lua_State* L) {
   });
 }
 
+// A file a script names: as given (from the working directory), else in the script's folder.
+std::string script_relative_path(const ScriptContext& ctx, const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) || ctx.dir.empty()) return path;
+  return ctx.dir + "/" + path;
+}
+
 int import_nvidia_smi(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   return guarded(L, [&] {
@@ -343,9 +351,8 @@ int import_nvidia_smi(lua_State* L) {
     object->type = "import_nvidia_smi";
     object->where = caller_where(L);
     object->args = read_args(L, 2, "sl.machines.import_nvidia_smi");
-    std::string resolved = path;
+    const std::string resolved = script_relative_path(*ctx, path);
     std::error_code ec;
-    if (!std::filesystem::exists(resolved, ec) && !ctx->dir.empty()) resolved = ctx->dir + "/" + path;
     if (std::filesystem::exists(resolved, ec) &&
         std::filesystem::file_size(resolved, ec) > topo::k_max_topo_text_bytes) {
       throw ScriptError("sl.machines.import_nvidia_smi: " + path + " is larger than " +
@@ -547,6 +554,8 @@ int push_results(lua_State* L) {
   for (std::size_t i = range->begin; i < range->end; ++i) {
     const RunResult& r = (*range->results)[i];
     lua_createtable(L, 0, 16);
+    lua_pushinteger(L, static_cast<lua_Integer>(i + 1));  // the run's number: sl.compare finds it by this
+    lua_setfield(L, -2, "index");
     lua_createtable(L, 0, static_cast<int>(r.spec.params.size()));
     for (const auto& [k, v] : r.spec.params) set_string(L, k.c_str(), v);
     lua_setfield(L, -2, "params");
@@ -960,6 +969,219 @@ int sl_draw_plot(lua_State* L) {
   });
 }
 
+// ---- sl.compare ----
+
+// sl.compare's list part nests results at most this deep: a point, sl.run's
+// list of points, sl.run_all's list of those lists.
+constexpr int k_max_compare_nesting = 3;
+
+// The runs that the value at stack `index` of sl.compare's list part holds
+// (`where` names it in messages: "[2][1]"), added to `runs` as positions in
+// ctx->results: every point table sl.run returns carries its run's number.
+void collect_compared_runs(lua_State* L, int index, std::size_t made, const std::string& where, int depth,
+                           std::set<std::size_t>& runs) {
+  index = lua_absindex(L, index);
+  if (lua_type(L, index) != LUA_TTABLE) {
+    throw ScriptError("sl.compare: " + where + ": expected what sl.run or sl.run_all returned, not a " +
+                      luaL_typename(L, index));
+  }
+  lua_pushliteral(L, "index");
+  if (lua_rawget(L, index) != LUA_TNIL) {
+    const lua_Integer number = lua_isinteger(L, -1) != 0 ? lua_tointeger(L, -1) : 0;
+    lua_pop(L, 1);
+    if (number < 1 || static_cast<std::uint64_t>(number) > made) {
+      throw ScriptError("sl.compare: " + where + ": its index is not the number of a run of this script (1 .. " +
+                        std::to_string(made) + ")");
+    }
+    runs.insert(static_cast<std::size_t>(number - 1));
+    return;
+  }
+  lua_pop(L, 1);
+  const lua_Unsigned n = lua_rawlen(L, index);
+  bool other_things = false;  // a table with no list part: empty, or not results at all
+  if (n == 0) {
+    lua_pushnil(L);
+    other_things = lua_next(L, index) != 0;
+  }
+  if (other_things || (n > 0 && depth >= k_max_compare_nesting)) {
+    throw ScriptError("sl.compare: " + where +
+                      ": expected a point sl.run returned (it has an index), a list of them or a list of those lists");
+  }
+  for (lua_Unsigned k = 1; k <= n; ++k) {
+    lua_rawgeti(L, index, static_cast<lua_Integer>(k));
+    collect_compared_runs(L, -1, made, where + "[" + std::to_string(k) + "]", depth + 1, runs);
+    lua_pop(L, 1);
+  }
+}
+
+// sl.compare's named fields, read as values (its list part, the results, is
+// read in place by collect_compared_runs rather than copied).
+ScriptTable compare_named_fields(lua_State* L, int index) {
+  ScriptTable named;
+  std::size_t budget = k_max_table_entries;
+  lua_pushnil(L);
+  while (lua_next(L, index) != 0) {
+    if (lua_type(L, -2) == LUA_TSTRING) {
+      const std::string key = string_at(L, -2);
+      try {
+        named.fields[key] = read_value(L, -1, 1, budget);
+      } catch (const ScriptError& e) {
+        throw ScriptError("sl.compare: " + key + ": " + e.what());
+      }
+    } else if (lua_type(L, -2) != LUA_TNUMBER || lua_isinteger(L, -2) == 0 || lua_tointeger(L, -2) < 1) {
+      throw ScriptError(std::string("sl.compare: a table key must be a name or a list position, not a ") +
+                        luaL_typename(L, -2));
+    }
+    lua_pop(L, 1);
+  }
+  return named;
+}
+
+// match = {"rw", "bs_bytes"}, metrics = {...}: a non-empty list of names (one name is a list of one).
+std::vector<std::string> compare_names(const FieldReader& fields, const ScriptValue* value, const std::string& field) {
+  std::vector<std::string> out;
+  if (value == nullptr) return out;
+  if (const std::string* name = value->string()) {
+    if (name->empty()) fields.fail(field, "an empty name");
+    return {*name};
+  }
+  const ScriptTable* t = value->table();
+  if (t == nullptr || !t->fields.empty() || t->list.empty()) {
+    fields.fail(field, "expected a name or a non-empty list of names like {\"rw\", \"bs_bytes\"}, not " +
+                           (t == nullptr ? value->type_name() : std::string("another table")));
+  }
+  for (std::size_t i = 0; i < t->list.size(); ++i) {
+    const std::string* name = t->list[i].string();
+    if (name == nullptr || name->empty()) {
+      fields.fail(field + "[" + std::to_string(i + 1) + "]", "expected a name, not " + t->list[i].type_name());
+    }
+    out.push_back(*name);
+  }
+  return out;
+}
+
+// measured = "fio.json" or {"a.json", "b.json"}: (how messages name each, the path as written).
+std::vector<std::pair<std::string, std::string>> compare_paths(const FieldReader& fields, const ScriptValue* measured) {
+  if (measured == nullptr) fields.fail("measured", "missing: the results file(s) to compare with");
+  if (const std::string* path = measured->string()) return {{"measured", *path}};
+  const ScriptTable* t = measured->table();
+  if (t == nullptr || !t->fields.empty() || t->list.empty()) {
+    fields.fail("measured", "expected a path or a non-empty list of paths, not " + measured->type_name());
+  }
+  if (t->list.size() > k_max_compare_files) {
+    fields.fail("measured", std::to_string(t->list.size()) +
+                                " files, more than k_max_compare_files = " + std::to_string(k_max_compare_files));
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < t->list.size(); ++i) {
+    const std::string argument = "measured[" + std::to_string(i + 1) + "]";
+    const std::string* path = t->list[i].string();
+    if (path == nullptr) fields.fail(argument, "expected a path (a string), not " + t->list[i].type_name());
+    out.emplace_back(argument, *path);
+  }
+  return out;
+}
+
+// Each path found (as given, else in the script's folder), or a script error naming it.
+std::vector<ScriptMeasuredFile> find_measured_files(const ScriptContext& ctx, const FieldReader& fields,
+                                                    const std::vector<std::pair<std::string, std::string>>& paths) {
+  std::vector<ScriptMeasuredFile> out;
+  for (const auto& [argument, path] : paths) {
+    const std::string found = script_relative_path(ctx, path);
+    std::error_code ec;
+    if (path.empty() || !std::filesystem::is_regular_file(found, ec)) {
+      fields.fail(argument, "cannot read \"" + path + "\": no such file" +
+                                (ctx.dir.empty() || found == path ? "" : " (here or in " + ctx.dir + ")"));
+    }
+    out.push_back({argument, path, found});
+  }
+  return out;
+}
+
+// What sl.compare returns: {rows = {{point, ...}, ...}, median_rel_err, p90_rel_err, unmatched}.
+ScriptValue comparison_value(const ScriptComparison& c) {
+  const auto table = [](std::shared_ptr<ScriptTable> t) { return ScriptValue{std::shared_ptr<const ScriptTable>(t)}; };
+  auto rows = std::make_shared<ScriptTable>();
+  for (const ScriptComparisonRow& r : c.rows) {
+    auto row = std::make_shared<ScriptTable>();
+    row->fields["point"] = ScriptValue{r.point};
+    row->fields["workload"] = ScriptValue{r.workload};
+    row->fields["phase"] = ScriptValue{r.phase};
+    row->fields["metric"] = ScriptValue{r.metric};
+    row->fields["predicted_backend"] = ScriptValue{r.predicted_backend};
+    row->fields["measured_backend"] = ScriptValue{r.measured_backend};
+    row->fields["predicted"] = ScriptValue{r.predicted};
+    row->fields["measured"] = ScriptValue{r.measured};
+    row->fields["rel_err"] = ScriptValue{r.rel_err};
+    rows->list.push_back(table(row));
+  }
+  auto unmatched = std::make_shared<ScriptTable>();
+  for (const std::string& point : c.unmatched) unmatched->list.push_back(ScriptValue{point});
+  auto out = std::make_shared<ScriptTable>();
+  out->fields["rows"] = table(rows);
+  out->fields["median_rel_err"] = ScriptValue{c.median_rel_err};
+  out->fields["p90_rel_err"] = ScriptValue{c.p90_rel_err};
+  out->fields["unmatched"] = table(unmatched);
+  return table(out);
+}
+
+// Runs under lua_pcall (as push_results does), so a memory error while
+// building the tables unwinds only this frame, which holds no C++ objects.
+int push_value_protected(lua_State* L) {
+  push_value(L, *static_cast<const ScriptValue*>(lua_touserdata(L, 1)));
+  return 1;
+}
+
+// sl.compare{results, ..., measured = "fio.json" | {...}, match = {...},
+// metrics = {...}, title = "..."}: the script's runs (the predictions) next to
+// the files' runs (the measurements), through ScriptOptions::compare.
+int sl_compare(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    if (lua_type(L, 1) != LUA_TTABLE) {
+      throw ScriptError(std::string("sl.compare takes a table {results, measured = \"fio.json\"}, not a ") +
+                        luaL_typename(L, 1));
+    }
+    const ScriptTable named = compare_named_fields(L, 1);
+    FieldReader fields(named, "sl.compare", compare_fields());
+    const ScriptValue* measured = fields.get("measured");
+    ScriptCompareRequest request;
+    request.match = compare_names(fields, fields.get("match"), "match");
+    request.metrics = compare_names(fields, fields.get("metrics"), "metrics");
+    const std::string title = fields.text("title").value_or("");
+    fields.finish();
+    const std::vector<std::pair<std::string, std::string>> paths = compare_paths(fields, measured);
+    std::set<std::size_t> runs;
+    const lua_Unsigned entries = lua_rawlen(L, 1);
+    for (lua_Unsigned k = 1; k <= entries; ++k) {
+      lua_rawgeti(L, 1, static_cast<lua_Integer>(k));
+      collect_compared_runs(L, -1, ctx->results.size(), "[" + std::to_string(k) + "]", 1, runs);
+      lua_pop(L, 1);
+    }
+    if (runs.empty()) {
+      throw ScriptError(
+          "sl.compare: no runs to compare: give what sl.run or sl.run_all returned first, "
+          "sl.compare{results, measured = ...}");
+    }
+    request.measured = find_measured_files(*ctx, fields, paths);
+    if (!ctx->options->compare) {
+      throw ScriptError("sl.compare: not available here: this program compares no results (sluice run does)");
+    }
+    std::vector<RunResult> predicted;
+    for (std::size_t position : runs) predicted.push_back(ctx->results[position]);
+    Result<ScriptComparison> comparison = ctx->options->compare(predicted, request);
+    if (!comparison.ok()) throw ScriptError("sl.compare: " + comparison.status().message());
+    if (!title.empty()) *ctx->out << title << '\n';
+    *ctx->out << comparison->text;
+    ScriptValue value = comparison_value(*comparison);
+    lua_pushcfunction(L, push_value_protected);
+    lua_pushlightuserdata(L, &value);
+    if (lua_pcall(L, 1, 1, 0) != LUA_OK)
+      throw ScriptError("sl.compare: cannot return the comparison: " + string_at(L, -1));
+    return 1;
+  });
+}
+
 int sl_size(lua_State* L) {
   return guarded(L, [&] {
     if (lua_type(L, 1) == LUA_TNUMBER) {
@@ -1065,18 +1287,12 @@ int open_module(lua_State* L) {
   add_typed(L, ctx, fabric_types(), make_fabric, "fabric", "sl.fabric");
   add_typed(L, ctx, fs_types(), make_fs, "fs", "sl.fs");
   add_typed(L, ctx, workload_types(), make_workload, "workload", "sl.workload");
-  const luaL_Reg functions[] = {{"cluster", make_cluster},
-                                {"params", sl_params},
-                                {"run", sl_run},
-                                {"run_all", sl_run_all},
-                                {"headline", sl_headline},
-                                {"claim", sl_claim},
-                                {"_draw_plot", sl_draw_plot},
-                                {"size", sl_size},
-                                {"rate", sl_rate},
-                                {"format_size", sl_format_size},
-                                {"format_rate", sl_format_rate},
-                                {nullptr, nullptr}};
+  const luaL_Reg functions[] = {
+      {"cluster", make_cluster}, {"params", sl_params},           {"run", sl_run},
+      {"run_all", sl_run_all},   {"headline", sl_headline},       {"claim", sl_claim},
+      {"compare", sl_compare},   {"_draw_plot", sl_draw_plot},    {"size", sl_size},
+      {"rate", sl_rate},         {"format_size", sl_format_size}, {"format_rate", sl_format_rate},
+      {nullptr, nullptr}};
   lua_pushlightuserdata(L, ctx);
   luaL_setfuncs(L, functions, 1);
   // The parts written in Lua (scenarios/lua/prelude.lua, embedded at build time).

@@ -12,7 +12,7 @@
 //     stage_in / gpu_stream {...}
 //   sl.run{cluster =, fs =, workload = | workloads = {...}, backend = | backends =,
 //          seed =, sweep = {field = {values}}, sim_profile =, sim_coalesce =, max_events =}
-//     -> list of point results {params, ok, error, backend, seed, simulated_s,
+//     -> list of point results {index, params, ok, error, backend, seed, simulated_s,
 //        wall_s, phases = {{workload, phase, ranks, bytes, ops, ..., extra}},
 //        counters, paths_taken, log_tail, cluster}
 //   sl.report{results..., title =, phases = {...}} prints a table -> report object
@@ -20,6 +20,9 @@
 //   sl.claim{"text", measured =, at_least =, at_most =, seed =} checks, prints
 //     and records a shape claim -> holds (results.json "claims"; `sluice run
 //     --check-claims` fails when one does not hold)
+//   sl.compare{results..., measured = "fio.json" | {...}, match = {...},
+//     metrics = {...}, title =} prints the script's runs next to measured
+//     ones (ScriptOptions::compare) -> {rows, median_rel_err, p90_rel_err, unmatched}
 //   sl.phase(point, phase [, workload]) -> the phase row or nil
 //   sl.size(text), sl.rate(text), sl.format_size(bytes), sl.format_rate(bytes_per_s)
 // Objects (machines, fabrics, clusters, file systems, workloads) are userdata;

@@ -14,7 +14,7 @@
 //   workload, after every server registered;
 // - metrics: every counter of the client hosts (per workload) and a fixed
 //   list of the servers' counters; latency percentiles from the clients'
-//   op_latency_ns samples; simulated_s = 0.
+//   op_latency_ns samples; simulated_s NaN (null: nothing was simulated).
 // Limits: a workload that has not finished after k_hw_max_workload_ns fails
 // the run (the runner's per-point wall-clock limit also applies).
 #pragma once

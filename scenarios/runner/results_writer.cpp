@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -20,6 +22,8 @@
 #include <simgrid/version.h>
 #endif
 
+#include "core/common/byte_size.hpp"
+#include "core/common/quantity.hpp"
 #include "scenarios/runner/result_codec.hpp"
 #include "scenarios/runner/runner.hpp"
 
@@ -44,9 +48,17 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+// A measured number: six significant digits; empty when not measured (NaN) or not finite.
 std::string csv_number(double v) {
   if (!std::isfinite(v)) return "";
   return fmt::format("{:.6g}", v);
+}
+
+// A parameter's value: whole numbers in full (4194304, not 4.1943e+06), others as they round-trip.
+std::string csv_number_exact(double v) {
+  if (!std::isfinite(v)) return "";
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{}", v);
 }
 
 std::string utc_now() {
@@ -107,15 +119,97 @@ std::string values_text(const Values& values, const std::set<std::string>& shown
   return out;
 }
 
+// A latency cell of the table: "-" when it was not measured.
+std::string table_latency(double us) { return std::isfinite(us) ? fmt::format("{:.1f}", us) : std::string("-"); }
+
 std::string cut(const std::string& text, std::size_t chars) {
   return text.size() <= chars ? text : text.substr(0, chars - 3) + "...";
 }
 
-std::string csv_header(const std::set<std::string>& params, const std::set<std::string>& configs,
-                       const std::set<std::string>& extras) {
+// A param_ or config_ column of results.csv, and the numeric column that follows it where every
+// value of the column is a quantity with a unit ("256KiB" -> param_block_bytes = 262144).
+enum class QuantityKind : std::uint8_t { none, bytes, bytes_per_s, seconds };
+
+struct ValueColumn {
+  std::string name;  // "param_block", "config_cluster"
+  bool is_param = true;
+  std::string key;
+  QuantityKind quantity = QuantityKind::none;
+};
+
+bool has_letter(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; });
+}
+
+// A script parameter's whole list ("{4MiB, 12MiB}"): the script's axis, not one point's value.
+bool is_list(const std::string& text) {
+  return text.size() >= 2 &&
+         ((text.front() == '{' && text.back() == '}') || (text.front() == '[' && text.back() == ']'));
+}
+
+// The numeric value of a quantity of `kind`, in bytes, bytes/s or seconds; nullopt when it is not one.
+std::optional<double> quantity_value(const std::string& text, QuantityKind kind) {
+  switch (kind) {
+    case QuantityKind::bytes:
+      if (Result<std::uint64_t> b = parse_size(text); b.ok()) return static_cast<double>(*b);
+      return std::nullopt;
+    case QuantityKind::bytes_per_s:
+      if (Result<double> r = parse_rate(text); r.ok()) return *r;
+      return std::nullopt;
+    case QuantityKind::seconds:
+      if (Result<TimeNs> d = parse_duration(text); d.ok())
+        return static_cast<double>(*d) / static_cast<double>(k_ns_per_s);
+      return std::nullopt;
+    case QuantityKind::none: break;
+  }
+  return std::nullopt;
+}
+
+// The kind every value is a quantity of, with a unit in at least one (plain numbers need no second column).
+QuantityKind quantity_kind(const std::vector<std::string>& values) {
+  if (std::none_of(values.begin(), values.end(), has_letter)) return QuantityKind::none;
+  for (QuantityKind kind : {QuantityKind::bytes, QuantityKind::bytes_per_s, QuantityKind::seconds}) {
+    if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return quantity_value(v, kind); })) {
+      return kind;
+    }
+  }
+  return QuantityKind::none;
+}
+
+std::string_view quantity_suffix(QuantityKind kind) {
+  switch (kind) {
+    case QuantityKind::bytes: return "_bytes";
+    case QuantityKind::bytes_per_s: return "_bytes_per_s";
+    case QuantityKind::seconds: return "_s";
+    case QuantityKind::none: break;
+  }
+  return "";
+}
+
+// The param_ and config_ columns: every key of any run, sorted, less those whose values are all lists.
+std::vector<ValueColumn> value_columns(const std::vector<RunResult>& runs, const std::vector<Values>& configs) {
+  std::map<std::string, std::vector<std::string>> params_seen, configs_seen;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    for (const auto& [k, v] : runs[i].spec.params) params_seen[k].push_back(v);
+    for (const auto& [k, v] : configs[i]) configs_seen[k].push_back(v);
+  }
+  std::vector<ValueColumn> columns;
+  for (bool is_param : {true, false}) {
+    for (auto& [key, values] : is_param ? params_seen : configs_seen) {
+      std::erase_if(values, [](const std::string& v) { return v.empty(); });
+      if (!values.empty() && std::all_of(values.begin(), values.end(), is_list)) continue;
+      columns.push_back({(is_param ? "param_" : "config_") + key, is_param, key, quantity_kind(values)});
+    }
+  }
+  return columns;
+}
+
+std::string csv_header(const std::vector<ValueColumn>& columns, const std::set<std::string>& extras) {
   std::string out = "run,scenario,label,backend,seed,ok,error";
-  for (const std::string& p : params) out += "," + csv_field("param_" + p);
-  for (const std::string& c : configs) out += "," + csv_field("config_" + c);
+  for (const ValueColumn& c : columns) {
+    out += "," + csv_field(c.name);
+    if (c.quantity != QuantityKind::none) out += "," + csv_field(c.name + std::string(quantity_suffix(c.quantity)));
+  }
   out +=
       ",workload,phase,ranks,bytes,ops,first_done_s,elapsed_s,throughput_GB_per_s,first_throughput_GB_per_s,"
       "ops_per_s,first_ops_per_s,latency_us_p50,latency_us_p99";
@@ -123,20 +217,20 @@ std::string csv_header(const std::set<std::string>& params, const std::set<std::
   return out + "\n";
 }
 
-// The columns of run i up to its last config_ column.
-std::string csv_run_head(std::size_t i, const RunResult& r, const std::set<std::string>& params,
-                         const std::set<std::string>& configs) {
+// The columns of run i up to its last config_ column (and its numeric twin).
+std::string csv_run_head(std::size_t i, const RunResult& r, const Values& config,
+                         const std::vector<ValueColumn>& columns) {
   std::string head = std::to_string(i) + "," + csv_field(r.spec.scenario) + "," + csv_field(r.spec.label) + "," +
                      std::string(to_string(r.backend)) + "," + std::to_string(r.spec.seed) + "," +
                      (r.ok ? "true" : "false") + "," + csv_field(r.error);
-  for (const std::string& p : params) {
-    auto it = r.spec.params.find(p);
-    head += "," + (it == r.spec.params.end() ? std::string() : csv_field(it->second));
-  }
-  const Values config = config_values(r.spec);
-  for (const std::string& c : configs) {
-    auto it = config.find(c);
-    head += "," + (it == config.end() ? std::string() : csv_field(it->second));
+  for (const ValueColumn& c : columns) {
+    const Values& values = c.is_param ? r.spec.params : config;
+    auto it = values.find(c.key);
+    const std::string text = it == values.end() ? std::string() : it->second;
+    head += "," + csv_field(text);
+    if (c.quantity == QuantityKind::none) continue;
+    const std::optional<double> v = text.empty() ? std::nullopt : quantity_value(text, c.quantity);
+    head += "," + (v ? csv_number_exact(*v) : std::string());
   }
   return head;
 }
@@ -224,19 +318,19 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
 }
 
 std::string results_csv(const std::vector<RunResult>& runs) {
-  std::set<std::string> params, configs, extras;
+  std::vector<Values> configs;
+  std::set<std::string> extras;
   for (const RunResult& r : runs) {
-    for (const auto& [k, v] : r.spec.params) params.insert(k);
-    const nlohmann::json config = run_config(r.spec);  // alive through the loop (items() refers to it)
-    for (const auto& [k, v] : config.items()) configs.insert(k);
+    configs.push_back(config_values(r.spec));
     for (const PhaseRow& p : r.phases) {
       for (const auto& [k, v] : p.extra) extras.insert(k);
     }
   }
-  std::string out = csv_header(params, configs, extras);
+  const std::vector<ValueColumn> columns = value_columns(runs, configs);
+  std::string out = csv_header(columns, extras);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const RunResult& r = runs[i];
-    const std::string head = csv_run_head(i, r, params, configs);
+    const std::string head = csv_run_head(i, r, configs[i], columns);
     if (r.phases.empty()) {
       out += head + std::string(k_csv_phase_columns + extras.size(), ',') + "\n";
       continue;
@@ -286,9 +380,9 @@ std::string results_table(const std::vector<RunResult>& runs) {
     const std::string lead = fmt::format("{:>4} {:<7} {}{:<{}}", i, to_string(r.backend), label_column(r.spec.label),
                                          values_text(values[i], shown), k_table_params_chars);
     for (const PhaseRow& p : r.phases) {
-      out += fmt::format("{} {:<22} {:>6} {:>10.3f} {:>12.1f} {:>10.4f} {:>10.1f} {:>10.1f}\n", lead,
+      out += fmt::format("{} {:<22} {:>6} {:>10.3f} {:>12.1f} {:>10.4f} {:>10} {:>10}\n", lead,
                          p.workload + "/" + p.phase, p.ranks, p.last_bytes_per_s / k_bytes_per_gb, p.last_ops_per_s,
-                         p.last_done_s, p.latency_us_p50, p.latency_us_p99);
+                         p.last_done_s, table_latency(p.latency_us_p50), table_latency(p.latency_us_p99));
     }
     if (!r.ok) out += fmt::format("{} FAILED: {}\n", lead, r.error);
   }

@@ -19,7 +19,13 @@
 //   ranks, bytes, ops, first_done_s, elapsed_s (= last done),
 //   throughput_GB_per_s (last done), first_throughput_GB_per_s, ops_per_s,
 //   first_ops_per_s, latency_us_p50, latency_us_p99, then every extra of any
-//   row (its name carries its unit), sorted.
+//   row (its name carries its unit), sorted. A param_/config_ column whose
+//   every value is a size, rate or duration with a unit ("256KiB") is
+//   followed by its number (param_block_bytes, _bytes_per_s, _s); a column
+//   whose every value is a list (a script's own axis, "{4MiB, 12MiB}") is
+//   left out (each point's own value has its column; results.json keeps it).
+//   What was not measured (NaN) is an empty cell, never 0. docs/results.md
+//   documents every column.
 // results_table — the terminal summary: one line per phase per run.
 //
 // Rates: one unit family everywhere a person reads them (issue 25 item 6):

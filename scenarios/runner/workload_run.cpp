@@ -1,6 +1,7 @@
 #include "scenarios/runner/workload_run.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <type_traits>
@@ -171,13 +172,17 @@ std::vector<PhaseRow> WorkloadRun::rows(const MetricWindow& window, const std::v
     row.ops = s.ops;
     row.first_done_s = static_cast<double>(s.first_done_ns) / static_cast<double>(k_ns_per_s);
     row.last_done_s = static_cast<double>(s.last_done_ns) / static_cast<double>(k_ns_per_s);
-    row.first_bytes_per_s = s.first_bytes_per_s;
-    row.last_bytes_per_s = s.last_bytes_per_s;
-    row.first_ops_per_s = s.first_ops_per_s;
-    row.last_ops_per_s = s.last_ops_per_s;
+    // A rate over no measurable time is not measured (NaN: null, an empty cell), not 0.
+    const auto rate = [](double per_s, TimeNs over_ns) {
+      return over_ns > 0 ? per_s : std::numeric_limits<double>::quiet_NaN();
+    };
+    row.first_bytes_per_s = rate(s.first_bytes_per_s, s.first_done_ns);
+    row.last_bytes_per_s = rate(s.last_bytes_per_s, s.last_done_ns);
+    row.first_ops_per_s = rate(s.first_ops_per_s, s.first_done_ns);
+    row.last_ops_per_s = rate(s.last_ops_per_s, s.last_done_ns);
     const std::string prefix = name + "." + phase + ".";
     if (auto it = window.samples.find(prefix + "op_latency_ns"); it != window.samples.end()) {
-      // No finite sample: the row keeps 0, as for a phase without latencies.
+      // No finite sample: the row keeps NaN (not measured), as for a phase without latencies.
       if (Result<double> p50 = percentile(it->second, 0.50); p50.ok()) row.latency_us_p50 = *p50 / k_ns_per_us;
       if (Result<double> p99 = percentile(it->second, 0.99); p99.ok()) row.latency_us_p99 = *p99 / k_ns_per_us;
     }

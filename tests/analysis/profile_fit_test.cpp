@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "analysis/calibration.hpp"
 #include "analysis/profile_fit.hpp"
 #include "analysis/transfer_model.hpp"
 
@@ -223,6 +224,25 @@ TEST(ApplyProfileParams, ClampsToSimBoundsAndRoundsIntegerFields) {
   lacking["cpu"]["cost_ns_per_unit"].erase("storage_request");
   EXPECT_FALSE(apply_profile_params(lacking, params, {1.0, 1.0}).ok());
   EXPECT_FALSE(apply_profile_params(base_profile(), params, {1.0}).ok());
+}
+
+TEST(ApplyProfileParams, EveryFittableFieldIsInTheShippedProfiles) {
+  // `sluice calibrate` fits a shipped profile file as it stands, so each
+  // field the fit may change must be written there (the disk fields of
+  // issue 22's F4 included).
+  for (const char* name : {"default", "h200_staging"}) {
+    Result<nlohmann::json> base =
+        read_json_file(std::string(SLUICE_SOURCE_DIR) + "/sim/profiles/" + std::string(name) + ".json");
+    ASSERT_TRUE(base.ok()) << base.status().to_string();
+    for (const ProfileParam& param : profile_params()) {
+      Result<nlohmann::json> p = apply_profile_params(*base, {param}, {param.min_value});
+      EXPECT_TRUE(p.ok()) << name << ": " << p.status().to_string();
+    }
+  }
+  for (const char* disk : {"disk.read_bandwidth_factor", "disk.write_bandwidth_factor", "disk.read_request_bytes_per_s",
+                           "disk.write_request_bytes_per_s"}) {
+    EXPECT_TRUE(find_profile_param(disk).ok()) << disk;
+  }
 }
 
 }  // namespace

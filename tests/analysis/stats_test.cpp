@@ -43,22 +43,6 @@ TEST(Spread, MadAndIqrIgnoreOneOutlier) {
   EXPECT_LE(s.p10, s.median);
 }
 
-TEST(HistogramPercentile, InterpolatesInsideTheBucket) {
-  const Histogram h{{10, 20, 40}, {0, 50, 50}};
-  EXPECT_DOUBLE_EQ(*histogram_percentile(h, 0.5), 20.0);   // all of bucket (10,20]
-  EXPECT_DOUBLE_EQ(*histogram_percentile(h, 0.25), 15.0);  // half way into (10,20]
-  EXPECT_DOUBLE_EQ(*histogram_percentile(h, 0.75), 30.0);
-  EXPECT_DOUBLE_EQ(*histogram_percentile(h, 1.0), 40.0);
-  EXPECT_DOUBLE_EQ(*histogram_percentile({{5}, {4}}, 0.5), 2.5);  // first bucket starts at 0
-}
-
-TEST(HistogramPercentile, RejectsMalformedHistograms) {
-  EXPECT_FALSE(histogram_percentile({{1, 2}, {1}}, 0.5).ok());
-  EXPECT_FALSE(histogram_percentile({{2, 1}, {1, 1}}, 0.5).ok());
-  EXPECT_FALSE(histogram_percentile({{1, 2}, {0, 0}}, 0.5).ok());
-  EXPECT_FALSE(histogram_percentile({{1, 2}, {1, 1}}, -0.1).ok());
-}
-
 TEST(ThroughputSeries, RatesPerWindowFromCumulativeProgress) {
   // 100 B/s for 2 s then 300 B/s for 2 s.
   const std::vector<ProgressSample> s = {{0, 0}, {2, 200}, {4, 800}};

@@ -1,7 +1,8 @@
 // SimEnv against physics: transfers take bytes / bottleneck rate + route
 // latency, flows share the links they have in common, link-class factors
 // stay on their class, a bounce read crosses host memory where a direct read
-// does not, and a disk-bound read goes at the drive's rate. Expectations are
+// does not, a disk-bound read goes at the drive's rate, and the profile's
+// disk request rates and bandwidth factors cost what they say. Expectations are
 // computed from the topology itself, not from the platform under test.
 #include <gtest/gtest.h>
 
@@ -309,6 +310,136 @@ TEST(SimPhysics, ADiskBoundReadGoesAtTheDrivesRate) {
     const double rate = static_cast<double>(k_chunk * k_chunks) / seconds;
     EXPECT_LT(rate, 3.2e9);
     EXPECT_GT(rate, 0.90 * 3.2e9) << "the drive should be busy all the time";
+  });
+}
+
+// Issue 22 (F4), fitting a real drive: the part of a request's time a lone
+// request cannot overlap (disk_read/write_request_bytes_per_s) is latency,
+// paid by each request in parallel, not drive work.
+TEST(SimPhysics, ALoneRequestAlsoTakesItsBytesAtTheRequestRate) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_read_request_bytes_per_s = 1e9;
+    config.profile.disk_write_request_bytes_per_s = 5e8;
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_bytes = 8 * k_mib;
+    ASSERT_TRUE(rt->preload_object(1, 7, 2 * k_bytes).ok());
+    const SimProfile& prof = rt->profile();
+    const double read_occupancy_bytes = static_cast<double>(prof.disk_request_occupancy_ns) * 1e-9 * 3.2e9;
+    const double write_occupancy_bytes = static_cast<double>(prof.disk_request_occupancy_ns) * 1e-9 * 2.0e9;
+    // One read alone: latency + bytes / request rate, then (bytes + occupancy) at 3.2 GB/s.
+    OpId single = 0;
+    Probe& one = rt->add_service<Probe>(0, [&](Probe& p) {
+      StorageIoSpec io{StorageOp::read, 1, 7, 0, p.env().alloc(MemKind::pinned, 0, k_bytes).value(), false};
+      single = p.env().storage_io(io);
+    });
+    rt->run_until_idle();
+    const double lone_read_ns = static_cast<double>(prof.disk_read_latency_ns) + k_bytes / 1e9 * 1e9 +
+                                (k_bytes + read_occupancy_bytes) / 3.2e9 * 1e9;
+    EXPECT_NEAR(static_cast<double>(one.done_at_ns[single]), lone_read_ns, 2.0);
+    EXPECT_EQ(one.completions[single].bytes, k_bytes);
+
+    // Two reads at once pay their request time side by side, then share the drive.
+    TimeNs start = 0;
+    std::vector<OpId> pair;
+    Probe& two = rt->add_service<Probe>(0, [&](Probe& p) {
+      start = p.env().now();
+      for (std::uint64_t i = 0; i < 2; ++i) {
+        const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_bytes).value();
+        pair.push_back(p.env().storage_io(StorageIoSpec{StorageOp::read, 1, 7, i * k_bytes, buffer, false}));
+      }
+    });
+    rt->run_until_idle();
+    ASSERT_EQ(pair.size(), 2u);
+    const TimeNs last = std::max(two.done_at_ns[pair[0]], two.done_at_ns[pair[1]]);
+    EXPECT_NEAR(static_cast<double>(last - start),
+                static_cast<double>(prof.disk_read_latency_ns) + k_bytes / 1e9 * 1e9 +
+                    2 * (k_bytes + read_occupancy_bytes) / 3.2e9 * 1e9,
+                2.0);
+
+    // A write: its buffer's bytes at the write request rate, then at 2 GB/s.
+    OpId write = 0;
+    Probe& writer = rt->add_service<Probe>(0, [&](Probe& p) {
+      start = p.env().now();
+      const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_bytes).value();
+      write = p.env().storage_io(StorageIoSpec{StorageOp::write, 1, 8, 0, buffer, false});
+    });
+    rt->run_until_idle();
+    EXPECT_TRUE(writer.completions[write].status.ok()) << writer.completions[write].status.to_string();
+    EXPECT_NEAR(static_cast<double>(writer.done_at_ns[write] - start),
+                static_cast<double>(prof.disk_write_latency_ns) + k_bytes / 5e8 * 1e9 +
+                    (k_bytes + write_occupancy_bytes) / 2.0e9 * 1e9,
+                2.0);
+  });
+}
+
+TEST(SimPhysics, ADiskBandwidthFactorScalesTheDrivesRate) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_read_bandwidth_factor = 0.5;
+    config.profile.disk_write_bandwidth_factor = 0.25;
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_bytes = 8 * k_mib;
+    constexpr std::uint32_t k_reads = 4;
+    ASSERT_TRUE(rt->preload_object(1, 7, k_reads * k_bytes).ok());
+    const SimProfile& prof = rt->profile();
+    const double occupancy_s = static_cast<double>(prof.disk_request_occupancy_ns) * 1e-9;
+    // The drive of 3.2 GB/s reads at 1.6 GB/s: four large reads at once end
+    // together after latency + 4 x (occupancy + bytes / 1.6 GB/s).
+    std::vector<OpId> reads;
+    Probe& reader = rt->add_service<Probe>(0, [&](Probe& p) {
+      for (std::uint32_t i = 0; i < k_reads; ++i) {
+        const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_bytes).value();
+        reads.push_back(p.env().storage_io(StorageIoSpec{StorageOp::read, 1, 7, i * k_bytes, buffer, false}));
+      }
+    });
+    rt->run_until_idle();
+    ASSERT_EQ(reads.size(), k_reads);
+    for (OpId op : reads) {
+      EXPECT_EQ(reader.completions[op].bytes, k_bytes);
+      EXPECT_NEAR(static_cast<double>(reader.done_at_ns[op]),
+                  static_cast<double>(prof.disk_read_latency_ns) + k_reads * (occupancy_s + k_bytes / 1.6e9) * 1e9,
+                  4.0);
+    }
+    // Writes at a quarter of 2 GB/s.
+    TimeNs start = 0;
+    OpId write = 0;
+    Probe& writer = rt->add_service<Probe>(0, [&](Probe& p) {
+      start = p.env().now();
+      const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_bytes).value();
+      write = p.env().storage_io(StorageIoSpec{StorageOp::write, 1, 8, 0, buffer, false});
+    });
+    rt->run_until_idle();
+    EXPECT_NEAR(static_cast<double>(writer.done_at_ns[write] - start),
+                static_cast<double>(prof.disk_write_latency_ns) + (occupancy_s + k_bytes / 0.5e9) * 1e9, 2.0);
+  });
+}
+
+TEST(SimPhysics, AStreamedReadsFirstSegmentWaitsOnlyForItsOwnRequestTime) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_read_request_bytes_per_s = 1e9;
+    config.stream_read_segment_bytes = 1 * k_mib;
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_bytes = 8 * k_mib;
+    ASSERT_TRUE(rt->preload_object(1, 7, k_bytes).ok());
+    OpId read = 0;
+    Probe& reader = rt->add_service<Probe>(0, [&](Probe& p) {
+      StorageIoSpec io{StorageOp::read, 1, 7, 0, p.env().alloc(MemKind::pinned, 0, k_bytes).value(), false};
+      read = p.env().storage_io(io);
+    });
+    rt->run_until_idle();
+    EXPECT_EQ(rt->streamed_reads(), 1u);
+    EXPECT_EQ(reader.completions[read].bytes, k_bytes);
+    // Latency + one segment at the request rate (1 MiB / 1 GB/s) and at the drive's (3.2 GB/s).
+    EXPECT_NEAR(static_cast<double>(reader.done_at_ns[read]),
+                static_cast<double>(rt->profile().disk_read_latency_ns) + k_mib / 1e9 * 1e9 + k_mib / 3.2e9 * 1e9, 2.0);
   });
 }
 

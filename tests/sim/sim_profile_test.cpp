@@ -3,9 +3,11 @@
 // profiles load by name from search directories.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "sim/sim_profile.hpp"
@@ -36,6 +38,10 @@ TEST(SimProfile, AFileRoundTripsWithItsSource) {
   p.source = ProfileSource{"fit", "dgx-a100-7", "2024-05-01", "calibrate_read.lua", 3.25, "held-out: 4 runs"};
   p.link_classes[static_cast<std::size_t>(topo::LinkClass::network)] = {0.93, 2.5};
   p.disk_request_occupancy_ns = 2500;
+  p.disk_read_bandwidth_factor = 0.2;
+  p.disk_write_bandwidth_factor = 0.125;
+  p.disk_read_request_bytes_per_s = 1.25e9;
+  p.disk_write_request_bytes_per_s = 7.5e8;
   p.cost_ns_per_unit[static_cast<std::size_t>(CostKind::meta_stat)] = 1234;
   p.cpu_cores_per_node = 16;
   Result<SimProfile> back = parse_profile(to_json(p));
@@ -50,6 +56,25 @@ TEST(SimProfile, MissingKeysKeepTheirDefaults) {
   EXPECT_EQ(p->name, "tiny");
   EXPECT_EQ(p->disk_read_latency_ns, 5000);
   EXPECT_EQ(p->disk_write_latency_ns, default_profile().disk_write_latency_ns);
+}
+
+TEST(SimProfile, TheDiskFitFieldsDefaultToTheDataSheetDrive) {
+  // Factor 1 and no request rate: the drive of the topology, every earlier
+  // result unchanged.
+  const SimProfile d = default_profile();
+  EXPECT_EQ(d.disk_read_bandwidth_factor, 1.0);
+  EXPECT_EQ(d.disk_write_bandwidth_factor, 1.0);
+  EXPECT_EQ(d.disk_read_request_bytes_per_s, 0.0);
+  EXPECT_EQ(d.disk_write_request_bytes_per_s, 0.0);
+  Result<SimProfile> p = parse_profile(R"({"format": "sluice-sim-profile", "version": 1,
+      "disk": {"read_bandwidth_factor": 0.5, "write_bandwidth_factor": 2,
+               "read_request_bytes_per_s": 1.3e9, "write_request_bytes_per_s": 0}})");
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  EXPECT_EQ(p->disk_read_bandwidth_factor, 0.5);
+  EXPECT_EQ(p->disk_write_bandwidth_factor, 2.0);
+  EXPECT_EQ(p->disk_read_request_bytes_per_s, 1.3e9);
+  EXPECT_EQ(p->disk_write_request_bytes_per_s, 0.0);
+  EXPECT_EQ(p->disk_read_latency_ns, d.disk_read_latency_ns);
 }
 
 TEST(SimProfile, BadFilesAreRefusedNamingTheKey) {
@@ -75,6 +100,18 @@ TEST(SimProfile, BadFilesAreRefusedNamingTheKey) {
       {R"({"format": "sluice-sim-profile", "version": 1, "name": 7})", "name must be a string"},
       {R"({"format": "sluice-sim-profile", "version": 1, "network": {"message_overhead_bytes": -1}})",
        "message_overhead_bytes"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"read_bandwidth_factor": 0}})",
+       "disk.read_bandwidth_factor"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"write_bandwidth_factor": 1e9}})",
+       "disk.write_bandwidth_factor"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"read_request_bytes_per_s": -1}})",
+       "disk.read_request_bytes_per_s"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"read_request_bytes_per_s": 10}})",
+       "disk.read_request_bytes_per_s"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"write_request_bytes_per_s": 1e18}})",
+       "disk.write_request_bytes_per_s"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"write_request_bytes_per_s": "fast"}})",
+       "disk.write_request_bytes_per_s must be a number"},
   };
   for (const Case& c : cases) {
     Result<SimProfile> p = parse_profile(c.text);
@@ -83,6 +120,20 @@ TEST(SimProfile, BadFilesAreRefusedNamingTheKey) {
     EXPECT_NE(p.status().message().find(c.expect), std::string::npos) << c.text << " -> " << p.status().message();
   }
   EXPECT_FALSE(parse_profile(std::string(k_max_profile_bytes + 1, ' ')).ok());
+}
+
+TEST(SimProfile, ValidateRefusesANonFiniteDiskRequestRateNamingIt) {
+  // JSON cannot spell infinity or NaN; a profile built in code can.
+  SimProfile p = default_profile();
+  p.disk_write_request_bytes_per_s = std::numeric_limits<double>::infinity();
+  Status s = validate(p);
+  EXPECT_EQ(s.code(), StatusCode::invalid_argument);
+  EXPECT_NE(s.message().find("disk.write_request_bytes_per_s"), std::string::npos) << s.message();
+  p = default_profile();
+  p.disk_read_request_bytes_per_s = std::nan("");
+  EXPECT_NE(validate(p).message().find("disk.read_request_bytes_per_s"), std::string::npos);
+  p.disk_read_request_bytes_per_s = k_min_disk_request_bytes_per_s;
+  EXPECT_TRUE(validate(p).ok()) << "the named minimum itself is a rate";
 }
 
 TEST(SimProfile, ProfilesLoadByNameFromTheSearchDirectories) {

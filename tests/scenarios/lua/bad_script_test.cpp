@@ -70,6 +70,11 @@ const BadScript k_bad_scripts[] = {
     {"wrong_object.lua", "wrong_object.lua:2:", "node: expected a machine, not a file system (beeond)"},
     {"run_wrong_fs.lua", "run_wrong_fs.lua:3:", "sl.run: fs: expected a file system, not a string"},
     {"unknown_sl.lua", "unknown_sl.lua:2:", "sl has no \"clustr\"; did you mean \"cluster\"?"},
+    {"compare_no_runs.lua", "compare_no_runs.lua:2:", "sl.compare: no runs to compare"},
+    {"compare_measured_type.lua",
+     "compare_measured_type.lua:2:", "sl.compare: measured[2]: expected a path (a string), not a number"},
+    {"compare_unknown_field.lua",
+     "compare_unknown_field.lua:2:", "sl.compare: unknown field \"matsh\"; did you mean \"match\"?"},
 };
 
 class BadScriptTest : public ::testing::TestWithParam<BadScript> {};

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -287,6 +289,153 @@ TEST(LuaScript, AClaimWithoutBoundsOrMeasurementIsAScriptError) {
     EXPECT_NE(outcome.status().message().find("bad_claim.lua:2: sl.claim"), std::string::npos)
         << outcome.status().message();
   }
+}
+
+// A folder of a test's own (test_scenario_lua and its ASan twin may run at once), removed at the end.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = ::testing::TempDir() + "sluice-lua-XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+  // Writes the file; its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    const std::string file = path_ + "/" + name;
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  std::string path_;
+};
+
+// The first lines of the sl.compare scripts: one point at rw = "read", bs_bytes = "4KiB" (line 4, `r`).
+const std::string k_compare_prelude =
+    "local sl = require \"sluice\"\n"
+    "local cluster = sl.cluster{ nodes = 2, node = sl.machines.generic{ nvmes = 1 }, "
+    "fabric = sl.fabric.ethernet{ gbps = 25 } }\n"
+    "local w = sl.workload.file_sweep{ op = {\"read\"}, files = 8, size = \"1MiB\", threads = 1 }\n"
+    "local r = sl.run{ cluster = cluster, fs = sl.fs.beeond{}, workload = w, "
+    "params = { rw = \"read\", bs_bytes = \"4KiB\" } }\n";
+
+// sl.compare hands the binding the runs it was given (each once, in the
+// order made) and the files where it found them, prints what comes back and
+// returns it as a table. (The comparison itself, through the real binding:
+// tests/scenarios/calibrate/script_compare_test.cpp.)
+TEST(LuaScript, CompareGivesTheBindingTheRunsAndFilesAndReturnsItsTable) {
+  ScratchDir dir;
+  dir.write("fio.json", "{}");
+  const std::string script =
+      dir.write("compare_runs.lua",
+                k_compare_prelude +
+                    "local all = sl.run_all{ { cluster = cluster, fs = sl.fs.beeond{}, workload = w, "
+                    "params = { rw = \"write\", bs_bytes = \"4KiB\" } } }\n"
+                    "local c = sl.compare{ r, all, r[1], measured = \"fio.json\", match = {\"rw\", \"bs_bytes\"}, "
+                    "metrics = \"bytes_per_s\", title = \"my NVMe under fio\" }\n"
+                    "sl.headline(\"rows\", #c.rows)\n"
+                    "sl.headline(\"rel_err\", c.rows[1].rel_err)\n"
+                    "sl.headline(\"point\", c.rows[1].point .. \" \" .. c.rows[1].predicted_backend .. \"/\" .. "
+                    "c.rows[1].measured_backend)\n"
+                    "sl.headline(\"median\", c.median_rel_err)\n"
+                    "sl.headline(\"unmatched\", c.unmatched[1])\n");
+  ScriptRun run;
+  std::vector<std::string> predicted_rw;
+  ScriptCompareRequest asked;
+  run.options.compare = [&](const std::vector<RunResult>& predicted,
+                            const ScriptCompareRequest& request) -> Result<ScriptComparison> {
+    for (const RunResult& p : predicted) predicted_rw.push_back(p.spec.params.at("rw"));
+    asked = request;
+    ScriptComparison c;
+    c.rows.push_back({"rw=read,bs_bytes=4096", "file_sweep", "read", "bytes_per_s", "sim", "hw", 2.2e9, 2e9, 0.1});
+    c.median_rel_err = 0.1;
+    c.p90_rel_err = 0.1;
+    c.unmatched = {"rw=write,bs_bytes=8192"};
+    c.text = "THE TABLE\n";
+    return c;
+  };
+  Result<ScriptOutcome> outcome = run.go(script);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
+  EXPECT_EQ(predicted_rw, (std::vector<std::string>{"read", "write"}));
+  ASSERT_EQ(asked.measured.size(), 1u);
+  EXPECT_EQ(asked.measured[0].argument, "measured");
+  EXPECT_EQ(asked.measured[0].given, "fio.json");
+  EXPECT_EQ(asked.measured[0].path, dir.path() + "/fio.json");
+  EXPECT_EQ(asked.match, (std::vector<std::string>{"rw", "bs_bytes"}));
+  EXPECT_EQ(asked.metrics, std::vector<std::string>{"bytes_per_s"});
+  EXPECT_NE(run.out.str().find("my NVMe under fio\nTHE TABLE\n"), std::string::npos) << run.out.str();
+  EXPECT_EQ(outcome->headlines,
+            (std::vector<std::string>{"rows: 1", "rel_err: 0.1", "point: rw=read,bs_bytes=4096 sim/hw", "median: 0.1",
+                                      "unmatched: rw=write,bs_bytes=8192"}));
+}
+
+TEST(LuaScript, CompareErrorsNameTheArgumentAndTheLine) {
+  struct Case {
+    const char* body;  // line 5 of the script
+    const char* fragment;
+  };
+  const Case cases[] = {
+      {"sl.compare{ r, measured = {\"fio.json\", \"nope.json\"} }",
+       "sl.compare: measured[2]: cannot read \"nope.json\": no such file"},
+      {"sl.compare{ r, measured = 42 }",
+       "sl.compare: measured: expected a path or a non-empty list of paths, not a number"},
+      {"sl.compare{ r }", "sl.compare: measured: missing"},
+      {"sl.compare{ r, measured = \"fio.json\", match = {\"rw\", 2} }",
+       "sl.compare: match[2]: expected a name, not a number"},
+      {"sl.compare{ r, measured = \"fio.json\", metric = \"bytes_per_s\" }",
+       "sl.compare: unknown field \"metric\"; did you mean \"metrics\"?"},
+      {"sl.compare{ \"r\", measured = \"fio.json\" }",
+       "sl.compare: [1]: expected what sl.run or sl.run_all returned, not a string"},
+      {"sl.compare{ {{ok = true}}, measured = \"fio.json\" }",
+       "sl.compare: [1][1]: expected a point sl.run returned (it has an index)"},
+      {"sl.compare{ {{index = 7}}, measured = \"fio.json\" }",
+       "sl.compare: [1][1]: its index is not the number of a run of this script (1 .. 1)"},
+      {"sl.compare{ {}, measured = \"fio.json\" }", "sl.compare: no runs to compare"},
+      {"sl.compare(\"fio.json\")", "sl.compare takes a table"},
+      {"local m = {} for i = 1, 65 do m[i] = \"fio.json\" end sl.compare{ r, measured = m }",
+       "sl.compare: measured: 65 files, more than k_max_compare_files = 64"},
+      // What the binding refuses comes back as a script error at the call.
+      {"sl.compare{ r, measured = \"fio.json\", match = \"bs\" }",
+       "sl.compare: match: fio.json: run 1 (fio) has no param \"bs\""},
+  };
+  ScratchDir dir;
+  dir.write("fio.json", "{}");
+  for (const Case& c : cases) {
+    const std::string script = dir.write("compare_case.lua", k_compare_prelude + c.body + "\n");
+    ScriptRun run;
+    run.options.compare = [](const std::vector<RunResult>&,
+                             const ScriptCompareRequest& request) -> Result<ScriptComparison> {
+      if (request.match == std::vector<std::string>{"bs"}) {
+        return error(StatusCode::invalid_argument, "match: fio.json: run 1 (fio) has no param \"bs\" (it has rw)");
+      }
+      return ScriptComparison{};
+    };
+    Result<ScriptOutcome> outcome = run.go(script);
+    ASSERT_FALSE(outcome.ok()) << c.body;
+    EXPECT_EQ(outcome.status().code(), StatusCode::invalid_argument) << c.body;
+    EXPECT_NE(outcome.status().message().find(std::string("compare_case.lua:5: ") + c.fragment), std::string::npos)
+        << c.body << "\n"
+        << outcome.status().message();
+  }
+}
+
+TEST(LuaScript, CompareIsAScriptErrorWhereTheProgramComparesNothing) {
+  ScratchDir dir;
+  dir.write("fio.json", "{}");
+  const std::string script =
+      dir.write("compare_unbound.lua", k_compare_prelude + "sl.compare{ r, measured = \"fio.json\" }\n");
+  ScriptRun run;  // no options.compare
+  Result<ScriptOutcome> outcome = run.go(script);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(outcome.status().message().find("compare_unbound.lua:5: sl.compare: not available here"), std::string::npos)
+      << outcome.status().message();
 }
 
 // Every seed study, reduced as CI runs it, builds valid specs and prints headlines.

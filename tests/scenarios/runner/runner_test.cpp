@@ -627,6 +627,49 @@ TEST(ResultsWriter, CsvHasOneRowPerPhaseAndUnitsInColumnNames) {
   EXPECT_NE(lines[3].find("\"something, \"\"quoted\"\"\""), std::string::npos);  // CSV quoting
 }
 
+// Issue 22: sizes, rates and durations get a numeric column beside their text; a script's list
+// parameters (its axes) stay out of the CSV; what was not measured is an empty cell, never 0.
+TEST(ResultsWriter, CsvGivesQuantitiesAsNumbersLeavesListsOutAndUnmeasuredEmpty) {
+  RunResult a = sample_result();
+  a.ok = true;
+  a.spec.params = {{"block", "256KiB"}, {"link", "200Mb/s"},        {"pause", "10ms"},
+                   {"files", "2"},      {"sizes", "{4MiB, 12MiB}"}, {"mixed", "4MiB"}};
+  a.phases[0].latency_us_p50 = std::numeric_limits<double>::quiet_NaN();
+  a.phases[0].first_ops_per_s = std::numeric_limits<double>::quiet_NaN();
+  RunResult b = a;
+  b.spec.params["block"] = "1MiB";
+  b.spec.params["mixed"] = "fast";  // not every value is a size: no number column
+  const std::vector<std::string> lines = lines_of(results_csv({a, b}));
+  ASSERT_EQ(lines.size(), 3u);
+  const std::string& header = lines[0];
+  for (const std::string& line : lines) EXPECT_EQ(csv_cells(line).size(), csv_cells(header).size()) << line;
+  EXPECT_EQ(csv_cell(header, lines[1], "param_block"), "256KiB");
+  EXPECT_EQ(csv_cell(header, lines[1], "param_block_bytes"), "262144");
+  EXPECT_EQ(csv_cell(header, lines[2], "param_block_bytes"), "1048576");
+  EXPECT_EQ(csv_cell(header, lines[1], "param_link_bytes_per_s"), "25000000");
+  EXPECT_EQ(csv_cell(header, lines[1], "param_pause_s"), "0.01");
+  EXPECT_EQ(csv_cell(header, lines[1], "param_files"), "2");
+  EXPECT_EQ(csv_cell(header, lines[1], "param_files_bytes"), "?");  // a plain number is its own number
+  EXPECT_EQ(csv_cell(header, lines[1], "param_mixed_bytes"), "?");
+  EXPECT_EQ(csv_cell(header, lines[1], "param_sizes"), "?");  // the script's axis, not the point's value
+  EXPECT_EQ(csv_cell(header, lines[1], "latency_us_p50"), "");
+  EXPECT_EQ(csv_cell(header, lines[1], "first_ops_per_s"), "");
+  EXPECT_EQ(csv_cell(header, lines[1], "latency_us_p99"), "20");
+  // The table shows an unmeasured latency as "-".
+  const std::string table = results_table({a});
+  EXPECT_NE(table.find(" - "), std::string::npos) << table;
+  EXPECT_EQ(table.find("nan"), std::string::npos) << table;
+}
+
+TEST(ResultsWriter, ARowWithoutMeasurementsLeavesItsLatenciesAndSimulatedTimeUnmeasured) {
+  const PhaseRow row;
+  EXPECT_TRUE(std::isnan(row.latency_us_p50));
+  EXPECT_TRUE(std::isnan(row.latency_us_p99));
+  EXPECT_TRUE(std::isnan(RunResult{}.simulated_s));
+  const nlohmann::json j = to_json(row);
+  EXPECT_TRUE(j.at("latency_us_p50").is_null());
+}
+
 TEST(ResultsWriter, ProgressCsvGivesRatesInGBPerSecond) {
   RunResult r = sample_result();
   r.phases[0].progress_window_s = 0.5;

@@ -1,0 +1,2 @@
+local sl = require "sluice"
+sl.compare{ {}, measured = "fio.json", matsh = {"rw"} }
