@@ -27,7 +27,8 @@ local P = sl.params{
   holdout_bs = {"block sizes of the held-out points", {"16KiB", "256KiB", "4MiB"}},
   holdout_qd = {"queue depths of the held-out points", {4, 32}},
   access = {"fio's access patterns measured", {"sequential", "random"}},
-  min_bytes = {"bytes each phase moves at least (all files together)", "16MiB"},
+  phase_bytes = {"bytes each phase moves (all files together; at least one block per file)", "256MiB"},
+  max_requests = {"requests each phase makes at most (small blocks move fewer bytes)", 4096},
 }
 
 if P.set ~= "fit" and P.set ~= "holdout" then
@@ -45,7 +46,7 @@ local node = sl.machines.generic{ sockets = 1, gpus = 0, nics = 1, nvmes = 1 }
 local cluster = sl.cluster{ machines = { node } }
 
 local KiB = 1024
-local min_bytes = sl.size(P.min_bytes)
+local phase_bytes = sl.size(P.phase_bytes)
 local block_sizes = as_list(P.set == "fit" and P.fit_bs or P.holdout_bs)
 local depths = as_list(P.set == "fit" and P.fit_qd or P.holdout_qd)
 
@@ -53,8 +54,10 @@ for _, access in ipairs(as_list(P.access)) do
   for _, bs_text in ipairs(block_sizes) do
     local bs = sl.size(bs_text)
     for _, qd in ipairs(depths) do
-      -- Each file holds whole blocks; all files together move at least min_bytes.
-      local blocks_per_file = math.max(1, math.ceil(min_bytes / (bs * qd)))
+      -- Each file holds whole blocks; all files together move about phase_bytes in at most
+      -- max_requests blocks (a phase of a fraction of a second is mostly fio's start and noise).
+      local blocks = math.min(math.ceil(phase_bytes / bs), P.max_requests)
+      local blocks_per_file = math.max(1, math.ceil(blocks / qd))
       local fs = sl.fs.beegfs{ storage_nodes = {0}, meta_nodes = {0}, mgmt_node = 0, client_nodes = {0},
                                stripe = { chunk = math.max(64 * KiB, bs), count = 1 },
                                max_active_per_target = math.max(8, qd), verify_reads = false }

@@ -140,7 +140,9 @@ void add_calibrate_command(CLI::App& app) {
   k->callback([cal] {
     if (!cal->phases.empty()) cal->phase = cal->phases.front();
     ScriptCalibrationEnv env;
-    env.stop_fd = emulate::install_emulate_stop_signals();  // Ctrl-C removes the emulated cluster
+    // Ctrl-C removes the emulated cluster (the emulator polls stop_fd). Every other mode keeps the default
+    // SIGINT and SIGTERM, which end it at once: its simulator and fio children die with it (PR_SET_PDEATHSIG).
+    if (!cal->script.empty() && cal->backend == "emulate") env.stop_fd = emulate::install_emulate_stop_signals();
     std::exit(run_calibrate(*cal, env, std::cout, std::cerr));
   });
 }

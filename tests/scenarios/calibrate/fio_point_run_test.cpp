@@ -16,28 +16,16 @@
 #include "scenarios/calibrate/fio_point_run.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
 #include "scenarios/emulate/command_runner.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace sluice::calibrate {
 namespace {
 
 using scenario::ScenarioSpec;
+using sluice::testing::ScratchDir;
 
-class VarTmpDir {
- public:
-  VarTmpDir() {
-    char templ[] = "/var/tmp/sluice-fio-test-XXXXXX";
-    const char* made = ::mkdtemp(templ);
-    path_ = made == nullptr ? std::string() : made;
-  }
-  ~VarTmpDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+// Where fio's data files go: O_DIRECT needs a file system that has it (a tmpfs /tmp may not).
+constexpr const char* k_disk_parent = "/var/tmp/";
 
 // Why fio cannot run here ("" when it can).
 std::string fio_missing() {
@@ -102,7 +90,7 @@ TEST(FioJobFile, APointFioCannotMeasureIsRefusedNamingWhy) {
 
 TEST(FioPointRun, MeasuresTheSweepsWriteAndReadPhasesAndRemovesItsFiles) {
   if (std::string why = fio_missing(); !why.empty()) GTEST_SKIP() << why;
-  VarTmpDir dir;
+  const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
   ASSERT_FALSE(dir.path().empty());
   FioPointOptions o;
   o.directory = dir.path() + "/data";
@@ -124,7 +112,7 @@ TEST(FioPointRun, MeasuresTheSweepsWriteAndReadPhasesAndRemovesItsFiles) {
 }
 
 TEST(FioPointRun, AFailingFioIsAFailedRunNamingItsLog) {
-  VarTmpDir dir;
+  const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
   FioPointOptions o;
   o.directory = dir.path() + "/data";
   o.work_dir = dir.path() + "/work";
@@ -139,7 +127,7 @@ TEST(FioPointRun, AFailingFioIsAFailedRunNamingItsLog) {
 // (make bench-f4 is); this checks that every step runs and writes what it says.
 TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   if (std::string why = fio_missing(); !why.empty()) GTEST_SKIP() << why;
-  VarTmpDir dir;
+  const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
   ASSERT_FALSE(dir.path().empty());
   CalibrateArgs args;
   args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_disk.lua";
@@ -147,7 +135,7 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   args.fio_dir = dir.path() + "/data";
   args.result_name = "F4";
   args.sets = {"fit_bs=64KiB,1MiB", "fit_qd=1,4",        "holdout_bs=256KiB",
-               "holdout_qd=2",      "access=sequential", "min_bytes=4MiB"};
+               "holdout_qd=2",      "access=sequential", "phase_bytes=4MiB"};
   args.fit_params = {"disk.read_latency_ns", "disk.write_latency_ns", "disk.read_bandwidth_factor",
                      "disk.write_bandwidth_factor"};
   args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";

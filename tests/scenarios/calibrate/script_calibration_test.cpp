@@ -19,6 +19,7 @@
 #include "analysis/calibration.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace sluice::calibrate {
 using emulate::netns_permitted;
@@ -27,22 +28,11 @@ using emulate::stale_namespaces;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char templ[] = "/tmp/sluice-f1-test-XXXXXX";
-    path_ = ::mkdtemp(templ);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using sluice::testing::ScratchDir;
 
 TEST(ScriptCalibrationNetns, PredictsHeldOutLinkStripeAndSizeWithinTenPercent) {
   if (std::string why = netns_permitted(); !why.empty()) GTEST_SKIP() << "network namespaces unavailable: " << why;
-  TempDir dir;
+  const ScratchDir dir("/tmp/", "sluice-f1-test-");
   CalibrateArgs args;
   args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_links.lua";
   args.backend = "emulate";

@@ -17,6 +17,7 @@
 
 #include "analysis/run_record.hpp"
 #include "scenarios/lua/lua_script.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace sluice::calibrate {
 namespace {
@@ -28,27 +29,7 @@ using scenario::ScenarioSpec;
 // What the fake runner's every point reads at.
 constexpr double k_predicted_bytes_per_s = 2e9;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = ::testing::TempDir() + "sluice-compare-XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
+using sluice::testing::ScratchDir;
 
 // A measured run as `sluice import` writes one of fio: scenario "fio", backend hw.
 nlohmann::json fio_run(const std::string& rw, const std::string& bs_bytes, double bytes_per_s) {

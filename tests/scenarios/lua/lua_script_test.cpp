@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "scenarios/lua/lua_script.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace sluice::scenario {
 namespace {
@@ -291,30 +292,7 @@ TEST(LuaScript, AClaimWithoutBoundsOrMeasurementIsAScriptError) {
   }
 }
 
-// A folder of a test's own (test_scenario_lua and its ASan twin may run at once), removed at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = ::testing::TempDir() + "sluice-lua-XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const std::string& path() const { return path_; }
-  // Writes the file; its path.
-  std::string write(const std::string& name, const std::string& text) const {
-    const std::string file = path_ + "/" + name;
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  std::string path_;
-};
+using sluice::testing::ScratchDir;
 
 // The first lines of the sl.compare scripts: one point at rw = "read", bs_bytes = "4KiB" (line 4, `r`).
 const std::string k_compare_prelude =
