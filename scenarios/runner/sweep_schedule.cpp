@@ -210,6 +210,10 @@ class Dealer final : public JobSource {
     return true;
   }
   void wait_for_every_rank();
+  // One frame from a rank: its end or its message (frames claiming rank 0 or no rank of the call are dropped).
+  void dispatch(const SweepFrame& frame, std::vector<std::pair<std::size_t, ChildJobResult>>& out);
+  // The ranks that asked for a point before every rank began get their answers, once every rank has.
+  void answer_waiting_once_every_rank_began();
   // Answers a rank's request for a point (once every rank began).
   void answer_next(std::uint32_t from);
   void reply(std::uint32_t to, json m) {
@@ -241,14 +245,23 @@ std::vector<std::pair<std::size_t, ChildJobResult>> Dealer::on_wake() {
       return out;
     }
     if (!got->has_value()) return out;
-    const SweepFrame& frame = **got;
-    if (frame.rank == 0 || frame.rank >= begun_.size()) continue;  // the relay checks; not ours to trust blindly
-    if (frame.kind == SweepFrameKind::ended) {
-      on_rank_ended(frame.rank, frame.payload, out);
-    } else if (std::optional<json> m = message_of(frame, sweep_)) {
-      on_message(frame.rank, *m, out);
-    }
+    dispatch(**got, out);
   }
+}
+
+void Dealer::dispatch(const SweepFrame& frame, std::vector<std::pair<std::size_t, ChildJobResult>>& out) {
+  if (frame.rank == 0 || frame.rank >= begun_.size()) return;  // the relay checks; not ours to trust blindly
+  if (frame.kind == SweepFrameKind::ended) {
+    on_rank_ended(frame.rank, frame.payload, out);
+    answer_waiting_once_every_rank_began();  // a rank that ended without beginning completes the begin phase
+  } else if (std::optional<json> m = message_of(frame, sweep_)) {
+    on_message(frame.rank, *m, out);
+  }
+}
+
+void Dealer::answer_waiting_once_every_rank_began() {
+  if (!every_rank_began()) return;
+  for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);
 }
 
 void Dealer::on_message(std::uint32_t from, const json& m, std::vector<std::pair<std::size_t, ChildJobResult>>& out) {
@@ -266,9 +279,7 @@ void Dealer::on_message(std::uint32_t from, const json& m, std::vector<std::pair
                "the environment does not)";
     }
     begun_[from] = same;
-    if (every_rank_began()) {
-      for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);
-    }
+    answer_waiting_once_every_rank_began();
   } else if (type == "next") {
     if (!every_rank_began() && abort_.empty()) return waiting_.push_back(from);
     answer_next(from);
@@ -300,17 +311,7 @@ void Dealer::wait_for_every_rank() {
       abort_ = got.status().message();
       return;
     }
-    if (!got->has_value()) continue;
-    const SweepFrame& frame = **got;
-    if (frame.rank == 0 || frame.rank >= begun_.size()) continue;
-    if (frame.kind == SweepFrameKind::ended) {
-      on_rank_ended(frame.rank, frame.payload, ended);
-      if (every_rank_began()) {
-        for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);
-      }
-    } else if (std::optional<json> m = message_of(frame, sweep_)) {
-      on_message(frame.rank, *m, ended);
-    }
+    if (got->has_value()) dispatch(**got, ended);
   }
   for (std::uint32_t r : std::exchange(waiting_, {})) answer_next(r);  // an abort answers them
 }
