@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "core/common/byte_size.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/gathered_results.hpp"
 #include "scenarios/emulate/mpi_bootstrap.hpp"
 #include "transports/shared_secret.hpp"
 #include "scenarios/emulate/node_runner.hpp"
@@ -202,6 +204,33 @@ Status write_json(const std::string& path, const nlohmann::json& j) {
   return ok_status();
 }
 
+// Prints the gathered run and writes it under `out` (gathered_results.hpp); the exit code.
+int report_emulation(const std::string& out, const EmulateOptions& o, const nlohmann::json& run, double wall_s) {
+  print_summary(run);
+  if (!run.value("ok", false)) {
+    fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n", run.value("work_dir", std::string()));
+  }
+  if (run.contains("emulation") && run["emulation"].contains("iperf_bits_per_s")) {
+    fmt::print("iperf3 {:.3f} Gbit/s through the same links\n",
+               run["emulation"]["iperf_bits_per_s"].get<double>() / 1e9);
+  }
+  if (!out.empty()) {
+    GatheredRunInfo info;
+    info.scenario = "emulate_file_sweep";
+    info.backend = scenario::Backend::emulate;
+    info.cluster_description = fmt::format("{} nodes in network namespaces, links {}", o.nodes, o.link.to_string());
+    info.params = {{"link_bits_per_s", std::to_string(o.link.rate_bits_per_s)},
+                   {"link_latency_ns", std::to_string(o.link.latency_ns)}};
+    info.wall_s = wall_s;
+    if (Status st = write_gathered_results(out, run, o.cluster, info); !st.ok()) {
+      fmt::print(stderr, "sluice emulate: {}\n", st.message());
+      return k_exit_failed;
+    }
+    fmt::print("results: {}/results.json, results.csv, progress.csv; per node: {}/nodes.json\n", out, out);
+  }
+  return run.value("ok", false) ? k_exit_ok : k_exit_failed;
+}
+
 int run_emulate(const EmulateCli& cli) {
   const int stop_fd = install_stop_signals();
   const auto log = [](std::string_view line) { fmt::print(stderr, "sluice emulate: {}\n", line); };
@@ -262,6 +291,7 @@ int run_emulate(const EmulateCli& cli) {
     return k_exit_failed;
   }
   fmt::print("sluice emulate: {} nodes, link {}, seed {}\n", o.nodes, o.link.to_string(), o.cluster.seed);
+  const auto start = std::chrono::steady_clock::now();
   Result<nlohmann::json> run = run_emulation(o, stop_fd);
   if (interrupted()) {
     fmt::print(stderr, "sluice emulate: interrupted; the run's namespaces and processes were removed\n");
@@ -271,32 +301,8 @@ int run_emulate(const EmulateCli& cli) {
     fmt::print(stderr, "sluice emulate: {}\n", run.status().to_string());
     return k_exit_failed;
   }
-  // The point's parameters, under the names the sim side uses (analysis
-  // reads them: run_record.hpp), so an emulated run aligns with a simulated one.
-  const ClusterWorkload& w = o.cluster.workload;
-  (*run)["scenario"] = "emulate_file_sweep";
-  (*run)["params"] = {
-      {"nodes", std::to_string(o.nodes)},
-      {"stripe_count", std::to_string(w.stripe_count > 0 ? w.stripe_count : o.cluster.storage_target_count())},
-      {"chunk_bytes", std::to_string(w.chunk_bytes)},
-      {"file_bytes", std::to_string(w.sweep.file_bytes)},
-      {"block_bytes", std::to_string(w.sweep.block_bytes)},
-      {"files_per_rank", std::to_string(w.sweep.files_per_rank)},
-      {"threads", std::to_string(w.sweep.threads)}};
-  print_summary(*run);
-  if (!run->value("ok", false)) {
-    fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n",
-               run->value("work_dir", std::string()));
-  }
-  if (run->contains("emulation") && (*run)["emulation"].contains("iperf_bits_per_s")) {
-    fmt::print("iperf3 {:.3f} Gbit/s through the same links\n",
-               (*run)["emulation"]["iperf_bits_per_s"].get<double>() / 1e9);
-  }
-  if (Status st = write_json(cli.out, *run); !st.ok()) {
-    fmt::print(stderr, "sluice emulate: {}\n", st.message());
-    return k_exit_failed;
-  }
-  return run->value("ok", false) ? k_exit_ok : k_exit_failed;
+  return report_emulation(cli.out, o, *run,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 // "auto": the first IPv4 address of this host's name.
@@ -371,15 +377,28 @@ void remove_node_storage(ClusterConfig& config, std::uint32_t rank) {
   }
 }
 
-// Prints or writes run_node's result (the summary of all nodes at the root of an MPI run); the exit code.
-int report_node_result(const NodeCli& cli, const Result<nlohmann::json>& result, std::uint32_t rank) {
+// Prints or writes run_node's result: at the root of an MPI run, all nodes
+// gathered, written under --out in the standard layout (gathered_results.hpp);
+// the exit code.
+int report_node_result(const NodeCli& cli, const ClusterConfig& config, const Result<nlohmann::json>& result,
+                       std::uint32_t rank, double wall_s) {
   if (!result.ok()) {
     fmt::print(stderr, "sluice node: rank {}: {}\n", rank, result.status().to_string());
     return k_exit_failed;
   }
   if (result->contains("nodes")) {  // the root of an MPI run
     print_summary(*result);
-    if (Status st = write_json(cli.out, *result); !st.ok()) fmt::print(stderr, "sluice node: {}\n", st.message());
+    if (!cli.out.empty()) {
+      GatheredRunInfo info;
+      info.scenario = "mpi_file_sweep";
+      info.backend = scenario::Backend::hw;
+      info.cluster_description = fmt::format("{} processes under mpirun", config.nodes.size());
+      info.wall_s = wall_s;
+      if (Status st = write_gathered_results(cli.out, *result, config, info); !st.ok()) {
+        fmt::print(stderr, "sluice node: {}\n", st.message());
+        return k_exit_failed;
+      }
+    }
   } else if (cli.mpi) {
     // Other ranks: their documents went to rank 0.
   } else if (Status st = write_json(cli.out, *result); !st.ok()) {
@@ -430,9 +449,11 @@ int run_node_command(const NodeCli& cli) {
   options.config = config;
   const std::uint32_t rank = bootstrap->rank();
   options.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
+  const auto start = std::chrono::steady_clock::now();
   const Result<nlohmann::json> result = run_node(options, *bootstrap);
   remove_node_storage(config, rank);
-  return report_node_result(cli, result, rank);
+  return report_node_result(cli, config, result, rank,
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 }  // namespace
@@ -449,7 +470,8 @@ void add_emulate_commands(CLI::App& app) {
   emulate->add_option("--subnet", emulate_cli->subnet, "private /24 for the node addresses");
   emulate->add_option("--mtu", emulate_cli->mtu, "MTU of the emulated links");
   emulate->add_option("--config", emulate_cli->config, "cluster JSON (roles, workload); addresses are set here");
-  emulate->add_option("--out", emulate_cli->out, "write the gathered results (JSON) here");
+  emulate->add_option("--out", emulate_cli->out,
+                      "results folder: results.json, results.csv, progress.csv (docs/results.md), nodes.json");
   emulate->add_option("--work-dir", emulate_cli->work_dir, "logs and storage (default /tmp/<run prefix>)");
   emulate->add_option("--iperf", emulate_cli->iperf_seconds, "first measure iperf3 node 1 -> node 0 for this many s");
   emulate->add_flag("--keep", emulate_cli->keep, "keep the work dir (logs) after a clean run");
@@ -472,7 +494,8 @@ void add_emulate_commands(CLI::App& app) {
   node->add_flag("--mpi", node_cli->mpi, "bootstrap through MPI (under mpirun/srun)");
   node->add_option("--nodes", node_cli->nodes, "with --mpi and no --config: default cluster of this many nodes");
   node->add_option("--listen", node_cli->listen, "with --mpi: this rank's IPv4 address, or auto (host name)");
-  node->add_option("--out", node_cli->out, "write the results (JSON; rank 0 of MPI: all nodes)");
+  node->add_option("--out", node_cli->out,
+                   "with --mpi: results folder (as emulate --out); else this node's document (JSON)");
   node->add_option("--run-id", node_cli->run_id, "with --mpi and no --config: run id (storage and barrier names)");
   node->add_option("--storage-root", node_cli->storage_root, "with --mpi and no --config: where targets live");
   add_workload_options(node, node_cli->workload);

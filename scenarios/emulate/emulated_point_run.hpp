@@ -24,7 +24,7 @@
 // (beegfs, beeond, ...) leave as they are except where a script sets them.
 // Phases: per client rank, bytes, ops and elapsed time of each phase,
 // summarised as the simulation does (core/workloads/phase_summary.hpp);
-// latency percentiles are not gathered (0). Counters: the nodes' reported
+// latency percentiles are not gathered (null). Counters: the nodes' reported
 // counters summed over nodes, plus emulate.link_bits_per_s and
 // emulate.link_latency_ns.
 #pragma once

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <type_traits>
 
 #include "core/proto/wire_enums.hpp"
@@ -101,10 +102,23 @@ const char* workload_kind(const WorkloadConfig& config) {
   return k_kinds[config.index()];
 }
 
+// The cluster's nodes: its topology's, or where a launcher ran the spec
+// without a topology model (sluice emulate / node --mpi), the distinct nodes
+// the file system and the clients are placed on.
+std::size_t cluster_node_count(const ScenarioSpec& spec) {
+  if (spec.cluster) return spec.cluster->node_count();
+  std::set<NodeId> placed = {spec.fs.mgmt_node};
+  placed.insert(spec.fs.meta_nodes.begin(), spec.fs.meta_nodes.end());
+  placed.insert(spec.fs.meta_mirror_nodes.begin(), spec.fs.meta_mirror_nodes.end());
+  for (const StorageServerSpec& s : spec.fs.storage) placed.insert(s.node);
+  for (const WorkloadSpec& w : spec.workloads) placed.insert(w.clients.nodes.begin(), w.clients.nodes.end());
+  return placed.size();
+}
+
 }  // namespace
 
 json spec_summary(const ScenarioSpec& spec) {
-  json cluster = {{"description", spec.cluster_description}, {"nodes", spec.cluster ? spec.cluster->node_count() : 0}};
+  json cluster = {{"description", spec.cluster_description}, {"nodes", cluster_node_count(spec)}};
   const FsSpec& fs = spec.fs;
   json storage = json::array();
   std::size_t targets = 0;
@@ -153,7 +167,7 @@ json run_config(const ScenarioSpec& spec) {
     ranks = std::max(ranks, w.clients.nodes.size() * w.clients.ranks_per_node);
   }
   json config = {{"cluster", spec.cluster_description},
-                 {"cluster_nodes", spec.cluster ? spec.cluster->node_count() : 0},
+                 {"cluster_nodes", cluster_node_count(spec)},
                  {"fs_preset", fs.preset},
                  {"meta_policy", std::string(to_string(fs.policy))},
                  {"meta_servers", fs.meta_nodes.size()},

@@ -249,7 +249,8 @@ std::string csv_phase(const PhaseRow& p, const std::set<std::string>& extras) {
   return out;
 }
 
-// Replaces `path` with `text` through a temporary file in the same folder (rename is atomic there).
+}  // namespace
+
 Status write_atomically(const std::filesystem::path& path, const std::string& text) {
   std::filesystem::path temporary = path;
   temporary += ".tmp";
@@ -265,8 +266,6 @@ Status write_atomically(const std::filesystem::path& path, const std::string& te
   if (ec) return error(StatusCode::io_error, "results: cannot replace " + path.string() + ": " + ec.message());
   return ok_status();
 }
-
-}  // namespace
 
 nlohmann::json build_versions() {
   nlohmann::json v;

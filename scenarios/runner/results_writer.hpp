@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,10 @@ std::string results_csv(const std::vector<RunResult>& runs);
 // Throughput over time, one row per run, phase and window (progress.csv).
 std::string progress_csv(const std::vector<RunResult>& runs);
 std::string results_table(const std::vector<RunResult>& runs);
+
+// Replaces `path` with `text` through a temporary file in the same folder
+// (rename is atomic there); io_error naming the file.
+Status write_atomically(const std::filesystem::path& path, const std::string& text);
 
 // Writes <dir>/results.json, <dir>/results.csv and <dir>/progress.csv (creating dir), each to a
 // temporary file renamed over the old one, so a reader sees the old file or the new one, never

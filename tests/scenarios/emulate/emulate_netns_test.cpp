@@ -13,6 +13,7 @@
 #include <fstream>
 #include <set>
 
+#include "analysis/run_record.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/mpi_bootstrap.hpp"
@@ -91,18 +92,48 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(read_text_file(path), nullptr, false);
 }
 
+// An --out folder holds the standard results (results.json, .csv) and the
+// gathered per-node document (nodes.json); analysis reads results.json as it
+// reads a simulated run's.
+struct RunOut {
+  nlohmann::json nodes;
+  nlohmann::json results;
+  analysis::RunRecord record;
+};
+
+RunOut read_out(const std::string& dir) {
+  RunOut o;
+  o.nodes = read_json(dir + "/nodes.json");
+  o.results = read_json(dir + "/results.json");
+  EXPECT_FALSE(o.nodes.is_discarded()) << dir << "/nodes.json";
+  EXPECT_FALSE(o.results.is_discarded()) << dir << "/results.json";
+  EXPECT_TRUE(std::filesystem::exists(dir + "/results.csv"));
+  Result<analysis::ResultsFile> loaded = analysis::load_results(dir + "/results.json");
+  EXPECT_TRUE(loaded.ok()) << loaded.status().to_string();
+  if (loaded.ok() && loaded->runs.size() == 1) o.record = loaded->runs.front();
+  return o;
+}
+
+std::uint64_t record_bytes(const analysis::RunRecord& r, const std::string& phase) {
+  for (const analysis::PhaseRecord& p : r.phases) {
+    if (p.phase == phase) return p.bytes;
+  }
+  return 0;
+}
+
 TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
   SKIP_UNLESS_NETNS();
   TempDir dir;
   const std::set<std::string> links_before = links();
-  const std::string out = dir.path() + "/results.json";
+  const std::string out = dir.path() + "/out";
   Result<CommandOutput> r = run_command(
       {SLUICE_NODE_BINARY, "emulate", "--nodes", "3", "--link", "1gbit", "--files-per-rank", "4", "--file-size", "1MiB",
        "--block-size", "256KiB", "--chunk-size", "256KiB", "--max-wait", "60", "--out", out},
       k_run_timeout_ms);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->exit_code, 0) << r->output;
-  const nlohmann::json run = read_json(out);
+  const RunOut o = read_out(out);
+  const nlohmann::json& run = o.nodes;
   ASSERT_FALSE(run.is_discarded()) << r->output;
   EXPECT_TRUE(run["ok"].get<bool>());
   const std::uint64_t bytes = 4 * k_mib;
@@ -117,11 +148,25 @@ TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
                   run["emulation"]["addresses"][i].get<std::string>() + ":", 0),
               0u);
   }
+  // The standard layout: one run, backend emulate, the same phases as the nodes said.
+  EXPECT_EQ(o.results["format"], "sluice-results");
+  ASSERT_EQ(o.results["runs"].size(), 1u);
+  const nlohmann::json& one = o.results["runs"][0];
+  EXPECT_EQ(one["backend"], "emulate");
+  EXPECT_EQ(one["scenario"], "emulate_file_sweep");
+  EXPECT_TRUE(one["ok"].get<bool>());
+  EXPECT_EQ(one["config"]["cluster_nodes"], 3);
+  EXPECT_EQ(one["config"]["storage_targets"], 2);
+  EXPECT_EQ(one["params"]["link_bits_per_s"], "1000000000");
+  EXPECT_GT(one["wall_s"].get<double>(), 0.0);
+  EXPECT_EQ(o.record.backend, "emulate");
+  EXPECT_EQ(record_bytes(o.record, "write"), bytes);
+  EXPECT_EQ(record_bytes(o.record, "read"), bytes);
   EXPECT_NE(r->output.find("every byte verified"), std::string::npos);
   // The point's parameters travel with the results (analysis aligns emulated and simulated runs by them).
-  EXPECT_EQ(run["params"]["file_bytes"], std::to_string(1 * k_mib));
-  EXPECT_EQ(run["params"]["chunk_bytes"], std::to_string(256 * k_kib));
-  EXPECT_EQ(run["params"]["stripe_count"], "2");
+  EXPECT_EQ(one["params"]["file_bytes"], std::to_string(1 * k_mib));
+  EXPECT_EQ(one["params"]["chunk_bytes"], std::to_string(256 * k_kib));
+  EXPECT_EQ(one["params"]["stripe_count"], "2");
   const std::string prefix = run["emulation"]["prefix"].get<std::string>();
   EXPECT_TRUE(run["left_behind"].empty());
   EXPECT_TRUE(namespaces_with(prefix).empty());
@@ -154,7 +199,7 @@ TEST_P(EmulateNetnsSlowLinks, ManyFilesInFlightWriteThenReadBackEveryByte) {
   SKIP_UNLESS_NETNS();
   const SlowLink& p = GetParam();
   TempDir dir;
-  const std::string out = dir.path() + "/results.json";
+  const std::string out = dir.path() + "/out";
   Result<CommandOutput> r = run_command({SLUICE_NODE_BINARY,
                                          "emulate",
                                          "--nodes",
@@ -180,7 +225,8 @@ TEST_P(EmulateNetnsSlowLinks, ManyFilesInFlightWriteThenReadBackEveryByte) {
                                         k_run_timeout_ms);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->exit_code, 0) << r->output;
-  const nlohmann::json run = read_json(out);
+  const RunOut o = read_out(out);
+  const nlohmann::json& run = o.nodes;
   ASSERT_FALSE(run.is_discarded()) << r->output;
   EXPECT_TRUE(run["ok"].get<bool>()) << r->output;
   const PhaseTotal written = phase_total(run, "write");
@@ -258,7 +304,7 @@ TEST(EmulateMpi, FourRanksOnLocalhostRunTheSweepAndLeaveNoProcess) {
   if (!which.ok() || which->exit_code != 0) GTEST_SKIP() << "mpirun not installed (openmpi-bin)";
   TempDir dir;
   const std::string run_id = "ci" + std::to_string(::getpid());
-  const std::string out = dir.path() + "/results.json";
+  const std::string out = dir.path() + "/out";
   std::vector<std::string> argv = {"mpirun", "-np", "4", "--oversubscribe", "--timeout", "150"};
   if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
   for (const char* a : {SLUICE_NODE_BINARY, "node", "--mpi", "--files-per-rank", "3", "--file-size", "1MiB",
@@ -273,10 +319,18 @@ TEST(EmulateMpi, FourRanksOnLocalhostRunTheSweepAndLeaveNoProcess) {
   Result<CommandOutput> r = run_command(argv, k_run_timeout_ms);
   ASSERT_TRUE(r.ok()) << r.status().to_string();
   ASSERT_EQ(r->exit_code, 0) << r->output;
-  const nlohmann::json run = read_json(out);
+  const RunOut o = read_out(out);
+  const nlohmann::json& run = o.nodes;
   ASSERT_FALSE(run.is_discarded()) << r->output;
   EXPECT_TRUE(run["ok"].get<bool>());
   ASSERT_EQ(run["nodes"].size(), 4u);
+  // Rank 0 wrote the standard layout: real processes on (here, one) host, backend hw.
+  ASSERT_EQ(o.results["runs"].size(), 1u);
+  EXPECT_EQ(o.results["runs"][0]["backend"], "hw");
+  EXPECT_EQ(o.results["runs"][0]["scenario"], "mpi_file_sweep");
+  EXPECT_EQ(o.results["runs"][0]["config"]["cluster_nodes"], 4);
+  EXPECT_EQ(o.results["runs"][0]["params"]["files_per_rank"], "3");
+  EXPECT_EQ(record_bytes(o.record, "read"), 3 * k_mib);
   for (std::size_t rank = 0; rank < 4; ++rank) EXPECT_EQ(run["nodes"][rank]["rank"].get<std::uint32_t>(), rank);
   EXPECT_EQ(phase_total(run, "read").bytes, 3 * k_mib);
   double served = 0;

@@ -4,12 +4,18 @@
 // become RunResults summarised as the simulation summarises its ranks.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "analysis/run_record.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/emulate/gathered_results.hpp"
 #include "scenarios/lua/lua_script.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace sluice::emulate {
 namespace {
@@ -156,6 +162,47 @@ TEST(EmulatedPointResult, AFailedNodeFailsTheRunAndIsNamed) {
   const scenario::RunResult bad = EmulatedPointRun::result_of(points[0], nlohmann::json{{"ok", true}});
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.error.find("malformed"), std::string::npos) << bad.error;
+}
+
+// `sluice emulate --out` / `node --mpi --out` (gathered_results.hpp): the
+// standard results layout, read back by analysis as any run, and nodes.json.
+TEST(GatheredResults, WritesTheStandardLayoutThatAnalysisReadsAndTheNodesDocument) {
+  Result<ClusterConfig> c = default_cluster(2);
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  c->workload.sweep.files_per_rank = 3;
+  testing::ScratchDir dir("/tmp", "gathered");
+  GatheredRunInfo info;
+  info.scenario = "mpi_file_sweep";
+  info.backend = scenario::Backend::hw;
+  info.cluster_description = "2 processes under mpirun";
+  info.params = {{"link_bits_per_s", "300000000"}};
+  info.wall_s = 1.5;
+  ASSERT_TRUE(write_gathered_results(dir.path(), gathered(true), *c, info).ok());
+  Result<analysis::ResultsFile> loaded = analysis::load_results(dir.path() + "/results.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().to_string();
+  ASSERT_EQ(loaded->runs.size(), 1u);
+  const analysis::RunRecord& r = loaded->runs[0];
+  EXPECT_EQ(r.backend, "hw");
+  EXPECT_EQ(r.scenario, "mpi_file_sweep");
+  EXPECT_EQ(r.params.at("files_per_rank"), "3");
+  EXPECT_EQ(r.params.at("nodes"), "2");
+  EXPECT_EQ(r.params.at("link_bits_per_s"), "300000000");
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[1].phase, "read");
+  EXPECT_EQ(r.phases[1].bytes, 8 * k_mib);
+  EXPECT_TRUE(std::isnan(r.phases[1].latency_us_p50)) << "not gathered: null, never 0";
+  const nlohmann::json doc = nlohmann::json::parse(std::ifstream(dir.path() + "/results.json"));
+  const nlohmann::json& config = doc["runs"][0]["config"];
+  EXPECT_EQ(config["cluster_nodes"], 2) << "no topology: the nodes the services are placed on";
+  EXPECT_EQ(config["storage_targets"], 1);
+  EXPECT_EQ(config["meta_servers"], 1);
+  EXPECT_EQ(config["client_ranks"], 1);
+  EXPECT_DOUBLE_EQ(doc["runs"][0]["wall_s"].get<double>(), 1.5);
+  const nlohmann::json nodes = nlohmann::json::parse(std::ifstream(dir.path() + "/nodes.json"));
+  EXPECT_EQ(nodes, gathered(true));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/results.csv"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/progress.csv"));
+  EXPECT_FALSE(write_gathered_results("/proc/no/such/dir", gathered(true), *c, info).ok());
 }
 
 }  // namespace
