@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "analysis/calibration.hpp"
+#include "analysis/least_squares.hpp"
 #include "analysis/comparison.hpp"
 #include "analysis/f1_synthetic.hpp"
 #include "analysis/import_command.hpp"
@@ -47,10 +48,12 @@ void print_fit(const Calibration& c, std::ostream& out) {
   const TransferParams& p = c.fit.params;
   out << fmt::format("fit: {} observations, {} iterations, converged={}\n", c.fit.observations, c.fit.iterations,
                      c.fit.converged);
-  out << fmt::format(
-      "  network_bandwidth_factor = {:.4f}\n  chunk_overhead_bytes = {:.1f}\n"
-      "  request_service_us = {:.2f}\n",
-      p.network_bandwidth_factor, p.chunk_overhead_bytes, p.request_service_s * 1e6);
+  const double values[3] = {p.network_bandwidth_factor, p.chunk_overhead_bytes, p.request_service_s * 1e6};
+  const char* names[3] = {"network_bandwidth_factor", "chunk_overhead_bytes", "request_service_us"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    out << fmt::format("  {} = {}\n", names[k],
+                       value_with_interval_text(values[k], c.fit.log_std_errors[k], c.fit.t95));
+  }
   out << fmt::format("  residual rms = {:.2f}%, max = {:.2f}%\n", 100 * c.fit.rms_rel_residual,
                      100 * c.fit.max_rel_residual);
   if (c.holdout_median_rel_err >= 0) {

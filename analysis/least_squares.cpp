@@ -2,14 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
+
+#include <boost/math/distributions/students_t.hpp>
+#include <fmt/format.h>
 
 namespace sluice::analysis {
 namespace {
 
 bool all_finite(const Eigen::VectorXd& v) { return v.allFinite(); }
 
-Eigen::MatrixXd jacobian(const ResidualFn& f, const Eigen::VectorXd& x, const Eigen::VectorXd& r, double rel_step) {
+}  // namespace
+
+Eigen::MatrixXd forward_jacobian(const ResidualFn& f, const Eigen::VectorXd& x, const Eigen::VectorXd& r,
+                                 double rel_step) {
   Eigen::MatrixXd j(r.size(), x.size());
   for (Eigen::Index k = 0; k < x.size(); ++k) {
     Eigen::VectorXd xs = x;
@@ -20,7 +28,52 @@ Eigen::MatrixXd jacobian(const ResidualFn& f, const Eigen::VectorXd& x, const Ei
   return j;
 }
 
-}  // namespace
+FitUncertainty fit_uncertainty(const Eigen::MatrixXd& jacobian, const Eigen::VectorXd& data_residuals) {
+  constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
+  constexpr double k_rank_tolerance = 1e-9;  // singular values below this x the largest: a direction J does not see
+  const Eigen::Index n = jacobian.cols();
+  FitUncertainty u;
+  u.degrees_of_freedom = data_residuals.size() - n;
+  u.covariance = Eigen::MatrixXd::Constant(n, n, k_nan);
+  u.std_errors = Eigen::VectorXd::Constant(n, k_nan);
+  if (u.degrees_of_freedom <= 0 || n == 0 || !jacobian.allFinite() || !data_residuals.allFinite()) {
+    u.residual_variance = k_nan;
+    u.t95 = k_nan;
+    return u;
+  }
+  u.residual_variance = data_residuals.squaredNorm() / static_cast<double>(u.degrees_of_freedom);
+  u.t95 = boost::math::quantile(boost::math::students_t(static_cast<double>(u.degrees_of_freedom)), 0.975);
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(jacobian, Eigen::ComputeThinV);
+  const Eigen::VectorXd& sigma = svd.singularValues();
+  const Eigen::MatrixXd& v = svd.matrixV();
+  const double largest = sigma.size() > 0 ? sigma[0] : 0.0;
+  Eigen::MatrixXd inverse = Eigen::MatrixXd::Zero(n, n);
+  std::vector<bool> undetermined(static_cast<std::size_t>(n), false);
+  for (Eigen::Index i = 0; i < sigma.size(); ++i) {
+    if (sigma[i] > k_rank_tolerance * largest && largest > 0) {
+      inverse += v.col(i) * v.col(i).transpose() / (sigma[i] * sigma[i]);
+      continue;
+    }
+    for (Eigen::Index k = 0; k < n; ++k) {
+      if (std::fabs(v(k, i)) > k_rank_tolerance) undetermined[static_cast<std::size_t>(k)] = true;
+    }
+  }
+  u.covariance = u.residual_variance * inverse;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    if (undetermined[static_cast<std::size_t>(k)]) u.covariance(k, k) = std::numeric_limits<double>::infinity();
+    u.std_errors[k] = std::sqrt(u.covariance(k, k));
+  }
+  return u;
+}
+
+std::string value_with_interval_text(double value, double log_std_error, double t95) {
+  if (std::isinf(log_std_error)) return fmt::format("{:.5g} (not determined by the measurements)", value);
+  if (!std::isfinite(log_std_error) || !std::isfinite(t95)) {
+    return fmt::format("{:.5g} (no standard error: as many parameters as observations)", value);
+  }
+  return fmt::format("{:.5g} +- {:.2g}% (95%: {:.4g} .. {:.4g})", value, 100 * log_std_error,
+                     value * std::exp(-t95 * log_std_error), value * std::exp(t95 * log_std_error));
+}
 
 Result<LmResult> levenberg_marquardt(const ResidualFn& residuals, const Eigen::VectorXd& x0, const LmOptions& options) {
   Eigen::VectorXd x = x0;
@@ -38,7 +91,7 @@ Result<LmResult> levenberg_marquardt(const ResidualFn& residuals, const Eigen::V
   LmResult out;
   int it = 0;
   for (; it < options.max_iterations; ++it) {
-    const Eigen::MatrixXd j = jacobian(residuals, x, r, options.difference_step);
+    const Eigen::MatrixXd j = forward_jacobian(residuals, x, r, options.difference_step);
     const Eigen::VectorXd g = j.transpose() * r;
     if (g.lpNorm<Eigen::Infinity>() < options.gradient_tolerance) {
       out.converged = true;

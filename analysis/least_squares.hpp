@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <Eigen/Dense>
 
@@ -36,5 +37,36 @@ struct LmResult {
 // has parameters (underdetermined).
 Result<LmResult> levenberg_marquardt(const ResidualFn& residuals, const Eigen::VectorXd& x0,
                                      const LmOptions& options = {});
+
+// The Jacobian of f at x by forward differences (r = f(x)); parameter k moves
+// by rel_step * max(1, |x_k|).
+Eigen::MatrixXd forward_jacobian(const ResidualFn& f, const Eigen::VectorXd& x, const Eigen::VectorXd& r,
+                                 double rel_step);
+
+// How well a least-squares solution determines its parameters, from the
+// Jacobian at the solution (the Gauss-Newton approximation of the Hessian;
+// Seber and Wild, "Nonlinear Regression", Wiley 1989, section 2.1):
+// covariance = s^2 (J^T J)^-1 with s^2 = |r|^2 / (m - n), m the data residuals
+// and n the parameters. Rows of the Jacobian past the m data rows are
+// regularisation (a prior): they enter J^T J but are not observations. A
+// direction J does not see (a singular value below 1e-9 of the largest)
+// leaves every parameter it involves undetermined: an infinite variance.
+// With m <= n, s^2 and everything else are NaN.
+struct FitUncertainty {
+  Eigen::MatrixXd covariance;  // n x n
+  Eigen::VectorXd std_errors;  // sqrt of the diagonal
+  double residual_variance = 0;
+  Eigen::Index degrees_of_freedom = 0;  // m - n
+  // Half-width of a two-sided 95% interval in standard errors: Student's t
+  // quantile 0.975 at the degrees of freedom (1.96 for many; NaN for none).
+  double t95 = 0;
+};
+FitUncertainty fit_uncertainty(const Eigen::MatrixXd& jacobian, const Eigen::VectorXd& data_residuals);
+
+// A value fitted in ln(value) with its uncertainty, e.g. "0.9512 +- 1.8%
+// (95%: 0.916 .. 0.988)"; "(not determined by the measurements)" for an
+// infinite standard error; "(no standard error: as many parameters as
+// observations)" for NaN.
+std::string value_with_interval_text(double value, double log_std_error, double t95);
 
 }  // namespace sluice::analysis

@@ -41,6 +41,75 @@ std::string point_text(const RunRecord& run, std::size_t index) {
   return fmt::format("point {} ({})", index + 1, point_key(run));
 }
 
+// ln(predicted / measured) of each point and phase of `predicted`, the
+// metric of paired_rel_errors; NaN where a prediction failed.
+Eigen::VectorXd log_ratios(const Result<std::vector<RunRecord>>& predicted, const std::vector<RunRecord>& reference,
+                           const std::vector<std::string>& phases, const std::string& metric, Eigen::Index rows) {
+  Eigen::VectorXd out = Eigen::VectorXd::Constant(rows, std::numeric_limits<double>::quiet_NaN());
+  if (!predicted.ok()) return out;
+  Result<std::vector<double>> errs = paired_rel_errors(*predicted, reference, phases, metric);
+  if (!errs.ok() || static_cast<Eigen::Index>(errs->size()) != rows) return out;
+  for (Eigen::Index i = 0; i < rows; ++i) out[i] = std::log1p((*errs)[static_cast<std::size_t>(i)]);
+  return out;
+}
+
+Eigen::VectorXd log_values(const std::vector<double>& values) {
+  Eigen::VectorXd x(static_cast<Eigen::Index>(values.size()));
+  for (std::size_t k = 0; k < values.size(); ++k) x[static_cast<Eigen::Index>(k)] = std::log(values[k]);
+  return x;
+}
+
+std::vector<double> exp_values(const Eigen::VectorXd& x) {
+  std::vector<double> v(static_cast<std::size_t>(x.size()));
+  for (Eigen::Index k = 0; k < x.size(); ++k) v[static_cast<std::size_t>(k)] = std::exp(x[k]);
+  return v;
+}
+
+// The fitted profile's own errors (one more simulator call, so the numbers
+// describe exactly the profile that is written), then the uncertainty of the
+// fitted values: the Jacobian of the ln-ratio residuals at the fitted values
+// (one simulator call per parameter) and fit_uncertainty (least_squares.hpp).
+// Neither the soft-L1 loss nor the prior enters: the standard errors say what
+// the measurements determine, so a parameter only the prior holds is "not
+// determined".
+Status score_fitted(ProfileFit& fit, const nlohmann::json& base, const std::vector<ProfileParam>& params,
+                    const std::vector<RunRecord>& measured, const PredictFn& predict,
+                    const ProfileFitOptions& options) {
+  Result<std::vector<RunRecord>> final_predicted = predict(fit.profile);
+  ++fit.evaluations;
+  if (!final_predicted.ok()) return final_predicted.status();
+  Result<std::vector<double>> final_errs =
+      paired_rel_errors(*final_predicted, measured, options.phases, options.metric);
+  if (!final_errs.ok()) return final_errs.status();
+  fit.rel_errors = *final_errs;
+  double sq = 0;
+  for (double e : fit.rel_errors) {
+    sq += e * e;
+    fit.max_rel_residual = std::max(fit.max_rel_residual, std::fabs(e));
+  }
+  fit.rms_rel_residual = std::sqrt(sq / static_cast<double>(fit.rel_errors.size()));
+
+  const Eigen::Index rows = static_cast<Eigen::Index>(fit.rel_errors.size());
+  const Eigen::Index n = static_cast<Eigen::Index>(params.size());
+  const ResidualFn residuals = [&](const Eigen::VectorXd& x) -> Eigen::VectorXd {
+    Result<nlohmann::json> profile = apply_profile_params(base, params, exp_values(x));
+    ++fit.evaluations;
+    return log_ratios(profile.ok() ? predict(*profile) : Result<std::vector<RunRecord>>(profile.status()), measured,
+                      options.phases, options.metric, rows);
+  };
+  const Eigen::VectorXd r_fit = log_ratios(final_predicted, measured, options.phases, options.metric, rows);
+  const FitUncertainty u =
+      fit_uncertainty(forward_jacobian(residuals, log_values(fit.values), r_fit, options.log_step), r_fit);
+  fit.log_std_errors.assign(u.std_errors.data(), u.std_errors.data() + n);
+  fit.log_covariance.assign(static_cast<std::size_t>(n * n), 0.0);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = 0; j < n; ++j) fit.log_covariance[static_cast<std::size_t>(i * n + j)] = u.covariance(i, j);
+  }
+  fit.residual_variance = u.residual_variance;
+  fit.t95 = u.t95;
+  return ok_status();
+}
+
 }  // namespace
 
 const std::vector<ProfileParam>& profile_params() {
@@ -300,22 +369,68 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   fit.iterations = solved->iterations;
   fit.converged = solved->converged && fit.evaluations < options.max_evaluations;
   fit.failed_candidates = first_failure.ok() ? "" : first_failure.message();
-  // The fitted profile's own errors (one more simulator call, so the numbers
-  // describe exactly the profile that is written).
-  Result<std::vector<RunRecord>> final_predicted = predict(fit.profile);
-  ++fit.evaluations;
-  if (!final_predicted.ok()) return final_predicted.status();
-  Result<std::vector<double>> final_errs =
-      paired_rel_errors(*final_predicted, measured, options.phases, options.metric);
-  if (!final_errs.ok()) return final_errs.status();
-  fit.rel_errors = *final_errs;
-  double sq = 0;
-  for (double e : fit.rel_errors) {
-    sq += e * e;
-    fit.max_rel_residual = std::max(fit.max_rel_residual, std::fabs(e));
-  }
-  fit.rms_rel_residual = std::sqrt(sq / static_cast<double>(fit.rel_errors.size()));
+  if (Status st = score_fitted(fit, base, params, measured, predict, options); !st.ok()) return st;
   return fit;
+}
+
+std::string fitted_value_text(const ProfileFit& fit, std::size_t k) {
+  const double se = k < fit.log_std_errors.size() ? fit.log_std_errors[k] : std::numeric_limits<double>::quiet_NaN();
+  return value_with_interval_text(fit.values.at(k), se, fit.t95);
+}
+
+std::string fitted_values_text(const ProfileFit& fit) {
+  std::string text;
+  for (std::size_t i = 0; i < fit.names.size(); ++i) {
+    text += fmt::format("{}{} {} (from {:.5g})", i ? ", " : "", fit.names[i], fitted_value_text(fit, i),
+                        fit.start_values.at(i));
+  }
+  return text;
+}
+
+Result<std::vector<PredictionInterval>> prediction_intervals(const nlohmann::json& base, const ProfileFit& fit,
+                                                             const std::vector<RunRecord>& predicted,
+                                                             const PredictFn& predict,
+                                                             const std::vector<std::string>& phases,
+                                                             const std::string& metric, double log_step) {
+  const std::size_t n = fit.names.size();
+  if (fit.values.size() != n || fit.log_covariance.size() != n * n) {
+    return error(StatusCode::invalid_argument, "prediction intervals: the fit has no uncertainty for its parameters");
+  }
+  std::vector<ProfileParam> params;
+  for (const std::string& name : fit.names) {
+    Result<ProfileParam> p = find_profile_param(name);
+    if (!p.ok()) return p.status();
+    params.push_back(*p);
+  }
+  // The fitted predictions against themselves: every ratio 1, each phase's value kept for the interval.
+  Result<std::vector<double>> self = paired_rel_errors(predicted, predicted, phases, metric);
+  if (!self.ok()) return self.status();
+  const Eigen::Index rows = static_cast<Eigen::Index>(self->size());
+  const Eigen::Index cols = static_cast<Eigen::Index>(n);
+  const ResidualFn ln_predictions = [&](const Eigen::VectorXd& x) -> Eigen::VectorXd {
+    Result<nlohmann::json> profile = apply_profile_params(base, params, exp_values(x));
+    return log_ratios(profile.ok() ? predict(*profile) : Result<std::vector<RunRecord>>(profile.status()), predicted,
+                      phases, metric, rows);
+  };
+  const Eigen::MatrixXd g =
+      forward_jacobian(ln_predictions, log_values(fit.values), Eigen::VectorXd::Zero(rows), log_step);
+  const Eigen::MatrixXd covariance = Eigen::Map<const Eigen::MatrixXd>(fit.log_covariance.data(), cols, cols);
+  std::vector<PredictionInterval> out;
+  std::size_t row = 0;
+  for (const RunRecord& run : predicted) {
+    for (const std::string& phase : phases) {
+      const PhaseRecord* p = find_phase(run, phase);
+      PredictionInterval pi;
+      pi.predicted = p != nullptr ? phase_metric(*p, metric) : std::numeric_limits<double>::quiet_NaN();
+      const Eigen::VectorXd gi = g.row(static_cast<Eigen::Index>(row)).transpose();
+      pi.log_std_error = std::sqrt(gi.dot(covariance * gi) + fit.residual_variance);
+      pi.low = pi.predicted * std::exp(-fit.t95 * pi.log_std_error);
+      pi.high = pi.predicted * std::exp(fit.t95 * pi.log_std_error);
+      out.push_back(pi);
+      ++row;
+    }
+  }
+  return out;
 }
 
 }  // namespace sluice::analysis

@@ -106,6 +106,16 @@ struct ProfileFit {
   std::size_t evaluations = 0;
   bool converged = false;
   std::string failed_candidates;  // the first error of a candidate profile the simulator failed on ("" none)
+  // How well the measurements determine the fitted values (least_squares.hpp
+  // fit_uncertainty at the fitted values, in ln(value), from the ln-ratio
+  // residuals alone: not the prior): log_std_errors[k] is about the relative
+  // standard error of values[k] (+inf: the data do not determine it; NaN: no
+  // degree of freedom); log_covariance is n x n, column-major. A 95% interval
+  // of values[k] is values[k] x exp(+-t95 x log_std_errors[k]).
+  std::vector<double> log_std_errors;
+  std::vector<double> log_covariance;
+  double residual_variance = 0;  // s^2 of the ln ratios, over m - n degrees of freedom
+  double t95 = 0;                // Student's t quantile 0.975 at m - n
 };
 
 // invalid_argument: no measured point, an unknown parameter, fewer
@@ -113,6 +123,33 @@ struct ProfileFit {
 // the PredictFn's error when the base profile's prediction fails.
 Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<RunRecord>& measured,
                                const PredictFn& predict, const ProfileFitOptions& options = {});
+
+// values[k] with its uncertainty (least_squares.hpp value_with_interval_text).
+std::string fitted_value_text(const ProfileFit& fit, std::size_t k);
+// Every fitted value, "name value +- se (95%: ..) (from start), ...": for a profile's source note.
+std::string fitted_values_text(const ProfileFit& fit);
+
+// A 95% prediction interval of a fitted profile's prediction of another
+// point (held out): ln of the prediction moves with the parameters as g
+// (forward differences: one simulator run of the points per parameter); its
+// variance is g^T C g + s^2, C the fit's log_covariance and s^2 its residual
+// variance (the scatter of measurements around the model: where a new
+// measurement of the point should fall), and the interval
+// predicted x exp(+-t95 x sqrt(variance)).
+struct PredictionInterval {
+  double predicted = 0;
+  double low = 0;
+  double high = 0;
+  double log_std_error = 0;
+};
+// `predicted`: the fitted profile's runs of the points (one per point, as
+// predict returns them); one interval per point and phase, in that order.
+// invalid_argument when the fit has no uncertainty or a phase is missing.
+Result<std::vector<PredictionInterval>> prediction_intervals(const nlohmann::json& base, const ProfileFit& fit,
+                                                             const std::vector<RunRecord>& predicted,
+                                                             const PredictFn& predict,
+                                                             const std::vector<std::string>& phases,
+                                                             const std::string& metric, double log_step = 0.03);
 
 // One record for repeated measurements of one point: the first repeat with
 // each phase's bytes_per_s, ops_per_s and last_done_s replaced by their

@@ -67,6 +67,10 @@ Result<TransferFit> fit_transfer_model(const std::vector<Observation>& obs, cons
   fit.max_rel_residual = *std::max_element(e.begin(), e.end());
   fit.iterations = lm->iterations;
   fit.converged = lm->converged;
+  const Eigen::VectorXd r = f(lm->x);
+  const FitUncertainty u = fit_uncertainty(forward_jacobian(f, lm->x, r, options.difference_step), r);
+  for (Eigen::Index k = 0; k < 3; ++k) fit.log_std_errors[k] = u.std_errors[k];
+  fit.t95 = u.t95;
   fit.observations = obs.size();
   return fit;
 }

@@ -63,6 +63,11 @@ struct Observation {
 
 struct TransferFit {
   TransferParams params;
+  // Standard errors of ln(network_bandwidth_factor), ln(chunk_overhead_bytes),
+  // ln(request_service_s) (about the relative standard error of each) and the
+  // Student t quantile of their 95% intervals (least_squares.hpp fit_uncertainty).
+  double log_std_errors[3] = {0, 0, 0};
+  double t95 = 0;
   double rms_rel_residual = 0;  // fit residual, fraction
   double max_rel_residual = 0;
   int iterations = 0;

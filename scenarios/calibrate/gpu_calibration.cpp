@@ -142,7 +142,7 @@ class GpuCalibrator {
     Result<analysis::ProfileFit> fitted = analysis::fit_profile(*base, fit_measured, predict, fo);
     if (!fitted.ok()) throw std::runtime_error("calibrate: the fit failed: " + fitted.status().message());
     for (std::size_t i = 0; i < fitted->names.size(); ++i) {
-      out_ << fmt::format("  {:<30} {:>12.5g} (from {:.5g})\n", fitted->names[i], fitted->values[i],
+      out_ << fmt::format("  {:<30} {} (from {:.5g})\n", fitted->names[i], analysis::fitted_value_text(*fitted, i),
                           fitted->start_values[i]);
     }
     out_ << fmt::format("  fit residuals: rms {:.2f}%, max {:.2f}% ({} iterations, {} simulator calls, converged={})\n",
@@ -359,11 +359,7 @@ class GpuCalibrator {
     const std::string dir = args_.profile.empty() ? args_.out_dir + "/profiles" : args_.profile_dir;
     nlohmann::json p = f.profile;
     p["name"] = name;
-    std::string fitted_text;
-    for (std::size_t i = 0; i < f.names.size(); ++i) {
-      fitted_text +=
-          fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
-    }
+    const std::string fitted_text = analysis::fitted_values_text(f);
     p["source"] = {
         {"kind", "fit"},
         {"machine", args_.machine.empty() ? std::string("the GPU machine of the sweep") : args_.machine},

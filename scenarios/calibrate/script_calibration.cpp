@@ -172,7 +172,8 @@ class Calibrator {
     if (!errs.ok() || !base_errs.ok()) {
       throw std::runtime_error("calibrate: held-out points: " + (errs.ok() ? base_errs : errs).status().message());
     }
-    print_holdout(hold, hold_measured, to_records(hold_base), to_records(hold_fitted));
+    print_holdout(hold, hold_measured, to_records(hold_base), to_records(hold_fitted),
+                  holdout_intervals(*fitted, hold, to_records(hold_fitted)));
     std::vector<double> abs_errs;
     for (double e : *errs) abs_errs.push_back(std::fabs(e));
     std::vector<double> abs_base;
@@ -335,8 +336,11 @@ class Calibrator {
     if (!f.failed_candidates.empty())
       out_ << "  (some candidates could not be simulated: " << f.failed_candidates << ")\n";
     for (std::size_t i = 0; i < f.names.size(); ++i) {
-      out_ << fmt::format("  {:<32} {:>12.5g} -> {:<12.5g}\n", f.names[i], f.start_values[i], f.values[i]);
+      out_ << fmt::format("  {:<32} {:>12.5g} -> {}\n", f.names[i], f.start_values[i],
+                          analysis::fitted_value_text(f, i));
     }
+    out_ << fmt::format("  (standard errors from the Jacobian at the fit, {} degrees of freedom)\n",
+                        f.rel_errors.size() > f.names.size() ? f.rel_errors.size() - f.names.size() : 0);
     auto rms = [](const std::vector<double>& v) {
       double sq = 0;
       for (double e : v) sq += e * e;
@@ -346,12 +350,37 @@ class Calibrator {
                         100 * rms(f.start_rel_errors), 100 * f.rms_rel_residual, 100 * f.max_rel_residual);
   }
 
+  // 95% prediction intervals of the fitted profile's held-out predictions
+  // (analysis::prediction_intervals: one more simulation of the held-out
+  // points per fitted parameter); empty, said why, when they cannot be had.
+  std::vector<analysis::PredictionInterval> holdout_intervals(const analysis::ProfileFit& fitted,
+                                                              const MeasuredSet& hold,
+                                                              const std::vector<analysis::RunRecord>& predicted) {
+    const analysis::PredictFn predict = [&](const nlohmann::json& profile) -> Result<std::vector<analysis::RunRecord>> {
+      try {
+        return to_records(simulate(hold.points, profile, "f1-interval"));
+      } catch (const std::exception& e) {
+        return error(StatusCode::unavailable, e.what());
+      }
+    };
+    Result<std::vector<analysis::PredictionInterval>> intervals =
+        analysis::prediction_intervals(base_, fitted, predicted, predict, phases_, "bytes_per_s");
+    if (!intervals.ok()) {
+      out_ << "held-out prediction intervals: none (" << intervals.status().message() << ")\n";
+      return {};
+    }
+    return *intervals;
+  }
+
   void print_holdout(const MeasuredSet& hold, const std::vector<analysis::RunRecord>& measured,
-                     const std::vector<analysis::RunRecord>& base, const std::vector<analysis::RunRecord>& fitted) {
+                     const std::vector<analysis::RunRecord>& base, const std::vector<analysis::RunRecord>& fitted,
+                     const std::vector<analysis::PredictionInterval>& intervals) {
     out_ << fmt::format("\nheld-out points ({} on {}; sim with the base and the fitted profile), MB/s:\n",
                         hold.points.size(), args_.backend);
-    out_ << fmt::format("  {:<44} {:<6} {:>10} {:>10} {:>10} {:>8}\n", "point", "phase", "measured", "sim base",
-                        "sim fit", "error");
+    out_ << fmt::format("  {:<44} {:<6} {:>10} {:>10} {:>10} {:>8}  {}\n", "point", "phase", "measured", "sim base",
+                        "sim fit", "error", "95% prediction interval");
+    std::size_t row = 0;
+    std::size_t inside = 0;
     for (std::size_t i = 0; i < measured.size(); ++i) {
       const std::string label = point_label(hold.points[i]);
       for (const std::string& phase : phases_) {
@@ -363,9 +392,20 @@ class Calibrator {
         };
         const double m = value(measured[i]);
         const double f = value(fitted[i]);
-        out_ << fmt::format("  {:<44} {:<6} {:>10.2f} {:>10.2f} {:>10.2f} {:>7.2f}%\n", label, phase, m / 1e6,
-                            value(base[i]) / 1e6, f / 1e6, m > 0 ? 100 * (f - m) / m : 0.0);
+        std::string interval;
+        if (row < intervals.size() && std::isfinite(intervals[row].low) && std::isfinite(intervals[row].high)) {
+          const bool in = m >= intervals[row].low && m <= intervals[row].high;
+          inside += in ? 1 : 0;
+          interval = fmt::format("{:.2f} .. {:.2f}{}", intervals[row].low / 1e6, intervals[row].high / 1e6,
+                                 in ? "" : " (measured outside)");
+        }
+        ++row;
+        out_ << fmt::format("  {:<44} {:<6} {:>10.2f} {:>10.2f} {:>10.2f} {:>7.2f}%  {}\n", label, phase, m / 1e6,
+                            value(base[i]) / 1e6, f / 1e6, m > 0 ? 100 * (f - m) / m : 0.0, interval);
       }
+    }
+    if (!intervals.empty()) {
+      out_ << fmt::format("held-out measurements inside their 95% prediction interval: {} of {}\n", inside, row);
     }
   }
 
@@ -377,11 +417,7 @@ class Calibrator {
     p["name"] = name;
     std::string sets_text;
     for (const auto& [k, v] : sets_) sets_text += " --set " + k + "=" + v;
-    std::string fitted_text;
-    for (std::size_t i = 0; i < f.names.size(); ++i) {
-      fitted_text +=
-          fmt::format("{}{} {:.5g} (from {:.5g})", i ? ", " : "", f.names[i], f.values[i], f.start_values[i]);
-    }
+    const std::string fitted_text = analysis::fitted_values_text(f);
     p["source"] = {
         {"kind", "fit"},
         {"machine", fmt::format("{}: {}", hostname(), measured_what())},

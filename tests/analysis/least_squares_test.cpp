@@ -56,5 +56,44 @@ TEST(LevenbergMarquardt, RejectsUnderdeterminedOrNonFiniteProblems) {
   EXPECT_EQ(levenberg_marquardt(nan, x0).status().code(), StatusCode::invalid_argument);
 }
 
+// A straight line y = a + b x fitted to points with known scatter: the
+// covariance is the textbook s^2 (X^T X)^-1 of linear least squares.
+TEST(FitUncertainty, MatchesOrdinaryLeastSquaresOnAStraightLine) {
+  const std::vector<double> xs = {0, 1, 2, 3, 4, 5};
+  const std::vector<double> noise = {0.1, -0.2, 0.05, 0.15, -0.1, 0.0};
+  Eigen::MatrixXd j(6, 2);
+  Eigen::VectorXd r(6);
+  for (Eigen::Index i = 0; i < 6; ++i) {
+    j(i, 0) = 1;
+    j(i, 1) = xs[static_cast<std::size_t>(i)];
+    r[i] = noise[static_cast<std::size_t>(i)];
+  }
+  const FitUncertainty u = fit_uncertainty(j, r);
+  EXPECT_EQ(u.degrees_of_freedom, 4);
+  const double s2 = r.squaredNorm() / 4;
+  EXPECT_DOUBLE_EQ(u.residual_variance, s2);
+  const Eigen::MatrixXd expected = s2 * (j.transpose() * j).inverse();
+  EXPECT_NEAR(u.covariance(0, 0), expected(0, 0), 1e-12);
+  EXPECT_NEAR(u.covariance(0, 1), expected(0, 1), 1e-12);
+  EXPECT_NEAR(u.covariance(1, 1), expected(1, 1), 1e-12);
+  EXPECT_NEAR(u.std_errors[1], std::sqrt(expected(1, 1)), 1e-12);
+  EXPECT_NEAR(u.t95, 2.776, 0.001) << "Student's t, 0.975 quantile, 4 degrees of freedom";
+}
+
+TEST(FitUncertainty, AParameterTheDataDoNotSeeIsUndeterminedAndTooFewPointsGiveNaN) {
+  Eigen::MatrixXd j = Eigen::MatrixXd::Zero(4, 2);
+  j.col(0).setOnes();  // the second parameter moves no residual
+  const Eigen::VectorXd r = Eigen::VectorXd::Constant(4, 0.1);
+  const FitUncertainty u = fit_uncertainty(j, r);
+  EXPECT_TRUE(std::isfinite(u.std_errors[0]));
+  EXPECT_TRUE(std::isinf(u.std_errors[1]));
+  EXPECT_NE(value_with_interval_text(3, u.std_errors[1], u.t95).find("not determined"), std::string::npos);
+  const FitUncertainty none = fit_uncertainty(Eigen::MatrixXd::Ones(2, 2), Eigen::VectorXd::Zero(2));
+  EXPECT_TRUE(std::isnan(none.std_errors[0]));
+  EXPECT_NE(value_with_interval_text(3, none.std_errors[0], none.t95).find("no standard error"), std::string::npos);
+  EXPECT_NE(value_with_interval_text(2.0, 0.05, 2.0).find("2 +- 5% (95%: 1.81 .. 2.21)"), std::string::npos)
+      << value_with_interval_text(2.0, 0.05, 2.0);
+}
+
 }  // namespace
 }  // namespace sluice::analysis

@@ -113,6 +113,61 @@ TEST(ProfileFit, KeepsAParameterTheMeasurementsDoNotDetermineNearItsBaseValue) {
   ASSERT_TRUE(fit.ok()) << fit.status().to_string();
   EXPECT_NEAR(fit->values[2], 77000, 770);  // no effect on the fake: the prior holds it
   EXPECT_NEAR(fit->values[0], 0.91, 0.01);
+  // ... and its standard error says the measurements do not determine it.
+  ASSERT_EQ(fit->log_std_errors.size(), 3u);
+  EXPECT_TRUE(std::isinf(fit->log_std_errors[2]));
+  EXPECT_NE(fitted_value_text(*fit, 2).find("not determined"), std::string::npos) << fitted_value_text(*fit, 2);
+  EXPECT_TRUE(std::isfinite(fit->log_std_errors[0]));
+}
+
+// Measurements with a known scatter (each point off by a fixed +-2%): the
+// standard errors come out of the order the scatter allows, the 95%
+// intervals hold the truth, and held-out prediction intervals hold the
+// held-out measurements made with the same scatter.
+TEST(ProfileFit, StandardErrorsAndPredictionIntervalsFollowTheScatterOfTheMeasurements) {
+  std::vector<RunRecord> measured = simulate(truth_profile(), k_points);
+  const double scatter[] = {1.02, 0.98, 0.985, 1.015, 1.01, 0.99, 0.98, 1.02, 1.02, 0.98, 0.99, 1.01};
+  std::size_t i = 0;
+  for (RunRecord& r : measured) {
+    for (PhaseRecord& p : r.phases) p.bytes_per_s *= scatter[i++ % std::size(scatter)];
+  }
+  ProfileFitOptions o;
+  o.params = {"network.bandwidth_factor", "cpu.storage_request"};
+  o.prior_weight = 0.001;
+  o.robust_scale = 0;
+  o.max_iterations = 30;
+  Result<ProfileFit> fit = fit_profile(base_profile(), measured, fake_predict(), o);
+  ASSERT_TRUE(fit.ok()) << fit.status().to_string();
+  ASSERT_EQ(fit->log_std_errors.size(), 2u);
+  const double truth[] = {0.91, 2'000'000};
+  for (std::size_t k = 0; k < 2; ++k) {
+    const double se = fit->log_std_errors[k];
+    EXPECT_GT(se, 1e-4) << fit->names[k];
+    EXPECT_LT(se, 0.2) << fit->names[k];
+    EXPECT_LE(std::fabs(std::log(fit->values[k] / truth[k])), fit->t95 * se) << fitted_value_text(*fit, k);
+  }
+  EXPECT_NEAR(fit->t95, 2.228, 0.01) << "12 observations, 2 parameters: t(0.975, 10)";
+  const std::vector<FakePoint> held = {{300e6, 6 << 20, 3}, {300e6, 24 << 20, 3}};
+  const std::vector<RunRecord> predicted = simulate(fit->profile, held);
+  const PredictFn predict_held = [&held](const nlohmann::json& profile) -> Result<std::vector<RunRecord>> {
+    return simulate(profile, held);
+  };
+  Result<std::vector<PredictionInterval>> intervals =
+      prediction_intervals(base_profile(), *fit, predicted, predict_held, {"write", "read"}, "bytes_per_s");
+  ASSERT_TRUE(intervals.ok()) << intervals.status().to_string();
+  ASSERT_EQ(intervals->size(), 4u);
+  const std::vector<RunRecord> truth_held = simulate(truth_profile(), held);
+  std::size_t row = 0;
+  for (const RunRecord& r : truth_held) {
+    for (const PhaseRecord& p : r.phases) {
+      const PredictionInterval& pi = (*intervals)[row++];
+      EXPECT_LT(pi.low, pi.predicted);
+      EXPECT_GT(pi.high, pi.predicted);
+      EXPECT_GE(p.bytes_per_s * 1.02, pi.low);
+      EXPECT_LE(p.bytes_per_s * 0.98, pi.high);
+      EXPECT_LT(pi.high / pi.low, 1.5) << "an interval as wide as the scatter allows, not wider";
+    }
+  }
 }
 
 TEST(ProfileFit, StopsAtTheSimulatorCallLimit) {
@@ -123,7 +178,9 @@ TEST(ProfileFit, StopsAtTheSimulatorCallLimit) {
   std::size_t calls = 0;
   Result<ProfileFit> fit = fit_profile(base_profile(), measured, fake_predict(&calls), o);
   ASSERT_TRUE(fit.ok()) << fit.status().to_string();
-  EXPECT_LE(calls, 5u);  // the limit plus the final prediction of the written profile
+  // The limit, the final prediction of the written profile, and one call per
+  // parameter for the standard errors.
+  EXPECT_LE(calls, 4u + 1u + 2u);
   EXPECT_FALSE(fit->converged);
   EXPECT_NE(fit->failed_candidates.find("max_evaluations"), std::string::npos) << fit->failed_candidates;
 }
