@@ -154,6 +154,16 @@ bench-f4: deps
 	  --result F4 --repeats $(F4_REPEATS) --out $(OUT)/f4 --base-profile disk_fit_start \
 	  $(addprefix --fit-param ,$(F4_FIT_PARAMS))
 
+# make bench-hw (issue 20, P10): a file sweep through the whole hardware stack (`sluice run
+# --backend hw --storage-backend uring`, tests/bench/hw_stack.lua) against fio with the same
+# pattern in the same directory (BENCH_HW_DIR, default /var/tmp/sluice-bench-hw: a disk),
+# 1 MiB and 16 MiB blocks, write and read; prints RESULT P10 read_vs_fio=.. write_vs_fio=..
+.PHONY: bench-hw
+bench-hw: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
+	SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_hw.sh
+
 # The R1 soak (issue 9): 100 seeded random fault runs per world (TestEnv,
 # SimEnv, HwEnv in one process over loopback TCP, and HwEnv over netns: each
 # node in its own network namespace, partitions and loss as packet drops;

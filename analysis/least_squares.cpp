@@ -71,6 +71,13 @@ std::string value_with_interval_text(double value, double log_std_error, double 
   if (!std::isfinite(log_std_error) || !std::isfinite(t95)) {
     return fmt::format("{:.5g} (no standard error: as many parameters as observations)", value);
   }
+  constexpr double k_undetermined_factor = 100;  // a 95% interval wider than x100 either way tells nothing
+  if (t95 * log_std_error > std::log(k_undetermined_factor)) {
+    return fmt::format(
+        "{:.5g} +- {:.2g}% (not determined by the measurements: the 95% interval spans more than "
+        "x100 either way)",
+        value, 100 * log_std_error);
+  }
   return fmt::format("{:.5g} +- {:.2g}% (95%: {:.4g} .. {:.4g})", value, 100 * log_std_error,
                      value * std::exp(-t95 * log_std_error), value * std::exp(t95 * log_std_error));
 }

@@ -64,9 +64,9 @@ struct FitUncertainty {
 FitUncertainty fit_uncertainty(const Eigen::MatrixXd& jacobian, const Eigen::VectorXd& data_residuals);
 
 // A value fitted in ln(value) with its uncertainty, e.g. "0.9512 +- 1.8%
-// (95%: 0.916 .. 0.988)"; "(not determined by the measurements)" for an
-// infinite standard error; "(no standard error: as many parameters as
-// observations)" for NaN.
+// (95%: 0.916 .. 0.988)"; "(not determined by the measurements...)" for an
+// infinite standard error or a 95% interval wider than x100 either way; "(no
+// standard error: as many parameters as observations)" for NaN.
 std::string value_with_interval_text(double value, double log_std_error, double t95);
 
 }  // namespace sluice::analysis

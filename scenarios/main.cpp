@@ -251,6 +251,9 @@ struct RunArgs {
   bool insecure = false;
   std::string shared_secret_file;
   std::string meta_store = "rocksdb";
+  std::string transport = "tcp";
+  std::string storage_backend = "posix";
+  std::string storage_root;   // "": HwRunOptions' default (the system temp folder)
   std::string shared_secret;  // read from shared_secret_file by run_command
 };
 
@@ -391,6 +394,9 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
     call.hw.insecure = args.insecure;
     call.hw.shared_secret = args.shared_secret;
     call.hw.meta_store = args.meta_store;
+    call.hw.transport = args.transport;
+    call.hw.storage_backend = args.storage_backend;
+    if (!args.storage_root.empty()) call.hw.temp_root = args.storage_root;
     sweep_stale_hw_dirs(call.hw.temp_root);
     call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
       scenario::RunnerOptions point;
@@ -526,9 +532,10 @@ class QuietRank {
 };
 
 // After SIGINT/SIGTERM: the finished points are written, marked incomplete; exit 128 + the signal.
-int stopped_run(scenario::ResultsJournal& journal, const std::string& out_dir) {
+int stopped_run(scenario::ResultsJournal& journal, const std::string& out_dir, const std::string& storage_root) {
   const int signal_number = g_stop_signal;
-  sweep_stale_hw_dirs(scenario::HwRunOptions{}.temp_root);  // the killed points' chunk files
+  // The killed points' chunk files.
+  sweep_stale_hw_dirs(storage_root.empty() ? scenario::HwRunOptions{}.temp_root : storage_root);
   const Status written = journal.write_stopped();
   fmt::print(stderr, "\nsluice: stopped by {}: {}\n", signal_number == SIGINT ? "SIGINT (Ctrl-C)" : "SIGTERM",
              written.ok() ? fmt::format("{} finished point{} written to {}/results.json and results.csv, "
@@ -609,7 +616,7 @@ int run_command(const RunArgs& given) {
   catch_stop_signals();
   Result<scenario::ScriptOutcome> outcome = scenario::run_script(args.script, options);
   progress.clear();
-  if (g_stop_signal != 0) return stopped_run(runner.journal(), args.out_dir);
+  if (g_stop_signal != 0) return stopped_run(runner.journal(), args.out_dir, args.storage_root);
   if (!outcome.ok()) {
     // What finished stays on disk, marked incomplete.
     if (runner.journal().finished_count() > 0) runner.journal().write_stopped().ignore();
@@ -674,6 +681,21 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   run_cmd->add_option("--meta-store", args.meta_store, "hw: where metadata servers keep the namespace")
       ->check(CLI::IsMember({"rocksdb", "memory"}))
       ->capture_default_str();
+  std::vector<std::string> transports;
+  for (const transport::TransportListing& t : transport::list_transports()) transports.push_back(t.name);
+  run_cmd->add_option("--transport", args.transport, "hw: how the services talk (sluice backends lists them)")
+      ->check(CLI::IsMember(transports))
+      ->capture_default_str();
+  std::vector<std::string> backends;
+  for (const hw::StorageBackendListing& b : hw::list_storage_backends()) backends.push_back(b.name);
+  run_cmd->add_option("--storage-backend", args.storage_backend, "hw: how storage targets keep chunks")
+      ->check(CLI::IsMember(backends))
+      ->capture_default_str();
+  run_cmd
+      ->add_option("--storage-root", args.storage_root,
+                   "hw: where each run's chunk files and metadata go (default: the system temp folder; "
+                   "O_DIRECT needs a disk, not tmpfs)")
+      ->check(CLI::ExistingDirectory);
   return run_cmd;
 }
 

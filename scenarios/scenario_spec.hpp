@@ -168,6 +168,10 @@ struct RunResult {
   std::map<std::string, double> counters;            // every metric counter, name carries its unit
   std::map<std::string, std::uint64_t> paths_taken;  // "direct", "bounce", "gds_fallback:<why>"... -> chunks
   std::vector<std::string> log_tail;                 // last warnings/errors
+  // How a measured run was deployed (transport, storage_backend,
+  // storage_root, meta_store); empty for sim. Authentication: the counter
+  // security.authenticated.
+  std::map<std::string, std::string> deployment;
 };
 
 // A shape claim a study checks on its own results (sl.claim): a measured

@@ -54,6 +54,10 @@ Status write_gathered_results(const std::string& dir, const nlohmann::json& gath
   scenario::RunResult run = EmulatedPointRun::result_of(gathered_spec(config, info), gathered);
   run.backend = info.backend;
   run.wall_s = info.wall_s;
+  run.deployment = {{"transport", "tcp"},
+                    {"storage_backend", config.storage_backend},
+                    {"storage_root", config.storage_root},
+                    {"meta_store", SLUICE_HAVE_ROCKSDB ? config.meta_store : std::string("memory")}};
   if (Status st = scenario::write_results(dir, info.scenario, {run}); !st.ok()) return st;
   return scenario::write_atomically(std::filesystem::path(dir) / "nodes.json", gathered.dump(2) + "\n");
 }

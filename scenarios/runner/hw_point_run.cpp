@@ -326,6 +326,10 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     config.transport = options.transport;
     config.storage_backend = options.storage_backend;
     config.storage_root = dir.path() + "/storage";
+    result.deployment = {{"transport", options.transport},
+                         {"storage_backend", options.storage_backend},
+                         {"storage_root", options.temp_root},
+                         {"meta_store", SLUICE_HAVE_ROCKSDB ? options.meta_store : std::string("memory")}};
     config.node_memory_limit_bytes = options.node_memory_limit_bytes;
     config.log = [](std::string_view line) { note_child_log(line); };
     if (Status st = secure(options, config, result); !st.ok()) return finish(st.message());

@@ -217,21 +217,23 @@ json to_json(const RunResult& result) {
   for (const auto& [name, value] : result.counters) counters[name] = number(value);
   json params = json::object();
   for (const auto& [name, value] : result.spec.params) params[name] = value;
-  return {{"scenario", result.spec.scenario},
-          {"label", result.spec.label},
-          {"params", params},
-          {"config", run_config(result.spec)},
-          {"seed", result.spec.seed},
-          {"backend", std::string(to_string(result.backend))},
-          {"ok", result.ok},
-          {"error", result.error},
-          {"simulated_s", number(result.simulated_s)},
-          {"wall_s", number(result.wall_s)},
-          {"paths_taken", result.paths_taken},
-          {"phases", phases},
-          {"counters", counters},
-          {"log_tail", result.log_tail},
-          {"spec", spec_summary(result.spec)}};
+  json out = {{"scenario", result.spec.scenario},
+              {"label", result.spec.label},
+              {"params", params},
+              {"config", run_config(result.spec)},
+              {"seed", result.spec.seed},
+              {"backend", std::string(to_string(result.backend))},
+              {"ok", result.ok},
+              {"error", result.error},
+              {"simulated_s", number(result.simulated_s)},
+              {"wall_s", number(result.wall_s)},
+              {"paths_taken", result.paths_taken},
+              {"phases", phases},
+              {"counters", counters},
+              {"log_tail", result.log_tail},
+              {"spec", spec_summary(result.spec)}};
+  if (!result.deployment.empty()) out["deployment"] = result.deployment;
+  return out;
 }
 
 Result<PhaseRow> phase_row_from_json(const json& j) {
@@ -288,6 +290,9 @@ Result<RunResult> run_result_from_json(const json& j, const ScenarioSpec* ran) {
     }
     for (const auto& [name, value] : j.at("counters").items()) r.counters[name] = read_number(value);
     r.log_tail = j.at("log_tail").get<std::vector<std::string>>();
+    if (const auto it = j.find("deployment"); it != j.end()) {
+      r.deployment = it->get<std::map<std::string, std::string>>();
+    }
     return r;
   } catch (const json::exception& e) {
     return error(StatusCode::invalid_argument, std::string("run result: ") + e.what());

@@ -93,6 +93,8 @@ TEST(FitUncertainty, AParameterTheDataDoNotSeeIsUndeterminedAndTooFewPointsGiveN
   EXPECT_NE(value_with_interval_text(3, none.std_errors[0], none.t95).find("no standard error"), std::string::npos);
   EXPECT_NE(value_with_interval_text(2.0, 0.05, 2.0).find("2 +- 5% (95%: 1.81 .. 2.21)"), std::string::npos)
       << value_with_interval_text(2.0, 0.05, 2.0);
+  EXPECT_NE(value_with_interval_text(2.0, 3.0, 2.0).find("not determined"), std::string::npos)
+      << "a 95% interval of x400 either way";
 }
 
 }  // namespace

@@ -81,6 +81,23 @@ expect 2 "missing script" -- "$sluice" run "$tmp/no_such.lua"
 expect 0 "run --backend hw" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/hw" --backend hw --set files=4
 grep -qE "^ +0 hw .*file_sweep/read" "$tmp/out" || { echo "FAIL: hw run printed no read row"; cat "$tmp/out"; fail=1; }
 grep -q '"backend": "hw"' "$tmp/hw/results.json" || { echo "FAIL: hw backend not recorded"; fail=1; }
+# ... deployed as asked (issue 18 item 5): io_uring targets under --storage-root, the shm
+# transport; every run records them, and the root is left as it was.
+mkdir -p "$tmp/root"
+expect 0 "run --backend hw --storage-backend uring --storage-root --transport shm" -- "$sluice" run \
+  "$scripts/tiny_sweep.lua" --out "$tmp/hw_deployed" --backend hw --set files=4 --storage-backend uring \
+  --storage-root "$tmp/root" --transport shm
+python3 - "$tmp/hw_deployed/results.json" "$tmp/root" <<'PY' || { echo "FAIL: deployment not recorded"; fail=1; }
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+want = {"transport": "shm", "storage_backend": "uring", "storage_root": sys.argv[2]}
+bad = [r.get("deployment") for r in runs if not r["ok"] or any(r.get("deployment", {}).get(k) != v for k, v in want.items())]
+sys.exit(f"runs deployed otherwise: {bad}" if bad or not runs else 0)
+PY
+[ -z "$(ls -A "$tmp/root")" ] || { echo "FAIL: the runs left files in --storage-root"; ls -A "$tmp/root"; fail=1; }
+expect 2 "--storage-backend nosuch" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --storage-backend nosuch
+expect 2 "--transport nosuch" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --transport nosuch
+expect 2 "--storage-root missing" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --storage-root "$tmp/no_such_root"
 
 # describe
 expect 0 "describe" -- "$sluice" describe "$scripts/tiny_sweep.lua"
