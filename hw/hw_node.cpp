@@ -15,6 +15,11 @@
 namespace sluice::hw {
 namespace {
 
+// A host region's size rounded up to the direct-I/O alignment (what alloc asks aligned_alloc for).
+std::uint64_t rounded_host_bytes(std::uint64_t bytes) {
+  return (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes * k_direct_io_alignment_bytes;
+}
+
 constexpr std::uint64_t k_wake_id = ~std::uint64_t{0};
 constexpr std::uint64_t k_transport_id = ~std::uint64_t{0} - 1;
 constexpr int k_dispatch_batch = 64;
@@ -46,6 +51,7 @@ HwNode::~HwNode() {
       std::free(region.data);
     }
   }
+  for (auto& [bytes, data] : pooled_) std::free(data);
 }
 
 Status HwNode::open() {
@@ -162,11 +168,19 @@ Result<MemHandle> HwNode::alloc(MemKind kind, std::uint16_t device, std::uint64_
     if (gpu_registration != nullptr) *gpu_registration = how;
     return MemHandle{id_, kind, device, region_id, 0, bytes};
   }
-  const std::uint64_t rounded =
-      (bytes + k_direct_io_alignment_bytes - 1) / k_direct_io_alignment_bytes * k_direct_io_alignment_bytes;
-  auto* data = static_cast<std::byte*>(std::aligned_alloc(k_direct_io_alignment_bytes, rounded));
+  const std::uint64_t rounded = rounded_host_bytes(bytes);
+  std::byte* data = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = pooled_.find(rounded); it != pooled_.end()) {
+      data = it->second;
+      pooled_bytes_ -= rounded;
+      pooled_.erase(it);
+    }
+  }
+  if (data == nullptr) data = static_cast<std::byte*>(std::aligned_alloc(k_direct_io_alignment_bytes, rounded));
   if (data == nullptr) return error(StatusCode::no_space, where + ": out of host memory for " + std::to_string(bytes));
-  std::memset(data, 0, rounded);
+  std::memset(data, 0, rounded);  // a region starts zeroed, reused or not: no bytes of an earlier one show through
   std::uint32_t region_id = 0;
   {
     std::lock_guard lock(mu_);
@@ -208,6 +222,15 @@ void HwNode::free(const MemHandle& region) {
   }
   // Waits for incoming transfers into the region to finish, then releases it.
   if (transport_) transport_->deregister_region(wire_key(region.region)).ignore();  // absent only after stop()
+  const std::uint64_t rounded = rounded_host_bytes(freed.length);
+  {
+    std::lock_guard lock(mu_);
+    if (pooled_bytes_ + rounded <= k_pooled_host_bytes) {
+      pooled_.emplace(rounded, data);
+      pooled_bytes_ += rounded;
+      return;
+    }
+  }
   std::free(data);
 }
 

@@ -71,6 +71,11 @@ namespace sluice::hw {
 
 class HwWorld;
 
+// Limit: freed host buffers a node keeps for reuse (HwNode::pooled_); past
+// it, a freed buffer goes back to the C library. Beside the node memory
+// limit (HwWorldConfig::node_memory_limit_bytes), which counts live regions.
+inline constexpr std::uint64_t k_pooled_host_bytes = std::uint64_t{256} << 20;
+
 // Metric names HwEnv counts per GPU region allocated: where it was
 // registered, and each declared way that failed (see "GPU regions" above).
 inline constexpr std::string_view k_metric_gpu_region_dmabuf = "memory.gpu_region_dmabuf";
@@ -196,6 +201,13 @@ class HwNode {
 
   mutable std::mutex mu_;
   std::unordered_map<std::uint32_t, Region> regions_;
+  // Freed host buffers kept for the next alloc of the same rounded size, at
+  // most k_pooled_host_bytes: a fresh aligned_alloc of a chunk-sized buffer
+  // page-faults and the kernel zeroes every page before alloc zeroes it again
+  // (about 10% of the CPU of a 1 MiB file sweep through the whole stack on
+  // the 2-core CI machine, perf record of make bench-hw, issue 20 P10).
+  std::multimap<std::uint64_t, std::byte*> pooled_;  // rounded bytes -> buffer
+  std::uint64_t pooled_bytes_ = 0;
   std::uint32_t next_region_ = 1;
   std::uint64_t allocated_bytes_ = 0;
   std::unordered_map<std::uint64_t, Route> routes_;
