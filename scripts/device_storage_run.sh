@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The storage benchmarks on the GPU machine's host (16 cores, its own disk),
+# in one script: make bench-hw (P10, issue 20) and the F4 drive fit (issue 22,
+# lua_scripts/calibrate_disk.lua), there.
+#
+#   scripts/device_storage_run.sh --pack   (here)
+#       packs the sluice CLI (scripts/gpu_device_run.sh --pack-sluice) and fio
+#       with the shared libraries it links (the GPU machine has no fio) into
+#       .carry/sluice_hw and .carry/fio (ignored by git).
+#   scripts/device_storage_run.sh          (there: device tool, carry
+#                                           [".carry/sluice_hw", ".carry/fio"])
+#       runs scripts/bench_hw.sh, then the F4 calibration (STORAGE_F4=0 skips
+#       it), with fio from .carry/fio; logs and results in $OUT (default
+#       ./out/device_storage).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+if [ "${1:-}" = "--pack" ]; then
+  set -e
+  bash scripts/gpu_device_run.sh --pack-sluice
+  F=$ROOT/.carry/fio
+  rm -rf "$F" && mkdir -p "$F/lib"
+  cp -L "$(command -v fio)" "$F/fio"
+  ldd "$(command -v fio)" | awk '/=> \//{print $3}' |
+    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} "$F/lib/"
+  (cd "$F" && tar cJf libs.tar.xz lib && rm -rf lib)
+  du -sh "$ROOT"/.carry/sluice_hw "$F"
+  exit 0
+fi
+
+OUT=${OUT:-$ROOT/out/device_storage}
+mkdir -p "$OUT"
+[ -x "$ROOT/.carry/sluice_hw/sluice" ] && [ -x "$ROOT/.carry/fio/fio" ] ||
+  { echo "device_storage_run: carry .carry/sluice_hw and .carry/fio (--pack here first)"; exit 2; }
+libs=$(mktemp -d)
+tar xJf "$ROOT/.carry/sluice_hw/libs.tar.xz" -C "$libs"
+tar xJf "$ROOT/.carry/fio/libs.tar.xz" -C "$libs"
+bin=$(mktemp -d)
+ln -s "$ROOT/.carry/fio/fio" "$bin/fio"
+export PATH=$bin:$PATH LD_LIBRARY_PATH=$libs/lib:${LD_LIBRARY_PATH:-}
+echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(uname -sr)"
+df -h /var/tmp | tail -1
+lsblk -d -o NAME,MODEL,SIZE,ROTA,TYPE 2>/dev/null | head -8
+fio --version
+rc=0
+echo "== make bench-hw (P10)"
+SLUICE=$ROOT/.carry/sluice_hw/sluice timeout 400 bash scripts/bench_hw.sh 2>&1 | tee "$OUT/bench_hw.log" | tail -8
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+if [ "${STORAGE_F4:-1}" = 1 ]; then
+  echo "== F4: the drive model fitted to fio on this host's disk"
+  timeout "${STORAGE_F4_TIMEOUT_S:-420}" "$ROOT/.carry/sluice_hw/sluice" calibrate lua_scripts/calibrate_disk.lua \
+    --backend fio --fio-dir /var/tmp/sluice-f4 --result F4 --repeats "${F4_REPEATS:-3}" --out "$OUT/f4" \
+    --base-profile disk_fit_start --profile-dir sim/profiles \
+    --fit-param disk.read_latency_ns --fit-param disk.write_latency_ns --fit-param disk.request_occupancy_ns \
+    --fit-param disk.read_bandwidth_factor --fit-param disk.write_bandwidth_factor \
+    --fit-param disk.read_request_bytes_per_s --fit-param disk.write_request_bytes_per_s \
+    > "$OUT/f4.log" 2> "$OUT/f4.err"
+  r=$?
+  sed -n '/^fit:/,$p' "$OUT/f4.log" | head -70
+  echo "F4 exit $r"; [ $r -eq 0 ] || { tail -5 "$OUT/f4.err"; rc=1; }
+fi
+rm -rf "$libs" "$bin" /var/tmp/sluice-f4
+exit $rc
