@@ -165,7 +165,9 @@ int run_report(const ReportArgs& args, std::ostream& out, std::ostream& err) {
 void add_analysis_commands(CLI::App& app) {
   auto compare = std::make_shared<CompareArgs>();
   CLI::App* c = app.add_subcommand("compare", "predicted (sim) vs measured (hw/emulate) runs, per metric and point");
-  c->add_option("files", compare->files, "results files (results.json or emulate output)")->required();
+  c->add_option("files", compare->files,
+                "results files (results.json; also the single-file emulate output of earlier versions)")
+      ->required();
   c->add_option("--metric", compare->metrics, "metric to compare (default: throughput, ops, time, latencies)");
   c->add_option("--ignore-param", compare->ignored_params, "param left out when aligning runs");
   c->add_option("--measured", compare->measured_backend, "reference backend (default hw, else emulate)");
