@@ -236,6 +236,14 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
   return why;
 }
 
+// What results.json says of how the run was deployed (RunResult::deployment).
+std::map<std::string, std::string> deployment_of(const HwRunOptions& options) {
+  return {{"transport", options.transport},
+          {"storage_backend", options.storage_backend},
+          {"storage_root", options.temp_root},
+          {"meta_store", SLUICE_HAVE_ROCKSDB ? options.meta_store : std::string("memory")}};
+}
+
 // The metadata servers' stores (HwRunOptions::meta_store), said in the run's log.
 MetaStoreFn meta_store_of(const HwRunOptions& options, const std::string& root, RunResult& result) {
   result.counters["meta.store_durable"] = 0;
@@ -326,10 +334,7 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     config.transport = options.transport;
     config.storage_backend = options.storage_backend;
     config.storage_root = dir.path() + "/storage";
-    result.deployment = {{"transport", options.transport},
-                         {"storage_backend", options.storage_backend},
-                         {"storage_root", options.temp_root},
-                         {"meta_store", SLUICE_HAVE_ROCKSDB ? options.meta_store : std::string("memory")}};
+    result.deployment = deployment_of(options);
     config.node_memory_limit_bytes = options.node_memory_limit_bytes;
     config.log = [](std::string_view line) { note_child_log(line); };
     if (Status st = secure(options, config, result); !st.ok()) return finish(st.message());
