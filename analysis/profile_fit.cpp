@@ -151,6 +151,16 @@ Result<ProfileParam> find_profile_param(const std::string& name) {
   return error(StatusCode::invalid_argument, "profile fit: no parameter \"" + name + "\" (known: " + known + ")");
 }
 
+Result<std::vector<ProfileParam>> find_profile_params(const std::vector<std::string>& names) {
+  std::vector<ProfileParam> params;
+  for (const std::string& name : names) {
+    Result<ProfileParam> p = find_profile_param(name);
+    if (!p.ok()) return p.status();
+    params.push_back(*p);
+  }
+  return params;
+}
+
 Result<nlohmann::json> apply_profile_params(const nlohmann::json& base, const std::vector<ProfileParam>& params,
                                             const std::vector<double>& values) {
   if (!base.is_object() || base.value("format", std::string{}) != "sluice-sim-profile") {
@@ -256,12 +266,9 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   if (!(options.log_step > 0) || !(options.prior_weight >= 0)) {
     return error(StatusCode::invalid_argument, "profile fit: log_step must be > 0 and prior_weight >= 0");
   }
-  std::vector<ProfileParam> params;
-  for (const std::string& name : options.params) {
-    Result<ProfileParam> p = find_profile_param(name);
-    if (!p.ok()) return p.status();
-    params.push_back(*p);
-  }
+  Result<std::vector<ProfileParam>> found = find_profile_params(options.params);
+  if (!found.ok()) return found.status();
+  const std::vector<ProfileParam>& params = *found;
   const std::size_t observations = measured.size() * options.phases.size();
   if (observations < params.size()) {
     return error(
@@ -396,12 +403,9 @@ Result<std::vector<PredictionInterval>> prediction_intervals(const nlohmann::jso
   if (fit.values.size() != n || fit.log_covariance.size() != n * n) {
     return error(StatusCode::invalid_argument, "prediction intervals: the fit has no uncertainty for its parameters");
   }
-  std::vector<ProfileParam> params;
-  for (const std::string& name : fit.names) {
-    Result<ProfileParam> p = find_profile_param(name);
-    if (!p.ok()) return p.status();
-    params.push_back(*p);
-  }
+  Result<std::vector<ProfileParam>> found = find_profile_params(fit.names);
+  if (!found.ok()) return found.status();
+  const std::vector<ProfileParam>& params = *found;
   // The fitted predictions against themselves: every ratio 1, each phase's value kept for the interval.
   Result<std::vector<double>> self = paired_rel_errors(predicted, predicted, phases, metric);
   if (!self.ok()) return self.status();

@@ -70,6 +70,8 @@ struct ProfileParam {
 const std::vector<ProfileParam>& profile_params();
 // invalid_argument naming the known ones.
 Result<ProfileParam> find_profile_param(const std::string& name);
+// Each of `names`, in order; the first unknown one's error.
+Result<std::vector<ProfileParam>> find_profile_params(const std::vector<std::string>& names);
 
 // The profile with the named fields set (clamped to their bounds, rounded
 // where integer). invalid_argument when `base` is not a sluice-sim-profile

@@ -4,9 +4,9 @@
 # lua_scripts/calibrate_disk.lua), there.
 #
 #   scripts/device_storage_run.sh --pack   (here)
-#       packs the sluice CLI (scripts/gpu_device_run.sh --pack-sluice) and fio
-#       with the shared libraries it links (the GPU machine has no fio) into
-#       .carry/sluice_hw and .carry/fio (ignored by git).
+#       packs the sluice CLI (built in $BUILD, default build/) and fio, each
+#       with the shared libraries it links (the GPU machine has no fio), into
+#       .carry/sluice_hw and .carry/fio (ignored by git; scripts/carry_lib.sh).
 #   scripts/device_storage_run.sh          (there: device tool, carry
 #                                           [".carry/sluice_hw", ".carry/fio"])
 #       runs scripts/bench_hw.sh, then the F4 calibration (STORAGE_F4=0 skips
@@ -18,14 +18,10 @@ ROOT=$PWD
 
 if [ "${1:-}" = "--pack" ]; then
   set -e
-  bash scripts/gpu_device_run.sh --pack-sluice
-  F=$ROOT/.carry/fio
-  rm -rf "$F" && mkdir -p "$F/lib"
-  cp -L "$(command -v fio)" "$F/fio"
-  ldd "$(command -v fio)" | awk '/=> \//{print $3}' |
-    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} "$F/lib/"
-  (cd "$F" && tar cJf libs.tar.xz lib && rm -rf lib)
-  du -sh "$ROOT"/.carry/sluice_hw "$F"
+  # shellcheck source=scripts/carry_lib.sh
+  source "$ROOT/scripts/carry_lib.sh"
+  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw"
+  carry_binary "$(command -v fio)" "$ROOT/.carry/fio"
   exit 0
 fi
 

@@ -33,14 +33,9 @@ CARRY=$ROOT/.carry/gpu
 
 if [ "${1:-}" = "--pack-sluice" ]; then
   set -e
-  BUILD=${BUILD:-$ROOT/build}
-  SL=$ROOT/.carry/sluice_hw
-  rm -rf "$SL" && mkdir -p "$SL/lib"
-  strip -o "$SL/sluice" "$BUILD/sluice"
-  ldd "$BUILD/sluice" | awk '/=> \//{print $3}' |
-    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} "$SL/lib/"
-  (cd "$SL" && tar cJf libs.tar.xz lib && rm -rf lib)
-  du -sh "$SL"
+  # shellcheck source=scripts/carry_lib.sh
+  source "$ROOT/scripts/carry_lib.sh"
+  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw"
   exit 0
 fi
 
