@@ -18,6 +18,7 @@ RUNS=${BENCH_HW_RUNS:-3}
 THREADS=${BENCH_HW_THREADS:-4}
 FILE_SIZE=${BENCH_HW_FILE_SIZE:-256MiB}
 BLOCKS=${BENCH_HW_BLOCKS:-"1MiB 16MiB"}
+TRANSPORT=${BENCH_HW_TRANSPORT:-tcp}  # the services' transport (sluice backends lists them)
 FIO_TIMEOUT_S=300
 
 command -v fio >/dev/null || { echo "bench-hw: fio is not installed (make deps)" >&2; exit 2; }
@@ -27,7 +28,7 @@ work=$(mktemp -d "$DIR/run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/fio" "$work/sluice"
 echo "bench-hw: $(hostname), $(nproc) cores, $(uname -sr); $DIR on $(df --output=source "$DIR" | tail -1)," \
-  "$THREADS threads x $FILE_SIZE, $RUNS runs per side"
+  "$THREADS threads x $FILE_SIZE, $RUNS runs per side, transport $TRANSPORT"
 
 # "<write bytes/s> <read bytes/s>" of one sluice run's results.json.
 sluice_rates() {
@@ -68,6 +69,7 @@ for bs in $BLOCKS; do
   for run in $(seq 1 "$RUNS"); do
     out=$work/sluice/$bs.$run
     "$SLUICE" run tests/bench/hw_stack.lua --backend hw --storage-backend uring --storage-root "$work/sluice" \
+      --transport "$TRANSPORT" \
       --set block="$bs" --set threads="$THREADS" --set file_size="$FILE_SIZE" --out "$out" >"$out.log" 2>&1 ||
       { echo "bench-hw: sluice run failed; see below" >&2; tail -20 "$out.log" >&2; exit 1; }
     read -r w r < <(sluice_rates "$out/results.json")
