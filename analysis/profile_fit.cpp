@@ -65,6 +65,20 @@ std::vector<double> exp_values(const Eigen::VectorXd& x) {
   return v;
 }
 
+// ln(prediction / reference) of each point and phase as a function of the
+// parameters' ln(values): one simulator call per evaluation, counted in
+// `calls` when given.
+ResidualFn log_ratio_fn(const nlohmann::json& base, const std::vector<ProfileParam>& params, const PredictFn& predict,
+                        const std::vector<RunRecord>& reference, const std::vector<std::string>& phases,
+                        const std::string& metric, Eigen::Index rows, std::size_t* calls) {
+  return [&base, &params, &predict, &reference, &phases, &metric, rows, calls](const Eigen::VectorXd& x) {
+    Result<nlohmann::json> profile = apply_profile_params(base, params, exp_values(x));
+    if (calls != nullptr) ++*calls;
+    return log_ratios(profile.ok() ? predict(*profile) : Result<std::vector<RunRecord>>(profile.status()), reference,
+                      phases, metric, rows);
+  };
+}
+
 // The fitted profile's own errors (one more simulator call, so the numbers
 // describe exactly the profile that is written), then the uncertainty of the
 // fitted values: the Jacobian of the ln-ratio residuals at the fitted values
@@ -91,20 +105,13 @@ Status score_fitted(ProfileFit& fit, const nlohmann::json& base, const std::vect
 
   const Eigen::Index rows = static_cast<Eigen::Index>(fit.rel_errors.size());
   const Eigen::Index n = static_cast<Eigen::Index>(params.size());
-  const ResidualFn residuals = [&](const Eigen::VectorXd& x) -> Eigen::VectorXd {
-    Result<nlohmann::json> profile = apply_profile_params(base, params, exp_values(x));
-    ++fit.evaluations;
-    return log_ratios(profile.ok() ? predict(*profile) : Result<std::vector<RunRecord>>(profile.status()), measured,
-                      options.phases, options.metric, rows);
-  };
+  const ResidualFn residuals =
+      log_ratio_fn(base, params, predict, measured, options.phases, options.metric, rows, &fit.evaluations);
   const Eigen::VectorXd r_fit = log_ratios(final_predicted, measured, options.phases, options.metric, rows);
   const FitUncertainty u =
       fit_uncertainty(forward_jacobian(residuals, log_values(fit.values), r_fit, options.log_step), r_fit);
   fit.log_std_errors.assign(u.std_errors.data(), u.std_errors.data() + n);
-  fit.log_covariance.assign(static_cast<std::size_t>(n * n), 0.0);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    for (Eigen::Index j = 0; j < n; ++j) fit.log_covariance[static_cast<std::size_t>(i * n + j)] = u.covariance(i, j);
-  }
+  fit.log_covariance.assign(u.covariance.data(), u.covariance.data() + n * n);  // column-major
   fit.residual_variance = u.residual_variance;
   fit.t95 = u.t95;
   return ok_status();
@@ -411,11 +418,7 @@ Result<std::vector<PredictionInterval>> prediction_intervals(const nlohmann::jso
   if (!self.ok()) return self.status();
   const Eigen::Index rows = static_cast<Eigen::Index>(self->size());
   const Eigen::Index cols = static_cast<Eigen::Index>(n);
-  const ResidualFn ln_predictions = [&](const Eigen::VectorXd& x) -> Eigen::VectorXd {
-    Result<nlohmann::json> profile = apply_profile_params(base, params, exp_values(x));
-    return log_ratios(profile.ok() ? predict(*profile) : Result<std::vector<RunRecord>>(profile.status()), predicted,
-                      phases, metric, rows);
-  };
+  const ResidualFn ln_predictions = log_ratio_fn(base, params, predict, predicted, phases, metric, rows, nullptr);
   const Eigen::MatrixXd g =
       forward_jacobian(ln_predictions, log_values(fit.values), Eigen::VectorXd::Zero(rows), log_step);
   const Eigen::MatrixXd covariance = Eigen::Map<const Eigen::MatrixXd>(fit.log_covariance.data(), cols, cols);

@@ -204,6 +204,10 @@ std::uint32_t ClusterConfig::storage_target_count() const {
   return count;
 }
 
+std::uint32_t ClusterConfig::stripe_count() const {
+  return workload.stripe_count > 0 ? workload.stripe_count : storage_target_count();
+}
+
 Result<ClusterConfig> default_cluster(std::uint32_t nodes) {
   if (nodes < 2 || nodes > k_max_cluster_nodes) {
     return bad("nodes", std::to_string(nodes) + " nodes; a cluster has 2.." + std::to_string(k_max_cluster_nodes) +

@@ -86,6 +86,8 @@ struct ClusterConfig {
   const NodeSpec* node(NodeId id) const;
   std::uint32_t client_count() const;
   std::uint32_t storage_target_count() const;
+  // The stripe count files get: workload.stripe_count, or every target when it is 0.
+  std::uint32_t stripe_count() const;
 };
 
 // Node 0: mgmt, meta and client; nodes 1..N-1: storage, one target each

@@ -9,13 +9,11 @@ namespace sluice::emulate {
 
 std::map<std::string, std::string> point_params(const ClusterConfig& config) {
   const ClusterWorkload& w = config.workload;
-  return {{"nodes", std::to_string(config.nodes.size())},
-          {"stripe_count", std::to_string(w.stripe_count > 0 ? w.stripe_count : config.storage_target_count())},
-          {"chunk_bytes", std::to_string(w.chunk_bytes)},
-          {"file_bytes", std::to_string(w.sweep.file_bytes)},
-          {"block_bytes", std::to_string(w.sweep.block_bytes)},
-          {"files_per_rank", std::to_string(w.sweep.files_per_rank)},
-          {"threads", std::to_string(w.sweep.threads)}};
+  return {
+      {"nodes", std::to_string(config.nodes.size())},       {"stripe_count", std::to_string(config.stripe_count())},
+      {"chunk_bytes", std::to_string(w.chunk_bytes)},       {"file_bytes", std::to_string(w.sweep.file_bytes)},
+      {"block_bytes", std::to_string(w.sweep.block_bytes)}, {"files_per_rank", std::to_string(w.sweep.files_per_rank)},
+      {"threads", std::to_string(w.sweep.threads)}};
 }
 
 scenario::ScenarioSpec gathered_spec(const ClusterConfig& config, const GatheredRunInfo& info) {
@@ -43,8 +41,7 @@ scenario::ScenarioSpec gathered_spec(const ClusterConfig& config, const Gathered
     }
   }
   spec.fs.meta.default_chunk_bytes = config.workload.chunk_bytes;
-  spec.fs.meta.default_stripe_count =
-      config.workload.stripe_count > 0 ? config.workload.stripe_count : config.storage_target_count();
+  spec.fs.meta.default_stripe_count = config.stripe_count();
   spec.workloads.push_back(std::move(sweep));
   return spec;
 }

@@ -171,8 +171,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       mc.mgmt = plan.mgmt;
       mc.ns.shard_count = plan.meta_shards;
       mc.default_chunk_bytes = config.workload.chunk_bytes;
-      mc.default_stripe_count =
-          config.workload.stripe_count > 0 ? config.workload.stripe_count : config.storage_target_count();
+      mc.default_stripe_count = config.stripe_count();
       mc.open_store = meta_store_opener(config, s);
       created = &world.add_service<MetaService>(s.node, mc);
       local.servers.push_back(created);
