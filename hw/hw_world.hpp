@@ -189,6 +189,11 @@ class HwWorld {
     return result.get();
   }
 
+  // Runs fn on the service's loop thread, between its events, and returns
+  // at once: how a thread outside the world (a FUSE worker) hands work to a
+  // service without waiting for it.
+  void post(const Service& service, std::function<void()> fn) { loop_of(endpoint_of(service))->run(std::move(fn)); }
+
   // Waits until done() holds (checked after every event any service
   // handles) or max_wait_ns passes; returns done().
   bool wait_until(const std::function<bool()>& done, TimeNs max_wait_ns);

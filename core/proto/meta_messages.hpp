@@ -158,7 +158,8 @@ struct Rename {
 // (the metadata server refuses them).
 inline constexpr std::uint32_t k_set_attr_size = 1u << 0;   // truncate/extend to size_bytes
 inline constexpr std::uint32_t k_set_attr_mtime = 1u << 1;  // set mtime_ns
-inline constexpr std::uint32_t k_set_attr_known_mask = k_set_attr_size | k_set_attr_mtime;
+inline constexpr std::uint32_t k_set_attr_mode = 1u << 2;   // set the permission bits (chmod)
+inline constexpr std::uint32_t k_set_attr_known_mask = k_set_attr_size | k_set_attr_mtime | k_set_attr_mode;
 
 struct SetAttr {
   static constexpr MessageType k_type = MessageType::set_attr;
@@ -168,6 +169,7 @@ struct SetAttr {
   std::uint32_t mask = 0;
   std::uint64_t size_bytes = 0;
   std::int64_t mtime_ns = 0;
+  std::uint32_t mode = 0;  // POSIX permission bits (07777)
 
   template <class Io>
   void io(Io& f) {
@@ -176,6 +178,7 @@ struct SetAttr {
     f("mask", mask);
     f("size_bytes", size_bytes);
     f("mtime_ns", mtime_ns);
+    f("mode", mode);
   }
   bool operator==(const SetAttr&) const = default;
 };

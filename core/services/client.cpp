@@ -286,6 +286,24 @@ void Client::close_unchanged(const std::string& path, StatusFn done) {
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
+void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn done) {
+  proto::SetAttr m;
+  m.path = path;
+  if (change.size_bytes) {
+    m.mask |= proto::k_set_attr_size;
+    m.size_bytes = *change.size_bytes;
+  }
+  if (change.mtime_ns) {
+    m.mask |= proto::k_set_attr_mtime;
+    m.mtime_ns = *change.mtime_ns;
+  }
+  if (change.mode) {
+    m.mask |= proto::k_set_attr_mode;
+    m.mode = *change.mode;
+  }
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
 void Client::readdir(const std::string& path, bool with_attrs, EntriesFn done) {
   placement_of_dir(path, [this, path, with_attrs, done](Result<DirPlacement> p) {
     if (!p.ok()) return done(p.status());

@@ -105,6 +105,13 @@ struct CreateOptions {
   proto::ChooserKind chooser = proto::ChooserKind::server_default;
 };
 
+// What Client::set_attr changes; fields left empty stay as they are.
+struct AttrChange {
+  std::optional<std::uint64_t> size_bytes;
+  std::optional<std::int64_t> mtime_ns;
+  std::optional<std::uint32_t> mode;  // permission bits, at most 07777
+};
+
 class Client {
  public:
   using StatusFn = std::function<void(Status)>;
@@ -135,6 +142,9 @@ class Client {
   // server that changes nothing (an empty SetAttr), as every close of a file
   // is one (BeeGFS CloseFileMsg ends the open-file session; Lustre MDS_CLOSE).
   void close_unchanged(const std::string& path, StatusFn done);
+  // Changes what `change` names of the inode at path (chmod, utimens, the
+  // size a truncate records); done(the inode as stored after the change).
+  void set_attr(const std::string& path, const AttrChange& change, InodeFn done);
 
   // Reads [offset, offset + dst.length) of the file into dst (clamped to the
   // inode's size); done(bytes read). dst may be host, pinned or GPU memory.

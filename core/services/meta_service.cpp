@@ -658,7 +658,18 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
       r.inode = *entry;
       return reply(std::move(r));
     }
+    if ((m.mask & ~proto::k_set_attr_known_mask) != 0) {
+      return reply(inode_reply(m.request_id, error(StatusCode::invalid_argument,
+                                                   "SetAttr of " + m.path + ": unknown mask bits " +
+                                                       std::to_string(m.mask & ~proto::k_set_attr_known_mask))));
+    }
+    if ((m.mask & proto::k_set_attr_mode) != 0 && (m.mode & ~07777u) != 0) {
+      return reply(inode_reply(m.request_id, error(StatusCode::invalid_argument,
+                                                   "SetAttr of " + m.path + ": mode " + std::to_string(m.mode) +
+                                                       " has bits beyond 07777")));
+    }
     proto::InodeDesc inode = *entry;
+    if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
     if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
     if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
     Status s = store_->put_entry(parent, name_, inode);

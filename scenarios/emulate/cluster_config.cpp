@@ -299,6 +299,25 @@ Status validate(const ClusterConfig& c) {
   return ok_status();
 }
 
+namespace {
+
+// to_json's workload for a mount.
+nlohmann::json mount_json(const ClusterWorkload& w) {
+  const ClusterMount& m = w.mount;
+  return {{"kind", "mount"},
+          {"mount_point", m.mount_point},
+          {"direct_io", m.direct_io},
+          {"sync_writes", m.sync_writes},
+          {"entry_timeout_ms", m.entry_timeout_ms},
+          {"attr_timeout_ms", m.attr_timeout_ms},
+          {"threads", m.threads},
+          {"max_mount_s", m.max_mount_s},
+          {"chunk_bytes", w.chunk_bytes},
+          {"stripe_count", w.stripe_count}};
+}
+
+}  // namespace
+
 nlohmann::json to_json(const ClusterConfig& c) {
   nlohmann::json nodes = nlohmann::json::array();
   for (const NodeSpec& n : c.nodes) {
@@ -309,7 +328,7 @@ nlohmann::json to_json(const ClusterConfig& c) {
   nlohmann::json phases = nlohmann::json::array();
   for (SweepPhase p : c.workload.sweep.phases) phases.push_back(std::string(to_string(p)));
   const FileSweepConfig& s = c.workload.sweep;
-  return {{"run_id", c.run_id},
+  nlohmann::json doc = {{"run_id", c.run_id},
           {"seed", c.seed},
           {"rails_per_node", c.rails_per_node},
           {"connections_per_rail", c.connections_per_rail},
@@ -334,7 +353,10 @@ nlohmann::json to_json(const ClusterConfig& c) {
             {"pattern_seed", s.pattern_seed},
             {"chunk_bytes", c.workload.chunk_bytes},
             {"stripe_count", c.workload.stripe_count}}}};
+  if (c.workload.mounted()) doc["workload"] = mount_json(c.workload);
+  return doc;
 }
+
 
 namespace {
 
@@ -377,8 +399,27 @@ Status parse_workload(const nlohmann::json& json, ClusterWorkload& workload) {
   r.read("pattern_seed", s.pattern_seed);
   r.read("chunk_bytes", workload.chunk_bytes);
   r.read("stripe_count", workload.stripe_count);
+  ClusterMount& m = workload.mount;
+  r.read("mount_point", m.mount_point);
+  r.read("direct_io", m.direct_io);
+  r.read("sync_writes", m.sync_writes);
+  r.read("entry_timeout_ms", m.entry_timeout_ms);
+  r.read("attr_timeout_ms", m.attr_timeout_ms);
+  r.read("threads", m.threads);
+  r.read("max_mount_s", m.max_mount_s);
   if (Status st = r.finish(); !st.ok()) return st;
-  if (kind != "file_sweep") return bad("workload.kind", quote_cut(kind) + "; only file_sweep runs multi-process");
+  if (kind == "mount") {
+    if (m.mount_point.empty() || m.mount_point.front() != '/') {
+      return bad("workload.mount_point", "a mount needs an absolute mount_point, got " + quote_cut(m.mount_point));
+    }
+    if (m.threads == 0 || m.threads > 1024) return bad("workload.threads", "must be within [1, 1024]");
+    if (m.max_mount_s == 0) return bad("workload.max_mount_s", "must be > 0");
+    return ok_status();
+  }
+  if (r.raw("mount_point") != nullptr) return bad("workload.mount_point", "only for kind \"mount\"");
+  if (kind != "file_sweep") {
+    return bad("workload.kind", quote_cut(kind) + "; file_sweep and mount run multi-process");
+  }
   if (r.raw("phases") != nullptr) {
     s.phases.clear();
     for (std::size_t i = 0; i < phases.size(); ++i) {

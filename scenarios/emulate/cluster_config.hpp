@@ -51,10 +51,29 @@ struct NodeSpec {
   bool has(Role role) const;
 };
 
+// A mount lives until it is unmounted; this bounds it (the other nodes wait
+// for it at the "clients-done" barrier that long).
+inline constexpr std::uint32_t k_default_max_mount_s = 7 * 24 * 3600;
+
+// workload.kind "mount": the client node serves a FUSE mount of the
+// deployment (scenarios/mount, `sluice mount`) instead of running a sweep,
+// until it is unmounted. The other fields are scenarios/mount's MountOptions.
+struct ClusterMount {
+  std::string mount_point;  // empty: no mount (the kind is file_sweep)
+  bool direct_io = false;
+  bool sync_writes = false;
+  std::uint32_t entry_timeout_ms = 1000;
+  std::uint32_t attr_timeout_ms = 1000;
+  std::uint32_t threads = 16;
+  std::uint32_t max_mount_s = k_default_max_mount_s;
+};
+
 // The workload of the client nodes: FileSweep (core/workloads/file_sweep.hpp)
-// with pattern data, so every byte read is verified.
+// with pattern data, so every byte read is verified; or a mount.
 struct ClusterWorkload {
   FileSweepConfig sweep;
+  ClusterMount mount;
+  bool mounted() const { return !mount.mount_point.empty(); }
   std::uint64_t chunk_bytes = 1 * k_mib;  // default chunk size of the metadata server
   std::uint32_t stripe_count = 0;         // 0: every storage target
 };

@@ -231,6 +231,10 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   for (std::size_t i = 0; i < cluster.nodes.size(); ++i) cluster.nodes[i].address = plan.nodes[i].address;
   if (Status st = give_secret(cluster, dir); !st.ok()) return st;
   if (Status st = validate(cluster); !st.ok()) return st;
+  if (cluster.workload.mounted() && cluster.client_count() != 1) {
+    return error(StatusCode::invalid_argument, "emulate: a mount needs exactly one client node on this host, the "
+                                               "cluster has " + std::to_string(cluster.client_count()));
+  }
   const std::string config_path = dir + "/cluster.json";
   {
     std::ofstream out(config_path);
@@ -281,8 +285,16 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
                           std::string("--bootstrap-fd"), std::to_string(k_child_bootstrap_fd)}) {
       argv.push_back(std::move(a));
     }
-    Result<ChildProcess> child =
-        ChildProcess::spawn(in_netns(plan.nodes[i].netns, argv), dir + "/node" + std::to_string(i) + ".log", pair[1]);
+    // A mounting client joins its namespace's network only (`--netns`, setns):
+    // `ip netns exec` would also give it a mount namespace of its own, where
+    // the FUSE mount would be invisible to this host's programs.
+    const bool mounts = cluster.workload.mounted() && cluster.nodes[i].has(Role::client);
+    if (mounts) {
+      argv.push_back("--netns");
+      argv.push_back(plan.nodes[i].netns);
+    }
+    Result<ChildProcess> child = ChildProcess::spawn(mounts ? argv : in_netns(plan.nodes[i].netns, argv),
+                                                     dir + "/node" + std::to_string(i) + ".log", pair[1]);
     ::close(pair[1]);
     if (!child.ok()) {
       ::close(pair[0]);
@@ -293,7 +305,8 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   }
   if (log) log(std::to_string(plan.nodes.size()) + " node processes started (logs in " + dir + ")");
   BootstrapCoordinator coordinator(std::move(channels));
-  const auto deadline = Clock::now() + std::chrono::seconds(2 * std::uint64_t{cluster.max_wait_s} + 60);
+  const auto deadline = Clock::now() + std::chrono::seconds(2 * std::uint64_t{cluster.max_wait_s} + 60 +
+                                                            (cluster.workload.mounted() ? cluster.workload.mount.max_mount_s : 0));
   Result<std::vector<std::string>> docs = coordinator.serve(deadline, stop_fd);
   if (!docs.ok()) {
     std::string tail;

@@ -3,16 +3,22 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <arpa/inet.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <thread>
+#include <atomic>
 #include <sstream>
 
 #include <fmt/core.h>
@@ -77,9 +83,27 @@ struct NodeCli {
   std::string out;
   std::string run_id = "mpi";
   std::string storage_root;
+  std::string netns;  // join this network namespace (setns) before anything else
   WorkloadCli workload;
   SecurityCli security;
 };
+
+// --netns: this process joins the named network namespace (/run/netns/NAME)
+// and keeps the host's mount namespace (a FUSE mount made here is the host's).
+Status enter_netns(const std::string& name) {
+  if (name.empty()) return ok_status();
+  if (name.find('/') != std::string::npos) {
+    return error(StatusCode::invalid_argument, "--netns: a namespace name, not a path: " + name);
+  }
+  const std::string path = "/run/netns/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return error(StatusCode::not_found, "--netns: cannot open " + path + ": " + std::strerror(errno));
+  const int rc = ::setns(fd, CLONE_NEWNET);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return error(StatusCode::unavailable, "--netns: setns into " + path + ": " + std::strerror(err));
+  return ok_status();
+}
 
 void add_security_options(CLI::App* command, SecurityCli& security) {
   command->add_option("--shared-secret-file", security.shared_secret_file,
@@ -410,6 +434,10 @@ int report_node_result(const NodeCli& cli, const ClusterConfig& config, const Re
 
 int run_node_command(const NodeCli& cli) {
   ::signal(SIGPIPE, SIG_IGN);
+  if (Status st = enter_netns(cli.netns); !st.ok()) {
+    fmt::print(stderr, "sluice node: {}\n", st.message());
+    return k_exit_usage;
+  }
   ClusterConfig config;
   if (!cli.config.empty()) {
     Result<ClusterConfig> c = load_config(cli.config);
@@ -428,7 +456,9 @@ int run_node_command(const NodeCli& cli) {
                  "sluice node: needs --mpi, or --config, --rank and --bootstrap-fd (as `sluice emulate` starts it)\n");
       return k_exit_usage;
     }
-    const std::uint32_t wait_s = (config.max_wait_s > 0 ? config.max_wait_s : k_default_max_wait_s) * 2 + 60;
+    // A mount keeps the other nodes at the "clients-done" barrier for as long as it lives.
+    const std::uint32_t wait_s = (config.max_wait_s > 0 ? config.max_wait_s : k_default_max_wait_s) * 2 + 60 +
+                                 (config.workload.mounted() ? config.workload.mount.max_mount_s : 0);
     bootstrap = std::make_unique<SocketBootstrap>(cli.bootstrap_fd, static_cast<std::uint32_t>(cli.rank),
                                                   static_cast<std::uint32_t>(config.nodes.size()),
                                                   std::chrono::seconds(wait_s));
@@ -456,9 +486,192 @@ int run_node_command(const NodeCli& cli) {
                             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
+// `sluice mount`: a deployment in network namespaces (emulate) whose client
+// node serves a FUSE mount at the mount point until it is unmounted.
+struct MountCli {
+  std::string mount_point;
+  std::uint32_t nodes = 3;
+  std::string link = "10gbit";
+  std::string subnet = "10.214.0.0/24";
+  std::string config;
+  std::string work_dir;
+  bool keep = false;
+  bool direct_io = false;
+  bool sync_writes = false;
+  std::uint32_t cache_ms = 1000;
+  std::uint32_t threads = 16;
+  std::uint64_t chunk_bytes = 0;
+  std::int64_t stripe_count = -1;
+  std::uint32_t max_wait_s = 0;
+  SecurityCli security;
+};
+
+// Whether a FUSE file system of sluice is mounted at path (/proc/self/mountinfo).
+bool sluice_mounted_at(const std::string& path) {
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, dev, root, point;
+    fields >> id >> parent >> dev >> root >> point;
+    if (point != path) continue;
+    const std::size_t dash = line.find(" - ");
+    if (dash != std::string::npos && line.compare(dash + 3, 12, "fuse.sluice ") == 0) return true;
+  }
+  return false;
+}
+
+// The first SIGINT/SIGTERM unmounts (the node then stops the deployment
+// cleanly); a second one aborts the run (abort_fd). Also says when the mount
+// is up. Ends when `done` is set.
+void watch_mount(const std::string& mount_point, int signal_fd, int abort_fd, const std::atomic<bool>& done) {
+  bool announced = false, unmounting = false;
+  while (!done.load()) {
+    pollfd p{signal_fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);
+    if (!announced && sluice_mounted_at(mount_point)) {
+      announced = true;
+      fmt::print("sluice mount: {} is ready (stop with `sluice umount {}` or Ctrl-C)\n", mount_point, mount_point);
+      std::fflush(stdout);
+    }
+    if (ready <= 0) continue;
+    char byte = 0;
+    if (::read(signal_fd, &byte, 1) != 1) continue;
+    if (!unmounting) {
+      unmounting = true;
+      fmt::print(stderr, "sluice mount: unmounting {} (a second signal aborts)\n", mount_point);
+      ::umount2(mount_point.c_str(), MNT_DETACH);
+    } else {
+      [[maybe_unused]] const auto n = ::write(abort_fd, &byte, 1);
+    }
+  }
+}
+
+Result<EmulateOptions> mount_options(const MountCli& cli) {
+  Result<LinkSpec> link = parse_link_spec(cli.link);
+  if (!link.ok()) return error(StatusCode::invalid_argument, "--link: " + link.status().message());
+  EmulateOptions o;
+  o.link = *link;
+  o.subnet = cli.subnet;
+  o.work_dir = cli.work_dir;
+  o.keep_work_dir = cli.keep;
+  o.log = [](std::string_view line) { fmt::print(stderr, "sluice mount: {}\n", line); };
+  Result<ClusterConfig> c = cli.config.empty() ? default_cluster(cli.nodes) : load_config(cli.config);
+  if (!c.ok()) return c.status();
+  o.cluster = std::move(c).value();
+  o.nodes = static_cast<std::uint32_t>(o.cluster.nodes.size());
+  if (cli.config.empty()) o.cluster.max_wait_s = 120;
+  ClusterMount& m = o.cluster.workload.mount;
+  m.mount_point = std::filesystem::absolute(cli.mount_point).lexically_normal().string();
+  if (m.mount_point.size() > 1 && m.mount_point.back() == '/') m.mount_point.pop_back();
+  m.direct_io = cli.direct_io;
+  m.sync_writes = cli.sync_writes;
+  m.entry_timeout_ms = m.attr_timeout_ms = cli.cache_ms;
+  m.threads = cli.threads;
+  WorkloadCli w;
+  w.chunk_bytes = cli.chunk_bytes;
+  w.stripe_count = cli.stripe_count;
+  w.max_wait_s = cli.max_wait_s;
+  if (Status st = configure_cluster(w, cli.security, o.cluster); !st.ok()) return st;
+  return o;
+}
+
+int run_mount(const MountCli& cli) {
+  Result<EmulateOptions> o = mount_options(cli);
+  if (!o.ok()) {
+    fmt::print(stderr, "sluice mount: {}\n", o.status().message());
+    return k_exit_usage;
+  }
+  const std::string& mount_point = o->cluster.workload.mount.mount_point;
+  if (sluice_mounted_at(mount_point)) {
+    fmt::print(stderr, "sluice mount: {} is already a sluice mount\n", mount_point);
+    return k_exit_failed;
+  }
+  if (std::string why = netns_permitted(); !why.empty()) {
+    fmt::print(stderr, "sluice mount: cannot start the deployment here: {}\n", why);
+    return k_exit_failed;
+  }
+  const int signal_fd = install_stop_signals();
+  int abort_pipe[2];
+  if (signal_fd < 0 || ::pipe2(abort_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    fmt::print(stderr, "sluice mount: cannot make the signal pipes\n");
+    return k_exit_failed;
+  }
+  fmt::print("sluice mount: {} nodes, link {}, mounting at {}\n", o->nodes, o->link.to_string(), mount_point);
+  std::fflush(stdout);
+  std::atomic<bool> done{false};
+  std::thread watcher(watch_mount, mount_point, signal_fd, abort_pipe[1], std::cref(done));
+  Result<nlohmann::json> run = run_emulation(*o, abort_pipe[0]);
+  done.store(true);
+  watcher.join();
+  // A node that died leaves its mount dead ("transport endpoint is not connected"): detach it.
+  if (sluice_mounted_at(mount_point)) ::umount2(mount_point.c_str(), MNT_DETACH);
+  if (!run.ok()) {
+    fmt::print(stderr, "sluice mount: {}\n", run.status().to_string());
+    return k_exit_failed;
+  }
+  print_summary(*run);
+  if (!run->value("ok", false)) {
+    fmt::print(stderr, "sluice mount: the deployment failed (node logs kept in {})\n",
+               run->value("work_dir", std::string()));
+    return k_exit_failed;
+  }
+  fmt::print("sluice mount: {} unmounted; the deployment stopped cleanly\n", mount_point);
+  return k_exit_ok;
+}
+
+int run_umount(const std::string& mount_point, bool lazy) {
+  const std::string path = std::filesystem::absolute(mount_point).lexically_normal().string();
+  const std::string point = path.size() > 1 && path.back() == '/' ? path.substr(0, path.size() - 1) : path;
+  if (!sluice_mounted_at(point)) {
+    fmt::print(stderr, "sluice umount: {} is not a sluice mount\n", point);
+    return k_exit_usage;
+  }
+  if (::umount2(point.c_str(), lazy ? MNT_DETACH : 0) != 0) {
+    const int err = errno;
+    fmt::print(stderr, "sluice umount: {}: {}{}\n", point, std::strerror(err),
+               err == EBUSY ? " (files are open there; --lazy detaches it now and it goes when they close)" : "");
+    return k_exit_failed;
+  }
+  return k_exit_ok;
+}
+
 }  // namespace
 
 int install_emulate_stop_signals() { return install_stop_signals(); }
+
+void add_mount_commands(CLI::App& app) {
+  auto cli = std::make_shared<MountCli>();
+  CLI::App* mount = app.add_subcommand(
+      "mount", "a deployment in network namespaces mounted here with FUSE until `sluice umount` (needs root)");
+  mount->add_option("mountpoint", cli->mount_point, "an existing directory")->required();
+  mount->add_option("--nodes", cli->nodes, "nodes (node 0: mgmt+meta+client, the mount; others storage)");
+  mount->add_option("--link", cli->link, "link rate[,one-way latency] between the nodes");
+  mount->add_option("--subnet", cli->subnet, "private /24 for the node addresses");
+  mount->add_option("--config", cli->config, "cluster JSON (roles); its workload becomes the mount");
+  mount->add_option("--work-dir", cli->work_dir, "logs and storage (default /tmp/<run prefix>)");
+  mount->add_flag("--keep", cli->keep, "keep the work dir (logs, chunk files) after a clean unmount");
+  mount->add_flag("--direct-io", cli->direct_io, "no page cache: every read and write reaches the cluster");
+  mount->add_flag("--sync-writes", cli->sync_writes, "every write durable on its storage server before it returns");
+  mount->add_option("--cache-ms", cli->cache_ms, "kernel entry and attribute cache timeout in ms (0: none)");
+  mount->add_option("--threads", cli->threads, "FUSE worker threads");
+  add_size_option(mount, "--chunk-size", cli->chunk_bytes, "stripe chunk bytes of new files");
+  mount->add_option("--stripe-count", cli->stripe_count, "targets per new file (0: all)");
+  mount->add_option("--max-wait", cli->max_wait_s, "bound in seconds on every start-up wait");
+  add_security_options(mount, cli->security);
+  mount->callback([cli] {
+    const int code = run_mount(*cli);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::exit(code);
+  });
+  auto umount_point = std::make_shared<std::string>();
+  auto lazy = std::make_shared<bool>(false);
+  CLI::App* umount = app.add_subcommand("umount", "unmount a `sluice mount` (its deployment then stops)");
+  umount->add_option("mountpoint", *umount_point, "the mount point")->required();
+  umount->add_flag("--lazy", *lazy, "detach now even if files are open there");
+  umount->callback([umount_point, lazy] { std::exit(run_umount(*umount_point, *lazy)); });
+}
 
 void add_emulate_commands(CLI::App& app) {
   auto emulate_cli = std::make_shared<EmulateCli>();
@@ -486,6 +699,7 @@ void add_emulate_commands(CLI::App& app) {
   });
 
   auto node_cli = std::make_shared<NodeCli>();
+  add_mount_commands(app);
   CLI::App* node = app.add_subcommand("node", "one node process of a multi-process deployment");
   node->group("");  // hidden: started by `emulate` or mpirun
   node->add_option("--config", node_cli->config, "cluster JSON");
@@ -498,6 +712,7 @@ void add_emulate_commands(CLI::App& app) {
                    "with --mpi: results folder (as emulate --out); else this node's document (JSON)");
   node->add_option("--run-id", node_cli->run_id, "with --mpi and no --config: run id (storage and barrier names)");
   node->add_option("--storage-root", node_cli->storage_root, "with --mpi and no --config: where targets live");
+  node->add_option("--netns", node_cli->netns, "join this network namespace first (a mounting node of emulate)");
   add_workload_options(node, node_cli->workload);
   add_security_options(node, node_cli->security);
   node->callback([node_cli] {

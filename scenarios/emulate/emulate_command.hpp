@@ -26,6 +26,12 @@ namespace sluice::emulate {
 // needs no dispatch of its own for them.
 void add_emulate_commands(CLI::App& app);
 
+//   sluice mount MOUNTPOINT [--nodes N] [--link RATE] [--config cluster.json] [--direct-io] ...
+//   sluice umount MOUNTPOINT [--lazy]
+// A deployment in network namespaces whose client node serves a FUSE mount
+// of it (scenarios/mount) until it is unmounted; docs/mount.md.
+void add_mount_commands(CLI::App& app);
+
 // Makes SIGINT/SIGTERM/SIGHUP write to a pipe and returns its read end (-1
 // when no pipe could be made): an emulation given it as stop_fd stops and
 // removes its namespaces and processes (`sluice calibrate SCRIPT` uses it).

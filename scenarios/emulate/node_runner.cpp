@@ -20,6 +20,9 @@
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
 #endif
 #include "scenarios/emulate/bootstrapped_transport.hpp"
+#if SLUICE_HAVE_FUSE
+#include "scenarios/mount/mount_client.hpp"
+#endif
 #include "transports/shared_secret.hpp"
 
 namespace sluice::emulate {
@@ -62,7 +65,8 @@ struct LocalServices {
   std::vector<Service*> servers;  // meta and storage: start after mgmt, wait for registration
   std::vector<Service*> early;    // mgmt and barrier
   std::vector<ClientHost*> clients;
-  std::vector<FileSweep*> sweeps;  // parallel to clients
+  std::vector<FileSweep*> sweeps;  // parallel to clients; null for a mount
+  std::vector<Workload*> mounts;   // parallel to clients: the mount's workload, or null
 };
 
 // 1-2. The node's TCP transport into table.local, then every node's listen
@@ -122,8 +126,19 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
   sweep.run_tag = config.run_id;
   sweep.barrier_max_wait_ns = max_wait_ns;
   sweep.create.stripe_count = config.workload.stripe_count;
-  auto workload = std::make_unique<FileSweep>(sweep);
-  FileSweep* sweep_ptr = workload.get();
+  std::unique_ptr<Workload> workload;
+  FileSweep* sweep_ptr = nullptr;
+  Workload* mount_ptr = nullptr;
+  if (config.workload.mounted()) {
+#if SLUICE_HAVE_FUSE
+    workload = std::make_unique<mount::MountWorkload>();
+    mount_ptr = workload.get();
+#endif
+  } else {
+    auto made = std::make_unique<FileSweep>(sweep);
+    sweep_ptr = made.get();
+    workload = std::move(made);
+  }
   ClientHostConfig hc;
   hc.client.mgmt = plan.mgmt;
   hc.client.ns.shard_count = plan.meta_shards;
@@ -133,6 +148,7 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
   ClientHost& host = world.add_service<ClientHost>(s.node, hc, std::move(workload));
   local.clients.push_back(&host);
   local.sweeps.push_back(sweep_ptr);
+  local.mounts.push_back(mount_ptr);
   return host;
 }
 
@@ -267,6 +283,35 @@ void add_phase_results(nlohmann::json& phases, const std::vector<RankPhaseResult
                       {"elapsed_ns", r.elapsed_ns},
                       {"bytes_per_s", rate}});
   }
+}
+
+// 5, for workload kind "mount": the node's client serves a FUSE mount until it is unmounted.
+Status serve_mounts(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
+                    const std::string& where, TimeNs max_wait_ns, const std::function<void(std::string_view)>& log) {
+#if SLUICE_HAVE_FUSE
+  if (local.clients.size() != 1) {
+    return error(StatusCode::invalid_argument, where + ": a node mounts with one client, it has " +
+                                                   std::to_string(local.clients.size()));
+  }
+  const ClusterMount& m = config.workload.mount;
+  mount::MountOptions options;
+  options.mount_point = m.mount_point;
+  options.direct_io = m.direct_io;
+  options.sync_writes = m.sync_writes;
+  options.entry_timeout_s = m.entry_timeout_ms / 1e3;
+  options.attr_timeout_s = m.attr_timeout_ms / 1e3;
+  options.threads = m.threads;
+  options.fs_name = "sluice-" + config.run_id;
+  mount::MountedClient client{world, *local.clients.front(), *static_cast<mount::MountWorkload*>(local.mounts.front()),
+                              world.endpoint_of(*local.clients.front()).node};
+  Status served = mount::run_mount_client(client, options, max_wait_ns, log);
+  if (!served.ok()) return error(served.code(), where + ": " + served.message());
+  return ok_status();
+#else
+  (void)world, (void)local, (void)config, (void)max_wait_ns, (void)log;
+  return error(StatusCode::unavailable,
+               where + ": this build has no FUSE (Debian libfuse3-dev was missing at configure time): cannot mount");
+#endif
 }
 
 // 5. Starts the clients and waits until they finish; their phases go to
@@ -415,7 +460,10 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
   nlohmann::json phases = nlohmann::json::array();
   if (node_status.ok() && !local.clients.empty()) {
-    node_status = run_clients(world, local, config, where, max_wait_ns, phases);
+    node_status = config.workload.mounted()
+                      ? serve_mounts(world, local, config, where, max_wait_ns,
+                                     [&log](std::string_view line) { log(std::string(line)); })
+                      : run_clients(world, local, config, where, max_wait_ns, phases);
   }
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   // Every node quiet before any node stops: a normal shutdown logs no lost peers.

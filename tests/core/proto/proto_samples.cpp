@@ -74,7 +74,8 @@ std::vector<Message> sample_messages() {
   out.push_back(Unlink{12, "/data/old"});
   out.push_back(Rmdir{13, "/data/empty"});
   out.push_back(Rename{14, "/a/b", "/c/d/e"});
-  out.push_back(SetAttr{15, "/data/f", k_set_attr_size | k_set_attr_mtime, 1ull << 40, k_i64_min});
+  out.push_back(SetAttr{15, "/data/f", k_set_attr_size | k_set_attr_mtime, 1ull << 40, k_i64_min, 0});
+  out.push_back(SetAttr{15, "/data/g", k_set_attr_mode, 0, 0, 04755});
   out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
   out.push_back(ReaddirReply{17,
                              StatusCode::ok,

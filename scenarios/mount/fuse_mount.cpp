@@ -1,0 +1,670 @@
+#define FUSE_USE_VERSION 34
+#include "scenarios/mount/fuse_mount.hpp"
+
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "scenarios/mount/inode_table.hpp"
+
+namespace sluice::mount {
+
+int errno_of(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::ok: return 0;
+    case StatusCode::again:
+    case StatusCode::in_progress: return EAGAIN;
+    case StatusCode::invalid_argument: return EINVAL;
+    case StatusCode::not_found: return ENOENT;
+    case StatusCode::already_exists: return EEXIST;
+    case StatusCode::not_a_directory: return ENOTDIR;
+    case StatusCode::is_a_directory: return EISDIR;
+    case StatusCode::not_empty: return ENOTEMPTY;
+    case StatusCode::no_space: return ENOSPC;
+    case StatusCode::permission_denied: return EACCES;
+    case StatusCode::timed_out:
+    case StatusCode::unavailable:
+    case StatusCode::corrupt:
+    case StatusCode::io_error:
+    case StatusCode::internal: return EIO;
+  }
+  return EIO;
+}
+
+Status validate(const MountOptions& options) {
+  if (options.mount_point.empty() || options.mount_point.front() != '/') {
+    return error(StatusCode::invalid_argument, "mount: the mount point must be an absolute path, got \"" +
+                                                   options.mount_point + "\"");
+  }
+  if (options.entry_timeout_s < 0 || options.attr_timeout_s < 0 || options.entry_timeout_s > 3600 ||
+      options.attr_timeout_s > 3600) {
+    return error(StatusCode::invalid_argument, "mount: cache timeouts must be within [0, 3600] s");
+  }
+  if (options.threads == 0 || options.threads > 1024) {
+    return error(StatusCode::invalid_argument, "mount: threads must be within [1, 1024]");
+  }
+  return ok_status();
+}
+
+namespace {
+
+// Directory listings between opendir and releasedir.
+struct Listing {
+  std::vector<proto::DirEntryDesc> entries;
+};
+
+class FuseFs {
+ public:
+  FuseFs(const MountOptions& options, const ClientPort& port) : options_(options), port_(port) {}
+
+  static FuseFs& of(fuse_req_t req) { return *static_cast<FuseFs*>(fuse_req_userdata(req)); }
+
+  // Hands fn to the client's loop, counted until it replies (done()).
+  void post(std::function<void(Client&, Env&)> fn) {
+    inflight_.fetch_add(1);
+    port_.post(std::move(fn));
+  }
+  void done() {
+    if (inflight_.fetch_sub(1) == 1) {
+      std::lock_guard lock(drain_mu_);
+      drain_cv_.notify_all();
+    }
+  }
+  bool drain(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(drain_mu_);
+    return drain_cv_.wait_for(lock, timeout, [this] { return inflight_.load() == 0; });
+  }
+  void reply_err(fuse_req_t req, int err) {
+    fuse_reply_err(req, err);
+    done();
+  }
+  void reply_status(fuse_req_t req, const Status& s) { reply_err(req, errno_of(s)); }
+
+  struct stat attr_of(const proto::InodeDesc& inode, Ino ino) const {
+    struct stat st {};
+    std::uint64_t size = inode.size_bytes;
+    if (auto open = table_.open_file(ino); open && inode.type == proto::InodeType::file) size = open->size;
+    st.st_ino = ino;
+    st.st_mode = (inode.type == proto::InodeType::dir ? S_IFDIR : S_IFREG) | (inode.mode & 07777);
+    st.st_nlink = inode.type == proto::InodeType::dir ? 2 : 1;
+    st.st_uid = ::getuid();
+    st.st_gid = ::getgid();
+    st.st_size = static_cast<off_t>(size);
+    st.st_blksize = static_cast<blksize_t>(inode.stripe.chunk_bytes > 0 ? std::min<std::uint64_t>(inode.stripe.chunk_bytes, 1 << 20) : 4096);
+    st.st_blocks = static_cast<blkcnt_t>((size + 511) / 512);
+    const std::int64_t ns = inode.mtime_ns;
+    st.st_mtim.tv_sec = ns / 1'000'000'000;
+    st.st_mtim.tv_nsec = ns % 1'000'000'000;
+    st.st_atim = st.st_mtim;
+    st.st_ctim = st.st_mtim;
+    return st;
+  }
+
+  // Replies an entry for path's inode (remembered: one more lookup).
+  void reply_entry(fuse_req_t req, const std::string& path, const proto::InodeDesc& inode, fuse_file_info* created) {
+    Result<Ino> ino = table_.remember(path);
+    if (!ino.ok()) return reply_err(req, ENFILE);
+    fuse_entry_param e{};
+    e.ino = *ino;
+    if (created) table_.opened(*ino, inode);
+    e.attr = attr_of(inode, *ino);
+    e.attr_timeout = options_.attr_timeout_s;
+    e.entry_timeout = options_.entry_timeout_s;
+    int rc = 0;
+    if (created) {
+      created->fh = *ino;
+      created->direct_io = options_.direct_io ? 1 : 0;
+      rc = fuse_reply_create(req, &e, created);
+      if (rc != 0) table_.released(*ino);
+    } else {
+      rc = fuse_reply_entry(req, &e);
+    }
+    if (rc != 0) table_.forget(*ino, 1);  // the kernel never got it (an interrupted request)
+    done();
+  }
+
+  std::optional<std::string> path(Ino ino) const { return table_.path_of(ino); }
+  std::optional<std::string> child(Ino parent, const char* name) const {
+    std::optional<std::string> p = table_.path_of(parent);
+    if (!p) return std::nullopt;
+    return child_path(*p, name);
+  }
+
+  const MountOptions& options() const { return options_; }
+  const ClientPort& port() const { return port_; }
+  InodeTable& table() { return table_; }
+
+ private:
+  MountOptions options_;
+  ClientPort port_;
+  InodeTable table_;
+  std::atomic<std::int64_t> inflight_{0};
+  std::mutex drain_mu_;
+  std::condition_variable drain_cv_;
+};
+
+// Starts a request: the path of ino (or the child name of it), or the reply ENOENT/ENAMETOOLONG.
+bool named(fuse_req_t req, FuseFs& fs, fuse_ino_t parent, const char* name, std::string& out) {
+  if (std::strlen(name) > proto::k_max_name_bytes) {
+    fuse_reply_err(req, ENAMETOOLONG);
+    return false;
+  }
+  std::optional<std::string> p = fs.child(parent, name);
+  if (!p) {
+    fuse_reply_err(req, ENOENT);
+    return false;
+  }
+  out = std::move(*p);
+  return true;
+}
+
+bool pathed(fuse_req_t req, FuseFs& fs, fuse_ino_t ino, std::string& out) {
+  std::optional<std::string> p = fs.path(ino);
+  if (!p) {
+    fuse_reply_err(req, ENOENT);  // an unlinked inode still open: its name is gone
+    return false;
+  }
+  out = std::move(*p);
+  return true;
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  fs.post([&fs, req, path](Client& c, Env&) {
+    c.stat(path, [&fs, req, path](Result<proto::InodeDesc> r) {
+      if (r.ok()) return fs.reply_entry(req, path, *r, nullptr);
+      if (r.status().code() != StatusCode::not_found) return fs.reply_status(req, r.status());
+      fuse_entry_param e{};  // a negative entry, cached like a positive one
+      e.entry_timeout = fs.options().entry_timeout_s;
+      fuse_reply_entry(req, &e);
+      fs.done();
+    });
+  });
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t ino, std::uint64_t nlookup) {
+  FuseFs::of(req).table().forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void op_forget_multi(fuse_req_t req, std::size_t count, fuse_forget_data* forgets) {
+  FuseFs& fs = FuseFs::of(req);
+  for (std::size_t i = 0; i < count; ++i) fs.table().forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void reply_attr(FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const Result<proto::InodeDesc>& r) {
+  if (!r.ok()) return fs.reply_status(req, r.status());
+  struct stat st = fs.attr_of(*r, ino);
+  fuse_reply_attr(req, &st, fs.options().attr_timeout_s);
+  fs.done();
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!pathed(req, fs, ino, path)) return;
+  fs.post([&fs, req, ino, path](Client& c, Env&) {
+    c.stat(path, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
+  });
+}
+
+// Writes zeros over [from, to) of the file in k_truncate_zero_bytes pieces, then done.
+void zero_range(Client& c, Env& env, FuseFs& fs, proto::InodeDesc inode, std::uint64_t from, std::uint64_t to,
+                std::function<void(Status)> done) {
+  if (from >= to) return done(ok_status());
+  const std::uint64_t n = std::min(to - from, k_truncate_zero_bytes);
+  Result<MemHandle> buf = env.alloc(MemKind::host, 0, n);
+  if (!buf.ok()) return done(buf.status());
+  Result<std::span<std::byte>> bytes = fs.port().resolve(*buf);
+  if (!bytes.ok()) {
+    env.free(*buf);
+    return done(bytes.status());
+  }
+  std::memset(bytes->data(), 0, n);
+  c.write(inode, from, *buf, false, [&c, &env, &fs, inode, from, to, n, buf = *buf, done](Result<std::uint64_t> w) {
+    env.free(buf);
+    if (!w.ok()) return done(w.status());
+    zero_range(c, env, fs, inode, from + n, to, done);
+  });
+}
+
+std::int64_t wall_clock_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+}
+
+// The AttrChange of a setattr; EPERM for a chown to another owner.
+int attr_change(const struct stat* attr, int to_set, AttrChange& change, Env& env) {
+  if (((to_set & FUSE_SET_ATTR_UID) != 0 && attr->st_uid != ::getuid()) ||
+      ((to_set & FUSE_SET_ATTR_GID) != 0 && attr->st_gid != ::getgid())) {
+    return EPERM;
+  }
+  if ((to_set & FUSE_SET_ATTR_MODE) != 0) change.mode = attr->st_mode & 07777;
+  if ((to_set & FUSE_SET_ATTR_MTIME_NOW) != 0) {
+    change.mtime_ns = wall_clock_ns();
+  } else if ((to_set & FUSE_SET_ATTR_MTIME) != 0) {
+    change.mtime_ns = std::int64_t{attr->st_mtim.tv_sec} * 1'000'000'000 + attr->st_mtim.tv_nsec;
+  }
+  if ((to_set & FUSE_SET_ATTR_SIZE) != 0) change.size_bytes = static_cast<std::uint64_t>(attr->st_size);
+  (void)env;
+  return 0;
+}
+
+// A truncate shrinks the file: zeros over what is cut, then the new size.
+void set_attr_with_size(Client& c, Env& env, FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const std::string& path,
+                        AttrChange change) {
+  c.stat(path, [&c, &env, &fs, req, ino, path, change](Result<proto::InodeDesc> r) {
+    if (!r.ok()) return fs.reply_status(req, r.status());
+    if (r->type == proto::InodeType::dir) return fs.reply_err(req, EISDIR);
+    std::uint64_t current = r->size_bytes;
+    if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
+    const std::uint64_t size = *change.size_bytes;
+    AttrChange set = change;
+    if (!set.mtime_ns) set.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
+    zero_range(c, env, fs, *r, size, current, [&c, &fs, req, ino, path, set, size](Status zeroed) {
+      if (!zeroed.ok()) return fs.reply_status(req, zeroed);
+      c.set_attr(path, set, [&fs, req, ino, size](Result<proto::InodeDesc> set) {
+        if (set.ok()) {
+          fs.table().resized(ino, size);
+          fs.table().recorded(ino, size);
+        }
+        reply_attr(fs, req, ino, set);
+      });
+    });
+  });
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* /*fi*/) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!pathed(req, fs, ino, path)) return;
+  const struct stat wanted = *attr;
+  fs.post([&fs, req, ino, path, wanted, to_set](Client& c, Env& env) {
+    AttrChange change;
+    if (const int err = attr_change(&wanted, to_set, change, env); err != 0) return fs.reply_err(req, err);
+    if (change.size_bytes) return set_attr_with_size(c, env, fs, req, ino, path, change);
+    if (!change.mode && !change.mtime_ns) {
+      return c.stat(path, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
+    }
+    c.set_attr(path, change, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
+  });
+}
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  fs.post([&fs, req, path, mode](Client& c, Env&) {
+    c.mkdir(path, mode & 07777, [&fs, req, path](Result<proto::InodeDesc> r) {
+      if (!r.ok()) return fs.reply_status(req, r.status());
+      fs.reply_entry(req, path, *r, nullptr);
+    });
+  });
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  auto info = std::make_shared<fuse_file_info>(*fi);
+  fs.post([&fs, req, path, mode, info](Client& c, Env&) {
+    CreateOptions o;
+    o.mode = mode & 07777;
+    c.create(path, o, [&fs, req, path, info](Result<proto::InodeDesc> r) {
+      if (!r.ok()) return fs.reply_status(req, r.status());
+      fs.reply_entry(req, path, *r, info.get());
+    });
+  });
+}
+
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t /*rdev*/) {
+  FuseFs& fs = FuseFs::of(req);
+  if (!S_ISREG(mode)) return (void)fuse_reply_err(req, EPERM);  // devices, FIFOs, sockets: not supported
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  fs.post([&fs, req, path, mode](Client& c, Env&) {
+    CreateOptions o;
+    o.mode = mode & 07777;
+    c.create(path, o, [&fs, req, path](Result<proto::InodeDesc> r) {
+      if (!r.ok()) return fs.reply_status(req, r.status());
+      fs.reply_entry(req, path, *r, nullptr);
+    });
+  });
+}
+
+// unlink and rmdir: the name goes from the table once the server removed it.
+void remove_name(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  fs.post([&fs, req, path, dir](Client& c, Env&) {
+    auto after = [&fs, req, path](Status s) {
+      if (s.ok()) fs.table().unbind(path);
+      fs.reply_status(req, s);
+    };
+    if (dir) {
+      c.rmdir(path, after);
+    } else {
+      c.unlink(path, after);
+    }
+  });
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_name(req, parent, name, false); }
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_name(req, parent, name, true); }
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) {
+  FuseFs& fs = FuseFs::of(req);
+  if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) != 0) return (void)fuse_reply_err(req, EINVAL);
+  std::string from, to;
+  if (!named(req, fs, parent, name, from) || !named(req, fs, newparent, newname, to)) return;
+  fs.post([&fs, req, from, to, flags](Client& c, Env&) {
+    auto rename = [&c, &fs, req, from, to]() {
+      c.rename(from, to, [&fs, req, from, to](Status s) {
+        if (s.ok()) fs.table().rename(from, to);
+        // The metadata server refuses a rename of a directory or across shards: EXDEV makes mv copy instead.
+        fs.reply_err(req, s.code() == StatusCode::invalid_argument ? EXDEV : errno_of(s));
+      });
+    };
+    if ((flags & RENAME_NOREPLACE) == 0) return rename();
+    c.stat(to, [&fs, req, rename](Result<proto::InodeDesc> r) {
+      if (r.ok()) return fs.reply_err(req, EEXIST);
+      rename();
+    });
+  });
+}
+
+void op_link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void op_symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!pathed(req, fs, ino, path)) return;
+  auto info = std::make_shared<fuse_file_info>(*fi);
+  fs.post([&fs, req, ino, path, info](Client& c, Env&) {
+    c.stat(path, [&fs, req, ino, info](Result<proto::InodeDesc> r) {
+      if (!r.ok()) return fs.reply_status(req, r.status());
+      if (r->type == proto::InodeType::dir) return fs.reply_err(req, EISDIR);
+      fs.table().opened(ino, *r);
+      info->fh = ino;
+      info->keep_cache = 0;  // close-to-open: pages cached before this open are dropped
+      info->direct_io = fs.options().direct_io ? 1 : 0;
+      if (fuse_reply_open(req, info.get()) != 0) fs.table().released(ino);
+      fs.done();
+    });
+  });
+}
+
+void op_read(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* /*fi*/) {
+  FuseFs& fs = FuseFs::of(req);
+  std::optional<OpenFile> open = fs.table().open_file(ino);
+  if (!open) return (void)fuse_reply_err(req, EBADF);
+  const auto offset = static_cast<std::uint64_t>(off);
+  if (offset >= open->size || size == 0) return (void)fuse_reply_buf(req, nullptr, 0);
+  const std::uint64_t n = std::min<std::uint64_t>(size, open->size - offset);
+  proto::InodeDesc inode = open->inode;
+  inode.size_bytes = open->size;
+  fs.post([&fs, req, inode, offset, n](Client& c, Env& env) {
+    Result<MemHandle> buf = env.alloc(MemKind::host, 0, n);
+    if (!buf.ok()) return fs.reply_err(req, ENOMEM);
+    Result<std::span<std::byte>> bytes = fs.port().resolve(*buf);
+    if (!bytes.ok()) {
+      env.free(*buf);
+      return fs.reply_status(req, bytes.status());
+    }
+    std::memset(bytes->data(), 0, n);  // holes (never written) read as zeros
+    c.read(inode, offset, *buf, [&fs, &env, req, n, buf = *buf, data = bytes->data()](Result<std::uint64_t> r) {
+      if (r.ok()) {
+        fuse_reply_buf(req, reinterpret_cast<const char*>(data), n);
+        fs.done();
+      } else {
+        fs.reply_status(req, r.status());
+      }
+      env.free(buf);
+    });
+  });
+}
+
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, std::size_t size, off_t off, fuse_file_info* /*fi*/) {
+  FuseFs& fs = FuseFs::of(req);
+  std::optional<OpenFile> open = fs.table().open_file(ino);
+  if (!open) return (void)fuse_reply_err(req, EBADF);
+  if (size == 0) return (void)fuse_reply_write(req, 0);
+  // The request's buffer is libfuse's until this call returns: the bytes are copied now.
+  auto data = std::make_shared<std::vector<char>>(buf, buf + size);
+  const auto offset = static_cast<std::uint64_t>(off);
+  fs.post([&fs, req, ino, inode = open->inode, offset, data](Client& c, Env& env) {
+    Result<MemHandle> mem = env.alloc(MemKind::host, 0, data->size());
+    if (!mem.ok()) return fs.reply_err(req, ENOMEM);
+    Result<std::span<std::byte>> bytes = fs.port().resolve(*mem);
+    if (!bytes.ok()) {
+      env.free(*mem);
+      return fs.reply_status(req, bytes.status());
+    }
+    std::memcpy(bytes->data(), data->data(), data->size());
+    c.write(inode, offset, *mem, fs.options().sync_writes,
+            [&fs, &env, req, ino, offset, mem = *mem](Result<std::uint64_t> w) {
+              env.free(mem);
+              if (!w.ok()) return fs.reply_status(req, w.status());
+              fs.table().wrote(ino, offset, *w);
+              fuse_reply_write(req, *w);
+              fs.done();
+            });
+  });
+}
+
+// flush, fsync and release: a size this mount's writes reached goes to the metadata server.
+void record_size(fuse_req_t req, fuse_ino_t ino, bool release) {
+  FuseFs& fs = FuseFs::of(req);
+  std::optional<OpenFile> open = fs.table().open_file(ino);
+  std::optional<std::string> path = fs.path(ino);
+  if (!open || !open->dirty || !path) {
+    if (release) fs.table().released(ino);
+    return (void)fuse_reply_err(req, 0);
+  }
+  fs.post([&fs, req, ino, path = *path, size = open->size, release](Client& c, Env&) {
+    // The close of a written file (Client::close) with the wall-clock mtime
+    // users expect of a mount (the Env's clock is the world's, from its start).
+    AttrChange change;
+    change.size_bytes = size;
+    change.mtime_ns = wall_clock_ns();
+    c.set_attr(path, change, [&fs, req, ino, size, release](Result<proto::InodeDesc> r) {
+      if (r.ok()) fs.table().recorded(ino, size);
+      if (release) fs.table().released(ino);
+      fs.reply_status(req, r.status());
+    });
+  });
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) { record_size(req, ino, false); }
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) { record_size(req, ino, true); }
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int /*datasync*/, fuse_file_info* /*fi*/) {
+  record_size(req, ino, false);
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!pathed(req, fs, ino, path)) return;
+  auto info = std::make_shared<fuse_file_info>(*fi);
+  fs.post([&fs, req, path, info](Client& c, Env&) {
+    c.readdir(path, false, [&fs, req, info](Result<std::vector<proto::DirEntryDesc>> r) {
+      if (!r.ok()) return fs.reply_status(req, r.status());
+      auto* listing = new Listing{std::move(r).value()};
+      info->fh = reinterpret_cast<std::uint64_t>(listing);
+      if (fuse_reply_open(req, info.get()) != 0) delete listing;
+      fs.done();
+    });
+  });
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
+  const auto* listing = reinterpret_cast<const Listing*>(fi->fh);
+  FuseFs& fs = FuseFs::of(req);
+  std::vector<char> buf(size);
+  std::size_t used = 0;
+  const std::size_t count = listing->entries.size() + 2;
+  for (auto i = static_cast<std::size_t>(std::max<off_t>(off, 0)); i < count; ++i) {
+    struct stat st {};
+    std::string name;
+    if (i < 2) {
+      name = i == 0 ? "." : "..";
+      st.st_ino = ino;
+      st.st_mode = S_IFDIR;
+    } else {
+      const proto::DirEntryDesc& e = listing->entries[i - 2];
+      name = e.name;
+      // Inode numbers of entries not looked up: the file id, above the mount's own numbers.
+      st.st_ino = (std::uint64_t{1} << 62) | e.file_id;
+      st.st_mode = e.type == proto::InodeType::dir ? S_IFDIR : S_IFREG;
+    }
+    const std::size_t need =
+        fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, static_cast<off_t>(i + 1));
+    if (need > size - used) break;
+    used += need;
+  }
+  (void)fs;
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
+  delete reinterpret_cast<Listing*>(fi->fh);
+  fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t /*ino*/) {
+  FuseFs& fs = FuseFs::of(req);
+  fs.post([&fs, req](Client& c, Env&) {
+    struct statvfs st {};
+    std::uint64_t capacity = 0, free = 0;
+    for (const auto& [id, t] : c.targets()) {
+      capacity += t.capacity_bytes;
+      free += t.free_bytes;
+    }
+    st.f_bsize = 4096;
+    st.f_frsize = 4096;
+    st.f_blocks = capacity / st.f_frsize;
+    st.f_bfree = free / st.f_frsize;
+    st.f_bavail = st.f_bfree;
+    st.f_files = std::uint64_t{1} << 32;
+    st.f_ffree = st.f_files;
+    st.f_favail = st.f_files;
+    st.f_namemax = proto::k_max_name_bytes;
+    fuse_reply_statfs(req, &st);
+    fs.done();
+  });
+}
+
+void op_unsupported_xattr_set(fuse_req_t req, fuse_ino_t, const char*, const char*, std::size_t, int) {
+  fuse_reply_err(req, EOPNOTSUPP);
+}
+void op_unsupported_xattr_get(fuse_req_t req, fuse_ino_t, const char*, std::size_t) { fuse_reply_err(req, EOPNOTSUPP); }
+void op_unsupported_xattr_list(fuse_req_t req, fuse_ino_t, std::size_t) { fuse_reply_err(req, EOPNOTSUPP); }
+void op_unsupported_xattr_remove(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EOPNOTSUPP); }
+void op_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EOPNOTSUPP); }
+
+void op_init(void* /*userdata*/, fuse_conn_info* conn) {
+  conn->max_write = k_max_fuse_io_bytes;
+  conn->max_readahead = k_max_fuse_io_bytes;
+  conn->max_background = 64;
+  conn->congestion_threshold = 48;
+}
+
+fuse_lowlevel_ops make_ops() {
+  fuse_lowlevel_ops ops{};
+  ops.init = op_init;
+  ops.lookup = op_lookup;
+  ops.forget = op_forget;
+  ops.forget_multi = op_forget_multi;
+  ops.getattr = op_getattr;
+  ops.setattr = op_setattr;
+  ops.mknod = op_mknod;
+  ops.mkdir = op_mkdir;
+  ops.unlink = op_unlink;
+  ops.rmdir = op_rmdir;
+  ops.rename = op_rename;
+  ops.link = op_link;
+  ops.symlink = op_symlink;
+  ops.open = op_open;
+  ops.read = op_read;
+  ops.write = op_write;
+  ops.flush = op_flush;
+  ops.release = op_release;
+  ops.fsync = op_fsync;
+  ops.opendir = op_opendir;
+  ops.readdir = op_readdir;
+  ops.releasedir = op_releasedir;
+  ops.statfs = op_statfs;
+  ops.setxattr = op_unsupported_xattr_set;
+  ops.getxattr = op_unsupported_xattr_get;
+  ops.listxattr = op_unsupported_xattr_list;
+  ops.removexattr = op_unsupported_xattr_remove;
+  ops.create = op_create;
+  ops.fallocate = op_fallocate;
+  return ops;
+}
+
+}  // namespace
+
+Status serve_mount(const MountOptions& options, const ClientPort& port, const std::function<void()>& on_mounted) {
+  if (Status st = validate(options); !st.ok()) return st;
+  struct stat where {};
+  if (::stat(options.mount_point.c_str(), &where) != 0 || !S_ISDIR(where.st_mode)) {
+    return error(StatusCode::invalid_argument, "mount: " + options.mount_point + " is not a directory");
+  }
+  FuseFs fs(options, port);
+  const fuse_lowlevel_ops ops = make_ops();
+  const std::string fs_opt = "-ofsname=" + options.fs_name + ",subtype=sluice,default_permissions,allow_other";
+  std::vector<std::string> arg_text = {"sluice-mount", fs_opt};
+  std::vector<char*> argv;
+  for (std::string& a : arg_text) argv.push_back(a.data());
+  fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+  fuse_session* se = fuse_session_new(&args, &ops, sizeof ops, &fs);
+  if (se == nullptr) return error(StatusCode::unavailable, "mount: libfuse could not make a session");
+  if (fuse_set_signal_handlers(se) != 0) {
+    fuse_session_destroy(se);
+    return error(StatusCode::unavailable, "mount: cannot install signal handlers");
+  }
+  if (fuse_session_mount(se, options.mount_point.c_str()) != 0) {
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    return error(StatusCode::unavailable, "mount: cannot mount at " + options.mount_point +
+                                              " (needs /dev/fuse and root or fusermount3; see the log above)");
+  }
+  if (on_mounted) on_mounted();
+  fuse_loop_config* loop = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(loop, options.threads);
+  fuse_loop_cfg_set_idle_threads(loop, options.threads);
+  const int rc = fuse_session_loop_mt(se, loop);
+  fuse_loop_cfg_destroy(loop);
+  fuse_session_unmount(se);
+  const bool drained = fs.drain(std::chrono::milliseconds(k_unmount_drain_ms));
+  fuse_remove_signal_handlers(se);
+  if (drained) fuse_session_destroy(se);  // else replies still to come would use it: left to the process exit
+  if (!drained) {
+    return error(StatusCode::timed_out, "mount: requests still in flight " + std::to_string(k_unmount_drain_ms) +
+                                            " ms after the unmount");
+  }
+  if (rc < 0) return error(StatusCode::io_error, "mount: the FUSE session ended with error " + std::to_string(-rc));
+  return ok_status();
+}
+
+}  // namespace sluice::mount

@@ -1,0 +1,132 @@
+#include "scenarios/mount/inode_table.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace sluice::mount {
+
+std::string child_path(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+InodeTable::InodeTable() {
+  nodes_[k_root_ino] = Node{"/", 1};
+  by_path_["/"] = k_root_ino;
+}
+
+Result<Ino> InodeTable::remember(const std::string& path) {
+  std::lock_guard lock(mu_);
+  if (auto it = by_path_.find(path); it != by_path_.end()) {
+    ++nodes_[it->second].lookups;
+    return it->second;
+  }
+  if (nodes_.size() >= k_max_mount_inodes) {
+    return error(StatusCode::unavailable, "the mount holds " + std::to_string(nodes_.size()) +
+                                              " inodes, its limit (k_max_mount_inodes)");
+  }
+  const Ino ino = next_ino_++;
+  nodes_[ino] = Node{path, 1};
+  by_path_[path] = ino;
+  return ino;
+}
+
+std::optional<std::string> InodeTable::path_of(Ino ino) const {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end() || it->second.path.empty()) return std::nullopt;
+  return it->second.path;
+}
+
+void InodeTable::forget(Ino ino, std::uint64_t n) {
+  std::lock_guard lock(mu_);
+  if (ino == k_root_ino) return;
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end()) return;
+  it->second.lookups -= std::min(n, it->second.lookups);
+  if (it->second.lookups > 0) return;
+  if (!it->second.path.empty()) by_path_.erase(it->second.path);
+  nodes_.erase(it);
+}
+
+void InodeTable::unbind(const std::string& path) {
+  std::lock_guard lock(mu_);
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return;
+  nodes_[it->second].path.clear();
+  by_path_.erase(it);
+}
+
+void InodeTable::rename(const std::string& from, const std::string& to) {
+  std::lock_guard lock(mu_);
+  if (auto replaced = by_path_.find(to); replaced != by_path_.end()) {
+    nodes_[replaced->second].path.clear();
+    by_path_.erase(replaced);
+  }
+  // The inode at `from` and those below it (a directory's children keep their names under the new path).
+  std::vector<std::pair<std::string, Ino>> moved;
+  const std::string below = from + "/";
+  if (auto it = by_path_.find(from); it != by_path_.end()) moved.emplace_back(it->first, it->second);
+  for (auto it = by_path_.lower_bound(below); it != by_path_.end() && it->first.starts_with(below); ++it) {
+    moved.emplace_back(it->first, it->second);
+  }
+  for (const auto& [old_path, ino] : moved) {
+    by_path_.erase(old_path);
+    const std::string new_path = to + old_path.substr(from.size());
+    nodes_[ino].path = new_path;
+    by_path_[new_path] = ino;
+  }
+}
+
+std::size_t InodeTable::size() const {
+  std::lock_guard lock(mu_);
+  return nodes_.size();
+}
+
+void InodeTable::opened(Ino ino, const proto::InodeDesc& inode) {
+  std::lock_guard lock(mu_);
+  auto [it, fresh] = open_.try_emplace(ino);
+  if (fresh) {
+    it->second.inode = inode;
+    it->second.size = inode.size_bytes;
+  } else {
+    it->second.inode.stripe = inode.stripe;  // a dirty size of ours stays
+  }
+  ++it->second.opens;
+}
+
+void InodeTable::wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it == open_.end()) return;
+  it->second.size = std::max(it->second.size, offset + bytes);
+  it->second.dirty = true;
+}
+
+void InodeTable::resized(Ino ino, std::uint64_t size) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it == open_.end()) return;
+  it->second.size = size;
+}
+
+std::optional<OpenFile> InodeTable::open_file(Ino ino) const {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it == open_.end()) return std::nullopt;
+  return it->second;
+}
+
+void InodeTable::recorded(Ino ino, std::uint64_t size) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it != open_.end() && it->second.size == size) it->second.dirty = false;
+}
+
+void InodeTable::released(Ino ino) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it == open_.end()) return;
+  if (--it->second.opens == 0) open_.erase(it);
+}
+
+}  // namespace sluice::mount

@@ -1,0 +1,86 @@
+// InodeTable: the names the kernel holds for a FUSE mount of sluice. The
+// kernel speaks in inode numbers (fuse_ino_t) and sluice's Client in paths,
+// so the mount keeps, for every inode the kernel has looked up and not yet
+// forgotten, its path and its lookup count (the FUSE protocol: each
+// successful lookup/create/mkdir adds one, FORGET takes n away, the number is
+// free again at zero). Inode 1 is the root and is never forgotten.
+//
+// It also keeps what this mount knows of open files before the metadata
+// server does: the size their writes reached (recorded at flush/release as a
+// close of the file), so that getattr and read through this mount see a
+// file's own writes at once (close-to-open toward other clients).
+//
+// Thread-safe: FUSE worker threads and the client's event loop share it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/common/status.hpp"
+#include "core/proto/wire_descs.hpp"
+
+namespace sluice::mount {
+
+using Ino = std::uint64_t;
+inline constexpr Ino k_root_ino = 1;  // FUSE_ROOT_ID
+// Inodes the kernel may hold at once before lookups fail with ENFILE
+// (the kernel forgets under memory pressure; this bounds the table).
+inline constexpr std::uint64_t k_max_mount_inodes = 4'000'000;
+
+// "/" + name, or parent + "/" + name.
+std::string child_path(const std::string& parent, const std::string& name);
+
+struct OpenFile {
+  proto::InodeDesc inode;   // as the metadata server last said, with stripe
+  std::uint64_t size = 0;   // the size this mount knows (its writes included)
+  std::uint32_t opens = 0;  // open handles
+  bool dirty = false;       // written since the last close reached the server
+};
+
+class InodeTable {
+ public:
+  InodeTable();
+
+  // The inode of path, with its lookup count raised by one (a new number
+  // when the path has none); unavailable past k_max_mount_inodes.
+  Result<Ino> remember(const std::string& path);
+  std::optional<std::string> path_of(Ino ino) const;
+  // FORGET: the lookup count drops by n; at zero the number is released.
+  void forget(Ino ino, std::uint64_t n);
+  // The name at path is gone (unlink, rmdir): its inode keeps its number
+  // until forgotten but no longer answers for the path.
+  void unbind(const std::string& path);
+  // rename(from, to): the inode at from (and every inode under it) now
+  // answers for the new path; one that was at `to` is unbound.
+  void rename(const std::string& from, const std::string& to);
+  std::size_t size() const;
+
+  // Open-file state, keyed by inode.
+  void opened(Ino ino, const proto::InodeDesc& inode);
+  // The state after a write of [offset, offset + bytes).
+  void wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes);
+  // A truncate to size through this mount.
+  void resized(Ino ino, std::uint64_t size);
+  std::optional<OpenFile> open_file(Ino ino) const;
+  // The close reached the server: dirty is cleared unless written since
+  // (`size` is the size that was recorded).
+  void recorded(Ino ino, std::uint64_t size);
+  // One handle closed; the state goes with the last.
+  void released(Ino ino);
+
+ private:
+  struct Node {
+    std::string path;  // empty: unbound (unlinked, or replaced by a rename)
+    std::uint64_t lookups = 0;
+  };
+  mutable std::mutex mu_;
+  Ino next_ino_ = k_root_ino + 1;
+  std::map<Ino, Node> nodes_;
+  std::map<std::string, Ino, std::less<>> by_path_;
+  std::map<Ino, OpenFile> open_;
+};
+
+}  // namespace sluice::mount
