@@ -583,6 +583,10 @@ int run_mount(const MountCli& cli) {
     return k_exit_usage;
   }
   const std::string& mount_point = o->cluster.workload.mount.mount_point;
+  if (std::error_code ec; !std::filesystem::is_directory(mount_point, ec)) {
+    fmt::print(stderr, "sluice mount: {} is not a directory (make it first)\n", mount_point);
+    return k_exit_usage;
+  }
   if (sluice_mounted_at(mount_point)) {
     fmt::print(stderr, "sluice mount: {} is already a sluice mount\n", mount_point);
     return k_exit_failed;

@@ -166,6 +166,10 @@ bool named(fuse_req_t req, FuseFs& fs, fuse_ino_t parent, const char* name, std:
     fuse_reply_err(req, ENOENT);
     return false;
   }
+  if (p->size() >= proto::k_max_path_bytes) {  // paths are counted from the mount's root
+    fuse_reply_err(req, ENAMETOOLONG);
+    return false;
+  }
   out = std::move(*p);
   return true;
 }
@@ -216,8 +220,17 @@ void reply_attr(FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const Result<proto::
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
   FuseFs& fs = FuseFs::of(req);
-  std::string path;
-  if (!pathed(req, fs, ino, path)) return;
+  std::optional<std::string> named_path = fs.path(ino);
+  if (!named_path) {
+    // Unlinked while open (fstat of the descriptor): what this mount knows of it, with no links.
+    std::optional<OpenFile> open = fs.table().open_file(ino);
+    if (!open) return (void)fuse_reply_err(req, ENOENT);
+    struct stat st = fs.attr_of(open->inode, ino);
+    st.st_nlink = 0;
+    fuse_reply_attr(req, &st, 0);
+    return;
+  }
+  const std::string path = *named_path;
   fs.post([&fs, req, ino, path](Client& c, Env&) {
     c.stat(path, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
   });
@@ -275,11 +288,11 @@ void set_attr_with_size(Client& c, Env& env, FuseFs& fs, fuse_req_t req, fuse_in
     std::uint64_t current = r->size_bytes;
     if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
     const std::uint64_t size = *change.size_bytes;
-    AttrChange set = change;
-    if (!set.mtime_ns) set.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
-    zero_range(c, env, fs, *r, size, current, [&c, &fs, req, ino, path, set, size](Status zeroed) {
+    AttrChange wanted = change;
+    if (!wanted.mtime_ns) wanted.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
+    zero_range(c, env, fs, *r, size, current, [&c, &fs, req, ino, path, wanted, size](Status zeroed) {
       if (!zeroed.ok()) return fs.reply_status(req, zeroed);
-      c.set_attr(path, set, [&fs, req, ino, size](Result<proto::InodeDesc> set) {
+      c.set_attr(path, wanted, [&fs, req, ino, size](Result<proto::InodeDesc> set) {
         if (set.ok()) {
           fs.table().resized(ino, size);
           fs.table().recorded(ino, size);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Issue 23: what the mount promises, call by call: truncate semantics (a
+# shrunk then extended file reads zeros), chmod/utimens kept, rename,
+# unlink of an open file, statfs, and the errno of every unsupported call
+# (hard and symbolic links, FIFOs, xattrs, fallocate, directory rename is
+# EXDEV so mv copies). Also the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
+set -u
+sluice=$1
+tmp=$(mktemp -d /tmp/sluice-mount-posix.XXXXXX)
+fail=0
+. "$(dirname "$0")/mount_lib.sh"
+. "$(dirname "$0")/../scenarios/test_lib.sh"
+trap 'cleanup_mount; rm -rf "$tmp"' EXIT
+why=$(mount_skip_reason)
+if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
+
+expect 2 "mount needs a mount point" -- "$sluice" mount
+expect 2 "umount of something that is not a sluice mount" -- "$sluice" umount /tmp
+grep -q "not a sluice mount" "$tmp/err" || { echo "FAIL: umount /tmp says why"; fail=1; }
+expect 2 "mount on a missing directory fails clearly" -- "$sluice" mount "$tmp/missing" --nodes 3 --insecure
+grep -q "is not a directory" "$tmp/err" "$tmp/out" || { echo "FAIL: says the mount point is missing"; cat "$tmp/err"; fail=1; }
+
+start_mount "$tmp/mnt" || exit 1
+if python3 - "$mnt" <<'PY'; then echo "ok: POSIX calls through the mount"; else echo "FAIL: POSIX calls"; fail=1; fi
+import errno, os, stat, sys
+m = sys.argv[1]
+bad = []
+def check(what, cond):
+    print(("ok" if cond else "FAIL") + ": " + what)
+    if not cond: bad.append(what)
+def errno_of(fn):
+    try:
+        fn()
+    except OSError as e:
+        return e.errno
+    return 0
+f = os.path.join(m, "f")
+with open(f, "wb") as out: out.write(b"x" * 300000)
+check("size after close", os.stat(f).st_size == 300000)
+os.truncate(f, 1000)
+check("truncate shrinks", os.stat(f).st_size == 1000)
+os.truncate(f, 200000)
+with open(f, "rb") as i: data = i.read()
+check("a shrunk then extended file reads zeros past the cut", data[:1000] == b"x" * 1000 and data[1000:] == bytes(199000))
+with open(f, "r+b") as io:
+    io.seek(500000); io.write(b"end")
+with open(f, "rb") as i: data = i.read()
+check("a write past the end leaves a hole of zeros", len(data) == 500003 and data[200000:500000] == bytes(300000))
+os.chmod(f, 0o600)
+check("chmod kept", stat.S_IMODE(os.stat(f).st_mode) == 0o600)
+os.utime(f, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+check("mtime kept", os.stat(f).st_mtime_ns == 1_700_000_000_000_000_000)
+check("a new file's mode", stat.S_IMODE(os.stat(f).st_mode) == 0o600 and stat.S_ISREG(os.stat(f).st_mode))
+os.rename(f, os.path.join(m, "g"))
+check("rename moves the file", not os.path.exists(f) and os.path.getsize(os.path.join(m, "g")) == 500003)
+fd = os.open(os.path.join(m, "g"), os.O_RDONLY)
+os.unlink(os.path.join(m, "g"))
+check("fstat of an unlinked open file", os.fstat(fd).st_nlink == 0)
+os.close(fd)
+check("unlinked", not os.path.exists(os.path.join(m, "g")))
+os.mkdir(os.path.join(m, "d"))
+with open(os.path.join(m, "d", "a"), "wb") as out: out.write(b"a")
+check("readdir", sorted(os.listdir(os.path.join(m, "d"))) == ["a"])
+check("rmdir of a non-empty directory", errno_of(lambda: os.rmdir(os.path.join(m, "d"))) == errno.ENOTEMPTY)
+check("hard link: EPERM", errno_of(lambda: os.link(os.path.join(m, "d", "a"), os.path.join(m, "h"))) == errno.EPERM)
+check("symlink: EPERM", errno_of(lambda: os.symlink("d", os.path.join(m, "s"))) == errno.EPERM)
+check("mkfifo: EPERM", errno_of(lambda: os.mkfifo(os.path.join(m, "p"))) == errno.EPERM)
+check("setxattr: EOPNOTSUPP", errno_of(lambda: os.setxattr(os.path.join(m, "d", "a"), "user.k", b"v")) == errno.EOPNOTSUPP)
+check("rename of a directory: EXDEV", errno_of(lambda: os.rename(os.path.join(m, "d"), os.path.join(m, "e"))) == errno.EXDEV)
+check("chown to another owner: EPERM", errno_of(lambda: os.chown(os.path.join(m, "d", "a"), 1234, 1234)) == errno.EPERM)
+check("a name over 255 bytes: ENAMETOOLONG", errno_of(lambda: open(os.path.join(m, "n" * 300), "wb")) == errno.ENAMETOOLONG)
+check("a missing file: ENOENT", errno_of(lambda: os.stat(os.path.join(m, "nope"))) == errno.ENOENT)
+check("exclusive create of an existing file: EEXIST",
+      errno_of(lambda: os.open(os.path.join(m, "d", "a"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)) == errno.EEXIST)
+st = os.statvfs(m)
+check("statfs gives the targets' capacity", st.f_blocks > 0 and st.f_namemax == 255)
+sys.exit(1 if bad else 0)
+PY
+if mv "$mnt/d" "$mnt/moved" && [ "$(cat "$mnt/moved/a")" = a ]; then
+  echo "ok: mv of a directory copies it (EXDEV)"
+else
+  echo "FAIL: mv of a directory"; fail=1
+fi
+stop_mount
+exit $fail
