@@ -165,6 +165,19 @@ bench-hw: deps
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
 	SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_hw.sh
 
+# make bench-mount (issue 23, P9): fio through `sluice mount` against sluice's own file_sweep of the
+# same pattern on the same deployment shape, and against fio on the local disk; 1 MiB sequential
+# reads; prints RESULT P9 fio_vs_sweep=.. fio_vs_local=.. (needs root).
+.PHONY: bench-mount pjdfstest
+bench-mount: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
+	SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_mount.sh
+
+# pjdfstest (POSIX conformance suite; sources at ../shared/third_party/pjdfstest) built under $(BUILD).
+pjdfstest: deps
+	bash scripts/build_pjdfstest.sh $(BUILD)
+
 # The R1 soak (issue 9): 100 seeded random fault runs per world (TestEnv,
 # SimEnv, HwEnv in one process over loopback TCP, and HwEnv over netns: each
 # node in its own network namespace, partitions and loss as packet drops;

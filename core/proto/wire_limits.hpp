@@ -4,6 +4,8 @@
 // message that SimEnv accepts is one that HwEnv can send.
 #pragma once
 
+#include <string>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -64,5 +66,16 @@ inline constexpr std::uint32_t k_max_map_meta_groups = k_max_map_shards;
 // Nesting depth of structs and vectors that error messages can name (the
 // deepest message, InodeReply.inode.stripe.targets[i], needs 4).
 inline constexpr std::size_t k_max_field_depth = 8;
+
+// The error text of a reply, cut to k_max_error_bytes (its end replaced by
+// "..."): a reason naming a path near PATH_MAX must not make the reply
+// unencodable (the caller would see a timeout instead of the error).
+inline std::string clip_error_text(std::string text) {
+  if (text.size() > k_max_error_bytes) {
+    text.resize(k_max_error_bytes - 3);
+    text += "...";
+  }
+  return text;
+}
 
 }  // namespace sluice::proto

@@ -13,11 +13,13 @@ proto::InodeReply inode_reply(RequestId rid, const Status& s) {
   proto::InodeReply r;
   r.request_id = rid;
   r.status = s.code();
-  r.error = s.message();
+  r.error = proto::clip_error_text(s.message());
   return r;
 }
 
-proto::Ack ack(RequestId rid, const Status& s) { return proto::Ack{rid, s.code(), s.message()}; }
+proto::Ack ack(RequestId rid, const Status& s) {
+  return proto::Ack{rid, s.code(), proto::clip_error_text(s.message())};
+}
 
 // Requests that may change the store (their replies are replicated to a mirror secondary).
 bool is_mutating(const proto::Message& m) {
@@ -463,7 +465,7 @@ void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
     proto::ReaddirReply r;
     r.request_id = m.request_id;
     r.status = s.code();
-    r.error = s.message();
+    r.error = proto::clip_error_text(s.message());
     reply(std::move(r));
   };
   if (Status s = validate_path(m.path); !s.ok()) return fail(s);

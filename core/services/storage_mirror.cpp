@@ -238,7 +238,7 @@ void StorageService::mirrored_write(TargetId target, Endpoint from, const proto:
   const GroupId group = buddy->group;
 
   auto reply = [this, target, from, m, staging](const Status& s) {
-    proto::ChunkReply done{m.request_id, s.code(), s.message(), 0, m.crc32c};
+    proto::ChunkReply done{m.request_id, s.code(), proto::clip_error_text(s.message()), 0, m.crc32c};
     if (s.ok()) done.bytes = m.length;
     finish(target, from, std::move(done), staging);
   };
@@ -455,7 +455,7 @@ void StorageService::run_mirror_write(TargetId target, Endpoint from, const prot
 
 void StorageService::mirror_remove(Endpoint from, const proto::MirrorRemove& m) {
   auto answer = [this, from, rid = m.request_id](const Status& s) {
-    env_.send(from, proto::Ack{rid, s.code(), s.message()}).ignore();
+    env_.send(from, proto::Ack{rid, s.code(), proto::clip_error_text(s.message())}).ignore();
   };
   if (!owns(m.target)) return answer(error(StatusCode::not_found, target_name(m.target) + " is not on " + name()));
   if (const MirrorRole* role = mirror_role(m.target); role != nullptr && role->primary) {

@@ -24,7 +24,7 @@ void BarrierService::answer(Endpoint to, RequestId id, const Status& status) {
   proto::Ack ack;
   ack.request_id = id;
   ack.status = status.code();
-  ack.error = status.message();
+  ack.error = proto::clip_error_text(status.message());
   // A lost Ack is recovered by the rank's retry, answered from released_.
   env_.send(to, std::move(ack)).ignore();
 }

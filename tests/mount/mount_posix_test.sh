@@ -72,6 +72,12 @@ check("a name over 255 bytes: ENAMETOOLONG", errno_of(lambda: open(os.path.join(
 check("a missing file: ENOENT", errno_of(lambda: os.stat(os.path.join(m, "nope"))) == errno.ENOENT)
 check("exclusive create of an existing file: EEXIST",
       errno_of(lambda: os.open(os.path.join(m, "d", "a"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)) == errno.EEXIST)
+deep = m
+for i in range(8):
+    deep = os.path.join(deep, "d" * 230)
+    os.mkdir(deep)
+check("a missing name 1,900 bytes deep: ENOENT (the reply's error text is clipped, not lost)",
+      errno_of(lambda: os.stat(os.path.join(deep, "missing"))) == errno.ENOENT)
 st = os.statvfs(m)
 check("statfs gives the targets' capacity", st.f_blocks > 0 and st.f_namemax == 255)
 sys.exit(1 if bad else 0)

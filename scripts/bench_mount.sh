@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# make bench-mount (P9, issue 23): what the FUSE mount costs and what the
+# whole stack costs, for sequential reads in 1 MiB blocks (BENCH_MOUNT_THREADS
+# files of BENCH_MOUNT_FILE_SIZE, one reader each, O_DIRECT, queue depth 1):
+#   sweep  sluice's own file_sweep of that pattern (`sluice emulate`: 3 netns
+#          nodes on a BENCH_MOUNT_LINK link, the client on node 0);
+#   mount  fio through `sluice mount` of the same deployment shape (same
+#          nodes, link, chunk size and striping), the files first written by fio;
+#   local  fio on this machine's disk directory where the storage servers keep
+#          their chunk files (/tmp), no network, no sluice.
+# Each side runs BENCH_MOUNT_RUNS times, alternating; ratios are of the medians:
+#   RESULT P9 fio_vs_sweep=<mount/sweep> fio_vs_local=<mount/local>
+# Goal (issue 23): fio_vs_sweep >= 0.7. Needs root (netns, /dev/fuse).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SLUICE=${SLUICE:-build/sluice}
+RUNS=${BENCH_MOUNT_RUNS:-3}
+THREADS=${BENCH_MOUNT_THREADS:-4}
+FILE_SIZE=${BENCH_MOUNT_FILE_SIZE:-256MiB}
+LINK=${BENCH_MOUNT_LINK:-10gbit}
+TIMEOUT_S=600
+
+command -v fio >/dev/null || { echo "bench-mount: fio is not installed (make deps)" >&2; exit 2; }
+[ -x "$SLUICE" ] || { echo "bench-mount: $SLUICE is not built (make)" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "bench-mount: needs root (network namespaces, /dev/fuse)" >&2; exit 2; }
+work=$(mktemp -d /tmp/sluice-bench-mount.XXXXXX)
+mount_pid=
+cleanup() {
+  if grep -q " $work/mnt fuse.sluice" /proc/self/mounts; then "$SLUICE" umount --lazy "$work/mnt" || true; fi
+  if [ -n "$mount_pid" ]; then kill -TERM "$mount_pid" 2>/dev/null || true; wait "$mount_pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/mnt" "$work/local"
+size_bytes=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(KiB|MiB|GiB)?', sys.argv[1]) or sys.exit('bench-mount: bad size ' + sys.argv[1]); print(int(m[1]) * {None: 1, 'KiB': 1 << 10, 'MiB': 1 << 20, 'GiB': 1 << 30}[m[2]])" "$FILE_SIZE")
+echo "bench-mount: $(hostname), $(nproc) cores, $(uname -sr); 3 nodes, link $LINK, $THREADS files x $FILE_SIZE," \
+  "1 MiB sequential reads, $RUNS runs per side"
+
+# bytes/s of fio's read phase (all jobs together) in directory $1; the files are laid out first.
+fio_read() {
+  local dir=$1 out=$work/fio.json
+  local common=(--directory="$dir" --bs=1048576 --size="$size_bytes" --numjobs="$THREADS" --iodepth=1
+    --ioengine=psync --direct=1 --group_reporting --output-format=json --output="$out")
+  timeout "$TIMEOUT_S" fio --name=p9 --rw=write "${common[@]}" >"$work/fio.log" 2>&1 || {
+    echo "bench-mount: fio write in $dir failed" >&2; tail -5 "$work/fio.log" >&2; return 1; }
+  timeout "$TIMEOUT_S" fio --name=p9 --rw=read "${common[@]}" >"$work/fio.log" 2>&1 || {
+    echo "bench-mount: fio read in $dir failed" >&2; tail -5 "$work/fio.log" >&2; return 1; }
+  python3 -c "import json; print(json.load(open('$out'))['jobs'][0]['read']['bw_bytes'])"
+}
+
+sweep_read() {
+  rm -rf "$work/sweep"
+  timeout "$TIMEOUT_S" "$SLUICE" emulate --nodes 3 --link "$LINK" --insecure --files-per-rank "$THREADS" \
+    --threads "$THREADS" --file-size "$FILE_SIZE" --block-size 1MiB --out "$work/sweep" >"$work/sweep.log" 2>&1 || {
+    echo "bench-mount: sluice emulate failed" >&2; tail -5 "$work/sweep.log" >&2; return 1; }
+  python3 -c "
+import json
+run = json.load(open('$work/sweep/results.json'))['runs'][0]
+print({p['phase']: p['last_bytes_per_s'] for p in run['phases']}['read'])"
+}
+
+mount_read() {
+  "$SLUICE" mount "$work/mnt" --nodes 3 --link "$LINK" --insecure >"$work/mount.out" 2>"$work/mount.err" &
+  mount_pid=$!
+  for _ in $(seq 1 240); do
+    grep -q "is ready" "$work/mount.out" && break
+    kill -0 "$mount_pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  grep -q "is ready" "$work/mount.out" || { echo "bench-mount: the mount did not come up" >&2; cat "$work/mount.err" >&2; return 1; }
+  local rate
+  rate=$(fio_read "$work/mnt") || return 1
+  "$SLUICE" umount "$work/mnt"
+  wait "$mount_pid"
+  mount_pid=
+  echo "$rate"
+}
+
+sweep=() mount=() local_=()
+for run in $(seq 1 "$RUNS"); do
+  s=$(sweep_read)
+  m=$(mount_read)
+  rm -rf "$work/local"/*
+  l=$(fio_read "$work/local")
+  sweep+=("$s") mount+=("$m") local_+=("$l")
+  awk -v r="$run" -v s="$s" -v m="$m" -v l="$l" 'BEGIN {
+    printf "bench-mount: run %d: sweep %.1f MB/s, fio through the mount %.1f MB/s, fio local %.1f MB/s\n", r, s / 1e6, m / 1e6, l / 1e6 }'
+done
+python3 - "${sweep[*]}" "${mount[*]}" "${local_[*]}" <<'PY'
+import statistics, sys
+sweep, mount, local = ([float(x) for x in a.split()] for a in sys.argv[1:4])
+s, m, l = statistics.median(sweep), statistics.median(mount), statistics.median(local)
+print(f"bench-mount: medians: sweep {s / 1e6:.1f} MB/s, fio through the mount {m / 1e6:.1f} MB/s, fio local {l / 1e6:.1f} MB/s")
+print(f"RESULT P9 fio_vs_sweep={m / s:.3f} fio_vs_local={m / l:.3f}")
+PY
