@@ -329,34 +329,33 @@ nlohmann::json to_json(const ClusterConfig& c) {
   for (SweepPhase p : c.workload.sweep.phases) phases.push_back(std::string(to_string(p)));
   const FileSweepConfig& s = c.workload.sweep;
   nlohmann::json doc = {{"run_id", c.run_id},
-          {"seed", c.seed},
-          {"rails_per_node", c.rails_per_node},
-          {"connections_per_rail", c.connections_per_rail},
-          {"storage_backend", c.storage_backend},
-          {"storage_root", c.storage_root},
-          {"node_memory_limit_bytes", c.node_memory_limit_bytes},
-          {"max_wait_s", c.max_wait_s},
-          {"shared_secret_file", c.shared_secret_file},
-          {"insecure", c.insecure},
-          {"meta_store", c.meta_store},
-          {"nodes", nodes},
-          {"workload",
-           {{"kind", "file_sweep"},
-            {"root_dir", s.root_dir},
-            {"threads", s.threads},
-            {"files_per_rank", s.files_per_rank},
-            {"file_bytes", s.file_bytes},
-            {"block_bytes", s.block_bytes},
-            {"phases", phases},
-            {"pattern_data", s.pattern_data},
-            {"sync_writes", s.sync_writes},
-            {"pattern_seed", s.pattern_seed},
-            {"chunk_bytes", c.workload.chunk_bytes},
-            {"stripe_count", c.workload.stripe_count}}}};
+                        {"seed", c.seed},
+                        {"rails_per_node", c.rails_per_node},
+                        {"connections_per_rail", c.connections_per_rail},
+                        {"storage_backend", c.storage_backend},
+                        {"storage_root", c.storage_root},
+                        {"node_memory_limit_bytes", c.node_memory_limit_bytes},
+                        {"max_wait_s", c.max_wait_s},
+                        {"shared_secret_file", c.shared_secret_file},
+                        {"insecure", c.insecure},
+                        {"meta_store", c.meta_store},
+                        {"nodes", nodes},
+                        {"workload",
+                         {{"kind", "file_sweep"},
+                          {"root_dir", s.root_dir},
+                          {"threads", s.threads},
+                          {"files_per_rank", s.files_per_rank},
+                          {"file_bytes", s.file_bytes},
+                          {"block_bytes", s.block_bytes},
+                          {"phases", phases},
+                          {"pattern_data", s.pattern_data},
+                          {"sync_writes", s.sync_writes},
+                          {"pattern_seed", s.pattern_seed},
+                          {"chunk_bytes", c.workload.chunk_bytes},
+                          {"stripe_count", c.workload.stripe_count}}}};
   if (c.workload.mounted()) doc["workload"] = mount_json(c.workload);
   return doc;
 }
-
 
 namespace {
 

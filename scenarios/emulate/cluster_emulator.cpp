@@ -232,8 +232,10 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   if (Status st = give_secret(cluster, dir); !st.ok()) return st;
   if (Status st = validate(cluster); !st.ok()) return st;
   if (cluster.workload.mounted() && cluster.client_count() != 1) {
-    return error(StatusCode::invalid_argument, "emulate: a mount needs exactly one client node on this host, the "
-                                               "cluster has " + std::to_string(cluster.client_count()));
+    return error(StatusCode::invalid_argument,
+                 "emulate: a mount needs exactly one client node on this host, the "
+                 "cluster has " +
+                     std::to_string(cluster.client_count()));
   }
   const std::string config_path = dir + "/cluster.json";
   {
@@ -305,8 +307,9 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   }
   if (log) log(std::to_string(plan.nodes.size()) + " node processes started (logs in " + dir + ")");
   BootstrapCoordinator coordinator(std::move(channels));
-  const auto deadline = Clock::now() + std::chrono::seconds(2 * std::uint64_t{cluster.max_wait_s} + 60 +
-                                                            (cluster.workload.mounted() ? cluster.workload.mount.max_mount_s : 0));
+  const auto deadline =
+      Clock::now() + std::chrono::seconds(2 * std::uint64_t{cluster.max_wait_s} + 60 +
+                                          (cluster.workload.mounted() ? cluster.workload.mount.max_mount_s : 0));
   Result<std::vector<std::string>> docs = coordinator.serve(deadline, stop_fd);
   if (!docs.ok()) {
     std::string tail;

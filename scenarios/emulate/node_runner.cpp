@@ -290,8 +290,8 @@ Status serve_mounts(hw::HwWorld& world, const LocalServices& local, const Cluste
                     const std::string& where, TimeNs max_wait_ns, const std::function<void(std::string_view)>& log) {
 #if SLUICE_HAVE_FUSE
   if (local.clients.size() != 1) {
-    return error(StatusCode::invalid_argument, where + ": a node mounts with one client, it has " +
-                                                   std::to_string(local.clients.size()));
+    return error(StatusCode::invalid_argument,
+                 where + ": a node mounts with one client, it has " + std::to_string(local.clients.size()));
   }
   const ClusterMount& m = config.workload.mount;
   mount::MountOptions options;
@@ -460,10 +460,9 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
   nlohmann::json phases = nlohmann::json::array();
   if (node_status.ok() && !local.clients.empty()) {
-    node_status = config.workload.mounted()
-                      ? serve_mounts(world, local, config, where, max_wait_ns,
-                                     [&log](std::string_view line) { log(std::string(line)); })
-                      : run_clients(world, local, config, where, max_wait_ns, phases);
+    node_status = config.workload.mounted() ? serve_mounts(world, local, config, where, max_wait_ns,
+                                                           [&log](std::string_view line) { log(std::string(line)); })
+                                            : run_clients(world, local, config, where, max_wait_ns, phases);
   }
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   // Every node quiet before any node stops: a normal shutdown logs no lost peers.

@@ -2,6 +2,7 @@
 #include "scenarios/mount/fuse_mount.hpp"
 
 #include <fuse_lowlevel.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -45,8 +46,8 @@ int errno_of(const Status& status) {
 
 Status validate(const MountOptions& options) {
   if (options.mount_point.empty() || options.mount_point.front() != '/') {
-    return error(StatusCode::invalid_argument, "mount: the mount point must be an absolute path, got \"" +
-                                                   options.mount_point + "\"");
+    return error(StatusCode::invalid_argument,
+                 "mount: the mount point must be an absolute path, got \"" + options.mount_point + "\"");
   }
   if (options.entry_timeout_s < 0 || options.attr_timeout_s < 0 || options.entry_timeout_s > 3600 ||
       options.attr_timeout_s > 3600) {
@@ -102,7 +103,8 @@ class FuseFs {
     st.st_uid = ::getuid();
     st.st_gid = ::getgid();
     st.st_size = static_cast<off_t>(size);
-    st.st_blksize = static_cast<blksize_t>(inode.stripe.chunk_bytes > 0 ? std::min<std::uint64_t>(inode.stripe.chunk_bytes, 1 << 20) : 4096);
+    st.st_blksize = static_cast<blksize_t>(
+        inode.stripe.chunk_bytes > 0 ? std::min<std::uint64_t>(inode.stripe.chunk_bytes, 1 << 20) : 4096);
     st.st_blocks = static_cast<blkcnt_t>((size + 511) / 512);
     const std::int64_t ns = inode.mtime_ns;
     st.st_mtim.tv_sec = ns / 1'000'000'000;
@@ -279,27 +281,59 @@ int attr_change(const struct stat* attr, int to_set, AttrChange& change, Env& en
   return 0;
 }
 
-// A truncate shrinks the file: zeros over what is cut, then the new size.
+using InodeDone = std::function<void(Result<proto::InodeDesc>)>;
+
+// A truncate to zero makes the file anew at its path (unlink, which removes
+// its chunk objects, then create with the same mode and layout): no bytes of
+// the old file can reappear and nothing is rewritten. Other changes of the
+// same setattr follow.
+void recreate_empty(Client& c, FuseFs& fs, fuse_ino_t ino, const std::string& path, const proto::InodeDesc& old,
+                    AttrChange wanted, InodeDone done) {
+  c.unlink(path, [&c, &fs, ino, path, old, wanted, done](Status removed) {
+    if (!removed.ok()) return done(removed);
+    CreateOptions o;
+    o.mode = wanted.mode.value_or(old.mode);
+    o.chunk_bytes = old.stripe.chunk_bytes;
+    o.stripe_count = static_cast<std::uint32_t>(old.stripe.targets.size());
+    c.create(path, o, [&c, &fs, ino, path, wanted, done](Result<proto::InodeDesc> made) {
+      if (!made.ok()) return done(made);
+      fs.table().replaced(ino, *made);
+      AttrChange time;
+      time.mtime_ns = wanted.mtime_ns.value_or(wall_clock_ns());
+      c.set_attr(path, time, done);
+    });
+  });
+}
+
+// truncate(2), ftruncate and open with O_TRUNC: to zero, the file is made
+// anew; shrinking to a size > 0 writes zeros over what is cut (so that a
+// later extension reads zeros, as POSIX requires), then records the size.
+void truncate_file(Client& c, Env& env, FuseFs& fs, fuse_ino_t ino, const std::string& path,
+                   const proto::InodeDesc& inode, AttrChange wanted, InodeDone done) {
+  std::uint64_t current = inode.size_bytes;
+  if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
+  const std::uint64_t size = *wanted.size_bytes;
+  if (!wanted.mtime_ns) wanted.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
+  if (size == 0 && current > 0) return recreate_empty(c, fs, ino, path, inode, wanted, done);
+  zero_range(c, env, fs, inode, size, current, [&c, &fs, ino, path, wanted, size, done](Status zeroed) {
+    if (!zeroed.ok()) return done(zeroed);
+    c.set_attr(path, wanted, [&fs, ino, size, done](Result<proto::InodeDesc> set) {
+      if (set.ok()) {
+        fs.table().resized(ino, size);
+        fs.table().recorded(ino, size);
+      }
+      done(set);
+    });
+  });
+}
+
 void set_attr_with_size(Client& c, Env& env, FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const std::string& path,
                         AttrChange change) {
   c.stat(path, [&c, &env, &fs, req, ino, path, change](Result<proto::InodeDesc> r) {
     if (!r.ok()) return fs.reply_status(req, r.status());
     if (r->type == proto::InodeType::dir) return fs.reply_err(req, EISDIR);
-    std::uint64_t current = r->size_bytes;
-    if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
-    const std::uint64_t size = *change.size_bytes;
-    AttrChange wanted = change;
-    if (!wanted.mtime_ns) wanted.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
-    zero_range(c, env, fs, *r, size, current, [&c, &fs, req, ino, path, wanted, size](Status zeroed) {
-      if (!zeroed.ok()) return fs.reply_status(req, zeroed);
-      c.set_attr(path, wanted, [&fs, req, ino, size](Result<proto::InodeDesc> set) {
-        if (set.ok()) {
-          fs.table().resized(ino, size);
-          fs.table().recorded(ino, size);
-        }
-        reply_attr(fs, req, ino, set);
-      });
-    });
+    truncate_file(c, env, fs, ino, path, *r, change,
+                  [&fs, req, ino](Result<proto::InodeDesc> set) { reply_attr(fs, req, ino, set); });
   });
 }
 
@@ -407,21 +441,35 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
 void op_link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
 void op_symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
 
+void reply_open(FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const std::shared_ptr<fuse_file_info>& info) {
+  info->fh = ino;
+  info->keep_cache = 0;  // close-to-open: pages cached before this open are dropped
+  info->direct_io = fs.options().direct_io ? 1 : 0;
+  if (fuse_reply_open(req, info.get()) != 0) fs.table().released(ino);
+  fs.done();
+}
+
+// open: O_TRUNC arrives here (libfuse's atomic_o_trunc), not as a setattr.
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FuseFs& fs = FuseFs::of(req);
   std::string path;
   if (!pathed(req, fs, ino, path)) return;
   auto info = std::make_shared<fuse_file_info>(*fi);
-  fs.post([&fs, req, ino, path, info](Client& c, Env&) {
-    c.stat(path, [&fs, req, ino, info](Result<proto::InodeDesc> r) {
+  fs.post([&fs, req, ino, path, info](Client& c, Env& env) {
+    c.stat(path, [&c, &env, &fs, req, ino, path, info](Result<proto::InodeDesc> r) {
       if (!r.ok()) return fs.reply_status(req, r.status());
       if (r->type == proto::InodeType::dir) return fs.reply_err(req, EISDIR);
       fs.table().opened(ino, *r);
-      info->fh = ino;
-      info->keep_cache = 0;  // close-to-open: pages cached before this open are dropped
-      info->direct_io = fs.options().direct_io ? 1 : 0;
-      if (fuse_reply_open(req, info.get()) != 0) fs.table().released(ino);
-      fs.done();
+      if ((info->flags & O_TRUNC) == 0 || (info->flags & O_ACCMODE) == O_RDONLY) return reply_open(fs, req, ino, info);
+      AttrChange empty;
+      empty.size_bytes = 0;
+      truncate_file(c, env, fs, ino, path, *r, empty, [&fs, req, ino, info](Result<proto::InodeDesc> t) {
+        if (!t.ok()) {
+          fs.table().released(ino);
+          return fs.reply_status(req, t.status());
+        }
+        reply_open(fs, req, ino, info);
+      });
     });
   });
 }
@@ -673,8 +721,8 @@ Status serve_mount(const MountOptions& options, const ClientPort& port, const st
   fuse_remove_signal_handlers(se);
   if (drained) fuse_session_destroy(se);  // else replies still to come would use it: left to the process exit
   if (!drained) {
-    return error(StatusCode::timed_out, "mount: requests still in flight " + std::to_string(k_unmount_drain_ms) +
-                                            " ms after the unmount");
+    return error(StatusCode::timed_out,
+                 "mount: requests still in flight " + std::to_string(k_unmount_drain_ms) + " ms after the unmount");
   }
   if (rc < 0) return error(StatusCode::io_error, "mount: the FUSE session ended with error " + std::to_string(-rc));
   return ok_status();

@@ -21,8 +21,8 @@ Result<Ino> InodeTable::remember(const std::string& path) {
     return it->second;
   }
   if (nodes_.size() >= k_max_mount_inodes) {
-    return error(StatusCode::unavailable, "the mount holds " + std::to_string(nodes_.size()) +
-                                              " inodes, its limit (k_max_mount_inodes)");
+    return error(StatusCode::unavailable,
+                 "the mount holds " + std::to_string(nodes_.size()) + " inodes, its limit (k_max_mount_inodes)");
   }
   const Ino ino = next_ino_++;
   nodes_[ino] = Node{path, 1};
@@ -107,6 +107,15 @@ void InodeTable::resized(Ino ino, std::uint64_t size) {
   auto it = open_.find(ino);
   if (it == open_.end()) return;
   it->second.size = size;
+}
+
+void InodeTable::replaced(Ino ino, const proto::InodeDesc& inode) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it == open_.end()) return;
+  it->second.inode = inode;
+  it->second.size = inode.size_bytes;
+  it->second.dirty = false;
 }
 
 std::optional<OpenFile> InodeTable::open_file(Ino ino) const {

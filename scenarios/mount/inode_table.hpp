@@ -64,6 +64,9 @@ class InodeTable {
   void wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes);
   // A truncate to size through this mount.
   void resized(Ino ino, std::uint64_t size);
+  // The file was made anew at its path (a truncate to zero): open handles
+  // now read and write the new inode.
+  void replaced(Ino ino, const proto::InodeDesc& inode);
   std::optional<OpenFile> open_file(Ino ino) const;
   // The close reached the server: dirty is cleared unless written since
   // (`size` is the size that was recorded).

@@ -19,7 +19,7 @@ start_mount "$tmp/mnt" || exit 1
 # run_fio NAME ARGS...: fio must exit 0 with no verify error.
 run_fio() {
   local name=$1; shift
-  if timeout 240 fio --name="$name" --directory="$mnt" --ioengine=psync --verify=crc32c --do_verify=1 \
+  if timeout 240 fio --name="$name" --directory="$mnt" --ioengine=psync --verify=crc32c --do_verify=1 --verify_state_save=0 \
       --verify_fatal=1 --output-format=normal "$@" >"$tmp/fio.$name" 2>&1 &&
       ! grep -qi "verify: bad\|crc32c: verify failed\|err=[ ]*[1-9]" "$tmp/fio.$name"; then
     echo "ok: fio $name $*"

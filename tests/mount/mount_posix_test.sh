@@ -46,6 +46,17 @@ with open(f, "r+b") as io:
     io.seek(500000); io.write(b"end")
 with open(f, "rb") as i: data = i.read()
 check("a write past the end leaves a hole of zeros", len(data) == 500003 and data[200000:500000] == bytes(300000))
+with open(f, "wb") as out: out.write(b"ab")  # open with O_TRUNC (libfuse passes it to open)
+with open(f, "rb") as i: data = i.read()
+check("O_TRUNC on open empties the file", data == b"ab")
+with open(f, "r+b") as io:
+    io.seek(500000); io.write(b"end")
+fd = os.open(f, os.O_WRONLY | os.O_TRUNC); os.close(fd)
+check("O_TRUNC with nothing written leaves 0 bytes", os.stat(f).st_size == 0)
+with open(f, "r+b") as io:
+    io.seek(500000); io.write(b"end")
+with open(f, "rb") as i: data = i.read()
+check("the bytes before a write past the end of a truncated file are zeros", data == bytes(500000) + b"end")
 os.chmod(f, 0o600)
 check("chmod kept", stat.S_IMODE(os.stat(f).st_mode) == 0o600)
 os.utime(f, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))

@@ -480,6 +480,57 @@ TYPED_TEST_P(ServicesSuite, MetaMirrorFailoverKeepsTheNamespace) {
   TypeParam::isolate([] { meta_mirror_failover_keeps_the_namespace<typename TypeParam::World>(); });
 }
 
+// The attributes a mount sets (chmod, utimens, a truncate's size) and the
+// names a long path's error keeps: set_attr returns the inode as stored; a
+// mode beyond 07777 and a not_found naming a path near PATH_MAX are answered
+// (the error text clipped to the wire's limit), not lost to a timeout.
+TYPED_TEST_P(ServicesSuite, SetAttrChangesWhatItNamesAndLongPathErrorsArrive) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    std::vector<proto::InodeDesc> seen;
+    std::vector<StatusCode> codes;
+    cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+                       auto& c = ctx.client;
+                       CreateOptions o;
+                       o.mode = 0644;
+                       c.create("/f", o, [&, done](Result<proto::InodeDesc>) {
+                         AttrChange mode;
+                         mode.mode = 0600;
+                         c.set_attr("/f", mode, [&, done](Result<proto::InodeDesc> a) {
+                           if (a.ok()) seen.push_back(*a);
+                           AttrChange size_time;
+                           size_time.size_bytes = 12345;
+                           size_time.mtime_ns = 1'700'000'000'000'000'000;
+                           c.set_attr("/f", size_time, [&, done](Result<proto::InodeDesc> b) {
+                             if (b.ok()) seen.push_back(*b);
+                             AttrChange bad;
+                             bad.mode = 010000;
+                             c.set_attr("/f", bad, [&, done](Result<proto::InodeDesc> r) {
+                               codes.push_back(r.status().code());  // invalid_argument
+                               const std::string deep = "/" + std::string(250, 'd') + "/" + std::string(250, 'e') +
+                                                        "/" + std::string(250, 'f') + "/" + std::string(250, 'g') +
+                                                        "/" + std::string(250, 'h') + "/missing";
+                               c.stat(deep, [&, done](Result<proto::InodeDesc> m) {
+                                 codes.push_back(m.status().code());  // not_found, not timed_out
+                                 done(ok_status());
+                               });
+                             });
+                           });
+                         });
+                       });
+                     }),
+                     0, 1);
+    ASSERT_TRUE(cluster.run());
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0].mode, 0600u);
+    EXPECT_EQ(seen[1].mode, 0600u);
+    EXPECT_EQ(seen[1].size_bytes, 12345u);
+    EXPECT_EQ(seen[1].mtime_ns, 1'700'000'000'000'000'000);
+    const std::vector<StatusCode> expected{StatusCode::invalid_argument, StatusCode::not_found};
+    EXPECT_EQ(codes, expected);
+  });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
                             EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
                             LostChunkRequestsAreRetriedAndTheReadSucceeds, DuplicatedAndLateMessagesGiveTheSameAnswer,
@@ -490,6 +541,7 @@ REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStri
                             TheEgressLimitPacesReadsFromAServer, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
                             BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace,
                             AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
-                            AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater);
+                            AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater,
+                            SetAttrChangesWhatItNamesAndLongPathErrorsArrive);
 
 }  // namespace sluice::testing::shared_suite

@@ -127,5 +127,35 @@ TEST(Role, ParsesItsOwnNames) {
   EXPECT_FALSE(parse_role("boss").ok());
 }
 
+TEST(ClusterConfig, AMountWorkloadRoundTripsAndItsMistakesAreNamed) {
+  ClusterConfig c = *default_cluster(3);
+  c.workload.mount.mount_point = "/mnt/sluice";
+  c.workload.mount.direct_io = true;
+  c.workload.mount.threads = 4;
+  Result<ClusterConfig> back = parse_cluster_config(to_json(c));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_TRUE(back->workload.mounted());
+  EXPECT_EQ(back->workload.mount.mount_point, "/mnt/sluice");
+  EXPECT_TRUE(back->workload.mount.direct_io);
+  EXPECT_EQ(back->workload.mount.threads, 4u);
+  EXPECT_EQ(to_json(*back), to_json(c));
+
+  nlohmann::json j = to_json(c);
+  j["workload"]["mount_point"] = "relative/dir";
+  Result<ClusterConfig> r = parse_cluster_config(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("workload.mount_point"), std::string::npos);
+  j = to_json(c);
+  j["workload"]["threads"] = 0;
+  r = parse_cluster_config(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("workload.threads"), std::string::npos);
+  j = to_json(*default_cluster(3));  // a file sweep naming a mount point
+  j["workload"]["mount_point"] = "/mnt/x";
+  r = parse_cluster_config(j);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("only for kind"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::emulate

@@ -1,0 +1,70 @@
+// The mount's inode table: lookup counts, forget, rename of a subtree, and
+// the open-file sizes a mount's own writes reach before their close.
+#include "scenarios/mount/inode_table.hpp"
+
+#include <gtest/gtest.h>
+
+namespace sluice::mount {
+namespace {
+
+TEST(InodeTable, ALookedUpPathKeepsItsNumberUntilForgotten) {
+  InodeTable t;
+  EXPECT_EQ(t.path_of(k_root_ino), "/");
+  Result<Ino> a = t.remember("/a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_NE(*a, k_root_ino);
+  EXPECT_EQ(*t.remember("/a"), *a);  // a second lookup: the same number, count 2
+  EXPECT_EQ(t.path_of(*a), "/a");
+  t.forget(*a, 1);
+  EXPECT_EQ(t.path_of(*a), "/a");
+  t.forget(*a, 1);
+  EXPECT_FALSE(t.path_of(*a).has_value());
+  EXPECT_NE(*t.remember("/a"), *a);  // a fresh number once released
+  t.forget(k_root_ino, 100);
+  EXPECT_EQ(t.path_of(k_root_ino), "/");  // the root is never forgotten
+}
+
+TEST(InodeTable, RenameMovesASubtreeAndNotItsNeighbours) {
+  InodeTable t;
+  const Ino dir = *t.remember("/a");
+  const Ino child = *t.remember("/a/x");
+  const Ino neighbour = *t.remember("/a b");  // sorts between "/a" and "/a/"
+  const Ino target = *t.remember("/c");
+  t.rename("/a", "/c");
+  EXPECT_EQ(t.path_of(dir), "/c");
+  EXPECT_EQ(t.path_of(child), "/c/x");
+  EXPECT_EQ(t.path_of(neighbour), "/a b");
+  EXPECT_FALSE(t.path_of(target).has_value());  // the replaced name is unbound
+  t.unbind("/c/x");
+  EXPECT_FALSE(t.path_of(child).has_value());
+  EXPECT_EQ(child_path("/", "n"), "/n");
+  EXPECT_EQ(child_path("/c", "n"), "/c/n");
+}
+
+TEST(InodeTable, OpenFilesKeepTheSizeTheirWritesReachedUntilRecorded) {
+  InodeTable t;
+  const Ino f = *t.remember("/f");
+  proto::InodeDesc inode;
+  inode.size_bytes = 100;
+  t.opened(f, inode);
+  t.opened(f, inode);  // a second handle
+  t.wrote(f, 4096, 10);
+  ASSERT_TRUE(t.open_file(f).has_value());
+  EXPECT_EQ(t.open_file(f)->size, 4106u);
+  EXPECT_TRUE(t.open_file(f)->dirty);
+  t.recorded(f, 100);  // a close of an older size: still dirty
+  EXPECT_TRUE(t.open_file(f)->dirty);
+  t.recorded(f, 4106);
+  EXPECT_FALSE(t.open_file(f)->dirty);
+  t.wrote(f, 0, 10);  // inside: the size stays
+  EXPECT_EQ(t.open_file(f)->size, 4106u);
+  t.resized(f, 5);
+  EXPECT_EQ(t.open_file(f)->size, 5u);
+  t.released(f);
+  EXPECT_TRUE(t.open_file(f).has_value());
+  t.released(f);
+  EXPECT_FALSE(t.open_file(f).has_value());
+}
+
+}  // namespace
+}  // namespace sluice::mount
