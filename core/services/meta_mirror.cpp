@@ -40,7 +40,9 @@ namespace sluice {
 
 namespace {
 
-proto::Ack ack_of(RequestId rid, const Status& s) { return proto::Ack{rid, s.code(), proto::clip_error_text(s.message())}; }
+proto::Ack ack_of(RequestId rid, const Status& s) {
+  return proto::Ack{rid, s.code(), proto::clip_error_text(s.message())};
+}
 
 // Bytes a record adds to a MetaMirror, closely enough to keep a batch under
 // max_batch_bytes (the encoder still checks the real limits).

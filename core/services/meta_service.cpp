@@ -666,9 +666,9 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
                                                        std::to_string(m.mask & ~proto::k_set_attr_known_mask))));
     }
     if ((m.mask & proto::k_set_attr_mode) != 0 && (m.mode & ~07777u) != 0) {
-      return reply(inode_reply(m.request_id, error(StatusCode::invalid_argument,
-                                                   "SetAttr of " + m.path + ": mode " + std::to_string(m.mode) +
-                                                       " has bits beyond 07777")));
+      return reply(inode_reply(
+          m.request_id, error(StatusCode::invalid_argument,
+                              "SetAttr of " + m.path + ": mode " + std::to_string(m.mode) + " has bits beyond 07777")));
     }
     proto::InodeDesc inode = *entry;
     if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
