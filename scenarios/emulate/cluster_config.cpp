@@ -294,6 +294,20 @@ Status validate(const ClusterConfig& c) {
     return bad("workload.stripe_count", std::to_string(c.workload.stripe_count) + " is more than the " +
                                             std::to_string(targets.size()) + " targets");
   }
+  if (c.mirror.storage) {
+    if (c.mirror.heartbeat_ms == 0 || c.mirror.probably_offline_ms <= c.mirror.heartbeat_ms ||
+        c.mirror.offline_ms < c.mirror.probably_offline_ms) {
+      return bad("mirror", "needs 0 < heartbeat_ms < probably_offline_ms <= offline_ms");
+    }
+    if (Result<std::vector<proto::BuddyGroupDesc>> g = buddy_groups(c); !g.ok()) return g.status();
+  }
+  for (std::size_t i = 0; i < c.faults.size(); ++i) {
+    const NodeSpec* n = c.node(c.faults[i].kill_storage_node);
+    if (n == nullptr || !n->has(Role::storage)) {
+      return bad("faults[" + std::to_string(i) + "].kill_storage_node",
+                 "node " + std::to_string(c.faults[i].kill_storage_node) + " is not a storage node of the cluster");
+    }
+  }
   // The sweep's own check (root_dir, sizes), named as the config's.
   if (Status st = FileSweep::validate(c.workload.sweep); !st.ok()) return bad("workload", st.message());
   return ok_status();
@@ -354,6 +368,19 @@ nlohmann::json to_json(const ClusterConfig& c) {
                           {"chunk_bytes", c.workload.chunk_bytes},
                           {"stripe_count", c.workload.stripe_count}}}};
   if (c.workload.mounted()) doc["workload"] = mount_json(c.workload);
+  if (c.mirror.storage) {
+    doc["mirror"] = {{"storage", true},
+                     {"heartbeat_ms", c.mirror.heartbeat_ms},
+                     {"probably_offline_ms", c.mirror.probably_offline_ms},
+                     {"offline_ms", c.mirror.offline_ms}};
+  }
+  if (!c.faults.empty()) {
+    doc["faults"] = nlohmann::json::array();
+    for (const ClusterFault& f : c.faults) {
+      doc["faults"].push_back(
+          {{"at_ms", f.at_ms}, {"kill_storage_node", f.kill_storage_node}, {"restart_after_ms", f.restart_after_ms}});
+    }
+  }
   return doc;
 }
 
@@ -433,6 +460,26 @@ Status parse_workload(const nlohmann::json& json, ClusterWorkload& workload) {
   return ok_status();
 }
 
+Status parse_faults(const nlohmann::json& json, std::vector<ClusterFault>& faults) {
+  if (!json.is_array()) return bad("faults", "expected an array, got " + describe(json));
+  if (json.size() > k_max_cluster_faults) {
+    return bad("faults", std::to_string(json.size()) + " faults; at most " + std::to_string(k_max_cluster_faults));
+  }
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    ClusterFault f;
+    ObjectReader r(json[i], "faults[" + std::to_string(i) + "]");
+    r.read("at_ms", f.at_ms);
+    r.read("kill_storage_node", f.kill_storage_node);
+    r.read("restart_after_ms", f.restart_after_ms);
+    if (r.raw("kill_storage_node") == nullptr) {
+      return bad("faults[" + std::to_string(i) + "].kill_storage_node", "is required");
+    }
+    if (Status st = r.finish(); !st.ok()) return st;
+    faults.push_back(f);
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
@@ -463,6 +510,17 @@ Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
   }
   if (const nlohmann::json* w = top.raw("workload")) {
     if (Status st = parse_workload(*w, c.workload); !st.ok()) return st;
+  }
+  if (const nlohmann::json* m = top.raw("mirror")) {
+    ObjectReader r(*m, "mirror");
+    r.read("storage", c.mirror.storage);
+    r.read("heartbeat_ms", c.mirror.heartbeat_ms);
+    r.read("probably_offline_ms", c.mirror.probably_offline_ms);
+    r.read("offline_ms", c.mirror.offline_ms);
+    if (Status st = r.finish(); !st.ok()) return st;
+  }
+  if (const nlohmann::json* faults = top.raw("faults")) {
+    if (Status st = parse_faults(*faults, c.faults); !st.ok()) return st;
   }
   if (Status st = top.finish(); !st.ok()) return st;
   if (Status st = validate(c); !st.ok()) return st;
@@ -500,6 +558,42 @@ ServicePlan plan_services(const ClusterConfig& config) {
     if (n->has(Role::client)) add(Role::client, false).rank = plan.client_ranks++;
   }
   return plan;
+}
+
+Result<std::vector<proto::BuddyGroupDesc>> buddy_groups(const ClusterConfig& config) {
+  std::vector<proto::BuddyGroupDesc> groups;
+  if (!config.mirror.storage) return groups;
+  // Targets dealt across the storage nodes (first target of each node, then
+  // the second ...), so that consecutive targets sit on different nodes.
+  std::vector<const NodeSpec*> storage;
+  for (const NodeSpec& n : config.nodes) {
+    if (n.has(Role::storage)) storage.push_back(&n);
+  }
+  std::sort(storage.begin(), storage.end(), [](const NodeSpec* a, const NodeSpec* b) { return a->id < b->id; });
+  std::vector<std::pair<TargetId, NodeId>> dealt;
+  for (std::size_t d = 0;; ++d) {
+    bool any = false;
+    for (const NodeSpec* n : storage) {
+      if (d < n->targets.size()) {
+        dealt.emplace_back(n->targets[d], n->id);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  if (dealt.size() % 2 != 0) {
+    return bad("mirror", std::to_string(dealt.size()) + " storage targets cannot be paired into buddy groups");
+  }
+  for (std::size_t i = 0; i + 1 < dealt.size(); i += 2) {
+    if (dealt[i].second == dealt[i + 1].second) {
+      return bad("mirror", "targets " + std::to_string(dealt[i].first) + " and " + std::to_string(dealt[i + 1].first) +
+                               " would mirror each other on node " + std::to_string(dealt[i].second) +
+                               "; buddies must be on different nodes");
+    }
+    groups.push_back(
+        proto::BuddyGroupDesc{static_cast<GroupId>(groups.size() + 1), dealt[i].first, dealt[i + 1].first});
+  }
+  return groups;
 }
 
 }  // namespace sluice::emulate

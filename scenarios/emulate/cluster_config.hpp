@@ -25,6 +25,7 @@
 #include "core/common/ids.hpp"
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
+#include "core/proto/wire_descs.hpp"
 #include "core/workloads/file_sweep.hpp"
 
 namespace sluice::emulate {
@@ -78,6 +79,29 @@ struct ClusterWorkload {
   std::uint32_t stripe_count = 0;         // 0: every storage target
 };
 
+// Storage buddy mirroring (BeeGFS buddy groups) of a multi-process
+// deployment: the targets are paired across storage nodes (each target with
+// one on another node, in node order), mgmt watches heartbeats and switches a
+// group whose primary goes silent, and new files are mirrored.
+struct ClusterMirror {
+  bool storage = false;
+  std::uint32_t heartbeat_ms = 500;
+  std::uint32_t probably_offline_ms = 1000;
+  std::uint32_t offline_ms = 2000;
+};
+
+// A fault of the run, timed from the moment every server has registered
+// ("servers-up"): the storage service of node `kill_storage_node` crashes (its
+// events and timers stop; its process and transport stay, as a crashed
+// daemon on a live host) and, when restart_after_ms > 0, comes back as a
+// fresh instance that registers again (HwWorld::kill / restart).
+struct ClusterFault {
+  std::uint32_t at_ms = 0;
+  NodeId kill_storage_node = 0;
+  std::uint32_t restart_after_ms = 0;  // 0: stays dead
+};
+inline constexpr std::size_t k_max_cluster_faults = 64;
+
 struct ClusterConfig {
   std::string run_id = "local";  // names files and barriers of the run
   std::uint64_t seed = 1;
@@ -89,6 +113,8 @@ struct ClusterConfig {
   std::uint32_t max_wait_s = k_default_max_wait_s;
   std::vector<NodeSpec> nodes;
   ClusterWorkload workload;
+  ClusterMirror mirror;
+  std::vector<ClusterFault> faults;
   // Authentication of the nodes' connections (docs/reliability.md#security):
   // the cluster's secret is the first line of shared_secret_file (not
   // readable by other users: transports/shared_secret.hpp). A node refuses to
@@ -142,5 +168,10 @@ struct ServicePlan {
 };
 
 ServicePlan plan_services(const ClusterConfig& config);
+
+// mirror.storage: the buddy groups (group ids from 1), each pairing targets
+// on two storage nodes; empty when mirroring is off. invalid_argument when
+// the targets cannot be paired (an odd number, or all on one node).
+Result<std::vector<proto::BuddyGroupDesc>> buddy_groups(const ClusterConfig& config);
 
 }  // namespace sluice::emulate

@@ -498,6 +498,7 @@ struct MountCli {
   bool keep = false;
   bool direct_io = false;
   bool sync_writes = false;
+  bool mirror = false;
   std::uint32_t cache_ms = 1000;
   std::uint32_t threads = 16;
   std::uint64_t chunk_bytes = 0;
@@ -568,6 +569,7 @@ Result<EmulateOptions> mount_options(const MountCli& cli) {
   m.sync_writes = cli.sync_writes;
   m.entry_timeout_ms = m.attr_timeout_ms = cli.cache_ms;
   m.threads = cli.threads;
+  if (cli.mirror) o.cluster.mirror.storage = true;
   WorkloadCli w;
   w.chunk_bytes = cli.chunk_bytes;
   w.stripe_count = cli.stripe_count;
@@ -657,6 +659,7 @@ void add_mount_commands(CLI::App& app) {
   mount->add_flag("--keep", cli->keep, "keep the work dir (logs, chunk files) after a clean unmount");
   mount->add_flag("--direct-io", cli->direct_io, "no page cache: every read and write reaches the cluster");
   mount->add_flag("--sync-writes", cli->sync_writes, "every write durable on its storage server before it returns");
+  mount->add_flag("--mirror", cli->mirror, "storage buddy mirroring: targets paired across nodes, failover by mgmt");
   mount->add_option("--cache-ms", cli->cache_ms, "kernel entry and attribute cache timeout in ms (0: none)");
   mount->add_option("--threads", cli->threads, "FUSE worker threads");
   add_size_option(mount, "--chunk-size", cli->chunk_bytes, "stripe chunk bytes of new files");

@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
+#include <optional>
+#include <mutex>
+#include <condition_variable>
 #include <atomic>
 #include <filesystem>
 #include <memory>
@@ -168,6 +173,77 @@ std::function<Result<std::unique_ptr<MetaStore>>()> meta_store_opener(const Clus
 #endif
 }
 
+// mgmt of the deployment: with mirror.storage, the buddy groups and the
+// heartbeat watch that switches a group whose primary goes silent.
+MgmtConfig mgmt_config(const ClusterConfig& config) {
+  MgmtConfig mc;
+  if (!config.mirror.storage) return mc;
+  Result<std::vector<proto::BuddyGroupDesc>> groups = buddy_groups(config);  // validate() checked it
+  if (groups.ok()) mc.buddy_groups = std::move(groups).value();
+  mc.check_interval_ns = static_cast<TimeNs>(config.mirror.heartbeat_ms) * k_ns_per_ms;
+  mc.probably_offline_after_ns = static_cast<TimeNs>(config.mirror.probably_offline_ms) * k_ns_per_ms;
+  mc.offline_after_ns = static_cast<TimeNs>(config.mirror.offline_ms) * k_ns_per_ms;
+  return mc;
+}
+
+// The config's faults on this node's storage service, each at its time from
+// "servers-up", on a thread of their own; stop() (also the destructor) ends
+// the waits and joins it before the world stops.
+class NodeFaults {
+ public:
+  NodeFaults(hw::HwWorld& world, const ClusterConfig& config, const NodeSpec& me, const LocalServices& local,
+             std::function<void(const std::string&)> log) {
+    std::optional<Endpoint> storage;
+    for (Service* sv : local.servers) {
+      if (dynamic_cast<StorageService*>(sv) != nullptr) storage = world.endpoint_of(*sv);
+    }
+    std::vector<ClusterFault> mine;
+    for (const ClusterFault& f : config.faults) {
+      if (f.kill_storage_node == me.id) mine.push_back(f);
+    }
+    if (!storage || mine.empty()) return;
+    std::sort(mine.begin(), mine.end(), [](const ClusterFault& a, const ClusterFault& b) { return a.at_ms < b.at_ms; });
+    thread_ = std::thread([this, &world, endpoint = *storage, mine, log] { run(world, endpoint, mine, log); });
+  }
+  ~NodeFaults() { stop(); }
+  NodeFaults(const NodeFaults&) = delete;
+  NodeFaults& operator=(const NodeFaults&) = delete;
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // False when stopped before `until`.
+  bool wait_until(Clock::time_point until) {
+    std::unique_lock lock(mu_);
+    return !cv_.wait_until(lock, until, [this] { return stopping_; });
+  }
+  void run(hw::HwWorld& world, Endpoint storage, const std::vector<ClusterFault>& faults,
+           const std::function<void(const std::string&)>& log) {
+    const Clock::time_point start = Clock::now();
+    for (const ClusterFault& f : faults) {
+      if (!wait_until(start + std::chrono::milliseconds(f.at_ms))) return;
+      log("fault: the storage service is killed");
+      world.kill(storage);
+      if (f.restart_after_ms == 0) continue;
+      if (!wait_until(Clock::now() + std::chrono::milliseconds(f.restart_after_ms))) return;
+      const Status restarted = world.restart(storage);
+      log("fault: the storage service restarts: " + restarted.to_string());
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
 // One service of the plan that this node hosts, filed in local by its role.
 Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const ServicePlan& plan,
                            const ClusterConfig& config, const NodeSpec& me, TimeNs max_wait_ns, LocalServices& local) {
@@ -177,7 +253,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       if (s.barrier) {
         created = &world.add_service<BarrierService>(s.node);
       } else {
-        created = &world.add_service<MgmtService>(s.node, MgmtConfig{});
+        created = &world.add_service<MgmtService>(s.node, mgmt_config(config));
       }
       local.early.push_back(created);
       break;
@@ -189,6 +265,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       mc.default_chunk_bytes = config.workload.chunk_bytes;
       mc.default_stripe_count = config.stripe_count();
       mc.open_store = meta_store_opener(config, s);
+      mc.mirror_file_data = config.mirror.storage;  // new files go to buddy groups
       created = &world.add_service<MetaService>(s.node, mc);
       local.servers.push_back(created);
       break;
@@ -197,6 +274,10 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       StorageServiceConfig sc;
       sc.mgmt = plan.mgmt;
       sc.targets = me.targets;
+      if (config.mirror.storage) {
+        sc.mirror.enabled = true;
+        sc.heartbeat_interval_ns = static_cast<TimeNs>(config.mirror.heartbeat_ms) * k_ns_per_ms;
+      }
       created = &world.add_service<StorageService>(s.node, sc);
       local.servers.push_back(created);
       break;
@@ -459,6 +540,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   // 5. Clients, once every server is registered.
   if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
   nlohmann::json phases = nlohmann::json::array();
+  NodeFaults faults(world, config, me, local, log);
   if (node_status.ok() && !local.clients.empty()) {
     node_status = config.workload.mounted() ? serve_mounts(world, local, config, where, max_wait_ns,
                                                            [&log](std::string_view line) { log(std::string(line)); })
@@ -467,6 +549,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   // Every node quiet before any node stops: a normal shutdown logs no lost peers.
   quiet->store(true);
+  faults.stop();
   if (Status st = bootstrap.barrier("stopping"); !st.ok()) return error(st.code(), where + ": " + st.message());
   world.stop();  // counters are read once every thread has stopped
 

@@ -157,5 +157,36 @@ TEST(ClusterConfig, AMountWorkloadRoundTripsAndItsMistakesAreNamed) {
   EXPECT_NE(r.status().message().find("only for kind"), std::string::npos);
 }
 
+TEST(ClusterConfig, MirroringPairsTargetsAcrossNodesAndFaultsNameStorageNodes) {
+  ClusterConfig c = *default_cluster(5);  // targets 1..4 on nodes 1..4
+  c.mirror.storage = true;
+  c.faults.push_back(ClusterFault{3000, 2, 1000});
+  ASSERT_TRUE(validate(c).ok()) << validate(c).to_string();
+  Result<std::vector<proto::BuddyGroupDesc>> groups = buddy_groups(c);
+  ASSERT_TRUE(groups.ok());
+  ASSERT_EQ(groups->size(), 2u);
+  EXPECT_EQ((*groups)[0], (proto::BuddyGroupDesc{1, 1, 2}));
+  EXPECT_EQ((*groups)[1], (proto::BuddyGroupDesc{2, 3, 4}));
+  Result<ClusterConfig> back = parse_cluster_config(to_json(c));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(to_json(*back), to_json(c));
+
+  ClusterConfig odd = *default_cluster(4);  // three targets
+  odd.mirror.storage = true;
+  EXPECT_NE(validate(odd).message().find("cannot be paired"), std::string::npos);
+  ClusterConfig one_node = *default_cluster(2);
+  one_node.nodes[1].targets = {1, 2};
+  one_node.mirror.storage = true;
+  EXPECT_NE(validate(one_node).message().find("different nodes"), std::string::npos);
+  ClusterConfig not_storage = *default_cluster(3);
+  not_storage.faults.push_back(ClusterFault{0, 0, 0});  // node 0 is mgmt+meta+client
+  EXPECT_NE(validate(not_storage).message().find("faults[0].kill_storage_node"), std::string::npos);
+  nlohmann::json j = to_json(*default_cluster(3));
+  j["faults"] = {{{"at_ms", 5}}};
+  Result<ClusterConfig> missing = parse_cluster_config(j);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("kill_storage_node"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::emulate
