@@ -26,12 +26,16 @@ struct Mkdir {
   RequestId request_id = 0;
   std::string path;
   std::uint32_t mode = 0;
+  std::uint32_t uid = 0;  // the new directory's owner
+  std::uint32_t gid = 0;
 
   template <class Io>
   void io(Io& f) {
     f("request_id", request_id);
     f("path", path, k_max_path_bytes);
     f("mode", mode);
+    f("uid", uid);
+    f("gid", gid);
   }
   bool operator==(const Mkdir&) const = default;
 };
@@ -47,6 +51,8 @@ struct Create {
   std::uint64_t chunk_bytes = 0;
   std::uint32_t stripe_count = 0;
   ChooserKind chooser = ChooserKind::server_default;
+  std::uint32_t uid = 0;  // the new file's owner
+  std::uint32_t gid = 0;
 
   template <class Io>
   void io(Io& f) {
@@ -56,6 +62,8 @@ struct Create {
     f("chunk_bytes", chunk_bytes);
     f("stripe_count", stripe_count);
     f("chooser", chooser);
+    f("uid", uid);
+    f("gid", gid);
   }
   bool operator==(const Create&) const = default;
 };
@@ -159,7 +167,10 @@ struct Rename {
 inline constexpr std::uint32_t k_set_attr_size = 1u << 0;   // truncate/extend to size_bytes
 inline constexpr std::uint32_t k_set_attr_mtime = 1u << 1;  // set mtime_ns
 inline constexpr std::uint32_t k_set_attr_mode = 1u << 2;   // set the permission bits (chmod)
-inline constexpr std::uint32_t k_set_attr_known_mask = k_set_attr_size | k_set_attr_mtime | k_set_attr_mode;
+inline constexpr std::uint32_t k_set_attr_uid = 1u << 3;    // set the owner (chown)
+inline constexpr std::uint32_t k_set_attr_gid = 1u << 4;    // set the group (chown, chgrp)
+inline constexpr std::uint32_t k_set_attr_known_mask =
+    k_set_attr_size | k_set_attr_mtime | k_set_attr_mode | k_set_attr_uid | k_set_attr_gid;
 
 struct SetAttr {
   static constexpr MessageType k_type = MessageType::set_attr;
@@ -170,6 +181,8 @@ struct SetAttr {
   std::uint64_t size_bytes = 0;
   std::int64_t mtime_ns = 0;
   std::uint32_t mode = 0;  // POSIX permission bits (07777)
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
 
   template <class Io>
   void io(Io& f) {
@@ -179,6 +192,8 @@ struct SetAttr {
     f("size_bytes", size_bytes);
     f("mtime_ns", mtime_ns);
     f("mode", mode);
+    f("uid", uid);
+    f("gid", gid);
   }
   bool operator==(const SetAttr&) const = default;
 };

@@ -60,6 +60,8 @@ struct InodeDesc {
   StripeDesc stripe;          // files
   DirLayoutDesc dir_layout;   // directories
   std::uint64_t entries = 0;  // directories: number of entries
+  std::uint32_t uid = 0;      // owner (the creating client's user; chown)
+  std::uint32_t gid = 0;      // group
 
   template <class Io>
   void io(Io& f) {
@@ -72,6 +74,8 @@ struct InodeDesc {
     f("stripe", stripe);
     f("dir_layout", dir_layout);
     f("entries", entries);
+    f("uid", uid);
+    f("gid", gid);
   }
   bool operator==(const InodeDesc&) const = default;
 };

@@ -226,9 +226,17 @@ Result<proto::InodeDesc> inode_of(Result<proto::Message> r) {
 }  // namespace
 
 void Client::mkdir(const std::string& path, std::uint32_t mode, InodeFn done) {
+  CreateOptions options;
+  options.mode = mode;
+  mkdir(path, options, std::move(done));
+}
+
+void Client::mkdir(const std::string& path, const CreateOptions& options, InodeFn done) {
   proto::Mkdir m;
   m.path = path;
-  m.mode = mode;
+  m.mode = options.mode;
+  m.uid = options.uid;
+  m.gid = options.gid;
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
@@ -239,6 +247,8 @@ void Client::create(const std::string& path, const CreateOptions& options, Inode
   m.chunk_bytes = options.chunk_bytes;
   m.stripe_count = options.stripe_count;
   m.chooser = options.chooser;
+  m.uid = options.uid;
+  m.gid = options.gid;
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
@@ -300,6 +310,14 @@ void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn
   if (change.mode) {
     m.mask |= proto::k_set_attr_mode;
     m.mode = *change.mode;
+  }
+  if (change.uid) {
+    m.mask |= proto::k_set_attr_uid;
+    m.uid = *change.uid;
+  }
+  if (change.gid) {
+    m.mask |= proto::k_set_attr_gid;
+    m.gid = *change.gid;
   }
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }

@@ -100,6 +100,8 @@ struct ClientConfig {
 
 struct CreateOptions {
   std::uint32_t mode = 0644;
+  std::uint32_t uid = 0;  // the owner recorded in the inode (a mount passes its caller's)
+  std::uint32_t gid = 0;
   std::uint64_t chunk_bytes = 0;   // 0: the metadata server's default
   std::uint32_t stripe_count = 0;  // 0: the metadata server's default
   proto::ChooserKind chooser = proto::ChooserKind::server_default;
@@ -110,6 +112,8 @@ struct AttrChange {
   std::optional<std::uint64_t> size_bytes;
   std::optional<std::int64_t> mtime_ns;
   std::optional<std::uint32_t> mode;  // permission bits, at most 07777
+  std::optional<std::uint32_t> uid;
+  std::optional<std::uint32_t> gid;
 };
 
 class Client {
@@ -127,6 +131,8 @@ class Client {
   bool handle(Event& event);
 
   void mkdir(const std::string& path, std::uint32_t mode, InodeFn done);
+  // mkdir with the owner recorded in the inode (options.mode is the mode; chunk and stripe are unused).
+  void mkdir(const std::string& path, const CreateOptions& options, InodeFn done);
   void create(const std::string& path, const CreateOptions& options, InodeFn done);
   void stat(const std::string& path, InodeFn done);
   // Lists every shard of the directory; entries of a directory on several

@@ -288,6 +288,8 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
         inode.file_id = *id;
         inode.type = proto::InodeType::dir;
         inode.mode = m.mode;
+        inode.uid = m.uid;
+        inode.gid = m.gid;
         inode.mtime_ns = env_.now();
         inode.owner_shard = placement->owner_shard;
         inode.dir_layout = to_wire(*placement);
@@ -422,6 +424,8 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     inode.file_id = *id;
     inode.type = proto::InodeType::file;
     inode.mode = m.mode;
+    inode.uid = m.uid;
+    inode.gid = m.gid;
     inode.mtime_ns = env_.now();
     inode.owner_shard = config_.shard;
     inode.stripe = to_wire(*pattern);
@@ -672,6 +676,8 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
     }
     proto::InodeDesc inode = *entry;
     if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
+    if ((m.mask & proto::k_set_attr_uid) != 0) inode.uid = m.uid;
+    if ((m.mask & proto::k_set_attr_gid) != 0) inode.gid = m.gid;
     if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
     if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
     Status s = store_->put_entry(parent, name_, inode);

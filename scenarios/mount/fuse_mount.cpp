@@ -100,8 +100,8 @@ class FuseFs {
     st.st_ino = ino;
     st.st_mode = (inode.type == proto::InodeType::dir ? S_IFDIR : S_IFREG) | (inode.mode & 07777);
     st.st_nlink = inode.type == proto::InodeType::dir ? 2 : 1;
-    st.st_uid = ::getuid();
-    st.st_gid = ::getgid();
+    st.st_uid = inode.uid;
+    st.st_gid = inode.gid;
     st.st_size = static_cast<off_t>(size);
     st.st_blksize = static_cast<blksize_t>(
         inode.stripe.chunk_bytes > 0 ? std::min<std::uint64_t>(inode.stripe.chunk_bytes, 1 << 20) : 4096);
@@ -264,12 +264,11 @@ std::int64_t wall_clock_ns() {
   return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
 }
 
-// The AttrChange of a setattr; EPERM for a chown to another owner.
+// The AttrChange of a setattr (the kernel checked the caller may make it:
+// default_permissions).
 int attr_change(const struct stat* attr, int to_set, AttrChange& change, Env& env) {
-  if (((to_set & FUSE_SET_ATTR_UID) != 0 && attr->st_uid != ::getuid()) ||
-      ((to_set & FUSE_SET_ATTR_GID) != 0 && attr->st_gid != ::getgid())) {
-    return EPERM;
-  }
+  if ((to_set & FUSE_SET_ATTR_UID) != 0) change.uid = attr->st_uid;
+  if ((to_set & FUSE_SET_ATTR_GID) != 0) change.gid = attr->st_gid;
   if ((to_set & FUSE_SET_ATTR_MODE) != 0) change.mode = attr->st_mode & 07777;
   if ((to_set & FUSE_SET_ATTR_MTIME_NOW) != 0) {
     change.mtime_ns = wall_clock_ns();
@@ -293,6 +292,8 @@ void recreate_empty(Client& c, FuseFs& fs, fuse_ino_t ino, const std::string& pa
     if (!removed.ok()) return done(removed);
     CreateOptions o;
     o.mode = wanted.mode.value_or(old.mode);
+    o.uid = wanted.uid.value_or(old.uid);
+    o.gid = wanted.gid.value_or(old.gid);
     o.chunk_bytes = old.stripe.chunk_bytes;
     o.stripe_count = static_cast<std::uint32_t>(old.stripe.targets.size());
     c.create(path, o, [&c, &fs, ino, path, wanted, done](Result<proto::InodeDesc> made) {
@@ -346,19 +347,31 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     AttrChange change;
     if (const int err = attr_change(&wanted, to_set, change, env); err != 0) return fs.reply_err(req, err);
     if (change.size_bytes) return set_attr_with_size(c, env, fs, req, ino, path, change);
-    if (!change.mode && !change.mtime_ns) {
+    if (!change.mode && !change.mtime_ns && !change.uid && !change.gid) {
       return c.stat(path, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
     }
     c.set_attr(path, change, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
   });
 }
 
+// A new file or directory belongs to the calling process's user and group.
+CreateOptions owned_by_caller(fuse_req_t req, mode_t mode) {
+  CreateOptions o;
+  o.mode = mode & 07777;
+  if (const fuse_ctx* ctx = fuse_req_ctx(req)) {
+    o.uid = ctx->uid;
+    o.gid = ctx->gid;
+  }
+  return o;
+}
+
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   FuseFs& fs = FuseFs::of(req);
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
-  fs.post([&fs, req, path, mode](Client& c, Env&) {
-    c.mkdir(path, mode & 07777, [&fs, req, path](Result<proto::InodeDesc> r) {
+  const CreateOptions o = owned_by_caller(req, mode);
+  fs.post([&fs, req, path, o](Client& c, Env&) {
+    c.mkdir(path, o, [&fs, req, path](Result<proto::InodeDesc> r) {
       if (!r.ok()) return fs.reply_status(req, r.status());
       fs.reply_entry(req, path, *r, nullptr);
     });
@@ -370,9 +383,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
   auto info = std::make_shared<fuse_file_info>(*fi);
-  fs.post([&fs, req, path, mode, info](Client& c, Env&) {
-    CreateOptions o;
-    o.mode = mode & 07777;
+  const CreateOptions o = owned_by_caller(req, mode);
+  fs.post([&fs, req, path, o, info](Client& c, Env&) {
     c.create(path, o, [&fs, req, path, info](Result<proto::InodeDesc> r) {
       if (!r.ok()) return fs.reply_status(req, r.status());
       fs.reply_entry(req, path, *r, info.get());
@@ -385,9 +397,8 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
   if (!S_ISREG(mode)) return (void)fuse_reply_err(req, EPERM);  // devices, FIFOs, sockets: not supported
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
-  fs.post([&fs, req, path, mode](Client& c, Env&) {
-    CreateOptions o;
-    o.mode = mode & 07777;
+  const CreateOptions o = owned_by_caller(req, mode);
+  fs.post([&fs, req, path, o](Client& c, Env&) {
     c.create(path, o, [&fs, req, path](Result<proto::InodeDesc> r) {
       if (!r.ok()) return fs.reply_status(req, r.status());
       fs.reply_entry(req, path, *r, nullptr);

@@ -20,7 +20,6 @@
 // links (EPERM), device and FIFO nodes (EPERM), extended attributes
 // (EOPNOTSUPP), fallocate (EOPNOTSUPP), rename of directories and across
 // metadata shards (EXDEV: mv copies instead), RENAME_EXCHANGE (EINVAL),
-// chown to another owner (EPERM: files belong to the mounting user),
 // access times (atime reads as mtime; setting it is accepted and not kept).
 // Locks are the kernel's, local to this mount.
 #pragma once

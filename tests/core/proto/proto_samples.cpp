@@ -30,6 +30,8 @@ InodeDesc sample_inode() {
   inode.stripe = sample_stripe();
   inode.dir_layout = sample_dir_layout();
   inode.entries = 42;
+  inode.uid = 65534;
+  inode.gid = 4294967295u;
   return inode;
 }
 
@@ -67,6 +69,7 @@ std::vector<Message> sample_messages() {
                  MetaGroupDesc{1, Endpoint{2, 1}, Endpoint{}, Consistency::needs_resync, Reachability::offline}}});
   out.push_back(Barrier{30, "file_sweep.write.begin", 128});
   out.push_back(Mkdir{7, "/data/train/shard-0001", 0755});
+  out.push_back(Mkdir{7, "/data/train/shard-0002", 01777, 65534, 100});
   out.push_back(Create{8, "/data/train/f\xC3\xA9\x00x"s, 0644, 1 << 20, 4, ChooserKind::random_inter_node});
   out.push_back(Lookup{9, "/data/f123"});
   out.push_back(Stat{10, "/"});
@@ -76,6 +79,7 @@ std::vector<Message> sample_messages() {
   out.push_back(Rename{14, "/a/b", "/c/d/e"});
   out.push_back(SetAttr{15, "/data/f", k_set_attr_size | k_set_attr_mtime, 1ull << 40, k_i64_min, 0});
   out.push_back(SetAttr{15, "/data/g", k_set_attr_mode, 0, 0, 04755});
+  out.push_back(SetAttr{15, "/data/h", k_set_attr_uid | k_set_attr_gid, 0, 0, 0, 65534, 4294967295u});
   out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
   out.push_back(ReaddirReply{17,
                              StatusCode::ok,
