@@ -174,7 +174,8 @@ bench-mount: deps
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
 	SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_mount.sh
 
-# pjdfstest (POSIX conformance suite; sources at ../shared/third_party/pjdfstest) built under $(BUILD).
+# pjdfstest (POSIX conformance suite; sources in the shared folder beside the repository, or
+# PJDFSTEST_SRC) built under $(BUILD).
 pjdfstest: deps
 	bash scripts/build_pjdfstest.sh $(BUILD)
 

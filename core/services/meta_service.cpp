@@ -269,6 +269,18 @@ void MetaService::fetch_maps(std::function<void(Status)> done) {
   });
 }
 
+proto::InodeDesc MetaService::new_inode(FileId id, proto::InodeType type, std::uint32_t mode, std::uint32_t uid,
+                                        std::uint32_t gid) {
+  proto::InodeDesc inode;
+  inode.file_id = id;
+  inode.type = type;
+  inode.mode = mode;
+  inode.uid = uid;
+  inode.gid = gid;
+  inode.mtime_ns = env_.now();
+  return inode;
+}
+
 void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
   Result<PathSplit> split = split_path(m.path);
   if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
@@ -284,13 +296,7 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
         if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
         Result<FileId> id = allocate_file_id();
         if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
-        proto::InodeDesc inode;
-        inode.file_id = *id;
-        inode.type = proto::InodeType::dir;
-        inode.mode = m.mode;
-        inode.uid = m.uid;
-        inode.gid = m.gid;
-        inode.mtime_ns = env_.now();
+        proto::InodeDesc inode = new_inode(*id, proto::InodeType::dir, m.mode, m.uid, m.gid);
         inode.owner_shard = placement->owner_shard;
         inode.dir_layout = to_wire(*placement);
         auto link = [this, m, parent, name_, inode, reply](Status s) {
@@ -420,13 +426,7 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     if (!pattern.ok()) return reply(inode_reply(m.request_id, pattern.status()));
     Result<FileId> id = allocate_file_id();
     if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
-    proto::InodeDesc inode;
-    inode.file_id = *id;
-    inode.type = proto::InodeType::file;
-    inode.mode = m.mode;
-    inode.uid = m.uid;
-    inode.gid = m.gid;
-    inode.mtime_ns = env_.now();
+    proto::InodeDesc inode = new_inode(*id, proto::InodeType::file, m.mode, m.uid, m.gid);
     inode.owner_shard = config_.shard;
     inode.stripe = to_wire(*pattern);
     Status s = store_->put_entry(parent, name_, inode);

@@ -171,6 +171,9 @@ class MetaService final : public Service {
   void dispatch(Endpoint from, proto::Message& message, Reply reply);
   Status check_owner(std::string_view parent, std::string_view name, DirPlacement* parent_placement) const;
 
+  // A new file's or directory's inode: its id, type, mode, owner and mtime (now).
+  proto::InodeDesc new_inode(FileId id, proto::InodeType type, std::uint32_t mode, std::uint32_t uid,
+                             std::uint32_t gid);
   void do_mkdir(const proto::Mkdir& m, Reply reply);
   void do_create(const proto::Create& m, Reply reply);
   void do_create_with_maps(const proto::Create& m, Reply reply);

@@ -235,6 +235,29 @@ Result<ClusterConfig> default_cluster(std::uint32_t nodes) {
   return c;
 }
 
+namespace {
+
+// validate's part for mirror and faults.
+Status validate_mirror_and_faults(const ClusterConfig& c) {
+  if (c.mirror.storage) {
+    if (c.mirror.heartbeat_ms == 0 || c.mirror.probably_offline_ms <= c.mirror.heartbeat_ms ||
+        c.mirror.offline_ms < c.mirror.probably_offline_ms) {
+      return bad("mirror", "needs 0 < heartbeat_ms < probably_offline_ms <= offline_ms");
+    }
+    if (Result<std::vector<proto::BuddyGroupDesc>> g = buddy_groups(c); !g.ok()) return g.status();
+  }
+  for (std::size_t i = 0; i < c.faults.size(); ++i) {
+    const NodeSpec* n = c.node(c.faults[i].kill_storage_node);
+    if (n == nullptr || !n->has(Role::storage)) {
+      return bad("faults[" + std::to_string(i) + "].kill_storage_node",
+                 "node " + std::to_string(c.faults[i].kill_storage_node) + " is not a storage node of the cluster");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status validate(const ClusterConfig& c) {
   if (c.nodes.empty() || c.nodes.size() > k_max_cluster_nodes) {
     return bad("nodes",
@@ -294,20 +317,7 @@ Status validate(const ClusterConfig& c) {
     return bad("workload.stripe_count", std::to_string(c.workload.stripe_count) + " is more than the " +
                                             std::to_string(targets.size()) + " targets");
   }
-  if (c.mirror.storage) {
-    if (c.mirror.heartbeat_ms == 0 || c.mirror.probably_offline_ms <= c.mirror.heartbeat_ms ||
-        c.mirror.offline_ms < c.mirror.probably_offline_ms) {
-      return bad("mirror", "needs 0 < heartbeat_ms < probably_offline_ms <= offline_ms");
-    }
-    if (Result<std::vector<proto::BuddyGroupDesc>> g = buddy_groups(c); !g.ok()) return g.status();
-  }
-  for (std::size_t i = 0; i < c.faults.size(); ++i) {
-    const NodeSpec* n = c.node(c.faults[i].kill_storage_node);
-    if (n == nullptr || !n->has(Role::storage)) {
-      return bad("faults[" + std::to_string(i) + "].kill_storage_node",
-                 "node " + std::to_string(c.faults[i].kill_storage_node) + " is not a storage node of the cluster");
-    }
-  }
+  if (Status st = validate_mirror_and_faults(c); !st.ok()) return st;
   // The sweep's own check (root_dir, sizes), named as the config's.
   if (Status st = FileSweep::validate(c.workload.sweep); !st.ok()) return bad("workload", st.message());
   return ok_status();

@@ -194,6 +194,49 @@ Status give_secret(ClusterConfig& cluster, const std::string& dir) {
 
 }  // namespace
 
+namespace {
+
+// The node processes of the run, each in its namespace with its bootstrap
+// socket (filed in guard); the launcher's ends of the sockets.
+Result<std::vector<LineChannel>> spawn_nodes(const EmulationPlan& plan, const ClusterConfig& cluster,
+                                             const EmulateOptions& options, const std::string& dir,
+                                             const std::string& config_path, RunGuard& guard) {
+  std::vector<LineChannel> channels;
+  const std::vector<std::string> node_command =
+      options.node_command.empty() ? std::vector<std::string>{self_exe(), "node"} : options.node_command;
+  for (std::size_t i = 0; i < plan.nodes.size(); ++i) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      return error(StatusCode::io_error, "emulate: socketpair failed");
+    }
+    std::vector<std::string> argv = node_command;
+    for (std::string a : {std::string("--config"), config_path, std::string("--rank"), std::to_string(i),
+                          std::string("--bootstrap-fd"), std::to_string(k_child_bootstrap_fd)}) {
+      argv.push_back(std::move(a));
+    }
+    // A mounting client joins its namespace's network only (`--netns`, setns):
+    // `ip netns exec` would also give it a mount namespace of its own, where
+    // the FUSE mount would be invisible to this host's programs.
+    const bool mounts = cluster.workload.mounted() && cluster.nodes[i].has(Role::client);
+    if (mounts) {
+      argv.push_back("--netns");
+      argv.push_back(plan.nodes[i].netns);
+    }
+    Result<ChildProcess> child = ChildProcess::spawn(mounts ? argv : in_netns(plan.nodes[i].netns, argv),
+                                                     dir + "/node" + std::to_string(i) + ".log", pair[1]);
+    ::close(pair[1]);
+    if (!child.ok()) {
+      ::close(pair[0]);
+      return child.status();
+    }
+    guard.children().push_back(std::move(child).value());
+    channels.emplace_back(pair[0]);
+  }
+  return channels;
+}
+
+}  // namespace
+
 Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd) {
   const auto& log = options.log;
   PlanOptions po;
@@ -274,37 +317,9 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   }
 
   // The node processes, each in its namespace, each with its bootstrap socket.
-  std::vector<LineChannel> channels;
-  const std::vector<std::string> node_command =
-      options.node_command.empty() ? std::vector<std::string>{self_exe(), "node"} : options.node_command;
-  for (std::size_t i = 0; i < plan.nodes.size(); ++i) {
-    int pair[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-      return error(StatusCode::io_error, "emulate: socketpair failed");
-    }
-    std::vector<std::string> argv = node_command;
-    for (std::string a : {std::string("--config"), config_path, std::string("--rank"), std::to_string(i),
-                          std::string("--bootstrap-fd"), std::to_string(k_child_bootstrap_fd)}) {
-      argv.push_back(std::move(a));
-    }
-    // A mounting client joins its namespace's network only (`--netns`, setns):
-    // `ip netns exec` would also give it a mount namespace of its own, where
-    // the FUSE mount would be invisible to this host's programs.
-    const bool mounts = cluster.workload.mounted() && cluster.nodes[i].has(Role::client);
-    if (mounts) {
-      argv.push_back("--netns");
-      argv.push_back(plan.nodes[i].netns);
-    }
-    Result<ChildProcess> child = ChildProcess::spawn(mounts ? argv : in_netns(plan.nodes[i].netns, argv),
-                                                     dir + "/node" + std::to_string(i) + ".log", pair[1]);
-    ::close(pair[1]);
-    if (!child.ok()) {
-      ::close(pair[0]);
-      return child.status();
-    }
-    guard.children().push_back(std::move(child).value());
-    channels.emplace_back(pair[0]);
-  }
+  Result<std::vector<LineChannel>> spawned = spawn_nodes(plan, cluster, options, dir, config_path, guard);
+  if (!spawned.ok()) return spawned.status();
+  std::vector<LineChannel> channels = std::move(spawned).value();
   if (log) log(std::to_string(plan.nodes.size()) + " node processes started (logs in " + dir + ")");
   BootstrapCoordinator coordinator(std::move(channels));
   const auto deadline =

@@ -487,16 +487,26 @@ std::string phase_summary_line(const nlohmann::json& run, std::string_view phase
                      static_cast<double>(t.elapsed_ns) / 1e9, t.bytes_per_s / 1e6, t.bytes_per_s * 8 / 1e9, checked);
 }
 
+namespace {
+
+// Authentication is on unless the config says insecure: the secret from its file.
+Result<std::string> node_secret(const ClusterConfig& config) {
+  if (config.shared_secret_file.empty()) {
+    return error(StatusCode::invalid_argument,
+                 "node: no shared secret: connections are authenticated by default; give the cluster JSON a "
+                 "shared_secret_file (or --shared-secret-file), or \"insecure\": true");
+  }
+  Result<std::string> secret = transport::read_shared_secret_file(config.shared_secret_file);
+  if (!secret.ok()) return error(secret.status().code(), "node: " + secret.status().message());
+  return secret;
+}
+
+}  // namespace
+
 Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap) {
   if (options.config.shared_secret.empty() && !options.config.insecure) {
-    // Authentication is on unless the config says insecure: the secret from its file.
-    if (options.config.shared_secret_file.empty()) {
-      return error(StatusCode::invalid_argument,
-                   "node: no shared secret: connections are authenticated by default; give the cluster JSON a "
-                   "shared_secret_file (or --shared-secret-file), or \"insecure\": true");
-    }
-    Result<std::string> secret = transport::read_shared_secret_file(options.config.shared_secret_file);
-    if (!secret.ok()) return error(secret.status().code(), "node: " + secret.status().message());
+    Result<std::string> secret = node_secret(options.config);
+    if (!secret.ok()) return secret.status();
     NodeRunOptions secured = options;
     secured.config.shared_secret = std::move(secret).value();
     return run_node(secured, bootstrap);

@@ -64,7 +64,9 @@ def main():
         test = name[: -len(".tap")].replace("__", "/")
         planned, results, bailed = read_tap(os.path.join(tap_dir, name))
         if planned is None:
-            broken.append(f"{test}: no plan line")
+            with open(os.path.join(tap_dir, name), encoding="utf-8", errors="replace") as f:
+                head = f.read(300).strip().replace("\n", " | ")
+            broken.append(f"{test}: no plan line (its output: {head or 'none'})")
             continue
         failed = {i for i in range(1, planned + 1) if not results.get(i, False)}
         group = test.split("/")[0]
