@@ -8,13 +8,8 @@
 # Usage: mount_fault_test.sh SLUICE (77: cannot mount here).
 set -u
 sluice=$1
-tmp=$(mktemp -d /tmp/sluice-mount-fault.XXXXXX)
-fail=0
 . "$(dirname "$0")/mount_lib.sh"
-trap 'cleanup_mount; rm -rf "$tmp"' EXIT
-why=$(mount_skip_reason)
-if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
-if ! command -v fio >/dev/null; then echo "SKIP: no fio"; exit 77; fi
+begin_mount_test fault fio
 
 cat >"$tmp/cluster.json" <<'JSON'
 {"max_wait_s": 60,

@@ -6,13 +6,8 @@
 # cleanly. Usage: mount_fio_test.sh SLUICE (exit 77: cannot mount here).
 set -u
 sluice=$1
-tmp=$(mktemp -d /tmp/sluice-mount-fio.XXXXXX)
-fail=0
 . "$(dirname "$0")/mount_lib.sh"
-trap 'cleanup_mount; rm -rf "$tmp"' EXIT
-why=$(mount_skip_reason)
-if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
-if ! command -v fio >/dev/null; then echo "SKIP: no fio"; exit 77; fi
+begin_mount_test fio fio
 
 start_mount "$tmp/mnt" || exit 1
 

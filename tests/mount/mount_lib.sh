@@ -1,5 +1,21 @@
-# Shell helpers of the mount tests (sourced after setting $sluice and $tmp).
+# Shell helpers of the mount tests (sourced after setting $sluice).
 # Every wait is bounded; a test that fails leaves no mount and no process.
+
+# begin_mount_test NAME [COMMAND...]: $tmp (removed at exit, with any mount
+# left), fail=0; exits 77 (skipped, saying why) when a mount cannot be made
+# here or a COMMAND the test runs is missing.
+begin_mount_test() {
+  local name=$1 cmd why
+  shift
+  tmp=$(mktemp -d "/tmp/sluice-mount-$name.XXXXXX")
+  fail=0
+  trap 'cleanup_mount; rm -rf "$tmp"' EXIT
+  why=$(mount_skip_reason)
+  if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
+  for cmd in "$@"; do
+    if ! command -v "$cmd" >/dev/null; then echo "SKIP: no $cmd"; exit 77; fi
+  done
+}
 
 # Why a mount cannot be tested here ("" when it can): root, /dev/fuse, ip netns, fusermount3-free umount.
 mount_skip_reason() {

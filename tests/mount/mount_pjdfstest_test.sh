@@ -10,12 +10,8 @@ set -u
 sluice=$1
 build=$2
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/sluice-mount-pjd.XXXXXX)
-fail=0
 . "$here/mount_lib.sh"
-trap 'cleanup_mount; rm -rf "$tmp"' EXIT
-why=$(mount_skip_reason)
-if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
+begin_mount_test pjd python3
 tree=$("$here/../../scripts/build_pjdfstest.sh" "$build")
 case $? in
   0) ;;

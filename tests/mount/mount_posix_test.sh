@@ -6,13 +6,9 @@
 # EXDEV so mv copies). Also the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
 set -u
 sluice=$1
-tmp=$(mktemp -d /tmp/sluice-mount-posix.XXXXXX)
-fail=0
 . "$(dirname "$0")/mount_lib.sh"
 . "$(dirname "$0")/../scenarios/test_lib.sh"
-trap 'cleanup_mount; rm -rf "$tmp"' EXIT
-why=$(mount_skip_reason)
-if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
+begin_mount_test posix python3
 
 expect 2 "mount needs a mount point" -- "$sluice" mount
 expect 2 "umount of something that is not a sluice mount" -- "$sluice" umount /tmp

@@ -4,13 +4,8 @@
 # verification (--verify). Usage: mount_stress_test.sh SLUICE (77: cannot mount here).
 set -u
 sluice=$1
-tmp=$(mktemp -d /tmp/sluice-mount-stress.XXXXXX)
-fail=0
 . "$(dirname "$0")/mount_lib.sh"
-trap 'cleanup_mount; rm -rf "$tmp"' EXIT
-why=$(mount_skip_reason)
-if [ -n "$why" ]; then echo "SKIP: $why"; exit 77; fi
-if ! command -v stress-ng >/dev/null; then echo "SKIP: no stress-ng"; exit 77; fi
+begin_mount_test stress stress-ng
 
 start_mount "$tmp/mnt" || exit 1
 mkdir -p "$mnt/stress"
