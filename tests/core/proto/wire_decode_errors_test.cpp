@@ -306,7 +306,8 @@ TEST(WireEncodeErrors, EncodeRefusesInvalidMessagesAndLeavesTheBufferAlone) {
   EXPECT_EQ(encode_into(long_path, out).code(), StatusCode::invalid_argument);
   EXPECT_EQ(out, before);
   // Sizing still works on an invalid message; it is what the frame would take.
-  EXPECT_EQ(encoded_size(long_path), k_frame_header_bytes + 8 + 4 + k_max_path_bytes + 1 + 4);
+  // request id, path length and bytes, mode, uid, gid.
+  EXPECT_EQ(encoded_size(long_path), k_frame_header_bytes + 8 + 4 + k_max_path_bytes + 1 + 4 + 4 + 4);
 }
 
 TEST(WireEncodeErrors, UncheckedEncodeOfAnInvalidMessageGivesAFrameDecodeRefuses) {
