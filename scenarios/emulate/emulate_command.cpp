@@ -507,6 +507,13 @@ struct MountCli {
   SecurityCli security;
 };
 
+// A mount point as /proc/self/mountinfo names it: absolute, normalised, no trailing slash.
+std::string normal_mount_point(const std::string& path) {
+  std::string p = std::filesystem::absolute(path).lexically_normal().string();
+  if (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
 // Whether a FUSE file system of sluice is mounted at path (/proc/self/mountinfo).
 bool sluice_mounted_at(const std::string& path) {
   std::ifstream in("/proc/self/mountinfo");
@@ -563,8 +570,7 @@ Result<EmulateOptions> mount_options(const MountCli& cli) {
   o.nodes = static_cast<std::uint32_t>(o.cluster.nodes.size());
   if (cli.config.empty()) o.cluster.max_wait_s = 120;
   ClusterMount& m = o.cluster.workload.mount;
-  m.mount_point = std::filesystem::absolute(cli.mount_point).lexically_normal().string();
-  if (m.mount_point.size() > 1 && m.mount_point.back() == '/') m.mount_point.pop_back();
+  m.mount_point = normal_mount_point(cli.mount_point);
   m.direct_io = cli.direct_io;
   m.sync_writes = cli.sync_writes;
   m.entry_timeout_ms = m.attr_timeout_ms = cli.cache_ms;
@@ -627,8 +633,7 @@ int run_mount(const MountCli& cli) {
 }
 
 int run_umount(const std::string& mount_point, bool lazy) {
-  const std::string path = std::filesystem::absolute(mount_point).lexically_normal().string();
-  const std::string point = path.size() > 1 && path.back() == '/' ? path.substr(0, path.size() - 1) : path;
+  const std::string point = normal_mount_point(mount_point);
   if (!sluice_mounted_at(point)) {
     fmt::print(stderr, "sluice umount: {} is not a sluice mount\n", point);
     return k_exit_usage;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/common/assert.hpp"
 #include "scenarios/mount/inode_table.hpp"
 
 namespace sluice::mount {
@@ -238,24 +239,34 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
   });
 }
 
+// Host memory from the client's Env, with its bytes (loop thread). A region
+// the Env has just given out always resolves (asserted).
+struct HostBuffer {
+  MemHandle handle;
+  std::byte* data = nullptr;
+};
+Result<HostBuffer> host_buffer(Env& env, const ClientPort& port, std::uint64_t bytes) {
+  Result<MemHandle> handle = env.alloc(MemKind::host, 0, bytes);
+  if (!handle.ok()) return handle.status();
+  Result<std::span<std::byte>> resolved = port.resolve(*handle);
+  SLUICE_ASSERT(resolved.ok());
+  return HostBuffer{*handle, resolved->data()};
+}
+
 // Writes zeros over [from, to) of the file in k_truncate_zero_bytes pieces, then done.
 void zero_range(Client& c, Env& env, FuseFs& fs, proto::InodeDesc inode, std::uint64_t from, std::uint64_t to,
                 std::function<void(Status)> done) {
   if (from >= to) return done(ok_status());
   const std::uint64_t n = std::min(to - from, k_truncate_zero_bytes);
-  Result<MemHandle> buf = env.alloc(MemKind::host, 0, n);
+  Result<HostBuffer> buf = host_buffer(env, fs.port(), n);
   if (!buf.ok()) return done(buf.status());
-  Result<std::span<std::byte>> bytes = fs.port().resolve(*buf);
-  if (!bytes.ok()) {
-    env.free(*buf);
-    return done(bytes.status());
-  }
-  std::memset(bytes->data(), 0, n);
-  c.write(inode, from, *buf, false, [&c, &env, &fs, inode, from, to, n, buf = *buf, done](Result<std::uint64_t> w) {
-    env.free(buf);
-    if (!w.ok()) return done(w.status());
-    zero_range(c, env, fs, inode, from + n, to, done);
-  });
+  std::memset(buf->data, 0, n);
+  c.write(inode, from, buf->handle, false,
+          [&c, &env, &fs, inode, from, to, n, buf = buf->handle, done](Result<std::uint64_t> w) {
+            env.free(buf);
+            if (!w.ok()) return done(w.status());
+            zero_range(c, env, fs, inode, from + n, to, done);
+          });
 }
 
 std::int64_t wall_clock_ns() {
@@ -266,7 +277,7 @@ std::int64_t wall_clock_ns() {
 
 // The AttrChange of a setattr (the kernel checked the caller may make it:
 // default_permissions).
-int attr_change(const struct stat* attr, int to_set, AttrChange& change, Env& env) {
+int attr_change(const struct stat* attr, int to_set, AttrChange& change) {
   if ((to_set & FUSE_SET_ATTR_UID) != 0) change.uid = attr->st_uid;
   if ((to_set & FUSE_SET_ATTR_GID) != 0) change.gid = attr->st_gid;
   if ((to_set & FUSE_SET_ATTR_MODE) != 0) change.mode = attr->st_mode & 07777;
@@ -276,7 +287,6 @@ int attr_change(const struct stat* attr, int to_set, AttrChange& change, Env& en
     change.mtime_ns = std::int64_t{attr->st_mtim.tv_sec} * 1'000'000'000 + attr->st_mtim.tv_nsec;
   }
   if ((to_set & FUSE_SET_ATTR_SIZE) != 0) change.size_bytes = static_cast<std::uint64_t>(attr->st_size);
-  (void)env;
   return 0;
 }
 
@@ -345,7 +355,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   const struct stat wanted = *attr;
   fs.post([&fs, req, ino, path, wanted, to_set](Client& c, Env& env) {
     AttrChange change;
-    if (const int err = attr_change(&wanted, to_set, change, env); err != 0) return fs.reply_err(req, err);
+    if (const int err = attr_change(&wanted, to_set, change); err != 0) return fs.reply_err(req, err);
     if (change.size_bytes) return set_attr_with_size(c, env, fs, req, ino, path, change);
     if (!change.mode && !change.mtime_ns && !change.uid && !change.gid) {
       return c.stat(path, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
@@ -378,11 +388,12 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
   });
 }
 
-void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+// create (opened: fi) and mknod of a regular file (fi null).
+void create_file(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, const fuse_file_info* fi) {
   FuseFs& fs = FuseFs::of(req);
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
-  auto info = std::make_shared<fuse_file_info>(*fi);
+  auto info = fi != nullptr ? std::make_shared<fuse_file_info>(*fi) : nullptr;
   const CreateOptions o = owned_by_caller(req, mode);
   fs.post([&fs, req, path, o, info](Client& c, Env&) {
     c.create(path, o, [&fs, req, path, info](Result<proto::InodeDesc> r) {
@@ -392,18 +403,13 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   });
 }
 
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  create_file(req, parent, name, mode, fi);
+}
+
 void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t /*rdev*/) {
-  FuseFs& fs = FuseFs::of(req);
   if (!S_ISREG(mode)) return (void)fuse_reply_err(req, EPERM);  // devices, FIFOs, sockets: not supported
-  std::string path;
-  if (!named(req, fs, parent, name, path)) return;
-  const CreateOptions o = owned_by_caller(req, mode);
-  fs.post([&fs, req, path, o](Client& c, Env&) {
-    c.create(path, o, [&fs, req, path](Result<proto::InodeDesc> r) {
-      if (!r.ok()) return fs.reply_status(req, r.status());
-      fs.reply_entry(req, path, *r, nullptr);
-    });
-  });
+  create_file(req, parent, name, mode, nullptr);
 }
 
 // unlink and rmdir: the name goes from the table once the server removed it.
@@ -495,23 +501,19 @@ void op_read(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_f
   proto::InodeDesc inode = open->inode;
   inode.size_bytes = open->size;
   fs.post([&fs, req, inode, offset, n](Client& c, Env& env) {
-    Result<MemHandle> buf = env.alloc(MemKind::host, 0, n);
+    Result<HostBuffer> buf = host_buffer(env, fs.port(), n);
     if (!buf.ok()) return fs.reply_err(req, ENOMEM);
-    Result<std::span<std::byte>> bytes = fs.port().resolve(*buf);
-    if (!bytes.ok()) {
-      env.free(*buf);
-      return fs.reply_status(req, bytes.status());
-    }
-    std::memset(bytes->data(), 0, n);  // holes (never written) read as zeros
-    c.read(inode, offset, *buf, [&fs, &env, req, n, buf = *buf, data = bytes->data()](Result<std::uint64_t> r) {
-      if (r.ok()) {
-        fuse_reply_buf(req, reinterpret_cast<const char*>(data), n);
-        fs.done();
-      } else {
-        fs.reply_status(req, r.status());
-      }
-      env.free(buf);
-    });
+    std::memset(buf->data, 0, n);  // holes (never written) read as zeros
+    c.read(inode, offset, buf->handle,
+           [&fs, &env, req, n, buf = buf->handle, data = buf->data](Result<std::uint64_t> r) {
+             if (r.ok()) {
+               fuse_reply_buf(req, reinterpret_cast<const char*>(data), n);
+               fs.done();
+             } else {
+               fs.reply_status(req, r.status());
+             }
+             env.free(buf);
+           });
   });
 }
 
@@ -524,16 +526,11 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, std::size_t size,
   auto data = std::make_shared<std::vector<char>>(buf, buf + size);
   const auto offset = static_cast<std::uint64_t>(off);
   fs.post([&fs, req, ino, inode = open->inode, offset, data](Client& c, Env& env) {
-    Result<MemHandle> mem = env.alloc(MemKind::host, 0, data->size());
+    Result<HostBuffer> mem = host_buffer(env, fs.port(), data->size());
     if (!mem.ok()) return fs.reply_err(req, ENOMEM);
-    Result<std::span<std::byte>> bytes = fs.port().resolve(*mem);
-    if (!bytes.ok()) {
-      env.free(*mem);
-      return fs.reply_status(req, bytes.status());
-    }
-    std::memcpy(bytes->data(), data->data(), data->size());
-    c.write(inode, offset, *mem, fs.options().sync_writes,
-            [&fs, &env, req, ino, offset, mem = *mem](Result<std::uint64_t> w) {
+    std::memcpy(mem->data, data->data(), data->size());
+    c.write(inode, offset, mem->handle, fs.options().sync_writes,
+            [&fs, &env, req, ino, offset, mem = mem->handle](Result<std::uint64_t> w) {
               env.free(mem);
               if (!w.ok()) return fs.reply_status(req, w.status());
               fs.table().wrote(ino, offset, *w);
@@ -590,7 +587,6 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
   const auto* listing = reinterpret_cast<const Listing*>(fi->fh);
-  FuseFs& fs = FuseFs::of(req);
   std::vector<char> buf(size);
   std::size_t used = 0;
   const std::size_t count = listing->entries.size() + 2;
@@ -613,7 +609,6 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fus
     if (need > size - used) break;
     used += need;
   }
-  (void)fs;
   fuse_reply_buf(req, buf.data(), used);
 }
 
