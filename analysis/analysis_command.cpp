@@ -170,7 +170,7 @@ void add_analysis_commands(CLI::App& app) {
       ->required();
   c->add_option("--metric", compare->metrics, "metric to compare (default: throughput, ops, time, latencies)");
   c->add_option("--ignore-param", compare->ignored_params, "param left out when aligning runs");
-  c->add_option("--measured", compare->measured_backend, "reference backend (default hw, else emulate)");
+  c->add_option("--measured", compare->measured_backend, "reference backend (default cluster, else hw, else emulate)");
   c->add_option("--json", compare->json_out, "also write the comparison as JSON here");
   c->callback([compare] { std::exit(run_compare(*compare, std::cout, std::cerr)); });
 

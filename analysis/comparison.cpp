@@ -152,6 +152,15 @@ std::map<std::string, MeasuredPoint> measured_points(const std::vector<ResultsFi
   return points;
 }
 
+// The measured side of a point when none is named: a real cluster, then one
+// process on hardware, then the netns emulation.
+std::string measured_backend_of(const std::map<std::string, Side>& backends) {
+  for (const char* b : {"cluster", "hw", "emulate"}) {
+    if (backends.contains(b)) return b;
+  }
+  return "emulate";
+}
+
 }  // namespace
 
 Result<Comparison> compare_runs(const std::vector<RunRecord>& runs, const CompareOptions& options) {
@@ -163,7 +172,7 @@ Result<Comparison> compare_runs(const std::vector<RunRecord>& runs, const Compar
   Comparison out;
   for (const auto& [key, backends] : points) {
     std::string measured = options.measured_backend;
-    if (measured.empty()) measured = backends.contains("hw") ? "hw" : "emulate";
+    if (measured.empty()) measured = measured_backend_of(backends);
     if (backends.size() < 2 || !backends.contains(measured)) {
       out.unmatched.push_back(key);
       continue;

@@ -48,7 +48,7 @@ struct Comparison {
 struct CompareOptions {
   std::vector<std::string> metrics = k_default_metrics;
   std::vector<std::string> ignored_params;  // left out of point_key (e.g. a backend-specific knob)
-  std::string measured_backend;             // empty: hw, else emulate
+  std::string measured_backend;             // empty: cluster, else hw, else emulate
 };
 
 // invalid_argument when no point has two backends.

@@ -154,7 +154,10 @@ Result<PlotSpec> throughput_plot(const std::vector<RunRecord>& runs, const std::
     spec.series.push_back(std::move(s));
   }
   spec.log_x = lo > 0 && hi / lo >= 16;
-  const std::string ref = data.contains("hw") ? "hw" : (data.contains("emulate") ? "emulate" : data.begin()->first);
+  std::string ref = data.begin()->first;
+  for (const char* b : {"emulate", "hw", "cluster"}) {
+    if (data.contains(b)) ref = b;
+  }
   const PlotSeries& m =
       *std::find_if(spec.series.begin(), spec.series.end(), [&](const PlotSeries& s) { return s.title == ref; });
   const double peak = *std::max_element(m.y.begin(), m.y.end());

@@ -53,7 +53,7 @@ struct PhaseRecord {
 struct RunRecord {
   std::string scenario;
   std::string label;    // sl.run's label ("" when none)
-  std::string backend;  // "sim" | "hw" | "emulate"
+  std::string backend;  // "sim" | "hw" | "emulate" | "cluster"
   std::map<std::string, std::string> params;
   std::map<std::string, std::string> config;  // results.json's "config" (result_codec.hpp run_config), as text
   std::uint64_t seed = 0;

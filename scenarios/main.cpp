@@ -65,7 +65,10 @@
 #include "analysis/analysis_command.hpp"
 #include "analysis/plotter.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
+#include "scenarios/emulate/cluster_point_run.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/emulate/netns_hosts.hpp"
+#include "scenarios/emulate/rank_bootstrap.hpp"
 #include "hw_backends/cuda/cuda_device.hpp"
 #include "hw_backends/cuda/cuda_gpu_memory.hpp"
 #include "scenarios/calibrate/calibrate_command.hpp"
@@ -253,8 +256,9 @@ struct RunArgs {
   std::string meta_store = "rocksdb";
   std::string transport = "tcp";
   std::string storage_backend = "posix";
-  std::string storage_root;   // "": HwRunOptions' default (the system temp folder)
-  std::string shared_secret;  // read from shared_secret_file by run_command
+  std::string storage_root;     // "": HwRunOptions' default (the system temp folder)
+  std::string shared_secret;    // read from shared_secret_file by run_command
+  std::string listen = "auto";  // cluster: this host's address (emulate::listen_address)
 };
 
 // A script error ("file:line: ...") is the user's: exit 2; a failed run: exit 1.
@@ -456,7 +460,10 @@ class ScriptRunner {
     scenario::RunnerOptions call;
     call.jobs = args_.jobs;
     call.point_timeout_s = args_.point_timeout_s;
-    if (sweep_ != nullptr) {
+    if (backend == scenario::Backend::cluster) {
+      Status st = cluster_call(call);
+      if (!st.ok()) return st;
+    } else if (sweep_ != nullptr) {
       if (backend != scenario::Backend::sim) {
         return error(StatusCode::invalid_argument,
                      "sluice run under mpirun/srun spreads simulated points over the ranks; a " +
@@ -484,6 +491,40 @@ class ScriptRunner {
   scenario::ResultsJournal& journal() { return journal_; }
 
  private:
+  // --backend cluster: every rank runs each point together (emulate/cluster_point_run.hpp),
+  // through one bootstrap over the launcher's relay for the whole script.
+  Status cluster_call(scenario::RunnerOptions& call) {
+    if (sweep_ == nullptr) {
+      return error(StatusCode::invalid_argument,
+                   "--backend cluster runs under a launcher, one rank per node of the study's cluster: "
+                   "mpirun -np N sluice run SCRIPT --backend cluster (or srun); on one machine, "
+                   "--backend emulate runs the same nodes in network namespaces");
+    }
+    if (args_.transport != "tcp") {
+      return error(StatusCode::invalid_argument, "--backend cluster: the node processes talk over tcp; --transport " +
+                                                     args_.transport + " is for --backend hw (one process)");
+    }
+    if (!bootstrap_) {
+      const auto timeout = std::chrono::seconds(static_cast<std::int64_t>(args_.point_timeout_s));
+      bootstrap_ = std::make_unique<sluice::emulate::RankBootstrap>(*sweep_, timeout);
+    }
+    sluice::emulate::ClusterPointOptions o;
+    o.listen = args_.listen;
+    if (!args_.storage_root.empty()) o.storage_root = args_.storage_root;
+    o.storage_backend = args_.storage_backend;
+    o.meta_store = args_.meta_store;
+    o.insecure = args_.insecure;
+    o.shared_secret_file = args_.shared_secret_file;
+    o.keep = args_.keep;
+    o.max_wait_s = static_cast<std::uint32_t>(std::min(args_.point_timeout_s, 86400.0));
+    const std::uint32_t rank = sweep_->rank();
+    o.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
+    call.run_point = [this, o](const scenario::ScenarioSpec& spec, scenario::Backend) {
+      return sluice::emulate::run_cluster_point(spec, *bootstrap_, o);
+    };
+    return ok_status();
+  }
+
   // A results file that could not be rewritten while points run is said once; the final write throws.
   void note(const Status& s) {
     if (s.ok() || warned_) return;
@@ -496,6 +537,7 @@ class ScriptRunner {
   ProgressLine& progress_;
   scenario::ResultsJournal journal_;
   scenario::SweepSchedule* sweep_;
+  std::unique_ptr<sluice::emulate::RankBootstrap> bootstrap_;  // cluster: made at the first call
   bool warned_ = false;
 };
 
@@ -661,7 +703,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   auto* run_cmd = app.add_subcommand("run", "run a Lua scenario; write OUT/results.json and OUT/results.csv");
   run_cmd->add_option("script", args.script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
   run_cmd->add_option("--backend", args.backend, "where the runs go (default: the script's choice)")
-      ->check(CLI::IsMember({"sim", "hw", "emulate"}));
+      ->check(CLI::IsMember({"sim", "hw", "emulate", "cluster"}));
   run_cmd->add_option("--set", args.sets, "override a declared parameter: name=value (repeatable)");
   run_cmd->add_option("--seed", args.seed, "the seed of every run (default: the script's, else 1)");
   run_cmd->add_option("--out", args.out_dir, "where results and reports go")->capture_default_str();
@@ -696,6 +738,11 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
                    "hw: where each run's chunk files and metadata go (default: the system temp folder; "
                    "O_DIRECT needs a disk, not tmpfs)")
       ->check(CLI::ExistingDirectory);
+  run_cmd
+      ->add_option("--listen", args.listen,
+                   "cluster: this host's address for its node: auto (first non-loopback interface), an IPv4 "
+                   "address, a subnet a.b.c.d/n, or an interface name")
+      ->capture_default_str();
   return run_cmd;
 }
 
@@ -747,6 +794,8 @@ int main(int argc, char** argv) {
     return exec_mpi_node(argv, "sluice node --mpi");
   }
   if (run_under_launcher(argc, argv)) return exec_mpi_node(argv, "sluice run (under an MPI launcher)");
+  // A launch agent's words are the launcher's, not options (netns_hosts.hpp).
+  if (argc >= 2 && std::string_view(argv[1]) == "netns-exec") return sluice::emulate::netns_exec(argc - 2, argv + 2);
   CLI::App app{"sluice: a testbed for feeding GPUs from parallel storage"};
   // --version by hand: CLI11's set_version_flag trips GCC 12's -Wnull-dereference (an error in CI).
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
@@ -781,6 +830,7 @@ int main(int argc, char** argv) {
                          "print the reference of the sluice Lua module (docs/lua-api.md is this output)");
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
+  sluice::emulate::add_netns_hosts_command(app);
   sluice::analysis::add_analysis_commands(app);
   sluice::calibrate::add_calibrate_command(app);
   try {

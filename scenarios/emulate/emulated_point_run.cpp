@@ -53,6 +53,14 @@ scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) 
 }  // namespace
 
 Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& spec) {
+  Result<ClusterConfig> c = cluster_of(spec);
+  if (!c.ok()) return c.status();
+  Result<LinkSpec> link = network_link(*spec.cluster);
+  if (!link.ok()) return link.status();
+  return EmulatedPointSetup{std::move(c).value(), *link};
+}
+
+Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec& spec) {
   if (spec.cluster == nullptr) return bad("the point has no cluster");
   const topo::Topology& t = *spec.cluster;
   const NodeId nodes = t.node_count();
@@ -79,9 +87,6 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
         "deploys one server per shard");
   }
   if (spec.fs.storage.empty()) return bad("the file system has no storage server");
-
-  Result<LinkSpec> link = network_link(t);
-  if (!link.ok()) return link.status();
 
   ClusterConfig c;
   c.seed = spec.seed;
@@ -114,9 +119,11 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
   }
   c.workload.sweep = *sweep;
   c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
-  c.workload.stripe_count = spec.fs.meta.default_stripe_count;
+  // A stripe wider than the targets gets every target, as the metadata
+  // server's chooser gives it (core/layout/beegfs_target_choosers.cpp).
+  c.workload.stripe_count = std::min(spec.fs.meta.default_stripe_count, c.storage_target_count());
   if (Status st = validate(c); !st.ok()) return bad(st.message());
-  return EmulatedPointSetup{std::move(c), *link};
+  return c;
 }
 
 scenario::RunResult EmulatedPointRun::result_of(const scenario::ScenarioSpec& spec, const nlohmann::json& gathered) {

@@ -71,6 +71,9 @@ class EmulatedPointRun {
  public:
   // The emulation of `spec`; invalid_argument naming the rule it breaks.
   static Result<EmulatedPointSetup> plan(const scenario::ScenarioSpec& spec);
+  // The deployment of `spec` alone, by every rule above but the links' (a
+  // real cluster's links are what they are: cluster_point_run.hpp).
+  static Result<ClusterConfig> cluster_of(const scenario::ScenarioSpec& spec);
 
   // The RunResult of a gathered run (run_emulation's document) of `spec`.
   static scenario::RunResult result_of(const scenario::ScenarioSpec& spec, const nlohmann::json& gathered);

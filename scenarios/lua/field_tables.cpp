@@ -749,7 +749,8 @@ const NamedValues<MdPhase>& md_phase_names() {
   return k;
 }
 const NamedValues<Backend>& backend_names() {
-  static const NamedValues<Backend> k{{"sim", Backend::sim}, {"hw", Backend::hw}, {"emulate", Backend::emulate}};
+  static const NamedValues<Backend> k{
+      {"sim", Backend::sim}, {"hw", Backend::hw}, {"emulate", Backend::emulate}, {"cluster", Backend::cluster}};
   return k;
 }
 

@@ -542,6 +542,7 @@ const char* backend_name(Backend b) {
     case Backend::sim: return "sim";
     case Backend::hw: return "hw";
     case Backend::emulate: return "emulate";
+    case Backend::cluster: return "cluster";
   }
   return "?";
 }
@@ -612,6 +613,7 @@ int push_results(lua_State* L) {
 Backend backend_of(const std::string& name) {
   if (name == "hw") return Backend::hw;
   if (name == "emulate") return Backend::emulate;
+  if (name == "cluster") return Backend::cluster;
   return Backend::sim;
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <thread>
@@ -19,6 +20,7 @@ std::string_view to_string(Backend backend) {
     case Backend::sim: return "sim";
     case Backend::hw: return "hw";
     case Backend::emulate: return "emulate";
+    case Backend::cluster: return "cluster";
   }
   return "?";
 }
@@ -27,7 +29,9 @@ Result<Backend> parse_backend(std::string_view text) {
   if (text == "sim") return Backend::sim;
   if (text == "hw") return Backend::hw;
   if (text == "emulate") return Backend::emulate;
-  return error(StatusCode::invalid_argument, "\"" + std::string(text) + "\" is not a backend (sim, hw, emulate)");
+  if (text == "cluster") return Backend::cluster;
+  return error(StatusCode::invalid_argument,
+               "\"" + std::string(text) + "\" is not a backend (sim, hw, emulate, cluster)");
 }
 
 std::string_view to_string(GdsMode mode) {
@@ -65,15 +69,45 @@ RunResult result_of(const ChildJobResult& job, const ScenarioSpec& spec, Backend
 
 }  // namespace
 
+namespace {
+
+// Backend::cluster: every rank of the launcher runs each point together, in
+// its own process (a point is the whole deployment, one node per rank), one
+// point after the other on the same processes.
+Result<std::vector<RunResult>> run_together(const std::vector<ScenarioSpec>& points, const RunnerOptions& options) {
+  std::vector<RunResult> results(points.size());
+  const auto start = std::chrono::steady_clock::now();
+  std::size_t failed = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (options.stop_requested && options.stop_requested()) {
+      return error(StatusCode::unavailable,
+                   "runner: stopped after " + std::to_string(i) + " of " + std::to_string(points.size()) + " points");
+    }
+    results[i] = options.run_point ? options.run_point(points[i], Backend::cluster)
+                                   : run_point(points[i], Backend::cluster, options);
+    if (!results[i].ok) ++failed;
+    if (options.point_done) options.point_done(i, results[i]);
+    if (options.progress) {
+      const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      options.progress(RunnerProgress{points.size(), i + 1, failed, 0, wall_s, {}, 0});
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
 RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptions& options) {
   if (backend == Backend::sim) return SimPointRun::run(spec, options.profile_dirs);
   if (backend == Backend::hw) return HwPointRun::run(spec, options.hw);
   RunResult result;
   result.spec = spec;
   result.backend = backend;
-  result.error =
-      "backend emulate is not yet supported by `sluice run` (the netns cluster emulation is "
-      "scenarios/emulate's); use --backend sim or hw";
+  result.error = backend == Backend::cluster
+                     ? "backend cluster needs the node processes of a launcher (`mpirun -np N sluice run SCRIPT "
+                       "--backend cluster`; scenarios/emulate/cluster_point_run.hpp)"
+                     : "backend emulate is not yet supported by `sluice run` (the netns cluster emulation is "
+                       "scenarios/emulate's); use --backend sim or hw";
   return result;
 }
 
@@ -94,6 +128,8 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
     }
     return results;
   }
+
+  if (backend == Backend::cluster) return run_together(points, options);
 
   std::uint32_t jobs = options.jobs;
   if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());

@@ -94,7 +94,7 @@ struct RunnerOptions {
   SweepSchedule* sweep = nullptr;
 };
 
-std::string_view to_string(Backend backend);  // "sim", "hw", "emulate"
+std::string_view to_string(Backend backend);  // "sim", "hw", "emulate", "cluster"
 Result<Backend> parse_backend(std::string_view text);
 std::string_view to_string(GdsMode mode);  // "on", "off", "auto"
 

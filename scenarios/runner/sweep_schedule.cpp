@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -488,6 +489,36 @@ SweepSchedule::SweepSchedule(std::uint32_t rank, std::uint32_t size, int fd)
 }
 
 SweepSchedule::~SweepSchedule() = default;
+
+Status SweepSchedule::send_to(std::uint32_t to, const std::string& payload) {
+  if (to >= size_) return error(StatusCode::invalid_argument, "sweep over ranks: no rank " + std::to_string(to));
+  if (ended_[to]) return error(StatusCode::unavailable, "sweep over ranks: " + ended_text(to, ended_how_[to]));
+  return link_->send(to, json{{"t", "rank"}, {"body", payload}});
+}
+
+Result<std::optional<RankMessenger::Message>> SweepSchedule::receive(int timeout_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    Result<std::optional<SweepFrame>> got = link_->receive(timeout_ms < 0 ? -1 : std::max<int>(0, left.count()));
+    if (!got.ok()) return got.status();
+    if (!got->has_value()) return std::optional<Message>();
+    SweepFrame& frame = **got;
+    if (frame.rank >= size_) continue;
+    if (frame.kind == SweepFrameKind::ended) {
+      ended_[frame.rank] = true;
+      ended_how_[frame.rank] = frame.payload;
+      return std::optional<Message>(Message{frame.rank, true, ended_text(frame.rank, frame.payload)});
+    }
+    json j = json::parse(frame.payload, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || j.value("t", std::string()) != "rank" || !j.contains("body") ||
+        !j["body"].is_string()) {
+      continue;  // a sweep's frame: not for a messenger
+    }
+    return std::optional<Message>(Message{frame.rank, false, j["body"].get<std::string>()});
+  }
+}
 
 Result<std::vector<ChildJobResult>> SweepSchedule::run(const std::vector<ScenarioSpec>& points,
                                                        const ChildPool::Body& body, ChildPoolOptions pool) {

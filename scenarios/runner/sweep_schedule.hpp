@@ -51,7 +51,25 @@ double point_cost(const ScenarioSpec& spec);
 
 class SweepLink;  // frames over the relay's socket (sweep_schedule.cpp)
 
-class SweepSchedule {
+// Messages between the launcher's ranks outside a sweep's dealing: what the
+// cluster backend's bootstrap runs on (scenarios/emulate/rank_bootstrap.hpp).
+// Messages from one rank arrive in the order it sent them.
+class RankMessenger {
+ public:
+  struct Message {
+    std::uint32_t from = 0;
+    bool ended = false;   // rank `from`'s process ended; payload says how
+    std::string payload;  // what it sent (ended: how it ended)
+  };
+  virtual ~RankMessenger() = default;
+  virtual std::uint32_t rank() const = 0;
+  virtual std::uint32_t size() const = 0;
+  virtual Status send_to(std::uint32_t to, const std::string& payload) = 0;
+  // The next message, waiting up to timeout_ms; nullopt when none came.
+  virtual Result<std::optional<Message>> receive(int timeout_ms) = 0;
+};
+
+class SweepSchedule final : public RankMessenger {
  public:
   // The schedule of a relayed `sluice run` (the environment of
   // sweep_relay_wire.hpp); nullptr when the process was not started by a
@@ -62,8 +80,13 @@ class SweepSchedule {
   SweepSchedule(const SweepSchedule&) = delete;
   SweepSchedule& operator=(const SweepSchedule&) = delete;
 
-  std::uint32_t rank() const { return rank_; }
-  std::uint32_t size() const { return size_; }
+  std::uint32_t rank() const override { return rank_; }
+  std::uint32_t size() const override { return size_; }
+  // RankMessenger. A payload travels as a frame {"t": "rank", "body": ...};
+  // frames of a sweep's dealing that arrive here are dropped (none are in
+  // flight between calls to run).
+  Status send_to(std::uint32_t to, const std::string& payload) override;
+  Result<std::optional<Message>> receive(int timeout_ms) override;
 
   // One call to the runner, spread over the ranks: `pool` as run_points
   // made it (its source is set here), `body` runs point `index` in a child.

@@ -1,0 +1,241 @@
+#include "scenarios/emulate/cluster_point_run.hpp"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <charconv>
+#include <filesystem>
+#include <memory>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/runner/sweep_schedule.hpp"
+#include "transports/shared_secret.hpp"
+
+namespace sluice::emulate {
+namespace {
+
+using nlohmann::json;
+
+scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) {
+  scenario::RunResult r;
+  r.spec = spec;
+  r.backend = scenario::Backend::cluster;
+  r.ok = false;
+  r.error = "cluster: " + std::move(why);
+  return r;
+}
+
+// "a.b.c.d/n" -> network and mask (host order); nullopt when it is not one.
+std::optional<std::pair<std::uint32_t, std::uint32_t>> parse_subnet(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  in_addr a{};
+  if (::inet_pton(AF_INET, text.substr(0, slash).c_str(), &a) != 1) return std::nullopt;
+  unsigned bits = 0;
+  const char* first = text.data() + slash + 1;
+  const char* last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(first, last, bits);
+  if (ec != std::errc() || end != last || first == last || bits > 32) return std::nullopt;
+  const std::uint32_t mask = bits == 0 ? 0 : ~std::uint32_t{0} << (32 - bits);
+  return std::make_pair(ntohl(a.s_addr) & mask, mask);
+}
+
+std::string text_of(const in_addr& a) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &a, text, sizeof text);
+  return text;
+}
+
+// The first answer of `pick` over this host's up IPv4 interfaces.
+template <typename Pick>
+std::optional<std::string> find_interface_address(Pick pick) {
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return std::nullopt;
+  std::optional<std::string> found;
+  for (const ifaddrs* i = all; i != nullptr && !found; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_UP) == 0) continue;
+    const in_addr a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr;
+    if (pick(*i, ntohl(a.s_addr))) found = text_of(a);
+  }
+  ::freeifaddrs(all);
+  return found;
+}
+
+}  // namespace
+
+Result<std::string> listen_address(const std::string& listen) {
+  if (listen.empty() || listen == "auto") {
+    std::optional<std::string> a =
+        find_interface_address([](const ifaddrs& i, std::uint32_t) { return (i.ifa_flags & IFF_LOOPBACK) == 0; });
+    return a ? *a : std::string("127.0.0.1");
+  }
+  in_addr literal{};
+  if (::inet_pton(AF_INET, listen.c_str(), &literal) == 1) return listen;
+  if (listen.find('/') != std::string::npos) {
+    const auto subnet = parse_subnet(listen);
+    if (!subnet) return error(StatusCode::invalid_argument, "--listen " + listen + ": not an IPv4 subnet a.b.c.d/n");
+    std::optional<std::string> a = find_interface_address(
+        [&](const ifaddrs&, std::uint32_t host) { return (host & subnet->second) == subnet->first; });
+    if (!a)
+      return error(StatusCode::not_found, "--listen " + listen + ": this host has no up interface in that subnet");
+    return *a;
+  }
+  std::optional<std::string> a =
+      find_interface_address([&](const ifaddrs& i, std::uint32_t) { return listen == i.ifa_name; });
+  if (!a) {
+    return error(StatusCode::not_found, "--listen " + listen +
+                                            ": not an IPv4 address, subnet, \"auto\" or an up interface with an "
+                                            "IPv4 address on this host");
+  }
+  return *a;
+}
+
+namespace {
+
+// What each rank says before a point: the point it evaluated, its address (or
+// why it has none), and from rank 0 the run id and secret of the point.
+struct Hello {
+  std::string digest;
+  std::string address;
+  std::string problem;
+  std::string run_id;
+  std::string secret;
+};
+
+Result<std::vector<Hello>> say_hello(Bootstrap& bootstrap, const Hello& mine) {
+  const json j = {{"digest", mine.digest},
+                  {"address", mine.address},
+                  {"problem", mine.problem},
+                  {"run_id", mine.run_id},
+                  {"secret", mine.secret}};
+  Result<std::vector<std::string>> all = bootstrap.all_gather(j.dump());
+  if (!all.ok()) return all.status();
+  std::vector<Hello> out;
+  for (std::size_t r = 0; r < all->size(); ++r) {
+    const json h = json::parse((*all)[r], nullptr, false);
+    if (h.is_discarded() || !h.is_object()) {
+      return error(StatusCode::corrupt, "rank " + std::to_string(r) + " sent a malformed hello");
+    }
+    out.push_back(Hello{h.value("digest", std::string()), h.value("address", std::string()),
+                        h.value("problem", std::string()), h.value("run_id", std::string()),
+                        h.value("secret", std::string())});
+  }
+  return out;
+}
+
+// A fresh run id for a point: the launcher's job, this host's pid and a clock.
+std::string fresh_run_id() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return "cluster-" + std::to_string(::getpid()) + "-" +
+         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now).count());
+}
+
+// The hellos agree, or why not (the same text on every rank).
+std::string check_hellos(const std::vector<Hello>& hellos) {
+  for (std::size_t r = 0; r < hellos.size(); ++r) {
+    if (!hellos[r].problem.empty()) return "rank " + std::to_string(r) + ": " + hellos[r].problem;
+    if (hellos[r].digest != hellos[0].digest) {
+      return "rank " + std::to_string(r) + " evaluated another point than rank 0 (digest " + hellos[r].digest + " vs " +
+             hellos[0].digest + "): the ranks' scripts, --set values or versions differ";
+    }
+  }
+  return {};
+}
+
+// This node's directory; the run's and the default root's too once empty
+// (other nodes of this host remove theirs; a root the user named stays).
+void remove_node_dir(const ClusterConfig& c, NodeId node) {
+  std::error_code ec;
+  const std::string run_root = c.storage_root + "/" + c.run_id;
+  std::filesystem::remove_all(run_root + "/node" + std::to_string(node), ec);
+  std::filesystem::remove(run_root, ec);
+  if (c.storage_root == k_default_cluster_storage_root) std::filesystem::remove(c.storage_root, ec);
+}
+
+std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const ClusterPointOptions& o) {
+  std::string hosts;
+  for (const NodeSpec& n : c.nodes) hosts += (hosts.empty() ? "" : ",") + n.address;
+  return {{"launcher", "mpi"},
+          {"transport", "tcp"},
+          {"storage_backend", c.storage_backend},
+          {"storage_root", c.storage_root},
+          {"meta_store", c.meta_store},
+          {"hosts", hosts},
+          {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
+}
+
+}  // namespace
+
+scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootstrap& bootstrap,
+                                      const ClusterPointOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec);
+  Hello mine;
+  mine.digest = scenario::sweep_digest({spec});
+  if (!planned.ok()) {
+    mine.problem = planned.status().message();
+  } else if (planned->nodes.size() != bootstrap.size()) {
+    mine.problem = "the point's cluster has " + std::to_string(planned->nodes.size()) + " nodes and the launcher " +
+                   std::to_string(bootstrap.size()) + " ranks; one rank per node (mpirun -np " +
+                   std::to_string(planned->nodes.size()) + ")";
+  }
+  Result<std::string> address = listen_address(options.listen);
+  if (!address.ok() && mine.problem.empty()) mine.problem = address.status().message();
+  if (address.ok()) mine.address = *address;
+  if (bootstrap.rank() == 0) {
+    mine.run_id = fresh_run_id();
+    if (!options.insecure && options.shared_secret_file.empty()) {
+      Result<std::string> made = transport::make_shared_secret();
+      if (made.ok()) {
+        mine.secret = std::move(made).value();
+      } else if (mine.problem.empty()) {
+        mine.problem = "making the point's secret: " + made.status().message();
+      }
+    }
+  }
+  // The first collective: every rank takes part even when its own point is
+  // wrong, so that all fail with the same reason instead of waiting.
+  Result<std::vector<Hello>> hellos = say_hello(bootstrap, mine);
+  if (!hellos.ok()) return failed(spec, hellos.status().message());
+  if (const std::string why = check_hellos(*hellos); !why.empty()) return failed(spec, why);
+
+  ClusterConfig config = std::move(planned).value();
+  std::sort(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+  for (std::size_t i = 0; i < config.nodes.size(); ++i) config.nodes[i].address = (*hellos)[i].address;
+  config.run_id = (*hellos)[0].run_id;
+  config.max_wait_s = options.max_wait_s;
+  config.storage_root = options.storage_root;
+  config.storage_backend = options.storage_backend;
+  config.meta_store = options.meta_store;
+  config.insecure = options.insecure;
+  config.shared_secret_file = options.shared_secret_file;
+  config.shared_secret = (*hellos)[0].secret;
+
+  NodeRunOptions node;
+  node.config = config;
+  node.log = options.log;
+  Result<json> ran = run_node(node, bootstrap);
+  if (!options.keep) remove_node_dir(config, config.nodes[bootstrap.rank()].id);
+  if (!ran.ok()) return failed(spec, "rank " + std::to_string(bootstrap.rank()) + ": " + ran.status().message());
+  // Rank 0 holds every node's document; every rank gets it, so that every
+  // rank's script sees the same result.
+  Result<std::vector<std::string>> shared = bootstrap.all_gather(bootstrap.rank() == 0 ? ran->dump() : std::string());
+  if (!shared.ok()) return failed(spec, "sharing the results: " + shared.status().message());
+  const json gathered = json::parse(shared->front(), nullptr, false);
+  if (gathered.is_discarded()) return failed(spec, "rank 0 sent malformed results");
+  scenario::RunResult r = EmulatedPointRun::result_of(spec, gathered);
+  r.backend = scenario::Backend::cluster;
+  r.deployment = deployment_of(config, options);
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace sluice::emulate

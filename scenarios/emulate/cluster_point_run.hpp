@@ -1,0 +1,69 @@
+// run_cluster_point: one ScenarioSpec on a real cluster (`mpirun -np N sluice
+// run study.lua --backend cluster`, or srun). Every rank of the launcher
+// evaluates the script and, at each point, runs this together with the
+// others: rank r hosts the services of node r of the spec's cluster (by id)
+// in its own `sluice run` process (node_runner.hpp: mgmt, metadata shards,
+// storage targets under its storage root, client ranks), over the TCP
+// transport between the hosts. The bootstrap is the launcher's
+// (rank_bootstrap.hpp through the MPI relay). Points run one after the
+// other on the same processes, each a fresh deployment (its own run id,
+// storage directories and, unless given one, shared secret).
+//
+// The deployment is EmulatedPointRun::cluster_of(spec): the same rules and
+// mapping as the netns emulation, but the links are the hosts' own (nothing is
+// shaped; the spec's link rates are what the simulation of the same point
+// models). Every rank returns the same RunResult (rank 0 gathers every node's
+// document and hands it to all, so the script goes on the same way on every
+// rank); only rank 0 writes results files. The result's `deployment` records
+// how it ran: launcher, transport, storage backend and root, metadata store,
+// hosts (each node's address), authentication.
+//
+// A failure (a spec this path cannot run, a rank count that is not the
+// spec's node count, ranks that evaluated different points, a node that
+// fails) is the point's result with the reason on every rank, never a hang:
+// every wait is bounded by max_wait_s.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/common/status.hpp"
+#include "scenarios/emulate/bootstrap.hpp"
+#include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::emulate {
+
+inline constexpr const char* k_default_cluster_storage_root = "/tmp/sluice-cluster";
+
+struct ClusterPointOptions {
+  // This host's address for its node's transport (listen_address()).
+  std::string listen = "auto";
+  std::string storage_root = k_default_cluster_storage_root;  // per host: <root>/<run id>/node<N>/...
+  std::string storage_backend = "posix";
+  std::string meta_store = "rocksdb";
+  bool insecure = false;           // no authentication (said in the results)
+  std::string shared_secret_file;  // empty: rank 0 makes one per point and hands it out
+  bool keep = false;               // keep each node's storage directory after the point
+  std::uint32_t max_wait_s = k_point_max_wait_s;
+  std::function<void(std::string_view)> log;  // may be empty
+};
+
+// The IPv4 address `listen` names on this host:
+//   "auto" or ""        the first up, non-loopback interface's (127.0.0.1 when
+//                       the host has none: one machine)
+//   "a.b.c.d"           itself (it must be this host's to be bound)
+//   "a.b.c.d/n"         this host's address inside that subnet (the same
+//                       --listen on every host of a cluster network)
+//   an interface name   that interface's address
+// invalid_argument / not_found with the reason otherwise.
+Result<std::string> listen_address(const std::string& listen);
+
+// The point on this rank; see above. `bootstrap` spans the launcher's ranks
+// and stays usable for the next point unless a collective failed.
+scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootstrap& bootstrap,
+                                      const ClusterPointOptions& options);
+
+}  // namespace sluice::emulate
