@@ -505,12 +505,14 @@ class ScriptRunner {
                                                      args_.transport + " is for --backend hw (one process)");
     }
     if (!bootstrap_) {
+      // Directories of this host's ranks that died in an earlier run (hw_point_run.hpp's marks).
+      sweep_stale_hw_dirs(args_.storage_root.empty() ? scenario::HwRunOptions{}.temp_root : args_.storage_root);
       const auto timeout = std::chrono::seconds(static_cast<std::int64_t>(args_.point_timeout_s));
       bootstrap_ = std::make_unique<sluice::emulate::RankBootstrap>(*sweep_, timeout);
     }
     sluice::emulate::ClusterPointOptions o;
     o.listen = args_.listen;
-    if (!args_.storage_root.empty()) o.storage_root = args_.storage_root;
+    o.storage_root = args_.storage_root.empty() ? scenario::HwRunOptions{}.temp_root : args_.storage_root;
     o.storage_backend = args_.storage_backend;
     o.meta_store = args_.meta_store;
     o.insecure = args_.insecure;
@@ -519,6 +521,7 @@ class ScriptRunner {
     o.max_wait_s = static_cast<std::uint32_t>(std::min(args_.point_timeout_s, 86400.0));
     const std::uint32_t rank = sweep_->rank();
     o.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
+    o.stop_requested = [] { return g_stop_signal != 0; };
     call.run_point = [this, o](const scenario::ScenarioSpec& spec, scenario::Backend) {
       return sluice::emulate::run_cluster_point(spec, *bootstrap_, o);
     };

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/runner/hw_point_run.hpp"
 #include "scenarios/runner/sweep_schedule.hpp"
 #include "transports/shared_secret.hpp"
 
@@ -150,16 +151,6 @@ std::string check_hellos(const std::vector<Hello>& hellos) {
   return {};
 }
 
-// This node's directory; the run's and the default root's too once empty
-// (other nodes of this host remove theirs; a root the user named stays).
-void remove_node_dir(const ClusterConfig& c, NodeId node) {
-  std::error_code ec;
-  const std::string run_root = c.storage_root + "/" + c.run_id;
-  std::filesystem::remove_all(run_root + "/node" + std::to_string(node), ec);
-  std::filesystem::remove(run_root, ec);
-  if (c.storage_root == k_default_cluster_storage_root) std::filesystem::remove(c.storage_root, ec);
-}
-
 std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const ClusterPointOptions& o) {
   std::string hosts;
   for (const NodeSpec& n : c.nodes) hosts += (hosts.empty() ? "" : ",") + n.address;
@@ -219,11 +210,19 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   config.shared_secret_file = options.shared_secret_file;
   config.shared_secret = (*hellos)[0].secret;
 
-  NodeRunOptions node;
-  node.config = config;
-  node.log = options.log;
-  Result<json> ran = run_node(node, bootstrap);
-  if (!options.keep) remove_node_dir(config, config.nodes[bootstrap.rank()].id);
+  // This rank's chunk files and metadata store: a directory of its own under
+  // the storage root, marked with this process, so that a later `sluice run`
+  // on this host sweeps it if this process dies (hw_point_run.hpp).
+  const scenario::HwRunDir dir(options.storage_root, options.keep);
+  Result<json> ran = error(StatusCode::io_error, "cannot make a directory under " + options.storage_root);
+  if (!dir.path().empty()) {
+    NodeRunOptions node;
+    node.config = config;
+    node.config.storage_root = dir.path();
+    node.log = options.log;
+    node.stop_requested = options.stop_requested;
+    ran = run_node(node, bootstrap);
+  }
   if (!ran.ok()) return failed(spec, "rank " + std::to_string(bootstrap.rank()) + ": " + ran.status().message());
   // Rank 0 holds every node's document; every rank gets it, so that every
   // rank's script sees the same result.

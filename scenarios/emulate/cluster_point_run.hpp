@@ -36,12 +36,13 @@
 
 namespace sluice::emulate {
 
-inline constexpr const char* k_default_cluster_storage_root = "/tmp/sluice-cluster";
-
 struct ClusterPointOptions {
   // This host's address for its node's transport (listen_address()).
   std::string listen = "auto";
-  std::string storage_root = k_default_cluster_storage_root;  // per host: <root>/<run id>/node<N>/...
+  // Per host: each rank's node keeps its chunk files and metadata store in
+  // <root>/sluice-hw-run-XXXXXX/<run id>/node<N>/, removed after the point
+  // unless kept (and swept by a later run on the host if its process died).
+  std::string storage_root = "/tmp";
   std::string storage_backend = "posix";
   std::string meta_store = "rocksdb";
   bool insecure = false;           // no authentication (said in the results)
@@ -49,6 +50,7 @@ struct ClusterPointOptions {
   bool keep = false;               // keep each node's storage directory after the point
   std::uint32_t max_wait_s = k_point_max_wait_s;
   std::function<void(std::string_view)> log;  // may be empty
+  std::function<bool()> stop_requested;       // SIGINT/SIGTERM: the point ends early (NodeRunOptions); may be empty
 };
 
 // The IPv4 address `listen` names on this host:

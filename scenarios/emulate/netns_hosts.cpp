@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "base/run_marker.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/emulation_plan.hpp"
@@ -38,8 +39,11 @@ struct NetnsHostsCli {
   std::vector<std::string> command;
 };
 
-// Enters the network namespace `name` (/run/netns/NAME); the reason otherwise.
-std::string enter_network_namespace(const std::string& name) {
+// Becomes host `name`: enters its network namespace (/run/netns/NAME) and a
+// UTS namespace of its own whose host name is NAME, so that every host has
+// its own name as on a cluster (Open MPI keys its session directories and
+// node map by it). The reason otherwise.
+std::string become_host(const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos) return "not a namespace name: \"" + name + "\"";
   const std::string path = "/run/netns/" + name;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -48,6 +52,8 @@ std::string enter_network_namespace(const std::string& name) {
   const int err = errno;
   ::close(fd);
   if (rc != 0) return "setns into " + path + ": " + std::strerror(err);
+  if (::unshare(CLONE_NEWUTS) != 0) return std::string("unshare(CLONE_NEWUTS): ") + std::strerror(errno);
+  if (::sethostname(name.data(), name.size()) != 0) return "sethostname " + name + ": " + std::strerror(errno);
   return {};
 }
 
@@ -74,11 +80,14 @@ std::vector<std::string> expand(const std::vector<std::string>& words, const std
 }
 
 // The command in its own process group inside `netns`; its pid, or -1.
-pid_t start_command(const std::vector<std::string>& words, const std::string& netns) {
+// Open MPI's session directories go under `dir` (unless the caller chose a
+// place), so that processes killed at the end leave none in /tmp.
+pid_t start_command(const std::vector<std::string>& words, const std::string& netns, const std::string& dir) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   ::setpgid(0, 0);
-  if (const std::string why = enter_network_namespace(netns); !why.empty()) {
+  ::setenv("OMPI_MCA_orte_tmpdir_base", dir.c_str(), 0);
+  if (const std::string why = become_host(netns); !why.empty()) {
     fmt::print(stderr, "sluice netns-hosts: {}\n", why);
     ::_exit(127);
   }
@@ -140,9 +149,13 @@ int run_netns_hosts(const NetnsHostsCli& cli) {
     fmt::print(stderr, "sluice netns-hosts: {}\n", made.status().message());
     return k_exit_failed;
   }
-  std::string dir = (std::filesystem::temp_directory_path() / (plan->prefix + "-XXXXXX")).string();
-  if (::mkdtemp(dir.data()) == nullptr) {
-    fmt::print(stderr, "sluice netns-hosts: cannot make {}: {}\n", dir, std::strerror(errno));
+  // The hostfile's directory, marked as this process's: `sluice emulate
+  // --cleanup-stale` removes it with the namespaces if this process is killed.
+  const std::string dir = "/tmp/" + plan->prefix;
+  std::error_code made_dir;
+  std::filesystem::create_directories(dir, made_dir);
+  if (made_dir || !base::write_run_marker(dir).ok()) {
+    fmt::print(stderr, "sluice netns-hosts: cannot make {}\n", dir);
     return k_exit_failed;
   }
   const std::string hostfile = dir + "/hostfile";
@@ -156,7 +169,7 @@ int run_netns_hosts(const NetnsHostsCli& cli) {
   }
   for (const EmulatedNode& n : plan->nodes) fmt::print(stderr, "sluice netns-hosts: {} {}\n", n.netns, n.address);
   const std::vector<std::string> words = expand(cli.command, hostfile, hosts, self_path() + " netns-exec");
-  const pid_t pid = start_command(words, plan->nodes.front().netns);
+  const pid_t pid = start_command(words, plan->nodes.front().netns, dir);
   const int code = pid < 0 ? k_exit_failed : wait_command(pid, stop_fd);
   for (const EmulatedNode& n : plan->nodes) kill_namespace_processes(n.netns);
   const std::vector<std::string> left = (*made)->remove();
@@ -173,7 +186,7 @@ int netns_exec(int argc, char** argv) {
     fmt::print(stderr, "sluice netns-exec: usage: sluice netns-exec HOST WORD... (a launch agent, as ssh)\n");
     return k_exit_usage;
   }
-  if (const std::string why = enter_network_namespace(argv[0]); !why.empty()) {
+  if (const std::string why = become_host(argv[0]); !why.empty()) {
     fmt::print(stderr, "sluice netns-exec: {}\n", why);
     return k_exit_failed;
   }

@@ -3,9 +3,9 @@
 // (`sluice run --backend cluster` under mpirun) runs end to end on one
 // machine, each rank on its own "host" behind a shaped link:
 //
-//   sluice netns-hosts --nodes 4 --link 10gbit -- \
-//     mpirun -np 4 --hostfile {hostfile} --mca plm_rsh_agent '{agent}' \
-//       sluice run study.lua --backend cluster
+//   sluice netns-hosts --nodes 4 --link 10gbit --
+//     mpirun -np 4 --hostfile {hostfile} --mca plm_rsh_agent '{agent}'
+//       sluice run study.lua --backend cluster          (one command line)
 //
 // netns-hosts makes the namespaces of an EmulationPlan (emulation_plan.hpp:
 // a bridge, one veth link per host shaped with tc), writes a hostfile of
@@ -15,13 +15,16 @@
 // binary's `netns-exec`) replaced in its words, and when it ends, or on
 // SIGINT/SIGTERM (passed on to it, then SIGKILL after
 // k_netns_hosts_grace_s), kills what still runs in the namespaces and removes
-// them and the hostfile. Its exit status is the command's. The namespaces
+// them and the hostfile's directory (where Open MPI's session directories
+// go too: OMPI_MCA_orte_tmpdir_base, unless set). Its exit status is the command's. The namespaces
 // carry this process's pid, so `sluice emulate --cleanup-stale` removes them
 // after a SIGKILL.
 //
 //   sluice netns-exec HOST WORD...
 // The launch agent: runs WORD... joined by spaces with /bin/sh -c inside the
-// network namespace HOST, as `ssh HOST WORD...` runs them on a remote host.
+// network namespace HOST, as `ssh HOST WORD...` runs them on a remote host,
+// with HOST as its host name (a UTS namespace of its own; the command of
+// netns-hosts runs as the first host the same way).
 #pragma once
 
 #include <cstdint>

@@ -398,18 +398,23 @@ Status serve_mounts(hw::HwWorld& world, const LocalServices& local, const Cluste
 // 5. Starts the clients and waits until they finish; their phases go to
 // `phases`. Timed out, or the first client's error.
 Status run_clients(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
-                   const std::string& where, TimeNs max_wait_ns, nlohmann::json& phases) {
+                   const std::string& where, TimeNs max_wait_ns, const std::function<bool()>& stop_requested,
+                   nlohmann::json& phases) {
   Status status = ok_status();
   for (ClientHost* h : local.clients) world.start_service(*h);
+  bool stopped = false;
   const bool finished = world.wait_until(
       [&] {
+        if (stop_requested && stop_requested()) return stopped = true;
         for (ClientHost* h : local.clients) {
           if (!world.call(*h, [h] { return h->finished(); })) return false;
         }
         return true;
       },
       max_wait_ns);
-  if (!finished) {
+  if (stopped) {
+    status = error(StatusCode::unavailable, where + ": stopped (SIGINT/SIGTERM) before the workload finished");
+  } else if (!finished) {
     status = error(StatusCode::timed_out,
                    where + ": the workload did not finish within " + std::to_string(config.max_wait_s) + " s");
   }
@@ -552,9 +557,10 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   nlohmann::json phases = nlohmann::json::array();
   NodeFaults faults(world, config, me, local, log);
   if (node_status.ok() && !local.clients.empty()) {
-    node_status = config.workload.mounted() ? serve_mounts(world, local, config, where, max_wait_ns,
-                                                           [&log](std::string_view line) { log(std::string(line)); })
-                                            : run_clients(world, local, config, where, max_wait_ns, phases);
+    node_status = config.workload.mounted()
+                      ? serve_mounts(world, local, config, where, max_wait_ns,
+                                     [&log](std::string_view line) { log(std::string(line)); })
+                      : run_clients(world, local, config, where, max_wait_ns, options.stop_requested, phases);
   }
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   // Every node quiet before any node stops: a normal shutdown logs no lost peers.

@@ -45,6 +45,10 @@ struct NodeRunOptions {
   ClusterConfig config;
   // Log lines of the node's world and transport; may be empty.
   std::function<void(std::string_view)> log;
+  // Asked while the clients run: true ends their wait (the node's status
+  // says it was stopped); the node still takes part in every later
+  // collective, so every node ends. May be empty.
+  std::function<bool()> stop_requested;
 };
 
 // The node is config.nodes (sorted by id)[bootstrap.rank()]; bootstrap.size()

@@ -69,11 +69,14 @@ void RankBootstrap::fail_round(const std::string& why) {
 
 Result<std::vector<std::string>> RankBootstrap::coordinate(const Request& mine) {
   const std::uint32_t n = size();
-  std::vector<std::optional<Request>> got(n);
+  std::vector<Request> got(n);
+  std::vector<bool> have(n, false);
   got[0] = mine;
+  have[0] = true;
   for (std::uint32_t r = 1; r < n; ++r) {
     if (!queued_[r].empty()) {
       got[r] = std::move(queued_[r].front());
+      have[r] = true;
       queued_[r].pop_front();
     }
   }
@@ -86,7 +89,7 @@ Result<std::vector<std::string>> RankBootstrap::coordinate(const Request& mine) 
   for (;;) {
     std::uint32_t missing = n;
     for (std::uint32_t r = 1; r < n && missing == n; ++r) {
-      if (!got[r]) missing = r;
+      if (!have[r]) missing = r;
     }
     if (missing == n) break;
     if (!ended_[missing].empty()) return fail(ended_[missing]);
@@ -109,19 +112,20 @@ Result<std::vector<std::string>> RankBootstrap::coordinate(const Request& mine) 
       return fail("rank " + std::to_string(msg.from) + " sent a malformed request");
     }
     Request req{j["op"].get<std::string>(), j["name"].get<std::string>(), j["data"].get<std::string>()};
-    if (got[msg.from]) {
+    if (have[msg.from]) {
       queued_[msg.from].push_back(std::move(req));
     } else {
       got[msg.from] = std::move(req);
+      have[msg.from] = true;
     }
   }
   std::vector<std::string> all(n);
   for (std::uint32_t r = 0; r < n; ++r) {
-    if (got[r]->op != mine.op || got[r]->name != mine.name) {
-      return fail("rank " + std::to_string(r) + " is at " + round_text(got[r]->op, got[r]->name) +
+    if (got[r].op != mine.op || got[r].name != mine.name) {
+      return fail("rank " + std::to_string(r) + " is at " + round_text(got[r].op, got[r].name) +
                   " (the ranks' scripts or versions differ)");
     }
-    all[r] = std::move(got[r]->data);
+    all[r] = std::move(got[r].data);
   }
   const json answer = {{"ok", true}, {"all", mine.op == "all_gather" ? json(all) : json::array()}};
   const std::string reply = answer.dump();

@@ -26,6 +26,18 @@
 #include "scenarios/runner/workload_run.hpp"
 
 namespace sluice::scenario {
+
+HwRunDir::HwRunDir(const std::string& root, bool keep) : keep_(keep) {
+  std::string templ = root + "/" + std::string(k_hw_run_dir_prefix) + "XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) return;
+  path_ = templ;
+  base::write_run_marker(path_).ignore();  // without it the directory is only never swept
+}
+
+HwRunDir::~HwRunDir() {
+  std::error_code ec;
+  if (!path_.empty() && !keep_) std::filesystem::remove_all(path_, ec);
+}
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -64,27 +76,6 @@ class EnvRecordingWorkload final : public Workload {
  private:
   std::unique_ptr<Workload> inner_;
   Env** env_;
-};
-
-class TempDir {
- public:
-  TempDir(const std::string& root, bool keep) : keep_(keep) {
-    std::string templ = root + "/" + std::string(k_hw_run_dir_prefix) + "XXXXXX";
-    if (::mkdtemp(templ.data()) == nullptr) return;
-    path_ = templ;
-    base::write_run_marker(path_).ignore();  // without it the directory is only never swept
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty() && !keep_) std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  bool keep_;
-  std::string path_;
 };
 
 struct DeployedWorkload {
@@ -326,7 +317,7 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
       Result<WorkloadRun> check = WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
       if (!check.ok()) return finish(check.status().message());
     }
-    TempDir dir(options.temp_root, options.keep);
+    HwRunDir dir(options.temp_root, options.keep);
     if (dir.path().empty()) return finish("hw: cannot make a temporary directory under " + options.temp_root);
     if (options.keep) result.log_tail.push_back("hw: --keep: the run's files stay in " + dir.path());
     hw::HwWorldConfig config;

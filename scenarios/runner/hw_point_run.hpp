@@ -35,6 +35,21 @@ inline constexpr TimeNs k_hw_max_registration_ns = 60 * k_ns_per_s;
 // its owner (base/run_marker.hpp) so a run that died is swept later.
 inline constexpr std::string_view k_hw_run_dir_prefix = "sluice-hw-run-";
 
+// That directory, made under `root` and removed on destruction unless kept;
+// path() is empty when it could not be made.
+class HwRunDir {
+ public:
+  HwRunDir(const std::string& root, bool keep);
+  ~HwRunDir();
+  HwRunDir(const HwRunDir&) = delete;
+  HwRunDir& operator=(const HwRunDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  bool keep_;
+  std::string path_;
+};
+
 struct HwRunOptions {
   std::string transport = "tcp";
   std::string storage_backend = "posix";

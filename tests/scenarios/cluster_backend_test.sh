@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Issue 18: a study on the real-cluster path, `sluice run --backend cluster`
+# under mpirun, one rank per node of the study's cluster.
+# 1. Without a launcher the backend is refused (exit 2) saying how to launch it.
+# 2. mpirun -np 3 on this machine's loopback: Study 2 reduced; every run is
+#    backend cluster, ok, with bytes in its write and read phases and its
+#    deployment recorded; results.json is valid; `sluice compare` of the sim
+#    run and this one prints per-point differences; only rank 0 printed.
+# 3. A rank count that is not the node count fails every point saying
+#    "mpirun -np 3", and ends (no hang).
+# 4. As root: 4 network-namespace hosts (sluice netns-hosts) and Open MPI's
+#    rsh launcher with `sluice netns-exec` as its agent; the same study on 4
+#    distinct addresses, compared with sim; nothing left behind (namespaces,
+#    the hostfile's directory, the ranks' storage directories).
+# 5. As root: SIGINT to netns-hosts mid-run leaves nothing behind either.
+# Exit 77: skipped (no mpirun). Usage: cluster_backend_test.sh SLUICE
+set -u
+sluice=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+study="$here/../../lua_scripts/beeond_azure_sweep.lua"
+schema="$here/../../analysis/results.schema.json"
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
+[ -x "$(dirname "$sluice")/sluice-node" ] || { echo "SKIP: no sluice-node next to $sluice"; exit 77; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+run_limit_s=240
+tmp=$(mktemp -d)
+storage="$tmp/storage"
+mkdir -p "$storage"
+cleanup() { rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  for f in "$tmp"/*.txt; do [ -f "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done
+  exit 1
+}
+cd "$tmp" || exit 1
+
+# The runs of a results file: backend, ok, bytes of write and read, deployment keys.
+check_runs() {  # FILE EXPECTED_RUNS EXPECTED_DISTINCT_HOSTS
+  python3 - "$@" <<'PY' || return 1
+import json, sys
+path, want, hosts_wanted = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+runs = json.load(open(path))["runs"]
+assert len(runs) == want, f"{len(runs)} runs, wanted {want}"
+for r in runs:
+    assert r["backend"] == "cluster", r["backend"]
+    assert r["ok"], r.get("error")
+    by = {p["phase"]: p for p in r["phases"]}
+    for ph in ("write", "read"):
+        assert by[ph]["bytes"] > 0, f"{ph} moved no bytes"
+    d = r["deployment"]
+    for k in ("launcher", "transport", "storage_backend", "storage_root", "meta_store", "hosts", "authentication"):
+        assert k in d, f"deployment has no {k}"
+    hosts = d["hosts"].split(",")
+    assert len(set(hosts)) == hosts_wanted, f"hosts {hosts}, wanted {hosts_wanted} distinct"
+print(f"{len(runs)} runs ok")
+PY
+}
+sets=(--set files=24 --set sizes=1MiB --set threads=1,2 --set more_meta=2)
+
+# 1. No launcher.
+"$sluice" run "$study" --backend cluster "${sets[@]}" --out alone >alone.txt 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "--backend cluster without a launcher exited $rc, wanted 2"
+grep -q "mpirun -np N sluice run SCRIPT --backend cluster" alone.txt || fail "no launch hint: $(cat alone.txt)"
+echo "ok: refused without a launcher"
+
+# 2. Three ranks on loopback.
+timeout "$run_limit_s" "$sluice" run "$study" --backend sim --set nodes=3 "${sets[@]}" --out sim3 >sim3.txt 2>&1 ||
+  fail "the sim run failed"
+timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$study" --backend cluster --set nodes=3 "${sets[@]}" \
+  --storage-root "$storage" --out cluster3 >cluster3.txt 2>&1 || fail "mpirun -np 3 --backend cluster failed"
+check_runs cluster3/results.json 4 1 || fail "cluster3/results.json"
+if python3 -c "import jsonschema" 2>/dev/null; then
+  python3 "$here/runner/validate_results.py" "$schema" cluster3/results.json || fail "results.json is not valid"
+fi
+summaries=$(grep -c "^scenario beeond_azure_sweep: seed" cluster3.txt)
+[ "$summaries" = 1 ] || fail "$summaries ranks printed a summary, wanted rank 0 alone"
+"$sluice" compare sim3/results.json cluster3/results.json >compare3.txt 2>&1 || fail "compare failed"
+grep -q "file_sweep/read .*bytes_per_s" compare3.txt || fail "compare printed no read rows"
+grep -q "median_err=" compare3.txt || fail "compare printed no summary"
+[ -z "$(ls -A "$storage")" ] || fail "storage directories left: $(ls -A "$storage")"
+echo "ok: 3 ranks on loopback, compared with sim: $(tail -1 compare3.txt)"
+
+# 3. Two ranks for three nodes.
+timeout "$run_limit_s" mpirun -np 2 "$sluice" run "$study" --backend cluster --set nodes=3 "${sets[@]}" \
+  --out wrong >wrong.txt 2>&1
+rc=$?
+[ "$rc" != 124 ] || fail "mpirun -np 2 for 3 nodes hung"
+[ "$rc" != 0 ] || fail "mpirun -np 2 for 3 nodes succeeded"
+grep -q "one rank per node (mpirun -np 3)" wrong.txt || fail "no rank-count reason: $(tail -5 wrong.txt)"
+echo "ok: a rank count that is not the node count fails with the reason"
+
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+  echo "SKIP (4, 5): network-namespace hosts need root and iproute2"
+  exit 0
+fi
+
+# Namespaces and directories of one netns-hosts process (its pid is in their names).
+leftovers() {  # PID
+  { ip netns list | grep -- "-$1-" ; ls -d /tmp/sluice-emu-"$1"-* 2>/dev/null; ls -A "$storage"; } | head -5
+}
+
+# 4. Four netns hosts through Open MPI's rsh launcher.
+timeout "$run_limit_s" "$sluice" run "$study" --backend sim "${sets[@]}" --out sim4 >sim4.txt 2>&1 ||
+  fail "the 4-node sim run failed"
+timeout "$run_limit_s" "$sluice" netns-hosts --nodes 4 --link 1gbit -- \
+  mpirun -np 4 --hostfile {hostfile} --mca plm_rsh_agent '{agent}' \
+  "$sluice" run "$study" --backend cluster "${sets[@]}" --storage-root "$storage" --out cluster4 \
+  >cluster4.txt 2>&1 &
+hosts_pid=$!
+wait "$hosts_pid" || fail "netns-hosts + mpirun --backend cluster failed"
+check_runs cluster4/results.json 4 4 || fail "cluster4/results.json"
+"$sluice" compare sim4/results.json cluster4/results.json >compare4.txt 2>&1 || fail "compare (4 hosts) failed"
+grep -q "median_err=" compare4.txt || fail "compare (4 hosts) printed no summary"
+left=$(leftovers "$hosts_pid")
+[ -z "$left" ] || fail "left behind after a run: $left"
+echo "ok: 4 netns hosts under mpirun, compared with sim: $(tail -1 compare4.txt)"
+
+# 5. SIGINT mid-run.
+"$sluice" netns-hosts --nodes 4 --link 1gbit -- \
+  mpirun -np 4 --hostfile {hostfile} --mca plm_rsh_agent '{agent}' \
+  "$sluice" run "$study" --backend cluster --set files=4000 --set sizes=1MiB --set threads=1 --set more_meta=1 \
+  --storage-root "$storage" --out stopped >stopped.txt 2>&1 &
+hosts_pid=$!
+for _ in $(seq 1 100); do grep -q "sluice-hw-run-" <(ls "$storage") && break; sleep 0.2; done
+kill -INT "$hosts_pid"
+for _ in $(seq 1 150); do kill -0 "$hosts_pid" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$hosts_pid" 2>/dev/null && { kill -9 "$hosts_pid"; fail "netns-hosts did not end within 30 s of SIGINT"; }
+wait "$hosts_pid"
+echo "netns-hosts after SIGINT: exit $?"
+left=$(leftovers "$hosts_pid")
+[ -z "$left" ] || fail "left behind after SIGINT: $left"
+echo "ok: SIGINT mid-run leaves nothing behind"
