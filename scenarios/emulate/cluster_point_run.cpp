@@ -17,6 +17,7 @@
 
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
+#include "scenarios/runner/workload_run.hpp"
 #include "scenarios/runner/sweep_schedule.hpp"
 #include "transports/shared_secret.hpp"
 
@@ -168,11 +169,16 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
 scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootstrap& bootstrap,
                                       const ClusterPointOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec);
+  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec, /*any_workload=*/true);
+  // The client ranks run the study's own workload, whatever its kind.
+  Result<scenario::WorkloadRun> workload = error(StatusCode::invalid_argument, "the point has no workload");
+  if (planned.ok()) workload = scenario::WorkloadRun::create(spec.workloads.front(), 0, *spec.cluster);
   Hello mine;
   mine.digest = scenario::sweep_digest({spec});
   if (!planned.ok()) {
     mine.problem = planned.status().message();
+  } else if (!workload.ok()) {
+    mine.problem = workload.status().message();
   } else if (planned->nodes.size() != bootstrap.size()) {
     mine.problem = "the point's cluster has " + std::to_string(planned->nodes.size()) + " nodes and the launcher " +
                    std::to_string(bootstrap.size()) + " ranks; one rank per node (mpirun -np " +
@@ -221,6 +227,8 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.config.storage_root = dir.path();
     node.log = options.log;
     node.stop_requested = options.stop_requested;
+    node.make_workload = [&workload](std::uint32_t rank) { return workload->make(rank); };
+    node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
     ran = run_node(node, bootstrap);
   }
   if (!ran.ok()) return failed(spec, "rank " + std::to_string(bootstrap.rank()) + ": " + ran.status().message());

@@ -12,11 +12,12 @@
 // The deployment is EmulatedPointRun::cluster_of(spec): the same rules and
 // mapping as the netns emulation, but the links are the hosts' own (nothing is
 // shaped; the spec's link rates are what the simulation of the same point
-// models). Every rank returns the same RunResult (rank 0 gathers every node's
-// document and hands it to all, so the script goes on the same way on every
-// rank); only rank 0 writes results files. The result's `deployment` records
-// how it ran: launcher, transport, storage backend and root, metadata store,
-// hosts (each node's address), authentication.
+// models), and the clients run the study's own workload of any kind
+// (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream; host
+// buffers: scenario::WorkloadRun) where the emulation runs a file sweep. Every rank returns the same RunResult (rank 0
+// gathers every node's document and hands it to all, so the script goes on the same way on every rank); only rank 0
+// writes results files. The result's `deployment` records how it ran: launcher, transport, storage backend and root,
+// metadata store, hosts (each node's address), authentication.
 //
 // A failure (a spec this path cannot run, a rank count that is not the
 // spec's node count, ranks that evaluated different points, a node that

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -41,6 +42,43 @@ Result<LinkSpec> network_link(const topo::Topology& t) {
   return link;
 }
 
+std::uint32_t ms_of(TimeNs ns) {
+  return static_cast<std::uint32_t>(std::min<TimeNs>(ns / k_ns_per_ms, std::numeric_limits<std::uint32_t>::max()));
+}
+
+// Storage buddy mirroring (the spec's heartbeat and offline times) and the
+// fault plan's kills of storage servers; every other fault is refused here
+// rather than left out.
+Status carry_mirror_and_faults(const scenario::ScenarioSpec& spec, ClusterConfig& c) {
+  if (spec.fs.meta.mirror_file_data) {
+    c.mirror.storage = true;
+    c.mirror.heartbeat_ms = ms_of(spec.fs.mgmt.check_interval_ns);
+    c.mirror.probably_offline_ms = ms_of(spec.fs.mgmt.probably_offline_after_ns);
+    c.mirror.offline_ms = ms_of(spec.fs.mgmt.offline_after_ns);
+  }
+  for (const faults::Fault& f : spec.faults.faults) {
+    const bool storage_kill = f.kind == faults::FaultKind::kill && f.subjects.size() == 1 &&
+                              f.subjects[0].kind == faults::SubjectKind::service &&
+                              f.subjects[0].role == faults::Role::storage;
+    if (!storage_kill) {
+      return bad("fault \"" + f.to_string() +
+                 "\": the multi-process deployment runs kills of storage servers (storage:N) so far; the other "
+                 "faults run in simulation and with --backend hw");
+    }
+    const std::uint32_t index = f.subjects[0].index;
+    if (index >= spec.fs.storage.size()) {
+      return bad("fault \"" + f.to_string() + "\": there are " + std::to_string(spec.fs.storage.size()) +
+                 " storage servers");
+    }
+    ClusterFault cf;
+    cf.at_ms = ms_of(f.at_ns);
+    cf.kill_storage_node = spec.fs.storage[index].node;
+    cf.restart_after_ms = ms_of(f.duration_ns);
+    c.faults.push_back(cf);
+  }
+  return ok_status();
+}
+
 scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) {
   scenario::RunResult r;
   r.spec = spec;
@@ -60,7 +98,7 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
   return EmulatedPointSetup{std::move(c).value(), *link};
 }
 
-Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec& spec) {
+Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec& spec, bool any_workload) {
   if (spec.cluster == nullptr) return bad("the point has no cluster");
   const topo::Topology& t = *spec.cluster;
   const NodeId nodes = t.node_count();
@@ -73,12 +111,20 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
   }
   const scenario::WorkloadSpec& w = spec.workloads.front();
   const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
-  if (sweep == nullptr) return bad("workload " + w.label + " is not a file sweep; only file_sweep is emulated");
+  if (sweep == nullptr && !any_workload) {
+    return bad("workload " + w.label +
+               " is not a file sweep; `sluice run --backend emulate` runs file_sweep (every workload kind runs "
+               "on the same nodes under mpirun: sluice netns-hosts ... --backend cluster)");
+  }
+  if (scenario::uses_gpu_memory(spec)) {
+    return bad("workload " + w.label +
+               " puts its buffers in GPU memory; the multi-process deployment gives its clients host buffers "
+               "only (GPU buffers: --backend hw on a GPU machine)");
+  }
   if (w.clients.ranks_per_node != 1) {
     return bad("workload " + w.label + " has " + std::to_string(w.clients.ranks_per_node) +
                " ranks per node; the emulated nodes run one client rank each");
   }
-  if (sweep->buffer_kind != MemKind::host) return bad("workload " + w.label + ": only host buffers are emulated");
   if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
   if (!spec.fs.meta_mirror_nodes.empty()) {
@@ -117,7 +163,8 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
     if (n.roles.empty())
       return bad("node " + std::to_string(n.id) + " has no role (mgmt, metadata, storage or client)");
   }
-  c.workload.sweep = *sweep;
+  if (Status st = carry_mirror_and_faults(spec, c); !st.ok()) return st;
+  if (sweep != nullptr) c.workload.sweep = *sweep;
   c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
   // A stripe wider than the targets gets every target, as the metadata
   // server's chooser gives it (core/layout/beegfs_target_choosers.cpp).

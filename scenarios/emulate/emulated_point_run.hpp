@@ -14,11 +14,17 @@
 //   each node's link is shaped to it (tc tbf). A latency of at least
 //   k_min_emulated_latency_ns is added with netem; a smaller one is left to
 //   the veth pair and bridge, whose own round trip is already of that order;
-// - at most k_max_cluster_nodes nodes.
+// - at most k_max_cluster_nodes nodes;
+// - no metadata mirroring; storage buddy mirroring is carried (mgmt's
+//   heartbeat and offline times from the spec), and so are the fault plan's
+//   kills of storage servers (storage:N, with their restart), timed from the
+//   moment every server has registered (ClusterFault); other faults are
+//   refused.
 // Mapping: mgmt, metadata (one shard per meta node, in node order), storage
 // (one target per NVMe drive of a storage server, ids from 1 in the spec's
 // order) and client roles from the spec's FsSpec and client placement;
-// stripe chunk and count from the metadata server's defaults. The servers'
+// stripe chunk and count from the metadata server's defaults (a count above
+// the number of targets is every target, as the chooser gives it). The servers'
 // client's other settings are not carried (FsSpec::client, storage_config,
 // mgmt): the nodes run the core defaults, which the script presets
 // (beegfs, beeond, ...) leave as they are except where a script sets them.
@@ -73,7 +79,11 @@ class EmulatedPointRun {
   static Result<EmulatedPointSetup> plan(const scenario::ScenarioSpec& spec);
   // The deployment of `spec` alone, by every rule above but the links' (a
   // real cluster's links are what they are: cluster_point_run.hpp).
-  static Result<ClusterConfig> cluster_of(const scenario::ScenarioSpec& spec);
+  // any_workload: the workload may be of any kind with host buffers (the
+  // cluster backend runs the spec's own WorkloadSpec; the config's sweep is
+  // then unused); else it must be a file sweep (emulate's node processes run
+  // the config's).
+  static Result<ClusterConfig> cluster_of(const scenario::ScenarioSpec& spec, bool any_workload = false);
 
   // The RunResult of a gathered run (run_emulation's document) of `spec`.
   static scenario::RunResult result_of(const scenario::ScenarioSpec& spec, const nlohmann::json& gathered);

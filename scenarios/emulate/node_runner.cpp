@@ -70,8 +70,12 @@ struct LocalServices {
   std::vector<Service*> servers;  // meta and storage: start after mgmt, wait for registration
   std::vector<Service*> early;    // mgmt and barrier
   std::vector<ClientHost*> clients;
-  std::vector<FileSweep*> sweeps;  // parallel to clients; null for a mount
-  std::vector<Workload*> mounts;   // parallel to clients: the mount's workload, or null
+  std::vector<FileSweep*> sweeps;    // parallel to clients; null for a mount or a given workload
+  std::vector<Workload*> mounts;     // parallel to clients: the mount's workload, or null
+  std::vector<std::uint32_t> ranks;  // parallel to clients: the client rank
+  // NodeRunOptions::make_workload / rank_results (empty: the config's FileSweep).
+  std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
+  std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
 };
 
 // 1-2. The node's TCP transport into table.local, then every node's listen
@@ -139,6 +143,8 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
     workload = std::make_unique<mount::MountWorkload>();
     mount_ptr = workload.get();
 #endif
+  } else if (local.make_workload) {
+    workload = local.make_workload(s.rank);
   } else {
     auto made = std::make_unique<FileSweep>(sweep);
     sweep_ptr = made.get();
@@ -154,6 +160,7 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
   local.clients.push_back(&host);
   local.sweeps.push_back(sweep_ptr);
   local.mounts.push_back(mount_ptr);
+  local.ranks.push_back(s.rank);
   return host;
 }
 
@@ -421,8 +428,10 @@ Status run_clients(hw::HwWorld& world, const LocalServices& local, const Cluster
   for (std::size_t i = 0; i < local.clients.size(); ++i) {
     ClientHost* h = local.clients[i];
     FileSweep* sweep = local.sweeps[i];
-    const auto [done, result, results] = world.call(*h, [h, sweep] {
-      return std::make_tuple(h->finished(), h->finished() ? h->result() : Status{}, sweep->results());
+    const std::uint32_t rank = local.ranks[i];
+    const auto [done, result, results] = world.call(*h, [h, sweep, rank, &local] {
+      std::vector<RankPhaseResult> r = sweep != nullptr ? sweep->results() : local.rank_results(rank);
+      return std::make_tuple(h->finished(), h->finished() ? h->result() : Status{}, std::move(r));
     });
     if (done && !result.ok() && status.ok()) status = error(result.code(), where + ": " + result.message());
     add_phase_results(phases, results);
@@ -543,6 +552,8 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   const hw::HwWorldConfig wc = world_config(options);
   hw::HwWorld world(wc);
   LocalServices local;
+  local.make_workload = options.make_workload;
+  local.rank_results = options.rank_results;
   Status node_status = build_world(world, wc.storage_root, table, config, me, where, max_wait_ns, local);
   if (node_status.ok() && table.local) {
     node_status = error(StatusCode::internal, where + ": the world never took its transport");

@@ -36,6 +36,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/workloads/phase_recorder.hpp"
+#include "core/workloads/workload.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
 
@@ -49,6 +51,12 @@ struct NodeRunOptions {
   // says it was stopped); the node still takes part in every later
   // collective, so every node ends. May be empty.
   std::function<bool()> stop_requested;
+  // The client ranks' workload (rank -> its Workload) and, once it finished,
+  // that rank's phase results: what `--backend cluster` gives from the
+  // study's own WorkloadSpec (any kind). Both or neither; empty: the config's
+  // FileSweep (or mount). Called on the client's event loop.
+  std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
+  std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
 };
 
 // The node is config.nodes (sorted by id)[bootstrap.rank()]; bootstrap.size()

@@ -59,11 +59,12 @@ class WorkloadRun {
   // Rows of the finished (or failed) ranks. `targets`: every storage target
   // of the file system, for checkpoint's imbalance.
   std::vector<PhaseRow> rows(const MetricWindow& window, const std::vector<TargetId>& targets) const;
+  // What rank `rank`'s workload (made here) measured; empty when none was.
+  std::vector<RankPhaseResult> rank_results(std::uint32_t rank) const;
 
  private:
   explicit WorkloadRun(WorkloadSpec spec) : spec_(std::move(spec)) {}
 
-  std::vector<RankPhaseResult> rank_results(std::uint32_t rank) const;
   void add_workload_extras(std::vector<PhaseRow>& rows, const std::vector<TargetId>& targets) const;
 
   WorkloadSpec spec_;
