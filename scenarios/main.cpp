@@ -277,12 +277,16 @@ void note_stop_signal(int signal_number) { g_stop_signal = signal_number; }
 // SIGINT and SIGTERM stop the run cleanly (the runner kills the points'
 // children, the finished points are written, marked incomplete); a second
 // one of the same kind ends sluice at once (SA_RESETHAND). No SA_RESTART, so
-// the runner's wait wakes up.
-void catch_stop_signals() {
+// the runner's wait wakes up. A rank's `sluice run` under the MPI relay is
+// not interactive: it gets SIGTERM from the relay, then again from
+// PR_SET_PDEATHSIG when the launcher ends the relay, and must still write
+// its partial results and remove its directories, so every one is only noted
+// (the launcher's SIGKILL stays the hard stop).
+void catch_stop_signals(bool relayed) {
   struct sigaction action {};
   action.sa_handler = note_stop_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
+  action.sa_flags = relayed ? 0 : SA_RESETHAND;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
 }
@@ -508,7 +512,8 @@ class ScriptRunner {
       // Directories of this host's ranks that died in an earlier run (hw_point_run.hpp's marks).
       sweep_stale_hw_dirs(args_.storage_root.empty() ? scenario::HwRunOptions{}.temp_root : args_.storage_root);
       const auto timeout = std::chrono::seconds(static_cast<std::int64_t>(args_.point_timeout_s));
-      bootstrap_ = std::make_unique<sluice::emulate::RankBootstrap>(*sweep_, timeout);
+      bootstrap_ =
+          std::make_unique<sluice::emulate::RankBootstrap>(*sweep_, timeout, [] { return g_stop_signal != 0; });
     }
     sluice::emulate::ClusterPointOptions o;
     o.listen = args_.listen;
@@ -658,7 +663,7 @@ int run_command(const RunArgs& given) {
   options.run = [&runner](const std::vector<scenario::ScenarioSpec>& points, scenario::Backend backend) {
     return runner.run(points, backend);
   };
-  catch_stop_signals();
+  catch_stop_signals(*sweep != nullptr);
   Result<scenario::ScriptOutcome> outcome = scenario::run_script(args.script, options);
   progress.clear();
   if (g_stop_signal != 0) return stopped_run(runner.journal(), args.out_dir, args.storage_root);

@@ -20,14 +20,20 @@ bool stop_requested(int stop_fd) {
 
 }  // namespace
 
-void kill_namespace_processes(const std::string& netns) {
+std::vector<int> namespace_pids(const std::string& netns) {
+  std::vector<int> out;
   Result<CommandOutput> pids = run_command({"ip", "netns", "pids", netns}, k_ip_command_timeout_ms);
-  if (!pids.ok() || pids->exit_code != 0) return;
+  if (!pids.ok() || pids->exit_code != 0) return out;
   std::istringstream in(pids->output);
   int pid = 0;
   while (in >> pid) {
-    if (pid > 1 && pid != ::getpid()) ::kill(pid, SIGKILL);
+    if (pid > 1 && pid != ::getpid()) out.push_back(pid);
   }
+  return out;
+}
+
+void kill_namespace_processes(const std::string& netns) {
+  for (int pid : namespace_pids(netns)) ::kill(pid, SIGKILL);
 }
 
 Result<std::vector<std::string>> our_namespaces() {

@@ -54,7 +54,9 @@ class NetnsCluster {
   bool removed_ = false;
 };
 
-// Kills every process inside a namespace (`ip netns pids`), this one excepted.
+// The processes inside a namespace (`ip netns pids`), this one excepted.
+std::vector<int> namespace_pids(const std::string& netns);
+// Kills (SIGKILL) every process inside a namespace, this one excepted.
 void kill_namespace_processes(const std::string& netns);
 
 // Namespaces of ours (k_netns_prefix) that exist now.

@@ -121,6 +121,26 @@ int wait_command(pid_t pid, int stop_fd) {
   }
 }
 
+// What still runs in the hosts once the command ended (ranks writing their
+// results, removing their directories): SIGTERM, then SIGKILL for what is
+// left after the grace time.
+void end_host_processes(const EmulationPlan& plan) {
+  const auto kill_at = std::chrono::steady_clock::now() + std::chrono::seconds(k_netns_hosts_grace_s);
+  for (bool first = true;; first = false) {
+    std::vector<int> left;
+    for (const EmulatedNode& n : plan.nodes) {
+      for (int pid : namespace_pids(n.netns)) left.push_back(pid);
+    }
+    if (left.empty()) return;
+    const bool late = std::chrono::steady_clock::now() >= kill_at;
+    if (first || late) {
+      for (int pid : left) ::kill(pid, late ? SIGKILL : SIGTERM);
+    }
+    if (late) return;
+    ::poll(nullptr, 0, k_poll_interval_ms);
+  }
+}
+
 int run_netns_hosts(const NetnsHostsCli& cli) {
   if (std::string why = netns_permitted(); !why.empty()) {
     fmt::print(stderr, "sluice netns-hosts: cannot make namespaces here: {}\n", why);
@@ -171,7 +191,7 @@ int run_netns_hosts(const NetnsHostsCli& cli) {
   const std::vector<std::string> words = expand(cli.command, hostfile, hosts, self_path() + " netns-exec");
   const pid_t pid = start_command(words, plan->nodes.front().netns, dir);
   const int code = pid < 0 ? k_exit_failed : wait_command(pid, stop_fd);
-  for (const EmulatedNode& n : plan->nodes) kill_namespace_processes(n.netns);
+  end_host_processes(*plan);
   const std::vector<std::string> left = (*made)->remove();
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);

@@ -14,7 +14,8 @@
 // with {hostfile}, {hosts} (the names, comma-separated) and {agent} (this
 // binary's `netns-exec`) replaced in its words, and when it ends, or on
 // SIGINT/SIGTERM (passed on to it, then SIGKILL after
-// k_netns_hosts_grace_s), kills what still runs in the namespaces and removes
+// k_netns_hosts_grace_s), ends what still runs in the namespaces (SIGTERM,
+// SIGKILL after the same grace) and removes
 // them and the hostfile's directory (where Open MPI's session directories
 // go too: OMPI_MCA_orte_tmpdir_base, unless set). Its exit status is the command's. The namespaces
 // carry this process's pid, so `sluice emulate --cleanup-stale` removes them

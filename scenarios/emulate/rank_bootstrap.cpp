@@ -15,9 +15,12 @@ using Clock = std::chrono::steady_clock;
 // answer (an error naming the rank that did not come) arrives first.
 constexpr std::chrono::milliseconds k_follower_grace{30'000};
 
+// A receive waits this long at most, so that a stop is seen.
+constexpr int k_receive_slice_ms = 200;
+
 int ms_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return static_cast<int>(std::clamp<long long>(left, 0, 1'000'000'000));
+  return static_cast<int>(std::clamp<long long>(left, 0, k_receive_slice_ms));
 }
 
 std::string round_text(const std::string& op, const std::string& name) {
@@ -25,6 +28,12 @@ std::string round_text(const std::string& op, const std::string& name) {
 }
 
 }  // namespace
+
+Clock::time_point RankBootstrap::wait_deadline(Clock::time_point deadline) {
+  if (!stop_seen_ && stop_requested_ && stop_requested_()) stop_seen_ = Clock::now();
+  if (!stop_seen_) return deadline;
+  return std::min(deadline, *stop_seen_ + std::chrono::milliseconds(k_stopping_wait_ms));
+}
 
 Result<std::vector<std::string>> RankBootstrap::all_gather(const std::string& mine) {
   return collective("all_gather", "", mine);
@@ -93,7 +102,8 @@ Result<std::vector<std::string>> RankBootstrap::coordinate(const Request& mine) 
     }
     if (missing == n) break;
     if (!ended_[missing].empty()) return fail(ended_[missing]);
-    if (Clock::now() >= deadline) {
+    if (Clock::now() >= wait_deadline(deadline)) {
+      if (stop_seen_) return fail("stopped (SIGINT/SIGTERM) while rank " + std::to_string(missing) + " had not come");
       return fail("rank " + std::to_string(missing) + " did not take part within " +
                   std::to_string(timeout_.count() / 1000) + " s");
     }
@@ -144,7 +154,8 @@ Result<std::vector<std::string>> RankBootstrap::ask_root(const Request& mine) {
   }
   const Clock::time_point deadline = Clock::now() + timeout_ + k_follower_grace;
   for (;;) {
-    if (Clock::now() >= deadline) {
+    if (Clock::now() >= wait_deadline(deadline)) {
+      if (stop_seen_) return error(StatusCode::unavailable, what + ": stopped (SIGINT/SIGTERM) before rank 0 answered");
       return error(StatusCode::timed_out, what + ": rank 0 did not answer within " +
                                               std::to_string((timeout_ + k_follower_grace).count() / 1000) + " s");
     }

@@ -8,12 +8,18 @@
 //   0 -> rank r   {"ok": true, "all": [...]}  or  {"ok": false, "error": "..."}
 // Every wait is bounded by the timeout given at construction; a rank whose
 // process ended, a collective that differs, or a malformed message fails the
-// collective on every rank that is still there, naming the rank.
+// collective on every rank that is still there, naming the rank. Once
+// stop_requested says true (SIGINT/SIGTERM: the launcher is ending the job,
+// and other ranks' relays may be gone), a wait lasts at most
+// k_stopping_wait_ms more, so that every rank still ends its point, removes
+// its directories and writes what it has.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +28,17 @@
 
 namespace sluice::emulate {
 
+inline constexpr int k_stopping_wait_ms = 2000;
+
 class RankBootstrap final : public Bootstrap {
  public:
-  RankBootstrap(scenario::RankMessenger& messenger, std::chrono::milliseconds timeout)
-      : messenger_(messenger), timeout_(timeout), queued_(messenger.size()), ended_(messenger.size()) {}
+  RankBootstrap(scenario::RankMessenger& messenger, std::chrono::milliseconds timeout,
+                std::function<bool()> stop_requested = {})
+      : messenger_(messenger),
+        timeout_(timeout),
+        stop_requested_(std::move(stop_requested)),
+        queued_(messenger.size()),
+        ended_(messenger.size()) {}
 
   std::uint32_t rank() const override { return messenger_.rank(); }
   std::uint32_t size() const override { return messenger_.size(); }
@@ -48,8 +61,13 @@ class RankBootstrap final : public Bootstrap {
   // collective then fails at once on every rank (broken_).
   void fail_round(const std::string& why);
 
+  // The deadline of a wait that began with `deadline`, shortened once a stop was asked.
+  std::chrono::steady_clock::time_point wait_deadline(std::chrono::steady_clock::time_point deadline);
+
   scenario::RankMessenger& messenger_;
   std::chrono::milliseconds timeout_;
+  std::function<bool()> stop_requested_;
+  std::optional<std::chrono::steady_clock::time_point> stop_seen_;
   std::vector<std::deque<Request>> queued_;  // rank 0: requests that came early, by rank
   std::vector<std::string> ended_;           // rank 0: how a rank ended ("" while it lives)
   std::string broken_;                       // why a collective failed ("" while none has)

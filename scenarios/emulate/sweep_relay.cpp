@@ -160,6 +160,12 @@ struct ChildExec {
 [[noreturn]] void exec_child(const ChildExec& c) {
   // SIGTERM, not SIGKILL: a child whose relay died writes its partial results.
   if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != c.relay) ::_exit(k_exit_relay_gone);
+  // A process group of its own: Open MPI ends a job by signalling each
+  // rank's process group (SIGTERM, then SIGKILL a second later), which would
+  // kill this child before it wrote its partial results and removed its
+  // directories. It ends through the relay instead: the forwarded SIGTERM,
+  // and PR_SET_PDEATHSIG once the relay is gone.
+  ::setpgid(0, 0);
   // The relay's handler only notes a signal: one it forwards before execve
   // must end this process, not vanish into this copy of the note.
   ::signal(SIGTERM, SIG_DFL);

@@ -6,6 +6,8 @@
 #    backend cluster, ok, with bytes in its write and read phases and its
 #    deployment recorded; results.json is valid; `sluice compare` of the sim
 #    run and this one prints per-point differences; only rank 0 printed.
+#    An md_bench study and the storage failover study (mirroring, kills of a
+#    storage server with and without restart) on the same path.
 # 3. A rank count that is not the node count fails every point saying
 #    "mpirun -np 3", and ends (no hang).
 # 4. As root: 4 network-namespace hosts (sluice netns-hosts) and Open MPI's
@@ -18,6 +20,7 @@ set -u
 sluice=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 study="$here/../../lua_scripts/beeond_azure_sweep.lua"
+study_failover="$here/../../lua_scripts/storage_failover.lua"
 schema="$here/../../analysis/results.schema.json"
 command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed (openmpi-bin)"; exit 77; }
 [ -x "$(dirname "$sluice")/sluice-node" ] || { echo "SKIP: no sluice-node next to $sluice"; exit 77; }
@@ -81,6 +84,37 @@ grep -q "file_sweep/read .*bytes_per_s" compare3.txt || fail "compare printed no
 grep -q "median_err=" compare3.txt || fail "compare printed no summary"
 [ -z "$(ls -A "$storage")" ] || fail "storage directories left: $(ls -A "$storage")"
 echo "ok: 3 ranks on loopback, compared with sim: $(tail -1 compare3.txt)"
+
+# 2b. An md_bench study (creates and stats in a shared directory, 1 and 2 metadata shards).
+timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$here/scripts/cluster_md.lua" --backend cluster \
+  --storage-root "$storage" --out md >md.txt 2>&1 || fail "the md_bench study on --backend cluster failed"
+python3 - md/results.json <<'PY' || fail "md/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 2 and all(r["ok"] and r["backend"] == "cluster" for r in runs), runs
+for r in runs:
+    ops = {p["phase"]: p["ops"] for p in r["phases"]}
+    assert ops.get("create", 0) >= 600 and ops.get("stat", 0) >= 600, ops
+PY
+echo "ok: the md_bench study on 3 ranks"
+
+# 2c. The mirrored failover study: storage kills with a restart (plain) and for good
+# (buddy-mirrored) run on this path; metadata mirroring is refused with the reason.
+timeout "$run_limit_s" mpirun -np 6 "$sluice" run "$study_failover" --backend cluster --set files=16 \
+  --set file_size=2MiB --storage-root "$storage" --out failover >failover.txt 2>&1
+python3 - failover/results.json <<'PY' || fail "failover/results.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert len(runs) == 6, len(runs)
+for r in runs[:4]:
+    assert r["ok"] and r["backend"] == "cluster", (r["label"], r.get("error"))
+for r in runs[4:]:
+    assert not r["ok"] and "metadata mirroring" in r["error"], (r["label"], r.get("error"))
+lost = [c for c in d["claims"] if c["text"].startswith("mirrored, a server dead for good")]
+assert lost and lost[0]["holds"], lost
+PY
+echo "ok: storage kills and restarts, buddy mirroring with no byte lost, on 6 ranks"
 
 # 3. Two ranks for three nodes.
 timeout "$run_limit_s" mpirun -np 2 "$sluice" run "$study" --backend cluster --set nodes=3 "${sets[@]}" \
