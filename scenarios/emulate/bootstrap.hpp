@@ -27,6 +27,14 @@ namespace sluice::emulate {
 // One contribution to a collective (an endpoint table entry, a results document).
 inline constexpr std::size_t k_max_bootstrap_item_bytes = 16 << 20;
 
+// The answer to one collective as the coordinating side sends it
+// ({"ok": true, "all": [...]} or {"ok": false, "error": "..."}: the
+// launcher of socket_bootstrap.hpp, rank 0 of rank_bootstrap.hpp): its items,
+// unavailable with the error it carries, or corrupt naming `what` and `from`
+// when it is malformed. Every field's type is checked before it is read.
+Result<std::vector<std::string>> parse_collective_answer(const std::string& text, const std::string& what,
+                                                         const std::string& from);
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;

@@ -164,21 +164,17 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
           {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
 }
 
-}  // namespace
-
-scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootstrap& bootstrap,
-                                      const ClusterPointOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec, /*any_workload=*/true);
-  // The client ranks run the study's own workload, whatever its kind.
-  Result<scenario::WorkloadRun> workload = error(StatusCode::invalid_argument, "the point has no workload");
-  if (planned.ok()) workload = scenario::WorkloadRun::create(spec.workloads.front(), 0, *spec.cluster);
+// This rank's hello: the first problem it found (the plan, the workload, the
+// rank count, its address, the secret), its address, and at rank 0 the
+// point's run id and secret.
+Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& planned, const Status& workload,
+               const Bootstrap& bootstrap, const ClusterPointOptions& options) {
   Hello mine;
   mine.digest = scenario::sweep_digest({spec});
   if (!planned.ok()) {
     mine.problem = planned.status().message();
   } else if (!workload.ok()) {
-    mine.problem = workload.status().message();
+    mine.problem = workload.message();
   } else if (planned->nodes.size() != bootstrap.size()) {
     mine.problem = "the point's cluster has " + std::to_string(planned->nodes.size()) + " nodes and the launcher " +
                    std::to_string(bootstrap.size()) + " ranks; one rank per node (mpirun -np " +
@@ -198,6 +194,19 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
       }
     }
   }
+  return mine;
+}
+
+}  // namespace
+
+scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootstrap& bootstrap,
+                                      const ClusterPointOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec, /*any_workload=*/true);
+  // The client ranks run the study's own workload, whatever its kind.
+  Result<scenario::WorkloadRun> workload = error(StatusCode::invalid_argument, "the point has no workload");
+  if (planned.ok()) workload = scenario::WorkloadRun::create(spec.workloads.front(), 0, *spec.cluster);
+  const Hello mine = my_hello(spec, planned, workload.status(), bootstrap, options);
   // The first collective: every rank takes part even when its own point is
   // wrong, so that all fail with the same reason instead of waiting.
   Result<std::vector<Hello>> hellos = say_hello(bootstrap, mine);

@@ -92,16 +92,8 @@ struct NodeCli {
 // and keeps the host's mount namespace (a FUSE mount made here is the host's).
 Status enter_netns(const std::string& name) {
   if (name.empty()) return ok_status();
-  if (name.find('/') != std::string::npos) {
-    return error(StatusCode::invalid_argument, "--netns: a namespace name, not a path: " + name);
-  }
-  const std::string path = "/run/netns/" + name;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return error(StatusCode::not_found, "--netns: cannot open " + path + ": " + std::strerror(errno));
-  const int rc = ::setns(fd, CLONE_NEWNET);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return error(StatusCode::unavailable, "--netns: setns into " + path + ": " + std::strerror(err));
+  Status st = enter_network_namespace(name);
+  if (!st.ok()) return error(st.code(), "--netns: " + st.message());
   return ok_status();
 }
 

@@ -79,6 +79,39 @@ Status carry_mirror_and_faults(const scenario::ScenarioSpec& spec, ClusterConfig
   return ok_status();
 }
 
+// The spec's workload and file system, by the rules of emulated_point_run.hpp.
+Status check_workload_and_fs(const scenario::ScenarioSpec& spec, bool any_workload) {
+  if (spec.workloads.size() != 1) {
+    return bad("the point has " + std::to_string(spec.workloads.size()) +
+               " workloads; the multi-process deployment runs one per point");
+  }
+  const scenario::WorkloadSpec& w = spec.workloads.front();
+  const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
+  if (sweep == nullptr && !any_workload) {
+    return bad("workload " + w.label +
+               " is not a file sweep; `sluice run --backend emulate` runs file_sweep (every workload kind runs "
+               "on the same nodes under mpirun: sluice netns-hosts ... --backend cluster)");
+  }
+  if (scenario::uses_gpu_memory(spec)) {
+    return bad("workload " + w.label +
+               " puts its buffers in GPU memory; the multi-process deployment gives its clients host buffers "
+               "only (GPU buffers: --backend hw on a GPU machine)");
+  }
+  if (w.clients.ranks_per_node != 1) {
+    return bad("workload " + w.label + " has " + std::to_string(w.clients.ranks_per_node) +
+               " ranks per node; the multi-process deployment runs one client rank per node");
+  }
+  if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
+  if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
+  if (!spec.fs.meta_mirror_nodes.empty()) {
+    return bad(
+        "metadata mirroring (mirror.metadata) runs in simulation and with --backend hw; the multi-process "
+        "deployment has one server per shard");
+  }
+  if (spec.fs.storage.empty()) return bad("the file system has no storage server");
+  return ok_status();
+}
+
 scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) {
   scenario::RunResult r;
   r.spec = spec;
@@ -106,33 +139,9 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
     return bad("the cluster has " + std::to_string(nodes) + " nodes; 2.." + std::to_string(k_max_cluster_nodes) +
                " can be emulated");
   }
-  if (spec.workloads.size() != 1) {
-    return bad("the point has " + std::to_string(spec.workloads.size()) + " workloads; one file sweep is emulated");
-  }
+  if (Status st = check_workload_and_fs(spec, any_workload); !st.ok()) return st;
   const scenario::WorkloadSpec& w = spec.workloads.front();
   const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
-  if (sweep == nullptr && !any_workload) {
-    return bad("workload " + w.label +
-               " is not a file sweep; `sluice run --backend emulate` runs file_sweep (every workload kind runs "
-               "on the same nodes under mpirun: sluice netns-hosts ... --backend cluster)");
-  }
-  if (scenario::uses_gpu_memory(spec)) {
-    return bad("workload " + w.label +
-               " puts its buffers in GPU memory; the multi-process deployment gives its clients host buffers "
-               "only (GPU buffers: --backend hw on a GPU machine)");
-  }
-  if (w.clients.ranks_per_node != 1) {
-    return bad("workload " + w.label + " has " + std::to_string(w.clients.ranks_per_node) +
-               " ranks per node; the emulated nodes run one client rank each");
-  }
-  if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
-  if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
-  if (!spec.fs.meta_mirror_nodes.empty()) {
-    return bad(
-        "metadata mirroring (mirror.metadata) runs in simulation and with --backend hw; the emulated cluster "
-        "deploys one server per shard");
-  }
-  if (spec.fs.storage.empty()) return bad("the file system has no storage server");
 
   ClusterConfig c;
   c.seed = spec.seed;

@@ -1,10 +1,14 @@
 #include "scenarios/emulate/netns_cluster.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <sstream>
 
 #include "scenarios/emulate/command_runner.hpp"
@@ -19,6 +23,20 @@ bool stop_requested(int stop_fd) {
 }
 
 }  // namespace
+
+Status enter_network_namespace(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos) {
+    return error(StatusCode::invalid_argument, "a namespace name, not a path or empty: \"" + name + "\"");
+  }
+  const std::string path = "/run/netns/" + name;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return error(StatusCode::not_found, "cannot open " + path + ": " + std::strerror(errno));
+  const int rc = ::setns(fd, CLONE_NEWNET);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return error(StatusCode::unavailable, "setns into " + path + ": " + std::strerror(err));
+  return ok_status();
+}
 
 std::vector<int> namespace_pids(const std::string& netns) {
   std::vector<int> out;

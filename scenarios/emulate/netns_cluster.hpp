@@ -54,6 +54,9 @@ class NetnsCluster {
   bool removed_ = false;
 };
 
+// This process joins the network namespace NAME (/run/netns/NAME), keeping
+// its other namespaces (mounts among them).
+Status enter_network_namespace(const std::string& name);
 // The processes inside a namespace (`ip netns pids`), this one excepted.
 std::vector<int> namespace_pids(const std::string& netns);
 // Kills (SIGKILL) every process inside a namespace, this one excepted.

@@ -44,14 +44,7 @@ struct NetnsHostsCli {
 // its own name as on a cluster (Open MPI keys its session directories and
 // node map by it). The reason otherwise.
 std::string become_host(const std::string& name) {
-  if (name.empty() || name.find('/') != std::string::npos) return "not a namespace name: \"" + name + "\"";
-  const std::string path = "/run/netns/" + name;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "cannot open " + path + ": " + std::strerror(errno);
-  const int rc = ::setns(fd, CLONE_NEWNET);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return "setns into " + path + ": " + std::strerror(err);
+  if (Status st = enter_network_namespace(name); !st.ok()) return st.message();
   if (::unshare(CLONE_NEWUTS) != 0) return std::string("unshare(CLONE_NEWUTS): ") + std::strerror(errno);
   if (::sethostname(name.data(), name.size()) != 0) return "sethostname " + name + ": " + std::strerror(errno);
   return {};

@@ -331,11 +331,13 @@ Status build_world(hw::HwWorld& world, const std::string& storage_root, Transpor
 
 // 4. Starts the meta and storage servers; timed out when they do not register with mgmt in time.
 Status start_servers(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
-                     const std::string& where, TimeNs max_wait_ns) {
+                     const std::string& where, TimeNs max_wait_ns, const std::function<bool()>& stop_requested) {
   for (Service* s : local.servers) world.start_service(*s);
   std::string store_failed;  // a metadata store that could not be opened ends the wait at once
+  bool stopped = false;
   const bool registered = world.wait_until(
       [&] {
+        if (stop_requested && stop_requested()) return stopped = true;
         for (Service* s : local.servers) {
           if (auto* m = dynamic_cast<MetaService*>(s)) {
             store_failed = world.call(*s, [m] { return m->store_failure().ok() ? "" : m->store_failure().message(); });
@@ -353,6 +355,7 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
   if (!store_failed.empty()) {
     return error(StatusCode::unavailable, where + ": a metadata server cannot open its store: " + store_failed);
   }
+  if (stopped) return error(StatusCode::unavailable, where + ": stopped (SIGINT/SIGTERM) while servers registered");
   if (!registered) {
     return error(StatusCode::timed_out,
                  where + ": servers did not register with mgmt within " + std::to_string(config.max_wait_s) + " s");
@@ -562,7 +565,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
 
   // 4. Servers, once mgmt is up everywhere.
   if (Status st = bootstrap.barrier("mgmt-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
-  if (node_status.ok()) node_status = start_servers(world, local, config, where, max_wait_ns);
+  if (node_status.ok()) node_status = start_servers(world, local, config, where, max_wait_ns, options.stop_requested);
   // 5. Clients, once every server is registered.
   if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
   nlohmann::json phases = nlohmann::json::array();

@@ -47,9 +47,9 @@ struct NodeRunOptions {
   ClusterConfig config;
   // Log lines of the node's world and transport; may be empty.
   std::function<void(std::string_view)> log;
-  // Asked while the clients run: true ends their wait (the node's status
-  // says it was stopped); the node still takes part in every later
-  // collective, so every node ends. May be empty.
+  // Asked while the servers register and the clients run: true ends that
+  // wait (the node's status says it was stopped); the node still takes part
+  // in every later collective, so every node ends. May be empty.
   std::function<bool()> stop_requested;
   // The client ranks' workload (rank -> its Workload) and, once it finished,
   // that rank's phase results: what `--backend cluster` gives from the

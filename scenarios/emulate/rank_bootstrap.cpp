@@ -163,24 +163,7 @@ Result<std::vector<std::string>> RankBootstrap::ask_root(const Request& mine) {
     if (!m.ok()) return error(m.status().code(), what + ": " + m.status().message());
     if (!m->has_value() || (*m)->from != 0) continue;  // only rank 0 answers; other ranks' ends are its to tell
     if ((*m)->ended) return error(StatusCode::unavailable, what + ": " + (*m)->payload);
-    const json reply = json::parse((*m)->payload, nullptr, false);
-    const auto malformed = [&] { return error(StatusCode::corrupt, what + ": a malformed answer from rank 0"); };
-    if (reply.is_discarded() || !reply.is_object() || !reply.contains("ok") || !reply["ok"].is_boolean()) {
-      return malformed();
-    }
-    if (!reply["ok"].get<bool>()) {
-      const bool has_text = reply.contains("error") && reply["error"].is_string();
-      return error(StatusCode::unavailable, has_text ? reply["error"].get<std::string>() : what + ": failed");
-    }
-    std::vector<std::string> all;
-    if (reply.contains("all")) {
-      if (!reply["all"].is_array()) return malformed();
-      for (const auto& item : reply["all"]) {
-        if (!item.is_string()) return malformed();
-        all.push_back(item.get<std::string>());
-      }
-    }
-    return all;
+    return parse_collective_answer((*m)->payload, what, "rank 0");
   }
 }
 

@@ -18,19 +18,24 @@ Result<std::vector<std::string>> SocketBootstrap::exchange(const std::string& op
   if (!line.ok()) {
     return error(line.status().code(), "bootstrap " + op + " " + name + ": " + line.status().message());
   }
-  // Every field's type is checked before it is read: a malformed reply is
-  // an error, never an uncaught nlohmann exception (issue 24).
-  const nlohmann::json reply = nlohmann::json::parse(*line, nullptr, false);
-  const auto malformed = [&] {
-    return error(StatusCode::corrupt, "bootstrap " + op + ": malformed reply from the launcher");
-  };
+  Result<std::vector<std::string>> all = parse_collective_answer(*line, "bootstrap " + op, "the launcher");
+  if (!all.ok() && all.status().code() == StatusCode::unavailable) {
+    return error(StatusCode::unavailable, "bootstrap " + op + " " + name + ": " + all.status().message());
+  }
+  return all;
+}
+
+// A malformed answer is an error, never an uncaught nlohmann exception (issue 24).
+Result<std::vector<std::string>> parse_collective_answer(const std::string& text, const std::string& what,
+                                                         const std::string& from) {
+  const nlohmann::json reply = nlohmann::json::parse(text, nullptr, false);
+  const auto malformed = [&] { return error(StatusCode::corrupt, what + ": malformed reply from " + from); };
   if (reply.is_discarded() || !reply.is_object() || !reply.contains("ok") || !reply["ok"].is_boolean()) {
     return malformed();
   }
   if (!reply["ok"].get<bool>()) {
     const bool has_text = reply.contains("error") && reply["error"].is_string();
-    return error(StatusCode::unavailable,
-                 "bootstrap " + op + " " + name + ": " + (has_text ? reply["error"].get<std::string>() : "failed"));
+    return error(StatusCode::unavailable, has_text ? reply["error"].get<std::string>() : std::string("failed"));
   }
   std::vector<std::string> all;
   if (reply.contains("all")) {
