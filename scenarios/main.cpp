@@ -281,7 +281,9 @@ void note_stop_signal(int signal_number) { g_stop_signal = signal_number; }
 // not interactive: it gets SIGTERM from the relay, then again from
 // PR_SET_PDEATHSIG when the launcher ends the relay, and must still write
 // its partial results and remove its directories, so every one is only noted
-// (the launcher's SIGKILL stays the hard stop).
+// (the launcher's SIGKILL stays the hard stop). Its stderr is a pipe to the
+// launcher's daemon, gone by then: SIGPIPE is ignored, so that a last log
+// line fails to write instead of killing it.
 void catch_stop_signals(bool relayed) {
   struct sigaction action {};
   action.sa_handler = note_stop_signal;
@@ -289,6 +291,7 @@ void catch_stop_signals(bool relayed) {
   action.sa_flags = relayed ? 0 : SA_RESETHAND;
   ::sigaction(SIGINT, &action, nullptr);
   ::sigaction(SIGTERM, &action, nullptr);
+  if (relayed) ::signal(SIGPIPE, SIG_IGN);
 }
 
 // "42 s", "3 min 5 s", "2.5 h": a wall-clock duration for people.

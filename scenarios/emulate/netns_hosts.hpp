@@ -36,7 +36,7 @@
 
 namespace sluice::emulate {
 
-inline constexpr std::uint32_t k_netns_hosts_grace_s = 10;
+inline constexpr std::uint32_t k_netns_hosts_grace_s = 30;
 
 // Adds `netns-hosts` to `app` (its callback ends the process with the exit code).
 void add_netns_hosts_command(CLI::App& app);
