@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 namespace sluice::base {
 namespace {
@@ -63,6 +64,9 @@ std::vector<std::string> remove_stale_run_dirs(const std::string& root, std::str
     if (!run_dir_is_stale(path)) continue;
     std::error_code rm_ec;
     std::filesystem::remove_all(path, rm_ec);
+    // Gone already: another process of this host swept it first (the ranks
+    // of one launcher on one host sweep the same root at once).
+    if (rm_ec == std::errc::no_such_file_or_directory) continue;
     if (log) log(rm_ec ? "could not remove " + path + ": " + rm_ec.message() : "removed " + path);
     if (!rm_ec) removed.push_back(path);
   }
