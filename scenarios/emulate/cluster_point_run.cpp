@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <charconv>
-#include <filesystem>
-#include <memory>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -213,8 +211,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   if (!hellos.ok()) return failed(spec, hellos.status().message());
   if (const std::string why = check_hellos(*hellos); !why.empty()) return failed(spec, why);
 
-  ClusterConfig config = std::move(planned).value();
-  std::sort(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
+  ClusterConfig config = std::move(planned).value();  // nodes in id order (cluster_of): rank i is nodes[i]
   for (std::size_t i = 0; i < config.nodes.size(); ++i) config.nodes[i].address = (*hellos)[i].address;
   config.run_id = (*hellos)[0].run_id;
   config.max_wait_s = options.max_wait_s;

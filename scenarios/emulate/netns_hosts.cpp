@@ -1,6 +1,5 @@
 #include "scenarios/emulate/netns_hosts.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
