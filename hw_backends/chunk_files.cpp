@@ -190,9 +190,11 @@ Status ChunkFiles::remove(FileId id) {
       cache_.erase(it);
     }
   }
-  if (::unlink(object_path(id).c_str()) != 0 && errno != ENOENT) return errno_status("remove", id, errno);
+  // The sidecar first: a crash between the two leaves an object read unchecked, never
+  // checksums a later object of this id would be checked against.
   if (::unlink(crc_path(id).c_str()) != 0 && errno != ENOENT)
     return errno_status("remove the CRC sidecar of", id, errno);
+  if (::unlink(object_path(id).c_str()) != 0 && errno != ENOENT) return errno_status("remove", id, errno);
   return ok_status();
 }
 
@@ -249,21 +251,44 @@ class WholeCrc {
 
 }  // namespace
 
-void ChunkFiles::begin_write(FileId id, std::uint64_t offset, std::uint64_t length) {
-  if (!config_.checksum || length == 0) return;
+Status ChunkFiles::begin_write(FileId id, std::uint64_t offset, std::uint64_t length) {
+  if (!config_.checksum || length == 0) return ok_status();
+  const std::uint64_t first = offset / k_crc_block_bytes;
+  const std::uint64_t last = (offset + length - 1) / k_crc_block_bytes;
+  std::vector<std::byte> marks((last - first + 1) * k_crc_entry_bytes);
+  for (std::size_t at = 0; at < marks.size(); at += k_crc_entry_bytes)
+    put_u32(marks.data() + at + 4, k_crc_unknown_covered);
   std::lock_guard lock(crc_mu_);
-  writing_[id].emplace_back(offset, offset + length);
+  Status st = write_crc_entries(id, first, marks, false);
+  if (st.ok()) writing_[id].emplace_back(offset, offset + length);
+  return st;
 }
 
 void ChunkFiles::end_write(FileId id, std::uint64_t offset, std::uint64_t length) {
   if (!config_.checksum || length == 0) return;
   std::lock_guard lock(crc_mu_);
+  forget_write(id, offset, length);
+}
+
+void ChunkFiles::forget_write(FileId id, std::uint64_t offset, std::uint64_t length) {
   auto it = writing_.find(id);
   if (it == writing_.end()) return;
   auto& ranges = it->second;
   auto r = std::find(ranges.begin(), ranges.end(), std::pair{offset, offset + length});
   if (r != ranges.end()) ranges.erase(r);
   if (ranges.empty()) writing_.erase(it);
+}
+
+Status ChunkFiles::write_crc_entries(FileId id, std::uint64_t first, std::span<const std::byte> entries, bool sync) {
+  const int fd = ::open(crc_path(id).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return errno_status("open the CRC sidecar of", id, errno);
+  Status st;
+  const ssize_t n =
+      full_io(true, fd, const_cast<std::byte*>(entries.data()), entries.size(), first * k_crc_entry_bytes);
+  if (n < 0) st = errno_status("write the CRC sidecar of", id, static_cast<int>(-n));
+  if (st.ok() && sync && ::fdatasync(fd) != 0) st = errno_status("fdatasync the CRC sidecar of", id, errno);
+  ::close(fd);
+  return st;
 }
 
 bool ChunkFiles::racing_write(FileId id, std::uint64_t begin, std::uint64_t end) const {
@@ -278,6 +303,29 @@ bool ChunkFiles::racing_write(FileId id, std::uint64_t begin, std::uint64_t end)
 std::uint64_t ChunkFiles::blocks_skipped_racing_write() const {
   std::lock_guard lock(crc_mu_);
   return skipped_racing_;
+}
+
+std::uint64_t ChunkFiles::blocks_recovered() const {
+  std::lock_guard lock(crc_mu_);
+  return recovered_;
+}
+
+Status ChunkFiles::recover_block(FileId id, std::uint64_t b, std::vector<std::byte>& block) {
+  block.resize(k_crc_block_bytes);
+  Result<std::size_t> n = read_block(id, b, block);
+  if (!n.ok()) return n.status();
+  std::byte entry[k_crc_entry_bytes];
+  put_u32(entry, *n == 0 ? 0 : proto::crc32c(std::span<const std::byte>(block).first(*n)));
+  put_u32(entry + 4, static_cast<std::uint32_t>(*n));
+  Status st = write_crc_entries(id, b, entry, false);
+  if (!st.ok()) return st;
+  if (recovered_++ < k_max_recovery_logs && config_.log) {
+    config_.log(backend_ + " target " + config_.directory + ": object " +
+                object_path(id).substr(config_.directory.size() + 1) + " block " + std::to_string(b) +
+                ": checksum taken anew from the " + std::to_string(*n) +
+                " bytes found (a write to it never finished: its process ended or it failed)");
+  }
+  return ok_status();
 }
 
 Result<std::size_t> ChunkFiles::read_block(FileId id, std::uint64_t block, std::span<std::byte> out) {
@@ -313,12 +361,17 @@ Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<
   Status st;
   {
     std::lock_guard lock(crc_mu_);
+    forget_write(id, offset, written.size());
     for (std::uint64_t b = first; b <= last && st.ok(); ++b) {
       const std::uint64_t bs = b * k_crc_block_bytes;
       const std::uint64_t be = bs + k_crc_block_bytes;
       std::uint32_t crc = 0;
       std::uint32_t covered = 0;
-      if (bs >= offset && be <= end) {
+      if (racing_write(id, bs, be)) {
+        // Another write still changes this block: its mark stays until the last one records.
+        covered = k_crc_unknown_covered;
+        whole.add_bytes(written.subspan(std::max(bs, offset) - offset, std::min(be, end) - std::max(bs, offset)));
+      } else if (bs >= offset && be <= end) {
         crc = proto::crc32c(written.subspan(bs - offset, k_crc_block_bytes));
         covered = static_cast<std::uint32_t>(k_crc_block_bytes);
         whole.add_block(crc);
@@ -337,19 +390,8 @@ Status ChunkFiles::record_block_crcs(FileId id, std::uint64_t offset, std::span<
       put_u32(entries.data() + (b - first) * k_crc_entry_bytes, crc);
       put_u32(entries.data() + (b - first) * k_crc_entry_bytes + 4, covered);
     }
-    if (st.ok()) {
-      const int fd = ::open(crc_path(id).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        st = errno_status("open the CRC sidecar of", id, errno);
-      } else {
-        const ssize_t n = full_io(true, fd, entries.data(), entries.size(), first * k_crc_entry_bytes);
-        if (n < 0) st = errno_status("write the CRC sidecar of", id, static_cast<int>(-n));
-        if (st.ok() && sync && ::fdatasync(fd) != 0) st = errno_status("fdatasync the CRC sidecar of", id, errno);
-        ::close(fd);
-      }
-    }
+    if (st.ok()) st = write_crc_entries(id, first, entries, sync);
   }
-  end_write(id, offset, written.size());
   if (st.ok() && whole_crc != nullptr) *whole_crc = whole.value();
   return st;
 }
@@ -422,6 +464,11 @@ Status ChunkFiles::check_block_crcs(FileId id, std::uint64_t offset, std::span<c
     }
     if (racing_write(id, bs, bs + k_crc_block_bytes)) {
       ++skipped_racing_;
+      whole.add_bytes(part(b));
+      continue;
+    }
+    if (covered == k_crc_unknown_covered) {  // a write that never finished (see the top)
+      if (Status st = recover_block(id, b, block); !st.ok()) return st;
       whole.add_bytes(part(b));
       continue;
     }

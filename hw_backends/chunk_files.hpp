@@ -36,8 +36,26 @@ namespace sluice::hw {
 // Updates are serialized per target; a block a write is changing right now
 // is not checked by a read that overlaps it (its bytes are in flux), and is
 // counted (ChunkFiles::blocks_skipped_racing_write).
+//
+// Crashes. Before a write's bytes go to the object, begin_write marks its
+// blocks' records "unknown" (covered = k_crc_unknown_covered); the CRCs
+// replace the marks once the bytes are in (a block another write still
+// changes keeps its mark until the last of them ends). A process killed
+// between the two, or a write that failed half-way, leaves marks, never a
+// stale CRC: the next read of a marked block that no write is changing takes
+// the block as it finds it (the unfinished write was never acknowledged, so
+// its bytes may be old, new or mixed), records its CRC and counts it
+// (blocks_recovered), logging the first k_max_recovery_logs. The bytes of
+// acknowledged writes sharing such a block are untouched by the recovery, and
+// every other block stays checked. Across a crash of the process this needs
+// no flush (the kernel keeps both files' pages); across power loss the mark
+// is not flushed before the bytes, so a block an unacknowledged sync write was
+// changing may read as corrupt (tests/durability kill -9 shows the first,
+// nothing here can cut power).
 inline constexpr std::uint64_t k_crc_block_bytes = 4096;  // the O_DIRECT unit: aligned I/O reads no block back
 inline constexpr std::uint64_t k_crc_entry_bytes = 8;
+inline constexpr std::uint32_t k_crc_unknown_covered = 0xFFFF'FFFF;  // never a real count (at most 4096)
+inline constexpr std::uint64_t k_max_recovery_logs = 16;             // per target; the count goes on
 
 // An open object file; closed when the last user lets go (the cache may drop
 // it while an operation still uses it).
@@ -87,9 +105,11 @@ class ChunkFiles {
   Status remove(FileId id);
 
   // CRC32C at rest (see the top). No-ops without config().checksum.
-  // A write of [offset, +length) is about to start / has ended (the CRCs of
-  // its blocks are recorded by record_block_crcs, which ends it too).
-  void begin_write(FileId id, std::uint64_t offset, std::uint64_t length);
+  // A write of [offset, +length) is about to start: its blocks are marked
+  // unknown in the sidecar (an error when the mark cannot be written: the
+  // write must not start). end_write: it has ended without recording (a
+  // failure; the marks stay). record_block_crcs ends it too.
+  Status begin_write(FileId id, std::uint64_t offset, std::uint64_t length);
   void end_write(FileId id, std::uint64_t offset, std::uint64_t length);
   // After a successful write of `written` at `offset`: records the CRC of
   // every block it touched, then ends the write. sync: the sidecar is made
@@ -105,6 +125,8 @@ class ChunkFiles {
   // corrupt when a write's buffer does not have the CRC32C it must have.
   Status check_expected_crc(const StorageRequest& request) const;
   std::uint64_t blocks_skipped_racing_write() const;
+  // Blocks whose CRC a read recomputed because a write to them never finished (see the top).
+  std::uint64_t blocks_recovered() const;
   std::string crc_path(FileId id) const;
   // The object's size; 0 when missing.
   Result<std::uint64_t> size(FileId id);
@@ -137,9 +159,15 @@ class ChunkFiles {
   mutable std::mutex crc_mu_;
   std::unordered_map<FileId, std::vector<std::pair<std::uint64_t, std::uint64_t>>> writing_;
   std::uint64_t skipped_racing_ = 0;
+  std::uint64_t recovered_ = 0;
   // Reads the bytes of block `block` of the object (buffered) into `out`; their count.
   Result<std::size_t> read_block(FileId id, std::uint64_t block, std::span<std::byte> out);
   bool racing_write(FileId id, std::uint64_t begin, std::uint64_t end) const;  // crc_mu_ held
+  void forget_write(FileId id, std::uint64_t offset, std::uint64_t length);    // crc_mu_ held
+  // Writes `entries` (k_crc_entry_bytes each) to the sidecar from block `first` on (crc_mu_ held).
+  Status write_crc_entries(FileId id, std::uint64_t first, std::span<const std::byte> entries, bool sync);
+  // A marked block no write is changing: its CRC taken from the bytes found, recorded (crc_mu_ held).
+  Status recover_block(FileId id, std::uint64_t b, std::vector<std::byte>& block);
   // The steps of check_block_crcs (crc_mu_ held). Reads the sidecar's records from block `first` on into
   // `entries`, cut to the bytes recorded; false when the object has no sidecar.
   Result<bool> read_crc_entries(FileId id, std::uint64_t first, std::vector<std::byte>& entries);

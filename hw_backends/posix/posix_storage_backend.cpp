@@ -186,7 +186,8 @@ class PosixStorageBackend final : public StorageBackend {
     if (!c.status.ok()) return;
     std::optional<OpenedObject> obj = open_for(r, true, c);
     if (!obj) return;
-    files_->begin_write(r.file_id, r.object_offset, r.buffer.size());
+    c.status = files_->begin_write(r.file_id, r.object_offset, r.buffer.size());
+    if (!c.status.ok()) return;
     std::size_t done = 0;
     while (done < r.buffer.size()) {
       const ssize_t n = ::pwrite(obj->file->fd(), r.buffer.data() + done, r.buffer.size() - done,
@@ -199,23 +200,26 @@ class PosixStorageBackend final : public StorageBackend {
       }
       done += static_cast<std::size_t>(n);
     }
-    // The CRCs at rest of the blocks written (and, with sync, made durable below with the data).
+    if (r.sync) {
+      ++sync_writes_;
+      c.status = make_durable(*obj, r.file_id);
+      if (!c.status.ok()) {
+        files_->end_write(r.file_id, r.object_offset, r.buffer.size());
+        return;
+      }
+    }
+    // The CRCs at rest of the blocks written, once the bytes are in (with sync, durable after them).
     std::optional<std::uint32_t> whole;
     c.status = files_->record_block_crcs(r.file_id, r.object_offset, r.buffer, r.sync, &whole);
     if (!c.status.ok()) return;
-    if (r.sync) {
-      ++sync_writes_;
-      if (::fdatasync(obj->file->fd()) != 0) {
-        c.status = files_->errno_status("fdatasync", r.file_id, errno);
-        return;
-      }
-      if (obj->created) {
-        c.status = files_->sync_directory();
-        if (!c.status.ok()) return;
-      }
-    }
     c.bytes = done;
     finish_crc(r.buffer, c, whole);
+  }
+
+  // fdatasync of a written object, and of the directory when the write created it.
+  Status make_durable(const OpenedObject& obj, FileId id) {
+    if (::fdatasync(obj.file->fd()) != 0) return files_->errno_status("fdatasync", id, errno);
+    return obj.created ? files_->sync_directory() : ok_status();
   }
 
   // known: the CRC32C of `bytes` when the CRCs at rest gave it already.

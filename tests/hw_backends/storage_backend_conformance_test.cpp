@@ -20,6 +20,7 @@
 
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
+#include "hw_backends/chunk_files.hpp"
 #include "hw_backends/storage_backend.hpp"
 
 namespace sluice::hw {
@@ -466,6 +467,62 @@ TEST_P(StorageConformance, ABitFlippedAtRestIsReportedNamingTheBlockNotServed) {
   }
   // Blocks that did not change still read.
   EXPECT_TRUE(run(*b, read(5, 0, in.span(0, 64 * 1024))).status.ok());
+}
+
+// A process killed while a write's bytes were going in, before its CRCs were
+// recorded (chunk_files.hpp, "Crashes"): the write began (its blocks marked),
+// half its bytes reached the object, and nothing more happened. It shares a
+// block with an acknowledged write on each side. After the restart both
+// acknowledged writes read back whole and checked, the unfinished range reads
+// without a false "changed at rest", and its blocks are checked again after.
+TEST_P(StorageConformance, AWriteCutOffByACrashLeavesNoStaleChecksum) {
+  const std::string target = dir_.path() + "/target";
+  AlignedBuffer before(5000), after(3000), cut(9000);
+  fill_pattern(before.span(), 51, 0);
+  fill_pattern(cut.span(), 51, 5000);
+  fill_pattern(after.span(), 51, 14'000);
+  {
+    auto b = open();
+    ASSERT_TRUE(b);
+    ASSERT_TRUE(run(*b, write(13, 0, before.span())).status.ok());
+    ASSERT_TRUE(run(*b, write(13, 14'000, after.span())).status.ok());
+    // The cut write, as far as the crash let it go, on the same target files.
+    StorageTargetConfig config = config_at(target);
+    Result<std::unique_ptr<ChunkFiles>> files = ChunkFiles::open(config, "posix");
+    ASSERT_TRUE(files.ok()) << files.status().to_string();
+    ASSERT_TRUE((*files)->begin_write(13, 5000, 9000).ok());
+    const int fd = ::open((target + "/000000000000000d").c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, cut.span().data(), 4500, 5000), 4500);
+    ::close(fd);
+  }
+  std::vector<std::string> logged;
+  std::mutex log_mu;
+  StorageTargetConfig config;
+  config.log = [&](std::string_view line) {
+    std::lock_guard lock(log_mu);
+    logged.emplace_back(line);
+  };
+  auto b = open(config);  // the restart
+  ASSERT_TRUE(b);
+  AlignedBuffer in(17'000);
+  const StorageCompletion first = run(*b, read(13, 0, in.span(0, 5000)));
+  ASSERT_TRUE(first.status.ok()) << first.status.to_string();
+  EXPECT_FALSE(first_pattern_mismatch(in.span(0, 5000), 51, 0).has_value());
+  const StorageCompletion last = run(*b, read(13, 14'000, in.span(0, 3000)));
+  ASSERT_TRUE(last.status.ok()) << last.status.to_string();
+  EXPECT_FALSE(first_pattern_mismatch(in.span(0, 3000), 51, 14'000).has_value());
+  const StorageCompletion all = run(*b, read(13, 0, in.span(0, 17'000)));
+  ASSERT_TRUE(all.status.ok()) << all.status.to_string();
+  EXPECT_FALSE(first_pattern_mismatch(in.span(0, 9500), 51, 0).has_value()) << "what the cut write got in";
+  {
+    std::lock_guard lock(log_mu);
+    ASSERT_FALSE(logged.empty());
+    EXPECT_NE(logged.back().find("checksum taken anew"), std::string::npos) << logged.back();
+  }
+  // The recovered blocks are checked again from now on.
+  flip_on_disk(target + "/000000000000000d", 6000);  // block 1, one the cut write marked
+  EXPECT_EQ(run(*b, read(13, 4096, in.span(0, 4096))).status.code(), StatusCode::corrupt);
 }
 
 TEST_P(StorageConformance, UnalignedOverlappingWritesKeepEveryBlockChecksumRight) {
