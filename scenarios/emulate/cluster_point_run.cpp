@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <chrono>
 #include <charconv>
+#include <filesystem>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
 
+#include "scenarios/emulate/node_process.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
 #include "scenarios/runner/workload_run.hpp"
@@ -150,16 +152,57 @@ std::string check_hellos(const std::vector<Hello>& hellos) {
   return {};
 }
 
+// How the fault plan's kills of storage servers were made (node_process.hpp), "" without any.
+std::string storage_kills_of(const ClusterConfig& c) {
+  std::string process;
+  std::string in_process;
+  for (std::uint32_t rank = 0; rank < c.nodes.size(); ++rank) {
+    const NodeId id = c.nodes[rank].id;  // nodes in id order: rank i is nodes[i]
+    if (std::none_of(c.faults.begin(), c.faults.end(),
+                     [&](const ClusterFault& f) { return f.kill_storage_node == id; }))
+      continue;
+    std::string& list = runs_in_child_process(c, rank) ? process : in_process;
+    list += (list.empty() ? "" : ",") + std::to_string(id);
+  }
+  std::string text;
+  if (!process.empty()) {
+    text = "SIGKILL of the node process; a restart is a new process on its storage root (nodes " + process + ")";
+  }
+  if (!in_process.empty()) {
+    text += std::string(text.empty() ? "" : "; ") +
+            "crash of the service inside its node process, which hosts other services too (nodes " + in_process + ")";
+  }
+  return text;
+}
+
 std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const ClusterPointOptions& o) {
   std::string hosts;
   for (const NodeSpec& n : c.nodes) hosts += (hosts.empty() ? "" : ",") + n.address;
-  return {{"launcher", "mpi"},
-          {"transport", "tcp"},
-          {"storage_backend", c.storage_backend},
-          {"storage_root", c.storage_root},
-          {"meta_store", c.meta_store},
-          {"hosts", hosts},
-          {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
+  std::map<std::string, std::string> d = {
+      {"launcher", "mpi"},
+      {"transport", "tcp"},
+      {"storage_backend", c.storage_backend},
+      {"storage_root", c.storage_root},
+      {"meta_store", c.meta_store},
+      {"hosts", hosts},
+      {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
+  if (const std::string kills = storage_kills_of(c); !kills.empty()) d["storage_kills"] = kills;
+  return d;
+}
+
+// This rank's node in child processes (node_process.hpp): the program is this one's `node` command.
+Result<json> run_in_child_process(const NodeRunOptions& node, const std::string& work_dir,
+                                  const ClusterPointOptions& options, Bootstrap& bootstrap) {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return error(StatusCode::unavailable, "cannot find this program (/proc/self/exe): " + ec.message());
+  NodeProcessOptions o;
+  o.config = node.config;
+  o.node_command = {self.string(), "node"};
+  o.work_dir = work_dir;
+  o.log = options.log;
+  o.stop_requested = options.stop_requested;
+  return run_node_in_child_process(o, bootstrap);
 }
 
 // This rank's hello: the first problem it found (the plan, the workload, the
@@ -235,7 +278,8 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.stop_requested = options.stop_requested;
     node.make_workload = [&workload](std::uint32_t rank) { return workload->make(rank); };
     node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
-    ran = run_node(node, bootstrap);
+    ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)
+                                                          : run_node(node, bootstrap);
   }
   if (!ran.ok()) return failed(spec, "rank " + std::to_string(bootstrap.rank()) + ": " + ran.status().message());
   // Rank 0 holds every node's document; every rank gets it, so that every

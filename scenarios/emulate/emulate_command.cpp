@@ -83,7 +83,8 @@ struct NodeCli {
   std::string out;
   std::string run_id = "mpi";
   std::string storage_root;
-  std::string netns;  // join this network namespace (setns) before anything else
+  std::string netns;                      // join this network namespace (setns) before anything else
+  std::vector<std::string> listen_rails;  // NodeRunOptions::listen_rails (a node process started again)
   WorkloadCli workload;
   SecurityCli security;
 };
@@ -469,6 +470,7 @@ int run_node_command(const NodeCli& cli) {
   }
   NodeRunOptions options;
   options.config = config;
+  options.listen_rails = cli.listen_rails;
   const std::uint32_t rank = bootstrap->rank();
   options.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
   const auto start = std::chrono::steady_clock::now();
@@ -709,6 +711,8 @@ void add_emulate_commands(CLI::App& app) {
   node->add_option("--config", node_cli->config, "cluster JSON");
   node->add_option("--rank", node_cli->rank, "this process's rank (node index by id)");
   node->add_option("--bootstrap-fd", node_cli->bootstrap_fd, "socket to the emulate launcher");
+  node->add_option("--listen-rails", node_cli->listen_rails,
+                   "listen on these a.b.c.d:port, one per rail (a node process started again after a crash)");
   node->add_flag("--mpi", node_cli->mpi, "bootstrap through MPI (under mpirun/srun)");
   node->add_option("--nodes", node_cli->nodes, "with --mpi and no --config: default cluster of this many nodes");
   node->add_option("--listen", node_cli->listen, "with --mpi: this rank's IPv4 address, or auto (host name)");

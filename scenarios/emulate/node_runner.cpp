@@ -88,6 +88,14 @@ Result<transport::PeerAddress> open_endpoints(const NodeRunOptions& options, con
   transport::TransportConfig tc;
   tc.local_id = me.id;
   tc.rail_addresses.assign(config.rails_per_node, me.address + ":0");
+  if (!options.listen_rails.empty()) {
+    if (options.listen_rails.size() != config.rails_per_node) {
+      return error(StatusCode::invalid_argument, where + ": " + std::to_string(options.listen_rails.size()) +
+                                                     " listen rails given for " +
+                                                     std::to_string(config.rails_per_node) + " rails per node");
+    }
+    tc.rail_addresses = options.listen_rails;
+  }
   tc.connections_per_rail = config.connections_per_rail;
   tc.shared_secret = config.shared_secret;
   // quiet: set once every node's clients are done; peers lost after that are

@@ -29,6 +29,7 @@
 // (elsewhere {"ok"} of its own node).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -57,7 +58,17 @@ struct NodeRunOptions {
   // FileSweep (or mount). Called on the client's event loop.
   std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
   std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
+  // Where the node's rails listen, "a.b.c.d:port" each (rails_per_node of
+  // them): a node process started again after a crash takes the ports its
+  // peers know (node_process.hpp). Empty: the node's address, free ports.
+  std::vector<std::string> listen_rails;
 };
+
+// The collectives run_node makes, in this order, each once ("op name"): a
+// relay that stands in for a node process (node_process.hpp) replays and
+// completes this sequence.
+inline constexpr std::array<std::string_view, 6> k_node_collectives = {
+    "all_gather ", "barrier mgmt-up", "barrier servers-up", "barrier clients-done", "barrier stopping", "gather "};
 
 // The node is config.nodes (sorted by id)[bootstrap.rank()]; bootstrap.size()
 // must equal the number of nodes.

@@ -6,8 +6,9 @@
 #    backend cluster, ok, with bytes in its write and read phases and its
 #    deployment recorded; results.json is valid; `sluice compare` of the sim
 #    run and this one prints per-point differences; only rank 0 printed.
-#    An md_bench study and the storage failover study (mirroring, kills of a
-#    storage server with and without restart) on the same path.
+#    An md_bench study and the storage failover study (mirroring, SIGKILL of
+#    the process hosting a storage server, with and without its restart from
+#    the storage root) on the same path.
 # 3. A rank count that is not the node count fails every point saying
 #    "mpirun -np 3", and ends (no hang).
 # 4. As root: 4 network-namespace hosts (sluice netns-hosts) and Open MPI's
@@ -119,8 +120,21 @@ for r in runs[4:]:
     assert not r["ok"] and "metadata mirroring" in r["error"], (r["label"], r.get("error"))
 lost = [c for c in d["claims"] if c["text"].startswith("mirrored, a server dead for good")]
 assert lost and lost[0]["holds"], lost
+# storage:0 is node 1, which hosts storage only: its kill is a SIGKILL of the
+# process that hosts it; plain: started again from its storage root; mirrored: for good.
+for r, restarts in ((runs[1], 1), (runs[3], 0)):
+    kills = r["deployment"].get("storage_kills", "")
+    assert kills.startswith("SIGKILL of the node process") and "nodes 1)" in kills, (r["label"], kills)
+    assert r["counters"].get("faults.storage_process_kills") == 1, (r["label"], r["counters"])
+    assert r["counters"].get("faults.storage_process_restarts") == restarts, (r["label"], r["counters"])
+for r in (runs[0], runs[2]):
+    assert "storage_kills" not in r["deployment"], r["deployment"]
 PY
-echo "ok: storage kills and restarts, buddy mirroring with no byte lost, on 6 ranks"
+grep -q "node 1 process: fault: killing pid [0-9]*, which hosts the storage server, with SIGKILL" failover.txt ||
+  fail "no process kill in the log: $(grep 'node 1 process' failover.txt | head -5)"
+grep -q "node 1 process: started again, pid [0-9]* (its chunk files and metadata store come back" failover.txt ||
+  fail "no restart in the log: $(grep 'node 1 process' failover.txt | head -5)"
+echo "ok: storage processes killed with SIGKILL and started again, buddy mirroring with no byte lost, on 6 ranks"
 
 # 3. Two ranks for three nodes.
 timeout "$run_limit_s" mpirun -np 2 "$sluice" run "$study" --backend cluster --set nodes=3 "${sets[@]}" \

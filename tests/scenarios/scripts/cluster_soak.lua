@@ -1,0 +1,47 @@
+-- One run of the R2 soak (issue 18; make soak-cluster, scripts/soak_cluster.sh):
+-- a buddy-mirrored BeeGFS-like file system on 6 nodes, a client writing and
+-- reading back (every byte verified) while the fault plan kills storage
+-- servers and starts them again. Storage nodes host nothing else, so under
+-- `--backend cluster` each kill is a SIGKILL of the process that hosts the
+-- server and each restart a new process on its storage root. Which servers,
+-- when and for how long come from the seed (a linear congruential generator:
+-- the script's own, so the plan is the same in every world).
+local sl = require "sluice"
+local P = sl.params{
+  seed = {"the run's seed: the kills' servers, times and outages", 1},
+  files = {"files the client writes and reads back", 24},
+  file_size = {"bytes per file", "2MiB"},
+  kills = {"storage server kills in the run", 2},
+}
+
+local state = P.seed % 2147483648
+local function unit()
+  state = (state * 1103515245 + 12345) % 2147483648
+  return state / 2147483648
+end
+
+local faults = {}
+local at_ms = 0
+local plan = {}
+for _ = 1, P.kills do
+  at_ms = at_ms + 100 + math.floor(unit() * 600)
+  local victim = math.floor(unit() * 4)
+  local outage_ms = 200 + math.floor(unit() * 1200)
+  faults[#faults + 1] = { at = at_ms .. "ms", kill = "storage:" .. victim, revive_after = outage_ms .. "ms" }
+  plan[#plan + 1] = string.format("storage:%d at %d ms for %d ms", victim, at_ms, outage_ms)
+  at_ms = at_ms + outage_ms
+end
+
+local cluster = sl.cluster{ nodes = 6, node = sl.machines.generic{ gpus = 1, nics = 1, nvmes = 1 },
+                            fabric = sl.fabric.ethernet{ gbps = 10 } }
+local fs = sl.fs.beegfs{
+  storage_nodes = {1, 2, 3, 4}, meta_nodes = {5}, mgmt_node = 5, client_nodes = {0},
+  stripe = { chunk = "512KiB", count = 2 },
+  mirror = { heartbeat = "200ms", probably_offline_after = "1s", offline_after = "2s" },
+}
+local r = sl.run{ cluster = cluster, fs = fs,
+                  workload = sl.workload.file_sweep{ op = {"write", "read"}, files = P.files, size = P.file_size,
+                                                     threads = 4 },
+                  faults = faults, seed = P.seed, label = "soak " .. P.seed,
+                  params = { seed = P.seed, plan = table.concat(plan, "; ") } }
+sl.report{ r, title = "soak " .. P.seed .. ": " .. table.concat(plan, "; ") }
