@@ -351,6 +351,11 @@ Result<transport::PeerId> HwNode::peer_for(NodeId node) {
   Result<transport::PeerId> peer = transport_->connect(*address);
   if (!peer.ok()) return peer.status();
   std::lock_guard lock(mu_);
+  if (auto down = std::find(early_down_.begin(), early_down_.end(), *peer); down != early_down_.end()) {
+    early_down_.erase(down);  // lost before it was filed: the next use connects afresh
+    return error(StatusCode::unavailable, "node " + std::to_string(id_) + ": the connection to node " +
+                                              std::to_string(node) + " failed at once");
+  }
   auto [it, inserted] = peers_.emplace(node, *peer);
   if (!inserted) transport_->disconnect(*peer).ignore();  // another thread connected first; keep one
   return it->second;
@@ -634,11 +639,12 @@ void HwNode::on_transport_event(transport::TransportEvent& event) {
     world_.note_in_flight(-1);  // handed over (or dropped): no longer in the network
   } else if (auto* down = std::get_if<transport::PeerDown>(&event)) {
     std::lock_guard lock(mu_);
-    for (auto it = peers_.begin(); it != peers_.end(); ++it) {
-      if (it->second == down->peer) {
-        peers_.erase(it);  // the next use connects afresh
-        break;
-      }
+    auto it = std::find_if(peers_.begin(), peers_.end(), [&](const auto& p) { return p.second == down->peer; });
+    if (it != peers_.end()) {
+      peers_.erase(it);  // the next use connects afresh
+    } else {
+      early_down_.push_back(down->peer);  // perhaps one peer_for is about to file (see early_down_)
+      if (early_down_.size() > k_max_early_down_peers) early_down_.pop_front();
     }
   }
 }

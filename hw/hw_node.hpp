@@ -50,6 +50,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,6 +76,8 @@ class HwWorld;
 // it, a freed buffer goes back to the C library. Beside the node memory
 // limit (HwWorldConfig::node_memory_limit_bytes), which counts live regions.
 inline constexpr std::uint64_t k_pooled_host_bytes = std::uint64_t{256} << 20;
+// Peers reported down before they were filed, remembered at most (HwNode::early_down_).
+inline constexpr std::size_t k_max_early_down_peers = 1024;
 
 // Metric names HwEnv counts per GPU region allocated: where it was
 // registered, and each declared way that failed (see "GPU regions" above).
@@ -213,6 +216,12 @@ class HwNode {
   std::unordered_map<std::uint64_t, Route> routes_;
   std::uint64_t next_cookie_ = 1;
   std::map<NodeId, transport::PeerId> peers_;
+  // Peers the transport reported down that were not in peers_: a connect
+  // refused at once (a peer process that was killed and is not back yet) can
+  // report its PeerDown before peer_for has filed the new peer, which would
+  // then stay filed, dead, for good. peer_for looks here before it files one.
+  // The oldest are dropped past k_max_early_down_peers (the window is short).
+  std::deque<transport::PeerId> early_down_;
   std::vector<std::pair<std::function<Status()>, std::uint64_t>> deferred_;
   bool rail_wrap_logged_ = false;
   bool no_key_logged_ = false;

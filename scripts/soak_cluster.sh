@@ -1,0 +1,87 @@
+#!/bin/bash
+# make soak-cluster (issue 18, R2): SOAK_RUNS (default 50) seeded runs of
+# tests/scenarios/scripts/cluster_soak.lua with `--backend cluster` under
+# mpirun, 6 ranks: a buddy-mirrored file system whose storage server
+# processes are killed with SIGKILL and started again from their storage
+# root, SOAK_KILLS (default 2) times per run, at seeded times, while a client
+# writes and reads back every byte. With SOAK_NETNS=1 (root) the 6 ranks are
+# network-namespace hosts with shaped links (sluice netns-hosts, its launch
+# agent); else they share this host's loopback.
+#
+# Each run is counted as
+#   hung     it passed SOAK_RUN_LIMIT_S (default 240 s): timeout ended it;
+#   corrupt  it failed naming corrupt bytes (a CRC32C or pattern mismatch),
+#            or fewer bytes were verified against the pattern than read;
+#   lost     any other failure, or fewer bytes read back than written
+#            (an acknowledged write the file system no longer has);
+# and the soak prints, as its last line,
+#   RESULT R2 runs=N lost=L corrupt=C hung=H kills=K restarts=R
+# Exit 0 only when lost, corrupt and hung are all 0. Each run's output and
+# results stay in SOAK_DIR (default build/soak-cluster), one folder per seed.
+# Usage: SLUICE=build/sluice bash scripts/soak_cluster.sh
+set -u
+sluice=$(cd "$(dirname "${SLUICE:-build/sluice}")" && pwd)/$(basename "${SLUICE:-build/sluice}")
+here=$(cd "$(dirname "$0")/.." && pwd)
+script="$here/tests/scenarios/scripts/cluster_soak.lua"
+runs=${SOAK_RUNS:-50}
+first_seed=${SOAK_SEED:-1}
+kills=${SOAK_KILLS:-2}
+limit_s=${SOAK_RUN_LIMIT_S:-240}
+dir=${SOAK_DIR:-$here/build/soak-cluster}
+[ -x "$sluice" ] || { echo "soak-cluster: no sluice at $sluice (build it: make build)"; exit 2; }
+command -v mpirun >/dev/null || { echo "soak-cluster: mpirun is not installed (openmpi-bin)"; exit 2; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+rm -rf "$dir" && mkdir -p "$dir/storage"
+
+lost=0 corrupt=0 hung=0 all_kills=0 all_restarts=0
+for ((i = 0; i < runs; ++i)); do
+  seed=$((first_seed + i))
+  out="$dir/seed-$seed"
+  words=(run "$script" --backend cluster --set "seed=$seed" --set "kills=$kills" --storage-root "$dir/storage"
+         --out "$out")
+  if [ "${SOAK_NETNS:-0}" = 1 ]; then
+    timeout "$limit_s" "$sluice" netns-hosts --nodes 6 --link 1gbit -- mpirun -np 6 --hostfile '{hostfile}' \
+      --mca plm_rsh_agent '{agent}' "$sluice" "${words[@]}" >"$dir/seed-$seed.log" 2>&1
+  else
+    timeout "$limit_s" mpirun -np 6 "$sluice" "${words[@]}" >"$dir/seed-$seed.log" 2>&1
+  fi
+  rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    verdict="hung"
+  else
+    verdict=$(python3 - "$out/results.json" <<'PY'
+import json, sys
+try:
+    run = json.load(open(sys.argv[1]))["runs"][0]
+except Exception as e:  # no results: the run did not get that far
+    print("lost 0 0 no results.json (%s)" % e)
+    sys.exit(0)
+c = run.get("counters", {})
+kills = int(c.get("faults.storage_process_kills", 0))
+restarts = int(c.get("faults.storage_process_restarts", 0))
+phases = {p["phase"]: p["bytes"] for p in run.get("phases", [])}
+verified = int(c.get("file_sweep.read.verified_bytes", 0))
+error = run.get("error") or ""
+if not run.get("ok"):
+    kind = "corrupt" if any(w in error.lower() for w in ("corrupt", "mismatch", "crc32c")) else "lost"
+    print(kind, kills, restarts, error[:300])
+elif phases.get("read", 0) < phases.get("write", 0):
+    print("lost", kills, restarts, "read back %d of %d bytes" % (phases.get("read", 0), phases.get("write", 0)))
+elif verified < phases.get("read", 0):
+    print("corrupt", kills, restarts, "%d of %d bytes verified" % (verified, phases.get("read", 0)))
+else:
+    print("ok", kills, restarts, "%d bytes written, read back and verified" % phases.get("write", 0))
+PY
+)
+  fi
+  set -- $verdict
+  case "$1" in
+    hung) hung=$((hung + 1)) ;;
+    lost) lost=$((lost + 1)) ;;
+    corrupt) corrupt=$((corrupt + 1)) ;;
+  esac
+  [ $# -ge 3 ] && all_kills=$((all_kills + $2)) && all_restarts=$((all_restarts + $3))
+  echo "seed $seed: $verdict"
+done
+echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung kills=$all_kills restarts=$all_restarts"
+[ "$lost" = 0 ] && [ "$corrupt" = 0 ] && [ "$hung" = 0 ]
