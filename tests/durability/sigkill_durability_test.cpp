@@ -287,8 +287,8 @@ TEST_P(SigkillStorage, EveryAcknowledgedWriteReadsBackAfterTheWriterIsKilledAndR
 INSTANTIATE_TEST_SUITE_P(Backends, SigkillStorage,
                          ::testing::Values(StorageCase{"posix", false}, StorageCase{"posix", true},
                                            StorageCase{"uring", false}, StorageCase{"uring", true}),
-                         [](const ::testing::TestParamInfo<StorageCase>& info) {
-                           return info.param.backend + (info.param.sync ? "_sync" : "_buffered");
+                         [](const ::testing::TestParamInfo<StorageCase>& param_info) {
+                           return param_info.param.backend + (param_info.param.sync ? "_sync" : "_buffered");
                          });
 
 // ---- RocksDB metadata store ----------------------------------------------------

@@ -106,7 +106,7 @@ TEST(HwPeerLostEarly, APeerLostBeforeItWasFiledIsConnectedAfreshOnTheNextMessage
   HwWorld world(config);
   Sink& from = world.add_service<Sink>(0);
   Sink& to = world.add_service<Sink>(1);
-  world.start();
+  ASSERT_TRUE(world.start().ok());
   const Endpoint target = world.endpoint_of(to);
   const auto send = [&] {
     return world.call(from, [&] { return from.env().send(target, proto::Heartbeat{world.endpoint_of(from), 1, {}}); });
