@@ -42,6 +42,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/common/byte_size.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
 #include "base/run_marker.hpp"
@@ -259,7 +260,13 @@ struct RunArgs {
   std::string storage_root;     // "": HwRunOptions' default (the system temp folder)
   std::string shared_secret;    // read from shared_secret_file by run_command
   std::string listen = "auto";  // cluster: this host's address (emulate::listen_address)
+  std::string node_memory;      // hw, cluster: each node's memory limit ("" = the default)
+  std::uint64_t node_memory_bytes = 0;  // parsed from node_memory by run_command (0: the default)
 };
+
+// --node-memory's bounds: below 16 MiB no chunk buffer of a sweep fits; above 16 TiB no host has it.
+constexpr std::uint64_t k_min_node_memory_bytes = 16ULL << 20;
+constexpr std::uint64_t k_max_node_memory_bytes = 16ULL << 40;
 
 // A script error ("file:line: ...") is the user's: exit 2; a failed run: exit 1.
 [[noreturn]] void throw_script_status(const Status& s) {
@@ -407,6 +414,7 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
     call.hw.meta_store = args.meta_store;
     call.hw.transport = args.transport;
     call.hw.storage_backend = args.storage_backend;
+    if (args.node_memory_bytes > 0) call.hw.node_memory_limit_bytes = args.node_memory_bytes;
     if (!args.storage_root.empty()) call.hw.temp_root = args.storage_root;
     sweep_stale_hw_dirs(call.hw.temp_root);
     call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
@@ -523,6 +531,7 @@ class ScriptRunner {
     o.storage_root = args_.storage_root.empty() ? scenario::HwRunOptions{}.temp_root : args_.storage_root;
     o.storage_backend = args_.storage_backend;
     o.meta_store = args_.meta_store;
+    if (args_.node_memory_bytes > 0) o.node_memory_limit_bytes = args_.node_memory_bytes;
     o.insecure = args_.insecure;
     o.shared_secret_file = args_.shared_secret_file;
     o.keep = args_.keep;
@@ -656,6 +665,15 @@ int run_command(const RunArgs& given) {
     if (!secret.ok()) throw UsageError("--shared-secret-file: " + secret.status().message());
     args.shared_secret = std::move(secret).value();
   }
+  if (!args.node_memory.empty()) {
+    Result<std::uint64_t> bytes = parse_size(args.node_memory);
+    if (!bytes.ok()) throw UsageError("--node-memory: " + bytes.status().message());
+    if (*bytes < k_min_node_memory_bytes || *bytes > k_max_node_memory_bytes) {
+      throw UsageError("--node-memory: " + args.node_memory + " is outside " + format_size(k_min_node_memory_bytes) +
+                       " .. " + format_size(k_max_node_memory_bytes));
+    }
+    args.node_memory_bytes = *bytes;
+  }
   Result<std::unique_ptr<scenario::SweepSchedule>> sweep = scenario::SweepSchedule::from_environment();
   if (!sweep.ok()) throw std::runtime_error(sweep.status().message());
   std::optional<QuietRank> quiet;
@@ -749,6 +767,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
                    "hw: where each run's chunk files and metadata go (default: the system temp folder; "
                    "O_DIRECT needs a disk, not tmpfs)")
       ->check(CLI::ExistingDirectory);
+  run_cmd->add_option("--node-memory", args.node_memory,
+                      "hw, cluster: the memory each node may allocate for buffers (a size: 4GiB; default 2GiB)");
   run_cmd
       ->add_option("--listen", args.listen,
                    "cluster: this host's address for its node: auto (first non-loopback interface), an IPv4 "

@@ -184,6 +184,7 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
       {"storage_backend", c.storage_backend},
       {"storage_root", c.storage_root},
       {"meta_store", c.meta_store},
+      {"node_memory_limit_bytes", std::to_string(c.node_memory_limit_bytes)},
       {"hosts", hosts},
       {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
   if (const std::string kills = storage_kills_of(c); !kills.empty()) d["storage_kills"] = kills;
@@ -261,6 +262,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   config.storage_root = options.storage_root;
   config.storage_backend = options.storage_backend;
   config.meta_store = options.meta_store;
+  config.node_memory_limit_bytes = options.node_memory_limit_bytes;
   config.insecure = options.insecure;
   config.shared_secret_file = options.shared_secret_file;
   config.shared_secret = (*hellos)[0].secret;

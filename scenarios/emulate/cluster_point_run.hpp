@@ -32,6 +32,7 @@
 
 #include "core/common/status.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
+#include "scenarios/emulate/cluster_config.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
 #include "scenarios/scenario_spec.hpp"
 
@@ -46,6 +47,7 @@ struct ClusterPointOptions {
   std::string storage_root = "/tmp";
   std::string storage_backend = "posix";
   std::string meta_store = "rocksdb";
+  std::uint64_t node_memory_limit_bytes = ClusterConfig{}.node_memory_limit_bytes;  // each node's buffers
   bool insecure = false;           // no authentication (said in the results)
   std::string shared_secret_file;  // empty: rank 0 makes one per point and hands it out
   bool keep = false;               // keep each node's storage directory after the point

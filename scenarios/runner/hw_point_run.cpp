@@ -232,6 +232,7 @@ std::map<std::string, std::string> deployment_of(const HwRunOptions& options) {
   return {{"transport", options.transport},
           {"storage_backend", options.storage_backend},
           {"storage_root", options.temp_root},
+          {"node_memory_limit_bytes", std::to_string(options.node_memory_limit_bytes)},
           {"meta_store", SLUICE_HAVE_ROCKSDB ? options.meta_store : std::string("memory")}};
 }
 

@@ -86,11 +86,12 @@ grep -q '"backend": "hw"' "$tmp/hw/results.json" || { echo "FAIL: hw backend not
 mkdir -p "$tmp/root"
 expect 0 "run --backend hw --storage-backend uring --storage-root --transport shm" -- "$sluice" run \
   "$scripts/tiny_sweep.lua" --out "$tmp/hw_deployed" --backend hw --set files=4 --storage-backend uring \
-  --storage-root "$tmp/root" --transport shm
+  --storage-root "$tmp/root" --transport shm --node-memory 512MiB
 python3 - "$tmp/hw_deployed/results.json" "$tmp/root" <<'PY' || { echo "FAIL: deployment not recorded"; fail=1; }
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
-want = {"transport": "shm", "storage_backend": "uring", "storage_root": sys.argv[2]}
+want = {"transport": "shm", "storage_backend": "uring", "storage_root": sys.argv[2],
+        "node_memory_limit_bytes": str(512 << 20)}
 bad = [r.get("deployment") for r in runs if not r["ok"] or any(r.get("deployment", {}).get(k) != v for k, v in want.items())]
 sys.exit(f"runs deployed otherwise: {bad}" if bad or not runs else 0)
 PY
@@ -98,6 +99,10 @@ PY
 expect 2 "--storage-backend nosuch" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --storage-backend nosuch
 expect 2 "--transport nosuch" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --transport nosuch
 expect 2 "--storage-root missing" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --storage-root "$tmp/no_such_root"
+expect 2 "--node-memory too small" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --node-memory 1KiB
+grep -q -- "--node-memory: 1KiB is outside 16MiB .. 16TiB" "$tmp/err" || { echo "FAIL: no bounds"; cat "$tmp/err"; fail=1; }
+expect 2 "--node-memory not a size" -- "$sluice" run "$scripts/tiny_sweep.lua" --backend hw --node-memory lots
+grep -q -- "--node-memory: " "$tmp/err" || { echo "FAIL: --node-memory not named"; cat "$tmp/err"; fail=1; }
 
 # describe
 expect 0 "describe" -- "$sluice" describe "$scripts/tiny_sweep.lua"
