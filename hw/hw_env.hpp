@@ -47,6 +47,10 @@
 
 namespace sluice::hw {
 
+// Control messages a remote node's transport could not take (a peer process
+// gone or unreachable): lost as on a network, counted under this name.
+inline constexpr std::string_view k_metric_messages_undeliverable = "net.messages_undeliverable";
+
 class HwWorld;
 
 class HwEnv final : public Env, public Metrics {

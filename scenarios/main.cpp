@@ -257,10 +257,10 @@ struct RunArgs {
   std::string meta_store = "rocksdb";
   std::string transport = "tcp";
   std::string storage_backend = "posix";
-  std::string storage_root;     // "": HwRunOptions' default (the system temp folder)
-  std::string shared_secret;    // read from shared_secret_file by run_command
-  std::string listen = "auto";  // cluster: this host's address (emulate::listen_address)
-  std::string node_memory;      // hw, cluster: each node's memory limit ("" = the default)
+  std::string storage_root;             // "": HwRunOptions' default (the system temp folder)
+  std::string shared_secret;            // read from shared_secret_file by run_command
+  std::string listen = "auto";          // cluster: this host's address (emulate::listen_address)
+  std::string node_memory;              // hw, cluster: each node's memory limit ("" = the default)
   std::uint64_t node_memory_bytes = 0;  // parsed from node_memory by run_command (0: the default)
 };
 

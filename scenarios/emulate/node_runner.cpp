@@ -40,7 +40,9 @@ constexpr std::string_view k_reported_counters[] = {"storage.read_bytes", "stora
                                                     // Issue 26: retries that found their request still executing, or
                                                     // answered; the bytes each sweep phase checked against the pattern.
                                                     "rpc.in_progress_replies", "storage.duplicate_in_progress",
-                                                    "storage.duplicate_answered", "file_sweep.read.verified_bytes"};
+                                                    "storage.duplicate_answered", "file_sweep.read.verified_bytes",
+                                                    // Issue 18: messages to a peer process that was gone.
+                                                    "net.messages_undeliverable"};
 
 // Stands in the world for a service that another process hosts, so that
 // endpoint indices are the same everywhere. Never started.
