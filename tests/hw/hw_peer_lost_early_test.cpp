@@ -50,7 +50,8 @@ class RefusingTcpTransport final : public WrappedTcpTransport {
     ++refusing().connects;
     if (!refusing().refuse) return WrappedTcpTransport::connect(remote);
     transport::PeerAddress closed;
-    closed.rails.assign(remote.rails.size(), "127.0.0.1:1");  // nothing listens there
+    for (std::size_t rail = 0; rail < remote.rails.size(); ++rail)
+      closed.rails.emplace_back("127.0.0.1:1");  // nothing listens there
     Result<transport::PeerId> id = WrappedTcpTransport::connect(closed);
     if (!id.ok()) return id;
     std::unique_lock lock(refusing().mu);
