@@ -65,6 +65,7 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "analysis/analysis_command.hpp"
 #include "analysis/plotter.hpp"
+#include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/cluster_point_run.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
@@ -785,9 +786,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
 // `sluice run` again as its child (scenarios/runner/sweep_schedule.hpp).
 // Returns only when the exec failed, with the exit code to give.
 int exec_mpi_node(char** argv, const char* what) {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const std::string node = (ec ? std::filesystem::path(argv[0]) : self).parent_path() / "sluice-node";
+  const std::string node = emulate::this_program(argv[0]).parent_path() / "sluice-node";
   ::execv(node.c_str(), argv);
   fmt::print(stderr, "{}: cannot run {}: {} (it is built with sluice: cmake --build build)\n", what, node,
              std::strerror(errno));

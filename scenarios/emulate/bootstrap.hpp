@@ -34,6 +34,11 @@ inline constexpr std::size_t k_max_bootstrap_item_bytes = 16 << 20;
 // when it is malformed. Every field's type is checked before it is read.
 Result<std::vector<std::string>> parse_collective_answer(const std::string& text, const std::string& what,
                                                          const std::string& from);
+// The coordinating side's answers, as parse_collective_answer reads them:
+// the round's items (empty for a barrier, and for a gather's other ranks),
+// or its failure.
+std::string collective_answer_text(const std::vector<std::string>& all);
+std::string collective_failure_text(const std::string& why);
 
 class Bootstrap {
  public:

@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "scenarios/emulate/bootstrap.hpp"
+
 namespace sluice::emulate {
 namespace {
 
@@ -22,10 +24,10 @@ BootstrapCoordinator::BootstrapCoordinator(std::vector<LineChannel> channels)
     : channels_(std::move(channels)), pending_(channels_.size()) {}
 
 void BootstrapCoordinator::fail_all(const std::string& why) {
-  const nlohmann::json reply = {{"ok", false}, {"error", why}};
+  const std::string reply = collective_failure_text(why);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   for (LineChannel& c : channels_) {
-    if (c.open()) c.send_line(reply.dump(), deadline).ignore();  // a node already gone needs no answer
+    if (c.open()) c.send_line(reply, deadline).ignore();  // a node already gone needs no answer
   }
 }
 
@@ -41,16 +43,14 @@ Status BootstrapCoordinator::try_complete_round() {
                                                      " but node " + std::to_string(i) + " in " + r.op + " " + r.name);
     }
   }
-  nlohmann::json reply = {{"ok", true}};
   std::vector<std::string> all;
   for (auto& p : pending_) all.push_back(std::move(p.front().data));
-  if (first.op == "all_gather") reply["all"] = all;
+  const std::string line = collective_answer_text(first.op == "all_gather" ? all : std::vector<std::string>{});
   const bool is_gather = first.op == "gather";
   for (auto& p : pending_) p.erase(p.begin());
   ++rounds_;
   if (is_gather) gathered_ = std::move(all);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  const std::string line = reply.dump();
   for (std::size_t i = 0; i < channels_.size(); ++i) {
     if (Status st = channels_[i].send_line(line, deadline); !st.ok()) {
       return error(st.code(), "bootstrap: node " + std::to_string(i) + ": " + st.message());

@@ -35,12 +35,6 @@ bool stop_requested(int stop_fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("sluice") : path.string();
-}
-
 // Everything a run made, undone in reverse when it goes out of scope.
 class RunGuard {
  public:
@@ -202,8 +196,9 @@ Result<std::vector<LineChannel>> spawn_nodes(const EmulationPlan& plan, const Cl
                                              const EmulateOptions& options, const std::string& dir,
                                              const std::string& config_path, RunGuard& guard) {
   std::vector<LineChannel> channels;
-  const std::vector<std::string> node_command =
-      options.node_command.empty() ? std::vector<std::string>{self_exe(), "node"} : options.node_command;
+  const std::vector<std::string> node_command = options.node_command.empty()
+                                                    ? std::vector<std::string>{this_program("sluice").string(), "node"}
+                                                    : options.node_command;
   for (std::size_t i = 0; i < plan.nodes.size(); ++i) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {

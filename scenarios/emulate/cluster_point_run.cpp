@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/node_process.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
@@ -194,9 +195,8 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
 // This rank's node in child processes (node_process.hpp): the program is this one's `node` command.
 Result<json> run_in_child_process(const NodeRunOptions& node, const std::string& work_dir,
                                   const ClusterPointOptions& options, Bootstrap& bootstrap) {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return error(StatusCode::unavailable, "cannot find this program (/proc/self/exe): " + ec.message());
+  const std::filesystem::path self = this_program({});
+  if (self.empty()) return error(StatusCode::unavailable, "cannot find this program (/proc/self/exe)");
   NodeProcessOptions o;
   o.config = node.config;
   o.node_command = {self.string(), "node"};

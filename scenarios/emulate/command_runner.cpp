@@ -50,6 +50,12 @@ int remaining_ms(Clock::time_point deadline) {
 
 }  // namespace
 
+std::filesystem::path this_program(const std::filesystem::path& fallback) {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? fallback : self;
+}
+
 Result<CommandOutput> run_command(const std::vector<std::string>& argv, std::uint32_t timeout_ms) {
   if (argv.empty()) return error(StatusCode::invalid_argument, "run_command: empty command");
   int out_pipe[2];

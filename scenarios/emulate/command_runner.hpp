@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ struct CommandOutput {
 
 // io_error when the command cannot be started, timed_out past timeout_ms.
 Result<CommandOutput> run_command(const std::vector<std::string>& argv, std::uint32_t timeout_ms);
+
+// This program's path (/proc/self/exe), or `fallback` where /proc cannot tell:
+// the node processes, launch agents and relays it starts are itself.
+std::filesystem::path this_program(const std::filesystem::path& fallback);
 
 // run_command, then unavailable naming the command and its output unless it exited 0.
 Status run_checked(const std::vector<std::string>& argv, std::uint32_t timeout_ms);

@@ -19,6 +19,7 @@
 
 #include "base/run_marker.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/emulation_plan.hpp"
 #include "scenarios/emulate/netns_cluster.hpp"
@@ -47,12 +48,6 @@ std::string become_host(const std::string& name) {
   if (::unshare(CLONE_NEWUTS) != 0) return std::string("unshare(CLONE_NEWUTS): ") + std::strerror(errno);
   if (::sethostname(name.data(), name.size()) != 0) return "sethostname " + name + ": " + std::strerror(errno);
   return {};
-}
-
-std::string self_path() {
-  std::error_code ec;
-  const std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("sluice") : p.string();
 }
 
 // The command's words with the placeholders replaced.
@@ -180,7 +175,8 @@ int run_netns_hosts(const NetnsHostsCli& cli) {
     }
   }
   for (const EmulatedNode& n : plan->nodes) fmt::print(stderr, "sluice netns-hosts: {} {}\n", n.netns, n.address);
-  const std::vector<std::string> words = expand(cli.command, hostfile, hosts, self_path() + " netns-exec");
+  const std::vector<std::string> words =
+      expand(cli.command, hostfile, hosts, this_program("sluice").string() + " netns-exec");
   const pid_t pid = start_command(words, plan->nodes.front().netns, dir);
   const int code = pid < 0 ? k_exit_failed : wait_command(pid, stop_fd);
   end_host_processes(*plan);

@@ -195,8 +195,8 @@ class CollectiveWorker {
     } else {
       r = bootstrap_.gather_to_root(data);
     }
-    if (!r.ok()) return json{{"ok", false}, {"error", r.status().message()}}.dump();
-    return json{{"ok", true}, {"all", *r}}.dump();
+    if (!r.ok()) return collective_failure_text(r.status().message());
+    return collective_answer_text(*r);
   }
 
   Bootstrap& bootstrap_;

@@ -70,7 +70,7 @@ Result<std::vector<std::string>> RankBootstrap::collective(const std::string& op
 
 void RankBootstrap::fail_round(const std::string& why) {
   broken_ = why;
-  const std::string reply = json{{"ok", false}, {"error", why}}.dump();
+  const std::string reply = collective_failure_text(why);
   for (std::uint32_t r = 1; r < size(); ++r) {
     if (ended_[r].empty()) messenger_.send_to(r, reply).ignore();  // a rank that ended meanwhile: dropped
   }
@@ -137,8 +137,7 @@ Result<std::vector<std::string>> RankBootstrap::coordinate(const Request& mine) 
     }
     all[r] = std::move(got[r].data);
   }
-  const json answer = {{"ok", true}, {"all", mine.op == "all_gather" ? json(all) : json::array()}};
-  const std::string reply = answer.dump();
+  const std::string reply = collective_answer_text(mine.op == "all_gather" ? all : std::vector<std::string>{});
   for (std::uint32_t r = 1; r < n; ++r) {
     if (Status st = messenger_.send_to(r, reply); !st.ok()) return fail(st.message());
   }

@@ -48,6 +48,14 @@ Result<std::vector<std::string>> parse_collective_answer(const std::string& text
   return all;
 }
 
+std::string collective_answer_text(const std::vector<std::string>& all) {
+  return nlohmann::json{{"ok", true}, {"all", all}}.dump();
+}
+
+std::string collective_failure_text(const std::string& why) {
+  return nlohmann::json{{"ok", false}, {"error", why}}.dump();
+}
+
 Result<std::vector<std::string>> SocketBootstrap::all_gather(const std::string& mine) {
   Result<std::vector<std::string>> all = exchange("all_gather", "", mine);
   if (all.ok() && all->size() != size_) {

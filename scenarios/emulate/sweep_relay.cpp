@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/common/assert.hpp"
+#include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/runner/sweep_relay_wire.hpp"
 #endif
 
@@ -100,11 +101,7 @@ void install_signal_forwarding() {
 }
 
 // The `sluice` beside this sluice-node (argv[0]'s folder where /proc is absent).
-std::string sluice_path(const char* argv0) {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ((ec ? std::filesystem::path(argv0) : self).parent_path() / "sluice").string();
-}
+std::string sluice_path(const char* argv0) { return (this_program(argv0).parent_path() / "sluice").string(); }
 
 bool is_sweep_variable(std::string_view entry) {
   for (const char* name : {scenario::k_sweep_fd_env, scenario::k_sweep_rank_env, scenario::k_sweep_size_env}) {
