@@ -129,6 +129,7 @@ const std::vector<ProfileParam>& profile_params() {
       {"disk.read_latency_ns", "/disk/read_latency_ns", true, k_ns_min, k_ns_max},
       {"disk.write_latency_ns", "/disk/write_latency_ns", true, k_ns_min, k_ns_max},
       {"disk.request_occupancy_ns", "/disk/request_occupancy_ns", true, k_ns_min, k_ns_max},
+      {"disk.batch_occupancy_ns", "/disk/batch_occupancy_ns", true, k_ns_min, k_ns_max},
       // A drive measured with fio at several block sizes and queue depths
       // (issue 22, F4): its rate at depth, and what a lone request reaches.
       {"disk.read_bandwidth_factor", "/disk/read_bandwidth_factor", false, k_factor_min, k_factor_max},

@@ -29,6 +29,7 @@ local P = sl.params{
   access = {"fio's access patterns measured", {"sequential", "random"}},
   phase_bytes = {"bytes each phase moves (all files together; at least one block per file)", "256MiB"},
   max_requests = {"requests each phase makes at most (small blocks move fewer bytes)", 4096},
+  min_file_bytes = {"bytes each file holds at least (more requests than max_requests where needed)", "1MiB"},
 }
 
 if P.set ~= "fit" and P.set ~= "holdout" then
@@ -56,8 +57,13 @@ for _, access in ipairs(as_list(P.access)) do
     for _, qd in ipairs(depths) do
       -- Each file holds whole blocks; all files together move about phase_bytes in at most
       -- max_requests blocks (a phase of a fraction of a second is mostly fio's start and noise).
+      -- Each file also holds at least min_file_bytes: with 64 files of 64 blocks
+      -- (4 KiB at depth 64), fio's start of 64 jobs on this 2-core VM overlapped a
+      -- phase of ~0.15 s and cut its rate by ~35% (101 MB/s with 256 KiB per file,
+      -- 148-159 MB/s with 1 MiB, 144-164 MB/s with 4 MiB: fio 3.33 randwrite,
+      -- psync, 2026-11-28), a cost the simulated point does not pay.
       local blocks = math.min(math.ceil(phase_bytes / bs), P.max_requests)
-      local blocks_per_file = math.max(1, math.ceil(blocks / qd))
+      local blocks_per_file = math.max(1, math.ceil(blocks / qd), math.ceil(sl.size(P.min_file_bytes) / bs))
       local fs = sl.fs.beegfs{ storage_nodes = {0}, meta_nodes = {0}, mgmt_node = 0, client_nodes = {0},
                                stripe = { chunk = math.max(64 * KiB, bs), count = 1 },
                                max_active_per_target = math.max(8, qd), verify_reads = false }

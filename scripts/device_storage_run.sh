@@ -9,8 +9,9 @@
 #       .carry/sluice_hw and .carry/fio (ignored by git; scripts/carry_lib.sh).
 #   scripts/device_storage_run.sh          (there: device tool, carry
 #                                           [".carry/sluice_hw", ".carry/fio"])
-#       runs scripts/bench_hw.sh, then the F4 calibration (STORAGE_F4=0 skips
-#       it), with fio from .carry/fio; logs and results in $OUT (default
+#       runs scripts/bench_hw.sh (STORAGE_P10=0 skips it), then the F4
+#       calibration (STORAGE_F4=0 skips it; the fields are make bench-f4's),
+#       with fio from .carry/fio; logs and results in $OUT (default
 #       ./out/device_storage).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,9 +41,11 @@ df -h /var/tmp | tail -1
 lsblk -d -o NAME,MODEL,SIZE,ROTA,TYPE 2>/dev/null | head -8
 fio --version
 rc=0
-echo "== make bench-hw (P10)"
-SLUICE=$ROOT/.carry/sluice_hw/sluice timeout 400 bash scripts/bench_hw.sh 2>&1 | tee "$OUT/bench_hw.log" | tail -8
-[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+if [ "${STORAGE_P10:-1}" = 1 ]; then
+  echo "== make bench-hw (P10)"
+  SLUICE=$ROOT/.carry/sluice_hw/sluice timeout 400 bash scripts/bench_hw.sh 2>&1 | tee "$OUT/bench_hw.log" | tail -8
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+fi
 if [ "${STORAGE_F4:-1}" = 1 ]; then
   echo "== F4: the drive model fitted to fio on this host's disk"
   timeout "${STORAGE_F4_TIMEOUT_S:-420}" "$ROOT/.carry/sluice_hw/sluice" calibrate lua_scripts/calibrate_disk.lua \

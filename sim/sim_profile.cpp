@@ -89,10 +89,10 @@ Status read(const Json& j, std::string_view key, const std::string& where, T& ou
 
 // The "disk" object (parse_profile stays under the function-length limit).
 Status read_disk(const Json& d, SimProfile& p) {
-  SLUICE_TRY(check_keys(
-      d, "disk",
-      {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns", "request_occupancy_ns",
-       "read_bandwidth_factor", "write_bandwidth_factor", "read_request_bytes_per_s", "write_request_bytes_per_s"}));
+  SLUICE_TRY(check_keys(d, "disk",
+                        {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns",
+                         "request_occupancy_ns", "read_bandwidth_factor", "write_bandwidth_factor",
+                         "read_request_bytes_per_s", "write_request_bytes_per_s", "batch_occupancy_ns"}));
   SLUICE_TRY(read(d, "read_latency_ns", "disk", p.disk_read_latency_ns));
   SLUICE_TRY(read(d, "write_latency_ns", "disk", p.disk_write_latency_ns));
   SLUICE_TRY(read(d, "sync_latency_ns", "disk", p.disk_sync_latency_ns));
@@ -102,6 +102,7 @@ Status read_disk(const Json& d, SimProfile& p) {
   SLUICE_TRY(read(d, "write_bandwidth_factor", "disk", p.disk_write_bandwidth_factor));
   SLUICE_TRY(read(d, "read_request_bytes_per_s", "disk", p.disk_read_request_bytes_per_s));
   SLUICE_TRY(read(d, "write_request_bytes_per_s", "disk", p.disk_write_request_bytes_per_s));
+  SLUICE_TRY(read(d, "batch_occupancy_ns", "disk", p.disk_batch_occupancy_ns));
   return ok_status();
 }
 
@@ -130,6 +131,7 @@ Status validate(const SimProfile& p) {
   SLUICE_TRY(check_latency(p.disk_sync_latency_ns, "disk.sync_latency_ns"));
   SLUICE_TRY(check_latency(p.disk_metadata_latency_ns, "disk.metadata_latency_ns"));
   SLUICE_TRY(check_latency(p.disk_request_occupancy_ns, "disk.request_occupancy_ns"));
+  SLUICE_TRY(check_latency(p.disk_batch_occupancy_ns, "disk.batch_occupancy_ns"));
   SLUICE_TRY(check_factor(p.disk_read_bandwidth_factor, "disk.read_bandwidth_factor"));
   SLUICE_TRY(check_factor(p.disk_write_bandwidth_factor, "disk.write_bandwidth_factor"));
   SLUICE_TRY(check_optional_rate(p.disk_read_request_bytes_per_s, "disk.read_request_bytes_per_s"));
@@ -255,7 +257,8 @@ std::string to_json(const SimProfile& p) {
                {"read_bandwidth_factor", p.disk_read_bandwidth_factor},
                {"write_bandwidth_factor", p.disk_write_bandwidth_factor},
                {"read_request_bytes_per_s", p.disk_read_request_bytes_per_s},
-               {"write_request_bytes_per_s", p.disk_write_request_bytes_per_s}};
+               {"write_request_bytes_per_s", p.disk_write_request_bytes_per_s},
+               {"batch_occupancy_ns", p.disk_batch_occupancy_ns}};
   j["cpu"]["cores_per_node"] = p.cpu_cores_per_node;
   for (std::size_t k = 0; k < p.cost_ns_per_unit.size(); ++k) {
     j["cpu"]["cost_ns_per_unit"][std::string(to_string(static_cast<CostKind>(k)))] = p.cost_ns_per_unit[k];

@@ -87,6 +87,9 @@ struct SimOp {
   TargetId target = k_no_id;
   FileId file_id = 0;
   std::uint64_t end_offset = 0;
+  // The op is drive work at `target`: counted in Target::requests_at_drive
+  // until it finishes (the batch share of SimProfile disk_batch_occupancy_ns).
+  bool at_drive = false;
   // kind == stream_disk: the stream it drives; a transfer: the stream it waits for
   std::shared_ptr<ReadStream> stream;
   // A staged copy host <-> GPU (SimProfile staging_*) is two comms in a row:
@@ -492,12 +495,44 @@ void SimRuntime::on_comm_done(const void* activity_impl, bool ok) {
   finish(op, ok);
 }
 
+void SimRuntime::count_at_drive(SimOp& op, Target& target) {
+  SLUICE_ASSERT_MSG(!op.at_drive, "a drive request is counted once");
+  op.at_drive = true;
+  ++target.requests_at_drive;
+}
+
+void SimRuntime::apply_storage_effect(SimOp& op) {
+  if (op.at_drive) {
+    Target& target = targets_.at(op.target);
+    SLUICE_ASSERT_MSG(target.requests_at_drive > 0, "a finished drive request was counted at its target");
+    --target.requests_at_drive;
+    op.at_drive = false;
+  }
+  if (op.kind != OpKind::storage || !op.result.status.ok()) return;
+  auto& sizes = targets_[op.target].sizes;
+  switch (op.storage_op) {
+    case StorageOp::write: {
+      auto& size = sizes[op.file_id];
+      size = std::max(size, op.end_offset);
+      break;
+    }
+    case StorageOp::remove: sizes.erase(op.file_id); break;
+    case StorageOp::stat: {
+      auto it = sizes.find(op.file_id);
+      op.result.bytes = it == sizes.end() ? 0 : it->second;
+      break;
+    }
+    case StorageOp::read: break;
+  }
+}
+
 void SimRuntime::finish(SimOp* op, bool ok) {
   op->done = true;
   --inflight_;
   if (!ok && op->result.status.ok()) {
     op->result.status = error(StatusCode::io_error, "sim: the simulated activity failed (a resource turned off)");
   }
+  apply_storage_effect(*op);
   if (op->kind == OpKind::stream_disk) {
     // The drive work of a streamed read ended: release the transfers out of
     // its buffer that were waiting for it (the stream's inflight count kept
@@ -542,27 +577,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
       }
       break;
     }
-    case OpKind::storage: {
-      if (op->result.status.ok()) {
-        auto& sizes = targets_[op->target].sizes;
-        switch (op->storage_op) {
-          case StorageOp::write: {
-            auto& size = sizes[op->file_id];
-            size = std::max(size, op->end_offset);
-            break;
-          }
-          case StorageOp::remove: sizes.erase(op->file_id); break;
-          case StorageOp::stat: {
-            auto it = sizes.find(op->file_id);
-            op->result.bytes = it == sizes.end() ? 0 : it->second;
-            break;
-          }
-          case StorageOp::read: break;
-        }
-      }
-      deliver(*op->owner, op->owner_incarnation, Event{op->result});
-      break;
-    }
+    case OpKind::storage: deliver(*op->owner, op->owner_incarnation, Event{op->result}); break;
     case OpKind::completion:
     case OpKind::stream_disk:
       if (op->transfer_ends && op->result.status.ok()) {
@@ -763,6 +778,10 @@ void SimRuntime::stage_through_cpu(SimOp& op, const TransferSpec& spec) const {
 
 void SimRuntime::price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const {
   const SimProfile& p = config_.profile;
+  // This request's share of a batch's fixed drive time: the requests at the
+  // drive (this one too) share it (SimProfile disk_batch_occupancy_ns).
+  const TimeNs batch_share_ns = p.disk_batch_occupancy_ns / (target.requests_at_drive + 1);
+  const TimeNs occupancy_ns = p.disk_request_occupancy_ns + batch_share_ns;
   switch (spec.op) {
     case StorageOp::read: {
       auto size_it = target.sizes.find(spec.file_id);
@@ -771,7 +790,7 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
           spec.object_offset < size ? std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset) : 0;
       op.result.bytes = n;
       op.delay_ns = p.disk_read_latency_ns + request_time_ns(n, p.disk_read_request_bytes_per_s);
-      op.amount = static_cast<double>(n) + seconds(p.disk_request_occupancy_ns) * target.disk->get_read_bandwidth();
+      op.amount = static_cast<double>(n) + seconds(occupancy_ns) * target.disk->get_read_bandwidth();
       break;
     }
     case StorageOp::write:
@@ -780,8 +799,7 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
       op.write = true;
       op.delay_ns = p.disk_write_latency_ns + (spec.sync ? p.disk_sync_latency_ns : 0) +
                     request_time_ns(spec.buffer.length, p.disk_write_request_bytes_per_s);
-      op.amount = static_cast<double>(spec.buffer.length) +
-                  seconds(p.disk_request_occupancy_ns) * target.disk->get_write_bandwidth();
+      op.amount = static_cast<double>(spec.buffer.length) + seconds(occupancy_ns) * target.disk->get_write_bandwidth();
       break;
     case StorageOp::remove:
     case StorageOp::stat: op.delay_ns = p.disk_metadata_latency_ns; break;
@@ -826,6 +844,8 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
     disk->amount = op->amount;
     disk->delay_ns = op->delay_ns;
     disk->stream = stream;
+    disk->target = spec.target;
+    count_at_drive(*disk, target);
     streams_[{spec.buffer.node, spec.buffer.region}] = stream;
     schedule(disk);
     // The first segment waits for its own share of the request time, not
@@ -841,6 +861,7 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   if (needs_buffer && op->amount >= 1.0) {
     op->work = Work::io;
     op->disk = target.disk;
+    count_at_drive(*op, target);
   }
   schedule(op);
   return op->result.op;

@@ -243,6 +243,8 @@ class SimRuntime {
     NodeId node = k_no_id;
     simgrid::s4u::Disk* disk = nullptr;
     std::map<FileId, std::uint64_t> sizes;
+    // Reads and writes the drive is working on (SimProfile disk_batch_occupancy_ns).
+    std::uint32_t requests_at_drive = 0;
   };
 
   SimRuntime() = default;
@@ -279,6 +281,11 @@ class SimRuntime {
   // A storage request's result bytes, its delay before the drive work and
   // that work in bytes (SimProfile disk_*), before any fault-plan slowdown.
   void price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
+  // `op` is a read or write the target's drive works on until it finishes.
+  void count_at_drive(SimOp& op, Target& target);
+  // A finished op's effect on its target: the drive's request count, and a
+  // write's object size, a remove, a stat's size (storage ops that succeeded).
+  void apply_storage_effect(SimOp& op);
   // A same-node copy between host memory and a GPU becomes a staged copy:
   // the CPU copies of SimProfile staging_* and the DMA, one after the other.
   void stage_through_cpu(SimOp& op, const TransferSpec& spec) const;

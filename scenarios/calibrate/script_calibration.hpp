@@ -4,7 +4,10 @@
 //      asks for (sl.run) is measured: on the netns-emulated cluster
 //      (EmulatedPointRun, one point at a time) or on this machine's hardware
 //      (the runner's Backend::hw, one at a time). The script gets the
-//      measured results back, so its own report shows them.
+//      measured results back, so its own report shows them. Then it runs
+//      SCRIPT with <set_param>=<holdout_set> and measures those points too,
+//      right after (a drive's or link's rate drifts with time; measured
+//      after the fit's minutes, the held-out points would see another one).
 //   2. Fits the chosen profile fields with the simulator in the loop
 //      (analysis/profile_fit.hpp): each candidate profile is written under
 //      <out>/profiles/ and the same points run in sim with it (the runner's
@@ -12,8 +15,7 @@
 //   3. Writes the fitted profile with its source (machine, date, scenario and
 //      --set values, fit residuals, held-out error) where sim/ loads it by
 //      name: <profile_dir>/<profile>.json (or <out>/profiles/calibrated.json).
-//   4. Runs SCRIPT with <set_param>=<holdout_set>, measures those points, and
-//      predicts them in sim with the base and with the fitted profile. Prints
+//   4. Predicts the held-out points in sim with the base and with the fitted profile. Prints
 //      a table and "RESULT F1 median_err=<pct> p90_err=<pct>": the median and
 //      90th percentile of |sim - measured| / measured of each phase's
 //      throughput (bytes_per_s, last done) over the held-out points and

@@ -375,6 +375,52 @@ TEST(SimPhysics, ALoneRequestAlsoTakesItsBytesAtTheRequestRate) {
   });
 }
 
+// Issue 22 (F4): a batch's fixed drive time (disk_batch_occupancy_ns) is
+// shared by the requests at the drive, so a request gets cheaper as the depth
+// grows: a closed loop keeping `depth` small reads in flight pays
+// batch / depth of drive time per request (plus its bytes).
+TEST(SimPhysics, ABatchsDriveTimeIsSharedByTheRequestsAtTheDrive) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_read_latency_ns = 0;
+    config.profile.disk_request_occupancy_ns = 0;
+    config.profile.disk_batch_occupancy_ns = 100 * k_ns_per_us;
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_block = 4096;
+    constexpr std::uint32_t k_reads = 400;
+    ASSERT_TRUE(rt->preload_object(1, 7, k_block * k_reads).ok());
+    auto loop_seconds = [&](std::uint32_t depth) {
+      const TimeNs start = rt->now();
+      std::uint32_t issued = 0;
+      std::uint32_t done = 0;
+      auto issue = [&](Probe& p) {
+        const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_block).value();
+        p.env().storage_io(StorageIoSpec{StorageOp::read, 1, 7, (issued++) * k_block, buffer, false});
+      };
+      Probe& reader = rt->add_service<Probe>(0, [&](Probe& p) {
+        for (std::uint32_t i = 0; i < depth; ++i) issue(p);
+      });
+      reader.on_completion = [&](Probe& p, const Completion& c) {
+        EXPECT_TRUE(c.status.ok()) << c.status.to_string();
+        ++done;
+        if (issued < k_reads) issue(p);
+      };
+      rt->run_until_idle();
+      EXPECT_EQ(done, k_reads);
+      return static_cast<double>(rt->now() - start) * 1e-9;
+    };
+    const double bytes_s = k_block / 3.2e9;
+    // Depth 1: every request is a batch of its own.
+    EXPECT_NEAR(loop_seconds(1), k_reads * (100e-6 + bytes_s), 1e-3 * k_reads * 100e-6);
+    // Depth 4: after the first requests each finds three others at the drive.
+    // The start (shares 1, 1/2, 1/3 instead of 1/4) adds about 1.1 batches.
+    const double expected = k_reads * (25e-6 + bytes_s) + 1.1 * 100e-6;
+    EXPECT_NEAR(loop_seconds(4), expected, 0.02 * expected);
+  });
+}
+
 TEST(SimPhysics, ADiskBandwidthFactorScalesTheDrivesRate) {
   in_child([] {
     auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});

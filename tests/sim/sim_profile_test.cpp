@@ -42,6 +42,7 @@ TEST(SimProfile, AFileRoundTripsWithItsSource) {
   p.disk_write_bandwidth_factor = 0.125;
   p.disk_read_request_bytes_per_s = 1.25e9;
   p.disk_write_request_bytes_per_s = 7.5e8;
+  p.disk_batch_occupancy_ns = 21668;
   p.cost_ns_per_unit[static_cast<std::size_t>(CostKind::meta_stat)] = 1234;
   p.cpu_cores_per_node = 16;
   Result<SimProfile> back = parse_profile(to_json(p));
@@ -66,6 +67,7 @@ TEST(SimProfile, TheDiskFitFieldsDefaultToTheDataSheetDrive) {
   EXPECT_EQ(d.disk_write_bandwidth_factor, 1.0);
   EXPECT_EQ(d.disk_read_request_bytes_per_s, 0.0);
   EXPECT_EQ(d.disk_write_request_bytes_per_s, 0.0);
+  EXPECT_EQ(d.disk_batch_occupancy_ns, 0);
   Result<SimProfile> p = parse_profile(R"({"format": "sluice-sim-profile", "version": 1,
       "disk": {"read_bandwidth_factor": 0.5, "write_bandwidth_factor": 2,
                "read_request_bytes_per_s": 1.3e9, "write_request_bytes_per_s": 0}})");
