@@ -8,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -132,16 +133,21 @@ class Calibrator {
     if (!base.ok()) throw UsageError("base profile: " + base.status().message());
     base_ = *base;
 
-    // 1. The fit points and the held-out points, measured one set after the
-    // other before the fit: a drive's or a link's rate drifts with time (the
-    // 2-core VM's virtio disk doubled its 4 KiB rate within 15 minutes,
-    // 2026-11-28), and the fit's minutes of simulation between the two sets
-    // would count that drift as model error. The fit still never sees the
-    // held-out points.
-    const MeasuredSet fit = measure_set(args_.fit_set);
+    // 1. The fit points and the held-out points, measured in rounds: round r
+    // measures repeat r of every point of both sets, the two sets interleaved,
+    // before the fit. A drive's or a link's rate drifts with time (the 2-core
+    // VM's virtio disk doubled its 4 KiB rate within 15 minutes, and wrote
+    // 465-520 MB/s at the end of a run against 550-700 MB/s at its start,
+    // 2026-11-28); measured one set after the other, the drift between the
+    // sets counted as model error. In rounds it reaches both sets alike. The
+    // fit still never sees the held-out points.
+    const std::vector<ScenarioSpec> fit_points = collect_points(args_.fit_set);
+    const std::vector<ScenarioSpec> hold_points = collect_points(args_.holdout_set);
+    const Rounds rounds = measure_in_rounds(fit_points, hold_points);
+    const MeasuredSet fit = replay_set(args_.fit_set, fit_points, rounds.fit);
     const std::vector<analysis::RunRecord>& fit_measured = fit.medians;
     write_set(args_.fit_set + "_" + args_.backend, fit.scenario, fit.results);
-    const MeasuredSet hold = measure_set(args_.holdout_set);
+    const MeasuredSet hold = replay_set(args_.holdout_set, hold_points, rounds.holdout);
     const std::vector<analysis::RunRecord>& hold_measured = hold.medians;
     write_set(args_.holdout_set + "_" + args_.backend, hold.scenario, hold.results);
 
@@ -207,31 +213,120 @@ class Calibrator {
     return s;
   }
 
-  MeasuredSet measure_set(const std::string& set_value) {
-    MeasuredSet set;
+  // The script's options with <set_param>=<set_value> and `run` as its sl.run.
+  scenario::ScriptOptions script_options(const std::string& set_value, const std::string& out_dir,
+                                         std::ostream* out) const {
     scenario::ScriptOptions o;
     o.sets = sets_;
     o.sets[args_.set_param] = set_value;
-    o.out_dir = args_.out_dir + "/" + set_value + "_script";
-    o.out = &out_;
+    o.out_dir = out_dir;
+    o.out = out;
     o.compare = compare_script_runs;  // the script's own sl.compare, over the measured points
+    return o;
+  }
+
+  scenario::ScriptOutcome run_script(const scenario::ScriptOptions& o) const {
+    Result<scenario::ScriptOutcome> outcome = scenario::run_script(args_.script, o);
+    if (!outcome.ok()) {
+      if (outcome.status().code() == StatusCode::invalid_argument) throw UsageError(outcome.status().message());
+      throw std::runtime_error(outcome.status().to_string());
+    }
+    return std::move(outcome).value();
+  }
+
+  // The points SCRIPT asks for with <set_param>=<set_value>, annotated. The
+  // script runs once for them with its runs simulated on the base profile
+  // (its report of that pass is not shown; it runs again on the measurements).
+  std::vector<ScenarioSpec> collect_points(const std::string& set_value) {
+    std::vector<ScenarioSpec> collected;
+    std::ostringstream discarded;
+    const std::string scratch = args_.out_dir + "/." + set_value + "_collect";
+    scenario::ScriptOptions o = script_options(set_value, scratch, &discarded);
     o.run = [&](const std::vector<ScenarioSpec>& points, Backend) -> Result<std::vector<RunResult>> {
-      if (set.points.size() + points.size() > k_max_measured_points) {
+      if (collected.size() + points.size() > k_max_measured_points) {
         return error(StatusCode::invalid_argument,
                      "calibrate: more than " + std::to_string(k_max_measured_points) + " points to measure");
       }
       std::vector<ScenarioSpec> annotated = points;
       for (ScenarioSpec& s : annotated) annotate(s);
+      collected.insert(collected.end(), annotated.begin(), annotated.end());
+      try {
+        return simulate(annotated, base_, "f1-collect");
+      } catch (const std::exception& e) {
+        return error(StatusCode::unavailable, e.what());
+      }
+    };
+    run_script(o);
+    std::error_code ignored;  // a report left there is the simulated pass's, of no use
+    std::filesystem::remove_all(scratch, ignored);
+    if (collected.empty()) throw UsageError(args_.script + " made no runs with " + args_.set_param + "=" + set_value);
+    return collected;
+  }
+
+  // Every repeat of every point of both sets: [point][repeat].
+  struct Rounds {
+    std::vector<std::vector<RunResult>> fit;
+    std::vector<std::vector<RunResult>> holdout;
+  };
+
+  // args_.repeats rounds; each measures every point once, the two sets
+  // interleaved by their position in their set (so the held-out points are
+  // spread over the round as the fit points are). Stops at a failure.
+  Rounds measure_in_rounds(const std::vector<ScenarioSpec>& fit, const std::vector<ScenarioSpec>& hold) {
+    struct Slot {
+      double position;  // (index + 0.5) / set size: where in the round
+      bool holdout;
+      std::size_t index;
+    };
+    std::vector<Slot> order;
+    for (std::size_t i = 0; i < fit.size(); ++i) order.push_back({(i + 0.5) / fit.size(), false, i});
+    for (std::size_t i = 0; i < hold.size(); ++i) order.push_back({(i + 0.5) / hold.size(), true, i});
+    std::stable_sort(order.begin(), order.end(), [](const Slot& a, const Slot& b) { return a.position < b.position; });
+
+    Rounds rounds;
+    rounds.fit.resize(fit.size());
+    rounds.holdout.resize(hold.size());
+    const std::uint32_t repeats = std::max<std::uint32_t>(1, args_.repeats);
+    out_ << fmt::format("\n== {} {} points and {} {} points, measured on {} in {} rounds ==\n", fit.size(),
+                        args_.fit_set, hold.size(), args_.holdout_set, args_.backend, repeats);
+    for (std::uint32_t r = 0; r < repeats; ++r) {
+      for (const Slot& slot : order) {
+        const std::string& set_value = slot.holdout ? args_.holdout_set : args_.fit_set;
+        const ScenarioSpec& point = slot.holdout ? hold[slot.index] : fit[slot.index];
+        RunResult one = measure_once(point, fmt::format("{}_point{}", set_value, slot.index), r);
+        if (!one.ok) {  // the rest would fail the same way
+          throw std::runtime_error("calibrate: a " + set_value + " point failed on " + args_.backend + ": " +
+                                   one.error);
+        }
+        (slot.holdout ? rounds.holdout : rounds.fit)[slot.index].push_back(std::move(one));
+      }
+    }
+    return rounds;
+  }
+
+  // Runs SCRIPT again with <set_param>=<set_value>, its sl.run answered by the
+  // measurements (the first repeat of each point; the medians of all repeats
+  // go to the fit), so its own report shows them. The script must ask for the
+  // same points as when they were collected.
+  MeasuredSet replay_set(const std::string& set_value, const std::vector<ScenarioSpec>& points,
+                         const std::vector<std::vector<RunResult>>& measured) {
+    MeasuredSet set;
+    scenario::ScriptOptions o = script_options(set_value, args_.out_dir + "/" + set_value + "_script", &out_);
+    o.run = [&](const std::vector<ScenarioSpec>& asked, Backend) -> Result<std::vector<RunResult>> {
       std::vector<RunResult> first;
-      for (const ScenarioSpec& point : annotated) {
-        std::vector<RunResult> repeats = measure(point);
+      for (ScenarioSpec point : asked) {
+        annotate(point);
+        const std::size_t k = set.points.size();
+        if (k >= points.size() || point.label != points[k].label || point.params != points[k].params) {
+          return error(StatusCode::invalid_argument,
+                       fmt::format("calibrate: {} asked for other points on its second pass ({}={}, point {}: "
+                                   "\"{}\"); calibrate measures in rounds and needs the same points each pass",
+                                   args_.script, args_.set_param, set_value, k + 1, point_label(point)));
+        }
+        const std::vector<RunResult>& repeats = measured[k];
         first.push_back(repeats.front());
         set.points.push_back(point);
         set.results.insert(set.results.end(), repeats.begin(), repeats.end());
-        if (!repeats.back().ok) {  // the rest would fail the same way
-          return error(StatusCode::unavailable,
-                       "calibrate: a " + set_value + " point failed on " + args_.backend + ": " + repeats.back().error);
-        }
         Result<analysis::RunRecord> m = analysis::median_of_repeats(to_records(repeats));
         if (!m.ok()) return m.status();
         set.medians.push_back(std::move(m).value());
@@ -240,51 +335,39 @@ class Calibrator {
     };
     out_ << fmt::format("\n== {} points ({}={}), measured on {} ==\n", set_value, args_.set_param, set_value,
                         args_.backend);
-    Result<scenario::ScriptOutcome> outcome = scenario::run_script(args_.script, o);
-    if (!outcome.ok()) {
-      if (outcome.status().code() == StatusCode::invalid_argument) throw UsageError(outcome.status().message());
-      throw std::runtime_error(outcome.status().to_string());
-    }
-    set.scenario = outcome->scenario;
-    if (set.points.empty()) throw UsageError(args_.script + " made no runs with " + args_.set_param + "=" + set_value);
-    for (const RunResult& r : set.results) {
-      if (!r.ok)
-        throw std::runtime_error("calibrate: a " + set_value + " point failed on " + args_.backend + ": " + r.error);
+    set.scenario = run_script(o).scenario;
+    if (set.points.size() != points.size()) {
+      throw UsageError(fmt::format("{} asked for {} points on its second pass with {}={}, {} on its first",
+                                   args_.script, set.points.size(), args_.set_param, set_value, points.size()));
     }
     return set;
   }
 
-  // args_.repeats measurements of one point, one at a time; stops at a failure.
-  std::vector<RunResult> measure(const ScenarioSpec& point) {
-    std::vector<RunResult> results;
-    const std::uint32_t repeats = std::max<std::uint32_t>(1, args_.repeats);
-    for (std::uint32_t i = 0; i < repeats; ++i) {
-      RunResult r;
-      if (fio_) {
-        r = run_fio_point(point, fio_options(i));
-      } else if (backend_ == Backend::hw) {
-        scenario::RunnerOptions ro;
-        ro.jobs = 1;
-        Result<std::vector<RunResult>> one = scenario::run_points({point}, Backend::hw, ro);
-        if (!one.ok()) throw std::runtime_error("calibrate: " + one.status().to_string());
-        r = std::move(one->front());
-      } else {
-        EmulatedPointOptions eo;
-        eo.node_command = env_.node_command;
-        eo.stop_fd = env_.stop_fd;
-        r = EmulatedPointRun::run(point, eo);
-      }
-      std::string rates;
-      for (const auto& ph : r.phases) {
-        if (ph.phase == "write" || ph.phase == "read")
-          rates += fmt::format(" {} {:.2f} MB/s", ph.phase, ph.last_bytes_per_s / 1e6);
-      }
-      err_ << fmt::format("calibrate: {} {}, repeat {}: {}{} ({:.1f} s)\n", args_.backend, point_label(point), i + 1,
-                          r.ok ? "ok" : "FAILED: " + r.error, rates, r.wall_s);
-      results.push_back(std::move(r));
-      if (!results.back().ok) break;
+  // One measurement of one point (repeat `repeat`; `name` names its fio work directory).
+  RunResult measure_once(const ScenarioSpec& point, const std::string& name, std::uint32_t repeat) {
+    RunResult r;
+    if (fio_) {
+      r = run_fio_point(point, fio_options(name, repeat));
+    } else if (backend_ == Backend::hw) {
+      scenario::RunnerOptions ro;
+      ro.jobs = 1;
+      Result<std::vector<RunResult>> one = scenario::run_points({point}, Backend::hw, ro);
+      if (!one.ok()) throw std::runtime_error("calibrate: " + one.status().to_string());
+      r = std::move(one->front());
+    } else {
+      EmulatedPointOptions eo;
+      eo.node_command = env_.node_command;
+      eo.stop_fd = env_.stop_fd;
+      r = EmulatedPointRun::run(point, eo);
     }
-    return results;
+    std::string rates;
+    for (const auto& ph : r.phases) {
+      if (ph.phase == "write" || ph.phase == "read")
+        rates += fmt::format(" {} {:.2f} MB/s", ph.phase, ph.last_bytes_per_s / 1e6);
+    }
+    err_ << fmt::format("calibrate: {} {} ({}), repeat {}: {}{} ({:.1f} s)\n", args_.backend, point_label(point), name,
+                        repeat + 1, r.ok ? "ok" : "FAILED: " + r.error, rates, r.wall_s);
+    return r;
   }
 
   // What the measurements are of, for the profile's source.
@@ -295,14 +378,13 @@ class Calibrator {
     return "this machine (sluice run --backend hw)";
   }
 
-  FioPointOptions fio_options(std::uint32_t repeat) {
+  FioPointOptions fio_options(const std::string& name, std::uint32_t repeat) const {
     FioPointOptions o;
     o.fio = args_.fio_binary;
     o.directory = args_.fio_dir;
     o.ioengine = args_.fio_ioengine;
     o.time_limit_s = args_.fio_time_limit_s;
-    o.work_dir = fmt::format("{}/fio/point{}_{}", args_.out_dir, fio_points_, repeat + 1);
-    if (repeat + 1 >= std::max<std::uint32_t>(1, args_.repeats)) ++fio_points_;
+    o.work_dir = fmt::format("{}/fio/{}_{}", args_.out_dir, name, repeat + 1);
     return o;
   }
 
@@ -450,8 +532,7 @@ class Calibrator {
   std::ostream& err_;
   std::map<std::string, std::string> sets_;
   Backend backend_ = Backend::emulate;
-  bool fio_ = false;              // --backend fio: points measured by fio (results say hw: this machine's drive)
-  std::uint32_t fio_points_ = 0;  // fio points measured so far (names their work directories)
+  bool fio_ = false;  // --backend fio: points measured by fio (results say hw: this machine's drive)
   std::vector<std::string> phases_;
   std::string profiles_dir_;
   nlohmann::json base_;

@@ -1,13 +1,16 @@
 // ScriptCalibration: `sluice calibrate SCRIPT --backend emulate|hw` (issue 8).
 //
-//   1. Runs SCRIPT with --set <set_param>=<fit_set>; every point the script
-//      asks for (sl.run) is measured: on the netns-emulated cluster
-//      (EmulatedPointRun, one point at a time) or on this machine's hardware
-//      (the runner's Backend::hw, one at a time). The script gets the
-//      measured results back, so its own report shows them. Then it runs
-//      SCRIPT with <set_param>=<holdout_set> and measures those points too,
-//      right after (a drive's or link's rate drifts with time; measured
-//      after the fit's minutes, the held-out points would see another one).
+//   1. Runs SCRIPT with --set <set_param>=<fit_set> and with
+//      <set_param>=<holdout_set> to learn the points each asks for (sl.run;
+//      that pass's runs are simulated on the base profile and not reported).
+//      Then measures them in --repeats rounds: round r measures repeat r of
+//      every point of both sets, the sets interleaved, on the netns-emulated
+//      cluster (EmulatedPointRun), this machine's hardware (the runner's
+//      Backend::hw) or fio, one at a time. A drive's or a link's rate drifts
+//      with time; in rounds the drift reaches the fit and the held-out points
+//      alike instead of counting as model error. Then SCRIPT runs again per
+//      set with its sl.run answered by the measurements, so its own report
+//      shows them (it must ask for the same points again).
 //   2. Fits the chosen profile fields with the simulator in the loop
 //      (analysis/profile_fit.hpp): each candidate profile is written under
 //      <out>/profiles/ and the same points run in sim with it (the runner's

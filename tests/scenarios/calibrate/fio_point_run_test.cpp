@@ -141,12 +141,25 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";
   args.out_dir = dir.path() + "/out";
   args.max_iterations = 3;
-  args.repeats = 1;
+  args.repeats = 2;
   ScriptCalibrationEnv env;
   std::ostringstream out;
   std::ostringstream err;
   const int code = run_script_calibration(args, env, out, err);
   ASSERT_EQ(code, 0) << out.str() << "\n" << err.str();
+  // Measured in rounds, the sets interleaved: every point's first repeat
+  // (fit points 0-3, the held-out point in their middle) before any second.
+  const std::string log = err.str();
+  auto at = [&](const std::string& what) {
+    const std::size_t pos = log.find(what);
+    EXPECT_NE(pos, std::string::npos) << what << " not in\n" << log;
+    return pos;
+  };
+  EXPECT_LT(at("(fit_point1), repeat 1"), at("(holdout_point0), repeat 1"));
+  EXPECT_LT(at("(holdout_point0), repeat 1"), at("(fit_point2), repeat 1"));
+  EXPECT_LT(at("(fit_point3), repeat 1"), at("(fit_point0), repeat 2"));
+  EXPECT_LT(at("(holdout_point0), repeat 2"), at("(fit_point3), repeat 2"));
+  EXPECT_FALSE(std::filesystem::exists(args.out_dir + "/.fit_collect"));
   std::smatch m;
   const std::string text = out.str();
   ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(RESULT F4 median_err=([0-9.]+) p90_err=([0-9.]+))"))) << text;
