@@ -128,6 +128,17 @@ fuzz: deps
 clean:
 	rm -rf $(BUILD) $(COV_BUILD) $(OUT)
 
+# make bench-sim (issues 4 and 20): bench_sim (P1, P2 and the scale studies),
+# then P8, metadata sharding scale-out at 1, 4, 16, 64 shards in simulation
+# (scripts/bench_sharding.sh: marginal rates between two sizes, so start and
+# drain cancel); prints RESULT P8 efficiency_64=<create/stat, the smaller>.
+.PHONY: bench-sim
+bench-sim: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target bench_sim sluice -j $(JOBS)
+	./$(BUILD)/tests/bench_sim
+	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) timeout 3600 bash scripts/bench_sharding.sh
+
 # make bench-f1 (issue 8, F1; needs root): calibrate_links.lua on the netns-emulated
 # cluster at a larger size than the CI test (tests/scenarios/calibrate/script_calibration_test.cpp):
 # fit on links of 200 and 500 Mb/s, predict 300 Mb/s with stripe count 3 and other file
@@ -145,8 +156,7 @@ bench-f1: deps
 # RESULT F4 median_err=<pct> p90_err=<pct>. The fitted profile: $(OUT)/f4/profiles/calibrated.json.
 F4_DIR ?= /var/tmp/sluice-f4
 F4_REPEATS ?= 3
-F4_FIT_PARAMS = disk.read_latency_ns disk.write_latency_ns disk.request_occupancy_ns \
-  disk.read_bandwidth_factor disk.write_bandwidth_factor disk.read_request_bytes_per_s disk.write_request_bytes_per_s
+F4_FIT_PARAMS := $(shell grep -v '^\#' scripts/f4_fit_params.txt)
 .PHONY: bench-f4
 bench-f4: deps
 	$(MAKE) configure

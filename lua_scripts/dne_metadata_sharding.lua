@@ -16,7 +16,7 @@ local P = sl.params{
   clients = {"client nodes creating and stating", 64},
   entries = {"entries in the shared directory (all clients together)", 100000},
   threads = {"metadata operations in flight per client", 16},
-  storm_clients = {"client nodes running ls -l at once", 16},
+  storm_clients = {"client nodes running ls -l at once (0: no storm)", 16},
 }
 
 local server = sl.machines.generic{ gpus = 0, nics = 1, nvmes = 1, nic_gbps = 100 }
@@ -39,10 +39,14 @@ for _, shards in ipairs(P.shards) do
                                 client_nodes = client_nodes }
   local md = sl.workload.md_bench{ label = "mdtest", shared_dir = true, files = P.entries, threads = P.threads,
                                    phases = {"create", "stat"}, remove_dirs = false, root_dir = "/mdtest" }
-  local storm = sl.workload.md_bench{ label = "ls_storm", client_nodes = storm_nodes, shared_dir = true,
-                                      files_per_rank = 0, threads = P.threads, phases = {"ls_storm"},
-                                      storm_dir = "/mdtest/shared", remove_dirs = false, root_dir = "/mdtest" }
-  runs[#runs + 1] = { backend = "sim", cluster = cluster, fs = fs, workloads = { md, storm }, seed = 1,
+  local storm = nil  -- the ls -l storm, unless storm_clients = 0
+  if #storm_nodes > 0 then
+    storm = sl.workload.md_bench{ label = "ls_storm", client_nodes = storm_nodes, shared_dir = true,
+                                  files_per_rank = 0, threads = P.threads, phases = {"ls_storm"},
+                                  storm_dir = "/mdtest/shared", remove_dirs = false, root_dir = "/mdtest" }
+  end
+  runs[#runs + 1] = { backend = "sim", cluster = cluster, fs = fs,
+                      workloads = storm and { md, storm } or { md }, seed = 1,
                       label = shards .. " MDS", params = { shards = shards } }
 end
 local results = {}

@@ -10,7 +10,8 @@
 #   scripts/device_storage_run.sh          (there: device tool, carry
 #                                           [".carry/sluice_hw", ".carry/fio"])
 #       runs scripts/bench_hw.sh (STORAGE_P10=0 skips it), then the F4
-#       calibration (STORAGE_F4=0 skips it; the fields are make bench-f4's),
+#       calibration (STORAGE_F4=0 skips it; the fields of scripts/f4_fit_params.txt,
+#       as make bench-f4),
 #       with fio from .carry/fio; logs and results in $OUT (default
 #       ./out/device_storage).
 set -uo pipefail
@@ -51,9 +52,7 @@ if [ "${STORAGE_F4:-1}" = 1 ]; then
   timeout "${STORAGE_F4_TIMEOUT_S:-420}" "$ROOT/.carry/sluice_hw/sluice" calibrate lua_scripts/calibrate_disk.lua \
     --backend fio --fio-dir /var/tmp/sluice-f4 --result F4 --repeats "${F4_REPEATS:-3}" --out "$OUT/f4" \
     --base-profile disk_fit_start --profile-dir sim/profiles \
-    --fit-param disk.read_latency_ns --fit-param disk.write_latency_ns --fit-param disk.request_occupancy_ns \
-    --fit-param disk.read_bandwidth_factor --fit-param disk.write_bandwidth_factor \
-    --fit-param disk.read_request_bytes_per_s --fit-param disk.write_request_bytes_per_s \
+    $(grep -v '^#' scripts/f4_fit_params.txt | sed 's/^/--fit-param /') \
     > "$OUT/f4.log" 2> "$OUT/f4.err"
   r=$?
   sed -n '/^fit:/,$p' "$OUT/f4.log" | head -70

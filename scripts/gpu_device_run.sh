@@ -10,13 +10,16 @@
 #       (ignored by git: /.carry/), with what a soft-RoCE device needs in
 #       .carry/gpu/rxe: the `rdma` tool (iproute2) and the rxe verbs provider
 #       (ibverbs-providers), from this machine or from `apt-get download`.
+#       bench_gpu gets KvikIO as its peer (P6) from the libkvikio-cu13 wheel
+#       (pip download here; its library goes into .carry/gpu/lib).
 #   scripts/gpu_device_run.sh --pack-sluice   (here)
 #       also packs the sluice CLI (stripped, built with CUDA in $BUILD, default
 #       build) and its shared libraries (xz) into .carry/sluice_hw, so the
 #       device run also runs a study with --backend hw and GPU buffers.
 #   scripts/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"]
 #                                       and optionally ".carry/sluice_hw";
-#                                       GPU_BENCH=0 skips bench_gpu)
+#                                       GPU_BENCH=0 skips bench_gpu, GPU_TESTS=0
+#                                       everything before it)
 #       uses .carry/gpu (the GPU machine has no Debian libraries, no boost,
 #       isal, gtest, benchmark: it cannot configure the whole project), writes
 #       the udev entry cuFile needs, runs the GPU-labelled tests, probes for
@@ -54,6 +57,21 @@ if [ "${1:-}" = "--pack" ]; then
     fi
     extra+=(-DSLUICE_CUFILE_INCLUDE="$WHEEL_DIR/nvidia/cu13/include"
             -DSLUICE_CUFILE_LIB="$WHEEL_DIR/nvidia/cu13/lib/libcufile.so")
+  fi
+  # KvikIO, bench_gpu's peer (issue 20, P6): the libkvikio-cu13 wheel and
+  # the rapids-logger wheel its library needs (put beside it: it is found
+  # through libkvikio.so's $ORIGIN); KVIKIO=0 leaves the peer out.
+  KVIKIO_DIR=$ROOT/.carry/kvikio
+  if [ "${KVIKIO:-1}" != 0 ]; then
+    if [ ! -f "$KVIKIO_DIR/libkvikio/lib64/librapids_logger.so" ]; then
+      mkdir -p "$ROOT/.carry/whl" "$KVIKIO_DIR"
+      python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+        --platform manylinux_2_28_x86_64 -d "$ROOT/.carry/whl" libkvikio-cu13==26.10.0 rapids-logger==0.3.0
+      (cd "$KVIKIO_DIR" && for w in "$ROOT"/.carry/whl/libkvikio_cu13-*.whl "$ROOT"/.carry/whl/rapids_logger-*.whl; do
+         unzip -q -o "$w"; done)
+      cp -L "$KVIKIO_DIR/rapids_logger/lib64/librapids_logger.so" "$KVIKIO_DIR/libkvikio/lib64/"
+    fi
+    extra+=(-DSLUICE_KVIKIO_ROOT="$KVIKIO_DIR/libkvikio")
   fi
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DSLUICE_WERROR=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DSLUICE_CUDA_ARCHS=90 "${extra[@]}" >/dev/null
@@ -135,6 +153,8 @@ done
 cd "$WORK"
 export CUFILE_LOGFILE_PATH=$OUT/cufile.log
 rc=0
+# GPU_TESTS=0: only bench_gpu (no tests, no soft-RoCE probe, no hw study).
+if [ "${GPU_TESTS:-1}" = 1 ]; then
 for t in test_hw_cuda test_hw_gds; do
   echo "== $t"
   timeout 180 "$CARRY/bin/$t" --gtest_output=xml:"$OUT/$t.xml" > "$OUT/$t.log" 2>&1
@@ -185,11 +205,12 @@ for t in test_ibverbs test_transports; do
   [ $r -eq 0 ] || rc=1
 done
 [ $have_rxe = 1 ] && { "$RDMA" link delete rxe0 2>&1; rm -f /etc/libibverbs.d/rxe.driver; }
+fi
 
 echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
 grep -E 'MemTotal' /proc/meminfo
 nvidia-smi --query-gpu=pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current --format=csv,noheader || true
-if [ -x "$ROOT/.carry/sluice_hw/sluice" ]; then
+if [ "${GPU_TESTS:-1}" = 1 ] && [ -x "$ROOT/.carry/sluice_hw/sluice" ]; then
   echo "== sluice run --backend hw: study 1 at a small size, client buffers in GPU memory"
   libs=$(mktemp -d) && tar xJf "$ROOT/.carry/sluice_hw/libs.tar.xz" -C "$libs"
   (cd "$ROOT" && LD_LIBRARY_PATH=$libs/lib:$LD_LIBRARY_PATH timeout 240 stdbuf -oL -eL "$ROOT/.carry/sluice_hw/sluice" \

@@ -89,6 +89,8 @@ struct SimOp {
   std::uint64_t end_offset = 0;
   // The op is drive work at `target`: counted in Target::requests_at_drive
   // until it finishes (the batch share of SimProfile disk_batch_occupancy_ns).
+  // Kept, not derived from kind and work: it also makes the release happen
+  // once (release_drive clears it).
   bool at_drive = false;
   // kind == stream_disk: the stream it drives; a transfer: the stream it waits for
   std::shared_ptr<ReadStream> stream;
@@ -501,13 +503,15 @@ void SimRuntime::count_at_drive(SimOp& op, Target& target) {
   ++target.requests_at_drive;
 }
 
+void SimRuntime::release_drive(SimOp& op) {
+  if (!op.at_drive) return;
+  Target& target = targets_.at(op.target);
+  SLUICE_ASSERT_MSG(target.requests_at_drive > 0, "a finished drive request was counted at its target");
+  --target.requests_at_drive;
+  op.at_drive = false;
+}
+
 void SimRuntime::apply_storage_effect(SimOp& op) {
-  if (op.at_drive) {
-    Target& target = targets_.at(op.target);
-    SLUICE_ASSERT_MSG(target.requests_at_drive > 0, "a finished drive request was counted at its target");
-    --target.requests_at_drive;
-    op.at_drive = false;
-  }
   if (op.kind != OpKind::storage || !op.result.status.ok()) return;
   auto& sizes = targets_[op.target].sizes;
   switch (op.storage_op) {
@@ -532,6 +536,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
   if (!ok && op->result.status.ok()) {
     op->result.status = error(StatusCode::io_error, "sim: the simulated activity failed (a resource turned off)");
   }
+  release_drive(*op);
   apply_storage_effect(*op);
   if (op->kind == OpKind::stream_disk) {
     // The drive work of a streamed read ended: release the transfers out of

@@ -283,8 +283,10 @@ class SimRuntime {
   void price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
   // `op` is a read or write the target's drive works on until it finishes.
   void count_at_drive(SimOp& op, Target& target);
-  // A finished op's effect on its target: the drive's request count, and a
-  // write's object size, a remove, a stat's size (storage ops that succeeded).
+  // A finished op leaves its target's drive (count_at_drive's count).
+  void release_drive(SimOp& op);
+  // A finished storage op's effect on its target: a write's object size, a
+  // remove, a stat's size (ops that succeeded).
   void apply_storage_effect(SimOp& op);
   // A same-node copy between host memory and a GPU becomes a staged copy:
   // the CPU copies of SimProfile staging_* and the DMA, one after the other.

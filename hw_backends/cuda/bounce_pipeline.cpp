@@ -133,9 +133,11 @@ Status check_bounce_config(const BounceConfig& config) {
   return ok_status();
 }
 
-Result<std::uint32_t> bounce_depth(double copy_bandwidth_bytes_per_s, TimeNs read_latency_ns,
-                                   std::uint64_t buffer_bytes) {
-  return sched::window_chunks(copy_bandwidth_bytes_per_s, read_latency_ns, buffer_bytes);
+Result<std::uint32_t> bounce_depth(double read_bytes_per_s, TimeNs copy_time_ns, std::uint64_t buffer_bytes) {
+  Result<std::uint32_t> window = sched::window_chunks(read_bytes_per_s, copy_time_ns, buffer_bytes);
+  if (!window.ok()) return window;
+  const std::uint64_t cached = std::max<std::uint64_t>(1, k_bounce_lane_cache_bytes / buffer_bytes);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(*window, cached));
 }
 
 Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,

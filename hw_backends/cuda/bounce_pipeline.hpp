@@ -13,7 +13,7 @@
 // services keep per rail): depth 2 is double buffering, the window's
 // minimum; 8 is its default maximum (NCCL_STEPS). depth and buffer_bytes
 // come from core/sched's sizing: bounce_depth() is sched::window_chunks()
-// over the copy bandwidth and the read latency.
+// over the lane's read rate and one piece's copy time.
 //
 // What reads and what copies are interfaces, so the schedule is tested with
 // fakes on machines without a GPU: PreadChunkSource and CudaChunkSink are the
@@ -37,6 +37,14 @@ namespace sluice::hw::cuda {
 // soon after the CPU wrote it is still in the last-level cache, so host
 // memory carries it twice instead of three times. KvikIO's task size is 4 MiB too.
 inline constexpr std::uint64_t k_default_bounce_buffer_bytes = 4ULL << 20;
+// Staging bytes one lane keeps in the CPU's last-level cache: with depth >= 2
+// a lane reads its next piece while the copy engine reads the last one, so
+// both must stay cached or host memory carries each byte once more. Measured
+// on the H200 host (bench_gpu, KvikIO peer rows, page cache, 2026-11-28):
+// 2 x 4 MiB per lane overlap without loss, 2 x 16 MiB read 17-21% slower
+// than one 16 MiB buffer (depth 1) at 1-2 lanes, and 16 lanes of 3 x 4 MiB
+// moved 38-41 GB/s against 47-51 GB/s with 2 x 4 MiB.
+inline constexpr std::uint64_t k_bounce_lane_cache_bytes = 8ULL << 20;
 // Reader threads one pipeline may start (KvikIO's default pool has 1; P6 runs up to 16).
 inline constexpr std::uint32_t k_max_bounce_reader_threads = 64;
 
@@ -73,11 +81,20 @@ struct BounceConfig {
 // Validates a config: invalid_argument naming the field.
 Status check_bounce_config(const BounceConfig& config);
 
-// core/sched sizing of the depth: window_chunks(copy bandwidth, read latency,
-// chunk) so that the copies in flight cover a read, clamped to the window's
-// [2, 8]. Errors as window_chunks'.
-Result<std::uint32_t> bounce_depth(double copy_bandwidth_bytes_per_s, TimeNs read_latency_ns,
-                                   std::uint64_t buffer_bytes);
+// core/sched sizing of a lane's depth. The lane's reader is the producer and
+// its copies the consumer: when the reader wants its next buffer, the copies
+// started within one copy time are still running, so the lane needs
+//   window_chunks(read rate of the lane, copy time of one piece, piece)
+//   = ceil(read rate x copy time / piece) + 1 = ceil(read rate / copy rate) + 1
+// buffers, clamped to the window's [2, 8]: double buffering while the copies
+// outrun the reads. (Sized the other way round, as the copy engine's
+// bandwidth-delay product over one read, it gave depth 8 to one lane, whose
+// 8 x 16 MiB of staging left the CPU's last-level cache: 5.5 GB/s where
+// KvikIO's one 16 MiB buffer read 6.9 GB/s, H200 host, 2026-11-28.)
+// Then no more buffers than k_bounce_lane_cache_bytes hold, and at least
+// one: pieces too large to overlap in the cache are read, then copied (as
+// KvikIO does with each task). Errors as window_chunks'.
+Result<std::uint32_t> bounce_depth(double read_bytes_per_s, TimeNs copy_time_ns, std::uint64_t buffer_bytes);
 
 struct BounceStats {
   std::uint64_t bytes = 0;

@@ -9,16 +9,24 @@
 //   (c) a naive loop: pread into pageable memory, then cudaMemcpy;
 //   (d) the ceilings: parallel pread into pinned memory alone (storage side)
 //       and pinned cudaMemcpy alone (PCIe side).
+//   (e) KvikIO, the peer a user would pick (issue 20; tests/bench/kvikio_peer.hpp,
+//       built where CMake has SLUICE_KVIKIO_ROOT): its own defaults, then
+//       each point of page cache / O_DIRECT x 1, 2, 4, 8, 16 threads x 1, 4,
+//       16 MiB requests against the bounce pipeline with the same threads and
+//       piece size, SLUICE_BENCH_PEER_BYTES (default 1 GiB) each, both
+//       verified on the GPU; cuFile mode (compat off) where it opens.
 // Each figure is the median of SLUICE_BENCH_REPEATS runs (default 3); every
 // variant's GPU bytes are checked against the pattern on the GPU once.
-// The last line: RESULT P6 ratio_vs_cufile=<best bounce / best cuFile>
-// goal=3 ratio_vs_ceiling=<best bounce / min(pread ceiling, PCIe ceiling)>
-// goal=0.9, both from the page-cache rows (the O_DIRECT ones are printed as
-// RESULT P6-direct just before).
+// RESULT P6-cufile ratio_vs_cufile=<best bounce / best cuFile> goal=3
+// ratio_vs_ceiling=<best bounce / min(pread ceiling, PCIe ceiling)> goal=0.9
+// (page cache; P6-direct-cufile: O_DIRECT), then the last line:
+// RESULT P6 vs_kvikio_min=.. vs_kvikio_median=.. (ours / KvikIO over the
+// points) vs_ceiling=.. (as above) vs_kvikio_min_1_2_threads=.. .
 //
 // Environment: SLUICE_BENCH_DIR (where the 4 GiB file goes; default
 // ./bench_gpu_data), SLUICE_BENCH_BYTES (default 4 GiB), SLUICE_BENCH_REPEATS,
-// SLUICE_BENCH_CSV (a CSV of every run).
+// SLUICE_BENCH_CSV (a CSV of every run), SLUICE_BENCH_PEER_BYTES,
+// SLUICE_BENCH_PEER_ONLY=1 (only (e)).
 //
 // Chunk-size sweep for calibrating the simulator's host-memory/PCIe model
 // (issue 8; `sluice calibrate --gpu-sweep`): with SLUICE_BENCH_SWEEP_CSV=path
@@ -56,6 +64,7 @@
 #include "hw_backends/cuda/gpu_bytes.hpp"
 #include "hw_backends/cuda/gpu_region.hpp"
 #include "hw_backends/gds/cufile_reader.hpp"
+#include "tests/bench/kvikio_peer.hpp"
 
 namespace {
 
@@ -107,16 +116,18 @@ class Bench {
       : path_(std::move(path)), total_(total), repeats_(repeats), gpu_(gpu), pool_(pool) {}
 
   // Runs fn repeats times (fn returns seconds), verifies the GPU bytes after the first run when asked.
+  // `bytes`: what fn moves, from the file's start (0: the whole file).
   Row& measure(const std::string& variant, const std::string& mode, const std::string& note, bool verify,
-               const std::function<double()>& fn) {
+               const std::function<double()>& fn, std::uint64_t bytes = 0) {
+    const std::uint64_t n = bytes != 0 ? bytes : total_;
     rows_.push_back(Row{variant, mode, note, {}});
     Row& row = rows_.back();
     for (int r = 0; r < repeats_; ++r) {
-      if (verify) check(cuda::gpu_fill_pattern(0, gpu_.data(), total_, 0, 0), "clear GPU");
+      if (verify) check(cuda::gpu_fill_pattern(0, gpu_.data(), n, 0, 0), "clear GPU");
       const double s = fn();
-      row.gb_per_s.push_back(static_cast<double>(total_) / s / 1e9);
+      row.gb_per_s.push_back(static_cast<double>(n) / s / 1e9);
       if (verify && r == 0) {
-        auto bad = cuda::gpu_find_pattern_mismatch(0, gpu_.data(), total_, k_seed, 0);
+        auto bad = cuda::gpu_find_pattern_mismatch(0, gpu_.data(), n, k_seed, 0);
         check(bad.status(), "verify " + variant);
         if (bad->has_value()) die(variant + " " + mode + ": wrong byte at " + std::to_string(**bad));
       }
@@ -173,20 +184,22 @@ void warm_page_cache(const std::string& path, std::uint64_t total) {
   ::close(fd);
 }
 
+// A lane reads at one thread's pread rate; its copies share PCIe with the other lanes'.
 std::uint32_t depth_for(std::uint32_t threads, std::uint64_t buffer_bytes = k_chunk_bytes) {
-  const double read_latency_s = static_cast<double>(buffer_bytes) / k_one_thread_pread_bytes_per_s;
-  auto d = cuda::bounce_depth(k_pcie_bytes_per_s / threads, static_cast<TimeNs>(read_latency_s * 1e9), buffer_bytes);
+  const double copy_time_s = static_cast<double>(buffer_bytes) / (k_pcie_bytes_per_s / threads);
+  auto d = cuda::bounce_depth(k_one_thread_pread_bytes_per_s, static_cast<TimeNs>(copy_time_s * 1e9), buffer_bytes);
   check(d.status(), "bounce_depth");
   return *d;
 }
 
+// `bytes`: from the file's start (0: the whole file).
 double run_bounce(Bench& b, bool direct, std::uint32_t threads, std::uint32_t depth,
-                  std::uint64_t buffer_bytes = k_chunk_bytes) {
+                  std::uint64_t buffer_bytes = k_chunk_bytes, std::uint64_t bytes = 0) {
   cuda::BounceConfig c;
   c.buffer_bytes = buffer_bytes;
   c.reader_threads = threads;
   c.depth = depth;
-  cuda::BounceRead read{b.path(), direct, 0, b.total(), 0, b.gpu().data(), 0};
+  cuda::BounceRead read{b.path(), direct, 0, bytes != 0 ? bytes : b.total(), 0, b.gpu().data(), 0};
   const auto t0 = Clock::now();
   auto stats = cuda::bounce_file_to_gpu(read, c, b.pool());
   const double s = seconds(t0);
@@ -320,6 +333,110 @@ double best(const std::vector<Row>& rows, const std::string& prefix, const std::
   return m;
 }
 
+// ---- P6 against KvikIO (issue 20) -------------------------------------------
+// Each point reads the first SLUICE_BENCH_PEER_BYTES of the file (default
+// 1 GiB) into GPU memory in one call on each side: sluice's bounce pipeline
+// with `threads` readers and pieces of `request` bytes (depth from
+// core/sched), and KvikIO's FileHandle::pread with a pool of `threads` and
+// tasks of `request` bytes (compat mode on: POSIX reads into its bounce
+// buffers). Both read the same bytes with pread of that size; both are
+// verified on the GPU.
+constexpr std::uint32_t k_peer_threads[] = {1, 2, 4, 8, 16};
+constexpr std::uint64_t k_peer_requests[] = {1ULL << 20, 4ULL << 20, 16ULL << 20};
+constexpr std::uint64_t k_default_peer_bytes = 1ULL << 30;
+// cuFile mode (KvikIO compat off) is tried at these pool sizes, 4 MiB tasks.
+constexpr std::uint32_t k_peer_cufile_threads[] = {1, 16};
+
+struct PeerPoint {
+  std::string mode;
+  std::uint32_t threads;
+  std::uint64_t request;
+  double ours_gb_per_s;
+  double kvikio_gb_per_s;
+};
+
+double run_kvikio(Bench& b, bool direct, unsigned threads, std::uint64_t task, std::uint64_t bytes, bool compat,
+                  std::string* settings) {
+  const bench::KvikioRead read{b.path(), direct, b.gpu().data(), bytes, threads, task, compat};
+  Result<bench::KvikioOutcome> out = bench::kvikio_read_to_gpu(read);
+  check(out.status(), "KvikIO read");
+  *settings = out->settings;
+  return out->seconds;
+}
+
+// KvikIO with compat mode off (cuFile), where cuFile opens the file; else the reason it was skipped.
+void kvikio_cufile_rows(Bench& b, bool direct, const std::string& mode, std::uint64_t bytes) {
+  for (std::uint32_t t : k_peer_cufile_threads) {
+    const bench::KvikioRead probe{b.path(), direct, b.gpu().data(), bytes, t, 4ULL << 20, false};
+    if (Result<bench::KvikioOutcome> once = bench::kvikio_read_to_gpu(probe); !once.ok()) {
+      std::cout << "KvikIO cuFile mode (compat off) " << mode << " skipped: " << once.status().message() << "\n";
+      return;
+    }
+    std::string settings;
+    Row& row = b.measure(
+        "kvikio_cufile_t" + std::to_string(t), mode, "", true,
+        [&] { return run_kvikio(b, direct, t, 4ULL << 20, bytes, false, &settings); }, bytes);
+    row.note = settings;
+  }
+}
+
+std::vector<PeerPoint> compare_with_kvikio(Bench& b, std::uint64_t bytes) {
+  std::vector<PeerPoint> points;
+  for (const bool direct : {false, true}) {
+    const std::string mode = direct ? "o_direct" : "page_cache";
+    if (!direct) warm_page_cache(b.path(), b.total());
+    std::string settings;
+    Row& defaults = b.measure(
+        "kvikio_defaults", mode, "", true, [&] { return run_kvikio(b, direct, 0, 0, bytes, true, &settings); }, bytes);
+    defaults.note = "its own defaults: " + settings;
+    for (std::uint32_t t : k_peer_threads) {
+      for (std::uint64_t request : k_peer_requests) {
+        const std::string tag = "_t" + std::to_string(t) + "_r" + std::to_string(request >> 20) + "M";
+        const std::uint32_t depth = depth_for(t, request);
+        const double ours = b.measure(
+                                 "peer_ours" + tag, mode, "bounce, depth " + std::to_string(depth), true,
+                                 [&] { return run_bounce(b, direct, t, depth, request, bytes); }, bytes)
+                                .median();
+        Row& kv = b.measure(
+            "peer_kvikio" + tag, mode, "", true,
+            [&] { return run_kvikio(b, direct, t, request, bytes, true, &settings); }, bytes);
+        kv.note = settings;
+        points.push_back(PeerPoint{mode, t, request, ours, kv.median()});
+      }
+    }
+    kvikio_cufile_rows(b, direct, mode, bytes);
+  }
+  return points;
+}
+
+// The per-point table and RESULT P6 (vs_ceiling: the best bounce row from the page cache / the ceiling).
+void print_peer_result(const std::vector<PeerPoint>& points, double vs_ceiling) {
+  if (points.empty()) {
+    std::printf("RESULT P6 vs_kvikio_min=skipped vs_kvikio_median=skipped vs_ceiling=%.2f (%s)\n", vs_ceiling,
+                bench::kvikio_note().c_str());
+    return;
+  }
+  std::printf("\nours / KvikIO, same bytes, same pread size, same thread count (%s):\n", bench::kvikio_note().c_str());
+  std::printf("%-10s %7s %9s %10s %10s %8s\n", "mode", "threads", "request", "ours GB/s", "KvikIO", "ratio");
+  std::vector<double> ratios;
+  double min_low_threads = 0;
+  for (const PeerPoint& p : points) {
+    const double r = p.kvikio_gb_per_s > 0 ? p.ours_gb_per_s / p.kvikio_gb_per_s : 0.0;
+    ratios.push_back(r);
+    if (p.threads <= 2) min_low_threads = min_low_threads == 0 ? r : std::min(min_low_threads, r);
+    std::printf("%-10s %7u %6llu MiB %10.2f %10.2f %8.2f\n", p.mode.c_str(), p.threads,
+                static_cast<unsigned long long>(p.request >> 20), p.ours_gb_per_s, p.kvikio_gb_per_s, r);
+  }
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.size() % 2 == 1 ? sorted[sorted.size() / 2]
+                                               : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  std::printf(
+      "RESULT P6 vs_kvikio_min=%.2f vs_kvikio_median=%.2f vs_ceiling=%.2f vs_kvikio_min_1_2_threads=%.2f "
+      "goals=1.0,-,0.9,1.3\n",
+      sorted.front(), median, vs_ceiling, min_low_threads);
+}
+
 // Piece sizes of the calibration sweep (256 KiB .. 16 MiB: below, per-copy
 // overheads dominate; 16 MiB is the pool's buffer size).
 constexpr std::uint64_t k_sweep_pieces[] = {256ULL << 10, 1ULL << 20, 4ULL << 20, 16ULL << 20};
@@ -367,41 +484,11 @@ void run_sweep(const std::string& path, std::uint64_t file_bytes, int repeats, c
 
 }  // namespace
 
-int main() {
-  if (Status s = cuda::cuda_available(); !s.ok()) {
-    std::cout << "bench_gpu: no GPU: " << s.message() << "\nRESULT P6 skipped (" << s.message() << ")\n";
-    return 0;
-  }
-  const std::uint64_t total = env_u64("SLUICE_BENCH_BYTES", k_default_total_bytes) / k_chunk_bytes * k_chunk_bytes;
-  const int repeats = static_cast<int>(std::max<std::uint64_t>(1, env_u64("SLUICE_BENCH_REPEATS", 3)));
-  const char* dir_env = std::getenv("SLUICE_BENCH_DIR");
-  const std::string dir = dir_env != nullptr ? dir_env : "bench_gpu_data";
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/p6_data";
-  std::cout << "bench_gpu P6: " << (total >> 20) << " MiB in " << (k_chunk_bytes >> 20) << " MiB chunks, " << repeats
-            << " repeats (median), file " << path << "\n";
-  std::cout << "device: " << *cuda::describe_device(0) << "; " << cuda::cuda_build_note() << "; "
-            << gds::cufile_build_note() << "\n";
-  write_file(path, total);
-
-  auto gpu = cuda::GpuRegion::allocate(0, total);
-  check(gpu.status(), "GPU region");
-  cuda::PinnedPoolLimits limits;
-  limits.buffer_bytes = k_chunk_bytes;
-  limits.max_buffers_per_numa = 64;
-  limits.max_bytes_per_numa = 64 * k_chunk_bytes;
-  auto pool = cuda::PinnedPool::create(limits, cuda::cuda_pinned_allocator());
-  check(pool.status(), "pinned pool");
-  check((*pool)->reserve(0, limits.max_buffers_per_numa), "pinning the staging buffers ahead");
-  if (const char* sweep_csv = std::getenv("SLUICE_BENCH_SWEEP_CSV")) {
-    run_sweep(path, total, repeats, *gpu, **pool, limits.max_buffers_per_numa, sweep_csv);
-    if (env_u64("SLUICE_BENCH_SWEEP_ONLY", 0) != 0) {
-      std::filesystem::remove(path);
-      return 0;
-    }
-  }
-  Bench b(path, total, repeats, *gpu, **pool);
-
+// P6's rows before the peer: the ceilings, the bounce pipeline at 1-16
+// threads and other staging sizes, cuFile, the naive loop; page cache and O_DIRECT.
+void measure_own_rows(Bench& b) {
+  const std::string& path = b.path();
+  const std::uint64_t total = b.total();
   // PCIe ceiling first (it needs no file).
   b.measure("ceiling_pinned_memcpy", "-", "4 streams", false, [&] { return run_copy_only(b); });
   for (const bool direct : {false, true}) {
@@ -445,6 +532,52 @@ int main() {
     }
     b.measure("naive_pread_memcpy", mode, "pageable, 1 thread", true, [&] { return run_naive(b, direct); });
   }
+}
+
+int main() {
+  if (Status s = cuda::cuda_available(); !s.ok()) {
+    std::cout << "bench_gpu: no GPU: " << s.message() << "\nRESULT P6 skipped (" << s.message() << ")\n";
+    return 0;
+  }
+  const std::uint64_t total = env_u64("SLUICE_BENCH_BYTES", k_default_total_bytes) / k_chunk_bytes * k_chunk_bytes;
+  const int repeats = static_cast<int>(std::max<std::uint64_t>(1, env_u64("SLUICE_BENCH_REPEATS", 3)));
+  const char* dir_env = std::getenv("SLUICE_BENCH_DIR");
+  const std::string dir = dir_env != nullptr ? dir_env : "bench_gpu_data";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/p6_data";
+  std::cout << "bench_gpu P6: " << (total >> 20) << " MiB in " << (k_chunk_bytes >> 20) << " MiB chunks, " << repeats
+            << " repeats (median), file " << path << "\n";
+  std::cout << "device: " << *cuda::describe_device(0) << "; " << cuda::cuda_build_note() << "; "
+            << gds::cufile_build_note() << "\n";
+  write_file(path, total);
+
+  auto gpu = cuda::GpuRegion::allocate(0, total);
+  check(gpu.status(), "GPU region");
+  cuda::PinnedPoolLimits limits;
+  limits.buffer_bytes = k_chunk_bytes;
+  limits.max_buffers_per_numa = 64;
+  limits.max_bytes_per_numa = 64 * k_chunk_bytes;
+  auto pool = cuda::PinnedPool::create(limits, cuda::cuda_pinned_allocator());
+  check(pool.status(), "pinned pool");
+  check((*pool)->reserve(0, limits.max_buffers_per_numa), "pinning the staging buffers ahead");
+  if (const char* sweep_csv = std::getenv("SLUICE_BENCH_SWEEP_CSV")) {
+    run_sweep(path, total, repeats, *gpu, **pool, limits.max_buffers_per_numa, sweep_csv);
+    if (env_u64("SLUICE_BENCH_SWEEP_ONLY", 0) != 0) {
+      std::filesystem::remove(path);
+      return 0;
+    }
+  }
+  Bench b(path, total, repeats, *gpu, **pool);
+
+  if (env_u64("SLUICE_BENCH_PEER_ONLY", 0) == 0) measure_own_rows(b);
+  const std::uint64_t peer_bytes =
+      std::min(total, env_u64("SLUICE_BENCH_PEER_BYTES", k_default_peer_bytes) / k_chunk_bytes * k_chunk_bytes);
+  std::vector<PeerPoint> peer_points;
+  if (bench::kvikio_built()) {
+    peer_points = compare_with_kvikio(b, peer_bytes);
+  } else {
+    std::cout << bench::kvikio_note() << "\n";
+  }
 
   std::printf("\n%-26s %-10s %10s   %s\n", "variant", "mode", "GB/s", "note (all runs)");
   for (const Row& r : b.rows()) {
@@ -470,9 +603,10 @@ int main() {
     std::printf("%s bounce=%.2fGB/s cufile=%.2fGB/s ceiling=%.2fGB/s\n", tag, bounce, cufile, ceiling);
     std::printf("RESULT %s ratio_vs_cufile=%.2f goal=3 ratio_vs_ceiling=%.2f goal=0.9\n", tag,
                 cufile > 0 ? bounce / cufile : 0.0, ceiling > 0 ? bounce / ceiling : 0.0);
+    return ceiling > 0 ? bounce / ceiling : 0.0;
   };
-  result("o_direct", "P6-direct");
-  result("page_cache", "P6");
+  result("o_direct", "P6-direct-cufile");
+  print_peer_result(peer_points, result("page_cache", "P6-cufile"));
   std::filesystem::remove(path);
   return 0;
 }

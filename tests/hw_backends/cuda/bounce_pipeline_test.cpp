@@ -227,14 +227,24 @@ TEST(BouncePipeline, EmptyRangeMovesNothing) {
   EXPECT_EQ(sink.started_, 0);
 }
 
-TEST(BounceDepth, CoversOneReadLatencyOfCopiesWithinTheSchedWindow) {
-  // 50 GB/s x 1 ms = 50 MB in flight = 2.98 chunks of 16 MiB -> 3, +1 -> 4.
-  Result<std::uint32_t> d = bounce_depth(50e9, 1'000'000, 16ULL << 20);
+TEST(BounceDepth, CoversTheCopiesRunningWhileTheNextPieceIsRead) {
+  // A lane reading 5 GB/s whose 1 MiB copy takes 0.5 ms: 2.5 MB read while
+  // one copy runs = 2.38 pieces -> 3 copies still running, +1 being read -> 4.
+  Result<std::uint32_t> d = bounce_depth(5e9, 500'000, 1ULL << 20);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(*d, 4u);
-  EXPECT_EQ(*bounce_depth(50e9, 0, 16ULL << 20), 2u);            // the window's minimum: double buffering
-  EXPECT_EQ(*bounce_depth(50e9, 100'000'000, 16ULL << 20), 8u);  // its maximum
+  // Copies faster than reads (one page-cache reader at 5.9 GB/s, a 4 MiB
+  // copy at 55 GB/s): double buffering, the window's minimum.
+  EXPECT_EQ(*bounce_depth(5.9e9, static_cast<TimeNs>(4.0 * (1 << 20) / 55e9 * 1e9), 4ULL << 20), 2u);
+  EXPECT_EQ(*bounce_depth(50e9, 100'000'000, 256ULL << 10), 8u);  // the window's maximum
   EXPECT_FALSE(bounce_depth(0, 1, 1).ok());
+}
+
+TEST(BounceDepth, KeepsALanesStagingWithinItsShareOfTheCache) {
+  // The window would be 8; k_bounce_lane_cache_bytes holds two 4 MiB pieces.
+  EXPECT_EQ(*bounce_depth(50e9, 100'000'000, 4ULL << 20), k_bounce_lane_cache_bytes / (4ULL << 20));
+  // A piece larger than the share: one buffer, read then copied.
+  EXPECT_EQ(*bounce_depth(5.9e9, 1'000'000, 16ULL << 20), 1u);
 }
 
 }  // namespace
