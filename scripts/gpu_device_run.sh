@@ -58,20 +58,9 @@ if [ "${1:-}" = "--pack" ]; then
     extra+=(-DSLUICE_CUFILE_INCLUDE="$WHEEL_DIR/nvidia/cu13/include"
             -DSLUICE_CUFILE_LIB="$WHEEL_DIR/nvidia/cu13/lib/libcufile.so")
   fi
-  # KvikIO, bench_gpu's peer (issue 20, P6): the libkvikio-cu13 wheel and
-  # the rapids-logger wheel its library needs (put beside it: it is found
-  # through libkvikio.so's $ORIGIN); KVIKIO=0 leaves the peer out.
-  KVIKIO_DIR=$ROOT/.carry/kvikio
+  # KvikIO, bench_gpu's peer (issue 20, P6), from its wheel; KVIKIO=0 leaves the peer out.
   if [ "${KVIKIO:-1}" != 0 ]; then
-    if [ ! -f "$KVIKIO_DIR/libkvikio/lib64/librapids_logger.so" ]; then
-      mkdir -p "$ROOT/.carry/whl" "$KVIKIO_DIR"
-      python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-        --platform manylinux_2_28_x86_64 -d "$ROOT/.carry/whl" libkvikio-cu13==26.10.0 rapids-logger==0.3.0
-      (cd "$KVIKIO_DIR" && for w in "$ROOT"/.carry/whl/libkvikio_cu13-*.whl "$ROOT"/.carry/whl/rapids_logger-*.whl; do
-         unzip -q -o "$w"; done)
-      cp -L "$KVIKIO_DIR/rapids_logger/lib64/librapids_logger.so" "$KVIKIO_DIR/libkvikio/lib64/"
-    fi
-    extra+=(-DSLUICE_KVIKIO_ROOT="$KVIKIO_DIR/libkvikio")
+    extra+=(-DSLUICE_KVIKIO_ROOT="$(bash "$ROOT/scripts/kvikio_wheel.sh" "$ROOT/.carry")")
   fi
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DSLUICE_WERROR=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DSLUICE_CUDA_ARCHS=90 "${extra[@]}" >/dev/null
