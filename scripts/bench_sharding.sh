@@ -2,8 +2,16 @@
 # make bench-sim, P8 (issue 20 item 3): metadata sharding scale-out in
 # simulation. Study 3 (lua_scripts/dne_metadata_sharding.lua) with its
 # directory striped over 1, 4, 16 and 64 metadata shards, each on its own
-# server (64 servers, 64 client nodes x 16 operations in flight, no ls -l
-# storm), creates then stats.
+# server (64 servers), creates then stats, no ls -l storm.
+#
+# Clients: the study's 64 nodes x 16 operations in flight (P8_CLIENTS,
+# P8_THREADS). What limits at 64 shards is not the servers (each is ~76%
+# busy; measured on this machine, 2026-11-28, docs/sim.md "bench-sim P8"):
+# creates rise to 5.67 M/s with 32 in flight per node (16 per shard do not
+# cover a create's round trip); stats stay at 9.6-9.7 M/s with 16 or 32 in
+# flight and with 64 or 128 client nodes. With 128 x 32 the one-shard
+# baseline itself falls (66 k creates/s with 4,096 requests queued at one
+# server, against 100 k), so its efficiencies are not comparable.
 #
 # Steady state: a run of N entries lasts T(N) = start + N / rate + drain; at
 # 64 shards 100,000 entries last 22 ms of simulated time, and start and drain
@@ -20,21 +28,24 @@ cd "$(dirname "$0")/.."
 SLUICE=${SLUICE:-build/sluice}
 OUT=${P8_OUT:-out/p8}
 SHARDS=${P8_SHARDS:-"1 4 16 64"}
-PER_SHARD=${P8_ENTRIES_PER_SHARD:-4000}
+PER_SHARD=${P8_ENTRIES_PER_SHARD:-2000}
 FACTOR=${P8_SIZE_FACTOR:-3}
+CLIENTS=${P8_CLIENTS:-64}
+THREADS=${P8_THREADS:-16}
 JOBS=${JOBS:-$(nproc)}
 POINT_TIMEOUT_S=1800
 
 [ -x "$SLUICE" ] || { echo "bench-sim P8: $SLUICE is not built (make)" >&2; exit 2; }
 rm -rf "$OUT" && mkdir -p "$OUT"
-echo "bench-sim P8: $(hostname), $(nproc) cores; shards $SHARDS; $PER_SHARD entries per shard and x$FACTOR"
+echo "bench-sim P8: $(hostname), $(nproc) cores; shards $SHARDS; $CLIENTS clients x $THREADS in flight;" \
+  "$PER_SHARD entries per shard and x$FACTOR"
 start=$(date +%s)
 pids=()
 for n in $SHARDS; do
   for size in 1 "$FACTOR"; do
     entries=$((n * PER_SHARD * size))
-    "$SLUICE" run lua_scripts/dne_metadata_sharding.lua --set shards="$n" --set servers=64 --set clients=64 \
-      --set entries="$entries" --set storm_clients=0 --jobs 1 --point-timeout "$POINT_TIMEOUT_S" \
+    "$SLUICE" run lua_scripts/dne_metadata_sharding.lua --set shards="$n" --set servers=64 --set clients="$CLIENTS" \
+      --set threads="$THREADS" --set entries="$entries" --set storm_clients=0 --jobs 1 --point-timeout "$POINT_TIMEOUT_S" \
       --out "$OUT/n${n}_e${entries}" > "$OUT/n${n}_e${entries}.log" 2>&1 &
     pids+=($!)
     # At most JOBS simulations at once.
