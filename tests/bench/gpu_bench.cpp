@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "core/common/pattern.hpp"
+#include "core/common/percentile.hpp"
 #include "hw_backends/cuda/bounce_to_gpu.hpp"
 #include "hw_backends/cuda/cuda_device.hpp"
 #include "hw_backends/cuda/gpu_bytes.hpp"
@@ -429,8 +430,7 @@ void print_peer_result(const std::vector<PeerPoint>& points, double vs_ceiling) 
   }
   std::vector<double> sorted = ratios;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.size() % 2 == 1 ? sorted[sorted.size() / 2]
-                                               : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  const double median = percentile_of_sorted(sorted, 0.5);  // the project's one percentile definition
   std::printf(
       "RESULT P6 vs_kvikio_min=%.2f vs_kvikio_median=%.2f vs_ceiling=%.2f vs_kvikio_min_1_2_threads=%.2f "
       "goals=1.0,-,0.9,1.3\n",
