@@ -149,6 +149,17 @@ bench-sim: deps
 	./$(BUILD)/tests/bench_sim
 	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) timeout 3600 bash scripts/bench_sharding.sh
 
+# make bench-fidelity (issue 19, F3): the seed studies in simulation at their
+# seeds' sizes, then `sluice fidelity`: the table of published vs simulated
+# figures and RESULT F3 median_err=<pct> within_tolerance=<n>/<m>; the
+# Markdown report with plots in out/fidelity/fidelity.md
+# (scripts/bench_fidelity.sh: the sizes, and FIDELITY_PUBLISH=docs/fidelity).
+.PHONY: bench-fidelity
+bench-fidelity: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
+	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) bash scripts/bench_fidelity.sh
+
 # make bench-f1 (issue 8, F1; needs root): calibrate_links.lua on the netns-emulated
 # cluster at a larger size than the CI test (tests/scenarios/calibrate/script_calibration_test.cpp):
 # fit on links of 200 and 500 Mb/s, predict 300 Mb/s with stripe count 3 and other file

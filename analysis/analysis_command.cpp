@@ -10,6 +10,7 @@
 #include "analysis/least_squares.hpp"
 #include "analysis/comparison.hpp"
 #include "analysis/f1_synthetic.hpp"
+#include "analysis/fidelity.hpp"
 #include "analysis/import_command.hpp"
 #include "analysis/run_report.hpp"
 
@@ -182,6 +183,13 @@ void add_analysis_commands(CLI::App& app) {
   r->add_option("--phase", rep->phase, "phase plotted")->capture_default_str();
   r->add_option("--title", rep->title, "report title")->capture_default_str();
   r->callback([rep] { std::exit(run_report(*rep, std::cout, std::cerr)); });
+
+  // sluice fidelity (fidelity.hpp): the seed studies' claims against their published figures.
+  auto fid = std::make_shared<FidelityArgs>();
+  CLI::App* f = app.add_subcommand("fidelity", "the seed studies' figures, published vs simulated; RESULT F3");
+  f->add_option("files", fid->files, "the studies' results.json files")->required();
+  f->add_option("--markdown", fid->markdown, "also write the report as Markdown here (with the studies' plots)");
+  f->callback([fid] { std::exit(run_fidelity(*fid, std::cout, std::cerr)); });
 
   // sluice import (import_command.hpp): other tools' measurements as a results.json.
   auto imp = std::make_shared<ImportArgs>();

@@ -10,6 +10,9 @@
 //       which run the simulator and measure) is scenarios/calibrate's.
 //   sluice report RESULTS.json... --out DIR [--x PARAM] [--phase read] [--title T]
 //       the Markdown report with plots (run_report.hpp).
+//   sluice fidelity RESULTS.json... [--markdown FILE]
+//       the seed studies' claims against their published figures, RESULT F3
+//       (fidelity.hpp).
 //   sluice import FILE... --out DIR [--tool T] [--scenario NAME] [--label TEXT]
 //       fio/elbencho/IOR/mdtest/gdsio measurements as DIR/results.json
 //       (run_import, import_command.hpp).
@@ -58,7 +61,7 @@ struct FitCalibrationArgs {
 };
 int run_fit_calibration(const FitCalibrationArgs& args, std::ostream& out, std::ostream& err);
 
-// Adds compare, report and import (calibrate: scenarios/calibrate/calibrate_command.hpp).
+// Adds compare, report, fidelity and import (calibrate: scenarios/calibrate/calibrate_command.hpp).
 void add_analysis_commands(CLI::App& app);
 
 struct ReportArgs {

@@ -51,11 +51,14 @@ end
 local sum = 0
 for _, r in ipairs(ratios) do sum = sum + r end
 sl.headline("mean GDS / bounce read ratio", #ratios > 0 and string.format("%.2fx", sum / #ratios) or "n/a", "~2x")
--- The shape claim: GPU-direct reads are faster than bounce reads at every
--- GPU count and size (the bounce path pays the client's kernel->user CPU
--- copy and the extra host memory traffic; docs/sim.md "staging").
-local worst = math.huge
-for _, r in ipairs(ratios) do worst = math.min(worst, r) end
+-- The seed figure: GDS reads ~2x the bounce path "across GPU counts and I/O
+-- sizes", so the smallest and the largest ratio over the points are both
+-- claimed at 2 (the bounce path pays the client's kernel->user CPU copy and
+-- the extra host memory traffic; docs/sim.md "staging").
+local worst, best = math.huge, 0
+for _, r in ipairs(ratios) do worst, best = math.min(worst, r), math.max(best, r) end
 sl.claim{"GDS / bounce read rate, smallest over GPU counts and sizes", measured = #ratios > 0 and worst or 0 / 0,
-         at_least = 1.05, seed = "~2x"}
+         seed_value = 2.0, seed = "roughly 2x across GPU counts and I/O sizes"}
+sl.claim{"GDS / bounce read rate, largest over GPU counts and sizes", measured = #ratios > 0 and best or 0 / 0,
+         seed_value = 2.0, seed = "roughly 2x across GPU counts and I/O sizes"}
 study.check(study.concat(results.on, results.off))

@@ -11,7 +11,9 @@
 // runner when it deploys, not by the Lua layer.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <memory>
@@ -177,18 +179,68 @@ struct RunResult {
   std::map<std::string, std::string> deployment;
 };
 
-// A shape claim a study checks on its own results (sl.claim): a measured
-// number (a rate, a ratio of two rates) and the bounds the seed's claim puts
-// on it, e.g. "dual port / single port record rate" in [1.7, 2.3].
+// A claim a study checks on its own results (sl.claim): a measured number
+// (a rate, a ratio of two rates) against what the seed says of it. Two kinds:
+//   * a seed figure: the seed publishes a value (one MDT ~200,000 ops/s); the
+//     claim holds when |measured - seed_value| <= tolerance x |seed_value|;
+//   * a shape: the seed gives only a direction or a bound ("stalls past ~8
+//     threads", "> 15 GB/s"); the claim holds when at_least <= measured <=
+//     at_most.
 struct Claim {
+  // The tolerance of a seed figure unless the script gives another, with the
+  // reason next to it (tolerance_why): 15% (issue 19).
+  static constexpr double k_default_tolerance = 0.15;
+
   std::string text;
   std::string where;  // the script's file:line
   double measured = 0;
-  std::optional<double> at_least;  // holds when measured >= at_least ...
-  std::optional<double> at_most;   // ... and measured <= at_most
-  std::string seed_figure;         // the seed's own words, e.g. "~2x"
-  bool holds = false;              // false also when measured is not finite
+  std::optional<double> at_least;          // shape: holds when measured >= at_least ...
+  std::optional<double> at_most;           // ... and measured <= at_most
+  std::optional<double> seed_value;        // seed figure: the published value
+  double tolerance = k_default_tolerance;  // seed figure: relative tolerance
+  std::string tolerance_why;               // why another tolerance than the default
+  std::string seed_figure;                 // the seed's own words, e.g. "~2x"
+  bool holds = false;                      // false also when measured is not finite
+
+  bool is_seed_figure() const { return seed_value.has_value(); }
+  // (measured - seed_value) / |seed_value|; NaN for a shape claim or a
+  // measurement that is not finite.
+  double relative_error() const;
+  // Sets holds from measured and the bounds or the seed value.
+  void judge();
+  // "in [1.6, 2.2]", ">= 1e+10", "2 +- 15%": what the claim expects.
+  std::string expectation() const;
 };
+
+inline double Claim::relative_error() const {
+  if (!seed_value || !std::isfinite(measured) || *seed_value == 0) return std::numeric_limits<double>::quiet_NaN();
+  return (measured - *seed_value) / std::fabs(*seed_value);
+}
+
+inline void Claim::judge() {
+  if (seed_value) {
+    const double e = relative_error();
+    holds = std::isfinite(e) && std::fabs(e) <= tolerance;
+    return;
+  }
+  holds = std::isfinite(measured) && (!at_least || measured >= *at_least) && (!at_most || measured <= *at_most);
+}
+
+inline std::string Claim::expectation() const {
+  char out[96];
+  if (seed_value) {
+    std::snprintf(out, sizeof out, "%.4g +- %.4g%%", *seed_value, tolerance * 100);
+  } else if (at_least && at_most) {
+    std::snprintf(out, sizeof out, "in [%.4g, %.4g]", *at_least, *at_most);
+  } else if (at_least) {
+    std::snprintf(out, sizeof out, ">= %.4g", *at_least);
+  } else if (at_most) {
+    std::snprintf(out, sizeof out, "<= %.4g", *at_most);
+  } else {
+    return "nothing";
+  }
+  return out;
+}
 
 // What a script reports beside its runs: headline lines and shape claims.
 struct ScriptFindings {

@@ -634,11 +634,18 @@ FieldTable fault_table(const std::string& kind) {
 
 FieldTable make_claim_table() {
   const double any = std::numeric_limits<double>::max();
-  return table("sl.claim", "`sl.claim{\"text\", ...}`: a shape claim checked against a measured number",
+  return table("sl.claim",
+               "`sl.claim{\"text\", ...}`: a claim checked against a measured number: a seed figure (seed_value, "
+               "tolerance) where the seed publishes a value, else a shape (at_least, at_most)",
                {
                    number_field("measured", "", -any, any, "", "the measured number (required)"),
-                   number_field("at_least", "", -any, any, "", "lowest value for which the claim holds"),
-                   number_field("at_most", "", -any, any, "", "highest value for which the claim holds"),
+                   number_field("seed_value", "", -any, any, "",
+                                "the value the seed publishes; the claim holds within tolerance of it"),
+                   number_field("tolerance", "fraction", 0.0, 10.0, "0.15",
+                                "relative tolerance around seed_value; another than 0.15 needs tolerance_why"),
+                   text_field("tolerance_why", k_field_no_limit, "", "why the tolerance is not the default 15%"),
+                   number_field("at_least", "", -any, any, "", "shape: lowest value for which the claim holds"),
+                   number_field("at_most", "", -any, any, "", "shape: highest value for which the claim holds"),
                    text_field("seed", k_field_no_limit, "", "the seed's own words for the figure"),
                });
 }

@@ -229,8 +229,11 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
        "abs(predicted - measured) / measured"},
       {"sl.headline(text, measured [, seed_figure])", "nothing",
        "prints \"text: measured (seed: seed_figure)\" and records it as a headline figure"},
-      {"sl.claim{\"text\", measured =, at_least =, at_most =, seed =}", "boolean",
-       "checks and records a shape claim (fields: sl.claim); `--check-claims` fails the run if one does not hold"},
+      {"sl.claim{\"text\", measured =, seed_value = [, tolerance =, tolerance_why =] | at_least =, at_most =, seed =}",
+       "boolean",
+       "checks and records a seed-figure or shape claim (fields: sl.claim); `--check-claims` fails the run if one does "
+       "not "
+       "hold"},
       {"sl.size(size)", "integer", "bytes of a size (\"1MiB\" -> 1048576); a number is returned as it is"},
       {"sl.rate(rate)", "number", "bytes per second of a rate (\"100Gb/s\" -> 1.25e10)"},
       {"sl.format_size(bytes)", "string", "\"64KiB\", \"1.5MiB\""},

@@ -823,7 +823,36 @@ int sl_headline(lua_State* L) {
   });
 }
 
-// sl.claim{"text", measured = x, at_least = a, at_most = b, seed = "~2x"}
+// The bounds of a claim from its fields: a seed figure (seed_value, with
+// tolerance and tolerance_why) or a shape (at_least, at_most), never both.
+void read_claim_bounds(FieldReader& fields, Claim& claim) {
+  claim.seed_value = fields.number("seed_value");
+  claim.at_least = fields.number("at_least");
+  claim.at_most = fields.number("at_most");
+  const std::optional<double> tolerance = fields.number("tolerance");
+  claim.tolerance_why = fields.text("tolerance_why").value_or("");
+  if (claim.seed_value) {
+    if (claim.at_least || claim.at_most) {
+      fields.fail("seed_value", "give seed_value (a seed figure) or at_least/at_most (a shape), not both");
+    }
+    if (*claim.seed_value == 0) fields.fail("seed_value", "is 0: a relative tolerance around 0 cannot hold");
+    claim.tolerance = tolerance.value_or(Claim::k_default_tolerance);
+    if (claim.tolerance != Claim::k_default_tolerance && claim.tolerance_why.empty()) {
+      fields.fail("tolerance", "is not the default 0.15: say why in tolerance_why");
+    }
+    return;
+  }
+  if (tolerance || !claim.tolerance_why.empty()) {
+    fields.fail(tolerance ? "tolerance" : "tolerance_why", "is for a seed figure: give seed_value too");
+  }
+  if (!claim.at_least && !claim.at_most) fields.fail("at_least", "give seed_value, or at_least, at_most or both");
+  if (claim.at_least && claim.at_most && *claim.at_least > *claim.at_most) {
+    fields.fail("at_most", "is below at_least: no value could hold");
+  }
+}
+
+// sl.claim{"text", measured = x, seed_value = v [, tolerance = t, tolerance_why = "..."], seed = "~2x"}
+// sl.claim{"text", measured = x, at_least = a, at_most = b, seed = "stalls"}
 // -> holds (boolean). Prints the verdict and records the claim; a
 // non-finite measurement (a ratio over a failed run) does not hold.
 int sl_claim(lua_State* L) {
@@ -832,7 +861,7 @@ int sl_claim(lua_State* L) {
     const ScriptTable args = read_args(L, 1, "sl.claim");
     if (args.list.size() != 1 || args.list[0].string() == nullptr || args.list[0].string()->empty()) {
       throw ScriptError(
-          "sl.claim{\"what is claimed\", measured = x, at_least = a, at_most = b}: "
+          "sl.claim{\"what is claimed\", measured = x, seed_value = v} or {..., at_least = a, at_most = b}: "
           "give the claim's text first, once");
     }
     ScriptTable named = args;  // the text is positional; the rest are named fields
@@ -851,29 +880,20 @@ int sl_claim(lua_State* L) {
     } else {
       claim.measured = std::get<double>(measured->value);
     }
-    claim.at_least = fields.number("at_least");
-    claim.at_most = fields.number("at_most");
-    if (!claim.at_least && !claim.at_most) fields.fail("at_least", "give at_least, at_most or both");
-    if (claim.at_least && claim.at_most && *claim.at_least > *claim.at_most) {
-      fields.fail("at_most", "is below at_least: no value could hold");
-    }
+    read_claim_bounds(fields, claim);
     claim.seed_figure = fields.text("seed").value_or("");
     fields.finish();
-    claim.holds = std::isfinite(claim.measured) && (!claim.at_least || claim.measured >= *claim.at_least) &&
-                  (!claim.at_most || claim.measured <= *claim.at_most);
-    char bounds[96];
-    if (claim.at_least && claim.at_most) {
-      std::snprintf(bounds, sizeof bounds, "in [%.4g, %.4g]", *claim.at_least, *claim.at_most);
-    } else if (claim.at_least) {
-      std::snprintf(bounds, sizeof bounds, ">= %.4g", *claim.at_least);
+    claim.judge();
+    char measured_text[96];
+    if (claim.is_seed_figure() && std::isfinite(claim.relative_error())) {
+      std::snprintf(measured_text, sizeof measured_text, "%.4g (%+.1f%%)", claim.measured,
+                    claim.relative_error() * 100);
     } else {
-      std::snprintf(bounds, sizeof bounds, "<= %.4g", *claim.at_most);
+      std::snprintf(measured_text, sizeof measured_text, "%.4g", claim.measured);
     }
-    char measured_text[48];
-    std::snprintf(measured_text, sizeof measured_text, "%.4g", claim.measured);
     *ctx->out << (claim.holds ? "claim holds: " : "CLAIM DOES NOT HOLD: ") << claim.text << ": " << measured_text
-              << " (expected " << bounds << (claim.seed_figure.empty() ? std::string() : "; seed: " + claim.seed_figure)
-              << ")\n";
+              << " (expected " << claim.expectation()
+              << (claim.seed_figure.empty() ? std::string() : "; seed: " + claim.seed_figure) << ")\n";
     lua_pushboolean(L, claim.holds ? 1 : 0);
     ctx->claims.push_back(std::move(claim));
     return 1;

@@ -17,7 +17,7 @@
 //        counters, paths_taken, log_tail, cluster}
 //   sl.report{results..., title =, phases = {...}} prints a table -> report object
 //   sl.headline(text, measured, seed_figure) prints and records a headline
-//   sl.claim{"text", measured =, at_least =, at_most =, seed =} checks, prints
+//   sl.claim{"text", measured =, seed_value = | at_least =, at_most =, seed =} checks, prints
 //     and records a shape claim -> holds (results.json "claims"; `sluice run
 //     --check-claims` fails when one does not hold)
 //   sl.compare{results..., measured = "fio.json" | {...}, match = {...},

@@ -311,6 +311,14 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
     j["measured"] = std::isfinite(c.measured) ? nlohmann::json(c.measured) : nlohmann::json(nullptr);
     if (c.at_least) j["at_least"] = *c.at_least;
     if (c.at_most) j["at_most"] = *c.at_most;
+    j["kind"] = c.is_seed_figure() ? "seed_figure" : "shape";
+    if (c.seed_value) {
+      j["seed_value"] = *c.seed_value;
+      j["tolerance"] = c.tolerance;
+      if (!c.tolerance_why.empty()) j["tolerance_why"] = c.tolerance_why;
+      const double e = c.relative_error();
+      j["relative_error"] = std::isfinite(e) ? nlohmann::json(e) : nlohmann::json(nullptr);
+    }
     doc["claims"].push_back(std::move(j));
   }
   return doc;

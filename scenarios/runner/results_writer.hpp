@@ -6,8 +6,9 @@
 //     "machine": { "hostname": "...", "cores": 16, "os": "Linux 6.1 x86_64" },
 //     "versions": { "sluice": "0.1.0", "simgrid": "3.32.0", "nlohmann_json": ..., "compiler": ... },
 //     "runs": [ <result_codec.hpp's run>, ... ],
-//     "headlines": ["...", ...], "claims": [ {text, where, measured, at_least?,
-//       at_most?, seed_figure, holds}, ... ] }   (the script's findings)
+//     "headlines": ["...", ...], "claims": [ {text, where, measured, kind,
+//       at_least?, at_most?, seed_value?, tolerance?, tolerance_why?,
+//       relative_error?, seed_figure, holds}, ... ] }   (the script's findings)
 //   "complete" is false while the script runs (the file is rewritten as
 //   points finish: results_journal.hpp) and when it was stopped: "runs" then
 //   holds the points that finished.

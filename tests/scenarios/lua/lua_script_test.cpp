@@ -260,8 +260,20 @@ TEST(LuaScript, ClaimsAreCheckedRecordedAndPlotsAskTheDrawer) {
   run.options.out_dir = "/tmp/claims_out";
   Result<ScriptOutcome> outcome = run.go(k_dir + "claims_and_plot.lua");
   ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
-  ASSERT_EQ(outcome->claims.size(), 3u);
+  ASSERT_EQ(outcome->claims.size(), 6u);
   EXPECT_TRUE(outcome->claims[0].holds);
+  EXPECT_FALSE(outcome->claims[0].is_seed_figure());
+  EXPECT_TRUE(outcome->claims[3].is_seed_figure());
+  EXPECT_TRUE(outcome->claims[3].holds);
+  EXPECT_NEAR(outcome->claims[3].relative_error(), -0.10, 1e-12);
+  EXPECT_DOUBLE_EQ(outcome->claims[3].tolerance, 0.15);
+  EXPECT_FALSE(outcome->claims[4].holds);
+  EXPECT_NEAR(outcome->claims[4].relative_error(), 0.20, 1e-12);
+  EXPECT_TRUE(outcome->claims[5].holds);
+  EXPECT_EQ(outcome->claims[5].tolerance_why, "the seed gives 10-15%");
+  EXPECT_NE(run.out.str().find("CLAIM DOES NOT HOLD: seed figure, 20% off: 2.4 (+20.0%) (expected 2 +- 15%)"),
+            std::string::npos)
+      << run.out.str();
   EXPECT_EQ(outcome->claims[0].seed_figure, "~2x");
   EXPECT_NE(outcome->claims[0].where.find("claims_and_plot.lua:7"), std::string::npos) << outcome->claims[0].where;
   EXPECT_FALSE(outcome->claims[1].holds);
@@ -280,7 +292,10 @@ TEST(LuaScript, AClaimWithoutBoundsOrMeasurementIsAScriptError) {
   for (const char* body :
        {"sl.claim{\"x\", measured = 1}", "sl.claim{measured = 1, at_least = 0}",
         "sl.claim{\"x\", measured = \"big\", at_least = 0}", "sl.claim{\"x\", measured = 1, at_least = 2, at_most = 1}",
-        "sl.claim{\"x\", measured = 1, at_lest = 2}"}) {
+        "sl.claim{\"x\", measured = 1, at_lest = 2}", "sl.claim{\"x\", measured = 1, seed_value = 2, at_least = 1}",
+        "sl.claim{\"x\", measured = 1, seed_value = 2, tolerance = 0.3}",
+        "sl.claim{\"x\", measured = 1, seed_value = 0}", "sl.claim{\"x\", measured = 1, at_least = 0, tolerance = 0.1}",
+        "sl.claim{\"x\", measured = 1, seed_value = 2, tolerance = -1, tolerance_why = \"y\"}"}) {
     const std::string path = ::testing::TempDir() + "bad_claim.lua";
     std::ofstream(path) << "local sl = require \"sluice\"\n" << body << "\n";
     ScriptRun run;

@@ -63,9 +63,30 @@ TEST_F(JournalDir, EveryFinishedPointIsWrittenMarkedIncompleteUntilTheFinalWrite
 
   ScriptFindings findings;
   findings.headlines = {"a headline"};
+  Claim seed;  // a seed figure 20% above its published value
+  seed.text = "GDS / bounce";
+  seed.measured = 2.4;
+  seed.seed_value = 2.0;
+  seed.judge();
+  Claim shape;
+  shape.text = "grows";
+  shape.measured = 1.5;
+  shape.at_least = 1.0;
+  shape.judge();
+  findings.claims = {seed, shape};
   ASSERT_TRUE(journal.write_final("journal_test", journal.finished(), findings).ok());
   EXPECT_EQ(results()["complete"], true);
   EXPECT_EQ(results()["headlines"][0], "a headline");
+  const nlohmann::json claims = results()["claims"];
+  ASSERT_EQ(claims.size(), 2u);
+  EXPECT_EQ(claims[0]["kind"], "seed_figure");
+  EXPECT_EQ(claims[0]["seed_value"], 2.0);
+  EXPECT_EQ(claims[0]["tolerance"], 0.15);
+  EXPECT_NEAR(claims[0]["relative_error"].get<double>(), 0.2, 1e-12);
+  EXPECT_EQ(claims[0]["holds"], false);
+  EXPECT_EQ(claims[1]["kind"], "shape");
+  EXPECT_FALSE(claims[1].contains("seed_value"));
+  EXPECT_EQ(claims[1]["holds"], true);
 }
 
 TEST_F(JournalDir, ACallThatFailedKeepsWhatFinishedAndAStopWritesIt) {

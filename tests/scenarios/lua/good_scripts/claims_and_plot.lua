@@ -7,5 +7,10 @@ local r = sl.run{ cluster = cluster, fs = sl.fs.beeond{},
 local holds = sl.claim{"rate in range", measured = 2.0, at_least = 1.5, at_most = 2.5, seed = "~2x"}
 local fails = sl.claim{"rate above", measured = 1.0, at_least = 1.5}
 local nan = sl.claim{"ratio over nothing", measured = 0 / 0, at_most = 10}
+local near = sl.claim{"seed figure, within 15%", measured = 1.8, seed_value = 2.0, seed = "~2x"}
+local far = sl.claim{"seed figure, 20% off", measured = 2.4, seed_value = 2.0}
+local wide = sl.claim{"seed figure, a range", measured = 0.14, seed_value = 0.125, tolerance = 0.2,
+                      tolerance_why = "the seed gives 10-15%"}
 assert(holds == true and fails == false and nan == false)
+assert(near == true and far == false and wide == true)
 sl.report{ r }:plot("claims_plot.svg")
