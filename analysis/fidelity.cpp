@@ -61,6 +61,9 @@ Result<FidelityRow> read_claim(const json& c, const std::string& where) {
     row.published = c["seed_value"].get<double>();
     row.tolerance = c["tolerance"].get<double>();
     row.tolerance_why = c.value("tolerance_why", std::string());
+    if (c.contains("model_input") && !c["model_input"].is_boolean())
+      return bad(where, "\"model_input\" is not true or false");
+    row.model_input = c.value("model_input", false);
     row.error = std::isfinite(row.simulated) ? (row.simulated - *row.published) / std::fabs(*row.published)
                                              : std::numeric_limits<double>::quiet_NaN();
     return row;
@@ -91,6 +94,12 @@ std::string tolerance_text(const FidelityRow& r) {
   std::string t = fmt::format("{:.0f}%", 100 * r.tolerance);
   if (!r.tolerance_why.empty()) t += " (" + r.tolerance_why + ")";
   return t;
+}
+
+// "yes", "MISS"; a figure that is an input of its run says so (not in F3).
+std::string verdict_text(const FidelityRow& r, const char* miss) {
+  std::string v = r.holds ? "yes" : miss;
+  return r.model_input ? v + " (input, not in F3)" : v;
 }
 
 // Markdown cells hold no '|' or newline.
@@ -148,7 +157,7 @@ FidelitySummary summarize_fidelity(const std::vector<FidelityRow>& rows) {
   FidelitySummary s;
   std::vector<double> errors;
   for (const FidelityRow& r : rows) {
-    if (!r.published) continue;
+    if (!r.published || r.model_input) continue;
     ++s.figures;
     s.within_tolerance += r.holds ? 1 : 0;
     errors.push_back(std::isfinite(r.error) ? 100 * std::fabs(r.error) : k_unmeasured_error_pct);
@@ -169,7 +178,7 @@ void print_fidelity(const std::vector<FidelityRow>& rows, std::ostream& out) {
   for (const FidelityRow& r : rows) {
     if (!r.published) continue;
     out << fmt::format("{:<26} {:<62} {:>11} {:>11} {:>8} {:>4.0f}%  {}\n", r.study, r.text, number_text(*r.published),
-                       number_text(r.simulated), error_text(r), 100 * r.tolerance, r.holds ? "yes" : "MISS");
+                       number_text(r.simulated), error_text(r), 100 * r.tolerance, verdict_text(r, "MISS"));
   }
   bool any_shape = false;
   for (const FidelityRow& r : rows) any_shape = any_shape || !r.published;
@@ -187,14 +196,15 @@ std::string fidelity_markdown(const std::vector<FidelityRow>& rows, const std::s
   const FidelitySummary s = summarize_fidelity(rows);
   md << "# Fidelity: the seed studies against their published figures\n\n";
   md << "`" << f3_line(s) << "`\n\n";
-  md << "Error is (simulated - published) / published; a figure holds within its tolerance.\n\n";
+  md << "Error is (simulated - published) / published; a figure holds within its tolerance. A figure marked "
+        "*input* is also a parameter of its run (the study sets it), so it is shown and left out of F3.\n\n";
   md << "| study | figure | seed | published | simulated | error | tolerance | holds |\n";
   md << "|---|---|---|---:|---:|---:|---|---|\n";
   for (const FidelityRow& r : rows) {
     if (!r.published) continue;
     md << "| " << cell(r.study) << " | " << cell(r.text) << " | " << cell(r.seed_words) << " | "
        << number_text(*r.published) << " | " << number_text(r.simulated) << " | " << error_text(r) << " | "
-       << cell(tolerance_text(r)) << " | " << (r.holds ? "yes" : "**miss**") << " |\n";
+       << cell(tolerance_text(r)) << " | " << verdict_text(r, "**miss**") << " |\n";
   }
   md << "\n## Shape claims\n\nThe seed gives a direction or a bound, not a value.\n\n";
   md << "| study | claim | seed | simulated | expected | holds |\n|---|---|---|---:|---|---|\n";

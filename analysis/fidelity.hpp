@@ -31,9 +31,10 @@ struct FidelityRow {
   std::optional<double> published;  // seed figures only
   double tolerance = 0;             // seed figures only: relative
   std::string tolerance_why;
-  std::string expected;  // shapes: "in [a, b]", ">= a", "<= b"
-  double simulated = 0;  // NaN when the run wrote null
-  double error = 0;      // seed figures: (simulated - published) / |published|; NaN when not finite
+  bool model_input = false;  // the figure is a parameter of the run: shown, not in F3
+  std::string expected;      // shapes: "in [a, b]", ">= a", "<= b"
+  double simulated = 0;      // NaN when the run wrote null
+  double error = 0;          // seed figures: (simulated - published) / |published|; NaN when not finite
   bool holds = false;
   std::string results_file;  // where it was read
 };
@@ -44,7 +45,7 @@ struct FidelityRow {
 Result<std::vector<FidelityRow>> read_fidelity_rows(const std::string& results_path);
 
 struct FidelitySummary {
-  std::size_t figures = 0;           // seed figures
+  std::size_t figures = 0;           // seed figures, less those that are inputs of their run
   std::size_t within_tolerance = 0;  // of them, those that hold
   double median_abs_err_pct = 0;     // over every seed figure; a non-finite error counts as 100%
 };

@@ -199,8 +199,12 @@ struct Claim {
   std::optional<double> seed_value;        // seed figure: the published value
   double tolerance = k_default_tolerance;  // seed figure: relative tolerance
   std::string tolerance_why;               // why another tolerance than the default
-  std::string seed_figure;                 // the seed's own words, e.g. "~2x"
-  bool holds = false;                      // false also when measured is not finite
+  // The seed figure is also a parameter the study gives the run (a source
+  // rate, a consumption rate): reproducing it checks the plumbing, not a
+  // prediction, so the fidelity report shows it and leaves it out of F3.
+  bool model_input = false;
+  std::string seed_figure;  // the seed's own words, e.g. "~2x"
+  bool holds = false;       // false also when measured is not finite
 
   bool is_seed_figure() const { return seed_value.has_value(); }
   // (measured - seed_value) / |seed_value|; NaN for a shape claim or a

@@ -181,14 +181,17 @@ struct SimProfile {
   // CostKind). Assumptions of the right order, to be calibrated.
   // Metadata kinds: one unit is one request of an in-kernel Lustre MDT,
   // which a metadata server runs one at a time (its saturated rate is
-  // 1 / cost): lookup and stat 5 us (docs/seeds.md#sharded-metadata: one MDT
-  // ~200,000 ops/s), create and mkdir 10 us (~10^5 creates/s), unlink and rename
-  // 5 us, setattr 3 us, a readdir entry 0.2 us. Other servers charge a
+  // 1 / cost): lookup, stat and create 5 us (docs/seeds.md#sharded-metadata:
+  // one MDT ~200,000 ops/s; the survey gives one rate for mdtest's creates
+  // and stats, so both take it (issue 19; the earlier 10 us create had no
+  // source)), mkdir 10 us (a create plus the new directory's own inode:
+  // assumption), unlink and rename 5 us, setattr 3 us, a readdir entry 0.2 us
+  // (assumptions of the MDT's order, no measurement). Other servers charge a
   // multiple (core/services/meta_op_units.hpp: BeeGFS 3-14 units).
   // A chunk request costs ~1 us of server CPU, a client request ~0.5 us.
   // workload_step is accelerator time: its unit is 1 ns and it occupies no CPU.
-  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{5000, 10000, 10000, 5000, 200, 5000,
-                                                                                  5000, 3000,  1000,  500,  1};
+  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{5000, 5000, 10000, 5000, 200, 5000,
+                                                                                  5000, 3000, 1000,  500,  1};
 
   // ---- memory operations ----
   // checksum / fill / verify run at this rate (ISA-L crc32c reaches ~10 GB/s

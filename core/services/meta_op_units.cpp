@@ -8,13 +8,13 @@ namespace sluice {
 MetaOpUnits lustre_mdt_op_units() { return MetaOpUnits{}; }
 
 MetaOpUnits beegfs_meta_op_units() {
-  // Relative to the default profile's MDT costs (sim/sim_profile.hpp: lookup
-  // and stat 5 us, create and mkdir 10 us, unlink and rename 5 us, setattr
+  // Relative to the default profile's MDT costs (sim/sim_profile.hpp: lookup,
+  // stat and create 5 us, mkdir 10 us, unlink and rename 5 us, setattr
   // 3 us); meta_op_units.hpp says where the BeeGFS rates come from.
   MetaOpUnits u;
   u.lookup = 3;         // 15 us: ~67 k opens/s
   u.stat = 3;           // 15 us: ~67 k stats/s
-  u.create = 7;         // 70 us: ~14 k creates/s
+  u.create = 14;        // 70 us: ~14 k creates/s
   u.mkdir = 7;          // 70 us: a create of a directory (plus its DirInode)
   u.unlink = 14;        // 70 us: the create's local-FS work undone (mdtest removal rates match creates)
   u.rename = 7;         // 35 us: two dentry updates in one directory

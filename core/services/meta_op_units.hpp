@@ -24,8 +24,8 @@
 // parent's DirInode update) and a stat reads an xattr through the daemon.
 // Per metadata server, IO500/mdtest-class figures are ~10-16 k creates/s
 // and ~50-70 k stats/s (issue #7; to be calibrated with `sluice calibrate`
-// and bench-meta): with the default profile (MDT stat 5 us, create 10 us)
-// stat = 3 units (15 us, ~67 k/s) and create = 7 units (70 us, ~14 k/s).
+// and bench-meta): with the default profile (MDT stat and create 5 us)
+// stat = 3 units (15 us, ~67 k/s) and create = 14 units (70 us, ~14 k/s).
 // Every open and every close of a file is one request to the owner of its
 // directory (BeeGFS OpenFileMsgEx / CloseFileMsgEx keep a session per open
 // file: meta/source/net/message/session/opening/); the close updates the

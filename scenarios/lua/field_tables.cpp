@@ -644,6 +644,9 @@ FieldTable make_claim_table() {
                    number_field("tolerance", "fraction", 0.0, 10.0, "0.15",
                                 "relative tolerance around seed_value; another than 0.15 needs tolerance_why"),
                    text_field("tolerance_why", k_field_no_limit, "", "why the tolerance is not the default 15%"),
+                   boolean_field("input", false,
+                                 "the seed figure is also a parameter of the run (the study sets it): shown, "
+                                 "not counted in F3"),
                    number_field("at_least", "", -any, any, "", "shape: lowest value for which the claim holds"),
                    number_field("at_most", "", -any, any, "", "shape: highest value for which the claim holds"),
                    text_field("seed", k_field_no_limit, "", "the seed's own words for the figure"),

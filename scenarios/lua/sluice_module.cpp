@@ -831,6 +831,8 @@ void read_claim_bounds(FieldReader& fields, Claim& claim) {
   claim.at_most = fields.number("at_most");
   const std::optional<double> tolerance = fields.number("tolerance");
   claim.tolerance_why = fields.text("tolerance_why").value_or("");
+  claim.model_input = fields.boolean("input").value_or(false);
+  if (claim.model_input && !claim.seed_value) fields.fail("input", "is for a seed figure: give seed_value too");
   if (claim.seed_value) {
     if (claim.at_least || claim.at_most) {
       fields.fail("seed_value", "give seed_value (a seed figure) or at_least/at_most (a shape), not both");

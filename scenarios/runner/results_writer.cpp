@@ -316,6 +316,7 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
       j["seed_value"] = *c.seed_value;
       j["tolerance"] = c.tolerance;
       if (!c.tolerance_why.empty()) j["tolerance_why"] = c.tolerance_why;
+      if (c.model_input) j["model_input"] = true;
       const double e = c.relative_error();
       j["relative_error"] = std::isfinite(e) ? nlohmann::json(e) : nlohmann::json(nullptr);
     }

@@ -71,7 +71,10 @@ TEST_F(Fidelity, SeedFiguresGiveTheMedianErrorAndTheCountWithinTolerance) {
                                                                               {"holds", false}}})
                                                     .dump());
   write("b/plot.svg", "<svg/>");
-  FidelityArgs args{{a, b}, (dir_ / "fidelity.md").string()};
+  json input = seed_claim("source rate", 5e9, 5e9, true);
+  input["model_input"] = true;  // shown, not counted
+  const std::string c = write("c.json", results_with("study_c", {input}).dump());
+  FidelityArgs args{{a, b, c}, (dir_ / "fidelity.md").string()};
   ASSERT_EQ(run_fidelity(args, out_, err_), 0) << err_.str();
   // |errors| 10%, 30%, 5% and the failed figure at 100%: median (10 + 30) / 2.
   EXPECT_NE(out_.str().find("RESULT F3 median_err=20.00 within_tolerance=2/4"), std::string::npos) << out_.str();
@@ -84,6 +87,9 @@ TEST_F(Fidelity, SeedFiguresGiveTheMedianErrorAndTheCountWithinTolerance) {
   EXPECT_NE(text.find("| study_a | ratio | ~ | 2 | 1.4 | -30.0% | 15% | **miss** |"), std::string::npos) << text;
   EXPECT_NE(text.find("| study_b | grows |  | 1.5 | >= 1 | yes |"), std::string::npos) << text;
   EXPECT_NE(text.find("![plot](b/plot.svg)"), std::string::npos) << text;
+  EXPECT_NE(text.find("| study_c | source rate | ~ | 5e+09 | 5e+09 | +0.0% | 15% | yes (input, not in F3) |"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(Fidelity, BadResultsFilesAreNamedWithThePlaceAndTheProblem) {

@@ -22,7 +22,7 @@ TEST(SimProfile, DefaultsAreValidAndKeepTcpFactorsOffPcie) {
   EXPECT_EQ(p.factors(topo::LinkClass::pcie), (LinkClassFactors{1.0, 1.0}));
   EXPECT_EQ(p.factors(topo::LinkClass::memory), (LinkClassFactors{1.0, 1.0}));
   EXPECT_DOUBLE_EQ(p.factors(topo::LinkClass::network).bandwidth_factor, 0.97);
-  EXPECT_EQ(p.cost_ns(CostKind::meta_create), 10000);
+  EXPECT_EQ(p.cost_ns(CostKind::meta_create), 5000);  // one MDT ~200,000 ops/s (docs/seeds.md)
   EXPECT_EQ(p.cost_ns(CostKind::workload_step), 1);
 }
 

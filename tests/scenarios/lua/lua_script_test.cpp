@@ -260,7 +260,9 @@ TEST(LuaScript, ClaimsAreCheckedRecordedAndPlotsAskTheDrawer) {
   run.options.out_dir = "/tmp/claims_out";
   Result<ScriptOutcome> outcome = run.go(k_dir + "claims_and_plot.lua");
   ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
-  ASSERT_EQ(outcome->claims.size(), 6u);
+  ASSERT_EQ(outcome->claims.size(), 7u);
+  EXPECT_TRUE(outcome->claims[6].model_input);
+  EXPECT_FALSE(outcome->claims[5].model_input);
   EXPECT_TRUE(outcome->claims[0].holds);
   EXPECT_FALSE(outcome->claims[0].is_seed_figure());
   EXPECT_TRUE(outcome->claims[3].is_seed_figure());
@@ -294,7 +296,8 @@ TEST(LuaScript, AClaimWithoutBoundsOrMeasurementIsAScriptError) {
         "sl.claim{\"x\", measured = \"big\", at_least = 0}", "sl.claim{\"x\", measured = 1, at_least = 2, at_most = 1}",
         "sl.claim{\"x\", measured = 1, at_lest = 2}", "sl.claim{\"x\", measured = 1, seed_value = 2, at_least = 1}",
         "sl.claim{\"x\", measured = 1, seed_value = 2, tolerance = 0.3}",
-        "sl.claim{\"x\", measured = 1, seed_value = 0}", "sl.claim{\"x\", measured = 1, at_least = 0, tolerance = 0.1}",
+        "sl.claim{\"x\", measured = 1, seed_value = 0}", "sl.claim{\"x\", measured = 1, at_most = 2, input = true}",
+        "sl.claim{\"x\", measured = 1, at_least = 0, tolerance = 0.1}",
         "sl.claim{\"x\", measured = 1, seed_value = 2, tolerance = -1, tolerance_why = \"y\"}"}) {
     const std::string path = ::testing::TempDir() + "bad_claim.lua";
     std::ofstream(path) << "local sl = require \"sluice\"\n" << body << "\n";

@@ -11,6 +11,8 @@ local near = sl.claim{"seed figure, within 15%", measured = 1.8, seed_value = 2.
 local far = sl.claim{"seed figure, 20% off", measured = 2.4, seed_value = 2.0}
 local wide = sl.claim{"seed figure, a range", measured = 0.14, seed_value = 0.125, tolerance = 0.2,
                       tolerance_why = "the seed gives 10-15%"}
+local given = sl.claim{"seed figure, an input of the run", measured = 5, seed_value = 5, input = true}
+assert(given == true)
 assert(holds == true and fails == false and nan == false)
 assert(near == true and far == false and wide == true)
 sl.report{ r }:plot("claims_plot.svg")
