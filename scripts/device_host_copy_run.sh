@@ -10,7 +10,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--pack" ]; then
   mkdir -p .carry/hostcopy
-  g++ -O2 -static -pthread -std=c++17 -Wall -Wextra -o .carry/hostcopy/host_copy_scaling scripts/host_copy_scaling.cpp
+  g++ -O2 -static -pthread -std=c++17 -Wall -Wextra -o .carry/hostcopy/host_copy_scaling scripts/host_copy_scaling.cpp ||
+    exit 1
+  nvcc -O2 -arch=sm_90 -cudart static -std=c++17 -o .carry/hostcopy/gpu_h2d_concurrency scripts/gpu_h2d_concurrency.cu
   exit $?
 fi
 out=${OUT:-out/hostcopy}
@@ -28,3 +30,4 @@ echo "host_copy_scaling: $(hostname), $threads cores, up to $max threads, 256 Mi
   | tee "$out/host_copy.txt"
 timeout 500 .carry/hostcopy/host_copy_scaling "$max" $((256 << 20)) 5 /var/tmp/host_copy_scaling.dat \
   | tee -a "$out/host_copy.txt"
+timeout 300 .carry/hostcopy/gpu_h2d_concurrency $((8 << 30)) 5 | tee "$out/h2d.txt"
