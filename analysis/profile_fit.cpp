@@ -385,6 +385,16 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   fit.converged = solved->converged && fit.evaluations < options.max_evaluations;
   fit.failed_candidates = first_failure.ok() ? "" : first_failure.message();
   if (Status st = score_fitted(fit, base, params, measured, predict, options); !st.ok()) return st;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    // A profile file names each parameter's source by its dotted key
+    // (sim_profile.hpp parameter_sources): /a/b/c -> a.b.c.
+    std::string key = params[i].pointer.substr(1);
+    std::replace(key.begin(), key.end(), '/', '.');
+    fit.profile["sources"][key] = fmt::format(
+        "fit: {} from {} measured points (analysis/profile_fit.hpp, simulator in the loop); the "
+        "profile's \"source\" names the measurements",
+        fitted_value_text(fit, i), measured.size());
+  }
   return fit;
 }
 

@@ -1,5 +1,6 @@
 #include "sim/sim_profile.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -106,13 +107,136 @@ Status read_disk(const Json& d, SimProfile& p) {
   return ok_status();
 }
 
+// Where each default comes from (SimProfile::parameter_sources). The
+// measurements named "the H200 machine" are scripts/device_host_op_costs_run.sh
+// on the project's GPU machine (16-core Intel Xeon VM, Linux 6.18, ext4 on
+// virtio; docs/measurements/device_host_op_costs_h200_2026-11-29.txt).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 37> k_default_sources{{
+    {"link_classes.pcie.bandwidth_factor",
+     "identity: the topology's PCIe rates are already effective (PCI-SIG raw rate x 0.85 protocol efficiency, "
+     "core/topology/hardware_figures.hpp)"},
+    {"link_classes.pcie.latency_factor",
+     "identity: the topology's PCIe hop latencies are hardware figures (hardware_figures.hpp)"},
+    {"link_classes.memory.bandwidth_factor",
+     "identity: the topology's memory links carry the CPUs' published memory bandwidth (hardware_figures.hpp)"},
+    {"link_classes.memory.latency_factor", "identity: the topology's memory latency is a hardware figure"},
+    {"link_classes.inter_socket.bandwidth_factor",
+     "identity: the topology's socket links carry published xGMI / UPI rates (hardware_figures.hpp)"},
+    {"link_classes.inter_socket.latency_factor", "identity: the topology's socket-link latency is a hardware figure"},
+    {"link_classes.network.bandwidth_factor",
+     "paper: LV08 (Velho, Schnorr, Casanova, Legrand, ACM TOMACS 23(4), 2013) 0.97 = TCP payload share of a "
+     "1500-byte frame (1448/1500)"},
+    {"link_classes.network.latency_factor",
+     "identity: the topology's network latencies are end-to-end RDMA-class fabric figures (300 ns per link, "
+     "hardware_figures.hpp); LV08's 13.01 folds WAN slow start in"},
+    {"network.tcp_window_bytes", "SimGrid 3.32 documentation: network/TCP-gamma default 4 MiB"},
+    {"network.message_overhead_bytes",
+     "protocol headers: Ethernet 14 + IPv4 20 (RFC 791) + TCP with timestamps 32 (RFC 7323) bytes"},
+    {"network.local_message_latency_ns",
+     "measured: one-way 64-byte TCP message over 127.0.0.1 with TCP_NODELAY, median 8366 ns on the H200 machine "
+     "(scripts/host_op_costs.cpp loopback_tcp)"},
+    {"disk.read_latency_ns", "data sheet: Intel SSD DC P4510, typical sequential read latency 77 us"},
+    {"disk.write_latency_ns", "data sheet: Intel SSD DC P4510, typical sequential write latency 18 us"},
+    {"disk.sync_latency_ns",
+     "data sheet: Intel SSD DC P4510 has power-loss protection, so a flush is acknowledged from its cache: one "
+     "more command round trip, the 18 us of its write latency"},
+    {"disk.metadata_latency_ns",
+     "measured: stat of a 1 MiB chunk file, median 1309 ns on the H200 machine (scripts/host_op_costs.cpp chunk "
+     "op=stat); a chunk's remove is charged the same (that machine's virtio disk took 425 us to unlink one)"},
+    {"disk.request_occupancy_ns", "data sheet: Intel SSD DC P4510, 636,500 IOPS of 4 KiB random reads = 1571 ns"},
+    {"disk.read_bandwidth_factor",
+     "identity: the topology's drive rates are data-sheet sequential figures (machine_builders.cpp)"},
+    {"disk.write_bandwidth_factor",
+     "identity: the topology's drive rates are data-sheet sequential figures (machine_builders.cpp)"},
+    {"disk.read_request_bytes_per_s",
+     "data sheet: a sequential read reaches the drive's rated bandwidth, so none (0); make bench-f4 fits it on a "
+     "virtual disk"},
+    {"disk.write_request_bytes_per_s",
+     "data sheet: a sequential write reaches the drive's rated bandwidth, so none (0); make bench-f4 fits it on a "
+     "virtual disk"},
+    {"disk.batch_occupancy_ns",
+     "data sheet: a drive's rated IOPS at depth is already the occupancy, so none (0); make bench-f4 fits it on a "
+     "virtual disk"},
+    {"cpu.cores_per_node", "data sheet: AMD EPYC 7742, 64 cores (the DGX A100's socket)"},
+    {"cpu.cost_ns_per_unit.meta_lookup",
+     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md, sharded metadata), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.meta_create", "seed: one Lustre MDT ~200,000 creates/s (SEEDS.md, sharded metadata): 5 us"},
+    {"cpu.cost_ns_per_unit.meta_mkdir",
+     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.meta_stat", "seed: one Lustre MDT ~200,000 stats/s (SEEDS.md, sharded metadata): 5 us"},
+    {"cpu.cost_ns_per_unit.meta_readdir_entry",
+     "measured: readdir of a 20,000-entry ext4 directory (the MDT's backing file system), median 221 ns per entry "
+     "on the H200 machine (scripts/host_op_costs.cpp meta op=readdir_entry)"},
+    {"cpu.cost_ns_per_unit.meta_unlink",
+     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.meta_rename",
+     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.meta_setattr",
+     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.storage_request",
+     "assumption, not yet measured: ~1 us of server CPU per chunk request (decode, queue, reply); a "
+     "per-request CPU measurement of the storage server would replace it"},
+    {"cpu.cost_ns_per_unit.client_request", "assumption, not yet measured: ~0.5 us of client CPU per request issued"},
+    {"cpu.cost_ns_per_unit.workload_step", "definition: one unit is 1 ns of the workload's own compute"},
+    {"memory.memory_op_bytes_per_s",
+     "measured: ISA-L crc32_iscsi (core/proto/crc32c) over 64 MiB, one thread, median 11.39 GB/s on the H200 "
+     "machine (scripts/host_op_costs.cpp crc32c)"},
+    {"memory.same_location_copy_bytes_per_s",
+     "measured: memcpy of 256 MiB, one thread, median 10.66 GB/s on the H200 machine (scripts/host_op_costs.cpp "
+     "memcpy)"},
+    {"staging.cpu_copies",
+     "seed: the BeeGFS classic path copies each byte once on the CPU, kernel buffer -> user buffer, before "
+     "cudaMemcpy (docs/seeds.md#beegfs-and-gpudirect-storage)"},
+    {"staging.cpu_copy_bytes_per_s",
+     "measured: single-thread pread of a page-cached file, 5.9 GB/s on the H200 machine "
+     "(docs/seeds.md#machines-available-to-the-project)"},
+}};
+
+// The parameter keys of the object `j` (a profile's sections), depth first.
+void collect_keys(const Json& j, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) {
+      collect_keys(value, path, out);
+    } else {
+      out.push_back(path);
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> parameter_keys() {
+  Json j = Json::parse(to_json(SimProfile{}));
+  for (const char* meta : {"format", "version", "name", "source", "sources"}) j.erase(meta);
+  std::vector<std::string> keys;
+  collect_keys(j, "", keys);
+  return keys;
+}
 
 SimProfile default_profile() {
   SimProfile p;
-  p.source.note = "documented defaults: sim/sim_profile.hpp gives the source of every number";
+  p.source.note = "documented defaults: \"sources\" gives the source of every number";
+  for (const auto& [key, text] : k_default_sources) p.parameter_sources.emplace(key, text);
   return p;
 }
+
+namespace {
+
+Status read_sources(const Json& j, SimProfile& p) {
+  if (!j.is_object()) return bad("sources must be an object");
+  const std::vector<std::string> keys = parameter_keys();
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      return bad("sources: \"" + key + "\" names no parameter");
+    }
+    if (!value.is_string() || value.get<std::string>().empty()) return bad("sources." + key + " must be a text");
+    p.parameter_sources[key] = value.get<std::string>();
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Status validate(const SimProfile& p) {
   if (p.name.empty()) return bad("name is empty");
@@ -159,8 +283,9 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
   }
   Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad("not valid JSON");
-  SLUICE_TRY(check_keys(
-      j, "", {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu", "memory", "staging"}));
+  SLUICE_TRY(check_keys(j, "",
+                        {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu", "memory",
+                         "staging", "sources"}));
   std::string format;
   SLUICE_TRY(read(j, "format", "", format));
   if (format != k_profile_format) {
@@ -225,6 +350,9 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
     SLUICE_TRY(read(*st, "cpu_copies", "staging", p.staging_cpu_copies));
     SLUICE_TRY(read(*st, "cpu_copy_bytes_per_s", "staging", p.staging_cpu_copy_bytes_per_s));
   }
+  if (auto src = j.find("sources"); src != j.end()) {
+    SLUICE_TRY(read_sources(*src, p));
+  }
   SLUICE_TRY(validate(p));
   return p;
 }
@@ -266,6 +394,7 @@ std::string to_json(const SimProfile& p) {
   j["memory"] = {{"memory_op_bytes_per_s", p.memory_op_bytes_per_s},
                  {"same_location_copy_bytes_per_s", p.same_location_copy_bytes_per_s}};
   j["staging"] = {{"cpu_copies", p.staging_cpu_copies}, {"cpu_copy_bytes_per_s", p.staging_cpu_copy_bytes_per_s}};
+  if (!p.parameter_sources.empty()) j["sources"] = p.parameter_sources;
   return j.dump(2) + "\n";
 }
 

@@ -24,7 +24,8 @@
 //               "batch_occupancy_ns": 0 },
 //     "cpu": { "cores_per_node": 64, "cost_ns_per_unit": { "meta_create": 10000, ... } },
 //     "memory": { "memory_op_bytes_per_s": 1e10, "same_location_copy_bytes_per_s": 1e10 },
-//     "staging": { "cpu_copies": 1, "cpu_copy_bytes_per_s": 5.9e9 } }
+//     "staging": { "cpu_copies": 1, "cpu_copy_bytes_per_s": 5.9e9 },
+//     "sources": { "disk.read_latency_ns": "Intel SSD DC P4510 data sheet ...", ... } }
 //
 // How each number is used is documented at the field; SimEnv (sim_env.hpp)
 // and the platform builder (sim_platform.hpp) are the only readers.
@@ -32,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,9 +111,9 @@ struct SimProfile {
   // (proto::encoded_size): Ethernet 14 + IPv4 20 + TCP with timestamps 32 = 66.
   std::uint32_t message_overhead_bytes = 66;
   // A message between two services of one node (loopback/shared memory) takes
-  // this and loads no link. ~5 us: half a loopback TCP round trip on Linux
-  // (netperf TCP_RR over lo reaches ~100,000 transactions/s). Assumption.
-  TimeNs local_message_latency_ns = 5 * k_ns_per_us;
+  // this and loads no link: a 64-byte TCP message's one-way time over
+  // 127.0.0.1, 8366 ns on the H200 machine (scripts/host_op_costs.cpp).
+  TimeNs local_message_latency_ns = 8366;
 
   // ---- disks (SimGrid 3.32's disk model has bandwidth only) ----
   // The drive is an s4u::Disk with the topology's read and write bandwidth
@@ -125,14 +127,16 @@ struct SimProfile {
   //   occupancy x drive bandwidth extra bytes, so the drive serves at most
   //   1/occupancy requests per second however small they are (1571 ns =
   //   1 / 636,500 IOPS, the P4510's 4 KiB random-read figure);
-  // - sync_latency_ns more for a sync (FUA/flush) write (assumption: drives
-  //   with power-loss protection acknowledge a flush from their cache);
+  // - sync_latency_ns more for a sync (FUA/flush) write: the P4510 has
+  //   power-loss protection, so a flush is acknowledged from its cache, one
+  //   more command round trip (its 18 us write latency);
   // - metadata_latency_ns for remove and stat of a chunk object (a local file
-  //   system metadata operation; assumption, to be calibrated).
+  //   system metadata operation: stat of a 1 MiB chunk file, 1309 ns on the
+  //   H200 machine, scripts/host_op_costs.cpp; a remove is charged the same).
   TimeNs disk_read_latency_ns = 77 * k_ns_per_us;
   TimeNs disk_write_latency_ns = 18 * k_ns_per_us;
-  TimeNs disk_sync_latency_ns = 20 * k_ns_per_us;
-  TimeNs disk_metadata_latency_ns = 10 * k_ns_per_us;
+  TimeNs disk_sync_latency_ns = 18 * k_ns_per_us;
+  TimeNs disk_metadata_latency_ns = 1309;
   TimeNs disk_request_occupancy_ns = 1571;
   // Drive time paid once per batch of requests, shared by the requests at
   // the drive when one is submitted (q of them, this one included: each pays
@@ -178,29 +182,31 @@ struct SimProfile {
   // 64: one AMD EPYC 7742 (DGX A100 socket).
   std::uint32_t cpu_cores_per_node = 64;
   // Service time per unit of each CostKind, in ns (the same order as
-  // CostKind). Assumptions of the right order, to be calibrated.
+  // CostKind); parameter_sources gives each one's source.
   // Metadata kinds: one unit is one request of an in-kernel Lustre MDT,
   // which a metadata server runs one at a time (its saturated rate is
-  // 1 / cost): lookup, stat and create 5 us (docs/seeds.md#sharded-metadata:
-  // one MDT ~200,000 ops/s; the survey gives one rate for mdtest's creates
-  // and stats, so both take it (issue 19; the earlier 10 us create had no
-  // source)), mkdir 10 us (a create plus the new directory's own inode:
-  // assumption), unlink and rename 5 us, setattr 3 us, a readdir entry 0.2 us
-  // (assumptions of the MDT's order, no measurement). Other servers charge a
-  // multiple (core/services/meta_op_units.hpp: BeeGFS 3-14 units).
-  // A chunk request costs ~1 us of server CPU, a client request ~0.5 us.
+  // 1 / cost): lookup, create, mkdir, stat, unlink, rename and setattr 5 us
+  // (docs/seeds.md#sharded-metadata: one MDT ~200,000 ops/s; the survey
+  // gives one rate for mdtest's operations, so each request takes it), a
+  // readdir entry 221 ns (readdir of an ext4 directory, the MDT's backing
+  // file system, on the H200 machine: scripts/host_op_costs.cpp). Other
+  // servers charge a multiple (core/services/meta_op_units.hpp: BeeGFS 3-14
+  // units). A chunk request costs ~1 us of server CPU, a client request
+  // ~0.5 us (assumptions: not yet measured).
   // workload_step is accelerator time: its unit is 1 ns and it occupies no CPU.
-  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{5000, 5000, 10000, 5000, 200, 5000,
-                                                                                  5000, 3000, 1000,  500,  1};
+  std::array<TimeNs, static_cast<std::size_t>(CostKind::count_)> cost_ns_per_unit{5000, 5000, 5000, 5000, 221, 5000,
+                                                                                  5000, 5000, 1000, 500,  1};
 
   // ---- memory operations ----
-  // checksum / fill / verify run at this rate (ISA-L crc32c reaches ~10 GB/s
-  // per core on AVX2 machines); no bytes exist in simulation.
-  double memory_op_bytes_per_s = 10e9;
+  // checksum / fill / verify run at this rate (ISA-L crc32c, one thread:
+  // 11.39 GB/s on the H200 machine, scripts/host_op_costs.cpp); no bytes
+  // exist in simulation.
+  double memory_op_bytes_per_s = 11.39e9;
   // A transfer whose source and destination are the same memory (host to host
   // on one NUMA node, GPU to the same GPU) crosses no link; it takes
-  // bytes / this (a single-core memcpy, ~10 GB/s). Assumption.
-  double same_location_copy_bytes_per_s = 10e9;
+  // bytes / this (a single-thread memcpy: 10.66 GB/s on the H200 machine,
+  // scripts/host_op_costs.cpp).
+  double same_location_copy_bytes_per_s = 10.66e9;
 
   // ---- host staging of GPU data (the client side of a bounce) ----
   // A bounce moves GPU data through host memory (core/sched DataPath::bounce:
@@ -235,6 +241,14 @@ struct SimProfile {
   std::uint32_t staging_cpu_copies = 1;
   double staging_cpu_copy_bytes_per_s = 5.9e9;
 
+  // Where each number comes from, by its key in the file ("disk.read_latency_ns",
+  // "cpu.cost_ns_per_unit.meta_create", ...): a measurement (command and
+  // machine), a data sheet or a seed figure. default_profile() gives one for
+  // every parameter (the comments above say the same at more length); a fit
+  // replaces those of the parameters it fitted. A key that names no parameter
+  // is an error.
+  std::map<std::string, std::string> parameter_sources;
+
   const LinkClassFactors& factors(topo::LinkClass c) const { return link_classes[static_cast<std::size_t>(c)]; }
   TimeNs cost_ns(CostKind kind) const { return cost_ns_per_unit[static_cast<std::size_t>(kind)]; }
   bool operator==(const SimProfile&) const = default;
@@ -248,6 +262,10 @@ SimProfile default_profile();
 // request rates 0 or within [k_min_disk_request_bytes_per_s, 1e15], ...);
 // invalid_argument naming the field.
 Status validate(const SimProfile& profile);
+
+// The key of every parameter in a profile file ("network.tcp_window_bytes",
+// "cpu.cost_ns_per_unit.meta_create", ...), in the file's order.
+std::vector<std::string> parameter_keys();
 
 // Parses a profile file's text (see the format above). Errors name the key
 // or the JSON error position.

@@ -95,6 +95,10 @@ TEST(ProfileFit, RecoversHiddenParametersThroughTheSimulatorSeam) {
   EXPECT_EQ(fit->evaluations, calls);
   EXPECT_EQ(fit->profile["link_classes"]["network"]["bandwidth_factor"].get<double>(), fit->values[0]);
   EXPECT_TRUE(fit->profile["cpu"]["cost_ns_per_unit"]["storage_request"].is_number_integer());
+  // Each fitted parameter's source now names the fit (sim_profile.hpp parameter_sources).
+  EXPECT_TRUE(fit->profile["sources"]["link_classes.network.bandwidth_factor"].get<std::string>().starts_with("fit: "));
+  EXPECT_TRUE(fit->profile["sources"]["cpu.cost_ns_per_unit.storage_request"].get<std::string>().starts_with("fit: "));
+  EXPECT_EQ(fit->profile["sources"].size(), 2u);
   // Held-out points (other sizes, stripe count 3, 300 Mb/s) predicted with the fitted profile.
   const std::vector<FakePoint> held = {{300e6, 6 << 20, 3}, {300e6, 24 << 20, 3}};
   Result<std::vector<double>> errs = paired_rel_errors(simulate(fit->profile, held), simulate(truth_profile(), held),
