@@ -911,16 +911,53 @@ OpId SimRuntime::memory_op(ServiceSlot& self, const MemHandle& range, const char
   return op->result.op;
 }
 
+std::uint32_t SimRuntime::memory_pool(ServiceSlot& self, MemKind kind, std::uint16_t device) {
+  const NodeId node = self.endpoint.node;
+  const topo::Topology& topology = platform_->topology();
+  std::uint32_t key = k_host_pool;
+  std::uint64_t gpu_bytes = 0;
+  if (kind == MemKind::gpu && config_.node_memory_limit_bytes == 0) {
+    if (Result<topo::VertexId> gpu = topology.device(node, topo::VertexKind::gpu, device); gpu.ok()) {
+      gpu_bytes = topology.vertex(*gpu).gpu_memory_bytes;
+    }
+    if (gpu_bytes > 0) key = device;  // a GPU of no size counts against the host pool
+  }
+  auto [it, made] = memory_[node].pools.try_emplace(key);
+  if (!made) return key;
+  MemoryPool& pool = it->second;
+  if (config_.node_memory_limit_bytes > 0) {
+    pool.limit_bytes = config_.node_memory_limit_bytes;
+  } else if (key != k_host_pool) {
+    pool.limit_bytes = gpu_bytes;
+  } else {
+    for (std::uint32_t i = 0; i < topology.count(node, topo::VertexKind::host_memory); ++i) {
+      if (Result<topo::VertexId> m = topology.device(node, topo::VertexKind::host_memory, i); m.ok()) {
+        pool.limit_bytes += topology.vertex(*m).host_memory_bytes;
+      }
+    }
+    if (pool.limit_bytes == 0) {
+      pool.limit_bytes = k_unsized_node_memory_bytes;
+      log(self, LogLevel::info,
+          "node " + std::to_string(node) + ": the machine model gives no host memory size; its buffers may use " +
+              std::to_string(k_unsized_node_memory_bytes) + " bytes (k_unsized_node_memory_bytes)");
+    }
+  }
+  return key;
+}
+
 Result<MemHandle> SimRuntime::alloc(ServiceSlot& self, MemKind kind, std::uint16_t device, std::uint64_t bytes) {
-  NodeMemory& node = memory_[self.endpoint.node];
   if (bytes == 0) return error(StatusCode::invalid_argument, "alloc of 0 bytes");
-  if (node.allocated_bytes + bytes > config_.node_memory_limit_bytes) {
-    return error(StatusCode::no_space, "node " + std::to_string(self.endpoint.node) + " memory limit " +
-                                           std::to_string(config_.node_memory_limit_bytes) + " bytes reached");
+  const std::uint32_t key = memory_pool(self, kind, device);
+  NodeMemory& node = memory_[self.endpoint.node];
+  MemoryPool& pool = node.pools.at(key);
+  if (pool.allocated_bytes + bytes > pool.limit_bytes) {
+    const std::string which = key == k_host_pool ? "host" : "GPU " + std::to_string(device);
+    return error(StatusCode::no_space, "node " + std::to_string(self.endpoint.node) + " " + which + " memory limit " +
+                                           std::to_string(pool.limit_bytes) + " bytes reached");
   }
   const std::uint32_t id = node.next_region++;
-  node.regions.emplace(id, Region{kind, device, bytes, self.endpoint});
-  node.allocated_bytes += bytes;
+  node.regions.emplace(id, Region{kind, device, bytes, self.endpoint, false, key});
+  pool.allocated_bytes += bytes;
   return MemHandle{self.endpoint.node, kind, device, id, 0, bytes};
 }
 
@@ -929,7 +966,7 @@ void SimRuntime::free(const MemHandle& region) {
   if (n == memory_.end()) return;
   auto it = n->second.regions.find(region.region);
   if (it == n->second.regions.end()) return;
-  if (!it->second.window) n->second.allocated_bytes -= it->second.length;
+  if (!it->second.window) n->second.pools.at(it->second.pool).allocated_bytes -= it->second.length;
   n->second.regions.erase(it);
 }
 
@@ -945,7 +982,10 @@ Result<MemHandle> SimRuntime::open_window(ServiceSlot& self, const MemHandle& ra
 
 std::uint64_t SimRuntime::allocated_bytes(NodeId node) const {
   auto n = memory_.find(node);
-  return n == memory_.end() ? 0 : n->second.allocated_bytes;
+  if (n == memory_.end()) return 0;
+  std::uint64_t total = 0;
+  for (const auto& [key, pool] : n->second.pools) total += pool.allocated_bytes;
+  return total;
 }
 
 void SimRuntime::log(ServiceSlot& self, LogLevel level, std::string_view message) {
@@ -1017,7 +1057,7 @@ Status SimRuntime::restart(Endpoint service) {
   NodeMemory& memory = memory_[service.node];
   for (auto r = memory.regions.begin(); r != memory.regions.end();) {
     if (r->second.owner == service) {
-      if (!r->second.window) memory.allocated_bytes -= r->second.length;
+      if (!r->second.window) memory.pools.at(r->second.pool).allocated_bytes -= r->second.length;
       r = memory.regions.erase(r);
     } else {
       ++r;

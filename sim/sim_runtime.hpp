@@ -76,8 +76,13 @@ struct ReadStream;
 struct SimRuntimeConfig {
   std::uint64_t seed = 1;
   SimProfile profile = default_profile();
-  // Memory a node's services may alloc (like TestWorld's limit).
-  std::uint64_t node_memory_limit_bytes = 8 * k_gib;
+  // Memory a node's services may alloc. 0: the machine model's, host and
+  // pinned buffers against the host memory of the node's sockets and each
+  // GPU's buffers against that GPU's memory; where the model gives no size,
+  // k_unsized_node_memory_bytes for the node (said once in the log). Not 0:
+  // one pool of that size for every kind on every node (tests use it to run
+  // out of memory on purpose).
+  std::uint64_t node_memory_limit_bytes = 0;
   // Checks every message against the wire limits (proto::validate) so that a
   // message too big for the wire fails in simulation as it would on hardware.
   bool validate_messages = true;
@@ -113,6 +118,9 @@ struct SimRuntimeConfig {
 // run_until() lets the clock run at most this far per call (a guard; a
 // run pauses long before, when the condition holds or nothing is left).
 inline constexpr double k_run_horizon_s = 1e9;
+// A node whose machine model gives no host memory size may alloc this much
+// (SimRuntimeConfig::node_memory_limit_bytes = 0); the log says so once.
+inline constexpr std::uint64_t k_unsized_node_memory_bytes = 8 * k_gib;
 
 class SimRuntime {
  public:
@@ -231,12 +239,20 @@ class SimRuntime {
     MemKind kind = MemKind::host;
     std::uint16_t device = 0;
     std::uint64_t length = 0;
-    Endpoint owner;       // the service that allocated it (restart frees it)
-    bool window = false;  // Env::open_window: counts no memory of its own
+    Endpoint owner;          // the service that allocated it (restart frees it)
+    bool window = false;     // Env::open_window: counts no memory of its own
+    std::uint32_t pool = 0;  // NodeMemory::pools key it counts against (not a window)
   };
+  // A node's memory pools: key k_host_pool for host and pinned buffers (and
+  // GPU buffers where the model gives the GPU no size), else the GPU index.
+  struct MemoryPool {
+    std::uint64_t limit_bytes = 0;
+    std::uint64_t allocated_bytes = 0;
+  };
+  static constexpr std::uint32_t k_host_pool = 0xffffffffu;
   struct NodeMemory {
     std::uint32_t next_region = 1;
-    std::uint64_t allocated_bytes = 0;
+    std::map<std::uint32_t, MemoryPool> pools;
     std::map<std::uint32_t, Region> regions;
   };
   struct Target {
@@ -259,6 +275,9 @@ class SimRuntime {
   OpId timer(ServiceSlot& self, TimeNs delay_ns);
   OpId memory_op(ServiceSlot& self, const MemHandle& range, const char* what);
   Result<MemHandle> alloc(ServiceSlot& self, MemKind kind, std::uint16_t device, std::uint64_t bytes);
+  // The key of the pool (NodeMemory::pools) a buffer of `kind` on `device`
+  // of self's node counts against, made with its limit on first use.
+  std::uint32_t memory_pool(ServiceSlot& self, MemKind kind, std::uint16_t device);
   void free(const MemHandle& region);
   Result<MemHandle> open_window(ServiceSlot& self, const MemHandle& range);
   void log(ServiceSlot& self, LogLevel level, std::string_view message);

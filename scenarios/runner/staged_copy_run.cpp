@@ -196,8 +196,9 @@ Result<double> simulate_staged_copy(std::string_view profile_json, const StagedC
   if (!topology.ok()) return topology.status();
   sim::SimRuntimeConfig config;
   config.profile = *profile;
+  // One pool that holds every lane's buffers: this run models copies, not memory.
   config.node_memory_limit_bytes = std::max<std::uint64_t>(
-      config.node_memory_limit_bytes, std::uint64_t{point.lanes} * (point.depth + 1) * point.piece_bytes);
+      sim::k_unsized_node_memory_bytes, std::uint64_t{point.lanes} * (point.depth + 1) * point.piece_bytes);
   auto rt = sim::SimRuntime::create(std::make_shared<const topo::Topology>(std::move(*topology)), config);
   if (!rt.ok()) return rt.status();
   for (std::uint32_t l = 0; l < point.lanes; ++l) (*rt)->add_service<CopyLane>(0, &job);

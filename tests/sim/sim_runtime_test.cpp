@@ -10,6 +10,8 @@
 #include <string>
 
 #include "core/proto/codec.hpp"
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/machine_builders.hpp"
 #include "sim/sim_runtime.hpp"
 #include "tests/core/services/mixed_files_workload.hpp"
 #include "tests/sim/sim_test_support.hpp"
@@ -90,6 +92,54 @@ TEST(SimRuntime, ErrorsNameThePlaceAndTheProblem) {
     EXPECT_EQ(unknown_endpoint.code(), StatusCode::unavailable);
     EXPECT_EQ(too_big.code(), StatusCode::invalid_argument);
     EXPECT_TRUE(other.deliveries.empty());
+  });
+}
+
+// Issue 19: buffers count against the machine model's memory, host and
+// pinned ones against the node's sockets, a GPU's against that GPU (a
+// 128-GPU-node checkpoint ran out of a fixed 8 GiB before).
+TEST(SimRuntime, BuffersCountAgainstTheMachineModelsMemory) {
+  in_child([] {
+    auto rt = SimRuntime::create(small_cluster({.nodes = 1, .sockets = 2, .gpus = 2})).value();
+    const std::uint64_t host = 2 * topo::GenericMachine{}.memory_bytes_per_socket;
+    const std::uint64_t gpu = topo::GenericMachine{}.gpu_memory_bytes;
+    Probe& p = rt->add_service<Probe>(0, [&](Probe& self) {
+      Env& env = self.env();
+      ASSERT_TRUE(env.alloc(MemKind::pinned, 0, host - k_gib).ok());
+      ASSERT_TRUE(env.alloc(MemKind::host, 1, k_gib).ok());  // the two sockets' memory together
+      Result<MemHandle> over = env.alloc(MemKind::host, 0, 1);
+      EXPECT_EQ(over.status().code(), StatusCode::no_space);
+      EXPECT_NE(over.status().message().find("host memory limit " + std::to_string(host)), std::string::npos)
+          << over.status().message();
+      const MemHandle g0 = env.alloc(MemKind::gpu, 0, gpu).value();  // not in the host pool
+      Result<MemHandle> g0_over = env.alloc(MemKind::gpu, 0, 1);
+      EXPECT_EQ(g0_over.status().code(), StatusCode::no_space);
+      EXPECT_NE(g0_over.status().message().find("GPU 0 memory limit"), std::string::npos);
+      EXPECT_TRUE(env.alloc(MemKind::gpu, 1, gpu).ok());  // each GPU its own
+      env.free(g0);
+      EXPECT_TRUE(env.alloc(MemKind::gpu, 0, gpu).ok());
+    });
+    rt->run_until_idle();
+    EXPECT_EQ(rt->allocated_bytes(0), host + 2 * gpu);
+    (void)p;
+  });
+}
+
+TEST(SimRuntime, AMachineWithoutAMemorySizeGetsTheNamedFallbackAndSaysSo) {
+  in_child([] {
+    topo::GenericMachine m;
+    m.memory_bytes_per_socket = 0;
+    auto cluster = topo::star_cluster(topo::generic_machine(m).value(), 1, topo::StarOptions{}).value();
+    auto rt = SimRuntime::create(std::make_shared<const topo::Topology>(std::move(cluster))).value();
+    rt->add_service<Probe>(0, [&](Probe& self) {
+      EXPECT_TRUE(self.env().alloc(MemKind::host, 0, sim::k_unsized_node_memory_bytes).ok());
+      EXPECT_EQ(self.env().alloc(MemKind::host, 0, 1).status().code(), StatusCode::no_space);
+    });
+    rt->run_until_idle();
+    bool said = false;
+    for (const std::string& line : rt->logs())
+      said = said || line.find("k_unsized_node_memory_bytes") != std::string::npos;
+    EXPECT_TRUE(said);
   });
 }
 
