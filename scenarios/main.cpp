@@ -242,7 +242,8 @@ int backends() {
 
 struct RunArgs {
   std::string script;
-  std::string backend;  // "" = the script's choice
+  std::string backend;       // "" = the script's choice
+  std::string sim_coalesce;  // "" = the script's choice (sl.run sim_coalesce), "on", "off"
   std::vector<std::string> sets;
   std::optional<std::uint64_t> seed;
   std::string out_dir = "out";
@@ -496,10 +497,17 @@ class ScriptRunner {
     }
     call.point_done = [this](std::size_t index, const scenario::RunResult& r) { note(journal_.point_done(index, r)); };
     call.stop_requested = [] { return g_stop_signal != 0; };
-    progress_.begin_call(points);
-    note(journal_.begin_call(points.empty() ? std::string() : points.front().scenario));
+    // --sim-coalesce overrides each point's sl.run sim_coalesce (recorded in its results).
+    std::vector<scenario::ScenarioSpec> overridden;
+    if (!args_.sim_coalesce.empty()) {
+      overridden = points;
+      for (scenario::ScenarioSpec& p : overridden) p.sim_coalesce = args_.sim_coalesce == "on";
+    }
+    const std::vector<scenario::ScenarioSpec>& run_these = args_.sim_coalesce.empty() ? points : overridden;
+    progress_.begin_call(run_these);
+    note(journal_.begin_call(run_these.empty() ? std::string() : run_these.front().scenario));
     Result<std::vector<scenario::RunResult>> r =
-        scenario::run_points(points, backend, runner_call_options(args_, backend, std::move(call)));
+        scenario::run_points(run_these, backend, runner_call_options(args_, backend, std::move(call)));
     progress_.clear();
     journal_.end_call(r.ok());
     return r;
@@ -735,6 +743,11 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   run_cmd->add_option("--backend", args.backend, "where the runs go (default: the script's choice)")
       ->check(CLI::IsMember({"sim", "hw", "emulate", "cluster"}));
   run_cmd->add_option("--set", args.sets, "override a declared parameter: name=value (repeatable)");
+  run_cmd
+      ->add_option("--sim-coalesce", args.sim_coalesce,
+                   "sim: merge each request's chunk pieces on one target (on) or not (off); default: the "
+                   "script's sl.run sim_coalesce")
+      ->check(CLI::IsMember({"on", "off"}));
   run_cmd->add_option("--seed", args.seed, "the seed of every run (default: the script's, else 1)");
   run_cmd->add_option("--out", args.out_dir, "where results and reports go")->capture_default_str();
   run_cmd->add_flag("--check-claims", args.check_claims,

@@ -594,7 +594,9 @@ FieldTable make_run_table() {
                       "what the script's own loop chose, recorded on each point as parameter values "
                       "(numbers, strings or booleans)"),
           text_field("sim_profile", k_field_no_limit, req.sim_profile, "simulator model profile (sim/profiles/)"),
-          boolean_field("sim_coalesce", req.sim_coalesce, "simulator: coalesce flows (epoch-scale runs)"),
+          boolean_field("sim_coalesce", req.sim_coalesce,
+                        "simulator: merge a request's chunk pieces on one target (fewer events; docs/sim.md: "
+                        "where it agrees with per chunk); sluice run --sim-coalesce overrides"),
           count_field("max_events", "events", 1, k_max_seed, count_text(req.max_events),
                       "simulator: most events before the run stops"),
           value_field("faults", "list of fault entries", "no faults", "the fault plan (sl.run faults entries)"),

@@ -16,15 +16,24 @@
 // direct and bounce (the clients' "client.chunks_direct"/"client.chunks_bounce"),
 // the simulated time at the end and the last log lines.
 //
+// With ScenarioSpec::sim_coalesce the clients merge the chunk pieces of a
+// request that sit on one target into requests of at most
+// k_sim_coalesce_pieces chunks (sim_point_run.cpp `coalescing`); docs/sim.md
+// measures where that agrees with a per-chunk run and where it does not.
+//
 // SimGrid allows one engine per process: call this in a fresh (child) process.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "scenarios/scenario_spec.hpp"
 
 namespace sluice::scenario {
+
+// Limits: chunk pieces one coalesced request merges (sl.run sim_coalesce).
+inline constexpr std::uint64_t k_sim_coalesce_pieces = 16;
 
 class SimPointRun {
  public:

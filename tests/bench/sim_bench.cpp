@@ -603,6 +603,7 @@ struct EpochSpec {
   std::uint32_t stripe_count = 1;
   std::uint32_t read_threads = 4;
   bool coalesce = true;
+  bool stream = true;  // coalesced reads stream in chunk segments (SLUICE_EPOCH_STREAM=0: not)
   std::uint64_t files() const { return dataset_bytes / file_bytes; }
 };
 
@@ -683,7 +684,7 @@ ScaleRun run_epoch(const EpochSpec& spec) {
   sim::SimRuntimeConfig config;
   config.actor_stack_kib = 256;
   config.validate_messages = false;
-  config.stream_read_segment_bytes = spec.coalesce ? spec.chunk_bytes : 0;
+  config.stream_read_segment_bytes = spec.coalesce && spec.stream ? spec.chunk_bytes : 0;
   config.node_memory_limit_bytes = 64 * k_gib;
   auto rt_or = sim::SimRuntime::create(dgx_fat_tree(spec.dgx_nodes, server, spec.storage_nodes), config);
   if (!rt_or.ok()) die("epoch runtime", rt_or.status());
@@ -776,6 +777,7 @@ void run_scale_studies(bool quick, int only) {
     if (quick) epoch.dataset_bytes /= 32;
     if (const char* d = std::getenv("SLUICE_EPOCH_DIVISOR")) epoch.dataset_bytes /= std::strtoull(d, nullptr, 10);
     if (const char* c = std::getenv("SLUICE_EPOCH_COALESCE")) epoch.coalesce = std::atoi(c) != 0;
+    if (const char* s = std::getenv("SLUICE_EPOCH_STREAM")) epoch.stream = std::atoi(s) != 0;
     ScaleRun r;
     if (scale_in_child(
             "CosmoFlow epoch", [&] { return run_epoch(epoch); }, r)) {

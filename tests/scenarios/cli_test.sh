@@ -63,6 +63,11 @@ grep -q '"seed": 11' "$tmp/seeded/results.json" || { echo "FAIL: --seed not appl
 grep -v -e '__asan_handle_no_return' -e 'False positive error reports may follow' \
   -e 'For details see https://github.com/google/sanitizers/issues/189' "$tmp/err" > "$tmp/err.ours" || true
 [ ! -s "$tmp/err.ours" ] || { echo "FAIL: run is not quiet on a non-terminal stderr"; cat "$tmp/err.ours"; fail=1; }
+# --sim-coalesce overrides every run's sl.run sim_coalesce, and the results say so (issue 19).
+expect 0 "run --sim-coalesce on" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/coal" --sim-coalesce on --set files=4
+grep -q '"coalesce": true' "$tmp/coal/results.json" || { echo "FAIL: --sim-coalesce on not recorded"; fail=1; }
+expect 2 "run --sim-coalesce with a bad value" -- "$sluice" run "$scripts/tiny_sweep.lua" --sim-coalesce maybe
+grep -q "sim-coalesce" "$tmp/err" || { echo "FAIL: --sim-coalesce maybe: unclear message"; cat "$tmp/err"; fail=1; }
 expect 0 "run without runs" -- "$sluice" run "$scripts/no_params.lua" --out "$tmp/none"
 grep -q "made no runs" "$tmp/out" || { echo "FAIL: no 'made no runs'"; fail=1; }
 
