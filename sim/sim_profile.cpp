@@ -159,20 +159,21 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 37> k_defaul
      "virtual disk"},
     {"cpu.cores_per_node", "data sheet: AMD EPYC 7742, 64 cores (the DGX A100's socket)"},
     {"cpu.cost_ns_per_unit.meta_lookup",
-     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md, sharded metadata), one rate for mdtest's operations: 5 us"},
-    {"cpu.cost_ns_per_unit.meta_create", "seed: one Lustre MDT ~200,000 creates/s (SEEDS.md, sharded metadata): 5 us"},
+     "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.meta_create",
+     "seed: one Lustre MDT ~200,000 creates/s (docs/seeds.md#sharded-metadata): 5 us"},
     {"cpu.cost_ns_per_unit.meta_mkdir",
-     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
-    {"cpu.cost_ns_per_unit.meta_stat", "seed: one Lustre MDT ~200,000 stats/s (SEEDS.md, sharded metadata): 5 us"},
+     "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
+    {"cpu.cost_ns_per_unit.meta_stat", "seed: one Lustre MDT ~200,000 stats/s (docs/seeds.md#sharded-metadata): 5 us"},
     {"cpu.cost_ns_per_unit.meta_readdir_entry",
      "measured: readdir of a 20,000-entry ext4 directory (the MDT's backing file system), median 221 ns per entry "
      "on the H200 machine (scripts/host_op_costs.cpp meta op=readdir_entry)"},
     {"cpu.cost_ns_per_unit.meta_unlink",
-     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+     "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
     {"cpu.cost_ns_per_unit.meta_rename",
-     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+     "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
     {"cpu.cost_ns_per_unit.meta_setattr",
-     "seed: one Lustre MDT ~200,000 ops/s (SEEDS.md), one rate for mdtest's operations: 5 us"},
+     "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
     {"cpu.cost_ns_per_unit.storage_request",
      "assumption, not yet measured: ~1 us of server CPU per chunk request (decode, queue, reply); a "
      "per-request CPU measurement of the storage server would replace it"},
@@ -222,6 +223,18 @@ SimProfile default_profile() {
 }
 
 namespace {
+
+// The profile's "source" object (ProfileSource).
+Status read_source(const Json& s, ProfileSource& source) {
+  SLUICE_TRY(check_keys(s, "source", {"kind", "machine", "date", "scenario", "fit_error_pct", "note"}));
+  SLUICE_TRY(read(s, "kind", "source", source.kind));
+  SLUICE_TRY(read(s, "machine", "source", source.machine));
+  SLUICE_TRY(read(s, "date", "source", source.date));
+  SLUICE_TRY(read(s, "scenario", "source", source.scenario));
+  SLUICE_TRY(read(s, "fit_error_pct", "source", source.fit_error_pct));
+  SLUICE_TRY(read(s, "note", "source", source.note));
+  return ok_status();
+}
 
 Status read_sources(const Json& j, SimProfile& p) {
   if (!j.is_object()) return bad("sources must be an object");
@@ -299,13 +312,7 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
   SimProfile p = default_profile();
   SLUICE_TRY(read(j, "name", "", p.name));
   if (auto s = j.find("source"); s != j.end()) {
-    SLUICE_TRY(check_keys(*s, "source", {"kind", "machine", "date", "scenario", "fit_error_pct", "note"}));
-    SLUICE_TRY(read(*s, "kind", "source", p.source.kind));
-    SLUICE_TRY(read(*s, "machine", "source", p.source.machine));
-    SLUICE_TRY(read(*s, "date", "source", p.source.date));
-    SLUICE_TRY(read(*s, "scenario", "source", p.source.scenario));
-    SLUICE_TRY(read(*s, "fit_error_pct", "source", p.source.fit_error_pct));
-    SLUICE_TRY(read(*s, "note", "source", p.source.note));
+    SLUICE_TRY(read_source(*s, p.source));
   }
   if (auto lc = j.find("link_classes"); lc != j.end()) {
     SLUICE_TRY(check_keys(*lc, "link_classes", {"pcie", "memory", "inter_socket", "network"}));

@@ -74,7 +74,14 @@ MetaServiceConfig FsDeployment::meta_config(ShardId shard) const {
 }
 
 bool FsDeployment::registered() const {
-  return std::all_of(metas_.begin(), metas_.end(), [](const MetaService* m) { return m->registered(); }) &&
+  // A mirrored metadata server answers nothing before mgmt told it its role:
+  // a workload started earlier would meet "has not learnt its mirror role"
+  // and the client's back-off (issue 19: a failover study's stall landed
+  // in its set-up instead of its writes).
+  return std::all_of(metas_.begin(), metas_.end(),
+                     [](const MetaService* m) {
+                       return m->registered() && m->mirror_role() != MetaService::MirrorRole::unknown;
+                     }) &&
          std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
 }
 

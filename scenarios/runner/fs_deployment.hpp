@@ -84,7 +84,9 @@ class FsDeployment {
     return d;
   }
 
-  // True once every metadata shard and storage server registered with mgmt.
+  // True once every metadata shard and storage server registered with mgmt
+  // and every mirrored metadata server has learnt its role (primary or
+  // secondary) from mgmt.
   bool registered() const;
   // The ClientHost config of one rank of a workload.
   ClientHostConfig client_host_config(const WorkloadRun& run, std::uint32_t rank) const;

@@ -107,8 +107,11 @@ echo "ok: the md_bench study on 3 ranks"
 
 # 2c. The mirrored failover study: storage kills with a restart (plain) and for good
 # (buddy-mirrored) run on this path; metadata mirroring is refused with the reason.
-timeout "$run_limit_s" mpirun -np 6 "$sluice" run "$study_failover" --backend cluster --set files=16 \
-  --set file_size=2MiB "${meta[@]}" --storage-root "$storage" --out failover >failover.txt 2>&1
+# The kill comes 40 ms into the writes, well inside them: at the study's 0.2 s
+# it fell after this small workload on a fast host (writes took 0.10-0.17 s,
+# reads 0.07 s) and the plain run saw no kill.
+timeout "$run_limit_s" mpirun -np 6 "$sluice" run "$study_failover" --backend cluster --set files=24 \
+  --set file_size=2MiB --set kill_at_s=0.04 "${meta[@]}" --storage-root "$storage" --out failover >failover.txt 2>&1
 python3 - failover/results.json <<'PY' || fail "failover/results.json"
 import json, sys
 d = json.load(open(sys.argv[1]))

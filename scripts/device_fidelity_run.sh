@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# make bench-fidelity's studies on the GPU machine's 16 cores (issue 19 item
+# 2): the 2-core build machine needs hours for the seed sizes, the device
+# host minutes. The simulation does not use the GPU; the host's cores run
+# the points in parallel (one child process per point, --jobs = cores).
+# Here:       bash scripts/device_fidelity_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
+# On device:  bash scripts/device_fidelity_run.sh          (carry .carry/sluice_sim; writes $OUT/fidelity)
+# FIDELITY_STUDIES picks studies as for scripts/bench_fidelity.sh (default:
+# those of the README's F3 line; beeond_azure_sweep at 3,200 files takes
+# longer than one device call).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+if [ "${1:-}" = "--pack" ]; then
+  # shellcheck source=scripts/carry_lib.sh
+  source "$ROOT/scripts/carry_lib.sh"
+  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_sim"
+  exit $?
+fi
+dir=$ROOT/.carry/sluice_sim
+(cd "$dir" && tar xJf libs.tar.xz) || exit 1
+export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export FIDELITY_STUDIES=${FIDELITY_STUDIES:-"beegfs_gds_vs_bounce dne_metadata_sharding gpu_rdma_recorder beeond_stage_in cosmoflow_epoch checkpoint_burst"}
+export FIDELITY_STUDY_TIMEOUT_S=${FIDELITY_STUDY_TIMEOUT_S:-520}
+SLUICE=$dir/sluice FIDELITY_OUT=${OUT:-out}/fidelity bash scripts/bench_fidelity.sh
+rc=$?
+# The device tool brings back a bounded number of files: the whole report in one archive.
+out=${OUT:-out}
+tar cJf "$out/fidelity.tar.xz" -C "$out" fidelity && cp "$out/fidelity/fidelity.md" "$out/fidelity.md" && rm -rf "$out/fidelity"
+exit $rc
