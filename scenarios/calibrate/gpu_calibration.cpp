@@ -32,6 +32,8 @@ constexpr int k_exit_usage = 2;
 // under a second; this only stops a runaway).
 constexpr double k_sim_point_timeout_s = 300;
 constexpr const char* k_sweep_header = "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s";
+// The same with the GPUs filled at once (issue 19 item 5: a multi-GPU host).
+constexpr const char* k_sweep_header_gpus = "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s,gpus";
 constexpr const char* k_scenario = "gpu_sweep";
 constexpr const char* k_phase = "copy";
 // The default fit: the PCIe link class (rate and per-copy latency) and the
@@ -73,7 +75,8 @@ analysis::RunRecord record_of(const scenario::StagedCopyPoint& p, double bytes_p
   r.backend = backend;
   r.params = {{"series", std::string(scenario::to_string(p.series))},
               {"piece_bytes", std::to_string(p.piece_bytes)},
-              {"lanes", std::to_string(p.lanes)}};
+              {"lanes", std::to_string(p.lanes)},
+              {"gpus", std::to_string(p.gpus)}};
   r.ok = true;
   analysis::PhaseRecord ph;
   ph.workload = "staged_copy";
@@ -111,13 +114,24 @@ class GpuCalibrator {
     text << in.rdbuf();
     Result<std::vector<GpuSweepPoint>> points = parse_gpu_sweep(text.str());
     if (!points.ok()) throw UsageError(args_.gpu_sweep + ": " + points.status().message());
-    const std::vector<GpuSweepPoint> fit = select(*points, args_.fit_pieces, "--fit-piece");
-    const std::vector<GpuSweepPoint> hold = select(*points, args_.holdout_pieces, "--holdout-piece");
+    // A sweep of several GPUs at once (issue 19 item 5): its one-GPU points
+    // are fitted and its several-GPU points predicted, what the one-GPU model
+    // says of a multi-GPU host.
+    const bool multi_gpu =
+        std::any_of(points->begin(), points->end(), [](const GpuSweepPoint& p) { return p.point.gpus > 1; });
+    std::vector<GpuSweepPoint> fit = select(*points, args_.fit_pieces, "--fit-piece");
+    std::erase_if(fit, [](const GpuSweepPoint& p) { return p.point.gpus > 1; });
+    std::vector<GpuSweepPoint> hold = select(*points, args_.holdout_pieces, "--holdout-piece");
+    if (multi_gpu) std::erase_if(hold, [](const GpuSweepPoint& p) { return p.point.gpus == 1; });
     for (const GpuSweepPoint& h : hold) {
       for (const GpuSweepPoint& f : fit) {
-        if (h.point.piece_bytes == f.point.piece_bytes) throw UsageError("a piece size is both fitted and held out");
+        if (!multi_gpu && h.point.piece_bytes == f.point.piece_bytes) {
+          throw UsageError("a piece size is both fitted and held out");
+        }
       }
     }
+    if (fit.empty()) throw UsageError("--fit-piece selects no one-GPU point of the sweep");
+    if (hold.empty()) throw UsageError("--holdout-piece selects no point to predict");
 
     const std::string base_path = args_.profile_dir + "/" + args_.base_profile + ".json";
     Result<nlohmann::json> base = analysis::read_json_file(base_path);
@@ -255,17 +269,17 @@ class GpuCalibrator {
   void print_table(const std::vector<GpuSweepPoint>& pts, const std::vector<double>& fitted,
                    const std::vector<double>& base, const char* set) {
     out_ << fmt::format("\n{} points{}\n", set, base.empty() ? "" : " (never seen by the fit)");
-    out_ << fmt::format("  {:<7} {:>8} {:>5} {:>5} {:>12} {:>12} {:>8}{}\n", "series", "piece", "lanes", "depth",
-                        "meas GB/s", "sim GB/s", "err %", base.empty() ? "" : "   base GB/s  base err %");
+    out_ << fmt::format("  {:<7} {:>8} {:>5} {:>5} {:>4} {:>12} {:>12} {:>8}{}\n", "series", "piece", "lanes", "depth",
+                        "gpus", "meas GB/s", "sim GB/s", "err %", base.empty() ? "" : "   base GB/s  base err %");
     for (std::size_t i = 0; i < pts.size(); ++i) {
       const GpuSweepPoint& p = pts[i];
       std::string b;
       if (!base.empty()) {
         b = fmt::format(" {:>12.2f} {:>11.1f}", base[i] / 1e9, 100 * (base[i] - p.bytes_per_s) / p.bytes_per_s);
       }
-      out_ << fmt::format("  {:<7} {:>8} {:>5} {:>5} {:>12.2f} {:>12.2f} {:>8.1f}{}\n", to_string(p.point.series),
-                          format_size(p.point.piece_bytes), p.point.lanes, p.point.depth, p.bytes_per_s / 1e9,
-                          fitted[i] / 1e9, 100 * (fitted[i] - p.bytes_per_s) / p.bytes_per_s, b);
+      out_ << fmt::format("  {:<7} {:>8} {:>5} {:>5} {:>4} {:>12.2f} {:>12.2f} {:>8.1f}{}\n", to_string(p.point.series),
+                          format_size(p.point.piece_bytes), p.point.lanes, p.point.depth, p.point.gpus,
+                          p.bytes_per_s / 1e9, fitted[i] / 1e9, 100 * (fitted[i] - p.bytes_per_s) / p.bytes_per_s, b);
     }
   }
 
@@ -274,7 +288,7 @@ class GpuCalibrator {
                      const std::vector<double>& hold_base) {
     nlohmann::json rows = nlohmann::json::array();
     std::ofstream csv(args_.out_dir + "/gpu_calibration.csv");
-    csv << "set,series,piece_bytes,lanes,depth,runs,measured_bytes_per_s,measured_min_bytes_per_s,"
+    csv << "set,series,piece_bytes,lanes,depth,gpus,runs,measured_bytes_per_s,measured_min_bytes_per_s,"
            "measured_max_bytes_per_s,sim_fitted_bytes_per_s,sim_base_bytes_per_s,rel_err_pct\n";
     const auto add = [&](const char* set, const GpuSweepPoint& p, double pred, double base) {
       const double err = 100 * (pred - p.bytes_per_s) / p.bytes_per_s;
@@ -283,6 +297,7 @@ class GpuCalibrator {
                       {"piece_bytes", p.point.piece_bytes},
                       {"lanes", p.point.lanes},
                       {"depth", p.point.depth},
+                      {"gpus", p.point.gpus},
                       {"runs", p.runs},
                       {"measured_bytes_per_s", p.bytes_per_s},
                       {"measured_min_bytes_per_s", p.min_bytes_per_s},
@@ -290,9 +305,9 @@ class GpuCalibrator {
                       {"sim_fitted_bytes_per_s", pred},
                       {"sim_base_bytes_per_s", base},
                       {"rel_err_pct", err}});
-      csv << fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{:.3f}\n", set, to_string(p.point.series),
-                         p.point.piece_bytes, p.point.lanes, p.point.depth, p.runs, p.bytes_per_s, p.min_bytes_per_s,
-                         p.max_bytes_per_s, pred, base > 0 ? fmt::format("{:.6g}", base) : "", err);
+      csv << fmt::format("{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{:.3f}\n", set, to_string(p.point.series),
+                         p.point.piece_bytes, p.point.lanes, p.point.depth, p.point.gpus, p.runs, p.bytes_per_s,
+                         p.min_bytes_per_s, p.max_bytes_per_s, pred, base > 0 ? fmt::format("{:.6g}", base) : "", err);
     };
     for (std::size_t i = 0; i < fit.size(); ++i) add("fit", fit[i], fit_pred[i], 0);
     for (std::size_t i = 0; i < hold.size(); ++i) add("holdout", hold[i], hold_pred[i], hold_base[i]);
@@ -390,6 +405,46 @@ class GpuCalibrator {
 
 }  // namespace
 
+namespace {
+
+// One data row of the sweep CSV (7 cells, or 8 with gpus): its point, and
+// the run's rate in bytes_per_s.
+Result<GpuSweepPoint> parse_sweep_row(const std::vector<std::string>& c, std::size_t line_no) {
+  Result<scenario::StagedCopySeries> series = scenario::parse_staged_copy_series(c[0]);
+  if (!series.ok()) {
+    return error(StatusCode::invalid_argument,
+                 fmt::format("gpu sweep line {}: {}", line_no, series.status().message()));
+  }
+  double v[6] = {};
+  const char* names[6] = {"piece_bytes", "lanes", "depth", "total_bytes", "run", "bytes_per_s"};
+  for (int i = 0; i < 6; ++i) {
+    Result<double> n = number_cell(c[static_cast<std::size_t>(i) + 1], line_no, names[i]);
+    if (!n.ok()) return n.status();
+    v[i] = *n;
+  }
+  GpuSweepPoint p;
+  p.point.series = *series;
+  p.point.piece_bytes = static_cast<std::uint64_t>(v[0]);
+  p.point.lanes = static_cast<std::uint32_t>(std::min(v[1], 1e9));
+  p.point.depth = static_cast<std::uint32_t>(std::min(v[2], 1e9));
+  p.point.total_bytes = static_cast<std::uint64_t>(v[3]);
+  if (c.size() > 7) {
+    Result<double> g = number_cell(c[7], line_no, "gpus");
+    if (!g.ok()) return g.status();
+    p.point.gpus = static_cast<std::uint32_t>(std::min(*g, 1e9));
+  }
+  if (Status s = scenario::validate(p.point); !s.ok()) {
+    return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: {}", line_no, s.message()));
+  }
+  if (v[5] <= 0) {
+    return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: bytes_per_s must be above 0", line_no));
+  }
+  p.bytes_per_s = v[5];
+  return p;
+}
+
+}  // namespace
+
 Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) {
   std::istringstream in(csv_text);
   std::string line;
@@ -397,15 +452,18 @@ Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) 
   if (!std::getline(in, line)) return error(StatusCode::invalid_argument, "gpu sweep: empty file");
   ++line_no;
   if (!line.empty() && line.back() == '\r') line.pop_back();
-  if (line != k_sweep_header) {
+  const bool has_gpus = line == k_sweep_header_gpus;
+  if (line != k_sweep_header && !has_gpus) {
     return error(StatusCode::invalid_argument,
-                 fmt::format("gpu sweep line 1: header \"{}\", expected \"{}\"", line, k_sweep_header));
+                 fmt::format("gpu sweep line 1: header \"{}\", expected \"{}\" (or with \",gpus\" after it)", line,
+                             k_sweep_header));
   }
+  const std::size_t columns = has_gpus ? 8 : 7;
   struct Acc {
     GpuSweepPoint first;
     std::vector<double> rates;
   };
-  std::map<std::tuple<int, std::uint64_t, std::uint32_t>, Acc> points;
+  std::map<std::tuple<int, std::uint64_t, std::uint32_t, std::uint32_t>, Acc> points;
   std::size_t rows = 0;
   while (std::getline(in, line)) {
     ++line_no;
@@ -416,36 +474,15 @@ Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) 
                    fmt::format("gpu sweep: more than {} rows (k_max_gpu_sweep_rows)", k_max_gpu_sweep_rows));
     }
     const std::vector<std::string> c = split_csv_line(line);
-    if (c.size() != 7) {
+    if (c.size() != columns) {
       return error(StatusCode::invalid_argument,
-                   fmt::format("gpu sweep line {}: {} columns, expected 7", line_no, c.size()));
+                   fmt::format("gpu sweep line {}: {} columns, expected {}", line_no, c.size(), columns));
     }
-    Result<scenario::StagedCopySeries> series = scenario::parse_staged_copy_series(c[0]);
-    if (!series.ok()) {
-      return error(StatusCode::invalid_argument,
-                   fmt::format("gpu sweep line {}: {}", line_no, series.status().message()));
-    }
-    double v[6] = {};
-    const char* names[6] = {"piece_bytes", "lanes", "depth", "total_bytes", "run", "bytes_per_s"};
-    for (int i = 0; i < 6; ++i) {
-      Result<double> n = number_cell(c[static_cast<std::size_t>(i) + 1], line_no, names[i]);
-      if (!n.ok()) return n.status();
-      v[i] = *n;
-    }
-    GpuSweepPoint p;
-    p.point.series = *series;
-    p.point.piece_bytes = static_cast<std::uint64_t>(v[0]);
-    p.point.lanes = static_cast<std::uint32_t>(std::min(v[1], 1e9));
-    p.point.depth = static_cast<std::uint32_t>(std::min(v[2], 1e9));
-    p.point.total_bytes = static_cast<std::uint64_t>(v[3]);
-    if (Status s = scenario::validate(p.point); !s.ok()) {
-      return error(StatusCode::invalid_argument, fmt::format("gpu sweep line {}: {}", line_no, s.message()));
-    }
-    if (v[5] <= 0) {
-      return error(StatusCode::invalid_argument,
-                   fmt::format("gpu sweep line {}: bytes_per_s must be above 0", line_no));
-    }
-    const auto key = std::make_tuple(static_cast<int>(p.point.series), p.point.piece_bytes, p.point.lanes);
+    Result<GpuSweepPoint> row = parse_sweep_row(c, line_no);
+    if (!row.ok()) return row.status();
+    const GpuSweepPoint& p = *row;
+    const auto key =
+        std::make_tuple(static_cast<int>(p.point.series), p.point.piece_bytes, p.point.lanes, p.point.gpus);
     auto [it, added] = points.try_emplace(key, Acc{p, {}});
     if (!added &&
         (it->second.first.point.total_bytes != p.point.total_bytes || it->second.first.point.depth != p.point.depth)) {
@@ -455,7 +492,7 @@ Result<std::vector<GpuSweepPoint>> parse_gpu_sweep(const std::string& csv_text) 
                                line_no, p.point.total_bytes, p.point.depth, it->second.first.point.total_bytes,
                                it->second.first.point.depth));
     }
-    it->second.rates.push_back(v[5]);
+    it->second.rates.push_back(p.bytes_per_s);
   }
   if (points.empty()) return error(StatusCode::invalid_argument, "gpu sweep: no data rows");
   if (points.size() > k_max_gpu_sweep_points) {

@@ -38,6 +38,10 @@ Status validate(const StagedCopyPoint& point) {
     return error(StatusCode::invalid_argument, "staged copy point: lanes " + std::to_string(point.lanes) +
                                                    " outside 1.." + std::to_string(k_max_staged_copy_lanes));
   }
+  if (point.gpus == 0 || point.gpus > k_max_staged_copy_gpus) {
+    return error(StatusCode::invalid_argument, "staged copy point: gpus " + std::to_string(point.gpus) +
+                                                   " outside 1.." + std::to_string(k_max_staged_copy_gpus));
+  }
   if (point.piece_bytes == 0) return error(StatusCode::invalid_argument, "staged copy point: piece_bytes is 0");
   if (point.total_bytes < point.piece_bytes) {
     return error(StatusCode::invalid_argument, "staged copy point: total_bytes " + std::to_string(point.total_bytes) +
@@ -51,10 +55,11 @@ Status validate(const StagedCopyPoint& point) {
   return {};
 }
 
-Result<topo::Topology> staged_copy_topology(const StagedCopyMachine& machine) {
+Result<topo::Topology> staged_copy_topology(const StagedCopyMachine& machine, std::uint32_t gpus) {
   topo::GenericMachine g;
   g.sockets = 1;
-  g.gpus = 1;
+  g.gpus = gpus;
+  g.switches_per_socket = gpus;  // each GPU on a root port of its own
   g.nics = 0;
   g.nvmes = 0;
   g.pcie_gen = machine.pcie_gen;
@@ -87,7 +92,7 @@ struct CopyJob {
 // DMA as in hw_backends/cuda/bounce_pipeline.hpp.
 class CopyLane final : public Service {
  public:
-  CopyLane(Env& env, CopyJob* job) : env_(env), job_(*job) {}
+  CopyLane(Env& env, CopyJob* job, std::uint16_t gpu) : env_(env), job_(*job), gpu_index_(gpu) {}
 
   void start() override {
     for (std::uint32_t i = 0; i < job_.point.depth; ++i) {
@@ -95,7 +100,7 @@ class CopyLane final : public Service {
       if (!host.ok()) return finish(host.status());
       free_.push_back(*host);
     }
-    Result<MemHandle> gpu = env_.alloc(MemKind::gpu, 0, job_.point.piece_bytes);
+    Result<MemHandle> gpu = env_.alloc(MemKind::gpu, gpu_index_, job_.point.piece_bytes);
     if (!gpu.ok()) return finish(gpu.status());
     gpu_ = *gpu;
     pump();
@@ -165,6 +170,7 @@ class CopyLane final : public Service {
 
   Env& env_;
   CopyJob& job_;
+  std::uint16_t gpu_index_;
   std::vector<MemHandle> free_;
   std::deque<Piece> dma_queue_;
   Piece copying_;
@@ -183,39 +189,55 @@ Result<double> simulate_staged_copy(std::string_view profile_json, const StagedC
   Result<sim::SimProfile> profile = sim::parse_profile(profile_json);
   if (!profile.ok()) return profile.status();
   // The lane charges the read() copies itself (so that a lane's next read
-  // overlaps its previous DMA); the runtime moves the DMA alone.
-  CopyJob job;
-  job.point = point;
-  job.pieces = (point.total_bytes + point.piece_bytes - 1) / point.piece_bytes;
-  if (point.series == StagedCopySeries::bounce && profile->staging_cpu_copies > 0) {
-    job.copy_ns_per_byte_x1e6 = static_cast<TimeNs>(
-        std::llround(1e15 * static_cast<double>(profile->staging_cpu_copies) / profile->staging_cpu_copy_bytes_per_s));
+  // overlaps its previous DMA); the runtime moves the DMA alone. Each GPU
+  // has its own job: its lanes share its pieces.
+  std::vector<CopyJob> jobs(point.gpus);
+  for (CopyJob& job : jobs) {
+    job.point = point;
+    job.pieces = (point.total_bytes + point.piece_bytes - 1) / point.piece_bytes;
+    if (point.series == StagedCopySeries::bounce && profile->staging_cpu_copies > 0) {
+      job.copy_ns_per_byte_x1e6 = static_cast<TimeNs>(std::llround(
+          1e15 * static_cast<double>(profile->staging_cpu_copies) / profile->staging_cpu_copy_bytes_per_s));
+    }
   }
   profile->staging_cpu_copies = 0;
-  Result<topo::Topology> topology = staged_copy_topology(machine);
+  Result<topo::Topology> topology = staged_copy_topology(machine, point.gpus);
   if (!topology.ok()) return topology.status();
   sim::SimRuntimeConfig config;
   config.profile = *profile;
   // One pool that holds every lane's buffers: this run models copies, not memory.
-  config.node_memory_limit_bytes = std::max<std::uint64_t>(
-      sim::k_unsized_node_memory_bytes, std::uint64_t{point.lanes} * (point.depth + 1) * point.piece_bytes);
+  config.node_memory_limit_bytes =
+      std::max<std::uint64_t>(sim::k_unsized_node_memory_bytes,
+                              std::uint64_t{point.gpus} * point.lanes * (point.depth + 1) * point.piece_bytes);
   auto rt = sim::SimRuntime::create(std::make_shared<const topo::Topology>(std::move(*topology)), config);
   if (!rt.ok()) return rt.status();
-  for (std::uint32_t l = 0; l < point.lanes; ++l) (*rt)->add_service<CopyLane>(0, &job);
+  for (std::uint32_t g = 0; g < point.gpus; ++g) {
+    for (std::uint32_t l = 0; l < point.lanes; ++l) {
+      (*rt)->add_service<CopyLane>(0, &jobs[g], static_cast<std::uint16_t>(g));
+    }
+  }
   (*rt)->start();
   const TimeNs start_ns = (*rt)->now();
+  auto all_done = [&] {
+    return std::all_of(jobs.begin(), jobs.end(), [&](const CopyJob& j) { return j.lanes_done == point.lanes; });
+  };
   // Each piece is a handful of events (the copy's timer, the DMA, completions).
-  const std::uint64_t max_events = 16 * job.pieces + 1000;
-  (*rt)->run_until([&] { return job.lanes_done == point.lanes; }, max_events);
-  if (!job.failure.ok()) return job.failure;
-  if (job.lanes_done != point.lanes || job.bytes_done != point.total_bytes) {
-    return error(StatusCode::internal, "staged copy point: " + std::to_string(job.bytes_done) + " of " +
-                                           std::to_string(point.total_bytes) + " bytes moved when the run stopped at " +
-                                           std::to_string(static_cast<double>((*rt)->now()) / 1e9) + " s");
+  const std::uint64_t max_events = 16 * jobs[0].pieces * point.gpus + 1000;
+  (*rt)->run_until(all_done, max_events);
+  TimeNs end_ns = start_ns;
+  for (const CopyJob& job : jobs) {
+    if (!job.failure.ok()) return job.failure;
+    if (job.lanes_done != point.lanes || job.bytes_done != point.total_bytes) {
+      return error(StatusCode::internal, "staged copy point: " + std::to_string(job.bytes_done) + " of " +
+                                             std::to_string(point.total_bytes) +
+                                             " bytes of a GPU moved when the run stopped at " +
+                                             std::to_string(static_cast<double>((*rt)->now()) / 1e9) + " s");
+    }
+    end_ns = std::max(end_ns, job.end_ns);
   }
-  const double seconds = static_cast<double>(job.end_ns - start_ns) / static_cast<double>(k_ns_per_s);
+  const double seconds = static_cast<double>(end_ns - start_ns) / static_cast<double>(k_ns_per_s);
   if (seconds <= 0) return error(StatusCode::internal, "staged copy point: no simulated time passed");
-  return static_cast<double>(point.total_bytes) / seconds;
+  return static_cast<double>(point.total_bytes) * point.gpus / seconds;
 }
 
 #else

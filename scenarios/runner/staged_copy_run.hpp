@@ -3,11 +3,11 @@
 // profile against bench_gpu's chunk-size sweep (issue 8; `sluice calibrate
 // --gpu-sweep`, scenarios/calibrate/gpu_calibration.hpp).
 //
-// The machine: one socket, its host memory and one GPU on a PCIe link of the
-// given generation and width (topo::generic_machine), node 0 of a one-node
-// cluster. `lanes` services on it each take the next piece of the transfer
-// from a shared counter, as the bounce pipeline's reader threads do
-// (hw_backends/cuda/bounce_pipeline.hpp), each with `depth` staging buffers:
+// The machine: one socket, its host memory and one GPU (or `gpus`, each on
+// its own root port) on a PCIe link of the given generation and width
+// (topo::generic_machine), node 0 of a one-node cluster. `lanes` services on it each take the next piece of the
+// transfer from a shared counter, as the bounce pipeline's reader threads do (hw_backends/cuda/bounce_pipeline.hpp),
+// each with `depth` staging buffers:
 //   bounce  a lane read()s a piece into a free buffer, one read at a time
 //           (staging_cpu_copies copies at staging_cpu_copy_bytes_per_s, the
 //           profile's model of a page-cache read, charged as a timer), then
@@ -39,6 +39,7 @@
 namespace sluice::scenario {
 
 // Limits.
+inline constexpr std::uint32_t k_max_staged_copy_gpus = 8;  // GPUs of one host filled at once
 inline constexpr std::uint32_t k_max_staged_copy_lanes = 64;
 inline constexpr std::uint32_t k_max_staged_copy_depth = 64;  // staging buffers per lane
 // Pieces of one point (16 GiB in 4 KiB pieces): a bound on simulator events.
@@ -54,7 +55,11 @@ struct StagedCopyPoint {
   std::uint32_t lanes = 1;        // 1..k_max_staged_copy_lanes
   std::uint32_t depth = 1;        // staging buffers per lane, 1..k_max_staged_copy_depth
   std::uint64_t piece_bytes = 0;  // > 0
-  std::uint64_t total_bytes = 0;  // >= piece_bytes
+  std::uint64_t total_bytes = 0;  // >= piece_bytes; per GPU
+  // GPUs filled at once (issue 19 item 5: a multi-GPU host), each by its own
+  // `lanes` from host memory of the one socket; 1..k_max_staged_copy_gpus.
+  // The result is the bytes of all of them over the time until the last.
+  std::uint32_t gpus = 1;
 };
 // invalid_argument naming the field.
 Status validate(const StagedCopyPoint& point);
@@ -65,7 +70,10 @@ struct StagedCopyMachine {
   double memory_bytes_per_s = 204.8e9;  // generic_machine's default (8 x DDR4-3200)
   std::uint64_t gpu_memory_bytes = 141ULL << 30;
 };
-Result<topo::Topology> staged_copy_topology(const StagedCopyMachine& machine);
+// One socket with `gpus` GPUs, each on its own PCIe root port (a switch of
+// its own): what `nvidia-smi topo -m` shows of a virtual machine that
+// flattens PCIe (docs/gpu.md, the 2-GPU H200 host).
+Result<topo::Topology> staged_copy_topology(const StagedCopyMachine& machine, std::uint32_t gpus = 1);
 
 // One point in simulation with the profile in `profile_json` (a
 // sluice-sim-profile document). Errors: the profile's or the point's, a run

@@ -31,7 +31,7 @@ sets = {r["set"] for r in t["points"]}
 assert sets == {"fit", "holdout"}, sets
 assert all(r["piece_bytes"] == 4 << 20 for r in t["points"] if r["set"] == "holdout")
 lines = open(os.path.join(d, "gpu_calibration.csv")).read().splitlines()
-assert lines[0].startswith("set,series,piece_bytes,lanes,depth,runs,measured_bytes_per_s"), lines[0]
+assert lines[0].startswith("set,series,piece_bytes,lanes,depth,gpus,runs,measured_bytes_per_s"), lines[0]
 assert len(lines) == 1 + len(t["points"])
 PY
 if command -v gnuplot >/dev/null; then

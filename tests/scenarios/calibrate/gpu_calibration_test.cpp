@@ -41,6 +41,25 @@ TEST(GpuSweepCsv, OnePointPerSeriesPieceAndLanesWithTheMedianOfItsRuns) {
   EXPECT_EQ(bounce4->point.total_bytes, 2147483648u);
 }
 
+TEST(GpuSweepCsv, AGpusColumnMakesPointsOfSeveralGpusAtOnce) {
+  const std::string csv =
+      "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s,gpus\n"
+      "dma,67108864,1,1,8589934592,0,5.49e10,1\n"
+      "dma,67108864,1,1,8589934592,0,9.98e10,2\n";
+  Result<std::vector<GpuSweepPoint>> p = parse_gpu_sweep(csv);
+  ASSERT_TRUE(p.ok()) << p.status().to_string();
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ((*p)[0].point.gpus, 1u);
+  EXPECT_EQ((*p)[1].point.gpus, 2u);
+  EXPECT_DOUBLE_EQ((*p)[1].bytes_per_s, 9.98e10);
+  Result<std::vector<GpuSweepPoint>> bad = parse_gpu_sweep(
+      "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s,gpus\n"
+      "dma,67108864,1,1,8589934592,0,5.49e10,9\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2: staged copy point: gpus 9 outside 1..8"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(GpuSweepCsv, BadFilesAreRefusedNamingTheLine) {
   const auto message = [](const std::string& csv) {
     Result<std::vector<GpuSweepPoint>> p = parse_gpu_sweep(csv);

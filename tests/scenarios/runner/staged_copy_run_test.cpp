@@ -102,6 +102,27 @@ TEST(StagedCopySim, DmaRunsAtThePcieRateAndBounceAddsTheReadCopy) {
   EXPECT_GE(r[3], 0.9 * k_gen5_x16);
 }
 
+// Issue 19 item 5: GPUs filled at once, each on a root port of its own,
+// share the socket's memory link and nothing else.
+TEST(StagedCopySim, GpusAtOnceShareOnlyTheHostMemoryLink) {
+  const sim::SimProfile p = sim::default_profile();
+  StagedCopyPoint one{StagedCopySeries::dma, 1, 1, 64 * k_mib, 512 * k_mib};
+  StagedCopyPoint two = one;
+  two.gpus = 2;
+  StagedCopyPoint eight = one;
+  eight.gpus = 8;
+  const StagedCopyMachine machine;
+  const std::vector<double> r = simulate_all(p, {one, two, eight}, machine);
+  EXPECT_NEAR(r[0], k_gen5_x16, 0.03 * k_gen5_x16);
+  EXPECT_NEAR(r[1], 2 * k_gen5_x16, 0.03 * 2 * k_gen5_x16);  // two links, one memory well below its rate
+  // Eight links (8 x 53.6 GB/s) read one socket's memory: its link binds.
+  EXPECT_LE(r[2], 1.01 * machine.memory_bytes_per_s);
+  EXPECT_GE(r[2], 0.9 * machine.memory_bytes_per_s);
+  StagedCopyPoint none = one;
+  none.gpus = 0;
+  EXPECT_NE(validate(none).message().find("gpus 0 outside 1..8"), std::string::npos);
+}
+
 TEST(StagedCopySim, EachProfileFieldMovesWhatItModels) {
   const sim::SimProfile base = sim::default_profile();
   sim::SimProfile slow_pcie = base;
