@@ -92,7 +92,10 @@ echo "ok: different point lists are refused, naming the rank"
 
 # 3. Rank 2 killed while it runs a point.
 mkdir killed && cd killed || exit 1
-mpirun -np 3 "$sluice" run "$script" --backend sim --jobs 1 --out ../killed_out >../killed.txt 2>&1 &
+# 8 MiB files: ~6 s a point. At the script's 2 MiB a point took 0.4 s, and on
+# the loaded CI machine a rank's two points ended before one scan of /proc
+# found it (CI, 2026-11-29: "rank 2's sluice run did not start").
+mpirun -np 3 "$sluice" run "$script" --backend sim --jobs 1 --set size=8MiB --out ../killed_out >../killed.txt 2>&1 &
 mpi_pid=$!
 cd "$tmp" || exit 1
 rank2=

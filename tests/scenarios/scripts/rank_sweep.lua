@@ -1,5 +1,5 @@
--- sweep_ranks_test.sh: six sim points in one sl.run, each a couple of
--- seconds (4KiB blocks over 2MiB files), to spread over mpirun ranks.
+-- sweep_ranks_test.sh: six sim points in one sl.run, each 0.4 s at 2 MiB (6 s at
+-- 8 MiB, the killed-rank case) of 4KiB blocks, to spread over mpirun ranks.
 local sl = require "sluice"
 local P = sl.params{
   size = {"file size", "2MiB"},
