@@ -958,7 +958,15 @@ Result<MemHandle> SimRuntime::alloc(ServiceSlot& self, MemKind kind, std::uint16
   const std::uint32_t id = node.next_region++;
   node.regions.emplace(id, Region{kind, device, bytes, self.endpoint, false, key});
   pool.allocated_bytes += bytes;
+  SLUICE_ASSERT_MSG(pool.allocated_bytes <= pool.limit_bytes, "a node's memory pool stays within its limit");
   return MemHandle{self.endpoint.node, kind, device, id, 0, bytes};
+}
+
+void SimRuntime::release_memory(MemoryPool& pool, std::uint64_t bytes) {
+  SLUICE_ASSERT_MSG(pool.allocated_bytes >= bytes, "a freed region was counted in its pool (" +
+                                                       std::to_string(pool.allocated_bytes) + " bytes held, " +
+                                                       std::to_string(bytes) + " freed)");
+  pool.allocated_bytes -= bytes;
 }
 
 void SimRuntime::free(const MemHandle& region) {
@@ -966,7 +974,7 @@ void SimRuntime::free(const MemHandle& region) {
   if (n == memory_.end()) return;
   auto it = n->second.regions.find(region.region);
   if (it == n->second.regions.end()) return;
-  if (!it->second.window) n->second.pools.at(it->second.pool).allocated_bytes -= it->second.length;
+  if (!it->second.window) release_memory(n->second.pools.at(it->second.pool), it->second.length);
   n->second.regions.erase(it);
 }
 
@@ -1057,7 +1065,7 @@ Status SimRuntime::restart(Endpoint service) {
   NodeMemory& memory = memory_[service.node];
   for (auto r = memory.regions.begin(); r != memory.regions.end();) {
     if (r->second.owner == service) {
-      if (!r->second.window) memory.pools.at(r->second.pool).allocated_bytes -= r->second.length;
+      if (!r->second.window) release_memory(memory.pools.at(r->second.pool), r->second.length);
       r = memory.regions.erase(r);
     } else {
       ++r;

@@ -278,6 +278,8 @@ class SimRuntime {
   // The key of the pool (NodeMemory::pools) a buffer of `kind` on `device`
   // of self's node counts against, made with its limit on first use.
   std::uint32_t memory_pool(ServiceSlot& self, MemKind kind, std::uint16_t device);
+  // A region of `bytes` leaves `pool` (free, or a restart dropping its owner's).
+  static void release_memory(MemoryPool& pool, std::uint64_t bytes);
   void free(const MemHandle& region);
   Result<MemHandle> open_window(ServiceSlot& self, const MemHandle& range);
   void log(ServiceSlot& self, LogLevel level, std::string_view message);
