@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/profile_fit.hpp"
 #include "analysis/stats.hpp"
 
 namespace sluice::analysis {
@@ -76,10 +77,9 @@ Result<nlohmann::json> calibrated_profile(const nlohmann::json& base, const Cali
   p[k_factor] = t.network_bandwidth_factor;
   p[k_overhead] = static_cast<std::uint64_t>(std::llround(t.chunk_overhead_bytes / 2));
   p[k_storage] = static_cast<std::uint64_t>(std::llround(storage_ns));
-  for (const char* key : {"link_classes.network.bandwidth_factor", "network.message_overhead_bytes",
-                          "cpu.cost_ns_per_unit.storage_request"}) {
-    p["sources"][key] = "fit: analysis/transfer_model.hpp on " + std::to_string(c.fit.observations) +
-                        " observations; the profile's \"source\" names the measurements";
+  for (const auto& ptr : {k_factor, k_overhead, k_storage}) {
+    record_fitted_source(p, ptr,
+                         "analysis/transfer_model.hpp on " + std::to_string(c.fit.observations) + " observations");
   }
   p["name"] = provenance.name;
   p["source"] = {

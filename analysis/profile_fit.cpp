@@ -386,14 +386,9 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
   fit.failed_candidates = first_failure.ok() ? "" : first_failure.message();
   if (Status st = score_fitted(fit, base, params, measured, predict, options); !st.ok()) return st;
   for (std::size_t i = 0; i < params.size(); ++i) {
-    // A profile file names each parameter's source by its dotted key
-    // (sim_profile.hpp parameter_sources): /a/b/c -> a.b.c.
-    std::string key = params[i].pointer.substr(1);
-    std::replace(key.begin(), key.end(), '/', '.');
-    fit.profile["sources"][key] = fmt::format(
-        "fit: {} from {} measured points (analysis/profile_fit.hpp, simulator in the loop); the "
-        "profile's \"source\" names the measurements",
-        fitted_value_text(fit, i), measured.size());
+    record_fitted_source(fit.profile, nlohmann::json::json_pointer(params[i].pointer),
+                         fmt::format("{} from {} measured points (analysis/profile_fit.hpp, simulator in the loop)",
+                                     fitted_value_text(fit, i), measured.size()));
   }
   return fit;
 }
@@ -401,6 +396,13 @@ Result<ProfileFit> fit_profile(const nlohmann::json& base, const std::vector<Run
 std::string fitted_value_text(const ProfileFit& fit, std::size_t k) {
   const double se = k < fit.log_std_errors.size() ? fit.log_std_errors[k] : std::numeric_limits<double>::quiet_NaN();
   return value_with_interval_text(fit.values.at(k), se, fit.t95);
+}
+
+void record_fitted_source(nlohmann::json& profile, const nlohmann::json::json_pointer& pointer,
+                          const std::string& how) {
+  std::string key = pointer.to_string().substr(1);
+  std::replace(key.begin(), key.end(), '/', '.');
+  profile["sources"][key] = "fit: " + how + "; the profile's \"source\" names the measurements";
 }
 
 std::string fitted_values_text(const ProfileFit& fit) {

@@ -131,6 +131,12 @@ std::string fitted_value_text(const ProfileFit& fit, std::size_t k);
 // Every fitted value, "name value +- se (95%: ..) (from start), ...": for a profile's source note.
 std::string fitted_values_text(const ProfileFit& fit);
 
+// Records in a profile document that the field at `pointer` was fitted: its
+// entry of "sources" (sim_profile.hpp parameter_sources, keyed a.b.c for the
+// pointer /a/b/c) becomes "fit: <how>; the profile's "source" names the
+// measurements".
+void record_fitted_source(nlohmann::json& profile, const nlohmann::json::json_pointer& pointer, const std::string& how);
+
 // A 95% prediction interval of a fitted profile's prediction of another
 // point (held out): ln of the prediction moves with the parameters as g
 // (forward differences: one simulator run of the points per parameter); its

@@ -33,7 +33,7 @@ constexpr int k_exit_usage = 2;
 constexpr double k_sim_point_timeout_s = 300;
 constexpr const char* k_sweep_header = "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s";
 // The same with the GPUs filled at once (issue 19 item 5: a multi-GPU host).
-constexpr const char* k_sweep_header_gpus = "series,piece_bytes,lanes,depth,total_bytes,run,bytes_per_s,gpus";
+const std::string k_sweep_header_gpus = std::string(k_sweep_header) + ",gpus";
 constexpr const char* k_scenario = "gpu_sweep";
 constexpr const char* k_phase = "copy";
 // The default fit: the PCIe link class (rate and per-copy latency) and the
