@@ -2,6 +2,7 @@
 // retried on EINTR and on short counts.
 #pragma once
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,20 @@ inline bool write_exact(int fd, const void* from, std::size_t n) {
   const auto* p = static_cast<const char*>(from);
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+// write_exact for a socket: a peer that has closed gives false with errno
+// EPIPE, never SIGPIPE, whatever the process's signal disposition.
+inline bool send_exact(int socket_fd, const void* from, std::size_t n) {
+  const auto* p = static_cast<const char*>(from);
+  while (n > 0) {
+    const ssize_t w = ::send(socket_fd, p, n, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) return false;
     p += w;

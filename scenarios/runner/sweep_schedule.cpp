@@ -101,7 +101,7 @@ class SweepLink {
     }
     const auto header = encode_sweep_frame_header(
         SweepFrameHeader{static_cast<std::uint32_t>(payload.size()), SweepFrameKind::data, to});
-    if (!write_exact(fd_, header.data(), header.size()) || !write_exact(fd_, payload.data(), payload.size())) {
+    if (!send_exact(fd_, header.data(), header.size()) || !send_exact(fd_, payload.data(), payload.size())) {
       return socket_failed(std::string("write: ") + std::strerror(errno));
     }
     return ok_status();
