@@ -15,7 +15,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema pyth
   libibverbs-dev librdmacm-dev liburing-dev librocksdb-dev libisal-dev libssl-dev \
   libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev libfmt-dev \
   googletest libgtest-dev libgmock-dev gcovr libbenchmark-dev gnuplot-nox \
-  iperf3 fio iproute2 nftables clang-format \
+  iperf3 fio sockperf iproute2 nftables clang-format \
   libfuse3-dev fuse3 stress-ng autoconf automake perl
 
 .PHONY: all deps configure build test run coverage fuzz sanitize tsan clean format

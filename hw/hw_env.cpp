@@ -63,23 +63,52 @@ Status HwEnv::send(Endpoint to, proto::Message message) {
 Status HwEnv::deliver(Endpoint to, std::vector<std::byte> frame) {
   ServiceLoop* loop = world_.loop_of(to);
   if (loop == nullptr) return error(StatusCode::unavailable, "send to unknown endpoint " + to.to_string());
-  if (to.node != self_.node) {
+  Outgoing out{to, std::move(frame), nullptr, {}};
+  if (to.node == self_.node) {
+    // Same node: no socket, but the same bytes a peer would decode.
+    Result<proto::Message> decoded = proto::decode(out.frame);
+    if (!decoded.ok()) {
+      return error(StatusCode::internal, "message does not survive its own codec: " + decoded.status().to_string());
+    }
+    out.local_loop = loop;
+    out.local = std::move(decoded).value();
+  }
+  // From the loop's own thread every message, to this node or another, waits
+  // for the turn's end, so that all leave in the order sent: a message to a
+  // service of this node must not overtake one sent before it elsewhere
+  // (the receiver may act on it towards that same place: mount.stress read
+  // stale bytes when only remote messages waited).
+  outbox_.push_back(std::move(out));
+  if (!loop_.on_loop_thread()) flush_outbox();
+  return ok_status();
+}
+
+void HwEnv::flush_outbox() {
+  std::vector<HwNode::Outgoing> run;
+  std::size_t begin = 0;
+  while (begin < outbox_.size()) {
+    if (outbox_[begin].local_loop != nullptr) {
+      outbox_[begin].local_loop->push(Event(Delivery{self_, std::move(*outbox_[begin].local)}));
+      ++begin;
+      continue;
+    }
+    // A run of messages to one other node, in the order sent: one transport call.
+    const NodeId node = outbox_[begin].to.node;
+    run.clear();
+    for (; begin < outbox_.size() && outbox_[begin].local_loop == nullptr && outbox_[begin].to.node == node; ++begin) {
+      run.push_back(HwNode::Outgoing{outbox_[begin].to, std::move(outbox_[begin].frame)});
+    }
+    Status failure;
+    const std::size_t sent = node_.send_all(self_, node, run, &failure);
     // Env's contract (core/env.hpp): an error only for what is known at once;
     // delivery is not promised. A peer the transport cannot reach (its process
     // killed and not back yet: the connection refused or lost) loses the
     // message as a network would; the sender's timeouts and retries deal
     // with it, as with a message dropped on the way. Counted; the transport
     // logs the lost connections.
-    if (Status sent = node_.send(self_, to, std::move(frame)); !sent.ok()) count(k_metric_messages_undeliverable, 1);
-    return ok_status();
+    if (sent < run.size()) count(k_metric_messages_undeliverable, static_cast<double>(run.size() - sent));
   }
-  // Same node: no socket, but the same bytes a peer would decode.
-  Result<proto::Message> decoded = proto::decode(frame);
-  if (!decoded.ok()) {
-    return error(StatusCode::internal, "message does not survive its own codec: " + decoded.status().to_string());
-  }
-  loop->push(Event(Delivery{self_, std::move(decoded).value()}));
-  return ok_status();
+  outbox_.clear();
 }
 
 OpId HwEnv::transfer(const TransferSpec& spec) {

@@ -8,7 +8,12 @@
 //   The world's message hook (HwWorldConfig::message_hook), if set, decides
 //   its fate first: dropped (send still answers ok, as a lost packet would),
 //   delayed (sent later from this service's loop, dead or alive, like a
-//   message held up in the network) or sent several times.
+//   message held up in the network) or sent several times. Messages sent
+//   from the service's own loop thread wait in an outbox until the loop's
+//   turn ends (ServiceLoop::set_turn_end: the queue ran dry, or
+//   k_max_loop_items_per_turn items), then leave in the order sent, each
+//   run to one other node in one transport call (tcp: one sendmsg for
+//   many). Sends from other threads leave at once.
 // - transfer() and storage_io(): real bytes through the node's transport and
 //   storage targets (see hw_node.hpp); completions arrive from the node's
 //   dispatcher thread. A one-sided transfer counts how it got the remote
@@ -38,8 +43,10 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/env.hpp"
 #include "hw/hw_node.hpp"
@@ -87,6 +94,8 @@ class HwEnv final : public Env, public Metrics {
   // The id the next operation will get (any thread): operations with a
   // smaller id were started before this call (HwWorld::kill uses it).
   OpId next_op_id() const { return next_op_.load(); }
+  // Sends what the outbox holds (the loop's turn-end hook; loop thread only).
+  void flush_outbox();
 
  private:
   // A new operation's id, noted in the loop's ledger (each completes once).
@@ -103,6 +112,15 @@ class HwEnv final : public Env, public Metrics {
   Endpoint self_;
   Rng rng_;
   std::atomic<OpId> next_op_{1};
+  // A message sent and not yet handed on: to another node (frame), or
+  // decoded for a service of this node (local_loop, local).
+  struct Outgoing {
+    Endpoint to;
+    std::vector<std::byte> frame;
+    ServiceLoop* local_loop = nullptr;
+    std::optional<proto::Message> local;
+  };
+  std::vector<Outgoing> outbox_;  // the loop thread's, or under a send from another thread
   mutable std::mutex metrics_mu_;
   std::map<std::string, double, std::less<>> counters_;
   std::map<std::string, std::vector<double>, std::less<>> samples_;

@@ -1,5 +1,8 @@
 #include "hw/hw_node.hpp"
 
+#include "core/common/assert.hpp"
+
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -109,7 +112,10 @@ Status HwNode::add_target(TargetId target, const StorageTargetConfig& config) {
 
 void HwNode::start() {
   if (dispatcher_.joinable() || !transport_) return;
-  dispatcher_ = std::thread([this] { dispatch(); });
+  dispatcher_ = std::thread([this] {
+    ::pthread_setname_np(::pthread_self(), ("disp:node" + std::to_string(id_)).substr(0, 15).c_str());
+    dispatch();
+  });
 }
 
 void HwNode::stop() {
@@ -604,12 +610,21 @@ void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {
       cookie);
 }
 
-Status HwNode::send(Endpoint from, Endpoint to, std::vector<std::byte> frame) {
-  Result<transport::PeerId> peer = peer_for(to.node);
-  if (!peer.ok()) return peer.status();
-  world_.note_in_flight(+1);
-  Status sent = transport_->send_message(*peer, frame_tag(from.service, to.service), std::move(frame));
-  if (!sent.ok()) world_.note_in_flight(-1);
+std::size_t HwNode::send_all(Endpoint from, NodeId to_node, std::span<Outgoing> frames, Status* failure) {
+  Result<transport::PeerId> peer = peer_for(to_node);
+  if (!peer.ok()) {
+    *failure = peer.status();
+    return 0;
+  }
+  std::vector<transport::Transport::OutgoingMessage> messages;
+  messages.reserve(frames.size());
+  for (Outgoing& f : frames) {
+    SLUICE_ASSERT(f.to.node == to_node);
+    messages.push_back({frame_tag(from.service, f.to.service), std::move(f.frame)});
+  }
+  world_.note_in_flight(static_cast<std::int64_t>(messages.size()));
+  const std::size_t sent = transport_->send_messages(*peer, messages, failure);
+  world_.note_in_flight(-static_cast<std::int64_t>(messages.size() - sent));
   return sent;
 }
 

@@ -147,9 +147,16 @@ class HwNode {
   // needs no keys.
   Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee);
   void storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec);
-  // A control frame to a service on another node. It counts as in flight
-  // (HwWorld::note_in_flight) until the receiving node hands it to a loop.
-  Status send(Endpoint from, Endpoint to, std::vector<std::byte> frame);
+  // Control frames to services of another node, `to_node`, in order,
+  // gathered into as few system calls as the transport allows. Each counts
+  // as in flight (HwWorld::note_in_flight) until the receiving node hands it
+  // to a loop. Returns how many were taken (from the first); the rest could
+  // not be (*failure says why).
+  struct Outgoing {
+    Endpoint to;
+    std::vector<std::byte> frame;
+  };
+  std::size_t send_all(Endpoint from, NodeId to_node, std::span<Outgoing> frames, Status* failure);
   // Transfers and storage I/O started and not yet handed back to their loop
   // (0 once the node is down: its pending operations are dropped).
   std::int64_t in_flight_ops() const { return down_ ? 0 : in_flight_ops_.load(); }

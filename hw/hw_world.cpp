@@ -74,6 +74,7 @@ HwWorld::Entry HwWorld::new_entry(NodeId node, Endpoint& ep) {
   Entry e;
   e.loop = std::make_unique<ServiceLoop>(epoch_, &progress_, &gate_);
   e.env = std::make_unique<HwEnv>(*this, n, *e.loop, ep, root_rng_.fork((std::uint64_t{node} << 32) | ep.service));
+  e.loop->set_turn_end([env = e.env.get()] { env->flush_outbox(); });
   return e;
 }
 

@@ -178,12 +178,19 @@ class HwWorld {
   void set_transfer_hook(TransferHook hook);
 
   // Runs fn on the service's loop thread, between its events, and returns
-  // fn's result: the race-free way to read a running service's state.
+  // fn's result: the race-free way to read a running service's state. What
+  // fn sends has left (the outbox is flushed) when call() returns.
   template <typename F>
   auto call(const Service& service, F fn) -> std::invoke_result_t<F> {
     using R = std::invoke_result_t<F>;
     ServiceLoop* loop = loop_of(endpoint_of(service));
-    auto task = std::make_shared<std::packaged_task<R()>>(std::move(fn));
+    auto task = std::make_shared<std::packaged_task<R()>>([fn = std::move(fn), loop]() mutable -> R {
+      struct FlushAfter {
+        ServiceLoop* loop;
+        ~FlushAfter() { loop->flush_turn(); }
+      } flush_after{loop};
+      return fn();
+    });
     std::future<R> result = task->get_future();
     loop->run([task] { (*task)(); });
     return result.get();

@@ -36,34 +36,48 @@ namespace sluice::hw {
 
 // Events queued for one service before the world reports the backlog.
 inline constexpr std::size_t k_max_loop_queue_events = 1 << 20;
+// Items a loop handles between two calls of its turn-end hook when items
+// keep coming (it is called at once when the queue runs dry). HwEnv sends a
+// turn's messages there, gathered: 64 items of a few microseconds each keep
+// a reply's extra wait within about a tenth of a millisecond, and gather
+// ~30 metadata replies (two items each: request, CPU completion) into one
+// sendmsg (make bench-meta).
+inline constexpr std::uint32_t k_max_loop_items_per_turn = 64;
 
 // A counter every loop bumps after each item it handles, so that a thread
 // waiting for some state (a test, the CLI) re-checks only when something
 // happened, without polling on a clock.
 class Progress {
  public:
+  // Every loop ticks after every item: a process-wide lock here was taken
+  // by every service thread for every message (make bench-meta, perf). The
+  // lock and the notify are only for when a thread waits. No wake-up is
+  // lost: a waiter counts itself before it reads the generation, a ticker
+  // bumps the generation before it reads the count (both sequentially
+  // consistent), so one of them sees the other.
   void tick() {
-    {
-      std::lock_guard lock(mu_);
-      ++generation_;
-    }
+    generation_.fetch_add(1);
+    if (waiters_.load() == 0) return;
+    { std::lock_guard lock(mu_); }  // a waiter between its check and its sleep is asleep after this
     cv_.notify_all();
   }
-  std::uint64_t generation() const {
-    std::lock_guard lock(mu_);
-    return generation_;
-  }
+  std::uint64_t generation() const { return generation_.load(); }
   // Waits until the generation differs from `seen` or `timeout` passes; returns the generation.
   std::uint64_t wait_past(std::uint64_t seen, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, timeout, [&] { return generation_ != seen; });
-    return generation_;
+    waiters_.fetch_add(1);
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, timeout, [&] { return generation_.load() != seen; });
+    }
+    waiters_.fetch_sub(1);
+    return generation_.load();
   }
 
  private:
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::condition_variable cv_;
-  std::uint64_t generation_ = 0;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<std::uint32_t> waiters_{0};
 };
 
 // A writer-preferring gate between the service loops (many "handlers", each
@@ -99,6 +113,17 @@ class ServiceLoop {
   ServiceLoop& operator=(const ServiceLoop&) = delete;
 
   void bind(Service* service) { service_ = service; }
+  // Called on the loop thread, inside the gate and before the loop counts as
+  // idle, after the last queued item (or k_max_loop_items_per_turn of them)
+  // and after the service's start(). Set before start().
+  void set_turn_end(std::function<void()> fn) { turn_end_ = std::move(fn); }
+  // The turn-end hook at once, from inside an item on the loop thread (a
+  // closure that must see its sends leave before it returns: HwWorld::call).
+  void flush_turn() {
+    if (turn_end_) turn_end_();
+  }
+  // Whether the caller is this loop's thread.
+  bool on_loop_thread() const { return std::this_thread::get_id() == thread_id_.load(); }
   // Starts the thread, which calls service->start() first.
   void start();
   // Stops after the item being handled; pending items and timers are dropped.
@@ -149,6 +174,7 @@ class ServiceLoop {
   using Item = std::variant<Event, std::function<void()>>;
 
   void loop();
+  void end_turn();
   // With mu_ held: whether a dead (or stale) event must be dropped.
   bool drop_locked(const Event& event);
 
@@ -156,7 +182,9 @@ class ServiceLoop {
   Progress* progress_;
   EventGate* gate_;
   Service* service_ = nullptr;
+  std::function<void()> turn_end_;
   std::thread thread_;
+  std::atomic<std::thread::id> thread_id_{};
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Item> items_;

@@ -8,7 +8,8 @@ carry_binary() {
   rm -rf "$dir" && mkdir -p "$dir/lib"
   strip -o "$dir/$(basename "$binary")" "$binary"
   ldd "$binary" | awk '/=> \//{print $3}' |
-    grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' | xargs -r -I{} cp -L {} "$dir/lib/"
+    { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' || true; } |
+    xargs -r -I{} cp -L {} "$dir/lib/"
   (cd "$dir" && tar cJf libs.tar.xz lib && rm -rf lib)
   du -sh "$dir"
 }

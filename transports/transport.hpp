@@ -418,6 +418,18 @@ class Transport {
   // unavailable: unknown or lost peer; again: max_queued_message_bytes.
   [[nodiscard]] virtual Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) = 0;
 
+  // Several control frames to `peer` at once, in order, each as
+  // send_message() would queue it; a transport may gather them into fewer
+  // system calls (tcp: one sendmsg for many frames; the default sends them
+  // one by one). Returns how many were queued, counting from the first; when
+  // fewer than all, *failure says why the next one was not, and it and the
+  // rest were not queued (the caller still owns them).
+  struct OutgoingMessage {
+    std::uint64_t tag = 0;
+    std::vector<std::byte> frame;
+  };
+  virtual std::size_t send_messages(PeerId peer, std::span<OutgoingMessage> messages, Status* failure);
+
   // Posts a bulk operation. On ok, exactly one OpDone with request.cookie
   // follows. The local range must lie in a registered region and stay
   // registered until then; the remote range is checked by the peer (an error

@@ -16,6 +16,16 @@ base::Registry<TransportEntry>& registry() {
 
 }  // namespace
 
+std::size_t Transport::send_messages(PeerId peer, std::span<OutgoingMessage> messages, Status* failure) {
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (Status sent = send_message(peer, messages[i].tag, std::move(messages[i].frame)); !sent.ok()) {
+      *failure = std::move(sent);
+      return i;
+    }
+  }
+  return messages.size();
+}
+
 Result<RemoteRegionAccess> Transport::remote_access(std::uint64_t key, std::uint32_t /*rail*/,
                                                     std::uint64_t /*grantee_id*/) {
   return error(StatusCode::unavailable, std::string(name()) + " remote_access of region " + std::to_string(key) +

@@ -47,6 +47,9 @@ class TransportWrapper : public Transport {
   [[nodiscard]] Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override {
     return inner_->send_message(peer, tag, std::move(frame));
   }
+  // send_messages is not forwarded: Transport's default sends each frame
+  // through send_message, so a subclass that overrides send_message sees
+  // every frame (batches lose their gathering through a wrapper).
   [[nodiscard]] Status put(const BulkRequest& request) override { return inner_->put(request); }
   [[nodiscard]] Status get(const BulkRequest& request) override { return inner_->get(request); }
   std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override {

@@ -1,8 +1,25 @@
-// make bench-meta (P7, issue 5): one metadata server (MetaService on HwEnv
-// with the RocksDB MetaStore) on one core over loopback TCP; clients create
-// and then stat 200,000 files in private directories (MdBench, mdtest -u
-// style). Prints creates/s and stats/s. Goals: >= 20,000 creates/s and
-// >= 100,000 stats/s.
+// make bench-meta (P7, issue 20): the metadata RPC path against its ceiling
+// and against the socket's, in one run, on loopback TCP. Three parts:
+//   1. sockperf (the peer): one `sockperf server` thread (epoll) and one
+//      `sockperf ping-pong` client on one connection (ours: one control
+//      connection per direction between two nodes) keeping all our messages
+//      in flight (--burst), messages the size of our Stat frame. Rate = the
+//      replies over sockperf's valid duration.
+//   2. A null RPC over our transport and thread layout: the same nodes,
+//      HwWorld, HwEnv, HwNode dispatcher and service loops as part 3; the
+//      client ranks send Stat requests and a null service answers each with
+//      an InodeReply at once (no store, no path, no RPC library). The
+//      mechanism's ceiling.
+//   3. One metadata server (MetaService on HwEnv) on one core; clients
+//      create, stat, list with attributes and stat every entry
+//      (readdir+stat: MdBench's ls_storm) and unlink 200,000 files in
+//      private directories (MdBench, mdtest -u style), once with the RocksDB
+//      MetaStore and once with the in-memory one.
+// Prints a table and RESULT P7 creates_per_s=.. stats_per_s=..
+// null_rpc_vs_sockperf=.. stat_vs_null_rpc=.. (RocksDB figures; the rest of
+// the figures after them). Goals (issue 20): null RPC >= 0.8x sockperf,
+// stats >= 150,000/s and creates >= 40,000/s per metadata server thread on
+// the 16-core GPU host, stat_vs_null_rpc >= 0.7.
 //
 // For scale: a BeeGFS metadata server does ~10-16k creates/s and 50-70k
 // stats/s in IO500 submissions (mdtest-easy write/stat on one metadata
@@ -11,26 +28,37 @@
 // survives a crash of the process (the WAL is in the OS), not power loss.
 //
 // Deployment (HwWorld, all in this process): node 0 mgmt + barrier, node 1
-// the metadata server, node 2 one storage target (creates choose a target;
-// empty files never touch it), nodes 3.. one client rank each. The metadata
-// service's loop thread is pinned to CPU 0 (its transport's progress thread
-// is not reachable from here and floats); clients' loops are pinned to the
-// other CPUs when there are any. Rates: a phase's ops summed over the ranks,
-// over the slowest rank's elapsed time (phases start after a barrier).
-// k_repeats runs, each in a fresh world and database; medians are reported.
+// the metadata server (or the null service), node 2 one storage target
+// (creates choose a target; empty files never touch it), node 3.. the client
+// ranks (ranks share the client nodes round-robin). The server's loop
+// thread is pinned to CPU 0 (its transport's progress thread is not
+// reachable from here and floats); clients' loops are pinned to the other
+// CPUs when there are any. Rates: a phase's ops summed over the ranks, over
+// the slowest rank's elapsed time (phases start after a barrier).
+// k_repeats runs of each part, each in a fresh world and database; medians
+// are reported.
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/proto/codec.hpp"
 #include "core/services/meta_service.hpp"
 #include "core/services/mgmt_service.hpp"
 #include "core/services/storage_service.hpp"
@@ -39,6 +67,7 @@
 #include "core/workloads/md_bench.hpp"
 #include "hw/hw_world.hpp"
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
+#include "transports/tcp/tcp_wire.hpp"
 
 namespace {
 
@@ -46,6 +75,8 @@ using namespace sluice;
 using namespace sluice::hw;
 
 constexpr std::uint64_t k_total_files = 200'000;
+constexpr std::uint64_t k_null_rpcs = 400'000;  // part 2, over all ranks
+constexpr int k_sockperf_seconds = 4;           // each sockperf client's run (sockperf drops its first 0.4 s)
 constexpr std::uint32_t k_ranks = 4;
 constexpr std::uint32_t k_inflight_per_rank = 64;  // mdtest ranks are synchronous; a client library is not
 constexpr std::uint32_t k_client_nodes = 1;        // ranks share the client nodes round-robin
@@ -78,9 +109,68 @@ bool wait_for(F done) {
   return false;
 }
 
-struct Rates {
-  double creates_per_s = 0;
-  double stats_per_s = 0;
+// Part 2's server: every Stat is answered at once with a file's inode.
+class NullStatServer final : public Service {
+ public:
+  explicit NullStatServer(Env& env) : env_(env) {}
+  void start() override {}
+  std::string name() const override { return "null_stat"; }
+  void on_event(Event& event) override {
+    auto* delivery = std::get_if<Delivery>(&event);
+    if (delivery == nullptr) return;
+    const auto* stat = std::get_if<proto::Stat>(&delivery->message);
+    if (stat == nullptr) return;
+    proto::InodeReply reply;
+    reply.request_id = stat->request_id;
+    reply.inode.file_id = stat->request_id;
+    reply.inode.type = proto::InodeType::file;
+    reply.inode.mode = 0644;
+    reply.inode.owner_shard = 0;
+    reply.inode.stripe.chunk_bytes = 1 << 20;
+    reply.inode.stripe.targets = {1};
+    env_.send(delivery->from, std::move(reply)).ignore();
+  }
+
+ private:
+  Env& env_;
+};
+
+// Part 2's client rank: `requests` Stats to `server`, `window` in flight.
+class NullStatClient final : public Service {
+ public:
+  NullStatClient(Env& env, Endpoint server, std::uint32_t rank, std::uint64_t requests, std::uint32_t window)
+      : env_(env), server_(server), rank_(rank), requests_(requests), window_(window) {}
+  void start() override {
+    started_ns_ = env_.now();
+    for (std::uint32_t i = 0; i < window_ && sent_ < requests_; ++i) send_next();
+  }
+  std::string name() const override { return "null_client:" + std::to_string(rank_); }
+  void on_event(Event& event) override {
+    auto* delivery = std::get_if<Delivery>(&event);
+    if (delivery == nullptr || !std::holds_alternative<proto::InodeReply>(delivery->message)) return;
+    if (++answered_ == requests_) ended_ns_ = env_.now();
+    if (sent_ < requests_) send_next();
+  }
+  bool finished() const { return answered_ == requests_; }
+  std::uint64_t answered() const { return answered_; }
+  TimeNs elapsed_ns() const { return ended_ns_ - started_ns_; }
+
+ private:
+  void send_next() {
+    proto::Stat stat;
+    stat.request_id = ++sent_;
+    stat.path = "/mdtest/r" + std::to_string(rank_) + "/f" + std::to_string(rank_) + "." + std::to_string(sent_);
+    if (Status st = env_.send(server_, std::move(stat)); !st.ok()) env_.log(LogLevel::error, st.to_string());
+  }
+  Env& env_;
+  Endpoint server_;
+  std::uint32_t rank_;
+  std::uint64_t requests_;
+  std::uint32_t window_;
+  std::uint64_t sent_ = 0;
+  std::uint64_t answered_ = 0;
+  TimeNs started_ns_ = 0;
+  TimeNs ended_ns_ = 0;
 };
 
 struct Shape {
@@ -89,7 +179,12 @@ struct Shape {
   std::uint32_t client_nodes = k_client_nodes;
 };
 
-bool run_once(const std::string& dir, int repeat, const Shape& shape, Rates* rates) {
+// Nodes: 0 mgmt + barrier, 1 the server, 2 storage, 3.. clients.
+constexpr NodeId k_server_node = 1;
+constexpr NodeId k_storage_node = 2;
+constexpr NodeId k_first_client_node = 3;
+
+HwWorldConfig world_config(const std::string& dir, int repeat) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   HwWorldConfig wc;
@@ -98,55 +193,162 @@ bool run_once(const std::string& dir, int repeat, const Shape& shape, Rates* rat
   wc.storage_backend = "posix";
   wc.storage_root = dir + "/storage";
   wc.node_memory_limit_bytes = 256ULL << 20;
-  HwWorld world(wc);
-  const Endpoint mgmt = world.endpoint_of(world.add_service<MgmtService>(0, MgmtConfig{}));
-  const Endpoint barrier = world.endpoint_of(world.add_service<BarrierService>(0));
+  return wc;
+}
+
+// Starts the deferred client services and pins their loops to CPUs 1.. (the
+// server has CPU 0). Pinned only after start_service: before it a deferred
+// service's call() runs on the calling thread, and this thread's affinity
+// would leak into every thread it creates later.
+template <typename S>
+void start_clients(HwWorld& world, const std::vector<S*>& clients) {
+  for (S* c : clients) world.start_service(*c);
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (cpus <= 1) return;
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    world.call(*clients[i], [i, cpus] { pin_current_thread(1 + static_cast<int>(i % (cpus - 1))); });
+  }
+}
+
+void print_last_logs(HwWorld& world) {
+  const auto logs = world.logs();
+  for (std::size_t i = logs.size() > 20 ? logs.size() - 20 : 0; i < logs.size(); ++i) {
+    std::fprintf(stderr, "  %s\n", logs[i].c_str());
+  }
+}
+
+// Part 2: null RPCs per second, or a negative value on failure.
+double run_null_rpc(const std::string& dir, int repeat, const Shape& shape) {
+  HwWorld world(world_config(dir, repeat));
+  NullStatServer& server = world.add_service<NullStatServer>(k_server_node);
+  const Endpoint to = world.endpoint_of(server);
+  std::vector<NullStatClient*> clients;
+  for (std::uint32_t rank = 0; rank < shape.ranks; ++rank) {
+    NullStatClient& c = world.add_service<NullStatClient>(k_first_client_node + rank % shape.client_nodes, to, rank,
+                                                          k_null_rpcs / shape.ranks, shape.inflight_per_rank);
+    world.defer_start(c);
+    clients.push_back(&c);
+  }
+  if (Status st = world.start(); !st.ok()) {
+    std::fprintf(stderr, "bench_meta: null rpc: start: %s\n", st.to_string().c_str());
+    return -1;
+  }
+  world.call(server, [] { pin_current_thread(0); });
+  start_clients(world, clients);
+  const bool finished = wait_for([&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [&](NullStatClient* c) { return world.call(*c, [c] { return c->finished(); }); });
+  });
+  if (!finished) {
+    std::fprintf(stderr, "bench_meta: null rpc: clients did not finish\n");
+    print_last_logs(world);
+    return -1;
+  }
+  std::uint64_t answered = 0;
+  TimeNs slowest = 0;
+  for (NullStatClient* c : clients) {
+    answered += world.call(*c, [c] { return c->answered(); });
+    slowest = std::max(slowest, world.call(*c, [c] { return c->elapsed_ns(); }));
+  }
+  world.stop();
+  return slowest > 0 ? static_cast<double>(answered) * 1e9 / static_cast<double>(slowest) : -1;
+}
+
+// Part 3's phases, in MdBench's order; "ls_storm" is readdir+stat.
+const std::vector<MdPhase> k_meta_phases = {MdPhase::create, MdPhase::stat, MdPhase::ls_storm, MdPhase::remove};
+using PhaseRates = std::map<std::string, double>;  // phase -> ops/s
+
+std::unique_ptr<MetaStore> open_store(const std::string& dir, bool rocksdb) {
+  if (!rocksdb) return std::make_unique<InMemoryMetaStore>();
   RocksDbMetaStoreConfig sc;
   sc.path = dir + "/meta";
   sc.sync_writes = false;
   Result<std::unique_ptr<RocksDbMetaStore>> store = RocksDbMetaStore::open(sc);
   if (!store.ok()) {
     std::fprintf(stderr, "bench_meta: %s\n", store.status().to_string().c_str());
-    return false;
+    return nullptr;
   }
-  MetaServiceConfig mc;
-  mc.shard = 0;
-  mc.mgmt = mgmt;
-  mc.ns.shard_count = 1;
-  mc.default_stripe_count = 1;
-  MetaService& meta = world.add_service<MetaService>(1, mc, std::unique_ptr<MetaStore>(std::move(store).value()));
-  if (Status st = world.add_target(1, 2); !st.ok()) {
-    std::fprintf(stderr, "bench_meta: %s\n", st.to_string().c_str());
-    return false;
-  }
-  StorageServiceConfig ssc;
-  ssc.mgmt = mgmt;
-  ssc.targets = {1};
-  StorageService& storage = world.add_service<StorageService>(2, ssc);
+  return std::unique_ptr<MetaStore>(std::move(store).value());
+}
 
+// Sums each phase's ops over the ranks, over the slowest rank's time.
+bool collect_rates(HwWorld& world, const std::vector<ClientHost*>& hosts, const std::vector<MdBench*>& benches,
+                   PhaseRates* rates) {
+  std::map<std::string, std::uint64_t> ops;
+  std::map<std::string, TimeNs> slowest;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    ClientHost* h = hosts[i];
+    const Status result = world.call(*h, [h] { return h->result(); });
+    if (!result.ok()) {
+      std::fprintf(stderr, "bench_meta: rank %zu: %s\n", i, result.to_string().c_str());
+      return false;
+    }
+    for (const RankPhaseResult& r : world.call(*h, [&, i] { return benches[i]->results(); })) {
+      ops[r.phase] += r.ops;
+      slowest[r.phase] = std::max(slowest[r.phase], r.elapsed_ns);
+    }
+  }
+  for (MdPhase phase : k_meta_phases) {
+    const std::string name(to_string(phase));
+    if (ops[name] == 0 || slowest[name] <= 0) {
+      std::fprintf(stderr, "bench_meta: phase %s measured nothing\n", name.c_str());
+      return false;
+    }
+    (*rates)[name] = static_cast<double>(ops[name]) * 1e9 / static_cast<double>(slowest[name]);
+  }
+  return true;
+}
+
+std::vector<ClientHost*> add_md_ranks(HwWorld& world, const Shape& shape, Endpoint mgmt, Endpoint barrier,
+                                      std::vector<MdBench*>* benches) {
   std::vector<ClientHost*> hosts;
-  std::vector<MdBench*> benches;
   for (std::uint32_t rank = 0; rank < shape.ranks; ++rank) {
     MdBenchConfig md;
     md.root_dir = "/mdtest";
     md.shared_dir = false;
     md.files_per_rank = k_total_files / shape.ranks;
     md.threads = shape.inflight_per_rank;
-    md.phases = {MdPhase::create, MdPhase::stat};
-    md.remove_dirs = false;
+    md.phases = k_meta_phases;
     md.create.stripe_count = 1;
     auto bench = std::make_unique<MdBench>(md);
-    benches.push_back(bench.get());
+    benches->push_back(bench.get());
     ClientHostConfig hc;
     hc.client.mgmt = mgmt;
     hc.client.ns.shard_count = 1;
     hc.rank = rank;
     hc.ranks = shape.ranks;
     hc.barrier = barrier;
-    ClientHost& host = world.add_service<ClientHost>(3 + rank % shape.client_nodes, hc, std::move(bench));
+    ClientHost& host =
+        world.add_service<ClientHost>(k_first_client_node + rank % shape.client_nodes, hc, std::move(bench));
     world.defer_start(host);
     hosts.push_back(&host);
   }
+  return hosts;
+}
+
+// Part 3 with one store.
+bool run_meta(const std::string& dir, int repeat, const Shape& shape, bool rocksdb, PhaseRates* rates) {
+  HwWorld world(world_config(dir, repeat));
+  const Endpoint mgmt = world.endpoint_of(world.add_service<MgmtService>(0, MgmtConfig{}));
+  const Endpoint barrier = world.endpoint_of(world.add_service<BarrierService>(0));
+  std::unique_ptr<MetaStore> store = open_store(dir, rocksdb);
+  if (store == nullptr) return false;
+  MetaServiceConfig mc;
+  mc.shard = 0;
+  mc.mgmt = mgmt;
+  mc.ns.shard_count = 1;
+  mc.default_stripe_count = 1;
+  MetaService& meta = world.add_service<MetaService>(k_server_node, mc, std::move(store));
+  if (Status st = world.add_target(k_storage_node, 2); !st.ok()) {
+    std::fprintf(stderr, "bench_meta: %s\n", st.to_string().c_str());
+    return false;
+  }
+  StorageServiceConfig ssc;
+  ssc.mgmt = mgmt;
+  ssc.targets = {1};
+  StorageService& storage = world.add_service<StorageService>(k_storage_node, ssc);
+  std::vector<MdBench*> benches;
+  const std::vector<ClientHost*> hosts = add_md_ranks(world, shape, mgmt, barrier, &benches);
   if (Status st = world.start(); !st.ok()) {
     std::fprintf(stderr, "bench_meta: start: %s\n", st.to_string().c_str());
     return false;
@@ -160,57 +362,145 @@ bool run_once(const std::string& dir, int repeat, const Shape& shape, Rates* rat
     std::fprintf(stderr, "bench_meta: servers did not register with mgmt\n");
     return false;
   }
-  for (ClientHost* h : hosts) world.start_service(*h);
-  // Pinned only now: before start_service a deferred service's call() runs
-  // on the calling thread, and this thread's affinity would leak into every
-  // thread it creates later.
-  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  if (cpus > 1) {
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
-      world.call(*hosts[i], [i, cpus] { pin_current_thread(1 + static_cast<int>(i % (cpus - 1))); });
-    }
-  }
+  start_clients(world, hosts);
   const bool finished = wait_for([&] {
     return std::all_of(hosts.begin(), hosts.end(),
                        [&](ClientHost* h) { return world.call(*h, [h] { return h->finished(); }); });
   });
   if (!finished) {
     std::fprintf(stderr, "bench_meta: clients did not finish\n");
-    const auto logs = world.logs();
-    for (std::size_t i = logs.size() > 20 ? logs.size() - 20 : 0; i < logs.size(); ++i) {
-      std::fprintf(stderr, "  %s\n", logs[i].c_str());
-    }
+    print_last_logs(world);
     return false;
   }
-  std::uint64_t create_ops = 0, stat_ops = 0;
-  TimeNs create_ns = 0, stat_ns = 0;
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    ClientHost* h = hosts[i];
-    const Status result = world.call(*h, [h] { return h->result(); });
-    if (!result.ok()) {
-      std::fprintf(stderr, "bench_meta: rank %zu: %s\n", i, result.to_string().c_str());
-      return false;
-    }
-    for (const RankPhaseResult& r : world.call(*h, [&, i] { return benches[i]->results(); })) {
-      if (r.phase == "create") {
-        create_ops += r.ops;
-        create_ns = std::max(create_ns, r.elapsed_ns);
-      } else if (r.phase == "stat") {
-        stat_ops += r.ops;
-        stat_ns = std::max(stat_ns, r.elapsed_ns);
-      }
-    }
-  }
+  const bool ok = collect_rates(world, hosts, benches, rates);
   world.stop();
-  if (create_ops != k_total_files || stat_ops != k_total_files || create_ns <= 0 || stat_ns <= 0) {
-    std::fprintf(stderr, "bench_meta: expected %llu creates and stats, got %llu and %llu\n",
-                 static_cast<unsigned long long>(k_total_files), static_cast<unsigned long long>(create_ops),
-                 static_cast<unsigned long long>(stat_ops));
+  return ok;
+}
+
+// A TCP port on 127.0.0.1 free a moment ago (0 when none could be had).
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+// Messages per second one `sockperf ping-pong` printed ("[Valid Duration]
+// RunTime=T sec; SentMessages=S; ReceivedMessages=R"), or a negative value.
+double sockperf_client_rate(FILE* out) {
+  char line[1024];
+  double rate = -1;
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    const char* at = std::strstr(line, "[Valid Duration] RunTime=");
+    if (at == nullptr) continue;
+    double seconds = 0;
+    unsigned long long sent = 0, received = 0;
+    if (std::sscanf(at, "[Valid Duration] RunTime=%lf sec; SentMessages=%llu; ReceivedMessages=%llu", &seconds, &sent,
+                    &received) == 3 &&
+        seconds > 0) {
+      rate = static_cast<double>(received) / seconds;
+    }
+  }
+  return rate;
+}
+
+// Part 1: sockperf's replies per second summed over `connections` clients
+// (one server thread),
+// each with `burst` messages of `message_bytes` in flight; negative on failure.
+double run_sockperf(std::uint32_t connections, std::uint32_t burst, std::size_t message_bytes, const std::string& dir) {
+  const int port = free_loopback_port();
+  if (port == 0) return -1;
+  const std::string feed = dir + "/sockperf-feed";
+  if (FILE* f = std::fopen(feed.c_str(), "w"); f != nullptr) {
+    std::fprintf(f, "T:127.0.0.1:%d\n", port);
+    std::fclose(f);
+  }
+  const pid_t server = ::fork();
+  if (server == 0) {
+    pin_current_thread(0);  // as our server's loop
+    const int null_fd = ::open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) {
+      ::dup2(null_fd, STDOUT_FILENO);
+      ::dup2(null_fd, STDERR_FILENO);
+    }
+    ::execlp("timeout", "timeout", std::to_string(4 * k_sockperf_seconds + 30).c_str(), "sockperf", "server", "-f",
+             feed.c_str(), "-F", "e", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // until it listens
+  std::vector<FILE*> clients;
+  const std::string client = "timeout " + std::to_string(2 * k_sockperf_seconds + 20) +
+                             " sockperf ping-pong --tcp -i 127.0.0.1 -p " + std::to_string(port) + " -m " +
+                             std::to_string(message_bytes) + " -b " + std::to_string(burst) + " -t " +
+                             std::to_string(k_sockperf_seconds) + " --mps=max 2>&1";
+  for (std::uint32_t c = 0; c < connections; ++c) clients.push_back(::popen(client.c_str(), "r"));
+  double total = 0;
+  bool all = true;
+  for (FILE* out : clients) {
+    const double rate = out != nullptr ? sockperf_client_rate(out) : -1;
+    if (out != nullptr) ::pclose(out);
+    all = all && rate > 0;
+    total += std::max(rate, 0.0);
+  }
+  ::kill(server, SIGTERM);
+  ::waitpid(server, nullptr, 0);
+  return all ? total : -1;
+}
+
+// The bytes of one of our Stat frames as part 2 sends it: sockperf's -m.
+std::size_t stat_frame_bytes() {
+  proto::Stat stat;
+  stat.request_id = k_null_rpcs;
+  stat.path = "/mdtest/r0/f0." + std::to_string(k_null_rpcs);
+  return proto::encoded_size(proto::Message(stat)) + transport::tcp::k_tcp_packet_header_bytes;
+}
+
+}  // namespace
+
+namespace {
+
+// One repeat's figures: [0] sockperf, [1] null RPC, then the RocksDB and the
+// in-memory store's phases, each in k_meta_phases order.
+constexpr std::size_t k_columns = 2 + 2 * 4;
+
+bool run_repeat(const std::string& root, int repeat, const Shape& shape, std::vector<double>* row) {
+  const std::string dir = root + "/run" + std::to_string(repeat);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  // Our messages between two nodes travel on one control connection per
+  // direction (tcp transport: Peer::control), so one sockperf connection
+  // carries all of them, request and reply.
+  const double sockperf = run_sockperf(1, shape.ranks * shape.inflight_per_rank, stat_frame_bytes(), dir);
+  if (sockperf <= 0) {
+    std::fprintf(stderr, "bench_meta: sockperf gave no figure (is it installed? make deps installs it)\n");
     return false;
   }
-  rates->creates_per_s = static_cast<double>(create_ops) * 1e9 / static_cast<double>(create_ns);
-  rates->stats_per_s = static_cast<double>(stat_ops) * 1e9 / static_cast<double>(stat_ns);
+  const double null_rpc = run_null_rpc(dir + "/null", repeat, shape);
+  if (null_rpc <= 0) return false;
+  *row = {sockperf, null_rpc};
+  for (bool rocksdb : {true, false}) {
+    PhaseRates rates;
+    if (!run_meta(dir + (rocksdb ? "/rocksdb" : "/memory"), repeat, shape, rocksdb, &rates)) return false;
+    for (MdPhase phase : k_meta_phases) row->push_back(rates[std::string(to_string(phase))]);
+  }
+  std::filesystem::remove_all(dir, ec);
   return true;
+}
+
+void print_row(const char* label, const std::vector<double>& row) {
+  std::printf("%-7s", label);
+  for (double v : row) std::printf(" %10.0f", v);
+  std::printf("\n");
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -226,9 +516,9 @@ int main(int argc, char** argv) {
   shape.ranks = arg(2, k_ranks);
   shape.inflight_per_rank = arg(3, k_inflight_per_rank);
   shape.client_nodes = arg(4, k_client_nodes);
-  if (k_total_files % shape.ranks != 0) {
-    std::fprintf(stderr, "bench_meta: %u ranks do not divide %llu files\n", shape.ranks,
-                 static_cast<unsigned long long>(k_total_files));
+  if (k_total_files % shape.ranks != 0 || k_null_rpcs % shape.ranks != 0) {
+    std::fprintf(stderr, "bench_meta: %u ranks must divide %llu files and %llu null RPCs\n", shape.ranks,
+                 static_cast<unsigned long long>(k_total_files), static_cast<unsigned long long>(k_null_rpcs));
     return 2;
   }
   const char* base = std::getenv("SLUICE_BENCH_DIR");
@@ -245,22 +535,32 @@ int main(int argc, char** argv) {
       std::filesystem::remove_all(dir, ec);
     }
   } cleanup{root};
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::printf(
-      "bench_meta: %llu files, %u client ranks x %u in flight on %u client nodes, private directories, "
-      "RocksDB at %s\n",
-      static_cast<unsigned long long>(k_total_files), shape.ranks, shape.inflight_per_rank, shape.client_nodes,
-      root.c_str());
-  std::printf("%-8s %14s %14s\n", "run", "creates/s", "stats/s");
-  std::vector<double> creates, stats;
+      "bench_meta: %u cores; %u client ranks x %u in flight on %u client nodes; sockperf with %zu-byte "
+      "messages; %llu null RPCs; %llu files in private directories; RocksDB (sync_writes off) and in-memory stores "
+      "under %s\n",
+      cores, shape.ranks, shape.inflight_per_rank, shape.client_nodes, stat_frame_bytes(),
+      static_cast<unsigned long long>(k_null_rpcs), static_cast<unsigned long long>(k_total_files), root.c_str());
+  std::printf("ops/s   %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "sockperf", "null_rpc", "db_create",
+              "db_stat", "db_ls+stat", "db_unlink", "mem_create", "mem_stat", "mem_ls+stat", "mem_unlink");
+  std::vector<std::vector<double>> columns(k_columns);
   for (int repeat = 0; repeat < repeats; ++repeat) {
-    Rates r;
-    if (!run_once(root + "/run" + std::to_string(repeat), repeat, shape, &r)) return 1;
-    creates.push_back(r.creates_per_s);
-    stats.push_back(r.stats_per_s);
-    std::printf("%-8d %14.0f %14.0f\n", repeat, r.creates_per_s, r.stats_per_s);
-    std::fflush(stdout);
+    std::vector<double> row;
+    if (!run_repeat(root, repeat, shape, &row)) return 1;
+    for (std::size_t c = 0; c < k_columns; ++c) columns[c].push_back(row[c]);
+    print_row(std::to_string(repeat).c_str(), row);
   }
-  std::printf("%-8s %14.0f %14.0f\n", "median", median(creates), median(stats));
-  std::printf("RESULT P7 creates_per_s=%.0f goal=20000 stats_per_s=%.0f goal=100000\n", median(creates), median(stats));
+  std::vector<double> m;
+  for (const auto& c : columns) m.push_back(median(c));
+  print_row("median", m);
+  std::printf(
+      "RESULT P7 creates_per_s=%.0f stats_per_s=%.0f null_rpc_vs_sockperf=%.3f stat_vs_null_rpc=%.3f "
+      "readdir_stat_per_s=%.0f unlinks_per_s=%.0f null_rpc_per_s=%.0f sockperf_per_s=%.0f memory_creates_per_s=%.0f "
+      "memory_stats_per_s=%.0f memory_readdir_stat_per_s=%.0f memory_unlinks_per_s=%.0f cores=%u\n",
+      m[2], m[3], m[1] / m[0], m[3] / m[1], m[4], m[5], m[1], m[0], m[6], m[7], m[8], m[9], cores);
+  std::printf(
+      "goals (issue 20, on the 16-core GPU host): creates >= 40000, stats >= 150000, null_rpc_vs_sockperf >= 0.8, "
+      "stat_vs_null_rpc >= 0.7\n");
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "transports/shm/shm_transport.hpp"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -97,7 +98,10 @@ Status ShmTransport::open() {
     ev.data.u64 = 1 + rail;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, *fd, &ev);
   }
-  loop_ = std::thread([this] { run_loop(); });
+  loop_ = std::thread([this] {
+    ::pthread_setname_np(::pthread_self(), ("shm:" + std::to_string(config_.local_id)).substr(0, 15).c_str());
+    run_loop();
+  });
   return ok_status();
 }
 

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <span>
 #include <string>
 
+#include "core/common/assert.hpp"
 #include "core/proto/codec.hpp"
 #include "transports/tcp/tcp_address.hpp"
 #include "transports/tcp/tcp_transport_impl.hpp"
@@ -17,32 +20,56 @@ namespace sluice::transport::tcp::detail {
 
 // ---- receive path -----------------------------------------------------------
 
+void TcpTransport::rx_target(Connection& c, std::byte** into, std::uint64_t* want) {
+  switch (c.rx) {
+    case RxState::header:
+      *into = c.head.data() + c.head_have;
+      *want = c.head.size() - c.head_have;
+      return;
+    case RxState::message_body:
+      *into = c.message.data() + (c.message.size() - c.left);
+      *want = c.left;
+      return;
+    case RxState::bulk_body:
+      *into = c.dst;
+      *want = c.left;
+      return;
+    case RxState::discard_body:
+      *into = drain_scratch_.data();
+      *want = std::min<std::uint64_t>(c.left, drain_scratch_.size());
+      return;
+    case RxState::error_text:
+      *into = reinterpret_cast<std::byte*>(c.text.data()) + (c.text.size() - c.left);
+      *want = c.left;
+      return;
+  }
+}
+
+void TcpTransport::feed(Connection& c, std::span<const std::byte> bytes) {
+  while (!c.dead && !bytes.empty()) {
+    std::byte* into = nullptr;
+    std::uint64_t want = 0;
+    rx_target(c, &into, &want);
+    SLUICE_ASSERT(want > 0);  // every state wants at least one byte (an empty error text ends at once)
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(want, bytes.size()));
+    if (c.rx != RxState::discard_body) std::memcpy(into, bytes.data(), n);
+    bytes = bytes.subspan(n);
+    consumed(c, n);
+  }
+}
+
 void TcpTransport::read_from(Connection& c) {
   std::uint64_t budget = k_tcp_read_budget_bytes;
   while (!c.dead && budget > 0) {
     std::byte* into = nullptr;
     std::uint64_t want = 0;
-    switch (c.rx) {
-      case RxState::header:
-        into = c.head.data() + c.head_have;
-        want = c.head.size() - c.head_have;
-        break;
-      case RxState::message_body:
-        into = c.message.data() + (c.message.size() - c.left);
-        want = c.left;
-        break;
-      case RxState::bulk_body:
-        into = c.dst;
-        want = c.left;
-        break;
-      case RxState::discard_body:
-        into = drain_scratch_.data();
-        want = std::min<std::uint64_t>(c.left, drain_scratch_.size());
-        break;
-      case RxState::error_text:
-        into = reinterpret_cast<std::byte*>(c.text.data()) + (c.text.size() - c.left);
-        want = c.left;
-        break;
+    rx_target(c, &into, &want);
+    // A long bulk body straight into its region; everything else through
+    // rx_buffer_, as many packets as one recv() brings.
+    const bool direct = c.rx == RxState::bulk_body && want >= rx_buffer_.size();
+    if (!direct) {
+      into = rx_buffer_.data();
+      want = rx_buffer_.size();
     }
     want = std::min(want, budget);
     const ssize_t n = ::recv(c.fd, into, want, 0);
@@ -60,7 +87,11 @@ void TcpTransport::read_from(Connection& c) {
     // An accepted connection before its hello names its group is in its
     // hand-shake: bytes move its idle deadline (handshake_idle_ms).
     if (c.accepted && c.peer == 0) guard_.activity(c.id, monotonic_now_ns());
-    consumed(c, static_cast<std::size_t>(n));
+    if (direct) {
+      consumed(c, static_cast<std::size_t>(n));
+    } else {
+      feed(c, std::span<const std::byte>(rx_buffer_.data(), static_cast<std::size_t>(n)));
+    }
   }
 }
 

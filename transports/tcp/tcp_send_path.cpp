@@ -26,14 +26,14 @@ bool item_is_auth(const TxItem& item) {
 }
 }  // namespace
 
-void TcpTransport::enqueue(Connection& c, TxItem item) {
+void TcpTransport::enqueue(Connection& c, TxItem item, bool flush_now) {
   if (c.dead) return;
   const bool auth = item_is_auth(item);
   std::deque<TxItem>& queue = auth ? c.auth_tx : c.tx;
   queue.push_back(std::move(item));
   TxItem& placed = queue.back();
   if (!placed.owned.empty()) placed.body = placed.owned.data();
-  flush(c);
+  if (flush_now) flush(c);
 }
 
 void TcpTransport::set_out_interest(Connection& c, bool on) {

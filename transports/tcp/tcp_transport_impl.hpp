@@ -187,6 +187,7 @@ class TcpTransport final : public Transport {
   Status deregister_region(std::uint64_t key) override;
   Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id) override;
   Status send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) override;
+  std::size_t send_messages(PeerId peer, std::span<OutgoingMessage> messages, Status* failure) override;
   Status put(const BulkRequest& request) override { return post(request, false); }
   Status get(const BulkRequest& request) override { return post(request, true); }
   std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
@@ -206,6 +207,10 @@ class TcpTransport final : public Transport {
   void handle_connection(std::uint64_t id, std::uint32_t events);
   void finish_connect(Connection& c);
   void read_from(Connection& c);
+  // Where the connection's next received bytes go, and how many it wants.
+  void rx_target(Connection& c, std::byte** into, std::uint64_t* want);
+  // Hands `bytes` (received into rx_buffer_) to the connection's packets.
+  void feed(Connection& c, std::span<const std::byte> bytes);
   void consumed(Connection& c, std::size_t n);
   void on_header(Connection& c);
   void on_hello(Connection& c, const PacketHeader& h);
@@ -216,7 +221,9 @@ class TcpTransport final : public Transport {
   void flush_queue(Connection& c, std::deque<TxItem>& queue);
   void on_body_done(Connection& c);
   void start_text(Connection& c);
-  void enqueue(Connection& c, TxItem item);
+  void enqueue(Connection& c, TxItem item, bool flush_now = true);
+  // send_message's checks of one frame, and its packet (mu_ held).
+  Result<TxItem> message_item(Peer& p, std::uint64_t tag, std::vector<std::byte>& frame);
   void flush(Connection& c);
   void set_out_interest(Connection& c, bool on);
   void fail_connection(Connection& c, const std::string& why);
@@ -265,6 +272,7 @@ class TcpTransport final : public Transport {
   std::unordered_map<std::uint64_t, Piece> pieces_;
   base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::vector<std::byte> drain_scratch_ = std::vector<std::byte>(k_tcp_drain_chunk_bytes);
+  std::vector<std::byte> rx_buffer_ = std::vector<std::byte>(k_tcp_rx_buffer_bytes);
   std::uint64_t next_connection_id_ = k_first_conn_id;
   PeerId next_peer_ = 1;
   std::uint64_t next_op_ = 1;
