@@ -1,5 +1,7 @@
 #include "hw/service_loop.hpp"
 
+#include "core/common/assert.hpp"
+
 #include <pthread.h>
 
 #include <algorithm>
@@ -7,19 +9,31 @@
 
 namespace sluice::hw {
 
-void EventGate::enter() {
+void EventGate::add(Slot* slot) {
+  std::lock_guard lock(slots_mu_);
+  slots_.push_back(slot);
+}
+
+void EventGate::remove(Slot* slot) {
+  std::lock_guard lock(slots_mu_);
+  SLUICE_ASSERT(!slot->inside.load());
+  std::erase(slots_, slot);
+}
+
+void EventGate::enter(Slot& slot) {
   while (true) {
-    inside_.fetch_add(1);
+    slot.inside.store(true);
     if (!closed_.load()) return;
-    leave();  // a writer waits: step back out and wait at the door
+    leave(slot);  // a writer waits: step back out and wait at the door
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return !closed_.load(); });
   }
 }
 
-void EventGate::leave() {
-  if (inside_.fetch_sub(1) == 1 && closed_.load()) {
-    std::lock_guard lock(mu_);  // the writer checks `inside_` under mu_: no lost wake-up
+void EventGate::leave(Slot& slot) {
+  slot.inside.store(false);
+  if (closed_.load()) {
+    std::lock_guard lock(mu_);  // the writer checks the marks under mu_: no lost wake-up
     cv_.notify_all();
   }
 }
@@ -28,8 +42,11 @@ void EventGate::exclusive(const std::function<void()>& fn) {
   std::lock_guard writer(writer_mu_);
   closed_.store(true);
   {
+    std::lock_guard slots(slots_mu_);
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return inside_.load() == 0; });
+    cv_.wait(lock, [this] {
+      return std::none_of(slots_.begin(), slots_.end(), [](const Slot* s) { return s->inside.load(); });
+    });
   }
   fn();
   {
@@ -40,9 +57,14 @@ void EventGate::exclusive(const std::function<void()>& fn) {
 }
 
 ServiceLoop::ServiceLoop(Clock::time_point epoch, Progress* progress, EventGate* gate)
-    : epoch_(epoch), progress_(progress), gate_(gate) {}
+    : epoch_(epoch), progress_(progress), gate_(gate) {
+  if (gate_ != nullptr) gate_->add(&gate_slot_);
+}
 
-ServiceLoop::~ServiceLoop() { stop(); }
+ServiceLoop::~ServiceLoop() {
+  stop();
+  if (gate_ != nullptr) gate_->remove(&gate_slot_);
+}
 
 TimeNs ServiceLoop::now() const {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - epoch_).count();
@@ -176,16 +198,16 @@ std::uint64_t ServiceLoop::overflows() const {
 
 void ServiceLoop::end_turn() {
   if (!turn_end_) return;
-  if (gate_ != nullptr) gate_->enter();
+  if (gate_ != nullptr) gate_->enter(gate_slot_);
   turn_end_();
-  if (gate_ != nullptr) gate_->leave();
+  if (gate_ != nullptr) gate_->leave(gate_slot_);
 }
 
 void ServiceLoop::loop() {
   thread_id_.store(std::this_thread::get_id());
-  if (gate_ != nullptr) gate_->enter();
+  if (gate_ != nullptr) gate_->enter(gate_slot_);
   if (service_ != nullptr) service_->start();
-  if (gate_ != nullptr) gate_->leave();
+  if (gate_ != nullptr) gate_->leave(gate_slot_);
   end_turn();
   std::uint32_t turn_items = 0;
   std::unique_lock lock(mu_);
@@ -222,13 +244,13 @@ void ServiceLoop::loop() {
     }
     handling_ = true;
     lock.unlock();
-    if (gate_ != nullptr) gate_->enter();
+    if (gate_ != nullptr) gate_->enter(gate_slot_);
     if (auto* fn = std::get_if<std::function<void()>>(&item)) {
       (*fn)();
     } else if (service_ != nullptr) {
       service_->on_event(std::get<Event>(item));
     }
-    if (gate_ != nullptr) gate_->leave();
+    if (gate_ != nullptr) gate_->leave(gate_slot_);
     lock.lock();
     if (items_.empty() || ++turn_items >= k_max_loop_items_per_turn) {
       lock.unlock();  // still handling_: a world waiting for idleness waits for the turn's end too

@@ -151,6 +151,15 @@ void RocksDbMetaStore::cache_count(std::string_view dir_path, std::uint64_t coun
   count_cache_.emplace(std::string(dir_path), count);
 }
 
+void RocksDbMetaStore::cache_entry(const std::string& key, const proto::InodeDesc& inode) const {
+  if (auto it = entry_cache_.find(key); it != entry_cache_.end()) {
+    it->second = inode;
+    return;
+  }
+  if (entry_cache_.size() >= k_max_cached_entries) entry_cache_.erase(entry_cache_.begin());
+  entry_cache_.emplace(key, inode);
+}
+
 void RocksDbMetaStore::fail(const Status& status) const {
   if (config_.log) config_.log(status.message());
   if (failure_.ok()) failure_ = status;
@@ -235,6 +244,7 @@ Result<proto::InodeDesc> RocksDbMetaStore::get_entry(std::string_view dir_path, 
     return error(StatusCode::not_found, "no entry " + std::string(name) + " in " + std::string(dir_path));
   };
   if (missing_entry_keys_.contains(key)) return not_found();
+  if (auto cached = entry_cache_.find(key); cached != entry_cache_.end()) return cached->second;
   std::string value;
   const rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), key, &value);
   if (st.IsNotFound()) {
@@ -243,9 +253,11 @@ Result<proto::InodeDesc> RocksDbMetaStore::get_entry(std::string_view dir_path, 
     return not_found();
   }
   if (!st.ok()) return io(st, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
-  return decode_inode(value, [&] {
+  Result<proto::InodeDesc> inode = decode_inode(value, [&] {
     return "rocksdb meta store " + config_.path + ": entry " + std::string(name) + " in " + std::string(dir_path);
   });
+  if (inode.ok()) cache_entry(key, *inode);
+  return inode;
 }
 
 Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view name, const proto::InodeDesc& inode) {
@@ -253,7 +265,7 @@ Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view n
   const std::string key = entry_key(dir_path, name);
   // A miss of get_entry on this key with no write of it since stands for the read.
   bool is_new = missing_entry_keys_.erase(key) > 0;
-  if (!is_new) {
+  if (!is_new && !entry_cache_.contains(key)) {
     std::string existing;
     const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
     if (!found.ok() && !found.IsNotFound()) {
@@ -275,18 +287,21 @@ Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view n
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "put entry " + std::string(name) + " in " + std::string(dir_path));
   if (is_new) cache_count(dir_path, new_count);
+  cache_entry(key, inode);
   return ok_status();
 }
 
 Status RocksDbMetaStore::remove_entry(std::string_view dir_path, std::string_view name) {
   if (!failure_.ok()) return failure_;
   const std::string key = entry_key(dir_path, name);
-  std::string existing;
-  const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
-  if (found.IsNotFound()) {
-    return error(StatusCode::not_found, "no entry " + std::string(name) + " in " + std::string(dir_path));
+  if (!entry_cache_.contains(key)) {
+    std::string existing;
+    const rocksdb::Status found = db_->Get(rocksdb::ReadOptions(), key, &existing);
+    if (found.IsNotFound()) {
+      return error(StatusCode::not_found, "no entry " + std::string(name) + " in " + std::string(dir_path));
+    }
+    if (!found.ok()) return io(found, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
   }
-  if (!found.ok()) return io(found, config_.path, "get entry " + std::string(name) + " in " + std::string(dir_path));
   Result<std::uint64_t> count = read_count(dir_path);
   if (!count.ok()) return count.status();
   rocksdb::WriteBatch batch;
@@ -300,6 +315,7 @@ Status RocksDbMetaStore::remove_entry(std::string_view dir_path, std::string_vie
   options.sync = config_.sync_writes;
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "remove entry " + std::string(name) + " in " + std::string(dir_path));
+  entry_cache_.erase(key);
   cache_count(dir_path, *count <= 1 ? 0 : *count - 1);
   return ok_status();
 }
@@ -418,6 +434,7 @@ Status RocksDbMetaStore::clear() {
   dir_cache_.clear();
   count_cache_.clear();
   missing_entry_keys_.clear();
+  entry_cache_.clear();
   if (!st.ok()) return io(st, config_.path, "clear");
   return ok_status();
 }

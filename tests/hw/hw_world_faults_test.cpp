@@ -82,12 +82,15 @@ TEST(EventGate, NoHandlerIsInsideWhileTheExclusiveFunctionRuns) {
   std::vector<std::thread> handlers;
   for (int t = 0; t < 3; ++t) {
     handlers.emplace_back([&] {
+      EventGate::Slot slot;
+      gate.add(&slot);
       for (int i = 0; i < k_handler_rounds; ++i) {
-        gate.enter();
+        gate.enter(slot);
         inside.fetch_add(1);
         inside.fetch_sub(1);
-        gate.leave();
+        gate.leave(slot);
       }
+      gate.remove(&slot);
     });
   }
   int looks = 0;

@@ -253,9 +253,13 @@ TEST(RocksDbMetaStore, CachesAnswerLikeTheDatabaseAcrossMutations) {
     // The same put again (the miss is used up) replaces, does not count.
     ASSERT_TRUE(store->put_entry("/c", "a", file_inode(9, 4)).ok());
     EXPECT_EQ(store->entry_count("/c"), 2u);
+    EXPECT_EQ(store->get_entry("/c", "a")->size_bytes, 4u) << "a replaced entry is not served stale";
     // A miss, then a removal of another entry, then the put: still exact.
     EXPECT_FALSE(store->get_entry("/c", "z").ok());
+    EXPECT_EQ(store->get_entry("/c", "b")->file_id, 7u);
     ASSERT_TRUE(store->remove_entry("/c", "b").ok());
+    EXPECT_FALSE(store->get_entry("/c", "b").ok()) << "a removed entry is not served from the cache";
+    EXPECT_EQ(store->remove_entry("/c", "b").code(), StatusCode::not_found);
     EXPECT_EQ(store->entry_count("/c"), 1u);
     ASSERT_TRUE(store->put_entry("/c", "z", file_inode(10, 0)).ok());
     EXPECT_EQ(store->entry_count("/c"), 2u);
