@@ -1,4 +1,5 @@
-# Sourced by the device scripts (scripts/gpu_device_run.sh, scripts/device_storage_run.sh).
+# Sourced by the device scripts (scripts/gpu_device_run.sh, scripts/device_storage_run.sh,
+# scripts/device_meta_run.sh).
 #
 # carry_binary BINARY DIR: BINARY, stripped, as DIR/<its name>, and the shared
 # libraries it links, except the C and C++ runtimes the GPU machine has, as
@@ -12,4 +13,27 @@ carry_binary() {
     xargs -r -I{} cp -L {} "$dir/lib/"
   (cd "$dir" && tar cJf libs.tar.xz lib && rm -rf lib)
   du -sh "$dir"
+}
+
+# use_carried ROOT ENTRY...: there, each ENTRY ("DIR/BINARY", or "NAME" for
+# NAME/NAME) carried under ROOT/.carry: the binary on PATH and the libraries
+# packed beside it (DIR/libs.tar.xz) on LD_LIBRARY_PATH, unpacked into a
+# temporary directory, CARRIED_TMP, which the caller may remove. Fails,
+# naming what is missing, when an ENTRY was not carried (--pack first).
+use_carried() {
+  local root=$1 entry dir binary
+  shift
+  for entry in "$@"; do
+    [[ $entry == */* ]] || entry=$entry/$entry
+    [ -x "$root/.carry/$entry" ] || { echo "carry .carry/${entry%%/*} (--pack here first)" >&2; return 2; }
+  done
+  CARRIED_TMP=$(mktemp -d)
+  mkdir -p "$CARRIED_TMP/bin"
+  for entry in "$@"; do
+    [[ $entry == */* ]] || entry=$entry/$entry
+    dir=${entry%%/*} binary=${entry#*/}
+    tar xJf "$root/.carry/$dir/libs.tar.xz" -C "$CARRIED_TMP" || return 1
+    ln -s "$root/.carry/$entry" "$CARRIED_TMP/bin/$binary"
+  done
+  export PATH=$CARRIED_TMP/bin:$PATH LD_LIBRARY_PATH=$CARRIED_TMP/lib:${LD_LIBRARY_PATH:-}
 }

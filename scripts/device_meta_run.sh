@@ -14,29 +14,21 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
+# shellcheck source=scripts/carry_lib.sh
+source "$ROOT/scripts/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
-  set -e
-  # shellcheck source=scripts/carry_lib.sh
-  source "$ROOT/scripts/carry_lib.sh"
-  carry_binary "${BUILD:-$ROOT/build}/tests/bench_meta" "$ROOT/.carry/bench_meta"
-  carry_binary "$(command -v sockperf)" "$ROOT/.carry/sockperf"
+  carry_binary "${BUILD:-$ROOT/build}/tests/bench_meta" "$ROOT/.carry/bench_meta" || exit 1
+  carry_binary "$(command -v sockperf)" "$ROOT/.carry/sockperf" || exit 1
   exit 0
 fi
 
 OUT=${OUT:-$ROOT/out/device_meta}
 mkdir -p "$OUT"
-[ -x "$ROOT/.carry/bench_meta/bench_meta" ] && [ -x "$ROOT/.carry/sockperf/sockperf" ] ||
-  { echo "device_meta_run: carry .carry/bench_meta and .carry/sockperf (--pack here first)"; exit 2; }
-libs=$(mktemp -d)
-tar xJf "$ROOT/.carry/bench_meta/libs.tar.xz" -C "$libs"
-tar xJf "$ROOT/.carry/sockperf/libs.tar.xz" -C "$libs"
-bin=$(mktemp -d)
-ln -s "$ROOT/.carry/sockperf/sockperf" "$bin/sockperf"
-export PATH=$bin:$PATH LD_LIBRARY_PATH=$libs/lib:${LD_LIBRARY_PATH:-}
+use_carried "$ROOT" bench_meta sockperf || exit 2
 {
   echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(uname -sr);" \
     "$(date -u +%Y-%m-%dT%H:%MZ)"
-  SLUICE_BENCH_DIR=/var/tmp timeout 540 "$ROOT/.carry/bench_meta/bench_meta" "${META_REPEATS:-3}"
+  SLUICE_BENCH_DIR=/var/tmp timeout 540 bench_meta "${META_REPEATS:-3}"
   echo "bench_meta exit $?"
 } 2>&1 | tee "$OUT/bench_meta.txt"
-rm -rf "$libs" "$bin"
+rm -rf "$CARRIED_TMP"

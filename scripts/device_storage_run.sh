@@ -18,25 +18,17 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
+# shellcheck source=scripts/carry_lib.sh
+source "$ROOT/scripts/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
-  set -e
-  # shellcheck source=scripts/carry_lib.sh
-  source "$ROOT/scripts/carry_lib.sh"
-  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw"
-  carry_binary "$(command -v fio)" "$ROOT/.carry/fio"
+  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw" || exit 1
+  carry_binary "$(command -v fio)" "$ROOT/.carry/fio" || exit 1
   exit 0
 fi
 
 OUT=${OUT:-$ROOT/out/device_storage}
 mkdir -p "$OUT"
-[ -x "$ROOT/.carry/sluice_hw/sluice" ] && [ -x "$ROOT/.carry/fio/fio" ] ||
-  { echo "device_storage_run: carry .carry/sluice_hw and .carry/fio (--pack here first)"; exit 2; }
-libs=$(mktemp -d)
-tar xJf "$ROOT/.carry/sluice_hw/libs.tar.xz" -C "$libs"
-tar xJf "$ROOT/.carry/fio/libs.tar.xz" -C "$libs"
-bin=$(mktemp -d)
-ln -s "$ROOT/.carry/fio/fio" "$bin/fio"
-export PATH=$bin:$PATH LD_LIBRARY_PATH=$libs/lib:${LD_LIBRARY_PATH:-}
+use_carried "$ROOT" sluice_hw/sluice fio || exit 2
 echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(uname -sr)"
 df -h /var/tmp | tail -1
 lsblk -d -o NAME,MODEL,SIZE,ROTA,TYPE 2>/dev/null | head -8
@@ -58,5 +50,5 @@ if [ "${STORAGE_F4:-1}" = 1 ]; then
   sed -n '/^fit:/,$p' "$OUT/f4.log" | head -70
   echo "F4 exit $r"; [ $r -eq 0 ] || { tail -5 "$OUT/f4.err"; rc=1; }
 fi
-rm -rf "$libs" "$bin" /var/tmp/sluice-f4
+rm -rf "$CARRIED_TMP" /var/tmp/sluice-f4
 exit $rc

@@ -196,25 +196,35 @@ HwWorldConfig world_config(const std::string& dir, int repeat) {
   return wc;
 }
 
-// Starts the deferred client services and pins their loops to CPUs 1.. (the
-// server has CPU 0). Pinned only after start_service: before it a deferred
-// service's call() runs on the calling thread, and this thread's affinity
-// would leak into every thread it creates later.
-template <typename S>
-void start_clients(HwWorld& world, const std::vector<S*>& clients) {
-  for (S* c : clients) world.start_service(*c);
-  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  if (cpus <= 1) return;
-  for (std::size_t i = 0; i < clients.size(); ++i) {
-    world.call(*clients[i], [i, cpus] { pin_current_thread(1 + static_cast<int>(i % (cpus - 1))); });
-  }
-}
-
 void print_last_logs(HwWorld& world) {
   const auto logs = world.logs();
   for (std::size_t i = logs.size() > 20 ? logs.size() - 20 : 0; i < logs.size(); ++i) {
     std::fprintf(stderr, "  %s\n", logs[i].c_str());
   }
+}
+
+// Starts the deferred client services, pins their loops to CPUs 1.. (the
+// server has CPU 0) and waits until every one has finished; false (after
+// the world's last log lines) when they do not within k_max_run. Pinned
+// only after start_service: before it a deferred service's call() runs on
+// the calling thread, and this thread's affinity would leak into every
+// thread it creates later.
+template <typename S>
+bool run_clients(HwWorld& world, const std::vector<S*>& clients, const char* what) {
+  for (S* c : clients) world.start_service(*c);
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  for (std::size_t i = 0; cpus > 1 && i < clients.size(); ++i) {
+    world.call(*clients[i], [i, cpus] { pin_current_thread(1 + static_cast<int>(i % (cpus - 1))); });
+  }
+  const bool finished = wait_for([&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [&](S* c) { return world.call(*c, [c] { return c->finished(); }); });
+  });
+  if (!finished) {
+    std::fprintf(stderr, "bench_meta: %s: clients did not finish\n", what);
+    print_last_logs(world);
+  }
+  return finished;
 }
 
 // Part 2: null RPCs per second, or a negative value on failure.
@@ -234,16 +244,7 @@ double run_null_rpc(const std::string& dir, int repeat, const Shape& shape) {
     return -1;
   }
   world.call(server, [] { pin_current_thread(0); });
-  start_clients(world, clients);
-  const bool finished = wait_for([&] {
-    return std::all_of(clients.begin(), clients.end(),
-                       [&](NullStatClient* c) { return world.call(*c, [c] { return c->finished(); }); });
-  });
-  if (!finished) {
-    std::fprintf(stderr, "bench_meta: null rpc: clients did not finish\n");
-    print_last_logs(world);
-    return -1;
-  }
+  if (!run_clients(world, clients, "null rpc")) return -1;
   std::uint64_t answered = 0;
   TimeNs slowest = 0;
   for (NullStatClient* c : clients) {
@@ -362,16 +363,7 @@ bool run_meta(const std::string& dir, int repeat, const Shape& shape, bool rocks
     std::fprintf(stderr, "bench_meta: servers did not register with mgmt\n");
     return false;
   }
-  start_clients(world, hosts);
-  const bool finished = wait_for([&] {
-    return std::all_of(hosts.begin(), hosts.end(),
-                       [&](ClientHost* h) { return world.call(*h, [h] { return h->finished(); }); });
-  });
-  if (!finished) {
-    std::fprintf(stderr, "bench_meta: clients did not finish\n");
-    print_last_logs(world);
-    return false;
-  }
+  if (!run_clients(world, hosts, rocksdb ? "rocksdb store" : "in-memory store")) return false;
   const bool ok = collect_rates(world, hosts, benches, rates);
   world.stop();
   return ok;
