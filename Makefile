@@ -142,12 +142,16 @@ bench-gpu: deps
 # then P8, metadata sharding scale-out at 1, 4, 16, 64 shards in simulation
 # (scripts/bench_sharding.sh: marginal rates between two sizes, so start and
 # drain cancel); prints RESULT P8 efficiency_64=<create/stat, the smaller>.
+# Then P11: the study library at its seeds' sizes, one study after the other
+# with --jobs = cores (scripts/bench_fidelity.sh, into out/bench_sim_p11):
+# RESULT P11 library_wall_s=<s> cores=<n> (goal: under 900 s on 16 cores).
 .PHONY: bench-sim
 bench-sim: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target bench_sim sluice -j $(JOBS)
 	./$(BUILD)/tests/bench_sim
 	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) timeout 3600 bash scripts/bench_sharding.sh
+	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=out/bench_sim_p11 bash scripts/bench_fidelity.sh
 
 # make bench-fidelity (issue 19, F3): the seed studies in simulation at their
 # seeds' sizes, then `sluice fidelity`: the table of published vs simulated

@@ -5,7 +5,12 @@
 # the seeds publish (study, figure, published, simulated, error, holds), the
 # shape claims apart, and
 #   RESULT F3 median_err=<pct> within_tolerance=<n>/<m>
-# It also writes $OUT/fidelity.md with the studies' plots.
+# It also writes $OUT/fidelity.md with the studies' plots, and times the
+# whole library at these sizes (issue 20, P11: every study one after the
+# other, each with --jobs JOBS, default the cores):
+#   RESULT P11 library_wall_s=<sum of the studies' walls> cores=<n> jobs=<n> studies=<ran>/<asked>
+# A study that failed or ran past its timeout counts with the time it took,
+# and is not among those that ran.
 #
 # Sizes: each study's defaults are its seed's setup, except where a --set
 # below says otherwise, with the reason next to it. FIDELITY_STUDIES picks
@@ -47,21 +52,26 @@ studies=(
 rm -rf "$OUT" && mkdir -p "$OUT"
 echo "bench-fidelity: $(hostname), $(nproc) cores, $JOBS jobs; $(date -u +%FT%TZ)"
 files=()
+library_s=0 asked=0 ran=0
 for entry in "${studies[@]}"; do
   name=${entry%%|*}
   sets=${entry#*|}
   if [ -n "${FIDELITY_STUDIES:-}" ] && [[ " $FIDELITY_STUDIES " != *" $name "* ]]; then continue; fi
   start=$(date +%s)
+  asked=$((asked + 1))
   # shellcheck disable=SC2086 # the --set words split on purpose
   if timeout "$STUDY_TIMEOUT_S" "$SLUICE" run "lua_scripts/$name.lua" --out "$OUT/$name" --jobs "$JOBS" $sets \
       >"$OUT/$name.log" 2>&1; then
     echo "  $name: $(( $(date +%s) - start )) s"
+    ran=$((ran + 1))
   else
     echo "  $name: FAILED ($(( $(date +%s) - start )) s); its log: $OUT/$name.log" >&2
     tail -5 "$OUT/$name.log" >&2
   fi
+  library_s=$((library_s + $(date +%s) - start))
   [ -f "$OUT/$name/results.json" ] && files+=("$OUT/$name/results.json")
 done
+echo "RESULT P11 library_wall_s=$library_s cores=$(nproc) jobs=$JOBS studies=$ran/$asked"
 [ ${#files[@]} -gt 0 ] || { echo "bench-fidelity: no study wrote results" >&2; exit 1; }
 "$SLUICE" fidelity "${files[@]}" --markdown "$OUT/fidelity.md"
 if [ -n "${FIDELITY_PUBLISH:-}" ]; then
