@@ -373,6 +373,16 @@ void HwWorld::log(std::string line) {
   logs_.push_back(std::move(line));
 }
 
+std::map<std::string, double> HwWorld::thread_cpu_ns() const {
+  std::shared_lock lock(topology_mu_);
+  std::map<std::string, double> by_kind;
+  for (const auto& [ep, e] : entries_) {
+    const std::string name = e.service != nullptr ? e.service->name() : std::string("unbound");
+    by_kind[name.substr(0, name.find(':'))] += static_cast<double>(e.loop->thread_cpu_ns());
+  }
+  return by_kind;
+}
+
 std::vector<std::string> HwWorld::logs() const {
   std::lock_guard lock(log_mu_);
   return logs_;

@@ -229,6 +229,11 @@ class HwWorld {
   double counter(std::string_view name) const;
   std::vector<double> samples(std::string_view name) const;
   std::vector<std::string> logs() const;
+  // After stop(): the CPU time of the services' loop threads, summed by kind
+  // of service (the name before its first ':': "storage", "meta", "client",
+  // "mgmt"), in ns. What a request costs a server's thread is its kind's
+  // time over its requests (calibration of the simulator's CPU costs).
+  std::map<std::string, double> thread_cpu_ns() const;
   // The wire key of region `region` of node `owner` (region_key_salt).
   std::uint64_t region_wire_key(NodeId owner, std::uint32_t region) const;
   // True once stop() began (the nodes then drop their transports' chatter).

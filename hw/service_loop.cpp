@@ -3,6 +3,7 @@
 #include "core/common/assert.hpp"
 
 #include <pthread.h>
+#include <time.h>
 
 #include <algorithm>
 #include <string>
@@ -81,6 +82,10 @@ void ServiceLoop::start() {
     const std::string name = "svc:" + (service_ != nullptr ? service_->name() : std::string("closures"));
     ::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
     loop();
+    timespec cpu{};
+    if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
+      thread_cpu_ns_.store(static_cast<TimeNs>(cpu.tv_sec) * k_ns_per_s + cpu.tv_nsec);
+    }
   });
 }
 

@@ -169,6 +169,10 @@ class ServiceLoop {
 
   TimeNs now() const;
   std::uint64_t overflows() const;
+  // The CPU time the loop's thread used, in ns: known once the thread has
+  // ended (stop()), 0 before. The service's own work plus the loop's
+  // (HwWorld::thread_cpu_ns sums it by kind of service).
+  TimeNs thread_cpu_ns() const { return thread_cpu_ns_.load(); }
 
   // The Env contract's ledger (core/world.hpp): HwEnv notes each OpId it
   // hands out; the loop checks each Completion it delivers against it.
@@ -199,6 +203,7 @@ class ServiceLoop {
   std::function<void()> turn_end_;
   std::thread thread_;
   std::atomic<std::thread::id> thread_id_{};
+  std::atomic<TimeNs> thread_cpu_ns_{0};
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<Item> items_;

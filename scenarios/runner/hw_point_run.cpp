@@ -217,6 +217,9 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
     for (PhaseRow& row : w.run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
   }
   for (const char* name : k_server_counters) result.counters[name] = world.counter(name);
+  // Each kind of service's loop-thread CPU (cpu.storage_thread_ns, ...): over
+  // storage.requests, what a chunk request costs a storage server's thread.
+  for (const auto& [kind, ns] : world.thread_cpu_ns()) result.counters["cpu." + kind + "_thread_ns"] = ns;
 
   result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
   result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);

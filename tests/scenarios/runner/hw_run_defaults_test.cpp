@@ -86,6 +86,18 @@ TEST_F(HwMetaStore, MemoryOptsOut) {
   EXPECT_FALSE(std::filesystem::exists(run_dir() + "/meta"));
 }
 
+// Each kind of service's loop-thread CPU time is a counter of the run
+// (HwWorld::thread_cpu_ns): the servers worked, so theirs is above zero.
+TEST_F(HwMetaStore, TheRunRecordsEachKindOfServicesThreadCpu) {
+  const RunResult r = HwPointRun::run(small_spec(), options("memory"));
+  ASSERT_TRUE(r.ok) << r.error;
+  for (const char* kind : {"cpu.storage_thread_ns", "cpu.meta_thread_ns", "cpu.client_thread_ns"}) {
+    ASSERT_TRUE(r.counters.contains(kind)) << kind;
+    EXPECT_GT(r.counters.at(kind), 0.0) << kind;
+    EXPECT_LT(r.counters.at(kind), 600e9) << kind << ": more than the run could have used";
+  }
+}
+
 TEST_F(HwMetaStore, ConnectionsAreAuthenticatedUnlessTheRunSaysInsecure) {
   HwRunOptions o = options("memory");
   RunResult r = HwPointRun::run(small_spec(), o);
