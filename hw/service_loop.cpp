@@ -82,6 +82,7 @@ void ServiceLoop::start() {
     const std::string name = "svc:" + (service_ != nullptr ? service_->name() : std::string("closures"));
     ::pthread_setname_np(::pthread_self(), name.substr(0, 15).c_str());
     loop();
+    thread_id_.store(std::thread::id{});  // a later thread may get this id: it is not this loop's
     timespec cpu{};
     if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0) {
       thread_cpu_ns_.store(static_cast<TimeNs>(cpu.tv_sec) * k_ns_per_s + cpu.tv_nsec);
