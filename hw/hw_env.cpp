@@ -84,6 +84,8 @@ Status HwEnv::deliver(Endpoint to, std::vector<std::byte> frame) {
 }
 
 void HwEnv::flush_outbox() {
+  if (outbox_.empty()) return;
+  if (before_send_) before_send_();
   std::vector<HwNode::Outgoing> run;
   std::size_t begin = 0;
   while (begin < outbox_.size()) {

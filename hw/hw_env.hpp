@@ -94,8 +94,11 @@ class HwEnv final : public Env, public Metrics {
   // The id the next operation will get (any thread): operations with a
   // smaller id were started before this call (HwWorld::kill uses it).
   OpId next_op_id() const { return next_op_.load(); }
-  // Sends what the outbox holds (the loop's turn-end hook; loop thread only).
+  // Sends what the outbox holds (the loop's turn-end hook; loop thread only),
+  // after calling the before-send hook when there is something to send.
   void flush_outbox();
+  // Called before the outbox's messages leave (HwWorld::before_messages_leave).
+  void set_before_send(std::function<void()> fn) { before_send_ = std::move(fn); }
 
  private:
   // A new operation's id, noted in the loop's ledger (each completes once).
@@ -121,6 +124,7 @@ class HwEnv final : public Env, public Metrics {
     std::optional<proto::Message> local;
   };
   std::vector<Outgoing> outbox_;  // the loop thread's, or under a send from another thread
+  std::function<void()> before_send_;
   mutable std::mutex metrics_mu_;
   std::map<std::string, double, std::less<>> counters_;
   std::map<std::string, std::vector<double>, std::less<>> samples_;

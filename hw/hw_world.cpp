@@ -373,6 +373,23 @@ void HwWorld::log(std::string line) {
   logs_.push_back(std::move(line));
 }
 
+void HwWorld::before_messages_leave(const Service& service, std::function<void(Service&)> fn) {
+  SLUICE_ASSERT_MSG(!started_, "a service's before-send hook is set before start()");
+  const Endpoint ep = endpoint_of(service);
+  std::shared_lock lock(topology_mu_);
+  auto it = entries_.find(ep);
+  SLUICE_ASSERT_MSG(it != entries_.end(),
+                    "before_messages_leave: " + service.name() + " is not a service of this world");
+  it->second.env->set_before_send([this, ep, fn = std::move(fn)] {
+    Service* now = nullptr;
+    {
+      std::shared_lock inner(topology_mu_);
+      if (auto e = entries_.find(ep); e != entries_.end()) now = e->second.service.get();
+    }
+    if (now != nullptr) fn(*now);
+  });
+}
+
 std::map<std::string, double> HwWorld::thread_cpu_ns() const {
   std::shared_lock lock(topology_mu_);
   std::map<std::string, double> by_kind;

@@ -177,6 +177,14 @@ class HwWorld {
   void set_message_hook(MessageHook hook);
   void set_transfer_hook(TransferHook hook);
 
+  // fn runs on the service's loop thread each time the service's messages
+  // are about to leave (its outbox, once per loop turn: HwEnv), before any
+  // of them does, with the service now at that endpoint (a restart replaces
+  // it): a metadata server's group commit (MetaService::commit_store), so
+  // that no reply acknowledges what its store could still lose. Set before
+  // the world starts.
+  void before_messages_leave(const Service& service, std::function<void(Service&)> fn);
+
   // Runs fn on the service's loop thread, between its events, and returns
   // fn's result: the race-free way to read a running service's state. What
   // fn sends has left (the outbox is flushed) when call() returns.

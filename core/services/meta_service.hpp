@@ -155,6 +155,9 @@ class MetaService final : public Service {
   // Not ok when MetaServiceConfig::open_store failed (the shard stays offline).
   const Status& store_failure() const { return store_failure_; }
   const MetaStore& store() const { return *store_; }
+  // MetaStore::commit of the store in use (ok when there is none): for the
+  // world to call before the service's replies leave (HwWorld::before_messages_leave).
+  Status commit_store() { return store_ ? store_->commit() : ok_status(); }
 
   // Mirroring state, for tests and logs.
   enum class MirrorRole { off, unknown, primary, secondary, none };

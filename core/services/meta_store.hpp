@@ -62,6 +62,13 @@ class MetaStore {
   // Removes every directory, entry and the counter (a mirror secondary's
   // store before a full resync replaces it).
   virtual Status clear() = 0;
+  // Makes the mutations made so far as durable as the store promises (a
+  // group commit: RocksDbMetaStoreConfig::group_commit writes its WAL here,
+  // and fsyncs it when it syncs). A world that gathers a service's replies
+  // (HwEnv's outbox) calls it, through MetaService::commit_store, before they
+  // leave, so that no reply acknowledges a mutation the store could still
+  // lose. A store durable at each call, or never, has nothing to do.
+  virtual Status commit() { return ok_status(); }
 };
 
 // The 64-bit listing hash of a name (fnv_1a_64, masked to 62 bits so that a

@@ -47,6 +47,7 @@ class RecordingMetaStore final : public MetaStore {
   }
   // Not recorded: a store is cleared only as a secondary, which records nothing.
   Status clear() override { return inner_->clear(); }
+  Status commit() override { return inner_->commit(); }
 
  private:
   void emit(proto::MetaRecordKind kind, std::string_view path, std::string_view name, const proto::InodeDesc* inode,

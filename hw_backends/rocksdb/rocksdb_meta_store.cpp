@@ -117,6 +117,9 @@ Result<std::unique_ptr<RocksDbMetaStore>> RocksDbMetaStore::open(const RocksDbMe
   // scans; RocksDB's defaults (LZ-less L0, 64 MiB memtable) suit them, plus
   // whole-key bloom filters for the negative lookups of creates.
   options.memtable_whole_key_filtering = true;
+  // Group commit: the WAL waits in RocksDB's buffer until commit() (RocksDB's
+  // manual_wal_flush; FlushWAL writes it, and fsyncs it with sync_writes).
+  options.manual_wal_flush = config.group_commit;
   options.memtable_prefix_bloom_size_ratio = k_memtable_bloom_size_ratio;
   rocksdb::BlockBasedTableOptions table;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(k_bloom_bits_per_key));
@@ -135,6 +138,7 @@ RocksDbMetaStore::RocksDbMetaStore(RocksDbMetaStoreConfig config, rocksdb::DB* d
     : config_(std::move(config)), db_(db) {}
 
 RocksDbMetaStore::~RocksDbMetaStore() {
+  if (db_ && config_.group_commit) commit().ignore();  // what no reply acknowledged yet is kept all the same
   if (db_) {
     const rocksdb::Status st = db_->Close();
     if (!st.ok() && config_.log) config_.log("rocksdb meta store " + config_.path + ": close: " + st.ToString());
@@ -158,6 +162,23 @@ void RocksDbMetaStore::cache_entry(const std::string& key, const proto::InodeDes
   }
   if (entry_cache_.size() >= k_max_cached_entries) entry_cache_.erase(entry_cache_.begin());
   entry_cache_.emplace(key, inode);
+}
+
+rocksdb::WriteOptions RocksDbMetaStore::write_options() const {
+  rocksdb::WriteOptions options;
+  options.sync = config_.sync_writes && !config_.group_commit;  // group commit: synced at commit()
+  return options;
+}
+
+Status RocksDbMetaStore::commit() {
+  if (!config_.group_commit) return ok_status();
+  const rocksdb::Status st = db_->FlushWAL(config_.sync_writes);
+  if (st.ok()) return ok_status();
+  const Status failed = error(st.IsCorruption() ? StatusCode::corrupt : StatusCode::io_error,
+                              "rocksdb meta store " + config_.path + ": commit (write the WAL" +
+                                  (config_.sync_writes ? " and fsync it" : "") + "): " + st.ToString());
+  fail(failed);
+  return failed;
 }
 
 void RocksDbMetaStore::fail(const Status& status) const {
@@ -192,8 +213,7 @@ Result<proto::InodeDesc> RocksDbMetaStore::get_dir(std::string_view dir_path) co
 Status RocksDbMetaStore::put_dir(std::string_view dir_path, const proto::InodeDesc& inode) {
   if (!failure_.ok()) return failure_;
   dir_cache_.erase(std::string(dir_path));
-  rocksdb::WriteOptions options;
-  options.sync = config_.sync_writes;
+  const rocksdb::WriteOptions options = write_options();
   const rocksdb::Status st = db_->Put(options, dir_key(dir_path), encode_inode(inode));
   if (!st.ok()) return io(st, config_.path, "put directory " + std::string(dir_path));
   if (dir_cache_.size() >= k_max_cached_dirs) dir_cache_.clear();
@@ -231,8 +251,7 @@ Status RocksDbMetaStore::remove_dir(std::string_view dir_path) {
   rocksdb::WriteBatch batch;
   batch.Delete(dir_key(dir_path));
   batch.Delete(count_key(dir_path));
-  rocksdb::WriteOptions options;
-  options.sync = config_.sync_writes;
+  const rocksdb::WriteOptions options = write_options();
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "remove directory " + std::string(dir_path));
   return ok_status();
@@ -282,8 +301,7 @@ Status RocksDbMetaStore::put_entry(std::string_view dir_path, std::string_view n
     new_count = *count + 1;
     batch.Put(count_key(dir_path), u64_le(new_count));
   }
-  rocksdb::WriteOptions options;
-  options.sync = config_.sync_writes;
+  const rocksdb::WriteOptions options = write_options();
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "put entry " + std::string(name) + " in " + std::string(dir_path));
   if (is_new) cache_count(dir_path, new_count);
@@ -311,8 +329,7 @@ Status RocksDbMetaStore::remove_entry(std::string_view dir_path, std::string_vie
   } else {
     batch.Put(count_key(dir_path), u64_le(*count - 1));
   }
-  rocksdb::WriteOptions options;
-  options.sync = config_.sync_writes;
+  const rocksdb::WriteOptions options = write_options();
   const rocksdb::Status st = db_->Write(options, &batch);
   if (!st.ok()) return io(st, config_.path, "remove entry " + std::string(name) + " in " + std::string(dir_path));
   entry_cache_.erase(key);
@@ -391,8 +408,7 @@ std::uint64_t RocksDbMetaStore::load_counter() const {
 
 Status RocksDbMetaStore::store_counter(std::uint64_t value) {
   if (!failure_.ok()) return failure_;
-  rocksdb::WriteOptions options;
-  options.sync = config_.sync_writes;
+  const rocksdb::WriteOptions options = write_options();
   const rocksdb::Status st = db_->Put(options, k_counter_key, u64_le(value));
   if (!st.ok()) return io(st, config_.path, "put counter");
   return ok_status();
@@ -428,8 +444,7 @@ std::vector<std::string> RocksDbMetaStore::list_dirs(std::string_view after, std
 Status RocksDbMetaStore::clear() {
   if (!failure_.ok()) return failure_;
   // Every key starts with one of the tags, all upper-case letters.
-  rocksdb::WriteOptions options;
-  options.sync = config_.sync_writes;
+  const rocksdb::WriteOptions options = write_options();
   const rocksdb::Status st = db_->DeleteRange(options, db_->DefaultColumnFamily(), "A", "[");
   dir_cache_.clear();
   count_cache_.clear();

@@ -18,6 +18,8 @@
 // together), written with WriteOptions::sync = sync_writes: on, a completed
 // call survives power loss (the WAL is fsynced); off, it survives a crash of
 // the process (the WAL is in the OS). Reopening replays the WAL either way.
+// With group_commit the same holds of a mutation once commit() has returned
+// after it; before, a crash of the process loses it (it was not acknowledged).
 //
 // Caches (this process is the only writer: RocksDB's LOCK file keeps others
 // out, so the caches are write-through and never stale): the decoded records
@@ -62,13 +64,22 @@
 
 namespace rocksdb {
 class DB;
-}
+struct WriteOptions;
+}  // namespace rocksdb
 
 namespace sluice::hw {
 
 struct RocksDbMetaStoreConfig {
   std::string path;         // the database directory (created when missing)
   bool sync_writes = true;  // see "Durability" above
+  // Group commit: a mutation is acknowledged by commit(), not by its own
+  // call: its WAL record waits in RocksDB's buffer, and commit() writes the
+  // buffer (and fsyncs it with sync_writes) for every mutation since the
+  // last. Whoever turns it on must call commit() before anything
+  // acknowledges those mutations: HwWorld::before_messages_leave with
+  // MetaService::commit_store does, once per loop turn, before the turn's
+  // replies leave (one fsync for a turn's creates instead of one each).
+  bool group_commit = false;
   // Where read failures of the calls that cannot return one are reported.
   std::function<void(std::string_view)> log;
 };
@@ -98,6 +109,7 @@ class RocksDbMetaStore final : public MetaStore {
   Status store_counter(std::uint64_t value) override;
   std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override;
   Status clear() override;
+  Status commit() override;
 
   // The error that turned the store failed, ok while it is healthy.
   const Status& failure() const { return failure_; }
@@ -117,6 +129,7 @@ class RocksDbMetaStore final : public MetaStore {
   Result<std::uint64_t> read_count(std::string_view dir_path) const;
   void fail(const Status& status) const;
   void cache_count(std::string_view dir_path, std::uint64_t count) const;
+  rocksdb::WriteOptions write_options() const;
   void cache_entry(const std::string& key, const proto::InodeDesc& inode) const;
 
   RocksDbMetaStoreConfig config_;

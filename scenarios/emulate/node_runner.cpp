@@ -183,6 +183,7 @@ std::function<Result<std::unique_ptr<MetaStore>>()> meta_store_opener(const Clus
   store.path = config.storage_root + "/" + config.run_id + "/node" + std::to_string(s.node) + "/meta-shard" +
                std::to_string(s.shard);
   store.sync_writes = true;
+  store.group_commit = true;  // committed before each loop turn's replies leave (the meta role's hook)
   return hw::rocksdb_store_opener(std::move(store));
 #else
   (void)s;
@@ -284,6 +285,10 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       mc.open_store = meta_store_opener(config, s);
       mc.mirror_file_data = config.mirror.storage;  // new files go to buddy groups
       created = &world.add_service<MetaService>(s.node, mc);
+      // Its RocksDB store group-commits (meta_store_opener): each loop turn's
+      // mutations before the turn's replies leave.
+      world.before_messages_leave(*created,
+                                  [](Service& now) { dynamic_cast<MetaService&>(now).commit_store().ignore(); });
       local.servers.push_back(created);
       break;
     }

@@ -25,7 +25,11 @@
 // stats/s in IO500 submissions (mdtest-easy write/stat on one metadata
 // server); it does not fsync per create either (it relies on the local file
 // system's journal), hence RocksDB with sync_writes = false here: a create
-// survives a crash of the process (the WAL is in the OS), not power loss.
+// survives a crash of the process (the WAL is in the OS), not power loss. As
+// in real runs, the store group-commits: a loop turn's mutations are written
+// to the WAL (one write) before the turn's replies leave. Environment:
+// SLUICE_BENCH_META_SYNC=1 fsyncs the WAL as real runs do;
+// SLUICE_BENCH_META_GROUP_COMMIT=0 writes (and syncs) each mutation alone.
 //
 // Deployment (HwWorld, all in this process): node 0 mgmt + barrier, node 1
 // the metadata server (or the null service), node 2 one storage target
@@ -259,11 +263,19 @@ double run_null_rpc(const std::string& dir, int repeat, const Shape& shape) {
 const std::vector<MdPhase> k_meta_phases = {MdPhase::create, MdPhase::stat, MdPhase::ls_storm, MdPhase::remove};
 using PhaseRates = std::map<std::string, double>;  // phase -> ops/s
 
+// An environment variable "0" or "1"; `fallback` when unset.
+bool env_flag(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? fallback : std::string(v) != "0";
+}
+
 std::unique_ptr<MetaStore> open_store(const std::string& dir, bool rocksdb) {
   if (!rocksdb) return std::make_unique<InMemoryMetaStore>();
   RocksDbMetaStoreConfig sc;
   sc.path = dir + "/meta";
-  sc.sync_writes = false;
+  // SLUICE_BENCH_META_SYNC=1: fsynced as real runs are; SLUICE_BENCH_META_GROUP_COMMIT=0: each mutation on its own.
+  sc.sync_writes = env_flag("SLUICE_BENCH_META_SYNC", false);
+  sc.group_commit = env_flag("SLUICE_BENCH_META_GROUP_COMMIT", true);  // run_meta commits before each turn's replies
   Result<std::unique_ptr<RocksDbMetaStore>> store = RocksDbMetaStore::open(sc);
   if (!store.ok()) {
     std::fprintf(stderr, "bench_meta: %s\n", store.status().to_string().c_str());
@@ -340,6 +352,7 @@ bool run_meta(const std::string& dir, int repeat, const Shape& shape, bool rocks
   mc.ns.shard_count = 1;
   mc.default_stripe_count = 1;
   MetaService& meta = world.add_service<MetaService>(k_server_node, mc, std::move(store));
+  world.before_messages_leave(meta, [](Service& now) { dynamic_cast<MetaService&>(now).commit_store().ignore(); });
   if (Status st = world.add_target(k_storage_node, 2); !st.ok()) {
     std::fprintf(stderr, "bench_meta: %s\n", st.to_string().c_str());
     return false;
@@ -530,10 +543,12 @@ int main(int argc, char** argv) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   std::printf(
       "bench_meta: %u cores; %u client ranks x %u in flight on %u client nodes; sockperf with %zu-byte "
-      "messages; %llu null RPCs; %llu files in private directories; RocksDB (sync_writes off) and in-memory stores "
-      "under %s\n",
+      "messages; %llu null RPCs; %llu files in private directories; RocksDB (sync_writes %s, group commit %s) and "
+      "in-memory stores under %s\n",
       cores, shape.ranks, shape.inflight_per_rank, shape.client_nodes, stat_frame_bytes(),
-      static_cast<unsigned long long>(k_null_rpcs), static_cast<unsigned long long>(k_total_files), root.c_str());
+      static_cast<unsigned long long>(k_null_rpcs), static_cast<unsigned long long>(k_total_files),
+      env_flag("SLUICE_BENCH_META_SYNC", false) ? "on" : "off",
+      env_flag("SLUICE_BENCH_META_GROUP_COMMIT", true) ? "on" : "off", root.c_str());
   std::printf("ops/s   %10s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", "sockperf", "null_rpc", "db_create",
               "db_stat", "db_ls+stat", "db_unlink", "mem_create", "mem_stat", "mem_ls+stat", "mem_unlink");
   std::vector<std::vector<double>> columns(k_columns);

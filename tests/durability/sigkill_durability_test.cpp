@@ -353,20 +353,26 @@ void verify_meta(const std::string& dir, const MetaTruth& truth) {
   EXPECT_GE(store.load_counter(), std::max(truth.highest, highest_listed)) << "the file-id counter went back";
 }
 
+// Each mutation committed by its own call, and group-committed (the store's
+// group_commit, acknowledged after commit(), as real runs' metadata servers).
 TEST(SigkillRocksDb, EveryAcknowledgedCreateAndRemoveHoldsAfterTheServerIsKilledAndRestarted) {
-  for (const bool sync : {false, true}) {
-    testing::ScratchDir root;
-    ASSERT_FALSE(root.path().empty());
-    const std::string dir = root.path() + "/meta";
-    std::mt19937_64 rng(sync ? 2001 : 2000);
-    MetaTruth truth;
-    for (int round = 0; round < k_rounds && !HasFailure(); ++round) {
-      const int kill_after =
-          k_min_acks_before_kill + static_cast<int>(rng() % (k_max_acks_before_kill - k_min_acks_before_kill + 1));
-      take_meta_lines(run_and_kill({"meta", dir, std::to_string(rng()), sync ? "1" : "0"}, kill_after), truth);
-      verify_meta(dir, truth);
+  for (const bool group : {false, true}) {
+    for (const bool sync : {false, true}) {
+      SCOPED_TRACE(std::string(sync ? "sync" : "no sync") + (group ? ", group commit" : ""));
+      testing::ScratchDir root;
+      ASSERT_FALSE(root.path().empty());
+      const std::string dir = root.path() + "/meta";
+      std::mt19937_64 rng((sync ? 2001 : 2000) + (group ? 10 : 0));
+      MetaTruth truth;
+      for (int round = 0; round < k_rounds && !HasFailure(); ++round) {
+        const int kill_after =
+            k_min_acks_before_kill + static_cast<int>(rng() % (k_max_acks_before_kill - k_min_acks_before_kill + 1));
+        take_meta_lines(
+            run_and_kill({"meta", dir, std::to_string(rng()), sync ? "1" : "0", group ? "1" : "0"}, kill_after), truth);
+        verify_meta(dir, truth);
+      }
+      EXPECT_FALSE(truth.present.empty());
     }
-    EXPECT_FALSE(truth.present.empty());
   }
 }
 #endif

@@ -115,5 +115,68 @@ TEST(HwSendOrder, AMessageToThisNodeDoesNotLetItsConsequencesOvertakeEarlierOnes
   std::filesystem::remove_all(root, ec);
 }
 
+// The before-send hook (HwWorld::before_messages_leave: a metadata
+// server's group commit) runs before the turn's messages leave: the
+// receiver sees the hook's mark when the message arrives.
+std::atomic<int> g_commits{0};
+
+class MarkChecker final : public Service {
+ public:
+  explicit MarkChecker(Env& env) : env_(env) {}
+  void start() override {}
+  void on_event(Event& event) override {
+    if (!std::holds_alternative<Delivery>(event)) return;
+    marks_seen.push_back(g_commits.load());
+  }
+  std::string name() const override { return "checker"; }
+  std::vector<int> marks_seen;  // read through HwWorld::call
+
+ private:
+  Env& env_;
+};
+
+class TwoSends final : public Service {
+ public:
+  TwoSends(Env& env, Endpoint local, Endpoint remote) : env_(env), local_(local), remote_(remote) {}
+  void start() override {
+    env_.send(local_, proto::Heartbeat{}).ignore();
+    env_.send(remote_, proto::Heartbeat{}).ignore();
+  }
+  void on_event(Event&) override {}
+  std::string name() const override { return "two_sends"; }
+
+ private:
+  Env& env_;
+  Endpoint local_;
+  Endpoint remote_;
+};
+
+TEST(HwSendOrder, TheBeforeSendHookRunsBeforeTheTurnsMessagesLeave) {
+  const std::string root = ::testing::TempDir() + "sluice-before-send";
+  HwWorldConfig config;
+  config.storage_root = root;
+  config.node_memory_limit_bytes = 64ULL << 20;
+  HwWorld world(config);
+  MarkChecker& here = world.add_service<MarkChecker>(0);
+  MarkChecker& there = world.add_service<MarkChecker>(1);
+  TwoSends& sender = world.add_service<TwoSends>(0, world.endpoint_of(here), world.endpoint_of(there));
+  world.before_messages_leave(sender, [](Service& now) {
+    EXPECT_EQ(now.name(), "two_sends");
+    ++g_commits;
+  });
+  ASSERT_TRUE(world.start().ok());
+  const auto deadline = std::chrono::steady_clock::now() + k_wait;
+  const auto seen = [&](MarkChecker& c) { return world.call(c, [&c] { return c.marks_seen; }); };
+  while ((seen(here).empty() || seen(there).empty()) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(seen(here), std::vector<int>{1}) << "the message to this node left before the hook ran";
+  EXPECT_EQ(seen(there), std::vector<int>{1}) << "the message to the other node left before the hook ran";
+  EXPECT_EQ(g_commits.load(), 1) << "one turn, one call";
+  world.stop();
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+}
+
 }  // namespace
 }  // namespace sluice::hw

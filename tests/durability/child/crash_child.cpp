@@ -13,13 +13,15 @@
 //     before the submit, "ack ID OFFSET LENGTH GEN" after the completion.
 //     Objects are continued from their size at start, so a restarted child
 //     goes on where the killed one stopped.
-//   crash_child meta DIR SEED SYNC
+//   crash_child meta DIR SEED SYNC GROUP
 //     a RocksDB metadata store at DIR, as a metadata server drives it:
 //     entries "f<N>" created under "/d" (N from the file-id counter, which is
 //     stored before the entry: a counter never goes back), every seventh an
 //     earlier entry removed ("try rm N" before the call, so the parent knows
 //     which remove was under way at the kill); each completion -> "ack put N"
-//     or "ack rm N".
+//     or "ack rm N". GROUP 1: the store group-commits (group_commit), and
+//     the child acknowledges 1 to 8 operations (seeded) together after
+//     commit(), as a metadata server's replies leave after its turn's commit.
 //
 // SYNC is 0 or 1 (writes durable on completion). Ends by itself, exit 0,
 // after k_max_ops operations or k_max_run_s seconds; exit 2 on bad arguments,
@@ -175,10 +177,32 @@ proto::InodeDesc file_inode(std::uint64_t n) {
   return inode;
 }
 
-int run_meta(const std::string& dir, std::uint64_t seed, bool sync) {
+// One create or remove of run_meta; its acknowledgement line is returned
+// (said at once, or after the group's commit).
+std::string meta_op(MetaStore& store, std::uint64_t ops, std::mt19937_64& rng, std::deque<std::uint64_t>& created,
+                    std::uint64_t* put) {
+  *put = 0;
+  if (ops % 7 == 6 && !created.empty()) {
+    const std::size_t pick = rng() % created.size();
+    const std::uint64_t n = created[pick];
+    created.erase(created.begin() + static_cast<std::ptrdiff_t>(pick));
+    say("try rm " + std::to_string(n));
+    if (Status st = store.remove_entry("/d", "f" + std::to_string(n)); !st.ok()) fail("remove: " + st.to_string());
+    return "ack rm " + std::to_string(n);
+  }
+  const std::uint64_t n = store.load_counter() + 1;
+  if (Status st = store.store_counter(n); !st.ok()) fail("store_counter: " + st.to_string());
+  if (Status st = store.put_entry("/d", "f" + std::to_string(n), file_inode(n)); !st.ok())
+    fail("put_entry: " + st.to_string());
+  *put = n;
+  return "ack put " + std::to_string(n);
+}
+
+int run_meta(const std::string& dir, std::uint64_t seed, bool sync, bool group) {
   hw::RocksDbMetaStoreConfig config;
   config.path = dir;
   config.sync_writes = sync;
+  config.group_commit = group;
   Result<std::unique_ptr<hw::RocksDbMetaStore>> opened = hw::RocksDbMetaStore::open(config);
   if (!opened.ok()) fail("open: " + opened.status().to_string());
   MetaStore& store = **opened;
@@ -187,26 +211,26 @@ int run_meta(const std::string& dir, std::uint64_t seed, bool sync) {
     dir_inode.type = proto::InodeType::dir;
     dir_inode.mode = 0755;
     if (Status st = store.put_dir("/d", dir_inode); !st.ok()) fail("put_dir: " + st.to_string());
+    if (Status st = store.commit(); !st.ok()) fail("commit: " + st.to_string());
   }
   std::mt19937_64 rng(seed);
-  std::deque<std::uint64_t> created;  // this run's, removable
+  std::deque<std::uint64_t> created;  // this run's acknowledged creates, removable
+  // Group commit: 1..k_max_group operations, then commit(), then their acknowledgements.
+  constexpr std::uint64_t k_max_group = 8;
+  std::vector<std::pair<std::string, std::uint64_t>> pending;  // ack line, create (0: a remove)
+  std::uint64_t group_left = group ? 1 + rng() % k_max_group : 1;
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t ops = 0; !out_of_time(start, ops); ++ops) {
-    if (ops % 7 == 6 && !created.empty()) {
-      const std::size_t pick = rng() % created.size();
-      const std::uint64_t n = created[pick];
-      created.erase(created.begin() + static_cast<std::ptrdiff_t>(pick));
-      say("try rm " + std::to_string(n));
-      if (Status st = store.remove_entry("/d", "f" + std::to_string(n)); !st.ok()) fail("remove: " + st.to_string());
-      say("ack rm " + std::to_string(n));
-      continue;
+    std::uint64_t put = 0;
+    pending.emplace_back(meta_op(store, ops, rng, created, &put), put);
+    if (--group_left > 0) continue;
+    if (Status st = store.commit(); !st.ok()) fail("commit: " + st.to_string());
+    for (const auto& [line, n] : pending) {
+      say(line);
+      if (n != 0) created.push_back(n);
     }
-    const std::uint64_t n = store.load_counter() + 1;
-    if (Status st = store.store_counter(n); !st.ok()) fail("store_counter: " + st.to_string());
-    if (Status st = store.put_entry("/d", "f" + std::to_string(n), file_inode(n)); !st.ok())
-      fail("put_entry: " + st.to_string());
-    created.push_back(n);
-    say("ack put " + std::to_string(n));
+    pending.clear();
+    group_left = group ? 1 + rng() % k_max_group : 1;
   }
   return 0;
 }
@@ -219,8 +243,8 @@ int main(int argc, char** argv) {
   const auto number = [&](std::size_t i) { return std::strtoull(args[i].c_str(), nullptr, 10); };
   if (args.size() == 5 && args[0] == "storage") return run_storage(args[1], args[2], number(3), args[4] == "1");
 #ifdef SLUICE_HAVE_ROCKSDB
-  if (args.size() == 4 && args[0] == "meta") return run_meta(args[1], number(2), args[3] == "1");
+  if (args.size() == 5 && args[0] == "meta") return run_meta(args[1], number(2), args[3] == "1", args[4] == "1");
 #endif
-  std::fprintf(stderr, "usage: crash_child storage BACKEND DIR SEED SYNC | meta DIR SEED SYNC\n");
+  std::fprintf(stderr, "usage: crash_child storage BACKEND DIR SEED SYNC | meta DIR SEED SYNC GROUP\n");
   return 2;
 }
