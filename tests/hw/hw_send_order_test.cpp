@@ -90,29 +90,45 @@ class Sender final : public Service {
   Endpoint b_;
 };
 
-TEST(HwSendOrder, AMessageToThisNodeDoesNotLetItsConsequencesOvertakeEarlierOnes) {
-  const std::string root = ::testing::TempDir() + "sluice-send-order";
+// A two-node world's config with its storage under the test's temp dir
+// (removed when the test's Scratch goes).
+struct Scratch {
+  explicit Scratch(const std::string& name) : root(::testing::TempDir() + name) {
+    config.storage_root = root;
+    config.node_memory_limit_bytes = 64ULL << 20;
+  }
+  ~Scratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  }
+  std::string root;
   HwWorldConfig config;
-  config.storage_root = root;
-  config.node_memory_limit_bytes = 64ULL << 20;
-  HwWorld world(config);
+};
+
+// Waits (bounded by k_wait) until done() holds.
+template <typename F>
+void wait_until(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + k_wait;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+TEST(HwSendOrder, AMessageToThisNodeDoesNotLetItsConsequencesOvertakeEarlierOnes) {
+  Scratch scratch("sluice-send-order");
+  HwWorld world(scratch.config);
   Recorder& c = world.add_service<Recorder>(1);
   Relay& b = world.add_service<Relay>(0, world.endpoint_of(c));
   Sender& a = world.add_service<Sender>(0, world.endpoint_of(c), world.endpoint_of(b));
   world.defer_start(a);
   ASSERT_TRUE(world.start().ok());
   world.start_service(a);
-  const auto deadline = std::chrono::steady_clock::now() + k_wait;
-  while (c.seen().size() < k_xs + 1 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_until([&] { return c.seen().size() >= k_xs + 1; });
   const std::vector<std::uint64_t> seen = c.seen();
   world.stop();
   ASSERT_EQ(seen.size(), k_xs + 1);
   for (std::uint64_t i = 0; i < k_xs; ++i) EXPECT_EQ(seen[i], i) << "at " << i;
   EXPECT_EQ(seen.back(), k_z) << "B's message, sent because of A's last one, overtook A's earlier ones";
-  std::error_code ec;
-  std::filesystem::remove_all(root, ec);
 }
 
 // The before-send hook (HwWorld::before_messages_leave: a metadata
@@ -152,11 +168,8 @@ class TwoSends final : public Service {
 };
 
 TEST(HwSendOrder, TheBeforeSendHookRunsBeforeTheTurnsMessagesLeave) {
-  const std::string root = ::testing::TempDir() + "sluice-before-send";
-  HwWorldConfig config;
-  config.storage_root = root;
-  config.node_memory_limit_bytes = 64ULL << 20;
-  HwWorld world(config);
+  Scratch scratch("sluice-before-send");
+  HwWorld world(scratch.config);
   MarkChecker& here = world.add_service<MarkChecker>(0);
   MarkChecker& there = world.add_service<MarkChecker>(1);
   TwoSends& sender = world.add_service<TwoSends>(0, world.endpoint_of(here), world.endpoint_of(there));
@@ -165,17 +178,12 @@ TEST(HwSendOrder, TheBeforeSendHookRunsBeforeTheTurnsMessagesLeave) {
     ++g_commits;
   });
   ASSERT_TRUE(world.start().ok());
-  const auto deadline = std::chrono::steady_clock::now() + k_wait;
   const auto seen = [&](MarkChecker& c) { return world.call(c, [&c] { return c.marks_seen; }); };
-  while ((seen(here).empty() || seen(there).empty()) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_until([&] { return !seen(here).empty() && !seen(there).empty(); });
   EXPECT_EQ(seen(here), std::vector<int>{1}) << "the message to this node left before the hook ran";
   EXPECT_EQ(seen(there), std::vector<int>{1}) << "the message to the other node left before the hook ran";
   EXPECT_EQ(g_commits.load(), 1) << "one turn, one call";
   world.stop();
-  std::error_code ec;
-  std::filesystem::remove_all(root, ec);
 }
 
 }  // namespace
