@@ -631,6 +631,9 @@ std::size_t HwNode::send_all(Endpoint from, NodeId to_node, std::span<Outgoing> 
 // ---- dispatcher -----------------------------------------------------------------
 
 void HwNode::on_transport_event(transport::TransportEvent& event) {
+  // Consecutive messages are handed over together; anything else first hands
+  // over those before it, so every loop sees the transport's order.
+  if (!std::holds_alternative<transport::MessageReceived>(event)) hand_over_deliveries();
   if (auto* done = std::get_if<transport::OpDone>(&event)) {
     Completion c;
     c.status = std::move(done->status);
@@ -649,9 +652,15 @@ void HwNode::on_transport_event(transport::TransportEvent& event) {
       world_.log("node " + std::to_string(id_) + ": undecodable frame from " + from.to_string() +
                  " dropped: " + decoded.status().message());
     } else {
-      loop->push(Event(Delivery{from, std::move(decoded).value()}));
+      auto batch = std::find_if(pending_deliveries_.begin(), pending_deliveries_.end(),
+                                [loop](const auto& p) { return p.first == loop; });
+      if (batch == pending_deliveries_.end())
+        batch = pending_deliveries_.emplace(pending_deliveries_.end(), loop, std::vector<Event>{});
+      batch->second.push_back(Event(Delivery{from, std::move(decoded).value()}));
+      ++pending_delivery_count_;  // in flight until hand_over_deliveries
+      return;
     }
-    world_.note_in_flight(-1);  // handed over (or dropped): no longer in the network
+    world_.note_in_flight(-1);  // dropped: no longer in the network
   } else if (auto* down = std::get_if<transport::PeerDown>(&event)) {
     std::lock_guard lock(mu_);
     auto it = std::find_if(peers_.begin(), peers_.end(), [&](const auto& p) { return p.second == down->peer; });
@@ -662,6 +671,13 @@ void HwNode::on_transport_event(transport::TransportEvent& event) {
       if (early_down_.size() > k_max_early_down_peers) early_down_.pop_front();
     }
   }
+}
+
+void HwNode::hand_over_deliveries() {
+  for (auto& [loop, batch] : pending_deliveries_) loop->push_all(batch);
+  // After the pushes: an idle check never sees a message neither in flight nor queued.
+  world_.note_in_flight(-pending_delivery_count_);
+  pending_delivery_count_ = 0;
 }
 
 void HwNode::dispatch() {
@@ -694,6 +710,7 @@ void HwNode::dispatch() {
         events.clear();
         transport_->poll(events, k_poll_batch);
         for (auto& e : events) on_transport_event(e);
+        hand_over_deliveries();
       } else {
         done.clear();
         targets_.at(static_cast<TargetId>(id))->poll(done, k_poll_batch);

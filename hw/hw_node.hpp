@@ -190,6 +190,8 @@ class HwNode {
 
   void dispatch();
   void on_transport_event(transport::TransportEvent& event);
+  // The deliveries of one poll, handed to their loops together (dispatcher thread only).
+  void hand_over_deliveries();
   std::uint64_t route(ServiceLoop& loop, OpId op);
   void complete(std::uint64_t cookie, Completion c);
   Result<transport::PeerId> peer_for(NodeId node);
@@ -229,6 +231,9 @@ class HwNode {
   // then stay filed, dead, for good. peer_for looks here before it files one.
   // The oldest are dropped past k_max_early_down_peers (the window is short).
   std::deque<transport::PeerId> early_down_;
+  // Deliveries of the poll being handled, by loop, and how many (dispatcher thread only).
+  std::vector<std::pair<ServiceLoop*, std::vector<Event>>> pending_deliveries_;
+  std::int64_t pending_delivery_count_ = 0;
   std::vector<std::pair<std::function<Status()>, std::uint64_t>> deferred_;
   bool rail_wrap_logged_ = false;
   bool no_key_logged_ = false;

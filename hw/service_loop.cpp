@@ -117,6 +117,20 @@ void ServiceLoop::push(Event event) {
   wake_.notify_one();
 }
 
+void ServiceLoop::push_all(std::vector<Event>& events) {
+  if (events.empty()) return;
+  {
+    std::lock_guard lock(mu_);
+    for (Event& event : events) {
+      if (drop_locked(event)) continue;
+      if (items_.size() >= k_max_loop_queue_events) ++overflows_;
+      items_.emplace_back(std::move(event));
+    }
+  }
+  events.clear();
+  wake_.notify_one();
+}
+
 void ServiceLoop::add_timer(TimeNs at_ns, OpId op) {
   {
     std::lock_guard lock(mu_);

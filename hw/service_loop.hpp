@@ -144,6 +144,9 @@ class ServiceLoop {
   bool running() const { return thread_.joinable(); }
 
   void push(Event event);
+  // Several at once, in order: one lock and one wake-up (HwNode's dispatcher
+  // hands over a poll's deliveries to each loop so). Empties `events`.
+  void push_all(std::vector<Event>& events);
   // Completion{op} at world time at_ns (now or later).
   void add_timer(TimeNs at_ns, OpId op);
   // Runs fn on the loop thread between events (at once if not started).
