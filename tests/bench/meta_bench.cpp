@@ -62,6 +62,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/common/percentile.hpp"
 #include "core/proto/codec.hpp"
 #include "core/services/meta_service.hpp"
 #include "core/services/mgmt_service.hpp"
@@ -71,6 +72,7 @@
 #include "core/workloads/md_bench.hpp"
 #include "hw/hw_world.hpp"
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
+#include "tests/bench/loopback_port.hpp"
 #include "transports/tcp/tcp_wire.hpp"
 
 namespace {
@@ -95,10 +97,10 @@ void pin_current_thread(int cpu) {
   ::pthread_setaffinity_np(::pthread_self(), sizeof set, &set);
 }
 
+// The project's one percentile definition (core/common/percentile.hpp) at q = 0.5.
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return percentile_of_sorted(v, 0.5);
 }
 
 // Checks `done` every k_check_period (not after every event: that would
@@ -382,23 +384,6 @@ bool run_meta(const std::string& dir, int repeat, const Shape& shape, bool rocks
   return ok;
 }
 
-// A TCP port on 127.0.0.1 free a moment ago (0 when none could be had).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 // Messages per second one `sockperf ping-pong` printed ("[Valid Duration]
 // RunTime=T sec; SentMessages=S; ReceivedMessages=R"), or a negative value.
 double sockperf_client_rate(FILE* out) {
@@ -422,7 +407,7 @@ double sockperf_client_rate(FILE* out) {
 // (one server thread),
 // each with `burst` messages of `message_bytes` in flight; negative on failure.
 double run_sockperf(std::uint32_t connections, std::uint32_t burst, std::size_t message_bytes, const std::string& dir) {
-  const int port = free_loopback_port();
+  const int port = bench::free_loopback_port();
   if (port == 0) return -1;
   const std::string feed = dir + "/sockperf-feed";
   if (FILE* f = std::fopen(feed.c_str(), "w"); f != nullptr) {

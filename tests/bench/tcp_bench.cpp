@@ -32,6 +32,7 @@
 
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
+#include "tests/bench/loopback_port.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/transport.hpp"
 
@@ -81,25 +82,10 @@ std::string run_command(const std::string& command) {
   return out;
 }
 
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 // One iperf3 -P 4 run; bytes/s received, or a negative value with *why set.
 double iperf3_run(std::string* why) {
-  const int port = free_port();
-  if (port < 0) {
+  const int port = bench::free_loopback_port();
+  if (port == 0) {
     *why = "no free port";
     return -1;
   }
