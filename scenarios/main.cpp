@@ -67,6 +67,7 @@
 #include "analysis/plotter.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
+#include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/cluster_point_run.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
 #include "scenarios/emulate/netns_hosts.hpp"
@@ -397,6 +398,14 @@ void sweep_stale_hw_dirs(const std::string& root) {
                               [](std::string_view line) { fmt::print(stderr, "sluice: stale hw run: {}\n", line); });
 }
 
+// Emulated points whose process died (killed at its time limit, or by
+// SIGINT/SIGTERM) leave their namespaces and directory: removed, each said.
+void sweep_stale_emulations(const std::string& root) {
+  const auto say = [](std::string_view line) { fmt::print(stderr, "sluice: stale emulation: {}\n", line); };
+  sluice::emulate::cleanup_stale(say).status().ignore();  // what it could not remove, it said
+  if (!root.empty()) base::remove_stale_run_dirs(root, sluice::emulate::k_netns_prefix, say);
+}
+
 // What a call to the runner gets for `backend`: hardware points one at a
 // time with GPU memory, emulated points on the netns cluster.
 scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backend backend,
@@ -433,8 +442,17 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
   // Emulated runs: the netns cluster (scenarios/emulate/emulated_point_run.hpp), one at a time.
   if (backend == scenario::Backend::emulate) {
     call.jobs = 1;
-    call.run_point = [](const scenario::ScenarioSpec& spec, scenario::Backend) {
-      return sluice::emulate::EmulatedPointRun::run(spec);
+    sluice::emulate::EmulatedPointOptions o;
+    o.storage_backend = args.storage_backend;
+    o.meta_store = args.meta_store;
+    if (args.node_memory_bytes > 0) o.node_memory_limit_bytes = args.node_memory_bytes;
+    o.insecure = args.insecure;
+    o.shared_secret_file = args.shared_secret_file;
+    o.keep = args.keep;
+    o.storage_root = args.storage_root;
+    o.max_wait_s = static_cast<std::uint32_t>(std::min(args.point_timeout_s, 86400.0));
+    call.run_point = [o](const scenario::ScenarioSpec& spec, scenario::Backend) {
+      return sluice::emulate::EmulatedPointRun::run(spec, o);
     };
   }
   return call;
@@ -509,6 +527,7 @@ class ScriptRunner {
     Result<std::vector<scenario::RunResult>> r =
         scenario::run_points(run_these, backend, runner_call_options(args_, backend, std::move(call)));
     progress_.clear();
+    if (backend == scenario::Backend::emulate) sweep_stale_emulations(args_.storage_root);
     journal_.end_call(r.ok());
     return r;
   }
@@ -758,12 +777,16 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
   run_cmd->add_option("--point-timeout", args.point_timeout_s, "wall-clock limit of one run point, in seconds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  run_cmd->add_flag("--keep", args.keep, "hw: keep each run's directory (chunk files, metadata) for inspection");
-  run_cmd->add_flag("--insecure", args.insecure,
-                    "hw: no authentication of the nodes' connections (benchmarks; the results say so)");
-  run_cmd->add_option("--shared-secret-file", args.shared_secret_file,
-                      "hw: the cluster secret (first line; not readable by others), instead of a fresh one per run");
-  run_cmd->add_option("--meta-store", args.meta_store, "hw: where metadata servers keep the namespace")
+  run_cmd->add_flag("--keep", args.keep,
+                    "hw, emulate, cluster: keep each run's directory (chunk files, metadata) for inspection");
+  run_cmd->add_flag(
+      "--insecure", args.insecure,
+      "hw, emulate, cluster: no authentication of the nodes' connections (benchmarks; the results say so)");
+  run_cmd->add_option(
+      "--shared-secret-file", args.shared_secret_file,
+      "hw, emulate, cluster: the cluster secret (first line; not readable by others), instead of a fresh one per run");
+  run_cmd
+      ->add_option("--meta-store", args.meta_store, "hw, emulate, cluster: where metadata servers keep the namespace")
       ->check(CLI::IsMember({"rocksdb", "memory"}))
       ->capture_default_str();
   std::vector<std::string> transports;
@@ -773,16 +796,19 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
       ->capture_default_str();
   std::vector<std::string> backends;
   for (const hw::StorageBackendListing& b : hw::list_storage_backends()) backends.push_back(b.name);
-  run_cmd->add_option("--storage-backend", args.storage_backend, "hw: how storage targets keep chunks")
+  run_cmd
+      ->add_option("--storage-backend", args.storage_backend, "hw, emulate, cluster: how storage targets keep chunks")
       ->check(CLI::IsMember(backends))
       ->capture_default_str();
   run_cmd
-      ->add_option("--storage-root", args.storage_root,
-                   "hw: where each run's chunk files and metadata go (default: the system temp folder; "
-                   "O_DIRECT needs a disk, not tmpfs)")
+      ->add_option(
+          "--storage-root", args.storage_root,
+          "hw, emulate, cluster: where each run's chunk files and metadata go (default: the system temp folder; "
+          "O_DIRECT needs a disk, not tmpfs)")
       ->check(CLI::ExistingDirectory);
-  run_cmd->add_option("--node-memory", args.node_memory,
-                      "hw, cluster: the memory each node may allocate for buffers (a size: 4GiB; default 2GiB)");
+  run_cmd->add_option(
+      "--node-memory", args.node_memory,
+      "hw, emulate, cluster: the memory each node may allocate for buffers (a size: 4GiB; default 2GiB)");
   run_cmd
       ->add_option("--listen", args.listen,
                    "cluster: this host's address for its node: auto (first non-loopback interface), an IPv4 "

@@ -81,18 +81,6 @@ class RunGuard {
   bool done_ = false;
 };
 
-std::string default_tag() {
-  const auto ticks = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
-  static constexpr char k_digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string tag;
-  std::uint64_t v = ticks / 1000;
-  for (int i = 0; i < 6; ++i) {
-    tag += k_digits[v % 36];
-    v /= 36;
-  }
-  return tag;
-}
-
 // iperf3 from node 1 to node 0 (the direction of the client's reads),
 // through the same namespaces and shaped links; bits/s received.
 Result<double> measure_iperf(const EmulationPlan& plan, std::uint32_t seconds, const std::string& dir,
@@ -125,6 +113,26 @@ Result<double> measure_iperf(const EmulationPlan& plan, std::uint32_t seconds, c
 }
 
 }  // namespace
+
+std::string default_run_tag() {
+  const auto ticks = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  static constexpr char k_digits[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  std::string tag;
+  std::uint64_t v = ticks / 1000;
+  for (int i = 0; i < 6; ++i) {
+    tag += k_digits[v % 36];
+    v /= 36;
+  }
+  return tag;
+}
+
+Status make_marked_work_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return error(StatusCode::io_error, "emulate: cannot create " + dir + ": " + ec.message());
+  if (Status st = base::write_run_marker(dir); !st.ok()) return error(st.code(), "emulate: " + st.message());
+  return ok_status();
+}
 
 std::string netns_permitted() {
   if (::geteuid() != 0) return "not root (ip netns needs CAP_SYS_ADMIN and CAP_NET_ADMIN)";
@@ -162,16 +170,6 @@ Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::str
 }
 
 namespace {
-
-// The run's work directory, marked as this process's: `--cleanup-stale`
-// removes it once this process has died.
-Status make_work_dir(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return error(StatusCode::io_error, "emulate: cannot create " + dir + ": " + ec.message());
-  if (Status st = base::write_run_marker(dir); !st.ok()) return error(st.code(), "emulate: " + st.message());
-  return ok_status();
-}
 
 // Authenticated unless the user said insecure: a fresh secret for this run
 // (0600, in the work directory) unless one was given.
@@ -240,7 +238,7 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   po.subnet = options.subnet;
   po.mtu_bytes = options.mtu_bytes;
   po.launcher_pid = ::getpid();
-  po.tag = options.tag.empty() ? default_tag() : options.tag;
+  po.tag = options.tag.empty() ? default_run_tag() : options.tag;
   Result<EmulationPlan> planned = plan_emulation(po);
   if (!planned.ok()) return planned.status();
   const EmulationPlan& plan = *planned;
@@ -261,7 +259,7 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
                                                    " nodes, --nodes says " + std::to_string(options.nodes));
   }
   const std::string dir = options.work_dir.empty() ? "/tmp/" + plan.prefix : options.work_dir;
-  if (Status st = make_work_dir(dir); !st.ok()) return st;
+  if (Status st = make_marked_work_dir(dir); !st.ok()) return st;
   cluster.run_id = plan.prefix.substr(k_netns_prefix.size());
   cluster.storage_root = dir + "/storage";
   std::sort(cluster.nodes.begin(), cluster.nodes.end(),

@@ -53,6 +53,12 @@ struct EmulateOptions {
   std::function<void(std::string_view)> log;  // progress lines; may be empty
 };
 
+// A run tag from the clock (PlanOptions::tag: 6 of [a-z0-9]).
+std::string default_run_tag();
+// Makes `dir` (and its parents) marked as this process's run
+// (base/run_marker.hpp): cleanup_stale() removes it once this process died.
+Status make_marked_work_dir(const std::string& dir);
+
 // Whether `ip netns` may be used here: "" if so, else why not.
 std::string netns_permitted();
 

@@ -18,6 +18,7 @@
 #include "scenarios/emulate/node_process.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
+#include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
 #include "scenarios/runner/sweep_schedule.hpp"
 #include "transports/shared_secret.hpp"
@@ -27,12 +28,12 @@ namespace {
 
 using nlohmann::json;
 
-scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) {
+scenario::RunResult failed(const scenario::ScenarioSpec& spec, const ClusterPointOptions& options, std::string why) {
   scenario::RunResult r;
   r.spec = spec;
-  r.backend = scenario::Backend::cluster;
+  r.backend = options.backend;
   r.ok = false;
-  r.error = "cluster: " + std::move(why);
+  r.error = std::string(scenario::to_string(options.backend)) + ": " + std::move(why);
   return r;
 }
 
@@ -180,7 +181,7 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
   std::string hosts;
   for (const NodeSpec& n : c.nodes) hosts += (hosts.empty() ? "" : ",") + n.address;
   std::map<std::string, std::string> d = {
-      {"launcher", "mpi"},
+      {"launcher", o.launcher},
       {"transport", "tcp"},
       {"storage_backend", c.storage_backend},
       {"storage_root", c.storage_root},
@@ -195,11 +196,14 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
 // This rank's node in child processes (node_process.hpp): the program is this one's `node` command.
 Result<json> run_in_child_process(const NodeRunOptions& node, const std::string& work_dir,
                                   const ClusterPointOptions& options, Bootstrap& bootstrap) {
-  const std::filesystem::path self = this_program({});
-  if (self.empty()) return error(StatusCode::unavailable, "cannot find this program (/proc/self/exe)");
   NodeProcessOptions o;
   o.config = node.config;
-  o.node_command = {self.string(), "node"};
+  o.node_command = options.node_command;
+  if (o.node_command.empty()) {
+    const std::filesystem::path self = this_program({});
+    if (self.empty()) return error(StatusCode::unavailable, "cannot find this program (/proc/self/exe)");
+    o.node_command = {self.string(), "node"};
+  }
   o.work_dir = work_dir;
   o.log = options.log;
   o.stop_requested = options.stop_requested;
@@ -244,7 +248,7 @@ Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& 
 scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootstrap& bootstrap,
                                       const ClusterPointOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec, /*any_workload=*/true);
+  Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec);
   // The client ranks run the study's own workload, whatever its kind.
   Result<scenario::WorkloadRun> workload = error(StatusCode::invalid_argument, "the point has no workload");
   if (planned.ok()) workload = scenario::WorkloadRun::create(spec.workloads.front(), 0, *spec.cluster);
@@ -252,8 +256,8 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   // The first collective: every rank takes part even when its own point is
   // wrong, so that all fail with the same reason instead of waiting.
   Result<std::vector<Hello>> hellos = say_hello(bootstrap, mine);
-  if (!hellos.ok()) return failed(spec, hellos.status().message());
-  if (const std::string why = check_hellos(*hellos); !why.empty()) return failed(spec, why);
+  if (!hellos.ok()) return failed(spec, options, hellos.status().message());
+  if (const std::string why = check_hellos(*hellos); !why.empty()) return failed(spec, options, why);
 
   ClusterConfig config = std::move(planned).value();  // nodes in id order (cluster_of): rank i is nodes[i]
   for (std::size_t i = 0; i < config.nodes.size(); ++i) config.nodes[i].address = (*hellos)[i].address;
@@ -283,15 +287,16 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)
                                                           : run_node(node, bootstrap);
   }
-  if (!ran.ok()) return failed(spec, "rank " + std::to_string(bootstrap.rank()) + ": " + ran.status().message());
+  if (!ran.ok())
+    return failed(spec, options, "rank " + std::to_string(bootstrap.rank()) + ": " + ran.status().message());
   // Rank 0 holds every node's document; every rank gets it, so that every
   // rank's script sees the same result.
   Result<std::vector<std::string>> shared = bootstrap.all_gather(bootstrap.rank() == 0 ? ran->dump() : std::string());
-  if (!shared.ok()) return failed(spec, "sharing the results: " + shared.status().message());
+  if (!shared.ok()) return failed(spec, options, "sharing the results: " + shared.status().message());
   const json gathered = json::parse(shared->front(), nullptr, false);
-  if (gathered.is_discarded()) return failed(spec, "rank 0 sent malformed results");
+  if (gathered.is_discarded()) return failed(spec, options, "rank 0 sent malformed results");
   scenario::RunResult r = EmulatedPointRun::result_of(spec, gathered);
-  r.backend = scenario::Backend::cluster;
+  r.backend = options.backend;
   r.deployment = deployment_of(config, options);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -9,15 +9,18 @@
 // other on the same processes, each a fresh deployment (its own run id,
 // storage directories and, unless given one, shared secret).
 //
-// The deployment is EmulatedPointRun::cluster_of(spec): the same rules and
-// mapping as the netns emulation, but the links are the hosts' own (nothing is
-// shaped; the spec's link rates are what the simulation of the same point
-// models), and the clients run the study's own workload of any kind
-// (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream; host
-// buffers: scenario::WorkloadRun) where the emulation runs a file sweep. Every rank returns the same RunResult (rank 0
-// gathers every node's document and hands it to all, so the script goes on the same way on every rank); only rank 0
-// writes results files. The result's `deployment` records how it ran: launcher, transport, storage backend and root,
-// metadata store, hosts (each node's address), authentication.
+// The deployment is EmulatedPointRun::cluster_of(spec), and the clients run
+// the study's own workload of any kind (file_sweep, md_bench, train_epoch,
+// checkpoint, stage_in, stream; host buffers: scenario::WorkloadRun). The
+// launchers: mpirun/srun on real hosts (the links are the hosts' own; the
+// spec's link rates are what the simulation of the same point models), and
+// `--backend emulate` on netns hosts of one machine, behind links shaped to
+// the spec's (netns_ranks.hpp; emulated_point_run.hpp). Every rank returns the
+// same RunResult (rank 0 gathers every node's document and hands it to all, so
+// the script goes on the same way on every rank); only rank 0 writes results
+// files. The result's `deployment` records how it ran: launcher, transport,
+// storage backend and root, metadata store, hosts (each node's address),
+// authentication.
 //
 // A failure (a spec this path cannot run, a rank count that is not the
 // spec's node count, ranks that evaluated different points, a node that
@@ -29,6 +32,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/status.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
@@ -52,6 +56,14 @@ struct ClusterPointOptions {
   std::string shared_secret_file;  // empty: rank 0 makes one per point and hands it out
   bool keep = false;               // keep each node's storage directory after the point
   std::uint32_t max_wait_s = k_point_max_wait_s;
+  // What launched the ranks, as the result's deployment says it: "mpi"
+  // (mpirun/srun: main.cpp) or "netns" (`--backend emulate`: netns_ranks.hpp).
+  std::string launcher = "mpi";
+  // The backend the results name (cluster, or emulate for the netns launcher).
+  scenario::Backend backend = scenario::Backend::cluster;
+  // The program of a node that runs as a child process (node_process.hpp):
+  // `<node_command...> --config F ...`; empty: this program's `node`.
+  std::vector<std::string> node_command;
   std::function<void(std::string_view)> log;  // may be empty
   std::function<bool()> stop_requested;       // SIGINT/SIGTERM: the point ends early (NodeRunOptions); may be empty
 };

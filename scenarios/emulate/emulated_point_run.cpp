@@ -1,7 +1,10 @@
 #include "scenarios/emulate/emulated_point_run.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -10,6 +13,8 @@
 
 #include "core/workloads/phase_summary.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/emulate/netns_cluster.hpp"
+#include "scenarios/emulate/netns_ranks.hpp"
 
 namespace sluice::emulate {
 namespace {
@@ -80,18 +85,12 @@ Status carry_mirror_and_faults(const scenario::ScenarioSpec& spec, ClusterConfig
 }
 
 // The spec's workload and file system, by the rules of emulated_point_run.hpp.
-Status check_workload_and_fs(const scenario::ScenarioSpec& spec, bool any_workload) {
+Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
   if (spec.workloads.size() != 1) {
     return bad("the point has " + std::to_string(spec.workloads.size()) +
                " workloads; the multi-process deployment runs one per point");
   }
   const scenario::WorkloadSpec& w = spec.workloads.front();
-  const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
-  if (sweep == nullptr && !any_workload) {
-    return bad("workload " + w.label +
-               " is not a file sweep; `sluice run --backend emulate` runs file_sweep (every workload kind runs "
-               "on the same nodes under mpirun: sluice netns-hosts ... --backend cluster)");
-  }
   if (scenario::uses_gpu_memory(spec)) {
     return bad("workload " + w.label +
                " puts its buffers in GPU memory; the multi-process deployment gives its clients host buffers "
@@ -131,7 +130,7 @@ Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& 
   return EmulatedPointSetup{std::move(c).value(), *link};
 }
 
-Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec& spec, bool any_workload) {
+Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec& spec) {
   if (spec.cluster == nullptr) return bad("the point has no cluster");
   const topo::Topology& t = *spec.cluster;
   const NodeId nodes = t.node_count();
@@ -139,7 +138,7 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
     return bad("the cluster has " + std::to_string(nodes) + " nodes; 2.." + std::to_string(k_max_cluster_nodes) +
                " can be emulated");
   }
-  if (Status st = check_workload_and_fs(spec, any_workload); !st.ok()) return st;
+  if (Status st = check_workload_and_fs(spec); !st.ok()) return st;
   const scenario::WorkloadSpec& w = spec.workloads.front();
   const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
 
@@ -249,23 +248,63 @@ scenario::RunResult EmulatedPointRun::run(const scenario::ScenarioSpec& spec, co
   Result<EmulatedPointSetup> setup = plan(spec);
   if (!setup.ok()) return failed(spec, setup.status().message());
   if (std::string why = netns_permitted(); !why.empty()) return failed(spec, "emulate: cannot emulate here: " + why);
-  EmulateOptions o;
-  o.cluster = std::move(setup->cluster);
-  o.cluster.max_wait_s = options.max_wait_s;
-  o.nodes = static_cast<std::uint32_t>(o.cluster.nodes.size());
-  o.link = setup->link;
-  o.subnet = options.subnet;
-  o.mtu_bytes = options.mtu_bytes;
-  o.node_command = options.node_command;
-  o.work_dir = options.work_dir;
-  o.log = options.log;
-  scenario::RunResult r;
-  try {
-    Result<nlohmann::json> gathered = run_emulation(o, options.stop_fd);
-    if (!gathered.ok()) return failed(spec, gathered.status().to_string());
-    r = result_of(spec, *gathered);
-  } catch (const std::exception& e) {
-    return failed(spec, std::string("emulate: ") + e.what());
+  PlanOptions po;
+  po.nodes = static_cast<std::uint32_t>(setup->cluster.nodes.size());
+  po.link = setup->link;
+  po.subnet = options.subnet;
+  po.mtu_bytes = options.mtu_bytes;
+  po.launcher_pid = ::getpid();
+  po.tag = default_run_tag();
+  Result<EmulationPlan> planned = plan_emulation(po);
+  if (!planned.ok()) return failed(spec, "emulate: " + planned.status().message());
+  const EmulationPlan& net = *planned;
+  // The run's directory (the ranks' chunk files and metadata stores), marked
+  // as this process's so that --cleanup-stale removes it if this process dies.
+  const std::string root = options.storage_root.empty() ? std::string("/tmp") : options.storage_root;
+  const std::string dir = options.work_dir.empty() ? root + "/" + net.prefix : options.work_dir;
+  if (Status st = make_marked_work_dir(dir); !st.ok()) return failed(spec, st.message());
+  struct RemoveDir {
+    std::string dir;
+    ~RemoveDir() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_dir{options.work_dir.empty() && !options.keep ? dir : std::string()};
+  if (options.log)
+    options.log("emulate " + net.prefix + ": " + std::to_string(net.nodes.size()) + " nodes, link " +
+                net.link.to_string() + ", work dir " + dir);
+  Result<std::unique_ptr<NetnsCluster>> network = NetnsCluster::create(net, options.stop_fd);
+  if (!network.ok()) return failed(spec, "emulate: " + network.status().message());
+
+  NetnsRanksOptions ro;
+  for (const EmulatedNode& n : net.nodes) {
+    ro.netns.push_back(n.netns);
+    ro.addresses.push_back(n.address);
+  }
+  ro.point.storage_root = dir;
+  ro.point.storage_backend = options.storage_backend;
+  ro.point.meta_store = options.meta_store;
+  ro.point.node_memory_limit_bytes = options.node_memory_limit_bytes;
+  ro.point.insecure = options.insecure;
+  ro.point.shared_secret_file = options.shared_secret_file;
+  ro.point.keep = options.keep;
+  ro.point.max_wait_s = options.max_wait_s;
+  ro.point.launcher = "netns";
+  ro.point.backend = scenario::Backend::emulate;
+  ro.point.node_command = options.node_command;
+  ro.point.log = options.log;
+  ro.deadline_s = 2 * options.max_wait_s + 60;
+  ro.stop_fd = options.stop_fd;
+  scenario::RunResult r = run_netns_ranks(spec, ro);
+  // What the links were shaped to, beside what the nodes measured.
+  r.counters["emulate.link_bits_per_s"] = static_cast<double>(net.link.rate_bits_per_s);
+  r.counters["emulate.link_latency_ns"] = static_cast<double>(net.link.latency_ns);
+  r.deployment["link"] = net.link.to_string();
+  r.deployment["mtu_bytes"] = std::to_string(net.mtu_bytes);
+  const std::vector<std::string> left = (*network)->remove();
+  if (!left.empty() && r.ok) {
+    r.ok = false;
+    r.error = "emulate: namespaces left behind: " + left.front();
   }
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -1,14 +1,20 @@
 // EmulatedPointRun: one ScenarioSpec on the netns-emulated cluster
 // (`sluice run --backend emulate`, `sluice calibrate SCRIPT --backend emulate`).
 // The spec's cluster becomes one network namespace per node joined by links
-// shaped to the cluster's network links (cluster_emulator.hpp), the spec's
-// file system and file sweep a ClusterConfig (cluster_config.hpp), and the
-// gathered node documents a RunResult with the same phases, counters and
-// params as a simulated run of the same spec, so the two can be compared
-// point by point (analysis/comparison.hpp) and the sim fitted to it.
+// shaped to the cluster's network links (cluster_emulator.hpp), and the point
+// runs on the cluster path itself: one rank process per node, each in its
+// node's namespace, running run_cluster_point (cluster_point_run.hpp) as a
+// rank under mpirun does, launched by netns_ranks.hpp. So what runs here is
+// what runs on a real cluster, over links shaped to the spec's, and the
+// result (backend emulate; its deployment says launcher "netns", the link
+// and the MTU) has the same phases, counters and params as a simulated run of
+// the same spec, so the two can be compared point by point
+// (analysis/comparison.hpp) and the sim fitted to it.
 //
 // What a spec must be to run here (plan() says which rule a spec breaks):
-// - one workload, a file sweep, one rank per client node;
+// - what the cluster path runs (cluster_of below): one workload of any kind
+//   (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream) with
+//   host buffers, one rank per client node;
 // - a cluster whose network links (topo::LinkClass::network) all have one
 //   rate, the same both ways, and one latency (a star of identical links);
 //   each node's link is shaped to it (tc tbf). A latency of at least
@@ -20,19 +26,20 @@
 //   kills of storage servers (storage:N, with their restart), timed from the
 //   moment every server has registered (ClusterFault); other faults are
 //   refused.
-// Mapping: mgmt, metadata (one shard per meta node, in node order), storage
-// (one target per NVMe drive of a storage server, ids from 1 in the spec's
-// order) and client roles from the spec's FsSpec and client placement;
-// stripe chunk and count from the metadata server's defaults (a count above
-// the number of targets is every target, as the chooser gives it). The servers'
-// client's other settings are not carried (FsSpec::client, storage_config,
-// mgmt): the nodes run the core defaults, which the script presets
-// (beegfs, beeond, ...) leave as they are except where a script sets them.
+// Mapping (cluster_of): mgmt, metadata (one shard per meta node, in node
+// order), storage (one target per NVMe drive of a storage server, ids from 1
+// in the spec's order) and client roles from the spec's FsSpec and client
+// placement; stripe chunk and count from the metadata server's defaults (a
+// count above the number of targets is every target, as the chooser gives
+// it). The servers' and client's other settings are not carried
+// (FsSpec::client, storage_config, mgmt): the nodes run the core defaults,
+// which the script presets (beegfs, beeond, ...) leave as they are except
+// where a script sets them.
 // Phases: per client rank, bytes, ops and elapsed time of each phase,
 // summarised as the simulation does (core/workloads/phase_summary.hpp);
 // latency percentiles are not gathered (null). Counters: the nodes' reported
 // counters summed over nodes, plus emulate.link_bits_per_s and
-// emulate.link_latency_ns.
+// emulate.link_latency_ns (what the links were shaped to).
 #pragma once
 
 #include <cstdint>
@@ -57,13 +64,22 @@ inline constexpr TimeNs k_min_emulated_latency_ns = 50 * k_ns_per_us;
 inline constexpr std::uint32_t k_point_max_wait_s = 120;
 
 struct EmulatedPointOptions {
-  // The node program (see EmulateOptions::node_command); empty: this
-  // executable's `node` subcommand.
+  // The program of a node run as a child process of its rank (a storage
+  // server the fault plan kills: node_process.hpp); empty: this executable's
+  // `node` subcommand.
   std::vector<std::string> node_command;
+  // The deployment, as `--backend cluster` takes it (ClusterPointOptions).
+  std::string storage_backend = "posix";
+  std::string meta_store = "rocksdb";
+  std::uint64_t node_memory_limit_bytes = ClusterConfig{}.node_memory_limit_bytes;
+  bool insecure = false;           // no authentication (said in the results)
+  std::string shared_secret_file;  // empty: rank 0 makes one per point
+  bool keep = false;               // keep each node's storage directory (under work_dir, which is then kept)
   std::string subnet = "10.213.0.0/24";
   std::uint32_t mtu_bytes = 1500;
   std::uint32_t max_wait_s = k_point_max_wait_s;
-  std::string work_dir;                       // empty: /tmp/<run prefix>, removed after a clean run
+  std::string storage_root;                   // where the run's directory goes; empty: /tmp
+  std::string work_dir;                       // empty: <storage_root>/<run prefix>, removed after the run unless keep
   int stop_fd = -1;                           // readable: stop and clean up (the CLI's signal pipe)
   std::function<void(std::string_view)> log;  // may be empty
 };
@@ -78,12 +94,10 @@ class EmulatedPointRun {
   // The emulation of `spec`; invalid_argument naming the rule it breaks.
   static Result<EmulatedPointSetup> plan(const scenario::ScenarioSpec& spec);
   // The deployment of `spec` alone, by every rule above but the links' (a
-  // real cluster's links are what they are: cluster_point_run.hpp).
-  // any_workload: the workload may be of any kind with host buffers (the
-  // cluster backend runs the spec's own WorkloadSpec; the config's sweep is
-  // then unused); else it must be a file sweep (emulate's node processes run
-  // the config's).
-  static Result<ClusterConfig> cluster_of(const scenario::ScenarioSpec& spec, bool any_workload = false);
+  // real cluster's links are what they are: cluster_point_run.hpp). When the
+  // workload is a file sweep, the config's sweep is its (`sluice emulate`'s
+  // node processes run it); other kinds run as the spec's WorkloadSpec.
+  static Result<ClusterConfig> cluster_of(const scenario::ScenarioSpec& spec);
 
   // The RunResult of a gathered run (run_emulation's document) of `spec`.
   static scenario::RunResult result_of(const scenario::ScenarioSpec& spec, const nlohmann::json& gathered);

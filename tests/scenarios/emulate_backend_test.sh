@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Issue 18: `sluice run --backend emulate` is the cluster path on network-namespace
+# hosts of this machine (scenarios/emulate/netns_ranks.hpp): one rank process per
+# node in its namespace behind a shaped veth link, running run_cluster_point as a
+# rank under mpirun does. Needs root (exit 77 otherwise).
+# 1. Study 2 reduced on 3 hosts and in simulation: every run is backend emulate,
+#    ok, launcher netns, 3 distinct addresses, bytes in write and read;
+#    `sluice compare` prints per-point differences; nothing is left behind.
+# 2. An md_bench study (refused on this backend before it became the cluster
+#    path), with the RocksDB metadata store.
+# 3. The mirrored failover study: storage kills as SIGKILL of the process that
+#    hosts the server, with its restart; metadata mirroring refused with the reason.
+# 4. SIGINT mid-run leaves no namespace, directory or process.
+# Usage: emulate_backend_test.sh SLUICE
+set -u
+sluice=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+study="$here/../../lua_scripts/beeond_azure_sweep.lua"
+study_failover="$here/../../lua_scripts/storage_failover.lua"
+[ "$(id -u)" = 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+probe="sluice-emu-probe-$$"
+ip netns add "$probe" 2>/dev/null || { echo "SKIP: ip netns add is not permitted here"; exit 77; }
+ip netns delete "$probe"
+[ -x "$(dirname "$sluice")/sluice-node" ] || { echo "SKIP: no sluice-node next to $sluice"; exit 77; }
+run_limit_s=240
+tmp=$(mktemp -d)
+cleanup() { rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  for f in "$tmp"/*.txt; do [ -f "$f" ] && { echo "--- $f"; tail -30 "$f"; }; done
+  exit 1
+}
+cd "$tmp" || exit 1
+# What runs of this test's sluice processes left: namespaces and /tmp directories.
+leftovers() {
+  { ip netns list | grep -- "^sluice-emu-"; ls -d /tmp/sluice-emu-* 2>/dev/null; ls -A "$tmp/storage" 2>/dev/null; } |
+    head -5
+}
+"$sluice" emulate --cleanup-stale >/dev/null 2>&1  # what dead runs left (this test runs alone: RUN_SERIAL)
+[ -z "$(leftovers)" ] || { echo "SKIP: another emulation is running here: $(leftovers)"; exit 77; }
+mkdir -p storage
+
+# 1. Study 2 reduced, 3 hosts.
+sets=(--set nodes=3 --set files=24 --set sizes=1MiB --set threads=1,2 --set more_meta=2)
+timeout "$run_limit_s" "$sluice" run "$study" --backend sim "${sets[@]}" --out sim3 >sim3.txt 2>&1 ||
+  fail "the sim run failed"
+timeout "$run_limit_s" "$sluice" run "$study" --backend emulate "${sets[@]}" --meta-store memory \
+  --storage-root "$tmp/storage" --out emu3 >emu3.txt 2>&1 || fail "--backend emulate failed"
+python3 - emu3/results.json <<'PY' || fail "emu3/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 4, f"{len(runs)} runs, wanted 4"
+for r in runs:
+    assert r["backend"] == "emulate" and r["ok"], (r["backend"], r.get("error"))
+    by = {p["phase"]: p for p in r["phases"]}
+    for ph in ("write", "read"):
+        assert by[ph]["bytes"] > 0, f"{ph} moved no bytes"
+    d = r["deployment"]
+    assert d["launcher"] == "netns", d
+    assert d["meta_store"] == "memory" and d["transport"] == "tcp", d
+    assert len(set(d["hosts"].split(","))) == 3, d["hosts"]
+    assert r["counters"]["emulate.link_bits_per_s"] > 0, r["counters"]
+print(f"{len(runs)} runs ok")
+PY
+"$sluice" compare sim3/results.json emu3/results.json >compare3.txt 2>&1 || fail "compare failed"
+grep -q "file_sweep/read .*bytes_per_s" compare3.txt || fail "compare printed no read rows"
+grep -q "median_err=" compare3.txt || fail "compare printed no summary"
+[ -z "$(leftovers)" ] || fail "left behind after a run: $(leftovers)"
+echo "ok: study 2 on 3 netns hosts, compared with sim: $(tail -1 compare3.txt)"
+
+# 2. md_bench (creates and stats in one shared directory, 1 and 2 shards), RocksDB.
+timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_md.lua" --backend emulate --meta-store rocksdb \
+  --out md >md.txt 2>&1 || fail "the md_bench study on --backend emulate failed"
+python3 - md/results.json <<'PY' || fail "md/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 2 and all(r["ok"] and r["backend"] == "emulate" for r in runs), runs
+for r in runs:
+    ops = {p["phase"]: p["ops"] for p in r["phases"]}
+    assert ops.get("create", 0) >= 600 and ops.get("stat", 0) >= 600, ops
+    assert r["deployment"]["meta_store"] == "rocksdb", r["deployment"]
+PY
+echo "ok: the md_bench study on 3 netns hosts"
+
+# 3. The mirrored failover study on 6 hosts (the kill 40 ms into the writes).
+timeout "$run_limit_s" "$sluice" run "$study_failover" --backend emulate --set files=24 --set file_size=2MiB \
+  --set kill_at_s=0.04 --meta-store memory --out failover >failover.txt 2>&1
+python3 - failover/results.json <<'PY' || fail "failover/results.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = d["runs"]
+assert len(runs) == 6, len(runs)
+for r in runs[:4]:
+    assert r["ok"] and r["backend"] == "emulate", (r["label"], r.get("error"))
+for r in runs[4:]:
+    assert not r["ok"] and "metadata mirroring" in r["error"], (r["label"], r.get("error"))
+lost = [c for c in d["claims"] if c["text"].startswith("mirrored, a server dead for good")]
+assert lost and lost[0]["holds"], lost
+for r, restarts in ((runs[1], 1), (runs[3], 0)):
+    kills = r["deployment"].get("storage_kills", "")
+    assert kills.startswith("SIGKILL of the node process"), (r["label"], kills)
+    assert r["counters"].get("faults.storage_process_kills") == 1, (r["label"], r["counters"])
+    assert r["counters"].get("faults.storage_process_restarts") == restarts, (r["label"], r["counters"])
+PY
+[ -z "$(leftovers)" ] || fail "left behind after the failover study: $(leftovers)"
+echo "ok: storage processes killed with SIGKILL and started again on netns hosts"
+
+# 4. SIGINT mid-run: the point's process is killed; its namespaces and directory are swept.
+"$sluice" run "$study" --backend emulate --set nodes=3 --set files=4000 --set sizes=1MiB --set threads=1 \
+  --set more_meta=1 --storage-root "$tmp/storage" --out stopped >stopped.txt 2>&1 &
+run_pid=$!
+for _ in $(seq 1 100); do ip netns list | grep -q "^sluice-emu-" && break; sleep 0.2; done
+sleep 1
+kill -INT "$run_pid"
+for _ in $(seq 1 300); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$run_pid" 2>/dev/null && { kill -9 "$run_pid"; fail "sluice run did not end within 60 s of SIGINT"; }
+wait "$run_pid"
+rc=$?
+[ "$rc" = 130 ] || fail "sluice run after SIGINT exited $rc, wanted 130"
+[ -z "$(leftovers)" ] || fail "left behind after SIGINT: $(leftovers)"
+pgrep -f "sluice-emu-|$tmp/storage" >/dev/null && fail "processes left after SIGINT: $(pgrep -fa "$tmp/storage")"
+echo "ok: SIGINT mid-run leaves nothing behind"
