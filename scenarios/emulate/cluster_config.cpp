@@ -313,6 +313,13 @@ Status validate(const ClusterConfig& c) {
     return bad("nodes", "needs at least one meta, one storage and one client node");
   }
   if (c.workload.chunk_bytes == 0) return bad("workload.chunk_bytes", "must be > 0");
+  if (c.workload.ranks_per_client == 0 || c.workload.ranks_per_client > k_max_ranks_per_client) {
+    return bad("workload.ranks_per_client", std::to_string(c.workload.ranks_per_client) + " is outside 1.." +
+                                                std::to_string(k_max_ranks_per_client));
+  }
+  if (c.workload.mounted() && c.workload.ranks_per_client != 1) {
+    return bad("workload.ranks_per_client", "a mount serves one client per node");
+  }
   if (c.workload.stripe_count > targets.size()) {
     return bad("workload.stripe_count", std::to_string(c.workload.stripe_count) + " is more than the " +
                                             std::to_string(targets.size()) + " targets");
@@ -337,7 +344,8 @@ nlohmann::json mount_json(const ClusterWorkload& w) {
           {"threads", m.threads},
           {"max_mount_s", m.max_mount_s},
           {"chunk_bytes", w.chunk_bytes},
-          {"stripe_count", w.stripe_count}};
+          {"stripe_count", w.stripe_count},
+          {"ranks_per_client", w.ranks_per_client}};
 }
 
 }  // namespace
@@ -376,7 +384,8 @@ nlohmann::json to_json(const ClusterConfig& c) {
                           {"sync_writes", s.sync_writes},
                           {"pattern_seed", s.pattern_seed},
                           {"chunk_bytes", c.workload.chunk_bytes},
-                          {"stripe_count", c.workload.stripe_count}}}};
+                          {"stripe_count", c.workload.stripe_count},
+                          {"ranks_per_client", c.workload.ranks_per_client}}}};
   if (c.workload.mounted()) doc["workload"] = mount_json(c.workload);
   if (c.mirror.storage) {
     doc["mirror"] = {{"storage", true},
@@ -435,6 +444,7 @@ Status parse_workload(const nlohmann::json& json, ClusterWorkload& workload) {
   r.read("pattern_seed", s.pattern_seed);
   r.read("chunk_bytes", workload.chunk_bytes);
   r.read("stripe_count", workload.stripe_count);
+  r.read("ranks_per_client", workload.ranks_per_client);
   ClusterMount& m = workload.mount;
   r.read("mount_point", m.mount_point);
   r.read("direct_io", m.direct_io);
@@ -565,7 +575,11 @@ ServicePlan plan_services(const ClusterConfig& config) {
     }
     if (n->has(Role::meta)) add(Role::meta, false).shard = plan.meta_shards++;
     if (n->has(Role::storage)) add(Role::storage, false);
-    if (n->has(Role::client)) add(Role::client, false).rank = plan.client_ranks++;
+    if (n->has(Role::client)) {
+      for (std::uint32_t j = 0; j < config.workload.ranks_per_client; ++j) {
+        add(Role::client, false).rank = plan.client_ranks++;
+      }
+    }
   }
   return plan;
 }

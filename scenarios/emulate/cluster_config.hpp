@@ -7,8 +7,8 @@
 //   mgmt     MgmtService, then BarrierService (workload phase barriers)
 //   meta     MetaService (one shard per meta node, in node order)
 //   storage  StorageService over the node's targets (`targets`)
-//   client   ClientHost running the workload (one rank per client node, in
-//            node order)
+//   client   ClientHosts running the workload (workload.ranks_per_client
+//            per client node, ranks consecutive in node order)
 // Every process adds the services of *all* nodes in this order, the ones of
 // other nodes as idle placeholders, so that a service's Endpoint (node,
 // index) is the same in every process without any exchange.
@@ -77,7 +77,11 @@ struct ClusterWorkload {
   bool mounted() const { return !mount.mount_point.empty(); }
   std::uint64_t chunk_bytes = 1 * k_mib;  // default chunk size of the metadata server
   std::uint32_t stripe_count = 0;         // 0: every storage target
+  // Client ranks on each client node (ClientPlacement::ranks_per_node): a
+  // node's ranks are consecutive, in node-id order (plan_services).
+  std::uint32_t ranks_per_client = 1;
 };
+inline constexpr std::uint32_t k_max_ranks_per_client = 256;
 
 // Storage buddy mirroring (BeeGFS buddy groups) of a multi-process
 // deployment: the targets are paired across storage nodes (each target with

@@ -96,10 +96,6 @@ Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
                " puts its buffers in GPU memory; the multi-process deployment gives its clients host buffers "
                "only (GPU buffers: --backend hw on a GPU machine)");
   }
-  if (w.clients.ranks_per_node != 1) {
-    return bad("workload " + w.label + " has " + std::to_string(w.clients.ranks_per_node) +
-               " ranks per node; the multi-process deployment runs one client rank per node");
-  }
   if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
   if (!spec.fs.meta_mirror_nodes.empty()) {
@@ -174,6 +170,7 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
   if (Status st = carry_mirror_and_faults(spec, c); !st.ok()) return st;
   if (sweep != nullptr) c.workload.sweep = *sweep;
   c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
+  c.workload.ranks_per_client = w.clients.ranks_per_node;
   // A stripe wider than the targets gets every target, as the metadata
   // server's chooser gives it (core/layout/beegfs_target_choosers.cpp).
   c.workload.stripe_count = std::min(spec.fs.meta.default_stripe_count, c.storage_target_count());

@@ -14,7 +14,7 @@
 // What a spec must be to run here (plan() says which rule a spec breaks):
 // - what the cluster path runs (cluster_of below): one workload of any kind
 //   (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream) with
-//   host buffers, one rank per client node;
+//   host buffers, with its ranks per client node (ranks_per_node);
 // - a cluster whose network links (topo::LinkClass::network) all have one
 //   rate, the same both ways, and one latency (a star of identical links);
 //   each node's link is shaped to it (tc tbf). A latency of at least

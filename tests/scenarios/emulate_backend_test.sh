@@ -7,7 +7,8 @@
 #    ok, launcher netns, 3 distinct addresses, bytes in write and read;
 #    `sluice compare` prints per-point differences; nothing is left behind.
 # 2. An md_bench study (refused on this backend before it became the cluster
-#    path), with the RocksDB metadata store.
+#    path), with the RocksDB metadata store; a file sweep with 3 client ranks
+#    on each node.
 # 3. The mirrored failover study: storage kills as SIGKILL of the process that
 #    hosts the server, with its restart; metadata mirroring refused with the reason.
 # 4. SIGINT mid-run leaves no namespace, directory or process.
@@ -82,6 +83,26 @@ for r in runs:
     assert r["deployment"]["meta_store"] == "rocksdb", r["deployment"]
 PY
 echo "ok: the md_bench study on 3 netns hosts"
+
+# 2b. Several client ranks per node: 1 and 3 ranks on each of 3 nodes; every
+# rank's bytes written and read back, as many as the simulated run's.
+timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_ranks.lua" --backend sim --out ranks_sim >ranks_sim.txt 2>&1 ||
+  fail "the sim run of cluster_ranks.lua failed"
+timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_ranks.lua" --backend emulate --meta-store memory \
+  --out ranks >ranks.txt 2>&1 || fail "several ranks per node on --backend emulate failed"
+python3 - ranks/results.json ranks_sim/results.json <<'PY' || fail "ranks/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+sims = json.load(open(sys.argv[2]))["runs"]
+assert len(runs) == 2 and all(r["ok"] for r in runs), [(r["label"], r.get("error")) for r in runs]
+for r, sim, ranks in zip(runs, sims, (3, 9)):
+    by = {p["phase"]: p for p in r["phases"]}
+    want = {p["phase"]: p for p in sim["phases"]}
+    for ph in ("write", "read"):
+        assert by[ph]["ranks"] == ranks, (ph, by[ph]["ranks"], ranks)
+        assert by[ph]["bytes"] == want[ph]["bytes"] > 0, (ph, by[ph]["bytes"], want[ph]["bytes"])
+PY
+echo "ok: 3 client ranks per node on 3 netns hosts"
 
 # 3. The mirrored failover study on 6 hosts (the kill 40 ms into the writes).
 timeout "$run_limit_s" "$sluice" run "$study_failover" --backend emulate --set files=24 --set file_size=2MiB \

@@ -87,6 +87,35 @@ TEST(EmulatedPointPlan, HeldOutPointsUseALinkStripeCountAndSizeTheFitNeverSaw) {
   EXPECT_EQ(s->cluster.workload.sweep.file_bytes, 6 * k_mib);
 }
 
+TEST(EmulatedPointPlan, SeveralRanksPerClientNodeAreConsecutiveRanksOfThatNode) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
+  ASSERT_FALSE(points.empty());
+  scenario::ScenarioSpec spec = points[0];
+  spec.workloads[0].clients.ranks_per_node = 3;
+  Result<EmulatedPointSetup> s = EmulatedPointRun::plan(spec);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  EXPECT_EQ(s->cluster.workload.ranks_per_client, 3u);
+  const ServicePlan plan = plan_services(s->cluster);
+  EXPECT_EQ(plan.client_ranks, 3u);
+  std::vector<std::uint32_t> ranks;
+  for (const PlannedService& p : plan.services) {
+    if (p.role == Role::client) {
+      EXPECT_EQ(p.node, 0u);
+      ranks.push_back(p.rank);
+    }
+  }
+  EXPECT_EQ(ranks, (std::vector<std::uint32_t>{0, 1, 2}));
+  // It travels to a node process's config and back; out of range is refused by name.
+  Result<ClusterConfig> back = parse_cluster_config(to_json(s->cluster));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->workload.ranks_per_client, 3u);
+  ClusterConfig wrong = s->cluster;
+  wrong.workload.ranks_per_client = 0;
+  const Status st = validate(wrong);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("workload.ranks_per_client"), std::string::npos) << st.message();
+}
+
 TEST(EmulatedPointPlan, RefusesSpecsItCannotEmulateNamingTheRule) {
   const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
   ASSERT_FALSE(points.empty());
@@ -99,9 +128,6 @@ TEST(EmulatedPointPlan, RefusesSpecsItCannotEmulateNamingTheRule) {
   scenario::ScenarioSpec two = points[0];
   two.workloads.push_back(two.workloads[0]);
   refused(two, "2 workloads");
-  scenario::ScenarioSpec ranks = points[0];
-  ranks.workloads[0].clients.ranks_per_node = 2;
-  refused(ranks, "ranks per node");
   scenario::ScenarioSpec gpu = points[0];
   std::get<FileSweepConfig>(gpu.workloads[0].config).buffer_kind = MemKind::gpu;
   refused(gpu, "host buffers");
