@@ -17,6 +17,7 @@
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/node_process.hpp"
 #include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
@@ -210,6 +211,20 @@ Result<json> run_in_child_process(const NodeRunOptions& node, const std::string&
   return run_node_in_child_process(o, bootstrap);
 }
 
+// The study's file-system settings for the node's services (NodeRunOptions::fs).
+NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec, const scenario::WorkloadRun& workload) {
+  NodeRunOptions::FsSettings fs;
+  fs.mgmt = spec.fs.mgmt;
+  fs.meta = scenario::FsDeployment::meta_config_of(spec, 0);
+  fs.storage = spec.fs.storage_config;
+  fs.client = [&spec, &workload](std::uint32_t rank) {
+    ClientHostConfig c = scenario::FsDeployment::client_host_config_of(spec, workload, rank);
+    c.client.planner.topology = nullptr;  // the hosts' own rails, not the modelled ones (as a hardware run)
+    return c;
+  };
+  return fs;
+}
+
 // This rank's hello: the first problem it found (the plan, the workload, the
 // rank count, its address, the secret), its address, and at rank 0 the
 // point's run id and secret.
@@ -284,6 +299,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.stop_requested = options.stop_requested;
     node.make_workload = [&workload](std::uint32_t rank) { return workload->make(rank); };
     node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
+    node.fs = fs_settings(spec, *workload);
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)
                                                           : run_node(node, bootstrap);
   }

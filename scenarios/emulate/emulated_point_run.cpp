@@ -149,7 +149,12 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
     return ok_status();
   };
   if (Status st = add_role(spec.fs.mgmt_node, Role::mgmt, "mgmt"); !st.ok()) return st;
-  for (NodeId n : spec.fs.meta_nodes) {
+  for (std::size_t shard = 0; shard < spec.fs.meta_nodes.size(); ++shard) {
+    const NodeId n = spec.fs.meta_nodes[shard];
+    if (n < nodes && by_node[n].has(Role::meta)) {
+      return bad("metadata shard " + std::to_string(shard) + " is on node " + std::to_string(n) +
+                 " with another shard; the multi-process deployment runs one shard per node");
+    }
     if (Status st = add_role(n, Role::meta, "metadata"); !st.ok()) return st;
   }
   TargetId next_target = 1;

@@ -31,10 +31,12 @@
 // in the spec's order) and client roles from the spec's FsSpec and client
 // placement; stripe chunk and count from the metadata server's defaults (a
 // count above the number of targets is every target, as the chooser gives
-// it). The servers' and client's other settings are not carried
-// (FsSpec::client, storage_config, mgmt): the nodes run the core defaults,
-// which the script presets (beegfs, beeond, ...) leave as they are except
-// where a script sets them.
+// it). The rank processes start every service's config from the spec's
+// (FsSpec::mgmt, meta with its namespace policy, storage_config, client: the
+// configs FsDeployment gives a simulated or hardware run; NodeRunOptions::fs),
+// so the file system runs as the simulation of the same spec models it; a
+// storage node run as a child process of its rank (one the fault plan kills)
+// gets its config as a file and runs the core's storage defaults.
 // Phases: per client rank, bytes, ops and elapsed time of each phase,
 // summarised as the simulation does (core/workloads/phase_summary.hpp);
 // latency percentiles are not gathered (null). Counters: the nodes' reported

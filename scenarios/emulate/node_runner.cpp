@@ -14,6 +14,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/common/assert.hpp"
 #include "core/namespace/name_hash.hpp"
 #include "core/services/meta_service.hpp"
 #include "core/services/mgmt_service.hpp"
@@ -27,16 +28,16 @@
 #include "scenarios/emulate/bootstrapped_transport.hpp"
 #if SLUICE_HAVE_FUSE
 #include "scenarios/mount/mount_client.hpp"
+#include "scenarios/runner/hw_point_run.hpp"
 #endif
 #include "transports/shared_secret.hpp"
 
 namespace sluice::emulate {
 namespace {
 
-// Counters every node reports (summed over its services).
-constexpr std::string_view k_reported_counters[] = {"storage.read_bytes", "storage.write_bytes", "storage.requests",
-                                                    "storage.crc_mismatches", "client.crc_mismatches", "meta.requests",
-                                                    "rpc.retries", "storage.again_replies",
+// Counters every node reports (summed over its services), besides those of
+// a hardware run (scenario::k_hw_server_counters).
+constexpr std::string_view k_reported_counters[] = {"client.crc_mismatches",
                                                     // Issue 26: retries that found their request still executing, or
                                                     // answered; the bytes each sweep phase checked against the pattern.
                                                     "rpc.in_progress_replies", "storage.duplicate_in_progress",
@@ -78,6 +79,7 @@ struct LocalServices {
   // NodeRunOptions::make_workload / rank_results (empty: the config's FileSweep).
   std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
   std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
+  const NodeRunOptions::FsSettings* fs = nullptr;  // NodeRunOptions::fs, or null
 };
 
 // 1-2. The node's TCP transport into table.local, then every node's listen
@@ -161,8 +163,10 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
     workload = std::move(made);
   }
   ClientHostConfig hc;
+  if (local.fs != nullptr && local.fs->client) hc = local.fs->client(s.rank);
   hc.client.mgmt = plan.mgmt;
-  hc.client.ns.shard_count = plan.meta_shards;
+  if (local.fs == nullptr) hc.client.ns.shard_count = plan.meta_shards;
+  SLUICE_ASSERT(hc.client.ns.shard_count == plan.meta_shards);
   hc.rank = s.rank;
   hc.ranks = plan.client_ranks;
   hc.barrier = plan.barrier;
@@ -193,8 +197,8 @@ std::function<Result<std::unique_ptr<MetaStore>>()> meta_store_opener(const Clus
 
 // mgmt of the deployment: with mirror.storage, the buddy groups and the
 // heartbeat watch that switches a group whose primary goes silent.
-MgmtConfig mgmt_config(const ClusterConfig& config) {
-  MgmtConfig mc;
+MgmtConfig mgmt_config(const ClusterConfig& config, const NodeRunOptions::FsSettings* fs) {
+  MgmtConfig mc = fs != nullptr ? fs->mgmt : MgmtConfig{};
   if (!config.mirror.storage) return mc;
   Result<std::vector<proto::BuddyGroupDesc>> groups = buddy_groups(config);  // validate() checked it
   if (groups.ok()) mc.buddy_groups = std::move(groups).value();
@@ -271,17 +275,22 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       if (s.barrier) {
         created = &world.add_service<BarrierService>(s.node);
       } else {
-        created = &world.add_service<MgmtService>(s.node, mgmt_config(config));
+        created = &world.add_service<MgmtService>(s.node, mgmt_config(config, local.fs));
       }
       local.early.push_back(created);
       break;
     case Role::meta: {
       MetaServiceConfig mc;
+      if (local.fs != nullptr) {
+        mc = local.fs->meta;
+      } else {
+        mc.ns.shard_count = plan.meta_shards;
+        mc.default_chunk_bytes = config.workload.chunk_bytes;
+        mc.default_stripe_count = config.stripe_count();
+      }
+      SLUICE_ASSERT(mc.ns.shard_count == plan.meta_shards);
       mc.shard = s.shard;
       mc.mgmt = plan.mgmt;
-      mc.ns.shard_count = plan.meta_shards;
-      mc.default_chunk_bytes = config.workload.chunk_bytes;
-      mc.default_stripe_count = config.stripe_count();
       mc.open_store = meta_store_opener(config, s);
       mc.mirror_file_data = config.mirror.storage;  // new files go to buddy groups
       created = &world.add_service<MetaService>(s.node, mc);
@@ -293,7 +302,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       break;
     }
     case Role::storage: {
-      StorageServiceConfig sc;
+      StorageServiceConfig sc = local.fs != nullptr ? local.fs->storage : StorageServiceConfig{};
       sc.mgmt = plan.mgmt;
       sc.targets = me.targets;
       if (config.mirror.storage) {
@@ -465,6 +474,7 @@ nlohmann::json node_document(const ClusterConfig& config, const NodeSpec& me, co
   for (Role r : me.roles) roles.push_back(std::string(to_string(r)));
   nlohmann::json counters = nlohmann::json::object();
   for (std::string_view name : k_reported_counters) counters[std::string(name)] = world.counter(name);
+  for (const char* name : scenario::k_hw_server_counters) counters[name] = world.counter(name);
   return {{"node", me.id},
           {"rank", bootstrap.rank()},
           {"roles", roles},
@@ -572,6 +582,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   LocalServices local;
   local.make_workload = options.make_workload;
   local.rank_results = options.rank_results;
+  local.fs = options.fs ? &*options.fs : nullptr;
   Status node_status = build_world(world, wc.storage_root, table, config, me, where, max_wait_ns, local);
   if (node_status.ok() && table.local) {
     node_status = error(StatusCode::internal, where + ": the world never took its transport");

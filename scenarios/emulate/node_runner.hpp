@@ -31,12 +31,17 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "core/services/meta_service.hpp"
+#include "core/services/mgmt_service.hpp"
+#include "core/services/storage_service.hpp"
+#include "core/workloads/client_host.hpp"
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/workload.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
@@ -58,6 +63,21 @@ struct NodeRunOptions {
   // FileSweep (or mount). Called on the client's event loop.
   std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
   std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
+  // The study's file-system settings (the cluster path gives them from its
+  // ScenarioSpec: FsDeployment::*_of), the base of each service's config
+  // before the deployment's own fields are set (endpoints, shard, targets,
+  // rank, buddy groups and heartbeats of storage mirroring, the metadata
+  // store), so that the servers and clients run as the simulation of the same
+  // spec models them. Unset: the core's defaults with the config's chunk size
+  // and stripe count (`sluice emulate`, `sluice node`, and a storage node run
+  // as a child process of its rank, which gets its config as a file).
+  struct FsSettings {
+    MgmtConfig mgmt;
+    MetaServiceConfig meta;  // shard and mgmt are the node's
+    StorageServiceConfig storage;
+    std::function<ClientHostConfig(std::uint32_t rank)> client;  // mgmt, barrier, rank, ranks are the node's
+  };
+  std::optional<FsSettings> fs;
   // Where the node's rails listen, "a.b.c.d:port" each (rails_per_node of
   // them): a node process started again after a crash takes the ports its
   // peers know (node_process.hpp). Empty: the node's address, free ports.

@@ -58,18 +58,25 @@ Status FsDeployment::validate(const ScenarioSpec& spec) {
   return ok_status();
 }
 
-NamespaceConfig FsDeployment::namespace_config() const {
-  NamespaceConfig ns = spec_->fs.meta.ns;
-  ns.policy = spec_->fs.policy;
-  ns.shard_count = static_cast<std::uint32_t>(spec_->fs.meta_nodes.size());
+NamespaceConfig FsDeployment::namespace_config_of(const ScenarioSpec& spec) {
+  NamespaceConfig ns = spec.fs.meta.ns;
+  ns.policy = spec.fs.policy;
+  ns.shard_count = static_cast<std::uint32_t>(spec.fs.meta_nodes.size());
   return ns;
 }
 
-MetaServiceConfig FsDeployment::meta_config(ShardId shard) const {
-  MetaServiceConfig meta = spec_->fs.meta;
+NamespaceConfig FsDeployment::namespace_config() const { return namespace_config_of(*spec_); }
+
+MetaServiceConfig FsDeployment::meta_config_of(const ScenarioSpec& spec, ShardId shard) {
+  MetaServiceConfig meta = spec.fs.meta;
   meta.shard = shard;
+  meta.ns = namespace_config_of(spec);
+  return meta;
+}
+
+MetaServiceConfig FsDeployment::meta_config(ShardId shard) const {
+  MetaServiceConfig meta = meta_config_of(*spec_, shard);
   meta.mgmt = mgmt_;
-  meta.ns = namespace_config();
   return meta;
 }
 
@@ -85,19 +92,25 @@ bool FsDeployment::registered() const {
          std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
 }
 
-ClientHostConfig FsDeployment::client_host_config(const WorkloadRun& run, std::uint32_t rank) const {
+ClientHostConfig FsDeployment::client_host_config_of(const ScenarioSpec& spec, const WorkloadRun& run,
+                                                     std::uint32_t rank) {
   ClientHostConfig config;
-  config.client = spec_->fs.client;
-  config.client.mgmt = mgmt_;
-  config.client.ns = namespace_config();
-  config.client.stripe_flavor = spec_->fs.meta.stripe_flavor;
-  config.client.planner.topology = spec_->cluster;
+  config.client = spec.fs.client;
+  config.client.ns = namespace_config_of(spec);
+  config.client.stripe_flavor = spec.fs.meta.stripe_flavor;
+  config.client.planner.topology = spec.cluster;
   config.client.planner.node = run.node_of(rank);
-  config.client.planner.caps.gpu_memory_reachable = spec_->fs.gds != GdsMode::off;
+  config.client.planner.caps.gpu_memory_reachable = spec.fs.gds != GdsMode::off;
   config.rank = rank;
   config.ranks = run.ranks();
-  config.barrier = barrier_;
   config.gpu = run.gpu_of(rank);
+  return config;
+}
+
+ClientHostConfig FsDeployment::client_host_config(const WorkloadRun& run, std::uint32_t rank) const {
+  ClientHostConfig config = client_host_config_of(*spec_, run, rank);
+  config.client.mgmt = mgmt_;
+  config.barrier = barrier_;
   return config;
 }
 

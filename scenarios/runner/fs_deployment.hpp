@@ -91,6 +91,13 @@ class FsDeployment {
   // The ClientHost config of one rank of a workload.
   ClientHostConfig client_host_config(const WorkloadRun& run, std::uint32_t rank) const;
 
+  // The same settings from the spec alone, with no endpoint filled in (mgmt,
+  // barrier): what a deployment spread over processes (the cluster path,
+  // scenarios/emulate/node_runner.hpp) starts each service's config from.
+  static NamespaceConfig namespace_config_of(const ScenarioSpec& spec);
+  static MetaServiceConfig meta_config_of(const ScenarioSpec& spec, ShardId shard);
+  static ClientHostConfig client_host_config_of(const ScenarioSpec& spec, const WorkloadRun& run, std::uint32_t rank);
+
   Endpoint mgmt() const { return mgmt_; }
   Endpoint barrier() const { return barrier_; }
   const std::vector<TargetId>& targets() const { return targets_; }

@@ -42,21 +42,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Server counters a run records (HwWorld sums a counter by name over its
-// services; it cannot list them).
-constexpr const char* k_server_counters[] = {"storage.read_bytes",
-                                             "storage.write_bytes",
-                                             "storage.requests",
-                                             "storage.again_replies",
-                                             "storage.crc_mismatches",
-                                             "storage.egress_throttled_ns",
-                                             "meta.requests",
-                                             "meta.create_ops",
-                                             "meta.stat_ops",
-                                             "meta.mkdir_ops",
-                                             "meta.unlink_ops",
-                                             "meta.readdir_entries",
-                                             "rpc.retries"};
 // Per-phase samples besides op_latency_ns that workloads record (their means become extras).
 constexpr const char* k_phase_samples[] = {"op_latency_ns", "au_ratio",     "target_max_over_mean",
                                            "target_cv",     "mb_per_s",     "bytes_per_s",
@@ -221,7 +206,7 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
     }
     for (PhaseRow& row : w.run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
   }
-  for (const char* name : k_server_counters) result.counters[name] = world.counter(name);
+  for (const char* name : k_hw_server_counters) result.counters[name] = world.counter(name);
   // Each kind of service's loop-thread CPU (cpu.storage_thread_ns, ...): over
   // storage.requests, what a chunk request costs a storage server's thread.
   for (const auto& [kind, ns] : world.thread_cpu_ns()) result.counters["cpu." + kind + "_thread_ns"] = ns;

@@ -28,6 +28,22 @@
 
 namespace sluice::scenario {
 
+// Server counters a hardware run records (HwWorld sums a counter by name over
+// its services; it cannot list them); the cluster path's nodes report them too.
+inline constexpr const char* k_hw_server_counters[] = {"storage.read_bytes",
+                                                       "storage.write_bytes",
+                                                       "storage.requests",
+                                                       "storage.again_replies",
+                                                       "storage.crc_mismatches",
+                                                       "storage.egress_throttled_ns",
+                                                       "meta.requests",
+                                                       "meta.create_ops",
+                                                       "meta.stat_ops",
+                                                       "meta.mkdir_ops",
+                                                       "meta.unlink_ops",
+                                                       "meta.readdir_entries",
+                                                       "rpc.retries"};
+
 inline constexpr TimeNs k_hw_max_workload_ns = 3600 * k_ns_per_s;
 inline constexpr TimeNs k_hw_max_registration_ns = 60 * k_ns_per_s;
 

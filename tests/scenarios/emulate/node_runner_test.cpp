@@ -5,6 +5,9 @@
 #include "scenarios/emulate/node_runner.hpp"
 
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <optional>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -42,7 +45,8 @@ struct ClusterRun {
 
 // Runs every node of `config` on a thread; `ranks` of them take part (the
 // others never start, to test a missing node).
-ClusterRun run_cluster(const ClusterConfig& config, std::size_t ranks) {
+ClusterRun run_cluster(const ClusterConfig& config, std::size_t ranks,
+                       const std::optional<NodeRunOptions::FsSettings>& fs = std::nullopt) {
   const std::size_t n = config.nodes.size();
   std::vector<LineChannel> launcher_ends;
   std::vector<int> node_ends;
@@ -61,6 +65,7 @@ ClusterRun run_cluster(const ClusterConfig& config, std::size_t ranks) {
                                 k_bootstrap_wait);
       NodeRunOptions options;
       options.config = config;
+      options.fs = fs;
       run.node_results[i] = run_node(options, bootstrap);
     });
   }
@@ -121,6 +126,54 @@ TEST(NodeRunner, ThreeNodeProcessesWriteAndReadVerifiedFilesStripedOverTheStorag
     EXPECT_EQ(nodes[i]["authenticated"], true) << i;
     EXPECT_EQ(nodes[i]["meta_store"], SLUICE_HAVE_ROCKSDB ? "rocksdb" : "memory") << i;
   }
+}
+
+double counter_sum(const nlohmann::json& all, const std::string& name) {
+  double sum = 0;
+  for (const auto& node : all["nodes"]) sum += node["counters"].value(name, 0.0);
+  return sum;
+}
+
+// The cluster path hands the study's file-system settings to every service
+// (NodeRunOptions::fs): here a 64 KiB chunk (the config says 256 KiB), an
+// egress limit on the storage servers, and each client rank's config.
+TEST(NodeRunner, TheStudysFileSystemSettingsReachEveryService) {
+  TempDir dir;
+  const ClusterConfig config = small_cluster(dir.path());
+  ClusterRun plain = run_cluster(config, 3);
+  ASSERT_TRUE(plain.gathered.ok()) << plain.gathered.status().to_string();
+  Result<nlohmann::json> plain_all = combine_node_results(config.run_id, *plain.gathered);
+  ASSERT_TRUE(plain_all.ok() && plain_all->value("ok", false)) << plain_all->dump();
+
+  NodeRunOptions::FsSettings fs;
+  fs.meta.ns.shard_count = 1;
+  fs.meta.default_chunk_bytes = 64 * k_kib;
+  fs.meta.default_stripe_count = 2;
+  fs.storage.egress_limit_bytes_per_s = 200e6;
+  fs.storage.egress_burst_bytes = 64 * k_kib;
+  std::atomic<int> client_configs{0};
+  fs.client = [&](std::uint32_t rank) {
+    ++client_configs;
+    ClientHostConfig c;
+    c.client.ns = fs.meta.ns;
+    c.rank = rank + 100;  // the node's own rank wins
+    return c;
+  };
+  TempDir dir2;
+  const ClusterConfig config2 = small_cluster(dir2.path());
+  ClusterRun run = run_cluster(config2, 3, fs);
+  ASSERT_TRUE(run.gathered.ok()) << run.gathered.status().to_string();
+  Result<nlohmann::json> all = combine_node_results(config2.run_id, *run.gathered);
+  ASSERT_TRUE(all.ok() && all->value("ok", false)) << all->dump();
+  const std::uint64_t bytes = config.workload.sweep.files_per_rank * config.workload.sweep.file_bytes;
+  EXPECT_EQ(phase_total(*all, "read").bytes, bytes);
+  EXPECT_EQ(client_configs.load(), 1);  // one client rank in the cluster
+  // A quarter of the chunk: about four times the chunk requests.
+  const double requests = counter_sum(*all, "storage.requests");
+  const double plain_requests = counter_sum(*plain_all, "storage.requests");
+  EXPECT_GT(requests, 3.0 * plain_requests) << requests << " vs " << plain_requests;
+  EXPECT_GT(counter_sum(*all, "storage.egress_throttled_ns"), 0.0);
+  EXPECT_EQ(counter_sum(*plain_all, "storage.egress_throttled_ns"), 0.0);
 }
 
 TEST(NodeRunner, ANodeWithoutASecretRefusesToRunUnlessInsecureIsSaid) {
