@@ -451,6 +451,9 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
     o.keep = args.keep;
     o.storage_root = args.storage_root;
     o.max_wait_s = static_cast<std::uint32_t>(std::min(args.point_timeout_s, 86400.0));
+    // CUDA is first touched in a rank, after the forks (it does not survive one).
+    o.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
+    o.gpu_available = [] { return sluice::hw::cuda::cuda_available(); };
     call.run_point = [o](const scenario::ScenarioSpec& spec, scenario::Backend) {
       return sluice::emulate::EmulatedPointRun::run(spec, o);
     };
@@ -567,6 +570,8 @@ class ScriptRunner {
     const std::uint32_t rank = sweep_->rank();
     o.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
     o.stop_requested = [] { return g_stop_signal != 0; };
+    o.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
+    o.gpu_available = [] { return sluice::hw::cuda::cuda_available(); };
     call.run_point = [this, o](const scenario::ScenarioSpec& spec, scenario::Backend) {
       return sluice::emulate::run_cluster_point(spec, *bootstrap_, o);
     };

@@ -237,6 +237,25 @@ Result<ClusterConfig> default_cluster(std::uint32_t nodes) {
 
 namespace {
 
+// validate's part for the workload, on a cluster of `targets` storage targets.
+Status validate_workload(const ClusterWorkload& w, std::size_t targets) {
+  if (w.chunk_bytes == 0) return bad("workload.chunk_bytes", "must be > 0");
+  if (w.ranks_per_client == 0 || w.ranks_per_client > k_max_ranks_per_client) {
+    return bad("workload.ranks_per_client",
+               std::to_string(w.ranks_per_client) + " is outside 1.." + std::to_string(k_max_ranks_per_client));
+  }
+  if (w.mounted() && w.ranks_per_client != 1) {
+    return bad("workload.ranks_per_client", "a mount serves one client per node");
+  }
+  if (w.stripe_count > targets) {
+    return bad("workload.stripe_count",
+               std::to_string(w.stripe_count) + " is more than the " + std::to_string(targets) + " targets");
+  }
+  // The sweep's own check (root_dir, sizes), named as the config's.
+  if (Status st = FileSweep::validate(w.sweep); !st.ok()) return bad("workload", st.message());
+  return ok_status();
+}
+
 // validate's part for mirror and faults.
 Status validate_mirror_and_faults(const ClusterConfig& c) {
   if (c.mirror.storage) {
@@ -312,22 +331,8 @@ Status validate(const ClusterConfig& c) {
   if (meta == 0 || storage == 0 || clients == 0) {
     return bad("nodes", "needs at least one meta, one storage and one client node");
   }
-  if (c.workload.chunk_bytes == 0) return bad("workload.chunk_bytes", "must be > 0");
-  if (c.workload.ranks_per_client == 0 || c.workload.ranks_per_client > k_max_ranks_per_client) {
-    return bad("workload.ranks_per_client", std::to_string(c.workload.ranks_per_client) + " is outside 1.." +
-                                                std::to_string(k_max_ranks_per_client));
-  }
-  if (c.workload.mounted() && c.workload.ranks_per_client != 1) {
-    return bad("workload.ranks_per_client", "a mount serves one client per node");
-  }
-  if (c.workload.stripe_count > targets.size()) {
-    return bad("workload.stripe_count", std::to_string(c.workload.stripe_count) + " is more than the " +
-                                            std::to_string(targets.size()) + " targets");
-  }
-  if (Status st = validate_mirror_and_faults(c); !st.ok()) return st;
-  // The sweep's own check (root_dir, sizes), named as the config's.
-  if (Status st = FileSweep::validate(c.workload.sweep); !st.ok()) return bad("workload", st.message());
-  return ok_status();
+  if (Status st = validate_workload(c.workload, targets.size()); !st.ok()) return st;
+  return validate_mirror_and_faults(c);
 }
 
 namespace {

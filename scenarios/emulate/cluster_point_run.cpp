@@ -211,6 +211,21 @@ Result<json> run_in_child_process(const NodeRunOptions& node, const std::string&
   return run_node_in_child_process(o, bootstrap);
 }
 
+// Why this rank cannot give its client ranks the GPU buffers the workload
+// asks for, "" when it can or needs none.
+std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig& config, std::uint32_t rank,
+                        const ClusterPointOptions& options) {
+  if (!scenario::uses_gpu_memory(spec) || rank >= config.nodes.size() || !config.nodes[rank].has(Role::client)) {
+    return "";
+  }
+  Status gpu = options.gpu_memory == nullptr || !options.gpu_available
+                   ? error(StatusCode::unavailable, "this build or launcher gives no GPU memory")
+                   : options.gpu_available();
+  if (gpu.ok()) return "";
+  return "workload " + spec.workloads.front().label + " puts its buffers in GPU memory and node " +
+         std::to_string(config.nodes[rank].id) + " has no usable GPU: " + gpu.message();
+}
+
 // The study's file-system settings for the node's services (NodeRunOptions::fs).
 NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec, const scenario::WorkloadRun& workload) {
   NodeRunOptions::FsSettings fs;
@@ -241,6 +256,7 @@ Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& 
                    std::to_string(bootstrap.size()) + " ranks; one rank per node (mpirun -np " +
                    std::to_string(planned->nodes.size()) + ")";
   }
+  if (mine.problem.empty()) mine.problem = gpu_problem(spec, *planned, bootstrap.rank(), options);
   Result<std::string> address = listen_address(options.listen);
   if (!address.ok() && mine.problem.empty()) mine.problem = address.status().message();
   if (address.ok()) mine.address = *address;
@@ -300,6 +316,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.make_workload = [&workload](std::uint32_t rank) { return workload->make(rank); };
     node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
     node.fs = fs_settings(spec, *workload);
+    node.gpu_memory = options.gpu_memory;
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)
                                                           : run_node(node, bootstrap);
   }

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/common/status.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
@@ -64,6 +65,12 @@ struct ClusterPointOptions {
   // The program of a node that runs as a child process (node_process.hpp):
   // `<node_command...> --config F ...`; empty: this program's `node`.
   std::vector<std::string> node_command;
+  // GPU memory for GPU buffers (NodeRunOptions::gpu_memory) and whether this
+  // host can give it (ok, or why not: cuda::cuda_available). A point whose
+  // workload puts its buffers in GPU memory fails on every rank, saying why,
+  // when a client host has none. Empty: no GPU.
+  const hw::GpuMemoryOps* gpu_memory = nullptr;
+  std::function<Status()> gpu_available;
   std::function<void(std::string_view)> log;  // may be empty
   std::function<bool()> stop_requested;       // SIGINT/SIGTERM: the point ends early (NodeRunOptions); may be empty
 };

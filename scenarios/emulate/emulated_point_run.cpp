@@ -91,11 +91,6 @@ Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
                " workloads; the multi-process deployment runs one per point");
   }
   const scenario::WorkloadSpec& w = spec.workloads.front();
-  if (scenario::uses_gpu_memory(spec)) {
-    return bad("workload " + w.label +
-               " puts its buffers in GPU memory; the multi-process deployment gives its clients host buffers "
-               "only (GPU buffers: --backend hw on a GPU machine)");
-  }
   if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
   if (!spec.fs.meta_mirror_nodes.empty()) {
@@ -290,6 +285,8 @@ scenario::RunResult EmulatedPointRun::run(const scenario::ScenarioSpec& spec, co
   ro.point.insecure = options.insecure;
   ro.point.shared_secret_file = options.shared_secret_file;
   ro.point.keep = options.keep;
+  ro.point.gpu_memory = options.gpu_memory;
+  ro.point.gpu_available = options.gpu_available;
   ro.point.max_wait_s = options.max_wait_s;
   ro.point.launcher = "netns";
   ro.point.backend = scenario::Backend::emulate;

@@ -14,7 +14,8 @@
 // What a spec must be to run here (plan() says which rule a spec breaks):
 // - what the cluster path runs (cluster_of below): one workload of any kind
 //   (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream) with
-//   host buffers, with its ranks per client node (ranks_per_node);
+//   its ranks per client node (ranks_per_node); GPU buffers where this host
+//   has a GPU (every rank runs here), else the point fails saying why;
 // - a cluster whose network links (topo::LinkClass::network) all have one
 //   rate, the same both ways, and one latency (a star of identical links);
 //   each node's link is shaped to it (tc tbf). A latency of at least
@@ -54,6 +55,7 @@
 
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
 #include "scenarios/emulate/emulation_plan.hpp"
 #include "scenarios/scenario_spec.hpp"
@@ -77,6 +79,10 @@ struct EmulatedPointOptions {
   bool insecure = false;           // no authentication (said in the results)
   std::string shared_secret_file;  // empty: rank 0 makes one per point
   bool keep = false;               // keep each node's storage directory (under work_dir, which is then kept)
+  // GPU memory for GPU buffers and whether this host has it
+  // (ClusterPointOptions::gpu_memory, gpu_available); empty: none.
+  const hw::GpuMemoryOps* gpu_memory = nullptr;
+  std::function<Status()> gpu_available;
   std::string subnet = "10.213.0.0/24";
   std::uint32_t mtu_bytes = 1500;
   std::uint32_t max_wait_s = k_point_max_wait_s;

@@ -82,6 +82,15 @@ struct LocalServices {
   const NodeRunOptions::FsSettings* fs = nullptr;  // NodeRunOptions::fs, or null
 };
 
+// What the options give the services this node will host (filed in it as they are made).
+LocalServices local_services_of(const NodeRunOptions& options) {
+  LocalServices local;
+  local.make_workload = options.make_workload;
+  local.rank_results = options.rank_results;
+  local.fs = options.fs ? &*options.fs : nullptr;
+  return local;
+}
+
 // 1-2. The node's TCP transport into table.local, then every node's listen
 // address into table.addresses; this node's address.
 Result<transport::PeerAddress> open_endpoints(const NodeRunOptions& options, const std::vector<NodeSpec>& nodes,
@@ -128,6 +137,7 @@ hw::HwWorldConfig world_config(const NodeRunOptions& options) {
   wc.storage_backend = config.storage_backend;
   wc.storage_root = config.storage_root + "/" + config.run_id;
   wc.node_memory_limit_bytes = config.node_memory_limit_bytes;
+  wc.gpu_memory = options.gpu_memory;
   // Every process of the run must derive the same region keys: from the
   // secret (HwWorld does), else from the run id (an insecure run).
   wc.shared_secret = config.shared_secret;
@@ -579,10 +589,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   // 3. The world: every planned service, real ones for this node only.
   const hw::HwWorldConfig wc = world_config(options);
   hw::HwWorld world(wc);
-  LocalServices local;
-  local.make_workload = options.make_workload;
-  local.rank_results = options.rank_results;
-  local.fs = options.fs ? &*options.fs : nullptr;
+  LocalServices local = local_services_of(options);
   Status node_status = build_world(world, wc.storage_root, table, config, me, where, max_wait_ns, local);
   if (node_status.ok() && table.local) {
     node_status = error(StatusCode::internal, where + ": the world never took its transport");

@@ -43,6 +43,7 @@
 #include "core/services/storage_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "core/workloads/phase_recorder.hpp"
+#include "hw_backends/gpu_memory_ops.hpp"
 #include "core/workloads/workload.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
@@ -78,6 +79,10 @@ struct NodeRunOptions {
     std::function<ClientHostConfig(std::uint32_t rank)> client;  // mgmt, barrier, rank, ranks are the node's
   };
   std::optional<FsSettings> fs;
+  // GPU memory for the client ranks' GPU buffers (HwWorldConfig::gpu_memory:
+  // hw_backends/cuda's ops in `sluice run`); nullptr: none (a GPU buffer
+  // fails to allocate, naming why).
+  const hw::GpuMemoryOps* gpu_memory = nullptr;
   // Where the node's rails listen, "a.b.c.d:port" each (rails_per_node of
   // them): a node process started again after a crash takes the ports its
   // peers know (node_process.hpp). Empty: the node's address, free ports.

@@ -9,6 +9,7 @@
 # 2. An md_bench study (refused on this backend before it became the cluster
 #    path), with the RocksDB metadata store; a file sweep with 3 client ranks
 #    on each node.
+#    GPU buffers where there is a GPU, else every point fails saying why.
 # 3. The mirrored failover study: storage kills as SIGKILL of the process that
 #    hosts the server, with its restart; metadata mirroring refused with the reason.
 # 4. SIGINT mid-run leaves no namespace, directory or process.
@@ -103,6 +104,20 @@ for r, sim, ranks in zip(runs, sims, (3, 9)):
         assert by[ph]["bytes"] == want[ph]["bytes"] > 0, (ph, by[ph]["bytes"], want[ph]["bytes"])
 PY
 echo "ok: 3 client ranks per node on 3 netns hosts"
+
+# 2c. GPU buffers: run where every client host has a GPU; here (no CUDA device
+# in CI) every point fails at once, naming the node and why.
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  timeout "$run_limit_s" "$sluice" run "$here/../../lua_scripts/beegfs_gds_vs_bounce.lua" --backend emulate \
+    --set gpus=1 --set sizes=1MiB --set files=8 --out gpu >gpu.txt 2>&1
+  python3 - gpu/results.json <<'PY' || fail "gpu/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert runs and all(not r["ok"] and "has no usable GPU" in r["error"] for r in runs), [r.get("error") for r in runs]
+PY
+  [ -z "$(leftovers)" ] || fail "left behind after the GPU points: $(leftovers)"
+  echo "ok: GPU buffers without a GPU fail every point saying why"
+fi
 
 # 3. The mirrored failover study on 6 hosts (the kill 40 ms into the writes).
 timeout "$run_limit_s" "$sluice" run "$study_failover" --backend emulate --set files=24 --set file_size=2MiB \
