@@ -113,6 +113,7 @@ struct Hello {
   std::string problem;
   std::string run_id;
   std::string secret;
+  std::string note;  // this rank's, for the result's log (not sent)
 };
 
 Result<std::vector<Hello>> say_hello(Bootstrap& bootstrap, const Hello& mine) {
@@ -226,6 +227,18 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
          std::to_string(config.nodes[rank].id) + " has no usable GPU: " + gpu.message();
 }
 
+// GPU-direct chunks need a transport that reaches GPU memory; the cluster
+// path's (tcp between the hosts) moves host bytes. As a hardware run does:
+// gds on fails with the reason, auto bounces and says so (`note`), off is off.
+std::string gds_problem(const scenario::ScenarioSpec& spec, std::string* note) {
+  if (spec.fs.gds == scenario::GdsMode::off) return "";
+  const std::string why = scenario::gpu_unreachable_by("tcp");
+  if (why.empty()) return "";
+  if (spec.fs.gds == scenario::GdsMode::on) return "GDS on: " + why + "; use gds=\"auto\" or \"off\"";
+  if (scenario::uses_gpu_memory(spec)) *note = "GDS auto -> bounce: " + why;
+  return "";
+}
+
 // The study's file-system settings for the node's services (NodeRunOptions::fs).
 NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec, const scenario::WorkloadRun& workload) {
   NodeRunOptions::FsSettings fs;
@@ -235,6 +248,7 @@ NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec, const
   fs.client = [&spec, &workload](std::uint32_t rank) {
     ClientHostConfig c = scenario::FsDeployment::client_host_config_of(spec, workload, rank);
     c.client.planner.topology = nullptr;  // the hosts' own rails, not the modelled ones (as a hardware run)
+    c.client.planner.caps.gpu_memory_reachable = false;  // tcp moves host bytes: GPU chunks bounce (gds_problem)
     return c;
   };
   return fs;
@@ -257,6 +271,7 @@ Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& 
                    std::to_string(planned->nodes.size()) + ")";
   }
   if (mine.problem.empty()) mine.problem = gpu_problem(spec, *planned, bootstrap.rank(), options);
+  if (mine.problem.empty()) mine.problem = gds_problem(spec, &mine.note);
   Result<std::string> address = listen_address(options.listen);
   if (!address.ok() && mine.problem.empty()) mine.problem = address.status().message();
   if (address.ok()) mine.address = *address;
@@ -330,6 +345,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   if (gathered.is_discarded()) return failed(spec, options, "rank 0 sent malformed results");
   scenario::RunResult r = EmulatedPointRun::result_of(spec, gathered);
   r.backend = options.backend;
+  if (!mine.note.empty()) r.log_tail.push_back(std::string(scenario::to_string(options.backend)) + ": " + mine.note);
   r.deployment = deployment_of(config, options);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

@@ -27,6 +27,16 @@
 
 namespace sluice::scenario {
 
+std::string gpu_unreachable_by(const std::string& transport) {
+  for (const transport::TransportListing& t : transport::list_transports()) {
+    if (t.name != transport) continue;
+    const bool gpu =
+        t.capabilities.reaches(transport::RegionKind::cuda) || t.capabilities.reaches(transport::RegionKind::dmabuf);
+    return gpu ? "" : "transport " + t.name + " cannot reach GPU memory (" + t.capabilities.to_string() + ")";
+  }
+  return "transport " + transport + " is not registered";
+}
+
 HwRunDir::HwRunDir(const std::string& root, bool keep) : keep_(keep) {
   std::string templ = root + "/" + std::string(k_hw_run_dir_prefix) + "XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) return;
@@ -295,13 +305,7 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     // the bounce path and says so in the run's log.
     ScenarioSpec run_spec = spec;
     if (spec.fs.gds != GdsMode::off) {
-      std::string why = "transport " + options.transport + " is not registered";
-      for (const transport::TransportListing& t : transport::list_transports()) {
-        if (t.name != options.transport) continue;
-        const bool gpu = t.capabilities.reaches(transport::RegionKind::cuda) ||
-                         t.capabilities.reaches(transport::RegionKind::dmabuf);
-        why = gpu ? "" : "transport " + t.name + " cannot reach GPU memory (" + t.capabilities.to_string() + ")";
-      }
+      const std::string why = gpu_unreachable_by(options.transport);
       if (!why.empty() && spec.fs.gds == GdsMode::on)
         return finish("hw: GDS on: " + why + "; use gds=\"auto\" or \"off\"");
       if (!why.empty()) {

@@ -53,6 +53,10 @@ inline constexpr std::string_view k_hw_run_dir_prefix = "sluice-hw-run-";
 
 // That directory, made under `root` and removed on destruction unless kept;
 // path() is empty when it could not be made.
+// Why `transport` (a registered transport's name) cannot move chunks straight
+// into GPU memory (GPU-direct, GdsMode on/auto), "" when it can.
+std::string gpu_unreachable_by(const std::string& transport);
+
 class HwRunDir {
  public:
   HwRunDir(const std::string& root, bool keep);

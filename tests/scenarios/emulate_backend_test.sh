@@ -119,6 +119,19 @@ PY
   echo "ok: GPU buffers without a GPU fail every point saying why"
 fi
 
+# 2d. GDS on asks for GPU-direct chunks, which tcp between hosts cannot give:
+# every point fails saying so (as a hardware run's), instead of failing a
+# transfer mid-run (found on the GPU machine: "no region with key").
+timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_ranks.lua" --backend emulate --set ranks=1 \
+  --set gds=on --out gds_on >gds_on.txt 2>&1
+python3 - gds_on/results.json <<'PY' || fail "gds_on/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert runs and all(not r["ok"] and "GDS on: transport tcp cannot reach GPU memory" in r["error"] for r in runs), \
+    [r.get("error") for r in runs]
+PY
+echo "ok: GDS on fails every point saying tcp cannot reach GPU memory"
+
 # 3. The mirrored failover study on 6 hosts (the kill 40 ms into the writes).
 timeout "$run_limit_s" "$sluice" run "$study_failover" --backend emulate --set files=24 --set file_size=2MiB \
   --set kill_at_s=0.04 --meta-store memory --out failover >failover.txt 2>&1
