@@ -5,13 +5,20 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <type_traits>
+
+#include "core/common/assert.hpp"
 
 namespace sluice::emulate {
 namespace {
 
-constexpr std::array<Role, 4> k_roles = {Role::mgmt, Role::meta, Role::storage, Role::client};
+constexpr std::array<Role, 5> k_roles = {Role::mgmt, Role::meta, Role::storage, Role::client, Role::meta_mirror};
+constexpr const char* k_role_names = "mgmt, meta, storage, client, meta_mirror";
+
+// A fault's JSON key for the role of the service it kills.
+std::string fault_key(Role role) { return "kill_" + std::string(to_string(role)) + "_node"; }
 constexpr std::array<SweepPhase, 6> k_sweep_phases = {SweepPhase::mkdir, SweepPhase::write,        SweepPhase::read,
                                                       SweepPhase::stat,  SweepPhase::delete_files, SweepPhase::rmdir};
 
@@ -173,6 +180,7 @@ std::string_view to_string(Role role) {
     case Role::meta: return "meta";
     case Role::storage: return "storage";
     case Role::client: return "client";
+    case Role::meta_mirror: return "meta_mirror";
   }
   return "unknown";
 }
@@ -181,7 +189,7 @@ Result<Role> parse_role(std::string_view text) {
   for (Role r : k_roles) {
     if (to_string(r) == text) return r;
   }
-  return bad("roles", "unknown role \"" + std::string(text) + "\" (mgmt, meta, storage, client)");
+  return bad("roles", "unknown role \"" + std::string(text) + "\" (" + k_role_names + ")");
 }
 
 bool NodeSpec::has(Role role) const { return std::find(roles.begin(), roles.end(), role) != roles.end(); }
@@ -257,19 +265,46 @@ Status validate_workload(const ClusterWorkload& w, std::size_t targets) {
 }
 
 // validate's part for mirror and faults.
+Status validate_meta_mirrors(const ClusterConfig& c) {
+  std::set<NodeId> mirrored;
+  std::size_t metas = 0;
+  for (const NodeSpec& n : c.nodes) {
+    if (n.has(Role::meta)) ++metas;
+    if (!n.has(Role::meta_mirror)) continue;
+    const std::string where = "nodes[" + std::to_string(n.id) + "].meta_mirror_of";
+    if (!c.mirror.metadata) return bad(where, "a meta_mirror node needs mirror.metadata");
+    const NodeSpec* primary = c.node(n.meta_mirror_of);
+    if (primary == nullptr || !primary->has(Role::meta) || primary->id == n.id) {
+      return bad(where, "node " + std::to_string(n.meta_mirror_of) + " is not another node's metadata server");
+    }
+    if (!mirrored.insert(n.meta_mirror_of).second) {
+      return bad(where, "the shard of node " + std::to_string(n.meta_mirror_of) + " has two second servers");
+    }
+  }
+  if (c.mirror.metadata && mirrored.size() != metas) {
+    return bad("mirror.metadata", std::to_string(mirrored.size()) + " of the " + std::to_string(metas) +
+                                      " metadata servers have a meta_mirror node; every shard needs one");
+  }
+  return ok_status();
+}
+
 Status validate_mirror_and_faults(const ClusterConfig& c) {
-  if (c.mirror.storage) {
+  if (c.mirror.storage || c.mirror.metadata) {
     if (c.mirror.heartbeat_ms == 0 || c.mirror.probably_offline_ms <= c.mirror.heartbeat_ms ||
         c.mirror.offline_ms < c.mirror.probably_offline_ms) {
       return bad("mirror", "needs 0 < heartbeat_ms < probably_offline_ms <= offline_ms");
     }
+  }
+  if (c.mirror.storage) {
     if (Result<std::vector<proto::BuddyGroupDesc>> g = buddy_groups(c); !g.ok()) return g.status();
   }
+  if (Status st = validate_meta_mirrors(c); !st.ok()) return st;
   for (std::size_t i = 0; i < c.faults.size(); ++i) {
-    const NodeSpec* n = c.node(c.faults[i].kill_storage_node);
-    if (n == nullptr || !n->has(Role::storage)) {
-      return bad("faults[" + std::to_string(i) + "].kill_storage_node",
-                 "node " + std::to_string(c.faults[i].kill_storage_node) + " is not a storage node of the cluster");
+    const ClusterFault& f = c.faults[i];
+    const NodeSpec* n = c.node(f.node);
+    if (n == nullptr || !n->has(f.role)) {
+      return bad("faults[" + std::to_string(i) + "]." + fault_key(f.role),
+                 "node " + std::to_string(f.node) + " has no " + std::string(to_string(f.role)) + " service");
     }
   }
   return ok_status();
@@ -361,6 +396,7 @@ nlohmann::json to_json(const ClusterConfig& c) {
     nlohmann::json roles = nlohmann::json::array();
     for (Role r : n.roles) roles.push_back(std::string(to_string(r)));
     nodes.push_back({{"id", n.id}, {"roles", roles}, {"address", n.address}, {"targets", n.targets}});
+    if (n.has(Role::meta_mirror)) nodes.back()["meta_mirror_of"] = n.meta_mirror_of;
   }
   nlohmann::json phases = nlohmann::json::array();
   for (SweepPhase p : c.workload.sweep.phases) phases.push_back(std::string(to_string(p)));
@@ -392,8 +428,9 @@ nlohmann::json to_json(const ClusterConfig& c) {
                           {"stripe_count", c.workload.stripe_count},
                           {"ranks_per_client", c.workload.ranks_per_client}}}};
   if (c.workload.mounted()) doc["workload"] = mount_json(c.workload);
-  if (c.mirror.storage) {
-    doc["mirror"] = {{"storage", true},
+  if (c.mirror.storage || c.mirror.metadata) {
+    doc["mirror"] = {{"storage", c.mirror.storage},
+                     {"metadata", c.mirror.metadata},
                      {"heartbeat_ms", c.mirror.heartbeat_ms},
                      {"probably_offline_ms", c.mirror.probably_offline_ms},
                      {"offline_ms", c.mirror.offline_ms}};
@@ -402,7 +439,7 @@ nlohmann::json to_json(const ClusterConfig& c) {
     doc["faults"] = nlohmann::json::array();
     for (const ClusterFault& f : c.faults) {
       doc["faults"].push_back(
-          {{"at_ms", f.at_ms}, {"kill_storage_node", f.kill_storage_node}, {"restart_after_ms", f.restart_after_ms}});
+          {{"at_ms", f.at_ms}, {fault_key(f.role), f.node}, {"restart_after_ms", f.restart_after_ms}});
     }
   }
   return doc;
@@ -420,12 +457,13 @@ Result<NodeSpec> parse_node(const nlohmann::json& json, std::size_t index) {
   r.read("roles", roles);
   r.read("address", n.address);
   r.read("targets", n.targets);
+  r.read("meta_mirror_of", n.meta_mirror_of);
   if (Status st = r.finish(); !st.ok()) return st;
   for (std::size_t i = 0; i < roles.size(); ++i) {
     Result<Role> parsed = parse_role(roles[i]);
     if (!parsed.ok()) {
       return bad(where + ".roles[" + std::to_string(i) + "]",
-                 "unknown role " + quote_cut(roles[i]) + " (mgmt, meta, storage, client)");
+                 "unknown role " + quote_cut(roles[i]) + " (" + k_role_names + ")");
     }
     n.roles.push_back(*parsed);
   }
@@ -492,12 +530,23 @@ Status parse_faults(const nlohmann::json& json, std::vector<ClusterFault>& fault
   }
   for (std::size_t i = 0; i < json.size(); ++i) {
     ClusterFault f;
-    ObjectReader r(json[i], "faults[" + std::to_string(i) + "]");
+    const std::string where = "faults[" + std::to_string(i) + "]";
+    ObjectReader r(json[i], where);
     r.read("at_ms", f.at_ms);
-    r.read("kill_storage_node", f.kill_storage_node);
     r.read("restart_after_ms", f.restart_after_ms);
-    if (r.raw("kill_storage_node") == nullptr) {
-      return bad("faults[" + std::to_string(i) + "].kill_storage_node", "is required");
+    int kills = 0;
+    for (Role role : {Role::storage, Role::meta, Role::meta_mirror}) {
+      const std::string key = fault_key(role);
+      if (r.raw(key.c_str()) == nullptr) continue;
+      r.read(key.c_str(), f.node);
+      f.role = role;
+      ++kills;
+    }
+    if (!r.status().ok()) return r.status();
+    if (kills != 1) {
+      return bad(where + ".kill_storage_node",
+                 "one of kill_storage_node, kill_meta_node, kill_meta_mirror_node is "
+                 "required, and only one");
     }
     if (Status st = r.finish(); !st.ok()) return st;
     faults.push_back(f);
@@ -539,6 +588,7 @@ Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
   if (const nlohmann::json* m = top.raw("mirror")) {
     ObjectReader r(*m, "mirror");
     r.read("storage", c.mirror.storage);
+    r.read("metadata", c.mirror.metadata);
     r.read("heartbeat_ms", c.mirror.heartbeat_ms);
     r.read("probably_offline_ms", c.mirror.probably_offline_ms);
     r.read("offline_ms", c.mirror.offline_ms);
@@ -563,6 +613,11 @@ ServicePlan plan_services(const ClusterConfig& config) {
   std::vector<const NodeSpec*> nodes;
   for (const NodeSpec& n : config.nodes) nodes.push_back(&n);
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec* a, const NodeSpec* b) { return a->id < b->id; });
+  // Shards in node order; a second server takes its primary's.
+  std::map<NodeId, ShardId> shard_of;
+  for (const NodeSpec* n : nodes) {
+    if (n->has(Role::meta)) shard_of[n->id] = plan.meta_shards++;
+  }
   ServiceIndex index = 0;
   for (const NodeSpec* n : nodes) {
     const auto add = [&](Role role, bool barrier) -> PlannedService& {
@@ -578,7 +633,11 @@ ServicePlan plan_services(const ClusterConfig& config) {
       plan.mgmt = Endpoint{n->id, add(Role::mgmt, false).index};
       plan.barrier = Endpoint{n->id, add(Role::mgmt, true).index};
     }
-    if (n->has(Role::meta)) add(Role::meta, false).shard = plan.meta_shards++;
+    if (n->has(Role::meta)) add(Role::meta, false).shard = shard_of[n->id];
+    if (n->has(Role::meta_mirror)) {
+      SLUICE_ASSERT(shard_of.contains(n->meta_mirror_of));  // validate(): a meta node's
+      add(Role::meta_mirror, false).shard = shard_of[n->meta_mirror_of];
+    }
     if (n->has(Role::storage)) add(Role::storage, false);
     if (n->has(Role::client)) {
       for (std::uint32_t j = 0; j < config.workload.ranks_per_client; ++j) {

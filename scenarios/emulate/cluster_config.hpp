@@ -6,6 +6,8 @@
 // Roles and the services they become (the canonical order, see plan_services):
 //   mgmt     MgmtService, then BarrierService (workload phase barriers)
 //   meta     MetaService (one shard per meta node, in node order)
+//   meta_mirror  the second MetaService of the shard of node `meta_mirror_of`
+//            (mirror.metadata: BeeGFS metadata buddy mirroring)
 //   storage  StorageService over the node's targets (`targets`)
 //   client   ClientHosts running the workload (workload.ranks_per_client
 //            per client node, ranks consecutive in node order)
@@ -37,7 +39,7 @@ inline constexpr std::uint32_t k_max_node_rails = 16;       // transport::k_max_
 inline constexpr std::uint32_t k_default_max_wait_s = 300;  // every bootstrap/run wait
 inline constexpr std::uint32_t k_max_wait_limit_s = 24 * 3600;
 
-enum class Role : std::uint8_t { mgmt, meta, storage, client };
+enum class Role : std::uint8_t { mgmt, meta, storage, client, meta_mirror };
 std::string_view to_string(Role role);
 Result<Role> parse_role(std::string_view text);
 
@@ -48,6 +50,7 @@ struct NodeSpec {
   // rails share it, each on a free port learned at bootstrap.
   std::string address = "127.0.0.1";
   std::vector<TargetId> targets;  // storage role: its targets (ids unique in the cluster)
+  NodeId meta_mirror_of = 0;      // meta_mirror role: the meta node whose shard it serves second
 
   bool has(Role role) const;
 };
@@ -89,19 +92,28 @@ inline constexpr std::uint32_t k_max_ranks_per_client = 256;
 // group whose primary goes silent, and new files are mirrored.
 struct ClusterMirror {
   bool storage = false;
+  // Metadata buddy mirroring: every shard has a second server (a node with
+  // the meta_mirror role); mgmt watches the two and switches a shard whose
+  // primary goes silent (MgmtConfig::meta_mirror).
+  bool metadata = false;
   std::uint32_t heartbeat_ms = 500;
   std::uint32_t probably_offline_ms = 1000;
   std::uint32_t offline_ms = 2000;
 };
 
 // A fault of the run, timed from the moment every server has registered
-// ("servers-up"): the storage service of node `kill_storage_node` crashes (its
-// events and timers stop; its process and transport stay, as a crashed
-// daemon on a live host) and, when restart_after_ms > 0, comes back as a
-// fresh instance that registers again (HwWorld::kill / restart).
+// ("servers-up"): the service of role `role` (storage, meta or meta_mirror)
+// on node `node` crashes (its events and timers stop; its process and
+// transport stay, as a crashed daemon on a live host) and, when
+// restart_after_ms > 0, comes back as a fresh instance that registers again
+// (HwWorld::kill / restart). A node that hosts storage only runs as a child
+// process of its rank instead, and its storage kills are SIGKILLs of that
+// process (node_process.hpp). JSON: {"at_ms", "kill_storage_node" |
+// "kill_meta_node" | "kill_meta_mirror_node", "restart_after_ms"}.
 struct ClusterFault {
   std::uint32_t at_ms = 0;
-  NodeId kill_storage_node = 0;
+  NodeId node = 0;
+  Role role = Role::storage;
   std::uint32_t restart_after_ms = 0;  // 0: stays dead
 };
 inline constexpr std::size_t k_max_cluster_faults = 64;
@@ -159,7 +171,7 @@ struct PlannedService {
   ServiceIndex index = 0;  // HwWorld's index: the position in the canonical order
   Role role = Role::mgmt;
   bool barrier = false;    // the BarrierService that follows MgmtService
-  ShardId shard = 0;       // meta: its shard
+  ShardId shard = 0;       // meta, meta_mirror: its shard
   std::uint32_t rank = 0;  // client: its workload rank
 };
 

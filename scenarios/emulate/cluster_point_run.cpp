@@ -163,7 +163,7 @@ std::string storage_kills_of(const ClusterConfig& c) {
   for (std::uint32_t rank = 0; rank < c.nodes.size(); ++rank) {
     const NodeId id = c.nodes[rank].id;  // nodes in id order: rank i is nodes[i]
     if (std::none_of(c.faults.begin(), c.faults.end(),
-                     [&](const ClusterFault& f) { return f.kill_storage_node == id; }))
+                     [&](const ClusterFault& f) { return f.node == id && f.role == Role::storage; }))
       continue;
     std::string& list = runs_in_child_process(c, rank) ? process : in_process;
     list += (list.empty() ? "" : ",") + std::to_string(id);
@@ -192,6 +192,12 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
       {"hosts", hosts},
       {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
   if (const std::string kills = storage_kills_of(c); !kills.empty()) d["storage_kills"] = kills;
+  std::string meta_kills;  // always inside the node's process (only storage-only nodes run as child processes)
+  for (const ClusterFault& f : c.faults) {
+    if (f.role != Role::storage) meta_kills += (meta_kills.empty() ? "" : ",") + std::to_string(f.node);
+  }
+  if (!meta_kills.empty())
+    d["meta_kills"] = "crash of the metadata service inside its node process (nodes " + meta_kills + ")";
   return d;
 }
 

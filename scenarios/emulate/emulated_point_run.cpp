@@ -54,30 +54,49 @@ std::uint32_t ms_of(TimeNs ns) {
 // Storage buddy mirroring (the spec's heartbeat and offline times) and the
 // fault plan's kills of storage servers; every other fault is refused here
 // rather than left out.
+// The node and role of the service a kill's subject names (storage:N, meta:N:
+// FsDeployment's order, the shards' first servers, then their second ones).
+Result<std::pair<NodeId, Role>> killed_service(const scenario::ScenarioSpec& spec, const faults::Fault& f) {
+  const bool kill = f.kind == faults::FaultKind::kill && f.subjects.size() == 1 &&
+                    f.subjects[0].kind == faults::SubjectKind::service &&
+                    (f.subjects[0].role == faults::Role::storage || f.subjects[0].role == faults::Role::meta);
+  if (!kill) {
+    return bad("fault \"" + f.to_string() +
+               "\": the multi-process deployment runs kills of storage and metadata servers (storage:N, meta:N) so "
+               "far; the other faults run in simulation and with --backend hw");
+  }
+  const std::uint32_t index = f.subjects[0].index;
+  const auto& fs = spec.fs;
+  if (f.subjects[0].role == faults::Role::storage) {
+    if (index < fs.storage.size()) return std::make_pair(fs.storage[index].node, Role::storage);
+    return bad("fault \"" + f.to_string() + "\": there are " + std::to_string(fs.storage.size()) + " storage servers");
+  }
+  if (index < fs.meta_nodes.size()) return std::make_pair(fs.meta_nodes[index], Role::meta);
+  if (index - fs.meta_nodes.size() < fs.meta_mirror_nodes.size()) {
+    return std::make_pair(fs.meta_mirror_nodes[index - fs.meta_nodes.size()], Role::meta_mirror);
+  }
+  return bad("fault \"" + f.to_string() + "\": there are " +
+             std::to_string(fs.meta_nodes.size() + fs.meta_mirror_nodes.size()) + " metadata servers");
+}
+
+// Storage and metadata buddy mirroring (the spec's heartbeat and offline
+// times) and the fault plan's kills of storage and metadata servers; every
+// other fault is refused here rather than left out.
 Status carry_mirror_and_faults(const scenario::ScenarioSpec& spec, ClusterConfig& c) {
-  if (spec.fs.meta.mirror_file_data) {
-    c.mirror.storage = true;
+  c.mirror.storage = spec.fs.meta.mirror_file_data;
+  c.mirror.metadata = !spec.fs.meta_mirror_nodes.empty();
+  if (c.mirror.storage || c.mirror.metadata) {
     c.mirror.heartbeat_ms = ms_of(spec.fs.mgmt.check_interval_ns);
     c.mirror.probably_offline_ms = ms_of(spec.fs.mgmt.probably_offline_after_ns);
     c.mirror.offline_ms = ms_of(spec.fs.mgmt.offline_after_ns);
   }
   for (const faults::Fault& f : spec.faults.faults) {
-    const bool storage_kill = f.kind == faults::FaultKind::kill && f.subjects.size() == 1 &&
-                              f.subjects[0].kind == faults::SubjectKind::service &&
-                              f.subjects[0].role == faults::Role::storage;
-    if (!storage_kill) {
-      return bad("fault \"" + f.to_string() +
-                 "\": the multi-process deployment runs kills of storage servers (storage:N) so far; the other "
-                 "faults run in simulation and with --backend hw");
-    }
-    const std::uint32_t index = f.subjects[0].index;
-    if (index >= spec.fs.storage.size()) {
-      return bad("fault \"" + f.to_string() + "\": there are " + std::to_string(spec.fs.storage.size()) +
-                 " storage servers");
-    }
+    Result<std::pair<NodeId, Role>> killed = killed_service(spec, f);
+    if (!killed.ok()) return killed.status();
     ClusterFault cf;
     cf.at_ms = ms_of(f.at_ns);
-    cf.kill_storage_node = spec.fs.storage[index].node;
+    cf.node = killed->first;
+    cf.role = killed->second;
     cf.restart_after_ms = ms_of(f.duration_ns);
     c.faults.push_back(cf);
   }
@@ -93,11 +112,6 @@ Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
   const scenario::WorkloadSpec& w = spec.workloads.front();
   if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
-  if (!spec.fs.meta_mirror_nodes.empty()) {
-    return bad(
-        "metadata mirroring (mirror.metadata) runs in simulation and with --backend hw; the multi-process "
-        "deployment has one server per shard");
-  }
   if (spec.fs.storage.empty()) return bad("the file system has no storage server");
   return ok_status();
 }
@@ -151,6 +165,17 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
                  " with another shard; the multi-process deployment runs one shard per node");
     }
     if (Status st = add_role(n, Role::meta, "metadata"); !st.ok()) return st;
+  }
+  // Metadata buddy mirroring: shard i's second server on meta_mirror_nodes[i].
+  for (std::size_t shard = 0; shard < spec.fs.meta_mirror_nodes.size() && shard < spec.fs.meta_nodes.size(); ++shard) {
+    const NodeId n = spec.fs.meta_mirror_nodes[shard];
+    if (n < nodes && (by_node[n].has(Role::meta_mirror) || n == spec.fs.meta_nodes[shard])) {
+      return bad("the second metadata server of shard " + std::to_string(shard) + " is on node " + std::to_string(n) +
+                 (n == spec.fs.meta_nodes[shard] ? ", its first's node" : " with another second server") +
+                 "; the multi-process deployment runs at most one of each per node");
+    }
+    if (Status st = add_role(n, Role::meta_mirror, "mirror metadata"); !st.ok()) return st;
+    by_node[n].meta_mirror_of = spec.fs.meta_nodes[shard];
   }
   TargetId next_target = 1;
   for (const scenario::StorageServerSpec& s : spec.fs.storage) {

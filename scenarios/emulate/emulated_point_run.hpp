@@ -22,11 +22,12 @@
 //   k_min_emulated_latency_ns is added with netem; a smaller one is left to
 //   the veth pair and bridge, whose own round trip is already of that order;
 // - at most k_max_cluster_nodes nodes;
-// - no metadata mirroring; storage buddy mirroring is carried (mgmt's
-//   heartbeat and offline times from the spec), and so are the fault plan's
-//   kills of storage servers (storage:N, with their restart), timed from the
-//   moment every server has registered (ClusterFault); other faults are
-//   refused.
+// - storage and metadata buddy mirroring are carried (mgmt's heartbeat and
+//   offline times from the spec; each shard's second server on a node of
+//   its own: Role::meta_mirror), and so are the fault plan's kills of
+//   storage and metadata servers (storage:N, meta:N, with their restart),
+//   timed from the moment every server has registered (ClusterFault); other
+//   faults are refused; so are two metadata servers on one node.
 // Mapping (cluster_of): mgmt, metadata (one shard per meta node, in node
 // order), storage (one target per NVMe drive of a storage server, ids from 1
 // in the spec's order) and client roles from the spec's FsSpec and client

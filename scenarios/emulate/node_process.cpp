@@ -219,7 +219,7 @@ class NodeRelay {
         worker_(bootstrap),
         me_(nodes_by_id(options.config)[bootstrap.rank()]) {
     for (const ClusterFault& f : options.config.faults) {
-      if (f.kill_storage_node == me_.id) kills_.push_back(f);
+      if (f.node == me_.id && f.role == Role::storage) kills_.push_back(f);
     }
     std::sort(kills_.begin(), kills_.end(),
               [](const ClusterFault& a, const ClusterFault& b) { return a.at_ms < b.at_ms; });
@@ -498,7 +498,7 @@ bool runs_in_child_process(const ClusterConfig& config, std::uint32_t rank) {
   const NodeSpec me = nodes_by_id(config)[rank];
   if (me.roles != std::vector<Role>{Role::storage}) return false;
   return std::any_of(config.faults.begin(), config.faults.end(),
-                     [&](const ClusterFault& f) { return f.kill_storage_node == me.id; });
+                     [&](const ClusterFault& f) { return f.node == me.id && f.role == Role::storage; });
 }
 
 Result<json> run_node_in_child_process(const NodeProcessOptions& options, Bootstrap& bootstrap) {

@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <tuple>
@@ -80,6 +81,7 @@ struct LocalServices {
   std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
   std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
   const NodeRunOptions::FsSettings* fs = nullptr;  // NodeRunOptions::fs, or null
+  std::map<Role, Service*> server_of;              // meta, meta_mirror, storage: this node's (at most one each)
 };
 
 // What the options give the services this node will host (filed in it as they are made).
@@ -209,7 +211,8 @@ std::function<Result<std::unique_ptr<MetaStore>>()> meta_store_opener(const Clus
 // heartbeat watch that switches a group whose primary goes silent.
 MgmtConfig mgmt_config(const ClusterConfig& config, const NodeRunOptions::FsSettings* fs) {
   MgmtConfig mc = fs != nullptr ? fs->mgmt : MgmtConfig{};
-  if (!config.mirror.storage) return mc;
+  if (!config.mirror.storage && !config.mirror.metadata) return mc;
+  mc.meta_mirror = config.mirror.metadata;
   Result<std::vector<proto::BuddyGroupDesc>> groups = buddy_groups(config);  // validate() checked it
   if (groups.ok()) mc.buddy_groups = std::move(groups).value();
   mc.check_interval_ns = static_cast<TimeNs>(config.mirror.heartbeat_ms) * k_ns_per_ms;
@@ -225,17 +228,15 @@ class NodeFaults {
  public:
   NodeFaults(hw::HwWorld& world, const ClusterConfig& config, const NodeSpec& me, const LocalServices& local,
              std::function<void(const std::string&)> log) {
-    std::optional<Endpoint> storage;
-    for (Service* sv : local.servers) {
-      if (dynamic_cast<StorageService*>(sv) != nullptr) storage = world.endpoint_of(*sv);
-    }
-    std::vector<ClusterFault> mine;
+    std::vector<Planned> mine;
     for (const ClusterFault& f : config.faults) {
-      if (f.kill_storage_node == me.id) mine.push_back(f);
+      const auto it = local.server_of.find(f.role);
+      if (f.node == me.id && it != local.server_of.end()) mine.push_back(Planned{f, world.endpoint_of(*it->second)});
     }
-    if (!storage || mine.empty()) return;
-    std::sort(mine.begin(), mine.end(), [](const ClusterFault& a, const ClusterFault& b) { return a.at_ms < b.at_ms; });
-    thread_ = std::thread([this, &world, endpoint = *storage, mine, log] { run(world, endpoint, mine, log); });
+    if (mine.empty()) return;
+    std::sort(mine.begin(), mine.end(),
+              [](const Planned& a, const Planned& b) { return a.fault.at_ms < b.fault.at_ms; });
+    thread_ = std::thread([this, &world, mine, log] { run(world, mine, log); });
   }
   ~NodeFaults() { stop(); }
   NodeFaults(const NodeFaults&) = delete;
@@ -256,17 +257,21 @@ class NodeFaults {
     std::unique_lock lock(mu_);
     return !cv_.wait_until(lock, until, [this] { return stopping_; });
   }
-  void run(hw::HwWorld& world, Endpoint storage, const std::vector<ClusterFault>& faults,
-           const std::function<void(const std::string&)>& log) {
+  struct Planned {
+    ClusterFault fault;
+    Endpoint service;
+  };
+  void run(hw::HwWorld& world, const std::vector<Planned>& faults, const std::function<void(const std::string&)>& log) {
     const Clock::time_point start = Clock::now();
-    for (const ClusterFault& f : faults) {
+    for (const auto& [f, service] : faults) {
+      const std::string what = "the " + std::string(to_string(f.role)) + " service";
       if (!wait_until(start + std::chrono::milliseconds(f.at_ms))) return;
-      log("fault: the storage service is killed");
-      world.kill(storage);
+      log("fault: " + what + " is killed");
+      world.kill(service);
       if (f.restart_after_ms == 0) continue;
       if (!wait_until(Clock::now() + std::chrono::milliseconds(f.restart_after_ms))) return;
-      const Status restarted = world.restart(storage);
-      log("fault: the storage service restarts: " + restarted.to_string());
+      const Status restarted = world.restart(service);
+      log("fault: " + what + " restarts: " + restarted.to_string());
     }
   }
 
@@ -289,7 +294,8 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       }
       local.early.push_back(created);
       break;
-    case Role::meta: {
+    case Role::meta:
+    case Role::meta_mirror: {
       MetaServiceConfig mc;
       if (local.fs != nullptr) {
         mc = local.fs->meta;
@@ -301,6 +307,10 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       SLUICE_ASSERT(mc.ns.shard_count == plan.meta_shards);
       mc.shard = s.shard;
       mc.mgmt = plan.mgmt;
+      // Metadata buddy mirroring: the shard's two servers; mgmt makes the first to register primary
+      // unless it is the second (MetaMirrorConfig).
+      mc.mirror.enabled = config.mirror.metadata;
+      mc.mirror.second = s.role == Role::meta_mirror;
       mc.open_store = meta_store_opener(config, s);
       mc.mirror_file_data = config.mirror.storage;  // new files go to buddy groups
       created = &world.add_service<MetaService>(s.node, mc);
@@ -309,6 +319,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       world.before_messages_leave(*created,
                                   [](Service& now) { dynamic_cast<MetaService&>(now).commit_store().ignore(); });
       local.servers.push_back(created);
+      local.server_of[s.role] = created;
       break;
     }
     case Role::storage: {
@@ -321,6 +332,7 @@ Service* add_local_service(hw::HwWorld& world, const PlannedService& s, const Se
       }
       created = &world.add_service<StorageService>(s.node, sc);
       local.servers.push_back(created);
+      local.server_of[s.role] = created;
       break;
     }
     case Role::client: created = &add_client(world, s, plan, config, max_wait_ns, local); break;
@@ -377,8 +389,12 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
             store_failed = world.call(*s, [m] { return m->store_failure().ok() ? "" : m->store_failure().message(); });
             if (!store_failed.empty()) return true;
           }
+          // A mirrored metadata server answers nothing before mgmt told it its
+          // role (as FsDeployment::registered waits for it).
           const bool done = world.call(*s, [s] {
-            if (auto* m = dynamic_cast<MetaService*>(s)) return m->registered();
+            if (auto* m = dynamic_cast<MetaService*>(s)) {
+              return m->registered() && m->mirror_role() != MetaService::MirrorRole::unknown;
+            }
             return static_cast<StorageService*>(s)->registered();
           });
           if (!done) return false;

@@ -41,7 +41,7 @@ ClusterConfig two_nodes(std::uint32_t kill_at_ms, std::uint32_t restart_after_ms
   n1.roles = {Role::storage};
   n1.targets = {1};
   c.nodes = {n0, n1};
-  c.faults.push_back(ClusterFault{kill_at_ms, 1, restart_after_ms});
+  c.faults.push_back(ClusterFault{kill_at_ms, 1, Role::storage, restart_after_ms});
   return c;
 }
 

@@ -160,7 +160,7 @@ TEST(ClusterConfig, AMountWorkloadRoundTripsAndItsMistakesAreNamed) {
 TEST(ClusterConfig, MirroringPairsTargetsAcrossNodesAndFaultsNameStorageNodes) {
   ClusterConfig c = *default_cluster(5);  // targets 1..4 on nodes 1..4
   c.mirror.storage = true;
-  c.faults.push_back(ClusterFault{3000, 2, 1000});
+  c.faults.push_back(ClusterFault{3000, 2, Role::storage, 1000});
   ASSERT_TRUE(validate(c).ok()) << validate(c).to_string();
   Result<std::vector<proto::BuddyGroupDesc>> groups = buddy_groups(c);
   ASSERT_TRUE(groups.ok());
@@ -179,13 +179,58 @@ TEST(ClusterConfig, MirroringPairsTargetsAcrossNodesAndFaultsNameStorageNodes) {
   one_node.mirror.storage = true;
   EXPECT_NE(validate(one_node).message().find("different nodes"), std::string::npos);
   ClusterConfig not_storage = *default_cluster(3);
-  not_storage.faults.push_back(ClusterFault{0, 0, 0});  // node 0 is mgmt+meta+client
+  not_storage.faults.push_back(ClusterFault{0, 0, Role::storage, 0});  // node 0 is mgmt+meta+client
   EXPECT_NE(validate(not_storage).message().find("faults[0].kill_storage_node"), std::string::npos);
   nlohmann::json j = to_json(*default_cluster(3));
   j["faults"] = {{{"at_ms", 5}}};
   Result<ClusterConfig> missing = parse_cluster_config(j);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("kill_storage_node"), std::string::npos);
+}
+
+// Metadata buddy mirroring: a meta_mirror node serves its primary's shard
+// second; the plan gives it that shard; every shard needs one; faults name
+// the killed service's role.
+TEST(ClusterConfig, AMetaMirrorNodeServesItsPrimarysShardSecond) {
+  ClusterConfig c = *default_cluster(4);  // node 0 mgmt+meta+client, 1..3 storage
+  c.mirror.metadata = true;
+  c.nodes[2].roles.push_back(Role::meta_mirror);
+  c.nodes[2].meta_mirror_of = 0;
+  c.faults.push_back(ClusterFault{100, 2, Role::meta_mirror, 50});
+  c.faults.push_back(ClusterFault{200, 0, Role::meta, 0});
+  ASSERT_TRUE(validate(c).ok()) << validate(c).to_string();
+  const ServicePlan plan = plan_services(c);
+  EXPECT_EQ(plan.meta_shards, 1u);
+  std::vector<std::pair<NodeId, ShardId>> metas;
+  for (const PlannedService& s : plan.services) {
+    if (s.role == Role::meta || s.role == Role::meta_mirror) metas.emplace_back(s.node, s.shard);
+  }
+  EXPECT_EQ(metas, (std::vector<std::pair<NodeId, ShardId>>{{0, 0}, {2, 0}}));
+  Result<ClusterConfig> back = parse_cluster_config(to_json(c));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(to_json(*back), to_json(c));
+  EXPECT_EQ(back->faults[0].role, Role::meta_mirror);
+  EXPECT_EQ(back->faults[1].role, Role::meta);
+
+  ClusterConfig unpaired = c;
+  unpaired.nodes[2].roles.pop_back();
+  EXPECT_NE(validate(unpaired).message().find("every shard needs one"), std::string::npos)
+      << validate(unpaired).to_string();
+  ClusterConfig self = c;
+  self.nodes[2].meta_mirror_of = 2;
+  EXPECT_NE(validate(self).message().find("nodes[2].meta_mirror_of"), std::string::npos) << validate(self).to_string();
+  ClusterConfig off = c;
+  off.mirror.metadata = false;
+  EXPECT_NE(validate(off).message().find("needs mirror.metadata"), std::string::npos) << validate(off).to_string();
+  ClusterConfig wrong_role = c;
+  wrong_role.faults[1].node = 1;  // storage only
+  EXPECT_NE(validate(wrong_role).message().find("faults[1].kill_meta_node"), std::string::npos)
+      << validate(wrong_role).to_string();
+  nlohmann::json two = to_json(c);
+  two["faults"][0]["kill_storage_node"] = 1;
+  Result<ClusterConfig> both = parse_cluster_config(two);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("only one"), std::string::npos) << both.status().to_string();
 }
 
 }  // namespace
