@@ -227,6 +227,15 @@ soak-cluster: deps
 	SOAK_RUNS=$(SOAK_CLUSTER_RUNS) SOAK_SEED=$(SOAK_SEED) SLUICE=$(BUILD)/sluice SOAK_DIR=$(BUILD)/soak-cluster \
 	  bash scripts/soak_cluster.sh
 
+# The R2 soak on netns hosts (root): `--backend emulate`, storage process
+# kills plus seeded partitions and packet loss as nftables drops on the links.
+.PHONY: soak-cluster-netns
+soak-cluster-netns: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice sluice-node -j $(JOBS)
+	SOAK_LAUNCHER=emulate SOAK_RUNS=$(SOAK_CLUSTER_RUNS) SOAK_SEED=$(SOAK_SEED) SLUICE=$(BUILD)/sluice \
+	  SOAK_DIR=$(BUILD)/soak-cluster-netns bash scripts/soak_cluster.sh
+
 # The R1 soak (issue 9): 100 seeded random fault runs per world (TestEnv,
 # SimEnv, HwEnv in one process over loopback TCP, and HwEnv over netns: each
 # node in its own network namespace, partitions and loss as packet drops;

@@ -6,7 +6,12 @@
 # root, SOAK_KILLS (default 2) times per run, at seeded times, while a client
 # writes and reads back every byte. With SOAK_NETNS=1 (root) the 6 ranks are
 # network-namespace hosts with shaped links (sluice netns-hosts, its launch
-# agent); else they share this host's loopback.
+# agent); else they share this host's loopback. With SOAK_LAUNCHER=emulate
+# (root; make soak-cluster-netns) the same path runs without mpirun
+# (`--backend emulate`: one rank process per netns host) and the plan adds,
+# at seeded times inside the kills' span, SOAK_PARTITIONS (default 2)
+# partitions of a storage node from every other node and SOAK_LOSS (default
+# 0.01) packet loss on every link: nftables drops in the namespaces.
 #
 # Each run is counted as
 #   hung     it passed SOAK_RUN_LIMIT_S (default 240 s): timeout ended it;
@@ -28,8 +33,13 @@ first_seed=${SOAK_SEED:-1}
 kills=${SOAK_KILLS:-2}
 limit_s=${SOAK_RUN_LIMIT_S:-240}
 dir=${SOAK_DIR:-$here/build/soak-cluster}
+launcher=${SOAK_LAUNCHER:-mpi}
 [ -x "$sluice" ] || { echo "soak-cluster: no sluice at $sluice (build it: make build)"; exit 2; }
-command -v mpirun >/dev/null || { echo "soak-cluster: mpirun is not installed (openmpi-bin)"; exit 2; }
+if [ "$launcher" = emulate ]; then
+  [ "$(id -u)" = 0 ] || { echo "soak-cluster: SOAK_LAUNCHER=emulate needs root (network namespaces)"; exit 2; }
+else
+  command -v mpirun >/dev/null || { echo "soak-cluster: mpirun is not installed (openmpi-bin)"; exit 2; }
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 rm -rf "$dir" && mkdir -p "$dir/storage"
 
@@ -39,7 +49,11 @@ for ((i = 0; i < runs; ++i)); do
   out="$dir/seed-$seed"
   words=(run "$script" --backend cluster --set "seed=$seed" --set "kills=$kills" --storage-root "$dir/storage"
          --out "$out")
-  if [ "${SOAK_NETNS:-0}" = 1 ]; then
+  if [ "$launcher" = emulate ]; then
+    words[3]=emulate
+    timeout "$limit_s" "$sluice" "${words[@]}" --set "partitions=${SOAK_PARTITIONS:-2}" \
+      --set "loss=${SOAK_LOSS:-0.01}" >"$dir/seed-$seed.log" 2>&1
+  elif [ "${SOAK_NETNS:-0}" = 1 ]; then
     timeout "$limit_s" "$sluice" netns-hosts --nodes 6 --link 1gbit -- mpirun -np 6 --hostfile '{hostfile}' \
       --mca plm_rsh_agent '{agent}' "$sluice" "${words[@]}" >"$dir/seed-$seed.log" 2>&1
   else
@@ -58,6 +72,7 @@ except Exception as e:  # no results: the run did not get that far
     sys.exit(0)
 c = run.get("counters", {})
 kills = int(c.get("faults.storage_process_kills", 0))
+cut = int(c.get("faults.link_partition_packets", 0)) + int(c.get("faults.link_loss_packets", 0))
 restarts = int(c.get("faults.storage_process_restarts", 0))
 phases = {p["phase"]: p["bytes"] for p in run.get("phases", [])}
 verified = int(c.get("file_sweep.read.verified_bytes", 0))
@@ -70,7 +85,8 @@ elif phases.get("read", 0) < phases.get("write", 0):
 elif verified < phases.get("read", 0):
     print("corrupt", kills, restarts, "%d of %d bytes verified" % (verified, phases.get("read", 0)))
 else:
-    print("ok", kills, restarts, "%d bytes written, read back and verified" % phases.get("write", 0))
+    print("ok", kills, restarts, "%d bytes written, read back and verified; %d packets dropped on links" %
+          (phases.get("write", 0), cut))
 PY
 )
   fi
@@ -83,5 +99,5 @@ PY
   [ $# -ge 3 ] && all_kills=$((all_kills + $2)) && all_restarts=$((all_restarts + $3))
   echo "seed $seed: $verdict"
 done
-echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung kills=$all_kills restarts=$all_restarts"
+echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung kills=$all_kills restarts=$all_restarts launcher=$launcher"
 [ "$lost" = 0 ] && [ "$corrupt" = 0 ] && [ "$hung" = 0 ]

@@ -338,6 +338,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
     node.fs = fs_settings(spec, *workload);
     node.gpu_memory = options.gpu_memory;
+    node.servers_up = options.servers_up;
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)
                                                           : run_node(node, bootstrap);
   }

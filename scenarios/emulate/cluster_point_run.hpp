@@ -71,6 +71,8 @@ struct ClusterPointOptions {
   // when a client host has none. Empty: no GPU.
   const hw::GpuMemoryOps* gpu_memory = nullptr;
   std::function<Status()> gpu_available;
+  // NodeRunOptions::servers_up of this rank's node (in process only); may be empty.
+  std::function<void()> servers_up;
   std::function<void(std::string_view)> log;  // may be empty
   std::function<bool()> stop_requested;       // SIGINT/SIGTERM: the point ends early (NodeRunOptions); may be empty
 };

@@ -26,8 +26,12 @@
 //   offline times from the spec; each shard's second server on a node of
 //   its own: Role::meta_mirror), and so are the fault plan's kills of
 //   storage and metadata servers (storage:N, meta:N, with their restart),
-//   timed from the moment every server has registered (ClusterFault); other
-//   faults are refused; so are two metadata servers on one node.
+//   timed from the moment every server has registered (ClusterFault); the
+//   plan's partitions and message loss are the launcher's: nftables drops in
+//   the namespaces (LinkFaults), for every packet that crosses a link, from
+//   the same moment (rank 0 says when), counted in faults.link_* counters;
+//   extra delay and slow disks are refused; so are two metadata servers on
+//   one node.
 // Mapping (cluster_of): mgmt, metadata (one shard per meta node, in node
 // order), storage (one target per NVMe drive of a storage server, ids from 1
 // in the spec's order) and client roles from the spec's FsSpec and client
@@ -65,6 +69,9 @@ namespace sluice::emulate {
 
 // Below this one-way latency no netem qdisc is added (see above).
 inline constexpr TimeNs k_min_emulated_latency_ns = 50 * k_ns_per_us;
+// How often the launcher looks whether a partition or loss of the fault plan
+// is due (its lateness at most).
+inline constexpr int k_link_fault_tick_ms = 5;
 // Default bound on every wait of one emulated point (bootstrap, phases).
 inline constexpr std::uint32_t k_point_max_wait_s = 120;
 

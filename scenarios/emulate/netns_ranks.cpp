@@ -60,7 +60,7 @@ std::string how_it_ended(int status) {
 
 // The body of rank `rank` in its forked process; returns its exit status.
 int rank_main(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& options, std::uint32_t rank, int fd,
-              int result_fd) {
+              int result_fd, int up_fd) {
   const auto size = static_cast<std::uint32_t>(options.netns.size());
   ClusterPointOptions point = options.point;
   point.listen = options.addresses[rank];
@@ -71,6 +71,12 @@ int rank_main(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& optio
     };
   const int stop_fd = options.stop_fd;
   point.stop_requested = [stop_fd] { return readable(stop_fd); };
+  if (up_fd >= 0) {
+    point.servers_up = [up_fd] {
+      const char up = 'U';
+      if (!write_exact(up_fd, &up, 1)) return;  // the launcher is gone: the rank dies with it
+    };
+  }
   scenario::RunResult r;
   if (Status st = enter_network_namespace(options.netns[rank]); !st.ok()) {
     r = failed(spec, o, "rank " + std::to_string(rank) + ": " + st.message());
@@ -96,18 +102,27 @@ struct Rank {
 
 // Forks the ranks; fills `ranks` and the relay's ends, and rank 0's result pipe.
 Status start_ranks(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& options, std::vector<Rank>& ranks,
-                   std::vector<int>& relay_fds, int& result_fd) {
+                   std::vector<int>& relay_fds, int& result_fd, int& up_fd) {
   const std::size_t n = options.netns.size();
   const pid_t parent = ::getpid();
   int result_pipe[2];
-  if (::pipe2(result_pipe, O_CLOEXEC) != 0)
+  int up_pipe[2];
+  if (::pipe2(result_pipe, O_CLOEXEC) != 0) {
     return error(StatusCode::io_error, "pipe: " + std::string(std::strerror(errno)));
+  }
+  if (::pipe2(up_pipe, O_CLOEXEC) != 0) {
+    ::close(result_pipe[0]);
+    ::close(result_pipe[1]);
+    return error(StatusCode::io_error, "pipe: " + std::string(std::strerror(errno)));
+  }
   result_fd = result_pipe[0];
+  up_fd = up_pipe[0];
   std::fflush(nullptr);  // nothing buffered is written twice
   for (std::size_t i = 0; i < n; ++i) {
     int pair[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
       ::close(result_pipe[1]);
+      ::close(up_pipe[1]);
       return error(StatusCode::io_error, "socketpair: " + std::string(std::strerror(errno)));
     }
     const pid_t pid = ::fork();
@@ -117,10 +132,15 @@ Status start_ranks(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& 
       for (int other : relay_fds) ::close(other);
       ::close(pair[0]);
       ::close(result_pipe[0]);
-      if (i != 0) ::close(result_pipe[1]);
+      ::close(up_pipe[0]);
+      if (i != 0) {
+        ::close(result_pipe[1]);
+        ::close(up_pipe[1]);
+      }
       int code = k_rank_exit_no_start;
       try {
-        code = rank_main(spec, options, static_cast<std::uint32_t>(i), pair[1], i == 0 ? result_pipe[1] : -1);
+        code = rank_main(spec, options, static_cast<std::uint32_t>(i), pair[1], i == 0 ? result_pipe[1] : -1,
+                         i == 0 ? up_pipe[1] : -1);
       } catch (const std::exception& e) {
         fmt::print(stderr, "[node {}] {}\n", i, e.what());
       }
@@ -131,14 +151,18 @@ Status start_ranks(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& 
     if (pid < 0) {
       ::close(pair[0]);
       ::close(result_pipe[1]);
+      ::close(up_pipe[1]);
       return error(StatusCode::unavailable, "fork: " + std::string(std::strerror(errno)));
     }
     ranks.push_back(Rank{pid, false, {}});
     relay_fds.push_back(pair[0]);
   }
   ::close(result_pipe[1]);
-  const int flags = ::fcntl(result_fd, F_GETFL);
-  if (flags >= 0) ::fcntl(result_fd, F_SETFL, flags | O_NONBLOCK);
+  ::close(up_pipe[1]);
+  for (int fd : {result_fd, up_fd}) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  }
   return ok_status();
 }
 
@@ -179,7 +203,8 @@ scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const Ne
   std::vector<Rank> ranks;
   std::vector<int> relay_fds;
   int result_fd = -1;
-  const Status started = start_ranks(spec, options, ranks, relay_fds, result_fd);
+  int up_fd = -1;
+  const Status started = start_ranks(spec, options, ranks, relay_fds, result_fd, up_fd);
   std::string text;
   bool too_large = false;
   std::string why_stopped;
@@ -192,12 +217,13 @@ scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const Ne
       relay.add_polls(polls);
       polls.push_back(pollfd{result_fd, POLLIN, 0});
       polls.push_back(pollfd{options.stop_fd, POLLIN, 0});
+      polls.push_back(pollfd{up_fd, POLLIN, 0});
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) {
         why_stopped = "the point did not end within " + std::to_string(options.deadline_s) + " s";
         break;
       }
-      const int n = ::poll(polls.data(), polls.size(), static_cast<int>(std::min<long long>(left, 500)));
+      const int n = ::poll(polls.data(), polls.size(), static_cast<int>(std::min<long long>(left, options.tick_ms)));
       if (n < 0 && errno != EINTR) why_stopped = "poll: " + std::string(std::strerror(errno));
       if (n > 0) relay.on_polled(polls.data());
       if (n > 0 && polls[relay.size()].revents != 0 && !read_result(result_fd, text, too_large)) {
@@ -205,6 +231,13 @@ scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const Ne
         result_fd = -1;
       }
       if (readable(options.stop_fd)) why_stopped = "interrupted by a signal";
+      if (n > 0 && polls.back().revents != 0) {  // rank 0's servers-up (or its end)
+        char up = 0;
+        if (::read(up_fd, &up, 1) == 1 && options.on_servers_up) options.on_servers_up();
+        ::close(up_fd);
+        up_fd = -1;
+      }
+      if (options.on_tick) options.on_tick();
       reap(ranks, &relay, false);
     }
     if (!why_stopped.empty()) {
@@ -214,6 +247,7 @@ scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const Ne
     }
   }
   if (result_fd >= 0) ::close(result_fd);
+  if (up_fd >= 0) ::close(up_fd);
   reap(ranks, nullptr, true);
   std::string ends;
   for (std::size_t i = 0; i < ranks.size(); ++i) ends += fmt::format("{}node {}: {}", i ? ", " : "", i, ranks[i].how);

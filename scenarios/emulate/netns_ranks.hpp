@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ struct NetnsRanksOptions {
   std::vector<std::string> addresses;  // by rank: its address there
   std::uint32_t deadline_s = 2 * k_point_max_wait_s + 60;
   int stop_fd = -1;  // readable: stop (the CLI's signal pipe); -1: none
+  // The launcher's own timeline (emulated_point_run.cpp's link faults):
+  // on_servers_up once rank 0 says every server registered ("servers-up",
+  // where the fault plan's times count from), then on_tick at every turn of
+  // the relay's loop, at most tick_ms apart. Both may be empty.
+  std::function<void()> on_servers_up;
+  std::function<void()> on_tick;
+  int tick_ms = 500;
 };
 
 scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& options);

@@ -617,6 +617,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   if (node_status.ok()) node_status = start_servers(world, local, config, where, max_wait_ns, options.stop_requested);
   // 5. Clients, once every server is registered.
   if (Status st = bootstrap.barrier("servers-up"); !st.ok()) return error(st.code(), where + ": " + st.message());
+  if (options.servers_up) options.servers_up();
   nlohmann::json phases = nlohmann::json::array();
   NodeFaults faults(world, config, me, local, log);
   if (node_status.ok() && !local.clients.empty()) {

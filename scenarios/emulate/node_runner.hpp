@@ -83,6 +83,9 @@ struct NodeRunOptions {
   // hw_backends/cuda's ops in `sluice run`); nullptr: none (a GPU buffer
   // fails to allocate, naming why).
   const hw::GpuMemoryOps* gpu_memory = nullptr;
+  // Called once every server of the cluster has registered ("servers-up",
+  // the moment the fault plan's times count from); may be empty.
+  std::function<void()> servers_up;
   // Where the node's rails listen, "a.b.c.d:port" each (rails_per_node of
   // them): a node process started again after a crash takes the ports its
   // peers know (node_process.hpp). Empty: the node's address, free ports.

@@ -12,7 +12,8 @@
 #    GPU buffers where there is a GPU, else every point fails saying why.
 # 3. The mirrored failover study, all six points and five claims: storage kills
 #    as SIGKILL of the process that hosts the server, with its restart;
-#    metadata buddy mirroring, with its primary killed.
+#    metadata buddy mirroring, with its primary killed; a soak run with
+#    partitions and packet loss on the links (nftables) beside the kills.
 # 4. SIGINT mid-run leaves no namespace, directory or process.
 # Usage: emulate_backend_test.sh SLUICE
 set -u
@@ -155,6 +156,24 @@ assert "meta_kills" not in runs[4]["deployment"], runs[4]["deployment"]
 PY
 [ -z "$(leftovers)" ] || fail "left behind after the failover study: $(leftovers)"
 echo "ok: the failover study on netns hosts: storage processes killed with SIGKILL and started again, metadata mirrored and its primary killed; 5 of 5 claims hold"
+
+# 3b. Partitions and loss on the links (the launcher's nftables drops) beside
+# storage process kills: one run of the R2 soak's study (make soak-cluster-netns).
+timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_soak.lua" --backend emulate --set seed=3 \
+  --set partitions=2 --set loss=0.01 --out soak >soak.txt 2>&1 || fail "the soak study on --backend emulate failed"
+python3 - soak/results.json <<'PY' || fail "soak/results.json"
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+c = r["counters"]
+assert r["ok"], r.get("error")
+by = {p["phase"]: p["bytes"] for p in r["phases"]}
+assert by["read"] == by["write"] > 0 and c["file_sweep.read.verified_bytes"] == by["read"], (by, c)
+assert c["faults.link_changes_applied"] >= 4, c  # two cuts and the loss, begun and ended
+assert c["faults.link_partition_packets"] > 0 and c["faults.link_loss_packets"] > 0, c
+assert c["faults.storage_process_kills"] == 2, c
+PY
+[ -z "$(leftovers)" ] || fail "left behind after the soak run: $(leftovers)"
+echo "ok: partitions and loss on netns links beside storage process kills, every byte verified"
 
 # 4. SIGINT mid-run: the point's process is killed; its namespaces and directory are swept.
 "$sluice" run "$study" --backend emulate --set nodes=3 --set files=4000 --set sizes=1MiB --set threads=1 \

@@ -12,6 +12,8 @@ local P = sl.params{
   files = {"files the client writes and reads back", 24},
   file_size = {"bytes per file", "2MiB"},
   kills = {"storage server kills in the run", 2},
+  partitions = {"partitions of a storage node from the rest (netns links: --backend emulate)", 0},
+  loss = {"packet loss on every link while a partition may happen, probability (--backend emulate)", 0},
 }
 
 local state = P.seed % 2147483648
@@ -30,6 +32,21 @@ for _ = 1, P.kills do
   faults[#faults + 1] = { at = at_ms .. "ms", kill = "storage:" .. victim, revive_after = outage_ms .. "ms" }
   plan[#plan + 1] = string.format("storage:%d at %d ms for %d ms", victim, at_ms, outage_ms)
   at_ms = at_ms + outage_ms
+end
+
+-- Partitions: one storage node cut from every other node for 100-600 ms,
+-- starting inside the kills' span; loss on every link over the same span.
+local span_ms = at_ms
+for _ = 1, P.partitions do
+  local from_ms = math.floor(unit() * math.max(span_ms, 1))
+  local victim = 1 + math.floor(unit() * 4)
+  local cut_ms = 100 + math.floor(unit() * 500)
+  faults[#faults + 1] = { at = from_ms .. "ms", partition = { "node" .. victim }, for_ = cut_ms .. "ms" }
+  plan[#plan + 1] = string.format("node%d cut at %d ms for %d ms", victim, from_ms, cut_ms)
+end
+if P.loss > 0 then
+  faults[#faults + 1] = { at = "0ms", message_loss = P.loss, for_ = math.max(span_ms, 1) .. "ms" }
+  plan[#plan + 1] = string.format("loss %g for %d ms", P.loss, span_ms)
 end
 
 local cluster = sl.cluster{ nodes = 6, node = sl.machines.generic{ gpus = 1, nics = 1, nvmes = 1 },
