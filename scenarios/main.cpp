@@ -406,6 +406,20 @@ void sweep_stale_emulations(const std::string& root) {
   if (!root.empty()) base::remove_stale_run_dirs(root, sluice::emulate::k_netns_prefix, say);
 }
 
+// The multi-process deployment's options (--backend cluster and emulate) from the command line.
+sluice::emulate::DeploymentOptions deployment_options(const RunArgs& args) {
+  sluice::emulate::DeploymentOptions d;
+  d.storage_backend = args.storage_backend;
+  d.meta_store = args.meta_store;
+  if (args.node_memory_bytes > 0) d.node_memory_limit_bytes = args.node_memory_bytes;
+  d.insecure = args.insecure;
+  d.shared_secret_file = args.shared_secret_file;
+  d.keep = args.keep;
+  d.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
+  d.gpu_available = [] { return sluice::hw::cuda::cuda_available(); };
+  return d;
+}
+
 // What a call to the runner gets for `backend`: hardware points one at a
 // time with GPU memory, emulated points on the netns cluster.
 scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backend backend,
@@ -443,17 +457,10 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
   if (backend == scenario::Backend::emulate) {
     call.jobs = 1;
     sluice::emulate::EmulatedPointOptions o;
-    o.storage_backend = args.storage_backend;
-    o.meta_store = args.meta_store;
-    if (args.node_memory_bytes > 0) o.node_memory_limit_bytes = args.node_memory_bytes;
-    o.insecure = args.insecure;
-    o.shared_secret_file = args.shared_secret_file;
-    o.keep = args.keep;
+    // CUDA is first touched in a rank, after the forks (it does not survive one).
+    o.deployment = deployment_options(args);
     o.storage_root = args.storage_root;
     o.max_wait_s = static_cast<std::uint32_t>(std::min(args.point_timeout_s, 86400.0));
-    // CUDA is first touched in a rank, after the forks (it does not survive one).
-    o.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
-    o.gpu_available = [] { return sluice::hw::cuda::cuda_available(); };
     call.run_point = [o](const scenario::ScenarioSpec& spec, scenario::Backend) {
       return sluice::emulate::EmulatedPointRun::run(spec, o);
     };
@@ -560,18 +567,11 @@ class ScriptRunner {
     sluice::emulate::ClusterPointOptions o;
     o.listen = args_.listen;
     o.storage_root = args_.storage_root.empty() ? scenario::HwRunOptions{}.temp_root : args_.storage_root;
-    o.storage_backend = args_.storage_backend;
-    o.meta_store = args_.meta_store;
-    if (args_.node_memory_bytes > 0) o.node_memory_limit_bytes = args_.node_memory_bytes;
-    o.insecure = args_.insecure;
-    o.shared_secret_file = args_.shared_secret_file;
-    o.keep = args_.keep;
+    o.deployment = deployment_options(args_);
     o.max_wait_s = static_cast<std::uint32_t>(std::min(args_.point_timeout_s, 86400.0));
     const std::uint32_t rank = sweep_->rank();
     o.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
     o.stop_requested = [] { return g_stop_signal != 0; };
-    o.gpu_memory = sluice::hw::cuda::gpu_memory_ops();
-    o.gpu_available = [] { return sluice::hw::cuda::cuda_available(); };
     call.run_point = [this, o](const scenario::ScenarioSpec& spec, scenario::Backend) {
       return sluice::emulate::run_cluster_point(spec, *bootstrap_, o);
     };

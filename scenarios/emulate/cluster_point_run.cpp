@@ -30,12 +30,7 @@ namespace {
 using nlohmann::json;
 
 scenario::RunResult failed(const scenario::ScenarioSpec& spec, const ClusterPointOptions& options, std::string why) {
-  scenario::RunResult r;
-  r.spec = spec;
-  r.backend = options.backend;
-  r.ok = false;
-  r.error = std::string(scenario::to_string(options.backend)) + ": " + std::move(why);
-  return r;
+  return failed_cluster_point(spec, options, std::move(why));
 }
 
 // "a.b.c.d/n" -> network and mask (host order); nullopt when it is not one.
@@ -75,6 +70,16 @@ std::optional<std::string> find_interface_address(Pick pick) {
 }
 
 }  // namespace
+
+scenario::RunResult failed_cluster_point(const scenario::ScenarioSpec& spec, const ClusterPointOptions& options,
+                                         std::string why) {
+  scenario::RunResult r;
+  r.spec = spec;
+  r.backend = options.backend;
+  r.ok = false;
+  r.error = std::string(scenario::to_string(options.backend)) + ": " + std::move(why);
+  return r;
+}
 
 Result<std::string> listen_address(const std::string& listen) {
   if (listen.empty() || listen == "auto") {
@@ -190,7 +195,8 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
       {"meta_store", c.meta_store},
       {"node_memory_limit_bytes", std::to_string(c.node_memory_limit_bytes)},
       {"hosts", hosts},
-      {"authentication", o.insecure ? "off" : (o.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
+      {"authentication",
+       o.deployment.insecure ? "off" : (o.deployment.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
   if (const std::string kills = storage_kills_of(c); !kills.empty()) d["storage_kills"] = kills;
   std::string meta_kills;  // always inside the node's process (only storage-only nodes run as child processes)
   for (const ClusterFault& f : c.faults) {
@@ -225,9 +231,9 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
   if (!scenario::uses_gpu_memory(spec) || rank >= config.nodes.size() || !config.nodes[rank].has(Role::client)) {
     return "";
   }
-  Status gpu = options.gpu_memory == nullptr || !options.gpu_available
+  Status gpu = options.deployment.gpu_memory == nullptr || !options.deployment.gpu_available
                    ? error(StatusCode::unavailable, "this build or launcher gives no GPU memory")
-                   : options.gpu_available();
+                   : options.deployment.gpu_available();
   if (gpu.ok()) return "";
   return "workload " + spec.workloads.front().label + " puts its buffers in GPU memory and node " +
          std::to_string(config.nodes[rank].id) + " has no usable GPU: " + gpu.message();
@@ -283,7 +289,7 @@ Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& 
   if (address.ok()) mine.address = *address;
   if (bootstrap.rank() == 0) {
     mine.run_id = fresh_run_id();
-    if (!options.insecure && options.shared_secret_file.empty()) {
+    if (!options.deployment.insecure && options.deployment.shared_secret_file.empty()) {
       Result<std::string> made = transport::make_shared_secret();
       if (made.ok()) {
         mine.secret = std::move(made).value();
@@ -316,17 +322,17 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   config.run_id = (*hellos)[0].run_id;
   config.max_wait_s = options.max_wait_s;
   config.storage_root = options.storage_root;
-  config.storage_backend = options.storage_backend;
-  config.meta_store = options.meta_store;
-  config.node_memory_limit_bytes = options.node_memory_limit_bytes;
-  config.insecure = options.insecure;
-  config.shared_secret_file = options.shared_secret_file;
+  config.storage_backend = options.deployment.storage_backend;
+  config.meta_store = options.deployment.meta_store;
+  config.node_memory_limit_bytes = options.deployment.node_memory_limit_bytes;
+  config.insecure = options.deployment.insecure;
+  config.shared_secret_file = options.deployment.shared_secret_file;
   config.shared_secret = (*hellos)[0].secret;
 
   // This rank's chunk files and metadata store: a directory of its own under
   // the storage root, marked with this process, so that a later `sluice run`
   // on this host sweeps it if this process dies (hw_point_run.hpp).
-  const scenario::HwRunDir dir(options.storage_root, options.keep);
+  const scenario::HwRunDir dir(options.storage_root, options.deployment.keep);
   Result<json> ran = error(StatusCode::io_error, "cannot make a directory under " + options.storage_root);
   if (!dir.path().empty()) {
     NodeRunOptions node;
@@ -337,7 +343,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.make_workload = [&workload](std::uint32_t rank) { return workload->make(rank); };
     node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
     node.fs = fs_settings(spec, *workload);
-    node.gpu_memory = options.gpu_memory;
+    node.gpu_memory = options.deployment.gpu_memory;
     node.servers_up = options.servers_up;
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)
                                                           : run_node(node, bootstrap);

@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "core/common/status.hpp"
-#include "hw_backends/gpu_memory_ops.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
+#include "scenarios/emulate/deployment_options.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
 #include "scenarios/scenario_spec.hpp"
 
@@ -50,12 +50,7 @@ struct ClusterPointOptions {
   // <root>/sluice-hw-run-XXXXXX/<run id>/node<N>/, removed after the point
   // unless kept (and swept by a later run on the host if its process died).
   std::string storage_root = "/tmp";
-  std::string storage_backend = "posix";
-  std::string meta_store = "rocksdb";
-  std::uint64_t node_memory_limit_bytes = ClusterConfig{}.node_memory_limit_bytes;  // each node's buffers
-  bool insecure = false;           // no authentication (said in the results)
-  std::string shared_secret_file;  // empty: rank 0 makes one per point and hands it out
-  bool keep = false;               // keep each node's storage directory after the point
+  DeploymentOptions deployment;
   std::uint32_t max_wait_s = k_point_max_wait_s;
   // What launched the ranks, as the result's deployment says it: "mpi"
   // (mpirun/srun: main.cpp) or "netns" (`--backend emulate`: netns_ranks.hpp).
@@ -65,12 +60,6 @@ struct ClusterPointOptions {
   // The program of a node that runs as a child process (node_process.hpp):
   // `<node_command...> --config F ...`; empty: this program's `node`.
   std::vector<std::string> node_command;
-  // GPU memory for GPU buffers (NodeRunOptions::gpu_memory) and whether this
-  // host can give it (ok, or why not: cuda::cuda_available). A point whose
-  // workload puts its buffers in GPU memory fails on every rank, saying why,
-  // when a client host has none. Empty: no GPU.
-  const hw::GpuMemoryOps* gpu_memory = nullptr;
-  std::function<Status()> gpu_available;
   // NodeRunOptions::servers_up of this rank's node (in process only); may be empty.
   std::function<void()> servers_up;
   std::function<void(std::string_view)> log;  // may be empty
@@ -86,6 +75,10 @@ struct ClusterPointOptions {
 //   an interface name   that interface's address
 // invalid_argument / not_found with the reason otherwise.
 Result<std::string> listen_address(const std::string& listen);
+
+// A point that did not run, with why: "<backend>: <why>".
+scenario::RunResult failed_cluster_point(const scenario::ScenarioSpec& spec, const ClusterPointOptions& options,
+                                         std::string why);
 
 // The point on this rank; see above. `bootstrap` spans the launcher's ranks
 // and stays usable for the next point unless a collective failed.

@@ -242,6 +242,26 @@ class LinkFaultTimeline {
   std::string error_;
 };
 
+// The launcher's options for the point's ranks: one per namespace of `net`, their data under `dir`.
+NetnsRanksOptions netns_ranks_options(const EmulationPlan& net, const std::string& dir,
+                                      const EmulatedPointOptions& options) {
+  NetnsRanksOptions ro;
+  for (const EmulatedNode& n : net.nodes) {
+    ro.netns.push_back(n.netns);
+    ro.addresses.push_back(n.address);
+  }
+  ro.point.storage_root = dir;
+  ro.point.deployment = options.deployment;
+  ro.point.max_wait_s = options.max_wait_s;
+  ro.point.launcher = "netns";
+  ro.point.backend = scenario::Backend::emulate;
+  ro.point.node_command = options.node_command;
+  ro.point.log = options.log;
+  ro.deadline_s = 2 * options.max_wait_s + 60;
+  ro.stop_fd = options.stop_fd;
+  return ro;
+}
+
 }  // namespace
 
 Result<EmulatedPointSetup> EmulatedPointRun::plan(const scenario::ScenarioSpec& spec) {
@@ -414,34 +434,14 @@ scenario::RunResult EmulatedPointRun::run(const scenario::ScenarioSpec& spec, co
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
     }
-  } remove_dir{options.work_dir.empty() && !options.keep ? dir : std::string()};
+  } remove_dir{options.work_dir.empty() && !options.deployment.keep ? dir : std::string()};
   if (options.log)
     options.log("emulate " + net.prefix + ": " + std::to_string(net.nodes.size()) + " nodes, link " +
                 net.link.to_string() + ", work dir " + dir);
   Result<std::unique_ptr<NetnsCluster>> network = NetnsCluster::create(net, options.stop_fd);
   if (!network.ok()) return failed(spec, "emulate: " + network.status().message());
 
-  NetnsRanksOptions ro;
-  for (const EmulatedNode& n : net.nodes) {
-    ro.netns.push_back(n.netns);
-    ro.addresses.push_back(n.address);
-  }
-  ro.point.storage_root = dir;
-  ro.point.storage_backend = options.storage_backend;
-  ro.point.meta_store = options.meta_store;
-  ro.point.node_memory_limit_bytes = options.node_memory_limit_bytes;
-  ro.point.insecure = options.insecure;
-  ro.point.shared_secret_file = options.shared_secret_file;
-  ro.point.keep = options.keep;
-  ro.point.gpu_memory = options.gpu_memory;
-  ro.point.gpu_available = options.gpu_available;
-  ro.point.max_wait_s = options.max_wait_s;
-  ro.point.launcher = "netns";
-  ro.point.backend = scenario::Backend::emulate;
-  ro.point.node_command = options.node_command;
-  ro.point.log = options.log;
-  ro.deadline_s = 2 * options.max_wait_s + 60;
-  ro.stop_fd = options.stop_fd;
+  NetnsRanksOptions ro = netns_ranks_options(net, dir, options);
   LinkFaultTimeline links(spec, net);
   if (!links.error().empty()) return failed(spec, "emulate: " + links.error());
   if (links.active()) {

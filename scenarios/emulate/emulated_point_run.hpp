@@ -60,8 +60,8 @@
 
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
-#include "hw_backends/gpu_memory_ops.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
+#include "scenarios/emulate/deployment_options.hpp"
 #include "scenarios/emulate/emulation_plan.hpp"
 #include "scenarios/scenario_spec.hpp"
 
@@ -80,17 +80,7 @@ struct EmulatedPointOptions {
   // server the fault plan kills: node_process.hpp); empty: this executable's
   // `node` subcommand.
   std::vector<std::string> node_command;
-  // The deployment, as `--backend cluster` takes it (ClusterPointOptions).
-  std::string storage_backend = "posix";
-  std::string meta_store = "rocksdb";
-  std::uint64_t node_memory_limit_bytes = ClusterConfig{}.node_memory_limit_bytes;
-  bool insecure = false;           // no authentication (said in the results)
-  std::string shared_secret_file;  // empty: rank 0 makes one per point
-  bool keep = false;               // keep each node's storage directory (under work_dir, which is then kept)
-  // GPU memory for GPU buffers and whether this host has it
-  // (ClusterPointOptions::gpu_memory, gpu_available); empty: none.
-  const hw::GpuMemoryOps* gpu_memory = nullptr;
-  std::function<Status()> gpu_available;
+  DeploymentOptions deployment;  // as `--backend cluster` takes it
   std::string subnet = "10.213.0.0/24";
   std::uint32_t mtu_bytes = 1500;
   std::uint32_t max_wait_s = k_point_max_wait_s;

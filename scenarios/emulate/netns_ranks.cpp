@@ -38,12 +38,7 @@ constexpr int k_rank_exit_failed = 1;
 constexpr int k_rank_exit_no_start = 2;
 
 scenario::RunResult failed(const scenario::ScenarioSpec& spec, const ClusterPointOptions& o, std::string why) {
-  scenario::RunResult r;
-  r.spec = spec;
-  r.backend = o.backend;
-  r.ok = false;
-  r.error = std::string(scenario::to_string(o.backend)) + ": " + std::move(why);
-  return r;
+  return failed_cluster_point(spec, o, std::move(why));
 }
 
 bool readable(int fd) {
