@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <charconv>
 #include <filesystem>
 #include <system_error>
@@ -137,7 +140,7 @@ Result<std::vector<Hello>> say_hello(Bootstrap& bootstrap, const Hello& mine) {
     }
     out.push_back(Hello{h.value("digest", std::string()), h.value("address", std::string()),
                         h.value("problem", std::string()), h.value("run_id", std::string()),
-                        h.value("secret", std::string())});
+                        h.value("secret", std::string()), std::string()});
   }
   return out;
 }
@@ -206,6 +209,48 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
     d["meta_kills"] = "crash of the metadata service inside its node process (nodes " + meta_kills + ")";
   return d;
 }
+
+// Ctrl-C under mpirun: mpirun SIGKILLs the ranks 1 s after its SIGTERM
+// (Open MPI's odls_base_sigkill_timeout), sooner than a node can end its
+// point, so a rank's directory outlived it in about a third of the runs. So
+// the rank removes its directory as soon as a stop is asked: the files its
+// services hold open stay usable until closed, and nothing stays behind
+// when the SIGKILL comes. Polls stop_requested every k_stop_sweep_poll_ms
+// on a thread of its own until it goes.
+class StopSweeper {
+ public:
+  StopSweeper(std::string dir, std::function<bool()> stop_requested) {
+    if (dir.empty() || !stop_requested) return;
+    thread_ = std::thread([this, dir = std::move(dir), stop = std::move(stop_requested)] {
+      std::unique_lock lock(mu_);
+      while (!done_) {
+        if (stop()) {
+          std::error_code ec;
+          std::filesystem::remove_all(dir, ec);
+          return;
+        }
+        cv_.wait_for(lock, std::chrono::milliseconds(k_stop_sweep_poll_ms));
+      }
+    });
+  }
+  ~StopSweeper() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  StopSweeper(const StopSweeper&) = delete;
+  StopSweeper& operator=(const StopSweeper&) = delete;
+
+ private:
+  static constexpr int k_stop_sweep_poll_ms = 50;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
 
 // This rank's node in child processes (node_process.hpp): the program is this one's `node` command.
 Result<json> run_in_child_process(const NodeRunOptions& node, const std::string& work_dir,
@@ -333,6 +378,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   // the storage root, marked with this process, so that a later `sluice run`
   // on this host sweeps it if this process dies (hw_point_run.hpp).
   const scenario::HwRunDir dir(options.storage_root, options.deployment.keep);
+  const StopSweeper sweeper(options.deployment.keep ? std::string() : dir.path(), options.stop_requested);
   Result<json> ran = error(StatusCode::io_error, "cannot make a directory under " + options.storage_root);
   if (!dir.path().empty()) {
     NodeRunOptions node;
