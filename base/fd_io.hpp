@@ -2,6 +2,7 @@
 // retried on EINTR and on short counts.
 #pragma once
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -9,6 +10,14 @@
 #include <cstddef>
 
 namespace sluice {
+
+// Whether fd has something to read now (a stop pipe written by a signal
+// handler, a closed peer); false for fd < 0. Never blocks.
+inline bool readable_now(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
 
 // Writes all n bytes; false on an error (errno set) or a write of 0.
 inline bool write_exact(int fd, const void* from, std::size_t n) {

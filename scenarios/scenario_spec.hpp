@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -113,27 +114,29 @@ struct ScenarioSpec {
   faults::FaultPlan faults;
 };
 
-// Whether a workload of the spec puts buffers in GPU memory (file_sweep or
-// stage_in with buffer_kind gpu, a checkpoint from GPU memory, a training
-// epoch, a GPU stream): only then do GPU and GDS matter to a run, and a
-// hardware run speaks of them.
+// Whether a workload puts buffers in GPU memory (file_sweep or stage_in with
+// buffer_kind gpu, a checkpoint from GPU memory, a training epoch, a GPU
+// stream): only then do GPU and GDS matter to a run, and a hardware run
+// speaks of them.
+inline bool uses_gpu_memory(const WorkloadSpec& w) {
+  return std::visit(
+      [](const auto& c) {
+        using C = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<C, FileSweepConfig> || std::is_same_v<C, StageInConfig>) {
+          return c.buffer_kind == MemKind::gpu;
+        } else if constexpr (std::is_same_v<C, CheckpointConfig>) {
+          return c.source_kind == MemKind::gpu;
+        } else {
+          return std::is_same_v<C, TrainEpochConfig> || std::is_same_v<C, StreamConfig>;
+        }
+      },
+      w.config);
+}
+
+// Whether any workload of the spec does.
 inline bool uses_gpu_memory(const ScenarioSpec& spec) {
-  for (const WorkloadSpec& w : spec.workloads) {
-    const bool gpu = std::visit(
-        [](const auto& c) {
-          using C = std::decay_t<decltype(c)>;
-          if constexpr (std::is_same_v<C, FileSweepConfig> || std::is_same_v<C, StageInConfig>) {
-            return c.buffer_kind == MemKind::gpu;
-          } else if constexpr (std::is_same_v<C, CheckpointConfig>) {
-            return c.source_kind == MemKind::gpu;
-          } else {
-            return std::is_same_v<C, TrainEpochConfig> || std::is_same_v<C, StreamConfig>;
-          }
-        },
-        w.config);
-    if (gpu) return true;
-  }
-  return false;
+  return std::any_of(spec.workloads.begin(), spec.workloads.end(),
+                     [](const WorkloadSpec& w) { return uses_gpu_memory(w); });
 }
 
 // ---- results ----

@@ -206,6 +206,22 @@ std::uint32_t ClusterConfig::client_count() const {
       std::count_if(nodes.begin(), nodes.end(), [](const NodeSpec& n) { return n.has(Role::client); }));
 }
 
+std::vector<NodeId> ClusterConfig::client_nodes_of(std::size_t w) const {
+  if (w > 0) return w <= later_workloads.size() ? later_workloads[w - 1].client_nodes : std::vector<NodeId>{};
+  if (!workload.client_nodes.empty()) return workload.client_nodes;
+  std::vector<NodeId> ids;
+  for (const NodeSpec& n : nodes) {
+    if (n.has(Role::client)) ids.push_back(n.id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::uint32_t ClusterConfig::ranks_per_client_of(std::size_t w) const {
+  if (w == 0) return workload.ranks_per_client;
+  return w <= later_workloads.size() ? later_workloads[w - 1].ranks_per_client : 0;
+}
+
 std::uint32_t ClusterConfig::storage_target_count() const {
   std::uint32_t count = 0;
   for (const NodeSpec& n : nodes) count += static_cast<std::uint32_t>(n.targets.size());
@@ -261,6 +277,41 @@ Status validate_workload(const ClusterWorkload& w, std::size_t targets) {
   }
   // The sweep's own check (root_dir, sizes), named as the config's.
   if (Status st = FileSweep::validate(w.sweep); !st.ok()) return bad("workload", st.message());
+  return ok_status();
+}
+
+// validate's part for which nodes run each workload's ranks.
+Status validate_client_placement(const ClusterConfig& c) {
+  if (c.workload_count() > k_max_cluster_workloads) {
+    return bad("later_workloads", std::to_string(c.later_workloads.size()) + " later workloads; at most " +
+                                      std::to_string(k_max_cluster_workloads - 1));
+  }
+  if (c.workload.mounted() && !c.later_workloads.empty()) return bad("later_workloads", "a mount is the only workload");
+  std::set<NodeId> placed;
+  for (std::size_t w = 0; w < c.workload_count(); ++w) {
+    const std::string where = w == 0 ? std::string("workload") : "later_workloads[" + std::to_string(w - 1) + "]";
+    const std::uint32_t per = c.ranks_per_client_of(w);
+    if (per == 0 || per > k_max_ranks_per_client) {
+      return bad(where + ".ranks_per_client",
+                 std::to_string(per) + " is outside 1.." + std::to_string(k_max_ranks_per_client));
+    }
+    const std::vector<NodeId> nodes = c.client_nodes_of(w);
+    if (nodes.empty()) return bad(where + ".client_nodes", "no client node");
+    std::set<NodeId> seen;
+    for (NodeId id : nodes) {
+      const NodeSpec* n = c.node(id);
+      if (n == nullptr || !n->has(Role::client)) {
+        return bad(where + ".client_nodes", "node " + std::to_string(id) + " has no client role");
+      }
+      if (!seen.insert(id).second) return bad(where + ".client_nodes", "node " + std::to_string(id) + " repeated");
+      placed.insert(id);
+    }
+  }
+  for (const NodeSpec& n : c.nodes) {
+    if (n.has(Role::client) && !placed.contains(n.id)) {
+      return bad("nodes[" + std::to_string(n.id) + "]", "a client node that runs no workload's ranks");
+    }
+  }
   return ok_status();
 }
 
@@ -367,6 +418,7 @@ Status validate(const ClusterConfig& c) {
     return bad("nodes", "needs at least one meta, one storage and one client node");
   }
   if (Status st = validate_workload(c.workload, targets.size()); !st.ok()) return st;
+  if (Status st = validate_client_placement(c); !st.ok()) return st;
   return validate_mirror_and_faults(c);
 }
 
@@ -428,6 +480,13 @@ nlohmann::json to_json(const ClusterConfig& c) {
                           {"stripe_count", c.workload.stripe_count},
                           {"ranks_per_client", c.workload.ranks_per_client}}}};
   if (c.workload.mounted()) doc["workload"] = mount_json(c.workload);
+  if (!c.workload.client_nodes.empty()) doc["workload"]["client_nodes"] = c.workload.client_nodes;
+  if (!c.later_workloads.empty()) {
+    doc["later_workloads"] = nlohmann::json::array();
+    for (const ClusterLaterWorkload& w : c.later_workloads) {
+      doc["later_workloads"].push_back({{"client_nodes", w.client_nodes}, {"ranks_per_client", w.ranks_per_client}});
+    }
+  }
   if (c.mirror.storage || c.mirror.metadata) {
     doc["mirror"] = {{"storage", c.mirror.storage},
                      {"metadata", c.mirror.metadata},
@@ -488,6 +547,7 @@ Status parse_workload(const nlohmann::json& json, ClusterWorkload& workload) {
   r.read("chunk_bytes", workload.chunk_bytes);
   r.read("stripe_count", workload.stripe_count);
   r.read("ranks_per_client", workload.ranks_per_client);
+  r.read("client_nodes", workload.client_nodes);
   ClusterMount& m = workload.mount;
   r.read("mount_point", m.mount_point);
   r.read("direct_io", m.direct_io);
@@ -519,6 +579,23 @@ Status parse_workload(const nlohmann::json& json, ClusterWorkload& workload) {
       }
       s.phases.push_back(*parsed);
     }
+  }
+  return ok_status();
+}
+
+Status parse_later_workloads(const nlohmann::json& json, std::vector<ClusterLaterWorkload>& later) {
+  if (!json.is_array()) return bad("later_workloads", "expected an array, got " + describe(json));
+  if (json.size() >= k_max_cluster_workloads) {
+    return bad("later_workloads", std::to_string(json.size()) + " later workloads; at most " +
+                                      std::to_string(k_max_cluster_workloads - 1));
+  }
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    ClusterLaterWorkload w;
+    ObjectReader r(json[i], "later_workloads[" + std::to_string(i) + "]");
+    r.read("client_nodes", w.client_nodes);
+    r.read("ranks_per_client", w.ranks_per_client);
+    if (Status st = r.finish(); !st.ok()) return st;
+    later.push_back(std::move(w));
   }
   return ok_status();
 }
@@ -585,6 +662,9 @@ Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
   if (const nlohmann::json* w = top.raw("workload")) {
     if (Status st = parse_workload(*w, c.workload); !st.ok()) return st;
   }
+  if (const nlohmann::json* later = top.raw("later_workloads")) {
+    if (Status st = parse_later_workloads(*later, c.later_workloads); !st.ok()) return st;
+  }
   if (const nlohmann::json* m = top.raw("mirror")) {
     ObjectReader r(*m, "mirror");
     r.read("storage", c.mirror.storage);
@@ -618,6 +698,12 @@ ServicePlan plan_services(const ClusterConfig& config) {
   for (const NodeSpec* n : nodes) {
     if (n->has(Role::meta)) shard_of[n->id] = plan.meta_shards++;
   }
+  // Each workload's client nodes (rank order) and rank count.
+  std::vector<std::vector<NodeId>> clients_of;
+  for (std::size_t w = 0; w < config.workload_count(); ++w) {
+    clients_of.push_back(config.client_nodes_of(w));
+    plan.client_ranks.push_back(static_cast<std::uint32_t>(clients_of.back().size()) * config.ranks_per_client_of(w));
+  }
   ServiceIndex index = 0;
   for (const NodeSpec* n : nodes) {
     const auto add = [&](Role role, bool barrier) -> PlannedService& {
@@ -639,9 +725,16 @@ ServicePlan plan_services(const ClusterConfig& config) {
       add(Role::meta_mirror, false).shard = shard_of[n->meta_mirror_of];
     }
     if (n->has(Role::storage)) add(Role::storage, false);
-    if (n->has(Role::client)) {
-      for (std::uint32_t j = 0; j < config.workload.ranks_per_client; ++j) {
-        add(Role::client, false).rank = plan.client_ranks++;
+    // A node's clients: its ranks of the first workload, then of each later one.
+    for (std::size_t w = 0; w < clients_of.size(); ++w) {
+      const auto at = std::find(clients_of[w].begin(), clients_of[w].end(), n->id);
+      if (at == clients_of[w].end()) continue;
+      const std::uint32_t per = config.ranks_per_client_of(w);
+      const auto position = static_cast<std::uint32_t>(at - clients_of[w].begin());
+      for (std::uint32_t j = 0; j < per; ++j) {
+        PlannedService& s = add(Role::client, false);
+        s.rank = position * per + j;
+        s.workload = static_cast<std::uint32_t>(w);
       }
     }
   }

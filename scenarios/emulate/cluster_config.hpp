@@ -9,8 +9,9 @@
 //   meta_mirror  the second MetaService of the shard of node `meta_mirror_of`
 //            (mirror.metadata: BeeGFS metadata buddy mirroring)
 //   storage  StorageService over the node's targets (`targets`)
-//   client   ClientHosts running the workload (workload.ranks_per_client
-//            per client node, ranks consecutive in node order)
+//   client   ClientHosts running the workloads (workload.ranks_per_client
+//            on each of workload.client_nodes, ranks consecutive in that
+//            order; then those of each later workload, one after the other)
 // Every process adds the services of *all* nodes in this order, the ones of
 // other nodes as idle placeholders, so that a service's Endpoint (node,
 // index) is the same in every process without any exchange.
@@ -81,10 +82,29 @@ struct ClusterWorkload {
   std::uint64_t chunk_bytes = 1 * k_mib;  // default chunk size of the metadata server
   std::uint32_t stripe_count = 0;         // 0: every storage target
   // Client ranks on each client node (ClientPlacement::ranks_per_node): a
-  // node's ranks are consecutive, in node-id order (plan_services).
+  // node's ranks are consecutive, rank r on client_nodes[r / ranks_per_client]
+  // (plan_services).
   std::uint32_t ranks_per_client = 1;
+  // The nodes that run it, in rank order (ClientPlacement::nodes); empty:
+  // every node with the client role, in id order.
+  std::vector<NodeId> client_nodes;
 };
 inline constexpr std::uint32_t k_max_ranks_per_client = 256;
+
+// A point's workload after the first (ScenarioSpec::workloads run one after
+// the other on the same deployment, as a simulated run does): its client
+// nodes in rank order and ranks per node, as ClusterWorkload's. Its ranks
+// start once every rank of the one before has finished, everywhere (the
+// barrier "workload-<i>-done" of node_runner.hpp); the workload itself is
+// the launcher's (NodeRunOptions::make_workload), so a config with later
+// workloads runs only on the cluster path, not with `sluice emulate`'s
+// file sweep.
+struct ClusterLaterWorkload {
+  std::vector<NodeId> client_nodes;
+  std::uint32_t ranks_per_client = 1;
+};
+// Workloads of one point, the first among them.
+inline constexpr std::size_t k_max_cluster_workloads = 16;
 
 // Storage buddy mirroring (BeeGFS buddy groups) of a multi-process
 // deployment: the targets are paired across storage nodes (each target with
@@ -129,6 +149,7 @@ struct ClusterConfig {
   std::uint32_t max_wait_s = k_default_max_wait_s;
   std::vector<NodeSpec> nodes;
   ClusterWorkload workload;
+  std::vector<ClusterLaterWorkload> later_workloads;
   ClusterMirror mirror;
   std::vector<ClusterFault> faults;
   // Authentication of the nodes' connections (docs/reliability.md#security):
@@ -146,6 +167,12 @@ struct ClusterConfig {
 
   const NodeSpec* node(NodeId id) const;
   std::uint32_t client_count() const;
+  // 1 + later_workloads.
+  std::size_t workload_count() const { return 1 + later_workloads.size(); }
+  // Workload w's client nodes in rank order (workload.client_nodes, or every
+  // client node by id when that is empty) and its ranks per node.
+  std::vector<NodeId> client_nodes_of(std::size_t w) const;
+  std::uint32_t ranks_per_client_of(std::size_t w) const;
   std::uint32_t storage_target_count() const;
   // The stripe count files get: workload.stripe_count, or every target when it is 0.
   std::uint32_t stripe_count() const;
@@ -170,9 +197,10 @@ struct PlannedService {
   NodeId node = 0;
   ServiceIndex index = 0;  // HwWorld's index: the position in the canonical order
   Role role = Role::mgmt;
-  bool barrier = false;    // the BarrierService that follows MgmtService
-  ShardId shard = 0;       // meta, meta_mirror: its shard
-  std::uint32_t rank = 0;  // client: its workload rank
+  bool barrier = false;        // the BarrierService that follows MgmtService
+  ShardId shard = 0;           // meta, meta_mirror: its shard
+  std::uint32_t rank = 0;      // client: its rank in its workload
+  std::uint32_t workload = 0;  // client: which of the config's workloads (0: the first)
 };
 
 struct ServicePlan {
@@ -180,7 +208,7 @@ struct ServicePlan {
   Endpoint mgmt;
   Endpoint barrier;
   std::uint32_t meta_shards = 0;
-  std::uint32_t client_ranks = 0;
+  std::vector<std::uint32_t> client_ranks;  // per workload: its rank count
 };
 
 ServicePlan plan_services(const ClusterConfig& config);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/fd_io.hpp"
 #include "base/run_marker.hpp"
 #include "scenarios/emulate/bootstrap_coordinator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
@@ -28,12 +29,6 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* k_stale_dirs_root = "/tmp";
 
 bool process_alive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
-
-bool stop_requested(int stop_fd) {
-  if (stop_fd < 0) return false;
-  pollfd p{stop_fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
-}
 
 // Everything a run made, undone in reverse when it goes out of scope.
 class RunGuard {
@@ -62,7 +57,7 @@ class RunGuard {
     network_.reset();
     std::error_code ec;
     if (!storage_dir_.empty()) std::filesystem::remove_all(storage_dir_, ec);
-    if (dir_.empty() && stop_requested(stop_fd_)) dir_ = stopped_dir_;
+    if (dir_.empty() && readable_now(stop_fd_)) dir_ = stopped_dir_;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
     if (log_)
       log_(left.empty() ? "cleaned up " + plan_.prefix : "namespaces left behind: " + std::to_string(left.size()));

@@ -280,8 +280,12 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
                    ? error(StatusCode::unavailable, "this build or launcher gives no GPU memory")
                    : options.deployment.gpu_available();
   if (gpu.ok()) return "";
-  return "workload " + spec.workloads.front().label + " puts its buffers in GPU memory and node " +
-         std::to_string(config.nodes[rank].id) + " has no usable GPU: " + gpu.message();
+  std::string label;  // the first workload that needs GPU memory
+  for (const scenario::WorkloadSpec& w : spec.workloads) {
+    if (label.empty() && scenario::uses_gpu_memory(w)) label = w.label;
+  }
+  return "workload " + label + " puts its buffers in GPU memory and node " + std::to_string(config.nodes[rank].id) +
+         " has no usable GPU: " + gpu.message();
 }
 
 // GPU-direct chunks need a transport that reaches GPU memory; the cluster
@@ -297,13 +301,14 @@ std::string gds_problem(const scenario::ScenarioSpec& spec, std::string* note) {
 }
 
 // The study's file-system settings for the node's services (NodeRunOptions::fs).
-NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec, const scenario::WorkloadRun& workload) {
+NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec,
+                                       const std::vector<scenario::WorkloadRun>& workloads) {
   NodeRunOptions::FsSettings fs;
   fs.mgmt = spec.fs.mgmt;
   fs.meta = scenario::FsDeployment::meta_config_of(spec, 0);
   fs.storage = spec.fs.storage_config;
-  fs.client = [&spec, &workload](std::uint32_t rank) {
-    ClientHostConfig c = scenario::FsDeployment::client_host_config_of(spec, workload, rank);
+  fs.client = [&spec, &workloads](std::uint32_t workload, std::uint32_t rank) {
+    ClientHostConfig c = scenario::FsDeployment::client_host_config_of(spec, workloads.at(workload), rank);
     c.client.planner.topology = nullptr;  // the hosts' own rails, not the modelled ones (as a hardware run)
     c.client.planner.caps.gpu_memory_reachable = false;  // tcp moves host bytes: GPU chunks bounce (gds_problem)
     return c;
@@ -352,10 +357,18 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
                                       const ClusterPointOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec);
-  // The client ranks run the study's own workload, whatever its kind.
-  Result<scenario::WorkloadRun> workload = error(StatusCode::invalid_argument, "the point has no workload");
-  if (planned.ok()) workload = scenario::WorkloadRun::create(spec.workloads.front(), 0, *spec.cluster);
-  const Hello mine = my_hello(spec, planned, workload.status(), bootstrap, options);
+  // The client ranks run the study's own workloads, whatever their kind, one after the other.
+  std::vector<scenario::WorkloadRun> workloads;
+  Status workload = planned.ok() ? ok_status() : error(StatusCode::invalid_argument, "the point has no workload");
+  for (std::size_t i = 0; planned.ok() && workload.ok() && i < spec.workloads.size(); ++i) {
+    Result<scenario::WorkloadRun> made = scenario::WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
+    if (made.ok()) {
+      workloads.push_back(std::move(made).value());
+    } else {
+      workload = made.status();
+    }
+  }
+  const Hello mine = my_hello(spec, planned, workload, bootstrap, options);
   // The first collective: every rank takes part even when its own point is
   // wrong, so that all fail with the same reason instead of waiting.
   Result<std::vector<Hello>> hellos = say_hello(bootstrap, mine);
@@ -386,9 +399,11 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.config.storage_root = dir.path();
     node.log = options.log;
     node.stop_requested = options.stop_requested;
-    node.make_workload = [&workload](std::uint32_t rank) { return workload->make(rank); };
-    node.rank_results = [&workload](std::uint32_t rank) { return workload->rank_results(rank); };
-    node.fs = fs_settings(spec, *workload);
+    node.make_workload = [&workloads](std::uint32_t w, std::uint32_t rank) { return workloads.at(w).make(rank); };
+    node.rank_results = [&workloads](std::uint32_t w, std::uint32_t rank) {
+      return workloads.at(w).rank_results(rank);
+    };
+    node.fs = fs_settings(spec, workloads);
     node.gpu_memory = options.deployment.gpu_memory;
     node.servers_up = options.servers_up;
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)

@@ -109,12 +109,13 @@ Status carry_mirror_and_faults(const scenario::ScenarioSpec& spec, ClusterConfig
 
 // The spec's workload and file system, by the rules of emulated_point_run.hpp.
 Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
-  if (spec.workloads.size() != 1) {
+  if (spec.workloads.empty() || spec.workloads.size() > k_max_cluster_workloads) {
     return bad("the point has " + std::to_string(spec.workloads.size()) +
-               " workloads; the multi-process deployment runs one per point");
+               " workloads; the multi-process deployment runs 1.." + std::to_string(k_max_cluster_workloads));
   }
-  const scenario::WorkloadSpec& w = spec.workloads.front();
-  if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
+  for (const scenario::WorkloadSpec& w : spec.workloads) {
+    if (w.clients.nodes.empty()) return bad("workload " + w.label + " has no client node");
+  }
   if (spec.fs.meta_nodes.empty()) return bad("the file system has no metadata node");
   if (spec.fs.storage.empty()) return bad("the file system has no storage server");
   return ok_status();
@@ -320,8 +321,10 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
     if (s.nvme.empty()) return bad("storage server on node " + std::to_string(s.node) + " has no target");
     for (std::size_t i = 0; i < s.nvme.size(); ++i) by_node[s.node].targets.push_back(next_target++);
   }
-  for (NodeId n : w.clients.nodes) {
-    if (Status st = add_role(n, Role::client, "client"); !st.ok()) return st;
+  for (const scenario::WorkloadSpec& each : spec.workloads) {
+    for (NodeId n : each.clients.nodes) {
+      if (Status st = add_role(n, Role::client, "client"); !st.ok()) return st;
+    }
   }
   for (auto& [id, node] : by_node) c.nodes.push_back(std::move(node));
   // A node without a role would have nothing to run; the emulation needs a process per node.
@@ -333,6 +336,10 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
   if (sweep != nullptr) c.workload.sweep = *sweep;
   c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
   c.workload.ranks_per_client = w.clients.ranks_per_node;
+  c.workload.client_nodes = w.clients.nodes;  // rank order, as WorkloadRun::node_of
+  for (std::size_t i = 1; i < spec.workloads.size(); ++i) {
+    c.later_workloads.push_back({spec.workloads[i].clients.nodes, spec.workloads[i].clients.ranks_per_node});
+  }
   // A stripe wider than the targets gets every target, as the metadata
   // server's chooser gives it (core/layout/beegfs_target_choosers.cpp).
   c.workload.stripe_count = std::min(spec.fs.meta.default_stripe_count, c.storage_target_count());
@@ -346,8 +353,10 @@ scenario::RunResult EmulatedPointRun::result_of(const scenario::ScenarioSpec& sp
   r.backend = scenario::Backend::emulate;
   try {
     r.ok = gathered.value("ok", false);
-    std::vector<std::string> order;
-    std::map<std::string, std::vector<RankPhaseResult>> by_phase;
+    // Rows per (workload, phase), in the order they first appear.
+    using Key = std::pair<std::uint32_t, std::string>;
+    std::vector<Key> order;
+    std::map<Key, std::vector<RankPhaseResult>> by_phase;
     for (const auto& node : gathered.at("nodes")) {
       const std::string status = node.value("status", std::string());
       if (!node.value("ok", false)) {
@@ -368,16 +377,21 @@ scenario::RunResult EmulatedPointRun::result_of(const scenario::ScenarioSpec& sp
         rp.bytes = p.value("bytes", std::uint64_t{0});
         rp.ops = p.value("ops", std::uint64_t{0});
         rp.elapsed_ns = p.value("elapsed_ns", TimeNs{0});
-        if (by_phase.find(rp.phase) == by_phase.end()) order.push_back(rp.phase);
-        by_phase[rp.phase].push_back(std::move(rp));
+        const Key key{p.value("workload", 0u), rp.phase};
+        if (key.first >= std::max<std::size_t>(spec.workloads.size(), 1)) {
+          return failed(spec, "emulate: the gathered results name workload " + std::to_string(key.first) +
+                                  " of a point with " + std::to_string(spec.workloads.size()));
+        }
+        if (by_phase.find(key) == by_phase.end()) order.push_back(key);
+        by_phase[key].push_back(std::move(rp));
       }
     }
-    const std::string label = spec.workloads.empty() ? std::string("file_sweep") : spec.workloads.front().label;
-    for (const std::string& phase : order) {
-      const PhaseSummary s = summarize_phase(by_phase[phase]);
+    std::stable_sort(order.begin(), order.end(), [](const Key& a, const Key& b) { return a.first < b.first; });
+    for (const Key& key : order) {
+      const PhaseSummary s = summarize_phase(by_phase[key]);
       scenario::PhaseRow row;
-      row.workload = label;
-      row.phase = phase;
+      row.workload = spec.workloads.empty() ? std::string("file_sweep") : spec.workloads[key.first].label;
+      row.phase = key.second;
       row.ranks = s.ranks;
       row.bytes = s.bytes;
       row.ops = s.ops;

@@ -12,10 +12,13 @@
 // (analysis/comparison.hpp) and the sim fitted to it.
 //
 // What a spec must be to run here (plan() says which rule a spec breaks):
-// - what the cluster path runs (cluster_of below): one workload of any kind
-//   (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream) with
-//   its ranks per client node (ranks_per_node); GPU buffers where this host
-//   has a GPU (every rank runs here), else the point fails saying why;
+// - what the cluster path runs (cluster_of below): workloads of any kind
+//   (file_sweep, md_bench, train_epoch, checkpoint, stage_in, stream), each
+//   with its client nodes and ranks per node (ranks_per_node), one after the
+//   other on the same deployment as in simulation (the second's ranks start
+//   once every rank of the first has finished: ClusterLaterWorkload); GPU
+//   buffers where this host has a GPU (every rank runs here), else the point
+//   fails saying why;
 // - a cluster whose network links (topo::LinkClass::network) all have one
 //   rate, the same both ways, and one latency (a star of identical links);
 //   each node's link is shaped to it (tc tbf). A latency of at least
@@ -43,8 +46,8 @@
 // so the file system runs as the simulation of the same spec models it; a
 // storage node run as a child process of its rank (one the fault plan kills)
 // gets its config as a file and runs the core's storage defaults.
-// Phases: per client rank, bytes, ops and elapsed time of each phase,
-// summarised as the simulation does (core/workloads/phase_summary.hpp);
+// Phases: per client rank, bytes, ops and elapsed time of each phase of each
+// workload (rows named by the workload's label), summarised as the simulation does (core/workloads/phase_summary.hpp);
 // latency percentiles are not gathered (null). Counters: the nodes' reported
 // counters summed over nodes, plus emulate.link_bits_per_s and
 // emulate.link_latency_ns (what the links were shaped to).

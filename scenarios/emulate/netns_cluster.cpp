@@ -11,18 +11,10 @@
 #include <cstring>
 #include <sstream>
 
+#include "base/fd_io.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 
 namespace sluice::emulate {
-namespace {
-
-bool stop_requested(int stop_fd) {
-  if (stop_fd < 0) return false;
-  pollfd p{stop_fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
-}
-
-}  // namespace
 
 Status enter_network_namespace(const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos) {
@@ -70,7 +62,7 @@ Result<std::unique_ptr<NetnsCluster>> NetnsCluster::create(const EmulationPlan& 
   // From here on a failure returns through the destructor, which removes
   // whatever was made.
   for (const CommandLine& c : setup_commands(plan)) {
-    if (stop_requested(stop_fd)) return error(StatusCode::unavailable, "emulate: interrupted during set-up");
+    if (readable_now(stop_fd)) return error(StatusCode::unavailable, "emulate: interrupted during set-up");
     if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
       const bool netem = std::find(c.begin(), c.end(), "netem") != c.end();
       if (netem && st.message().find("unknown") != std::string::npos) {

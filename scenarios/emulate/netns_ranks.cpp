@@ -37,16 +37,6 @@ constexpr int k_rank_exit_ok = 0;
 constexpr int k_rank_exit_failed = 1;
 constexpr int k_rank_exit_no_start = 2;
 
-scenario::RunResult failed(const scenario::ScenarioSpec& spec, const ClusterPointOptions& o, std::string why) {
-  return failed_cluster_point(spec, o, std::move(why));
-}
-
-bool readable(int fd) {
-  if (fd < 0) return false;
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
-}
-
 std::string how_it_ended(int status) {
   if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + ::strsignal(WTERMSIG(status));
@@ -65,7 +55,7 @@ int rank_main(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& optio
       log("[node " + std::to_string(rank) + "] " + std::string(line));
     };
   const int stop_fd = options.stop_fd;
-  point.stop_requested = [stop_fd] { return readable(stop_fd); };
+  point.stop_requested = [stop_fd] { return readable_now(stop_fd); };
   if (up_fd >= 0) {
     point.servers_up = [up_fd] {
       const char up = 'U';
@@ -74,7 +64,7 @@ int rank_main(const scenario::ScenarioSpec& spec, const NetnsRanksOptions& optio
   }
   scenario::RunResult r;
   if (Status st = enter_network_namespace(options.netns[rank]); !st.ok()) {
-    r = failed(spec, o, "rank " + std::to_string(rank) + ": " + st.message());
+    r = failed_cluster_point(spec, o, "rank " + std::to_string(rank) + ": " + st.message());
     ::close(fd);  // the others learn that this rank ended
   } else {
     scenario::SweepSchedule schedule(rank, size, fd);
@@ -225,7 +215,7 @@ scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const Ne
         ::close(result_fd);
         result_fd = -1;
       }
-      if (readable(options.stop_fd)) why_stopped = "interrupted by a signal";
+      if (readable_now(options.stop_fd)) why_stopped = "interrupted by a signal";
       if (n > 0 && polls.back().revents != 0) {  // rank 0's servers-up (or its end)
         char up = 0;
         if (::read(up_fd, &up, 1) == 1 && options.on_servers_up) options.on_servers_up();
@@ -246,14 +236,14 @@ scenario::RunResult run_netns_ranks(const scenario::ScenarioSpec& spec, const Ne
   reap(ranks, nullptr, true);
   std::string ends;
   for (std::size_t i = 0; i < ranks.size(); ++i) ends += fmt::format("{}node {}: {}", i ? ", " : "", i, ranks[i].how);
-  if (!why_stopped.empty()) return failed(spec, options.point, why_stopped + " (" + ends + ")");
-  if (too_large) return failed(spec, options.point, "rank 0's result is over k_max_point_result_bytes");
+  if (!why_stopped.empty()) return failed_cluster_point(spec, options.point, why_stopped + " (" + ends + ")");
+  if (too_large) return failed_cluster_point(spec, options.point, "rank 0's result is over k_max_point_result_bytes");
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (text.empty() || j.is_discarded()) {
-    return failed(spec, options.point, "rank 0 handed back no result (" + ends + ")");
+    return failed_cluster_point(spec, options.point, "rank 0 handed back no result (" + ends + ")");
   }
   Result<scenario::RunResult> decoded = scenario::run_result_from_json(j, &spec);
-  if (!decoded.ok()) return failed(spec, options.point, "rank 0's result: " + decoded.status().message());
+  if (!decoded.ok()) return failed_cluster_point(spec, options.point, "rank 0's result: " + decoded.status().message());
   return std::move(decoded).value();
 }
 

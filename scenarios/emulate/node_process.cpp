@@ -30,10 +30,10 @@ namespace {
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t k_steps = k_node_collectives.size();
+// The places in node_collectives' sequence the relay acts on.
 constexpr std::size_t k_step_servers_up = 2;
-constexpr std::size_t k_step_clients_done = 3;
-constexpr std::size_t k_step_gather = k_steps - 1;
+std::size_t step_clients_done(const std::vector<std::string>& steps) { return steps.size() - 3; }
+std::size_t step_gather(const std::vector<std::string>& steps) { return steps.size() - 1; }
 
 std::vector<NodeSpec> nodes_by_id(const ClusterConfig& config) {
   std::vector<NodeSpec> nodes = config.nodes;
@@ -42,8 +42,7 @@ std::vector<NodeSpec> nodes_by_id(const ClusterConfig& config) {
 }
 
 // "op name" of a step, split.
-std::pair<std::string, std::string> step_words(std::size_t step) {
-  const std::string_view text = k_node_collectives[step];
+std::pair<std::string, std::string> step_words(std::string_view text) {
   const std::size_t space = text.find(' ');
   return {std::string(text.substr(0, space)), std::string(text.substr(space + 1))};
 }
@@ -124,7 +123,9 @@ std::string reap(pid_t pid, std::chrono::milliseconds wait) {
 // launcher of socket_bootstrap.hpp answers ({"ok", "all"} or {"ok", "error"}).
 class CollectiveWorker {
  public:
-  explicit CollectiveWorker(Bootstrap& bootstrap) : bootstrap_(bootstrap), thread_([this] { loop(); }) {}
+  // steps: node_collectives of the point's config.
+  CollectiveWorker(Bootstrap& bootstrap, std::vector<std::string> steps)
+      : bootstrap_(bootstrap), steps_(std::move(steps)), thread_([this] { loop(); }) {}
   ~CollectiveWorker() {
     {
       std::lock_guard lock(mu_);
@@ -178,7 +179,7 @@ class CollectiveWorker {
       lock.lock();
       const json parsed = json::parse(answer);
       if (!parsed["ok"].get<bool>() && failure_.empty()) {
-        failure_ = std::string(k_node_collectives[step]) + ": " + parsed["error"].get<std::string>();
+        failure_ = steps_.at(step) + ": " + parsed["error"].get<std::string>();
       }
       answers_.push_back(answer);
       job_.reset();
@@ -186,7 +187,7 @@ class CollectiveWorker {
   }
 
   std::string make(std::size_t step, const std::string& data) {
-    const auto [op, name] = step_words(step);
+    const auto [op, name] = step_words(steps_.at(step));
     Result<std::vector<std::string>> r = std::vector<std::string>{};
     if (op == "all_gather") {
       r = bootstrap_.all_gather(data);
@@ -200,6 +201,7 @@ class CollectiveWorker {
   }
 
   Bootstrap& bootstrap_;
+  const std::vector<std::string> steps_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::optional<std::string> job_;
@@ -216,7 +218,8 @@ class NodeRelay {
   NodeRelay(const NodeProcessOptions& options, Bootstrap& bootstrap)
       : options_(options),
         bootstrap_(bootstrap),
-        worker_(bootstrap),
+        steps_(node_collectives(options.config)),
+        worker_(bootstrap, steps_),
         me_(nodes_by_id(options.config)[bootstrap.rank()]) {
     for (const ClusterFault& f : options.config.faults) {
       if (f.node == me_.id && f.role == Role::storage) kills_.push_back(f);
@@ -242,10 +245,11 @@ class NodeRelay {
   std::vector<std::string> my_rails() const;
   json stand_in_document() const;
   std::string amended_document(const std::string& data) const;
-  bool finished() const { return worker_.answered() == k_steps && !child_; }
+  bool finished() const { return worker_.answered() == steps_.size() && !child_; }
 
   const NodeProcessOptions& options_;
   Bootstrap& bootstrap_;
+  const std::vector<std::string> steps_;  // node_collectives of the point
   CollectiveWorker worker_;
   NodeSpec me_;
   std::string config_path_;
@@ -350,9 +354,9 @@ void NodeRelay::take_request(const std::string& line) {
                            request.contains("data") && request["data"].is_string();
   const std::string asked = well_formed ? request["op"].get<std::string>() + " " + request["name"].get<std::string>()
                                         : std::string("a malformed request");
-  if (step >= k_steps || child_->waiting || asked != k_node_collectives[step]) {
-    log("asked for " + asked + " out of order (expected " +
-        (step < k_steps ? std::string(k_node_collectives[step]) : std::string("nothing")) + "): killed");
+  if (step >= steps_.size() || child_->waiting || asked != steps_[step]) {
+    log("asked for " + asked + " out of order (expected " + (step < steps_.size() ? steps_[step] : "nothing") +
+        "): killed");
     ::kill(child_->pid, SIGKILL);
     child_ended(reap(child_->pid, std::chrono::milliseconds(k_node_process_exit_wait_ms)));
     return;
@@ -360,7 +364,7 @@ void NodeRelay::take_request(const std::string& line) {
   child_->waiting = true;
   if (step == worker_.answered() && !worker_.busy()) {
     std::string data = request["data"].get<std::string>();
-    if (step == k_step_gather) data = amended_document(data);
+    if (step == step_gather(steps_)) data = amended_document(data);
     worker_.start(std::move(data));
   }  // else answered already (a process started again), or under way for the one before it
 }
@@ -373,13 +377,13 @@ void NodeRelay::answer_waiting_child() {
     ++child_->next_step;
     if (!sent.ok()) return;  // it is gone: its end shows on the channel
   }
-  if (worker_.answered() == k_steps && !last_answered_) last_answered_ = Clock::now();
+  if (worker_.answered() == steps_.size() && !last_answered_) last_answered_ = Clock::now();
 }
 
 void NodeRelay::child_ended(const std::string& how) {
   processes_.push_back({{"pid", child_->pid}, {"how_it_ended", how}});
   last_end_ = how;
-  const bool sequence_done = child_->next_step == k_steps;
+  const bool sequence_done = child_->next_step == steps_.size();
   log("pid " + std::to_string(child_->pid) + " " + how);
   child_.reset();
   if (!sequence_done && !restart_due_ && !standing_in_) {
@@ -393,7 +397,7 @@ void NodeRelay::child_ended(const std::string& how) {
 void NodeRelay::apply_faults() {
   if (!servers_up_ && worker_.answered() > k_step_servers_up) servers_up_ = Clock::now();
   if (!servers_up_) return;
-  const bool workload_over = worker_.answered() > k_step_clients_done;
+  const bool workload_over = worker_.answered() > step_clients_done(steps_);
   if (restart_due_ && Clock::now() >= *restart_due_) {
     restart_due_.reset();
     if (workload_over) {
@@ -451,12 +455,14 @@ json NodeRelay::stand_in_document() const {
 
 // No node process will come back: the rank makes the collectives it would have made.
 void NodeRelay::stand_in() {
-  if (worker_.busy() || worker_.answered() == k_steps) return;
+  if (worker_.busy() || worker_.answered() == steps_.size()) return;
   const std::size_t step = worker_.answered();
   if (step == 0) {
     worker_.start(std::string());  // the endpoint table without this node: its peers cannot reach it
-  } else if (step == k_step_gather) {
+  } else if (step == step_gather(steps_)) {
     worker_.start(amended_document(stand_in_document().dump()));
+  } else if (steps_[step].starts_with("all_gather workload-")) {  // what run_node says after a workload
+    worker_.start(stand_in_ok_ ? std::string() : "node " + std::to_string(me_.id) + ": " + stand_in_status_);
   } else {
     worker_.start(std::string());
   }

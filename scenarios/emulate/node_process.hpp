@@ -14,7 +14,7 @@
 // How: the rank starts `sluice node --config F --rank R --bootstrap-fd 3`
 // (the node program `sluice emulate` starts) with one end of a socket pair
 // as fd 3, and stands in as its launcher. Each collective the child asks for
-// (k_node_collectives, in order) the rank makes on the point's Bootstrap, on
+// (node_collectives, in order) the rank makes on the point's Bootstrap, on
 // a worker thread (a barrier can last the whole workload), and sends the
 // answer back. Every answer is kept, so that a process started again after a
 // kill gets the collectives that already happened at once, from the record

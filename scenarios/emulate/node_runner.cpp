@@ -74,12 +74,13 @@ struct LocalServices {
   std::vector<Service*> servers;  // meta and storage: start after mgmt, wait for registration
   std::vector<Service*> early;    // mgmt and barrier
   std::vector<ClientHost*> clients;
-  std::vector<FileSweep*> sweeps;    // parallel to clients; null for a mount or a given workload
-  std::vector<Workload*> mounts;     // parallel to clients: the mount's workload, or null
-  std::vector<std::uint32_t> ranks;  // parallel to clients: the client rank
+  std::vector<FileSweep*> sweeps;        // parallel to clients; null for a mount or a given workload
+  std::vector<Workload*> mounts;         // parallel to clients: the mount's workload, or null
+  std::vector<std::uint32_t> ranks;      // parallel to clients: the client rank
+  std::vector<std::uint32_t> workloads;  // parallel to clients: which workload (0: the first)
   // NodeRunOptions::make_workload / rank_results (empty: the config's FileSweep).
-  std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
-  std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
+  std::function<std::unique_ptr<Workload>(std::uint32_t workload, std::uint32_t rank)> make_workload;
+  std::function<std::vector<RankPhaseResult>(std::uint32_t workload, std::uint32_t rank)> rank_results;
   const NodeRunOptions::FsSettings* fs = nullptr;  // NodeRunOptions::fs, or null
   std::map<Role, Service*> server_of;              // meta, meta_mirror, storage: this node's (at most one each)
 };
@@ -168,25 +169,26 @@ ClientHost& add_client(hw::HwWorld& world, const PlannedService& s, const Servic
     mount_ptr = workload.get();
 #endif
   } else if (local.make_workload) {
-    workload = local.make_workload(s.rank);
+    workload = local.make_workload(s.workload, s.rank);
   } else {
     auto made = std::make_unique<FileSweep>(sweep);
     sweep_ptr = made.get();
     workload = std::move(made);
   }
   ClientHostConfig hc;
-  if (local.fs != nullptr && local.fs->client) hc = local.fs->client(s.rank);
+  if (local.fs != nullptr && local.fs->client) hc = local.fs->client(s.workload, s.rank);
   hc.client.mgmt = plan.mgmt;
   if (local.fs == nullptr) hc.client.ns.shard_count = plan.meta_shards;
   SLUICE_ASSERT(hc.client.ns.shard_count == plan.meta_shards);
   hc.rank = s.rank;
-  hc.ranks = plan.client_ranks;
+  hc.ranks = plan.client_ranks.at(s.workload);
   hc.barrier = plan.barrier;
   ClientHost& host = world.add_service<ClientHost>(s.node, hc, std::move(workload));
   local.clients.push_back(&host);
   local.sweeps.push_back(sweep_ptr);
   local.mounts.push_back(mount_ptr);
   local.ranks.push_back(s.rank);
+  local.workloads.push_back(s.workload);
   return host;
 }
 
@@ -413,11 +415,12 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
   return ok_status();
 }
 
-// A results document's "phases" entries of one client's ranks.
-void add_phase_results(nlohmann::json& phases, const std::vector<RankPhaseResult>& results) {
+// A results document's "phases" entries of one client's ranks of `workload`.
+void add_phase_results(nlohmann::json& phases, std::uint32_t workload, const std::vector<RankPhaseResult>& results) {
   for (const RankPhaseResult& r : results) {
     const double rate = r.elapsed_ns > 0 ? static_cast<double>(r.bytes) * 1e9 / static_cast<double>(r.elapsed_ns) : 0.0;
-    phases.push_back({{"phase", r.phase},
+    phases.push_back({{"workload", workload},
+                      {"phase", r.phase},
                       {"rank", r.rank},
                       {"bytes", r.bytes},
                       {"ops", r.ops},
@@ -455,18 +458,24 @@ Status serve_mounts(hw::HwWorld& world, const LocalServices& local, const Cluste
 #endif
 }
 
-// 5. Starts the clients and waits until they finish; their phases go to
-// `phases`. Timed out, or the first client's error.
-Status run_clients(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
+// 5. Starts this node's clients of `workload` and waits until they finish;
+// their phases go to `phases`. Timed out, or the first client's error.
+Status run_clients(hw::HwWorld& world, const LocalServices& local, std::uint32_t workload, const ClusterConfig& config,
                    const std::string& where, TimeNs max_wait_ns, const std::function<bool()>& stop_requested,
                    nlohmann::json& phases) {
   Status status = ok_status();
-  for (ClientHost* h : local.clients) world.start_service(*h);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < local.clients.size(); ++i) {
+    if (local.workloads[i] == workload) mine.push_back(i);
+  }
+  if (mine.empty()) return status;
+  for (std::size_t i : mine) world.start_service(*local.clients[i]);
   bool stopped = false;
   const bool finished = world.wait_until(
       [&] {
         if (stop_requested && stop_requested()) return stopped = true;
-        for (ClientHost* h : local.clients) {
+        for (std::size_t i : mine) {
+          ClientHost* h = local.clients[i];
           if (!world.call(*h, [h] { return h->finished(); })) return false;
         }
         return true;
@@ -478,18 +487,26 @@ Status run_clients(hw::HwWorld& world, const LocalServices& local, const Cluster
     status = error(StatusCode::timed_out,
                    where + ": the workload did not finish within " + std::to_string(config.max_wait_s) + " s");
   }
-  for (std::size_t i = 0; i < local.clients.size(); ++i) {
+  for (std::size_t i : mine) {
     ClientHost* h = local.clients[i];
     FileSweep* sweep = local.sweeps[i];
     const std::uint32_t rank = local.ranks[i];
-    const auto [done, result, results] = world.call(*h, [h, sweep, rank, &local] {
-      std::vector<RankPhaseResult> r = sweep != nullptr ? sweep->results() : local.rank_results(rank);
+    const auto [done, result, results] = world.call(*h, [h, sweep, workload, rank, &local] {
+      std::vector<RankPhaseResult> r = sweep != nullptr ? sweep->results() : local.rank_results(workload, rank);
       return std::make_tuple(h->finished(), h->finished() ? h->result() : Status{}, std::move(r));
     });
     if (done && !result.ok() && status.ok()) status = error(result.code(), where + ": " + result.message());
-    add_phase_results(phases, results);
+    add_phase_results(phases, workload, results);
   }
   return status;
+}
+
+// What the nodes said after a workload: the first failure.
+std::string_view workload_failure(const std::vector<std::string>& said) {
+  for (const std::string& s : said) {
+    if (!s.empty()) return s;
+  }
+  return {};
 }
 
 // 6. The node's results document (the world stopped).
@@ -571,6 +588,15 @@ Result<std::string> node_secret(const ClusterConfig& config) {
 
 }  // namespace
 
+std::vector<std::string> node_collectives(const ClusterConfig& config) {
+  std::vector<std::string> steps = {"all_gather ", "barrier mgmt-up", "barrier servers-up"};
+  for (std::size_t w = 0; w + 1 < config.workload_count(); ++w) {
+    steps.push_back("all_gather workload-" + std::to_string(w) + "-done");
+  }
+  for (const char* last : {"barrier clients-done", "barrier stopping", "gather "}) steps.emplace_back(last);
+  return steps;
+}
+
 Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap) {
   if (options.config.shared_secret.empty() && !options.config.insecure) {
     Result<std::string> secret = node_secret(options.config);
@@ -590,6 +616,12 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   }
   const NodeSpec& me = nodes[bootstrap.rank()];
   const std::string where = "node " + std::to_string(me.id);
+  if (!config.later_workloads.empty() && me.has(Role::client) && !options.make_workload) {
+    return error(StatusCode::invalid_argument,
+                 where +
+                     ": later_workloads need the launcher's workloads (the cluster path); the config's file sweep "
+                     "is one workload");
+  }
   const TimeNs max_wait_ns = static_cast<TimeNs>(config.max_wait_s) * k_ns_per_s;
   const auto log = [&](const std::string& line) {
     if (options.log) options.log(where + ": " + line);
@@ -620,11 +652,21 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   if (options.servers_up) options.servers_up();
   nlohmann::json phases = nlohmann::json::array();
   NodeFaults faults(world, config, me, local, log);
-  if (node_status.ok() && !local.clients.empty()) {
-    node_status = config.workload.mounted()
-                      ? serve_mounts(world, local, config, where, max_wait_ns,
-                                     [&log](std::string_view line) { log(std::string(line)); })
-                      : run_clients(world, local, config, where, max_wait_ns, options.stop_requested, phases);
+  if (node_status.ok() && !local.clients.empty() && config.workload.mounted()) {
+    node_status = serve_mounts(world, local, config, where, max_wait_ns,
+                               [&log](std::string_view line) { log(std::string(line)); });
+  }
+  bool others_failed = false;  // a node failed a workload: the later ones are not started
+  for (std::uint32_t w = 0; w < config.workload_count(); ++w) {
+    if (node_status.ok() && !others_failed && !config.workload.mounted()) {
+      node_status = run_clients(world, local, w, config, where, max_wait_ns, options.stop_requested, phases);
+    }
+    if (w + 1 == config.workload_count()) break;
+    Result<std::vector<std::string>> done =
+        bootstrap.all_gather(node_status.ok() ? std::string() : "node " + std::to_string(me.id) + " failed");
+    if (!done.ok()) return error(done.status().code(), where + ": " + done.status().message());
+    for (const std::string& said : *done) others_failed = others_failed || !said.empty();
+    if (others_failed && node_status.ok()) log("later workloads not started: " + std::string(workload_failure(*done)));
   }
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   // Every node quiet before any node stops: a normal shutdown logs no lost peers.

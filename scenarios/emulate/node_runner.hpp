@@ -11,7 +11,11 @@
 //   4. start meta and storage servers, wait until they have registered with
 //      mgmt                                                  barrier "servers-up"
 //   5. start the clients (FileSweep with pattern data, every byte read
-//      verified), wait until they finish                     barrier "clients-done"
+//      verified, or the launcher's workload), wait until they finish; with
+//      later workloads (ClusterConfig::later_workloads), each in turn once
+//      the one before finished everywhere (all_gather "workload-<i>-done",
+//      which says which nodes failed: then no later one starts)
+//                                                            barrier "clients-done"
 //   6. quiet the transport's log (peers lost from here on are nodes
 //      shutting down)                                        barrier "stopping"
 //      stop the world, gather every node's results document to the root
@@ -23,7 +27,7 @@
 //
 // The results document of a node:
 //   {"node", "rank", "roles", "ok", "status", "addresses": [...],
-//    "phases": [{"phase","rank","bytes","ops","elapsed_ns","bytes_per_s"}],
+//    "phases": [{"workload","phase","rank","bytes","ops","elapsed_ns","bytes_per_s"}],
 //    "counters": {"storage.read_bytes": ..., ...}}
 // and run_node returns, at the root, {"run_id", "ok", "nodes": [documents]}
 // (elsewhere {"ok"} of its own node).
@@ -58,12 +62,14 @@ struct NodeRunOptions {
   // wait (the node's status says it was stopped); the node still takes part
   // in every later collective, so every node ends. May be empty.
   std::function<bool()> stop_requested;
-  // The client ranks' workload (rank -> its Workload) and, once it finished,
-  // that rank's phase results: what `--backend cluster` gives from the
-  // study's own WorkloadSpec (any kind). Both or neither; empty: the config's
-  // FileSweep (or mount). Called on the client's event loop.
-  std::function<std::unique_ptr<Workload>(std::uint32_t rank)> make_workload;
-  std::function<std::vector<RankPhaseResult>(std::uint32_t rank)> rank_results;
+  // The client ranks' workload ((workload, rank) -> its Workload; workload
+  // 0 is the first, then ClusterConfig::later_workloads) and, once it
+  // finished, that rank's phase results: what `--backend cluster` gives from
+  // the study's own WorkloadSpecs (any kind). Both or neither; empty: the
+  // config's FileSweep (or mount), and no later workloads. Called on the
+  // client's event loop.
+  std::function<std::unique_ptr<Workload>(std::uint32_t workload, std::uint32_t rank)> make_workload;
+  std::function<std::vector<RankPhaseResult>(std::uint32_t workload, std::uint32_t rank)> rank_results;
   // The study's file-system settings (the cluster path gives them from its
   // ScenarioSpec: FsDeployment::*_of), the base of each service's config
   // before the deployment's own fields are set (endpoints, shard, targets,
@@ -76,7 +82,8 @@ struct NodeRunOptions {
     MgmtConfig mgmt;
     MetaServiceConfig meta;  // shard and mgmt are the node's
     StorageServiceConfig storage;
-    std::function<ClientHostConfig(std::uint32_t rank)> client;  // mgmt, barrier, rank, ranks are the node's
+    // (workload, rank) -> its client's config; mgmt, barrier, rank, ranks are the node's.
+    std::function<ClientHostConfig(std::uint32_t workload, std::uint32_t rank)> client;
   };
   std::optional<FsSettings> fs;
   // GPU memory for the client ranks' GPU buffers (HwWorldConfig::gpu_memory:
@@ -92,11 +99,13 @@ struct NodeRunOptions {
   std::vector<std::string> listen_rails;
 };
 
-// The collectives run_node makes, in this order, each once ("op name"): a
-// relay that stands in for a node process (node_process.hpp) replays and
-// completes this sequence.
-inline constexpr std::array<std::string_view, 6> k_node_collectives = {
-    "all_gather ", "barrier mgmt-up", "barrier servers-up", "barrier clients-done", "barrier stopping", "gather "};
+// The collectives run_node makes for `config`, in this order, each once
+// ("op name"): "all_gather ", "barrier mgmt-up", "barrier servers-up", one
+// "all_gather workload-<i>-done" after each workload but the last (i from 0),
+// "barrier clients-done", "barrier stopping", "gather ". A relay that stands
+// in for a node process (node_process.hpp) replays and completes this
+// sequence.
+std::vector<std::string> node_collectives(const ClusterConfig& config);
 
 // The node is config.nodes (sorted by id)[bootstrap.rank()]; bootstrap.size()
 // must equal the number of nodes.

@@ -6,7 +6,8 @@
 #    backend cluster, ok, with bytes in its write and read phases and its
 #    deployment recorded; results.json is valid; `sluice compare` of the sim
 #    run and this one prints per-point differences; only rank 0 printed.
-#    An md_bench study and the storage failover study (mirroring, SIGKILL of
+#    Study 3 reduced (md_bench, then an ls -l storm: two workloads per point)
+#    and the storage failover study (mirroring, SIGKILL of
 #    the process hosting a storage server, with and without its restart from
 #    the storage root) on the same path.
 # 3. A rank count that is not the node count fails every point saying
@@ -92,18 +93,20 @@ grep -q "median_err=" compare3.txt || fail "compare printed no summary"
 [ -z "$(ls -A "$storage")" ] || fail "storage directories left: $(ls -A "$storage")"
 echo "ok: 3 ranks on loopback, compared with sim: $(tail -1 compare3.txt)"
 
-# 2b. An md_bench study (creates and stats in a shared directory, 1 and 2 metadata shards).
-timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$here/scripts/cluster_md.lua" --backend cluster "${meta[@]}" \
-  --storage-root "$storage" --out md >md.txt 2>&1 || fail "the md_bench study on --backend cluster failed"
-python3 - md/results.json <<'PY' || fail "md/results.json"
-import json, sys
-runs = json.load(open(sys.argv[1]))["runs"]
-assert len(runs) == 2 and all(r["ok"] and r["backend"] == "cluster" for r in runs), runs
-for r in runs:
-    ops = {p["phase"]: p["ops"] for p in r["phases"]}
-    assert ops.get("create", 0) >= 600 and ops.get("stat", 0) >= 600, ops
-PY
-echo "ok: the md_bench study on 3 ranks"
+# 2b. Study 3 reduced (dne_metadata_sharding): mdtest creates and stats in one
+# shared directory, then the `ls -l` storm, two workloads in each point (the
+# second on a node of its own, once every rank of the first finished); 1 and 2
+# metadata shards on 4 ranks. Each row's op count is the simulated run's.
+study3="$here/../../lua_scripts/dne_metadata_sharding.lua"
+sets3=(--set shards=1,2 --set servers=2 --set clients=2 --set entries=600 --set storm_clients=1 --set threads=8)
+timeout "$run_limit_s" "$sluice" run "$study3" --backend sim "${sets3[@]}" --out md_sim >md_sim.txt 2>&1 ||
+  fail "the sim run of study 3 failed"
+timeout "$run_limit_s" mpirun -np 4 "$sluice" run "$study3" --backend cluster "${sets3[@]}" "${meta[@]}" \
+  --storage-root "$storage" --out md >md.txt 2>&1 || fail "study 3 on --backend cluster failed"
+python3 "$here/scripts/rows_as_sim.py" md/results.json md_sim/results.json cluster || fail "md/results.json"
+"$sluice" compare md_sim/results.json md/results.json >compare_md.txt 2>&1 || fail "compare of study 3 failed"
+grep -q "ls_storm/ls_storm" compare_md.txt || fail "compare printed no ls_storm rows"
+echo "ok: study 3 (mdtest, then the ls -l storm) on 4 ranks, rows as in sim"
 
 # 2c. The mirrored failover study: storage kills with a restart (plain) and for good
 # (buddy-mirrored) run on this path, and metadata buddy mirroring with its primary killed.

@@ -6,9 +6,9 @@
 # 1. Study 2 reduced on 3 hosts and in simulation: every run is backend emulate,
 #    ok, launcher netns, 3 distinct addresses, bytes in write and read;
 #    `sluice compare` prints per-point differences; nothing is left behind.
-# 2. An md_bench study (refused on this backend before it became the cluster
-#    path), with the RocksDB metadata store; a file sweep with 3 client ranks
-#    on each node.
+# 2. Study 3 reduced: two workloads per point (mdtest, then the ls -l storm on
+#    a node of its own), with the RocksDB metadata store, compared with sim;
+#    a file sweep with 3 client ranks on each node.
 #    GPU buffers where there is a GPU, else every point fails saying why.
 # 3. The mirrored failover study, all six points and five claims: storage kills
 #    as SIGKILL of the process that hosts the server, with its restart;
@@ -73,19 +73,26 @@ grep -q "median_err=" compare3.txt || fail "compare printed no summary"
 [ -z "$(leftovers)" ] || fail "left behind after a run: $(leftovers)"
 echo "ok: study 2 on 3 netns hosts, compared with sim: $(tail -1 compare3.txt)"
 
-# 2. md_bench (creates and stats in one shared directory, 1 and 2 shards), RocksDB.
-timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_md.lua" --backend emulate --meta-store rocksdb \
-  --out md >md.txt 2>&1 || fail "the md_bench study on --backend emulate failed"
-python3 - md/results.json <<'PY' || fail "md/results.json"
+# 2. Study 3 reduced (dne_metadata_sharding: mdtest creates and stats in one
+# shared directory, then the `ls -l` storm: two workloads in each point, the
+# second's ranks on their own node once every rank of the first finished),
+# 1 and 2 shards on 4 hosts, RocksDB. Each row's op count is the simulated
+# run's (the same entries listed: the storm ran after every create).
+study3="$here/../../lua_scripts/dne_metadata_sharding.lua"
+sets3=(--set shards=1,2 --set servers=2 --set clients=2 --set entries=600 --set storm_clients=1 --set threads=8)
+timeout "$run_limit_s" "$sluice" run "$study3" --backend sim "${sets3[@]}" --out md_sim >md_sim.txt 2>&1 ||
+  fail "the sim run of study 3 failed"
+timeout "$run_limit_s" "$sluice" run "$study3" --backend emulate "${sets3[@]}" --meta-store rocksdb \
+  --out md >md.txt 2>&1 || fail "study 3 (two workloads per point) on --backend emulate failed"
+python3 "$here/scripts/rows_as_sim.py" md/results.json md_sim/results.json emulate || fail "md/results.json"
+python3 - md/results.json <<'PY' || fail "md/results.json: deployment"
 import json, sys
-runs = json.load(open(sys.argv[1]))["runs"]
-assert len(runs) == 2 and all(r["ok"] and r["backend"] == "emulate" for r in runs), runs
-for r in runs:
-    ops = {p["phase"]: p["ops"] for p in r["phases"]}
-    assert ops.get("create", 0) >= 600 and ops.get("stat", 0) >= 600, ops
-    assert r["deployment"]["meta_store"] == "rocksdb", r["deployment"]
+assert all(r["deployment"]["meta_store"] == "rocksdb" for r in json.load(open(sys.argv[1]))["runs"])
 PY
-echo "ok: the md_bench study on 3 netns hosts"
+"$sluice" compare md_sim/results.json md/results.json >compare_md.txt 2>&1 || fail "compare of study 3 failed"
+grep -q "ls_storm/ls_storm" compare_md.txt || fail "compare printed no ls_storm rows"
+[ -z "$(leftovers)" ] || fail "left behind after study 3: $(leftovers)"
+echo "ok: study 3 (mdtest, then the ls -l storm) on 4 netns hosts, rows as in sim"
 
 # 2b. Several client ranks per node: 1 and 3 ranks on each of 3 nodes; every
 # rank's bytes written and read back, as many as the simulated run's.

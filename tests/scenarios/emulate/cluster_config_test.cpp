@@ -112,7 +112,7 @@ TEST(ServicePlan, IndicesFollowTheCanonicalOrderOverAllNodes) {
   EXPECT_EQ(p.mgmt, (Endpoint{0, 0}));
   EXPECT_EQ(p.barrier, (Endpoint{0, 1}));
   EXPECT_EQ(p.meta_shards, 1u);
-  EXPECT_EQ(p.client_ranks, 2u);
+  EXPECT_EQ(p.client_ranks, (std::vector<std::uint32_t>{2}));
   EXPECT_EQ(p.services[2].role, Role::meta);
   EXPECT_EQ(p.services[3].role, Role::client);
   EXPECT_EQ(p.services[3].rank, 0u);

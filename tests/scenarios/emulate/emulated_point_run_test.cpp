@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/run_record.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
@@ -96,7 +97,7 @@ TEST(EmulatedPointPlan, SeveralRanksPerClientNodeAreConsecutiveRanksOfThatNode) 
   ASSERT_TRUE(s.ok()) << s.status().to_string();
   EXPECT_EQ(s->cluster.workload.ranks_per_client, 3u);
   const ServicePlan plan = plan_services(s->cluster);
-  EXPECT_EQ(plan.client_ranks, 3u);
+  EXPECT_EQ(plan.client_ranks, (std::vector<std::uint32_t>{3}));
   std::vector<std::uint32_t> ranks;
   for (const PlannedService& p : plan.services) {
     if (p.role == Role::client) {
@@ -116,6 +117,65 @@ TEST(EmulatedPointPlan, SeveralRanksPerClientNodeAreConsecutiveRanksOfThatNode) 
   EXPECT_NE(st.message().find("workload.ranks_per_client"), std::string::npos) << st.message();
 }
 
+// A point's workloads run one after the other on one deployment (as in
+// simulation): the second keeps its own client nodes, in the spec's rank
+// order, and its ranks per node; a node that runs only the second's ranks
+// is a client node too. The plan travels to a node process's config.
+TEST(EmulatedPointPlan, ALaterWorkloadKeepsItsOwnClientNodesInRankOrder) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
+  ASSERT_FALSE(points.empty());
+  scenario::ScenarioSpec spec = points[0];
+  scenario::WorkloadSpec second = spec.workloads[0];
+  second.label = "second";
+  second.clients.nodes = {3, 0};  // rank 0 on node 3, rank 1 on node 0
+  second.clients.ranks_per_node = 2;
+  spec.workloads.push_back(second);
+  Result<EmulatedPointSetup> s = EmulatedPointRun::plan(spec);
+  ASSERT_TRUE(s.ok()) << s.status().to_string();
+  const ClusterConfig& c = s->cluster;
+  EXPECT_EQ(c.workload.client_nodes, spec.workloads[0].clients.nodes);
+  ASSERT_EQ(c.later_workloads.size(), 1u);
+  EXPECT_EQ(c.later_workloads[0].client_nodes, (std::vector<NodeId>{3, 0}));
+  EXPECT_TRUE(c.nodes[3].has(Role::client) && c.nodes[3].has(Role::storage));
+  const ServicePlan plan = plan_services(c);
+  EXPECT_EQ(plan.client_ranks, (std::vector<std::uint32_t>{1, 4}));
+  std::vector<std::tuple<NodeId, std::uint32_t, std::uint32_t>> clients;  // node, workload, rank
+  for (const PlannedService& p : plan.services) {
+    if (p.role == Role::client) clients.emplace_back(p.node, p.workload, p.rank);
+  }
+  using T = std::tuple<NodeId, std::uint32_t, std::uint32_t>;
+  EXPECT_EQ(clients, (std::vector<T>{T{0, 0, 0}, T{0, 1, 2}, T{0, 1, 3}, T{3, 1, 0}, T{3, 1, 1}}));
+  Result<ClusterConfig> back = parse_cluster_config(to_json(c));
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->later_workloads[0].client_nodes, (std::vector<NodeId>{3, 0}));
+  EXPECT_EQ(back->later_workloads[0].ranks_per_client, 2u);
+  EXPECT_EQ(back->workload.client_nodes, c.workload.client_nodes);
+  // What a config may not say, by name.
+  auto refused = [&](ClusterConfig wrong, const std::string& words) {
+    const Status st = validate(wrong);
+    ASSERT_FALSE(st.ok()) << words;
+    EXPECT_NE(st.message().find(words), std::string::npos) << st.message();
+  };
+  ClusterConfig no_role = c;
+  no_role.later_workloads[0].client_nodes = {1};
+  refused(no_role, "later_workloads[0].client_nodes: node 1 has no client role");
+  ClusterConfig twice = c;
+  twice.later_workloads[0].client_nodes = {3, 3};
+  refused(twice, "node 3 repeated");
+  ClusterConfig idle = c;
+  idle.later_workloads[0].client_nodes = {0};
+  refused(idle, "nodes[3]: a client node that runs no workload's ranks");
+  ClusterConfig zero = c;
+  zero.later_workloads[0].ranks_per_client = 0;
+  refused(zero, "later_workloads[0].ranks_per_client");
+  nlohmann::json doc = to_json(c);
+  doc["later_workloads"][0]["rank"] = 1;
+  Result<ClusterConfig> unknown = parse_cluster_config(doc);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("later_workloads[0]"), std::string::npos) << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("rank"), std::string::npos) << unknown.status().message();
+}
+
 TEST(EmulatedPointPlan, RefusesSpecsItCannotEmulateNamingTheRule) {
   const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
   ASSERT_FALSE(points.empty());
@@ -125,9 +185,12 @@ TEST(EmulatedPointPlan, RefusesSpecsItCannotEmulateNamingTheRule) {
     EXPECT_EQ(s.status().code(), StatusCode::invalid_argument);
     EXPECT_NE(s.status().message().find(words), std::string::npos) << s.status().message();
   };
-  scenario::ScenarioSpec two = points[0];
-  two.workloads.push_back(two.workloads[0]);
-  refused(two, "2 workloads");
+  scenario::ScenarioSpec many = points[0];
+  many.workloads.assign(k_max_cluster_workloads + 1, many.workloads[0]);
+  refused(many, std::to_string(k_max_cluster_workloads + 1) + " workloads");
+  scenario::ScenarioSpec none = points[0];
+  none.workloads.clear();
+  refused(none, "0 workloads");
   // GPU buffers plan like host ones: whether a host has a GPU is each rank's to say (run_cluster_point).
   scenario::ScenarioSpec gpu = points[0];
   std::get<FileSweepConfig>(gpu.workloads[0].config).buffer_kind = MemKind::gpu;

@@ -14,9 +14,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
+#include <mutex>
+#include <map>
 #include <fstream>
 #include <thread>
 
+#include "core/workloads/file_sweep.hpp"
 #include "scenarios/emulate/bootstrap_coordinator.hpp"
 #include "scenarios/emulate/socket_bootstrap.hpp"
 
@@ -46,7 +50,8 @@ struct ClusterRun {
 // Runs every node of `config` on a thread; `ranks` of them take part (the
 // others never start, to test a missing node).
 ClusterRun run_cluster(const ClusterConfig& config, std::size_t ranks,
-                       const std::optional<NodeRunOptions::FsSettings>& fs = std::nullopt) {
+                       const std::optional<NodeRunOptions::FsSettings>& fs = std::nullopt,
+                       const std::function<void(NodeRunOptions&)>& adjust = {}) {
   const std::size_t n = config.nodes.size();
   std::vector<LineChannel> launcher_ends;
   std::vector<int> node_ends;
@@ -66,6 +71,7 @@ ClusterRun run_cluster(const ClusterConfig& config, std::size_t ranks,
       NodeRunOptions options;
       options.config = config;
       options.fs = fs;
+      if (adjust) adjust(options);
       run.node_results[i] = run_node(options, bootstrap);
     });
   }
@@ -152,7 +158,7 @@ TEST(NodeRunner, TheStudysFileSystemSettingsReachEveryService) {
   fs.storage.egress_limit_bytes_per_s = 200e6;
   fs.storage.egress_burst_bytes = 64 * k_kib;
   std::atomic<int> client_configs{0};
-  fs.client = [&](std::uint32_t rank) {
+  fs.client = [&](std::uint32_t /*workload*/, std::uint32_t rank) {
     ++client_configs;
     ClientHostConfig c;
     c.client.ns = fs.meta.ns;
@@ -221,6 +227,105 @@ TEST(NodeRunner, RefusesAProcessCountThatDoesNotMatchTheCluster) {
   ::close(pair[0]);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("one process per node"), std::string::npos);
+}
+
+// Two workloads of one point (ClusterConfig::later_workloads), each a file
+// sweep: node 0's rank writes (first), node 2's rank reads (second).
+struct TwoSweeps {
+  FileSweepConfig first;
+  FileSweepConfig second;
+  std::mutex mu;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, FileSweep*> made;  // (workload, rank) on node 0 or 2
+
+  void give(NodeRunOptions& o) {
+    o.make_workload = [this](std::uint32_t w, std::uint32_t rank) -> std::unique_ptr<Workload> {
+      auto sweep = std::make_unique<FileSweep>(w == 0 ? first : second);
+      std::lock_guard lock(mu);
+      made[{w, rank}] = sweep.get();
+      return sweep;
+    };
+    o.rank_results = [this](std::uint32_t w, std::uint32_t rank) {
+      std::lock_guard lock(mu);
+      return made.at({w, rank})->results();
+    };
+  }
+};
+
+ClusterConfig two_workload_cluster(const std::string& root) {
+  ClusterConfig config = small_cluster(root);
+  config.nodes[2].roles.push_back(Role::client);
+  config.workload.client_nodes = {0};
+  config.later_workloads = {ClusterLaterWorkload{{2}, 1}};
+  return config;
+}
+
+// The later workload starts on its own client node once every rank of the
+// first has finished: node 2 reads back and verifies every byte node 0's
+// rank wrote (started early, it would find no file). Its phases say which
+// workload they are.
+TEST(NodeRunner, ALaterWorkloadStartsOnItsOwnNodeOnceTheFirstHasFinishedEverywhere) {
+  TempDir dir;
+  const ClusterConfig config = two_workload_cluster(dir.path());
+  ASSERT_TRUE(validate(config).ok()) << validate(config).to_string();
+  TwoSweeps sweeps;
+  sweeps.first = config.workload.sweep;
+  sweeps.first.phases = {SweepPhase::mkdir, SweepPhase::write};
+  sweeps.first.run_tag = "first";
+  sweeps.second = config.workload.sweep;
+  sweeps.second.phases = {SweepPhase::read};
+  sweeps.second.run_tag = "second";
+  ClusterRun run = run_cluster(config, 3, std::nullopt, [&](NodeRunOptions& o) { sweeps.give(o); });
+  ASSERT_TRUE(run.gathered.ok()) << run.gathered.status().to_string();
+  Result<nlohmann::json> all = combine_node_results(config.run_id, *run.gathered);
+  ASSERT_TRUE(all.ok() && all->value("ok", false)) << all->dump();
+  const std::uint64_t bytes = config.workload.sweep.files_per_rank * config.workload.sweep.file_bytes;
+  EXPECT_EQ(phase_total(*all, "write").bytes, bytes);
+  const PhaseTotal read = phase_total(*all, "read");
+  EXPECT_EQ(read.bytes, bytes);
+  EXPECT_EQ(read.verified_bytes, bytes);
+  for (const auto& p : (*all)["nodes"][0]["phases"]) EXPECT_EQ(p["workload"], 0) << p.dump();
+  ASSERT_FALSE((*all)["nodes"][2]["phases"].empty());
+  for (const auto& p : (*all)["nodes"][2]["phases"]) {
+    EXPECT_EQ(p["workload"], 1) << p.dump();
+    EXPECT_EQ(p["phase"], "read");
+  }
+  // Both ranks were rank 0 of a workload of one rank.
+  EXPECT_EQ(sweeps.made.size(), 2u);
+}
+
+// A first workload that fails on one node: no node starts the later one, and
+// the point says why (the first failure, not a consequence of it).
+TEST(NodeRunner, NoLaterWorkloadStartsOnceAnEarlierOneFailedOnANode) {
+  TempDir dir;
+  const ClusterConfig config = two_workload_cluster(dir.path());
+  TwoSweeps sweeps;
+  sweeps.first = config.workload.sweep;
+  sweeps.first.phases = {SweepPhase::read};  // nothing was written: it fails
+  sweeps.first.run_tag = "first";
+  sweeps.second = sweeps.first;
+  sweeps.second.run_tag = "second";
+  ClusterRun run = run_cluster(config, 3, std::nullopt, [&](NodeRunOptions& o) { sweeps.give(o); });
+  ASSERT_TRUE(run.gathered.ok()) << run.gathered.status().to_string();
+  Result<nlohmann::json> all = combine_node_results(config.run_id, *run.gathered);
+  ASSERT_TRUE(all.ok());
+  EXPECT_FALSE(all->value("ok", true));
+  const auto& nodes = (*all)["nodes"];
+  EXPECT_FALSE(nodes[0].value("ok", true));
+  EXPECT_NE(nodes[0].value("status", std::string()).find("file_sweep open /sweep/r0"), std::string::npos)
+      << nodes[0].dump();
+  EXPECT_TRUE(nodes[2].value("ok", false)) << nodes[2].dump();
+  EXPECT_TRUE(nodes[2]["phases"].empty()) << nodes[2].dump();
+  EXPECT_EQ(sweeps.made.size(), 2u);  // made with the world; only the first was started
+}
+
+// A node that hosts clients of a later workload needs the launcher's workloads.
+TEST(NodeRunner, LaterWorkloadsWithoutTheLaunchersWorkloadsAreRefusedByName) {
+  TempDir dir;
+  const ClusterConfig config = two_workload_cluster(dir.path());
+  ClusterRun run = run_cluster(config, 3);
+  EXPECT_FALSE(run.node_results[0].ok());
+  EXPECT_NE(run.node_results[0].status().message().find("later_workloads"), std::string::npos)
+      << run.node_results[0].status().to_string();
 }
 
 TEST(CombineNodeResults, OkOnlyWhenEveryNodeIsAndNamesABadDocument) {
