@@ -461,6 +461,8 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
     o.deployment = deployment_options(args);
     o.storage_root = args.storage_root;
     o.max_wait_s = static_cast<std::uint32_t>(std::min(args.point_timeout_s, 86400.0));
+    // The nodes' log lines, as a cluster run's ranks print theirs.
+    o.log = [](std::string_view line) { fmt::print(stderr, "{}\n", line); };
     call.run_point = [o](const scenario::ScenarioSpec& spec, scenario::Backend) {
       return sluice::emulate::EmulatedPointRun::run(spec, o);
     };

@@ -1,6 +1,8 @@
 #include "core/services/client.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 
 #include "core/namespace/fs_path.hpp"
 #include "core/services/invariants.hpp"
@@ -212,8 +214,43 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
           fail_over(std::move(request), done, r.status());
         });
       },
-      resend_id);
+      resend_id, mirrored_shards_.count(shard) != 0 ? shard_still_served_by(shard, to) : RpcClient::StillThereFn{});
   if (id != 0) *used_id = id;
+}
+
+void Client::check_still_there(std::function<bool()> serves, std::function<void(bool)> resume) {
+  auto answered = std::make_shared<bool>(false);
+  ops_.expect(env_.timer(config_.mirror_check_wait_ns), [answered, resume](Completion&) {
+    if (std::exchange(*answered, true)) return;
+    resume(true);  // no maps in time: ask the same server again
+  });
+  fetch_maps([answered, serves = std::move(serves), resume](Status) {
+    if (std::exchange(*answered, true)) return;
+    resume(serves());
+  });
+}
+
+RpcClient::StillThereFn Client::shard_still_served_by(ShardId shard, Endpoint server) {
+  return [this, shard, server](std::function<void(bool)> resume) {
+    check_still_there(
+        [this, shard, server] {
+          const Endpoint now = shard_endpoint(shard);
+          return !now.valid() || now == server;
+        },
+        std::move(resume));
+  };
+}
+
+RpcClient::StillThereFn Client::chunk_still_there(const ChunkJob& job) {
+  if (job.group == k_no_id) return {};
+  return [this, group = job.group, target = job.target](std::function<void(bool)> resume) {
+    check_still_there(
+        [this, group, target] {
+          const TargetId now = primary_of(group);
+          return now == k_no_id || now == target || !target_endpoint(now).valid();
+        },
+        std::move(resume));
+  };
 }
 
 namespace {
@@ -502,6 +539,64 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
     if (!w.ok()) return job_done(job, plan, w.status(), 0, std::nullopt);
     landing = *w;
   }
+  const TimeNs started = env_.now();
+  rpc_.call(
+      server, read_request(job, plan, server, landing),
+      [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
+        if (!bounce) env_.close_window(landing);  // the fence: nothing lands in the caller's range from here on
+        if (!r.ok()) {
+          return job_done(job, plan,
+                          error(r.status().code(), "reading file " + std::to_string(job.request->file_id) + " at " +
+                                                       std::to_string(job.file_offset) + " from target " +
+                                                       std::to_string(job.target) + ": " + r.status().message()),
+                          0, bounce);
+        }
+        const auto reply = std::get<proto::ChunkReply>(r.value());
+        const std::uint64_t n = std::min(reply.bytes, job.user.length);
+        env_.metrics().sample("client.chunk_read_latency_ns", static_cast<double>(env_.now() - started));
+        // The server's CRC32C, checked over the bytes the caller gets: in the
+        // caller's range, after the copy out of a bounce buffer, except for GPU
+        // memory, where it is checked over the bounce buffer right before the
+        // GPU's copy engine moves it (checking GPU bytes would copy them back out
+        // over PCIe; the copy itself is protected by PCIe's link CRC).
+        const bool check_bounce = bounce && job.user.kind == MemKind::gpu;
+        auto check = [this, job, plan, bounce, n, crc = reply.crc32c](MemHandle checked, std::function<void()> then) {
+          if (!config_.verify_reads || n == 0) return then();
+          ops_.expect(env_.checksum(checked.slice(0, n)), [this, job, plan, bounce, n, crc, then](Completion& c) {
+            if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+            if (c.crc_valid && c.crc32c != crc) {
+              env_.metrics().count("client.crc_mismatches", 1);
+              return job_done(
+                  job, plan,
+                  error(StatusCode::corrupt, "CRC32C mismatch reading file " + std::to_string(job.request->file_id) +
+                                                 " at " + std::to_string(job.file_offset) + " (" + std::to_string(n) +
+                                                 " bytes) from target " + std::to_string(job.target)),
+                  0, bounce);
+            }
+            then();
+          });
+        };
+        const auto done = [this, job, plan, bounce, n] { job_done(job, plan, ok_status(), n, bounce); };
+        if (!bounce || n == 0) return check(job.user, done);
+        const auto copy_out = [this, job, plan, bounce, n, check, check_bounce, done] {
+          TransferSpec copy;
+          copy.src = bounce->slice(0, n);
+          copy.dst = job.user.slice(0, n);
+          copy.mode = TransferMode::local_copy;
+          ops_.expect(env_.transfer(copy), [this, job, plan, bounce, check, check_bounce, done](Completion& c) {
+            if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
+            if (check_bounce) return done();
+            check(job.user, done);
+          });
+        };
+        if (check_bounce) return check(*bounce, copy_out);
+        copy_out();
+      },
+      0, chunk_still_there(job));
+}
+
+proto::ReadChunk Client::read_request(const ChunkJob& job, const ChunkPlan& plan, Endpoint server,
+                                      const MemHandle& landing) {
   proto::ReadChunk m;
   m.file_id = job.request->file_id;
   m.target = job.target;
@@ -513,57 +608,7 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
   // The server writes into `landing`: grant it the region, with the key a
   // one-sided transport needs (a stream one checks the grant on arrival).
   m.dst_keys = rdma_keys_for(env_, landing, plan.client_nic, server.node);
-  const TimeNs started = env_.now();
-  rpc_.call(server, std::move(m), [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
-    if (!bounce) env_.close_window(landing);  // the fence: nothing lands in the caller's range from here on
-    if (!r.ok()) {
-      return job_done(job, plan,
-                      error(r.status().code(), "reading file " + std::to_string(job.request->file_id) + " at " +
-                                                   std::to_string(job.file_offset) + " from target " +
-                                                   std::to_string(job.target) + ": " + r.status().message()),
-                      0, bounce);
-    }
-    const auto reply = std::get<proto::ChunkReply>(r.value());
-    const std::uint64_t n = std::min(reply.bytes, job.user.length);
-    env_.metrics().sample("client.chunk_read_latency_ns", static_cast<double>(env_.now() - started));
-    // The server's CRC32C, checked over the bytes the caller gets: in the
-    // caller's range, after the copy out of a bounce buffer, except for GPU
-    // memory, where it is checked over the bounce buffer right before the
-    // GPU's copy engine moves it (checking GPU bytes would copy them back out
-    // over PCIe; the copy itself is protected by PCIe's link CRC).
-    const bool check_bounce = bounce && job.user.kind == MemKind::gpu;
-    auto check = [this, job, plan, bounce, n, crc = reply.crc32c](MemHandle checked, std::function<void()> then) {
-      if (!config_.verify_reads || n == 0) return then();
-      ops_.expect(env_.checksum(checked.slice(0, n)), [this, job, plan, bounce, n, crc, then](Completion& c) {
-        if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
-        if (c.crc_valid && c.crc32c != crc) {
-          env_.metrics().count("client.crc_mismatches", 1);
-          return job_done(
-              job, plan,
-              error(StatusCode::corrupt, "CRC32C mismatch reading file " + std::to_string(job.request->file_id) +
-                                             " at " + std::to_string(job.file_offset) + " (" + std::to_string(n) +
-                                             " bytes) from target " + std::to_string(job.target)),
-              0, bounce);
-        }
-        then();
-      });
-    };
-    const auto done = [this, job, plan, bounce, n] { job_done(job, plan, ok_status(), n, bounce); };
-    if (!bounce || n == 0) return check(job.user, done);
-    const auto copy_out = [this, job, plan, bounce, n, check, check_bounce, done] {
-      TransferSpec copy;
-      copy.src = bounce->slice(0, n);
-      copy.dst = job.user.slice(0, n);
-      copy.mode = TransferMode::local_copy;
-      ops_.expect(env_.transfer(copy), [this, job, plan, bounce, check, check_bounce, done](Completion& c) {
-        if (!c.status.ok()) return job_done(job, plan, c.status, 0, bounce);
-        if (check_bounce) return done();
-        check(job.user, done);
-      });
-    };
-    if (check_bounce) return check(*bounce, copy_out);
-    copy_out();
-  });
+  return m;
 }
 
 void Client::write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
@@ -622,18 +667,21 @@ void Client::send_write(ChunkJob job, const ChunkPlan& plan, Endpoint server, Me
   // bounce buffer): carry the key so that it need not ask.
   m.src_keys = rdma_keys_for(env_, source, plan.client_nic, server.node);
   const TimeNs started = env_.now();
-  rpc_.call(server, std::move(m), [this, job, plan, source, bounce, started](Result<proto::Message> r) {
-    if (!bounce) env_.close_window(source);  // a late pull can no longer read the caller's range
-    env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
-    if (!r.ok()) {
-      return job_done(job, plan,
-                      error(r.status().code(), "writing file " + std::to_string(job.request->file_id) + " at " +
-                                                   std::to_string(job.file_offset) + " to target " +
-                                                   std::to_string(job.target) + ": " + r.status().message()),
-                      0, bounce);
-    }
-    job_done(job, plan, ok_status(), job.user.length, bounce);
-  });
+  rpc_.call(
+      server, std::move(m),
+      [this, job, plan, source, bounce, started](Result<proto::Message> r) {
+        if (!bounce) env_.close_window(source);  // a late pull can no longer read the caller's range
+        env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
+        if (!r.ok()) {
+          return job_done(job, plan,
+                          error(r.status().code(), "writing file " + std::to_string(job.request->file_id) + " at " +
+                                                       std::to_string(job.file_offset) + " to target " +
+                                                       std::to_string(job.target) + ": " + r.status().message()),
+                          0, bounce);
+        }
+        job_done(job, plan, ok_status(), job.user.length, bounce);
+      },
+      0, chunk_still_there(job));
 }
 
 void Client::job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& status, std::uint64_t bytes,

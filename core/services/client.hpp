@@ -34,8 +34,12 @@
 // with `unavailable` (a switchover: the target is a secondary now), the client
 // refreshes its maps, waiting (bounded by max_maps_refreshes) for mgmt to
 // name another primary, and sends the request again, at most
-// mirror_failovers times per chunk. A retried write is the same bytes at the
-// same place, so it is safe to repeat.
+// mirror_failovers times per chunk. Each unanswered attempt of a request to a
+// mirrored primary refreshes the maps before the next is sent: when mgmt has
+// switched the group over since, the request goes to the new primary at once
+// rather than after every attempt's wait (RpcClient::call's still_there), as
+// a BeeGFS client resolves a buddy group's primary on each retry. A retried
+// write is the same bytes at the same place, so it is safe to repeat.
 #pragma once
 
 #include <deque>
@@ -91,6 +95,10 @@ struct ClientConfig {
   std::uint32_t max_maps_refreshes = 5;                // per request that finds a shard or target unknown
   TimeNs maps_refresh_backoff_ns = 100 * k_ns_per_ms;  // first wait between refreshes; doubles
   std::uint32_t mirror_failovers = 4;  // re-sends of a buddy-mirrored chunk or metadata request to a new primary
+  // How long a retry to a mirrored primary waits for the maps it asked mgmt
+  // for (still_there) before it goes to the same server anyway: mgmt cut off
+  // must not hold every retry for the maps call's own 14 s.
+  TimeNs mirror_check_wait_ns = 500 * k_ns_per_ms;
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
@@ -198,6 +206,15 @@ class Client {
   // reply cache instead of executing it again.
   void call_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
                   std::uint32_t failovers = 0, RequestId resend_id = 0);
+  // RpcClient::call's still_there for a request to `server`, the shard's
+  // primary when sent: after an unanswered attempt, refresh the maps and say
+  // whether it still is (mgmt may have switched the shard over since).
+  RpcClient::StillThereFn shard_still_served_by(ShardId shard, Endpoint server);
+  // The same for a chunk job of a buddy group sent to its primary (job.target); empty when not mirrored.
+  RpcClient::StillThereFn chunk_still_there(const ChunkJob& job);
+  // Refreshes the maps and answers still_there(): resume(serves()) when they
+  // come, or resume(true) after mirror_check_wait_ns, whichever is first.
+  void check_still_there(std::function<bool()> serves, std::function<void(bool)> resume);
   void placement_of_dir(const std::string& dir_path, PlacementFn done);
   void shard_for_path(const std::string& path, std::function<void(Result<ShardId>)> done);
   Endpoint shard_endpoint(ShardId shard) const;
@@ -207,6 +224,7 @@ class Client {
               BytesFn done);
   void pump();
   void start_job(ChunkJob job);
+  proto::ReadChunk read_request(const ChunkJob& job, const ChunkPlan& plan, Endpoint server, const MemHandle& landing);
   void read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server);
   void write_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server);
   // Sends the WriteChunk of `source` (a window on the caller's range, or the

@@ -1,5 +1,7 @@
 #include "core/services/mgmt_service.hpp"
 
+#include <algorithm>
+
 namespace sluice {
 
 MgmtService::MgmtService(Env& env, MgmtConfig config) : env_(env), config_(std::move(config)) {
@@ -196,6 +198,15 @@ std::map<ShardId, proto::MetaGroupDesc> MgmtService::meta_groups() const {
   std::map<ShardId, proto::MetaGroupDesc> out;
   for (const auto& [shard, g] : meta_groups_) out[shard] = g.desc;
   return out;
+}
+
+bool MgmtService::meta_mirrors_in_sync(std::size_t shards) const {
+  if (!config_.meta_mirror) return true;
+  if (meta_groups_.size() != shards) return false;
+  return std::all_of(meta_groups_.begin(), meta_groups_.end(), [](const auto& entry) {
+    const proto::MetaGroupDesc& g = entry.second.desc;
+    return g.primary.valid() && g.secondary.valid() && g.secondary_state == proto::Consistency::good;
+  });
 }
 
 proto::Reachability MgmtService::reachability_of(Endpoint server, TimeNs now) const {

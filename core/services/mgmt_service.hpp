@@ -76,6 +76,15 @@ class MgmtService final : public Service {
   const std::map<GroupId, proto::BuddyGroupDesc>& groups() const { return groups_; }
   std::uint64_t switchovers() const { return switchovers_; }
   std::map<ShardId, proto::MetaGroupDesc> meta_groups() const;
+  // Metadata buddy mirroring: whether `shards` groups have formed, each with
+  // its secondary in sync (good); true when meta_mirror is off. A deployment
+  // is up only then (FsDeployment::registered, the cluster path's
+  // "servers-up"): a primary that dies before its secondary is good cannot be
+  // replaced, so a fault plan's kill timed from before that moment would meet
+  // a different file system (the failover study's meta:0 point failed so in
+  // some runs on real processes, its kill 40 ms after start racing the
+  // initial resync).
+  bool meta_mirrors_in_sync(std::size_t shards) const;
 
  private:
   void handle(Endpoint from, proto::Message& message);

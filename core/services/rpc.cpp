@@ -75,7 +75,8 @@ RequestId first_request_id(Env& env) {
 RpcClient::RpcClient(Env& env, OpTable& ops, RpcLimits limits)
     : env_(env), ops_(ops), limits_(limits), next_id_(first_request_id(env)) {}
 
-RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply, RequestId resend_id) {
+RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply, RequestId resend_id,
+                          StillThereFn still_there) {
   SLUICE_ASSERT_MSG(static_cast<bool>(on_reply), "RpcClient::call needs a reply callback");
   if (calls_.size() >= limits_.max_outstanding) {
     on_reply(error(StatusCode::again, "too many outstanding requests (" + std::to_string(calls_.size()) + ")"));
@@ -88,7 +89,7 @@ RequestId RpcClient::call(Endpoint to, proto::Message request, ReplyFn on_reply,
   }
   const RequestId id = resend_id != 0 ? resend_id : next_id_++;
   if (RequestId* rid = request_id_of(request)) *rid = id;
-  Call call{to, std::move(request), std::move(on_reply)};
+  Call call{to, std::move(request), std::move(on_reply), std::move(still_there)};
   call.first_sent_at = env_.now();
   call.first_timeout_ns = first_timeout_ns(to);
   calls_.emplace(id, std::move(call));
@@ -121,8 +122,31 @@ void RpcClient::send_attempt(RequestId id) {
                                                   std::to_string(waited_ns / k_ns_per_ms) + " ms"));
       return;
     }
+    retry(id);
+  });
+}
+
+void RpcClient::retry(RequestId id) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return;
+  if (!it->second.still_there) {
     env_.metrics().count("rpc.retries", 1);
-    send_attempt(id);
+    return send_attempt(id);
+  }
+  const std::uint64_t generation = ++it->second.generation;  // a timer or reply since makes the answer stale
+  StillThereFn ask = it->second.still_there;
+  ask([this, id, generation](bool still_there) {
+    auto c = calls_.find(id);
+    if (c == calls_.end() || c->second.generation != generation) return;  // answered, or waiting on in_progress
+    if (still_there) {
+      env_.metrics().count("rpc.retries", 1);
+      return send_attempt(id);
+    }
+    env_.metrics().count("rpc.abandoned_for_new_server", 1);
+    finish(id, error(StatusCode::unavailable, c->second.to.to_string() + " is no longer the server of this " +
+                                                  std::string(proto::message_name(c->second.request)) + " after " +
+                                                  std::to_string(c->second.attempts) +
+                                                  " unanswered attempt(s) (the maps name another)"));
   });
 }
 

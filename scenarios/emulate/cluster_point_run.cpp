@@ -316,6 +316,17 @@ NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec,
   return fs;
 }
 
+// The client ranks run the study's own workloads, whatever their kind, one
+// after the other: each as a WorkloadRun into `out`; the first that cannot be made says why.
+Status make_workloads(const scenario::ScenarioSpec& spec, std::vector<scenario::WorkloadRun>& out) {
+  for (std::size_t i = 0; i < spec.workloads.size(); ++i) {
+    Result<scenario::WorkloadRun> made = scenario::WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
+    if (!made.ok()) return made.status();
+    out.push_back(std::move(made).value());
+  }
+  return ok_status();
+}
+
 // This rank's hello: the first problem it found (the plan, the workload, the
 // rank count, its address, the secret), its address, and at rank 0 the
 // point's run id and secret.
@@ -357,17 +368,9 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
                                       const ClusterPointOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   Result<ClusterConfig> planned = EmulatedPointRun::cluster_of(spec);
-  // The client ranks run the study's own workloads, whatever their kind, one after the other.
   std::vector<scenario::WorkloadRun> workloads;
-  Status workload = planned.ok() ? ok_status() : error(StatusCode::invalid_argument, "the point has no workload");
-  for (std::size_t i = 0; planned.ok() && workload.ok() && i < spec.workloads.size(); ++i) {
-    Result<scenario::WorkloadRun> made = scenario::WorkloadRun::create(spec.workloads[i], i, *spec.cluster);
-    if (made.ok()) {
-      workloads.push_back(std::move(made).value());
-    } else {
-      workload = made.status();
-    }
-  }
+  const Status workload =
+      planned.ok() ? make_workloads(spec, workloads) : error(StatusCode::invalid_argument, "the point has no workload");
   const Hello mine = my_hello(spec, planned, workload, bootstrap, options);
   // The first collective: every rank takes part even when its own point is
   // wrong, so that all fail with the same reason instead of waiting.

@@ -121,6 +121,23 @@ Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
   return ok_status();
 }
 
+// The workloads' part of cluster_of (the nodes with their targets made):
+// each workload's client nodes in rank order and ranks per node, the first's
+// sweep (`sluice emulate`'s), chunk and stripe.
+void carry_workloads(const scenario::ScenarioSpec& spec, ClusterConfig& c) {
+  const scenario::WorkloadSpec& w = spec.workloads.front();
+  if (const auto* sweep = std::get_if<FileSweepConfig>(&w.config)) c.workload.sweep = *sweep;
+  c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
+  c.workload.ranks_per_client = w.clients.ranks_per_node;
+  c.workload.client_nodes = w.clients.nodes;  // rank order, as WorkloadRun::node_of
+  for (std::size_t i = 1; i < spec.workloads.size(); ++i) {
+    c.later_workloads.push_back({spec.workloads[i].clients.nodes, spec.workloads[i].clients.ranks_per_node});
+  }
+  // A stripe wider than the targets gets every target, as the metadata
+  // server's chooser gives it (core/layout/beegfs_target_choosers.cpp).
+  c.workload.stripe_count = std::min(spec.fs.meta.default_stripe_count, c.storage_target_count());
+}
+
 scenario::RunResult failed(const scenario::ScenarioSpec& spec, std::string why) {
   scenario::RunResult r;
   r.spec = spec;
@@ -282,9 +299,6 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
                " can be emulated");
   }
   if (Status st = check_workload_and_fs(spec); !st.ok()) return st;
-  const scenario::WorkloadSpec& w = spec.workloads.front();
-  const auto* sweep = std::get_if<FileSweepConfig>(&w.config);
-
   ClusterConfig c;
   c.seed = spec.seed;
   c.max_wait_s = k_point_max_wait_s;
@@ -327,22 +341,13 @@ Result<ClusterConfig> EmulatedPointRun::cluster_of(const scenario::ScenarioSpec&
     }
   }
   for (auto& [id, node] : by_node) c.nodes.push_back(std::move(node));
+  carry_workloads(spec, c);
   // A node without a role would have nothing to run; the emulation needs a process per node.
   for (const NodeSpec& n : c.nodes) {
     if (n.roles.empty())
       return bad("node " + std::to_string(n.id) + " has no role (mgmt, metadata, storage or client)");
   }
   if (Status st = carry_mirror_and_faults(spec, c); !st.ok()) return st;
-  if (sweep != nullptr) c.workload.sweep = *sweep;
-  c.workload.chunk_bytes = spec.fs.meta.default_chunk_bytes;
-  c.workload.ranks_per_client = w.clients.ranks_per_node;
-  c.workload.client_nodes = w.clients.nodes;  // rank order, as WorkloadRun::node_of
-  for (std::size_t i = 1; i < spec.workloads.size(); ++i) {
-    c.later_workloads.push_back({spec.workloads[i].clients.nodes, spec.workloads[i].clients.ranks_per_node});
-  }
-  // A stripe wider than the targets gets every target, as the metadata
-  // server's chooser gives it (core/layout/beegfs_target_choosers.cpp).
-  c.workload.stripe_count = std::min(spec.fs.meta.default_stripe_count, c.storage_target_count());
   if (Status st = validate(c); !st.ok()) return bad(st.message());
   return c;
 }

@@ -377,7 +377,14 @@ Status build_world(hw::HwWorld& world, const std::string& storage_root, Transpor
   return build;
 }
 
-// 4. Starts the meta and storage servers; timed out when they do not register with mgmt in time.
+// The config's metadata shards: one per meta node.
+std::size_t meta_shards(const ClusterConfig& config) {
+  return static_cast<std::size_t>(
+      std::count_if(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& n) { return n.has(Role::meta); }));
+}
+
+// 4. Starts the meta and storage servers; timed out when they do not register
+// with mgmt in time, nor, on the mgmt node, the metadata mirrors come in sync.
 Status start_servers(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
                      const std::string& where, TimeNs max_wait_ns, const std::function<bool()>& stop_requested) {
   for (Service* s : local.servers) world.start_service(*s);
@@ -401,6 +408,13 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
           });
           if (!done) return false;
         }
+        // The mgmt node: every metadata mirror in sync (MgmtService::meta_mirrors_in_sync).
+        for (Service* s : local.early) {
+          auto* mgmt = dynamic_cast<MgmtService*>(s);
+          if (mgmt != nullptr &&
+              !world.call(*s, [mgmt, &config] { return mgmt->meta_mirrors_in_sync(meta_shards(config)); }))
+            return false;
+        }
         return true;
       },
       max_wait_ns);
@@ -410,7 +424,8 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
   if (stopped) return error(StatusCode::unavailable, where + ": stopped (SIGINT/SIGTERM) while servers registered");
   if (!registered) {
     return error(StatusCode::timed_out,
-                 where + ": servers did not register with mgmt within " + std::to_string(config.max_wait_s) + " s");
+                 where + ": servers did not register with mgmt (and metadata mirrors come in sync) within " +
+                     std::to_string(config.max_wait_s) + " s");
   }
   return ok_status();
 }
@@ -507,6 +522,42 @@ std::string_view workload_failure(const std::vector<std::string>& said) {
     if (!s.empty()) return s;
   }
   return {};
+}
+
+// A node with clients of later workloads needs the launcher's workloads.
+Status check_workloads(const NodeRunOptions& options, const NodeSpec& me) {
+  if (options.config.later_workloads.empty() || !me.has(Role::client) || options.make_workload) return ok_status();
+  return error(StatusCode::invalid_argument, "node " + std::to_string(me.id) +
+                                                 ": later_workloads need the launcher's workloads (the cluster "
+                                                 "path); the config's file sweep is one workload");
+}
+
+// 5. The node's part of each workload in turn, or its mount: after each
+// workload but the last, an all_gather says which nodes failed it, and then
+// no node starts the next. node_status in and out; not ok: a collective
+// failed (the run ends with it).
+Status run_workloads(hw::HwWorld& world, const LocalServices& local, const NodeRunOptions& options, const NodeSpec& me,
+                     Bootstrap& bootstrap, const std::function<void(const std::string&)>& log, Status& node_status,
+                     nlohmann::json& phases) {
+  const ClusterConfig& config = options.config;
+  const std::string where = "node " + std::to_string(me.id);
+  const TimeNs max_wait_ns = static_cast<TimeNs>(config.max_wait_s) * k_ns_per_s;
+  if (node_status.ok() && !local.clients.empty() && config.workload.mounted()) {
+    node_status = serve_mounts(world, local, config, where, max_wait_ns,
+                               [&log](std::string_view line) { log(std::string(line)); });
+  }
+  bool others_failed = false;
+  for (std::uint32_t w = 0; w < config.workload_count(); ++w) {
+    if (node_status.ok() && !others_failed && !config.workload.mounted()) {
+      node_status = run_clients(world, local, w, config, where, max_wait_ns, options.stop_requested, phases);
+    }
+    if (w + 1 == config.workload_count()) break;
+    Result<std::vector<std::string>> done = bootstrap.all_gather(node_status.ok() ? std::string() : where + " failed");
+    if (!done.ok()) return error(done.status().code(), where + ": " + done.status().message());
+    for (const std::string& said : *done) others_failed = others_failed || !said.empty();
+    if (others_failed && node_status.ok()) log("later workloads not started: " + std::string(workload_failure(*done)));
+  }
+  return ok_status();
 }
 
 // 6. The node's results document (the world stopped).
@@ -616,12 +667,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   }
   const NodeSpec& me = nodes[bootstrap.rank()];
   const std::string where = "node " + std::to_string(me.id);
-  if (!config.later_workloads.empty() && me.has(Role::client) && !options.make_workload) {
-    return error(StatusCode::invalid_argument,
-                 where +
-                     ": later_workloads need the launcher's workloads (the cluster path); the config's file sweep "
-                     "is one workload");
-  }
+  if (Status st = check_workloads(options, me); !st.ok()) return st;
   const TimeNs max_wait_ns = static_cast<TimeNs>(config.max_wait_s) * k_ns_per_s;
   const auto log = [&](const std::string& line) {
     if (options.log) options.log(where + ": " + line);
@@ -652,22 +698,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   if (options.servers_up) options.servers_up();
   nlohmann::json phases = nlohmann::json::array();
   NodeFaults faults(world, config, me, local, log);
-  if (node_status.ok() && !local.clients.empty() && config.workload.mounted()) {
-    node_status = serve_mounts(world, local, config, where, max_wait_ns,
-                               [&log](std::string_view line) { log(std::string(line)); });
-  }
-  bool others_failed = false;  // a node failed a workload: the later ones are not started
-  for (std::uint32_t w = 0; w < config.workload_count(); ++w) {
-    if (node_status.ok() && !others_failed && !config.workload.mounted()) {
-      node_status = run_clients(world, local, w, config, where, max_wait_ns, options.stop_requested, phases);
-    }
-    if (w + 1 == config.workload_count()) break;
-    Result<std::vector<std::string>> done =
-        bootstrap.all_gather(node_status.ok() ? std::string() : "node " + std::to_string(me.id) + " failed");
-    if (!done.ok()) return error(done.status().code(), where + ": " + done.status().message());
-    for (const std::string& said : *done) others_failed = others_failed || !said.empty();
-    if (others_failed && node_status.ok()) log("later workloads not started: " + std::string(workload_failure(*done)));
-  }
+  if (Status st = run_workloads(world, local, options, me, bootstrap, log, node_status, phases); !st.ok()) return st;
   if (Status st = bootstrap.barrier("clients-done"); !st.ok()) return error(st.code(), where + ": " + st.message());
   // Every node quiet before any node stops: a normal shutdown logs no lost peers.
   quiet->store(true);

@@ -89,7 +89,8 @@ bool FsDeployment::registered() const {
                      [](const MetaService* m) {
                        return m->registered() && m->mirror_role() != MetaService::MirrorRole::unknown;
                      }) &&
-         std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); });
+         std::all_of(storages_.begin(), storages_.end(), [](const StorageService* s) { return s->registered(); }) &&
+         mgmt_service_->meta_mirrors_in_sync(meta_shards());
 }
 
 ClientHostConfig FsDeployment::client_host_config_of(const ScenarioSpec& spec, const WorkloadRun& run,

@@ -51,7 +51,8 @@ class FsDeployment {
                                      const MetaStoreFn& meta_store = {}) {
     FsDeployment d(spec);
     const FsSpec& fs = spec.fs;
-    d.mgmt_ = world.endpoint_of(world.template add_service<MgmtService>(fs.mgmt_node, fs.mgmt));
+    d.mgmt_service_ = &world.template add_service<MgmtService>(fs.mgmt_node, fs.mgmt);
+    d.mgmt_ = world.endpoint_of(*d.mgmt_service_);
     d.barrier_ = world.endpoint_of(world.template add_service<BarrierService>(fs.mgmt_node, BarrierServiceConfig{}));
     for (std::size_t shard = 0; shard < fs.meta_nodes.size(); ++shard) {
       MetaServiceConfig first = d.meta_config(static_cast<ShardId>(shard));
@@ -84,9 +85,11 @@ class FsDeployment {
     return d;
   }
 
-  // True once every metadata shard and storage server registered with mgmt
-  // and every mirrored metadata server has learnt its role (primary or
-  // secondary) from mgmt.
+  // True once every metadata shard and storage server registered with mgmt,
+  // every mirrored metadata server has learnt its role (primary or
+  // secondary) from mgmt, and every metadata mirror is in sync
+  // (MgmtService::meta_mirrors_in_sync). Read in the world's thread (sim),
+  // or through world.call (hw: hw_point_run.cpp).
   bool registered() const;
   // The ClientHost config of one rank of a workload.
   ClientHostConfig client_host_config(const WorkloadRun& run, std::uint32_t rank) const;
@@ -103,6 +106,8 @@ class FsDeployment {
   const std::vector<TargetId>& targets() const { return targets_; }
   const std::vector<MetaService*>& metas() const { return metas_; }
   const std::vector<StorageService*>& storages() const { return storages_; }
+  const MgmtService& mgmt_service() const { return *mgmt_service_; }
+  std::size_t meta_shards() const { return spec_->fs.meta_nodes.size(); }
   NamespaceConfig namespace_config() const;
 
  private:
@@ -110,6 +115,7 @@ class FsDeployment {
   MetaServiceConfig meta_config(ShardId shard) const;
 
   const ScenarioSpec* spec_;
+  MgmtService* mgmt_service_ = nullptr;
   Endpoint mgmt_;
   Endpoint barrier_;
   std::vector<MetaService*> metas_;

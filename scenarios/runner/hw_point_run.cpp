@@ -97,11 +97,15 @@ std::string wait_for_registration(hw::HwWorld& world, const FsDeployment& fs) {
         for (const StorageService* st : fs.storages()) {
           if (!world.call(*st, [st] { return st->registered(); })) return false;
         }
-        return true;
+        const MgmtService& mgmt = fs.mgmt_service();
+        return world.call(mgmt, [&mgmt, &fs] { return mgmt.meta_mirrors_in_sync(fs.meta_shards()); });
       },
       k_hw_max_registration_ns);
   if (!store_failed.empty()) return "a metadata server cannot open its store: " + store_failed;
-  if (!registered) return "the file system's servers did not register with mgmt within k_hw_max_registration_ns";
+  if (!registered) {
+    return "the file system's servers did not register with mgmt (and metadata mirrors come in sync) within "
+           "k_hw_max_registration_ns";
+  }
   return "";
 }
 

@@ -43,10 +43,10 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
       rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); });
   if (!deployed.ok()) return deployed.status().to_string();
   const FsDeployment& fs = *deployed;
-
   if (!rt.run_until([&] { return fs.registered(); }, k_setup_max_events)) {
-    return "the file system's servers did not register with mgmt within " + std::to_string(k_setup_max_events) +
-           " events (k_setup_max_events); simulated time " + seconds_text(rt.now());
+    return "servers not registered with mgmt (or metadata mirrors not in sync) after " +
+           std::to_string(k_setup_max_events) + " events (k_setup_max_events); simulated time " +
+           seconds_text(rt.now());
   }
 
   std::uint64_t budget = spec.max_events;

@@ -120,12 +120,11 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 runs = d["runs"]
 assert len(runs) == 6, len(runs)
-for r in runs[:5]:
+# Every point ok, meta:0's too (it failed in some runs with "no reply from 5:8 to
+# SetAttr after 3 attempts in 14000 ms" until a client refreshed its maps after
+# each unanswered attempt to a mirrored primary).
+for r in runs:
     assert r["ok"] and r["backend"] == "cluster", (r["label"], r.get("error"))
-# Point 5 (meta:0 dies for good): ok, or the known edge of emulate_backend_test.sh step 3.
-if not runs[5]["ok"]:
-    assert "no reply from 5:8 to SetAttr after 3 attempts in 14000 ms" in runs[5]["error"], runs[5]["error"]
-    print("known edge (meta:0 failover past the client's retry budget):", runs[5]["error"])
 lost = [c for c in d["claims"] if c["text"].startswith("mirrored, a server dead for good")]
 assert lost and lost[0]["holds"], lost
 # storage:0 is node 1, which hosts storage only: its kill is a SIGKILL of the

@@ -101,6 +101,7 @@ class BasicTestCluster {
   World& world() { return *world_; }
   const TestClusterSpec& spec() const { return spec_; }
   Endpoint mgmt() const { return mgmt_; }
+  const MgmtService& mgmt_service() const { return *mgmt_service_; }
   Endpoint barrier() const { return barrier_; }
   const std::vector<TargetId>& targets() const { return targets_; }
   const std::vector<NodeId>& client_nodes() const { return client_nodes_; }
@@ -145,6 +146,7 @@ class BasicTestCluster {
   std::unique_ptr<World> world_;
   Status ready_;
   Endpoint mgmt_;
+  MgmtService* mgmt_service_ = nullptr;
   Endpoint barrier_;
   std::vector<MetaService*> metas_;
   std::vector<StorageService*> storages_;

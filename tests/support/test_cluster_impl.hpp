@@ -20,7 +20,8 @@ template <ClusterWorld World>
 BasicTestCluster<World>::BasicTestCluster(TestClusterSpec spec)
     : spec_(std::move(spec)), world_(make_cluster_world<World>(spec_)) {
   NodeId node = 0;
-  mgmt_ = world_->endpoint_of(world_->template add_service<MgmtService>(node, spec_.mgmt));
+  mgmt_service_ = &world_->template add_service<MgmtService>(node, spec_.mgmt);
+  mgmt_ = world_->endpoint_of(*mgmt_service_);
   if (spec_.barrier)
     barrier_ = world_->endpoint_of(world_->template add_service<BarrierService>(node, spec_.barrier_config));
   ++node;

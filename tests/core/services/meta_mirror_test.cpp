@@ -58,6 +58,35 @@ void expect_the_secondary_carries_the_shard(TestCluster& cluster, Endpoint prima
   }
 }
 
+// A deployment is up only once every metadata mirror is in sync
+// (MgmtService::meta_mirrors_in_sync, the readiness every world waits for):
+// not while a shard's secondary has not reported good, and not again once
+// mgmt marked a dead secondary; with mirroring off, at once.
+TEST(MetaMirror, MgmtSaysTheMirrorsAreInSyncOnlyWhileEverySecondaryIsGood) {
+  TestCluster cluster(meta_mirrored_spec());
+  const MgmtService& mgmt = cluster.mgmt_service();
+  const std::size_t shards = cluster.spec().meta_shards;
+  EXPECT_FALSE(mgmt.meta_mirrors_in_sync(shards));  // nothing has registered yet
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+  ASSERT_TRUE(cluster.world().run_until([&] { return mgmt.meta_mirrors_in_sync(shards); })) << logs_of(cluster);
+  for (const auto& [shard, group] : mgmt.meta_groups()) {
+    EXPECT_EQ(group.secondary_state, proto::Consistency::good) << shard;
+  }
+  EXPECT_FALSE(mgmt.meta_mirrors_in_sync(shards + 1));  // a shard without a group
+  // A secondary that dies: once its primary reports it, the mirrors are not in sync.
+  std::vector<Endpoint> secondaries;
+  for (MetaService* m : cluster.metas()) {
+    if (m->mirror_role() == MetaService::MirrorRole::secondary) secondaries.push_back(cluster.world().endpoint_of(*m));
+  }
+  ASSERT_EQ(secondaries.size(), shards);
+  cluster.world().kill(secondaries.front());
+  ASSERT_TRUE(run_script(cluster, populate("/d", 5)).ok());  // the primary's forward fails
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_FALSE(mgmt.meta_mirrors_in_sync(shards)) << logs_of(cluster);
+  TestCluster unmirrored{TestClusterSpec{}};
+  EXPECT_TRUE(unmirrored.mgmt_service().meta_mirrors_in_sync(1));
+}
+
 TEST(MetaMirror, EveryChangeReachesTheSecondaryBeforeItIsAcknowledged) {
   TestCluster cluster(meta_mirrored_spec());
   ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();

@@ -55,6 +55,14 @@ class Caller final : public Service {
  public:
   Caller(Env& env, Endpoint server, int calls, RpcLimits limits)
       : env_(env), server_(server), calls_left_(calls), rpc_(env, ops_, limits) {}
+  // Each call asks still_there after an unanswered attempt; it answers `answer` after `delay`.
+  void answer_still_there(bool answer, TimeNs delay) {
+    still_there_ = [this, answer, delay](std::function<void(bool)> resume) {
+      asked_at.push_back(env_.now());
+      ops_.expect(env_.timer(delay), [resume, answer](Completion&) { resume(answer); });
+    };
+  }
+  std::vector<TimeNs> asked_at;
   void start() override { next(); }
   void on_event(Event& event) override {
     if (auto* c = std::get_if<Completion>(&event)) {
@@ -70,12 +78,16 @@ class Caller final : public Service {
  private:
   void next() {
     if (calls_left_-- <= 0) return;
-    rpc_.call(server_, proto::GetMaps{}, [this](Result<proto::Message> r) {
-      results.push_back(r.status());
-      finished_at.push_back(env_.now());
-      next();
-    });
+    rpc_.call(
+        server_, proto::GetMaps{},
+        [this](Result<proto::Message> r) {
+          results.push_back(r.status());
+          finished_at.push_back(env_.now());
+          next();
+        },
+        0, still_there_);
   }
+  RpcClient::StillThereFn still_there_;
   Env& env_;
   Endpoint server_;
   int calls_left_;
@@ -112,6 +124,59 @@ TEST(RpcClient, ASilentServerIsAskedAtDoublingIntervalsThenTheCallTimesOut) {
   EXPECT_NEAR(static_cast<double>(server.arrivals[1] - t0), 2.0 * k_s, 1e6);
   EXPECT_NEAR(static_cast<double>(server.arrivals[2] - t0), 6.0 * k_s, 1e6);
   EXPECT_NEAR(static_cast<double>(caller.finished_at[0] - t0), 14.0 * k_s, 1e6);
+}
+
+// A mirrored server's client asks, after an unanswered attempt, whether the
+// server is still the one to ask (it refreshes its maps): "no" ends the call
+// with unavailable there and then, naming the server, instead of spending
+// the 2 + 4 + 8 s on a dead primary.
+TEST(RpcClient, AServerNoLongerToAskEndsTheCallAfterItsFirstUnansweredAttempt) {
+  TestWorld world;
+  auto& server = world.add_service<SlowServer>(1, [](std::size_t) { return TimeNs{-1}; });
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 1, RpcLimits{});
+  caller.answer_still_there(false, 100 * k_ns_per_ms);
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 1u);
+  EXPECT_EQ(caller.results[0].code(), StatusCode::unavailable);
+  EXPECT_NE(caller.results[0].message().find("is no longer the server of this GetMaps after 1 unanswered attempt"),
+            std::string::npos)
+      << caller.results[0].to_string();
+  ASSERT_EQ(server.arrivals.size(), 1u);
+  ASSERT_EQ(caller.asked_at.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(caller.asked_at[0] - server.arrivals[0]), 2.0 * k_s, 1e6);
+  EXPECT_NEAR(static_cast<double>(caller.finished_at[0] - server.arrivals[0]), 2.1 * k_s, 1e6);
+}
+
+// "Yes" resends as without the question: the same attempts at the same
+// times, each after its answer, then timed_out.
+TEST(RpcClient, AServerStillToAskIsAskedAgainAsWithoutTheQuestion) {
+  TestWorld world;
+  auto& server = world.add_service<SlowServer>(1, [](std::size_t) { return TimeNs{-1}; });
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 1, RpcLimits{});
+  caller.answer_still_there(true, 0);
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 1u);
+  EXPECT_EQ(caller.results[0].code(), StatusCode::timed_out) << caller.results[0].to_string();
+  ASSERT_EQ(server.arrivals.size(), 3u);
+  EXPECT_EQ(caller.asked_at.size(), 2u);  // before the second and the third attempt
+  EXPECT_NEAR(static_cast<double>(server.arrivals[2] - server.arrivals[0]), 6.0 * k_s, 1e6);
+}
+
+// A reply that arrives while the question is out is the answer; the late
+// "no" changes nothing.
+TEST(RpcClient, AReplyWhileTheQuestionIsOutFinishesTheCall) {
+  TestWorld world;
+  auto& server =
+      world.add_service<SlowServer>(1, [](std::size_t n) { return n == 0 ? TimeNs{2100 * k_ns_per_ms} : TimeNs{-1}; });
+  auto& caller = world.add_service<Caller>(0, world.endpoint_of(server), 1, RpcLimits{});
+  caller.answer_still_there(false, 500 * k_ns_per_ms);
+  world.start();
+  world.run_until_idle();
+  ASSERT_EQ(caller.results.size(), 1u);
+  EXPECT_TRUE(caller.results[0].ok()) << caller.results[0].to_string();
+  EXPECT_EQ(server.arrivals.size(), 1u);
 }
 
 TEST(RpcClient, AReplySlowerThanEveryFixedAttemptButWithinTheBackoffIsTaken) {
