@@ -241,6 +241,13 @@ RpcClient::StillThereFn Client::shard_still_served_by(ShardId shard, Endpoint se
   };
 }
 
+Status Client::chunk_failed(const ChunkJob& job, const Status& why) {
+  return error(why.code(), std::string(job.request->write ? "writing file " : "reading file ") +
+                               std::to_string(job.request->file_id) + " at " + std::to_string(job.file_offset) +
+                               (job.request->write ? " to target " : " from target ") + std::to_string(job.target) +
+                               ": " + why.message());
+}
+
 RpcClient::StillThereFn Client::chunk_still_there(const ChunkJob& job) {
   if (job.group == k_no_id) return {};
   return [this, group = job.group, target = job.target](std::function<void(bool)> resume) {
@@ -545,11 +552,7 @@ void Client::read_chunk(ChunkJob job, const ChunkPlan& plan, Endpoint server) {
       [this, job, plan, bounce, landing, started](Result<proto::Message> r) {
         if (!bounce) env_.close_window(landing);  // the fence: nothing lands in the caller's range from here on
         if (!r.ok()) {
-          return job_done(job, plan,
-                          error(r.status().code(), "reading file " + std::to_string(job.request->file_id) + " at " +
-                                                       std::to_string(job.file_offset) + " from target " +
-                                                       std::to_string(job.target) + ": " + r.status().message()),
-                          0, bounce);
+          return job_done(job, plan, chunk_failed(job, r.status()), 0, bounce);
         }
         const auto reply = std::get<proto::ChunkReply>(r.value());
         const std::uint64_t n = std::min(reply.bytes, job.user.length);
@@ -673,11 +676,7 @@ void Client::send_write(ChunkJob job, const ChunkPlan& plan, Endpoint server, Me
         if (!bounce) env_.close_window(source);  // a late pull can no longer read the caller's range
         env_.metrics().sample("client.chunk_write_latency_ns", static_cast<double>(env_.now() - started));
         if (!r.ok()) {
-          return job_done(job, plan,
-                          error(r.status().code(), "writing file " + std::to_string(job.request->file_id) + " at " +
-                                                       std::to_string(job.file_offset) + " to target " +
-                                                       std::to_string(job.target) + ": " + r.status().message()),
-                          0, bounce);
+          return job_done(job, plan, chunk_failed(job, r.status()), 0, bounce);
         }
         job_done(job, plan, ok_status(), job.user.length, bounce);
       },

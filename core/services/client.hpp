@@ -212,6 +212,8 @@ class Client {
   RpcClient::StillThereFn shard_still_served_by(ShardId shard, Endpoint server);
   // The same for a chunk job of a buddy group sent to its primary (job.target); empty when not mirrored.
   RpcClient::StillThereFn chunk_still_there(const ChunkJob& job);
+  // A chunk request's failure, naming the file, offset and target.
+  static Status chunk_failed(const ChunkJob& job, const Status& why);
   // Refreshes the maps and answers still_there(): resume(serves()) when they
   // come, or resume(true) after mirror_check_wait_ns, whichever is first.
   void check_still_there(std::function<bool()> serves, std::function<void(bool)> resume);

@@ -60,6 +60,21 @@ std::uint32_t ms_of(TimeNs ns) {
 // rather than left out.
 // The node and role of the service a kill's subject names (storage:N, meta:N:
 // FsDeployment's order, the shards' first servers, then their second ones).
+// The node and role of a fault plan's storage:N or meta:N (meta counts the
+// shards' first servers, then their second ones: faults::Role::meta's rule).
+std::optional<std::pair<NodeId, Role>> server_of(const scenario::FsSpec& fs, faults::Role role, std::uint32_t index) {
+  if (role == faults::Role::storage) {
+    if (index < fs.storage.size()) return std::make_pair(fs.storage[index].node, Role::storage);
+    return std::nullopt;
+  }
+  if (role != faults::Role::meta) return std::nullopt;
+  if (index < fs.meta_nodes.size()) return std::make_pair(fs.meta_nodes[index], Role::meta);
+  if (index - fs.meta_nodes.size() < fs.meta_mirror_nodes.size()) {
+    return std::make_pair(fs.meta_mirror_nodes[index - fs.meta_nodes.size()], Role::meta_mirror);
+  }
+  return std::nullopt;
+}
+
 Result<std::pair<NodeId, Role>> killed_service(const scenario::ScenarioSpec& spec, const faults::Fault& f) {
   const bool kill = f.kind == faults::FaultKind::kill && f.subjects.size() == 1 &&
                     f.subjects[0].kind == faults::SubjectKind::service &&
@@ -69,15 +84,10 @@ Result<std::pair<NodeId, Role>> killed_service(const scenario::ScenarioSpec& spe
                "\": the multi-process deployment runs kills of storage and metadata servers (storage:N, meta:N) so "
                "far; the other faults run in simulation and with --backend hw");
   }
-  const std::uint32_t index = f.subjects[0].index;
   const auto& fs = spec.fs;
+  if (auto server = server_of(fs, f.subjects[0].role, f.subjects[0].index)) return *server;
   if (f.subjects[0].role == faults::Role::storage) {
-    if (index < fs.storage.size()) return std::make_pair(fs.storage[index].node, Role::storage);
     return bad("fault \"" + f.to_string() + "\": there are " + std::to_string(fs.storage.size()) + " storage servers");
-  }
-  if (index < fs.meta_nodes.size()) return std::make_pair(fs.meta_nodes[index], Role::meta);
-  if (index - fs.meta_nodes.size() < fs.meta_mirror_nodes.size()) {
-    return std::make_pair(fs.meta_mirror_nodes[index - fs.meta_nodes.size()], Role::meta_mirror);
   }
   return bad("fault \"" + f.to_string() + "\": there are " +
              std::to_string(fs.meta_nodes.size() + fs.meta_mirror_nodes.size()) + " metadata servers");
@@ -163,12 +173,8 @@ class LinkFaultControl final : public faults::FaultControl {
       switch (s.role) {
         case faults::Role::mgmt: return fs.mgmt_node;
         case faults::Role::storage:
-          if (in(s.index, fs.storage.size())) return fs.storage[s.index].node;
-          break;
         case faults::Role::meta:
-          if (in(s.index, fs.meta_nodes.size())) return fs.meta_nodes[s.index];
-          if (in(s.index - fs.meta_nodes.size(), fs.meta_mirror_nodes.size()))
-            return fs.meta_mirror_nodes[s.index - fs.meta_nodes.size()];
+          if (auto server = server_of(fs, s.role, s.index)) return server->first;
           break;
         case faults::Role::client: {
           const auto& nodes = spec_.workloads.front().clients.nodes;
