@@ -3,6 +3,8 @@
 // the CRC check of forwarded writes and the refusals that fence a stale primary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <atomic>
 #include <map>
 #include <memory>
@@ -314,6 +316,41 @@ TEST(BuddyMirror, AChunkFollowsTheSwitchoverAtItsNextUnansweredAttempt) {
   EXPECT_LT(waited_s, 8.0);
   EXPECT_GE(cluster.world().counter("rpc.abandoned_for_new_server"), 1.0);
   EXPECT_TRUE(run_script(cluster, read_and_verify("/across", k_mib, 12)).ok());
+}
+
+// The maps a retry asks for (still_there) are waited for at most
+// ClientConfig::mirror_check_wait_ns: with mgmt unreachable, a chunk whose
+// first send was lost goes to the same, live primary 2 s + 0.5 s later, not
+// after the maps call's own 14 s.
+TEST(BuddyMirror, ARetryWaitsForTheMapsNoLongerThanTheMirrorCheckWait) {
+  TestCluster cluster(buddy_mirrored_spec());
+  ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+  const Endpoint primary = server_of_target(cluster, 1);
+  const Endpoint mgmt = cluster.mgmt();
+  const std::vector<NodeId> clients = cluster.client_nodes();
+  auto lost_at = std::make_shared<TimeNs>(-1);
+  auto cut = std::make_shared<bool>(true);
+  TestWorld* world = &cluster.world();
+  cluster.world().add_fault(MessageRule{
+      [world, primary, mgmt, clients, lost_at, cut](const Endpoint& from, const Endpoint& to, const proto::Message& m) {
+        if (to == primary && std::holds_alternative<proto::WriteChunk>(m) && *lost_at < 0) {
+          *lost_at = world->now();
+          return true;  // the first chunk to the primary is lost
+        }
+        // From then on the client cannot reach mgmt.
+        const bool from_client = std::find(clients.begin(), clients.end(), from.node) != clients.end();
+        return *cut && *lost_at >= 0 && from_client && to == mgmt && std::holds_alternative<proto::GetMaps>(m);
+      },
+      FaultAction::drop, 0, ~std::uint64_t{0}});
+  ASSERT_TRUE(run_script(cluster, write_file("/late", k_mib, 13)).ok());
+  ASSERT_GE(*lost_at, 0);
+  *cut = false;
+  const double waited_s = static_cast<double>(cluster.world().now() - *lost_at) / static_cast<double>(k_ns_per_s);
+  const double check_s = static_cast<double>(ClientConfig{}.mirror_check_wait_ns) / static_cast<double>(k_ns_per_s);
+  EXPECT_GE(waited_s, 2.0 + check_s);
+  EXPECT_LT(waited_s, 2.0 + check_s + 1.0);
+  EXPECT_EQ(cluster.world().counter("rpc.abandoned_for_new_server"), 0.0);
+  EXPECT_TRUE(run_script(cluster, read_and_verify("/late", k_mib, 13)).ok());
 }
 
 TEST(BuddyMirror, WithSwitchoverOffADeadPrimaryIsWaitedForAndNotReplaced) {
