@@ -264,10 +264,6 @@ namespace {
 // validate's part for the workload, on a cluster of `targets` storage targets.
 Status validate_workload(const ClusterWorkload& w, std::size_t targets) {
   if (w.chunk_bytes == 0) return bad("workload.chunk_bytes", "must be > 0");
-  if (w.ranks_per_client == 0 || w.ranks_per_client > k_max_ranks_per_client) {
-    return bad("workload.ranks_per_client",
-               std::to_string(w.ranks_per_client) + " is outside 1.." + std::to_string(k_max_ranks_per_client));
-  }
   if (w.mounted() && w.ranks_per_client != 1) {
     return bad("workload.ranks_per_client", "a mount serves one client per node");
   }

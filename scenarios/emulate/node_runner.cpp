@@ -377,17 +377,12 @@ Status build_world(hw::HwWorld& world, const std::string& storage_root, Transpor
   return build;
 }
 
-// The config's metadata shards: one per meta node.
-std::size_t meta_shards(const ClusterConfig& config) {
-  return static_cast<std::size_t>(
-      std::count_if(config.nodes.begin(), config.nodes.end(), [](const NodeSpec& n) { return n.has(Role::meta); }));
-}
-
 // 4. Starts the meta and storage servers; timed out when they do not register
 // with mgmt in time, nor, on the mgmt node, the metadata mirrors come in sync.
 Status start_servers(hw::HwWorld& world, const LocalServices& local, const ClusterConfig& config,
                      const std::string& where, TimeNs max_wait_ns, const std::function<bool()>& stop_requested) {
   for (Service* s : local.servers) world.start_service(*s);
+  const std::uint32_t shards = plan_services(config).meta_shards;
   std::string store_failed;  // a metadata store that could not be opened ends the wait at once
   bool stopped = false;
   const bool registered = world.wait_until(
@@ -411,8 +406,7 @@ Status start_servers(hw::HwWorld& world, const LocalServices& local, const Clust
         // The mgmt node: every metadata mirror in sync (MgmtService::meta_mirrors_in_sync).
         for (Service* s : local.early) {
           auto* mgmt = dynamic_cast<MgmtService*>(s);
-          if (mgmt != nullptr &&
-              !world.call(*s, [mgmt, &config] { return mgmt->meta_mirrors_in_sync(meta_shards(config)); }))
+          if (mgmt != nullptr && !world.call(*s, [mgmt, shards] { return mgmt->meta_mirrors_in_sync(shards); }))
             return false;
         }
         return true;
@@ -554,8 +548,9 @@ Status run_workloads(hw::HwWorld& world, const LocalServices& local, const NodeR
     if (w + 1 == config.workload_count()) break;
     Result<std::vector<std::string>> done = bootstrap.all_gather(node_status.ok() ? std::string() : where + " failed");
     if (!done.ok()) return error(done.status().code(), where + ": " + done.status().message());
-    for (const std::string& said : *done) others_failed = others_failed || !said.empty();
-    if (others_failed && node_status.ok()) log("later workloads not started: " + std::string(workload_failure(*done)));
+    const std::string_view failed = workload_failure(*done);
+    others_failed = others_failed || !failed.empty();
+    if (others_failed && node_status.ok()) log("later workloads not started: " + std::string(failed));
   }
   return ok_status();
 }
