@@ -23,6 +23,12 @@ void mirror_apply(std::uint64_t applied, std::uint64_t sequence) {
                                                  " applied after record " + std::to_string(applied));
 }
 
+void kept_replies(std::uint64_t oldest, std::uint64_t next, std::size_t max) {
+  SLUICE_ASSERT_MSG(oldest <= next && next - oldest <= max, "meta: kept replies " + std::to_string(oldest) + " .. " +
+                                                                std::to_string(next) + " (exclusive), more than the " +
+                                                                std::to_string(max) + " allowed or out of order");
+}
+
 void maps_version(std::uint64_t applied, std::uint64_t accepted) {
   SLUICE_ASSERT_MSG(accepted >= applied,
                     "maps version " + std::to_string(accepted) + " accepted after version " + std::to_string(applied));

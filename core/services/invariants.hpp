@@ -21,6 +21,10 @@ void mirror_ack(std::uint64_t end_sequence, std::uint64_t next);
 // The secondary: records are applied in sequence order, each once.
 void mirror_apply(std::uint64_t applied, std::uint64_t sequence);
 
+// A metadata server's kept replies (MetaStore::keep_reply) are the seqs
+// oldest .. next - 1, at most `max` of them.
+void kept_replies(std::uint64_t oldest, std::uint64_t next, std::size_t max);
+
 // Cluster maps a server applies (after it ignored older answers) never go
 // back to an older version.
 void maps_version(std::uint64_t applied, std::uint64_t accepted);

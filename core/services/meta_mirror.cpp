@@ -185,7 +185,8 @@ void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, 
     return send_reply(to, id,
                       ack_of(id, error(StatusCode::unavailable,
                                        name() + " stopped being the primary of " + shard_name(config_.shard) +
-                                           " while it handled the request; retry at " + group_.primary.to_string())));
+                                           " while it handled the request; retry at " + group_.primary.to_string())),
+                      false);
   }
   const bool streaming =
       role_ == MirrorRole::primary && (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::resyncing || catch_up_);
@@ -205,8 +206,8 @@ void MetaService::mirror_reply(Endpoint to, RequestId id, proto::Message reply, 
   const std::uint64_t need = next_sequence_ - 1;
   const bool must_wait = role_ == MirrorRole::primary &&
                          (mode_ == MirrorMode::forwarding || mode_ == MirrorMode::degrading) && need > acked_sequence_;
-  if (!must_wait) return send_reply(to, id, std::move(reply));
-  held_.push_back(HeldReply{need, to, id, std::move(reply)});
+  if (!must_wait) return send_reply(to, id, std::move(reply), mutating);
+  held_.push_back(HeldReply{need, to, id, std::move(reply), mutating});
   if (held_.size() > config_.mirror.max_held_replies) {
     mirror_forward_failed(error(StatusCode::unavailable,
                                 std::to_string(held_.size()) + " replies wait for the secondary (max_held_replies)"));
@@ -297,7 +298,7 @@ void MetaService::mirror_acked(std::uint64_t end_sequence) {
   while (!held_.empty() && held_.front().sequence <= acked_sequence_) {
     HeldReply h = std::move(held_.front());
     held_.pop_front();
-    send_reply(h.to, h.id, std::move(h.reply));
+    send_reply(h.to, h.id, std::move(h.reply), h.keep);
   }
   mirror_pump();
 }
@@ -382,14 +383,14 @@ void MetaService::mirror_suspend_stream() {
 void MetaService::mirror_release_held() {
   auto held = std::move(held_);
   held_.clear();
-  for (auto& h : held) send_reply(h.to, h.id, std::move(h.reply));
+  for (auto& h : held) send_reply(h.to, h.id, std::move(h.reply), h.keep);
 }
 
 void MetaService::mirror_fail_held(const Status& why) {
   auto held = std::move(held_);
   held_.clear();
   if (!held.empty()) env_.metrics().count("meta.mirror_failed_replies", static_cast<double>(held.size()));
-  for (auto& h : held) send_reply(h.to, h.id, ack_of(h.id, why));
+  for (auto& h : held) send_reply(h.to, h.id, ack_of(h.id, why), false);
 }
 
 void MetaService::mirror_start_resync() {
@@ -548,7 +549,8 @@ Status MetaService::mirror_apply(const proto::MetaRecordDesc& r) {
       const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(r.frame.data()), r.frame.size());
       Result<proto::Message> reply = proto::decode(bytes);
       if (!reply.ok()) return error(StatusCode::invalid_argument, "replicated reply: " + reply.status().message());
-      replies_.answer(r.client, static_cast<RequestId>(r.value), *reply);
+      // Kept here too: this server may be the primary that restarts next.
+      remember_reply(r.client, static_cast<RequestId>(r.value), *reply, true);
       return ok_status();
     }
   }

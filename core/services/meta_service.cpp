@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include "core/namespace/fs_path.hpp"
+#include "core/proto/codec.hpp"
+#include "core/services/invariants.hpp"
 #include "core/services/wire_convert.hpp"
 
 namespace sluice {
@@ -74,6 +77,7 @@ void MetaService::start() {
              name() + ": cannot open the metadata store: " + store_failure_.to_string() + "; the shard stays offline");
     return;
   }
+  load_kept_replies();
   if (Status s = validate(units_); !s.ok()) {
     env_.log(LogLevel::error, name() + ": " + s.message() + "; using the defaults of the stripe flavor");
     units_ = meta_op_units_for(config_.stripe_flavor);
@@ -154,17 +158,60 @@ void MetaService::handle(Endpoint from, proto::Message& message) {
   replies_.begin(from, id);
   if (auto* m = std::get_if<proto::MetaMirror>(&message)) {
     return mirror_on_batch(from, *m,
-                           [this, from, id](proto::Message reply) { send_reply(from, id, std::move(reply)); });
+                           [this, from, id](proto::Message reply) { send_reply(from, id, std::move(reply), false); });
   }
   dispatch(from, message, [this, from, id, mutating](proto::Message reply) {
-    if (role_ == MirrorRole::off) return send_reply(from, id, std::move(reply));
+    if (role_ == MirrorRole::off) return send_reply(from, id, std::move(reply), mutating);
     mirror_reply(from, id, std::move(reply), mutating);
   });
 }
 
-void MetaService::send_reply(Endpoint to, RequestId id, proto::Message reply) {
-  replies_.answer(to, id, reply);
+void MetaService::send_reply(Endpoint to, RequestId id, proto::Message reply, bool keep) {
+  remember_reply(to, id, reply, keep);
   env_.send(to, std::move(reply)).ignore();  // a lost reply is recovered by the retry + reply cache
+}
+
+void MetaService::remember_reply(Endpoint to, RequestId id, const proto::Message& reply, bool keep) {
+  replies_.answer(to, id, reply);
+  if (!keep) return;
+  const std::vector<std::byte> frame = proto::encode(reply);
+  const KeptReply kept{next_kept_seq_, to, id, std::string(reinterpret_cast<const char*>(frame.data()), frame.size())};
+  if (Status s = store_->keep_reply(kept); !s.ok()) {
+    // The mutation's own write went to the same store; a retry after a restart may be executed again.
+    env_.metrics().count("meta.replies_not_kept", 1);
+    env_.log(LogLevel::warn, name() + ": cannot keep the reply to " + to.to_string() + " #" + std::to_string(id) +
+                                 ": " + s.to_string());
+    return;
+  }
+  ++next_kept_seq_;
+  while (next_kept_seq_ - oldest_kept_seq_ > config_.reply_cache_entries) {
+    store_->drop_reply(oldest_kept_seq_++).ignore();  // a failure shows on the store's next write
+  }
+  invariants::kept_replies(oldest_kept_seq_, next_kept_seq_, config_.reply_cache_entries);
+}
+
+void MetaService::load_kept_replies() {
+  if (kept_loaded_) return;
+  kept_loaded_ = true;
+  const std::vector<KeptReply> kept = store_->kept_replies();
+  std::size_t damaged = 0;
+  for (const KeptReply& r : kept) {
+    const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(r.frame.data()), r.frame.size());
+    Result<proto::Message> reply = proto::decode(bytes);
+    if (reply.ok()) {
+      replies_.answer(r.client, r.request, *reply);
+    } else {
+      ++damaged;  // that request, if resent, is executed again
+    }
+  }
+  if (!kept.empty()) {
+    oldest_kept_seq_ = kept.front().seq;
+    next_kept_seq_ = kept.back().seq + 1;
+    env_.log(LogLevel::info, name() + ": " + std::to_string(kept.size() - damaged) +
+                                 " replies kept from before the start answer resent requests" +
+                                 (damaged > 0 ? " (" + std::to_string(damaged) + " damaged, ignored)" : ""));
+  }
+  if (damaged > 0) env_.metrics().count("meta.kept_replies_damaged", static_cast<double>(damaged));
 }
 
 void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply reply) {

@@ -201,6 +201,7 @@ class MetaService final : public Service {
     Endpoint to;
     RequestId id = 0;
     proto::Message reply;
+    bool keep = false;  // send_reply's
   };
   void mirror_start();
   void mirror_tick();
@@ -211,7 +212,13 @@ class MetaService final : public Service {
   bool mirror_refuses(Endpoint from, proto::Message& message);
   // Sends `reply` now or holds it until the secondary has what it depends on.
   void mirror_reply(Endpoint to, RequestId id, proto::Message reply, bool mutating);
-  void send_reply(Endpoint to, RequestId id, proto::Message reply);
+  // Sends a reply the cache answers retries with; keep (a mutating
+  // request's): the store keeps it too (MetaStore::keep_reply), so that it
+  // outlives a restart of this server.
+  void send_reply(Endpoint to, RequestId id, proto::Message reply, bool keep);
+  void remember_reply(Endpoint to, RequestId id, const proto::Message& reply, bool keep);
+  // The store's kept replies into the cache, once, at start.
+  void load_kept_replies();
   void mirror_record(proto::MetaRecordDesc record);
   void mirror_pump();
   void mirror_acked(std::uint64_t end_sequence);
@@ -236,6 +243,11 @@ class MetaService final : public Service {
   RpcClient rpc_;
   RpcClient mirror_rpc_;
   ReplyCache replies_;
+  // The store's kept replies are seq oldest_kept_seq_ .. next_kept_seq_ - 1,
+  // at most reply_cache_entries of them.
+  std::uint64_t oldest_kept_seq_ = 1;
+  std::uint64_t next_kept_seq_ = 1;
+  bool kept_loaded_ = false;
   // Mirroring.
   MirrorRole role_ = MirrorRole::off;
   MirrorMode mode_ = MirrorMode::alone;

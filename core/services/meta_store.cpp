@@ -91,4 +91,11 @@ std::vector<std::string> InMemoryMetaStore::list_dirs(std::string_view after, st
   return out;
 }
 
+std::vector<KeptReply> InMemoryMetaStore::kept_replies() const {
+  std::vector<KeptReply> out;
+  out.reserve(kept_.size());
+  for (const auto& [seq, reply] : kept_) out.push_back(reply);
+  return out;
+}
+
 }  // namespace sluice

@@ -31,6 +31,17 @@ struct MetaListPage {
   bool eof = true;
 };
 
+// A reply to a mutating request, kept in the store with what it
+// acknowledges (MetaStore::keep_reply).
+struct KeptReply {
+  std::uint64_t seq = 0;  // order of keeping, increasing
+  Endpoint client;
+  RequestId request = 0;
+  std::string frame;  // the reply, proto::encode'd
+
+  bool operator==(const KeptReply&) const = default;
+};
+
 class MetaStore {
  public:
   virtual ~MetaStore() = default;
@@ -59,8 +70,20 @@ class MetaStore {
   // most max_dirs of them, in byte order. With get_dir and list it walks the
   // whole store in bounded steps (a metadata buddy resync, meta_mirror.hpp).
   virtual std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const = 0;
-  // Removes every directory, entry and the counter (a mirror secondary's
-  // store before a full resync replaces it).
+  // Replies to mutating requests, kept with the namespace as Lustre keeps
+  // them in its reply_data file and Ceph's MDS in its sessions' completed
+  // requests: a client that resends a request after the server restarted
+  // gets the reply of what was done, instead of a second execution (a
+  // second create answers "exists", a second unlink "not found"). Durable as
+  // the store's mutations are: a reply kept before commit() survives with
+  // the mutation it acknowledges. The service numbers them and drops the
+  // oldest (MetaServiceConfig::reply_cache_entries).
+  virtual Status keep_reply(const KeptReply& reply) = 0;
+  virtual Status drop_reply(std::uint64_t seq) = 0;
+  // Every kept reply, in seq order.
+  virtual std::vector<KeptReply> kept_replies() const = 0;
+  // Removes every directory, entry, kept reply and the counter (a mirror
+  // secondary's store before a full resync replaces it).
   virtual Status clear() = 0;
   // Makes the mutations made so far as durable as the store promises (a
   // group commit: RocksDbMetaStoreConfig::group_commit writes its WAL here,
@@ -91,8 +114,18 @@ class InMemoryMetaStore final : public MetaStore {
     return ok_status();
   }
   std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override;
+  Status keep_reply(const KeptReply& reply) override {
+    kept_[reply.seq] = reply;
+    return ok_status();
+  }
+  Status drop_reply(std::uint64_t seq) override {
+    kept_.erase(seq);
+    return ok_status();
+  }
+  std::vector<KeptReply> kept_replies() const override;
   Status clear() override {
     dirs_.clear();
+    kept_.clear();
     counter_ = 0;
     return ok_status();
   }
@@ -104,6 +137,7 @@ class InMemoryMetaStore final : public MetaStore {
     std::map<std::pair<std::uint64_t, std::string>, proto::InodeDesc, std::less<>> entries;
   };
   std::map<std::string, Dir, std::less<>> dirs_;
+  std::map<std::uint64_t, KeptReply> kept_;
   std::uint64_t counter_ = 0;
 };
 

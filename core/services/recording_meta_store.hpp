@@ -45,6 +45,10 @@ class RecordingMetaStore final : public MetaStore {
   std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override {
     return inner_->list_dirs(after, max_dirs);
   }
+  // Not recorded: the primary mirrors its replies itself (MetaRecordKind::reply).
+  Status keep_reply(const KeptReply& reply) override { return inner_->keep_reply(reply); }
+  Status drop_reply(std::uint64_t seq) override { return inner_->drop_reply(seq); }
+  std::vector<KeptReply> kept_replies() const override { return inner_->kept_replies(); }
   // Not recorded: a store is cleared only as a secondary, which records nothing.
   Status clear() override { return inner_->clear(); }
   Status commit() override { return inner_->commit(); }

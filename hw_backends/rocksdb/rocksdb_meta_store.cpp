@@ -21,6 +21,9 @@ constexpr char k_dir_tag = 'D';
 constexpr char k_entry_tag = 'E';
 constexpr char k_count_tag = 'N';
 constexpr char k_counter_key[] = "C";
+constexpr char k_reply_tag = 'R';
+// A kept reply's value: u32be client node, u32be client service, u64be request id, then the frame.
+constexpr std::size_t k_reply_header_bytes = 16;
 
 void append_be(std::string& out, std::uint64_t value, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xFF));
@@ -63,6 +66,22 @@ std::string entry_key(std::string_view dir, std::string_view name) {
   append_be(key, listing_hash(name), 8);
   key.append(name);
   return key;
+}
+
+std::string reply_key(std::uint64_t seq) {
+  std::string key(1, k_reply_tag);
+  append_be(key, seq, 8);
+  return key;
+}
+
+std::string encode_kept_reply(const KeptReply& reply) {
+  std::string value;
+  value.reserve(k_reply_header_bytes + reply.frame.size());
+  append_be(value, reply.client.node, 4);
+  append_be(value, reply.client.service, 4);
+  append_be(value, reply.request, 8);
+  value.append(reply.frame);
+  return value;
 }
 
 std::string encode_inode(const proto::InodeDesc& inode) {
@@ -412,6 +431,48 @@ Status RocksDbMetaStore::store_counter(std::uint64_t value) {
   const rocksdb::Status st = db_->Put(options, k_counter_key, u64_le(value));
   if (!st.ok()) return io(st, config_.path, "put counter");
   return ok_status();
+}
+
+Status RocksDbMetaStore::keep_reply(const KeptReply& reply) {
+  if (!failure_.ok()) return failure_;
+  const rocksdb::Status st = db_->Put(write_options(), reply_key(reply.seq), encode_kept_reply(reply));
+  if (!st.ok()) return io(st, config_.path, "keep reply " + std::to_string(reply.seq));
+  return ok_status();
+}
+
+Status RocksDbMetaStore::drop_reply(std::uint64_t seq) {
+  if (!failure_.ok()) return failure_;
+  const rocksdb::Status st = db_->Delete(write_options(), reply_key(seq));
+  if (!st.ok()) return io(st, config_.path, "drop reply " + std::to_string(seq));
+  return ok_status();
+}
+
+std::vector<KeptReply> RocksDbMetaStore::kept_replies() const {
+  std::vector<KeptReply> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(std::string(1, k_reply_tag)); it->Valid(); it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    if (key.empty() || key[0] != k_reply_tag) break;
+    const std::string_view value(it->value().data(), it->value().size());
+    if (key.size() != 9 || value.size() < k_reply_header_bytes) {
+      fail(error(StatusCode::corrupt, "rocksdb meta store " + config_.path + ": a kept reply's key or value is " +
+                                          "too short (" + std::to_string(key.size()) + " and " +
+                                          std::to_string(value.size()) + " bytes)"));
+      return {};
+    }
+    KeptReply r;
+    r.seq = read_be(key, 1, 8);
+    r.client.node = static_cast<NodeId>(read_be(value, 0, 4));
+    r.client.service = static_cast<ServiceIndex>(read_be(value, 4, 4));
+    r.request = read_be(value, 8, 8);
+    r.frame.assign(value.substr(k_reply_header_bytes));
+    out.push_back(std::move(r));
+  }
+  if (!it->status().ok()) {
+    fail(io(it->status(), config_.path, "list kept replies"));
+    return {};
+  }
+  return out;
 }
 
 std::vector<std::string> RocksDbMetaStore::list_dirs(std::string_view after, std::uint32_t max_dirs) const {

@@ -9,6 +9,8 @@
 //   'E' u32be(|dir_path|) dir_path u64be(hash) name   -> an entry's inode
 //   'N' dir_path                                      -> u64le number of entries
 //   'C'                                               -> u64le file-id counter
+//   'R' u64be(seq)                                    -> a kept reply (keep_reply): u32be client
+//                                                        node, u32be service, u64be request id, frame
 // The big-endian listing hash (listing_hash()) makes RocksDB's key order the
 // listing order, so a readdir cookie is a Seek() target. Values are proto
 // frames of InodeReply (core/proto/codec.hpp), so every stored inode carries a
@@ -108,6 +110,9 @@ class RocksDbMetaStore final : public MetaStore {
   std::uint64_t load_counter() const override;
   Status store_counter(std::uint64_t value) override;
   std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override;
+  Status keep_reply(const KeptReply& reply) override;
+  Status drop_reply(std::uint64_t seq) override;
+  std::vector<KeptReply> kept_replies() const override;
   Status clear() override;
   Status commit() override;
 

@@ -164,21 +164,28 @@ std::string check_hellos(const std::vector<Hello>& hellos) {
   return {};
 }
 
-// How the fault plan's kills of storage servers were made (node_process.hpp), "" without any.
-std::string storage_kills_of(const ClusterConfig& c) {
+// How the fault plan's kills of servers of one kind (storage, or metadata:
+// both of its roles) were made (node_process.hpp), "" without any.
+std::string kills_of(const ClusterConfig& c, bool metadata) {
   std::string process;
   std::string in_process;
   for (std::uint32_t rank = 0; rank < c.nodes.size(); ++rank) {
     const NodeId id = c.nodes[rank].id;  // nodes in id order: rank i is nodes[i]
-    if (std::none_of(c.faults.begin(), c.faults.end(),
-                     [&](const ClusterFault& f) { return f.node == id && f.role == Role::storage; }))
+    if (std::none_of(c.faults.begin(), c.faults.end(), [&](const ClusterFault& f) {
+          return f.node == id &&
+                 (metadata ? f.role == Role::meta || f.role == Role::meta_mirror : f.role == Role::storage);
+        }))
       continue;
     std::string& list = runs_in_child_process(c, rank) ? process : in_process;
     list += (list.empty() ? "" : ",") + std::to_string(id);
   }
   std::string text;
   if (!process.empty()) {
-    text = "SIGKILL of the node process; a restart is a new process on its storage root (nodes " + process + ")";
+    text = "SIGKILL of the node process; a restart is a new process on its storage root" +
+           std::string(metadata ? (c.meta_store == "rocksdb" ? ", its metadata store reopened"
+                                                             : ", its metadata store (in memory) empty")
+                                : "") +
+           " (nodes " + process + ")";
   }
   if (!in_process.empty()) {
     text += std::string(text.empty() ? "" : "; ") +
@@ -200,13 +207,8 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
       {"hosts", hosts},
       {"authentication",
        o.deployment.insecure ? "off" : (o.deployment.shared_secret_file.empty() ? "per-run secret" : "secret file")}};
-  if (const std::string kills = storage_kills_of(c); !kills.empty()) d["storage_kills"] = kills;
-  std::string meta_kills;  // always inside the node's process (only storage-only nodes run as child processes)
-  for (const ClusterFault& f : c.faults) {
-    if (f.role != Role::storage) meta_kills += (meta_kills.empty() ? "" : ",") + std::to_string(f.node);
-  }
-  if (!meta_kills.empty())
-    d["meta_kills"] = "crash of the metadata service inside its node process (nodes " + meta_kills + ")";
+  if (const std::string kills = kills_of(c, false); !kills.empty()) d["storage_kills"] = kills;
+  if (const std::string kills = kills_of(c, true); !kills.empty()) d["meta_kills"] = kills;
   return d;
 }
 
@@ -263,6 +265,7 @@ Result<json> run_in_child_process(const NodeRunOptions& node, const std::string&
     if (self.empty()) return error(StatusCode::unavailable, "cannot find this program (/proc/self/exe)");
     o.node_command = {self.string(), "node"};
   }
+  o.fs = node.fs;
   o.work_dir = work_dir;
   o.log = options.log;
   o.stop_requested = options.stop_requested;

@@ -30,6 +30,7 @@
 #include "scenarios/emulate/mpi_bootstrap.hpp"
 #include "transports/shared_secret.hpp"
 #include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/emulate/server_settings_codec.hpp"
 #include "scenarios/emulate/socket_bootstrap.hpp"
 
 namespace sluice::emulate {
@@ -85,6 +86,7 @@ struct NodeCli {
   std::string storage_root;
   std::string netns;                      // join this network namespace (setns) before anything else
   std::vector<std::string> listen_rails;  // NodeRunOptions::listen_rails (a node process started again)
+  std::string fs_settings;                // NodeRunOptions::fs's servers (server_settings_codec.hpp); empty: defaults
   WorkloadCli workload;
   SecurityCli security;
 };
@@ -199,6 +201,17 @@ Result<ClusterConfig> load_config(const std::string& path) {
   Result<ClusterConfig> c = parse_cluster_config_text(text);
   if (!c.ok()) return error(c.status().code(), path + ": " + c.status().message());
   return c;
+}
+
+// --fs-settings: the servers' settings a rank wrote for its node process.
+Result<NodeRunOptions::FsSettings> load_server_settings(const std::string& path) {
+  const std::string text = read_text_file(path);
+  if (text.empty()) return error(StatusCode::invalid_argument, "--fs-settings " + path + ": cannot read or empty");
+  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
+  if (document.is_discarded()) return error(StatusCode::invalid_argument, "--fs-settings " + path + ": not JSON");
+  Result<NodeRunOptions::FsSettings> fs = server_settings_from_json(document);
+  if (!fs.ok()) return error(fs.status().code(), "--fs-settings " + path + ": " + fs.status().message());
+  return fs;
 }
 
 void print_summary(const nlohmann::json& run) {
@@ -471,6 +484,14 @@ int run_node_command(const NodeCli& cli) {
   NodeRunOptions options;
   options.config = config;
   options.listen_rails = cli.listen_rails;
+  if (!cli.fs_settings.empty()) {
+    Result<NodeRunOptions::FsSettings> fs = load_server_settings(cli.fs_settings);
+    if (!fs.ok()) {
+      fmt::print(stderr, "sluice node: {}\n", fs.status().message());
+      return k_exit_usage;
+    }
+    options.fs = std::move(fs).value();
+  }
   const std::uint32_t rank = bootstrap->rank();
   options.log = [rank](std::string_view line) { fmt::print(stderr, "[rank {}] {}\n", rank, line); };
   const auto start = std::chrono::steady_clock::now();
@@ -713,6 +734,8 @@ void add_emulate_commands(CLI::App& app) {
   node->add_option("--bootstrap-fd", node_cli->bootstrap_fd, "socket to the emulate launcher");
   node->add_option("--listen-rails", node_cli->listen_rails,
                    "listen on these a.b.c.d:port, one per rail (a node process started again after a crash)");
+  node->add_option("--fs-settings", node_cli->fs_settings,
+                   "the servers' settings (JSON, as a `--backend cluster` rank writes them for its node process)");
   node->add_flag("--mpi", node_cli->mpi, "bootstrap through MPI (under mpirun/srun)");
   node->add_option("--nodes", node_cli->nodes, "with --mpi and no --config: default cluster of this many nodes");
   node->add_option("--listen", node_cli->listen, "with --mpi: this rank's IPv4 address, or auto (host name)");

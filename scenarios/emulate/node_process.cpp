@@ -23,6 +23,7 @@
 
 #include "scenarios/emulate/line_channel.hpp"
 #include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/emulate/server_settings_codec.hpp"
 
 namespace sluice::emulate {
 namespace {
@@ -41,10 +42,27 @@ std::vector<NodeSpec> nodes_by_id(const ClusterConfig& config) {
   return nodes;
 }
 
+// A file of this rank's work directory, whole or not at all.
+Status write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) return error(StatusCode::io_error, "cannot write " + path);
+  return ok_status();
+}
+
 // "op name" of a step, split.
 std::pair<std::string, std::string> step_words(std::string_view text) {
   const std::size_t space = text.find(' ');
   return {std::string(text.substr(0, space)), std::string(text.substr(space + 1))};
+}
+
+// Whether a child's request is `step` of node_collectives. An all_gather
+// carries no name on the bootstrap socket (SocketBootstrap::all_gather), so
+// only its op is compared; a barrier's name must match.
+bool asks_for(const std::string& op, const std::string& name, const std::string& step) {
+  const auto [step_op, step_name] = step_words(step);
+  return op == step_op && (op == "all_gather" || name == step_name);
 }
 
 // ---- the child ---------------------------------------------------------------------
@@ -222,7 +240,7 @@ class NodeRelay {
         worker_(bootstrap, steps_),
         me_(nodes_by_id(options.config)[bootstrap.rank()]) {
     for (const ClusterFault& f : options.config.faults) {
-      if (f.node == me_.id && f.role == Role::storage) kills_.push_back(f);
+      if (f.node == me_.id && f.role == server()) kills_.push_back(f);
     }
     std::sort(kills_.begin(), kills_.end(),
               [](const ClusterFault& a, const ClusterFault& b) { return a.at_ms < b.at_ms; });
@@ -246,6 +264,12 @@ class NodeRelay {
   json stand_in_document() const;
   std::string amended_document(const std::string& data) const;
   bool finished() const { return worker_.answered() == steps_.size() && !child_; }
+  // The one server the node hosts (runs_in_child_process).
+  Role server() const { return me_.roles.front(); }
+  // "faults.storage_process_kills", "faults.meta_process_restarts", ...
+  std::string counter(const char* what) const {
+    return std::string("faults.") + (server() == Role::storage ? "storage" : "meta") + "_process_" + what;
+  }
 
   const NodeProcessOptions& options_;
   Bootstrap& bootstrap_;
@@ -253,6 +277,7 @@ class NodeRelay {
   CollectiveWorker worker_;
   NodeSpec me_;
   std::string config_path_;
+  std::string settings_path_;  // the study's server settings; empty: none given
   std::optional<NodeChild> child_;
   std::vector<ClusterFault> kills_;
   std::size_t next_kill_ = 0;
@@ -285,10 +310,10 @@ Status NodeRelay::write_child_files() {
   }
   child.shared_secret.clear();
   config_path_ = options_.work_dir + "/node-process.json";
-  std::ofstream out(config_path_);
-  out << to_json(child).dump(2) << "\n";
-  if (!out) return error(StatusCode::io_error, "cannot write " + config_path_);
-  return ok_status();
+  if (Status st = write_text(config_path_, to_json(child).dump(2) + "\n"); !st.ok()) return st;
+  if (!options_.fs) return ok_status();
+  settings_path_ = options_.work_dir + "/node-process-fs.json";
+  return write_text(settings_path_, server_settings_to_json(*options_.fs).dump(2) + "\n");
 }
 
 // This node's rails in the endpoint table its peers got; none when the exchange failed.
@@ -311,6 +336,10 @@ Status NodeRelay::start(bool again) {
   for (const std::string& w : {std::string("--config"), config_path_, std::string("--rank"),
                                std::to_string(bootstrap_.rank()), std::string("--bootstrap-fd"), std::string("3")}) {
     words.push_back(w);
+  }
+  if (!settings_path_.empty()) {
+    words.push_back("--fs-settings");
+    words.push_back(settings_path_);
   }
   if (again) {
     for (const std::string& rail : my_rails()) {
@@ -352,9 +381,10 @@ void NodeRelay::take_request(const std::string& line) {
   const bool well_formed = !request.is_discarded() && request.is_object() && request.contains("op") &&
                            request["op"].is_string() && request.contains("name") && request["name"].is_string() &&
                            request.contains("data") && request["data"].is_string();
-  const std::string asked = well_formed ? request["op"].get<std::string>() + " " + request["name"].get<std::string>()
-                                        : std::string("a malformed request");
-  if (step >= steps_.size() || child_->waiting || asked != steps_[step]) {
+  const std::string op = well_formed ? request["op"].get<std::string>() : std::string();
+  const std::string name = well_formed ? request["name"].get<std::string>() : std::string();
+  const std::string asked = well_formed ? op + " " + name : std::string("a malformed request");
+  if (step >= steps_.size() || child_->waiting || !well_formed || !asks_for(op, name, steps_[step])) {
     log("asked for " + asked + " out of order (expected " + (step < steps_.size() ? steps_[step] : "nothing") +
         "): killed");
     ::kill(child_->pid, SIGKILL);
@@ -414,7 +444,8 @@ void NodeRelay::apply_faults() {
   if (Clock::now() < *servers_up_ + std::chrono::milliseconds(f.at_ms)) return;
   ++next_kill_;
   ++kills_done_;
-  log("fault: killing pid " + std::to_string(child_->pid) + ", which hosts the storage server, with SIGKILL");
+  log("fault: killing pid " + std::to_string(child_->pid) + ", which hosts the " + std::string(to_string(server())) +
+      " server, with SIGKILL");
   ::kill(child_->pid, SIGKILL);
   if (f.restart_after_ms > 0) {
     restart_due_ = Clock::now() + std::chrono::milliseconds(f.restart_after_ms);
@@ -430,8 +461,8 @@ std::string NodeRelay::amended_document(const std::string& data) const {
   json doc = json::parse(data, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return data;  // rank 0 reports it malformed
   if (!doc.contains("counters") || !doc["counters"].is_object()) doc["counters"] = json::object();
-  doc["counters"]["faults.storage_process_kills"] = kills_done_;
-  doc["counters"]["faults.storage_process_restarts"] = restarts_done_;
+  doc["counters"][counter("kills")] = kills_done_;
+  doc["counters"][counter("restarts")] = restarts_done_;
   json processes = processes_;
   if (child_) processes.push_back({{"pid", child_->pid}, {"how_it_ended", "running (it sends this)"}});
   doc["processes"] = processes;
@@ -502,9 +533,9 @@ Result<json> NodeRelay::run() {
 bool runs_in_child_process(const ClusterConfig& config, std::uint32_t rank) {
   if (rank == 0 || rank >= config.nodes.size()) return false;
   const NodeSpec me = nodes_by_id(config)[rank];
-  if (me.roles != std::vector<Role>{Role::storage}) return false;
+  if (me.roles.size() != 1 || me.roles[0] == Role::mgmt || me.roles[0] == Role::client) return false;
   return std::any_of(config.faults.begin(), config.faults.end(),
-                     [&](const ClusterFault& f) { return f.node == me.id && f.role == Role::storage; });
+                     [&](const ClusterFault& f) { return f.node == me.id && f.role == me.roles[0]; });
 }
 
 Result<json> run_node_in_child_process(const NodeProcessOptions& options, Bootstrap& bootstrap) {

@@ -1,18 +1,20 @@
 // A node of a `--backend cluster` point hosted in a child process of its
-// rank, so that a fault plan's kill of its storage server is a real SIGKILL
-// of the process that hosts it, and the restart a new process that opens the
-// same storage root: its chunk files and metadata store come back from disk
+// rank, so that a fault plan's kill of its server is a real SIGKILL of the
+// process that hosts it, and the restart a new process that opens the same
+// storage root: its chunk files and metadata store come back from disk
 // (issue 18, "Real crashes").
 //
 // Which nodes (runs_in_child_process): a rank other than 0 whose node hosts
-// storage only (no mgmt, metadata server or client: a kill of the process
-// would take those too) and whose storage server the point's fault plan
-// kills. Every other node runs in its rank's own process (run_node); there a
-// kill of a storage server is a crash of the service inside the process, and
-// results.json's deployment says which was done ("storage_kills").
+// one server only (storage, or a metadata server of a shard: no mgmt, other
+// server or client, which a kill of the process would take too) and whose
+// server the point's fault plan kills. Every other node runs in its rank's
+// own process (run_node); there a kill is a crash of the service inside the
+// process, and results.json's deployment says which was done
+// ("storage_kills", "meta_kills").
 //
-// How: the rank starts `sluice node --config F --rank R --bootstrap-fd 3`
-// (the node program `sluice emulate` starts) with one end of a socket pair
+// How: the rank starts `sluice node --config F --fs-settings S --rank R
+// --bootstrap-fd 3` (the node program `sluice emulate` starts; S the study's
+// server settings, server_settings_codec.hpp) with one end of a socket pair
 // as fd 3, and stands in as its launcher. Each collective the child asks for
 // (node_collectives, in order) the rank makes on the point's Bootstrap, on
 // a worker thread (a barrier can last the whole workload), and sends the
@@ -27,8 +29,9 @@
 // (killed for good by the plan, crashed, stopped by a signal) is stood in
 // for: the rank makes the remaining collectives itself, with a node document
 // that says what happened. The node's document gets counters
-// "faults.storage_process_kills" and "faults.storage_process_restarts" and
-// the list of its processes ("processes": pid, how each ended).
+// "faults.<storage|meta>_process_kills" and "..._restarts" (meta for both
+// metadata roles) and the list of its processes ("processes": pid, how each
+// ended).
 //
 // Every child gets PR_SET_PDEATHSIG (SIGKILL): a rank that dies takes its
 // node process with it.
@@ -36,6 +39,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +49,7 @@
 #include "core/common/status.hpp"
 #include "scenarios/emulate/bootstrap.hpp"
 #include "scenarios/emulate/cluster_config.hpp"
+#include "scenarios/emulate/node_runner.hpp"
 
 namespace sluice::emulate {
 
@@ -61,7 +66,10 @@ struct NodeProcessOptions {
   ClusterConfig config;
   // The node program and its first words: {"/path/to/sluice", "node"}.
   std::vector<std::string> node_command;
-  // Where the child's config and secret files go (a directory of this rank's, removed with it).
+  // The study's settings of the node's server (server_settings_codec.hpp),
+  // written for the child (`--fs-settings`); none: the core's defaults.
+  std::optional<NodeRunOptions::FsSettings> fs;
+  // Where the child's config, settings and secret files go (a directory of this rank's, removed with it).
   std::string work_dir;
   std::function<void(std::string_view)> log;  // may be empty
   // SIGINT/SIGTERM at the rank: the child gets SIGTERM and is stood in for. May be empty.

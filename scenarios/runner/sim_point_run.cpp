@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/services/meta_disk.hpp"
 #include "scenarios/runner/crash_log.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/runner.hpp"
@@ -39,8 +40,11 @@ constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
 
 // Runs the point; returns the reason it failed ("" when it did not).
 std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
+  // Each metadata server keeps its namespace on a disk that outlives it
+  // (MetaDisk): a killed and restarted server finds what it acknowledged.
   Result<FsDeployment> deployed = FsDeployment::deploy(
-      rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); });
+      rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); },
+      [](NodeId, ShardId, bool) { return MetaDisk{}.opener(); });
   if (!deployed.ok()) return deployed.status().to_string();
   const FsDeployment& fs = *deployed;
   if (!rt.run_until([&] { return fs.registered(); }, k_setup_max_events)) {

@@ -32,7 +32,7 @@
 #include "core/services/storage_service.hpp"
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
-#include "tests/support/meta_disk.hpp"
+#include "core/services/meta_disk.hpp"
 #include "tests/support/test_world.hpp"
 
 namespace sluice::testing {

@@ -39,6 +39,9 @@ class SharedStore final : public MetaStore {
   std::vector<std::string> list_dirs(std::string_view a, std::uint32_t m) const override {
     return disk_.list_dirs(a, m);
   }
+  Status keep_reply(const KeptReply& r) override { return disk_.keep_reply(r); }
+  Status drop_reply(std::uint64_t seq) override { return disk_.drop_reply(seq); }
+  std::vector<KeptReply> kept_replies() const override { return disk_.kept_replies(); }
   Status clear() override { return disk_.clear(); }
   Status store_counter(std::uint64_t value) override {
     if (fail_counter) return error(StatusCode::io_error, "test store: counter write refused");
@@ -53,13 +56,15 @@ class SharedStore final : public MetaStore {
   InMemoryMetaStore& disk_;
 };
 
-// Sends one Mkdir per path on start and keeps the replies.
+// Sends one Mkdir per path on start, request ids from first_rid (a later
+// life uses others: a request id the server kept a reply for is a resend,
+// answered with that reply), and keeps the replies.
 class MkdirProbe final : public Service {
  public:
-  MkdirProbe(Env& env, Endpoint meta, std::vector<std::string> paths)
-      : env_(env), meta_(meta), paths_(std::move(paths)) {}
+  MkdirProbe(Env& env, Endpoint meta, std::vector<std::string> paths, RequestId first_rid)
+      : env_(env), meta_(meta), paths_(std::move(paths)), first_rid_(first_rid) {}
   void start() override {
-    RequestId rid = 1;
+    RequestId rid = first_rid_;
     for (const std::string& path : paths_) {
       proto::Mkdir m;
       m.request_id = rid++;
@@ -81,6 +86,7 @@ class MkdirProbe final : public Service {
   Env& env_;
   Endpoint meta_;
   std::vector<std::string> paths_;
+  RequestId first_rid_;
 };
 
 struct LifeResult {
@@ -90,7 +96,7 @@ struct LifeResult {
 
 // One metadata server life on `disk`: mkdirs of `paths`, then the world ends (a crash).
 LifeResult run_life(InMemoryMetaStore& disk, const std::vector<std::string>& paths, std::uint64_t range,
-                    bool fail_counter = false) {
+                    RequestId first_rid, bool fail_counter = false) {
   TestWorld world;
   MetaServiceConfig config;
   config.ns.shard_count = 1;
@@ -99,7 +105,7 @@ LifeResult run_life(InMemoryMetaStore& disk, const std::vector<std::string>& pat
   store->fail_counter = fail_counter;
   SharedStore* seen = store.get();
   MetaService& meta = world.add_service<MetaService>(1, config, std::move(store));
-  MkdirProbe& probe = world.add_service<MkdirProbe>(2, world.endpoint_of(meta), paths);
+  MkdirProbe& probe = world.add_service<MkdirProbe>(2, world.endpoint_of(meta), paths, first_rid);
   world.start();
   world.run_until([&] { return probe.replies.size() == paths.size(); });
   return LifeResult{probe.replies, seen->counter_writes};
@@ -113,7 +119,7 @@ std::vector<std::string> dirs(const std::string& prefix, int n) {
 
 TEST(MetaFileIds, OneCounterWritePerRangeAndIdsNeverRepeatAcrossARestart) {
   InMemoryMetaStore disk;
-  const LifeResult first = run_life(disk, dirs("/a", 10), 4);
+  const LifeResult first = run_life(disk, dirs("/a", 10), 4, 1);
   ASSERT_EQ(first.replies.size(), 10u);
   std::set<FileId> ids;
   FileId max_first = 0;
@@ -127,7 +133,7 @@ TEST(MetaFileIds, OneCounterWritePerRangeAndIdsNeverRepeatAcrossARestart) {
   EXPECT_EQ(disk.load_counter(), 12u) << "the persisted end of the last range";
 
   // A restart on the same store: the rest of the last range is skipped, nothing repeats.
-  const LifeResult second = run_life(disk, dirs("/b", 3), 4);
+  const LifeResult second = run_life(disk, dirs("/b", 3), 4, 101);
   ASSERT_EQ(second.replies.size(), 3u);
   for (const auto& r : second.replies) {
     ASSERT_EQ(r.status, StatusCode::ok) << r.error;
@@ -140,12 +146,36 @@ TEST(MetaFileIds, OneCounterWritePerRangeAndIdsNeverRepeatAcrossARestart) {
 
 TEST(MetaFileIds, ARangeThatCannotBePersistedRefusesTheCreate) {
   InMemoryMetaStore disk;
-  const LifeResult run = run_life(disk, {"/x"}, 4, /*fail_counter=*/true);
+  const LifeResult run = run_life(disk, {"/x"}, 4, 1, /*fail_counter=*/true);
   ASSERT_EQ(run.replies.size(), 1u);
   EXPECT_EQ(run.replies[0].status, StatusCode::io_error);
   EXPECT_NE(run.replies[0].error.find("reserving file ids"), std::string::npos) << run.replies[0].error;
   EXPECT_FALSE(disk.get_entry("/", "x").ok()) << "no entry with an unpersisted id";
   EXPECT_EQ(disk.load_counter(), 0u);
+}
+
+// The store keeps the replies of the newest reply_cache_entries mutating
+// requests (MetaStore::keep_reply), numbered on across a restart.
+TEST(MetaKeptReplies, TheStoreKeepsTheNewestMutatingRepliesUpToTheCacheSize) {
+  InMemoryMetaStore disk;
+  for (RequestId first_rid : {RequestId{1}, RequestId{101}}) {
+    TestWorld world;
+    MetaServiceConfig config;
+    config.ns.shard_count = 1;
+    config.reply_cache_entries = 4;
+    MetaService& meta = world.add_service<MetaService>(1, config, std::make_unique<SharedStore>(disk));
+    MkdirProbe& probe =
+        world.add_service<MkdirProbe>(2, world.endpoint_of(meta), dirs("/k" + std::to_string(first_rid), 6), first_rid);
+    world.start();
+    world.run_until([&] { return probe.replies.size() == 6; });
+    ASSERT_EQ(probe.replies.size(), 6u);
+  }
+  const std::vector<KeptReply> kept = disk.kept_replies();
+  ASSERT_EQ(kept.size(), 4u);
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(kept[i].seq, 9 + i) << "12 replies kept in all, seqs 1..12; the newest 4 stay";
+    EXPECT_EQ(kept[i].request, 103 + i);
+  }
 }
 
 // MetaServiceConfig::open_store (issue 24 item 7): the service opens its
@@ -156,10 +186,11 @@ TEST(MetaFileIds, ARangeThatCannotBePersistedRefusesTheCreate) {
 // Sends one Mkdir on start and keeps the reply.
 class OneMkdir final : public Service {
  public:
-  OneMkdir(Env& env, Endpoint meta, std::string path) : env_(env), meta_(meta), path_(std::move(path)) {}
+  OneMkdir(Env& env, Endpoint meta, std::string path, RequestId rid)
+      : env_(env), meta_(meta), path_(std::move(path)), rid_(rid) {}
   void start() override {
     proto::Mkdir m;
-    m.request_id = 1;
+    m.request_id = rid_;
     m.path = path_;
     m.mode = 0755;
     ASSERT_TRUE(env_.send(meta_, m).ok());
@@ -176,17 +207,19 @@ class OneMkdir final : public Service {
   Env& env_;
   Endpoint meta_;
   std::string path_;
+  RequestId rid_;
 };
 
 // One server life: the service opens its store with `open`, one mkdir of `path`.
 std::optional<proto::InodeReply> life(const std::function<Result<std::unique_ptr<MetaStore>>()>& open,
-                                      const std::string& path, std::vector<std::string>* logs = nullptr) {
+                                      const std::string& path, RequestId rid,
+                                      std::vector<std::string>* logs = nullptr) {
   TestWorld world;
   MetaServiceConfig config;
   config.ns.shard_count = 1;
   config.open_store = open;
   MetaService& meta = world.add_service<MetaService>(1, config);
-  OneMkdir& probe = world.add_service<OneMkdir>(2, world.endpoint_of(meta), path);
+  OneMkdir& probe = world.add_service<OneMkdir>(2, world.endpoint_of(meta), path, rid);
   world.start();
   world.run_until([&] { return probe.reply.has_value(); }, 200'000);
   if (logs != nullptr) *logs = world.logs();
@@ -200,14 +233,21 @@ TEST(MetaOpenStore, TheServiceKeepsItsNamespaceInTheOpenedStoreAndARestartFindsI
     ++opened;
     return std::unique_ptr<MetaStore>(std::make_unique<SharedStore>(disk));
   };
-  const auto first = life(open, "/kept");
+  const auto first = life(open, "/kept", 1);
   ASSERT_TRUE(first.has_value());
   ASSERT_EQ(first->status, StatusCode::ok) << first->error;
   EXPECT_TRUE(disk.get_entry("/", "kept").ok()) << "the directory went to the opened store";
-  const auto second = life(open, "/kept");  // a restarted server, same store
+  const auto second = life(open, "/kept", 2);  // a restarted server, same store; a new request
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->status, StatusCode::already_exists) << "the restarted server found the namespace";
   EXPECT_EQ(opened, 2);
+  // The first request resent (its reply lost to the crash, say): answered with
+  // the reply the store kept, not executed again.
+  const auto resent = life(open, "/kept", 1);
+  ASSERT_TRUE(resent.has_value());
+  EXPECT_EQ(resent->status, StatusCode::ok) << resent->error;
+  EXPECT_EQ(resent->inode.file_id, first->inode.file_id);
+  EXPECT_EQ(disk.kept_replies().size(), 2u) << "the mkdirs' replies; the resend's is not kept again";
 }
 
 TEST(MetaOpenStore, AStoreThatCannotBeOpenedKeepsTheShardOfflineSayingWhy) {
@@ -215,7 +255,7 @@ TEST(MetaOpenStore, AStoreThatCannotBeOpenedKeepsTheShardOfflineSayingWhy) {
     return error(StatusCode::unavailable, "the store's directory is locked by another process");
   };
   std::vector<std::string> logs;
-  const auto reply = life(open, "/never", &logs);
+  const auto reply = life(open, "/never", 1, &logs);
   EXPECT_FALSE(reply.has_value() && reply->status == StatusCode::ok) << "an unopened store serves nothing";
   bool said = false;
   for (const std::string& l : logs) {

@@ -183,6 +183,53 @@ TEST(RocksDbMetaStore, FindsEverythingAfterReopening) {
   EXPECT_EQ(unique.size(), all.size()) << "paging returns each entry once";
 }
 
+// Kept replies (MetaStore::keep_reply) come back after reopening, in seq
+// order, as the in-memory store gives them; dropped ones and clear()ed ones
+// do not; one too short to be a reply turns the store failed.
+TEST(RocksDbMetaStore, KeepsRepliesAcrossReopeningAsTheInMemoryStoreDoes) {
+  TempDir tmp;
+  InMemoryMetaStore memory;
+  std::vector<KeptReply> kept;
+  for (std::uint64_t seq = 1; seq <= 300; ++seq) {  // seqs past 255: big-endian keys keep the order
+    kept.push_back(KeptReply{seq, Endpoint{static_cast<NodeId>(seq % 3), static_cast<ServiceIndex>(seq % 5)},
+                             0xF000'0000'0000'0000ULL + seq, std::string(seq % 40, static_cast<char>(seq))});
+  }
+  {
+    auto store = open_store(tmp.db(), /*sync=*/false);
+    ASSERT_TRUE(store);
+    for (const KeptReply& r : kept) {
+      ASSERT_TRUE(store->keep_reply(r).ok());
+      ASSERT_TRUE(memory.keep_reply(r).ok());
+    }
+    for (std::uint64_t seq = 1; seq <= 100; ++seq) {
+      ASSERT_TRUE(store->drop_reply(seq).ok());
+      ASSERT_TRUE(memory.drop_reply(seq).ok());
+    }
+  }
+  auto store = open_store(tmp.db());
+  ASSERT_TRUE(store);
+  const std::vector<KeptReply> back = store->kept_replies();
+  ASSERT_EQ(back.size(), 200u);
+  EXPECT_EQ(back, memory.kept_replies());
+  EXPECT_EQ(back.front(), kept[100]);
+  EXPECT_EQ(back.back(), kept.back());
+  ASSERT_TRUE(store->clear().ok());
+  EXPECT_TRUE(store->kept_replies().empty());
+  store.reset();
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), tmp.db(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), std::string("R\0\0\0\0\0\0\0\1", 9), "short").ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  store = open_store(tmp.db());
+  ASSERT_TRUE(store);
+  EXPECT_TRUE(store->kept_replies().empty());
+  EXPECT_EQ(store->failure().code(), StatusCode::corrupt);
+  EXPECT_NE(store->failure().message().find("kept reply"), std::string::npos) << store->failure().message();
+}
+
 TEST(RocksDbMetaStore, PagingSurvivesInsertsBetweenPages) {
   TempDir tmp;
   auto store = open_store(tmp.db(), false);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -45,8 +46,9 @@ ClusterConfig two_nodes(std::uint32_t kill_at_ms, std::uint32_t restart_after_ms
   return c;
 }
 
-// Rank 0 as run_node makes its collectives, with a workload of k_workload; its gathered documents.
-std::vector<std::string> rank_zero(Hub& hub) {
+// Rank 0 as run_node makes its collectives (node_collectives), with a
+// workload of k_workload; its gathered documents.
+std::vector<std::string> rank_zero(Hub& hub, const ClusterConfig& config) {
   HubMessenger m(hub, 0);
   RankBootstrap b(m, k_timeout);
   std::vector<std::string> gathered;
@@ -54,6 +56,10 @@ std::vector<std::string> rank_zero(Hub& hub) {
   EXPECT_TRUE(b.barrier("mgmt-up").ok());
   EXPECT_TRUE(b.barrier("servers-up").ok());
   std::this_thread::sleep_for(k_workload);
+  for (std::size_t w = 0; w < config.later_workloads.size(); ++w) {
+    Result<std::vector<std::string>> done = b.all_gather("");
+    EXPECT_TRUE(done.ok()) << done.status().message();
+  }
   EXPECT_TRUE(b.barrier("clients-done").ok());
   EXPECT_TRUE(b.barrier("stopping").ok());
   Result<std::vector<std::string>> all = b.gather_to_root(R"({"node": 0, "ok": true})");
@@ -68,12 +74,12 @@ struct Outcome {
   std::vector<std::string> log;
 };
 
-Outcome run_two_ranks(const ClusterConfig& config) {
+Outcome run_two_ranks(const ClusterConfig& config, std::optional<NodeRunOptions::FsSettings> fs = std::nullopt) {
   testing::ScratchDir work;
   Hub hub(2);
   Outcome out;
   std::vector<std::string> gathered;
-  std::thread zero([&] { gathered = rank_zero(hub); });
+  std::thread zero([&] { gathered = rank_zero(hub, config); });
   {
     HubMessenger m(hub, 1);
     RankBootstrap b(m, k_timeout);
@@ -81,6 +87,7 @@ Outcome run_two_ranks(const ClusterConfig& config) {
     o.config = config;
     o.node_command = {"/usr/bin/env", "python3",
                       std::string(SLUICE_SOURCE_DIR) + "/tests/scenarios/cluster/data/fake_node.py"};
+    o.fs = std::move(fs);
     o.work_dir = work.path();
     o.log = [&out](std::string_view line) { out.log.emplace_back(line); };
     out.relay = run_node_in_child_process(o, b);
@@ -106,6 +113,50 @@ TEST(NodeProcess, OnlyAStorageOnlyNodeThePlanKillsRunsInAChildAndNeverRankZero) 
   c = two_nodes(100, 100);
   c.faults.clear();
   EXPECT_FALSE(runs_in_child_process(c, 1));
+  // A metadata server alone on its node, which the plan kills.
+  for (Role r : {Role::meta, Role::meta_mirror}) {
+    c = two_nodes(100, 100);
+    c.nodes[0].roles = {Role::mgmt, Role::storage, Role::client};
+    c.nodes[1].roles = {r};
+    c.faults[0].role = r;
+    EXPECT_TRUE(runs_in_child_process(c, 1)) << to_string(r);
+    c.faults[0].role = Role::storage;  // the plan kills another role (none of this node's)
+    EXPECT_FALSE(runs_in_child_process(c, 1)) << to_string(r);
+  }
+  c = two_nodes(100, 100);
+  c.nodes[1].roles = {Role::meta, Role::storage};  // the process hosts two servers
+  EXPECT_FALSE(runs_in_child_process(c, 1));
+  c.nodes[1].roles = {Role::mgmt};
+  c.faults[0].role = Role::mgmt;
+  EXPECT_FALSE(runs_in_child_process(c, 1));
+}
+
+// With a second workload too: its all_gather reaches the relay without a
+// name (SocketBootstrap), and is still the step it expects.
+TEST(NodeProcess, AKilledMetadataProcessStartsAgainWithTheStudysSettings) {
+  ClusterConfig c = two_nodes(100, 150);
+  c.nodes[0].roles = {Role::mgmt, Role::storage, Role::client};
+  c.nodes[1].roles = {Role::meta};
+  c.faults[0].role = Role::meta;
+  c.later_workloads.push_back(ClusterLaterWorkload{{0}, 1});
+  NodeRunOptions::FsSettings fs;
+  fs.meta.ns.policy = MetaPolicy::striped_dir;
+  fs.meta.default_stripe_count = 3;
+  fs.storage.max_active_per_target = 5;
+  const Outcome o = run_two_ranks(c, fs);
+  ASSERT_TRUE(o.relay.ok()) << o.relay.status().message();
+  EXPECT_TRUE((*o.relay)["ok"].get<bool>()) << o.relay->dump();
+  ASSERT_TRUE(o.node1.is_object()) << "rank 0 gathered no document of node 1";
+  EXPECT_EQ(o.node1["counters"]["faults.meta_process_kills"], 1);
+  EXPECT_EQ(o.node1["counters"]["faults.meta_process_restarts"], 1);
+  EXPECT_FALSE(o.node1["counters"].contains("faults.storage_process_kills"));
+  // The process started again got the study's settings too, not the core's defaults.
+  const json& got = o.node1["fs_settings"];
+  ASSERT_TRUE(got.is_object()) << o.node1.dump();
+  EXPECT_EQ(got["meta"]["ns"]["policy"], "striped_dir");
+  EXPECT_EQ(got["meta"]["default_stripe_count"], 3);
+  EXPECT_EQ(got["storage"]["max_active_per_target"], 5);
+  EXPECT_TRUE(logged(o, "which hosts the meta server, with SIGKILL"));
 }
 
 TEST(NodeProcess, AKilledNodeProcessStartsAgainOnItsRailsAndReplaysWhatHappened) {

@@ -1,11 +1,15 @@
-// MetaDisk: a metadata server's durable store in the test worlds. The disk
-// outlives the service, so a restarted (killed, then rebuilt) server finds
-// its namespace again, as beegfs-meta finds its on-disk store; the worlds'
-// in-memory default would model a server that loses its disk on every crash.
-// It is copyable (the worlds rebuild a restarted service from copies of its
-// arguments) and converts to the store a MetaService takes.
+// MetaDisk: a metadata server's durable store where the world has no real
+// one (simulation, the test worlds). The disk outlives the service, so a
+// restarted (killed, then rebuilt) server finds its namespace and kept
+// replies again, as beegfs-meta finds its on-disk store; the in-memory
+// default would model a server that loses its disk on every crash. Every
+// mutation is durable at once (commit() has nothing to do). It is copyable
+// (the worlds rebuild a restarted service from copies of its arguments) and
+// converts to the store a MetaService takes; opener() gives the same disk to
+// MetaServiceConfig::open_store.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,7 +17,7 @@
 
 #include "core/services/meta_store.hpp"
 
-namespace sluice::testing {
+namespace sluice {
 
 // A MetaStore that forwards every call to a shared InMemoryMetaStore.
 class DiskMetaStore final : public MetaStore {
@@ -38,6 +42,9 @@ class DiskMetaStore final : public MetaStore {
   std::vector<std::string> list_dirs(std::string_view a, std::uint32_t m) const override {
     return disk_->list_dirs(a, m);
   }
+  Status keep_reply(const KeptReply& r) override { return disk_->keep_reply(r); }
+  Status drop_reply(std::uint64_t seq) override { return disk_->drop_reply(seq); }
+  std::vector<KeptReply> kept_replies() const override { return disk_->kept_replies(); }
   Status clear() override { return disk_->clear(); }
 
  private:
@@ -47,6 +54,11 @@ class DiskMetaStore final : public MetaStore {
 struct MetaDisk {
   std::shared_ptr<InMemoryMetaStore> disk = std::make_shared<InMemoryMetaStore>();
   operator std::unique_ptr<MetaStore>() const { return std::make_unique<DiskMetaStore>(disk); }  // NOLINT: by design
+  std::function<Result<std::unique_ptr<MetaStore>>()> opener() const {
+    return [disk = disk]() -> Result<std::unique_ptr<MetaStore>> {
+      return std::unique_ptr<MetaStore>(std::make_unique<DiskMetaStore>(disk));
+    };
+  }
 };
 
-}  // namespace sluice::testing
+}  // namespace sluice
