@@ -1,10 +1,11 @@
 #!/bin/bash
 # make soak-cluster (issue 18, R2): SOAK_RUNS (default 50) seeded runs of
 # tests/scenarios/scripts/cluster_soak.lua with `--backend cluster` under
-# mpirun, 6 ranks: a buddy-mirrored file system whose storage server
-# processes are killed with SIGKILL and started again from their storage
-# root, SOAK_KILLS (default 2) times per run, at seeded times, while a client
-# writes and reads back every byte. With SOAK_NETNS=1 (root) the 6 ranks are
+# mpirun, 7 ranks: a buddy-mirrored file system whose server processes (a
+# storage server, or the metadata server on its RocksDB store) are killed
+# with SIGKILL and started again from their storage root, SOAK_KILLS
+# (default 2) times per run, at seeded times, while a client writes and
+# reads back every byte. With SOAK_NETNS=1 (root) the 7 ranks are
 # network-namespace hosts with shaped links (sluice netns-hosts, its launch
 # agent); else they share this host's loopback. With SOAK_LAUNCHER=emulate
 # (root; make soak-cluster-netns) the same path runs without mpirun
@@ -20,7 +21,9 @@
 #   lost     any other failure, or fewer bytes read back than written
 #            (an acknowledged write the file system no longer has);
 # and the soak prints, as its last line,
-#   RESULT R2 runs=N lost=L corrupt=C hung=H kills=K restarts=R
+#   RESULT R2 runs=N lost=L corrupt=C hung=H kills=K restarts=R meta_kills=M launcher=...
+# (K and R count every server process killed and started again; M the
+# metadata server's among them).
 # Exit 0 only when lost, corrupt and hung are all 0. Each run's output and
 # results stay in SOAK_DIR (default build/soak-cluster), one folder per seed.
 # Usage: SLUICE=build/sluice bash scripts/soak_cluster.sh
@@ -43,7 +46,7 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 rm -rf "$dir" && mkdir -p "$dir/storage"
 
-lost=0 corrupt=0 hung=0 all_kills=0 all_restarts=0
+lost=0 corrupt=0 hung=0 all_kills=0 all_restarts=0 all_meta_kills=0
 for ((i = 0; i < runs; ++i)); do
   seed=$((first_seed + i))
   out="$dir/seed-$seed"
@@ -54,10 +57,10 @@ for ((i = 0; i < runs; ++i)); do
     timeout "$limit_s" "$sluice" "${words[@]}" --set "partitions=${SOAK_PARTITIONS:-2}" \
       --set "loss=${SOAK_LOSS:-0.01}" >"$dir/seed-$seed.log" 2>&1
   elif [ "${SOAK_NETNS:-0}" = 1 ]; then
-    timeout "$limit_s" "$sluice" netns-hosts --nodes 6 --link 1gbit -- mpirun -np 6 --hostfile '{hostfile}' \
+    timeout "$limit_s" "$sluice" netns-hosts --nodes 7 --link 1gbit -- mpirun -np 7 --hostfile '{hostfile}' \
       --mca plm_rsh_agent '{agent}' "$sluice" "${words[@]}" >"$dir/seed-$seed.log" 2>&1
   else
-    timeout "$limit_s" mpirun -np 6 "$sluice" "${words[@]}" >"$dir/seed-$seed.log" 2>&1
+    timeout "$limit_s" mpirun -np 7 "$sluice" "${words[@]}" >"$dir/seed-$seed.log" 2>&1
   fi
   rc=$?
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -68,25 +71,27 @@ import json, sys
 try:
     run = json.load(open(sys.argv[1]))["runs"][0]
 except Exception as e:  # no results: the run did not get that far
-    print("lost 0 0 no results.json (%s)" % e)
+    print("lost 0 0 0 no results.json (%s)" % e)
     sys.exit(0)
 c = run.get("counters", {})
-kills = int(c.get("faults.storage_process_kills", 0))
+meta_kills = int(c.get("faults.meta_process_kills", 0))
+kills = int(c.get("faults.storage_process_kills", 0)) + meta_kills
 cut = int(c.get("faults.link_partition_packets", 0)) + int(c.get("faults.link_loss_packets", 0))
-restarts = int(c.get("faults.storage_process_restarts", 0))
+restarts = int(c.get("faults.storage_process_restarts", 0)) + int(c.get("faults.meta_process_restarts", 0))
 phases = {p["phase"]: p["bytes"] for p in run.get("phases", [])}
 verified = int(c.get("file_sweep.read.verified_bytes", 0))
 error = run.get("error") or ""
 if not run.get("ok"):
     kind = "corrupt" if any(w in error.lower() for w in ("corrupt", "mismatch", "crc32c")) else "lost"
-    print(kind, kills, restarts, error[:300])
+    print(kind, kills, restarts, meta_kills, error[:300])
 elif phases.get("read", 0) < phases.get("write", 0):
-    print("lost", kills, restarts, "read back %d of %d bytes" % (phases.get("read", 0), phases.get("write", 0)))
+    print("lost", kills, restarts, meta_kills,
+          "read back %d of %d bytes" % (phases.get("read", 0), phases.get("write", 0)))
 elif verified < phases.get("read", 0):
-    print("corrupt", kills, restarts, "%d of %d bytes verified" % (verified, phases.get("read", 0)))
+    print("corrupt", kills, restarts, meta_kills, "%d of %d bytes verified" % (verified, phases.get("read", 0)))
 else:
-    print("ok", kills, restarts, "%d bytes written, read back and verified; %d packets dropped on links" %
-          (phases.get("write", 0), cut))
+    print("ok", kills, restarts, meta_kills,
+          "%d bytes written, read back and verified; %d packets dropped on links" % (phases.get("write", 0), cut))
 PY
 )
   fi
@@ -96,8 +101,9 @@ PY
     lost) lost=$((lost + 1)) ;;
     corrupt) corrupt=$((corrupt + 1)) ;;
   esac
-  [ $# -ge 3 ] && all_kills=$((all_kills + $2)) && all_restarts=$((all_restarts + $3))
+  [ $# -ge 4 ] && all_kills=$((all_kills + $2)) && all_restarts=$((all_restarts + $3)) &&
+    all_meta_kills=$((all_meta_kills + $4))
   echo "seed $seed: $verdict"
 done
-echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung kills=$all_kills restarts=$all_restarts launcher=$launcher"
+echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung kills=$all_kills restarts=$all_restarts meta_kills=$all_meta_kills launcher=$launcher"
 [ "$lost" = 0 ] && [ "$corrupt" = 0 ] && [ "$hung" = 0 ]

@@ -38,13 +38,18 @@ std::string seconds_text(TimeNs ns) {
 // The fault loop checks whether the workload finished this often (simulated).
 constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
 
-// Runs the point; returns the reason it failed ("" when it did not).
-std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
-  // Each metadata server keeps its namespace on a disk that outlives it
-  // (MetaDisk): a killed and restarted server finds what it acknowledged.
-  Result<FsDeployment> deployed = FsDeployment::deploy(
+// The spec's file system on the simulated cluster. Each metadata server
+// keeps its namespace on a disk that outlives it (MetaDisk): a killed and
+// restarted server finds what it acknowledged.
+Result<FsDeployment> deploy_fs(const ScenarioSpec& spec, sim::SimRuntime& rt) {
+  return FsDeployment::deploy(
       rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); },
       [](NodeId, ShardId, bool) { return MetaDisk{}.opener(); });
+}
+
+// Runs the point; returns the reason it failed ("" when it did not).
+std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
+  Result<FsDeployment> deployed = deploy_fs(spec, rt);
   if (!deployed.ok()) return deployed.status().to_string();
   const FsDeployment& fs = *deployed;
   if (!rt.run_until([&] { return fs.registered(); }, k_setup_max_events)) {

@@ -12,7 +12,8 @@
 #    GPU buffers where there is a GPU, else every point fails saying why.
 # 3. The mirrored failover study, all six points and five claims: storage kills
 #    as SIGKILL of the process that hosts the server, with its restart;
-#    metadata buddy mirroring, with its primary killed; a soak run with
+#    metadata buddy mirroring, with its primary killed (in its node's process,
+#    and alone in a process of its own: cluster_meta_kill.lua); a soak run with
 #    partitions and packet loss on the links (nftables) beside the kills.
 # 4. SIGINT mid-run leaves no namespace, directory or process.
 # Usage: emulate_backend_test.sh SLUICE
@@ -173,6 +174,26 @@ PY
 [ -z "$(leftovers)" ] || fail "left behind after the failover study: $(leftovers)"
 echo "ok: the failover study on netns hosts: storage processes killed with SIGKILL and started again, metadata mirrored and its primary killed"
 
+# 3a. Metadata buddy-mirrored, its primary alone on node 4 and killed for good
+# mid-workload (SIGKILL of its process): the clients follow the switchover to
+# the second server (node 1) and nothing acknowledged is lost; rows as in sim.
+meta_kill="$here/scripts/cluster_meta_kill.lua"
+timeout "$run_limit_s" "$sluice" run "$meta_kill" --backend sim --set mirrored=1 --set kill_at_ms=40 \
+  --out mk_sim >mk_sim.txt 2>&1 || fail "the sim run of the mirrored metadata kill failed"
+timeout "$run_limit_s" "$sluice" run "$meta_kill" --backend emulate --set mirrored=1 --set kill_at_ms=40 \
+  --meta-store rocksdb --out mk >mk.txt 2>&1 || fail "the mirrored metadata kill on --backend emulate failed"
+python3 "$here/scripts/rows_as_sim.py" mk/results.json mk_sim/results.json emulate || fail "mk/results.json"
+python3 - mk/results.json <<'PY' || fail "mk/results.json: the kill"
+import json, sys
+r = json.load(open(sys.argv[1]))["runs"][0]
+c = r["counters"]
+assert c.get("faults.meta_process_kills") == 1 and c.get("faults.meta_process_restarts") == 0, c
+assert r["deployment"].get("meta_kills", "").startswith("SIGKILL of the node process"), r["deployment"]
+assert c["file_sweep.read.verified_bytes"] == [p for p in r["phases"] if p["phase"] == "read"][0]["bytes"] > 0, c
+PY
+[ -z "$(leftovers)" ] || fail "left behind after the metadata kill: $(leftovers)"
+echo "ok: a mirrored metadata server's process killed for good on netns hosts, the switchover loses nothing"
+
 # 3b. Partitions and loss on the links (the launcher's nftables drops) beside
 # storage process kills: one run of the R2 soak's study (make soak-cluster-netns).
 timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_soak.lua" --backend emulate --set seed=3 \
@@ -189,10 +210,10 @@ assert by["read"] == by["write"] > 0 and c["file_sweep.read.verified_bytes"] == 
 # the workload (seeded times: a fast run ends before some, as in the soak).
 assert c["faults.link_changes_applied"] >= 2, c
 assert c["faults.link_partition_packets"] + c["faults.link_loss_packets"] > 0, c
-assert c["faults.storage_process_kills"] <= 2, c
-print("link changes %d, packets dropped %d (cuts) + %d (loss), storage process kills %d" % (
-    c["faults.link_changes_applied"], c["faults.link_partition_packets"], c["faults.link_loss_packets"],
-    c["faults.storage_process_kills"]))
+kills = c.get("faults.storage_process_kills", 0) + c.get("faults.meta_process_kills", 0)
+assert kills <= 2, c
+print("link changes %d, packets dropped %d (cuts) + %d (loss), server process kills %d" % (
+    c["faults.link_changes_applied"], c["faults.link_partition_packets"], c["faults.link_loss_packets"], kills))
 PY
 [ -z "$(leftovers)" ] || fail "left behind after the soak run: $(leftovers)"
 echo "ok: partitions and loss on netns links beside storage process kills, every byte verified"
