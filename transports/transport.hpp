@@ -242,6 +242,11 @@ struct TransportConfig {
   std::uint32_t socket_buffer_bytes = 0;
   // Bounds on what the listeners accept (AcceptLimits above).
   AcceptLimits accept;
+  // The PeerIds this transport hands out count up from here (>= 1). A
+  // transport made of two others gives them disjoint ranges (tcp+shm,
+  // transports/host_routed), so that their ids and the errors that name
+  // them are the caller's as they are.
+  PeerId first_peer_id = 1;
   // Grants (transports/region_grants.hpp). true: an incoming put or get of a
   // local region succeeds only when the owner granted the requesting peer
   // (remote_access(key, rail, grantee_id) with the peer's local_id); any

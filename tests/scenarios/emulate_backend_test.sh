@@ -196,7 +196,7 @@ echo "ok: a mirrored metadata server's process killed for good on netns hosts, t
 
 # 3b. Partitions and loss on the links (the launcher's nftables drops) beside
 # storage process kills: one run of the R2 soak's study (make soak-cluster-netns).
-timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_soak.lua" --backend emulate --set seed=3 \
+timeout "$run_limit_s" "$sluice" run "$here/scripts/cluster_soak.lua" --backend emulate --set seed=3 --set files=24 \
   --set partitions=2 --set loss=0.01 --out soak >soak.txt 2>&1 || fail "the soak study on --backend emulate failed"
 python3 - soak/results.json <<'PY' || fail "soak/results.json"
 import json, sys

@@ -205,7 +205,7 @@ class ShmTransport final : public Transport {
   std::map<std::uint64_t, Op> ops_;
   base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::uint64_t next_channel_id_ = k_first_channel_id;
-  PeerId next_peer_ = 1;
+  PeerId next_peer_ = config_.first_peer_id;
   std::uint64_t next_op_ = 1;
 };
 

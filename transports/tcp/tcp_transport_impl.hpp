@@ -274,7 +274,7 @@ class TcpTransport final : public Transport {
   std::vector<std::byte> drain_scratch_ = std::vector<std::byte>(k_tcp_drain_chunk_bytes);
   std::vector<std::byte> rx_buffer_ = std::vector<std::byte>(k_tcp_rx_buffer_bytes);
   std::uint64_t next_connection_id_ = k_first_conn_id;
-  PeerId next_peer_ = 1;
+  PeerId next_peer_ = config_.first_peer_id;
   std::uint64_t next_op_ = 1;
   std::uint64_t next_piece_ = 1;
 };

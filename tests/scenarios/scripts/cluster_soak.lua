@@ -11,7 +11,7 @@
 local sl = require "sluice"
 local P = sl.params{
   seed = {"the run's seed: the kills' servers, times and outages", 1},
-  files = {"files the client writes and reads back", 24},
+  files = {"files the client writes and reads back (96: the writes and reads outlast the kills)", 96},
   file_size = {"bytes per file", "2MiB"},
   kills = {"server kills in the run (each a storage server or the metadata server)", 2},
   partitions = {"partitions of a storage node from the rest (netns links: --backend emulate)", 0},
