@@ -411,6 +411,7 @@ sluice::emulate::DeploymentOptions deployment_options(const RunArgs& args) {
   sluice::emulate::DeploymentOptions d;
   d.storage_backend = args.storage_backend;
   d.meta_store = args.meta_store;
+  d.transport = args.transport;
   if (args.node_memory_bytes > 0) d.node_memory_limit_bytes = args.node_memory_bytes;
   d.insecure = args.insecure;
   d.shared_secret_file = args.shared_secret_file;
@@ -478,6 +479,13 @@ scenario::ScriptOptions script_options(const RunArgs& args) {
     Result<scenario::Backend> b = scenario::parse_backend(args.backend);
     if (!b.ok()) throw UsageError("--backend: " + b.status().message());
     options.backend = *b;
+    const auto& allowed = sluice::emulate::k_cluster_transports;
+    if ((*b == scenario::Backend::cluster || *b == scenario::Backend::emulate) &&
+        std::find(allowed.begin(), allowed.end(), args.transport) == allowed.end()) {
+      throw UsageError("--transport " + args.transport + ": --backend " + args.backend +
+                       " runs each node as a process of its own, on one host or several: use tcp, tcp+shm (shared "
+                       "memory to the node processes of the same host, tcp to the rest) or ibverbs");
+    }
   }
   options.out_dir = args.out_dir;
   options.draw_plot = [](const scenario::ScriptPlot& plot) -> Result<std::vector<std::string>> {
@@ -554,10 +562,6 @@ class ScriptRunner {
                    "--backend cluster runs under a launcher, one rank per node of the study's cluster: "
                    "mpirun -np N sluice run SCRIPT --backend cluster (or srun); on one machine, "
                    "--backend emulate runs the same nodes in network namespaces");
-    }
-    if (args_.transport != "tcp") {
-      return error(StatusCode::invalid_argument, "--backend cluster: the node processes talk over tcp; --transport " +
-                                                     args_.transport + " is for --backend hw (one process)");
     }
     if (!bootstrap_) {
       // Directories of this host's ranks that died in an earlier run (hw_point_run.hpp's marks).
@@ -798,7 +802,10 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& args) {
       ->capture_default_str();
   std::vector<std::string> transports;
   for (const transport::TransportListing& t : transport::list_transports()) transports.push_back(t.name);
-  run_cmd->add_option("--transport", args.transport, "hw: how the services talk (sluice backends lists them)")
+  run_cmd
+      ->add_option("--transport", args.transport,
+                   "hw: how the services talk (sluice backends lists them); cluster, emulate: how the node "
+                   "processes do (tcp, tcp+shm: shared memory between those of one host, ibverbs)")
       ->check(CLI::IsMember(transports))
       ->capture_default_str();
   std::vector<std::string> backends;

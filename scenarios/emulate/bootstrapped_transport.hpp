@@ -1,4 +1,4 @@
-// The "bootstrapped-tcp" transport entry: how an HwWorld that hosts the
+// The "bootstrapped" transport entry: how an HwWorld that hosts the
 // services of ONE node of a multi-process deployment reaches the others.
 //
 // HwWorld (hw/hw_world.hpp) opens one transport per node it knows,
@@ -6,14 +6,15 @@
 // transport. A node process therefore builds its world with every node of the
 // cluster, under this registry name, while a TransportTable is installed on
 // the building thread:
-//   - the process's own node gets the TCP transport made before the world
-//     (listening on the node's real address; its address went out at
-//     bootstrap), handed over as is;
+//   - the process's own node gets the transport made before the world
+//     (ClusterConfig::transport: tcp, tcp+shm or ibverbs, listening on the
+//     node's real address; its address went out at bootstrap), handed over
+//     as is;
 //   - every other node gets a PlaceholderTransport that listens nowhere and
 //     reports that node's bootstrapped address as its listen address, so the
 //     local node's transport connects to the real peer process.
 // Nothing else changes in HwWorld/HwNode: control frames and bulk bytes go
-// through the real TCP transport only.
+// through the node's real transport only.
 #pragma once
 
 #include <map>
@@ -25,7 +26,7 @@
 
 namespace sluice::emulate {
 
-inline constexpr std::string_view k_bootstrapped_transport = "bootstrapped-tcp";
+inline constexpr std::string_view k_bootstrapped_transport = "bootstrapped";
 
 struct TransportTable {
   NodeId local_node = k_no_id;

@@ -382,6 +382,9 @@ Status validate(const ClusterConfig& c) {
   if (c.meta_store != "rocksdb" && c.meta_store != "memory") {
     return bad("meta_store", "\"" + c.meta_store.substr(0, 40) + "\" is not rocksdb or memory");
   }
+  if (std::find(k_cluster_transports.begin(), k_cluster_transports.end(), c.transport) == k_cluster_transports.end()) {
+    return bad("transport", "\"" + c.transport.substr(0, 40) + "\" is not tcp, tcp+shm or ibverbs");
+  }
   if (c.insecure && !c.shared_secret_file.empty()) {
     return bad("insecure", "true together with a shared_secret_file: choose one");
   }
@@ -460,6 +463,7 @@ nlohmann::json to_json(const ClusterConfig& c) {
                         {"shared_secret_file", c.shared_secret_file},
                         {"insecure", c.insecure},
                         {"meta_store", c.meta_store},
+                        {"transport", c.transport},
                         {"nodes", nodes},
                         {"workload",
                          {{"kind", "file_sweep"},
@@ -643,6 +647,7 @@ Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
   top.read("shared_secret_file", c.shared_secret_file);
   top.read("insecure", c.insecure);
   top.read("meta_store", c.meta_store);
+  top.read("transport", c.transport);
   if (const nlohmann::json* nodes = top.raw("nodes")) {
     if (!nodes->is_array()) return bad("nodes", "expected an array, got " + describe(*nodes));
     if (nodes->size() > k_max_cluster_nodes) {

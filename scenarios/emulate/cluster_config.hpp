@@ -19,8 +19,10 @@
 // Exactly one mgmt node, at least one meta, storage and client node.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -138,6 +140,10 @@ struct ClusterFault {
 };
 inline constexpr std::size_t k_max_cluster_faults = 64;
 
+// The transports a node process may use: their rail addresses are
+// "a.b.c.d:port", the node's address with a free port.
+inline constexpr std::array<std::string_view, 3> k_cluster_transports = {"tcp", "tcp+shm", "ibverbs"};
+
 struct ClusterConfig {
   std::string run_id = "local";  // names files and barriers of the run
   std::uint64_t seed = 1;
@@ -164,6 +170,11 @@ struct ClusterConfig {
   // The metadata servers' store: "rocksdb" (<storage_root>/<run_id>/node<N>/
   // meta-shard<S>, every mutation fsynced) or "memory".
   std::string meta_store = "rocksdb";
+  // How the node processes reach each other (k_cluster_transports): "tcp";
+  // "tcp+shm" (shared memory to the processes of the same host, namespace
+  // and user, tcp to the rest: transports/host_routed); "ibverbs" (RDMA,
+  // where each host has a device).
+  std::string transport = "tcp";
 
   const NodeSpec* node(NodeId id) const;
   std::uint32_t client_count() const;

@@ -199,7 +199,7 @@ std::map<std::string, std::string> deployment_of(const ClusterConfig& c, const C
   for (const NodeSpec& n : c.nodes) hosts += (hosts.empty() ? "" : ",") + n.address;
   std::map<std::string, std::string> d = {
       {"launcher", o.launcher},
-      {"transport", "tcp"},
+      {"transport", c.transport},
       {"storage_backend", c.storage_backend},
       {"storage_root", c.storage_root},
       {"meta_store", c.meta_store},
@@ -291,12 +291,12 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
          " has no usable GPU: " + gpu.message();
 }
 
-// GPU-direct chunks need a transport that reaches GPU memory; the cluster
-// path's (tcp between the hosts) moves host bytes. As a hardware run does:
-// gds on fails with the reason, auto bounces and says so (`note`), off is off.
-std::string gds_problem(const scenario::ScenarioSpec& spec, std::string* note) {
+// GPU-direct chunks need a transport that reaches GPU memory; tcp and
+// tcp+shm move host bytes. As a hardware run does: gds on fails with the
+// reason, auto bounces and says so (`note`), off is off.
+std::string gds_problem(const scenario::ScenarioSpec& spec, const std::string& transport, std::string* note) {
   if (spec.fs.gds == scenario::GdsMode::off) return "";
-  const std::string why = scenario::gpu_unreachable_by("tcp");
+  const std::string why = scenario::gpu_unreachable_by(transport);
   if (why.empty()) return "";
   if (spec.fs.gds == scenario::GdsMode::on) return "GDS on: " + why + "; use gds=\"auto\" or \"off\"";
   if (scenario::uses_gpu_memory(spec)) *note = "GDS auto -> bounce: " + why;
@@ -305,15 +305,16 @@ std::string gds_problem(const scenario::ScenarioSpec& spec, std::string* note) {
 
 // The study's file-system settings for the node's services (NodeRunOptions::fs).
 NodeRunOptions::FsSettings fs_settings(const scenario::ScenarioSpec& spec,
-                                       const std::vector<scenario::WorkloadRun>& workloads) {
+                                       const std::vector<scenario::WorkloadRun>& workloads, bool gpu_reachable) {
   NodeRunOptions::FsSettings fs;
   fs.mgmt = spec.fs.mgmt;
   fs.meta = scenario::FsDeployment::meta_config_of(spec, 0);
   fs.storage = spec.fs.storage_config;
-  fs.client = [&spec, &workloads](std::uint32_t workload, std::uint32_t rank) {
+  fs.client = [&spec, &workloads, gpu_reachable](std::uint32_t workload, std::uint32_t rank) {
     ClientHostConfig c = scenario::FsDeployment::client_host_config_of(spec, workloads.at(workload), rank);
     c.client.planner.topology = nullptr;  // the hosts' own rails, not the modelled ones (as a hardware run)
-    c.client.planner.caps.gpu_memory_reachable = false;  // tcp moves host bytes: GPU chunks bounce (gds_problem)
+    // What the study allows, where the transport can (else GPU chunks bounce: gds_problem).
+    c.client.planner.caps.gpu_memory_reachable = c.client.planner.caps.gpu_memory_reachable && gpu_reachable;
     return c;
   };
   return fs;
@@ -347,7 +348,7 @@ Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& 
                    std::to_string(planned->nodes.size()) + ")";
   }
   if (mine.problem.empty()) mine.problem = gpu_problem(spec, *planned, bootstrap.rank(), options);
-  if (mine.problem.empty()) mine.problem = gds_problem(spec, &mine.note);
+  if (mine.problem.empty()) mine.problem = gds_problem(spec, options.deployment.transport, &mine.note);
   Result<std::string> address = listen_address(options.listen);
   if (!address.ok() && mine.problem.empty()) mine.problem = address.status().message();
   if (address.ok()) mine.address = *address;
@@ -388,6 +389,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   config.storage_root = options.storage_root;
   config.storage_backend = options.deployment.storage_backend;
   config.meta_store = options.deployment.meta_store;
+  config.transport = options.deployment.transport;
   config.node_memory_limit_bytes = options.deployment.node_memory_limit_bytes;
   config.insecure = options.deployment.insecure;
   config.shared_secret_file = options.deployment.shared_secret_file;
@@ -409,7 +411,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
     node.rank_results = [&workloads](std::uint32_t w, std::uint32_t rank) {
       return workloads.at(w).rank_results(rank);
     };
-    node.fs = fs_settings(spec, workloads);
+    node.fs = fs_settings(spec, workloads, scenario::gpu_unreachable_by(config.transport).empty());
     node.gpu_memory = options.deployment.gpu_memory;
     node.servers_up = options.servers_up;
     ran = runs_in_child_process(config, bootstrap.rank()) ? run_in_child_process(node, dir.path(), options, bootstrap)

@@ -17,6 +17,7 @@ namespace sluice::emulate {
 struct DeploymentOptions {
   std::string storage_backend = "posix";
   std::string meta_store = "rocksdb";
+  std::string transport = "tcp";                                                    // ClusterConfig::transport
   std::uint64_t node_memory_limit_bytes = ClusterConfig{}.node_memory_limit_bytes;  // each node's buffers
   bool insecure = false;           // no authentication (said in the results)
   std::string shared_secret_file;  // empty: rank 0 makes one per point and hands it out

@@ -94,7 +94,7 @@ LocalServices local_services_of(const NodeRunOptions& options) {
   return local;
 }
 
-// 1-2. The node's TCP transport into table.local, then every node's listen
+// 1-2. The node's transport (ClusterConfig::transport) into table.local, then every node's listen
 // address into table.addresses; this node's address.
 Result<transport::PeerAddress> open_endpoints(const NodeRunOptions& options, const std::vector<NodeSpec>& nodes,
                                               const NodeSpec& me, const std::string& where, Bootstrap& bootstrap,
@@ -119,10 +119,12 @@ Result<transport::PeerAddress> open_endpoints(const NodeRunOptions& options, con
   tc.log = [sink = options.log, where, quiet](std::string_view line) {
     if (sink && !quiet->load()) sink(where + " transport: " + std::string(line));
   };
-  Result<std::unique_ptr<transport::Transport>> tcp = transport::create_transport("tcp", tc);
-  if (!tcp.ok()) return error(tcp.status().code(), where + ": " + tcp.status().message());
+  Result<std::unique_ptr<transport::Transport>> made = transport::create_transport(config.transport, tc);
+  if (!made.ok()) {
+    return error(made.status().code(), where + ": transport " + config.transport + ": " + made.status().message());
+  }
   table.local_node = me.id;
-  table.local = std::move(tcp).value();
+  table.local = std::move(made).value();
   const transport::PeerAddress my_address = table.local->listen_address();
   Result<std::vector<std::string>> all = bootstrap.all_gather(join_rails(my_address));
   if (!all.ok()) return error(all.status().code(), where + ": endpoint exchange: " + all.status().message());
@@ -673,7 +675,7 @@ Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootst
   const auto quiet = std::make_shared<std::atomic<bool>>(false);
   const Result<transport::PeerAddress> my_address = open_endpoints(options, nodes, me, where, bootstrap, table, quiet);
   if (!my_address.ok()) return my_address.status();
-  log("listening on " + join_rails(*my_address));
+  log("listening on " + join_rails(*my_address) + " (" + options.config.transport + ")");
 
   // 3. The world: every planned service, real ones for this node only.
   const hw::HwWorldConfig wc = world_config(options);

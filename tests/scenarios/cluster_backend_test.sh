@@ -10,7 +10,8 @@
 #    and the storage failover study (mirroring, SIGKILL of
 #    the process hosting a storage server, with and without its restart from
 #    the storage root) on the same path; a metadata server's process killed
-#    and started again on its RocksDB store (cluster_meta_kill.lua).
+#    and started again on its RocksDB store (cluster_meta_kill.lua); with
+#    --transport tcp+shm every peer of this host goes through shared memory.
 # 3. A rank count that is not the node count fails every point saying
 #    "mpirun -np 3", and ends (no hang).
 # 4. As root: 4 network-namespace hosts (sluice netns-hosts) and Open MPI's
@@ -93,6 +94,25 @@ grep -q "file_sweep/read .*bytes_per_s" compare3.txt || fail "compare printed no
 grep -q "median_err=" compare3.txt || fail "compare printed no summary"
 [ -z "$(ls -A "$storage")" ] || fail "storage directories left: $(ls -A "$storage")"
 echo "ok: 3 ranks on loopback, compared with sim: $(tail -1 compare3.txt)"
+
+# 2a. --transport tcp+shm: the 3 ranks share this host, so every node reaches
+# every other through shared memory (the log says so for each peer); the
+# rows are the simulated run's, as with tcp. --transport shm alone is refused
+# (exit 2) naming tcp+shm.
+timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$study" --backend cluster --transport tcp+shm --set nodes=3 \
+  "${sets[@]}" "${meta[@]}" --storage-root "$storage" --out shm3 >shm3.txt 2>&1 || fail "--transport tcp+shm failed"
+check_runs shm3/results.json 4 1 || fail "shm3/results.json"
+python3 "$here/scripts/rows_as_sim.py" shm3/results.json sim3/results.json cluster || fail "shm3: rows"
+python3 -c "import json, sys; rs = json.load(open(sys.argv[1]))['runs']; \
+assert all(r['deployment']['transport'] == 'tcp+shm' for r in rs), [r['deployment'] for r in rs]" shm3/results.json ||
+  fail "shm3: the deployment does not say tcp+shm"
+grep -q "via shm: the same host, namespace and user" shm3.txt || fail "no peer went through shm"
+! grep -q ") via tcp" shm3.txt || fail "a peer of this host went through tcp: $(grep ') via tcp' shm3.txt | head -3)"
+"$sluice" run "$study" --backend cluster --transport shm --out shm_alone >shm_alone.txt 2>&1
+rc=$?
+[ "$rc" = 2 ] || fail "--backend cluster --transport shm exited $rc, wanted 2"
+grep -q "use tcp, tcp+shm" shm_alone.txt || fail "no hint for --transport shm: $(cat shm_alone.txt)"
+echo "ok: tcp+shm on 3 ranks of one host, every peer through shared memory, rows as in sim"
 
 # 2b. Study 3 reduced (dne_metadata_sharding): mdtest creates and stats in one
 # shared directory, then the `ls -l` storm, two workloads in each point (the

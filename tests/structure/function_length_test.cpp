@@ -75,7 +75,10 @@ std::vector<LongFunction> functions_of(const std::filesystem::path& file, const 
     }
     head += " " + trim(l);
     const std::string s = trim(l);
-    if (ends_with(s, ';')) {
+    // A declaration, or a definition whole on its line(s) ("bool f() { return x; }"):
+    // its braces balance, so nothing below belongs to it.
+    const auto opens = std::count(head.begin(), head.end(), '{');
+    if (ends_with(s, ';') || (ends_with(s, '}') && opens > 0 && opens == std::count(head.begin(), head.end(), '}'))) {
       sig_start = -1;
       continue;
     }

@@ -183,11 +183,6 @@ std::string first_line_of(const char* path) {
   return line;
 }
 
-std::function<void(std::string_view)> prefixed(const std::function<void(std::string_view)>& log, std::string prefix) {
-  if (!log) return {};
-  return [log, prefix = std::move(prefix)](std::string_view line) { log(prefix + std::string(line)); };
-}
-
 }  // namespace
 
 Capabilities host_routed_capabilities() {
@@ -233,8 +228,6 @@ Result<std::unique_ptr<Transport>> make_host_routed_transport(const TransportCon
     tcp.rail_addresses.push_back(parts->tcp);
     shm.rail_addresses.push_back(parts->shm.empty() ? "shm:auto" : parts->shm);
   }
-  tcp.log = prefixed(config.log, "tcp: ");
-  shm.log = prefixed(config.log, "shm: ");
   Result<std::unique_ptr<Transport>> tcp_side = tcp::make_tcp_transport(tcp);
   if (!tcp_side.ok()) return error(tcp_side.status().code(), where + tcp_side.status().message());
   std::unique_ptr<Transport> shm_side;

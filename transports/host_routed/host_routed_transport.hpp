@@ -7,11 +7,9 @@
 //
 // How it meets transports/transport.hpp:
 // - It holds one tcp and one shm transport with the same config: rails,
-//   connections per rail, limits, grants, log (each line prefixed "tcp: " or
-//   "shm: "). rail_addresses are tcp's syntax ("a.b.c.d:port"); the shm rails
-//   are "shm:auto" (free abstract names), or given back in this transport's
-//   own address syntax (a process started again listens where its peers
-//   already connect).
+//   connections per rail, limits, grants, log (their lines name themselves). rail_addresses are tcp's syntax
+//   ("a.b.c.d:port"); the shm rails are "shm:auto" (free abstract names), or given back in this transport's own address
+//   syntax (a process started again listens where its peers already connect).
 // - An address, one per rail: "TCP;SHM;host=KEY", e.g.
 //   "10.0.0.2:40123;shm:sluice-51-3;host=9f0c...:4026531840:0". KEY names
 //   where a shm connection can reach: the boot id (/proc/sys/kernel/random/

@@ -30,6 +30,7 @@ TEST(ClusterConfig, JsonRoundTripKeepsEveryField) {
   c.workload.sweep.files_per_rank = 3;
   c.workload.sweep.phases = {SweepPhase::write, SweepPhase::read};
   c.workload.stripe_count = 2;
+  c.transport = "tcp+shm";
   Result<ClusterConfig> back = parse_cluster_config(to_json(c));
   ASSERT_TRUE(back.ok()) << back.status().to_string();
   EXPECT_EQ(to_json(*back), to_json(c));
@@ -37,6 +38,7 @@ TEST(ClusterConfig, JsonRoundTripKeepsEveryField) {
   EXPECT_EQ(back->workload.sweep.phases.size(), 2u);
   EXPECT_EQ(back->node(3)->targets, std::vector<TargetId>{3});
   EXPECT_EQ(back->node(17), nullptr);
+  EXPECT_EQ(back->transport, "tcp+shm");
 }
 
 TEST(ClusterConfig, UnknownKeysWrongTypesAndBadRolesAreNamed) {
@@ -100,6 +102,9 @@ TEST(ClusterConfig, ValidationNamesTheBrokenRule) {
   c = *default_cluster(3);
   c.workload.sweep.block_bytes = 0;
   EXPECT_FALSE(validate(c).ok());
+  c = *default_cluster(3);
+  c.transport = "shm";  // node processes may be on several hosts: tcp+shm
+  EXPECT_EQ(message(c), "cluster config: transport: \"shm\" is not tcp, tcp+shm or ibverbs");
 }
 
 TEST(ServicePlan, IndicesFollowTheCanonicalOrderOverAllNodes) {
