@@ -244,6 +244,12 @@ class Service {
   virtual void on_event(Event& event) = 0;
   // A short name for logs ("meta:1", "storage:3", "client:7").
   virtual std::string name() const = 0;
+  // The service was killed and gets no more events: it lets go of what the
+  // death of its process would release (open files, a database's lock), so
+  // that the instance a restart builds can open them. A world that keeps the
+  // dead instance alive (HwWorld: late completions may still name it) calls
+  // this before it builds the new one.
+  virtual void crashed() {}
 };
 
 }  // namespace sluice

@@ -71,6 +71,12 @@ MetaService::MetaService(Env& env, MetaServiceConfig config, std::unique_ptr<Met
   }
 }
 
+void MetaService::crashed() {
+  recorder_ = nullptr;
+  store_.reset();
+  store_failure_ = error(StatusCode::unavailable, name() + " crashed");  // nothing may use the store now
+}
+
 void MetaService::start() {
   if (!store_failure_.ok()) {
     env_.log(LogLevel::error,

@@ -150,6 +150,8 @@ class MetaService final : public Service {
   void start() override;
   void on_event(Event& event) override;
   std::string name() const override { return "meta:" + std::to_string(config_.shard); }
+  // Closes the store (a durable one is reopened by the next instance's open_store).
+  void crashed() override;
 
   bool registered() const { return registered_; }
   // Not ok when MetaServiceConfig::open_store failed (the shard stays offline).

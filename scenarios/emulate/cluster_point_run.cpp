@@ -26,6 +26,7 @@
 #include "scenarios/runner/workload_run.hpp"
 #include "scenarios/runner/sweep_schedule.hpp"
 #include "transports/shared_secret.hpp"
+#include "transports/transport.hpp"
 
 namespace sluice::emulate {
 namespace {
@@ -291,6 +292,16 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
          " has no usable GPU: " + gpu.message();
 }
 
+// Why this host cannot run the deployment's transport (ibverbs without an
+// RDMA device, say), "" when it can: said in the hello, so that every rank
+// fails the point with it instead of waiting for this one.
+std::string transport_problem(const std::string& name) {
+  for (const transport::TransportListing& t : transport::list_transports()) {
+    if (t.name == name) return t.available ? "" : "transport " + name + " is unavailable here: " + t.why_unavailable;
+  }
+  return "transport " + name + " is not in this build";
+}
+
 // GPU-direct chunks need a transport that reaches GPU memory; tcp and
 // tcp+shm move host bytes. As a hardware run does: gds on fails with the
 // reason, auto bounces and says so (`note`), off is off.
@@ -347,6 +358,7 @@ Hello my_hello(const scenario::ScenarioSpec& spec, const Result<ClusterConfig>& 
                    std::to_string(bootstrap.size()) + " ranks; one rank per node (mpirun -np " +
                    std::to_string(planned->nodes.size()) + ")";
   }
+  if (mine.problem.empty()) mine.problem = transport_problem(options.deployment.transport);
   if (mine.problem.empty()) mine.problem = gpu_problem(spec, *planned, bootstrap.rank(), options);
   if (mine.problem.empty()) mine.problem = gds_problem(spec, options.deployment.transport, &mine.note);
   Result<std::string> address = listen_address(options.listen);

@@ -113,6 +113,17 @@ rc=$?
 [ "$rc" = 2 ] || fail "--backend cluster --transport shm exited $rc, wanted 2"
 grep -q "use tcp, tcp+shm" shm_alone.txt || fail "no hint for --transport shm: $(cat shm_alone.txt)"
 echo "ok: tcp+shm on 3 ranks of one host, every peer through shared memory, rows as in sim"
+# ibverbs where this host has no RDMA device: every point fails at once, naming why.
+if "$sluice" backends 2>/dev/null | grep -q "^ *ibverbs *unavailable"; then
+  timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$study" --backend cluster --transport ibverbs --set nodes=3 \
+    "${sets[@]}" --storage-root "$storage" --out rdma >rdma.txt 2>&1
+  rc=$?
+  [ "$rc" != 124 ] || fail "--transport ibverbs without a device hung"
+  python3 -c "import json, sys; rs = json.load(open(sys.argv[1]))['runs']; \
+assert rs and all(not r['ok'] and 'transport ibverbs is unavailable here' in r['error'] for r in rs), \
+[r.get('error') for r in rs]" rdma/results.json || fail "--transport ibverbs: $(tail -3 rdma.txt)"
+  echo "ok: --transport ibverbs without an RDMA device fails every point saying why"
+fi
 
 # 2b. Study 3 reduced (dne_metadata_sharding): mdtest creates and stats in one
 # shared directory, then the `ls -l` storm, two workloads in each point (the
