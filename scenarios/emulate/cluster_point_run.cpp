@@ -284,10 +284,9 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
                    ? error(StatusCode::unavailable, "this build or launcher gives no GPU memory")
                    : options.deployment.gpu_available();
   if (gpu.ok()) return "";
-  std::string label;  // the first workload that needs GPU memory
-  for (const scenario::WorkloadSpec& w : spec.workloads) {
-    if (label.empty() && scenario::uses_gpu_memory(w)) label = w.label;
-  }
+  const auto first = std::find_if(spec.workloads.begin(), spec.workloads.end(),
+                                  [](const scenario::WorkloadSpec& w) { return scenario::uses_gpu_memory(w); });
+  const std::string label = first == spec.workloads.end() ? std::string() : first->label;
   return "workload " + label + " puts its buffers in GPU memory and node " + std::to_string(config.nodes[rank].id) +
          " has no usable GPU: " + gpu.message();
 }

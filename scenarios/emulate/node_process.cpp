@@ -492,7 +492,7 @@ void NodeRelay::stand_in() {
     worker_.start(std::string());  // the endpoint table without this node: its peers cannot reach it
   } else if (step == step_gather(steps_)) {
     worker_.start(amended_document(stand_in_document().dump()));
-  } else if (steps_[step].starts_with("all_gather workload-")) {  // what run_node says after a workload
+  } else if (is_workload_done_step(steps_[step])) {  // what run_node says after a workload
     worker_.start(stand_in_ok_ ? std::string() : "node " + std::to_string(me_.id) + ": " + stand_in_status_);
   } else {
     worker_.start(std::string());

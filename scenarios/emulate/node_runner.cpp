@@ -636,14 +636,20 @@ Result<std::string> node_secret(const ClusterConfig& config) {
 
 }  // namespace
 
+namespace {
+constexpr std::string_view k_workload_step_prefix = "all_gather workload-";
+}  // namespace
+
 std::vector<std::string> node_collectives(const ClusterConfig& config) {
   std::vector<std::string> steps = {"all_gather ", "barrier mgmt-up", "barrier servers-up"};
   for (std::size_t w = 0; w + 1 < config.workload_count(); ++w) {
-    steps.push_back("all_gather workload-" + std::to_string(w) + "-done");
+    steps.push_back(std::string(k_workload_step_prefix) + std::to_string(w) + "-done");
   }
   for (const char* last : {"barrier clients-done", "barrier stopping", "gather "}) steps.emplace_back(last);
   return steps;
 }
+
+bool is_workload_done_step(std::string_view step) { return step.starts_with(k_workload_step_prefix); }
 
 Result<nlohmann::json> run_node(const NodeRunOptions& options, Bootstrap& bootstrap) {
   if (options.config.shared_secret.empty() && !options.config.insecure) {

@@ -106,6 +106,8 @@ struct NodeRunOptions {
 // in for a node process (node_process.hpp) replays and completes this
 // sequence.
 std::vector<std::string> node_collectives(const ClusterConfig& config);
+// Whether `step` of node_collectives is the all_gather after a workload.
+bool is_workload_done_step(std::string_view step);
 
 // The node is config.nodes (sorted by id)[bootstrap.rank()]; bootstrap.size()
 // must equal the number of nodes.

@@ -91,6 +91,7 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
     if (driver && driver->next_change_ns() >= 0) {
       faults::run_with_faults(rt, *driver, *control, all_finished, driver->plan().last_change_ns() + 1,
                               k_fault_slice_ns);
+      result.counters["faults.changes_applied"] = static_cast<double>(driver->changes_applied());  // as hw's
       if (!driver->errors().empty()) return "fault plan: " + driver->errors().front();
     }
     const bool finished = rt.run_until(all_finished, budget);

@@ -146,7 +146,7 @@ void expect_metadata_restart_loses_nothing(Backend backend, TimeNs at_ns) {
   ASSERT_TRUE((*ran)[0].ok) << "calm: " << (*ran)[0].error;
   ASSERT_TRUE((*ran)[1].ok) << "faulty: " << (*ran)[1].error;
   const RunResult& f = (*ran)[1];
-  if (backend == Backend::hw) EXPECT_EQ(counter(f, "faults.changes_applied"), 2.0) << "the kill and the restart";
+  EXPECT_EQ(counter(f, "faults.changes_applied"), 2.0) << "the kill and the restart";
   EXPECT_GT(counter(f, "rpc.retries"), 0.0) << "requests to the dead server were resent";
   for (const char* phase : {"write", "read"}) {
     ASSERT_NE(row(f, phase), nullptr) << phase;
