@@ -43,7 +43,7 @@ class DiskMetaStore final : public MetaStore {
     return disk_->list_dirs(a, m);
   }
   Status keep_reply(const KeptReply& r) override { return disk_->keep_reply(r); }
-  Status drop_reply(std::uint64_t seq) override { return disk_->drop_reply(seq); }
+  Status drop_replies_before(std::uint64_t seq) override { return disk_->drop_replies_before(seq); }
   std::vector<KeptReply> kept_replies() const override { return disk_->kept_replies(); }
   Status clear() override { return disk_->clear(); }
 

@@ -190,10 +190,12 @@ void MetaService::remember_reply(Endpoint to, RequestId id, const proto::Message
     return;
   }
   ++next_kept_seq_;
-  while (next_kept_seq_ - oldest_kept_seq_ > config_.reply_cache_entries) {
-    store_->drop_reply(oldest_kept_seq_++).ignore();  // a failure shows on the store's next write
+  const std::size_t batch = std::max<std::size_t>(config_.kept_reply_prune_batch, 1);
+  if (next_kept_seq_ - oldest_kept_seq_ >= config_.reply_cache_entries + batch) {
+    oldest_kept_seq_ += batch;
+    store_->drop_replies_before(oldest_kept_seq_).ignore();  // a failure shows on the store's next write
   }
-  invariants::kept_replies(oldest_kept_seq_, next_kept_seq_, config_.reply_cache_entries);
+  invariants::kept_replies(oldest_kept_seq_, next_kept_seq_, config_.reply_cache_entries + batch - 1);
 }
 
 void MetaService::load_kept_replies() {

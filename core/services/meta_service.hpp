@@ -121,6 +121,12 @@ struct MetaServiceConfig {
   TimeNs maps_max_age_ns = 1 * k_ns_per_s;        // re-fetch target maps older than this before a create
   std::uint32_t readdir_page_max_entries = 1024;  // server-side cap on one Readdir reply
   std::size_t reply_cache_entries = ReplyCache::k_default_entries;
+  // Mutating requests' replies are also kept in the store (MetaStore::
+  // keep_reply), the newest reply_cache_entries of them; once this many more
+  // are kept, the oldest this many go in one range delete. One delete per
+  // reply cost a quarter of the creates on the 16-core host (make bench-meta:
+  // 32.5 k/s against 42.1 k/s keeping none).
+  std::size_t kept_reply_prune_batch = 4096;
   std::size_t max_waiting_for_maps = 65'536;  // creates queued while maps are fetched
   // File ids are reserved from the store's durable counter this many at a
   // time (one counter write per range, not per create, as Lustre's FID
@@ -246,7 +252,7 @@ class MetaService final : public Service {
   RpcClient mirror_rpc_;
   ReplyCache replies_;
   // The store's kept replies are seq oldest_kept_seq_ .. next_kept_seq_ - 1,
-  // at most reply_cache_entries of them.
+  // fewer than reply_cache_entries + kept_reply_prune_batch of them.
   std::uint64_t oldest_kept_seq_ = 1;
   std::uint64_t next_kept_seq_ = 1;
   bool kept_loaded_ = false;

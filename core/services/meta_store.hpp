@@ -77,9 +77,11 @@ class MetaStore {
   // second create answers "exists", a second unlink "not found"). Durable as
   // the store's mutations are: a reply kept before commit() survives with
   // the mutation it acknowledges. The service numbers them and drops the
-  // oldest (MetaServiceConfig::reply_cache_entries).
+  // oldest in batches (MetaServiceConfig::reply_cache_entries,
+  // kept_reply_prune_batch).
   virtual Status keep_reply(const KeptReply& reply) = 0;
-  virtual Status drop_reply(std::uint64_t seq) = 0;
+  // Drops every kept reply numbered below `seq` (RocksDB: one range delete).
+  virtual Status drop_replies_before(std::uint64_t seq) = 0;
   // Every kept reply, in seq order.
   virtual std::vector<KeptReply> kept_replies() const = 0;
   // Removes every directory, entry, kept reply and the counter (a mirror
@@ -118,8 +120,8 @@ class InMemoryMetaStore final : public MetaStore {
     kept_[reply.seq] = reply;
     return ok_status();
   }
-  Status drop_reply(std::uint64_t seq) override {
-    kept_.erase(seq);
+  Status drop_replies_before(std::uint64_t seq) override {
+    kept_.erase(kept_.begin(), kept_.lower_bound(seq));
     return ok_status();
   }
   std::vector<KeptReply> kept_replies() const override;

@@ -47,7 +47,7 @@ class RecordingMetaStore final : public MetaStore {
   }
   // Not recorded: the primary mirrors its replies itself (MetaRecordKind::reply).
   Status keep_reply(const KeptReply& reply) override { return inner_->keep_reply(reply); }
-  Status drop_reply(std::uint64_t seq) override { return inner_->drop_reply(seq); }
+  Status drop_replies_before(std::uint64_t seq) override { return inner_->drop_replies_before(seq); }
   std::vector<KeptReply> kept_replies() const override { return inner_->kept_replies(); }
   // Not recorded: a store is cleared only as a secondary, which records nothing.
   Status clear() override { return inner_->clear(); }

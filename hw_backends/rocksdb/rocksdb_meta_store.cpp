@@ -440,10 +440,11 @@ Status RocksDbMetaStore::keep_reply(const KeptReply& reply) {
   return ok_status();
 }
 
-Status RocksDbMetaStore::drop_reply(std::uint64_t seq) {
+Status RocksDbMetaStore::drop_replies_before(std::uint64_t seq) {
   if (!failure_.ok()) return failure_;
-  const rocksdb::Status st = db_->Delete(write_options(), reply_key(seq));
-  if (!st.ok()) return io(st, config_.path, "drop reply " + std::to_string(seq));
+  const rocksdb::Status st =
+      db_->DeleteRange(write_options(), db_->DefaultColumnFamily(), reply_key(0), reply_key(seq));
+  if (!st.ok()) return io(st, config_.path, "drop replies before " + std::to_string(seq));
   return ok_status();
 }
 

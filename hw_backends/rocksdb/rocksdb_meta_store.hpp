@@ -111,7 +111,7 @@ class RocksDbMetaStore final : public MetaStore {
   Status store_counter(std::uint64_t value) override;
   std::vector<std::string> list_dirs(std::string_view after, std::uint32_t max_dirs) const override;
   Status keep_reply(const KeptReply& reply) override;
-  Status drop_reply(std::uint64_t seq) override;
+  Status drop_replies_before(std::uint64_t seq) override;
   std::vector<KeptReply> kept_replies() const override;
   Status clear() override;
   Status commit() override;

@@ -107,6 +107,7 @@ void fields(Io& io, MetaServiceConfig& c) {
   io("maps_max_age_ns", c.maps_max_age_ns);
   io("readdir_page_max_entries", c.readdir_page_max_entries);
   io("reply_cache_entries", c.reply_cache_entries);
+  io("kept_reply_prune_batch", c.kept_reply_prune_batch);
   io("max_waiting_for_maps", c.max_waiting_for_maps);
   io("file_id_range", c.file_id_range);
   io("op_units", c.op_units);
@@ -145,7 +146,7 @@ void fields(Io& io, StorageServiceConfig& c) {
 // say at the top of the header why a node process does not need it), then
 // update the size here. (x86-64, libstdc++: the builds this project makes.)
 static_assert(sizeof(MgmtConfig) == 72 && sizeof(CapacityPoolLimits) == 16);
-static_assert(sizeof(MetaServiceConfig) == 400 && sizeof(NamespaceConfig) == 56 && sizeof(MetaOpUnits) == 32 &&
+static_assert(sizeof(MetaServiceConfig) == 408 && sizeof(NamespaceConfig) == 56 && sizeof(MetaOpUnits) == 32 &&
               sizeof(MetaMirrorConfig) == 128);
 static_assert(sizeof(StorageServiceConfig) == 272 && sizeof(StorageMirrorConfig) == 120 && sizeof(RpcLimits) == 64);
 

@@ -40,7 +40,7 @@ class SharedStore final : public MetaStore {
     return disk_.list_dirs(a, m);
   }
   Status keep_reply(const KeptReply& r) override { return disk_.keep_reply(r); }
-  Status drop_reply(std::uint64_t seq) override { return disk_.drop_reply(seq); }
+  Status drop_replies_before(std::uint64_t seq) override { return disk_.drop_replies_before(seq); }
   std::vector<KeptReply> kept_replies() const override { return disk_.kept_replies(); }
   Status clear() override { return disk_.clear(); }
   Status store_counter(std::uint64_t value) override {
@@ -155,7 +155,8 @@ TEST(MetaFileIds, ARangeThatCannotBePersistedRefusesTheCreate) {
 }
 
 // The store keeps the replies of the newest reply_cache_entries mutating
-// requests (MetaStore::keep_reply), numbered on across a restart.
+// requests (MetaStore::keep_reply), dropping the oldest kept_reply_prune_batch
+// at once, numbered on across a restart.
 TEST(MetaKeptReplies, TheStoreKeepsTheNewestMutatingRepliesUpToTheCacheSize) {
   InMemoryMetaStore disk;
   for (RequestId first_rid : {RequestId{1}, RequestId{101}}) {
@@ -163,6 +164,7 @@ TEST(MetaKeptReplies, TheStoreKeepsTheNewestMutatingRepliesUpToTheCacheSize) {
     MetaServiceConfig config;
     config.ns.shard_count = 1;
     config.reply_cache_entries = 4;
+    config.kept_reply_prune_batch = 3;
     MetaService& meta = world.add_service<MetaService>(1, config, std::make_unique<SharedStore>(disk));
     MkdirProbe& probe =
         world.add_service<MkdirProbe>(2, world.endpoint_of(meta), dirs("/k" + std::to_string(first_rid), 6), first_rid);
@@ -170,11 +172,13 @@ TEST(MetaKeptReplies, TheStoreKeepsTheNewestMutatingRepliesUpToTheCacheSize) {
     world.run_until([&] { return probe.replies.size() == 6; });
     ASSERT_EQ(probe.replies.size(), 6u);
   }
+  // 12 replies kept in all, seqs 1..12: at 7 kept the oldest 3 went (1..3), at
+  // 10 the next 3 (4..6); 7..12 stay, the newest 4 among them.
   const std::vector<KeptReply> kept = disk.kept_replies();
-  ASSERT_EQ(kept.size(), 4u);
+  ASSERT_EQ(kept.size(), 6u);
   for (std::size_t i = 0; i < kept.size(); ++i) {
-    EXPECT_EQ(kept[i].seq, 9 + i) << "12 replies kept in all, seqs 1..12; the newest 4 stay";
-    EXPECT_EQ(kept[i].request, 103 + i);
+    EXPECT_EQ(kept[i].seq, 7 + i);
+    EXPECT_EQ(kept[i].request, 101 + i) << "seqs 7..12 are the second life's requests";
   }
 }
 

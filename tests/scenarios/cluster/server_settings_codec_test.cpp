@@ -49,6 +49,7 @@ NodeRunOptions::FsSettings unusual() {
   meta.maps_max_age_ns = 11;
   meta.readdir_page_max_entries = 12;
   meta.reply_cache_entries = 13;
+  meta.kept_reply_prune_batch = 17;
   meta.max_waiting_for_maps = 14;
   meta.file_id_range = 15;
   meta.op_units = MetaOpUnits{2, 3, 4, 5, 6, 7, 8, 9};
@@ -137,6 +138,7 @@ TEST(ServerSettings, EveryCarriedFieldComesBackAsWritten) {
   EXPECT_EQ(meta.maps_max_age_ns, 11);
   EXPECT_EQ(meta.readdir_page_max_entries, 12u);
   EXPECT_EQ(meta.reply_cache_entries, 13u);
+  EXPECT_EQ(meta.kept_reply_prune_batch, 17u);
   EXPECT_EQ(meta.max_waiting_for_maps, 14u);
   EXPECT_EQ(meta.file_id_range, 15u);
   EXPECT_EQ(meta.op_units, want.meta.op_units);
