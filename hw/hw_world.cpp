@@ -203,18 +203,12 @@ Status HwWorld::restart(Endpoint service) {
   // A crash closes what its process held: the dead instance lets go of it
   // (Service::crashed) on its loop thread, between items, before the fresh
   // one opens it (a RocksDB store's lock: the restart failed on it).
-  auto released = std::make_shared<std::promise<void>>();
-  std::future<void> release_done = released->get_future();
   Service* old = nullptr;
   {
     std::shared_lock lock(topology_mu_);
     old = entries_.at(service).service.get();
   }
-  loop->run([old, released] {
-    old->crashed();
-    released->set_value();
-  });
-  release_done.wait();
+  call(*old, [old] { old->crashed(); });
   std::unique_ptr<Service> fresh = factory(*env);
   Service* raw = fresh.get();
   // Swap on the loop thread, between items: the old instance may be in a handler now.

@@ -14,7 +14,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -24,6 +23,7 @@
 #include "scenarios/emulate/line_channel.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/emulate/server_settings_codec.hpp"
+#include "scenarios/runner/results_writer.hpp"
 
 namespace sluice::emulate {
 namespace {
@@ -40,15 +40,6 @@ std::vector<NodeSpec> nodes_by_id(const ClusterConfig& config) {
   std::vector<NodeSpec> nodes = config.nodes;
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
   return nodes;
-}
-
-// A file of this rank's work directory, whole or not at all.
-Status write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) return error(StatusCode::io_error, "cannot write " + path);
-  return ok_status();
 }
 
 // "op name" of a step, split.
@@ -310,10 +301,10 @@ Status NodeRelay::write_child_files() {
   }
   child.shared_secret.clear();
   config_path_ = options_.work_dir + "/node-process.json";
-  if (Status st = write_text(config_path_, to_json(child).dump(2) + "\n"); !st.ok()) return st;
+  if (Status st = scenario::write_atomically(config_path_, to_json(child).dump(2) + "\n"); !st.ok()) return st;
   if (!options_.fs) return ok_status();
   settings_path_ = options_.work_dir + "/node-process-fs.json";
-  return write_text(settings_path_, server_settings_to_json(*options_.fs).dump(2) + "\n");
+  return scenario::write_atomically(settings_path_, server_settings_to_json(*options_.fs).dump(2) + "\n");
 }
 
 // This node's rails in the endpoint table its peers got; none when the exchange failed.
