@@ -35,8 +35,15 @@ for i = 0, math.min(P.storm_clients, P.clients) - 1 do storm_nodes[#storm_nodes 
 -- `mpirun -np N sluice run ...`.
 local runs = {}
 for _, shards in ipairs(P.shards) do
+  -- The seed's striped directories hash names with fnv_1a_64: the only
+  -- production hash of DNE2 (Lustre 2.8), still the default of
+  -- lfs-setdirstripe(1) -H. lustre_like's own default, crush (Lustre 2.14+,
+  -- for splits that move few names), maps names to 4,096 placement groups
+  -- first, and the groups do not spread evenly: the busiest of 16 stripes
+  -- holds 1.15x the mean, of 64 1.31x (docs/sim.md, "bench-sim P8"), which
+  -- caps a saturated directory at mean / max of the linear rate.
   local fs = sl.fs.lustre_like{ meta_servers = shards, dir_stripe_count = shards, dir_auto_split = false,
-                                client_nodes = client_nodes }
+                                dir_hash = "fnv_1a_64", client_nodes = client_nodes }
   local md = sl.workload.md_bench{ label = "mdtest", shared_dir = true, files = P.entries, threads = P.threads,
                                    phases = {"create", "stat"}, remove_dirs = false, root_dir = "/mdtest" }
   local storm = nil  -- the ls -l storm, unless storm_clients = 0

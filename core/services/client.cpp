@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/common/assert.hpp"
 #include "core/namespace/fs_path.hpp"
 #include "core/services/invariants.hpp"
 #include "core/namespace/name_hash.hpp"
@@ -117,18 +118,30 @@ void Client::placement_of_dir(const std::string& dir_path, PlacementFn done) {
     ops_.expect(env_.timer(0), [done, p](Completion&) { done(p); });
     return;
   }
+  auto [waiting, first] = dir_lookups_.try_emplace(dir_path);
+  waiting->second.push_back(std::move(done));
+  if (!first) {
+    env_.metrics().count("client.dir_lookups_joined", 1);
+    return;
+  }
   proto::Stat st;
   st.path = dir_path;
-  meta_call(dir_path, std::move(st), [this, dir_path, done](Result<proto::Message> r) {
-    if (!r.ok()) return done(r.status());
-    const auto& inode = std::get<proto::InodeReply>(r.value()).inode;
-    if (inode.type != proto::InodeType::dir) {
-      return done(error(StatusCode::not_a_directory, dir_path + " is not a directory"));
-    }
-    DirPlacement p = from_wire(inode.dir_layout, config_.ns.shard_count);
-    if (dir_cache_.size() >= config_.dir_cache_entries) dir_cache_.clear();  // bounded: start afresh
-    dir_cache_[dir_path] = p;
-    done(p);
+  meta_call(dir_path, std::move(st), [this, dir_path](Result<proto::Message> r) {
+    const auto placement_from = [&]() -> Result<DirPlacement> {
+      if (!r.ok()) return r.status();
+      const auto& inode = std::get<proto::InodeReply>(r.value()).inode;
+      if (inode.type != proto::InodeType::dir) {
+        return error(StatusCode::not_a_directory, dir_path + " is not a directory");
+      }
+      DirPlacement p = from_wire(inode.dir_layout, config_.ns.shard_count);
+      if (dir_cache_.size() >= config_.dir_cache_entries) dir_cache_.clear();  // bounded: start afresh
+      dir_cache_[dir_path] = p;
+      return p;
+    };
+    const Result<DirPlacement> placement = placement_from();
+    auto node = dir_lookups_.extract(dir_path);
+    SLUICE_ASSERT(!node.empty());  // the first caller's entry stays until its Stat is answered
+    for (PlacementFn& waiter : node.mapped()) waiter(placement);
   });
 }
 

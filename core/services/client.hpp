@@ -254,6 +254,11 @@ class Client {
   bool maps_fetching_ = false;
   std::vector<StatusFn> maps_waiters_;
   std::map<std::string, DirPlacement, std::less<>> dir_cache_;
+  // Callers waiting for a directory's placement that one Stat already asks
+  // for: concurrent lookups of one directory go to the server once, as the
+  // Linux VFS lets one lookup of a name be in flight (d_alloc_parallel) and
+  // the other threads wait for its dentry. Bounded by the requests in flight.
+  std::map<std::string, std::vector<PlacementFn>, std::less<>> dir_lookups_;
   std::deque<ChunkJob> queued_jobs_;
   std::uint32_t inflight_chunks_ = 0;
 };
