@@ -5,13 +5,11 @@
 # server (64 servers), creates then stats, no ls -l storm.
 #
 # Clients: the study's 64 nodes x 16 operations in flight (P8_CLIENTS,
-# P8_THREADS). What limits at 64 shards is not the servers (each is ~76%
-# busy; measured on this machine, 2026-11-28, docs/sim.md "bench-sim P8"):
-# creates rise to 5.67 M/s with 32 in flight per node (16 per shard do not
-# cover a create's round trip); stats stay at 9.6-9.7 M/s with 16 or 32 in
-# flight and with 64 or 128 client nodes. With 128 x 32 the one-shard
-# baseline itself falls (66 k creates/s with 4,096 requests queued at one
-# server, against 100 k), so its efficiencies are not comparable.
+# P8_THREADS). With 128 x 32 the one-shard baseline itself falls (66 k
+# creates/s with 4,096 requests queued at one server, against 100 k, measured
+# 2026-11-28), so its efficiencies are not comparable. The study hashes its
+# directory with fnv_1a_64 (its seed's); under crush the busiest of 64 shards
+# holds 1.31x the mean and the efficiency is ~0.76 (docs/sim.md, "bench-sim P8").
 #
 # Steady state: a run of N entries lasts T(N) = start + N / rate + drain; at
 # 64 shards 100,000 entries last 22 ms of simulated time, and start and drain
