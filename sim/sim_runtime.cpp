@@ -114,7 +114,12 @@ struct SimOp {
 // An actor that issues one disk I/O or execution at a time and waits for it
 // (a plain wait), then hands the result over; or issues a communication that
 // a kernel timer made due (no actor context there) and returns at once.
+enum class WaiterKind : std::uint8_t { exec = 0, io = 1, comm = 2 };
+
 struct Waiter {
+  WaiterKind kind = WaiterKind::exec;
+  std::uint64_t ios = 0;  // disk I/Os issued (kind io)
+  bool retired = false;   // its actor ended (kind io, k_io_waiter_retire_ios)
   sg::ActorPtr actor;
   sg::SemaphorePtr go;
   SimOp* op = nullptr;
@@ -124,6 +129,16 @@ namespace {
 
 // Stack of a waiter actor: it only starts, waits and hands over.
 constexpr unsigned k_waiter_stack_bytes = 256 * 1024;
+
+WaiterKind waiter_kind(Work work) {
+  switch (work) {
+    case Work::io: return WaiterKind::io;
+    case Work::comm: return WaiterKind::comm;
+    case Work::exec:
+    case Work::none: break;
+  }
+  return WaiterKind::exec;
+}
 
 // The runtime of this process (SimGrid: one engine per process). The
 // completion signal is static, so it reaches the runtime through this.
@@ -211,8 +226,10 @@ SimRuntime::~SimRuntime() {
   }
   // Idle waiters end too; busy ones stay blocked on their activity (never
   // run again) and their semaphore has no waiter, so it can go.
-  for (Waiter* w : idle_waiters_) w->go->release();
-  idle_waiters_.clear();
+  for (auto& idle : idle_waiters_) {
+    for (Waiter* w : idle) w->go->release();
+    idle.clear();
+  }
   if (started_) engine_->run_until(sg::Engine::get_clock());
   g_runtime = nullptr;
   engine_->track_vetoed_activities(nullptr);
@@ -225,7 +242,9 @@ SimRuntime::~SimRuntime() {
   }
   live_ops_.clear();
   slots_.clear();
-  for (auto& w : waiters_) static_cast<void>(w->actor.detach());  // busy ones are still blocked inside SimGrid
+  for (auto& w : waiters_) {
+    if (!w->retired) static_cast<void>(w->actor.detach());  // busy ones are still blocked inside SimGrid
+  }
 }
 
 // ---- services -------------------------------------------------------------------
@@ -389,12 +408,15 @@ void SimRuntime::launch(SimOp* op) {
 
 void SimRuntime::hand_to_waiter(SimOp* op) {
   Waiter* w = nullptr;
-  if (!idle_waiters_.empty()) {
-    w = idle_waiters_.back();
-    idle_waiters_.pop_back();
+  const WaiterKind kind = waiter_kind(op->work);
+  std::vector<Waiter*>& idle = idle_waiters_[static_cast<std::size_t>(kind)];
+  if (!idle.empty()) {
+    w = idle.back();
+    idle.pop_back();
   } else {
     waiters_.push_back(std::make_unique<Waiter>());
     w = waiters_.back().get();
+    w->kind = kind;
     w->go = sg::Semaphore::create(0);
     w->actor = sg::Actor::init("waiter" + std::to_string(waiters_.size()), platform_->cpu_host(0));
     w->actor->set_stacksize(k_waiter_stack_bytes);
@@ -411,11 +433,13 @@ void SimRuntime::waiter_main(Waiter& w) {
     SimOp* op = w.op;
     w.op = nullptr;
     if (op->work == Work::comm) {
+      SLUICE_ASSERT(w.kind == WaiterKind::comm);
       launch(op);  // from this actor's context now; completes through the signal
       --activities_started_;
-      idle_waiters_.push_back(&w);
+      idle_waiters_[static_cast<std::size_t>(WaiterKind::comm)].push_back(&w);
       continue;
     }
+    SLUICE_ASSERT(w.kind == waiter_kind(op->work));
     bool ok = true;
     try {
       if (op->work == Work::io) {
@@ -429,7 +453,13 @@ void SimRuntime::waiter_main(Waiter& w) {
     }
     if (shutting_down_) return;
     finish(op, ok);
-    idle_waiters_.push_back(&w);
+    if (w.kind == WaiterKind::io && ++w.ios >= k_io_waiter_retire_ios) {
+      ++io_waiters_retired_;
+      w.retired = true;   // its actor ends here; hand_to_waiter starts another when needed
+      w.actor = nullptr;  // SimGrid holds the running actor until it ends
+      return;
+    }
+    idle_waiters_[static_cast<std::size_t>(w.kind)].push_back(&w);
   }
 }
 

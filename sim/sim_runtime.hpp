@@ -22,8 +22,12 @@
 // - Activities are never issued by maestro. SimGrid 3.32 keeps an actor's
 //   activities in a list that it searches linearly at each completion;
 //   maestro-issued ones pile up in maestro's list (measured: the cost per
-//   chunk grew with every chunk simulated so far), while a waiter's list
-//   holds its one activity. Host-to-host comms (Comm::sendto) still pass
+//   chunk grew with every chunk simulated so far). Nor does an execution
+//   share a waiter with disk I/Os: an ended I/O stays in its issuer's list
+//   (IoImpl::post does not take it out), so executions, I/Os and
+//   timer-made comms each have waiters of their own, an execution waiter's
+//   list holds its one activity, and an I/O waiter ends after a bounded
+//   number of I/Os (waiters_). Host-to-host comms (Comm::sendto) still pass
 //   through one process-wide list whoever issues them, so a comm's
 //   completion costs O(comms in flight); that is what limits the bench at
 //   1,024 clients (tests/bench/sim_bench.cpp says by how much). Mailbox
@@ -45,6 +49,7 @@
 // the service actors; the engine itself stays until the process exits.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -66,6 +71,11 @@
 #include "sim/sim_profile.hpp"
 
 namespace sluice::sim {
+
+// Disk I/Os after which an I/O waiter's actor ends and a new one takes its
+// place: SimGrid 3.32 keeps each ended I/O (and its memory) in its issuer's
+// activity list until the actor ends (SimRuntime::waiters_).
+inline constexpr std::uint64_t k_io_waiter_retire_ios = 4096;
 
 class SimEnv;
 struct SimOp;
@@ -223,6 +233,8 @@ class SimRuntime {
   // SimGrid activities (communications, disk I/Os, executions) started, and
   // kernel timers set: the cost drivers of a run.
   std::uint64_t activities_started() const { return activities_started_; }
+  // I/O waiters that ended after k_io_waiter_retire_ios disk I/Os (waiters_).
+  std::uint64_t io_waiters_retired() const { return io_waiters_retired_; }
   std::uint64_t timers_set() const { return timers_set_; }
   // Storage reads modelled as streams (stream_read_segment_bytes).
   std::uint64_t streamed_reads() const { return streamed_reads_; }
@@ -353,8 +365,17 @@ class SimRuntime {
   std::unordered_map<const void*, SimOp*> comms_in_flight_;  // by kernel activity (lookup only)
   // Streamed reads whose drive work is still running, by (node, region) of their buffer.
   std::map<std::pair<NodeId, std::uint32_t>, std::shared_ptr<ReadStream>> streams_;
+  // Waiters, and the idle ones of each kind (WaiterKind): those that wait for
+  // executions, those that wait for disk I/Os, and those that only issue
+  // comms a kernel timer made due. Kept apart because SimGrid 3.32 keeps a
+  // list of each actor's activities: an execution's end searches its
+  // issuer's list linearly (ExecImpl::post), while a disk I/O's end and a
+  // comm never waited for (ours) leave theirs in it. A waiter that had
+  // issued I/Os made each later execution of its own cost O(I/Os it ever
+  // issued): 37% of a BeeOND sweep's time (perf, 2026-11-29). An I/O waiter
+  // ends after k_io_waiter_retire_ios I/Os, which frees its list.
   std::vector<std::unique_ptr<Waiter>> waiters_;
-  std::vector<Waiter*> idle_waiters_;
+  std::array<std::vector<Waiter*>, 3> idle_waiters_;
 
   // Run control.
   bool started_ = false;
@@ -369,6 +390,7 @@ class SimRuntime {
   // Results.
   std::uint64_t events_ = 0;
   std::uint64_t activities_started_ = 0;
+  std::uint64_t io_waiters_retired_ = 0;
   std::uint64_t timers_set_ = 0;
   std::uint64_t streamed_reads_ = 0;
   std::uint64_t engine_runs_ = 0;
