@@ -462,7 +462,7 @@ const Study k_reduced_studies[] = {
     {"gpu_rdma_recorder.lua", {{"buffers", "64"}}},
     {"nvmesh_bandwidth_sharing.lua",
      {{"files", "32"}, {"file_size", "16MiB"}, {"active_gpus", "2,16"}, {"servers", "2"}}},
-    {"beeond_stage_in.lua", {{"nodes", "2,4"}, {"objects_per_node", "4"}}},
+    {"beeond_stage_in.lua", {{"nodes", "2,4"}, {"objects_per_node", "4"}, {"threads", "2"}}},
     {"cosmoflow_epoch.lua", {{"nodes", "2"}, {"steps", "2"}, {"pfs_servers", "1"}}},
     {"checkpoint_burst.lua", {{"servers", "2"}, {"clients", "2"}, {"shard", "256MiB"}}},
 };
