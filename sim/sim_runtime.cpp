@@ -111,11 +111,12 @@ struct SimOp {
   sg::ActivityPtr first_activity;
 };
 
+// What a waiter issues (SimRuntime::idle_waiters_ keeps each kind apart).
+enum class WaiterKind : std::uint8_t { exec = 0, io = 1, comm = 2 };
+
 // An actor that issues one disk I/O or execution at a time and waits for it
 // (a plain wait), then hands the result over; or issues a communication that
 // a kernel timer made due (no actor context there) and returns at once.
-enum class WaiterKind : std::uint8_t { exec = 0, io = 1, comm = 2 };
-
 struct Waiter {
   WaiterKind kind = WaiterKind::exec;
   std::uint64_t ios = 0;  // disk I/Os issued (kind io)
