@@ -120,8 +120,7 @@ enum class WaiterKind : std::uint8_t { exec = 0, io = 1, comm = 2 };
 struct Waiter {
   WaiterKind kind = WaiterKind::exec;
   std::uint64_t ios = 0;  // disk I/Os issued (kind io)
-  bool retired = false;   // its actor ended (kind io, k_io_waiter_retire_ios)
-  sg::ActorPtr actor;
+  sg::ActorPtr actor;     // null once it ended (kind io, k_io_waiter_retire_ios)
   sg::SemaphorePtr go;
   SimOp* op = nullptr;
 };
@@ -244,7 +243,7 @@ SimRuntime::~SimRuntime() {
   live_ops_.clear();
   slots_.clear();
   for (auto& w : waiters_) {
-    if (!w->retired) static_cast<void>(w->actor.detach());  // busy ones are still blocked inside SimGrid
+    if (w->actor) static_cast<void>(w->actor.detach());  // busy ones are still blocked inside SimGrid
   }
 }
 
@@ -456,8 +455,7 @@ void SimRuntime::waiter_main(Waiter& w) {
     finish(op, ok);
     if (w.kind == WaiterKind::io && ++w.ios >= k_io_waiter_retire_ios) {
       ++io_waiters_retired_;
-      w.retired = true;   // its actor ends here; hand_to_waiter starts another when needed
-      w.actor = nullptr;  // SimGrid holds the running actor until it ends
+      w.actor = nullptr;  // it ends here (SimGrid holds it until then); hand_to_waiter starts another
       return;
     }
     idle_waiters_[static_cast<std::size_t>(w.kind)].push_back(&w);
