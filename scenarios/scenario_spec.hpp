@@ -177,8 +177,9 @@ struct RunResult {
   std::map<std::string, std::uint64_t> paths_taken;  // "direct", "bounce", "gds_fallback:<why>"... -> chunks
   std::vector<std::string> log_tail;                 // last warnings/errors
   // How a measured run was deployed (transport, storage_backend,
-  // storage_root, meta_store); empty for sim. Authentication: the counter
-  // security.authenticated.
+  // storage_root, meta_store); in sim only "sim_coalesce" where sl.run asked
+  // for it: "merged", or "per_chunk: <why>" (sim_point_run.hpp).
+  // Authentication: the counter security.authenticated.
   std::map<std::string, std::string> deployment;
 };
 

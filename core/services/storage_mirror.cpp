@@ -58,6 +58,7 @@ void StorageService::restart() {
   // staging and waiters go with them.
   for (auto& [t, ts] : targets_) {
     ts.active = 0;
+    ts.active_pieces = 0;
     ts.queued.clear();
   }
   staging_in_use_bytes_ = 0;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/common/assert.hpp"
+
 namespace sluice {
 
 StorageService::StorageService(Env& env, StorageServiceConfig config)
@@ -226,6 +228,7 @@ void StorageService::pump(TargetId target) {
     Request req = std::move(next);
     ts.queued.pop_front();
     ++ts.active;
+    count_pieces(ts, length, true, !std::holds_alternative<proto::ReadChunk>(req.message));
     env_.metrics().count("storage.requests", 1);
     ops_.expect(env_.compute(CostKind::storage_request, 1), [this, target, req, staging = *staging](Completion&) {
       if (const auto* r = std::get_if<proto::ReadChunk>(&req.message)) {
@@ -381,13 +384,41 @@ void StorageService::finish(TargetId target, Endpoint to, proto::ChunkReply repl
   chunk_replies_.answer(to, reply.request_id, reply);  // a retry gets this reply, not a second execution
   env_.send(to, std::move(reply)).ignore();            // a lost reply is recovered by the client's retry
   if (target != k_no_id) {
-    --targets_[target].active;
+    TargetState& ts = targets_[target];
+    SLUICE_ASSERT(ts.active > 0);
+    SLUICE_ASSERT(staging.has_value());  // every request that took a slot holds staging
+    --ts.active;
+    count_pieces(ts, staging->length, false);
     pump(target);
   }
   // Staging memory was returned: other targets may be waiting for it.
   for (auto& [t, ts] : targets_) {
     if (t != target && !ts.queued.empty()) pump(t);
   }
+}
+
+void StorageService::count_pieces(TargetState& ts, std::uint64_t length, bool starts, bool write) {
+  if (config_.slot_piece_bytes == 0) return;
+  const TimeNs now = env_.now();
+  if (now > ts.pieces_since && ts.active_pieces > 0) {
+    const auto held_ns = static_cast<double>(now - ts.pieces_since);
+    env_.metrics().count("storage.slot_piece_ns", held_ns * static_cast<double>(ts.active_pieces));
+    if (ts.active_pieces > config_.max_active_per_target) {
+      env_.metrics().count("storage.slot_excess_piece_ns",
+                           held_ns * static_cast<double>(ts.active_pieces - config_.max_active_per_target));
+    }
+  }
+  ts.pieces_since = now;
+  const std::uint64_t pieces = (length + config_.slot_piece_bytes - 1) / config_.slot_piece_bytes;
+  if (starts) {
+    env_.metrics().count("storage.slot_pieces", static_cast<double>(pieces));
+    if (write && pieces > 1) env_.metrics().count("storage.slot_merged_write_pieces", static_cast<double>(pieces));
+    ts.active_pieces += pieces;
+  } else {
+    SLUICE_ASSERT(ts.active_pieces >= pieces);
+    ts.active_pieces -= pieces;
+  }
+  SLUICE_ASSERT((ts.active == 0) == (ts.active_pieces == 0));
 }
 
 void StorageService::remove_chunks(Endpoint from, const proto::RemoveChunks& m) {

@@ -115,6 +115,16 @@ struct StorageServiceConfig {
   TimeNs heartbeat_interval_ns = 0;  // 0 = no heartbeats
   RpcLimits rpc;
   StorageMirrorConfig mirror;  // buddy mirroring; off by default
+  // Coalescing fidelity (docs/sim.md, "flow coalescing"). When > 0, a request
+  // of L bytes stands for ceil(L / slot_piece_bytes) per-chunk requests, each
+  // of which would hold one of the target's max_active_per_target slots. The
+  // service then integrates over time the pieces its active requests stand
+  // for ("storage.slot_piece_ns") and those beyond max_active_per_target
+  // ("storage.slot_excess_piece_ns"): service that a per-chunk protocol could
+  // not have given at that moment. It also counts the pieces its requests
+  // stood for ("storage.slot_pieces") and those of them that came in merged
+  // writes ("storage.slot_merged_write_pieces"). 0 = not measured.
+  std::uint64_t slot_piece_bytes = 0;
 };
 
 class StorageService final : public Service {
@@ -147,6 +157,10 @@ class StorageService final : public Service {
   struct TargetState {
     std::uint32_t active = 0;
     std::deque<Request> queued;
+    // StorageServiceConfig::slot_piece_bytes: the pieces the active requests
+    // stand for, and since when that number holds.
+    std::uint64_t active_pieces = 0;
+    TimeNs pieces_since = 0;
   };
 
   void handle(Endpoint from, proto::Message& message);
@@ -155,6 +169,9 @@ class StorageService final : public Service {
   bool answer_duplicate(Endpoint from, RequestId rid);
   void admit(Endpoint from, proto::Message& message, TargetId target);
   void pump(TargetId target);
+  // A request of `length` bytes (a write, or a mirrored one: `write`) starts
+  // (or ends) holding a slot of `ts`: StorageServiceConfig::slot_piece_bytes.
+  void count_pieces(TargetState& ts, std::uint64_t length, bool starts, bool write = false);
   void run_read(TargetId target, Endpoint from, const proto::ReadChunk& m, MemHandle staging);
   void run_write(TargetId target, Endpoint from, const proto::WriteChunk& m, MemHandle staging);
   // mirror_staging: the staging came from StorageMirrorConfig::staging_budget_bytes.

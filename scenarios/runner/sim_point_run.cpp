@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
+#include <map>
 #include <memory>
 #include <optional>
 
 #include "core/services/meta_disk.hpp"
+#include "scenarios/runner/child_pool.hpp"
 #include "scenarios/runner/crash_log.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
+#include "scenarios/runner/result_codec.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
 
@@ -145,17 +149,57 @@ std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResul
 // the pieces of one request that sit on one target (strided: SimEnv moves no
 // bytes) into requests of at most k_sim_coalesce_pieces chunks (and at most
 // a slot's share of the server's staging); a merged read streams in
-// chunk-sized segments (SimRuntimeConfig::stream_read_segment_bytes). Where
-// the servers' request slots bind, this changes the answer (docs/sim.md: up
-// to -29% on the CosmoFlow epoch); the run's log says so.
+// chunk-sized segments (SimRuntimeConfig::stream_read_segment_bytes). The
+// servers measure how many pieces their merged requests stand for beyond
+// their request slots (StorageServiceConfig::slot_piece_bytes): where the
+// slots would bind per chunk, merging changes the answer (docs/sim.md: up to
+// -29% on the CosmoFlow epoch), and SimPointRun::run runs per chunk instead.
 ScenarioSpec coalescing(const ScenarioSpec& spec, sim::SimRuntimeConfig& config) {
   ScenarioSpec out = spec;
   const std::uint64_t chunk = spec.fs.meta.default_chunk_bytes;
   const std::uint64_t share = spec.fs.storage_config.staging_budget_bytes /
                               std::max<std::uint32_t>(spec.fs.storage_config.max_active_per_target, 1);
   out.fs.client.coalesce = ChunkCoalescing{std::max(chunk, std::min(k_sim_coalesce_pieces * chunk, share)), true};
+  out.fs.storage_config.slot_piece_bytes = chunk;
   config.stream_read_segment_bytes = chunk;
   return out;
+}
+
+// A merged run's own measure of how far it strayed from per chunk
+// (counters of the servers, StorageServiceConfig::slot_piece_bytes):
+// - sim.coalesce_slot_excess: the share of the pieces' service time given
+//   beyond the targets' request slots;
+// - sim.coalesce_write_share: the share of the pieces that came in merged
+//   writes. A merged write is not streamed: its drive work starts after its
+//   whole transfer, where per chunk the next chunk's transfer overlaps the
+//   drive (-13% on 2 nodes, 8 MiB files, docs/sim.md).
+void measure_coalescing(const sim::SimRuntime& rt, std::map<std::string, double>& counters) {
+  const double piece_ns = rt.counter("storage.slot_piece_ns");
+  const double pieces = rt.counter("storage.slot_pieces");
+  counters["sim.coalesce_slot_excess"] = piece_ns > 0 ? rt.counter("storage.slot_excess_piece_ns") / piece_ns : 0.0;
+  counters["sim.coalesce_write_share"] = pieces > 0 ? rt.counter("storage.slot_merged_write_pieces") / pieces : 0.0;
+}
+
+std::string percent_text(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
+  return text;
+}
+
+// Why a merged run's answer cannot stand for the per-chunk one ("" when it can).
+std::string coalesce_distortion(std::map<std::string, double>& counters) {
+  const double excess = counters["sim.coalesce_slot_excess"];
+  const double writes = counters["sim.coalesce_write_share"];
+  const std::string limit = " (limit " + percent_text(k_sim_coalesce_max_slot_excess) +
+                            ", k_sim_coalesce_max_slot_excess; docs/sim.md, flow coalescing)";
+  if (excess > k_sim_coalesce_max_slot_excess) {
+    return "merged requests stood for more pieces than the targets' request slots allow for " + percent_text(excess) +
+           " of the pieces' service time" + limit;
+  }
+  if (writes > k_sim_coalesce_max_slot_excess) {
+    return percent_text(writes) + " of the pieces came in merged writes, which are not streamed" + limit;
+  }
+  return "";
 }
 
 }  // namespace
@@ -163,6 +207,57 @@ ScenarioSpec coalescing(const ScenarioSpec& spec, sim::SimRuntimeConfig& config)
 bool SimPointRun::available() { return true; }
 
 RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
+  if (!spec.sim_coalesce) return run_here(spec, profile_dirs);
+  // Merged first, in a child: SimGrid has one engine per process, and the
+  // per-chunk run that may follow needs one.
+  const auto wall_start = std::chrono::steady_clock::now();
+  ChildPoolOptions pool;
+  pool.max_payload_bytes = k_max_point_result_bytes;
+  pool.log_tail_lines = k_log_tail_lines;
+  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
+      1, [&](std::size_t) { return to_json(run_here(spec, profile_dirs)).dump(); }, pool);
+  RunResult merged;
+  merged.spec = spec;
+  merged.backend = Backend::sim;
+  if (!ran.ok()) {
+    merged.error = "sim_coalesce: the merged run could not start: " + ran.status().message();
+    return merged;
+  }
+  const ChildJobResult& job = ran->front();
+  if (!job.ok) {
+    merged.error = "sim_coalesce: the merged run died: " + job.error;
+    merged.log_tail = job.log_tail;
+    return merged;
+  }
+  Result<RunResult> decoded = error(StatusCode::invalid_argument, "not JSON");
+  try {
+    decoded = run_result_from_json(nlohmann::json::parse(job.payload), &spec);
+  } catch (const std::exception& e) {
+    decoded = error(StatusCode::invalid_argument, std::string("not JSON: ") + e.what());
+  }
+  if (!decoded.ok()) {
+    merged.error = "sim_coalesce: the merged run's result could not be read: " + decoded.status().message();
+    return merged;
+  }
+  merged = std::move(decoded).value();
+  const std::string distortion = coalesce_distortion(merged.counters);
+  if (!merged.ok || distortion.empty()) return merged;
+
+  ScenarioSpec per_chunk = spec;
+  per_chunk.sim_coalesce = false;
+  RunResult result = run_here(per_chunk, profile_dirs);
+  result.spec = spec;
+  for (const char* name : {"sim.coalesce_slot_excess", "sim.coalesce_write_share"}) {
+    result.counters[name] = merged.counters[name];
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const std::string why = "per_chunk: " + distortion;
+  result.deployment["sim_coalesce"] = why;
+  result.log_tail.push_back("sim_coalesce: ran " + why);
+  return result;
+}
+
+RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
   const Clock::time_point wall_start = Clock::now();
   RunResult result;
   result.spec = spec;
@@ -192,14 +287,17 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
 
     std::string why = run_deployed(run_spec, rt, result);
     if (spec.sim_coalesce) {
-      result.log_tail.push_back(
-          "sim_coalesce: chunk pieces merged per target (" +
-          std::to_string(static_cast<std::uint64_t>(rt.counter("client.chunks_coalesced"))) +
-          " pieces folded in); where the servers' request slots bind, the time differs from a per-chunk run "
-          "(docs/sim.md, flow coalescing)");
+      measure_coalescing(rt, result.counters);
+      result.deployment["sim_coalesce"] = "merged";
+      result.log_tail.push_back("sim_coalesce: chunk pieces merged per target (" +
+                                std::to_string(static_cast<std::uint64_t>(rt.counter("client.chunks_coalesced"))) +
+                                " pieces folded in; beyond the targets' request slots: " +
+                                percent_text(result.counters["sim.coalesce_slot_excess"]) +
+                                " of the pieces' service time; in merged writes: " +
+                                percent_text(result.counters["sim.coalesce_write_share"]) + " of the pieces)");
     }
 
-    for (const auto& [name, value] : rt.counters()) result.counters[name] = value;
+    for (const auto& [name, value] : rt.counters()) result.counters.emplace(name, value);
     result.counters["sim.events"] = static_cast<double>(rt.events_delivered());
     result.counters["sim.activities"] = static_cast<double>(rt.activities_started());
     result.counters["sim.messages_sent"] = static_cast<double>(rt.messages_sent());

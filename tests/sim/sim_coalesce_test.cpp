@@ -23,6 +23,11 @@ struct SweepOutcome {
   double storage_requests = 0;
   double chunks_coalesced = 0;
   TimeNs end_ns = 0;
+  // StorageServiceConfig::slot_piece_bytes = 1 MiB (the chunk):
+  double slot_pieces = 0;
+  double slot_merged_write_pieces = 0;
+  double slot_piece_ns = 0;
+  double slot_excess_piece_ns = 0;
 };
 
 // 2 client ranks write then read 4 files of 16 MiB each, striped over 4
@@ -51,6 +56,7 @@ std::string sweep(ChunkCoalescing coalesce, std::uint64_t seed, std::uint64_t st
     spec.meta.default_chunk_bytes = 1 * k_mib;
     spec.client.coalesce = coalesce;
     spec.client.verify_reads = verify_reads;
+    spec.storage.slot_piece_bytes = 1 * k_mib;
     BasicTestCluster<SimWorld> cluster(spec);
     EXPECT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
     FileSweepConfig cfg;
@@ -74,6 +80,10 @@ std::string sweep(ChunkCoalescing coalesce, std::uint64_t seed, std::uint64_t st
     out << cluster.world().runtime().streamed_reads() << ' ' << read.bytes << ' ' << written << ' ' << read.last_done_ns
         << ' ' << cluster.world().counter("storage.requests") << ' '
         << cluster.world().counter("client.chunks_coalesced") << ' ' << cluster.world().now();
+    for (const char* name : {"storage.slot_pieces", "storage.slot_merged_write_pieces", "storage.slot_piece_ns",
+                             "storage.slot_excess_piece_ns"}) {
+      out << ' ' << cluster.world().counter(name);
+    }
     return out.str();
   });
 }
@@ -82,7 +92,8 @@ SweepOutcome parse(const std::string& s) {
   SweepOutcome o;
   std::istringstream in(s);
   in >> o.streamed_reads >> o.read_bytes >> o.written_bytes >> o.read_elapsed_ns >> o.storage_requests >>
-      o.chunks_coalesced >> o.end_ns;
+      o.chunks_coalesced >> o.end_ns >> o.slot_pieces >> o.slot_merged_write_pieces >> o.slot_piece_ns >>
+      o.slot_excess_piece_ns;
   return o;
 }
 
@@ -139,6 +150,31 @@ TEST(SimCoalescing, MergedRequestsNeverExceedMaxBytes) {
   EXPECT_EQ(o.storage_requests, 128.0);
   EXPECT_EQ(o.chunks_coalesced, 128.0);
   EXPECT_EQ(o.read_bytes, 2 * 4 * 16 * k_mib);
+}
+
+TEST(SimCoalescing, PerChunkRequestsNeverHoldMorePiecesThanTheSlots) {
+  // The runner's measure of a merged run's distortion (sim_point_run.hpp):
+  // per chunk, a target serves at most max_active_per_target (8) pieces at
+  // once, so nothing is beyond the slots, by construction.
+  const SweepOutcome o = parse(sweep(ChunkCoalescing{}, 7));
+  EXPECT_EQ(o.slot_pieces, 256.0);  // one piece per request
+  EXPECT_EQ(o.slot_merged_write_pieces, 0.0);
+  EXPECT_GT(o.slot_piece_ns, 0.0);
+  EXPECT_EQ(o.slot_excess_piece_ns, 0.0);
+}
+
+TEST(SimCoalescing, MergedRequestsCountThePiecesTheyStandFor) {
+  // Merged: 64 requests stand for the same 256 pieces, the 128 written ones
+  // in merged writes. 2 ranks x 2 threads x 4 pieces per target can reach
+  // 16 pieces at a target of 8 slots: some service is beyond the slots.
+  const SweepOutcome o = parse(sweep(ChunkCoalescing{16 * k_mib, true}, 7));
+  EXPECT_EQ(o.storage_requests, 64.0);
+  EXPECT_EQ(o.slot_pieces, 256.0);
+  EXPECT_EQ(o.slot_merged_write_pieces, 128.0);
+  EXPECT_GT(o.slot_excess_piece_ns, 0.0);
+  EXPECT_LT(o.slot_excess_piece_ns, o.slot_piece_ns);
+  std::printf("merged: %.1f%% of the pieces' service time beyond the slots\n",
+              100.0 * o.slot_excess_piece_ns / o.slot_piece_ns);
 }
 
 TEST(SimCoalescing, SameSeedGivesIdenticalResultsWithCoalescingOn) {
