@@ -98,6 +98,13 @@ struct StorageIoSpec {
   std::uint64_t object_offset = 0;
   MemHandle buffer;  // unused by remove and stat
   bool sync = false;
+  // write: through the host's page cache (write-back), as a storage server
+  // that writes with buffered I/O (StorageServiceConfig::buffered_writes). A
+  // world may complete it once the page cache holds it and write it back to
+  // the drive after (SimEnv: SimProfile page_cache_*); sync still waits for
+  // the drive. HwEnv's backends do what their own settings say (--storage-
+  // backend) and ignore it.
+  bool buffered = false;
   // write: the CRC32C the buffer's bytes must have (the storage server
   // checked them against the client's). A world that keeps bytes refuses a
   // write whose buffer differs with `corrupt`, and stores CRC32Cs with the

@@ -21,6 +21,9 @@ local P = sl.params{
   block = {"I/O size of one read/write call (elbencho -b); at most the file size", "1MiB"},
   more_meta = {"metadata servers of the comparison run for small files", 4},
   ib_gbps = {"InfiniBand link rate, Gb/s (EDR)", 100},
+  buffered_writes = {"storage servers write through the page cache (write-back; the seed's writes were "
+                     .. "'helped by caching', but it dropped the caches between phases, which the sweep cannot "
+                     .. "do yet: docs/sim.md)", false},
 }
 
 local cluster = sl.cluster{
@@ -33,6 +36,7 @@ local function beeond(meta_servers)
   return sl.fs.beeond{
     meta_servers = meta_servers,
     stripe = { chunk = "512KiB", count = 4, chooser = "randomized" },  -- BeeGFS defaults
+    buffered_writes = P.buffered_writes,
   }
 end
 

@@ -111,7 +111,7 @@ Status read_disk(const Json& d, SimProfile& p) {
 // measurements named "the H200 machine" are scripts/device_host_op_costs_run.sh
 // on the project's GPU machine (16-core Intel Xeon VM, Linux 6.18, ext4 on
 // virtio; docs/measurements/device_host_op_costs_h200_2026-11-29.txt).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 37> k_default_sources{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 39> k_default_sources{{
     {"link_classes.pcie.bandwidth_factor",
      "identity: the topology's PCIe rates are already effective (PCI-SIG raw rate x 0.85 protocol efficiency, "
      "core/topology/hardware_figures.hpp)"},
@@ -191,6 +191,12 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 37> k_defaul
     {"staging.cpu_copy_bytes_per_s",
      "measured: single-thread pread of a page-cached file, 5.9 GB/s on the H200 machine "
      "(docs/seeds.md#machines-available-to-the-project)"},
+    {"page_cache.dirty_ratio",
+     "documentation: vm.dirty_ratio = 20 in BeeGFS's storage tuning guide (doc.beegfs.io, Storage Node Tuning), "
+     "also the Linux default (Documentation/admin-guide/sysctl/vm.rst)"},
+    {"page_cache.copy_bytes_per_s",
+     "measured: one thread's copy between a user buffer and the page cache, a single-thread pread of a "
+     "page-cached file at 5.9 GB/s on the H200 machine (docs/seeds.md#machines-available-to-the-project)"},
 }};
 
 // The parameter keys of the object `j` (a profile's sections), depth first.
@@ -287,8 +293,36 @@ Status validate(const SimProfile& p) {
                std::to_string(k_max_staging_cpu_copies));
   }
   SLUICE_TRY(check_rate(p.staging_cpu_copy_bytes_per_s, "staging.cpu_copy_bytes_per_s"));
+  if (!(p.page_cache_dirty_ratio >= 0 && p.page_cache_dirty_ratio <= 1)) {
+    return bad("page_cache.dirty_ratio must be in [0, 1]");
+  }
+  SLUICE_TRY(check_rate(p.page_cache_copy_bytes_per_s, "page_cache.copy_bytes_per_s"));
   return ok_status();
 }
+
+namespace {
+
+// The host-memory sections: memory, staging, page_cache.
+Status read_host_memory(const Json& j, SimProfile& p) {
+  if (auto m = j.find("memory"); m != j.end()) {
+    SLUICE_TRY(check_keys(*m, "memory", {"memory_op_bytes_per_s", "same_location_copy_bytes_per_s"}));
+    SLUICE_TRY(read(*m, "memory_op_bytes_per_s", "memory", p.memory_op_bytes_per_s));
+    SLUICE_TRY(read(*m, "same_location_copy_bytes_per_s", "memory", p.same_location_copy_bytes_per_s));
+  }
+  if (auto st = j.find("staging"); st != j.end()) {
+    SLUICE_TRY(check_keys(*st, "staging", {"cpu_copies", "cpu_copy_bytes_per_s"}));
+    SLUICE_TRY(read(*st, "cpu_copies", "staging", p.staging_cpu_copies));
+    SLUICE_TRY(read(*st, "cpu_copy_bytes_per_s", "staging", p.staging_cpu_copy_bytes_per_s));
+  }
+  if (auto pc = j.find("page_cache"); pc != j.end()) {
+    SLUICE_TRY(check_keys(*pc, "page_cache", {"dirty_ratio", "copy_bytes_per_s"}));
+    SLUICE_TRY(read(*pc, "dirty_ratio", "page_cache", p.page_cache_dirty_ratio));
+    SLUICE_TRY(read(*pc, "copy_bytes_per_s", "page_cache", p.page_cache_copy_bytes_per_s));
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Result<SimProfile> parse_profile(std::string_view json_text) {
   if (json_text.size() > k_max_profile_bytes) {
@@ -298,7 +332,7 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
   if (j.is_discarded()) return bad("not valid JSON");
   SLUICE_TRY(check_keys(j, "",
                         {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu", "memory",
-                         "staging", "sources"}));
+                         "staging", "page_cache", "sources"}));
   std::string format;
   SLUICE_TRY(read(j, "format", "", format));
   if (format != k_profile_format) {
@@ -347,16 +381,7 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
       }
     }
   }
-  if (auto m = j.find("memory"); m != j.end()) {
-    SLUICE_TRY(check_keys(*m, "memory", {"memory_op_bytes_per_s", "same_location_copy_bytes_per_s"}));
-    SLUICE_TRY(read(*m, "memory_op_bytes_per_s", "memory", p.memory_op_bytes_per_s));
-    SLUICE_TRY(read(*m, "same_location_copy_bytes_per_s", "memory", p.same_location_copy_bytes_per_s));
-  }
-  if (auto st = j.find("staging"); st != j.end()) {
-    SLUICE_TRY(check_keys(*st, "staging", {"cpu_copies", "cpu_copy_bytes_per_s"}));
-    SLUICE_TRY(read(*st, "cpu_copies", "staging", p.staging_cpu_copies));
-    SLUICE_TRY(read(*st, "cpu_copy_bytes_per_s", "staging", p.staging_cpu_copy_bytes_per_s));
-  }
+  SLUICE_TRY(read_host_memory(j, p));
   if (auto src = j.find("sources"); src != j.end()) {
     SLUICE_TRY(read_sources(*src, p));
   }
@@ -401,6 +426,7 @@ std::string to_json(const SimProfile& p) {
   j["memory"] = {{"memory_op_bytes_per_s", p.memory_op_bytes_per_s},
                  {"same_location_copy_bytes_per_s", p.same_location_copy_bytes_per_s}};
   j["staging"] = {{"cpu_copies", p.staging_cpu_copies}, {"cpu_copy_bytes_per_s", p.staging_cpu_copy_bytes_per_s}};
+  j["page_cache"] = {{"dirty_ratio", p.page_cache_dirty_ratio}, {"copy_bytes_per_s", p.page_cache_copy_bytes_per_s}};
   if (!p.parameter_sources.empty()) j["sources"] = p.parameter_sources;
   return j.dump(2) + "\n";
 }

@@ -50,7 +50,8 @@ struct ServiceSlot {
 };
 
 // What an operation does when it finishes.
-enum class OpKind : std::uint8_t { completion, message, compute, storage, stream_disk };
+// write_back: the drive work of a buffered write, after the write completed.
+enum class OpKind : std::uint8_t { completion, message, compute, storage, stream_disk, write_back };
 
 // The background drive work of a streamed read, and the transfers out of its
 // buffer whose communication ended before it (parked until it ends).
@@ -559,6 +560,27 @@ void SimRuntime::apply_storage_effect(SimOp& op) {
   }
 }
 
+void SimRuntime::end_stream(SimOp& disk) {
+  // The drive work of a streamed read ended: release the transfers out of
+  // its buffer that were waiting for it (the stream's inflight count kept
+  // the run from looking idle meanwhile).
+  ReadStream& stream = *disk.stream;
+  stream.disk_done = true;
+  for (auto it = streams_.begin(); it != streams_.end(); ++it) {
+    if (it->second.get() == &stream) {
+      streams_.erase(it);
+      break;
+    }
+  }
+  std::vector<SimOp*> parked;
+  parked.swap(stream.parked);
+  for (SimOp* t : parked) {
+    deliver(*t->owner, t->owner_incarnation, Event{t->result});
+    finished_.push_back(t);
+  }
+  disk.stream = nullptr;
+}
+
 void SimRuntime::finish(SimOp* op, bool ok) {
   op->done = true;
   --inflight_;
@@ -567,25 +589,13 @@ void SimRuntime::finish(SimOp* op, bool ok) {
   }
   release_drive(*op);
   apply_storage_effect(*op);
+  if (op->kind == OpKind::write_back) {
+    written_back(*op);
+    finished_.push_back(op);
+    return;
+  }
   if (op->kind == OpKind::stream_disk) {
-    // The drive work of a streamed read ended: release the transfers out of
-    // its buffer that were waiting for it (the stream's inflight count kept
-    // the run from looking idle meanwhile).
-    ReadStream& stream = *op->stream;
-    stream.disk_done = true;
-    for (auto it = streams_.begin(); it != streams_.end(); ++it) {
-      if (it->second.get() == &stream) {
-        streams_.erase(it);
-        break;
-      }
-    }
-    std::vector<SimOp*> parked;
-    parked.swap(stream.parked);
-    for (SimOp* t : parked) {
-      deliver(*t->owner, t->owner_incarnation, Event{t->result});
-      finished_.push_back(t);
-    }
-    op->stream = nullptr;
+    end_stream(*op);
     finished_.push_back(op);
     return;
   }
@@ -614,6 +624,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
     case OpKind::storage: deliver(*op->owner, op->owner_incarnation, Event{op->result}); break;
     case OpKind::completion:
     case OpKind::stream_disk:
+    case OpKind::write_back:
       if (op->transfer_ends && op->result.status.ok()) {
         const auto& [src, dst] = *op->transfer_ends;
         Status s = check_range(src, src.node, "transfer source");
@@ -864,6 +875,11 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
     op->delay_ns = static_cast<TimeNs>(static_cast<double>(op->delay_ns) * slowdown);
     op->amount *= slowdown;
   }
+  if (spec.op == StorageOp::write && spec.buffered && !spec.sync && op->result.bytes > 0) {
+    if (PageCache& cache = page_cache(target.node); cache.limit_bytes > 0) {
+      return write_buffered(self, op, target, cache);
+    }
+  }
   const std::uint64_t segment = config_.stream_read_segment_bytes;
   if (spec.op == StorageOp::read && segment > 0 && op->result.bytes > segment) {
     // A streamed read (SimRuntimeConfig::stream_read_segment_bytes): the op
@@ -899,6 +915,93 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   }
   schedule(op);
   return op->result.op;
+}
+
+std::uint64_t SimRuntime::host_memory_bytes(NodeId node) const {
+  const topo::Topology& topology = platform_->topology();
+  std::uint64_t bytes = 0;
+  for (std::uint32_t i = 0; i < topology.count(node, topo::VertexKind::host_memory); ++i) {
+    if (Result<topo::VertexId> m = topology.device(node, topo::VertexKind::host_memory, i); m.ok()) {
+      bytes += topology.vertex(*m).host_memory_bytes;
+    }
+  }
+  return bytes;
+}
+
+SimRuntime::PageCache& SimRuntime::page_cache(NodeId node) {
+  auto [it, made] = page_caches_.try_emplace(node);
+  if (made) {
+    it->second.limit_bytes = static_cast<std::uint64_t>(config_.profile.page_cache_dirty_ratio *
+                                                        static_cast<double>(host_memory_bytes(node)));
+  }
+  return it->second;
+}
+
+std::uint64_t SimRuntime::dirty_bytes(NodeId node) const {
+  auto it = page_caches_.find(node);
+  return it == page_caches_.end() ? 0 : it->second.dirty_bytes;
+}
+
+OpId SimRuntime::write_buffered(ServiceSlot& self, SimOp* write, Target& target, PageCache& cache) {
+  ++buffered_writes_;
+  SimOp* back = new_op(self);
+  back->kind = OpKind::write_back;
+  back->work = Work::io;
+  back->disk = target.disk;
+  back->write = true;
+  back->amount = write->amount;
+  back->delay_ns = write->delay_ns;
+  back->target = write->target;
+  back->result.bytes = write->result.bytes;
+  // The write itself is one thread's copy into the cache.
+  write->amount = 0;
+  write->delay_ns = transfer_time_ns(write->result.bytes, config_.profile.page_cache_copy_bytes_per_s);
+  // A write larger than the whole budget goes when the cache is clean.
+  if (cache.dirty_bytes == 0 || cache.dirty_bytes + write->result.bytes <= cache.limit_bytes) {
+    admit_dirty(cache, write, back);
+  } else {
+    ++throttled_writes_;
+    cache.waiting.emplace_back(write, back);
+  }
+  return write->result.op;
+}
+
+void SimRuntime::admit_dirty(PageCache& cache, SimOp* write, SimOp* back) {
+  cache.dirty_bytes += write->result.bytes;
+  SLUICE_ASSERT_MSG(cache.dirty_bytes <= std::max(cache.limit_bytes, write->result.bytes),
+                    "a node's dirty bytes stay within its budget (or are one write larger than it)");
+  schedule(write);
+  Target& target = targets_.at(back->target);
+  target.write_backs.push_back(back);
+  ++inflight_;  // queued write-backs keep the run going (schedule() counts them again, less this)
+  start_write_backs(target);
+}
+
+void SimRuntime::start_write_backs(Target& target) {
+  while (target.write_backs_at_drive < k_write_backs_at_drive && !target.write_backs.empty()) {
+    SimOp* back = target.write_backs.front();
+    target.write_backs.pop_front();
+    --inflight_;
+    ++target.write_backs_at_drive;
+    count_at_drive(*back, target);
+    schedule(back);
+  }
+}
+
+void SimRuntime::written_back(SimOp& back) {
+  Target& target = targets_.at(back.target);
+  SLUICE_ASSERT_MSG(target.write_backs_at_drive > 0, "a finished write-back was counted at its drive");
+  --target.write_backs_at_drive;
+  start_write_backs(target);
+  PageCache& cache = page_caches_.at(target.node);
+  SLUICE_ASSERT_MSG(cache.dirty_bytes >= back.result.bytes, "a write-back's bytes were counted dirty");
+  cache.dirty_bytes -= back.result.bytes;
+  while (!cache.waiting.empty()) {
+    auto [write, next_back] = cache.waiting.front();
+    if (cache.dirty_bytes != 0 && cache.dirty_bytes + write->result.bytes > cache.limit_bytes) break;
+    cache.waiting.pop_front();
+    admit_dirty(cache, write, next_back);
+  }
 }
 
 OpId SimRuntime::compute(ServiceSlot& self, CostKind kind, std::uint64_t units) {
@@ -959,11 +1062,7 @@ std::uint32_t SimRuntime::memory_pool(ServiceSlot& self, MemKind kind, std::uint
   } else if (key != k_host_pool) {
     pool.limit_bytes = gpu_bytes;
   } else {
-    for (std::uint32_t i = 0; i < topology.count(node, topo::VertexKind::host_memory); ++i) {
-      if (Result<topo::VertexId> m = topology.device(node, topo::VertexKind::host_memory, i); m.ok()) {
-        pool.limit_bytes += topology.vertex(*m).host_memory_bytes;
-      }
-    }
+    pool.limit_bytes = host_memory_bytes(node);
     if (pool.limit_bytes == 0) {
       pool.limit_bytes = k_unsized_node_memory_bytes;
       log(self, LogLevel::info,

@@ -77,6 +77,15 @@ namespace sluice::sim {
 // activity list until the actor ends (SimRuntime::waiters_).
 inline constexpr std::uint64_t k_io_waiter_retire_ios = 4096;
 
+// Write-backs of buffered writes (SimProfile page_cache_*) at one drive at
+// once; the others wait in its queue, oldest first. Linux writes a device's
+// dirty pages back from one flusher work item per device, not one I/O per
+// write; and SimGrid shares a disk among its activities at a cost that grows
+// with their number (thousands of absorbed writes made one BeeOND sweep
+// point run for minutes instead of seconds). Enough to keep the drive busy:
+// the drive's rate is shared by what is at it.
+inline constexpr std::uint32_t k_write_backs_at_drive = 4;
+
 class SimEnv;
 struct SimOp;
 struct ServiceSlot;
@@ -238,6 +247,12 @@ class SimRuntime {
   std::uint64_t timers_set() const { return timers_set_; }
   // Storage reads modelled as streams (stream_read_segment_bytes).
   std::uint64_t streamed_reads() const { return streamed_reads_; }
+  // Buffered writes (StorageIoSpec::buffered) the page cache took, and those
+  // of them that waited for write-back to make room (SimProfile page_cache_*).
+  std::uint64_t buffered_writes() const { return buffered_writes_; }
+  std::uint64_t throttled_writes() const { return throttled_writes_; }
+  // Bytes of `node`'s page cache not yet written back.
+  std::uint64_t dirty_bytes(NodeId node) const;
   // Times the SimGrid main loop was entered (a pause or idle ends each).
   std::uint64_t engine_runs() const { return engine_runs_; }
   std::uint64_t allocated_bytes(NodeId node) const;
@@ -273,6 +288,10 @@ class SimRuntime {
     std::map<FileId, std::uint64_t> sizes;
     // Reads and writes the drive is working on (SimProfile disk_batch_occupancy_ns).
     std::uint32_t requests_at_drive = 0;
+    // Write-backs of buffered writes waiting for the drive, and those at it
+    // (at most k_write_backs_at_drive).
+    std::deque<SimOp*> write_backs;
+    std::uint32_t write_backs_at_drive = 0;
   };
 
   SimRuntime() = default;
@@ -316,6 +335,29 @@ class SimRuntime {
   void price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
   // `op` is a read or write the target's drive works on until it finishes.
   void count_at_drive(SimOp& op, Target& target);
+  // The page cache of a storage node (SimProfile page_cache_*): its dirty
+  // bytes not yet written back, and the buffered writes waiting for room,
+  // each with its write-back (in arrival order). limit_bytes 0: no
+  // write-back on this node (no host memory size, or dirty_ratio 0).
+  struct PageCache {
+    std::uint64_t limit_bytes = 0;
+    std::uint64_t dirty_bytes = 0;
+    std::deque<std::pair<SimOp*, SimOp*>> waiting;
+  };
+  PageCache& page_cache(NodeId node);
+  // The host memory of `node`'s sockets in the machine model (0: not given).
+  std::uint64_t host_memory_bytes(NodeId node) const;
+  // `write` (priced as a drive write) becomes a copy into the page cache,
+  // and its drive work a write-back that follows it.
+  OpId write_buffered(ServiceSlot& self, SimOp* write, Target& target, PageCache& cache);
+  void admit_dirty(PageCache& cache, SimOp* write, SimOp* back);
+  // Starts queued write-backs of `target` while fewer than
+  // k_write_backs_at_drive are at its drive.
+  void start_write_backs(Target& target);
+  // A write-back ended: its bytes are clean; waiting writes that now fit start.
+  void written_back(SimOp& back);
+  // The drive work of a streamed read ended (OpKind::stream_disk).
+  void end_stream(SimOp& disk);
   // A finished op leaves its target's drive (count_at_drive's count).
   void release_drive(SimOp& op);
   // A finished storage op's effect on its target: a write's object size, a
@@ -365,6 +407,7 @@ class SimRuntime {
   std::unordered_map<const void*, SimOp*> comms_in_flight_;  // by kernel activity (lookup only)
   // Streamed reads whose drive work is still running, by (node, region) of their buffer.
   std::map<std::pair<NodeId, std::uint32_t>, std::shared_ptr<ReadStream>> streams_;
+  std::map<NodeId, PageCache> page_caches_;
   // Waiters, and the idle ones of each kind (WaiterKind): those that wait for
   // executions, those that wait for disk I/Os, and those that only issue
   // comms a kernel timer made due. Kept apart because SimGrid 3.32 keeps a
@@ -393,6 +436,8 @@ class SimRuntime {
   std::uint64_t io_waiters_retired_ = 0;
   std::uint64_t timers_set_ = 0;
   std::uint64_t streamed_reads_ = 0;
+  std::uint64_t buffered_writes_ = 0;
+  std::uint64_t throttled_writes_ = 0;
   std::uint64_t engine_runs_ = 0;
   std::uint64_t messages_sent_ = 0;
   std::uint64_t messages_dropped_ = 0;

@@ -358,6 +358,7 @@ void StorageService::local_write(TargetId target, FileId file_id, std::uint64_t 
   io.object_offset = object_offset;
   io.buffer = buffer;
   io.sync = sync;
+  io.buffered = config_.buffered_writes && !sync;
   io.crc32c = crc32c;
   ops_.expect(env_.storage_io(io), [this, target, file_id, object_offset, length = buffer.length,
                                     done = std::move(done)](Completion& written) {

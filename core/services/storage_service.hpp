@@ -125,6 +125,12 @@ struct StorageServiceConfig {
   // stood for ("storage.slot_pieces") and those of them that came in merged
   // writes ("storage.slot_merged_write_pieces"). 0 = not measured.
   std::uint64_t slot_piece_bytes = 0;
+  // Chunk writes go through the host's page cache (buffered I/O, the
+  // default of a BeeGFS storage server): StorageIoSpec::buffered. SimEnv
+  // then completes a write once a dirty-page budget holds it and writes it
+  // back to the drive after (docs/sim.md, "Page cache"). Off: every write
+  // waits for the drive (O_DIRECT).
+  bool buffered_writes = false;
 };
 
 class StorageService final : public Service {

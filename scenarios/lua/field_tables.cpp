@@ -296,6 +296,9 @@ std::vector<FieldDoc> fs_tunable_fields() {
                   count_text(fs.client.planner.rails.max_connections_per_nic),
                   "connections per NIC before a client's chunks overflow to other rails"),
       boolean_field("verify_reads", fs.client.verify_reads, "clients check the CRC32C of every chunk read"),
+      boolean_field("buffered_writes", st.buffered_writes,
+                    "storage servers write through the page cache (write-back under a dirty budget; sim: "
+                    "SimProfile page_cache_*); false: every write waits for its drive"),
   };
 }
 
@@ -595,8 +598,10 @@ FieldTable make_run_table() {
                       "(numbers, strings or booleans)"),
           text_field("sim_profile", k_field_no_limit, req.sim_profile, "simulator model profile (sim/profiles/)"),
           boolean_field("sim_coalesce", req.sim_coalesce,
-                        "simulator: merge a request's chunk pieces on one target (fewer events; docs/sim.md: "
-                        "where it agrees with per chunk); sluice run --sim-coalesce overrides"),
+                        "simulator: merge a request's chunk pieces on one target (fewer events); where the merged "
+                        "run measures that it strays from per chunk (pieces beyond the targets' request slots, or "
+                        "merged writes, past 2%), the point runs per chunk and deployment.sim_coalesce says why "
+                        "(docs/sim.md); sluice run --sim-coalesce overrides"),
           count_field("max_events", "events", 1, k_max_seed, count_text(req.max_events),
                       "simulator: most events before the run stops"),
           value_field("faults", "list of fault entries", "no faults", "the fault plan (sl.run faults entries)"),

@@ -473,6 +473,7 @@ void read_fs_tunables(FieldReader& r, FsSpec& fs) {
     fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
   }
   if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
+  if (auto v = r.boolean("buffered_writes")) fs.storage_config.buffered_writes = *v;
 }
 
 // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy

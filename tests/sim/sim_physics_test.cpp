@@ -421,6 +421,93 @@ TEST(SimPhysics, ABatchsDriveTimeIsSharedByTheRequestsAtTheDrive) {
   });
 }
 
+// Issue 19 item 3 (study 2's writes "helped by caching"): a buffered write
+// (a storage server writing through the page cache) completes after one
+// thread's copy into the cache, while the node's dirty bytes fit its budget
+// (page_cache_dirty_ratio x host memory); its drive work follows as a
+// write-back. A write that would pass the budget waits for write-back to
+// make room, so a long run of writes goes at the drive's rate.
+TEST(SimPhysics, BufferedWritesFillTheDirtyBudgetThenWaitForWriteBack) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9, .nvme_write_bytes_per_s = 2.0e9});
+    std::uint64_t memory_bytes = 0;
+    for (std::uint32_t i = 0; i < cluster->count(0, VertexKind::host_memory); ++i) {
+      memory_bytes += cluster->vertex(dev(*cluster, 0, VertexKind::host_memory, i)).host_memory_bytes;
+    }
+    ASSERT_GT(memory_bytes, 0u);
+    constexpr std::uint64_t k_budget = 16 * k_mib;
+    constexpr std::uint64_t k_write = 4 * k_mib;
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_write_latency_ns = 0;
+    config.profile.disk_request_occupancy_ns = 0;
+    config.profile.page_cache_copy_bytes_per_s = 8e9;
+    // A little over the budget, so that rounding down still holds 4 writes.
+    config.profile.page_cache_dirty_ratio = (static_cast<double>(k_budget) + 0.5) / static_cast<double>(memory_bytes);
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    std::vector<OpId> writes;
+    Probe& writer = rt->add_service<Probe>(0, [&](Probe& p) {
+      for (std::uint32_t i = 0; i < 8; ++i) {
+        const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_write).value();
+        StorageIoSpec spec{StorageOp::write, 1, 7, i * k_write, buffer, false};
+        spec.buffered = true;
+        writes.push_back(p.env().storage_io(spec));
+      }
+    });
+    rt->run_until_idle();
+    ASSERT_EQ(writes.size(), 8u);
+    EXPECT_EQ(rt->buffered_writes(), 8u);
+    EXPECT_EQ(rt->throttled_writes(), 4u);
+    EXPECT_EQ(rt->dirty_bytes(0), 0u);  // all written back by the end
+    const double copy_s = k_write / 8e9;
+    const double drain_s = 4 * k_write / 2.0e9;  // four write-backs share the drive
+    for (std::uint32_t i = 0; i < 8; ++i) {
+      ASSERT_EQ(writer.completions.count(writes[i]), 1u);
+      EXPECT_TRUE(writer.completions[writes[i]].status.ok());
+      EXPECT_EQ(writer.completions[writes[i]].bytes, k_write);
+      // The first four fit: a copy each. The next four wait for the first
+      // four write-backs, which end together.
+      const double expected = i < 4 ? copy_s : drain_s + copy_s;
+      EXPECT_NEAR(static_cast<double>(writer.done_at_ns[writes[i]]) * 1e-9, expected, 1e-6) << "write " << i;
+    }
+    // Read back: the object holds all eight writes.
+    OpId read = 0;
+    Probe& reader = rt->add_service<Probe>(0, [&](Probe& p) {
+      const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, 8 * k_write).value();
+      read = p.env().storage_io(StorageIoSpec{StorageOp::read, 1, 7, 0, buffer, false});
+    });
+    rt->run_until_idle();
+    EXPECT_EQ(reader.completions[read].bytes, 8 * k_write);
+  });
+}
+
+TEST(SimPhysics, UnbufferedAndSyncWritesWaitForTheDrive) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9, .nvme_write_bytes_per_s = 2.0e9});
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_write_latency_ns = 0;
+    config.profile.disk_sync_latency_ns = 0;
+    config.profile.disk_request_occupancy_ns = 0;
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_write = 4 * k_mib;
+    std::vector<OpId> writes;
+    Probe& writer = rt->add_service<Probe>(0, [&](Probe& p) {
+      for (std::uint32_t i = 0; i < 2; ++i) {
+        const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_write).value();
+        StorageIoSpec spec{StorageOp::write, 1, 7, i * k_write, buffer, i == 1};
+        spec.buffered = i == 1;  // buffered but sync: still the drive
+        writes.push_back(p.env().storage_io(spec));
+      }
+    });
+    rt->run_until_idle();
+    EXPECT_EQ(rt->buffered_writes(), 0u);
+    for (OpId w : writes) {
+      EXPECT_NEAR(static_cast<double>(writer.done_at_ns[w]) * 1e-9, 2 * k_write / 2.0e9, 1e-5);
+    }
+  });
+}
+
 TEST(SimPhysics, ADiskBandwidthFactorScalesTheDrivesRate) {
   in_child([] {
     auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});

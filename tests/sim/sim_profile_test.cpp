@@ -51,7 +51,7 @@ TEST(SimProfile, EveryDefaultParameterHasASource) {
     const bool grounded = text.starts_with("measured: ") || text.starts_with("data sheet: ") ||
                           text.starts_with("seed: ") || text.starts_with("paper: ") || text.starts_with("identity: ") ||
                           text.starts_with("protocol headers: ") || text.starts_with("SimGrid 3.32 documentation: ") ||
-                          text.starts_with("definition: ");
+                          text.starts_with("definition: ") || text.starts_with("documentation: ");
     if (text.starts_with("assumption")) {
       found_assumed.push_back(key);
     } else {
