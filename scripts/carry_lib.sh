@@ -4,10 +4,15 @@
 # carry_binary BINARY DIR: BINARY, stripped, as DIR/<its name>, and the shared
 # libraries it links, except the C and C++ runtimes the GPU machine has, as
 # DIR/libs.tar.xz (unpack there and put its lib/ on LD_LIBRARY_PATH).
+# CARRY_SYMBOLS=1 keeps the binary's symbol table (for perf there).
 carry_binary() {
   local binary=$1 dir=$2
   rm -rf "$dir" && mkdir -p "$dir/lib"
-  strip -o "$dir/$(basename "$binary")" "$binary"
+  if [ "${CARRY_SYMBOLS:-0}" = 1 ]; then
+    strip --strip-debug -o "$dir/$(basename "$binary")" "$binary"
+  else
+    strip -o "$dir/$(basename "$binary")" "$binary"
+  fi
   ldd "$binary" | awk '/=> \//{print $3}' |
     { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' || true; } |
     xargs -r -I{} cp -L {} "$dir/lib/"

@@ -14,6 +14,12 @@
 #       as make bench-f4),
 #       with fio from .carry/fio; logs and results in $OUT (default
 #       ./out/device_storage).
+#   STORAGE_PERF=1 scripts/device_storage_run.sh   (there: carry
+#                                           [".carry/sluice_hw", ".carry/perf"])
+#       instead: the sluice side of P10 with 16 MiB blocks (bench_hw.sh's
+#       command, 3 runs) under perf record (perf carried from here by
+#       --pack, the sluice CLI with its symbols); $OUT/p10_perf.txt says where
+#       the CPU went, by thread and by symbol (the P10 profile, issue 20).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -21,9 +27,39 @@ ROOT=$PWD
 # shellcheck source=scripts/carry_lib.sh
 source "$ROOT/scripts/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
-  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw" || exit 1
+  CARRY_SYMBOLS=1 carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw" || exit 1
   carry_binary "$(command -v fio)" "$ROOT/.carry/fio" || exit 1
+  if command -v perf > /dev/null; then carry_binary "$(command -v perf)" "$ROOT/.carry/perf" || exit 1; fi
   exit 0
+fi
+
+if [ "${STORAGE_PERF:-0}" = 1 ]; then
+  OUT=${OUT:-$ROOT/out/device_storage}
+  mkdir -p "$OUT"
+  use_carried "$ROOT" sluice_hw/sluice perf || exit 2
+  echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); $(uname -sr)"
+  root=/var/tmp/sluice-p10-perf
+  rm -rf "$root" && mkdir -p "$root"
+  perf record -F 499 -g -o "$OUT/p10.perf" -- bash -c '
+    for run in 1 2 3; do
+      sluice run tests/bench/hw_stack.lua --backend hw --storage-backend uring --storage-root "$1" \
+        --set block=16MiB --set threads=4 --set file_size=256MiB --out "$2/p10_run$run" > "$2/p10_run$run.log" 2>&1 || exit 1
+    done' _ "$root" "$OUT"
+  rc=$?
+  for run in 1 2 3; do
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; print('run', sys.argv[2], {p['phase']: round(p['last_bytes_per_s']/1e9, 3) for p in r['phases'] if p['phase'] in ('write', 'read')}, 'GB/s')" \
+      "$OUT/p10_run$run/results.json" "$run"
+  done
+  {
+    echo "# perf record -F 499 -g of the sluice side of P10 (16 MiB blocks, 4 threads x 256 MiB, uring, 3 runs) on this host"
+    echo "# CPU by thread (share of all samples):"
+    perf report -i "$OUT/p10.perf" --no-children --sort comm -g none --stdio 2>/dev/null | grep "%" | head -30
+    echo "# by symbol (share of all samples):"
+    perf report -i "$OUT/p10.perf" --no-children --sort dso,sym -g none --stdio 2>/dev/null | grep "%" | head -70 | cut -c1-170
+  } > "$OUT/p10_perf.txt"
+  rm -rf "$OUT/p10.perf" "$root" "$CARRIED_TMP"
+  head -50 "$OUT/p10_perf.txt"
+  exit $rc
 fi
 
 OUT=${OUT:-$ROOT/out/device_storage}
