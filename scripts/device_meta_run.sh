@@ -10,6 +10,10 @@
 #                                        [".carry/bench_meta", ".carry/sockperf"])
 #       runs bench_meta with META_REPEATS (default 3) repeats; its output in
 #       $OUT/bench_meta.txt (default ./out/device_meta).
+#   META_PERF=1 (carry also ".carry/perf"): bench_meta runs under perf record
+#       (perf carried from here by --pack, bench_meta with its symbols), and
+#       $OUT/p7_perf.txt says where the CPU went: by thread, then the
+#       metadata server thread's symbols (the P7 profile, issue 20).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,18 +21,35 @@ ROOT=$PWD
 # shellcheck source=scripts/carry_lib.sh
 source "$ROOT/scripts/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
-  carry_binary "${BUILD:-$ROOT/build}/tests/bench_meta" "$ROOT/.carry/bench_meta" || exit 1
+  CARRY_SYMBOLS=1 carry_binary "${BUILD:-$ROOT/build}/tests/bench_meta" "$ROOT/.carry/bench_meta" || exit 1
   carry_binary "$(command -v sockperf)" "$ROOT/.carry/sockperf" || exit 1
+  if command -v perf > /dev/null; then carry_binary "$(command -v perf)" "$ROOT/.carry/perf" || exit 1; fi
   exit 0
 fi
 
 OUT=${OUT:-$ROOT/out/device_meta}
 mkdir -p "$OUT"
-use_carried "$ROOT" bench_meta sockperf || exit 2
+perf_cmd=()
+if [ "${META_PERF:-0}" = 1 ]; then
+  use_carried "$ROOT" bench_meta sockperf perf || exit 2
+  perf_cmd=(perf record -F 499 -g -o "$OUT/p7.perf" --)
+else
+  use_carried "$ROOT" bench_meta sockperf || exit 2
+fi
 {
   echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(uname -sr);" \
     "$(date -u +%Y-%m-%dT%H:%MZ)"
-  SLUICE_BENCH_DIR=/var/tmp timeout 540 bench_meta "${META_REPEATS:-3}"
+  SLUICE_BENCH_DIR=/var/tmp timeout 540 "${perf_cmd[@]}" bench_meta "${META_REPEATS:-3}"
   echo "bench_meta exit $?"
 } 2>&1 | tee "$OUT/bench_meta.txt"
+if [ "${META_PERF:-0}" = 1 ]; then
+  {
+    echo "# perf record -F 499 -g of bench_meta ${META_REPEATS:-3} on this host; CPU by thread (share of all samples):"
+    perf report -i "$OUT/p7.perf" --no-children --sort comm -g none --stdio 2>/dev/null | grep "%" | head -25
+    echo "# the metadata server thread (svc:meta:0) by symbol, share of its samples (all phases, both stores):"
+    perf report -i "$OUT/p7.perf" --no-children --comm svc:meta:0 --sort dso,sym -g none --percentage relative \
+      --stdio 2>/dev/null | grep "%" | head -50 | cut -c1-170
+  } > "$OUT/p7_perf.txt"
+  rm -f "$OUT/p7.perf"
+fi
 rm -rf "$CARRIED_TMP"
