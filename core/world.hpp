@@ -35,7 +35,6 @@
 #include <memory>
 #include <string_view>
 #include <type_traits>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -120,15 +119,27 @@ ServiceFactory restart_factory(const Args&... args) {
 // assert: an id given twice, a completion for an op not outstanding: lost
 // or delivered twice). forget_all() when the service is killed or restarted:
 // the old incarnation's completions are dropped, not delivered.
+//
+// It runs on every operation of every world (6% of a metadata server
+// thread's samples as a std::unordered_set, make bench-meta under perf), so
+// the outstanding ids live in one flat table: open addressing, linear
+// probing, deletion by shifting the probe chain back (no tombstones), at
+// most half full. Id 0 (issued by no world, but allowed) is kept apart.
 class CompletionLedger {
  public:
   void started(OpId op);
   void completed(OpId op);
-  void forget_all() { outstanding_.clear(); }
-  std::size_t outstanding() const { return outstanding_.size(); }
+  void forget_all();
+  std::size_t outstanding() const { return size_; }
 
  private:
-  std::unordered_set<OpId> outstanding_;
+  static constexpr std::size_t k_min_slots = 16;
+  std::size_t home(OpId op) const;  // op's first slot
+  void grow();
+
+  std::vector<OpId> slots_;  // 0 = empty; a power of two long, or empty
+  std::size_t size_ = 0;     // ids outstanding, 0 included
+  bool zero_outstanding_ = false;
 };
 
 // ---- the contract -----------------------------------------------------------
