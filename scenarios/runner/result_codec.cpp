@@ -300,4 +300,24 @@ Result<RunResult> run_result_from_json(const json& j, const ScenarioSpec* ran) {
   }
 }
 
+RunResult run_result_of_child(const ChildJobResult& job, const ScenarioSpec& spec, Backend backend) {
+  RunResult r;
+  if (job.ok) {
+    try {
+      Result<RunResult> decoded = run_result_from_json(nlohmann::json::parse(job.payload), &spec);
+      if (decoded.ok()) return std::move(decoded).value();
+      r.error = "the point's result could not be read: " + decoded.status().message();
+    } catch (const std::exception& e) {
+      r.error = std::string("the point's result is not JSON: ") + e.what();
+    }
+  } else {
+    r.error = job.error;
+    r.log_tail = job.log_tail;
+  }
+  r.spec = spec;
+  r.backend = backend;
+  r.ok = false;
+  return r;
+}
+
 }  // namespace sluice::scenario

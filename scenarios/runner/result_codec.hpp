@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/status.hpp"
+#include "scenarios/runner/child_pool.hpp"
 #include "scenarios/scenario_spec.hpp"
 
 namespace sluice::scenario {
@@ -42,6 +43,10 @@ inline constexpr std::size_t k_run_config_entries = 19;
 
 // invalid_argument naming the field that is missing or has the wrong type.
 Result<RunResult> run_result_from_json(const nlohmann::json& json, const ScenarioSpec* ran = nullptr);
+// The RunResult of a point whose child process ended with `job` (its payload
+// is to_json of the point's RunResult): what it sent back, or ok = false
+// with why there is none.
+RunResult run_result_of_child(const ChildJobResult& job, const ScenarioSpec& spec, Backend backend);
 Result<PhaseRow> phase_row_from_json(const nlohmann::json& json);
 
 }  // namespace sluice::scenario

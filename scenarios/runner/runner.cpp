@@ -45,32 +45,6 @@ std::string_view to_string(GdsMode mode) {
 
 namespace {
 
-// The RunResult of a point whose child ended with `job`: what it sent back,
-// or ok = false with why there is none.
-RunResult result_of(const ChildJobResult& job, const ScenarioSpec& spec, Backend backend) {
-  RunResult r;
-  if (job.ok) {
-    try {
-      Result<RunResult> decoded = run_result_from_json(nlohmann::json::parse(job.payload), &spec);
-      if (decoded.ok()) return std::move(decoded).value();
-      r.error = "the point's result could not be read: " + decoded.status().message();
-    } catch (const std::exception& e) {
-      r.error = std::string("the point's result is not JSON: ") + e.what();
-    }
-  } else {
-    r.error = job.error;
-    r.log_tail = job.log_tail;
-  }
-  r.spec = spec;
-  r.backend = backend;
-  r.ok = false;
-  return r;
-}
-
-}  // namespace
-
-namespace {
-
 // Backend::cluster: every rank of the launcher runs each point together, in
 // its own process (a point is the whole deployment, one node per rank), one
 // point after the other on the same processes.
@@ -151,7 +125,7 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
   // Decoded as each point ends, so point_done sees it at once.
   std::vector<bool> decoded(points.size(), false);
   pool.on_done = [&](std::size_t index, const ChildJobResult& job) {
-    results[index] = result_of(job, points[index], backend);
+    results[index] = run_result_of_child(job, points[index], backend);
     decoded[index] = true;
     if (std::isfinite(results[index].simulated_s)) simulated_s_done += results[index].simulated_s;
     if (options.point_done) options.point_done(index, results[index]);
@@ -165,7 +139,7 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
   if (!ran.ok()) return ran.status();
   // Spread over ranks, the points of other ranks come with the whole list.
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if (!decoded[i]) results[i] = result_of((*ran)[i], points[i], backend);
+    if (!decoded[i]) results[i] = run_result_of_child((*ran)[i], points[i], backend);
   }
   return results;
 }

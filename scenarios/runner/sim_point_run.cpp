@@ -187,9 +187,13 @@ std::string percent_text(double share) {
 }
 
 // Why a merged run's answer cannot stand for the per-chunk one ("" when it can).
-std::string coalesce_distortion(std::map<std::string, double>& counters) {
-  const double excess = counters["sim.coalesce_slot_excess"];
-  const double writes = counters["sim.coalesce_write_share"];
+std::string coalesce_distortion(const std::map<std::string, double>& counters) {
+  auto measure = [&counters](const char* name) {
+    const auto it = counters.find(name);
+    return it == counters.end() ? 0.0 : it->second;
+  };
+  const double excess = measure("sim.coalesce_slot_excess");
+  const double writes = measure("sim.coalesce_write_share");
   const std::string limit = " (limit " + percent_text(k_sim_coalesce_max_slot_excess) +
                             ", k_sim_coalesce_max_slot_excess; docs/sim.md, flow coalescing)";
   if (excess > k_sim_coalesce_max_slot_excess) {
@@ -216,30 +220,14 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
   pool.log_tail_lines = k_log_tail_lines;
   Result<std::vector<ChildJobResult>> ran = ChildPool::run(
       1, [&](std::size_t) { return to_json(run_here(spec, profile_dirs)).dump(); }, pool);
-  RunResult merged;
-  merged.spec = spec;
-  merged.backend = Backend::sim;
   if (!ran.ok()) {
-    merged.error = "sim_coalesce: the merged run could not start: " + ran.status().message();
-    return merged;
+    RunResult failed;
+    failed.spec = spec;
+    failed.error = "sim_coalesce: the merged run could not start: " + ran.status().message();
+    return failed;
   }
-  const ChildJobResult& job = ran->front();
-  if (!job.ok) {
-    merged.error = "sim_coalesce: the merged run died: " + job.error;
-    merged.log_tail = job.log_tail;
-    return merged;
-  }
-  Result<RunResult> decoded = error(StatusCode::invalid_argument, "not JSON");
-  try {
-    decoded = run_result_from_json(nlohmann::json::parse(job.payload), &spec);
-  } catch (const std::exception& e) {
-    decoded = error(StatusCode::invalid_argument, std::string("not JSON: ") + e.what());
-  }
-  if (!decoded.ok()) {
-    merged.error = "sim_coalesce: the merged run's result could not be read: " + decoded.status().message();
-    return merged;
-  }
-  merged = std::move(decoded).value();
+  RunResult merged = run_result_of_child(ran->front(), spec, Backend::sim);
+  if (!ran->front().ok) merged.error = "sim_coalesce: the merged run died: " + merged.error;
   const std::string distortion = coalesce_distortion(merged.counters);
   if (!merged.ok || distortion.empty()) return merged;
 
