@@ -289,9 +289,11 @@ Status SimPlatform::build_leaves() {
 Status SimPlatform::build_disks() {
   const topo::Topology& t = *topology_;
   disks_.assign(t.node_count(), {});
+  disk_channels_.assign(t.node_count(), {});
   for (NodeId n = 0; n < t.node_count(); ++n) {
     const std::uint32_t count = t.count(n, VertexKind::nvme);
     disks_[n].assign(count, nullptr);
+    disk_channels_[n].assign(count, {});
     for (std::uint32_t i = 0; i < count; ++i) {
       Result<VertexId> v = t.device(n, VertexKind::nvme, i);
       if (!v.ok()) continue;
@@ -304,11 +306,18 @@ Status SimPlatform::build_disks() {
       }
       // The profile's factors go on the disk itself: every use of the drive's
       // rate (SimRuntime's occupancy bytes, a streamed read's first segment) reads it.
-      sg::Disk* disk =
-          local_hosts_[*mem]->create_disk(vx.name, vx.nvme_read_bytes_per_s * profile_.disk_read_bandwidth_factor,
-                                          vx.nvme_write_bytes_per_s * profile_.disk_write_bandwidth_factor);
+      const double read_rate = vx.nvme_read_bytes_per_s * profile_.disk_read_bandwidth_factor;
+      const double write_rate = vx.nvme_write_bytes_per_s * profile_.disk_write_bandwidth_factor;
+      sg::Disk* disk = local_hosts_[*mem]->create_disk(vx.name, read_rate, write_rate);
       disk->seal();
       disks_[n][i] = disk;
+      const std::uint32_t channels = profile_.disk_channels;
+      for (std::uint32_t c = 0; channels > 1 && c < channels; ++c) {
+        sg::Disk* channel = local_hosts_[*mem]->create_disk(vx.name + "#ch" + std::to_string(c), read_rate / channels,
+                                                            write_rate / channels);
+        channel->seal();
+        disk_channels_[n][i].push_back(channel);
+      }
       ++stats_.disks;
     }
   }
@@ -396,6 +405,12 @@ Result<sg::Disk*> SimPlatform::disk(NodeId node, std::uint32_t index) const {
                                               std::to_string(node) + " has no read/write rate in the topology");
   }
   return disks_[node][index];
+}
+
+const std::vector<sg::Disk*>& SimPlatform::disk_channels(NodeId node, std::uint32_t index) const {
+  static const std::vector<sg::Disk*> none;
+  if (node >= disk_channels_.size() || index >= disk_channels_[node].size()) return none;
+  return disk_channels_[node][index];
 }
 
 std::uint32_t SimPlatform::first_nic(NodeId node) const {

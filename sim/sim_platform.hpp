@@ -26,7 +26,10 @@
 //   memory, loading its bandwidth in both directions (SimProfile staging_*).
 // - Each NVMe vertex becomes an s4u::Disk with its read and write bandwidth
 //   times the profile's disk_read/write_bandwidth_factor, attached to the
-//   local host of its NUMA node's memory.
+//   local host of its NUMA node's memory. With profile.disk_channels > 1
+//   the drive also gets that many channel disks ("nvme0#ch3"), each with
+//   1/channels of those rates, on the same host; SimRuntime then puts the
+//   drive's work on its channels.
 // - A node's CPU is the local host of host memory 0: speed 1e9 flop/s (one
 //   flop = one nanosecond of service time) with profile.cpu_cores_per_node
 //   cores. Service actors live there.
@@ -130,6 +133,9 @@ class SimPlatform {
   simgrid::s4u::Host* cpu_host(NodeId node) const;
   // NVMe drive `index` of `node`.
   Result<simgrid::s4u::Disk*> disk(NodeId node, std::uint32_t index) const;
+  // The channels of that drive (SimProfile disk_channels); empty when the
+  // profile gives one channel (the drive's disk is then the only resource).
+  const std::vector<simgrid::s4u::Disk*>& disk_channels(NodeId node, std::uint32_t index) const;
   // The lowest-indexed NIC of `node` with a network link; k_no_id if none.
   std::uint32_t first_nic(NodeId node) const;
   // What a SimGrid link this platform made is; nullptr for another link.
@@ -157,14 +163,15 @@ class SimPlatform {
   SimProfile profile_;
   PlatformStats stats_;
   simgrid::s4u::NetZone* root_ = nullptr;
-  std::vector<SgLink> links_;                                 // by EdgeId
-  std::vector<LinkInfo> link_info_;                           // [2 x EdgeId + (a_to_b ? 0 : 1)]
-  std::vector<simgrid::s4u::Host*> local_hosts_;              // by VertexId (memory vertices only)
-  std::vector<simgrid::s4u::Host*> copy_hosts_;               // by VertexId (host_memory vertices only)
-  std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;  // [memory vertex][nic index]
-  std::vector<std::vector<simgrid::s4u::Disk*>> disks_;       // [node][nvme index]
-  std::vector<std::uint32_t> first_nic_;                      // [node]
-  std::vector<topo::EdgeId> nic_uplink_;                      // [nic vertex] network edge or k_no_edge
+  std::vector<SgLink> links_;                                                 // by EdgeId
+  std::vector<LinkInfo> link_info_;                                           // [2 x EdgeId + (a_to_b ? 0 : 1)]
+  std::vector<simgrid::s4u::Host*> local_hosts_;                              // by VertexId (memory vertices only)
+  std::vector<simgrid::s4u::Host*> copy_hosts_;                               // by VertexId (host_memory vertices only)
+  std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;                  // [memory vertex][nic index]
+  std::vector<std::vector<simgrid::s4u::Disk*>> disks_;                       // [node][nvme index]
+  std::vector<std::vector<std::vector<simgrid::s4u::Disk*>>> disk_channels_;  // [node][nvme index][channel]
+  std::vector<std::uint32_t> first_nic_;                                      // [node]
+  std::vector<topo::EdgeId> nic_uplink_;                                      // [nic vertex] network edge or k_no_edge
 };
 
 }  // namespace sluice::sim

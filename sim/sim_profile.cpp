@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -78,6 +79,9 @@ Status read(const Json& j, std::string_view key, const std::string& where, T& ou
     if (it->is_number_integer() && it->template get<std::int64_t>() < 0 && std::is_unsigned_v<T>) {
       return bad(field + " must not be negative");
     }
+    if (it->is_number_unsigned() && it->template get<std::uint64_t>() > std::numeric_limits<T>::max()) {
+      return bad(field + " is too large");
+    }
     out = it->template get<T>();
   }
   return ok_status();
@@ -90,10 +94,11 @@ Status read(const Json& j, std::string_view key, const std::string& where, T& ou
 
 // The "disk" object (parse_profile stays under the function-length limit).
 Status read_disk(const Json& d, SimProfile& p) {
-  SLUICE_TRY(check_keys(d, "disk",
-                        {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns",
-                         "request_occupancy_ns", "read_bandwidth_factor", "write_bandwidth_factor",
-                         "read_request_bytes_per_s", "write_request_bytes_per_s", "batch_occupancy_ns"}));
+  SLUICE_TRY(
+      check_keys(d, "disk",
+                 {"read_latency_ns", "write_latency_ns", "sync_latency_ns", "metadata_latency_ns",
+                  "request_occupancy_ns", "read_bandwidth_factor", "write_bandwidth_factor", "read_request_bytes_per_s",
+                  "write_request_bytes_per_s", "batch_occupancy_ns", "channels", "channel_stripe_bytes"}));
   SLUICE_TRY(read(d, "read_latency_ns", "disk", p.disk_read_latency_ns));
   SLUICE_TRY(read(d, "write_latency_ns", "disk", p.disk_write_latency_ns));
   SLUICE_TRY(read(d, "sync_latency_ns", "disk", p.disk_sync_latency_ns));
@@ -104,6 +109,8 @@ Status read_disk(const Json& d, SimProfile& p) {
   SLUICE_TRY(read(d, "read_request_bytes_per_s", "disk", p.disk_read_request_bytes_per_s));
   SLUICE_TRY(read(d, "write_request_bytes_per_s", "disk", p.disk_write_request_bytes_per_s));
   SLUICE_TRY(read(d, "batch_occupancy_ns", "disk", p.disk_batch_occupancy_ns));
+  SLUICE_TRY(read(d, "channels", "disk", p.disk_channels));
+  SLUICE_TRY(read(d, "channel_stripe_bytes", "disk", p.disk_channel_stripe_bytes));
   return ok_status();
 }
 
@@ -111,7 +118,7 @@ Status read_disk(const Json& d, SimProfile& p) {
 // measurements named "the H200 machine" are scripts/device_host_op_costs_run.sh
 // on the project's GPU machine (16-core Intel Xeon VM, Linux 6.18, ext4 on
 // virtio; docs/measurements/device_host_op_costs_h200_2026-11-29.txt).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 39> k_default_sources{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 41> k_default_sources{{
     {"link_classes.pcie.bandwidth_factor",
      "identity: the topology's PCIe rates are already effective (PCI-SIG raw rate x 0.85 protocol efficiency, "
      "core/topology/hardware_figures.hpp)"},
@@ -157,6 +164,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 39> k_defaul
     {"disk.batch_occupancy_ns",
      "data sheet: a drive's rated IOPS at depth is already the occupancy, so none (0); make bench-f4 fits it on a "
      "virtual disk"},
+    {"disk.channels",
+     "data sheet: a drive's rated rates are the whole drive's (Intel SSD DC P4510: 636,500 IOPS and 3.2 GB/s at "
+     "depth), so one resource (1); make bench-f4 sets channels for a virtual disk"},
+    {"disk.channel_stripe_bytes",
+     "definition: no effect with one channel; 16 KiB, a TLC NAND page (the unit one flash die reads or programs)"},
     {"cpu.cores_per_node", "data sheet: AMD EPYC 7742, 64 cores (the DGX A100's socket)"},
     {"cpu.cost_ns_per_unit.meta_lookup",
      "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
@@ -279,6 +291,16 @@ Status validate(const SimProfile& p) {
   SLUICE_TRY(check_factor(p.disk_write_bandwidth_factor, "disk.write_bandwidth_factor"));
   SLUICE_TRY(check_optional_rate(p.disk_read_request_bytes_per_s, "disk.read_request_bytes_per_s"));
   SLUICE_TRY(check_optional_rate(p.disk_write_request_bytes_per_s, "disk.write_request_bytes_per_s"));
+  if (p.disk_channels == 0 || p.disk_channels > k_max_disk_channels) {
+    return bad("disk.channels = " + std::to_string(p.disk_channels) + " is outside [1, " +
+               std::to_string(k_max_disk_channels) + "]");
+  }
+  if (p.disk_channel_stripe_bytes < k_min_disk_channel_stripe_bytes ||
+      p.disk_channel_stripe_bytes > k_max_disk_channel_stripe_bytes) {
+    return bad("disk.channel_stripe_bytes = " + std::to_string(p.disk_channel_stripe_bytes) + " is outside [" +
+               std::to_string(k_min_disk_channel_stripe_bytes) + ", " +
+               std::to_string(k_max_disk_channel_stripe_bytes) + "]");
+  }
   if (p.cpu_cores_per_node == 0 || p.cpu_cores_per_node > k_max_cores_per_node) {
     return bad("cpu.cores_per_node must be in [1, " + std::to_string(k_max_cores_per_node) + "]");
   }
@@ -418,7 +440,9 @@ std::string to_json(const SimProfile& p) {
                {"write_bandwidth_factor", p.disk_write_bandwidth_factor},
                {"read_request_bytes_per_s", p.disk_read_request_bytes_per_s},
                {"write_request_bytes_per_s", p.disk_write_request_bytes_per_s},
-               {"batch_occupancy_ns", p.disk_batch_occupancy_ns}};
+               {"batch_occupancy_ns", p.disk_batch_occupancy_ns},
+               {"channels", p.disk_channels},
+               {"channel_stripe_bytes", p.disk_channel_stripe_bytes}};
   j["cpu"]["cores_per_node"] = p.cpu_cores_per_node;
   for (std::size_t k = 0; k < p.cost_ns_per_unit.size(); ++k) {
     j["cpu"]["cost_ns_per_unit"][std::string(to_string(static_cast<CostKind>(k)))] = p.cost_ns_per_unit[k];

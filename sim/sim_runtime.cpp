@@ -71,6 +71,11 @@ struct SimOp {
   sg::Host* src = nullptr;  // comm source; exec host
   sg::Host* dst = nullptr;  // comm destination
   sg::Disk* disk = nullptr;
+  // Drive work on the channels of `target` (SimProfile disk_channels > 1):
+  // `amount` bytes on each of channel_count channels, from channel_first on
+  // (wrapping). 0: `amount` bytes on `disk`.
+  std::uint32_t channel_first = 0;
+  std::uint32_t channel_count = 0;
   bool write = false;
   double amount = 0;    // bytes (comm, io) or flops (exec)
   TimeNs delay_ns = 0;  // before the work starts; the whole op when work == none
@@ -152,6 +157,38 @@ double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
 // (SimProfile disk_*_request_bytes_per_s); a rate of 0 means none.
 TimeNs request_time_ns(std::uint64_t bytes, double bytes_per_s) {
   return bytes_per_s > 0 ? transfer_time_ns(bytes, bytes_per_s) : 0;
+}
+
+// The drive work of `op`, waited for (an I/O waiter's context): one Io on
+// the drive, or one on each of its channels, started together. False when a
+// resource failed under it.
+bool wait_drive_work(const SimOp& op, const std::vector<sg::Disk*>& channels) {
+  const sg::Io::OpType type = op.write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ;
+  const auto bytes = static_cast<sg_size_t>(op.amount);
+  try {
+    if (op.channel_count == 0) {
+      op.disk->io_init(bytes, type)->wait();
+      return true;
+    }
+    SLUICE_ASSERT_MSG(op.channel_count <= channels.size(), "a request spans at most its drive's channels");
+    std::vector<sg::IoPtr> shares;
+    shares.reserve(op.channel_count);
+    for (std::uint32_t i = 0; i < op.channel_count; ++i) {
+      shares.push_back(channels[(op.channel_first + i) % channels.size()]->io_init(bytes, type));
+      shares.back()->start();
+    }
+    bool ok = true;
+    for (const sg::IoPtr& share : shares) {
+      try {
+        share->wait();
+      } catch (const simgrid::Exception&) {
+        ok = false;  // the others still end before the op does
+      }
+    }
+    return ok;
+  } catch (const simgrid::Exception&) {
+    return false;
+  }
 }
 
 // A host-to-host comm for `op`, not started.
@@ -306,6 +343,7 @@ Status SimRuntime::add_target(TargetId target, NodeId node, std::uint32_t nvme_i
   Target t;
   t.node = node;
   t.disk = *disk;
+  t.channels = platform_->disk_channels(node, nvme_index);
   targets_.emplace(target, std::move(t));
   return ok_status();
 }
@@ -442,15 +480,14 @@ void SimRuntime::waiter_main(Waiter& w) {
     }
     SLUICE_ASSERT(w.kind == waiter_kind(op->work));
     bool ok = true;
-    try {
-      if (op->work == Work::io) {
-        op->disk->io_init(static_cast<sg_size_t>(op->amount), op->write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ)
-            ->wait();
-      } else {
+    if (op->work == Work::io) {
+      ok = wait_drive_work(*op, targets_.at(op->target).channels);
+    } else {
+      try {
         sg::Exec::init()->set_flops_amount(op->amount)->set_host(op->src)->wait();
+      } catch (const simgrid::Exception&) {
+        ok = false;  // a resource failed under it
       }
-    } catch (const simgrid::Exception&) {
-      ok = false;  // a resource failed under it
     }
     if (shutting_down_) return;
     finish(op, ok);
@@ -821,12 +858,34 @@ void SimRuntime::stage_through_cpu(SimOp& op, const TransferSpec& spec) const {
   op.phase_not_before_s = sg::Engine::get_clock() + first.min_duration_s;
 }
 
+double SimRuntime::spread_over_channels(SimOp& op, const Target& target, const StorageIoSpec& spec,
+                                        std::uint64_t bytes) const {
+  if (target.channels.empty()) return 1.0;
+  const auto channels = static_cast<std::uint64_t>(target.channels.size());
+  const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
+  const std::uint64_t first_piece = spec.object_offset / stripe;
+  const std::uint64_t pieces = std::max<std::uint64_t>(1, (bytes + stripe - 1) / stripe);
+  // Where a file's pieces start: a fixed mix of its id (splitmix64's
+  // finalizer), so files begin on different channels as an FTL spreads them.
+  std::uint64_t h = spec.file_id + 0x9e3779b97f4a7c15ULL;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  op.channel_first = static_cast<std::uint32_t>((h + first_piece) % channels);
+  op.channel_count = static_cast<std::uint32_t>(std::min(pieces, channels));
+  return static_cast<double>(op.channel_count);
+}
+
 void SimRuntime::price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const {
   const SimProfile& p = config_.profile;
   // This request's share of a batch's fixed drive time: the requests at the
   // drive (this one too) share it (SimProfile disk_batch_occupancy_ns).
   const TimeNs batch_share_ns = p.disk_batch_occupancy_ns / (target.requests_at_drive + 1);
   const TimeNs occupancy_ns = p.disk_request_occupancy_ns + batch_share_ns;
+  // The resource one share of the work runs on: the drive, or one channel of
+  // it. The occupancy is device time per request: on channels each of a
+  // request's shares pays its part of it, beside its part of the bytes.
+  const sg::Disk* unit = target.channels.empty() ? target.disk : target.channels.front();
   switch (spec.op) {
     case StorageOp::read: {
       auto size_it = target.sizes.find(spec.file_id);
@@ -835,17 +894,21 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
           spec.object_offset < size ? std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset) : 0;
       op.result.bytes = n;
       op.delay_ns = p.disk_read_latency_ns + request_time_ns(n, p.disk_read_request_bytes_per_s);
-      op.amount = static_cast<double>(n) + seconds(occupancy_ns) * target.disk->get_read_bandwidth();
+      const double shares = spread_over_channels(op, target, spec, n);
+      op.amount = (static_cast<double>(n) + seconds(occupancy_ns) * unit->get_read_bandwidth()) / shares;
       break;
     }
-    case StorageOp::write:
+    case StorageOp::write: {
       op.result.bytes = spec.buffer.length;
       op.end_offset = spec.object_offset + spec.buffer.length;
       op.write = true;
       op.delay_ns = p.disk_write_latency_ns + (spec.sync ? p.disk_sync_latency_ns : 0) +
                     request_time_ns(spec.buffer.length, p.disk_write_request_bytes_per_s);
-      op.amount = static_cast<double>(spec.buffer.length) + seconds(occupancy_ns) * target.disk->get_write_bandwidth();
+      const double shares = spread_over_channels(op, target, spec, spec.buffer.length);
+      op.amount =
+          (static_cast<double>(spec.buffer.length) + seconds(occupancy_ns) * unit->get_write_bandwidth()) / shares;
       break;
+    }
     case StorageOp::remove:
     case StorageOp::stat: op.delay_ns = p.disk_metadata_latency_ns; break;
   }
@@ -882,37 +945,57 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   }
   const std::uint64_t segment = config_.stream_read_segment_bytes;
   if (spec.op == StorageOp::read && segment > 0 && op->result.bytes > segment) {
-    // A streamed read (SimRuntimeConfig::stream_read_segment_bytes): the op
-    // completes after its first segment; the drive work runs on as a
-    // background op that transfers out of the buffer wait for.
-    ++streamed_reads_;
-    auto stream = std::make_shared<ReadStream>();
-    SimOp* disk = new_op(self);
-    disk->kind = OpKind::stream_disk;
-    disk->work = Work::io;
-    disk->disk = target.disk;
-    disk->amount = op->amount;
-    disk->delay_ns = op->delay_ns;
-    disk->stream = stream;
-    disk->target = spec.target;
-    count_at_drive(*disk, target);
-    streams_[{spec.buffer.node, spec.buffer.region}] = stream;
-    schedule(disk);
-    // The first segment waits for its own share of the request time, not
-    // the whole read's. It stays >= the segment's own latency, as
-    // floor(a) - floor(b) >= floor(a - b).
-    const double rate = config_.profile.disk_read_request_bytes_per_s;
-    const TimeNs rest_ns = request_time_ns(op->result.bytes, rate) - request_time_ns(segment, rate);
-    op->delay_ns += transfer_time_ns(segment, target.disk->get_read_bandwidth()) -
-                    static_cast<TimeNs>(static_cast<double>(rest_ns) * slowdown);
-    schedule(op);
-    return op->result.op;
+    return stream_read(self, op, target, spec, slowdown);
   }
   if (needs_buffer && op->amount >= 1.0) {
     op->work = Work::io;
     op->disk = target.disk;
     count_at_drive(*op, target);
   }
+  schedule(op);
+  return op->result.op;
+}
+
+SimOp* SimRuntime::new_drive_work(ServiceSlot& self, const SimOp& priced, const Target& target) {
+  SimOp* work = new_op(self);
+  work->work = Work::io;
+  work->disk = target.disk;
+  work->channel_first = priced.channel_first;
+  work->channel_count = priced.channel_count;
+  work->write = priced.write;
+  work->amount = priced.amount;
+  work->delay_ns = priced.delay_ns;
+  work->target = priced.target;
+  return work;
+}
+
+OpId SimRuntime::stream_read(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec, double slowdown) {
+  // The op completes after its first segment; the drive work runs on as a
+  // background op that transfers out of the buffer wait for.
+  const std::uint64_t segment = config_.stream_read_segment_bytes;
+  ++streamed_reads_;
+  auto stream = std::make_shared<ReadStream>();
+  SimOp* disk = new_drive_work(self, *op, target);
+  disk->kind = OpKind::stream_disk;
+  disk->stream = stream;
+  count_at_drive(*disk, target);
+  streams_[{spec.buffer.node, spec.buffer.region}] = stream;
+  schedule(disk);
+  // The first segment waits for its own share of the request time, not
+  // the whole read's. It stays >= the segment's own latency, as
+  // floor(a) - floor(b) >= floor(a - b).
+  const double rate = config_.profile.disk_read_request_bytes_per_s;
+  const TimeNs rest_ns = request_time_ns(op->result.bytes, rate) - request_time_ns(segment, rate);
+  // On channels (SimProfile disk_channels) the segment runs at the rate of
+  // those its stripes span.
+  double segment_rate = target.disk->get_read_bandwidth();
+  if (!target.channels.empty()) {
+    const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
+    const auto spanned = std::min<std::uint64_t>(target.channels.size(), (segment + stripe - 1) / stripe);
+    segment_rate = target.channels.front()->get_read_bandwidth() * static_cast<double>(spanned);
+  }
+  op->delay_ns +=
+      transfer_time_ns(segment, segment_rate) - static_cast<TimeNs>(static_cast<double>(rest_ns) * slowdown);
   schedule(op);
   return op->result.op;
 }
@@ -944,14 +1027,8 @@ std::uint64_t SimRuntime::dirty_bytes(NodeId node) const {
 
 OpId SimRuntime::write_buffered(ServiceSlot& self, SimOp* write, Target& target, PageCache& cache) {
   ++buffered_writes_;
-  SimOp* back = new_op(self);
+  SimOp* back = new_drive_work(self, *write, target);
   back->kind = OpKind::write_back;
-  back->work = Work::io;
-  back->disk = target.disk;
-  back->write = true;
-  back->amount = write->amount;
-  back->delay_ns = write->delay_ns;
-  back->target = write->target;
   back->result.bytes = write->result.bytes;
   // The write itself is one thread's copy into the cache.
   write->amount = 0;

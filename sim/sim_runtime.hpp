@@ -285,6 +285,8 @@ class SimRuntime {
   struct Target {
     NodeId node = k_no_id;
     simgrid::s4u::Disk* disk = nullptr;
+    // Its channels (SimProfile disk_channels > 1), which then do all its drive work.
+    std::vector<simgrid::s4u::Disk*> channels;
     std::map<FileId, std::uint64_t> sizes;
     // Reads and writes the drive is working on (SimProfile disk_batch_occupancy_ns).
     std::uint32_t requests_at_drive = 0;
@@ -333,6 +335,11 @@ class SimRuntime {
   // A storage request's result bytes, its delay before the drive work and
   // that work in bytes (SimProfile disk_*), before any fault-plan slowdown.
   void price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
+  // Puts a request of `bytes` on the target's channels (SimProfile
+  // disk_channels, disk_channel_stripe_bytes): sets op's channel_first and
+  // channel_count; returns the number of shares its bytes split into (1
+  // without channels).
+  double spread_over_channels(SimOp& op, const Target& target, const StorageIoSpec& spec, std::uint64_t bytes) const;
   // `op` is a read or write the target's drive works on until it finishes.
   void count_at_drive(SimOp& op, Target& target);
   // The page cache of a storage node (SimProfile page_cache_*): its dirty
@@ -356,6 +363,13 @@ class SimRuntime {
   void start_write_backs(Target& target);
   // A write-back ended: its bytes are clean; waiting writes that now fit start.
   void written_back(SimOp& back);
+  // A background op doing the drive work `priced` was priced for, at `target`
+  // (a streamed read's, a write-back's; the caller sets its kind): not yet
+  // counted at the drive nor scheduled.
+  SimOp* new_drive_work(ServiceSlot& self, const SimOp& priced, const Target& target);
+  // `op` (a priced read longer than SimRuntimeConfig::stream_read_segment_bytes,
+  // already slowed by `slowdown`) as a streamed read.
+  OpId stream_read(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec, double slowdown);
   // The drive work of a streamed read ended (OpKind::stream_disk).
   void end_stream(SimOp& disk);
   // A finished op leaves its target's drive (count_at_drive's count).

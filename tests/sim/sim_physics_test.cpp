@@ -421,6 +421,55 @@ TEST(SimPhysics, ABatchsDriveTimeIsSharedByTheRequestsAtTheDrive) {
   });
 }
 
+// Issue 22 (F4): a drive of disk_channels channels (each 1/channels of the
+// drive's rate). A small request takes one channel, so two that map to
+// different channels run side by side and two on the same channel share it;
+// a request of several stripes takes that many channels at once, so a lone
+// large request still gets the whole drive's rate.
+TEST(SimPhysics, ADrivesChannelsServeSmallRequestsApartAndLargeOnesTogether) {
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
+    SimRuntimeConfig config = exact_network();
+    config.profile.disk_read_latency_ns = 0;
+    config.profile.disk_request_occupancy_ns = 10 * k_ns_per_us;
+    config.profile.disk_channels = 4;
+    config.profile.disk_channel_stripe_bytes = 16 * 1024;
+    auto rt = SimRuntime::create(cluster, config).value();
+    ASSERT_TRUE(rt->add_target(1, 0).ok());
+    constexpr std::uint64_t k_stripe = 16 * 1024;
+    ASSERT_TRUE(rt->preload_object(1, 7, 64 * k_stripe).ok());
+    // Reads of `length` bytes at `offsets`, issued together: each one's time.
+    auto read_seconds = [&](std::vector<std::uint64_t> offsets, std::uint64_t length) {
+      const TimeNs start = rt->now();
+      std::vector<double> seconds;
+      Probe& reader = rt->add_service<Probe>(0, [&](Probe& p) {
+        for (std::uint64_t offset : offsets) {
+          const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, length).value();
+          p.env().storage_io(StorageIoSpec{StorageOp::read, 1, 7, offset, buffer, false});
+        }
+      });
+      reader.on_completion = [&](Probe&, const Completion& c) {
+        EXPECT_TRUE(c.status.ok()) << c.status.to_string();
+        seconds.push_back(static_cast<double>(rt->now() - start) * 1e-9);
+      };
+      rt->run_until_idle();
+      EXPECT_EQ(seconds.size(), offsets.size());
+      return seconds;
+    };
+    const double channel_bytes_per_s = 3.2e9 / 4;
+    const double small_s = 10e-6 + 4096 / channel_bytes_per_s;
+    // A lone 4 KiB read: one channel's rate, not the drive's.
+    EXPECT_NEAR(read_seconds({0}, 4096).at(0), small_s, 1e-7);
+    // Stripes 0 and 1 of the file map to neighbouring channels: side by side.
+    for (double s : read_seconds({0, k_stripe}, 4096)) EXPECT_NEAR(s, small_s, 1e-7);
+    // Stripes 0 and 4 map to the same channel of four: they share it.
+    for (double s : read_seconds({0, 4 * k_stripe}, 4096)) EXPECT_NEAR(s, 2 * small_s, 1e-7);
+    // A lone 64 KiB read takes all four channels, with a quarter of its
+    // bytes and of its occupancy (device time per request) on each.
+    EXPECT_NEAR(read_seconds({0}, 4 * k_stripe).at(0), 10e-6 / 4 + k_stripe / channel_bytes_per_s, 1e-7);
+  });
+}
+
 // Issue 19 item 3 (study 2's writes "helped by caching"): a buffered write
 // (a storage server writing through the page cache) completes after one
 // thread's copy into the cache, while the node's dirty bytes fit its budget

@@ -91,6 +91,8 @@ TEST(SimProfile, AFileRoundTripsWithItsSource) {
   p.disk_read_request_bytes_per_s = 1.25e9;
   p.disk_write_request_bytes_per_s = 7.5e8;
   p.disk_batch_occupancy_ns = 21668;
+  p.disk_channels = 4;
+  p.disk_channel_stripe_bytes = 128 * 1024;
   p.cost_ns_per_unit[static_cast<std::size_t>(CostKind::meta_stat)] = 1234;
   p.cpu_cores_per_node = 16;
   Result<SimProfile> back = parse_profile(to_json(p));
@@ -116,6 +118,7 @@ TEST(SimProfile, TheDiskFitFieldsDefaultToTheDataSheetDrive) {
   EXPECT_EQ(d.disk_read_request_bytes_per_s, 0.0);
   EXPECT_EQ(d.disk_write_request_bytes_per_s, 0.0);
   EXPECT_EQ(d.disk_batch_occupancy_ns, 0);
+  EXPECT_EQ(d.disk_channels, 1u);
   Result<SimProfile> p = parse_profile(R"({"format": "sluice-sim-profile", "version": 1,
       "disk": {"read_bandwidth_factor": 0.5, "write_bandwidth_factor": 2,
                "read_request_bytes_per_s": 1.3e9, "write_request_bytes_per_s": 0}})");
@@ -162,6 +165,15 @@ TEST(SimProfile, BadFilesAreRefusedNamingTheKey) {
        "disk.write_request_bytes_per_s"},
       {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"write_request_bytes_per_s": "fast"}})",
        "disk.write_request_bytes_per_s must be a number"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"channels": 0}})", "disk.channels = 0"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"channels": 257}})", "disk.channels = 257"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"channels": -4}})", "disk.channels must not"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"channels": 2.5}})",
+       "disk.channels must be an integer"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"channels": 4294967300}})",
+       "disk.channels is too large"},
+      {R"({"format": "sluice-sim-profile", "version": 1, "disk": {"channel_stripe_bytes": 100}})",
+       "disk.channel_stripe_bytes = 100"},
   };
   for (const Case& c : cases) {
     Result<SimProfile> p = parse_profile(c.text);
