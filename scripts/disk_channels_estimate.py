@@ -62,8 +62,11 @@ def load_points(path, block):
     except (OSError, json.JSONDecodeError) as e:
         sys.exit(f"{path}: {e}")
     rates = {}
-    for i, run in enumerate(doc.get("runs", [])):
-        params = run.get("params", {})
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    if not isinstance(runs, list):
+        sys.exit(f"{path}: expected a results.json object with a \"runs\" list")
+    for i, run in enumerate(runs):
+        params = run.get("params", {}) if isinstance(run, dict) else {}
         try:
             bs = int(params["bs_bytes"])
             depth = int(params["qd"])
@@ -71,11 +74,15 @@ def load_points(path, block):
             sys.exit(f"{path}: runs[{i}].params: expected bs_bytes and qd (a calibrate_disk.lua point)")
         if bs != block:
             continue
-        for phase in run.get("phases", []):
-            ops = phase.get("last_ops_per_s")
-            if not isinstance(ops, (int, float)) or ops <= 0:
-                sys.exit(f"{path}: runs[{i}] phase {phase.get('phase')}: no last_ops_per_s")
-            rates.setdefault(phase["phase"], {}).setdefault(depth, []).append(ops)
+        phases = run.get("phases")
+        if not isinstance(phases, list):
+            sys.exit(f"{path}: runs[{i}].phases: expected a list")
+        for phase in phases:
+            name = phase.get("phase") if isinstance(phase, dict) else None
+            ops = phase.get("last_ops_per_s") if isinstance(phase, dict) else None
+            if not isinstance(name, str) or not isinstance(ops, (int, float)) or ops <= 0:
+                sys.exit(f"{path}: runs[{i}] phase {name}: expected a phase name and last_ops_per_s > 0")
+            rates.setdefault(name, {}).setdefault(depth, []).append(ops)
     return {p: {d: statistics.median(v) for d, v in by_depth.items()} for p, by_depth in rates.items()}
 
 
