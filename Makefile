@@ -177,7 +177,8 @@ bench-f1: deps
 # make bench-f4 (issue 22, F4): the simulator's drive model fitted to fio on this machine's drive
 # (lua_scripts/calibrate_disk.lua; fio with O_DIRECT in F4_DIR, which must be on the drive to
 # model): fit on 4 KiB .. 16 MiB blocks at queue depths 1, 8, 64, sequential and random, read
-# and write; predict 16 KiB, 256 KiB and 4 MiB blocks at depths 4 and 32; prints
+# and write; the drive's channel count from the 4 KiB fit points (--estimate-channels), then the fit;
+# predict 16 KiB, 256 KiB and 4 MiB blocks at depths 4 and 32; prints
 # RESULT F4 median_err=<pct> p90_err=<pct>. The fitted profile: $(OUT)/f4/profiles/calibrated.json.
 F4_DIR ?= /var/tmp/sluice-f4
 F4_REPEATS ?= 3
@@ -187,7 +188,7 @@ bench-f4: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
 	timeout 3600 ./$(BUILD)/sluice calibrate lua_scripts/calibrate_disk.lua --backend fio --fio-dir $(F4_DIR) \
-	  --result F4 --repeats $(F4_REPEATS) --out $(OUT)/f4 --base-profile disk_fit_start \
+	  --result F4 --repeats $(F4_REPEATS) --out $(OUT)/f4 --base-profile disk_fit_start --estimate-channels \
 	  $(addprefix --fit-param ,$(F4_FIT_PARAMS))
 
 # make bench-hw (issue 20, P10): a file sweep through the whole hardware stack (`sluice run

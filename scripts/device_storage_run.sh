@@ -10,8 +10,8 @@
 #   scripts/device_storage_run.sh          (there: device tool, carry
 #                                           [".carry/sluice_hw", ".carry/fio"])
 #       runs scripts/bench_hw.sh (STORAGE_P10=0 skips it), then the F4
-#       calibration (STORAGE_F4=0 skips it; the fields of scripts/f4_fit_params.txt,
-#       as make bench-f4),
+#       calibration (STORAGE_F4=0 skips it; the drive's channels from its fit
+#       points, then the fields of scripts/f4_fit_params.txt, as make bench-f4),
 #       with fio from .carry/fio; logs and results in $OUT (default
 #       ./out/device_storage).
 #   STORAGE_PERF=1 scripts/device_storage_run.sh   (there: carry
@@ -79,11 +79,11 @@ if [ "${STORAGE_F4:-1}" = 1 ]; then
   echo "== F4: the drive model fitted to fio on this host's disk"
   timeout "${STORAGE_F4_TIMEOUT_S:-420}" "$ROOT/.carry/sluice_hw/sluice" calibrate lua_scripts/calibrate_disk.lua \
     --backend fio --fio-dir /var/tmp/sluice-f4 --result F4 --repeats "${F4_REPEATS:-3}" --out "$OUT/f4" \
-    --base-profile disk_fit_start --profile-dir sim/profiles \
+    --base-profile disk_fit_start --profile-dir sim/profiles --estimate-channels \
     $(grep -v '^#' scripts/f4_fit_params.txt | sed 's/^/--fit-param /') \
     > "$OUT/f4.log" 2> "$OUT/f4.err"
   r=$?
-  sed -n '/^fit:/,$p' "$OUT/f4.log" | head -70
+  sed -n "/^the drive's channels/,\$p" "$OUT/f4.log" | grep -v '^fitting' | head -90
   echo "F4 exit $r"; [ $r -eq 0 ] || { tail -5 "$OUT/f4.err"; rc=1; }
 fi
 rm -rf "$CARRIED_TMP" /var/tmp/sluice-f4

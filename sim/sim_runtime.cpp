@@ -14,6 +14,7 @@
 #include <xbt/log.h>
 
 #include "core/common/assert.hpp"
+#include "core/common/rng.hpp"
 #include "core/faults/fault_control.hpp"
 #include "core/proto/codec.hpp"
 #include "sim/sim_env.hpp"
@@ -865,12 +866,10 @@ double SimRuntime::spread_over_channels(SimOp& op, const Target& target, const S
   const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
   const std::uint64_t first_piece = spec.object_offset / stripe;
   const std::uint64_t pieces = std::max<std::uint64_t>(1, (bytes + stripe - 1) / stripe);
-  // Where a file's pieces start: a fixed mix of its id (splitmix64's
-  // finalizer), so files begin on different channels as an FTL spreads them.
-  std::uint64_t h = spec.file_id + 0x9e3779b97f4a7c15ULL;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  h ^= h >> 31;
+  // Where a file's pieces start: a fixed mix of its id, so files begin on
+  // different channels as an FTL spreads them.
+  std::uint64_t state = spec.file_id;
+  const std::uint64_t h = splitmix64(state);
   op.channel_first = static_cast<std::uint32_t>((h + first_piece) % channels);
   op.channel_count = static_cast<std::uint32_t>(std::min(pieces, channels));
   return static_cast<double>(op.channel_count);

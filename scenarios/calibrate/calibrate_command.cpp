@@ -30,8 +30,8 @@ void add_help_footer(CLI::App* k) {
       "  Fit parameters: network.bandwidth_factor network.latency_factor network.message_overhead_bytes\n"
       "  cpu.storage_request cpu.client_request disk.read_latency_ns disk.write_latency_ns disk.request_occupancy_ns\n"
       "  disk.batch_occupancy_ns disk.read_bandwidth_factor disk.write_bandwidth_factor disk.read_request_bytes_per_s\n"
-      "  disk.write_request_bytes_per_s (make bench-f4 fits five: scripts/f4_fit_params.txt; disk.channels comes\n"
-      "  from the base profile, scripts/disk_channels_estimate.py estimates it from the fit points)\n"
+      "  disk.write_request_bytes_per_s (make bench-f4 fits five: scripts/f4_fit_params.txt; disk.channels, an\n"
+      "  integer, is not fitted: --estimate-channels sets it from the fit points first)\n"
       "  memory.memory_op_bytes_per_s (default: network.bandwidth_factor memory.memory_op_bytes_per_s\n"
       "  network.latency_factor)\n"
       "  e.g. sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --profile netns\n"
@@ -70,6 +70,15 @@ void add_script_options(CLI::App* k, CalibrateArgs* cal) {
   k->add_option("--base-profile", cal->base_profile, "SCRIPT mode: the profile the fit starts from")
       ->capture_default_str();
   k->add_option("--fit-param", cal->fit_params, "SCRIPT mode: profile field to fit (repeatable; see below)");
+  k->add_flag("--estimate-channels", cal->estimate_channels,
+              "SCRIPT mode: set the base profile's disk.channels from the fit points before the fit (the smallest "
+              "block's rate at three depths; docs/sim.md, \"Disk model\")");
+  k->add_option("--channels-block-param", cal->channels_block_param,
+                "SCRIPT mode, --estimate-channels: the point parameter holding the block size in bytes")
+      ->capture_default_str();
+  k->add_option("--channels-depth-param", cal->channels_depth_param,
+                "SCRIPT mode, --estimate-channels: the point parameter holding the queue depth")
+      ->capture_default_str();
   k->add_option("--out", cal->out_dir, "SCRIPT mode: where measured/predicted results go")->capture_default_str();
   k->add_option("--jobs", cal->jobs, "SCRIPT mode: sim points at once (default: the number of cores)");
   k->add_option("--max-iterations", cal->max_iterations, "SCRIPT mode: Levenberg-Marquardt iterations at most")

@@ -37,9 +37,14 @@ struct CalibrateArgs : analysis::FitCalibrationArgs {
   std::string profile_dir = "sim/profiles";  // where the base profile is read and --profile written
   std::string base_profile = "default";      // the profile the fit starts from (and the sim baseline)
   std::vector<std::string> fit_params;       // empty: ProfileFitOptions' default
-  std::vector<std::string> phases;           // empty: write and read
-  std::string out_dir = "out/calibrate";     // measured and predicted results.json, per set
-  std::uint32_t jobs = 0;                    // parallel sim points (0: the number of cores)
+  // Set disk.channels of the base profile from the fit points before the fit
+  // (analysis/disk_channels.hpp), their block size and depth in these parameters.
+  bool estimate_channels = false;
+  std::string channels_block_param = "bs_bytes";
+  std::string channels_depth_param = "qd";
+  std::vector<std::string> phases;        // empty: write and read
+  std::string out_dir = "out/calibrate";  // measured and predicted results.json, per set
+  std::uint32_t jobs = 0;                 // parallel sim points (0: the number of cores)
   int max_iterations = 12;
   std::uint32_t repeats = 3;       // measurements of each point; the fit and F1 use their median
   double max_median_err_pct = -1;  // >= 0: exit 1 when the held-out median error is above

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "analysis/calibration.hpp"
+#include "analysis/disk_channels.hpp"
 #include "analysis/profile_fit.hpp"
 #include "analysis/run_record.hpp"
 #include "analysis/stats.hpp"
@@ -151,7 +152,9 @@ class Calibrator {
     const std::vector<analysis::RunRecord>& hold_measured = hold.medians;
     write_set(args_.holdout_set + "_" + args_.backend, hold.scenario, hold.results);
 
-    // 2. The fit, with the simulator in the loop.
+    // 2. The fit, with the simulator in the loop (from the drive's channel
+    // count the fit points give, with --estimate-channels).
+    if (args_.estimate_channels) estimate_channels(fit_measured);
     analysis::ProfileFitOptions fo;
     if (!args_.fit_params.empty()) fo.params = args_.fit_params;
     fo.phases = phases_;
@@ -496,6 +499,23 @@ class Calibrator {
     }
   }
 
+  // --estimate-channels: the base profile's disk.channels from the fit points
+  // (analysis/disk_channels.hpp); the held-out points are not read.
+  void estimate_channels(const std::vector<analysis::RunRecord>& fit_measured) {
+    Result<analysis::ChannelEstimate> e =
+        analysis::estimate_disk_channels(fit_measured, args_.channels_block_param, args_.channels_depth_param, phases_);
+    if (!e.ok()) throw std::runtime_error("calibrate: --estimate-channels: " + e.status().message());
+    out_ << "\nthe drive's channels, from the fit points (--estimate-channels):\n" << analysis::describe(*e);
+    base_["disk"]["channels"] = e->channels;
+    channels_text_ = fmt::format(
+        "disk.channels {} estimated from the fit points ({}-byte blocks, worst error at the "
+        "middle depth {:.1f}%)",
+        e->channels, e->block_bytes, 100 * e->worst_rel_error);
+    if (base_.contains("sources") && base_["sources"].is_object()) {
+      base_["sources"]["disk.channels"] = "measured: sluice calibrate --estimate-channels: " + channels_text_;
+    }
+  }
+
   std::string write_profile(const analysis::ProfileFit& f, const MeasuredSet& fit, const MeasuredSet& hold,
                             double median, double p90) {
     const std::string name = args_.profile.empty() ? "calibrated" : args_.profile;
@@ -518,7 +538,8 @@ class Calibrator {
                      "fit residuals rms {:.2f}% max {:.2f}% over {} observations ({} iterations, {} sim calls, "
                      "converged={}); held-out |error| median {:.2f}% p90 {:.2f}%",
                      args_.base_profile, fitted_text, join(phases_), 100 * f.rms_rel_residual, 100 * f.max_rel_residual,
-                     f.rel_errors.size(), f.iterations, f.evaluations, f.converged, 100 * median, 100 * p90)}};
+                     f.rel_errors.size(), f.iterations, f.evaluations, f.converged, 100 * median, 100 * p90) +
+             (channels_text_.empty() ? "" : "; " + channels_text_)}};
     std::filesystem::create_directories(dir);
     const std::string path = dir + "/" + name + ".json";
     if (Status st = analysis::write_json_file(path, p); !st.ok())
@@ -536,6 +557,7 @@ class Calibrator {
   std::vector<std::string> phases_;
   std::string profiles_dir_;
   nlohmann::json base_;
+  std::string channels_text_;  // --estimate-channels: what it set, for the profile's note
 };
 
 }  // namespace

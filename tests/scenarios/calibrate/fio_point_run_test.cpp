@@ -122,9 +122,10 @@ TEST(FioPointRun, AFailingFioIsAFailedRunNamingItsLog) {
   EXPECT_NE(r.error.find("fio exited 1"), std::string::npos) << r.error;
 }
 
-// The F4 loop at a small size: fit on 64 KiB and 1 MiB blocks at depths 1 and 4, predict 256 KiB at
-// depth 2. The held-out error of so few, so short points on a shared VM disk is not the F4 figure
-// (make bench-f4 is); this checks that every step runs and writes what it says.
+// The F4 loop at a small size: the drive's channels from the 4 KiB fit points (depths 1, 2, 4),
+// fit on 4 KiB and 1 MiB blocks at those depths, predict 256 KiB at depth 3. The held-out error of
+// so few, so short points on a shared VM disk is not the F4 figure (make bench-f4 is); this checks
+// that every step runs and writes what it says.
 TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   if (std::string why = fio_missing(); !why.empty()) GTEST_SKIP() << why;
   const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
@@ -134,8 +135,9 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   args.backend = "fio";
   args.fio_dir = dir.path() + "/data";
   args.result_name = "F4";
-  args.sets = {"fit_bs=64KiB,1MiB", "fit_qd=1,4",        "holdout_bs=256KiB",
-               "holdout_qd=2",      "access=sequential", "phase_bytes=4MiB"};
+  args.sets = {"fit_bs=4KiB,1MiB", "fit_qd=1,2,4",      "holdout_bs=256KiB",
+               "holdout_qd=3",     "access=sequential", "phase_bytes=4MiB"};
+  args.estimate_channels = true;
   args.fit_params = {"disk.read_latency_ns", "disk.write_latency_ns", "disk.read_bandwidth_factor",
                      "disk.write_bandwidth_factor"};
   args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";
@@ -155,10 +157,10 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
     EXPECT_NE(pos, std::string::npos) << what << " not in\n" << log;
     return pos;
   };
-  EXPECT_LT(at("(fit_point1), repeat 1"), at("(holdout_point0), repeat 1"));
-  EXPECT_LT(at("(holdout_point0), repeat 1"), at("(fit_point2), repeat 1"));
-  EXPECT_LT(at("(fit_point3), repeat 1"), at("(fit_point0), repeat 2"));
-  EXPECT_LT(at("(holdout_point0), repeat 2"), at("(fit_point3), repeat 2"));
+  EXPECT_LT(at("(fit_point2), repeat 1"), at("(holdout_point0), repeat 1"));
+  EXPECT_LT(at("(holdout_point0), repeat 1"), at("(fit_point3), repeat 1"));
+  EXPECT_LT(at("(fit_point5), repeat 1"), at("(fit_point0), repeat 2"));
+  EXPECT_LT(at("(holdout_point0), repeat 2"), at("(fit_point5), repeat 2"));
   EXPECT_FALSE(std::filesystem::exists(args.out_dir + "/.fit_collect"));
   std::smatch m;
   const std::string text = out.str();
@@ -168,6 +170,12 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   Result<nlohmann::json> profile = analysis::read_json_file(args.out_dir + "/profiles/calibrated.json");
   ASSERT_TRUE(profile.ok()) << profile.status().to_string();
   EXPECT_NE((*profile)["source"]["machine"].get<std::string>().find("under fio"), std::string::npos);
+  // The estimate is printed before the fit and is the fitted profile's count.
+  ASSERT_TRUE(std::regex_search(text, m, std::regex(R"(estimate: disk\.channels = ([0-9]+) )"))) << text;
+  EXPECT_LT(text.find("the drive's channels, from the fit points"), text.find("fitting "));
+  EXPECT_EQ((*profile)["disk"]["channels"].get<int>(), std::stoi(m[1]));
+  EXPECT_NE((*profile)["source"]["note"].get<std::string>().find("disk.channels " + m[1].str() + " estimated"),
+            std::string::npos);
   for (const char* set : {"fit_fio", "holdout_fio", "holdout_sim_fitted"}) {
     EXPECT_TRUE(std::filesystem::exists(args.out_dir + "/" + set + "/results.json")) << set;
   }
