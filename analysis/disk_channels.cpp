@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -115,9 +116,8 @@ Result<ChannelEstimate> estimate_disk_channels(const std::vector<RunRecord>& mea
     }
     ChannelPhase phase;
     phase.phase = name;
-    std::vector<std::uint32_t> depths;
-    for (const auto& [d, x] : by_depth) depths.push_back(d);
-    phase.depths = {depths.front(), depths[depths.size() / 2], depths.back()};
+    const auto middle = std::next(by_depth.begin(), static_cast<std::ptrdiff_t>(by_depth.size() / 2));
+    phase.depths = {by_depth.begin()->first, middle->first, by_depth.rbegin()->first};
     for (std::size_t k = 0; k < 3; ++k) phase.ops_per_s[k] = *median(by_depth.at(phase.depths[k]));
     for (std::uint32_t c = 1; c <= k_max_estimated_channels; ++c) {
       std::optional<ChannelCandidate> candidate = fit_candidate(c, phase);
