@@ -1,7 +1,6 @@
 #include "analysis/disk_channels.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -9,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/import_input.hpp"
 #include "analysis/stats.hpp"
 
 namespace sluice::analysis {
@@ -23,13 +23,11 @@ Result<std::uint64_t> positive_param(const RunRecord& run, std::size_t index, co
   auto it = run.params.find(name);
   const std::string where = fmt::format("run {} (\"{}\")", index, run.label);
   if (it == run.params.end()) return bad(where + ": no parameter \"" + name + "\"");
-  std::uint64_t value = 0;
-  const char* end = it->second.data() + it->second.size();
-  auto [ptr, ec] = std::from_chars(it->second.data(), end, value);
-  if (ec != std::errc() || ptr != end || value == 0) {
+  const std::optional<std::uint64_t> value = parse_whole(it->second);
+  if (!value || *value == 0) {
     return bad(where + ": parameter \"" + name + "\" = \"" + it->second + "\" is not a positive integer");
   }
-  return value;
+  return *value;
 }
 
 // The largest x in [lo, hi] with rate(x) > target, for a rate that falls as x grows.

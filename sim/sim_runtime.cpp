@@ -863,16 +863,20 @@ double SimRuntime::spread_over_channels(SimOp& op, const Target& target, const S
                                         std::uint64_t bytes) const {
   if (target.channels.empty()) return 1.0;
   const auto channels = static_cast<std::uint64_t>(target.channels.size());
-  const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
-  const std::uint64_t first_piece = spec.object_offset / stripe;
-  const std::uint64_t pieces = std::max<std::uint64_t>(1, (bytes + stripe - 1) / stripe);
+  const std::uint64_t first_piece = spec.object_offset / config_.profile.disk_channel_stripe_bytes;
   // Where a file's pieces start: a fixed mix of its id, so files begin on
   // different channels as an FTL spreads them.
   std::uint64_t state = spec.file_id;
   const std::uint64_t h = splitmix64(state);
   op.channel_first = static_cast<std::uint32_t>((h + first_piece) % channels);
-  op.channel_count = static_cast<std::uint32_t>(std::min(pieces, channels));
+  op.channel_count = channels_spanned(target, bytes);
   return static_cast<double>(op.channel_count);
+}
+
+std::uint32_t SimRuntime::channels_spanned(const Target& target, std::uint64_t bytes) const {
+  const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
+  const std::uint64_t stripes = std::max<std::uint64_t>(1, (bytes + stripe - 1) / stripe);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(target.channels.size(), stripes));
 }
 
 void SimRuntime::price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const {
@@ -989,9 +993,8 @@ OpId SimRuntime::stream_read(ServiceSlot& self, SimOp* op, Target& target, const
   // those its stripes span.
   double segment_rate = target.disk->get_read_bandwidth();
   if (!target.channels.empty()) {
-    const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
-    const auto spanned = std::min<std::uint64_t>(target.channels.size(), (segment + stripe - 1) / stripe);
-    segment_rate = target.channels.front()->get_read_bandwidth() * static_cast<double>(spanned);
+    segment_rate =
+        target.channels.front()->get_read_bandwidth() * static_cast<double>(channels_spanned(target, segment));
   }
   op->delay_ns +=
       transfer_time_ns(segment, segment_rate) - static_cast<TimeNs>(static_cast<double>(rest_ns) * slowdown);

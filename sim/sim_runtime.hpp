@@ -340,6 +340,9 @@ class SimRuntime {
   // channel_count; returns the number of shares its bytes split into (1
   // without channels).
   double spread_over_channels(SimOp& op, const Target& target, const StorageIoSpec& spec, std::uint64_t bytes) const;
+  // The channels `bytes` span on a target with channels: one per stripe, at
+  // most all of them.
+  std::uint32_t channels_spanned(const Target& target, std::uint64_t bytes) const;
   // `op` is a read or write the target's drive works on until it finishes.
   void count_at_drive(SimOp& op, Target& target);
   // The page cache of a storage node (SimProfile page_cache_*): its dirty
