@@ -119,8 +119,23 @@ done
 # Once a point's process runs under it, it holds a point (which takes seconds);
 # /proc/PID/task/*/children is read at once (children_of scans all of /proc,
 # seconds on a loaded machine: long enough for the point to end).
-while [ -z "$(cat /proc/"$rank2"/task/*/children 2>/dev/null)" ]; do
+# Seeing the child and killing rank 2 are two steps: on the loaded CI machine
+# the point ended between them and rank 2 had sent its result (CI, 2026-11-29:
+# "0 failed runs"). So rank 2 is stopped first and its children read again: a
+# rank reaps a point's process before it sends the point's result
+# (PoolRun::end_finished), so a child still listed under a stopped rank is a
+# point rank 0 has no result for.
+while :; do
   [ $SECONDS -lt $deadline ] || fail "rank 2 never ran a point"
+  if [ -n "$(cat /proc/"$rank2"/task/*/children 2>/dev/null)" ]; then
+    kill -STOP "$rank2"
+    while [ "$(awk '{print $3}' /proc/"$rank2"/stat 2>/dev/null)" != T ]; do
+      [ $SECONDS -lt $deadline ] || fail "rank 2 did not stop"
+      sleep 0.01
+    done
+    [ -n "$(cat /proc/"$rank2"/task/*/children 2>/dev/null)" ] && break
+    kill -CONT "$rank2"
+  fi
   sleep 0.05
 done
 kill -9 "$rank2"
