@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,24 @@ Result<std::uint64_t> positive_param(const RunRecord& run, std::size_t index, co
     return bad(where + ": parameter \"" + name + "\" = \"" + it->second + "\" is not a positive integer");
   }
   return *value;
+}
+
+struct BlockAndDepth {
+  std::uint64_t block = 0;
+  std::uint32_t depth = 0;
+};
+
+// Run `index`'s block size and queue depth, positive integers (the depth at most k_max_estimated_depth).
+Result<BlockAndDepth> block_and_depth(const RunRecord& run, std::size_t index, const std::string& block_param,
+                                      const std::string& depth_param) {
+  Result<std::uint64_t> block = positive_param(run, index, block_param);
+  if (!block.ok()) return block.status();
+  Result<std::uint64_t> depth = positive_param(run, index, depth_param);
+  if (!depth.ok()) return depth.status();
+  if (*depth > k_max_estimated_depth) {
+    return bad(fmt::format("run {}: {} = {} is above {}", index, depth_param, *depth, k_max_estimated_depth));
+  }
+  return BlockAndDepth{*block, static_cast<std::uint32_t>(*depth)};
 }
 
 // The largest x in [lo, hi] with rate(x) > target, for a rate that falls as x grows.
@@ -81,25 +100,39 @@ double closed_loop_ops_per_s(std::uint32_t channels, double service_s, double de
   return throughput;
 }
 
+Status check_channel_design(const std::vector<RunRecord>& points, const std::string& block_param,
+                            const std::string& depth_param) {
+  std::map<std::uint64_t, std::set<std::uint32_t>> depths;  // block -> the depths it is measured at
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    Result<BlockAndDepth> point = block_and_depth(points[i], i, block_param, depth_param);
+    if (!point.ok()) return point.status();
+    depths[point->block].insert(point->depth);
+  }
+  if (depths.empty()) return bad("no points");
+  if (depths.begin()->second.size() < 3) {
+    return bad(
+        fmt::format("{}-byte points at {} depths; need 3 (the smallest block, at its lowest, a middle and its "
+                    "highest depth)",
+                    depths.begin()->first, depths.begin()->second.size()));
+  }
+  return ok_status();
+}
+
 Result<ChannelEstimate> estimate_disk_channels(const std::vector<RunRecord>& measured, const std::string& block_param,
                                                const std::string& depth_param, const std::vector<std::string>& phases) {
   // block -> phase -> depth -> rates (one per run: sequential, random ...)
   std::map<std::uint64_t, std::map<std::string, std::map<std::uint32_t, std::vector<double>>>> rates;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const RunRecord& run = measured[i];
-    Result<std::uint64_t> block = positive_param(run, i, block_param);
-    if (!block.ok()) return block.status();
-    Result<std::uint64_t> depth = positive_param(run, i, depth_param);
-    if (!depth.ok()) return depth.status();
-    if (*depth > k_max_estimated_depth) {
-      return bad(fmt::format("run {}: {} = {} is above {}", i, depth_param, *depth, k_max_estimated_depth));
-    }
+    Result<BlockAndDepth> point = block_and_depth(run, i, block_param, depth_param);
+    if (!point.ok()) return point.status();
+    const auto [block, depth] = *point;
     for (const PhaseRecord& p : run.phases) {
       if (std::find(phases.begin(), phases.end(), p.phase) == phases.end()) continue;
       if (!(p.ops_per_s > 0) || !std::isfinite(p.ops_per_s)) {
         return bad(fmt::format("run {} (\"{}\") phase {}: no positive ops_per_s", i, run.label, p.phase));
       }
-      rates[*block][p.phase][static_cast<std::uint32_t>(*depth)].push_back(p.ops_per_s);
+      rates[block][p.phase][depth].push_back(p.ops_per_s);
     }
   }
   if (rates.empty()) return bad("no measured phase among " + fmt::format("{}", fmt::join(phases, ", ")));

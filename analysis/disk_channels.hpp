@@ -68,6 +68,13 @@ struct ChannelEstimate {
 Result<ChannelEstimate> estimate_disk_channels(const std::vector<RunRecord>& measured, const std::string& block_param,
                                                const std::string& depth_param, const std::vector<std::string>& phases);
 
+// The fit points' design, checked before anything is measured (`points`
+// need only their label and params): each names its block size and depth as
+// estimate_disk_channels reads them, and the smallest block is at three
+// depths or more. invalid_argument naming the run or the block otherwise.
+Status check_channel_design(const std::vector<RunRecord>& points, const std::string& block_param,
+                            const std::string& depth_param);
+
 // The estimate as text: each phase's rates and candidates, then the count.
 std::string describe(const ChannelEstimate& estimate);
 

@@ -144,6 +144,7 @@ class Calibrator {
     // fit still never sees the held-out points.
     const std::vector<ScenarioSpec> fit_points = collect_points(args_.fit_set);
     const std::vector<ScenarioSpec> hold_points = collect_points(args_.holdout_set);
+    if (args_.estimate_channels) check_channel_design(fit_points);
     const Rounds rounds = measure_in_rounds(fit_points, hold_points);
     const MeasuredSet fit = replay_set(args_.fit_set, fit_points, rounds.fit);
     const std::vector<analysis::RunRecord>& fit_measured = fit.medians;
@@ -497,6 +498,19 @@ class Calibrator {
     if (!intervals.empty()) {
       out_ << fmt::format("held-out measurements inside their 95% prediction interval: {} of {}\n", inside, row);
     }
+  }
+
+  // --estimate-channels: the fit points give what the estimate reads (checked
+  // before they are measured: a design without three depths of one block
+  // would fail only after minutes of fio).
+  void check_channel_design(const std::vector<ScenarioSpec>& fit_points) const {
+    std::vector<analysis::RunRecord> points(fit_points.size());
+    for (std::size_t i = 0; i < fit_points.size(); ++i) {
+      points[i].label = fit_points[i].label;
+      points[i].params = fit_points[i].params;
+    }
+    const Status st = analysis::check_channel_design(points, args_.channels_block_param, args_.channels_depth_param);
+    if (!st.ok()) throw UsageError("--estimate-channels: the fit points (--fit-set): " + st.message());
   }
 
   // --estimate-channels: the base profile's disk.channels from the fit points

@@ -136,5 +136,28 @@ TEST(DiskChannels, BadPointsAreRefusedNamingTheRunAndTheProblem) {
   refused(slower_at_depth, "no channel count fits every phase");
 }
 
+// Before anything is measured: the design is checked from the points' parameters alone.
+TEST(DiskChannels, TheDesignIsCheckedFromThePointsParametersAlone) {
+  auto design = [](std::vector<RunRecord> points) {
+    for (RunRecord& r : points) r.phases.clear();  // nothing measured yet
+    return check_channel_design(points, "bs_bytes", "qd");
+  };
+  EXPECT_TRUE(design(model_points(3, 35e-6, 18e-6)).ok());
+  // Larger blocks at fewer depths do not matter; the smallest block's depths do.
+  std::vector<RunRecord> mixed = model_points(3, 35e-6, 18e-6);
+  mixed.push_back(point(1 << 20, 1, 1000));
+  EXPECT_TRUE(design(mixed).ok()) << design(mixed).message();
+  std::vector<RunRecord> small_at_two = model_points(3, 35e-6, 18e-6);
+  small_at_two.push_back(point(512, 1, 1000));
+  small_at_two.push_back(point(512, 4, 1000));
+  const Status two = design(small_at_two);
+  EXPECT_EQ(two.code(), StatusCode::invalid_argument);
+  EXPECT_NE(two.message().find("512-byte points at 2 depths; need 3"), std::string::npos) << two.message();
+  std::vector<RunRecord> no_block = model_points(3, 35e-6, 18e-6);
+  no_block[0].params.erase("bs_bytes");
+  EXPECT_NE(design(no_block).message().find("run 0 (\"4096 qd1\"): no parameter \"bs_bytes\""), std::string::npos);
+  EXPECT_NE(design({}).message().find("no points"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sluice::analysis

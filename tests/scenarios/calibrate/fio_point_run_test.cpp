@@ -181,6 +181,32 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   }
 }
 
+// A design the channel estimate cannot read is refused before fio runs
+// (`false` as fio: a point measured would fail, not this message).
+TEST(ScriptCalibrationFio, TheChannelEstimatesDesignIsCheckedBeforeAnythingIsMeasured) {
+  const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
+  ASSERT_FALSE(dir.path().empty());
+  CalibrateArgs args;
+  args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_disk.lua";
+  args.backend = "fio";
+  args.fio_dir = dir.path() + "/data";
+  args.fio_binary = "false";
+  args.sets = {"fit_bs=4KiB,1MiB", "fit_qd=1,4", "holdout_bs=256KiB", "holdout_qd=3", "phase_bytes=4MiB"};
+  args.estimate_channels = true;
+  args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";
+  args.out_dir = dir.path() + "/out";
+  ScriptCalibrationEnv env;
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run_script_calibration(args, env, out, err), 2);
+  EXPECT_NE(err.str().find("--estimate-channels: the fit points (--fit-set): channel estimate: 4096-byte points at 2 "
+                           "depths; need 3"),
+            std::string::npos)
+      << err.str();
+  EXPECT_EQ(err.str().find("fio exited"), std::string::npos) << err.str();
+  EXPECT_FALSE(std::filesystem::exists(args.out_dir + "/fit_fio"));
+}
+
 TEST(ScriptCalibrationFio, TheFioBackendWantsADirectory) {
   CalibrateArgs args;
   args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_disk.lua";
