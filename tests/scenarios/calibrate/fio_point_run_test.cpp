@@ -122,6 +122,18 @@ TEST(FioPointRun, AFailingFioIsAFailedRunNamingItsLog) {
   EXPECT_NE(r.error.find("fio exited 1"), std::string::npos) << r.error;
 }
 
+// lua_scripts/calibrate_disk.lua under fio in `scratch`, estimating the drive's channels.
+CalibrateArgs disk_calibration(const std::string& scratch) {
+  CalibrateArgs args;
+  args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_disk.lua";
+  args.backend = "fio";
+  args.fio_dir = scratch + "/data";
+  args.estimate_channels = true;
+  args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";
+  args.out_dir = scratch + "/out";
+  return args;
+}
+
 // The F4 loop at a small size: the drive's channels from the 4 KiB fit points (depths 1, 2, 4),
 // fit on 4 KiB and 1 MiB blocks at those depths, predict 256 KiB at depth 3. The held-out error of
 // so few, so short points on a shared VM disk is not the F4 figure (make bench-f4 is); this checks
@@ -130,18 +142,12 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
   if (std::string why = fio_missing(); !why.empty()) GTEST_SKIP() << why;
   const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
   ASSERT_FALSE(dir.path().empty());
-  CalibrateArgs args;
-  args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_disk.lua";
-  args.backend = "fio";
-  args.fio_dir = dir.path() + "/data";
+  CalibrateArgs args = disk_calibration(dir.path());
   args.result_name = "F4";
   args.sets = {"fit_bs=4KiB,1MiB", "fit_qd=1,2,4",      "holdout_bs=256KiB",
                "holdout_qd=3",     "access=sequential", "phase_bytes=4MiB"};
-  args.estimate_channels = true;
   args.fit_params = {"disk.read_latency_ns", "disk.write_latency_ns", "disk.read_bandwidth_factor",
                      "disk.write_bandwidth_factor"};
-  args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";
-  args.out_dir = dir.path() + "/out";
   args.max_iterations = 3;
   args.repeats = 2;
   ScriptCalibrationEnv env;
@@ -186,15 +192,9 @@ TEST(ScriptCalibrationFio, FitsTheDriveModelToFioAndPredictsHeldOutPoints) {
 TEST(ScriptCalibrationFio, TheChannelEstimatesDesignIsCheckedBeforeAnythingIsMeasured) {
   const ScratchDir dir(k_disk_parent, "sluice-fio-test-");
   ASSERT_FALSE(dir.path().empty());
-  CalibrateArgs args;
-  args.script = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/calibrate_disk.lua";
-  args.backend = "fio";
-  args.fio_dir = dir.path() + "/data";
+  CalibrateArgs args = disk_calibration(dir.path());
   args.fio_binary = "false";
   args.sets = {"fit_bs=4KiB,1MiB", "fit_qd=1,4", "holdout_bs=256KiB", "holdout_qd=3", "phase_bytes=4MiB"};
-  args.estimate_channels = true;
-  args.profile_dir = std::string(SLUICE_SOURCE_DIR) + "/sim/profiles";
-  args.out_dir = dir.path() + "/out";
   ScriptCalibrationEnv env;
   std::ostringstream out;
   std::ostringstream err;
