@@ -168,7 +168,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 41> k_defaul
      "data sheet: a drive's rated rates are the whole drive's (Intel SSD DC P4510: 636,500 IOPS and 3.2 GB/s at "
      "depth), so one resource (1); make bench-f4 sets channels for a virtual disk"},
     {"disk.channel_stripe_bytes",
-     "definition: no effect with one channel; 16 KiB, a TLC NAND page (the unit one flash die reads or programs)"},
+     "definition: no effect with one channel; 16 KiB, a TLC NAND page (the unit one flash die reads or programs); "
+     "F4 refitted at 4 to 256 KiB on the same fio runs (scripts/f4_stripes.sh, "
+     "docs/measurements/f4_stripe_2026-11-30.txt): 16 and 32 KiB lowest on the VM, 16 KiB on the GPU host"},
     {"cpu.cores_per_node", "data sheet: AMD EPYC 7742, 64 cores (the DGX A100's socket)"},
     {"cpu.cost_ns_per_unit.meta_lookup",
      "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
