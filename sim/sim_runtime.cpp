@@ -869,14 +869,19 @@ double SimRuntime::spread_over_channels(SimOp& op, const Target& target, const S
   std::uint64_t state = spec.file_id;
   const std::uint64_t h = splitmix64(state);
   op.channel_first = static_cast<std::uint32_t>((h + first_piece) % channels);
-  op.channel_count = channels_spanned(target, bytes);
+  op.channel_count = shares_of(target, bytes);
   return static_cast<double>(op.channel_count);
 }
 
-std::uint32_t SimRuntime::channels_spanned(const Target& target, std::uint64_t bytes) const {
+std::uint32_t SimRuntime::shares_of(const Target& target, std::uint64_t bytes) const {
+  if (target.channels.empty()) return 1;
   const std::uint64_t stripe = config_.profile.disk_channel_stripe_bytes;
   const std::uint64_t stripes = std::max<std::uint64_t>(1, (bytes + stripe - 1) / stripe);
   return static_cast<std::uint32_t>(std::min<std::uint64_t>(target.channels.size(), stripes));
+}
+
+const sg::Disk* SimRuntime::share_unit(const Target& target) {
+  return target.channels.empty() ? target.disk : target.channels.front();
 }
 
 void SimRuntime::price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const {
@@ -885,10 +890,9 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
   // drive (this one too) share it (SimProfile disk_batch_occupancy_ns).
   const TimeNs batch_share_ns = p.disk_batch_occupancy_ns / (target.requests_at_drive + 1);
   const TimeNs occupancy_ns = p.disk_request_occupancy_ns + batch_share_ns;
-  // The resource one share of the work runs on: the drive, or one channel of
-  // it. The occupancy is device time per request: on channels each of a
+  // The occupancy is device time per request: on channels each of a
   // request's shares pays its part of it, beside its part of the bytes.
-  const sg::Disk* unit = target.channels.empty() ? target.disk : target.channels.front();
+  const sg::Disk* unit = share_unit(target);
   switch (spec.op) {
     case StorageOp::read: {
       auto size_it = target.sizes.find(spec.file_id);
@@ -991,11 +995,7 @@ OpId SimRuntime::stream_read(ServiceSlot& self, SimOp* op, Target& target, const
   const TimeNs rest_ns = request_time_ns(op->result.bytes, rate) - request_time_ns(segment, rate);
   // On channels (SimProfile disk_channels) the segment runs at the rate of
   // those its stripes span.
-  double segment_rate = target.disk->get_read_bandwidth();
-  if (!target.channels.empty()) {
-    segment_rate =
-        target.channels.front()->get_read_bandwidth() * static_cast<double>(channels_spanned(target, segment));
-  }
+  const double segment_rate = share_unit(target)->get_read_bandwidth() * shares_of(target, segment);
   op->delay_ns +=
       transfer_time_ns(segment, segment_rate) - static_cast<TimeNs>(static_cast<double>(rest_ns) * slowdown);
   schedule(op);

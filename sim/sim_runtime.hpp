@@ -340,9 +340,11 @@ class SimRuntime {
   // channel_count; returns the number of shares its bytes split into (1
   // without channels).
   double spread_over_channels(SimOp& op, const Target& target, const StorageIoSpec& spec, std::uint64_t bytes) const;
-  // The channels `bytes` span on a target with channels: one per stripe, at
-  // most all of them.
-  std::uint32_t channels_spanned(const Target& target, std::uint64_t bytes) const;
+  // The shares a drive request of `bytes` splits into: 1 on a target
+  // without channels, else one channel per stripe, at most all of them.
+  std::uint32_t shares_of(const Target& target, std::uint64_t bytes) const;
+  // The resource one share runs on: the drive, or one of its (equal) channels.
+  static const simgrid::s4u::Disk* share_unit(const Target& target);
   // `op` is a read or write the target's drive works on until it finishes.
   void count_at_drive(SimOp& op, Target& target);
   // The page cache of a storage node (SimProfile page_cache_*): its dirty
