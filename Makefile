@@ -182,14 +182,11 @@ bench-f1: deps
 # RESULT F4 median_err=<pct> p90_err=<pct>. The fitted profile: $(OUT)/f4/profiles/calibrated.json.
 F4_DIR ?= /var/tmp/sluice-f4
 F4_REPEATS ?= 3
-F4_FIT_PARAMS := $(shell grep -v '^\#' scripts/f4_fit_params.txt)
 .PHONY: bench-f4
 bench-f4: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	timeout 3600 ./$(BUILD)/sluice calibrate lua_scripts/calibrate_disk.lua --backend fio --fio-dir $(F4_DIR) \
-	  --result F4 --repeats $(F4_REPEATS) --out $(OUT)/f4 --base-profile disk_fit_start --estimate-channels \
-	  $(addprefix --fit-param ,$(F4_FIT_PARAMS))
+	SLUICE=./$(BUILD)/sluice F4_DIR=$(F4_DIR) F4_REPEATS=$(F4_REPEATS) bash scripts/f4_calibrate.sh --out $(OUT)/f4
 
 # make bench-hw (issue 20, P10): a file sweep through the whole hardware stack (`sluice run
 # --backend hw --storage-backend uring`, tests/bench/hw_stack.lua) against fio with the same

@@ -77,11 +77,8 @@ if [ "${STORAGE_P10:-1}" = 1 ]; then
 fi
 if [ "${STORAGE_F4:-1}" = 1 ]; then
   echo "== F4: the drive model fitted to fio on this host's disk"
-  timeout "${STORAGE_F4_TIMEOUT_S:-420}" "$ROOT/.carry/sluice_hw/sluice" calibrate lua_scripts/calibrate_disk.lua \
-    --backend fio --fio-dir /var/tmp/sluice-f4 --result F4 --repeats "${F4_REPEATS:-3}" --out "$OUT/f4" \
-    --base-profile disk_fit_start --profile-dir sim/profiles --estimate-channels \
-    $(grep -v '^#' scripts/f4_fit_params.txt | sed 's/^/--fit-param /') \
-    > "$OUT/f4.log" 2> "$OUT/f4.err"
+  SLUICE="$ROOT/.carry/sluice_hw/sluice" F4_DIR=/var/tmp/sluice-f4 F4_TIMEOUT_S="${STORAGE_F4_TIMEOUT_S:-420}" \
+    bash scripts/f4_calibrate.sh --out "$OUT/f4" > "$OUT/f4.log" 2> "$OUT/f4.err"
   r=$?
   sed -n "/^the drive's channels/,\$p" "$OUT/f4.log" | grep -v '^fitting' | head -90
   echo "F4 exit $r"; [ $r -eq 0 ] || { tail -5 "$OUT/f4.err"; rc=1; }

@@ -10,7 +10,9 @@
 # RUN_F4_DIR: an earlier make bench-f4's OUT/f4 (or scripts/device_storage_run.sh's
 # OUT/f4), whose fio/ holds each point's job and output. Sizes default to
 # 4, 8, 16, 32, 64 and 256 KiB. SLUICE: the sluice binary (build/sluice);
-# WORK: where the profiles, fits and logs go (a new temporary directory).
+# WORK: where the profiles, fits and logs go (a new temporary directory);
+# F4_DIR: the stored run's fio directory, if not make bench-f4's default
+# (scripts/f4_calibrate.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 run=${1:?"usage: scripts/f4_stripes.sh RUN_F4_DIR [STRIPE_BYTES ...]"}
@@ -24,9 +26,6 @@ done
 sluice=${SLUICE:-build/sluice}
 [ -x "$sluice" ] || { echo "f4_stripes: no sluice at $sluice (set SLUICE)" >&2; exit 2; }
 work=${WORK:-$(mktemp -d /tmp/f4-stripes.XXXXXX)}
-mapfile -t params < <(grep -v '^#' scripts/f4_fit_params.txt)
-fit_flags=()
-for p in "${params[@]}"; do fit_flags+=(--fit-param "$p"); done
 rc=0
 for s in "${stripes[@]}"; do
   dir="$work/stripe$s"
@@ -40,10 +39,9 @@ profile["disk"]["channel_stripe_bytes"] = stripe
 json.dump(profile, open(path, "w"), indent=2)
 PY
   # make bench-f4's command, with fio answered from the stored run.
-  FIO_REPLAY_DIR="$(cd "$run/fio" && pwd)" timeout 1800 "$sluice" calibrate lua_scripts/calibrate_disk.lua \
-    --backend fio --fio scripts/fio_replay.sh --fio-dir /var/tmp/sluice-f4 --result F4 --repeats 3 \
-    --out "$dir/out" --profile-dir "$dir/profiles" --base-profile disk_fit_start --estimate-channels \
-    "${fit_flags[@]}" > "$dir/log.txt" 2>&1
+  FIO_REPLAY_DIR="$(cd "$run/fio" && pwd)" SLUICE="$sluice" F4_PROFILE_DIR="$dir/profiles" \
+    F4_TIMEOUT_S="${F4_TIMEOUT_S:-1800}" bash scripts/f4_calibrate.sh --fio scripts/fio_replay.sh --out "$dir/out" \
+    > "$dir/log.txt" 2>&1
   r=$?
   result=$(grep -o 'median_err=[0-9.]* p90_err=[0-9.]*' "$dir/log.txt")
   channels=$(grep -o 'estimate: disk.channels = [0-9]*' "$dir/log.txt" | grep -o '[0-9]*$')

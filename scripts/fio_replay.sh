@@ -4,8 +4,8 @@
 # a changed drive model is fitted to the very measurements an earlier
 # `make bench-f4` took (the disk drifts from one run to the next; comparing
 # two models on two runs compares two disks).
-#   FIO_REPLAY_DIR=/tmp/f4run/f4/fio sluice calibrate lua_scripts/calibrate_disk.lua \
-#     --backend fio --fio scripts/fio_replay.sh --fio-dir /var/tmp/sluice-f4 ... (as make bench-f4)
+#   FIO_REPLAY_DIR=/tmp/f4run/f4/fio scripts/f4_calibrate.sh --fio scripts/fio_replay.sh --out /tmp/refit
+#   (make bench-f4's command; scripts/f4_stripes.sh does this for several stripes)
 # FIO_REPLAY_DIR: the earlier run's OUT/f4/fio (one folder per point and repeat,
 # each with job.fio and fio.json). A job that differs from the one stored
 # there (other points, sizes or directory) is refused.
