@@ -1,0 +1,301 @@
+// The bound calculator (core/topology/flow_bound.hpp) against bounds computed
+// by hand for small configurations (issue 48: at least twelve). Every machine
+// here is built from round figures so that each expected value is written out
+// beside its test as the arithmetic a storage engineer would do on paper.
+#include "core/topology/flow_bound.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/machine_assembler.hpp"
+
+namespace sluice::topo {
+namespace {
+
+constexpr double G = 1e9;
+
+// A socket with memory at `mem` GB/s, one root port and one switch (uplink
+// `uplink`), `drives` drives (link 8, read 7, write 4 GB/s) and `nics` NICs
+// (PCIe link `nic_link`, port `port`) on that switch.
+struct Box {
+  double mem = 100;
+  double uplink = 60;
+  std::uint32_t drives = 1;
+  std::uint32_t nics = 0;
+  double nic_link = 30;
+  double port = 25;
+  std::uint32_t gpus = 0;
+  double gpu_link = 16;
+};
+
+Topology box(const Box& b) {
+  MachineAssembler m("box");
+  VertexId socket = m.add_socket(64 * k_gib, b.mem * G);
+  VertexId sw = m.add_switch(m.add_root_port(socket, b.uplink * G), b.uplink * G);
+  for (std::uint32_t i = 0; i < b.drives; ++i) m.add_nvme(sw, 8 * G, 7 * G, 4 * G, k_tib);
+  for (std::uint32_t i = 0; i < b.nics; ++i) m.add_nic(sw, b.nic_link * G, b.port * G);
+  for (std::uint32_t i = 0; i < b.gpus; ++i) m.add_gpu(sw, b.gpu_link * G, 40 * k_gib);
+  Result<Topology> t = m.finish();
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  return std::move(t).value();
+}
+
+VertexId dev(const Topology& t, NodeId node, VertexKind kind, std::uint32_t i) {
+  Result<VertexId> v = t.device(node, kind, i);
+  EXPECT_TRUE(v.ok()) << v.status().to_string();
+  return *v;
+}
+
+FlowBound solve(const Topology& t, const FlowPattern& p) {
+  Result<FlowBound> b = flow_bound(t, p);
+  EXPECT_TRUE(b.ok()) << b.status().to_string();
+  return b.ok() ? *b : FlowBound{};
+}
+
+// Reads: every drive of the servers to every client's memory, through the
+// servers' memories (stage 0: servers; stage 1: servers, clients, network).
+FlowPattern read_to_memory(const Topology& t, const std::vector<NodeId>& servers, const std::vector<NodeId>& clients) {
+  FlowPattern p;
+  for (NodeId s : servers) {
+    for (std::uint32_t d = 0; d < t.count(s, VertexKind::nvme); ++d) {
+      p.sources.push_back({dev(t, s, VertexKind::nvme, d), 1.0});
+    }
+  }
+  for (NodeId c : clients) p.sinks.push_back({dev(t, c, VertexKind::host_memory, 0), 1.0});
+  FlowStage all{servers, true};
+  all.nodes.insert(all.nodes.end(), clients.begin(), clients.end());
+  p.stages = {FlowStage{servers, false}, all};
+  return p;
+}
+
+// 1. One drive into its own memory: min(read 7, its PCIe link 8) = 7 GB/s.
+TEST(FlowBound, OneDriveIsCappedByItsReadRate) {
+  Topology t = box({.drives = 1});
+  FlowPattern p{{{dev(t, 0, VertexKind::nvme, 0), 1}}, {{dev(t, 0, VertexKind::host_memory, 0), 1}}, {{{0}, false}}};
+  FlowBound b = solve(t, p);
+  EXPECT_NEAR(b.bytes_per_s, 7 * G, 7 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "drive read");
+  EXPECT_EQ(b.binding, "drive read: nvme0");
+}
+
+// 2. Four drives (4 x 7 = 28) behind a switch whose uplink is 20: 20 GB/s.
+TEST(FlowBound, FourDrivesShareTheirSwitchUplink) {
+  Topology t = box({.uplink = 20, .drives = 4});
+  FlowPattern p;
+  for (std::uint32_t d = 0; d < 4; ++d) p.sources.push_back({dev(t, 0, VertexKind::nvme, d), 1});
+  p.sinks = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
+  p.stages = {{{0}, false}};
+  FlowBound b = solve(t, p);
+  EXPECT_NEAR(b.bytes_per_s, 20 * G, 20 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "pcie");
+}
+
+// 3. Writes from memory to four drives (write 4 each): 16 GB/s, the drives' write rate.
+TEST(FlowBound, WritesAreCappedByTheDrivesWriteRate) {
+  Topology t = box({.drives = 4});
+  FlowPattern p;
+  p.sources = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
+  for (std::uint32_t d = 0; d < 4; ++d) p.sinks.push_back({dev(t, 0, VertexKind::nvme, d), 1});
+  p.stages = {{{0}, false}};
+  FlowBound b = solve(t, p);
+  EXPECT_NEAR(b.bytes_per_s, 16 * G, 16 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "drive write");
+}
+
+// 4. Shares 3:1 over two drives of 7: the first carries 3/4 of T, so T = 7 / 0.75 = 9.33 GB/s.
+TEST(FlowBound, UnevenSharesBindAtTheLargestShare) {
+  Topology t = box({.drives = 2});
+  FlowPattern p;
+  p.sources = {{dev(t, 0, VertexKind::nvme, 0), 3}, {dev(t, 0, VertexKind::nvme, 1), 1}};
+  p.sinks = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
+  p.stages = {{{0}, false}};
+  FlowBound b = solve(t, p);
+  EXPECT_NEAR(b.bytes_per_s, 7 * G / 0.75, 7 * G * 1e-5);
+  EXPECT_EQ(b.binding, "drive read: nvme0");
+}
+
+// 5. Drives on socket 1, the only sink memory on socket 0, inter-socket link 10: 10 GB/s.
+TEST(FlowBound, CrossingSocketsIsCappedByTheInterSocketLink) {
+  MachineAssembler m("two_sockets");
+  VertexId s0 = m.add_socket(64 * k_gib, 100 * G);
+  VertexId s1 = m.add_socket(64 * k_gib, 100 * G);
+  m.link_sockets(s0, s1, 10 * G, 100);
+  VertexId sw = m.add_switch(m.add_root_port(s1, 60 * G), 60 * G);
+  for (int i = 0; i < 4; ++i) m.add_nvme(sw, 8 * G, 7 * G, 4 * G, k_tib);
+  Topology t = std::move(m.finish()).value();
+  FlowPattern p;
+  for (std::uint32_t d = 0; d < 4; ++d) p.sources.push_back({dev(t, 0, VertexKind::nvme, d), 1});
+  p.sinks = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
+  p.stages = {{{0}, false}};
+  FlowBound b = solve(t, p);
+  EXPECT_NEAR(b.bytes_per_s, 10 * G, 10 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "inter-socket");
+}
+
+// 6. A server with one 25 GB/s NIC and 8 drives (56) serving two clients (25
+// each): the server's port, 25 GB/s.
+TEST(FlowBound, OneServerNicBindsAReadOfManyDrives) {
+  Topology server = box({.drives = 8, .nics = 1});
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2}));
+  EXPECT_NEAR(b.bytes_per_s, 25 * G, 25 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "nic port");
+  EXPECT_EQ(b.binding, "nic port: node0/nic0->switch");
+}
+
+// 7. The same server with two NICs and four clients: 2 x 25 = 50 GB/s (drives
+// 56, switch uplink 60 each way).
+TEST(FlowBound, TwoServerNicsDoubleTheBound) {
+  Topology server = box({.drives = 8, .nics = 2});
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client, &client, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2, 3, 4}));
+  EXPECT_NEAR(b.bytes_per_s, 50 * G, 50 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "nic port");
+}
+
+// 8. Four NICs (100) on one switch whose uplink is 60 each way: the bytes go
+// up the uplink into memory and down it again to the NICs (60 each way), but
+// the drives' 8 x 7 = 56 bind first.
+TEST(FlowBound, FourNicsLeaveTheDrivesBinding) {
+  Topology server = box({.drives = 8, .nics = 4});
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client, &client, &client, &client, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_NEAR(b.bytes_per_s, 56 * G, 56 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "drive read");
+}
+
+// 9. As 8 with an uplink of 40: up 40 into memory, down 40 to the NICs: 40 GB/s.
+TEST(FlowBound, TheStagingMemoryMakesTheUplinkBindBothWays) {
+  Topology server = box({.uplink = 40, .drives = 8, .nics = 4});
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client, &client, &client, &client, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2, 3, 4, 5, 6}));
+  EXPECT_NEAR(b.bytes_per_s, 40 * G, 40 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "pcie");
+}
+
+// 10. A server whose NIC is on the other socket than its drives (inter-socket
+// 16): whichever memory stages the bytes, they cross sockets once: 16 GB/s.
+TEST(FlowBound, ANicOnTheOtherSocketIsCappedByTheInterSocketLink) {
+  MachineAssembler m("split");
+  VertexId s0 = m.add_socket(64 * k_gib, 100 * G);
+  VertexId s1 = m.add_socket(64 * k_gib, 100 * G);
+  m.link_sockets(s0, s1, 16 * G, 100);
+  VertexId sw0 = m.add_switch(m.add_root_port(s0, 60 * G), 60 * G);
+  VertexId sw1 = m.add_switch(m.add_root_port(s1, 60 * G), 60 * G);
+  for (int i = 0; i < 8; ++i) m.add_nvme(sw0, 8 * G, 7 * G, 4 * G, k_tib);
+  m.add_nic(sw1, 30 * G, 25 * G);
+  Topology server = std::move(m.finish()).value();
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2}));
+  EXPECT_NEAR(b.bytes_per_s, 16 * G, 16 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "inter-socket");
+}
+
+// 11. GPU-direct reads into two clients' GPUs (PCIe link 12 each, P2P from
+// the NIC through the clients' switch): 2 x 12 = 24 GB/s, under the server's 25.
+TEST(FlowBound, GpuDirectReadsAreCappedByTheGpuLinks) {
+  Topology server = box({.drives = 8, .nics = 1});
+  Topology client = box({.drives = 0, .nics = 1, .gpus = 1, .gpu_link = 12});
+  std::vector<const Topology*> machines{&server, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowPattern p = read_to_memory(t, {0}, {1, 2});
+  p.sinks = {{dev(t, 1, VertexKind::gpu, 0), 1}, {dev(t, 2, VertexKind::gpu, 0), 1}};
+  FlowBound b = solve(t, p);
+  EXPECT_NEAR(b.bytes_per_s, 24 * G, 24 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "pcie");
+}
+
+// 12. The same through a bounce buffer in each client's memory, the client's
+// switch uplink 10: the bytes cross it up (NIC to memory) and down (memory to
+// GPU), 10 per client: 20 GB/s. GPU-direct on the same machines: 24.
+TEST(FlowBound, ABounceBufferCrossesTheClientUplinkTwice) {
+  Topology server = box({.drives = 8, .nics = 1});
+  Topology client = box({.uplink = 10, .drives = 0, .nics = 1, .gpus = 1, .gpu_link = 12});
+  std::vector<const Topology*> machines{&server, &client, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowPattern p = read_to_memory(t, {0}, {1, 2});
+  p.sinks = {{dev(t, 1, VertexKind::gpu, 0), 1}, {dev(t, 2, VertexKind::gpu, 0), 1}};
+  FlowPattern bounce = p;
+  bounce.stages.push_back(FlowStage{{1, 2}, false});
+  EXPECT_NEAR(solve(t, bounce).bytes_per_s, 20 * G, 20 * G * 1e-5);
+  EXPECT_EQ(solve(t, bounce).binding_kind, "pcie");
+  EXPECT_NEAR(solve(t, p).bytes_per_s, 24 * G, 24 * G * 1e-5);
+}
+
+// 13. A fat tree: 4 servers on leaf 0 (one 25 GB/s NIC, 8 drives each), 4
+// clients on leaf 1, oversubscription 4: each leaf's spine links carry
+// 4 x 25 / 4 = 25 GB/s, and every byte crosses them: 25 GB/s.
+TEST(FlowBound, AnOversubscribedFatTreeBindsAtItsSpineLinks) {
+  Topology node = box({.drives = 8, .nics = 1});
+  FatTreeOptions o;
+  o.nodes_per_leaf = 4;
+  o.spines = 2;
+  o.oversubscription = 4;
+  Topology t = std::move(fat_tree_cluster(node, 8, o)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0, 1, 2, 3}, {4, 5, 6, 7}));
+  EXPECT_NEAR(b.bytes_per_s, 25 * G, 25 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "fabric");
+}
+
+// 14. A staging memory whose link carries 5 GB/s each way: a drive of 7 and
+// a 25 GB/s NIC, but the buffer is written and read at 5: 5 GB/s.
+TEST(FlowBound, TheStagingBufferIsWrittenAndReadThroughTheMemoryLink) {
+  Topology server = box({.mem = 5, .drives = 1, .nics = 1});
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, {0}, {1}));
+  EXPECT_NEAR(b.bytes_per_s, 5 * G, 5 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "memory");
+}
+
+// 15. Ten servers, each with one 25 GB/s NIC and two drives, read by five
+// clients with one 25 GB/s NIC: the servers' drives allow 10 x 14 = 140 GB/s,
+// their ports 250, the clients' five ports 125: 125 GB/s.
+TEST(FlowBound, ManyServersAreCappedByTheClientsPorts) {
+  Topology server = box({.drives = 2, .nics = 1});
+  Topology client = box({.drives = 0, .nics = 1});
+  std::vector<const Topology*> machines;
+  std::vector<NodeId> servers, clients;
+  for (NodeId n = 0; n < 15; ++n) {
+    machines.push_back(n < 10 ? &server : &client);
+    (n < 10 ? servers : clients).push_back(n);
+  }
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowBound b = solve(t, read_to_memory(t, servers, clients));
+  EXPECT_NEAR(b.bytes_per_s, 125 * G, 125 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "nic port");
+  EXPECT_NE(b.binding.find("->node10/nic0"), std::string::npos) << b.binding;
+}
+
+TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
+  Topology t = box({.drives = 1, .nics = 1});
+  const VertexId drive = dev(t, 0, VertexKind::nvme, 0);
+  const VertexId mem = dev(t, 0, VertexKind::host_memory, 0);
+  const VertexId nic = dev(t, 0, VertexKind::nic, 0);
+  auto message = [&](const FlowPattern& p) {
+    Result<FlowBound> b = flow_bound(t, p);
+    EXPECT_FALSE(b.ok());
+    return b.ok() ? std::string() : b.status().message();
+  };
+  EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {}}).find("at least one stage"), std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{nic, 1}}, {{mem, 1}}, {{{0}, false}}}).find("nic0 is a nic"), std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{drive, 0}}, {{mem, 1}}, {{{0}, false}}}).find("share"), std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {{{1}, false}}}).find("names node 1"), std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{drive, 1}}, {}, {{{0}, false}}}).find("one sink"), std::string::npos);
+  FlowPattern nine{{{drive, 1}}, {{mem, 1}}, std::vector<FlowStage>(9, FlowStage{{0}, false})};
+  EXPECT_NE(message(nine).find("k_flow_max_stages"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::topo
