@@ -71,10 +71,17 @@ coverage: deps
 	python3 tests/coverage_by_folder.py $(COV_BUILD)
 
 # make bench-NAME builds and runs the benchmark target bench_NAME.
+# BENCH_SMOKE=1: any bench-* target in its smoke form (CONTRIBUTING.md#benchmarks): one point, one
+# repeat, the smallest size, in seconds; it prints its RESULT line, which says nothing against the goal.
+# The benchmarks and their scripts read SLUICE_BENCH_SMOKE (tests/bench/smoke.hpp); ctest
+# bench.smoke.<name> runs every target so (tests/bench/smoke.sh).
+BENCH_SMOKE ?= 0
+export SLUICE_BENCH_SMOKE := $(BENCH_SMOKE)
+bench_smoke := $(filter-out 0,$(BENCH_SMOKE))
 bench-%: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target bench_$* -j $(JOBS)
-	./$(BUILD)/tests/bench_$*
+	$(BUILD)/tests/bench_$*
 
 # The whole test suite under ASan+UBSan, and the threaded parts (HwEnv,
 # transports, emulation, hw backends, the HwEnv soak) under TSan. Too slow for every CI run on
@@ -136,7 +143,7 @@ bench-gpu: deps
 	$(MAKE) configure
 	$(if $(filter 0,$(KVIKIO)),,cmake -S . -B $(BUILD) -DSLUICE_KVIKIO_ROOT=$$(bash scripts/kvikio_wheel.sh $(CURDIR)/.whl))
 	cmake --build $(BUILD) --target bench_gpu -j $(JOBS)
-	./$(BUILD)/tests/bench_gpu
+	$(BUILD)/tests/bench_gpu
 
 # make bench-sim (issues 4 and 20): bench_sim (P1, P2 and the scale studies),
 # then P8, metadata sharding scale-out at 1, 4, 16, 64 shards in simulation
@@ -149,9 +156,9 @@ bench-gpu: deps
 bench-sim: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target bench_sim sluice -j $(JOBS)
-	./$(BUILD)/tests/bench_sim
-	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) timeout 3600 bash scripts/bench_sharding.sh
-	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=out/bench_sim_p11 bash scripts/bench_fidelity.sh
+	$(BUILD)/tests/bench_sim
+	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) P8_OUT=$(OUT)/p8 timeout 3600 bash scripts/bench_sharding.sh
+	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/bench_sim_p11 bash scripts/bench_fidelity.sh
 
 # make bench-fidelity (issue 19, F3): the seed studies in simulation at their
 # seeds' sizes, then `sluice fidelity`: the table of published vs simulated
@@ -162,17 +169,20 @@ bench-sim: deps
 bench-fidelity: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) bash scripts/bench_fidelity.sh
+	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/fidelity bash scripts/bench_fidelity.sh
 
 # make bench-f1 (issue 8, F1; needs root): calibrate_links.lua on the netns-emulated
 # cluster at a larger size than the CI test (tests/scenarios/calibrate/script_calibration_test.cpp):
 # fit on links of 200 and 500 Mb/s, predict 300 Mb/s with stripe count 3 and other file
 # sizes; prints RESULT F1 median_err=<pct> p90_err=<pct>.
+F1_SETS := --set files=6 --set holdout_sizes=8MiB,24MiB
+F1_SMOKE_SETS := --set files=1 --set fit_stripes=1 --set fit_sizes=1MiB,4MiB --set holdout_stripes=2 \
+  --set holdout_sizes=2MiB
 bench-f1: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice sluice-node -j $(JOBS)
-	timeout 1800 ./$(BUILD)/sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --out $(OUT)/f1 \
-	  --set files=6 --set holdout_sizes=8MiB,24MiB
+	timeout 1800 $(BUILD)/sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --out $(OUT)/f1 \
+	  $(if $(bench_smoke),$(F1_SMOKE_SETS),$(F1_SETS))
 
 # make bench-f4 (issue 22, F4): the simulator's drive model fitted to fio on this machine's drive
 # (lua_scripts/calibrate_disk.lua; fio with O_DIRECT in F4_DIR, which must be on the drive to
@@ -181,12 +191,16 @@ bench-f1: deps
 # predict 16 KiB, 256 KiB and 4 MiB blocks at depths 4 and 32; prints
 # RESULT F4 median_err=<pct> p90_err=<pct>. The fitted profile: $(OUT)/f4/profiles/calibrated.json.
 F4_DIR ?= /var/tmp/sluice-f4
-F4_REPEATS ?= 3
+F4_REPEATS ?= $(if $(bench_smoke),1,3)
+# BENCH_SMOKE=1: 4 KiB at 3 depths (what --estimate-channels needs) and 1 MiB, sequential, few bytes.
+F4_SMOKE_SETS := --set fit_bs=4KiB,1MiB --set fit_qd=1,4,16 --set access=sequential --set holdout_bs=256KiB \
+  --set holdout_qd=4 --set phase_bytes=16MiB --set max_requests=512
 .PHONY: bench-f4
 bench-f4: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	SLUICE=./$(BUILD)/sluice F4_DIR=$(F4_DIR) F4_REPEATS=$(F4_REPEATS) bash scripts/f4_calibrate.sh --out $(OUT)/f4
+	SLUICE=$(BUILD)/sluice F4_DIR=$(F4_DIR) F4_REPEATS=$(F4_REPEATS) bash scripts/f4_calibrate.sh --out $(OUT)/f4 \
+	  $(if $(bench_smoke),$(F4_SMOKE_SETS))
 
 # make bench-hw (issue 20, P10): a file sweep through the whole hardware stack (`sluice run
 # --backend hw --storage-backend uring`, tests/bench/hw_stack.lua) against fio with the same
@@ -215,7 +229,10 @@ pjdfstest: deps
 # The R2 soak (issue 18): SOAK_CLUSTER_RUNS (default 50) seeded runs of a buddy-mirrored study
 # under mpirun with --backend cluster, each killing storage server processes with SIGKILL and
 # starting them again (scripts/soak_cluster.sh says how runs are counted); prints
-# RESULT R2 runs=N lost=L corrupt=C hung=H. About 10 s a run on the 2-core VM.
+# RESULT R2 runs=N lost=L corrupt=C hung=H failed_to_start=F (a run refused before it
+# started is F, not L; the target fails on either). About 10 s a run on the 2-core VM.
+# SOAK_DIR ($(BUILD)/soak-cluster, relative when BUILD is) is made absolute by the script.
+# ctest soak.smoke.* runs every soak target with 3 runs (tests/scenarios/soak_make_smoke_test.sh).
 # SOAK_NETNS=1 (root): the ranks as network-namespace hosts.
 SOAK_CLUSTER_RUNS ?= 50
 .PHONY: soak-cluster
@@ -239,15 +256,18 @@ soak-cluster-netns: deps
 # node in its own network namespace, partitions and loss as packet drops;
 # needs root), mirroring off and on; prints one RESULT R1 line per world and
 # mode. The HwEnv runs are real time: about half an hour per world and mode.
-# SOAK_RUNS sets the runs per world; SOAK_SEED the first seed (to replay one).
+# SOAK_RUNS sets the runs per world; SOAK_SEED the first seed (to replay one);
+# SOAK_HW_RUNS the runs of each HwEnv world and mode (default SOAK_RUNS; about 7 s
+# each: ctest soak.smoke.soak runs SOAK_RUNS=3 SOAK_HW_RUNS=1).
 SOAK_RUNS ?= 100
+SOAK_HW_RUNS ?= $(SOAK_RUNS)
 SOAK_SEED ?= 1
 .PHONY: soak
 soak: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target test_soak -j $(JOBS)
-	@SLUICE_SOAK_RUNS=$(SOAK_RUNS) SLUICE_SOAK_SIM_RUNS=$(SOAK_RUNS) SLUICE_SOAK_HW_RUNS=$(SOAK_RUNS) \
-	  SLUICE_SOAK_SEED=$(SOAK_SEED) timeout 14400 ./$(BUILD)/tests/test_soak --gtest_filter='Soak*.R1*' \
+	@SLUICE_SOAK_RUNS=$(SOAK_RUNS) SLUICE_SOAK_SIM_RUNS=$(SOAK_RUNS) SLUICE_SOAK_HW_RUNS=$(SOAK_HW_RUNS) \
+	  SLUICE_SOAK_SEED=$(SOAK_SEED) timeout 14400 $(BUILD)/tests/test_soak --gtest_filter='Soak*.R1*' \
 	  > $(BUILD)/soak.log 2>&1; rc=$$?; grep -E '^RESULT R1' $(BUILD)/soak.log; \
 	if [ $$rc -ne 0 ]; then grep -E -A8 '^seed [0-9]+:' $(BUILD)/soak.log | head -80; \
 	  echo "make soak: failed (exit $$rc); see $(BUILD)/soak.log"; exit $$rc; fi

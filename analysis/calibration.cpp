@@ -3,12 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "analysis/import_input.hpp"
 #include "analysis/profile_fit.hpp"
 #include "analysis/stats.hpp"
+#include "base/json_text.hpp"
 
 namespace sluice::analysis {
 namespace {
@@ -98,12 +99,10 @@ Result<nlohmann::json> calibrated_profile(const nlohmann::json& base, const Cali
 }
 
 Result<nlohmann::json> read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error(StatusCode::io_error, "read_json_file: cannot open " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (j.is_discarded()) return error(StatusCode::invalid_argument, "read_json_file: " + path + " is not valid JSON");
+  Result<ImportInput> input = read_import_input(path);
+  if (!input.ok()) return input.status();
+  Result<nlohmann::json> j = base::parse_json_text(input->text);
+  if (!j.ok()) return error(j.status().code(), path + ": " + j.status().message());
   return j;
 }
 

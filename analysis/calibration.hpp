@@ -47,7 +47,8 @@ struct ProfileProvenance {
 Result<nlohmann::json> calibrated_profile(const nlohmann::json& base, const Calibration& calibration,
                                           const ProfileProvenance& provenance);
 
-// Reads a profile JSON (the base); io_error / invalid_argument naming the path.
+// Reads a profile JSON (the base); io_error / invalid_argument naming the path
+// (and the line and column of a syntax error: base/json_text.hpp).
 Result<nlohmann::json> read_json_file(const std::string& path);
 // Today's date in UTC, ISO 8601 (a profile source's "date").
 std::string today_utc();

@@ -9,15 +9,14 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "analysis/run_record.hpp"
 #include "core/common/percentile.hpp"
 
 namespace sluice::analysis {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 constexpr int k_exit_ok = 0;
 constexpr int k_exit_failed = 1;
@@ -27,59 +26,26 @@ constexpr int k_exit_usage = 2;
 // error in the median: a failed figure is a miss, not a figure left out.
 constexpr double k_unmeasured_error_pct = 100.0;
 
-Status bad(const std::string& where, const std::string& what) {
-  return error(StatusCode::invalid_argument, "fidelity: " + where + ": " + what);
-}
-
-double number_or_nan(const json& v) {
-  return v.is_number() ? v.get<double>() : std::numeric_limits<double>::quiet_NaN();
-}
-
-// One entry of "claims"; `where` names the file and the index in messages.
-Result<FidelityRow> read_claim(const json& c, const std::string& where) {
-  if (!c.is_object()) return bad(where, "a claim is not an object");
-  for (const char* key : {"text", "seed_figure"}) {
-    if (!c.contains(key) || !c[key].is_string()) return bad(where, std::string("\"") + key + "\" is not text");
-  }
-  if (!c.contains("holds") || !c["holds"].is_boolean()) return bad(where, "\"holds\" is not true or false");
-  if (!c.contains("measured") || !(c["measured"].is_number() || c["measured"].is_null())) {
-    return bad(where, "\"measured\" is not a number or null");
-  }
+// A claim of a results file as a row of the report.
+FidelityRow row_of(const ClaimRecord& c, const ResultsFile& file) {
   FidelityRow row;
-  row.text = c["text"].get<std::string>();
-  row.seed_words = c["seed_figure"].get<std::string>();
-  row.holds = c["holds"].get<bool>();
-  row.simulated = number_or_nan(c["measured"]);
-  const std::string kind = c.value("kind", std::string("shape"));
-  if (kind == "seed_figure") {
-    if (!c.contains("seed_value") || !c["seed_value"].is_number() || c["seed_value"].get<double>() == 0) {
-      return bad(where, "a seed figure without a nonzero \"seed_value\"");
-    }
-    if (!c.contains("tolerance") || !c["tolerance"].is_number() || c["tolerance"].get<double>() < 0) {
-      return bad(where, "a seed figure without a \"tolerance\" of 0 or more");
-    }
-    row.published = c["seed_value"].get<double>();
-    row.tolerance = c["tolerance"].get<double>();
-    row.tolerance_why = c.value("tolerance_why", std::string());
-    if (c.contains("model_input") && !c["model_input"].is_boolean())
-      return bad(where, "\"model_input\" is not true or false");
-    row.model_input = c.value("model_input", false);
-    row.error = std::isfinite(row.simulated) ? (row.simulated - *row.published) / std::fabs(*row.published)
-                                             : std::numeric_limits<double>::quiet_NaN();
-    return row;
-  }
-  if (kind != "shape") return bad(where, "\"kind\" is \"" + kind + "\", not seed_figure or shape");
+  row.study = file.scenario;
+  row.results_file = file.path;
+  row.text = c.text;
+  row.seed_words = c.seed_words;
+  row.holds = c.holds;
+  row.simulated = c.measured;
   row.error = std::numeric_limits<double>::quiet_NaN();
-  const bool low = c.contains("at_least") && c["at_least"].is_number();
-  const bool high = c.contains("at_most") && c["at_most"].is_number();
-  if (low && high) {
-    row.expected = fmt::format("in [{:.4g}, {:.4g}]", c["at_least"].get<double>(), c["at_most"].get<double>());
-  } else if (low) {
-    row.expected = fmt::format(">= {:.4g}", c["at_least"].get<double>());
-  } else if (high) {
-    row.expected = fmt::format("<= {:.4g}", c["at_most"].get<double>());
+  if (c.seed_value) {
+    row.published = c.seed_value;
+    row.tolerance = c.tolerance;
+    row.tolerance_why = c.tolerance_why;
+    row.model_input = c.model_input;
+    if (std::isfinite(row.simulated)) row.error = (row.simulated - *c.seed_value) / std::fabs(*c.seed_value);
+  } else if (c.at_least && c.at_most) {
+    row.expected = fmt::format("in [{:.4g}, {:.4g}]", *c.at_least, *c.at_most);
   } else {
-    return bad(where, "a shape claim without \"at_least\" or \"at_most\"");
+    row.expected = c.at_least ? fmt::format(">= {:.4g}", *c.at_least) : fmt::format("<= {:.4g}", *c.at_most);
   }
   return row;
 }
@@ -132,24 +98,15 @@ void markdown_plots(const std::vector<FidelityRow>& rows, const std::string& mar
 }  // namespace
 
 Result<std::vector<FidelityRow>> read_fidelity_rows(const std::string& results_path) {
-  std::ifstream in(results_path);
-  if (!in) return error(StatusCode::io_error, "fidelity: cannot read " + results_path);
-  json doc = json::parse(in, nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return bad(results_path, "not JSON (a sluice results.json)");
-  if (doc.value("format", std::string()) != "sluice-results") {
-    return bad(results_path, "not a sluice results file (\"format\" is not \"sluice-results\")");
+  Result<ResultsFile> file = load_results(results_path);
+  if (!file.ok()) return error(file.status().code(), "fidelity: " + file.status().message());
+  if (!file->sluice_results || file->scenario.empty()) {
+    return error(StatusCode::invalid_argument, "fidelity: " + results_path +
+                                                   ": not the results of a study (a sluice-results document with "
+                                                   "its \"scenario\")");
   }
-  if (!doc.contains("scenario") || !doc["scenario"].is_string()) return bad(results_path, "\"scenario\" is not text");
-  if (!doc.contains("claims")) return std::vector<FidelityRow>{};
-  if (!doc["claims"].is_array()) return bad(results_path, "\"claims\" is not a list");
   std::vector<FidelityRow> rows;
-  for (std::size_t i = 0; i < doc["claims"].size(); ++i) {
-    Result<FidelityRow> row = read_claim(doc["claims"][i], fmt::format("{} claim {}", results_path, i + 1));
-    if (!row.ok()) return row.status();
-    row->study = doc["scenario"].get<std::string>();
-    row->results_file = results_path;
-    rows.push_back(std::move(*row));
-  }
+  for (const ClaimRecord& c : file->claims) rows.push_back(row_of(c, *file));
   return rows;
 }
 

@@ -39,9 +39,11 @@ struct FidelityRow {
   std::string results_file;  // where it was read
 };
 
-// The claims of one results file; invalid_argument naming the file (and the
-// claim's index) for a document that is not a sluice results file or a claim
-// whose fields are missing or of the wrong type; io_error when it cannot be read.
+// The claims of one results file, read by the reader of every command
+// (load_results, run_record.hpp): invalid_argument naming the file and the
+// field (or the line and column of a syntax error) for a file that is not a
+// study's sluice-results document or has a run or claim of the wrong shape;
+// io_error when it cannot be read.
 Result<std::vector<FidelityRow>> read_fidelity_rows(const std::string& results_path);
 
 struct FidelitySummary {

@@ -47,6 +47,18 @@ struct GdsioLine {
     }
     return *n;
   }
+  // "key <count>", a whole number in 1..most read as one (not through a double, which rounds and overflows).
+  std::uint64_t count(std::string_view key, std::uint64_t most) const {
+    const std::optional<std::string_view> v = after(key);
+    if (!v) fail("\"" + std::string(key) + " <count>\"");
+    const std::optional<std::uint64_t> n = parse_whole(*v);
+    if (!n || *n == 0 || *n > most) {
+      fail_at_line(input, line_no,
+                   std::string(key) + " expected a whole number in 1.." + std::to_string(most) + ", got \"" +
+                       std::string(*v) + "\"");
+    }
+    return *n;
+  }
   std::optional<double> optional_number(std::string_view key, std::string_view unit) const {
     return after(key) ? std::optional<double>(number(key, unit)) : std::nullopt;
   }
@@ -68,9 +80,10 @@ std::pair<double, std::optional<double>> dataset_kib(const GdsioLine& l) {
 
 void gdsio_params(const GdsioLine& l, const std::string& io_type, ImportedRun& r) {
   const std::string xfer = l.text("XferType:");
-  const double threads = l.number("Threads:", "");
+  // A thread is a client rank: at most 2^32 - 1 of them.
+  const std::uint64_t threads = l.count("Threads:", std::numeric_limits<std::uint32_t>::max());
   r.params["xfer_type"] = xfer;
-  r.params["threads"] = std::to_string(static_cast<std::uint64_t>(threads));
+  r.params["threads"] = std::to_string(threads);
   r.params["random"] = starts_with(io_type, "RAND") ? "1" : "0";
   if (l.after("IOSize:")) {
     std::string_view size = *l.after("IOSize:");
@@ -82,7 +95,7 @@ void gdsio_params(const GdsioLine& l, const std::string& io_type, ImportedRun& r
       r.params["io_size"] = std::string(*l.after("IOSize:"));  // a random-size range: min-max-step(KiB)
     }
   }
-  r.client_ranks = static_cast<std::uint32_t>(std::min<double>(threads, std::numeric_limits<std::uint32_t>::max()));
+  r.client_ranks = static_cast<std::uint32_t>(threads);
   r.gds = starts_with(xfer, "GPUD") || starts_with(xfer, "GPU_BATCH");
 }
 

@@ -1,12 +1,12 @@
 #include "analysis/import_input.hpp"
 
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "analysis/run_record.hpp"
+#include "base/json_text.hpp"
 
 namespace sluice::analysis {
 namespace {
@@ -18,12 +18,6 @@ std::string found_text(const nlohmann::json& v) {
   std::string shown = v.is_primitive() ? " " + v.dump() : "";
   if (shown.size() > 41) shown = shown.substr(0, 38) + "...";
   return std::string(v.type_name()) + shown;
-}
-
-// The line (from 1) that holds byte `offset` of the text.
-std::size_t line_of(std::string_view text, std::size_t offset) {
-  const std::size_t end = std::min(offset, text.size());
-  return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
 }
 
 }  // namespace
@@ -110,16 +104,9 @@ std::uint64_t whole_count(const ImportInput& input, const std::string& path, dou
 }
 
 nlohmann::json parse_json_at(const ImportInput& input, std::size_t offset, std::size_t end) {
-  const std::string_view text = std::string_view(input.text).substr(offset, end - offset);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based within `text`; a message without nlohmann's own prefix and position.
-    std::string reason = e.what();
-    if (const std::size_t colon = reason.find(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
-    const std::size_t at = offset + (e.byte > 0 ? e.byte - 1 : 0);
-    fail_at_line(input, line_of(input.text, at), "not valid JSON: " + reason);
-  }
+  Result<nlohmann::json> document = base::parse_json_text(input.text, offset, end);
+  if (!document.ok()) fail_at_field(input, "", document.status().message());
+  return std::move(document).value();
 }
 
 std::string field_path(const std::string& where, std::string_view key) {

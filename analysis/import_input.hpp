@@ -62,8 +62,8 @@ std::optional<std::uint64_t> parse_whole(std::string_view token);
 // nearest integer; fail_at_field(path) when negative, not finite or >= 2^64.
 std::uint64_t whole_count(const ImportInput& input, const std::string& path, double amount);
 
-// The JSON document that starts at byte `offset` of the input and runs to its
-// end; a syntax error names the line where the parser stopped.
+// The JSON document in bytes [offset, end) of the input; not one: "FILE: line
+// L, column C: not valid JSON: ..." (base::parse_json_text), the place in the file.
 nlohmann::json parse_json_at(const ImportInput& input, std::size_t offset, std::size_t end);
 
 // ---- fields of a JSON object, each error naming "where.key" ----

@@ -1,6 +1,7 @@
 #include "analysis/import_ior.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <optional>
@@ -46,7 +47,7 @@ ImportedPhase ior_phase(const ImportInput& input, const std::string& where, cons
   ImportedPhase p;
   p.workload = "file_sweep";
   p.phase = s.operation;
-  p.ranks = static_cast<std::uint32_t>(std::min<double>(s.tasks, std::numeric_limits<std::uint32_t>::max()));
+  p.ranks = static_cast<std::uint32_t>(s.tasks);  // check_counts: whole, below 2^32
   p.last_bytes_per_s = s.bw_mean_mib * k_bytes_per_mib;
   p.last_ops_per_s = s.ops_mean;
   p.last_done_s = s.mean_time_s;
@@ -75,9 +76,31 @@ void ior_params(const IorSummary& s, const IorHeader& h, ImportedRun& r) {
   if (const auto it = h.test_params.find(id); it != h.test_params.end()) {
     for (const auto& [name, value] : it->second) r.params[name] = value;
   }
-  r.client_ranks = static_cast<std::uint32_t>(std::min<double>(s.tasks, std::numeric_limits<std::uint32_t>::max()));
+  r.client_ranks = static_cast<std::uint32_t>(s.tasks);
   if (s.tasks_per_node > 0) {
     r.nodes = static_cast<std::uint32_t>(std::min<double>(s.tasks / s.tasks_per_node, 1e9));
+  }
+}
+
+// A row's counts are whole numbers in range (tasks are ranks: below 2^32), so the casts below are
+// exact: 99999999999999999999999 tasks or 2.5 were cut to 0 and 2 before.
+void check_counts(const ImportInput& input, const std::string& where, const IorSummary& s) {
+  constexpr double k_most_ranks = std::numeric_limits<std::uint32_t>::max();
+  constexpr double k_most = 9007199254740992.0;  // 2^53: every whole double below it is exact
+  const std::pair<const char*, double> counts[] = {{"TestID", s.test_id},          {"segmentCount", s.segments},
+                                                   {"blockSize", s.block_bytes},   {"transferSize", s.transfer_bytes},
+                                                   {"repetitions", s.repetitions}, {"filePerProc", s.file_per_proc}};
+  for (const auto& [name, v] : counts) {
+    if (v != std::floor(v) || v > k_most)
+      fail_at_field(input, where, std::string(name) + ": expected a whole number in 0..2^53, got " + json(v).dump());
+  }
+  if (s.block_bytes * s.segments > k_most)
+    fail_at_field(input, where, "blockSize x segmentCount: more than 2^53 bytes");
+  for (const auto& [name, v] :
+       {std::pair<const char*, double>{"numTasks (#Tasks)", s.tasks}, {"tasksPerNode (tPN)", s.tasks_per_node}}) {
+    if (v != std::floor(v) || v > k_most_ranks)
+      fail_at_field(input, where,
+                    std::string(name) + ": expected a whole number in 0..4294967295, got " + json(v).dump());
   }
 }
 
@@ -87,6 +110,7 @@ std::vector<ImportedRun> ior_runs(const ImportInput& input, const std::vector<st
   std::vector<ImportedRun> runs;
   std::map<std::uint64_t, std::size_t> run_of;
   for (const auto& [where, s] : rows) {
+    check_counts(input, where, s);
     const auto id = static_cast<std::uint64_t>(s.test_id);
     if (!run_of.contains(id)) {
       ImportedRun r;

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
+#include <initializer_list>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 
+#include "analysis/import_input.hpp"
+#include "base/json_text.hpp"
 #include "core/common/byte_size.hpp"
 
 namespace sluice::analysis {
@@ -24,7 +25,7 @@ struct BadField : std::runtime_error {
 
 [[noreturn]] void bad(const std::string& where, const char* key, const std::string& expected, const nlohmann::json& v) {
   throw BadField(where + "." + key + ": expected " + expected + ", got " + std::string(v.type_name()) +
-                 (v.is_primitive() ? " " + v.dump().substr(0, 40) : ""));
+                 (v.is_primitive() && !v.is_null() ? " " + v.dump().substr(0, 40) : ""));
 }
 
 // The field `key` of object j: absent (or null) -> the default.
@@ -134,11 +135,16 @@ PhaseRecord parse_phase(const nlohmann::json& p, const std::string& where) {
   return r;
 }
 
-RunRecord parse_run(const nlohmann::json& j, const std::string& where) {
+// An object with each of `keys` (a key whose value may be null counts as there).
+void require_object(const nlohmann::json& j, const std::string& where, std::initializer_list<const char*> keys) {
   if (!j.is_object()) throw BadField(where + ": expected an object, got " + std::string(j.type_name()));
-  for (const char* key : {"scenario", "backend", "phases"}) {
+  for (const char* key : keys) {
     if (!j.contains(key)) throw BadField(where + ": missing \"" + key + "\"");
   }
+}
+
+RunRecord parse_run(const nlohmann::json& j, const std::string& where) {
+  require_object(j, where, {"scenario", "backend", "phases"});
   if (!j["phases"].is_array()) bad(where, "phases", "an array", j["phases"]);
   RunRecord r;
   r.scenario = string_field(j, "scenario", where);
@@ -214,8 +220,46 @@ RunRecord parse_emulate(const nlohmann::json& j) {
   return r;
 }
 
-// A sluice-results document: its format, a version this sluice reads, its runs.
-std::vector<RunRecord> parse_results_document(const nlohmann::json& document) {
+// A number of a claim, absent or null: nullopt. JSON numbers are finite (the parser refuses 1e400).
+std::optional<double> claim_number(const nlohmann::json& c, const char* key, const std::string& where) {
+  const double v = number_field(c, key, where);
+  return std::isnan(v) ? std::nullopt : std::optional<double>(v);
+}
+
+ClaimRecord parse_claim(const nlohmann::json& c, const std::string& where) {
+  require_object(c, where, {"text", "seed_figure", "holds", "measured"});
+  const auto field = [&](const char* key) { return c.contains(key) ? c[key] : nlohmann::json(); };
+  ClaimRecord r;
+  for (const char* key : {"text", "seed_figure"}) {
+    if (!c[key].is_string()) bad(where, key, "a string", c[key]);
+  }
+  if (!c["holds"].is_boolean()) bad(where, "holds", "a boolean", c["holds"]);
+  r.text = c["text"].get<std::string>();
+  r.seed_words = c["seed_figure"].get<std::string>();
+  r.holds = c["holds"].get<bool>();
+  r.measured = number_field(c, "measured", where);
+  const std::string kind = string_field(c, "kind", where, "shape");
+  if (kind == "seed_figure") {
+    r.seed_value = claim_number(c, "seed_value", where);
+    if (!r.seed_value || *r.seed_value == 0) bad(where, "seed_value", "a nonzero number", field("seed_value"));
+    const std::optional<double> tolerance = claim_number(c, "tolerance", where);
+    if (!tolerance || *tolerance < 0 || *tolerance > k_max_claim_tolerance)
+      bad(where, "tolerance", "a number in 0..1e6 (relative)", field("tolerance"));
+    r.tolerance = *tolerance;
+    r.tolerance_why = string_field(c, "tolerance_why", where);
+    r.model_input = bool_field(c, "model_input", where);
+  } else if (kind == "shape") {
+    r.at_least = claim_number(c, "at_least", where);
+    r.at_most = claim_number(c, "at_most", where);
+    if (!r.at_least && !r.at_most) throw BadField(where + ": a shape claim without \"at_least\" or \"at_most\"");
+  } else {
+    bad(where, "kind", "\"seed_figure\" or \"shape\"", c["kind"]);
+  }
+  return r;
+}
+
+// A sluice-results document: its format, a version this sluice reads, its runs and claims.
+ResultsFile parse_results_document(const nlohmann::json& document) {
   if (string_field(document, "format", "results") != "sluice-results") {
     throw BadField("results: \"format\" is not \"sluice-results\"");
   }
@@ -226,11 +270,20 @@ std::vector<RunRecord> parse_results_document(const nlohmann::json& document) {
                      std::to_string(k_max_results_version) + "); a newer sluice wrote it");
     }
   }
-  bool_field(document, "complete", "results", true);  // type-checked here, read by results_complete()
-  if (!document["runs"].is_array()) bad("results", "runs", "an array", document["runs"]);
-  std::vector<RunRecord> out;
+  ResultsFile out;
+  out.sluice_results = true;
+  out.complete = bool_field(document, "complete", "results", true);
+  out.scenario = string_field(document, "scenario", "results");
+  if (!document.contains("runs") || !document["runs"].is_array())
+    bad("results", "runs", "an array", document.value("runs", nlohmann::json()));
   for (std::size_t i = 0; i < document["runs"].size(); ++i) {
-    out.push_back(parse_run(document["runs"][i], "results: runs[" + std::to_string(i) + "]"));
+    out.runs.push_back(parse_run(document["runs"][i], "results: runs[" + std::to_string(i) + "]"));
+  }
+  if (document.contains("claims") && !document["claims"].is_null()) {
+    if (!document["claims"].is_array()) bad("results", "claims", "an array", document["claims"]);
+    for (std::size_t i = 0; i < document["claims"].size(); ++i) {
+      out.claims.push_back(parse_claim(document["claims"][i], "results: claims[" + std::to_string(i) + "]"));
+    }
   }
   return out;
 }
@@ -256,13 +309,15 @@ bool is_phase_metric(const std::string& metric) {
   return std::find(k_default_metrics.begin(), k_default_metrics.end(), metric) != k_default_metrics.end();
 }
 
-Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document) {
+Result<ResultsFile> parse_results(const nlohmann::json& document) {
   if (!document.is_object()) return error(StatusCode::invalid_argument, "results: document is not an object");
   try {
-    if (document.contains("runs")) return parse_results_document(document);
-    if (document.contains("emulation") && document.contains("nodes"))
-      return std::vector<RunRecord>{parse_emulate(document)};
-    return std::vector<RunRecord>{parse_run(document, "results: run")};
+    // A "format" says a sluice-results document even without its runs (then refused for that).
+    if (document.contains("runs") || document.contains("format")) return parse_results_document(document);
+    ResultsFile out;
+    const bool emulate = document.contains("emulation") && document.contains("nodes");
+    out.runs.push_back(emulate ? parse_emulate(document) : parse_run(document, "results: run"));
+    return out;
   } catch (const BadField& e) {
     return error(StatusCode::invalid_argument, e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -270,19 +325,21 @@ Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document) {
   }
 }
 
+Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document) {
+  Result<ResultsFile> file = parse_results(document);
+  if (!file.ok()) return file.status();
+  return std::move(file->runs);
+}
+
 Result<ResultsFile> load_results(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error(StatusCode::io_error, "results: cannot open " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (text.str().size() > k_max_results_file_bytes) {
-    return error(StatusCode::invalid_argument, "results: " + path + " is larger than k_max_results_file_bytes");
-  }
-  const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
-  if (doc.is_discarded()) return error(StatusCode::invalid_argument, "results: " + path + " is not valid JSON");
-  Result<std::vector<RunRecord>> runs = parse_runs(doc);
-  if (!runs.ok()) return error(runs.status().code(), path + ": " + runs.status().message());
-  return ResultsFile{path, std::move(*runs), results_complete(doc)};
+  Result<ImportInput> input = read_import_input(path);
+  if (!input.ok()) return input.status();
+  Result<nlohmann::json> doc = base::parse_json_text(input->text);
+  if (!doc.ok()) return error(StatusCode::invalid_argument, path + ": " + doc.status().message());
+  Result<ResultsFile> file = parse_results(*doc);
+  if (!file.ok()) return error(file.status().code(), path + ": " + file.status().message());
+  file->path = path;
+  return file;
 }
 
 Result<std::vector<RunRecord>> load_runs(const std::string& path) {

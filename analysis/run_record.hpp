@@ -13,10 +13,14 @@
 // A results.json with "complete": false holds only the points that finished
 // before its run was stopped (or while it still runs); load_results says so,
 // and the commands that read files (compare, report, calibrate --fit) print it.
+// A sluice-results document's "claims" are read too (fidelity reports them):
+// every command reads results through load_results, so a file one refuses,
+// every one refuses.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,18 +75,49 @@ inline const std::vector<std::string> k_default_metrics = {"bytes_per_s", "ops_p
 // Whether phase_metric knows the name (one of k_default_metrics, or extra.<name>).
 bool is_phase_metric(const std::string& metric);
 
-// Parses either layout; invalid_argument naming the missing/mistyped field.
-Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document);
-// Reads and parses a file; io_error naming the path.
-Result<std::vector<RunRecord>> load_runs(const std::string& path);
+// The largest relative tolerance a claim may give (1e6: 100,000,000%); a
+// larger one is no tolerance (1e308 printed as "inf%").
+inline constexpr double k_max_claim_tolerance = 1e6;
 
-// A results file's runs and whether it holds every run of its script.
-struct ResultsFile {
-  std::string path;
-  std::vector<RunRecord> runs;
-  bool complete = true;  // results.json "complete" (absent: true; emulate output: true)
+// One claim a script checked on its results (results.json "claims", sl.claim;
+// results.schema.json $defs/claim).
+struct ClaimRecord {
+  std::string text;
+  std::string seed_words;  // "seed_figure": the seed's own words ("~2x"), may be empty
+  bool holds = false;
+  double measured = 0;  // NaN when the run wrote null
+  // kind "seed_figure": the published value (nonzero) and the relative
+  // tolerance (0..k_max_claim_tolerance) it holds within.
+  std::optional<double> seed_value;
+  double tolerance = 0;
+  std::string tolerance_why;
+  bool model_input = false;  // the figure is a parameter of the run
+  // kind "shape" (or none): the bounds, at least one of them.
+  std::optional<double> at_least;
+  std::optional<double> at_most;
 };
+
+// A results file: its runs, its claims and whether it holds every run of its script.
+struct ResultsFile {
+  std::string path;  // "" for a document parsed from memory
+  std::vector<RunRecord> runs;
+  bool complete = true;         // results.json "complete" (absent: true; emulate output: true)
+  std::string scenario;         // the document's "scenario" ("" when it has none: emulate output, a run object)
+  bool sluice_results = false;  // the layout of `sluice run` (the only one with claims)
+  std::vector<ClaimRecord> claims;
+};
+
+// Parses either layout; invalid_argument naming the missing/mistyped field
+// ("results: runs[0].ok: expected a boolean, got string").
+Result<ResultsFile> parse_results(const nlohmann::json& document);
+// parse_results' runs.
+Result<std::vector<RunRecord>> parse_runs(const nlohmann::json& document);
+// Reads and parses a file: every command that reads results reads them here.
+// io_error naming the path when it cannot be read; invalid_argument "PATH:
+// ..." when it is not JSON (naming the line and column: base/json_text.hpp)
+// or not results (naming the field).
 Result<ResultsFile> load_results(const std::string& path);
+Result<std::vector<RunRecord>> load_runs(const std::string& path);
 // False only for a sluice-results document that says "complete": false.
 bool results_complete(const nlohmann::json& document);
 // "FILE is incomplete: its run was stopped before every point finished (N runs in it)".

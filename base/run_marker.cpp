@@ -12,7 +12,8 @@ namespace sluice::base {
 namespace {
 
 // The start time of `pid` in clock ticks since boot (/proc/<pid>/stat field
-// 22); 0 when the process does not exist or the file cannot be read.
+// 22); 0 when the process does not exist, has exited (a zombie not yet
+// reaped: state Z or X, field 3) or the file cannot be read.
 std::uint64_t start_ticks(long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
@@ -24,6 +25,7 @@ std::uint64_t start_ticks(long pid) {
   std::string field;
   for (int i = 3; i <= 22; ++i) {
     if (!(fields >> field)) return 0;
+    if (i == 3 && (field == "Z" || field == "X")) return 0;
   }
   try {
     return std::stoull(field);
@@ -32,23 +34,42 @@ std::uint64_t start_ticks(long pid) {
   }
 }
 
-}  // namespace
-
-Status write_run_marker(const std::string& dir) {
+// The owner line of a marker: "<pid> <start ticks>", and " kept" when kept.
+Status write_marker(const std::string& dir, std::string_view suffix) {
   const std::string path = dir + "/" + std::string(k_run_marker_file);
   std::ofstream out(path);
-  out << ::getpid() << " " << start_ticks(::getpid()) << "\n";
+  out << ::getpid() << " " << start_ticks(::getpid()) << suffix << "\n";
   if (!out) return error(StatusCode::io_error, "cannot write " + path);
   return ok_status();
 }
+
+}  // namespace
+
+Status write_run_marker(const std::string& dir) { return write_marker(dir, ""); }
+
+Status mark_run_kept(const std::string& dir) { return write_marker(dir, " kept"); }
 
 bool run_dir_is_stale(const std::string& dir) {
   std::ifstream in(dir + "/" + std::string(k_run_marker_file));
   long pid = 0;
   std::uint64_t started = 0;
   if (!(in >> pid >> started) || pid <= 0) return false;
+  if (std::string word; in >> word && word == "kept") return false;
   const std::uint64_t now = start_ticks(pid);
   return now == 0 || now != started;
+}
+
+bool process_runs(long pid) { return pid > 0 && start_ticks(pid) != 0; }
+
+void RunDir::finish() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  if (keep_) {
+    mark_run_kept(path_).ignore();  // without it the directory is swept once this process is gone
+  } else {
+    std::filesystem::remove_all(path_, ec);
+  }
+  path_.clear();
 }
 
 std::vector<std::string> remove_stale_run_dirs(const std::string& root, std::string_view name_prefix,

@@ -37,7 +37,7 @@ for _, gds in ipairs({"on", "off"}) do
 end
 
 print("")
-print("Headlines (simulated, next to the BeeGFS/NetApp blog):")
+sl.headlines("next to the BeeGFS/NetApp blog")
 local ratios = {}
 for _, g in ipairs(P.gpus) do
   for _, size in ipairs(P.sizes) do

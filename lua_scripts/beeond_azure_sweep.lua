@@ -57,7 +57,7 @@ end
 local main = sl.run{ backend = "sim", cluster = cluster, fs = beeond(1), workload = elbencho(P.sizes), seed = 1,
                     label = "1 MDS", params = { meta_servers = 1 } }
 sl.report{ main, phases = {"write", "read"}, title = "BeeOND, 1 metadata server: aggregate throughput (GB/s) by file size and threads per node" }
-  :plot("beeond_sweep.svg", { x = "threads", title = "BeeOND on 4 x ND40rs_v2, 1 metadata server (simulated)" })
+  :plot("beeond_sweep.svg", { x = "threads", title = "BeeOND on 4 x ND40rs_v2, 1 metadata server (backend " .. main[1].backend .. ")" })
 
 -- Small files again with more metadata servers.
 local smallest = P.sizes[1]
@@ -69,7 +69,7 @@ local largest = P.sizes[#P.sizes]
 local few, many = P.threads[1], P.threads[#P.threads]
 local knee = P.threads[math.min(2, #P.threads)]
 print("")
-print("Headlines (simulated, next to the NAG tutorial's figures, docs/seeds.md#beeond-for-cosmoflow-on-azure):")
+sl.headlines("next to the NAG tutorial's figures, docs/seeds.md#beeond-for-cosmoflow-on-azure")
 for _, op in ipairs({"read", "write"}) do
   local at_few = study.rate(main, {size = smallest, threads = few}, op)
   local at_knee = study.rate(main, {size = smallest, threads = knee}, op)

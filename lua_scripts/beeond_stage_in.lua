@@ -71,7 +71,7 @@ local function sustained(n)
 end
 
 print("")
-print("Headlines (simulated, next to docs/seeds.md#beeond-staging):")
+sl.headlines("next to docs/seeds.md#beeond-staging")
 local first, last = P.nodes[1], P.nodes[#P.nodes]
 local all = {}
 for _, n in ipairs(P.nodes) do

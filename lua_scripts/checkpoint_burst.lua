@@ -43,7 +43,7 @@ for _, chooser in ipairs(P.choosers) do
 end
 
 print("")
-print("Headlines (simulated, next to docs/seeds.md#checkpoints):")
+sl.headlines("next to docs/seeds.md#checkpoints")
 local all = {}
 for _, chooser in ipairs(P.choosers) do
   local row = study.row(results[chooser], {}, "write")

@@ -52,7 +52,7 @@ for _, name in ipairs({"beeond", "shared_pfs"}) do
 end
 
 print("")
-print("Headlines (simulated, next to docs/seeds.md#beeond-for-cosmoflow-on-azure):")
+sl.headlines("next to docs/seeds.md#beeond-for-cosmoflow-on-azure")
 for _, name in ipairs({"beeond", "shared_pfs"}) do
   local row = study.row(results[name], {}, "epoch")
   local au = row and row.extra and row.extra.au_pct or 0

@@ -64,7 +64,7 @@ for i, points in ipairs(sl.run_all(runs)) do
 end
 
 print("")
-print("Headlines (simulated, next to docs/seeds.md#sharded-metadata):")
+sl.headlines("next to docs/seeds.md#sharded-metadata")
 local base = P.shards[1]
 for _, shards in ipairs(P.shards) do
   local create = study.ops(results[shards], {}, "create", "mdtest")

@@ -55,7 +55,7 @@ for _, name in ipairs({"one_port", "two_ports"}) do
 end
 
 print("")
-print("Headlines (simulated, next to the Critical I/O paper's figures):")
+sl.headlines("next to the Critical I/O paper's figures")
 local function mb(name, phase) return study.rate(results[name], {}, phase) end
 sl.headline("record, one port", study.mbs(mb("one_port", "record")), "3051 MB/s")
 sl.headline("record, two ports", study.mbs(mb("two_ports", "record")), "6057 MB/s")

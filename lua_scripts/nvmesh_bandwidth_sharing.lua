@@ -65,7 +65,7 @@ local limited = sl.run{ backend = "sim", cluster = cluster, fs = fs(P.shared_win
 sl.report{ open, limited, phases = {"read"}, title = "small reads from all GPUs: no limiter, then " .. P.egress_limit }
 
 print("")
-print("Headlines (simulated, next to the NVMesh blog):")
+sl.headlines("next to the NVMesh blog")
 local few = P.active_gpus[1]
 sl.headline(string.format("%d GPU(s) bursting: dynamic vs pinned read", few),
             study.gbs(study.rate(shared, {ranks_per_node = few}, "read")) .. " vs " ..

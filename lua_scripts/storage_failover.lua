@@ -77,7 +77,7 @@ local function bytes(name, phase) local x = row(name, phase); return x and x.byt
 local function rate(name, phase) return study.rate(R[name], {}, phase) end
 
 print("")
-print("Headlines (simulated):")
+sl.headlines()
 sl.headline("calm writes, mirrored / plain", study.ratio(rate("mirror_calm", "write"), rate("plain_calm", "write")),
             "< 1: every byte crosses the network twice")
 sl.headline("writes done, plain, storage:0 down " .. P.outage_s .. " s",

@@ -55,6 +55,7 @@
 #include "scenarios/lua/lua_api.hpp"
 #include "scenarios/lua/lua_script.hpp"
 #include "scenarios/lua/machine_report.hpp"
+#include "scenarios/runner/point_bound.hpp"
 #include "scenarios/runner/results_journal.hpp"
 #include "scenarios/runner/results_writer.hpp"
 #include "scenarios/runner/runner.hpp"
@@ -68,6 +69,7 @@
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/emulate/dead_runs.hpp"
 #include "scenarios/emulate/cluster_point_run.hpp"
 #include "scenarios/emulate/emulated_point_run.hpp"
 #include "scenarios/emulate/netns_hosts.hpp"
@@ -391,19 +393,12 @@ class ProgressLine {
   double next_plain_s_ = k_plain_interval_s;
 };
 
-// The directories of hardware runs whose process died (killed, stopped by
-// SIGINT/SIGTERM while its point ran): removed, each said on stderr.
-void sweep_stale_hw_dirs(const std::string& root) {
-  base::remove_stale_run_dirs(root, scenario::k_hw_run_dir_prefix,
-                              [](std::string_view line) { fmt::print(stderr, "sluice: stale hw run: {}\n", line); });
-}
-
-// Emulated points whose process died (killed at its time limit, or by
-// SIGINT/SIGTERM) leave their namespaces and directory: removed, each said.
-void sweep_stale_emulations(const std::string& root) {
-  const auto say = [](std::string_view line) { fmt::print(stderr, "sluice: stale emulation: {}\n", line); };
-  sluice::emulate::cleanup_stale(say).status().ignore();  // what it could not remove, it said
-  if (!root.empty()) base::remove_stale_run_dirs(root, sluice::emulate::k_netns_prefix, say);
+// What runs whose process died left (killed, stopped by SIGINT/SIGTERM while
+// a point ran: namespaces, mounts, run directories under /tmp and `root`;
+// emulate/dead_runs.hpp): removed, each said on stderr.
+void sweep_dead_runs(const std::string& root) {
+  sluice::emulate::sweep_dead_runs({root},
+                                   [](std::string_view line) { fmt::print(stderr, "sluice: dead run: {}\n", line); });
 }
 
 // The multi-process deployment's options (--backend cluster and emulate) from the command line.
@@ -442,7 +437,7 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
     call.hw.storage_backend = args.storage_backend;
     if (args.node_memory_bytes > 0) call.hw.node_memory_limit_bytes = args.node_memory_bytes;
     if (!args.storage_root.empty()) call.hw.temp_root = args.storage_root;
-    sweep_stale_hw_dirs(call.hw.temp_root);
+    sweep_dead_runs(call.hw.temp_root);
     call.run_point = [hw = call.hw](const scenario::ScenarioSpec& spec, scenario::Backend b) {
       scenario::RunnerOptions point;
       point.hw = hw;
@@ -457,6 +452,7 @@ scenario::RunnerOptions runner_call_options(const RunArgs& args, scenario::Backe
   // Emulated runs: the netns cluster (scenarios/emulate/emulated_point_run.hpp), one at a time.
   if (backend == scenario::Backend::emulate) {
     call.jobs = 1;
+    sweep_dead_runs(args.storage_root);
     sluice::emulate::EmulatedPointOptions o;
     // CUDA is first touched in a rank, after the forks (it does not survive one).
     o.deployment = deployment_options(args);
@@ -547,7 +543,7 @@ class ScriptRunner {
     Result<std::vector<scenario::RunResult>> r =
         scenario::run_points(run_these, backend, runner_call_options(args_, backend, std::move(call)));
     progress_.clear();
-    if (backend == scenario::Backend::emulate) sweep_stale_emulations(args_.storage_root);
+    if (backend == scenario::Backend::emulate) sweep_dead_runs(args_.storage_root);
     journal_.end_call(r.ok());
     return r;
   }
@@ -565,7 +561,7 @@ class ScriptRunner {
     }
     if (!bootstrap_) {
       // Directories of this host's ranks that died in an earlier run (hw_point_run.hpp's marks).
-      sweep_stale_hw_dirs(args_.storage_root.empty() ? scenario::HwRunOptions{}.temp_root : args_.storage_root);
+      sweep_dead_runs(args_.storage_root);
       const auto timeout = std::chrono::seconds(static_cast<std::int64_t>(args_.point_timeout_s));
       bootstrap_ =
           std::make_unique<sluice::emulate::RankBootstrap>(*sweep_, timeout, [] { return g_stop_signal != 0; });
@@ -607,13 +603,15 @@ class ScriptRunner {
 class QuietRank {
  public:
   explicit QuietRank(RunArgs& args) {
-    const std::filesystem::path base = std::filesystem::temp_directory_path() / "sluice-rank-XXXXXX";
+    const std::filesystem::path base =
+        std::filesystem::temp_directory_path() / (std::string(sluice::emulate::k_rank_dir_prefix) + "XXXXXX");
     std::string pattern = base.string();
     if (::mkdtemp(pattern.data()) == nullptr) {
       throw std::runtime_error("sweep over ranks: cannot make a private directory " + pattern + ": " +
                                std::strerror(errno));
     }
     dir_ = pattern;
+    sluice::base::write_run_marker(dir_).ignore();  // without it a killed rank's directory is never swept
     args.out_dir = dir_;
     args.report = false;
     std::fflush(stdout);
@@ -636,7 +634,7 @@ class QuietRank {
 int stopped_run(scenario::ResultsJournal& journal, const std::string& out_dir, const std::string& storage_root) {
   const int signal_number = g_stop_signal;
   // The killed points' chunk files.
-  sweep_stale_hw_dirs(storage_root.empty() ? scenario::HwRunOptions{}.temp_root : storage_root);
+  sweep_dead_runs(storage_root);
   const Status written = journal.write_stopped();
   fmt::print(stderr, "\nsluice: stopped by {}: {}\n", signal_number == SIGINT ? "SIGINT (Ctrl-C)" : "SIGTERM",
              written.ok() ? fmt::format("{} finished point{} written to {}/results.json and results.csv, "
@@ -698,6 +696,10 @@ int run_verdict(const scenario::ScriptOutcome& outcome, bool check_claims) {
 
 int run_command(const RunArgs& given) {
   RunArgs args = given;
+  // A relative --storage-root is taken from the current directory, here, before
+  // any rank or node gets it (a cluster config's storage_root must be absolute).
+  if (!args.storage_root.empty())
+    args.storage_root = std::filesystem::absolute(args.storage_root).lexically_normal().string();
   if (!args.shared_secret_file.empty()) {
     if (args.insecure) throw UsageError("--shared-secret-file and --insecure contradict each other");
     Result<std::string> secret = transport::read_shared_secret_file(args.shared_secret_file);
@@ -764,6 +766,63 @@ int describe_command(const std::string& script) {
     fmt::print("  {:<{}}  {:<8} {:<16} {}\n", p.name, width, p.type, p.default_text, p.description);
   }
   return k_exit_ok;
+}
+
+// `sluice bound SCRIPT`: each point's bulk phases with the hardware's ceiling
+// and what binds it (scenarios/runner/point_bound.hpp). The script runs with
+// an sl.run that computes bounds instead of running points, so its later
+// sl.run calls are seen when they do not depend on earlier results.
+int bound_command(const std::string& script, const std::vector<std::string>& sets) {
+  scenario::ScriptOptions options;
+  options.sets = parse_sets(sets);
+  std::ostringstream discard;
+  options.out = &discard;
+  std::size_t points = 0;
+  options.run = [&points](const std::vector<scenario::ScenarioSpec>& specs,
+                          scenario::Backend) -> Result<std::vector<scenario::RunResult>> {
+    std::vector<scenario::RunResult> results;
+    for (const scenario::ScenarioSpec& spec : specs) {
+      ++points;
+      std::string params;
+      for (const auto& [k, v] : spec.params) params += fmt::format("{}{}={}", params.empty() ? "" : " ", k, v);
+      fmt::print("point {}{}: {}\n", points, spec.label.empty() ? "" : " (" + spec.label + ")", params);
+      Result<std::vector<scenario::PhaseBound>> rows = scenario::point_bounds(spec);
+      if (!rows.ok()) return rows.status();
+      for (const scenario::PhaseBound& b : *rows) {
+        if (b.computed) {
+          fmt::print("  {} {}: {:.2f} GB/s, bound by {}\n", b.workload, b.phase, b.bound_bytes_per_s / 1e9,
+                     b.binding_resource);
+        } else {
+          fmt::print("  {} {}: {}\n", b.workload, b.phase, b.binding_resource);
+        }
+      }
+      scenario::RunResult r;
+      r.spec = spec;
+      r.error = "not run: sluice bound computes bounds only";
+      results.push_back(std::move(r));
+    }
+    return results;
+  };
+  Result<scenario::ScriptOutcome> outcome = scenario::run_script(script, options);
+  if (!outcome.ok()) {
+    if (points == 0) throw_script_status(outcome.status());
+    fmt::print("(the script stopped after {} points: {})\n", points, outcome.status().message());
+  }
+  if (points == 0) fmt::print("{} runs no point.\n", script);
+  return k_exit_ok;
+}
+
+struct BoundArgs {
+  std::string script;
+  std::vector<std::string> sets;
+};
+
+CLI::App* add_bound_command(CLI::App& app, BoundArgs& args) {
+  auto* cmd = app.add_subcommand(
+      "bound", "each point's bulk phases with the hardware's ceiling and the resource that binds it (max flow)");
+  cmd->add_option("script", args.script, "the scenario script (.lua)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--set", args.sets, "override a declared parameter: name=value (repeatable)");
+  return cmd;
 }
 
 // `sluice run`'s options.
@@ -911,6 +970,8 @@ int main(int argc, char** argv) {
   describe_cmd->add_option("script", describe_script, "the scenario script (.lua)")->check(CLI::ExistingFile);
   describe_cmd->add_flag("--api", describe_api,
                          "print the reference of the sluice Lua module (docs/lua-api.md is this output)");
+  BoundArgs bound_args;
+  CLI::App* bound_cmd = add_bound_command(app, bound_args);
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
   sluice::emulate::add_netns_hosts_command(app);
@@ -926,6 +987,7 @@ int main(int argc, char** argv) {
     if (backends_cmd->parsed()) return backends();
     if (run_cmd->parsed()) return run_command(run_args);
     if (describe_cmd->parsed()) return describe_api ? describe_api_command() : describe_command(describe_script);
+    if (bound_cmd->parsed()) return bound_command(bound_args.script, bound_args.sets);
     return topo_show(topo_args);
   } catch (const UsageError& e) {
     fmt::print(stderr, "sluice: {}\n", e.what());

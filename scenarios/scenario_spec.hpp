@@ -159,6 +159,10 @@ struct PhaseRow {
   double latency_us_p50 = std::numeric_limits<double>::quiet_NaN();
   double latency_us_p99 = std::numeric_limits<double>::quiet_NaN();
   std::map<std::string, double> extra;  // workload-specific, name carries its unit (e.g. "au_pct")
+  // The hardware's ceiling for this phase's bytes (scenarios/runner/point_bound.hpp;
+  // NaN: none) and what binds it, or why there is none ("" for a phase that moves no bulk bytes).
+  double bound_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  std::string binding_resource;
   // Throughput over time, all ranks together: window i covers
   // [i, i+1) x progress_window_s after the phase started (PhaseRecorder).
   double progress_window_s = 0;

@@ -19,6 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLUICE=${SLUICE:-build/sluice}
+# BENCH_SMOKE=1 (make bench-fidelity or bench-sim BENCH_SMOKE=1, tests/bench/smoke.hpp): one quick study.
+if [ "${SLUICE_BENCH_SMOKE:-0}" != 0 ]; then : "${FIDELITY_STUDIES:=gpu_rdma_recorder}"; fi
 OUT=${FIDELITY_OUT:-out/fidelity}
 JOBS=${JOBS:-$(nproc)}
 STUDY_TIMEOUT_S=${FIDELITY_STUDY_TIMEOUT_S:-3600}  # one study's wall-clock limit

@@ -13,6 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLUICE=${SLUICE:-build/sluice}
+# BENCH_SMOKE=1 (make bench-hw BENCH_SMOKE=1, tests/bench/smoke.hpp): one run of one small point.
+if [ "${SLUICE_BENCH_SMOKE:-0}" != 0 ]; then
+  : "${BENCH_HW_RUNS:=1}" "${BENCH_HW_THREADS:=1}" "${BENCH_HW_FILE_SIZE:=16MiB}" "${BENCH_HW_BLOCKS:=1MiB}"
+fi
 DIR=${BENCH_HW_DIR:-/var/tmp/sluice-bench-hw}
 RUNS=${BENCH_HW_RUNS:-3}
 THREADS=${BENCH_HW_THREADS:-4}

@@ -14,6 +14,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLUICE=${SLUICE:-build/sluice}
+# BENCH_SMOKE=1 (make bench-mount BENCH_SMOKE=1, tests/bench/smoke.hpp): one run of one small point.
+if [ "${SLUICE_BENCH_SMOKE:-0}" != 0 ]; then
+  : "${BENCH_MOUNT_RUNS:=1}" "${BENCH_MOUNT_THREADS:=1}" "${BENCH_MOUNT_FILE_SIZE:=16MiB}"
+fi
 RUNS=${BENCH_MOUNT_RUNS:-3}
 THREADS=${BENCH_MOUNT_THREADS:-4}
 FILE_SIZE=${BENCH_MOUNT_FILE_SIZE:-256MiB}

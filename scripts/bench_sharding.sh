@@ -24,6 +24,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLUICE=${SLUICE:-build/sluice}
+# BENCH_SMOKE=1 (make bench-sim BENCH_SMOKE=1, tests/bench/smoke.hpp): 1 and 4 shards, few entries.
+if [ "${SLUICE_BENCH_SMOKE:-0}" != 0 ]; then
+  : "${P8_SHARDS:=1 4}" "${P8_ENTRIES_PER_SHARD:=200}" "${P8_CLIENTS:=8}" "${P8_THREADS:=4}"
+fi
 OUT=${P8_OUT:-out/p8}
 SHARDS=${P8_SHARDS:-"1 4 16 64"}
 PER_SHARD=${P8_ENTRIES_PER_SHARD:-2000}

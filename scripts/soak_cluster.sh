@@ -18,14 +18,20 @@
 #   hung     it passed SOAK_RUN_LIMIT_S (default 240 s): timeout ended it;
 #   corrupt  it failed naming corrupt bytes (a CRC32C or pattern mismatch),
 #            or fewer bytes were verified against the pattern than read;
+#   failed_to_start  it never started: no results.json and exit 2 (sluice
+#            refused it before anything ran) or a refused cluster
+#            configuration in its log ("cluster config: ...", checked before
+#            any node starts), or a results.json whose run failed so without
+#            a byte moved; nothing was written, so nothing can be lost;
 #   lost     any other failure, or fewer bytes read back than written
 #            (an acknowledged write the file system no longer has);
 # and the soak prints, as its last line,
-#   RESULT R2 runs=N lost=L corrupt=C hung=H kills=K restarts=R meta_kills=M launcher=...
+#   RESULT R2 runs=N lost=L corrupt=C hung=H failed_to_start=F kills=K restarts=R meta_kills=M launcher=...
 # (K and R count every server process killed and started again; M the
 # metadata server's among them).
-# Exit 0 only when lost, corrupt and hung are all 0. Each run's output and
-# results stay in SOAK_DIR (default build/soak-cluster), one folder per seed.
+# Exit 0 only when lost, corrupt, hung and failed_to_start are all 0. Each
+# run's output and results stay in SOAK_DIR (default build/soak-cluster; a
+# relative one is taken from the current directory), one folder per seed.
 # Usage: SLUICE=build/sluice bash scripts/soak_cluster.sh
 set -u
 sluice=$(cd "$(dirname "${SLUICE:-build/sluice}")" && pwd)/$(basename "${SLUICE:-build/sluice}")
@@ -36,6 +42,7 @@ first_seed=${SOAK_SEED:-1}
 kills=${SOAK_KILLS:-2}
 limit_s=${SOAK_RUN_LIMIT_S:-240}
 dir=${SOAK_DIR:-$here/build/soak-cluster}
+[ "${dir#/}" != "$dir" ] || dir="$PWD/$dir"  # the runs' --storage-root and --out: absolute
 launcher=${SOAK_LAUNCHER:-mpi}
 [ -x "$sluice" ] || { echo "soak-cluster: no sluice at $sluice (build it: make build)"; exit 2; }
 if [ "$launcher" = emulate ]; then
@@ -46,7 +53,7 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 rm -rf "$dir" && mkdir -p "$dir/storage"
 
-lost=0 corrupt=0 hung=0 all_kills=0 all_restarts=0 all_meta_kills=0
+lost=0 corrupt=0 hung=0 failed_to_start=0 all_kills=0 all_restarts=0 all_meta_kills=0
 for ((i = 0; i < runs; ++i)); do
   seed=$((first_seed + i))
   out="$dir/seed-$seed"
@@ -66,12 +73,18 @@ for ((i = 0; i < runs; ++i)); do
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     verdict="hung"
   else
-    verdict=$(python3 - "$out/results.json" <<'PY'
+    verdict=$(python3 - "$out/results.json" "$rc" "$dir/seed-$seed.log" <<'PY'
 import json, sys
+REFUSED = "cluster config:"  # a refused configuration: checked before any node starts
+log = open(sys.argv[3], errors="replace").read().splitlines()
+said = [l for l in log if REFUSED in l] or [l for l in log if l.strip()][-1:] or ["(no output)"]
 try:
     run = json.load(open(sys.argv[1]))["runs"][0]
-except Exception as e:  # no results: the run did not get that far
-    print("lost 0 0 0 no results.json (%s)" % e)
+except Exception as e:  # no results: refused up front (exit 2), or the run did not get that far
+    if sys.argv[2] == "2" or any(REFUSED in l for l in log):
+        print("failed_to_start 0 0 0 exit %s, no results.json: %s" % (sys.argv[2], said[0].strip()[:300]))
+    else:
+        print("lost 0 0 0 exit %s, no results.json (%s): %s" % (sys.argv[2], e, said[0].strip()[:300]))
     sys.exit(0)
 c = run.get("counters", {})
 meta_kills = int(c.get("faults.meta_process_kills", 0))
@@ -81,7 +94,9 @@ restarts = int(c.get("faults.storage_process_restarts", 0)) + int(c.get("faults.
 phases = {p["phase"]: p["bytes"] for p in run.get("phases", [])}
 verified = int(c.get("file_sweep.read.verified_bytes", 0))
 error = run.get("error") or ""
-if not run.get("ok"):
+if not run.get("ok") and REFUSED in error and not any(phases.values()):
+    print("failed_to_start", kills, restarts, meta_kills, error[:300])
+elif not run.get("ok"):
     kind = "corrupt" if any(w in error.lower() for w in ("corrupt", "mismatch", "crc32c")) else "lost"
     print(kind, kills, restarts, meta_kills, error[:300])
 elif phases.get("read", 0) < phases.get("write", 0):
@@ -100,10 +115,11 @@ PY
     hung) hung=$((hung + 1)) ;;
     lost) lost=$((lost + 1)) ;;
     corrupt) corrupt=$((corrupt + 1)) ;;
+    failed_to_start) failed_to_start=$((failed_to_start + 1)) ;;
   esac
   [ $# -ge 4 ] && all_kills=$((all_kills + $2)) && all_restarts=$((all_restarts + $3)) &&
     all_meta_kills=$((all_meta_kills + $4))
   echo "seed $seed: $verdict"
 done
-echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung kills=$all_kills restarts=$all_restarts meta_kills=$all_meta_kills launcher=$launcher"
-[ "$lost" = 0 ] && [ "$corrupt" = 0 ] && [ "$hung" = 0 ]
+echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung failed_to_start=$failed_to_start kills=$all_kills restarts=$all_restarts meta_kills=$all_meta_kills launcher=$launcher"
+[ "$lost" = 0 ] && [ "$corrupt" = 0 ] && [ "$hung" = 0 ] && [ "$failed_to_start" = 0 ]

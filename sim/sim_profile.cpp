@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/json_text.hpp"
 #include "core/proto/wire_limits.hpp"
 
 namespace sluice::sim {
@@ -352,8 +353,9 @@ Result<SimProfile> parse_profile(std::string_view json_text) {
   if (json_text.size() > k_max_profile_bytes) {
     return bad("file of " + std::to_string(json_text.size()) + " bytes exceeds k_max_profile_bytes");
   }
-  Json j = Json::parse(json_text.begin(), json_text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad("not valid JSON");
+  Result<Json> parsed = base::parse_json_text(json_text);
+  if (!parsed.ok()) return bad(parsed.status().message());
+  const Json& j = *parsed;
   SLUICE_TRY(check_keys(j, "",
                         {"format", "version", "name", "source", "link_classes", "network", "disk", "cpu", "memory",
                          "staging", "page_cache", "sources"}));

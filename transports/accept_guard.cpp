@@ -57,6 +57,10 @@ Status check_accept_limits(const TransportConfig& config, std::string_view trans
         std::pair{"accept_backoff_max_ms", a.accept_backoff_max_ms}, std::pair{"log_interval_ms", a.log_interval_ms}}) {
     if (Status st = check_ms(transport_name, field, value); !st.ok()) return st;
   }
+  if (a.max_handshake_bytes == 0) {
+    return error(StatusCode::invalid_argument,
+                 std::string(transport_name) + " transport: accept.max_handshake_bytes 0 must be >= 1");
+  }
   if (a.max_handshaking_per_listener > a.max_connections_per_listener) {
     return error(StatusCode::invalid_argument,
                  std::string(transport_name) + " transport: accept.max_handshaking_per_listener " +
@@ -79,8 +83,9 @@ std::int64_t monotonic_now_ns() {
 }
 
 AcceptGuard::AcceptGuard(const AcceptLimits& limits, std::string transport_name, std::size_t listeners,
-                         std::function<void(std::string_view)> log)
+                         std::function<void(std::string_view)> log, std::uint64_t handshake_connection_bytes)
     : limits_(limits),
+      handshake_connection_bytes_(handshake_connection_bytes),
       name_(std::move(transport_name)),
       log_(std::move(log)),
       listeners_(listeners),
@@ -89,10 +94,10 @@ AcceptGuard::AcceptGuard(const AcceptLimits& limits, std::string transport_name,
       failed_log_(limits.log_every_events, std::int64_t{limits.log_interval_ms} * k_ns_per_ms),
       accept_error_log_(limits.log_every_events, std::int64_t{limits.log_interval_ms} * k_ns_per_ms) {}
 
-void AcceptGuard::emit(base::RateLimitedLog& limit, const std::string& line, std::int64_t now_ns) {
-  const std::optional<std::uint64_t> suppressed = limit.admit(now_ns);
-  if (!suppressed || !log_) return;
-  log_(name_ + " transport: " + line + base::RateLimitedLog::suffix(*suppressed));
+void AcceptGuard::emit(base::RateLimitedLog& limit, const std::string& line, std::int64_t now_ns,
+                       std::string_view reason) {
+  if (!limit.admit(now_ns, reason) || !log_) return;
+  log_(name_ + " transport: " + line + limit.line_suffix());
 }
 
 bool AcceptGuard::accept_failed(std::size_t listener, int err, std::string_view listener_name, std::int64_t now_ns) {
@@ -108,7 +113,7 @@ bool AcceptGuard::accept_failed(std::size_t listener, int err, std::string_view 
            std::to_string(pause_ms) + " ms (connections wait in the kernel's backlog; accept_backoff_initial_ms " +
            std::to_string(limits_.accept_backoff_initial_ms) + ", doubling to accept_backoff_max_ms " +
            std::to_string(limits_.accept_backoff_max_ms) + ")",
-       now_ns);
+       now_ns, accept_errno_text(err));
   return true;
 }
 
@@ -117,20 +122,24 @@ void AcceptGuard::accepted(std::size_t listener) { listeners_[listener].backoff_
 bool AcceptGuard::admit(std::size_t listener, std::uint64_t id, std::string_view from, std::int64_t now_ns) {
   Listener& l = listeners_[listener];
   const char* cap = nullptr;
-  std::uint32_t limit = 0;
+  std::uint64_t limit = 0;
   if (l.open >= limits_.max_connections_per_listener) {
     cap = "max_connections_per_listener";
     limit = limits_.max_connections_per_listener;
   } else if (l.handshaking >= limits_.max_handshaking_per_listener) {
     cap = "max_handshaking_per_listener";
     limit = limits_.max_handshaking_per_listener;
+  } else if (handshake_bytes() + handshake_connection_bytes_ > limits_.max_handshake_bytes) {
+    cap = "max_handshake_bytes";
+    limit = limits_.max_handshake_bytes;
   }
   if (cap != nullptr) {
     emit(refused_log_,
          "refused a connection from " + std::string(from) + " on listener " + std::to_string(listener) + ": " + cap +
              " (" + std::to_string(limit) + ") reached (" + std::to_string(l.open) + " open, " +
-             std::to_string(l.handshaking) + " in their hand-shake)",
-         now_ns);
+             std::to_string(l.handshaking) + " in their hand-shake; " + std::to_string(handshake_bytes()) +
+             " bytes held by hand-shakes on all listeners)",
+         now_ns, cap);
     return false;
   }
   ++l.open;
@@ -170,23 +179,27 @@ std::vector<std::pair<std::uint64_t, std::string>> AcceptGuard::expired(std::int
   std::vector<std::pair<std::uint64_t, std::string>> out;
   if (now_ns < next_check_ns_) return out;
   next_check_ns_ = k_never;
+  std::vector<std::pair<std::uint64_t, const char*>> limit_of;  // which limit each missed
   for (const auto& [id, h] : handshaking_) {
     const std::int64_t idle_end = h.last_rx_ns + std::int64_t{limits_.handshake_idle_ms} * k_ns_per_ms;
     if (now_ns >= h.deadline_ns) {
       out.emplace_back(id, "connection from " + h.from + " did not complete its hand-shake within " +
                                std::to_string(limits_.handshake_deadline_ms) + " ms (handshake_deadline_ms)");
+      limit_of.emplace_back(id, "handshake_deadline_ms");
     } else if (now_ns >= idle_end) {
       out.emplace_back(id, "connection from " + h.from + " sent nothing for " +
                                std::to_string(limits_.handshake_idle_ms) +
                                " ms during its hand-shake (handshake_idle_ms)");
+      limit_of.emplace_back(id, "handshake_idle_ms");
     } else {
       next_check_ns_ = std::min(next_check_ns_, due_ns(h));
     }
   }
   std::sort(out.begin(), out.end());  // close in accept order: a reproducible log
-  for (const auto& [id, why] : out) {
-    handshake_done(id);
-    emit(expired_log_, "closing a " + why, now_ns);
+  std::sort(limit_of.begin(), limit_of.end());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    handshake_done(out[i].first);
+    emit(expired_log_, "closing a " + out[i].second, now_ns, limit_of[i].second);
   }
   return out;
 }
@@ -213,8 +226,8 @@ int AcceptGuard::wait_ms(std::int64_t now_ns) const {
   return static_cast<int>(std::min<std::int64_t>(ms, std::int64_t{k_max_accept_limit_ms}));
 }
 
-void AcceptGuard::log_handshake_failure(const std::string& line, std::int64_t now_ns) {
-  emit(failed_log_, line, now_ns);
+void AcceptGuard::log_handshake_failure(const std::string& line, std::int64_t now_ns, std::string_view reason) {
+  emit(failed_log_, line, now_ns, reason);
 }
 
 void poll_listener(int epoll_fd, int listen_fd, std::uint64_t tag, bool polled) {

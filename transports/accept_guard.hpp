@@ -42,9 +42,13 @@ void poll_listener(int epoll_fd, int listen_fd, std::uint64_t tag, bool polled);
 
 class AcceptGuard {
  public:
-  // `transport_name` prefixes every line ("tcp transport: ..."); `log` may be empty.
+  // `transport_name` prefixes every line ("tcp transport: ..."); `log` may
+  // be empty. `handshake_connection_bytes`: the memory the transport lets
+  // one connection hold during its hand-shake (tcp:
+  // k_tcp_handshake_connection_bytes), charged against
+  // AcceptLimits::max_handshake_bytes; 0: not charged.
   AcceptGuard(const AcceptLimits& limits, std::string transport_name, std::size_t listeners,
-              std::function<void(std::string_view)> log);
+              std::function<void(std::string_view)> log, std::uint64_t handshake_connection_bytes = 0);
 
   // accept() on listener `listener` (named `listener_name` in the line)
   // failed with `err`. Returns true when the caller must stop polling the
@@ -57,8 +61,9 @@ class AcceptGuard {
 
   // A connection `id` from `from` accepted on `listener`: true when it may
   // start its hand-shake (counted from now on, its deadlines running);
-  // false when a cap is reached: the caller closes it at once. The refusal
-  // is logged here (rate-limited), naming `from`.
+  // false when a cap is reached (the listener's counts, or the memory of all
+  // hand-shakes on all listeners, max_handshake_bytes): the caller closes it
+  // at once. The refusal is logged here (rate-limited), naming `from`.
   bool admit(std::size_t listener, std::uint64_t id, std::string_view from, std::int64_t now_ns);
   // Bytes arrived on `id` during its hand-shake: its idle deadline moves.
   void activity(std::uint64_t id, std::int64_t now_ns);
@@ -87,11 +92,15 @@ class AcceptGuard {
   // A line (without the "<name> transport: " prefix, which is added) about
   // a connection still in its hand-shake that failed (a bad packet, a wrong
   // proof, EOF): rate-limited like the rest, so a flood of garbage cannot
-  // flood the log either.
-  void log_handshake_failure(const std::string& line, std::int64_t now_ns);
+  // flood the log either. `reason`: a short fixed text ("second challenge",
+  // never an address) under which a suppressed failure is counted in the
+  // next line (base::RateLimitedLog::line_suffix).
+  void log_handshake_failure(const std::string& line, std::int64_t now_ns, std::string_view reason = {});
 
   std::size_t open_connections(std::size_t listener) const { return listeners_[listener].open; }
   std::size_t handshaking_connections(std::size_t listener) const { return listeners_[listener].handshaking; }
+  // The memory charged to the connections in their hand-shake on all listeners.
+  std::uint64_t handshake_bytes() const { return handshaking_.size() * handshake_connection_bytes_; }
 
  private:
   struct Listener {
@@ -106,11 +115,12 @@ class AcceptGuard {
     std::int64_t last_rx_ns = 0;
     std::string from;
   };
-  void emit(base::RateLimitedLog& limit, const std::string& line, std::int64_t now_ns);
+  void emit(base::RateLimitedLog& limit, const std::string& line, std::int64_t now_ns, std::string_view reason);
   std::int64_t due_ns(const Handshake& h) const;
 
   static constexpr std::int64_t k_never = std::numeric_limits<std::int64_t>::max();
   AcceptLimits limits_;
+  std::uint64_t handshake_connection_bytes_ = 0;
   std::string name_;
   std::function<void(std::string_view)> log_;
   std::vector<Listener> listeners_;

@@ -133,8 +133,9 @@ struct PeerAddress {
 // does not): check_accept_limits() in create(), then:
 // - cap: past max_connections_per_listener open connections on one
 //   listener, or max_handshaking_per_listener of them still in their
-//   hand-shake, a new connection is accepted and closed at once, with a
-//   rate-limited log line naming its address;
+//   hand-shake, or when the hand-shakes on all listeners together would
+//   hold more than max_handshake_bytes, a new connection is accepted and
+//   closed at once, with a rate-limited log line naming its address;
 // - deadlines: an accepted connection whose hand-shake (authentication when
 //   there is a shared secret, then the hello) is not complete
 //   handshake_deadline_ms after accept, or that sends nothing for
@@ -148,8 +149,8 @@ struct PeerAddress {
 //   waiting connections stay in the kernel's backlog meanwhile;
 // - log lines about refusals, expiries and accept failures: the first of
 //   each kind, then at most one per log_interval_ms or per log_every_events
-//   events, each with the number suppressed since the last line
-//   (base/rate_limited_log.hpp).
+//   events, each with the number suppressed since the last line and how many
+//   of them had each reason (base/rate_limited_log.hpp).
 // The defaults, and why (units last in the names):
 // Largest legitimate fan-in on one listener: a k_max_cluster_nodes (64) node
 // emulated cluster with k_max_connections_per_rail (16) connections per rail
@@ -159,7 +160,7 @@ inline constexpr std::uint32_t k_default_max_connections_per_listener = 4096;
 // never refused; a flood past it is refused instead of holding descriptors
 // until its deadline.
 inline constexpr std::uint32_t k_default_max_handshaking_per_listener = 1024;
-// The hand-shake is 1.5 round trips (challenge, proof, hello); 10 s covers a
+// The hand-shake is 2 round trips (challenges, the two proofs in turn, hello); 10 s covers a
 // 2-core machine starting 64 node processes at once and emulated links with
 // seconds of delay, and frees a flood's descriptors within 10 s.
 inline constexpr std::uint32_t k_default_handshake_deadline_ms = 10'000;
@@ -175,6 +176,15 @@ inline constexpr std::uint32_t k_default_accept_backoff_max_ms = 1'600;
 // lines), or one per 1,000 events when a burst is faster.
 inline constexpr std::uint32_t k_default_accept_log_every_events = 1'000;
 inline constexpr std::uint32_t k_default_accept_log_interval_ms = 1'000;
+// Memory all accepted connections in their hand-shake may hold together, on
+// all listeners of a transport (each charged what its transport lets one
+// hold before the peer proved itself and said hello; tcp:
+// k_tcp_handshake_connection_bytes, 4 KiB): past it a new connection is
+// refused and logged with its address until hand-shakes complete or close.
+// 64 MiB is k_max_rails listeners each at k_default_max_handshaking_per_listener
+// 4 KiB hand-shakes: a full cluster starting at once is never refused, and a
+// flood spread over every listener holds at most 64 MiB.
+inline constexpr std::uint64_t k_default_max_handshake_bytes = 64ULL << 20;
 // Upper bound of every *_ms limit above (one hour): longer is a mistake, and
 // it keeps deadlines far from overflowing in nanoseconds.
 inline constexpr std::uint32_t k_max_accept_limit_ms = 3'600'000;
@@ -188,6 +198,7 @@ struct AcceptLimits {
   std::uint32_t accept_backoff_max_ms = k_default_accept_backoff_max_ms;
   std::uint32_t log_every_events = k_default_accept_log_every_events;
   std::uint32_t log_interval_ms = k_default_accept_log_interval_ms;
+  std::uint64_t max_handshake_bytes = k_default_max_handshake_bytes;
 };
 
 struct TransportConfig {
@@ -274,7 +285,7 @@ inline constexpr std::uint32_t k_max_socket_buffer_bytes = 64U << 20;
 // Every transport's create() calls it.
 Status check_socket_buffer_bytes(const TransportConfig& config, std::string_view transport_name);
 
-// ok when every field of config.accept is inside its limits (every count >= 1,
+// ok when every field of config.accept is inside its limits (every count and max_handshake_bytes >= 1,
 // max_handshaking_per_listener <= max_connections_per_listener, every *_ms in
 // 1..k_max_accept_limit_ms, accept_backoff_initial_ms <=
 // accept_backoff_max_ms), else invalid_argument naming the field and the

@@ -1,7 +1,10 @@
 #include "core/sched/peer_rail.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include "core/topology/path_class.hpp"
 
 namespace sluice::sched {
 
@@ -46,6 +49,54 @@ Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_nod
                  "peer_nic: server node " + std::to_string(server_node) + " has no NIC with a network link");
   }
   return candidates[position % candidates.size()];
+}
+
+Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, NodeId server_node,
+                                               const std::vector<std::uint32_t>& nvme) {
+  const std::uint32_t nics = topology.count(server_node, VertexKind::nic);
+  std::vector<topo::VertexId> nic_switch(nics, topo::k_no_vertex);
+  std::vector<topo::VertexId> nic_vertex(nics, topo::k_no_vertex);
+  for (std::uint32_t i = 0; i < nics; ++i) {
+    nic_vertex[i] = *topology.device(server_node, VertexKind::nic, i);
+    nic_switch[i] = switch_of(topology, nic_vertex[i]);
+  }
+  std::vector<TargetPlace> places;
+  for (std::size_t ordinal = 0; ordinal < nvme.size(); ++ordinal) {
+    Result<topo::VertexId> drive = topology.device(server_node, VertexKind::nvme, nvme[ordinal]);
+    if (!drive.ok()) return drive.status();
+    TargetPlace place;
+    place.staging_numa = static_cast<std::uint16_t>(topology.vertex(*drive).numa);
+    // The drive's path class to each cabled NIC.
+    std::vector<std::uint8_t> distance(nics, 0xff);
+    for (std::uint32_t i = 0; i < nics; ++i) {
+      if (nic_switch[i] == topo::k_no_vertex) continue;
+      Result<topo::PathClass> pc = topo::path_class(topology, *drive, nic_vertex[i]);
+      distance[i] = static_cast<std::uint8_t>(pc.ok() ? *pc : topo::PathClass::net);
+    }
+    // The nearest NIC among those on `sw` (k_no_vertex: among every cabled NIC).
+    auto nearest = [&](topo::VertexId sw) -> std::uint32_t {
+      std::vector<std::uint32_t> best;
+      std::uint8_t best_distance = 0xff;
+      for (std::uint32_t i = 0; i < nics; ++i) {
+        if (nic_switch[i] == topo::k_no_vertex || (sw != topo::k_no_vertex && nic_switch[i] != sw)) continue;
+        if (distance[i] < best_distance) best.clear();
+        if (distance[i] <= best_distance) {
+          best_distance = distance[i];
+          best.push_back(i);
+        }
+      }
+      return best.empty() ? k_no_id : best[ordinal % best.size()];
+    };
+    if (std::any_of(nic_switch.begin(), nic_switch.end(), [](topo::VertexId v) { return v != topo::k_no_vertex; })) {
+      for (std::uint32_t named = 0; named < nics; ++named) {
+        const std::uint32_t nic = nearest(nic_switch[named]);
+        place.nic_for.push_back(nic != k_no_id ? nic : nearest(topo::k_no_vertex));
+      }
+      place.nic_for.push_back(nearest(topo::k_no_vertex));
+    }
+    places.push_back(std::move(place));
+  }
+  return places;
 }
 
 }  // namespace sluice::sched

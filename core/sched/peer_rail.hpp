@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/common/ids.hpp"
 #include "core/common/status.hpp"
@@ -33,5 +34,34 @@ namespace sluice::sched {
 // no NIC with a network link (not_found).
 Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_node, std::uint32_t client_nic,
                                NodeId server_node);
+
+// The server side (issue 48): a storage server stages a target's chunks in the
+// memory of its drive's NUMA node and serves them through the NIC nearest that
+// drive, among the NICs rail matching allows. BeeGFS servers serve over all
+// their interfaces (connInterfacesFile; RDMA multirail), Lustre over LNet
+// multi-rail; a server whose NICs sit on both sockets keeps each drive's bytes
+// off the inter-socket link that way.
+// So, for each target: the candidates are the server NICs on the same switch
+// as the NIC rail matching named (peer_nic), or every cabled NIC when the
+// client named none; among them those with the closest PCIe path class to
+// the drive (PIX before PXB ... before SYS); among equally close ones the
+// (i mod count)-th for the server's i-th target, so the targets of one
+// socket spread over its NICs.
+struct TargetPlace {
+  std::uint16_t staging_numa = 0;  // NUMA node of the target's drive
+  // nic_for[s]: the NIC for a chunk whose client named server NIC s;
+  // nic_for.back(): for a chunk whose client named none. Empty: the server
+  // node has no cabled NIC (the server's default applies).
+  std::vector<std::uint32_t> nic_for;
+  std::uint32_t nic(std::uint32_t named) const {
+    if (nic_for.empty()) return k_no_id;
+    return named < nic_for.size() - 1 ? nic_for[named] : nic_for.back();
+  }
+};
+
+// One place per drive (local NVMe indices of `server_node`), in order.
+// Errors: unknown node or drive.
+Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, NodeId server_node,
+                                               const std::vector<std::uint32_t>& nvme);
 
 }  // namespace sluice::sched

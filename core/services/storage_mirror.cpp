@@ -314,11 +314,13 @@ proto::MirrorWrite StorageService::mirror_write_to(Endpoint secondary_ep, GroupI
   mw.object_offset = object_offset;
   mw.length = length;
   mw.src = src;
-  mw.rail = proto::RailDesc{config_.server_nic, k_no_id};
+  // The primary's bytes leave through the NIC nearest the primary target's drive.
+  const std::uint32_t nic = serving_nic(primary, k_no_id);
+  mw.rail = proto::RailDesc{nic, k_no_id};
   mw.crc32c = crc32c;
   // The secondary pulls from `src`: grant it the region (MirrorWrite carries
   // no key; a one-sided transport's secondary asks for it).
-  (void)rdma_keys_for(env_, src, config_.server_nic, secondary_ep.node);
+  (void)rdma_keys_for(env_, src, nic, secondary_ep.node);
   return mw;
 }
 
@@ -431,7 +433,7 @@ void StorageService::run_mirror_write(TargetId target, Endpoint from, const prot
   t.src = m.src;
   t.dst = staging;
   t.src_nic = m.rail.client_nic;
-  t.dst_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
+  t.dst_nic = serving_nic(target, m.rail.server_nic);
   t.mode = TransferMode::rdma_read;
   ops_.expect(env_.transfer(t), [this, target, from, m, staging, fail](Completion& moved) {
     if (!moved.status.ok()) return fail(moved.status.code(), "pulling a mirrored write: " + moved.status.message());

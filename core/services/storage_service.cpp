@@ -12,6 +12,8 @@ StorageService::StorageService(Env& env, StorageServiceConfig config)
       config_(std::move(config)),
       rpc_(env_, ops_, config_.rpc),
       mirror_rpc_(env_, ops_, config_.mirror.forward_rpc) {
+  SLUICE_ASSERT_MSG(config_.target_places.empty() || config_.target_places.size() == config_.targets.size(),
+                    "StorageServiceConfig::target_places must be empty or one per target");
   for (TargetId t : config_.targets) {
     targets_[t];
     used_bytes_[t] = 0;
@@ -192,6 +194,24 @@ void StorageService::admit(Endpoint from, proto::Message& message, TargetId targ
   pump(target);
 }
 
+const sched::TargetPlace* StorageService::place_of(TargetId target) const {
+  if (config_.target_places.empty()) return nullptr;
+  auto it = std::find(config_.targets.begin(), config_.targets.end(), target);
+  if (it == config_.targets.end()) return nullptr;
+  return &config_.target_places[static_cast<std::size_t>(it - config_.targets.begin())];
+}
+
+std::uint16_t StorageService::staging_numa_of(TargetId target) const {
+  const sched::TargetPlace* place = place_of(target);
+  return place != nullptr ? place->staging_numa : config_.staging_numa;
+}
+
+std::uint32_t StorageService::serving_nic(TargetId target, std::uint32_t named) const {
+  const sched::TargetPlace* place = place_of(target);
+  if (place != nullptr && place->nic(named) != k_no_id) return place->nic(named);
+  return named != k_no_id ? named : config_.server_nic;
+}
+
 void StorageService::pump(TargetId target) {
   TargetState& ts = targets_[target];
   while (ts.active < config_.max_active_per_target && !ts.queued.empty()) {
@@ -222,7 +242,7 @@ void StorageService::pump(TargetId target) {
     std::uint64_t& in_use = mirror_staging ? mirror_staging_in_use_bytes_ : staging_in_use_bytes_;
     const std::uint64_t budget = mirror_staging ? config_.mirror.staging_budget_bytes : config_.staging_budget_bytes;
     if (in_use + length > budget) return;  // wait for staging memory
-    Result<MemHandle> staging = env_.alloc(MemKind::pinned, config_.staging_numa, length);
+    Result<MemHandle> staging = env_.alloc(MemKind::pinned, staging_numa_of(target), length);
     if (!staging.ok()) return;  // the world is out of memory for now; a finishing request pumps again
     in_use += length;
     Request req = std::move(next);
@@ -268,7 +288,7 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
       TransferSpec t;
       t.src = staging.slice(0, n);
       t.dst = m.dst.slice(0, n);  // admit() checked dst.length == length >= n
-      t.src_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
+      t.src_nic = serving_nic(target, m.rail.server_nic);
       t.dst_nic = m.rail.client_nic;
       t.mode = m.path == proto::ChunkPath::direct ? TransferMode::rdma_write : TransferMode::stream;
       // The client's key for the NIC the bytes land on, if it carried one.
@@ -312,7 +332,7 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
   t.src = m.src;
   t.dst = staging;
   t.src_nic = m.rail.client_nic;
-  t.dst_nic = m.rail.server_nic != k_no_id ? m.rail.server_nic : config_.server_nic;
+  t.dst_nic = serving_nic(target, m.rail.server_nic);
   t.mode = TransferMode::rdma_read;
   // The client's key for the NIC the bytes leave from, if it carried one.
   if (const proto::RdmaRegionDesc* key = proto::find_rdma_key(m.src_keys, t.src_nic)) t.remote_region = *key;

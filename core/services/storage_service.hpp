@@ -65,6 +65,7 @@
 #include <vector>
 
 #include "core/env.hpp"
+#include "core/sched/peer_rail.hpp"
 #include "core/sched/token_bucket.hpp"
 #include "core/services/resync_log.hpp"
 #include "core/services/rpc.hpp"
@@ -108,8 +109,13 @@ struct StorageServiceConfig {
   std::uint32_t max_active_per_target = 8;    // requests at the device at once (queue depth)
   std::uint32_t max_queued_per_target = 256;  // waiting requests; more are answered `again`
   std::uint64_t staging_budget_bytes = 512 * k_mib;
-  std::uint16_t staging_numa = 0;       // NUMA node of the staging buffers
-  std::uint32_t server_nic = k_no_id;   // default NIC when the client names none
+  std::uint16_t staging_numa = 0;      // NUMA node of the staging buffers
+  std::uint32_t server_nic = k_no_id;  // default NIC when the client names none
+  // Per target (aligned with `targets`): the NUMA node that stages its chunks
+  // and the NIC that serves them (sched::place_targets: the drive's own, the
+  // nearest), over staging_numa and the NIC the client named. Empty: those
+  // two for every target (a world that does not model the machine).
+  std::vector<sched::TargetPlace> target_places;
   double egress_limit_bytes_per_s = 0;  // 0 = no egress rate limit
   std::uint64_t egress_burst_bytes = 4 * k_mib;
   TimeNs heartbeat_interval_ns = 0;  // 0 = no heartbeats
@@ -169,6 +175,11 @@ class StorageService final : public Service {
     TimeNs pieces_since = 0;
   };
 
+  // The target's TargetPlace, or null (StorageServiceConfig::target_places empty).
+  const sched::TargetPlace* place_of(TargetId target) const;
+  std::uint16_t staging_numa_of(TargetId target) const;
+  // The NIC of this node that moves a chunk of `target` whose client named `named`.
+  std::uint32_t serving_nic(TargetId target, std::uint32_t named) const;
   void handle(Endpoint from, proto::Message& message);
   // For ReadChunk, WriteChunk and MirrorWrite: true if it is a retry of a
   // request being executed or answered, and was answered here (see "Duplicates").

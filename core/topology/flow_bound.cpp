@@ -124,6 +124,15 @@ Status FlowNetwork::check_terminal(const FlowTerminal& term, const FlowStage& st
     return error(StatusCode::invalid_argument,
                  what + v.name + ": its node " + std::to_string(v.node) + " is not in the terminal's stage");
   }
+  for (VertexId alt : term.alternatives) {
+    if (v.kind == VertexKind::nvme)
+      return error(StatusCode::invalid_argument, what + v.name + ": a drive has no alternatives");
+    if (!t_.contains(alt) || t_.vertex(alt).node != v.node ||
+        (t_.vertex(alt).kind != VertexKind::host_memory && t_.vertex(alt).kind != VertexKind::gpu)) {
+      return error(StatusCode::invalid_argument,
+                   what + v.name + ": an alternative is not a host_memory or gpu of node " + std::to_string(v.node));
+    }
+  }
   return ok_status();
 }
 
@@ -231,6 +240,23 @@ Status FlowNetwork::add_terminals() {
         }
         terminal_ceiling_ = std::min(terminal_ceiling_, rate / fraction);
         end = drive;
+      }
+      if (!term.alternatives.empty()) {
+        // One demand for the terminal, met at any of its vertices.
+        const std::size_t hub = add_vertex();
+        for (VertexId alt : term.alternatives) {
+          if (is_sink) {
+            add_arc(at_[stage][alt], hub, 0, k_unbounded);
+          } else {
+            add_arc(hub, at_[stage][alt], 0, k_unbounded);
+          }
+        }
+        if (is_sink) {
+          add_arc(end, hub, 0, k_unbounded);
+        } else {
+          add_arc(hub, end, 0, k_unbounded);
+        }
+        end = hub;
       }
       if (is_sink) {
         add_arc(end, sink_, 0, k_demand, fraction, true);

@@ -67,6 +67,9 @@ inline constexpr double k_flow_relative_tolerance = 1e-6;
 struct FlowTerminal {
   VertexId vertex = k_no_vertex;  // an nvme, host_memory or gpu vertex
   double share = 1.0;             // its part of its side's bytes, relative to the others (> 0)
+  // Host memories or GPUs of the same node where the same bytes may also
+  // enter or leave (a buffer the run may place on any NUMA node). Not for drives.
+  std::vector<VertexId> alternatives = {};
 };
 
 struct FlowStage {

@@ -9,6 +9,7 @@
 #include <set>
 #include <type_traits>
 
+#include "base/json_text.hpp"
 #include "core/common/assert.hpp"
 
 namespace sluice::emulate {
@@ -684,9 +685,9 @@ Result<ClusterConfig> parse_cluster_config(const nlohmann::json& json) {
 }
 
 Result<ClusterConfig> parse_cluster_config_text(std::string_view text) {
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
-  if (json.is_discarded()) return bad("text", "not valid JSON");
-  return parse_cluster_config(json);
+  Result<nlohmann::json> json = base::parse_json_text(text);
+  if (!json.ok()) return error(StatusCode::invalid_argument, "cluster config: " + json.status().message());
+  return parse_cluster_config(*json);
 }
 
 ServicePlan plan_services(const ClusterConfig& config) {

@@ -16,7 +16,6 @@
 #include "scenarios/emulate/bootstrap_coordinator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 #include "scenarios/emulate/node_runner.hpp"
-#include "scenarios/runner/hw_point_run.hpp"
 #include "transports/shared_secret.hpp"
 
 namespace sluice::emulate {
@@ -24,28 +23,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Where the default work directories of emulate runs and of hardware runs
-// (HwRunOptions::temp_root) are made, and --cleanup-stale looks.
-constexpr const char* k_stale_dirs_root = "/tmp";
-
-bool process_alive(int pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
-
-// Everything a run made, undone in reverse when it goes out of scope.
+// Everything a run made, undone in reverse when it goes out of scope. The
+// work directory goes too unless kept (--keep, or keep_work_dir() for a run
+// whose logs tell why it failed): then it is marked kept, and no later sweep
+// removes it (base/run_marker.hpp).
 class RunGuard {
  public:
-  RunGuard(const EmulationPlan& plan, const std::function<void(std::string_view)>& log) : plan_(plan), log_(log) {}
+  RunGuard(const EmulationPlan& plan, const std::function<void(std::string_view)>& log, const std::string& dir,
+           bool keep)
+      : plan_(plan), log_(log), dir_(dir, keep) {}
   ~RunGuard() { cleanup(); }
   RunGuard(const RunGuard&) = delete;
   RunGuard& operator=(const RunGuard&) = delete;
 
   std::vector<ChildProcess>& children() { return children_; }
   void set_network(std::unique_ptr<NetnsCluster> network) { network_ = std::move(network); }
-  void remove_dir_on_cleanup(std::string dir) { dir_ = std::move(dir); }
   void set_storage_dir(std::string dir) { storage_dir_ = std::move(dir); }
-  void remove_dir_if_stopped(std::string dir, int stop_fd) {
-    stopped_dir_ = std::move(dir);
-    stop_fd_ = stop_fd;
-  }
+  void keep_work_dir() { dir_.keep(); }
 
   // Stops the processes, deletes the namespaces; returns the names still there.
   std::vector<std::string> cleanup() {
@@ -57,8 +51,7 @@ class RunGuard {
     network_.reset();
     std::error_code ec;
     if (!storage_dir_.empty()) std::filesystem::remove_all(storage_dir_, ec);
-    if (dir_.empty() && readable_now(stop_fd_)) dir_ = stopped_dir_;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+    dir_.finish();
     if (log_)
       log_(left.empty() ? "cleaned up " + plan_.prefix : "namespaces left behind: " + std::to_string(left.size()));
     return left;
@@ -69,10 +62,8 @@ class RunGuard {
   const std::function<void(std::string_view)>& log_;
   std::vector<ChildProcess> children_;
   std::unique_ptr<NetnsCluster> network_;
-  std::string dir_;
+  base::RunDir dir_;
   std::string storage_dir_;
-  std::string stopped_dir_;
-  int stop_fd_ = -1;
   bool done_ = false;
 };
 
@@ -144,24 +135,6 @@ std::string netns_permitted() {
       .status()
       .ignore();  // checked by callers' leak checks
   return "";
-}
-
-Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::string_view)>& log) {
-  Result<std::vector<std::string>> names = our_namespaces();
-  if (!names.ok()) return names.status();
-  std::vector<std::string> stale = stale_namespaces(*names, process_alive);
-  for (const std::string& n : stale) {
-    kill_namespace_processes(n);
-    Status st = run_checked({"ip", "netns", "delete", n}, k_ip_command_timeout_ms);
-    if (log) log(st.ok() ? "removed " + n : "could not remove " + n + ": " + st.message());
-  }
-  // The work directories of dead runs (their chunk files and logs), and the
-  // chunk-file directories of hardware runs that died (runner, hw_point_run).
-  for (std::string_view prefix : {k_netns_prefix, scenario::k_hw_run_dir_prefix}) {
-    for (std::string& dir : base::remove_stale_run_dirs(k_stale_dirs_root, prefix, log))
-      stale.push_back(std::move(dir));
-  }
-  return stale;
 }
 
 namespace {
@@ -255,6 +228,9 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   }
   const std::string dir = options.work_dir.empty() ? "/tmp/" + plan.prefix : options.work_dir;
   if (Status st = make_marked_work_dir(dir); !st.ok()) return st;
+  // A run that fails before its nodes report (a bad secret, a node that does
+  // not start) removes the directory: the error carries the logs' tails.
+  RunGuard guard(plan, log, dir, options.keep_work_dir);
   cluster.run_id = plan.prefix.substr(k_netns_prefix.size());
   cluster.storage_root = dir + "/storage";
   std::sort(cluster.nodes.begin(), cluster.nodes.end(),
@@ -275,10 +251,7 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
     if (!out) return error(StatusCode::io_error, "emulate: cannot write " + config_path);
   }
 
-  RunGuard guard(plan, log);
   guard.set_storage_dir(cluster.storage_root);
-  // An interrupted run leaves nothing, logs included; a failed one keeps its logs.
-  if (!options.keep_work_dir) guard.remove_dir_if_stopped(dir, stop_fd);
 
   if (log)
     log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " + plan.link.to_string() +
@@ -340,7 +313,8 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
   }
   (*run)["emulation"] = emulation;
   (*run)["work_dir"] = dir;
-  if (run->value("ok", false) && !options.keep_work_dir) guard.remove_dir_on_cleanup(dir);
+  (*run)["storage_root"] = cluster.storage_root;        // where the nodes' chunk files and metadata went
+  if (!run->value("ok", false)) guard.keep_work_dir();  // its node logs say why (the report points there)
   const std::vector<std::string> left = guard.cleanup();
   (*run)["left_behind"] = left;
   if (!left.empty()) {

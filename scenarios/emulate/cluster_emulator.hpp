@@ -11,8 +11,8 @@
 // (the command's SIGINT/SIGTERM pipe); run() then checks that none of its
 // namespaces is left and says so in the error if one is. A launcher killed
 // with SIGKILL leaves namespaces behind (its node processes die with it,
-// PR_SET_PDEATHSIG): cleanup_stale() removes those of runs whose launcher
-// is gone.
+// PR_SET_PDEATHSIG): the next command sweeps those of runs whose launcher is
+// gone (dead_runs.hpp).
 //
 // Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN for `ip netns`); check with
 // netns_permitted() first.
@@ -47,7 +47,7 @@ struct EmulateOptions {
   // Empty: this executable with the `node` subcommand.
   std::vector<std::string> node_command;
   std::string work_dir;                       // empty: /tmp/<prefix>
-  bool keep_work_dir = false;                 // keep logs and storage after a successful run
+  bool keep_work_dir = false;                 // keep logs and storage after a successful run (marked kept)
   std::uint32_t iperf_seconds = 0;            // > 0: iperf3 node 1 -> node 0 through the same links first
   std::string tag;                            // run tag; empty: derived from the time
   std::function<void(std::string_view)> log;  // progress lines; may be empty
@@ -56,7 +56,7 @@ struct EmulateOptions {
 // A run tag from the clock (PlanOptions::tag: 6 of [a-z0-9]).
 std::string default_run_tag();
 // Makes `dir` (and its parents) marked as this process's run
-// (base/run_marker.hpp): cleanup_stale() removes it once this process died.
+// (base/run_marker.hpp): sweep_dead_runs() removes it once this process died.
 Status make_marked_work_dir(const std::string& dir);
 
 // Whether `ip netns` may be used here: "" if so, else why not.
@@ -65,10 +65,5 @@ std::string netns_permitted();
 // Runs the emulation; the gathered results plus an "emulation" section
 // ({prefix, nodes, link, mtu_bytes, subnet, addresses, iperf_bits_per_s}).
 Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd);
-
-// Removes namespaces (and the processes in them) of runs whose launcher is
-// dead, and the work directories in /tmp of dead emulate and hardware runs
-// (base/run_marker.hpp); returns the names and paths removed.
-Result<std::vector<std::string>> cleanup_stale(const std::function<void(std::string_view)>& log);
 
 }  // namespace sluice::emulate

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/gathered_results.hpp"
 #include "scenarios/emulate/node_process.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
@@ -440,6 +441,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   r.backend = options.backend;
   if (!mine.note.empty()) r.log_tail.push_back(std::string(scenario::to_string(options.backend)) + ": " + mine.note);
   r.deployment = deployment_of(config, options);
+  r.deployment["authenticated"] = authenticated_of(gathered);
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

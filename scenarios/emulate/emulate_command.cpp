@@ -23,9 +23,11 @@
 
 #include <fmt/core.h>
 
+#include "base/json_text.hpp"
 #include "core/common/byte_size.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/dead_runs.hpp"
 #include "scenarios/emulate/gathered_results.hpp"
 #include "scenarios/emulate/mpi_bootstrap.hpp"
 #include "transports/shared_secret.hpp"
@@ -188,10 +190,17 @@ void apply_workload(const WorkloadCli& w, ClusterConfig& c) {
   if (w.max_wait_s > 0) c.max_wait_s = w.max_wait_s;
 }
 
-// The command line's workload and security options applied to `config`, then checked.
+// The command line's workload and security options applied to `config`, then
+// checked, the secret file included (as `sluice run` checks it): before
+// emulate or mount start a namespace or a node, not in the nodes afterwards.
 Status configure_cluster(const WorkloadCli& workload, const SecurityCli& security, ClusterConfig& config) {
   apply_workload(workload, config);
   if (Status st = apply_security(security, config); !st.ok()) return st;
+  if (!config.insecure && !config.shared_secret_file.empty()) {
+    if (Result<std::string> secret = transport::read_shared_secret_file(config.shared_secret_file); !secret.ok()) {
+      return secret.status();
+    }
+  }
   return validate(config);
 }
 
@@ -207,9 +216,10 @@ Result<ClusterConfig> load_config(const std::string& path) {
 Result<NodeRunOptions::FsSettings> load_server_settings(const std::string& path) {
   const std::string text = read_text_file(path);
   if (text.empty()) return error(StatusCode::invalid_argument, "--fs-settings " + path + ": cannot read or empty");
-  const nlohmann::json document = nlohmann::json::parse(text, nullptr, false);
-  if (document.is_discarded()) return error(StatusCode::invalid_argument, "--fs-settings " + path + ": not JSON");
-  Result<NodeRunOptions::FsSettings> fs = server_settings_from_json(document);
+  Result<nlohmann::json> document = base::parse_json_text(text);
+  if (!document.ok())
+    return error(StatusCode::invalid_argument, "--fs-settings " + path + ": " + document.status().message());
+  Result<NodeRunOptions::FsSettings> fs = server_settings_from_json(*document);
   if (!fs.ok()) return error(fs.status().code(), "--fs-settings " + path + ": " + fs.status().message());
   return fs;
 }
@@ -261,6 +271,14 @@ int report_emulation(const std::string& out, const EmulateOptions& o, const nloh
   return run.value("ok", false) ? k_exit_ok : k_exit_failed;
 }
 
+// What dead runs left (dead_runs.hpp), each thing swept said as `command`'s.
+void sweep_dead_runs_of(std::string_view command, const std::string& work_dir) {
+  const std::string root =
+      work_dir.empty() ? std::string() : std::filesystem::absolute(work_dir).parent_path().string();
+  sweep_dead_runs({root},
+                  [command](std::string_view line) { fmt::print(stderr, "sluice {}: dead run: {}\n", command, line); });
+}
+
 int run_emulate(const EmulateCli& cli) {
   const int stop_fd = install_stop_signals();
   const auto log = [](std::string_view line) { fmt::print(stderr, "sluice emulate: {}\n", line); };
@@ -269,12 +287,8 @@ int run_emulate(const EmulateCli& cli) {
       fmt::print(stderr, "sluice emulate: {}\n", why);
       return k_exit_failed;
     }
-    Result<std::vector<std::string>> removed = cleanup_stale(log);
-    if (!removed.ok()) {
-      fmt::print(stderr, "sluice emulate: {}\n", removed.status().to_string());
-      return k_exit_failed;
-    }
-    fmt::print("removed {} stale namespaces and work directories\n", removed->size());
+    const std::vector<std::string> removed = sweep_dead_runs({}, log);
+    fmt::print("removed {} stale namespaces, mounts and work directories\n", removed.size());
     return k_exit_ok;
   }
   if (cli.link.empty()) {
@@ -320,6 +334,7 @@ int run_emulate(const EmulateCli& cli) {
     fmt::print(stderr, "sluice emulate: cannot emulate here: {}\n", why);
     return k_exit_failed;
   }
+  sweep_dead_runs_of("emulate", cli.work_dir);
   fmt::print("sluice emulate: {} nodes, link {}, seed {}\n", o.nodes, o.link.to_string(), o.cluster.seed);
   const auto start = std::chrono::steady_clock::now();
   Result<nlohmann::json> run = run_emulation(o, stop_fd);
@@ -370,7 +385,10 @@ int start_mpi_bootstrap(const NodeCli& cli, ClusterConfig& config, std::unique_p
     config = std::move(c).value();
     config.run_id = cli.run_id;
     config.max_wait_s = 120;
-    config.storage_root = cli.storage_root.empty() ? "/tmp/sluice-node-" + cli.run_id : cli.storage_root;
+    // A relative --storage-root: from the current directory (a cluster config's must be absolute).
+    config.storage_root = cli.storage_root.empty()
+                              ? "/tmp/sluice-node-" + cli.run_id
+                              : std::filesystem::absolute(cli.storage_root).lexically_normal().string();
   }
   if (!cli.listen.empty()) {
     std::sort(config.nodes.begin(), config.nodes.end(),
@@ -529,21 +547,6 @@ std::string normal_mount_point(const std::string& path) {
   return p;
 }
 
-// Whether a FUSE file system of sluice is mounted at path (/proc/self/mountinfo).
-bool sluice_mounted_at(const std::string& path) {
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string id, parent, dev, root, point;
-    fields >> id >> parent >> dev >> root >> point;
-    if (point != path) continue;
-    const std::size_t dash = line.find(" - ");
-    if (dash != std::string::npos && line.compare(dash + 3, 12, "fuse.sluice ") == 0) return true;
-  }
-  return false;
-}
-
 // The first SIGINT/SIGTERM unmounts (the node then stops the deployment
 // cleanly); a second one aborts the run (abort_fd). Also says when the mount
 // is up. Ends when `done` is set.
@@ -606,6 +609,10 @@ int run_mount(const MountCli& cli) {
     return k_exit_usage;
   }
   const std::string& mount_point = o->cluster.workload.mount.mount_point;
+  sweep_dead_runs_of("mount", cli.work_dir);
+  // A sluice mount whose server is gone (its run killed) answers nothing but ENOTCONN: replaced.
+  if (detach_dead_mount(mount_point))
+    fmt::print(stderr, "sluice mount: detached the dead sluice mount at {}\n", mount_point);
   if (std::error_code ec; !std::filesystem::is_directory(mount_point, ec)) {
     fmt::print(stderr, "sluice mount: {} is not a directory (make it first)\n", mount_point);
     return k_exit_usage;
@@ -659,6 +666,7 @@ int run_umount(const std::string& mount_point, bool lazy) {
                err == EBUSY ? " (files are open there; --lazy detaches it now and it goes when they close)" : "");
     return k_exit_failed;
   }
+  sweep_dead_runs_of("umount", "");  // the dead run whose mount this was
   return k_exit_ok;
 }
 
@@ -716,7 +724,7 @@ void add_emulate_commands(CLI::App& app) {
   emulate->add_option("--iperf", emulate_cli->iperf_seconds, "first measure iperf3 node 1 -> node 0 for this many s");
   emulate->add_flag("--keep", emulate_cli->keep, "keep the work dir (logs) after a clean run");
   emulate->add_flag("--cleanup-stale", emulate_cli->cleanup_stale,
-                    "remove namespaces and processes left by killed runs, then exit");
+                    "remove what killed runs left (namespaces, processes, mounts, work directories), then exit");
   add_workload_options(emulate, emulate_cli->workload);
   add_security_options(emulate, emulate_cli->security);
   emulate->callback([emulate_cli] {

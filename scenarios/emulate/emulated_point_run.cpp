@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "base/run_marker.hpp"
 #include "core/workloads/phase_summary.hpp"
 #include "core/faults/fault_control.hpp"
 #include "core/faults/fault_driver.hpp"
@@ -449,17 +450,12 @@ scenario::RunResult EmulatedPointRun::run(const scenario::ScenarioSpec& spec, co
   if (!planned.ok()) return failed(spec, "emulate: " + planned.status().message());
   const EmulationPlan& net = *planned;
   // The run's directory (the ranks' chunk files and metadata stores), marked
-  // as this process's so that --cleanup-stale removes it if this process dies.
+  // as this process's so that the next command sweeps it if this process dies.
   const std::string root = options.storage_root.empty() ? std::string("/tmp") : options.storage_root;
   const std::string dir = options.work_dir.empty() ? root + "/" + net.prefix : options.work_dir;
   if (Status st = make_marked_work_dir(dir); !st.ok()) return failed(spec, st.message());
-  struct RemoveDir {
-    std::string dir;
-    ~RemoveDir() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } remove_dir{options.work_dir.empty() && !options.deployment.keep ? dir : std::string()};
+  // Removed at the end, or marked kept (--keep): no later sweep removes it then.
+  const base::RunDir run_dir(options.work_dir.empty() ? dir : std::string(), options.deployment.keep);
   if (options.log)
     options.log("emulate " + net.prefix + ": " + std::to_string(net.nodes.size()) + " nodes, link " +
                 net.link.to_string() + ", work dir " + dir);

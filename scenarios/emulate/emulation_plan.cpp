@@ -190,11 +190,18 @@ int launcher_pid_of(std::string_view netns) {
   return pid > 0 ? pid : 0;
 }
 
-std::vector<std::string> stale_namespaces(const std::vector<std::string>& names, bool (*is_alive)(int pid)) {
+std::string run_prefix_of(std::string_view netns) {
+  const std::size_t dash = netns.rfind('-');
+  if (launcher_pid_of(netns) == 0 || dash == std::string_view::npos) return "";
+  return std::string(netns.substr(0, dash));
+}
+
+std::vector<std::string> stale_namespaces(const std::vector<std::string>& names,
+                                          const std::function<bool(const std::string& netns, int pid)>& launcher_runs) {
   std::vector<std::string> out;
   for (const std::string& n : names) {
     const int pid = launcher_pid_of(n);
-    if (pid > 0 && !is_alive(pid)) out.push_back(n);
+    if (pid > 0 && !launcher_runs(n, pid)) out.push_back(n);
   }
   std::sort(out.begin(), out.end());
   return out;

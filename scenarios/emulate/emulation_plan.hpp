@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,9 +93,13 @@ std::vector<std::string> parse_netns_list(std::string_view text);
 // The launcher pid encoded in a run's namespace name, or 0 when the name is
 // not one of ours.
 int launcher_pid_of(std::string_view netns);
+// The run prefix P of one of its namespaces (P-br, P-n<i>), or "" when the
+// name is not one of ours.
+std::string run_prefix_of(std::string_view netns);
 // The namespaces of `names` that belong to runs whose launcher is dead
-// (is_alive(pid) false), sorted.
-std::vector<std::string> stale_namespaces(const std::vector<std::string>& names, bool (*is_alive)(int pid));
+// (launcher_runs(name, pid) false), sorted.
+std::vector<std::string> stale_namespaces(const std::vector<std::string>& names,
+                                          const std::function<bool(const std::string& netns, int pid)>& launcher_runs);
 
 std::string join_command(const CommandLine& argv);
 

@@ -46,15 +46,27 @@ scenario::ScenarioSpec gathered_spec(const ClusterConfig& config, const Gathered
   return spec;
 }
 
+std::string authenticated_of(const nlohmann::json& gathered) {
+  const auto nodes = gathered.find("nodes");
+  if (nodes == gathered.end() || !nodes->is_array() || nodes->empty()) return "false";
+  for (const auto& node : *nodes) {
+    if (!node.is_object() || !node.value("authenticated", false)) return "false";
+  }
+  return "true";
+}
+
 Status write_gathered_results(const std::string& dir, const nlohmann::json& gathered, const ClusterConfig& config,
                               const GatheredRunInfo& info) {
   scenario::RunResult run = EmulatedPointRun::result_of(gathered_spec(config, info), gathered);
   run.backend = info.backend;
   run.wall_s = info.wall_s;
+  // `sluice emulate` gives its nodes a storage root of the run's own (the gathered
+  // document says which); `node --mpi` uses the config's.
   run.deployment = {{"transport", "tcp"},
                     {"storage_backend", config.storage_backend},
-                    {"storage_root", config.storage_root},
-                    {"meta_store", SLUICE_HAVE_ROCKSDB ? config.meta_store : std::string("memory")}};
+                    {"storage_root", gathered.value("storage_root", config.storage_root)},
+                    {"meta_store", SLUICE_HAVE_ROCKSDB ? config.meta_store : std::string("memory")},
+                    {"authenticated", authenticated_of(gathered)}};
   if (Status st = scenario::write_results(dir, info.scenario, {run}); !st.ok()) return st;
   return scenario::write_atomically(std::filesystem::path(dir) / "nodes.json", gathered.dump(2) + "\n");
 }

@@ -38,6 +38,10 @@ std::map<std::string, std::string> point_params(const ClusterConfig& config);
 // The spec the processes ran (placement, stripe, the file sweep).
 scenario::ScenarioSpec gathered_spec(const ClusterConfig& config, const GatheredRunInfo& info);
 
+// RunResult::deployment's "authenticated" of a gathered run: "true" when it has
+// nodes and every one authenticated its connections, else "false".
+std::string authenticated_of(const nlohmann::json& gathered);
+
 // Writes DIR/results.json, results.csv, progress.csv and nodes.json (creating
 // DIR); io_error naming the file.
 Status write_gathered_results(const std::string& dir, const nlohmann::json& gathered, const ClusterConfig& config,

@@ -9,18 +9,24 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "base/fd_io.hpp"
+#include "base/run_marker.hpp"
 #include "scenarios/emulate/command_runner.hpp"
 
 namespace sluice::emulate {
+
+std::string netns_file(const std::string& name) { return "/run/netns/" + name; }
+
+std::string netns_owner_dir(const std::string& prefix) { return std::string(k_netns_owner_root) + "/" + prefix; }
 
 Status enter_network_namespace(const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos) {
     return error(StatusCode::invalid_argument, "a namespace name, not a path or empty: \"" + name + "\"");
   }
-  const std::string path = "/run/netns/" + name;
+  const std::string path = netns_file(name);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return error(StatusCode::not_found, "cannot open " + path + ": " + std::strerror(errno));
   const int rc = ::setns(fd, CLONE_NEWNET);
@@ -60,7 +66,13 @@ Result<std::vector<std::string>> our_namespaces() {
 Result<std::unique_ptr<NetnsCluster>> NetnsCluster::create(const EmulationPlan& plan, int stop_fd) {
   std::unique_ptr<NetnsCluster> cluster(new NetnsCluster(plan));
   // From here on a failure returns through the destructor, which removes
-  // whatever was made.
+  // whatever was made. First the owner mark of the namespaces, so that a sweep
+  // tells them from those of a dead run even once this pid is reused.
+  const std::string owner = netns_owner_dir(plan.prefix);
+  std::error_code made;
+  std::filesystem::create_directories(owner, made);
+  if (made) return error(StatusCode::io_error, "emulate set-up: cannot make " + owner + ": " + made.message());
+  if (Status st = base::write_run_marker(owner); !st.ok()) return error(st.code(), "emulate set-up: " + st.message());
   for (const CommandLine& c : setup_commands(plan)) {
     if (readable_now(stop_fd)) return error(StatusCode::unavailable, "emulate: interrupted during set-up");
     if (Status st = run_checked(c, k_ip_command_timeout_ms); !st.ok()) {
@@ -98,7 +110,7 @@ Status NetnsCluster::set_link_rate(std::uint64_t rate_bits_per_s) {
 }
 
 std::string NetnsCluster::netns_path(std::size_t node) const {
-  return node < plan_.nodes.size() ? "/run/netns/" + plan_.nodes[node].netns : std::string();
+  return node < plan_.nodes.size() ? netns_file(plan_.nodes[node].netns) : std::string();
 }
 
 std::vector<std::string> NetnsCluster::remove() {
@@ -116,6 +128,8 @@ std::vector<std::string> NetnsCluster::remove() {
       if (n.rfind(plan_.prefix + "-", 0) == 0) left.push_back(n);
     }
   }
+  std::error_code ec;
+  if (left.empty()) std::filesystem::remove_all(netns_owner_dir(plan_.prefix), ec);  // else a sweep's to judge
   return left;
 }
 

@@ -7,14 +7,15 @@
 // can cut and thin it.
 //
 // Needs root (netns_permitted() in cluster_emulator.hpp says whether).
-// A process killed with SIGKILL leaves its namespaces behind;
-// `sluice emulate --cleanup-stale` removes those whose launcher is gone (the
-// launcher pid is part of every name).
+// A process killed with SIGKILL leaves its namespaces behind; the next
+// command sweeps those whose launcher is gone (dead_runs.hpp: the launcher
+// pid is part of every name).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/status.hpp"
@@ -54,6 +55,14 @@ class NetnsCluster {
   bool removed_ = false;
 };
 
+// The file of the network namespace NAME: /run/netns/NAME (made by `ip netns add`).
+std::string netns_file(const std::string& name);
+// The owner mark (base/run_marker.hpp) of the namespaces of run prefix P:
+// <k_netns_owner_root>/P, made before them and removed after them, so that a
+// sweep tells a live run's namespaces from a dead one's, pid reuse included
+// (tmpfs: gone at a reboot, as the namespaces are).
+inline constexpr std::string_view k_netns_owner_root = "/run/sluice";
+std::string netns_owner_dir(const std::string& prefix);
 // This process joins the network namespace NAME (/run/netns/NAME), keeping
 // its other namespaces (mounts among them).
 Status enter_network_namespace(const std::string& name);

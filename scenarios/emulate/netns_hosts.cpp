@@ -20,6 +20,7 @@
 #include "base/run_marker.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/dead_runs.hpp"
 #include "scenarios/emulate/emulate_command.hpp"
 #include "scenarios/emulate/emulation_plan.hpp"
 #include "scenarios/emulate/netns_cluster.hpp"
@@ -151,13 +152,14 @@ int run_netns_hosts(const NetnsHostsCli& cli) {
     return k_exit_usage;
   }
   const int stop_fd = install_emulate_stop_signals();
+  sweep_dead_runs({}, [](std::string_view line) { fmt::print(stderr, "sluice netns-hosts: dead run: {}\n", line); });
   Result<std::unique_ptr<NetnsCluster>> made = NetnsCluster::create(*plan, stop_fd);
   if (!made.ok()) {
     fmt::print(stderr, "sluice netns-hosts: {}\n", made.status().message());
     return k_exit_failed;
   }
-  // The hostfile's directory, marked as this process's: `sluice emulate
-  // --cleanup-stale` removes it with the namespaces if this process is killed.
+  // The hostfile's directory, marked as this process's: the next command
+  // sweeps it with the namespaces if this process is killed (dead_runs.hpp).
   const std::string dir = "/tmp/" + plan->prefix;
   std::error_code made_dir;
   std::filesystem::create_directories(dir, made_dir);

@@ -18,8 +18,8 @@
 // SIGKILL after the same grace) and removes
 // them and the hostfile's directory (where Open MPI's session directories
 // go too: OMPI_MCA_orte_tmpdir_base, unless set). Its exit status is the command's. The namespaces
-// carry this process's pid, so `sluice emulate --cleanup-stale` removes them
-// after a SIGKILL.
+// carry this process's pid, so the next command that makes such things
+// removes them after a SIGKILL (dead_runs.hpp); netns-hosts itself is one.
 //
 //   sluice netns-exec HOST WORD...
 // The launch agent: runs WORD... joined by spaces with /bin/sh -c inside the

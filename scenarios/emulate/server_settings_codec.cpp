@@ -150,7 +150,7 @@ void fields(Io& io, StorageServiceConfig& c) {
 static_assert(sizeof(MgmtConfig) == 72 && sizeof(CapacityPoolLimits) == 16);
 static_assert(sizeof(MetaServiceConfig) == 408 && sizeof(NamespaceConfig) == 56 && sizeof(MetaOpUnits) == 32 &&
               sizeof(MetaMirrorConfig) == 128);
-static_assert(sizeof(StorageServiceConfig) == 288 && sizeof(StorageMirrorConfig) == 120 && sizeof(RpcLimits) == 64);
+static_assert(sizeof(StorageServiceConfig) == 312 && sizeof(StorageMirrorConfig) == 120 && sizeof(RpcLimits) == 64);
 
 // A config whose fields are listed above.
 template <class T>

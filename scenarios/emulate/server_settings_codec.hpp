@@ -10,8 +10,10 @@
 // mirror, ns, pools, op_units: null when unset), durations in ns, enums by
 // their to_string names, buddy_groups as [{"group", "primary", "secondary"}].
 // Not carried: what run_node sets for the node itself (meta: shard, mgmt,
-// open_store; storage: mgmt, targets) and the clients' settings (a node
-// process hosts no client).
+// open_store; storage: mgmt, targets), the storage targets' places
+// (target_places: the modelled machine's NUMA nodes and NICs, applied in
+// simulation only; a node process serves from its own machine's) and the
+// clients' settings (a node process hosts no client).
 //
 // Reading: every key may be left out (the core's default); an unknown key, a
 // value of the wrong type or out of its type's range, a negative duration or

@@ -227,6 +227,9 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
        "prints the table and returns {rows = {{point, workload, phase, metric, predicted_backend, "
        "measured_backend, predicted, measured, rel_err}, ...}, median_rel_err, p90_rel_err, unmatched}; rel_err is "
        "abs(predicted - measured) / measured"},
+      {"sl.headlines([note])", "nothing",
+       "prints the heading \"Headlines (backends, note):\", the backends being those the script's runs so far "
+       "came from (\"simulated\" for sim; \"hw\", \"emulate\", \"cluster\")"},
       {"sl.headline(text, measured [, seed_figure])", "nothing",
        "prints \"text: measured (seed: seed_figure)\" and records it as a headline figure"},
       {"sl.claim{\"text\", measured =, seed_value = [, tolerance =, tolerance_why =] | at_least =, at_most =, seed =}",

@@ -823,6 +823,27 @@ int sl_headline(lua_State* L) {
   });
 }
 
+// sl.headlines([note]) prints "Headlines (<backends>[, note]):", the backends
+// being those the script's runs so far came from ("simulated" for sim), so
+// that figures measured on hardware are never headed as simulated.
+int sl_headlines(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    if (!lua_isnoneornil(L, 1) && lua_type(L, 1) != LUA_TSTRING)
+      throw ScriptError("sl.headlines([note]): note must be a string");
+    std::vector<std::string> backends;
+    for (const RunResult& r : ctx->results) {
+      const std::string name = r.backend == Backend::sim ? "simulated" : backend_name(r.backend);
+      if (std::find(backends.begin(), backends.end(), name) == backends.end()) backends.push_back(name);
+    }
+    std::string heading = backends.empty() ? "no runs" : backends.front();
+    for (std::size_t i = 1; i < backends.size(); ++i) heading += " and " + backends[i];
+    if (!lua_isnoneornil(L, 1)) heading += ", " + string_at(L, 1);
+    *ctx->out << "Headlines (" << heading << "):\n";
+    return 0;
+  });
+}
+
 // The bounds of a claim from its fields: a seed figure (seed_value, with
 // tolerance and tolerance_why) or a shape (at_least, at_most), never both.
 void read_claim_bounds(FieldReader& fields, Claim& claim) {
@@ -1311,12 +1332,20 @@ int open_module(lua_State* L) {
   add_typed(L, ctx, fabric_types(), make_fabric, "fabric", "sl.fabric");
   add_typed(L, ctx, fs_types(), make_fs, "fs", "sl.fs");
   add_typed(L, ctx, workload_types(), make_workload, "workload", "sl.workload");
-  const luaL_Reg functions[] = {
-      {"cluster", make_cluster}, {"params", sl_params},           {"run", sl_run},
-      {"run_all", sl_run_all},   {"headline", sl_headline},       {"claim", sl_claim},
-      {"compare", sl_compare},   {"_draw_plot", sl_draw_plot},    {"size", sl_size},
-      {"rate", sl_rate},         {"format_size", sl_format_size}, {"format_rate", sl_format_rate},
-      {nullptr, nullptr}};
+  const luaL_Reg functions[] = {{"cluster", make_cluster},
+                                {"params", sl_params},
+                                {"run", sl_run},
+                                {"run_all", sl_run_all},
+                                {"headline", sl_headline},
+                                {"claim", sl_claim},
+                                {"compare", sl_compare},
+                                {"_draw_plot", sl_draw_plot},
+                                {"size", sl_size},
+                                {"rate", sl_rate},
+                                {"format_size", sl_format_size},
+                                {"format_rate", sl_format_rate},
+                                {"headlines", sl_headlines},
+                                {nullptr, nullptr}};
   lua_pushlightuserdata(L, ctx);
   luaL_setfuncs(L, functions, 1);
   // The parts written in Lua (scenarios/lua/prelude.lua, embedded at build time).

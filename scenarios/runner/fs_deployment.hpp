@@ -46,9 +46,13 @@ class FsDeployment {
   static Status validate(const ScenarioSpec& spec);
 
   // Adds every server to `world` (not started). Requires validate(spec).ok().
+  // `model`: the machines the world runs on when it models spec.cluster
+  // (SimEnv): each target is then staged and served by its drive's NUMA node
+  // and nearest NIC (sched::place_targets). Null (a world on this machine,
+  // whose NICs are not the modelled ones): the storage config's defaults.
   template <class World>
   static Result<FsDeployment> deploy(World& world, const ScenarioSpec& spec, const AddTargetFn& add_target,
-                                     const MetaStoreFn& meta_store = {}) {
+                                     const MetaStoreFn& meta_store = {}, const topo::Topology* model = nullptr) {
     FsDeployment d(spec);
     const FsSpec& fs = spec.fs;
     d.mgmt_service_ = &world.template add_service<MgmtService>(fs.mgmt_node, fs.mgmt);
@@ -79,6 +83,11 @@ class FsDeployment {
         config.targets.push_back(next);
         d.targets_.push_back(next);
         ++next;
+      }
+      if (model != nullptr) {
+        Result<std::vector<sched::TargetPlace>> places = sched::place_targets(*model, server.node, server.nvme);
+        if (!places.ok()) return places.status();
+        config.target_places = std::move(places).value();
       }
       d.storages_.push_back(&world.template add_service<StorageService>(server.node, config));
     }

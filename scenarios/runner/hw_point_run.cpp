@@ -37,17 +37,19 @@ std::string gpu_unreachable_by(const std::string& transport) {
   return "transport " + transport + " is not registered";
 }
 
-HwRunDir::HwRunDir(const std::string& root, bool keep) : keep_(keep) {
+namespace {
+
+// <root>/sluice-hw-run-XXXXXX made and marked as this process's; "" when it cannot be made.
+std::string make_hw_run_dir(const std::string& root) {
   std::string templ = root + "/" + std::string(k_hw_run_dir_prefix) + "XXXXXX";
-  if (::mkdtemp(templ.data()) == nullptr) return;
-  path_ = templ;
-  base::write_run_marker(path_).ignore();  // without it the directory is only never swept
+  if (::mkdtemp(templ.data()) == nullptr) return "";
+  base::write_run_marker(templ).ignore();  // without it the directory is only never swept
+  return templ;
 }
 
-HwRunDir::~HwRunDir() {
-  std::error_code ec;
-  if (!path_.empty() && !keep_) std::filesystem::remove_all(path_, ec);
-}
+}  // namespace
+
+HwRunDir::HwRunDir(const std::string& root, bool keep) : dir_(make_hw_run_dir(root), keep) {}
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -234,11 +236,13 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
   return why;
 }
 
-// What results.json says of how the run was deployed (RunResult::deployment).
-std::map<std::string, std::string> deployment_of(const HwRunOptions& options) {
+// What results.json says of how the run was deployed (RunResult::deployment):
+// storage_root is the run's own directory (its chunk files under storage/,
+// its metadata under meta/); secure() adds authenticated.
+std::map<std::string, std::string> deployment_of(const HwRunOptions& options, const std::string& run_dir) {
   return {{"transport", options.transport},
           {"storage_backend", options.storage_backend},
-          {"storage_root", options.temp_root},
+          {"storage_root", run_dir},
           {"node_memory_limit_bytes", std::to_string(options.node_memory_limit_bytes)},
           {"meta_store", SLUICE_HAVE_ROCKSDB ? options.meta_store : std::string("memory")}};
 }
@@ -269,10 +273,11 @@ MetaStoreFn meta_store_of(const HwRunOptions& options, const std::string& root, 
 }
 
 // The world's shared secret (HwRunOptions::shared_secret says which); the
-// run's counters record whether its connections were authenticated.
+// run's counters and deployment record whether its connections were authenticated.
 Status secure(const HwRunOptions& options, hw::HwWorldConfig& config, RunResult& result) {
   const bool networked = options.transport != "shm";
   result.counters["security.authenticated"] = 0;
+  result.deployment["authenticated"] = "false";
   if (options.insecure || !networked) {
     if (options.insecure) result.log_tail.push_back("hw: --insecure: connections are not authenticated");
     return ok_status();
@@ -285,6 +290,7 @@ Status secure(const HwRunOptions& options, hw::HwWorldConfig& config, RunResult&
     config.shared_secret = std::move(secret).value();
   }
   result.counters["security.authenticated"] = 1;
+  result.deployment["authenticated"] = "true";
   return ok_status();
 }
 
@@ -330,7 +336,7 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     config.transport = options.transport;
     config.storage_backend = options.storage_backend;
     config.storage_root = dir.path() + "/storage";
-    result.deployment = deployment_of(options);
+    result.deployment = deployment_of(options, dir.path());
     config.node_memory_limit_bytes = options.node_memory_limit_bytes;
     config.log = [](std::string_view line) { note_child_log(line); };
     if (Status st = secure(options, config, result); !st.ok()) return finish(st.message());

@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/run_marker.hpp"
 #include "core/common/units.hpp"
 #include "hw_backends/gpu_memory_ops.hpp"
 #include "scenarios/scenario_spec.hpp"
@@ -60,14 +61,10 @@ std::string gpu_unreachable_by(const std::string& transport);
 class HwRunDir {
  public:
   HwRunDir(const std::string& root, bool keep);
-  ~HwRunDir();
-  HwRunDir(const HwRunDir&) = delete;
-  HwRunDir& operator=(const HwRunDir&) = delete;
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return dir_.path(); }
 
  private:
-  bool keep_;
-  std::string path_;
+  base::RunDir dir_;  // kept (and marked so: no sweep removes it) or removed at the end
 };
 
 struct HwRunOptions {

@@ -207,6 +207,8 @@ json to_json(const PhaseRow& row) {
           {"last_ops_per_s", number(row.last_ops_per_s)},
           {"latency_us_p50", number(row.latency_us_p50)},
           {"latency_us_p99", number(row.latency_us_p99)},
+          {"bound_bytes_per_s", number(row.bound_bytes_per_s)},
+          {"binding_resource", row.binding_resource},
           {"extra", extra},
           {"progress", {{"window_s", number(row.progress_window_s)}, {"bytes_per_s", progress}}}};
 }
@@ -254,6 +256,10 @@ Result<PhaseRow> phase_row_from_json(const json& j) {
     row.latency_us_p50 = read_number(j.at("latency_us_p50"));
     row.latency_us_p99 = read_number(j.at("latency_us_p99"));
     for (const auto& [name, value] : j.at("extra").items()) row.extra[name] = read_number(value);
+    if (j.contains("bound_bytes_per_s")) {  // results written before bounds had none
+      row.bound_bytes_per_s = read_number(j.at("bound_bytes_per_s"));
+      row.binding_resource = j.at("binding_resource").get<std::string>();
+    }
     if (j.contains("progress")) {  // results written before it had none
       row.progress_window_s = read_number(j.at("progress").at("window_s"));
       for (const auto& v : j.at("progress").at("bytes_per_s")) row.progress_bytes_per_s.push_back(read_number(v));

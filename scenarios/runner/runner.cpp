@@ -10,6 +10,7 @@
 
 #include "scenarios/runner/child_pool.hpp"
 #include "scenarios/runner/hw_point_run.hpp"
+#include "scenarios/runner/point_bound.hpp"
 #include "scenarios/runner/result_codec.hpp"
 #include "scenarios/runner/sim_point_run.hpp"
 
@@ -59,6 +60,7 @@ Result<std::vector<RunResult>> run_together(const std::vector<ScenarioSpec>& poi
     }
     results[i] = options.run_point ? options.run_point(points[i], Backend::cluster)
                                    : run_point(points[i], Backend::cluster, options);
+    attach_bounds(results[i]);
     if (!results[i].ok) ++failed;
     if (options.point_done) options.point_done(i, results[i]);
     if (options.progress) {
@@ -98,6 +100,7 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
     // Nothing to isolate: the answer is known without running anything.
     for (std::size_t i = 0; i < points.size(); ++i) {
       results[i] = run_point(points[i], backend, options);
+      attach_bounds(results[i]);
       if (options.point_done) options.point_done(i, results[i]);
     }
     return results;
@@ -126,6 +129,7 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
   std::vector<bool> decoded(points.size(), false);
   pool.on_done = [&](std::size_t index, const ChildJobResult& job) {
     results[index] = run_result_of_child(job, points[index], backend);
+    attach_bounds(results[index]);
     decoded[index] = true;
     if (std::isfinite(results[index].simulated_s)) simulated_s_done += results[index].simulated_s;
     if (options.point_done) options.point_done(index, results[index]);
@@ -139,7 +143,9 @@ Result<std::vector<RunResult>> run_points(const std::vector<ScenarioSpec>& point
   if (!ran.ok()) return ran.status();
   // Spread over ranks, the points of other ranks come with the whole list.
   for (std::size_t i = 0; i < points.size(); ++i) {
-    if (!decoded[i]) results[i] = run_result_of_child((*ran)[i], points[i], backend);
+    if (decoded[i]) continue;
+    results[i] = run_result_of_child((*ran)[i], points[i], backend);
+    attach_bounds(results[i]);
   }
   return results;
 }

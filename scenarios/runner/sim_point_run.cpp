@@ -48,7 +48,7 @@ constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
 Result<FsDeployment> deploy_fs(const ScenarioSpec& spec, sim::SimRuntime& rt) {
   return FsDeployment::deploy(
       rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); },
-      [](NodeId, ShardId, bool) { return MetaDisk{}.opener(); });
+      [](NodeId, ShardId, bool) { return MetaDisk{}.opener(); }, spec.cluster.get());
 }
 
 // Runs the point; returns the reason it failed ("" when it did not).
@@ -250,6 +250,7 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
   RunResult result;
   result.spec = spec;
   result.backend = Backend::sim;
+  result.deployment["authenticated"] = "false";  // the simulated nodes prove nothing to each other
   auto finish = [&](std::string why) {
     result.ok = why.empty();
     result.error = std::move(why);

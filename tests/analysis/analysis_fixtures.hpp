@@ -2,9 +2,12 @@
 // analysis/results.schema.json and scenarios/emulate's output.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace sluice::analysis::testing {
@@ -80,5 +83,23 @@ inline nlohmann::json emulate_json(double rate_bits_per_s, std::uint64_t bytes_p
           {"emulation", {{"rate_bits_per_s", rate_bits_per_s}, {"latency_ns", 0}, {"nodes", 3}}},
           {"params", {{"stripe_count", 2}, {"file_size", "4MiB"}, {"chunk_size", "1MiB"}}}};
 }
+
+// A test with a folder of its own (named after the test, removed at its end) to write files in.
+class FolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("sluice_analysis_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string p = (dir_ / name).string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  std::filesystem::path dir_;
+};
 
 }  // namespace sluice::analysis::testing

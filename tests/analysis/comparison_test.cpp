@@ -79,7 +79,12 @@ RunRecord run_at(const std::string& scenario, const std::string& backend,
   return parse_runs(j)->front();
 }
 
-ResultsFile fio_file(std::vector<RunRecord> runs) { return ResultsFile{"fio.json", std::move(runs), true}; }
+ResultsFile fio_file(std::vector<RunRecord> runs, const std::string& path = "fio.json") {
+  ResultsFile file;
+  file.path = path;
+  file.runs = std::move(runs);
+  return file;
+}
 
 MeasuredMatch by_rw_and_bs() {
   MeasuredMatch m;
@@ -139,7 +144,7 @@ TEST(CompareWithMeasured, RepeatsAreMediansAndEachPredictedBackendHasItsRows) {
   const std::map<std::string, std::string> at = {{"rw", "read"}, {"bs_bytes", "4096"}};
   const std::vector<ResultsFile> measured = {
       fio_file({run_at("fio", "hw", at, 90, 1), run_at("fio", "hw", at, 100, 2)}),
-      ResultsFile{"more.json", {run_at("fio", "hw", at, 1000, 3)}, true}};
+      fio_file({run_at("fio", "hw", at, 1000, 3)}, "more.json")};
   const std::vector<RunRecord> predicted = {run_at("study", "sim", at, 100, 1), run_at("study", "sim", at, 120, 2),
                                             run_at("study", "emulate", at, 100, 1)};
   const Comparison c = *compare_with_measured(predicted, measured, by_rw_and_bs());

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "analysis_fixtures.hpp"
+
 namespace sluice::analysis {
 namespace {
 
@@ -35,22 +37,13 @@ json results_with(const std::string& scenario, json claims) {
           {"claims", std::move(claims)}};
 }
 
-class Fidelity : public ::testing::Test {
+class Fidelity : public testing::FolderTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sluice_fidelity_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
+    FolderTest::SetUp();
     fs::create_directories(dir_ / "a");
     fs::create_directories(dir_ / "b");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string write(const std::string& name, const std::string& text) {
-    const std::string p = (dir_ / name).string();
-    std::ofstream(p) << text;
-    return p;
-  }
-  fs::path dir_;
   std::ostringstream out_, err_;
 };
 
@@ -94,10 +87,14 @@ TEST_F(Fidelity, SeedFiguresGiveTheMedianErrorAndTheCountWithinTolerance) {
 
 TEST_F(Fidelity, BadResultsFilesAreNamedWithThePlaceAndTheProblem) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"{", "not JSON"},
-      {json{{"format", "other-results"}, {"scenario", "s"}}.dump(), "not a sluice results file"},
-      {json{{"format", "sluice-results"}, {"scenario", "s"}, {"claims", 3}}.dump(), "\"claims\" is not a list"},
-      {results_with("s", {json{{"text", "x"}}}).dump(), "claim 1: \"seed_figure\" is not text"},
+      {"{", "line 1, column 2: not valid JSON"},
+      {json{{"format", "other-results"}, {"scenario", "s"}}.dump(), "\"format\" is not \"sluice-results\""},
+      {json{{"format", "sluice-results"}, {"scenario", "s"}, {"runs", json::array()}, {"claims", 3}}.dump(),
+       "results.claims: expected an array, got number 3"},
+      {json{{"format", "sluice-results"}, {"scenario", "s"}, {"claims", json::array()}}.dump(),
+       "results.runs: expected an array"},
+      {json{{"format", "sluice-results"}, {"runs", json::array()}}.dump(), "not the results of a study"},
+      {results_with("s", {json{{"text", "x"}}}).dump(), "claims[0]: missing \"seed_figure\""},
       {results_with("s", {json{{"text", "x"},
                                {"seed_figure", ""},
                                {"holds", true},
@@ -105,9 +102,14 @@ TEST_F(Fidelity, BadResultsFilesAreNamedWithThePlaceAndTheProblem) {
                                {"kind", "seed_figure"},
                                {"tolerance", 0.1}}})
            .dump(),
-       "claim 1: a seed figure without a nonzero \"seed_value\""},
+       "claims[0].seed_value: expected a nonzero number"},
       {results_with("s", {json{{"text", "x"}, {"seed_figure", ""}, {"holds", true}, {"measured", "1"}}}).dump(),
-       "\"measured\" is not a number or null"},
+       "claims[0].measured: expected a number, got string"},
+      {results_with("s", {json{{"text", "x"}, {"seed_figure", ""}, {"holds", true}, {"measured", 1}}}).dump(),
+       "claims[0]: a shape claim without \"at_least\" or \"at_most\""},
+      {results_with("s", {json{{"text", "x"}, {"seed_figure", ""}, {"holds", 1}, {"measured", 1}, {"at_least", 1}}})
+           .dump(),
+       "claims[0].holds: expected a boolean"},
   };
   for (const auto& [text, expected] : cases) {
     const std::string p = write("bad.json", text);
@@ -118,7 +120,7 @@ TEST_F(Fidelity, BadResultsFilesAreNamedWithThePlaceAndTheProblem) {
   }
   std::ostringstream out, err;
   EXPECT_EQ(run_fidelity({{(dir_ / "missing.json").string()}, ""}, out, err), 2);
-  EXPECT_NE(err.str().find("cannot read"), std::string::npos) << err.str();
+  EXPECT_NE(err.str().find("missing.json: cannot be opened"), std::string::npos) << err.str();
 }
 
 }  // namespace

@@ -10,6 +10,9 @@
 #include <sstream>
 
 #include "analysis/analysis_command.hpp"
+#include "analysis/calibration.hpp"
+#include "analysis/fidelity.hpp"
+#include "analysis/import_command.hpp"
 #include "analysis/run_record.hpp"
 #include "analysis_fixtures.hpp"
 #include "scenarios/runner/results_writer.hpp"
@@ -108,6 +111,81 @@ TEST(ResultsReader, CommandsExitTwoForABadFileAndSayWhere) {
   fit.fit_files = {bad};
   EXPECT_EQ(run_fit_calibration(fit, out, err), 2);
   fs::remove_all(dir);
+}
+
+using ResultsReaderFiles = testing::FolderTest;
+
+// Issue 47 item 5: fidelity reads results through the typed reader of report, compare and calibrate; it
+// printed figures and exited 0 for each of these (and "inf%" for a tolerance of 1e308).
+TEST_F(ResultsReaderFiles, FidelityRefusesWhatEveryCommandRefuses) {
+  const nlohmann::json claim = {{"text", "rate"},        {"where", "x.lua:1"}, {"measured", 1.1},
+                                {"kind", "seed_figure"}, {"seed_value", 1.0},  {"tolerance", 0.15},
+                                {"seed_figure", "~1"},   {"holds", true}};
+  const std::vector<Break> breaks = {
+      {"runs as an object",
+       [](nlohmann::json& d) {
+         d["runs"] = {{"a", 1}};
+       },
+       "results.runs: expected an array"},
+      {"scalar runs",
+       [](nlohmann::json& d) {
+         d["runs"] = {1, 2};
+       },
+       "runs[0]: expected an object"},
+      {"params as an array",
+       [](nlohmann::json& d) {
+         d["runs"][0]["params"] = {1, 2};
+       },
+       "runs[0].params: expected an object"},
+      {"phases as a string", [](nlohmann::json& d) { d["runs"][0]["phases"] = "read"; },
+       "runs[0].phases: expected an array"},
+      {"version 1e308", [](nlohmann::json& d) { d["version"] = 1e308; }, "results.version: expected a whole number"},
+      {"tolerance 1e308", [](nlohmann::json& d) { d["claims"][0]["tolerance"] = 1e308; },
+       "claims[0].tolerance: expected"},
+  };
+  for (const Break& b : breaks) {
+    nlohmann::json doc = good();
+    doc["claims"] = {claim};
+    std::ostringstream good_out, out, err;
+    ASSERT_EQ(run_fidelity({{write("good.json", doc.dump())}, ""}, good_out, err), 0) << err.str();
+    b.apply(doc);
+    const std::string path = write("bad.json", doc.dump());
+    EXPECT_EQ(run_fidelity({{path}, ""}, out, err), 2) << b.what << ": " << out.str();
+    EXPECT_NE(err.str().find(path), std::string::npos) << b.what << ": " << err.str();
+    EXPECT_NE(err.str().find(b.message), std::string::npos) << b.what << ": " << err.str();
+  }
+}
+
+// Issue 47 item 5: a JSON syntax error names its line and column in every command that reads a JSON file
+// (only import named a line, and no column, before).
+TEST_F(ResultsReaderFiles, ASyntaxErrorNamesItsLineAndColumnInEveryCommand) {
+  const std::string bad = write("bad.json", "{\n  \"format\": \"sluice-results\",\n  \"runs\": [1,,2]\n}\n");
+  const std::string good_file = write("good.json", good().dump());
+  const std::string place = bad + ": line 3, column 14: not valid JSON";
+  const auto expect_place = [&](const char* command, int code, const std::ostringstream& err) {
+    EXPECT_EQ(code, 2) << command;
+    EXPECT_NE(err.str().find(place), std::string::npos) << command << ": " << err.str();
+  };
+  std::ostringstream out, err;
+  expect_place("compare", run_compare({{good_file, bad}, {}, {}, "", ""}, out, err), err);
+  err.str("");
+  expect_place("report", run_report({{bad}, (dir_ / "r").string(), "", "read", "T"}, out, err), err);
+  err.str("");
+  FitCalibrationArgs fit;
+  fit.fit_files = {bad};
+  expect_place("calibrate --fit", run_fit_calibration(fit, out, err), err);
+  err.str("");
+  fit.fit_files = {good_file};
+  fit.holdout_files = {bad};
+  expect_place("calibrate --holdout", run_fit_calibration(fit, out, err), err);
+  err.str("");
+  expect_place("fidelity", run_fidelity({{bad}, ""}, out, err), err);
+  err.str("");
+  expect_place("import", run_import({{bad}, (dir_ / "imported").string(), "fio", "", ""}, out, err), err);
+  err.str("");
+  Result<nlohmann::json> profile = read_json_file(bad);
+  ASSERT_FALSE(profile.ok());
+  EXPECT_NE(profile.status().message().find(place), std::string::npos) << profile.status().message();
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace sluice::base {
 namespace {
@@ -49,6 +50,39 @@ TEST(RateLimitedLog, SuffixSaysHowManyWereSuppressed) {
 TEST(RateLimitedLog, ZeroEveryEventsLogsEveryEvent) {
   RateLimitedLog limit(0, k_second_ns);
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(limit.admit(1));
+}
+
+// Issue 47: a folded burst of refusals kept only its count; each reason now
+// keeps its own ("closed by the remote side (4 more since the last line)"
+// said nothing of the three second challenges among them).
+TEST(RateLimitedLog, AFoldedLineCountsEachReasonInTheOrderTheyCame) {
+  RateLimitedLog limit(5, k_second_ns);
+  ASSERT_TRUE(limit.admit(1, "closed by the remote side"));
+  EXPECT_EQ(limit.line_suffix(), "") << "nothing folded before the first line";
+  for (const char* reason : {"second challenge", "pre-auth bytes over 144", "second challenge", "second challenge"}) {
+    EXPECT_FALSE(limit.admit(2, reason));
+  }
+  std::optional<std::uint64_t> line = limit.admit(3, "closed by the remote side");
+  ASSERT_TRUE(line);
+  EXPECT_EQ(*line, 4u);
+  EXPECT_EQ(limit.line_suffix(), " (4 more since the last line: 3 second challenge, 1 pre-auth bytes over 144)");
+  EXPECT_FALSE(limit.admit(4));
+  ASSERT_TRUE(limit.admit(k_second_ns * 2));
+  EXPECT_EQ(limit.line_suffix(), " (1 more since the last line)") << "events without a reason: the count alone";
+}
+
+TEST(RateLimitedLog, ReasonsPastTheCapAndEventsWithoutOneCountAsOther) {
+  RateLimitedLog limit(1'000, k_second_ns);
+  ASSERT_TRUE(limit.admit(0, "first"));
+  for (std::size_t i = 0; i < RateLimitedLog::k_max_reasons + 3; ++i) {
+    EXPECT_FALSE(limit.admit(1, "reason " + std::to_string(i)));
+  }
+  EXPECT_FALSE(limit.admit(1));
+  ASSERT_TRUE(limit.admit(k_second_ns));
+  const std::string suffix = limit.line_suffix();
+  EXPECT_NE(suffix.find("12 more since the last line: 1 reason 0, "), std::string::npos) << suffix;
+  EXPECT_NE(suffix.find(", 4 other)"), std::string::npos) << suffix;
+  EXPECT_EQ(suffix.find("reason 8"), std::string::npos) << "past k_max_reasons: " << suffix;
 }
 
 }  // namespace

@@ -83,5 +83,58 @@ TEST_F(RunMarker, TheSweepRemovesOnlyStaleDirectoriesWithThePrefix) {
   EXPECT_TRUE(std::filesystem::exists(other));
 }
 
+// Issue 47 item 2: `--keep` marks the directory kept; no sweep removes it, though its owner is gone.
+TEST_F(RunMarker, AKeptDirectoryIsNeverStale) {
+  const std::string kept = make_dir("sluice-x-kept");
+  std::ofstream(kept + "/" + std::string(k_run_marker_file)) << dead_pid() << " 99 kept\n";
+  EXPECT_FALSE(run_dir_is_stale(kept));
+  const std::string marked = make_dir("sluice-x-marked");
+  write_marker(marked, dead_pid(), 99);
+  ASSERT_TRUE(mark_run_kept(marked).ok());
+  EXPECT_FALSE(run_dir_is_stale(marked));
+  EXPECT_TRUE(remove_stale_run_dirs(root_, "sluice-x-", nullptr).empty());
+  EXPECT_TRUE(std::filesystem::exists(kept + "/chunk"));
+  EXPECT_TRUE(std::filesystem::exists(marked + "/chunk"));
+}
+
+TEST_F(RunMarker, ARunDirIsRemovedAtTheEndUnlessKept) {
+  const std::string gone = make_dir("sluice-x-gone");
+  const std::string kept = make_dir("sluice-x-kept");
+  ASSERT_TRUE(write_run_marker(gone).ok());
+  ASSERT_TRUE(write_run_marker(kept).ok());
+  {
+    const RunDir a(gone, false);
+    RunDir b(kept, false);
+    b.keep();
+  }
+  EXPECT_FALSE(std::filesystem::exists(gone));
+  ASSERT_TRUE(std::filesystem::exists(kept + "/chunk"));
+  std::ifstream marker(kept + "/" + std::string(k_run_marker_file));
+  long pid = 0;
+  unsigned long long started = 0;
+  std::string word;
+  marker >> pid >> started >> word;
+  EXPECT_EQ(word, "kept");
+}
+
+// A killed launcher whose parent has not reaped it yet is dead all the same.
+TEST_F(RunMarker, AProcessRunsUntilItExits) {
+  EXPECT_TRUE(process_runs(::getpid()));
+  EXPECT_FALSE(process_runs(dead_pid()));
+  EXPECT_FALSE(process_runs(0));
+  const pid_t zombie = ::fork();
+  if (zombie == 0) ::_exit(0);
+  ASSERT_GT(zombie, 0);
+  ::usleep(200'000);  // exited, not reaped
+  const std::string dir = make_dir("sluice-x-zombie");
+  std::ifstream stat("/proc/" + std::to_string(zombie) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  write_marker(dir, zombie, 0);
+  EXPECT_FALSE(process_runs(zombie)) << line;
+  EXPECT_TRUE(run_dir_is_stale(dir));
+  ::waitpid(zombie, nullptr, 0);
+}
+
 }  // namespace
 }  // namespace sluice::base

@@ -5,6 +5,7 @@
 // peers (raw SimGrid, iperf3, fio, cuFile) come with SimEnv and HwEnv.
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <vector>
 
 #include "core/common/rng.hpp"
@@ -15,6 +16,7 @@
 #include "core/proto/crc32c.hpp"
 #include "core/sched/rail_selector.hpp"
 #include "core/topology/machine_builders.hpp"
+#include "tests/bench/smoke.hpp"
 
 namespace {
 
@@ -92,4 +94,17 @@ BENCHMARK(BM_RailChooseReleaseDgxA100);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+// BENCHMARK_MAIN, then RESULT core benchmarks=<how many ran>; with BENCH_SMOKE=1 (tests/bench/smoke.hpp): each
+// benchmark for a millisecond.
+int main(int argc, char** argv) {
+  std::vector<char*> args(argv, argv + argc);
+  char smoke_min_time[] = "--benchmark_min_time=0.001";
+  if (sluice::bench::smoke()) args.insert(args.begin() + 1, smoke_min_time);
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  std::printf("RESULT core benchmarks=%zu\n", ran);
+  return 0;
+}

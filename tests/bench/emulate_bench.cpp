@@ -11,6 +11,7 @@
 //
 // Usage: bench_emulate [--mtu BYTES] [--iperf SECONDS] [--files N] [--file-mib N]
 // Needs root (ip netns, tc) and iperf3; prints why not and exits 1 without them.
+// BENCH_SMOKE=1 (tests/bench/smoke.hpp): 2 files of 4 MiB, iperf3 for 1 s.
 #include <fmt/core.h>
 
 #include <unistd.h>
@@ -22,6 +23,7 @@
 
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/node_runner.hpp"
+#include "tests/bench/smoke.hpp"
 
 namespace {
 
@@ -42,9 +44,9 @@ std::uint64_t arg_value(int argc, char** argv, const std::string& name, std::uin
 
 int main(int argc, char** argv) {
   const auto mtu = static_cast<std::uint32_t>(arg_value(argc, argv, "--mtu", 1500));
-  const auto iperf_s = static_cast<std::uint32_t>(arg_value(argc, argv, "--iperf", 10));
-  const std::uint64_t files = arg_value(argc, argv, "--files", 16);
-  const std::uint64_t file_mib = arg_value(argc, argv, "--file-mib", 64);
+  const auto iperf_s = static_cast<std::uint32_t>(arg_value(argc, argv, "--iperf", bench::full_or_smoke(10, 1)));
+  const std::uint64_t files = arg_value(argc, argv, "--files", bench::full_or_smoke(16, 2));
+  const std::uint64_t file_mib = arg_value(argc, argv, "--file-mib", bench::full_or_smoke(64, 4));
   if (std::string why = netns_permitted(); !why.empty()) {
     fmt::print("bench_emulate: cannot emulate here: {}\n", why);
     fmt::print("RESULT P4 ratio=nan goal={}\n", k_goal_ratio);

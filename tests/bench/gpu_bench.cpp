@@ -26,7 +26,8 @@
 // Environment: SLUICE_BENCH_DIR (where the 4 GiB file goes; default
 // ./bench_gpu_data), SLUICE_BENCH_BYTES (default 4 GiB), SLUICE_BENCH_REPEATS,
 // SLUICE_BENCH_CSV (a CSV of every run), SLUICE_BENCH_PEER_BYTES,
-// SLUICE_BENCH_PEER_ONLY=1 (only (e)).
+// SLUICE_BENCH_PEER_ONLY=1 (only (e)). BENCH_SMOKE=1 (tests/bench/smoke.hpp):
+// k_smoke_total_bytes and one repeat where those two are not set.
 //
 // Chunk-size sweep for calibrating the simulator's host-memory/PCIe model
 // (issue 8; `sluice calibrate --gpu-sweep`): with SLUICE_BENCH_SWEEP_CSV=path
@@ -66,6 +67,7 @@
 #include "hw_backends/cuda/gpu_region.hpp"
 #include "hw_backends/gds/cufile_reader.hpp"
 #include "tests/bench/kvikio_peer.hpp"
+#include "tests/bench/smoke.hpp"
 
 namespace {
 
@@ -75,6 +77,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t k_chunk_bytes = 16ULL << 20;
 constexpr std::uint64_t k_default_total_bytes = 4ULL << 30;
+constexpr std::uint64_t k_smoke_total_bytes = 256ULL << 20;
 constexpr std::uint64_t k_seed = 0x5EED;
 // Assumptions behind the per-lane depth (measured on the GPU machine,
 // docs/seeds.md#machines-available-to-the-project):
@@ -539,8 +542,11 @@ int main() {
     std::cout << "bench_gpu: no GPU: " << s.message() << "\nRESULT P6 skipped (" << s.message() << ")\n";
     return 0;
   }
-  const std::uint64_t total = env_u64("SLUICE_BENCH_BYTES", k_default_total_bytes) / k_chunk_bytes * k_chunk_bytes;
-  const int repeats = static_cast<int>(std::max<std::uint64_t>(1, env_u64("SLUICE_BENCH_REPEATS", 3)));
+  const std::uint64_t total =
+      env_u64("SLUICE_BENCH_BYTES", bench::full_or_smoke(k_default_total_bytes, k_smoke_total_bytes)) / k_chunk_bytes *
+      k_chunk_bytes;
+  const int repeats =
+      static_cast<int>(std::max<std::uint64_t>(1, env_u64("SLUICE_BENCH_REPEATS", bench::full_or_smoke(3, 1))));
   const char* dir_env = std::getenv("SLUICE_BENCH_DIR");
   const std::string dir = dir_env != nullptr ? dir_env : "bench_gpu_data";
   std::filesystem::create_directories(dir);

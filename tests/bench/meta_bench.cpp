@@ -40,7 +40,8 @@
 // CPUs when there are any. Rates: a phase's ops summed over the ranks, over
 // the slowest rank's elapsed time (phases start after a barrier).
 // k_repeats runs of each part, each in a fresh world and database; medians
-// are reported.
+// are reported. BENCH_SMOKE=1 (tests/bench/smoke.hpp): one run of each part
+// at the k_smoke_ sizes.
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -73,6 +74,7 @@
 #include "hw/hw_world.hpp"
 #include "hw_backends/rocksdb/rocksdb_meta_store.hpp"
 #include "tests/bench/loopback_port.hpp"
+#include "tests/bench/smoke.hpp"
 #include "transports/tcp/tcp_wire.hpp"
 
 namespace {
@@ -80,9 +82,13 @@ namespace {
 using namespace sluice;
 using namespace sluice::hw;
 
-constexpr std::uint64_t k_total_files = 200'000;
-constexpr std::uint64_t k_null_rpcs = 400'000;  // part 2, over all ranks
-constexpr int k_sockperf_seconds = 4;           // each sockperf client's run (sockperf drops its first 0.4 s)
+constexpr std::uint64_t k_smoke_total_files = 4'000;
+constexpr std::uint64_t k_smoke_null_rpcs = 8'000;
+constexpr int k_smoke_sockperf_seconds = 1;
+const std::uint64_t k_total_files = bench::full_or_smoke<std::uint64_t>(200'000, k_smoke_total_files);
+const std::uint64_t k_null_rpcs = bench::full_or_smoke<std::uint64_t>(400'000, k_smoke_null_rpcs);  // part 2, all ranks
+// Each sockperf client's run (sockperf drops its first 0.4 s).
+const int k_sockperf_seconds = bench::full_or_smoke(4, k_smoke_sockperf_seconds);
 constexpr std::uint32_t k_ranks = 4;
 constexpr std::uint32_t k_inflight_per_rank = 64;  // mdtest ranks are synchronous; a client library is not
 constexpr std::uint32_t k_client_nodes = 1;        // ranks share the client nodes round-robin
@@ -501,7 +507,7 @@ int main(int argc, char** argv) {
   const auto arg = [&](int i, std::uint32_t fallback) {
     return argc > i ? static_cast<std::uint32_t>(std::max(1, std::atoi(argv[i]))) : fallback;
   };
-  const int repeats = static_cast<int>(arg(1, k_repeats));
+  const int repeats = static_cast<int>(arg(1, bench::full_or_smoke<std::uint32_t>(k_repeats, 1)));
   Shape shape;
   shape.ranks = arg(2, k_ranks);
   shape.inflight_per_rank = arg(3, k_inflight_per_rank);

@@ -17,6 +17,7 @@
 // bytes/s from jobs[0].read|write.bw_bytes. Writes are not synced at the end
 // on either side. Each case runs k_runs times per side, alternating; the
 // case's ratio is of the medians, and the RESULT is the smallest ratio.
+// BENCH_SMOKE=1 (tests/bench/smoke.hpp): 1 MiB blocks only, one run, a file of k_smoke_file_bytes.
 #include <poll.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,13 +34,16 @@
 
 #include "core/common/pattern.hpp"
 #include "hw_backends/storage_backend.hpp"
+#include "tests/bench/smoke.hpp"
 
 namespace {
 
 using namespace sluice;
 using namespace sluice::hw;
 
-constexpr std::uint64_t k_file_bytes = 2ULL << 30;  // ~2 s per run at ~1 GB/s
+constexpr std::uint64_t k_full_file_bytes = 2ULL << 30;  // ~2 s per run at ~1 GB/s
+constexpr std::uint64_t k_smoke_file_bytes = 64ULL << 20;
+const std::uint64_t k_file_bytes = bench::full_or_smoke(k_full_file_bytes, k_smoke_file_bytes);
 constexpr std::uint32_t k_queue_depth = 16;
 constexpr int k_runs = 5;
 constexpr FileId k_file_id = 1;
@@ -191,10 +195,11 @@ int main(int argc, char** argv) {
               made.value()->io_path().c_str());
 
   // Writes come first: they create the file the reads read.
-  const std::vector<Case> cases{{"write_1MiB", true, 1ULL << 20},
-                                {"write_16MiB", true, 16ULL << 20},
-                                {"read_1MiB", false, 1ULL << 20},
-                                {"read_16MiB", false, 16ULL << 20}};
+  std::vector<Case> cases{{"write_1MiB", true, 1ULL << 20},
+                          {"write_16MiB", true, 16ULL << 20},
+                          {"read_1MiB", false, 1ULL << 20},
+                          {"read_16MiB", false, 16ULL << 20}};
+  if (bench::smoke()) cases = {cases[0], cases[2]};
   std::printf("%-12s %12s %12s %8s\n", "case", "sluice_MB/s", "fio_MB/s", "ratio");
   double worst = 1e9;
   for (const Case& c : cases) {
@@ -210,7 +215,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::vector<double> ours, theirs;
-    for (int run = 0; run < k_runs; ++run) {
+    for (int run = 0; run < bench::full_or_smoke(k_runs, 1); ++run) {
       const double s = sluice_run(*target.value(), buffers, c);
       if (s < 0) return 1;
       std::string why;

@@ -35,6 +35,7 @@
 // --only-raw (profiling), --no-p2, --no-scale, --scale-only=0 (storm) | 1 (epoch).
 // Environment (studies at other sizes): SLUICE_STORM_NODES=<DGX nodes>,
 // SLUICE_EPOCH_DIVISOR=<data set divisor>, SLUICE_EPOCH_COALESCE=0|1.
+// BENCH_SMOKE=1 (tests/bench/smoke.hpp): --quick at the small size only, no scale studies.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -58,6 +59,7 @@
 #include "core/proto/codec.hpp"
 #include "core/services/client.hpp"
 #include "core/services/mgmt_service.hpp"
+#include "tests/bench/smoke.hpp"
 #include "core/services/storage_service.hpp"
 #include "core/services/wire_convert.hpp"
 #include "core/topology/cluster_builders.hpp"
@@ -796,11 +798,11 @@ void run_scale_studies(bool quick, int only) {
 
 int main(int argc, char** argv) {
   using namespace sluice::bench;
-  bool quick = false;
+  bool quick = sluice::bench::smoke();
   bool only_sluice = false;
   bool only_raw = false;
   bool run_p2 = true;
-  bool run_scale = true;
+  bool run_scale = !sluice::bench::smoke();
   int only_size = -1;
   int only_scale = -1;  // --scale-only=0 (storm) or 1 (epoch): only that study
   for (int i = 1; i < argc; ++i) {
@@ -826,6 +828,7 @@ int main(int argc, char** argv) {
   large.servers = 64;
   large.chunks_per_client = quick ? 4 : 64;
   sizes = {small, large};
+  if (sluice::bench::smoke()) sizes = {small};
 
   std::printf("bench-sim P1: SimEnv vs raw SimGrid S4U, chunk reads (1 MiB, W=8)\n");
   double sluice_chunks = 0, sluice_wall = 0, raw_chunks = 0, raw_wall = 0;

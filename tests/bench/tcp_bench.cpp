@@ -15,6 +15,7 @@
 // iperf3 side: `iperf3 -s -1` on a free port and `iperf3 -c 127.0.0.1 -P 4
 // -n 1G -J`, both under `timeout`; bytes/s from end.sum_received.
 // Each side runs k_runs times, alternating; the ratio is of the medians.
+// BENCH_SMOKE=1 (tests/bench/smoke.hpp): one run of k_smoke_total_bytes.
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -33,6 +34,7 @@
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
 #include "tests/bench/loopback_port.hpp"
+#include "tests/bench/smoke.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/transport.hpp"
 
@@ -41,7 +43,9 @@ namespace {
 using namespace sluice;
 using namespace sluice::transport;
 
-constexpr std::uint64_t k_total_bytes = 1ULL << 30;
+constexpr std::uint64_t k_full_total_bytes = 1ULL << 30;
+constexpr std::uint64_t k_smoke_total_bytes = 256ULL << 20;
+const std::uint64_t k_total_bytes = bench::full_or_smoke(k_full_total_bytes, k_smoke_total_bytes);
 constexpr std::uint64_t k_chunk_bytes = 1ULL << 20;
 constexpr std::uint32_t k_connections = 4;
 constexpr std::uint32_t k_in_flight = 8;
@@ -198,7 +202,8 @@ int main(int argc, char** argv) {
     pair.shape.chunk_bytes = std::uint64_t{static_cast<std::uint32_t>(std::max(1, std::atoi(argv[1])))} << 20;
   if (argc > 2) pair.shape.in_flight = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[2])));
   if (pair.shape.region_bytes() > k_max_region_bytes || k_total_bytes % pair.shape.chunk_bytes != 0) {
-    std::fprintf(stderr, "bench_tcp: chunk x in flight must be <= 256 MiB and the chunk must divide 1 GiB\n");
+    std::fprintf(stderr, "bench_tcp: chunk x in flight must be <= 256 MiB and the chunk must divide %llu MiB\n",
+                 static_cast<unsigned long long>(k_total_bytes >> 20));
     return 2;
   }
   pair.source.resize(pair.shape.region_bytes());
@@ -222,7 +227,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(pair.shape.chunk_bytes >> 20), pair.shape.in_flight);
   std::printf("%-6s %16s %16s\n", "run", "sluice_GB/s", "iperf3_GB/s");
   std::vector<double> ours, theirs;
-  for (int run = 0; run < k_runs; ++run) {
+  for (int run = 0; run < bench::full_or_smoke(k_runs, 1); ++run) {
     const double s = sluice_run(pair);
     if (s < 0) return 1;
     std::string why;

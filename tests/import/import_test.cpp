@@ -264,7 +264,8 @@ TEST(ElbenchoImport, MalformedFilesNameTheLine) {
                       "string), got string \"soon\""),
             std::string::npos)
       << error_of("elbencho_bad_value.json");
-  EXPECT_NE(error_of("elbencho_truncated.json").find("elbencho_truncated.json:2: not valid JSON"), std::string::npos)
+  EXPECT_NE(error_of("elbencho_truncated.json").find("elbencho_truncated.json: line 2, column 151: not valid JSON"),
+            std::string::npos)
       << error_of("elbencho_truncated.json");
 }
 
@@ -405,6 +406,57 @@ TEST(GdsioImport, AWrongUnitNamesTheLine) {
   EXPECT_NE(error_of("gdsio_bad_unit.txt").find("gdsio_bad_unit.txt:4: expected \"Throughput: <number> GiB/sec\""),
             std::string::npos)
       << error_of("gdsio_bad_unit.txt");
+}
+
+// Issue 47 item 5: a thread count is a whole number of ranks; one beyond 32 bits, a fraction or a
+// negative one is refused naming the file, the line and the field (it was cast unchecked: threads "0"
+// and 4294967295 ranks for 99999999999999999999999, 2 for 2.5).
+TEST(ImportHardening, GdsioThreadCountsThatAreNoRankCountAreRefusedNamingTheLine) {
+  const fs::path dir = fs::temp_directory_path() / "sluice_import_gdsio_threads";
+  fs::create_directories(dir);
+  const std::string path = (dir / "gdsio.txt").string();
+  for (const char* threads : {"99999999999999999999999", "4294967296", "2.5", "-4", "1e3", "8x"}) {
+    std::ofstream(path) << "$ gdsio -w " << threads << "\nIoType: READ XferType: GPUD Threads: " << threads
+                        << " DataSetSize: 8/8(KiB) IOSize: 4(KiB) Throughput: 1.5 GiB/sec, Avg_Latency: 10.5 usecs "
+                           "ops: 2 total_time 1.0 secs\n";
+    Result<ImportedFile> f = import_file(path, {ImportTool::gdsio, "", ""});
+    if (f.ok()) {
+      ADD_FAILURE() << threads << ": read as threads " << f->runs[0].params.at("threads") << ", "
+                    << f->runs[0].client_ranks << " ranks";
+      continue;
+    }
+    EXPECT_NE(f.status().message().find(path + ":2: Threads: expected a whole number"), std::string::npos)
+        << f.status().message();
+  }
+  fs::remove_all(dir);
+}
+
+// The same for IOR's task count (read as threads "0" and 4294967295 ranks too).
+TEST(ImportHardening, IorTaskCountsThatAreNoRankCountAreRefusedNamingTheEntry) {
+  const fs::path dir = fs::temp_directory_path() / "sluice_import_ior_tasks";
+  fs::create_directories(dir);
+  std::ifstream in(fixture("ior_posix_fpp.json"));
+  std::ostringstream read;
+  read << in.rdbuf();
+  const std::string text = read.str();
+  const std::string path = (dir / "ior.json").string();
+  for (const char* tasks : {"99999999999999999999999", "4294967296", "2.5"}) {
+    std::string changed = text;
+    const std::string from = "\"numTasks\": 8";
+    ASSERT_NE(changed.find(from), std::string::npos);
+    changed.replace(changed.find(from), from.size(), "\"numTasks\": " + std::string(tasks));
+    std::ofstream(path) << changed;
+    Result<ImportedFile> f = import_file(path, {ImportTool::ior, "", ""});
+    if (f.ok()) {
+      ADD_FAILURE() << tasks << ": read as threads " << f->runs[0].params.at("threads") << ", "
+                    << f->runs[0].client_ranks << " ranks";
+      continue;
+    }
+    EXPECT_NE(f.status().message().find(path + ": summary[0]: numTasks (#Tasks): expected a whole number"),
+              std::string::npos)
+        << f.status().message();
+  }
+  fs::remove_all(dir);
 }
 
 // ---- detection ----

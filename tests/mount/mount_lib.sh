@@ -30,6 +30,7 @@ mount_skip_reason() {
 start_mount() {
   mnt=$1; shift
   mkdir -p "$mnt"
+  : >"$tmp/mount.out"  # not an earlier mount's "is ready"
   "$sluice" mount "$mnt" --nodes 3 --insecure "$@" >"$tmp/mount.out" 2>"$tmp/mount.err" &
   mount_pid=$!
   local i

@@ -278,6 +278,26 @@ TEST(FlowBound, ManyServersAreCappedByTheClientsPorts) {
   EXPECT_NE(b.binding.find("->node10/nic0"), std::string::npos) << b.binding;
 }
 
+// 16. A client with two sockets (inter-socket 5) whose NIC is on socket 1:
+// a buffer on socket 0 gets 5 GB/s; one that may be on either socket gets the
+// server's 25.
+TEST(FlowBound, ABufferOnAnyNumaNodeAvoidsTheInterSocketLink) {
+  MachineAssembler m("two_socket_client");
+  VertexId s0 = m.add_socket(64 * k_gib, 100 * G);
+  VertexId s1 = m.add_socket(64 * k_gib, 100 * G);
+  m.link_sockets(s0, s1, 5 * G, 100);
+  m.add_nic(m.add_switch(m.add_root_port(s1, 60 * G), 60 * G), 30 * G, 50 * G);
+  Topology client = std::move(m.finish()).value();
+  Topology server = box({.drives = 8, .nics = 1});
+  std::vector<const Topology*> machines{&server, &client};
+  Topology t = std::move(star_cluster(machines)).value();
+  FlowPattern p = read_to_memory(t, {0}, {1});
+  EXPECT_NEAR(solve(t, p).bytes_per_s, 5 * G, 5 * G * 1e-5);
+  p.sinks[0].alternatives = {dev(t, 1, VertexKind::host_memory, 1)};
+  EXPECT_NEAR(solve(t, p).bytes_per_s, 25 * G, 25 * G * 1e-5);
+  EXPECT_EQ(solve(t, p).binding, "nic port: node0/nic0->switch");
+}
+
 TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
   Topology t = box({.drives = 1, .nics = 1});
   const VertexId drive = dev(t, 0, VertexKind::nvme, 0);

@@ -95,9 +95,10 @@ expect 0 "run --backend hw --storage-backend uring --storage-root --transport sh
 python3 - "$tmp/hw_deployed/results.json" "$tmp/root" <<'PY' || { echo "FAIL: deployment not recorded"; fail=1; }
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
-want = {"transport": "shm", "storage_backend": "uring", "storage_root": sys.argv[2],
-        "node_memory_limit_bytes": str(512 << 20)}
-bad = [r.get("deployment") for r in runs if not r["ok"] or any(r.get("deployment", {}).get(k) != v for k, v in want.items())]
+want = {"transport": "shm", "storage_backend": "uring", "node_memory_limit_bytes": str(512 << 20)}
+# storage_root: the run's own directory under --storage-root (issue 47 item 6).
+bad = [r.get("deployment") for r in runs if not r["ok"] or any(r.get("deployment", {}).get(k) != v for k, v in want.items())
+       or not r["deployment"].get("storage_root", "").startswith(sys.argv[2] + "/")]
 sys.exit(f"runs deployed otherwise: {bad}" if bad or not runs else 0)
 PY
 [ -z "$(ls -A "$tmp/root")" ] || { echo "FAIL: the runs left files in --storage-root"; ls -A "$tmp/root"; fail=1; }

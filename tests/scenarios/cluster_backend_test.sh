@@ -56,7 +56,8 @@ for r in runs:
     for ph in ("write", "read"):
         assert by[ph]["bytes"] > 0, f"{ph} moved no bytes"
     d = r["deployment"]
-    for k in ("launcher", "transport", "storage_backend", "storage_root", "meta_store", "hosts", "authentication"):
+    for k in ("launcher", "transport", "storage_backend", "storage_root", "meta_store", "hosts", "authentication",
+              "authenticated"):
         assert k in d, f"deployment has no {k}"
     hosts = d["hosts"].split(",")
     assert len(set(hosts)) == hosts_wanted, f"hosts {hosts}, wanted {hosts_wanted} distinct"

@@ -22,11 +22,9 @@ sluice=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 study="$here/../../lua_scripts/beeond_azure_sweep.lua"
 study_failover="$here/../../lua_scripts/storage_failover.lua"
-[ "$(id -u)" = 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
-probe="sluice-emu-probe-$$"
-ip netns add "$probe" 2>/dev/null || { echo "SKIP: ip netns add is not permitted here"; exit 77; }
-ip netns delete "$probe"
-[ -x "$(dirname "$sluice")/sluice-node" ] || { echo "SKIP: no sluice-node next to $sluice"; exit 77; }
+# shellcheck source=tests/scenarios/test_lib.sh
+source "$here/test_lib.sh"
+skip_unless_netns "$sluice"
 run_limit_s=240
 tmp=$(mktemp -d)
 cleanup() { rm -rf "$tmp"; }
@@ -52,7 +50,7 @@ timeout "$run_limit_s" "$sluice" run "$study" --backend sim "${sets[@]}" --out s
   fail "the sim run failed"
 timeout "$run_limit_s" "$sluice" run "$study" --backend emulate "${sets[@]}" --meta-store memory \
   --storage-root "$tmp/storage" --out emu3 >emu3.txt 2>&1 || fail "--backend emulate failed"
-python3 - emu3/results.json <<'PY' || fail "emu3/results.json"
+python3 - emu3/results.json "$tmp/storage" <<'PY' || fail "emu3/results.json"
 import json, sys
 runs = json.load(open(sys.argv[1]))["runs"]
 assert len(runs) == 4, f"{len(runs)} runs, wanted 4"
@@ -64,6 +62,7 @@ for r in runs:
     d = r["deployment"]
     assert d["launcher"] == "netns", d
     assert d["meta_store"] == "memory" and d["transport"] == "tcp", d
+    assert d["authenticated"] == "true" and d["storage_root"].startswith(sys.argv[2] + "/"), d
     assert len(set(d["hosts"].split(","))) == 3, d["hosts"]
     assert r["counters"]["emulate.link_bits_per_s"] > 0, r["counters"]
 print(f"{len(runs)} runs ok")

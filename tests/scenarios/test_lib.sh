@@ -22,3 +22,13 @@ children_of() {
     if [ "$ppid" = "$parent" ]; then basename "$(dirname "$stat")"; fi
   done
 }
+
+# skip_unless_netns SLUICE: exits 77 (skipped, saying why) unless this is
+# root, `ip netns add` works here and sluice-node is next to SLUICE.
+skip_unless_netns() {
+  [ "$(id -u)" = 0 ] || { echo "SKIP: network namespaces need root"; exit 77; }
+  local probe="sluice-emu-probe-$$"
+  ip netns add "$probe" 2>/dev/null || { echo "SKIP: ip netns add is not permitted here"; exit 77; }
+  ip netns delete "$probe"
+  [ -x "$(dirname "$1")/sluice-node" ] || { echo "SKIP: no sluice-node next to $1"; exit 77; }
+}

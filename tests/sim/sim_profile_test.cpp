@@ -184,6 +184,13 @@ TEST(SimProfile, BadFilesAreRefusedNamingTheKey) {
   EXPECT_FALSE(parse_profile(std::string(k_max_profile_bytes + 1, ' ')).ok());
 }
 
+// Issue 47 item 5: a syntax error in a profile names its line and column (it said "not valid JSON").
+TEST(SimProfile, ASyntaxErrorNamesItsLineAndColumn) {
+  Result<SimProfile> p = parse_profile("{\n  \"disk\": [,]\n}");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("line 2, column 12: not valid JSON"), std::string::npos) << p.status().message();
+}
+
 TEST(SimProfile, ValidateRefusesANonFiniteDiskRequestRateNamingIt) {
   // JSON cannot spell infinity or NaN; a profile built in code can.
   SimProfile p = default_profile();

@@ -136,6 +136,9 @@ TEST(AcceptGuard, CheckAcceptLimitsNamesTheBadField) {
   config = TransportConfig{};
   config.accept.max_connections_per_listener = 0;
   EXPECT_NE(check_accept_limits(config, "tcp").message().find("max_connections_per_listener 0"), std::string::npos);
+  config = TransportConfig{};
+  config.accept.max_handshake_bytes = 0;
+  EXPECT_NE(check_accept_limits(config, "tcp").message().find("max_handshake_bytes 0"), std::string::npos);
 }
 
 }  // namespace

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <mutex>
 #include <string>
@@ -616,16 +618,18 @@ TransportConfig secret_config(std::uint64_t id, std::string_view secret, LogSink
   return config;
 }
 
-TEST(TcpAuth, ProofsDependOnSecretRoleAndNonce) {
+TEST(TcpAuth, ProofsDependOnSecretRoleAndBothNonces) {
   AuthBytes n1{};
   AuthBytes n2{};
   n2[0] = std::byte{1};
-  const AuthBytes p = auth_proof(k_secret, AuthRole::connector, n1, 7);
-  EXPECT_TRUE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, 7)));
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::acceptor, n1, 7))) << "no reflection";
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n2, 7))) << "no replay";
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof("another-secret-0123456789", AuthRole::connector, n1, 7)));
-  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, 8))) << "bound to the node id";
+  const AuthBytes p = auth_proof(k_secret, AuthRole::connector, n1, n2, 7);
+  EXPECT_TRUE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, n2, 7)));
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::acceptor, n1, n2, 7))) << "no reflection";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n2, n2, 7))) << "acceptor nonce";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, n1, 7))) << "connector nonce";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n2, n1, 7))) << "nonces in order";
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof("another-secret-0123456789", AuthRole::connector, n1, n2, 7)));
+  EXPECT_FALSE(auth_proof_matches(p, auth_proof(k_secret, AuthRole::connector, n1, n2, 8))) << "bound to the node id";
   auto a = make_auth_nonce();
   auto b = make_auth_nonce();
   ASSERT_TRUE(a.ok() && b.ok());
@@ -788,9 +792,14 @@ TEST(TcpAuth, AHelloClaimingAnotherNodeThanTheProvenOneIsRefused) {
   const AuthBytes mine{};
   write_header(c.get(), PacketHeader{PacketKind::challenge, StatusCode::ok, 0, 5, 0, 0, k_tcp_auth_bytes});
   write_all(c.get(), mine.data(), mine.size());
-  const AuthBytes proof = auth_proof(k_secret, AuthRole::connector, server_nonce, 5);
+  const AuthBytes proof = auth_proof(k_secret, AuthRole::connector, server_nonce, mine, 5);
   write_header(c.get(), PacketHeader{PacketKind::proof, StatusCode::ok, 0, 5, 0, 0, k_tcp_auth_bytes});
   write_all(c.get(), proof.data(), proof.size());
+  // The hello waits for the server's proof, as the protocol says (tcp_auth.hpp).
+  auto server_proof = read_header(c.get());
+  ASSERT_TRUE(server_proof && server_proof->kind == PacketKind::proof);
+  AuthBytes server_proof_bytes{};
+  ASSERT_TRUE(read_exact(c.get(), server_proof_bytes.data(), server_proof_bytes.size()));
   write_header(c.get(), PacketHeader{PacketKind::hello, StatusCode::ok, 0, 6, 1, 0, 1});
   std::vector<char> rest(4096);
   ssize_t got = 0;
@@ -817,6 +826,240 @@ TEST(TcpAuth, AMalformedProofIsRefused) {
   }
   EXPECT_EQ(got, 0) << "closed, not timed out";
   EXPECT_TRUE(server_log.contains("authentication packet of 7 bytes"));
+}
+
+// ---- pre-authentication bounds (issue 47) --------------------------------------
+
+// A raw socket connected to the transport's rail `rail`, reads bounded by k_fake_read_timeout_s.
+Fd raw_connect(const Transport& server, std::size_t rail = 0, std::string* my_address = nullptr) {
+  Result<sockaddr_in> to = parse_ipv4_address(server.listen_address().rails[rail]);
+  Fd c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (::connect(c.get(), reinterpret_cast<const sockaddr*>(&*to), sizeof(sockaddr_in)) != 0) return Fd();
+  set_read_timeout(c.get());
+  if (my_address != nullptr) {
+    sockaddr_in mine{};
+    socklen_t len = sizeof mine;
+    ::getsockname(c.get(), reinterpret_cast<sockaddr*>(&mine), &len);
+    *my_address = format_address(mine);
+  }
+  return c;
+}
+
+bool write_auth_packet(int fd, PacketKind kind, std::uint64_t id, const AuthBytes& body) {
+  return write_header(fd, PacketHeader{kind, StatusCode::ok, 0, id, 0, 0, k_tcp_auth_bytes}) &&
+         write_all(fd, body.data(), body.size());
+}
+
+// What the server sends until it closes the connection (or the read times
+// out): the kinds of its packets, and whether it ended with a close.
+struct Received {
+  std::vector<PacketKind> kinds;
+  bool closed = false;
+  bool has(PacketKind kind) const { return std::find(kinds.begin(), kinds.end(), kind) != kinds.end(); }
+};
+Received read_until_close(int fd) {
+  Received r;
+  for (;;) {
+    PacketHeaderBytes bytes{};
+    const ssize_t got = ::recv(fd, bytes.data(), bytes.size(), MSG_WAITALL);
+    if (got == 0 || (got < 0 && errno == ECONNRESET)) {
+      r.closed = true;
+      return r;
+    }
+    if (got != static_cast<ssize_t>(bytes.size())) return r;  // timed out: still open
+    Result<PacketHeader> h = decode_packet_header(bytes);
+    if (!h.ok()) return r;
+    r.kinds.push_back(h->kind);
+    std::vector<std::byte> body(h->length <= k_tcp_auth_bytes ? h->length : 0);
+    if (!body.empty() && !read_exact(fd, body.data(), body.size())) return r;
+  }
+}
+
+TcpPreauthUsage usage_of(const Transport& t) {
+  std::optional<TcpPreauthUsage> u = tcp_preauth_usage(t);
+  EXPECT_TRUE(u.has_value());
+  return u.value_or(TcpPreauthUsage{});
+}
+
+// Waits (bounded) until the server holds no connection whose peer has not proven itself.
+bool preauth_drained(const Transport& server) {
+  for (int i = 0; i < 1000; ++i) {
+    if (usage_of(server).connections == 0) return true;
+    ::usleep(5'000);
+  }
+  return false;
+}
+
+// v2 answered every challenge from anyone at once: a flood of 72-byte
+// challenges queued a proof each (54 -> 222 MB) and made the node an HMAC
+// oracle. Now the acceptor signs nothing before the connector proved itself,
+// and a second challenge closes the connection, logged with the address.
+TEST(TcpAuth, AChallengeFloodIsClosedAfterTheFirstChallengeAndGetsNoProof) {
+  LogSink server_log;
+  TransportConfig config = secret_config(10, k_secret, &server_log);
+  config.socket_buffer_bytes = k_min_socket_buffer_bytes;  // proofs would pile up in the node, not the kernel
+  auto server = make(config);
+  ASSERT_TRUE(server);
+  std::string my_address;
+  Fd c = raw_connect(*server, 0, &my_address);
+  ASSERT_GE(c.get(), 0);
+  AuthBytes nonce{};
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 5, nonce));
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 5, nonce));
+  const Received got = read_until_close(c.get());
+  EXPECT_TRUE(got.closed) << "a second challenge closes the connection";
+  EXPECT_FALSE(got.has(PacketKind::proof)) << "the node signed a stranger's challenge";
+  EXPECT_TRUE(server_log.contains("refused unauthenticated peer " + my_address + ": a second challenge"));
+  // A flood that never reads: at most one byte past the bound is read, nothing is signed or queued for it.
+  Fd flood = raw_connect(*server);
+  ASSERT_GE(flood.get(), 0);
+  for (int i = 0; i < 2'000; ++i) {
+    if (!write_auth_packet(flood.get(), PacketKind::challenge, 5, nonce)) break;  // closed under it: refused
+  }
+  ASSERT_TRUE(preauth_drained(*server));
+  const TcpPreauthUsage u = usage_of(*server);
+  EXPECT_EQ(u.queued_bytes, 0u);
+  EXPECT_LE(u.peak_connection_queued_bytes, k_tcp_auth_packet_bytes) << "only the node's own challenge was queued";
+  EXPECT_EQ(u.handshake_bytes, 0u) << "given back when the connections closed";
+}
+
+TEST(TcpAuth, TheAcceptorProvesItselfOnlyAfterTheConnectorDid) {
+  auto server = make(secret_config(10, k_secret));
+  ASSERT_TRUE(server);
+  Fd c = raw_connect(*server);
+  ASSERT_GE(c.get(), 0);
+  auto challenge = read_header(c.get());
+  ASSERT_TRUE(challenge && challenge->kind == PacketKind::challenge);
+  AuthBytes server_nonce{};
+  ASSERT_TRUE(read_exact(c.get(), server_nonce.data(), server_nonce.size()));
+  AuthBytes mine{};
+  mine[0] = std::byte{42};
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 5, mine));
+  timeval short_wait{0, 300'000};
+  ::setsockopt(c.get(), SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof short_wait);
+  char byte = 0;
+  EXPECT_LT(::recv(c.get(), &byte, 1, 0), 0) << "nothing, no proof, before this side proved itself";
+  set_read_timeout(c.get());
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::proof, 5,
+                                auth_proof(k_secret, AuthRole::connector, server_nonce, mine, 5)));
+  auto proof = read_header(c.get());
+  ASSERT_TRUE(proof && proof->kind == PacketKind::proof);
+  AuthBytes server_proof{};
+  ASSERT_TRUE(read_exact(c.get(), server_proof.data(), server_proof.size()));
+  EXPECT_TRUE(auth_proof_matches(auth_proof(k_secret, AuthRole::acceptor, server_nonce, mine, 10), server_proof));
+}
+
+TEST(TcpAuth, PreauthBytesPastTheBoundAreRefusedAndLoggedWithTheAddress) {
+  LogSink server_log;
+  auto server = make(secret_config(10, k_secret, &server_log));
+  ASSERT_TRUE(server);
+  std::string my_address;
+  Fd c = raw_connect(*server, 0, &my_address);
+  ASSERT_GE(c.get(), 0);
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 5, AuthBytes{}));
+  std::vector<std::byte> rest(4096, std::byte{0x5a});
+  write_all(c.get(), rest.data(), rest.size());
+  const Received got = read_until_close(c.get());
+  EXPECT_TRUE(got.closed);
+  EXPECT_FALSE(got.has(PacketKind::proof));
+  EXPECT_TRUE(server_log.contains("refused unauthenticated peer " + my_address + ": pre-auth bytes over " +
+                                  std::to_string(k_tcp_max_preauth_rx_bytes)));
+  ASSERT_TRUE(preauth_drained(*server));
+  EXPECT_EQ(usage_of(*server).rx_bytes, 0u);
+}
+
+// Connections in their hand-shake on all listeners together hold at most
+// accept.max_handshake_bytes; more are refused at once, logged with the address.
+TEST(TcpAuth, ManyUnauthenticatedConnectionsStayWithinTheHandshakeMemoryBound) {
+  LogSink server_log;
+  TransportConfig config = secret_config(10, k_secret, &server_log);
+  config.rail_addresses = {"127.0.0.1:0", "127.0.0.1:0"};
+  constexpr std::size_t k_admitted = 4;
+  config.accept.max_handshake_bytes = k_admitted * k_tcp_handshake_connection_bytes;
+  auto server = make(config);
+  ASSERT_TRUE(server);
+  std::vector<Fd> raw;
+  std::size_t refused = 0;
+  for (std::size_t i = 0; i < 10; ++i) {
+    raw.push_back(raw_connect(*server, i % 2));
+    ASSERT_GE(raw.back().get(), 0);
+    write_auth_packet(raw.back().get(), PacketKind::challenge, 5, AuthBytes{});
+    auto h = read_header(raw.back().get());  // the server's challenge, or the refusal's close
+    if (!h) ++refused;
+  }
+  EXPECT_EQ(refused, 10 - k_admitted);
+  const TcpPreauthUsage u = usage_of(*server);
+  EXPECT_EQ(u.connections, k_admitted);
+  EXPECT_LE(u.handshake_bytes, config.accept.max_handshake_bytes);
+  EXPECT_TRUE(
+      server_log.contains("max_handshake_bytes (" + std::to_string(config.accept.max_handshake_bytes) + ") reached"));
+  EXPECT_TRUE(server_log.contains("refused a connection from 127.0.0.1:"));
+  raw.clear();
+  ASSERT_TRUE(preauth_drained(*server));
+  EXPECT_EQ(usage_of(*server).handshake_bytes, 0u) << "given back when they closed";
+  auto client = make(secret_config(20, k_secret));
+  ASSERT_TRUE(client);
+  EventPump cp(*client);
+  ASSERT_TRUE(client->connect(server->listen_address()).ok());
+  EXPECT_TRUE(cp.wait_kind<PeerUp>()) << "a real peer is served once the flood is gone";
+}
+
+// Issue 47: a burst of refusals folded into one line kept only a count
+// ("closed by the remote side (4 more since the last line)").
+TEST(TcpAuth, FoldedRefusalLinesKeepTheCountOfEachReason) {
+  LogSink server_log;
+  TransportConfig config = secret_config(10, k_secret, &server_log);
+  config.accept.log_every_events = 4;
+  config.accept.log_interval_ms = k_max_accept_limit_ms;
+  auto server = make(config);
+  ASSERT_TRUE(server);
+  const auto refuse = [&](int how) {
+    Fd c = raw_connect(*server);
+    ASSERT_GE(c.get(), 0);
+    if (how > 0) {
+      ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 5, AuthBytes{}));
+      std::vector<std::byte> more(how == 1 ? k_tcp_auth_packet_bytes : 1000);
+      const PacketHeaderBytes second =
+          encode_packet_header(PacketHeader{PacketKind::challenge, StatusCode::ok, 0, 5, 0, 0, k_tcp_auth_bytes});
+      std::copy(second.begin(), second.end(), more.begin());
+      write_all(c.get(), more.data(), more.size());
+      read_until_close(c.get());
+    } else {
+      EXPECT_TRUE(read_header(c.get()));  // the server's challenge, read: a clean close, not a reset
+      AuthBytes nonce{};
+      EXPECT_TRUE(read_exact(c.get(), nonce.data(), nonce.size()));
+      c.reset();  // closed by the remote side
+    }
+    ASSERT_TRUE(preauth_drained(*server));
+  };
+  refuse(0);  // logged
+  refuse(1);  // folded: a second challenge
+  refuse(1);
+  refuse(2);  // folded: pre-auth bytes over the bound
+  refuse(0);  // logged, with the counts of the folded three
+  EXPECT_TRUE(
+      server_log.contains("closed by the remote side (3 more since the last line: 2 second challenge, 1 "
+                          "pre-auth bytes over " +
+                          std::to_string(k_tcp_max_preauth_rx_bytes) + ")"));
+}
+
+// The connector's side: a listener that sends two challenges is refused too.
+TEST(TcpAuth, AListenerSendingASecondChallengeLosesThePeer) {
+  FakeListener fake;
+  auto client = make(secret_config(20, k_secret));
+  ASSERT_TRUE(client);
+  EventPump cp(*client);
+  PeerAddress address;
+  address.rails = {fake.address};
+  ASSERT_TRUE(client->connect(address).ok());
+  pollfd pfd{fake.fd.get(), POLLIN, 0};
+  ASSERT_EQ(::poll(&pfd, 1, k_fake_read_timeout_s * 1000), 1);
+  Fd c(::accept4(fake.fd.get(), nullptr, nullptr, SOCK_CLOEXEC));
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 9, AuthBytes{}));
+  ASSERT_TRUE(write_auth_packet(c.get(), PacketKind::challenge, 9, AuthBytes{}));
+  auto down = cp.wait_kind<PeerDown>();
+  ASSERT_TRUE(down);
+  EXPECT_NE(down->reason.message().find("a second challenge"), std::string::npos) << down->reason.message();
 }
 
 }  // namespace

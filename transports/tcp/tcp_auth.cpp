@@ -9,7 +9,7 @@
 
 namespace sluice::transport::tcp {
 namespace {
-constexpr std::string_view k_auth_context = "sluice-tcp-auth-v2";
+constexpr std::string_view k_auth_context = "sluice-tcp-auth-v3";
 }
 
 Result<AuthBytes> make_auth_nonce() {
@@ -20,10 +20,12 @@ Result<AuthBytes> make_auth_nonce() {
   return nonce;
 }
 
-AuthBytes auth_proof(std::string_view secret, AuthRole prover, const AuthBytes& nonce, std::uint64_t prover_id) {
+AuthBytes auth_proof(std::string_view secret, AuthRole prover, const AuthBytes& acceptor_nonce,
+                     const AuthBytes& connector_nonce, std::uint64_t prover_id) {
   std::string input(k_auth_context);
   input += prover == AuthRole::connector ? "|connector|" : "|acceptor|";
-  input.append(reinterpret_cast<const char*>(nonce.data()), nonce.size());
+  input.append(reinterpret_cast<const char*>(acceptor_nonce.data()), acceptor_nonce.size());
+  input.append(reinterpret_cast<const char*>(connector_nonce.data()), connector_nonce.size());
   input += "|" + std::to_string(prover_id);
   AuthBytes out{};
   unsigned int out_bytes = 0;

@@ -72,18 +72,31 @@ void TcpTransport::read_from(Connection& c) {
       want = rx_buffer_.size();
     }
     want = std::min(want, budget);
+    // Before the peer proved itself: one byte past the bound at most.
+    if (!c.authenticated) want = std::min<std::uint64_t>(want, k_tcp_max_preauth_rx_bytes + 1 - c.preauth_rx_bytes);
     const ssize_t n = ::recv(c.fd, into, want, 0);
     if (n == 0) {
-      fail_connection(c, "connection from/to " + c.remote + " closed by the remote side");
+      fail_connection(c, "connection from/to " + c.remote + " closed by the remote side", "closed by the remote side");
       return;
     }
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      fail_connection(c, "receive from " + c.remote + ": " + errno_text(errno));
+      fail_connection(c, "receive from " + c.remote + ": " + errno_text(errno), "receive error");
       return;
     }
     budget -= static_cast<std::uint64_t>(n);
+    if (!c.authenticated) {
+      c.preauth_rx_bytes += static_cast<std::uint64_t>(n);
+      if (c.preauth_rx_bytes > k_tcp_max_preauth_rx_bytes) {
+        const std::string reason = "pre-auth bytes over " + std::to_string(k_tcp_max_preauth_rx_bytes);
+        fail_connection(c,
+                        "refused unauthenticated peer " + c.remote + ": " + reason +
+                            " (k_tcp_max_preauth_rx_bytes: its challenge and proof)",
+                        reason);
+        return;
+      }
+    }
     // An accepted connection before its hello names its group is in its
     // hand-shake: bytes move its idle deadline (handshake_idle_ms).
     if (c.accepted && c.peer == 0) guard_.activity(c.id, monotonic_now_ns());
@@ -133,36 +146,30 @@ Status TcpTransport::check_remote_range(const Connection& c, std::uint64_t key, 
 void TcpTransport::on_header(Connection& c) {
   Result<PacketHeader> decoded = decode_packet_header(c.head);
   if (!decoded.ok()) {
-    fail_connection(c, decoded.status().message());
+    fail_connection(c, decoded.status().message(), "bad packet header");
     return;
   }
   const PacketHeader h = *decoded;
   c.cur = h;
   const bool auth_packet = h.kind == PacketKind::challenge || h.kind == PacketKind::proof;
   if (auth_packet) {
-    if (config_.shared_secret.empty()) {
-      fail_connection(c, "refused " + c.remote + ": it asks for authentication and this side has no shared secret");
-      return;
-    }
-    if (h.length != k_tcp_auth_bytes) {
-      fail_connection(c, "refused " + c.remote + ": authentication packet of " + std::to_string(h.length) +
-                             " bytes, expected " + std::to_string(k_tcp_auth_bytes));
-      return;
-    }
+    if (!admit_auth_header(c, h)) return;
     c.message.assign(h.length, std::byte{0});
     c.left = h.length;
     c.rx = RxState::message_body;
     return;
   }
   if (!c.authenticated) {
-    fail_connection(c, "refused unauthenticated peer " + c.remote + ": it sent a " +
-                           std::to_string(static_cast<int>(h.kind)) +
-                           "-packet before proving knowledge of the shared secret");
+    fail_connection(c,
+                    "refused unauthenticated peer " + c.remote + ": it sent a " +
+                        std::to_string(static_cast<int>(h.kind)) +
+                        "-packet before proving knowledge of the shared secret",
+                    "packet before authentication");
     return;
   }
   if (!c.greeted) {
     if (h.kind != PacketKind::hello) {
-      fail_connection(c, "first packet from " + c.remote + " is not a hello");
+      fail_connection(c, "first packet from " + c.remote + " is not a hello", "first packet not a hello");
       return;
     }
     on_hello(c, h);
@@ -262,13 +269,18 @@ void TcpTransport::start_text(Connection& c) {
   if (c.left == 0) on_body_done(c);
 }
 
+bool TcpTransport::hello_matches_proof(Connection& c, const PacketHeader& h) {
+  if (config_.shared_secret.empty() || h.op == c.authenticated_id) return true;
+  // Identity is what the handshake proved, not what a hello claims.
+  fail_connection(c,
+                  "refused " + c.remote + ": its hello claims node " + std::to_string(h.op) +
+                      " but it authenticated as node " + std::to_string(c.authenticated_id),
+                  "hello claims another node");
+  return false;
+}
+
 void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
-  if (!config_.shared_secret.empty() && h.op != c.authenticated_id) {
-    // Identity is what the handshake proved, not what a hello claims.
-    fail_connection(c, "refused " + c.remote + ": its hello claims node " + std::to_string(h.op) +
-                           " but it authenticated as node " + std::to_string(c.authenticated_id));
-    return;
-  }
+  if (!hello_matches_proof(c, h)) return;
   c.greeted = true;
   if (!c.accepted) {
     // The acceptor's answer: it has grouped this connection.
@@ -285,8 +297,10 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
   const auto index = static_cast<std::uint32_t>(h.offset & 0xFFFFFFFFu);
   if (h.length == 0 || h.length > k_max_group_connections || rail >= k_max_rails ||
       index >= k_max_connections_per_rail) {
-    fail_connection(c, "hello from " + c.remote + " with a bad group (rail " + std::to_string(rail) + ", connection " +
-                           std::to_string(index) + ", group of " + std::to_string(h.length) + ")");
+    fail_connection(c,
+                    "hello from " + c.remote + " with a bad group (rail " + std::to_string(rail) + ", connection " +
+                        std::to_string(index) + ", group of " + std::to_string(h.length) + ")",
+                    "bad hello group");
     return;
   }
   const std::pair<std::uint64_t, std::uint64_t> group{h.op, h.key};
@@ -294,7 +308,9 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
   Peer* p = nullptr;
   if (found == accepted_groups_.end()) {
     if (peers_.size() >= k_tcp_max_peers) {
-      fail_connection(c, "refused: k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) + ") live peers");
+      fail_connection(c,
+                      "refused " + c.remote + ": k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) + ") live peers",
+                      "k_tcp_max_peers");
       return;
     }
     auto peer = std::make_unique<Peer>();
@@ -313,7 +329,7 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
   } else {
     p = live_peer(found->second);
     if (p == nullptr || p->expected != h.length) {
-      fail_connection(c, "hello from " + c.remote + " for a lost or inconsistent connection group");
+      fail_connection(c, "hello from " + c.remote + " for a lost or inconsistent connection group", "bad hello group");
       return;
     }
   }
@@ -335,7 +351,7 @@ void TcpTransport::start_auth(Connection& c) {
   if (config_.shared_secret.empty()) return;
   Result<AuthBytes> nonce = make_auth_nonce();
   if (!nonce.ok()) {
-    fail_connection(c, nonce.status().message());
+    fail_connection(c, nonce.status().message(), "no nonce");
     return;
   }
   c.authenticated = false;
@@ -343,37 +359,70 @@ void TcpTransport::start_auth(Connection& c) {
   TxItem challenge;
   challenge.head = encode_packet_header(
       PacketHeader{PacketKind::challenge, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
-  challenge.owned.resize(k_tcp_auth_bytes);
-  std::copy(c.nonce.begin(), c.nonce.end(), challenge.owned.begin());
+  challenge.owned.assign(c.nonce.begin(), c.nonce.end());
   challenge.body_bytes = k_tcp_auth_bytes;
   enqueue(c, std::move(challenge));
 }
 
+bool TcpTransport::admit_auth_header(Connection& c, const PacketHeader& h) {
+  const auto refuse = [&](const std::string& what, std::string_view reason) {
+    fail_connection(
+        c, "refused " + std::string(c.authenticated ? "peer " : "unauthenticated peer ") + c.remote + ": " + what,
+        reason);
+    return false;
+  };
+  if (config_.shared_secret.empty()) {
+    return refuse("it asks for authentication and this side has no shared secret", "no shared secret here");
+  }
+  if (h.length != k_tcp_auth_bytes) {
+    return refuse(
+        "authentication packet of " + std::to_string(h.length) + " bytes, expected " + std::to_string(k_tcp_auth_bytes),
+        "bad authentication packet");
+  }
+  // One challenge, then one proof (tcp_auth.hpp), and nothing of either once the peer proved itself.
+  if (c.authenticated) return refuse("an authentication packet after it proved itself", "authentication repeated");
+  if (h.kind == PacketKind::challenge && c.peer_challenged) return refuse("a second challenge", "second challenge");
+  if (h.kind == PacketKind::proof && !c.peer_challenged)
+    return refuse("a proof before its challenge", "proof before challenge");
+  return true;
+}
+
+void TcpTransport::send_proof(Connection& c) {
+  const AuthRole self = c.accepted ? AuthRole::acceptor : AuthRole::connector;
+  const AuthBytes& acceptor_nonce = c.accepted ? c.nonce : c.peer_nonce;
+  const AuthBytes& connector_nonce = c.accepted ? c.peer_nonce : c.nonce;
+  const AuthBytes answer = auth_proof(config_.shared_secret, self, acceptor_nonce, connector_nonce, config_.local_id);
+  TxItem proof;
+  proof.head = encode_packet_header(
+      PacketHeader{PacketKind::proof, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
+  proof.owned.assign(answer.begin(), answer.end());
+  proof.body_bytes = k_tcp_auth_bytes;
+  enqueue(c, std::move(proof));
+}
+
+// admit_auth_header() let only the first challenge and then one proof through.
 void TcpTransport::on_auth_packet(Connection& c, const PacketHeader& h, const std::vector<std::byte>& body) {
   AuthBytes got{};
   std::copy(body.begin(), body.end(), got.begin());
-  const AuthRole self = c.accepted ? AuthRole::acceptor : AuthRole::connector;
-  const AuthRole other = c.accepted ? AuthRole::connector : AuthRole::acceptor;
   if (h.kind == PacketKind::challenge) {
-    TxItem proof;
-    proof.head = encode_packet_header(
-        PacketHeader{PacketKind::proof, StatusCode::ok, 0, config_.local_id, 0, 0, k_tcp_auth_bytes});
-    const AuthBytes answer = auth_proof(config_.shared_secret, self, got, config_.local_id);
-    proof.owned.assign(answer.begin(), answer.end());
-    proof.body_bytes = k_tcp_auth_bytes;
-    enqueue(c, std::move(proof));
+    c.peer_nonce = got;
+    c.peer_challenged = true;
+    // The connector proves first; the acceptor signs nothing until then.
+    if (!c.accepted) send_proof(c);
     return;
   }
-  if (c.authenticated) {
-    fail_connection(c, "refused " + c.remote + ": a second authentication proof");
-    return;
-  }
-  if (!auth_proof_matches(auth_proof(config_.shared_secret, other, c.nonce, h.op), got)) {
-    fail_connection(c, "refused peer " + c.remote + ": wrong authentication proof (another or no shared secret)");
+  const AuthRole other = c.accepted ? AuthRole::connector : AuthRole::acceptor;
+  const AuthBytes& acceptor_nonce = c.accepted ? c.nonce : c.peer_nonce;
+  const AuthBytes& connector_nonce = c.accepted ? c.peer_nonce : c.nonce;
+  if (!auth_proof_matches(auth_proof(config_.shared_secret, other, acceptor_nonce, connector_nonce, h.op), got)) {
+    fail_connection(c, "refused peer " + c.remote + ": wrong authentication proof (another or no shared secret)",
+                    "wrong proof");
     return;
   }
   c.authenticated = true;
   c.authenticated_id = h.op;
+  if (c.accepted) send_proof(c);  // now that the connector proved itself
+  if (c.dead) return;
   flush(c);  // what waited for the peer to prove itself (the connector's hello)
 }
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <string>
 
+#include "core/common/assert.hpp"
 #include "core/proto/codec.hpp"
 #include "transports/tcp/tcp_address.hpp"
 #include "transports/tcp/tcp_transport_impl.hpp"
@@ -29,6 +30,12 @@ bool item_is_auth(const TxItem& item) {
 void TcpTransport::enqueue(Connection& c, TxItem item, bool flush_now) {
   if (c.dead) return;
   const bool auth = item_is_auth(item);
+  if (auth) {
+    // The protocol queues a challenge and one proof per connection (tcp_auth.hpp); more is a bug, never sent.
+    c.auth_tx_bytes += item.total();
+    SLUICE_ASSERT(c.auth_tx_bytes <= k_tcp_max_preauth_tx_bytes);
+    peak_auth_tx_bytes_ = std::max<std::uint64_t>(peak_auth_tx_bytes_, c.auth_tx_bytes);
+  }
   std::deque<TxItem>& queue = auth ? c.auth_tx : c.tx;
   queue.push_back(std::move(item));
   TxItem& placed = queue.back();
@@ -85,7 +92,7 @@ void TcpTransport::flush_queue(Connection& c, std::deque<TxItem>& queue) {
         set_out_interest(c, true);
         return;
       }
-      fail_connection(c, "send to " + c.remote + ": " + errno_text(errno));
+      fail_connection(c, "send to " + c.remote + ": " + errno_text(errno), "send error");
       return;
     }
     auto sent = static_cast<std::size_t>(n);

@@ -231,7 +231,7 @@ void TcpTransport::finish_connect(Connection& c) {
   socklen_t len = sizeof err;
   ::getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
-    fail_connection(c, "connect to " + c.remote + " failed: " + errno_text(err));
+    fail_connection(c, "connect to " + c.remote + " failed: " + errno_text(err), "connect failed");
     return;
   }
   c.connecting = false;
@@ -256,18 +256,32 @@ void TcpTransport::close_connection(std::uint64_t id) {
   connections_.erase(it);
 }
 
-void TcpTransport::fail_connection(Connection& c, const std::string& why) {
+void TcpTransport::fail_connection(Connection& c, const std::string& why, std::string_view reason) {
   if (c.peer != 0) {
     fail_peer(c.peer, why);
   } else if (guard_.handshaking(c.id)) {
     // An accepted connection still in its hand-shake: rate-limited, as a
     // flood of garbage or of closing sockets would otherwise flood the log.
-    guard_.log_handshake_failure("closing connection " + c.remote + ": " + why, monotonic_now_ns());
+    guard_.log_handshake_failure("closing connection " + c.remote + ": " + why, monotonic_now_ns(), reason);
     close_connection(c.id);
   } else {
     log("tcp transport: closing connection " + c.remote + ": " + why);
     close_connection(c.id);
   }
+}
+
+TcpPreauthUsage TcpTransport::preauth_usage() const {
+  std::lock_guard lock(mu_);
+  TcpPreauthUsage u;
+  for (const auto& [id, c] : connections_) {
+    if (c->authenticated) continue;
+    ++u.connections;
+    u.rx_bytes += c->preauth_rx_bytes;
+    for (const TxItem& item : c->auth_tx) u.queued_bytes += item.total() - item.sent;
+  }
+  u.peak_connection_queued_bytes = peak_auth_tx_bytes_;
+  u.handshake_bytes = guard_.handshake_bytes();
+  return u;
 }
 
 void TcpTransport::fail_peer(PeerId id, const std::string& why) {
@@ -615,6 +629,12 @@ Status TcpTransport::post(const BulkRequest& request, bool is_get) {
 }  // namespace detail
 
 Capabilities tcp_capabilities() { return detail::make_capabilities(); }
+
+std::optional<TcpPreauthUsage> tcp_preauth_usage(const Transport& transport) {
+  const auto* tcp = dynamic_cast<const detail::TcpTransport*>(&transport);
+  if (tcp == nullptr) return std::nullopt;
+  return tcp->preauth_usage();
+}
 
 Result<std::unique_ptr<Transport>> make_tcp_transport(const TransportConfig& config) {
   auto transport = std::make_unique<detail::TcpTransport>(config);

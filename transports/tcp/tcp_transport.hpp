@@ -32,6 +32,16 @@
 //   epoll set for a doubling back-off instead of spinning; the lines about
 //   all of it are rate-limited. The epoll_wait timeout is the next of those
 //   deadlines.
+// - Before its peer proved knowledge of the shared secret (tcp_auth.hpp), a
+//   connection reads at most k_tcp_max_preauth_rx_bytes (the peer's one
+//   challenge and one proof), queues at most k_tcp_max_preauth_tx_bytes
+//   (this side's challenge and proof), and the acceptor signs nothing; a
+//   second challenge, a proof before the challenge, any other packet or one
+//   byte too many closes it, logged with the peer's address and the reason
+//   (rate-limited; a folded line counts each reason). Accepted connections
+//   in their hand-shake are charged k_tcp_handshake_connection_bytes each
+//   against AcceptLimits::max_handshake_bytes, for the whole transport; the
+//   memory is given back when the connection authenticates or closes.
 // - A peer is lost on EOF, a reset, a socket error or a malformed packet on
 //   any of its connections: all its connections close, every pending piece
 //   completes with unavailable naming the peer, then PeerDown.
@@ -39,9 +49,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "core/proto/codec.hpp"
 #include "core/proto/wire_limits.hpp"
+#include "transports/tcp/tcp_auth.hpp"
+#include "transports/tcp/tcp_wire.hpp"
 #include "transports/transport.hpp"
 
 namespace sluice::transport::tcp {
@@ -72,6 +85,36 @@ inline constexpr std::size_t k_tcp_max_peers = 4096;
 inline constexpr std::size_t k_tcp_max_queued_events = 65536;
 // Scratch used to drain the body of a refused put.
 inline constexpr std::size_t k_tcp_drain_chunk_bytes = 64 * 1024;
+
+// One authentication packet: a header and a nonce (challenge) or an HMAC (proof).
+inline constexpr std::size_t k_tcp_auth_packet_bytes = k_tcp_packet_header_bytes + k_tcp_auth_bytes;
+// Bytes a connection reads before its peer proved knowledge of the shared
+// secret: the peer's challenge and its proof, nothing more (the connector's
+// hello waits for the acceptor's proof, the acceptor's hello answers it).
+// One byte more closes the connection ("pre-auth bytes over 144"), and no
+// more than one byte more is ever read.
+inline constexpr std::size_t k_tcp_max_preauth_rx_bytes = 2 * k_tcp_auth_packet_bytes;
+// Bytes a connection queues before its peer proved itself: this side's
+// challenge and proof (the acceptor's proof only once the connector's
+// checked out); the hello waits in the ordinary queue, unsent.
+inline constexpr std::size_t k_tcp_max_preauth_tx_bytes = 2 * k_tcp_auth_packet_bytes;
+// The memory one accepted connection is charged while in its hand-shake,
+// against AcceptLimits::max_handshake_bytes: a bound of what it holds before
+// its peer proved itself (the connection's state, both bounds above, its
+// queues; tcp_transport_impl.hpp checks the sum), rounded up to 4 KiB.
+inline constexpr std::uint64_t k_tcp_handshake_connection_bytes = 4096;
+
+// What connections whose peer has not proven itself hold now (tests, diagnostics).
+struct TcpPreauthUsage {
+  std::size_t connections = 0;     // connections (accepted or opened) whose peer has not proven itself
+  std::uint64_t rx_bytes = 0;      // bytes read from them
+  std::uint64_t queued_bytes = 0;  // bytes queued to them, not yet sent (authentication packets)
+  // The most authentication bytes ever queued to one connection (<= k_tcp_max_preauth_tx_bytes).
+  std::uint64_t peak_connection_queued_bytes = 0;
+  std::uint64_t handshake_bytes = 0;  // charged against AcceptLimits::max_handshake_bytes
+};
+// For a transport made by make_tcp_transport; nullopt for any other.
+std::optional<TcpPreauthUsage> tcp_preauth_usage(const Transport& transport);
 
 Capabilities tcp_capabilities();
 

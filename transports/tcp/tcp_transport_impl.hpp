@@ -107,11 +107,16 @@ struct Connection {
   std::string remote;  // address text, for messages
   std::deque<TxItem> tx;
   // Authentication (tcp_auth.hpp), with a shared secret only. Until the
-  // peer's proof checked out, only challenge/proof packets are accepted and
-  // only auth_tx is sent.
+  // peer's proof checked out, only its one challenge and then its one proof
+  // are accepted, at most k_tcp_max_preauth_rx_bytes are read, and only
+  // auth_tx (at most k_tcp_max_preauth_tx_bytes: our challenge and proof) is sent.
   bool authenticated = true;
   std::uint64_t authenticated_id = 0;  // the node id the peer proved (shared secret set)
   AuthBytes nonce{};                   // our challenge to the peer
+  AuthBytes peer_nonce{};              // the peer's challenge
+  bool peer_challenged = false;        // the peer's challenge has arrived
+  std::uint64_t preauth_rx_bytes = 0;  // bytes read before the peer proved itself
+  std::uint64_t auth_tx_bytes = 0;     // bytes ever put in auth_tx
   std::deque<TxItem> auth_tx;
 
   RxState rx = RxState::header;
@@ -168,12 +173,23 @@ inline Capabilities make_capabilities() {
   return c;
 }
 
+// What a connection holds before its peer proved itself, charged against
+// AcceptLimits::max_handshake_bytes (k_tcp_handshake_connection_bytes, 4 KiB,
+// rounds it up): the Connection, the first block and map of each of its
+// two send queues (libstdc++'s std::deque allocates 512 bytes and a
+// 64-byte map when made), its challenge and proof, the bytes it may read,
+// its address text and the maps' nodes.
+inline constexpr std::size_t k_tcp_handshake_connection_parts_bytes =
+    sizeof(Connection) + 2 * (512 + 64) + k_tcp_max_preauth_tx_bytes + k_tcp_max_preauth_rx_bytes + 256;
+static_assert(k_tcp_handshake_connection_parts_bytes <= k_tcp_handshake_connection_bytes,
+              "k_tcp_handshake_connection_bytes must cover what one hand-shaking connection holds");
+
 class TcpTransport final : public Transport {
  public:
   explicit TcpTransport(TransportConfig config)
       : config_(std::move(config)),
         caps_(make_capabilities()),
-        guard_(config_.accept, "tcp", config_.rail_addresses.size(), config_.log) {}
+        guard_(config_.accept, "tcp", config_.rail_addresses.size(), config_.log, k_tcp_handshake_connection_bytes) {}
   ~TcpTransport() override;
 
   Status open();
@@ -192,6 +208,8 @@ class TcpTransport final : public Transport {
   Status get(const BulkRequest& request) override { return post(request, true); }
   std::size_t poll(std::vector<TransportEvent>& out, std::size_t max_events) override;
   int completion_fd() const override { return events_.fd(); }
+  // What connections whose peer has not proven itself hold (tcp_preauth_usage in tcp_transport.hpp).
+  TcpPreauthUsage preauth_usage() const;
 
  private:
   // Everything below runs with mu_ held.
@@ -214,10 +232,16 @@ class TcpTransport final : public Transport {
   void consumed(Connection& c, std::size_t n);
   void on_header(Connection& c);
   void on_hello(Connection& c, const PacketHeader& h);
+  // false when h (a hello) claims another node than c's peer proved: c is refused.
+  bool hello_matches_proof(Connection& c, const PacketHeader& h);
   // Authentication: start() queues our challenge; on_auth_packet() answers
   // a challenge or checks a proof (tcp_auth.hpp).
   void start_auth(Connection& c);
   void on_auth_packet(Connection& c, const PacketHeader& h, const std::vector<std::byte>& body);
+  // on_header's checks of a challenge or proof header: false when it refused the connection.
+  bool admit_auth_header(Connection& c, const PacketHeader& h);
+  // Queues this side's proof on c (both nonces known).
+  void send_proof(Connection& c);
   void flush_queue(Connection& c, std::deque<TxItem>& queue);
   void on_body_done(Connection& c);
   void start_text(Connection& c);
@@ -226,7 +250,10 @@ class TcpTransport final : public Transport {
   Result<TxItem> message_item(Peer& p, std::uint64_t tag, std::vector<std::byte>& frame);
   void flush(Connection& c);
   void set_out_interest(Connection& c, bool on);
-  void fail_connection(Connection& c, const std::string& why);
+  // Closes c (its peer with it, if grouped), logged with `why`; `reason`: a
+  // short fixed text naming the kind of failure, under which a failure
+  // during the hand-shake is counted when the rate limit folds its line.
+  void fail_connection(Connection& c, const std::string& why, std::string_view reason = {});
   void fail_peer(PeerId id, const std::string& why);
   void close_connection(std::uint64_t id);
   void complete_piece(std::uint64_t piece_id, const Status& status);
@@ -273,6 +300,7 @@ class TcpTransport final : public Transport {
   base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::vector<std::byte> drain_scratch_ = std::vector<std::byte>(k_tcp_drain_chunk_bytes);
   std::vector<std::byte> rx_buffer_ = std::vector<std::byte>(k_tcp_rx_buffer_bytes);
+  std::uint64_t peak_auth_tx_bytes_ = 0;  // the most ever put in one connection's auth_tx
   std::uint64_t next_connection_id_ = k_first_conn_id;
   PeerId next_peer_ = config_.first_peer_id;
   std::uint64_t next_op_ = 1;

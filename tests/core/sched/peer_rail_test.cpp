@@ -4,6 +4,7 @@
 
 #include <array>
 #include <map>
+#include <vector>
 
 #include "core/topology/cluster_builders.hpp"
 #include "core/topology/machine_builders.hpp"
@@ -74,6 +75,73 @@ TEST(PeerRail, RejectsAnUnknownNicOrAServerWithoutCabledNics) {
   const auto unlinked = peer_nic(lonely, 0, 0, 0);
   ASSERT_FALSE(unlinked.ok());
   EXPECT_NE(unlinked.status().message().find("no network link"), std::string::npos) << unlinked.status().to_string();
+}
+
+// Issue 48: a storage server with a NIC on each socket serves each drive's
+// chunks from that drive's socket, and 2 NICs per socket share its drives.
+TEST(TargetPlace, EachDriveIsStagedAndServedOnItsOwnSocket) {
+  topo::GenericMachine spec;
+  spec.sockets = 2;
+  spec.gpus = 0;
+  spec.nics = 2;
+  spec.nvmes = 16;
+  const topo::Topology server = *topo::generic_machine(spec);
+  topo::GenericMachine client_spec;
+  client_spec.gpus = 0;
+  const topo::Topology client = *topo::generic_machine(client_spec);
+  const std::array<const topo::Topology*, 2> machines{&server, &client};
+  const topo::Topology t = *topo::star_cluster(machines);
+  std::vector<std::uint32_t> drives;
+  for (std::uint32_t d = 0; d < 16; ++d) drives.push_back(d);
+  const std::vector<TargetPlace> places = *place_targets(t, 0, drives);
+  ASSERT_EQ(places.size(), 16u);
+  for (std::uint32_t d = 0; d < 16; ++d) {
+    const std::uint32_t socket = d < 8 ? 0 : 1;  // generic_machine: drives 0-7 on socket 0
+    EXPECT_EQ(places[d].staging_numa, socket) << "drive " << d;
+    // Whatever NIC rail matching named (both are on the one switch), or none.
+    EXPECT_EQ(places[d].nic(0), socket) << "drive " << d;
+    EXPECT_EQ(places[d].nic(1), socket) << "drive " << d;
+    EXPECT_EQ(places[d].nic(k_no_id), socket) << "drive " << d;
+  }
+  // Four NICs, two per socket: a socket's drives alternate over its two.
+  spec.nics = 4;
+  const topo::Topology server4 = *topo::generic_machine(spec);
+  const std::array<const topo::Topology*, 2> machines4{&server4, &client};
+  const topo::Topology t4 = *topo::star_cluster(machines4);
+  const std::vector<TargetPlace> places4 = *place_targets(t4, 0, drives);
+  std::map<std::uint32_t, int> uses;
+  for (std::uint32_t d = 0; d < 16; ++d) {
+    const std::uint32_t nic = places4[d].nic(k_no_id);
+    EXPECT_EQ(nic / 2, d < 8 ? 0u : 1u) << "drive " << d << " is served by NIC " << nic << ", on the other socket";
+    ++uses[nic];
+  }
+  EXPECT_EQ(uses, (std::map<std::uint32_t, int>{{0, 4}, {1, 4}, {2, 4}, {3, 4}}));
+}
+
+TEST(TargetPlace, RailMatchingKeepsTheServerNicOnTheClientsSwitch) {
+  // As PrefersTheServerNicOnTheClientNicsSwitch: the NIC named by rail
+  // matching is the only one on the client's switch, so it is kept.
+  topo::GenericMachine spec;
+  spec.gpus = 0;
+  spec.nics = 2;
+  spec.nvmes = 2;
+  const topo::Topology machine = *topo::generic_machine(spec);
+  topo::Topology t;
+  ASSERT_TRUE(t.add_machine(machine, 0).ok());
+  const topo::VertexId rail_a =
+      *t.add_vertex(topo::Vertex{.kind = topo::VertexKind::net_switch, .name = "rail_a", .node = k_no_id});
+  const topo::VertexId rail_b =
+      *t.add_vertex(topo::Vertex{.kind = topo::VertexKind::net_switch, .name = "rail_b", .node = k_no_id});
+  const auto link = topo::LinkSpec::symmetric(topo::LinkClass::network, 25e9, 300);
+  ASSERT_TRUE(t.add_link(*t.device(0, topo::VertexKind::nic, 0), rail_a, link).ok());
+  ASSERT_TRUE(t.add_link(*t.device(0, topo::VertexKind::nic, 1), rail_b, link).ok());
+  const std::vector<TargetPlace> places = *place_targets(t, 0, {0, 1});
+  for (const TargetPlace& p : places) {
+    EXPECT_EQ(p.nic(0), 0u);
+    EXPECT_EQ(p.nic(1), 1u);
+  }
+  EXPECT_FALSE(place_targets(t, 0, {2}).ok()) << "drive 2 does not exist";
+  EXPECT_TRUE(place_targets(machine, 0, {0})->front().nic_for.empty()) << "no cabled NIC: the server's default";
 }
 
 }  // namespace

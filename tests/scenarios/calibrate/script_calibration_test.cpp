@@ -75,7 +75,7 @@ TEST(ScriptCalibrationNetns, PredictsHeldOutLinkStripeAndSizeWithinTenPercent) {
   Result<std::vector<std::string>> after = our_namespaces();
   ASSERT_TRUE(after.ok());
   const std::vector<std::string> leaked =
-      stale_namespaces(*after, [](int pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; });
+      stale_namespaces(*after, [](const std::string&, int pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; });
   std::string names;
   for (const std::string& n : leaked) names += n + " ";
   EXPECT_TRUE(leaked.empty()) << "the emulated runs left namespaces behind: " << names;

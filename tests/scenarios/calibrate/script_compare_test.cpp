@@ -145,7 +145,7 @@ TEST(ScriptCompare, ErrorsNameTheArgumentAndTheLine) {
   const Case cases[] = {
       {"sl.compare{ runs, measured = \"nope.json\" }", "sl.compare: measured: cannot read \"nope.json\": no such file"},
       {"sl.compare{ runs, measured = {\"fio.json\", \"bad.json\"} }",
-       "sl.compare: measured[2]: cannot read bad.json: results: "},
+       "sl.compare: measured[2]: cannot read bad.json: "},
       {"sl.compare{ runs, measured = \"writes.json\", match = {\"rw\"} }",
        "sl.compare: no measured point has a predicted run at it"},
       {"sl.compare{ runs, measured = \"fio.json\", match = {\"rw\", \"bs\"} }",

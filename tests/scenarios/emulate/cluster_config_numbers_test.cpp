@@ -106,5 +106,11 @@ TEST(ClusterConfigNumbers, NothingThrowsOnAnyShapeOfDocument) {
   }
 }
 
+// Issue 47 item 5: a syntax error in a cluster JSON names its line and column (it said "not valid JSON").
+TEST(ClusterConfigNumbers, ASyntaxErrorNamesItsLineAndColumn) {
+  const std::string m = error_of_text("{\n  \"nodes\": [,]\n}");
+  EXPECT_NE(m.find("line 2, column 13: not valid JSON"), std::string::npos) << m;
+}
+
 }  // namespace
 }  // namespace sluice::emulate

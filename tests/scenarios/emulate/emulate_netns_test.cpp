@@ -14,9 +14,12 @@
 #include <set>
 
 #include "analysis/run_record.hpp"
+#include "base/run_marker.hpp"
 #include "scenarios/emulate/cluster_emulator.hpp"
 #include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/emulate/dead_runs.hpp"
 #include "scenarios/emulate/mpi_bootstrap.hpp"
+#include "scenarios/emulate/netns_cluster.hpp"
 #include "scenarios/emulate/node_runner.hpp"
 
 namespace sluice::emulate {
@@ -279,6 +282,45 @@ TEST(EmulateNetns, InterruptedRunRemovesNamespacesAndProcesses) {
   EXPECT_FALSE(std::filesystem::exists(o.work_dir)) << "an interrupted run removes its work dir too";
 }
 
+// Issue 47 item 3: a run whose nodes never report (here they exit at once)
+// fails with their logs' tails in the error and removes its work directory
+// and namespaces: nothing is left for a sweep.
+TEST(EmulateNetns, ABootstrapFailureRemovesItsWorkDirAndNamespaces) {
+  SKIP_UNLESS_NETNS();
+  EmulateOptions o;
+  o.nodes = 2;
+  o.link = *parse_link_spec("1gbit");
+  o.node_command = {"/bin/false"};
+  o.cluster = *default_cluster(2);
+  o.cluster.max_wait_s = 10;
+  std::string prefix;
+  o.log = [&](std::string_view line) {
+    if (line.rfind("emulate ", 0) == 0) prefix = std::string(line.substr(8, line.find(':') - 8));
+  };
+  Result<nlohmann::json> run = run_emulation(o, -1);
+  ASSERT_FALSE(run.ok());
+  ASSERT_FALSE(prefix.empty());
+  EXPECT_TRUE(namespaces_with(prefix).empty());
+  EXPECT_FALSE(std::filesystem::exists("/tmp/" + prefix)) << "the failed run's work dir is left: /tmp/" << prefix;
+}
+
+// Issue 47 item 3: the owner mark of a run's namespaces (pid and start time)
+// tells a dead launcher whose pid now belongs to a live process.
+TEST(EmulateNetns, TheSweepTellsADeadLauncherWhosePidWasReused) {
+  SKIP_UNLESS_NETNS();
+  const std::string prefix = std::string(k_netns_prefix) + std::to_string(::getpid()) + "-reused";
+  const std::string netns = prefix + "-n0";
+  const std::string owner = netns_owner_dir(prefix);
+  std::filesystem::create_directories(owner);
+  std::ofstream(owner + "/" + std::string(base::k_run_marker_file)) << ::getpid() << " 1\n";  // not this start
+  ASSERT_TRUE(run_checked({"ip", "netns", "add", netns}, 10'000).ok());
+  const std::vector<std::string> removed = sweep_dead_runs({}, nullptr);
+  EXPECT_NE(std::find(removed.begin(), removed.end(), netns), removed.end());
+  EXPECT_TRUE(namespaces_with(netns).empty());
+  EXPECT_FALSE(std::filesystem::exists(owner));
+  if (!namespaces_with(netns).empty()) run_checked({"ip", "netns", "delete", netns}, 10'000).ignore();
+}
+
 TEST(EmulateNetns, CleanupStaleRemovesRunsOfDeadLaunchersOnly) {
   SKIP_UNLESS_NETNS();
   const pid_t dead = ::fork();
@@ -289,10 +331,9 @@ TEST(EmulateNetns, CleanupStaleRemovesRunsOfDeadLaunchersOnly) {
   const std::string live = std::string(k_netns_prefix) + std::to_string(::getpid()) + "-live-n0";
   ASSERT_TRUE(run_checked({"ip", "netns", "add", stale}, 10'000).ok());
   ASSERT_TRUE(run_checked({"ip", "netns", "add", live}, 10'000).ok());
-  Result<std::vector<std::string>> removed = cleanup_stale(nullptr);
-  ASSERT_TRUE(removed.ok()) << removed.status().to_string();
-  EXPECT_NE(std::find(removed->begin(), removed->end(), stale), removed->end());
-  EXPECT_EQ(std::find(removed->begin(), removed->end(), live), removed->end());
+  const std::vector<std::string> removed = sweep_dead_runs({}, nullptr);
+  EXPECT_NE(std::find(removed.begin(), removed.end(), stale), removed.end());
+  EXPECT_EQ(std::find(removed.begin(), removed.end(), live), removed.end());
   EXPECT_TRUE(namespaces_with(stale).empty());
   EXPECT_EQ(namespaces_with(live).size(), 1u);
   EXPECT_TRUE(run_checked({"ip", "netns", "delete", live}, 10'000).ok());

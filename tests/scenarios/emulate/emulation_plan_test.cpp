@@ -152,10 +152,13 @@ TEST(StaleNamespaces, PicksOnlyOursWhoseLauncherIsDead) {
       "sluice-emu-300\n\n");
   ASSERT_EQ(names.size(), 6u);
   EXPECT_EQ(names[0], "sluice-emu-100-a-n0");
-  const auto stale = stale_namespaces(names, [](int pid) { return pid == 200; });
+  const auto stale = stale_namespaces(names, [](const std::string&, int pid) { return pid == 200; });
   EXPECT_EQ(stale, (std::vector<std::string>{"sluice-emu-100-a-br", "sluice-emu-100-a-n0"}));
   EXPECT_EQ(launcher_pid_of("other-ns"), 0);
   EXPECT_EQ(launcher_pid_of("sluice-emu-300"), 0);
+  EXPECT_EQ(run_prefix_of("sluice-emu-100-a-n0"), "sluice-emu-100-a");
+  EXPECT_EQ(run_prefix_of("sluice-emu-100-a-br"), "sluice-emu-100-a");
+  EXPECT_EQ(run_prefix_of("other-ns"), "");
   EXPECT_EQ(in_netns("n", {"iperf3", "-s"}), (CommandLine{"ip", "netns", "exec", "n", "iperf3", "-s"}));
 }
 

@@ -67,7 +67,7 @@ for sig in INT TERM KILL; do
       # The next hardware run sweeps it (a run that fails at once is enough).
       "$sluice" run "$script" --backend hw --set files=1 --out "$tmp/next" >/dev/null 2>"$tmp/err.txt" ||
         fail "KILL: the next hardware run failed"
-      grep -q "stale hw run: removed $dir" "$tmp/err.txt" || fail "KILL: the next run did not say it swept $dir"
+      grep -q "dead run: removed $dir" "$tmp/err.txt" || fail "KILL: the next run did not say it swept $dir"
       ;;
   esac
   [ ! -e "$dir" ] || fail "$sig: $dir is left behind"

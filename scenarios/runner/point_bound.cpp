@@ -1,0 +1,137 @@
+#include "scenarios/runner/point_bound.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "core/topology/flow_bound.hpp"
+#include "scenarios/runner/fs_deployment.hpp"
+
+namespace sluice::scenario {
+
+namespace {
+
+using topo::FlowPattern;
+using topo::FlowStage;
+using topo::FlowTerminal;
+using topo::VertexKind;
+
+std::vector<topo::VertexId> devices(const topo::Topology& t, NodeId node, VertexKind kind) {
+  std::vector<topo::VertexId> out;
+  for (std::uint32_t i = 0; i < t.count(node, kind); ++i) {
+    if (Result<topo::VertexId> v = t.device(node, kind, i); v.ok()) out.push_back(*v);
+  }
+  return out;
+}
+
+// A buffer of one client rank: its GPU, or any host memory of its node.
+Result<FlowTerminal> rank_buffer(const topo::Topology& t, const ClientPlacement& c, std::uint32_t rank, MemKind kind) {
+  const NodeId node = c.nodes[rank / c.ranks_per_node];
+  if (kind == MemKind::gpu) {
+    Result<topo::VertexId> gpu = t.device(node, VertexKind::gpu, rank % c.ranks_per_node);
+    if (!gpu.ok()) return gpu.status();
+    return FlowTerminal{*gpu, 1.0, {}};
+  }
+  std::vector<topo::VertexId> mems = devices(t, node, VertexKind::host_memory);
+  if (mems.empty()) return error(StatusCode::invalid_argument, "node " + std::to_string(node) + " has no host memory");
+  FlowTerminal term{mems.front(), 1.0, {}};
+  term.alternatives.assign(mems.begin() + 1, mems.end());
+  return term;
+}
+
+Result<PhaseBound> solve(const topo::Topology& t, const FlowPattern& p, PhaseBound row) {
+  Result<topo::FlowBound> b = topo::flow_bound(t, p);
+  if (!b.ok()) return b.status();
+  row.computed = true;
+  row.bound_bytes_per_s = b->bytes_per_s;
+  row.binding_kind = b->binding_kind;
+  row.binding_resource = b->binding;
+  return row;
+}
+
+// The write or read phase of a file sweep (see the header).
+Result<PhaseBound> sweep_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const FileSweepConfig& c, bool write) {
+  const topo::Topology& t = *spec.cluster;
+  PhaseBound row{w.label, write ? "write" : "read", false, 0, "", ""};
+  if (write && spec.fs.storage_config.mirror.enabled && spec.fs.meta.mirror_file_data) {
+    row.binding_resource = "no bound: mirrored writes are not in the calculator yet";
+    return row;
+  }
+  std::vector<FlowTerminal> drives, buffers;
+  std::set<NodeId> server_set, client_set;
+  for (const StorageServerSpec& s : spec.fs.storage) {
+    server_set.insert(s.node);
+    for (std::uint32_t n : s.nvme) {
+      Result<topo::VertexId> v = t.device(s.node, VertexKind::nvme, n);
+      if (!v.ok()) return v.status();
+      drives.push_back(FlowTerminal{*v, 1.0, {}});
+    }
+  }
+  const std::uint32_t ranks = static_cast<std::uint32_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
+  for (std::uint32_t r = 0; r < ranks; ++r) {
+    Result<FlowTerminal> b = rank_buffer(t, w.clients, r, c.buffer_kind);
+    if (!b.ok()) return b.status();
+    buffers.push_back(*b);
+    client_set.insert(w.clients.nodes[r / w.clients.ranks_per_node]);
+  }
+  if (buffers.empty()) {
+    row.binding_resource = "no bound: the workload has no client rank";
+    return row;
+  }
+  const std::vector<NodeId> servers(server_set.begin(), server_set.end());
+  const std::vector<NodeId> clients(client_set.begin(), client_set.end());
+  std::vector<NodeId> both = servers;
+  both.insert(both.end(), clients.begin(), clients.end());
+  std::sort(both.begin(), both.end());
+  both.erase(std::unique(both.begin(), both.end()), both.end());
+  const bool bounce = c.buffer_kind == MemKind::gpu && spec.fs.gds == GdsMode::off;
+  FlowPattern p;
+  p.stages = {FlowStage{servers, false}, FlowStage{both, true}};
+  if (bounce) p.stages.push_back(FlowStage{clients, false});
+  p.sources = drives;
+  p.sinks = buffers;
+  if (write) {
+    std::reverse(p.stages.begin(), p.stages.end());
+    std::swap(p.sources, p.sinks);
+  }
+  return solve(t, p, row);
+}
+
+}  // namespace
+
+Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
+  if (Status s = FsDeployment::validate(spec); !s.ok()) return s;
+  std::vector<PhaseBound> rows;
+  for (const WorkloadSpec& w : spec.workloads) {
+    if (const auto* sweep = std::get_if<FileSweepConfig>(&w.config)) {
+      for (SweepPhase phase : sweep->phases) {
+        if (phase != SweepPhase::write && phase != SweepPhase::read) continue;
+        Result<PhaseBound> b = sweep_bound(spec, w, *sweep, phase == SweepPhase::write);
+        if (!b.ok()) return b.status();
+        rows.push_back(std::move(b).value());
+      }
+      continue;
+    }
+    if (std::holds_alternative<MdBenchConfig>(w.config)) continue;  // metadata only: no bulk bytes
+    rows.push_back(PhaseBound{w.label, "*", false, 0, "", "no bound: this workload is not in the calculator yet"});
+  }
+  return rows;
+}
+
+void attach_bounds(RunResult& result) {
+  if (result.phases.empty()) return;
+  Result<std::vector<PhaseBound>> bounds = point_bounds(result.spec);
+  for (PhaseRow& row : result.phases) {
+    if (!bounds.ok()) {
+      row.binding_resource = "no bound: " + bounds.status().message();
+      continue;
+    }
+    for (const PhaseBound& b : *bounds) {
+      if (b.workload != row.workload || (b.phase != row.phase && b.phase != "*")) continue;
+      row.bound_bytes_per_s = b.computed ? b.bound_bytes_per_s : std::numeric_limits<double>::quiet_NaN();
+      row.binding_resource = b.binding_resource;
+    }
+  }
+}
+
+}  // namespace sluice::scenario

@@ -1,0 +1,47 @@
+// The hardware's ceiling for each bulk phase of a point (issue 48 item 1):
+// the point's cluster, file-system placement and workloads turned into flow
+// patterns for core/topology/flow_bound.hpp. `sluice bound SCRIPT` prints
+// these; a measured or simulated rate reads as a fraction of its bound.
+//
+// How a phase becomes a pattern
+// - A file sweep's write and read phases: every target (one drive of a storage
+//   server) takes an equal share of the bytes (files striped over all targets,
+//   or placed round-robin over many files); every client rank an equal share.
+//   A storage server stages its bytes in its host memory (any of its NUMA
+//   nodes); a host buffer may be on any NUMA node of its client; a GPU buffer
+//   is the rank's GPU (rank r on GPU r % ranks_per_node), reached peer-to-peer
+//   from the NIC when GDS may be used (gds on or auto), through a bounce buffer
+//   in the client's host memory when it is off.
+// - What the calculator does not hold yet is said, not guessed: a phase of a
+//   mirrored file system's writes, and the workloads other than the file sweep,
+//   get no bound and a reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "scenarios/scenario_spec.hpp"
+
+namespace sluice::scenario {
+
+struct PhaseBound {
+  std::string workload;  // WorkloadSpec::label
+  std::string phase;     // "write", "read"
+  bool computed = false;
+  double bound_bytes_per_s = 0;  // when computed
+  std::string binding_kind;      // "nic port", "pcie", ... when computed
+  std::string binding_resource;  // the kind with its elements; else why there is no bound
+};
+
+// One entry per bulk phase of every workload of the point, in order. Errors:
+// a spec whose placement names nodes or drives the cluster lacks.
+Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec);
+
+// Sets each phase's bound_bytes_per_s and binding_resource from
+// point_bounds(result.spec), on any backend: the phases of a point_bounds
+// row get its bound (or its reason), the others none. A spec the calculator
+// refuses leaves its reason on every phase.
+void attach_bounds(RunResult& result);
+
+}  // namespace sluice::scenario

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Issue 48 item 3 (ctest physics.nic_scaling): a storage server that uses all
+# its NICs. tests/scenarios/scripts/nic_scaling.lua at a CI size (2 servers of
+# 2 sockets and 16 drives, 6 clients of one 200 Gb/s NIC) with 1, 2 and 4
+# NICs per server: `sluice bound` names what binds (the servers' NIC ports,
+# then the PCIe uplinks of their switches), and the simulated read rate rises
+# with the NICs, never above its bound. Before the fix every server sent all
+# its bytes through NIC 0, so 2 and 4 NICs read as 1 did.
+# Usage: nic_scaling_test.sh SLUICE
+set -u
+sluice=$1
+here=$(cd "$(dirname "$0")/../.." && pwd)
+script=$here/tests/scenarios/scripts/nic_scaling.lua
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+sets=(--set servers=2 --set clients=6 --set size=64MiB)
+fail=0
+declare -A rate bound kind
+for n in 1 2 4; do
+  "$sluice" bound "$script" "${sets[@]}" --set nics=$n >"$work/bound$n.txt" 2>&1 || { cat "$work/bound$n.txt"; exit 1; }
+  line=$(grep "file_sweep read:" "$work/bound$n.txt")
+  bound[$n]=$(sed -E 's/.*read: ([0-9.]+) GB\/s.*/\1/' <<<"$line")
+  kind[$n]=$(sed -E 's/.*bound by ([a-z -]+):.*/\1/' <<<"$line")
+  "$sluice" run "$script" "${sets[@]}" --set nics=$n --out "$work/run$n" >"$work/run$n.log" 2>&1 ||
+    { tail -20 "$work/run$n.log"; exit 1; }
+  rate[$n]=$(python3 -c '
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+print([p["last_bytes_per_s"] for p in run["phases"] if p["phase"] == "read"][0] / 1e9)' "$work/run$n/results.json")
+  echo "nics=$n: read ${rate[$n]} GB/s, bound ${bound[$n]} GB/s by ${kind[$n]}"
+  awk -v r="${rate[$n]}" -v b="${bound[$n]}" 'BEGIN { exit !(r <= b * 1.0001) }' ||
+    { echo "FAIL: nics=$n reads above its bound"; fail=1; }
+done
+[ "${kind[1]}" = "nic port" ] && [ "${kind[2]}" = "nic port" ] && [ "${kind[4]}" = "pcie" ] ||
+  { echo "FAIL: binding resources ${kind[1]} / ${kind[2]} / ${kind[4]}, expected nic port / nic port / pcie"; fail=1; }
+awk -v a="${rate[1]}" -v b="${rate[2]}" 'BEGIN { exit !(b >= 1.5 * a) }' ||
+  { echo "FAIL: 2 NICs read ${rate[2]} GB/s, not 1.5 x the ${rate[1]} of one"; fail=1; }
+awk -v a="${rate[2]}" -v b="${rate[4]}" 'BEGIN { exit !(b >= a) }' ||
+  { echo "FAIL: 4 NICs read ${rate[4]} GB/s, less than 2 NICs' ${rate[2]}"; fail=1; }
+[ $fail = 0 ] && echo "nic scaling: ok"
+exit $fail
