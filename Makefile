@@ -232,7 +232,7 @@ pjdfstest: deps
 # RESULT R2 runs=N lost=L corrupt=C hung=H failed_to_start=F (a run refused before it
 # started is F, not L; the target fails on either). About 10 s a run on the 2-core VM.
 # SOAK_DIR ($(BUILD)/soak-cluster, relative when BUILD is) is made absolute by the script.
-# ctest soak.smoke.* runs every soak target with 3 runs (tests/scenarios/soak_make_smoke_test.sh).
+# ctest soak.smoke.* runs every soak target with 3 runs (tests/bench/smoke.sh).
 # SOAK_NETNS=1 (root): the ranks as network-namespace hosts.
 SOAK_CLUSTER_RUNS ?= 50
 .PHONY: soak-cluster

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ctest bench.smoke.<name> (issue 47): `make TARGET BENCH_SMOKE=1` from the source tree on this
-# build directory, as a user runs it (CONTRIBUTING.md, "Benchmarks"), so that a documented target
-# cannot rot unseen. Passes when make exits 0 and the benchmark printed its own `RESULT TAG ...`
+# ctest bench.smoke.<name> and soak.smoke.<name> (issue 47): `make TARGET BENCH_SMOKE=1` (a
+# benchmark's one-point form; the soaks take their run counts as VAR=VALUEs) from the source tree
+# on this build directory, as a user runs it (CONTRIBUTING.md, "Benchmarks"), so that a documented
+# target cannot rot unseen. BUILD_DIR may be relative to SOURCE_DIR, as `build` is. Passes when make exits 0 and the benchmark printed its own `RESULT TAG ...`
 # line for every TAG given; no goal is checked. Skips (exit 77) with the reason where a
 # precondition is missing (--needs root, a program such as fio, or a path such as /dev/fuse),
 # where the benchmark cannot be built here, or where it printed `RESULT TAG skipped (why)`.
@@ -26,7 +27,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-work=$(mktemp -d "$build/bench-smoke-$target.XXXXXX") || exit 1
+abs_build=$(cd "$src" && cd "$build" && pwd) || exit 1
+work=$(mktemp -d "$abs_build/bench-smoke-$target.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 # The benchmarks' data directories (defaults under /var/tmp or the source tree).
 export SLUICE_BENCH_DIR=$work BENCH_HW_DIR=$work F4_DIR=$work/f4

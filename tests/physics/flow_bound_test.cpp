@@ -46,6 +46,26 @@ VertexId dev(const Topology& t, NodeId node, VertexKind kind, std::uint32_t i) {
   return *v;
 }
 
+// One server and `clients` clients on one switch (nodes 0, 1, ...).
+Topology star(const Topology& server, const Topology& client, std::size_t clients) {
+  std::vector<const Topology*> machines{&server};
+  machines.insert(machines.end(), clients, &client);
+  return std::move(star_cluster(machines)).value();
+}
+
+// Every drive of `node`, one share each.
+std::vector<FlowTerminal> drives(const Topology& t, NodeId node) {
+  std::vector<FlowTerminal> out;
+  for (std::uint32_t d = 0; d < t.count(node, VertexKind::nvme); ++d)
+    out.push_back({dev(t, node, VertexKind::nvme, d), 1});
+  return out;
+}
+
+// Bytes between `from` and `to` inside node 0 alone.
+FlowPattern in_node0(std::vector<FlowTerminal> from, std::vector<FlowTerminal> to) {
+  return FlowPattern{std::move(from), std::move(to), {{{0}, false}}};
+}
+
 FlowBound solve(const Topology& t, const FlowPattern& p) {
   Result<FlowBound> b = flow_bound(t, p);
   EXPECT_TRUE(b.ok()) << b.status().to_string();
@@ -57,9 +77,7 @@ FlowBound solve(const Topology& t, const FlowPattern& p) {
 FlowPattern read_to_memory(const Topology& t, const std::vector<NodeId>& servers, const std::vector<NodeId>& clients) {
   FlowPattern p;
   for (NodeId s : servers) {
-    for (std::uint32_t d = 0; d < t.count(s, VertexKind::nvme); ++d) {
-      p.sources.push_back({dev(t, s, VertexKind::nvme, d), 1.0});
-    }
+    for (const FlowTerminal& d : drives(t, s)) p.sources.push_back(d);
   }
   for (NodeId c : clients) p.sinks.push_back({dev(t, c, VertexKind::host_memory, 0), 1.0});
   FlowStage all{servers, true};
@@ -81,11 +99,7 @@ TEST(FlowBound, OneDriveIsCappedByItsReadRate) {
 // 2. Four drives (4 x 7 = 28) behind a switch whose uplink is 20: 20 GB/s.
 TEST(FlowBound, FourDrivesShareTheirSwitchUplink) {
   Topology t = box({.uplink = 20, .drives = 4});
-  FlowPattern p;
-  for (std::uint32_t d = 0; d < 4; ++d) p.sources.push_back({dev(t, 0, VertexKind::nvme, d), 1});
-  p.sinks = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
-  p.stages = {{{0}, false}};
-  FlowBound b = solve(t, p);
+  FlowBound b = solve(t, in_node0(drives(t, 0), {{dev(t, 0, VertexKind::host_memory, 0), 1}}));
   EXPECT_NEAR(b.bytes_per_s, 20 * G, 20 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "pcie");
 }
@@ -93,11 +107,7 @@ TEST(FlowBound, FourDrivesShareTheirSwitchUplink) {
 // 3. Writes from memory to four drives (write 4 each): 16 GB/s, the drives' write rate.
 TEST(FlowBound, WritesAreCappedByTheDrivesWriteRate) {
   Topology t = box({.drives = 4});
-  FlowPattern p;
-  p.sources = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
-  for (std::uint32_t d = 0; d < 4; ++d) p.sinks.push_back({dev(t, 0, VertexKind::nvme, d), 1});
-  p.stages = {{{0}, false}};
-  FlowBound b = solve(t, p);
+  FlowBound b = solve(t, in_node0({{dev(t, 0, VertexKind::host_memory, 0), 1}}, drives(t, 0)));
   EXPECT_NEAR(b.bytes_per_s, 16 * G, 16 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "drive write");
 }
@@ -105,11 +115,8 @@ TEST(FlowBound, WritesAreCappedByTheDrivesWriteRate) {
 // 4. Shares 3:1 over two drives of 7: the first carries 3/4 of T, so T = 7 / 0.75 = 9.33 GB/s.
 TEST(FlowBound, UnevenSharesBindAtTheLargestShare) {
   Topology t = box({.drives = 2});
-  FlowPattern p;
-  p.sources = {{dev(t, 0, VertexKind::nvme, 0), 3}, {dev(t, 0, VertexKind::nvme, 1), 1}};
-  p.sinks = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
-  p.stages = {{{0}, false}};
-  FlowBound b = solve(t, p);
+  FlowBound b = solve(t, in_node0({{dev(t, 0, VertexKind::nvme, 0), 3}, {dev(t, 0, VertexKind::nvme, 1), 1}},
+                                  {{dev(t, 0, VertexKind::host_memory, 0), 1}}));
   EXPECT_NEAR(b.bytes_per_s, 7 * G / 0.75, 7 * G * 1e-5);
   EXPECT_EQ(b.binding, "drive read: nvme0");
 }
@@ -123,11 +130,7 @@ TEST(FlowBound, CrossingSocketsIsCappedByTheInterSocketLink) {
   VertexId sw = m.add_switch(m.add_root_port(s1, 60 * G), 60 * G);
   for (int i = 0; i < 4; ++i) m.add_nvme(sw, 8 * G, 7 * G, 4 * G, k_tib);
   Topology t = std::move(m.finish()).value();
-  FlowPattern p;
-  for (std::uint32_t d = 0; d < 4; ++d) p.sources.push_back({dev(t, 0, VertexKind::nvme, d), 1});
-  p.sinks = {{dev(t, 0, VertexKind::host_memory, 0), 1}};
-  p.stages = {{{0}, false}};
-  FlowBound b = solve(t, p);
+  FlowBound b = solve(t, in_node0(drives(t, 0), {{dev(t, 0, VertexKind::host_memory, 0), 1}}));
   EXPECT_NEAR(b.bytes_per_s, 10 * G, 10 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "inter-socket");
 }
@@ -137,8 +140,7 @@ TEST(FlowBound, CrossingSocketsIsCappedByTheInterSocketLink) {
 TEST(FlowBound, OneServerNicBindsAReadOfManyDrives) {
   Topology server = box({.drives = 8, .nics = 1});
   Topology client = box({.drives = 0, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 2);
   FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2}));
   EXPECT_NEAR(b.bytes_per_s, 25 * G, 25 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "nic port");
@@ -150,8 +152,7 @@ TEST(FlowBound, OneServerNicBindsAReadOfManyDrives) {
 TEST(FlowBound, TwoServerNicsDoubleTheBound) {
   Topology server = box({.drives = 8, .nics = 2});
   Topology client = box({.drives = 0, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client, &client, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 4);
   FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2, 3, 4}));
   EXPECT_NEAR(b.bytes_per_s, 50 * G, 50 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "nic port");
@@ -163,8 +164,7 @@ TEST(FlowBound, TwoServerNicsDoubleTheBound) {
 TEST(FlowBound, FourNicsLeaveTheDrivesBinding) {
   Topology server = box({.drives = 8, .nics = 4});
   Topology client = box({.drives = 0, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client, &client, &client, &client, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 6);
   FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2, 3, 4, 5, 6}));
   EXPECT_NEAR(b.bytes_per_s, 56 * G, 56 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "drive read");
@@ -174,8 +174,7 @@ TEST(FlowBound, FourNicsLeaveTheDrivesBinding) {
 TEST(FlowBound, TheStagingMemoryMakesTheUplinkBindBothWays) {
   Topology server = box({.uplink = 40, .drives = 8, .nics = 4});
   Topology client = box({.drives = 0, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client, &client, &client, &client, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 6);
   FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2, 3, 4, 5, 6}));
   EXPECT_NEAR(b.bytes_per_s, 40 * G, 40 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "pcie");
@@ -194,8 +193,7 @@ TEST(FlowBound, ANicOnTheOtherSocketIsCappedByTheInterSocketLink) {
   m.add_nic(sw1, 30 * G, 25 * G);
   Topology server = std::move(m.finish()).value();
   Topology client = box({.drives = 0, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 2);
   FlowBound b = solve(t, read_to_memory(t, {0}, {1, 2}));
   EXPECT_NEAR(b.bytes_per_s, 16 * G, 16 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "inter-socket");
@@ -206,8 +204,7 @@ TEST(FlowBound, ANicOnTheOtherSocketIsCappedByTheInterSocketLink) {
 TEST(FlowBound, GpuDirectReadsAreCappedByTheGpuLinks) {
   Topology server = box({.drives = 8, .nics = 1});
   Topology client = box({.drives = 0, .nics = 1, .gpus = 1, .gpu_link = 12});
-  std::vector<const Topology*> machines{&server, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 2);
   FlowPattern p = read_to_memory(t, {0}, {1, 2});
   p.sinks = {{dev(t, 1, VertexKind::gpu, 0), 1}, {dev(t, 2, VertexKind::gpu, 0), 1}};
   FlowBound b = solve(t, p);
@@ -221,8 +218,7 @@ TEST(FlowBound, GpuDirectReadsAreCappedByTheGpuLinks) {
 TEST(FlowBound, ABounceBufferCrossesTheClientUplinkTwice) {
   Topology server = box({.drives = 8, .nics = 1});
   Topology client = box({.uplink = 10, .drives = 0, .nics = 1, .gpus = 1, .gpu_link = 12});
-  std::vector<const Topology*> machines{&server, &client, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 2);
   FlowPattern p = read_to_memory(t, {0}, {1, 2});
   p.sinks = {{dev(t, 1, VertexKind::gpu, 0), 1}, {dev(t, 2, VertexKind::gpu, 0), 1}};
   FlowPattern bounce = p;
@@ -252,8 +248,7 @@ TEST(FlowBound, AnOversubscribedFatTreeBindsAtItsSpineLinks) {
 TEST(FlowBound, TheStagingBufferIsWrittenAndReadThroughTheMemoryLink) {
   Topology server = box({.mem = 5, .drives = 1, .nics = 1});
   Topology client = box({.drives = 0, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 1);
   FlowBound b = solve(t, read_to_memory(t, {0}, {1}));
   EXPECT_NEAR(b.bytes_per_s, 5 * G, 5 * G * 1e-5);
   EXPECT_EQ(b.binding_kind, "memory");
@@ -289,8 +284,7 @@ TEST(FlowBound, ABufferOnAnyNumaNodeAvoidsTheInterSocketLink) {
   m.add_nic(m.add_switch(m.add_root_port(s1, 60 * G), 60 * G), 30 * G, 50 * G);
   Topology client = std::move(m.finish()).value();
   Topology server = box({.drives = 8, .nics = 1});
-  std::vector<const Topology*> machines{&server, &client};
-  Topology t = std::move(star_cluster(machines)).value();
+  Topology t = star(server, client, 1);
   FlowPattern p = read_to_memory(t, {0}, {1});
   EXPECT_NEAR(solve(t, p).bytes_per_s, 5 * G, 5 * G * 1e-5);
   p.sinks[0].alternatives = {dev(t, 1, VertexKind::host_memory, 1)};
