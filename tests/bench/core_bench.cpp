@@ -97,9 +97,13 @@ BENCHMARK(BM_RailChooseReleaseDgxA100);
 // BENCHMARK_MAIN, then RESULT core benchmarks=<how many ran>; with BENCH_SMOKE=1 (tests/bench/smoke.hpp): each
 // benchmark for a millisecond.
 int main(int argc, char** argv) {
-  std::vector<char*> args(argv, argv + argc);
   char smoke_min_time[] = "--benchmark_min_time=0.001";
-  if (sluice::bench::smoke()) args.insert(args.begin() + 1, smoke_min_time);
+  std::vector<char*> args;
+  args.reserve(static_cast<std::size_t>(argc) + 1);
+  for (int i = 0; i < argc; ++i) {
+    args.push_back(argv[i]);
+    if (i == 0 && sluice::bench::smoke()) args.push_back(smoke_min_time);
+  }
   int n = static_cast<int>(args.size());
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
