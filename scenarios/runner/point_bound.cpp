@@ -49,8 +49,8 @@ Result<PhaseBound> solve(const topo::Topology& t, const FlowPattern& p, PhaseBou
   return row;
 }
 
-// The write or read phase of a file sweep (see the header).
-Result<PhaseBound> sweep_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const FileSweepConfig& c, bool write) {
+// A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
+Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write) {
   const topo::Topology& t = *spec.cluster;
   PhaseBound row{w.label, write ? "write" : "read", false, 0, "", ""};
   if (write && spec.fs.storage_config.mirror.enabled && spec.fs.meta.mirror_file_data) {
@@ -69,7 +69,7 @@ Result<PhaseBound> sweep_bound(const ScenarioSpec& spec, const WorkloadSpec& w, 
   }
   const std::uint32_t ranks = static_cast<std::uint32_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
   for (std::uint32_t r = 0; r < ranks; ++r) {
-    Result<FlowTerminal> b = rank_buffer(t, w.clients, r, c.buffer_kind);
+    Result<FlowTerminal> b = rank_buffer(t, w.clients, r, kind);
     if (!b.ok()) return b.status();
     buffers.push_back(*b);
     client_set.insert(w.clients.nodes[r / w.clients.ranks_per_node]);
@@ -84,7 +84,7 @@ Result<PhaseBound> sweep_bound(const ScenarioSpec& spec, const WorkloadSpec& w, 
   both.insert(both.end(), clients.begin(), clients.end());
   std::sort(both.begin(), both.end());
   both.erase(std::unique(both.begin(), both.end()), both.end());
-  const bool bounce = c.buffer_kind == MemKind::gpu && spec.fs.gds == GdsMode::off;
+  const bool bounce = kind == MemKind::gpu && spec.fs.gds == GdsMode::off;
   FlowPattern p;
   p.stages = {FlowStage{servers, false}, FlowStage{both, true}};
   if (bounce) p.stages.push_back(FlowStage{clients, false});
@@ -106,7 +106,16 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
     if (const auto* sweep = std::get_if<FileSweepConfig>(&w.config)) {
       for (SweepPhase phase : sweep->phases) {
         if (phase != SweepPhase::write && phase != SweepPhase::read) continue;
-        Result<PhaseBound> b = sweep_bound(spec, w, *sweep, phase == SweepPhase::write);
+        Result<PhaseBound> b = bulk_bound(spec, w, sweep->buffer_kind, phase == SweepPhase::write);
+        if (!b.ok()) return b.status();
+        rows.push_back(std::move(b).value());
+      }
+      continue;
+    }
+    if (const auto* burst = std::get_if<CheckpointConfig>(&w.config)) {
+      for (bool write : {true, false}) {
+        if (!write && !burst->read_back) continue;
+        Result<PhaseBound> b = bulk_bound(spec, w, burst->source_kind, write);
         if (!b.ok()) return b.status();
         rows.push_back(std::move(b).value());
       }

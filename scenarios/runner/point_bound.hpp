@@ -12,8 +12,10 @@
 //   is the rank's GPU (rank r on GPU r % ranks_per_node), reached peer-to-peer
 //   from the NIC when GDS may be used (gds on or auto), through a bounce buffer
 //   in the client's host memory when it is off.
+// - A checkpoint burst's write phase (and its read phase with read_back) is
+//   the same flow from (to) every rank's shard in its source_kind memory.
 // - What the calculator does not hold yet is said, not guessed: a phase of a
-//   mirrored file system's writes, and the workloads other than the file sweep,
+//   mirrored file system's writes, and the workloads other than these two,
 //   get no bound and a reason.
 #pragma once
 

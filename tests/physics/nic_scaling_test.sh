@@ -37,5 +37,11 @@ awk -v a="${rate[1]}" -v b="${rate[2]}" 'BEGIN { exit !(b >= 1.5 * a) }' ||
   { echo "FAIL: 2 NICs read ${rate[2]} GB/s, not 1.5 x the ${rate[1]} of one"; fail=1; }
 awk -v a="${rate[2]}" -v b="${rate[4]}" 'BEGIN { exit !(b >= a) }' ||
   { echo "FAIL: 4 NICs read ${rate[4]} GB/s, less than 2 NICs' ${rate[2]}"; fail=1; }
+# A checkpoint burst's writes (study 8 at CI size: 2 servers of 8 drives
+# writing 3.8 GB/s each) are bound by the drives: 2 x 8 x 3.8 = 60.8 GB/s.
+line=$("$sluice" bound "$here/lua_scripts/checkpoint_burst.lua" --set servers=2 --set clients=2 --set shard=256MiB |
+  grep -m1 "checkpoint_burst write:")
+grep -q "write: 60.80 GB/s, bound by drive write:" <<<"$line" ||
+  { echo "FAIL: checkpoint bound: $line (expected 60.80 GB/s by drive write)"; fail=1; }
 [ $fail = 0 ] && echo "nic scaling: ok"
 exit $fail
