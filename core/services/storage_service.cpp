@@ -14,8 +14,9 @@ StorageService::StorageService(Env& env, StorageServiceConfig config)
       mirror_rpc_(env_, ops_, config_.mirror.forward_rpc) {
   SLUICE_ASSERT_MSG(config_.target_places.empty() || config_.target_places.size() == config_.targets.size(),
                     "StorageServiceConfig::target_places must be empty or one per target");
-  for (TargetId t : config_.targets) {
-    targets_[t];
+  for (std::size_t i = 0; i < config_.targets.size(); ++i) {
+    const TargetId t = config_.targets[i];
+    targets_[t].place = config_.target_places.empty() ? nullptr : &config_.target_places[i];
     used_bytes_[t] = 0;
   }
   if (config_.egress_limit_bytes_per_s > 0) {
@@ -194,20 +195,16 @@ void StorageService::admit(Endpoint from, proto::Message& message, TargetId targ
   pump(target);
 }
 
-const sched::TargetPlace* StorageService::place_of(TargetId target) const {
-  if (config_.target_places.empty()) return nullptr;
-  auto it = std::find(config_.targets.begin(), config_.targets.end(), target);
-  if (it == config_.targets.end()) return nullptr;
-  return &config_.target_places[static_cast<std::size_t>(it - config_.targets.begin())];
-}
-
+// The target's place, set in the constructor (null: none given, or a target this server does not own).
 std::uint16_t StorageService::staging_numa_of(TargetId target) const {
-  const sched::TargetPlace* place = place_of(target);
+  auto it = targets_.find(target);
+  const sched::TargetPlace* place = it == targets_.end() ? nullptr : it->second.place;
   return place != nullptr ? place->staging_numa : config_.staging_numa;
 }
 
 std::uint32_t StorageService::serving_nic(TargetId target, std::uint32_t named) const {
-  const sched::TargetPlace* place = place_of(target);
+  auto it = targets_.find(target);
+  const sched::TargetPlace* place = it == targets_.end() ? nullptr : it->second.place;
   if (place != nullptr && place->nic(named) != k_no_id) return place->nic(named);
   return named != k_no_id ? named : config_.server_nic;
 }

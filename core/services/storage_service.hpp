@@ -173,10 +173,10 @@ class StorageService final : public Service {
     // stand for, and since when that number holds.
     std::uint64_t active_pieces = 0;
     TimeNs pieces_since = 0;
+    // Its entry of StorageServiceConfig::target_places, or null (none given).
+    const sched::TargetPlace* place = nullptr;
   };
 
-  // The target's TargetPlace, or null (StorageServiceConfig::target_places empty).
-  const sched::TargetPlace* place_of(TargetId target) const;
   std::uint16_t staging_numa_of(TargetId target) const;
   // The NIC of this node that moves a chunk of `target` whose client named `named`.
   std::uint32_t serving_nic(TargetId target, std::uint32_t named) const;
