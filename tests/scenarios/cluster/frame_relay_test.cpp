@@ -13,6 +13,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -157,10 +158,23 @@ Frame read_frame(int fd) {
   return f;
 }
 
-void write_frame(int fd, std::uint32_t to, const std::string& payload, SweepFrameKind kind = SweepFrameKind::data) {
+// Sent with MSG_NOSIGNAL: a frame the relay refuses ends its sender, and the
+// relay may close the sender's socket after reading the header, before the
+// payload is written (EPIPE then, never SIGPIPE killing the test).
+bool try_write_frame(int fd, std::uint32_t to, const std::string& payload, SweepFrameKind kind) {
   const auto h = encode_sweep_frame_header(SweepFrameHeader{static_cast<std::uint32_t>(payload.size()), kind, to});
-  ASSERT_TRUE(write_exact(fd, h.data(), h.size()));
-  ASSERT_TRUE(write_exact(fd, payload.data(), payload.size()));
+  return send_exact(fd, h.data(), h.size()) && send_exact(fd, payload.data(), payload.size());
+}
+
+void write_frame(int fd, std::uint32_t to, const std::string& payload, SweepFrameKind kind = SweepFrameKind::data) {
+  ASSERT_TRUE(try_write_frame(fd, to, payload, kind)) << std::strerror(errno);
+}
+
+// A frame that ends its sender: the write may fail once the relay closed it.
+void write_refused_frame(int fd, std::uint32_t to, const std::string& payload, SweepFrameKind kind) {
+  if (!try_write_frame(fd, to, payload, kind)) {
+    EXPECT_EQ(errno, EPIPE) << std::strerror(errno);
+  }
 }
 
 TEST(FrameRelay, DataIsStampedWithItsSenderAndARankThatSendsGarbageIsEndedOnce) {
@@ -174,7 +188,7 @@ TEST(FrameRelay, DataIsStampedWithItsSenderAndARankThatSendsGarbageIsEndedOnce) 
   EXPECT_EQ(f.rank, 1u);
   EXPECT_EQ(f.payload, "hello from 1");
   // An ended frame is the relay's to send, never a rank's: rank 2 is ended.
-  write_frame(r2, 0, "", SweepFrameKind::ended);
+  write_refused_frame(r2, 0, "", SweepFrameKind::ended);
   f = read_frame(r0);
   EXPECT_EQ(f.kind, SweepFrameKind::ended);
   EXPECT_EQ(f.rank, 2u);
@@ -186,7 +200,7 @@ TEST(FrameRelay, DataIsStampedWithItsSenderAndARankThatSendsGarbageIsEndedOnce) 
   EXPECT_EQ(f.kind, SweepFrameKind::data);
   EXPECT_EQ(f.payload, "still here");
   // A rank named that is not one: the sender is ended, announced once.
-  write_frame(r1, 7, "nowhere");
+  write_refused_frame(r1, 7, "nowhere", SweepFrameKind::data);
   f = read_frame(r0);
   EXPECT_EQ(f.kind, SweepFrameKind::ended);
   EXPECT_EQ(f.rank, 1u);
