@@ -171,6 +171,21 @@ bench-fidelity: deps
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
 	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/fidelity bash scripts/bench_fidelity.sh
 
+# make bench-roofline (issue 48 item 2, P13): ROOFLINE_COUNT seeded configurations
+# (tests/physics/roofline.lua at full scale, seed ROOFLINE_SEED) simulated at saturation, each
+# phase against its analytic bound: RESULT P13 roofline_min=.. roofline_p10=.. roofline_median=..
+# unexplained=N configs=M, exit 1 when a ratio is above its bound or below 0.9 unexplained
+# (tests/physics/roofline_expected.json). BENCH_SMOKE=1: 4 small configurations.
+ROOFLINE_COUNT ?= $(if $(bench_smoke),4,300)
+ROOFLINE_SCALE ?= $(if $(bench_smoke),ci,full)
+ROOFLINE_SEED ?= 1
+.PHONY: bench-roofline
+bench-roofline: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
+	JOBS=$(JOBS) bash tests/physics/roofline.sh $(BUILD)/sluice $(OUT)/roofline $(ROOFLINE_SCALE) $(ROOFLINE_COUNT) \
+	  $(ROOFLINE_SEED)
+
 # make bench-f1 (issue 8, F1; needs root): calibrate_links.lua on the netns-emulated
 # cluster at a larger size than the CI test (tests/scenarios/calibrate/script_calibration_test.cpp):
 # fit on links of 200 and 500 Mb/s, predict 300 Mb/s with stripe count 3 and other file

@@ -18,6 +18,7 @@ std::string_view to_string(StorageOp op) {
     case StorageOp::write: return "write";
     case StorageOp::remove: return "remove";
     case StorageOp::stat: return "stat";
+    case StorageOp::flush: return "flush";
   }
   return "unknown";
 }

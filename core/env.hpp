@@ -85,11 +85,14 @@ enum class StorageOp : std::uint8_t {
   write = 1,   // buffer -> object bytes at object_offset; the object grows as needed
   remove = 2,  // delete the object (ok if it does not exist)
   stat = 3,    // Completion.bytes = the object's size (0 if it does not exist)
+  flush = 4,   // the target's node writes back every dirty byte it holds and drops its clean cached
+               // pages (sync + drop_caches, as elbencho's --sync --dropcache between phases);
+               // completes when nothing it holds is dirty. file_id, offset and buffer unused
 };
 std::string_view to_string(StorageOp op);
 
 // One operation on a chunk object of a storage target, into or out of a memory
-// range on the target's node. sync = a write is durable when it completes
+// range on the target's node (remove, stat and flush name no range). sync = a write is durable when it completes
 // (fsync / FUA).
 struct StorageIoSpec {
   StorageOp op = StorageOp::read;

@@ -1,5 +1,6 @@
 #include "hw_backends/chunk_files.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -511,6 +512,35 @@ Status ChunkFiles::sync_directory() {
   }
   ::close(fd);
   return ok_status();
+}
+
+Status ChunkFiles::flush_and_drop() {
+  const int dir_fd = ::open(config_.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0 || ::syncfs(dir_fd) != 0) {
+    const int err = errno;
+    if (dir_fd >= 0) ::close(dir_fd);
+    return error(StatusCode::io_error, backend_ + " target " + config_.directory + ": syncfs: " + errno_text(err));
+  }
+  DIR* dir = ::fdopendir(dir_fd);  // owns dir_fd from here
+  if (dir == nullptr) {
+    const int err = errno;
+    ::close(dir_fd);
+    return error(StatusCode::io_error, backend_ + " target " + config_.directory + ": opendir: " + errno_text(err));
+  }
+  Status result = ok_status();
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;  // ".", "..", the O_DIRECT probe
+    const int fd = ::openat(dir_fd, entry->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;  // removed meanwhile, or not a file we may open: nothing of ours to drop
+    const int rc = ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    ::close(fd);
+    if (rc != 0 && result.ok()) {
+      result = error(StatusCode::io_error, backend_ + " target " + config_.directory + ": posix_fadvise(DONTNEED) of " +
+                                               entry->d_name + ": " + errno_text(rc));
+    }
+  }
+  ::closedir(dir);
+  return result;
 }
 
 }  // namespace sluice::hw

@@ -132,6 +132,12 @@ class ChunkFiles {
   Result<std::uint64_t> size(FileId id);
   // fsync of the target directory, after a sync write created an object.
   Status sync_directory();
+  // StorageOp::flush (elbencho's --sync --dropcache between phases): syncfs
+  // of the target's file system, then posix_fadvise(POSIX_FADV_DONTNEED) on
+  // every file of the directory, which drops their clean cached pages (only
+  // this target's: the rest of the host's page cache stays, unlike
+  // drop_caches, which needs root).
+  Status flush_and_drop();
   // "posix target /dir: <what> object 00000000000000ff: <errno text>" as a Status,
   // no_space for ENOSPC/EDQUOT, io_error otherwise.
   Status errno_status(std::string_view what, FileId id, int err) const;

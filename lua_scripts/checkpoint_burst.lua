@@ -53,7 +53,7 @@ for _, chooser in ipairs(P.choosers) do
               "round-robin deviates 10-15% from uniform")
   sl.headline(string.format("%s: burst time, aggregate", chooser),
               string.format("%.2f s, %s (%.2f Tb/s)", row and row.last_done_s or 0, study.gbs(row and row.last_bytes_per_s or 0),
-                            (row and row.last_bytes_per_s or 0) * 8 / 1e12), "10-20 Tb/s at cluster scale")
+                            (row and row.last_bytes_per_s or 0) * 8 / 1e12), "10-20 Tb/s at cluster scale", row)
   all = study.concat(all, results[chooser])
 end
 local function imbalance(chooser)

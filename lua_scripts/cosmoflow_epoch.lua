@@ -59,7 +59,7 @@ for _, name in ipairs({"beeond", "shared_pfs"}) do
   sl.headline(string.format("%s: AU over %d GPUs, read rate", name, gpus),
               string.format("%.1f%%, %s (%s per GPU)", au, study.gbs(row and row.last_bytes_per_s or 0),
                             study.mbs((row and row.last_bytes_per_s or 0) / gpus)),
-              string.format("needs %.1f GB/s (300 MB/s per GPU)", gpus * P.gpu_rate_mbs / 1000))
+              string.format("needs %.1f GB/s (300 MB/s per GPU)", gpus * P.gpu_rate_mbs / 1000), row)
 end
 do
   local row = study.row(results.beeond, {}, "epoch")

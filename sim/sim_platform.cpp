@@ -150,6 +150,7 @@ Status SimPlatform::build_local_zones(sg::NetZone* parent) {
   const topo::Topology& t = *topology_;
   local_hosts_.assign(t.vertex_count(), nullptr);
   copy_hosts_.assign(t.vertex_count(), nullptr);
+  drive_hosts_.assign(t.node_count(), {});
   const NodeId nodes = t.node_count();
   auto links_of_route = [this, &t](const topo::Route& r) {
     std::vector<sg::LinkInRoute> out;
@@ -195,6 +196,7 @@ Status SimPlatform::build_local_zones(sg::NetZone* parent) {
         zone->add_route(local_hosts_[m]->get_netpoint(), copy->get_netpoint(), nullptr, nullptr,
                         links_of_route(topo::Route{m, m, {memory_link, memory_link}}), false);
       }
+      if (Status s = add_drive_hosts(zone, n, links_of_route); !s.ok()) return s;
       for (VertexId a : memories) {
         for (VertexId b : memories) {
           if (a == b) continue;
@@ -206,6 +208,35 @@ Status SimPlatform::build_local_zones(sg::NetZone* parent) {
       }
     }
     zone->seal();
+  }
+  return ok_status();
+}
+
+template <typename LinksOfRoute>
+Status SimPlatform::add_drive_hosts(sg::NetZone* zone, NodeId n, const LinksOfRoute& links_of_route) {
+  // A drive's bytes cross its PCIe link, its switch's uplink and the memory
+  // link between the drive and the host memory of its NUMA node: a host at
+  // the drive, routed to that memory, carries them beside the drive's own
+  // work (SimRuntime's drive work), so that drives share switch uplinks with
+  // each other and with the NICs on them, as the bound counts them.
+  const topo::Topology& t = *topology_;
+  drive_hosts_[n].assign(t.count(n, VertexKind::nvme), DriveHosts{});
+  for (std::uint32_t i = 0; i < t.count(n, VertexKind::nvme); ++i) {
+    Result<VertexId> v = t.device(n, VertexKind::nvme, i);
+    if (!v.ok()) continue;
+    Result<VertexId> mem = t.device(n, VertexKind::host_memory, t.vertex(*v).numa);
+    if (!mem.ok() || local_hosts_[*mem] == nullptr) continue;  // build_disks says why the drive is unusable
+    Result<topo::Route> out = t.machine_route(*v, *mem);
+    Result<topo::Route> in = t.machine_route(*mem, *v);
+    if (!out.ok()) return error(out.status().code(), "sim platform: " + out.status().message());
+    if (!in.ok()) return error(in.status().code(), "sim platform: " + in.status().message());
+    sg::Host* drive = zone->create_host(t.vertex(*v).name + "#pcie", 1e9);
+    drive->seal();
+    zone->add_route(drive->get_netpoint(), local_hosts_[*mem]->get_netpoint(), nullptr, nullptr, links_of_route(*out),
+                    false);
+    zone->add_route(local_hosts_[*mem]->get_netpoint(), drive->get_netpoint(), nullptr, nullptr, links_of_route(*in),
+                    false);
+    drive_hosts_[n][i] = DriveHosts{drive, local_hosts_[*mem]};
   }
   return ok_status();
 }
@@ -271,17 +302,65 @@ Status SimPlatform::build_leaves() {
     }
   }
   if (!single_leaf) {
-    for (auto& [sw_a, zone_a] : leaves) {
-      for (auto& [sw_b, zone_b] : leaves) {
-        if (sw_a == sw_b) continue;
+    if (Status s = route_across_leaves(leaves, centres, links_of_route); !s.ok()) return s;
+    for (auto& [sw, zone] : leaves) zone->seal();
+  }
+  return ok_status();
+}
+
+template <typename LinksOfRoute>
+Status SimPlatform::route_across_leaves(const std::map<VertexId, sg::NetZone*>& leaves,
+                                        const std::map<VertexId, simgrid::kernel::routing::NetPoint*>& centres,
+                                        const LinksOfRoute& links_of_route) {
+  const topo::Topology& t = *topology_;
+  // Per leaf: the switches above it (sorted) and its pooled links to them.
+  struct Pool {
+    std::vector<VertexId> spines;
+    SgLink link;  // a_to_b: leaf -> spines, b_to_a: spines -> leaf
+  };
+  std::map<VertexId, Pool> pools;
+  for (const auto& [sw, zone] : leaves) {
+    Pool& pool = pools[sw];
+    double up = 0, down = 0;
+    TimeNs latency_ns = 0;
+    for (topo::EdgeId e : t.links_of(sw)) {
+      const VertexId other = t.other_end(e, sw);
+      if (t.vertex(other).kind != VertexKind::net_switch || leaves.count(other) != 0) continue;
+      const topo::Link& l = t.link(e);
+      const bool forward = l.a == sw;
+      up += forward ? l.spec.bandwidth_ab_bytes_per_s : l.spec.bandwidth_ba_bytes_per_s;
+      down += forward ? l.spec.bandwidth_ba_bytes_per_s : l.spec.bandwidth_ab_bytes_per_s;
+      latency_ns = std::max(latency_ns, l.spec.latency_ns);
+      pool.spines.push_back(other);
+    }
+    std::sort(pool.spines.begin(), pool.spines.end());
+    if (pool.spines.empty()) continue;
+    sg::SplitDuplexLink* link = root_->create_split_duplex_link(t.vertex(sw).name + "#spines", up);
+    link->set_latency(seconds(latency_ns));
+    link->seal();
+    pool.link = SgLink{link->get_link_up(), link->get_link_down()};
+    pool.link.a_to_b->set_bandwidth(up);
+    pool.link.b_to_a->set_bandwidth(down);
+    pool.link.a_to_b->set_data(&pool_info_);
+    pool.link.b_to_a->set_data(&pool_info_);
+    ++stats_.links;
+  }
+  for (const auto& [sw_a, zone_a] : leaves) {
+    for (const auto& [sw_b, zone_b] : leaves) {
+      if (sw_a == sw_b) continue;
+      const Pool& a = pools.at(sw_a);
+      const Pool& b = pools.at(sw_b);
+      std::vector<sg::LinkInRoute> links;
+      if (!a.spines.empty() && a.spines == b.spines) {
+        links = {sg::LinkInRoute(a.link.a_to_b), sg::LinkInRoute(b.link.b_to_a)};
+      } else {
         Result<topo::Route> r = t.fabric_route(sw_a, sw_b);
         if (!r.ok()) return error(r.status().code(), "sim platform: " + r.status().message());
-        std::vector<sg::LinkInRoute> links;
         links_of_route(*r, links);
-        root_->add_route(zone_a->get_netpoint(), zone_b->get_netpoint(), centres[sw_a], centres[sw_b], links, false);
       }
+      root_->add_route(zone_a->get_netpoint(), zone_b->get_netpoint(), centres.at(sw_a), centres.at(sw_b), links,
+                       false);
     }
-    for (auto& [sw, zone] : leaves) zone->seal();
   }
   return ok_status();
 }
@@ -395,6 +474,11 @@ sg::Host* SimPlatform::cpu_host(NodeId node) const {
   return mem.ok() ? local_host(*mem) : nullptr;
 }
 
+SimPlatform::DriveHosts SimPlatform::drive_hosts(NodeId node, std::uint32_t index) const {
+  if (node >= drive_hosts_.size() || index >= drive_hosts_[node].size()) return DriveHosts{};
+  return drive_hosts_[node][index];
+}
+
 Result<sg::Disk*> SimPlatform::disk(NodeId node, std::uint32_t index) const {
   if (node >= disks_.size() || index >= disks_[node].size()) {
     return error(StatusCode::not_found,
@@ -425,7 +509,8 @@ std::vector<LinkInfo> SimPlatform::route(const sg::Host* from, const sg::Host* t
   from->route_to(to, links, &latency);
   std::vector<LinkInfo> out;
   for (const sg::Link* l : links) {
-    if (const LinkInfo* i = info(l)) out.push_back(*i);
+    const LinkInfo* i = info(l);
+    if (i != nullptr && i->edge != topo::k_no_edge) out.push_back(*i);
   }
   return out;
 }

@@ -39,10 +39,17 @@
 //   each leaf is a StarZone whose centre is the switch; a rail host's star
 //   route is its way to the switch, so routes between two nodes of a leaf
 //   are up(source) + down(destination), stored per host, not per pair.
-// - With several leaves, the root is a FullZone over the leaves (routes
-//   between leaf switches from Topology::fabric_route, including the spines;
-//   leaves^2 routes). ECMP is therefore per pair of leaves, where the
-//   topology hashes per pair of endpoints: a documented approximation.
+// - With several leaves, the root is a FullZone over the leaves (leaves^2
+//   routes). A leaf's links to the switches above it (a fat tree's spines)
+//   are pooled into one SimGrid link per direction with their summed rate,
+//   and a route between two leaves with the same spines crosses the source's
+//   pooled uplinks and the destination's pooled downlinks: traffic between
+//   leaves spreads over every spine, the ideal balancing that adaptive
+//   routing approaches and that the max-flow bound (core/topology/flow_bound)
+//   assumes. Static routing's collisions (D-mod-K, per-flow ECMP hashing) are
+//   not modelled. Leaves with other neighbours route along
+//   Topology::fabric_route. SimGrid routes per pair of zones, so a route
+//   pinned to one spine would carry all traffic between two leaves.
 // - Local hosts of up to k_nodes_per_local_zone nodes share one FullZone
 //   (routes only between memories of one node). SimGrid 3.32 seals a zone in
 //   time proportional to all hosts of the platform, so one zone per node
@@ -62,6 +69,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +85,9 @@ class Disk;
 class Link;
 class NetZone;
 }  // namespace simgrid::s4u
+namespace simgrid::kernel::routing {
+class NetPoint;
+}  // namespace simgrid::kernel::routing
 
 namespace sluice::sim {
 
@@ -133,6 +144,14 @@ class SimPlatform {
   simgrid::s4u::Host* cpu_host(NodeId node) const;
   // NVMe drive `index` of `node`.
   Result<simgrid::s4u::Disk*> disk(NodeId node, std::uint32_t index) const;
+  // The hosts between which that drive's bytes cross PCIe: `drive` (at the
+  // drive) and `memory` (the host memory of its NUMA node); both nullptr
+  // when the drive has none (then only its disk resource is modelled).
+  struct DriveHosts {
+    simgrid::s4u::Host* drive = nullptr;
+    simgrid::s4u::Host* memory = nullptr;
+  };
+  DriveHosts drive_hosts(NodeId node, std::uint32_t index) const;
   // The channels of that drive (SimProfile disk_channels); empty when the
   // profile gives one channel (the drive's disk is then the only resource).
   const std::vector<simgrid::s4u::Disk*>& disk_channels(NodeId node, std::uint32_t index) const;
@@ -141,7 +160,8 @@ class SimPlatform {
   // What a SimGrid link this platform made is; nullptr for another link.
   static const LinkInfo* info(const simgrid::s4u::Link* link);
   // The topology links (with direction) SimGrid's route between two hosts
-  // crosses, in order: what a communication between them loads.
+  // crosses, in order: what a communication between them loads. A leaf's
+  // pooled spine links (see above) are no one topology link: left out.
   std::vector<LinkInfo> route(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to) const;
   // The SimGrid link (direction a->b of topology link `edge`), for tests.
   simgrid::s4u::Link* link_of(topo::EdgeId edge, bool a_to_b) const;
@@ -151,6 +171,15 @@ class SimPlatform {
   Status build_links();
   Status build_local_zones(simgrid::s4u::NetZone* parent);
   Status build_leaves();
+  // The root's routes between the leaf zones (by leaf switch), with their
+  // centres as gateways; pooled spine links where the leaves share spines.
+  template <typename LinksOfRoute>
+  Status route_across_leaves(const std::map<topo::VertexId, simgrid::s4u::NetZone*>& leaves,
+                             const std::map<topo::VertexId, simgrid::kernel::routing::NetPoint*>& centres,
+                             const LinksOfRoute& links_of_route);
+  // Drive hosts of node `node` in its local zone (see drive_hosts()).
+  template <typename LinksOfRoute>
+  Status add_drive_hosts(simgrid::s4u::NetZone* zone, NodeId node, const LinksOfRoute& links_of_route);
   Status build_disks();
   void install_factor_callbacks();
 
@@ -165,10 +194,12 @@ class SimPlatform {
   simgrid::s4u::NetZone* root_ = nullptr;
   std::vector<SgLink> links_;                                                 // by EdgeId
   std::vector<LinkInfo> link_info_;                                           // [2 x EdgeId + (a_to_b ? 0 : 1)]
+  LinkInfo pool_info_{topo::LinkClass::network, topo::k_no_edge, true};       // every pooled spine link's
   std::vector<simgrid::s4u::Host*> local_hosts_;                              // by VertexId (memory vertices only)
   std::vector<simgrid::s4u::Host*> copy_hosts_;                               // by VertexId (host_memory vertices only)
   std::vector<std::vector<simgrid::s4u::Host*>> rail_hosts_;                  // [memory vertex][nic index]
   std::vector<std::vector<simgrid::s4u::Disk*>> disks_;                       // [node][nvme index]
+  std::vector<std::vector<DriveHosts>> drive_hosts_;                          // [node][nvme index]
   std::vector<std::vector<std::vector<simgrid::s4u::Disk*>>> disk_channels_;  // [node][nvme index][channel]
   std::vector<std::uint32_t> first_nic_;                                      // [node]
   std::vector<topo::EdgeId> nic_uplink_;                                      // [nic vertex] network edge or k_no_edge

@@ -78,6 +78,12 @@ struct SimOp {
   std::uint32_t channel_first = 0;
   std::uint32_t channel_count = 0;
   bool write = false;
+  // Drive work: the bytes that cross PCIe between the drive and its host
+  // memory (SimPlatform::drive_hosts), a comm that runs beside the disk
+  // activity; the work ends when both have. 0: the disk alone.
+  sg::Host* pcie_from = nullptr;
+  sg::Host* pcie_to = nullptr;
+  double pcie_bytes = 0;
   double amount = 0;    // bytes (comm, io) or flops (exec)
   TimeNs delay_ns = 0;  // before the work starts; the whole op when work == none
   sg::ActivityPtr activity;
@@ -166,10 +172,30 @@ TimeNs request_time_ns(std::uint64_t bytes, double bytes_per_s) {
 bool wait_drive_work(const SimOp& op, const std::vector<sg::Disk*>& channels) {
   const sg::Io::OpType type = op.write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ;
   const auto bytes = static_cast<sg_size_t>(op.amount);
+  sg::CommPtr pcie;
+  if (op.pcie_bytes >= 1.0 && op.pcie_from != nullptr && op.pcie_to != nullptr) {
+    pcie = sg::Comm::sendto_async(op.pcie_from, op.pcie_to, static_cast<std::uint64_t>(op.pcie_bytes));
+  }
+  // The PCIe comm ends too before the drive work does, whatever the disk did.
+  struct WaitPcie {
+    sg::CommPtr& comm;
+    bool ok = true;
+    ~WaitPcie() { finish(); }
+    void finish() {
+      if (!comm) return;
+      try {
+        comm->wait();
+      } catch (const simgrid::Exception&) {
+        ok = false;
+      }
+      comm = nullptr;
+    }
+  } wait_pcie{pcie};
   try {
     if (op.channel_count == 0) {
       op.disk->io_init(bytes, type)->wait();
-      return true;
+      wait_pcie.finish();
+      return wait_pcie.ok;
     }
     SLUICE_ASSERT_MSG(op.channel_count <= channels.size(), "a request spans at most its drive's channels");
     std::vector<sg::IoPtr> shares;
@@ -186,7 +212,8 @@ bool wait_drive_work(const SimOp& op, const std::vector<sg::Disk*>& channels) {
         ok = false;  // the others still end before the op does
       }
     }
-    return ok;
+    wait_pcie.finish();
+    return ok && wait_pcie.ok;
   } catch (const simgrid::Exception&) {
     return false;
   }
@@ -345,6 +372,9 @@ Status SimRuntime::add_target(TargetId target, NodeId node, std::uint32_t nvme_i
   t.node = node;
   t.disk = *disk;
   t.channels = platform_->disk_channels(node, nvme_index);
+  const SimPlatform::DriveHosts pcie = platform_->drive_hosts(node, nvme_index);
+  t.drive_host = pcie.drive;
+  t.memory_host = pcie.memory;
   targets_.emplace(target, std::move(t));
   return ok_status();
 }
@@ -594,7 +624,8 @@ void SimRuntime::apply_storage_effect(SimOp& op) {
       op.result.bytes = it == sizes.end() ? 0 : it->second;
       break;
     }
-    case StorageOp::read: break;
+    case StorageOp::read:
+    case StorageOp::flush: break;
   }
 }
 
@@ -900,6 +931,9 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
       const std::uint64_t n =
           spec.object_offset < size ? std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset) : 0;
       op.result.bytes = n;
+      op.pcie_from = target.drive_host;
+      op.pcie_to = target.memory_host;
+      op.pcie_bytes = static_cast<double>(n);
       op.delay_ns = p.disk_read_latency_ns + request_time_ns(n, p.disk_read_request_bytes_per_s);
       const double shares = spread_over_channels(op, target, spec, n);
       op.amount = (static_cast<double>(n) + seconds(occupancy_ns) * unit->get_read_bandwidth()) / shares;
@@ -909,6 +943,9 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
       op.result.bytes = spec.buffer.length;
       op.end_offset = spec.object_offset + spec.buffer.length;
       op.write = true;
+      op.pcie_from = target.memory_host;
+      op.pcie_to = target.drive_host;
+      op.pcie_bytes = static_cast<double>(spec.buffer.length);
       op.delay_ns = p.disk_write_latency_ns + (spec.sync ? p.disk_sync_latency_ns : 0) +
                     request_time_ns(spec.buffer.length, p.disk_write_request_bytes_per_s);
       const double shares = spread_over_channels(op, target, spec, spec.buffer.length);
@@ -918,6 +955,7 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
     }
     case StorageOp::remove:
     case StorageOp::stat: op.delay_ns = p.disk_metadata_latency_ns; break;
+    case StorageOp::flush: break;  // its time is the write-back it waits for (flush_page_cache)
   }
 }
 
@@ -945,6 +983,7 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
     op->delay_ns = static_cast<TimeNs>(static_cast<double>(op->delay_ns) * slowdown);
     op->amount *= slowdown;
   }
+  if (spec.op == StorageOp::flush) return flush_page_cache(op, target);
   if (spec.op == StorageOp::write && spec.buffered && !spec.sync && op->result.bytes > 0) {
     if (PageCache& cache = page_cache(target.node); cache.limit_bytes > 0) {
       return write_buffered(self, op, target, cache);
@@ -970,6 +1009,9 @@ SimOp* SimRuntime::new_drive_work(ServiceSlot& self, const SimOp& priced, const 
   work->channel_first = priced.channel_first;
   work->channel_count = priced.channel_count;
   work->write = priced.write;
+  work->pcie_from = priced.pcie_from;
+  work->pcie_to = priced.pcie_to;
+  work->pcie_bytes = priced.pcie_bytes;
   work->amount = priced.amount;
   work->delay_ns = priced.delay_ns;
   work->target = priced.target;
@@ -1081,6 +1123,26 @@ void SimRuntime::written_back(SimOp& back) {
     cache.waiting.pop_front();
     admit_dirty(cache, write, next_back);
   }
+  if (cache.dirty_bytes != 0) return;
+  for (SimOp* flush : cache.flushes) {
+    --inflight_;
+    schedule(flush);
+  }
+  cache.flushes.clear();
+}
+
+OpId SimRuntime::flush_page_cache(SimOp* flush, const Target& target) {
+  ++flushes_;
+  const OpId id = flush->result.op;
+  PageCache& cache = page_cache(target.node);
+  if (cache.dirty_bytes == 0) {
+    schedule(flush);
+    return id;
+  }
+  ++flushes_waited_;
+  ++inflight_;  // a waiting flush keeps the run going, as a queued write-back does
+  cache.flushes.push_back(flush);
+  return id;
 }
 
 OpId SimRuntime::compute(ServiceSlot& self, CostKind kind, std::uint64_t units) {

@@ -250,6 +250,10 @@ class SimRuntime {
   // Buffered writes (StorageIoSpec::buffered) the page cache took, and those
   // of them that waited for write-back to make room (SimProfile page_cache_*).
   std::uint64_t buffered_writes() const { return buffered_writes_; }
+  // StorageOp::flush ops (a storage server's sync + drop of its caches), and
+  // those that had dirty bytes to wait for.
+  std::uint64_t flushes() const { return flushes_; }
+  std::uint64_t flushes_waited() const { return flushes_waited_; }
   std::uint64_t throttled_writes() const { return throttled_writes_; }
   // Bytes of `node`'s page cache not yet written back.
   std::uint64_t dirty_bytes(NodeId node) const;
@@ -285,6 +289,9 @@ class SimRuntime {
   struct Target {
     NodeId node = k_no_id;
     simgrid::s4u::Disk* disk = nullptr;
+    // Where its bytes cross PCIe (SimPlatform::drive_hosts); nullptr: not modelled.
+    simgrid::s4u::Host* drive_host = nullptr;
+    simgrid::s4u::Host* memory_host = nullptr;
     // Its channels (SimProfile disk_channels > 1), which then do all its drive work.
     std::vector<simgrid::s4u::Disk*> channels;
     std::map<FileId, std::uint64_t> sizes;
@@ -355,6 +362,7 @@ class SimRuntime {
     std::uint64_t limit_bytes = 0;
     std::uint64_t dirty_bytes = 0;
     std::deque<std::pair<SimOp*, SimOp*>> waiting;
+    std::vector<SimOp*> flushes;  // StorageOp::flush ops waiting for dirty_bytes to reach 0
   };
   PageCache& page_cache(NodeId node);
   // The host memory of `node`'s sockets in the machine model (0: not given).
@@ -368,6 +376,10 @@ class SimRuntime {
   void start_write_backs(Target& target);
   // A write-back ended: its bytes are clean; waiting writes that now fit start.
   void written_back(SimOp& back);
+  // StorageOp::flush: completes once `target`'s node holds no dirty bytes (at
+  // once when it holds none). The model keeps no clean pages, so the drop of
+  // the cache has nothing to drop: reads always go to the drive.
+  OpId flush_page_cache(SimOp* flush, const Target& target);
   // A background op doing the drive work `priced` was priced for, at `target`
   // (a streamed read's, a write-back's; the caller sets its kind): not yet
   // counted at the drive nor scheduled.
@@ -456,6 +468,8 @@ class SimRuntime {
   std::uint64_t timers_set_ = 0;
   std::uint64_t streamed_reads_ = 0;
   std::uint64_t buffered_writes_ = 0;
+  std::uint64_t flushes_ = 0;
+  std::uint64_t flushes_waited_ = 0;
   std::uint64_t throttled_writes_ = 0;
   std::uint64_t engine_runs_ = 0;
   std::uint64_t messages_sent_ = 0;

@@ -45,6 +45,7 @@ enum class MessageType : std::uint16_t {
   remove_chunks = 0x0304,
   chunk_size = 0x0305,
   chunk_size_reply = 0x0306,
+  flush_storage = 0x0307,
   // buddy mirroring (server to server), numbered apart from the client-facing storage messages
   mirror_write = 0x0320,
   mirror_remove = 0x0321,

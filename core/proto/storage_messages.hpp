@@ -5,7 +5,7 @@
 // source the server pulls from. The message only says what, where and how.
 //
 // Replies: ReadChunk, WriteChunk -> ChunkReply; RemoveChunks -> Ack;
-//          ChunkSize -> ChunkSizeReply; MirrorWrite -> ChunkReply; MirrorRemove -> Ack.
+//          ChunkSize -> ChunkSizeReply; FlushStorage -> Ack; MirrorWrite -> ChunkReply; MirrorRemove -> Ack.
 #pragma once
 
 #include <cstdint>
@@ -163,6 +163,22 @@ struct ChunkSizeReply {
     f("object_bytes", object_bytes);
   }
   bool operator==(const ChunkSizeReply&) const = default;
+};
+
+// The receiving server writes back the dirty bytes of all its targets and
+// drops their cached pages (Env StorageOp::flush): elbencho's --sync
+// --dropcache between two phases. Reply: Ack once every target's flush has
+// ended (a retry while it runs is answered in_progress).
+struct FlushStorage {
+  static constexpr MessageType k_type = MessageType::flush_storage;
+  static constexpr std::string_view k_name = "FlushStorage";
+  RequestId request_id = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+  }
+  bool operator==(const FlushStorage&) const = default;
 };
 
 // Buddy mirroring (BeeGFS storage buddy groups): the primary target of

@@ -30,7 +30,7 @@ using Message = std::variant<
     Mkdir, Create, Lookup, Stat, Readdir, Unlink, Rmdir, Rename, SetAttr, InodeReply, ReaddirReply, LinkEntry,
     UnlinkEntry, AttachDir, DetachDir,
     // storage
-    ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply,
+    ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply, FlushStorage,
     // buddy mirroring
     SetTargetConsistency, MirrorWrite, MirrorRemove, MetaMirror, SetMetaConsistency>;
 

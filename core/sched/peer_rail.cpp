@@ -1,6 +1,7 @@
 #include "core/sched/peer_rail.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
     nic_switch[i] = switch_of(topology, nic_vertex[i]);
   }
   std::vector<TargetPlace> places;
+  std::vector<std::uint32_t> load(nics, 0);  // targets each NIC serves so far (for clients naming none)
   for (std::size_t ordinal = 0; ordinal < nvme.size(); ++ordinal) {
     Result<topo::VertexId> drive = topology.device(server_node, VertexKind::nvme, nvme[ordinal]);
     if (!drive.ok()) return drive.status();
@@ -85,7 +87,11 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
           best.push_back(i);
         }
       }
-      return best.empty() ? k_no_id : best[ordinal % best.size()];
+      if (best.empty()) return k_no_id;
+      // The least loaded of the equally near (then the lowest index).
+      return *std::min_element(best.begin(), best.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return std::tie(load[a], a) < std::tie(load[b], b);
+      });
     };
     if (std::any_of(nic_switch.begin(), nic_switch.end(), [](topo::VertexId v) { return v != topo::k_no_vertex; })) {
       for (std::uint32_t named = 0; named < nics; ++named) {
@@ -93,6 +99,7 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
         place.nic_for.push_back(nic != k_no_id ? nic : nearest(topo::k_no_vertex));
       }
       place.nic_for.push_back(nearest(topo::k_no_vertex));
+      ++load[place.nic_for.back()];
     }
     places.push_back(std::move(place));
   }

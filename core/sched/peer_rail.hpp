@@ -44,9 +44,10 @@ Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_nod
 // So, for each target: the candidates are the server NICs on the same switch
 // as the NIC rail matching named (peer_nic), or every cabled NIC when the
 // client named none; among them those with the closest PCIe path class to
-// the drive (PIX before PXB ... before SYS); among equally close ones the
-// (i mod count)-th for the server's i-th target, so the targets of one
-// socket spread over its NICs.
+// the drive (PIX before PXB ... before SYS); among equally close ones the one
+// serving the fewest of the server's targets so far (then the lowest index),
+// so the targets of one socket spread over its NICs, and a drive equally far
+// from every NIC goes to the least loaded one.
 struct TargetPlace {
   std::uint16_t staging_numa = 0;  // NUMA node of the target's drive
   // nic_for[s]: the NIC for a chunk whose client named server NIC s;

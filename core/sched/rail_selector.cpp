@@ -5,6 +5,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "core/common/assert.hpp"
 #include "core/topology/path_class.hpp"
 #include "core/topology/peer_rank.hpp"
 
@@ -23,7 +24,8 @@ Result<RailSelector> RailSelector::create(const topo::Topology& topology, NodeId
   RailSelector s;
   s.node_ = node;
   s.limits_ = limits;
-  s.active_.assign(nics, 0);
+  s.nics_ = nics;
+  s.none_active_.assign(nics, 0);
   s.last_chosen_.assign(nics, 0);
   for (std::uint32_t g = 0; g < topology.count(node, VertexKind::gpu); ++g) {
     const topo::VertexId gpu = *topology.device(node, VertexKind::gpu, g);
@@ -72,59 +74,63 @@ Result<std::uint64_t> RailSelector::rank_key(MemoryPlace destination, std::uint3
   return (*keys)[nic];
 }
 
-Result<std::vector<std::uint32_t>> RailSelector::preference(MemoryPlace destination) const {
+const std::vector<std::uint32_t>& RailSelector::counts(NodeId peer) const {
+  auto it = active_.find(peer);
+  return it == active_.end() ? none_active_ : it->second;
+}
+
+Result<std::vector<std::uint32_t>> RailSelector::preference(MemoryPlace destination, NodeId peer) const {
   const auto* keys = keys_for(destination);
   if (keys == nullptr) return rank_key(destination, 0).status();
-  std::vector<std::uint32_t> order(active_.size());
+  const std::vector<std::uint32_t>& active = counts(peer);
+  std::vector<std::uint32_t> order(nics_);
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return std::tie((*keys)[a], active_[a], last_chosen_[a], a) < std::tie((*keys)[b], active_[b], last_chosen_[b], b);
+    return std::tie((*keys)[a], active[a], last_chosen_[a], a) < std::tie((*keys)[b], active[b], last_chosen_[b], b);
   });
   return order;
 }
 
 bool RailSelector::usable_for(MemoryPlace destination, std::uint32_t nic, BackendCaps caps) const {
-  if (destination.kind != MemKind::gpu) return nic < active_.size();
-  if (destination.device >= gpu_direct_.size() || nic >= active_.size()) return false;
+  if (destination.kind != MemKind::gpu) return nic < nics_;
+  if (destination.device >= gpu_direct_.size() || nic >= nics_) return false;
   if (!caps.gpu_memory_reachable || !gpu_any_direct_[destination.device]) return true;
   return gpu_direct_[destination.device][nic];
 }
 
-Result<std::uint32_t> RailSelector::choose(MemoryPlace destination, BackendCaps caps) {
-  auto order = preference(destination);
+Result<std::uint32_t> RailSelector::choose(MemoryPlace destination, BackendCaps caps, NodeId peer) {
+  auto order = preference(destination, peer);
   if (!order.ok()) return order.status();
   for (std::uint32_t nic : *order) {
     if (!usable_for(destination, nic, caps)) continue;
-    if (active_[nic] < limits_.max_connections_per_nic) {
-      ++active_[nic];
-      last_chosen_[nic] = ++choices_;
-      return nic;
-    }
+    if (acquire(nic, peer).ok()) return nic;
   }
-  return error(StatusCode::again, "rail selector: all " + std::to_string(active_.size()) + " NICs of node " +
+  return error(StatusCode::again, "rail selector: all " + std::to_string(nics_) + " NICs of node " +
                                       std::to_string(node_) + " have max_connections_per_nic (" +
-                                      std::to_string(limits_.max_connections_per_nic) + ") connections");
+                                      std::to_string(limits_.max_connections_per_nic) + ") connections" +
+                                      (peer == k_no_id ? std::string() : " to node " + std::to_string(peer)));
 }
 
-Status RailSelector::acquire(std::uint32_t nic) {
-  if (nic >= active_.size())
-    return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
-  if (active_[nic] >= limits_.max_connections_per_nic) {
+Status RailSelector::acquire(std::uint32_t nic, NodeId peer) {
+  if (nic >= nics_) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  if (counts(peer)[nic] >= limits_.max_connections_per_nic) {
     return error(StatusCode::again, "rail selector: NIC " + std::to_string(nic) + " is at max_connections_per_nic");
   }
-  ++active_[nic];
+  std::vector<std::uint32_t>& active = active_.try_emplace(peer, none_active_).first->second;
+  ++active[nic];
+  SLUICE_ASSERT(active[nic] <= limits_.max_connections_per_nic);
   last_chosen_[nic] = ++choices_;
   return ok_status();
 }
 
-Status RailSelector::release(std::uint32_t nic) {
-  if (nic >= active_.size())
-    return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
-  if (active_[nic] == 0) {
+Status RailSelector::release(std::uint32_t nic, NodeId peer) {
+  if (nic >= nics_) return error(StatusCode::invalid_argument, "rail selector: unknown NIC " + std::to_string(nic));
+  auto it = active_.find(peer);
+  if (it == active_.end() || it->second[nic] == 0) {
     return error(StatusCode::invalid_argument,
                  "rail selector: release of NIC " + std::to_string(nic) + " without a connection");
   }
-  --active_[nic];
+  --it->second[nic];
   return ok_status();
 }
 

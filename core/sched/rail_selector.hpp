@@ -23,11 +23,20 @@
 // forced on, a failure).
 // "Least recently used" is a counter of choices, not a clock.
 //
-// State: per-NIC active connection counts. Not thread-safe; one per client
+// The connection limit is per server (BeeGFS connMaxInternodeNum: "the number
+// of connections from a particular client to the same server",
+// doc.beegfs.io, Client Node Tuning; a client keeps one connection pool per
+// server node), counted per NIC in multirail setups: a client reading from
+// eight servers holds up to 8 x 12 requests in flight on one NIC, not 12.
+// Calls name the server (`peer`); k_no_id is one pool for callers that ask
+// without one (a what-if report).
+//
+// State: per-server, per-NIC active connection counts. Not thread-safe; one per client
 // service (the service is single-threaded, docs/design.md#threading-model).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/common/ids.hpp"
@@ -53,31 +62,32 @@ class RailSelector {
   // Errors: unknown node, node without NICs, limit out of range, broken topology.
   static Result<RailSelector> create(const topo::Topology& topology, NodeId node, RailLimits limits = {});
 
-  // Takes one connection on the best usable NIC for `destination` and returns
-  // its local index. again: every NIC is at max_connections_per_nic, or
-  // (caps reach GPU memory) every NIC that keeps a direct GPU path is.
-  // invalid_argument: unknown GPU or NUMA node.
-  Result<std::uint32_t> choose(MemoryPlace destination, BackendCaps caps = {});
+  // Takes one connection to server `peer` on the best usable NIC for
+  // `destination` and returns its local index. again: every NIC is at
+  // max_connections_per_nic to that server, or (caps reach GPU memory) every
+  // NIC that keeps a direct GPU path is. invalid_argument: unknown GPU or NUMA node.
+  Result<std::uint32_t> choose(MemoryPlace destination, BackendCaps caps = {}, NodeId peer = k_no_id);
   // Whether `nic` may carry a transfer for `destination` under `caps` (the
   // GPUDirect rule above); false for an unknown GPU or NIC.
   bool usable_for(MemoryPlace destination, std::uint32_t nic, BackendCaps caps) const;
-  // Takes one connection on a given NIC (when the caller already decided, e.g.
-  // from plan_chunks). again: that NIC is full.
-  Status acquire(std::uint32_t nic);
+  // Takes one connection to `peer` on a given NIC (when the caller already
+  // decided, e.g. from plan_chunks). again: that NIC is full to that server.
+  Status acquire(std::uint32_t nic, NodeId peer = k_no_id);
   // Gives one connection back. invalid_argument: unknown NIC or none active.
-  Status release(std::uint32_t nic);
+  Status release(std::uint32_t nic, NodeId peer = k_no_id);
 
   // All NICs in preference order for `destination` (full ones included, in
-  // their place): rank, then active connections, then least recently chosen,
-  // then index.
-  Result<std::vector<std::uint32_t>> preference(MemoryPlace destination) const;
+  // their place): rank, then active connections to `peer`, then least
+  // recently chosen, then index.
+  Result<std::vector<std::uint32_t>> preference(MemoryPlace destination, NodeId peer = k_no_id) const;
   // The closeness key of `nic` for `destination` (lower is closer); equal keys tie.
   Result<std::uint64_t> rank_key(MemoryPlace destination, std::uint32_t nic) const;
 
-  std::uint32_t nic_count() const { return static_cast<std::uint32_t>(active_.size()); }
-  std::uint32_t active(std::uint32_t nic) const { return nic < active_.size() ? active_[nic] : 0; }
-  std::uint32_t spare(std::uint32_t nic) const {
-    return nic < active_.size() ? limits_.max_connections_per_nic - active_[nic] : 0;
+  std::uint32_t nic_count() const { return nics_; }
+  // Connections to `peer` on `nic` (0 for an unknown NIC).
+  std::uint32_t active(std::uint32_t nic, NodeId peer = k_no_id) const { return nic < nics_ ? counts(peer)[nic] : 0; }
+  std::uint32_t spare(std::uint32_t nic, NodeId peer = k_no_id) const {
+    return nic < nics_ ? limits_.max_connections_per_nic - counts(peer)[nic] : 0;
   }
   NodeId node() const { return node_; }
   const RailLimits& limits() const { return limits_; }
@@ -85,6 +95,8 @@ class RailSelector {
  private:
   RailSelector() = default;
   const std::vector<std::uint64_t>* keys_for(MemoryPlace destination) const;
+  // The per-NIC connection counts to `peer` (all zero for a server never used).
+  const std::vector<std::uint32_t>& counts(NodeId peer) const;
 
   NodeId node_ = k_no_id;
   RailLimits limits_;
@@ -92,8 +104,10 @@ class RailSelector {
   std::vector<std::vector<bool>> gpu_direct_;          // [gpu][nic]: path class <= k_max_direct_path_class
   std::vector<bool> gpu_any_direct_;                   // [gpu]: some NIC is direct
   std::vector<std::vector<std::uint64_t>> numa_keys_;  // [numa][nic]
-  std::vector<std::uint32_t> active_;                  // [nic]
-  std::vector<std::uint64_t> last_chosen_;             // [nic]: choice counter value, 0 = never
+  std::uint32_t nics_ = 0;
+  std::vector<std::uint32_t> none_active_;               // [nic]: zeros, for a server never used
+  std::map<NodeId, std::vector<std::uint32_t>> active_;  // [peer][nic]
+  std::vector<std::uint64_t> last_chosen_;               // [nic]: choice counter value, 0 = never
   std::uint64_t choices_ = 0;
 };
 

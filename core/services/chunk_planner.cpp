@@ -17,14 +17,15 @@ ChunkPlanner::ChunkPlanner(ChunkPlannerConfig config) : config_(std::move(config
   rails_.emplace(std::move(rails).value());
 }
 
-std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user) {
+std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user, NodeId server) {
   ChunkPlan plan;
+  plan.server = server;
   const sched::MemoryPlace place = sched::MemoryPlace::of(user);
   if (!rails_) {
     if (user.kind == MemKind::gpu && !config_.caps.gpu_memory_reachable) plan.path = proto::ChunkPath::bounce;
     return plan;
   }
-  Result<std::uint32_t> nic = rails_->choose(place, config_.caps);
+  Result<std::uint32_t> nic = rails_->choose(place, config_.caps, server);
   if (!nic.ok()) return std::nullopt;  // `again`: every rail is full (an unknown GPU is a config bug caught below)
   plan.client_nic = *nic;
   const Key key{static_cast<std::uint8_t>(place.kind), place.device, *nic};
@@ -49,7 +50,8 @@ std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user) {
 }
 
 void ChunkPlanner::release(const ChunkPlan& plan) {
-  if (rails_ && plan.client_nic != k_no_id) rails_->release(plan.client_nic).ignore();  // we took it in plan()
+  if (rails_ && plan.client_nic != k_no_id)
+    rails_->release(plan.client_nic, plan.server).ignore();  // we took it in plan()
 }
 
 std::uint32_t ChunkPlanner::server_nic(std::uint32_t client_nic, NodeId server_node) const {

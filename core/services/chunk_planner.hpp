@@ -38,15 +38,18 @@ struct ChunkPlan {
   proto::ChunkPath path = proto::ChunkPath::direct;
   std::uint32_t client_nic = k_no_id;  // rail; k_no_id when there is no topology
   std::uint16_t bounce_numa = 0;       // bounce only: NUMA node of the pinned buffer
+  NodeId server = k_no_id;             // the server the rail connection goes to (its pool)
 };
 
 class ChunkPlanner {
  public:
   explicit ChunkPlanner(ChunkPlannerConfig config);
 
-  // A plan for a chunk whose destination (read) or source (write) is `user`;
-  // nullopt while every usable rail is at its connection limit.
-  std::optional<ChunkPlan> plan(const MemHandle& user);
+  // A plan for a chunk to server node `server` whose destination (read) or
+  // source (write) is `user`; nullopt while every usable rail is at its
+  // connection limit to that server (sched::RailSelector: connections are
+  // counted per server, as BeeGFS connMaxInternodeNum is).
+  std::optional<ChunkPlan> plan(const MemHandle& user, NodeId server);
   // Returns the rail connection a plan took.
   void release(const ChunkPlan& plan);
   // The server node's NIC for a chunk on client rail `client_nic`

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "core/common/assert.hpp"
@@ -505,11 +506,35 @@ void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const M
 }
 
 void Client::pump() {
-  while (inflight_chunks_ < config_.max_inflight_chunks && !queued_jobs_.empty()) {
-    std::optional<ChunkPlan> plan = planner_.plan(queued_jobs_.front().user);
-    if (!plan) return;  // every rail's window is full: a finishing chunk pumps again
-    ChunkJob job = std::move(queued_jobs_.front());
-    queued_jobs_.pop_front();
+  // Rail connections are counted per server (ChunkPlanner::plan): a job whose
+  // server has no free connection on a usable rail waits, and the jobs behind
+  // it for other servers go, as each BeeGFS thread waits only for a
+  // connection to its own server. At most k_pump_scan_jobs queued jobs are
+  // looked at per call; a finishing chunk pumps again.
+  using Blocked = std::tuple<NodeId, std::uint8_t, std::uint32_t>;  // server, memory kind, device
+  std::set<Blocked> blocked;
+  std::size_t at = 0;
+  for (std::size_t looked = 0;
+       inflight_chunks_ < config_.max_inflight_chunks && at < queued_jobs_.size() && looked < k_pump_scan_jobs;
+       ++looked) {
+    ChunkJob& front = queued_jobs_[at];
+    const TargetId to_target = front.group != k_no_id ? primary_of(front.group) : front.target;
+    const Endpoint to_server = target_endpoint(to_target);
+    const NodeId server_node = to_server.valid() ? to_server.node : k_no_id;  // k_no_id: the target is unknown yet
+    const sched::MemoryPlace place = sched::MemoryPlace::of(front.user);
+    const Blocked key{server_node, static_cast<std::uint8_t>(place.kind), place.device};
+    if (blocked.count(key) != 0) {
+      ++at;
+      continue;
+    }
+    std::optional<ChunkPlan> plan = planner_.plan(front.user, server_node);
+    if (!plan) {
+      blocked.insert(key);
+      ++at;
+      continue;
+    }
+    ChunkJob job = std::move(front);
+    queued_jobs_.erase(queued_jobs_.begin() + static_cast<std::ptrdiff_t>(at));
     invariants::inflight_chunks(inflight_chunks_, +1, config_.max_inflight_chunks);
     ++inflight_chunks_;
     env_.metrics().count(plan->path == proto::ChunkPath::direct ? "client.chunks_direct" : "client.chunks_bounce", 1);

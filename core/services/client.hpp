@@ -83,6 +83,10 @@ struct ChunkCoalescing {
   bool strided = false;         // also merge pieces not adjacent in the buffer (SimEnv only, see above)
 };
 
+// Queued chunk jobs Client::pump looks at per call for one whose server has a
+// free rail connection (the others wait for a finishing chunk to pump again).
+inline constexpr std::size_t k_pump_scan_jobs = 4096;
+
 struct ClientConfig {
   Endpoint mgmt;
   NamespaceConfig ns;

@@ -71,6 +71,7 @@ void StorageService::restart() {
   buddies_.clear();
   resync_log_lost_ = true;
   chunk_replies_ = ReplyCache{};  // a restarted server has no memory of what it executed
+  flushing_.clear();
 }
 
 // ---- maps --------------------------------------------------------------------

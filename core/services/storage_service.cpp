@@ -130,6 +130,8 @@ void StorageService::handle(Endpoint from, proto::Message& message) {
     mirror_remove(from, *mr);
   } else if (auto* rm = std::get_if<proto::RemoveChunks>(&message)) {
     remove_chunks(from, *rm);
+  } else if (auto* fl = std::get_if<proto::FlushStorage>(&message)) {
+    flush_storage(from, fl->request_id);
   } else if (auto* cs = std::get_if<proto::ChunkSize>(&message)) {
     if (!owns(cs->target)) {
       env_.send(from, proto::ChunkSizeReply{cs->request_id, StatusCode::not_found,
@@ -200,6 +202,15 @@ std::uint16_t StorageService::staging_numa_of(TargetId target) const {
   auto it = targets_.find(target);
   const sched::TargetPlace* place = it == targets_.end() ? nullptr : it->second.place;
   return place != nullptr ? place->staging_numa : config_.staging_numa;
+}
+
+void StorageService::count_placed(std::string_view op, TargetId target, std::uint32_t nic, std::uint64_t bytes) {
+  const std::string prefix = "storage." + std::string(op) + "_bytes.";
+  env_.metrics().count(prefix + "target." + std::to_string(target), static_cast<double>(bytes));
+  if (nic != k_no_id) {
+    env_.metrics().count(prefix + "nic." + std::to_string(env_.self().node) + "." + std::to_string(nic),
+                         static_cast<double>(bytes));
+  }
 }
 
 std::uint32_t StorageService::serving_nic(TargetId target, std::uint32_t named) const {
@@ -297,6 +308,7 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
         if (moved.status.ok()) {
           sent.bytes = n;
           env_.metrics().count("storage.read_bytes", static_cast<double>(n));
+          count_placed("read", target, serving_nic(target, m.rail.server_nic), n);
         }
         finish(target, from, std::move(sent), staging);
       });
@@ -333,11 +345,12 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
   t.mode = TransferMode::rdma_read;
   // The client's key for the NIC the bytes leave from, if it carried one.
   if (const proto::RdmaRegionDesc* key = proto::find_rdma_key(m.src_keys, t.src_nic)) t.remote_region = *key;
-  ops_.expect(env_.transfer(t), [this, target, from, m, staging](Completion& moved) {
+  ops_.expect(env_.transfer(t), [this, target, from, m, staging, nic = t.dst_nic](Completion& moved) {
     if (!moved.status.ok()) {
       finish(target, from, proto::ChunkReply{m.request_id, moved.status.code(), moved.status.message(), 0, 0}, staging);
       return;
     }
+    count_placed("write", target, nic, m.length);
     ops_.expect(env_.checksum(staging), [this, target, from, m, staging](Completion& sum) {
       if (sum.crc_valid && sum.crc32c != m.crc32c) {
         env_.metrics().count("storage.crc_mismatches", 1);
@@ -467,6 +480,30 @@ void StorageService::remove_chunks(Endpoint from, const proto::RemoveChunks& m) 
       if (--*remaining == 0) {
         env_.send(from, proto::Ack{m.request_id, failure->code(), failure->message()}).ignore();
       }
+    });
+  }
+}
+
+void StorageService::flush_storage(Endpoint from, RequestId rid) {
+  if (!flushing_.emplace(from, rid).second && false) {
+    env_.send(from, proto::Ack{rid, StatusCode::in_progress, name() + " is still flushing"}).ignore();
+    return;
+  }
+  env_.metrics().count("storage.flushes", 1);
+  auto remaining = std::make_shared<std::size_t>(targets_.size());
+  auto failure = std::make_shared<Status>();
+  auto answer = [this, from, rid, failure] {
+    flushing_.erase({from, rid});
+    env_.send(from, proto::Ack{rid, failure->code(), failure->message()}).ignore();
+  };
+  if (targets_.empty()) return answer();
+  for (const auto& [target, state] : targets_) {
+    StorageIoSpec io;
+    io.op = StorageOp::flush;
+    io.target = target;
+    ops_.expect(env_.storage_io(io), [remaining, failure, answer](Completion& c) {
+      if (!c.status.ok() && failure->ok()) *failure = c.status;
+      if (--*remaining == 0) answer();
     });
   }
 }

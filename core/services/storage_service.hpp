@@ -62,6 +62,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/env.hpp"
@@ -180,6 +184,10 @@ class StorageService final : public Service {
   std::uint16_t staging_numa_of(TargetId target) const;
   // The NIC of this node that moves a chunk of `target` whose client named `named`.
   std::uint32_t serving_nic(TargetId target, std::uint32_t named) const;
+  // Counts a chunk's bytes per target and per server NIC
+  // ("storage.<op>_bytes.target.<id>", "storage.<op>_bytes.nic.<node>.<nic>"):
+  // how evenly the placement loaded the drives and NICs a bound counts.
+  void count_placed(std::string_view op, TargetId target, std::uint32_t nic, std::uint64_t bytes);
   void handle(Endpoint from, proto::Message& message);
   // For ReadChunk, WriteChunk and MirrorWrite: true if it is a retry of a
   // request being executed or answered, and was answered here (see "Duplicates").
@@ -195,6 +203,8 @@ class StorageService final : public Service {
   void finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging,
               bool mirror_staging = false);
   void remove_chunks(Endpoint from, const proto::RemoveChunks& m);
+  // FlushStorage: StorageOp::flush on every target, one Ack at the end.
+  void flush_storage(Endpoint from, RequestId rid);
   void heartbeat();
   bool owns(TargetId target) const;
   // Forgets the in-memory state of a previous incarnation (see start()).
@@ -275,6 +285,7 @@ class StorageService final : public Service {
   std::uint64_t again_replies_ = 0;
   std::uint64_t heartbeat_sequence_ = 0;
   ReplyCache chunk_replies_;  // chunk requests in progress and answered, by (client, request id)
+  std::set<std::pair<Endpoint, RequestId>> flushing_;  // FlushStorage requests in progress
   // Buddy mirroring. Replies are routed by sender: mgmt's to rpc_, other
   // servers' to mirror_rpc_ (each has its own request-id space).
   RpcClient mirror_rpc_;

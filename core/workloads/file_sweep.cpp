@@ -1,6 +1,8 @@
 #include "core/workloads/file_sweep.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <set>
 #include <utility>
 
 #include "core/workloads/workload_limits.hpp"
@@ -115,15 +117,52 @@ void FileSweep::teardown(StatusFn done) {
 }
 
 void FileSweep::run_phase(SweepPhase phase, StatusFn done) {
-  barrier(*ctx_, barrier_name(to_string(phase)), config_.barrier_max_wait_ns, [this, phase, done](Status s) {
-    if (!s.ok()) return done(s);
-    recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), std::string(to_string(phase)), ctx_->rank);
-    recorder_->start();
-    phase_body(phase, [this, done](Status body) {
-      results_.push_back(recorder_->finish());
-      done(std::move(body));
+  auto start = [this, phase, done](Status flushed) {
+    if (!flushed.ok()) return done(flushed);
+    barrier(*ctx_, barrier_name(to_string(phase)), config_.barrier_max_wait_ns, [this, phase, done](Status s) {
+      if (!s.ok()) return done(s);
+      recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), std::string(to_string(phase)), ctx_->rank);
+      recorder_->start();
+      phase_body(phase, [this, done](Status body) {
+        results_.push_back(recorder_->finish());
+        done(std::move(body));
+      });
     });
+  };
+  if (config_.between_phases == BetweenPhases::sync_dropcache) return sync_dropcache(phase, std::move(start));
+  start(ok_status());
+}
+
+void FileSweep::sync_dropcache(SweepPhase phase, StatusFn done) {
+  const std::string what = std::string(to_string(phase)) + ".sync";
+  barrier(*ctx_, barrier_name(what), config_.barrier_max_wait_ns, [this, done](Status s) {
+    if (!s.ok() || ctx_->rank != 0) return done(s);
+    flush_storage(done);
   });
+}
+
+void FileSweep::flush_storage(StatusFn done) {
+  std::set<Endpoint> servers;
+  for (const auto& [target, info] : ctx_->client.targets()) servers.insert(info.endpoint);
+  const TimeNs started = ctx_->env.now();
+  auto remaining = std::make_shared<std::size_t>(servers.size());
+  auto failure = std::make_shared<Status>();
+  auto finish = [this, started, failure, done] {
+    ctx_->env.metrics().count("file_sweep.flush_between_phases_ns", static_cast<double>(ctx_->env.now() - started));
+    ctx_->env.metrics().count("file_sweep.flushes_between_phases", 1);
+    done(*failure);
+  };
+  if (servers.empty())
+    return defer_status(
+        *ctx_, [finish](Status) { finish(); }, ok_status());
+  for (const Endpoint& server : servers) {
+    ctx_->rpc.call(server, proto::FlushStorage{}, [remaining, failure, finish, server](Result<proto::Message> r) {
+      if (!r.ok() && failure->ok()) {
+        *failure = annotate(r.status(), "file_sweep sync_dropcache of storage server " + server.to_string());
+      }
+      if (--*remaining == 0) finish();
+    });
+  }
 }
 
 void FileSweep::phase_body(SweepPhase phase, StatusFn done) {

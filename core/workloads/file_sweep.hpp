@@ -30,6 +30,15 @@
 // (core/common/pattern.hpp), written with Env::fill and checked after each
 // read with Env::verify, so a wrong byte fails the read phase with `corrupt`.
 //
+// between_phases = sync_dropcache (elbencho --sync --dropcache): before each
+// phase, once every rank has ended the one before (a barrier "<phase>.sync"),
+// rank 0 asks every storage server of its maps to write back its dirty pages
+// and drop its cached ones (proto::FlushStorage, Env StorageOp::flush) and
+// waits for all of them; then the phase barrier. So a phase never shares the
+// drives with the previous phase's write-back, and the flush's time is in no
+// phase: it is counted in file_sweep.flush_between_phases_ns (and
+// .flushes_between_phases) of rank 0.
+//
 // Metrics, per phase (see phase_recorder.hpp): file_sweep.<phase>.bytes, .ops
 // (write/read: block I/Os; the others: entries), .op_latency_ns (per block
 // I/O, or per entry op), .elapsed_ns; write/read also count .files.
@@ -52,6 +61,8 @@
 namespace sluice {
 
 enum class SweepPhase : std::uint8_t { mkdir, write, read, stat, delete_files, rmdir };
+// What happens between two phases, besides the barrier.
+enum class BetweenPhases : std::uint8_t { nothing, sync_dropcache };
 // "mkdir", "write", "read", "stat", "delete", "rmdir": the phase part of metric names.
 std::string_view to_string(SweepPhase phase);
 
@@ -64,11 +75,12 @@ struct FileSweepConfig {
   std::uint64_t block_bytes = 256 * k_kib;  // one read/write call, 1..k_workload_max_block_bytes
   std::vector<SweepPhase> phases = {SweepPhase::mkdir, SweepPhase::write,        SweepPhase::read,
                                     SweepPhase::stat,  SweepPhase::delete_files, SweepPhase::rmdir};
-  CreateOptions create;                 // stripe settings of the files
-  MemKind buffer_kind = MemKind::host;  // gpu: buffers on the rank's GPU (WorkloadContext::gpu)
-  bool pattern_data = true;             // writes carry the pattern, reads verify it
-  bool sync_writes = false;             // every write durable on completion
-  bool remove_root = true;              // rank 0 removes root_dir after an rmdir phase
+  CreateOptions create;                                   // stripe settings of the files
+  MemKind buffer_kind = MemKind::host;                    // gpu: buffers on the rank's GPU (WorkloadContext::gpu)
+  bool pattern_data = true;                               // writes carry the pattern, reads verify it
+  bool sync_writes = false;                               // every write durable on completion
+  bool remove_root = true;                                // rank 0 removes root_dir after an rmdir phase
+  BetweenPhases between_phases = BetweenPhases::nothing;  // see the top
   std::uint64_t pattern_seed = 1;
   std::string run_tag;  // makes barrier names unique across runs
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
@@ -104,6 +116,9 @@ class FileSweep final : public Workload {
   void read_file(std::uint64_t index, StatusFn done);
   void read_block(const std::shared_ptr<FileJob>& job);
   void entry_op(SweepPhase phase, std::uint64_t index, StatusFn done);
+  // between_phases = sync_dropcache: the barrier, then rank 0's flush of every storage server.
+  void sync_dropcache(SweepPhase phase, StatusFn done);
+  void flush_storage(StatusFn done);
   void setup(StatusFn done);
   void teardown(StatusFn done);
   std::string barrier_name(std::string_view what) const;

@@ -19,6 +19,13 @@
 //   (ops likewise). A rank that ramps up slowly makes this an over-estimate.
 // When the fastest rank's elapsed time is 0, the first-finisher rates are 0,
 // and when every elapsed time is 0, so are the last-finisher rates.
+//
+// A phase a rank runs more than once (each burst of a checkpoint burst): a
+// rank's k-th run belongs to the phase's k-th occurrence; each occurrence is
+// summarized as above and they chain: bytes and ops add, so do the done
+// times (the phase lasted the sum of its occurrences), `ranks` is the most
+// in one occurrence. Every rate is then over the summed time: the mean rate
+// of the bursts, never the bytes of all bursts over one burst's time.
 #pragma once
 
 #include <cstdint>

@@ -121,6 +121,7 @@ class PosixStorageBackend final : public StorageBackend {
       case StorageOp::read: read(r, c); break;
       case StorageOp::write: write(r, c); break;
       case StorageOp::remove: c.status = files_->remove(r.file_id); break;
+      case StorageOp::flush: c.status = files_->flush_and_drop(); break;
       case StorageOp::stat: {
         Result<std::uint64_t> size = files_->size(r.file_id);
         if (size.ok()) {

@@ -142,9 +142,11 @@ class UringStorageBackend final : public StorageBackend {
     StorageCompletion inline_done;
     inline_done.cookie = request.cookie;
     if (!moves_bytes) {
-      // remove and stat are one metadata syscall each: done here.
+      // remove and stat are one metadata syscall each, flush a syncfs and a walk of the directory: done here.
       if (request.op == StorageOp::remove) {
         inline_done.status = files_->remove(request.file_id);
+      } else if (request.op == StorageOp::flush) {
+        inline_done.status = files_->flush_and_drop();
       } else {
         Result<std::uint64_t> size = files_->size(request.file_id);
         if (size.ok())

@@ -41,14 +41,21 @@ function M.row(results, where, phase, workload)
   return sl.phase(p, phase, workload)
 end
 
--- The largest rate of `phase` over every point matching `where`.
-function M.best_rate(results, where, phase)
-  local best = 0
+-- The row of `phase` with the largest rate over every point matching
+-- `where` (nil when none ran), e.g. for sl.headline's bound.
+function M.best_row(results, where, phase)
+  local best = nil
   for _, p in ipairs(M.points(results, where)) do
     local row = p.ok and sl.phase(p, phase) or nil
-    if row and row.last_bytes_per_s > best then best = row.last_bytes_per_s end
+    if row and row.last_bytes_per_s > (best and best.last_bytes_per_s or 0) then best = row end
   end
   return best
+end
+
+-- The largest rate of `phase` over every point matching `where`.
+function M.best_rate(results, where, phase)
+  local best = M.best_row(results, where, phase)
+  return best and best.last_bytes_per_s or 0
 end
 
 function M.gbs(bytes_per_s) return string.format("%.2f GB/s", bytes_per_s / 1e9) end

@@ -9,12 +9,6 @@
 namespace sluice::scenario {
 namespace {
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // A number that must be whole (Lua gives 1e6 as a float).
 bool whole_number(const ScriptValue& v, std::int64_t& out) {
   if (const auto* i = std::get_if<std::int64_t>(&v.value)) {
@@ -325,11 +319,11 @@ std::optional<std::string> FieldReader::choice(const std::string& name) {
   const std::vector<std::string>& choices = declared(name, FieldKind::choice).choices;
   return scalar<std::string>(name, [&](const ScriptValue& v) {
     const std::string* s = v.string();
-    if (s == nullptr) fail(name, "expected one of " + join(choices) + ", not " + v.type_name());
+    if (s == nullptr) fail(name, "expected one of " + join_names(choices) + ", not " + v.type_name());
     if (std::find(choices.begin(), choices.end(), *s) == choices.end()) {
       const std::string near = closest_name(*s, choices);
-      fail(name,
-           "\"" + *s + "\" is not one of " + join(choices) + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      fail(name, "\"" + *s + "\" is not one of " + join_names(choices) +
+                     (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
     }
     return *s;
   });
@@ -390,11 +384,11 @@ std::optional<std::vector<std::string>> FieldReader::choice_list(const std::stri
   std::vector<std::string> out;
   for (const ScriptValue& e : items) {
     const std::string* s = e.string();
-    if (s == nullptr) fail(name, "expected names among " + join(choices) + ", not " + e.type_name());
+    if (s == nullptr) fail(name, "expected names among " + join_names(choices) + ", not " + e.type_name());
     if (std::find(choices.begin(), choices.end(), *s) == choices.end()) {
       const std::string near = closest_name(*s, choices);
-      fail(name,
-           "\"" + *s + "\" is not one of " + join(choices) + (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+      fail(name, "\"" + *s + "\" is not one of " + join_names(choices) +
+                     (near.empty() ? "" : "; did you mean \"" + near + "\"?"));
     }
     out.push_back(*s);
   }
@@ -412,8 +406,9 @@ void FieldReader::finish() const {
     const std::string near = closest_name(key, known_);
     std::vector<std::string> sorted = known_;
     std::sort(sorted.begin(), sorted.end());
-    throw ScriptError(context_ + ": unknown field \"" + key + "\"" +
-                      (near.empty() ? " (known fields: " + join(sorted) + ")" : "; did you mean \"" + near + "\"?"));
+    throw ScriptError(
+        context_ + ": unknown field \"" + key + "\"" +
+        (near.empty() ? " (known fields: " + join_names(sorted) + ")" : "; did you mean \"" + near + "\"?"));
   }
 }
 

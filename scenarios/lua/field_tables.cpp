@@ -14,6 +14,7 @@
 #include "core/topology/nvidia_smi_import.hpp"
 #include "core/workloads/workload_limits.hpp"
 #include "scenarios/lua/lua_script.hpp"
+#include "scenarios/lua/peak_search.hpp"
 #include "scenarios/lua/sweep_plan.hpp"
 
 namespace sluice::scenario {
@@ -401,7 +402,10 @@ std::vector<FieldDoc> file_sweep_fields() {
   };
   append(f, pattern_fields(c.pattern_data, c.pattern_seed));
   append(f, {boolean_field("sync_writes", c.sync_writes, "every write durable on completion"),
-             boolean_field("remove_root", c.remove_root, "rank 0 removes root_dir after an rmdir phase")});
+             boolean_field("remove_root", c.remove_root, "rank 0 removes root_dir after an rmdir phase"),
+             choice_field("between_phases", {"nothing", "sync_dropcache"}, "nothing",
+                          "sync_dropcache: before each phase every storage server writes back its dirty pages and "
+                          "drops its cache (elbencho --sync --dropcache), timed outside the phases")});
   return f;
 }
 
@@ -606,6 +610,22 @@ FieldTable make_run_table() {
                       "simulator: most events before the run stops"),
           value_field("faults", "list of fault entries", "no faults", "the fault plan (sl.run faults entries)"),
       });
+}
+
+FieldTable make_peak_table() {
+  return table("sl.peak",
+               "raises one concurrency axis of one point x2 per step until its bulk rate grows by less than 2%, "
+               "and reports the knee with its bound",
+               {
+                   table_field("run", "", "the sl.run fields of one point, without sweeps (required)"),
+                   choice_field("axis", peak_axes(), peak_axes().front(),
+                                "threads: a file_sweep's (files_per_rank raised with it); inflight_blocks: a "
+                                "checkpoint_burst's"),
+                   text_field("phase", k_field_no_limit, "the first bulk phase",
+                              "the measured phase: one of the workload's write and read phases"),
+                   count_field("max_steps", "points", 2, k_peak_max_steps, count_text(k_peak_max_steps),
+                               "points run at most, the start included"),
+               });
 }
 
 FieldDoc fault_at() { return duration_field("at", "0", "when the fault starts, from the start of the run"); }
@@ -865,6 +885,11 @@ const FieldTable& workload_stripe_fields() {
 
 const FieldTable& run_fields() {
   static const FieldTable k = make_run_table();
+  return k;
+}
+
+const FieldTable& peak_fields() {
+  static const FieldTable k = make_peak_table();
   return k;
 }
 

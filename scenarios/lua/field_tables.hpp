@@ -4,7 +4,7 @@
 //
 // One FieldTable per constructor and nested table: sl.machines.<type>,
 // sl.fabric.<type>, sl.cluster, sl.fs.<type> and its stripe and mirror
-// tables, sl.workload.<type> and its stripe table, sl.run, the entries of
+// tables, sl.workload.<type> and its stripe table, sl.run, sl.peak, the entries of
 // sl.run's fault plan, sl.claim, sl.compare, and report:plot's tables.
 // Defaults are read off the configuration structs the builders fill
 // (FileSweepConfig{}, the presets below), so a changed default changes the
@@ -125,6 +125,7 @@ const FieldTable& fs_mirror_fields();
 const FieldTable& workload_fields(const std::string& type);
 const FieldTable& workload_stripe_fields();
 const FieldTable& run_fields();
+const FieldTable& peak_fields();
 const FieldTable& fault_fields(const std::string& kind);  // kill, slow_disk, partition, message_loss
 const std::vector<std::string>& fault_kinds();
 const FieldTable& claim_fields();

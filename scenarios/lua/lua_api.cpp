@@ -166,6 +166,7 @@ void write_tables(std::ostringstream& md) {
      << "; subjects are services (`\"storage:3\"`, `\"meta:0\"`, `\"mgmt\"`, `\"client:1\"`), nodes "
         "(`\"node2\"`) or targets (`\"target:5\"`).\n\n";
   for (const std::string& kind : fault_kinds()) write_table(md, fault_fields(kind));
+  write_table(md, peak_fields());
   md << "## Reporting\n\n";
   write_table(md, claim_fields());
   write_table(md, compare_fields());
@@ -183,10 +184,9 @@ void write_studies(std::ostringstream& md) {
   }
 }
 
-}  // namespace
-
-const std::vector<LuaFunctionDoc>& lua_api_functions() {
-  static const std::vector<LuaFunctionDoc> k{
+// sl.params .. sl.workload.*: declaring and building (lua_api_functions, first).
+std::vector<LuaFunctionDoc> building_function_docs() {
+  return {
       {"sl.params{name = {\"description\", default}, ...}", "table of values",
        "declares the script's parameters (`sluice describe SCRIPT` lists them); `--set name=value` overrides a "
        "default; a list default is a list of values to loop or sweep over"},
@@ -207,11 +207,27 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
       {"sl.workload.<type>{fields}", "workload",
        "a workload: file_sweep, md_bench, train_epoch, checkpoint_burst, stage_in, gpu_stream (fields: "
        "sl.workload.<type>)"},
+  };
+}
+
+// sl.run .. sl._draw_plot: running, reporting and helpers (lua_api_functions, after the builders).
+std::vector<LuaFunctionDoc> running_function_docs() {
+  return {
       {"sl.run{fields}", "list of points",
        "runs every sweep point (fields: sl.run); each point is {index, params, ok, error, backend, seed, cluster, "
        "simulated_s, wall_s, phases, counters, paths_taken, log_tail}, each phase {workload, phase, ranks, bytes, "
        "ops, first_done_s, last_done_s, first_bytes_per_s, last_bytes_per_s, first_ops_per_s, last_ops_per_s, "
-       "latency_us_p50, latency_us_p99, extra}; index numbers the script's runs 1, 2, ... in the order made"},
+       "latency_us_p50, latency_us_p99, bound_bytes_per_s, binding_resource, extra}; bound_bytes_per_s is the "
+       "hardware's ceiling of the phase (NaN: none; binding_resource says what binds, or why there is none); index "
+       "numbers the script's runs 1, 2, ... in the order made"},
+      {"sl.peak{run = {fields}, axis =, phase =, max_steps =}", "table",
+       "the peak of one point (fields: sl.peak): its concurrency axis doubled per step from the workload's value "
+       "until the phase's aggregate rate grows by less than 2%; prints a line per step and \"peak: threads=64 read "
+       "95.1 GB/s = 0.95 of bound 100 GB/s (nic port: ...)\"; returns {knee, axis, value, workload, phase, rate, "
+       "bound_bytes_per_s, binding_resource, of_bound, steps, stopped, points}: knee false when no step flattened "
+       "(value is then the last run), stopped says why the search ended (a step whose point fails ends it at the step "
+       "before); every step is a point of results.json "
+       "with the axis (and files_per_rank) in its params"},
       {"sl.run_all{ {fields}, {fields}, ... }", "list of lists of points",
        "the runs of a loop at once: each entry is a table of sl.run fields; their points run together (--jobs, "
        "and the ranks of `mpirun ... sluice run`) and the result is one list per entry, as sl.run gives; every "
@@ -230,8 +246,10 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
       {"sl.headlines([note])", "nothing",
        "prints the heading \"Headlines (backends, note):\", the backends being those the script's runs so far "
        "came from (\"simulated\" for sim; \"hw\", \"emulate\", \"cluster\")"},
-      {"sl.headline(text, measured [, seed_figure])", "nothing",
-       "prints \"text: measured (seed: seed_figure)\" and records it as a headline figure"},
+      {"sl.headline(text, measured [, seed_figure [, row]])", "nothing",
+       "prints \"text: measured (seed: seed_figure)\" and records it as a headline figure; row, the phase row "
+       "the figure comes from, adds its aggregate rate as a fraction of its bound (\"(0.95 of bound 100 GB/s, "
+       "drive read)\") where the phase has a bound, nothing where it has none"},
       {"sl.claim{\"text\", measured =, seed_value = [, tolerance =, tolerance_why =] | at_least =, at_most =, seed =}",
        "boolean",
        "checks and records a seed-figure or shape claim (fields: sl.claim); `--check-claims` fails the run if one does "
@@ -244,6 +262,16 @@ const std::vector<LuaFunctionDoc>& lua_api_functions() {
       {"sl._draw_plot{fields}", "nothing",
        "the C side of report:plot (fields: sl._draw_plot); scripts call report:plot"},
   };
+}
+
+}  // namespace
+
+const std::vector<LuaFunctionDoc>& lua_api_functions() {
+  static const std::vector<LuaFunctionDoc> k = [] {
+    std::vector<LuaFunctionDoc> all = building_function_docs();
+    for (LuaFunctionDoc& f : running_function_docs()) all.push_back(std::move(f));
+    return all;
+  }();
   return k;
 }
 
@@ -322,6 +350,7 @@ std::vector<const FieldTable*> lua_api_field_tables() {
   for (const std::string& type : workload_types()) out.push_back(&workload_fields(type));
   out.push_back(&workload_stripe_fields());
   out.push_back(&run_fields());
+  out.push_back(&peak_fields());
   for (const std::string& kind : fault_kinds()) out.push_back(&fault_fields(kind));
   out.push_back(&claim_fields());
   out.push_back(&compare_fields());

@@ -36,6 +36,12 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
   return best;
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 std::string format_rate(double bytes_per_s) {
   char buf[64];
   if (bytes_per_s >= 1e9) {

@@ -31,4 +31,7 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
 // "12.5 GB/s" (decimal).
 std::string format_rate(double bytes_per_s);
 
+// "a, b, c": names as a sentence lists them.
+std::string join_names(const std::vector<std::string>& names);
+
 }  // namespace sluice::scenario

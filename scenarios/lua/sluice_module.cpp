@@ -20,6 +20,7 @@
 #include "scenarios/lua/script_units.hpp"
 #include "scenarios/lua/spec_builders.hpp"
 #include "scenarios/lua/machine_report.hpp"
+#include "scenarios/lua/peak_search.hpp"
 #include "scenarios/lua/sweep_plan.hpp"
 
 namespace sluice::scenario {
@@ -573,7 +574,7 @@ int push_results(lua_State* L) {
     lua_createtable(L, static_cast<int>(r.phases.size()), 0);
     for (std::size_t p = 0; p < r.phases.size(); ++p) {
       const PhaseRow& row = r.phases[p];
-      lua_createtable(L, 0, 16);
+      lua_createtable(L, 0, 18);
       set_string(L, "workload", row.workload);
       set_string(L, "phase", row.phase);
       set_number(L, "ranks", row.ranks);
@@ -587,6 +588,8 @@ int push_results(lua_State* L) {
       set_number(L, "last_ops_per_s", row.last_ops_per_s);
       set_number(L, "latency_us_p50", row.latency_us_p50);
       set_number(L, "latency_us_p99", row.latency_us_p99);
+      set_number(L, "bound_bytes_per_s", row.bound_bytes_per_s);
+      set_string(L, "binding_resource", row.binding_resource);
       lua_createtable(L, 0, static_cast<int>(row.extra.size()));
       for (const auto& [k, v] : row.extra) set_number(L, k.c_str(), v);
       lua_setfield(L, -2, "extra");
@@ -793,7 +796,204 @@ int sl_run_all(lua_State* L) {
   return 1;
 }
 
+// ---- sl.peak (peak_search.hpp) ----
+
+struct PeakStep {
+  std::uint64_t value = 0;
+  double rate = 0;  // the phase's last_bytes_per_s
+  double bound_bytes_per_s = 0;
+  std::string binding_resource;
+};
+
+struct PeakOutcome {
+  PeakPlan plan;
+  std::vector<PeakStep> steps;
+  std::size_t knee = 0;  // in steps: the knee, or the last step when none was found
+  bool found = false;
+  std::string stopped;  // why the search ended
+  std::size_t begin = 0;
+  std::size_t end = 0;  // its points in ctx->results
+};
+
+// The row of the measured phase in a step's point with its rate; nullptr
+// when the point failed or measured no rate of it (why: peak_no_rate).
+const PhaseRow* peak_row(const RunResult& r, const PeakPlan& plan) {
+  for (const PhaseRow& row : r.phases) {
+    if (!r.ok || row.workload != plan.workload || row.phase != plan.phase) continue;
+    if (std::isfinite(row.last_bytes_per_s) && row.last_bytes_per_s > 0) return &row;
+  }
+  return nullptr;
+}
+
+std::string peak_no_rate(const RunResult& r, const PeakPlan& plan, std::uint64_t value) {
+  const std::string at = "the point at " + plan.axis + "=" + std::to_string(value);
+  return r.ok ? at + " measured no rate of " + plan.workload + " " + plan.phase : at + " failed: " + r.error;
+}
+
+// sl.peak's fields, and the request of its start point: sl.run's fields of
+// one point with one workload, on one backend.
+RunRequest read_peak_request(ScriptContext* ctx, const ScriptTable& args, PeakPlan& plan, std::uint64_t& max_steps) {
+  FieldReader r(args, "sl.peak", peak_fields());
+  const ScriptTable* run = r.table("run");
+  const std::string axis = r.choice("axis").value_or(peak_axes().front());
+  const std::string phase = r.text("phase").value_or("");
+  max_steps = r.count("max_steps").value_or(k_peak_max_steps);
+  r.finish();
+  if (run == nullptr) r.fail("run", "missing (run = {cluster = ..., fs = ..., workload = ...}, the fields of sl.run)");
+  RunRequest req = read_run_request(ctx, *run, "sl.peak: run");
+  if (req.workloads.size() != 1)
+    throw ScriptError("sl.peak: run.workloads: give one workload (sl.peak raises its concurrency)");
+  if (req.backends.size() != 1)
+    throw ScriptError("sl.peak: run.backends: give one backend (a peak is searched on one)");
+  const PointPlan start = plan_points(req);
+  if (start.points.size() != 1) {
+    std::vector<std::string> axes;
+    for (const SweepAxis& a : start.axes) axes.push_back(a.name);
+    throw ScriptError("sl.peak: run: " + std::to_string(start.points.size()) + " points (a sweep over " +
+                      join_names(axes) + "); a peak starts from one point: give each field one value");
+  }
+  plan = plan_peak(*req.workloads.front(), start.points.front().workloads.front(), axis, phase);
+  if (const std::string stop = peak_stop(plan, 0); !stop.empty()) throw ScriptError("sl.peak: run.workload: " + stop);
+  return req;
+}
+
+// "threads=8 read 45.2 GB/s"
+std::string peak_point_text(const PeakPlan& plan, std::uint64_t value, double rate) {
+  return plan.axis + "=" + std::to_string(value) + " " + plan.phase + " " + format_rate(rate);
+}
+
+// "+7.2%": the growth from one step's rate to the next.
+std::string growth_text(double before, double after) {
+  char growth[32];
+  std::snprintf(growth, sizeof growth, "%+.1f%%", 100.0 * (after / before - 1.0));
+  return growth;
+}
+
+void print_peak_step(ScriptContext* ctx, const PeakOutcome& out, std::uint64_t max_steps) {
+  const PeakStep& s = out.steps.back();
+  *ctx->out << "peak step " << out.steps.size() << "/" << max_steps << ": "
+            << peak_point_text(out.plan, s.value, s.rate);
+  if (out.steps.size() > 1) *ctx->out << " (" << growth_text(out.steps[out.steps.size() - 2].rate, s.rate) << ")";
+  const std::string of_bound = of_bound_text(s.rate, s.bound_bytes_per_s);
+  *ctx->out << (of_bound.empty() ? "" : " = " + of_bound) << '\n';
+}
+
+// The final line: the knee with its bound and what binds it (or why there is no bound).
+void print_peak(ScriptContext* ctx, const PeakOutcome& out) {
+  const PeakStep& s = out.steps[out.knee];
+  const std::string of_bound = of_bound_text(s.rate, s.bound_bytes_per_s);
+  *ctx->out << "peak: " << (out.found ? "" : "no knee (" + out.stopped + "); the last step: ")
+            << peak_point_text(out.plan, s.value, s.rate) << (of_bound.empty() ? "" : " = " + of_bound)
+            << (s.binding_resource.empty() ? "" : " (" + s.binding_resource + ")") << '\n';
+}
+
+PeakOutcome search_peak(lua_State* L, ScriptContext* ctx, const ScriptTable& args) {
+  PeakOutcome out;
+  std::uint64_t max_steps = 0;
+  const RunRequest req = read_peak_request(ctx, args, out.plan, max_steps);
+  out.begin = ctx->results.size();
+  for (std::uint64_t step = 0; step < max_steps && !out.found; ++step) {
+    out.stopped = peak_stop(out.plan, step);
+    if (!out.stopped.empty()) break;
+    RunRequest at = req;
+    at.workloads = {peak_workload(*req.workloads.front(), out.plan, step, at.params)};
+    std::vector<RunResult> results = run_points_on(L, ctx, plan_points(at).points, at.backends.front(), "sl.peak");
+    ctx->results.push_back(std::move(results.front()));
+    const std::uint64_t value = peak_value(out.plan, step);
+    const PhaseRow* row = peak_row(ctx->results.back(), out.plan);
+    if (row == nullptr) {  // the search stops at the last step that measured (the point stays in the results)
+      out.stopped = peak_no_rate(ctx->results.back(), out.plan, value);
+      if (out.steps.empty()) throw ScriptError("sl.peak: " + out.stopped);
+      break;
+    }
+    out.steps.push_back({value, row->last_bytes_per_s, row->bound_bytes_per_s, row->binding_resource});
+    print_peak_step(ctx, out, max_steps);
+    if (step > 0 && peak_flat(out.steps[step - 1].rate, out.steps[step].rate)) {
+      out.found = true;
+      out.knee = step - 1;
+      out.stopped = out.plan.axis + "=" + std::to_string(value) + " raised the rate by " +
+                    growth_text(out.steps[step - 1].rate, out.steps[step].rate) + ", less than " +
+                    growth_text(1.0, 1.0 + k_peak_min_growth);
+    }
+  }
+  if (!out.found) {
+    out.knee = out.steps.size() - 1;
+    if (out.stopped.empty()) out.stopped = std::to_string(max_steps) + " steps (max_steps) and the rate still grew";
+  }
+  out.end = ctx->results.size();
+  print_peak(ctx, out);
+  return out;
+}
+
+// Runs under lua_pcall (as push_results): sl.peak's table from a PeakOutcome (1) of a ScriptContext (2).
+int push_peak(lua_State* L) {
+  const auto* out = static_cast<const PeakOutcome*>(lua_touserdata(L, 1));
+  auto* ctx = static_cast<ScriptContext*>(lua_touserdata(L, 2));
+  const PeakStep& s = out->steps[out->knee];
+  lua_createtable(L, 0, 13);
+  lua_pushboolean(L, out->found ? 1 : 0);
+  lua_setfield(L, -2, "knee");
+  set_string(L, "axis", out->plan.axis);
+  lua_pushinteger(L, static_cast<lua_Integer>(s.value));
+  lua_setfield(L, -2, "value");
+  set_string(L, "workload", out->plan.workload);
+  set_string(L, "phase", out->plan.phase);
+  set_number(L, "rate", s.rate);
+  set_number(L, "bound_bytes_per_s", s.bound_bytes_per_s);
+  set_string(L, "binding_resource", s.binding_resource);
+  set_number(L, "of_bound", s.rate / s.bound_bytes_per_s);
+  lua_pushinteger(L, static_cast<lua_Integer>(out->steps.size()));
+  lua_setfield(L, -2, "steps");
+  set_string(L, "stopped", out->stopped);
+  push_result_range(L, ctx, out->begin, out->end);
+  lua_setfield(L, -2, "points");
+  return 1;
+}
+
+// sl.peak{ run = {sl.run fields}, axis = "threads", phase = "read", max_steps = 8 }
+int sl_peak(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    const ScriptTable args = read_args(L, 1, "sl.peak");
+    const PeakOutcome out = search_peak(L, ctx, args);
+    lua_pushcfunction(L, push_peak);
+    lua_pushlightuserdata(L, const_cast<PeakOutcome*>(&out));
+    lua_pushlightuserdata(L, ctx);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+      const std::string message = string_at(L, -1);
+      lua_pop(L, 1);
+      throw ScriptError("sl.peak: " + message);
+    }
+    return 1;
+  });
+}
+
 // ---- reporting and helpers ----
+
+// A number of a table read by read_args (NaN when absent or not a number).
+double number_field(const ScriptTable& t, const std::string& key) {
+  const auto it = t.fields.find(key);
+  if (it == t.fields.end()) return std::numeric_limits<double>::quiet_NaN();
+  if (const auto* i = std::get_if<std::int64_t>(&it->second.value)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&it->second.value)) return *d;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// sl.headline's row (argument `index`): " (0.95 of bound 12 GB/s, drive read)"
+// when the phase row has a bound, "" when it has none or is nil.
+std::string headline_bound(lua_State* L, int index) {
+  if (lua_isnoneornil(L, index)) return "";
+  const ScriptTable row = read_args(L, index, "sl.headline: row");
+  if (row.fields.find("last_bytes_per_s") == row.fields.end())
+    throw ScriptError("sl.headline: row: expected a phase row (sl.phase(point, \"read\")) with last_bytes_per_s");
+  const std::string of_bound =
+      of_bound_text(number_field(row, "last_bytes_per_s"), number_field(row, "bound_bytes_per_s"));
+  if (of_bound.empty()) return "";
+  const auto binding = row.fields.find("binding_resource");
+  const std::string* text = binding == row.fields.end() ? nullptr : binding->second.string();
+  const std::string kind = text == nullptr ? "" : text->substr(0, text->find(':'));
+  return " (" + of_bound + (kind.empty() ? "" : ", " + kind) + ")";
+}
 
 int sl_headline(lua_State* L) {
   ScriptContext* ctx = context_of(L);
@@ -814,7 +1014,7 @@ int sl_headline(lua_State* L) {
       if (lua_isnoneornil(L, i)) return "";
       throw ScriptError(std::string("sl.headline: expected a number or a string, not a ") + luaL_typename(L, i));
     };
-    std::string line = string_at(L, 1) + ": " + as_text(2);
+    std::string line = string_at(L, 1) + ": " + as_text(2) + headline_bound(L, 4);
     const std::string seed = as_text(3);
     if (!seed.empty()) line += " (seed: " + seed + ")";
     *ctx->out << line << '\n';
@@ -1336,6 +1536,7 @@ int open_module(lua_State* L) {
                                 {"params", sl_params},
                                 {"run", sl_run},
                                 {"run_all", sl_run_all},
+                                {"peak", sl_peak},
                                 {"headline", sl_headline},
                                 {"claim", sl_claim},
                                 {"compare", sl_compare},

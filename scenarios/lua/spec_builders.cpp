@@ -784,6 +784,9 @@ FileSweepConfig read_file_sweep(FieldReader& r, BuildInfo& info, std::uint32_t r
   read_pattern(r, c.pattern_data, c.pattern_seed);
   if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
   if (auto v = r.boolean("remove_root")) c.remove_root = *v;
+  if (auto v = r.choice("between_phases")) {
+    c.between_phases = *v == "sync_dropcache" ? BetweenPhases::sync_dropcache : BetweenPhases::nothing;
+  }
   read_common_tail(r, c);
   return c;
 }

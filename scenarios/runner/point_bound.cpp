@@ -42,6 +42,12 @@ Result<FlowTerminal> rank_buffer(const topo::Topology& t, const ClientPlacement&
 Result<PhaseBound> solve(const topo::Topology& t, const FlowPattern& p, PhaseBound row) {
   Result<topo::FlowBound> b = topo::flow_bound(t, p);
   if (!b.ok()) return b.status();
+  if (b->cut.empty()) {
+    // Sources and sinks share a memory (a BeeOND node writing to its own
+    // server's page cache): no link of the model carries the bytes.
+    row.binding_resource = "no bound: " + b->binding;
+    return row;
+  }
   row.computed = true;
   row.bound_bytes_per_s = b->bytes_per_s;
   row.binding_kind = b->binding_kind;
@@ -84,6 +90,20 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   both.insert(both.end(), clients.begin(), clients.end());
   std::sort(both.begin(), both.end());
   both.erase(std::unique(both.begin(), both.end()), both.end());
+  if (write && spec.fs.storage_config.buffered_writes) {
+    // Write-back: a write is done once the page cache holds it, so the bytes
+    // end in each server's host memory (any NUMA node), in the targets'
+    // shares; the drives bind only once the dirty budget is full.
+    std::vector<FlowTerminal> caches;
+    for (const StorageServerSpec& server : spec.fs.storage) {
+      std::vector<topo::VertexId> mems = devices(t, server.node, VertexKind::host_memory);
+      if (mems.empty() || server.nvme.empty()) continue;
+      FlowTerminal cache{mems.front(), static_cast<double>(server.nvme.size()), {}};
+      cache.alternatives.assign(mems.begin() + 1, mems.end());
+      caches.push_back(std::move(cache));
+    }
+    drives = std::move(caches);
+  }
   const bool bounce = kind == MemKind::gpu && spec.fs.gds == GdsMode::off;
   FlowPattern p;
   p.stages = {FlowStage{servers, false}, FlowStage{both, true}};

@@ -12,6 +12,10 @@
 //   is the rank's GPU (rank r on GPU r % ranks_per_node), reached peer-to-peer
 //   from the NIC when GDS may be used (gds on or auto), through a bounce buffer
 //   in the client's host memory when it is off.
+// - Buffered writes (StorageServiceConfig::buffered_writes, write-back): the
+//   bytes of a write phase end in the servers' page caches (host memory, in
+//   their targets' shares), not on the drives, which bind only once the dirty
+//   budget is full: the bound is the ceiling of the write-back phase.
 // - A checkpoint burst's write phase (and its read phase with read_back) is
 //   the same flow from (to) every rank's shard in its source_kind memory.
 // - What the calculator does not hold yet is said, not guessed: a phase of a

@@ -293,6 +293,8 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
     result.counters["sim.messages_dropped"] = static_cast<double>(rt.messages_dropped());
     result.counters["sim.buffered_writes"] = static_cast<double>(rt.buffered_writes());
     result.counters["sim.dirty_throttled_writes"] = static_cast<double>(rt.throttled_writes());
+    result.counters["sim.storage_flushes"] = static_cast<double>(rt.flushes());
+    result.counters["sim.storage_flushes_waited"] = static_cast<double>(rt.flushes_waited());
     const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));
     const auto bounce = static_cast<std::uint64_t>(rt.counter("client.chunks_bounce"));
     result.paths_taken["direct"] = direct;

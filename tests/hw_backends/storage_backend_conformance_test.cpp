@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -196,6 +199,55 @@ TEST_P(StorageConformance, MissingObjectsReadEmptyStatZeroAndRemoveCleanly) {
   EXPECT_EQ(run(*b, stat).bytes, 0u);
   EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/target/0000000000000063"));
   EXPECT_EQ(run(*b, read(99, 0, buf.span())).bytes, 0u) << "a removed object reads as empty";
+}
+
+// The pages of `path` in the page cache (mincore over a mapping of it).
+std::size_t resident_pages(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  struct stat st {};
+  std::size_t resident = 0;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    const auto bytes = static_cast<std::size_t>(st.st_size);
+    void* map = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (map != MAP_FAILED) {
+      const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+      std::vector<unsigned char> in((bytes + page - 1) / page);
+      if (::mincore(map, bytes, in.data()) == 0) {
+        resident = static_cast<std::size_t>(std::count_if(in.begin(), in.end(), [](unsigned char v) { return v & 1; }));
+      }
+      ::munmap(map, bytes);
+    }
+  }
+  ::close(fd);
+  return resident;
+}
+
+// StorageOp::flush (elbencho's --sync --dropcache between phases): the
+// target's dirty pages are written back and its cached pages dropped; the
+// data stays.
+TEST_P(StorageConformance, AFlushWritesBackAndDropsTheTargetsCachedPages) {
+  auto b = open();
+  ASSERT_TRUE(b);
+  AlignedBuffer out(64 * 1024 + 13);  // unaligned: through the page cache
+  fill_pattern(out.span(), 5, 0);
+  ASSERT_TRUE(run(*b, write(5, 13, out.span())).status.ok());
+  const std::string object = dir_.path() + "/target/0000000000000005";
+  struct statfs fs {};
+  ASSERT_EQ(::statfs(object.c_str(), &fs), 0);
+  const bool page_cache_is_the_storage = fs.f_type == TMPFS_MAGIC;
+  if (!page_cache_is_the_storage) {
+    EXPECT_GT(resident_pages(object), 0u) << "a buffered write leaves cached pages";
+  }
+  const StorageCompletion flushed = run(*b, StorageRequest{StorageOp::flush, 0, 0, {}, false, 0});
+  ASSERT_TRUE(flushed.status.ok()) << flushed.status.to_string();
+  if (!page_cache_is_the_storage) {
+    EXPECT_EQ(resident_pages(object), 0u) << "the flush dropped them";
+  }
+  AlignedBuffer in(64 * 1024 + 13);
+  const StorageCompletion r = run(*b, read(5, 13, in.span()));
+  ASSERT_TRUE(r.status.ok()) << r.status.to_string();
+  EXPECT_EQ(crc(in.span()), crc(out.span()));
 }
 
 TEST_P(StorageConformance, AlignedRequestsGoDirectAndUnalignedOnesAreBufferedAndCounted) {

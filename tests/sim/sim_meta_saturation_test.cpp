@@ -38,14 +38,8 @@ double stat_rate(std::uint32_t ranks, std::uint32_t threads) {
     std::vector<MdBench*> benches = cluster.launch_all<MdBench>(cfg);
     EXPECT_TRUE(cluster.run());
     EXPECT_EQ(cluster.failures(), "");
-    std::vector<RankPhaseResult> stats;
-    for (MdBench* b : benches) {
-      for (const RankPhaseResult& r : b->results()) {
-        if (r.phase == "stat") stats.push_back(r);
-      }
-    }
     std::ostringstream s;
-    s << summarize_phase(stats).last_ops_per_s;
+    s << summarize_phase(phase_results(benches, "stat")).last_ops_per_s;
     return s.str();
   });
   return std::stod(out);
@@ -93,16 +87,10 @@ SmallFileRates small_files(std::uint32_t meta_shards) {
     std::vector<FileSweep*> sweeps = cluster.launch_all<FileSweep>(cfg);
     EXPECT_TRUE(cluster.run());
     EXPECT_EQ(cluster.failures(), "");
-    std::vector<RankPhaseResult> reads, writes;
-    for (FileSweep* s : sweeps) {
-      for (const RankPhaseResult& r : s->results()) {
-        if (r.phase == "read") reads.push_back(r);
-        if (r.phase == "write") writes.push_back(r);
-      }
-    }
     // One block per file: block ops are files.
     std::ostringstream s;
-    s << summarize_phase(reads).last_ops_per_s << ' ' << summarize_phase(writes).last_ops_per_s;
+    s << summarize_phase(phase_results(sweeps, "read")).last_ops_per_s << ' '
+      << summarize_phase(phase_results(sweeps, "write")).last_ops_per_s;
     return s.str();
   });
   SmallFileRates r;

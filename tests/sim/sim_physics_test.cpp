@@ -14,6 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/hardware_figures.hpp"
+#include "core/topology/machine_builders.hpp"
 #include "sim/sim_runtime.hpp"
 #include "tests/sim/sim_test_support.hpp"
 
@@ -310,6 +313,57 @@ TEST(SimPhysics, ADiskBoundReadGoesAtTheDrivesRate) {
     const double rate = static_cast<double>(k_chunk * k_chunks) / seconds;
     EXPECT_LT(rate, 3.2e9);
     EXPECT_GT(rate, 0.90 * 3.2e9) << "the drive should be busy all the time";
+  });
+}
+
+// Issue 48 (roofline): a drive's bytes cross its own PCIe link and its
+// switch's uplink to the host memory, beside the drive's work. Before, the
+// drive was a resource alone: eight gen3 drives on one switch read at eight
+// times their data sheet rate, over their x4 links and the x16 uplink both.
+TEST(SimPhysics, ADrivesBytesCrossItsPcieLinkAndItsSwitchUplink) {
+  in_child([] {
+    topo::GenericMachine m;
+    m.gpus = 0;
+    m.nvmes = 8;
+    m.pcie_gen = 3;
+    m.nvme_read_bytes_per_s = 7e9;
+    const topo::Topology machine = topo::generic_machine(m).value();
+    auto cluster = std::make_shared<const topo::Topology>(topo::star_cluster(machine, 1).value());
+    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    constexpr std::uint64_t k_bytes = 256 * k_mib;
+    for (TargetId target = 1; target <= 8; ++target) {
+      ASSERT_TRUE(rt->add_target(target, 0).ok());
+      ASSERT_TRUE(rt->preload_object(target, 7, k_bytes).ok());
+    }
+    const double drive_link = topo::pcie_bytes_per_s(3, 4);
+    const double uplink = topo::pcie_bytes_per_s(3, 16);
+    ASSERT_LT(drive_link, 7e9);
+    ASSERT_LT(uplink, 8 * drive_link);
+    std::vector<OpId> reads;
+    Probe& one = rt->add_service<Probe>(0, [&](Probe& p) {
+      reads.push_back(p.env().storage_io(
+          StorageIoSpec{StorageOp::read, 1, 7, 0, p.env().alloc(MemKind::pinned, 0, k_bytes).value(), false}));
+    });
+    rt->run_until_idle();
+    const double alone_s = static_cast<double>(one.done_at_ns[reads[0]]) * 1e-9;
+    EXPECT_NEAR(static_cast<double>(k_bytes) / alone_s, drive_link, 0.01 * drive_link) << "the x4 link binds";
+    // All eight at once: the switch's x16 uplink binds.
+    std::vector<OpId> all;
+    const TimeNs start = rt->now();
+    Probe& eight = rt->add_service<Probe>(0, [&](Probe& p) {
+      for (TargetId target = 1; target <= 8; ++target) {
+        all.push_back(p.env().storage_io(
+            StorageIoSpec{StorageOp::read, target, 7, 0, p.env().alloc(MemKind::pinned, 0, k_bytes).value(), false}));
+      }
+    });
+    rt->run_until_idle();
+    TimeNs last = 0;
+    for (OpId op : all) {
+      ASSERT_TRUE(eight.completions[op].status.ok());
+      last = std::max(last, eight.done_at_ns[op]);
+    }
+    const double rate = 8.0 * static_cast<double>(k_bytes) / (static_cast<double>(last - start) * 1e-9);
+    EXPECT_NEAR(rate, uplink, 0.01 * uplink) << "the x16 uplink binds";
   });
 }
 

@@ -1,9 +1,15 @@
-// The platform builder: a fat tree routes across leaves through a spine,
+// The platform builder: a fat tree routes across leaves through every spine
 // DGX A100 GPU-direct and bounce routes load the links the topology says,
 // the zone structure stays small, and missing devices are named.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <simgrid/s4u.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/topology/cluster_builders.hpp"
 #include "core/topology/machine_builders.hpp"
@@ -41,19 +47,32 @@ TEST(SimPlatform, AFatTreeRoutesBetweenLeavesThroughASpine) {
     const TransferSpec same_leaf{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{3, MemKind::gpu, 0, 1, 0, 1}};
     const TransferSpec across{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{7, MemKind::gpu, 0, 1, 0, 1}};
     EXPECT_EQ(count_class(rt->transfer_route(same_leaf).value(), topo::LinkClass::network), 2u);
-    const auto far = rt->transfer_route(across).value();
-    EXPECT_EQ(count_class(far, topo::LinkClass::network), 4u);
-    // The spine hop follows the topology's own fabric route between the two leaves.
-    const auto leaf0 = cluster->find("leaf0").value();
-    const auto leaf1 = cluster->find("leaf1").value();
-    const auto fabric = cluster->fabric_route(leaf0, leaf1).value();
-    std::vector<topo::EdgeId> spine_hops;
-    for (const LinkInfo& l : far) {
-      if (l.link_class == topo::LinkClass::network) spine_hops.push_back(l.edge);
+    // Across leaves: the two NIC ports are topology links; between them the
+    // SimGrid route crosses leaf0's pooled uplinks and leaf1's pooled
+    // downlinks, each with the rate of both spine links together.
+    EXPECT_EQ(count_class(rt->transfer_route(across).value(), topo::LinkClass::network), 2u);
+    const sim::SimPlatform& platform = rt->platform();
+    simgrid::s4u::Host* from = platform.rail_host(cluster->device(0, VertexKind::host_memory, 0).value(), 0).value();
+    simgrid::s4u::Host* to = platform.rail_host(cluster->device(7, VertexKind::gpu, 0).value(), 0).value();
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    from->route_to(to, links, &latency);
+    std::vector<double> pooled;
+    for (const simgrid::s4u::Link* l : links) {
+      if (sim::SimPlatform::info(l)->edge == topo::k_no_edge) pooled.push_back(l->get_bandwidth());
     }
-    ASSERT_EQ(spine_hops.size(), 4u);
-    EXPECT_EQ(spine_hops[1], fabric.edges[0]);
-    EXPECT_EQ(spine_hops[2], fabric.edges[1]);
+    double uplinks = 0;  // leaf0's links to the spines, leaf -> spine
+    const auto leaf0 = cluster->find("leaf0").value();
+    for (topo::EdgeId e : cluster->links_of(leaf0)) {
+      const auto& l = cluster->link(e);
+      if (cluster->vertex(cluster->other_end(e, leaf0)).kind == VertexKind::net_switch) {
+        uplinks += l.a == leaf0 ? l.spec.bandwidth_ab_bytes_per_s : l.spec.bandwidth_ba_bytes_per_s;
+      }
+    }
+    ASSERT_EQ(pooled.size(), 2u);
+    EXPECT_DOUBLE_EQ(pooled[0], uplinks);
+    EXPECT_DOUBLE_EQ(pooled[1], uplinks);  // leaf1 has as many nodes, so as much
+    EXPECT_EQ(links.size(), rt->transfer_route(across).value().size() + 2);
     // And a transfer across it completes.
     Probe& dst = rt->add_service<Probe>(7, nullptr);
     const MemHandle gpu = dst.env().alloc(MemKind::gpu, 0, k_mib).value();
@@ -64,6 +83,55 @@ TEST(SimPlatform, AFatTreeRoutesBetweenLeavesThroughASpine) {
     rt->run_until_idle();
     EXPECT_TRUE(src.completions.at(op).status.ok()) << src.completions.at(op).status.to_string();
   });
+}
+
+// The time two flows from leaf0's nodes to leaf1's take: each node moves 64 MiB
+// from pinned memory to node (2 + i)'s pinned memory at once.
+double two_flows_across_ns(std::shared_ptr<const topo::Topology> cluster) {
+  auto rt = SimRuntime::create(std::move(cluster)).value();
+  constexpr std::uint64_t k_bytes = 64 * k_mib;
+  std::array<std::pair<Probe*, OpId>, 2> ops{};
+  for (NodeId i = 0; i < 2; ++i) {
+    Probe& dst = rt->add_service<Probe>(2 + i, nullptr);
+    const MemHandle into = dst.env().alloc(MemKind::pinned, 0, k_bytes).value();
+    auto& slot = ops[i];
+    slot.first = &rt->add_service<Probe>(i, [&slot, into](Probe& p) {
+      slot.second = p.env().transfer(TransferSpec{p.env().alloc(MemKind::pinned, 0, k_bytes).value(), into});
+    });
+  }
+  rt->run_until_idle();
+  double last = 0;
+  for (auto [probe, op] : ops) {
+    EXPECT_TRUE(probe->completions.at(op).status.ok());
+    last = std::max(last, static_cast<double>(probe->done_at_ns.at(op)));
+  }
+  return last;
+}
+
+// Issue 48: SimGrid routes per pair of zones, and the route between two leaves
+// used to cross one spine, so all their traffic shared 1/spines of the leaf's
+// uplinks. With oversubscription 1 a fat tree must carry what a star does.
+TEST(SimPlatform, AFatTreeWithoutOversubscriptionCarriesWhatAStarDoes) {
+  const std::string times = in_child_capture([] {
+    auto machine = topo::generic_machine(topo::GenericMachine{}).value();
+    topo::FatTreeOptions ft;
+    ft.nodes_per_leaf = 2;
+    ft.spines = 4;
+    ft.oversubscription = 1;
+    return std::to_string(
+        two_flows_across_ns(std::make_shared<const topo::Topology>(topo::fat_tree_cluster(machine, 4, ft).value())));
+  });
+  const std::string star_times = in_child_capture([] {
+    auto machine = topo::generic_machine(topo::GenericMachine{}).value();
+    return std::to_string(two_flows_across_ns(
+        std::make_shared<const topo::Topology>(topo::star_cluster(machine, 4, topo::StarOptions{}).value())));
+  });
+  ASSERT_FALSE(times.empty());
+  ASSERT_FALSE(star_times.empty());
+  const double tree_ns = std::stod(times);
+  const double star_ns = std::stod(star_times);
+  // Two more network hops of latency, nothing more.
+  EXPECT_NEAR(tree_ns, star_ns, 0.01 * star_ns) << "fat tree " << tree_ns << " ns, star " << star_ns << " ns";
 }
 
 TEST(SimPlatform, OnADgxA100GpuDirectStaysBelowTheSwitchAndBounceGoesThroughTheRootPort) {
@@ -95,8 +163,8 @@ TEST(SimPlatform, OnADgxA100GpuDirectStaysBelowTheSwitchAndBounceGoesThroughTheR
     EXPECT_GT(count_class(rt->transfer_route(other_rail).value(), topo::LinkClass::pcie),
               count_class(route, topo::LinkClass::pcie));
     // 10 NICs x 10 memories (8 GPUs + 2 sockets) per node, plus 10 local
-    // hosts and a CPU-copy host per socket's memory.
-    EXPECT_EQ(rt->platform().stats().hosts, 2u * (100u + 10u + 2u));
+    // hosts, a CPU-copy host per socket's memory and a PCIe host per drive.
+    EXPECT_EQ(rt->platform().stats().hosts, 2u * (100u + 10u + 2u + t.count(0, VertexKind::nvme)));
   });
 }
 

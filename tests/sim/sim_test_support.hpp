@@ -7,10 +7,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/env.hpp"
 #include "core/topology/topology.hpp"
+#include "core/workloads/phase_recorder.hpp"
 
 namespace sluice::testing {
 
@@ -34,6 +36,19 @@ struct SmallClusterSpec {
 };
 // generic_machine copies on a star switch.
 std::shared_ptr<const topo::Topology> small_cluster(const SmallClusterSpec& spec = {});
+
+// Every rank's result of phase `phase`, from workloads with results()
+// (FileSweep, MdBench), for summarize_phase.
+template <class W>
+std::vector<RankPhaseResult> phase_results(const std::vector<W*>& ranks, std::string_view phase) {
+  std::vector<RankPhaseResult> out;
+  for (const W* w : ranks) {
+    for (const RankPhaseResult& r : w->results()) {
+      if (r.phase == phase) out.push_back(r);
+    }
+  }
+  return out;
+}
 
 // Records completions and deliveries with their times.
 class Probe final : public Service {

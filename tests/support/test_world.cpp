@@ -275,6 +275,7 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
         c.bytes = found == sizes.end() ? 0 : found->second;
         break;
       }
+      case StorageOp::flush: break;  // TestEnv has no page cache: nothing is dirty
     }
   });
 }

@@ -118,6 +118,7 @@ std::vector<Message> sample_messages() {
   out.push_back(RemoveChunks{23, 55, {101, 102, 103}});
   out.push_back(ChunkSize{24, 55, 103});
   out.push_back(ChunkSizeReply{25, StatusCode::not_found, "no object 55 on target 103", 0});
+  out.push_back(FlushStorage{26});
   // buddy mirroring
   out.push_back(SetTargetConsistency{40, 100, 101, Consistency::bad});
   out.push_back(MirrorWrite{41, 7, 100, 101, 55, 3ull << 40, 1 << 20, MemHandle{5, MemKind::pinned, 0, 9, 0, 1 << 20},

@@ -91,6 +91,24 @@ TEST(RailSelector, AllNicsFullIsBackPressure) {
   EXPECT_TRUE(rails.choose(MemoryPlace::gpu(5)).ok());
 }
 
+TEST(RailSelector, TheConnectionLimitIsPerServer) {
+  // BeeGFS connMaxInternodeNum: connections to one server. A NIC full to
+  // server 3 still carries connections to server 4; a release gives back
+  // the connection of the server named, and one never taken is refused.
+  const topo::Topology t = *topo::azure_nd40rs_v2();
+  auto rails = *RailSelector::create(t, 0, RailLimits{2});
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(rails.choose(MemoryPlace::gpu(0), {}, 3).ok());
+  EXPECT_EQ(rails.choose(MemoryPlace::gpu(0), {}, 3).status().code(), StatusCode::again);
+  EXPECT_EQ(rails.active(0, 3), 2u);
+  EXPECT_EQ(rails.spare(0, 4), 2u);
+  ASSERT_TRUE(rails.choose(MemoryPlace::gpu(0), {}, 4).ok());
+  EXPECT_EQ(rails.active(0, 4), 1u);
+  EXPECT_EQ(rails.release(0, 5).code(), StatusCode::invalid_argument);
+  ASSERT_TRUE(rails.release(0, 3).ok());
+  EXPECT_TRUE(rails.acquire(0, 3).ok());
+  EXPECT_EQ(rails.acquire(0, 3).code(), StatusCode::again);
+}
+
 TEST(RailSelector, HostMemoryPrefersNicsOnItsNumaNode) {
   const topo::Topology t = *topo::dgx_a100();
   auto rails = *RailSelector::create(t, 0);

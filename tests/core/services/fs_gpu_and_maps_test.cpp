@@ -89,6 +89,28 @@ TEST(Mgmt, TargetsGoProbablyOfflineThenOfflineWhenHeartbeatsStopAndComeBack) {
   EXPECT_EQ(mgmt.targets().at(1).reachability, proto::Reachability::online);
 }
 
+// FlushStorage (a file sweep's sync_dropcache between phases): a retry of a
+// flush still running is answered in_progress, not flushed again; the call
+// gets one Ack once every target of the server has flushed.
+TEST(StorageService, AFlushRetriedWhileItRunsIsAnsweredInProgressAndFlushedOnce) {
+  TestCluster cluster(TestClusterSpec{});
+  std::vector<StatusCode> codes;
+  auto& host = cluster.add_host(std::make_unique<Scripted>([&](WorkloadContext& ctx, std::function<void(Status)> done) {
+                                  const Endpoint server = ctx.client.targets().begin()->second.endpoint;
+                                  const RequestId rid =
+                                      ctx.rpc.call(server, proto::FlushStorage{}, [&, done](Result<proto::Message> r) {
+                                        codes.push_back(r.status().code());
+                                        done(ok_status());
+                                      });
+                                  ctx.env.send(server, proto::FlushStorage{rid}).ignore();  // the retry, sent at once
+                                }),
+                                0, 1);
+  ASSERT_TRUE(cluster.run());
+  ASSERT_TRUE(host.result().ok());
+  EXPECT_EQ(codes, std::vector<StatusCode>{StatusCode::ok});
+  EXPECT_EQ(cluster.world().counter("storage.flushes"), 1.0);
+}
+
 TEST(StorageService, AnswersChunkSizeAndRefusesTargetsItDoesNotOwnOrBadRequests) {
   TestCluster cluster(TestClusterSpec{});
   std::vector<StatusCode> codes;

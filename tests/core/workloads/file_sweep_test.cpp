@@ -106,6 +106,24 @@ TEST(FileSweep, EveryPhaseMovesExactlyWhatItWasAsked) {
   for (TargetId t : cluster.targets()) EXPECT_EQ(w.object_count(t), 0u) << "target " << t;
 }
 
+// between_phases = sync_dropcache (elbencho --sync --dropcache): before each
+// phase rank 0 has every storage server flush (FlushStorage), once.
+TEST(FileSweep, SyncDropcacheFlushesEveryStorageServerBeforeEachPhase) {
+  for (const BetweenPhases between : {BetweenPhases::nothing, BetweenPhases::sync_dropcache}) {
+    TestCluster cluster;
+    ASSERT_TRUE(cluster.ready().ok());
+    FileSweepConfig c = sweep_config();
+    c.between_phases = between;
+    cluster.launch_all<FileSweep>(c);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    ASSERT_EQ(cluster.failures(), "");
+    const double flushes = between == BetweenPhases::sync_dropcache ? static_cast<double>(c.phases.size()) : 0;
+    EXPECT_EQ(cluster.world().counter("file_sweep.flushes_between_phases"), flushes);
+    EXPECT_EQ(cluster.world().counter("storage.flushes"), 4 * flushes) << "the cluster's 4 storage servers";
+    EXPECT_EQ(cluster.world().counter("file_sweep.read.bytes"), 3.0 * 5 * static_cast<double>(c.file_bytes));
+  }
+}
+
 TEST(FileSweep, WrittenFilesCarryTheirPatternEndToEnd) {
   TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());

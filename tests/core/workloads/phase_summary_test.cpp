@@ -62,5 +62,21 @@ TEST(SummarizePhase, ZeroElapsedGivesZeroRatesNotInfinity) {
   EXPECT_EQ(summarize_phase({}).ranks, 0u);
 }
 
+TEST(SummarizePhase, APhaseRunTwicePerRankIsTheMeanRateOfItsRunsNotAllBytesOverOneRun) {
+  // Two ranks, two bursts each: 1 GB per rank per burst; burst 1 lasts 1 s
+  // (slowest rank), burst 2 lasts 2 s. 4 GB over 3 s, never 4 GB over 2 s
+  // (the bytes of both bursts over one burst's time: a checkpoint burst's
+  // write above the drives' rate, found by its bound, issue 48).
+  const PhaseSummary s =
+      summarize_phase({rank(0, 1'000'000'000, 10, k_ns_per_s / 2), rank(1, 1'000'000'000, 10, k_ns_per_s),
+                       rank(0, 1'000'000'000, 10, 2 * k_ns_per_s), rank(1, 1'000'000'000, 10, k_ns_per_s)});
+  EXPECT_EQ(s.ranks, 2u);
+  EXPECT_EQ(s.bytes, 4'000'000'000u);
+  EXPECT_EQ(s.ops, 40u);
+  EXPECT_EQ(s.last_done_ns, 3 * k_ns_per_s);
+  EXPECT_DOUBLE_EQ(s.last_bytes_per_s, 4e9 / 3);
+  EXPECT_EQ(s.first_done_ns, k_ns_per_s / 2 + k_ns_per_s);
+}
+
 }  // namespace
 }  // namespace sluice

@@ -1,0 +1,144 @@
+-- Issue 48 item 2, roofline conformance: seeded configurations, each run in
+-- simulation at saturation next to its analytic bound (every phase row of
+-- results.json carries bound_bytes_per_s and binding_resource).
+-- tests/physics/roofline_summary.py reads the results and checks each ratio
+-- measured / bound against [0.9, 1.0] and the expected list
+-- (tests/physics/roofline_expected.json). Configuration i is drawn from a
+-- hash of (seed, i) alone, so any one can be re-run on its own:
+--   sluice run tests/physics/roofline.lua --set first=17 --set count=1
+-- scale "ci" draws small clusters and files (ctest physics.roofline), "full"
+-- the issue's whole ranges (make bench-roofline).
+local sl = require "sluice"
+local P = sl.params{
+  seed = {"seed of the generator", 1},
+  count = {"configurations", 40},
+  first = {"index of the first configuration", 0},
+  scale = {"ci: small clusters and files; full: the issue's ranges", "ci"},
+  rail_connections = {"BeeGFS connMaxInternodeNum: connections per server per client NIC", 12},
+  max_inflight_chunks = {"chunk requests in flight per client", 1024},
+  buffer = {"diagnosis: every configuration's buffer_kind (host, pinned, gpu; drawn: as drawn)", "drawn"},
+}
+if P.scale ~= "ci" and P.scale ~= "full" then
+  error("roofline.lua: parameter scale must be ci or full, not " .. tostring(P.scale))
+end
+
+-- A 32-bit integer hash (lowbias32, Wellons); every draw of configuration i
+-- comes from (seed, i, draw number) through it, nothing from math.random.
+local function hash32(x)
+  x = x & 0xffffffff
+  x = ((x ~ (x >> 16)) * 0x7feb352d) & 0xffffffff
+  x = ((x ~ (x >> 15)) * 0x846ca68b) & 0xffffffff
+  return x ~ (x >> 16)
+end
+local function generator(seed, index)
+  local state = hash32(hash32(seed) ~ hash32(index + 0x9e3779b9))
+  local draws = 0
+  local g = {}
+  function g.int(lo, hi) -- uniform in lo .. hi
+    draws = draws + 1
+    return lo + hash32(state + draws * 0x632be5ab) % (hi - lo + 1)
+  end
+  function g.pick(list) return list[g.int(1, #list)] end
+  function g.log_int(lo, hi) -- log-uniform in lo .. hi: small clusters as often as large ones
+    local v = math.floor(math.exp(math.log(lo) + (g.int(0, 1000000) / 1000000) * (math.log(hi + 1) - math.log(lo))))
+    return math.max(lo, math.min(hi, v))
+  end
+  return g
+end
+
+local ci = P.scale == "ci"
+local function draw_machine(g, storage)
+  return {
+    sockets = g.int(1, 4),
+    switches_per_socket = g.int(1, 8),
+    gpus = storage and 0 or g.int(0, 8),
+    nics = g.int(1, 8),
+    nic_gbps = g.pick{25, 50, 100, 200, 400, 800},
+    nvmes = storage and g.int(1, ci and 8 or 24) or 0,
+    pcie_gen = g.int(3, 5),
+  }
+end
+
+local function draw(index)
+  local g = generator(P.seed, index)
+  local c = {index = index}
+  c.server = draw_machine(g, true)
+  c.client = draw_machine(g, false)
+  c.servers = ci and g.int(1, 4) or g.log_int(1, 64)
+  c.clients = ci and g.int(1, 8) or g.log_int(1, 256)
+  c.topology = g.pick{"star", "fat_tree"}
+  c.oversubscription = g.int(1, 8)
+  c.nodes_per_leaf = g.int(2, 16)
+  c.spines = g.int(1, 4)
+  c.chunk = g.pick{"512KiB", "1MiB"}
+  local targets = c.servers * c.server.nvmes
+  c.stripe = g.int(1, math.min(targets, 64))
+  c.buffer = c.client.gpus > 0 and g.pick{"host", "pinned", "gpu"} or g.pick{"host", "pinned"}
+  if P.buffer ~= "drawn" then c.buffer = P.buffer end
+  c.gds = c.buffer == "gpu" and g.pick{"on", "off"} or "off"
+  c.threads = g.pick{16, 32}
+  if not ci then
+    -- many clients: fewer files in flight each, about 512 in all (each with
+    -- 4 MiB blocks of chunks in flight), so a 256-client point stays minutes
+    c.threads = math.max(4, math.min(c.threads, 512 // c.clients))
+  end
+  c.files_per_rank = c.threads * 2
+  -- at least 32 chunks per file, and every file over all its stripe targets
+  c.chunks_per_file = math.max(32, c.stripe)
+  return c
+end
+
+local function build(c)
+  local server = sl.machines.generic(c.server)
+  local client = sl.machines.generic(c.client)
+  local machines, servers, clients = {}, {}, {}
+  for i = 1, c.servers do
+    machines[#machines + 1] = server
+    servers[#servers + 1] = i - 1
+  end
+  for i = 1, c.clients do
+    machines[#machines + 1] = client
+    clients[#clients + 1] = c.servers + i - 1
+  end
+  local cluster_fields = {machines = machines, fabric = sl.fabric.infiniband{}, topology = c.topology}
+  if c.topology == "fat_tree" then
+    cluster_fields.oversubscription = c.oversubscription
+    cluster_fields.nodes_per_leaf = c.nodes_per_leaf
+    cluster_fields.spines = c.spines
+  end
+  -- Tuned for peak as BeeGFS's Client Node Tuning says (connMaxInternodeNum
+  -- raised), and chunks in flight enough for every target's queue.
+  local fs = sl.fs.beegfs{storage_nodes = servers, meta_nodes = {servers[1]}, mgmt_node = servers[1],
+                          client_nodes = clients, stripe = {chunk = c.chunk, count = c.stripe},
+                          gds = c.gds, rail_connections = P.rail_connections,
+                          max_inflight_chunks = P.max_inflight_chunks}
+  local sweep = sl.workload.file_sweep{op = {"write", "read"}, files_per_rank = c.files_per_rank,
+                                       size = c.chunks_per_file * sl.size(c.chunk), block = "4MiB",
+                                       threads = c.threads, buffer_kind = c.buffer}
+  return {backend = "sim", cluster = sl.cluster(cluster_fields), fs = fs, workload = sweep, seed = 1}
+end
+
+-- Every configuration's fields, flat, recorded on its points (results.json
+-- runs[].params) for the summarizer and the expected list's predicates.
+local function flat(c)
+  local p = {}
+  for k, v in pairs(c) do
+    if type(v) == "table" then
+      for k2, v2 in pairs(v) do p[k .. "_" .. k2] = v2 end
+    else
+      p[k] = v
+    end
+  end
+  p.seed = P.seed
+  return p
+end
+
+local entries = {}
+for i = P.first, P.first + P.count - 1 do
+  local c = draw(i)
+  local e = build(c)
+  e.params = flat(c)
+  e.label = "roofline " .. i
+  entries[#entries + 1] = e
+end
+sl.run_all(entries)

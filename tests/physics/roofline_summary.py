@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Roofline conformance (issue 48 item 2): every write and read phase of the
+runs of tests/physics/roofline.lua against its analytic bound.
+
+ratio = last_bytes_per_s / bound_bytes_per_s (results.json, docs/results.md).
+Above 1.005 is a failure always; 0.9 .. 1.005 passes; below 0.9 is
+unexplained unless an entry of the expected list matches the configuration.
+Prints one line per phase and
+  RESULT P13 roofline_min=.. roofline_p10=.. roofline_median=.. unexplained=N configs=M
+Exit 0 when nothing is unexplained or above its bound, 1 otherwise, 2 on bad input.
+
+Usage: roofline_summary.py [--expected FILE] RESULTS.json...
+
+The expected list (tests/physics/roofline_expected.json) is a JSON list of
+entries {"id", "cost", "source", "phases": [...], "when": {param: cond},
+"min_ratio"}: a miss of a listed phase whose configuration meets every
+condition (a value, a list of values, or {"min": a, "max": b}) and whose
+ratio is at least min_ratio is explained by that entry's cost.
+"""
+import argparse
+import json
+import statistics
+import sys
+
+TOLERANCE = 1.005
+FLOOR = 0.9
+PHASES = ("write", "read")
+
+
+def bad_input(where, why):
+    print(f"roofline_summary: {where}: {why}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except OSError as e:
+        bad_input(path, e.strerror)
+    except json.JSONDecodeError as e:
+        bad_input(f"{path}:{e.lineno}", f"not JSON: {e.msg}")
+
+
+def number_or_text(text):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except (TypeError, ValueError):
+            pass
+    return text
+
+
+def load_expected(path):
+    entries = load_json(path)
+    if not isinstance(entries, list):
+        bad_input(path, "expected a JSON list of entries")
+    for i, e in enumerate(entries):
+        where = f"{path}: entry {i}"
+        if not isinstance(e, dict):
+            bad_input(where, "not an object")
+        for key in ("id", "cost", "source", "phases", "when", "min_ratio"):
+            if key not in e:
+                bad_input(where, f"field '{key}' missing")
+        if not isinstance(e["when"], dict) or not e["when"]:
+            bad_input(f"{where} ({e['id']})", "'when' must be a non-empty object of conditions")
+        if not set(e["phases"]) <= set(PHASES):
+            bad_input(f"{where} ({e['id']})", f"phases must be among {', '.join(PHASES)}")
+        for key, cond in e["when"].items():
+            if isinstance(cond, dict) and not set(cond) <= {"min", "max"}:
+                bad_input(f"{where} ({e['id']}).when.{key}", "a range takes only min and max")
+    return entries
+
+
+def meets(cond, value):
+    if isinstance(cond, dict):
+        return (isinstance(value, (int, float)) and cond.get("min", value) <= value <= cond.get("max", value))
+    if isinstance(cond, list):
+        return value in cond
+    return value == cond
+
+
+def explained_by(entries, phase, params, ratio):
+    for e in entries:
+        if phase in e["phases"] and ratio >= e["min_ratio"] and all(
+                key in params and meets(cond, params[key]) for key, cond in e["when"].items()):
+            return e["id"]
+    return None
+
+
+def describe(p):
+    s, c = "server_", "client_"
+    return (f"{p.get('servers')}x[{p.get(s + 'sockets')}skt {p.get(s + 'switches_per_socket')}sw "
+            f"{p.get(s + 'nics')}x{p.get(s + 'nic_gbps')}G {p.get(s + 'nvmes')}nvme gen{p.get(s + 'pcie_gen')}] "
+            f"{p.get('clients')}x[{p.get(c + 'sockets')}skt {p.get(c + 'switches_per_socket')}sw "
+            f"{p.get(c + 'gpus')}gpu {p.get(c + 'nics')}x{p.get(c + 'nic_gbps')}G gen{p.get(c + 'pcie_gen')}] "
+            f"{p.get('topology')}"
+            + (f"/os{p.get('oversubscription')}/leaf{p.get('nodes_per_leaf')}" if p.get("topology") == "fat_tree" else "")
+            + f" stripe={p.get('stripe')}x{p.get('chunk')} buf={p.get('buffer')} gds={p.get('gds')}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--expected", help="the expected list (JSON)")
+    ap.add_argument("results", nargs="+", help="results.json of roofline.lua runs")
+    args = ap.parse_args()
+    entries = load_expected(args.expected) if args.expected else []
+
+    ratios, unexplained, above, broken, configs = [], 0, 0, 0, set()
+    for path in args.results:
+        doc = load_json(path)
+        if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list):
+            bad_input(path, "no runs list (not a results.json)")
+        for run in doc["runs"]:
+            params = {k: number_or_text(v) for k, v in (run.get("params") or {}).items()}
+            key = (params.get("seed"), params.get("index"))
+            configs.add(key)
+            head = f"config seed={key[0]} index={key[1]}"
+            if not run.get("ok"):
+                broken += 1
+                print(f"{head}: FAILED RUN: {run.get('error')} | {describe(params)}")
+                continue
+            for ph in run.get("phases", []):
+                if ph.get("phase") not in PHASES:
+                    continue
+                bound = ph.get("bound_bytes_per_s")
+                if not bound:
+                    broken += 1
+                    print(f"{head} {ph['phase']}: NO BOUND ({ph.get('binding_resource')}) | {describe(params)}")
+                    continue
+                ratio = ph["last_bytes_per_s"] / bound
+                ratios.append(ratio)
+                if ratio > TOLERANCE:
+                    above += 1
+                    verdict = "ABOVE BOUND"
+                elif ratio >= FLOOR:
+                    verdict = "ok"
+                else:
+                    why = explained_by(entries, ph["phase"], params, ratio)
+                    verdict = f"explained ({why})" if why else "UNEXPLAINED"
+                    unexplained += why is None
+                print(f"{head} {ph['phase']}: {ph['last_bytes_per_s'] / 1e9:.2f} / {bound / 1e9:.2f} GB/s "
+                      f"ratio={ratio:.3f} {verdict} | bound by {ph.get('binding_resource')} | {describe(params)}")
+    if not ratios:
+        bad_input(" ".join(args.results), "no write or read phase with a bound")
+    ratios.sort()
+    p10 = ratios[min(len(ratios) - 1, int(0.1 * len(ratios)))]
+    print(f"RESULT P13 roofline_min={ratios[0]:.3f} roofline_p10={p10:.3f} "
+          f"roofline_median={statistics.median(ratios):.3f} unexplained={unexplained} configs={len(configs)}"
+          + (f" above_bound={above}" if above else "") + (f" failed={broken}" if broken else ""))
+    return 1 if unexplained or above or broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
