@@ -485,7 +485,7 @@ void StorageService::remove_chunks(Endpoint from, const proto::RemoveChunks& m) 
 }
 
 void StorageService::flush_storage(Endpoint from, RequestId rid) {
-  if (!flushing_.emplace(from, rid).second && false) {
+  if (!flushing_.emplace(from, rid).second) {
     env_.send(from, proto::Ack{rid, StatusCode::in_progress, name() + " is still flushing"}).ignore();
     return;
   }

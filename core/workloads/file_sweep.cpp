@@ -152,9 +152,10 @@ void FileSweep::flush_storage(StatusFn done) {
     ctx_->env.metrics().count("file_sweep.flushes_between_phases", 1);
     done(*failure);
   };
-  if (servers.empty())
-    return defer_status(
-        *ctx_, [finish](Status) { finish(); }, ok_status());
+  if (servers.empty()) {
+    auto nothing_to_flush = [finish](Status) { finish(); };
+    return defer_status(*ctx_, nothing_to_flush, ok_status());
+  }
   for (const Endpoint& server : servers) {
     ctx_->rpc.call(server, proto::FlushStorage{}, [remaining, failure, finish, server](Result<proto::Message> r) {
       if (!r.ok() && failure->ok()) {

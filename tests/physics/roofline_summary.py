@@ -9,13 +9,30 @@ Prints one line per phase and
   RESULT P13 roofline_min=.. roofline_p10=.. roofline_median=.. unexplained=N configs=M
 Exit 0 when nothing is unexplained or above its bound, 1 otherwise, 2 on bad input.
 
-Usage: roofline_summary.py [--expected FILE] RESULTS.json...
+Known misses (--known FILE, tests/physics/roofline_known_misses.json): the
+misses found and not yet explained, each {"seed", "scale", "index", "phase",
+"ratio", "suspect"}. They stay unexplained in the RESULT line (issue 48 is open while
+any is listed); the exit status is 0 when every unexplained miss is a known
+one at no lower ratio (0.02 of slack for the drift of a change elsewhere),
+so a new miss, or a known one grown worse, fails.
+
+Usage: roofline_summary.py [--expected FILE] [--known FILE] RESULTS.json...
 
 The expected list (tests/physics/roofline_expected.json) is a JSON list of
 entries {"id", "cost", "source", "phases": [...], "when": {param: cond},
 "min_ratio"}: a miss of a listed phase whose configuration meets every
 condition (a value, a list of values, or {"min": a, "max": b}) and whose
 ratio is at least min_ratio is explained by that entry's cost.
+
+Placement (measured, not listed): the bound gives every target and every
+server NIC an equal share, the file system does not (a randomized chooser
+puts few-stripe files unevenly; a server serves each target through the NIC
+of its drive's NUMA node). The sim counts each target's and each server
+NIC's bytes (storage.<op>_bytes.target.<id>, storage.<op>_bytes.nic.<node>.<nic>);
+when the binding resource is drives (or their links) or server NIC ports,
+placed = mean / max of those elements' bytes (the busiest one sets the
+phase's end), and a miss with ratio >= 0.9 x placed is explained as
+"placement (busiest <element> carries <max/mean> x its share)".
 """
 import argparse
 import json
@@ -80,12 +97,54 @@ def meets(cond, value):
     return value == cond
 
 
+KNOWN_SLACK = 0.02
+
+
+def load_known(path):
+    entries = load_json(path)
+    if not isinstance(entries, list):
+        bad_input(path, "expected a JSON list of known misses")
+    known = {}
+    for i, e in enumerate(entries):
+        where = f"{path}: entry {i}"
+        if not isinstance(e, dict):
+            bad_input(where, "not an object")
+        for key in ("seed", "scale", "index", "phase", "ratio", "suspect"):
+            if key not in e:
+                bad_input(where, f"field '{key}' missing")
+        if e["phase"] not in PHASES or not isinstance(e["ratio"], (int, float)):
+            bad_input(where, "phase must be write or read and ratio a number")
+        known[(e["seed"], e["scale"], e["index"], e["phase"])] = e
+    return known
+
+
 def explained_by(entries, phase, params, ratio):
     for e in entries:
         if phase in e["phases"] and ratio >= e["min_ratio"] and all(
                 key in params and meets(cond, params[key]) for key, cond in e["when"].items()):
             return e["id"]
     return None
+
+
+def placement(ph, params, counters):
+    """mean/max of the binding elements' bytes and the element kind, or None."""
+    kind = (ph.get("binding_resource") or "").split(":")[0]
+    op = ph["phase"]
+    by_target = {k: v for k, v in counters.items() if k.startswith(f"storage.{op}_bytes.target.")}
+    by_nic = {k: v for k, v in counters.items() if k.startswith(f"storage.{op}_bytes.nic.")}
+    resource = ph.get("binding_resource") or ""
+    servers = params.get("servers")
+    if kind in ("drive read", "drive write") or (kind == "pcie" and "nvme" in resource and "/sw" in resource):
+        elements, count, what = by_target, (servers or 0) * (params.get("server_nvmes") or 0), "target"
+    elif kind == "nic port" and any(f"node{n}/nic" in resource for n in range(servers or 0)):
+        elements, count, what = by_nic, (servers or 0) * (params.get("server_nics") or 0), "server NIC"
+    else:
+        return None
+    if not elements or count <= 0:
+        return None
+    busiest = max(elements.values())
+    mean = sum(elements.values()) / max(count, len(elements))
+    return (mean / busiest if busiest > 0 else None), what
 
 
 def describe(p):
@@ -102,9 +161,12 @@ def describe(p):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--expected", help="the expected list (JSON)")
+    ap.add_argument("--known", help="the known, not yet explained misses (JSON)")
     ap.add_argument("results", nargs="+", help="results.json of roofline.lua runs")
     args = ap.parse_args()
     entries = load_expected(args.expected) if args.expected else []
+    known = load_known(args.known) if args.known else {}
+    new_misses = 0
 
     ratios, unexplained, above, broken, configs = [], 0, 0, 0, set()
     for path in args.results:
@@ -137,8 +199,18 @@ def main():
                     verdict = "ok"
                 else:
                     why = explained_by(entries, ph["phase"], params, ratio)
+                    placed = placement(ph, params, run.get("counters") or {})
+                    if why is None and placed and placed[0] and ratio >= FLOOR * placed[0]:
+                        why = f"placement: the busiest {placed[1]} carries {1 / placed[0]:.2f} x its share"
                     verdict = f"explained ({why})" if why else "UNEXPLAINED"
                     unexplained += why is None
+                    if why is None:
+                        k = known.get((key[0], params.get("scale"), key[1], ph["phase"]))
+                        if k is not None and ratio >= k["ratio"] - KNOWN_SLACK:
+                            verdict += f" (known: {k['suspect']})"
+                        else:
+                            verdict += " (NEW)" if k is None else f" (WORSE than the known {k['ratio']:.3f})"
+                            new_misses += 1
                 print(f"{head} {ph['phase']}: {ph['last_bytes_per_s'] / 1e9:.2f} / {bound / 1e9:.2f} GB/s "
                       f"ratio={ratio:.3f} {verdict} | bound by {ph.get('binding_resource')} | {describe(params)}")
     if not ratios:
@@ -147,8 +219,10 @@ def main():
     p10 = ratios[min(len(ratios) - 1, int(0.1 * len(ratios)))]
     print(f"RESULT P13 roofline_min={ratios[0]:.3f} roofline_p10={p10:.3f} "
           f"roofline_median={statistics.median(ratios):.3f} unexplained={unexplained} configs={len(configs)}"
-          + (f" above_bound={above}" if above else "") + (f" failed={broken}" if broken else ""))
-    return 1 if unexplained or above or broken else 0
+          + (f" above_bound={above}" if above else "") + (f" failed={broken}" if broken else "")
+          + (f" known={unexplained - new_misses} new={new_misses}" if args.known else ""))
+    misses_fail = new_misses if args.known else unexplained
+    return 1 if misses_fail or above or broken else 0
 
 
 if __name__ == "__main__":
