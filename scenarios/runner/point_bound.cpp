@@ -1,6 +1,7 @@
 #include "scenarios/runner/point_bound.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <set>
 
@@ -117,6 +118,58 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   return solve(t, p, row);
 }
 
+// A ceiling the workload's own parameters set beside the hardware's (an
+// object store's egress, the accelerators' compute): the lower one binds.
+void cap_by(PhaseBound& row, double cap_bytes_per_s, const std::string& kind, const std::string& what) {
+  if (!row.computed || !(cap_bytes_per_s > 0) || cap_bytes_per_s >= row.bound_bytes_per_s) return;
+  row.bound_bytes_per_s = cap_bytes_per_s;
+  row.binding_kind = kind;
+  row.binding_resource = kind + ": " + what;
+}
+
+std::string rate_text(double bytes_per_s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g GB/s", bytes_per_s / 1e9);
+  return text;
+}
+
+std::uint64_t rank_count(const WorkloadSpec& w) {
+  return static_cast<std::uint64_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
+}
+
+// A stage-in's ingress: each rank's blocks written from its buffer to every
+// target, and no faster than the object store gives them
+// (source_bytes_per_s_per_rank x ranks, when set).
+Result<PhaseBound> stage_in_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StageInConfig& c) {
+  Result<PhaseBound> b = bulk_bound(spec, w, c.buffer_kind, true);
+  if (!b.ok()) return b;
+  b->phase = "ingress";
+  const std::uint64_t ranks = rank_count(w);
+  cap_by(*b, static_cast<double>(c.source_bytes_per_s_per_rank) * static_cast<double>(ranks), "object store",
+         std::to_string(ranks) + " ranks x " + rate_text(static_cast<double>(c.source_bytes_per_s_per_rank)) +
+             " (source_bytes_per_s_per_rank)");
+  return b;
+}
+
+// A training epoch: each rank's batches read from every target into its
+// GPU, and no faster than the accelerators consume them: a step's batch per
+// compute_ns_per_step per rank (reads overlap the compute, never the other
+// way round).
+Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const TrainEpochConfig& c) {
+  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, false);
+  if (!b.ok()) return b;
+  b->phase = "epoch";
+  if (c.compute_ns_per_step > 0) {
+    const double step_bytes = static_cast<double>(c.batch_samples) * static_cast<double>(c.sample_bytes);
+    const std::uint64_t ranks = rank_count(w);
+    cap_by(*b, step_bytes * static_cast<double>(ranks) * 1e9 / static_cast<double>(c.compute_ns_per_step),
+           "accelerator compute",
+           std::to_string(ranks) + " ranks x " + std::to_string(static_cast<std::uint64_t>(step_bytes)) +
+               " bytes per " + std::to_string(c.compute_ns_per_step) + " ns step");
+  }
+  return b;
+}
+
 }  // namespace
 
 Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
@@ -139,6 +192,18 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
         if (!b.ok()) return b.status();
         rows.push_back(std::move(b).value());
       }
+      continue;
+    }
+    if (const auto* stage = std::get_if<StageInConfig>(&w.config)) {
+      Result<PhaseBound> b = stage_in_bound(spec, w, *stage);
+      if (!b.ok()) return b.status();
+      rows.push_back(std::move(b).value());
+      continue;
+    }
+    if (const auto* epoch = std::get_if<TrainEpochConfig>(&w.config)) {
+      Result<PhaseBound> b = epoch_bound(spec, w, *epoch);
+      if (!b.ok()) return b.status();
+      rows.push_back(std::move(b).value());
       continue;
     }
     if (std::holds_alternative<MdBenchConfig>(w.config)) continue;  // metadata only: no bulk bytes

@@ -18,9 +18,15 @@
 //   budget is full: the bound is the ceiling of the write-back phase.
 // - A checkpoint burst's write phase (and its read phase with read_back) is
 //   the same flow from (to) every rank's shard in its source_kind memory.
+// - A stage-in's ingress is a write of every rank's blocks to every target,
+//   capped by the object store's egress (source_bytes_per_s_per_rank x ranks)
+//   when the workload sets one.
+// - A training epoch is a read of every rank's batches into its GPU, capped by
+//   the accelerators: batch_samples x sample_bytes per compute_ns_per_step per
+//   rank (reads overlap the compute, so an epoch never beats its compute).
 // - What the calculator does not hold yet is said, not guessed: a phase of a
-//   mirrored file system's writes, and the workloads other than these two,
-//   get no bound and a reason.
+//   mirrored file system's writes, a stream's, and a training epoch's setup,
+//   get no bound and a reason (or none).
 #pragma once
 
 #include <string>

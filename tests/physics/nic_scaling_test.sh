@@ -43,5 +43,16 @@ line=$("$sluice" bound "$here/lua_scripts/checkpoint_burst.lua" --set servers=2 
   grep -m1 "checkpoint_burst write:")
 grep -q "write: 60.80 GB/s, bound by drive write:" <<<"$line" ||
   { echo "FAIL: checkpoint bound: $line (expected 60.80 GB/s by drive write)"; fail=1; }
+# A workload's own ceilings (issue 48: every seed study's figure against a
+# bound). Study 5's stage-in at 100 nodes: the object store's 5 GB/s per
+# rank x 100 ranks = 500 GB/s, below what the drives and NICs carry.
+line=$("$sluice" bound "$here/lua_scripts/beeond_stage_in.lua" | grep "stage_in ingress:" | tail -1)
+grep -q "ingress: 500.00 GB/s, bound by object store: 100 ranks x 5 GB/s" <<<"$line" ||
+  { echo "FAIL: stage-in bound: $line (expected 500 GB/s by the object store)"; fail=1; }
+# Study 7's local-NVMe epoch: 512 ranks, each a 16 MiB batch per 55.92 ms
+# compute step (300 MB/s per GPU): 512 x 16777216 / 0.055924053 s = 153.60 GB/s.
+line=$("$sluice" bound "$here/lua_scripts/cosmoflow_epoch.lua" | grep -m1 "train_epoch epoch:")
+grep -q "epoch: 153.60 GB/s, bound by accelerator compute: 512 ranks" <<<"$line" ||
+  { echo "FAIL: epoch bound: $line (expected 153.60 GB/s by the accelerators' compute)"; fail=1; }
 [ $fail = 0 ] && echo "nic scaling: ok"
 exit $fail
