@@ -170,6 +170,26 @@ Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, 
   return b;
 }
 
+// A GPU stream: record writes each rank's buffers from its GPU, playback
+// reads them into it, and one compute step per buffer runs at a time per
+// rank: no faster than buffer_bytes per compute_ns_per_buffer per rank.
+Result<PhaseBound> stream_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StreamConfig& c) {
+  const bool record = c.direction == StreamDirection::record;
+  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, record);
+  if (!b.ok()) return b;
+  b->phase = std::string(to_string(c.direction));
+  if (c.compute_ns_per_buffer > 0) {
+    const std::uint64_t ranks = rank_count(w);
+    cap_by(*b,
+           static_cast<double>(c.buffer_bytes) * static_cast<double>(ranks) * 1e9 /
+               static_cast<double>(c.compute_ns_per_buffer),
+           "accelerator compute",
+           std::to_string(ranks) + " ranks x " + std::to_string(c.buffer_bytes) + " bytes per " +
+               std::to_string(c.compute_ns_per_buffer) + " ns buffer");
+  }
+  return b;
+}
+
 }  // namespace
 
 Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
@@ -202,6 +222,12 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
     }
     if (const auto* epoch = std::get_if<TrainEpochConfig>(&w.config)) {
       Result<PhaseBound> b = epoch_bound(spec, w, *epoch);
+      if (!b.ok()) return b.status();
+      rows.push_back(std::move(b).value());
+      continue;
+    }
+    if (const auto* stream = std::get_if<StreamConfig>(&w.config)) {
+      Result<PhaseBound> b = stream_bound(spec, w, *stream);
       if (!b.ok()) return b.status();
       rows.push_back(std::move(b).value());
       continue;

@@ -24,9 +24,11 @@
 // - A training epoch is a read of every rank's batches into its GPU, capped by
 //   the accelerators: batch_samples x sample_bytes per compute_ns_per_step per
 //   rank (reads overlap the compute, so an epoch never beats its compute).
+// - A GPU stream's record (playback) phase writes (reads) every rank's buffers
+//   from (into) its GPU, capped by one compute step per buffer per rank.
 // - What the calculator does not hold yet is said, not guessed: a phase of a
-//   mirrored file system's writes, a stream's, and a training epoch's setup,
-//   get no bound and a reason (or none).
+//   mirrored file system's writes gets no bound and a reason, a training
+//   epoch's setup none.
 #pragma once
 
 #include <string>
