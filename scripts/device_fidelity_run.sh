@@ -6,7 +6,7 @@
 # Here:       bash scripts/device_fidelity_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
 # On device:  bash scripts/device_fidelity_run.sh          (carry .carry/sluice_sim; writes $OUT/fidelity)
 # FIDELITY_STUDIES picks studies as for scripts/bench_fidelity.sh (default:
-# six of the eight; the README's F3 line ran "beeond_azure_sweep
+# six of the eight; docs/figures.md's F3 line ran "beeond_azure_sweep
 # nvmesh_bandwidth_sharing" in a second call: all eight took 549 s on
 # 2026-11-29, too close to one call's 600 s).
 set -uo pipefail
