@@ -1,9 +1,10 @@
 #include "scenarios/runner/point_bound.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <set>
+
+#include <fmt/core.h>
 
 #include "core/topology/flow_bound.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
@@ -56,6 +57,10 @@ Result<PhaseBound> solve(const topo::Topology& t, const FlowPattern& p, PhaseBou
   return row;
 }
 
+std::uint64_t rank_count(const WorkloadSpec& w) {
+  return static_cast<std::uint64_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
+}
+
 // A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
 Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write) {
   const topo::Topology& t = *spec.cluster;
@@ -74,9 +79,9 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
       drives.push_back(FlowTerminal{*v, 1.0, {}});
     }
   }
-  const std::uint32_t ranks = static_cast<std::uint32_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
-  for (std::uint32_t r = 0; r < ranks; ++r) {
-    Result<FlowTerminal> b = rank_buffer(t, w.clients, r, kind);
+  const std::uint64_t ranks = rank_count(w);
+  for (std::uint64_t r = 0; r < ranks; ++r) {
+    Result<FlowTerminal> b = rank_buffer(t, w.clients, static_cast<std::uint32_t>(r), kind);
     if (!b.ok()) return b.status();
     buffers.push_back(*b);
     client_set.insert(w.clients.nodes[r / w.clients.ranks_per_node]);
@@ -127,15 +132,7 @@ void cap_by(PhaseBound& row, double cap_bytes_per_s, const std::string& kind, co
   row.binding_resource = kind + ": " + what;
 }
 
-std::string rate_text(double bytes_per_s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g GB/s", bytes_per_s / 1e9);
-  return text;
-}
-
-std::uint64_t rank_count(const WorkloadSpec& w) {
-  return static_cast<std::uint64_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
-}
+std::string rate_text(double bytes_per_s) { return fmt::format("{:.3g} GB/s", bytes_per_s / 1e9); }
 
 // A stage-in's ingress: each rank's blocks written from its buffer to every
 // target, and no faster than the object store gives them

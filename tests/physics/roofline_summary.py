@@ -68,17 +68,26 @@ def number_or_text(text):
     return text
 
 
-def load_expected(path):
+def load_entries(path, what, keys):
+    """The JSON list at `path`, each entry an object with every one of `keys`, as (where, entry)."""
     entries = load_json(path)
     if not isinstance(entries, list):
-        bad_input(path, "expected a JSON list of entries")
+        bad_input(path, f"expected a JSON list of {what}")
+    out = []
     for i, e in enumerate(entries):
         where = f"{path}: entry {i}"
         if not isinstance(e, dict):
             bad_input(where, "not an object")
-        for key in ("id", "cost", "source", "phases", "when", "min_ratio"):
+        for key in keys:
             if key not in e:
                 bad_input(where, f"field '{key}' missing")
+        out.append((where, e))
+    return out
+
+
+def load_expected(path):
+    entries = load_entries(path, "entries", ("id", "cost", "source", "phases", "when", "min_ratio"))
+    for where, e in entries:
         if not isinstance(e["when"], dict) or not e["when"]:
             bad_input(f"{where} ({e['id']})", "'when' must be a non-empty object of conditions")
         if not set(e["phases"]) <= set(PHASES):
@@ -86,7 +95,7 @@ def load_expected(path):
         for key, cond in e["when"].items():
             if isinstance(cond, dict) and not set(cond) <= {"min", "max"}:
                 bad_input(f"{where} ({e['id']}).when.{key}", "a range takes only min and max")
-    return entries
+    return [e for _, e in entries]
 
 
 def meets(cond, value):
@@ -101,17 +110,8 @@ KNOWN_SLACK = 0.02
 
 
 def load_known(path):
-    entries = load_json(path)
-    if not isinstance(entries, list):
-        bad_input(path, "expected a JSON list of known misses")
     known = {}
-    for i, e in enumerate(entries):
-        where = f"{path}: entry {i}"
-        if not isinstance(e, dict):
-            bad_input(where, "not an object")
-        for key in ("seed", "scale", "index", "phase", "ratio", "suspect"):
-            if key not in e:
-                bad_input(where, f"field '{key}' missing")
+    for where, e in load_entries(path, "known misses", ("seed", "scale", "index", "phase", "ratio", "suspect")):
         if e["phase"] not in PHASES or not isinstance(e["ratio"], (int, float)):
             bad_input(where, "phase must be write or read and ratio a number")
         known[(e["seed"], e["scale"], e["index"], e["phase"])] = e
