@@ -1,10 +1,10 @@
 #include "core/sched/peer_rail.hpp"
 
 #include <algorithm>
-#include <tuple>
 #include <string>
 #include <vector>
 
+#include "core/common/assert.hpp"
 #include "core/topology/path_class.hpp"
 
 namespace sluice::sched {
@@ -62,7 +62,6 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
     nic_switch[i] = switch_of(topology, nic_vertex[i]);
   }
   std::vector<TargetPlace> places;
-  std::vector<std::uint32_t> load(nics, 0);  // targets each NIC serves so far (for clients naming none)
   for (std::size_t ordinal = 0; ordinal < nvme.size(); ++ordinal) {
     Result<topo::VertexId> drive = topology.device(server_node, VertexKind::nvme, nvme[ordinal]);
     if (!drive.ok()) return drive.status();
@@ -75,8 +74,8 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
       Result<topo::PathClass> pc = topo::path_class(topology, *drive, nic_vertex[i]);
       distance[i] = static_cast<std::uint8_t>(pc.ok() ? *pc : topo::PathClass::net);
     }
-    // The nearest NIC among those on `sw` (k_no_vertex: among every cabled NIC).
-    auto nearest = [&](topo::VertexId sw) -> std::uint32_t {
+    // The nearest NICs among those on `sw` (k_no_vertex: among every cabled NIC).
+    auto nearest = [&](topo::VertexId sw) {
       std::vector<std::uint32_t> best;
       std::uint8_t best_distance = 0xff;
       for (std::uint32_t i = 0; i < nics; ++i) {
@@ -87,19 +86,17 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
           best.push_back(i);
         }
       }
-      if (best.empty()) return k_no_id;
-      // The least loaded of the equally near (then the lowest index).
-      return *std::min_element(best.begin(), best.end(), [&](std::uint32_t a, std::uint32_t b) {
-        return std::tie(load[a], a) < std::tie(load[b], b);
-      });
+      return best;
     };
     if (std::any_of(nic_switch.begin(), nic_switch.end(), [](topo::VertexId v) { return v != topo::k_no_vertex; })) {
       for (std::uint32_t named = 0; named < nics; ++named) {
-        const std::uint32_t nic = nearest(nic_switch[named]);
-        place.nic_for.push_back(nic != k_no_id ? nic : nearest(topo::k_no_vertex));
+        std::vector<std::uint32_t> on_switch = nearest(nic_switch[named]);
+        place.nics_for.push_back(on_switch.empty() ? nearest(topo::k_no_vertex) : std::move(on_switch));
       }
-      place.nic_for.push_back(nearest(topo::k_no_vertex));
-      ++load[place.nic_for.back()];
+      place.nics_for.push_back(nearest(topo::k_no_vertex));
+      SLUICE_ASSERT_MSG(std::none_of(place.nics_for.begin(), place.nics_for.end(),
+                                     [](const std::vector<std::uint32_t>& l) { return l.empty(); }),
+                        "a server with a cabled NIC has a candidate for every named NIC");
     }
     places.push_back(std::move(place));
   }

@@ -36,27 +36,33 @@ Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_nod
                                NodeId server_node);
 
 // The server side (issue 48): a storage server stages a target's chunks in the
-// memory of its drive's NUMA node and serves them through the NIC nearest that
-// drive, among the NICs rail matching allows. BeeGFS servers serve over all
-// their interfaces (connInterfacesFile; RDMA multirail), Lustre over LNet
-// multi-rail; a server whose NICs sit on both sockets keeps each drive's bytes
-// off the inter-socket link that way.
+// memory of its drive's NUMA node and serves them through the NICs nearest that
+// drive, among those rail matching allows. BeeGFS servers serve over all their
+// interfaces (connInterfacesFile; RDMA multirail), Lustre over LNet multi-rail,
+// whose local NI selection takes the NUMA-nearest interfaces, then the one
+// with the most free credits (the least in flight), then round robin (Lustre
+// wiki, "Multi-Rail High-Level Design", selection algorithm); a server whose
+// NICs sit on both sockets keeps each drive's bytes off the inter-socket link
+// that way.
 // So, for each target: the candidates are the server NICs on the same switch
 // as the NIC rail matching named (peer_nic), or every cabled NIC when the
-// client named none; among them those with the closest PCIe path class to
-// the drive (PIX before PXB ... before SYS); among equally close ones the one
-// serving the fewest of the server's targets so far (then the lowest index),
-// so the targets of one socket spread over its NICs, and a drive equally far
-// from every NIC goes to the least loaded one.
+// client named none; among them those with the closest PCIe path class to the
+// drive (PIX before PXB ... before SYS). Every one of those equally near NICs
+// may carry the target's chunks: the server picks per transfer the one with
+// the fewest bytes in flight (StorageService), so two drives on a switch with
+// three NICs load all three, not two.
 struct TargetPlace {
   std::uint16_t staging_numa = 0;  // NUMA node of the target's drive
-  // nic_for[s]: the NIC for a chunk whose client named server NIC s;
-  // nic_for.back(): for a chunk whose client named none. Empty: the server
-  // node has no cabled NIC (the server's default applies).
-  std::vector<std::uint32_t> nic_for;
-  std::uint32_t nic(std::uint32_t named) const {
-    if (nic_for.empty()) return k_no_id;
-    return named < nic_for.size() - 1 ? nic_for[named] : nic_for.back();
+  // nics_for[s]: the equally near NICs for a chunk whose client named server
+  // NIC s; nics_for.back(): for a chunk whose client named none. Each list is
+  // non-empty and ascending. Empty: the server node has no cabled NIC (the
+  // server's default applies).
+  std::vector<std::vector<std::uint32_t>> nics_for;
+  // The candidates for a chunk whose client named `named` (k_no_id: none);
+  // null when there are none (no cabled NIC).
+  const std::vector<std::uint32_t>* nics(std::uint32_t named) const {
+    if (nics_for.empty()) return nullptr;
+    return named < nics_for.size() - 1 ? &nics_for[named] : &nics_for.back();
   }
 };
 

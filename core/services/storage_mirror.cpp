@@ -63,6 +63,7 @@ void StorageService::restart() {
   }
   staging_in_use_bytes_ = 0;
   mirror_staging_in_use_bytes_ = 0;
+  nic_in_flight_bytes_.clear();
   registered_targets_ = 0;
   maps_loaded_ = false;
   maps_fetching_ = false;
@@ -315,8 +316,8 @@ proto::MirrorWrite StorageService::mirror_write_to(Endpoint secondary_ep, GroupI
   mw.object_offset = object_offset;
   mw.length = length;
   mw.src = src;
-  // The primary's bytes leave through the NIC nearest the primary target's drive.
-  const std::uint32_t nic = serving_nic(primary, k_no_id);
+  // The primary's bytes leave through a NIC nearest the primary target's drive.
+  const std::uint32_t nic = least_busy_nic(primary, k_no_id);
   mw.rail = proto::RailDesc{nic, k_no_id};
   mw.crc32c = crc32c;
   // The secondary pulls from `src`: grant it the region (MirrorWrite carries
@@ -434,7 +435,7 @@ void StorageService::run_mirror_write(TargetId target, Endpoint from, const prot
   t.src = m.src;
   t.dst = staging;
   t.src_nic = m.rail.client_nic;
-  t.dst_nic = serving_nic(target, m.rail.server_nic);
+  t.dst_nic = least_busy_nic(target, m.rail.server_nic);
   t.mode = TransferMode::rdma_read;
   ops_.expect(env_.transfer(t), [this, target, from, m, staging, fail](Completion& moved) {
     if (!moved.status.ok()) return fail(moved.status.code(), "pulling a mirrored write: " + moved.status.message());

@@ -213,11 +213,37 @@ void StorageService::count_placed(std::string_view op, TargetId target, std::uin
   }
 }
 
-std::uint32_t StorageService::serving_nic(TargetId target, std::uint32_t named) const {
+const std::vector<std::uint32_t>* StorageService::nic_candidates(TargetId target, std::uint32_t named) const {
   auto it = targets_.find(target);
   const sched::TargetPlace* place = it == targets_.end() ? nullptr : it->second.place;
-  if (place != nullptr && place->nic(named) != k_no_id) return place->nic(named);
-  return named != k_no_id ? named : config_.server_nic;
+  const std::vector<std::uint32_t>* nics = place != nullptr ? place->nics(named) : nullptr;
+  SLUICE_ASSERT_MSG(nics == nullptr || !nics->empty(), "a target's place lists at least one NIC per named NIC");
+  return nics;
+}
+
+std::uint32_t StorageService::least_busy_nic(TargetId target, std::uint32_t named) const {
+  const std::vector<std::uint32_t>* nics = nic_candidates(target, named);
+  if (nics == nullptr) return named != k_no_id ? named : config_.server_nic;
+  auto in_flight = [this](std::uint32_t nic) {
+    return nic < nic_in_flight_bytes_.size() ? nic_in_flight_bytes_[nic] : std::uint64_t{0};
+  };
+  return *std::min_element(nics->begin(), nics->end(),
+                           [&](std::uint32_t a, std::uint32_t b) { return in_flight(a) < in_flight(b); });
+}
+
+std::uint32_t StorageService::take_nic(TargetId target, std::uint32_t named, std::uint64_t bytes) {
+  const std::uint32_t nic = least_busy_nic(target, named);
+  if (nic_candidates(target, named) == nullptr) return nic;  // the default: not counted
+  if (nic_in_flight_bytes_.size() <= nic) nic_in_flight_bytes_.resize(nic + 1, 0);
+  nic_in_flight_bytes_[nic] += bytes;
+  return nic;
+}
+
+void StorageService::release_nic(TargetId target, std::uint32_t named, std::uint32_t nic, std::uint64_t bytes) {
+  if (nic_candidates(target, named) == nullptr) return;  // the default NIC: not counted
+  if (nic >= nic_in_flight_bytes_.size()) return;        // taken before a restart cleared the counts
+  SLUICE_ASSERT_MSG(nic_in_flight_bytes_[nic] >= bytes, "a NIC releases no more bytes than it took");
+  nic_in_flight_bytes_[nic] -= bytes;
 }
 
 void StorageService::pump(TargetId target) {
@@ -296,19 +322,20 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
       TransferSpec t;
       t.src = staging.slice(0, n);
       t.dst = m.dst.slice(0, n);  // admit() checked dst.length == length >= n
-      t.src_nic = serving_nic(target, m.rail.server_nic);
+      t.src_nic = take_nic(target, m.rail.server_nic, n);
       t.dst_nic = m.rail.client_nic;
       t.mode = m.path == proto::ChunkPath::direct ? TransferMode::rdma_write : TransferMode::stream;
       // The client's key for the NIC the bytes land on, if it carried one.
       if (t.mode == TransferMode::rdma_write) {
         if (const proto::RdmaRegionDesc* key = proto::find_rdma_key(m.dst_keys, t.dst_nic)) t.remote_region = *key;
       }
-      ops_.expect(env_.transfer(t), [this, target, from, m, staging, n, crc](Completion& moved) {
+      ops_.expect(env_.transfer(t), [this, target, from, m, staging, n, crc, nic = t.src_nic](Completion& moved) {
+        release_nic(target, m.rail.server_nic, nic, n);
         proto::ChunkReply sent{m.request_id, moved.status.code(), moved.status.message(), 0, crc};
         if (moved.status.ok()) {
           sent.bytes = n;
           env_.metrics().count("storage.read_bytes", static_cast<double>(n));
-          count_placed("read", target, serving_nic(target, m.rail.server_nic), n);
+          count_placed("read", target, nic, n);
         }
         finish(target, from, std::move(sent), staging);
       });
@@ -341,11 +368,12 @@ void StorageService::run_write(TargetId target, Endpoint from, const proto::Writ
   t.src = m.src;
   t.dst = staging;
   t.src_nic = m.rail.client_nic;
-  t.dst_nic = serving_nic(target, m.rail.server_nic);
+  t.dst_nic = take_nic(target, m.rail.server_nic, m.length);
   t.mode = TransferMode::rdma_read;
   // The client's key for the NIC the bytes leave from, if it carried one.
   if (const proto::RdmaRegionDesc* key = proto::find_rdma_key(m.src_keys, t.src_nic)) t.remote_region = *key;
   ops_.expect(env_.transfer(t), [this, target, from, m, staging, nic = t.dst_nic](Completion& moved) {
+    release_nic(target, m.rail.server_nic, nic, m.length);
     if (!moved.status.ok()) {
       finish(target, from, proto::ChunkReply{m.request_id, moved.status.code(), moved.status.message(), 0, 0}, staging);
       return;

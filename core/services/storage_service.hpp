@@ -182,12 +182,24 @@ class StorageService final : public Service {
   };
 
   std::uint16_t staging_numa_of(TargetId target) const;
-  // The NIC of this node that moves a chunk of `target` whose client named `named`.
-  std::uint32_t serving_nic(TargetId target, std::uint32_t named) const;
+  // The NIC of this node that moves a chunk of `target` whose client named
+  // `named`: of the target's equally near NICs (sched::TargetPlace), the one
+  // with the fewest bytes in flight (then the lowest index), counted in
+  // nic_in_flight_bytes_ until release_nic. Without a place: `named`, else
+  // the server's default NIC, not counted.
+  std::uint32_t take_nic(TargetId target, std::uint32_t named, std::uint64_t bytes);
+  void release_nic(TargetId target, std::uint32_t named, std::uint32_t nic, std::uint64_t bytes);
+  // The NIC take_nic would pick, not counted: for a mirrored write's pull,
+  // whose end the primary does not see.
+  std::uint32_t least_busy_nic(TargetId target, std::uint32_t named) const;
+  // The target's equally near NICs for `named`; null: no place, or no cabled NIC.
+  const std::vector<std::uint32_t>* nic_candidates(TargetId target, std::uint32_t named) const;
   // Counts a chunk's bytes per target and per server NIC
   // ("storage.<op>_bytes.target.<id>", "storage.<op>_bytes.nic.<node>.<nic>"):
   // how evenly the placement loaded the drives and NICs a bound counts.
   void count_placed(std::string_view op, TargetId target, std::uint32_t nic, std::uint64_t bytes);
+  // Bytes of the transfers in flight per NIC of this node (take_nic).
+  std::vector<std::uint64_t> nic_in_flight_bytes_;
   void handle(Endpoint from, proto::Message& message);
   // For ReadChunk, WriteChunk and MirrorWrite: true if it is a retry of a
   // request being executed or answered, and was answered here (see "Duplicates").

@@ -70,7 +70,7 @@ class FlowNetwork {
   std::size_t add_vertex() { return boost::add_vertex(g_); }
   void add_arc(std::size_t from, std::size_t to, Units cap, int resource, double share = 0, bool sink = false);
   int resource(std::string kind, std::string element, double bytes_per_s);
-  Status check_terminal(const FlowTerminal& term, const FlowStage& stage, const char* side) const;
+  Status check_terminal(const FlowTerminal& term, std::size_t stage, const char* side) const;
   Status add_stages();
   void add_link_arcs(std::size_t stage, EdgeId e);
   void add_shared_link_arcs(EdgeId e);
@@ -109,7 +109,8 @@ int FlowNetwork::resource(std::string kind, std::string element, double bytes_pe
   return it->second;
 }
 
-Status FlowNetwork::check_terminal(const FlowTerminal& term, const FlowStage& stage, const char* side) const {
+Status FlowNetwork::check_terminal(const FlowTerminal& term, std::size_t stage_index, const char* side) const {
+  const FlowStage& stage = p_.stages[stage_index];
   const std::string what = std::string("flow_bound: ") + side + " ";
   if (!t_.contains(term.vertex)) return error(StatusCode::invalid_argument, what + "names no vertex");
   const Vertex& v = t_.vertex(term.vertex);
@@ -133,6 +134,11 @@ Status FlowNetwork::check_terminal(const FlowTerminal& term, const FlowStage& st
                    what + v.name + ": an alternative is not a host_memory or gpu of node " + std::to_string(v.node));
     }
   }
+  const auto reachable = [&](VertexId x) { return at_[stage_index][x] != k_absent; };
+  if (!reachable(term.vertex) || !std::all_of(term.alternatives.begin(), term.alternatives.end(), reachable)) {
+    return error(StatusCode::invalid_argument, what + v.name + ": its stage keeps node " + std::to_string(v.node) +
+                                                   " peer-to-peer (below its root ports), where it is unreachable");
+  }
   return ok_status();
 }
 
@@ -148,9 +154,21 @@ Status FlowNetwork::add_stages() {
       }
       node_in[n] = true;
     }
+    std::vector<bool> p2p(t_.node_count(), false);
+    for (NodeId n : stage.peer_to_peer) {
+      if (n >= t_.node_count() || !node_in[n]) {
+        return error(StatusCode::invalid_argument, "flow_bound: stage " + std::to_string(k) + " keeps node " +
+                                                       std::to_string(n) + " peer-to-peer but does not hold it");
+      }
+      p2p[n] = true;
+    }
     for (VertexId v = 0; v < t_.vertex_count(); ++v) {
       const Vertex& vx = t_.vertex(v);
-      const bool in = vx.kind == VertexKind::net_switch ? stage.fabric : node_in[vx.node];
+      // Peer-to-peer bytes stay below the root ports (flow_bound.hpp, GPUDirect).
+      const bool above_root_ports = vx.kind == VertexKind::pcie_root_port || vx.kind == VertexKind::cpu_socket ||
+                                    vx.kind == VertexKind::host_memory;
+      const bool in =
+          vx.kind == VertexKind::net_switch ? stage.fabric : node_in[vx.node] && !(p2p[vx.node] && above_root_ports);
       if (in) at_[k][v] = add_vertex();
     }
     for (EdgeId e = 0; e < t_.link_count(); ++e) {
@@ -222,7 +240,7 @@ Status FlowNetwork::add_terminals() {
     const std::size_t stage = is_sink ? p_.stages.size() - 1 : 0;
     double total_share = 0;
     for (const FlowTerminal& term : *side) {
-      if (Status s = check_terminal(term, p_.stages[stage], is_sink ? "sink" : "source"); !s.ok()) return s;
+      if (Status s = check_terminal(term, stage, is_sink ? "sink" : "source"); !s.ok()) return s;
       total_share += term.share;
     }
     for (const FlowTerminal& term : *side) {

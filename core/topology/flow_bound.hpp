@@ -17,6 +17,16 @@
 //   drive-to-NIC path that skips the memory (peer-to-peer) is not counted.
 //   Each stage holds its nodes' machine links, and the network's links when
 //   `fabric` is set.
+// - GPUDirect. A stage's `peer_to_peer` nodes keep their bytes below their
+//   PCIe root ports: a GPU there is reached from (or reaches) only the NICs
+//   within PXB of it, through the switches they share. This is the rail rule
+//   of GPUDirect Storage: cuFile and the BeeGFS client send a GPU buffer's
+//   RDMA through the NIC nvidia-fs ranks closest to the GPU
+//   (docs/seeds.md#beegfs-and-gpudirect-storage; NVIDIA's GDS troubleshooting
+//   guide, per-GPU RDMA counters: "all traffic should be routed through the
+//   NIC with the best affinity"), and GPUDirect RDMA stops at PXB (NCCL's
+//   NCCL_NET_GDR_LEVEL default; core/sched/data_path.hpp): a NIC behind a
+//   root port or a socket never carries the GPU's bytes peer-to-peer.
 // - Drives: a source drive is capped by its sequential read rate, a sink drive
 //   by its write rate (Vertex::nvme_*_bytes_per_s); a NIC by its network link
 //   (the cluster builders give it the port rate); links by their rate in the
@@ -75,6 +85,10 @@ struct FlowTerminal {
 struct FlowStage {
   std::vector<NodeId> nodes;  // whose machine links bytes may cross in this stage
   bool fabric = false;        // and the network: NIC links, switches, switch-to-switch links
+  // Nodes of `nodes` whose bytes in this stage stay below their PCIe root
+  // ports: peer-to-peer between a NIC and a GPU within PXB (GPUDirect, see
+  // the header), never through a root port, a socket or a host memory.
+  std::vector<NodeId> peer_to_peer = {};
 };
 
 struct FlowPattern {
@@ -99,8 +113,10 @@ struct FlowBound {
 };
 
 // Errors: no stage, too many stages or terminals, a terminal that is not an
-// nvme / host_memory / gpu, whose node is not in its stage, or whose share is
-// not a positive finite number; an unknown node in a stage.
+// nvme / host_memory / gpu, whose node is not in its stage, that its stage's
+// peer_to_peer leaves unreachable (a host memory), or whose share is not a
+// positive finite number; an unknown node in a stage, a peer_to_peer node
+// that is not one of the stage's nodes.
 Result<FlowBound> flow_bound(const Topology& topology, const FlowPattern& pattern);
 
 }  // namespace sluice::topo

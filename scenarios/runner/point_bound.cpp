@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "core/sched/data_path.hpp"
 #include "core/topology/flow_bound.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 
@@ -41,6 +42,18 @@ Result<FlowTerminal> rank_buffer(const topo::Topology& t, const ClientPlacement&
   return term;
 }
 
+// Whether GPU `gpu` of `node` has a NIC the client sends its bytes through
+// peer-to-peer (GPUDirect: within PXB, core/sched/data_path.hpp); without one,
+// its bytes bounce through host memory even with GDS.
+bool has_direct_nic(const topo::Topology& t, NodeId node, std::uint32_t gpu) {
+  for (std::uint32_t nic = 0; nic < t.count(node, VertexKind::nic); ++nic) {
+    Result<sched::PathDecision> d =
+        sched::decide_path(t, node, sched::MemoryPlace::gpu(gpu), nic, sched::BackendCaps{true});
+    if (d.ok() && d->path == sched::DataPath::direct) return true;
+  }
+  return false;
+}
+
 Result<PhaseBound> solve(const topo::Topology& t, const FlowPattern& p, PhaseBound row) {
   Result<topo::FlowBound> b = topo::flow_bound(t, p);
   if (!b.ok()) return b.status();
@@ -59,6 +72,39 @@ Result<PhaseBound> solve(const topo::Topology& t, const FlowPattern& p, PhaseBou
 
 std::uint64_t rank_count(const WorkloadSpec& w) {
   return static_cast<std::uint64_t>(w.clients.nodes.size()) * w.clients.ranks_per_node;
+}
+
+// How a phase's GPU buffers are reached. With GDS, a client node whose
+// ranks' GPUs all have a NIC within PXB moves their bytes peer-to-peer
+// through those NICs alone (the GPUDirect rail rule, flow_bound.hpp;
+// core/sched/rail_selector.hpp). A node that is also a server, or holds a GPU
+// without such a NIC, stays open (a relaxation); with no such NIC anywhere,
+// or GDS off, every byte bounces through the clients' host memory.
+struct GpuPaths {
+  std::vector<NodeId> peer_to_peer;
+  bool bounce = false;
+};
+
+GpuPaths gpu_paths(const topo::Topology& t, const WorkloadSpec& w, MemKind kind, GdsMode gds,
+                   const std::set<NodeId>& servers) {
+  GpuPaths out;
+  if (kind != MemKind::gpu) return out;
+  std::set<NodeId> open, clients;
+  bool any_direct = false;
+  for (std::uint64_t r = 0; r < rank_count(w); ++r) {
+    const NodeId node = w.clients.nodes[r / w.clients.ranks_per_node];
+    clients.insert(node);
+    const bool direct =
+        gds != GdsMode::off && has_direct_nic(t, node, static_cast<std::uint32_t>(r % w.clients.ranks_per_node));
+    any_direct = any_direct || direct;
+    if (!direct || servers.count(node) != 0) open.insert(node);
+  }
+  out.bounce = !any_direct;
+  if (out.bounce) return out;
+  for (NodeId c : clients) {
+    if (open.count(c) == 0) out.peer_to_peer.push_back(c);
+  }
+  return out;
 }
 
 // A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
@@ -110,10 +156,10 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
     }
     drives = std::move(caches);
   }
-  const bool bounce = kind == MemKind::gpu && spec.fs.gds == GdsMode::off;
+  const GpuPaths gpu = gpu_paths(t, w, kind, spec.fs.gds, server_set);
   FlowPattern p;
-  p.stages = {FlowStage{servers, false}, FlowStage{both, true}};
-  if (bounce) p.stages.push_back(FlowStage{clients, false});
+  p.stages = {FlowStage{servers, false}, FlowStage{both, true, gpu.peer_to_peer}};
+  if (gpu.bounce) p.stages.push_back(FlowStage{clients, false});
   p.sources = drives;
   p.sinks = buffers;
   if (write) {

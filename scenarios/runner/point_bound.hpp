@@ -10,8 +10,9 @@
 //   A storage server stages its bytes in its host memory (any of its NUMA
 //   nodes); a host buffer may be on any NUMA node of its client; a GPU buffer
 //   is the rank's GPU (rank r on GPU r % ranks_per_node), reached peer-to-peer
-//   from the NIC when GDS may be used (gds on or auto), through a bounce buffer
-//   in the client's host memory when it is off.
+//   when GDS may be used (gds on or auto) from the NICs within PXB of it alone
+//   (GPUDirect's rail rule, FlowStage::peer_to_peer), through a bounce buffer
+//   in the client's host memory when GDS is off or no GPU has such a NIC.
 // - Buffered writes (StorageServiceConfig::buffered_writes, write-back): the
 //   bytes of a write phase end in the servers' page caches (host memory, in
 //   their targets' shares), not on the drives, which bind only once the dirty

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/topology/cluster_builders.hpp"
 #include "core/topology/machine_assembler.hpp"
 
@@ -292,6 +294,39 @@ TEST(FlowBound, ABufferOnAnyNumaNodeAvoidsTheInterSocketLink) {
   EXPECT_EQ(solve(t, p).binding, "nic port: node0/nic0->switch");
 }
 
+// 17. GPUDirect keeps a GPU on the NICs within PXB of it. A client with two
+// root ports on one socket: the GPU (link 64) and NIC 0 on switch 0, NIC 1 on
+// switch 1, each NIC a 25 GB/s port; the server's two ports give 50. Peer-to-
+// peer from any NIC the bound would be 2 x 25 = 50; but NIC 1 reaches the GPU
+// only through the root ports (NODE), which GPUDirect does not cross, so the
+// GPU reads and writes through NIC 0 alone: 25 GB/s, bound by its port.
+TEST(FlowBound, GpuDirectUsesOnlyTheNicsBelowTheGpusRootPort) {
+  MachineAssembler m("gpu_client");
+  VertexId socket = m.add_socket(64 * k_gib, 100 * G);
+  VertexId sw0 = m.add_switch(m.add_root_port(socket, 60 * G), 60 * G);
+  VertexId sw1 = m.add_switch(m.add_root_port(socket, 60 * G), 60 * G);
+  m.add_gpu(sw0, 64 * G, 40 * k_gib);
+  m.add_nic(sw0, 30 * G, 25 * G);
+  m.add_nic(sw1, 30 * G, 25 * G);
+  Topology client = std::move(m.finish()).value();
+  Topology server = box({.drives = 8, .nics = 2});
+  Topology t = star(server, client, 1);
+  FlowPattern read = read_to_memory(t, {0}, {1});
+  read.sinks = {{dev(t, 1, VertexKind::gpu, 0), 1}};
+  EXPECT_NEAR(solve(t, read).bytes_per_s, 50 * G, 50 * G * 1e-5);
+  read.stages.back().peer_to_peer = {1};
+  FlowBound b = solve(t, read);
+  EXPECT_NEAR(b.bytes_per_s, 25 * G, 25 * G * 1e-5);
+  EXPECT_EQ(b.binding, "nic port: switch->node1/nic0");
+  // The write: the same path the other way.
+  FlowPattern write = read;
+  std::swap(write.sources, write.sinks);
+  std::reverse(write.stages.begin(), write.stages.end());
+  b = solve(t, write);
+  EXPECT_NEAR(b.bytes_per_s, 25 * G, 25 * G * 1e-5);
+  EXPECT_EQ(b.binding, "nic port: node1/nic0->switch");
+}
+
 TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
   Topology t = box({.drives = 1, .nics = 1});
   const VertexId drive = dev(t, 0, VertexKind::nvme, 0);
@@ -307,6 +342,9 @@ TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
   EXPECT_NE(message(FlowPattern{{{drive, 0}}, {{mem, 1}}, {{{0}, false}}}).find("share"), std::string::npos);
   EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {{{1}, false}}}).find("names node 1"), std::string::npos);
   EXPECT_NE(message(FlowPattern{{{drive, 1}}, {}, {{{0}, false}}}).find("one sink"), std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {{{0}, false, {1}}}}).find("keeps node 1 peer-to-peer"),
+            std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {{{0}, false, {0}}}}).find("unreachable"), std::string::npos);
   FlowPattern nine{{{drive, 1}}, {{mem, 1}}, std::vector<FlowStage>(9, FlowStage{{0}, false})};
   EXPECT_NE(message(nine).find("k_flow_max_stages"), std::string::npos);
 }
