@@ -163,6 +163,12 @@ struct PhaseRow {
   // NaN: none) and what binds it, or why there is none ("" for a phase that moves no bulk bytes).
   double bound_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
   std::string binding_resource;
+  // The same ceiling with each storage target's share set to the bytes it
+  // moved in this run (its storage.<op>_bytes.target.<id> counter), not an
+  // equal share: what the hardware allows with the file system's placement
+  // of this run's files (NaN: no bound, or no per-target counts), and what binds.
+  double placed_bound_bytes_per_s = std::numeric_limits<double>::quiet_NaN();
+  std::string placed_binding_resource;
   // Throughput over time, all ranks together: window i covers
   // [i, i+1) x progress_window_s after the phase started (PhaseRecorder).
   double progress_window_s = 0;

@@ -41,6 +41,7 @@
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
 #include "core/env.hpp"
+#include "core/topology/hardware_figures.hpp"
 #include "core/topology/topology.hpp"
 
 namespace sluice::sim {
@@ -100,16 +101,15 @@ struct SimProfile {
   // k_pcie_protocol_efficiency = 0.85 to the PCI-SIG raw rate, memory and
   // socket links carry published figures) and its latencies are per-hop
   // hardware latencies, so no TCP-style correction belongs on them.
-  // network bandwidth 0.97: the LV08 model's value (Velho, Schnorr, Casanova,
-  // Legrand, "On the Validity of Flow-level TCP Network Models for Grid and
-  // Cloud Simulations", ACM TOMACS 23(4), 2013), which is also TCP's payload
-  // share of a 1500-byte Ethernet frame (1448/1500 = 0.965).
+  // network bandwidth: topo::k_network_payload_share (0.97, the LV08 model's
+  // value and TCP's payload share of a 1500-byte frame; hardware_figures.hpp).
   // network latency 1.0, not LV08's 13.01: that factor folds TCP slow start
   // over WAN round trips into the latency; the topology's network latencies
   // (hardware_figures.hpp, 300 ns per link) are end-to-end figures of
   // RDMA-class fabrics without slow start. Calibration replaces both.
   std::array<LinkClassFactors, 4> link_classes{LinkClassFactors{1.0, 1.0}, LinkClassFactors{1.0, 1.0},
-                                               LinkClassFactors{1.0, 1.0}, LinkClassFactors{0.97, 1.0}};
+                                               LinkClassFactors{1.0, 1.0},
+                                               LinkClassFactors{topo::k_network_payload_share, 1.0}};
   // TCP window: SimGrid caps a flow at window / (2 x route latency)
   // (network/TCP-gamma). 4 MiB is SimGrid's default; the cap only binds on
   // long-latency routes (at 2 us it is 1 TB/s), never on PCIe.

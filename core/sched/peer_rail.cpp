@@ -67,12 +67,15 @@ Result<std::vector<TargetPlace>> place_targets(const topo::Topology& topology, N
     if (!drive.ok()) return drive.status();
     TargetPlace place;
     place.staging_numa = static_cast<std::uint16_t>(topology.vertex(*drive).numa);
-    // The drive's path class to each cabled NIC.
+    // The drive's distance to each cabled NIC: 0 within its NUMA node (its
+    // bytes are staged in that node's memory, so a NIC under the same switch
+    // is no nearer than one under another root port of the socket), 1 across
+    // the inter-socket link (SYS).
     std::vector<std::uint8_t> distance(nics, 0xff);
     for (std::uint32_t i = 0; i < nics; ++i) {
       if (nic_switch[i] == topo::k_no_vertex) continue;
       Result<topo::PathClass> pc = topo::path_class(topology, *drive, nic_vertex[i]);
-      distance[i] = static_cast<std::uint8_t>(pc.ok() ? *pc : topo::PathClass::net);
+      distance[i] = pc.ok() && *pc <= topo::PathClass::node ? 0 : 1;
     }
     // The nearest NICs among those on `sw` (k_no_vertex: among every cabled NIC).
     auto nearest = [&](topo::VertexId sw) {

@@ -46,8 +46,9 @@ Result<std::uint32_t> peer_nic(const topo::Topology& topology, NodeId client_nod
 // that way.
 // So, for each target: the candidates are the server NICs on the same switch
 // as the NIC rail matching named (peer_nic), or every cabled NIC when the
-// client named none; among them those with the closest PCIe path class to the
-// drive (PIX before PXB ... before SYS). Every one of those equally near NICs
+// client named none; among them those on the drive's NUMA node (path class
+// NODE or nearer: the server stages the bytes in that node's memory, so PIX is
+// no nearer than PHB), else every one (SYS). Every one of those equally near NICs
 // may carry the target's chunks: the server picks per transfer the one with
 // the fewest bytes in flight (StorageService), so two drives on a switch with
 // three NICs load all three, not two.

@@ -72,6 +72,8 @@ class FlowNetwork {
   int resource(std::string kind, std::string element, double bytes_per_s);
   Status check_terminal(const FlowTerminal& term, std::size_t stage, const char* side) const;
   Status add_stages();
+  // A link's capacity in the flow: network links carry network_payload_share of their rate.
+  double capacity(const Link& l, double bytes_per_s) const;
   void add_link_arcs(std::size_t stage, EdgeId e);
   void add_shared_link_arcs(EdgeId e);
   Status add_terminals();
@@ -189,6 +191,10 @@ Status FlowNetwork::add_stages() {
   return ok_status();
 }
 
+double FlowNetwork::capacity(const Link& l, double bytes_per_s) const {
+  return l.spec.link_class == LinkClass::network ? bytes_per_s * p_.network_payload_share : bytes_per_s;
+}
+
 void FlowNetwork::add_link_arcs(std::size_t stage, EdgeId e) {
   const Link& l = t_.link(e);
   const std::size_t a = at_[stage][l.a], b = at_[stage][l.b];
@@ -196,15 +202,15 @@ void FlowNetwork::add_link_arcs(std::size_t stage, EdgeId e) {
   const std::string kind = kind_of(t_, l);
   const std::string& an = t_.vertex(l.a).name;
   const std::string& bn = t_.vertex(l.b).name;
+  const double ab = capacity(l, l.spec.bandwidth_ab_bytes_per_s);
+  const double ba = capacity(l, l.spec.bandwidth_ba_bytes_per_s);
   if (l.spec.full_duplex) {
-    add_arc(a, b, to_units(l.spec.bandwidth_ab_bytes_per_s),
-            resource(kind, an + "->" + bn, l.spec.bandwidth_ab_bytes_per_s));
-    add_arc(b, a, to_units(l.spec.bandwidth_ba_bytes_per_s),
-            resource(kind, bn + "->" + an, l.spec.bandwidth_ba_bytes_per_s));
+    add_arc(a, b, to_units(ab), resource(kind, an + "->" + bn, ab));
+    add_arc(b, a, to_units(ba), resource(kind, bn + "->" + an, ba));
     return;
   }
   // Both directions share one capacity: a and b both feed one arc that feeds both.
-  const double cap = std::min(l.spec.bandwidth_ab_bytes_per_s, l.spec.bandwidth_ba_bytes_per_s);
+  const double cap = std::min(ab, ba);
   const std::size_t in = add_vertex(), out = add_vertex();
   add_arc(a, in, 0, k_unbounded);
   add_arc(b, in, 0, k_unbounded);
@@ -228,8 +234,8 @@ void FlowNetwork::add_shared_link_arcs(EdgeId e) {
   const std::string& an = t_.vertex(l.a).name;
   const std::string& bn = t_.vertex(l.b).name;
   SLUICE_ASSERT(l.spec.full_duplex);
-  one_way(l.a, l.b, l.spec.bandwidth_ab_bytes_per_s, an + "->" + bn);
-  one_way(l.b, l.a, l.spec.bandwidth_ba_bytes_per_s, bn + "->" + an);
+  one_way(l.a, l.b, capacity(l, l.spec.bandwidth_ab_bytes_per_s), an + "->" + bn);
+  one_way(l.b, l.a, capacity(l, l.spec.bandwidth_ba_bytes_per_s), bn + "->" + an);
 }
 
 Status FlowNetwork::add_terminals() {
@@ -298,6 +304,10 @@ Status FlowNetwork::build() {
   }
   if (p_.sources.size() + p_.sinks.size() > k_flow_max_terminals) {
     return error(StatusCode::invalid_argument, "flow_bound: more terminals than k_flow_max_terminals");
+  }
+  if (!(p_.network_payload_share > 0 && p_.network_payload_share <= 1)) {
+    return error(StatusCode::invalid_argument, "flow_bound: network_payload_share " +
+                                                   std::to_string(p_.network_payload_share) + " is outside (0, 1]");
   }
   if (Status s = add_stages(); !s.ok()) return s;
   if (Status s = add_terminals(); !s.ok()) return s;

@@ -29,7 +29,8 @@
 //   root port or a socket never carries the GPU's bytes peer-to-peer.
 // - Drives: a source drive is capped by its sequential read rate, a sink drive
 //   by its write rate (Vertex::nvme_*_bytes_per_s); a NIC by its network link
-//   (the cluster builders give it the port rate); links by their rate in the
+//   (the cluster builders give it the port rate) times the pattern's
+//   network_payload_share, as every network link; links by their rate in the
 //   direction crossed, both directions sharing one capacity where
 //   LinkSpec::full_duplex is false.
 //
@@ -95,6 +96,10 @@ struct FlowPattern {
   std::vector<FlowTerminal> sources;  // in stages.front()
   std::vector<FlowTerminal> sinks;    // in stages.back()
   std::vector<FlowStage> stages;      // at least one
+  // The part of a network link's rate that carries the pattern's bytes
+  // (headers and framing take the rest): every network-class link's capacity
+  // is its rate times this, in (0, 1]. 1: the port rate itself.
+  double network_payload_share = 1.0;
 };
 
 // One hardware element of a cut.
@@ -116,7 +121,7 @@ struct FlowBound {
 // nvme / host_memory / gpu, whose node is not in its stage, that its stage's
 // peer_to_peer leaves unreachable (a host memory), or whose share is not a
 // positive finite number; an unknown node in a stage, a peer_to_peer node
-// that is not one of the stage's nodes.
+// that is not one of the stage's nodes; a network_payload_share outside (0, 1].
 Result<FlowBound> flow_bound(const Topology& topology, const FlowPattern& pattern);
 
 }  // namespace sluice::topo

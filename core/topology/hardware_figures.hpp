@@ -76,6 +76,14 @@ inline constexpr double k_25gbe_bytes_per_s = gbps_to_bytes_per_s(25);
 // quote 130 ns port-to-port, ConnectX adapters ~0.6 us end to end; we charge
 // 300 ns per network link so a one-switch path costs ~0.6 us before calibration.
 inline constexpr TimeNs k_network_link_latency_ns = 300;
+// The part of a network link's port rate that carries payload: 0.97, the LV08
+// model's bandwidth factor (Velho, Schnorr, Casanova, Legrand, "On the Validity
+// of Flow-level TCP Network Models for Grid and Cloud Simulations", ACM TOMACS
+// 23(4), 2013), which is also TCP's payload share of a 1500-byte Ethernet
+// frame (1448/1500 = 0.965). The simulator's default network bandwidth factor
+// (sim/sim_profile.hpp) and the analytic bound's NIC and fabric capacities
+// (scenarios/runner/point_bound.cpp) both use it.
+inline constexpr double k_network_payload_share = 0.97;
 
 // ---- GPUs ----------------------------------------------------------------------
 inline constexpr std::uint64_t k_a100_40gb_memory_bytes = 40 * k_gib;  // NVIDIA A100 datasheet (40 GB HBM2)

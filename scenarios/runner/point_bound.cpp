@@ -1,13 +1,17 @@
 #include "scenarios/runner/point_bound.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include <fmt/core.h>
 
 #include "core/sched/data_path.hpp"
 #include "core/topology/flow_bound.hpp"
+#include "core/topology/hardware_figures.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 
 namespace sluice::scenario {
@@ -107,24 +111,61 @@ GpuPaths gpu_paths(const topo::Topology& t, const WorkloadSpec& w, MemKind kind,
   return out;
 }
 
+// Each target's drive (or, for buffered writes, each server's page cache) as
+// a terminal: an equal share per target, or with `placed` the bytes each
+// target moved in this direction (a target that moved none drops out).
+Result<std::vector<FlowTerminal>> target_terminals(const ScenarioSpec& spec, bool write, const TargetBytes* placed) {
+  const topo::Topology& t = *spec.cluster;
+  const bool cache = write && spec.fs.storage_config.buffered_writes;
+  const std::map<TargetId, double>* bytes = placed == nullptr ? nullptr : write ? &placed->written : &placed->read;
+  std::vector<FlowTerminal> out;
+  TargetId id = 1;  // FsDeployment numbers targets 1, 2, ... in this order
+  for (const StorageServerSpec& s : spec.fs.storage) {
+    std::vector<topo::VertexId> mems = devices(t, s.node, VertexKind::host_memory);
+    double server_share = 0;
+    for (std::uint32_t n : s.nvme) {
+      Result<topo::VertexId> v = t.device(s.node, VertexKind::nvme, n);
+      if (!v.ok()) return v.status();
+      double share = 1.0;
+      if (bytes != nullptr) {
+        auto it = bytes->find(id);
+        share = it == bytes->end() ? 0.0 : it->second;
+      }
+      ++id;
+      server_share += share;
+      if (!cache && share > 0) out.push_back(FlowTerminal{*v, share, {}});
+    }
+    if (cache && server_share > 0 && !mems.empty()) {
+      // Write-back: a write is done once the page cache holds it, so the bytes
+      // end in each server's host memory (any NUMA node), in its targets'
+      // shares; the drives bind only once the dirty budget is full.
+      FlowTerminal page_cache{mems.front(), server_share, {}};
+      page_cache.alternatives.assign(mems.begin() + 1, mems.end());
+      out.push_back(std::move(page_cache));
+    }
+  }
+  return out;
+}
+
 // A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
-Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write) {
+Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write,
+                              const TargetBytes* placed) {
   const topo::Topology& t = *spec.cluster;
   PhaseBound row{w.label, write ? "write" : "read", false, 0, "", ""};
   if (write && spec.fs.storage_config.mirror.enabled && spec.fs.meta.mirror_file_data) {
     row.binding_resource = "no bound: mirrored writes are not in the calculator yet";
     return row;
   }
-  std::vector<FlowTerminal> drives, buffers;
-  std::set<NodeId> server_set, client_set;
-  for (const StorageServerSpec& s : spec.fs.storage) {
-    server_set.insert(s.node);
-    for (std::uint32_t n : s.nvme) {
-      Result<topo::VertexId> v = t.device(s.node, VertexKind::nvme, n);
-      if (!v.ok()) return v.status();
-      drives.push_back(FlowTerminal{*v, 1.0, {}});
-    }
+  Result<std::vector<FlowTerminal>> drives = target_terminals(spec, write, placed);
+  if (!drives.ok()) return drives.status();
+  if (drives->empty()) {
+    row.binding_resource = placed != nullptr ? "no bound: no target moved a byte in this direction"
+                                             : "no bound: the file system has no storage target";
+    return row;
   }
+  std::vector<FlowTerminal> buffers;
+  std::set<NodeId> server_set, client_set;
+  for (const StorageServerSpec& s : spec.fs.storage) server_set.insert(s.node);
   const std::uint64_t ranks = rank_count(w);
   for (std::uint64_t r = 0; r < ranks; ++r) {
     Result<FlowTerminal> b = rank_buffer(t, w.clients, static_cast<std::uint32_t>(r), kind);
@@ -142,25 +183,13 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   both.insert(both.end(), clients.begin(), clients.end());
   std::sort(both.begin(), both.end());
   both.erase(std::unique(both.begin(), both.end()), both.end());
-  if (write && spec.fs.storage_config.buffered_writes) {
-    // Write-back: a write is done once the page cache holds it, so the bytes
-    // end in each server's host memory (any NUMA node), in the targets'
-    // shares; the drives bind only once the dirty budget is full.
-    std::vector<FlowTerminal> caches;
-    for (const StorageServerSpec& server : spec.fs.storage) {
-      std::vector<topo::VertexId> mems = devices(t, server.node, VertexKind::host_memory);
-      if (mems.empty() || server.nvme.empty()) continue;
-      FlowTerminal cache{mems.front(), static_cast<double>(server.nvme.size()), {}};
-      cache.alternatives.assign(mems.begin() + 1, mems.end());
-      caches.push_back(std::move(cache));
-    }
-    drives = std::move(caches);
-  }
   const GpuPaths gpu = gpu_paths(t, w, kind, spec.fs.gds, server_set);
   FlowPattern p;
+  // A NIC port or fabric link carries its payload share of its rate (hardware_figures.hpp).
+  p.network_payload_share = topo::k_network_payload_share;
   p.stages = {FlowStage{servers, false}, FlowStage{both, true, gpu.peer_to_peer}};
   if (gpu.bounce) p.stages.push_back(FlowStage{clients, false});
-  p.sources = drives;
+  p.sources = std::move(drives).value();
   p.sinks = buffers;
   if (write) {
     std::reverse(p.stages.begin(), p.stages.end());
@@ -183,8 +212,9 @@ std::string rate_text(double bytes_per_s) { return fmt::format("{:.3g} GB/s", by
 // A stage-in's ingress: each rank's blocks written from its buffer to every
 // target, and no faster than the object store gives them
 // (source_bytes_per_s_per_rank x ranks, when set).
-Result<PhaseBound> stage_in_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StageInConfig& c) {
-  Result<PhaseBound> b = bulk_bound(spec, w, c.buffer_kind, true);
+Result<PhaseBound> stage_in_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StageInConfig& c,
+                                  const TargetBytes* placed) {
+  Result<PhaseBound> b = bulk_bound(spec, w, c.buffer_kind, true, placed);
   if (!b.ok()) return b;
   b->phase = "ingress";
   const std::uint64_t ranks = rank_count(w);
@@ -198,8 +228,9 @@ Result<PhaseBound> stage_in_bound(const ScenarioSpec& spec, const WorkloadSpec& 
 // GPU, and no faster than the accelerators consume them: a step's batch per
 // compute_ns_per_step per rank (reads overlap the compute, never the other
 // way round).
-Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const TrainEpochConfig& c) {
-  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, false);
+Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const TrainEpochConfig& c,
+                               const TargetBytes* placed) {
+  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, false, placed);
   if (!b.ok()) return b;
   b->phase = "epoch";
   if (c.compute_ns_per_step > 0) {
@@ -216,9 +247,10 @@ Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, 
 // A GPU stream: record writes each rank's buffers from its GPU, playback
 // reads them into it, and one compute step per buffer runs at a time per
 // rank: no faster than buffer_bytes per compute_ns_per_buffer per rank.
-Result<PhaseBound> stream_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StreamConfig& c) {
+Result<PhaseBound> stream_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StreamConfig& c,
+                                const TargetBytes* placed) {
   const bool record = c.direction == StreamDirection::record;
-  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, record);
+  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, record, placed);
   if (!b.ok()) return b;
   b->phase = std::string(to_string(c.direction));
   if (c.compute_ns_per_buffer > 0) {
@@ -235,14 +267,14 @@ Result<PhaseBound> stream_bound(const ScenarioSpec& spec, const WorkloadSpec& w,
 
 }  // namespace
 
-Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
+Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const TargetBytes* placed) {
   if (Status s = FsDeployment::validate(spec); !s.ok()) return s;
   std::vector<PhaseBound> rows;
   for (const WorkloadSpec& w : spec.workloads) {
     if (const auto* sweep = std::get_if<FileSweepConfig>(&w.config)) {
       for (SweepPhase phase : sweep->phases) {
         if (phase != SweepPhase::write && phase != SweepPhase::read) continue;
-        Result<PhaseBound> b = bulk_bound(spec, w, sweep->buffer_kind, phase == SweepPhase::write);
+        Result<PhaseBound> b = bulk_bound(spec, w, sweep->buffer_kind, phase == SweepPhase::write, placed);
         if (!b.ok()) return b.status();
         rows.push_back(std::move(b).value());
       }
@@ -251,26 +283,26 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
     if (const auto* burst = std::get_if<CheckpointConfig>(&w.config)) {
       for (bool write : {true, false}) {
         if (!write && !burst->read_back) continue;
-        Result<PhaseBound> b = bulk_bound(spec, w, burst->source_kind, write);
+        Result<PhaseBound> b = bulk_bound(spec, w, burst->source_kind, write, placed);
         if (!b.ok()) return b.status();
         rows.push_back(std::move(b).value());
       }
       continue;
     }
     if (const auto* stage = std::get_if<StageInConfig>(&w.config)) {
-      Result<PhaseBound> b = stage_in_bound(spec, w, *stage);
+      Result<PhaseBound> b = stage_in_bound(spec, w, *stage, placed);
       if (!b.ok()) return b.status();
       rows.push_back(std::move(b).value());
       continue;
     }
     if (const auto* epoch = std::get_if<TrainEpochConfig>(&w.config)) {
-      Result<PhaseBound> b = epoch_bound(spec, w, *epoch);
+      Result<PhaseBound> b = epoch_bound(spec, w, *epoch, placed);
       if (!b.ok()) return b.status();
       rows.push_back(std::move(b).value());
       continue;
     }
     if (const auto* stream = std::get_if<StreamConfig>(&w.config)) {
-      Result<PhaseBound> b = stream_bound(spec, w, *stream);
+      Result<PhaseBound> b = stream_bound(spec, w, *stream, placed);
       if (!b.ok()) return b.status();
       rows.push_back(std::move(b).value());
       continue;
@@ -281,20 +313,44 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec) {
   return rows;
 }
 
-void attach_bounds(RunResult& result) {
-  if (result.phases.empty()) return;
-  Result<std::vector<PhaseBound>> bounds = point_bounds(result.spec);
-  for (PhaseRow& row : result.phases) {
-    if (!bounds.ok()) {
-      row.binding_resource = "no bound: " + bounds.status().message();
-      continue;
-    }
-    for (const PhaseBound& b : *bounds) {
-      if (b.workload != row.workload || (b.phase != row.phase && b.phase != "*")) continue;
-      row.bound_bytes_per_s = b.computed ? b.bound_bytes_per_s : std::numeric_limits<double>::quiet_NaN();
-      row.binding_resource = b.binding_resource;
+TargetBytes target_bytes(const std::map<std::string, double>& counters) {
+  TargetBytes out;
+  for (const auto& [prefix, into] : {std::pair{std::string_view("storage.write_bytes.target."), &out.written},
+                                     std::pair{std::string_view("storage.read_bytes.target."), &out.read}}) {
+    for (auto it = counters.lower_bound(std::string(prefix)); it != counters.end(); ++it) {
+      const std::string& name = it->first;
+      if (name.compare(0, prefix.size(), prefix) != 0) break;
+      const std::string id = name.substr(prefix.size());
+      if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos || id.size() > 9) continue;
+      if (std::isfinite(it->second) && it->second > 0) (*into)[static_cast<TargetId>(std::stoul(id))] += it->second;
     }
   }
+  return out;
+}
+
+void attach_bounds(RunResult& result) {
+  if (result.phases.empty()) return;
+  const TargetBytes placed = target_bytes(result.counters);
+  const bool counted = !placed.written.empty() || !placed.read.empty();
+  Result<std::vector<PhaseBound>> bounds = point_bounds(result.spec);
+  Result<std::vector<PhaseBound>> placed_bounds =
+      counted ? point_bounds(result.spec, &placed) : Result<std::vector<PhaseBound>>(std::vector<PhaseBound>{});
+  const auto apply = [&result](const Result<std::vector<PhaseBound>>& rows, double PhaseRow::*bound,
+                               std::string PhaseRow::*binding) {
+    for (PhaseRow& row : result.phases) {
+      if (!rows.ok()) {
+        row.*binding = "no bound: " + rows.status().message();
+        continue;
+      }
+      for (const PhaseBound& b : *rows) {
+        if (b.workload != row.workload || (b.phase != row.phase && b.phase != "*")) continue;
+        row.*bound = b.computed ? b.bound_bytes_per_s : std::numeric_limits<double>::quiet_NaN();
+        row.*binding = b.binding_resource;
+      }
+    }
+  };
+  apply(bounds, &PhaseRow::bound_bytes_per_s, &PhaseRow::binding_resource);
+  if (counted) apply(placed_bounds, &PhaseRow::placed_bound_bytes_per_s, &PhaseRow::placed_binding_resource);
 }
 
 }  // namespace sluice::scenario

@@ -32,6 +32,7 @@
 //   epoch's setup none.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,14 +50,32 @@ struct PhaseBound {
   std::string binding_resource;  // the kind with its elements; else why there is no bound
 };
 
-// One entry per bulk phase of every workload of the point, in order. Errors:
-// a spec whose placement names nodes or drives the cluster lacks.
-Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec);
+// Bytes each storage target moved in a run, by target id (1, 2, ... in
+// FsSpec::storage order, each server's drives in order, as FsDeployment
+// numbers them), per direction: the run's counters
+// storage.write_bytes.target.<id> and storage.read_bytes.target.<id>.
+struct TargetBytes {
+  std::map<TargetId, double> written;
+  std::map<TargetId, double> read;
+};
+// The per-target counts of a run's counters (others, and malformed or
+// non-positive ones, are skipped).
+TargetBytes target_bytes(const std::map<std::string, double>& counters);
+
+// One entry per bulk phase of every workload of the point, in order. Each
+// target takes an equal share of a phase's bytes; with `placed`, the bytes it
+// moved in the phase's direction (the file system's placement of this run's
+// files: a randomized chooser puts few-stripe files unevenly, and the busiest
+// drive then sets the phase's end), and a target that moved none drops out.
+// Errors: a spec whose placement names nodes or drives the cluster lacks.
+Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const TargetBytes* placed = nullptr);
 
 // Sets each phase's bound_bytes_per_s and binding_resource from
 // point_bounds(result.spec), on any backend: the phases of a point_bounds
 // row get its bound (or its reason), the others none. A spec the calculator
-// refuses leaves its reason on every phase.
+// refuses leaves its reason on every phase. When the run counted bytes per
+// target, placed_bound_bytes_per_s and placed_binding_resource come the same
+// way from point_bounds(result.spec, &target_bytes(result.counters)).
 void attach_bounds(RunResult& result);
 
 }  // namespace sluice::scenario

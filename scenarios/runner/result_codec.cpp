@@ -209,6 +209,8 @@ json to_json(const PhaseRow& row) {
           {"latency_us_p99", number(row.latency_us_p99)},
           {"bound_bytes_per_s", number(row.bound_bytes_per_s)},
           {"binding_resource", row.binding_resource},
+          {"placed_bound_bytes_per_s", number(row.placed_bound_bytes_per_s)},
+          {"placed_binding_resource", row.placed_binding_resource},
           {"extra", extra},
           {"progress", {{"window_s", number(row.progress_window_s)}, {"bytes_per_s", progress}}}};
 }
@@ -259,6 +261,10 @@ Result<PhaseRow> phase_row_from_json(const json& j) {
     if (j.contains("bound_bytes_per_s")) {  // results written before bounds had none
       row.bound_bytes_per_s = read_number(j.at("bound_bytes_per_s"));
       row.binding_resource = j.at("binding_resource").get<std::string>();
+    }
+    if (j.contains("placed_bound_bytes_per_s")) {  // results written before placed bounds had none
+      row.placed_bound_bytes_per_s = read_number(j.at("placed_bound_bytes_per_s"));
+      row.placed_binding_resource = j.at("placed_binding_resource").get<std::string>();
     }
     if (j.contains("progress")) {  // results written before it had none
       row.progress_window_s = read_number(j.at("progress").at("window_s"));

@@ -34,8 +34,8 @@ namespace {
 // Table: the parameter/configuration list of a row is cut to this (the CSV has them all), and so is a label.
 constexpr std::size_t k_table_params_chars = 40;
 constexpr std::size_t k_table_label_chars = 24;
-// results.csv's columns from workload to binding_resource (a run without phases leaves them empty).
-constexpr std::size_t k_csv_phase_columns = 16;
+// results.csv's columns from workload to placed_binding_resource (a run without phases leaves them empty).
+constexpr std::size_t k_csv_phase_columns = 19;
 
 using Values = std::map<std::string, std::string>;
 
@@ -213,7 +213,8 @@ std::string csv_header(const std::vector<ValueColumn>& columns, const std::set<s
   }
   out +=
       ",workload,phase,ranks,bytes,ops,first_done_s,elapsed_s,throughput_GB_per_s,first_throughput_GB_per_s,"
-      "ops_per_s,first_ops_per_s,latency_us_p50,latency_us_p99,bound_GB_per_s,of_bound,binding_resource";
+      "ops_per_s,first_ops_per_s,latency_us_p50,latency_us_p99,bound_GB_per_s,of_bound,binding_resource,"
+      "placed_bound_GB_per_s,of_placed_bound,placed_binding_resource";
   for (const std::string& e : extras) out += "," + csv_field(e);
   return out + "\n";
 }
@@ -236,9 +237,9 @@ std::string csv_run_head(std::size_t i, const RunResult& r, const Values& config
   return head;
 }
 
-// The phase's rate as a fraction of its bound (NaN without one).
-double of_bound(const PhaseRow& p) {
-  return p.bound_bytes_per_s > 0 ? p.last_bytes_per_s / p.bound_bytes_per_s : std::numeric_limits<double>::quiet_NaN();
+// The phase's rate as a fraction of a bound (NaN without one).
+double of_bound(const PhaseRow& p, double bound_bytes_per_s) {
+  return bound_bytes_per_s > 0 ? p.last_bytes_per_s / bound_bytes_per_s : std::numeric_limits<double>::quiet_NaN();
 }
 
 std::string csv_phase(const PhaseRow& p, const std::set<std::string>& extras) {
@@ -248,7 +249,9 @@ std::string csv_phase(const PhaseRow& p, const std::set<std::string>& extras) {
                     csv_number(p.first_bytes_per_s / k_bytes_per_gb) + "," + csv_number(p.last_ops_per_s) + "," +
                     csv_number(p.first_ops_per_s) + "," + csv_number(p.latency_us_p50) + "," +
                     csv_number(p.latency_us_p99) + "," + csv_number(p.bound_bytes_per_s / k_bytes_per_gb) + "," +
-                    csv_number(of_bound(p)) + "," + csv_field(p.binding_resource);
+                    csv_number(of_bound(p, p.bound_bytes_per_s)) + "," + csv_field(p.binding_resource) + "," +
+                    csv_number(p.placed_bound_bytes_per_s / k_bytes_per_gb) + "," +
+                    csv_number(of_bound(p, p.placed_bound_bytes_per_s)) + "," + csv_field(p.placed_binding_resource);
   for (const std::string& e : extras) {
     auto it = p.extra.find(e);
     out += "," + (it == p.extra.end() ? std::string() : csv_number(it->second));
@@ -396,7 +399,7 @@ std::string results_table(const std::vector<RunResult>& runs) {
     const std::string lead = fmt::format("{:>4} {:<7} {}{:<{}}", i, to_string(r.backend), label_column(r.spec.label),
                                          values_text(values[i], shown), k_table_params_chars);
     for (const PhaseRow& p : r.phases) {
-      const double fraction = of_bound(p);
+      const double fraction = of_bound(p, p.bound_bytes_per_s);
       out += fmt::format("{} {:<22} {:>6} {:>10.3f} {:>8} {:>12.1f} {:>10.4f} {:>10} {:>10}\n", lead,
                          p.workload + "/" + p.phase, p.ranks, p.last_bytes_per_s / k_bytes_per_gb,
                          std::isfinite(fraction) ? fmt::format("{:.2f}", fraction) : std::string("-"), p.last_ops_per_s,

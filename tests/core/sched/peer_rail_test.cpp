@@ -139,6 +139,23 @@ TEST(TargetPlace, EquallyNearNicsAreAllCandidatesEvenWithFewerDrivesThanNics) {
       EXPECT_EQ(*p.nics(named), (std::vector<std::uint32_t>{0, 1, 2})) << "named " << named;
     }
   }
+  // Roofline configuration 25: the socket's drives and NICs under two PCIe
+  // switches. A drive's bytes are staged in its socket's memory either way,
+  // so a NIC under the drive's own switch (PIX) is no nearer than one under
+  // the other (PHB): all three stay candidates for every drive (before, the
+  // NIC alone under the other switch took every drive of its switch).
+  spec.switches_per_socket = 2;
+  spec.nvmes = 5;
+  Result<topo::Topology> split = topo::generic_machine(spec);
+  ASSERT_TRUE(split.ok()) << split.status().to_string();
+  const std::array<const topo::Topology*, 2> split_machines{&*split, &client};
+  Result<topo::Topology> t2 = topo::star_cluster(split_machines);
+  ASSERT_TRUE(t2.ok()) << t2.status().to_string();
+  Result<std::vector<TargetPlace>> split_places = place_targets(*t2, 0, {0, 1, 2, 3, 4});
+  ASSERT_TRUE(split_places.ok()) << split_places.status().to_string();
+  for (const TargetPlace& p : *split_places) {
+    EXPECT_EQ(*p.nics(k_no_id), (std::vector<std::uint32_t>{0, 1, 2}));
+  }
 }
 
 TEST(TargetPlace, RailMatchingKeepsTheServerNicOnTheClientsSwitch) {
