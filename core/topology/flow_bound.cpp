@@ -72,6 +72,9 @@ class FlowNetwork {
   int resource(std::string kind, std::string element, double bytes_per_s);
   Status check_terminal(const FlowTerminal& term, std::size_t stage, const char* side) const;
   Status add_stages();
+  // Whether `l` is the PCIe link of a NIC that is a terminal of `stage`, a
+  // stage with the fabric: such a NIC's bytes cross its port alone.
+  bool bypasses_nic_terminal(std::size_t stage, const Link& l) const;
   // A link's capacity in the flow: network links carry network_payload_share of their rate.
   double capacity(const Link& l, double bytes_per_s) const;
   void add_link_arcs(std::size_t stage, EdgeId e);
@@ -116,9 +119,10 @@ Status FlowNetwork::check_terminal(const FlowTerminal& term, std::size_t stage_i
   const std::string what = std::string("flow_bound: ") + side + " ";
   if (!t_.contains(term.vertex)) return error(StatusCode::invalid_argument, what + "names no vertex");
   const Vertex& v = t_.vertex(term.vertex);
-  if (v.kind != VertexKind::nvme && v.kind != VertexKind::host_memory && v.kind != VertexKind::gpu) {
+  if (v.kind != VertexKind::nvme && v.kind != VertexKind::host_memory && v.kind != VertexKind::gpu &&
+      v.kind != VertexKind::nic) {
     return error(StatusCode::invalid_argument,
-                 what + v.name + " is a " + std::string(to_string(v.kind)) + ", not an nvme, host_memory or gpu");
+                 what + v.name + " is a " + std::string(to_string(v.kind)) + ", not an nvme, host_memory, gpu or nic");
   }
   if (!(term.share > 0) || !std::isfinite(term.share)) {
     return error(StatusCode::invalid_argument, what + v.name + ": share must be a positive finite number");
@@ -174,7 +178,7 @@ Status FlowNetwork::add_stages() {
       if (in) at_[k][v] = add_vertex();
     }
     for (EdgeId e = 0; e < t_.link_count(); ++e) {
-      if (!shared_by_stages(t_.link(e))) add_link_arcs(k, e);
+      if (!shared_by_stages(t_.link(e)) && !bypasses_nic_terminal(k, t_.link(e))) add_link_arcs(k, e);
     }
   }
   for (EdgeId e = 0; e < t_.link_count(); ++e) {
@@ -189,6 +193,17 @@ Status FlowNetwork::add_stages() {
     }
   }
   return ok_status();
+}
+
+bool FlowNetwork::bypasses_nic_terminal(std::size_t stage, const Link& l) const {
+  if (!p_.stages[stage].fabric || l.spec.link_class == LinkClass::network) return false;
+  const auto is_terminal = [&](VertexId v) {
+    if (t_.vertex(v).kind != VertexKind::nic) return false;
+    const auto named = [v](const FlowTerminal& term) { return term.vertex == v; };
+    return (stage == 0 && std::any_of(p_.sources.begin(), p_.sources.end(), named)) ||
+           (stage + 1 == p_.stages.size() && std::any_of(p_.sinks.begin(), p_.sinks.end(), named));
+  };
+  return is_terminal(l.a) || is_terminal(l.b);
 }
 
 double FlowNetwork::capacity(const Link& l, double bytes_per_s) const {

@@ -3,7 +3,7 @@
 // simulated or measured rate can be read as a fraction of it.
 //
 // What it computes
-// - Bytes enter at `sources` (drives, host memories, GPUs) and leave at
+// - Bytes enter at `sources` (drives, host memories, GPUs, NICs) and leave at
 //   `sinks`, each terminal taking a fixed share of its side's bytes (a file
 //   striped evenly over 16 targets: each drive serves 1/16). The bound is the
 //   largest total rate T at which every source can send T x its share and
@@ -76,8 +76,13 @@ inline constexpr std::size_t k_flow_max_terminals = std::size_t{1} << 20;
 inline constexpr double k_flow_relative_tolerance = 1e-6;
 
 struct FlowTerminal {
-  VertexId vertex = k_no_vertex;  // an nvme, host_memory or gpu vertex
-  double share = 1.0;             // its part of its side's bytes, relative to the others (> 0)
+  // An nvme, host_memory, gpu or nic vertex. A NIC terminal fixes the bytes
+  // through that NIC (a server NIC's counted share: scenarios/runner/point_bound):
+  // in a stage without the fabric its bytes cross its PCIe link, in one with
+  // it its port alone (its PCIe link is left out of that stage, so no byte
+  // leaves through another NIC of its node).
+  VertexId vertex = k_no_vertex;
+  double share = 1.0;  // its part of its side's bytes, relative to the others (> 0)
   // Host memories or GPUs of the same node where the same bytes may also
   // enter or leave (a buffer the run may place on any NUMA node). Not for drives.
   std::vector<VertexId> alternatives = {};
@@ -118,7 +123,7 @@ struct FlowBound {
 };
 
 // Errors: no stage, too many stages or terminals, a terminal that is not an
-// nvme / host_memory / gpu, whose node is not in its stage, that its stage's
+// nvme / host_memory / gpu / nic, whose node is not in its stage, that its stage's
 // peer_to_peer leaves unreachable (a host memory), or whose share is not a
 // positive finite number; an unknown node in a stage, a peer_to_peer node
 // that is not one of the stage's nodes; a network_payload_share outside (0, 1].

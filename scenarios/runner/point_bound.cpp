@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -147,6 +148,48 @@ Result<std::vector<FlowTerminal>> target_terminals(const ScenarioSpec& spec, boo
   return out;
 }
 
+// The server NICs that moved bytes, each as a terminal with its count as its share.
+std::vector<FlowTerminal> nic_terminals(const topo::Topology& t,
+                                        const std::map<std::pair<NodeId, std::uint32_t>, double>& bytes) {
+  std::vector<FlowTerminal> out;
+  for (const auto& [where, count] : bytes) {
+    Result<topo::VertexId> v = t.device(where.first, VertexKind::nic, where.second);
+    if (v.ok() && count > 0) out.push_back(FlowTerminal{*v, count, {}});
+  }
+  return out;
+}
+
+// A read pattern (stages servers, network, ...; drives to buffers) whose
+// server NICs each carry a fixed share (`nics`): the flow splits at them into
+// the servers' side (drives to NICs through the staging memory: two server
+// stages meeting at a host memory) and the network's (NICs to the buffers,
+// the pattern's later stages), each NIC taking its share in both. A flow of
+// the whole with those NIC shares is a flow of each side and the other way
+// round (one commodity), so the bound is the smaller side's.
+Result<PhaseBound> split_at_nics(const topo::Topology& t, FlowPattern whole, const std::vector<FlowTerminal>& nics,
+                                 bool write, PhaseBound row) {
+  FlowPattern servers_side;
+  servers_side.network_payload_share = whole.network_payload_share;
+  servers_side.stages = {whole.stages.front(), whole.stages.front()};
+  servers_side.sources = std::move(whole.sources);
+  servers_side.sinks = nics;
+  FlowPattern network_side = std::move(whole);
+  network_side.stages.erase(network_side.stages.begin());
+  network_side.sources = nics;
+  for (FlowPattern* side : {&servers_side, &network_side}) {
+    if (!write) continue;
+    std::reverse(side->stages.begin(), side->stages.end());
+    std::swap(side->sources, side->sinks);
+  }
+  Result<PhaseBound> a = solve(t, servers_side, row);
+  if (!a.ok()) return a;
+  Result<PhaseBound> b = solve(t, network_side, std::move(row));
+  if (!b.ok()) return b;
+  if (!a->computed) return b;
+  if (!b->computed) return a;
+  return a->bound_bytes_per_s <= b->bound_bytes_per_s ? a : b;
+}
+
 // A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
 Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write,
                               const TargetBytes* placed) {
@@ -190,7 +233,11 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   p.stages = {FlowStage{servers, false}, FlowStage{both, true, gpu.peer_to_peer}};
   if (gpu.bounce) p.stages.push_back(FlowStage{clients, false});
   p.sources = std::move(drives).value();
-  p.sinks = buffers;
+  p.sinks = std::move(buffers);
+  const std::vector<FlowTerminal> nics = placed != nullptr
+                                             ? nic_terminals(t, write ? placed->nic_written : placed->nic_read)
+                                             : std::vector<FlowTerminal>{};
+  if (!nics.empty()) return split_at_nics(t, std::move(p), nics, write, std::move(row));
   if (write) {
     std::reverse(p.stages.begin(), p.stages.end());
     std::swap(p.sources, p.sinks);
@@ -313,16 +360,40 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const Tar
   return rows;
 }
 
+namespace {
+
+// The decimal number `text` (at most 9 digits), or nothing.
+std::optional<std::uint32_t> small_number(std::string_view text) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string_view::npos) return {};
+  return static_cast<std::uint32_t>(std::stoul(std::string(text)));
+}
+
+// Every counter under `prefix` with a positive finite value, by the rest of its name.
+std::map<std::string_view, double> counted(const std::map<std::string, double>& counters, std::string_view prefix) {
+  std::map<std::string_view, double> out;
+  for (auto it = counters.lower_bound(std::string(prefix)); it != counters.end(); ++it) {
+    const std::string_view name = it->first;
+    if (name.substr(0, prefix.size()) != prefix) break;
+    if (std::isfinite(it->second) && it->second > 0) out[name.substr(prefix.size())] = it->second;
+  }
+  return out;
+}
+
+}  // namespace
+
 TargetBytes target_bytes(const std::map<std::string, double>& counters) {
   TargetBytes out;
-  for (const auto& [prefix, into] : {std::pair{std::string_view("storage.write_bytes.target."), &out.written},
-                                     std::pair{std::string_view("storage.read_bytes.target."), &out.read}}) {
-    for (auto it = counters.lower_bound(std::string(prefix)); it != counters.end(); ++it) {
-      const std::string& name = it->first;
-      if (name.compare(0, prefix.size(), prefix) != 0) break;
-      const std::string id = name.substr(prefix.size());
-      if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos || id.size() > 9) continue;
-      if (std::isfinite(it->second) && it->second > 0) (*into)[static_cast<TargetId>(std::stoul(id))] += it->second;
+  for (const bool write : {true, false}) {
+    const std::string op = write ? "storage.write_bytes." : "storage.read_bytes.";
+    for (const auto& [rest, bytes] : counted(counters, op + "target.")) {
+      if (std::optional<std::uint32_t> id = small_number(rest)) (write ? out.written : out.read)[*id] += bytes;
+    }
+    for (const auto& [rest, bytes] : counted(counters, op + "nic.")) {
+      const std::size_t dot = rest.find('.');
+      if (dot == std::string_view::npos) continue;
+      std::optional<std::uint32_t> node = small_number(rest.substr(0, dot));
+      std::optional<std::uint32_t> nic = small_number(rest.substr(dot + 1));
+      if (node && nic) (write ? out.nic_written : out.nic_read)[{*node, *nic}] += bytes;
     }
   }
   return out;

@@ -57,6 +57,9 @@ struct PhaseBound {
 struct TargetBytes {
   std::map<TargetId, double> written;
   std::map<TargetId, double> read;
+  // And each server NIC's (storage.<op>_bytes.nic.<node>.<nic>), by (node, NIC).
+  std::map<std::pair<NodeId, std::uint32_t>, double> nic_written;
+  std::map<std::pair<NodeId, std::uint32_t>, double> nic_read;
 };
 // The per-target counts of a run's counters (others, and malformed or
 // non-positive ones, are skipped).
@@ -67,6 +70,10 @@ TargetBytes target_bytes(const std::map<std::string, double>& counters);
 // moved in the phase's direction (the file system's placement of this run's
 // files: a randomized chooser puts few-stripe files unevenly, and the busiest
 // drive then sets the phase's end), and a target that moved none drops out.
+// With per-NIC counts too, each server NIC carries the share it carried (the
+// server's choice of NIC: NUMA-near ones only, sched::place_targets): the flow
+// splits at the NICs into the servers' side and the network's, and the
+// smaller bound of the two holds.
 // Errors: a spec whose placement names nodes or drives the cluster lacks.
 Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const TargetBytes* placed = nullptr);
 

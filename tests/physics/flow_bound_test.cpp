@@ -173,6 +173,33 @@ TEST(FlowBound, NetworkLinksCarryTheirPayloadShare) {
   EXPECT_NEAR(solve(t, local).bytes_per_s, 56 * G, 56 * G * 1e-5);
 }
 
+// 6c. NICs as terminals (a run's counted share per server NIC,
+// point_bound's placed bound): the server side of a read, 8 drives (56) to
+// two NICs through the staging memory, the NICs taking 3 : 1 of the bytes.
+// Each NIC's PCIe link is 30 and the switch uplink 60 each way: NIC 0 must
+// carry 3/4 of T over its 30 GB/s link, so T = 40 (the drives allow 56, the
+// uplink 60). The network side, NICs (3 : 1) to four clients: NIC 0's
+// 25 GB/s port takes 3/4, so T = 33.3.
+TEST(FlowBound, NicTerminalsFixTheBytesThroughEachNic) {
+  Topology server = box({.drives = 8, .nics = 2});
+  Topology client = box({.drives = 0, .nics = 1});
+  Topology t = star(server, client, 4);
+  const std::vector<FlowTerminal> nics{{dev(t, 0, VertexKind::nic, 0), 3}, {dev(t, 0, VertexKind::nic, 1), 1}};
+  FlowPattern servers_side{drives(t, 0), nics, {{{0}, false}, {{0}, false}}};
+  FlowBound a = solve(t, servers_side);
+  EXPECT_NEAR(a.bytes_per_s, 40 * G, 40 * G * 1e-5);
+  EXPECT_EQ(a.binding, "pcie: node0/sw0->node0/nic0");
+  FlowPattern network_side = read_to_memory(t, {0}, {1, 2, 3, 4});
+  network_side.stages.erase(network_side.stages.begin());
+  network_side.sources = nics;
+  FlowBound b = solve(t, network_side);
+  EXPECT_NEAR(b.bytes_per_s, 25 * G * 4 / 3, 25 * G * 1e-5);
+  EXPECT_EQ(b.binding, "nic port: node0/nic0->switch");
+  // Even shares on the network side: both ports, 50 (test 7).
+  network_side.sources = {{dev(t, 0, VertexKind::nic, 0), 1}, {dev(t, 0, VertexKind::nic, 1), 1}};
+  EXPECT_NEAR(solve(t, network_side).bytes_per_s, 50 * G, 50 * G * 1e-5);
+}
+
 // 7. The same server with two NICs and four clients: 2 x 25 = 50 GB/s (drives
 // 56, switch uplink 60 each way).
 TEST(FlowBound, TwoServerNicsDoubleTheBound) {
@@ -362,7 +389,10 @@ TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
     return b.ok() ? std::string() : b.status().message();
   };
   EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {}}).find("at least one stage"), std::string::npos);
-  EXPECT_NE(message(FlowPattern{{{nic, 1}}, {{mem, 1}}, {{{0}, false}}}).find("nic0 is a nic"), std::string::npos);
+  const VertexId sw = dev(t, 0, VertexKind::pcie_switch, 0);
+  EXPECT_NE(message(FlowPattern{{{sw, 1}}, {{mem, 1}}, {{{0}, false}}}).find("is a pcie_switch, not an nvme"),
+            std::string::npos);
+  EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{nic, 0}}, {{{0}, false}}}).find("share"), std::string::npos);
   EXPECT_NE(message(FlowPattern{{{drive, 0}}, {{mem, 1}}, {{{0}, false}}}).find("share"), std::string::npos);
   EXPECT_NE(message(FlowPattern{{{drive, 1}}, {{mem, 1}}, {{{1}, false}}}).find("names node 1"), std::string::npos);
   EXPECT_NE(message(FlowPattern{{{drive, 1}}, {}, {{{0}, false}}}).find("one sink"), std::string::npos);
