@@ -89,8 +89,11 @@ local function draw(index)
   -- elsewhere (roofline configuration 16: 0.75 of its bound, 0.74 with one
   -- file per thread, where the busiest drive then runs at 3.34 of 3.35 GB/s).
   c.files_per_rank = c.threads
-  -- at least 32 chunks per file, and every file over all its stripe targets
-  c.chunks_per_file = math.max(32, c.stripe)
+  -- 128 MiB files at least (32 blocks of 4 MiB for each thread, in turn: with
+  -- 4 blocks a thread's ramp and its last block's fork-join wait were half
+  -- its phase, and configuration 21 read 0.80 of a bound it reaches, 0.99,
+  -- with 16 and 32), and every file over all its stripe targets
+  c.chunks_per_file = math.max(128 * 1048576 // sl.size(c.chunk), c.stripe)
   return c
 end
 
