@@ -4,7 +4,7 @@
 // Env: the services of the file system are event-driven state machines that
 // never touch a clock, a socket, a file, a thread or real randomness. They ask
 // their Env to do things and react to the events it delivers. Three worlds
-// implement it: SimEnv (sim/, SimGrid), HwEnv (hw_backends/, real devices) and
+// implement it: SimEnv (sim/, SimGrid), HwEnv (hw/, real devices) and
 // TestEnv (tests/support/, virtual time).
 //
 // Contract, for every implementation:

@@ -237,7 +237,7 @@ int backends() {
   }
   fmt::print(
       "Worlds: TestEnv (tests), SimEnv (sim/, when SimGrid is found: `sluice run --backend sim`), "
-      "HwEnv (hw_backends: `sluice run --backend hw`, one process; `--backend emulate`, netns per node).\n");
+      "HwEnv (hw/: `sluice run --backend hw`, one process; `--backend emulate`, netns per node).\n");
   return k_exit_ok;
 }
 

@@ -1,7 +1,6 @@
 #include "sim/sim_runtime.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -335,7 +334,7 @@ Env& SimRuntime::create_env(NodeId node) {
 
 void SimRuntime::adopt_service(Env& env, std::unique_ptr<Service> service) {
   auto it = std::find_if(unadopted_.begin(), unadopted_.end(), [&](const auto& s) { return s->env.get() == &env; });
-  assert(it != unadopted_.end() && "adopt_service: env not made by create_env");
+  SLUICE_ASSERT_MSG(it != unadopted_.end(), "adopt_service: env not made by create_env");
   std::unique_ptr<ServiceSlot> slot = std::move(*it);
   unadopted_.erase(it);
   slot->service = std::move(service);

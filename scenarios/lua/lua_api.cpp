@@ -217,9 +217,11 @@ std::vector<LuaFunctionDoc> running_function_docs() {
        "runs every sweep point (fields: sl.run); each point is {index, params, ok, error, backend, seed, cluster, "
        "simulated_s, wall_s, phases, counters, paths_taken, log_tail}, each phase {workload, phase, ranks, bytes, "
        "ops, first_done_s, last_done_s, first_bytes_per_s, last_bytes_per_s, first_ops_per_s, last_ops_per_s, "
-       "latency_us_p50, latency_us_p99, bound_bytes_per_s, binding_resource, extra}; bound_bytes_per_s is the "
-       "hardware's ceiling of the phase (NaN: none; binding_resource says what binds, or why there is none); index "
-       "numbers the script's runs 1, 2, ... in the order made"},
+       "latency_us_p50, latency_us_p99, bound_bytes_per_s, binding_resource, placed_bound_bytes_per_s, "
+       "placed_binding_resource, extra}; bound_bytes_per_s is the hardware's ceiling of the phase (NaN: none; "
+       "binding_resource says what binds, or why there is none), placed_bound_bytes_per_s the same with this run's "
+       "placement of bytes over targets and server NICs; index numbers the script's runs 1, 2, ... in the order "
+       "made"},
       {"sl.peak{run = {fields}, axis =, phase =, max_steps =}", "table",
        "the peak of one point (fields: sl.peak): its concurrency axis doubled per step from the workload's value "
        "until the phase's aggregate rate grows by less than 2%; prints a line per step and \"peak: threads=64 read "

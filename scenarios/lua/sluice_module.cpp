@@ -590,6 +590,8 @@ int push_results(lua_State* L) {
       set_number(L, "latency_us_p99", row.latency_us_p99);
       set_number(L, "bound_bytes_per_s", row.bound_bytes_per_s);
       set_string(L, "binding_resource", row.binding_resource);
+      set_number(L, "placed_bound_bytes_per_s", row.placed_bound_bytes_per_s);
+      set_string(L, "placed_binding_resource", row.placed_binding_resource);
       lua_createtable(L, 0, static_cast<int>(row.extra.size()));
       for (const auto& [k, v] : row.extra) set_number(L, k.c_str(), v);
       lua_setfield(L, -2, "extra");

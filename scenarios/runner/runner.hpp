@@ -10,7 +10,7 @@
 // point_timeout_s becomes a RunResult with ok = false and the reason; it
 // never hangs the caller and never fails the other points.
 //
-// Hw: the same, with each point on hw_backends' HwWorld in its child
+// Hw: the same, with each point on hw/'s HwWorld in its child
 // (hw_point_run.hpp: every service a thread, loopback TCP, chunk files in a
 // temporary directory); points still run up to `jobs` at once, so give hw
 // runs jobs = 1 when they are measurements.

@@ -1,9 +1,9 @@
 #include "tests/support/test_world.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cstring>
 
+#include "core/common/assert.hpp"
 #include "core/faults/fault_control.hpp"
 #include "core/common/pattern.hpp"
 #include "core/common/percentile.hpp"
@@ -431,7 +431,7 @@ Env& TestWorld::env_of(const Service& service) {
   for (auto& [ep, e] : services_) {
     if (e.service.get() == &service) return *e.env;
   }
-  assert(false && "service not in this world");
+  SLUICE_ASSERT_MSG(false, "service not in this world");
   return *services_.begin()->second.env;
 }
 
@@ -600,7 +600,7 @@ std::span<std::byte> TestWorld::bytes(const MemHandle& range) {
     }
   }
   auto* v = region_bytes(range.node, region);
-  assert(v != nullptr && offset + range.length <= v->size());
+  SLUICE_ASSERT_MSG(v != nullptr && offset + range.length <= v->size(), "a range within a live allocation");
   return {v->data() + offset, range.length};
 }
 

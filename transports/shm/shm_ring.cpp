@@ -1,9 +1,10 @@
 #include "transports/shm/shm_ring.hpp"
 
-#include <cassert>
 #include <cstring>
 #include <new>
 #include <string>
+
+#include "core/common/assert.hpp"
 
 namespace sluice::transport::shm {
 namespace {
@@ -18,7 +19,7 @@ constexpr std::size_t record_bytes(std::size_t payload_bytes) { return align_up(
 
 ShmRing::ShmRing(std::byte* base, std::size_t capacity, bool initialise)
     : control_(reinterpret_cast<RingControl*>(base)), data_(base + sizeof(RingControl)), capacity_(capacity) {
-  assert(capacity >= 4096 && (capacity & (capacity - 1)) == 0);
+  SLUICE_ASSERT_MSG(capacity >= 4096 && (capacity & (capacity - 1)) == 0, "a ring is a power of two of at least 4 KiB");
   if (initialise) {
     control_ = new (base) RingControl();
     control_->capacity = capacity;
@@ -37,7 +38,8 @@ bool ShmRing::fits(std::size_t payload_bytes, std::uint64_t head) const {
 }
 
 std::byte* ShmRing::reserve(std::uint16_t kind, std::size_t payload_bytes) {
-  assert(!reserved_ && payload_bytes <= max_payload_bytes() && kind != k_record_pad);
+  SLUICE_ASSERT_MSG(!reserved_ && payload_bytes <= max_payload_bytes() && kind != k_record_pad,
+                    "one reservation at a time, of at most max_payload_bytes, never a pad record");
   const std::uint64_t head = control_->head.load(std::memory_order_acquire);
   if (!fits(payload_bytes, head)) return nullptr;
   std::uint64_t tail = control_->tail.load(std::memory_order_relaxed);
@@ -58,7 +60,7 @@ std::byte* ShmRing::reserve(std::uint16_t kind, std::size_t payload_bytes) {
 }
 
 bool ShmRing::commit() {
-  assert(reserved_);
+  SLUICE_ASSERT_MSG(reserved_, "commit follows a reserve");
   reserved_ = false;
   control_->tail.store(pending_tail_, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -110,7 +112,7 @@ Status ShmRing::peek(RingRecord& out, bool& has_record) {
 }
 
 bool ShmRing::release() {
-  assert(peeked_);
+  SLUICE_ASSERT_MSG(peeked_, "release follows a peek");
   peeked_ = false;
   control_->head.store(peeked_head_, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);
