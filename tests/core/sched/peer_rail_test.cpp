@@ -77,6 +77,19 @@ TEST(PeerRail, RejectsAnUnknownNicOrAServerWithoutCabledNics) {
   EXPECT_NE(unlinked.status().message().find("no network link"), std::string::npos) << unlinked.status().to_string();
 }
 
+// A star of one server built from `spec` (node 0) and one client without GPUs (node 1).
+topo::Topology server_and_client(const topo::GenericMachine& spec) {
+  Result<topo::Topology> server = topo::generic_machine(spec);
+  EXPECT_TRUE(server.ok()) << server.status().to_string();
+  topo::GenericMachine client_spec;
+  client_spec.gpus = 0;
+  const topo::Topology client = *topo::generic_machine(client_spec);
+  const std::array<const topo::Topology*, 2> machines{&*server, &client};
+  Result<topo::Topology> t = topo::star_cluster(machines);
+  EXPECT_TRUE(t.ok()) << t.status().to_string();
+  return std::move(t).value();
+}
+
 // Issue 48: a storage server with a NIC on each socket serves each drive's
 // chunks from that drive's socket, and 2 NICs per socket share its drives.
 TEST(TargetPlace, EachDriveIsStagedAndServedOnItsOwnSocket) {
@@ -85,12 +98,7 @@ TEST(TargetPlace, EachDriveIsStagedAndServedOnItsOwnSocket) {
   spec.gpus = 0;
   spec.nics = 2;
   spec.nvmes = 16;
-  const topo::Topology server = *topo::generic_machine(spec);
-  topo::GenericMachine client_spec;
-  client_spec.gpus = 0;
-  const topo::Topology client = *topo::generic_machine(client_spec);
-  const std::array<const topo::Topology*, 2> machines{&server, &client};
-  const topo::Topology t = *topo::star_cluster(machines);
+  const topo::Topology t = server_and_client(spec);
   std::vector<std::uint32_t> drives;
   for (std::uint32_t d = 0; d < 16; ++d) drives.push_back(d);
   const std::vector<TargetPlace> places = *place_targets(t, 0, drives);
@@ -106,9 +114,7 @@ TEST(TargetPlace, EachDriveIsStagedAndServedOnItsOwnSocket) {
   }
   // Four NICs, two per socket: each drive may use both of its socket's.
   spec.nics = 4;
-  const topo::Topology server4 = *topo::generic_machine(spec);
-  const std::array<const topo::Topology*, 2> machines4{&server4, &client};
-  const topo::Topology t4 = *topo::star_cluster(machines4);
+  const topo::Topology t4 = server_and_client(spec);
   const std::vector<TargetPlace> places4 = *place_targets(t4, 0, drives);
   for (std::uint32_t d = 0; d < 16; ++d) {
     const std::vector<std::uint32_t> own = d < 8 ? std::vector<std::uint32_t>{0, 1} : std::vector<std::uint32_t>{2, 3};
@@ -127,12 +133,7 @@ TEST(TargetPlace, EquallyNearNicsAreAllCandidatesEvenWithFewerDrivesThanNics) {
   spec.gpus = 0;
   spec.nics = 3;
   spec.nvmes = 2;
-  const topo::Topology server = *topo::generic_machine(spec);
-  topo::GenericMachine client_spec;
-  client_spec.gpus = 0;
-  const topo::Topology client = *topo::generic_machine(client_spec);
-  const std::array<const topo::Topology*, 2> machines{&server, &client};
-  const topo::Topology t = *topo::star_cluster(machines);
+  const topo::Topology t = server_and_client(spec);
   const std::vector<TargetPlace> places = *place_targets(t, 0, {0, 1});
   for (const TargetPlace& p : places) {
     for (std::uint32_t named : {0u, 1u, 2u, k_no_id}) {
@@ -146,12 +147,8 @@ TEST(TargetPlace, EquallyNearNicsAreAllCandidatesEvenWithFewerDrivesThanNics) {
   // NIC alone under the other switch took every drive of its switch).
   spec.switches_per_socket = 2;
   spec.nvmes = 5;
-  Result<topo::Topology> split = topo::generic_machine(spec);
-  ASSERT_TRUE(split.ok()) << split.status().to_string();
-  const std::array<const topo::Topology*, 2> split_machines{&*split, &client};
-  Result<topo::Topology> t2 = topo::star_cluster(split_machines);
-  ASSERT_TRUE(t2.ok()) << t2.status().to_string();
-  Result<std::vector<TargetPlace>> split_places = place_targets(*t2, 0, {0, 1, 2, 3, 4});
+  const topo::Topology t2 = server_and_client(spec);
+  Result<std::vector<TargetPlace>> split_places = place_targets(t2, 0, {0, 1, 2, 3, 4});
   ASSERT_TRUE(split_places.ok()) << split_places.status().to_string();
   for (const TargetPlace& p : *split_places) {
     EXPECT_EQ(*p.nics(k_no_id), (std::vector<std::uint32_t>{0, 1, 2}));
