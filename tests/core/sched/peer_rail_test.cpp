@@ -77,6 +77,16 @@ TEST(PeerRail, RejectsAnUnknownNicOrAServerWithoutCabledNics) {
   EXPECT_NE(unlinked.status().message().find("no network link"), std::string::npos) << unlinked.status().to_string();
 }
 
+// A storage server's machine: no GPU.
+topo::GenericMachine storage_spec(std::uint32_t sockets, std::uint32_t nics, std::uint32_t nvmes) {
+  topo::GenericMachine spec;
+  spec.sockets = sockets;
+  spec.gpus = 0;
+  spec.nics = nics;
+  spec.nvmes = nvmes;
+  return spec;
+}
+
 // A star of one server built from `spec` (node 0) and one client without GPUs (node 1).
 topo::Topology server_and_client(const topo::GenericMachine& spec) {
   Result<topo::Topology> server = topo::generic_machine(spec);
@@ -93,11 +103,7 @@ topo::Topology server_and_client(const topo::GenericMachine& spec) {
 // Issue 48: a storage server with a NIC on each socket serves each drive's
 // chunks from that drive's socket, and 2 NICs per socket share its drives.
 TEST(TargetPlace, EachDriveIsStagedAndServedOnItsOwnSocket) {
-  topo::GenericMachine spec;
-  spec.sockets = 2;
-  spec.gpus = 0;
-  spec.nics = 2;
-  spec.nvmes = 16;
+  topo::GenericMachine spec = storage_spec(2, 2, 16);
   const topo::Topology t = server_and_client(spec);
   std::vector<std::uint32_t> drives;
   for (std::uint32_t d = 0; d < 16; ++d) drives.push_back(d);
@@ -128,11 +134,7 @@ TEST(TargetPlace, EachDriveIsStagedAndServedOnItsOwnSocket) {
 // so the third carried nothing and each drive got 3.03 GB/s of NIC, below
 // its 3.35 GB/s PCIe link. Every equally near NIC is a candidate.
 TEST(TargetPlace, EquallyNearNicsAreAllCandidatesEvenWithFewerDrivesThanNics) {
-  topo::GenericMachine spec;
-  spec.sockets = 1;
-  spec.gpus = 0;
-  spec.nics = 3;
-  spec.nvmes = 2;
+  topo::GenericMachine spec = storage_spec(1, 3, 2);
   const topo::Topology t = server_and_client(spec);
   const std::vector<TargetPlace> places = *place_targets(t, 0, {0, 1});
   for (const TargetPlace& p : places) {
