@@ -5,7 +5,11 @@
 // which stays on in every build type, not assert().
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "tests/structure/source_scan.hpp"
 
@@ -76,6 +80,26 @@ TEST(Repository, PointsNowhereOutsideItself) {
   // This test names the patterns it looks for.
   std::erase_if(hits, [](const std::string& h) { return h.find("layering_test.cpp") != std::string::npos; });
   EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+// Issue 49 item 6: the README is a user's page (what sluice is, the two
+// commands, a tour, clusters, backends, the headline figures), not a lab
+// notebook: at most k_readme_max_lines lines and no dates (history is in git
+// log and the issue notes; docs/figures.md keeps each figure's machine and date).
+TEST(Repository, TheReadmeIsAUsersPageOfAtMost200LinesWithoutDates) {
+  constexpr int k_readme_max_lines = 200;
+  std::ifstream in(std::filesystem::path(SLUICE_SOURCE_DIR) / "README.md");
+  ASSERT_TRUE(in.good());
+  const std::regex date(R"(\b20[0-9][0-9]-[01][0-9]-[0-3][0-9]\b)");
+  std::string line;
+  int n = 0;
+  std::vector<std::string> dated;
+  while (std::getline(in, line)) {
+    ++n;
+    if (std::regex_search(line, date)) dated.push_back("README.md:" + std::to_string(n) + ": " + line);
+  }
+  EXPECT_LE(n, k_readme_max_lines) << "README.md has " << n << " lines: move detail to docs/";
+  EXPECT_TRUE(dated.empty()) << join(dated);
 }
 
 TEST(Invariants, EveryFolderAssertsWithSluiceAssertNotAssert) {
