@@ -35,6 +35,8 @@ enum class MessageType : std::uint16_t {
   unlink_entry = 0x020D,
   attach_dir = 0x020E,
   detach_dir = 0x020F,
+  symlink = 0x0210,
+  link = 0x0211,
   // metadata buddy mirroring (server to server)
   meta_mirror = 0x0220,
   set_meta_consistency = 0x0221,

@@ -2,7 +2,7 @@
 // most k_max_path_bytes; names at most k_max_name_bytes (the server checks
 // their syntax, the codec only their length).
 //
-// Replies: Mkdir, Create, Lookup, Stat, SetAttr -> InodeReply;
+// Replies: Mkdir, Create, Lookup, Stat, SetAttr, Symlink, Link -> InodeReply;
 //          Readdir -> ReaddirReply;
 //          Unlink, Rmdir, Rename, LinkEntry, UnlinkEntry, AttachDir, DetachDir -> Ack.
 #pragma once
@@ -160,6 +160,52 @@ struct Rename {
     f("to", to, k_max_path_bytes);
   }
   bool operator==(const Rename&) const = default;
+};
+
+// Creates the symbolic link `path` whose target is `target` (opaque text, at
+// most k_max_symlink_target_bytes: the server refuses longer or empty ones
+// with invalid_argument). Lookups do not follow links: a client resolves them
+// (the kernel does, for a FUSE mount). Reply: InodeReply (type symlink).
+struct Symlink {
+  static constexpr MessageType k_type = MessageType::symlink;
+  static constexpr std::string_view k_name = "Symlink";
+  RequestId request_id = 0;
+  std::string path;
+  std::string target;
+  std::uint32_t uid = 0;  // the link's owner
+  std::uint32_t gid = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("target", target, k_max_path_bytes);
+    f("uid", uid);
+    f("gid", gid);
+  }
+  bool operator==(const Symlink&) const = default;
+};
+
+// Adds the name `to` for the existing file (or symbolic link) `from`: a hard
+// link. Sent to the shard of `from`; both names must be on that shard (a
+// named design limit, as a link across Lustre MDTs needs a remote entry):
+// otherwise invalid_argument, which a mount answers as EXDEV. A directory is
+// refused with is_a_directory (EPERM). Reply: InodeReply (the inode, with its
+// new nlink).
+struct Link {
+  static constexpr MessageType k_type = MessageType::link;
+  static constexpr std::string_view k_name = "Link";
+  RequestId request_id = 0;
+  std::string from;
+  std::string to;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("from", from, k_max_path_bytes);
+    f("to", to, k_max_path_bytes);
+  }
+  bool operator==(const Link&) const = default;
 };
 
 // SetAttr.mask bits: which of the fields to apply. Other bits are reserved

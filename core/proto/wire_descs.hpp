@@ -62,6 +62,10 @@ struct InodeDesc {
   std::uint64_t entries = 0;  // directories: number of entries
   std::uint32_t uid = 0;      // owner (the creating client's user; chown)
   std::uint32_t gid = 0;      // group
+  // Names of the inode (POSIX st_nlink): a file's hard links; 0 in records
+  // written before link counts were kept, read as 1 (a directory's as 2).
+  std::uint32_t nlink = 0;
+  std::string symlink_target;  // symbolic links: the target, opaque text (k_max_symlink_target_bytes)
 
   template <class Io>
   void io(Io& f) {
@@ -76,6 +80,10 @@ struct InodeDesc {
     f("entries", entries);
     f("uid", uid);
     f("gid", gid);
+    // The last fields, so that a stored record of wire version 5 is this
+    // one's prefix (hw_backends/rocksdb reads those).
+    f("nlink", nlink);
+    f("symlink_target", symlink_target, k_max_path_bytes);
   }
   bool operator==(const InodeDesc&) const = default;
 };

@@ -20,6 +20,7 @@ enum class InodeType : std::uint8_t {
   none = 0,  // no inode (e.g. the inode of an error reply)
   file = 1,
   dir = 2,
+  symlink = 3,  // a symbolic link: InodeDesc::symlink_target is its target, stored at the metadata server
 };
 
 // Target/server reachability as BeeGFS's management tracks it
@@ -99,7 +100,7 @@ struct WireEnumMax<StripePattern> {
 };
 template <>
 struct WireEnumMax<InodeType> {
-  static constexpr InodeType value = InodeType::dir;
+  static constexpr InodeType value = InodeType::symlink;
 };
 template <>
 struct WireEnumMax<Reachability> {

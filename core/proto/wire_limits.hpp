@@ -24,8 +24,10 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // carries meta_groups; MetaMirror, SetMetaConsistency); 4 = StatusCode
 // in_progress (a storage server's answer to a retry of a request it is still
 // executing); 5 = StatusCode permission_denied (a bulk access to a region
-// its owner did not grant, TransportConfig::require_grants).
-inline constexpr std::uint16_t k_wire_version = 5;
+// its owner did not grant, TransportConfig::require_grants); 6 = symbolic and
+// hard links (InodeType symlink, InodeDesc nlink and symlink_target, Symlink,
+// Link).
+inline constexpr std::uint16_t k_wire_version = 6;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.
@@ -35,6 +37,10 @@ inline constexpr std::uint32_t k_max_message_bytes = static_cast<std::uint32_t>(
 inline constexpr std::uint32_t k_max_path_bytes = 4096;   // Linux PATH_MAX (limits.h)
 inline constexpr std::uint32_t k_max_name_bytes = 255;    // Linux NAME_MAX (limits.h)
 inline constexpr std::uint32_t k_max_error_bytes = 1024;  // error text in replies; enough for a path and a reason
+// A symbolic link's target: Linux PATH_MAX counts the terminating NUL, so
+// symlink(2) refuses a target of 4096 bytes or more (ENAMETOOLONG). The wire
+// carries up to k_max_path_bytes, so the metadata server names this limit.
+inline constexpr std::uint32_t k_max_symlink_target_bytes = k_max_path_bytes - 1;
 
 // Vectors.
 // Targets of one file's stripe: Lustre LOV_MAX_STRIPE_COUNT (lustre_user.h) is 2000.

@@ -338,6 +338,32 @@ void Client::rename(const std::string& from, const std::string& to, StatusFn don
   meta_call(from, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
+void Client::symlink(const std::string& target, const std::string& path, const CreateOptions& options, InodeFn done) {
+  proto::Symlink m;
+  m.path = path;
+  m.target = target;
+  m.uid = options.uid;
+  m.gid = options.gid;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
+void Client::readlink(const std::string& path, std::function<void(Result<std::string>)> done) {
+  stat(path, [path, done](Result<proto::InodeDesc> r) {
+    if (!r.ok()) return done(r.status());
+    if (r->type != proto::InodeType::symlink) {
+      return done(error(StatusCode::invalid_argument, "readlink: " + path + " is not a symbolic link"));
+    }
+    done(std::move(r->symlink_target));
+  });
+}
+
+void Client::link(const std::string& existing, const std::string& new_path, InodeFn done) {
+  proto::Link m;
+  m.from = existing;
+  m.to = new_path;
+  meta_call(existing, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
 void Client::close(const std::string& path, std::uint64_t size_bytes, StatusFn done) {
   proto::SetAttr m;
   m.path = path;

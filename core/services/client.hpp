@@ -154,6 +154,14 @@ class Client {
   void unlink(const std::string& path, StatusFn done);
   void rmdir(const std::string& path, StatusFn done);
   void rename(const std::string& from, const std::string& to, StatusFn done);
+  // Makes the symbolic link `path` whose target is `target` (options: the
+  // owner; mode and layout are unused). Lookups and stat do not follow links.
+  void symlink(const std::string& target, const std::string& path, const CreateOptions& options, InodeFn done);
+  // The target of the symbolic link at path (one Stat); invalid_argument if it is not a link.
+  void readlink(const std::string& path, std::function<void(Result<std::string>)> done);
+  // Adds the name new_path to the file at `existing` (a hard link; both on
+  // one metadata shard); done(the inode, with its new link count).
+  void link(const std::string& existing, const std::string& new_path, InodeFn done);
   // Sets the size (and mtime) recorded in the inode: the close of a written file.
   void close(const std::string& path, std::uint64_t size_bytes, StatusFn done);
   // The close of a file opened for reading: one request to the metadata

@@ -20,6 +20,17 @@ proto::InodeReply inode_reply(RequestId rid, const Status& s) {
   return r;
 }
 
+// The reply to a request that stored `inode`: it, or the store's error.
+proto::InodeReply stored_reply(RequestId rid, const Status& s, const proto::InodeDesc& inode) {
+  proto::InodeReply r = inode_reply(rid, s);
+  if (s.ok()) r.inode = inode;
+  return r;
+}
+
+// An entry that refers to the linked-inode table (see the top of meta_service.hpp).
+bool is_linked(const proto::InodeDesc& entry) { return entry.type != proto::InodeType::dir && entry.nlink >= 2; }
+std::string linked_name(FileId id) { return std::to_string(id); }
+
 proto::Ack ack(RequestId rid, const Status& s) {
   return proto::Ack{rid, s.code(), proto::clip_error_text(s.message())};
 }
@@ -30,7 +41,8 @@ bool is_mutating(const proto::Message& m) {
   if (const auto* a = std::get_if<proto::SetAttr>(&m)) return a->mask != 0;
   return std::holds_alternative<proto::Mkdir>(m) || std::holds_alternative<proto::Create>(m) ||
          std::holds_alternative<proto::Unlink>(m) || std::holds_alternative<proto::Rmdir>(m) ||
-         std::holds_alternative<proto::Rename>(m) || std::holds_alternative<proto::AttachDir>(m);
+         std::holds_alternative<proto::Rename>(m) || std::holds_alternative<proto::AttachDir>(m) ||
+         std::holds_alternative<proto::Symlink>(m) || std::holds_alternative<proto::Link>(m);
 }
 
 // Shared countdown for fan-out requests: calls done(first error) after n results.
@@ -237,6 +249,8 @@ void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply rep
   if (auto* m = std::get_if<proto::Rmdir>(&message)) return do_rmdir(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Rename>(&message)) return do_rename(*m, std::move(reply));
   if (auto* m = std::get_if<proto::SetAttr>(&message)) return do_setattr(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Symlink>(&message)) return do_symlink(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Link>(&message)) return do_link(*m, std::move(reply));
   if (auto* m = std::get_if<proto::AttachDir>(&message)) {
     reply(ack(m->request_id, store_->put_dir(m->path, m->inode)));
     return;
@@ -341,6 +355,7 @@ proto::InodeDesc MetaService::new_inode(FileId id, proto::InodeType type, std::u
   inode.uid = uid;
   inode.gid = gid;
   inode.mtime_ns = env_.now();
+  inode.nlink = type == proto::InodeType::dir ? 2 : 1;
   return inode;
 }
 
@@ -492,13 +507,9 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     proto::InodeDesc inode = new_inode(*id, proto::InodeType::file, m.mode, m.uid, m.gid);
     inode.owner_shard = config_.shard;
     inode.stripe = to_wire(*pattern);
-    Status s = store_->put_entry(parent, name_, inode);
-    proto::InodeReply r = inode_reply(m.request_id, s);
-    if (s.ok()) {
-      r.inode = inode;
-      env_.metrics().count("meta.create_ops", 1);
-    }
-    reply(std::move(r));
+    const Status s = store_->put_entry(parent, name_, inode);
+    if (s.ok()) env_.metrics().count("meta.create_ops", 1);
+    reply(stored_reply(m.request_id, s, inode));
   });
 }
 
@@ -511,7 +522,7 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
     if (path == "/") {
       Result<proto::InodeDesc> root = store_->get_dir("/");
       if (!root.ok()) return reply(inode_reply(rid, root.status()));
-      r.inode = *root;
+      r.inode = resolve(*root).value();  // a directory is its own record
       r.inode.entries = store_->entry_count("/");
       env_.metrics().count("meta.stat_ops", 1);
       return reply(std::move(r));
@@ -521,7 +532,9 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
     if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(rid, s));
     Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
     if (!entry.ok()) return reply(inode_reply(rid, error(StatusCode::not_found, "no such file or directory: " + path)));
-    r.inode = *entry;
+    Result<proto::InodeDesc> inode = resolve(*entry);
+    if (!inode.ok()) return reply(inode_reply(rid, inode.status()));
+    r.inode = std::move(inode).value();
     env_.metrics().count("meta.stat_ops", 1);
     reply(std::move(r));
   });
@@ -555,7 +568,10 @@ void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
                   e.name = entry_name;
                   e.type = inode.type;
                   e.file_id = inode.file_id;
-                  if (m.with_attrs) e.size_bytes = inode.size_bytes;
+                  if (m.with_attrs) {
+                    const Result<proto::InodeDesc> named = resolve(inode);  // a hard link's size is its record's
+                    e.size_bytes = named.ok() ? named->size_bytes : inode.size_bytes;
+                  }
                   r.entries.push_back(std::move(e));
                 }
                 env_.metrics().count("meta.readdir_entries", static_cast<double>(r.entries.size()));
@@ -577,7 +593,7 @@ void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
     Status s = store_->remove_entry(parent, name_);
     if (s.ok()) {
       env_.metrics().count("meta.unlink_ops", 1);
-      remove_chunks(*entry);
+      s = drop_name(*entry);
     }
     reply(ack(m.request_id, s));
   });
@@ -679,38 +695,46 @@ void MetaService::do_rmdir(const proto::Rmdir& m, Reply reply) {
   });
 }
 
-void MetaService::do_rename(const proto::Rename& m, Reply reply) {
-  Result<PathSplit> from = split_path(m.from);
-  Result<PathSplit> to = split_path(m.to);
-  if (!from.ok()) return reply(ack(m.request_id, from.status()));
-  if (!to.ok()) return reply(ack(m.request_id, to.status()));
-  const std::string from_parent(from->parent), from_name(from->name);
-  const std::string to_parent(to->parent), to_name(to->name);
-  if (Status s = check_owner(from_parent, from_name, nullptr); !s.ok()) return reply(ack(m.request_id, s));
-  if (Status s = check_owner(to_parent, to_name, nullptr); !s.ok()) {
-    return reply(ack(m.request_id, error(StatusCode::invalid_argument,
-                                         "rename across metadata shards is not supported: " + s.message())));
+Result<MetaService::TwoNames> MetaService::two_names(const std::string& from, const std::string& to,
+                                                     const std::string& across_shards) const {
+  Result<PathSplit> a = split_path(from);
+  if (!a.ok()) return a.status();
+  Result<PathSplit> b = split_path(to);
+  if (!b.ok()) return b.status();
+  TwoNames names{std::string(a->parent), std::string(a->name), std::string(b->parent), std::string(b->name)};
+  if (Status s = check_owner(names.from_parent, names.from_name, nullptr); !s.ok()) return s;
+  if (Status s = check_owner(names.to_parent, names.to_name, nullptr); !s.ok()) {
+    return error(StatusCode::invalid_argument, across_shards + ": " + s.message());
   }
-  ops_.expect(env_.compute(CostKind::meta_rename, units_.rename), [this, m, from_parent, from_name, to_parent, to_name,
-                                                                   reply](Completion&) {
-    Result<proto::InodeDesc> entry = store_->get_entry(from_parent, from_name);
-    if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
-    if (entry->type == proto::InodeType::dir) {
-      return reply(
-          ack(m.request_id, error(StatusCode::invalid_argument,
-                                  "rename of directories is not supported (metadata is keyed by path): " + m.from)));
-    }
-    if (Result<proto::InodeDesc> existing = store_->get_entry(to_parent, to_name); existing.ok()) {
-      if (existing->type == proto::InodeType::dir) {
-        return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
-      }
-      remove_chunks(*existing);  // POSIX rename replaces the target file
-    }
-    Status s = store_->put_entry(to_parent, to_name, *entry);
-    if (s.ok()) s = store_->remove_entry(from_parent, from_name);
-    if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
-    reply(ack(m.request_id, s));
-  });
+  return names;
+}
+
+void MetaService::do_rename(const proto::Rename& m, Reply reply) {
+  Result<TwoNames> names = two_names(m.from, m.to, "rename across metadata shards is not supported");
+  if (!names.ok()) return reply(ack(m.request_id, names.status()));
+  ops_.expect(
+      env_.compute(CostKind::meta_rename, units_.rename), [this, m, n = std::move(names).value(), reply](Completion&) {
+        Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
+        if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
+        if (entry->type == proto::InodeType::dir) {
+          return reply(ack(m.request_id,
+                           error(StatusCode::invalid_argument,
+                                 "rename of directories is not supported (metadata is keyed by path): " + m.from)));
+        }
+        Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
+        if (existing.ok()) {
+          if (existing->type == proto::InodeType::dir) {
+            return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
+          }
+          // POSIX: two names of one inode stay as they are.
+          if (existing->file_id == entry->file_id) return reply(ack(m.request_id, ok_status()));
+        }
+        Status s = store_->put_entry(n.to_parent, n.to_name, *entry);
+        if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
+        if (s.ok() && existing.ok()) s = drop_name(*existing);  // POSIX rename replaces the target file
+        if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
+        reply(ack(m.request_id, s));
+      });
 }
 
 void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
@@ -721,10 +745,12 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
   ops_.expect(env_.compute(CostKind::meta_setattr, units_.setattr), [this, m, parent, name_, reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
     if (!entry.ok()) return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
+    Result<proto::InodeDesc> resolved = resolve(*entry);
+    if (!resolved.ok()) return reply(inode_reply(m.request_id, resolved.status()));
     if (m.mask == 0) {  // a close that changes nothing: no store write
       env_.metrics().count("meta.close_ops", 1);
       proto::InodeReply r = inode_reply(m.request_id, ok_status());
-      r.inode = *entry;
+      r.inode = *resolved;
       return reply(std::move(r));
     }
     if ((m.mask & ~proto::k_set_attr_known_mask) != 0) {
@@ -737,17 +763,120 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
           m.request_id, error(StatusCode::invalid_argument,
                               "SetAttr of " + m.path + ": mode " + std::to_string(m.mode) + " has bits beyond 07777")));
     }
-    proto::InodeDesc inode = *entry;
+    if ((m.mask & proto::k_set_attr_size) != 0 && resolved->type == proto::InodeType::symlink) {
+      return reply(
+          inode_reply(m.request_id, error(StatusCode::invalid_argument,
+                                          "SetAttr of " + m.path + ": a symbolic link's size is its target's length")));
+    }
+    proto::InodeDesc inode = *resolved;
     if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
     if ((m.mask & proto::k_set_attr_uid) != 0) inode.uid = m.uid;
     if ((m.mask & proto::k_set_attr_gid) != 0) inode.gid = m.gid;
     if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
     if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
-    Status s = store_->put_entry(parent, name_, inode);
-    proto::InodeReply r = inode_reply(m.request_id, s);
-    if (s.ok()) r.inode = inode;
-    reply(std::move(r));
+    reply(stored_reply(m.request_id, put_inode(parent, name_, *entry, inode), inode));
   });
+}
+
+void MetaService::do_symlink(const proto::Symlink& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
+  if (m.target.empty() || m.target.size() > proto::k_max_symlink_target_bytes ||
+      m.target.find('\0') != std::string::npos) {
+    return reply(inode_reply(
+        m.request_id, error(StatusCode::invalid_argument, "symlink " + m.path + ": a target is 1 to " +
+                                                              std::to_string(proto::k_max_symlink_target_bytes) +
+                                                              " bytes without NUL (k_max_symlink_target_bytes), got " +
+                                                              std::to_string(m.target.size()) + " bytes")));
+  }
+  const std::string parent(split->parent), name_(split->name);
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
+  ops_.expect(env_.compute(CostKind::meta_create, units_.create), [this, m, parent, name_, reply](Completion&) {
+    if (store_->get_entry(parent, name_).ok()) {
+      return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
+    }
+    Result<FileId> id = allocate_file_id();
+    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
+    proto::InodeDesc inode = new_inode(*id, proto::InodeType::symlink, 0777, m.uid, m.gid);
+    inode.owner_shard = config_.shard;
+    inode.size_bytes = m.target.size();  // POSIX lstat: a link's size is its target's length
+    inode.symlink_target = m.target;
+    const Status s = store_->put_entry(parent, name_, inode);
+    if (s.ok()) env_.metrics().count("meta.symlink_ops", 1);
+    reply(stored_reply(m.request_id, s, inode));
+  });
+}
+
+void MetaService::do_link(const proto::Link& m, Reply reply) {
+  Result<TwoNames> names = two_names(m.from, m.to,
+                                     "hard link " + m.to + " of " + m.from + ": both names must be on metadata shard " +
+                                         std::to_string(config_.shard) + " (links across shards are not supported)");
+  if (!names.ok()) return reply(inode_reply(m.request_id, names.status()));
+  ops_.expect(
+      env_.compute(CostKind::meta_create, units_.create), [this, m, n = std::move(names).value(), reply](Completion&) {
+        Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
+        if (!entry.ok())
+          return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
+        if (entry->type == proto::InodeType::dir) {
+          return reply(inode_reply(m.request_id, error(StatusCode::is_a_directory,
+                                                       "hard link of directory " + m.from + " is not permitted")));
+        }
+        if (store_->get_entry(n.to_parent, n.to_name).ok()) {
+          return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.to + " exists")));
+        }
+        Result<proto::InodeDesc> inode = resolve(*entry);
+        if (!inode.ok()) return reply(inode_reply(m.request_id, inode.status()));
+        if (inode->nlink >= config_.max_links) {
+          return reply(inode_reply(
+              m.request_id, error(StatusCode::invalid_argument, m.from + " has " + std::to_string(inode->nlink) +
+                                                                    " names, the most a file may have (max_links)")));
+        }
+        ++inode->nlink;
+        // The record first: a crash before the names change leaves an unused record, never a reference without one.
+        Status s = store_->put_entry(k_linked_inodes_dir, linked_name(inode->file_id), *inode);
+        if (s.ok() && !is_linked(*entry)) s = store_->put_entry(n.from_parent, n.from_name, *inode);
+        if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, *inode);
+        if (s.ok()) env_.metrics().count("meta.link_ops", 1);
+        reply(stored_reply(m.request_id, s, *inode));
+      });
+}
+
+Result<proto::InodeDesc> MetaService::resolve(const proto::InodeDesc& entry) const {
+  if (!is_linked(entry)) {
+    proto::InodeDesc inode = entry;
+    if (inode.nlink == 0) inode.nlink = inode.type == proto::InodeType::dir ? 2 : 1;
+    return inode;
+  }
+  Result<proto::InodeDesc> record = store_->get_entry(k_linked_inodes_dir, linked_name(entry.file_id));
+  if (!record.ok()) {
+    return error(StatusCode::corrupt, "inode " + std::to_string(entry.file_id) +
+                                          " has hard links but no record in the linked-inode table of shard " +
+                                          std::to_string(config_.shard) + ": " + record.status().message());
+  }
+  return record;
+}
+
+Status MetaService::put_inode(std::string_view parent, std::string_view name, const proto::InodeDesc& entry,
+                              const proto::InodeDesc& inode) {
+  if (is_linked(entry)) return store_->put_entry(k_linked_inodes_dir, linked_name(entry.file_id), inode);
+  return store_->put_entry(parent, name, inode);
+}
+
+Status MetaService::drop_name(const proto::InodeDesc& entry) {
+  if (!is_linked(entry)) {
+    if (entry.type == proto::InodeType::file) remove_chunks(entry);  // a symbolic link has no chunks
+    return ok_status();
+  }
+  Result<proto::InodeDesc> inode = resolve(entry);
+  if (!inode.ok()) return inode.status();
+  const std::string key = linked_name(entry.file_id);
+  if (inode->nlink > 1) {
+    --inode->nlink;
+    return store_->put_entry(k_linked_inodes_dir, key, *inode);
+  }
+  Status s = store_->remove_entry(k_linked_inodes_dir, key);
+  if (s.ok() && inode->type == proto::InodeType::file) remove_chunks(*inode);
+  return s;
 }
 
 }  // namespace sluice

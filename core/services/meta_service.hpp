@@ -22,6 +22,15 @@
 // chunk objects; a failure there leaves orphans, counted in
 // meta.orphaned_unlinks, never a dangling entry.
 //
+// Symbolic links (InodeType symlink) keep their target in the inode, inline
+// in the entry like a file's; lookups do not follow them (clients resolve).
+// Hard links (Link) add a name to a file on the same shard: the inode then
+// moves out of its entry into the shard's table of linked inodes
+// (k_linked_inodes_dir, keyed by file id), as BeeGFS moves the inode of a
+// file that gets a second name out of its dentry into its own inode file;
+// each name keeps a reference (a copy with nlink >= 2), the table's record
+// holds the count, and the last unlink removes it and the chunks.
+//
 // Not supported (refused with a clear error): rename across shards and rename
 // of directories (metadata is keyed by path here); DNE3 auto-split migration
 // (core/namespace decides splits; moving entries between live shards is not
@@ -133,6 +142,9 @@ struct MetaServiceConfig {
   // sequences hand a client a range: lustre/fid/fid_request.c). After a crash
   // the unused rest of a range is skipped; an id is never handed out twice.
   std::uint64_t file_id_range = 1024;
+  // Names one file may have (hard links), as ext4's EXT4_LINK_MAX; a Link
+  // beyond it is refused with invalid_argument naming this limit.
+  std::uint32_t max_links = 65'000;
   // Service-time units per request kind; unset: meta_op_units_for(stripe_flavor)
   // (stripe_flavor names the file system modelled). Checked by start():
   // invalid units are logged and replaced by that default.
@@ -193,7 +205,25 @@ class MetaService final : public Service {
   void do_unlink(const proto::Unlink& m, Reply reply);
   void do_rmdir(const proto::Rmdir& m, Reply reply);
   void do_rename(const proto::Rename& m, Reply reply);
+  // The two names of a rename or a link, split and checked to be this
+  // shard's; invalid_argument starting with `across_shards` when `to` is another's.
+  struct TwoNames {
+    std::string from_parent, from_name, to_parent, to_name;
+  };
+  Result<TwoNames> two_names(const std::string& from, const std::string& to, const std::string& across_shards) const;
   void do_setattr(const proto::SetAttr& m, Reply reply);
+  // Symbolic and hard links.
+  void do_symlink(const proto::Symlink& m, Reply reply);
+  void do_link(const proto::Link& m, Reply reply);
+  // The inode an entry names: the entry itself, or the linked-inode table's
+  // record for a reference; a link count missing from an old record is
+  // filled in (1, a directory's 2). corrupt when a reference has no record.
+  Result<proto::InodeDesc> resolve(const proto::InodeDesc& entry) const;
+  // Stores `inode`, the new state of what entry parent/name names, where it lives.
+  Status put_inode(std::string_view parent, std::string_view name, const proto::InodeDesc& entry,
+                   const proto::InodeDesc& inode);
+  // A name of `entry`'s inode was removed: the last name removes the inode and its chunks.
+  Status drop_name(const proto::InodeDesc& entry);
   void fetch_maps(std::function<void(Status)> done);
   void remove_chunks(const proto::InodeDesc& inode);
   // unavailable-style errors of the store when a new range cannot be persisted.

@@ -96,6 +96,11 @@ class MetaStore {
   virtual Status commit() { return ok_status(); }
 };
 
+// The store directory of the inodes of files with more than one name (hard
+// links), each an entry named by its file id in decimal (MetaService: see
+// meta_service.hpp). No path names it: paths start with '/'.
+inline constexpr std::string_view k_linked_inodes_dir = "#linked-inodes";
+
 // The 64-bit listing hash of a name (fnv_1a_64, masked to 62 bits so that a
 // cookie of hash+1 never wraps and 0 stays "from the start").
 std::uint64_t listing_hash(std::string_view name);

@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "core/proto/codec.hpp"
+#include "core/proto/crc32c.hpp"
 
 namespace sluice::hw {
 namespace {
@@ -91,11 +92,53 @@ std::string encode_inode(const proto::InodeDesc& inode) {
   return std::string(reinterpret_cast<const char*>(frame.data()), frame.size());
 }
 
+std::uint32_t load_le32(std::span<const std::byte> in, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | std::to_integer<std::uint32_t>(in[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+void store_le32(std::span<std::byte> out, std::size_t at, std::uint32_t value) {
+  for (std::size_t i = 0; i < 4; ++i) out[at + i] = static_cast<std::byte>((value >> (8 * i)) & 0xFF);
+}
+
+// Wire version 5 wrote InodeDesc without its last two fields (nlink and
+// symlink_target came with symbolic and hard links, version 6). InodeDesc is
+// the last field of InodeReply, so such a value becomes today's frame by
+// appending their empty encodings (two u32 zeros: nlink 0, read as one link,
+// and an empty target) and renumbering the header. Both CRCs of the old frame
+// must hold first, so that damage is reported, not healed.
+Result<proto::Message> decode_stored_frame(std::span<const std::byte> bytes) {
+  Result<proto::Message> decoded = proto::decode(bytes);
+  constexpr std::size_t k_header = proto::k_frame_header_bytes;
+  constexpr std::uint16_t k_version_before_links = 5;
+  constexpr std::size_t k_link_fields_bytes = 8;
+  static_assert(proto::k_wire_version == k_version_before_links + 1, "a newer version: upgrade from each older one");
+  if (decoded.ok() || bytes.size() < k_header ||
+      (std::to_integer<std::uint16_t>(bytes[4]) | std::to_integer<std::uint16_t>(bytes[5]) << 8) !=
+          k_version_before_links) {
+    return decoded;
+  }
+  if (load_le32(bytes, 16) != proto::crc32c(bytes.first(16)) || load_le32(bytes, 8) != bytes.size() - k_header ||
+      load_le32(bytes, 12) != proto::crc32c(bytes.subspan(k_header))) {
+    return error(StatusCode::corrupt, "a value of wire version 5 (before links) fails its CRC32C or length check");
+  }
+  std::vector<std::byte> frame(bytes.begin(), bytes.end());
+  frame.resize(frame.size() + k_link_fields_bytes);  // zeros
+  const std::span<std::byte> out(frame);
+  out[4] = static_cast<std::byte>(proto::k_wire_version & 0xFF);
+  out[5] = static_cast<std::byte>(proto::k_wire_version >> 8);
+  store_le32(out, 8, static_cast<std::uint32_t>(frame.size() - k_header));
+  store_le32(out, 12, proto::crc32c(std::span<const std::byte>(out.subspan(k_header))));
+  store_le32(out, 16, proto::crc32c(std::span<const std::byte>(out.first(16))));
+  return proto::decode(frame);
+}
+
 // `what` names the value in an error; called only on one (no string building per read).
 template <typename What>
 Result<proto::InodeDesc> decode_inode(std::string_view value, What what) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(value.data()), value.size());
-  Result<proto::Message> decoded = proto::decode(bytes);
+  Result<proto::Message> decoded = decode_stored_frame(bytes);
   if (!decoded.ok()) {
     return error(StatusCode::corrupt, what() + ": stored value does not decode: " + decoded.status().message());
   }

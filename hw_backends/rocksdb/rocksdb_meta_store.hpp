@@ -14,7 +14,10 @@
 // The big-endian listing hash (listing_hash()) makes RocksDB's key order the
 // listing order, so a readdir cookie is a Seek() target. Values are proto
 // frames of InodeReply (core/proto/codec.hpp), so every stored inode carries a
-// CRC32C and is decoded with the wire format's bounds checks.
+// CRC32C and is decoded with the wire format's bounds checks. Values written
+// at wire version 5 (before symbolic and hard links) are read too, as inodes
+// without a link count or target; kept replies of an older version are not
+// (a request resent across the upgrade is executed again).
 //
 // Durability: every mutation is one atomic WriteBatch (entry and count move
 // together), written with WriteOptions::sync = sync_writes: on, a completed

@@ -62,6 +62,23 @@ Status validate(const MountOptions& options) {
 
 namespace {
 
+// The S_IF* bits of an inode type.
+mode_t type_bits(proto::InodeType type) {
+  switch (type) {
+    case proto::InodeType::dir: return S_IFDIR;
+    case proto::InodeType::symlink: return S_IFLNK;
+    case proto::InodeType::file:
+    case proto::InodeType::none: break;
+  }
+  return S_IFREG;
+}
+
+// The st_ino of an inode: its file id, above the mount's own numbers, so that
+// it stays with the file through rename and link, every name of a hard link
+// shows the same (as tar, rsync -H and cp -a expect), whatever kernel inode
+// a name got here, and a listing's d_ino matches stat.
+std::uint64_t file_id_ino(FileId id) { return (std::uint64_t{1} << 62) | id; }
+
 // Directory listings between opendir and releasedir.
 struct Listing {
   std::vector<proto::DirEntryDesc> entries;
@@ -98,9 +115,9 @@ class FuseFs {
     struct stat st {};
     std::uint64_t size = inode.size_bytes;
     if (auto open = table_.open_file(ino); open && inode.type == proto::InodeType::file) size = open->size;
-    st.st_ino = ino;
-    st.st_mode = (inode.type == proto::InodeType::dir ? S_IFDIR : S_IFREG) | (inode.mode & 07777);
-    st.st_nlink = inode.type == proto::InodeType::dir ? 2 : 1;
+    st.st_ino = inode.file_id != 0 ? file_id_ino(inode.file_id) : ino;
+    st.st_mode = type_bits(inode.type) | (inode.mode & 07777);
+    st.st_nlink = inode.nlink;  // the metadata server's count
     st.st_uid = inode.uid;
     st.st_gid = inode.gid;
     st.st_size = static_cast<off_t>(size);
@@ -115,15 +132,24 @@ class FuseFs {
     return st;
   }
 
-  // Replies an entry for path's inode (remembered: one more lookup).
-  void reply_entry(fuse_req_t req, const std::string& path, const proto::InodeDesc& inode, fuse_file_info* created) {
-    Result<Ino> ino = table_.remember(path);
+  // Each name of a file with hard links is its own kernel inode (inodes here
+  // are per path), so the attributes of one do not see a change through
+  // another: they are not cached.
+  double attr_timeout_s(const proto::InodeDesc& inode) const {
+    return inode.nlink > 1 && inode.type != proto::InodeType::dir ? 0 : options_.attr_timeout_s;
+  }
+
+  // Replies an entry for path's inode (remembered: one more lookup); a new
+  // hard link's (link_of: the inode it names too) is that inode.
+  void reply_entry(fuse_req_t req, const std::string& path, const proto::InodeDesc& inode, fuse_file_info* created,
+                   Ino link_of = 0) {
+    Result<Ino> ino = link_of != 0 ? table_.link(link_of, path) : table_.remember(path);
     if (!ino.ok()) return reply_err(req, ENFILE);
     fuse_entry_param e{};
     e.ino = *ino;
     if (created) table_.opened(*ino, inode);
     e.attr = attr_of(inode, *ino);
-    e.attr_timeout = options_.attr_timeout_s;
+    e.attr_timeout = attr_timeout_s(inode);
     e.entry_timeout = options_.entry_timeout_s;
     int rc = 0;
     if (created) {
@@ -217,7 +243,7 @@ void op_forget_multi(fuse_req_t req, std::size_t count, fuse_forget_data* forget
 void reply_attr(FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const Result<proto::InodeDesc>& r) {
   if (!r.ok()) return fs.reply_status(req, r.status());
   struct stat st = fs.attr_of(*r, ino);
-  fuse_reply_attr(req, &st, fs.options().attr_timeout_s);
+  fuse_reply_attr(req, &st, fs.attr_timeout_s(*r));
   fs.done();
 }
 
@@ -325,7 +351,8 @@ void truncate_file(Client& c, Env& env, FuseFs& fs, fuse_ino_t ino, const std::s
   if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
   const std::uint64_t size = *wanted.size_bytes;
   if (!wanted.mtime_ns) wanted.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
-  if (size == 0 && current > 0) return recreate_empty(c, fs, ino, path, inode, wanted, done);
+  // A file with other names (hard links) keeps its inode: zeros are written instead.
+  if (size == 0 && current > 0 && inode.nlink <= 1) return recreate_empty(c, fs, ino, path, inode, wanted, done);
   zero_range(c, env, fs, inode, size, current, [&c, &fs, ino, path, wanted, size, done](Status zeroed) {
     if (!zeroed.ok()) return done(zeroed);
     c.set_attr(path, wanted, [&fs, ino, size, done](Result<proto::InodeDesc> set) {
@@ -375,17 +402,21 @@ CreateOptions owned_by_caller(fuse_req_t req, mode_t mode) {
   return o;
 }
 
+// The reply to a request that makes the name `path`: its entry (opened: info), or the error.
+InodeDone entry_reply(FuseFs& fs, fuse_req_t req, const std::string& path,
+                      std::shared_ptr<fuse_file_info> info = nullptr) {
+  return [&fs, req, path, info](Result<proto::InodeDesc> r) {
+    if (!r.ok()) return fs.reply_status(req, r.status());
+    fs.reply_entry(req, path, *r, info.get());
+  };
+}
+
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   FuseFs& fs = FuseFs::of(req);
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
   const CreateOptions o = owned_by_caller(req, mode);
-  fs.post([&fs, req, path, o](Client& c, Env&) {
-    c.mkdir(path, o, [&fs, req, path](Result<proto::InodeDesc> r) {
-      if (!r.ok()) return fs.reply_status(req, r.status());
-      fs.reply_entry(req, path, *r, nullptr);
-    });
-  });
+  fs.post([&fs, req, path, o](Client& c, Env&) { c.mkdir(path, o, entry_reply(fs, req, path)); });
 }
 
 // create (opened: fi) and mknod of a regular file (fi null).
@@ -395,12 +426,7 @@ void create_file(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mod
   if (!named(req, fs, parent, name, path)) return;
   auto info = fi != nullptr ? std::make_shared<fuse_file_info>(*fi) : nullptr;
   const CreateOptions o = owned_by_caller(req, mode);
-  fs.post([&fs, req, path, o, info](Client& c, Env&) {
-    c.create(path, o, [&fs, req, path, info](Result<proto::InodeDesc> r) {
-      if (!r.ok()) return fs.reply_status(req, r.status());
-      fs.reply_entry(req, path, *r, info.get());
-    });
-  });
+  fs.post([&fs, req, path, o, info](Client& c, Env&) { c.create(path, o, entry_reply(fs, req, path, info)); });
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
@@ -455,8 +481,45 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   });
 }
 
-void op_link(fuse_req_t req, fuse_ino_t, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
-void op_symlink(fuse_req_t req, const char*, fuse_ino_t, const char*) { fuse_reply_err(req, EPERM); }
+void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char* newname) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string from, to;
+  if (!pathed(req, fs, ino, from) || !named(req, fs, newparent, newname, to)) return;
+  fs.post([&fs, req, ino, from, to](Client& c, Env&) {
+    c.link(from, to, [&fs, req, ino, to](Result<proto::InodeDesc> r) {
+      if (r.ok()) return fs.reply_entry(req, to, *r, nullptr, ino);
+      // link(2) of a directory is EPERM; the metadata server refuses names on
+      // two shards (a design limit): EXDEV makes cp and tar copy instead.
+      const StatusCode code = r.status().code();
+      if (code == StatusCode::is_a_directory) return fs.reply_err(req, EPERM);
+      fs.reply_err(req, code == StatusCode::invalid_argument ? EXDEV : errno_of(r.status()));
+    });
+  });
+}
+
+void op_symlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  const std::string to(target);
+  if (to.size() > proto::k_max_symlink_target_bytes) return (void)fuse_reply_err(req, ENAMETOOLONG);
+  const CreateOptions o = owned_by_caller(req, 0777);
+  fs.post([&fs, req, path, to, o](Client& c, Env&) { c.symlink(to, path, o, entry_reply(fs, req, path)); });
+}
+
+// The kernel resolves symbolic links itself (following, O_NOFOLLOW, ELOOP): it asks for the target.
+void op_readlink(fuse_req_t req, fuse_ino_t ino) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!pathed(req, fs, ino, path)) return;
+  fs.post([&fs, req, path](Client& c, Env&) {
+    c.readlink(path, [&fs, req](Result<std::string> r) {
+      if (!r.ok()) return fs.reply_status(req, r.status());
+      fuse_reply_readlink(req, r->c_str());
+      fs.done();
+    });
+  });
+}
 
 void reply_open(FuseFs& fs, fuse_req_t req, fuse_ino_t ino, const std::shared_ptr<fuse_file_info>& info) {
   info->fh = ino;
@@ -600,9 +663,8 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fus
     } else {
       const proto::DirEntryDesc& e = listing->entries[i - 2];
       name = e.name;
-      // Inode numbers of entries not looked up: the file id, above the mount's own numbers.
-      st.st_ino = (std::uint64_t{1} << 62) | e.file_id;
-      st.st_mode = e.type == proto::InodeType::dir ? S_IFDIR : S_IFREG;
+      st.st_ino = file_id_ino(e.file_id);
+      st.st_mode = type_bits(e.type);
     }
     const std::size_t need =
         fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, static_cast<off_t>(i + 1));
@@ -670,6 +732,7 @@ fuse_lowlevel_ops make_ops() {
   ops.rename = op_rename;
   ops.link = op_link;
   ops.symlink = op_symlink;
+  ops.readlink = op_readlink;
   ops.open = op_open;
   ops.read = op_read;
   ops.write = op_write;

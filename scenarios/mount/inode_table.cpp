@@ -10,7 +10,7 @@ std::string child_path(const std::string& parent, const std::string& name) {
 }
 
 InodeTable::InodeTable() {
-  nodes_[k_root_ino] = Node{"/", 1};
+  nodes_[k_root_ino] = Node{{"/"}, 1};
   by_path_["/"] = k_root_ino;
 }
 
@@ -25,7 +25,7 @@ Result<Ino> InodeTable::remember(const std::string& path) {
                  "the mount holds " + std::to_string(nodes_.size()) + " inodes, its limit (k_max_mount_inodes)");
   }
   const Ino ino = next_ino_++;
-  nodes_[ino] = Node{path, 1};
+  nodes_[ino] = Node{{path}, 1};
   by_path_[path] = ino;
   return ino;
 }
@@ -33,8 +33,19 @@ Result<Ino> InodeTable::remember(const std::string& path) {
 std::optional<std::string> InodeTable::path_of(Ino ino) const {
   std::lock_guard lock(mu_);
   auto it = nodes_.find(ino);
-  if (it == nodes_.end() || it->second.path.empty()) return std::nullopt;
-  return it->second.path;
+  if (it == nodes_.end() || it->second.paths.empty()) return std::nullopt;
+  return it->second.paths.front();
+}
+
+Result<Ino> InodeTable::link(Ino ino, const std::string& path) {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end()) return error(StatusCode::not_found, "inode " + std::to_string(ino) + " is not in the table");
+  unbind_locked(path);  // a stale binding of the new name
+  it->second.paths.push_back(path);
+  ++it->second.lookups;
+  by_path_[path] = ino;
+  return ino;
 }
 
 void InodeTable::forget(Ino ino, std::uint64_t n) {
@@ -44,24 +55,26 @@ void InodeTable::forget(Ino ino, std::uint64_t n) {
   if (it == nodes_.end()) return;
   it->second.lookups -= std::min(n, it->second.lookups);
   if (it->second.lookups > 0) return;
-  if (!it->second.path.empty()) by_path_.erase(it->second.path);
+  for (const std::string& path : it->second.paths) by_path_.erase(path);
   nodes_.erase(it);
+}
+
+void InodeTable::unbind_locked(const std::string& path) {
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return;
+  std::vector<std::string>& paths = nodes_[it->second].paths;
+  paths.erase(std::remove(paths.begin(), paths.end(), path), paths.end());
+  by_path_.erase(it);
 }
 
 void InodeTable::unbind(const std::string& path) {
   std::lock_guard lock(mu_);
-  auto it = by_path_.find(path);
-  if (it == by_path_.end()) return;
-  nodes_[it->second].path.clear();
-  by_path_.erase(it);
+  unbind_locked(path);
 }
 
 void InodeTable::rename(const std::string& from, const std::string& to) {
   std::lock_guard lock(mu_);
-  if (auto replaced = by_path_.find(to); replaced != by_path_.end()) {
-    nodes_[replaced->second].path.clear();
-    by_path_.erase(replaced);
-  }
+  unbind_locked(to);
   // The inode at `from` and those below it (a directory's children keep their names under the new path).
   std::vector<std::pair<std::string, Ino>> moved;
   const std::string below = from + "/";
@@ -72,7 +85,7 @@ void InodeTable::rename(const std::string& from, const std::string& to) {
   for (const auto& [old_path, ino] : moved) {
     by_path_.erase(old_path);
     const std::string new_path = to + old_path.substr(from.size());
-    nodes_[ino].path = new_path;
+    std::replace(nodes_[ino].paths.begin(), nodes_[ino].paths.end(), old_path, new_path);
     by_path_[new_path] = ino;
   }
 }

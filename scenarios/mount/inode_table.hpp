@@ -3,7 +3,10 @@
 // so the mount keeps, for every inode the kernel has looked up and not yet
 // forgotten, its path and its lookup count (the FUSE protocol: each
 // successful lookup/create/mkdir adds one, FORGET takes n away, the number is
-// free again at zero). Inode 1 is the root and is never forgotten.
+// free again at zero). Inode 1 is the root and is never forgotten. A file
+// with hard links made through this mount is one inode with several names
+// (the kernel then sees one inode, its link count and attributes shared);
+// any of its names reaches it at the metadata server.
 //
 // It also keeps what this mount knows of open files before the metadata
 // server does: the size their writes reached (recorded at flush/release as a
@@ -18,6 +21,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/common/status.hpp"
 #include "core/proto/wire_descs.hpp"
@@ -47,11 +51,15 @@ class InodeTable {
   // The inode of path, with its lookup count raised by one (a new number
   // when the path has none); unavailable past k_max_mount_inodes.
   Result<Ino> remember(const std::string& path);
+  // One of the inode's names (the oldest still bound).
   std::optional<std::string> path_of(Ino ino) const;
+  // A hard link: the inode `ino` has the name `path` too, its lookup count
+  // raised by one (the kernel gets an entry); not_found when ino is unknown.
+  Result<Ino> link(Ino ino, const std::string& path);
   // FORGET: the lookup count drops by n; at zero the number is released.
   void forget(Ino ino, std::uint64_t n);
   // The name at path is gone (unlink, rmdir): its inode keeps its number
-  // until forgotten but no longer answers for the path.
+  // until forgotten but no longer answers for the path (its other names do).
   void unbind(const std::string& path);
   // rename(from, to): the inode at from (and every inode under it) now
   // answers for the new path; one that was at `to` is unbound.
@@ -76,9 +84,11 @@ class InodeTable {
 
  private:
   struct Node {
-    std::string path;  // empty: unbound (unlinked, or replaced by a rename)
+    std::vector<std::string> paths;  // its names, oldest first; none: unbound (unlinked, or replaced by a rename)
     std::uint64_t lookups = 0;
   };
+  // Removes the name `path` from whichever inode has it (mu_ held).
+  void unbind_locked(const std::string& path);
   mutable std::mutex mu_;
   Ino next_ino_ = k_root_ino + 1;
   std::map<Ino, Node> nodes_;

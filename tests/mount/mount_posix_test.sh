@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 23: what the mount promises, call by call: truncate semantics (a
 # shrunk then extended file reads zeros), chmod/utimens kept, rename,
-# unlink of an open file, statfs, and the errno of every unsupported call
-# (hard and symbolic links, FIFOs, xattrs, fallocate, directory rename is
-# EXDEV so mv copies). Also the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
+# unlink of an open file, statfs, hard and symbolic links (link counts, one
+# inode number, O_TRUNC through one name, readlink, O_NOFOLLOW, ELOOP), and
+# the errno of every unsupported call (FIFOs, xattrs, fallocate, directory
+# rename is EXDEV so mv copies). Also the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
 set -u
 sluice=$1
 . "$(dirname "$0")/mount_lib.sh"
@@ -69,8 +70,30 @@ os.mkdir(os.path.join(m, "d"))
 with open(os.path.join(m, "d", "a"), "wb") as out: out.write(b"a")
 check("readdir", sorted(os.listdir(os.path.join(m, "d"))) == ["a"])
 check("rmdir of a non-empty directory", errno_of(lambda: os.rmdir(os.path.join(m, "d"))) == errno.ENOTEMPTY)
-check("hard link: EPERM", errno_of(lambda: os.link(os.path.join(m, "d", "a"), os.path.join(m, "h"))) == errno.EPERM)
-check("symlink: EPERM", errno_of(lambda: os.symlink("d", os.path.join(m, "s"))) == errno.EPERM)
+a, h = os.path.join(m, "x"), os.path.join(m, "h")
+with open(a, "wb") as out: out.write(b"a")
+os.link(a, h)
+check("hard link: 2 links and one inode number for both names",
+      os.stat(a).st_nlink == 2 and os.stat(h).st_nlink == 2 and os.stat(a).st_ino == os.stat(h).st_ino)
+with open(h, "ab") as out: out.write(b"b")
+with open(a, "rb") as i: check("a write through one name is read through the other", i.read() == b"ab")
+with open(h, "wb") as out: out.write(b"c")  # O_TRUNC keeps the inode of a file with two names
+with open(a, "rb") as i: check("O_TRUNC through one name empties the file for both", i.read() == b"c")
+os.unlink(h)
+with open(a, "rb") as i: check("unlink of one name leaves the other, with 1 link", i.read() == b"c" and os.stat(a).st_nlink == 1)
+check("hard link of a directory: EPERM", errno_of(lambda: os.link(os.path.join(m, "d"), os.path.join(m, "dl"))) == errno.EPERM)
+s = os.path.join(m, "s")
+os.symlink("d/../x", s)
+check("symlink: lstat says link, size the target's length", stat.S_ISLNK(os.lstat(s).st_mode) and os.lstat(s).st_size == 6)
+check("readlink", os.readlink(s) == "d/../x")
+with open(s, "rb") as i: check("open follows a symbolic link", i.read() == b"c")
+check("O_NOFOLLOW on a symbolic link: ELOOP", errno_of(lambda: os.open(s, os.O_RDONLY | os.O_NOFOLLOW)) == errno.ELOOP)
+os.symlink("loop2", os.path.join(m, "loop1"))
+os.symlink("loop1", os.path.join(m, "loop2"))
+check("a loop of symbolic links: ELOOP", errno_of(lambda: os.stat(os.path.join(m, "loop1"))) == errno.ELOOP)
+check("a symbolic link's target over PATH_MAX: ENAMETOOLONG", errno_of(lambda: os.symlink("t" * 4096, os.path.join(m, "long"))) == errno.ENAMETOOLONG)
+os.unlink(s)
+check("unlink of a symbolic link removes the link only", not os.path.lexists(s) and os.path.exists(a))
 check("mkfifo: EPERM", errno_of(lambda: os.mkfifo(os.path.join(m, "p"))) == errno.EPERM)
 check("setxattr: EOPNOTSUPP", errno_of(lambda: os.setxattr(os.path.join(m, "d", "a"), "user.k", b"v")) == errno.EOPNOTSUPP)
 check("rename of a directory: EXDEV", errno_of(lambda: os.rename(os.path.join(m, "d"), os.path.join(m, "e"))) == errno.EXDEV)

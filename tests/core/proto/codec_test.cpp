@@ -93,7 +93,7 @@ TEST(WireFrame, LaysOutHeaderAndPayloadAsDocumented) {
   EXPECT_EQ(frame[1], std::byte{'L'});
   EXPECT_EQ(frame[2], std::byte{'U'});
   EXPECT_EQ(frame[3], std::byte{'I'});
-  EXPECT_EQ(frame[4], std::byte{5});     // version 5, little-endian
+  EXPECT_EQ(frame[4], std::byte{6});     // version 6, little-endian
   EXPECT_EQ(frame[6], std::byte{0x05});  // type 0x0105
   EXPECT_EQ(frame[7], std::byte{0x01});
   EXPECT_EQ(frame[8], std::byte{16});     // payload_bytes
@@ -156,6 +156,23 @@ TEST(WireFrame, LargestAllowedFieldsEncodeAndDecode) {
   Mkdir m{1, std::string(k_max_path_bytes, 'p'), 0};
   EXPECT_TRUE(validate(m).ok());
   EXPECT_TRUE(decode(encode_valid(m)).ok());
+}
+
+TEST(WireFrame, SymlinkTargetsAndInodesCarryUpToAPathAndNoMore) {
+  // The wire carries a target of k_max_path_bytes, so that the metadata
+  // server, not the codec, names k_max_symlink_target_bytes (one less).
+  Symlink fits{1, "/l", std::string(k_max_path_bytes, 't'), 0, 0};
+  EXPECT_TRUE(validate(fits).ok());
+  Symlink over = fits;
+  over.target.push_back('t');
+  const Status refused = validate(over);
+  EXPECT_EQ(refused.code(), StatusCode::invalid_argument);
+  EXPECT_NE(refused.message().find("Symlink.target"), std::string::npos) << refused.to_string();
+  InodeReply reply;
+  reply.inode.type = InodeType::symlink;
+  reply.inode.symlink_target = over.target;
+  EXPECT_NE(validate(reply).message().find("InodeReply.inode.symlink_target"), std::string::npos);
+  static_assert(k_max_symlink_target_bytes == k_max_path_bytes - 1, "Linux PATH_MAX counts the NUL");
 }
 
 }  // namespace

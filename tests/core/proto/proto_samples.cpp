@@ -94,6 +94,14 @@ std::vector<Message> sample_messages() {
   dir.type = InodeType::dir;
   out.push_back(AttachDir{26, "/data/striped/sub", dir});
   out.push_back(DetachDir{27, "/data/striped/sub", true});
+  out.push_back(Symlink{28, "/data/latest", "../runs/r-0042/\xC3\xA9 out", 65534, 100});
+  out.push_back(Symlink{28, "/data/long", std::string(k_max_path_bytes, 't'), 0, 0});
+  out.push_back(Link{29, "/data/f", "/data/f.hardlink"});
+  InodeDesc link = sample_inode();
+  link.type = InodeType::symlink;
+  link.nlink = 3;
+  link.symlink_target = "/abs/target";
+  out.push_back(InodeReply{16, StatusCode::ok, "", link});
   out.push_back(ReadChunk{20,
                           0x0123456789ABCDEFull,
                           101,

@@ -84,30 +84,27 @@ TEST(WireDecodeErrors, BadMagicIsCorrupt) {
 TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  const auto frame = make_frame(0x0105, payload.bytes(), 6);
+  const auto frame = make_frame(0x0105, payload.bytes(), 7);
   expect_error(frame, StatusCode::invalid_argument,
-               "unsupported wire version 6 at byte 4; this build speaks version 5");
+               "unsupported wire version 7 at byte 4; this build speaks version 6");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
   // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) and version 2
-  // (before metadata mirroring), version 3 (before StatusCode in_progress)
-  // and version 4 (before StatusCode permission_denied) are refused as well.
-  expect_error(make_frame(0x0105, payload.bytes(), 1), StatusCode::invalid_argument,
-               "unsupported wire version 1 at byte 4; this build speaks version 5");
-  expect_error(make_frame(0x0105, payload.bytes(), 2), StatusCode::invalid_argument,
-               "unsupported wire version 2 at byte 4; this build speaks version 5");
-  expect_error(make_frame(0x0105, payload.bytes(), 3), StatusCode::invalid_argument,
-               "unsupported wire version 3 at byte 4; this build speaks version 5");
-  expect_error(make_frame(0x0105, payload.bytes(), 4), StatusCode::invalid_argument,
-               "unsupported wire version 4 at byte 4; this build speaks version 5");
+  // (before metadata mirroring), version 3 (before StatusCode in_progress),
+  // version 4 (before StatusCode permission_denied) and version 5 (before
+  // symbolic and hard links) are refused as well.
+  for (std::uint16_t old = 1; old <= 5; ++old) {
+    expect_error(make_frame(0x0105, payload.bytes(), old), StatusCode::invalid_argument,
+                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 6");
+  }
 }
 
 TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  auto frame = make_frame(0x0105, payload.bytes(), 6);
+  auto frame = make_frame(0x0105, payload.bytes(), 7);
   frame[16] ^= std::byte{1};  // header CRC
-  expect_error(frame, StatusCode::corrupt, "version field reads 6, this build speaks 5");
+  expect_error(frame, StatusCode::corrupt, "version field reads 7, this build speaks 6");
 }
 
 TEST(WireDecodeErrors, UnknownMessageTypeIsRefusedClearly) {

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -29,6 +30,7 @@
 #include "tests/core/services/meta_mirror_scenarios.hpp"
 #include "tests/core/services/mixed_files_workload.hpp"
 #include "tests/core/services/scripted_workload.hpp"
+#include "tests/core/services/step_script.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing::shared_suite {
@@ -531,17 +533,192 @@ TYPED_TEST_P(ServicesSuite, SetAttrChangesWhatItNamesAndLongPathErrorsArrive) {
   });
 }
 
-REGISTER_TYPED_TEST_SUITE_P(ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
-                            EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
-                            LostChunkRequestsAreRetriedAndTheReadSucceeds, DuplicatedAndLateMessagesGiveTheSameAnswer,
-                            ADeadStorageServerGivesAClearErrorNamingTheTarget,
-                            ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging,
-                            NamespaceErrorsAreClearAndItsRulesHold, ALargeDirectoryListsCompletelyInPages,
-                            AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
-                            TheEgressLimitPacesReadsFromAServer, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
-                            BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace,
-                            AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
-                            AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater,
-                            SetAttrChangesWhatItNamesAndLongPathErrorsArrive);
+// Symbolic links: the target is kept as opaque text and read back, stat does
+// not follow (type symlink, size = the target's length), the target's length
+// is limited (k_max_symlink_target_bytes), and unlink removes the link only.
+TYPED_TEST_P(ServicesSuite, SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheLink) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    const std::string target = "../runs/r-0042/\xC3\xA9 out";
+    const std::string longest(proto::k_max_symlink_target_bytes, 't');
+    Answers a;
+    std::string read_target;
+    auto symlink = [&a](std::string to, std::string path, std::string key) -> Step {
+      return [&a, to, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.symlink(to, path, CreateOptions{}, a.inode(key, next));
+      };
+    };
+    auto stat = [&a](std::string path, std::string key) -> Step {
+      return [&a, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.stat(path, a.inode(key, next));
+      };
+    };
+    std::vector<Step> steps{
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.create("/f", CreateOptions{}, a.inode("create", next));
+        },
+        symlink(target, "/l", "symlink"),
+        symlink("elsewhere", "/l", "again"),
+        symlink("", "/empty", "empty"),
+        symlink(longest + "t", "/over", "over"),
+        symlink(longest, "/longest", "longest"),
+        [&](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.readlink("/l", [&, next](Result<std::string> r) {
+            if (r.ok()) read_target = *r;
+            a.status("readlink", next)(r.status());
+          });
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.readlink("/f", [&a, next](Result<std::string> r) { a.status("readlink file", next)(r.status()); });
+        },
+        stat("/l", "stat"),
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          AttrChange size;
+          size.size_bytes = 1;
+          ctx.client.set_attr("/l", size, a.inode("resize", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) { ctx.client.unlink("/l", a.status("unlink", next)); },
+        stat("/l", "stat after"),
+        stat("/f", "file after")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    EXPECT_EQ(a.code("symlink"), StatusCode::ok) << a.errors["symlink"];
+    EXPECT_EQ(a.inodes["symlink"].type, proto::InodeType::symlink);
+    EXPECT_EQ(a.code("again"), StatusCode::already_exists);
+    EXPECT_EQ(a.code("empty"), StatusCode::invalid_argument);
+    EXPECT_EQ(a.code("over"), StatusCode::invalid_argument);
+    EXPECT_NE(a.errors["over"].find("k_max_symlink_target_bytes"), std::string::npos) << a.errors["over"];
+    EXPECT_EQ(a.code("longest"), StatusCode::ok) << a.errors["longest"];
+    EXPECT_EQ(a.code("readlink"), StatusCode::ok);
+    EXPECT_EQ(read_target, target);
+    EXPECT_EQ(a.code("readlink file"), StatusCode::invalid_argument);
+    const proto::InodeDesc& link = a.inodes["stat"];
+    EXPECT_EQ(link.type, proto::InodeType::symlink);
+    EXPECT_EQ(link.size_bytes, target.size());
+    EXPECT_EQ(link.symlink_target, target);
+    EXPECT_EQ(link.nlink, 1u);
+    EXPECT_EQ(a.code("resize"), StatusCode::invalid_argument);  // its size is its target's length
+    EXPECT_EQ(a.code("unlink"), StatusCode::ok);
+    EXPECT_EQ(a.code("stat after"), StatusCode::not_found);
+    EXPECT_EQ(a.code("file after"), StatusCode::ok);
+    EXPECT_EQ(a.inodes["file after"].type, proto::InodeType::file);
+  });
+}
+
+// Hard links: a second name shares the inode (its data and attributes), the
+// link count is kept at the metadata server and reported by stat, unlink of
+// one name leaves the other readable and the last removes the chunks; a
+// directory cannot be linked.
+TYPED_TEST_P(ServicesSuite, HardLinksShareTheInodeAndTheLastUnlinkRemovesIt) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    constexpr std::uint64_t k_bytes = 256 * k_kib;
+    Answers a;
+    auto call = [&a](std::function<void(Client&, Answers&, std::function<void()>)> fn) -> Step {
+      return [&a, fn](WorkloadContext& ctx, std::function<void()> next) { fn(ctx.client, a, next); };
+    };
+    auto link = [&call](std::string from, std::string to, std::string key) {
+      return call([from, to, key](Client& c, Answers& an, auto next) { c.link(from, to, an.inode(key, next)); });
+    };
+    auto stat = [&call](std::string path, std::string key) {
+      return call([path, key](Client& c, Answers& an, auto next) { c.stat(path, an.inode(key, next)); });
+    };
+    auto unlink = [&call](std::string path) {
+      return call([path](Client& c, Answers& an, auto next) { c.unlink(path, an.status("unlink " + path, next)); });
+    };
+    AttrChange chmod;
+    chmod.mode = 0600;
+    std::vector<Step> steps{
+        call([](Client& c, Answers& an, auto next) { c.create("/f", CreateOptions{}, an.inode("create", next)); }),
+        write_pattern("/f", a, "create", k_bytes, 5),
+        link("/f", "/g", "link"),
+        stat("/f", "f"),
+        stat("/g", "g"),
+        call([chmod](Client& c, Answers& an, auto next) { c.set_attr("/g", chmod, an.inode("chmod", next)); }),
+        stat("/f", "f after chmod"),
+        link("/f", "/g", "exists"),
+        link("/missing", "/h", "missing"),
+        call([](Client& c, Answers& an, auto next) { c.mkdir("/d", 0755, an.inode("mkdir", next)); }),
+        link("/d", "/dl", "dir"),
+        unlink("/f"),
+        stat("/g", "g alone"),
+        read_pattern("/g", a, k_bytes, 5),
+        unlink("/g"),
+        stat("/g", "g gone")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    EXPECT_EQ(a.code("link"), StatusCode::ok) << a.errors["link"];
+    EXPECT_EQ(a.inodes["link"].nlink, 2u);
+    EXPECT_EQ(a.inodes["f"].nlink, 2u);
+    EXPECT_EQ(a.inodes["g"].nlink, 2u);
+    EXPECT_EQ(a.inodes["g"].file_id, a.inodes["f"].file_id);
+    EXPECT_EQ(a.inodes["g"].size_bytes, k_bytes);
+    EXPECT_EQ(a.inodes["f after chmod"].mode, 0600u);  // one inode: a change through one name shows through the other
+    EXPECT_EQ(a.code("exists"), StatusCode::already_exists);
+    EXPECT_EQ(a.code("missing"), StatusCode::not_found);
+    EXPECT_EQ(a.code("dir"), StatusCode::is_a_directory);  // EPERM in a mount
+    EXPECT_EQ(a.code("unlink /f"), StatusCode::ok);
+    EXPECT_EQ(a.inodes["g alone"].nlink, 1u);
+    EXPECT_EQ(a.code("read /g"), StatusCode::ok) << a.errors["read /g"];
+    EXPECT_EQ(a.code("unlink /g"), StatusCode::ok);
+    EXPECT_EQ(a.code("g gone"), StatusCode::not_found);
+    cluster.world().run_for(k_ns_per_s);
+    for (TargetId t : cluster.targets()) EXPECT_EQ(cluster.world().object_count(t), 0u) << "target " << t;
+  });
+}
+
+// A hard link's two names must be on one metadata shard (a named design
+// limit): across shards the link is refused with invalid_argument (EXDEV in
+// a mount) saying why; within the shard it is made.
+TYPED_TEST_P(ServicesSuite, HardLinksAcrossMetadataShardsAreRefusedClearly) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});  // 2 shards, directories spread
+    constexpr int k_dirs = 16;
+    Answers a;
+    std::vector<Step> steps{[&a](WorkloadContext& ctx, std::function<void()> next) {
+      ctx.client.create("/f", CreateOptions{}, a.inode("create", next));
+    }};
+    for (int i = 0; i < k_dirs; ++i) {
+      const std::string dir = "/s" + std::to_string(i);
+      steps.push_back([&a, dir](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.mkdir(dir, 0755, a.inode(dir, next));
+      });
+      steps.push_back([&a, dir](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.link("/f", dir + "/h", a.inode("link " + dir, next));
+      });
+    }
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    int refused = 0, made = 0;
+    for (int i = 0; i < k_dirs; ++i) {
+      const std::string dir = "/s" + std::to_string(i);
+      const bool same_shard = a.inodes[dir].dir_layout.owner == a.inodes["create"].owner_shard;
+      if (same_shard) {
+        EXPECT_EQ(a.code("link " + dir), StatusCode::ok) << a.errors["link " + dir];
+        ++made;
+      } else {
+        EXPECT_EQ(a.code("link " + dir), StatusCode::invalid_argument);
+        EXPECT_NE(a.errors["link " + dir].find("links across shards are not supported"), std::string::npos)
+            << a.errors["link " + dir];
+        ++refused;
+      }
+    }
+    EXPECT_GT(refused, 0);
+    EXPECT_GT(made, 0);
+  });
+}
+
+REGISTER_TYPED_TEST_SUITE_P(
+    ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin, EndToEndPathHashRandomRobin,
+    EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos, LostChunkRequestsAreRetriedAndTheReadSucceeds,
+    DuplicatedAndLateMessagesGiveTheSameAnswer, ADeadStorageServerGivesAClearErrorNamingTheTarget,
+    ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging, NamespaceErrorsAreClearAndItsRulesHold,
+    ALargeDirectoryListsCompletelyInPages, AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
+    TheEgressLimitPacesReadsFromAServer, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
+    BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace,
+    AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
+    AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater, SetAttrChangesWhatItNamesAndLongPathErrorsArrive,
+    SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheLink, HardLinksShareTheInodeAndTheLastUnlinkRemovesIt,
+    HardLinksAcrossMetadataShardsAreRefusedClearly);
 
 }  // namespace sluice::testing::shared_suite

@@ -107,6 +107,45 @@ inline Scripted::Script check_populated(std::string dir, std::uint32_t files) {
   };
 }
 
+// mkdir dir, a file dir/f with a hard link dir/h and a symbolic link dir/l -> "f".
+inline Scripted::Script make_links(std::string dir) {
+  return [=](WorkloadContext& ctx, std::function<void(Status)> done) {
+    auto& c = ctx.client;
+    c.mkdir(dir, 0755, [&c, done, dir](Result<proto::InodeDesc> d) {
+      if (!d.ok()) return done(d.status());
+      c.create(dir + "/f", CreateOptions{}, [&c, done, dir](Result<proto::InodeDesc> f) {
+        if (!f.ok()) return done(f.status());
+        c.link(dir + "/f", dir + "/h", [&c, done, dir](Result<proto::InodeDesc> h) {
+          if (!h.ok()) return done(h.status());
+          c.symlink("f", dir + "/l", CreateOptions{},
+                    [done](Result<proto::InodeDesc> l) { done(l.ok() ? ok_status() : l.status()); });
+        });
+      });
+    });
+  };
+}
+
+// What make_links made is there (the link's target, two names of one inode);
+// an unlink of one name leaves the other with one link.
+inline Scripted::Script check_links(std::string dir) {
+  return [=](WorkloadContext& ctx, std::function<void(Status)> done) {
+    auto& c = ctx.client;
+    c.readlink(dir + "/l", [&c, done, dir](Result<std::string> l) {
+      if (!l.ok() || *l != "f")
+        return done(error(StatusCode::internal, "readlink " + dir + "/l: " + l.status().to_string()));
+      c.stat(dir + "/h", [&c, done, dir](Result<proto::InodeDesc> h) {
+        if (!h.ok() || h->nlink != 2) return done(error(StatusCode::internal, dir + "/h: not 2 links after failover"));
+        c.unlink(dir + "/f", [&c, done, dir](Status u) {
+          if (!u.ok()) return done(u);
+          c.stat(dir + "/h", [done, dir](Result<proto::InodeDesc> left) {
+            done(left.ok() && left->nlink == 1 ? ok_status() : error(StatusCode::internal, dir + "/h: not 1 link"));
+          });
+        });
+      });
+    });
+  };
+}
+
 // Runs until every mirrored shard's primary forwards to a good secondary
 // (read between events: HwEnv's services run on their own threads) and
 // returns the primaries' endpoints, or an empty list if that did not happen.
@@ -130,7 +169,7 @@ std::vector<Endpoint> settle_mirrors(BasicTestCluster<World>& cluster) {
 }
 
 // Primaries die after files were created: mgmt switches every shard to its
-// secondary, and the whole namespace (listings, sizes) is there; new files
+// secondary, and the whole namespace (listings, sizes, links) is there; new files
 // can be created in the same directory afterwards.
 template <class World>
 void meta_mirror_failover_keeps_the_namespace() {
@@ -140,11 +179,15 @@ void meta_mirror_failover_keeps_the_namespace() {
   ASSERT_EQ(primaries.size(), cluster.spec().meta_shards);
   const Status made = run_script(cluster, populate("/d", 40));
   ASSERT_TRUE(made.ok()) << made.to_string();
+  const Status linked = run_script(cluster, make_links("/links"));
+  ASSERT_TRUE(linked.ok()) << linked.to_string();
   for (Endpoint p : primaries) cluster.world().kill(p);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), static_cast<double>(primaries.size()));
   const Status checked = run_script(cluster, check_populated("/d", 40));
   EXPECT_TRUE(checked.ok()) << checked.to_string();
+  const Status links = run_script(cluster, check_links("/links"));
+  EXPECT_TRUE(links.ok()) << links.to_string();
   const Status more = run_script(cluster, populate("/e", 10));
   EXPECT_TRUE(more.ok()) << more.to_string();
 }

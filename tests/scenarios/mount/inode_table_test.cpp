@@ -1,4 +1,4 @@
-// The mount's inode table: lookup counts, forget, rename of a subtree, and
+// The mount's inode table: lookup counts, forget, rename of a subtree, hard links, and
 // the open-file sizes a mount's own writes reach before their close.
 #include "scenarios/mount/inode_table.hpp"
 
@@ -39,6 +39,23 @@ TEST(InodeTable, RenameMovesASubtreeAndNotItsNeighbours) {
   EXPECT_FALSE(t.path_of(child).has_value());
   EXPECT_EQ(child_path("/", "n"), "/n");
   EXPECT_EQ(child_path("/c", "n"), "/c/n");
+}
+
+TEST(InodeTable, AHardLinkIsOneInodeWithTwoNamesUntilBothAreGone) {
+  InodeTable t;
+  const Ino f = *t.remember("/f");
+  Result<Ino> g = t.link(f, "/d/g");
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(*g, f);
+  EXPECT_EQ(*t.remember("/d/g"), f);  // a lookup of either name finds the one inode
+  EXPECT_EQ(t.link(12345, "/x").status().code(), StatusCode::not_found);
+  t.unbind("/f");  // unlink of the first name: the inode answers for the other
+  EXPECT_EQ(t.path_of(f), "/d/g");
+  t.rename("/d", "/e");
+  EXPECT_EQ(t.path_of(f), "/e/g");
+  t.forget(f, 3);  // remember, link, remember
+  EXPECT_FALSE(t.path_of(f).has_value());
+  EXPECT_NE(*t.remember("/e/g"), f);  // every name went with the number
 }
 
 TEST(InodeTable, OpenFilesKeepTheSizeTheirWritesReachedUntilRecorded) {
