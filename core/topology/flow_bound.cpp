@@ -90,6 +90,7 @@ class FlowNetwork {
   std::map<std::string, int> resource_ids_;
   std::vector<std::vector<std::size_t>> at_;  // [stage][topology vertex] -> flow vertex, or k_absent
   std::size_t source_ = 0, sink_ = 0;
+  std::vector<bool> nic_sources_, nic_sinks_;  // [topology vertex]: a NIC terminal of the first / last stage
   double terminal_ceiling_ = std::numeric_limits<double>::infinity();
   Units unbounded_ = 0;
   static constexpr std::size_t k_absent = std::numeric_limits<std::size_t>::max();
@@ -150,6 +151,14 @@ Status FlowNetwork::check_terminal(const FlowTerminal& term, std::size_t stage_i
 
 Status FlowNetwork::add_stages() {
   at_.assign(p_.stages.size(), std::vector<std::size_t>(t_.vertex_count(), k_absent));
+  // The NICs among the terminals, looked up per link below.
+  nic_sources_.assign(t_.vertex_count(), false);
+  nic_sinks_.assign(t_.vertex_count(), false);
+  for (const auto& [side, marks] : {std::pair{&p_.sources, &nic_sources_}, std::pair{&p_.sinks, &nic_sinks_}}) {
+    for (const FlowTerminal& term : *side) {
+      if (t_.contains(term.vertex) && t_.vertex(term.vertex).kind == VertexKind::nic) (*marks)[term.vertex] = true;
+    }
+  }
   for (std::size_t k = 0; k < p_.stages.size(); ++k) {
     const FlowStage& stage = p_.stages[k];
     std::vector<bool> node_in(t_.node_count(), false);
@@ -197,11 +206,10 @@ Status FlowNetwork::add_stages() {
 
 bool FlowNetwork::bypasses_nic_terminal(std::size_t stage, const Link& l) const {
   if (!p_.stages[stage].fabric || l.spec.link_class == LinkClass::network) return false;
+  const std::vector<bool>* terminals = stage == 0 ? &nic_sources_ : nullptr;
+  const bool last = stage + 1 == p_.stages.size();
   const auto is_terminal = [&](VertexId v) {
-    if (t_.vertex(v).kind != VertexKind::nic) return false;
-    const auto named = [v](const FlowTerminal& term) { return term.vertex == v; };
-    return (stage == 0 && std::any_of(p_.sources.begin(), p_.sources.end(), named)) ||
-           (stage + 1 == p_.stages.size() && std::any_of(p_.sinks.begin(), p_.sinks.end(), named));
+    return (terminals != nullptr && (*terminals)[v]) || (last && nic_sinks_[v]);
   };
   return is_terminal(l.a) || is_terminal(l.b);
 }
