@@ -53,7 +53,7 @@ RUN_SET ?= --set files=1280 --set sizes=256KiB,1MiB,16MiB --set threads=1,8,32
 # Applies .clang-format (clang-format 14) to every C++ source; the ctest
 # structure.format checks it.
 format:
-	find core base sim hw hw_backends transports scenarios analysis tests \
+	find core base det sim hw hw_backends transports scenarios analysis tests \
 	  \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' \) -print0 | xargs -0 clang-format -i
 
 # Builds only the sluice binary and what it links (not the tests): the first

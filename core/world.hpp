@@ -1,7 +1,7 @@
 // The World: what hosts services and runs them, next to the Env (env.hpp),
 // which is what one service sees of it.
 //
-// Three worlds exist: TestWorld (tests/support/test_world.hpp, virtual time,
+// Three worlds exist: TestWorld (det/test_world.hpp, virtual time,
 // bytes in vectors), sim::SimRuntime (sim/sim_runtime.hpp, SimGrid's model of
 // a cluster) and hw::HwWorld (hw/hw_world.hpp, real threads, transports and
 // drives). A service is written once against Env and runs in each; tests,
@@ -22,7 +22,7 @@
 //   the transfer hook: extra time before its bytes move. Tests express
 //   faults as rules (MessageRule, TransferRule) applied by one rule loop
 //   (apply_message_rules, apply_transfer_rules) in every world;
-//   tests/support/fault_rules.hpp keeps them behind a lock for HwWorld.
+//   det/fault_rules.hpp keeps them behind a lock for HwWorld.
 // - run_until(done) runs until done() holds, nothing is left to happen, or
 //   the world's bound passes; run_for(d) lets d of the world's time pass;
 //   now() reads the world's clock (virtual in TestWorld and SimRuntime, real

@@ -26,7 +26,7 @@ while IFS= read -r -d '' f; do
     echo "not formatted: $f (make format, or $clang_format -i $f)"
     bad=$((bad + 1))
   fi
-done < <(find core base sim hw hw_backends transports scenarios analysis tests \
+done < <(find core base det sim hw hw_backends transports scenarios analysis tests \
               \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' \) -print0)
 if [ "$checked" -lt 100 ]; then
   echo "format check: only $checked files found under $root: wrong directory?"

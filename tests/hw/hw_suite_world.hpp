@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "hw/hw_world.hpp"
-#include "tests/support/fault_rules.hpp"
+#include "det/fault_rules.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {

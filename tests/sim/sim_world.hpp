@@ -16,7 +16,7 @@
 
 #include "sim/sim_runtime.hpp"
 #include "tests/sim/sim_test_support.hpp"
-#include "tests/support/fault_rules.hpp"
+#include "det/fault_rules.hpp"
 #include "tests/support/test_cluster.hpp"
 
 namespace sluice::testing {

@@ -7,7 +7,7 @@
 #include "core/faults/fault_driver.hpp"
 #include "core/faults/random_fault_plan.hpp"
 #include "core/faults/world_fault_control.hpp"
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice::faults {
 namespace {

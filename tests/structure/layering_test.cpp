@@ -1,5 +1,5 @@
-// The layering above core/ (docs/design.md#the-dependency-rule): the two
-// worlds (sim/, hw/) never include each other; the mechanism folders
+// The layering above core/ (docs/design.md#the-dependency-rule): the three
+// worlds (det/, sim/, hw/) never include each other; the mechanism folders
 // (transports/, hw_backends/) and analysis/ include no world; the repository
 // explains itself (nothing points outside it); invariants use SLUICE_ASSERT,
 // which stays on in every build type, not assert().
@@ -24,10 +24,18 @@ const std::regex& includes(const char* folders) {
   return r;
 }
 
-TEST(Layering, SimAndHwNeverIncludeEachOther) {
-  auto hits = offending_lines({"sim"}, includes("hw|hw_backends"));
+TEST(Layering, TheWorldsNeverIncludeEachOther) {
+  auto hits = offending_lines({"sim"}, includes("hw|hw_backends|det"));
   EXPECT_TRUE(hits.empty()) << join(hits);
-  hits = offending_lines({"hw"}, includes("sim"));
+  hits = offending_lines({"hw"}, includes("sim|det"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+TEST(Layering, TheDeterministicWorldStandsOnCoreAlone) {
+  // det/ (TestEnv) runs the core and nothing else: no other world, no
+  // mechanism, nothing above it, and not the tests that use it.
+  const auto hits =
+      offending_lines({"det"}, includes("sim|hw|hw_backends|transports|base|scenarios|analysis|tests"));
   EXPECT_TRUE(hits.empty()) << join(hits);
 }
 
@@ -50,7 +58,7 @@ TEST(Layering, AnalysisIncludesNoWorld) {
 
 TEST(Layering, TheScanSeesEachFolder) {
   // Guards the tests above against passing vacuously on a wrong path.
-  for (const char* folder : {"sim", "hw", "transports", "hw_backends", "analysis"}) {
+  for (const char* folder : {"det", "sim", "hw", "transports", "hw_backends", "analysis"}) {
     EXPECT_GT(offending_lines({folder}, std::regex("#include")).size(), 5u) << folder;
   }
 }
@@ -65,8 +73,8 @@ TEST(Repository, PointsNowhereOutsideItself) {
   // The background documents of the project's first round lived beside the
   // repository; a clone has none of them. docs/ and CONTRIBUTING.md say it all.
   const std::regex outside(R"(\.\./shared|DESIGN\.md|SEEDS\.md|STYLE\.md)");
-  auto hits = offending_lines({"core", "base", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis",
-                               "tests", "lua_scripts", "docs", "scripts", ".ci"},
+  auto hits = offending_lines({"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios",
+                               "analysis", "tests", "lua_scripts", "docs", "scripts", ".ci"},
                               outside, is_text);
   for (const char* file : {"README.md", "CONTRIBUTING.md", "Makefile", "CMakeLists.txt"}) {
     std::ifstream in(std::filesystem::path(SLUICE_SOURCE_DIR) / file);
@@ -104,7 +112,8 @@ TEST(Repository, TheReadmeIsAUsersPageOfAtMost200LinesWithoutDates) {
 
 TEST(Invariants, EveryFolderAssertsWithSluiceAssertNotAssert) {
   auto hits =
-      offending_lines({"core", "base", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis", "tests"},
+      offending_lines({"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis",
+                       "tests"},
                       std::regex(R"((^|[^_A-Za-z])assert\(|#include <cassert>)"));
   // The macro's own header, this test, and comment lines that name assert() to explain it.
   std::erase_if(hits, [](const std::string& h) {

@@ -33,7 +33,7 @@
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/client_host.hpp"
 #include "core/services/meta_disk.hpp"
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice::testing {
 

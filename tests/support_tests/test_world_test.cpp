@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice::testing {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/services/meta_service.hpp"
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice::testing {
 namespace {

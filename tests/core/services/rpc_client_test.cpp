@@ -11,7 +11,7 @@
 
 #include "core/proto/messages.hpp"
 #include "core/services/rpc.hpp"
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice {
 namespace {

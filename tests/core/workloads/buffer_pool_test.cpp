@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice::testing {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 namespace sluice::testing {
 namespace {

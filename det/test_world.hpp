@@ -35,7 +35,7 @@
 
 #include "core/env.hpp"
 #include "core/world.hpp"
-#include "tests/support/fault_rules.hpp"
+#include "det/fault_rules.hpp"
 
 namespace sluice::testing {
 
@@ -252,6 +252,10 @@ class TestWorld {
   void push(Pending p);
   bool step();
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
+  // A storage read or write's effect on its target's object when it
+  // completes: the bytes (move_bytes) with the CRC32Cs at rest, the size.
+  void stored_read(const StorageIoSpec& spec, Completion& c);
+  void stored_write(const StorageIoSpec& spec, Completion& c);
   Entry* entry(Endpoint ep);
 
   TestWorldConfig config_;

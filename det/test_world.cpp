@@ -1,4 +1,4 @@
-#include "tests/support/test_world.hpp"
+#include "det/test_world.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -200,70 +200,8 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
       }
     }
     switch (spec.op) {
-      case StorageOp::read: {
-        const auto& sizes = w->targets_[spec.target].sizes;
-        auto size_it = sizes.find(spec.file_id);
-        const std::uint64_t size = size_it == sizes.end() ? 0 : size_it->second;
-        std::uint64_t n = 0;
-        if (spec.object_offset < size) n = std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset);
-        auto obj = objects.find(spec.file_id);
-        if (w->config_.move_bytes && n > 0) {
-          // The CRCs at rest of every block the read returns.
-          const auto& crcs = w->targets_[spec.target].block_crcs[spec.file_id];
-          for (std::uint64_t b = spec.object_offset / k_test_crc_block_bytes;
-               b <= (spec.object_offset + n - 1) / k_test_crc_block_bytes; ++b) {
-            if (b >= crcs.size() || !crcs[b]) continue;  // never written
-            if (block_crc(obj->second, b) != *crcs[b]) {
-              c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) + " object " +
-                                                        std::to_string(spec.file_id) + " block " + std::to_string(b) +
-                                                        " changed at rest (CRC32C differs from the one recorded)");
-              return;
-            }
-          }
-        }
-        if (w->config_.move_bytes) {
-          auto dst = w->bytes(spec.buffer);
-          if (n > 0) std::memcpy(dst.data(), obj->second.data() + spec.object_offset, n);
-          c.crc32c = proto::crc32c(std::span<const std::byte>(dst.data(), n));
-          c.crc_valid = true;
-        }
-        c.bytes = n;
-        break;
-      }
-      case StorageOp::write: {
-        const std::uint64_t end = spec.object_offset + spec.buffer.length;
-        if (w->config_.move_bytes) {
-          auto src = w->bytes(spec.buffer);
-          if (spec.crc32c && proto::crc32c(src) != *spec.crc32c) {
-            c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) +
-                                                      ": refused a write to object " + std::to_string(spec.file_id) +
-                                                      " whose bytes differ from the CRC32C they must have");
-            return;
-          }
-          auto& obj = objects[spec.file_id];
-          const std::uint64_t old_size = obj.size();
-          if (obj.size() < end) obj.resize(end);
-          std::memcpy(obj.data() + spec.object_offset, src.data(), src.size());
-          if (!src.empty()) {
-            auto& crcs = w->targets_[spec.target].block_crcs[spec.file_id];
-            const std::uint64_t last = (end - 1) / k_test_crc_block_bytes;
-            if (crcs.size() <= last) crcs.resize(last + 1);
-            // From the old end on: zeros filled a gap in the old last block too.
-            const std::uint64_t first = std::min(old_size, spec.object_offset) / k_test_crc_block_bytes;
-            for (std::uint64_t b = first; b <= last; ++b) {
-              const std::uint64_t bs = b * k_test_crc_block_bytes;
-              if (bs >= old_size && bs + k_test_crc_block_bytes <= spec.object_offset) continue;  // all gap: unwritten
-              crcs[b] = block_crc(obj, b);
-            }
-          }
-          c.crc32c = proto::crc32c(src);
-          c.crc_valid = true;
-        }
-        auto& size = w->targets_[spec.target].sizes[spec.file_id];
-        size = std::max(size, end);
-        c.bytes = spec.buffer.length;
-        break;
-      }
+      case StorageOp::read: w->stored_read(spec, c); break;
+      case StorageOp::write: w->stored_write(spec, c); break;
       case StorageOp::remove:
         objects.erase(spec.file_id);
         w->targets_[spec.target].block_crcs.erase(spec.file_id);
@@ -573,6 +511,70 @@ bool TestWorld::partitioned(NodeId a, NodeId b) const { return faults::partition
 void TestWorld::set_message_faults(double loss_probability, TimeNs extra_delay_ns) {
   loss_probability_ = std::clamp(loss_probability, 0.0, 1.0);
   extra_delay_ns_ = std::max<TimeNs>(extra_delay_ns, 0);
+}
+
+void TestWorld::stored_read(const StorageIoSpec& spec, Completion& c) {
+  const auto& sizes = targets_[spec.target].sizes;
+  auto size_it = sizes.find(spec.file_id);
+  const std::uint64_t size = size_it == sizes.end() ? 0 : size_it->second;
+  std::uint64_t n = 0;
+  if (spec.object_offset < size) n = std::min<std::uint64_t>(spec.buffer.length, size - spec.object_offset);
+  auto obj = targets_[spec.target].objects.find(spec.file_id);
+  if (config_.move_bytes && n > 0) {
+    // The CRCs at rest of every block the read returns.
+    const auto& crcs = targets_[spec.target].block_crcs[spec.file_id];
+    for (std::uint64_t b = spec.object_offset / k_test_crc_block_bytes;
+         b <= (spec.object_offset + n - 1) / k_test_crc_block_bytes; ++b) {
+      if (b >= crcs.size() || !crcs[b]) continue;  // never written
+      if (block_crc(obj->second, b) != *crcs[b]) {
+        c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) + " object " +
+                                                  std::to_string(spec.file_id) + " block " + std::to_string(b) +
+                                                  " changed at rest (CRC32C differs from the one recorded)");
+        return;
+      }
+    }
+  }
+  if (config_.move_bytes) {
+    auto dst = bytes(spec.buffer);
+    if (n > 0) std::memcpy(dst.data(), obj->second.data() + spec.object_offset, n);
+    c.crc32c = proto::crc32c(std::span<const std::byte>(dst.data(), n));
+    c.crc_valid = true;
+  }
+  c.bytes = n;
+}
+
+void TestWorld::stored_write(const StorageIoSpec& spec, Completion& c) {
+  const std::uint64_t end = spec.object_offset + spec.buffer.length;
+  if (config_.move_bytes) {
+    auto src = bytes(spec.buffer);
+    if (spec.crc32c && proto::crc32c(src) != *spec.crc32c) {
+      c.status = error(StatusCode::corrupt, "target " + std::to_string(spec.target) + ": refused a write to object " +
+                                                std::to_string(spec.file_id) +
+                                                " whose bytes differ from the CRC32C they must have");
+      return;
+    }
+    auto& obj = targets_[spec.target].objects[spec.file_id];
+    const std::uint64_t old_size = obj.size();
+    if (obj.size() < end) obj.resize(end);
+    std::memcpy(obj.data() + spec.object_offset, src.data(), src.size());
+    if (!src.empty()) {
+      auto& crcs = targets_[spec.target].block_crcs[spec.file_id];
+      const std::uint64_t last = (end - 1) / k_test_crc_block_bytes;
+      if (crcs.size() <= last) crcs.resize(last + 1);
+      // From the old end on: zeros filled a gap in the old last block too.
+      const std::uint64_t first = std::min(old_size, spec.object_offset) / k_test_crc_block_bytes;
+      for (std::uint64_t b = first; b <= last; ++b) {
+        const std::uint64_t bs = b * k_test_crc_block_bytes;
+        if (bs >= old_size && bs + k_test_crc_block_bytes <= spec.object_offset) continue;  // all gap: unwritten
+        crcs[b] = block_crc(obj, b);
+      }
+    }
+    c.crc32c = proto::crc32c(src);
+    c.crc_valid = true;
+  }
+  auto& size = targets_[spec.target].sizes[spec.file_id];
+  size = std::max(size, end);
+  c.bytes = spec.buffer.length;
 }
 
 Status TestWorld::check_range(const MemHandle& range, NodeId expected_node, const char* what) const {
