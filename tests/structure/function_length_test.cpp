@@ -25,7 +25,8 @@
 namespace {
 
 constexpr int k_max_function_lines = 70;
-const char* const k_scanned[] = {"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis"};
+const char* const k_scanned[] = {"core",        "base",       "det",       "sim",     "hw",
+                                 "hw_backends", "transports", "scenarios", "analysis"};
 
 struct LongFunction {
   std::string key;  // "path name"

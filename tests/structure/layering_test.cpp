@@ -34,8 +34,7 @@ TEST(Layering, TheWorldsNeverIncludeEachOther) {
 TEST(Layering, TheDeterministicWorldStandsOnCoreAlone) {
   // det/ (TestEnv) runs the core and nothing else: no other world, no
   // mechanism, nothing above it, and not the tests that use it.
-  const auto hits =
-      offending_lines({"det"}, includes("sim|hw|hw_backends|transports|base|scenarios|analysis|tests"));
+  const auto hits = offending_lines({"det"}, includes("sim|hw|hw_backends|transports|base|scenarios|analysis|tests"));
   EXPECT_TRUE(hits.empty()) << join(hits);
 }
 
@@ -73,8 +72,8 @@ TEST(Repository, PointsNowhereOutsideItself) {
   // The background documents of the project's first round lived beside the
   // repository; a clone has none of them. docs/ and CONTRIBUTING.md say it all.
   const std::regex outside(R"(\.\./shared|DESIGN\.md|SEEDS\.md|STYLE\.md)");
-  auto hits = offending_lines({"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios",
-                               "analysis", "tests", "lua_scripts", "docs", "scripts", ".ci"},
+  auto hits = offending_lines({"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis",
+                               "tests", "lua_scripts", "docs", "scripts", ".ci"},
                               outside, is_text);
   for (const char* file : {"README.md", "CONTRIBUTING.md", "Makefile", "CMakeLists.txt"}) {
     std::ifstream in(std::filesystem::path(SLUICE_SOURCE_DIR) / file);
@@ -111,10 +110,9 @@ TEST(Repository, TheReadmeIsAUsersPageOfAtMost200LinesWithoutDates) {
 }
 
 TEST(Invariants, EveryFolderAssertsWithSluiceAssertNotAssert) {
-  auto hits =
-      offending_lines({"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis",
-                       "tests"},
-                      std::regex(R"((^|[^_A-Za-z])assert\(|#include <cassert>)"));
+  auto hits = offending_lines(
+      {"core", "base", "det", "sim", "hw", "hw_backends", "transports", "scenarios", "analysis", "tests"},
+      std::regex(R"((^|[^_A-Za-z])assert\(|#include <cassert>)"));
   // The macro's own header, this test, and comment lines that name assert() to explain it.
   std::erase_if(hits, [](const std::string& h) {
     const std::size_t text = h.find(": ", h.find(':') + 1);  // "file:line: text"
