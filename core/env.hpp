@@ -105,8 +105,10 @@ struct StorageIoSpec {
   // that writes with buffered I/O (StorageServiceConfig::buffered_writes). A
   // world may complete it once the page cache holds it and write it back to
   // the drive after (SimEnv: SimProfile page_cache_*); sync still waits for
-  // the drive. HwEnv's backends do what their own settings say (--storage-
-  // backend) and ignore it.
+  // the drive. read: through the page cache (StorageServiceConfig::
+  // buffered_reads), whose read-ahead a world may model (SimEnv: SimProfile
+  // page_cache_read_ahead_bytes). HwEnv's backends do what their own
+  // settings say (--storage-backend) and ignore it.
   bool buffered = false;
   // write: the CRC32C the buffer's bytes must have (the storage server
   // checked them against the client's). A world that keeps bytes refuses a

@@ -119,7 +119,7 @@ Status read_disk(const Json& d, SimProfile& p) {
 // measurements named "the H200 machine" are scripts/device_host_op_costs_run.sh
 // on the project's GPU machine (16-core Intel Xeon VM, Linux 6.18, ext4 on
 // virtio; docs/measurements/device_host_op_costs_h200_2026-11-29.txt).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 41> k_default_sources{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_default_sources{{
     {"link_classes.pcie.bandwidth_factor",
      "identity: the topology's PCIe rates are already effective (PCI-SIG raw rate x 0.85 protocol efficiency, "
      "core/topology/hardware_figures.hpp)"},
@@ -212,6 +212,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 41> k_defaul
     {"page_cache.copy_bytes_per_s",
      "measured: one thread's copy between a user buffer and the page cache, a single-thread pread of a "
      "page-cached file at 5.9 GB/s on the H200 machine (docs/seeds.md#machines-available-to-the-project)"},
+    {"page_cache.read_ahead_bytes",
+     "documentation: read_ahead_kb = 4096 on the storage servers' block devices in BeeGFS's storage tuning guide "
+     "(doc.beegfs.io, Storage Node Tuning)"},
 }};
 
 // The parameter keys of the object `j` (a profile's sections), depth first.
@@ -322,6 +325,10 @@ Status validate(const SimProfile& p) {
     return bad("page_cache.dirty_ratio must be in [0, 1]");
   }
   SLUICE_TRY(check_rate(p.page_cache_copy_bytes_per_s, "page_cache.copy_bytes_per_s"));
+  if (p.page_cache_read_ahead_bytes > k_max_read_ahead_bytes) {
+    return bad("page_cache.read_ahead_bytes = " + std::to_string(p.page_cache_read_ahead_bytes) + " exceeds " +
+               std::to_string(k_max_read_ahead_bytes));
+  }
   return ok_status();
 }
 
@@ -340,9 +347,10 @@ Status read_host_memory(const Json& j, SimProfile& p) {
     SLUICE_TRY(read(*st, "cpu_copy_bytes_per_s", "staging", p.staging_cpu_copy_bytes_per_s));
   }
   if (auto pc = j.find("page_cache"); pc != j.end()) {
-    SLUICE_TRY(check_keys(*pc, "page_cache", {"dirty_ratio", "copy_bytes_per_s"}));
+    SLUICE_TRY(check_keys(*pc, "page_cache", {"dirty_ratio", "copy_bytes_per_s", "read_ahead_bytes"}));
     SLUICE_TRY(read(*pc, "dirty_ratio", "page_cache", p.page_cache_dirty_ratio));
     SLUICE_TRY(read(*pc, "copy_bytes_per_s", "page_cache", p.page_cache_copy_bytes_per_s));
+    SLUICE_TRY(read(*pc, "read_ahead_bytes", "page_cache", p.page_cache_read_ahead_bytes));
   }
   return ok_status();
 }
@@ -454,7 +462,9 @@ std::string to_json(const SimProfile& p) {
   j["memory"] = {{"memory_op_bytes_per_s", p.memory_op_bytes_per_s},
                  {"same_location_copy_bytes_per_s", p.same_location_copy_bytes_per_s}};
   j["staging"] = {{"cpu_copies", p.staging_cpu_copies}, {"cpu_copy_bytes_per_s", p.staging_cpu_copy_bytes_per_s}};
-  j["page_cache"] = {{"dirty_ratio", p.page_cache_dirty_ratio}, {"copy_bytes_per_s", p.page_cache_copy_bytes_per_s}};
+  j["page_cache"] = {{"dirty_ratio", p.page_cache_dirty_ratio},
+                     {"copy_bytes_per_s", p.page_cache_copy_bytes_per_s},
+                     {"read_ahead_bytes", p.page_cache_read_ahead_bytes}};
   if (!p.parameter_sources.empty()) j["sources"] = p.parameter_sources;
   return j.dump(2) + "\n";
 }

@@ -67,6 +67,8 @@ inline constexpr std::uint32_t k_max_disk_channels = 256;
 // most 1 GiB.
 inline constexpr std::uint64_t k_min_disk_channel_stripe_bytes = 512;
 inline constexpr std::uint64_t k_max_disk_channel_stripe_bytes = std::uint64_t{1} << 30;
+// Read-ahead (page_cache_read_ahead_bytes) is at most 1 GiB per stream.
+inline constexpr std::uint64_t k_max_read_ahead_bytes = std::uint64_t{1} << 30;
 
 // Multipliers applied to one class of links (topo::LinkClass).
 // One SimGrid flow has one bandwidth factor: a communication gets the lowest
@@ -274,9 +276,7 @@ struct SimProfile {
   // page_cache_dirty_ratio x its host memory (Linux's vm.dirty_ratio): a
   // write that would pass it waits until write-back has made room, so a
   // long write runs at the drives' rate. 0 turns write-back off (every
-  // write waits for its drive). Reads still go to the drive: the model
-  // keeps no clean pages (as benchmarks that drop the caches between
-  // phases measure).
+  // write waits for its drive).
   // dirty_ratio 0.2: the value BeeGFS's storage tuning guide sets
   // (doc.beegfs.io, Storage Node Tuning: vm.dirty_ratio = 20), also the
   // kernel's default (Documentation/admin-guide/sysctl/vm.rst).
@@ -285,6 +285,24 @@ struct SimProfile {
   // H200 machine).
   double page_cache_dirty_ratio = 0.2;
   double page_cache_copy_bytes_per_s = 5.9e9;
+  // A buffered read (StorageIoSpec::buffered on a read: a storage server
+  // that reads through the page cache, as BeeGFS's does) that continues a
+  // sequential stream of its object has the kernel read ahead: the drive
+  // reads the next page_cache_read_ahead_bytes of the object in the
+  // background, in pieces of the request's length, and a later read that
+  // finds its piece there (read or still being read) waits for that piece,
+  // then costs one thread's copy out of the cache (page_cache_copy_bytes_per_s)
+  // instead of a drive request. So the drive works ahead of the network
+  // instead of in step with the server's request slots. A piece is read once
+  // and dropped once consumed (a second read of the same bytes goes to the
+  // drive again: the model keeps no other clean pages), and on a write or
+  // removal of its object or a flush (the drop of the caches). Read-ahead
+  // holds at most (1 - page_cache_dirty_ratio) x the node's host memory.
+  // 0 turns read-ahead off.
+  // read_ahead_bytes 4 MiB: read_ahead_kb = 4096, the value BeeGFS's storage
+  // tuning guide sets on its storage servers' block devices (doc.beegfs.io,
+  // Storage Node Tuning).
+  std::uint64_t page_cache_read_ahead_bytes = 4 * k_mib;
 
   // Where each number comes from, by its key in the file ("disk.read_latency_ns",
   // "cpu.cost_ns_per_unit.meta_create", ...): a measurement (command and

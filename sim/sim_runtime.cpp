@@ -51,13 +51,27 @@ struct ServiceSlot {
 
 // What an operation does when it finishes.
 // write_back: the drive work of a buffered write, after the write completed.
-enum class OpKind : std::uint8_t { completion, message, compute, storage, stream_disk, write_back };
+// read_ahead: the drive work of a read-ahead piece (SimProfile page_cache_read_ahead_bytes).
+enum class OpKind : std::uint8_t { completion, message, compute, storage, stream_disk, write_back, read_ahead };
 
 // The background drive work of a streamed read, and the transfers out of its
 // buffer whose communication ended before it (parked until it ends).
 struct ReadStream {
   bool disk_done = false;
   std::vector<SimOp*> parked;
+};
+
+// A piece of an object the drive reads ahead (SimRuntime::read_buffered):
+// the reads that found it while it was being read wait here, each a copy out
+// of the cache scheduled when the piece is in.
+struct ReadAheadPiece {
+  std::uint64_t bytes = 0;
+  bool done = false;
+  std::vector<SimOp*> waiting;
+  // A read waits for it: it goes to the head of its drive's queue.
+  bool wanted = false;
+  bool queued = false;  // in its drive's queue (Target::read_aheads), not yet at the drive
+  SimOp* work = nullptr;
 };
 // The SimGrid work behind it (none: only a kernel timer).
 enum class Work : std::uint8_t { none, comm, io, exec };
@@ -106,6 +120,8 @@ struct SimOp {
   bool at_drive = false;
   // kind == stream_disk: the stream it drives; a transfer: the stream it waits for
   std::shared_ptr<ReadStream> stream;
+  // kind == read_ahead: the piece it reads
+  std::shared_ptr<ReadAheadPiece> piece;
   // A staged copy host <-> GPU (SimProfile staging_*) is two comms in a row:
   // when the first ends, the op becomes `then` (the first activity is kept
   // until the op is released). A phase lasts at least min_duration_s (a CPU
@@ -667,6 +683,11 @@ void SimRuntime::finish(SimOp* op, bool ok) {
     finished_.push_back(op);
     return;
   }
+  if (op->kind == OpKind::read_ahead) {
+    end_read_ahead(*op, ok);
+    finished_.push_back(op);
+    return;
+  }
   if (op->stream && !op->stream->disk_done) {
     // A transfer out of a streamed read's buffer: done when the drive is.
     op->stream->parked.push_back(op);  // released (and then freed) with the stream
@@ -693,6 +714,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
     case OpKind::completion:
     case OpKind::stream_disk:
     case OpKind::write_back:
+    case OpKind::read_ahead:
       if (op->transfer_ends && op->result.status.ok()) {
         const auto& [src, dst] = *op->transfer_ends;
         Status s = check_range(src, src.node, "transfer source");
@@ -983,6 +1005,10 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
     op->amount *= slowdown;
   }
   if (spec.op == StorageOp::flush) return flush_page_cache(op, target);
+  if (spec.op == StorageOp::write || spec.op == StorageOp::remove) drop_read_ahead(target, spec.file_id);
+  if (spec.op == StorageOp::read && spec.buffered && op->result.bytes > 0) {
+    if (std::optional<OpId> id = read_buffered(self, op, target, spec, slowdown)) return *id;
+  }
   if (spec.op == StorageOp::write && spec.buffered && !spec.sync && op->result.bytes > 0) {
     if (PageCache& cache = page_cache(target.node); cache.limit_bytes > 0) {
       return write_buffered(self, op, target, cache);
@@ -1057,10 +1083,171 @@ std::uint64_t SimRuntime::host_memory_bytes(NodeId node) const {
 SimRuntime::PageCache& SimRuntime::page_cache(NodeId node) {
   auto [it, made] = page_caches_.try_emplace(node);
   if (made) {
-    it->second.limit_bytes = static_cast<std::uint64_t>(config_.profile.page_cache_dirty_ratio *
-                                                        static_cast<double>(host_memory_bytes(node)));
+    const std::uint64_t memory = host_memory_bytes(node);
+    it->second.limit_bytes =
+        static_cast<std::uint64_t>(config_.profile.page_cache_dirty_ratio * static_cast<double>(memory));
+    it->second.read_ahead_limit_bytes = memory - std::min(memory, it->second.limit_bytes);
   }
   return it->second;
+}
+
+std::uint64_t SimRuntime::read_ahead_bytes(NodeId node) const {
+  auto it = page_caches_.find(node);
+  return it == page_caches_.end() ? 0 : it->second.read_ahead_bytes;
+}
+
+std::optional<OpId> SimRuntime::read_buffered(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec,
+                                              double slowdown) {
+  const std::uint64_t window = config_.profile.page_cache_read_ahead_bytes;
+  if (window == 0) return std::nullopt;
+  ++buffered_reads_;
+  const std::uint64_t offset = spec.object_offset;
+  const std::uint64_t bytes = op->result.bytes;
+  Target::ReadAhead& stream = target.read_ahead[spec.file_id];
+  PageCache& cache = page_cache(target.node);
+  std::shared_ptr<ReadAheadPiece> found;
+  if (auto it = stream.pieces.find(offset); it != stream.pieces.end() && it->second->bytes >= bytes) {
+    found = it->second;
+    stream.pieces.erase(it);
+    SLUICE_ASSERT_MSG(cache.read_ahead_bytes >= found->bytes, "a piece's bytes were counted read ahead");
+    cache.read_ahead_bytes -= found->bytes;
+  }
+  // Sequential: the read starts the object, found its piece, or lies within
+  // a window of where its stream stands (reads of several threads arrive a
+  // little out of order), as the kernel's on-demand read-ahead keeps a
+  // stream going (mm/readahead.c).
+  const bool sequential =
+      offset == 0 || found != nullptr || (offset + window >= stream.next && offset <= stream.window_end + window);
+  if (!sequential) return std::nullopt;
+  stream.next = std::max(stream.next, offset + bytes);
+  stream.window_end = std::max(stream.window_end, offset + bytes);
+  auto size = target.sizes.find(spec.file_id);
+  const std::uint64_t object_bytes = size == target.sizes.end() ? 0 : size->second;
+  read_ahead(self, target, stream, spec, slowdown, bytes, std::min(object_bytes, offset + bytes + window));
+  if (found == nullptr) return std::nullopt;
+  ++read_ahead_hits_;
+  // A copy out of the cache, once the piece is in.
+  op->amount = 0;
+  op->pcie_bytes = 0;
+  op->delay_ns = transfer_time_ns(bytes, config_.profile.page_cache_copy_bytes_per_s);
+  const OpId id = op->result.op;
+  if (found->done) {
+    schedule(op);
+    return id;
+  }
+  found->waiting.push_back(op);
+  if (!found->wanted) {
+    // A read needs it now: ahead of the pieces read for later.
+    found->wanted = true;
+    if (found->queued) {
+      auto queued = std::find(target.read_aheads.begin(), target.read_aheads.end(), found->work);
+      SLUICE_ASSERT_MSG(queued != target.read_aheads.end(), "a queued piece is in its drive's queue");
+      target.read_aheads.erase(queued);
+      target.read_aheads.push_front(found->work);
+    }
+  }
+  return id;
+}
+
+void SimRuntime::read_ahead(ServiceSlot& self, Target& target, Target::ReadAhead& stream, const StorageIoSpec& spec,
+                            double slowdown, std::uint64_t piece, std::uint64_t until) {
+  PageCache& cache = page_cache(target.node);
+  while (stream.window_end < until) {
+    const std::uint64_t bytes = std::min(piece, until - stream.window_end);
+    if (cache.read_ahead_bytes + bytes > cache.read_ahead_limit_bytes) {
+      count("sim.read_ahead_over_memory", 1);
+      return;
+    }
+    StorageIoSpec ahead = spec;
+    ahead.object_offset = stream.window_end;
+    ahead.buffer.length = bytes;
+    SimOp* work = new_op(self);
+    work->kind = OpKind::read_ahead;
+    work->storage_op = StorageOp::read;
+    work->target = spec.target;
+    work->file_id = spec.file_id;
+    price_storage_request(*work, target, ahead);
+    work->delay_ns = static_cast<TimeNs>(static_cast<double>(work->delay_ns) * slowdown);
+    work->amount *= slowdown;
+    work->piece = std::make_shared<ReadAheadPiece>();
+    work->piece->bytes = bytes;
+    work->piece->work = work;
+    stream.pieces[stream.window_end] = work->piece;
+    cache.read_ahead_bytes += bytes;
+    stream.window_end += bytes;
+    ++read_ahead_pieces_;
+    if (work->amount >= 1.0) {
+      work->work = Work::io;
+      work->disk = target.disk;
+    }
+    // Its access time first (k_read_aheads_at_drive), then the drive's queue.
+    // Counted in flight from now until it finishes.
+    const TimeNs access_ns = work->delay_ns;
+    work->delay_ns = 0;
+    ++inflight_;
+    ++timers_set_;
+    simgrid::kernel::timer::Timer::set(sg::Engine::get_clock() + seconds(access_ns), [this, work] {
+      Target& at = targets_.at(work->target);
+      work->piece->queued = true;
+      if (work->piece->wanted) {
+        at.read_aheads.push_front(work);
+      } else {
+        at.read_aheads.push_back(work);
+      }
+      start_read_aheads(at);
+    });
+  }
+}
+
+void SimRuntime::start_read_aheads(Target& target) {
+  while (target.read_aheads_at_drive < k_read_aheads_at_drive && !target.read_aheads.empty()) {
+    SimOp* work = target.read_aheads.front();
+    target.read_aheads.pop_front();
+    work->piece->queued = false;
+    work->piece->work = nullptr;
+    ++target.read_aheads_at_drive;
+    if (work->work == Work::io) count_at_drive(*work, target);
+    launch(work);  // counted in flight since read_ahead()
+  }
+}
+
+void SimRuntime::drop_read_ahead(Target& target, std::optional<FileId> file) {
+  if (target.read_ahead.empty()) return;
+  PageCache& cache = page_cache(target.node);
+  auto drop = [&](Target::ReadAhead& stream) {
+    for (const auto& [offset, piece] : stream.pieces) {
+      SLUICE_ASSERT_MSG(cache.read_ahead_bytes >= piece->bytes, "a piece's bytes were counted read ahead");
+      cache.read_ahead_bytes -= piece->bytes;
+    }
+  };
+  if (file) {
+    auto it = target.read_ahead.find(*file);
+    if (it == target.read_ahead.end()) return;
+    drop(it->second);
+    target.read_ahead.erase(it);
+    return;
+  }
+  for (auto& [id, stream] : target.read_ahead) drop(stream);
+  target.read_ahead.clear();
+}
+
+void SimRuntime::end_read_ahead(SimOp& work, bool ok) {
+  Target& target = targets_.at(work.target);
+  SLUICE_ASSERT_MSG(target.read_aheads_at_drive > 0, "a finished read-ahead piece was counted at its drive");
+  --target.read_aheads_at_drive;
+  start_read_aheads(target);
+  ReadAheadPiece& piece = *work.piece;
+  piece.done = true;
+  std::vector<SimOp*> waiting;
+  waiting.swap(piece.waiting);
+  for (SimOp* read : waiting) {
+    if (!ok) {
+      read->result.status = error(StatusCode::io_error, "sim: the read-ahead of this read's bytes failed");
+      read->result.bytes = 0;
+    }
+    schedule(read);
+  }
+  work.piece = nullptr;
 }
 
 std::uint64_t SimRuntime::dirty_bytes(NodeId node) const {
@@ -1130,8 +1317,9 @@ void SimRuntime::written_back(SimOp& back) {
   cache.flushes.clear();
 }
 
-OpId SimRuntime::flush_page_cache(SimOp* flush, const Target& target) {
+OpId SimRuntime::flush_page_cache(SimOp* flush, Target& target) {
   ++flushes_;
+  drop_read_ahead(target, std::nullopt);
   const OpId id = flush->result.op;
   PageCache& cache = page_cache(target.node);
   if (cache.dirty_bytes == 0) {

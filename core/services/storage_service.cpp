@@ -303,6 +303,7 @@ void StorageService::run_read(TargetId target, Endpoint from, const proto::ReadC
   io.file_id = m.file_id;
   io.object_offset = m.object_offset;
   io.buffer = staging;
+  io.buffered = config_.buffered_reads;
   ops_.expect(env_.storage_io(io), [this, target, from, m, staging](Completion& read) {
     proto::ChunkReply reply{m.request_id, StatusCode::ok, {}, 0, 0};
     if (!read.status.ok()) {

@@ -141,6 +141,11 @@ struct StorageServiceConfig {
   // back to the drive after (docs/sim.md, "Page cache"). Off: every write
   // waits for the drive (O_DIRECT).
   bool buffered_writes = false;
+  // Chunk reads go through the page cache (buffered I/O, as a BeeGFS storage
+  // server reads): StorageIoSpec::buffered on reads. SimEnv then reads ahead
+  // of a sequential stream (docs/sim.md, "Page cache"). Off: every read is a
+  // drive request of its own (O_DIRECT).
+  bool buffered_reads = false;
 };
 
 class StorageService final : public Service {

@@ -142,6 +142,7 @@ void fields(Io& io, StorageServiceConfig& c) {
   io("mirror", c.mirror);
   io("slot_piece_bytes", c.slot_piece_bytes);
   io("buffered_writes", c.buffered_writes);
+  io("buffered_reads", c.buffered_reads);
 }
 
 // A field added to one of these configs changes its size: list it above (or

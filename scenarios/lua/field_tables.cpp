@@ -273,7 +273,7 @@ std::vector<FieldDoc> fs_namespace_fields(const FsPreset& p) {
   };
 }
 
-std::vector<FieldDoc> fs_tunable_fields() {
+std::vector<FieldDoc> fs_tunable_fields(const FsPreset& p) {
   const FsSpec fs;
   const StorageServiceConfig& st = fs.storage_config;
   return {
@@ -300,6 +300,9 @@ std::vector<FieldDoc> fs_tunable_fields() {
       boolean_field("buffered_writes", st.buffered_writes,
                     "storage servers write through the page cache (write-back under a dirty budget; sim: "
                     "SimProfile page_cache_*); false: every write waits for its drive"),
+      boolean_field("buffered_reads", p.buffered_reads,
+                    "storage servers read through the page cache (sim: read-ahead of sequential reads, SimProfile "
+                    "page_cache_read_ahead_bytes); false: every read is a drive request (O_DIRECT)"),
   };
 }
 
@@ -308,7 +311,7 @@ FieldTable fs_table(const std::string& type) {
   std::vector<FieldDoc> fields = fs_placement_fields(p);
   fields.push_back(table_field("stripe", "", "default layout of new files (sl.fs.* stripe)"));
   append(fields, fs_namespace_fields(p));
-  append(fields, fs_tunable_fields());
+  append(fields, fs_tunable_fields(p));
   fields.push_back(table_field("mirror", "no mirroring", "buddy mirroring of storage and metadata (sl.fs.* mirror)"));
   return table("sl.fs." + type, "a file system deployed on the cluster's nodes", fields);
 }
@@ -811,6 +814,9 @@ FsPreset fs_preset(const std::string& type) {
   p.chooser = proto::ChooserKind::randomized;
   p.policy = type == "gekkofs_like" ? MetaPolicy::path_hash : MetaPolicy::dir_owner;
   p.every_node = type == "beeond" || type == "gekkofs_like";
+  // beegfs-storage reads chunk files with buffered I/O (no O_DIRECT): the
+  // kernel's read-ahead, tuneFileReadAheadSize beside it (beegfs-storage.conf).
+  p.buffered_reads = type != "gekkofs_like";
   return p;
 }
 

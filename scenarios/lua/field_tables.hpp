@@ -107,6 +107,8 @@ struct FsPreset {
   // Every node serves (storage on each node's drives, metadata spread over all
   // nodes, every node a client): beeond and gekkofs_like.
   bool every_node = false;
+  // Storage servers read through the page cache (StorageServiceConfig::buffered_reads).
+  bool buffered_reads = false;
 };
 // type: one of fs_types() (spec_builders.hpp); std::logic_error otherwise.
 FsPreset fs_preset(const std::string& type);

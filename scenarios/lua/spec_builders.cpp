@@ -474,6 +474,7 @@ void read_fs_tunables(FieldReader& r, FsSpec& fs) {
   }
   if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
   if (auto v = r.boolean("buffered_writes")) fs.storage_config.buffered_writes = *v;
+  if (auto v = r.boolean("buffered_reads")) fs.storage_config.buffered_reads = *v;
 }
 
 // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy
@@ -724,6 +725,7 @@ FsBuild build_fs(const std::string& type, const ScriptTable& args, const topo::T
   fs.meta.default_chunk_bytes = preset.chunk_bytes;
   fs.meta.default_stripe_count = preset.stripe_count;
   fs.meta.default_chooser = preset.chooser;
+  fs.storage_config.buffered_reads = preset.buffered_reads;
   NamespaceConfig ns;
   ns.policy = preset.policy;
 

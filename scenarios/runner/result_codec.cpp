@@ -141,7 +141,8 @@ json spec_summary(const ScenarioSpec& spec) {
                   {"egress_limit_bytes_per_s", fs.storage_config.egress_limit_bytes_per_s},
                   {"client_max_inflight_chunks", fs.client.max_inflight_chunks},
                   {"verify_reads", fs.client.verify_reads},
-                  {"buffered_writes", fs.storage_config.buffered_writes}};
+                  {"buffered_writes", fs.storage_config.buffered_writes},
+                  {"buffered_reads", fs.storage_config.buffered_reads}};
   json workloads = json::array();
   for (const WorkloadSpec& w : spec.workloads) {
     workloads.push_back({{"label", w.label},

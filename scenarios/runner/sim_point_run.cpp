@@ -180,6 +180,24 @@ void measure_coalescing(const sim::SimRuntime& rt, std::map<std::string, double>
   counters["sim.coalesce_write_share"] = pieces > 0 ? rt.counter("storage.slot_merged_write_pieces") / pieces : 0.0;
 }
 
+// The run's own counters (Env::metrics) and the runtime's: its cost drivers
+// (events, activities, messages) and the page cache's (write-back,
+// read-ahead, flushes).
+void count_runtime(const sim::SimRuntime& rt, std::map<std::string, double>& counters) {
+  for (const auto& [name, value] : rt.counters()) counters.emplace(name, value);
+  counters["sim.events"] = static_cast<double>(rt.events_delivered());
+  counters["sim.activities"] = static_cast<double>(rt.activities_started());
+  counters["sim.messages_sent"] = static_cast<double>(rt.messages_sent());
+  counters["sim.messages_dropped"] = static_cast<double>(rt.messages_dropped());
+  counters["sim.buffered_writes"] = static_cast<double>(rt.buffered_writes());
+  counters["sim.buffered_reads"] = static_cast<double>(rt.buffered_reads());
+  counters["sim.read_ahead_pieces"] = static_cast<double>(rt.read_ahead_pieces());
+  counters["sim.read_ahead_hits"] = static_cast<double>(rt.read_ahead_hits());
+  counters["sim.dirty_throttled_writes"] = static_cast<double>(rt.throttled_writes());
+  counters["sim.storage_flushes"] = static_cast<double>(rt.flushes());
+  counters["sim.storage_flushes_waited"] = static_cast<double>(rt.flushes_waited());
+}
+
 std::string percent_text(double share) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
@@ -286,15 +304,7 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
                                 percent_text(result.counters["sim.coalesce_write_share"]) + " of the pieces)");
     }
 
-    for (const auto& [name, value] : rt.counters()) result.counters.emplace(name, value);
-    result.counters["sim.events"] = static_cast<double>(rt.events_delivered());
-    result.counters["sim.activities"] = static_cast<double>(rt.activities_started());
-    result.counters["sim.messages_sent"] = static_cast<double>(rt.messages_sent());
-    result.counters["sim.messages_dropped"] = static_cast<double>(rt.messages_dropped());
-    result.counters["sim.buffered_writes"] = static_cast<double>(rt.buffered_writes());
-    result.counters["sim.dirty_throttled_writes"] = static_cast<double>(rt.throttled_writes());
-    result.counters["sim.storage_flushes"] = static_cast<double>(rt.flushes());
-    result.counters["sim.storage_flushes_waited"] = static_cast<double>(rt.flushes_waited());
+    count_runtime(rt, result.counters);
     const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));
     const auto bounce = static_cast<std::uint64_t>(rt.counter("client.chunks_bounce"));
     result.paths_taken["direct"] = direct;
