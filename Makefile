@@ -136,12 +136,12 @@ clean:
 	rm -rf $(BUILD) $(COV_BUILD) $(OUT)
 
 # make bench-gpu (issues 6 and 20, P6; a GPU machine): bench_gpu with KvikIO as
-# its peer, from the libkvikio-cu13 wheel (scripts/kvikio_wheel.sh: pip
+# its peer, from the libkvikio-cu13 wheel (scripts/gpu_machine/kvikio_wheel.sh: pip
 # download into .whl/, nothing installed). KVIKIO=0 builds it without the peer.
 .PHONY: bench-gpu
 bench-gpu: deps
 	$(MAKE) configure
-	$(if $(filter 0,$(KVIKIO)),,cmake -S . -B $(BUILD) -DSLUICE_KVIKIO_ROOT=$$(bash scripts/kvikio_wheel.sh $(CURDIR)/.whl))
+	$(if $(filter 0,$(KVIKIO)),,cmake -S . -B $(BUILD) -DSLUICE_KVIKIO_ROOT=$$(bash scripts/gpu_machine/kvikio_wheel.sh $(CURDIR)/.whl))
 	cmake --build $(BUILD) --target bench_gpu -j $(JOBS)
 	$(BUILD)/tests/bench_gpu
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The F4 calibration command (issue 22), in one place for make bench-f4,
-# scripts/device_storage_run.sh and scripts/f4_stripes.sh:
+# scripts/gpu_machine/device_storage_run.sh and scripts/f4_stripes.sh:
 # lua_scripts/calibrate_disk.lua under fio, the drive's channel count from the
 # fit points (--estimate-channels), then the fields of scripts/f4_fit_params.txt
 # fitted from sim/profiles/disk_fit_start.json. Prints RESULT F4 median_err=.. p90_err=..

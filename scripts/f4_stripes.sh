@@ -7,7 +7,7 @@
 #   stripe_bytes=16384 channels=4 median_err=6.03 p90_err=21.19
 #
 #   scripts/f4_stripes.sh RUN_F4_DIR [STRIPE_BYTES ...]
-# RUN_F4_DIR: an earlier make bench-f4's OUT/f4 (or scripts/device_storage_run.sh's
+# RUN_F4_DIR: an earlier make bench-f4's OUT/f4 (or scripts/gpu_machine/device_storage_run.sh's
 # OUT/f4), whose fio/ holds each point's job and output. Sizes default to
 # 4, 8, 16, 32, 64 and 256 KiB. SLUICE: the sluice binary (build/sluice);
 # WORK: where the profiles, fits and logs go (a new temporary directory);

@@ -116,7 +116,7 @@ Status read_disk(const Json& d, SimProfile& p) {
 }
 
 // Where each default comes from (SimProfile::parameter_sources). The
-// measurements named "the H200 machine" are scripts/device_host_op_costs_run.sh
+// measurements named "the H200 machine" are scripts/gpu_machine/device_host_op_costs_run.sh
 // on the project's GPU machine (16-core Intel Xeon VM, Linux 6.18, ext4 on
 // virtio; docs/measurements/device_host_op_costs_h200_2026-11-29.txt).
 constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_default_sources{{
@@ -142,14 +142,14 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_defaul
      "protocol headers: Ethernet 14 + IPv4 20 (RFC 791) + TCP with timestamps 32 (RFC 7323) bytes"},
     {"network.local_message_latency_ns",
      "measured: one-way 64-byte TCP message over 127.0.0.1 with TCP_NODELAY, median 8366 ns on the H200 machine "
-     "(scripts/host_op_costs.cpp loopback_tcp)"},
+     "(scripts/gpu_machine/host_op_costs.cpp loopback_tcp)"},
     {"disk.read_latency_ns", "data sheet: Intel SSD DC P4510, typical sequential read latency 77 us"},
     {"disk.write_latency_ns", "data sheet: Intel SSD DC P4510, typical sequential write latency 18 us"},
     {"disk.sync_latency_ns",
      "data sheet: Intel SSD DC P4510 has power-loss protection, so a flush is acknowledged from its cache: one "
      "more command round trip, the 18 us of its write latency"},
     {"disk.metadata_latency_ns",
-     "measured: stat of a 1 MiB chunk file, median 1309 ns on the H200 machine (scripts/host_op_costs.cpp chunk "
+     "measured: stat of a 1 MiB chunk file, median 1309 ns on the H200 machine (scripts/gpu_machine/host_op_costs.cpp chunk "
      "op=stat); a chunk's remove is charged the same (that machine's virtio disk took 425 us to unlink one)"},
     {"disk.request_occupancy_ns", "data sheet: Intel SSD DC P4510, 636,500 IOPS of 4 KiB random reads = 1571 ns"},
     {"disk.read_bandwidth_factor",
@@ -182,7 +182,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_defaul
     {"cpu.cost_ns_per_unit.meta_stat", "seed: one Lustre MDT ~200,000 stats/s (docs/seeds.md#sharded-metadata): 5 us"},
     {"cpu.cost_ns_per_unit.meta_readdir_entry",
      "measured: readdir of a 20,000-entry ext4 directory (the MDT's backing file system), median 221 ns per entry "
-     "on the H200 machine (scripts/host_op_costs.cpp meta op=readdir_entry)"},
+     "on the H200 machine (scripts/gpu_machine/host_op_costs.cpp meta op=readdir_entry)"},
     {"cpu.cost_ns_per_unit.meta_unlink",
      "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},
     {"cpu.cost_ns_per_unit.meta_rename",
@@ -196,9 +196,9 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_defaul
     {"cpu.cost_ns_per_unit.workload_step", "definition: one unit is 1 ns of the workload's own compute"},
     {"memory.memory_op_bytes_per_s",
      "measured: ISA-L crc32_iscsi (core/proto/crc32c) over 64 MiB, one thread, median 11.39 GB/s on the H200 "
-     "machine (scripts/host_op_costs.cpp crc32c)"},
+     "machine (scripts/gpu_machine/host_op_costs.cpp crc32c)"},
     {"memory.same_location_copy_bytes_per_s",
-     "measured: memcpy of 256 MiB, one thread, median 10.66 GB/s on the H200 machine (scripts/host_op_costs.cpp "
+     "measured: memcpy of 256 MiB, one thread, median 10.66 GB/s on the H200 machine (scripts/gpu_machine/host_op_costs.cpp "
      "memcpy)"},
     {"staging.cpu_copies",
      "seed: the BeeGFS classic path copies each byte once on the CPU, kernel buffer -> user buffer, before "

@@ -121,7 +121,7 @@ struct SimProfile {
   std::uint32_t message_overhead_bytes = 66;
   // A message between two services of one node (loopback/shared memory) takes
   // this and loads no link: a 64-byte TCP message's one-way time over
-  // 127.0.0.1, 8366 ns on the H200 machine (scripts/host_op_costs.cpp).
+  // 127.0.0.1, 8366 ns on the H200 machine (scripts/gpu_machine/host_op_costs.cpp).
   TimeNs local_message_latency_ns = 8366;
 
   // ---- disks (SimGrid 3.32's disk model has bandwidth only) ----
@@ -141,7 +141,7 @@ struct SimProfile {
   //   more command round trip (its 18 us write latency);
   // - metadata_latency_ns for remove and stat of a chunk object (a local file
   //   system metadata operation: stat of a 1 MiB chunk file, 1309 ns on the
-  //   H200 machine, scripts/host_op_costs.cpp; a remove is charged the same).
+  //   H200 machine, scripts/gpu_machine/host_op_costs.cpp; a remove is charged the same).
   TimeNs disk_read_latency_ns = 77 * k_ns_per_us;
   TimeNs disk_write_latency_ns = 18 * k_ns_per_us;
   TimeNs disk_sync_latency_ns = 18 * k_ns_per_us;
@@ -215,7 +215,7 @@ struct SimProfile {
   // (docs/seeds.md#sharded-metadata: one MDT ~200,000 ops/s; the survey
   // gives one rate for mdtest's operations, so each request takes it), a
   // readdir entry 221 ns (readdir of an ext4 directory, the MDT's backing
-  // file system, on the H200 machine: scripts/host_op_costs.cpp). Other
+  // file system, on the H200 machine: scripts/gpu_machine/host_op_costs.cpp). Other
   // servers charge a multiple (core/services/meta_op_units.hpp: BeeGFS 3-14
   // units). A chunk request costs ~1 us of server CPU, a client request
   // ~0.5 us (assumptions: not yet measured).
@@ -225,13 +225,13 @@ struct SimProfile {
 
   // ---- memory operations ----
   // checksum / fill / verify run at this rate (ISA-L crc32c, one thread:
-  // 11.39 GB/s on the H200 machine, scripts/host_op_costs.cpp); no bytes
+  // 11.39 GB/s on the H200 machine, scripts/gpu_machine/host_op_costs.cpp); no bytes
   // exist in simulation.
   double memory_op_bytes_per_s = 11.39e9;
   // A transfer whose source and destination are the same memory (host to host
   // on one NUMA node, GPU to the same GPU) crosses no link; it takes
   // bytes / this (a single-thread memcpy: 10.66 GB/s on the H200 machine,
-  // scripts/host_op_costs.cpp).
+  // scripts/gpu_machine/host_op_costs.cpp).
   double same_location_copy_bytes_per_s = 10.66e9;
 
   // ---- host staging of GPU data (the client side of a bounce) ----

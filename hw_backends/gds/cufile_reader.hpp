@@ -9,7 +9,7 @@
 // cuFile needs the file's block device in the udev database: without nvidia-fs
 // cuFileHandleRegister answers "file descriptor is not registered" unless
 // /run/udev/data/b<major>:<minor> holds E:ID_FS_USAGE=filesystem
-// (scripts/gpu_device_run.sh writes it on the GPU machine).
+// (scripts/gpu_machine/gpu_device_run.sh writes it on the GPU machine).
 //
 // Reads are cut in chunks of bounce.buffer_bytes taken by
 // bounce.reader_threads threads (cuFile path: one cuFileRead per chunk, as

@@ -4,7 +4,7 @@
 # install) into DIR/whl, unpacks them into DIR/kvikio, puts librapids_logger.so
 # beside libkvikio.so (its $ORIGIN finds it there) and prints the libkvikio
 # directory to configure with (-DSLUICE_KVIKIO_ROOT=...).
-# Usage: scripts/kvikio_wheel.sh DIR
+# Usage: scripts/gpu_machine/kvikio_wheel.sh DIR
 set -euo pipefail
 dir=$1
 root=$dir/kvikio/libkvikio

@@ -4,23 +4,23 @@
 # node in its network namespace, the cluster path's own code), beside the
 # same study in simulation.
 #
-#   scripts/device_cluster_run.sh --pack   (here)
+#   scripts/gpu_machine/device_cluster_run.sh --pack   (here)
 #       packs sluice (built with CUDA in $BUILD, default build/) into
 #       .carry/sluice_cluster, and iproute2's ip and tc (the GPU machine may
 #       lack them) into .carry/ip and .carry/tc, each with its shared
-#       libraries (scripts/carry_lib.sh).
-#   scripts/device_cluster_run.sh          (there: device tool, carry
+#       libraries (scripts/gpu_machine/carry_lib.sh).
+#   scripts/gpu_machine/device_cluster_run.sh          (there: device tool, carry
 #                                        [".carry/sluice_cluster", ".carry/ip", ".carry/tc"])
 #       says whether network namespaces can be made; if so runs study 1
 #       (beegfs_gds_vs_bounce.lua, reduced) with --backend emulate and
 #       --backend sim, compares them, and leaves everything in $OUT (default
 #       ./out/device_cluster).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 
-# shellcheck source=scripts/carry_lib.sh
-source "$ROOT/scripts/carry_lib.sh"
+# shellcheck source=scripts/gpu_machine/carry_lib.sh
+source "$ROOT/scripts/gpu_machine/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
   carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_cluster" || exit 1
   carry_binary "$(command -v ip)" "$ROOT/.carry/ip" || exit 1

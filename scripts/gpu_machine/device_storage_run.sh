@@ -3,29 +3,29 @@
 # in one script: make bench-hw (P10, issue 20) and the F4 drive fit (issue 22,
 # lua_scripts/calibrate_disk.lua), there.
 #
-#   scripts/device_storage_run.sh --pack   (here)
+#   scripts/gpu_machine/device_storage_run.sh --pack   (here)
 #       packs the sluice CLI (built in $BUILD, default build/) and fio, each
 #       with the shared libraries it links (the GPU machine has no fio), into
-#       .carry/sluice_hw and .carry/fio (ignored by git; scripts/carry_lib.sh).
-#   scripts/device_storage_run.sh          (there: device tool, carry
+#       .carry/sluice_hw and .carry/fio (ignored by git; scripts/gpu_machine/carry_lib.sh).
+#   scripts/gpu_machine/device_storage_run.sh          (there: device tool, carry
 #                                           [".carry/sluice_hw", ".carry/fio"])
 #       runs scripts/bench_hw.sh (STORAGE_P10=0 skips it), then the F4
 #       calibration (STORAGE_F4=0 skips it; the drive's channels from its fit
 #       points, then the fields of scripts/f4_fit_params.txt, as make bench-f4),
 #       with fio from .carry/fio; logs and results in $OUT (default
 #       ./out/device_storage).
-#   STORAGE_PERF=1 scripts/device_storage_run.sh   (there: carry
+#   STORAGE_PERF=1 scripts/gpu_machine/device_storage_run.sh   (there: carry
 #                                           [".carry/sluice_hw", ".carry/perf"])
 #       instead: the sluice side of P10 with 16 MiB blocks (bench_hw.sh's
 #       command, 3 runs) under perf record (perf carried from here by
 #       --pack, the sluice CLI with its symbols); $OUT/p10_perf.txt says where
 #       the CPU went, by thread and by symbol (the P10 profile, issue 20).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 
-# shellcheck source=scripts/carry_lib.sh
-source "$ROOT/scripts/carry_lib.sh"
+# shellcheck source=scripts/gpu_machine/carry_lib.sh
+source "$ROOT/scripts/gpu_machine/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
   CARRY_SYMBOLS=1 carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw" || exit 1
   carry_binary "$(command -v fio)" "$ROOT/.carry/fio" || exit 1

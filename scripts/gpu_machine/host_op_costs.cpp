@@ -19,7 +19,7 @@
 //                    local_message_latency_ns);
 //   fdatasync ns_per_op   a 4 KiB pwrite + fdatasync on DIR's device (for the
 //                    record: the profile's sync latency is a data-sheet NVMe's).
-// Not part of the build: scripts/device_host_op_costs_run.sh compiles it
+// Not part of the build: scripts/gpu_machine/device_host_op_costs_run.sh compiles it
 // (g++ -O2 -pthread, ISA-L) and runs it here and on the GPU machine.
 // Usage: host_op_costs DIR REPS
 #include <arpa/inet.h>

@@ -2,11 +2,11 @@
 # make bench-meta (P7, issue 20) on the GPU machine's host (16 cores), where
 # its goals are set: the metadata RPC path beside sockperf and a null RPC.
 #
-#   scripts/device_meta_run.sh --pack   (here)
+#   scripts/gpu_machine/device_meta_run.sh --pack   (here)
 #       packs bench_meta (built in $BUILD, default build/) and sockperf, each
 #       with the shared libraries it links (the GPU machine has no sockperf),
-#       into .carry/bench_meta and .carry/sockperf (scripts/carry_lib.sh).
-#   scripts/device_meta_run.sh          (there: device tool, carry
+#       into .carry/bench_meta and .carry/sockperf (scripts/gpu_machine/carry_lib.sh).
+#   scripts/gpu_machine/device_meta_run.sh          (there: device tool, carry
 #                                        [".carry/bench_meta", ".carry/sockperf"])
 #       runs bench_meta with META_REPEATS (default 3) repeats; its output in
 #       $OUT/bench_meta.txt (default ./out/device_meta).
@@ -15,11 +15,11 @@
 #       $OUT/p7_perf.txt says where the CPU went: by thread, then the
 #       metadata server thread's symbols (the P7 profile, issue 20).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 
-# shellcheck source=scripts/carry_lib.sh
-source "$ROOT/scripts/carry_lib.sh"
+# shellcheck source=scripts/gpu_machine/carry_lib.sh
+source "$ROOT/scripts/gpu_machine/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
   CARRY_SYMBOLS=1 carry_binary "${BUILD:-$ROOT/build}/tests/bench_meta" "$ROOT/.carry/bench_meta" || exit 1
   carry_binary "$(command -v sockperf)" "$ROOT/.carry/sockperf" || exit 1

@@ -7,7 +7,7 @@
 //           the page cache (a page-cache hit is one kernel->user copy).
 // Prints one line per point: "host_copy op=<memcpy|pread> threads=<T>
 // bytes_per_thread=<B> gb_per_s=<aggregate> gb_per_s_per_thread=<..>", the
-// median of REPS runs. Not part of the build: scripts/device_host_copy_run.sh
+// median of REPS runs. Not part of the build: scripts/gpu_machine/device_host_copy_run.sh
 // compiles it statically (g++ -O2 -static -pthread) and runs it on the GPU
 // machine, with the host's topology beside it.
 // Usage: host_copy_scaling MAX_THREADS BYTES_PER_THREAD REPS FILE

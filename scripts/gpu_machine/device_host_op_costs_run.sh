@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Host operation costs on the GPU machine (issue 19: a source for every
-# simulator profile parameter): scripts/host_op_costs.cpp, run on an idle
+# simulator profile parameter): scripts/gpu_machine/host_op_costs.cpp, run on an idle
 # host with 16 cores, on the local file system under /var/tmp.
-# Here:       bash scripts/device_host_op_costs_run.sh --pack   (binary + libisal into .carry/hostops)
-# On device:  bash scripts/device_host_op_costs_run.sh          (carry .carry/hostops; writes $OUT)
-# Also here:  bash scripts/device_host_op_costs_run.sh --local  (this machine, into out/hostops)
+# Here:       bash scripts/gpu_machine/device_host_op_costs_run.sh --pack   (binary + libisal into .carry/hostops)
+# On device:  bash scripts/gpu_machine/device_host_op_costs_run.sh          (carry .carry/hostops; writes $OUT)
+# Also here:  bash scripts/gpu_machine/device_host_op_costs_run.sh --local  (this machine, into out/hostops)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=.carry/hostops
 if [ "${1:-}" = "--pack" ] || [ "${1:-}" = "--local" ]; then
   mkdir -p "$bin"
-  g++ -O2 -pthread -std=c++17 -Wall -Wextra -o "$bin/host_op_costs" scripts/host_op_costs.cpp -lisal || exit 1
+  g++ -O2 -pthread -std=c++17 -Wall -Wextra -o "$bin/host_op_costs" scripts/gpu_machine/host_op_costs.cpp -lisal || exit 1
   cp -L /usr/lib/x86_64-linux-gnu/libisal.so.2 "$bin/" || exit 1
   [ "${1:-}" = "--pack" ] && exit 0
 fi

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Host copy scaling and the host's topology on a GPU machine (issue 19 items
 # 3 and 5): what the client side of a bounce read can copy per CPU thread and
-# with N threads (memcpy, page-cache pread: scripts/host_copy_scaling.cpp),
+# with N threads (memcpy, page-cache pread: scripts/gpu_machine/host_copy_scaling.cpp),
 # and `nvidia-smi topo -m` (which `sluice topo import` reads), lscpu and the
 # NUMA layout, for the multi-GPU host model.
-# Here:       bash scripts/device_host_copy_run.sh --pack   (static binary into .carry/hostcopy)
-# On device:  bash scripts/device_host_copy_run.sh          (carry .carry/hostcopy; writes $OUT)
+# Here:       bash scripts/gpu_machine/device_host_copy_run.sh --pack   (static binary into .carry/hostcopy)
+# On device:  bash scripts/gpu_machine/device_host_copy_run.sh          (carry .carry/hostcopy; writes $OUT)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if [ "${1:-}" = "--pack" ]; then
   mkdir -p .carry/hostcopy
-  g++ -O2 -static -pthread -std=c++17 -Wall -Wextra -o .carry/hostcopy/host_copy_scaling scripts/host_copy_scaling.cpp ||
+  g++ -O2 -static -pthread -std=c++17 -Wall -Wextra -o .carry/hostcopy/host_copy_scaling scripts/gpu_machine/host_copy_scaling.cpp ||
     exit 1
-  nvcc -O2 -arch=sm_90 -cudart static -std=c++17 -o .carry/hostcopy/gpu_h2d_concurrency scripts/gpu_h2d_concurrency.cu
+  nvcc -O2 -arch=sm_90 -cudart static -std=c++17 -o .carry/hostcopy/gpu_h2d_concurrency scripts/gpu_machine/gpu_h2d_concurrency.cu
   exit $?
 fi
 out=${OUT:-out/hostcopy}

@@ -3,7 +3,7 @@
 // GPU fed by its own host thread and buffer. Prints one line per point:
 //   h2d kind=<pinned|pageable> gpus=<G> gb_per_s=<aggregate> gb_per_s_per_gpu=<..>
 // the median of REPS runs, each copying BYTES_PER_GPU per GPU in 64 MiB pieces.
-// Not part of the build: scripts/device_host_copy_run.sh --pack compiles it
+// Not part of the build: scripts/gpu_machine/device_host_copy_run.sh --pack compiles it
 // (nvcc -O2 -arch=sm_90 -cudart static) and runs it on the GPU machine.
 // Usage: gpu_h2d_concurrency BYTES_PER_GPU REPS
 #include <cuda_runtime.h>

@@ -1,5 +1,5 @@
-# Sourced by the device scripts (scripts/gpu_device_run.sh, scripts/device_storage_run.sh,
-# scripts/device_meta_run.sh).
+# Sourced by the device scripts (scripts/gpu_machine/gpu_device_run.sh, scripts/gpu_machine/device_storage_run.sh,
+# scripts/gpu_machine/device_meta_run.sh).
 #
 # carry_binary BINARY DIR: BINARY, stripped, as DIR/<its name>, and the shared
 # libraries it links, except the C and C++ runtimes the GPU machine has, as

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU half of issue #6 on the GPU machine, in one script.
 #
-#   scripts/gpu_device_run.sh --pack   (here, on a CPU machine with nvcc)
+#   scripts/gpu_machine/gpu_device_run.sh --pack   (here, on a CPU machine with nvcc)
 #       builds test_hw_cuda, test_hw_gds, bench_gpu, test_ibverbs and
 #       test_transports for sm_90 in build-gpu (cuFile headers/library from
 #       the nvidia-cufile wheel when the toolkit lacks them) and copies them,
@@ -12,11 +12,11 @@
 #       (ibverbs-providers), from this machine or from `apt-get download`.
 #       bench_gpu gets KvikIO as its peer (P6) from the libkvikio-cu13 wheel
 #       (pip download here; its library goes into .carry/gpu/lib).
-#   scripts/gpu_device_run.sh --pack-sluice   (here)
+#   scripts/gpu_machine/gpu_device_run.sh --pack-sluice   (here)
 #       also packs the sluice CLI (stripped, built with CUDA in $BUILD, default
 #       build) and its shared libraries (xz) into .carry/sluice_hw, so the
 #       device run also runs a study with --backend hw and GPU buffers.
-#   scripts/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"]
+#   scripts/gpu_machine/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"]
 #                                       and optionally ".carry/sluice_hw";
 #                                       GPU_BENCH=0 skips bench_gpu, GPU_TESTS=0
 #                                       everything before it)
@@ -27,17 +27,17 @@
 #       runs the ibverbs tests on it (else without a device: their unit
 #       tests), then bench_gpu (P6), and leaves logs in $OUT (default ./out/gpu).
 #
-# Device run, bounded: run(command="bash scripts/gpu_device_run.sh",
+# Device run, bounded: run(command="bash scripts/gpu_machine/gpu_device_run.sh",
 #                          carry=[".carry/gpu"], timeout_s=600)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 CARRY=$ROOT/.carry/gpu
 
 if [ "${1:-}" = "--pack-sluice" ]; then
   set -e
-  # shellcheck source=scripts/carry_lib.sh
-  source "$ROOT/scripts/carry_lib.sh"
+  # shellcheck source=scripts/gpu_machine/carry_lib.sh
+  source "$ROOT/scripts/gpu_machine/carry_lib.sh"
   carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_hw"
   exit 0
 fi
@@ -60,7 +60,7 @@ if [ "${1:-}" = "--pack" ]; then
   fi
   # KvikIO, bench_gpu's peer (issue 20, P6), from its wheel; KVIKIO=0 leaves the peer out.
   if [ "${KVIKIO:-1}" != 0 ]; then
-    extra+=(-DSLUICE_KVIKIO_ROOT="$(bash "$ROOT/scripts/kvikio_wheel.sh" "$ROOT/.carry")")
+    extra+=(-DSLUICE_KVIKIO_ROOT="$(bash "$ROOT/scripts/gpu_machine/kvikio_wheel.sh" "$ROOT/.carry")")
   fi
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DSLUICE_WERROR=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DSLUICE_CUDA_ARCHS=90 "${extra[@]}" >/dev/null
@@ -106,7 +106,7 @@ bundle_logs() {
 }
 trap bundle_logs EXIT
 echo "== gpu_device_run $(date -u +%FT%TZ) on $(hostname)"
-[ -x "$CARRY/bin/test_hw_cuda" ] || { echo "no carried build in .carry/gpu: run 'scripts/gpu_device_run.sh --pack' first and carry .carry/gpu"; exit 2; }
+[ -x "$CARRY/bin/test_hw_cuda" ] || { echo "no carried build in .carry/gpu: run 'scripts/gpu_machine/gpu_device_run.sh --pack' first and carry .carry/gpu"; exit 2; }
 nvidia-smi -L || true
 nvidia-smi --query-gpu=name,driver_version,pci.bus_id,memory.total --format=csv,noheader || true
 # The machine's own libcufile first (matching its driver), the carried one as fallback.

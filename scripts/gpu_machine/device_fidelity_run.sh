@@ -3,18 +3,18 @@
 # 2): the 2-core build machine needs hours for the seed sizes, the device
 # host minutes. The simulation does not use the GPU; the host's cores run
 # the points in parallel (one child process per point, --jobs = cores).
-# Here:       bash scripts/device_fidelity_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
-# On device:  bash scripts/device_fidelity_run.sh          (carry .carry/sluice_sim; writes $OUT/fidelity)
+# Here:       bash scripts/gpu_machine/device_fidelity_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
+# On device:  bash scripts/gpu_machine/device_fidelity_run.sh          (carry .carry/sluice_sim; writes $OUT/fidelity)
 # FIDELITY_STUDIES picks studies as for scripts/bench_fidelity.sh (default:
 # six of the eight; docs/figures.md's F3 line ran "beeond_azure_sweep
 # nvmesh_bandwidth_sharing" in a second call: all eight took 549 s on
 # 2026-11-29, too close to one call's 600 s).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 if [ "${1:-}" = "--pack" ]; then
-  # shellcheck source=scripts/carry_lib.sh
-  source "$ROOT/scripts/carry_lib.sh"
+  # shellcheck source=scripts/gpu_machine/carry_lib.sh
+  source "$ROOT/scripts/gpu_machine/carry_lib.sh"
   carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_sim"
   exit $?
 fi
