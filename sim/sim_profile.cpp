@@ -149,7 +149,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_defaul
      "data sheet: Intel SSD DC P4510 has power-loss protection, so a flush is acknowledged from its cache: one "
      "more command round trip, the 18 us of its write latency"},
     {"disk.metadata_latency_ns",
-     "measured: stat of a 1 MiB chunk file, median 1309 ns on the H200 machine (scripts/gpu_machine/host_op_costs.cpp chunk "
+     "measured: stat of a 1 MiB chunk file, median 1309 ns on the H200 machine (scripts/gpu_machine/host_op_costs.cpp "
+     "chunk "
      "op=stat); a chunk's remove is charged the same (that machine's virtio disk took 425 us to unlink one)"},
     {"disk.request_occupancy_ns", "data sheet: Intel SSD DC P4510, 636,500 IOPS of 4 KiB random reads = 1571 ns"},
     {"disk.read_bandwidth_factor",
@@ -198,7 +199,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_defaul
      "measured: ISA-L crc32_iscsi (core/proto/crc32c) over 64 MiB, one thread, median 11.39 GB/s on the H200 "
      "machine (scripts/gpu_machine/host_op_costs.cpp crc32c)"},
     {"memory.same_location_copy_bytes_per_s",
-     "measured: memcpy of 256 MiB, one thread, median 10.66 GB/s on the H200 machine (scripts/gpu_machine/host_op_costs.cpp "
+     "measured: memcpy of 256 MiB, one thread, median 10.66 GB/s on the H200 machine "
+     "(scripts/gpu_machine/host_op_costs.cpp "
      "memcpy)"},
     {"staging.cpu_copies",
      "seed: the BeeGFS classic path copies each byte once on the CPU, kernel buffer -> user buffer, before "
