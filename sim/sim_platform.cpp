@@ -32,6 +32,33 @@ SimPlatform::~SimPlatform() {
   if (g_profile == &profile_) g_profile = nullptr;
 }
 
+// Each NIC's network link (nic_uplink_) and each node's first cabled NIC (first_nic_).
+void SimPlatform::find_nic_uplinks() {
+  const topo::Topology& t = *topology_;
+  const NodeId nodes = t.node_count();
+  first_nic_.assign(nodes, k_no_id);
+  nic_uplink_.assign(t.vertex_count(), topo::k_no_edge);
+  for (VertexId v = 0; v < t.vertex_count(); ++v) {
+    const auto& vx = t.vertex(v);
+    if (vx.kind != VertexKind::nic) continue;
+    for (topo::EdgeId e : t.links_of(v)) {
+      if (t.link(e).spec.link_class == LinkClass::network) {
+        nic_uplink_[v] = e;
+        break;
+      }
+    }
+  }
+  for (NodeId n = 0; n < nodes; ++n) {
+    for (std::uint32_t i = 0; i < t.count(n, VertexKind::nic); ++i) {
+      Result<VertexId> nic = t.device(n, VertexKind::nic, i);
+      if (nic.ok() && nic_uplink_[*nic] != topo::k_no_edge) {
+        first_nic_[n] = i;
+        break;
+      }
+    }
+  }
+}
+
 Result<std::unique_ptr<SimPlatform>> SimPlatform::build(std::shared_ptr<const topo::Topology> cluster,
                                                         const SimProfile& profile) {
   if (!cluster) return error(StatusCode::invalid_argument, "sim platform: no topology");
@@ -57,29 +84,8 @@ Result<std::unique_ptr<SimPlatform>> SimPlatform::build(std::shared_ptr<const to
   sg::Engine::set_config("network/crosstraffic:0");
   sg::Engine::set_config("network/TCP-gamma", profile.tcp_window_bytes);
 
+  p->find_nic_uplinks();
   const topo::Topology& t = *p->topology_;
-  const NodeId nodes = t.node_count();
-  p->first_nic_.assign(nodes, k_no_id);
-  p->nic_uplink_.assign(t.vertex_count(), topo::k_no_edge);
-  for (VertexId v = 0; v < t.vertex_count(); ++v) {
-    const auto& vx = t.vertex(v);
-    if (vx.kind != VertexKind::nic) continue;
-    for (topo::EdgeId e : t.links_of(v)) {
-      if (t.link(e).spec.link_class == LinkClass::network) {
-        p->nic_uplink_[v] = e;
-        break;
-      }
-    }
-  }
-  for (NodeId n = 0; n < nodes; ++n) {
-    for (std::uint32_t i = 0; i < t.count(n, VertexKind::nic); ++i) {
-      Result<VertexId> nic = t.device(n, VertexKind::nic, i);
-      if (nic.ok() && p->nic_uplink_[*nic] != topo::k_no_edge) {
-        p->first_nic_[n] = i;
-        break;
-      }
-    }
-  }
 
   // The root: one leaf (or none) makes the leaf the root; several leaves sit
   // under a FullZone routing between their switches.

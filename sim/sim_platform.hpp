@@ -168,6 +168,8 @@ class SimPlatform {
 
  private:
   SimPlatform() = default;
+  // Each NIC's network link and each node's first cabled NIC (build).
+  void find_nic_uplinks();
   Status build_links();
   Status build_local_zones(simgrid::s4u::NetZone* parent);
   Status build_leaves();

@@ -97,20 +97,9 @@ void StorageService::refresh_mirror_maps() {
   });
 }
 
-void StorageService::apply_maps(proto::MapsReply& maps) {
-  if (maps_loaded_ && maps.version < maps_version_) return;  // an older answer overtaken by a newer one
-  if (maps_loaded_) invariants::maps_version(maps_version_, maps.version);
-  maps_loaded_ = true;
-  maps_version_ = maps.version;
-  map_targets_.clear();
-  for (const auto& t : maps.targets) map_targets_[t.target] = t;
-  roles_.clear();
-  for (const auto& g : maps.groups) {
-    if (owns(g.primary)) roles_[g.primary] = MirrorRole{g.group, true, g.secondary};
-    if (owns(g.secondary)) roles_[g.secondary] = MirrorRole{g.group, false, g.primary};
-  }
-  // Targets that stopped being primaries: their buddy state goes (the new
-  // primary records changes from its promotion on); waiters learn it.
+// Targets that stopped being primaries: their buddy state goes (the new
+// primary records changes from its promotion on); waiters learn it.
+void StorageService::drop_former_primaries() {
   for (auto it = buddies_.begin(); it != buddies_.end();) {
     const MirrorRole* role = mirror_role(it->first);
     if (role != nullptr && role->primary && role->buddy == it->second.target) {
@@ -126,6 +115,21 @@ void StorageService::apply_maps(proto::MapsReply& maps) {
       w(error(StatusCode::unavailable, target_name(former) + " is no longer the primary of its buddy group"));
     }
   }
+}
+
+void StorageService::apply_maps(proto::MapsReply& maps) {
+  if (maps_loaded_ && maps.version < maps_version_) return;  // an older answer overtaken by a newer one
+  if (maps_loaded_) invariants::maps_version(maps_version_, maps.version);
+  maps_loaded_ = true;
+  maps_version_ = maps.version;
+  map_targets_.clear();
+  for (const auto& t : maps.targets) map_targets_[t.target] = t;
+  roles_.clear();
+  for (const auto& g : maps.groups) {
+    if (owns(g.primary)) roles_[g.primary] = MirrorRole{g.group, true, g.secondary};
+    if (owns(g.secondary)) roles_[g.secondary] = MirrorRole{g.group, false, g.primary};
+  }
+  drop_former_primaries();
   for (const auto& [target, role] : roles_) {
     if (!role.primary) continue;
     auto b = buddies_.find(target);

@@ -254,6 +254,8 @@ class StorageService final : public Service {
   void mirror_tick();
   void refresh_mirror_maps();
   void apply_maps(proto::MapsReply& maps);
+  // apply_maps: the buddy state of targets no longer primaries goes; their waiters learn it.
+  void drop_former_primaries();
   const MirrorRole* mirror_role(TargetId target) const;
   Endpoint target_endpoint(TargetId target) const;
   // For a client ReadChunk/WriteChunk: false if it was answered here (not
