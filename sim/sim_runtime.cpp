@@ -980,6 +980,16 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
   }
 }
 
+double SimRuntime::price_slowed(SimOp& op, const Target& target, const StorageIoSpec& spec) const {
+  price_storage_request(op, target, spec);
+  auto slow = disk_slowdown_.find(spec.target);
+  if (slow == disk_slowdown_.end()) return 1.0;
+  // A slow drive (fault plans): every request's latency and drive work grow by the factor.
+  op.delay_ns = static_cast<TimeNs>(static_cast<double>(op.delay_ns) * slow->second);
+  op.amount *= slow->second;
+  return slow->second;
+}
+
 OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   auto it = targets_.find(spec.target);
   if (it == targets_.end() || it->second.node != self.endpoint.node) {
@@ -996,18 +1006,11 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   op->storage_op = spec.op;
   op->target = spec.target;
   op->file_id = spec.file_id;
-  price_storage_request(*op, target, spec);
-  double slowdown = 1.0;
-  if (auto slow = disk_slowdown_.find(spec.target); slow != disk_slowdown_.end()) {
-    // A slow drive (fault plans): every request's latency and drive work grow by the factor.
-    slowdown = slow->second;
-    op->delay_ns = static_cast<TimeNs>(static_cast<double>(op->delay_ns) * slowdown);
-    op->amount *= slowdown;
-  }
+  const double slowdown = price_slowed(*op, target, spec);
   if (spec.op == StorageOp::flush) return flush_page_cache(op, target);
   if (spec.op == StorageOp::write || spec.op == StorageOp::remove) drop_read_ahead(target, spec.file_id);
   if (spec.op == StorageOp::read && spec.buffered && op->result.bytes > 0) {
-    if (std::optional<OpId> id = read_buffered(self, op, target, spec, slowdown)) return *id;
+    if (std::optional<OpId> id = read_buffered(self, op, target, spec)) return *id;
   }
   if (spec.op == StorageOp::write && spec.buffered && !spec.sync && op->result.bytes > 0) {
     if (PageCache& cache = page_cache(target.node); cache.limit_bytes > 0) {
@@ -1096,8 +1099,7 @@ std::uint64_t SimRuntime::read_ahead_bytes(NodeId node) const {
   return it == page_caches_.end() ? 0 : it->second.read_ahead_bytes;
 }
 
-std::optional<OpId> SimRuntime::read_buffered(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec,
-                                              double slowdown) {
+std::optional<OpId> SimRuntime::read_buffered(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec) {
   const std::uint64_t window = config_.profile.page_cache_read_ahead_bytes;
   if (window == 0) return std::nullopt;
   ++buffered_reads_;
@@ -1123,7 +1125,7 @@ std::optional<OpId> SimRuntime::read_buffered(ServiceSlot& self, SimOp* op, Targ
   stream.window_end = std::max(stream.window_end, offset + bytes);
   auto size = target.sizes.find(spec.file_id);
   const std::uint64_t object_bytes = size == target.sizes.end() ? 0 : size->second;
-  read_ahead(self, target, stream, spec, slowdown, bytes, std::min(object_bytes, offset + bytes + window));
+  read_ahead(self, target, stream, spec, bytes, std::min(object_bytes, offset + bytes + window));
   if (found == nullptr) return std::nullopt;
   ++read_ahead_hits_;
   // A copy out of the cache, once the piece is in.
@@ -1150,7 +1152,7 @@ std::optional<OpId> SimRuntime::read_buffered(ServiceSlot& self, SimOp* op, Targ
 }
 
 void SimRuntime::read_ahead(ServiceSlot& self, Target& target, Target::ReadAhead& stream, const StorageIoSpec& spec,
-                            double slowdown, std::uint64_t piece, std::uint64_t until) {
+                            std::uint64_t piece, std::uint64_t until) {
   PageCache& cache = page_cache(target.node);
   while (stream.window_end < until) {
     const std::uint64_t bytes = std::min(piece, until - stream.window_end);
@@ -1166,9 +1168,7 @@ void SimRuntime::read_ahead(ServiceSlot& self, Target& target, Target::ReadAhead
     work->storage_op = StorageOp::read;
     work->target = spec.target;
     work->file_id = spec.file_id;
-    price_storage_request(*work, target, ahead);
-    work->delay_ns = static_cast<TimeNs>(static_cast<double>(work->delay_ns) * slowdown);
-    work->amount *= slowdown;
+    price_slowed(*work, target, ahead);
     work->piece = std::make_shared<ReadAheadPiece>();
     work->piece->bytes = bytes;
     work->piece->work = work;

@@ -380,6 +380,9 @@ class SimRuntime {
   // A storage request's result bytes, its delay before the drive work and
   // that work in bytes (SimProfile disk_*), before any fault-plan slowdown.
   void price_storage_request(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
+  // price_storage_request, then the target's fault-plan slowdown on the
+  // request's latency and drive work; returns the factor (1: none).
+  double price_slowed(SimOp& op, const Target& target, const StorageIoSpec& spec) const;
   // Puts a request of `bytes` on the target's channels (SimProfile
   // disk_channels, disk_channel_stripe_bytes): sets op's channel_first and
   // channel_count; returns the number of shares its bytes split into (1
@@ -422,15 +425,14 @@ class SimRuntime {
   // once when it holds none); the target's read-ahead is dropped (the drop of
   // the caches: the model keeps no other clean pages).
   OpId flush_page_cache(SimOp* flush, Target& target);
-  // A buffered read `op` (priced as a drive read, slowed by `slowdown`): if it
+  // A buffered read `op` (priced by price_slowed): if it
   // continues its object's stream, the drive reads ahead; if its piece was
   // read ahead, it becomes a copy out of the cache once the piece is there.
   // nullopt: it goes to the drive as an unbuffered read does.
-  std::optional<OpId> read_buffered(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec,
-                                    double slowdown);
+  std::optional<OpId> read_buffered(ServiceSlot& self, SimOp* op, Target& target, const StorageIoSpec& spec);
   // The drive reads [window_end, until) of the object ahead, in pieces of `piece` bytes.
   void read_ahead(ServiceSlot& self, Target& target, Target::ReadAhead& stream, const StorageIoSpec& spec,
-                  double slowdown, std::uint64_t piece, std::uint64_t until);
+                  std::uint64_t piece, std::uint64_t until);
   // Drops the read-ahead of one object of `target` (or of all: nullopt).
   void drop_read_ahead(Target& target, std::optional<FileId> file);
   // A read-ahead piece's drive work ended: the reads waiting for it go on.
