@@ -10,7 +10,12 @@
 #     the seeds' sizes); a bound is never loosened to make it pass;
 #   * a claim that holds and is not listed fails too, so that the list grows
 #     with the model (a ratchet): add it;
-#   * the run makes at least one claim and results.json matches the schema.
+#   * the run makes at least one claim and results.json matches the schema;
+#   * results.json equals the one recorded in tests/scenarios/study_results_ci/
+#     (wall times, dates and the machine aside; results_equal.py): a change
+#     that moves a study's figures says so by recording them again
+#     (SLUICE_RECORD_STUDY_RESULTS=1 ctest -L study), one that should not
+#     (a move, a refactor) is caught.
 # Usage: studies_sim_test.sh SLUICE STUDY.lua [--set k=v ...]
 set -u
 sluice=$1; study=$2; shift 2
@@ -48,4 +53,13 @@ if fail:
 PY
 python3 "$root/tests/scenarios/runner/validate_results.py" "$root/analysis/results.schema.json" "$tmp/out/results.json" ||
   { echo "FAIL: results.json does not match the schema"; exit 1; }
+recorded="$root/tests/scenarios/study_results_ci/${study%.lua}.json"
+if [ "${SLUICE_RECORD_STUDY_RESULTS:-0}" = 1 ]; then
+  python3 "$root/tests/scenarios/results_equal.py" --record "$tmp/out/results.json" "$recorded" || exit 1
+  echo "recorded: $recorded"
+elif [ ! -f "$recorded" ]; then
+  echo "FAIL: no recorded results for $study (SLUICE_RECORD_STUDY_RESULTS=1 records them)"; exit 1
+else
+  python3 "$root/tests/scenarios/results_equal.py" "$recorded" "$tmp/out/results.json" || exit 1
+fi
 echo "ok: $study"
