@@ -22,6 +22,7 @@
 #include "scenarios/runner/fault_directory.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/hw_fault_world.hpp"
+#include "scenarios/runner/run_workloads.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
 
@@ -75,15 +76,6 @@ class EnvRecordingWorkload final : public Workload {
   Env** env_;
 };
 
-struct DeployedWorkload {
-  WorkloadRun run;
-  std::vector<ClientHost*> hosts;
-  std::vector<Env*> envs;  // by rank, set when the rank starts
-};
-
-// The fault loop checks whether the workload finished this often (real time).
-constexpr TimeNs k_hw_fault_slice_ns = 100 * k_ns_per_ms;
-
 // Waits until every server registered with mgmt; "" or why not (a metadata
 // store that could not be opened ends the wait at once).
 std::string wait_for_registration(hw::HwWorld& world, const FsDeployment& fs) {
@@ -111,95 +103,106 @@ std::string wait_for_registration(hw::HwWorld& world, const FsDeployment& fs) {
   return "";
 }
 
-std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWorld* fault_world,
-                         const MetaStoreFn& meta_store, RunResult& result) {
-  Result<FsDeployment> deployed = FsDeployment::deploy(
-      world, spec, [&world](TargetId target, NodeId node, std::uint32_t) { return world.add_target(target, node); },
-      meta_store);
-  if (!deployed.ok()) return deployed.status().to_string();
-  const FsDeployment& fs = *deployed;
-  // A metadata server's store commits the loop turn's mutations before the
-  // turn's replies leave (meta_store_of opens them with group_commit).
-  for (MetaService* meta : fs.metas()) {
-    world.before_messages_leave(*meta, [](Service& now) { dynamic_cast<MetaService&>(now).commit_store().ignore(); });
+}  // namespace
+
+// A point on this machine's threads (run_workloads.hpp). HwWorld starts its
+// services together: every workload's ranks are made before it starts, each
+// workload's started when it begins. Services run on their own threads:
+// every look at one goes through HwWorld::call. The ranks' metrics are read
+// once every thread has ended (finish).
+template <>
+class PointSite<hw::HwWorld> {
+ public:
+  using FaultWorld = HwFaultWorld;
+  // The fault loop checks whether the workload finished this often (real time).
+  static constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
+
+  PointSite(hw::HwWorld& world, HwFaultWorld* fault_world, MetaStoreFn meta_store)
+      : world_(world), fault_world_(fault_world), meta_store_(std::move(meta_store)) {}
+
+  hw::HwWorld& world() { return world_; }
+  HwFaultWorld* fault_world() { return fault_world_; }
+
+  Result<FsDeployment> deploy(const ScenarioSpec& spec) {
+    return FsDeployment::deploy(
+        world_, spec, [this](TargetId target, NodeId node, std::uint32_t) { return world_.add_target(target, node); },
+        meta_store_);
   }
 
-  std::vector<std::unique_ptr<DeployedWorkload>> workloads;
-  for (std::size_t index = 0; index < spec.workloads.size(); ++index) {
-    Result<WorkloadRun> made = WorkloadRun::create(spec.workloads[index], index, *spec.cluster);
-    if (!made.ok()) return made.status().message();
-    auto w = std::make_unique<DeployedWorkload>(DeployedWorkload{std::move(made).value(), {}, {}});
-    w->envs.assign(w->run.ranks(), nullptr);
-    for (std::uint32_t rank = 0; rank < w->run.ranks(); ++rank) {
-      ClientHostConfig config = fs.client_host_config(w->run, rank);
-      config.client.planner.topology = nullptr;  // this machine, not the modelled one: one loopback rail
-      auto workload = std::make_unique<EnvRecordingWorkload>(w->run.make(rank), &w->envs[rank]);
-      ClientHost& host = world.add_service<ClientHost>(w->run.node_of(rank), config, std::move(workload));
-      world.defer_start(host);
-      w->hosts.push_back(&host);
+  std::string bring_up(const FsDeployment& fs, std::vector<WorkloadRun>& runs) {
+    // A metadata server's store commits the loop turn's mutations before the
+    // turn's replies leave (meta_store_of opens them with group_commit).
+    for (MetaService* meta : fs.metas()) {
+      world_.before_messages_leave(*meta,
+                                   [](Service& now) { dynamic_cast<MetaService&>(now).commit_store().ignore(); });
     }
-    workloads.push_back(std::move(w));
-  }
-
-  if (Status s = world.start(); !s.ok()) return "hw world did not start: " + s.to_string();
-  if (std::string why = wait_for_registration(world, fs); !why.empty()) return why;
-
-  std::string why;
-  std::size_t ran = 0;
-  for (auto& w : workloads) {
-    ++ran;
-    for (ClientHost* h : w->hosts) world.start_service(*h);
-    auto all_finished = [&] {
-      for (ClientHost* h : w->hosts) {
-        if (!world.call(*h, [h] { return h->finished(); })) return false;
+    hosts_.resize(runs.size());
+    envs_.resize(runs.size());
+    for (std::size_t index = 0; index < runs.size(); ++index) {
+      WorkloadRun& run = runs[index];
+      envs_[index].assign(run.ranks(), nullptr);  // not resized again: the workloads keep pointers into it
+      for (std::uint32_t rank = 0; rank < run.ranks(); ++rank) {
+        ClientHostConfig config = fs.client_host_config(run, rank);
+        config.client.planner.topology = nullptr;  // this machine, not the modelled one: one loopback rail
+        auto workload = std::make_unique<EnvRecordingWorkload>(run.make(rank), &envs_[index][rank]);
+        ClientHost& host = world_.add_service<ClientHost>(run.node_of(rank), config, std::move(workload));
+        world_.defer_start(host);
+        hosts_[index].push_back(&host);
       }
-      return true;
-    };
-    // sl.run's faults, as in a sim run: started with the first workload,
-    // applied at their times (here real ones) while it runs; what the plan
-    // still holds after its last change lasts to the end of the run.
-    if (ran == 1 && fault_world != nullptr) {
-      Result<faults::FaultDriver> driver = fault_driver_from(spec.faults, world.now());
-      if (!driver.ok()) return "fault plan: " + driver.status().message();
-      faults::WorldFaultControl<HwFaultWorld> control(*fault_world, fault_directory(fs, world, w->hosts));
-      faults::run_with_faults(*fault_world, *driver, control, all_finished, driver->plan().last_change_ns() + 1,
-                              k_hw_fault_slice_ns);
-      result.counters["faults.changes_applied"] = static_cast<double>(driver->changes_applied());
-      if (!driver->errors().empty()) return "fault plan: " + driver->errors().front();
     }
-    const bool finished = world.wait_until(all_finished, k_hw_max_workload_ns);
-    const std::string what = "workload \"" + w->run.spec().label + "\"";
-    if (!finished) {
-      why = what + " did not finish within k_hw_max_workload_ns";
-      break;
-    }
-    std::size_t failed = 0;
-    std::string failures;
-    for (ClientHost* h : w->hosts) {
-      const Status s = world.call(*h, [h] { return h->result(); });
-      if (!s.ok() && failed++ < 3) failures += "; " + world.call(*h, [h] { return h->name(); }) + ": " + s.to_string();
-    }
-    if (failed > 0) {
-      why = what + " failed on " + std::to_string(failed) + " of " + std::to_string(w->hosts.size()) + " ranks" +
-            failures;
-      break;
-    }
+    if (Status s = world_.start(); !s.ok()) return "hw world did not start: " + s.to_string();
+    return wait_for_registration(world_, fs);
   }
-  // What the faults did, while the targets' backends (which count the slow
-  // disk's held completions) still exist.
-  if (fault_world != nullptr) {
-    result.counters["faults.messages_dropped"] = static_cast<double>(fault_world->messages_dropped());
-    result.counters["faults.messages_delayed"] = static_cast<double>(fault_world->messages_delayed());
-    result.counters["faults.storage_completions_slowed"] = static_cast<double>(fault_world->completions_slowed());
-    fault_world->detach_backends();  // stop() frees them
-  }
-  world.stop();  // every thread ends: results and metrics are read without races below
 
-  for (std::size_t i = 0; i < ran; ++i) {
-    DeployedWorkload& w = *workloads[i];
+  std::vector<ClientHost*> begin(const FsDeployment&, WorkloadRun&, std::size_t index) {
+    for (ClientHost* h : hosts_[index]) world_.start_service(*h);
+    return hosts_[index];
+  }
+
+  std::string wait(const std::function<bool()>& all_finished) {
+    return world_.wait_until(all_finished, k_hw_max_workload_ns) ? "" : " within k_hw_max_workload_ns";
+  }
+  void end(const FsDeployment&, WorkloadRun&, std::size_t, RunResult&) {}  // rows once the threads end (finish)
+
+  bool finished(ClientHost& h) {
+    return world_.call(h, [&h] { return h.finished(); });
+  }
+  Status status(ClientHost& h) {
+    return world_.call(h, [&h] { return h.result(); });
+  }
+  std::string name(ClientHost& h) {
+    return world_.call(h, [&h] { return h.name(); });
+  }
+
+  void finish(const FsDeployment& fs, std::vector<WorkloadRun>& runs, std::size_t ran, RunResult& result) {
+    // What the faults did, while the targets' backends (which count the slow
+    // disk's held completions) still exist.
+    if (fault_world_ != nullptr) {
+      result.counters["faults.messages_dropped"] = static_cast<double>(fault_world_->messages_dropped());
+      result.counters["faults.messages_delayed"] = static_cast<double>(fault_world_->messages_delayed());
+      result.counters["faults.storage_completions_slowed"] = static_cast<double>(fault_world_->completions_slowed());
+      fault_world_->detach_backends();  // stop() frees them
+    }
+    world_.stop();  // every thread ends: results and metrics are read without races below
+    for (std::size_t index = 0; index < ran; ++index) add_rows(fs, runs[index], envs_[index], result);
+    for (const char* name : k_hw_server_counters) result.counters[name] = world_.counter(name);
+    // Each kind of service's loop-thread CPU (cpu.storage_thread_ns, ...): over
+    // storage.requests, what a chunk request costs a storage server's thread.
+    for (const auto& [kind, ns] : world_.thread_cpu_ns()) result.counters["cpu." + kind + "_thread_ns"] = ns;
+    result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
+    result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);
+    const std::vector<std::string> logs = world_.logs();
+    for (std::size_t i = logs.size() > k_log_tail_lines ? logs.size() - k_log_tail_lines : 0; i < logs.size(); ++i) {
+      result.log_tail.push_back(logs[i]);
+    }
+  }
+
+ private:
+  // A workload's phase rows from its ranks' metrics (their Envs').
+  static void add_rows(const FsDeployment& fs, WorkloadRun& run, const std::vector<Env*>& ranks, RunResult& result) {
     MetricWindow window;
     std::vector<hw::HwEnv*> envs;
-    for (Env* e : w.envs) {
+    for (Env* e : ranks) {
       if (auto* h = dynamic_cast<hw::HwEnv*>(e)) envs.push_back(h);
     }
     for (hw::HwEnv* e : envs) {
@@ -209,10 +212,9 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
       }
     }
     // The phases the ranks ran, to name their samples.
-    const std::vector<PhaseRow> first = w.run.rows(window, fs.targets());
-    for (const PhaseRow& row : first) {
+    for (const PhaseRow& row : run.rows(window, fs.targets())) {
       for (const char* suffix : k_phase_samples) {
-        const std::string name = w.run.metric_name() + "." + row.phase + "." + suffix;
+        const std::string name = run.metric_name() + "." + row.phase + "." + suffix;
         for (hw::HwEnv* e : envs) {
           std::vector<double> values = e->samples(name);
           auto& into = window.samples[name];
@@ -220,21 +222,17 @@ std::string run_deployed(const ScenarioSpec& spec, hw::HwWorld& world, HwFaultWo
         }
       }
     }
-    for (PhaseRow& row : w.run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
+    for (PhaseRow& row : run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
   }
-  for (const char* name : k_hw_server_counters) result.counters[name] = world.counter(name);
-  // Each kind of service's loop-thread CPU (cpu.storage_thread_ns, ...): over
-  // storage.requests, what a chunk request costs a storage server's thread.
-  for (const auto& [kind, ns] : world.thread_cpu_ns()) result.counters["cpu." + kind + "_thread_ns"] = ns;
 
-  result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
-  result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);
-  const std::vector<std::string> logs = world.logs();
-  for (std::size_t i = logs.size() > k_log_tail_lines ? logs.size() - k_log_tail_lines : 0; i < logs.size(); ++i) {
-    result.log_tail.push_back(logs[i]);
-  }
-  return why;
-}
+  hw::HwWorld& world_;
+  HwFaultWorld* fault_world_;
+  MetaStoreFn meta_store_;
+  std::vector<std::vector<ClientHost*>> hosts_;  // by workload, by rank
+  std::vector<std::vector<Env*>> envs_;          // by workload, by rank: set when the rank starts
+};
+
+namespace {
 
 // What results.json says of how the run was deployed (RunResult::deployment):
 // storage_root is the run's own directory (its chunk files under storage/,
@@ -248,7 +246,7 @@ std::map<std::string, std::string> deployment_of(const HwRunOptions& options, co
 }
 
 // The metadata servers' stores (HwRunOptions::meta_store), said in the run's log;
-// RocksDB ones group-commit (run_deployed commits them before each turn's replies).
+// RocksDB ones group-commit (PointSite<hw::HwWorld> commits them before each turn's replies).
 MetaStoreFn meta_store_of(const HwRunOptions& options, const std::string& root, RunResult& result) {
   result.counters["meta.store_durable"] = 0;
   if (options.meta_store == "memory") return {};
@@ -262,7 +260,7 @@ MetaStoreFn meta_store_of(const HwRunOptions& options, const std::string& root, 
     hw::RocksDbMetaStoreConfig config;
     config.path = root + "/node" + std::to_string(node) + "-shard" + std::to_string(shard) + (second ? "-second" : "");
     config.sync_writes = sync;
-    config.group_commit = true;  // run_deployed commits before each loop turn's replies leave
+    config.group_commit = true;  // PointSite<hw::HwWorld> commits before each loop turn's replies leave
     return hw::rocksdb_store_opener(std::move(config));
   };
 #else
@@ -351,8 +349,9 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
     {
       hw::HwWorld world(config);
       if (fault_world) fault_world->attach(world);
-      why = run_deployed(run_spec, world, fault_world ? &*fault_world : nullptr,
-                         meta_store_of(options, dir.path() + "/meta", result), result);
+      PointSite<hw::HwWorld> site(world, fault_world ? &*fault_world : nullptr,
+                                  meta_store_of(options, dir.path() + "/meta", result));
+      why = run_workloads(run_spec, site, result);
     }
     return finish(why);
   } catch (const std::exception& e) {

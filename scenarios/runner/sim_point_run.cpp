@@ -13,6 +13,7 @@
 #include "scenarios/runner/crash_log.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
 #include "scenarios/runner/result_codec.hpp"
+#include "scenarios/runner/run_workloads.hpp"
 #include "scenarios/runner/runner.hpp"
 #include "scenarios/runner/workload_run.hpp"
 
@@ -39,111 +40,97 @@ std::string seconds_text(TimeNs ns) {
   return std::to_string(static_cast<double>(ns) / static_cast<double>(k_ns_per_s)) + " s";
 }
 
-// The fault loop checks whether the workload finished this often (simulated).
-constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
+}  // namespace
 
-// The spec's file system on the simulated cluster. Each metadata server
+// A point in the simulated cluster (run_workloads.hpp). Each metadata server
 // keeps its namespace on a disk that outlives it (MetaDisk): a killed and
-// restarted server finds what it acknowledged.
-Result<FsDeployment> deploy_fs(const ScenarioSpec& spec, sim::SimRuntime& rt) {
-  return FsDeployment::deploy(
-      rt, spec, [&rt](TargetId target, NodeId node, std::uint32_t nvme) { return rt.add_target(target, node, nvme); },
-      [](NodeId, ShardId, bool) { return MetaDisk{}.opener(); }, spec.cluster.get());
-}
+// restarted server finds what it acknowledged. A workload's ranks are made
+// when it begins; its phase rows are read from what the run's metrics grew
+// by while it ran; every workload draws on one budget of events
+// (ScenarioSpec::max_events).
+template <>
+class PointSite<sim::SimRuntime> {
+ public:
+  using FaultWorld = sim::SimRuntime;
+  // The fault loop checks whether the workload finished this often (simulated).
+  static constexpr TimeNs k_fault_slice_ns = 100 * k_ns_per_ms;
 
-// Runs the point; returns the reason it failed ("" when it did not).
-std::string run_deployed(const ScenarioSpec& spec, sim::SimRuntime& rt, RunResult& result) {
-  Result<FsDeployment> deployed = deploy_fs(spec, rt);
-  if (!deployed.ok()) return deployed.status().to_string();
-  const FsDeployment& fs = *deployed;
-  if (!rt.run_until([&] { return fs.registered(); }, k_setup_max_events)) {
-    return "servers not registered with mgmt (or metadata mirrors not in sync) after " +
-           std::to_string(k_setup_max_events) + " events (k_setup_max_events); simulated time " +
-           seconds_text(rt.now());
+  PointSite(sim::SimRuntime& rt, std::uint64_t max_events) : rt_(rt), max_events_(max_events), budget_(max_events) {}
+
+  sim::SimRuntime& world() { return rt_; }
+  sim::SimRuntime* fault_world() { return &rt_; }
+
+  Result<FsDeployment> deploy(const ScenarioSpec& spec) {
+    return FsDeployment::deploy(
+        rt_, spec,
+        [this](TargetId target, NodeId node, std::uint32_t nvme) { return rt_.add_target(target, node, nvme); },
+        [](NodeId, ShardId, bool) { return MetaDisk{}.opener(); }, spec.cluster.get());
   }
 
-  std::uint64_t budget = spec.max_events;
-  // sl.run's faults: resolved and started with the first workload, applied
-  // between events at their times (core/faults); what the plan still holds
-  // when the last change is applied lasts to the end of the run.
-  std::optional<faults::FaultDriver> driver;
-  std::optional<faults::WorldFaultControl<sim::SimRuntime>> control;
-  for (std::size_t index = 0; index < spec.workloads.size(); ++index) {
-    Result<WorkloadRun> made = WorkloadRun::create(spec.workloads[index], index, *spec.cluster);
-    if (!made.ok()) return made.status().message();
-    WorkloadRun& run = *made;
+  std::string bring_up(const FsDeployment& fs, std::vector<WorkloadRun>&) {
+    if (rt_.run_until([&] { return fs.registered(); }, k_setup_max_events)) return "";
+    return "servers not registered with mgmt (or metadata mirrors not in sync) after " +
+           std::to_string(k_setup_max_events) + " events (k_setup_max_events); simulated time " +
+           seconds_text(rt_.now());
+  }
 
-    // Metrics of this workload alone: counters' growth, samples added.
-    const std::map<std::string, double, std::less<>> counters_before = rt.counters();
-    std::map<std::string, std::size_t> samples_before;
-    for (const auto& [name, values] : rt.all_samples()) samples_before[name] = values.size();
-
+  std::vector<ClientHost*> begin(const FsDeployment& fs, WorkloadRun& run, std::size_t) {
+    counters_before_ = rt_.counters();
+    samples_before_.clear();
+    for (const auto& [name, values] : rt_.all_samples()) samples_before_[name] = values.size();
     std::vector<ClientHost*> hosts;
     for (std::uint32_t rank = 0; rank < run.ranks(); ++rank) {
-      hosts.push_back(&rt.add_service<ClientHost>(run.node_of(rank), fs.client_host_config(run, rank), run.make(rank)));
+      hosts.push_back(
+          &rt_.add_service<ClientHost>(run.node_of(rank), fs.client_host_config(run, rank), run.make(rank)));
     }
-    const std::uint64_t events_before = rt.events_delivered();
-    auto all_finished = [&] {
-      return std::all_of(hosts.begin(), hosts.end(), [](const ClientHost* h) { return h->finished(); });
-    };
-    if (index == 0 && !spec.faults.faults.empty()) {
-      Result<faults::FaultDriver> created = fault_driver_from(spec.faults, rt.now());
-      if (!created.ok()) return "fault plan: " + created.status().message();
-      driver.emplace(std::move(created).value());
-      control.emplace(rt, fault_directory(fs, rt, hosts));
-    }
-    if (driver && driver->next_change_ns() >= 0) {
-      faults::run_with_faults(rt, *driver, *control, all_finished, driver->plan().last_change_ns() + 1,
-                              k_fault_slice_ns);
-      result.counters["faults.changes_applied"] = static_cast<double>(driver->changes_applied());  // as hw's
-      if (!driver->errors().empty()) return "fault plan: " + driver->errors().front();
-    }
-    const bool finished = rt.run_until(all_finished, budget);
-    const std::uint64_t spent = rt.events_delivered() - events_before;
-    budget = spent >= budget ? 0 : budget - spent;
+    events_before_ = rt_.events_delivered();
+    return hosts;
+  }
 
+  std::string wait(const std::function<bool()>& all_finished) {
+    const bool finished = rt_.run_until(all_finished, budget_);
+    const std::uint64_t spent = rt_.events_delivered() - events_before_;
+    budget_ = spent >= budget_ ? 0 : budget_ - spent;
+    if (finished) return "";
+    return ": " +
+           (budget_ == 0 ? "the event budget (ScenarioSpec::max_events = " + std::to_string(max_events_) + ") is spent"
+                         : std::string("nothing is left to happen but ranks still wait")) +
+           " at simulated time " + seconds_text(rt_.now());
+  }
+
+  // Metrics of this workload alone: counters' growth, samples added.
+  void end(const FsDeployment& fs, WorkloadRun& run, std::size_t, RunResult& result) {
     MetricWindow window;
-    for (const auto& [name, value] : rt.counters()) {
-      auto it = counters_before.find(name);
-      const double delta = value - (it == counters_before.end() ? 0.0 : it->second);
+    for (const auto& [name, value] : rt_.counters()) {
+      auto it = counters_before_.find(name);
+      const double delta = value - (it == counters_before_.end() ? 0.0 : it->second);
       if (delta != 0) window.counters[name] = delta;
     }
-    for (const auto& [name, values] : rt.all_samples()) {
-      auto it = samples_before.find(name);
-      const std::size_t from = it == samples_before.end() ? 0 : it->second;
+    for (const auto& [name, values] : rt_.all_samples()) {
+      auto it = samples_before_.find(name);
+      const std::size_t from = it == samples_before_.end() ? 0 : it->second;
       if (values.size() > from) {
         window.samples[name].assign(values.begin() + static_cast<std::ptrdiff_t>(from), values.end());
       }
     }
     for (PhaseRow& row : run.rows(window, fs.targets())) result.phases.push_back(std::move(row));
-
-    const std::string what = "workload \"" + run.spec().label + "\"";
-    if (!finished) {
-      const bool out_of_events = budget == 0;
-      std::string why =
-          what + " did not finish: " +
-          (out_of_events
-               ? "the event budget (ScenarioSpec::max_events = " + std::to_string(spec.max_events) + ") is spent"
-               : std::string("nothing is left to happen but ranks still wait")) +
-          " at simulated time " + seconds_text(rt.now());
-      std::size_t listed = 0;
-      for (const ClientHost* h : hosts) {
-        if (!h->finished() && listed++ < 3) why += "; " + h->name() + " not finished";
-      }
-      return why;
-    }
-    std::string failures;
-    std::size_t failed = 0;
-    for (const ClientHost* h : hosts) {
-      if (h->result().ok()) continue;
-      if (failed++ < 3) failures += "; " + h->name() + ": " + h->result().to_string();
-    }
-    if (failed > 0)
-      return what + " failed on " + std::to_string(failed) + " of " + std::to_string(hosts.size()) + " ranks" +
-             failures;
   }
-  return "";
-}
+
+  bool finished(const ClientHost& h) const { return h.finished(); }
+  Status status(const ClientHost& h) const { return h.result(); }
+  std::string name(const ClientHost& h) const { return h.name(); }
+  void finish(const FsDeployment&, std::vector<WorkloadRun>&, std::size_t, RunResult&) {}
+
+ private:
+  sim::SimRuntime& rt_;
+  const std::uint64_t max_events_;
+  std::uint64_t budget_;
+  std::uint64_t events_before_ = 0;
+  std::map<std::string, double, std::less<>> counters_before_;
+  std::map<std::string, std::size_t> samples_before_;
+};
+
+namespace {
 
 // sl.run's sim_coalesce (or sluice run --sim-coalesce on): each client merges
 // the pieces of one request that sit on one target (strided: SimEnv moves no
@@ -292,7 +279,8 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
     if (!created.ok()) return finish(created.status().to_string());
     sim::SimRuntime& rt = **created;
 
-    std::string why = run_deployed(run_spec, rt, result);
+    PointSite<sim::SimRuntime> site(rt, run_spec.max_events);
+    std::string why = run_workloads(run_spec, site, result);
     if (spec.sim_coalesce) {
       measure_coalescing(rt, result.counters);
       result.deployment["sim_coalesce"] = "merged";
