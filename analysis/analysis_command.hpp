@@ -1,4 +1,4 @@
-// The CLI of analysis/ (wired into `sluice` by scenarios/main.cpp with
+// The CLI of analysis/ (wired into `sluice` by scenarios/cli/sluice_main.cpp with
 // `sluice::analysis::add_analysis_commands(app);`):
 //
 //   sluice compare A.json B.json ... [--metric M]... [--ignore-param P]...
@@ -17,7 +17,7 @@
 //       fio/elbencho/IOR/mdtest/gdsio measurements as DIR/results.json
 //       (run_import, import_command.hpp).
 //
-// Exit codes as scenarios/main.cpp: 0 ok, 1 the command failed, 2 usage error.
+// Exit codes as scenarios/cli/sluice_main.cpp: 0 ok, 1 the command failed, 2 usage error.
 // The callbacks end the process with the exit code (std::exit), as
 // add_emulate_commands' do.
 #pragma once

@@ -4,7 +4,7 @@
 //  - `sluice run`'s results.json ("format": "sluice-results",
 //    analysis/results.schema.json; one record per element of "runs"), or a
 //    single run object of that layout (result_codec.hpp);
-//  - `sluice emulate`'s output (scenarios/emulate/cluster_emulator.hpp: "nodes"
+//  - `sluice emulate`'s output (scenarios/netns/cluster_emulator.hpp: "nodes"
 //    with per-rank "phases" and an "emulation" block): one record, backend
 //    "emulate", scenario "emulate_file_sweep" (or the document's "scenario"),
 //    params link_bits_per_s and link_latency_ns from "emulation" plus any

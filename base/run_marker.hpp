@@ -9,7 +9,7 @@
 // Used by `sluice emulate` and `sluice mount` (their /tmp/sluice-emu-* work
 // directories) and by hardware runs (sluice-hw-run-* chunk-file directories);
 // swept at the start of every command that makes such things
-// (scenarios/emulate/dead_runs.hpp).
+// (scenarios/netns/dead_runs.hpp).
 #pragma once
 
 #include <functional>

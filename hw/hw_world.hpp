@@ -59,7 +59,7 @@ inline constexpr std::uint64_t k_default_run_max_events = 50'000'000;
 inline constexpr TimeNs k_default_run_max_wait_ns = 600 * k_ns_per_s;
 
 // Where one node's transport lives when the world is spread over network
-// namespaces (an emulated cluster, scenarios/emulate/netns_cluster.hpp):
+// namespaces (an emulated cluster, scenarios/netns/netns_cluster.hpp):
 // the namespace file and one listen address per rail ("a.b.c.d:0").
 struct NodeNetwork {
   std::string netns;

@@ -6,7 +6,7 @@
 
 #include "scenarios/calibrate/gpu_calibration.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
-#include "scenarios/emulate/emulate_command.hpp"
+#include "scenarios/netns/emulate_command.hpp"
 
 namespace sluice::calibrate {
 namespace {

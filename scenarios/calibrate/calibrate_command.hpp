@@ -8,9 +8,9 @@
 //       to results files (analysis::run_fit_calibration).
 // Calibration coordinates the Lua layer, the runner, the emulator and the
 // fitting, so it lives here, above all of them; analysis/ stays fitting and
-// statistics, and sluice-node (scenarios/emulate) links none of it.
+// statistics, and sluice-node (scenarios/cli, scenarios/netns) links none of it.
 //
-// Exit codes as scenarios/main.cpp: 0 ok, 1 the command failed (or the
+// Exit codes as scenarios/cli/sluice_main.cpp: 0 ok, 1 the command failed (or the
 // held-out median above --max-median-err), 2 usage error.
 #pragma once
 

@@ -13,7 +13,7 @@
 #include "analysis/import_fio.hpp"
 #include "analysis/import_input.hpp"
 #include "analysis/import_record.hpp"
-#include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/deploy/command_runner.hpp"
 #include "scenarios/runner/result_codec.hpp"
 
 namespace sluice::calibrate {

@@ -20,7 +20,7 @@
 #include "analysis/stats.hpp"
 #include "scenarios/calibrate/fio_point_run.hpp"
 #include "scenarios/calibrate/script_compare.hpp"
-#include "scenarios/emulate/emulated_point_run.hpp"
+#include "scenarios/netns/emulated_point_run.hpp"
 #include "scenarios/lua/lua_script.hpp"
 #include "scenarios/runner/results_writer.hpp"
 #include "scenarios/runner/runner.hpp"

@@ -1,5 +1,5 @@
 // The client side of a mount inside a multi-process deployment
-// (scenarios/emulate/node_runner.cpp, workload kind "mount"): a ClientHost
+// (scenarios/deploy/node_runner.cpp, workload kind "mount"): a ClientHost
 // whose workload is MountWorkload, and run_mount_client, which serves the
 // FUSE mount (fuse_mount.hpp) through that host's Client until the mount
 // ends.

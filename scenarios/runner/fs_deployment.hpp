@@ -105,7 +105,7 @@ class FsDeployment {
 
   // The same settings from the spec alone, with no endpoint filled in (mgmt,
   // barrier): what a deployment spread over processes (the cluster path,
-  // scenarios/emulate/node_runner.hpp) starts each service's config from.
+  // scenarios/deploy/node_runner.hpp) starts each service's config from.
   static NamespaceConfig namespace_config_of(const ScenarioSpec& spec);
   static MetaServiceConfig meta_config_of(const ScenarioSpec& spec, ShardId shard);
   static ClientHostConfig client_host_config_of(const ScenarioSpec& spec, const WorkloadRun& run, std::uint32_t rank);

@@ -13,7 +13,7 @@
 //   transfers move over the transport's own connections, which the hook
 //   cannot cut: on one machine's loopback a partition is a control-plane
 //   partition (the packet-level one is the netns emulation's,
-//   scenarios/emulate/link_faults.hpp).
+//   scenarios/netns/link_faults.hpp).
 //
 // Use: make it before the world, put hook() and wrap() into the world's
 // config, attach() the world once it is made; then the driver's thread (the

@@ -81,9 +81,9 @@ RunResult run_point(const ScenarioSpec& spec, Backend backend, const RunnerOptio
   result.backend = backend;
   result.error = backend == Backend::cluster
                      ? "backend cluster needs the node processes of a launcher (`mpirun -np N sluice run SCRIPT "
-                       "--backend cluster`; scenarios/emulate/cluster_point_run.hpp)"
+                       "--backend cluster`; scenarios/deploy/cluster_point_run.hpp)"
                      : "backend emulate is not yet supported by `sluice run` (the netns cluster emulation is "
-                       "scenarios/emulate's); use --backend sim or hw";
+                       "scenarios/netns'); use --backend sim or hw";
   return result;
 }
 

@@ -15,7 +15,7 @@
 // temporary directory); points still run up to `jobs` at once, so give hw
 // runs jobs = 1 when they are measurements.
 // Emulate: not here (the runner does not build namespaces): `sluice run`
-// hands emulate points to scenarios/emulate/emulated_point_run.hpp; points
+// hands emulate points to scenarios/netns/emulated_point_run.hpp; points
 // given to run_points come back ok = false saying so.
 // run_points itself fails only for problems of the whole call (no child
 // process could be made, too many points) and when it was asked to stop

@@ -52,7 +52,7 @@ double point_cost(const ScenarioSpec& spec);
 class SweepLink;  // frames over the relay's socket (sweep_schedule.cpp)
 
 // Messages between the launcher's ranks outside a sweep's dealing: what the
-// cluster backend's bootstrap runs on (scenarios/emulate/rank_bootstrap.hpp).
+// cluster backend's bootstrap runs on (scenarios/deploy/rank_bootstrap.hpp).
 // Messages from one rank arrive in the order it sent them.
 class RankMessenger {
  public:

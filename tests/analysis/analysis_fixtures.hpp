@@ -1,5 +1,5 @@
 // Results documents for the analysis tests, in the layouts of
-// analysis/results.schema.json and scenarios/emulate's output.
+// analysis/results.schema.json and scenarios/deploy's output.
 #pragma once
 
 #include <filesystem>

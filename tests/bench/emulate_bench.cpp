@@ -19,10 +19,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/deploy/command_runner.hpp"
 
-#include "scenarios/emulate/cluster_emulator.hpp"
-#include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/netns/cluster_emulator.hpp"
+#include "scenarios/deploy/node_runner.hpp"
 #include "tests/bench/smoke.hpp"
 
 namespace {

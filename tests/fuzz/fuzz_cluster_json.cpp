@@ -1,4 +1,4 @@
-// Fuzz harness: the cluster JSON reader (scenarios/emulate/cluster_config.hpp,
+// Fuzz harness: the cluster JSON reader (scenarios/deploy/cluster_config.hpp,
 // parse_cluster_config_text), what every `sluice node` reads.
 // Properties: never crash, and no exception escapes (issue 24: a wrong type
 // must be an error, never an uncaught nlohmann exception); an error is a
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "fuzz_harness.hpp"
-#include "scenarios/emulate/cluster_config.hpp"
+#include "scenarios/deploy/cluster_config.hpp"
 
 namespace sluice::fuzz {
 

@@ -2,7 +2,7 @@
 # Issue 47 item 3: what a run killed with SIGKILL leaves (its network
 # namespaces, its /tmp/sluice-emu-* and sluice-hw-run-* directories) is swept
 # by the next command of any kind that makes such things
-# (scenarios/emulate/dead_runs.hpp), and a run that fails at its bootstrap
+# (scenarios/netns/dead_runs.hpp), and a run that fails at its bootstrap
 # removes its own work directory.
 #  1. kill -9 of `sluice emulate` mid-run; the next `sluice emulate` sweeps.
 #  2. kill -9 of `sluice run --backend emulate`; the next `sluice run --backend hw` sweeps.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 18: `sluice run --backend emulate` is the cluster path on network-namespace
-# hosts of this machine (scenarios/emulate/netns_ranks.hpp): one rank process per
+# hosts of this machine (scenarios/netns/netns_ranks.hpp): one rank process per
 # node in its namespace behind a shaped veth link, running run_cluster_point as a
 # rank under mpirun does. Needs root (exit 77 otherwise).
 # 1. Study 2 reduced on 3 hosts and in simulation: every run is backend emulate,

@@ -4,10 +4,10 @@
 // - loopback: every node listens on 127.0.0.1 in this process's namespace;
 // - netns (SoakHwEnvNetns): every node's transport lives in a network
 //   namespace of its own, joined through veth pairs and a bridge shaped with
-//   tc tbf (scenarios/emulate/netns_cluster.hpp, as `sluice emulate` builds
+//   tc tbf (scenarios/netns/netns_cluster.hpp, as `sluice emulate` builds
 //   them), so every byte between nodes crosses an emulated link; partitions
 //   and loss are then packet drops in the kernel (nftables,
-//   scenarios/emulate/link_faults.hpp) that cut control messages and bulk
+//   scenarios/netns/link_faults.hpp) that cut control messages and bulk
 //   transfers alike, and TCP itself has to ride them out.
 //
 // What HwEnv can inject here, and what it cannot (yet):
@@ -43,9 +43,9 @@
 
 #include "core/faults/fault_control.hpp"
 #include "hw_backends/faulty_storage_backend.hpp"
-#include "scenarios/emulate/cluster_emulator.hpp"
-#include "scenarios/emulate/link_faults.hpp"
-#include "scenarios/emulate/netns_cluster.hpp"
+#include "scenarios/netns/cluster_emulator.hpp"
+#include "scenarios/netns/link_faults.hpp"
+#include "scenarios/netns/netns_cluster.hpp"
 #include "tests/hw/hw_suite_world.hpp"
 #include "tests/support/test_cluster_impl.hpp"
 

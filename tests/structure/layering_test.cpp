@@ -1,10 +1,13 @@
 // The layering above core/ (docs/design.md#the-dependency-rule): the three
 // worlds (det/, sim/, hw/) never include each other; the mechanism folders
 // (transports/, hw_backends/) and analysis/ include no world; the repository
-// explains itself (nothing points outside it); invariants use SLUICE_ASSERT,
+// explains itself (nothing points outside it); scenarios/deploy/ and
+// scenarios/netns/ meet through one interface, and CLI11 stays with the
+// programs' front ends (scenarios/cli/); invariants use SLUICE_ASSERT,
 // which stays on in every build type, not assert().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -55,9 +58,48 @@ TEST(Layering, AnalysisIncludesNoWorld) {
   EXPECT_TRUE(hits.empty()) << join(hits);
 }
 
+TEST(Layering, TheDeploymentAndTheNamespacesMeetThroughOneInterface) {
+  // deploy/ (the multi-process deployment on real hosts) knows nothing of
+  // netns/ (the same deployment on namespaces of one machine) nor of the
+  // programs' front ends; netns/ reaches deploy/ through deploy/deploy.hpp.
+  auto hits = offending_lines({"scenarios/deploy"}, std::regex(R"(#include *"scenarios/(netns|cli)/)"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+  hits = offending_lines({"scenarios/netns"}, std::regex(R"(#include *"scenarios/(deploy/(?!deploy\.hpp")|cli/))"));
+  EXPECT_TRUE(hits.empty()) << join(hits);
+}
+
+// Files outside scenarios/cli/ that still include CLI11: issue 49 moves each
+// command's front end into cli/; the list only shrinks (a file that no longer
+// includes it must leave the list).
+const std::vector<std::string> k_cli11_outside_cli = {
+    "analysis/analysis_command.hpp",
+    "scenarios/calibrate/calibrate_command.hpp",
+    "scenarios/netns/emulate_command.hpp",
+    "scenarios/netns/netns_hosts.hpp",
+};
+
+TEST(Layering, OnlyTheProgramsFrontEndsIncludeCli11) {
+  const std::string root = std::string(SLUICE_SOURCE_DIR) + "/";
+  std::vector<std::string> seen;
+  for (const std::string& hit :
+       offending_lines({"base", "core", "det", "sim", "hw", "hw_backends", "transports", "analysis", "scenarios"},
+                       std::regex(R"(#include *[<"]CLI/)"))) {
+    const std::string file = hit.substr(root.size(), hit.find(':') - root.size());
+    if (file.rfind("scenarios/cli/", 0) == 0) continue;
+    seen.push_back(file);
+    EXPECT_NE(std::find(k_cli11_outside_cli.begin(), k_cli11_outside_cli.end(), file), k_cli11_outside_cli.end())
+        << hit << ": CLI11 belongs to scenarios/cli/ (the programs' front ends)";
+  }
+  for (const std::string& listed : k_cli11_outside_cli) {
+    EXPECT_NE(std::find(seen.begin(), seen.end(), listed), seen.end())
+        << listed << " no longer includes CLI11: remove it from k_cli11_outside_cli";
+  }
+}
+
 TEST(Layering, TheScanSeesEachFolder) {
   // Guards the tests above against passing vacuously on a wrong path.
-  for (const char* folder : {"det", "sim", "hw", "transports", "hw_backends", "analysis"}) {
+  for (const char* folder : {"det", "sim", "hw", "transports", "hw_backends", "analysis", "scenarios/deploy",
+                             "scenarios/netns", "scenarios/cli"}) {
     EXPECT_GT(offending_lines({folder}, std::regex("#include")).size(), 5u) << folder;
   }
 }

@@ -15,7 +15,7 @@
 #include "analysis/calibration.hpp"
 #include "scenarios/calibrate/fio_point_run.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
-#include "scenarios/emulate/command_runner.hpp"
+#include "scenarios/deploy/command_runner.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace sluice::calibrate {

@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "analysis/calibration.hpp"
-#include "scenarios/emulate/cluster_emulator.hpp"
+#include "scenarios/netns/cluster_emulator.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
 #include "tests/support/scratch_dir.hpp"
 

@@ -1,4 +1,4 @@
-// FrameRelay (scenarios/emulate/frame_relay.hpp), the relay of the ranks that
+// FrameRelay (scenarios/deploy/frame_relay.hpp), the relay of the ranks that
 // `sluice run --backend emulate` forks: the ranks' own SweepSchedule and
 // RankBootstrap over it make the cluster path's collectives; a rank that ends
 // is announced once to the others, whose collectives then fail naming it;
@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "base/fd_io.hpp"
-#include "scenarios/emulate/frame_relay.hpp"
-#include "scenarios/emulate/rank_bootstrap.hpp"
+#include "scenarios/deploy/frame_relay.hpp"
+#include "scenarios/deploy/rank_bootstrap.hpp"
 #include "scenarios/runner/sweep_relay_wire.hpp"
 #include "scenarios/runner/sweep_schedule.hpp"
 

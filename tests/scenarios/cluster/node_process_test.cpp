@@ -1,4 +1,4 @@
-// A node hosted in child processes of its rank (scenarios/emulate/
+// A node hosted in child processes of its rank (scenarios/deploy/
 // node_process.hpp): the relay makes the child's collectives on the ranks'
 // bootstrap, kills it with SIGKILL at the fault plan's time, starts it again
 // with the rails its peers know and replays what already happened, and
@@ -16,8 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/emulate/node_process.hpp"
-#include "scenarios/emulate/rank_bootstrap.hpp"
+#include "scenarios/deploy/node_process.hpp"
+#include "scenarios/deploy/rank_bootstrap.hpp"
 #include "tests/scenarios/cluster/hub_messenger.hpp"
 #include "tests/support/scratch_dir.hpp"
 

@@ -4,8 +4,8 @@
 
 #include <thread>
 
-#include "scenarios/emulate/cluster_point_run.hpp"
-#include "scenarios/emulate/rank_bootstrap.hpp"
+#include "scenarios/deploy/cluster_point_run.hpp"
+#include "scenarios/deploy/rank_bootstrap.hpp"
 #include "tests/scenarios/cluster/hub_messenger.hpp"
 
 namespace sluice::emulate {

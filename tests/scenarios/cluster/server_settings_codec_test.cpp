@@ -1,5 +1,5 @@
 // The servers' settings a rank writes for its node process
-// (scenarios/emulate/server_settings_codec.hpp): every field carried comes
+// (scenarios/deploy/server_settings_codec.hpp): every field carried comes
 // back as written, and a bad document is refused naming the key.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/emulate/server_settings_codec.hpp"
+#include "scenarios/deploy/server_settings_codec.hpp"
 
 namespace sluice::emulate {
 namespace {

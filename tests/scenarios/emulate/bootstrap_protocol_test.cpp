@@ -6,9 +6,9 @@
 
 #include <thread>
 
-#include "scenarios/emulate/bootstrap_coordinator.hpp"
-#include "scenarios/emulate/command_runner.hpp"
-#include "scenarios/emulate/socket_bootstrap.hpp"
+#include "scenarios/deploy/bootstrap_coordinator.hpp"
+#include "scenarios/deploy/command_runner.hpp"
+#include "scenarios/deploy/socket_bootstrap.hpp"
 
 namespace sluice::emulate {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "scenarios/emulate/cluster_config.hpp"
+#include "scenarios/deploy/cluster_config.hpp"
 
 namespace sluice::emulate {
 namespace {

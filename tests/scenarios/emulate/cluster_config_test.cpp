@@ -1,6 +1,6 @@
 // The cluster description every node process reads: defaults, JSON round
 // trip, strict parsing, and the canonical service plan.
-#include "scenarios/emulate/cluster_config.hpp"
+#include "scenarios/deploy/cluster_config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -15,12 +15,12 @@
 
 #include "analysis/run_record.hpp"
 #include "base/run_marker.hpp"
-#include "scenarios/emulate/cluster_emulator.hpp"
-#include "scenarios/emulate/command_runner.hpp"
-#include "scenarios/emulate/dead_runs.hpp"
-#include "scenarios/emulate/mpi_bootstrap.hpp"
-#include "scenarios/emulate/netns_cluster.hpp"
-#include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/netns/cluster_emulator.hpp"
+#include "scenarios/deploy/command_runner.hpp"
+#include "scenarios/netns/dead_runs.hpp"
+#include "scenarios/deploy/mpi_bootstrap.hpp"
+#include "scenarios/netns/netns_cluster.hpp"
+#include "scenarios/deploy/node_runner.hpp"
 
 namespace sluice::emulate {
 namespace {

@@ -13,8 +13,8 @@
 #include <tuple>
 
 #include "analysis/run_record.hpp"
-#include "scenarios/emulate/emulated_point_run.hpp"
-#include "scenarios/emulate/gathered_results.hpp"
+#include "scenarios/netns/emulated_point_run.hpp"
+#include "scenarios/deploy/gathered_results.hpp"
 #include "scenarios/lua/lua_script.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -226,7 +226,7 @@ nlohmann::json gathered(bool node1_ok) {
 TEST(EmulatedPointResult, SummarisesPhasesCountersAndLinkLikeASimulatedRun) {
   const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
   ASSERT_FALSE(points.empty());
-  const scenario::RunResult r = EmulatedPointRun::result_of(points[0], gathered(true));
+  const scenario::RunResult r = SpecDeployment::result_of(points[0], gathered(true));
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.backend, scenario::Backend::emulate);
   EXPECT_EQ(r.spec.params, points[0].params) << "the script's params travel with the result";
@@ -245,11 +245,11 @@ TEST(EmulatedPointResult, SummarisesPhasesCountersAndLinkLikeASimulatedRun) {
 TEST(EmulatedPointResult, AFailedNodeFailsTheRunAndIsNamed) {
   const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
   ASSERT_FALSE(points.empty());
-  const scenario::RunResult r = EmulatedPointRun::result_of(points[0], gathered(false));
+  const scenario::RunResult r = SpecDeployment::result_of(points[0], gathered(false));
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("node 1"), std::string::npos) << r.error;
   EXPECT_NE(r.error.find("servers-up"), std::string::npos) << r.error;
-  const scenario::RunResult bad = EmulatedPointRun::result_of(points[0], nlohmann::json{{"ok", true}});
+  const scenario::RunResult bad = SpecDeployment::result_of(points[0], nlohmann::json{{"ok", true}});
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.error.find("malformed"), std::string::npos) << bad.error;
 }

@@ -1,6 +1,6 @@
 // Naming, address planning, link parsing and the exact ip/tc command lines
 // of `sluice emulate`, without running any of them.
-#include "scenarios/emulate/emulation_plan.hpp"
+#include "scenarios/netns/emulation_plan.hpp"
 
 #include <gtest/gtest.h>
 

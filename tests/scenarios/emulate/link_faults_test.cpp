@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "scenarios/emulate/cluster_emulator.hpp"
-#include "scenarios/emulate/link_faults.hpp"
-#include "scenarios/emulate/netns_cluster.hpp"
+#include "scenarios/netns/cluster_emulator.hpp"
+#include "scenarios/netns/link_faults.hpp"
+#include "scenarios/netns/netns_cluster.hpp"
 #include "tests/transports/transport_test_util.hpp"
 #include "transports/transport.hpp"
 

@@ -2,7 +2,7 @@
 // thread with its own HwWorld, as separate processes would have, meeting
 // through the socket bootstrap (the launcher's coordinator on another
 // thread), every byte over loopback TCP and verified.
-#include "scenarios/emulate/node_runner.hpp"
+#include "scenarios/deploy/node_runner.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "core/workloads/file_sweep.hpp"
-#include "scenarios/emulate/bootstrap_coordinator.hpp"
-#include "scenarios/emulate/socket_bootstrap.hpp"
+#include "scenarios/deploy/bootstrap_coordinator.hpp"
+#include "scenarios/deploy/socket_bootstrap.hpp"
 
 namespace sluice::emulate {
 namespace {

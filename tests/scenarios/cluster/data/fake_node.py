@@ -2,7 +2,7 @@
 # A stand-in for `sluice node` in the node-process tests
 # (tests/scenarios/cluster/node_process_test.cpp): it makes run_node's
 # collectives (node_collectives of its --config) over the bootstrap socket
-# (fd 3) with the protocol of scenarios/emulate/socket_bootstrap.cpp, and
+# (fd 3) with the protocol of scenarios/deploy/socket_bootstrap.cpp, and
 # sends a node document that
 # carries its command line and the server settings it was given
 # (--fs-settings, as JSON). FAKE_NODE_CRASH=1: it exits with code 5 right
