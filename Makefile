@@ -78,10 +78,32 @@ coverage: deps
 BENCH_SMOKE ?= 0
 export SLUICE_BENCH_SMOKE := $(BENCH_SMOKE)
 bench_smoke := $(filter-out 0,$(BENCH_SMOKE))
+# Every real run lands in the record of results (issue 49 item 6): a benchmark command's output
+# goes to the terminal and through tee to $(BENCH_LOG_DIR)/TARGET[-PART].log, whose RESULT lines
+# scripts/bench_record.py then appends to docs/bench_results.jsonl with the machine, the UTC date,
+# the target and the commit (and the exit status where the benchmark failed: the target still fails),
+# and docs/benchmarks.md and the README's table are rendered again (make bench-report).
+# BENCH_SMOKE=1 records nothing (CI's smoke runs write nothing to docs/). The bench-* recipes run
+# in bash with pipefail. $(call bench_logged,COMMAND[,PART]) runs COMMAND so.
+BENCH_LOG_DIR ?= $(OUT)/bench-logs
+bench-%: private SHELL := /bin/bash
+bench-%: private .SHELLFLAGS := -o pipefail -c
+bench_log = $(BENCH_LOG_DIR)/$@$(if $(2),-$(2)).log
+bench_logged = $(if $(bench_smoke),$(1),mkdir -p $(BENCH_LOG_DIR) || exit; { $(1) ; } 2>&1 | tee $(bench_log); \
+  rc=$$?; python3 scripts/bench_record.py --command 'make $@' --exit-status $$rc $(bench_log) || exit; \
+  python3 scripts/bench_report.py || exit; exit $$rc)
 bench-%: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target bench_$* -j $(JOBS)
-	$(BUILD)/tests/bench_$*
+	$(call bench_logged,$(BUILD)/tests/bench_$*)
+
+# make bench-report (issue 49 item 6): docs/benchmarks.md and the README's headline table, rendered
+# from docs/bench_results.jsonl (scripts/bench_report.py: the latest run of each figure with its
+# machine and date, then the older runs); `python3 scripts/bench_report.py --check` (ctest
+# bench.report) fails when either is not what the record renders.
+.PHONY: bench-report
+bench-report:
+	python3 scripts/bench_report.py
 
 # The whole test suite under ASan+UBSan, and the threaded parts (HwEnv,
 # transports, emulation, hw backends, the HwEnv soak) under TSan. Too slow for every CI run on
@@ -143,7 +165,7 @@ bench-gpu: deps
 	$(MAKE) configure
 	$(if $(filter 0,$(KVIKIO)),,cmake -S . -B $(BUILD) -DSLUICE_KVIKIO_ROOT=$$(bash scripts/gpu_machine/kvikio_wheel.sh $(CURDIR)/.whl))
 	cmake --build $(BUILD) --target bench_gpu -j $(JOBS)
-	$(BUILD)/tests/bench_gpu
+	$(call bench_logged,$(BUILD)/tests/bench_gpu)
 
 # make bench-sim (issues 4 and 20): bench_sim (P1, P2 and the scale studies),
 # then P8, metadata sharding scale-out at 1, 4, 16, 64 shards in simulation
@@ -156,9 +178,10 @@ bench-gpu: deps
 bench-sim: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target bench_sim sluice -j $(JOBS)
-	$(BUILD)/tests/bench_sim
-	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) P8_OUT=$(OUT)/p8 timeout 3600 bash scripts/bench_sharding.sh
-	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/bench_sim_p11 bash scripts/bench_fidelity.sh
+	$(call bench_logged,$(BUILD)/tests/bench_sim)
+	$(call bench_logged,SLUICE=$(BUILD)/sluice JOBS=$(JOBS) P8_OUT=$(OUT)/p8 timeout 3600 bash scripts/bench_sharding.sh,p8)
+	$(call bench_logged,SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/bench_sim_p11 \
+	  bash scripts/bench_fidelity.sh,p11)
 
 # make bench-fidelity (issue 19, F3): the seed studies in simulation at their
 # seeds' sizes, then `sluice fidelity`: the table of published vs simulated
@@ -169,7 +192,7 @@ bench-sim: deps
 bench-fidelity: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/fidelity bash scripts/bench_fidelity.sh
+	$(call bench_logged,SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/fidelity bash scripts/bench_fidelity.sh)
 
 # make bench-roofline (issue 48 item 2, P13): ROOFLINE_COUNT seeded configurations
 # (tests/physics/roofline.lua at full scale, seed ROOFLINE_SEED) simulated at saturation, each
@@ -183,8 +206,8 @@ ROOFLINE_SEED ?= 1
 bench-roofline: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	JOBS=$(JOBS) bash tests/physics/roofline.sh $(BUILD)/sluice $(OUT)/roofline $(ROOFLINE_SCALE) $(ROOFLINE_COUNT) \
-	  $(ROOFLINE_SEED)
+	$(call bench_logged,JOBS=$(JOBS) bash tests/physics/roofline.sh $(BUILD)/sluice $(OUT)/roofline $(ROOFLINE_SCALE) \
+	  $(ROOFLINE_COUNT) $(ROOFLINE_SEED))
 
 # make bench-f1 (issue 8, F1; needs root): calibrate_links.lua on the netns-emulated
 # cluster at a larger size than the CI test (tests/scenarios/calibrate/script_calibration_test.cpp):
@@ -196,8 +219,8 @@ F1_SMOKE_SETS := --set files=1 --set fit_stripes=1 --set fit_sizes=1MiB,4MiB --s
 bench-f1: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice sluice-node -j $(JOBS)
-	timeout 1800 $(BUILD)/sluice calibrate lua_scripts/calibrate_links.lua --backend emulate --out $(OUT)/f1 \
-	  $(if $(bench_smoke),$(F1_SMOKE_SETS),$(F1_SETS))
+	$(call bench_logged,timeout 1800 $(BUILD)/sluice calibrate lua_scripts/calibrate_links.lua --backend emulate \
+	  --out $(OUT)/f1 $(if $(bench_smoke),$(F1_SMOKE_SETS),$(F1_SETS)))
 
 # make bench-f4 (issue 22, F4): the simulator's drive model fitted to fio on this machine's drive
 # (lua_scripts/calibrate_disk.lua; fio with O_DIRECT in F4_DIR, which must be on the drive to
@@ -214,8 +237,8 @@ F4_SMOKE_SETS := --set fit_bs=4KiB,1MiB --set fit_qd=1,4,16 --set access=sequent
 bench-f4: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	SLUICE=$(BUILD)/sluice F4_DIR=$(F4_DIR) F4_REPEATS=$(F4_REPEATS) bash scripts/f4_calibrate.sh --out $(OUT)/f4 \
-	  $(if $(bench_smoke),$(F4_SMOKE_SETS))
+	$(call bench_logged,SLUICE=$(BUILD)/sluice F4_DIR=$(F4_DIR) F4_REPEATS=$(F4_REPEATS) bash scripts/f4_calibrate.sh \
+	  --out $(OUT)/f4 $(if $(bench_smoke),$(F4_SMOKE_SETS)))
 
 # make bench-hw (issue 20, P10): a file sweep through the whole hardware stack (`sluice run
 # --backend hw --storage-backend uring`, tests/bench/hw_stack.lua) against fio with the same
@@ -225,7 +248,7 @@ bench-f4: deps
 bench-hw: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_hw.sh
+	$(call bench_logged,SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_hw.sh)
 
 # make bench-mount (issue 23, P9): fio through `sluice mount` against sluice's own file_sweep of the
 # same pattern on the same deployment shape, and against fio on the local disk; 1 MiB sequential
@@ -234,7 +257,7 @@ bench-hw: deps
 bench-mount: deps
 	$(MAKE) configure
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
-	SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_mount.sh
+	$(call bench_logged,SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_mount.sh)
 
 # pjdfstest (POSIX conformance suite; sources in the shared folder beside the repository, or
 # PJDFSTEST_SRC) built under $(BUILD).
