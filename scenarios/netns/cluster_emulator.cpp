@@ -194,21 +194,9 @@ Result<std::vector<LineChannel>> spawn_nodes(const EmulationPlan& plan, const Cl
   return channels;
 }
 
-}  // namespace
-
-Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd) {
-  const auto& log = options.log;
-  PlanOptions po;
-  po.nodes = options.nodes;
-  po.link = options.link;
-  po.subnet = options.subnet;
-  po.mtu_bytes = options.mtu_bytes;
-  po.launcher_pid = ::getpid();
-  po.tag = options.tag.empty() ? default_run_tag() : options.tag;
-  Result<EmulationPlan> planned = plan_emulation(po);
-  if (!planned.ok()) return planned.status();
-  const EmulationPlan& plan = *planned;
-
+// The cluster the emulation runs: the options', or the default one of
+// --nodes with the options' workload, wait and seed.
+Result<ClusterConfig> cluster_for(const EmulateOptions& options) {
   ClusterConfig cluster = options.cluster;
   if (cluster.nodes.empty()) {
     Result<ClusterConfig> def = default_cluster(options.nodes);
@@ -224,11 +212,12 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
     return error(StatusCode::invalid_argument, "emulate: the cluster has " + std::to_string(cluster.nodes.size()) +
                                                    " nodes, --nodes says " + std::to_string(options.nodes));
   }
-  const std::string dir = options.work_dir.empty() ? "/tmp/" + plan.prefix : options.work_dir;
-  if (Status st = make_marked_work_dir(dir); !st.ok()) return st;
-  // A run that fails before its nodes report (a bad secret, a node that does
-  // not start) removes the directory: the error carries the logs' tails.
-  RunGuard guard(plan, log, dir, options.keep_work_dir);
+  return cluster;
+}
+
+// The cluster placed on the plan's namespaces: its run id, storage under
+// `dir`, each node's address, the run's secret; checked.
+Status place_cluster(ClusterConfig& cluster, const EmulationPlan& plan, const std::string& dir) {
   cluster.run_id = plan.prefix.substr(k_netns_prefix.size());
   cluster.storage_root = dir + "/storage";
   std::sort(cluster.nodes.begin(), cluster.nodes.end(),
@@ -242,21 +231,11 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
                  "cluster has " +
                      std::to_string(cluster.client_count()));
   }
-  const std::string config_path = dir + "/cluster.json";
-  {
-    std::ofstream out(config_path);
-    out << to_json(cluster).dump(2) << "\n";
-    if (!out) return error(StatusCode::io_error, "emulate: cannot write " + config_path);
-  }
+  return ok_status();
+}
 
-  guard.set_storage_dir(cluster.storage_root);
-
-  if (log)
-    log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " + plan.link.to_string() +
-        ", mtu " + std::to_string(plan.mtu_bytes) + ", subnet " + plan.subnet + ".0/24, work dir " + dir);
-  Result<std::unique_ptr<NetnsCluster>> network = NetnsCluster::create(plan, stop_fd);
-  if (!network.ok()) return network.status();
-  guard.set_network(std::move(network).value());
+// What the run's document says of the emulated network.
+nlohmann::json emulation_doc(const EmulationPlan& plan) {
   nlohmann::json emulation = {{"prefix", plan.prefix},
                               {"nodes", plan.nodes.size()},
                               {"link", plan.link.to_string()},
@@ -265,21 +244,14 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
                               {"mtu_bytes", plan.mtu_bytes},
                               {"subnet", plan.subnet + ".0/24"}};
   for (const EmulatedNode& n : plan.nodes) emulation["addresses"].push_back(n.address);
-  if (options.iperf_seconds > 0) {
-    Result<double> bits = measure_iperf(plan, std::min(options.iperf_seconds, k_iperf_seconds_max), dir,
-                                        cluster.connections_per_rail, guard);
-    if (!bits.ok()) return error(bits.status().code(), "emulate: iperf3: " + bits.status().message());
-    emulation["iperf_bits_per_s"] = *bits;
-    if (log) log("iperf3 node 1 -> node 0: " + std::to_string(*bits / 1e6) + " Mbit/s");
-    for (ChildProcess& c : guard.children()) c.stop(k_node_stop_grace_ms);
-    guard.children().clear();
-  }
+  return emulation;
+}
 
-  // The node processes, each in its namespace, each with its bootstrap socket.
-  Result<std::vector<LineChannel>> spawned = spawn_nodes(plan, cluster, options, dir, config_path, guard);
-  if (!spawned.ok()) return spawned.status();
-  std::vector<LineChannel> channels = std::move(spawned).value();
-  if (log) log(std::to_string(plan.nodes.size()) + " node processes started (logs in " + dir + ")");
+// Serves the nodes' bootstrap until every node reported, waits for their
+// processes and combines their documents; an error carries the tails of the
+// node logs where the nodes did not all report.
+Result<nlohmann::json> serve_and_gather(const EmulationPlan& plan, const ClusterConfig& cluster, const std::string& dir,
+                                        std::vector<LineChannel> channels, int stop_fd, RunGuard& guard) {
   BootstrapCoordinator coordinator(std::move(channels));
   const auto deadline =
       Clock::now() + std::chrono::seconds(2 * std::uint64_t{cluster.max_wait_s} + 60 +
@@ -309,6 +281,65 @@ Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd)
     (*run)["nodes"][i]["exit_code"] = exit_codes[i];
     if (exit_codes[i] != 0) (*run)["ok"] = false;
   }
+  return run;
+}
+
+}  // namespace
+
+Result<nlohmann::json> run_emulation(const EmulateOptions& options, int stop_fd) {
+  const auto& log = options.log;
+  PlanOptions po;
+  po.nodes = options.nodes;
+  po.link = options.link;
+  po.subnet = options.subnet;
+  po.mtu_bytes = options.mtu_bytes;
+  po.launcher_pid = ::getpid();
+  po.tag = options.tag.empty() ? default_run_tag() : options.tag;
+  Result<EmulationPlan> planned = plan_emulation(po);
+  if (!planned.ok()) return planned.status();
+  const EmulationPlan& plan = *planned;
+
+  Result<ClusterConfig> chosen = cluster_for(options);
+  if (!chosen.ok()) return chosen.status();
+  ClusterConfig cluster = std::move(chosen).value();
+  const std::string dir = options.work_dir.empty() ? "/tmp/" + plan.prefix : options.work_dir;
+  if (Status st = make_marked_work_dir(dir); !st.ok()) return st;
+  // A run that fails before its nodes report (a bad secret, a node that does
+  // not start) removes the directory: the error carries the logs' tails.
+  RunGuard guard(plan, log, dir, options.keep_work_dir);
+  if (Status st = place_cluster(cluster, plan, dir); !st.ok()) return st;
+  const std::string config_path = dir + "/cluster.json";
+  {
+    std::ofstream out(config_path);
+    out << to_json(cluster).dump(2) << "\n";
+    if (!out) return error(StatusCode::io_error, "emulate: cannot write " + config_path);
+  }
+
+  guard.set_storage_dir(cluster.storage_root);
+
+  if (log)
+    log("emulate " + plan.prefix + ": " + std::to_string(plan.nodes.size()) + " nodes, link " + plan.link.to_string() +
+        ", mtu " + std::to_string(plan.mtu_bytes) + ", subnet " + plan.subnet + ".0/24, work dir " + dir);
+  Result<std::unique_ptr<NetnsCluster>> network = NetnsCluster::create(plan, stop_fd);
+  if (!network.ok()) return network.status();
+  guard.set_network(std::move(network).value());
+  nlohmann::json emulation = emulation_doc(plan);
+  if (options.iperf_seconds > 0) {
+    Result<double> bits = measure_iperf(plan, std::min(options.iperf_seconds, k_iperf_seconds_max), dir,
+                                        cluster.connections_per_rail, guard);
+    if (!bits.ok()) return error(bits.status().code(), "emulate: iperf3: " + bits.status().message());
+    emulation["iperf_bits_per_s"] = *bits;
+    if (log) log("iperf3 node 1 -> node 0: " + std::to_string(*bits / 1e6) + " Mbit/s");
+    for (ChildProcess& c : guard.children()) c.stop(k_node_stop_grace_ms);
+    guard.children().clear();
+  }
+
+  // The node processes, each in its namespace, each with its bootstrap socket.
+  Result<std::vector<LineChannel>> spawned = spawn_nodes(plan, cluster, options, dir, config_path, guard);
+  if (!spawned.ok()) return spawned.status();
+  if (log) log(std::to_string(plan.nodes.size()) + " node processes started (logs in " + dir + ")");
+  Result<nlohmann::json> run = serve_and_gather(plan, cluster, dir, std::move(spawned).value(), stop_fd, guard);
+  if (!run.ok()) return run.status();
   (*run)["emulation"] = emulation;
   (*run)["work_dir"] = dir;
   (*run)["storage_root"] = cluster.storage_root;        // where the nodes' chunk files and metadata went
