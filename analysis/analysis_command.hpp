@@ -1,5 +1,5 @@
-// The CLI of analysis/ (wired into `sluice` by scenarios/cli/sluice_main.cpp with
-// `sluice::analysis::add_analysis_commands(app);`):
+// The commands of analysis/, as functions of their arguments (their command
+// line: scenarios/cli/analysis_commands.hpp):
 //
 //   sluice compare A.json B.json ... [--metric M]... [--ignore-param P]...
 //                  [--measured hw|emulate] [--json OUT.json]
@@ -17,17 +17,13 @@
 //       fio/elbencho/IOR/mdtest/gdsio measurements as DIR/results.json
 //       (run_import, import_command.hpp).
 //
-// Exit codes as scenarios/cli/sluice_main.cpp: 0 ok, 1 the command failed, 2 usage error.
-// The callbacks end the process with the exit code (std::exit), as
-// add_emulate_commands' do.
+// Exit codes as scenarios/cli/main/sluice_main.cpp: 0 ok, 1 the command failed, 2 usage error.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 namespace sluice::analysis {
 
@@ -60,9 +56,6 @@ struct FitCalibrationArgs {
   double noise = 0.03;
 };
 int run_fit_calibration(const FitCalibrationArgs& args, std::ostream& out, std::ostream& err);
-
-// Adds compare, report, fidelity and import (calibrate: scenarios/calibrate/calibrate_command.hpp).
-void add_analysis_commands(CLI::App& app);
 
 struct ReportArgs {
   std::vector<std::string> files;

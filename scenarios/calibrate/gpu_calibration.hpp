@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/calibrate/calibrate_command.hpp"
+#include "scenarios/calibrate/calibrate.hpp"
 #include "core/common/status.hpp"
 #include "scenarios/runner/staged_copy_run.hpp"
 

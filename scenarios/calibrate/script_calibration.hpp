@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/calibrate/calibrate_command.hpp"
+#include "scenarios/calibrate/calibrate.hpp"
 
 namespace sluice::calibrate {
 

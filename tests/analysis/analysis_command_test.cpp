@@ -131,14 +131,5 @@ TEST_F(AnalysisCommand, IncompleteFilesAreReadAndSaidToBeIncomplete) {
   EXPECT_NE(md.find("**Incomplete results.** " + a + " is incomplete"), std::string::npos) << md;
 }
 
-TEST(AnalysisCommands, RegisterCompareAndReport) {
-  // calibrate is scenarios/calibrate's (it runs the simulator and measures).
-  CLI::App app;
-  add_analysis_commands(app);
-  for (const char* name : {"compare", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
-  EXPECT_THROW(app.get_subcommand("calibrate"), CLI::OptionNotFound);
-  EXPECT_THROW(app.parse(std::vector<std::string>{"--out", "report"}), CLI::ParseError);
-}
-
 }  // namespace
 }  // namespace sluice::analysis

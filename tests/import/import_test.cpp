@@ -37,6 +37,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/analysis_command.hpp"
+#include "scenarios/cli/analysis_commands.hpp"
 #include "analysis/import_elbencho.hpp"
 #include "analysis/import_fio.hpp"
 #include "analysis/import_mdtest.hpp"
@@ -558,7 +559,7 @@ TEST_F(ImportCommand, ABadFileExitsTwoNamingItAndWritesNothing) {
 
 TEST_F(ImportCommand, ImportIsASubcommand) {
   CLI::App app;
-  add_analysis_commands(app);
+  cli::add_analysis_commands(app);
   EXPECT_NE(app.get_subcommand("import"), nullptr);
 }
 
@@ -599,6 +600,16 @@ TEST_F(ImportCommand, CalibrateFitReadsImportedResults) {
 
 TEST(ImportRecord, TheImportedDocumentNamesTheWritersRelease) {
   EXPECT_EQ(k_import_sluice_version, scenario::k_sluice_version);
+}
+
+TEST(AnalysisCommands, RegisterCompareAndReport) {
+  // The command line of analysis/ (scenarios/cli/analysis_commands.hpp);
+  // calibrate is scenarios/cli/calibrate_command.hpp's.
+  CLI::App app;
+  cli::add_analysis_commands(app);
+  for (const char* name : {"compare", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
+  EXPECT_THROW(app.get_subcommand("calibrate"), CLI::OptionNotFound);
+  EXPECT_THROW(app.parse(std::vector<std::string>{"--out", "report"}), CLI::ParseError);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// `sluice calibrate`: one command, three modes (calibrate_command.hpp); a
+// `sluice calibrate`: one command, three modes (calibrate.hpp, its command line
+// scenarios/cli/calibrate_command.hpp); a
 // request for several at once is a usage error naming the modes, before
 // anything runs. The modes themselves: script_calibration_test.cpp,
 // gpu_calibration_test.cpp, tests/analysis/analysis_command_test.cpp.
@@ -6,8 +7,9 @@
 
 #include <sstream>
 
-#include "scenarios/calibrate/calibrate_command.hpp"
+#include "scenarios/calibrate/calibrate.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
+#include "scenarios/cli/calibrate_command.hpp"
 
 namespace sluice::calibrate {
 namespace {
@@ -52,7 +54,7 @@ TEST(CalibrateCommand, TheFitModeReachesAnalysis) {
 
 TEST(CalibrateCommand, IsRegistered) {
   CLI::App app;
-  add_calibrate_command(app);
+  cli::add_calibrate_command(app);
   EXPECT_NE(app.get_subcommand("calibrate"), nullptr);
 }
 

@@ -1,4 +1,4 @@
-#include "scenarios/netns/emulate_command.hpp"
+#include "scenarios/cli/emulate_command.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>

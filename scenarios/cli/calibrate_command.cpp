@@ -1,16 +1,17 @@
-#include "scenarios/calibrate/calibrate_command.hpp"
+#include "scenarios/cli/calibrate_command.hpp"
 
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 
-#include "scenarios/calibrate/gpu_calibration.hpp"
+#include "scenarios/calibrate/calibrate.hpp"
 #include "scenarios/calibrate/script_calibration.hpp"
-#include "scenarios/netns/emulate_command.hpp"
+#include "scenarios/cli/emulate_command.hpp"
 
-namespace sluice::calibrate {
+namespace sluice::cli {
 namespace {
-constexpr int k_exit_usage = 2;
+
+using calibrate::CalibrateArgs;
 
 // What each mode does, after the options in `sluice calibrate --help`.
 void add_help_footer(CLI::App* k) {
@@ -128,18 +129,6 @@ void add_fit_options(CLI::App* k, CalibrateArgs* cal) {
 
 }  // namespace
 
-int run_calibrate(const CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out, std::ostream& err) {
-  const int modes = (args.script.empty() ? 0 : 1) + (args.gpu_sweep.empty() ? 0 : 1) +
-                    ((args.synthetic || !args.fit_files.empty() || !args.holdout_files.empty()) ? 1 : 0);
-  if (modes > 1) {
-    err << "calibrate: give a SCRIPT, or --gpu-sweep, or --fit/--holdout files, or --synthetic; not several\n";
-    return k_exit_usage;
-  }
-  if (!args.gpu_sweep.empty()) return run_gpu_calibration(args, out, err);
-  if (!args.script.empty()) return run_script_calibration(args, env, out, err);
-  return analysis::run_fit_calibration(args, out, err);
-}
-
 void add_calibrate_command(CLI::App& app) {
   auto cal = std::make_shared<CalibrateArgs>();
   CLI::App* k = app.add_subcommand("calibrate", "fit sim profile parameters to measured runs");
@@ -150,12 +139,12 @@ void add_calibrate_command(CLI::App& app) {
 
   k->callback([cal] {
     if (!cal->phases.empty()) cal->phase = cal->phases.front();
-    ScriptCalibrationEnv env;
+    calibrate::ScriptCalibrationEnv env;
     // Ctrl-C removes the emulated cluster (the emulator polls stop_fd). Every other mode keeps the default
     // SIGINT and SIGTERM, which end it at once: its simulator and fio children die with it (PR_SET_PDEATHSIG).
     if (!cal->script.empty() && cal->backend == "emulate") env.stop_fd = emulate::install_emulate_stop_signals();
-    std::exit(run_calibrate(*cal, env, std::cout, std::cerr));
+    std::exit(calibrate::run_calibrate(*cal, env, std::cout, std::cerr));
   });
 }
 
-}  // namespace sluice::calibrate
+}  // namespace sluice::cli

@@ -13,7 +13,7 @@
 //       one node of a multi-process deployment (node_runner.hpp); `node`
 //       is hidden from --help.
 //
-// Exit codes as scenarios/cli/sluice_main.cpp: 0 ok, 1 the run failed, 2 usage error,
+// Exit codes as scenarios/cli/main/sluice_main.cpp: 0 ok, 1 the run failed, 2 usage error,
 // 130 interrupted (SIGINT/SIGTERM; everything is removed first).
 #pragma once
 

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "scenarios/netns/emulate_command.hpp"
+#include "scenarios/cli/emulate_command.hpp"
 #include "scenarios/deploy/sweep_relay.hpp"
 
 int main(int argc, char** argv) {

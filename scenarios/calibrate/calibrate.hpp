@@ -1,5 +1,5 @@
-// `sluice calibrate`: fits sim profile parameters to measurements, in three
-// modes (issue 8), one command:
+// `sluice calibrate` (its command line: scenarios/cli/calibrate_command.hpp): fits sim profile parameters to
+// measurements, in three modes (issue 8), one command:
 //   sluice calibrate SCRIPT --backend emulate|hw ...   the F1 loop with the
 //       simulator in the loop (script_calibration.hpp);
 //   sluice calibrate --gpu-sweep CSV ...               the host-memory/PCIe
@@ -10,7 +10,7 @@
 // fitting, so it lives here, above all of them; analysis/ stays fitting and
 // statistics, and sluice-node (scenarios/cli, scenarios/netns) links none of it.
 //
-// Exit codes as scenarios/cli/sluice_main.cpp: 0 ok, 1 the command failed (or the
+// Exit codes as scenarios/cli/main/sluice_main.cpp: 0 ok, 1 the command failed (or the
 // held-out median above --max-median-err), 2 usage error.
 #pragma once
 
@@ -18,8 +18,6 @@
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "analysis/analysis_command.hpp"
 
@@ -72,6 +70,5 @@ struct ScriptCalibrationEnv;  // script_calibration.hpp: where SCRIPT mode's emu
 int run_calibrate(const CalibrateArgs& args, const ScriptCalibrationEnv& env, std::ostream& out, std::ostream& err);
 
 // Adds the calibrate command; its callback ends the process with the exit code.
-void add_calibrate_command(CLI::App& app);
 
 }  // namespace sluice::calibrate

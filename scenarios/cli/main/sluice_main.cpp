@@ -65,18 +65,19 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include "analysis/analysis_command.hpp"
+#include "scenarios/cli/analysis_commands.hpp"
 #include "analysis/plotter.hpp"
 #include "scenarios/deploy/command_runner.hpp"
-#include "scenarios/netns/emulate_command.hpp"
+#include "scenarios/cli/emulate_command.hpp"
 #include "scenarios/netns/cluster_emulator.hpp"
 #include "scenarios/netns/dead_runs.hpp"
 #include "scenarios/deploy/cluster_point_run.hpp"
 #include "scenarios/netns/emulated_point_run.hpp"
-#include "scenarios/netns/netns_hosts.hpp"
+#include "scenarios/cli/netns_hosts.hpp"
 #include "scenarios/deploy/rank_bootstrap.hpp"
 #include "hw_backends/cuda/cuda_device.hpp"
 #include "hw_backends/cuda/cuda_gpu_memory.hpp"
-#include "scenarios/calibrate/calibrate_command.hpp"
+#include "scenarios/cli/calibrate_command.hpp"
 #pragma GCC diagnostic pop
 
 namespace {
@@ -975,8 +976,8 @@ int main(int argc, char** argv) {
   // emulate, node, compare, calibrate and report end the process themselves.
   sluice::emulate::add_emulate_commands(app);
   sluice::emulate::add_netns_hosts_command(app);
-  sluice::analysis::add_analysis_commands(app);
-  sluice::calibrate::add_calibrate_command(app);
+  sluice::cli::add_analysis_commands(app);
+  sluice::cli::add_calibrate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

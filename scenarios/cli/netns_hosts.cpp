@@ -1,4 +1,4 @@
-#include "scenarios/netns/netns_hosts.hpp"
+#include "scenarios/cli/netns_hosts.hpp"
 
 #include <poll.h>
 #include <sched.h>
@@ -21,7 +21,7 @@
 #include "scenarios/netns/cluster_emulator.hpp"
 #include "scenarios/deploy/deploy.hpp"
 #include "scenarios/netns/dead_runs.hpp"
-#include "scenarios/netns/emulate_command.hpp"
+#include "scenarios/cli/emulate_command.hpp"
 #include "scenarios/netns/emulation_plan.hpp"
 #include "scenarios/netns/netns_cluster.hpp"
 
