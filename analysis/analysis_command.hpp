@@ -17,7 +17,7 @@
 //       fio/elbencho/IOR/mdtest/gdsio measurements as DIR/results.json
 //       (run_import, import_command.hpp).
 //
-// Exit codes as scenarios/cli/main/sluice_main.cpp: 0 ok, 1 the command failed, 2 usage error.
+// Exit codes as scenarios/cli/command.hpp: 0 ok, 1 the command failed, 2 usage error.
 #pragma once
 
 #include <cstdint>

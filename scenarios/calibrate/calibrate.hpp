@@ -10,7 +10,7 @@
 // fitting, so it lives here, above all of them; analysis/ stays fitting and
 // statistics, and sluice-node (scenarios/cli, scenarios/netns) links none of it.
 //
-// Exit codes as scenarios/cli/main/sluice_main.cpp: 0 ok, 1 the command failed (or the
+// Exit codes as scenarios/cli/command.hpp: 0 ok, 1 the command failed (or the
 // held-out median above --max-median-err), 2 usage error.
 #pragma once
 

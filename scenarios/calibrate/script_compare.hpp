@@ -1,5 +1,5 @@
 // sl.compare's binding (ScriptOptions::compare, scenarios/lua/lua_script.hpp)
-// for the programs that run scripts: `sluice run` (scenarios/cli/main/sluice_main.cpp) and
+// for the programs that run scripts: `sluice run` (scenarios/cli/run_command.cpp) and
 // `sluice calibrate SCRIPT` (script_calibration.cpp).
 //
 // It lives here because this is the one library that links all three of its

@@ -12,7 +12,7 @@ namespace sluice::cli {
 
 using namespace sluice::analysis;
 
-void add_analysis_commands(CLI::App& app) {
+void add_analysis_commands(CLI::App& app, CommandExit& exit) {
   auto compare = std::make_shared<CompareArgs>();
   CLI::App* c = app.add_subcommand("compare", "predicted (sim) vs measured (hw/emulate) runs, per metric and point");
   c->add_option("files", compare->files,
@@ -22,7 +22,7 @@ void add_analysis_commands(CLI::App& app) {
   c->add_option("--ignore-param", compare->ignored_params, "param left out when aligning runs");
   c->add_option("--measured", compare->measured_backend, "reference backend (default cluster, else hw, else emulate)");
   c->add_option("--json", compare->json_out, "also write the comparison as JSON here");
-  c->callback([compare] { std::exit(run_compare(*compare, std::cout, std::cerr)); });
+  on_parsed(c, exit, [compare] { return run_compare(*compare, std::cout, std::cerr); });
 
   auto rep = std::make_shared<ReportArgs>();
   CLI::App* r = app.add_subcommand("report", "Markdown report with gnuplot plots of results");
@@ -31,14 +31,14 @@ void add_analysis_commands(CLI::App& app) {
   r->add_option("--x", rep->x_param, "param on the x axis (default: the first that varies)");
   r->add_option("--phase", rep->phase, "phase plotted")->capture_default_str();
   r->add_option("--title", rep->title, "report title")->capture_default_str();
-  r->callback([rep] { std::exit(run_report(*rep, std::cout, std::cerr)); });
+  on_parsed(r, exit, [rep] { return run_report(*rep, std::cout, std::cerr); });
 
   // sluice fidelity (fidelity.hpp): the seed studies' claims against their published figures.
   auto fid = std::make_shared<FidelityArgs>();
   CLI::App* f = app.add_subcommand("fidelity", "the seed studies' figures, published vs simulated; RESULT F3");
   f->add_option("files", fid->files, "the studies' results.json files")->required();
   f->add_option("--markdown", fid->markdown, "also write the report as Markdown here (with the studies' plots)");
-  f->callback([fid] { std::exit(run_fidelity(*fid, std::cout, std::cerr)); });
+  on_parsed(f, exit, [fid] { return run_fidelity(*fid, std::cout, std::cerr); });
 
   // sluice import (import_command.hpp): other tools' measurements as a results.json.
   auto imp = std::make_shared<ImportArgs>();
@@ -48,7 +48,7 @@ void add_analysis_commands(CLI::App& app) {
   i->add_option("--tool", imp->tool, "fio|elbencho|ior|mdtest|gdsio (default: detected from the content)");
   i->add_option("--scenario", imp->scenario, "the runs' scenario (default: the tool's name)");
   i->add_option("--label", imp->label, "the runs' label (default: the tool's job name)");
-  i->callback([imp] { std::exit(run_import(*imp, std::cout, std::cerr)); });
+  on_parsed(i, exit, [imp] { return run_import(*imp, std::cout, std::cerr); });
 }
 
 }  // namespace sluice::cli

@@ -2,12 +2,12 @@
 // them: analysis_command.hpp, fidelity.hpp, import_command.hpp).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "scenarios/cli/command.hpp"
 
 namespace sluice::cli {
 
 // Adds compare, report, fidelity and import to `app` (calibrate:
-// calibrate_command.hpp); each callback ends the process with its exit code.
-void add_analysis_commands(CLI::App& app);
+// calibrate_command.hpp); their exit codes go to `exit`.
+void add_analysis_commands(CLI::App& app, CommandExit& exit);
 
 }  // namespace sluice::cli

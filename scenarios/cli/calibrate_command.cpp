@@ -129,7 +129,7 @@ void add_fit_options(CLI::App* k, CalibrateArgs* cal) {
 
 }  // namespace
 
-void add_calibrate_command(CLI::App& app) {
+void add_calibrate_command(CLI::App& app, CommandExit& exit) {
   auto cal = std::make_shared<CalibrateArgs>();
   CLI::App* k = app.add_subcommand("calibrate", "fit sim profile parameters to measured runs");
   add_help_footer(k);
@@ -137,13 +137,13 @@ void add_calibrate_command(CLI::App& app) {
   add_gpu_sweep_options(k, cal.get());
   add_fit_options(k, cal.get());
 
-  k->callback([cal] {
+  on_parsed(k, exit, [cal] {
     if (!cal->phases.empty()) cal->phase = cal->phases.front();
     calibrate::ScriptCalibrationEnv env;
     // Ctrl-C removes the emulated cluster (the emulator polls stop_fd). Every other mode keeps the default
     // SIGINT and SIGTERM, which end it at once: its simulator and fio children die with it (PR_SET_PDEATHSIG).
     if (!cal->script.empty() && cal->backend == "emulate") env.stop_fd = emulate::install_emulate_stop_signals();
-    std::exit(calibrate::run_calibrate(*cal, env, std::cout, std::cerr));
+    return calibrate::run_calibrate(*cal, env, std::cout, std::cerr);
   });
 }
 

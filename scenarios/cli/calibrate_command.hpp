@@ -3,11 +3,11 @@
 // removing an emulated cluster.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "scenarios/cli/command.hpp"
 
 namespace sluice::cli {
 
-// Adds `calibrate` to `app`; its callback ends the process with the exit code.
-void add_calibrate_command(CLI::App& app);
+// Adds `calibrate` to `app`; its exit code goes to `exit`.
+void add_calibrate_command(CLI::App& app, CommandExit& exit);
 
 }  // namespace sluice::cli

@@ -669,7 +669,7 @@ int run_umount(const std::string& mount_point, bool lazy) {
 
 int install_emulate_stop_signals() { return install_stop_signals(); }
 
-void add_mount_commands(CLI::App& app) {
+void add_mount_commands(CLI::App& app, cli::CommandExit& exit) {
   auto cli = std::make_shared<MountCli>();
   CLI::App* mount = app.add_subcommand(
       "mount", "a deployment in network namespaces mounted here with FUSE until `sluice umount` (needs root)");
@@ -689,21 +689,16 @@ void add_mount_commands(CLI::App& app) {
   mount->add_option("--stripe-count", cli->stripe_count, "targets per new file (0: all)");
   mount->add_option("--max-wait", cli->max_wait_s, "bound in seconds on every start-up wait");
   add_security_options(mount, cli->security);
-  mount->callback([cli] {
-    const int code = run_mount(*cli);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::exit(code);
-  });
+  cli::on_parsed(mount, exit, [cli] { return run_mount(*cli); });
   auto umount_point = std::make_shared<std::string>();
   auto lazy = std::make_shared<bool>(false);
   CLI::App* umount = app.add_subcommand("umount", "unmount a `sluice mount` (its deployment then stops)");
   umount->add_option("mountpoint", *umount_point, "the mount point")->required();
   umount->add_flag("--lazy", *lazy, "detach now even if files are open there");
-  umount->callback([umount_point, lazy] { std::exit(run_umount(*umount_point, *lazy)); });
+  cli::on_parsed(umount, exit, [umount_point, lazy] { return run_umount(*umount_point, *lazy); });
 }
 
-void add_emulate_commands(CLI::App& app) {
+void add_emulate_commands(CLI::App& app, cli::CommandExit& exit) {
   auto emulate_cli = std::make_shared<EmulateCli>();
   CLI::App* emulate = app.add_subcommand("emulate",
                                          "an N-node cluster in network namespaces on this machine, "
@@ -722,14 +717,10 @@ void add_emulate_commands(CLI::App& app) {
                     "remove what killed runs left (namespaces, processes, mounts, work directories), then exit");
   add_workload_options(emulate, emulate_cli->workload);
   add_security_options(emulate, emulate_cli->security);
-  emulate->callback([emulate_cli] {
-    const int code = run_emulate(*emulate_cli);
-    std::fflush(stdout);
-    std::exit(code);
-  });
+  cli::on_parsed(emulate, exit, [emulate_cli] { return run_emulate(*emulate_cli); });
 
   auto node_cli = std::make_shared<NodeCli>();
-  add_mount_commands(app);
+  add_mount_commands(app, exit);
   CLI::App* node = app.add_subcommand("node", "one node process of a multi-process deployment");
   node->group("");  // hidden: started by `emulate` or mpirun
   node->add_option("--config", node_cli->config, "cluster JSON");
@@ -749,12 +740,7 @@ void add_emulate_commands(CLI::App& app) {
   node->add_option("--netns", node_cli->netns, "join this network namespace first (a mounting node of emulate)");
   add_workload_options(node, node_cli->workload);
   add_security_options(node, node_cli->security);
-  node->callback([node_cli] {
-    const int code = run_node_command(*node_cli);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::exit(code);
-  });
+  cli::on_parsed(node, exit, [node_cli] { return run_node_command(*node_cli); });
 }
 
 }  // namespace sluice::emulate

@@ -13,24 +13,23 @@
 //       one node of a multi-process deployment (node_runner.hpp); `node`
 //       is hidden from --help.
 //
-// Exit codes as scenarios/cli/main/sluice_main.cpp: 0 ok, 1 the run failed, 2 usage error,
+// Exit codes as scenarios/cli/command.hpp: 0 ok, 1 the run failed, 2 usage error,
 // 130 interrupted (SIGINT/SIGTERM; everything is removed first).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "scenarios/cli/command.hpp"
 
 namespace sluice::emulate {
 
-// Adds `emulate` and the hidden `node` to `app`. Their callbacks run the
-// command and end the process with its exit code (std::exit), so main()
-// needs no dispatch of its own for them.
-void add_emulate_commands(CLI::App& app);
+// Adds `emulate` and the hidden `node` (and mount, umount) to `app`; their
+// exit codes go to `exit` (cli::on_parsed).
+void add_emulate_commands(CLI::App& app, cli::CommandExit& exit);
 
 //   sluice mount MOUNTPOINT [--nodes N] [--link RATE] [--config cluster.json] [--direct-io] ...
 //   sluice umount MOUNTPOINT [--lazy]
 // A deployment in network namespaces whose client node serves a FUSE mount
 // of it (scenarios/mount) until it is unmounted; docs/mount.md.
-void add_mount_commands(CLI::App& app);
+void add_mount_commands(CLI::App& app, cli::CommandExit& exit);
 
 // Makes SIGINT/SIGTERM/SIGHUP write to a pipe and returns its read end (-1
 // when no pipe could be made): an emulation given it as stop_fd stops and

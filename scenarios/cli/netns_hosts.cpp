@@ -207,7 +207,7 @@ int netns_exec(int argc, char** argv) {
   return k_exit_failed;
 }
 
-void add_netns_hosts_command(CLI::App& app) {
+void add_netns_hosts_command(CLI::App& app, cli::CommandExit& exit) {
   auto cli = std::make_shared<NetnsHostsCli>();
   CLI::App* cmd =
       app.add_subcommand("netns-hosts",
@@ -218,7 +218,7 @@ void add_netns_hosts_command(CLI::App& app) {
   cmd->add_option("--subnet", cli->subnet, "private /24 for the hosts' addresses")->capture_default_str();
   cmd->add_option("--mtu", cli->mtu_bytes, "MTU of the links")->capture_default_str();
   cmd->add_option("command", cli->command, "the command (after --)")->required();
-  cmd->callback([cli] { std::exit(run_netns_hosts(*cli)); });
+  cli::on_parsed(cmd, exit, [cli] { return run_netns_hosts(*cli); });
 }
 
 }  // namespace sluice::emulate

@@ -32,14 +32,14 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "scenarios/cli/command.hpp"
 
 namespace sluice::emulate {
 
 inline constexpr std::uint32_t k_netns_hosts_grace_s = 30;
 
-// Adds `netns-hosts` to `app` (its callback ends the process with the exit code).
-void add_netns_hosts_command(CLI::App& app);
+// Adds `netns-hosts` to `app`; its exit code goes to `exit`.
+void add_netns_hosts_command(CLI::App& app, cli::CommandExit& exit);
 
 // `sluice netns-exec HOST WORD...` from main()'s argv past the command name
 // (the words are the launcher's and are not parsed as options); execs on

@@ -53,7 +53,7 @@ struct ClusterPointOptions {
   DeploymentOptions deployment;
   std::uint32_t max_wait_s = k_point_max_wait_s;
   // What launched the ranks, as the result's deployment says it: "mpi"
-  // (mpirun/srun: main.cpp) or "netns" (`--backend emulate`: netns_ranks.hpp).
+  // (mpirun/srun: scenarios/cli/run_command.cpp) or "netns" (`--backend emulate`: netns_ranks.hpp).
   std::string launcher = "mpi";
   // The backend the results name (cluster, or emulate for the netns launcher).
   scenario::Backend backend = scenario::Backend::cluster;

@@ -68,7 +68,7 @@ constexpr std::size_t k_max_pending_send_bytes = std::size_t{2} << 30;
 // which has stopped reading, is killed.
 constexpr std::size_t k_max_to_child_queue_bytes = std::size_t{4} << 30;
 
-// Exit statuses, as scenarios/cli/main/sluice_main.cpp's: the relay failed (its child could
+// Exit statuses, as scenarios/cli/command.hpp's: the relay failed (its child could
 // not be started, MPI failed), and the base of "killed by signal N".
 constexpr int k_exit_relay_failed = 1;
 constexpr int k_exit_signal_base = 128;

@@ -4,7 +4,7 @@
 // them.
 //
 // `mpirun -np N sluice run study.lua` starts N `sluice run` processes; each
-// execs sluice-node (sluice itself cannot call real MPI: main.cpp's
+// execs sluice-node (sluice itself cannot call real MPI: scenarios/cli/run_command.cpp's
 // exec_mpi_node), whose relay calls MPI_Init and starts `sluice run` again,
 // as its child, with the same arguments, the `sluice` binary beside
 // sluice-node, one end of a socketpair (without FD_CLOEXEC) and the

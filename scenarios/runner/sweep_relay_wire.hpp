@@ -2,7 +2,7 @@
 // (`sluice run` under mpirun/srun, issue 27).
 //
 // SimGrid's SMPI defines MPI_Init too, so `sluice` cannot use real MPI (see
-// sluice_main.cpp's exec_mpi_node). Under an MPI launcher, each rank's `sluice run`
+// scenarios/cli/run_command.cpp's exec_mpi_node). Under an MPI launcher, each rank's `sluice run`
 // execs sluice-node, whose relay (scenarios/deploy/sweep_relay.hpp) calls
 // MPI_Init, starts `sluice run` again as its child with the environment below
 // and one end of a socketpair, and moves frames between that child and the

@@ -1,7 +1,7 @@
 // A sweep spread over mpirun/srun ranks (issue 27).
 //
 // `mpirun -np N sluice run study.lua --backend sim` (or srun): every rank
-// evaluates the script (main.cpp execs sluice-node's relay, which starts
+// evaluates the script (scenarios/cli/run_command.cpp execs sluice-node's relay, which starts
 // `sluice run` again with the environment of sweep_relay_wire.hpp). At each
 // call to the runner (one sl.run), every rank holds the same point list:
 // - each rank sends rank 0 the list's digest (sweep_digest: each point's

@@ -559,7 +559,8 @@ TEST_F(ImportCommand, ABadFileExitsTwoNamingItAndWritesNothing) {
 
 TEST_F(ImportCommand, ImportIsASubcommand) {
   CLI::App app;
-  cli::add_analysis_commands(app);
+  cli::CommandExit exit;
+  cli::add_analysis_commands(app, exit);
   EXPECT_NE(app.get_subcommand("import"), nullptr);
 }
 
@@ -606,7 +607,8 @@ TEST(AnalysisCommands, RegisterCompareAndReport) {
   // The command line of analysis/ (scenarios/cli/analysis_commands.hpp);
   // calibrate is scenarios/cli/calibrate_command.hpp's.
   CLI::App app;
-  cli::add_analysis_commands(app);
+  cli::CommandExit exit;
+  cli::add_analysis_commands(app, exit);
   for (const char* name : {"compare", "report"}) EXPECT_NE(app.get_subcommand(name), nullptr) << name;
   EXPECT_THROW(app.get_subcommand("calibrate"), CLI::OptionNotFound);
   EXPECT_THROW(app.parse(std::vector<std::string>{"--out", "report"}), CLI::ParseError);

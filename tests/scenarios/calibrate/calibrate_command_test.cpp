@@ -54,7 +54,8 @@ TEST(CalibrateCommand, TheFitModeReachesAnalysis) {
 
 TEST(CalibrateCommand, IsRegistered) {
   CLI::App app;
-  cli::add_calibrate_command(app);
+  cli::CommandExit exit;
+  cli::add_calibrate_command(app, exit);
   EXPECT_NE(app.get_subcommand("calibrate"), nullptr);
 }
 
