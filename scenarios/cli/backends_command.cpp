@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 
-
 #include "core/common/byte_size.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"

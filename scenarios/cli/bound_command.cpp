@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 
-
 #include "core/common/byte_size.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
@@ -115,6 +114,5 @@ void add_bound_command(CLI::App& app, CommandExit& exit) {
   cmd->add_option("--set", args->sets, "override a declared parameter: name=value (repeatable)");
   on_parsed(cmd, exit, [args] { return bound_command(args->script, args->sets); });
 }
-
 
 }  // namespace sluice::cli

@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 
-
 #include "core/common/byte_size.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
@@ -635,7 +634,6 @@ void add_run_command(CLI::App& app, CommandExit& exit) {
       ->capture_default_str();
   on_parsed(run_cmd, exit, [shared] { return run_command(*shared); });
 }
-
 
 // `sluice node --mpi`, and `sluice run` under an MPI launcher, run as
 // sluice-node (built next to sluice), through exec: this binary links

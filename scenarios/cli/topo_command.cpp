@@ -22,7 +22,6 @@
 #include <string>
 #include <string_view>
 
-
 #include "core/common/byte_size.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
@@ -149,8 +148,7 @@ void add_topo_command(CLI::App& app, CommandExit& exit) {
   topo_cmd->require_subcommand(1);
   auto args = std::make_shared<TopoArgs>();
   auto* show = topo_cmd->add_subcommand("show", "devices, path classes, NIC ranks and scheduler choices");
-  show->add_option("machine", args->what, "a built-in machine name, a capture file or a Lua script (.lua)")
-      ->required();
+  show->add_option("machine", args->what, "a built-in machine name, a capture file or a Lua script (.lua)")->required();
   show->add_option("--node", args->node, "which node of a cluster");
   show->add_option("--out", args->out_dir, "also write topology.txt and topology.json here");
   show->add_option("--machine", args->machine,
