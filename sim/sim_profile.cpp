@@ -118,7 +118,7 @@ Status read_disk(const Json& d, SimProfile& p) {
 // Where each default comes from (SimProfile::parameter_sources). The
 // measurements named "the H200 machine" are scripts/gpu_machine/device_host_op_costs_run.sh
 // on the project's GPU machine (16-core Intel Xeon VM, Linux 6.18, ext4 on
-// virtio; docs/measurements/device_host_op_costs_h200_2026-11-29.txt).
+// virtio; sim/profiles/measurements/device_host_op_costs_h200_2026-11-29.txt).
 constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_default_sources{{
     {"link_classes.pcie.bandwidth_factor",
      "identity: the topology's PCIe rates are already effective (PCI-SIG raw rate x 0.85 protocol efficiency, "
@@ -172,7 +172,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 42> k_defaul
     {"disk.channel_stripe_bytes",
      "definition: no effect with one channel; 16 KiB, a TLC NAND page (the unit one flash die reads or programs); "
      "F4 refitted at 4 to 256 KiB on the same fio runs (scripts/f4_stripes.sh, "
-     "docs/measurements/f4_stripe_2026-11-30.txt): 16 and 32 KiB lowest on the VM, 16 KiB on the GPU host"},
+     "sim/profiles/measurements/f4_stripe_2026-11-30.txt): 16 and 32 KiB lowest on the VM, 16 KiB on the GPU host"},
     {"cpu.cores_per_node", "data sheet: AMD EPYC 7742, 64 cores (the DGX A100's socket)"},
     {"cpu.cost_ns_per_unit.meta_lookup",
      "seed: one Lustre MDT ~200,000 ops/s (docs/seeds.md#sharded-metadata), one rate for mdtest's operations: 5 us"},

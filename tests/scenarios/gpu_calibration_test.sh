@@ -1,6 +1,6 @@
 #!/bin/bash
 # `sluice calibrate --gpu-sweep` on the sweep measured on the GPU machine
-# (docs/measurements/h200_gpu_sweep.csv, made by scripts/gpu_machine/gpu_device_run.sh):
+# (sim/profiles/measurements/h200_gpu_sweep.csv, made by scripts/gpu_machine/gpu_device_run.sh):
 # fit the host-memory/PCIe model on the 1 MiB and 16 MiB pieces, predict the
 # 4 MiB pieces; the held-out median error must stay within 10% (issue 8's F1
 # bound), the profile, the JSON/CSV table and the plot must be written and
@@ -9,7 +9,7 @@
 set -u
 sluice=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
-sweep=$root/docs/measurements/h200_gpu_sweep.csv
+sweep=$root/sim/profiles/measurements/h200_gpu_sweep.csv
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
