@@ -59,35 +59,25 @@ bool valid_ring_bytes(std::uint64_t bytes) {
 
 }  // namespace
 
-void ShmTransport::run_loop() {
-  std::array<epoll_event, k_epoll_batch> ready{};
-  bool busy = false;
-  while (!stop_) {
-    const int n = ::epoll_wait(epoll_fd_, ready.data(), k_epoll_batch, wait_timeout_ms(busy));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      log("shm transport: epoll_wait failed: " + errno_text(errno) + "; progress thread stops");
-      return;
+ProgressLoop::Hooks ShmTransport::loop_hooks() {
+  ProgressLoop::Hooks h;
+  h.wait_ms = [this] { return wait_timeout_ms(busy_); };
+  h.has_room = [this] { return events_.size() < k_shm_max_queued_events; };
+  h.ready = [this](std::uint64_t id, std::uint32_t) {
+    if (id < k_first_channel_id) {
+      handle_listen(static_cast<std::uint32_t>(id - 1));
+    } else {
+      handle_socket(id);
     }
-    std::unique_lock lock(mu_);
-    events_drained_.wait(lock, [this] { return stop_ || events_.size() < k_shm_max_queued_events; });
-    if (stop_) return;
-    for (int i = 0; i < n; ++i) {
-      const std::uint64_t id = ready[static_cast<std::size_t>(i)].data.u64;
-      if (id == k_doorbell_id) {
-        std::uint64_t count = 0;
-        [[maybe_unused]] const auto r = ::read(doorbell_fd_, &count, sizeof count);
-      } else if (id < k_first_channel_id) {
-        handle_listen(static_cast<std::uint32_t>(id - 1));
-      } else {
-        handle_socket(id);
-      }
-    }
-    busy = service_channels();
-    if (!busy) busy = !arm_channels();
+  };
+  h.after_turn = [this] {
+    busy_ = service_channels();
+    if (!busy_) busy_ = !arm_channels();
     service_accept_limits();
     reap();
-  }
+  };
+  h.log = [this](const std::string& line) { log(line); };
+  return h;
 }
 
 int ShmTransport::wait_timeout_ms(bool busy) {
@@ -99,7 +89,7 @@ int ShmTransport::wait_timeout_ms(bool busy) {
 }
 
 void ShmTransport::set_listener_polled(std::uint32_t rail, bool polled) {
-  poll_listener(epoll_fd_, listen_fds_[rail], 1 + rail, polled);
+  poll_listener(loop_.epoll_fd(), listen_fds_[rail], 1 + rail, polled);
 }
 
 void ShmTransport::service_accept_limits() {
@@ -142,7 +132,7 @@ void ShmTransport::handle_listen(std::uint32_t rail) {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = c->id;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_ADD, fd, &ev);
     channels_.emplace(c->id, std::move(c));
   }
 }
@@ -219,18 +209,15 @@ void ShmTransport::on_hello(Channel& c) {
     return;
   }
   const std::pair<std::uint64_t, std::uint64_t> group{hello.instance, hello.peer};
-  Peer* p = nullptr;
-  if (auto it = accepted_groups_.find(group); it != accepted_groups_.end()) {
-    p = live_peer(it->second);
-  }
+  Peer* p = peers_.accepted(group);
   if (p == nullptr) {
-    if (peers_.size() >= k_shm_max_peers) {
+    if (peers_.full()) {
       refuse_hello(c, error(StatusCode::again, "k_shm_max_peers (" + std::to_string(k_shm_max_peers) + ") live peers"));
       return;
     }
     auto peer = std::make_unique<Peer>();
     p = peer.get();
-    p->id = next_peer_++;
+    p->id = peers_.draw_id();
     p->remote_id = hello.local_id;
     p->accepted = true;
     p->label = "shm peer " + std::to_string(p->id) + " (accepted on shm:" + listen_names_[c.local_rail] +
@@ -239,8 +226,7 @@ void ShmTransport::on_hello(Channel& c) {
     p->cursor.resize(config_.rail_addresses.size());
     p->expected = hello.channels;
     p->group = group;
-    accepted_groups_[group] = p->id;
-    peers_.emplace(p->id, std::move(peer));
+    peers_.add(std::move(peer));
   }
   c.peer = p->id;
   p->rails[c.local_rail].push_back(c.id);
@@ -250,7 +236,7 @@ void ShmTransport::on_hello(Channel& c) {
   reply.pid = static_cast<std::uint64_t>(::getpid());
   reply.probe_address = reinterpret_cast<std::uint64_t>(&probe_word_);
   reply.probe_value = probe_word_;
-  const std::array<int, 1> ours{doorbell_fd_};
+  const std::array<int, 1> ours{loop_.wake_fd()};
   if (Status sent = send_with_fds(c.socket_fd, std::as_bytes(std::span(&reply, 1)), ours); !sent.ok()) {
     fail_channel(c, "hand-shake reply: " + sent.message());
     return;

@@ -71,18 +71,10 @@ Status ShmTransport::open() {
   const auto pid = static_cast<std::uint64_t>(::getpid());
   instance_ = (pid << 32) | (g_next_instance.fetch_add(1) & 0xFFFFFFFFULL);
   probe_word_ = instance_ ^ 0x5EC0DE5EC0DE5EC0ULL;
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  doorbell_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || doorbell_fd_ < 0) {
-    return error(StatusCode::io_error, "shm transport: epoll/eventfd: " + errno_text(errno));
-  }
+  if (Status st = loop_.open(); !st.ok()) return st;
   if (!events_.valid()) {
     return error(StatusCode::io_error, "shm transport: eventfd: " + errno_text(events_.open_errno()));
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = k_doorbell_id;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, doorbell_fd_, &ev);
   for (std::uint32_t rail = 0; rail < config_.rail_addresses.size(); ++rail) {
     Result<std::string> name = parse_shm_address(config_.rail_addresses[rail]);
     if (!name.ok()) return name.status();
@@ -95,32 +87,17 @@ Status ShmTransport::open() {
     listen_fds_.push_back(*fd);
     listen_names_.push_back(*name);
     listen_address_.rails.push_back(std::string(k_shm_address_prefix) + *name);
-    ev.data.u64 = 1 + rail;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, *fd, &ev);
+    loop_.watch(*fd, 1 + rail);
   }
-  loop_ = std::thread([this] {
-    ::pthread_setname_np(::pthread_self(), ("shm:" + std::to_string(config_.local_id)).substr(0, 15).c_str());
-    run_loop();
-  });
+  loop_.start("shm:" + std::to_string(config_.local_id), loop_hooks());
   return ok_status();
 }
 
 ShmTransport::~ShmTransport() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  events_drained_.notify_all();
-  if (loop_.joinable()) {
-    ring_doorbell(doorbell_fd_);
-    loop_.join();
-  }
+  loop_.stop();
   channels_.clear();  // closes sockets (peers see the hang-up) and unmaps
   dead_channels_.clear();
   for (int fd : listen_fds_) ::close(fd);
-  for (int fd : {epoll_fd_, doorbell_fd_}) {
-    if (fd >= 0) ::close(fd);
-  }
 }
 
 void ShmTransport::log(const std::string& line) const {
@@ -139,10 +116,7 @@ Channel* ShmTransport::channel(std::uint64_t id) {
   return it == channels_.end() ? nullptr : it->second.get();
 }
 
-Peer* ShmTransport::live_peer(PeerId id) {
-  auto it = peers_.find(id);
-  return it == peers_.end() ? nullptr : it->second.get();
-}
+Peer* ShmTransport::live_peer(PeerId id) { return peers_.find(id); }
 
 // ---- failures -------------------------------------------------------------------
 
@@ -150,7 +124,7 @@ void ShmTransport::close_channel(std::uint64_t id) {
   auto it = channels_.find(id);
   if (it == channels_.end()) return;
   guard_.closed(id);
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second->socket_fd, nullptr);
+  ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_DEL, it->second->socket_fd, nullptr);
   it->second->tx.clear();
   dead_channels_.push_back(std::move(it->second));  // a record of its ring may be in use up the stack
   channels_.erase(it);
@@ -170,21 +144,14 @@ void ShmTransport::fail_channel(Channel& c, const std::string& why) {
 }
 
 void ShmTransport::fail_peer(PeerId id, const std::string& why) {
-  auto it = peers_.find(id);
-  if (it == peers_.end()) return;
-  std::unique_ptr<Peer> p = std::move(it->second);
-  peers_.erase(it);
-  if (p->accepted) accepted_groups_.erase(p->group);
+  std::unique_ptr<Peer> p = peers_.take(id);
+  if (p == nullptr) return;
   const Status reason(StatusCode::unavailable, p->label + " lost: " + why);
   log("shm transport: " + reason.message());
   for (const auto& rail : p->rails) {
     for (std::uint64_t c : rail) close_channel(c);
   }
-  std::vector<std::uint64_t> orphaned;
-  for (const auto& [op_id, op] : ops_) {
-    if (op.peer == id) orphaned.push_back(op_id);
-  }
-  for (std::uint64_t op_id : orphaned) complete_op(op_id, reason);  // ops_ is ordered: posting order
+  for (std::uint64_t op_id : orphaned_ops(ops_, id)) complete_op(op_id, reason);
   push_event(PeerDown{id, p->remote_id, reason});
 }
 
@@ -254,14 +221,14 @@ Status ShmTransport::start_channel(Peer& p, std::uint32_t rail, const std::strin
   hello.probe_address = reinterpret_cast<std::uint64_t>(&probe_word_);
   hello.probe_value = probe_word_;
   hello.ring_bytes = k_shm_ring_bytes;
-  const std::array<int, 2> fds{segment_fd, doorbell_fd_};
+  const std::array<int, 2> fds{segment_fd, loop_.wake_fd()};
   const Status sent = send_with_fds(c->socket_fd, std::as_bytes(std::span(&hello, 1)), fds);
   ::close(segment_fd);  // the mapping and the peer's copy keep the memory
   if (!sent.ok()) return error(StatusCode::unavailable, "shm connect to " + c->remote + ": " + sent.message());
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.u64 = c->id;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->socket_fd, &ev);
+  ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_ADD, c->socket_fd, &ev);
   p.rails[rail].push_back(c->id);
   if (rail == 0) p.control = c->id;
   channels_.emplace(c->id, std::move(c));
@@ -283,20 +250,20 @@ Result<PeerId> ShmTransport::connect(const PeerAddress& remote) {
     names.push_back(*name);
   }
   std::lock_guard lock(mu_);
-  if (peers_.size() >= k_shm_max_peers) {
+  if (peers_.full()) {
     return error(StatusCode::again,
                  "shm connect: k_shm_max_peers (" + std::to_string(k_shm_max_peers) + ") live peers");
   }
   auto peer = std::make_unique<Peer>();
   Peer& p = *peer;
-  p.id = next_peer_++;
+  p.id = peers_.draw_id();
   const PeerId id = p.id;
   p.label = "shm peer " + std::to_string(p.id) + " (" + remote.rails[0] + ")";
   const auto rails = static_cast<std::uint32_t>(config_.rail_addresses.size());
   p.rails.resize(rails);
   p.cursor.resize(rails);
   p.expected = rails;
-  peers_.emplace(id, std::move(peer));
+  peers_.add(std::move(peer));
   for (std::uint32_t rail = 0; rail < rails; ++rail) {
     const Status st = start_channel(p, rail, names[rail % names.size()]);
     if (!st.ok()) {
@@ -358,7 +325,7 @@ void ShmTransport::enqueue(Channel& c, TxItem item) {
   if (p == nullptr || !p->up) return;
   flush(c);
   // Ring full: the progress thread waits for room on our behalf.
-  if (!c.tx.empty()) ring_doorbell(doorbell_fd_);
+  if (!c.tx.empty()) ring_doorbell(loop_.wake_fd());
 }
 
 Status ShmTransport::send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) {

@@ -22,6 +22,8 @@
 #include "base/eventfd_queue.hpp"
 #include "transports/accept_guard.hpp"
 #include "transports/region_grants.hpp"
+#include "transports/peer_table.hpp"
+#include "transports/progress_loop.hpp"
 #include "transports/region_range.hpp"
 #include "transports/shm/shm_ring.hpp"
 #include "transports/shm/shm_transport.hpp"
@@ -29,10 +31,9 @@
 
 namespace sluice::transport::shm::detail {
 
-// epoll data ids: 0 the doorbell, 1 + rail the listening sockets, then channels.
-inline constexpr std::uint64_t k_doorbell_id = 0;
+// epoll data ids: 0 the doorbell (the progress loop's wake eventfd, ProgressLoop::k_wake_id), 1 + rail
+// the listening sockets, then channels.
 inline constexpr std::uint64_t k_first_channel_id = 1ULL << 20;
-inline constexpr int k_epoll_batch = 64;
 // Connections taken from one listener per readiness event (as tcp): a flood
 // of connects cannot hold the progress thread.
 inline constexpr int k_accepts_per_event = 64;
@@ -143,7 +144,8 @@ class ShmTransport final : public Transport {
  private:
   // Everything below runs with mu_ held.
   // shm_progress.cpp
-  void run_loop();
+  // The progress loop's hooks (transports/progress_loop.hpp).
+  ProgressLoop::Hooks loop_hooks();
   void handle_listen(std::uint32_t rail);
   // The accept limits (TransportConfig::accept, accept_guard.hpp), as tcp:
   // a listener whose accept() fails leaves the epoll set for its back-off;
@@ -190,22 +192,20 @@ class ShmTransport final : public Transport {
   std::vector<int> listen_fds_;
   std::uint64_t instance_ = 0;
   std::uint64_t probe_word_ = 0;  // read by peers in the hand-shake to test memory access
-  int epoll_fd_ = -1;
-  int doorbell_fd_ = -1;  // wakes the progress thread: peers and our own callers ring it
-  std::thread loop_;
-  std::atomic<bool> stop_{false};
+  bool busy_ = false;             // the progress thread's: channels had work last turn (do not block)
 
   mutable std::mutex mu_;
   std::condition_variable events_drained_;
+  // Its wake eventfd is the doorbell: peers and our own callers ring it. After the lock and the
+  // condition it waits on.
+  ProgressLoop loop_{"shm transport", mu_, events_drained_};
   std::unordered_map<std::uint64_t, std::shared_ptr<Region>> regions_;
   std::map<std::uint64_t, std::unique_ptr<Channel>> channels_;
-  std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, PeerId> accepted_groups_;
+  PeerTable<Peer> peers_{config_.first_peer_id, k_shm_max_peers};
   std::vector<std::unique_ptr<Channel>> dead_channels_;  // closed, unmapped at a safe point
   std::map<std::uint64_t, Op> ops_;
   base::EventfdQueue<TransportEvent> events_;  // completion_fd(): readable while events wait
   std::uint64_t next_channel_id_ = k_first_channel_id;
-  PeerId next_peer_ = config_.first_peer_id;
   std::uint64_t next_op_ = 1;
 };
 

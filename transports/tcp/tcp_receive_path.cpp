@@ -304,17 +304,16 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
     return;
   }
   const std::pair<std::uint64_t, std::uint64_t> group{h.op, h.key};
-  auto found = accepted_groups_.find(group);
-  Peer* p = nullptr;
-  if (found == accepted_groups_.end()) {
-    if (peers_.size() >= k_tcp_max_peers) {
+  Peer* p = peers_.accepted(group);
+  if (p == nullptr) {
+    if (peers_.full()) {
       fail_connection(c,
                       "refused " + c.remote + ": k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) + ") live peers",
                       "k_tcp_max_peers");
       return;
     }
     auto peer = std::make_unique<Peer>();
-    peer->id = next_peer_++;
+    peer->id = peers_.draw_id();
     peer->remote_id = h.op;
     peer->accepted = true;
     peer->label =
@@ -323,12 +322,9 @@ void TcpTransport::on_hello(Connection& c, const PacketHeader& h) {
     peer->cursor.resize(config_.rail_addresses.size());
     peer->expected = h.length;
     peer->group = group;
-    p = peer.get();
-    accepted_groups_.emplace(group, p->id);
-    peers_.emplace(p->id, std::move(peer));
+    p = &peers_.add(std::move(peer));
   } else {
-    p = live_peer(found->second);
-    if (p == nullptr || p->expected != h.length) {
+    if (p->expected != h.length) {
       fail_connection(c, "hello from " + c.remote + " for a lost or inconsistent connection group", "bad hello group");
       return;
     }

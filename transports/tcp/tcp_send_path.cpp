@@ -48,7 +48,7 @@ void TcpTransport::set_out_interest(Connection& c, bool on) {
   epoll_event ev{};
   ev.events = EPOLLIN | (on ? EPOLLOUT : 0u);
   ev.data.u64 = c.id;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &ev);
+  ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_MOD, c.fd, &ev);
   c.out_armed = on;
 }
 

@@ -45,18 +45,10 @@ Status TcpTransport::open() {
     if (!ns.ok()) return ns.status();
     netns_fd_ = *ns;
   }
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) {
-    return error(StatusCode::io_error, "tcp transport: epoll/eventfd: " + errno_text(errno));
-  }
+  if (Status st = loop_.open(); !st.ok()) return st;
   if (!events_.valid()) {
     return error(StatusCode::io_error, "tcp transport: eventfd: " + errno_text(events_.open_errno()));
   }
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = k_wake_id;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   for (std::uint32_t rail = 0; rail < config_.rail_addresses.size(); ++rail) {
     Result<sockaddr_in> address = parse_ipv4_address(config_.rail_addresses[rail]);
     if (!address.ok()) return address.status();
@@ -65,36 +57,21 @@ Status TcpTransport::open() {
     listen_fds_.push_back(*fd);
     rail_addresses_.push_back(*address);
     listen_address_.rails.push_back(format_address(*address));
-    ev.data.u64 = 1 + rail;
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, *fd, &ev);
+    loop_.watch(*fd, 1 + rail);
   }
-  loop_ = std::thread([this] {
-    ::pthread_setname_np(::pthread_self(), ("tcp:" + std::to_string(config_.local_id)).substr(0, 15).c_str());
-    run_loop();
-  });
+  loop_.start("tcp:" + std::to_string(config_.local_id), loop_hooks());
   return ok_status();
 }
 
 TcpTransport::~TcpTransport() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  events_drained_.notify_all();
-  if (loop_.joinable()) {
-    const std::uint64_t one = 1;
-    [[maybe_unused]] const auto n = ::write(wake_fd_, &one, sizeof one);
-    loop_.join();
-  }
+  loop_.stop();
   for (auto& [id, c] : connections_) {
     if (c->fd >= 0) ::close(c->fd);
   }
   connections_.clear();
   dead_connections_.clear();
   for (int fd : listen_fds_) ::close(fd);
-  for (int fd : {epoll_fd_, wake_fd_, netns_fd_}) {
-    if (fd >= 0) ::close(fd);
-  }
+  if (netns_fd_ >= 0) ::close(netns_fd_);
 }
 
 void TcpTransport::log(const std::string& line) const {
@@ -103,39 +80,28 @@ void TcpTransport::log(const std::string& line) const {
 
 // ---- progress thread --------------------------------------------------------
 
-void TcpTransport::run_loop() {
-  std::array<epoll_event, k_epoll_batch> ready{};
-  while (!stop_) {
-    int timeout_ms = -1;
-    {
-      // Only this thread adds deadlines and pauses, so none can appear
-      // between here and epoll_wait.
-      std::lock_guard lock(mu_);
-      timeout_ms = guard_.wait_ms(monotonic_now_ns());
+ProgressLoop::Hooks TcpTransport::loop_hooks() {
+  ProgressLoop::Hooks h;
+  h.wait_ms = [this] {
+    // Only the progress thread adds deadlines and pauses, so none can appear
+    // between here and the wait.
+    std::lock_guard lock(mu_);
+    return guard_.wait_ms(monotonic_now_ns());
+  };
+  h.has_room = [this] { return events_.size() < k_tcp_max_queued_events; };
+  h.ready = [this](std::uint64_t id, std::uint32_t events) {
+    if (id < k_first_conn_id) {
+      handle_listen(static_cast<std::uint32_t>(id - 1));
+    } else {
+      handle_connection(id, events);
     }
-    const int n = ::epoll_wait(epoll_fd_, ready.data(), k_epoll_batch, timeout_ms);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      log("tcp transport: epoll_wait failed: " + errno_text(errno) + "; progress thread stops");
-      return;
-    }
-    std::unique_lock lock(mu_);
-    events_drained_.wait(lock, [this] { return stop_ || events_.size() < k_tcp_max_queued_events; });
-    if (stop_) return;
-    for (int i = 0; i < n; ++i) {
-      const std::uint64_t id = ready[static_cast<std::size_t>(i)].data.u64;
-      if (id == k_wake_id) {
-        std::uint64_t count = 0;
-        [[maybe_unused]] const auto r = ::read(wake_fd_, &count, sizeof count);
-      } else if (id < k_first_conn_id) {
-        handle_listen(static_cast<std::uint32_t>(id - 1));
-      } else {
-        handle_connection(id, ready[static_cast<std::size_t>(i)].events);
-      }
-    }
+  };
+  h.after_turn = [this] {
     service_accept_limits();
     reap();
-  }
+  };
+  h.log = [this](const std::string& line) { log(line); };
+  return h;
 }
 
 void TcpTransport::reap() { dead_connections_.clear(); }
@@ -186,13 +152,13 @@ void TcpTransport::admit_connection(std::uint32_t rail, int fd, const sockaddr_i
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = c->id;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+  ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_ADD, fd, &ev);
   Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
   start_auth(placed);
 }
 
 void TcpTransport::set_listener_polled(std::uint32_t rail, bool polled) {
-  poll_listener(epoll_fd_, listen_fds_[rail], 1 + rail, polled);
+  poll_listener(loop_.epoll_fd(), listen_fds_[rail], 1 + rail, polled);
 }
 
 void TcpTransport::service_accept_limits() {
@@ -209,10 +175,7 @@ Connection* TcpTransport::connection(std::uint64_t id) {
   return it == connections_.end() ? nullptr : it->second.get();
 }
 
-Peer* TcpTransport::live_peer(PeerId id) {
-  auto it = peers_.find(id);
-  return it == peers_.end() ? nullptr : it->second.get();
-}
+Peer* TcpTransport::live_peer(PeerId id) { return peers_.find(id); }
 
 void TcpTransport::handle_connection(std::uint64_t id, std::uint32_t events) {
   Connection* c = connection(id);
@@ -245,7 +208,7 @@ void TcpTransport::close_connection(std::uint64_t id) {
   if (it == connections_.end()) return;
   Connection& c = *it->second;
   guard_.closed(id);
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_DEL, c.fd, nullptr);
   ::close(c.fd);
   c.fd = -1;
   c.dead = true;
@@ -285,22 +248,14 @@ TcpPreauthUsage TcpTransport::preauth_usage() const {
 }
 
 void TcpTransport::fail_peer(PeerId id, const std::string& why) {
-  auto it = peers_.find(id);
-  if (it == peers_.end()) return;
-  std::unique_ptr<Peer> p = std::move(it->second);
-  peers_.erase(it);
-  if (p->accepted) accepted_groups_.erase(p->group);
+  std::unique_ptr<Peer> p = peers_.take(id);
+  if (p == nullptr) return;
   const Status reason(StatusCode::unavailable, p->label + " lost: " + why);
   log("tcp transport: " + reason.message());
   for (const auto& rail : p->rails) {
     for (std::uint64_t conn : rail) close_connection(conn);
   }
-  std::vector<std::uint64_t> orphaned;
-  for (const auto& [piece_id, piece] : pieces_) {
-    if (piece.peer == id) orphaned.push_back(piece_id);
-  }
-  std::sort(orphaned.begin(), orphaned.end());  // complete in posting order
-  for (std::uint64_t piece_id : orphaned) complete_piece(piece_id, reason);
+  for (std::uint64_t piece_id : orphaned_ops(pieces_, id)) complete_piece(piece_id, reason);
   push_event(PeerDown{id, p->remote_id, reason});
 }
 
@@ -359,13 +314,12 @@ Result<std::vector<sockaddr_in>> parse_rail_targets(const PeerAddress& remote) {
 Peer& TcpTransport::add_peer(const PeerAddress& remote, std::uint32_t rails) {
   auto peer = std::make_unique<Peer>();
   Peer& p = *peer;
-  p.id = next_peer_++;
+  p.id = peers_.draw_id();
   p.label = "tcp peer " + std::to_string(p.id) + " (" + remote.rails[0] + ")";
   p.rails.resize(rails);
   p.cursor.resize(rails);
   p.expected = std::uint64_t{rails} * config_.connections_per_rail;
-  peers_.emplace(p.id, std::move(peer));
-  return p;
+  return peers_.add(std::move(peer));
 }
 
 Result<bool> TcpTransport::open_peer_connection(Peer& p, std::uint32_t rail, std::uint32_t index,
@@ -385,7 +339,7 @@ Result<bool> TcpTransport::open_peer_connection(Peer& p, std::uint32_t rail, std
   ev.events = EPOLLIN | EPOLLOUT;
   ev.data.u64 = c->id;
   c->out_armed = true;
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, c->fd, &ev);
+  ::epoll_ctl(loop_.epoll_fd(), EPOLL_CTL_ADD, c->fd, &ev);
   p.rails[rail].push_back(c->id);
   if (rail == 0 && index == 0) p.control = c->id;
   Connection& placed = *connections_.emplace(c->id, std::move(c)).first->second;
@@ -402,7 +356,7 @@ Result<PeerId> TcpTransport::connect(const PeerAddress& remote) {
   Result<std::vector<sockaddr_in>> targets = parse_rail_targets(remote);
   if (!targets.ok()) return targets.status();
   std::lock_guard lock(mu_);
-  if (peers_.size() >= k_tcp_max_peers) {
+  if (peers_.full()) {
     return error(StatusCode::again,
                  "tcp connect: k_tcp_max_peers (" + std::to_string(k_tcp_max_peers) + ") live peers");
   }

@@ -22,6 +22,8 @@
 #include "base/eventfd_queue.hpp"
 #include "transports/accept_guard.hpp"
 #include "transports/region_grants.hpp"
+#include "transports/peer_table.hpp"
+#include "transports/progress_loop.hpp"
 #include "transports/region_range.hpp"
 #include "transports/tcp/tcp_transport.hpp"
 #include "transports/tcp/tcp_auth.hpp"
@@ -29,10 +31,9 @@
 
 namespace sluice::transport::tcp::detail {
 
-// epoll data ids: 0 the wake eventfd, 1 + rail the listening sockets, then connections.
-inline constexpr std::uint64_t k_wake_id = 0;
+// epoll data ids: 0 the wake eventfd (ProgressLoop::k_wake_id), 1 + rail the listening sockets, then
+// connections.
 inline constexpr std::uint64_t k_first_conn_id = 1ULL << 20;
-inline constexpr int k_epoll_batch = 64;
 // Connections taken from one listener per readiness event: a flood of
 // connects cannot hold the progress thread (level-triggered epoll reports the
 // rest on the next round).
@@ -213,7 +214,8 @@ class TcpTransport final : public Transport {
 
  private:
   // Everything below runs with mu_ held.
-  void run_loop();
+  // The progress loop's hooks (transports/progress_loop.hpp).
+  ProgressLoop::Hooks loop_hooks();
   void handle_listen(std::uint32_t rail);
   // The accept limits (TransportConfig::accept, accept_guard.hpp): a
   // listener out of descriptors leaves the epoll set for its back-off and
@@ -282,18 +284,14 @@ class TcpTransport final : public Transport {
   std::vector<sockaddr_in> rail_addresses_;
   std::vector<int> listen_fds_;
   int netns_fd_ = -1;  // TransportConfig::netns, open while the transport lives
-  int epoll_fd_ = -1;
-  int wake_fd_ = -1;
-  std::thread loop_;
-  std::atomic<bool> stop_{false};
 
   mutable std::mutex mu_;
   std::condition_variable region_released_;
   std::condition_variable events_drained_;
+  ProgressLoop loop_{"tcp transport", mu_, events_drained_};  // after the lock and the condition it waits on
   std::unordered_map<std::uint64_t, std::shared_ptr<Region>> regions_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Connection>> connections_;
-  std::unordered_map<PeerId, std::unique_ptr<Peer>> peers_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, PeerId> accepted_groups_;
+  PeerTable<Peer> peers_{config_.first_peer_id, k_tcp_max_peers};
   std::vector<std::unique_ptr<Connection>> dead_connections_;  // closed, freed at a safe point
   std::unordered_map<std::uint64_t, Op> ops_;
   std::unordered_map<std::uint64_t, Piece> pieces_;
@@ -302,7 +300,6 @@ class TcpTransport final : public Transport {
   std::vector<std::byte> rx_buffer_ = std::vector<std::byte>(k_tcp_rx_buffer_bytes);
   std::uint64_t peak_auth_tx_bytes_ = 0;  // the most ever put in one connection's auth_tx
   std::uint64_t next_connection_id_ = k_first_conn_id;
-  PeerId next_peer_ = config_.first_peer_id;
   std::uint64_t next_op_ = 1;
   std::uint64_t next_piece_ = 1;
 };
