@@ -62,17 +62,10 @@ ScenarioSpec point_of(const RunRequest& req) {
   return spec;
 }
 
-}  // namespace
-
-PointPlan plan_points(const RunRequest& req) {
-  std::vector<const ScriptObject*> objects = {req.cluster.get(), req.fs.get()};
-  for (const auto& w : req.workloads) objects.push_back(w.get());
-  std::vector<const ScriptTable*> original;
-  for (const ScriptObject* o : objects) original.push_back(&o->args);
-  const Built discovered = build_all(req, original, nullptr);
-
-  PointPlan plan;
-  std::vector<std::string> all_known;
+// The axes of the fields the objects' own tables list several values for (a
+// list where one value goes); `all_known` gathers every field they know.
+void add_field_axes(const std::vector<const ScriptObject*>& objects, const Built& discovered, PointPlan& plan,
+                    std::vector<std::string>& all_known) {
   for (std::size_t o = 0; o < objects.size(); ++o) {
     const BuildInfo& info = info_of(discovered, o);
     all_known.insert(all_known.end(), info.known.begin(), info.known.end());
@@ -87,6 +80,13 @@ PointPlan plan_points(const RunRequest& req) {
       plan.axes.push_back(std::move(axis));
     }
   }
+}
+
+// sl.run's sweep = {key = {values}}: one axis per key, on every object that
+// knows the field; a key no object knows, or one an object already sweeps,
+// is the script's error.
+void add_run_sweep_axes(const RunRequest& req, const std::vector<const ScriptObject*>& objects, const Built& discovered,
+                        PointPlan& plan, std::vector<std::string>& all_known) {
   for (const auto& [key, value] : req.sweep) {
     SweepAxis axis;
     axis.name = key;
@@ -119,9 +119,13 @@ PointPlan plan_points(const RunRequest& req) {
     }
     plan.axes.push_back(std::move(axis));
   }
+}
 
+// The number of points the axes make (bounded by k_max_sweep_points), and
+// whether one of them sweeps the cluster (object 0).
+std::size_t point_count(const PointPlan& plan, bool& cluster_swept) {
   std::size_t total = 1;
-  bool cluster_swept = false;
+  cluster_swept = false;
   for (const SweepAxis& axis : plan.axes) {
     if (axis.values.empty()) throw ScriptError("sl.run: sweep over " + axis.name + ": the list of values is empty");
     if (total > k_max_sweep_points / axis.values.size()) {
@@ -130,6 +134,24 @@ PointPlan plan_points(const RunRequest& req) {
     total *= axis.values.size();
     for (const auto& target : axis.targets) cluster_swept = cluster_swept || target.first == 0;
   }
+  return total;
+}
+
+}  // namespace
+
+PointPlan plan_points(const RunRequest& req) {
+  std::vector<const ScriptObject*> objects = {req.cluster.get(), req.fs.get()};
+  for (const auto& w : req.workloads) objects.push_back(w.get());
+  std::vector<const ScriptTable*> original;
+  for (const ScriptObject* o : objects) original.push_back(&o->args);
+  const Built discovered = build_all(req, original, nullptr);
+
+  PointPlan plan;
+  std::vector<std::string> all_known;
+  add_field_axes(objects, discovered, plan, all_known);
+  add_run_sweep_axes(req, objects, discovered, plan, all_known);
+  bool cluster_swept = false;
+  const std::size_t total = point_count(plan, cluster_swept);
 
   for (std::size_t p = 0; p < total; ++p) {
     std::vector<ScriptTable> modified(original.size());
