@@ -35,18 +35,9 @@ std::string incomplete_text(const std::vector<std::string>& notes) {
   return out;
 }
 
-}  // namespace
-
-Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const ReportOptions& options) {
-  if (runs.empty()) return error(StatusCode::invalid_argument, "report: no run");
-  std::error_code ec;
-  std::filesystem::create_directories(options.out_dir, ec);
-  if (ec) return error(StatusCode::io_error, "report: cannot create " + options.out_dir + ": " + ec.message());
-  std::string md = "# " + options.title + "\n\n";
-  std::size_t ok = 0;
-  for (const RunRecord& r : runs) ok += r.ok ? 1 : 0;
-  md += fmt::format("{} runs, {} ok.\n\n", runs.size(), ok) + incomplete_text(options.incomplete_notes);
-
+// The Markdown sections of the report (write_run_report).
+std::string throughput_section(const std::vector<RunRecord>& runs) {
+  std::string md;
   // Summary per point, backend, phase.
   std::map<std::tuple<std::string, std::string, std::string>, std::vector<double>> rates;
   for (const RunRecord& r : runs) {
@@ -67,7 +58,11 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
   for (const RunRecord& r : runs) {
     if (!r.ok) md += fmt::format("\nFailed run `{}` ({}): {}\n", point_key(r), r.backend, r.error);
   }
+  return md;
+}
 
+std::string plot_section(const std::vector<RunRecord>& runs, const ReportOptions& options) {
+  std::string md;
   const std::string x = options.x_param.empty() ? first_varying_param(runs) : options.x_param;
   md += "\n## Plot\n\n";
   Result<PlotSpec> spec = x.empty() ? Result<PlotSpec>(error(StatusCode::invalid_argument, "no numeric param"))
@@ -84,7 +79,11 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
       md += "No plot: " + files.status().message() + "\n";
     }
   }
+  return md;
+}
 
+std::string over_time_section(const std::vector<RunRecord>& runs, const ReportOptions& options) {
+  std::string md;
   // Throughput over time of the report's phase, one line per run (at most
   // k_max_progress_series runs, the first ones, so the plot stays readable).
   PlotSpec over_time;
@@ -123,7 +122,11 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
       md += "No plot: " + files.status().message() + "\n";
     }
   }
+  return md;
+}
 
+std::string comparison_section(const std::vector<RunRecord>& runs) {
+  std::string md;
   Result<Comparison> cmp = compare_runs(runs);
   if (cmp.ok()) {
     md += fmt::format("\n## Predicted vs measured\n\nmedian error {:.2f}%, p90 {:.2f}% over {} metrics.\n\n",
@@ -134,6 +137,25 @@ Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const R
                         r.metric, r.predicted, r.predicted_backend, r.measured, r.measured_backend, 100 * r.rel_err);
     }
   }
+  return md;
+}
+
+}  // namespace
+
+Result<std::string> write_run_report(const std::vector<RunRecord>& runs, const ReportOptions& options) {
+  if (runs.empty()) return error(StatusCode::invalid_argument, "report: no run");
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) return error(StatusCode::io_error, "report: cannot create " + options.out_dir + ": " + ec.message());
+  std::string md = "# " + options.title + "\n\n";
+  std::size_t ok = 0;
+  for (const RunRecord& r : runs) ok += r.ok ? 1 : 0;
+  md += fmt::format("{} runs, {} ok.\n\n", runs.size(), ok) + incomplete_text(options.incomplete_notes);
+
+  md += throughput_section(runs);
+  md += plot_section(runs, options);
+  md += over_time_section(runs, options);
+  md += comparison_section(runs);
   const std::string path = options.out_dir + "/report.md";
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) return error(StatusCode::io_error, "report: cannot create " + path);

@@ -42,7 +42,7 @@ namespace sluice::scenario {
 
 // sim: SimGrid; hw: every service a thread of one process; emulate: one
 // process per node in network namespaces of this machine; cluster: one
-// process per node on real hosts under mpirun/srun (emulate/cluster_point_run.hpp).
+// process per node on real hosts under mpirun/srun (scenarios/deploy/cluster_point_run.hpp).
 enum class Backend : std::uint8_t { sim, hw, emulate, cluster };
 
 // GDS mode (KvikIO's CompatMode): on = GPU-direct or fail; auto = direct

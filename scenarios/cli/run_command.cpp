@@ -201,7 +201,7 @@ class ProgressLine {
 
 // What runs whose process died left (killed, stopped by SIGINT/SIGTERM while
 // a point ran: namespaces, mounts, run directories under /tmp and `root`;
-// emulate/dead_runs.hpp): removed, each said on stderr.
+// scenarios/netns/dead_runs.hpp): removed, each said on stderr.
 void sweep_dead_runs(const std::string& root) {
   sluice::emulate::sweep_dead_runs({root},
                                    [](std::string_view line) { fmt::print(stderr, "sluice: dead run: {}\n", line); });
@@ -356,7 +356,7 @@ class ScriptRunner {
   scenario::ResultsJournal& journal() { return journal_; }
 
  private:
-  // --backend cluster: every rank runs each point together (emulate/cluster_point_run.hpp),
+  // --backend cluster: every rank runs each point together (scenarios/deploy/cluster_point_run.hpp),
   // through one bootstrap over the launcher's relay for the whole script.
   Status cluster_call(scenario::RunnerOptions& call) {
     if (sweep_ == nullptr) {
