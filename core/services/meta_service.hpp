@@ -259,6 +259,7 @@ class MetaService final : public Service {
   void load_kept_replies();
   void mirror_record(proto::MetaRecordDesc record);
   void mirror_pump();
+  void mirror_pump_soon();  // after this step of the service (meta_mirror.cpp)
   void mirror_acked(std::uint64_t end_sequence);
   void mirror_forward_failed(const Status& why);
   void mirror_report(proto::Consistency consistency, std::function<void(Status)> done);
@@ -297,6 +298,7 @@ class MetaService final : public Service {
   std::uint64_t acked_sequence_ = 0;       // the secondary has every record up to here
   std::deque<proto::MetaRecordDesc> log_;  // records acked_sequence_ + 1 ... next_sequence_ - 1
   bool batch_in_flight_ = false;
+  bool pump_scheduled_ = false;  // mirror_pump_soon: a pump waits for the end of this step
   // The stream is suspended, not ended: log_ keeps every record since the
   // secondary's last acknowledgement, and records made while it is away are
   // added, so that it can catch up on exactly those (same epoch, next

@@ -5,6 +5,8 @@
 // and mgmt refuses a third server.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -220,6 +222,51 @@ TEST(MetaMirror, ACreateResentAfterFailoverIsAnsweredFromTheReplicatedReplyCache
                 });
               }).ok());
   EXPECT_GT(next->file_id, created->file_id);
+}
+
+TEST(MetaMirror, ACreatesChangeAndItsReplyReachTheSecondaryTogetherOrNotAtAll) {
+  // The primary dies as it sends the mirror batch that carries the create's
+  // reply. Before, the create's store change had left in a batch of its own
+  // (pumped at once) and was applied on the secondary: the client's resend to
+  // it (the new primary) found the file without the reply, "already exists"
+  // (`sluice run storage_failover.lua --backend emulate`, meta:0 killed).
+  // Now both leave in one batch: the secondary has neither, and the resent
+  // create is executed there.
+  TestCluster cluster(meta_mirrored_spec(1));
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_FALSE(settle_mirrors(cluster).empty());
+  std::vector<MetaService*> pair = servers_of_shard(cluster, 0);
+  const Endpoint primary = cluster.world().endpoint_of(*pair[0]);
+  // A first create takes a range of file ids (a record of its own), so the
+  // second one's only change is its entry.
+  ASSERT_TRUE(run_script(cluster, [](WorkloadContext& ctx, std::function<void(Status)> done) {
+                ctx.client.create("/first", CreateOptions{},
+                                  [done](Result<proto::InodeDesc> f) { done(f.ok() ? ok_status() : f.status()); });
+              }).ok());
+  TestWorld* world = &cluster.world();
+  auto cut = std::make_shared<bool>(false);
+  cluster.world().add_fault(MessageRule{
+      [world, primary, cut](const Endpoint& from, const Endpoint&, const proto::Message& m) {
+        const auto* batch = std::get_if<proto::MetaMirror>(&m);
+        if (from != primary || batch == nullptr) return false;
+        const bool replies = std::any_of(batch->records.begin(), batch->records.end(),
+                                         [](const auto& r) { return r.kind == proto::MetaRecordKind::reply; });
+        if (!replies) return false;
+        if (!*cut) {
+          *cut = true;
+          world->kill(primary);
+        }
+        return true;
+      },
+      FaultAction::drop, 0, ~std::uint64_t{0}});
+  const Status made = run_script(cluster, [](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.create("/once", CreateOptions{},
+                      [done](Result<proto::InodeDesc> f) { done(f.ok() ? ok_status() : f.status()); });
+  });
+  ASSERT_TRUE(*cut);
+  ASSERT_TRUE(made.ok()) << made.to_string() << logs_of(cluster);  // not already_exists
+  EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
+  EXPECT_TRUE(pair[1]->store().get_entry("/", "once").ok());
 }
 
 TEST(MetaMirror, ARestartedSecondaryIsResyncedAndThenSurvivesItsPrimary) {
