@@ -14,6 +14,8 @@ std::string_view to_string(MdPhase phase) {
     case MdPhase::readdir: return "readdir";
     case MdPhase::ls_storm: return "ls_storm";
     case MdPhase::remove: return "remove";
+    case MdPhase::link: return "link";
+    case MdPhase::rename: return "rename";
   }
   return "unknown";
 }
@@ -43,6 +45,14 @@ std::string MdBench::item_path(std::uint32_t rank, std::uint64_t index) const {
   return dir_of(rank) + "/f" + std::to_string(rank) + "." + std::to_string(index);
 }
 
+std::string MdBench::link_path(std::uint32_t rank, std::uint64_t index) const {
+  return dir_of(rank) + "/l" + std::to_string(rank) + "." + std::to_string(index);
+}
+
+std::string MdBench::renamed_path(std::uint32_t rank, std::uint64_t index) const {
+  return dir_of(rank) + "/m" + std::to_string(rank) + "." + std::to_string(index);
+}
+
 std::string MdBench::storm_dir() const { return config_.storm_dir.empty() ? dir_of(0) : config_.storm_dir; }
 
 bool MdBench::has_phase(MdPhase phase) const {
@@ -56,7 +66,8 @@ std::string MdBench::barrier_name(std::string_view what) const {
 // Entries of the rank's own listing directory when this run created them; 0 = unknown.
 std::uint64_t MdBench::expected_entries() const {
   if (!has_phase(MdPhase::create)) return 0;
-  return config_.shared_dir ? config_.files_per_rank * ctx_->ranks : config_.files_per_rank;
+  const std::uint64_t items = config_.shared_dir ? config_.files_per_rank * ctx_->ranks : config_.files_per_rank;
+  return linked_ ? 2 * items : items;
 }
 
 void MdBench::start(WorkloadContext& context, std::function<void(Status)> done) {
@@ -134,8 +145,12 @@ void MdBench::run_phase(MdPhase phase, StatusFn done) {
     if (!s.ok()) return done(s);
     recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), std::string(to_string(phase)), ctx_->rank);
     recorder_->start();
-    phase_body(phase, [this, done](Status body) {
+    phase_body(phase, [this, phase, done](Status body) {
       results_.push_back(recorder_->finish());
+      // Every item of this rank has its new names now (the next phase's barrier orders the ranks).
+      if (body.ok() && phase == MdPhase::link) linked_ = true;
+      if (body.ok() && phase == MdPhase::rename) renamed_ = !renamed_;
+      if (body.ok() && phase == MdPhase::remove) linked_ = false;
       done(std::move(body));
     });
   });
@@ -146,6 +161,8 @@ void MdBench::phase_body(MdPhase phase, StatusFn done) {
     case MdPhase::create:
     case MdPhase::stat:
     case MdPhase::remove:
+    case MdPhase::link:
+    case MdPhase::rename:
       return for_each_bounded(
           config_.files_per_rank, config_.threads,
           [this, phase](std::uint64_t i, StatusFn d) { item_op(phase, i, std::move(d)); }, std::move(done));
@@ -170,7 +187,8 @@ void MdBench::phase_body(MdPhase phase, StatusFn done) {
 }
 
 void MdBench::item_op(MdPhase phase, std::uint64_t index, StatusFn done) {
-  const std::string path = item_path(ctx_->rank, index);
+  const std::uint32_t rank = ctx_->rank;
+  const std::string path = renamed_ ? renamed_path(rank, index) : item_path(rank, index);
   const TimeNs issued = ctx_->env.now();
   auto finish = [this, issued, done, path, phase](const Status& s) {
     if (!s.ok()) return done(annotate(s, "md_bench " + std::string(to_string(phase)) + " " + path));
@@ -187,7 +205,19 @@ void MdBench::item_op(MdPhase phase, std::uint64_t index, StatusFn done) {
         finish(r.status());
       });
       return;
-    case MdPhase::remove: ctx_->client.unlink(path, finish); return;
+    case MdPhase::remove:
+      if (!linked_) return ctx_->client.unlink(path, finish);
+      ctx_->client.unlink(path, [this, rank, index, finish](const Status& s) {
+        if (!s.ok()) return finish(s);
+        ctx_->client.unlink(link_path(rank, index), finish);
+      });
+      return;
+    case MdPhase::link:
+      ctx_->client.link(path, link_path(rank, index), [finish](Result<proto::InodeDesc> r) { finish(r.status()); });
+      return;
+    case MdPhase::rename:
+      ctx_->client.rename(path, renamed_ ? item_path(rank, index) : renamed_path(rank, index), finish);
+      return;
     case MdPhase::readdir:
     case MdPhase::ls_storm: break;
   }

@@ -15,9 +15,14 @@
 //             ops = 1 listing; readdir.entries counts the entries
 //   ls_storm  readdir with attributes of storm_dir, then stat every entry,
 //             `threads` stats in flight                         ops = 1 + entries
-//   remove    unlink every item                                ops = items
-// When this run created the items, readdir and ls_storm check the entry
-// count exactly (files_per_rank, or ranks x files_per_rank when shared).
+//   link      a second name for every item, <dir>/l<r>.<i> (a hard link)
+//                                                              ops = items
+//   rename    every item to <dir>/m<r>.<i>, or back when it was renamed
+//             before (one directory: rename within a shard)   ops = items
+//   remove    unlink every item (and its link)                 ops = items
+// Phases after a rename use the item's new name. When this run created the
+// items, readdir and ls_storm check the entry count exactly (files_per_rank,
+// or ranks x files_per_rank when shared; twice that once the items are linked).
 // After the last barrier, with a remove phase, each rank removes its private
 // directory and rank 0 the shared directory and <root> (remove_dirs).
 //
@@ -38,8 +43,9 @@
 
 namespace sluice {
 
-enum class MdPhase : std::uint8_t { create, stat, readdir, ls_storm, remove };
-std::string_view to_string(MdPhase phase);  // "create", "stat", "readdir", "ls_storm", "remove"
+enum class MdPhase : std::uint8_t { create, stat, readdir, ls_storm, remove, link, rename };
+// "create", "stat", "readdir", "ls_storm", "remove", "link", "rename"
+std::string_view to_string(MdPhase phase);
 
 struct MdBenchConfig {
   std::string root_dir = "/mdtest";
@@ -68,7 +74,11 @@ class MdBench final : public Workload {
   std::uint64_t storm_entries() const { return storm_entries_; }
 
   std::string dir_of(std::uint32_t rank) const;
+  // Item `index` of `rank` as created (f<r>.<i>), its link (l<r>.<i>) and its
+  // renamed name (m<r>.<i>).
   std::string item_path(std::uint32_t rank, std::uint64_t index) const;
+  std::string link_path(std::uint32_t rank, std::uint64_t index) const;
+  std::string renamed_path(std::uint32_t rank, std::uint64_t index) const;
   std::string storm_dir() const;
 
  private:
@@ -87,6 +97,8 @@ class MdBench final : public Workload {
   std::unique_ptr<PhaseRecorder> recorder_;
   std::vector<RankPhaseResult> results_;
   std::uint64_t storm_entries_ = 0;
+  bool linked_ = false;   // a link phase ran (and no remove since)
+  bool renamed_ = false;  // the items are at renamed_path
 };
 
 }  // namespace sluice

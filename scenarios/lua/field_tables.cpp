@@ -423,8 +423,10 @@ std::vector<FieldDoc> md_bench_fields() {
                   "files of all ranks together, split over the ranks (instead of files_per_rank)"),
       count_field("threads", "operations", 1, k_workload_max_inflight, count_text(c.threads),
                   "metadata operations in flight per rank"),
-      choice_list_field("phases", names_of(md_phase_names()), names_text(md_phase_names(), c.phases),
-                        "the phases, in order (ls_storm: readdir with attributes, then a stat per entry)"),
+      choice_list_field(
+          "phases", names_of(md_phase_names()), names_text(md_phase_names(), c.phases),
+          "the phases, in order (ls_storm: readdir with attributes, then a stat per entry; link: a hard link "
+          "per item; rename: every item to a new name in its directory, or back)"),
       text_field("storm_dir", k_field_no_limit, "the shared directory", "directory ls_storm lists"),
       boolean_field("remove_dirs", c.remove_dirs, "remove the run's directories after a remove phase"),
       workload_stripe(),
@@ -549,7 +551,7 @@ FieldTable workload_table(const std::string& type) {
     summary = "an elbencho-like sweep: every rank makes, writes, reads, stats and deletes its files";
   } else if (type == "md_bench") {
     add(md_bench_fields(), MdBenchConfig{}.barrier_max_wait_ns);
-    summary = "an mdtest-like metadata benchmark (create, stat, readdir, ls_storm, remove)";
+    summary = "an mdtest-like metadata benchmark (create, stat, readdir, ls_storm, link, rename, remove)";
   } else if (type == "train_epoch") {
     add(train_epoch_fields(), TrainEpochConfig{}.barrier_max_wait_ns);
     summary = "a DLIO-like training epoch: batches of samples read while the GPUs compute";
@@ -781,11 +783,10 @@ const NamedValues<SweepPhase>& sweep_phase_names() {
   return k;
 }
 const NamedValues<MdPhase>& md_phase_names() {
-  static const NamedValues<MdPhase> k{{"create", MdPhase::create},
-                                      {"stat", MdPhase::stat},
-                                      {"readdir", MdPhase::readdir},
-                                      {"ls_storm", MdPhase::ls_storm},
-                                      {"remove", MdPhase::remove}};
+  static const NamedValues<MdPhase> k{{"create", MdPhase::create},   {"stat", MdPhase::stat},
+                                      {"readdir", MdPhase::readdir}, {"ls_storm", MdPhase::ls_storm},
+                                      {"remove", MdPhase::remove},   {"link", MdPhase::link},
+                                      {"rename", MdPhase::rename}};
   return k;
 }
 const NamedValues<Backend>& backend_names() {
