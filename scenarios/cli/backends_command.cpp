@@ -1,56 +1,12 @@
 #include "scenarios/cli/backends_command.hpp"
 
 #include <fmt/core.h>
-#include <signal.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <cmath>
-#include <csignal>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <map>
-#include <nlohmann/json.hpp>
-#include <optional>
-#include <set>
-#include <sstream>
-#include <stdexcept>
 #include <string>
-#include <string_view>
 
-#include "core/common/byte_size.hpp"
-#include "core/topology/machine_builders.hpp"
-#include "core/topology/nvidia_smi_import.hpp"
-#include "base/run_marker.hpp"
-#include "hw_backends/hwloc/hwloc_import.hpp"
 #include "hw_backends/storage_backend.hpp"
-#include "transports/shared_secret.hpp"
-#include "transports/transport.hpp"
 #include "scenarios/build_probes.hpp"
-#include "scenarios/calibrate/script_compare.hpp"
-#include "scenarios/lua/lua_api.hpp"
-#include "scenarios/lua/lua_script.hpp"
-#include "scenarios/lua/machine_report.hpp"
-#include "scenarios/runner/point_bound.hpp"
-#include "scenarios/runner/results_journal.hpp"
-#include "scenarios/runner/results_writer.hpp"
-#include "scenarios/runner/runner.hpp"
-#include "scenarios/runner/sweep_relay_wire.hpp"
-#include "scenarios/runner/sweep_schedule.hpp"
-#include "analysis/analysis_command.hpp"
-#include "analysis/plotter.hpp"
-#include "scenarios/deploy/command_runner.hpp"
-#include "scenarios/netns/cluster_emulator.hpp"
-#include "scenarios/netns/dead_runs.hpp"
-#include "scenarios/deploy/cluster_point_run.hpp"
-#include "scenarios/netns/emulated_point_run.hpp"
-#include "scenarios/deploy/rank_bootstrap.hpp"
-#include "hw_backends/cuda/cuda_device.hpp"
-#include "hw_backends/cuda/cuda_gpu_memory.hpp"
+#include "transports/transport.hpp"
 
 namespace sluice::cli {
 namespace {

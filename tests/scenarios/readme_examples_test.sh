@@ -30,7 +30,7 @@
 # written (52 s on the idle 2-core VM, 84 s of CPU); the whole test takes
 # about 3 minutes there.
 # A ```lua block runs as `sluice run` (after the sh blocks above it, so mine/
-# exists), unless it is a fragment (it uses r32 without defining it).
+# exists): it must be a whole study.
 # Lines that need root and network namespaces (--backend emulate,
 # netns-hosts, mount, fio against the mount, umount), mpirun or SimGrid are
 # skipped, saying why, where those are missing. Exit 0: every example that
@@ -192,11 +192,6 @@ for example in "${examples[@]}"; do
   log="$tmp/example_$n.log"
   if [ "$kind" = lua ]; then
     shown="the \`\`\`lua study at README:$lineno"
-    # A fragment: it uses r32 and r8 and defines neither.
-    if grep -qE '\br32\b' "$text" && ! grep -qE '^[[:space:]]*local[^=]*\br32\b[^=]*=' "$text"; then
-      say_skip "$lineno" "$shown" "fragment (r32 and r8 are not defined)"
-      continue
-    fi
     if [ -n "$sim_why" ]; then say_skip "$lineno" "$shown" "$sim_why"; continue; fi
     cp "$text" "readme_lua_$n.lua"
     run_example "$lineno" "$shown" "$log" "$(printf '%q run readme_lua_%s.lua --out lua_%s' "$sluice" "$n" "$n")"

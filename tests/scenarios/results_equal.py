@@ -2,7 +2,7 @@
 """Compares a study's results.json with one recorded before (issue 49: behaviour
 unchanged by a move). What a rerun may change is left out: when and where it ran
 (created_utc, machine, sluice_version, versions), wall times (any key with
-"wall" in it), log tails, the results' own folder, and where the study
+"wall" in it), log tails, and where the study
 was run from (a script's path is kept from its lua_scripts/ folder on). Everything else, every
 counter, phase row, headline and claim, must be equal; numbers to 1e-9
 relative (JSON's text round trip), the rest exactly.
@@ -15,7 +15,7 @@ import math
 import re
 import sys
 
-DROPPED = {"created_utc", "machine", "sluice_version", "versions", "log_tail", "out_dir", "results_dir"}
+DROPPED = {"created_utc", "machine", "sluice_version", "versions", "log_tail"}
 
 
 def normal(value):
