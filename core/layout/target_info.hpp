@@ -25,6 +25,7 @@
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
 #include "core/layout/stripe_pattern.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -60,6 +61,14 @@ struct CapacityPoolLimits {
   std::uint64_t low_free_bytes = 1 * k_tib;         // below this: low pool
   std::uint64_t emergency_free_bytes = 20 * k_gib;  // below this: emergency pool
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, CapacityPoolLimits& c) {
+  v("low_free_bytes", c.low_free_bytes, bytes_in(0, k_field_max_unbounded, "below this free: the low pool"));
+  v("emergency_free_bytes", c.emergency_free_bytes,
+    bytes_in(0, k_field_max_unbounded, "below this free: the emergency pool"));
+}
 
 // emergency_free_bytes must not exceed low_free_bytes.
 Status validate(const CapacityPoolLimits& limits);

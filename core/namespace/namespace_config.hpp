@@ -11,6 +11,7 @@
 #include "core/common/ids.hpp"
 #include "core/common/status.hpp"
 #include "core/namespace/dir_placement.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -93,6 +94,32 @@ struct NamespaceConfig {
 
   bool operator==(const NamespaceConfig&) const = default;
 };
+
+// mkdir_spread_depth_max's upper bound: directory levels.
+inline constexpr std::uint32_t k_mkdir_spread_depth_limit = 1000;
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, NamespaceConfig& c) {
+  constexpr bool s = k_script_field;
+  v("policy", c.policy,
+    plain("metadata sharding: directory owner (BeeGFS), striped directories (Lustre DNE), path hashing (GekkoFS)", s));
+  v("shard_count", c.shard_count, count_of("shards", 1, k_shard_count_max, "metadata shards"));
+  v("root_shard", c.root_shard, count_of("shard", 0, k_shard_count_max - 1, "shard of the root directory"));
+  v("dir_stripe_count", c.dir_stripe_count,
+    count_of("shards", 1, k_dir_stripes_max, "striped_dir: shards a new directory is striped over", s));
+  v("dir_hash", c.dir_hash, plain("striped_dir: name -> stripe hash (path_hash always fnv_1a_64, dir_owner none)", s));
+  v("mkdir_rule", c.mkdir_rule, plain("shard of a new directory", s));
+  v("mkdir_spread_depth_max", c.mkdir_spread_depth_max,
+    count_of("levels", 0, k_mkdir_spread_depth_limit, "random_near_root: deepest level spread at random", s));
+  v("dir_auto_split", c.dir_auto_split, plain("striped_dir: split a directory stripe that grows too big", s));
+  v("dir_split_count", c.dir_split_count,
+    count_of("entries", 1, 4294967295.0, "entries on one stripe that trigger a split", s));
+  v("dir_split_delta", c.dir_split_delta, count_of("stripes", 1, k_dir_stripes_max, "stripes added by one split", s));
+  v("dir_stripes_max", c.dir_stripes_max,
+    count_of("stripes", 1, k_dir_stripes_max, "most stripes of one directory", s));
+  v("split_rule", c.split_rule, plain("shards of the stripes a split adds", s));
+}
 
 // Ok if the config is usable: shard_count 1..k_shard_count_max, root_shard
 // below shard_count, known enum values, and for striped_dir a hash of

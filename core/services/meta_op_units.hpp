@@ -38,6 +38,7 @@
 
 #include "core/common/status.hpp"
 #include "core/layout/stripe_pattern.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -56,6 +57,20 @@ struct MetaOpUnits {
   std::uint32_t setattr = 1;        // SetAttr: a close (with or without a new size)
   bool operator==(const MetaOpUnits&) const = default;
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, MetaOpUnits& c) {
+  const double max = k_meta_op_units_max;
+  v("lookup", c.lookup, count_of("units", 0, max, "service units of a Lookup (an open)"));
+  v("stat", c.stat, count_of("units", 0, max, "service units of a Stat"));
+  v("create", c.create, count_of("units", 0, max, "service units of a Create"));
+  v("mkdir", c.mkdir, count_of("units", 0, max, "service units of a Mkdir"));
+  v("readdir_entry", c.readdir_entry, count_of("units", 0, max, "service units per entry of a Readdir page"));
+  v("unlink", c.unlink, count_of("units", 0, max, "service units of an Unlink or Rmdir"));
+  v("rename", c.rename, count_of("units", 0, max, "service units of a Rename"));
+  v("setattr", c.setattr, count_of("units", 0, max, "service units of a SetAttr (a close)"));
+}
 
 // All 1: the sim profile's metadata costs are a Lustre MDT's.
 MetaOpUnits lustre_mdt_op_units();

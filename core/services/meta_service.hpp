@@ -86,6 +86,7 @@
 #include "core/services/meta_store.hpp"
 #include "core/services/recording_meta_store.hpp"
 #include "core/services/rpc.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -111,6 +112,25 @@ struct MetaMirrorConfig {
   std::uint32_t resync_page_entries = 1024;   // store entries read per resync step
   std::size_t max_held_replies = 65'536;      // replies waiting for the secondary; beyond, `again`
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, MetaMirrorConfig& c) {
+  v("enabled", c.enabled, plain("metadata buddy mirroring of this server's shard"));
+  v("second", c.second, plain("this server is its shard's second server (starts as the secondary)"));
+  v("heartbeat_interval_ns", c.heartbeat_interval_ns,
+    duration_in(0, k_field_max_unbounded, "liveness reports to mgmt"));
+  v("maps_refresh_interval_ns", c.maps_refresh_interval_ns,
+    duration_in(0, k_field_max_unbounded, "refresh of roles and the buddy's state; resyncs start on it"));
+  v("forward_rpc", c.forward_rpc, plain("RPC limits of the forwarding to the secondary"));
+  v("max_log_records", c.max_log_records,
+    count_of("records", 1, 1e12, "records not yet acknowledged; beyond, the secondary is dropped"));
+  v("max_batch_records", c.max_batch_records, count_of("records", 1, 1e9, "records per MetaMirror message"));
+  v("max_batch_bytes", c.max_batch_bytes, bytes_in(1, k_field_max_unbounded, "bytes per MetaMirror message"));
+  v("resync_page_entries", c.resync_page_entries, count_of("entries", 1, 1e9, "store entries read per resync step"));
+  v("max_held_replies", c.max_held_replies,
+    count_of("replies", 1, 1e12, "replies waiting for the secondary; beyond, `again`"));
+}
 
 struct MetaServiceConfig {
   ShardId shard = 0;
@@ -160,6 +180,33 @@ struct MetaServiceConfig {
   // offline), rather than serve an empty namespace.
   std::function<Result<std::unique_ptr<MetaStore>>()> open_store;
 };
+
+// Its fields, one description each (core/common/field_info.hpp). Not listed:
+// what a deployment sets for each server itself (shard, mgmt, open_store).
+template <class V>
+void fields(V& v, MetaServiceConfig& c) {
+  v("ns", c.ns, plain("the namespace: sharding policy and directory striping"));
+  v("stripe_flavor", c.stripe_flavor,
+    plain("chunk-size rules: BeeGFS (powers of two) or Lustre (multiples of 64 KiB)"));
+  v("default_chunk_bytes", c.default_chunk_bytes, bytes_in(1, k_field_max_unbounded, "chunk size of new files"));
+  v("default_stripe_count", c.default_stripe_count, count_of("targets", 0, 1e6, "targets of a new file (0: all)"));
+  v("default_chooser", c.default_chooser, plain("chooser of a new file's targets"));
+  v("mirror_file_data", c.mirror_file_data, plain("new files are buddy-mirrored"));
+  v("maps_max_age_ns", c.maps_max_age_ns,
+    duration_in(0, k_field_max_unbounded, "target maps older than this are fetched again before a create"));
+  v("readdir_page_max_entries", c.readdir_page_max_entries,
+    count_of("entries", 1, 1e9, "entries of one Readdir reply"));
+  v("reply_cache_entries", c.reply_cache_entries, count_of("replies", 1, 1e12, "replies kept for retried requests"));
+  v("kept_reply_prune_batch", c.kept_reply_prune_batch,
+    count_of("replies", 1, 1e12, "kept replies removed from the store in one range delete"));
+  v("max_waiting_for_maps", c.max_waiting_for_maps,
+    count_of("creates", 1, 1e12, "creates queued while maps are fetched"));
+  v("file_id_range", c.file_id_range, count_of("ids", 1, 1e12, "file ids reserved from the store at a time"));
+  v("max_links", c.max_links, count_of("names", 1, 4294967295.0, "names one file may have (hard links)"));
+  v("op_units", c.op_units, plain("service units per request kind (unset: the flavor's)"));
+  v("rpc", c.rpc, plain("RPC limits of its calls to mgmt"));
+  v("mirror", c.mirror, plain("metadata buddy mirroring"));
+}
 
 class MetaService final : public Service {
  public:

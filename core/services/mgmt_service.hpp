@@ -34,6 +34,7 @@
 #include "core/env.hpp"
 #include "core/layout/target_info.hpp"
 #include "core/services/rpc.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -62,6 +63,21 @@ struct MgmtConfig {
   // secondary's state (SetMetaConsistency); see MetaMirrorConfig.
   bool meta_mirror = false;
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, MgmtConfig& c) {
+  v("check_interval_ns", c.check_interval_ns,
+    duration_in(0, k_field_max_unbounded, "heartbeat checks of the servers (0: none)"));
+  v("probably_offline_after_ns", c.probably_offline_after_ns,
+    duration_in(0, k_field_max_unbounded, "a server not heard from this long is probably offline"));
+  v("offline_after_ns", c.offline_after_ns,
+    duration_in(0, k_field_max_unbounded, "a server not heard from this long is offline (switchover)"));
+  v("pools", c.pools, plain("capacity pool limits of the targets"));
+  v("buddy_groups", c.buddy_groups, plain("storage buddy groups (group, primary, secondary)"));
+  v("buddy_switchover", c.buddy_switchover, plain("promote the secondary of a group whose primary is offline"));
+  v("meta_mirror", c.meta_mirror, plain("metadata buddy groups: each shard served by two servers"));
+}
 
 class MgmtService final : public Service {
  public:

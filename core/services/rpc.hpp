@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/env.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -82,6 +83,23 @@ struct RpcLimits {
     return total;
   }
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, RpcLimits& c) {
+  v("timeout_ns", c.timeout_ns, duration_in(0, k_field_max_unbounded, "first attempt's least wait for a reply"));
+  v("max_attempts", c.max_attempts, count_of("sends", 1, 1e6, "sends of one request before it is timed_out"));
+  v("timeout_backoff", c.timeout_backoff, count_of("times", 1, 1e3, "each attempt waits this times the previous"));
+  v("timeout_max_ns", c.timeout_max_ns, duration_in(0, k_field_max_unbounded, "no attempt waits longer"));
+  v("again_backoff_ns", c.again_backoff_ns,
+    duration_in(0, k_field_max_unbounded, "first wait after an `again` reply; doubles"));
+  v("again_backoff_max_ns", c.again_backoff_max_ns,
+    duration_in(0, k_field_max_unbounded, "longest wait after `again`"));
+  v("max_again_replies", c.max_again_replies, count_of("replies", 0, 4294967295.0, "then the call fails with `again`"));
+  v("max_outstanding", c.max_outstanding, count_of("calls", 1, 1e12, "calls in flight; beyond, `again` at once"));
+  v("max_in_progress_replies", c.max_in_progress_replies,
+    count_of("replies", 0, 4294967295.0, "`in_progress` answers to one call before it is timed_out"));
+}
 
 class RpcClient {
  public:

@@ -73,6 +73,7 @@
 #include "core/sched/token_bucket.hpp"
 #include "core/services/resync_log.hpp"
 #include "core/services/rpc.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -105,6 +106,29 @@ struct StorageMirrorConfig {
   // to appear in the maps before it treats the buddy as unreachable.
   TimeNs buddy_register_wait_ns = 10 * k_ns_per_s;
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, StorageMirrorConfig& c) {
+  v("enabled", c.enabled, plain("storage buddy mirroring at this server"));
+  v("maps_refresh_interval_ns", c.maps_refresh_interval_ns,
+    duration_in(0, k_field_max_unbounded, "refresh of roles and buddy states; pending resyncs start on it"));
+  v("forward_rpc", c.forward_rpc, plain("RPC limits of the forwarding to the secondary"));
+  v("resync_log_max_files", c.resync_log_max_files,
+    count_of("objects", 1, 1e12, "chunk objects recorded per secondary while it is not good; beyond, a full resync"));
+  v("resync_piece_bytes", c.resync_piece_bytes,
+    bytes_in(1, k_field_max_unbounded, "a resync copies in pieces of this"));
+  v("max_resync_failures", c.max_resync_failures,
+    count_of("failures", 1, 1e9, "failed resyncs in a row before the secondary is reported bad"));
+  v("staging_budget_bytes", c.staging_budget_bytes,
+    bytes_in(1, k_field_max_unbounded, "staging memory for the writes it receives as a secondary"));
+  v("buddy_register_wait_ns", c.buddy_register_wait_ns,
+    duration_in(0, k_field_max_unbounded, "how long a primary waits for its buddy to appear after start"));
+}
+
+// max_active_per_target's and max_queued_per_target's upper bounds: requests.
+inline constexpr std::uint64_t k_max_active_per_target_limit = 4096;
+inline constexpr std::uint64_t k_max_queued_per_target_limit = 1'000'000;
 
 struct StorageServiceConfig {
   Endpoint mgmt;
@@ -147,6 +171,40 @@ struct StorageServiceConfig {
   // drive request of its own (O_DIRECT).
   bool buffered_reads = false;
 };
+
+// Its fields, one description each (core/common/field_info.hpp), in the
+// order the reference lists the script's. Not listed: what a deployment
+// sets for each server itself (mgmt, targets, target_places).
+template <class V>
+void fields(V& v, StorageServiceConfig& c) {
+  constexpr bool s = k_script_field;
+  const double none = k_field_max_unbounded;
+  v("egress_limit_bytes_per_s", c.egress_limit_bytes_per_s,
+    rate_in(0, none, "storage servers' send rate limit (0: none)", s));
+  v("egress_burst_bytes", c.egress_burst_bytes, bytes_in(1, none, "token bucket depth of that limit", s));
+  v("max_active_per_target", c.max_active_per_target,
+    count_of("requests", 1, k_max_active_per_target_limit, "requests at one target's device at once (queue depth)", s));
+  v("max_queued_per_target", c.max_queued_per_target,
+    count_of("requests", 0, k_max_queued_per_target_limit, "requests waiting at one target; more are answered `again`",
+             s));
+  v("staging_budget_bytes", c.staging_budget_bytes, bytes_in(1, none, "staging memory of each storage server", s));
+  v("target_capacity_bytes", c.target_capacity_bytes, bytes_in(1, none, "capacity of each storage target", s));
+  v("buffered_writes", c.buffered_writes,
+    plain("storage servers write through the page cache (write-back under a dirty budget; sim: SimProfile "
+          "page_cache_*); false: every write waits for its drive",
+          s));
+  v("buffered_reads", c.buffered_reads,
+    plain("storage servers read through the page cache (sim: read-ahead of sequential reads, SimProfile "
+          "page_cache_read_ahead_bytes); false: every read is a drive request (O_DIRECT)",
+          s));
+  v("staging_numa", c.staging_numa, count_of("NUMA node", 0, 65535, "NUMA node of the staging buffers"));
+  v("server_nic", c.server_nic, count_of("NIC", 0, 4294967295.0, "default NIC when the client names none"));
+  v("heartbeat_interval_ns", c.heartbeat_interval_ns, duration_in(0, none, "heartbeats to mgmt (0: none)"));
+  v("rpc", c.rpc, plain("RPC limits of its calls"));
+  v("mirror", c.mirror, plain("storage buddy mirroring"));
+  v("slot_piece_bytes", c.slot_piece_bytes,
+    bytes_in(0, none, "coalescing fidelity: per-chunk pieces a merged request stands for (0: not measured)"));
+}
 
 class StorageService final : public Service {
  public:

@@ -10,6 +10,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/common/field_info.hpp"
 #include "core/namespace/namespace_config.hpp"
 
 namespace sluice::emulate {
@@ -19,141 +22,22 @@ using json = nlohmann::json;
 
 // ---- the fields of each config, one list for writing and reading -------------------
 
-template <class Io>
-void fields(Io& io, RpcLimits& c) {
-  io("timeout_ns", c.timeout_ns);
-  io("max_attempts", c.max_attempts);
-  io("timeout_backoff", c.timeout_backoff);
-  io("timeout_max_ns", c.timeout_max_ns);
-  io("again_backoff_ns", c.again_backoff_ns);
-  io("again_backoff_max_ns", c.again_backoff_max_ns);
-  io("max_again_replies", c.max_again_replies);
-  io("max_outstanding", c.max_outstanding);
-  io("max_in_progress_replies", c.max_in_progress_replies);
-}
-
-template <class Io>
-void fields(Io& io, CapacityPoolLimits& c) {
-  io("low_free_bytes", c.low_free_bytes);
-  io("emergency_free_bytes", c.emergency_free_bytes);
-}
-
+// Each config's fields are listed beside it in the core (fields(v, config),
+// core/common/field_info.hpp); the wire's buddy group descriptor has its own.
 template <class Io>
 void fields(Io& io, proto::BuddyGroupDesc& c) {
   c.io(io);  // group, primary, secondary: the wire's own names
 }
 
-template <class Io>
-void fields(Io& io, MgmtConfig& c) {
-  io("check_interval_ns", c.check_interval_ns);
-  io("probably_offline_after_ns", c.probably_offline_after_ns);
-  io("offline_after_ns", c.offline_after_ns);
-  io("pools", c.pools);
-  io("buddy_groups", c.buddy_groups);
-  io("buddy_switchover", c.buddy_switchover);
-  io("meta_mirror", c.meta_mirror);
-}
-
-template <class Io>
-void fields(Io& io, NamespaceConfig& c) {
-  io("policy", c.policy);
-  io("shard_count", c.shard_count);
-  io("root_shard", c.root_shard);
-  io("dir_stripe_count", c.dir_stripe_count);
-  io("dir_hash", c.dir_hash);
-  io("mkdir_rule", c.mkdir_rule);
-  io("mkdir_spread_depth_max", c.mkdir_spread_depth_max);
-  io("dir_auto_split", c.dir_auto_split);
-  io("dir_split_count", c.dir_split_count);
-  io("dir_split_delta", c.dir_split_delta);
-  io("dir_stripes_max", c.dir_stripes_max);
-  io("split_rule", c.split_rule);
-}
-
-template <class Io>
-void fields(Io& io, MetaOpUnits& c) {
-  io("lookup", c.lookup);
-  io("stat", c.stat);
-  io("create", c.create);
-  io("mkdir", c.mkdir);
-  io("readdir_entry", c.readdir_entry);
-  io("unlink", c.unlink);
-  io("rename", c.rename);
-  io("setattr", c.setattr);
-}
-
-template <class Io>
-void fields(Io& io, MetaMirrorConfig& c) {
-  io("enabled", c.enabled);
-  io("second", c.second);
-  io("heartbeat_interval_ns", c.heartbeat_interval_ns);
-  io("maps_refresh_interval_ns", c.maps_refresh_interval_ns);
-  io("forward_rpc", c.forward_rpc);
-  io("max_log_records", c.max_log_records);
-  io("max_batch_records", c.max_batch_records);
-  io("max_batch_bytes", c.max_batch_bytes);
-  io("resync_page_entries", c.resync_page_entries);
-  io("max_held_replies", c.max_held_replies);
-}
-
-template <class Io>
-void fields(Io& io, MetaServiceConfig& c) {
-  io("ns", c.ns);
-  io("stripe_flavor", c.stripe_flavor);
-  io("default_chunk_bytes", c.default_chunk_bytes);
-  io("default_stripe_count", c.default_stripe_count);
-  io("default_chooser", c.default_chooser);
-  io("mirror_file_data", c.mirror_file_data);
-  io("maps_max_age_ns", c.maps_max_age_ns);
-  io("readdir_page_max_entries", c.readdir_page_max_entries);
-  io("reply_cache_entries", c.reply_cache_entries);
-  io("kept_reply_prune_batch", c.kept_reply_prune_batch);
-  io("max_waiting_for_maps", c.max_waiting_for_maps);
-  io("file_id_range", c.file_id_range);
-  io("op_units", c.op_units);
-  io("rpc", c.rpc);
-  io("mirror", c.mirror);
-}
-
-template <class Io>
-void fields(Io& io, StorageMirrorConfig& c) {
-  io("enabled", c.enabled);
-  io("maps_refresh_interval_ns", c.maps_refresh_interval_ns);
-  io("forward_rpc", c.forward_rpc);
-  io("resync_log_max_files", c.resync_log_max_files);
-  io("resync_piece_bytes", c.resync_piece_bytes);
-  io("max_resync_failures", c.max_resync_failures);
-  io("staging_budget_bytes", c.staging_budget_bytes);
-  io("buddy_register_wait_ns", c.buddy_register_wait_ns);
-}
-
-template <class Io>
-void fields(Io& io, StorageServiceConfig& c) {
-  io("target_capacity_bytes", c.target_capacity_bytes);
-  io("max_active_per_target", c.max_active_per_target);
-  io("max_queued_per_target", c.max_queued_per_target);
-  io("staging_budget_bytes", c.staging_budget_bytes);
-  io("staging_numa", c.staging_numa);
-  io("server_nic", c.server_nic);
-  io("egress_limit_bytes_per_s", c.egress_limit_bytes_per_s);
-  io("egress_burst_bytes", c.egress_burst_bytes);
-  io("heartbeat_interval_ns", c.heartbeat_interval_ns);
-  io("rpc", c.rpc);
-  io("mirror", c.mirror);
-  io("slot_piece_bytes", c.slot_piece_bytes);
-  io("buffered_writes", c.buffered_writes);
-  io("buffered_reads", c.buffered_reads);
-}
-
-// A field added to one of these configs changes its size: list it above (or
-// say at the top of the header why a node process does not need it), then
-// update the size here. (x86-64, libstdc++: the builds this project makes.)
+// A field added to one of these configs changes its size: list it in its
+// fields() beside the config (or say there why a node process does not need
+// it), then update the size here. (x86-64, libstdc++: the builds this project makes.)
 static_assert(sizeof(MgmtConfig) == 72 && sizeof(CapacityPoolLimits) == 16);
 static_assert(sizeof(MetaServiceConfig) == 408 && sizeof(NamespaceConfig) == 56 && sizeof(MetaOpUnits) == 32 &&
               sizeof(MetaMirrorConfig) == 128);
 static_assert(sizeof(StorageServiceConfig) == 312 && sizeof(StorageMirrorConfig) == 120 && sizeof(RpcLimits) == 64);
 
-// A config whose fields are listed above.
+// A config with a fields() list.
 template <class T>
 concept Listed = requires(T& t, int& io) {
   fields(io, t);
@@ -188,7 +72,7 @@ class Writer {
  public:
   explicit Writer(json& out) : out_(out) {}
   template <class T>
-  void operator()(const char* name, T& value) {
+  void operator()(const char* name, T& value, const FieldInfo& /*info*/ = {}) {
     out_[name] = encode(value);
   }
 
@@ -217,6 +101,12 @@ class Writer {
 
 // ---- reading ----------------------------------------------------------------------
 
+// "1..4096" (a field's declared range, core/common/field_info.hpp).
+std::string range_text(const FieldInfo& info) {
+  auto number = [](double v) { return std::isinf(v) ? std::string("any") : fmt::format("{}", v); };
+  return number(info.min) + ".." + number(info.max);
+}
+
 // Reads an object's keys into a config's fields; the first problem is kept.
 class Reader {
  public:
@@ -224,9 +114,16 @@ class Reader {
       : object_(object), path_(std::move(path)), problem_(problem) {}
 
   template <class T>
-  void operator()(const char* name, T& value) {
+  void operator()(const char* name, T& value, const FieldInfo& info = {}) {
     known_.insert(name);
-    if (problem_.empty() && object_.contains(name)) decode(object_.at(name), path_ + name, value);
+    if (!problem_.empty() || !object_.contains(name)) return;
+    decode(object_.at(name), path_ + name, value);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      if (problem_.empty() && info.unit != FieldUnit::plain &&
+          (static_cast<double>(value) < info.min || static_cast<double>(value) > info.max)) {
+        problem_ = path_ + name + ": " + std::to_string(value) + " is outside " + range_text(info);
+      }
+    }
   }
   // After the fields: a key that names none of them.
   void refuse_unknown_keys() {

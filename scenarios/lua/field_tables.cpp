@@ -13,33 +13,13 @@
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
 #include "core/workloads/workload_limits.hpp"
+#include "scenarios/lua/config_fields.hpp"
 #include "scenarios/lua/lua_script.hpp"
 #include "scenarios/lua/peak_search.hpp"
 #include "scenarios/lua/sweep_plan.hpp"
 
 namespace sluice::scenario {
-namespace {
 
-// Ethernet (RoCE/TCP) NIC + switch per link: slower than InfiniBand's
-// ~0.3 us per link (hardware_figures.hpp); 1 us until calibrated.
-constexpr TimeNs k_ethernet_link_latency_ns = 1000;
-// A link of more than 100 Tb/s is surely a unit mistake.
-constexpr double k_max_fabric_gbps = 100'000;
-constexpr double k_min_fabric_gbps = 0.001;
-// Storage targets one node may serve (drives per node).
-constexpr std::uint64_t k_max_targets_per_node = 256;
-// sl.machines.generic: PCIe switches per socket, PCIe generations 1..5, lanes per device.
-constexpr std::uint64_t k_max_switches_per_socket = 64;
-constexpr std::uint64_t k_max_pcie_gen = 5;
-constexpr std::uint64_t k_max_pcie_lanes = 32;
-// sl.cluster's fat tree: leaf downlink : uplink capacity.
-constexpr double k_max_oversubscription = 1000.0;
-// sl.fs: directory depth below which mkdir_rule = "random_near_root" spreads directories.
-constexpr std::uint64_t k_max_mkdir_spread_depth = 1000;
-// sl.fs: requests waiting at one storage target (more are answered `again`).
-constexpr std::uint64_t k_max_queued_per_target_limit = 1'000'000;
-constexpr std::uint64_t k_max_seed = std::numeric_limits<std::int64_t>::max();
-const std::string k_node_unit = "node index";
 // A size default longer than this ("3750000000KiB") is printed in bytes.
 constexpr std::size_t k_size_text_chars_max = 8;
 
@@ -71,6 +51,25 @@ std::string duration_text(TimeNs ns) {
   if (ns % k_ns_per_us == 0) return std::to_string(ns / k_ns_per_us) + "us";
   return std::to_string(ns) + "ns";
 }
+
+namespace {
+
+// Ethernet (RoCE/TCP) NIC + switch per link: slower than InfiniBand's
+// ~0.3 us per link (hardware_figures.hpp); 1 us until calibrated.
+constexpr TimeNs k_ethernet_link_latency_ns = 1000;
+// A link of more than 100 Tb/s is surely a unit mistake.
+constexpr double k_max_fabric_gbps = 100'000;
+constexpr double k_min_fabric_gbps = 0.001;
+// Storage targets one node may serve (drives per node).
+constexpr std::uint64_t k_max_targets_per_node = 256;
+// sl.machines.generic: PCIe switches per socket, PCIe generations 1..5, lanes per device.
+constexpr std::uint64_t k_max_switches_per_socket = 64;
+constexpr std::uint64_t k_max_pcie_gen = 5;
+constexpr std::uint64_t k_max_pcie_lanes = 32;
+// sl.cluster's fat tree: leaf downlink : uplink capacity.
+constexpr double k_max_oversubscription = 1000.0;
+constexpr std::uint64_t k_max_seed = std::numeric_limits<std::int64_t>::max();
+const std::string k_node_unit = "node index";
 
 std::string gbps_text(double bytes_per_s) {
   char buf[32];
@@ -243,67 +242,42 @@ std::vector<FieldDoc> fs_placement_fields(const FsPreset& p) {
 }
 
 std::vector<FieldDoc> fs_namespace_fields(const FsPreset& p) {
-  const NamespaceConfig ns;
+  NamespaceConfig ns;
+  ns.policy = p.policy;
+  std::vector<FieldDoc> fields = {
+      choice_field("flavor", names_of(stripe_flavor_names()), name_of(stripe_flavor_names(), p.flavor),
+                   "chunk-size rules: BeeGFS (powers of two) or Lustre (multiples of 64 KiB)"),
+  };
+  append(fields, script_field_docs(ns));
+  // The hash is the policy's own unless striped_dir (build_fs).
   const std::string hash = p.policy == MetaPolicy::striped_dir ? name_of(dir_hash_names(), ns.dir_hash)
                            : p.policy == MetaPolicy::path_hash ? "fnv_1a_64"
                                                                : "none";
-  return {
-      choice_field("flavor", names_of(stripe_flavor_names()), name_of(stripe_flavor_names(), p.flavor),
-                   "chunk-size rules: BeeGFS (powers of two) or Lustre (multiples of 64 KiB)"),
-      choice_field("policy", names_of(meta_policy_names()), name_of(meta_policy_names(), p.policy),
-                   "metadata sharding: directory owner (BeeGFS), striped directories (Lustre DNE), path hashing "
-                   "(GekkoFS)"),
-      count_field("dir_stripe_count", "shards", 1, k_dir_stripes_max, count_text(ns.dir_stripe_count),
-                  "striped_dir: shards a new directory is striped over"),
-      choice_field("dir_hash", names_of(dir_hash_names()), hash,
-                   "striped_dir: name -> stripe hash (path_hash always fnv_1a_64, dir_owner none)"),
-      choice_field("mkdir_rule", names_of(mkdir_rule_names()), name_of(mkdir_rule_names(), ns.mkdir_rule),
-                   "shard of a new directory"),
-      count_field("mkdir_spread_depth_max", "levels", 0, k_max_mkdir_spread_depth,
-                  count_text(ns.mkdir_spread_depth_max), "random_near_root: deepest level spread at random"),
-      boolean_field("dir_auto_split", ns.dir_auto_split, "striped_dir: split a directory stripe that grows too big"),
-      count_field("dir_split_count", "entries", 1, std::numeric_limits<std::uint32_t>::max(),
-                  count_text(ns.dir_split_count), "entries on one stripe that trigger a split"),
-      count_field("dir_split_delta", "stripes", 1, k_dir_stripes_max, count_text(ns.dir_split_delta),
-                  "stripes added by one split"),
-      count_field("dir_stripes_max", "stripes", 1, k_dir_stripes_max, count_text(ns.dir_stripes_max),
-                  "most stripes of one directory"),
-      choice_field("split_rule", names_of(split_rule_names()), name_of(split_rule_names(), ns.split_rule),
-                   "shards of the stripes a split adds"),
-  };
+  for (FieldDoc& f : fields) {
+    if (f.name == "dir_hash") f.default_text = hash;
+  }
+  return fields;
 }
 
 std::vector<FieldDoc> fs_tunable_fields(const FsPreset& p) {
   const FsSpec fs;
-  const StorageServiceConfig& st = fs.storage_config;
-  return {
+  StorageServiceConfig storage = fs.storage_config;
+  storage.buffered_reads = p.buffered_reads;
+  std::vector<FieldDoc> fields = {
       choice_field("gds", names_of(gds_names()), name_of(gds_names(), fs.gds),
                    "GPUDirect Storage: on (direct or fail), off (bounce), auto (direct where possible)"),
-      rate_field("egress_limit_bytes_per_s", rate_text(st.egress_limit_bytes_per_s),
-                 "storage servers' send rate limit (0: none)"),
-      size_field("egress_burst_bytes", 1, k_field_no_limit, size_text(st.egress_burst_bytes),
-                 "token bucket depth of that limit"),
-      count_field("max_active_per_target", "requests", 1, k_workload_max_inflight, count_text(st.max_active_per_target),
-                  "requests at one target's device at once (queue depth)"),
-      count_field("max_queued_per_target", "requests", 0, k_max_queued_per_target_limit,
-                  count_text(st.max_queued_per_target), "requests waiting at one target; more are answered `again`"),
-      size_field("staging_budget_bytes", 1, k_field_no_limit, size_text(st.staging_budget_bytes),
-                 "staging memory of each storage server"),
-      size_field("target_capacity_bytes", 1, k_field_no_limit, size_text(st.target_capacity_bytes),
-                 "capacity of each storage target"),
-      count_field("max_inflight_chunks", "chunks", 1, k_workload_max_inflight,
-                  count_text(fs.client.max_inflight_chunks), "chunk requests in flight per client"),
-      count_field("rail_connections", "connections", 1, sched::k_max_connections_per_nic_limit,
-                  count_text(fs.client.planner.rails.max_connections_per_nic),
-                  "connections per NIC before a client's chunks overflow to other rails"),
-      boolean_field("verify_reads", fs.client.verify_reads, "clients check the CRC32C of every chunk read"),
-      boolean_field("buffered_writes", st.buffered_writes,
-                    "storage servers write through the page cache (write-back under a dirty budget; sim: "
-                    "SimProfile page_cache_*); false: every write waits for its drive"),
-      boolean_field("buffered_reads", p.buffered_reads,
-                    "storage servers read through the page cache (sim: read-ahead of sequential reads, SimProfile "
-                    "page_cache_read_ahead_bytes); false: every read is a drive request (O_DIRECT)"),
   };
+  append(fields, script_field_docs(storage));
+  append(fields,
+         {
+             count_field("max_inflight_chunks", "chunks", 1, k_workload_max_inflight,
+                         count_text(fs.client.max_inflight_chunks), "chunk requests in flight per client"),
+             count_field("rail_connections", "connections", 1, sched::k_max_connections_per_nic_limit,
+                         count_text(fs.client.planner.rails.max_connections_per_nic),
+                         "connections per NIC before a client's chunks overflow to other rails"),
+             boolean_field("verify_reads", fs.client.verify_reads, "clients check the CRC32C of every chunk read"),
+         });
+  return fields;
 }
 
 FieldTable fs_table(const std::string& type) {

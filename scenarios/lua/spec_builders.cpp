@@ -11,6 +11,7 @@
 #include "core/topology/machine_builders.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
 #include "core/workloads/workload_limits.hpp"
+#include "scenarios/lua/config_fields.hpp"
 #include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/script_units.hpp"
 
@@ -442,39 +443,17 @@ bool read_fs_stripe(FieldReader& r, const std::string& context, FsSpec& fs, Buil
 }
 
 // The namespace fields: policy, directory striping and hashing, the mkdir and split rules.
-void read_fs_namespace(FieldReader& r, NamespaceConfig& ns) {
-  if (auto v = r.choice("policy")) ns.policy = value_named(meta_policy_names(), *v);
-  if (auto v = r.count("dir_stripe_count")) ns.dir_stripe_count = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice("dir_hash")) ns.dir_hash = value_named(dir_hash_names(), *v);
-  if (auto v = r.choice("mkdir_rule")) ns.mkdir_rule = value_named(mkdir_rule_names(), *v);
-  if (auto v = r.count("mkdir_spread_depth_max")) ns.mkdir_spread_depth_max = static_cast<std::uint32_t>(*v);
-  if (auto v = r.boolean("dir_auto_split")) ns.dir_auto_split = *v;
-  if (auto v = r.count("dir_split_count")) ns.dir_split_count = *v;
-  if (auto v = r.count("dir_split_delta")) ns.dir_split_delta = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("dir_stripes_max")) ns.dir_stripes_max = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice("split_rule")) ns.split_rule = value_named(split_rule_names(), *v);
-}
+void read_fs_namespace(FieldReader& r, NamespaceConfig& ns) { read_script_fields(r, ns); }
 
 // The services' tunables: GDS, the storage targets' limits, the clients' chunks in flight and rails.
 void read_fs_tunables(FieldReader& r, FsSpec& fs) {
   if (auto v = r.choice("gds")) fs.gds = value_named(gds_names(), *v);
-  if (auto v = r.rate("egress_limit_bytes_per_s")) fs.storage_config.egress_limit_bytes_per_s = *v;
-  if (auto v = r.size("egress_burst_bytes")) fs.storage_config.egress_burst_bytes = *v;
-  if (auto v = r.count("max_active_per_target")) {
-    fs.storage_config.max_active_per_target = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.count("max_queued_per_target")) {
-    fs.storage_config.max_queued_per_target = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.size("staging_budget_bytes")) fs.storage_config.staging_budget_bytes = *v;
-  if (auto v = r.size("target_capacity_bytes")) fs.storage_config.target_capacity_bytes = *v;
+  read_script_fields(r, fs.storage_config);
   if (auto v = r.count("max_inflight_chunks")) fs.client.max_inflight_chunks = static_cast<std::uint32_t>(*v);
   if (auto v = r.count("rail_connections")) {
     fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
   }
   if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
-  if (auto v = r.boolean("buffered_writes")) fs.storage_config.buffered_writes = *v;
-  if (auto v = r.boolean("buffered_reads")) fs.storage_config.buffered_reads = *v;
 }
 
 // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy

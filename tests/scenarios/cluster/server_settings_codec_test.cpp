@@ -220,9 +220,10 @@ TEST(ServerSettings, ABadDocumentIsRefusedNamingTheKeyAndTheProblem) {
   EXPECT_EQ(refusal({"mgmt", "buddy_groups"}, json::array({json{{"group", 1}, {"primary", "a"}}})),
             "server settings: mgmt.buddy_groups[0].primary: must be a whole number 0..4294967295");
   EXPECT_EQ(refusal({"mgmt", "pools"}, 3), "server settings: mgmt.pools: must be an object");
-  // The configs' own checks.
-  EXPECT_EQ(refusal({"meta", "ns", "shard_count"}, 0),
-            "server settings: meta.ns: namespace config: shard_count is 0 (need at least one metadata shard)");
+  // A field's declared range (its fields() list beside the config), then the configs' own checks.
+  EXPECT_EQ(refusal({"meta", "ns", "shard_count"}, 0), "server settings: meta.ns.shard_count: 0 is outside 1..65536");
+  EXPECT_EQ(refusal({"meta", "ns", "root_shard"}, 3),
+            "server settings: meta.ns: namespace config: root_shard 3 is not below shard_count 1");
   EXPECT_NE(refusal({"mgmt", "pools", "emergency_free_bytes"}, std::uint64_t{1} << 60).find("mgmt.pools: "),
             std::string::npos);
   EXPECT_EQ(server_settings_from_json(json::array()).status().message(), "server settings: must be a JSON object");
