@@ -7,10 +7,12 @@
 // order: the member's name as documents spell it (its C++ name), its unit,
 // its range and a line saying what it is, and whether scripts may set it (a
 // `sl.fs.*` field). Every reader of a config goes through that one list:
-// the node processes' JSON settings (scenarios/deploy/server_settings_codec),
-// the Lua builders that read a script's table into the config and the field
-// tables they check it against (scenarios/lua/config_fields.hpp), and from
-// those the API reference (docs/lua-api.md). A new field costs one line
+// the node processes' JSON settings (scenarios/deploy/server_settings_codec)
+// for the servers' configs, results.json's settings for a workload's
+// (scenarios/runner/result_codec), the Lua builders that read a script's
+// table into the config and the field tables they check it against
+// (scenarios/lua/config_fields.hpp), and from those the API reference
+// (docs/lua-api.md). A new field costs one line
 // there; tests/scenarios/lua/config_fields_test.cpp proves each config's
 // fields reach all four.
 //

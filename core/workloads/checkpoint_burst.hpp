@@ -37,6 +37,8 @@
 #include "core/workloads/target_balance.hpp"
 #include "core/workloads/workload.hpp"
 #include "core/workloads/workload_steps.hpp"
+#include "core/common/field_info.hpp"
+#include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
 
@@ -60,6 +62,30 @@ struct CheckpointConfig {
 };
 
 inline constexpr std::uint32_t k_checkpoint_max_bursts = 100'000;
+
+// Its fields, one description each (core/common/field_info.hpp). Scripts
+// also give stripe_flavor (default: the file system's) and known_targets:
+// scenarios/lua/spec_builders.cpp.
+template <class V>
+void fields(V& v, CheckpointConfig& c) {
+  constexpr bool s = k_script_field;
+  v("dir", c.dir, plain("directory of the checkpoint files", s));
+  v("shard_bytes", c.shard_bytes, bytes_in(1, k_workload_max_bytes_per_rank, "checkpoint bytes per rank", s));
+  v("files_per_rank", c.files_per_rank,
+    count_of("files", 1, k_workload_max_inflight, "files each rank's shard is split over", s));
+  v("block_bytes", c.block_bytes, bytes_in(1, k_workload_max_block_bytes, "bytes of one write call", s));
+  v("inflight_blocks", c.inflight_blocks,
+    count_of("writes", 1, k_workload_max_inflight, "writes in flight per rank", s));
+  v("checkpoints", c.checkpoints, count_of("bursts", 1, k_checkpoint_max_bursts, "bursts, each to new files", s));
+  v("source_kind", c.source_kind, plain("where the shard lives", s));
+  v("sync", c.sync, plain("writes durable on completion", s));
+  v("read_back", c.read_back, plain("read and verify every file after the bursts", s));
+  pattern_fields(v, c.pattern_data, c.pattern_seed);
+  v("create", c.create, plain("stripe settings of the checkpoint files"));
+  v("stripe_flavor", c.stripe_flavor, plain("how to read the files' stripe patterns"));
+  v("known_targets", c.known_targets, plain("every target, for the balance of bytes per target"));
+  workload_tail_fields(v, c);
+}
 
 class CheckpointBurst final : public Workload {
  public:

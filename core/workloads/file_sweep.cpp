@@ -21,6 +21,14 @@ std::string_view to_string(SweepPhase phase) {
   return "unknown";
 }
 
+std::string_view to_string(BetweenPhases between) {
+  switch (between) {
+    case BetweenPhases::nothing: return "nothing";
+    case BetweenPhases::sync_dropcache: return "sync_dropcache";
+  }
+  return "unknown";
+}
+
 // One file being written or read block by block by one of the rank's "threads".
 struct FileSweep::FileJob {
   std::string path;

@@ -57,6 +57,8 @@
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/workload.hpp"
 #include "core/workloads/workload_steps.hpp"
+#include "core/common/field_info.hpp"
+#include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
 
@@ -65,6 +67,8 @@ enum class SweepPhase : std::uint8_t { mkdir, write, read, stat, delete_files, r
 enum class BetweenPhases : std::uint8_t { nothing, sync_dropcache };
 // "mkdir", "write", "read", "stat", "delete", "rmdir": the phase part of metric names.
 std::string_view to_string(SweepPhase phase);
+// "nothing", "sync_dropcache".
+std::string_view to_string(BetweenPhases between);
 
 struct FileSweepConfig {
   std::string root_dir = "/sweep";
@@ -85,6 +89,34 @@ struct FileSweepConfig {
   std::string run_tag;  // makes barrier names unique across runs
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };
+
+// Its fields, one description each (core/common/field_info.hpp). Scripts
+// also write files (all ranks' files, split), size, block and op (phases
+// around the measured operations): scenarios/lua/spec_builders.cpp.
+template <class V>
+void fields(V& v, FileSweepConfig& c) {
+  constexpr bool s = k_script_field;
+  v("root_dir", c.root_dir, plain("directory the sweep works in", s));
+  v("threads", c.threads, count_of("files", 1, k_workload_max_inflight, "files in flight per rank", s));
+  v("dirs_per_rank", c.dirs_per_rank,
+    count_of("directories", 1, k_workload_max_items_per_rank, "subdirectories of each rank's directory", s));
+  v("files_per_rank", c.files_per_rank,
+    count_of("files", 0, k_workload_max_items_per_rank, "files each rank writes and reads", s));
+  v("file_bytes", c.file_bytes, bytes_in(0, k_workload_max_bytes_per_rank, "size of every file", s));
+  v("block_bytes", c.block_bytes,
+    bytes_in(1, k_workload_max_block_bytes, "bytes of one read or write call (at most the file)", s));
+  v("phases", c.phases, plain("the phases, in order", s));
+  v("create", c.create, plain("stripe settings of the files"));
+  v("buffer_kind", c.buffer_kind, plain("where the I/O buffers live (gpu: the rank's GPU)", s));
+  pattern_fields(v, c.pattern_data, c.pattern_seed);
+  v("sync_writes", c.sync_writes, plain("every write durable on completion", s));
+  v("remove_root", c.remove_root, plain("rank 0 removes root_dir after an rmdir phase", s));
+  v("between_phases", c.between_phases,
+    plain("sync_dropcache: before each phase every storage server writes back its dirty pages and drops its cache "
+          "(elbencho --sync --dropcache), timed outside the phases",
+          s));
+  workload_tail_fields(v, c);
+}
 
 class FileSweep final : public Workload {
  public:

@@ -39,6 +39,8 @@
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/workload.hpp"
 #include "core/workloads/workload_steps.hpp"
+#include "core/common/field_info.hpp"
+#include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
 
@@ -61,6 +63,26 @@ struct StreamConfig {
   std::string run_tag;
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, StreamConfig& c) {
+  constexpr bool s = k_script_field;
+  v("direction", c.direction, plain("record (GPU -> storage) or playback (storage -> GPU)", s));
+  v("dir", c.dir, plain("directory of the stream's file", s));
+  v("buffer_bytes", c.buffer_bytes, bytes_in(1, k_workload_max_block_bytes, "bytes of one GPU buffer", s));
+  v("buffers", c.buffers, count_of("buffers", 1, k_workload_max_items_per_rank, "buffers streamed per rank", s));
+  v("buffers_in_flight", c.buffers_in_flight,
+    count_of("buffers", 1, k_workload_max_inflight, "GPU buffers in flight per rank", s));
+  v("compute_ns_per_buffer", c.compute_ns_per_buffer,
+    duration_in(0, k_field_max_unbounded, "GPU compute per buffer", s));
+  v("prepare_playback_file", c.prepare_playback_file, plain("playback: write the file first (untimed)", s));
+  v("remove_file", c.remove_file, plain("unlink the file at the end", s));
+  v("sync_writes", c.sync_writes, plain("every write durable on completion", s));
+  pattern_fields(v, c.pattern_data, c.pattern_seed);
+  v("create", c.create, plain("stripe settings of the stream's file"));
+  workload_tail_fields(v, c);
+}
 
 class GpuStream final : public Workload {
  public:

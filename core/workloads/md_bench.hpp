@@ -40,6 +40,8 @@
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/workload.hpp"
 #include "core/workloads/workload_steps.hpp"
+#include "core/common/field_info.hpp"
+#include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
 
@@ -59,6 +61,27 @@ struct MdBenchConfig {
   std::string run_tag;  // makes barrier names unique across runs
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };
+
+// Its fields, one description each (core/common/field_info.hpp). Scripts
+// also write files (all ranks' files, split): scenarios/lua/spec_builders.cpp.
+template <class V>
+void fields(V& v, MdBenchConfig& c) {
+  constexpr bool s = k_script_field;
+  v("root_dir", c.root_dir, plain("directory the benchmark works in", s));
+  v("shared_dir", c.shared_dir, plain("one directory for all ranks (mdtest), else one per rank (mdtest -u)", s));
+  v("files_per_rank", c.files_per_rank,
+    count_of("files", 0, k_workload_max_items_per_rank, "files each rank creates (mdtest -n)", s));
+  v("threads", c.threads,
+    count_of("operations", 1, k_workload_max_inflight, "metadata operations in flight per rank", s));
+  v("phases", c.phases,
+    plain("the phases, in order (ls_storm: readdir with attributes, then a stat per entry; link: a hard link per "
+          "item; rename: every item to a new name in its directory, or back)",
+          s));
+  v("storm_dir", c.storm_dir, plain("directory ls_storm lists (empty: the shared directory)", s));
+  v("remove_dirs", c.remove_dirs, plain("remove the run's directories after a remove phase", s));
+  v("create", c.create, plain("stripe settings of the files"));
+  workload_tail_fields(v, c);
+}
 
 class MdBench final : public Workload {
  public:

@@ -42,6 +42,8 @@
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/workload.hpp"
 #include "core/workloads/workload_steps.hpp"
+#include "core/common/field_info.hpp"
+#include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
 
@@ -61,6 +63,28 @@ struct StageInConfig {
   std::string run_tag;
   TimeNs barrier_max_wait_ns = k_barrier_max_wait_ns;
 };
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, StageInConfig& c) {
+  constexpr bool s = k_script_field;
+  v("dir", c.dir, plain("directory the objects are staged into", s));
+  v("objects", c.objects,
+    count_of("objects", 0, k_workload_max_items_per_rank, "objects in the dataset, all ranks together", s));
+  v("object_bytes", c.object_bytes, bytes_in(0, k_workload_max_bytes_per_rank, "bytes of one object", s));
+  v("block_bytes", c.block_bytes, bytes_in(1, k_workload_max_block_bytes, "one ranged GET and one write", s));
+  v("threads", c.threads, count_of("objects", 1, k_workload_max_inflight, "objects in flight per rank", s));
+  v("source_bytes_per_s_per_rank", c.source_bytes_per_s_per_rank,
+    rate_in(0, k_field_max_unbounded, "object-store egress per rank (0: unlimited)", s));
+  v("source_burst_bytes", c.source_burst_bytes,
+    bytes_in(0, k_field_max_unbounded, "token bucket depth of that rate (0: block_bytes)", s));
+  v("source_request_latency_ns", c.source_request_latency_ns,
+    duration_in(0, k_field_max_unbounded, "first-byte latency of one GET", s));
+  v("buffer_kind", c.buffer_kind, plain("where the staging buffers live", s));
+  pattern_fields(v, c.pattern_data, c.pattern_seed);
+  v("create", c.create, plain("stripe settings of the staged files"));
+  workload_tail_fields(v, c);
+}
 
 class StageIn final : public Workload {
  public:

@@ -55,6 +55,8 @@
 #include "core/workloads/phase_recorder.hpp"
 #include "core/workloads/workload.hpp"
 #include "core/workloads/workload_steps.hpp"
+#include "core/common/field_info.hpp"
+#include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
 
@@ -81,6 +83,33 @@ struct TrainEpochConfig {
 };
 
 inline constexpr std::uint32_t k_train_max_epochs = 100'000;
+
+// Its fields, one description each (core/common/field_info.hpp).
+template <class V>
+void fields(V& v, TrainEpochConfig& c) {
+  constexpr bool s = k_script_field;
+  const double items = k_workload_max_items_per_rank;
+  v("dataset_dir", c.dataset_dir, plain("directory of the dataset's files", s));
+  v("samples", c.samples, count_of("samples", 1, items, "samples in the dataset", s));
+  v("sample_bytes", c.sample_bytes, bytes_in(1, k_workload_max_block_bytes, "bytes of one sample", s));
+  v("samples_per_file", c.samples_per_file, count_of("samples", 1, items, "samples stored in one file", s));
+  v("batch_samples", c.batch_samples, count_of("samples", 1, items, "samples per rank and step (DLIO batch_size)", s));
+  v("compute_ns_per_step", c.compute_ns_per_step,
+    duration_in(0, k_field_max_unbounded, "compute time of one step (DLIO computation_time)", s));
+  v("prefetch_depth", c.prefetch_depth,
+    count_of("batches", 0, k_workload_max_inflight, "batches read ahead (DLIO prefetch_size)", s));
+  v("read_threads", c.read_threads,
+    count_of("reads", 1, k_workload_max_inflight, "sample reads in flight per rank", s));
+  v("epochs", c.epochs, count_of("epochs", 1, k_train_max_epochs, "epochs to run", s));
+  v("shuffle", c.shuffle, plain("sample order permuted every epoch", s));
+  v("shuffle_seed", c.shuffle_seed, count_of("seed", 0, k_field_max_unbounded, "seed of the permutation", s));
+  v("setup_dataset", c.setup_dataset, plain("create the dataset's files first (untimed)", s));
+  v("setup_block_bytes", c.setup_block_bytes, bytes_in(1, k_workload_max_block_bytes, "write size of the setup", s));
+  pattern_fields(v, c.pattern_data, c.pattern_seed);
+  v("create", c.create, plain("stripe settings of the dataset files"));
+  v("inode_cache_entries", c.inode_cache_entries, count_of("files", 0, items, "opened files each rank remembers", s));
+  workload_tail_fields(v, c);
+}
 
 struct EpochResult {
   std::uint32_t epoch = 0;

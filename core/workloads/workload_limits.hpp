@@ -10,6 +10,7 @@
 
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice {
 
@@ -25,6 +26,23 @@ inline constexpr std::uint64_t k_workload_max_bytes_per_rank = 64 * k_tib;
 // A run tag becomes part of barrier names, which travel in a name field of at
 // most 255 bytes (proto k_max_name_bytes) next to the workload and phase names.
 inline constexpr std::size_t k_workload_max_run_tag_bytes = 128;
+
+// The fields every workload config ends with (core/common/field_info.hpp):
+// the data pattern (where it has one), the run tag and the barrier wait.
+template <class V>
+void pattern_fields(V& v, bool& pattern_data, std::uint64_t& pattern_seed) {
+  v("pattern_data", pattern_data, plain("writes carry a seeded pattern, reads verify it", k_script_field));
+  v("pattern_seed", pattern_seed,
+    count_of("seed", 0, k_field_max_unbounded, "seed of the data pattern", k_script_field));
+}
+template <class V, class Config>
+void workload_tail_fields(V& v, Config& c) {
+  v("run_tag", c.run_tag,
+    FieldInfo{FieldUnit::plain, "characters", 0, k_workload_max_run_tag_bytes, "makes barrier names unique across runs",
+              k_script_field});
+  v("barrier_max_wait_ns", c.barrier_max_wait_ns,
+    duration_in(0, k_field_max_unbounded, "longest wait at a barrier between phases", k_script_field));
+}
 
 // ok if lo <= value <= hi, else invalid_argument "<where>: <field> = v not in lo..hi".
 inline Status check_limit(const std::string& where, const char* field, std::uint64_t value, std::uint64_t lo,

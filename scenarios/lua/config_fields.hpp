@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -31,6 +33,13 @@ inline const NamedValues<MetaPolicy>& choices_of(MetaPolicy) { return meta_polic
 inline const NamedValues<DirHashKind>& choices_of(DirHashKind) { return dir_hash_names(); }
 inline const NamedValues<MkdirShardRule>& choices_of(MkdirShardRule) { return mkdir_rule_names(); }
 inline const NamedValues<SplitShardRule>& choices_of(SplitShardRule) { return split_rule_names(); }
+inline const NamedValues<MemKind>& choices_of(MemKind) { return mem_kind_names(); }
+inline const NamedValues<StreamDirection>& choices_of(StreamDirection) { return stream_direction_names(); }
+inline const NamedValues<SweepPhase>& choices_of(SweepPhase) { return sweep_phase_names(); }
+inline const NamedValues<MdPhase>& choices_of(MdPhase) { return md_phase_names(); }
+inline const NamedValues<BetweenPhases>& choices_of(BetweenPhases) { return between_phases_names(); }
+inline const NamedValues<StripeFlavor>& choices_of(StripeFlavor) { return stripe_flavor_names(); }
+inline const NamedValues<proto::ChooserKind>& choices_of(proto::ChooserKind) { return chooser_names(); }
 
 namespace config_fields_detail {
 
@@ -38,6 +47,19 @@ namespace config_fields_detail {
 inline std::uint64_t whole(double bound) {
   return std::isinf(bound) ? k_field_no_limit : static_cast<std::uint64_t>(bound);
 }
+
+// A list of choices as a script writes it: {"mkdir", "write"}.
+template <class E>
+std::string choices_text(const std::vector<E>& values) {
+  std::string out = "{";
+  for (E v : values) out += (out.size() == 1 ? "\"" : ", \"") + name_of(choices_of(E{}), v) + "\"";
+  return out + "}";
+}
+
+template <class T>
+inline constexpr bool is_choice_list = false;
+template <class E>
+inline constexpr bool is_choice_list<std::vector<E>> = std::is_enum_v<E>;
 
 class DocMaker {
  public:
@@ -52,6 +74,11 @@ class DocMaker {
       out_.push_back(choice_field(name, names_of(choices_of(T{})), name_of(choices_of(T{}), value), doc));
     } else if constexpr (std::is_arithmetic_v<T>) {
       out_.push_back(scalar(name, static_cast<double>(value), info, doc));
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      out_.push_back(text_field(name, whole(info.max), value, doc));
+    } else if constexpr (is_choice_list<T>) {
+      using E = typename T::value_type;
+      out_.push_back(choice_list_field(name, names_of(choices_of(E{})), choices_text(value), doc));
     } else {
       throw std::logic_error(std::string("internal error: script field ") + name +
                              " is not a flag, a choice or a number");
@@ -77,9 +104,16 @@ class DocMaker {
 
 class ScriptReader {
  public:
-  explicit ScriptReader(FieldReader& r) : r_(r) {}
+  ScriptReader(FieldReader& r, const std::map<std::string, std::function<void()>>& after) : r_(r), after_(after) {}
   template <class T>
   void operator()(const char* name, T& value, const FieldInfo& info) {
+    read(name, value, info);
+    if (auto it = after_.find(name); it != after_.end()) it->second();
+  }
+
+ private:
+  template <class T>
+  void read(const char* name, T& value, const FieldInfo& info) {
     if (!info.script) return;
     if constexpr (std::is_same_v<T, bool>) {
       if (auto v = r_.boolean(name)) value = *v;
@@ -87,10 +121,16 @@ class ScriptReader {
       if (auto v = r_.choice(name)) value = value_named(choices_of(T{}), *v);
     } else if constexpr (std::is_arithmetic_v<T>) {
       read_scalar(name, value, info);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (auto v = r_.text(name)) value = *v;
+    } else if constexpr (is_choice_list<T>) {
+      if (auto v = r_.choice_list(name)) {
+        value.clear();
+        for (const std::string& n : *v) value.push_back(value_named(choices_of(typename T::value_type{}), n));
+      }
     }
   }
 
- private:
   template <class T>
   void read_scalar(const char* name, T& value, const FieldInfo& info) {
     switch (info.unit) {
@@ -113,6 +153,7 @@ class ScriptReader {
     }
   }
   FieldReader& r_;
+  const std::map<std::string, std::function<void()>>& after_;
 };
 
 }  // namespace config_fields_detail
@@ -126,10 +167,15 @@ std::vector<FieldDoc> script_field_docs(Config defaults) {
   return out;
 }
 
-// Reads the script fields `r`'s table gives into `config` (the others keep their values).
+// Reads the script fields `r`'s table gives into `config` (the others keep
+// their values), in the order of its fields() list; after the field named
+// by a key of `after`, calls its function (what the list does not describe:
+// an alias, a nested table), so fields are read, and sweep axes recorded,
+// in the order the table lists them.
 template <class Config>
-void read_script_fields(FieldReader& r, Config& config) {
-  config_fields_detail::ScriptReader reader(r);
+void read_script_fields(FieldReader& r, Config& config,
+                        const std::map<std::string, std::function<void()>>& after = {}) {
+  config_fields_detail::ScriptReader reader(r, after);
   fields(reader, config);
 }
 

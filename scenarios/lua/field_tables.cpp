@@ -1,5 +1,6 @@
 #include "scenarios/lua/field_tables.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -75,13 +76,6 @@ std::string gbps_text(double bytes_per_s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", bytes_per_s * 8 / 1e9);
   return buf;
-}
-
-template <typename E>
-std::string names_text(const NamedValues<E>& all, const std::vector<E>& values) {
-  std::string out = "{";
-  for (E v : values) out += (out.size() == 1 ? "\"" : ", \"") + name_of(all, v) + "\"";
-  return out + "}";
 }
 
 FieldTable table(std::string name, std::string summary, std::vector<FieldDoc> fields) {
@@ -333,215 +327,105 @@ std::vector<FieldDoc> workload_head(const std::string& type, bool gpu_ranks) {
   };
 }
 
-// Every workload's last fields.
-std::vector<FieldDoc> workload_tail(TimeNs barrier_max_wait_ns) {
-  return {
-      text_field("run_tag", k_workload_max_run_tag_bytes, "", "makes barrier names unique across runs"),
-      duration_field("barrier_max_wait_ns", duration_text(barrier_max_wait_ns),
-                     "longest wait at a barrier between phases"),
-  };
-}
-
-std::vector<FieldDoc> pattern_fields(bool pattern_data, std::uint64_t pattern_seed) {
-  return {
-      boolean_field("pattern_data", pattern_data, "writes carry a seeded pattern, reads verify it"),
-      count_field("pattern_seed", "seed", 0, k_max_seed, count_text(pattern_seed), "seed of the data pattern"),
-  };
-}
-
 FieldDoc workload_stripe() {
   return table_field("stripe", "the file system's", "layout of the files it creates (sl.workload.* stripe)");
 }
 
+// Puts `docs` right after the field named `after` of `f` (the fields a
+// config's fields() does not describe: aliases, nested tables).
+void insert_after(std::vector<FieldDoc>& f, const std::string& after, std::vector<FieldDoc> docs) {
+  auto at = std::find_if(f.begin(), f.end(), [&](const FieldDoc& d) { return d.name == after; });
+  if (at == f.end()) throw std::logic_error("internal error: no field \"" + after + "\" to insert after");
+  f.insert(at + 1, std::make_move_iterator(docs.begin()), std::make_move_iterator(docs.end()));
+}
+
 std::vector<FieldDoc> file_sweep_fields() {
   const FileSweepConfig c;
-  std::vector<FieldDoc> f = {
-      text_field("root_dir", k_field_no_limit, c.root_dir, "directory the sweep works in"),
-      count_field("threads", "files", 1, k_workload_max_inflight, count_text(c.threads), "files in flight per rank"),
-      count_field("dirs_per_rank", "directories", 1, k_workload_max_items_per_rank, count_text(c.dirs_per_rank),
-                  "subdirectories of each rank's directory"),
-      count_field("files_per_rank", "files", 0, k_workload_max_items_per_rank, count_text(c.files_per_rank),
-                  "files each rank writes and reads"),
-      count_field("files", "files", 0, k_workload_max_items_per_rank, "files_per_rank x ranks",
-                  "files of all ranks together, split over the ranks (instead of files_per_rank)"),
-      size_field("file_bytes", 0, k_workload_max_bytes_per_rank, size_text(c.file_bytes), "size of every file"),
-      size_field("size", 0, k_workload_max_bytes_per_rank, size_text(c.file_bytes), "the same as file_bytes"),
-      size_field("block_bytes", 1, k_workload_max_block_bytes, size_text(c.block_bytes),
-                 "bytes of one read or write call (at most the file)"),
-      size_field("block", 1, k_workload_max_block_bytes, size_text(c.block_bytes), "the same as block_bytes"),
-      choice_list_field("phases", names_of(sweep_phase_names()), names_text(sweep_phase_names(), c.phases),
-                        "the phases, in order"),
-      choice_list_field("op", {"write", "read", "stat", "delete"}, "",
-                        "the measured operations; mkdir, delete and rmdir around them (instead of phases)"),
-      workload_stripe(),
-      choice_field("buffer_kind", names_of(mem_kind_names()), name_of(mem_kind_names(), c.buffer_kind),
-                   "where the I/O buffers live (gpu: the rank's GPU)"),
-  };
-  append(f, pattern_fields(c.pattern_data, c.pattern_seed));
-  append(f, {boolean_field("sync_writes", c.sync_writes, "every write durable on completion"),
-             boolean_field("remove_root", c.remove_root, "rank 0 removes root_dir after an rmdir phase"),
-             choice_field("between_phases", {"nothing", "sync_dropcache"}, "nothing",
-                          "sync_dropcache: before each phase every storage server writes back its dirty pages and "
-                          "drops its cache (elbencho --sync --dropcache), timed outside the phases")});
+  std::vector<FieldDoc> f = script_field_docs(c);
+  insert_after(f, "files_per_rank",
+               {count_field("files", "files", 0, k_workload_max_items_per_rank, "files_per_rank x ranks",
+                            "files of all ranks together, split over the ranks (instead of files_per_rank)")});
+  insert_after(
+      f, "file_bytes",
+      {size_field("size", 0, k_workload_max_bytes_per_rank, size_text(c.file_bytes), "the same as file_bytes")});
+  insert_after(
+      f, "block_bytes",
+      {size_field("block", 1, k_workload_max_block_bytes, size_text(c.block_bytes), "the same as block_bytes")});
+  insert_after(f, "phases",
+               {choice_list_field("op", {"write", "read", "stat", "delete"}, "",
+                                  "the measured operations; mkdir, delete and rmdir around them (instead of phases)"),
+                workload_stripe()});
   return f;
 }
 
 std::vector<FieldDoc> md_bench_fields() {
   const MdBenchConfig c;
-  return {
-      text_field("root_dir", k_field_no_limit, c.root_dir, "directory the benchmark works in"),
-      boolean_field("shared_dir", c.shared_dir, "one directory for all ranks (mdtest), else one per rank (mdtest -u)"),
-      count_field("files_per_rank", "files", 0, k_workload_max_items_per_rank, count_text(c.files_per_rank),
-                  "files each rank creates (mdtest -n)"),
-      count_field("files", "files", 0, k_workload_max_items_per_rank, "files_per_rank x ranks",
-                  "files of all ranks together, split over the ranks (instead of files_per_rank)"),
-      count_field("threads", "operations", 1, k_workload_max_inflight, count_text(c.threads),
-                  "metadata operations in flight per rank"),
-      choice_list_field(
-          "phases", names_of(md_phase_names()), names_text(md_phase_names(), c.phases),
-          "the phases, in order (ls_storm: readdir with attributes, then a stat per entry; link: a hard link "
-          "per item; rename: every item to a new name in its directory, or back)"),
-      text_field("storm_dir", k_field_no_limit, "the shared directory", "directory ls_storm lists"),
-      boolean_field("remove_dirs", c.remove_dirs, "remove the run's directories after a remove phase"),
-      workload_stripe(),
-  };
+  std::vector<FieldDoc> f = script_field_docs(c);
+  insert_after(f, "files_per_rank",
+               {count_field("files", "files", 0, k_workload_max_items_per_rank, "files_per_rank x ranks",
+                            "files of all ranks together, split over the ranks (instead of files_per_rank)")});
+  insert_after(f, "remove_dirs", {workload_stripe()});
+  for (FieldDoc& d : f) {
+    if (d.name == "storm_dir") d.default_text = "the shared directory";
+  }
+  return f;
 }
 
 std::vector<FieldDoc> train_epoch_fields() {
-  const TrainEpochConfig c;
-  std::vector<FieldDoc> f = {
-      text_field("dataset_dir", k_field_no_limit, c.dataset_dir, "directory of the dataset's files"),
-      count_field("samples", "samples", 1, k_workload_max_items_per_rank, count_text(c.samples),
-                  "samples in the dataset"),
-      size_field("sample_bytes", 1, k_workload_max_block_bytes, size_text(c.sample_bytes), "bytes of one sample"),
-      count_field("samples_per_file", "samples", 1, k_workload_max_items_per_rank, count_text(c.samples_per_file),
-                  "samples stored in one file"),
-      count_field("batch_samples", "samples", 1, k_workload_max_items_per_rank, count_text(c.batch_samples),
-                  "samples per rank and step (DLIO batch_size)"),
-      duration_field("compute_ns_per_step", duration_text(c.compute_ns_per_step),
-                     "compute time of one step (DLIO computation_time)"),
-      count_field("prefetch_depth", "batches", 0, k_workload_max_inflight, count_text(c.prefetch_depth),
-                  "batches read ahead (DLIO prefetch_size)"),
-      count_field("read_threads", "reads", 1, k_workload_max_inflight, count_text(c.read_threads),
-                  "sample reads in flight per rank"),
-      count_field("epochs", "epochs", 1, k_train_max_epochs, count_text(c.epochs), "epochs to run"),
-      boolean_field("shuffle", c.shuffle, "sample order permuted every epoch"),
-      count_field("shuffle_seed", "seed", 0, k_max_seed, count_text(c.shuffle_seed), "seed of the permutation"),
-      boolean_field("setup_dataset", c.setup_dataset, "create the dataset's files first (untimed)"),
-      size_field("setup_block_bytes", 1, k_workload_max_block_bytes, size_text(c.setup_block_bytes),
-                 "write size of the setup"),
-  };
-  append(f, pattern_fields(c.pattern_data, c.pattern_seed));
-  f.push_back(workload_stripe());
-  f.push_back(count_field("inode_cache_entries", "files", 0, k_workload_max_items_per_rank,
-                          count_text(c.inode_cache_entries), "opened files each rank remembers"));
+  std::vector<FieldDoc> f = script_field_docs(TrainEpochConfig{});
+  insert_after(f, "pattern_seed", {workload_stripe()});
   return f;
 }
 
 std::vector<FieldDoc> checkpoint_burst_fields() {
-  const CheckpointConfig c;
-  std::vector<FieldDoc> f = {
-      text_field("dir", k_field_no_limit, c.dir, "directory of the checkpoint files"),
-      size_field("shard_bytes", 1, k_workload_max_bytes_per_rank, size_text(c.shard_bytes),
-                 "checkpoint bytes per rank"),
-      count_field("files_per_rank", "files", 1, k_workload_max_inflight, count_text(c.files_per_rank),
-                  "files each rank's shard is split over"),
-      size_field("block_bytes", 1, k_workload_max_block_bytes, size_text(c.block_bytes), "bytes of one write call"),
-      count_field("inflight_blocks", "writes", 1, k_workload_max_inflight, count_text(c.inflight_blocks),
-                  "writes in flight per rank"),
-      count_field("checkpoints", "bursts", 1, k_checkpoint_max_bursts, count_text(c.checkpoints),
-                  "bursts, each to new files"),
-      choice_field("source_kind", names_of(mem_kind_names()), name_of(mem_kind_names(), c.source_kind),
-                   "where the shard lives"),
-      boolean_field("sync", c.sync, "writes durable on completion"),
-      boolean_field("read_back", c.read_back, "read and verify every file after the bursts"),
-  };
-  append(f, pattern_fields(c.pattern_data, c.pattern_seed));
-  append(f, {workload_stripe(),
-             choice_field("stripe_flavor", names_of(stripe_flavor_names()), "the file system's flavor",
-                          "how to read the files' stripe patterns"),
-             count_list_field("known_targets", "target ids", 0, k_no_id - 1, "the targets in the client's maps",
-                              "every target, for the balance of bytes per target")});
+  std::vector<FieldDoc> f = script_field_docs(CheckpointConfig{});
+  insert_after(f, "pattern_seed",
+               {workload_stripe(),
+                choice_field("stripe_flavor", names_of(stripe_flavor_names()), "the file system's flavor",
+                             "how to read the files' stripe patterns"),
+                count_list_field("known_targets", "target ids", 0, k_no_id - 1, "the targets in the client's maps",
+                                 "every target, for the balance of bytes per target")});
   return f;
 }
 
 std::vector<FieldDoc> stage_in_fields() {
-  const StageInConfig c;
-  std::vector<FieldDoc> f = {
-      text_field("dir", k_field_no_limit, c.dir, "directory the objects are staged into"),
-      count_field("objects", "objects", 0, k_workload_max_items_per_rank, count_text(c.objects),
-                  "objects in the dataset, all ranks together"),
-      size_field("object_bytes", 0, k_workload_max_bytes_per_rank, size_text(c.object_bytes), "bytes of one object"),
-      size_field("block_bytes", 1, k_workload_max_block_bytes, size_text(c.block_bytes),
-                 "one ranged GET and one write"),
-      count_field("threads", "objects", 1, k_workload_max_inflight, count_text(c.threads),
-                  "objects in flight per rank"),
-      rate_field("source_bytes_per_s_per_rank", rate_text(static_cast<double>(c.source_bytes_per_s_per_rank)),
-                 "object-store egress per rank (0: unlimited)"),
-      size_field("source_burst_bytes", 0, k_field_no_limit, size_text(c.source_burst_bytes),
-                 "token bucket depth of that rate (0: block_bytes)"),
-      duration_field("source_request_latency_ns", duration_text(c.source_request_latency_ns),
-                     "first-byte latency of one GET"),
-      choice_field("buffer_kind", names_of(mem_kind_names()), name_of(mem_kind_names(), c.buffer_kind),
-                   "where the staging buffers live"),
-  };
-  append(f, pattern_fields(c.pattern_data, c.pattern_seed));
-  f.push_back(workload_stripe());
+  std::vector<FieldDoc> f = script_field_docs(StageInConfig{});
+  insert_after(f, "pattern_seed", {workload_stripe()});
   return f;
 }
 
 std::vector<FieldDoc> gpu_stream_fields() {
-  const StreamConfig c;
-  std::vector<FieldDoc> f = {
-      choice_field("direction", names_of(stream_direction_names()), name_of(stream_direction_names(), c.direction),
-                   "record (GPU -> storage) or playback (storage -> GPU)"),
-      text_field("dir", k_field_no_limit, c.dir, "directory of the stream's file"),
-      size_field("buffer_bytes", 1, k_workload_max_block_bytes, size_text(c.buffer_bytes), "bytes of one GPU buffer"),
-      count_field("buffers", "buffers", 1, k_workload_max_items_per_rank, count_text(c.buffers),
-                  "buffers streamed per rank"),
-      count_field("buffers_in_flight", "buffers", 1, k_workload_max_inflight, count_text(c.buffers_in_flight),
-                  "GPU buffers in flight per rank"),
-      duration_field("compute_ns_per_buffer", duration_text(c.compute_ns_per_buffer), "GPU compute per buffer"),
-      boolean_field("prepare_playback_file", c.prepare_playback_file, "playback: write the file first (untimed)"),
-      boolean_field("remove_file", c.remove_file, "unlink the file at the end"),
-      boolean_field("sync_writes", c.sync_writes, "every write durable on completion"),
-  };
-  append(f, pattern_fields(c.pattern_data, c.pattern_seed));
-  f.push_back(workload_stripe());
+  std::vector<FieldDoc> f = script_field_docs(StreamConfig{});
+  insert_after(f, "pattern_seed", {workload_stripe()});
   return f;
 }
 
 FieldTable workload_table(const std::string& type) {
   const bool gpu_ranks = type == "train_epoch" || type == "checkpoint_burst" || type == "gpu_stream";
   std::vector<FieldDoc> f = workload_head(type, gpu_ranks);
-  TimeNs barrier = 0;
-  auto add = [&](std::vector<FieldDoc> body, TimeNs barrier_ns) {
-    append(f, std::move(body));
-    barrier = barrier_ns;
-  };
+  auto add = [&](std::vector<FieldDoc> body) { append(f, std::move(body)); };
   std::string summary;
   if (type == "file_sweep") {
-    add(file_sweep_fields(), FileSweepConfig{}.barrier_max_wait_ns);
+    add(file_sweep_fields());
     summary = "an elbencho-like sweep: every rank makes, writes, reads, stats and deletes its files";
   } else if (type == "md_bench") {
-    add(md_bench_fields(), MdBenchConfig{}.barrier_max_wait_ns);
+    add(md_bench_fields());
     summary = "an mdtest-like metadata benchmark (create, stat, readdir, ls_storm, link, rename, remove)";
   } else if (type == "train_epoch") {
-    add(train_epoch_fields(), TrainEpochConfig{}.barrier_max_wait_ns);
+    add(train_epoch_fields());
     summary = "a DLIO-like training epoch: batches of samples read while the GPUs compute";
   } else if (type == "checkpoint_burst") {
-    add(checkpoint_burst_fields(), CheckpointConfig{}.barrier_max_wait_ns);
+    add(checkpoint_burst_fields());
     summary = "periodic checkpoints: every rank writes its shard at once";
   } else if (type == "stage_in") {
-    add(stage_in_fields(), StageInConfig{}.barrier_max_wait_ns);
+    add(stage_in_fields());
     summary = "staging: every rank pulls its share of a dataset from an object store into the file system";
   } else if (type == "gpu_stream") {
-    add(gpu_stream_fields(), StreamConfig{}.barrier_max_wait_ns);
+    add(gpu_stream_fields());
     summary = "GPU buffers recorded to or played back from one file per rank, GPU-direct";
   } else {
     throw std::logic_error("internal error: no field table for workload \"" + type + "\"");
   }
-  append(f, workload_tail(barrier));
   return table("sl.workload." + type, summary, f);
 }
 
@@ -754,6 +638,11 @@ const NamedValues<SweepPhase>& sweep_phase_names() {
   static const NamedValues<SweepPhase> k{{"mkdir", SweepPhase::mkdir},         {"write", SweepPhase::write},
                                          {"read", SweepPhase::read},           {"stat", SweepPhase::stat},
                                          {"delete", SweepPhase::delete_files}, {"rmdir", SweepPhase::rmdir}};
+  return k;
+}
+const NamedValues<BetweenPhases>& between_phases_names() {
+  static const NamedValues<BetweenPhases> k{{"nothing", BetweenPhases::nothing},
+                                            {"sync_dropcache", BetweenPhases::sync_dropcache}};
   return k;
 }
 const NamedValues<MdPhase>& md_phase_names() {

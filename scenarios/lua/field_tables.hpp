@@ -93,9 +93,10 @@ const NamedValues<SplitShardRule>& split_rule_names();   // round_robin, random
 const NamedValues<GdsMode>& gds_names();                 // on, off, auto
 const NamedValues<StripeFlavor>& stripe_flavor_names();  // beegfs, lustre
 const NamedValues<StreamDirection>& stream_direction_names();
-const NamedValues<SweepPhase>& sweep_phase_names();  // mkdir, write, read, stat, delete, rmdir
-const NamedValues<MdPhase>& md_phase_names();        // create, stat, readdir, ls_storm, remove, link, rename
-const NamedValues<Backend>& backend_names();         // sim, hw, emulate
+const NamedValues<SweepPhase>& sweep_phase_names();        // mkdir, write, read, stat, delete, rmdir
+const NamedValues<MdPhase>& md_phase_names();              // create, stat, readdir, ls_storm, remove, link, rename
+const NamedValues<BetweenPhases>& between_phases_names();  // nothing, sync_dropcache
+const NamedValues<Backend>& backend_names();               // sim, hw, emulate
 
 // What a file-system preset sets before its fields are read.
 struct FsPreset {

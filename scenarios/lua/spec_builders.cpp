@@ -54,7 +54,6 @@ void check_node(const topo::Topology& cluster, std::uint64_t node, const std::st
 }
 
 proto::ChooserKind chooser_of(const std::string& name) { return value_named(chooser_names(), name); }
-MemKind mem_kind_of(const std::string& name) { return value_named(mem_kind_names(), name); }
 
 // stripe = { chunk = "1MiB", count = 4, chooser = "roundrobin" } of a workload: CreateOptions.
 CreateOptions read_create(FieldReader& r, BuildInfo& info) {
@@ -120,17 +119,6 @@ ClientPlacement resolve_placement(const Placement& p, const topo::Topology* clus
 
 std::uint32_t ranks_of(const ClientPlacement& c) {
   return static_cast<std::uint32_t>(c.nodes.size()) * c.ranks_per_node;
-}
-
-template <typename Config>
-void read_common_tail(FieldReader& r, Config& c) {
-  if (auto v = r.text("run_tag")) c.run_tag = *v;
-  if (auto v = r.duration("barrier_max_wait_ns")) c.barrier_max_wait_ns = *v;
-}
-
-void read_pattern(FieldReader& r, bool& pattern_data, std::uint64_t& pattern_seed) {
-  if (auto v = r.boolean("pattern_data")) pattern_data = *v;
-  if (auto v = r.count("pattern_seed")) pattern_seed = *v;
 }
 
 std::uint64_t per_rank(std::uint64_t total, std::uint32_t ranks) {
@@ -735,81 +723,59 @@ namespace {
 
 SweepPhase sweep_phase_of(const std::string& n) { return value_named(sweep_phase_names(), n); }
 
+// op = {...}: the measured operations, with mkdir, delete and rmdir around them (instead of phases).
+void read_sweep_op(FieldReader& r, FileSweepConfig& c) {
+  auto v = r.choice_list("op");
+  if (!v) return;
+  if (r.get("phases") != nullptr) r.fail("op", "give op (the measured operations) or phases (every phase), not both");
+  c.phases = {SweepPhase::mkdir};
+  for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
+  if (std::find(v->begin(), v->end(), "delete") == v->end()) c.phases.push_back(SweepPhase::delete_files);
+  c.phases.push_back(SweepPhase::rmdir);
+}
+
 // The fields of sl.workload.file_sweep (an elbencho-like sweep); files = N splits N over the ranks.
 FileSweepConfig read_file_sweep(FieldReader& r, BuildInfo& info, std::uint32_t ranks) {
   FileSweepConfig c;
-  if (auto v = r.text("root_dir")) c.root_dir = *v;
-  if (auto v = r.count("threads")) c.threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("dirs_per_rank")) c.dirs_per_rank = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("files_per_rank")) c.files_per_rank = *v;
-  if (auto v = r.count("files")) c.files_per_rank = per_rank(*v, ranks);
-  if (auto v = r.size("file_bytes")) c.file_bytes = *v;
-  if (auto v = r.size("size")) c.file_bytes = *v;
-  if (auto v = r.size("block_bytes")) c.block_bytes = *v;
-  if (auto v = r.size("block")) c.block_bytes = *v;
-  // elbencho: a block is at most the file
-  if (c.file_bytes > 0 && c.block_bytes > c.file_bytes) c.block_bytes = c.file_bytes;
-  if (auto v = r.choice_list("phases")) {
-    c.phases.clear();
-    for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
-  }
-  if (auto v = r.choice_list("op")) {
-    if (r.get("phases") != nullptr) r.fail("op", "give op (the measured operations) or phases (every phase), not both");
-    c.phases = {SweepPhase::mkdir};
-    for (const std::string& n : *v) c.phases.push_back(sweep_phase_of(n));
-    if (std::find(v->begin(), v->end(), "delete") == v->end()) c.phases.push_back(SweepPhase::delete_files);
-    c.phases.push_back(SweepPhase::rmdir);
-  }
-  c.create = read_create(r, info);
-  if (auto v = r.choice("buffer_kind")) c.buffer_kind = mem_kind_of(*v);
-  read_pattern(r, c.pattern_data, c.pattern_seed);
-  if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
-  if (auto v = r.boolean("remove_root")) c.remove_root = *v;
-  if (auto v = r.choice("between_phases")) {
-    c.between_phases = *v == "sync_dropcache" ? BetweenPhases::sync_dropcache : BetweenPhases::nothing;
-  }
-  read_common_tail(r, c);
+  read_script_fields(r, c,
+                     {{"files_per_rank",
+                       [&] {
+                         if (auto v = r.count("files")) c.files_per_rank = per_rank(*v, ranks);
+                       }},
+                      {"file_bytes",
+                       [&] {
+                         if (auto v = r.size("size")) c.file_bytes = *v;
+                       }},
+                      {"block_bytes",
+                       [&] {
+                         if (auto v = r.size("block")) c.block_bytes = *v;
+                         // elbencho: a block is at most the file
+                         if (c.file_bytes > 0 && c.block_bytes > c.file_bytes) c.block_bytes = c.file_bytes;
+                       }},
+                      {"phases", [&] {
+                         read_sweep_op(r, c);
+                         c.create = read_create(r, info);
+                       }}});
   return c;
 }
 
 // The fields of sl.workload.md_bench (metadata operations); files = N splits N over the ranks.
 MdBenchConfig read_md_bench(FieldReader& r, BuildInfo& info, std::uint32_t ranks) {
   MdBenchConfig c;
-  if (auto v = r.text("root_dir")) c.root_dir = *v;
-  if (auto v = r.boolean("shared_dir")) c.shared_dir = *v;
-  if (auto v = r.count("files_per_rank")) c.files_per_rank = *v;
-  if (auto v = r.count("files")) c.files_per_rank = per_rank(*v, ranks);
-  if (auto v = r.count("threads")) c.threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice_list("phases")) {
-    c.phases.clear();
-    for (const std::string& n : *v) c.phases.push_back(value_named(md_phase_names(), n));
-  }
-  if (auto v = r.text("storm_dir")) c.storm_dir = *v;
-  if (auto v = r.boolean("remove_dirs")) c.remove_dirs = *v;
-  c.create = read_create(r, info);
-  read_common_tail(r, c);
+  read_script_fields(r, c,
+                     {{"files_per_rank",
+                       [&] {
+                         if (auto v = r.count("files")) c.files_per_rank = per_rank(*v, ranks);
+                       }},
+                      {"remove_dirs", [&] { c.create = read_create(r, info); }}});
   return c;
 }
 
-TrainEpochConfig read_train_epoch(FieldReader& r, BuildInfo& info) {
-  TrainEpochConfig c;
-  if (auto v = r.text("dataset_dir")) c.dataset_dir = *v;
-  if (auto v = r.count("samples")) c.samples = *v;
-  if (auto v = r.size("sample_bytes")) c.sample_bytes = *v;
-  if (auto v = r.count("samples_per_file")) c.samples_per_file = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("batch_samples")) c.batch_samples = static_cast<std::uint32_t>(*v);
-  if (auto v = r.duration("compute_ns_per_step")) c.compute_ns_per_step = *v;
-  if (auto v = r.count("prefetch_depth")) c.prefetch_depth = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("read_threads")) c.read_threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("epochs")) c.epochs = static_cast<std::uint32_t>(*v);
-  if (auto v = r.boolean("shuffle")) c.shuffle = *v;
-  if (auto v = r.count("shuffle_seed")) c.shuffle_seed = *v;
-  if (auto v = r.boolean("setup_dataset")) c.setup_dataset = *v;
-  if (auto v = r.size("setup_block_bytes")) c.setup_block_bytes = *v;
-  read_pattern(r, c.pattern_data, c.pattern_seed);
-  c.create = read_create(r, info);
-  if (auto v = r.count("inode_cache_entries")) c.inode_cache_entries = *v;
-  read_common_tail(r, c);
+// The fields of a workload whose config lists them all but its stripe table.
+template <class Config>
+Config read_workload_fields(FieldReader& r, BuildInfo& info) {
+  Config c;
+  read_script_fields(r, c, {{"pattern_seed", [&] { c.create = read_create(r, info); }}});
   return c;
 }
 
@@ -817,58 +783,15 @@ TrainEpochConfig read_train_epoch(FieldReader& r, BuildInfo& info) {
 CheckpointConfig read_checkpoint_burst(FieldReader& r, BuildInfo& info, const FsBuild* fs) {
   CheckpointConfig c;
   if (fs != nullptr) c.stripe_flavor = fs->spec.meta.stripe_flavor;
-  if (auto v = r.text("dir")) c.dir = *v;
-  if (auto v = r.size("shard_bytes")) c.shard_bytes = *v;
-  if (auto v = r.count("files_per_rank")) c.files_per_rank = static_cast<std::uint32_t>(*v);
-  if (auto v = r.size("block_bytes")) c.block_bytes = *v;
-  if (auto v = r.count("inflight_blocks")) c.inflight_blocks = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("checkpoints")) c.checkpoints = static_cast<std::uint32_t>(*v);
-  if (auto v = r.choice("source_kind")) c.source_kind = mem_kind_of(*v);
-  if (auto v = r.boolean("sync")) c.sync = *v;
-  if (auto v = r.boolean("read_back")) c.read_back = *v;
-  read_pattern(r, c.pattern_data, c.pattern_seed);
-  c.create = read_create(r, info);
-  if (auto v = r.choice("stripe_flavor")) c.stripe_flavor = value_named(stripe_flavor_names(), *v);
-  if (auto v = r.count_list("known_targets")) {
-    for (std::uint64_t t : *v) c.known_targets.push_back(static_cast<std::uint32_t>(t));
-  }
-  read_common_tail(r, c);
-  return c;
-}
-
-StageInConfig read_stage_in(FieldReader& r, BuildInfo& info) {
-  StageInConfig c;
-  if (auto v = r.text("dir")) c.dir = *v;
-  if (auto v = r.count("objects")) c.objects = *v;
-  if (auto v = r.size("object_bytes")) c.object_bytes = *v;
-  if (auto v = r.size("block_bytes")) c.block_bytes = *v;
-  if (auto v = r.count("threads")) c.threads = static_cast<std::uint32_t>(*v);
-  if (auto v = r.rate("source_bytes_per_s_per_rank")) {
-    c.source_bytes_per_s_per_rank = static_cast<std::uint64_t>(*v);
-  }
-  if (auto v = r.size("source_burst_bytes")) c.source_burst_bytes = *v;
-  if (auto v = r.duration("source_request_latency_ns")) c.source_request_latency_ns = *v;
-  if (auto v = r.choice("buffer_kind")) c.buffer_kind = mem_kind_of(*v);
-  read_pattern(r, c.pattern_data, c.pattern_seed);
-  c.create = read_create(r, info);
-  read_common_tail(r, c);
-  return c;
-}
-
-StreamConfig read_gpu_stream(FieldReader& r, BuildInfo& info) {
-  StreamConfig c;
-  if (auto v = r.choice("direction")) c.direction = value_named(stream_direction_names(), *v);
-  if (auto v = r.text("dir")) c.dir = *v;
-  if (auto v = r.size("buffer_bytes")) c.buffer_bytes = *v;
-  if (auto v = r.count("buffers")) c.buffers = *v;
-  if (auto v = r.count("buffers_in_flight")) c.buffers_in_flight = static_cast<std::uint32_t>(*v);
-  if (auto v = r.duration("compute_ns_per_buffer")) c.compute_ns_per_buffer = *v;
-  if (auto v = r.boolean("prepare_playback_file")) c.prepare_playback_file = *v;
-  if (auto v = r.boolean("remove_file")) c.remove_file = *v;
-  if (auto v = r.boolean("sync_writes")) c.sync_writes = *v;
-  read_pattern(r, c.pattern_data, c.pattern_seed);
-  c.create = read_create(r, info);
-  read_common_tail(r, c);
+  read_script_fields(r, c, {{"pattern_seed", [&] {
+                               c.create = read_create(r, info);
+                               if (auto v = r.choice("stripe_flavor")) {
+                                 c.stripe_flavor = value_named(stripe_flavor_names(), *v);
+                               }
+                               if (auto v = r.count_list("known_targets")) {
+                                 for (std::uint64_t t : *v) c.known_targets.push_back(static_cast<std::uint32_t>(t));
+                               }
+                             }}});
   return c;
 }
 
@@ -904,7 +827,7 @@ WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, c
     finish(MdBench::validate(c));
     w.config = c;
   } else if (type == "train_epoch") {
-    const TrainEpochConfig c = read_train_epoch(r, out.info);
+    const TrainEpochConfig c = read_workload_fields<TrainEpochConfig>(r, out.info);
     finish(TrainEpoch::validate(c));
     w.config = c;
   } else if (type == "checkpoint_burst") {
@@ -912,11 +835,11 @@ WorkloadBuild build_workload(const std::string& type, const ScriptTable& args, c
     finish(CheckpointBurst::validate(c));
     w.config = c;
   } else if (type == "stage_in") {
-    const StageInConfig c = read_stage_in(r, out.info);
+    const StageInConfig c = read_workload_fields<StageInConfig>(r, out.info);
     finish(StageIn::validate(c));
     w.config = c;
   } else if (type == "gpu_stream") {
-    const StreamConfig c = read_gpu_stream(r, out.info);
+    const StreamConfig c = read_workload_fields<StreamConfig>(r, out.info);
     finish(GpuStream::validate(c));
     w.config = c;
   } else {

@@ -28,71 +28,39 @@ json create_json(const CreateOptions& c) {
           {"chooser", std::string(proto::to_string(c.chooser))}};
 }
 
-json workload_settings(const FileSweepConfig& c) {
-  json phases = json::array();
-  for (SweepPhase p : c.phases) phases.push_back(std::string(to_string(p)));
-  return {{"root_dir", c.root_dir},
-          {"threads", c.threads},
-          {"dirs_per_rank", c.dirs_per_rank},
-          {"files_per_rank", c.files_per_rank},
-          {"file_bytes", c.file_bytes},
-          {"block_bytes", c.block_bytes},
-          {"phases", phases},
-          {"buffer_kind", to_string(c.buffer_kind)},
-          {"sync_writes", c.sync_writes},
-          {"pattern_data", c.pattern_data},
-          {"create", create_json(c.create)}};
-}
-json workload_settings(const MdBenchConfig& c) {
-  json phases = json::array();
-  for (MdPhase p : c.phases) phases.push_back(std::string(to_string(p)));
-  return {{"root_dir", c.root_dir}, {"shared_dir", c.shared_dir}, {"files_per_rank", c.files_per_rank},
-          {"threads", c.threads},   {"phases", phases},           {"create", create_json(c.create)}};
-}
-json workload_settings(const TrainEpochConfig& c) {
-  return {{"dataset_dir", c.dataset_dir},
-          {"samples", c.samples},
-          {"sample_bytes", c.sample_bytes},
-          {"samples_per_file", c.samples_per_file},
-          {"batch_samples", c.batch_samples},
-          {"compute_ns_per_step", c.compute_ns_per_step},
-          {"prefetch_depth", c.prefetch_depth},
-          {"read_threads", c.read_threads},
-          {"epochs", c.epochs},
-          {"shuffle", c.shuffle},
-          {"setup_dataset", c.setup_dataset},
-          {"create", create_json(c.create)}};
-}
-json workload_settings(const CheckpointConfig& c) {
-  return {{"dir", c.dir},
-          {"shard_bytes", c.shard_bytes},
-          {"files_per_rank", c.files_per_rank},
-          {"block_bytes", c.block_bytes},
-          {"inflight_blocks", c.inflight_blocks},
-          {"checkpoints", c.checkpoints},
-          {"source_kind", to_string(c.source_kind)},
-          {"sync", c.sync},
-          {"read_back", c.read_back},
-          {"create", create_json(c.create)}};
-}
-json workload_settings(const StageInConfig& c) {
-  return {{"dir", c.dir},
-          {"objects", c.objects},
-          {"object_bytes", c.object_bytes},
-          {"block_bytes", c.block_bytes},
-          {"threads", c.threads},
-          {"source_bytes_per_s_per_rank", c.source_bytes_per_s_per_rank},
-          {"source_request_latency_ns", c.source_request_latency_ns},
-          {"create", create_json(c.create)}};
-}
-json workload_settings(const StreamConfig& c) {
-  return {{"direction", std::string(to_string(c.direction))},
-          {"dir", c.dir},
-          {"buffer_bytes", c.buffer_bytes},
-          {"buffers", c.buffers},
-          {"buffers_in_flight", c.buffers_in_flight},
-          {"compute_ns_per_buffer", c.compute_ns_per_buffer},
-          {"create", create_json(c.create)}};
+// A workload config's fields as its fields() list gives them (core/common/field_info.hpp):
+// enums by name, lists as arrays, the stripe settings as create_json.
+class SettingsWriter {
+ public:
+  explicit SettingsWriter(json& out) : out_(out) {}
+  template <class T>
+  void operator()(const char* name, const T& value, const FieldInfo& /*info*/ = {}) {
+    out_[name] = encode(value);
+  }
+
+ private:
+  static json encode(const CreateOptions& c) { return create_json(c); }
+  template <class T>
+  static json encode(const T& value) {
+    if constexpr (std::is_enum_v<T>) {
+      return std::string(to_string(value));
+    } else if constexpr (requires { value.begin(); } && !std::is_same_v<T, std::string>) {
+      json array = json::array();
+      for (const auto& item : value) array.push_back(encode(item));
+      return array;
+    } else {
+      return value;
+    }
+  }
+  json& out_;
+};
+
+template <class Config>
+json settings_of(Config c) {
+  json out = json::object();
+  SettingsWriter writer(out);
+  fields(writer, c);
+  return out;
 }
 
 const char* workload_kind(const WorkloadConfig& config) {
@@ -116,6 +84,10 @@ std::size_t cluster_node_count(const ScenarioSpec& spec) {
 }
 
 }  // namespace
+
+json workload_settings(const WorkloadConfig& config) {
+  return std::visit([](const auto& c) { return settings_of(c); }, config);
+}
 
 json spec_summary(const ScenarioSpec& spec) {
   json cluster = {{"description", spec.cluster_description}, {"nodes", cluster_node_count(spec)}};
@@ -150,7 +122,7 @@ json spec_summary(const ScenarioSpec& spec) {
                          {"client_nodes", w.clients.nodes},
                          {"ranks_per_node", w.clients.ranks_per_node},
                          {"ranks", w.clients.nodes.size() * w.clients.ranks_per_node},
-                         {"settings", std::visit([](const auto& c) { return workload_settings(c); }, w.config)}});
+                         {"settings", workload_settings(w.config)}});
   }
   return {{"cluster", cluster},
           {"fs", fs_json},

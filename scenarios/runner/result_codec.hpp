@@ -28,6 +28,9 @@ nlohmann::json to_json(const RunResult& result);
 nlohmann::json to_json(const PhaseRow& row);
 // The record of what ran (the "spec" object of a run).
 nlohmann::json spec_summary(const ScenarioSpec& spec);
+// A workload's settings as results.json records them: every field its
+// config's fields() list gives (core/workloads), enums by name.
+nlohmann::json workload_settings(const WorkloadConfig& config);
 // The configuration of a point as a few scalars (issue 25 item 5), so that
 // points of different sl.run calls differ in results.json ("config") and
 // results.csv (config_<name>) even when the script passes neither label nor

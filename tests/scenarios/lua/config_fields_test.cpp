@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -19,11 +20,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/common/assert.hpp"
 #include "core/common/field_info.hpp"
 #include "scenarios/deploy/server_settings_codec.hpp"
 #include "scenarios/lua/config_fields.hpp"
 #include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/spec_builders.hpp"
+#include "scenarios/runner/result_codec.hpp"
+#include "core/topology/cluster_builders.hpp"
+#include "core/topology/machine_builders.hpp"
 
 namespace sluice {
 namespace {
@@ -45,15 +50,18 @@ class Perturber {
       value = static_cast<T>(u == 0 ? 1 : u - 1);
     } else if constexpr (std::is_arithmetic_v<T>) {
       value = static_cast<double>(value) + 1 <= info.max ? static_cast<T>(value + 1) : static_cast<T>(value - 1);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      value += "_moved";
     } else if constexpr (requires { value.has_value(); }) {
       if (!value) value.emplace();
       (*this)("value", *value);
-    } else if constexpr (requires { value.push_back({}); }) {
-      value.emplace_back();
-      (*this)("item", value.back());
-    } else {
+    } else if constexpr (requires { value.emplace_back(); }) {
+      // A new first element: every position of the list then holds another value.
+      value.insert(value.begin(), typename T::value_type{});
+      (*this)("item", value.front());
+    } else if constexpr (requires { fields(*this, value); }) {
       fields(*this, value);  // a nested config
-    }
+    }                        // else: the stripe settings (CreateOptions), written whole
   }
 };
 
@@ -160,6 +168,14 @@ class ScriptValueMaker {
       const double next =
           static_cast<double>(value) + 1 <= info.max ? static_cast<double>(value) + 1 : static_cast<double>(value) - 1;
       made = scenario::ScriptValue{static_cast<std::int64_t>(next)};
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      made = scenario::ScriptValue{value.empty() ? std::string("/moved") : value + "_moved"};
+    } else if constexpr (requires { scenario::choices_of(typename T::value_type{}); }) {
+      // A list of one choice: the first, which no default list is alone.
+      auto list = std::make_shared<scenario::ScriptTable>();
+      list->list.push_back(
+          scenario::ScriptValue{std::string(scenario::choices_of(typename T::value_type{}).front().name)});
+      made = scenario::ScriptValue{std::shared_ptr<const scenario::ScriptTable>(list)};
     }
   }
 
@@ -177,6 +193,14 @@ class Dumper {
       values[name] = std::to_string(value);
     } else if constexpr (std::is_enum_v<T>) {
       values[name] = std::to_string(static_cast<int>(value));
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      values[name] = value;
+    } else if constexpr (requires { scenario::choices_of(typename T::value_type{}); }) {
+      for (auto item : value) values[name] += std::to_string(static_cast<int>(item)) + ",";
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      values[name] = value;
+    } else if constexpr (requires { scenario::choices_of(typename T::value_type{}); }) {
+      for (auto item : value) values[name] += std::to_string(static_cast<int>(item)) + ",";
     }
   }
 };
@@ -194,24 +218,24 @@ std::string lua_api_reference() {
   return text.str();
 }
 
-// `pick` the config of a built file system; `setup` what the field needs
-// beside it (striped_dir for its directory fields).
-template <class Config, class Pick>
-void check_script_fields(Pick pick, const scenario::ScriptTable& setup) {
-  const scenario::FieldTable& table = scenario::fs_fields("beegfs");
+// `build` makes the config from a script's table (sl.fs.beegfs{...},
+// sl.workload.<type>{...}) whose fields `table` lists; `setup` is what a
+// field needs beside it (striped_dir for the directory fields).
+template <class Config, class Build>
+void check_script_fields(Build build, const scenario::FieldTable& table, const scenario::ScriptTable& setup) {
   const std::string reference = lua_api_reference();
   const std::vector<ScriptField> listed = script_fields_of<Config>();
   ASSERT_FALSE(listed.empty());
-  const Config defaults = pick(scenario::build_fs("beegfs", setup, nullptr).spec);
+  const Config defaults = build(setup);
   for (const ScriptField& f : listed) {
-    SCOPED_TRACE(f.name);
+    SCOPED_TRACE(table.name + " " + f.name);
     // The table: the field, its line.
     const scenario::FieldDoc* doc = table.find(f.name);
-    ASSERT_NE(doc, nullptr) << "sl.fs.beegfs has no field " << f.name;
+    ASSERT_NE(doc, nullptr) << table.name << " has no field " << f.name;
     EXPECT_EQ(doc->description, std::string(f.info.doc));
     if (f.info.unit == FieldUnit::count) {
       EXPECT_EQ(static_cast<double>(doc->lo), f.info.min);
-      EXPECT_EQ(static_cast<double>(doc->hi), f.info.max);
+      if (!std::isinf(f.info.max)) EXPECT_EQ(static_cast<double>(doc->hi), f.info.max);
     }
     // The reference prints it with its line.
     EXPECT_NE(reference.find("`" + f.name + "`"), std::string::npos);
@@ -220,10 +244,10 @@ void check_script_fields(Pick pick, const scenario::ScriptTable& setup) {
     Config c = defaults;
     ScriptValueMaker<Config> maker(f.name);
     fields(maker, c);
-    ASSERT_TRUE(maker.made.has_value());
+    ASSERT_TRUE(maker.made.has_value()) << "no script value made for " << f.name;
     scenario::ScriptTable args = setup;
     args.fields[f.name] = *maker.made;
-    const Config built = pick(scenario::build_fs("beegfs", args, nullptr).spec);
+    const Config built = build(args);
     std::map<std::string, std::string> before = dump(defaults), after = dump(built);
     ASSERT_NE(before.at(f.name), after.at(f.name)) << "setting " << f.name << " did not reach the config";
     before.erase(f.name);
@@ -237,7 +261,9 @@ void check_script_fields(Pick pick, const scenario::ScriptTable& setup) {
 }
 
 TEST(ConfigFields, EveryStorageScriptFieldIsInTheTableTheReferenceAndTheBuiltConfig) {
-  check_script_fields<StorageServiceConfig>([](const scenario::FsSpec& fs) { return fs.storage_config; }, {});
+  check_script_fields<StorageServiceConfig>(
+      [](const scenario::ScriptTable& args) { return scenario::build_fs("beegfs", args, nullptr).spec.storage_config; },
+      scenario::fs_fields("beegfs"), {});
 }
 
 TEST(ConfigFields, EveryNamespaceScriptFieldIsInTheTableTheReferenceAndTheBuiltConfig) {
@@ -245,7 +271,57 @@ TEST(ConfigFields, EveryNamespaceScriptFieldIsInTheTableTheReferenceAndTheBuiltC
   striped.fields["policy"] = scenario::ScriptValue{std::string("striped_dir")};
   striped.fields["meta_servers"] = scenario::ScriptValue{std::int64_t{4}};
   striped.fields["dir_stripe_count"] = scenario::ScriptValue{std::int64_t{2}};
-  check_script_fields<NamespaceConfig>([](const scenario::FsSpec& fs) { return fs.meta.ns; }, striped);
+  check_script_fields<NamespaceConfig>(
+      [](const scenario::ScriptTable& args) { return scenario::build_fs("beegfs", args, nullptr).spec.meta.ns; },
+      scenario::fs_fields("beegfs"), striped);
+}
+
+// A small cluster for the workloads' ranks: two DGX A100 nodes.
+const topo::Topology& two_nodes() {
+  static const topo::Topology cluster = [] {
+    Result<topo::Topology> machine = topo::dgx_a100();
+    SLUICE_ASSERT(machine.ok());
+    Result<topo::Topology> built = topo::star_cluster(*machine, 2);
+    SLUICE_ASSERT(built.ok());
+    return *built;
+  }();
+  return cluster;
+}
+
+// Every script field of a workload's config reaches its table, the
+// reference and the built config; every field of it reaches results.json's
+// settings (written from the same list), moved off its default.
+template <class Config>
+void check_workload(const std::string& type) {
+  auto build = [&](const scenario::ScriptTable& args) {
+    return std::get<Config>(scenario::build_workload(type, args, &two_nodes(), nullptr).spec.config);
+  };
+  check_script_fields<Config>(build, scenario::workload_fields(type), {});
+  Config moved;
+  Perturber p;
+  fields(p, moved);
+  std::map<std::string, json> defaults, perturbed;
+  leaves(scenario::workload_settings(Config{}), "", defaults);
+  leaves(scenario::workload_settings(moved), "", perturbed);
+  for (const auto& [path, value] : defaults) {
+    if (path.rfind("create.", 0) == 0) continue;  // the stripe table's, not listed field by field
+    ASSERT_TRUE(perturbed.contains(path)) << path;
+    EXPECT_NE(perturbed.at(path), value) << type << " settings: " << path << " not written from the config";
+  }
+  Dumper listed;
+  fields(listed, moved);
+  for (const auto& [name, value] : listed.values) {
+    EXPECT_TRUE(scenario::workload_settings(moved).contains(name)) << type << ": " << name;
+  }
+}
+
+TEST(ConfigFields, EveryWorkloadFieldIsInItsTableTheReferenceTheBuiltConfigAndTheResults) {
+  check_workload<FileSweepConfig>("file_sweep");
+  check_workload<MdBenchConfig>("md_bench");
+  check_workload<TrainEpochConfig>("train_epoch");
+  check_workload<CheckpointConfig>("checkpoint_burst");
+  check_workload<StageInConfig>("stage_in");
+  check_workload<StreamConfig>("gpu_stream");
 }
 
 }  // namespace
