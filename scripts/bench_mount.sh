@@ -2,8 +2,9 @@
 # make bench-mount (P9, issue 23): what the FUSE mount costs and what the
 # whole stack costs, for sequential reads in 1 MiB blocks (BENCH_MOUNT_THREADS
 # files of BENCH_MOUNT_FILE_SIZE, one reader each, O_DIRECT, queue depth 1):
-#   sweep  sluice's own file_sweep of that pattern (`sluice emulate`: 3 netns
-#          nodes on a BENCH_MOUNT_LINK link, the client on node 0);
+#   sweep  sluice's own file_sweep of that pattern (lua_scripts/file_sweep.lua
+#          on `sluice run --backend emulate`: 3 netns nodes on a BENCH_MOUNT_LINK
+#          link, the client on node 0);
 #   mount  fio through `sluice mount` of the same deployment shape (same
 #          nodes, link, chunk size and striping), the files first written by fio;
 #   local  fio on this machine's disk directory where the storage servers keep
@@ -52,11 +53,15 @@ fio_read() {
   python3 -c "import json; print(json.load(open('$out'))['jobs'][0]['read']['bw_bytes'])"
 }
 
+# BENCH_MOUNT_LINK (as `sluice mount --link` reads it: 10gbit, 500mbit) in Gb/s, the study's link_gbps.
+link_gbps=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+(?:\.\d+)?)(gbit|mbit)', sys.argv[1]) or sys.exit('bench-mount: BENCH_MOUNT_LINK ' + sys.argv[1] + ': give NNgbit or NNmbit'); print(float(m[1]) / (1 if m[2] == 'gbit' else 1000))" "$LINK")
+
 sweep_read() {
   rm -rf "$work/sweep"
-  timeout "$TIMEOUT_S" "$SLUICE" emulate --nodes 3 --link "$LINK" --insecure --files-per-rank "$THREADS" \
-    --threads "$THREADS" --file-size "$FILE_SIZE" --block-size 1MiB --out "$work/sweep" >"$work/sweep.log" 2>&1 || {
-    echo "bench-mount: sluice emulate failed" >&2; tail -5 "$work/sweep.log" >&2; return 1; }
+  timeout "$TIMEOUT_S" "$SLUICE" run lua_scripts/file_sweep.lua --backend emulate --set nodes=3 \
+    --set link_gbps="$link_gbps" --insecure --set files="$THREADS" --set threads="$THREADS" \
+    --set file_size="$FILE_SIZE" --set block=1MiB --out "$work/sweep" >"$work/sweep.log" 2>&1 || {
+    echo "bench-mount: the file sweep (sluice run --backend emulate) failed" >&2; tail -5 "$work/sweep.log" >&2; return 1; }
   python3 -c "
 import json
 run = json.load(open('$work/sweep/results.json'))['runs'][0]

@@ -34,8 +34,10 @@ run_series() {
   failed_total=$((failed_total + failed))
 }
 
-run_series emulate "$sluice" emulate --nodes 4 --link 150mbit --files-per-rank 6 --file-size 48MiB \
-  --block-size 4MiB --threads 6 --chunk-size 1MiB --stripe-count 3 --work-dir "$work/w@RUN@"
+# The file sweep on 4 netns hosts (the command was `sluice emulate` before issue 49).
+run_series emulate "$sluice" run lua_scripts/file_sweep.lua --backend emulate --set nodes=4 --set link_gbps=0.15 \
+  --set files=6 --set file_size=48MiB --set block=4MiB --set threads=6 --set chunk=1MiB --set stripe_count=3 \
+  --storage-root "$work" --out "$work/sweep@RUN@"
 run_series study "$sluice" run lua_scripts/calibrate_links.lua --backend emulate --set set=holdout \
   --set holdout_link=150 --set holdout_stripes=3 --set holdout_sizes=48MiB --set threads=6 --set files=6 \
   --out "$work/study@RUN@"

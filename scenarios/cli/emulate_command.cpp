@@ -36,39 +36,12 @@ namespace {
 constexpr int k_exit_ok = 0;
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
-constexpr int k_exit_interrupted = 130;
 
-struct WorkloadCli {
-  std::uint64_t files_per_rank = 0;  // 0: keep the config's
-  std::uint64_t file_bytes = 0;
-  std::uint64_t block_bytes = 0;
-  std::uint32_t threads = 0;
-  std::uint64_t chunk_bytes = 0;
-  std::int64_t stripe_count = -1;
-  std::uint64_t seed = 0;
-  std::uint32_t max_wait_s = 0;
-};
-
-// Authentication and the metadata store, for emulate and node (ClusterConfig's fields).
+// Authentication and the metadata store, for mount and node (ClusterConfig's fields).
 struct SecurityCli {
   std::string shared_secret_file;
   bool insecure = false;
   std::string meta_store;  // "" = the config's (rocksdb by default)
-};
-
-struct EmulateCli {
-  std::uint32_t nodes = 3;
-  std::string link;
-  std::string subnet = "10.213.0.0/24";
-  std::uint32_t mtu = 1500;
-  std::string config;
-  std::string out;
-  std::string work_dir;
-  std::uint32_t iperf_seconds = 0;
-  bool keep = false;
-  bool cleanup_stale = false;
-  WorkloadCli workload;
-  SecurityCli security;
 };
 
 struct NodeCli {
@@ -76,15 +49,11 @@ struct NodeCli {
   std::int64_t rank = -1;
   int bootstrap_fd = -1;
   bool mpi = false;
-  std::uint32_t nodes = 0;
   std::string listen;
   std::string out;
-  std::string run_id = "mpi";
-  std::string storage_root;
   std::string netns;                      // join this network namespace (setns) before anything else
   std::vector<std::string> listen_rails;  // NodeRunOptions::listen_rails (a node process started again)
   std::string fs_settings;                // NodeRunOptions::fs's servers (server_settings_codec.hpp); empty: defaults
-  WorkloadCli workload;
   SecurityCli security;
 };
 
@@ -142,14 +111,9 @@ int install_stop_signals() {
   return g_signal_pipe[0];
 }
 
-bool interrupted() {
-  char byte = 0;
-  return g_signal_pipe[0] >= 0 && ::read(g_signal_pipe[0], &byte, 1) == 1;
-}
-
 // A size flag reads the tree's one size grammar (core/common/byte_size.hpp):
 // "4MiB", "1 GiB", "4096"; "4MB" is refused with the spelling to use, a usage
-// error naming the flag ("--file-size: ..."). (A function option, not a
+// error naming the flag ("--chunk-size: ..."). (A function option, not a
 // transforming CLI::Validator, whose move GCC 12 flags with -Wnull-dereference.)
 void add_size_option(CLI::App* cmd, const std::string& flag, std::uint64_t& bytes, const std::string& help) {
   cmd->add_option_function<std::string>(
@@ -163,33 +127,10 @@ void add_size_option(CLI::App* cmd, const std::string& flag, std::uint64_t& byte
       ->type_name("SIZE");
 }
 
-void add_workload_options(CLI::App* cmd, WorkloadCli& w) {
-  cmd->add_option("--files-per-rank", w.files_per_rank, "files each client writes and reads");
-  add_size_option(cmd, "--file-size", w.file_bytes, "bytes per file (4MiB, 1GiB ...)");
-  add_size_option(cmd, "--block-size", w.block_bytes, "bytes per read/write call");
-  cmd->add_option("--threads", w.threads, "files in flight per client");
-  add_size_option(cmd, "--chunk-size", w.chunk_bytes, "stripe chunk bytes");
-  cmd->add_option("--stripe-count", w.stripe_count, "targets per file (0: all)");
-  cmd->add_option("--seed", w.seed, "seed of the run (printed; reproduces choices)");
-  cmd->add_option("--max-wait", w.max_wait_s, "bound in seconds on every wait of the run");
-}
-
-void apply_workload(const WorkloadCli& w, ClusterConfig& c) {
-  if (w.files_per_rank > 0) c.workload.sweep.files_per_rank = w.files_per_rank;
-  if (w.file_bytes > 0) c.workload.sweep.file_bytes = w.file_bytes;
-  if (w.block_bytes > 0) c.workload.sweep.block_bytes = w.block_bytes;
-  if (w.threads > 0) c.workload.sweep.threads = w.threads;
-  if (w.chunk_bytes > 0) c.workload.chunk_bytes = w.chunk_bytes;
-  if (w.stripe_count >= 0) c.workload.stripe_count = static_cast<std::uint32_t>(w.stripe_count);
-  if (w.seed > 0) c.seed = w.seed;
-  if (w.max_wait_s > 0) c.max_wait_s = w.max_wait_s;
-}
-
-// The command line's workload and security options applied to `config`, then
-// checked, the secret file included (as `sluice run` checks it): before
-// emulate or mount start a namespace or a node, not in the nodes afterwards.
-Status configure_cluster(const WorkloadCli& workload, const SecurityCli& security, ClusterConfig& config) {
-  apply_workload(workload, config);
+// The command line's security options applied to `config`, then checked, the
+// secret file included (as `sluice run` checks it): before mount starts a
+// namespace or a node, not in the nodes afterwards.
+Status configure_cluster(const SecurityCli& security, ClusterConfig& config) {
   if (Status st = apply_security(security, config); !st.ok()) return st;
   if (!config.insecure && !config.shared_secret_file.empty()) {
     if (Result<std::string> secret = transport::read_shared_secret_file(config.shared_secret_file); !secret.ok()) {
@@ -239,33 +180,6 @@ Status write_json(const std::string& path, const nlohmann::json& j) {
   return ok_status();
 }
 
-// Prints the gathered run and writes it under `out` (gathered_results.hpp); the exit code.
-int report_emulation(const std::string& out, const EmulateOptions& o, const nlohmann::json& run, double wall_s) {
-  print_summary(run);
-  if (!run.value("ok", false)) {
-    fmt::print(stderr, "sluice emulate: the run failed (node logs kept in {})\n", run.value("work_dir", std::string()));
-  }
-  if (run.contains("emulation") && run["emulation"].contains("iperf_bits_per_s")) {
-    fmt::print("iperf3 {:.3f} Gbit/s through the same links\n",
-               run["emulation"]["iperf_bits_per_s"].get<double>() / 1e9);
-  }
-  if (!out.empty()) {
-    GatheredRunInfo info;
-    info.scenario = "emulate_file_sweep";
-    info.backend = scenario::Backend::emulate;
-    info.cluster_description = fmt::format("{} nodes in network namespaces, links {}", o.nodes, o.link.to_string());
-    info.params = {{"link_bits_per_s", std::to_string(o.link.rate_bits_per_s)},
-                   {"link_latency_ns", std::to_string(o.link.latency_ns)}};
-    info.wall_s = wall_s;
-    if (Status st = write_gathered_results(out, run, o.cluster, info); !st.ok()) {
-      fmt::print(stderr, "sluice emulate: {}\n", st.message());
-      return k_exit_failed;
-    }
-    fmt::print("results: {}/results.json, results.csv, progress.csv; per node: {}/nodes.json\n", out, out);
-  }
-  return run.value("ok", false) ? k_exit_ok : k_exit_failed;
-}
-
 // What dead runs left (dead_runs.hpp), each thing swept said as `command`'s.
 void sweep_dead_runs_of(std::string_view command, const std::string& work_dir) {
   const std::string root =
@@ -274,75 +188,16 @@ void sweep_dead_runs_of(std::string_view command, const std::string& work_dir) {
                   [command](std::string_view line) { fmt::print(stderr, "sluice {}: dead run: {}\n", command, line); });
 }
 
-int run_emulate(const EmulateCli& cli) {
-  const int stop_fd = install_stop_signals();
-  const auto log = [](std::string_view line) { fmt::print(stderr, "sluice emulate: {}\n", line); };
-  if (cli.cleanup_stale) {
-    if (std::string why = netns_permitted(); !why.empty()) {
-      fmt::print(stderr, "sluice emulate: {}\n", why);
-      return k_exit_failed;
-    }
-    const std::vector<std::string> removed = sweep_dead_runs({}, log);
-    fmt::print("removed {} stale namespaces, mounts and work directories\n", removed.size());
-    return k_exit_ok;
-  }
-  if (cli.link.empty()) {
-    fmt::print(stderr, "sluice emulate: --link RATE[,LATENCY] is required (e.g. --link 1gbit,1ms)\n");
-    return k_exit_usage;
-  }
-  Result<LinkSpec> link = parse_link_spec(cli.link);
-  if (!link.ok()) {
-    fmt::print(stderr, "sluice emulate: {}\n", link.status().message());
-    return k_exit_usage;
-  }
-  EmulateOptions o;
-  o.nodes = cli.nodes;
-  o.link = *link;
-  o.subnet = cli.subnet;
-  o.mtu_bytes = cli.mtu;
-  o.work_dir = cli.work_dir;
-  o.keep_work_dir = cli.keep;
-  o.iperf_seconds = cli.iperf_seconds;
-  o.log = log;
-  if (!cli.config.empty()) {
-    Result<ClusterConfig> c = load_config(cli.config);
-    if (!c.ok()) {
-      fmt::print(stderr, "sluice emulate: {}\n", c.status().message());
-      return k_exit_usage;
-    }
-    o.cluster = std::move(c).value();
-    o.nodes = static_cast<std::uint32_t>(o.cluster.nodes.size());
-  } else {
-    Result<ClusterConfig> c = default_cluster(cli.nodes);
-    if (!c.ok()) {
-      fmt::print(stderr, "sluice emulate: {}\n", c.status().message());
-      return k_exit_usage;
-    }
-    o.cluster = std::move(c).value();
-    o.cluster.max_wait_s = 120;
-  }
-  if (Status st = configure_cluster(cli.workload, cli.security, o.cluster); !st.ok()) {
-    fmt::print(stderr, "sluice emulate: {}\n", st.message());
-    return k_exit_usage;
-  }
+// `sluice emulate --cleanup-stale`: what killed runs left, removed; nothing else runs.
+int run_cleanup_stale() {
   if (std::string why = netns_permitted(); !why.empty()) {
-    fmt::print(stderr, "sluice emulate: cannot emulate here: {}\n", why);
+    fmt::print(stderr, "sluice emulate: {}\n", why);
     return k_exit_failed;
   }
-  sweep_dead_runs_of("emulate", cli.work_dir);
-  fmt::print("sluice emulate: {} nodes, link {}, seed {}\n", o.nodes, o.link.to_string(), o.cluster.seed);
-  const auto start = std::chrono::steady_clock::now();
-  Result<nlohmann::json> run = run_emulation(o, stop_fd);
-  if (interrupted()) {
-    fmt::print(stderr, "sluice emulate: interrupted; the run's namespaces and processes were removed\n");
-    return k_exit_interrupted;
-  }
-  if (!run.ok()) {
-    fmt::print(stderr, "sluice emulate: {}\n", run.status().to_string());
-    return k_exit_failed;
-  }
-  return report_emulation(cli.out, o, *run,
-                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const std::vector<std::string> removed =
+      sweep_dead_runs({}, [](std::string_view line) { fmt::print(stderr, "sluice emulate: {}\n", line); });
+  fmt::print("removed {} stale namespaces, mounts and work directories\n", removed.size());
+  return k_exit_ok;
 }
 
 // "auto": the first IPv4 address of this host's name.
@@ -361,9 +216,8 @@ std::string resolve_listen(const std::string& listen) {
   return text;
 }
 
-// --mpi: the MPI bootstrap, and without --config the default cluster of
-// --nodes (or of the MPI world) with this rank's --listen address; k_exit_ok,
-// or the exit code to stop with.
+// --mpi: the MPI bootstrap, and this rank's --listen address in the cluster
+// config; k_exit_ok, or the exit code to stop with.
 int start_mpi_bootstrap(const NodeCli& cli, ClusterConfig& config, std::unique_ptr<Bootstrap>& bootstrap) {
   Result<std::unique_ptr<MpiBootstrap>> mpi = MpiBootstrap::create(nullptr, nullptr);
   if (!mpi.ok()) {
@@ -371,20 +225,6 @@ int start_mpi_bootstrap(const NodeCli& cli, ClusterConfig& config, std::unique_p
     return k_exit_failed;
   }
   bootstrap = std::move(mpi).value();
-  if (cli.config.empty()) {
-    Result<ClusterConfig> c = default_cluster(cli.nodes > 0 ? cli.nodes : bootstrap->size());
-    if (!c.ok()) {
-      fmt::print(stderr, "sluice node: {}\n", c.status().message());
-      return k_exit_usage;
-    }
-    config = std::move(c).value();
-    config.run_id = cli.run_id;
-    config.max_wait_s = 120;
-    // A relative --storage-root: from the current directory (a cluster config's must be absolute).
-    config.storage_root = cli.storage_root.empty()
-                              ? "/tmp/sluice-node-" + cli.run_id
-                              : std::filesystem::absolute(cli.storage_root).lexically_normal().string();
-  }
   if (!cli.listen.empty()) {
     std::sort(config.nodes.begin(), config.nodes.end(),
               [](const NodeSpec& a, const NodeSpec& b) { return a.id < b.id; });
@@ -433,7 +273,7 @@ int report_node_result(const NodeCli& cli, const ClusterConfig& config, const Re
     print_summary(*result);
     if (!cli.out.empty()) {
       GatheredRunInfo info;
-      info.scenario = "mpi_file_sweep";
+      info.scenario = "mpi_" + std::string(config.workload.mounted() ? "mount" : "file_sweep");
       info.backend = scenario::Backend::hw;
       info.cluster_description = fmt::format("{} processes under mpirun", config.nodes.size());
       info.wall_s = wall_s;
@@ -467,12 +307,19 @@ int run_node_command(const NodeCli& cli) {
     config = std::move(c).value();
   }
   std::unique_ptr<Bootstrap> bootstrap;
+  if (cli.mpi && cli.config.empty()) {
+    fmt::print(stderr,
+               "sluice node: --mpi needs --config CLUSTER.json (a study on real hosts: mpirun -np N sluice run "
+               "STUDY.lua --backend cluster)\n");
+    return k_exit_usage;
+  }
   if (cli.mpi) {
     if (const int code = start_mpi_bootstrap(cli, config, bootstrap); code != k_exit_ok) return code;
   } else {
     if (cli.config.empty() || cli.rank < 0 || cli.bootstrap_fd < 0) {
-      fmt::print(stderr,
-                 "sluice node: needs --mpi, or --config, --rank and --bootstrap-fd (as `sluice emulate` starts it)\n");
+      fmt::print(
+          stderr,
+          "sluice node: needs --mpi --config, or --config, --rank and --bootstrap-fd (as a deployment starts it)\n");
       return k_exit_usage;
     }
     // A mount keeps the other nodes at the "clients-done" barrier for as long as it lives.
@@ -482,7 +329,7 @@ int run_node_command(const NodeCli& cli) {
                                                   static_cast<std::uint32_t>(config.nodes.size()),
                                                   std::chrono::seconds(wait_s));
   }
-  if (Status st = configure_cluster(cli.workload, cli.security, config); !st.ok()) {
+  if (Status st = configure_cluster(cli.security, config); !st.ok()) {
     fmt::print(stderr, "sluice node: {}\n", st.message());
     return k_exit_usage;
   }
@@ -589,11 +436,10 @@ Result<EmulateOptions> mount_options(const MountCli& cli) {
   m.entry_timeout_ms = m.attr_timeout_ms = cli.cache_ms;
   m.threads = cli.threads;
   if (cli.mirror) o.cluster.mirror.storage = true;
-  WorkloadCli w;
-  w.chunk_bytes = cli.chunk_bytes;
-  w.stripe_count = cli.stripe_count;
-  w.max_wait_s = cli.max_wait_s;
-  if (Status st = configure_cluster(w, cli.security, o.cluster); !st.ok()) return st;
+  if (cli.chunk_bytes > 0) o.cluster.workload.chunk_bytes = cli.chunk_bytes;
+  if (cli.stripe_count >= 0) o.cluster.workload.stripe_count = static_cast<std::uint32_t>(cli.stripe_count);
+  if (cli.max_wait_s > 0) o.cluster.max_wait_s = cli.max_wait_s;
+  if (Status st = configure_cluster(cli.security, o.cluster); !st.ok()) return st;
   return o;
 }
 
@@ -699,30 +545,20 @@ void add_mount_commands(CLI::App& app, cli::CommandExit& exit) {
 }
 
 void add_emulate_commands(CLI::App& app, cli::CommandExit& exit) {
-  auto emulate_cli = std::make_shared<EmulateCli>();
-  CLI::App* emulate = app.add_subcommand("emulate",
-                                         "an N-node cluster in network namespaces on this machine, "
-                                         "shaped links, a verified file sweep (needs root)");
-  emulate->add_option("--nodes", emulate_cli->nodes, "nodes (node 0: mgmt+meta+client, others storage)");
-  emulate->add_option("--link", emulate_cli->link, "link rate[,one-way latency]: 1gbit, 10gbit,1ms, 500mbit,50us");
-  emulate->add_option("--subnet", emulate_cli->subnet, "private /24 for the node addresses");
-  emulate->add_option("--mtu", emulate_cli->mtu, "MTU of the emulated links");
-  emulate->add_option("--config", emulate_cli->config, "cluster JSON (roles, workload); addresses are set here");
-  emulate->add_option("--out", emulate_cli->out,
-                      "results folder: results.json, results.csv, progress.csv (docs/results.md), nodes.json");
-  emulate->add_option("--work-dir", emulate_cli->work_dir, "logs and storage (default /tmp/<run prefix>)");
-  emulate->add_option("--iperf", emulate_cli->iperf_seconds, "first measure iperf3 node 1 -> node 0 for this many s");
-  emulate->add_flag("--keep", emulate_cli->keep, "keep the work dir (logs) after a clean run");
-  emulate->add_flag("--cleanup-stale", emulate_cli->cleanup_stale,
-                    "remove what killed runs left (namespaces, processes, mounts, work directories), then exit");
-  add_workload_options(emulate, emulate_cli->workload);
-  add_security_options(emulate, emulate_cli->security);
-  cli::on_parsed(emulate, exit, [emulate_cli] { return run_emulate(*emulate_cli); });
+  // Hidden: `sluice run STUDY --backend emulate` runs studies on netns hosts;
+  // this command only removes what killed runs left (which every such run
+  // also does first), for tests and scripts that clean up after themselves.
+  CLI::App* emulate = app.add_subcommand(
+      "emulate", "remove what killed runs left (namespaces, processes, mounts, work directories), then exit");
+  emulate->group("");
+  auto cleanup_stale = std::make_shared<bool>(false);
+  emulate->add_flag("--cleanup-stale", *cleanup_stale, "what the command does (its only form)")->required();
+  cli::on_parsed(emulate, exit, [cleanup_stale] { return *cleanup_stale ? run_cleanup_stale() : k_exit_usage; });
 
   auto node_cli = std::make_shared<NodeCli>();
   add_mount_commands(app, exit);
   CLI::App* node = app.add_subcommand("node", "one node process of a multi-process deployment");
-  node->group("");  // hidden: started by `emulate` or mpirun
+  node->group("");  // hidden: started by a deployment (sluice run, mount) or mpirun
   node->add_option("--config", node_cli->config, "cluster JSON");
   node->add_option("--rank", node_cli->rank, "this process's rank (node index by id)");
   node->add_option("--bootstrap-fd", node_cli->bootstrap_fd, "socket to the emulate launcher");
@@ -731,14 +567,11 @@ void add_emulate_commands(CLI::App& app, cli::CommandExit& exit) {
   node->add_option("--fs-settings", node_cli->fs_settings,
                    "the servers' settings (JSON, as a `--backend cluster` rank writes them for its node process)");
   node->add_flag("--mpi", node_cli->mpi, "bootstrap through MPI (under mpirun/srun)");
-  node->add_option("--nodes", node_cli->nodes, "with --mpi and no --config: default cluster of this many nodes");
   node->add_option("--listen", node_cli->listen, "with --mpi: this rank's IPv4 address, or auto (host name)");
   node->add_option("--out", node_cli->out,
-                   "with --mpi: results folder (as emulate --out); else this node's document (JSON)");
-  node->add_option("--run-id", node_cli->run_id, "with --mpi and no --config: run id (storage and barrier names)");
-  node->add_option("--storage-root", node_cli->storage_root, "with --mpi and no --config: where targets live");
-  node->add_option("--netns", node_cli->netns, "join this network namespace first (a mounting node of emulate)");
-  add_workload_options(node, node_cli->workload);
+                   "with --mpi: results folder (docs/results.md); else this node's document (JSON)");
+  node->add_option("--netns", node_cli->netns,
+                   "join this network namespace first (the mounting node of `sluice mount`)");
   add_security_options(node, node_cli->security);
   cli::on_parsed(node, exit, [node_cli] { return run_node_command(*node_cli); });
 }

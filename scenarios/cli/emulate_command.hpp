@@ -1,17 +1,15 @@
-// The CLI of the deployment half of HwEnv:
+// The CLI of the deployment half of HwEnv that is not `sluice run` (studies run
+// on netns hosts and real clusters with `sluice run STUDY --backend
+// emulate|cluster`, scenarios/cli/run_command.hpp):
 //
-//   sluice emulate --nodes N --link RATE[,LATENCY] [--subnet 10.213.0.0/24] [--mtu 1500]
-//                  [--config cluster.json] [--files-per-rank K] [--file-size 4MiB] [--block-size 1MiB]
-//                  [--threads T] [--chunk-size 1MiB] [--stripe-count S] [--seed X] [--max-wait SECONDS]
-//                  [--iperf SECONDS] [--out results.json] [--work-dir DIR] [--keep]
+//   sluice node --config cluster.json --rank R --bootstrap-fd 3 [--netns NAME]
+//       (started by a deployment: `sluice run --backend emulate|cluster`, `sluice mount`)
+//   mpirun -np N sluice node --mpi --config cluster.json [--listen IP|auto] [--out DIR]
+//       one node of a multi-process deployment (node_runner.hpp): a cluster
+//       JSON's workload (a file sweep, or a mount: docs/mount.md) under mpirun;
 //   sluice emulate --cleanup-stale
-//       N network namespaces on this machine shaped to the link, one node
-//       process in each, a verified file sweep (cluster_emulator.hpp).
-//
-//   sluice node --config cluster.json --rank R --bootstrap-fd 3      (started by `emulate`)
-//   mpirun -np N sluice node --mpi [--config cluster.json | --nodes N] [--listen IP|auto] [--out F]
-//       one node of a multi-process deployment (node_runner.hpp); `node`
-//       is hidden from --help.
+//       removes what killed runs left (dead_runs.hpp) and exits.
+//   `node` and `emulate` are hidden from --help.
 //
 // Exit codes as scenarios/cli/command.hpp: 0 ok, 1 the run failed, 2 usage error,
 // 130 interrupted (SIGINT/SIGTERM; everything is removed first).
@@ -21,7 +19,7 @@
 
 namespace sluice::emulate {
 
-// Adds `emulate` and the hidden `node` (and mount, umount) to `app`; their
+// Adds the hidden `emulate` and `node` (and mount, umount) to `app`; their
 // exit codes go to `exit` (cli::on_parsed).
 void add_emulate_commands(CLI::App& app, cli::CommandExit& exit);
 

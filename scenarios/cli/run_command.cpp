@@ -316,7 +316,7 @@ class ScriptRunner {
         return error(StatusCode::invalid_argument,
                      "sluice run under mpirun/srun spreads simulated points over the ranks; a " +
                          std::string(scenario::to_string(backend)) +
-                         " run is not spread (run it without the launcher; real nodes under MPI: sluice node --mpi)");
+                         " run is not spread (run it without the launcher; real nodes under MPI: --backend cluster)");
       }
       call.sweep = sweep_;
     }

@@ -5,7 +5,7 @@
 // Implementations:
 //   MpiBootstrap     under mpirun/srun: rank -> node, MPI_Allgather(v),
 //                    MPI_Barrier, MPI_Gatherv to rank 0 (mpi_bootstrap.hpp)
-//   SocketBootstrap  a node process started by `sluice emulate`: the
+//   SocketBootstrap  a node process started by a launcher (`sluice mount`, a rank): the
 //                    launcher holds the other end of a socket (fd 3) and
 //                    answers collectives when every node has asked
 //                    (socket_bootstrap.hpp)

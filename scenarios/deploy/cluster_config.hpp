@@ -1,6 +1,6 @@
 // ClusterConfig: the description of a multi-process deployment that every
-// node process reads (`sluice node`, `sluice emulate`, `mpirun ... sluice node
-// --mpi`): which nodes exist, what roles each hosts, where each listens, and
+// node process reads (`sluice node`, `sluice mount`, `mpirun ... sluice node
+// --mpi --config`): which nodes exist, what roles each hosts, where each listens, and
 // the workload the clients run. It travels as JSON (to_json/parse_cluster_config).
 //
 // Roles and the services they become (the canonical order, see plan_services):
@@ -99,8 +99,8 @@ inline constexpr std::uint32_t k_max_ranks_per_client = 256;
 // start once every rank of the one before has finished, everywhere (the
 // barrier "workload-<i>-done" of node_runner.hpp); the workload itself is
 // the launcher's (NodeRunOptions::make_workload), so a config with later
-// workloads runs only on the cluster path, not with `sluice emulate`'s
-// file sweep.
+// workloads runs only on the cluster path, not as a cluster JSON's own
+// file sweep (`sluice node --mpi --config`).
 struct ClusterLaterWorkload {
   std::vector<NodeId> client_nodes;
   std::uint32_t ranks_per_client = 1;
@@ -161,7 +161,7 @@ struct ClusterConfig {
   // Authentication of the nodes' connections (docs/reliability.md#security):
   // the cluster's secret is the first line of shared_secret_file (not
   // readable by other users: transports/shared_secret.hpp). A node refuses to
-  // run with neither a secret nor insecure = true; `sluice emulate` and
+  // run with neither a secret nor insecure = true; `sluice mount` and
   // `sluice node --mpi` make a fresh secret per run unless given one.
   std::string shared_secret_file;
   bool insecure = false;  // no authentication (benchmarks); said in the results

@@ -1,5 +1,5 @@
 // What a launcher of the multi-process deployment uses (scenarios/netns/: one
-// rank process per network namespace; `sluice emulate`, `sluice node`): the
+// rank process per network namespace; `sluice mount`, `sluice node`): the
 // one interface through which netns/ reaches deploy/ (ctest label
 // `structure`: TheDeploymentAndTheNamespacesMeetThroughOneInterface).
 //

@@ -60,7 +60,7 @@ Status write_gathered_results(const std::string& dir, const nlohmann::json& gath
   scenario::RunResult run = SpecDeployment::result_of(gathered_spec(config, info), gathered);
   run.backend = info.backend;
   run.wall_s = info.wall_s;
-  // `sluice emulate` gives its nodes a storage root of the run's own (the gathered
+  // An emulation gives its nodes a storage root of the run's own (the gathered
   // document says which); `node --mpi` uses the config's.
   run.deployment = {{"transport", "tcp"},
                     {"storage_backend", config.storage_backend},

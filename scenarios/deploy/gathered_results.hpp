@@ -1,5 +1,5 @@
 // The results of a multi-process run in the standard layout (docs/results.md):
-// `sluice emulate --out DIR` and `sluice node --mpi --out DIR` write
+// `sluice node --mpi --config C --out DIR` (rank 0) writes
 // DIR/results.json, DIR/results.csv and DIR/progress.csv as `sluice run` does,
 // so compare, report and calibrate --fit read them like any other run, plus
 // DIR/nodes.json, the gathered per-node document (each node's roles,

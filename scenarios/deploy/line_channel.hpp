@@ -1,5 +1,5 @@
 // LineChannel: newline-framed messages over a stream socket, with deadlines.
-// The bootstrap protocol between `sluice emulate` and its node processes
+// The bootstrap protocol between a launcher (ClusterEmulator, NodeProcess) and its node processes
 // sends one JSON document per line (nlohmann::json::dump() never emits a raw
 // newline). A line longer than k_max_line_bytes is an error, not a buffer
 // that grows without bound.

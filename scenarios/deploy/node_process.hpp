@@ -13,7 +13,7 @@
 // ("storage_kills", "meta_kills").
 //
 // How: the rank starts `sluice node --config F --fs-settings S --rank R
-// --bootstrap-fd 3` (the node program `sluice emulate` starts; S the study's
+// --bootstrap-fd 3` (the node program `sluice mount` starts; S the study's
 // server settings, server_settings_codec.hpp) with one end of a socket pair
 // as fd 3, and stands in as its launcher. Each collective the child asks for
 // (node_collectives, in order) the rank makes on the point's Bootstrap, on

@@ -76,7 +76,7 @@ struct NodeRunOptions {
   // rank, buddy groups and heartbeats of storage mirroring, the metadata
   // store), so that the servers and clients run as the simulation of the same
   // spec models them. Unset: the core's defaults with the config's chunk size
-  // and stripe count (`sluice emulate`, `sluice node`, and a storage node run
+  // and stripe count (`sluice mount`, `sluice node --mpi`, and a storage node run
   // as a child process of its rank, which gets its config as a file).
   struct FsSettings {
     MgmtConfig mgmt;
@@ -127,7 +127,7 @@ struct PhaseTotal {
   double bytes_per_s = 0;
 };
 PhaseTotal phase_total(const nlohmann::json& run, std::string_view phase);
-// One line of `sluice emulate`'s summary for a phase ("" when it moved no
+// One line of a deployment's summary (`sluice mount`, `sluice node --mpi`) for a phase ("" when it moved no
 // bytes). It says "verified" only for what was (issue 26): a read phase whose
 // every byte was checked against the pattern, a write phase of a run that
 // succeeded (each chunk's CRC32C was checked by its server; a mismatch fails

@@ -100,7 +100,7 @@ Status check_workload_and_fs(const scenario::ScenarioSpec& spec) {
 
 // The workloads' part of cluster_of (the nodes with their targets made):
 // each workload's client nodes in rank order and ranks per node, the first's
-// sweep (`sluice emulate`'s), chunk and stripe.
+// sweep (a cluster JSON's), chunk and stripe.
 void carry_workloads(const scenario::ScenarioSpec& spec, ClusterConfig& c) {
   const scenario::WorkloadSpec& w = spec.workloads.front();
   if (const auto* sweep = std::get_if<FileSweepConfig>(&w.config)) c.workload.sweep = *sweep;

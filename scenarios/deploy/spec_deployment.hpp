@@ -37,7 +37,7 @@ struct SpecDeployment {
   // The deployment of `spec`, by the rules of emulated_point_run.hpp but the
   // links' (a real cluster's links are what they are); invalid_argument
   // naming the rule it breaks. When the first workload is a file sweep, the
-  // config's sweep is its (`sluice emulate`'s node processes run it); every
+  // config's sweep is its (a node process of the config runs it); every
   // kind runs as the spec's WorkloadSpec.
   static Result<ClusterConfig> cluster_of(const scenario::ScenarioSpec& spec);
 

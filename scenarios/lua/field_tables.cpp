@@ -548,8 +548,8 @@ FieldTable make_compare_table() {
       "sl.compare", "`sl.compare{results, ...}`: the script's runs (predictions) next to results measured elsewhere",
       {
           value_field("measured", "path or list of paths", "",
-                      "results files: the results.json of `sluice import`, `sluice run`, `sluice emulate` or "
-                      "`sluice node --mpi`, tried as given, then in the script's folder; at most " +
+                      "results files: the results.json of `sluice import`, `sluice run` or `sluice node --mpi`, "
+                      "tried as given, then in the script's folder; at most " +
                           std::to_string(k_max_compare_files) + " (required)"),
           value_field("match", "list of param names", "every param of the measured run",
                       "the params that place a measured run; a run of the script is at its point when it has an "

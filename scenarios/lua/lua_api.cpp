@@ -312,6 +312,10 @@ const std::vector<SeedStudyDoc>& seed_studies() {
       {"calibrate_disk.lua", "Calibration", "",
        "`sluice calibrate --backend fio`: fit the drive model to fio on this machine's drive (block sizes, "
        "queue depths, sequential and random, read and write), predict held-out sizes and depths (issue 22, F4)"},
+      {"file_sweep.lua", "Tool", "",
+       "a plain file sweep on N nodes (node 0: mgmt, metadata, the client; the rest storage), every byte read "
+       "back checked: the multi-process path's smoke run, on netns hosts (`--backend emulate`, the links at "
+       "`link_gbps`) or one rank a node under mpirun (`--backend cluster`) (issue 49)"},
   };
   return k;
 }

@@ -1,4 +1,4 @@
-// ClusterEmulator: `sluice emulate`. One network namespace per node on this
+// ClusterEmulator: the deployment of `sluice mount`. One network namespace per node on this
 // machine, joined through a bridge in a namespace of its own, links shaped
 // with tc (emulation_plan.hpp); each node's process (`<binary> node ...`)
 // runs inside its namespace with `ip netns exec`, the bootstrap goes through

@@ -1,7 +1,7 @@
 // The sweeper of dead runs: what runs killed with SIGKILL (or cut off by a
 // crash of the machine) left on this machine, removed at the start of every
 // command that makes such things (`sluice run --backend hw|emulate|cluster`,
-// `sluice emulate`, `sluice mount` and `umount`, `sluice netns-hosts`) and by
+// `sluice mount` and `umount`, `sluice netns-hosts`) and by the hidden
 // `sluice emulate --cleanup-stale`:
 //  - FUSE mounts of sluice (type fuse.sluice, source sluice-<pid>-<tag>) of
 //    such runs (below): detached (the mount point answers "transport endpoint

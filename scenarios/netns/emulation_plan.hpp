@@ -1,4 +1,4 @@
-// EmulationPlan: what `sluice emulate` creates on this machine, as data, and
+// EmulationPlan: what `sluice mount` (ClusterEmulator) creates on this machine, as data, and
 // the exact `ip`/`tc` command lines that create and remove it. Pure functions
 // (no commands run here; command_runner.hpp runs them), so the naming,
 // address planning and clean-up are unit-tested without root.

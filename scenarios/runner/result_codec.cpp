@@ -71,7 +71,7 @@ const char* workload_kind(const WorkloadConfig& config) {
 }
 
 // The cluster's nodes: its topology's, or where a launcher ran the spec
-// without a topology model (sluice emulate / node --mpi), the distinct nodes
+// without a topology model (node --mpi --config), the distinct nodes
 // the file system and the clients are placed on.
 std::size_t cluster_node_count(const ScenarioSpec& spec) {
   if (spec.cluster) return spec.cluster->node_count();

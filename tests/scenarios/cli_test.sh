@@ -121,12 +121,16 @@ expect 2 "describe missing argument" -- "$sluice" describe
 
 # Sizes: one grammar everywhere (core/common/byte_size.hpp). "4MB" is refused
 # with the flag or parameter named and the spelling to use, before anything runs.
-expect 2 "emulate --file-size 4MB" -- "$sluice" emulate --link 1gbit --file-size 4MB
-grep -q -- '--file-size: "4MB" is not a size, use "4MiB" or the number of bytes' "$tmp/err" ||
-  { echo "FAIL: emulate --file-size 4MB: unclear message"; cat "$tmp/err"; fail=1; }
-expect 2 "emulate --chunk-size=-1" -- "$sluice" emulate --link 1gbit --chunk-size=-1
+expect 2 "mount --chunk-size 4MB" -- "$sluice" mount "$tmp" --chunk-size 4MB
+grep -q -- '--chunk-size: "4MB" is not a size, use "4MiB" or the number of bytes' "$tmp/err" ||
+  { echo "FAIL: mount --chunk-size 4MB: unclear message"; cat "$tmp/err"; fail=1; }
+expect 2 "mount --chunk-size=-1" -- "$sluice" mount "$tmp" --chunk-size=-1
 grep -q -- '--chunk-size: "-1" is not a size: a size is 0 or more bytes' "$tmp/err" ||
-  { echo "FAIL: emulate --chunk-size=-1: unclear message"; cat "$tmp/err"; fail=1; }
+  { echo "FAIL: mount --chunk-size=-1: unclear message"; cat "$tmp/err"; fail=1; }
+expect 2 "--set file_size=4MB" -- "$sluice" run "$here/../../lua_scripts/file_sweep.lua" --out "$tmp/x" \
+  --set file_size=4MB
+grep -q 'file_size=4MB: "4MB" is not a size, use "4MiB"' "$tmp/err" ||
+  { echo "FAIL: --set file_size=4MB: unclear message"; cat "$tmp/err"; fail=1; }
 expect 2 "--set size=4MB" -- "$sluice" run "$scripts/tiny_sweep.lua" --out "$tmp/x" --set size=4MB
 grep -q 'size=4MB: "4MB" is not a size, use "4MiB"' "$tmp/err" ||
   { echo "FAIL: --set size=4MB: unclear message"; cat "$tmp/err"; fail=1; }

@@ -4,10 +4,11 @@
 # by the next command of any kind that makes such things
 # (scenarios/netns/dead_runs.hpp), and a run that fails at its bootstrap
 # removes its own work directory.
-#  1. kill -9 of `sluice emulate` mid-run; the next `sluice emulate` sweeps.
+#  1. kill -9 of `sluice run --backend emulate` while its nodes run a file sweep; the next
+#     `sluice run --backend emulate` sweeps.
 #  2. kill -9 of `sluice run --backend emulate`; the next `sluice run --backend hw` sweeps.
-#  3. kill -9 of `sluice run --backend hw`; the next `sluice emulate` sweeps.
-#  4. `sluice emulate` with a bad secret file: refused, no sluice-emu-* directory of its own
+#  3. kill -9 of `sluice run --backend hw`; the next `sluice run --backend emulate` sweeps.
+#  4. `sluice run --backend emulate` with a bad secret file: refused, no sluice-emu-* directory of its own
 #     (nodes that fail their bootstrap: EmulateNetns.ABootstrapFailureRemovesItsWorkDirAndNamespaces).
 # Needs root and ip netns (exit 77 otherwise).
 # Usage: dead_runs_test.sh SLUICE
@@ -15,6 +16,7 @@ set -u
 sluice=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 hw_script="$here/scripts/hw_long_point.lua"
+sweep_script="$here/../../lua_scripts/file_sweep.lua"
 # shellcheck source=tests/scenarios/test_lib.sh
 source "$here/test_lib.sh"
 skip_unless_netns "$sluice"
@@ -90,18 +92,24 @@ swept() {
     echo "ok: $1"
   fi
 }
-emulate_small=(--nodes 2 --link 1gbit --files-per-rank 2 --file-size 1MiB)
+# A small file sweep on 2 netns hosts (`sluice run --backend emulate`) with extra arguments.
+emulate_small() {
+  timeout "$run_limit_s" "$sluice" run "$sweep_script" --backend emulate --set nodes=2 --set link_gbps=1 \
+    --set files=2 --set file_size=1MiB "$@"
+}
 
-# 1. `sluice emulate`, killed while its nodes run; the next emulate sweeps.
-"$sluice" emulate --nodes 2 --link 100mbit --files-per-rank 400 --file-size 1MiB >"$tmp/run.txt" 2>&1 &
+# 1. `run --backend emulate`, killed while its nodes run a long sweep; the next one sweeps.
+"$sluice" run "$sweep_script" --backend emulate --set nodes=2 --set link_gbps=0.1 --set files=400 \
+  --set file_size=1MiB --out "$tmp/long" >"$tmp/run.txt" 2>&1 &
 run_pid=$! pids="$pids $!"
-kill_when "emulate" "node processes started" "$tmp/run.txt"
-timeout "$run_limit_s" "$sluice" emulate "${emulate_small[@]}" >"$tmp/next.txt" 2>&1 || fail "the next emulate failed"
-if [ "$present" = 1 ] && ! grep -q "dead run: removed namespace sluice-emu-$run_pid-" "$tmp/next.txt"; then
-  echo "FAIL: the next emulate did not say what it swept"
+kill_when "run --backend emulate (file sweep)" "hw world started" "$tmp/run.txt"
+emulate_small --out "$tmp/next" >"$tmp/next.txt" 2>&1 || fail "the next run --backend emulate failed"
+# (The namespaces are named after the process that runs the point, a child of the run.)
+if [ "$present" = 1 ] && ! grep -qE "dead run: removed namespace sluice-emu-($(printf '%s\n' "$killed" | paste -sd'|'))-" "$tmp/next.txt"; then
+  echo "FAIL: the next run --backend emulate did not say what it swept"
   failed=1
 fi
-swept "a killed sluice emulate is swept by the next emulate"
+swept "a killed run --backend emulate is swept by the next run --backend emulate"
 
 # 2. `sluice run --backend emulate`, killed mid-point; the next hardware run sweeps.
 "$sluice" run "$hw_script" --backend emulate --out "$tmp/emu" >"$tmp/run.txt" 2>&1 &
@@ -111,7 +119,7 @@ timeout "$run_limit_s" "$sluice" run "$hw_script" --backend hw --set files=1 --o
   fail "the next hardware run failed"
 swept "a killed run --backend emulate is swept by the next run --backend hw"
 
-# 3. `sluice run --backend hw`, killed mid-point; the next emulate sweeps.
+# 3. `sluice run --backend hw`, killed mid-point; the next run --backend emulate sweeps.
 "$sluice" run "$hw_script" --backend hw --out "$tmp/hw2" >"$tmp/run.txt" 2>&1 &
 run_pid=$! pids="$pids $!"
 deadline=$((SECONDS + start_limit_s))
@@ -121,13 +129,14 @@ until [ -n "$(left_by $(family "$run_pid"))" ]; do
   sleep 0.2
 done
 kill_when "run --backend hw" "" /dev/null
-timeout "$run_limit_s" "$sluice" emulate "${emulate_small[@]}" >"$tmp/next.txt" 2>&1 || fail "the next emulate failed"
-swept "a killed run --backend hw is swept by the next emulate"
+emulate_small --out "$tmp/next3" >"$tmp/next.txt" 2>&1 || fail "the next run --backend emulate failed"
+swept "a killed run --backend hw is swept by the next run --backend emulate"
 
 # 4. A bad secret file (readable by others): the run fails and leaves no directory of its own.
 printf 'a secret that others can read\n' >"$tmp/secret"
 chmod 0644 "$tmp/secret"
-"$sluice" emulate "${emulate_small[@]}" --shared-secret-file "$tmp/secret" >"$tmp/run.txt" 2>&1 &
+"$sluice" run "$sweep_script" --backend emulate --set nodes=2 --shared-secret-file "$tmp/secret" --out "$tmp/bad" \
+  >"$tmp/run.txt" 2>&1 &
 run_pid=$! pids="$pids $!"
 wait "$run_pid"
 rc=$?

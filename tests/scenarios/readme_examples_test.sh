@@ -63,7 +63,7 @@ skip_re=(
   '^make test$'
   '^make run$'
   '^srun .*build/sluice '
-  '^mpirun .*build/sluice node --mpi'
+  '^mpirun .*build/sluice run lua_scripts/file_sweep\.lua --backend cluster'
 )
 skip_why=(
   "CI's own command (.ci/run runs make test, which runs this test)"

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Issue 47 item 6: what results.json and the printout say of a run is what ran.
 # One part per ctest test (label hardening):
-#   storage_root   `sluice emulate`'s deployment.storage_root is the directory its targets
-#                  kept their chunk files in (inside the work directory), and `--backend hw`'s
-#                  is the run's own directory under --storage-root, not the bare root.
+#   storage_root   `run --backend emulate`'s deployment.storage_root is the directory its
+#                  targets kept their chunk files in (the point's work directory under
+#                  --storage-root), and `--backend hw`'s is the run's own directory under
+#                  --storage-root, not the bare root.
 #   authenticated  deployment.authenticated is "true" for a normal run and "false" with
-#                  --insecure, on hw, `sluice emulate` and `run --backend emulate`; sim runs
-#                  carry the field too.
+#                  --insecure, on hw and `run --backend emulate`; sim runs carry the field too.
 #   headlines      a `--backend hw` run prints no "simulated" headline: the heading names the
 #                  backends the runs came from, and no study hard-codes "simulated".
-#   secret_first   `sluice emulate` and `sluice mount` with a secret file others can read exit 2
+#   secret_first   `run --backend emulate` and `sluice mount` with a secret file others can read exit 2
 #                  naming the file before any namespace, work directory or node exists.
 # The emulate parts need root and network namespaces (exit 77 otherwise).
 # Usage: results_truth_test.sh SLUICE PART
@@ -38,26 +38,27 @@ for r in json.load(open(sys.argv[1]))["runs"]:
     print(r.get("deployment", {}).get(sys.argv[2], "<missing>"))' "$1" "$2"
 }
 
-# A small `sluice emulate` (3 nodes, 4 files of 256 KiB per rank) with extra arguments.
+# A small file sweep on 3 netns hosts (`run --backend emulate`: 4 files of 256 KiB) with extra arguments.
 small_emulate() {
-  timeout 120 "$sluice" emulate --nodes 3 --link 1gbit --files-per-rank 4 --file-size 256KiB --block-size 128KiB \
-    --chunk-size 128KiB --meta-store memory "$@"
+  timeout 120 "$sluice" run "$here/../../lua_scripts/file_sweep.lua" --backend emulate --set nodes=3 --set link_gbps=1 \
+    --set files=4 --set file_size=256KiB --set block=128KiB --set chunk=128KiB --meta-store memory "$@"
 }
 
 case "$part" in
 storage_root)
   need_netns
-  expect 0 "emulate --keep --work-dir" -- small_emulate --keep --work-dir "$tmp/work" --out "$tmp/emu"
+  mkdir -p "$tmp/work"
+  expect 0 "run --backend emulate --keep --storage-root" -- small_emulate --keep --storage-root "$tmp/work" \
+    --out "$tmp/emu"
   root=$(deployment_values "$tmp/emu/results.json" storage_root)
   echo "emulate: storage_root $root"
   case "$root" in
-  "$tmp/work"/*) ;;
-  *) echo "FAIL: emulate's storage_root $root is not inside its work directory $tmp/work"; fail=1 ;;
+  "$tmp/work"/sluice-emu-*) ;;
+  *) echo "FAIL: emulate's storage_root $root is not its work directory under $tmp/work"; fail=1 ;;
   esac
-  # The nodes log where each target keeps its chunk files ("target 1 at DIR: posix ..."); the
-  # nodes remove them at the end of the run, --keep or not.
-  targets=$(sed -nE 's/.* target [0-9]+ at ([^:]+): .*/\1/p' "$tmp/work"/node*.log)
-  [ -n "$targets" ] || { echo "FAIL: the node logs name no target directory"; cat "$tmp/work"/node0.log; fail=1; }
+  # The nodes log where each target keeps its chunk files ("target 1 at DIR: posix ...").
+  targets=$(sed -nE 's/.* target [0-9]+ at ([^:]+): .*/\1/p' "$tmp/err")
+  [ -n "$targets" ] || { echo "FAIL: the node logs name no target directory"; cat "$tmp/err"; fail=1; }
   for t in $targets; do
     case "$t" in
     "$root"/*) ;;
@@ -94,10 +95,6 @@ authenticated)
     want "$tmp/sim/results.json" false "sim (no authentication modelled)"
   fi
   need_netns
-  expect 0 "emulate" -- small_emulate --out "$tmp/emu"
-  want "$tmp/emu/results.json" true "emulate"
-  expect 0 "emulate --insecure" -- small_emulate --insecure --out "$tmp/emu_insecure"
-  want "$tmp/emu_insecure/results.json" false "emulate --insecure"
   # sluice run --backend emulate (the cluster path, one rank per namespace).
   for mode in secure insecure; do
     flags=(--meta-store memory --storage-root "$tmp")
@@ -132,12 +129,14 @@ secret_first)
   chmod 0644 "$tmp/secret"
   # refused WHAT COMMAND...: the command (run in the background, so that its pid names its
   # namespaces and directories: sluice-emu-<pid>-*) exits 2 naming the file, having made no
-  # namespace, work directory or node.
+  # namespace, work directory (in $tmp/work: the mount's --work-dir, the run's --storage-root)
+  # or node.
   refused() {
     local what=$1 pid code before=$fail
     shift
     rm -rf "$tmp/work"
-    "$sluice" "$@" --work-dir "$tmp/work" --shared-secret-file "$tmp/secret" >"$tmp/out" 2>"$tmp/err" &
+    [ "$1" != run ] || mkdir "$tmp/work"  # --storage-root must exist
+    "$sluice" "$@" --shared-secret-file "$tmp/secret" >"$tmp/out" 2>"$tmp/err" &
     pid=$!
     wait "$pid"
     code=$?
@@ -149,17 +148,20 @@ secret_first)
       fail=1
     fi
     if ip netns list | grep -q "^sluice-emu-$pid-"; then echo "FAIL: $what: left namespaces"; fail=1; fi
-    [ ! -e "$tmp/work" ] || { echo "FAIL: $what: made its work directory $tmp/work"; fail=1; }
+    [ -z "$(ls -A "$tmp/work" 2>/dev/null)" ] || { echo "FAIL: $what: made its work directory in $tmp/work"; fail=1; }
+    [ "$1" = run ] || [ ! -e "$tmp/work" ] || { echo "FAIL: $what: made its work directory $tmp/work"; fail=1; }
     [ "$fail" != "$before" ] || echo "ok: $what refused: $(head -1 "$tmp/err")"
     # Whatever a failure left (namespaces go with the launcher; directories only here).
     rm -rf "$tmp/work" /tmp/sluice-emu-"$pid"-*
   }
-  refused "emulate, secret mode 644" emulate --nodes 3 --link 1gbit --files-per-rank 4 --file-size 256KiB
+  refused "run --backend emulate, secret mode 644" run "$here/../../lua_scripts/file_sweep.lua" --backend emulate \
+    --set files=4 --set file_size=256KiB --storage-root "$tmp/work" --out "$tmp/refused"
   mkdir -p "$tmp/mnt"
-  refused "mount, secret mode 644" mount "$tmp/mnt"
+  refused "mount, secret mode 644" mount "$tmp/mnt" --work-dir "$tmp/work"
   # The same file, readable by its owner only, is taken (the check is the secret's, not a blanket refusal).
   chmod 0600 "$tmp/secret"
-  expect 0 "emulate --shared-secret-file (mode 600)" -- small_emulate --shared-secret-file "$tmp/secret"
+  expect 0 "run --backend emulate --shared-secret-file (mode 600)" -- small_emulate --shared-secret-file "$tmp/secret" \
+    --out "$tmp/emu"
   ;;
 *)
   echo "usage: $0 SLUICE storage_root|authenticated|headlines|secret_first"

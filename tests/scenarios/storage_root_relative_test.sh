@@ -4,10 +4,8 @@
 # current directory, so the nodes' cluster config (whose storage_root must be
 # absolute) gets an absolute one: before, every point of --backend cluster
 # and --backend emulate failed with "cluster config: storage_root: must be an
-# absolute path"; `sluice node --mpi --storage-root DIR` likewise. A small
-# study (3 nodes, 4 files of 1 MiB a rank) on
-#   1. --backend cluster under mpirun -np 3 (where mpirun is installed), and
-#      `sluice node --mpi --nodes 3` (2 files of 1 MiB);
+# absolute path". A small study (3 nodes, 4 files of 1 MiB a rank) on
+#   1. --backend cluster under mpirun -np 3 (where mpirun is installed);
 #   2. --backend emulate (as root: network namespaces);
 # each must be ok, its deployment's storage_root under the absolute folder, and
 # nothing left in it. Exit 77 (skipped): neither mpirun nor root.
@@ -36,7 +34,7 @@ PY
     return
   fi
   [ -z "$(ls -A storage 2>/dev/null)" ] || { echo "FAIL: $name left $(ls -A storage) in the storage root"; fail=1; }
-  mkdir -p storage  # (sluice node removes its storage root when it is left empty)
+  mkdir -p storage
   echo "ok: $name with --storage-root storage"
 }
 args=(run "$script" --set ranks=1 --meta-store memory --storage-root storage)
@@ -44,9 +42,6 @@ if command -v mpirun >/dev/null && [ -x "$(dirname "$sluice")/sluice-node" ]; th
   ran=1
   timeout 120 mpirun -np 3 "$sluice" "${args[@]}" --backend cluster --out cluster >cluster.txt 2>&1
   check cluster
-  timeout 120 mpirun -np 3 "$sluice" node --mpi --nodes 3 --storage-root storage --files-per-rank 2 \
-    --file-size 1MiB --out node >node.txt 2>&1
-  check node
 else
   echo "skipped: --backend cluster (no mpirun, or no sluice-node next to $sluice)"
 fi

@@ -4,7 +4,7 @@
 // - loopback: every node listens on 127.0.0.1 in this process's namespace;
 // - netns (SoakHwEnvNetns): every node's transport lives in a network
 //   namespace of its own, joined through veth pairs and a bridge shaped with
-//   tc tbf (scenarios/netns/netns_cluster.hpp, as `sluice emulate` builds
+//   tc tbf (scenarios/netns/netns_cluster.hpp, as `--backend emulate` builds
 //   them), so every byte between nodes crosses an emulated link; partitions
 //   and loss are then packet drops in the kernel (nftables,
 //   scenarios/netns/link_faults.hpp) that cut control messages and bulk

@@ -1,8 +1,8 @@
 // sluice: the command-line front end. Each command is a file of
 // scenarios/cli/ that adds its options and runs through cli::on_parsed
 // (command.hpp): run, describe, bound, topo, backends (with --version),
-// compare, report, fidelity, import, calibrate, emulate, mount, umount,
-// netns-hosts and the hidden node.
+// compare, report, fidelity, import, calibrate, mount, umount, netns-hosts
+// and the hidden node and emulate (--cleanup-stale alone).
 //
 // Exit codes: 0 ok, 1 the command (or a run) failed, 2 usage error, bad input
 // or an error in the script; `run` stopped by SIGINT/SIGTERM: 130/143, after

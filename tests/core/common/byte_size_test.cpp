@@ -1,5 +1,5 @@
 // The tree's one size grammar and spelling (core/common/byte_size.hpp): what
-// scripts, --set, the emulate flags and calibrate's --fit-piece accept, and
+// scripts, --set, the mount flags and calibrate's --fit-piece accept, and
 // how sizes are printed.
 #include "core/common/byte_size.hpp"
 

@@ -1,7 +1,9 @@
-// The deployment as CI runs it (label netns; needs root): a 3-node `emulate`
-// in network namespaces, an interrupted one, stale clean-up, and `mpirun -np
-// 4 --oversubscribe` on localhost. Each checks that nothing is left behind:
-// no namespace of the run, no new link in this namespace, no process.
+// The deployment as CI runs it (label netns; needs root): a 3-node file sweep
+// in network namespaces (`sluice run lua_scripts/file_sweep.lua --backend
+// emulate`), an interrupted emulation, stale clean-up, and the same study on
+// `mpirun -np 4 --oversubscribe` on localhost (`--backend cluster`). Each
+// checks that nothing is left behind: no namespace of the run, no new link in
+// this namespace, no process.
 // Skipped, with the reason, where root or `ip netns` / mpirun is missing.
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -9,9 +11,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "analysis/run_record.hpp"
 #include "base/run_marker.hpp"
@@ -95,26 +100,36 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(read_text_file(path), nullptr, false);
 }
 
-// An --out folder holds the standard results (results.json, .csv) and the
-// gathered per-node document (nodes.json); analysis reads results.json as it
-// reads a simulated run's.
-struct RunOut {
-  nlohmann::json nodes;
+// `sluice run lua_scripts/file_sweep.lua` with `args` (--set ..., --backend,
+// --out) and what it wrote to OUT/results.json (its one run).
+struct SweepRun {
+  Result<CommandOutput> command = error(StatusCode::internal, "not run");
   nlohmann::json results;
   analysis::RunRecord record;
+  const nlohmann::json& run() const { return results["runs"][0]; }
+  double counter(const std::string& name) const { return run()["counters"].value(name, -1.0); }
 };
 
-RunOut read_out(const std::string& dir) {
-  RunOut o;
-  o.nodes = read_json(dir + "/nodes.json");
-  o.results = read_json(dir + "/results.json");
-  EXPECT_FALSE(o.nodes.is_discarded()) << dir << "/nodes.json";
-  EXPECT_FALSE(o.results.is_discarded()) << dir << "/results.json";
-  EXPECT_TRUE(std::filesystem::exists(dir + "/results.csv"));
-  Result<analysis::ResultsFile> loaded = analysis::load_results(dir + "/results.json");
+SweepRun run_file_sweep(std::vector<std::string> launcher, const std::vector<std::string>& args,
+                        const std::string& out) {
+  std::vector<std::string> argv = std::move(launcher);
+  for (const std::string& a : {std::string(SLUICE_BINARY), std::string("run"),
+                               std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/file_sweep.lua"}) {
+    argv.push_back(a);
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--out");
+  argv.push_back(out);
+  SweepRun r;
+  r.command = run_command(argv, k_run_timeout_ms);
+  if (!r.command.ok() || r.command->exit_code != 0) return r;
+  r.results = read_json(out + "/results.json");
+  EXPECT_FALSE(r.results.is_discarded()) << out << "/results.json";
+  EXPECT_TRUE(std::filesystem::exists(out + "/results.csv"));
+  Result<analysis::ResultsFile> loaded = analysis::load_results(out + "/results.json");
   EXPECT_TRUE(loaded.ok()) << loaded.status().to_string();
-  if (loaded.ok() && loaded->runs.size() == 1) o.record = loaded->runs.front();
-  return o;
+  if (loaded.ok() && loaded->runs.size() == 1) r.record = loaded->runs.front();
+  return r;
 }
 
 std::uint64_t record_bytes(const analysis::RunRecord& r, const std::string& phase) {
@@ -124,58 +139,72 @@ std::uint64_t record_bytes(const analysis::RunRecord& r, const std::string& phas
   return 0;
 }
 
+// The emulation's prefix (sluice-emu-<pid>-<tag>) from the run's log line "emulate PREFIX: 3 nodes, ...".
+std::string emulation_prefix(const std::string& output) {
+  const std::size_t at = output.find("emulate " + std::string(k_netns_prefix));
+  if (at == std::string::npos) return {};
+  const std::size_t start = at + 8;
+  return output.substr(start, output.find(':', start) - start);
+}
+
+bool empty_dir(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_empty(path, ec) && !ec;
+}
+
 TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
   SKIP_UNLESS_NETNS();
   TempDir dir;
   const std::set<std::string> links_before = links();
-  const std::string out = dir.path() + "/out";
-  Result<CommandOutput> r = run_command(
-      {SLUICE_NODE_BINARY, "emulate", "--nodes", "3", "--link", "1gbit", "--files-per-rank", "4", "--file-size", "1MiB",
-       "--block-size", "256KiB", "--chunk-size", "256KiB", "--max-wait", "60", "--out", out},
-      k_run_timeout_ms);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  ASSERT_EQ(r->exit_code, 0) << r->output;
-  const RunOut o = read_out(out);
-  const nlohmann::json& run = o.nodes;
-  ASSERT_FALSE(run.is_discarded()) << r->output;
-  EXPECT_TRUE(run["ok"].get<bool>());
-  const std::uint64_t bytes = 4 * k_mib;
-  EXPECT_EQ(phase_total(run, "write").bytes, bytes);
-  EXPECT_EQ(phase_total(run, "read").bytes, bytes);
-  ASSERT_EQ(run["nodes"].size(), 3u);
-  EXPECT_EQ(run["nodes"][0]["counters"]["client.crc_mismatches"].get<double>(), 0.0);
-  for (std::size_t i = 1; i < 3; ++i) {
-    EXPECT_GT(run["nodes"][i]["counters"]["storage.read_bytes"].get<double>(), 0.0) << "node " << i;
-    // Each node listened on its own namespace's address.
-    EXPECT_EQ(run["nodes"][i]["addresses"][0].get<std::string>().rfind(
-                  run["emulation"]["addresses"][i].get<std::string>() + ":", 0),
-              0u);
-  }
-  // The standard layout: one run, backend emulate, the same phases as the nodes said.
-  EXPECT_EQ(o.results["format"], "sluice-results");
-  ASSERT_EQ(o.results["runs"].size(), 1u);
-  const nlohmann::json& one = o.results["runs"][0];
+  const std::string storage = dir.path() + "/storage";
+  std::filesystem::create_directories(storage);
+  const SweepRun r = run_file_sweep({},
+                                    {"--backend", "emulate", "--set", "nodes=3", "--set", "link_gbps=1", "--set",
+                                     "files=4", "--set", "file_size=1MiB", "--set", "block=256KiB", "--set",
+                                     "chunk=256KiB", "--point-timeout", "120", "--storage-root", storage},
+                                    dir.path() + "/out");
+  ASSERT_TRUE(r.command.ok()) << r.command.status().to_string();
+  ASSERT_EQ(r.command->exit_code, 0) << r.command->output;
+  ASSERT_EQ(r.results["runs"].size(), 1u) << r.command->output;
+  const nlohmann::json& one = r.run();
+  EXPECT_EQ(r.results["format"], "sluice-results");
   EXPECT_EQ(one["backend"], "emulate");
-  EXPECT_EQ(one["scenario"], "emulate_file_sweep");
+  EXPECT_EQ(one["scenario"], "file_sweep");
   EXPECT_TRUE(one["ok"].get<bool>());
   EXPECT_EQ(one["config"]["cluster_nodes"], 3);
   EXPECT_EQ(one["config"]["storage_targets"], 2);
-  EXPECT_EQ(one["params"]["link_bits_per_s"], "1000000000");
   EXPECT_GT(one["wall_s"].get<double>(), 0.0);
-  EXPECT_EQ(o.record.backend, "emulate");
-  EXPECT_EQ(record_bytes(o.record, "write"), bytes);
-  EXPECT_EQ(record_bytes(o.record, "read"), bytes);
-  EXPECT_NE(r->output.find("every byte verified"), std::string::npos);
+  const std::uint64_t bytes = 4 * k_mib;
+  EXPECT_EQ(r.record.backend, "emulate");
+  EXPECT_EQ(record_bytes(r.record, "write"), bytes);
+  EXPECT_EQ(record_bytes(r.record, "read"), bytes);
+  // Every byte read was checked against the pattern written; the storage nodes served them.
+  EXPECT_EQ(r.counter("file_sweep.read.verified_bytes"), static_cast<double>(bytes));
+  EXPECT_EQ(r.counter("client.crc_mismatches"), 0.0);
+  EXPECT_EQ(r.counter("storage.read_bytes"), static_cast<double>(bytes));
+  // Shaped links of the asked rate; each node listened on its own namespace's address.
+  EXPECT_EQ(r.counter("emulate.link_bits_per_s"), 1e9);
+  const nlohmann::json& d = one["deployment"];
+  EXPECT_EQ(d["launcher"], "netns");
+  EXPECT_EQ(d["link"], "1gbit");
+  const std::string hosts = d.value("hosts", std::string());
+  std::set<std::string> distinct;
+  for (std::size_t pos = 0; pos <= hosts.size();) {
+    const std::size_t comma = std::min(hosts.find(',', pos), hosts.size());
+    distinct.insert(hosts.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  EXPECT_EQ(distinct.size(), 3u) << hosts;
   // The point's parameters travel with the results (analysis aligns emulated and simulated runs by them).
-  EXPECT_EQ(one["params"]["file_bytes"], std::to_string(1 * k_mib));
-  EXPECT_EQ(one["params"]["chunk_bytes"], std::to_string(256 * k_kib));
-  EXPECT_EQ(one["params"]["stripe_count"], "2");
-  const std::string prefix = run["emulation"]["prefix"].get<std::string>();
-  EXPECT_TRUE(run["left_behind"].empty());
+  EXPECT_EQ(one["params"]["file_size"], "1MiB");
+  EXPECT_EQ(one["params"]["chunk"], "256KiB");
+  EXPECT_EQ(one["params"]["link_gbps"], "1");
+  const std::string prefix = emulation_prefix(r.command->output);
+  ASSERT_FALSE(prefix.empty()) << r.command->output;
   EXPECT_TRUE(namespaces_with(prefix).empty());
   EXPECT_EQ(links(), links_before);
   EXPECT_EQ(processes_with(prefix), "");
-  EXPECT_FALSE(std::filesystem::exists("/tmp/" + prefix)) << "the work dir of a clean run is removed";
+  EXPECT_TRUE(empty_dir(storage)) << "the work dir of a clean run is removed";
 }
 
 // Issue 26: slow links with many files in flight. Every request's data
@@ -185,15 +214,15 @@ TEST(EmulateNetns, ThreeNodeRunWritesReadsVerifiesAndLeavesNothingBehind) {
 // the bytes landed in a buffer the client had reused (CRC32C mismatches and
 // wrong bytes the CRC did not see). Write then read back, every byte checked.
 struct SlowLink {
-  const char* link;
-  const char* files_in_flight;  // --threads, and as many files per rank
+  const char* link_gbps;
+  const char* files_in_flight;  // threads, and as many files
   const char* file_size;
   const char* block_size;
   const char* chunk_size;
 };
 
 void PrintTo(const SlowLink& l, std::ostream* os) {
-  *os << l.link << ", " << l.files_in_flight << " files in flight of " << l.file_size;
+  *os << l.link_gbps << " Gb/s, " << l.files_in_flight << " files in flight of " << l.file_size;
 }
 
 class EmulateNetnsSlowLinks : public ::testing::TestWithParam<SlowLink> {};
@@ -202,51 +231,47 @@ TEST_P(EmulateNetnsSlowLinks, ManyFilesInFlightWriteThenReadBackEveryByte) {
   SKIP_UNLESS_NETNS();
   const SlowLink& p = GetParam();
   TempDir dir;
-  const std::string out = dir.path() + "/out";
-  Result<CommandOutput> r = run_command({SLUICE_NODE_BINARY,
-                                         "emulate",
-                                         "--nodes",
-                                         "4",
-                                         "--link",
-                                         p.link,
-                                         "--files-per-rank",
-                                         p.files_in_flight,
-                                         "--threads",
-                                         p.files_in_flight,
-                                         "--file-size",
-                                         p.file_size,
-                                         "--block-size",
-                                         p.block_size,
-                                         "--chunk-size",
-                                         p.chunk_size,
-                                         "--stripe-count",
-                                         "3",
-                                         "--max-wait",
-                                         "120",
-                                         "--out",
-                                         out},
-                                        k_run_timeout_ms);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  ASSERT_EQ(r->exit_code, 0) << r->output;
-  const RunOut o = read_out(out);
-  const nlohmann::json& run = o.nodes;
-  ASSERT_FALSE(run.is_discarded()) << r->output;
-  EXPECT_TRUE(run["ok"].get<bool>()) << r->output;
-  const PhaseTotal written = phase_total(run, "write");
-  const PhaseTotal read = phase_total(run, "read");
-  EXPECT_GT(written.bytes, 0u);
-  EXPECT_EQ(read.bytes, written.bytes);
-  EXPECT_EQ(read.verified_bytes, read.bytes) << "bytes read but not checked against the pattern";
-  EXPECT_EQ(run["nodes"][0]["counters"].value("client.crc_mismatches", 0.0), 0.0);
-  EXPECT_NE(r->output.find("every byte verified"), std::string::npos) << r->output;
-  EXPECT_TRUE(run["left_behind"].empty());
+  const std::string storage = dir.path() + "/storage";
+  std::filesystem::create_directories(storage);
+  const auto set = [](const std::string& name, const char* value) { return name + "=" + value; };
+  const SweepRun r = run_file_sweep({}, {"--backend",       "emulate",
+                                         "--set",           "nodes=4",
+                                         "--set",           set("link_gbps", p.link_gbps),
+                                         "--set",           set("files", p.files_in_flight),
+                                         "--set",           set("threads", p.files_in_flight),
+                                         "--set",           set("file_size", p.file_size),
+                                         "--set",           set("block", p.block_size),
+                                         "--set",           set("chunk", p.chunk_size),
+                                         "--set",           "stripe_count=3",
+                                         "--point-timeout", "150",
+                                         "--storage-root",  storage},
+                                    dir.path() + "/out");
+  ASSERT_TRUE(r.command.ok()) << r.command.status().to_string();
+  ASSERT_EQ(r.command->exit_code, 0) << r.command->output;
+  ASSERT_EQ(r.results["runs"].size(), 1u) << r.command->output;
+  EXPECT_TRUE(r.run()["ok"].get<bool>()) << r.command->output;
+  const std::uint64_t written = record_bytes(r.record, "write");
+  const std::uint64_t read = record_bytes(r.record, "read");
+  EXPECT_GT(written, 0u);
+  EXPECT_EQ(read, written);
+  EXPECT_EQ(r.counter("file_sweep.read.verified_bytes"), static_cast<double>(read))
+      << "bytes read but not checked against the pattern";
+  EXPECT_EQ(r.counter("client.crc_mismatches"), 0.0);
+  EXPECT_EQ(r.counter("storage.crc_mismatches"), 0.0);
+  const std::string prefix = emulation_prefix(r.command->output);
+  ASSERT_FALSE(prefix.empty()) << r.command->output;
+  EXPECT_TRUE(namespaces_with(prefix).empty());
+  EXPECT_TRUE(empty_dir(storage)) << "left behind in " << storage;
 }
 
 INSTANTIATE_TEST_SUITE_P(Links, EmulateNetnsSlowLinks,
-                         ::testing::Values(SlowLink{"10mbit", "8", "1MiB", "512KiB", "512KiB"},
-                                           SlowLink{"50mbit", "16", "1MiB", "1MiB", "1MiB"},
-                                           SlowLink{"150mbit", "6", "8MiB", "4MiB", "1MiB"}),
-                         [](const ::testing::TestParamInfo<SlowLink>& point) { return std::string(point.param.link); });
+                         ::testing::Values(SlowLink{"0.01", "8", "1MiB", "512KiB", "512KiB"},
+                                           SlowLink{"0.05", "16", "1MiB", "1MiB", "1MiB"},
+                                           SlowLink{"0.15", "6", "8MiB", "4MiB", "1MiB"}),
+                         [](const ::testing::TestParamInfo<SlowLink>& point) {
+                           // 0.01 -> 10mbit, as the links were named before they were Gb/s
+                           return std::to_string(std::lround(std::stod(point.param.link_gbps) * 1000)) + "mbit";
+                         });
 
 TEST(EmulateNetns, InterruptedRunRemovesNamespacesAndProcesses) {
   SKIP_UNLESS_NETNS();
@@ -344,41 +369,32 @@ TEST(EmulateMpi, FourRanksOnLocalhostRunTheSweepAndLeaveNoProcess) {
   Result<CommandOutput> which = run_command({"sh", "-c", "command -v mpirun"}, 10'000);
   if (!which.ok() || which->exit_code != 0) GTEST_SKIP() << "mpirun not installed (openmpi-bin)";
   TempDir dir;
-  const std::string run_id = "ci" + std::to_string(::getpid());
-  const std::string out = dir.path() + "/out";
-  std::vector<std::string> argv = {"mpirun", "-np", "4", "--oversubscribe", "--timeout", "150"};
-  if (::geteuid() == 0) argv.push_back("--allow-run-as-root");
-  for (const char* a : {SLUICE_NODE_BINARY, "node", "--mpi", "--files-per-rank", "3", "--file-size", "1MiB",
-                        "--max-wait", "60", "--run-id"}) {
-    argv.emplace_back(a);
-  }
-  argv.push_back(run_id);
-  argv.push_back("--storage-root");
-  argv.push_back(dir.path() + "/storage");
-  argv.push_back("--out");
-  argv.push_back(out);
-  Result<CommandOutput> r = run_command(argv, k_run_timeout_ms);
-  ASSERT_TRUE(r.ok()) << r.status().to_string();
-  ASSERT_EQ(r->exit_code, 0) << r->output;
-  const RunOut o = read_out(out);
-  const nlohmann::json& run = o.nodes;
-  ASSERT_FALSE(run.is_discarded()) << r->output;
-  EXPECT_TRUE(run["ok"].get<bool>());
-  ASSERT_EQ(run["nodes"].size(), 4u);
-  // Rank 0 wrote the standard layout: real processes on (here, one) host, backend hw.
-  ASSERT_EQ(o.results["runs"].size(), 1u);
-  EXPECT_EQ(o.results["runs"][0]["backend"], "hw");
-  EXPECT_EQ(o.results["runs"][0]["scenario"], "mpi_file_sweep");
-  EXPECT_EQ(o.results["runs"][0]["config"]["cluster_nodes"], 4);
-  EXPECT_EQ(o.results["runs"][0]["params"]["files_per_rank"], "3");
-  EXPECT_EQ(record_bytes(o.record, "read"), 3 * k_mib);
-  for (std::size_t rank = 0; rank < 4; ++rank) EXPECT_EQ(run["nodes"][rank]["rank"].get<std::uint32_t>(), rank);
-  EXPECT_EQ(phase_total(run, "read").bytes, 3 * k_mib);
-  double served = 0;
-  for (std::size_t i = 1; i < 4; ++i) served += run["nodes"][i]["counters"]["storage.read_bytes"].get<double>();
-  EXPECT_EQ(served, static_cast<double>(3 * k_mib));
-  EXPECT_EQ(processes_with(run_id), "");
-  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/storage")) << "every rank removes its chunk files";
+  const std::string storage = dir.path() + "/storage";
+  std::filesystem::create_directories(storage);
+  std::vector<std::string> mpirun = {"mpirun", "-np", "4", "--oversubscribe", "--timeout", "150"};
+  if (::geteuid() == 0) mpirun.push_back("--allow-run-as-root");
+  const SweepRun r =
+      run_file_sweep(mpirun,
+                     {"--backend", "cluster", "--set", "nodes=4", "--set", "files=3", "--set", "file_size=1MiB",
+                      "--meta-store", "memory", "--point-timeout", "120", "--storage-root", storage},
+                     dir.path() + "/out");
+  ASSERT_TRUE(r.command.ok()) << r.command.status().to_string();
+  ASSERT_EQ(r.command->exit_code, 0) << r.command->output;
+  // Rank 0 wrote the standard layout: real processes on (here, one) host, one per node.
+  ASSERT_EQ(r.results["runs"].size(), 1u) << r.command->output;
+  const nlohmann::json& one = r.run();
+  EXPECT_TRUE(one["ok"].get<bool>());
+  EXPECT_EQ(one["backend"], "cluster");
+  EXPECT_EQ(one["scenario"], "file_sweep");
+  EXPECT_EQ(one["config"]["cluster_nodes"], 4);
+  EXPECT_EQ(one["params"]["files"], "3");
+  const std::string hosts = one["deployment"].value("hosts", std::string());
+  EXPECT_EQ(std::count(hosts.begin(), hosts.end(), ','), 3) << "one address per rank: " << hosts;
+  EXPECT_EQ(record_bytes(r.record, "read"), 3 * k_mib);
+  EXPECT_EQ(r.counter("storage.read_bytes"), static_cast<double>(3 * k_mib));
+  EXPECT_EQ(r.counter("file_sweep.read.verified_bytes"), static_cast<double>(3 * k_mib));
+  EXPECT_EQ(processes_with(dir.path()), "");
+  EXPECT_TRUE(empty_dir(storage)) << "every rank removes its chunk files";
 }
 
 }  // namespace

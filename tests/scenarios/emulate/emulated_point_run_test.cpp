@@ -254,7 +254,7 @@ TEST(EmulatedPointResult, AFailedNodeFailsTheRunAndIsNamed) {
   EXPECT_NE(bad.error.find("malformed"), std::string::npos) << bad.error;
 }
 
-// `sluice emulate --out` / `node --mpi --out` (gathered_results.hpp): the
+// `node --mpi --config C --out` (gathered_results.hpp): the
 // standard results layout, read back by analysis as any run, and nodes.json.
 TEST(GatheredResults, WritesTheStandardLayoutThatAnalysisReadsAndTheNodesDocument) {
   Result<ClusterConfig> c = default_cluster(2);

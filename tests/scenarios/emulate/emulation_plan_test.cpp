@@ -1,5 +1,5 @@
 // Naming, address planning, link parsing and the exact ip/tc command lines
-// of `sluice emulate`, without running any of them.
+// of an emulation (`sluice mount`, `--backend emulate`), without running any of them.
 #include "scenarios/netns/emulation_plan.hpp"
 
 #include <gtest/gtest.h>
