@@ -22,7 +22,10 @@ The expected list (tests/physics/roofline_expected.json) is a JSON list of
 entries {"id", "cost", "source", "phases": [...], "when": {param: cond},
 "min_ratio"}: a miss of a listed phase whose configuration meets every
 condition (a value, a list of values, or {"min": a, "max": b}) and whose
-ratio is at least min_ratio is explained by that entry's cost.
+ratio is at least min_ratio is explained by that entry's cost. Besides the
+configuration's params, a condition may name placement_skew: the phase's
+equal-shares bound over its placed bound (1 when the placement was even,
+2 when the busiest target holds twice its share).
 
 Placement: bound_bytes_per_s gives every target an equal share of a phase's
 bytes; a randomized chooser puts few-stripe files unevenly, and the busiest
@@ -179,7 +182,10 @@ def main():
                 elif ratio >= FLOOR:
                     verdict = "ok"
                 else:
-                    why = explained_by(entries, ph["phase"], params, ratio)
+                    # How far the placement concentrated the phase's bytes: the
+                    # equal-shares bound over the placed one (1: even).
+                    skew = {"placement_skew": bound / placed}
+                    why = explained_by(entries, ph["phase"], {**params, **skew}, ratio)
                     verdict = f"explained ({why})" if why else "UNEXPLAINED"
                     unexplained += why is None
                     if why is None:
