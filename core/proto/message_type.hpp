@@ -37,6 +37,7 @@ enum class MessageType : std::uint16_t {
   detach_dir = 0x020F,
   symlink = 0x0210,
   link = 0x0211,
+  mknod = 0x0212,
   // metadata buddy mirroring (server to server)
   meta_mirror = 0x0220,
   set_meta_consistency = 0x0221,

@@ -2,7 +2,7 @@
 // most k_max_path_bytes; names at most k_max_name_bytes (the server checks
 // their syntax, the codec only their length).
 //
-// Replies: Mkdir, Create, Lookup, Stat, SetAttr, Symlink, Link -> InodeReply;
+// Replies: Mkdir, Create, Lookup, Stat, SetAttr, Symlink, Link, Mknod -> InodeReply;
 //          Readdir -> ReaddirReply;
 //          Unlink, Rmdir, Rename, LinkEntry, UnlinkEntry, AttachDir, DetachDir -> Ack.
 #pragma once
@@ -206,6 +206,35 @@ struct Link {
     f("to", to, k_max_path_bytes);
   }
   bool operator==(const Link&) const = default;
+};
+
+// Creates the special file `path` (mknod(2)): a FIFO, a character or block
+// device (its number `rdev`) or a socket, with permission bits `mode`. The
+// metadata server stores the inode and its name only, never data (the kernel
+// opens such a file without asking the file system). Any other type is
+// refused with invalid_argument. Reply: InodeReply.
+struct Mknod {
+  static constexpr MessageType k_type = MessageType::mknod;
+  static constexpr std::string_view k_name = "Mknod";
+  RequestId request_id = 0;
+  std::string path;
+  InodeType type = InodeType::fifo;
+  std::uint32_t mode = 0;
+  std::uint64_t rdev = 0;
+  std::uint32_t uid = 0;  // the file's owner
+  std::uint32_t gid = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("type", type);
+    f("mode", mode);
+    f("rdev", rdev);
+    f("uid", uid);
+    f("gid", gid);
+  }
+  bool operator==(const Mknod&) const = default;
 };
 
 // SetAttr.mask bits: which of the fields to apply. Other bits are reserved

@@ -66,6 +66,7 @@ struct InodeDesc {
   // written before link counts were kept, read as 1 (a directory's as 2).
   std::uint32_t nlink = 0;
   std::string symlink_target;  // symbolic links: the target, opaque text (k_max_symlink_target_bytes)
+  std::uint64_t rdev = 0;      // character and block devices: the device number (st_rdev)
 
   template <class Io>
   void io(Io& f) {
@@ -80,10 +81,11 @@ struct InodeDesc {
     f("entries", entries);
     f("uid", uid);
     f("gid", gid);
-    // The last fields, so that a stored record of wire version 5 is this
-    // one's prefix (hw_backends/rocksdb reads those).
+    // The last fields, so that a stored record of wire version 5 or 6 is
+    // this one's prefix (hw_backends/rocksdb reads those).
     f("nlink", nlink);
     f("symlink_target", symlink_target, k_max_path_bytes);
+    f("rdev", rdev);
   }
   bool operator==(const InodeDesc&) const = default;
 };

@@ -20,7 +20,8 @@ std::string_view to_string(StripePattern value) {
   return name_of(value, std::array<std::string_view, 2>{"raid0", "buddy_mirror"});
 }
 std::string_view to_string(InodeType value) {
-  return name_of(value, std::array<std::string_view, 4>{"none", "file", "dir", "symlink"});
+  return name_of(value, std::array<std::string_view, 8>{"none", "file", "dir", "symlink", "fifo", "char_device",
+                                                        "block_device", "socket"});
 }
 std::string_view to_string(Reachability value) {
   return name_of(value, std::array<std::string_view, 3>{"online", "probably_offline", "offline"});

@@ -21,7 +21,20 @@ enum class InodeType : std::uint8_t {
   file = 1,
   dir = 2,
   symlink = 3,  // a symbolic link: InodeDesc::symlink_target is its target, stored at the metadata server
+  // Special files (mknod(2)): inodes and names only; the kernel gives them
+  // their behaviour (a pipe, a device driver found by InodeDesc::rdev, a
+  // socket), the file system stores no data for them.
+  fifo = 4,
+  char_device = 5,
+  block_device = 6,
+  socket = 7,
 };
+
+// A FIFO, a device or a socket: an inode the file system holds no data for.
+constexpr bool is_special_file(InodeType type) {
+  return type == InodeType::fifo || type == InodeType::char_device || type == InodeType::block_device ||
+         type == InodeType::socket;
+}
 
 // Target/server reachability as BeeGFS's management tracks it
 // (TargetStateInfo: ONLINE, PROBABLY-OFFLINE after a missed heartbeat, OFFLINE after the timeout).
@@ -100,7 +113,7 @@ struct WireEnumMax<StripePattern> {
 };
 template <>
 struct WireEnumMax<InodeType> {
-  static constexpr InodeType value = InodeType::symlink;
+  static constexpr InodeType value = InodeType::socket;
 };
 template <>
 struct WireEnumMax<Reachability> {

@@ -26,8 +26,9 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // executing); 5 = StatusCode permission_denied (a bulk access to a region
 // its owner did not grant, TransportConfig::require_grants); 6 = symbolic and
 // hard links (InodeType symlink, InodeDesc nlink and symlink_target, Symlink,
-// Link).
-inline constexpr std::uint16_t k_wire_version = 6;
+// Link); 7 = special files (InodeType fifo, char_device, block_device and
+// socket, InodeDesc rdev, Mknod).
+inline constexpr std::uint16_t k_wire_version = 7;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.

@@ -357,6 +357,18 @@ void Client::readlink(const std::string& path, std::function<void(Result<std::st
   });
 }
 
+void Client::mknod(const std::string& path, proto::InodeType type, std::uint32_t mode, std::uint64_t rdev,
+                   const CreateOptions& options, InodeFn done) {
+  proto::Mknod m;
+  m.path = path;
+  m.type = type;
+  m.mode = mode;
+  m.rdev = rdev;
+  m.uid = options.uid;
+  m.gid = options.gid;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+}
+
 void Client::link(const std::string& existing, const std::string& new_path, InodeFn done) {
   proto::Link m;
   m.from = existing;

@@ -159,6 +159,11 @@ class Client {
   void symlink(const std::string& target, const std::string& path, const CreateOptions& options, InodeFn done);
   // The target of the symbolic link at path (one Stat); invalid_argument if it is not a link.
   void readlink(const std::string& path, std::function<void(Result<std::string>)> done);
+  // Makes the special file `path` (mknod(2)): a FIFO, a character or block
+  // device numbered `rdev`, or a socket, with permission bits `mode`
+  // (options: the owner). invalid_argument for any other type.
+  void mknod(const std::string& path, proto::InodeType type, std::uint32_t mode, std::uint64_t rdev,
+             const CreateOptions& options, InodeFn done);
   // Adds the name new_path to the file at `existing` (a hard link; both on
   // one metadata shard); done(the inode, with its new link count).
   void link(const std::string& existing, const std::string& new_path, InodeFn done);

@@ -42,7 +42,8 @@ bool is_mutating(const proto::Message& m) {
   return std::holds_alternative<proto::Mkdir>(m) || std::holds_alternative<proto::Create>(m) ||
          std::holds_alternative<proto::Unlink>(m) || std::holds_alternative<proto::Rmdir>(m) ||
          std::holds_alternative<proto::Rename>(m) || std::holds_alternative<proto::AttachDir>(m) ||
-         std::holds_alternative<proto::Symlink>(m) || std::holds_alternative<proto::Link>(m);
+         std::holds_alternative<proto::Symlink>(m) || std::holds_alternative<proto::Link>(m) ||
+         std::holds_alternative<proto::Mknod>(m);
 }
 
 // Shared countdown for fan-out requests: calls done(first error) after n results.
@@ -251,6 +252,7 @@ void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply rep
   if (auto* m = std::get_if<proto::SetAttr>(&message)) return do_setattr(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Symlink>(&message)) return do_symlink(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Link>(&message)) return do_link(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Mknod>(&message)) return do_mknod(*m, std::move(reply));
   if (auto* m = std::get_if<proto::AttachDir>(&message)) {
     reply(ack(m->request_id, store_->put_dir(m->path, m->inode)));
     return;
@@ -803,6 +805,33 @@ void MetaService::do_symlink(const proto::Symlink& m, Reply reply) {
     inode.symlink_target = m.target;
     const Status s = store_->put_entry(parent, name_, inode);
     if (s.ok()) env_.metrics().count("meta.symlink_ops", 1);
+    reply(stored_reply(m.request_id, s, inode));
+  });
+}
+
+void MetaService::do_mknod(const proto::Mknod& m, Reply reply) {
+  Result<PathSplit> split = split_path(m.path);
+  if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
+  if (!proto::is_special_file(m.type)) {
+    return reply(inode_reply(
+        m.request_id,
+        error(StatusCode::invalid_argument, "mknod " + m.path + ": type " + std::string(proto::to_string(m.type)) +
+                                                " is not a special file (fifo, char_device, block_device, "
+                                                "socket; files, directories and links have requests of their own)")));
+  }
+  const std::string parent(split->parent), name_(split->name);
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
+  ops_.expect(env_.compute(CostKind::meta_create, units_.create), [this, m, parent, name_, reply](Completion&) {
+    if (store_->get_entry(parent, name_).ok()) {
+      return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
+    }
+    Result<FileId> id = allocate_file_id();
+    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
+    proto::InodeDesc inode = new_inode(*id, m.type, m.mode & 07777u, m.uid, m.gid);
+    inode.owner_shard = config_.shard;
+    if (m.type == proto::InodeType::char_device || m.type == proto::InodeType::block_device) inode.rdev = m.rdev;
+    const Status s = store_->put_entry(parent, name_, inode);
+    if (s.ok()) env_.metrics().count("meta.mknod_ops", 1);
     reply(stored_reply(m.request_id, s, inode));
   });
 }

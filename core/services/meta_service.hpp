@@ -262,6 +262,8 @@ class MetaService final : public Service {
   // Symbolic and hard links.
   void do_symlink(const proto::Symlink& m, Reply reply);
   void do_link(const proto::Link& m, Reply reply);
+  // Special files: FIFOs, devices, sockets (an inode and a name, no data).
+  void do_mknod(const proto::Mknod& m, Reply reply);
   // The inode an entry names: the entry itself, or the linked-inode table's
   // record for a reference; a link count missing from an old record is
   // filled in (1, a directory's 2). corrupt when a reference has no record.

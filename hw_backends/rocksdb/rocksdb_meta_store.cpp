@@ -10,6 +10,7 @@
 #include <rocksdb/write_batch.h>
 
 #include <utility>
+#include <array>
 #include <variant>
 
 #include "core/proto/codec.hpp"
@@ -102,29 +103,40 @@ void store_le32(std::span<std::byte> out, std::size_t at, std::uint32_t value) {
   for (std::size_t i = 0; i < 4; ++i) out[at + i] = static_cast<std::byte>((value >> (8 * i)) & 0xFF);
 }
 
-// Wire version 5 wrote InodeDesc without its last two fields (nlink and
-// symlink_target came with symbolic and hard links, version 6). InodeDesc is
-// the last field of InodeReply, so such a value becomes today's frame by
-// appending their empty encodings (two u32 zeros: nlink 0, read as one link,
-// and an empty target) and renumbering the header. Both CRCs of the old frame
-// must hold first, so that damage is reported, not healed.
+// Older wire versions wrote InodeDesc without its last fields: version 5
+// without nlink and symlink_target (they came with symbolic and hard links,
+// version 6), versions 5 and 6 without rdev (special files, version 7).
+// InodeDesc is the last field of InodeReply, so such a value becomes today's
+// frame by appending the missing fields' empty encodings (zeros: nlink 0,
+// read as one link; an empty target; rdev 0) and renumbering the header. Both
+// CRCs of the old frame must hold first, so that damage is reported, not
+// healed.
+struct OlderInodeVersion {
+  std::uint16_t version;
+  std::size_t missing_bytes;  // encoded size of the fields it lacks, all zero
+};
+constexpr std::array<OlderInodeVersion, 2> k_older_inode_versions{{
+    {5, 4 + 4 + 8},  // nlink (u32), symlink_target (u32 length), rdev (u64)
+    {6, 8},          // rdev (u64)
+}};
+static_assert(proto::k_wire_version == 7, "a newer version: add the upgrade from each older one above");
+
 Result<proto::Message> decode_stored_frame(std::span<const std::byte> bytes) {
   Result<proto::Message> decoded = proto::decode(bytes);
   constexpr std::size_t k_header = proto::k_frame_header_bytes;
-  constexpr std::uint16_t k_version_before_links = 5;
-  constexpr std::size_t k_link_fields_bytes = 8;
-  static_assert(proto::k_wire_version == k_version_before_links + 1, "a newer version: upgrade from each older one");
-  if (decoded.ok() || bytes.size() < k_header ||
-      (std::to_integer<std::uint16_t>(bytes[4]) | std::to_integer<std::uint16_t>(bytes[5]) << 8) !=
-          k_version_before_links) {
-    return decoded;
-  }
+  if (decoded.ok() || bytes.size() < k_header) return decoded;
+  const auto version = static_cast<std::uint16_t>(std::to_integer<std::uint16_t>(bytes[4]) |
+                                                  std::to_integer<std::uint16_t>(bytes[5]) << 8);
+  const auto older = std::find_if(k_older_inode_versions.begin(), k_older_inode_versions.end(),
+                                  [version](const OlderInodeVersion& o) { return o.version == version; });
+  if (older == k_older_inode_versions.end()) return decoded;
   if (load_le32(bytes, 16) != proto::crc32c(bytes.first(16)) || load_le32(bytes, 8) != bytes.size() - k_header ||
       load_le32(bytes, 12) != proto::crc32c(bytes.subspan(k_header))) {
-    return error(StatusCode::corrupt, "a value of wire version 5 (before links) fails its CRC32C or length check");
+    return error(StatusCode::corrupt,
+                 "a value of wire version " + std::to_string(version) + " fails its CRC32C or length check");
   }
   std::vector<std::byte> frame(bytes.begin(), bytes.end());
-  frame.resize(frame.size() + k_link_fields_bytes);  // zeros
+  frame.resize(frame.size() + older->missing_bytes);  // zeros
   const std::span<std::byte> out(frame);
   out[4] = static_cast<std::byte>(proto::k_wire_version & 0xFF);
   out[5] = static_cast<std::byte>(proto::k_wire_version >> 8);

@@ -67,6 +67,10 @@ mode_t type_bits(proto::InodeType type) {
   switch (type) {
     case proto::InodeType::dir: return S_IFDIR;
     case proto::InodeType::symlink: return S_IFLNK;
+    case proto::InodeType::fifo: return S_IFIFO;
+    case proto::InodeType::char_device: return S_IFCHR;
+    case proto::InodeType::block_device: return S_IFBLK;
+    case proto::InodeType::socket: return S_IFSOCK;
     case proto::InodeType::file:
     case proto::InodeType::none: break;
   }
@@ -118,6 +122,7 @@ class FuseFs {
     st.st_ino = inode.file_id != 0 ? file_id_ino(inode.file_id) : ino;
     st.st_mode = type_bits(inode.type) | (inode.mode & 07777);
     st.st_nlink = inode.nlink;  // the metadata server's count
+    st.st_rdev = static_cast<dev_t>(inode.rdev);
     st.st_uid = inode.uid;
     st.st_gid = inode.gid;
     st.st_size = static_cast<off_t>(size);
@@ -433,9 +438,29 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   create_file(req, parent, name, mode, fi);
 }
 
-void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t /*rdev*/) {
-  if (!S_ISREG(mode)) return (void)fuse_reply_err(req, EPERM);  // devices, FIFOs, sockets: not supported
-  create_file(req, parent, name, mode, nullptr);
+// The inode type of a special file's S_IF* bits; none for any other.
+proto::InodeType special_type(mode_t mode) {
+  if (S_ISFIFO(mode)) return proto::InodeType::fifo;
+  if (S_ISCHR(mode)) return proto::InodeType::char_device;
+  if (S_ISBLK(mode)) return proto::InodeType::block_device;
+  if (S_ISSOCK(mode)) return proto::InodeType::socket;
+  return proto::InodeType::none;
+}
+
+// mknod of a regular file is a create; of a FIFO, a device or a socket an
+// inode the metadata server keeps (the kernel gives it its behaviour:
+// FUSE opens special files without asking the file system).
+void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  if (S_ISREG(mode)) return create_file(req, parent, name, mode, nullptr);
+  const proto::InodeType type = special_type(mode);
+  if (type == proto::InodeType::none) return (void)fuse_reply_err(req, EINVAL);
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!named(req, fs, parent, name, path)) return;
+  const CreateOptions o = owned_by_caller(req, mode);
+  fs.post([&fs, req, path, o, type, rdev](Client& c, Env&) {
+    c.mknod(path, type, o.mode & 07777, static_cast<std::uint64_t>(rdev), o, entry_reply(fs, req, path));
+  });
 }
 
 // unlink and rmdir: the name goes from the table once the server removed it.

@@ -16,8 +16,8 @@
 // - this mount's own writes are seen at once by its getattr and reads (the
 //   size they reached is kept until their close is recorded).
 //
-// Not supported, with the errno the caller gets: hard links and symbolic
-// links (EPERM), device and FIFO nodes (EPERM), extended attributes
+// Not supported, with the errno the caller gets: hard links across metadata
+// shards (EXDEV), extended attributes
 // (EOPNOTSUPP), fallocate (EOPNOTSUPP), rename of directories and across
 // metadata shards (EXDEV: mv copies instead), RENAME_EXCHANGE (EINVAL),
 // access times (atime reads as mtime; setting it is accepted and not kept).

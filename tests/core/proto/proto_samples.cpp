@@ -102,6 +102,12 @@ std::vector<Message> sample_messages() {
   link.nlink = 3;
   link.symlink_target = "/abs/target";
   out.push_back(InodeReply{16, StatusCode::ok, "", link});
+  out.push_back(Mknod{30, "/dev/fifo", InodeType::fifo, 0640, 0, 1000, 100});
+  out.push_back(Mknod{31, "/dev/sda", InodeType::block_device, 0660, 0x0800, 0, 6});
+  InodeDesc device = sample_inode();
+  device.type = InodeType::char_device;
+  device.rdev = (4ull << 8) | 64;
+  out.push_back(InodeReply{32, StatusCode::ok, "", device});
   out.push_back(ReadChunk{20,
                           0x0123456789ABCDEFull,
                           101,

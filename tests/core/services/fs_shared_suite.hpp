@@ -605,6 +605,77 @@ TYPED_TEST_P(ServicesSuite, SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheL
   });
 }
 
+// Special files (mknod): a FIFO, a device (its number kept) and a socket are
+// inodes with names and permission bits, stat shows their type, they take a
+// hard link and unlink like files; a type that is not a special file, or a
+// name in use, is refused.
+TYPED_TEST_P(ServicesSuite, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    constexpr std::uint64_t k_rdev = (8u << 8) | 1;  // block device 8:1
+    Answers a;
+    auto mknod = [&a](std::string path, proto::InodeType type, std::uint32_t mode, std::uint64_t rdev,
+                      std::string key) -> Step {
+      return [&a, path, type, mode, rdev, key](WorkloadContext& ctx, std::function<void()> next) {
+        CreateOptions owner;
+        owner.uid = 1000;
+        owner.gid = 100;
+        ctx.client.mknod(path, type, mode, rdev, owner, a.inode(key, next));
+      };
+    };
+    auto stat = [&a](std::string path, std::string key) -> Step {
+      return [&a, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.stat(path, a.inode(key, next));
+      };
+    };
+    std::vector<Step> steps{mknod("/fifo", proto::InodeType::fifo, 0640, 0, "fifo"),
+                            mknod("/fifo", proto::InodeType::socket, 0600, 0, "again"),
+                            mknod("/sda1", proto::InodeType::block_device, 0660, k_rdev, "block"),
+                            mknod("/tty", proto::InodeType::char_device, 0620, (4u << 8) | 1, "char"),
+                            mknod("/sock", proto::InodeType::socket, 0755, 0, "socket"),
+                            mknod("/plain", proto::InodeType::file, 0644, 0, "file type"),
+                            mknod("/nodir/x", proto::InodeType::fifo, 0644, 0, "no parent"),
+                            stat("/fifo", "stat fifo"),
+                            stat("/sda1", "stat block"),
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.link("/fifo", "/fifo2", a.inode("link", next));
+                            },
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.unlink("/fifo", a.status("unlink", next));
+                            },
+                            stat("/fifo", "stat after"),
+                            stat("/fifo2", "stat other name")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    EXPECT_EQ(a.code("fifo"), StatusCode::ok) << a.errors["fifo"];
+    EXPECT_EQ(a.code("again"), StatusCode::already_exists);
+    EXPECT_EQ(a.code("block"), StatusCode::ok) << a.errors["block"];
+    EXPECT_EQ(a.code("char"), StatusCode::ok) << a.errors["char"];
+    EXPECT_EQ(a.code("socket"), StatusCode::ok) << a.errors["socket"];
+    EXPECT_EQ(a.code("file type"), StatusCode::invalid_argument);
+    EXPECT_NE(a.errors["file type"].find("not a special file"), std::string::npos) << a.errors["file type"];
+    EXPECT_EQ(a.code("no parent"), StatusCode::not_found);
+    const proto::InodeDesc& fifo = a.inodes["stat fifo"];
+    EXPECT_EQ(fifo.type, proto::InodeType::fifo);
+    EXPECT_EQ(fifo.mode, 0640u);
+    EXPECT_EQ(fifo.uid, 1000u);
+    EXPECT_EQ(fifo.gid, 100u);
+    EXPECT_EQ(fifo.size_bytes, 0u);
+    EXPECT_EQ(fifo.rdev, 0u);
+    EXPECT_EQ(a.inodes["stat block"].type, proto::InodeType::block_device);
+    EXPECT_EQ(a.inodes["stat block"].rdev, k_rdev);
+    EXPECT_EQ(a.inodes["char"].type, proto::InodeType::char_device);
+    EXPECT_EQ(a.inodes["socket"].type, proto::InodeType::socket);
+    EXPECT_EQ(a.code("link"), StatusCode::ok) << a.errors["link"];
+    EXPECT_EQ(a.inodes["link"].nlink, 2u);
+    EXPECT_EQ(a.code("unlink"), StatusCode::ok);
+    EXPECT_EQ(a.code("stat after"), StatusCode::not_found);
+    EXPECT_EQ(a.code("stat other name"), StatusCode::ok);
+    EXPECT_EQ(a.inodes["stat other name"].type, proto::InodeType::fifo);
+    EXPECT_EQ(a.inodes["stat other name"].nlink, 1u);
+  });
+}
+
 // Hard links: a second name shares the inode (its data and attributes), the
 // link count is kept at the metadata server and reported by stat, unlink of
 // one name leaves the other readable and the last removes the chunks; a
@@ -719,6 +790,6 @@ REGISTER_TYPED_TEST_SUITE_P(
     AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
     AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater, SetAttrChangesWhatItNamesAndLongPathErrorsArrive,
     SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheLink, HardLinksShareTheInodeAndTheLastUnlinkRemovesIt,
-    HardLinksAcrossMetadataShardsAreRefusedClearly);
+    HardLinksAcrossMetadataShardsAreRefusedClearly, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber);
 
 }  // namespace sluice::testing::shared_suite

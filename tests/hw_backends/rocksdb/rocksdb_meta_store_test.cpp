@@ -398,23 +398,25 @@ TEST(RocksDbMetaStore, DamagedValuesAreCorruptNamingTheKey) {
   EXPECT_EQ(store.entry_count("broken-count"), 0u);
 }
 
-// A stored value as wire version 5 wrote it: InodeDesc without its last two
-// fields (nlink and symlink_target, both empty here), the header renumbered.
-std::string as_version5(std::string frame) {
-  frame.resize(frame.size() - 8);
+// A stored value as an older wire version wrote it: InodeDesc without its
+// last fields (version 5: nlink, symlink_target and rdev, 16 bytes when
+// empty; version 6: rdev, 8 bytes), the header renumbered.
+std::string as_version(std::string frame, int version) {
+  frame.resize(frame.size() - (version == 5 ? 16 : 8));
   const auto put_le32 = [&frame](std::size_t at, std::uint32_t v) {
     for (std::size_t i = 0; i < 4; ++i) frame[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
   };
   const auto crc_of = [&frame](std::size_t from, std::size_t n) {
     return proto::crc32c(std::span<const std::byte>(reinterpret_cast<const std::byte*>(frame.data()) + from, n));
   };
-  frame[4] = 5;
+  frame[4] = static_cast<char>(version);
   frame[5] = 0;
   put_le32(8, static_cast<std::uint32_t>(frame.size() - proto::k_frame_header_bytes));
   put_le32(12, crc_of(proto::k_frame_header_bytes, frame.size() - proto::k_frame_header_bytes));
   put_le32(16, crc_of(0, 16));
   return frame;
 }
+std::string as_version5(std::string frame) { return as_version(std::move(frame), 5); }
 
 TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeLinksAndStillRefusesDamagedOnes) {
   TempDir tmp;
@@ -457,6 +459,37 @@ TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeLinksAndStillRefusesDamagedOnes) 
   EXPECT_EQ(intact->nlink, 0u);  // before link counts: the metadata server reads it as one
   EXPECT_EQ(damaged.status().code(), StatusCode::corrupt);
   EXPECT_NE(damaged.status().message().find("CRC32C"), std::string::npos) << damaged.status().message();
+}
+
+TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeSpecialFilesWithTheirLinkCounts) {
+  TempDir tmp;
+  proto::InodeDesc linked = file_inode(2, 3);
+  linked.nlink = 2;
+  {
+    auto store = open_store(tmp.db());
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->put_dir("/old", dir_inode(1)).ok());
+    ASSERT_TRUE(store->put_entry("/old", "f", linked).ok());
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), tmp.db(), &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (it->Seek("E"); it->Valid() && it->key().starts_with("E"); it->Next()) {
+      entries.emplace_back(it->key().ToString(), as_version(it->value().ToString(), 6));
+    }
+    it.reset();
+    ASSERT_EQ(entries.size(), 1u);
+    for (const auto& [key, old] : entries) ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, old).ok());
+    ASSERT_TRUE(db->Close().ok());
+  }
+  auto store = open_store(tmp.db());
+  ASSERT_TRUE(store);
+  const Result<proto::InodeDesc> f = store->get_entry("/old", "f");
+  ASSERT_TRUE(f.ok()) << f.status().to_string();
+  EXPECT_EQ(*f, linked);  // nlink kept, rdev 0
 }
 
 TEST(RocksDbMetaStore, RefusesAPathItCannotOpenAndASecondOpener) {

@@ -37,7 +37,7 @@ using nlohmann::json;
 
 // Moves every field one step from its value, within its declared range:
 // numbers up by one (down at the top of the range), flags flipped, enums to
-// the neighbouring value, optionals and lists given an element.
+// the neighbouring value, optionals given a value, each element of a list moved.
 class Perturber {
  public:
   template <class T>
@@ -56,9 +56,7 @@ class Perturber {
       if (!value) value.emplace();
       (*this)("value", *value);
     } else if constexpr (requires { value.emplace_back(); }) {
-      // A new first element: every position of the list then holds another value.
-      value.insert(value.begin(), typename T::value_type{});
-      (*this)("item", value.front());
+      for (auto& item : value) (*this)("item", item);  // each element moved (an empty list stays empty)
     } else if constexpr (requires { fields(*this, value); }) {
       fields(*this, value);  // a nested config
     }                        // else: the stripe settings (CreateOptions), written whole
@@ -235,7 +233,9 @@ void check_script_fields(Build build, const scenario::FieldTable& table, const s
     EXPECT_EQ(doc->description, std::string(f.info.doc));
     if (f.info.unit == FieldUnit::count) {
       EXPECT_EQ(static_cast<double>(doc->lo), f.info.min);
-      if (!std::isinf(f.info.max)) EXPECT_EQ(static_cast<double>(doc->hi), f.info.max);
+      if (!std::isinf(f.info.max)) {
+        EXPECT_EQ(static_cast<double>(doc->hi), f.info.max);
+      }
     }
     // The reference prints it with its line.
     EXPECT_NE(reference.find("`" + f.name + "`"), std::string::npos);
