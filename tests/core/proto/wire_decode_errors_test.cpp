@@ -84,27 +84,28 @@ TEST(WireDecodeErrors, BadMagicIsCorrupt) {
 TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  const auto frame = make_frame(0x0105, payload.bytes(), 7);
+  const auto frame = make_frame(0x0105, payload.bytes(), 8);
   expect_error(frame, StatusCode::invalid_argument,
-               "unsupported wire version 7 at byte 4; this build speaks version 6");
+               "unsupported wire version 8 at byte 4; this build speaks version 7");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
   // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) and version 2
   // (before metadata mirroring), version 3 (before StatusCode in_progress),
-  // version 4 (before StatusCode permission_denied) and version 5 (before
-  // symbolic and hard links) are refused as well.
-  for (std::uint16_t old = 1; old <= 5; ++old) {
+  // version 4 (before StatusCode permission_denied), version 5 (before
+  // symbolic and hard links) and version 6 (before special files) are
+  // refused as well.
+  for (std::uint16_t old = 1; old <= 6; ++old) {
     expect_error(make_frame(0x0105, payload.bytes(), old), StatusCode::invalid_argument,
-                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 6");
+                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 7");
   }
 }
 
 TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  auto frame = make_frame(0x0105, payload.bytes(), 7);
+  auto frame = make_frame(0x0105, payload.bytes(), 8);
   frame[16] ^= std::byte{1};  // header CRC
-  expect_error(frame, StatusCode::corrupt, "version field reads 7, this build speaks 6");
+  expect_error(frame, StatusCode::corrupt, "version field reads 8, this build speaks 7");
 }
 
 TEST(WireDecodeErrors, UnknownMessageTypeIsRefusedClearly) {
@@ -285,8 +286,8 @@ TEST(WireEncodeErrors, ValidateRefusesFieldsBeyondTheirLimits) {
   EXPECT_TRUE(contains(validate(wide).message(), "LinkEntry.inode.stripe.targets: count 2001 exceeds the limit 2000"));
 
   InodeReply bad_enum;
-  bad_enum.inode.type = static_cast<InodeType>(7);
-  EXPECT_TRUE(contains(validate(bad_enum).message(), "InodeReply.inode.type: enum value 7"));
+  bad_enum.inode.type = static_cast<InodeType>(8);
+  EXPECT_TRUE(contains(validate(bad_enum).message(), "InodeReply.inode.type: enum value 8"));
 
   MapsReply bad_element;
   bad_element.targets.resize(2);
