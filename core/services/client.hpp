@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/field_info.hpp"
 #include "core/env.hpp"
 #include "core/layout/stripe_pattern.hpp"
 #include "core/namespace/meta_sharding.hpp"
@@ -109,6 +110,35 @@ struct ClientConfig {
   // Merging of one request's chunk pieces on one target (off by default).
   ChunkCoalescing coalesce;
 };
+
+// max_inflight_chunks' upper bound: chunk requests.
+inline constexpr std::uint64_t k_max_inflight_chunks_limit = 4096;
+
+// Its fields, one description each (core/common/field_info.hpp). Not listed:
+// mgmt (set by a deployment); ns and stripe_flavor come from the file
+// system's settings (sl.fs.* policy and flavor); scripts set the planner's
+// connections per NIC as rail_connections (scenarios/lua/spec_builders.cpp).
+template <class V>
+void fields(V& v, ClientConfig& c) {
+  constexpr bool s = k_script_field;
+  v("max_inflight_chunks", c.max_inflight_chunks,
+    count_of("chunks", 1, k_max_inflight_chunks_limit, "chunk requests in flight per client", s));
+  v("dir_cache_entries", c.dir_cache_entries, count_of("directories", 0, 1e12, "cached directory placements"));
+  v("readdir_page_entries", c.readdir_page_entries, count_of("entries", 1, 1e9, "entries asked per Readdir"));
+  v("readdir_max_entries", c.readdir_max_entries, count_of("entries", 1, 1e15, "a listing larger than this fails"));
+  v("verify_reads", c.verify_reads, plain("clients check the CRC32C of every chunk read", s));
+  v("max_maps_refreshes", c.max_maps_refreshes,
+    count_of("refreshes", 0, 1e6, "maps refreshes per request that finds a shard or target unknown"));
+  v("maps_refresh_backoff_ns", c.maps_refresh_backoff_ns,
+    duration_in(0, k_field_max_unbounded, "first wait between maps refreshes; doubles"));
+  v("mirror_failovers", c.mirror_failovers,
+    count_of("re-sends", 0, 1e6, "re-sends of a mirrored request to a new primary"));
+  v("mirror_check_wait_ns", c.mirror_check_wait_ns,
+    duration_in(0, k_field_max_unbounded, "how long a retry to a mirrored primary waits for new maps"));
+  v("rpc", c.rpc, plain("RPC limits of its calls"));
+  v("planner", c.planner, plain("planning of chunk transfers: path, rail, window (core/sched)"));
+  v("coalesce", c.coalesce, plain("merging of one request's chunk pieces on one target"));
+}
 
 struct CreateOptions {
   std::uint32_t mode = 0644;

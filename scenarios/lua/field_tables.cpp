@@ -253,6 +253,14 @@ std::vector<FieldDoc> fs_namespace_fields(const FsPreset& p) {
   return fields;
 }
 
+// Puts `docs` right after the field named `after` of `f` (the fields a
+// config's fields() does not describe: aliases, nested tables).
+void insert_after(std::vector<FieldDoc>& f, const std::string& after, std::vector<FieldDoc> docs) {
+  auto at = std::find_if(f.begin(), f.end(), [&](const FieldDoc& d) { return d.name == after; });
+  if (at == f.end()) throw std::logic_error("internal error: no field \"" + after + "\" to insert after");
+  f.insert(at + 1, std::make_move_iterator(docs.begin()), std::make_move_iterator(docs.end()));
+}
+
 std::vector<FieldDoc> fs_tunable_fields(const FsPreset& p) {
   const FsSpec fs;
   StorageServiceConfig storage = fs.storage_config;
@@ -262,15 +270,11 @@ std::vector<FieldDoc> fs_tunable_fields(const FsPreset& p) {
                    "GPUDirect Storage: on (direct or fail), off (bounce), auto (direct where possible)"),
   };
   append(fields, script_field_docs(storage));
-  append(fields,
-         {
-             count_field("max_inflight_chunks", "chunks", 1, k_workload_max_inflight,
-                         count_text(fs.client.max_inflight_chunks), "chunk requests in flight per client"),
-             count_field("rail_connections", "connections", 1, sched::k_max_connections_per_nic_limit,
-                         count_text(fs.client.planner.rails.max_connections_per_nic),
-                         "connections per NIC before a client's chunks overflow to other rails"),
-             boolean_field("verify_reads", fs.client.verify_reads, "clients check the CRC32C of every chunk read"),
-         });
+  append(fields, script_field_docs(fs.client));
+  insert_after(fields, "max_inflight_chunks",
+               {count_field("rail_connections", "connections", 1, sched::k_max_connections_per_nic_limit,
+                            count_text(fs.client.planner.rails.max_connections_per_nic),
+                            "connections per NIC before a client's chunks overflow to other rails")});
   return fields;
 }
 
@@ -329,14 +333,6 @@ std::vector<FieldDoc> workload_head(const std::string& type, bool gpu_ranks) {
 
 FieldDoc workload_stripe() {
   return table_field("stripe", "the file system's", "layout of the files it creates (sl.workload.* stripe)");
-}
-
-// Puts `docs` right after the field named `after` of `f` (the fields a
-// config's fields() does not describe: aliases, nested tables).
-void insert_after(std::vector<FieldDoc>& f, const std::string& after, std::vector<FieldDoc> docs) {
-  auto at = std::find_if(f.begin(), f.end(), [&](const FieldDoc& d) { return d.name == after; });
-  if (at == f.end()) throw std::logic_error("internal error: no field \"" + after + "\" to insert after");
-  f.insert(at + 1, std::make_move_iterator(docs.begin()), std::make_move_iterator(docs.end()));
 }
 
 std::vector<FieldDoc> file_sweep_fields() {

@@ -437,11 +437,12 @@ void read_fs_namespace(FieldReader& r, NamespaceConfig& ns) { read_script_fields
 void read_fs_tunables(FieldReader& r, FsSpec& fs) {
   if (auto v = r.choice("gds")) fs.gds = value_named(gds_names(), *v);
   read_script_fields(r, fs.storage_config);
-  if (auto v = r.count("max_inflight_chunks")) fs.client.max_inflight_chunks = static_cast<std::uint32_t>(*v);
-  if (auto v = r.count("rail_connections")) {
-    fs.client.planner.rails.max_connections_per_nic = static_cast<std::uint32_t>(*v);
-  }
-  if (auto v = r.boolean("verify_reads")) fs.client.verify_reads = *v;
+  read_script_fields(r, fs.client, {{"max_inflight_chunks", [&] {
+                                       if (auto v = r.count("rail_connections")) {
+                                         fs.client.planner.rails.max_connections_per_nic =
+                                             static_cast<std::uint32_t>(*v);
+                                       }
+                                     }}});
 }
 
 // mirror = { heartbeat = "500ms", offline_after = "4s" }: storage buddy

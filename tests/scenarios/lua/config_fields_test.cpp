@@ -266,6 +266,12 @@ TEST(ConfigFields, EveryStorageScriptFieldIsInTheTableTheReferenceAndTheBuiltCon
       scenario::fs_fields("beegfs"), {});
 }
 
+TEST(ConfigFields, EveryClientScriptFieldIsInTheTableTheReferenceAndTheBuiltConfig) {
+  check_script_fields<ClientConfig>(
+      [](const scenario::ScriptTable& args) { return scenario::build_fs("beegfs", args, nullptr).spec.client; },
+      scenario::fs_fields("beegfs"), {});
+}
+
 TEST(ConfigFields, EveryNamespaceScriptFieldIsInTheTableTheReferenceAndTheBuiltConfig) {
   scenario::ScriptTable striped;
   striped.fields["policy"] = scenario::ScriptValue{std::string("striped_dir")};
