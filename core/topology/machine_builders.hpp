@@ -13,6 +13,7 @@
 #include "core/common/status.hpp"
 #include "core/common/units.hpp"
 #include "core/topology/topology.hpp"
+#include "core/common/field_info.hpp"
 
 namespace sluice::topo {
 
@@ -88,6 +89,41 @@ struct GenericMachine {
 // Limits: at most k_generic_max_devices of each kind and k_generic_max_sockets.
 inline constexpr std::uint32_t k_generic_max_devices = 256;
 inline constexpr std::uint32_t k_generic_max_sockets = 16;
+// PCIe switches per socket, PCIe generations 1..5, lanes per device.
+inline constexpr std::uint32_t k_generic_max_switches_per_socket = 64;
+inline constexpr int k_generic_max_pcie_gen = 5;
+inline constexpr int k_generic_max_pcie_lanes = 32;
+
+// Its fields, one description each (core/common/field_info.hpp), in the
+// order the reference lists them (sl.machines.generic; scripts may give
+// nic_gbps instead of nic_port_rate_bytes_per_s: scenarios/lua/spec_builders.cpp).
+template <class V>
+void fields(V& v, GenericMachine& c) {
+  constexpr bool s = k_script_field;
+  const double any = k_field_max_unbounded;
+  v("sockets", c.sockets,
+    count_of("sockets", 1, k_generic_max_sockets, "CPU sockets, each with its memory and PCIe root", s));
+  v("gpus", c.gpus, count_of("GPUs", 0, k_generic_max_devices, "GPUs, spread over the sockets", s));
+  v("nics", c.nics, count_of("NICs", 0, k_generic_max_devices, "network ports", s));
+  v("nvmes", c.nvmes, count_of("drives", 0, k_generic_max_devices, "NVMe drives", s));
+  v("switches_per_socket", c.switches_per_socket,
+    count_of("switches", 1, k_generic_max_switches_per_socket,
+             "PCIe switches under each socket; devices are dealt over them", s));
+  v("pcie_gen", c.pcie_gen,
+    count_of("generation", 1, k_generic_max_pcie_gen, "PCIe generation of every device link and switch uplink", s));
+  v("gpu_lanes", c.gpu_lanes, count_of("lanes", 1, k_generic_max_pcie_lanes, "PCIe lanes of each GPU", s));
+  v("nic_lanes", c.nic_lanes, count_of("lanes", 1, k_generic_max_pcie_lanes, "PCIe lanes of each NIC", s));
+  v("nvme_lanes", c.nvme_lanes, count_of("lanes", 1, k_generic_max_pcie_lanes, "PCIe lanes of each NVMe drive", s));
+  v("nic_port_rate_bytes_per_s", c.nic_port_rate_bytes_per_s, rate_in(0, any, "line rate of each NIC port", s));
+  v("gpu_memory_bytes", c.gpu_memory_bytes, bytes_in(0, any, "memory of each GPU", s));
+  v("nvme_read_bytes_per_s", c.nvme_read_bytes_per_s, rate_in(0, any, "read rate of each NVMe drive", s));
+  v("nvme_write_bytes_per_s", c.nvme_write_bytes_per_s, rate_in(0, any, "write rate of each NVMe drive", s));
+  v("nvme_capacity_bytes", c.nvme_capacity_bytes, bytes_in(0, any, "capacity of each NVMe drive", s));
+  v("memory_bytes_per_socket", c.memory_bytes_per_socket, bytes_in(0, any, "host memory of each socket", s));
+  v("memory_bytes_per_s", c.memory_bytes_per_s, rate_in(0, any, "host memory bandwidth of each socket", s));
+  v("inter_socket_bytes_per_s", c.inter_socket_bytes_per_s,
+    rate_in(0, any, "link between two sockets (UPI / Infinity Fabric)", s));
+}
 Result<Topology> generic_machine(const GenericMachine& spec);
 
 }  // namespace sluice::topo

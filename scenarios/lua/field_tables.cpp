@@ -63,10 +63,8 @@ constexpr double k_max_fabric_gbps = 100'000;
 constexpr double k_min_fabric_gbps = 0.001;
 // Storage targets one node may serve (drives per node).
 constexpr std::uint64_t k_max_targets_per_node = 256;
-// sl.machines.generic: PCIe switches per socket, PCIe generations 1..5, lanes per device.
-constexpr std::uint64_t k_max_switches_per_socket = 64;
-constexpr std::uint64_t k_max_pcie_gen = 5;
-constexpr std::uint64_t k_max_pcie_lanes = 32;
+// sl.machines.import_nvidia_smi: PCIe generations 1..5 (as sl.machines.generic).
+constexpr std::uint64_t k_max_pcie_gen = topo::k_generic_max_pcie_gen;
 // sl.cluster's fat tree: leaf downlink : uplink capacity.
 constexpr double k_max_oversubscription = 1000.0;
 constexpr std::uint64_t k_max_seed = std::numeric_limits<std::int64_t>::max();
@@ -88,44 +86,22 @@ void append(std::vector<FieldDoc>& to, std::vector<FieldDoc> more) {
 
 // ---- machines ----
 
-std::vector<FieldDoc> generic_devices() {
-  const topo::GenericMachine g;
-  return {
-      count_field("sockets", "sockets", 1, topo::k_generic_max_sockets, count_text(g.sockets),
-                  "CPU sockets, each with its memory and PCIe root"),
-      count_field("gpus", "GPUs", 0, topo::k_generic_max_devices, count_text(g.gpus), "GPUs, spread over the sockets"),
-      count_field("nics", "NICs", 0, topo::k_generic_max_devices, count_text(g.nics), "network ports"),
-      count_field("nvmes", "drives", 0, topo::k_generic_max_devices, count_text(g.nvmes), "NVMe drives"),
-      count_field("switches_per_socket", "switches", 1, k_max_switches_per_socket, count_text(g.switches_per_socket),
-                  "PCIe switches under each socket; devices are dealt over them"),
-      count_field("pcie_gen", "generation", 1, k_max_pcie_gen, count_text(static_cast<std::uint64_t>(g.pcie_gen)),
-                  "PCIe generation of every device link and switch uplink"),
-      count_field("gpu_lanes", "lanes", 1, k_max_pcie_lanes, count_text(static_cast<std::uint64_t>(g.gpu_lanes)),
-                  "PCIe lanes of each GPU"),
-      count_field("nic_lanes", "lanes", 1, k_max_pcie_lanes, count_text(static_cast<std::uint64_t>(g.nic_lanes)),
-                  "PCIe lanes of each NIC"),
-      count_field("nvme_lanes", "lanes", 1, k_max_pcie_lanes, count_text(static_cast<std::uint64_t>(g.nvme_lanes)),
-                  "PCIe lanes of each NVMe drive"),
-  };
+// Puts `docs` right after the field named `after` of `f` (the fields a
+// config's fields() does not describe: aliases, nested tables).
+void insert_after(std::vector<FieldDoc>& f, const std::string& after, std::vector<FieldDoc> docs) {
+  auto at = std::find_if(f.begin(), f.end(), [&](const FieldDoc& d) { return d.name == after; });
+  if (at == f.end()) throw std::logic_error("internal error: no field \"" + after + "\" to insert after");
+  f.insert(at + 1, std::make_move_iterator(docs.begin()), std::make_move_iterator(docs.end()));
 }
 
-std::vector<FieldDoc> generic_rates() {
+std::vector<FieldDoc> generic_fields() {
   const topo::GenericMachine g;
-  return {
-      rate_field("nic_port_rate_bytes_per_s", rate_text(g.nic_port_rate_bytes_per_s), "line rate of each NIC port"),
-      number_field("nic_gbps", "Gb/s", k_min_fabric_gbps, k_max_fabric_gbps, gbps_text(g.nic_port_rate_bytes_per_s),
-                   "the same in Gb/s (wins over nic_port_rate_bytes_per_s)"),
-      size_field("gpu_memory_bytes", 0, k_field_no_limit, size_text(g.gpu_memory_bytes), "memory of each GPU"),
-      rate_field("nvme_read_bytes_per_s", rate_text(g.nvme_read_bytes_per_s), "read rate of each NVMe drive"),
-      rate_field("nvme_write_bytes_per_s", rate_text(g.nvme_write_bytes_per_s), "write rate of each NVMe drive"),
-      size_field("nvme_capacity_bytes", 0, k_field_no_limit, size_text(g.nvme_capacity_bytes),
-                 "capacity of each NVMe drive"),
-      size_field("memory_bytes_per_socket", 0, k_field_no_limit, size_text(g.memory_bytes_per_socket),
-                 "host memory of each socket"),
-      rate_field("memory_bytes_per_s", rate_text(g.memory_bytes_per_s), "host memory bandwidth of each socket"),
-      rate_field("inter_socket_bytes_per_s", rate_text(g.inter_socket_bytes_per_s),
-                 "link between two sockets (UPI / Infinity Fabric)"),
-  };
+  std::vector<FieldDoc> f = script_field_docs(g);
+  insert_after(
+      f, "nic_port_rate_bytes_per_s",
+      {number_field("nic_gbps", "Gb/s", k_min_fabric_gbps, k_max_fabric_gbps, gbps_text(g.nic_port_rate_bytes_per_s),
+                    "the same in Gb/s (wins over nic_port_rate_bytes_per_s)")});
+  return f;
 }
 
 std::vector<FieldDoc> import_options() {
@@ -168,9 +144,7 @@ std::map<std::string, FieldTable> make_machine_tables() {
             "the Critical I/O StoreEngine recorder: the GPU host's NIC on gen3 x8 plus gen3 x4 NVMe drives",
             {count_field("nvme", "drives", 1, topo::k_generic_max_devices, count_text(k_recorder_default_nvme),
                          "NVMe drives of the recorder")});
-  std::vector<FieldDoc> generic = generic_devices();
-  append(generic, generic_rates());
-  out["generic"] = table("sl.machines.generic", "a machine described by its device counts and rates", generic);
+  out["generic"] = table("sl.machines.generic", "a machine described by its device counts and rates", generic_fields());
   out["import_nvidia_smi"] = table("sl.machines.import_nvidia_smi(path, {...})",
                                    "the options of a machine read from `nvidia-smi topo -m` output", import_options());
   return out;
@@ -251,14 +225,6 @@ std::vector<FieldDoc> fs_namespace_fields(const FsPreset& p) {
     if (f.name == "dir_hash") f.default_text = hash;
   }
   return fields;
-}
-
-// Puts `docs` right after the field named `after` of `f` (the fields a
-// config's fields() does not describe: aliases, nested tables).
-void insert_after(std::vector<FieldDoc>& f, const std::string& after, std::vector<FieldDoc> docs) {
-  auto at = std::find_if(f.begin(), f.end(), [&](const FieldDoc& d) { return d.name == after; });
-  if (at == f.end()) throw std::logic_error("internal error: no field \"" + after + "\" to insert after");
-  f.insert(at + 1, std::make_move_iterator(docs.begin()), std::make_move_iterator(docs.end()));
 }
 
 std::vector<FieldDoc> fs_tunable_fields(const FsPreset& p) {

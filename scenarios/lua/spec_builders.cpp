@@ -147,11 +147,24 @@ const std::vector<std::string>& workload_types() {
   return k;
 }
 
+topo::GenericMachine read_generic_machine(const ScriptTable& args) {
+  const std::string context = "sl.machines.generic";
+  FieldReader r(args, context, machine_fields("generic"));
+  topo::GenericMachine g;
+  read_script_fields(r, g, {{"nic_port_rate_bytes_per_s", [&] {
+                               if (auto v = r.number("nic_gbps")) g.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
+                             }}});
+  r.finish();
+  if (!r.sweeps().empty()) throw ScriptError(context + ": " + r.sweeps().front().key + ": one value, not a list");
+  return g;
+}
+
 std::shared_ptr<const topo::Topology> build_machine(const std::string& type, const ScriptTable& args) {
   const std::string context = "sl.machines." + type;
   if (std::find(machine_types().begin(), machine_types().end(), type) == machine_types().end()) {
     throw ScriptError("sl.machines: no machine \"" + type + "\"");
   }
+  if (type == "generic") return checked(topo::generic_machine(read_generic_machine(args)), context);
   FieldReader r(args, context, machine_fields(type));
   if (type == "critical_io_recorder") {
     const auto nvme = r.count("nvme");
@@ -159,33 +172,6 @@ std::shared_ptr<const topo::Topology> build_machine(const std::string& type, con
     if (!r.sweeps().empty()) throw ScriptError(context + ": nvme: one number, not a list");
     return checked(topo::critical_io_recorder(static_cast<std::uint32_t>(nvme.value_or(k_recorder_default_nvme))),
                    context);
-  }
-  if (type == "generic") {
-    topo::GenericMachine g;
-    auto device_count = [&](const char* name, std::uint32_t& out) {
-      if (auto v = r.count(name)) out = static_cast<std::uint32_t>(*v);
-    };
-    device_count("sockets", g.sockets);
-    device_count("gpus", g.gpus);
-    device_count("nics", g.nics);
-    device_count("nvmes", g.nvmes);
-    device_count("switches_per_socket", g.switches_per_socket);
-    if (auto v = r.count("pcie_gen")) g.pcie_gen = static_cast<int>(*v);
-    if (auto v = r.count("gpu_lanes")) g.gpu_lanes = static_cast<int>(*v);
-    if (auto v = r.count("nic_lanes")) g.nic_lanes = static_cast<int>(*v);
-    if (auto v = r.count("nvme_lanes")) g.nvme_lanes = static_cast<int>(*v);
-    if (auto v = r.rate("nic_port_rate_bytes_per_s")) g.nic_port_rate_bytes_per_s = *v;
-    if (auto v = r.number("nic_gbps")) g.nic_port_rate_bytes_per_s = gbps_to_bytes_per_s(*v);
-    if (auto v = r.size("gpu_memory_bytes")) g.gpu_memory_bytes = *v;
-    if (auto v = r.rate("nvme_read_bytes_per_s")) g.nvme_read_bytes_per_s = *v;
-    if (auto v = r.rate("nvme_write_bytes_per_s")) g.nvme_write_bytes_per_s = *v;
-    if (auto v = r.size("nvme_capacity_bytes")) g.nvme_capacity_bytes = *v;
-    if (auto v = r.size("memory_bytes_per_socket")) g.memory_bytes_per_socket = *v;
-    if (auto v = r.rate("memory_bytes_per_s")) g.memory_bytes_per_s = *v;
-    if (auto v = r.rate("inter_socket_bytes_per_s")) g.inter_socket_bytes_per_s = *v;
-    r.finish();
-    if (!r.sweeps().empty()) throw ScriptError(context + ": " + r.sweeps().front().key + ": one value, not a list");
-    return checked(topo::generic_machine(g), context);
   }
   r.finish();
   if (type == "dgx_a100") return checked(topo::dgx_a100(), context);

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "scenarios/lua/field_reader.hpp"
+#include "core/topology/machine_builders.hpp"
 #include "scenarios/lua/script_value.hpp"
 #include "scenarios/scenario_spec.hpp"
 
@@ -51,6 +52,8 @@ struct BuildInfo {
 
 // sl.machines.<type>{...} (not import_nvidia_smi: see build_imported_machine).
 std::shared_ptr<const topo::Topology> build_machine(const std::string& type, const ScriptTable& args);
+// sl.machines.generic's table as the machine description build_machine builds.
+topo::GenericMachine read_generic_machine(const ScriptTable& args);
 // sl.machines.import_nvidia_smi(path, {options}) given the file's text.
 std::shared_ptr<const topo::Topology> build_imported_machine(const std::string& text, const ScriptTable& options);
 

@@ -266,6 +266,12 @@ TEST(ConfigFields, EveryStorageScriptFieldIsInTheTableTheReferenceAndTheBuiltCon
       scenario::fs_fields("beegfs"), {});
 }
 
+TEST(ConfigFields, EveryGenericMachineFieldIsInTheTableTheReferenceAndTheBuiltDescription) {
+  check_script_fields<topo::GenericMachine>(
+      [](const scenario::ScriptTable& args) { return scenario::read_generic_machine(args); },
+      scenario::machine_fields("generic"), {});
+}
+
 TEST(ConfigFields, EveryClientScriptFieldIsInTheTableTheReferenceAndTheBuiltConfig) {
   check_script_fields<ClientConfig>(
       [](const scenario::ScriptTable& args) { return scenario::build_fs("beegfs", args, nullptr).spec.client; },
