@@ -791,22 +791,17 @@ void MetaService::do_symlink(const proto::Symlink& m, Reply reply) {
                                                               " bytes without NUL (k_max_symlink_target_bytes), got " +
                                                               std::to_string(m.target.size()) + " bytes")));
   }
-  const std::string parent(split->parent), name_(split->name);
-  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
-  ops_.expect(env_.compute(CostKind::meta_create, units_.create), [this, m, parent, name_, reply](Completion&) {
-    if (store_->get_entry(parent, name_).ok()) {
-      return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
-    }
-    Result<FileId> id = allocate_file_id();
-    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
-    proto::InodeDesc inode = new_inode(*id, proto::InodeType::symlink, 0777, m.uid, m.gid);
-    inode.owner_shard = config_.shard;
-    inode.size_bytes = m.target.size();  // POSIX lstat: a link's size is its target's length
-    inode.symlink_target = m.target;
-    const Status s = store_->put_entry(parent, name_, inode);
-    if (s.ok()) env_.metrics().count("meta.symlink_ops", 1);
-    reply(stored_reply(m.request_id, s, inode));
-  });
+  put_new_inode(
+      m.request_id, m.path, std::string(split->parent), std::string(split->name), "meta.symlink_ops",
+      [&m](proto::InodeDesc& inode) {
+        inode.type = proto::InodeType::symlink;
+        inode.mode = 0777;
+        inode.uid = m.uid;
+        inode.gid = m.gid;
+        inode.size_bytes = m.target.size();  // POSIX lstat: a link's size is its target's length
+        inode.symlink_target = m.target;
+      },
+      std::move(reply));
 }
 
 void MetaService::do_mknod(const proto::Mknod& m, Reply reply) {
@@ -819,21 +814,40 @@ void MetaService::do_mknod(const proto::Mknod& m, Reply reply) {
                                                 " is not a special file (fifo, char_device, block_device, "
                                                 "socket; files, directories and links have requests of their own)")));
   }
-  const std::string parent(split->parent), name_(split->name);
-  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
-  ops_.expect(env_.compute(CostKind::meta_create, units_.create), [this, m, parent, name_, reply](Completion&) {
-    if (store_->get_entry(parent, name_).ok()) {
-      return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
-    }
-    Result<FileId> id = allocate_file_id();
-    if (!id.ok()) return reply(inode_reply(m.request_id, id.status()));
-    proto::InodeDesc inode = new_inode(*id, m.type, m.mode & 07777u, m.uid, m.gid);
-    inode.owner_shard = config_.shard;
-    if (m.type == proto::InodeType::char_device || m.type == proto::InodeType::block_device) inode.rdev = m.rdev;
-    const Status s = store_->put_entry(parent, name_, inode);
-    if (s.ok()) env_.metrics().count("meta.mknod_ops", 1);
-    reply(stored_reply(m.request_id, s, inode));
-  });
+  put_new_inode(
+      m.request_id, m.path, std::string(split->parent), std::string(split->name), "meta.mknod_ops",
+      [&m](proto::InodeDesc& inode) {
+        inode.type = m.type;
+        inode.mode = m.mode & 07777u;
+        inode.uid = m.uid;
+        inode.gid = m.gid;
+        if (m.type == proto::InodeType::char_device || m.type == proto::InodeType::block_device) inode.rdev = m.rdev;
+      },
+      std::move(reply));
+}
+
+void MetaService::put_new_inode(RequestId rid, const std::string& path, std::string parent, std::string name_,
+                                const char* metric, const std::function<void(proto::InodeDesc&)>& fill, Reply reply) {
+  if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(rid, s));
+  // Filled now (the request's fields), stored after the create's cost.
+  proto::InodeDesc made;
+  fill(made);
+  ops_.expect(env_.compute(CostKind::meta_create, units_.create),
+              [this, rid, path, parent, name_, metric, made, reply](Completion&) {
+                if (store_->get_entry(parent, name_).ok()) {
+                  return reply(inode_reply(rid, error(StatusCode::already_exists, path + " exists")));
+                }
+                Result<FileId> id = allocate_file_id();
+                if (!id.ok()) return reply(inode_reply(rid, id.status()));
+                proto::InodeDesc inode = new_inode(*id, made.type, made.mode, made.uid, made.gid);
+                inode.size_bytes = made.size_bytes;
+                inode.symlink_target = made.symlink_target;
+                inode.rdev = made.rdev;
+                inode.owner_shard = config_.shard;
+                const Status s = store_->put_entry(parent, name_, inode);
+                if (s.ok()) env_.metrics().count(metric, 1);
+                reply(stored_reply(rid, s, inode));
+              });
 }
 
 void MetaService::do_link(const proto::Link& m, Reply reply) {

@@ -264,6 +264,12 @@ class MetaService final : public Service {
   void do_link(const proto::Link& m, Reply reply);
   // Special files: FIFOs, devices, sockets (an inode and a name, no data).
   void do_mknod(const proto::Mknod& m, Reply reply);
+  // A new inode that holds no data (a symbolic link, a special file) named
+  // parent/name: its fields as `fill` sets them (type, mode, owner, ...), a
+  // fresh id, stored after the create's cost unless the name is taken
+  // (already_exists); counts `metric`.
+  void put_new_inode(RequestId rid, const std::string& path, std::string parent, std::string name_, const char* metric,
+                     const std::function<void(proto::InodeDesc&)>& fill, Reply reply);
   // The inode an entry names: the entry itself, or the linked-inode table's
   // record for a reference; a link count missing from an old record is
   // filled in (1, a directory's 2). corrupt when a reference has no record.
