@@ -49,6 +49,24 @@ enum class Backend : std::uint8_t { sim, hw, emulate, cluster };
 // where the topology allows it, else bounce; off = always bounce.
 enum class GdsMode : std::uint8_t { on, off, automatic };
 
+// How the simulator carries bulk bytes (issue 50; sim/fluid_net.hpp): chunk =
+// every communication a SimGrid activity; fluid = communications as flows of
+// the runtime's fluid network, solved less often; automatic = fluid where the
+// fluid run measures that it did not stray from per chunk (its rate
+// deviation within k_sim_fluid_max_deviation), per chunk otherwise
+// (SimPointRun; deployment.sim_mode says which and why).
+enum class SimMode : std::uint8_t { chunk, fluid, automatic };
+inline constexpr SimMode k_sim_modes[] = {SimMode::chunk, SimMode::fluid, SimMode::automatic};
+// Its name in scripts, on the command line and in results: chunk, fluid, auto.
+constexpr const char* sim_mode_name(SimMode mode) {
+  switch (mode) {
+    case SimMode::chunk: return "chunk";
+    case SimMode::fluid: return "fluid";
+    case SimMode::automatic: return "auto";
+  }
+  return "chunk";
+}
+
 // One storage server: a node and the NVMe drives (by index on that node) that
 // become its targets, one target per drive.
 struct StorageServerSpec {
@@ -108,6 +126,7 @@ struct ScenarioSpec {
   // Simulation options.
   std::string sim_profile = "default";       // sim/profiles/<name>.json
   bool sim_coalesce = false;                 // flow coalescing (sim/)
+  SimMode sim_mode = SimMode::chunk;         // per chunk, fluid or chosen per point
   std::uint64_t max_events = 2'000'000'000;  // event budget of one simulated run
   // Faults applied while the workloads run (sl.run's faults; issue 9); times
   // count from the start of the first workload. Applied in sim only.

@@ -409,33 +409,40 @@ Status SimPlatform::build_disks() {
   return ok_status();
 }
 
+double SimPlatform::latency_factor(const std::vector<sg::Link*>& links, const SimProfile& profile) {
+  double raw = 0;
+  double scaled = 0;
+  for (const sg::Link* l : links) {
+    const LinkInfo* i = info(l);
+    const double lat = l->get_latency();
+    raw += lat;
+    scaled += lat * (i != nullptr ? profile.factors(i->link_class).latency_factor : 1.0);
+  }
+  return raw > 0 ? scaled / raw : 1.0;
+}
+
+double SimPlatform::bandwidth_factor(const std::vector<sg::Link*>& links, const SimProfile& profile) {
+  double factor = 1.0;
+  bool any = false;
+  for (const sg::Link* l : links) {
+    const LinkInfo* i = info(l);
+    if (i == nullptr) continue;
+    const double f = profile.factors(i->link_class).bandwidth_factor;
+    factor = any ? std::min(factor, f) : f;
+    any = true;
+  }
+  return factor;
+}
+
 void SimPlatform::install_factor_callbacks() {
   auto* model = root_->get_network_model();
   model->set_lat_factor_cb([](double, const sg::Host*, const sg::Host*, const std::vector<sg::Link*>& links,
                               const std::unordered_set<sg::NetZone*>&) {
-    double raw = 0;
-    double scaled = 0;
-    for (const sg::Link* l : links) {
-      const LinkInfo* info = SimPlatform::info(l);
-      const double lat = l->get_latency();
-      raw += lat;
-      scaled +=
-          lat * (info != nullptr && g_profile != nullptr ? g_profile->factors(info->link_class).latency_factor : 1.0);
-    }
-    return raw > 0 ? scaled / raw : 1.0;
+    return g_profile != nullptr ? latency_factor(links, *g_profile) : 1.0;
   });
   model->set_bw_factor_cb([](double, const sg::Host*, const sg::Host*, const std::vector<sg::Link*>& links,
                              const std::unordered_set<sg::NetZone*>&) {
-    double factor = 1.0;
-    bool any = false;
-    for (const sg::Link* l : links) {
-      const LinkInfo* info = SimPlatform::info(l);
-      if (info == nullptr || g_profile == nullptr) continue;
-      const double f = g_profile->factors(info->link_class).bandwidth_factor;
-      factor = any ? std::min(factor, f) : f;
-      any = true;
-    }
-    return factor;
+    return g_profile != nullptr ? bandwidth_factor(links, *g_profile) : 1.0;
   });
 }
 

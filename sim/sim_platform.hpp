@@ -157,6 +157,12 @@ class SimPlatform {
   const std::vector<simgrid::s4u::Disk*>& disk_channels(NodeId node, std::uint32_t index) const;
   // The lowest-indexed NIC of `node` with a network link; k_no_id if none.
   std::uint32_t first_nic(NodeId node) const;
+  // The factors a comm over `links` gets (the callbacks installed in the
+  // network model; fluid mode's routes): the latency factor is the
+  // latency-weighted mean of the links' class factors, the bandwidth factor
+  // the lowest class factor on the route (1 without links of this platform).
+  static double latency_factor(const std::vector<simgrid::s4u::Link*>& links, const SimProfile& profile);
+  static double bandwidth_factor(const std::vector<simgrid::s4u::Link*>& links, const SimProfile& profile);
   // What a SimGrid link this platform made is; nullptr for another link.
   static const LinkInfo* info(const simgrid::s4u::Link* link);
   // The topology links (with direction) SimGrid's route between two hosts

@@ -97,6 +97,9 @@ struct SimOp {
   sg::Host* pcie_from = nullptr;
   sg::Host* pcie_to = nullptr;
   double pcie_bytes = 0;
+  // Fluid mode: the fluid flows of its drive work (one per drive or channel
+  // share, and its PCIe crossing) not yet ended; the op ends with the last.
+  std::uint32_t fluid_parts = 0;
   double amount = 0;    // bytes (comm, io) or flops (exec)
   TimeNs delay_ns = 0;  // before the work starts; the whole op when work == none
   sg::ActivityPtr activity;
@@ -268,6 +271,11 @@ Result<std::unique_ptr<SimRuntime>> SimRuntime::create(std::shared_ptr<const top
   Result<std::unique_ptr<SimPlatform>> platform = SimPlatform::build(std::move(cluster), rt->config_.profile);
   if (!platform.ok()) return platform.status();
   rt->platform_ = std::move(platform).value();
+  if (rt->config_.fluid) {
+    SimRuntime* self = rt.get();
+    rt->fluid_ = std::make_unique<FluidNet>(FluidNet::Config{rt->config_.fluid_resolve_share, k_fluid_small_flow_bytes},
+                                            [self](std::uint64_t token) { self->fluid_done(token); });
+  }
   if (!g_signal_connected) {
     g_signal_connected = true;
     // SimGrid 3.32 also records in the vetoed set some host-to-host comms
@@ -299,6 +307,10 @@ SimRuntime::~SimRuntime() {
   if (g_runtime != this) return;
   // End every actor: wake the blocked ones and let them all run once.
   shutting_down_ = true;
+  if (fluid_timer_ != nullptr) {
+    fluid_timer_->remove();  // the flows in flight never end
+    fluid_timer_ = nullptr;
+  }
   for (auto& [ep, slot] : slots_) {
     if (slot->spawned && slot->waiting) {
       slot->waiting = false;
@@ -474,6 +486,10 @@ void SimRuntime::launch(SimOp* op) {
   switch (op->work) {
     case Work::none: finish(op, true); return;
     case Work::comm:
+      if (fluid_) {
+        fluid_start(op, op->src, op->dst, op->amount);
+        return;
+      }
       if (sg::Actor::is_maestro()) {
         hand_to_waiter(op);  // a comm must be issued by an actor (see the header)
         return;
@@ -487,6 +503,12 @@ void SimRuntime::launch(SimOp* op) {
       }
       return;
     case Work::io:
+      if (fluid_) {
+        fluid_drive_work(op);
+        return;
+      }
+      hand_to_waiter(op);
+      return;
     case Work::exec: hand_to_waiter(op); return;
   }
 }
@@ -566,19 +588,22 @@ void SimRuntime::flush_starts() {
   std::vector<sg::CommPtr> comms(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     SimOp* op = batch[i];
-    if (op->work != Work::comm) continue;
+    if (op->work != Work::comm || fluid_) continue;
     comms[i] = make_comm(*op);
   }
   simgrid::kernel::actor::simcall_answered([this, &batch, &comms] {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       SimOp* op = batch[i];
       ++activities_started_;
-      if (op->work == Work::comm) {
+      if (op->work == Work::comm && fluid_) {
+        fluid_start(op, op->src, op->dst, op->amount);
+      } else if (op->work == Work::comm) {
         comms[i]->start();
         comms_in_flight_.emplace(comms[i]->get_impl(), op);
         op->activity = std::move(comms[i]);
       } else {
-        hand_to_waiter(op);
+        --activities_started_;
+        launch(op);  // a drive's work (its PCIe part fluid in fluid mode) or an execution
       }
     }
   });
@@ -589,6 +614,10 @@ void SimRuntime::on_comm_done(const void* activity_impl, bool ok) {
   if (it == comms_in_flight_.end()) return;
   SimOp* op = it->second;
   comms_in_flight_.erase(it);
+  comm_ended(op, ok);
+}
+
+void SimRuntime::comm_ended(SimOp* op, bool ok) {
   if (ok && (op->then || op->phase_not_before_s > sg::Engine::get_clock())) {
     // A phase of a staged copy ended: it counts as ended no earlier than its
     // minimum duration; then the next phase starts (from a kernel timer, in
@@ -608,6 +637,118 @@ void SimRuntime::on_comm_done(const void* activity_impl, bool ok) {
     return;
   }
   finish(op, ok);
+}
+
+void SimRuntime::fluid_start(SimOp* op, sg::Host* src, sg::Host* dst, double bytes) {
+  static_assert(alignof(SimOp) >= 2, "the low bit of a SimOp's address tags a drive work's part");
+  fluid_->start(sg::Engine::get_clock(), fluid_route(src, dst), bytes, reinterpret_cast<std::uintptr_t>(op));
+  fluid_arm();
+}
+
+std::uint32_t SimRuntime::fluid_route(sg::Host* src, sg::Host* dst) {
+  const std::pair<const sg::Host*, const sg::Host*> key{src, dst};
+  if (auto it = fluid_routes_.find(key); it != fluid_routes_.end()) return it->second;
+  // As NetworkCm02Model prices a comm (cross-traffic off, weight-S 0): the
+  // route's raw latency is its sharing penalty and bounds the rate at
+  // tcp_gamma / (2 x latency); the rate is also bounded by the slowest link;
+  // the factor callbacks (SimPlatform) give the latency and bandwidth factors.
+  std::vector<sg::Link*> links;
+  double latency = 0;
+  src->route_to(dst, links, &latency);
+  FluidNet::Route route;
+  for (sg::Link* l : links) {
+    auto [it, fresh] = fluid_links_.try_emplace(l, 0);
+    if (fresh) it->second = fluid_->add_link(l->get_bandwidth());
+    route.links.push_back(it->second);
+    route.bound = std::min(route.bound, l->get_bandwidth());
+  }
+  const SimProfile& p = config_.profile;
+  route.latency_s = latency * SimPlatform::latency_factor(links, p);
+  route.factor = SimPlatform::bandwidth_factor(links, p);
+  if (latency > 0) {
+    route.penalty = latency;
+    if (p.tcp_window_bytes > 0) route.bound = std::min(route.bound, p.tcp_window_bytes / (2.0 * latency));
+  }
+  const std::uint32_t id = fluid_->add_route(std::move(route));
+  fluid_routes_.emplace(key, id);
+  return id;
+}
+
+void SimRuntime::fluid_drive_work(SimOp* op) {
+  // As wait_drive_work issues it per chunk: one share on the drive, or one on
+  // each of channel_count channels, and the PCIe crossing beside them.
+  const Target& target = targets_.at(op->target);
+  const std::uint32_t shares = op->channel_count == 0 ? 1 : op->channel_count;
+  SLUICE_ASSERT_MSG(op->channel_count <= target.channels.size(), "a request spans at most its drive's channels");
+  const bool pcie = op->pcie_bytes >= 1.0 && op->pcie_from != nullptr && op->pcie_to != nullptr;
+  op->fluid_parts = shares + (pcie ? 1 : 0);
+  const std::uint64_t token = reinterpret_cast<std::uintptr_t>(op) | 1u;
+  const double now = sg::Engine::get_clock();
+  for (std::uint32_t i = 0; i < shares; ++i) {
+    const sg::Disk* disk =
+        op->channel_count == 0 ? op->disk : target.channels[(op->channel_first + i) % target.channels.size()];
+    fluid_->start(now, fluid_disk_route(disk, op->write), op->amount, token);
+  }
+  if (pcie) fluid_->start(now, fluid_route(op->pcie_from, op->pcie_to), op->pcie_bytes, token);
+  fluid_arm();
+}
+
+std::uint32_t SimRuntime::fluid_disk_route(const sg::Disk* disk, bool write) {
+  const std::pair<const sg::Disk*, bool> key{disk, write};
+  if (auto it = fluid_disk_routes_.find(key); it != fluid_disk_routes_.end()) return it->second;
+  // As SimGrid's disk model (S19) shares a drive: each I/O crosses the
+  // drive's own constraint (the larger of its two rates) and its read or
+  // write constraint, penalty 1, no latency.
+  auto [links, fresh] = fluid_disk_links_.try_emplace(disk);
+  if (fresh) {
+    const double read = disk->get_read_bandwidth();
+    const double written = disk->get_write_bandwidth();
+    links->second = {fluid_->add_link(std::max(read, written)), fluid_->add_link(read), fluid_->add_link(written)};
+  }
+  FluidNet::Route route;
+  route.links = {links->second[0], links->second[write ? 2 : 1]};
+  route.small_ok = false;
+  const std::uint32_t id = fluid_->add_route(std::move(route));
+  fluid_disk_routes_.emplace(key, id);
+  return id;
+}
+
+void SimRuntime::fluid_done(std::uint64_t token) {
+  auto* op = reinterpret_cast<SimOp*>(static_cast<std::uintptr_t>(token & ~std::uint64_t{1}));
+  if ((token & 1) == 0) {
+    comm_ended(op, true);
+    return;
+  }
+  SLUICE_ASSERT(op->fluid_parts > 0);
+  if (--op->fluid_parts == 0) finish(op, true);
+}
+
+void SimRuntime::fluid_arm() {
+  const double next = fluid_->next_event();
+  if (next == std::numeric_limits<double>::infinity()) return;
+  if (fluid_timer_ != nullptr) {
+    if (fluid_timer_at_ <= next) return;
+    fluid_timer_->remove();
+  }
+  ++timers_set_;
+  fluid_timer_at_ = std::max(next, sg::Engine::get_clock());
+  fluid_timer_ = simgrid::kernel::timer::Timer::set(fluid_timer_at_, [this] {
+    fluid_timer_ = nullptr;
+    fluid_->advance(std::max(sg::Engine::get_clock(), fluid_timer_at_));
+    fluid_arm();
+  });
+}
+
+SimRuntime::FluidStats SimRuntime::fluid_stats() const {
+  FluidStats s;
+  if (!fluid_) return s;
+  s.solves = fluid_->solves();
+  s.flows = fluid_->flows_started();
+  s.bulk_bytes = fluid_->bulk_bytes();
+  s.small_bytes = fluid_->small_bytes();
+  s.deviation_bytes = fluid_->deviation_bytes();
+  s.exact_bytes = fluid_->exact_bytes();
+  return s;
 }
 
 void SimRuntime::count_at_drive(SimOp& op, Target& target) {

@@ -68,6 +68,7 @@
 #include "core/env.hpp"
 #include "core/topology/topology.hpp"
 #include "core/world.hpp"
+#include "sim/fluid_net.hpp"
 #include "sim/sim_platform.hpp"
 #include "sim/sim_profile.hpp"
 
@@ -144,6 +145,13 @@ struct SimRuntimeConfig {
   // first byte leaves, which per-chunk requests do not
   // (tests/sim/sim_coalesce_test.cpp measures both).
   std::uint64_t stream_read_segment_bytes = 0;
+  // Fluid mode (issue 50; sim/fluid_net.hpp): every communication (messages,
+  // transfers, a drive's PCIe crossing) is a flow of a FluidNet instead of a
+  // SimGrid activity; the same sharing model, solved again once the flows
+  // that started or ended reach fluid_resolve_share of those in flight.
+  // Requests, disk I/Os, computations, faults and latencies stay discrete.
+  bool fluid = false;
+  double fluid_resolve_share = k_fluid_resolve_share;
 };
 
 // Message and transfer hooks (MessageFate, MessageHook, TransferHook) are
@@ -281,6 +289,19 @@ class SimRuntime {
   std::uint64_t read_ahead_bytes(NodeId node) const;
   // Bytes of `node`'s page cache not yet written back.
   std::uint64_t dirty_bytes(NodeId node) const;
+  // Fluid mode's own cost drivers and measures (SimRuntimeConfig::fluid;
+  // all 0 per chunk): solves of the sharing, flows carried, bytes of bulk
+  // and of small flows, and the bytes by which bulk flows strayed from the
+  // rates solved after them (FluidNet::deviation_bytes).
+  struct FluidStats {
+    std::uint64_t solves = 0;
+    std::uint64_t flows = 0;
+    double bulk_bytes = 0;
+    double small_bytes = 0;
+    double deviation_bytes = 0;
+    double exact_bytes = 0;
+  };
+  FluidStats fluid_stats() const;
   // Times the SimGrid main loop was entered (a pause or idle ends each).
   std::uint64_t engine_runs() const { return engine_runs_; }
   std::uint64_t allocated_bytes(NodeId node) const;
@@ -374,6 +395,22 @@ class SimRuntime {
   void flush_starts();              // start the batch (one simcall)
   void finish(SimOp* op, bool ok);  // deliver the result
   void on_comm_done(const void* activity_impl, bool ok);
+  // A communication of `op` ended (a SimGrid comm's signal or a fluid flow):
+  // the next phase of a staged copy, or the op's end.
+  void comm_ended(SimOp* op, bool ok);
+  // Fluid mode: op's comm (src -> dst, `bytes`) as a flow.
+  void fluid_start(SimOp* op, simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
+  // Fluid mode: op's drive work (its shares and PCIe crossing) as flows.
+  void fluid_drive_work(SimOp* op);
+  // The FluidNet route of an I/O on `disk` (made on first use).
+  std::uint32_t fluid_disk_route(const simgrid::s4u::Disk* disk, bool write);
+  // The FluidNet route between two hosts (made on first use, from SimGrid's
+  // route and the platform's factors, as CM02 prices a comm).
+  std::uint32_t fluid_route(simgrid::s4u::Host* src, simgrid::s4u::Host* dst);
+  // A fluid flow ended (its token: the op, low bit set for a part of its drive work).
+  void fluid_done(std::uint64_t token);
+  // Keeps one kernel timer at the fluid network's next event.
+  void fluid_arm();
   void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
   void wake(ServiceSlot& slot);
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
@@ -486,6 +523,16 @@ class SimRuntime {
   double loss_probability_ = 0.0;
   TimeNs extra_delay_ns_ = 0;
   Rng fault_rng_{0};  // reseeded from the run's seed by create()
+
+  // Fluid mode (config_.fluid): the network's flows, its links by SimGrid
+  // link and its routes by pair of hosts, and the kernel timer at its next event.
+  std::unique_ptr<FluidNet> fluid_;
+  std::unordered_map<const simgrid::s4u::Link*, std::uint32_t> fluid_links_;
+  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::uint32_t> fluid_routes_;
+  std::map<const simgrid::s4u::Disk*, std::array<std::uint32_t, 3>> fluid_disk_links_;  // drive, read, write
+  std::map<std::pair<const simgrid::s4u::Disk*, bool>, std::uint32_t> fluid_disk_routes_;
+  simgrid::kernel::timer::Timer* fluid_timer_ = nullptr;
+  double fluid_timer_at_ = 0;
 
   // Operations.
   OpId next_op_ = 1;

@@ -32,6 +32,7 @@
 #include "scenarios/deploy/cluster_point_run.hpp"
 #include "scenarios/deploy/command_runner.hpp"
 #include "scenarios/deploy/rank_bootstrap.hpp"
+#include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/lua_script.hpp"
 #include "scenarios/netns/dead_runs.hpp"
 #include "scenarios/netns/emulated_point_run.hpp"
@@ -50,6 +51,7 @@ struct RunArgs {
   std::string script;
   std::string backend;       // "" = the script's choice
   std::string sim_coalesce;  // "" = the script's choice (sl.run sim_coalesce), "on", "off"
+  std::string sim_mode;      // "" = the script's choice (sl.run sim_mode), "chunk", "fluid", "auto"
   std::vector<std::string> sets;
   std::optional<std::uint64_t> seed;
   std::string out_dir = "out";
@@ -328,13 +330,18 @@ class ScriptRunner {
     }
     call.point_done = [this](std::size_t index, const scenario::RunResult& r) { note(journal_.point_done(index, r)); };
     call.stop_requested = [] { return g_stop_signal != 0; };
-    // --sim-coalesce overrides each point's sl.run sim_coalesce (recorded in its results).
+    // --sim-coalesce and --sim-mode override each point's sl.run sim_coalesce
+    // and sim_mode (recorded in its results).
     std::vector<scenario::ScenarioSpec> overridden;
-    if (!args_.sim_coalesce.empty()) {
+    const bool override_sim = !args_.sim_coalesce.empty() || !args_.sim_mode.empty();
+    if (override_sim) {
       overridden = points;
-      for (scenario::ScenarioSpec& p : overridden) p.sim_coalesce = args_.sim_coalesce == "on";
+      for (scenario::ScenarioSpec& p : overridden) {
+        if (!args_.sim_coalesce.empty()) p.sim_coalesce = args_.sim_coalesce == "on";
+        if (!args_.sim_mode.empty()) p.sim_mode = scenario::value_named(scenario::sim_mode_names(), args_.sim_mode);
+      }
     }
-    const std::vector<scenario::ScenarioSpec>& run_these = args_.sim_coalesce.empty() ? points : overridden;
+    const std::vector<scenario::ScenarioSpec>& run_these = override_sim ? overridden : points;
     progress_.begin_call(run_these);
     note(journal_.begin_call(run_these.empty() ? std::string() : run_these.front().scenario));
     Result<std::vector<scenario::RunResult>> r =
@@ -573,6 +580,12 @@ void add_run_command(CLI::App& app, CommandExit& exit) {
                    "sim: merge each request's chunk pieces on one target (on) or not (off); default: the "
                    "script's sl.run sim_coalesce")
       ->check(CLI::IsMember({"on", "off"}));
+  run_cmd
+      ->add_option("--sim-mode", args.sim_mode,
+                   "sim: chunk (every communication a SimGrid activity), fluid (flows solved less often: data "
+                   "scale) or auto (fluid where it measures no distortion, else per chunk); default: the "
+                   "script's sl.run sim_mode")
+      ->check(CLI::IsMember({"chunk", "fluid", "auto"}));
   run_cmd->add_option("--seed", args.seed, "the seed of every run (default: the script's, else 1)");
   run_cmd->add_option("--out", args.out_dir, "where results and reports go")->capture_default_str();
   run_cmd->add_flag("--check-claims", args.check_claims,

@@ -431,6 +431,11 @@ FieldTable make_run_table() {
                         "run measures that it strays from per chunk (pieces beyond the targets' request slots, or "
                         "merged writes, past 2%), the point runs per chunk and deployment.sim_coalesce says why "
                         "(docs/sim.md); sluice run --sim-coalesce overrides"),
+          choice_field("sim_mode", names_of(sim_mode_names()), name_of(sim_mode_names(), req.sim_mode),
+                       "simulator: chunk (every communication a SimGrid activity), fluid (communications as "
+                       "flows solved less often: bulk reads and writes at data scale) or auto (fluid where the "
+                       "fluid run measures its rates within 2% of the solved sharing, per chunk otherwise; "
+                       "deployment.sim_mode says which and why; docs/sim.md); sluice run --sim-mode overrides"),
           count_field("max_events", "events", 1, k_max_seed, count_text(req.max_events),
                       "simulator: most events before the run stops"),
           value_field("faults", "list of fault entries", "no faults", "the fault plan (sl.run faults entries)"),
@@ -585,6 +590,14 @@ const NamedValues<SplitShardRule>& split_rule_names() {
 }
 const NamedValues<GdsMode>& gds_names() {
   static const NamedValues<GdsMode> k{{"on", GdsMode::on}, {"off", GdsMode::off}, {"auto", GdsMode::automatic}};
+  return k;
+}
+const NamedValues<SimMode>& sim_mode_names() {
+  static const NamedValues<SimMode> k = [] {
+    NamedValues<SimMode> all;
+    for (SimMode m : k_sim_modes) all.push_back({sim_mode_name(m), m});
+    return all;
+  }();
   return k;
 }
 const NamedValues<StripeFlavor>& stripe_flavor_names() {

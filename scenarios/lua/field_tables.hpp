@@ -91,6 +91,7 @@ const NamedValues<DirHashKind>& dir_hash_names();        // fnv_1a_64, crush, re
 const NamedValues<MkdirShardRule>& mkdir_rule_names();   // with_entry, random, random_near_root
 const NamedValues<SplitShardRule>& split_rule_names();   // round_robin, random
 const NamedValues<GdsMode>& gds_names();                 // on, off, auto
+const NamedValues<SimMode>& sim_mode_names();            // chunk, fluid, auto
 const NamedValues<StripeFlavor>& stripe_flavor_names();  // beegfs, lustre
 const NamedValues<StreamDirection>& stream_direction_names();
 const NamedValues<SweepPhase>& sweep_phase_names();        // mkdir, write, read, stat, delete, rmdir

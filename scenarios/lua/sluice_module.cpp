@@ -678,6 +678,7 @@ RunRequest read_run_request(ScriptContext* ctx, const ScriptTable& args, const s
   if (const ScriptTable* t = r.table("params")) read_point_params(r, *t, req.params);
   if (auto v = r.text("sim_profile")) req.sim_profile = *v;
   if (auto v = r.boolean("sim_coalesce")) req.sim_coalesce = *v;
+  if (auto v = r.choice("sim_mode")) req.sim_mode = value_named(sim_mode_names(), *v);
   if (auto v = r.count("max_events")) req.max_events = *v;
   if (const ScriptValue* v = r.get("faults")) req.faults = read_fault_plan(*v, where + ": faults");
   r.finish();

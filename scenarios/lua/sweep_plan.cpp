@@ -57,6 +57,7 @@ ScenarioSpec point_of(const RunRequest& req) {
   spec.backends = req.backends;
   spec.sim_profile = req.sim_profile;
   spec.sim_coalesce = req.sim_coalesce;
+  spec.sim_mode = req.sim_mode;
   spec.max_events = req.max_events;
   spec.faults = req.faults;
   return spec;

@@ -36,6 +36,7 @@ struct RunRequest {
   std::vector<Backend> backends = {Backend::sim};
   std::string sim_profile = "default";
   bool sim_coalesce = false;
+  SimMode sim_mode = SimMode::chunk;
   std::uint64_t max_events = 2'000'000'000;
   faults::FaultPlan faults;  // sl.run's faults (fault_plan_reader.hpp)
 };

@@ -127,7 +127,11 @@ json spec_summary(const ScenarioSpec& spec) {
   return {{"cluster", cluster},
           {"fs", fs_json},
           {"workloads", workloads},
-          {"sim", {{"profile", spec.sim_profile}, {"coalesce", spec.sim_coalesce}, {"max_events", spec.max_events}}}};
+          {"sim",
+           {{"profile", spec.sim_profile},
+            {"coalesce", spec.sim_coalesce},
+            {"mode", sim_mode_name(spec.sim_mode)},
+            {"max_events", spec.max_events}}}};
 }
 
 json run_config(const ScenarioSpec& spec) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <map>
@@ -215,7 +216,64 @@ std::string coalesce_distortion(const std::map<std::string, double>& counters) {
 
 bool SimPointRun::available() { return true; }
 
+namespace {
+
+// Why a fluid run's answer cannot stand for the per-chunk one ("" when it can).
+std::string fluid_distortion(const RunResult& fluid) {
+  if (!fluid.ok) return "the fluid run failed: " + fluid.error;
+  const auto it = fluid.counters.find("sim.fluid_deviation_share");
+  const double deviation = it == fluid.counters.end() ? 0.0 : it->second;
+  if (deviation > k_sim_fluid_max_deviation) {
+    return "the fluid run's bulk flows strayed from the solved sharing by " + percent_text(deviation) +
+           " of their bytes (limit " + percent_text(k_sim_fluid_max_deviation) +
+           ", k_sim_fluid_max_deviation; docs/sim.md, fluid mode)";
+  }
+  return "";
+}
+
+}  // namespace
+
 RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
+  if (spec.sim_mode != SimMode::automatic) return run_mode(spec, profile_dirs);
+  // Fluid first, in a child (one engine per process).
+  const auto wall_start = std::chrono::steady_clock::now();
+  ScenarioSpec fluid_spec = spec;
+  fluid_spec.sim_mode = SimMode::fluid;
+  ChildPoolOptions pool;
+  pool.max_payload_bytes = k_max_point_result_bytes;
+  pool.log_tail_lines = k_log_tail_lines;
+  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
+      1, [&](std::size_t) { return to_json(run_mode(fluid_spec, profile_dirs)).dump(); }, pool);
+  std::string why;
+  if (ran.ok()) {
+    RunResult fluid = run_result_of_child(ran->front(), fluid_spec, Backend::sim);
+    if (!ran->front().ok) fluid.ok = false;
+    why = fluid_distortion(fluid);
+    if (why.empty()) {
+      fluid.spec = spec;
+      fluid.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+      return fluid;
+    }
+  } else {
+    why = "the fluid run could not start: " + ran.status().message();
+  }
+  ScenarioSpec chunk_spec = spec;
+  chunk_spec.sim_mode = SimMode::chunk;
+  RunResult result = run_mode(chunk_spec, profile_dirs);
+  result.spec = spec;
+  if (ran.ok()) {
+    const RunResult fluid = run_result_of_child(ran->front(), fluid_spec, Backend::sim);
+    for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_small_share"}) {
+      if (auto it = fluid.counters.find(name); it != fluid.counters.end()) result.counters[name] = it->second;
+    }
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.deployment["sim_mode"] = "chunk: " + why;
+  result.log_tail.push_back("sim_mode auto: ran per chunk: " + why);
+  return result;
+}
+
+RunResult SimPointRun::run_mode(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
   if (!spec.sim_coalesce) return run_here(spec, profile_dirs);
   // Merged first, in a child: SimGrid has one engine per process, and the
   // per-chunk run that may follow needs one.
@@ -274,7 +332,10 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
     config.seed = spec.seed;
     config.profile = std::move(profile).value();
     config.log_sink = [](std::string_view line) { note_child_log(line); };
+    config.fluid = spec.sim_mode == SimMode::fluid;
+    if (const char* e = std::getenv("SLUICE_FLUID_SHARE_HACK")) config.fluid_resolve_share = std::atof(e);
     const ScenarioSpec run_spec = spec.sim_coalesce ? coalescing(spec, config) : spec;
+    const bool config_fluid = config.fluid;
     Result<std::unique_ptr<sim::SimRuntime>> created = sim::SimRuntime::create(spec.cluster, std::move(config));
     if (!created.ok()) return finish(created.status().to_string());
     sim::SimRuntime& rt = **created;
@@ -293,6 +354,21 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
     }
 
     count_runtime(rt, result.counters);
+    result.deployment["sim_mode"] = config_fluid ? "fluid" : "chunk";
+    if (config_fluid) {
+      const sim::SimRuntime::FluidStats f = rt.fluid_stats();
+      result.counters["sim.fluid_solves"] = static_cast<double>(f.solves);
+      result.counters["sim.fluid_flows"] = static_cast<double>(f.flows);
+      // Over the bytes of flows whose rates were let stray (components solved
+      // at each change were exact).
+      const double measured = f.bulk_bytes - f.exact_bytes;
+      result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes / measured : 0.0;
+      const double all = f.bulk_bytes + f.small_bytes;
+      result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes / all : 0.0;
+      result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " +
+                                std::to_string(f.solves) + " solves; bulk flows strayed from the solved sharing by " +
+                                percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes");
+    }
     const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));
     const auto bounce = static_cast<std::uint64_t>(rt.counter("client.chunks_bounce"));
     result.paths_taken["direct"] = direct;

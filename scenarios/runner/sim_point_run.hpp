@@ -27,6 +27,17 @@
 // then runs again per chunk, here, and its result says so (deployment
 // "sim_coalesce": "merged" or "per_chunk: <why>", and the log).
 //
+// ScenarioSpec::sim_mode (issue 50): chunk runs every communication as a
+// SimGrid activity; fluid carries them as flows of the runtime's fluid
+// network (sim/fluid_net.hpp), counting "sim.fluid_solves",
+// "sim.fluid_flows", "sim.fluid_deviation_share" (the bytes by which the
+// bulk flows strayed from the rates solved after them, over their bytes) and
+// "sim.fluid_small_share" (the bytes of flows that shared without entering
+// the solve, over all). automatic runs fluid first, in a child process;
+// where its deviation share is within k_sim_fluid_max_deviation its result
+// stands, else the point runs again per chunk, here. deployment "sim_mode"
+// says "chunk", "fluid", or "chunk: <why fluid was not kept>", and the log.
+//
 // SimGrid allows one engine per process: call this in a fresh (child) process.
 #pragma once
 
@@ -45,6 +56,10 @@ inline constexpr std::uint64_t k_sim_coalesce_pieces = 16;
 // and per-chunk runs must agree (issue 19 item 4).
 inline constexpr double k_sim_coalesce_max_slot_excess = 0.02;
 
+// Limits: the share of a fluid run's bulk bytes that may stray from the
+// solved sharing for auto mode to keep it (issue 50: within 2% of per chunk).
+inline constexpr double k_sim_fluid_max_deviation = 0.02;
+
 class SimPointRun {
  public:
   // Never throws; a failure is ok = false with the reason.
@@ -53,6 +68,9 @@ class SimPointRun {
   static bool available();
 
  private:
+  // The point in its spec's sim mode (chunk or fluid), merged or not as
+  // sim_coalesce says.
+  static RunResult run_mode(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs);
   // The point as its spec says, in this process (merged when sim_coalesce).
   static RunResult run_here(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs);
 };
