@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/common/assert.hpp"
 
@@ -153,6 +154,7 @@ void FluidNet::activate(std::uint32_t id) {
     const Link& link = links_[l];
     rate = std::min(rate, std::max(link.capacity - link.allocated, 0.0) / crossings(r.links, l));
   }
+  if (std::getenv("SLUICE_FLUID_CAP_HACK")) rate = std::min(rate, fair);
   set_rate(id, rate);
   changed(f.route);
   if (f.rate < fair * (1.0 - config_.resolve_share)) {
@@ -277,6 +279,7 @@ void FluidNet::changed(std::uint32_t route_id) {
     }
     r.big = true;  // from now on its changes wait for the next solve
   }
+  if (changes_ == 0) first_change_ = now_;
   ++changes_;
 }
 
@@ -450,8 +453,10 @@ void FluidNet::solve_collected(bool measure) {
     Flow& f = flows_[id];
     const double rate = rates_[id];
     if (measure) {
-      const double would_have = rate * routes_[f.route].factor * std::max(now_ - f.since, 0.0);
-      deviation_bytes_ += std::abs(f.moved_since_solve - would_have);
+      // Since the first change this solve answers (or the flow's start, if
+      // later) the flow ran at its old rate where the solved one was due.
+      const double stale_s = std::max(now_ - std::max(first_change_, f.since), 0.0);
+      deviation_bytes_ += std::abs(f.rate - rate) * routes_[f.route].factor * stale_s;
     } else {
       bulk_exact_bytes_ += f.moved_since_solve;
     }

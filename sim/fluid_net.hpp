@@ -17,22 +17,28 @@
 //   bounded by its route's slowest link and by tcp_gamma / (2 x latency); its
 //   bytes advance at its rate times its route's bandwidth factor.
 // - Between two solves every flow keeps its rate, so bytes advance in closed
-//   form and a flow's end is known in advance. A flow that ends gives its rate
-//   back to its links; a flow that starts takes what its links have left (at
-//   most its bound), so no link ever carries more than its capacity, between
-//   solves as in them. The exact allocation is solved again once the flows
-//   that started or ended since the last solve reach `resolve_share` of the
-//   flows in flight (at least one: with a few flows, every change is solved).
-//   resolve_share 0 solves at every change, as per chunk does.
+//   form and a flow's end is known in advance. Each start or end is solved
+//   where its component is: the flows reached from its links over shared
+//   links. A component of at most k_fluid_exact_component_flows flows (a
+//   drive and its requests) is solved at once, exactly. A larger one (the
+//   fabric of a storage system in which every client reads from every
+//   server) lets changes accumulate: a flow that ends gives its rate back to
+//   its links; a flow that starts takes what its links have left (at most its
+//   bound), so no link ever carries more than its capacity, between solves
+//   as in them; the component is solved again once the changes reach
+//   `resolve_share` of the bulk flows in flight (at least one: with a few
+//   flows, every change is solved), or before a flow that started below its
+//   fair share has lost resolve_share of its time at that share.
+//   resolve_share 0 solves at every change: per chunk's answer.
 // - Small flows (at most small_flow_bytes: the messages) do not enter the
 //   allocation: each takes, on every link of its route, its weighted share
 //   beside the bulk flows there (capacity x weight / (weights there + its
 //   own)), without taking it from them. Their bytes are counted
 //   (small_bytes()) so that the share of bytes carried this way is known.
-// - The distortion is measured, not assumed: at each solve, the bytes each
-//   bulk flow moved since the previous solve are compared with what its newly
-//   solved rate would have moved (deviation_bytes()); the runner falls back
-//   to per chunk when their share of the bytes passes its limit.
+// - The distortion is measured, not assumed: at each solve of accumulated
+//   changes, each flow's old rate is compared with the solved one over the
+//   time since the first change it answers (deviation_bytes()); the runner
+//   falls back to per chunk when those bytes pass its limit.
 // Deterministic: flows, links and routes are indexed in the order they came,
 // and simultaneous ends are taken in the order the flows started.
 //
@@ -196,6 +202,7 @@ class FluidNet {
   double now_ = 0;
   std::uint64_t next_seq_ = 0;
   std::uint64_t changes_ = 0;  // bulk activations and ends since the last solve
+  double first_change_ = 0;    // when the first of them happened
   // A starved flow's latest solve (activate()); infinity: none due.
   double solve_deadline_ = std::numeric_limits<double>::infinity();
   std::uint32_t visit_ = 0;
