@@ -174,6 +174,10 @@ bench-gpu: deps
 # Then P11: the study library at its seeds' sizes, one study after the other
 # with --jobs = cores (scripts/bench_fidelity.sh, into out/bench_sim_p11):
 # RESULT P11 library_wall_s=<s> cores=<n> (goal: under 900 s on 16 cores).
+# Then P12 and P12b (issue 50, scripts/bench_fluid.sh): issue 48's 18 + 50
+# read per chunk and in fluid mode, RESULT P12 fluid_wall_s=.. chunk_wall_s=..
+# speedup=.. max_err=..; and 200 + 600 nodes in fluid mode,
+# RESULT P12b big_wall_s=.. max_rss_gib=.. (one core each).
 .PHONY: bench-sim
 bench-sim: deps
 	$(MAKE) configure
@@ -182,6 +186,7 @@ bench-sim: deps
 	$(call bench_logged,SLUICE=$(BUILD)/sluice JOBS=$(JOBS) P8_OUT=$(OUT)/p8 timeout 3600 bash scripts/bench_sharding.sh,p8)
 	$(call bench_logged,SLUICE=$(BUILD)/sluice JOBS=$(JOBS) FIDELITY_OUT=$(OUT)/bench_sim_p11 \
 	  bash scripts/bench_fidelity.sh,p11)
+	$(call bench_logged,SLUICE=$(BUILD)/sluice P12_OUT=$(OUT)/bench_sim_p12 bash scripts/bench_fluid.sh,p12)
 
 # make bench-fidelity (issue 19, F3): the seed studies in simulation at their
 # seeds' sizes, then `sluice fidelity`: the table of published vs simulated

@@ -95,7 +95,7 @@ json spec_json(const ImportedRun& r) {
             {"stripe_count", 0},
             {"chooser", ""}}},
           {"workloads", json::array({workload})},
-          {"sim", {{"profile", ""}, {"coalesce", false}, {"max_events", 0}}}};
+          {"sim", {{"profile", ""}, {"coalesce", false}, {"mode", "chunk"}, {"max_events", 0}}}};
 }
 
 json run_json(const ImportedRun& r) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
 #include "core/common/assert.hpp"
 
@@ -64,14 +63,14 @@ void FluidNet::start(double now, std::uint32_t route, double bytes, std::uint64_
   f = Flow{};
   f.version = version;
   f.route = route;
+  f.weight = 1.0 / routes_[route].penalty;
   f.token = token;
   f.seq = next_seq_++;
   f.remaining = std::max(bytes, 0.0);
   f.updated = now_;
-  f.bulk = (bytes > config_.small_flow_bytes || !routes_[route].small_ok) && !routes_[route].links.empty();
+  f.small = bytes <= config_.small_flow_bytes && routes_[route].small_ok;
   ++in_flight_;
   ++flows_started_;
-  (f.bulk ? bulk_bytes_ : small_bytes_) += f.remaining;
   const double latency = routes_[route].latency_s;
   if (latency > 0) {
     events_.push(Event{now_ + latency, f.seq, id, f.version, true});
@@ -101,6 +100,7 @@ void FluidNet::advance(double now) {
     }
   }
   if (solve_deadline_ <= now_ + k_time_epsilon_s) {
+    ++deadline_solves_;
     solve();
     return;
   }
@@ -132,6 +132,11 @@ void FluidNet::activate(std::uint32_t id) {
     schedule_end(id);
     return;
   }
+  // A small flow shares beside the others where its route's component is
+  // large; where it is small (a metadata phase) it is solved with them, as
+  // per chunk.
+  f.bulk = !(f.small && r.big);
+  (f.bulk ? bulk_bytes_ : small_bytes_) += f.remaining;
   if (!f.bulk) {
     f.rate = small_rate(f);
     schedule_end(id);
@@ -154,7 +159,6 @@ void FluidNet::activate(std::uint32_t id) {
     const Link& link = links_[l];
     rate = std::min(rate, std::max(link.capacity - link.allocated, 0.0) / crossings(r.links, l));
   }
-  if (std::getenv("SLUICE_FLUID_CAP_HACK")) rate = std::min(rate, fair);
   set_rate(id, rate);
   changed(f.route);
   if (f.rate < fair * (1.0 - config_.resolve_share)) {
@@ -290,11 +294,17 @@ void FluidNet::maybe_solve() {
 }
 
 void FluidNet::solve() {
+  ++big_solves_;
   changes_ = 0;
   solve_deadline_ = k_inf;
   std::vector<std::uint32_t> seeds;
   seeds.swap(pending_links_);
   collect(seeds, std::numeric_limits<std::size_t>::max());
+  if (comp_flows_.size() <= k_fluid_exact_component_flows) {
+    // The component shrank (a quiet fabric): its routes' changes are solved
+    // at once again.
+    for (std::uint32_t id : comp_flows_) routes_[flows_[id].route].big = false;
+  }
   solve_collected(true);
   for (std::uint32_t l : seeds) links_[l].pending = false;  // also those left without flows
 }

@@ -30,11 +30,13 @@
 //   flows, every change is solved), or before a flow that started below its
 //   fair share has lost resolve_share of its time at that share.
 //   resolve_share 0 solves at every change: per chunk's answer.
-// - Small flows (at most small_flow_bytes: the messages) do not enter the
-//   allocation: each takes, on every link of its route, its weighted share
-//   beside the bulk flows there (capacity x weight / (weights there + its
-//   own)), without taking it from them. Their bytes are counted
-//   (small_bytes()) so that the share of bytes carried this way is known.
+// - Small flows (at most small_flow_bytes: the messages) whose route's
+//   component is large do not enter the allocation: each takes, on every
+//   link of its route, its weighted share beside the bulk flows there
+//   (capacity x weight / (weights there + its own)), without taking it from
+//   them. Their bytes are counted (small_bytes()) so that the share of bytes
+//   carried this way is known. Where the component is small (a metadata
+//   phase), they are solved with the others, as per chunk.
 // - The distortion is measured, not assumed: at each solve of accumulated
 //   changes, each flow's old rate is compared with the solved one over the
 //   time since the first change it answers (deviation_bytes()); the runner
@@ -118,6 +120,10 @@ class FluidNet {
 
   // Results and cost drivers.
   std::uint64_t solves() const { return solves_; }
+  // Of those, solves of accumulated changes (large components), and those a
+  // starved flow's deadline called for.
+  std::uint64_t big_solves() const { return big_solves_; }
+  std::uint64_t deadline_solves() const { return deadline_solves_; }
   std::uint64_t flows_started() const { return flows_started_; }
   std::size_t flows_in_flight() const { return in_flight_; }
   double bulk_bytes() const { return bulk_bytes_; }
@@ -146,6 +152,7 @@ class FluidNet {
   };
   struct Flow {
     std::uint32_t route = 0;
+    double weight = 1;  // 1 / its route's penalty
     std::uint64_t token = 0;
     std::uint64_t seq = 0;      // start order (ties)
     double remaining = 0;       // bytes at `updated`
@@ -153,7 +160,8 @@ class FluidNet {
     double rate = 0;            // link capacity used (bytes/s); progress = rate x factor
     double moved_since_solve = 0;
     double since = 0;           // activation or last solve, whichever is later
-    bool bulk = false;
+    bool small = false;         // at most small_flow_bytes, on a route that allows it
+    bool bulk = false;          // in the allocation (set at activation)
     bool active = false;        // past its latency
     std::uint32_t version = 0;  // invalidates its older end events
     std::vector<std::uint32_t> slots;  // its index in each route link's `flows`
@@ -169,7 +177,7 @@ class FluidNet {
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
 
-  double weight(const Flow& f) const { return 1.0 / routes_[f.route].penalty; }
+  static double weight(const Flow& f) { return f.weight; }
   void activate(std::uint32_t id);
   void end(std::uint32_t id);
   void settle(Flow& f);                   // bytes moved up to now_
@@ -214,6 +222,8 @@ class FluidNet {
   std::vector<double> rates_;
   std::size_t in_flight_ = 0;
   std::uint64_t solves_ = 0;
+  std::uint64_t big_solves_ = 0;
+  std::uint64_t deadline_solves_ = 0;
   std::uint64_t flows_started_ = 0;
   double bulk_bytes_ = 0;
   double small_bytes_ = 0;

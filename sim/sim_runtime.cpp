@@ -743,6 +743,8 @@ SimRuntime::FluidStats SimRuntime::fluid_stats() const {
   FluidStats s;
   if (!fluid_) return s;
   s.solves = fluid_->solves();
+  s.big_solves = fluid_->big_solves();
+  s.deadline_solves = fluid_->deadline_solves();
   s.flows = fluid_->flows_started();
   s.bulk_bytes = fluid_->bulk_bytes();
   s.small_bytes = fluid_->small_bytes();

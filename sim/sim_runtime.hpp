@@ -295,6 +295,8 @@ class SimRuntime {
   // rates solved after them (FluidNet::deviation_bytes).
   struct FluidStats {
     std::uint64_t solves = 0;
+    std::uint64_t big_solves = 0;
+    std::uint64_t deadline_solves = 0;
     std::uint64_t flows = 0;
     double bulk_bytes = 0;
     double small_bytes = 0;
@@ -528,7 +530,13 @@ class SimRuntime {
   // link and its routes by pair of hosts, and the kernel timer at its next event.
   std::unique_ptr<FluidNet> fluid_;
   std::unordered_map<const simgrid::s4u::Link*, std::uint32_t> fluid_links_;
-  std::map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::uint32_t> fluid_routes_;
+  struct HostPairHash {
+    std::size_t operator()(const std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>& p) const {
+      return std::hash<const void*>()(p.first) * 1000003u ^ std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const simgrid::s4u::Host*, const simgrid::s4u::Host*>, std::uint32_t, HostPairHash>
+      fluid_routes_;
   std::map<const simgrid::s4u::Disk*, std::array<std::uint32_t, 3>> fluid_disk_links_;  // drive, read, write
   std::map<std::pair<const simgrid::s4u::Disk*, bool>, std::uint32_t> fluid_disk_routes_;
   simgrid::kernel::timer::Timer* fluid_timer_ = nullptr;

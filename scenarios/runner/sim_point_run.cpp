@@ -333,7 +333,6 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
     config.profile = std::move(profile).value();
     config.log_sink = [](std::string_view line) { note_child_log(line); };
     config.fluid = spec.sim_mode == SimMode::fluid;
-    if (const char* e = std::getenv("SLUICE_FLUID_SHARE_HACK")) config.fluid_resolve_share = std::atof(e);
     const ScenarioSpec run_spec = spec.sim_coalesce ? coalescing(spec, config) : spec;
     const bool config_fluid = config.fluid;
     Result<std::unique_ptr<sim::SimRuntime>> created = sim::SimRuntime::create(spec.cluster, std::move(config));
@@ -358,6 +357,8 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
     if (config_fluid) {
       const sim::SimRuntime::FluidStats f = rt.fluid_stats();
       result.counters["sim.fluid_solves"] = static_cast<double>(f.solves);
+      result.counters["sim.fluid_big_solves"] = static_cast<double>(f.big_solves);
+      result.counters["sim.fluid_deadline_solves"] = static_cast<double>(f.deadline_solves);
       result.counters["sim.fluid_flows"] = static_cast<double>(f.flows);
       // Over the bytes of flows whose rates were let stray (components solved
       // at each change were exact).

@@ -127,19 +127,34 @@ TEST(FluidNet, ALinkCrossedTwiceCountsTwice) {
   EXPECT_NEAR(d.ended[1], 1.0, 1e-9);
 }
 
-TEST(FluidNet, SmallFlowsPassBesideBulkFlowsWithoutTakingTheirRate) {
+TEST(FluidNet, SmallFlowsPassBesideBulkFlowsOfALargeComponentWithoutTakingTheirRate) {
   Driver d;
   const std::uint32_t link = d.net.add_link(1e9);
   FluidNet::Route r;
   r.links = {link};
   const std::uint32_t route = d.net.add_route(r);
-  d.net.start(0, route, 1e9, 1);
-  d.net.start(0, route, 1000, 2);  // a message: half the link beside the one bulk flow
+  const int bulk = static_cast<int>(sim::k_fluid_exact_component_flows) + 16;  // a large component
+  for (int i = 0; i < bulk; ++i) d.net.start(0, route, 1e7, static_cast<std::uint64_t>(i));
+  d.net.start(0, route, 1000, 1000);  // a message: its weighted share beside them
   d.run();
-  EXPECT_NEAR(d.ended[1], 1.0, 1e-12);
-  EXPECT_NEAR(d.ended[2], 1000 / 0.5e9, 1e-15);
+  for (int i = 0; i < bulk; ++i) EXPECT_NEAR(d.ended[static_cast<std::uint64_t>(i)], bulk * 1e7 / 1e9, 1e-9);
+  EXPECT_NEAR(d.ended[1000], 1000 / (1e9 / (bulk + 1)), 1e-12);
   EXPECT_DOUBLE_EQ(d.net.small_bytes(), 1000);
-  EXPECT_DOUBLE_EQ(d.net.bulk_bytes(), 1e9);
+  EXPECT_DOUBLE_EQ(d.net.bulk_bytes(), bulk * 1e7);
+}
+
+TEST(FluidNet, SmallFlowsOfASmallComponentAreSolvedWithTheOthers) {
+  Driver d;
+  const std::uint32_t link = d.net.add_link(1e9);
+  FluidNet::Route r;
+  r.links = {link};
+  const std::uint32_t route = d.net.add_route(r);
+  d.net.start(0, route, 1000, 1);  // three messages at once share the link, as per chunk
+  d.net.start(0, route, 1000, 2);
+  d.net.start(0, route, 1000, 3);
+  d.run();
+  for (std::uint64_t t = 1; t <= 3; ++t) EXPECT_NEAR(d.ended[t], 3000 / 1e9, 1e-15);
+  EXPECT_DOUBLE_EQ(d.net.small_bytes(), 0);
 }
 
 TEST(FluidNet, ADrivesSmallRequestsShareItsRate) {

@@ -66,7 +66,7 @@ TimeNs playback(SimRuntime& rt, Probe& recorder, const MemHandle& staging, const
 TEST(SimDataPath, TwoPortsMoveTwiceTheBytesOfOnePortWhenThePortsAreTheBottleneck) {
   in_child([] {
     auto cluster = critical_io_pair();
-    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    auto rt = SimRuntime::create(cluster, test_config(exact_network())).value();
     constexpr int k_chunks = 16;
     Probe& host = rt->add_service<Probe>(0, nullptr);
     Probe& recorder = rt->add_service<Probe>(1, nullptr);
@@ -111,7 +111,7 @@ std::string staged_copies(double memory_bytes_per_s, std::uint32_t cpu_copies, i
     SimRuntimeConfig config;
     config.profile.staging_cpu_copies = cpu_copies;
     config.account_link_bytes = true;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     Probe& client = rt->add_service<Probe>(0, nullptr);
     std::vector<OpId> ops;
     for (int i = 0; i < copies; ++i) {

@@ -28,7 +28,7 @@ TEST(SimFlush, AFlushEndsWhenItsNodesWriteBackHasEndedAndAtOnceOnACleanNode) {
     config.profile.disk_write_latency_ns = 0;
     config.profile.disk_request_occupancy_ns = 0;
     config.profile.page_cache_copy_bytes_per_s = 8e9;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     ASSERT_TRUE(rt->add_target(2, 1).ok());
     constexpr std::uint64_t k_write = 4 * k_mib;

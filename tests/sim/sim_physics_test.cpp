@@ -90,7 +90,7 @@ SimRuntimeConfig exact_network() {
 TEST(SimPhysics, OneFlowOverA10GbpsLinkTakesSizeOverRatePlusLatency) {
   in_child([] {
     auto cluster = small_cluster({.nodes = 2});
-    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    auto rt = SimRuntime::create(cluster, test_config(exact_network())).value();
     constexpr std::uint64_t k_bytes = 10'000'000;
     Probe& receiver = rt->add_service<Probe>(1, nullptr);
     const MemHandle dst = receiver.env().alloc(MemKind::gpu, 0, k_bytes).value();
@@ -125,7 +125,7 @@ TEST(SimPhysics, OneFlowOverA10GbpsLinkTakesSizeOverRatePlusLatency) {
 TEST(SimPhysics, TwoFlowsShareTheLinkTheyHaveInCommon) {
   in_child([] {
     auto cluster = small_cluster({.nodes = 3});
-    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    auto rt = SimRuntime::create(cluster, test_config(exact_network())).value();
     constexpr std::uint64_t k_bytes = 5'000'000;
     Probe& receiver = rt->add_service<Probe>(2, nullptr);
     const MemHandle dst_a = receiver.env().alloc(MemKind::gpu, 0, k_bytes).value();
@@ -160,7 +160,7 @@ TEST(SimPhysics, PcieCopyTakesExactlySizeOverBandwidthPlusLatencyWhileTheNetwork
     config.profile.link_classes[static_cast<std::size_t>(topo::LinkClass::network)] = {0.97, 13.01};
     // The PCIe DMA alone (the CPU copies of staging are tests/sim/sim_datapath_test.cpp's).
     config.profile.staging_cpu_copies = 0;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     constexpr std::uint64_t k_bytes = 64 * k_mib;
     OpId copy = 0;
     OpId net = 0;
@@ -202,7 +202,7 @@ TEST(SimPhysics, ABounceReadCrossesHostMemoryAndADirectReadDoesNot) {
     auto cluster = small_cluster({.nodes = 2});
     SimRuntimeConfig config = exact_network();
     config.account_link_bytes = true;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     constexpr std::uint64_t k_bytes = 16 * k_mib;
     const topo::Topology& t = *cluster;
     const topo::EdgeId client_memory = t.links_of(dev(t, 1, VertexKind::host_memory)).front();
@@ -261,7 +261,7 @@ TEST(SimPhysics, ABounceReadCrossesHostMemoryAndADirectReadDoesNot) {
 TEST(SimPhysics, ADiskBoundReadGoesAtTheDrivesRate) {
   in_child([] {
     auto cluster = small_cluster({.nodes = 2, .network_bytes_per_s = 12.5e9});
-    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    auto rt = SimRuntime::create(cluster, test_config(exact_network())).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_chunk = 1 * k_mib;
     constexpr std::uint32_t k_chunks = 64;
@@ -329,7 +329,7 @@ TEST(SimPhysics, ADrivesBytesCrossItsPcieLinkAndItsSwitchUplink) {
     m.nvme_read_bytes_per_s = 7e9;
     const topo::Topology machine = topo::generic_machine(m).value();
     auto cluster = std::make_shared<const topo::Topology>(topo::star_cluster(machine, 1).value());
-    auto rt = SimRuntime::create(cluster, exact_network()).value();
+    auto rt = SimRuntime::create(cluster, test_config(exact_network())).value();
     constexpr std::uint64_t k_bytes = 256 * k_mib;
     for (TargetId target = 1; target <= 8; ++target) {
       ASSERT_TRUE(rt->add_target(target, 0).ok());
@@ -376,7 +376,7 @@ TEST(SimPhysics, ALoneRequestAlsoTakesItsBytesAtTheRequestRate) {
     SimRuntimeConfig config = exact_network();
     config.profile.disk_read_request_bytes_per_s = 1e9;
     config.profile.disk_write_request_bytes_per_s = 5e8;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_bytes = 8 * k_mib;
     ASSERT_TRUE(rt->preload_object(1, 7, 2 * k_bytes).ok());
@@ -440,7 +440,7 @@ TEST(SimPhysics, ABatchsDriveTimeIsSharedByTheRequestsAtTheDrive) {
     config.profile.disk_read_latency_ns = 0;
     config.profile.disk_request_occupancy_ns = 0;
     config.profile.disk_batch_occupancy_ns = 100 * k_ns_per_us;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_block = 4096;
     constexpr std::uint32_t k_reads = 400;
@@ -488,7 +488,7 @@ TEST(SimPhysics, ADrivesChannelsServeSmallRequestsApartAndLargeOnesTogether) {
     config.profile.disk_request_occupancy_ns = 10 * k_ns_per_us;
     config.profile.disk_channels = 4;
     config.profile.disk_channel_stripe_bytes = 16 * 1024;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_stripe = 16 * 1024;
     ASSERT_TRUE(rt->preload_object(1, 7, 64 * k_stripe).ok());
@@ -546,7 +546,7 @@ TEST(SimPhysics, BufferedWritesFillTheDirtyBudgetThenWaitForWriteBack) {
     config.profile.page_cache_copy_bytes_per_s = 8e9;
     // A little over the budget, so that rounding down still holds 4 writes.
     config.profile.page_cache_dirty_ratio = (static_cast<double>(k_budget) + 0.5) / static_cast<double>(memory_bytes);
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     std::vector<OpId> writes;
     Probe& writer = rt->add_service<Probe>(0, [&](Probe& p) {
@@ -591,7 +591,7 @@ TEST(SimPhysics, UnbufferedAndSyncWritesWaitForTheDrive) {
     config.profile.disk_write_latency_ns = 0;
     config.profile.disk_sync_latency_ns = 0;
     config.profile.disk_request_occupancy_ns = 0;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_write = 4 * k_mib;
     std::vector<OpId> writes;
@@ -617,7 +617,7 @@ TEST(SimPhysics, ADiskBandwidthFactorScalesTheDrivesRate) {
     SimRuntimeConfig config = exact_network();
     config.profile.disk_read_bandwidth_factor = 0.5;
     config.profile.disk_write_bandwidth_factor = 0.25;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_bytes = 8 * k_mib;
     constexpr std::uint32_t k_reads = 4;
@@ -661,7 +661,7 @@ TEST(SimPhysics, AStreamedReadsFirstSegmentWaitsOnlyForItsOwnRequestTime) {
     SimRuntimeConfig config = exact_network();
     config.profile.disk_read_request_bytes_per_s = 1e9;
     config.stream_read_segment_bytes = 1 * k_mib;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     constexpr std::uint64_t k_bytes = 8 * k_mib;
     ASSERT_TRUE(rt->preload_object(1, 7, k_bytes).ok());

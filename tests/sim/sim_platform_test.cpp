@@ -38,7 +38,7 @@ TEST(SimPlatform, AFatTreeRoutesBetweenLeavesThroughASpine) {
     ft.nodes_per_leaf = 4;
     ft.spines = 2;
     auto cluster = std::make_shared<const topo::Topology>(topo::fat_tree_cluster(machine, 8, ft).value());
-    auto rt = SimRuntime::create(cluster).value();
+    auto rt = SimRuntime::create(cluster, test_config()).value();
     const auto& stats = rt->platform().stats();
     EXPECT_EQ(stats.leaves, 2u);
     EXPECT_EQ(stats.disks, 8u);
@@ -88,7 +88,7 @@ TEST(SimPlatform, AFatTreeRoutesBetweenLeavesThroughASpine) {
 // The time two flows from leaf0's nodes to leaf1's take: each node moves 64 MiB
 // from pinned memory to node (2 + i)'s pinned memory at once.
 double two_flows_across_ns(std::shared_ptr<const topo::Topology> cluster) {
-  auto rt = SimRuntime::create(std::move(cluster)).value();
+  auto rt = SimRuntime::create(std::move(cluster), test_config()).value();
   constexpr std::uint64_t k_bytes = 64 * k_mib;
   std::array<std::pair<Probe*, OpId>, 2> ops{};
   for (NodeId i = 0; i < 2; ++i) {
@@ -138,7 +138,7 @@ TEST(SimPlatform, OnADgxA100GpuDirectStaysBelowTheSwitchAndBounceGoesThroughTheR
   in_child([] {
     auto dgx = topo::dgx_a100().value();
     auto cluster = std::make_shared<const topo::Topology>(topo::star_cluster(dgx, 2).value());
-    auto rt = SimRuntime::create(cluster).value();
+    auto rt = SimRuntime::create(cluster, test_config()).value();
     const topo::Topology& t = *cluster;
     // GPU 0 with its own NIC mlx5_0 (PXB): the direct route has no memory or socket link on the client.
     const TransferSpec direct{MemHandle{0, MemKind::pinned, 0, 1, 0, 1}, MemHandle{1, MemKind::gpu, 0, 1, 0, 1}, 0, 0};
@@ -175,7 +175,7 @@ TEST(SimPlatform, MissingDevicesAndRatesAreNamed) {
     m.nvme_read_bytes_per_s = 0;  // "not stated"
     auto machine = topo::generic_machine(m).value();
     auto cluster = std::make_shared<const topo::Topology>(topo::star_cluster(machine, 2).value());
-    auto rt = SimRuntime::create(cluster).value();
+    auto rt = SimRuntime::create(cluster, test_config()).value();
     Status no_rate = rt->add_target(1, 0);
     EXPECT_EQ(no_rate.code(), StatusCode::unavailable);
     EXPECT_NE(no_rate.message().find("rate"), std::string::npos) << no_rate.message();
@@ -201,7 +201,7 @@ TEST(SimPlatform, ANodeWithoutANetworkCannotSendButCopiesLocally) {
   in_child([] {
     topo::GenericMachine m;
     auto machine = std::make_shared<const topo::Topology>(topo::generic_machine(m).value());
-    auto rt = SimRuntime::create(machine).value();
+    auto rt = SimRuntime::create(machine, test_config()).value();
     EXPECT_EQ(rt->platform().stats().leaves, 0u);
     EXPECT_EQ(rt->platform().first_nic(0), k_no_id);
     Probe& a = rt->add_service<Probe>(0, nullptr);

@@ -54,7 +54,7 @@ StreamRun stream(bool buffered, std::vector<std::uint32_t> pieces = {}, std::uin
     config.profile.disk_request_occupancy_ns = 0;
     config.profile.page_cache_copy_bytes_per_s = 8e9;
     if (read_ahead_bytes != 0) config.profile.page_cache_read_ahead_bytes = read_ahead_bytes;
-    auto rt = SimRuntime::create(cluster, config).value();
+    auto rt = SimRuntime::create(cluster, test_config(config)).value();
     EXPECT_TRUE(rt->add_target(1, 0).ok());
     rt->add_service<Probe>(0, [](Probe& p) {
       const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_pieces * k_piece).value();

@@ -27,7 +27,7 @@ using sim::SimRuntimeConfig;
 
 TEST(SimRuntime, CompletionsArriveAfterTheHandlerReturnsEachExactlyOnce) {
   in_child([] {
-    auto rt = SimRuntime::create(small_cluster({.nodes = 2})).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), test_config()).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     std::vector<OpId> issued;
     bool none_during_start = false;
@@ -56,7 +56,7 @@ TEST(SimRuntime, ErrorsNameThePlaceAndTheProblem) {
   in_child([] {
     SimRuntimeConfig config;
     config.node_memory_limit_bytes = 1 * k_mib;
-    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), config).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 1).ok());
     EXPECT_EQ(rt->add_target(1, 1).code(), StatusCode::already_exists);
     EXPECT_EQ(rt->add_target(2, 1).code(), StatusCode::not_found);  // the node has one drive only
@@ -102,7 +102,7 @@ TEST(SimRuntime, ErrorsNameThePlaceAndTheProblem) {
 // 128-GPU-node checkpoint ran out of a fixed 8 GiB before).
 TEST(SimRuntime, BuffersCountAgainstTheMachineModelsMemory) {
   in_child([] {
-    auto rt = SimRuntime::create(small_cluster({.nodes = 1, .sockets = 2, .gpus = 2})).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 1, .sockets = 2, .gpus = 2}), test_config()).value();
     const std::uint64_t host = 2 * topo::GenericMachine{}.memory_bytes_per_socket;
     const std::uint64_t gpu = topo::GenericMachine{}.gpu_memory_bytes;
     Probe& p = rt->add_service<Probe>(0, [&](Probe& self) {
@@ -132,7 +132,7 @@ TEST(SimRuntime, AMachineWithoutAMemorySizeGetsTheNamedFallbackAndSaysSo) {
     topo::GenericMachine m;
     m.memory_bytes_per_socket = 0;
     auto cluster = topo::star_cluster(topo::generic_machine(m).value(), 1, topo::StarOptions{}).value();
-    auto rt = SimRuntime::create(std::make_shared<const topo::Topology>(std::move(cluster))).value();
+    auto rt = SimRuntime::create(std::make_shared<const topo::Topology>(std::move(cluster)), test_config()).value();
     rt->add_service<Probe>(0, [&](Probe& self) {
       EXPECT_TRUE(self.env().alloc(MemKind::host, 0, sim::k_unsized_node_memory_bytes).ok());
       EXPECT_EQ(self.env().alloc(MemKind::host, 0, 1).status().code(), StatusCode::no_space);
@@ -149,7 +149,7 @@ TEST(SimRuntime, AServiceComputesOneAtATimeWhileServicesShareTheCores) {
   in_child([] {
     SimRuntimeConfig config;
     config.profile.cost_ns_per_unit[static_cast<std::size_t>(CostKind::meta_create)] = 10 * k_ns_per_us;
-    auto rt = SimRuntime::create(small_cluster({.nodes = 1}), config).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 1}), test_config(config)).value();
     std::vector<OpId> a_ops;
     OpId b_op = 0, step = 0;
     Probe& a = rt->add_service<Probe>(0, [&](Probe& self) {
@@ -170,7 +170,7 @@ TEST(SimRuntime, MessagesTakeTheRouteBetweenNodesAndTheLocalLatencyWithinOne) {
   in_child([] {
     SimRuntimeConfig config;
     config.profile.link_classes.fill(sim::LinkClassFactors{1.0, 1.0});
-    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), config).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), test_config(config)).value();
     Probe& far = rt->add_service<Probe>(1, nullptr);
     Probe& near = rt->add_service<Probe>(0, nullptr);
     const proto::Message m = proto::Ack{7, StatusCode::ok, {}};
@@ -202,7 +202,7 @@ TEST(SimRuntime, MessagesTakeTheRouteBetweenNodesAndTheLocalLatencyWithinOne) {
 
 TEST(SimRuntime, RunUntilStopsWhereTheConditionHoldsAndTheClockDoesNotJump) {
   in_child([] {
-    auto rt = SimRuntime::create(small_cluster({.nodes = 1})).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 1}), test_config()).value();
     std::vector<OpId> t;
     Probe& p = rt->add_service<Probe>(0, [&](Probe& self) {
       for (int i = 1; i <= 3; ++i) t.push_back(self.env().timer(i * k_ns_per_ms));
@@ -230,7 +230,7 @@ TEST(SimRuntime, RunUntilStopsWhereTheConditionHoldsAndTheClockDoesNotJump) {
 
 TEST(SimRuntime, AKilledServiceHearsNothingAndLosesItsCompletions) {
   in_child([] {
-    auto rt = SimRuntime::create(small_cluster({.nodes = 2})).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), test_config()).value();
     Probe& victim = rt->add_service<Probe>(1, [](Probe& self) { self.env().timer(5 * k_ns_per_ms); });
     Probe& sender = rt->add_service<Probe>(0, nullptr);
     const Endpoint v = rt->endpoint_of(victim);
@@ -251,7 +251,7 @@ TEST(SimRuntime, AKilledServiceHearsNothingAndLosesItsCompletions) {
 
 TEST(SimRuntime, ChunkObjectsGrowOnWritesAnswerStatAndGoOnRemove) {
   in_child([] {
-    auto rt = SimRuntime::create(small_cluster({.nodes = 1})).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 1}), test_config()).value();
     ASSERT_TRUE(rt->add_target(3, 0).ok());
     EXPECT_EQ(rt->node_of_target(3), 0u);
     EXPECT_EQ(rt->node_of_target(4), k_no_id);
@@ -284,7 +284,7 @@ TEST(SimRuntime, ChunkObjectsGrowOnWritesAnswerStatAndGoOnRemove) {
 
 TEST(SimRuntime, ThousandsOfConcurrentOperationsAllComplete) {
   in_child([] {
-    auto rt = SimRuntime::create(small_cluster({.nodes = 4})).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 4}), test_config()).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     ASSERT_TRUE(rt->preload_object(1, 1, 64 * k_mib).ok());
     constexpr int k_each = 1000;
@@ -323,10 +323,11 @@ TEST(SimRuntime, ThousandsOfConcurrentOperationsAllComplete) {
 // one carries on, every read completes once, and the computes keep their
 // exact times (a compute never waits on an I/O waiter's activity list).
 TEST(SimRuntime, AnIoWaiterEndsAtItsBoundAndTheNextCarriesOn) {
+  if (test_config().fluid) GTEST_SKIP() << "fluid mode carries drive work as flows, without I/O waiters";
   in_child([] {
     SimRuntimeConfig config;
     config.profile.cost_ns_per_unit[static_cast<std::size_t>(CostKind::storage_request)] = 1000;
-    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), config).value();
+    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), test_config(config)).value();
     ASSERT_TRUE(rt->add_target(1, 0).ok());
     ASSERT_TRUE(rt->preload_object(1, 1, 1 * k_mib).ok());
     constexpr std::uint64_t k_reads = 2 * sim::k_io_waiter_retire_ios + 100;
@@ -369,9 +370,9 @@ TEST(SimRuntime, AnIoWaiterEndsAtItsBoundAndTheNextCarriesOn) {
 
 TEST(SimRuntime, OnlyOneSimulationPerProcess) {
   in_child([] {
-    auto first = SimRuntime::create(small_cluster({.nodes = 1}));
+    auto first = SimRuntime::create(small_cluster({.nodes = 1}), test_config());
     ASSERT_TRUE(first.ok());
-    auto second = SimRuntime::create(small_cluster({.nodes = 1}));
+    auto second = SimRuntime::create(small_cluster({.nodes = 1}), test_config());
     ASSERT_FALSE(second.ok());
     EXPECT_EQ(second.status().code(), StatusCode::unavailable);
     EXPECT_NE(second.status().message().find("child process"), std::string::npos) << second.status().message();

@@ -2,11 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "core/topology/cluster_builders.hpp"
 #include "core/topology/machine_builders.hpp"
 #include "sim/sim_process.hpp"
 
 namespace sluice::testing {
+
+sim::SimRuntimeConfig test_config(sim::SimRuntimeConfig config) {
+  const char* mode = std::getenv("SLUICE_TEST_SIM_MODE");
+  if (mode != nullptr && std::string_view(mode) == "fluid") config.fluid = true;
+  return config;
+}
 
 std::string in_child_capture(const std::function<std::string()>& body) {
   Result<std::string> r = sim::run_in_child([&]() -> Result<std::string> {

@@ -13,8 +13,15 @@
 #include "core/env.hpp"
 #include "core/topology/topology.hpp"
 #include "core/workloads/phase_recorder.hpp"
+#include "sim/sim_runtime.hpp"
 
 namespace sluice::testing {
+
+// The config a test's simulation runs with: `config`, carried in fluid mode
+// (SimRuntimeConfig::fluid, issue 50) when the environment says
+// SLUICE_TEST_SIM_MODE=fluid: ctest sim.fluid runs the simulator's tests so,
+// soak.fluid the fault soak.
+sim::SimRuntimeConfig test_config(sim::SimRuntimeConfig config = {});
 
 // Runs body in a child process; GoogleTest failures in the child are printed
 // there and fail the calling test here, as does a crash.
