@@ -52,7 +52,18 @@ struct ServiceSlot {
 // What an operation does when it finishes.
 // write_back: the drive work of a buffered write, after the write completed.
 // read_ahead: the drive work of a read-ahead piece (SimProfile page_cache_read_ahead_bytes).
-enum class OpKind : std::uint8_t { completion, message, compute, storage, stream_disk, write_back, read_ahead };
+// drive_pcie: per chunk, the PCIe crossing of a drive work (`parent`), a
+// SimGrid comm beside the drive's FluidNet flows.
+enum class OpKind : std::uint8_t {
+  completion,
+  message,
+  compute,
+  storage,
+  stream_disk,
+  write_back,
+  read_ahead,
+  drive_pcie
+};
 
 // The background drive work of a streamed read, and the transfers out of its
 // buffer whose communication ended before it (parked until it ends).
@@ -97,9 +108,11 @@ struct SimOp {
   sg::Host* pcie_from = nullptr;
   sg::Host* pcie_to = nullptr;
   double pcie_bytes = 0;
-  // Fluid mode: the fluid flows of its drive work (one per drive or channel
-  // share, and its PCIe crossing) not yet ended; the op ends with the last.
-  std::uint32_t fluid_parts = 0;
+  // Drive work: its parts (a FluidNet flow per drive or channel share, and
+  // its PCIe crossing) not yet ended; the op ends with the last.
+  std::uint32_t drive_parts = 0;
+  bool drive_ok = true;
+  SimOp* parent = nullptr;  // kind == drive_pcie: the drive work it is part of
   double amount = 0;    // bytes (comm, io) or flops (exec)
   TimeNs delay_ns = 0;  // before the work starts; the whole op when work == none
   sg::ActivityPtr activity;
@@ -143,15 +156,14 @@ struct SimOp {
 };
 
 // What a waiter issues (SimRuntime::idle_waiters_ keeps each kind apart).
-enum class WaiterKind : std::uint8_t { exec = 0, io = 1, comm = 2 };
+enum class WaiterKind : std::uint8_t { exec = 0, comm = 1 };
 
-// An actor that issues one disk I/O or execution at a time and waits for it
+// An actor that issues one execution at a time and waits for it
 // (a plain wait), then hands the result over; or issues a communication that
 // a kernel timer made due (no actor context there) and returns at once.
 struct Waiter {
   WaiterKind kind = WaiterKind::exec;
-  std::uint64_t ios = 0;  // disk I/Os issued (kind io)
-  sg::ActorPtr actor;     // null once it ended (kind io, k_io_waiter_retire_ios)
+  sg::ActorPtr actor;
   sg::SemaphorePtr go;
   SimOp* op = nullptr;
 };
@@ -162,13 +174,8 @@ namespace {
 constexpr unsigned k_waiter_stack_bytes = 256 * 1024;
 
 WaiterKind waiter_kind(Work work) {
-  switch (work) {
-    case Work::io: return WaiterKind::io;
-    case Work::comm: return WaiterKind::comm;
-    case Work::exec:
-    case Work::none: break;
-  }
-  return WaiterKind::exec;
+  SLUICE_ASSERT_MSG(work != Work::io, "drive work is FluidNet flows, never a waiter's");
+  return work == Work::comm ? WaiterKind::comm : WaiterKind::exec;
 }
 
 // The runtime of this process (SimGrid: one engine per process). The
@@ -182,59 +189,6 @@ double seconds(TimeNs ns) { return static_cast<double>(ns) * 1e-9; }
 // (SimProfile disk_*_request_bytes_per_s); a rate of 0 means none.
 TimeNs request_time_ns(std::uint64_t bytes, double bytes_per_s) {
   return bytes_per_s > 0 ? transfer_time_ns(bytes, bytes_per_s) : 0;
-}
-
-// The drive work of `op`, waited for (an I/O waiter's context): one Io on
-// the drive, or one on each of its channels, started together. False when a
-// resource failed under it.
-bool wait_drive_work(const SimOp& op, const std::vector<sg::Disk*>& channels) {
-  const sg::Io::OpType type = op.write ? sg::Io::OpType::WRITE : sg::Io::OpType::READ;
-  const auto bytes = static_cast<sg_size_t>(op.amount);
-  sg::CommPtr pcie;
-  if (op.pcie_bytes >= 1.0 && op.pcie_from != nullptr && op.pcie_to != nullptr) {
-    pcie = sg::Comm::sendto_async(op.pcie_from, op.pcie_to, static_cast<std::uint64_t>(op.pcie_bytes));
-  }
-  // The PCIe comm ends too before the drive work does, whatever the disk did.
-  struct WaitPcie {
-    sg::CommPtr& comm;
-    bool ok = true;
-    ~WaitPcie() { finish(); }
-    void finish() {
-      if (!comm) return;
-      try {
-        comm->wait();
-      } catch (const simgrid::Exception&) {
-        ok = false;
-      }
-      comm = nullptr;
-    }
-  } wait_pcie{pcie};
-  try {
-    if (op.channel_count == 0) {
-      op.disk->io_init(bytes, type)->wait();
-      wait_pcie.finish();
-      return wait_pcie.ok;
-    }
-    SLUICE_ASSERT_MSG(op.channel_count <= channels.size(), "a request spans at most its drive's channels");
-    std::vector<sg::IoPtr> shares;
-    shares.reserve(op.channel_count);
-    for (std::uint32_t i = 0; i < op.channel_count; ++i) {
-      shares.push_back(channels[(op.channel_first + i) % channels.size()]->io_init(bytes, type));
-      shares.back()->start();
-    }
-    bool ok = true;
-    for (const sg::IoPtr& share : shares) {
-      try {
-        share->wait();
-      } catch (const simgrid::Exception&) {
-        ok = false;  // the others still end before the op does
-      }
-    }
-    wait_pcie.finish();
-    return ok && wait_pcie.ok;
-  } catch (const simgrid::Exception&) {
-    return false;
-  }
 }
 
 // A host-to-host comm for `op`, not started.
@@ -271,7 +225,7 @@ Result<std::unique_ptr<SimRuntime>> SimRuntime::create(std::shared_ptr<const top
   Result<std::unique_ptr<SimPlatform>> platform = SimPlatform::build(std::move(cluster), rt->config_.profile);
   if (!platform.ok()) return platform.status();
   rt->platform_ = std::move(platform).value();
-  if (rt->config_.fluid) {
+  {
     SimRuntime* self = rt.get();
     rt->fluid_ = std::make_unique<FluidNet>(FluidNet::Config{rt->config_.fluid_resolve_share, k_fluid_small_flow_bytes},
                                             [self](std::uint64_t token) { self->fluid_done(token); });
@@ -486,7 +440,7 @@ void SimRuntime::launch(SimOp* op) {
   switch (op->work) {
     case Work::none: finish(op, true); return;
     case Work::comm:
-      if (fluid_) {
+      if (config_.fluid) {
         fluid_start(op, op->src, op->dst, op->amount);
         return;
       }
@@ -502,13 +456,7 @@ void SimRuntime::launch(SimOp* op) {
         op->activity = std::move(comm);
       }
       return;
-    case Work::io:
-      if (fluid_) {
-        fluid_drive_work(op);
-        return;
-      }
-      hand_to_waiter(op);
-      return;
+    case Work::io: drive_work(op); return;
     case Work::exec: hand_to_waiter(op); return;
   }
 }
@@ -548,22 +496,13 @@ void SimRuntime::waiter_main(Waiter& w) {
     }
     SLUICE_ASSERT(w.kind == waiter_kind(op->work));
     bool ok = true;
-    if (op->work == Work::io) {
-      ok = wait_drive_work(*op, targets_.at(op->target).channels);
-    } else {
-      try {
-        sg::Exec::init()->set_flops_amount(op->amount)->set_host(op->src)->wait();
-      } catch (const simgrid::Exception&) {
-        ok = false;  // a resource failed under it
-      }
+    try {
+      sg::Exec::init()->set_flops_amount(op->amount)->set_host(op->src)->wait();
+    } catch (const simgrid::Exception&) {
+      ok = false;  // a resource failed under it
     }
     if (shutting_down_) return;
     finish(op, ok);
-    if (w.kind == WaiterKind::io && ++w.ios >= k_io_waiter_retire_ios) {
-      ++io_waiters_retired_;
-      w.actor = nullptr;  // it ends here (SimGrid holds it until then); hand_to_waiter starts another
-      return;
-    }
     idle_waiters_[static_cast<std::size_t>(w.kind)].push_back(&w);
   }
 }
@@ -588,14 +527,14 @@ void SimRuntime::flush_starts() {
   std::vector<sg::CommPtr> comms(batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     SimOp* op = batch[i];
-    if (op->work != Work::comm || fluid_) continue;
+    if (op->work != Work::comm || config_.fluid) continue;
     comms[i] = make_comm(*op);
   }
   simgrid::kernel::actor::simcall_answered([this, &batch, &comms] {
     for (std::size_t i = 0; i < batch.size(); ++i) {
       SimOp* op = batch[i];
       ++activities_started_;
-      if (op->work == Work::comm && fluid_) {
+      if (op->work == Work::comm && config_.fluid) {
         fluid_start(op, op->src, op->dst, op->amount);
       } else if (op->work == Work::comm) {
         comms[i]->start();
@@ -674,14 +613,15 @@ std::uint32_t SimRuntime::fluid_route(sg::Host* src, sg::Host* dst) {
   return id;
 }
 
-void SimRuntime::fluid_drive_work(SimOp* op) {
-  // As wait_drive_work issues it per chunk: one share on the drive, or one on
-  // each of channel_count channels, and the PCIe crossing beside them.
+void SimRuntime::drive_work(SimOp* op) {
+  // One share on the drive, or one on each of channel_count channels, and the
+  // PCIe crossing beside them (fluid mode: a flow too; per chunk: a SimGrid
+  // comm, sharing the PCIe links with the network's comms).
   const Target& target = targets_.at(op->target);
   const std::uint32_t shares = op->channel_count == 0 ? 1 : op->channel_count;
   SLUICE_ASSERT_MSG(op->channel_count <= target.channels.size(), "a request spans at most its drive's channels");
   const bool pcie = op->pcie_bytes >= 1.0 && op->pcie_from != nullptr && op->pcie_to != nullptr;
-  op->fluid_parts = shares + (pcie ? 1 : 0);
+  op->drive_parts = shares + (pcie ? 1 : 0);
   const std::uint64_t token = reinterpret_cast<std::uintptr_t>(op) | 1u;
   const double now = sg::Engine::get_clock();
   for (std::uint32_t i = 0; i < shares; ++i) {
@@ -689,8 +629,26 @@ void SimRuntime::fluid_drive_work(SimOp* op) {
         op->channel_count == 0 ? op->disk : target.channels[(op->channel_first + i) % target.channels.size()];
     fluid_->start(now, fluid_disk_route(disk, op->write), op->amount, token);
   }
-  if (pcie) fluid_->start(now, fluid_route(op->pcie_from, op->pcie_to), op->pcie_bytes, token);
+  if (pcie && config_.fluid) {
+    fluid_->start(now, fluid_route(op->pcie_from, op->pcie_to), op->pcie_bytes, token);
+  } else if (pcie) {
+    SimOp* part = new_op(*op->owner);
+    part->kind = OpKind::drive_pcie;
+    part->parent = op;
+    part->work = Work::comm;
+    part->src = op->pcie_from;
+    part->dst = op->pcie_to;
+    part->amount = op->pcie_bytes;
+    ++inflight_;  // as schedule() counts it; launched now, beside the drive's flows
+    launch(part);
+  }
   fluid_arm();
+}
+
+void SimRuntime::drive_part_done(SimOp* op, bool ok) {
+  SLUICE_ASSERT(op->drive_parts > 0);
+  if (!ok) op->drive_ok = false;
+  if (--op->drive_parts == 0) finish(op, op->drive_ok);
 }
 
 std::uint32_t SimRuntime::fluid_disk_route(const sg::Disk* disk, bool write) {
@@ -719,8 +677,7 @@ void SimRuntime::fluid_done(std::uint64_t token) {
     comm_ended(op, true);
     return;
   }
-  SLUICE_ASSERT(op->fluid_parts > 0);
-  if (--op->fluid_parts == 0) finish(op, true);
+  drive_part_done(op, true);
 }
 
 void SimRuntime::fluid_arm() {
@@ -741,7 +698,6 @@ void SimRuntime::fluid_arm() {
 
 SimRuntime::FluidStats SimRuntime::fluid_stats() const {
   FluidStats s;
-  if (!fluid_) return s;
   s.solves = fluid_->solves();
   s.big_solves = fluid_->big_solves();
   s.deadline_solves = fluid_->deadline_solves();
@@ -831,6 +787,12 @@ void SimRuntime::finish(SimOp* op, bool ok) {
     finished_.push_back(op);
     return;
   }
+  if (op->kind == OpKind::drive_pcie) {
+    SimOp* parent = op->parent;
+    finished_.push_back(op);
+    drive_part_done(parent, ok);
+    return;
+  }
   if (op->stream && !op->stream->disk_done) {
     // A transfer out of a streamed read's buffer: done when the drive is.
     op->stream->parked.push_back(op);  // released (and then freed) with the stream
@@ -858,6 +820,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
     case OpKind::stream_disk:
     case OpKind::write_back:
     case OpKind::read_ahead:
+    case OpKind::drive_pcie:
       if (op->transfer_ends && op->result.status.ok()) {
         const auto& [src, dst] = *op->transfer_ends;
         Status s = check_range(src, src.node, "transfer source");

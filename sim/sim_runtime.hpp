@@ -16,18 +16,24 @@
 //     never waits for; SimGrid's network-action signal
 //     (s4u::Link::on_communication_state_change) says when each one ends,
 //     and a map from kernel activity to operation finds it;
-//   * disk I/Os and executions, which have no such signal, are each issued
-//     and waited for (a plain wait) by a pooled "waiter" actor.
+//   * executions, which have no such signal, are each issued and waited
+//     for (a plain wait) by a pooled "waiter" actor;
+//   * drive work is flows of the runtime's FluidNet (sim/fluid_net.hpp): a
+//     drive's own and read or write constraints, shared as SimGrid's S19
+//     disk model shares them, without its rounding (S19 advances an I/O by
+//     rint(rate x step) bytes at every step of the whole simulation, so a
+//     drive ran faster or slower than its rate as other events came denser
+//     or sparser: docs/sim.md, fluid mode) and without its full update of
+//     every drive action at every step; its PCIe crossing is a comm beside
+//     it (a flow in fluid mode). In fluid mode every communication is a
+//     flow too (SimRuntimeConfig::fluid).
 //   The result goes into the owner's ready queue and releases its semaphore.
 // - Activities are never issued by maestro. SimGrid 3.32 keeps an actor's
 //   activities in a list that it searches linearly at each completion;
 //   maestro-issued ones pile up in maestro's list (measured: the cost per
-//   chunk grew with every chunk simulated so far). Nor does an execution
-//   share a waiter with disk I/Os: an ended I/O stays in its issuer's list
-//   (IoImpl::post does not take it out), so executions, I/Os and
-//   timer-made comms each have waiters of their own, an execution waiter's
-//   list holds its one activity, and an I/O waiter ends after a bounded
-//   number of I/Os (waiters_). Host-to-host comms (Comm::sendto) still pass
+//   chunk grew with every chunk simulated so far). Executions and
+//   timer-made comms have waiters of their own, so an execution waiter's
+//   list holds its one activity (waiters_). Host-to-host comms (Comm::sendto) still pass
 //   through one process-wide list whoever issues them, so a comm's
 //   completion costs O(comms in flight); that is what limits the bench at
 //   1,024 clients (tests/bench/sim_bench.cpp says by how much). Mailbox
@@ -73,11 +79,6 @@
 #include "sim/sim_profile.hpp"
 
 namespace sluice::sim {
-
-// Disk I/Os after which an I/O waiter's actor ends and a new one takes its
-// place: SimGrid 3.32 keeps each ended I/O (and its memory) in its issuer's
-// activity list until the actor ends (SimRuntime::waiters_).
-inline constexpr std::uint64_t k_io_waiter_retire_ios = 4096;
 
 // Write-backs of buffered writes (SimProfile page_cache_*) at one drive at
 // once; the others wait in its queue, oldest first. Linux writes a device's
@@ -266,8 +267,6 @@ class SimRuntime {
   // SimGrid activities (communications, disk I/Os, executions) started, and
   // kernel timers set: the cost drivers of a run.
   std::uint64_t activities_started() const { return activities_started_; }
-  // I/O waiters that ended after k_io_waiter_retire_ios disk I/Os (waiters_).
-  std::uint64_t io_waiters_retired() const { return io_waiters_retired_; }
   std::uint64_t timers_set() const { return timers_set_; }
   // Storage reads modelled as streams (stream_read_segment_bytes).
   std::uint64_t streamed_reads() const { return streamed_reads_; }
@@ -289,8 +288,8 @@ class SimRuntime {
   std::uint64_t read_ahead_bytes(NodeId node) const;
   // Bytes of `node`'s page cache not yet written back.
   std::uint64_t dirty_bytes(NodeId node) const;
-  // Fluid mode's own cost drivers and measures (SimRuntimeConfig::fluid;
-  // all 0 per chunk): solves of the sharing, flows carried, bytes of bulk
+  // The FluidNet's cost drivers and measures (drive work in both modes,
+  // every communication in fluid mode): solves of the sharing, flows carried, bytes of bulk
   // and of small flows, and the bytes by which bulk flows strayed from the
   // rates solved after them (FluidNet::deviation_bytes).
   struct FluidStats {
@@ -402,8 +401,11 @@ class SimRuntime {
   void comm_ended(SimOp* op, bool ok);
   // Fluid mode: op's comm (src -> dst, `bytes`) as a flow.
   void fluid_start(SimOp* op, simgrid::s4u::Host* src, simgrid::s4u::Host* dst, double bytes);
-  // Fluid mode: op's drive work (its shares and PCIe crossing) as flows.
-  void fluid_drive_work(SimOp* op);
+  // op's drive work: its shares FluidNet flows, its PCIe crossing a flow
+  // (fluid mode) or a SimGrid comm (per chunk).
+  void drive_work(SimOp* op);
+  // A part of op's drive work ended; the op ends with the last.
+  void drive_part_done(SimOp* op, bool ok);
   // The FluidNet route of an I/O on `disk` (made on first use).
   std::uint32_t fluid_disk_route(const simgrid::s4u::Disk* disk, bool write);
   // The FluidNet route between two hosts (made on first use, from SimGrid's
@@ -555,16 +557,12 @@ class SimRuntime {
   std::map<std::pair<NodeId, std::uint32_t>, std::shared_ptr<ReadStream>> streams_;
   std::map<NodeId, PageCache> page_caches_;
   // Waiters, and the idle ones of each kind (WaiterKind): those that wait for
-  // executions, those that wait for disk I/Os, and those that only issue
-  // comms a kernel timer made due. Kept apart because SimGrid 3.32 keeps a
-  // list of each actor's activities: an execution's end searches its
-  // issuer's list linearly (ExecImpl::post), while a disk I/O's end and a
-  // comm never waited for (ours) leave theirs in it. A waiter that had
-  // issued I/Os made each later execution of its own cost O(I/Os it ever
-  // issued): 37% of a BeeOND sweep's time (perf, 2026-11-29). An I/O waiter
-  // ends after k_io_waiter_retire_ios I/Os, which frees its list.
+  // executions and those that only issue comms a kernel timer made due.
+  // Kept apart because SimGrid 3.32 keeps a list of each actor's activities:
+  // an execution's end searches its issuer's list linearly (ExecImpl::post),
+  // while a comm never waited for (ours) leaves its in it.
   std::vector<std::unique_ptr<Waiter>> waiters_;
-  std::array<std::vector<Waiter*>, 3> idle_waiters_;
+  std::array<std::vector<Waiter*>, 2> idle_waiters_;
 
   // Run control.
   bool started_ = false;
@@ -579,7 +577,6 @@ class SimRuntime {
   // Results.
   std::uint64_t events_ = 0;
   std::uint64_t activities_started_ = 0;
-  std::uint64_t io_waiters_retired_ = 0;
   std::uint64_t timers_set_ = 0;
   std::uint64_t streamed_reads_ = 0;
   std::uint64_t buffered_writes_ = 0;

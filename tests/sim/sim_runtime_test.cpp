@@ -322,52 +322,6 @@ TEST(SimRuntime, ThousandsOfConcurrentOperationsAllComplete) {
 // compute after every read: the I/O waiter ends at its bound and the next
 // one carries on, every read completes once, and the computes keep their
 // exact times (a compute never waits on an I/O waiter's activity list).
-TEST(SimRuntime, AnIoWaiterEndsAtItsBoundAndTheNextCarriesOn) {
-  if (test_config().fluid) GTEST_SKIP() << "fluid mode carries drive work as flows, without I/O waiters";
-  in_child([] {
-    SimRuntimeConfig config;
-    config.profile.cost_ns_per_unit[static_cast<std::size_t>(CostKind::storage_request)] = 1000;
-    auto rt = SimRuntime::create(small_cluster({.nodes = 2}), test_config(config)).value();
-    ASSERT_TRUE(rt->add_target(1, 0).ok());
-    ASSERT_TRUE(rt->preload_object(1, 1, 1 * k_mib).ok());
-    constexpr std::uint64_t k_reads = 2 * sim::k_io_waiter_retire_ios + 100;
-    std::uint64_t reads_done = 0, computes_done = 0;
-    std::set<OpId> reads;
-    std::map<OpId, TimeNs> computes;  // issued at
-    MemHandle buffer;
-    TimeNs last_read_ns = 0;
-    std::function<void(Probe&)> next_read = [&](Probe& self) {
-      const OpId op = self.env().storage_io(StorageIoSpec{StorageOp::read, 1, 1, 0, buffer, false});
-      reads.insert(op);
-    };
-    Probe& probe = rt->add_service<Probe>(0, [&](Probe& self) {
-      buffer = self.env().alloc(MemKind::host, 0, 4096).value();
-      next_read(self);
-    });
-    probe.on_completion = [&](Probe& self, const Completion& c) {
-      ASSERT_TRUE(c.status.ok()) << c.status.to_string();
-      if (reads.count(c.op) != 0) {
-        ++reads_done;
-        last_read_ns = self.env().now();
-        computes[self.env().compute(CostKind::storage_request, 1)] = self.env().now();
-        if (reads_done < k_reads) next_read(self);
-      } else if (computes.count(c.op) != 0) {
-        ++computes_done;
-      }
-    };
-    rt->run_until_idle();
-    // A compute starts as its read ends (the next read takes far longer than
-    // 1 us, so the CPU queue is empty) and ends 1 us later.
-    std::uint64_t exact = 0;
-    for (const auto& [op, issued_ns] : computes) exact += probe.done_at_ns[op] == issued_ns + 1000 ? 1 : 0;
-    EXPECT_EQ(reads_done, k_reads);
-    EXPECT_EQ(computes_done, k_reads);
-    EXPECT_EQ(exact, k_reads);
-    EXPECT_EQ(rt->io_waiters_retired(), 2u);
-    EXPECT_GT(last_read_ns, 0);
-  });
-}
-
 TEST(SimRuntime, OnlyOneSimulationPerProcess) {
   in_child([] {
     auto first = SimRuntime::create(small_cluster({.nodes = 1}), test_config());
