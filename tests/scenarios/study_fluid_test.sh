@@ -18,7 +18,10 @@
 #     one is printed;
 #   * prints each comparison, and
 #       RESULT fluid_vs_chunk study=<name> figures=<n> max_err=<pct> median_err=<pct>
-# Usage: study_fluid_test.sh SLUICE STUDY.lua [--set k=v ...]
+# KNOWN_MISS="figure|...": F3 figures known to move past 2% at this size for
+# the tie order above (docs/sim.md names each with its trace): printed, not
+# failed; one that agrees fails (a ratchet: drop it).
+# Usage: [KNOWN_MISS=...] study_fluid_test.sh SLUICE STUDY.lua [--set k=v ...]
 set -u
 sluice=$1; study=$2; shift 2
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,10 +36,11 @@ if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then echo "FAIL: $study --sim-mode fluid exit
 echo "$study in fluid mode: $(($(date +%s) - start)) s"
 "$sluice" fidelity "$recorded" >"$tmp/chunk.txt" 2>&1
 "$sluice" fidelity "$tmp/out/results.json" >"$tmp/fluid.txt" 2>&1
-python3 - "$tmp/chunk.txt" "$tmp/fluid.txt" "$recorded" "$tmp/out/results.json" "$name" <<'PY'
+python3 - "$tmp/chunk.txt" "$tmp/fluid.txt" "$recorded" "$tmp/out/results.json" "$name" "${KNOWN_MISS:-}" <<'PY'
 import json, re, statistics, sys
 k_max_error = 0.02
-chunk_txt, fluid_txt, chunk_json, fluid_json, name = sys.argv[1:6]
+chunk_txt, fluid_txt, chunk_json, fluid_json, name, known = sys.argv[1:7]
+known = {k for k in known.split("|") if k}
 runs = json.load(open(fluid_json))["runs"]
 for r in runs:
     mode = (r.get("deployment") or {}).get("sim_mode", "")
@@ -73,12 +77,19 @@ else:
             for key in (rate, "last_done_s"):
                 if p.get(key):
                     pairs.append(("run %d %s/%s %s" % (i, p["workload"], p["phase"], key), p[key], q[key]))
-errors = []
+errors, ratchet = [], []
 for fig, c, f in pairs:
     err = f / c - 1 if c else 0.0
-    errors.append(abs(err))
     mark = "  (past %.0f%%)" % (100 * k_max_error) if abs(err) > k_max_error else ""
+    if fig in known:
+        mark = "  (known miss)" if abs(err) > k_max_error else "  (known miss agrees now)"
+        if abs(err) <= k_max_error:
+            ratchet.append(fig)
+    else:
+        errors.append(abs(err))
     print("%-70s chunk %.6g  fluid %.6g  %+.2f%%%s" % (fig, c, f, 100 * err, mark))
+if ratchet:
+    sys.exit("FAIL: known misses agree now (drop them from KNOWN_MISS): %s" % "; ".join(ratchet))
 worst = max(errors) if errors else 0.0
 median = statistics.median(errors) if errors else 0.0
 print("RESULT fluid_vs_chunk study=%s figures=%d max_err=%.2f median_err=%.2f" %
