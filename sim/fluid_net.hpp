@@ -139,31 +139,31 @@ class FluidNet {
  private:
   struct Link {
     double capacity = 0;
-    double allocated = 0;  // sum of the bulk flows' rates x consumption
-    double weights = 0;    // sum of the active bulk flows' weights (small flows' share)
+    double allocated = 0;              // sum of the bulk flows' rates x consumption
+    double weights = 0;                // sum of the active bulk flows' weights (small flows' share)
     std::vector<std::uint32_t> flows;  // active bulk flows (one entry per crossing)
     // solve() scratch
     double remaining = 0;
     double open_weight = 0;
     std::uint32_t open_count = 0;  // crossings of flows not yet fixed
-    std::uint32_t visit = 0;  // collect() stamp
-    bool dirty = false;       // solve_collected(): its level moved
-    bool pending = false;     // in pending_links_
+    std::uint32_t visit = 0;       // collect() stamp
+    bool dirty = false;            // solve_collected(): its level moved
+    bool pending = false;          // in pending_links_
   };
   struct Flow {
     std::uint32_t route = 0;
     double weight = 1;  // 1 / its route's penalty
     std::uint64_t token = 0;
-    std::uint64_t seq = 0;      // start order (ties)
-    double remaining = 0;       // bytes at `updated`
-    double updated = 0;         // time of `remaining`
-    double rate = 0;            // link capacity used (bytes/s); progress = rate x factor
+    std::uint64_t seq = 0;  // start order (ties)
+    double remaining = 0;   // bytes at `updated`
+    double updated = 0;     // time of `remaining`
+    double rate = 0;        // link capacity used (bytes/s); progress = rate x factor
     double moved_since_solve = 0;
-    double since = 0;           // activation or last solve, whichever is later
-    bool small = false;         // at most small_flow_bytes, on a route that allows it
-    bool bulk = false;          // in the allocation (set at activation)
-    bool active = false;        // past its latency
-    std::uint32_t version = 0;  // invalidates its older end events
+    double since = 0;                  // activation or last solve, whichever is later
+    bool small = false;                // at most small_flow_bytes, on a route that allows it
+    bool bulk = false;                 // in the allocation (set at activation)
+    bool active = false;               // past its latency
+    std::uint32_t version = 0;         // invalidates its older end events
     std::vector<std::uint32_t> slots;  // its index in each route link's `flows`
     bool frozen = false;               // solve_collected() scratch
     std::uint32_t visit = 0;           // collect() stamp
@@ -180,7 +180,7 @@ class FluidNet {
   static double weight(const Flow& f) { return f.weight; }
   void activate(std::uint32_t id);
   void end(std::uint32_t id);
-  void settle(Flow& f);                   // bytes moved up to now_
+  void settle(Flow& f);  // bytes moved up to now_
   void set_rate(std::uint32_t id, double rate);
   void schedule_end(std::uint32_t id);
   double small_rate(const Flow& f) const;

@@ -113,8 +113,8 @@ struct SimOp {
   std::uint32_t drive_parts = 0;
   bool drive_ok = true;
   SimOp* parent = nullptr;  // kind == drive_pcie: the drive work it is part of
-  double amount = 0;    // bytes (comm, io) or flops (exec)
-  TimeNs delay_ns = 0;  // before the work starts; the whole op when work == none
+  double amount = 0;        // bytes (comm, io) or flops (exec)
+  TimeNs delay_ns = 0;      // before the work starts; the whole op when work == none
   sg::ActivityPtr activity;
   bool done = false;
   // kind == message

@@ -366,8 +366,8 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
       result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes / measured : 0.0;
       const double all = f.bulk_bytes + f.small_bytes;
       result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes / all : 0.0;
-      result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " +
-                                std::to_string(f.solves) + " solves; bulk flows strayed from the solved sharing by " +
+      result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " + std::to_string(f.solves) +
+                                " solves; bulk flows strayed from the solved sharing by " +
                                 percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes");
     }
     const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));

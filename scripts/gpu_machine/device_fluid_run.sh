@@ -6,7 +6,7 @@
 # Here:       bash scripts/gpu_machine/device_fluid_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
 # On device:  bash scripts/gpu_machine/device_fluid_run.sh          (carry .carry/sluice_sim; writes $OUT/p12)
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 if [ "${1:-}" = "--pack" ]; then
   # shellcheck source=scripts/gpu_machine/carry_lib.sh

@@ -206,7 +206,8 @@ std::vector<double> reference_ends(const std::vector<double>& capacity, const st
       for (std::size_t l = 0; l < capacity.size(); ++l) {
         double w = 0;
         for (std::size_t i : alive) {
-          if (!fixed[i]) w += flows[i].weight * static_cast<double>(std::count(flows[i].links.begin(), flows[i].links.end(), l));
+          if (!fixed[i])
+            w += flows[i].weight * static_cast<double>(std::count(flows[i].links.begin(), flows[i].links.end(), l));
         }
         if (w > 0) best = std::min(best, rem[l] / w);
       }
@@ -220,7 +221,8 @@ std::vector<double> reference_ends(const std::vector<double>& capacity, const st
         for (std::uint32_t l : flows[i].links) {
           double w = 0;
           for (std::size_t j : alive) {
-            if (!fixed[j]) w += flows[j].weight * static_cast<double>(std::count(flows[j].links.begin(), flows[j].links.end(), l));
+            if (!fixed[j])
+              w += flows[j].weight * static_cast<double>(std::count(flows[j].links.begin(), flows[j].links.end(), l));
           }
           if (rem[l] / w <= best * (1 + 1e-12)) at_level = true;
         }

@@ -13,7 +13,8 @@
 namespace sluice::testing {
 
 SimWorld::SimWorld(std::shared_ptr<const topo::Topology> cluster, sim::SimRuntimeConfig config) {
-  Result<std::unique_ptr<sim::SimRuntime>> rt = sim::SimRuntime::create(std::move(cluster), test_config(std::move(config)));
+  Result<std::unique_ptr<sim::SimRuntime>> rt =
+      sim::SimRuntime::create(std::move(cluster), test_config(std::move(config)));
   if (!rt.ok()) {
     std::fprintf(stderr, "SimWorld: %s\n", rt.status().to_string().c_str());
     std::abort();
