@@ -466,7 +466,9 @@ void FluidNet::solve_collected(bool measure) {
       // Since the first change this solve answers (or the flow's start, if
       // later) the flow ran at its old rate where the solved one was due.
       const double stale_s = std::max(now_ - std::max(first_change_, f.since), 0.0);
-      deviation_bytes_ += std::abs(f.rate - rate) * routes_[f.route].factor * stale_s;
+      const double strayed = (f.rate - rate) * routes_[f.route].factor * stale_s;
+      deviation_bytes_ += std::abs(strayed);
+      net_deviation_bytes_ += strayed;
     } else {
       bulk_exact_bytes_ += f.moved_since_solve;
     }

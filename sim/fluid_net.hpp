@@ -129,6 +129,11 @@ class FluidNet {
   double bulk_bytes() const { return bulk_bytes_; }
   double small_bytes() const { return small_bytes_; }
   double deviation_bytes() const { return deviation_bytes_; }
+  // The same, signed (bytes moved ahead of the solved rates, less those
+  // behind): what the strays add to or take from the throughput; flows that
+  // strayed both ways (a fairness detail, which averages out over a rank's
+  // many chunks) cancel here.
+  double net_deviation_bytes() const { return net_deviation_bytes_; }
   // Bulk bytes moved by flows of components solved at each of their changes
   // (exact all along, so outside what deviation_bytes() measures).
   double exact_bytes() const { return bulk_exact_bytes_; }
@@ -228,6 +233,7 @@ class FluidNet {
   double bulk_bytes_ = 0;
   double small_bytes_ = 0;
   double deviation_bytes_ = 0;
+  double net_deviation_bytes_ = 0;
   double bulk_exact_bytes_ = 0;  // moved by flows of components solved at each change
 };
 

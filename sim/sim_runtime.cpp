@@ -705,6 +705,7 @@ SimRuntime::FluidStats SimRuntime::fluid_stats() const {
   s.bulk_bytes = fluid_->bulk_bytes();
   s.small_bytes = fluid_->small_bytes();
   s.deviation_bytes = fluid_->deviation_bytes();
+  s.net_deviation_bytes = fluid_->net_deviation_bytes();
   s.exact_bytes = fluid_->exact_bytes();
   return s;
 }

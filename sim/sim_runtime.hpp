@@ -300,6 +300,7 @@ class SimRuntime {
     double bulk_bytes = 0;
     double small_bytes = 0;
     double deviation_bytes = 0;
+    double net_deviation_bytes = 0;
     double exact_bytes = 0;
   };
   FluidStats fluid_stats() const;

@@ -221,12 +221,12 @@ namespace {
 // Why a fluid run's answer cannot stand for the per-chunk one ("" when it can).
 std::string fluid_distortion(const RunResult& fluid) {
   if (!fluid.ok) return "the fluid run failed: " + fluid.error;
-  const auto it = fluid.counters.find("sim.fluid_deviation_share");
+  const auto it = fluid.counters.find("sim.fluid_net_deviation_share");
   const double deviation = it == fluid.counters.end() ? 0.0 : it->second;
   if (deviation > k_sim_fluid_max_deviation) {
-    return "the fluid run's bulk flows strayed from the solved sharing by " + percent_text(deviation) +
-           " of their bytes (limit " + percent_text(k_sim_fluid_max_deviation) +
-           ", k_sim_fluid_max_deviation; docs/sim.md, fluid mode)";
+    return "the fluid run's bulk flows moved " + percent_text(deviation) +
+           " of their bytes ahead of or behind the solved sharing, net (limit " +
+           percent_text(k_sim_fluid_max_deviation) + ", k_sim_fluid_max_deviation; docs/sim.md, fluid mode)";
   }
   return "";
 }
@@ -263,7 +263,7 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
   result.spec = spec;
   if (ran.ok()) {
     const RunResult fluid = run_result_of_child(ran->front(), fluid_spec, Backend::sim);
-    for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_small_share"}) {
+    for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_net_deviation_share", "sim.fluid_small_share"}) {
       if (auto it = fluid.counters.find(name); it != fluid.counters.end()) result.counters[name] = it->second;
     }
   }
@@ -364,11 +364,14 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
       // at each change were exact).
       const double measured = f.bulk_bytes - f.exact_bytes;
       result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes / measured : 0.0;
+      result.counters["sim.fluid_net_deviation_share"] =
+          measured > 0 ? std::abs(f.net_deviation_bytes) / measured : 0.0;
       const double all = f.bulk_bytes + f.small_bytes;
       result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes / all : 0.0;
       result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " + std::to_string(f.solves) +
                                 " solves; bulk flows strayed from the solved sharing by " +
-                                percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes");
+                                percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes (" +
+                                percent_text(result.counters["sim.fluid_net_deviation_share"]) + " net)");
     }
     const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));
     const auto bounce = static_cast<std::uint64_t>(rt.counter("client.chunks_bounce"));
