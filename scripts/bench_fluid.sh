@@ -10,7 +10,8 @@
 #   against per chunk: its rate (bytes/s, or ops/s for a phase without
 #   bytes) and its finish time.
 #     RESULT P12 fluid_wall_s=<median> chunk_wall_s=<s> speedup=<chunk/fluid> max_err=<pct> \
-#       worst=<phase/measure> deviation=<the fluid run's own sim.fluid_deviation_share, pct>
+#       worst=<phase/measure> deviation=<pct> net_deviation=<pct>
+#   (the fluid run's own sim.fluid_deviation_share and sim.fluid_net_deviation_share)
 #   Goal: fluid under 10 s, max_err under 2% (one core of the GPU machine's host).
 #   P12b: 200 servers + 600 clients, each client writing then reading 2
 #   files of 1 GiB (2.3 TiB moved), fluid only.
@@ -83,8 +84,9 @@ for name, c in chunk.items():
 fluid_wall = statistics.median(wall(f"fluid{i}") for i in range(1, runs + 1))
 chunk_wall = wall("chunk")
 deviation = counters.get("sim.fluid_deviation_share", 0) * 100
+net = counters.get("sim.fluid_net_deviation_share", 0) * 100
 print(f"RESULT P12 fluid_wall_s={fluid_wall:.2f} chunk_wall_s={chunk_wall:.2f} speedup={chunk_wall / fluid_wall:.2f} "
-      f"max_err={worst:.2f} worst={worst_at} deviation={deviation:.2f}")
+      f"max_err={worst:.2f} worst={worst_at} deviation={deviation:.2f} net_deviation={net:.2f}")
 EOF
 
 python3 - "$OUT" <<'EOF'
