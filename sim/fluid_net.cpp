@@ -355,25 +355,28 @@ void FluidNet::solve_collected(bool measure) {
     Flow& f = flows_[id];
     settle(f);
     f.frozen = false;
-    const double w = weight(f);
     for (std::uint32_t l : routes_[f.route].links) {
-      links_[l].open_weight += w;
+      links_[l].open_weight += weight(f);
       ++links_[l].open_count;
     }
   }
+  fill_collected();
+  apply_collected(measure);
+}
+
+void FluidNet::fill_collected() {
   // Weighted max-min with bounds (progressive filling): the fair level of a
   // link is its capacity left over the weights of its flows not yet fixed;
   // the flows of the link with the lowest level (or a flow whose bound is
   // lower still) are fixed at level x weight, and the links they cross give
   // up that rate. Ties go to the lower link / flow index.
-  using Level = std::pair<double, std::uint32_t>;
   std::vector<Level> heap;
   heap.reserve(comp_links_.size());
   for (std::uint32_t l : comp_links_) {
     const Link& link = links_[l];
     if (link.open_count > 0) heap.push_back({link.remaining / link.open_weight, l});
   }
-  std::priority_queue<Level, std::vector<Level>, std::greater<>> link_levels(std::greater<>{}, std::move(heap));
+  link_levels_ = LevelHeap(std::greater<>{}, std::move(heap));
   // Bounds that can bind before a link saturates (rare: a TCP window over a
   // long route); the others never do.
   std::vector<Level> bound_levels;
@@ -385,59 +388,21 @@ void FluidNet::solve_collected(bool measure) {
   std::sort(bound_levels.begin(), bound_levels.end());
   std::size_t next_bound = 0;
   if (rates_.size() < flows_.size()) rates_.resize(flows_.size());
-  std::size_t open = comp_flows_.size();
-  // Fixes a flow's rate; its links lose that rate and its weight, and are
-  // queued for a new level once the whole batch is fixed.
-  auto fix = [&](std::uint32_t id, double rate) {
-    Flow& f = flows_[id];
-    f.frozen = true;
-    rates_[id] = rate;
-    --open;
-    const double w = weight(f);
-    for (std::uint32_t l : routes_[f.route].links) {
-      Link& link = links_[l];
-      link.remaining = std::max(link.remaining - rate, 0.0);
-      link.open_weight -= w;
-      --link.open_count;
-      if (!link.dirty) {
-        link.dirty = true;
-        dirty_.push_back(l);
-      }
-    }
-  };
-  auto requeue = [&] {
-    for (std::uint32_t l : dirty_) {
-      Link& link = links_[l];
-      link.dirty = false;
-      if (link.open_count == 0) {
-        link.open_weight = 0;
-        continue;
-      }
-      if (link.open_weight <= 0) {
-        // Rounding ate the weights left: sum those of its open flows again.
-        link.open_weight = 0;
-        for (std::uint32_t id : link.flows) {
-          if (!flows_[id].frozen) link.open_weight += weight(flows_[id]);
-        }
-      }
-      link_levels.push({link.remaining / link.open_weight, l});
-    }
-    dirty_.clear();
-  };
-  while (open > 0) {
+  open_flows_ = comp_flows_.size();
+  while (open_flows_ > 0) {
     while (next_bound < bound_levels.size() && flows_[bound_levels[next_bound].second].frozen) ++next_bound;
     // The lowest current link level (entries are stale when the link's level moved).
     double link_level = k_inf;
     std::uint32_t link_id = 0;
-    while (!link_levels.empty()) {
-      const auto [level, l] = link_levels.top();
+    while (!link_levels_.empty()) {
+      const auto [level, l] = link_levels_.top();
       const Link& link = links_[l];
       if (link.open_count > 0 && level == link.remaining / link.open_weight) {
         link_level = level;
         link_id = l;
         break;
       }
-      link_levels.pop();
+      link_levels_.pop();
     }
     if (next_bound < bound_levels.size() && bound_levels[next_bound].first <= link_level) {
       const std::uint32_t id = bound_levels[next_bound].second;
@@ -446,7 +411,7 @@ void FluidNet::solve_collected(bool measure) {
       continue;
     }
     SLUICE_ASSERT_MSG(link_level < k_inf, "every open flow crosses a link with open weight");
-    link_levels.pop();
+    link_levels_.pop();
     // Fix every open flow of that link at the level.
     const Link& bottleneck = links_[link_id];
     for (std::size_t i = 0; i < bottleneck.flows.size(); ++i) {
@@ -455,6 +420,46 @@ void FluidNet::solve_collected(bool measure) {
     }
     requeue();
   }
+}
+
+void FluidNet::fix(std::uint32_t id, double rate) {
+  Flow& f = flows_[id];
+  f.frozen = true;
+  rates_[id] = rate;
+  --open_flows_;
+  for (std::uint32_t l : routes_[f.route].links) {
+    Link& link = links_[l];
+    link.remaining = std::max(link.remaining - rate, 0.0);
+    link.open_weight -= weight(f);
+    --link.open_count;
+    if (!link.dirty) {
+      link.dirty = true;
+      dirty_.push_back(l);
+    }
+  }
+}
+
+void FluidNet::requeue() {
+  for (std::uint32_t l : dirty_) {
+    Link& link = links_[l];
+    link.dirty = false;
+    if (link.open_count == 0) {
+      link.open_weight = 0;
+      continue;
+    }
+    if (link.open_weight <= 0) {
+      // Rounding ate the weights left: sum those of its open flows again.
+      link.open_weight = 0;
+      for (std::uint32_t id : link.flows) {
+        if (!flows_[id].frozen) link.open_weight += weight(flows_[id]);
+      }
+    }
+    link_levels_.push({link.remaining / link.open_weight, l});
+  }
+  dirty_.clear();
+}
+
+void FluidNet::apply_collected(bool measure) {
   // The new rates: measure how far the old ones strayed since the flow's last
   // solve (a solve of changes let accumulate; a component solved at each of
   // its changes had exact rates all along), then apply those that moved.

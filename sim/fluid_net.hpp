@@ -202,6 +202,15 @@ class FluidNet {
   // The max-min allocation of comp_flows_ over comp_links_, applied.
   // measure: count how far the flows' rates strayed (deviation_bytes).
   void solve_collected(bool measure);
+  // Progressive filling of comp_flows_ into rates_.
+  void fill_collected();
+  // Fixes a flow's rate; its links lose that rate and its weight, and are
+  // queued (dirty_) for a new level once the whole batch is fixed.
+  void fix(std::uint32_t id, double rate);
+  // The dirty links' new levels into link_levels_.
+  void requeue();
+  // rates_ onto comp_flows_ (and the stray measured when `measure`).
+  void apply_collected(bool measure);
 
   Config config_;
   OnDone on_done_;
@@ -225,6 +234,10 @@ class FluidNet {
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::uint32_t> dirty_;
   std::vector<double> rates_;
+  using Level = std::pair<double, std::uint32_t>;
+  using LevelHeap = std::priority_queue<Level, std::vector<Level>, std::greater<>>;
+  LevelHeap link_levels_;
+  std::size_t open_flows_ = 0;
   std::size_t in_flight_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t big_solves_ = 0;

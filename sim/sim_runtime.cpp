@@ -765,6 +765,24 @@ void SimRuntime::end_stream(SimOp& disk) {
   disk.stream = nullptr;
 }
 
+bool SimRuntime::finish_background(SimOp* op, bool ok) {
+  switch (op->kind) {
+    case OpKind::write_back: written_back(*op); break;
+    case OpKind::stream_disk: end_stream(*op); break;
+    case OpKind::read_ahead: end_read_ahead(*op, ok); break;
+    case OpKind::drive_pcie:
+      finished_.push_back(op);
+      drive_part_done(op->parent, ok);
+      return true;
+    case OpKind::completion:
+    case OpKind::message:
+    case OpKind::compute:
+    case OpKind::storage: return false;
+  }
+  finished_.push_back(op);
+  return true;
+}
+
 void SimRuntime::finish(SimOp* op, bool ok) {
   op->done = true;
   --inflight_;
@@ -773,27 +791,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
   }
   release_drive(*op);
   apply_storage_effect(*op);
-  if (op->kind == OpKind::write_back) {
-    written_back(*op);
-    finished_.push_back(op);
-    return;
-  }
-  if (op->kind == OpKind::stream_disk) {
-    end_stream(*op);
-    finished_.push_back(op);
-    return;
-  }
-  if (op->kind == OpKind::read_ahead) {
-    end_read_ahead(*op, ok);
-    finished_.push_back(op);
-    return;
-  }
-  if (op->kind == OpKind::drive_pcie) {
-    SimOp* parent = op->parent;
-    finished_.push_back(op);
-    drive_part_done(parent, ok);
-    return;
-  }
+  if (finish_background(op, ok)) return;
   if (op->stream && !op->stream->disk_done) {
     // A transfer out of a streamed read's buffer: done when the drive is.
     op->stream->parked.push_back(op);  // released (and then freed) with the stream

@@ -396,6 +396,10 @@ class SimRuntime {
   void waiter_main(Waiter& waiter);
   void flush_starts();              // start the batch (one simcall)
   void finish(SimOp* op, bool ok);  // deliver the result
+  // finish() of an op no service waits for (a write-back, a streamed read's
+  // or a read-ahead piece's drive work, a drive work's PCIe part); false
+  // for the others.
+  bool finish_background(SimOp* op, bool ok);
   void on_comm_done(const void* activity_impl, bool ok);
   // A communication of `op` ended (a SimGrid comm's signal or a fluid flow):
   // the next phase of a staged copy, or the op's end.

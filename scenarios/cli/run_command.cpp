@@ -564,6 +564,21 @@ std::uint64_t launcher_ranks() {
   return 1;
 }
 
+// `sluice run`'s options for the simulator.
+void add_sim_options(CLI::App& run_cmd, RunArgs& args) {
+  run_cmd
+      .add_option("--sim-coalesce", args.sim_coalesce,
+                  "sim: merge each request's chunk pieces on one target (on) or not (off); default: the "
+                  "script's sl.run sim_coalesce")
+      ->check(CLI::IsMember({"on", "off"}));
+  run_cmd
+      .add_option("--sim-mode", args.sim_mode,
+                  "sim: chunk (every communication a SimGrid activity), fluid (flows solved less often: data "
+                  "scale) or auto (fluid where it measures no distortion, else per chunk); default: the "
+                  "script's sl.run sim_mode")
+      ->check(CLI::IsMember({"chunk", "fluid", "auto"}));
+}
+
 }  // namespace
 
 // `sluice run`'s options.
@@ -575,17 +590,7 @@ void add_run_command(CLI::App& app, CommandExit& exit) {
   run_cmd->add_option("--backend", args.backend, "where the runs go (default: the script's choice)")
       ->check(CLI::IsMember({"sim", "hw", "emulate", "cluster"}));
   run_cmd->add_option("--set", args.sets, "override a declared parameter: name=value (repeatable)");
-  run_cmd
-      ->add_option("--sim-coalesce", args.sim_coalesce,
-                   "sim: merge each request's chunk pieces on one target (on) or not (off); default: the "
-                   "script's sl.run sim_coalesce")
-      ->check(CLI::IsMember({"on", "off"}));
-  run_cmd
-      ->add_option("--sim-mode", args.sim_mode,
-                   "sim: chunk (every communication a SimGrid activity), fluid (flows solved less often: data "
-                   "scale) or auto (fluid where it measures no distortion, else per chunk); default: the "
-                   "script's sl.run sim_mode")
-      ->check(CLI::IsMember({"chunk", "fluid", "auto"}));
+  add_sim_options(*run_cmd, args);
   run_cmd->add_option("--seed", args.seed, "the seed of every run (default: the script's, else 1)");
   run_cmd->add_option("--out", args.out_dir, "where results and reports go")->capture_default_str();
   run_cmd->add_flag("--check-claims", args.check_claims,

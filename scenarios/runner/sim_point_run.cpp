@@ -186,6 +186,28 @@ void count_runtime(const sim::SimRuntime& rt, std::map<std::string, double>& cou
   counters["sim.storage_flushes_waited"] = static_cast<double>(rt.flushes_waited());
 }
 
+std::string percent_text(double share);
+
+// A fluid run's own cost drivers and measure of distortion (sim_point_run.hpp).
+void count_fluid(const sim::SimRuntime& rt, RunResult& result) {
+  const sim::SimRuntime::FluidStats f = rt.fluid_stats();
+  result.counters["sim.fluid_solves"] = static_cast<double>(f.solves);
+  result.counters["sim.fluid_big_solves"] = static_cast<double>(f.big_solves);
+  result.counters["sim.fluid_deadline_solves"] = static_cast<double>(f.deadline_solves);
+  result.counters["sim.fluid_flows"] = static_cast<double>(f.flows);
+  // Over the bytes of flows whose rates were let stray (components solved at
+  // each change were exact).
+  const double measured = f.bulk_bytes - f.exact_bytes;
+  result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes / measured : 0.0;
+  result.counters["sim.fluid_net_deviation_share"] = measured > 0 ? std::abs(f.net_deviation_bytes) / measured : 0.0;
+  const double all = f.bulk_bytes + f.small_bytes;
+  result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes / all : 0.0;
+  result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " + std::to_string(f.solves) +
+                            " solves; bulk flows strayed from the solved sharing by " +
+                            percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes (" +
+                            percent_text(result.counters["sim.fluid_net_deviation_share"]) + " net)");
+}
+
 std::string percent_text(double share) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
@@ -354,25 +376,7 @@ RunResult SimPointRun::run_here(const ScenarioSpec& spec, const std::vector<std:
 
     count_runtime(rt, result.counters);
     result.deployment["sim_mode"] = config_fluid ? "fluid" : "chunk";
-    if (config_fluid) {
-      const sim::SimRuntime::FluidStats f = rt.fluid_stats();
-      result.counters["sim.fluid_solves"] = static_cast<double>(f.solves);
-      result.counters["sim.fluid_big_solves"] = static_cast<double>(f.big_solves);
-      result.counters["sim.fluid_deadline_solves"] = static_cast<double>(f.deadline_solves);
-      result.counters["sim.fluid_flows"] = static_cast<double>(f.flows);
-      // Over the bytes of flows whose rates were let stray (components solved
-      // at each change were exact).
-      const double measured = f.bulk_bytes - f.exact_bytes;
-      result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes / measured : 0.0;
-      result.counters["sim.fluid_net_deviation_share"] =
-          measured > 0 ? std::abs(f.net_deviation_bytes) / measured : 0.0;
-      const double all = f.bulk_bytes + f.small_bytes;
-      result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes / all : 0.0;
-      result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " + std::to_string(f.solves) +
-                                " solves; bulk flows strayed from the solved sharing by " +
-                                percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes (" +
-                                percent_text(result.counters["sim.fluid_net_deviation_share"]) + " net)");
-    }
+    if (config_fluid) count_fluid(rt, result);
     const auto direct = static_cast<std::uint64_t>(rt.counter("client.chunks_direct"));
     const auto bounce = static_cast<std::uint64_t>(rt.counter("client.chunks_bounce"));
     result.paths_taken["direct"] = direct;
