@@ -8,17 +8,16 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
+# shellcheck source=scripts/gpu_machine/carry_lib.sh
+source "$ROOT/scripts/gpu_machine/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
-  # shellcheck source=scripts/gpu_machine/carry_lib.sh
-  source "$ROOT/scripts/gpu_machine/carry_lib.sh"
   carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_sim"
   exit $?
 fi
-dir=$ROOT/.carry/sluice_sim
-(cd "$dir" && tar xJf libs.tar.xz) || exit 1
-export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+use_carried "$ROOT" sluice_sim/sluice || exit 2
+trap 'rm -rf "$CARRIED_TMP"' EXIT
 out=${OUT:-out}
-SLUICE=$dir/sluice P12_OUT=$out/p12 P12_PARALLEL=1 bash scripts/bench_fluid.sh
+SLUICE=$(command -v sluice) P12_OUT=$out/p12 P12_PARALLEL=1 bash scripts/bench_fluid.sh
 rc=$?
 # The device tool brings back a bounded number of files: the results and logs in one archive.
 tar cJf "$out/p12.tar.xz" -C "$out" p12 && rm -rf "$out/p12"
