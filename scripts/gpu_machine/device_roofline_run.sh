@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make bench-roofline at full scale (issue 48 item 2, P13: 300 seeded
+# configurations of tests/physics/roofline.lua) on the GPU machine's 16 cores,
+# the points 16 at once; SIM_MODE (default auto: fluid where it measures no
+# distortion, issue 50) is sluice run --sim-mode. The simulation does not use
+# the GPU.
+# Here:       bash scripts/gpu_machine/device_roofline_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
+# On device:  bash scripts/gpu_machine/device_roofline_run.sh          (carry .carry/sluice_sim; writes $OUT/roofline.tar.xz)
+# COUNT (default 300) and SEED (default 1) as roofline.sh takes them.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+# shellcheck source=scripts/gpu_machine/carry_lib.sh
+source "$ROOT/scripts/gpu_machine/carry_lib.sh"
+if [ "${1:-}" = "--pack" ]; then
+  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_sim"
+  exit $?
+fi
+use_carried "$ROOT" sluice_sim/sluice || exit 2
+trap 'rm -rf "$CARRIED_TMP"' EXIT
+out=${OUT:-out}
+SIM_MODE=${SIM_MODE:-auto} bash tests/physics/roofline.sh "$(command -v sluice)" "$out/roofline" full "${COUNT:-300}" \
+  "${SEED:-1}"
+rc=$?
+# The device tool brings back a bounded number of files: the results and the log in one archive.
+tar cJf "$out/roofline.tar.xz" -C "$out" roofline && rm -rf "$out/roofline"
+exit $rc
