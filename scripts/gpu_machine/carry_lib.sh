@@ -42,3 +42,17 @@ use_carried() {
   done
   export PATH=$CARRIED_TMP/bin:$PATH LD_LIBRARY_PATH=$CARRIED_TMP/lib:${LD_LIBRARY_PATH:-}
 }
+
+# carried_sluice_sim ROOT [--pack]: the device scripts' sluice. With --pack
+# (here): build/sluice and its libraries into ROOT/.carry/sluice_sim, then the
+# script exits. Else (there): the carried sluice on PATH (use_carried), its
+# temporary directory removed when the script exits.
+carried_sluice_sim() {
+  local root=$1
+  if [ "${2:-}" = "--pack" ]; then
+    carry_binary "${BUILD:-$root/build}/sluice" "$root/.carry/sluice_sim"
+    exit $?
+  fi
+  use_carried "$root" sluice_sim/sluice || exit 2
+  trap 'rm -rf "$CARRIED_TMP"' EXIT
+}

@@ -10,20 +10,14 @@
 # nvmesh_bandwidth_sharing" in a second call: all eight took 549 s on
 # 2026-11-29, too close to one call's 600 s).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
-if [ "${1:-}" = "--pack" ]; then
-  # shellcheck source=scripts/gpu_machine/carry_lib.sh
-  source "$ROOT/scripts/gpu_machine/carry_lib.sh"
-  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_sim"
-  exit $?
-fi
-dir=$ROOT/.carry/sluice_sim
-(cd "$dir" && tar xJf libs.tar.xz) || exit 1
-export LD_LIBRARY_PATH=$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# shellcheck source=scripts/gpu_machine/carry_lib.sh
+source "$ROOT/scripts/gpu_machine/carry_lib.sh"
+carried_sluice_sim "$ROOT" "${1:-}"
 export FIDELITY_STUDIES=${FIDELITY_STUDIES:-"beegfs_gds_vs_bounce dne_metadata_sharding gpu_rdma_recorder beeond_stage_in cosmoflow_epoch checkpoint_burst"}
 export FIDELITY_STUDY_TIMEOUT_S=${FIDELITY_STUDY_TIMEOUT_S:-520}
-SLUICE=$dir/sluice FIDELITY_OUT=${OUT:-out}/fidelity bash scripts/bench_fidelity.sh
+SLUICE=$(command -v sluice) FIDELITY_OUT=${OUT:-out}/fidelity bash scripts/bench_fidelity.sh
 rc=$?
 # The device tool brings back a bounded number of files: the whole report in one archive.
 out=${OUT:-out}

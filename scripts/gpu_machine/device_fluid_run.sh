@@ -10,12 +10,7 @@ cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 # shellcheck source=scripts/gpu_machine/carry_lib.sh
 source "$ROOT/scripts/gpu_machine/carry_lib.sh"
-if [ "${1:-}" = "--pack" ]; then
-  carry_binary "${BUILD:-$ROOT/build}/sluice" "$ROOT/.carry/sluice_sim"
-  exit $?
-fi
-use_carried "$ROOT" sluice_sim/sluice || exit 2
-trap 'rm -rf "$CARRIED_TMP"' EXIT
+carried_sluice_sim "$ROOT" "${1:-}"
 out=${OUT:-out}
 SLUICE=$(command -v sluice) P12_OUT=$out/p12 P12_PARALLEL=1 bash scripts/bench_fluid.sh
 rc=$?
