@@ -696,20 +696,6 @@ void SimRuntime::fluid_arm() {
   });
 }
 
-SimRuntime::FluidStats SimRuntime::fluid_stats() const {
-  FluidStats s;
-  s.solves = fluid_->solves();
-  s.big_solves = fluid_->big_solves();
-  s.deadline_solves = fluid_->deadline_solves();
-  s.flows = fluid_->flows_started();
-  s.bulk_bytes = fluid_->bulk_bytes();
-  s.small_bytes = fluid_->small_bytes();
-  s.deviation_bytes = fluid_->deviation_bytes();
-  s.net_deviation_bytes = fluid_->net_deviation_bytes();
-  s.exact_bytes = fluid_->exact_bytes();
-  return s;
-}
-
 void SimRuntime::count_at_drive(SimOp& op, Target& target) {
   SLUICE_ASSERT_MSG(!op.at_drive, "a drive request is counted once");
   op.at_drive = true;

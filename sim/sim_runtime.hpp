@@ -288,22 +288,9 @@ class SimRuntime {
   std::uint64_t read_ahead_bytes(NodeId node) const;
   // Bytes of `node`'s page cache not yet written back.
   std::uint64_t dirty_bytes(NodeId node) const;
-  // The FluidNet's cost drivers and measures (drive work in both modes,
-  // every communication in fluid mode): solves of the sharing, flows carried, bytes of bulk
-  // and of small flows, and the bytes by which bulk flows strayed from the
-  // rates solved after them (FluidNet::deviation_bytes).
-  struct FluidStats {
-    std::uint64_t solves = 0;
-    std::uint64_t big_solves = 0;
-    std::uint64_t deadline_solves = 0;
-    std::uint64_t flows = 0;
-    double bulk_bytes = 0;
-    double small_bytes = 0;
-    double deviation_bytes = 0;
-    double net_deviation_bytes = 0;
-    double exact_bytes = 0;
-  };
-  FluidStats fluid_stats() const;
+  // The runtime's FluidNet: drive work in both modes, every communication in
+  // fluid mode; its solves, flows, bytes and measured strays (sim/fluid_net.hpp).
+  const FluidNet& fluid() const { return *fluid_; }
   // Times the SimGrid main loop was entered (a pause or idle ends each).
   std::uint64_t engine_runs() const { return engine_runs_; }
   std::uint64_t allocated_bytes(NodeId node) const;

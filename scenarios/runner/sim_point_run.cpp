@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
+#include <cmath>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -190,20 +191,20 @@ std::string percent_text(double share);
 
 // A fluid run's own cost drivers and measure of distortion (sim_point_run.hpp).
 void count_fluid(const sim::SimRuntime& rt, RunResult& result) {
-  const sim::SimRuntime::FluidStats f = rt.fluid_stats();
-  result.counters["sim.fluid_solves"] = static_cast<double>(f.solves);
-  result.counters["sim.fluid_big_solves"] = static_cast<double>(f.big_solves);
-  result.counters["sim.fluid_deadline_solves"] = static_cast<double>(f.deadline_solves);
-  result.counters["sim.fluid_flows"] = static_cast<double>(f.flows);
+  const sim::FluidNet& f = rt.fluid();
+  result.counters["sim.fluid_solves"] = static_cast<double>(f.solves());
+  result.counters["sim.fluid_big_solves"] = static_cast<double>(f.big_solves());
+  result.counters["sim.fluid_deadline_solves"] = static_cast<double>(f.deadline_solves());
+  result.counters["sim.fluid_flows"] = static_cast<double>(f.flows_started());
   // Over the bytes of flows whose rates were let stray (components solved at
   // each change were exact).
-  const double measured = f.bulk_bytes - f.exact_bytes;
-  result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes / measured : 0.0;
-  result.counters["sim.fluid_net_deviation_share"] = measured > 0 ? std::abs(f.net_deviation_bytes) / measured : 0.0;
-  const double all = f.bulk_bytes + f.small_bytes;
-  result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes / all : 0.0;
-  result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows) + " flows, " + std::to_string(f.solves) +
-                            " solves; bulk flows strayed from the solved sharing by " +
+  const double measured = f.bulk_bytes() - f.exact_bytes();
+  result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes() / measured : 0.0;
+  result.counters["sim.fluid_net_deviation_share"] = measured > 0 ? std::abs(f.net_deviation_bytes()) / measured : 0.0;
+  const double all = f.bulk_bytes() + f.small_bytes();
+  result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes() / all : 0.0;
+  result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows_started()) + " flows, " +
+                            std::to_string(f.solves()) + " solves; bulk flows strayed from the solved sharing by " +
                             percent_text(result.counters["sim.fluid_deviation_share"]) + " of their bytes (" +
                             percent_text(result.counters["sim.fluid_net_deviation_share"]) + " net)");
 }
@@ -253,28 +254,45 @@ std::string fluid_distortion(const RunResult& fluid) {
   return "";
 }
 
-}  // namespace
-
-RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
-  if (spec.sim_mode != SimMode::automatic) return run_mode(spec, profile_dirs);
-  // Fluid first, in a child (one engine per process).
-  const auto wall_start = std::chrono::steady_clock::now();
-  ScenarioSpec fluid_spec = spec;
-  fluid_spec.sim_mode = SimMode::fluid;
+// One run of `body` in a child process (SimGrid allows one engine per
+// process, and the run that may follow it here needs one): its result, and
+// whether the child ended well; or why it could not start.
+struct ChildRun {
+  RunResult result;
+  bool child_ok = false;
+};
+Result<ChildRun> run_in_child(const std::function<RunResult()>& body, const ScenarioSpec& spec) {
   ChildPoolOptions pool;
   pool.max_payload_bytes = k_max_point_result_bytes;
   pool.log_tail_lines = k_log_tail_lines;
   Result<std::vector<ChildJobResult>> ran = ChildPool::run(
-      1, [&](std::size_t) { return to_json(run_mode(fluid_spec, profile_dirs)).dump(); }, pool);
+      1, [&](std::size_t) { return to_json(body()).dump(); }, pool);
+  if (!ran.ok()) return ran.status();
+  return ChildRun{run_result_of_child(ran->front(), spec, Backend::sim), ran->front().ok};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
+  if (spec.sim_mode != SimMode::automatic) return run_mode(spec, profile_dirs);
+  // Fluid first, in a child.
+  const auto wall_start = std::chrono::steady_clock::now();
+  ScenarioSpec fluid_spec = spec;
+  fluid_spec.sim_mode = SimMode::fluid;
+  Result<ChildRun> ran = run_in_child([&] { return run_mode(fluid_spec, profile_dirs); }, fluid_spec);
   std::string why;
   if (ran.ok()) {
-    RunResult fluid = run_result_of_child(ran->front(), fluid_spec, Backend::sim);
-    if (!ran->front().ok) fluid.ok = false;
+    RunResult& fluid = ran->result;
+    if (!ran->child_ok) fluid.ok = false;
     why = fluid_distortion(fluid);
     if (why.empty()) {
       fluid.spec = spec;
-      fluid.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-      return fluid;
+      fluid.wall_s = seconds_since(wall_start);
+      return std::move(fluid);
     }
   } else {
     why = "the fluid run could not start: " + ran.status().message();
@@ -284,12 +302,13 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
   RunResult result = run_mode(chunk_spec, profile_dirs);
   result.spec = spec;
   if (ran.ok()) {
-    const RunResult fluid = run_result_of_child(ran->front(), fluid_spec, Backend::sim);
     for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_net_deviation_share", "sim.fluid_small_share"}) {
-      if (auto it = fluid.counters.find(name); it != fluid.counters.end()) result.counters[name] = it->second;
+      if (auto it = ran->result.counters.find(name); it != ran->result.counters.end()) {
+        result.counters[name] = it->second;
+      }
     }
   }
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_s = seconds_since(wall_start);
   result.deployment["sim_mode"] = "chunk: " + why;
   result.log_tail.push_back("sim_mode auto: ran per chunk: " + why);
   return result;
@@ -297,24 +316,19 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
 
 RunResult SimPointRun::run_mode(const ScenarioSpec& spec, const std::vector<std::string>& profile_dirs) {
   if (!spec.sim_coalesce) return run_here(spec, profile_dirs);
-  // Merged first, in a child: SimGrid has one engine per process, and the
-  // per-chunk run that may follow needs one.
+  // Merged first, in a child.
   const auto wall_start = std::chrono::steady_clock::now();
-  ChildPoolOptions pool;
-  pool.max_payload_bytes = k_max_point_result_bytes;
-  pool.log_tail_lines = k_log_tail_lines;
-  Result<std::vector<ChildJobResult>> ran = ChildPool::run(
-      1, [&](std::size_t) { return to_json(run_here(spec, profile_dirs)).dump(); }, pool);
+  Result<ChildRun> ran = run_in_child([&] { return run_here(spec, profile_dirs); }, spec);
   if (!ran.ok()) {
     RunResult failed;
     failed.spec = spec;
     failed.error = "sim_coalesce: the merged run could not start: " + ran.status().message();
     return failed;
   }
-  RunResult merged = run_result_of_child(ran->front(), spec, Backend::sim);
-  if (!ran->front().ok) merged.error = "sim_coalesce: the merged run died: " + merged.error;
+  RunResult& merged = ran->result;
+  if (!ran->child_ok) merged.error = "sim_coalesce: the merged run died: " + merged.error;
   const std::string distortion = coalesce_distortion(merged.counters);
-  if (!merged.ok || distortion.empty()) return merged;
+  if (!merged.ok || distortion.empty()) return std::move(merged);
 
   ScenarioSpec per_chunk = spec;
   per_chunk.sim_coalesce = false;
@@ -323,7 +337,7 @@ RunResult SimPointRun::run_mode(const ScenarioSpec& spec, const std::vector<std:
   for (const char* name : {"sim.coalesce_slot_excess", "sim.coalesce_write_share"}) {
     result.counters[name] = merged.counters[name];
   }
-  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_s = seconds_since(wall_start);
   const std::string why = "per_chunk: " + distortion;
   result.deployment["sim_coalesce"] = why;
   result.log_tail.push_back("sim_coalesce: ran " + why);
