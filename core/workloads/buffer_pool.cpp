@@ -2,14 +2,16 @@
 
 namespace sluice {
 
-Status BufferPool::allocate(MemKind kind, std::uint16_t device, std::uint32_t count, std::uint64_t buffer_bytes) {
+Status BufferPool::allocate(MemKind kind, const std::vector<std::uint16_t>& devices, std::uint32_t count,
+                            std::uint64_t buffer_bytes) {
   release();
-  if (count == 0 || buffer_bytes == 0) {
-    return error(StatusCode::invalid_argument,
-                 "buffer pool of " + std::to_string(count) + " buffers of " + std::to_string(buffer_bytes) + " bytes");
+  if (count == 0 || buffer_bytes == 0 || devices.empty()) {
+    return error(StatusCode::invalid_argument, "buffer pool of " + std::to_string(count) + " buffers of " +
+                                                   std::to_string(buffer_bytes) + " bytes on " +
+                                                   std::to_string(devices.size()) + " devices");
   }
   for (std::uint32_t i = 0; i < count; ++i) {
-    Result<MemHandle> b = env_.alloc(kind, device, buffer_bytes);
+    Result<MemHandle> b = env_.alloc(kind, devices[i % devices.size()], buffer_bytes);
     if (!b.ok()) {
       release();
       return error(b.status().code(), "allocating workload buffer " + std::to_string(i + 1) + " of " +
@@ -20,6 +22,13 @@ Status BufferPool::allocate(MemKind kind, std::uint16_t device, std::uint32_t co
   }
   free_ = all_;
   return ok_status();
+}
+
+Status BufferPool::allocate(const WorkloadContext& context, MemKind kind, std::uint32_t count,
+                            std::uint64_t buffer_bytes) {
+  if (kind == MemKind::gpu) return allocate(kind, std::vector<std::uint16_t>{context.gpu}, count, buffer_bytes);
+  if (context.host_numa.empty()) return allocate(kind, std::vector<std::uint16_t>{0}, count, buffer_bytes);
+  return allocate(kind, context.host_numa, count, buffer_bytes);
 }
 
 Result<MemHandle> BufferPool::take() {

@@ -2,8 +2,12 @@
 // keeps in flight (elbencho allocates one block buffer per I/O thread).
 //
 // All buffers are allocated up front in one kind of memory (host, pinned, or
-// GPU memory of one device, so the client's planner sees the real
-// destination); take() hands out a free one, give() returns it. A rank never
+// GPU memory, so the client's planner sees the real destination): GPU memory
+// of one device, host and pinned memory spread over the NUMA nodes where the
+// rank's threads run (buffer i on the i-th of them, in turn: an unpinned
+// benchmark's threads spread over the sockets, and each touches its buffer
+// first, so it lands on the thread's node); take() hands out a free one,
+// give() returns it. A rank never
 // has more ops in flight than buffers, so take() failing is a bug in the
 // caller, reported as `internal`. Buffers are freed by release() or the
 // destructor; the caller makes sure no operation still names them.
@@ -15,6 +19,7 @@
 #include "core/common/mem_handle.hpp"
 #include "core/common/status.hpp"
 #include "core/env.hpp"
+#include "core/workloads/workload.hpp"
 
 namespace sluice {
 
@@ -25,9 +30,15 @@ class BufferPool {
   BufferPool(const BufferPool&) = delete;
   BufferPool& operator=(const BufferPool&) = delete;
 
-  // Allocates `count` buffers of buffer_bytes (replacing any held before).
-  // Errors: count or buffer_bytes 0 (invalid_argument), the Env's alloc error.
-  Status allocate(MemKind kind, std::uint16_t device, std::uint32_t count, std::uint64_t buffer_bytes);
+  // Allocates `count` buffers of buffer_bytes (replacing any held before),
+  // buffer i on devices[i % devices.size()] (GPU index for gpu memory, NUMA
+  // node for host and pinned).
+  // Errors: count, buffer_bytes or devices empty (invalid_argument), the Env's alloc error.
+  Status allocate(MemKind kind, const std::vector<std::uint16_t>& devices, std::uint32_t count,
+                  std::uint64_t buffer_bytes);
+  // The same for a workload rank: its GPU (WorkloadContext::gpu) for gpu
+  // memory, its NUMA nodes (WorkloadContext::host_numa) for host and pinned.
+  Status allocate(const WorkloadContext& context, MemKind kind, std::uint32_t count, std::uint64_t buffer_bytes);
   Result<MemHandle> take();
   void give(const MemHandle& buffer);
   void release();

@@ -70,8 +70,8 @@ void CheckpointBurst::start(WorkloadContext& context, std::function<void(Status)
 }
 
 void CheckpointBurst::setup(StatusFn done) {
-  const std::uint16_t device = config_.source_kind == MemKind::gpu ? ctx_->gpu : 0;
-  Result<MemHandle> shard = ctx_->env.alloc(config_.source_kind, device, config_.shard_bytes);
+  Result<MemHandle> shard =
+      ctx_->env.alloc(config_.source_kind, home_device(*ctx_, config_.source_kind), config_.shard_bytes);
   if (!shard.ok()) return defer_status(*ctx_, std::move(done), annotate(shard.status(), "checkpoint shard"));
   shard_ = *shard;
   shard_allocated_ = true;
@@ -188,9 +188,8 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
 void CheckpointBurst::read_back(StatusFn done) {
   const std::uint32_t checkpoint = config_.checkpoints - 1;
   read_buffers_ = std::make_unique<BufferPool>(ctx_->env);
-  const std::uint16_t device = config_.source_kind == MemKind::gpu ? ctx_->gpu : 0;
   const std::uint64_t buffer_bytes = std::min(config_.block_bytes, config_.shard_bytes);
-  if (Status s = read_buffers_->allocate(config_.source_kind, device, config_.inflight_blocks, buffer_bytes); !s.ok()) {
+  if (Status s = read_buffers_->allocate(*ctx_, config_.source_kind, config_.inflight_blocks, buffer_bytes); !s.ok()) {
     return defer_status(*ctx_, std::move(done), annotate(s, "checkpoint read-back"));
   }
   barrier(*ctx_, "checkpoint" + config_.run_tag + ".read", config_.barrier_max_wait_ns,

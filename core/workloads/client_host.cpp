@@ -13,8 +13,9 @@ void ClientHost::start() {
   client_.start([this](Status ready) {
     if (!ready.ok()) return finish(ready);
     if (!workload_) return finish(ok_status());
-    context_ = std::make_unique<WorkloadContext>(
-        WorkloadContext{env_, client_, ops_, client_.rpc(), config_.rank, config_.ranks, config_.barrier, config_.gpu});
+    context_ = std::make_unique<WorkloadContext>(WorkloadContext{env_, client_, ops_, client_.rpc(), config_.rank,
+                                                                 config_.ranks, config_.barrier, config_.gpu,
+                                                                 config_.host_numa});
     workload_->start(*context_, [this](Status s) { finish(std::move(s)); });
   });
 }

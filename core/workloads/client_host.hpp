@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/env.hpp"
 #include "core/services/client.hpp"
@@ -19,6 +20,7 @@ struct ClientHostConfig {
   std::uint32_t ranks = 1;
   Endpoint barrier;
   std::uint16_t gpu = 0;
+  std::vector<std::uint16_t> host_numa;  // WorkloadContext::host_numa
 };
 
 class ClientHost final : public Service {

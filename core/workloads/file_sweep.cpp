@@ -97,11 +97,9 @@ void FileSweep::start(WorkloadContext& context, std::function<void(Status)> done
 
 void FileSweep::setup(StatusFn done) {
   if (has_phase(SweepPhase::write) || has_phase(SweepPhase::read)) {
-    const MemKind kind = config_.buffer_kind;
-    const std::uint16_t device = kind == MemKind::gpu ? ctx_->gpu : 0;
     buffers_ = std::make_unique<BufferPool>(ctx_->env);
     const std::uint64_t buffer_bytes = std::max<std::uint64_t>(1, std::min(config_.block_bytes, config_.file_bytes));
-    if (Status s = buffers_->allocate(kind, device, config_.threads, buffer_bytes); !s.ok()) {
+    if (Status s = buffers_->allocate(*ctx_, config_.buffer_kind, config_.threads, buffer_bytes); !s.ok()) {
       return defer_status(*ctx_, std::move(done), annotate(s, "file_sweep rank " + std::to_string(ctx_->rank)));
     }
   }

@@ -35,8 +35,7 @@ void GpuStream::start(WorkloadContext& context, std::function<void(Status)> done
   ctx_ = &context;
   if (Status s = validate(config_); !s.ok()) return defer_status(context, std::move(done), s);
   buffers_ = std::make_unique<BufferPool>(context.env);
-  if (Status s = buffers_->allocate(MemKind::gpu, context.gpu, config_.buffers_in_flight, config_.buffer_bytes);
-      !s.ok()) {
+  if (Status s = buffers_->allocate(context, MemKind::gpu, config_.buffers_in_flight, config_.buffer_bytes); !s.ok()) {
     return defer_status(context, std::move(done), annotate(s, "stream rank " + std::to_string(context.rank)));
   }
   const std::string tag = "stream" + config_.run_tag + ".";

@@ -60,9 +60,8 @@ void StageIn::start(WorkloadContext& context, std::function<void(Status)> done) 
     source_ = *bucket;
   }
   buffers_ = std::make_unique<BufferPool>(context.env);
-  const std::uint16_t device = config_.buffer_kind == MemKind::gpu ? context.gpu : 0;
   const std::uint64_t buffer_bytes = std::max<std::uint64_t>(1, std::min(config_.block_bytes, config_.object_bytes));
-  if (Status s = buffers_->allocate(config_.buffer_kind, device, config_.threads, buffer_bytes); !s.ok()) {
+  if (Status s = buffers_->allocate(context, config_.buffer_kind, config_.threads, buffer_bytes); !s.ok()) {
     return defer_status(context, std::move(done), annotate(s, "stage_in rank " + std::to_string(context.rank)));
   }
   std::vector<Step> steps;

@@ -103,7 +103,7 @@ void TrainEpoch::start(WorkloadContext& context, std::function<void(Status)> don
   batch_buffers_ = std::make_unique<BufferPool>(context.env);
   const std::uint64_t steps = steps_per_epoch(context.ranks);
   const auto slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(config_.prefetch_depth + 1ULL, steps));
-  if (Status s = batch_buffers_->allocate(MemKind::gpu, context.gpu, slots,
+  if (Status s = batch_buffers_->allocate(context, MemKind::gpu, slots,
                                           std::uint64_t{config_.batch_samples} * config_.sample_bytes);
       !s.ok()) {
     return defer_status(context, std::move(done), annotate(s, "train_epoch rank " + std::to_string(context.rank)));
@@ -129,7 +129,7 @@ void TrainEpoch::setup(StatusFn done) {
   setup_buffers_ = std::make_unique<BufferPool>(ctx_->env);
   const std::uint64_t largest_file = file_bytes(0);
   const std::uint64_t buffer_bytes = std::min(config_.setup_block_bytes, largest_file);
-  if (Status s = setup_buffers_->allocate(MemKind::host, 0, config_.read_threads, buffer_bytes); !s.ok()) {
+  if (Status s = setup_buffers_->allocate(*ctx_, MemKind::host, config_.read_threads, buffer_bytes); !s.ok()) {
     return defer_status(*ctx_, std::move(done), annotate(s, "train_epoch setup"));
   }
   std::vector<Step> steps;

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/env.hpp"
 #include "core/services/client.hpp"
@@ -33,7 +34,16 @@ struct WorkloadContext {
   std::uint32_t ranks = 1;
   Endpoint barrier;       // the barrier service (invalid: no synchronisation)
   std::uint16_t gpu = 0;  // the GPU this rank feeds, where the workload uses GPU memory
+  // The NUMA nodes this rank's threads run on, where its host and pinned
+  // buffers live (BufferPool spreads them in turn); empty: NUMA node 0.
+  std::vector<std::uint16_t> host_numa;
 };
+
+// Where a rank's single region of `kind` lives: its GPU, or the first of its NUMA nodes.
+inline std::uint16_t home_device(const WorkloadContext& context, MemKind kind) {
+  if (kind == MemKind::gpu) return context.gpu;
+  return context.host_numa.empty() ? std::uint16_t{0} : context.host_numa.front();
+}
 
 class Workload {
  public:

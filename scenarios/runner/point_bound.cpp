@@ -14,6 +14,7 @@
 #include "core/topology/flow_bound.hpp"
 #include "core/topology/hardware_figures.hpp"
 #include "scenarios/runner/fs_deployment.hpp"
+#include "scenarios/runner/workload_run.hpp"
 
 namespace sluice::scenario {
 
@@ -32,7 +33,9 @@ std::vector<topo::VertexId> devices(const topo::Topology& t, NodeId node, Vertex
   return out;
 }
 
-// A buffer of one client rank: its GPU, or any host memory of its node.
+// A buffer of one client rank: its GPU, or any host memory of the NUMA nodes
+// its threads run on (rank_host_numa, workload_run.hpp: the buffers spread
+// over them, the flow may take any split).
 Result<FlowTerminal> rank_buffer(const topo::Topology& t, const ClientPlacement& c, std::uint32_t rank, MemKind kind) {
   const NodeId node = c.nodes[rank / c.ranks_per_node];
   if (kind == MemKind::gpu) {
@@ -40,7 +43,10 @@ Result<FlowTerminal> rank_buffer(const topo::Topology& t, const ClientPlacement&
     if (!gpu.ok()) return gpu.status();
     return FlowTerminal{*gpu, 1.0, {}};
   }
-  std::vector<topo::VertexId> mems = devices(t, node, VertexKind::host_memory);
+  std::vector<topo::VertexId> mems;
+  for (std::uint16_t numa : rank_host_numa(c, rank, t)) {
+    if (Result<topo::VertexId> v = t.device(node, VertexKind::host_memory, numa); v.ok()) mems.push_back(*v);
+  }
   if (mems.empty()) return error(StatusCode::invalid_argument, "node " + std::to_string(node) + " has no host memory");
   FlowTerminal term{mems.front(), 1.0, {}};
   term.alternatives.assign(mems.begin() + 1, mems.end());

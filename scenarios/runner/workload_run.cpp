@@ -92,6 +92,28 @@ std::uint16_t WorkloadRun::gpu_of(std::uint32_t rank) const {
   return static_cast<std::uint16_t>(rank % spec_.clients.ranks_per_node);
 }
 
+std::vector<std::uint16_t> rank_host_numa(const ClientPlacement& clients, std::uint32_t rank,
+                                          const topo::Topology& cluster) {
+  const std::uint32_t per_node = clients.ranks_per_node;
+  const NodeId node = clients.nodes[rank / per_node];
+  const std::uint32_t sockets = cluster.count(node, topo::VertexKind::host_memory);
+  const std::uint32_t local = rank % per_node;
+  std::vector<std::uint16_t> out;
+  if (sockets == 0) return out;
+  if (per_node > 1 && local < cluster.count(node, topo::VertexKind::gpu)) {
+    Result<topo::VertexId> gpu = cluster.device(node, topo::VertexKind::gpu, local);
+    if (gpu.ok() && cluster.vertex(*gpu).numa < sockets) {
+      out.push_back(static_cast<std::uint16_t>(cluster.vertex(*gpu).numa));
+      return out;
+    }
+  }
+  for (std::uint32_t s = 0; s < sockets; ++s) {
+    if (s % per_node == local) out.push_back(static_cast<std::uint16_t>(s));
+  }
+  if (out.empty()) out.push_back(static_cast<std::uint16_t>(local % sockets));
+  return out;
+}
+
 std::string WorkloadRun::metric_name() const {
   return std::visit(
       [](const auto& config) -> std::string {

@@ -3,7 +3,14 @@
 // measured into PhaseRows (results.csv rows).
 //
 // Ranks: rank r runs on clients.nodes[r / ranks_per_node] and feeds GPU
-// r % ranks_per_node there (scenario_spec.hpp, ClientPlacement).
+// r % ranks_per_node there (scenario_spec.hpp, ClientPlacement). Its threads
+// run on (and its host buffers live in) the NUMA nodes host_numa_of gives: a
+// node's only rank spreads over all its sockets (an unpinned benchmark: the
+// scheduler spreads its threads, and first touch puts each thread's buffer on
+// its node); a rank with a GPU of its own is bound to that GPU's socket (as
+// mpirun/srun bind GPU ranks by affinity); other ranks split the sockets
+// between them (socket s to rank s % ranks_per_node). The bound
+// (point_bound.hpp) places the rank's buffers by the same rule.
 //
 // Rows, per phase in the order the ranks ran them:
 // - the elbencho-style aggregate of the ranks' RankPhaseResults
@@ -38,6 +45,11 @@ struct MetricWindow {
   std::map<std::string, std::vector<double>> samples;
 };
 
+// The NUMA nodes of `rank`'s threads in `cluster` (the rule above); empty
+// when its node has no host memory in the topology.
+std::vector<std::uint16_t> rank_host_numa(const ClientPlacement& clients, std::uint32_t rank,
+                                          const topo::Topology& cluster);
+
 class WorkloadRun {
  public:
   // Checks the placement against the cluster and the config with the
@@ -50,6 +62,9 @@ class WorkloadRun {
   std::uint32_t ranks() const;
   NodeId node_of(std::uint32_t rank) const;
   std::uint16_t gpu_of(std::uint32_t rank) const;
+  std::vector<std::uint16_t> host_numa_of(std::uint32_t rank, const topo::Topology& cluster) const {
+    return rank_host_numa(spec_.clients, rank, cluster);
+  }
   // The metric prefix of the workload ("file_sweep", "md_bench", ...).
   std::string metric_name() const;
 

@@ -6,7 +6,7 @@
 # the GPU.
 # Here:       bash scripts/gpu_machine/device_roofline_run.sh --pack   (sluice + its libraries into .carry/sluice_sim)
 # On device:  bash scripts/gpu_machine/device_roofline_run.sh          (carry .carry/sluice_sim; writes $OUT/roofline.tar.xz)
-# COUNT (default 300) and SEED (default 1) as roofline.sh takes them.
+# COUNT (default 300), FIRST (default 0) and SEED (default 1) as roofline.sh takes them.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD

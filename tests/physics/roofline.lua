@@ -14,9 +14,11 @@ local P = sl.params{
   count = {"configurations", 40},
   first = {"index of the first configuration", 0},
   scale = {"ci: small clusters and files; full: the issue's ranges", "ci"},
-  rail_connections = {"BeeGFS connMaxInternodeNum: connections per server per client NIC", 12},
+  rail_connections = {"BeeGFS connMaxInternodeNum: connections per server per client NIC (auto: 12 at ci, 64 at full)",
+                      "auto"},
   max_inflight_chunks = {"chunk requests in flight per client", 1024},
   buffer = {"diagnosis: every configuration's buffer_kind (host, pinned, gpu; drawn: as drawn)", "drawn"},
+  threads = {"diagnosis: every configuration's threads per client (a number; drawn: as drawn)", "drawn"},
 }
 if P.scale ~= "ci" and P.scale ~= "full" then
   error("roofline.lua: parameter scale must be ci or full, not " .. tostring(P.scale))
@@ -78,9 +80,31 @@ local function draw(index)
   c.gds = c.buffer == "gpu" and g.pick{"on", "off"} or "off"
   c.threads = g.pick{16, 32}
   if not ci then
-    -- many clients: fewer files in flight each, about 512 in all (each with
-    -- 4 MiB blocks of chunks in flight), so a 256-client point stays minutes
-    c.threads = math.max(4, math.min(c.threads, 512 // c.clients))
+    -- Saturating (issue 48 item 2: the bound is checked at saturation, not
+    -- at an operating point): each client keeps its share of the hardware's
+    -- aggregate rate in flight over a loaded block time, so the point is
+    -- bandwidth-bound, not latency-bound. The rate is the smallest of the
+    -- clients' NICs, the servers' NICs and the drives' read rates (an upper
+    -- estimate of the bound: too much concurrency only costs run time); the
+    -- block time k_block_time_s covers a 4 MiB block's chunks through a
+    -- drive, two NIC ports and a buffered read's page-cache copy at one
+    -- thread's 5.9 GB/s (sim/profiles/default.json page_cache.copy_bytes_per_s),
+    -- about 1.2 ms unloaded, twice over. Roofline configuration 78 (one client
+    -- of 3 x 400 Gb/s, 53 servers) reads 0.69 of its bound at 32 threads and
+    -- 0.96 at 128. At least 4 threads per client; at most 256, and at most
+    -- k_max_files_in_flight files in flight in all (run time: a point's bytes
+    -- grow with them, 128 MiB each); `saturating_threads` records what the
+    -- rule asked for, so a point the cap held below it says so.
+    local k_block_time_s = 0.004
+    local k_max_files_in_flight = 1024
+    local rate = math.min(c.clients * c.client.nics * c.client.nic_gbps, c.servers * c.server.nics * c.server.nic_gbps,
+      c.servers * c.server.nvmes * 56) * 1e9 / 8
+    c.saturating_threads = math.max(4, math.min(256, math.ceil(rate * k_block_time_s / (c.clients * 4 * 1048576))))
+    c.threads = math.max(4, math.min(c.saturating_threads, k_max_files_in_flight // c.clients))
+  end
+  if P.threads ~= "drawn" then
+    c.threads = math.tointeger(tonumber(P.threads))
+    if c.threads == nil then error("roofline.lua: parameter threads must be drawn or a count, not " .. tostring(P.threads)) end
   end
   -- One file per thread: every file is in flight from the start, so each
   -- target's queue holds all its work and the busiest one sets the time
@@ -95,6 +119,11 @@ local function draw(index)
   -- with 16 and 32), and every file over all its stripe targets
   c.chunks_per_file = math.max(128 * 1048576 // sl.size(c.chunk), c.stripe)
   return c
+end
+
+local rail_connections = P.rail_connections == "auto" and (ci and 12 or 64) or math.tointeger(tonumber(P.rail_connections))
+if rail_connections == nil then
+  error("roofline.lua: parameter rail_connections must be auto or a count, not " .. tostring(P.rail_connections))
 end
 
 local function build(c)
@@ -116,10 +145,13 @@ local function build(c)
     cluster_fields.spines = c.spines
   end
   -- Tuned for peak as BeeGFS's Client Node Tuning says (connMaxInternodeNum
-  -- raised), and chunks in flight enough for every target's queue.
+  -- raised: at full scale to 64, the client's cores on the default profile,
+  -- the most the guide sees a use for; roofline configuration 84, 2 servers
+  -- read by one client of 8 x 100 Gb/s, reads 0.74 of its bound with 12 and
+  -- 0.98 with 64), and chunks in flight enough for every target's queue.
   local fs = sl.fs.beegfs{storage_nodes = servers, meta_nodes = {servers[1]}, mgmt_node = servers[1],
                           client_nodes = clients, stripe = {chunk = c.chunk, count = c.stripe},
-                          gds = c.gds, rail_connections = P.rail_connections,
+                          gds = c.gds, rail_connections = rail_connections,
                           max_inflight_chunks = P.max_inflight_chunks}
   local sweep = sl.workload.file_sweep{op = {"write", "read"}, files_per_rank = c.files_per_rank,
                                        size = c.chunks_per_file * sl.size(c.chunk), block = "4MiB",

@@ -7,7 +7,8 @@
 # ctest physics.roofline runs 40 configurations at ci scale; make bench-roofline
 # 300 at full scale (BENCH_SMOKE=1: 4 at ci scale, its misses not checked).
 # Usage: roofline.sh SLUICE OUT SCALE COUNT [SEED]   (JOBS: points at once, default nproc;
-#        SIM_MODE: chunk, fluid or auto, sluice run --sim-mode; default the script's, chunk)
+#        SIM_MODE: chunk, fluid or auto, sluice run --sim-mode; default the script's, chunk;
+#        FIRST: index of the first configuration, default 0, to split a full run across calls)
 set -u
 [ $# -ge 4 ] || { echo "usage: roofline.sh SLUICE OUT SCALE COUNT [SEED]" >&2; exit 2; }
 sluice=$1 out=$2 scale=$3 count=$4 seed=${5:-1}
@@ -16,7 +17,8 @@ mkdir -p "$out" || exit 2
 start=$(date +%s)
 mode=()
 [ -n "${SIM_MODE:-}" ] && mode=(--sim-mode "$SIM_MODE")
-"$sluice" run "$here/roofline.lua" --set scale="$scale" --set count="$count" --set seed="$seed" "${mode[@]}" \
+"$sluice" run "$here/roofline.lua" --set scale="$scale" --set count="$count" --set seed="$seed" \
+  --set first="${FIRST:-0}" "${mode[@]}" \
   --jobs "${JOBS:-$(nproc)}" --out "$out" >"$out/run.log" 2>&1 ||
   { tail -30 "$out/run.log"; echo "FAIL: sluice run exited non-zero (log: $out/run.log)"; exit 1; }
 echo "roofline: $count configurations (scale $scale, seed $seed) simulated in $(($(date +%s) - start)) s"

@@ -25,7 +25,12 @@ condition (a value, a list of values, or {"min": a, "max": b}) and whose
 ratio is at least min_ratio is explained by that entry's cost. Besides the
 configuration's params, a condition may name placement_skew: the phase's
 equal-shares bound over its placed bound (1 when the placement was even,
-2 when the busiest target holds twice its share).
+2 when the busiest target holds twice its share); client_rail_share: the
+part of a client's NIC capacity its NUMA-local NIC choice leaves usable
+(see client_rail_share below); bound_by: "client_nics" when the placed
+bound's cut is the clients' NIC ports, else its kind. An entry's optional
+"min_ratio_scaled_by" names one of these numbers: the miss must then reach
+min_ratio times it (a cost whose size the configuration sets).
 
 Placement: bound_bytes_per_s gives every target an equal share of a phase's
 bytes; a randomized chooser puts few-stripe files unevenly, and the busiest
@@ -94,6 +99,8 @@ def load_expected(path):
             bad_input(f"{where} ({e['id']})", "'when' must be a non-empty object of conditions")
         if not set(e["phases"]) <= set(PHASES):
             bad_input(f"{where} ({e['id']})", f"phases must be among {', '.join(PHASES)}")
+        if e.get("min_ratio_scaled_by", "client_rail_share") not in ("client_rail_share", "placement_skew"):
+            bad_input(f"{where} ({e['id']})", "min_ratio_scaled_by must be client_rail_share or placement_skew")
         for key, cond in e["when"].items():
             if isinstance(cond, dict) and not set(cond) <= {"min", "max"}:
                 bad_input(f"{where} ({e['id']}).when.{key}", "a range takes only min and max")
@@ -122,10 +129,39 @@ def load_known(path):
 
 def explained_by(entries, phase, params, ratio):
     for e in entries:
-        if phase in e["phases"] and ratio >= e["min_ratio"] and all(
+        floor = e["min_ratio"] * params.get(e.get("min_ratio_scaled_by"), 1.0)
+        if phase in e["phases"] and ratio >= floor and all(
                 key in params and meets(cond, params[key]) for key, cond in e["when"].items()):
             return e["id"]
     return None
+
+
+def client_rail_share(p):
+    """The part of a client's NIC capacity left usable when every I/O thread
+    takes a NIC on its own NUMA node first (the BeeGFS client's NIC priority)
+    and the threads spread evenly over the sockets (their host or pinned
+    buffers there: scenarios/runner/workload_run.hpp): each socket carries
+    1/S of the bytes on its own NICs, so the client reaches S x (the fewest
+    NICs of a socket that has any) ports. The generic machine puts NIC i of n
+    on socket i*S/n (core/topology/machine_builders.cpp). 1 for GPU buffers."""
+    if p.get("buffer") not in ("host", "pinned"):
+        return 1.0
+    sockets, nics = int(p.get("client_sockets", 1)), int(p.get("client_nics", 1))
+    per_socket = [0] * sockets
+    for i in range(nics):
+        per_socket[i * sockets // nics] += 1
+    return min(1.0, sockets * min(n for n in per_socket if n > 0) / nics)
+
+
+def bound_by(p, binding):
+    """client_nics when every element of a "nic port" cut is a client node's NIC, else the cut's kind."""
+    kind, _, elements = (binding or "").partition(": ")
+    if kind != "nic port":
+        return kind
+    servers = int(p.get("servers", 0))
+    nodes = [int(e.split("node")[1].split("/")[0]) for e in elements.replace(" and ", ", ").split(", ")
+             if "node" in e and "/nic" in e]
+    return "client_nics" if nodes and all(n >= servers for n in nodes) else "nic port"
 
 
 def describe(p):
@@ -184,8 +220,10 @@ def main():
                 else:
                     # How far the placement concentrated the phase's bytes: the
                     # equal-shares bound over the placed one (1: even).
-                    skew = {"placement_skew": bound / placed}
-                    why = explained_by(entries, ph["phase"], {**params, **skew}, ratio)
+                    derived = {"placement_skew": bound / placed, "client_rail_share": client_rail_share(params),
+                               "bound_by": bound_by(params, ph.get("placed_binding_resource")
+                                                    or ph.get("binding_resource"))}
+                    why = explained_by(entries, ph["phase"], {**params, **derived}, ratio)
                     verdict = f"explained ({why})" if why else "UNEXPLAINED"
                     unexplained += why is None
                     if why is None:

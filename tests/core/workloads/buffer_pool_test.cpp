@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "det/test_world.hpp"
@@ -21,7 +22,7 @@ TEST(BufferPool, HandsOutEachBufferOnceAndTakesThemBack) {
   TestWorld world;
   Env& env = world.env_of(world.add_service<Idle>(3));
   BufferPool pool(env);
-  ASSERT_TRUE(pool.allocate(MemKind::gpu, 1, 3, 4096).ok());
+  ASSERT_TRUE(pool.allocate(MemKind::gpu, {1}, 3, 4096).ok());
   EXPECT_EQ(world.allocated_bytes(3), 3u * 4096);
   std::set<std::uint32_t> regions;
   std::vector<MemHandle> taken;
@@ -51,13 +52,32 @@ TEST(BufferPool, RefusesEmptyPoolsAndReportsAllocationFailures) {
   TestWorld world(config);
   Env& env = world.env_of(world.add_service<Idle>(0));
   BufferPool pool(env);
-  EXPECT_EQ(pool.allocate(MemKind::host, 0, 0, 100).code(), StatusCode::invalid_argument);
-  EXPECT_EQ(pool.allocate(MemKind::host, 0, 2, 0).code(), StatusCode::invalid_argument);
-  const Status s = pool.allocate(MemKind::pinned, 0, 3, 4000);  // the third one is over the limit
+  EXPECT_EQ(pool.allocate(MemKind::host, {0}, 0, 100).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(pool.allocate(MemKind::host, {0}, 2, 0).code(), StatusCode::invalid_argument);
+  EXPECT_EQ(pool.allocate(MemKind::host, {}, 2, 100).code(), StatusCode::invalid_argument);
+  const Status s = pool.allocate(MemKind::pinned, {0}, 3, 4000);  // the third one is over the limit
   EXPECT_EQ(s.code(), StatusCode::no_space);
   EXPECT_NE(s.message().find("buffer 3 of 3"), std::string::npos) << s.to_string();
   EXPECT_EQ(world.allocated_bytes(0), 0u) << "a failed pool frees what it got";
   EXPECT_EQ(pool.buffers(), 0u);
+}
+
+// A rank whose threads run on several NUMA nodes gets its host buffers spread
+// over them in turn (each thread's buffer on its own node), so the client's
+// rail choice (NUMA-local NIC first) sees every socket's NICs.
+TEST(BufferPool, SpreadsBuffersOverTheGivenDevicesInTurn) {
+  TestWorld world;
+  Env& env = world.env_of(world.add_service<Idle>(0));
+  BufferPool pool(env);
+  ASSERT_TRUE(pool.allocate(MemKind::pinned, {1, 3, 2}, 7, 100).ok());
+  std::map<std::uint16_t, int> per_device;
+  for (int i = 0; i < 7; ++i) {
+    Result<MemHandle> b = pool.take();
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->kind, MemKind::pinned);
+    ++per_device[b->device];
+  }
+  EXPECT_EQ(per_device, (std::map<std::uint16_t, int>{{1, 3}, {2, 2}, {3, 2}}));
 }
 
 TEST(BufferPool, DestructorFreesTheBuffers) {
@@ -65,7 +85,7 @@ TEST(BufferPool, DestructorFreesTheBuffers) {
   Env& env = world.env_of(world.add_service<Idle>(0));
   {
     BufferPool pool(env);
-    ASSERT_TRUE(pool.allocate(MemKind::host, 0, 2, 100).ok());
+    ASSERT_TRUE(pool.allocate(MemKind::host, {0}, 2, 100).ok());
     EXPECT_EQ(world.allocated_bytes(0), 200u);
   }
   EXPECT_EQ(world.allocated_bytes(0), 0u);
