@@ -37,6 +37,28 @@ awk -v a="${rate[1]}" -v b="${rate[2]}" 'BEGIN { exit !(b >= 1.5 * a) }' ||
   { echo "FAIL: 2 NICs read ${rate[2]} GB/s, not 1.5 x the ${rate[1]} of one"; fail=1; }
 awk -v a="${rate[2]}" -v b="${rate[4]}" 'BEGIN { exit !(b >= a) }' ||
   { echo "FAIL: 4 NICs read ${rate[4]} GB/s, less than 2 NICs' ${rate[2]}"; fail=1; }
+# The client side: one client of 2 sockets reading with host buffers from 2
+# servers of 4 NICs. With a 200 Gb/s NIC on each socket it reads twice what
+# one NIC does: the rank's threads spread over both sockets, each with its
+# buffer on its own node, and each takes its own socket's NIC (the BeeGFS
+# client's NUMA-local NIC priority). Before the fix every host buffer was on
+# NUMA node 0, and the second socket's NIC carried nothing.
+csets=(--set servers=2 --set clients=1 --set nics=4 --set size=64MiB --set files=64 --set threads=64)
+declare -A crate
+for cn in 1 2; do
+  "$sluice" run "$script" "${csets[@]}" --set client_nics=$cn --out "$work/client$cn" >"$work/client$cn.log" 2>&1 ||
+    { tail -20 "$work/client$cn.log"; exit 1; }
+  crate[$cn]=$(python3 -c '
+import json, sys
+run = json.load(open(sys.argv[1]))["runs"][0]
+read = [p for p in run["phases"] if p["phase"] == "read"][0]
+print(read["last_bytes_per_s"] / 1e9, read["last_bytes_per_s"] / read["bound_bytes_per_s"])' "$work/client$cn/results.json")
+  echo "client_nics=$cn: read ${crate[$cn]% *} GB/s, ${crate[$cn]#* } of its bound"
+  awk -v r="${crate[$cn]#* }" 'BEGIN { exit !(r >= 0.9 && r <= 1.0001) }' ||
+    { echo "FAIL: client_nics=$cn reads ${crate[$cn]#* } of its bound, not within [0.9, 1]"; fail=1; }
+done
+awk -v a="${crate[1]% *}" -v b="${crate[2]% *}" 'BEGIN { exit !(b >= 1.8 * a) }' ||
+  { echo "FAIL: a client with a NIC on each socket reads ${crate[2]% *} GB/s, not 1.8 x the ${crate[1]% *} of one"; fail=1; }
 # A checkpoint burst's writes (study 8 at CI size: 2 servers of 8 drives
 # writing 3.8 GB/s each) are bound by the drives: 2 x 8 x 3.8 = 60.8 GB/s.
 line=$("$sluice" bound "$here/lua_scripts/checkpoint_burst.lua" --set servers=2 --set clients=2 --set shard=256MiB |

@@ -92,6 +92,32 @@ RunnerOptions quick_options() {
   return o;
 }
 
+// Where a rank's threads (and host buffers) run: a node's only rank on every
+// socket, a rank with a GPU of its own on that GPU's socket, other ranks on
+// the sockets they split (socket s to rank s % ranks_per_node).
+TEST(RankHostNuma, OnlyRankSpreadsGpuRanksBindNearTheirGpuOthersSplitTheSockets) {
+  topo::GenericMachine m;
+  m.sockets = 4;
+  m.gpus = 2;  // GPU 0 on socket 0, GPU 1 on socket 2 (device i of n on socket i*S/n)
+  m.nics = 1;
+  Result<topo::Topology> machine = topo::generic_machine(m);
+  ASSERT_TRUE(machine.ok()) << machine.status().to_string();
+  Result<topo::Topology> cluster = topo::star_cluster(*machine, 2);
+  ASSERT_TRUE(cluster.ok()) << cluster.status().to_string();
+  using V = std::vector<std::uint16_t>;
+  ClientPlacement one{{0, 1}, 1};
+  EXPECT_EQ(rank_host_numa(one, 0, *cluster), (V{0, 1, 2, 3}));
+  EXPECT_EQ(rank_host_numa(one, 1, *cluster), (V{0, 1, 2, 3}));
+  ClientPlacement gpu_ranks{{0, 1}, 2};
+  EXPECT_EQ(rank_host_numa(gpu_ranks, 0, *cluster), (V{0}));
+  EXPECT_EQ(rank_host_numa(gpu_ranks, 1, *cluster), (V{2}));
+  EXPECT_EQ(rank_host_numa(gpu_ranks, 3, *cluster), (V{2})) << "rank 3 is node 1's second rank";
+  ClientPlacement three{{0}, 3};  // ranks 0 and 1 have GPUs, rank 2 none: sockets 2 (2 % 3)
+  EXPECT_EQ(rank_host_numa(three, 2, *cluster), (V{2}));
+  ClientPlacement six{{0}, 6};  // more ranks than sockets: rank 5 on socket 5 % 4
+  EXPECT_EQ(rank_host_numa(six, 5, *cluster), (V{1}));
+}
+
 TEST(RunnerSim, FileSweepAndMdBenchOnFourNodesMoveEveryByteWithinTheLinkRate) {
   const ScenarioSpec spec = small_spec();
   Result<std::vector<RunResult>> ran = run_points({spec}, Backend::sim, quick_options());

@@ -1,6 +1,6 @@
 -- Issue 48's configuration nobody tuned for: storage nodes with 2 sockets,
 -- `nics` x `nic_gbps` NICs and 16 NVMe drives (7 GB/s read, 4 GB/s write);
--- clients with one 200 Gb/s NIC; BeeGFS with 1 MiB chunks striped 16 ways.
+-- clients with one 200 Gb/s NIC (client_nics); BeeGFS with 1 MiB chunks striped 16 ways.
 -- `sluice bound` on it names what binds; `sluice run` on it says whether the
 -- simulator reaches that bound as the servers get more NICs.
 local sl = require "sluice"
@@ -12,10 +12,11 @@ local P = sl.params{
   files = {"files per client node", 16},
   size = {"file size", "1GiB"},
   threads = {"files in flight per client rank", 16},
+  client_nics = {"NICs per client node (one per socket on 2 sockets: 2)", 1},
 }
 local server = sl.machines.generic{ sockets = 2, gpus = 0, nics = P.nics, nvmes = 16, nic_gbps = P.nic_gbps,
                                     nvme_read_bytes_per_s = "7GB/s", nvme_write_bytes_per_s = "4GB/s" }
-local client = sl.machines.generic{ sockets = 2, gpus = 0, nics = 1, nvmes = 0, nic_gbps = 200 }
+local client = sl.machines.generic{ sockets = 2, gpus = 0, nics = P.client_nics, nvmes = 0, nic_gbps = 200 }
 local machines, servers, clients = {}, {}, {}
 for i = 1, P.servers do
   machines[#machines + 1] = server
