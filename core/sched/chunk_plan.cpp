@@ -47,7 +47,8 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
     }
     largest = std::max(largest, chunks[i].length_bytes);
   }
-  auto order = rails.preference(destination);
+  const MemoryPlace ranked = rails.ranking_place(destination, params.caps);
+  auto order = rails.preference(ranked);
   if (!order.ok()) return order.status();
 
   // The best tie class among NICs with spare connections.
@@ -55,7 +56,7 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
   std::uint64_t best_key = 0;
   for (std::uint32_t nic : *order) {
     if (rails.spare(nic) == 0 || !rails.usable_for(destination, nic, params.caps)) continue;
-    const std::uint64_t key = *rails.rank_key(destination, nic);
+    const std::uint64_t key = *rails.rank_key(ranked, nic);
     if (!chosen.empty() && key != best_key) break;
     best_key = key;
     chosen.push_back(Rail{nic, {}, 1, 0});

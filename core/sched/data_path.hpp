@@ -45,6 +45,7 @@ struct MemoryPlace {
   static MemoryPlace gpu(std::uint32_t index) { return MemoryPlace{MemKind::gpu, index}; }
   static MemoryPlace host(std::uint32_t numa) { return MemoryPlace{MemKind::host, numa}; }
   static MemoryPlace pinned(std::uint32_t numa) { return MemoryPlace{MemKind::pinned, numa}; }
+  friend bool operator==(const MemoryPlace&, const MemoryPlace&) = default;
 };
 
 // The farthest GPU<->NIC path class that still goes direct.

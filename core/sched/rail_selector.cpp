@@ -41,6 +41,7 @@ Result<RailSelector> RailSelector::create(const topo::Topology& topology, NodeId
       direct[n] = *pc <= k_max_direct_path_class;
     }
     s.gpu_keys_.push_back(std::move(keys));
+    s.gpu_numa_.push_back(static_cast<std::uint16_t>(topology.vertex(gpu).numa));
     s.gpu_any_direct_.push_back(std::find(direct.begin(), direct.end(), true) != direct.end());
     s.gpu_direct_.push_back(std::move(direct));
   }
@@ -98,8 +99,14 @@ bool RailSelector::usable_for(MemoryPlace destination, std::uint32_t nic, Backen
   return gpu_direct_[destination.device][nic];
 }
 
+MemoryPlace RailSelector::ranking_place(MemoryPlace destination, BackendCaps caps) const {
+  if (destination.kind != MemKind::gpu || destination.device >= gpu_numa_.size()) return destination;
+  if (caps.gpu_memory_reachable && gpu_any_direct_[destination.device]) return destination;
+  return MemoryPlace::pinned(gpu_numa_[destination.device]);
+}
+
 Result<std::uint32_t> RailSelector::choose(MemoryPlace destination, BackendCaps caps, NodeId peer) {
-  auto order = preference(destination, peer);
+  auto order = preference(ranking_place(destination, caps), peer);
   if (!order.ok()) return order.status();
   for (std::uint32_t nic : *order) {
     if (!usable_for(destination, nic, caps)) continue;

@@ -21,6 +21,13 @@
 // (docs/seeds.md#beegfs-and-gpudirect-storage), and overflowing to a farther
 // NIC would turn a GPUDirect read into a bounce through host memory (with GDS
 // forced on, a failure).
+// A GPU destination whose bytes bounce (the backend cannot reach GPU memory,
+// or no NIC of the node is close enough for a direct transfer) is ranked as
+// its bounce buffer is: pinned memory on the GPU's NUMA node
+// (ranking_place), since the client's NIC choice then sees a host buffer
+// (the BeeGFS client ranks by the calling thread's NUMA node); before,
+// roofline configuration 15 sent every bounced byte through the one NIC under
+// the GPU's switch while the socket's other NIC idled (0.45 of its bound).
 // "Least recently used" is a counter of choices, not a clock.
 //
 // The connection limit is per server (BeeGFS connMaxInternodeNum: "the number
@@ -80,6 +87,10 @@ class RailSelector {
   // their place): rank, then active connections to `peer`, then least
   // recently chosen, then index.
   Result<std::vector<std::uint32_t>> preference(MemoryPlace destination, NodeId peer = k_no_id) const;
+  // Where `destination`'s bytes meet the NIC under `caps`: the GPU itself
+  // when they may go to GPU memory directly, else its bounce buffer (pinned
+  // memory on the GPU's NUMA node); host and pinned memory as they are.
+  MemoryPlace ranking_place(MemoryPlace destination, BackendCaps caps) const;
   // The closeness key of `nic` for `destination` (lower is closer); equal keys tie.
   Result<std::uint64_t> rank_key(MemoryPlace destination, std::uint32_t nic) const;
 
@@ -103,6 +114,7 @@ class RailSelector {
   std::vector<std::vector<std::uint64_t>> gpu_keys_;   // [gpu][nic]
   std::vector<std::vector<bool>> gpu_direct_;          // [gpu][nic]: path class <= k_max_direct_path_class
   std::vector<bool> gpu_any_direct_;                   // [gpu]: some NIC is direct
+  std::vector<std::uint16_t> gpu_numa_;                // [gpu]: its NUMA node
   std::vector<std::vector<std::uint64_t>> numa_keys_;  // [numa][nic]
   std::uint32_t nics_ = 0;
   std::vector<std::uint32_t> none_active_;               // [nic]: zeros, for a server never used

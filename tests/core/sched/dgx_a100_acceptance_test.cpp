@@ -40,9 +40,9 @@ TEST(DgxA100Acceptance, Gpu0LocalNicsArePxbFarNicIsSysAndTheSchedulerActsOnIt) {
   // Rails: GPU 0 picks mlx5_0 and mlx5_1 (tied rank, alternating by load),
   // never mlx5_6 while they have spare connections.
   auto rails = *RailSelector::create(t, 0);
-  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0)), 0u);
-  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0)), 1u);
-  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0)), 0u);
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0), gdr), 0u);
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0), gdr), 1u);
+  EXPECT_EQ(*rails.choose(MemoryPlace::gpu(0), gdr), 0u);
   EXPECT_LT(*rails.rank_key(MemoryPlace::gpu(0), 0), *rails.rank_key(MemoryPlace::gpu(0), 6));
 
   // A whole request: every chunk direct over GPU 0's own rails.
