@@ -14,8 +14,8 @@ local P = sl.params{
   count = {"configurations", 40},
   first = {"index of the first configuration", 0},
   scale = {"ci: small clusters and files; full: the issue's ranges", "ci"},
-  rail_connections = {"BeeGFS connMaxInternodeNum: connections per server per client NIC (auto: 12 at ci, 64 at full)",
-                      "auto"},
+  rail_connections = {"BeeGFS connMaxInternodeNum: connections per server per client NIC (auto: 12 at ci, "
+                      .. "at full enough for the chunks in flight)", "auto"},
   max_inflight_chunks = {"chunk requests in flight per client", 1024},
   buffer = {"diagnosis: every configuration's buffer_kind (host, pinned, gpu; drawn: as drawn)", "drawn"},
   threads = {"diagnosis: every configuration's threads per client (a number; drawn: as drawn)", "drawn"},
@@ -59,6 +59,11 @@ local function draw_machine(g, storage)
     nvmes = storage and g.int(1, ci and 8 or 24) or 0,
     pcie_gen = g.int(3, 5),
   }
+end
+
+local rail_connections = P.rail_connections ~= "auto" and math.tointeger(tonumber(P.rail_connections)) or nil
+if P.rail_connections ~= "auto" and rail_connections == nil then
+  error("roofline.lua: parameter rail_connections must be auto or a count, not " .. tostring(P.rail_connections))
 end
 
 local function draw(index)
@@ -118,13 +123,11 @@ local function draw(index)
   -- its phase, and configuration 21 read 0.80 of a bound it reaches, 0.99,
   -- with 16 and 32), and every file over all its stripe targets
   c.chunks_per_file = math.max(128 * 1048576 // sl.size(c.chunk), c.stripe)
+  c.rail_connections = rail_connections or (ci and 12 or
+    math.max(12, math.ceil(c.threads * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
   return c
 end
 
-local rail_connections = P.rail_connections == "auto" and (ci and 12 or 64) or math.tointeger(tonumber(P.rail_connections))
-if rail_connections == nil then
-  error("roofline.lua: parameter rail_connections must be auto or a count, not " .. tostring(P.rail_connections))
-end
 
 local function build(c)
   local server = sl.machines.generic(c.server)
@@ -145,13 +148,15 @@ local function build(c)
     cluster_fields.spines = c.spines
   end
   -- Tuned for peak as BeeGFS's Client Node Tuning says (connMaxInternodeNum
-  -- raised: at full scale to 64, the client's cores on the default profile,
-  -- the most the guide sees a use for; roofline configuration 84, 2 servers
-  -- read by one client of 8 x 100 Gb/s, reads 0.74 of its bound with 12 and
-  -- 0.98 with 64), and chunks in flight enough for every target's queue.
+  -- raised for parallel requests: at full scale at least the default 12 and
+  -- as many as a client's chunks in flight spread over the servers and its
+  -- NICs need, so the connection limit does not cap the window; roofline
+  -- configuration 84, 2 servers read by one client of 8 x 100 Gb/s with 768
+  -- chunks in flight, reads 0.74 of its bound with 12 and 0.98 with 64), and
+  -- chunks in flight enough for every target's queue.
   local fs = sl.fs.beegfs{storage_nodes = servers, meta_nodes = {servers[1]}, mgmt_node = servers[1],
                           client_nodes = clients, stripe = {chunk = c.chunk, count = c.stripe},
-                          gds = c.gds, rail_connections = rail_connections,
+                          gds = c.gds, rail_connections = c.rail_connections,
                           max_inflight_chunks = P.max_inflight_chunks}
   local sweep = sl.workload.file_sweep{op = {"write", "read"}, files_per_rank = c.files_per_rank,
                                        size = c.chunks_per_file * sl.size(c.chunk), block = "4MiB",

@@ -27,8 +27,9 @@ configuration's params, a condition may name placement_skew: the phase's
 equal-shares bound over its placed bound (1 when the placement was even,
 2 when the busiest target holds twice its share); client_rail_share: the
 part of a client's NIC capacity its NUMA-local NIC choice leaves usable
-(see client_rail_share below); bound_by: "client_nics" when the placed
-bound's cut is the clients' NIC ports, else its kind. An entry's optional
+(see client_rail_share below); bound_on: "client" when every element of
+the placed bound's cut lies in a client node (its NIC ports, their PCIe
+links, its root ports), "server" when in storage nodes. An entry's optional
 "min_ratio_scaled_by" names one of these numbers: the miss must then reach
 min_ratio times it (a cost whose size the configuration sets).
 
@@ -143,25 +144,34 @@ def client_rail_share(p):
     buffers there: scenarios/runner/workload_run.hpp): each socket carries
     1/S of the bytes on its own NICs, so the client reaches S x (the fewest
     NICs of a socket that has any) ports. The generic machine puts NIC i of n
-    on socket i*S/n (core/topology/machine_builders.cpp). 1 for GPU buffers."""
-    if p.get("buffer") not in ("host", "pinned"):
-        return 1.0
+    on socket i*S/n (core/topology/machine_builders.cpp). A GPU buffer
+    without GDS bounces through pinned memory on its GPU's socket (the
+    roofline's one rank per client feeds GPU 0, on socket 0), so its bytes
+    take that socket's NICs: their part of the client's, when it has any.
+    1 for GPU buffers with GDS."""
     sockets, nics = int(p.get("client_sockets", 1)), int(p.get("client_nics", 1))
     per_socket = [0] * sockets
     for i in range(nics):
         per_socket[i * sockets // nics] += 1
+    if p.get("buffer") == "gpu":
+        return per_socket[0] / nics if p.get("gds") == "off" and per_socket[0] > 0 else 1.0
     return min(1.0, sockets * min(n for n in per_socket if n > 0) / nics)
 
 
-def bound_by(p, binding):
-    """client_nics when every element of a "nic port" cut is a client node's NIC, else the cut's kind."""
-    kind, _, elements = (binding or "").partition(": ")
-    if kind != "nic port":
-        return kind
+def bound_on(p, binding):
+    """client when every element the cut names lies in a client node (nodes
+    servers.. in roofline.lua's numbering: a NIC port, a NIC's or a root
+    port's PCIe link), server when every one lies in a storage node, else
+    the fabric or mixed."""
+    _, _, elements = (binding or "").partition(": ")
     servers = int(p.get("servers", 0))
-    nodes = [int(e.split("node")[1].split("/")[0]) for e in elements.replace(" and ", ", ").split(", ")
-             if "node" in e and "/nic" in e]
-    return "client_nics" if nodes and all(n >= servers for n in nodes) else "nic port"
+    nodes = {int(part.split("/")[0]) for e in elements.replace(" and ", ", ").split(", ")
+             for part in e.split("node")[1:] if part[:1].isdigit()}
+    if not nodes:
+        return "fabric"
+    if all(n >= servers for n in nodes):
+        return "client"
+    return "server" if all(n < servers for n in nodes) else "mixed"
 
 
 def describe(p):
@@ -221,7 +231,7 @@ def main():
                     # How far the placement concentrated the phase's bytes: the
                     # equal-shares bound over the placed one (1: even).
                     derived = {"placement_skew": bound / placed, "client_rail_share": client_rail_share(params),
-                               "bound_by": bound_by(params, ph.get("placed_binding_resource")
+                               "bound_on": bound_on(params, ph.get("placed_binding_resource")
                                                     or ph.get("binding_resource"))}
                     why = explained_by(entries, ph["phase"], {**params, **derived}, ratio)
                     verdict = f"explained ({why})" if why else "UNEXPLAINED"
