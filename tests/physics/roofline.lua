@@ -124,7 +124,7 @@ local function draw(index)
   -- with 16 and 32), and every file over all its stripe targets
   c.chunks_per_file = math.max(128 * 1048576 // sl.size(c.chunk), c.stripe)
   c.rail_connections = rail_connections or (ci and 12 or
-    math.max(12, math.ceil(c.threads * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
+    math.max(64, math.ceil(c.threads * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
   return c
 end
 
@@ -148,12 +148,16 @@ local function build(c)
     cluster_fields.spines = c.spines
   end
   -- Tuned for peak as BeeGFS's Client Node Tuning says (connMaxInternodeNum
-  -- raised for parallel requests: at full scale at least the default 12 and
-  -- as many as a client's chunks in flight spread over the servers and its
-  -- NICs need, so the connection limit does not cap the window; roofline
-  -- configuration 84, 2 servers read by one client of 8 x 100 Gb/s with 768
-  -- chunks in flight, reads 0.74 of its bound with 12 and 0.98 with 64), and
-  -- chunks in flight enough for every target's queue.
+  -- raised for parallel requests: at full scale 64, the client's cores on
+  -- the default profile, or as many as a client's chunks in flight spread
+  -- over the servers and its NICs need, so the connection limit never caps
+  -- the window; roofline configuration 84, 2 servers read by one client of
+  -- 8 x 100 Gb/s with 768 chunks in flight, reads 0.74 of its bound with 12
+  -- and 0.98 with 64. A NIC that fills hands the next connection to a
+  -- farther one, so a limit that binds also blurs the client's NUMA-local NIC
+  -- choice: configuration 130 reads 0.96 with 12, 0.84 with 17 and 0.55, the
+  -- choice's ceiling, with 64), and chunks in flight enough for every
+  -- target's queue.
   local fs = sl.fs.beegfs{storage_nodes = servers, meta_nodes = {servers[1]}, mgmt_node = servers[1],
                           client_nodes = clients, stripe = {chunk = c.chunk, count = c.stripe},
                           gds = c.gds, rail_connections = c.rail_connections,

@@ -25,13 +25,13 @@ condition (a value, a list of values, or {"min": a, "max": b}) and whose
 ratio is at least min_ratio is explained by that entry's cost. Besides the
 configuration's params, a condition may name placement_skew: the phase's
 equal-shares bound over its placed bound (1 when the placement was even,
-2 when the busiest target holds twice its share); client_rail_share: the
-part of a client's NIC capacity its NUMA-local NIC choice leaves usable
-(see client_rail_share below); bound_on: "client" when every element of
-the placed bound's cut lies in a client node (its NIC ports, their PCIe
-links, its root ports), "server" when in storage nodes. An entry's optional
+2 when the busiest target holds twice its share); client_rail_ceiling: what
+the clients' NUMA-local NIC choice lets through over the placed bound (see
+client_rail_ceiling below; 1 when it does not bind). An entry's optional
 "min_ratio_scaled_by" names one of these numbers: the miss must then reach
-min_ratio times it (a cost whose size the configuration sets).
+min_ratio times it (a cost whose size the configuration sets), and stay
+under max_ratio times it where the entry gives one (a rate far above the
+cost's ceiling is not held by that cost).
 
 Placement: bound_bytes_per_s gives every target an equal share of a phase's
 bytes; a randomized chooser puts few-stripe files unevenly, and the busiest
@@ -100,8 +100,8 @@ def load_expected(path):
             bad_input(f"{where} ({e['id']})", "'when' must be a non-empty object of conditions")
         if not set(e["phases"]) <= set(PHASES):
             bad_input(f"{where} ({e['id']})", f"phases must be among {', '.join(PHASES)}")
-        if e.get("min_ratio_scaled_by", "client_rail_share") not in ("client_rail_share", "placement_skew"):
-            bad_input(f"{where} ({e['id']})", "min_ratio_scaled_by must be client_rail_share or placement_skew")
+        if e.get("min_ratio_scaled_by", "client_rail_ceiling") not in ("client_rail_ceiling", "placement_skew"):
+            bad_input(f"{where} ({e['id']})", "min_ratio_scaled_by must be client_rail_ceiling or placement_skew")
         for key, cond in e["when"].items():
             if isinstance(cond, dict) and not set(cond) <= {"min", "max"}:
                 bad_input(f"{where} ({e['id']}).when.{key}", "a range takes only min and max")
@@ -130,48 +130,49 @@ def load_known(path):
 
 def explained_by(entries, phase, params, ratio):
     for e in entries:
-        floor = e["min_ratio"] * params.get(e.get("min_ratio_scaled_by"), 1.0)
-        if phase in e["phases"] and ratio >= floor and all(
+        scale = params.get(e.get("min_ratio_scaled_by"), 1.0)
+        if phase in e["phases"] and e["min_ratio"] * scale <= ratio <= e.get("max_ratio", 1.0e9) * scale and all(
                 key in params and meets(cond, params[key]) for key, cond in e["when"].items()):
             return e["id"]
     return None
 
 
-def client_rail_share(p):
-    """The part of a client's NIC capacity left usable when every I/O thread
-    takes a NIC on its own NUMA node first (the BeeGFS client's NIC priority)
-    and the threads spread evenly over the sockets (their host or pinned
-    buffers there: scenarios/runner/workload_run.hpp): each socket carries
-    1/S of the bytes on its own NICs, so the client reaches S x (the fewest
-    NICs of a socket that has any) ports. The generic machine puts NIC i of n
-    on socket i*S/n (core/topology/machine_builders.cpp). A GPU buffer
-    without GDS bounces through pinned memory on its GPU's socket (the
-    roofline's one rank per client feeds GPU 0, on socket 0), so its bytes
-    take that socket's NICs: their part of the client's, when it has any.
-    1 for GPU buffers with GDS."""
+# Hardware figures the ceiling below needs, as core/topology/hardware_figures.hpp
+# has them: PCIe payload rate per x16 link by generation (raw lanes x
+# encoding x k_pcie_protocol_efficiency 0.85) and k_network_payload_share.
+PCIE_X16_BYTES_PER_S = {3: 8e9 * 128 / 130 * 16 / 8 * 0.85, 4: 16e9 * 128 / 130 * 16 / 8 * 0.85,
+                        5: 32e9 * 128 / 130 * 16 / 8 * 0.85}
+NETWORK_PAYLOAD_SHARE = 0.97
+
+
+def client_rail_ceiling(p, placed_bound):
+    """What the clients' NUMA-local NIC choice lets through, over the placed
+    bound (capped at 1). Every I/O thread takes a NIC on its own NUMA node
+    first (the BeeGFS client's NIC priority) and the threads spread evenly
+    over the sockets, each with its host or pinned buffer on its node
+    (scenarios/runner/workload_run.hpp), so each socket carries 1/S of a
+    client's bytes on its own NICs, and the client reaches S x (the least a
+    socket with NICs carries). A GPU buffer without GDS bounces through pinned
+    memory on its GPU's socket (the roofline's one rank per client feeds GPU
+    0, on socket 0) and takes that socket's NICs. A socket carries the sum of
+    its NICs' rates (each the smaller of its port's payload and its x16 PCIe
+    link), at most its switches' x16 uplinks. The generic machine puts NIC i
+    of n on socket i*S/n (core/topology/machine_builders.cpp). 1 where the
+    choice does not apply (GPU buffers with GDS, a socket without NICs)."""
     sockets, nics = int(p.get("client_sockets", 1)), int(p.get("client_nics", 1))
+    gen, switches = int(p.get("client_pcie_gen", 4)), int(p.get("client_switches_per_socket", 1))
+    nic = min(float(p.get("client_nic_gbps", 0)) * 1e9 / 8 * NETWORK_PAYLOAD_SHARE, PCIE_X16_BYTES_PER_S[gen])
     per_socket = [0] * sockets
     for i in range(nics):
         per_socket[i * sockets // nics] += 1
+    carried = [min(n * nic, switches * PCIE_X16_BYTES_PER_S[gen]) for n in per_socket]
     if p.get("buffer") == "gpu":
-        return per_socket[0] / nics if p.get("gds") == "off" and per_socket[0] > 0 else 1.0
-    return min(1.0, sockets * min(n for n in per_socket if n > 0) / nics)
-
-
-def bound_on(p, binding):
-    """client when every element the cut names lies in a client node (nodes
-    servers.. in roofline.lua's numbering: a NIC port, a NIC's or a root
-    port's PCIe link), server when every one lies in a storage node, else
-    the fabric or mixed."""
-    _, _, elements = (binding or "").partition(": ")
-    servers = int(p.get("servers", 0))
-    nodes = {int(part.split("/")[0]) for e in elements.replace(" and ", ", ").split(", ")
-             for part in e.split("node")[1:] if part[:1].isdigit()}
-    if not nodes:
-        return "fabric"
-    if all(n >= servers for n in nodes):
-        return "client"
-    return "server" if all(n < servers for n in nodes) else "mixed"
+        if p.get("gds") != "off" or per_socket[0] == 0:
+            return 1.0
+        client = carried[0]
+    else:
+        client = sockets * min(c for c, n in zip(carried, per_socket) if n > 0)
+    return min(1.0, int(p.get("clients", 1)) * client / placed_bound)
 
 
 def describe(p):
@@ -230,11 +231,15 @@ def main():
                 else:
                     # How far the placement concentrated the phase's bytes: the
                     # equal-shares bound over the placed one (1: even).
-                    derived = {"placement_skew": bound / placed, "client_rail_share": client_rail_share(params),
-                               "bound_on": bound_on(params, ph.get("placed_binding_resource")
-                                                    or ph.get("binding_resource"))}
+                    derived = {"placement_skew": bound / placed,
+                               "client_rail_ceiling": client_rail_ceiling(params, placed)}
                     why = explained_by(entries, ph["phase"], {**params, **derived}, ratio)
                     verdict = f"explained ({why})" if why else "UNEXPLAINED"
+                    wanted = params.get("saturating_threads")
+                    if why is None and isinstance(wanted, int) and params.get("threads", wanted) < wanted:
+                        # The run-time cap held the point below the concurrency
+                        # the generator's rule asked for: said, still counted.
+                        verdict += f" (below saturation: {params['threads']} of {wanted} threads)"
                     unexplained += why is None
                     if why is None:
                         k = known.get((key[0], params.get("scale"), key[1], ph["phase"]))
