@@ -26,6 +26,24 @@ Result<topo::VertexId> dma_end(const topo::Topology& topology, NodeId node, Memo
   return topology.device(node, VertexKind::host_memory, numa);
 }
 
+// The best tie class among the NICs with spare connections that may carry
+// `destination`'s bytes, ranked where those bytes meet the NIC.
+Result<std::vector<Rail>> best_rails(const RailSelector& rails, MemoryPlace destination, BackendCaps caps) {
+  const MemoryPlace ranked = rails.ranking_place(destination, caps);
+  auto order = rails.preference(ranked);
+  if (!order.ok()) return order.status();
+  std::vector<Rail> chosen;
+  std::uint64_t best_key = 0;
+  for (std::uint32_t nic : *order) {
+    if (rails.spare(nic) == 0 || !rails.usable_for(destination, nic, caps)) continue;
+    const std::uint64_t key = *rails.rank_key(ranked, nic);
+    if (!chosen.empty() && key != best_key) break;
+    best_key = key;
+    chosen.push_back(Rail{nic, {}, 1, 0});
+  }
+  return chosen;
+}
+
 }  // namespace
 
 Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const RailSelector& rails,
@@ -47,20 +65,9 @@ Result<std::vector<ChunkPlan>> plan_chunks(const topo::Topology& topology, const
     }
     largest = std::max(largest, chunks[i].length_bytes);
   }
-  const MemoryPlace ranked = rails.ranking_place(destination, params.caps);
-  auto order = rails.preference(ranked);
-  if (!order.ok()) return order.status();
-
-  // The best tie class among NICs with spare connections.
-  std::vector<Rail> chosen;
-  std::uint64_t best_key = 0;
-  for (std::uint32_t nic : *order) {
-    if (rails.spare(nic) == 0 || !rails.usable_for(destination, nic, params.caps)) continue;
-    const std::uint64_t key = *rails.rank_key(ranked, nic);
-    if (!chosen.empty() && key != best_key) break;
-    best_key = key;
-    chosen.push_back(Rail{nic, {}, 1, 0});
-  }
+  auto best = best_rails(rails, destination, params.caps);
+  if (!best.ok()) return best.status();
+  std::vector<Rail> chosen = std::move(best).value();
   if (chosen.empty()) {
     return error(StatusCode::again,
                  "plan_chunks: every NIC of node " + std::to_string(node) + " is at its connection limit");
