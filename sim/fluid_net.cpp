@@ -67,6 +67,7 @@ void FluidNet::start(double now, std::uint32_t route, double bytes, std::uint64_
   f.token = token;
   f.seq = next_seq_++;
   f.remaining = std::max(bytes, 0.0);
+  f.bytes = f.remaining;
   f.updated = now_;
   f.small = bytes <= config_.small_flow_bytes && routes_[route].small_ok;
   ++in_flight_;
@@ -254,6 +255,7 @@ void FluidNet::end(std::uint32_t id) {
   Flow& f = flows_[id];
   settle(f);
   if (f.bulk) {
+    if (!f.solved) unsolved_bytes_ += f.bytes;
     release(id);
     changed(f.route);
   }
@@ -479,6 +481,7 @@ void FluidNet::apply_collected(bool measure) {
     }
     f.moved_since_solve = 0;
     f.since = now_;
+    f.solved = true;
     for (std::uint32_t l : routes_[f.route].links) links_[l].allocated += rate;
     if (rate != f.rate) {
       f.rate = rate;

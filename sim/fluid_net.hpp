@@ -137,6 +137,10 @@ class FluidNet {
   // Bulk bytes moved by flows of components solved at each of their changes
   // (exact all along, so outside what deviation_bytes() measures).
   double exact_bytes() const { return bulk_exact_bytes_; }
+  // Bulk bytes of flows that started and ended between two solves of their
+  // large component: no solve ever set their rate (what they took, their
+  // links had left), so deviation_bytes() cannot see how far they strayed.
+  double unsolved_bytes() const { return unsolved_bytes_; }
   // A link's rate allocated to flows now (tests: never above its capacity).
   double allocated(std::uint32_t link) const { return links_[link].allocated; }
   double capacity(std::uint32_t link) const { return links_[link].capacity; }
@@ -164,6 +168,8 @@ class FluidNet {
     double updated = 0;     // time of `remaining`
     double rate = 0;        // link capacity used (bytes/s); progress = rate x factor
     double moved_since_solve = 0;
+    double bytes = 0;                  // its size
+    bool solved = false;               // a solve set its rate (or it was exact all along)
     double since = 0;                  // activation or last solve, whichever is later
     bool small = false;                // at most small_flow_bytes, on a route that allows it
     bool bulk = false;                 // in the allocation (set at activation)
@@ -248,6 +254,7 @@ class FluidNet {
   double deviation_bytes_ = 0;
   double net_deviation_bytes_ = 0;
   double bulk_exact_bytes_ = 0;  // moved by flows of components solved at each change
+  double unsolved_bytes_ = 0;    // unsolved_bytes()
 };
 
 }  // namespace sluice::sim

@@ -201,6 +201,7 @@ void count_fluid(const sim::SimRuntime& rt, RunResult& result) {
   const double measured = f.bulk_bytes() - f.exact_bytes();
   result.counters["sim.fluid_deviation_share"] = measured > 0 ? f.deviation_bytes() / measured : 0.0;
   result.counters["sim.fluid_net_deviation_share"] = measured > 0 ? std::abs(f.net_deviation_bytes()) / measured : 0.0;
+  result.counters["sim.fluid_unsolved_share"] = f.bulk_bytes() > 0 ? f.unsolved_bytes() / f.bulk_bytes() : 0.0;
   const double all = f.bulk_bytes() + f.small_bytes();
   result.counters["sim.fluid_small_share"] = all > 0 ? f.small_bytes() / all : 0.0;
   result.log_tail.push_back("sim_mode fluid: " + std::to_string(f.flows_started()) + " flows, " +
@@ -302,7 +303,8 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
   RunResult result = run_mode(chunk_spec, profile_dirs);
   result.spec = spec;
   if (ran.ok()) {
-    for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_net_deviation_share", "sim.fluid_small_share"}) {
+    for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_net_deviation_share", "sim.fluid_small_share",
+                             "sim.fluid_unsolved_share"}) {
       if (auto it = ran->result.counters.find(name); it != ran->result.counters.end()) {
         result.counters[name] = it->second;
       }

@@ -335,6 +335,33 @@ TEST(FluidNet, LetChangesAccumulateNoLinkCarriesMoreThanItsCapacityAndEveryByteA
   EXPECT_LT(d.net.solves(), 400u) << "changes were let accumulate";
 }
 
+// A flow that starts and ends between two solves of its large component
+// never had its rate set by a solve: its bytes are counted apart
+// (unsolved_bytes), since deviation_bytes cannot see how far it strayed.
+TEST(FluidNet, FlowsThatNoSolveSawAreCountedApart) {
+  FluidNet::Config config;
+  config.resolve_share = 0.5;  // a solve after half the flows in flight changed
+  Driver d(config);
+  const std::uint32_t link = d.net.add_link(100e9);
+  FluidNet::Route bounded;  // the long flows: each bound to 0.5 GB/s, half the link in all
+  bounded.links = {link};
+  bounded.bound = 0.5e9;
+  const std::uint32_t long_route = d.net.add_route(bounded);
+  FluidNet::Route open;
+  open.links = {link};
+  const std::uint32_t short_route = d.net.add_route(open);
+  // 100 long flows make the component large (over 64: changes accumulate).
+  for (std::uint64_t i = 0; i < 100; ++i) d.net.start(0, long_route, 1e9, i);
+  EXPECT_EQ(d.net.unsolved_bytes(), 0.0);
+  // A short flow takes what the link has left (50 GB/s, above its fair
+  // share: not starved) and ends long before 50 changes call a solve.
+  d.net.start(0, short_route, 1e3, 1000);
+  d.run();
+  ASSERT_EQ(d.ended.size(), 101u);
+  EXPECT_GE(d.net.unsolved_bytes(), 1e3);
+  EXPECT_LE(d.net.unsolved_bytes(), d.net.bulk_bytes());
+}
+
 TEST(FluidNet, TheSameFlowsGiveTheSameEnds) {
   auto once = [] {
     Rng rng(3);
