@@ -26,9 +26,7 @@ Status BufferPool::allocate(MemKind kind, const std::vector<std::uint16_t>& devi
 
 Status BufferPool::allocate(const WorkloadContext& context, MemKind kind, std::uint32_t count,
                             std::uint64_t buffer_bytes) {
-  if (kind == MemKind::gpu) return allocate(kind, std::vector<std::uint16_t>{context.gpu}, count, buffer_bytes);
-  if (context.host_numa.empty()) return allocate(kind, std::vector<std::uint16_t>{0}, count, buffer_bytes);
-  return allocate(kind, context.host_numa, count, buffer_bytes);
+  return allocate(kind, buffer_devices(context, kind), count, buffer_bytes);
 }
 
 Result<MemHandle> BufferPool::take() {

@@ -39,10 +39,17 @@ struct WorkloadContext {
   std::vector<std::uint16_t> host_numa;
 };
 
-// Where a rank's single region of `kind` lives: its GPU, or the first of its NUMA nodes.
+// Where a rank's regions of `kind` live, in turn: its GPU, or its NUMA nodes
+// (NUMA node 0 when none is given).
+inline std::vector<std::uint16_t> buffer_devices(const WorkloadContext& context, MemKind kind) {
+  if (kind == MemKind::gpu) return {context.gpu};
+  if (context.host_numa.empty()) return {0};
+  return context.host_numa;
+}
+
+// Where a rank's single region of `kind` lives: the first of its buffer_devices.
 inline std::uint16_t home_device(const WorkloadContext& context, MemKind kind) {
-  if (kind == MemKind::gpu) return context.gpu;
-  return context.host_numa.empty() ? std::uint16_t{0} : context.host_numa.front();
+  return buffer_devices(context, kind).front();
 }
 
 class Workload {
