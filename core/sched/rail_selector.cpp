@@ -92,17 +92,19 @@ Result<std::vector<std::uint32_t>> RailSelector::preference(MemoryPlace destinat
   return order;
 }
 
+bool RailSelector::bounces(std::uint32_t gpu, BackendCaps caps) const {
+  return !caps.gpu_memory_reachable || !gpu_any_direct_[gpu];
+}
+
 bool RailSelector::usable_for(MemoryPlace destination, std::uint32_t nic, BackendCaps caps) const {
   if (destination.kind != MemKind::gpu) return nic < nics_;
   if (destination.device >= gpu_direct_.size() || nic >= nics_) return false;
-  if (!caps.gpu_memory_reachable || !gpu_any_direct_[destination.device]) return true;
-  return gpu_direct_[destination.device][nic];
+  return bounces(destination.device, caps) || gpu_direct_[destination.device][nic];
 }
 
 MemoryPlace RailSelector::ranking_place(MemoryPlace destination, BackendCaps caps) const {
   if (destination.kind != MemKind::gpu || destination.device >= gpu_numa_.size()) return destination;
-  if (caps.gpu_memory_reachable && gpu_any_direct_[destination.device]) return destination;
-  return MemoryPlace::pinned(gpu_numa_[destination.device]);
+  return bounces(destination.device, caps) ? MemoryPlace::pinned(gpu_numa_[destination.device]) : destination;
 }
 
 Result<std::uint32_t> RailSelector::choose(MemoryPlace destination, BackendCaps caps, NodeId peer) {

@@ -106,6 +106,9 @@ class RailSelector {
  private:
   RailSelector() = default;
   const std::vector<std::uint64_t>* keys_for(MemoryPlace destination) const;
+  // Whether GPU `gpu`'s bytes bounce through host memory under `caps` (no
+  // GPU memory reach, or no NIC close enough for a direct transfer).
+  bool bounces(std::uint32_t gpu, BackendCaps caps) const;
   // The per-NIC connection counts to `peer` (all zero for a server never used).
   const std::vector<std::uint32_t>& counts(NodeId peer) const;
 

@@ -105,7 +105,7 @@ ClientHostConfig FsDeployment::client_host_config_of(const ScenarioSpec& spec, c
   config.rank = rank;
   config.ranks = run.ranks();
   config.gpu = run.gpu_of(rank);
-  if (spec.cluster != nullptr) config.host_numa = run.host_numa_of(rank, *spec.cluster);
+  if (spec.cluster != nullptr) config.host_numa = rank_host_numa(run.spec().clients, rank, *spec.cluster);
   return config;
 }
 

@@ -303,11 +303,9 @@ RunResult SimPointRun::run(const ScenarioSpec& spec, const std::vector<std::stri
   RunResult result = run_mode(chunk_spec, profile_dirs);
   result.spec = spec;
   if (ran.ok()) {
-    for (const char* name : {"sim.fluid_deviation_share", "sim.fluid_net_deviation_share", "sim.fluid_small_share",
-                             "sim.fluid_unsolved_share"}) {
-      if (auto it = ran->result.counters.find(name); it != ran->result.counters.end()) {
-        result.counters[name] = it->second;
-      }
+    // The fluid run's own measures (count_fluid's sim.fluid_*_share), beside the per-chunk answer.
+    for (const auto& [name, value] : ran->result.counters) {
+      if (name.starts_with("sim.fluid_") && name.ends_with("_share")) result.counters[name] = value;
     }
   }
   result.wall_s = seconds_since(wall_start);

@@ -4,7 +4,7 @@
 //
 // Ranks: rank r runs on clients.nodes[r / ranks_per_node] and feeds GPU
 // r % ranks_per_node there (scenario_spec.hpp, ClientPlacement). Its threads
-// run on (and its host buffers live in) the NUMA nodes host_numa_of gives: a
+// run on (and its host buffers live in) the NUMA nodes rank_host_numa gives: a
 // node's only rank spreads over all its sockets (an unpinned benchmark: the
 // scheduler spreads its threads, and first touch puts each thread's buffer on
 // its node); a rank with a GPU of its own is bound to that GPU's socket (as
@@ -62,9 +62,6 @@ class WorkloadRun {
   std::uint32_t ranks() const;
   NodeId node_of(std::uint32_t rank) const;
   std::uint16_t gpu_of(std::uint32_t rank) const;
-  std::vector<std::uint16_t> host_numa_of(std::uint32_t rank, const topo::Topology& cluster) const {
-    return rank_host_numa(spec_.clients, rank, cluster);
-  }
   // The metric prefix of the workload ("file_sweep", "md_bench", ...).
   std::string metric_name() const;
 

@@ -56,3 +56,9 @@ carried_sluice_sim() {
   use_carried "$root" sluice_sim/sluice || exit 2
   trap 'rm -rf "$CARRIED_TMP"' EXIT
 }
+
+# archive_out OUT NAME: OUT/NAME packed as OUT/NAME.tar.xz and removed (the
+# device tool brings back a bounded number of files: one archive of them).
+archive_out() {
+  tar cJf "$1/$2.tar.xz" -C "$1" "$2" && rm -rf "${1:?}/$2"
+}

@@ -19,7 +19,8 @@ export FIDELITY_STUDIES=${FIDELITY_STUDIES:-"beegfs_gds_vs_bounce dne_metadata_s
 export FIDELITY_STUDY_TIMEOUT_S=${FIDELITY_STUDY_TIMEOUT_S:-520}
 SLUICE=$(command -v sluice) FIDELITY_OUT=${OUT:-out}/fidelity bash scripts/bench_fidelity.sh
 rc=$?
-# The device tool brings back a bounded number of files: the whole report in one archive.
+# The report's summary beside the archive of everything.
 out=${OUT:-out}
-tar cJf "$out/fidelity.tar.xz" -C "$out" fidelity && cp "$out/fidelity/fidelity.md" "$out/fidelity.md" && rm -rf "$out/fidelity"
+cp "$out/fidelity/fidelity.md" "$out/fidelity.md"
+archive_out "$out" fidelity
 exit $rc

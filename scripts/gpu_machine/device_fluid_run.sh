@@ -14,6 +14,5 @@ carried_sluice_sim "$ROOT" "${1:-}"
 out=${OUT:-out}
 SLUICE=$(command -v sluice) P12_OUT=$out/p12 P12_PARALLEL=1 bash scripts/bench_fluid.sh
 rc=$?
-# The device tool brings back a bounded number of files: the results and logs in one archive.
-tar cJf "$out/p12.tar.xz" -C "$out" p12 && rm -rf "$out/p12"
+archive_out "$out" p12
 exit $rc

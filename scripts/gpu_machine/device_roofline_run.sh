@@ -18,6 +18,5 @@ out=${OUT:-out}
 SIM_MODE=${SIM_MODE:-fluid} bash tests/physics/roofline.sh "$(command -v sluice)" "$out/roofline" full "${COUNT:-300}" \
   "${SEED:-1}"
 rc=$?
-# The device tool brings back a bounded number of files: the results and the log in one archive.
-tar cJf "$out/roofline.tar.xz" -C "$out" roofline && rm -rf "$out/roofline"
+archive_out "$out" roofline
 exit $rc

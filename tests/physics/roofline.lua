@@ -61,10 +61,15 @@ local function draw_machine(g, storage)
   }
 end
 
-local rail_connections = P.rail_connections ~= "auto" and math.tointeger(tonumber(P.rail_connections)) or nil
-if P.rail_connections ~= "auto" and rail_connections == nil then
-  error("roofline.lua: parameter rail_connections must be auto or a count, not " .. tostring(P.rail_connections))
+-- A diagnosis parameter: nil for its default word (drawn, auto), else its count.
+local function count_or(name, word)
+  if P[name] == word then return nil end
+  local n = math.tointeger(tonumber(P[name]))
+  if n == nil then error("roofline.lua: parameter " .. name .. " must be " .. word .. " or a count, not " .. tostring(P[name])) end
+  return n
 end
+local rail_connections = count_or("rail_connections", "auto")
+local threads = count_or("threads", "drawn")
 
 local function draw(index)
   local g = generator(P.seed, index)
@@ -109,10 +114,7 @@ local function draw(index)
     c.saturating_threads = math.max(4, math.min(256, math.ceil(rate * k_block_time_s / (c.clients * 4 * 1048576))))
     c.threads = math.max(4, math.min(c.saturating_threads, k_max_files_in_flight // c.clients))
   end
-  if P.threads ~= "drawn" then
-    c.threads = math.tointeger(tonumber(P.threads))
-    if c.threads == nil then error("roofline.lua: parameter threads must be drawn or a count, not " .. tostring(P.threads)) end
-  end
+  if threads then c.threads = threads end
   -- One file per thread: every file is in flight from the start, so each
   -- target's queue holds all its work and the busiest one sets the time
   -- (placement); with two files per thread a thread's second file waits for

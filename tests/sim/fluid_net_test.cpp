@@ -38,6 +38,11 @@ struct Driver {
     }
     FAIL() << "the net did not drain";
   }
+  // A route of `shape` (its bound, penalty, ...) over one new link of `capacity`.
+  std::uint32_t route_over_new_link(double capacity, FluidNet::Route shape = {}) {
+    shape.links = {net.add_link(capacity)};
+    return net.add_route(shape);
+  }
   double net_now = 0;
   std::map<std::uint64_t, double> ended;
   FluidNet net;
@@ -60,10 +65,7 @@ TEST(FluidNet, OneFlowTakesLatencyPlusBytesOverRateTimesFactor) {
 
 TEST(FluidNet, EqualFlowsShareALinkAndTheLastSpeedsUpWhenTheFirstEnds) {
   Driver d;
-  const std::uint32_t link = d.net.add_link(1e9);
-  FluidNet::Route r;
-  r.links = {link};
-  const std::uint32_t route = d.net.add_route(r);
+  const std::uint32_t route = d.route_over_new_link(1e9);
   d.net.start(0, route, 1e6, 1);
   d.net.start(0, route, 3e6, 2);
   d.run();
@@ -105,11 +107,9 @@ TEST(FluidNet, AFlowBoundElsewhereLeavesTheRestOfASharedLinkToTheOthers) {
 
 TEST(FluidNet, ARouteBoundCapsTheRateBelowTheLink) {
   Driver d;
-  const std::uint32_t link = d.net.add_link(10e9);
   FluidNet::Route r;
-  r.links = {link};
   r.bound = 2e9;  // a TCP window over a long route
-  const std::uint32_t route = d.net.add_route(r);
+  const std::uint32_t route = d.route_over_new_link(10e9, r);
   d.net.start(0, route, 2e9, 1);
   d.net.start(0, route, 2e9, 2);
   d.run();
@@ -129,10 +129,7 @@ TEST(FluidNet, ALinkCrossedTwiceCountsTwice) {
 
 TEST(FluidNet, SmallFlowsPassBesideBulkFlowsOfALargeComponentWithoutTakingTheirRate) {
   Driver d;
-  const std::uint32_t link = d.net.add_link(1e9);
-  FluidNet::Route r;
-  r.links = {link};
-  const std::uint32_t route = d.net.add_route(r);
+  const std::uint32_t route = d.route_over_new_link(1e9);
   const int bulk = static_cast<int>(sim::k_fluid_exact_component_flows) + 16;  // a large component
   for (int i = 0; i < bulk; ++i) d.net.start(0, route, 1e7, static_cast<std::uint64_t>(i));
   d.net.start(0, route, 1000, 1000);  // a message: its weighted share beside them
@@ -145,10 +142,7 @@ TEST(FluidNet, SmallFlowsPassBesideBulkFlowsOfALargeComponentWithoutTakingTheirR
 
 TEST(FluidNet, SmallFlowsOfASmallComponentAreSolvedWithTheOthers) {
   Driver d;
-  const std::uint32_t link = d.net.add_link(1e9);
-  FluidNet::Route r;
-  r.links = {link};
-  const std::uint32_t route = d.net.add_route(r);
+  const std::uint32_t route = d.route_over_new_link(1e9);
   d.net.start(0, route, 1000, 1);  // three messages at once share the link, as per chunk
   d.net.start(0, route, 1000, 2);
   d.net.start(0, route, 1000, 3);
@@ -159,11 +153,9 @@ TEST(FluidNet, SmallFlowsOfASmallComponentAreSolvedWithTheOthers) {
 
 TEST(FluidNet, ADrivesSmallRequestsShareItsRate) {
   Driver d;
-  const std::uint32_t drive = d.net.add_link(1e9);
   FluidNet::Route r;
-  r.links = {drive};
-  r.small_ok = false;
-  const std::uint32_t route = d.net.add_route(r);
+  r.small_ok = false;  // a drive
+  const std::uint32_t route = d.route_over_new_link(1e9, r);
   d.net.start(0, route, 4096, 1);
   d.net.start(0, route, 4096, 2);
   d.run();
