@@ -16,7 +16,7 @@ DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema pyth
   libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev libfmt-dev \
   googletest libgtest-dev libgmock-dev gcovr libbenchmark-dev gnuplot-nox \
   iperf3 fio sockperf iproute2 nftables clang-format \
-  libfuse3-dev fuse3 stress-ng autoconf automake perl
+  libfuse3-dev fuse3 stress-ng autoconf automake perl git rsync python3-venv make
 
 .PHONY: all deps configure build test run coverage fuzz sanitize tsan clean format
 

@@ -175,6 +175,10 @@ class Metrics {
   virtual void sample(std::string_view name, double value) = 0;
 };
 
+// Where a virtual world's wall clock (Env::wall_ns) stands at its start:
+// 2026-01-01T00:00:00Z, a date whose files no tool takes for unset times.
+inline constexpr TimeNs k_virtual_wall_epoch_ns = 1'767'225'600'000'000'000;
+
 class Env {
  public:
   virtual ~Env() = default;
@@ -183,6 +187,10 @@ class Env {
   virtual Endpoint self() const = 0;
   // Current time of this world. Monotonic; virtual in TestEnv/SimEnv.
   virtual TimeNs now() const = 0;
+  // Wall-clock time in ns since the Unix epoch: the times a file system
+  // records (mtime, atime, ctime). Real in HwEnv (CLOCK_REALTIME); in the
+  // virtual worlds k_virtual_wall_epoch_ns + now(), so a run's times repeat.
+  virtual TimeNs wall_ns() const = 0;
   // This service's random stream, derived from the run's seed and self().
   virtual Rng& rng() = 0;
   virtual Metrics& metrics() = 0;

@@ -1,5 +1,7 @@
 #include "hw/hw_env.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "core/common/pattern.hpp"
@@ -9,6 +11,12 @@
 #include "hw/hw_world.hpp"
 
 namespace sluice::hw {
+
+TimeNs HwEnv::wall_ns() const {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return TimeNs{t.tv_sec} * 1'000'000'000 + t.tv_nsec;
+}
 
 void HwEnv::log(LogLevel level, std::string_view message) {
   static constexpr const char* k_level_names[] = {"debug", "info", "warn", "error"};

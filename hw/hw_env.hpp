@@ -67,6 +67,7 @@ class HwEnv final : public Env, public Metrics {
 
   Endpoint self() const override { return self_; }
   TimeNs now() const override { return loop_.now(); }
+  TimeNs wall_ns() const override;
   Rng& rng() override { return rng_; }
   Metrics& metrics() override { return *this; }
   void log(LogLevel level, std::string_view message) override;

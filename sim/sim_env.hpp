@@ -47,6 +47,7 @@ class SimEnv final : public Env, public Metrics {
 
   Endpoint self() const override { return self_; }
   TimeNs now() const override;
+  TimeNs wall_ns() const override { return k_virtual_wall_epoch_ns + now(); }
   Rng& rng() override { return rng_; }
   Metrics& metrics() override { return *this; }
   void log(LogLevel level, std::string_view message) override;

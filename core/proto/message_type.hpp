@@ -38,6 +38,10 @@ enum class MessageType : std::uint16_t {
   symlink = 0x0210,
   link = 0x0211,
   mknod = 0x0212,
+  dir_times = 0x0213,
+  xattr = 0x0214,
+  xattr_reply = 0x0215,
+  release_orphan = 0x0216,
   // metadata buddy mirroring (server to server)
   meta_mirror = 0x0220,
   set_meta_consistency = 0x0221,

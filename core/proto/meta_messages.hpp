@@ -118,16 +118,21 @@ struct Readdir {
   bool operator==(const Readdir&) const = default;
 };
 
+// keep_open: the client has the file open, so when this is its last name the
+// inode and its chunks stay, as an orphan, until ReleaseOrphan (POSIX: an
+// unlinked file's data lives until its last close).
 struct Unlink {
   static constexpr MessageType k_type = MessageType::unlink;
   static constexpr std::string_view k_name = "Unlink";
   RequestId request_id = 0;
   std::string path;
+  bool keep_open = false;
 
   template <class Io>
   void io(Io& f) {
     f("request_id", request_id);
     f("path", path, k_max_path_bytes);
+    f("keep_open", keep_open);
   }
   bool operator==(const Unlink&) const = default;
 };
@@ -146,18 +151,22 @@ struct Rmdir {
   bool operator==(const Rmdir&) const = default;
 };
 
+// keep_open: the client has the file at `to` open (see Unlink), which the
+// rename replaces.
 struct Rename {
   static constexpr MessageType k_type = MessageType::rename;
   static constexpr std::string_view k_name = "Rename";
   RequestId request_id = 0;
   std::string from;
   std::string to;
+  bool keep_open = false;
 
   template <class Io>
   void io(Io& f) {
     f("request_id", request_id);
     f("from", from, k_max_path_bytes);
     f("to", to, k_max_path_bytes);
+    f("keep_open", keep_open);
   }
   bool operator==(const Rename&) const = default;
 };
@@ -237,6 +246,78 @@ struct Mknod {
   bool operator==(const Mknod&) const = default;
 };
 
+// The last close of a file whose last name went while it was open (an
+// orphan, Unlink.keep_open): the metadata server of `shard` removes the inode
+// and its chunks. Reply: Ack (not_found when there is no such orphan).
+struct ReleaseOrphan {
+  static constexpr MessageType k_type = MessageType::release_orphan;
+  static constexpr std::string_view k_name = "ReleaseOrphan";
+  RequestId request_id = 0;
+  FileId file_id = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("file_id", file_id);
+  }
+  bool operator==(const ReleaseOrphan&) const = default;
+};
+
+// Xattr.flags of a set (setxattr(2)'s XATTR_CREATE and XATTR_REPLACE).
+inline constexpr std::uint32_t k_xattr_create = 1u << 0;   // already_exists if the name is set
+inline constexpr std::uint32_t k_xattr_replace = 1u << 1;  // nothing set (found false) if it is not
+inline constexpr std::uint32_t k_xattr_known_flags = k_xattr_create | k_xattr_replace;
+
+// An extended attribute of the inode at `path` (no link followed): get or
+// remove `name`, set it to `value` (flags), or list the names. Reply:
+// XattrReply.
+struct Xattr {
+  static constexpr MessageType k_type = MessageType::xattr;
+  static constexpr std::string_view k_name = "Xattr";
+  RequestId request_id = 0;
+  std::string path;
+  XattrOp op = XattrOp::get;
+  std::string name;
+  std::string value;
+  std::uint32_t flags = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("op", op);
+    f("name", name, k_max_xattr_name_bytes);
+    f("value", value, k_max_xattr_value_bytes);
+    f("flags", flags);
+  }
+  bool operator==(const Xattr&) const = default;
+};
+
+// found: whether the name was there (get, remove; a set with
+// k_xattr_replace); ENODATA where it was not. value: a get's; names: a list's,
+// in name order (their values left empty).
+struct XattrReply {
+  static constexpr MessageType k_type = MessageType::xattr_reply;
+  static constexpr std::string_view k_name = "XattrReply";
+  RequestId request_id = 0;
+  StatusCode status = StatusCode::ok;
+  std::string error;
+  bool found = false;
+  std::string value;
+  std::vector<XattrDesc> names;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("status", status);
+    f("error", error, k_max_error_bytes);
+    f("found", found);
+    f("value", value, k_max_xattr_value_bytes);
+    f("names", names, k_max_inode_xattrs);
+  }
+  bool operator==(const XattrReply&) const = default;
+};
+
 // SetAttr.mask bits: which of the fields to apply. Other bits are reserved
 // (the metadata server refuses them).
 inline constexpr std::uint32_t k_set_attr_size = 1u << 0;   // truncate/extend to size_bytes
@@ -244,8 +325,18 @@ inline constexpr std::uint32_t k_set_attr_mtime = 1u << 1;  // set mtime_ns
 inline constexpr std::uint32_t k_set_attr_mode = 1u << 2;   // set the permission bits (chmod)
 inline constexpr std::uint32_t k_set_attr_uid = 1u << 3;    // set the owner (chown)
 inline constexpr std::uint32_t k_set_attr_gid = 1u << 4;    // set the group (chown, chgrp)
-inline constexpr std::uint32_t k_set_attr_known_mask =
-    k_set_attr_size | k_set_attr_mtime | k_set_attr_mode | k_set_attr_uid | k_set_attr_gid;
+inline constexpr std::uint32_t k_set_attr_atime = 1u << 5;  // set atime_ns (utimensat)
+// The file was read at atime_ns (a close after reads): the server records it
+// as the access time where relatime would (MetaService::note_access).
+inline constexpr std::uint32_t k_set_attr_accessed = 1u << 6;
+// The record of writes (a close): the size they reached and, with
+// k_set_attr_mtime, the time of the last one, which becomes mtime and, where
+// it is later, ctime (not the record's arrival: an attribute change made
+// after the writes stays the latest change).
+inline constexpr std::uint32_t k_set_attr_written = 1u << 7;
+inline constexpr std::uint32_t k_set_attr_known_mask = k_set_attr_size | k_set_attr_mtime | k_set_attr_mode |
+                                                       k_set_attr_uid | k_set_attr_gid | k_set_attr_atime |
+                                                       k_set_attr_accessed | k_set_attr_written;
 
 struct SetAttr {
   static constexpr MessageType k_type = MessageType::set_attr;
@@ -258,6 +349,7 @@ struct SetAttr {
   std::uint32_t mode = 0;  // POSIX permission bits (07777)
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
+  std::int64_t atime_ns = 0;  // k_set_attr_atime, k_set_attr_accessed
 
   template <class Io>
   void io(Io& f) {
@@ -269,6 +361,7 @@ struct SetAttr {
     f("mode", mode);
     f("uid", uid);
     f("gid", gid);
+    f("atime_ns", atime_ns);
   }
   bool operator==(const SetAttr&) const = default;
 };
@@ -391,6 +484,30 @@ struct DetachDir {
     f("check_only", check_only);
   }
   bool operator==(const DetachDir&) const = default;
+};
+
+// Metadata server to metadata server: the times of directory `path`'s record
+// on the receiving shard, which its entries' changes there move (a stat of a
+// directory whose entries live on other shards gathers them, as Lustre's
+// lmv_merge_attr merges a striped directory's stripes); with set_mtime, first
+// sets the record's mtime to mtime_ns (a utimens of the directory, so that an
+// older time is not outrun by the records). Reply: InodeReply (the record).
+struct DirTimes {
+  static constexpr MessageType k_type = MessageType::dir_times;
+  static constexpr std::string_view k_name = "DirTimes";
+  RequestId request_id = 0;
+  std::string path;
+  bool set_mtime = false;
+  std::int64_t mtime_ns = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("path", path, k_max_path_bytes);
+    f("set_mtime", set_mtime);
+    f("mtime_ns", mtime_ns);
+  }
+  bool operator==(const DirTimes&) const = default;
 };
 
 }  // namespace sluice::proto

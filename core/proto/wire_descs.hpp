@@ -50,6 +50,21 @@ struct DirLayoutDesc {
   bool operator==(const DirLayoutDesc&) const = default;
 };
 
+// An extended attribute of an inode (getxattr(2)): a name with its
+// namespace prefix ("user.", "trusted.", "security.", "system.") and a value
+// of opaque bytes.
+struct XattrDesc {
+  std::string name;
+  std::string value;
+
+  template <class Io>
+  void io(Io& f) {
+    f("name", name, k_max_xattr_name_bytes);
+    f("value", value, k_max_xattr_value_bytes);
+  }
+  bool operator==(const XattrDesc&) const = default;
+};
+
 struct InodeDesc {
   FileId file_id = 0;
   InodeType type = InodeType::none;
@@ -67,6 +82,16 @@ struct InodeDesc {
   std::uint32_t nlink = 0;
   std::string symlink_target;  // symbolic links: the target, opaque text (k_max_symlink_target_bytes)
   std::uint64_t rdev = 0;      // character and block devices: the device number (st_rdev)
+  // POSIX times besides mtime_ns, in ns since the Unix epoch (Env::wall_ns):
+  // the last access (relatime, MetaService::note_access) and the last change
+  // of the inode (every change of its attributes, names or bytes). 0 in
+  // records written before they were kept, read as mtime_ns.
+  std::int64_t atime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  // Extended attributes, in name order (k_max_inode_xattr_bytes in all). Kept
+  // with the inode; replies other than XattrReply carry none (the metadata
+  // server strips them: a stat does not ship them).
+  std::vector<XattrDesc> xattrs;
 
   template <class Io>
   void io(Io& f) {
@@ -86,6 +111,9 @@ struct InodeDesc {
     f("nlink", nlink);
     f("symlink_target", symlink_target, k_max_path_bytes);
     f("rdev", rdev);
+    f("atime_ns", atime_ns);
+    f("ctime_ns", ctime_ns);
+    f("xattrs", xattrs, k_max_inode_xattrs);
   }
   bool operator==(const InodeDesc&) const = default;
 };

@@ -23,6 +23,9 @@ std::string_view to_string(InodeType value) {
   return name_of(value, std::array<std::string_view, 8>{"none", "file", "dir", "symlink", "fifo", "char_device",
                                                         "block_device", "socket"});
 }
+std::string_view to_string(XattrOp value) {
+  return name_of(value, std::array<std::string_view, 4>{"get", "set", "list", "remove"});
+}
 std::string_view to_string(Reachability value) {
   return name_of(value, std::array<std::string_view, 3>{"online", "probably_offline", "offline"});
 }

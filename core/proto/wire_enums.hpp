@@ -36,6 +36,14 @@ constexpr bool is_special_file(InodeType type) {
          type == InodeType::socket;
 }
 
+// What an Xattr request does (getxattr(2), setxattr, listxattr, removexattr).
+enum class XattrOp : std::uint8_t {
+  get = 0,
+  set = 1,
+  list = 2,
+  remove = 3,
+};
+
 // Target/server reachability as BeeGFS's management tracks it
 // (TargetStateInfo: ONLINE, PROBABLY-OFFLINE after a missed heartbeat, OFFLINE after the timeout).
 enum class Reachability : std::uint8_t {
@@ -116,6 +124,10 @@ struct WireEnumMax<InodeType> {
   static constexpr InodeType value = InodeType::socket;
 };
 template <>
+struct WireEnumMax<XattrOp> {
+  static constexpr XattrOp value = XattrOp::remove;
+};
+template <>
 struct WireEnumMax<Reachability> {
   static constexpr Reachability value = Reachability::offline;
 };
@@ -151,6 +163,7 @@ struct WireEnumMax<MetaRecordKind> {
 // Names for logs ("raid0", "probably_offline", ...); "unknown" for values out of range.
 std::string_view to_string(StripePattern value);
 std::string_view to_string(InodeType value);
+std::string_view to_string(XattrOp value);
 std::string_view to_string(Reachability value);
 std::string_view to_string(Consistency value);
 std::string_view to_string(CapacityPool value);

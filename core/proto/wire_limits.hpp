@@ -27,8 +27,11 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // its owner did not grant, TransportConfig::require_grants); 6 = symbolic and
 // hard links (InodeType symlink, InodeDesc nlink and symlink_target, Symlink,
 // Link); 7 = special files (InodeType fifo, char_device, block_device and
-// socket, InodeDesc rdev, Mknod).
-inline constexpr std::uint16_t k_wire_version = 7;
+// socket, InodeDesc rdev, Mknod); 8 = POSIX times (InodeDesc atime_ns and
+// ctime_ns, SetAttr atime_ns with mask bits atime and accessed, DirTimes)
+// extended attributes (InodeDesc xattrs, Xattr, XattrReply) and orphans
+// (Unlink and Rename keep_open, ReleaseOrphan).
+inline constexpr std::uint16_t k_wire_version = 8;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.
@@ -42,6 +45,16 @@ inline constexpr std::uint32_t k_max_error_bytes = 1024;  // error text in repli
 // symlink(2) refuses a target of 4096 bytes or more (ENAMETOOLONG). The wire
 // carries up to k_max_path_bytes, so the metadata server names this limit.
 inline constexpr std::uint32_t k_max_symlink_target_bytes = k_max_path_bytes - 1;
+
+// Extended attributes (Linux include/uapi/linux/limits.h): a name of at most
+// XATTR_NAME_MAX bytes, a value of at most XATTR_SIZE_MAX; an inode's names
+// and values together at most XATTR_LIST_MAX (64 KiB, what listxattr(2) can
+// return), so an inode with its xattrs always fits a message.
+inline constexpr std::uint32_t k_max_xattr_name_bytes = 255;
+inline constexpr std::uint32_t k_max_xattr_value_bytes = 65536;
+inline constexpr std::uint32_t k_max_inode_xattr_bytes = 65536;
+// A name is at least 2 bytes ("u." is refused, but the wire need not know).
+inline constexpr std::uint32_t k_max_inode_xattrs = k_max_inode_xattr_bytes / 2;
 
 // Vectors.
 // Targets of one file's stripe: Lustre LOV_MAX_STRIPE_COUNT (lustre_user.h) is 2000.

@@ -316,10 +316,19 @@ void Client::stat(const std::string& path, InodeFn done) {
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
-void Client::unlink(const std::string& path, StatusFn done) {
+void Client::unlink(const std::string& path, StatusFn done) { unlink(path, false, std::move(done)); }
+
+void Client::unlink(const std::string& path, bool keep_open, StatusFn done) {
   proto::Unlink m;
   m.path = path;
+  m.keep_open = keep_open;
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+}
+
+void Client::release_orphan(const proto::InodeDesc& inode, StatusFn done) {
+  proto::ReleaseOrphan m;
+  m.file_id = inode.file_id;
+  call_shard(inode.owner_shard, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
 void Client::rmdir(const std::string& path, StatusFn done) {
@@ -332,9 +341,14 @@ void Client::rmdir(const std::string& path, StatusFn done) {
 }
 
 void Client::rename(const std::string& from, const std::string& to, StatusFn done) {
+  rename(from, to, false, std::move(done));
+}
+
+void Client::rename(const std::string& from, const std::string& to, bool keep_open, StatusFn done) {
   proto::Rename m;
   m.from = from;
   m.to = to;
+  m.keep_open = keep_open;
   meta_call(from, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
@@ -369,6 +383,24 @@ void Client::mknod(const std::string& path, proto::InodeType type, std::uint32_t
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
+void Client::xattr(const std::string& path, proto::XattrOp op, const std::string& name, const std::string& value,
+                   std::uint32_t flags, XattrFn done) {
+  proto::Xattr m;
+  m.path = path;
+  m.op = op;
+  m.name = name;
+  m.value = value;
+  m.flags = flags;
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) {
+    if (!r.ok()) return done(r.status());
+    const auto* reply = std::get_if<proto::XattrReply>(&r.value());
+    if (reply == nullptr) {
+      return done(error(StatusCode::corrupt, "an Xattr answered by " + std::string(proto::message_name(*r))));
+    }
+    done(*reply);
+  });
+}
+
 void Client::link(const std::string& existing, const std::string& new_path, InodeFn done) {
   proto::Link m;
   m.from = existing;
@@ -379,16 +411,17 @@ void Client::link(const std::string& existing, const std::string& new_path, Inod
 void Client::close(const std::string& path, std::uint64_t size_bytes, StatusFn done) {
   proto::SetAttr m;
   m.path = path;
-  m.mask = proto::k_set_attr_size | proto::k_set_attr_mtime;
+  m.mask = proto::k_set_attr_size | proto::k_set_attr_mtime | proto::k_set_attr_written;
   m.size_bytes = size_bytes;
-  m.mtime_ns = env_.now();
+  m.mtime_ns = env_.wall_ns();
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
 void Client::close_unchanged(const std::string& path, StatusFn done) {
   proto::SetAttr m;
   m.path = path;
-  m.mask = 0;
+  m.mask = proto::k_set_attr_accessed;
+  m.atime_ns = env_.wall_ns();
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
@@ -403,6 +436,11 @@ void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn
     m.mask |= proto::k_set_attr_mtime;
     m.mtime_ns = *change.mtime_ns;
   }
+  if (change.atime_ns) {
+    m.mask |= proto::k_set_attr_atime;
+    m.atime_ns = *change.atime_ns;
+  }
+  if (change.written) m.mask |= proto::k_set_attr_written;
   if (change.mode) {
     m.mask |= proto::k_set_attr_mode;
     m.mode = *change.mode;

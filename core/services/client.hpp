@@ -152,7 +152,11 @@ struct CreateOptions {
 // What Client::set_attr changes; fields left empty stay as they are.
 struct AttrChange {
   std::optional<std::uint64_t> size_bytes;
-  std::optional<std::int64_t> mtime_ns;
+  std::optional<std::int64_t> mtime_ns;  // ns since the Unix epoch (Env::wall_ns)
+  std::optional<std::int64_t> atime_ns;
+  // The record of writes (proto::k_set_attr_written): size_bytes and
+  // mtime_ns are what they reached and when; ctime moves to that time only.
+  bool written = false;
   std::optional<std::uint32_t> mode;  // permission bits, at most 07777
   std::optional<std::uint32_t> uid;
   std::optional<std::uint32_t> gid;
@@ -164,6 +168,7 @@ class Client {
   using InodeFn = std::function<void(Result<proto::InodeDesc>)>;
   using EntriesFn = std::function<void(Result<std::vector<proto::DirEntryDesc>>)>;
   using BytesFn = std::function<void(Result<std::uint64_t>)>;
+  using XattrFn = std::function<void(Result<proto::XattrReply>)>;
 
   Client(Env& env, OpTable& ops, ClientConfig config);
 
@@ -184,6 +189,15 @@ class Client {
   void unlink(const std::string& path, StatusFn done);
   void rmdir(const std::string& path, StatusFn done);
   void rename(const std::string& from, const std::string& to, StatusFn done);
+  // unlink, and a rename over a name, of a file this client has open
+  // (keep_open): when it was the file's last name, the metadata server keeps
+  // the inode and its chunks (an orphan) until release_orphan, so the open
+  // handles read and write on (POSIX). Other clients' opens are not known to
+  // the server: their files go at once, as without keep_open.
+  void unlink(const std::string& path, bool keep_open, StatusFn done);
+  void rename(const std::string& from, const std::string& to, bool keep_open, StatusFn done);
+  // The last close of a file that became an orphan (the inode as opened).
+  void release_orphan(const proto::InodeDesc& inode, StatusFn done);
   // Makes the symbolic link `path` whose target is `target` (options: the
   // owner; mode and layout are unused). Lookups and stat do not follow links.
   void symlink(const std::string& target, const std::string& path, const CreateOptions& options, InodeFn done);
@@ -197,11 +211,18 @@ class Client {
   // Adds the name new_path to the file at `existing` (a hard link; both on
   // one metadata shard); done(the inode, with its new link count).
   void link(const std::string& existing, const std::string& new_path, InodeFn done);
+  // An extended attribute of the inode at path, no link followed (op: get,
+  // set `name` to `value` with flags k_xattr_create/k_xattr_replace, list,
+  // remove); done(the reply: whether the name was there, the value, the
+  // names). Namespaces user., trusted. and security.
+  void xattr(const std::string& path, proto::XattrOp op, const std::string& name, const std::string& value,
+             std::uint32_t flags, XattrFn done);
   // Sets the size (and mtime) recorded in the inode: the close of a written file.
   void close(const std::string& path, std::uint64_t size_bytes, StatusFn done);
   // The close of a file opened for reading: one request to the metadata
-  // server that changes nothing (an empty SetAttr), as every close of a file
-  // is one (BeeGFS CloseFileMsg ends the open-file session; Lustre MDS_CLOSE).
+  // server (a SetAttr that notes the access: relatime may move the atime), as
+  // every close of a file is one (BeeGFS CloseFileMsg ends the open-file
+  // session; Lustre MDS_CLOSE carries the atime too).
   void close_unchanged(const std::string& path, StatusFn done);
   // Changes what `change` names of the inode at path (chmod, utimens, the
   // size a truncate records); done(the inode as stored after the change).

@@ -21,14 +21,49 @@ proto::InodeReply inode_reply(RequestId rid, const Status& s) {
 }
 
 // The reply to a request that stored `inode`: it, or the store's error.
+// (Extended attributes stay at the server: XattrReply carries them.)
 proto::InodeReply stored_reply(RequestId rid, const Status& s, const proto::InodeDesc& inode) {
   proto::InodeReply r = inode_reply(rid, s);
-  if (s.ok()) r.inode = inode;
+  if (s.ok()) {
+    r.inode = inode;
+    r.inode.xattrs.clear();
+  }
   return r;
 }
 
 // An entry that refers to the linked-inode table (see the top of meta_service.hpp).
 bool is_linked(const proto::InodeDesc& entry) { return entry.type != proto::InodeType::dir && entry.nlink >= 2; }
+
+// A record written before atime and ctime were kept reads them as its mtime.
+void fill_times(proto::InodeDesc& inode) {
+  if (inode.atime_ns == 0) inode.atime_ns = inode.mtime_ns;
+  if (inode.ctime_ns == 0) inode.ctime_ns = inode.mtime_ns;
+}
+
+// A directory's inode as a stat shows it: the latest mtime and ctime of its
+// records, and its link count 2 + the subdirectories its records count (a
+// record keeps 2 + those of its shard; Lustre sums a striped directory's
+// stripes alike). Without records (path_hash) the entry's own.
+proto::InodeDesc merged_dir(proto::InodeDesc dir, const std::vector<proto::InodeDesc>& records) {
+  std::uint64_t links = 2;
+  for (const proto::InodeDesc& r : records) {
+    dir.mtime_ns = std::max(dir.mtime_ns, r.mtime_ns);
+    dir.ctime_ns = std::max(dir.ctime_ns, r.ctime_ns);
+    links += std::max<std::uint32_t>(r.nlink, 2) - 2;
+  }
+  if (!records.empty()) dir.nlink = static_cast<std::uint32_t>(std::min<std::uint64_t>(links, UINT32_MAX));
+  return dir;
+}
+
+// Linux relatime: a read at `at` moves the access time when it is not after
+// the last modification or change, or is a day old (k_relatime_interval_ns).
+bool note_access(proto::InodeDesc& inode, TimeNs at) {
+  const bool stale = inode.atime_ns <= inode.mtime_ns || inode.atime_ns <= inode.ctime_ns ||
+                     at - inode.atime_ns >= k_relatime_interval_ns;
+  if (!stale || at <= inode.atime_ns) return false;
+  inode.atime_ns = at;
+  return true;
+}
 std::string linked_name(FileId id) { return std::to_string(id); }
 
 proto::Ack ack(RequestId rid, const Status& s) {
@@ -38,12 +73,16 @@ proto::Ack ack(RequestId rid, const Status& s) {
 // Requests that may change the store (their replies are replicated to a mirror secondary).
 bool is_mutating(const proto::Message& m) {
   if (const auto* d = std::get_if<proto::DetachDir>(&m)) return !d->check_only;
-  if (const auto* a = std::get_if<proto::SetAttr>(&m)) return a->mask != 0;
+  if (const auto* t = std::get_if<proto::DirTimes>(&m)) return t->set_mtime;
+  if (const auto* x = std::get_if<proto::Xattr>(&m))
+    return x->op == proto::XattrOp::set || x->op == proto::XattrOp::remove;
+  // A close after reads may move the atime (relatime), which a resend repeats harmlessly.
+  if (const auto* a = std::get_if<proto::SetAttr>(&m)) return (a->mask & ~proto::k_set_attr_accessed) != 0;
   return std::holds_alternative<proto::Mkdir>(m) || std::holds_alternative<proto::Create>(m) ||
          std::holds_alternative<proto::Unlink>(m) || std::holds_alternative<proto::Rmdir>(m) ||
          std::holds_alternative<proto::Rename>(m) || std::holds_alternative<proto::AttachDir>(m) ||
          std::holds_alternative<proto::Symlink>(m) || std::holds_alternative<proto::Link>(m) ||
-         std::holds_alternative<proto::Mknod>(m);
+         std::holds_alternative<proto::Mknod>(m) || std::holds_alternative<proto::ReleaseOrphan>(m);
 }
 
 // Shared countdown for fan-out requests: calls done(first error) after n results.
@@ -113,6 +152,7 @@ void MetaService::start() {
       inode.mode = 0755;
       inode.owner_shard = root->owner_shard;
       inode.dir_layout = to_wire(*root);
+      inode.mtime_ns = inode.atime_ns = inode.ctime_ns = env_.wall_ns();
       store_->put_dir("/", inode).ignore();  // the in-memory store cannot fail; RocksDB errors surface on use
     }
   } else {
@@ -132,6 +172,31 @@ void MetaService::start() {
     if (config_.mirror.enabled) mirror_fetch_maps();  // learn the role at once
   });
   if (config_.mirror.enabled) mirror_start();
+  // Orphans outlive only the server's run that kept them (their clients'
+  // opens are not known across a restart). A mirrored shard keeps its own:
+  // its secondary must not remove what the primary's clients hold.
+  if (!config_.mirror.enabled) remove_orphans();
+}
+
+void MetaService::remove_orphans() {
+  std::uint64_t removed = 0, cookie = 0;
+  for (bool eof = false; !eof;) {
+    MetaListPage page = store_->list(k_orphans_dir, cookie, config_.readdir_page_max_entries);
+    for (const auto& [key, inode] : page.entries) {
+      if (Status s = store_->remove_entry(k_orphans_dir, key); !s.ok()) {
+        env_.log(LogLevel::warn, name() + ": orphan " + key + ": " + s.to_string());
+        continue;
+      }
+      remove_chunks(inode);
+      ++removed;
+    }
+    eof = page.eof;
+    cookie = page.next_cookie;
+  }
+  if (removed == 0) return;
+  env_.metrics().count("meta.orphans_removed_at_start", static_cast<double>(removed));
+  env_.log(LogLevel::info, name() + ": removed " + std::to_string(removed) +
+                               " orphans (files unlinked while open) its previous run kept");
 }
 
 void MetaService::on_event(Event& event) {
@@ -253,8 +318,17 @@ void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply rep
   if (auto* m = std::get_if<proto::Symlink>(&message)) return do_symlink(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Link>(&message)) return do_link(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Mknod>(&message)) return do_mknod(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Xattr>(&message)) return do_xattr(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::ReleaseOrphan>(&message)) return do_release_orphan(*m, std::move(reply));
   if (auto* m = std::get_if<proto::AttachDir>(&message)) {
     reply(ack(m->request_id, store_->put_dir(m->path, m->inode)));
+    return;
+  }
+  if (auto* m = std::get_if<proto::DirTimes>(&message)) {
+    ops_.expect(env_.compute(CostKind::meta_stat, units_.stat), [this, m = *m, reply](Completion&) {
+      Result<proto::InodeDesc> record = dir_times_here(m);
+      reply(stored_reply(m.request_id, record.status(), record.ok() ? *record : proto::InodeDesc{}));
+    });
     return;
   }
   if (auto* m = std::get_if<proto::DetachDir>(&message)) {
@@ -356,7 +430,7 @@ proto::InodeDesc MetaService::new_inode(FileId id, proto::InodeType type, std::u
   inode.mode = mode;
   inode.uid = uid;
   inode.gid = gid;
-  inode.mtime_ns = env_.now();
+  inode.mtime_ns = inode.atime_ns = inode.ctime_ns = env_.wall_ns();
   inode.nlink = type == proto::InodeType::dir ? 2 : 1;
   return inode;
 }
@@ -381,6 +455,7 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
         inode.dir_layout = to_wire(*placement);
         auto link = [this, m, parent, name_, inode, reply](Status s) {
           if (s.ok()) s = store_->put_entry(parent, name_, inode);
+          if (s.ok()) s = touch_dir(parent, +1);
           proto::InodeReply r = inode_reply(m.request_id, s);
           if (s.ok()) {
             r.inode = inode;
@@ -509,7 +584,8 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     proto::InodeDesc inode = new_inode(*id, proto::InodeType::file, m.mode, m.uid, m.gid);
     inode.owner_shard = config_.shard;
     inode.stripe = to_wire(*pattern);
-    const Status s = store_->put_entry(parent, name_, inode);
+    Status s = store_->put_entry(parent, name_, inode);
+    if (s.ok()) s = touch_dir(parent);
     if (s.ok()) env_.metrics().count("meta.create_ops", 1);
     reply(stored_reply(m.request_id, s, inode));
   });
@@ -525,9 +601,13 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
       Result<proto::InodeDesc> root = store_->get_dir("/");
       if (!root.ok()) return reply(inode_reply(rid, root.status()));
       r.inode = resolve(*root).value();  // a directory is its own record
+      r.inode.xattrs.clear();
       r.inode.entries = store_->entry_count("/");
       env_.metrics().count("meta.stat_ops", 1);
-      return reply(std::move(r));
+      return merge_dir_times(path, std::move(r.inode), [r, reply](proto::InodeDesc merged) mutable {
+        r.inode = std::move(merged);
+        reply(std::move(r));
+      });
     }
     Result<PathSplit> split = split_path(path);
     const std::string parent(split->parent), name_(split->name);
@@ -537,8 +617,13 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
     Result<proto::InodeDesc> inode = resolve(*entry);
     if (!inode.ok()) return reply(inode_reply(rid, inode.status()));
     r.inode = std::move(inode).value();
+    r.inode.xattrs.clear();
     env_.metrics().count("meta.stat_ops", 1);
-    reply(std::move(r));
+    if (r.inode.type != proto::InodeType::dir) return reply(std::move(r));
+    merge_dir_times(path, std::move(r.inode), [r, reply](proto::InodeDesc merged) mutable {
+      r.inode = std::move(merged);
+      reply(std::move(r));
+    });
   });
 }
 
@@ -593,9 +678,10 @@ void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
       return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.path + " is a directory (use rmdir)")));
     }
     Status s = store_->remove_entry(parent, name_);
+    if (s.ok()) s = touch_dir(parent);
     if (s.ok()) {
       env_.metrics().count("meta.unlink_ops", 1);
-      s = drop_name(*entry);
+      s = drop_name(*entry, m.keep_open);
     }
     reply(ack(m.request_id, s));
   });
@@ -682,6 +768,7 @@ void MetaService::do_rmdir(const proto::Rmdir& m, Reply reply) {
       if (!empty.ok()) return reply(ack(m.request_id, empty));
       run_phase(false, [this, m, parent, name_, reply](Status detached) {
         if (detached.ok()) detached = store_->remove_entry(parent, name_);
+        if (detached.ok()) detached = touch_dir(parent, -1);
         reply(ack(m.request_id, detached));
       });
     });
@@ -714,29 +801,41 @@ Result<MetaService::TwoNames> MetaService::two_names(const std::string& from, co
 void MetaService::do_rename(const proto::Rename& m, Reply reply) {
   Result<TwoNames> names = two_names(m.from, m.to, "rename across metadata shards is not supported");
   if (!names.ok()) return reply(ack(m.request_id, names.status()));
-  ops_.expect(
-      env_.compute(CostKind::meta_rename, units_.rename), [this, m, n = std::move(names).value(), reply](Completion&) {
-        Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
-        if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
-        if (entry->type == proto::InodeType::dir) {
-          return reply(ack(m.request_id,
-                           error(StatusCode::invalid_argument,
-                                 "rename of directories is not supported (metadata is keyed by path): " + m.from)));
-        }
-        Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
-        if (existing.ok()) {
-          if (existing->type == proto::InodeType::dir) {
-            return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
-          }
-          // POSIX: two names of one inode stay as they are.
-          if (existing->file_id == entry->file_id) return reply(ack(m.request_id, ok_status()));
-        }
-        Status s = store_->put_entry(n.to_parent, n.to_name, *entry);
-        if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
-        if (s.ok() && existing.ok()) s = drop_name(*existing);  // POSIX rename replaces the target file
-        if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
-        reply(ack(m.request_id, s));
-      });
+  ops_.expect(env_.compute(CostKind::meta_rename, units_.rename),
+              [this, m, n = std::move(names).value(), reply](Completion&) {
+                Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
+                if (!entry.ok())
+                  return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
+                if (entry->type == proto::InodeType::dir) return rename_dir(m, n, reply);
+                Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
+                if (existing.ok()) {
+                  if (existing->type == proto::InodeType::dir) {
+                    return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
+                  }
+                  // POSIX: two names of one inode stay as they are.
+                  if (existing->file_id == entry->file_id) return reply(ack(m.request_id, ok_status()));
+                }
+                // The moved inode's ctime changes (as Linux file systems set it); a linked one's in its record.
+                proto::InodeDesc moved = *entry;
+                Status s = ok_status();
+                if (is_linked(*entry)) {
+                  Result<proto::InodeDesc> record = resolve(*entry);
+                  s = record.status();
+                  if (s.ok()) {
+                    changed(*record);
+                    s = put_inode(n.from_parent, n.from_name, *entry, *record);
+                  }
+                } else {
+                  changed(moved);
+                }
+                if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, moved);
+                if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
+                if (s.ok() && existing.ok()) s = drop_name(*existing, m.keep_open);  // POSIX rename replaces the target
+                if (s.ok()) s = touch_dir(n.from_parent);
+                if (s.ok() && n.to_parent != n.from_parent) s = touch_dir(n.to_parent);
+                if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
+                reply(ack(m.request_id, s));
+              });
 }
 
 void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
@@ -749,7 +848,7 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
     if (!entry.ok()) return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
     Result<proto::InodeDesc> resolved = resolve(*entry);
     if (!resolved.ok()) return reply(inode_reply(m.request_id, resolved.status()));
-    if (m.mask == 0) {  // a close that changes nothing: no store write
+    if (m.mask == 0) {  // a close that notes nothing: no store write
       env_.metrics().count("meta.close_ops", 1);
       proto::InodeReply r = inode_reply(m.request_id, ok_status());
       r.inode = *resolved;
@@ -771,12 +870,33 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
                                           "SetAttr of " + m.path + ": a symbolic link's size is its target's length")));
     }
     proto::InodeDesc inode = *resolved;
+    if ((m.mask & ~proto::k_set_attr_accessed) == 0) {  // a close after reads: relatime decides
+      env_.metrics().count("meta.close_ops", 1);
+      const Status s = note_access(inode, m.atime_ns) ? put_inode(parent, name_, *entry, inode) : ok_status();
+      return reply(stored_reply(m.request_id, s, inode));
+    }
     if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
     if ((m.mask & proto::k_set_attr_uid) != 0) inode.uid = m.uid;
     if ((m.mask & proto::k_set_attr_gid) != 0) inode.gid = m.gid;
     if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
     if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
-    reply(stored_reply(m.request_id, put_inode(parent, name_, *entry, inode), inode));
+    if ((m.mask & proto::k_set_attr_atime) != 0) inode.atime_ns = m.atime_ns;
+    if ((m.mask & proto::k_set_attr_accessed) != 0) note_access(inode, m.atime_ns);
+    if ((m.mask & proto::k_set_attr_written) == 0) {
+      changed(inode);
+    } else if ((m.mask & proto::k_set_attr_mtime) != 0) {
+      inode.ctime_ns = std::max(inode.ctime_ns, m.mtime_ns);  // the writes' time, not the record's
+    }
+    const Status s = put_inode(parent, name_, *entry, inode);
+    if (!s.ok() || inode.type != proto::InodeType::dir) return reply(stored_reply(m.request_id, s, inode));
+    // A directory answers with its records' times merged; a new mtime goes to its records too.
+    proto::DirTimes ask;
+    ask.path = m.path;
+    ask.set_mtime = (m.mask & proto::k_set_attr_mtime) != 0;
+    ask.mtime_ns = m.mtime_ns;
+    visit_dir_records(inode, ask, [rid = m.request_id, inode, reply](std::vector<proto::InodeDesc> records, Status st) {
+      reply(stored_reply(rid, st, merged_dir(inode, records)));
+    });
   });
 }
 
@@ -844,7 +964,8 @@ void MetaService::put_new_inode(RequestId rid, const std::string& path, std::str
                 inode.symlink_target = made.symlink_target;
                 inode.rdev = made.rdev;
                 inode.owner_shard = config_.shard;
-                const Status s = store_->put_entry(parent, name_, inode);
+                Status s = store_->put_entry(parent, name_, inode);
+                if (s.ok()) s = touch_dir(parent);
                 if (s.ok()) env_.metrics().count(metric, 1);
                 reply(stored_reply(rid, s, inode));
               });
@@ -875,10 +996,12 @@ void MetaService::do_link(const proto::Link& m, Reply reply) {
                                                                     " names, the most a file may have (max_links)")));
         }
         ++inode->nlink;
+        changed(*inode);
         // The record first: a crash before the names change leaves an unused record, never a reference without one.
         Status s = store_->put_entry(k_linked_inodes_dir, linked_name(inode->file_id), *inode);
         if (s.ok() && !is_linked(*entry)) s = store_->put_entry(n.from_parent, n.from_name, *inode);
         if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, *inode);
+        if (s.ok()) s = touch_dir(n.to_parent);
         if (s.ok()) env_.metrics().count("meta.link_ops", 1);
         reply(stored_reply(m.request_id, s, *inode));
       });
@@ -888,9 +1011,11 @@ Result<proto::InodeDesc> MetaService::resolve(const proto::InodeDesc& entry) con
   if (!is_linked(entry)) {
     proto::InodeDesc inode = entry;
     if (inode.nlink == 0) inode.nlink = inode.type == proto::InodeType::dir ? 2 : 1;
+    fill_times(inode);
     return inode;
   }
   Result<proto::InodeDesc> record = store_->get_entry(k_linked_inodes_dir, linked_name(entry.file_id));
+  if (record.ok()) fill_times(*record);
   if (!record.ok()) {
     return error(StatusCode::corrupt, "inode " + std::to_string(entry.file_id) +
                                           " has hard links but no record in the linked-inode table of shard " +
@@ -905,21 +1030,358 @@ Status MetaService::put_inode(std::string_view parent, std::string_view name, co
   return store_->put_entry(parent, name, inode);
 }
 
-Status MetaService::drop_name(const proto::InodeDesc& entry) {
-  if (!is_linked(entry)) {
-    if (entry.type == proto::InodeType::file) remove_chunks(entry);  // a symbolic link has no chunks
-    return ok_status();
-  }
+Status MetaService::drop_name(const proto::InodeDesc& entry, bool keep_open) {
+  if (!is_linked(entry)) return drop_inode(entry, keep_open);
   Result<proto::InodeDesc> inode = resolve(entry);
   if (!inode.ok()) return inode.status();
   const std::string key = linked_name(entry.file_id);
   if (inode->nlink > 1) {
     --inode->nlink;
+    changed(*inode);
     return store_->put_entry(k_linked_inodes_dir, key, *inode);
   }
   Status s = store_->remove_entry(k_linked_inodes_dir, key);
-  if (s.ok() && inode->type == proto::InodeType::file) remove_chunks(*inode);
+  if (s.ok()) s = drop_inode(*inode, keep_open);
   return s;
+}
+
+Status MetaService::drop_inode(const proto::InodeDesc& inode, bool keep_open) {
+  if (inode.type != proto::InodeType::file) return ok_status();  // a link or a special file has no chunks
+  if (!keep_open) {
+    remove_chunks(inode);
+    return ok_status();
+  }
+  proto::InodeDesc orphan = inode;
+  orphan.nlink = 0;
+  changed(orphan);
+  const Status s = store_->put_entry(k_orphans_dir, std::to_string(inode.file_id), orphan);
+  if (s.ok()) env_.metrics().count("meta.orphans_kept", 1);
+  return s;
+}
+
+void MetaService::do_release_orphan(const proto::ReleaseOrphan& m, Reply reply) {
+  ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, m, reply](Completion&) {
+    const std::string key = std::to_string(m.file_id);
+    Result<proto::InodeDesc> orphan = store_->get_entry(k_orphans_dir, key);
+    if (!orphan.ok()) {
+      return reply(ack(m.request_id, error(StatusCode::not_found, "no orphan " + key + " on metadata shard " +
+                                                                      std::to_string(config_.shard))));
+    }
+    const Status s = store_->remove_entry(k_orphans_dir, key);
+    if (s.ok()) {
+      remove_chunks(*orphan);
+      env_.metrics().count("meta.orphans_released", 1);
+    }
+    reply(ack(m.request_id, s));
+  });
+}
+
+Status MetaService::touch_dir(std::string_view dir, int subdirs) {
+  Result<proto::InodeDesc> record = store_->get_dir(dir);
+  if (record.status().code() == StatusCode::not_found) return ok_status();  // path_hash keeps no records
+  if (!record.ok()) return record.status();
+  fill_times(*record);
+  record->mtime_ns = record->ctime_ns = env_.wall_ns();
+  const std::int64_t links = std::int64_t{std::max<std::uint32_t>(record->nlink, 2)} + subdirs;
+  record->nlink = static_cast<std::uint32_t>(std::clamp<std::int64_t>(links, 2, UINT32_MAX));
+  return store_->put_dir(dir, *record);
+}
+
+Result<proto::InodeDesc> MetaService::dir_times_here(const proto::DirTimes& ask) {
+  if (Status s = validate_path(ask.path); !s.ok()) return s;
+  Result<proto::InodeDesc> record = store_->get_dir(ask.path);
+  if (!record.ok()) return record.status();
+  fill_times(*record);
+  if (ask.set_mtime) {
+    record->mtime_ns = ask.mtime_ns;
+    if (Status s = store_->put_dir(ask.path, *record); !s.ok()) return s;
+  }
+  return record;
+}
+
+void MetaService::visit_dir_records(const proto::InodeDesc& dir, const proto::DirTimes& ask,
+                                    std::function<void(std::vector<proto::InodeDesc>, Status)> done) {
+  std::vector<ShardId> hosts;
+  if (config_.ns.policy != MetaPolicy::path_hash) {
+    hosts = shards_for_listing(from_wire(dir.dir_layout, config_.ns.shard_count));
+  }
+  if (hosts.empty()) return done({}, ok_status());
+  struct Gather {
+    std::size_t remaining = 0;
+    std::vector<proto::InodeDesc> records;
+    Status first_error;
+    std::function<void(std::vector<proto::InodeDesc>, Status)> done;
+  };
+  auto gather = std::make_shared<Gather>();
+  gather->remaining = hosts.size();
+  gather->done = std::move(done);
+  auto arrive = [gather](Result<proto::InodeDesc> r) {
+    if (r.ok()) {
+      gather->records.push_back(std::move(r).value());
+    } else if (gather->first_error.ok()) {
+      gather->first_error = r.status();
+    }
+    if (--gather->remaining == 0) gather->done(std::move(gather->records), gather->first_error);
+  };
+  auto ask_all = [this, hosts, ask, arrive](Status) {
+    for (ShardId shard : hosts) {
+      if (shard == config_.shard) {
+        arrive(dir_times_here(ask));
+      } else if (!shard_endpoint(shard).valid()) {
+        arrive(error(StatusCode::unavailable, "metadata shard " + std::to_string(shard) + " is not in the maps"));
+      } else {
+        rpc_.call(shard_endpoint(shard), proto::DirTimes(ask), [arrive](Result<proto::Message> r) {
+          if (!r.ok()) return arrive(r.status());
+          const auto* reply = std::get_if<proto::InodeReply>(&*r);
+          if (reply == nullptr) return arrive(error(StatusCode::corrupt, "a DirTimes reply that is not an InodeReply"));
+          arrive(reply->inode);
+        });
+      }
+    }
+  };
+  const bool need_maps = std::any_of(hosts.begin(), hosts.end(),
+                                     [this](ShardId s) { return s != config_.shard && !shard_endpoint(s).valid(); });
+  if (need_maps) return fetch_maps(ask_all);
+  ask_all(ok_status());
+}
+
+void MetaService::merge_dir_times(const std::string& path, proto::InodeDesc dir,
+                                  std::function<void(proto::InodeDesc)> done) {
+  proto::DirTimes ask;
+  ask.path = path;
+  visit_dir_records(dir, ask, [this, dir, done](std::vector<proto::InodeDesc> records, Status s) {
+    if (!s.ok()) env_.metrics().count("meta.dir_times_missing", 1);
+    done(merged_dir(dir, records));
+  });
+}
+
+namespace {
+
+// Namespaces whose attributes are kept (Linux xattr(7)); system.* is POSIX
+// ACLs and file capabilities' kernel side, which this file system does not enforce.
+bool kept_xattr_namespace(std::string_view name) {
+  for (std::string_view prefix : {"user.", "trusted.", "security."}) {
+    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) return true;
+  }
+  return false;
+}
+
+std::size_t xattr_bytes(const std::vector<proto::XattrDesc>& xattrs) {
+  std::size_t n = 0;
+  for (const auto& x : xattrs) n += x.name.size() + x.value.size();
+  return n;
+}
+
+}  // namespace
+
+Status MetaService::check_xattr(const proto::Xattr& m) const {
+  if ((m.flags & ~proto::k_xattr_known_flags) != 0 || (m.flags == proto::k_xattr_known_flags)) {
+    return error(StatusCode::invalid_argument, "xattr of " + m.path + ": flags " + std::to_string(m.flags) +
+                                                   " are not one of create, replace or none");
+  }
+  if (m.op == proto::XattrOp::list) return ok_status();
+  if (!kept_xattr_namespace(m.name)) {
+    return error(StatusCode::invalid_argument, "xattr of " + m.path + ": the name '" + m.name +
+                                                   "' is not in the user., trusted. or security. namespace");
+  }
+  return ok_status();
+}
+
+// Applies an Xattr to `inode`: whether it changed (get and list never do);
+// fills the reply's found, value and names.
+Result<bool> MetaService::apply_xattr(const proto::Xattr& m, proto::InodeDesc& inode, proto::XattrReply& r) const {
+  auto& xs = inode.xattrs;
+  auto it = std::lower_bound(xs.begin(), xs.end(), m.name,
+                             [](const proto::XattrDesc& x, const std::string& n) { return x.name < n; });
+  const bool present = it != xs.end() && it->name == m.name;
+  r.found = present;
+  switch (m.op) {
+    case proto::XattrOp::get:
+      if (present) r.value = it->value;
+      return false;
+    case proto::XattrOp::list:
+      for (const auto& x : xs) r.names.push_back(proto::XattrDesc{x.name, {}});
+      return false;
+    case proto::XattrOp::remove:
+      if (present) xs.erase(it);
+      return present;
+    case proto::XattrOp::set: break;
+  }
+  // Linux: user.* attributes only on regular files and directories (xattr(7)).
+  if (m.name.starts_with("user.") && inode.type != proto::InodeType::file && inode.type != proto::InodeType::dir) {
+    return error(StatusCode::permission_denied,
+                 "xattr of " + m.path + ": user.* attributes are kept on files and directories only");
+  }
+  if (present && (m.flags & proto::k_xattr_create) != 0) {
+    return error(StatusCode::already_exists, "xattr " + m.name + " of " + m.path + " exists (create)");
+  }
+  if (!present && (m.flags & proto::k_xattr_replace) != 0) return false;  // found false: ENODATA
+  const std::size_t total =
+      xattr_bytes(xs) - (present ? it->name.size() + it->value.size() : 0) + m.name.size() + m.value.size();
+  if (total > proto::k_max_inode_xattr_bytes) {
+    return error(StatusCode::no_space, "xattr " + m.name + " of " + m.path + ": the inode's attributes would be " +
+                                           std::to_string(total) + " bytes, more than k_max_inode_xattr_bytes (" +
+                                           std::to_string(proto::k_max_inode_xattr_bytes) + ")");
+  }
+  if (present) {
+    it->value = m.value;
+  } else {
+    xs.insert(it, proto::XattrDesc{m.name, m.value});
+  }
+  return true;
+}
+
+void MetaService::do_xattr(const proto::Xattr& m, Reply reply) {
+  auto answer = [rid = m.request_id, reply](const Status& s, proto::XattrReply r) {
+    r.request_id = rid;
+    r.status = s.code();
+    r.error = proto::clip_error_text(s.message());
+    if (!s.ok()) r = proto::XattrReply{rid, s.code(), r.error, false, {}, {}};
+    reply(std::move(r));
+  };
+  if (Status s = validate_path(m.path); !s.ok()) return answer(s, {});
+  if (Status s = check_xattr(m); !s.ok()) return answer(s, {});
+  const bool reads = m.op == proto::XattrOp::get || m.op == proto::XattrOp::list;
+  std::string parent = "/", name_;
+  if (m.path != "/") {
+    Result<PathSplit> split = split_path(m.path);
+    if (!split.ok()) return answer(split.status(), {});
+    parent = std::string(split->parent);
+    name_ = std::string(split->name);
+    if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return answer(s, {});
+  }
+  ops_.expect(env_.compute(reads ? CostKind::meta_stat : CostKind::meta_setattr, reads ? units_.stat : units_.setattr),
+              [this, m, parent, name_, answer](Completion&) {
+                // The root directory's attributes are in its record; any other inode's where resolve finds it.
+                const bool root = m.path == "/";
+                Result<proto::InodeDesc> entry = root ? store_->get_dir("/") : store_->get_entry(parent, name_);
+                if (!entry.ok()) return answer(error(StatusCode::not_found, "no such file: " + m.path), {});
+                Result<proto::InodeDesc> inode = resolve(*entry);
+                if (!inode.ok()) return answer(inode.status(), {});
+                proto::XattrReply r;
+                Result<bool> applied = apply_xattr(m, *inode, r);
+                if (!applied.ok() || !*applied) return answer(applied.status(), std::move(r));
+                changed(*inode);
+                const Status s = root ? store_->put_dir("/", *inode) : put_inode(parent, name_, *entry, *inode);
+                if (s.ok()) env_.metrics().count("meta.xattr_changes", 1);
+                answer(s, std::move(r));
+              });
+}
+
+Result<std::vector<std::string>> MetaService::subtree_here(const std::string& top, std::uint64_t& entries) const {
+  std::vector<std::string> dirs{top};
+  entries = 0;
+  for (std::size_t i = 0; i < dirs.size(); ++i) {
+    Result<proto::InodeDesc> record = store_->get_dir(dirs[i]);
+    std::vector<ShardId> hosts;
+    if (record.ok()) hosts = shards_for_listing(from_wire(record->dir_layout, config_.ns.shard_count));
+    if (hosts.size() != 1 || hosts[0] != config_.shard) {
+      return error(StatusCode::invalid_argument, "rename of directory " + top + ": " + dirs[i] +
+                                                     " keeps entries on other metadata shards (rename across "
+                                                     "shards is not supported)");
+    }
+    for (std::uint64_t cookie = 0;;) {
+      const MetaListPage page = store_->list(dirs[i], cookie, config_.readdir_page_max_entries);
+      for (const auto& [name, inode] : page.entries) {
+        if (++entries > k_max_dir_rename_entries) {
+          return error(StatusCode::invalid_argument,
+                       "rename of directory " + top + ": more than " + std::to_string(k_max_dir_rename_entries) +
+                           " entries under it (k_max_dir_rename_entries: one request's work)");
+        }
+        if (inode.type == proto::InodeType::dir) dirs.push_back(join_path(dirs[i], name));
+      }
+      if (page.eof) break;
+      cookie = page.next_cookie;
+    }
+  }
+  return dirs;
+}
+
+Status MetaService::move_dir_here(const std::string& from, const std::string& to) {
+  for (;;) {
+    const MetaListPage page = store_->list(from, 0, config_.readdir_page_max_entries);
+    if (page.entries.empty()) break;
+    for (const auto& [name, inode] : page.entries) {
+      if (Status s = store_->put_entry(to, name, inode); !s.ok()) return s;
+      if (Status s = store_->remove_entry(from, name); !s.ok()) return s;
+    }
+  }
+  Result<proto::InodeDesc> record = store_->get_dir(from);
+  if (!record.ok()) return record.status();
+  if (Status s = store_->put_dir(to, *record); !s.ok()) return s;
+  return store_->remove_dir(from);
+}
+
+Status MetaService::check_dir_rename(const proto::Rename& m, std::uint64_t entries, std::size_t dirs) const {
+  if (config_.ns.policy == MetaPolicy::path_hash) {
+    return error(StatusCode::invalid_argument, "rename of directory " + m.from +
+                                                   ": entries are placed by their full path (path_hash), so a "
+                                                   "directory rename would move them across shards (not supported)");
+  }
+  // A mirrored shard's secondary applies a request's records in one batch
+  // only when they fit one (meta_mirror.cpp): more would split the rename.
+  const std::uint64_t records = 2 * entries + 2 * dirs + 8;
+  if (config_.mirror.enabled && records > config_.mirror.max_batch_records) {
+    return error(StatusCode::invalid_argument, "rename of directory " + m.from + ": its " + std::to_string(records) +
+                                                   " store changes exceed one mirror batch (mirror.max_batch_records " +
+                                                   std::to_string(config_.mirror.max_batch_records) +
+                                                   "), so the secondary could see half of it");
+  }
+  return ok_status();
+}
+
+void MetaService::rename_dir(const proto::Rename& m, const TwoNames& n, Reply reply) {
+  const RequestId rid = m.request_id;
+  if (m.to == m.from) return reply(ack(rid, ok_status()));
+  if (m.to.size() > m.from.size() && m.to.compare(0, m.from.size(), m.from) == 0 && m.to[m.from.size()] == '/') {
+    return reply(ack(rid, error(StatusCode::invalid_argument,
+                                "rename of directory " + m.from + " into its own subtree (" + m.to + ")")));
+  }
+  std::uint64_t entries = 0;
+  Result<std::vector<std::string>> dirs = subtree_here(m.from, entries);
+  if (!dirs.ok()) return reply(ack(rid, dirs.status()));
+  if (Status s = check_dir_rename(m, entries, dirs->size()); !s.ok()) return reply(ack(rid, s));
+  // Metadata is keyed by path here: every entry under the directory moves
+  // (BeeGFS and Lustre key by id and move one dentry), one rename's units each.
+  ops_.expect(env_.compute(CostKind::meta_rename, std::uint64_t{units_.rename} * entries),
+              [this, m, n, reply](Completion&) {
+                const RequestId id = m.request_id;
+                // Read again: the tree may have changed while the cost ran.
+                Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
+                if (!entry.ok() || entry->type != proto::InodeType::dir) {
+                  return reply(ack(id, error(StatusCode::not_found, "no such directory: " + m.from)));
+                }
+                Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
+                if (existing.ok()) {
+                  if (existing->type != proto::InodeType::dir) {
+                    return reply(ack(id, error(StatusCode::not_a_directory, m.to + " is not a directory")));
+                  }
+                  std::uint64_t inside = 0;
+                  Result<std::vector<std::string>> replaced = subtree_here(m.to, inside);
+                  if (!replaced.ok()) return reply(ack(id, replaced.status()));
+                  if (inside > 0)
+                    return reply(ack(id, error(StatusCode::not_empty, m.to + " is a directory that is not empty")));
+                }
+                std::uint64_t entries = 0;
+                Result<std::vector<std::string>> dirs = subtree_here(m.from, entries);
+                Status s = dirs.status();
+                if (s.ok()) s = check_dir_rename(m, entries, dirs->size());
+                if (s.ok() && existing.ok()) s = store_->remove_dir(m.to);
+                for (std::size_t i = 0; s.ok() && i < dirs->size(); ++i) {
+                  s = move_dir_here((*dirs)[i], m.to + (*dirs)[i].substr(m.from.size()));
+                }
+                proto::InodeDesc moved = *entry;
+                changed(moved);
+                if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, moved);
+                if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
+                if (s.ok()) s = touch_dir(n.from_parent, -1);
+                if (s.ok()) s = touch_dir(n.to_parent, existing.ok() ? 0 : +1);
+                if (s.ok()) {
+                  env_.metrics().count("meta.rename_ops", 1);
+                  env_.metrics().count("meta.rename_dir_entries", static_cast<double>(entries));
+                }
+                reply(ack(id, s));
+              });
 }
 
 }  // namespace sluice

@@ -31,8 +31,27 @@
 // each name keeps a reference (a copy with nlink >= 2), the table's record
 // holds the count, and the last unlink removes it and the chunks.
 //
-// Not supported (refused with a clear error): rename across shards and rename
-// of directories (metadata is keyed by path here); DNE3 auto-split migration
+// Orphans: an unlink (or a rename over a name) from a client that has the
+// file open (keep_open) moves the inode to the shard's orphan table
+// (k_orphans_dir) instead of removing its chunks; ReleaseOrphan at the last
+// close removes both, and a start removes the orphans a previous run kept.
+//
+// Times (POSIX): every inode keeps mtime, atime and ctime from Env::wall_ns.
+// Creation sets all three; any change of an inode's attributes, names or
+// bytes sets its ctime; a write's close sets mtime (the client's clock, as a
+// BeeGFS client sends its own); a close after reads sets atime where Linux
+// relatime would (note_access: atime not after mtime or ctime, or older than
+// k_relatime_interval_ns). Adding or removing an entry sets the directory's
+// mtime and ctime (touch_dir; merge_dir_times shows them).
+//
+// Rename of a directory moves its subtree's records and entries, keyed by
+// path here, in one step (BeeGFS and Lustre key metadata by id and move one
+// dentry): a cost of units_.rename per entry moved, at most
+// k_max_dir_rename_entries.
+//
+// Not supported (refused with a clear error): rename across shards (of a
+// file, or of a directory any part of whose subtree another shard holds);
+// DNE3 auto-split migration
 // (core/namespace decides splits; moving entries between live shards is not
 // implemented yet).
 //
@@ -131,6 +150,15 @@ void fields(V& v, MetaMirrorConfig& c) {
   v("max_held_replies", c.max_held_replies,
     count_of("replies", 1, 1e12, "replies waiting for the secondary; beyond, `again`"));
 }
+
+// relatime's bound on a stale access time (Linux fs/inode.c
+// relatime_need_update: an atime a day old is refreshed by the next read).
+inline constexpr TimeNs k_relatime_interval_ns = 24LL * 3600 * 1'000'000'000;
+
+// Entries one directory rename moves at most: metadata is keyed by path, so a
+// rename rewrites its subtree in one step of the server (beyond, refused:
+// the mount answers EXDEV and mv copies).
+inline constexpr std::uint64_t k_max_dir_rename_entries = 1'000'000;
 
 struct MetaServiceConfig {
   ShardId shard = 0;
@@ -241,7 +269,7 @@ class MetaService final : public Service {
   void dispatch(Endpoint from, proto::Message& message, Reply reply);
   Status check_owner(std::string_view parent, std::string_view name, DirPlacement* parent_placement) const;
 
-  // A new file's or directory's inode: its id, type, mode, owner and mtime (now).
+  // A new file's or directory's inode: its id, type, mode, owner and times (now).
   proto::InodeDesc new_inode(FileId id, proto::InodeType type, std::uint32_t mode, std::uint32_t uid,
                              std::uint32_t gid);
   void do_mkdir(const proto::Mkdir& m, Reply reply);
@@ -258,12 +286,29 @@ class MetaService final : public Service {
     std::string from_parent, from_name, to_parent, to_name;
   };
   Result<TwoNames> two_names(const std::string& from, const std::string& to, const std::string& across_shards) const;
+  // Rename of a directory whose whole subtree this shard holds (its records
+  // and entries, keyed by path, move under the new name in one step;
+  // invalid_argument when a part is on another shard, as across shards).
+  void rename_dir(const proto::Rename& m, const TwoNames& n, Reply reply);
+  // The directories under `top` (itself first), all of whose records this
+  // shard holds alone; `entries` counts the entries under it.
+  Result<std::vector<std::string>> subtree_here(const std::string& top, std::uint64_t& entries) const;
+  // Moves directory `from`'s entries and record to `to`.
+  Status move_dir_here(const std::string& from, const std::string& to);
+  // invalid_argument for a directory rename this server cannot make atomically.
+  Status check_dir_rename(const proto::Rename& m, std::uint64_t entries, std::size_t dirs) const;
   void do_setattr(const proto::SetAttr& m, Reply reply);
   // Symbolic and hard links.
   void do_symlink(const proto::Symlink& m, Reply reply);
   void do_link(const proto::Link& m, Reply reply);
   // Special files: FIFOs, devices, sockets (an inode and a name, no data).
   void do_mknod(const proto::Mknod& m, Reply reply);
+  // Extended attributes, kept in the inode (InodeDesc::xattrs) as BeeGFS
+  // keeps them with the inode it stores: get, set, list, remove.
+  void do_xattr(const proto::Xattr& m, Reply reply);
+  // invalid_argument for flags or a namespace the request may not use.
+  Status check_xattr(const proto::Xattr& m) const;
+  Result<bool> apply_xattr(const proto::Xattr& m, proto::InodeDesc& inode, proto::XattrReply& r) const;
   // A new inode that holds no data (a symbolic link, a special file) named
   // parent/name: its fields as `fill` sets them (type, mode, owner, ...), a
   // fresh id, stored after the create's cost unless the name is taken
@@ -277,8 +322,38 @@ class MetaService final : public Service {
   // Stores `inode`, the new state of what entry parent/name names, where it lives.
   Status put_inode(std::string_view parent, std::string_view name, const proto::InodeDesc& entry,
                    const proto::InodeDesc& inode);
-  // A name of `entry`'s inode was removed: the last name removes the inode and its chunks.
-  Status drop_name(const proto::InodeDesc& entry);
+  // A name of `entry`'s inode was removed: the last name removes the inode
+  // and its chunks, or keeps them as an orphan (keep_open: see Unlink).
+  Status drop_name(const proto::InodeDesc& entry, bool keep_open = false);
+  // The inode has no name left: its chunks go, or (keep_open) it becomes an orphan.
+  Status drop_inode(const proto::InodeDesc& inode, bool keep_open);
+  // The last close of an orphan: the inode and its chunks go.
+  void do_release_orphan(const proto::ReleaseOrphan& m, Reply reply);
+  // At start: the orphans a previous run kept go, with their chunks.
+  void remove_orphans();
+
+  // ---- POSIX times (wire version 8) ----
+  // A directory's entry in its parent holds its times as its own changes
+  // (SetAttr) leave them; each record of it (one per shard hosting its
+  // entries) holds the mtime and ctime that its entries' changes there set.
+  // A stat merges them (merge_dir_times). Under path_hash there are no
+  // records, so a directory's times change only with its own SetAttr.
+  // An entry of `dir` was added or removed on this shard: its record's mtime
+  // and ctime become now; `subdirs` (+1 a mkdir, -1 an rmdir) moves the
+  // record's link count, 2 + the subdirectories it holds.
+  Status touch_dir(std::string_view dir, int subdirs = 0);
+  // The inode's ctime becomes now (a change of its attributes, names or bytes).
+  void changed(proto::InodeDesc& inode) const { inode.ctime_ns = env_.wall_ns(); }
+  // `ask` (DirTimes) answered from this shard's record of ask.path.
+  Result<proto::InodeDesc> dir_times_here(const proto::DirTimes& ask);
+  // Sends `ask` to every shard holding a record of directory `dir` (this one
+  // answered at once); done(the records that answered, the first error).
+  void visit_dir_records(const proto::InodeDesc& dir, const proto::DirTimes& ask,
+                         std::function<void(std::vector<proto::InodeDesc>, Status)> done);
+  // A stat of directory `path` (its entry or root record `dir`): done(dir
+  // with the latest mtime and ctime of its records and their link count). A
+  // record that cannot be read is left out, counted in meta.dir_times_missing.
+  void merge_dir_times(const std::string& path, proto::InodeDesc dir, std::function<void(proto::InodeDesc)> done);
   void fetch_maps(std::function<void(Status)> done);
   void remove_chunks(const proto::InodeDesc& inode);
   // unavailable-style errors of the store when a new range cannot be persisted.

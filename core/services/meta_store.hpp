@@ -101,6 +101,12 @@ class MetaStore {
 // meta_service.hpp). No path names it: paths start with '/'.
 inline constexpr std::string_view k_linked_inodes_dir = "#linked-inodes";
 
+// The store directory of orphans: inodes whose last name was removed while
+// a client had them open (Unlink keep_open), each an entry named by its file
+// id in decimal, kept with their chunks until ReleaseOrphan or the metadata
+// server's next start (MetaService::remove_orphans).
+inline constexpr std::string_view k_orphans_dir = "#orphans";
+
 // The 64-bit listing hash of a name (fnv_1a_64, masked to 62 bits so that a
 // cookie of hash+1 never wraps and 0 stays "from the start").
 std::uint64_t listing_hash(std::string_view name);

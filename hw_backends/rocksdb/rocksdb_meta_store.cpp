@@ -105,21 +105,27 @@ void store_le32(std::span<std::byte> out, std::size_t at, std::uint32_t value) {
 
 // Older wire versions wrote InodeDesc without its last fields: version 5
 // without nlink and symlink_target (they came with symbolic and hard links,
-// version 6), versions 5 and 6 without rdev (special files, version 7).
+// version 6), versions 5 and 6 without rdev (special files, version 7),
+// versions 5 to 7 without atime_ns, ctime_ns and xattrs (POSIX times and
+// extended attributes, version 8).
 // InodeDesc is the last field of InodeReply, so such a value becomes today's
 // frame by appending the missing fields' empty encodings (zeros: nlink 0,
-// read as one link; an empty target; rdev 0) and renumbering the header. Both
+// read as one link; an empty target; rdev 0; times 0, read as mtime; no
+// xattrs) and
+// renumbering the header. Both
 // CRCs of the old frame must hold first, so that damage is reported, not
 // healed.
 struct OlderInodeVersion {
   std::uint16_t version;
   std::size_t missing_bytes;  // encoded size of the fields it lacks, all zero
 };
-constexpr std::array<OlderInodeVersion, 2> k_older_inode_versions{{
-    {5, 4 + 4 + 8},  // nlink (u32), symlink_target (u32 length), rdev (u64)
-    {6, 8},          // rdev (u64)
+constexpr std::array<OlderInodeVersion, 3> k_older_inode_versions{{
+    // nlink (u32), symlink_target (u32 length), rdev (u64), atime_ns and ctime_ns (i64), xattrs (u32 count)
+    {5, 4 + 4 + 8 + 16 + 4},
+    {6, 8 + 16 + 4},  // rdev, atime_ns, ctime_ns, xattrs
+    {7, 16 + 4},      // atime_ns, ctime_ns, xattrs
 }};
-static_assert(proto::k_wire_version == 7, "a newer version: add the upgrade from each older one above");
+static_assert(proto::k_wire_version == 8, "a newer version: add the upgrade from each older one above");
 
 Result<proto::Message> decode_stored_frame(std::span<const std::byte> bytes) {
   Result<proto::Message> decoded = proto::decode(bytes);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,6 +62,18 @@ Status validate(const MountOptions& options) {
 }
 
 namespace {
+
+// A time of the metadata server's (ns since the Unix epoch) as stat(2) shows it.
+timespec timespec_of(std::int64_t ns) {
+  timespec t{};
+  t.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  t.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+  if (t.tv_nsec < 0) {  // before 1970: the nanoseconds stay in [0, 1e9)
+    t.tv_nsec += 1'000'000'000;
+    --t.tv_sec;
+  }
+  return t;
+}
 
 // The S_IF* bits of an inode type.
 mode_t type_bits(proto::InodeType type) {
@@ -129,11 +142,9 @@ class FuseFs {
     st.st_blksize = static_cast<blksize_t>(
         inode.stripe.chunk_bytes > 0 ? std::min<std::uint64_t>(inode.stripe.chunk_bytes, 1 << 20) : 4096);
     st.st_blocks = static_cast<blkcnt_t>((size + 511) / 512);
-    const std::int64_t ns = inode.mtime_ns;
-    st.st_mtim.tv_sec = ns / 1'000'000'000;
-    st.st_mtim.tv_nsec = ns % 1'000'000'000;
-    st.st_atim = st.st_mtim;
-    st.st_ctim = st.st_mtim;
+    st.st_mtim = timespec_of(inode.mtime_ns);
+    st.st_atim = timespec_of(inode.atime_ns);
+    st.st_ctim = timespec_of(inode.ctime_ns);
     return st;
   }
 
@@ -300,22 +311,23 @@ void zero_range(Client& c, Env& env, FuseFs& fs, proto::InodeDesc inode, std::ui
           });
 }
 
-std::int64_t wall_clock_ns() {
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
-}
+std::int64_t ns_of(const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
 
 // The AttrChange of a setattr (the kernel checked the caller may make it:
-// default_permissions).
-int attr_change(const struct stat* attr, int to_set, AttrChange& change) {
+// default_permissions); `now` is the wall clock (Env::wall_ns) for UTIME_NOW.
+int attr_change(const struct stat* attr, int to_set, std::int64_t now, AttrChange& change) {
   if ((to_set & FUSE_SET_ATTR_UID) != 0) change.uid = attr->st_uid;
   if ((to_set & FUSE_SET_ATTR_GID) != 0) change.gid = attr->st_gid;
   if ((to_set & FUSE_SET_ATTR_MODE) != 0) change.mode = attr->st_mode & 07777;
   if ((to_set & FUSE_SET_ATTR_MTIME_NOW) != 0) {
-    change.mtime_ns = wall_clock_ns();
+    change.mtime_ns = now;
   } else if ((to_set & FUSE_SET_ATTR_MTIME) != 0) {
-    change.mtime_ns = std::int64_t{attr->st_mtim.tv_sec} * 1'000'000'000 + attr->st_mtim.tv_nsec;
+    change.mtime_ns = ns_of(attr->st_mtim);
+  }
+  if ((to_set & FUSE_SET_ATTR_ATIME_NOW) != 0) {
+    change.atime_ns = now;
+  } else if ((to_set & FUSE_SET_ATTR_ATIME) != 0) {
+    change.atime_ns = ns_of(attr->st_atim);
   }
   if ((to_set & FUSE_SET_ATTR_SIZE) != 0) change.size_bytes = static_cast<std::uint64_t>(attr->st_size);
   return 0;
@@ -341,7 +353,7 @@ void recreate_empty(Client& c, FuseFs& fs, fuse_ino_t ino, const std::string& pa
       if (!made.ok()) return done(made);
       fs.table().replaced(ino, *made);
       AttrChange time;
-      time.mtime_ns = wanted.mtime_ns.value_or(wall_clock_ns());
+      time.mtime_ns = wanted.mtime_ns;  // truncate_file set it
       c.set_attr(path, time, done);
     });
   });
@@ -355,7 +367,7 @@ void truncate_file(Client& c, Env& env, FuseFs& fs, fuse_ino_t ino, const std::s
   std::uint64_t current = inode.size_bytes;
   if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
   const std::uint64_t size = *wanted.size_bytes;
-  if (!wanted.mtime_ns) wanted.mtime_ns = wall_clock_ns();  // a truncate changes the mtime
+  if (!wanted.mtime_ns) wanted.mtime_ns = env.wall_ns();  // a truncate changes the mtime
   // A file with other names (hard links) keeps its inode: zeros are written instead.
   if (size == 0 && current > 0 && inode.nlink <= 1) return recreate_empty(c, fs, ino, path, inode, wanted, done);
   zero_range(c, env, fs, inode, size, current, [&c, &fs, ino, path, wanted, size, done](Status zeroed) {
@@ -387,11 +399,12 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   const struct stat wanted = *attr;
   fs.post([&fs, req, ino, path, wanted, to_set](Client& c, Env& env) {
     AttrChange change;
-    if (const int err = attr_change(&wanted, to_set, change); err != 0) return fs.reply_err(req, err);
+    if (const int err = attr_change(&wanted, to_set, env.wall_ns(), change); err != 0) return fs.reply_err(req, err);
     if (change.size_bytes) return set_attr_with_size(c, env, fs, req, ino, path, change);
-    if (!change.mode && !change.mtime_ns && !change.uid && !change.gid) {
+    if (!change.mode && !change.mtime_ns && !change.atime_ns && !change.uid && !change.gid) {
       return c.stat(path, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
     }
+    if (change.mtime_ns) fs.table().mtime_set(ino);  // the close of earlier writes leaves it
     c.set_attr(path, change, [&fs, req, ino](Result<proto::InodeDesc> r) { reply_attr(fs, req, ino, r); });
   });
 }
@@ -464,20 +477,31 @@ void op_mknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, 
 }
 
 // unlink and rmdir: the name goes from the table once the server removed it.
+// The open file at `path` lost its name (the metadata server kept it): its
+// last release releases the orphan, or at once when it was closed meanwhile.
+void keep_orphan(FuseFs& fs, Client& c, const std::string& path, const proto::InodeDesc& inode) {
+  if (fs.table().orphan_at(path)) return;
+  c.release_orphan(inode, [](Status) {});  // not_found: the server already removed it (a restart)
+}
+
 void remove_name(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir) {
   FuseFs& fs = FuseFs::of(req);
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
   fs.post([&fs, req, path, dir](Client& c, Env&) {
-    auto after = [&fs, req, path](Status s) {
+    if (dir) {
+      return c.rmdir(path, [&fs, req, path](Status s) {
+        if (s.ok()) fs.table().unbind(path);
+        fs.reply_status(req, s);
+      });
+    }
+    // A file open here keeps its data until its last close (an orphan at the metadata server).
+    const std::optional<proto::InodeDesc> open = fs.table().open_inode_at(path);
+    c.unlink(path, open.has_value(), [&fs, &c, req, path, open](Status s) {
+      if (s.ok() && open) keep_orphan(fs, c, path, *open);
       if (s.ok()) fs.table().unbind(path);
       fs.reply_status(req, s);
-    };
-    if (dir) {
-      c.rmdir(path, after);
-    } else {
-      c.unlink(path, after);
-    }
+    });
   });
 }
 
@@ -492,9 +516,11 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   if (!named(req, fs, parent, name, from) || !named(req, fs, newparent, newname, to)) return;
   fs.post([&fs, req, from, to, flags](Client& c, Env&) {
     auto rename = [&c, &fs, req, from, to]() {
-      c.rename(from, to, [&fs, req, from, to](Status s) {
+      const std::optional<proto::InodeDesc> open = fs.table().open_inode_at(to);  // the file the rename replaces
+      c.rename(from, to, open.has_value(), [&fs, &c, req, from, to, open](Status s) {
+        if (s.ok() && open) keep_orphan(fs, c, to, *open);
         if (s.ok()) fs.table().rename(from, to);
-        // The metadata server refuses a rename of a directory or across shards: EXDEV makes mv copy instead.
+        // The metadata server refuses a rename across shards (or of a too large directory): EXDEV makes mv copy.
         fs.reply_err(req, s.code() == StatusCode::invalid_argument ? EXDEV : errno_of(s));
       });
     };
@@ -588,6 +614,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_f
   const std::uint64_t n = std::min<std::uint64_t>(size, open->size - offset);
   proto::InodeDesc inode = open->inode;
   inode.size_bytes = open->size;
+  fs.table().was_read(ino);
   fs.post([&fs, req, inode, offset, n](Client& c, Env& env) {
     Result<HostBuffer> buf = host_buffer(env, fs.port(), n);
     if (!buf.ok()) return fs.reply_err(req, ENOMEM);
@@ -621,10 +648,22 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, std::size_t size,
             [&fs, &env, req, ino, offset, mem = mem->handle](Result<std::uint64_t> w) {
               env.free(mem);
               if (!w.ok()) return fs.reply_status(req, w.status());
-              fs.table().wrote(ino, offset, *w);
+              fs.table().wrote(ino, offset, *w, env.wall_ns());
               fuse_reply_write(req, *w);
               fs.done();
             });
+  });
+}
+
+// The release of a handle of a file read and not written: the close notes
+// the access (Client::close_unchanged; relatime at the metadata server).
+void note_read_close(fuse_req_t req, fuse_ino_t ino, const std::string& path) {
+  FuseFs& fs = FuseFs::of(req);
+  fs.post([&fs, req, ino, path](Client& c, Env&) {
+    c.close_unchanged(path, [&fs, req, ino](Status s) {
+      fs.table().released(ino);
+      fs.reply_status(req, s);
+    });
   });
 }
 
@@ -633,16 +672,22 @@ void record_size(fuse_req_t req, fuse_ino_t ino, bool release) {
   FuseFs& fs = FuseFs::of(req);
   std::optional<OpenFile> open = fs.table().open_file(ino);
   std::optional<std::string> path = fs.path(ino);
+  if (release && open && !open->dirty && open->read && path) return note_read_close(req, ino, *path);
   if (!open || !open->dirty || !path) {
-    if (release) fs.table().released(ino);
-    return (void)fuse_reply_err(req, 0);
+    std::optional<OpenFile> last = release ? fs.table().released(ino) : std::nullopt;
+    if (!last || !last->orphaned) return (void)fuse_reply_err(req, 0);
+    // The last close of a file unlinked while open: the metadata server lets its data go now.
+    return fs.post([&fs, req, inode = last->inode](Client& c, Env&) {
+      c.release_orphan(inode, [&fs, req](Status) { fs.reply_err(req, 0); });
+    });
   }
-  fs.post([&fs, req, ino, path = *path, size = open->size, release](Client& c, Env&) {
-    // The close of a written file (Client::close) with the wall-clock mtime
-    // users expect of a mount (the Env's clock is the world's, from its start).
+  fs.post([&fs, req, ino, path = *path, size = open->size, release, open = *open](Client& c, Env&) {
+    // The record of the writes (as Client::close): their size and, unless a
+    // utimens came after them, the last one's time as mtime.
     AttrChange change;
     change.size_bytes = size;
-    change.mtime_ns = wall_clock_ns();
+    change.written = true;
+    if (!open.mtime_set) change.mtime_ns = open.last_write_ns;
     c.set_attr(path, change, [&fs, req, ino, size, release](Result<proto::InodeDesc> r) {
       if (r.ok()) fs.table().recorded(ino, size);
       if (release) fs.table().released(ino);
@@ -727,12 +772,78 @@ void op_statfs(fuse_req_t req, fuse_ino_t /*ino*/) {
   });
 }
 
-void op_unsupported_xattr_set(fuse_req_t req, fuse_ino_t, const char*, const char*, std::size_t, int) {
-  fuse_reply_err(req, EOPNOTSUPP);
+// Extended attributes (Client::xattr); the kernel checked the caller's
+// right to them (default_permissions, trusted.* for CAP_SYS_ADMIN). Names
+// outside user., trusted. and security. are EOPNOTSUPP here, before the
+// metadata server (system.*: POSIX ACLs are not kept, so tools fall back to
+// the mode bits).
+bool kept_xattr(const char* name) {
+  const std::string_view n(name);
+  return n.starts_with("user.") || n.starts_with("trusted.") || n.starts_with("security.");
 }
-void op_unsupported_xattr_get(fuse_req_t req, fuse_ino_t, const char*, std::size_t) { fuse_reply_err(req, EOPNOTSUPP); }
-void op_unsupported_xattr_list(fuse_req_t req, fuse_ino_t, std::size_t) { fuse_reply_err(req, EOPNOTSUPP); }
-void op_unsupported_xattr_remove(fuse_req_t req, fuse_ino_t, const char*) { fuse_reply_err(req, EOPNOTSUPP); }
+
+int xattr_errno(const Status& s) { return s.code() == StatusCode::permission_denied ? EPERM : errno_of(s); }
+
+using XattrAnswer = std::function<void(FuseFs&, const proto::XattrReply&)>;
+
+void xattr_call(fuse_req_t req, fuse_ino_t ino, proto::XattrOp op, std::string name, std::string value,
+                std::uint32_t flags, XattrAnswer answer) {
+  FuseFs& fs = FuseFs::of(req);
+  std::string path;
+  if (!pathed(req, fs, ino, path)) return;
+  fs.post([&fs, req, path, op, name = std::move(name), value = std::move(value), flags, answer = std::move(answer)](
+              Client& c, Env&) {
+    c.xattr(path, op, name, value, flags, [&fs, req, answer](Result<proto::XattrReply> r) {
+      if (!r.ok()) return fs.reply_err(req, xattr_errno(r.status()));
+      answer(fs, *r);
+    });
+  });
+}
+
+// getxattr and listxattr: size 0 asks for the length; a smaller buffer is ERANGE.
+void reply_xattr_bytes(FuseFs& fs, fuse_req_t req, std::size_t size, const std::string& bytes) {
+  if (size == 0) {
+    fuse_reply_xattr(req, bytes.size());
+  } else if (size < bytes.size()) {
+    return fs.reply_err(req, ERANGE);
+  } else {
+    fuse_reply_buf(req, bytes.data(), bytes.size());
+  }
+  fs.done();
+}
+
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value, std::size_t size, int flags) {
+  if (!kept_xattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  if ((flags & ~(XATTR_CREATE | XATTR_REPLACE)) != 0) return (void)fuse_reply_err(req, EINVAL);
+  const std::uint32_t wire = ((flags & XATTR_CREATE) != 0 ? proto::k_xattr_create : 0) |
+                             ((flags & XATTR_REPLACE) != 0 ? proto::k_xattr_replace : 0);
+  xattr_call(req, ino, proto::XattrOp::set, name, std::string(value, size), wire,
+             [req, wire](FuseFs& fs, const proto::XattrReply& r) {
+               fs.reply_err(req, !r.found && (wire & proto::k_xattr_replace) != 0 ? ENODATA : 0);
+             });
+}
+
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char* name, std::size_t size) {
+  if (!kept_xattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  xattr_call(req, ino, proto::XattrOp::get, name, {}, 0, [req, size](FuseFs& fs, const proto::XattrReply& r) {
+    if (!r.found) return fs.reply_err(req, ENODATA);
+    reply_xattr_bytes(fs, req, size, r.value);
+  });
+}
+
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, std::size_t size) {
+  xattr_call(req, ino, proto::XattrOp::list, {}, {}, 0, [req, size](FuseFs& fs, const proto::XattrReply& r) {
+    std::string names;
+    for (const auto& x : r.names) names.append(x.name).push_back('\0');
+    reply_xattr_bytes(fs, req, size, names);
+  });
+}
+
+void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  if (!kept_xattr(name)) return (void)fuse_reply_err(req, EOPNOTSUPP);
+  xattr_call(req, ino, proto::XattrOp::remove, name, {}, 0,
+             [req](FuseFs& fs, const proto::XattrReply& r) { fs.reply_err(req, r.found ? 0 : ENODATA); });
+}
 void op_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EOPNOTSUPP); }
 
 void op_init(void* /*userdata*/, fuse_conn_info* conn) {
@@ -768,10 +879,10 @@ fuse_lowlevel_ops make_ops() {
   ops.readdir = op_readdir;
   ops.releasedir = op_releasedir;
   ops.statfs = op_statfs;
-  ops.setxattr = op_unsupported_xattr_set;
-  ops.getxattr = op_unsupported_xattr_get;
-  ops.listxattr = op_unsupported_xattr_list;
-  ops.removexattr = op_unsupported_xattr_remove;
+  ops.setxattr = op_setxattr;
+  ops.getxattr = op_getxattr;
+  ops.listxattr = op_listxattr;
+  ops.removexattr = op_removexattr;
   ops.create = op_create;
   ops.fallocate = op_fallocate;
   return ops;

@@ -107,12 +107,26 @@ void InodeTable::opened(Ino ino, const proto::InodeDesc& inode) {
   ++it->second.opens;
 }
 
-void InodeTable::wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes) {
+void InodeTable::wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes, std::int64_t now_ns) {
   std::lock_guard lock(mu_);
   auto it = open_.find(ino);
   if (it == open_.end()) return;
   it->second.size = std::max(it->second.size, offset + bytes);
   it->second.dirty = true;
+  it->second.last_write_ns = now_ns;
+  it->second.mtime_set = false;
+}
+
+void InodeTable::mtime_set(Ino ino) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it != open_.end()) it->second.mtime_set = true;
+}
+
+void InodeTable::was_read(Ino ino) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it != open_.end()) it->second.read = true;
 }
 
 void InodeTable::resized(Ino ino, std::uint64_t size) {
@@ -144,11 +158,32 @@ void InodeTable::recorded(Ino ino, std::uint64_t size) {
   if (it != open_.end() && it->second.size == size) it->second.dirty = false;
 }
 
-void InodeTable::released(Ino ino) {
+std::optional<OpenFile> InodeTable::released(Ino ino) {
   std::lock_guard lock(mu_);
   auto it = open_.find(ino);
-  if (it == open_.end()) return;
-  if (--it->second.opens == 0) open_.erase(it);
+  if (it == open_.end() || --it->second.opens > 0) return std::nullopt;
+  OpenFile last = std::move(it->second);
+  open_.erase(it);
+  return last;
+}
+
+std::optional<proto::InodeDesc> InodeTable::open_inode_at(const std::string& path) const {
+  std::lock_guard lock(mu_);
+  auto bound = by_path_.find(path);
+  if (bound == by_path_.end()) return std::nullopt;
+  auto it = open_.find(bound->second);
+  if (it == open_.end()) return std::nullopt;
+  return it->second.inode;
+}
+
+bool InodeTable::orphan_at(const std::string& path) {
+  std::lock_guard lock(mu_);
+  auto bound = by_path_.find(path);
+  if (bound == by_path_.end()) return false;
+  auto it = open_.find(bound->second);
+  if (it == open_.end()) return false;
+  it->second.orphaned = true;
+  return true;
 }
 
 }  // namespace sluice::mount

@@ -38,10 +38,14 @@ inline constexpr std::uint64_t k_max_mount_inodes = 4'000'000;
 std::string child_path(const std::string& parent, const std::string& name);
 
 struct OpenFile {
-  proto::InodeDesc inode;   // as the metadata server last said, with stripe
-  std::uint64_t size = 0;   // the size this mount knows (its writes included)
-  std::uint32_t opens = 0;  // open handles
-  bool dirty = false;       // written since the last close reached the server
+  proto::InodeDesc inode;          // as the metadata server last said, with stripe
+  std::uint64_t size = 0;          // the size this mount knows (its writes included)
+  std::uint32_t opens = 0;         // open handles
+  bool dirty = false;              // written since the last close reached the server
+  bool read = false;               // read through a handle (its last release notes the access)
+  bool orphaned = false;           // its last name went while open: the metadata server keeps it until released
+  std::int64_t last_write_ns = 0;  // wall clock of the last write through this mount
+  bool mtime_set = false;          // a utimens since the last write: the close leaves mtime as set
 };
 
 class InodeTable {
@@ -68,8 +72,12 @@ class InodeTable {
 
   // Open-file state, keyed by inode.
   void opened(Ino ino, const proto::InodeDesc& inode);
-  // The state after a write of [offset, offset + bytes).
-  void wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes);
+  // The state after a write of [offset, offset + bytes) at wall-clock `now_ns`.
+  void wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes, std::int64_t now_ns);
+  // A utimens of the file's mtime (after its writes: the close keeps it).
+  void mtime_set(Ino ino);
+  // A read through one of its handles.
+  void was_read(Ino ino);
   // A truncate to size through this mount.
   void resized(Ino ino, std::uint64_t size);
   // The file was made anew at its path (a truncate to zero): open handles
@@ -79,8 +87,13 @@ class InodeTable {
   // The close reached the server: dirty is cleared unless written since
   // (`size` is the size that was recorded).
   void recorded(Ino ino, std::uint64_t size);
-  // One handle closed; the state goes with the last.
-  void released(Ino ino);
+  // One handle closed; the state goes with the last (returned then).
+  std::optional<OpenFile> released(Ino ino);
+  // The inode of the open file the name `path` is bound to, if one is open.
+  std::optional<proto::InodeDesc> open_inode_at(const std::string& path) const;
+  // The open file at `path` lost its last name (Client::unlink keep_open):
+  // its last release releases the orphan. False when it is no longer open.
+  bool orphan_at(const std::string& path);
 
  private:
   struct Node {

@@ -3,8 +3,8 @@
 # Linux file systems) against `sluice mount`. The groups below run, their
 # test files in parallel; pjdfstest_report.py prints the pass count per group
 # and fails on any failure that pjdfstest_expected_failures.txt does not list
-# with its reason (each an unsupported feature: special files, times other
-# than mtime, directory rename, paths of PATH_MAX below the mount's root).
+# with its reason (each a deliberate design choice: paths of PATH_MAX below
+# the mount's root).
 # Usage: mount_pjdfstest_test.sh SLUICE BUILD_DIR (77: cannot mount or build here).
 set -u
 sluice=$1

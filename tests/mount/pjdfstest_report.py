@@ -3,7 +3,7 @@
 mount_pjdfstest_test.sh writes them) and the expected-failure list, prints
 the pass count per test group, and exits 1 when a test fails that the list
 does not name (a bug, never to be added to the list without a reason that is
-an unsupported feature) or a file's output is broken (no plan, fewer results
+a deliberate design choice) or a file's output is broken (no plan, fewer results
 than planned). Tests the list names that now pass are reported, not failed.
 
 Usage: pjdfstest_report.py TAP_DIR EXPECTED_FAILURES

@@ -12,6 +12,7 @@ using namespace std::string_literals;
 
 constexpr std::uint64_t k_u64_max = std::numeric_limits<std::uint64_t>::max();
 constexpr std::int64_t k_i64_min = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t k_i64_max = std::numeric_limits<std::int64_t>::max();
 
 StripeDesc sample_stripe() { return StripeDesc{StripePattern::buddy_mirror, 512 * 1024, {7, 3, 0xFFFFFFFEu, 12}}; }
 
@@ -26,6 +27,8 @@ InodeDesc sample_inode() {
   inode.mode = 0100644;
   inode.size_bytes = k_u64_max - 5;
   inode.mtime_ns = -1'234'567'890'123ll;
+  inode.atime_ns = 1'767'225'600'000'000'001ll;
+  inode.ctime_ns = k_i64_max;
   inode.owner_shard = 3;
   inode.stripe = sample_stripe();
   inode.dir_layout = sample_dir_layout();
@@ -75,11 +78,17 @@ std::vector<Message> sample_messages() {
   out.push_back(Stat{10, "/"});
   out.push_back(Readdir{11, "/data", 0xDEADBEEFull, 4096, true});
   out.push_back(Unlink{12, "/data/old"});
+  out.push_back(Unlink{12, "/data/open", true});
+  out.push_back(ReleaseOrphan{35, 0xFFFF'FFFF'FFFF'FFFFull});
   out.push_back(Rmdir{13, "/data/empty"});
   out.push_back(Rename{14, "/a/b", "/c/d/e"});
+  out.push_back(Rename{14, "/a/b", "/a/open", true});
   out.push_back(SetAttr{15, "/data/f", k_set_attr_size | k_set_attr_mtime, 1ull << 40, k_i64_min, 0});
   out.push_back(SetAttr{15, "/data/g", k_set_attr_mode, 0, 0, 04755});
   out.push_back(SetAttr{15, "/data/h", k_set_attr_uid | k_set_attr_gid, 0, 0, 0, 65534, 4294967295u});
+  out.push_back(
+      SetAttr{15, "/data/i", k_set_attr_atime | k_set_attr_mtime | k_set_attr_written, 0, 7, 0, 0, 0, k_i64_min});
+  out.push_back(SetAttr{15, "/data/j", k_set_attr_accessed, 0, 0, 0, 0, 0, 1'767'225'600'000'000'000ll});
   out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
   out.push_back(ReaddirReply{17,
                              StatusCode::ok,
@@ -94,6 +103,15 @@ std::vector<Message> sample_messages() {
   dir.type = InodeType::dir;
   out.push_back(AttachDir{26, "/data/striped/sub", dir});
   out.push_back(DetachDir{27, "/data/striped/sub", true});
+  out.push_back(Xattr{36, "/data/f", XattrOp::set, "user.mime_type", std::string("text/\0plain", 11), k_xattr_create});
+  out.push_back(Xattr{37, "/", XattrOp::list, "", "", 0});
+  out.push_back(XattrReply{38, StatusCode::ok, "", true, std::string(k_max_xattr_value_bytes, 'x'), {}});
+  out.push_back(XattrReply{39, StatusCode::ok, "", false, "", {XattrDesc{"user.a", ""}, XattrDesc{"trusted.b", ""}}});
+  InodeDesc with_xattrs = sample_inode();
+  with_xattrs.xattrs = {XattrDesc{"security.selinux", "system_u:object_r:x"}, XattrDesc{"user.e", ""}};
+  out.push_back(InodeReply{40, StatusCode::ok, "", with_xattrs});
+  out.push_back(DirTimes{33, "/data/striped", false, 0});
+  out.push_back(DirTimes{34, "/data/striped/sub", true, -5});
   out.push_back(Symlink{28, "/data/latest", "../runs/r-0042/\xC3\xA9 out", 65534, 100});
   out.push_back(Symlink{28, "/data/long", std::string(k_max_path_bytes, 't'), 0, 0});
   out.push_back(Link{29, "/data/f", "/data/f.hardlink"});

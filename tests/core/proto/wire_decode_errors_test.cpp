@@ -84,28 +84,28 @@ TEST(WireDecodeErrors, BadMagicIsCorrupt) {
 TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  const auto frame = make_frame(0x0105, payload.bytes(), 8);
+  const auto frame = make_frame(0x0105, payload.bytes(), 9);
   expect_error(frame, StatusCode::invalid_argument,
-               "unsupported wire version 8 at byte 4; this build speaks version 7");
+               "unsupported wire version 9 at byte 4; this build speaks version 8");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
   // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) and version 2
   // (before metadata mirroring), version 3 (before StatusCode in_progress),
   // version 4 (before StatusCode permission_denied), version 5 (before
-  // symbolic and hard links) and version 6 (before special files) are
-  // refused as well.
-  for (std::uint16_t old = 1; old <= 6; ++old) {
+  // symbolic and hard links), version 6 (before special files) and version 7
+  // (before POSIX times, xattrs and orphans) are refused as well.
+  for (std::uint16_t old = 1; old <= 7; ++old) {
     expect_error(make_frame(0x0105, payload.bytes(), old), StatusCode::invalid_argument,
-                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 7");
+                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 8");
   }
 }
 
 TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  auto frame = make_frame(0x0105, payload.bytes(), 8);
+  auto frame = make_frame(0x0105, payload.bytes(), 9);
   frame[16] ^= std::byte{1};  // header CRC
-  expect_error(frame, StatusCode::corrupt, "version field reads 8, this build speaks 7");
+  expect_error(frame, StatusCode::corrupt, "version field reads 9, this build speaks 8");
 }
 
 TEST(WireDecodeErrors, UnknownMessageTypeIsRefusedClearly) {

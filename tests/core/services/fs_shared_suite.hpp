@@ -779,6 +779,387 @@ TYPED_TEST_P(ServicesSuite, HardLinksAcrossMetadataShardsAreRefusedClearly) {
   });
 }
 
+// POSIX times: creation sets atime, mtime and ctime from the world's wall
+// clock (Env::wall_ns); a write's close sets mtime; any change of the inode
+// sets ctime; utimens sets atime and mtime as asked; a read's close moves
+// atime only where relatime would; adding, removing or renaming an entry sets
+// the directory's mtime and ctime, also where the directory's entries live on
+// another metadata shard than its name (2 shards, directories spread), and a
+// directory's utimens holds against its records; a directory's link count is
+// 2 + its subdirectories.
+TYPED_TEST_P(ServicesSuite, TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntries) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    constexpr int k_dirs = 6;
+    Answers a;
+    auto stat = [&a](std::string path, std::string key) -> Step {
+      return [&a, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.stat(path, a.inode(key, next));
+      };
+    };
+    auto set = [&a](std::string path, AttrChange change, std::string key) -> Step {
+      return [&a, path, change, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.set_attr(path, change, a.inode(key, next));
+      };
+    };
+    auto read_close = [&a](std::string path, std::string key) -> Step {
+      return [&a, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.close_unchanged(path, a.status(key, next));
+      };
+    };
+    AttrChange utimes;
+    utimes.atime_ns = 1'000;
+    utimes.mtime_ns = 2'000;
+    AttrChange chmod;
+    chmod.mode = 0600;
+    AttrChange dir_mtime;
+    dir_mtime.mtime_ns = 5'000;
+    std::vector<Step> steps;
+    for (int i = 0; i < k_dirs; ++i) {
+      const std::string d = "/t" + std::to_string(i), k = std::to_string(i);
+      steps.push_back([&a, d, k](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.mkdir(d, 0755, a.inode("mkdir " + k, next));
+      });
+      steps.push_back(stat(d, "dir made " + k));
+      steps.push_back([&a, d, k](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.create(d + "/f", CreateOptions{}, a.inode("create " + k, next));
+      });
+      steps.push_back(stat(d, "dir with f " + k));
+      steps.push_back([&a, d, k](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.close(d + "/f", 10, a.status("close " + k, next));
+      });
+      steps.push_back(stat(d + "/f", "closed " + k));
+      steps.push_back(set(d + "/f", utimes, "utimes " + k));
+      steps.push_back(read_close(d + "/f", "read close " + k));
+      steps.push_back(stat(d + "/f", "read " + k));
+      steps.push_back(read_close(d + "/f", "read close again " + k));
+      steps.push_back(stat(d + "/f", "read again " + k));
+      steps.push_back(set(d + "/f", chmod, "chmod " + k));
+      steps.push_back(set(d, dir_mtime, "dir utimes " + k));
+      steps.push_back(stat(d, "dir after utimes " + k));
+      steps.push_back([&a, d, k](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.rename(d + "/f", d + "/g", a.status("rename " + k, next));
+      });
+      steps.push_back(stat(d, "dir after rename " + k));
+      steps.push_back(stat(d + "/g", "renamed " + k));
+    }
+    steps.push_back(stat("/", "root"));
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    int remote = 0;
+    for (int i = 0; i < k_dirs; ++i) {
+      const std::string k = std::to_string(i);
+      ASSERT_EQ(a.code("rename " + k), StatusCode::ok) << a.errors["rename " + k];
+      const proto::InodeDesc& made = a.inodes["mkdir " + k];
+      if (made.dir_layout.owner != a.inodes["create " + k].owner_shard) ADD_FAILURE() << "a file's shard is its dir's";
+      if (made.dir_layout.owner != 0) ++remote;  // its name is in /, on / 's shard
+      EXPECT_GE(made.mtime_ns, k_virtual_wall_epoch_ns) << "a wall-clock time, not the run's";
+      EXPECT_EQ(made.atime_ns, made.mtime_ns);
+      EXPECT_EQ(made.ctime_ns, made.mtime_ns);
+      const proto::InodeDesc& with_f = a.inodes["dir with f " + k];
+      EXPECT_GT(with_f.mtime_ns, made.mtime_ns) << "a new entry moves the directory's mtime (dir " << k << ")";
+      EXPECT_GT(with_f.ctime_ns, made.ctime_ns);
+      EXPECT_EQ(with_f.atime_ns, made.atime_ns);
+      const proto::InodeDesc& closed = a.inodes["closed " + k];
+      const proto::InodeDesc& created = a.inodes["create " + k];
+      EXPECT_GT(closed.mtime_ns, created.mtime_ns) << "a write's close sets mtime";
+      EXPECT_GE(closed.ctime_ns, closed.mtime_ns) << "and ctime";
+      EXPECT_EQ(closed.atime_ns, created.atime_ns);
+      const proto::InodeDesc& utimed = a.inodes["utimes " + k];
+      EXPECT_EQ(utimed.atime_ns, 1'000);
+      EXPECT_EQ(utimed.mtime_ns, 2'000);
+      EXPECT_GT(utimed.ctime_ns, closed.ctime_ns) << "utimens changes ctime";
+      ASSERT_EQ(a.code("read close " + k), StatusCode::ok) << a.errors["read close " + k];
+      const proto::InodeDesc& read = a.inodes["read " + k];
+      EXPECT_GT(read.atime_ns, utimed.ctime_ns) << "relatime: an atime before mtime moves with a read";
+      EXPECT_EQ(read.ctime_ns, utimed.ctime_ns) << "an access is not a change";
+      EXPECT_EQ(read.mtime_ns, 2'000);
+      EXPECT_EQ(a.inodes["read again " + k].atime_ns, read.atime_ns) << "relatime: a fresh atime stays";
+      const proto::InodeDesc& chmodded = a.inodes["chmod " + k];
+      EXPECT_EQ(chmodded.mode, 0600u);
+      EXPECT_GT(chmodded.ctime_ns, read.atime_ns);
+      EXPECT_EQ(chmodded.mtime_ns, 2'000) << "chmod keeps mtime";
+      EXPECT_EQ(a.inodes["dir utimes " + k].mtime_ns, 5'000) << "older than its entries' changes, yet kept";
+      EXPECT_EQ(a.inodes["dir after utimes " + k].mtime_ns, 5'000);
+      const proto::InodeDesc& after_rename = a.inodes["dir after rename " + k];
+      EXPECT_GT(after_rename.mtime_ns, chmodded.ctime_ns) << "a rename within the directory moves its mtime";
+      EXPECT_EQ(after_rename.ctime_ns, after_rename.mtime_ns);
+      const proto::InodeDesc& renamed = a.inodes["renamed " + k];
+      EXPECT_GT(renamed.ctime_ns, chmodded.ctime_ns) << "a rename changes the moved inode's ctime";
+      EXPECT_EQ(renamed.mtime_ns, 2'000);
+    }
+    EXPECT_GT(remote, 0) << "no directory whose entries live on another shard than its name";
+    EXPECT_EQ(a.inodes["root"].nlink, 2u + k_dirs) << "a directory's link count: 2 + its subdirectories";
+    EXPECT_EQ(a.inodes["dir with f 0"].nlink, 2u) << "a file is no subdirectory";
+  });
+}
+
+// Extended attributes: set, get, list and remove in the user., trusted. and
+// security. namespaces, create and replace flags, ENODATA (found false), the
+// inode's 64 KiB (XATTR_LIST_MAX) refused as no_space, user.* refused on a
+// symbolic link, system.* refused; a stat does not carry them, a set changes
+// ctime, and they stay with the inode through a rename and a hard link.
+TYPED_TEST_P(ServicesSuite, ExtendedAttributesAreKeptWithTheInode) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    std::map<std::string, Result<proto::XattrReply>> x;
+    Answers a;
+    auto op = [&x](std::string path, proto::XattrOp o, std::string name, std::string value, std::uint32_t flags,
+                   std::string key) -> Step {
+      return [&x, path, o, name, value, flags, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.xattr(path, o, name, value, flags, [&x, key, next](Result<proto::XattrReply> r) {
+          x.insert_or_assign(key, std::move(r));
+          next();
+        });
+      };
+    };
+    using proto::XattrOp;
+    const std::string big(40'000, 'v');
+    std::vector<Step> steps{
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.create("/x", CreateOptions{}, a.inode("create", next));
+        },
+        op("/x", XattrOp::set, "user.a", std::string("1\0two", 5), 0, "set a"),
+        op("/x", XattrOp::get, "user.a", "", 0, "get a"),
+        op("/x", XattrOp::set, "user.a", "3", proto::k_xattr_create, "create a again"),
+        op("/x", XattrOp::set, "user.b", "4", proto::k_xattr_replace, "replace missing b"),
+        op("/x", XattrOp::set, "trusted.t", "5", proto::k_xattr_create, "create t"),
+        op("/x", XattrOp::set, "security.s", big, 0, "set big"),
+        op("/x", XattrOp::set, "user.c", big, 0, "over the inode's room"),
+        op("/x", XattrOp::set, "system.posix_acl_access", "x", 0, "system"),
+        op("/x", XattrOp::get, "user.none", "", 0, "get missing"),
+        op("/x", XattrOp::list, "", "", 0, "list"),
+        [&a](WorkloadContext& ctx, std::function<void()> next) { ctx.client.stat("/x", a.inode("stat", next)); },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.rename("/x", "/y", a.status("rename", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) { ctx.client.link("/y", "/z", a.inode("link", next)); },
+        op("/z", XattrOp::get, "user.a", "", 0, "get through the link"),
+        op("/y", XattrOp::remove, "user.a", "", 0, "remove a"),
+        op("/z", XattrOp::remove, "user.a", "", 0, "remove a again"),
+        op("/y", XattrOp::list, "", "", 0, "list after"),
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.symlink("/y", "/l", CreateOptions{}, a.inode("symlink", next));
+        },
+        op("/l", XattrOp::set, "user.a", "1", 0, "user on a link"),
+        op("/l", XattrOp::set, "trusted.a", "1", 0, "trusted on a link"),
+        op("/", XattrOp::set, "user.root", "r", 0, "set on root"),
+        op("/", XattrOp::get, "user.root", "", 0, "get on root"),
+        op("/nothing", XattrOp::get, "user.a", "", 0, "no file")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    auto code = [&x](const std::string& key) {
+      return x.count(key) == 0 ? StatusCode::internal : x.at(key).status().code();
+    };
+    ASSERT_EQ(code("set a"), StatusCode::ok) << x.at("set a").status().to_string();
+    ASSERT_EQ(code("get a"), StatusCode::ok);
+    EXPECT_TRUE(x.at("get a")->found);
+    EXPECT_EQ(x.at("get a")->value, std::string("1\0two", 5)) << "values are bytes";
+    EXPECT_EQ(code("create a again"), StatusCode::already_exists);
+    ASSERT_EQ(code("replace missing b"), StatusCode::ok);
+    EXPECT_FALSE(x.at("replace missing b")->found);
+    EXPECT_EQ(code("create t"), StatusCode::ok);
+    EXPECT_EQ(code("set big"), StatusCode::ok);
+    EXPECT_EQ(code("over the inode's room"), StatusCode::no_space);
+    EXPECT_EQ(code("system"), StatusCode::invalid_argument);
+    ASSERT_EQ(code("get missing"), StatusCode::ok);
+    EXPECT_FALSE(x.at("get missing")->found);
+    ASSERT_EQ(code("list"), StatusCode::ok);
+    std::vector<std::string> names;
+    for (const auto& n : x.at("list")->names) names.push_back(n.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"security.s", "trusted.t", "user.a"}));
+    EXPECT_TRUE(a.inodes["stat"].xattrs.empty()) << "a stat does not carry them";
+    EXPECT_GT(a.inodes["stat"].ctime_ns, a.inodes["create"].ctime_ns) << "a set changes ctime";
+    ASSERT_EQ(a.code("rename"), StatusCode::ok);
+    ASSERT_EQ(a.code("link"), StatusCode::ok) << a.errors["link"];
+    ASSERT_EQ(code("get through the link"), StatusCode::ok);
+    EXPECT_EQ(x.at("get through the link")->value, std::string("1\0two", 5));
+    EXPECT_TRUE(x.at("remove a")->found);
+    ASSERT_EQ(code("remove a again"), StatusCode::ok);
+    EXPECT_FALSE(x.at("remove a again")->found) << "one inode: removed through either name";
+    EXPECT_EQ(x.at("list after")->names.size(), 2u);
+    EXPECT_EQ(code("user on a link"), StatusCode::permission_denied);
+    EXPECT_EQ(code("trusted on a link"), StatusCode::ok);
+    EXPECT_EQ(code("set on root"), StatusCode::ok) << x.at("set on root").status().to_string();
+    ASSERT_EQ(code("get on root"), StatusCode::ok);
+    EXPECT_EQ(x.at("get on root")->value, "r");
+    EXPECT_EQ(code("no file"), StatusCode::not_found);
+  });
+}
+
+// A file unlinked while its client holds it open (keep_open) keeps its data
+// until release_orphan: its name is gone, a read through the inode returns
+// every byte; so does a file a rename replaced; a release of what is no
+// orphan is not_found; the orphan table is empty after the releases.
+TYPED_TEST_P(ServicesSuite, AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    constexpr std::uint64_t k_bytes = 3 * k_mib;
+    Answers a;
+    auto create = [&a](std::string path) -> Step {
+      return [&a, path](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.create(path, CreateOptions{}, a.inode(path, next));
+      };
+    };
+    auto read_inode = [&a](std::string path, std::uint64_t seed) -> Step {
+      return [&a, path, seed](WorkloadContext& ctx, std::function<void()> next) {
+        proto::InodeDesc inode = a.inodes.at(path);
+        inode.size_bytes = k_bytes;  // as the open handle knows it
+        const auto fail = a.status("read orphan " + path, next);
+        MemHandle in = ctx.env.alloc(MemKind::host, 0, k_bytes).value();
+        ctx.client.read(inode, 0, in, [&ctx, seed, in, fail](Result<std::uint64_t> r) {
+          if (!r.ok()) return fail(r.status());
+          ctx.ops.expect(ctx.env.verify(in, PatternSpec{seed, 0}), [fail](Completion& c) { fail(c.status); });
+        });
+      };
+    };
+    auto release = [&a](std::string path, std::string key) -> Step {
+      return [&a, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.release_orphan(a.inodes.at(path), a.status(key, next));
+      };
+    };
+    std::vector<Step> steps{
+        create("/o"),
+        write_pattern("/o", a, "/o", k_bytes, 7),
+        create("/r"),
+        write_pattern("/r", a, "/r", k_bytes, 8),
+        create("/new"),
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.unlink("/o", true, a.status("unlink", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) { ctx.client.stat("/o", a.inode("stat", next)); },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.rename("/new", "/r", true, a.status("rename over", next));
+        },
+        read_inode("/o", 7),
+        read_inode("/r", 8),
+        release("/o", "release"),
+        release("/r", "release replaced"),
+        release("/o", "release again"),
+        release("/new", "release a named file")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    ASSERT_EQ(a.code("write /o"), StatusCode::ok) << a.errors["write /o"];
+    ASSERT_EQ(a.code("unlink"), StatusCode::ok) << a.errors["unlink"];
+    EXPECT_EQ(a.code("stat"), StatusCode::not_found) << "the name is gone";
+    ASSERT_EQ(a.code("rename over"), StatusCode::ok) << a.errors["rename over"];
+    EXPECT_EQ(a.code("read orphan /o"), StatusCode::ok) << "an orphan's bytes stay: " << a.errors["read orphan /o"];
+    EXPECT_EQ(a.code("read orphan /r"), StatusCode::ok) << a.errors["read orphan /r"];
+    EXPECT_EQ(a.code("release"), StatusCode::ok) << a.errors["release"];
+    EXPECT_EQ(a.code("release replaced"), StatusCode::ok) << a.errors["release replaced"];
+    EXPECT_EQ(a.code("release again"), StatusCode::not_found);
+    EXPECT_EQ(a.code("release a named file"), StatusCode::not_found);
+  });
+}
+
+// Rename of a directory: its whole subtree moves (files, subdirectories,
+// their data), the old path is gone, link counts follow; a rename into its
+// own subtree, over a non-empty directory or over a file is refused, over an
+// empty directory it replaces it. Across metadata shards (2 shards,
+// directories spread) a directory whose subtree lives elsewhere is refused
+// saying so, and one held by the renaming shard moves.
+TYPED_TEST_P(ServicesSuite, ADirectoryRenameMovesItsSubtree) {
+  TypeParam::isolate([] {
+    TestClusterSpec one;
+    one.meta_shards = 1;
+    BasicTestCluster<typename TypeParam::World> cluster(one);
+    Answers a;
+    auto mkdir = [&a](std::string path) -> Step {
+      return [&a, path](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.mkdir(path, 0755, a.inode(path, next));
+      };
+    };
+    auto create = [&a](std::string path) -> Step {
+      return [&a, path](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.create(path, CreateOptions{}, a.inode(path, next));
+      };
+    };
+    auto rename = [&a](std::string from, std::string to, std::string key) -> Step {
+      return [&a, from, to, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.rename(from, to, a.status(key, next));
+      };
+    };
+    auto stat = [&a](std::string path, std::string key) -> Step {
+      return [&a, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.stat(path, a.inode(key, next));
+      };
+    };
+    std::vector<Step> steps{mkdir("/p"),
+                            mkdir("/p/q"),
+                            mkdir("/p/q/r"),
+                            create("/p/q/r/f"),
+                            write_pattern("/p/q/r/f", a, "/p/q/r/f", k_mib, 5),
+                            create("/p/g"),
+                            mkdir("/empty"),
+                            mkdir("/full"),
+                            create("/full/x"),
+                            create("/file"),
+                            rename("/p", "/p/q/inside", "into its subtree"),
+                            rename("/p", "/full", "over full"),
+                            rename("/p", "/file", "over a file"),
+                            rename("/p", "/s", "rename"),
+                            stat("/p", "old"),
+                            stat("/s/g", "moved file"),
+                            stat("/s/q/r", "moved dir"),
+                            read_pattern("/s/q/r/f", a, k_mib, 5),
+                            stat("/", "root before"),
+                            rename("/s", "/empty", "over empty"),
+                            stat("/empty/q/r/f", "in replaced"),
+                            stat("/", "root after"),
+                            mkdir("/s"),
+                            mkdir("/s/again")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    EXPECT_EQ(a.code("into its subtree"), StatusCode::invalid_argument);
+    EXPECT_EQ(a.code("over full"), StatusCode::not_empty);
+    EXPECT_EQ(a.code("over a file"), StatusCode::not_a_directory);
+    ASSERT_EQ(a.code("rename"), StatusCode::ok) << a.errors["rename"];
+    EXPECT_EQ(a.code("old"), StatusCode::not_found);
+    EXPECT_EQ(a.code("moved file"), StatusCode::ok) << a.errors["moved file"];
+    EXPECT_EQ(a.inodes["moved file"].file_id, a.inodes["/p/g"].file_id);
+    ASSERT_EQ(a.code("moved dir"), StatusCode::ok) << a.errors["moved dir"];
+    EXPECT_EQ(a.inodes["moved dir"].type, proto::InodeType::dir);
+    EXPECT_EQ(a.code("read /s/q/r/f"), StatusCode::ok) << "its data moved with it: " << a.errors["read /s/q/r/f"];
+    ASSERT_EQ(a.code("over empty"), StatusCode::ok) << a.errors["over empty"];
+    EXPECT_EQ(a.code("in replaced"), StatusCode::ok) << a.errors["in replaced"];
+    EXPECT_EQ(a.inodes["root after"].nlink + 1, a.inodes["root before"].nlink) << "the replaced directory is gone";
+    EXPECT_EQ(a.code("/s/again"), StatusCode::ok) << "the old name is free: " << a.errors["/s/again"];
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, ADirectoryRenameAcrossMetadataShardsIsRefusedClearly) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});  // 2 shards, directories spread
+    constexpr int k_dirs = 12;
+    Answers a;
+    std::vector<Step> steps;
+    for (int i = 0; i < k_dirs; ++i) {
+      const std::string d = "/m" + std::to_string(i);
+      steps.push_back(
+          [&a, d](WorkloadContext& ctx, std::function<void()> next) { ctx.client.mkdir(d, 0755, a.inode(d, next)); });
+      steps.push_back([&a, d](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.rename(d, d + "-renamed", a.status("rename " + d, next));
+      });
+    }
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    int refused = 0, moved = 0;
+    for (int i = 0; i < k_dirs; ++i) {
+      const std::string d = "/m" + std::to_string(i);
+      if (a.code("rename " + d) == StatusCode::ok) {
+        ++moved;
+      } else {
+        EXPECT_EQ(a.code("rename " + d), StatusCode::invalid_argument);
+        EXPECT_NE(a.errors["rename " + d].find("rename across shards is not supported"), std::string::npos)
+            << a.errors["rename " + d];
+        ++refused;
+      }
+    }
+    EXPECT_GT(refused, 0);
+    EXPECT_GT(moved, 0);
+  });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin, EndToEndPathHashRandomRobin,
     EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos, LostChunkRequestsAreRetriedAndTheReadSucceeds,
@@ -790,6 +1171,9 @@ REGISTER_TYPED_TEST_SUITE_P(
     AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
     AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater, SetAttrChangesWhatItNamesAndLongPathErrorsArrive,
     SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheLink, HardLinksShareTheInodeAndTheLastUnlinkRemovesIt,
-    HardLinksAcrossMetadataShardsAreRefusedClearly, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber);
+    HardLinksAcrossMetadataShardsAreRefusedClearly, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber,
+    TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntries, ExtendedAttributesAreKeptWithTheInode,
+    AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose, ADirectoryRenameMovesItsSubtree,
+    ADirectoryRenameAcrossMetadataShardsIsRefusedClearly);
 
 }  // namespace sluice::testing::shared_suite

@@ -269,5 +269,20 @@ TEST(MetaOpenStore, AStoreThatCannotBeOpenedKeepsTheShardOfflineSayingWhy) {
   EXPECT_TRUE(said) << "the reason is logged";
 }
 
+// Orphans (files unlinked while a client had them open) outlive only the
+// server's run that kept them: the next start removes them, chunks and all.
+TEST(MetaOrphans, AStartRemovesTheOrphansThePreviousRunKept) {
+  InMemoryMetaStore disk;
+  proto::InodeDesc orphan;
+  orphan.file_id = 77;
+  orphan.type = proto::InodeType::file;
+  ASSERT_TRUE(disk.put_entry(k_orphans_dir, "77", orphan).ok());
+  ASSERT_TRUE(disk.put_entry(k_orphans_dir, "78", orphan).ok());
+  const LifeResult life = run_life(disk, {"/after"}, 4, 1);
+  ASSERT_EQ(life.replies.size(), 1u);
+  EXPECT_EQ(life.replies[0].status, StatusCode::ok) << life.replies[0].error;
+  EXPECT_EQ(disk.entry_count(k_orphans_dir), 0u);
+}
+
 }  // namespace
 }  // namespace sluice::testing

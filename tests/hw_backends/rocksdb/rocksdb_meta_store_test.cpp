@@ -399,10 +399,11 @@ TEST(RocksDbMetaStore, DamagedValuesAreCorruptNamingTheKey) {
 }
 
 // A stored value as an older wire version wrote it: InodeDesc without its
-// last fields (version 5: nlink, symlink_target and rdev, 16 bytes when
-// empty; version 6: rdev, 8 bytes), the header renumbered.
+// last fields (version 5: nlink, symlink_target, rdev, atime_ns, ctime_ns
+// and xattrs, 36 bytes when empty; version 6: rdev, the times and xattrs, 28
+// bytes; version 7: the times and xattrs, 20 bytes), the header renumbered.
 std::string as_version(std::string frame, int version) {
-  frame.resize(frame.size() - (version == 5 ? 16 : 8));
+  frame.resize(frame.size() - (version == 5 ? 36 : version == 6 ? 28 : 20));
   const auto put_le32 = [&frame](std::size_t at, std::uint32_t v) {
     for (std::size_t i = 0; i < 4; ++i) frame[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
   };
@@ -461,35 +462,38 @@ TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeLinksAndStillRefusesDamagedOnes) 
   EXPECT_NE(damaged.status().message().find("CRC32C"), std::string::npos) << damaged.status().message();
 }
 
-TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeSpecialFilesWithTheirLinkCounts) {
-  TempDir tmp;
-  proto::InodeDesc linked = file_inode(2, 3);
-  linked.nlink = 2;
-  {
+TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeSpecialFilesAndTimesWithTheirLinkCounts) {
+  for (const int version : {6, 7}) {
+    TempDir tmp;
+    proto::InodeDesc linked = file_inode(2, 3);
+    linked.nlink = 2;
+    if (version == 7) linked.rdev = 0x0801;
+    {
+      auto store = open_store(tmp.db());
+      ASSERT_TRUE(store);
+      ASSERT_TRUE(store->put_dir("/old", dir_inode(1)).ok());
+      ASSERT_TRUE(store->put_entry("/old", "f", linked).ok());
+    }
+    {
+      rocksdb::DB* raw = nullptr;
+      ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), tmp.db(), &raw).ok());
+      std::unique_ptr<rocksdb::DB> db(raw);
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+      std::vector<std::pair<std::string, std::string>> entries;
+      for (it->Seek("E"); it->Valid() && it->key().starts_with("E"); it->Next()) {
+        entries.emplace_back(it->key().ToString(), as_version(it->value().ToString(), version));
+      }
+      it.reset();
+      ASSERT_EQ(entries.size(), 1u);
+      for (const auto& [key, old] : entries) ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, old).ok());
+      ASSERT_TRUE(db->Close().ok());
+    }
     auto store = open_store(tmp.db());
     ASSERT_TRUE(store);
-    ASSERT_TRUE(store->put_dir("/old", dir_inode(1)).ok());
-    ASSERT_TRUE(store->put_entry("/old", "f", linked).ok());
+    const Result<proto::InodeDesc> f = store->get_entry("/old", "f");
+    ASSERT_TRUE(f.ok()) << f.status().to_string();
+    EXPECT_EQ(*f, linked) << "version " << version;  // nlink kept (and rdev from 7), times 0: read as mtime
   }
-  {
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), tmp.db(), &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
-    std::vector<std::pair<std::string, std::string>> entries;
-    for (it->Seek("E"); it->Valid() && it->key().starts_with("E"); it->Next()) {
-      entries.emplace_back(it->key().ToString(), as_version(it->value().ToString(), 6));
-    }
-    it.reset();
-    ASSERT_EQ(entries.size(), 1u);
-    for (const auto& [key, old] : entries) ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), key, old).ok());
-    ASSERT_TRUE(db->Close().ok());
-  }
-  auto store = open_store(tmp.db());
-  ASSERT_TRUE(store);
-  const Result<proto::InodeDesc> f = store->get_entry("/old", "f");
-  ASSERT_TRUE(f.ok()) << f.status().to_string();
-  EXPECT_EQ(*f, linked);  // nlink kept, rdev 0
 }
 
 TEST(RocksDbMetaStore, RefusesAPathItCannotOpenAndASecondOpener) {

@@ -65,7 +65,7 @@ TEST(InodeTable, OpenFilesKeepTheSizeTheirWritesReachedUntilRecorded) {
   inode.size_bytes = 100;
   t.opened(f, inode);
   t.opened(f, inode);  // a second handle
-  t.wrote(f, 4096, 10);
+  t.wrote(f, 4096, 10, 1'000);
   ASSERT_TRUE(t.open_file(f).has_value());
   EXPECT_EQ(t.open_file(f)->size, 4106u);
   EXPECT_TRUE(t.open_file(f)->dirty);
@@ -73,14 +73,36 @@ TEST(InodeTable, OpenFilesKeepTheSizeTheirWritesReachedUntilRecorded) {
   EXPECT_TRUE(t.open_file(f)->dirty);
   t.recorded(f, 4106);
   EXPECT_FALSE(t.open_file(f)->dirty);
-  t.wrote(f, 0, 10);  // inside: the size stays
+  t.wrote(f, 0, 10, 2'000);  // inside: the size stays
+  EXPECT_EQ(t.open_file(f)->last_write_ns, 2'000);
+  t.mtime_set(f);
+  EXPECT_TRUE(t.open_file(f)->mtime_set) << "a utimens after the writes: the close keeps it";
   EXPECT_EQ(t.open_file(f)->size, 4106u);
   t.resized(f, 5);
   EXPECT_EQ(t.open_file(f)->size, 5u);
-  t.released(f);
+  EXPECT_FALSE(t.released(f).has_value()) << "one handle is still open";
   EXPECT_TRUE(t.open_file(f).has_value());
-  t.released(f);
+  const std::optional<OpenFile> last = t.released(f);
+  ASSERT_TRUE(last.has_value()) << "the last release gives the state that went";
+  EXPECT_EQ(last->size, 5u);
   EXPECT_FALSE(t.open_file(f).has_value());
+}
+
+TEST(InodeTable, AnOpenFileWhoseNameGoesIsAnOrphanUntilItsLastRelease) {
+  InodeTable t;
+  const Ino f = *t.remember("/f");
+  proto::InodeDesc inode;
+  inode.file_id = 9;
+  t.opened(f, inode);
+  EXPECT_FALSE(t.open_inode_at("/g").has_value());
+  ASSERT_TRUE(t.open_inode_at("/f").has_value());
+  EXPECT_EQ(t.open_inode_at("/f")->file_id, 9u);
+  EXPECT_TRUE(t.orphan_at("/f"));
+  t.unbind("/f");
+  const std::optional<OpenFile> last = t.released(f);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_TRUE(last->orphaned);
+  EXPECT_FALSE(t.orphan_at("/f")) << "nothing open there any more";
 }
 
 }  // namespace
