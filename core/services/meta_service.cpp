@@ -1344,44 +1344,43 @@ void MetaService::rename_dir(const proto::Rename& m, const TwoNames& n, Reply re
   // Metadata is keyed by path here: every entry under the directory moves
   // (BeeGFS and Lustre key by id and move one dentry), one rename's units each.
   ops_.expect(env_.compute(CostKind::meta_rename, std::uint64_t{units_.rename} * entries),
-              [this, m, n, reply](Completion&) {
-                const RequestId id = m.request_id;
-                // Read again: the tree may have changed while the cost ran.
-                Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
-                if (!entry.ok() || entry->type != proto::InodeType::dir) {
-                  return reply(ack(id, error(StatusCode::not_found, "no such directory: " + m.from)));
-                }
-                Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
-                if (existing.ok()) {
-                  if (existing->type != proto::InodeType::dir) {
-                    return reply(ack(id, error(StatusCode::not_a_directory, m.to + " is not a directory")));
-                  }
-                  std::uint64_t inside = 0;
-                  Result<std::vector<std::string>> replaced = subtree_here(m.to, inside);
-                  if (!replaced.ok()) return reply(ack(id, replaced.status()));
-                  if (inside > 0)
-                    return reply(ack(id, error(StatusCode::not_empty, m.to + " is a directory that is not empty")));
-                }
-                std::uint64_t entries = 0;
-                Result<std::vector<std::string>> dirs = subtree_here(m.from, entries);
-                Status s = dirs.status();
-                if (s.ok()) s = check_dir_rename(m, entries, dirs->size());
-                if (s.ok() && existing.ok()) s = store_->remove_dir(m.to);
-                for (std::size_t i = 0; s.ok() && i < dirs->size(); ++i) {
-                  s = move_dir_here((*dirs)[i], m.to + (*dirs)[i].substr(m.from.size()));
-                }
-                proto::InodeDesc moved = *entry;
-                changed(moved);
-                if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, moved);
-                if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
-                if (s.ok()) s = touch_dir(n.from_parent, -1);
-                if (s.ok()) s = touch_dir(n.to_parent, existing.ok() ? 0 : +1);
-                if (s.ok()) {
-                  env_.metrics().count("meta.rename_ops", 1);
-                  env_.metrics().count("meta.rename_dir_entries", static_cast<double>(entries));
-                }
-                reply(ack(id, s));
-              });
+              [this, m, n, reply](Completion&) { reply(ack(m.request_id, move_dir(m, n))); });
+}
+
+Status MetaService::move_dir(const proto::Rename& m, const TwoNames& n) {
+  // Read again: the tree may have changed while the cost ran.
+  Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
+  if (!entry.ok() || entry->type != proto::InodeType::dir) {
+    return error(StatusCode::not_found, "no such directory: " + m.from);
+  }
+  Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
+  if (existing.ok()) {
+    if (existing->type != proto::InodeType::dir)
+      return error(StatusCode::not_a_directory, m.to + " is not a directory");
+    std::uint64_t inside = 0;
+    Result<std::vector<std::string>> replaced = subtree_here(m.to, inside);
+    if (!replaced.ok()) return replaced.status();
+    if (inside > 0) return error(StatusCode::not_empty, m.to + " is a directory that is not empty");
+  }
+  std::uint64_t entries = 0;
+  Result<std::vector<std::string>> dirs = subtree_here(m.from, entries);
+  Status s = dirs.status();
+  if (s.ok()) s = check_dir_rename(m, entries, dirs->size());
+  if (s.ok() && existing.ok()) s = store_->remove_dir(m.to);
+  for (std::size_t i = 0; s.ok() && i < dirs->size(); ++i) {
+    s = move_dir_here((*dirs)[i], m.to + (*dirs)[i].substr(m.from.size()));
+  }
+  proto::InodeDesc moved = *entry;
+  changed(moved);
+  if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, moved);
+  if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
+  if (s.ok()) s = touch_dir(n.from_parent, -1);
+  if (s.ok()) s = touch_dir(n.to_parent, existing.ok() ? 0 : +1);
+  if (s.ok()) {
+    env_.metrics().count("meta.rename_ops", 1);
+    env_.metrics().count("meta.rename_dir_entries", static_cast<double>(entries));
+  }
+  return s;
 }
 
 }  // namespace sluice

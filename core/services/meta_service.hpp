@@ -290,6 +290,8 @@ class MetaService final : public Service {
   // and entries, keyed by path, move under the new name in one step;
   // invalid_argument when a part is on another shard, as across shards).
   void rename_dir(const proto::Rename& m, const TwoNames& n, Reply reply);
+  // rename_dir's change, after its cost: checked again, then made.
+  Status move_dir(const proto::Rename& m, const TwoNames& n);
   // The directories under `top` (itself first), all of whose records this
   // shard holds alone; `entries` counts the entries under it.
   Result<std::vector<std::string>> subtree_here(const std::string& top, std::uint64_t& entries) const;

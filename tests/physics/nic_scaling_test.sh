@@ -15,7 +15,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 sets=(--set servers=2 --set clients=6 --set size=64MiB)
 fail=0
-declare -A rate bound kind
+declare -A rate whole bound kind
 for n in 1 2 4; do
   "$sluice" bound "$script" "${sets[@]}" --set nics=$n >"$work/bound$n.txt" 2>&1 || { cat "$work/bound$n.txt"; exit 1; }
   line=$(grep "file_sweep read:" "$work/bound$n.txt")
@@ -23,12 +23,16 @@ for n in 1 2 4; do
   kind[$n]=$(sed -E 's/.*bound by ([a-z -]+):.*/\1/' <<<"$line")
   "$sluice" run "$script" "${sets[@]}" --set nics=$n --out "$work/run$n" >"$work/run$n.log" 2>&1 ||
     { tail -20 "$work/run$n.log"; exit 1; }
-  rate[$n]=$(python3 -c '
+  # The rate while every rank still reads (first_bytes_per_s: until the first
+  # finishes) measures the NICs; the whole phase's (last_bytes_per_s) adds the
+  # tail of the ranks whose 64 MiB files drew busier targets (6.6 of 75 ms at 4 NICs).
+  read -r rate[$n] whole[$n] < <(python3 -c '
 import json, sys
 run = json.load(open(sys.argv[1]))["runs"][0]
-print([p["last_bytes_per_s"] for p in run["phases"] if p["phase"] == "read"][0] / 1e9)' "$work/run$n/results.json")
-  echo "nics=$n: read ${rate[$n]} GB/s, bound ${bound[$n]} GB/s by ${kind[$n]}"
-  awk -v r="${rate[$n]}" -v b="${bound[$n]}" 'BEGIN { exit !(r <= b * 1.0001) }' ||
+p = [p for p in run["phases"] if p["phase"] == "read"][0]
+print(p["first_bytes_per_s"] / 1e9, p["last_bytes_per_s"] / 1e9)' "$work/run$n/results.json")
+  echo "nics=$n: read ${rate[$n]} GB/s while all ranks read (${whole[$n]} GB/s over the phase), bound ${bound[$n]} GB/s by ${kind[$n]}"
+  awk -v r="${rate[$n]}" -v w="${whole[$n]}" -v b="${bound[$n]}" 'BEGIN { exit !(r <= b * 1.0001 && w <= b * 1.0001) }' ||
     { echo "FAIL: nics=$n reads above its bound"; fail=1; }
 done
 [ "${kind[1]}" = "nic port" ] && [ "${kind[2]}" = "nic port" ] && [ "${kind[4]}" = "pcie" ] ||
