@@ -6,6 +6,7 @@
 
 #include "core/namespace/fs_path.hpp"
 #include "core/proto/codec.hpp"
+#include "core/proto/xattr_names.hpp"
 #include "core/services/invariants.hpp"
 #include "core/services/wire_convert.hpp"
 
@@ -595,19 +596,12 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
   const std::string path(path_in);
   if (Status s = validate_path(path); !s.ok()) return reply(inode_reply(rid, s));
   ops_.expect(env_.compute(cost, units), [this, path, rid, reply](Completion&) {
-    proto::InodeReply r;
-    r.request_id = rid;
     if (path == "/") {
       Result<proto::InodeDesc> root = store_->get_dir("/");
       if (!root.ok()) return reply(inode_reply(rid, root.status()));
-      r.inode = resolve(*root).value();  // a directory is its own record
-      r.inode.xattrs.clear();
-      r.inode.entries = store_->entry_count("/");
-      env_.metrics().count("meta.stat_ops", 1);
-      return merge_dir_times(path, std::move(r.inode), [r, reply](proto::InodeDesc merged) mutable {
-        r.inode = std::move(merged);
-        reply(std::move(r));
-      });
+      proto::InodeDesc inode = resolve(*root).value();  // a directory is its own record
+      inode.entries = store_->entry_count("/");
+      return reply_stat(path, rid, std::move(inode), reply);
     }
     Result<PathSplit> split = split_path(path);
     const std::string parent(split->parent), name_(split->name);
@@ -616,15 +610,15 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
     if (!entry.ok()) return reply(inode_reply(rid, error(StatusCode::not_found, "no such file or directory: " + path)));
     Result<proto::InodeDesc> inode = resolve(*entry);
     if (!inode.ok()) return reply(inode_reply(rid, inode.status()));
-    r.inode = std::move(inode).value();
-    r.inode.xattrs.clear();
-    env_.metrics().count("meta.stat_ops", 1);
-    if (r.inode.type != proto::InodeType::dir) return reply(std::move(r));
-    merge_dir_times(path, std::move(r.inode), [r, reply](proto::InodeDesc merged) mutable {
-      r.inode = std::move(merged);
-      reply(std::move(r));
-    });
+    reply_stat(path, rid, std::move(inode).value(), reply);
   });
+}
+
+void MetaService::reply_stat(const std::string& path, RequestId rid, proto::InodeDesc inode, const Reply& reply) {
+  env_.metrics().count("meta.stat_ops", 1);
+  if (inode.type != proto::InodeType::dir) return reply(stored_reply(rid, ok_status(), inode));
+  merge_dir_times(path, std::move(inode),
+                  [rid, reply](proto::InodeDesc merged) { reply(stored_reply(rid, ok_status(), merged)); });
 }
 
 void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
@@ -1157,15 +1151,6 @@ void MetaService::merge_dir_times(const std::string& path, proto::InodeDesc dir,
 
 namespace {
 
-// Namespaces whose attributes are kept (Linux xattr(7)); system.* is POSIX
-// ACLs and file capabilities' kernel side, which this file system does not enforce.
-bool kept_xattr_namespace(std::string_view name) {
-  for (std::string_view prefix : {"user.", "trusted.", "security."}) {
-    if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix) return true;
-  }
-  return false;
-}
-
 std::size_t xattr_bytes(const std::vector<proto::XattrDesc>& xattrs) {
   std::size_t n = 0;
   for (const auto& x : xattrs) n += x.name.size() + x.value.size();
@@ -1180,7 +1165,7 @@ Status MetaService::check_xattr(const proto::Xattr& m) const {
                                                    " are not one of create, replace or none");
   }
   if (m.op == proto::XattrOp::list) return ok_status();
-  if (!kept_xattr_namespace(m.name)) {
+  if (!proto::is_kept_xattr_name(m.name)) {
     return error(StatusCode::invalid_argument, "xattr of " + m.path + ": the name '" + m.name +
                                                    "' is not in the user., trusted. or security. namespace");
   }

@@ -276,6 +276,8 @@ class MetaService final : public Service {
   void do_create(const proto::Create& m, Reply reply);
   void do_create_with_maps(const proto::Create& m, Reply reply);
   void do_lookup(std::string_view path, RequestId rid, CostKind cost, std::uint32_t units, Reply reply);
+  // A stat's reply: the inode, a directory's with its records' times merged (no xattrs: stored_reply).
+  void reply_stat(const std::string& path, RequestId rid, proto::InodeDesc inode, const Reply& reply);
   void do_readdir(const proto::Readdir& m, Reply reply);
   void do_unlink(const proto::Unlink& m, Reply reply);
   void do_rmdir(const proto::Rmdir& m, Reply reply);

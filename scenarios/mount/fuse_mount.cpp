@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/proto/xattr_names.hpp"
 #include "core/common/assert.hpp"
 #include "scenarios/mount/inode_table.hpp"
 
@@ -773,14 +774,10 @@ void op_statfs(fuse_req_t req, fuse_ino_t /*ino*/) {
 }
 
 // Extended attributes (Client::xattr); the kernel checked the caller's
-// right to them (default_permissions, trusted.* for CAP_SYS_ADMIN). Names
-// outside user., trusted. and security. are EOPNOTSUPP here, before the
-// metadata server (system.*: POSIX ACLs are not kept, so tools fall back to
-// the mode bits).
-bool kept_xattr(const char* name) {
-  const std::string_view n(name);
-  return n.starts_with("user.") || n.starts_with("trusted.") || n.starts_with("security.");
-}
+// right to them (default_permissions, trusted.* for CAP_SYS_ADMIN). Names the
+// file system does not keep (proto::is_kept_xattr_name) are EOPNOTSUPP here,
+// before the metadata server, so tools fall back to the mode bits.
+bool kept_xattr(const char* name) { return proto::is_kept_xattr_name(name); }
 
 int xattr_errno(const Status& s) { return s.code() == StatusCode::permission_denied ? EPERM : errno_of(s); }
 
