@@ -120,6 +120,11 @@ PY
   [ $# -ge 4 ] && all_kills=$((all_kills + $2)) && all_restarts=$((all_restarts + $3)) &&
     all_meta_kills=$((all_meta_kills + $4))
   echo "seed $seed: $verdict"
+  # A run that did not end ok shows what its processes said (kills, restarts,
+  # warnings, errors), so a failure in CI can be diagnosed from its output.
+  if [ "$1" != ok ]; then
+    grep -E "process: |warn|error|FAILED" "$dir/seed-$seed.log" | grep -v "^-" | tail -n 40 | sed "s/^/  seed $seed | /"
+  fi
 done
 echo "RESULT R2 runs=$runs lost=$lost corrupt=$corrupt hung=$hung failed_to_start=$failed_to_start kills=$all_kills restarts=$all_restarts meta_kills=$all_meta_kills launcher=$launcher"
 [ "$lost" = 0 ] && [ "$corrupt" = 0 ] && [ "$hung" = 0 ] && [ "$failed_to_start" = 0 ]

@@ -393,6 +393,8 @@ struct ReaddirReply {
   std::vector<DirEntryDesc> entries;
   std::uint64_t next_cookie = 0;  // pass to the next Readdir
   bool eof = false;               // no entries after these
+  // with_attrs: each entry's attributes, in the entries' order; else empty.
+  std::vector<EntryAttrs> attrs;
 
   template <class Io>
   void io(Io& f) {
@@ -402,6 +404,7 @@ struct ReaddirReply {
     f("entries", entries, k_max_readdir_entries);
     f("next_cookie", next_cookie);
     f("eof", eof);
+    f("attrs", attrs, k_max_readdir_entries);
   }
   bool operator==(const ReaddirReply&) const = default;
 };

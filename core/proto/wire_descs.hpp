@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -170,11 +171,45 @@ struct BuddyGroupDesc {
   bool operator==(const BuddyGroupDesc&) const = default;
 };
 
+// What a stat shows of a listed entry beyond DirEntryDesc's type, id and
+// size (a hard link's from its record): the attributes a Readdir with_attrs
+// returns, so that a listing with attributes (FUSE readdirplus, `ls -l`) needs
+// no lookup per entry. A directory's are its entry's own (its mtime, ctime and
+// link count are merged from its records only by a stat).
+struct EntryAttrs {
+  std::uint32_t mode = 0;
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+  std::uint32_t nlink = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t atime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t rdev = 0;
+  std::uint64_t chunk_bytes = 0;  // a file's stripe chunk (st_blksize is derived from it)
+
+  template <class Io>
+  void io(Io& f) {
+    f("mode", mode);
+    f("uid", uid);
+    f("gid", gid);
+    f("nlink", nlink);
+    f("mtime_ns", mtime_ns);
+    f("atime_ns", atime_ns);
+    f("ctime_ns", ctime_ns);
+    f("rdev", rdev);
+    f("chunk_bytes", chunk_bytes);
+  }
+  bool operator==(const EntryAttrs&) const = default;
+};
+
 struct DirEntryDesc {
   std::string name;
   InodeType type = InodeType::none;
   FileId file_id = 0;
   std::uint64_t size_bytes = 0;  // valid when the Readdir asked with_attrs
+  // Not on the wire in the entry: a ReaddirReply carries them beside its
+  // entries (ReaddirReply::attrs) and the client puts them here.
+  std::optional<EntryAttrs> attrs;
 
   template <class Io>
   void io(Io& f) {

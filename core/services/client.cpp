@@ -188,21 +188,22 @@ void Client::meta_call(const std::string& path, proto::Message request,
 }
 
 void Client::call_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
-                        std::uint32_t failovers, RequestId resend_id) {
+                        std::uint32_t failovers, RequestId resend_id, TimeNs first_sent_ns) {
+  if (first_sent_ns < 0) first_sent_ns = env_.now();
   const Endpoint to = shard_endpoint(shard);
   if (!to.valid()) {
-    refresh_maps_until([this, shard] { return shard_endpoint(shard).valid(); },
-                       "metadata shard " + std::to_string(shard),
-                       [this, shard, request = std::move(request), done, failovers, resend_id](Status s) mutable {
-                         if (!s.ok()) return done(s);
-                         call_shard(shard, std::move(request), done, failovers, resend_id);
-                       });
+    refresh_maps_until(
+        [this, shard] { return shard_endpoint(shard).valid(); }, "metadata shard " + std::to_string(shard),
+        [this, shard, request = std::move(request), done, failovers, resend_id, first_sent_ns](Status s) mutable {
+          if (!s.ok()) return done(s);
+          call_shard(shard, std::move(request), done, failovers, resend_id, first_sent_ns);
+        });
     return;
   }
   auto used_id = std::make_shared<RequestId>(resend_id);
   const RequestId id = rpc_.call(
       to, request,
-      [this, shard, request, done, failovers, to, used_id](Result<proto::Message> r) mutable {
+      [this, shard, request, done, failovers, to, used_id, first_sent_ns](Result<proto::Message> r) mutable {
         const bool lost =
             !r.ok() && (r.status().code() == StatusCode::timed_out || r.status().code() == StatusCode::unavailable);
         if (!lost || failovers >= config_.mirror_failovers) return done(std::move(r));
@@ -223,13 +224,34 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
         // Our maps may predate the shard's mirror group (mgmt forms it once
         // both of its servers registered): look once more before giving up.
         if (failovers > 0) return done(std::move(r));
-        fetch_maps([this, shard, request = std::move(request), done, fail_over, r = std::move(r)](Status) mutable {
-          if (mirrored_shards_.count(shard) == 0) return done(std::move(r));
-          fail_over(std::move(request), done, r.status());
+        fetch_maps([this, shard, request = std::move(request), done, fail_over, r = std::move(r), used_id,
+                    first_sent_ns](Status) mutable {
+          if (mirrored_shards_.count(shard) != 0) return fail_over(std::move(request), done, r.status());
+          resend_to_shard(shard, std::move(request), std::move(done), *used_id, first_sent_ns, std::move(r));
         });
       },
       resend_id, mirrored_shards_.count(shard) != 0 ? shard_still_served_by(shard, to) : RpcClient::StillThereFn{});
   if (id != 0) *used_id = id;
+}
+
+void Client::resend_to_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
+                             RequestId id, TimeNs first_sent_ns, Result<proto::Message> r) {
+  // Only a request nobody answered: a server's refusal is its answer.
+  const TimeNs waited_ns = env_.now() - first_sent_ns;
+  if (id == 0 || r.status().code() != StatusCode::timed_out ||
+      waited_ns + config_.meta_retry_wait_ns > config_.meta_retry_ns) {
+    return done(std::move(r));
+  }
+  env_.metrics().count("client.meta_resends", 1);
+  env_.log(LogLevel::warn, std::string(proto::message_name(request)) + " #" + std::to_string(id) +
+                               " to metadata shard " + std::to_string(shard) + " unanswered for " +
+                               std::to_string(waited_ns / k_ns_per_ms) + " ms (" + r.status().to_string() +
+                               "); sending it again under the same request id (meta_retry_ns " +
+                               std::to_string(config_.meta_retry_ns / k_ns_per_s) + " s)");
+  ops_.expect(env_.timer(config_.meta_retry_wait_ns), [this, shard, request = std::move(request),
+                                                       done = std::move(done), id, first_sent_ns](Completion&) mutable {
+    call_shard(shard, std::move(request), std::move(done), 0, id, first_sent_ns);
+  });
 }
 
 void Client::check_still_there(std::function<bool()> serves, std::function<void(bool)> resume) {
@@ -495,6 +517,13 @@ void Client::readdir_shard(std::shared_ptr<ListingState> state, ShardId shard, s
   call_shard(shard, std::move(m), [this, state, shard, finish_shard](Result<proto::Message> r) {
     if (!r.ok()) return finish_shard(r.status());
     auto& page = std::get<proto::ReaddirReply>(r.value());
+    if (!page.attrs.empty() && page.attrs.size() != page.entries.size()) {
+      return finish_shard(error(StatusCode::corrupt, "ReaddirReply of " + state->path + " from metadata shard " +
+                                                         std::to_string(shard) + ": " +
+                                                         std::to_string(page.attrs.size()) + " attributes for " +
+                                                         std::to_string(page.entries.size()) + " entries"));
+    }
+    for (std::size_t i = 0; i < page.attrs.size(); ++i) page.entries[i].attrs = page.attrs[i];
     if (state->entries.size() + page.entries.size() > config_.readdir_max_entries) {
       return finish_shard(error(StatusCode::invalid_argument, "directory " + state->path + " has more than " +
                                                                   std::to_string(config_.readdir_max_entries) +

@@ -104,6 +104,14 @@ struct ClientConfig {
   // for (still_there) before it goes to the same server anyway: mgmt cut off
   // must not hold every retry for the maps call's own 14 s.
   TimeNs mirror_check_wait_ns = 500 * k_ns_per_ms;
+  // How long a request to an unmirrored metadata server that does not answer
+  // (a restarting process, a host under load) is sent again under its own
+  // request id before it fails, one send per meta_retry_wait_ns: BeeGFS's
+  // beegfs-client.conf connCommRetrySecs = 600 (the client retries
+  // communication for that long before it returns an error). A resend after
+  // the server's restart gets the first answer from its kept replies.
+  TimeNs meta_retry_ns = 600 * k_ns_per_s;
+  TimeNs meta_retry_wait_ns = 1 * k_ns_per_s;
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
   ChunkPlannerConfig planner;
@@ -135,6 +143,9 @@ void fields(V& v, ClientConfig& c) {
     count_of("re-sends", 0, 1e6, "re-sends of a mirrored request to a new primary"));
   v("mirror_check_wait_ns", c.mirror_check_wait_ns,
     duration_in(0, k_field_max_unbounded, "how long a retry to a mirrored primary waits for new maps"));
+  v("meta_retry_ns", c.meta_retry_ns,
+    duration_in(0, k_field_max_unbounded, "how long an unanswered request to an unmirrored metadata server is resent"));
+  v("meta_retry_wait_ns", c.meta_retry_wait_ns, duration_in(0, k_field_max_unbounded, "wait before each such resend"));
   v("rpc", c.rpc, plain("RPC limits of its calls"));
   v("planner", c.planner, plain("planning of chunk transfers: path, rail, window (core/sched)"));
   v("coalesce", c.coalesce, plain("merging of one request's chunk pieces on one target"));
@@ -185,6 +196,8 @@ class Client {
   // Lists every shard of the directory; entries of a directory on several
   // shards come ordered by fnv_1a_64 of their names (Lustre lmv merges
   // stripes in hash order), so consecutive entries are on different shards.
+  // with_attrs: each entry's size and attrs (what a stat of it shows; a
+  // directory's as its entry holds them), for readdirplus and `ls -l`.
   void readdir(const std::string& path, bool with_attrs, EntriesFn done);
   void unlink(const std::string& path, StatusFn done);
   void rmdir(const std::string& path, StatusFn done);
@@ -271,9 +284,14 @@ class Client {
   // primary), refreshes the maps until they name another server (bounded) and
   // resends under the same request id, at most mirror_failovers times, so the
   // new primary answers a request the old one executed from its replicated
-  // reply cache instead of executing it again.
+  // reply cache instead of executing it again. When the shard is not
+  // mirrored, resends under the same id to the same shard until
+  // meta_retry_ns has passed since first_sent_ns (the first send: < 0).
   void call_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
-                  std::uint32_t failovers = 0, RequestId resend_id = 0);
+                  std::uint32_t failovers = 0, RequestId resend_id = 0, TimeNs first_sent_ns = -1);
+  // call_shard's resend to an unmirrored server that did not answer, or done(r) when its time is up.
+  void resend_to_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
+                       RequestId id, TimeNs first_sent_ns, Result<proto::Message> r);
   // RpcClient::call's still_there for a request to `server`, the shard's
   // primary when sent: after an unanswered attempt, refresh the maps and say
   // whether it still is (mgmt may have switched the shard over since).

@@ -236,7 +236,14 @@ void MetaService::handle(Endpoint from, proto::Message& message) {
   }
   const proto::Message* cached = nullptr;
   switch (replies_.check(from, id, &cached)) {
-    case ReplyCache::Seen::in_progress: return;  // a duplicate of a request being executed: its reply will come
+    case ReplyCache::Seen::in_progress:  // a resend of a request being executed: its reply will come
+      // Said so, as the storage server does, so that the client waits with a
+      // fresh timeout instead of counting the resend as unanswered.
+      env_.metrics().count("meta.duplicate_in_progress", 1);
+      env_.send(from,
+                proto::Ack{id, StatusCode::in_progress, name() + " is still executing request " + std::to_string(id)})
+          .ignore();
+      return;
     case ReplyCache::Seen::answered: env_.send(from, *cached).ignore(); return;
     case ReplyCache::Seen::new_request: break;
   }
@@ -650,8 +657,11 @@ void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
                   e.type = inode.type;
                   e.file_id = inode.file_id;
                   if (m.with_attrs) {
-                    const Result<proto::InodeDesc> named = resolve(inode);  // a hard link's size is its record's
-                    e.size_bytes = named.ok() ? named->size_bytes : inode.size_bytes;
+                    const Result<proto::InodeDesc> named = resolve(inode);  // a hard link's are its record's
+                    const proto::InodeDesc& a = named.ok() ? *named : inode;
+                    e.size_bytes = a.size_bytes;
+                    r.attrs.push_back(proto::EntryAttrs{a.mode, a.uid, a.gid, a.nlink, a.mtime_ns, a.atime_ns,
+                                                        a.ctime_ns, a.rdev, a.stripe.chunk_bytes});
                   }
                   r.entries.push_back(std::move(e));
                 }

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -97,10 +98,33 @@ mode_t type_bits(proto::InodeType type) {
 // a name got here, and a listing's d_ino matches stat.
 std::uint64_t file_id_ino(FileId id) { return (std::uint64_t{1} << 62) | id; }
 
-// Directory listings between opendir and releasedir.
+// Directory listings between opendir and releasedir, with each entry's
+// attributes (Readdir with_attrs) for readdirplus.
 struct Listing {
+  std::string path;
   std::vector<proto::DirEntryDesc> entries;
 };
+
+// The inode a stat would show of a listed entry that came with its
+// attributes (not a directory's: its times and link count are merged from
+// its records only by a stat).
+std::optional<proto::InodeDesc> listed_inode(const proto::DirEntryDesc& e) {
+  if (!e.attrs || e.type == proto::InodeType::dir) return std::nullopt;
+  proto::InodeDesc inode;
+  inode.file_id = e.file_id;
+  inode.type = e.type;
+  inode.size_bytes = e.size_bytes;
+  inode.mode = e.attrs->mode;
+  inode.uid = e.attrs->uid;
+  inode.gid = e.attrs->gid;
+  inode.nlink = e.attrs->nlink;
+  inode.mtime_ns = e.attrs->mtime_ns;
+  inode.atime_ns = e.attrs->atime_ns;
+  inode.ctime_ns = e.attrs->ctime_ns;
+  inode.rdev = e.attrs->rdev;
+  inode.stripe.chunk_bytes = e.attrs->chunk_bytes;
+  return inode;
+}
 
 class FuseFs {
  public:
@@ -191,11 +215,19 @@ class FuseFs {
   const MountOptions& options() const { return options_; }
   const ClientPort& port() const { return port_; }
   InodeTable& table() { return table_; }
+  // Names the kernel looked up, and entries it got with their attributes from
+  // a listing instead (readdirplus): said at the unmount.
+  void count_lookup() { lookups_.fetch_add(1, std::memory_order_relaxed); }
+  void count_listed() { listed_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t lookups() const { return lookups_.load(); }
+  std::uint64_t listed() const { return listed_.load(); }
 
  private:
   MountOptions options_;
   ClientPort port_;
   InodeTable table_;
+  std::atomic<std::uint64_t> lookups_{0};
+  std::atomic<std::uint64_t> listed_{0};
   std::atomic<std::int64_t> inflight_{0};
   std::mutex drain_mu_;
   std::condition_variable drain_cv_;
@@ -234,6 +266,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   FuseFs& fs = FuseFs::of(req);
   std::string path;
   if (!named(req, fs, parent, name, path)) return;
+  fs.count_lookup();
   fs.post([&fs, req, path](Client& c, Env&) {
     c.stat(path, [&fs, req, path](Result<proto::InodeDesc> r) {
       if (r.ok()) return fs.reply_entry(req, path, *r, nullptr);
@@ -709,9 +742,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!pathed(req, fs, ino, path)) return;
   auto info = std::make_shared<fuse_file_info>(*fi);
   fs.post([&fs, req, path, info](Client& c, Env&) {
-    c.readdir(path, false, [&fs, req, info](Result<std::vector<proto::DirEntryDesc>> r) {
+    c.readdir(path, true, [&fs, req, path, info](Result<std::vector<proto::DirEntryDesc>> r) {
       if (!r.ok()) return fs.reply_status(req, r.status());
-      auto* listing = new Listing{std::move(r).value()};
+      auto* listing = new Listing{path, std::move(r).value()};
       info->fh = reinterpret_cast<std::uint64_t>(listing);
       if (fuse_reply_open(req, info.get()) != 0) delete listing;
       fs.done();
@@ -740,6 +773,55 @@ void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fus
     const std::size_t need =
         fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, static_cast<off_t>(i + 1));
     if (need > size - used) break;
+    used += need;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+// readdirplus: each entry with its attributes from the listing, so that a
+// `ls -l` needs no lookup per name (the kernel counts one lookup per entry
+// it gets, here remembered as a lookup would be). A directory, ".", ".."
+// and an entry without attributes go as plain entries (node id 0: the kernel
+// looks them up when it needs them).
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
+  FuseFs& fs = FuseFs::of(req);
+  const auto* listing = reinterpret_cast<const Listing*>(fi->fh);
+  std::vector<char> buf(size);
+  std::size_t used = 0;
+  const std::size_t count = listing->entries.size() + 2;
+  for (auto i = static_cast<std::size_t>(std::max<off_t>(off, 0)); i < count; ++i) {
+    fuse_entry_param e{};
+    std::string name;
+    std::optional<proto::InodeDesc> inode;
+    if (i < 2) {
+      name = i == 0 ? "." : "..";
+      e.attr.st_ino = ino;
+      e.attr.st_mode = S_IFDIR;
+    } else {
+      const proto::DirEntryDesc& entry = listing->entries[i - 2];
+      name = entry.name;
+      e.attr.st_ino = file_id_ino(entry.file_id);
+      e.attr.st_mode = type_bits(entry.type);
+      inode = listed_inode(entry);
+    }
+    if (inode) {
+      Result<Ino> child = fs.table().remember(child_path(listing->path, name));
+      if (child.ok()) {
+        e.ino = *child;
+        e.attr = fs.attr_of(*inode, *child);
+        e.attr_timeout = fs.attr_timeout_s(*inode);
+        e.entry_timeout = fs.options().entry_timeout_s;
+      } else {
+        inode.reset();  // the table is full: a plain entry
+      }
+    }
+    const std::size_t need =
+        fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, static_cast<off_t>(i + 1));
+    if (need > size - used) {
+      if (inode) fs.table().forget(e.ino, 1);  // not sent: the kernel does not count it
+      break;
+    }
+    if (inode) fs.count_listed();
     used += need;
   }
   fuse_reply_buf(req, buf.data(), used);
@@ -874,6 +956,7 @@ fuse_lowlevel_ops make_ops() {
   ops.fsync = op_fsync;
   ops.opendir = op_opendir;
   ops.readdir = op_readdir;
+  ops.readdirplus = op_readdirplus;
   ops.releasedir = op_releasedir;
   ops.statfs = op_statfs;
   ops.setxattr = op_setxattr;
@@ -926,6 +1009,8 @@ Status serve_mount(const MountOptions& options, const ClientPort& port, const st
     return error(StatusCode::timed_out,
                  "mount: requests still in flight " + std::to_string(k_unmount_drain_ms) + " ms after the unmount");
   }
+  std::fprintf(stderr, "sluice mount: %llu lookups; %llu entries with their attributes from listings (readdirplus)\n",
+               static_cast<unsigned long long>(fs.lookups()), static_cast<unsigned long long>(fs.listed()));
   if (rc < 0) return error(StatusCode::io_error, "mount: the FUSE session ended with error " + std::to_string(-rc));
   return ok_status();
 }

@@ -175,6 +175,37 @@ for i in range(8):
     os.mkdir(deep)
 check("a missing name 1,900 bytes deep: ENOENT (the reply's error text is clipped, not lost)",
       errno_of(lambda: os.stat(os.path.join(deep, "missing"))) == errno.ENOENT)
+# readdirplus: a listing gives each entry's attributes; after the kernel
+# dropped its cached names, a listing and an lstat of each name show what was
+# set (the stat answered from the listing's attributes), and the unmount's
+# count of entries listed with attributes (checked below) shows they came so.
+plus = os.path.join(m, "plus")
+os.mkdir(plus)
+want = {}
+for i in range(40):
+    f = os.path.join(plus, "f%02d" % i)
+    with open(f, "wb") as fh:
+        fh.write(b"p" * (i * 1000 + 1))
+    os.chmod(f, 0o600 + (i % 8))
+    os.utime(f, ns=(1_600_000_000_000_000_000 + i, 1_650_000_000_000_000_000 + i))
+    want["f%02d" % i] = (stat.S_IFREG | 0o600 + (i % 8), i * 1000 + 1, 1_650_000_000_000_000_000 + i, 1)
+os.link(os.path.join(plus, "f00"), os.path.join(plus, "hard"))
+want["f00"] = want["hard"] = (want["f00"][0], want["f00"][1], want["f00"][2], 2)
+os.symlink("f01", os.path.join(plus, "sym"))
+want["sym"] = (stat.S_IFLNK | 0o777, 3, None, 1)
+before = {n: os.lstat(os.path.join(plus, n)) for n in want}
+os.sync()
+with open("/proc/sys/vm/drop_caches", "w") as dc:
+    dc.write("2")  # the kernel's dentries and inodes: the next listing is a readdirplus
+names = sorted(e.name for e in os.scandir(plus))
+check("readdirplus: the listing", names == sorted(want))
+seen = {n: os.lstat(os.path.join(plus, n)) for n in names}
+wrong = [n for n, (mode, size, mtime, nlink) in want.items()
+         if (seen[n].st_mode, seen[n].st_size, seen[n].st_nlink) != (mode, size, nlink)
+         or (mtime is not None and seen[n].st_mtime_ns != mtime)
+         or seen[n].st_ino != before[n].st_ino or seen[n].st_ctime_ns != before[n].st_ctime_ns
+         or seen[n].st_blksize != before[n].st_blksize or seen[n].st_uid != before[n].st_uid]
+check("readdirplus: each entry's attributes are what a stat showed before (%s)" % ",".join(wrong[:5]), not wrong)
 st = os.statvfs(m)
 check("statfs gives the targets' capacity", st.f_blocks > 0 and st.f_namemax == 255)
 sys.exit(1 if bad else 0)
@@ -185,4 +216,15 @@ else
   echo "FAIL: mv of a directory"; fail=1
 fi
 stop_mount
+# The mount says at its end how many entries the kernel got from listings with
+# their attributes (readdirplus) instead of a lookup each: at least the 42 above.
+listed=$(grep -ho "[0-9]* entries with their attributes from listings" "$tmp/mount.out" "$tmp/mount.err" | head -1 |
+         cut -d' ' -f1)
+if [ "${listed:-0}" -ge 42 ]; then
+  echo "ok: readdirplus: $listed entries listed with their attributes"
+else
+  echo "FAIL: readdirplus: '${listed:-none}' entries listed with their attributes (want >= 42)"
+  grep -h "lookups" "$tmp/mount.out" "$tmp/mount.err"
+  fail=1
+fi
 exit $fail

@@ -93,7 +93,7 @@ TEST(WireFrame, LaysOutHeaderAndPayloadAsDocumented) {
   EXPECT_EQ(frame[1], std::byte{'L'});
   EXPECT_EQ(frame[2], std::byte{'U'});
   EXPECT_EQ(frame[3], std::byte{'I'});
-  EXPECT_EQ(frame[4], std::byte{8});     // version 8, little-endian
+  EXPECT_EQ(frame[4], std::byte{9});     // version 9, little-endian
   EXPECT_EQ(frame[6], std::byte{0x05});  // type 0x0105
   EXPECT_EQ(frame[7], std::byte{0x01});
   EXPECT_EQ(frame[8], std::byte{16});     // payload_bytes
@@ -144,7 +144,9 @@ TEST(WireFrame, EncodeIntoAppendsFramesBackToBack) {
 
 TEST(WireFrame, LargestAllowedFieldsEncodeAndDecode) {
   ReaddirReply big;
-  big.entries.resize(k_max_readdir_entries, DirEntryDesc{std::string(k_max_name_bytes, 'n'), InodeType::file, 1, 2});
+  big.entries.resize(k_max_readdir_entries,
+                     DirEntryDesc{std::string(k_max_name_bytes, 'n'), InodeType::file, 1, 2, {}});
+  big.attrs.resize(k_max_readdir_entries, EntryAttrs{0644, 1, 2, 3, 4, 5, 6, 7, 8});
   big.error = std::string(k_max_error_bytes, 'e');
   std::vector<std::byte> frame;
   const Status encoded = encode_into(big, frame);

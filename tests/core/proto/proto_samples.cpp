@@ -90,13 +90,16 @@ std::vector<Message> sample_messages() {
       SetAttr{15, "/data/i", k_set_attr_atime | k_set_attr_mtime | k_set_attr_written, 0, 7, 0, 0, 0, k_i64_min});
   out.push_back(SetAttr{15, "/data/j", k_set_attr_accessed, 0, 0, 0, 0, 0, 1'767'225'600'000'000'000ll});
   out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
-  out.push_back(ReaddirReply{17,
-                             StatusCode::ok,
-                             "",
-                             {DirEntryDesc{"a", InodeType::file, 1, 10}, DirEntryDesc{"", InodeType::none, 0, 0},
-                              DirEntryDesc{std::string(255, 'z'), InodeType::dir, 3, 0}},
-                             77,
-                             true});
+  out.push_back(
+      ReaddirReply{17,
+                   StatusCode::ok,
+                   "",
+                   {DirEntryDesc{"a", InodeType::file, 1, 10, {}}, DirEntryDesc{"", InodeType::none, 0, 0, {}},
+                    DirEntryDesc{std::string(255, 'z'), InodeType::dir, 3, 0, {}}},
+                   77,
+                   true,
+                   {EntryAttrs{0640, 1234, 5678, 2, -5, 1'700'000'000'000'000'000, 7, 0x0801, 1 << 20}, EntryAttrs{},
+                    EntryAttrs{07777, ~0u, ~0u, ~0u, INT64_MIN, INT64_MAX, 0, ~0ull, ~0ull}}});
   out.push_back(LinkEntry{18, "/data/striped", "f-0007", sample_inode()});
   out.push_back(UnlinkEntry{19, "/data/striped", "f-0007"});
   InodeDesc dir = sample_inode();

@@ -219,9 +219,16 @@ TYPED_TEST_P(ServicesSuite, ADeadStorageServerGivesAClearErrorNamingTheTarget) {
   });
 }
 
+// The client resends an unanswered metadata request under its own id for
+// meta_retry_ns (BeeGFS's connCommRetrySecs, 600 s by default; short here),
+// then gives up with timed_out naming the request.
 TYPED_TEST_P(ServicesSuite, ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging) {
   TypeParam::isolate([] {
-    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    TestClusterSpec spec;
+    spec.client.rpc.timeout_ns = 100 * k_ns_per_ms;  // attempts of 0.1 + 0.2 + 0.4 s
+    spec.client.meta_retry_ns = 2 * k_ns_per_s;
+    spec.client.meta_retry_wait_ns = 100 * k_ns_per_ms;
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
     auto& host =
         cluster.add_host(std::make_unique<Scripted>([](WorkloadContext& ctx, std::function<void(Status)> done) {
                            ctx.client.mkdir("/never", 0755, [done](Result<proto::InodeDesc> r) { done(r.status()); });
@@ -231,6 +238,7 @@ TYPED_TEST_P(ServicesSuite, ANeverAnsweredMetadataRequestTimesOutInsteadOfHangin
     ASSERT_TRUE(cluster.run());
     EXPECT_EQ(host.result().code(), StatusCode::timed_out);
     EXPECT_NE(host.result().message().find("Mkdir"), std::string::npos) << host.result().to_string();
+    EXPECT_GE(cluster.world().counter("client.meta_resends"), 1.0) << "resent before it gave up";
   });
 }
 
@@ -1160,15 +1168,107 @@ TYPED_TEST_P(ServicesSuite, ADirectoryRenameAcrossMetadataShardsIsRefusedClearly
   });
 }
 
+// A listing with attributes (readdirplus, `ls -l`) gives each entry what a
+// stat of it shows: a file's mode, owner, size, times and link count (a hard
+// link's from its record), a symbolic link's, a FIFO's device number; a
+// listing without them carries none.
+TYPED_TEST_P(ServicesSuite, AListingWithAttributesShowsWhatAStatShows) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    Answers a;
+    std::vector<proto::DirEntryDesc> plus, plain;
+    auto stat = [&a](std::string path) -> Step {
+      return [&a, path](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.stat(path, a.inode("stat " + path, next));
+      };
+    };
+    auto list = [&a](bool with_attrs, std::vector<proto::DirEntryDesc>* out) -> Step {
+      return [&a, with_attrs, out](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.readdir("/l", with_attrs, [&a, out, next](Result<std::vector<proto::DirEntryDesc>> r) {
+          if (r.ok()) *out = *r;
+          a.status("list", next)(r.status());
+        });
+      };
+    };
+    CreateOptions owned;
+    owned.mode = 0640;
+    owned.uid = 1234;
+    owned.gid = 5678;
+    std::vector<Step> steps{[&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.mkdir("/l", 0755, a.inode("mkdir", next));
+                            },
+                            [&a, owned](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.create("/l/f", owned, a.inode("create", next));
+                            },
+                            write_pattern("/l/f", a, "create", 3000, 7),
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              AttrChange times;
+                              times.mtime_ns = 1'600'000'000'000'000'123;
+                              times.atime_ns = 1'500'000'000'000'000'456;
+                              ctx.client.set_attr("/l/f", times, a.inode("utimens", next));
+                            },
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.link("/l/f", "/l/h", a.inode("link", next));
+                            },
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.symlink("f", "/l/s", CreateOptions{}, a.inode("symlink", next));
+                            },
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.mknod("/l/c", proto::InodeType::char_device, 0600, 0x0801, CreateOptions{},
+                                               a.inode("mknod", next));
+                            },
+                            [&a](WorkloadContext& ctx, std::function<void()> next) {
+                              ctx.client.mkdir("/l/d", 0700, a.inode("sub", next));
+                            },
+                            list(true, &plus),
+                            list(false, &plain),
+                            stat("/l/f"),
+                            stat("/l/h"),
+                            stat("/l/s"),
+                            stat("/l/c"),
+                            stat("/l/d")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    for (const auto& [key, code] : a.codes) EXPECT_EQ(code, StatusCode::ok) << key << ": " << a.errors[key];
+    ASSERT_EQ(plus.size(), 5u);
+    ASSERT_EQ(plain.size(), 5u);
+    for (const proto::DirEntryDesc& e : plain) EXPECT_FALSE(e.attrs.has_value()) << e.name;
+    for (const proto::DirEntryDesc& e : plus) {
+      ASSERT_TRUE(e.attrs.has_value()) << e.name;
+      const proto::InodeDesc& st = a.inodes["stat /l/" + e.name];
+      EXPECT_EQ(e.file_id, st.file_id) << e.name;
+      EXPECT_EQ(e.type, st.type) << e.name;
+      EXPECT_EQ(e.attrs->mode, st.mode) << e.name;
+      EXPECT_EQ(e.attrs->uid, st.uid) << e.name;
+      EXPECT_EQ(e.attrs->gid, st.gid) << e.name;
+      EXPECT_EQ(e.attrs->rdev, st.rdev) << e.name;
+      if (e.type == proto::InodeType::dir) continue;  // its times and link count: merged by a stat only
+      EXPECT_EQ(e.attrs->atime_ns, st.atime_ns) << e.name;
+      EXPECT_EQ(e.size_bytes, st.size_bytes) << e.name;
+      EXPECT_EQ(e.attrs->nlink, st.nlink) << e.name;
+      EXPECT_EQ(e.attrs->mtime_ns, st.mtime_ns) << e.name;
+      EXPECT_EQ(e.attrs->ctime_ns, st.ctime_ns) << e.name;
+      EXPECT_EQ(e.attrs->chunk_bytes, st.stripe.chunk_bytes) << e.name;
+    }
+    const proto::InodeDesc& f = a.inodes["stat /l/f"];
+    EXPECT_EQ(f.size_bytes, 3000u);
+    EXPECT_EQ(f.nlink, 2u);
+    EXPECT_EQ(f.mode, 0640u);
+    EXPECT_EQ(f.uid, 1234u);
+    EXPECT_EQ(f.mtime_ns, 1'600'000'000'000'000'123);
+    EXPECT_EQ(a.inodes["stat /l/c"].rdev, 0x0801u);
+  });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
-    ServicesSuite, EndToEndOwnerRandomized, EndToEndStripedRoundRobin, EndToEndPathHashRandomRobin,
-    EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos, LostChunkRequestsAreRetriedAndTheReadSucceeds,
-    DuplicatedAndLateMessagesGiveTheSameAnswer, ADeadStorageServerGivesAClearErrorNamingTheTarget,
-    ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging, NamespaceErrorsAreClearAndItsRulesHold,
-    ALargeDirectoryListsCompletelyInPages, AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte,
-    TheEgressLimitPacesReadsFromAServer, BuddyMirrorFailoverKeepsEveryAcknowledgedWrite,
-    BuddyMirrorResyncThenFailoverKeepsTheData, MetaMirrorFailoverKeepsTheNamespace,
-    AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
+    ServicesSuite, AListingWithAttributesShowsWhatAStatShows, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
+    EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
+    LostChunkRequestsAreRetriedAndTheReadSucceeds, DuplicatedAndLateMessagesGiveTheSameAnswer,
+    ADeadStorageServerGivesAClearErrorNamingTheTarget, ANeverAnsweredMetadataRequestTimesOutInsteadOfHanging,
+    NamespaceErrorsAreClearAndItsRulesHold, ALargeDirectoryListsCompletelyInPages,
+    AFullTargetQueueAnswersAgainAndTheClientStillGetsEveryByte, TheEgressLimitPacesReadsFromAServer,
+    BuddyMirrorFailoverKeepsEveryAcknowledgedWrite, BuddyMirrorResyncThenFailoverKeepsTheData,
+    MetaMirrorFailoverKeepsTheNamespace, AReadWhoseDataOutlivesTheRpcTimeoutIsWaitedForAndExecutedOnce,
     AReadTheClientGaveUpOnCannotWriteIntoTheCallersMemoryLater, SetAttrChangesWhatItNamesAndLongPathErrorsArrive,
     SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheLink, HardLinksShareTheInodeAndTheLastUnlinkRemovesIt,
     HardLinksAcrossMetadataShardsAreRefusedClearly, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber,

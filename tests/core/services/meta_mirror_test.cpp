@@ -377,6 +377,25 @@ TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
   EXPECT_NE(old_primary->mirror_role(), MetaService::MirrorRole::primary);
 }
 
+// Not mirrored: a request the metadata server is still executing when the
+// client resends it is answered in_progress (as a storage server answers), and
+// the client waits with a fresh timeout. A create that takes 20 s, past the
+// 2 + 4 + 8 s of a request's attempts, succeeds without a resend of its own
+// (before, the server dropped the resends in silence and the client waited
+// meta_retry_ns's resends out).
+TEST(MetaResends, ARequestStillExecutingIsAnsweredInProgressAndWaitedFor) {
+  TestClusterSpec spec;
+  spec.world.cost_ns_per_unit[static_cast<std::size_t>(CostKind::meta_create)] = 20 * k_ns_per_s;
+  TestCluster cluster(spec);
+  ASSERT_TRUE(cluster.ready().ok());
+  const Status made = run_script(cluster, [](WorkloadContext& ctx, std::function<void(Status)> done) {
+    ctx.client.create("/slow", CreateOptions{}, [done](Result<proto::InodeDesc> f) { done(f.status()); });
+  });
+  EXPECT_TRUE(made.ok()) << made.to_string() << logs_of(cluster);
+  EXPECT_GE(cluster.world().counter("meta.duplicate_in_progress"), 1.0);
+  EXPECT_EQ(cluster.world().counter("client.meta_resends"), 0.0);
+}
+
 TEST(MetaMirror, MgmtRefusesAThirdServerForAShard) {
   TestClusterSpec spec = meta_mirrored_spec(1);
   TestCluster cluster(spec);

@@ -401,9 +401,10 @@ TEST(RocksDbMetaStore, DamagedValuesAreCorruptNamingTheKey) {
 // A stored value as an older wire version wrote it: InodeDesc without its
 // last fields (version 5: nlink, symlink_target, rdev, atime_ns, ctime_ns
 // and xattrs, 36 bytes when empty; version 6: rdev, the times and xattrs, 28
-// bytes; version 7: the times and xattrs, 20 bytes), the header renumbered.
+// bytes; version 7: the times and xattrs, 20 bytes; version 8: today's
+// InodeDesc), the header renumbered.
 std::string as_version(std::string frame, int version) {
-  frame.resize(frame.size() - (version == 5 ? 36 : version == 6 ? 28 : 20));
+  frame.resize(frame.size() - (version == 5 ? 36 : version == 6 ? 28 : version == 7 ? 20 : 0));
   const auto put_le32 = [&frame](std::size_t at, std::uint32_t v) {
     for (std::size_t i = 0; i < 4; ++i) frame[at + i] = static_cast<char>((v >> (8 * i)) & 0xFF);
   };
@@ -463,11 +464,15 @@ TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeLinksAndStillRefusesDamagedOnes) 
 }
 
 TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeSpecialFilesAndTimesWithTheirLinkCounts) {
-  for (const int version : {6, 7}) {
+  for (const int version : {6, 7, 8}) {
     TempDir tmp;
     proto::InodeDesc linked = file_inode(2, 3);
     linked.nlink = 2;
-    if (version == 7) linked.rdev = 0x0801;
+    if (version >= 7) linked.rdev = 0x0801;
+    if (version == 8) {
+      linked.atime_ns = 5;
+      linked.ctime_ns = 6;
+    }
     {
       auto store = open_store(tmp.db());
       ASSERT_TRUE(store);
@@ -492,7 +497,7 @@ TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeSpecialFilesAndTimesWithTheirLink
     ASSERT_TRUE(store);
     const Result<proto::InodeDesc> f = store->get_entry("/old", "f");
     ASSERT_TRUE(f.ok()) << f.status().to_string();
-    EXPECT_EQ(*f, linked) << "version " << version;  // nlink kept (and rdev from 7), times 0: read as mtime
+    EXPECT_EQ(*f, linked) << "version " << version;  // nlink kept (rdev from 7, times from 8; else 0: read as mtime)
   }
 }
 
