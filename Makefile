@@ -262,7 +262,9 @@ bench-hw: deps
 
 # make bench-mount (issue 23, P9): fio through `sluice mount` against sluice's own file_sweep of the
 # same pattern on the same deployment shape, and against fio on the local disk; 1 MiB sequential
-# reads; prints RESULT P9 fio_vs_sweep=.. fio_vs_local=.. (needs root).
+# reads; prints RESULT P9 fio_vs_sweep=.. fio_vs_local=..; then (issue 54, P16) 4 KiB random
+# reads through the mount against fio on the local disk: RESULT P16 rand4k_iops_vs_local=..
+# seq_vs_local=.. (needs root).
 .PHONY: bench-mount pjdfstest
 bench-mount: deps
 	$(MAKE) configure

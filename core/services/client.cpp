@@ -224,9 +224,10 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
         // Our maps may predate the shard's mirror group (mgmt forms it once
         // both of its servers registered): look once more before giving up.
         if (failovers > 0) return done(std::move(r));
-        fetch_maps([this, shard, request = std::move(request), done, fail_over, r = std::move(r), used_id,
+        fetch_maps([this, shard, to, request = std::move(request), done, fail_over, r = std::move(r), used_id,
                     first_sent_ns](Status) mutable {
           if (mirrored_shards_.count(shard) != 0) return fail_over(std::move(request), done, r.status());
+          if (!RpcClient::unanswered(r.status(), to)) return done(std::move(r));  // the server's answer
           resend_to_shard(shard, std::move(request), std::move(done), *used_id, first_sent_ns, std::move(r));
         });
       },
@@ -236,10 +237,8 @@ void Client::call_shard(ShardId shard, proto::Message request, std::function<voi
 
 void Client::resend_to_shard(ShardId shard, proto::Message request, std::function<void(Result<proto::Message>)> done,
                              RequestId id, TimeNs first_sent_ns, Result<proto::Message> r) {
-  // Only a request nobody answered: a server's refusal is its answer.
   const TimeNs waited_ns = env_.now() - first_sent_ns;
-  if (id == 0 || r.status().code() != StatusCode::timed_out ||
-      waited_ns + config_.meta_retry_wait_ns > config_.meta_retry_ns) {
+  if (id == 0 || waited_ns + config_.meta_retry_wait_ns > config_.meta_retry_ns) {
     return done(std::move(r));
   }
   env_.metrics().count("client.meta_resends", 1);

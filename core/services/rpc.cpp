@@ -72,6 +72,15 @@ RequestId first_request_id(Env& env) {
 }
 }  // namespace
 
+namespace {
+// The start of the error of a call nobody answered (RpcClient::unanswered).
+std::string no_reply_from(const Endpoint& to) { return "no reply from " + to.to_string() + " to "; }
+}  // namespace
+
+bool RpcClient::unanswered(const Status& s, const Endpoint& to) {
+  return s.code() == StatusCode::timed_out && s.message().rfind(no_reply_from(to), 0) == 0;
+}
+
 RpcClient::RpcClient(Env& env, OpTable& ops, RpcLimits limits)
     : env_(env), ops_(ops), limits_(limits), next_id_(first_request_id(env)) {}
 
@@ -116,7 +125,7 @@ void RpcClient::send_attempt(RequestId id) {
       for (std::uint32_t a = 1; a <= c->second.attempts; ++a) {
         waited_ns += limits_.attempt_timeout_ns(a, c->second.first_timeout_ns);
       }
-      finish(id, error(StatusCode::timed_out, "no reply from " + c->second.to.to_string() + " to " +
+      finish(id, error(StatusCode::timed_out, no_reply_from(c->second.to) +
                                                   std::string(proto::message_name(c->second.request)) + " after " +
                                                   std::to_string(c->second.attempts) + " attempts in " +
                                                   std::to_string(waited_ns / k_ns_per_ms) + " ms"));
@@ -185,9 +194,8 @@ bool RpcClient::on_delivery(Delivery& delivery) {
     Call& call = it->second;
     env_.metrics().count("rpc.in_progress_replies", 1);
     if (++call.in_progress_replies > limits_.max_in_progress_replies) {
-      finish(id, error(StatusCode::timed_out, "no reply from " + call.to.to_string() + " to " +
-                                                  std::string(proto::message_name(call.request)) + " after " +
-                                                  std::to_string(call.in_progress_replies - 1) +
+      finish(id, error(StatusCode::timed_out, no_reply_from(call.to) + std::string(proto::message_name(call.request)) +
+                                                  " after " + std::to_string(call.in_progress_replies - 1) +
                                                   " answers that it is still in progress (max_in_progress_replies)"));
       return true;
     }

@@ -107,6 +107,11 @@ class RpcClient {
 
   RpcClient(Env& env, OpTable& ops, RpcLimits limits);
 
+  // Whether a call to `to` ended so because no reply came (its timed_out:
+  // "no reply from <to> to ..."), not because the server answered with an
+  // error (a server's own timed_out included).
+  static bool unanswered(const Status& s, const Endpoint& to);
+
   // Sends `request` (its request id is set here) and calls on_reply exactly
   // once: with the reply message if its status is ok, else with the remote
   // error; with timed_out after max_attempts unanswered sends; with

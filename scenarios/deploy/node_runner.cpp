@@ -44,7 +44,12 @@ constexpr std::string_view k_reported_counters[] = {"client.crc_mismatches",
                                                     "rpc.in_progress_replies", "storage.duplicate_in_progress",
                                                     "storage.duplicate_answered", "file_sweep.read.verified_bytes",
                                                     // Issue 18: messages to a peer process that was gone.
-                                                    "net.messages_undeliverable"};
+                                                    "net.messages_undeliverable",
+                                                    // Issue 53: a mount's lookups, and the entries the
+                                                    // kernel got from listings instead (readdirplus).
+                                                    "mount.lookups", "mount.listed_with_attrs",
+                                                    // Unanswered metadata requests sent again.
+                                                    "client.meta_resends", "meta.duplicate_in_progress"};
 
 // Stands in the world for a service that another process hosts, so that
 // endpoint indices are the same everywhere. Never started.

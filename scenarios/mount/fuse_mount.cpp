@@ -13,7 +13,6 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -1009,8 +1008,12 @@ Status serve_mount(const MountOptions& options, const ClientPort& port, const st
     return error(StatusCode::timed_out,
                  "mount: requests still in flight " + std::to_string(k_unmount_drain_ms) + " ms after the unmount");
   }
-  std::fprintf(stderr, "sluice mount: %llu lookups; %llu entries with their attributes from listings (readdirplus)\n",
-               static_cast<unsigned long long>(fs.lookups()), static_cast<unsigned long long>(fs.listed()));
+  // Counted in the client's metrics (its loop runs until the workload ends;
+  // the node's results report them, and `sluice mount` prints them).
+  port.post([lookups = fs.lookups(), listed = fs.listed()](Client&, Env& env) {
+    env.metrics().count("mount.lookups", static_cast<double>(lookups));
+    env.metrics().count("mount.listed_with_attrs", static_cast<double>(listed));
+  });
   if (rc < 0) return error(StatusCode::io_error, "mount: the FUSE session ended with error " + std::to_string(-rc));
   return ok_status();
 }
