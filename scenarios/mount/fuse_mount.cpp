@@ -751,38 +751,13 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   });
 }
 
-void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
-  const auto* listing = reinterpret_cast<const Listing*>(fi->fh);
-  std::vector<char> buf(size);
-  std::size_t used = 0;
-  const std::size_t count = listing->entries.size() + 2;
-  for (auto i = static_cast<std::size_t>(std::max<off_t>(off, 0)); i < count; ++i) {
-    struct stat st {};
-    std::string name;
-    if (i < 2) {
-      name = i == 0 ? "." : "..";
-      st.st_ino = ino;
-      st.st_mode = S_IFDIR;
-    } else {
-      const proto::DirEntryDesc& e = listing->entries[i - 2];
-      name = e.name;
-      st.st_ino = file_id_ino(e.file_id);
-      st.st_mode = type_bits(e.type);
-    }
-    const std::size_t need =
-        fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &st, static_cast<off_t>(i + 1));
-    if (need > size - used) break;
-    used += need;
-  }
-  fuse_reply_buf(req, buf.data(), used);
-}
-
-// readdirplus: each entry with its attributes from the listing, so that a
-// `ls -l` needs no lookup per name (the kernel counts one lookup per entry
-// it gets, here remembered as a lookup would be). A directory, ".", ".."
+// One page of a listing from `off` (readdir and readdirplus). With `plus`,
+// each file, link and special file goes with its attributes from the listing,
+// so that a `ls -l` needs no lookup per name (the kernel counts one lookup per
+// such entry, here remembered as a lookup would be); a directory, ".", ".."
 // and an entry without attributes go as plain entries (node id 0: the kernel
 // looks them up when it needs them).
-void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
+void reply_listing(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi, bool plus) {
   FuseFs& fs = FuseFs::of(req);
   const auto* listing = reinterpret_cast<const Listing*>(fi->fh);
   std::vector<char> buf(size);
@@ -801,7 +776,7 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off,
       name = entry.name;
       e.attr.st_ino = file_id_ino(entry.file_id);
       e.attr.st_mode = type_bits(entry.type);
-      inode = listed_inode(entry);
+      if (plus) inode = listed_inode(entry);
     }
     if (inode) {
       Result<Ino> child = fs.table().remember(child_path(listing->path, name));
@@ -814,8 +789,9 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off,
         inode.reset();  // the table is full: a plain entry
       }
     }
-    const std::size_t need =
-        fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, static_cast<off_t>(i + 1));
+    const off_t next = static_cast<off_t>(i + 1);
+    const std::size_t need = plus ? fuse_add_direntry_plus(req, buf.data() + used, size - used, name.c_str(), &e, next)
+                                  : fuse_add_direntry(req, buf.data() + used, size - used, name.c_str(), &e.attr, next);
     if (need > size - used) {
       if (inode) fs.table().forget(e.ino, 1);  // not sent: the kernel does not count it
       break;
@@ -824,6 +800,13 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off,
     used += need;
   }
   fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
+  reply_listing(req, ino, size, off, fi, false);
+}
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi) {
+  reply_listing(req, ino, size, off, fi, true);
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
