@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "core/common/assert.hpp"
 #include "core/workloads/workload_limits.hpp"
 
 namespace sluice {
@@ -30,19 +31,30 @@ std::string_view to_string(BetweenPhases between) {
 }
 
 // One file being written or read block by block by one of the rank's "threads".
+// The job's buffer holds iodepth slots of slot_bytes, one per block in flight.
 struct FileSweep::FileJob {
   std::string path;
   std::uint64_t seed = 0;
   proto::InodeDesc inode;
   MemHandle buffer;
-  std::uint64_t offset = 0;
+  std::uint64_t slot_bytes = 0;
+  std::vector<std::uint32_t> free_slots;  // taken from the back: slot 0 first
   StatusFn done;
+
+  // A free slot's first `length` bytes; the slot's number in `slot`, to give back to free_slots.
+  MemHandle take_slot(std::uint64_t length, std::uint32_t& slot);
 };
 
 Status FileSweep::validate(const FileSweepConfig& c) {
   const std::string where = "file_sweep config";
   if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "threads", c.threads, 1, k_workload_max_inflight); !s.ok()) return s;
+  if (Status s = check_limit(where, "iodepth", c.iodepth, 1, k_workload_max_inflight); !s.ok()) return s;
+  if (Status s = check_limit(where, "threads x iodepth", std::uint64_t{c.threads} * c.iodepth, 1,
+                             k_workload_max_inflight);
+      !s.ok()) {
+    return s;
+  }
   if (Status s = check_limit(where, "dirs_per_rank", c.dirs_per_rank, 1, k_workload_max_items_per_rank); !s.ok()) {
     return s;
   }
@@ -98,7 +110,8 @@ void FileSweep::start(WorkloadContext& context, std::function<void(Status)> done
 void FileSweep::setup(StatusFn done) {
   if (has_phase(SweepPhase::write) || has_phase(SweepPhase::read)) {
     buffers_ = std::make_unique<BufferPool>(ctx_->env);
-    const std::uint64_t buffer_bytes = std::max<std::uint64_t>(1, std::min(config_.block_bytes, config_.file_bytes));
+    // One buffer per file in flight, of one slot per block in flight.
+    const std::uint64_t buffer_bytes = slot_bytes() * config_.iodepth;
     if (Status s = buffers_->allocate(*ctx_, config_.buffer_kind, config_.threads, buffer_bytes); !s.ok()) {
       return defer_status(*ctx_, std::move(done), annotate(s, "file_sweep rank " + std::to_string(ctx_->rank)));
     }
@@ -266,101 +279,123 @@ void FileSweep::entry_op(SweepPhase phase, std::uint64_t index, StatusFn done) {
   done(error(StatusCode::internal, "file_sweep: entry_op for a data phase"));
 }
 
-void FileSweep::write_file(std::uint64_t index, StatusFn done) {
-  Result<MemHandle> buffer = buffers_->take();
-  if (!buffer.ok()) return done(buffer.status());
+std::shared_ptr<FileSweep::FileJob> FileSweep::make_job(std::uint64_t index, MemHandle buffer, StatusFn done) {
   auto job = std::make_shared<FileJob>();
   job->path = file_path(ctx_->rank, index);
   job->seed = file_seed(ctx_->rank, index);
-  job->buffer = *buffer;
-  job->done = [this, b = *buffer, done](Status s) {
-    buffers_->give(b);
+  job->buffer = buffer;
+  job->slot_bytes = slot_bytes();
+  for (std::uint32_t slot = config_.iodepth; slot > 0; --slot) job->free_slots.push_back(slot - 1);
+  job->done = [this, buffer, done = std::move(done)](Status s) {
+    buffers_->give(buffer);
     if (s.ok()) recorder_->count("files", 1);
     done(std::move(s));
   };
+  return job;
+}
+
+std::uint64_t FileSweep::slot_bytes() const {
+  return std::max<std::uint64_t>(1, std::min(config_.block_bytes, config_.file_bytes));
+}
+
+void FileSweep::write_file(std::uint64_t index, StatusFn done) {
+  Result<MemHandle> buffer = buffers_->take();
+  if (!buffer.ok()) return done(buffer.status());
+  auto job = make_job(index, *buffer, std::move(done));
   ctx_->client.create(job->path, config_.create, [this, job](Result<proto::InodeDesc> r) {
     if (!r.ok()) return job->done(annotate(r.status(), "file_sweep create " + job->path));
     job->inode = *r;
-    write_block(job);
-  });
-}
-
-void FileSweep::write_block(const std::shared_ptr<FileJob>& job) {
-  if (job->offset >= config_.file_bytes) {
-    ctx_->client.close(job->path, config_.file_bytes,
-                       [job](Status s) { job->done(annotate(s, "file_sweep close " + job->path)); });
-    return;
-  }
-  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - job->offset);
-  const MemHandle slice = job->buffer.slice(0, length);
-  auto issue = [this, job, slice, length]() {
-    const TimeNs issued = ctx_->env.now();
-    ctx_->client.write(
-        job->inode, job->offset, slice, config_.sync_writes, [this, job, length, issued](Result<std::uint64_t> n) {
-          const std::string where = "file_sweep write " + job->path + " at " + std::to_string(job->offset);
-          if (!n.ok()) return job->done(annotate(n.status(), where));
-          if (*n != length) {
-            return job->done(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) + " of " +
-                                                             std::to_string(length) + " bytes"));
-          }
-          recorder_->op(length, issued);
-          job->offset += length;
-          write_block(job);
-        });
-  };
-  if (!config_.pattern_data) return issue();
-  ctx_->ops.expect(ctx_->env.fill(slice, PatternSpec{job->seed, job->offset}), [job, issue](Completion& c) {
-    if (!c.status.ok()) return job->done(annotate(c.status, "file_sweep fill for " + job->path));
-    issue();
+    each_block(job, SweepPhase::write);
   });
 }
 
 void FileSweep::read_file(std::uint64_t index, StatusFn done) {
   Result<MemHandle> buffer = buffers_->take();
   if (!buffer.ok()) return done(buffer.status());
-  auto job = std::make_shared<FileJob>();
-  job->path = file_path(ctx_->rank, index);
-  job->seed = file_seed(ctx_->rank, index);
-  job->buffer = *buffer;
-  job->done = [this, b = *buffer, done](Status s) {
-    buffers_->give(b);
-    if (s.ok()) recorder_->count("files", 1);
-    done(std::move(s));
-  };
+  auto job = make_job(index, *buffer, std::move(done));
   ctx_->client.stat(job->path, [this, job](Result<proto::InodeDesc> r) {
     if (!r.ok()) return job->done(annotate(r.status(), "file_sweep open " + job->path));
     job->inode = *r;
-    read_block(job);
+    each_block(job, SweepPhase::read);
   });
 }
 
-void FileSweep::read_block(const std::shared_ptr<FileJob>& job) {
-  if (job->offset >= config_.file_bytes) {
-    ctx_->client.close_unchanged(job->path,
-                                 [job](Status s) { job->done(annotate(s, "file_sweep close " + job->path)); });
-    return;
-  }
-  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - job->offset);
-  const MemHandle slice = job->buffer.slice(0, length);
+void FileSweep::each_block(const std::shared_ptr<FileJob>& job, SweepPhase phase) {
+  const std::uint64_t blocks = (config_.file_bytes + config_.block_bytes - 1) / config_.block_bytes;
+  auto block = [this, job, phase](std::uint64_t k, StatusFn d) {
+    if (phase == SweepPhase::write) return write_block(job, k, std::move(d));
+    read_block(job, k, std::move(d));
+  };
+  for_each_bounded(blocks, config_.iodepth, block, [this, job, phase](Status s) {
+    if (!s.ok()) return job->done(std::move(s));
+    auto closed = [job](Status c) { job->done(annotate(c, "file_sweep close " + job->path)); };
+    if (phase == SweepPhase::write) return ctx_->client.close(job->path, config_.file_bytes, closed);
+    ctx_->client.close_unchanged(job->path, closed);
+  });
+}
+
+MemHandle FileSweep::FileJob::take_slot(std::uint64_t length, std::uint32_t& slot) {
+  SLUICE_ASSERT_MSG(!free_slots.empty(), "file_sweep: more blocks in flight on a file than its iodepth");
+  slot = free_slots.back();
+  free_slots.pop_back();
+  return buffer.slice(slot * slot_bytes, length);
+}
+
+void FileSweep::write_block(const std::shared_ptr<FileJob>& job, std::uint64_t block, StatusFn done) {
+  const std::uint64_t offset = block * config_.block_bytes;
+  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - offset);
+  std::uint32_t slot = 0;
+  const MemHandle slice = job->take_slot(length, slot);
+  auto finish = [job, slot, done = std::move(done)](Status s) {
+    job->free_slots.push_back(slot);
+    done(std::move(s));
+  };
+  auto issue = [this, job, slice, offset, length, finish]() {
+    const TimeNs issued = ctx_->env.now();
+    ctx_->client.write(
+        job->inode, offset, slice, config_.sync_writes,
+        [this, job, offset, length, issued, finish](Result<std::uint64_t> n) {
+          const std::string where = "file_sweep write " + job->path + " at " + std::to_string(offset);
+          if (!n.ok()) return finish(annotate(n.status(), where));
+          if (*n != length) {
+            return finish(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) + " of " +
+                                                          std::to_string(length) + " bytes"));
+          }
+          recorder_->op(length, issued);
+          finish(ok_status());
+        });
+  };
+  if (!config_.pattern_data) return issue();
+  ctx_->ops.expect(ctx_->env.fill(slice, PatternSpec{job->seed, offset}), [job, issue, finish](Completion& c) {
+    if (!c.status.ok()) return finish(annotate(c.status, "file_sweep fill for " + job->path));
+    issue();
+  });
+}
+
+void FileSweep::read_block(const std::shared_ptr<FileJob>& job, std::uint64_t block, StatusFn done) {
+  const std::uint64_t offset = block * config_.block_bytes;
+  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - offset);
+  std::uint32_t slot = 0;
+  const MemHandle slice = job->take_slot(length, slot);
+  auto finish = [job, slot, done = std::move(done)](Status s) {
+    job->free_slots.push_back(slot);
+    done(std::move(s));
+  };
   const TimeNs issued = ctx_->env.now();
-  ctx_->client.read(job->inode, job->offset, slice, [this, job, slice, length, issued](Result<std::uint64_t> n) {
-    const std::string where = "file_sweep read " + job->path + " at " + std::to_string(job->offset);
-    if (!n.ok()) return job->done(annotate(n.status(), where));
+  ctx_->client.read(job->inode, offset, slice, [this, job, slice, offset, length, issued, finish](Result<std::uint64_t> n) {
+    const std::string where = "file_sweep read " + job->path + " at " + std::to_string(offset);
+    if (!n.ok()) return finish(annotate(n.status(), where));
     if (*n != length) {
-      return job->done(error(StatusCode::io_error,
-                             where + ": got " + std::to_string(*n) + " of " + std::to_string(length) + " bytes"));
+      return finish(error(StatusCode::io_error,
+                          where + ": got " + std::to_string(*n) + " of " + std::to_string(length) + " bytes"));
     }
     recorder_->op(length, issued);
-    auto next = [this, job, length]() {
-      job->offset += length;
-      read_block(job);
-    };
-    if (!config_.pattern_data) return next();
-    ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, job->offset}),
-                     [this, job, where, next, length](Completion& c) {
-                       if (!c.status.ok()) return job->done(annotate(c.status, where));
+    if (!config_.pattern_data) return finish(ok_status());
+    ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, offset}),
+                     [this, where, length, finish](Completion& c) {
+                       if (!c.status.ok()) return finish(annotate(c.status, where));
                        if (c.bytes == length) recorder_->count("verified_bytes", static_cast<double>(length));
-                       next();
+                       finish(ok_status());
                      });
   });
 }

@@ -7,11 +7,12 @@
 // before each phase and one after the last (elbencho's master starts every
 // phase on all hosts at once):
 //   mkdir   mkdir <root>/r<rank>, then its dirs_per_rank subdirectories d<j>
-//   write   per file: create, write file_bytes in block_bytes calls (in file
-//           order, one block in flight per file, as an elbencho I/O thread
-//           with iodepth 1), close with the size
-//   read    per file: stat (the open), read every block, verify the pattern,
-//           close (Client::close_unchanged: one metadata request, as elbencho's
+//   write   per file: create, write file_bytes in block_bytes calls (started
+//           in file order, `iodepth` blocks in flight per file, as an
+//           elbencho I/O thread with --iodepth: 1 is one call after the
+//           other), close with the size once every block is written
+//   read    per file: stat (the open), read every block (`iodepth` in flight,
+//           as the write), verify the pattern, close (Client::close_unchanged: one metadata request, as elbencho's
 //           close() is one on BeeGFS)
 //   stat    per file: stat; checks it is a file (and its size, when this run
 //           wrote it)
@@ -73,6 +74,7 @@ std::string_view to_string(BetweenPhases between);
 struct FileSweepConfig {
   std::string root_dir = "/sweep";
   std::uint32_t threads = 4;                // files in flight per rank, 1..k_workload_max_inflight
+  std::uint32_t iodepth = 1;                // blocks in flight per file; threads x iodepth <= k_workload_max_inflight
   std::uint32_t dirs_per_rank = 1;          // subdirectories of the rank's directory, >= 1
   std::uint64_t files_per_rank = 16;        // 0..k_workload_max_items_per_rank
   std::uint64_t file_bytes = 1 * k_mib;     // size of every file, 0..k_workload_max_bytes_per_rank
@@ -98,6 +100,10 @@ void fields(V& v, FileSweepConfig& c) {
   constexpr bool s = k_script_field;
   v("root_dir", c.root_dir, plain("directory the sweep works in", s));
   v("threads", c.threads, count_of("files", 1, k_workload_max_inflight, "files in flight per rank", s));
+  v("iodepth", c.iodepth,
+    count_of("blocks", 1, k_workload_max_inflight,
+             "blocks in flight per file (elbencho --iodepth); threads x iodepth at most the rank's operations in flight",
+             s));
   v("dirs_per_rank", c.dirs_per_rank,
     count_of("directories", 1, k_workload_max_items_per_rank, "subdirectories of each rank's directory", s));
   v("files_per_rank", c.files_per_rank,
@@ -143,10 +149,16 @@ class FileSweep final : public Workload {
   bool has_phase(SweepPhase phase) const;
   void run_phase(SweepPhase phase, StatusFn done);
   void phase_body(SweepPhase phase, StatusFn done);
+  // A job for file `index` in `buffer` (given back to the pool when the job ends), ending with done.
+  std::shared_ptr<FileJob> make_job(std::uint64_t index, MemHandle buffer, StatusFn done);
+  // Bytes of one block's part of a file's buffer.
+  std::uint64_t slot_bytes() const;
   void write_file(std::uint64_t index, StatusFn done);
-  void write_block(const std::shared_ptr<FileJob>& job);
+  void write_block(const std::shared_ptr<FileJob>& job, std::uint64_t block, StatusFn done);
   void read_file(std::uint64_t index, StatusFn done);
-  void read_block(const std::shared_ptr<FileJob>& job);
+  void read_block(const std::shared_ptr<FileJob>& job, std::uint64_t block, StatusFn done);
+  // Runs block_op over the file's blocks, iodepth at a time, then ends the job with close (a write's or a read's).
+  void each_block(const std::shared_ptr<FileJob>& job, SweepPhase phase);
   void entry_op(SweepPhase phase, std::uint64_t index, StatusFn done);
   // between_phases = sync_dropcache: the barrier, then rank 0's flush of every storage server.
   void sync_dropcache(SweepPhase phase, StatusFn done);

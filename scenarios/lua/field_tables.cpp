@@ -449,7 +449,8 @@ FieldTable make_peak_table() {
                {
                    table_field("run", "", "the sl.run fields of one point, without sweeps (required)"),
                    choice_field("axis", peak_axes(), peak_axes().front(),
-                                "threads: a file_sweep's (files_per_rank raised with it); inflight_blocks: a "
+                                "threads: a file_sweep's (files_per_rank raised with it); iodepth: a file_sweep's "
+                                "blocks in flight per file (files and bytes kept); inflight_blocks: a "
                                 "checkpoint_burst's"),
                    text_field("phase", k_field_no_limit, "the first bulk phase",
                               "the measured phase: one of the workload's write and read phases"),

@@ -26,9 +26,18 @@ std::vector<std::string> read_workload(const ScriptObject& w, const WorkloadSpec
   std::vector<std::string> bulk;
   std::string axis;
   if (const auto* sweep = std::get_if<FileSweepConfig>(&built.config)) {
-    axis = "threads";
-    plan.start = sweep->threads;
-    plan.files_per_rank = sweep->files_per_rank;
+    if (plan.axis == "iodepth") {
+      // Blocks in flight per file: the files, and so the bytes, stay as given.
+      axis = "iodepth";
+      plan.start = sweep->iodepth;
+      plan.blocks_per_file = sweep->block_bytes == 0 ? 0 : ceil_div(sweep->file_bytes, sweep->block_bytes);
+      plan.inflight_factor = sweep->threads;
+    } else {
+      axis = "threads";
+      plan.start = sweep->threads;
+      plan.files_per_rank = sweep->files_per_rank;
+      plan.inflight_factor = sweep->iodepth;
+    }
     for (SweepPhase p : sweep->phases) {
       if (p == SweepPhase::write || p == SweepPhase::read) bulk.push_back(name_of(sweep_phase_names(), p));
     }
@@ -40,12 +49,13 @@ std::vector<std::string> read_workload(const ScriptObject& w, const WorkloadSpec
     if (burst->read_back) bulk.push_back("read");
   } else {
     throw ScriptError(
-        "sl.peak: run.workload: sl.peak raises a file_sweep's threads or a checkpoint_burst's "
+        "sl.peak: run.workload: sl.peak raises a file_sweep's threads or iodepth or a checkpoint_burst's "
         "inflight_blocks, not a " +
         w.type + "'s concurrency");
   }
   if (plan.axis != axis) {
-    throw ScriptError("sl.peak: axis: " + w.type + " has no concurrency \"" + plan.axis + "\"; its axis is " + axis);
+    const std::string axes = axis == "inflight_blocks" ? axis : "threads or iodepth";
+    throw ScriptError("sl.peak: axis: " + w.type + " has no concurrency \"" + plan.axis + "\"; its axes: " + axes);
   }
   return bulk;
 }
@@ -53,7 +63,7 @@ std::vector<std::string> read_workload(const ScriptObject& w, const WorkloadSpec
 }  // namespace
 
 const std::vector<std::string>& peak_axes() {
-  static const std::vector<std::string> k{"threads", "inflight_blocks"};
+  static const std::vector<std::string> k{"threads", "iodepth", "inflight_blocks"};
   return k;
 }
 
@@ -92,8 +102,16 @@ std::uint64_t peak_value(const PeakPlan& plan, std::uint64_t step) {
 std::string peak_stop(const PeakPlan& plan, std::uint64_t step) {
   const std::uint64_t factor = peak_value(plan, step) / plan.start;
   const std::string value = plan.axis + "=" + std::to_string(peak_value(plan, step));
-  if (peak_value(plan, step) > k_workload_max_inflight) {
-    return value + " would pass the field's limit of " + std::to_string(k_workload_max_inflight);
+  if (peak_value(plan, step) * plan.inflight_factor > k_workload_max_inflight) {
+    return value + " would pass the limit of " + std::to_string(k_workload_max_inflight) +
+           " operations in flight per rank" +
+           (plan.inflight_factor > 1 ? " (x " + std::to_string(plan.inflight_factor) + " per " +
+                                           (plan.axis == "iodepth" ? "block: threads" : "file: iodepth") + ")"
+                                     : std::string());
+  }
+  if (plan.blocks_per_file > 0 && peak_value(plan, step) > plan.blocks_per_file) {
+    return value + " would pass the " + std::to_string(plan.blocks_per_file) +
+           " blocks of a file (blocks in flight beyond them cannot be used)";
   }
   if (plan.files_per_rank > 0 && plan.files_per_rank * factor > k_workload_max_items_per_rank) {
     return value + " needs files_per_rank=" + std::to_string(plan.files_per_rank * factor) + ", past its limit of " +

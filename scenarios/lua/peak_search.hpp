@@ -17,6 +17,9 @@
 //     same factor), keeping the bytes per thread and so the length of each
 //     thread's work the same, as elbencho's files per thread do; a start
 //     with fewer files than threads is refused;
+//   - a file sweep's iodepth is blocks in flight per file: the files and
+//     bytes stay as given (the cheaper search where files cost run time), and
+//     the search stops, and says so, where it would pass a file's blocks;
 //   - a checkpoint burst's inflight_blocks are writes in flight per rank:
 //     the search stops, and says so, where they would pass the blocks of a
 //     rank's shard.
@@ -41,7 +44,7 @@ inline constexpr std::uint64_t k_peak_step_factor = 2;
 // A step that raises the rate by less than this fraction ends the search (2%).
 inline constexpr double k_peak_min_growth = 0.02;
 
-// The axes sl.peak raises: "threads" (file_sweep), "inflight_blocks" (checkpoint_burst).
+// The axes sl.peak raises: "threads" and "iodepth" (file_sweep), "inflight_blocks" (checkpoint_burst).
 const std::vector<std::string>& peak_axes();
 
 struct PeakPlan {
@@ -52,6 +55,8 @@ struct PeakPlan {
   std::uint64_t start = 0;            // the axis's value in the workload as given
   std::uint64_t files_per_rank = 0;   // file_sweep: as built, raised with the axis; else 0
   std::uint64_t blocks_per_rank = 0;  // checkpoint_burst: writes a rank has to issue; else 0
+  std::uint64_t blocks_per_file = 0;  // file_sweep's iodepth: blocks of one file; else 0
+  std::uint64_t inflight_factor = 1;  // operations in flight per unit of the axis (file_sweep: the other axis)
 };
 
 // The plan for `workload` (the object as the script made it, and built):

@@ -19,6 +19,7 @@ local P = sl.params{
   max_inflight_chunks = {"chunk requests in flight per client", 1024},
   buffer = {"diagnosis: every configuration's buffer_kind (host, pinned, gpu; drawn: as drawn)", "drawn"},
   threads = {"diagnosis: every configuration's threads per client (a number; drawn: as drawn)", "drawn"},
+  iodepth = {"diagnosis: every configuration's blocks in flight per thread (a number; drawn: as drawn)", "drawn"},
 }
 if P.scale ~= "ci" and P.scale ~= "full" then
   error("roofline.lua: parameter scale must be ci or full, not " .. tostring(P.scale))
@@ -70,6 +71,7 @@ local function count_or(name, word)
 end
 local rail_connections = count_or("rail_connections", "auto")
 local threads = count_or("threads", "drawn")
+local iodepth = count_or("iodepth", "drawn")
 
 local function draw(index)
   local g = generator(P.seed, index)
@@ -103,18 +105,29 @@ local function draw(index)
     -- resource busy. Roofline configuration 78 (one client of 3 x 400 Gb/s,
     -- 53 servers) reads 0.69 of its bound at 32 threads and 0.96 at 128;
     -- with 4 ms of blocks configuration 222 (9 servers of one 50 Gb/s NIC)
-    -- wrote 0.86 and read 0.78 of its bound, with 8 ms 0.95 and 0.93. At least 4 threads per client; at most 256, and at most
-    -- k_max_files_in_flight files in flight in all (run time: a point's bytes
-    -- grow with them, 128 MiB each); `saturating_threads` records what the
-    -- rule asked for, so a point the cap held below it says so.
+    -- wrote 0.86 and read 0.78 of its bound, with 8 ms 0.95 and 0.93.
+    -- `saturating_blocks` is that count per client (at least 4, at most
+    -- k_max_blocks_per_client); threads carry it, at most 256 per client and
+    -- k_max_files_in_flight files in flight in all (run time: a point's
+    -- bytes grow with its files, 128 MiB each), and each thread keeps
+    -- iodepth blocks of its file in flight for the rest (elbencho
+    -- --iodepth), so the cap on files no longer holds a point of hundreds
+    -- of clients below saturation (configuration 23: 216 clients, 4 threads
+    -- each, 45 blocks asked for, read 0.73 of its bound at one block per
+    -- thread).
     local k_block_time_s = 0.008
     local k_max_files_in_flight = 1024
+    local k_max_blocks_per_client = 1024
     local rate = math.min(c.clients * c.client.nics * c.client.nic_gbps, c.servers * c.server.nics * c.server.nic_gbps,
       c.servers * c.server.nvmes * 56) * 1e9 / 8
-    c.saturating_threads = math.max(4, math.min(256, math.ceil(rate * k_block_time_s / (c.clients * 4 * 1048576))))
-    c.threads = math.max(4, math.min(c.saturating_threads, k_max_files_in_flight // c.clients))
+    c.saturating_blocks = math.max(4, math.min(k_max_blocks_per_client,
+      math.ceil(rate * k_block_time_s / (c.clients * 4 * 1048576))))
+    c.threads = math.max(4, math.min(256, c.saturating_blocks, k_max_files_in_flight // c.clients))
+    c.iodepth = math.ceil(c.saturating_blocks / c.threads)
   end
+  c.iodepth = c.iodepth or 1
   if threads then c.threads = threads end
+  if iodepth then c.iodepth = iodepth end
   -- One file per thread: every file is in flight from the start, so each
   -- target's queue holds all its work and the busiest one sets the time
   -- (placement); with two files per thread a thread's second file waits for
@@ -128,7 +141,11 @@ local function draw(index)
   -- with 16 and 32), and every file over all its stripe targets
   c.chunks_per_file = math.max(128 * 1048576 // sl.size(c.chunk), c.stripe)
   c.rail_connections = rail_connections or (ci and 12 or
-    math.max(64, math.ceil(c.threads * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
+    math.max(64, math.ceil(c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
+  -- The client's chunk requests in flight (sl.fs max_inflight_chunks) hold
+  -- every block's chunks at full scale.
+  c.max_inflight_chunks = ci and P.max_inflight_chunks or
+    math.max(P.max_inflight_chunks, c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk)))
   return c
 end
 
@@ -165,10 +182,10 @@ local function build(c)
   local fs = sl.fs.beegfs{storage_nodes = servers, meta_nodes = {servers[1]}, mgmt_node = servers[1],
                           client_nodes = clients, stripe = {chunk = c.chunk, count = c.stripe},
                           gds = c.gds, rail_connections = c.rail_connections,
-                          max_inflight_chunks = P.max_inflight_chunks}
+                          max_inflight_chunks = c.max_inflight_chunks}
   local sweep = sl.workload.file_sweep{op = {"write", "read"}, files_per_rank = c.files_per_rank,
                                        size = c.chunks_per_file * sl.size(c.chunk), block = "4MiB",
-                                       threads = c.threads, buffer_kind = c.buffer}
+                                       threads = c.threads, iodepth = c.iodepth, buffer_kind = c.buffer}
   return {backend = "sim", cluster = sl.cluster(cluster_fields), fs = fs, workload = sweep, seed = 1}
 end
 

@@ -235,11 +235,12 @@ def main():
                                "client_rail_ceiling": client_rail_ceiling(params, placed)}
                     why = explained_by(entries, ph["phase"], {**params, **derived}, ratio)
                     verdict = f"explained ({why})" if why else "UNEXPLAINED"
-                    wanted = params.get("saturating_threads")
-                    if why is None and isinstance(wanted, int) and params.get("threads", wanted) < wanted:
-                        # The run-time cap held the point below the concurrency
-                        # the generator's rule asked for: said, still counted.
-                        verdict += f" (below saturation: {params['threads']} of {wanted} threads)"
+                    wanted = params.get("saturating_blocks")
+                    in_flight = params.get("threads", 0) * params.get("iodepth", 1)
+                    if why is None and isinstance(wanted, int) and in_flight < wanted:
+                        # A cap held the point below the concurrency the
+                        # generator's rule asked for: said, still counted.
+                        verdict += f" (below saturation: {in_flight} of {wanted} blocks in flight per client)"
                     unexplained += why is None
                     if why is None:
                         k = known.get((key[0], params.get("scale"), key[1], ph["phase"]))

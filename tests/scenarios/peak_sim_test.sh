@@ -45,8 +45,23 @@ grep -q '^peak: no knee (2 steps (max_steps) and the rate still grew); the last 
   { echo "FAIL: no 'no knee' line after 2 steps"; cat "$tmp/out"; fail=1; }
 [ "$(grep -c '^peak step ' "$tmp/out")" = 2 ] || { echo "FAIL: more than 2 steps ran"; fail=1; }
 
+# The iodepth axis: blocks in flight per file, the files as given (2 per
+# rank at threads=1); it stops, and says so, past a file's 8 blocks.
+expect 0 "sl.peak raises iodepth" -- "$sluice" run "$script" --set axis=iodepth --out "$tmp/depth"
+grep -Eq '^peak: (iodepth=[0-9]+ write [0-9.]+ GB/s = [0-9.]+ of bound 4 GB/s|no knee \(iodepth=16 would pass the 8 blocks of a file\))' "$tmp/out" ||
+  { echo "FAIL: no iodepth knee or stop"; cat "$tmp/out"; fail=1; }
+python3 - "$tmp/depth/results.json" <<'PY' || fail=1
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+depth = [int(r["params"]["iodepth"]) for r in runs]
+files = {r["params"].get("files_per_rank") for r in runs}
+ok = depth == [2 ** i for i in range(len(runs))] and files == {None} and 2 <= len(runs) <= 4
+print(("ok" if ok else "FAIL") + f": iodepth steps {depth}, files_per_rank as given ({files})")
+sys.exit(0 if ok else 1)
+PY
+
 expect 2 "a bad axis is refused" -- "$sluice" run "$script" --set axis=thread --out "$tmp/bad"
-grep -q 'sl.peak: axis: "thread" is not one of threads, inflight_blocks' "$tmp/err" ||
+grep -q 'sl.peak: axis: "thread" is not one of threads, iodepth, inflight_blocks' "$tmp/err" ||
   { echo "FAIL: the axis error does not name the field"; cat "$tmp/err"; fail=1; }
 expect 2 "a bad phase is refused" -- "$sluice" run "$script" --set phase=stat --out "$tmp/bad2"
 grep -q 'sl.peak: phase: "stat" is not a bulk phase of this file_sweep (its bulk phases: write, read)' "$tmp/err" ||

@@ -234,6 +234,53 @@ TEST(FileSweep, MoreThreadsPerRankGiveMoreThroughput) {
   EXPECT_GT(eight, 1.5 * one);
 }
 
+// iodepth (elbencho --iodepth): blocks of one file in flight at once, each in
+// its own part of the file's buffer. The files written that way read back with
+// their pattern (a block written from another block's slot, or two reads in
+// one slot, would fail the reader's check or the read phase's verify), and one
+// thread with 4 blocks in flight writes faster than with one.
+TEST(FileSweep, IodepthKeepsSeveralBlocksOfAFileInFlight) {
+  // Blocks in flight on average over the write phase (Little's law: the
+  // blocks' summed latency over the phases' summed time), and its rate.
+  auto run = [](std::uint32_t iodepth, bool check_files) {
+    TestCluster cluster;
+    EXPECT_TRUE(cluster.ready().ok());
+    FileSweepConfig c = sweep_config();
+    c.threads = 1;
+    c.files_per_rank = 2;
+    c.file_bytes = 4 * k_mib + 100 * k_kib;  // 16 full blocks and a partial one: the data, not the metadata, sets the time
+    c.iodepth = iodepth;
+    c.phases = {SweepPhase::mkdir, SweepPhase::write, SweepPhase::read};
+    auto ranks = cluster.launch_all<FileSweep>(c);
+    EXPECT_TRUE(cluster.run()) << cluster.failures();
+    EXPECT_EQ(cluster.failures(), "");
+    TestWorld& w = cluster.world();
+    const double bytes = 3.0 * 2 * static_cast<double>(c.file_bytes);
+    EXPECT_EQ(w.counter("file_sweep.write.bytes"), bytes);
+    EXPECT_EQ(w.counter("file_sweep.read.verified_bytes"), bytes);
+    EXPECT_EQ(w.counter("file_sweep.write.ops"), 3.0 * 2 * 17);
+    if (check_files) {
+      std::vector<CheckedFile> files;
+      for (std::uint64_t i = 0; i < c.files_per_rank; ++i) {
+        files.push_back(CheckedFile{ranks[2]->file_path(2, i), ranks[2]->file_seed(2, i), c.file_bytes});
+      }
+      cluster.launch([&](std::uint32_t) { return std::make_unique<FileChecker>(files); }, 1);
+      EXPECT_TRUE(cluster.run());
+      EXPECT_EQ(cluster.failures(), "");
+    }
+    double busy = 0, elapsed = 0;
+    for (double v : w.samples("file_sweep.write.op_latency_ns")->values) busy += v;
+    for (double v : w.samples("file_sweep.write.elapsed_ns")->values) elapsed += v;
+    return std::pair{busy / elapsed, summarize_phase(phase_of(ranks, "write")).last_bytes_per_s};
+  };
+  const auto [one_in_flight, one] = run(1, false);
+  const auto [four_in_flight, four] = run(4, true);
+  EXPECT_LE(one_in_flight, 1.0);
+  EXPECT_GT(four_in_flight, 3.0);
+  EXPECT_LE(four_in_flight, 4.0);
+  EXPECT_GT(four, 1.2 * one) << "one block in flight " << one << " B/s, four " << four << " B/s";
+}
+
 // The sweep end to end under every namespace policy and target chooser.
 class FileSweepLayouts : public ::testing::TestWithParam<std::tuple<MetaPolicy, proto::ChooserKind>> {};
 
@@ -288,6 +335,13 @@ TEST(FileSweep, RefusesBadConfigurationsNamingTheField) {
   c = {};
   c.file_bytes = k_workload_max_bytes_per_rank + 1;
   EXPECT_EQ(FileSweep::validate(c).code(), StatusCode::invalid_argument);
+  c = {};
+  c.iodepth = 0;
+  EXPECT_NE(FileSweep::validate(c).message().find("iodepth"), std::string::npos);
+  c = {};
+  c.threads = 64;
+  c.iodepth = static_cast<std::uint32_t>(k_workload_max_inflight / 64 + 1);
+  EXPECT_NE(FileSweep::validate(c).message().find("threads x iodepth"), std::string::npos);
   c = {};
   c.run_tag = std::string(200, 't');
   EXPECT_NE(FileSweep::validate(c).message().find("run_tag"), std::string::npos);

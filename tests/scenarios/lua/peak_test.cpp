@@ -129,8 +129,8 @@ TEST(Peak, StopsAtTheFieldsLimitAndSaysSo) {
   ASSERT_TRUE(outcome.ok()) << outcome.status().to_string();
   EXPECT_EQ(run.runner.specs.size(), 3u);  // 1024, 2048, 4096
   EXPECT_TRUE(
-      run.printed("peak: no knee (threads=8192 would pass the field's limit of 4096); the last step: "
-                  "threads=4096"))
+      run.printed("peak: no knee (threads=8192 would pass the limit of 4096 operations in flight per rank); the "
+                  "last step: threads=4096"))
       << run.out.str();
 }
 
