@@ -73,7 +73,7 @@ check("an even client's miss is unexplained", explained(client(client_sockets=4)
 
 # The whole summarizer on a results file: a capped point says it is below saturation.
 run = {"ok": True, "params": {k: str(v) for k, v in client(seed=1, index=7, servers=4, threads=4,
-                                                            saturating_threads=23).items()},
+                                                            iodepth=2, saturating_blocks=23).items()},
        "phases": [{"phase": "read", "last_bytes_per_s": 0.5 * bound, "bound_bytes_per_s": bound,
                    "placed_bound_bytes_per_s": bound, "binding_resource": "nic port: node4/nic0->switch"}]}
 with tempfile.TemporaryDirectory() as tmp:
@@ -83,7 +83,7 @@ with tempfile.TemporaryDirectory() as tmp:
     out = subprocess.run([sys.executable, os.path.join(HERE, "roofline_summary.py"), "--expected",
                           os.path.join(HERE, "roofline_expected.json"), path], capture_output=True, text=True)
 check("a miss below its ceiling's floor fails the summary", out.returncode == 1)
-check("the capped point says so", "below saturation: 4 of 23 threads" in out.stdout)
+check("the capped point says so", "below saturation: 8 of 23 blocks in flight per client" in out.stdout)
 check("and is counted", "unexplained=1" in out.stdout)
 
 print("roofline summary: " + ("ok" if not failures else f"{len(failures)} failed"))
