@@ -50,8 +50,8 @@ Status FileSweep::validate(const FileSweepConfig& c) {
   if (Status s = check_run_tag(where, c.run_tag); !s.ok()) return s;
   if (Status s = check_limit(where, "threads", c.threads, 1, k_workload_max_inflight); !s.ok()) return s;
   if (Status s = check_limit(where, "iodepth", c.iodepth, 1, k_workload_max_inflight); !s.ok()) return s;
-  if (Status s = check_limit(where, "threads x iodepth", std::uint64_t{c.threads} * c.iodepth, 1,
-                             k_workload_max_inflight);
+  if (Status s =
+          check_limit(where, "threads x iodepth", std::uint64_t{c.threads} * c.iodepth, 1, k_workload_max_inflight);
       !s.ok()) {
     return s;
   }
@@ -352,18 +352,17 @@ void FileSweep::write_block(const std::shared_ptr<FileJob>& job, std::uint64_t b
   };
   auto issue = [this, job, slice, offset, length, finish]() {
     const TimeNs issued = ctx_->env.now();
-    ctx_->client.write(
-        job->inode, offset, slice, config_.sync_writes,
-        [this, job, offset, length, issued, finish](Result<std::uint64_t> n) {
-          const std::string where = "file_sweep write " + job->path + " at " + std::to_string(offset);
-          if (!n.ok()) return finish(annotate(n.status(), where));
-          if (*n != length) {
-            return finish(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) + " of " +
-                                                          std::to_string(length) + " bytes"));
-          }
-          recorder_->op(length, issued);
-          finish(ok_status());
-        });
+    ctx_->client.write(job->inode, offset, slice, config_.sync_writes,
+                       [this, job, offset, length, issued, finish](Result<std::uint64_t> n) {
+                         const std::string where = "file_sweep write " + job->path + " at " + std::to_string(offset);
+                         if (!n.ok()) return finish(annotate(n.status(), where));
+                         if (*n != length) {
+                           return finish(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) + " of " +
+                                                                         std::to_string(length) + " bytes"));
+                         }
+                         recorder_->op(length, issued);
+                         finish(ok_status());
+                       });
   };
   if (!config_.pattern_data) return issue();
   ctx_->ops.expect(ctx_->env.fill(slice, PatternSpec{job->seed, offset}), [job, issue, finish](Completion& c) {
@@ -382,22 +381,23 @@ void FileSweep::read_block(const std::shared_ptr<FileJob>& job, std::uint64_t bl
     done(std::move(s));
   };
   const TimeNs issued = ctx_->env.now();
-  ctx_->client.read(job->inode, offset, slice, [this, job, slice, offset, length, issued, finish](Result<std::uint64_t> n) {
-    const std::string where = "file_sweep read " + job->path + " at " + std::to_string(offset);
-    if (!n.ok()) return finish(annotate(n.status(), where));
-    if (*n != length) {
-      return finish(error(StatusCode::io_error,
-                          where + ": got " + std::to_string(*n) + " of " + std::to_string(length) + " bytes"));
-    }
-    recorder_->op(length, issued);
-    if (!config_.pattern_data) return finish(ok_status());
-    ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, offset}),
-                     [this, where, length, finish](Completion& c) {
-                       if (!c.status.ok()) return finish(annotate(c.status, where));
-                       if (c.bytes == length) recorder_->count("verified_bytes", static_cast<double>(length));
-                       finish(ok_status());
-                     });
-  });
+  ctx_->client.read(
+      job->inode, offset, slice, [this, job, slice, offset, length, issued, finish](Result<std::uint64_t> n) {
+        const std::string where = "file_sweep read " + job->path + " at " + std::to_string(offset);
+        if (!n.ok()) return finish(annotate(n.status(), where));
+        if (*n != length) {
+          return finish(error(StatusCode::io_error,
+                              where + ": got " + std::to_string(*n) + " of " + std::to_string(length) + " bytes"));
+        }
+        recorder_->op(length, issued);
+        if (!config_.pattern_data) return finish(ok_status());
+        ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, offset}),
+                         [this, where, length, finish](Completion& c) {
+                           if (!c.status.ok()) return finish(annotate(c.status, where));
+                           if (c.bytes == length) recorder_->count("verified_bytes", static_cast<double>(length));
+                           finish(ok_status());
+                         });
+      });
 }
 
 }  // namespace sluice

@@ -101,9 +101,10 @@ void fields(V& v, FileSweepConfig& c) {
   v("root_dir", c.root_dir, plain("directory the sweep works in", s));
   v("threads", c.threads, count_of("files", 1, k_workload_max_inflight, "files in flight per rank", s));
   v("iodepth", c.iodepth,
-    count_of("blocks", 1, k_workload_max_inflight,
-             "blocks in flight per file (elbencho --iodepth); threads x iodepth at most the rank's operations in flight",
-             s));
+    count_of(
+        "blocks", 1, k_workload_max_inflight,
+        "blocks in flight per file (elbencho --iodepth); threads x iodepth at most the rank's operations in flight",
+        s));
   v("dirs_per_rank", c.dirs_per_rank,
     count_of("directories", 1, k_workload_max_items_per_rank, "subdirectories of each rank's directory", s));
   v("files_per_rank", c.files_per_rank,

@@ -248,7 +248,8 @@ TEST(FileSweep, IodepthKeepsSeveralBlocksOfAFileInFlight) {
     FileSweepConfig c = sweep_config();
     c.threads = 1;
     c.files_per_rank = 2;
-    c.file_bytes = 4 * k_mib + 100 * k_kib;  // 16 full blocks and a partial one: the data, not the metadata, sets the time
+    c.file_bytes =
+        4 * k_mib + 100 * k_kib;  // 16 full blocks and a partial one: the data, not the metadata, sets the time
     c.iodepth = iodepth;
     c.phases = {SweepPhase::mkdir, SweepPhase::write, SweepPhase::read};
     auto ranks = cluster.launch_all<FileSweep>(c);

@@ -81,14 +81,15 @@ const BadScript k_bad_scripts[] = {
     {"peak_bad_phase.lua", "peak_bad_phase.lua:4:",
      "sl.peak: phase: \"reed\" is not a bulk phase of this file_sweep (its bulk phases: write, read); did you "
      "mean \"read\"?"},
-    {"peak_wrong_axis.lua",
-     "peak_wrong_axis.lua:4:", "sl.peak: axis: file_sweep has no concurrency \"inflight_blocks\"; its axes: threads or iodepth"},
+    {"peak_wrong_axis.lua", "peak_wrong_axis.lua:4:",
+     "sl.peak: axis: file_sweep has no concurrency \"inflight_blocks\"; its axes: threads or iodepth"},
     {"peak_few_files.lua", "peak_few_files.lua:4:",
      "sl.peak: run.workload: threads = 8 but files_per_rank = 2: a rank cannot keep more files in flight"},
     {"peak_sweep.lua", "peak_sweep.lua:4:", "sl.peak: run: 2 points (a sweep over threads); a peak starts from one"},
     {"peak_max_steps.lua", "peak_max_steps.lua:4:", "sl.peak: max_steps: 9 is out of range (2 .. 8)"},
     {"peak_md_bench.lua", "peak_md_bench.lua:4:",
-     "sl.peak: run.workload: sl.peak raises a file_sweep's threads or iodepth or a checkpoint_burst's inflight_blocks, not a "
+     "sl.peak: run.workload: sl.peak raises a file_sweep's threads or iodepth or a checkpoint_burst's inflight_blocks, "
+     "not a "
      "md_bench's"},
     {"headline_row.lua", "headline_row.lua:2:", "sl.headline: row takes a table"},
 };
