@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "core/common/assert.hpp"
 
@@ -372,16 +373,14 @@ void FluidNet::fill_collected() {
   // the flows of the link with the lowest level (or a flow whose bound is
   // lower still) are fixed at level x weight, and the links they cross give
   // up that rate. Ties go to the lower link / flow index.
-  std::vector<Level> heap;
-  heap.reserve(comp_links_.size());
+  link_levels_.reset(links_.size());
   for (std::uint32_t l : comp_links_) {
     const Link& link = links_[l];
-    if (link.open_count > 0) heap.push_back({link.remaining / link.open_weight, l});
+    if (link.open_count > 0) link_levels_.set(l, link.remaining / link.open_weight);
   }
-  link_levels_ = LevelHeap(std::greater<>{}, std::move(heap));
   // Bounds that can bind before a link saturates (rare: a TCP window over a
   // long route); the others never do.
-  std::vector<Level> bound_levels;
+  std::vector<std::pair<double, std::uint32_t>> bound_levels;
   for (std::uint32_t id : comp_flows_) {
     const Flow& f = flows_[id];
     const Route& r = routes_[f.route];
@@ -393,19 +392,10 @@ void FluidNet::fill_collected() {
   open_flows_ = comp_flows_.size();
   while (open_flows_ > 0) {
     while (next_bound < bound_levels.size() && flows_[bound_levels[next_bound].second].frozen) ++next_bound;
-    // The lowest current link level (entries are stale when the link's level moved).
+    // The lowest link level.
     double link_level = k_inf;
     std::uint32_t link_id = 0;
-    while (!link_levels_.empty()) {
-      const auto [level, l] = link_levels_.top();
-      const Link& link = links_[l];
-      if (link.open_count > 0 && level == link.remaining / link.open_weight) {
-        link_level = level;
-        link_id = l;
-        break;
-      }
-      link_levels_.pop();
-    }
+    if (!link_levels_.empty()) std::tie(link_level, link_id) = link_levels_.top();
     if (next_bound < bound_levels.size() && bound_levels[next_bound].first <= link_level) {
       const std::uint32_t id = bound_levels[next_bound].second;
       fix(id, routes_[flows_[id].route].bound);
@@ -447,6 +437,7 @@ void FluidNet::requeue() {
     link.dirty = false;
     if (link.open_count == 0) {
       link.open_weight = 0;
+      link_levels_.erase(l);
       continue;
     }
     if (link.open_weight <= 0) {
@@ -456,7 +447,7 @@ void FluidNet::requeue() {
         if (!flows_[id].frozen) link.open_weight += weight(flows_[id]);
       }
     }
-    link_levels_.push({link.remaining / link.open_weight, l});
+    link_levels_.set(l, link.remaining / link.open_weight);
   }
   dirty_.clear();
 }

@@ -57,6 +57,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/indexed_heap.hpp"
+
 namespace sluice::sim {
 
 // The default share of the flows in flight whose starts and ends are let
@@ -240,9 +242,9 @@ class FluidNet {
   std::vector<std::uint32_t> comp_flows_;
   std::vector<std::uint32_t> dirty_;
   std::vector<double> rates_;
-  using Level = std::pair<double, std::uint32_t>;
-  using LevelHeap = std::priority_queue<Level, std::vector<Level>, std::greater<>>;
-  LevelHeap link_levels_;
+  // The open links' fair levels, lowest (then lowest link id) on top, one
+  // entry per link, moved in place when its level moves.
+  IndexedMinHeap<double> link_levels_;
   std::size_t open_flows_ = 0;
   std::size_t in_flight_ = 0;
   std::uint64_t solves_ = 0;
