@@ -31,8 +31,30 @@ std::string_view to_string(BetweenPhases between) {
 }
 
 // One file being written or read block by block by one of the rank's "threads".
+namespace {
+
+// One block of a file in flight: its place in the file, its part of the
+// file's buffer, and finish, which gives that part back and ends the block.
+struct BlockIo {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  MemHandle slice;
+  StatusFn finish;
+};
+
+// A block I/O's result: ok when it moved all `length` bytes, else the error
+// naming where (`verb`: "wrote" or "got").
+Status whole_block(const Result<std::uint64_t>& n, std::uint64_t length, const std::string& where, const char* verb) {
+  if (!n.ok()) return annotate(n.status(), where);
+  if (*n == length) return ok_status();
+  return error(StatusCode::io_error,
+               where + ": " + verb + " " + std::to_string(*n) + " of " + std::to_string(length) + " bytes");
+}
+
+}  // namespace
+
 // The job's buffer holds iodepth slots of slot_bytes, one per block in flight.
-struct FileSweep::FileJob {
+struct FileSweep::FileJob : std::enable_shared_from_this<FileSweep::FileJob> {
   std::string path;
   std::uint64_t seed = 0;
   proto::InodeDesc inode;
@@ -41,8 +63,21 @@ struct FileSweep::FileJob {
   std::vector<std::uint32_t> free_slots;  // taken from the back: slot 0 first
   StatusFn done;
 
-  // A free slot's first `length` bytes; the slot's number in `slot`, to give back to free_slots.
-  MemHandle take_slot(std::uint64_t length, std::uint32_t& slot);
+  // Block `block` (of block_bytes, the last one cut at file_bytes) in a free slot; its finish calls done.
+  BlockIo begin(std::uint64_t block, std::uint64_t block_bytes, std::uint64_t file_bytes, StatusFn block_done) {
+    SLUICE_ASSERT_MSG(!free_slots.empty(), "file_sweep: more blocks in flight on a file than its iodepth");
+    BlockIo io;
+    io.offset = block * block_bytes;
+    io.length = std::min(block_bytes, file_bytes - io.offset);
+    const std::uint32_t slot = free_slots.back();
+    free_slots.pop_back();
+    io.slice = buffer.slice(slot * slot_bytes, io.length);
+    io.finish = [job = shared_from_this(), slot, block_done = std::move(block_done)](Status s) {
+      job->free_slots.push_back(slot);
+      block_done(std::move(s));
+    };
+    return io;
+  }
 };
 
 Status FileSweep::validate(const FileSweepConfig& c) {
@@ -334,70 +369,39 @@ void FileSweep::each_block(const std::shared_ptr<FileJob>& job, SweepPhase phase
   });
 }
 
-MemHandle FileSweep::FileJob::take_slot(std::uint64_t length, std::uint32_t& slot) {
-  SLUICE_ASSERT_MSG(!free_slots.empty(), "file_sweep: more blocks in flight on a file than its iodepth");
-  slot = free_slots.back();
-  free_slots.pop_back();
-  return buffer.slice(slot * slot_bytes, length);
-}
-
 void FileSweep::write_block(const std::shared_ptr<FileJob>& job, std::uint64_t block, StatusFn done) {
-  const std::uint64_t offset = block * config_.block_bytes;
-  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - offset);
-  std::uint32_t slot = 0;
-  const MemHandle slice = job->take_slot(length, slot);
-  auto finish = [job, slot, done = std::move(done)](Status s) {
-    job->free_slots.push_back(slot);
-    done(std::move(s));
-  };
-  auto issue = [this, job, slice, offset, length, finish]() {
+  const BlockIo io = job->begin(block, config_.block_bytes, config_.file_bytes, std::move(done));
+  auto issue = [this, job, io]() {
     const TimeNs issued = ctx_->env.now();
-    ctx_->client.write(job->inode, offset, slice, config_.sync_writes,
-                       [this, job, offset, length, issued, finish](Result<std::uint64_t> n) {
-                         const std::string where = "file_sweep write " + job->path + " at " + std::to_string(offset);
-                         if (!n.ok()) return finish(annotate(n.status(), where));
-                         if (*n != length) {
-                           return finish(error(StatusCode::io_error, where + ": wrote " + std::to_string(*n) + " of " +
-                                                                         std::to_string(length) + " bytes"));
-                         }
-                         recorder_->op(length, issued);
-                         finish(ok_status());
+    ctx_->client.write(job->inode, io.offset, io.slice, config_.sync_writes,
+                       [this, job, io, issued](Result<std::uint64_t> n) {
+                         const std::string where = "file_sweep write " + job->path + " at " + std::to_string(io.offset);
+                         if (Status s = whole_block(n, io.length, where, "wrote"); !s.ok()) return io.finish(s);
+                         recorder_->op(io.length, issued);
+                         io.finish(ok_status());
                        });
   };
   if (!config_.pattern_data) return issue();
-  ctx_->ops.expect(ctx_->env.fill(slice, PatternSpec{job->seed, offset}), [job, issue, finish](Completion& c) {
-    if (!c.status.ok()) return finish(annotate(c.status, "file_sweep fill for " + job->path));
+  ctx_->ops.expect(ctx_->env.fill(io.slice, PatternSpec{job->seed, io.offset}), [job, io, issue](Completion& c) {
+    if (!c.status.ok()) return io.finish(annotate(c.status, "file_sweep fill for " + job->path));
     issue();
   });
 }
 
 void FileSweep::read_block(const std::shared_ptr<FileJob>& job, std::uint64_t block, StatusFn done) {
-  const std::uint64_t offset = block * config_.block_bytes;
-  const std::uint64_t length = std::min(config_.block_bytes, config_.file_bytes - offset);
-  std::uint32_t slot = 0;
-  const MemHandle slice = job->take_slot(length, slot);
-  auto finish = [job, slot, done = std::move(done)](Status s) {
-    job->free_slots.push_back(slot);
-    done(std::move(s));
-  };
+  const BlockIo io = job->begin(block, config_.block_bytes, config_.file_bytes, std::move(done));
   const TimeNs issued = ctx_->env.now();
-  ctx_->client.read(
-      job->inode, offset, slice, [this, job, slice, offset, length, issued, finish](Result<std::uint64_t> n) {
-        const std::string where = "file_sweep read " + job->path + " at " + std::to_string(offset);
-        if (!n.ok()) return finish(annotate(n.status(), where));
-        if (*n != length) {
-          return finish(error(StatusCode::io_error,
-                              where + ": got " + std::to_string(*n) + " of " + std::to_string(length) + " bytes"));
-        }
-        recorder_->op(length, issued);
-        if (!config_.pattern_data) return finish(ok_status());
-        ctx_->ops.expect(ctx_->env.verify(slice, PatternSpec{job->seed, offset}),
-                         [this, where, length, finish](Completion& c) {
-                           if (!c.status.ok()) return finish(annotate(c.status, where));
-                           if (c.bytes == length) recorder_->count("verified_bytes", static_cast<double>(length));
-                           finish(ok_status());
-                         });
-      });
+  ctx_->client.read(job->inode, io.offset, io.slice, [this, job, io, issued](Result<std::uint64_t> n) {
+    const std::string where = "file_sweep read " + job->path + " at " + std::to_string(io.offset);
+    if (Status s = whole_block(n, io.length, where, "got"); !s.ok()) return io.finish(s);
+    recorder_->op(io.length, issued);
+    if (!config_.pattern_data) return io.finish(ok_status());
+    ctx_->ops.expect(ctx_->env.verify(io.slice, PatternSpec{job->seed, io.offset}), [this, where, io](Completion& c) {
+      if (!c.status.ok()) return io.finish(annotate(c.status, where));
+      if (c.bytes == io.length) recorder_->count("verified_bytes", static_cast<double>(io.length));
+      io.finish(ok_status());
+    });
+  });
 }
 
 }  // namespace sluice
