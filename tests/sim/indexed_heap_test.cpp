@@ -46,7 +46,9 @@ TEST(IndexedMinHeap, MatchesAnOrderedSetUnderRandomOperations) {
     }
     ASSERT_EQ(heap.size(), reference.size()) << "step " << step;
     ASSERT_EQ(heap.contains(id), key_of.count(id) == 1) << "step " << step;
-    if (!reference.empty()) ASSERT_EQ(heap.top(), *reference.begin()) << "step " << step;
+    if (!reference.empty()) {
+      ASSERT_EQ(heap.top(), *reference.begin()) << "step " << step;
+    }
   }
   heap.reset(k_ids);
   EXPECT_TRUE(heap.empty());
