@@ -143,9 +143,9 @@ local function draw(index)
   c.rail_connections = rail_connections or (ci and 12 or
     math.max(64, math.ceil(c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
   -- The client's chunk requests in flight (sl.fs max_inflight_chunks) hold
-  -- every block's chunks at full scale.
+  -- every block's chunks at full scale, up to the field's limit (4096).
   c.max_inflight_chunks = ci and P.max_inflight_chunks or
-    math.max(P.max_inflight_chunks, c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk)))
+    math.min(4096, math.max(P.max_inflight_chunks, c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk))))
   return c
 end
 
