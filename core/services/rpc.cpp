@@ -70,9 +70,7 @@ RequestId first_request_id(Env& env) {
   std::uint64_t state = env.rng().fork(k_request_id_stream).next_u64() ^ static_cast<std::uint64_t>(env.now());
   return (splitmix64(state) >> 2) | 1;
 }
-}  // namespace
 
-namespace {
 // The start of the error of a call nobody answered (RpcClient::unanswered).
 std::string no_reply_from(const Endpoint& to) { return "no reply from " + to.to_string() + " to "; }
 }  // namespace

@@ -166,11 +166,11 @@ void print_summary(const nlohmann::json& run) {
     for (const auto& r : node["roles"]) roles += (roles.empty() ? "" : "+") + r.get<std::string>();
     fmt::print("node {} ({}): {}\n", node.value("node", 0), roles, node.value("status", std::string("?")));
     const nlohmann::json counters = node.value("counters", nlohmann::json::object());
-    if (counters.contains("mount.lookups") && counters.contains("mount.listed_with_attrs") &&
-        counters.value("mount.lookups", 0.0) + counters.value("mount.listed_with_attrs", 0.0) > 0) {
+    const double lookups = counters.value("mount.lookups", 0.0);
+    const double listed = counters.value("mount.listed_with_attrs", 0.0);
+    if (lookups + listed > 0) {
       fmt::print("node {} mount: {:.0f} lookups; {:.0f} entries with their attributes from listings (readdirplus)\n",
-                 node.value("node", 0), counters.value("mount.lookups", 0.0),
-                 counters.value("mount.listed_with_attrs", 0.0));
+                 node.value("node", 0), lookups, listed);
     }
   }
   for (const char* phase : {"write", "read"}) {
