@@ -39,7 +39,8 @@ drive then sets the phase's end. Each phase row also carries
 placed_bound_bytes_per_s, the same maximum flow with each target's share set
 to the bytes it moved in the run (scenarios/runner/point_bound.hpp). The
 simulator is judged against that placed bound (ratio = rate / placed bound,
-the RESULT line's figures); the rate must stay under both bounds, and
+the RESULT line's figures); the rate must stay under the placed bound (the
+equal shares' is not a ceiling where the placement beat them), and
 even_median says how much the placement cost against the equal shares.
 """
 import argparse
@@ -223,7 +224,12 @@ def main():
                 even_ratios.append(rate / bound)
                 ratio = rate / placed
                 ratios.append(ratio)
-                if ratio > TOLERANCE or rate / bound > TOLERANCE:
+                # The placed bound is the ceiling of the bytes as they were
+                # placed; the equal shares' bound is not one where the
+                # placement beat them (a fat tree whose busiest leaf held
+                # fewer of the bytes than its share: configuration 151 read
+                # 0.995 of its placed bound, 1.005 of the equal shares').
+                if ratio > TOLERANCE:
                     above += 1
                     verdict = "ABOVE BOUND"
                 elif ratio >= FLOOR:
