@@ -876,8 +876,22 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
     proto::InodeDesc inode = *resolved;
     if ((m.mask & ~proto::k_set_attr_accessed) == 0) {  // a close after reads: relatime decides
       env_.metrics().count("meta.close_ops", 1);
-      const Status s = note_access(inode, m.atime_ns) ? put_inode(parent, name_, *entry, inode) : ok_status();
-      return reply(stored_reply(m.request_id, s, inode));
+      if (inode.type != proto::InodeType::dir) {
+        const Status s = note_access(inode, m.atime_ns) ? put_inode(parent, name_, *entry, inode) : ok_status();
+        return reply(stored_reply(m.request_id, s, inode));
+      }
+      // A listed directory: relatime weighs its entries' changes, which its
+      // records hold (on other shards too), so against its merged times.
+      return merge_dir_times(m.path, inode, [this, m, parent, name_, reply](proto::InodeDesc merged) {
+        if (!note_access(merged, m.atime_ns)) return reply(stored_reply(m.request_id, ok_status(), merged));
+        Result<proto::InodeDesc> now = store_->get_entry(parent, name_);
+        if (!now.ok() || now->type != proto::InodeType::dir) {
+          return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such directory: " + m.path)));
+        }
+        proto::InodeDesc named = *now;
+        named.atime_ns = std::max(named.atime_ns, merged.atime_ns);
+        reply(stored_reply(m.request_id, put_inode(parent, name_, *now, named), merged));
+      });
     }
     if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
     if ((m.mask & proto::k_set_attr_uid) != 0) inode.uid = m.uid;

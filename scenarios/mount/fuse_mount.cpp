@@ -98,10 +98,13 @@ mode_t type_bits(proto::InodeType type) {
 std::uint64_t file_id_ino(FileId id) { return (std::uint64_t{1} << 62) | id; }
 
 // Directory listings between opendir and releasedir, with each entry's
-// attributes (Readdir with_attrs) for readdirplus.
+// attributes (Readdir with_attrs) for readdirplus; `read` once a page went
+// to the kernel (the releasedir then notes the access, as a file's release
+// after reads does).
 struct Listing {
   std::string path;
   std::vector<proto::DirEntryDesc> entries;
+  bool read = false;
 };
 
 // The inode a stat would show of a listed entry that came with its
@@ -759,7 +762,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 // looks them up when it needs them).
 void reply_listing(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off, fuse_file_info* fi, bool plus) {
   FuseFs& fs = FuseFs::of(req);
-  const auto* listing = reinterpret_cast<const Listing*>(fi->fh);
+  auto* listing = reinterpret_cast<Listing*>(fi->fh);
+  listing->read = true;
   std::vector<char> buf(size);
   std::size_t used = 0;
   const std::size_t count = listing->entries.size() + 2;
@@ -809,9 +813,18 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, std::size_t size, off_t off,
   reply_listing(req, ino, size, off, fi, true);
 }
 
+// A directory listed and released: its access goes to the metadata server
+// (Client::close_unchanged; relatime there, against the directory's merged
+// times), as Linux moves a directory's atime on readdir.
 void op_releasedir(fuse_req_t req, fuse_ino_t /*ino*/, fuse_file_info* fi) {
-  delete reinterpret_cast<Listing*>(fi->fh);
-  fuse_reply_err(req, 0);
+  std::unique_ptr<Listing> listing(reinterpret_cast<Listing*>(fi->fh));
+  if (!listing->read) return (void)fuse_reply_err(req, 0);
+  FuseFs& fs = FuseFs::of(req);
+  // A note that fails (the directory removed meanwhile) is not the
+  // release's error: the kernel only drops the handle.
+  fs.post([&fs, req, path = listing->path](Client& c, Env&) {
+    c.close_unchanged(path, [&fs, req](Status) { fs.reply_err(req, 0); });
+  });
 }
 
 void op_statfs(fuse_req_t req, fuse_ino_t /*ino*/) {

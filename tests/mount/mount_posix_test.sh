@@ -150,6 +150,15 @@ open(os.path.join(m, "d", "new"), "wb").close()
 check("a new entry moves its directory's mtime and ctime",
       os.stat(os.path.join(m, "d")).st_mtime_ns > dstat.st_mtime_ns and os.stat(os.path.join(m, "d")).st_ctime_ns > dstat.st_ctime_ns)
 check("a new file's times are wall-clock times", abs(os.stat(os.path.join(m, "d", "new")).st_mtime - time.time()) < 60)
+# Listing a directory changed since its last access moves its atime
+# (relatime, against its entries' changes); releasedir sends the note.
+dd = os.path.join(m, "d")
+listed = os.stat(dd)
+check("a directory whose entries changed was not accessed since", listed.st_atime_ns <= listed.st_mtime_ns)
+os.listdir(dd)
+deadline = time.time() + 5
+while os.stat(dd).st_atime_ns <= listed.st_mtime_ns and time.time() < deadline: time.sleep(0.05)
+check("listing a directory moves its atime (relatime)", os.stat(dd).st_atime_ns > listed.st_mtime_ns)
 os.makedirs(os.path.join(m, "t1", "sub"))
 with open(os.path.join(m, "t1", "sub", "f"), "wb") as w: w.write(b"moved with it")
 os.mkdir(os.path.join(m, "t2"))

@@ -793,7 +793,9 @@ TYPED_TEST_P(ServicesSuite, HardLinksAcrossMetadataShardsAreRefusedClearly) {
 // atime only where relatime would; adding, removing or renaming an entry sets
 // the directory's mtime and ctime, also where the directory's entries live on
 // another metadata shard than its name (2 shards, directories spread), and a
-// directory's utimens holds against its records; a directory's link count is
+// directory's utimens holds against its records; a listing's access note
+// moves a directory's atime where relatime would against its merged times
+// (its entries' changes on another shard too); a directory's link count is
 // 2 + its subdirectories.
 TYPED_TEST_P(ServicesSuite, TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntries) {
   TypeParam::isolate([] {
@@ -850,6 +852,16 @@ TYPED_TEST_P(ServicesSuite, TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntri
       });
       steps.push_back(stat(d, "dir after rename " + k));
       steps.push_back(stat(d + "/g", "renamed " + k));
+      // A listing's access note (the mount's releasedir): relatime against
+      // the directory's merged times, which its entries' shard moves.
+      steps.push_back(read_close(d, "dir listed " + k));
+      steps.push_back(stat(d, "dir accessed " + k));
+      steps.push_back([&a, d, k](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.create(d + "/h", CreateOptions{}, a.inode("create h " + k, next));
+      });
+      steps.push_back(stat(d, "dir with h " + k));
+      steps.push_back(read_close(d, "dir listed again " + k));
+      steps.push_back(stat(d, "dir accessed again " + k));
     }
     steps.push_back(stat("/", "root"));
     cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
@@ -895,6 +907,16 @@ TYPED_TEST_P(ServicesSuite, TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntri
       const proto::InodeDesc& renamed = a.inodes["renamed " + k];
       EXPECT_GT(renamed.ctime_ns, chmodded.ctime_ns) << "a rename changes the moved inode's ctime";
       EXPECT_EQ(renamed.mtime_ns, 2'000);
+      ASSERT_EQ(a.code("dir listed " + k), StatusCode::ok) << a.errors["dir listed " + k];
+      const proto::InodeDesc& accessed = a.inodes["dir accessed " + k];
+      EXPECT_GT(accessed.atime_ns, after_rename.mtime_ns) << "a listing after its entries changed moves atime";
+      EXPECT_EQ(accessed.mtime_ns, after_rename.mtime_ns) << "an access is not a change";
+      const proto::InodeDesc& with_h = a.inodes["dir with h " + k];
+      EXPECT_EQ(with_h.atime_ns, accessed.atime_ns) << "a new entry is not an access";
+      EXPECT_GT(with_h.mtime_ns, accessed.atime_ns);
+      ASSERT_EQ(a.code("dir listed again " + k), StatusCode::ok) << a.errors["dir listed again " + k];
+      EXPECT_GT(a.inodes["dir accessed again " + k].atime_ns, with_h.mtime_ns)
+          << "relatime weighs the entries' changes, also on another shard than the name (dir " << k << ")";
     }
     EXPECT_GT(remote, 0) << "no directory whose entries live on another shard than its name";
     EXPECT_EQ(a.inodes["root"].nlink, 2u + k_dirs) << "a directory's link count: 2 + its subdirectories";
