@@ -102,12 +102,14 @@ std::uint64_t peak_value(const PeakPlan& plan, std::uint64_t step) {
 std::string peak_stop(const PeakPlan& plan, std::uint64_t step) {
   const std::uint64_t factor = peak_value(plan, step) / plan.start;
   const std::string value = plan.axis + "=" + std::to_string(peak_value(plan, step));
-  if (peak_value(plan, step) * plan.inflight_factor > k_workload_max_inflight) {
-    return value + " would pass the limit of " + std::to_string(k_workload_max_inflight) +
-           " operations in flight per rank" +
-           (plan.inflight_factor > 1 ? " (x " + std::to_string(plan.inflight_factor) + " per " +
-                                           (plan.axis == "iodepth" ? "block: threads" : "file: iodepth") + ")"
-                                     : std::string());
+  const std::uint64_t inflight = peak_value(plan, step) * plan.inflight_factor;
+  if (inflight > k_workload_max_inflight) {
+    const std::string limit = "the limit of " + std::to_string(k_workload_max_inflight);
+    if (plan.inflight_factor == 1) return value + " would pass " + limit + " operations in flight per rank";
+    // file_sweep: threads x iodepth blocks in flight, the other axis as built.
+    return value + " with " + (plan.axis == "iodepth" ? "threads=" : "iodepth=") +
+           std::to_string(plan.inflight_factor) + " puts " + std::to_string(inflight) +
+           " operations in flight per rank, past " + limit;
   }
   if (plan.blocks_per_file > 0 && peak_value(plan, step) > plan.blocks_per_file) {
     return value + " would pass the " + std::to_string(plan.blocks_per_file) +

@@ -134,6 +134,20 @@ TEST(Peak, StopsAtTheFieldsLimitAndSaysSo) {
       << run.out.str();
 }
 
+// Past the limit through the other axis: both values and their product.
+TEST(Peak, AStopThroughTheOtherAxisNamesBothAndTheirProduct) {
+  PeakPlan plan;
+  plan.axis = "iodepth";
+  plan.start = 1;
+  plan.inflight_factor = 32;          // threads as built
+  EXPECT_EQ(peak_stop(plan, 7), "");  // iodepth=128: 4096 in flight, at the limit
+  EXPECT_EQ(peak_stop(plan, 8),
+            "iodepth=256 with threads=32 puts 8192 operations in flight per rank, past the limit of 4096");
+  plan.axis = "threads";
+  EXPECT_EQ(peak_stop(plan, 8),
+            "threads=256 with iodepth=32 puts 8192 operations in flight per rank, past the limit of 4096");
+}
+
 TEST(Peak, AFailedPointEndsTheSearchAtTheStepBeforeIt) {
   PeakRun run;
   run.runner.fail_from = 4;
