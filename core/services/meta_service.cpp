@@ -56,6 +56,24 @@ proto::InodeDesc merged_dir(proto::InodeDesc dir, const std::vector<proto::Inode
   return dir;
 }
 
+// A SetAttr's own errors: unknown mask bits, a mode beyond 07777, the size
+// of a symbolic link (its target's length).
+Status check_set_attr(const proto::SetAttr& m, const proto::InodeDesc& inode) {
+  if ((m.mask & ~proto::k_set_attr_known_mask) != 0) {
+    return error(StatusCode::invalid_argument, "SetAttr of " + m.path + ": unknown mask bits " +
+                                                   std::to_string(m.mask & ~proto::k_set_attr_known_mask));
+  }
+  if ((m.mask & proto::k_set_attr_mode) != 0 && (m.mode & ~07777u) != 0) {
+    return error(StatusCode::invalid_argument,
+                 "SetAttr of " + m.path + ": mode " + std::to_string(m.mode) + " has bits beyond 07777");
+  }
+  if ((m.mask & proto::k_set_attr_size) != 0 && inode.type == proto::InodeType::symlink) {
+    return error(StatusCode::invalid_argument,
+                 "SetAttr of " + m.path + ": a symbolic link's size is its target's length");
+  }
+  return ok_status();
+}
+
 // Linux relatime: a read at `at` moves the access time when it is not after
 // the last modification or change, or is a day old (k_relatime_interval_ns).
 bool note_access(proto::InodeDesc& inode, TimeNs at) {
@@ -858,21 +876,7 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
       r.inode = *resolved;
       return reply(std::move(r));
     }
-    if ((m.mask & ~proto::k_set_attr_known_mask) != 0) {
-      return reply(inode_reply(m.request_id, error(StatusCode::invalid_argument,
-                                                   "SetAttr of " + m.path + ": unknown mask bits " +
-                                                       std::to_string(m.mask & ~proto::k_set_attr_known_mask))));
-    }
-    if ((m.mask & proto::k_set_attr_mode) != 0 && (m.mode & ~07777u) != 0) {
-      return reply(inode_reply(
-          m.request_id, error(StatusCode::invalid_argument,
-                              "SetAttr of " + m.path + ": mode " + std::to_string(m.mode) + " has bits beyond 07777")));
-    }
-    if ((m.mask & proto::k_set_attr_size) != 0 && resolved->type == proto::InodeType::symlink) {
-      return reply(
-          inode_reply(m.request_id, error(StatusCode::invalid_argument,
-                                          "SetAttr of " + m.path + ": a symbolic link's size is its target's length")));
-    }
+    if (Status s = check_set_attr(m, *resolved); !s.ok()) return reply(inode_reply(m.request_id, s));
     proto::InodeDesc inode = *resolved;
     if ((m.mask & ~proto::k_set_attr_accessed) == 0) {  // a close after reads: relatime decides
       env_.metrics().count("meta.close_ops", 1);
