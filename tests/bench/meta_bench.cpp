@@ -413,26 +413,22 @@ double sockperf_client_rate(FILE* out) {
 // (one server thread),
 // each with `burst` messages of `message_bytes` in flight; negative on failure.
 double run_sockperf(std::uint32_t connections, std::uint32_t burst, std::size_t message_bytes, const std::string& dir) {
-  const int port = bench::free_loopback_port();
-  if (port == 0) return -1;
   const std::string feed = dir + "/sockperf-feed";
-  if (FILE* f = std::fopen(feed.c_str(), "w"); f != nullptr) {
-    std::fprintf(f, "T:127.0.0.1:%d\n", port);
-    std::fclose(f);
+  bench::LoopbackServer server = bench::start_loopback_server(
+      [&](int port) {
+        if (FILE* f = std::fopen(feed.c_str(), "w"); f != nullptr) {
+          std::fprintf(f, "T:127.0.0.1:%d\n", port);
+          std::fclose(f);
+        }
+        return std::vector<std::string>{
+            "timeout", std::to_string(4 * k_sockperf_seconds + 30), "sockperf", "server", "-f", feed, "-F", "e"};
+      },
+      [] { pin_current_thread(0); });  // as our server's loop
+  if (server.pid < 0) {
+    std::fprintf(stderr, "bench_meta: sockperf server: %s\n", server.why.c_str());
+    return -1;
   }
-  const pid_t server = ::fork();
-  if (server == 0) {
-    pin_current_thread(0);  // as our server's loop
-    const int null_fd = ::open("/dev/null", O_WRONLY);
-    if (null_fd >= 0) {
-      ::dup2(null_fd, STDOUT_FILENO);
-      ::dup2(null_fd, STDERR_FILENO);
-    }
-    ::execlp("timeout", "timeout", std::to_string(4 * k_sockperf_seconds + 30).c_str(), "sockperf", "server", "-f",
-             feed.c_str(), "-F", "e", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // until it listens
+  const int port = server.port;
   std::vector<FILE*> clients;
   const std::string client = "timeout " + std::to_string(2 * k_sockperf_seconds + 20) +
                              " sockperf ping-pong --tcp -i 127.0.0.1 -p " + std::to_string(port) + " -m " +
@@ -447,8 +443,7 @@ double run_sockperf(std::uint32_t connections, std::uint32_t burst, std::size_t 
     all = all && rate > 0;
     total += std::max(rate, 0.0);
   }
-  ::kill(server, SIGTERM);
-  ::waitpid(server, nullptr, 0);
+  bench::stop_loopback_server(&server);
   return all ? total : -1;
 }
 

@@ -28,7 +28,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/common/pattern.hpp"
@@ -60,10 +59,8 @@ struct Shape {
   std::uint64_t region_bytes() const { return chunk_bytes * in_flight; }
 };
 constexpr int k_runs = 5;
-constexpr int k_wait_ms = 10000;               // one poll for a completion: a hang becomes an error
-constexpr int k_iperf_timeout_s = 60;          // each iperf3 process
-constexpr int k_iperf_connect_attempts = 100;  // the server may not listen yet
-constexpr int k_iperf_retry_ms = 50;
+constexpr int k_wait_ms = 10000;       // one poll for a completion: a hang becomes an error
+constexpr int k_iperf_timeout_s = 60;  // each iperf3 process
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -87,39 +84,30 @@ std::string run_command(const std::string& command) {
 }
 
 // One iperf3 -P 4 run; bytes/s received, or a negative value with *why set.
+// The client starts once the server listens (bench::start_loopback_server).
 double iperf3_run(std::string* why) {
-  const int port = bench::free_loopback_port();
-  if (port == 0) {
-    *why = "no free port";
+  const std::string limit = std::to_string(k_iperf_timeout_s);
+  bench::LoopbackServer server = bench::start_loopback_server([&](int port) {
+    return std::vector<std::string>{"timeout", limit, "iperf3", "-s", "-1", "-p", std::to_string(port)};
+  });
+  if (server.pid < 0) {
+    *why = "iperf3 -s: " + server.why;
     return -1;
   }
-  const std::string p = std::to_string(port);
-  const std::string server =
-      "timeout " + std::to_string(k_iperf_timeout_s) + " iperf3 -s -1 -p " + p + " >/dev/null 2>&1 &";
-  if (std::system(server.c_str()) != 0) {
-    *why = "could not start iperf3 -s";
+  const std::string out =
+      run_command("timeout " + limit + " iperf3 -c 127.0.0.1 -p " + std::to_string(server.port) + " -P " +
+                  std::to_string(k_connections) + " -n " + std::to_string(k_total_bytes) + " -J 2>&1");
+  bench::stop_loopback_server(&server);
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  if (j.is_discarded()) {
+    *why = "iperf3 output is not JSON: " + out.substr(0, 200);
     return -1;
   }
-  for (int attempt = 0; attempt < k_iperf_connect_attempts; ++attempt) {
-    const std::string out =
-        run_command("timeout " + std::to_string(k_iperf_timeout_s) + " iperf3 -c 127.0.0.1 -p " + p + " -P " +
-                    std::to_string(k_connections) + " -n " + std::to_string(k_total_bytes) + " -J 2>&1");
-    nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
-    if (j.is_discarded()) {
-      *why = "iperf3 output is not JSON: " + out.substr(0, 200);
-      return -1;
-    }
-    if (j.contains("error")) {
-      *why = j["error"].get<std::string>();
-      if (why->find("unable to connect") != std::string::npos) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(k_iperf_retry_ms));
-        continue;
-      }
-      return -1;
-    }
-    return j["end"]["sum_received"]["bits_per_second"].get<double>() / 8;
+  if (j.contains("error")) {
+    *why = j["error"].get<std::string>();
+    return -1;
   }
-  return -1;
+  return j["end"]["sum_received"]["bits_per_second"].get<double>() / 8;
 }
 
 struct TcpPair {
