@@ -180,6 +180,9 @@ run_example() {
   else
     say_fail "$lineno" "$shown" "exit $rc$([ "$rc" = 124 ] && echo " (timed out after $limit_s s)")"
     grep -m5 -E '^(verify|fio): ' "$log"  # fio's first errors, above its long report
+    # A multi-node run's node log lines (faults, warnings, errors) say why a
+    # run failed where its last lines only say that it did.
+    grep -E '^\[node [0-9]+\] .*( warn | error |fault: )' "$log" | tail -40
     tail -15 "$log"
   fi
   return "$rc"
