@@ -845,6 +845,12 @@ void Client::job_done(const ChunkJob& job, const ChunkPlan& plan, const Status& 
   }
   request.bytes += bytes;
   env_.metrics().count(request.write ? "client.write_bytes" : "client.read_bytes", static_cast<double>(bytes));
+  if (bytes > 0 && plan.client_nic != k_no_id) {
+    // The bytes each of this node's NICs carried (the placed bound's client side: scenarios/runner/point_bound.hpp).
+    env_.metrics().count(std::string(request.write ? "client.write_bytes.nic." : "client.read_bytes.nic.") +
+                             std::to_string(env_.self().node) + "." + std::to_string(plan.client_nic),
+                         static_cast<double>(bytes));
+  }
   if (--request.remaining == 0) {
     if (request.first_error.ok()) {
       request.done(request.bytes);

@@ -171,29 +171,51 @@ std::vector<FlowTerminal> nic_terminals(const topo::Topology& t,
 // stages meeting at a host memory) and the network's (NICs to the buffers,
 // the pattern's later stages), each NIC taking its share in both. A flow of
 // the whole with those NIC shares is a flow of each side and the other way
-// round (one commodity), so the bound is the smaller side's.
+// round (one commodity), so the bound is the smaller side's. With
+// `client_nics` (each client NIC's share) the network's side splits again, by
+// the same argument: the fabric's (server NICs to client NICs, their ports
+// alone) and the clients' (client NICs to the buffers through the clients'
+// machines: `clients_stages`, the pattern's client stages without the fabric).
 Result<PhaseBound> split_at_nics(const topo::Topology& t, FlowPattern whole, const std::vector<FlowTerminal>& nics,
-                                 bool write, PhaseBound row) {
-  FlowPattern servers_side;
+                                 const std::vector<FlowTerminal>& client_nics,
+                                 const std::vector<FlowStage>& clients_stages, bool write, PhaseBound row) {
+  std::vector<FlowPattern> sides(1);
+  FlowPattern& servers_side = sides.front();
   servers_side.network_payload_share = whole.network_payload_share;
   servers_side.stages = {whole.stages.front(), whole.stages.front()};
   servers_side.sources = std::move(whole.sources);
   servers_side.sinks = nics;
-  FlowPattern network_side = std::move(whole);
-  network_side.stages.erase(network_side.stages.begin());
-  network_side.sources = nics;
-  for (FlowPattern* side : {&servers_side, &network_side}) {
-    if (!write) continue;
-    std::reverse(side->stages.begin(), side->stages.end());
-    std::swap(side->sources, side->sinks);
+  if (client_nics.empty()) {
+    FlowPattern network_side = std::move(whole);
+    network_side.stages.erase(network_side.stages.begin());
+    network_side.sources = nics;
+    sides.push_back(std::move(network_side));
+  } else {
+    FlowPattern fabric_side;
+    fabric_side.network_payload_share = whole.network_payload_share;
+    fabric_side.stages = {whole.stages[1]};
+    fabric_side.stages.front().peer_to_peer.clear();
+    fabric_side.sources = nics;
+    fabric_side.sinks = client_nics;
+    FlowPattern clients_side;
+    clients_side.network_payload_share = whole.network_payload_share;
+    clients_side.stages = clients_stages;
+    clients_side.sources = client_nics;
+    clients_side.sinks = std::move(whole.sinks);
+    sides.push_back(std::move(fabric_side));
+    sides.push_back(std::move(clients_side));
   }
-  Result<PhaseBound> a = solve(t, servers_side, row);
-  if (!a.ok()) return a;
-  Result<PhaseBound> b = solve(t, network_side, std::move(row));
-  if (!b.ok()) return b;
-  if (!a->computed) return b;
-  if (!b->computed) return a;
-  return a->bound_bytes_per_s <= b->bound_bytes_per_s ? a : b;
+  std::optional<PhaseBound> least;
+  for (FlowPattern& side : sides) {
+    if (write) {
+      std::reverse(side.stages.begin(), side.stages.end());
+      std::swap(side.sources, side.sinks);
+    }
+    Result<PhaseBound> b = solve(t, side, row);
+    if (!b.ok()) return b;
+    if (b->computed && (!least || b->bound_bytes_per_s < least->bound_bytes_per_s)) least = *b;
+  }
+  return least ? *least : row;
 }
 
 // A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
@@ -243,7 +265,13 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   const std::vector<FlowTerminal> nics = placed != nullptr
                                              ? nic_terminals(t, write ? placed->nic_written : placed->nic_read)
                                              : std::vector<FlowTerminal>{};
-  if (!nics.empty()) return split_at_nics(t, std::move(p), nics, write, std::move(row));
+  if (!nics.empty()) {
+    const std::vector<FlowTerminal> client_nics =
+        nic_terminals(t, write ? placed->client_nic_written : placed->client_nic_read);
+    std::vector<FlowStage> clients_stages = {FlowStage{clients, false, gpu.peer_to_peer}};
+    if (gpu.bounce) clients_stages.push_back(FlowStage{clients, false});
+    return split_at_nics(t, std::move(p), nics, client_nics, clients_stages, write, std::move(row));
+  }
   if (write) {
     std::reverse(p.stages.begin(), p.stages.end());
     std::swap(p.sources, p.sinks);
@@ -394,12 +422,17 @@ TargetBytes target_bytes(const std::map<std::string, double>& counters) {
     for (const auto& [rest, bytes] : counted(counters, op + "target.")) {
       if (std::optional<std::uint32_t> id = small_number(rest)) (write ? out.written : out.read)[*id] += bytes;
     }
-    for (const auto& [rest, bytes] : counted(counters, op + "nic.")) {
-      const std::size_t dot = rest.find('.');
-      if (dot == std::string_view::npos) continue;
-      std::optional<std::uint32_t> node = small_number(rest.substr(0, dot));
-      std::optional<std::uint32_t> nic = small_number(rest.substr(dot + 1));
-      if (node && nic) (write ? out.nic_written : out.nic_read)[{*node, *nic}] += bytes;
+    const std::string client_op = write ? "client.write_bytes." : "client.read_bytes.";
+    for (const bool client : {false, true}) {
+      auto& into =
+          client ? (write ? out.client_nic_written : out.client_nic_read) : (write ? out.nic_written : out.nic_read);
+      for (const auto& [rest, bytes] : counted(counters, (client ? client_op : op) + "nic.")) {
+        const std::size_t dot = rest.find('.');
+        if (dot == std::string_view::npos) continue;
+        std::optional<std::uint32_t> node = small_number(rest.substr(0, dot));
+        std::optional<std::uint32_t> nic = small_number(rest.substr(dot + 1));
+        if (node && nic) into[{*node, *nic}] += bytes;
+      }
     }
   }
   return out;

@@ -60,6 +60,10 @@ struct TargetBytes {
   // And each server NIC's (storage.<op>_bytes.nic.<node>.<nic>), by (node, NIC).
   std::map<std::pair<NodeId, std::uint32_t>, double> nic_written;
   std::map<std::pair<NodeId, std::uint32_t>, double> nic_read;
+  // And each client NIC's (client.<op>_bytes.nic.<node>.<nic>): the bytes of
+  // the chunks that client rail carried.
+  std::map<std::pair<NodeId, std::uint32_t>, double> client_nic_written;
+  std::map<std::pair<NodeId, std::uint32_t>, double> client_nic_read;
 };
 // The per-target counts of a run's counters (others, and malformed or
 // non-positive ones, are skipped).
@@ -73,7 +77,10 @@ TargetBytes target_bytes(const std::map<std::string, double>& counters);
 // With per-NIC counts too, each server NIC carries the share it carried (the
 // server's choice of NIC: NUMA-near ones only, sched::place_targets): the flow
 // splits at the NICs into the servers' side and the network's, and the
-// smaller bound of the two holds.
+// smaller bound of the two holds. With the clients' per-NIC counts as well,
+// each client NIC carries its share too (the client's choice of rail: a
+// thread's NUMA-local NICs first, sched::RailSelector), and the network's side
+// splits again at them into the fabric's and the clients'.
 // Errors: a spec whose placement names nodes or drives the cluster lacks.
 Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const TargetBytes* placed = nullptr);
 

@@ -15,7 +15,7 @@ local P = sl.params{
   first = {"index of the first configuration", 0},
   scale = {"ci: small clusters and files; full: the issue's ranges", "ci"},
   rail_connections = {"BeeGFS connMaxInternodeNum: connections per server per client NIC (auto: 12 at ci, "
-                      .. "at full enough for the chunks in flight)", "auto"},
+                      .. "at full as many as the client's chunks in flight, at least 64)", "auto"},
   max_inflight_chunks = {"chunk requests in flight per client", 1024},
   buffer = {"diagnosis: every configuration's buffer_kind (host, pinned, gpu; drawn: as drawn)", "drawn"},
   threads = {"diagnosis: every configuration's threads per client (a number; drawn: as drawn)", "drawn"},
@@ -140,12 +140,16 @@ local function draw(index)
   -- its phase, and configuration 21 read 0.80 of a bound it reaches, 0.99,
   -- with 16 and 32), and every file over all its stripe targets
   c.chunks_per_file = math.max(128 * 1048576 // sl.size(c.chunk), c.stripe)
-  c.rail_connections = rail_connections or (ci and 12 or
-    math.max(64, math.ceil(c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk)) / (c.servers * c.client.nics))))
   -- The client's chunk requests in flight (sl.fs max_inflight_chunks) hold
   -- every block's chunks at full scale, up to the field's limit (4096).
-  c.max_inflight_chunks = ci and P.max_inflight_chunks or
-    math.min(4096, math.max(P.max_inflight_chunks, c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk))))
+  local block_chunks = c.threads * c.iodepth * (4 * 1048576 // sl.size(c.chunk))
+  c.max_inflight_chunks = ci and P.max_inflight_chunks or math.min(4096, math.max(P.max_inflight_chunks, block_chunks))
+  c.chunks_in_flight = math.min(c.max_inflight_chunks, block_chunks)
+  -- Connections per server per client NIC: BeeGFS's default 12 at ci (a NIC
+  -- that fills hands a chunk to a farther one); at full as many as the
+  -- client's chunks in flight (at least 64), so no NIC ever fills and each
+  -- client NIC's bytes follow the NUMA-local choice alone (see build below).
+  c.rail_connections = rail_connections or (ci and 12 or math.max(64, c.chunks_in_flight))
   return c
 end
 
@@ -169,16 +173,16 @@ local function build(c)
     cluster_fields.spines = c.spines
   end
   -- Tuned for peak as BeeGFS's Client Node Tuning says (connMaxInternodeNum
-  -- raised for parallel requests: at full scale 64, the client's cores on
-  -- the default profile, or as many as a client's chunks in flight spread
-  -- over the servers and its NICs need, so the connection limit never caps
-  -- the window; roofline configuration 84, 2 servers read by one client of
-  -- 8 x 100 Gb/s with 768 chunks in flight, reads 0.74 of its bound with 12
-  -- and 0.98 with 64. A NIC that fills hands the next connection to a
-  -- farther one, so a limit that binds also blurs the client's NUMA-local NIC
-  -- choice: configuration 130 reads 0.96 with 12, 0.84 with 17 and 0.55, the
-  -- choice's ceiling, with 64), and chunks in flight enough for every
-  -- target's queue. Every storage server also serves metadata, as BeeOND
+  -- raised for parallel requests: at full scale as many as a client's chunks
+  -- in flight, so the connection limit never caps the window; roofline configuration 84,
+  -- 2 servers read by one client of 8 x 100 Gb/s with 768 chunks in flight,
+  -- reads 0.74 of its bound with 12 and 0.98 with 64. A NIC that fills hands
+  -- the next connection to a farther one, so a limit that binds also blurs
+  -- the client's NUMA-local NIC choice: configuration 130 reads 0.96 with 12,
+  -- 0.84 with 17 and 0.55, the choice's ceiling, with 64; with no NIC
+  -- filling, each client NIC's bytes follow the choice alone, which the
+  -- summarizer checks before it takes them into the placed bound), and
+  -- chunks in flight enough for every target's queue. Every storage server also serves metadata, as BeeOND
   -- starts both services on every node: the roofline checks the data path,
   -- and one metadata server created each phase's files one after another
   -- (up to 1,024 per phase, at tens of thousands a second), so a point's

@@ -42,6 +42,12 @@ simulator is judged against that placed bound (ratio = rate / placed bound,
 the RESULT line's figures); the rate must stay under the placed bound (the
 equal shares' is not a ceiling where the placement beat them), and
 even_median says how much the placement cost against the equal shares.
+Where the run counted each client NIC's bytes (client.<op>_bytes.nic.<node>.<nic>),
+the placed bound holds those shares too (the clients' choice of rail), so
+the bound is not left to the simulator's choice unchecked: each client's
+bytes per socket must follow the NUMA-local rule (client_rail_misfit below)
+within RAIL_POLICY_TOLERANCE, or the phase is "CLIENT RAILS OFF POLICY",
+counted as unexplained.
 """
 import argparse
 import json
@@ -51,6 +57,7 @@ import sys
 TOLERANCE = 1.005
 FLOOR = 0.9
 PHASES = ("write", "read")
+RAIL_POLICY_TOLERANCE = 0.1  # a socket's share of a client's bytes, relative to the rule's
 
 
 def bad_input(where, why):
@@ -176,6 +183,59 @@ def client_rail_ceiling(p, placed_bound):
     return min(1.0, int(p.get("clients", 1)) * client / placed_bound)
 
 
+def client_rail_misfit(p, counters, phase):
+    """None when every client's bytes per socket follow the NUMA-local
+    choice (or the run did not count them, or the choice does not say:
+    GPU buffers with GDS, a bounce on a socket without NICs, or a NIC may
+    fill); else what is off. A client's T threads each hold one buffer,
+    buffer i on socket i % S (scenarios/runner/workload_run.hpp,
+    core/workloads/buffer_pool.hpp), and a chunk takes a NIC on its buffer's
+    socket first: a socket with NICs carries at least its buffers' share
+    (a socket without NICs hands its threads' bytes to others), exactly it
+    when every socket has NICs. A GPU buffer bounced (GDS off): all on
+    socket 0, its GPU's. That holds while no NIC fills: a NIC whose
+    connections to a server are all busy hands the next chunk to a farther
+    one, so the check needs rail_connections at least the client's chunks
+    in flight (chunks_in_flight; roofline.lua sets it so)."""
+    sockets, nics = int(p.get("client_sockets", 1)), int(p.get("client_nics", 1))
+    gpu = p.get("buffer") == "gpu"
+    if gpu and p.get("gds") != "off":
+        return None
+    in_flight, connections = p.get("chunks_in_flight"), p.get("rail_connections")
+    if not isinstance(in_flight, int) or not isinstance(connections, int) or connections < in_flight:
+        return None
+    socket_of = [i * sockets // nics for i in range(nics)]
+    with_nics = sorted(set(socket_of))
+    if gpu and 0 not in with_nics:
+        return None
+    threads = max(1, int(p.get("threads", 1)))
+    buffers = [sum(1 for i in range(threads) if i % sockets == s) / threads for s in range(sockets)]
+    prefix = f"client.{phase}_bytes.nic."
+    per_node = {}
+    for key, value in (counters or {}).items():
+        if not key.startswith(prefix) or not isinstance(value, (int, float)):
+            continue
+        node, _, nic = key[len(prefix):].partition(".")
+        if not (node.isdigit() and nic.isdigit()) or int(nic) >= nics:
+            return f"{key}: no such NIC of a {nics}-NIC client"
+        shares = per_node.setdefault(int(node), [0.0] * sockets)
+        shares[socket_of[int(nic)]] += value
+    exact = gpu or len(with_nics) == sockets
+    for node, shares in sorted(per_node.items()):
+        total = sum(shares)
+        if total <= 0:
+            continue
+        for s in with_nics:
+            want = (1.0 if s == 0 else 0.0) if gpu else buffers[s]
+            have = shares[s] / total
+            low = have < want * (1 - RAIL_POLICY_TOLERANCE) - 1e-9
+            high = exact and have > want * (1 + RAIL_POLICY_TOLERANCE) + 1e-9
+            if low or high:
+                return (f"node {node} socket {s} carried {have:.3f} of its {phase} bytes, the choice "
+                        + (f"{want:.3f}" if exact else f"at least {want:.3f}"))
+    return None
+
+
 def describe(p):
     s, c = "server_", "client_"
     return (f"{p.get('servers')}x[{p.get(s + 'sockets')}skt {p.get(s + 'switches_per_socket')}sw "
@@ -221,6 +281,7 @@ def main():
                     continue
                 rate = ph["last_bytes_per_s"]
                 placed = ph.get("placed_bound_bytes_per_s") or bound
+                misfit = client_rail_misfit(params, run.get("counters"), ph["phase"])
                 even_ratios.append(rate / bound)
                 ratio = rate / placed
                 ratios.append(ratio)
@@ -232,6 +293,10 @@ def main():
                 if ratio > TOLERANCE:
                     above += 1
                     verdict = "ABOVE BOUND"
+                elif misfit:
+                    unexplained += 1
+                    new_misses += 1
+                    verdict = f"CLIENT RAILS OFF POLICY ({misfit})"
                 elif ratio >= FLOOR:
                     verdict = "ok"
                 else:

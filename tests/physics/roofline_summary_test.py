@@ -9,7 +9,12 @@ logic on hand-made results (tests/physics/roofline_summary.py).
   nothing else: not far above it, not far below it, not for GPU buffers
   with GDS, not where the ceiling does not bind; a ceiling just under the
   bound lowers the floor in proportion;
-- a point the run-time cap held below saturation says so and still counts.
+- a point the run-time cap held below saturation says so and still counts;
+- client_rail_misfit: each client's counted bytes per socket against the
+  NUMA-local rule (a third per socket of 3; a bounced GPU buffer's on socket
+  0; at least a quarter on each of 2 sockets with NICs of 4; 8 threads'
+  buffers on 3 sockets as 3, 3, 2; not where a NIC may fill), and a point
+  whose rails are off the rule fails whatever its ratio.
 Exit 0 when every check holds, 1 with the failed ones printed.
 """
 import json
@@ -36,7 +41,8 @@ NIC_50G = 50e9 / 8 * rs.NETWORK_PAYLOAD_SHARE  # a 50 Gb/s port's payload, below
 
 def client(**over):
     p = {"client_sockets": 3, "client_nics": 8, "client_nic_gbps": 50, "client_pcie_gen": 4,
-         "client_switches_per_socket": 3, "clients": 2, "buffer": "host", "gds": "off"}
+         "client_switches_per_socket": 3, "clients": 2, "buffer": "host", "gds": "off",
+         "threads": 12, "chunks_in_flight": 96, "rail_connections": 96}
     p.update(over)
     return p
 
@@ -109,6 +115,46 @@ with tempfile.TemporaryDirectory() as tmp:
                          capture_output=True, text=True)
 check("a placement that beat the equal shares is judged by its placed bound",
       out.returncode == 0 and "ABOVE BOUND" not in out.stdout and "unexplained=0" in out.stdout)
+
+# The clients' rails as counted (client.<op>_bytes.nic.<node>.<nic>) against
+# the NUMA-local rule: 3 sockets with 8 NICs (3, 3, 2): each socket a third.
+def rails(per_nic, phase="read", node=5):
+    return {f"client.{phase}_bytes.nic.{node}.{i}": b for i, b in enumerate(per_nic)}
+
+
+thirds = rails([1, 1, 1, 1, 1, 1, 1.5, 1.5])  # sockets 0, 1: 3 NICs of 1; socket 2: 2 of 1.5
+check("a third per socket follows the rule", rs.client_rail_misfit(client(), thirds, "read") is None)
+check("counts of the other phase are not this one's", rs.client_rail_misfit(client(), thirds, "write") is None)
+check("an even split over the 8 NICs is off (socket 0 carries 3/8)",
+      "node 5 socket 0 carried 0.375" in (rs.client_rail_misfit(client(), rails([1] * 8), "read") or ""))
+check("a bounced GPU buffer's bytes all on socket 0 follow the rule",
+      rs.client_rail_misfit(client(buffer="gpu"), rails([1, 1, 1, 0, 0, 0, 0, 0]), "read") is None)
+check("some of them on socket 1 are off",
+      rs.client_rail_misfit(client(buffer="gpu"), rails([1, 1, 1, 1, 0, 0, 0, 0]), "read") is not None)
+check("GPU buffers with GDS are not checked",
+      rs.client_rail_misfit(client(buffer="gpu", gds="on"), rails([1] * 8), "read") is None)
+# 4 sockets, 2 NICs (sockets 0 and 2): each carries at least a quarter, the
+# NIC-less sockets' threads go wherever.
+check("a socket without NICs hands its threads' bytes on",
+      rs.client_rail_misfit(client(client_sockets=4, client_nics=2), rails([3, 1]), "read") is None)
+check("but a socket with NICs carries at least its own threads' share",
+      rs.client_rail_misfit(client(client_sockets=4, client_nics=2), rails([9, 1]), "read") is not None)
+check("8 threads on 3 sockets hold their buffers as 3, 3, 2",
+      rs.client_rail_misfit(client(threads=8), rails([1, 1, 1, 1, 1, 1, 1, 1]), "read") is None)
+check("where a NIC may fill (12 connections, 96 chunks in flight) the choice is not checked",
+      rs.client_rail_misfit(client(rail_connections=12), rails([1] * 8), "read") is None)
+check("a NIC the client does not have is named",
+      "no such NIC" in (rs.client_rail_misfit(client(), rails([1] * 9), "read") or ""))
+off = dict(run, counters=rails([1] * 8),
+           phases=[dict(run["phases"][0], last_bytes_per_s=0.95 * bound)])
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "results.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"runs": [off]}, f)
+    out = subprocess.run([sys.executable, os.path.join(HERE, "roofline_summary.py"), path],
+                         capture_output=True, text=True)
+check("a point whose clients' rails are off the rule fails, whatever its ratio",
+      out.returncode == 1 and "CLIENT RAILS OFF POLICY" in out.stdout and "unexplained=1" in out.stdout)
 
 print("roofline summary: " + ("ok" if not failures else f"{len(failures)} failed"))
 sys.exit(1 if failures else 0)
