@@ -16,7 +16,9 @@
 //   return an OpId at once and never block. Their completion arrives later as a
 //   Completion event carrying the same OpId, *after* the current handler has
 //   returned, even if the operation finished instantly. Every started operation
-//   completes exactly once (success or an error Status); none is lost.
+//   completes exactly once (success or an error Status); none is lost. A
+//   service may leave a compute out where compute_charges_time() is false
+//   (OpTable::after_compute): there is then no operation and no completion.
 // - send() is fire-and-forget: a message may be delayed, lost or duplicated by
 //   the world (TestEnv fault controls, a dead peer). Services protect themselves
 //   with request ids, timeouts and retries; the Env reports only errors it can
@@ -204,6 +206,10 @@ class Env {
   virtual OpId transfer(const TransferSpec& spec) = 0;
   virtual OpId storage_io(const StorageIoSpec& spec) = 0;
   virtual OpId compute(CostKind kind, std::uint64_t units) = 0;
+  // Whether compute() charges time of this world's own (SimEnv, TestEnv: the
+  // cost model's) or stands for work the caller already did (HwEnv: false).
+  // Where false, a service may leave the call out (OpTable::after_compute).
+  virtual bool compute_charges_time() const { return true; }
   virtual OpId timer(TimeNs delay_ns) = 0;
 
   // Memory operations on this node. checksum completes with crc32c of the

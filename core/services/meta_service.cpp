@@ -351,7 +351,7 @@ void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply rep
     return;
   }
   if (auto* m = std::get_if<proto::DirTimes>(&message)) {
-    ops_.expect(env_.compute(CostKind::meta_stat, units_.stat), [this, m = *m, reply](Completion&) {
+    ops_.after_compute(env_, CostKind::meta_stat, units_.stat, [this, m = *m, reply](Completion&) {
       Result<proto::InodeDesc> record = dir_times_here(m);
       reply(stored_reply(m.request_id, record.status(), record.ok() ? *record : proto::InodeDesc{}));
     });
@@ -470,8 +470,8 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
   if (store_->get_entry(parent, name_).ok()) {
     return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
   }
-  ops_.expect(
-      env_.compute(CostKind::meta_mkdir, units_.mkdir), [this, m, parent, name_, parent_placement, reply](Completion&) {
+  ops_.after_compute(
+      env_, CostKind::meta_mkdir, units_.mkdir, [this, m, parent, name_, parent_placement, reply](Completion&) {
         Result<DirPlacement> placement = place_new_directory(parent_placement, m.path, config_.ns, env_.rng());
         if (!placement.ok()) return reply(inode_reply(m.request_id, placement.status()));
         Result<FileId> id = allocate_file_id();
@@ -554,7 +554,7 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
   if (store_->get_entry(parent, name_).ok()) {
     return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
   }
-  ops_.expect(env_.compute(CostKind::meta_create, units_.create), [this, m, parent, name_, reply](Completion&) {
+  ops_.after_compute(env_, CostKind::meta_create, units_.create, [this, m, parent, name_, reply](Completion&) {
     // A concurrent create of the same name may have won while we computed.
     if (store_->get_entry(parent, name_).ok()) {
       return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
@@ -620,7 +620,7 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
 void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, std::uint32_t units, Reply reply) {
   const std::string path(path_in);
   if (Status s = validate_path(path); !s.ok()) return reply(inode_reply(rid, s));
-  ops_.expect(env_.compute(cost, units), [this, path, rid, reply](Completion&) {
+  ops_.after_compute(env_, cost, units, [this, path, rid, reply](Completion&) {
     if (path == "/") {
       Result<proto::InodeDesc> root = store_->get_dir("/");
       if (!root.ok()) return reply(inode_reply(rid, root.status()));
@@ -662,30 +662,30 @@ void MetaService::do_readdir(const proto::Readdir& m, Reply reply) {
   const std::uint32_t max = std::clamp<std::uint32_t>(m.max_entries, 1, config_.readdir_page_max_entries);
   MetaListPage page = store_->list(m.path, m.cookie, max);
   const std::uint64_t listed = std::max<std::size_t>(page.entries.size(), 1);
-  ops_.expect(env_.compute(CostKind::meta_readdir_entry, units_.readdir_entry * listed),
-              [this, m, page = std::move(page), reply](Completion&) {
-                proto::ReaddirReply r;
-                r.request_id = m.request_id;
-                r.eof = page.eof;
-                r.next_cookie = page.next_cookie;
-                r.entries.reserve(page.entries.size());
-                for (const auto& [entry_name, inode] : page.entries) {
-                  proto::DirEntryDesc e;
-                  e.name = entry_name;
-                  e.type = inode.type;
-                  e.file_id = inode.file_id;
-                  if (m.with_attrs) {
-                    const Result<proto::InodeDesc> named = resolve(inode);  // a hard link's are its record's
-                    const proto::InodeDesc& a = named.ok() ? *named : inode;
-                    e.size_bytes = a.size_bytes;
-                    r.attrs.push_back(proto::EntryAttrs{a.mode, a.uid, a.gid, a.nlink, a.mtime_ns, a.atime_ns,
-                                                        a.ctime_ns, a.rdev, a.stripe.chunk_bytes});
-                  }
-                  r.entries.push_back(std::move(e));
-                }
-                env_.metrics().count("meta.readdir_entries", static_cast<double>(r.entries.size()));
-                reply(std::move(r));
-              });
+  ops_.after_compute(env_, CostKind::meta_readdir_entry, units_.readdir_entry * listed,
+                     [this, m, page = std::move(page), reply](Completion&) {
+                       proto::ReaddirReply r;
+                       r.request_id = m.request_id;
+                       r.eof = page.eof;
+                       r.next_cookie = page.next_cookie;
+                       r.entries.reserve(page.entries.size());
+                       for (const auto& [entry_name, inode] : page.entries) {
+                         proto::DirEntryDesc e;
+                         e.name = entry_name;
+                         e.type = inode.type;
+                         e.file_id = inode.file_id;
+                         if (m.with_attrs) {
+                           const Result<proto::InodeDesc> named = resolve(inode);  // a hard link's are its record's
+                           const proto::InodeDesc& a = named.ok() ? *named : inode;
+                           e.size_bytes = a.size_bytes;
+                           r.attrs.push_back(proto::EntryAttrs{a.mode, a.uid, a.gid, a.nlink, a.mtime_ns, a.atime_ns,
+                                                               a.ctime_ns, a.rdev, a.stripe.chunk_bytes});
+                         }
+                         r.entries.push_back(std::move(e));
+                       }
+                       env_.metrics().count("meta.readdir_entries", static_cast<double>(r.entries.size()));
+                       reply(std::move(r));
+                     });
 }
 
 void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
@@ -693,7 +693,7 @@ void MetaService::do_unlink(const proto::Unlink& m, Reply reply) {
   if (!split.ok()) return reply(ack(m.request_id, split.status()));
   const std::string parent(split->parent), name_(split->name);
   if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(ack(m.request_id, s));
-  ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, m, parent, name_, reply](Completion&) {
+  ops_.after_compute(env_, CostKind::meta_unlink, units_.unlink, [this, m, parent, name_, reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
     if (!entry.ok()) return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
     if (entry->type == proto::InodeType::dir) {
@@ -797,7 +797,7 @@ void MetaService::do_rmdir(const proto::Rmdir& m, Reply reply) {
   };
   const bool need_maps = std::any_of(hosts.begin(), hosts.end(),
                                      [this](ShardId s) { return s != config_.shard && !shard_endpoint(s).valid(); });
-  ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, need_maps, go](Completion&) {
+  ops_.after_compute(env_, CostKind::meta_unlink, units_.unlink, [this, need_maps, go](Completion&) {
     if (need_maps) {
       fetch_maps(go);
     } else {
@@ -823,41 +823,42 @@ Result<MetaService::TwoNames> MetaService::two_names(const std::string& from, co
 void MetaService::do_rename(const proto::Rename& m, Reply reply) {
   Result<TwoNames> names = two_names(m.from, m.to, "rename across metadata shards is not supported");
   if (!names.ok()) return reply(ack(m.request_id, names.status()));
-  ops_.expect(env_.compute(CostKind::meta_rename, units_.rename),
-              [this, m, n = std::move(names).value(), reply](Completion&) {
-                Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
-                if (!entry.ok())
-                  return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
-                if (entry->type == proto::InodeType::dir) return rename_dir(m, n, reply);
-                Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
-                if (existing.ok()) {
-                  if (existing->type == proto::InodeType::dir) {
-                    return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
-                  }
-                  // POSIX: two names of one inode stay as they are.
-                  if (existing->file_id == entry->file_id) return reply(ack(m.request_id, ok_status()));
-                }
-                // The moved inode's ctime changes (as Linux file systems set it); a linked one's in its record.
-                proto::InodeDesc moved = *entry;
-                Status s = ok_status();
-                if (is_linked(*entry)) {
-                  Result<proto::InodeDesc> record = resolve(*entry);
-                  s = record.status();
-                  if (s.ok()) {
-                    changed(*record);
-                    s = put_inode(n.from_parent, n.from_name, *entry, *record);
-                  }
-                } else {
-                  changed(moved);
-                }
-                if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, moved);
-                if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
-                if (s.ok() && existing.ok()) s = drop_name(*existing, m.keep_open);  // POSIX rename replaces the target
-                if (s.ok()) s = touch_dir(n.from_parent);
-                if (s.ok() && n.to_parent != n.from_parent) s = touch_dir(n.to_parent);
-                if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
-                reply(ack(m.request_id, s));
-              });
+  ops_.after_compute(env_, CostKind::meta_rename, units_.rename,
+                     [this, m, n = std::move(names).value(), reply](Completion&) {
+                       Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
+                       if (!entry.ok())
+                         return reply(ack(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
+                       if (entry->type == proto::InodeType::dir) return rename_dir(m, n, reply);
+                       Result<proto::InodeDesc> existing = store_->get_entry(n.to_parent, n.to_name);
+                       if (existing.ok()) {
+                         if (existing->type == proto::InodeType::dir) {
+                           return reply(ack(m.request_id, error(StatusCode::is_a_directory, m.to + " is a directory")));
+                         }
+                         // POSIX: two names of one inode stay as they are.
+                         if (existing->file_id == entry->file_id) return reply(ack(m.request_id, ok_status()));
+                       }
+                       // The moved inode's ctime changes (as Linux file systems set it); a linked one's in its record.
+                       proto::InodeDesc moved = *entry;
+                       Status s = ok_status();
+                       if (is_linked(*entry)) {
+                         Result<proto::InodeDesc> record = resolve(*entry);
+                         s = record.status();
+                         if (s.ok()) {
+                           changed(*record);
+                           s = put_inode(n.from_parent, n.from_name, *entry, *record);
+                         }
+                       } else {
+                         changed(moved);
+                       }
+                       if (s.ok()) s = store_->put_entry(n.to_parent, n.to_name, moved);
+                       if (s.ok()) s = store_->remove_entry(n.from_parent, n.from_name);
+                       if (s.ok() && existing.ok())
+                         s = drop_name(*existing, m.keep_open);  // POSIX rename replaces the target
+                       if (s.ok()) s = touch_dir(n.from_parent);
+                       if (s.ok() && n.to_parent != n.from_parent) s = touch_dir(n.to_parent);
+                       if (s.ok()) env_.metrics().count("meta.rename_ops", 1);
+                       reply(ack(m.request_id, s));
+                     });
 }
 
 void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
@@ -865,7 +866,7 @@ void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
   if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
   const std::string parent(split->parent), name_(split->name);
   if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
-  ops_.expect(env_.compute(CostKind::meta_setattr, units_.setattr), [this, m, parent, name_, reply](Completion&) {
+  ops_.after_compute(env_, CostKind::meta_setattr, units_.setattr, [this, m, parent, name_, reply](Completion&) {
     Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
     if (!entry.ok()) return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
     Result<proto::InodeDesc> resolved = resolve(*entry);
@@ -974,23 +975,23 @@ void MetaService::put_new_inode(RequestId rid, const std::string& path, std::str
   // Filled now (the request's fields), stored after the create's cost.
   proto::InodeDesc made;
   fill(made);
-  ops_.expect(env_.compute(CostKind::meta_create, units_.create),
-              [this, rid, path, parent, name_, metric, made, reply](Completion&) {
-                if (store_->get_entry(parent, name_).ok()) {
-                  return reply(inode_reply(rid, error(StatusCode::already_exists, path + " exists")));
-                }
-                Result<FileId> id = allocate_file_id();
-                if (!id.ok()) return reply(inode_reply(rid, id.status()));
-                proto::InodeDesc inode = new_inode(*id, made.type, made.mode, made.uid, made.gid);
-                inode.size_bytes = made.size_bytes;
-                inode.symlink_target = made.symlink_target;
-                inode.rdev = made.rdev;
-                inode.owner_shard = config_.shard;
-                Status s = store_->put_entry(parent, name_, inode);
-                if (s.ok()) s = touch_dir(parent);
-                if (s.ok()) env_.metrics().count(metric, 1);
-                reply(stored_reply(rid, s, inode));
-              });
+  ops_.after_compute(env_, CostKind::meta_create, units_.create,
+                     [this, rid, path, parent, name_, metric, made, reply](Completion&) {
+                       if (store_->get_entry(parent, name_).ok()) {
+                         return reply(inode_reply(rid, error(StatusCode::already_exists, path + " exists")));
+                       }
+                       Result<FileId> id = allocate_file_id();
+                       if (!id.ok()) return reply(inode_reply(rid, id.status()));
+                       proto::InodeDesc inode = new_inode(*id, made.type, made.mode, made.uid, made.gid);
+                       inode.size_bytes = made.size_bytes;
+                       inode.symlink_target = made.symlink_target;
+                       inode.rdev = made.rdev;
+                       inode.owner_shard = config_.shard;
+                       Status s = store_->put_entry(parent, name_, inode);
+                       if (s.ok()) s = touch_dir(parent);
+                       if (s.ok()) env_.metrics().count(metric, 1);
+                       reply(stored_reply(rid, s, inode));
+                     });
 }
 
 void MetaService::do_link(const proto::Link& m, Reply reply) {
@@ -998,8 +999,8 @@ void MetaService::do_link(const proto::Link& m, Reply reply) {
                                      "hard link " + m.to + " of " + m.from + ": both names must be on metadata shard " +
                                          std::to_string(config_.shard) + " (links across shards are not supported)");
   if (!names.ok()) return reply(inode_reply(m.request_id, names.status()));
-  ops_.expect(
-      env_.compute(CostKind::meta_create, units_.create), [this, m, n = std::move(names).value(), reply](Completion&) {
+  ops_.after_compute(
+      env_, CostKind::meta_create, units_.create, [this, m, n = std::move(names).value(), reply](Completion&) {
         Result<proto::InodeDesc> entry = store_->get_entry(n.from_parent, n.from_name);
         if (!entry.ok())
           return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.from)));
@@ -1082,7 +1083,7 @@ Status MetaService::drop_inode(const proto::InodeDesc& inode, bool keep_open) {
 }
 
 void MetaService::do_release_orphan(const proto::ReleaseOrphan& m, Reply reply) {
-  ops_.expect(env_.compute(CostKind::meta_unlink, units_.unlink), [this, m, reply](Completion&) {
+  ops_.after_compute(env_, CostKind::meta_unlink, units_.unlink, [this, m, reply](Completion&) {
     const std::string key = std::to_string(m.file_id);
     Result<proto::InodeDesc> orphan = store_->get_entry(k_orphans_dir, key);
     if (!orphan.ok()) {
@@ -1263,22 +1264,22 @@ void MetaService::do_xattr(const proto::Xattr& m, Reply reply) {
     name_ = std::string(split->name);
     if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return answer(s, {});
   }
-  ops_.expect(env_.compute(reads ? CostKind::meta_stat : CostKind::meta_setattr, reads ? units_.stat : units_.setattr),
-              [this, m, parent, name_, answer](Completion&) {
-                // The root directory's attributes are in its record; any other inode's where resolve finds it.
-                const bool root = m.path == "/";
-                Result<proto::InodeDesc> entry = root ? store_->get_dir("/") : store_->get_entry(parent, name_);
-                if (!entry.ok()) return answer(error(StatusCode::not_found, "no such file: " + m.path), {});
-                Result<proto::InodeDesc> inode = resolve(*entry);
-                if (!inode.ok()) return answer(inode.status(), {});
-                proto::XattrReply r;
-                Result<bool> applied = apply_xattr(m, *inode, r);
-                if (!applied.ok() || !*applied) return answer(applied.status(), std::move(r));
-                changed(*inode);
-                const Status s = root ? store_->put_dir("/", *inode) : put_inode(parent, name_, *entry, *inode);
-                if (s.ok()) env_.metrics().count("meta.xattr_changes", 1);
-                answer(s, std::move(r));
-              });
+  ops_.after_compute(env_, reads ? CostKind::meta_stat : CostKind::meta_setattr, reads ? units_.stat : units_.setattr,
+                     [this, m, parent, name_, answer](Completion&) {
+                       // The root directory's attributes are in its record; any other inode's where resolve finds it.
+                       const bool root = m.path == "/";
+                       Result<proto::InodeDesc> entry = root ? store_->get_dir("/") : store_->get_entry(parent, name_);
+                       if (!entry.ok()) return answer(error(StatusCode::not_found, "no such file: " + m.path), {});
+                       Result<proto::InodeDesc> inode = resolve(*entry);
+                       if (!inode.ok()) return answer(inode.status(), {});
+                       proto::XattrReply r;
+                       Result<bool> applied = apply_xattr(m, *inode, r);
+                       if (!applied.ok() || !*applied) return answer(applied.status(), std::move(r));
+                       changed(*inode);
+                       const Status s = root ? store_->put_dir("/", *inode) : put_inode(parent, name_, *entry, *inode);
+                       if (s.ok()) env_.metrics().count("meta.xattr_changes", 1);
+                       answer(s, std::move(r));
+                     });
 }
 
 Result<std::vector<std::string>> MetaService::subtree_here(const std::string& top, std::uint64_t& entries) const {
@@ -1356,8 +1357,8 @@ void MetaService::rename_dir(const proto::Rename& m, const TwoNames& n, Reply re
   if (Status s = check_dir_rename(m, entries, dirs->size()); !s.ok()) return reply(ack(rid, s));
   // Metadata is keyed by path here: every entry under the directory moves
   // (BeeGFS and Lustre key by id and move one dentry), one rename's units each.
-  ops_.expect(env_.compute(CostKind::meta_rename, std::uint64_t{units_.rename} * entries),
-              [this, m, n, reply](Completion&) { reply(ack(m.request_id, move_dir(m, n))); });
+  ops_.after_compute(env_, CostKind::meta_rename, std::uint64_t{units_.rename} * entries,
+                     [this, m, n, reply](Completion&) { reply(ack(m.request_id, move_dir(m, n))); });
 }
 
 Status MetaService::move_dir(const proto::Rename& m, const TwoNames& n) {

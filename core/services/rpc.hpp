@@ -25,6 +25,17 @@ class OpTable {
  public:
   using Callback = std::function<void(Completion&)>;
   void expect(OpId op, Callback callback) { pending_.emplace(op, std::move(callback)); }
+  // Runs `callback` once `units` of `kind` are charged: through env.compute
+  // and its completion where compute takes time (SimEnv, TestEnv), at once
+  // where it stands for work already done (Env::compute_charges_time false:
+  // HwEnv), which saves a request handler the completion's loop turn. Not
+  // for a loop that charges compute each turn with no other yield: run at
+  // once, it would recurse.
+  void after_compute(Env& env, CostKind kind, std::uint64_t units, Callback callback) {
+    if (env.compute_charges_time()) return expect(env.compute(kind, units), std::move(callback));
+    Completion done{};
+    callback(done);
+  }
   // Runs and forgets the callback of c.op; false if the op is not ours.
   bool dispatch(Completion& c);
   std::size_t pending() const { return pending_.size(); }

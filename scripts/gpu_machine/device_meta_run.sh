@@ -10,6 +10,11 @@
 #                                        [".carry/bench_meta", ".carry/sockperf"])
 #       runs bench_meta with META_REPEATS (default 3) repeats; its output in
 #       $OUT/bench_meta.txt (default ./out/device_meta).
+#   META_BASE=PATH with --pack: also packs PATH (a bench_meta built from
+#       another commit, the baseline) into .carry/bench_meta_base; there,
+#       when it is carried, the baseline and this build run in turn, one
+#       repeat-set each, META_ROUNDS times (default 2), into $OUT/bench_meta.txt,
+#       so their RESULT lines come from the same machine at the same time.
 #   META_PERF=1 (carry also ".carry/perf"): bench_meta runs under perf record
 #       (perf carried from here by --pack, bench_meta with its symbols), and
 #       $OUT/p7_perf.txt says where the CPU went: by thread, then the
@@ -23,6 +28,10 @@ source "$ROOT/scripts/gpu_machine/carry_lib.sh"
 if [ "${1:-}" = "--pack" ]; then
   CARRY_SYMBOLS=1 carry_binary "${BUILD:-$ROOT/build}/tests/bench_meta" "$ROOT/.carry/bench_meta" || exit 1
   carry_binary "$(command -v sockperf)" "$ROOT/.carry/sockperf" || exit 1
+  if [ -n "${META_BASE:-}" ]; then
+    mkdir -p "$ROOT/.carry/bench_meta_base" && cp "$META_BASE" "$ROOT/.carry/bench_meta_base/bench_meta_base" &&
+      strip "$ROOT/.carry/bench_meta_base/bench_meta_base" || exit 1
+  fi
   if command -v perf > /dev/null; then carry_binary "$(command -v perf)" "$ROOT/.carry/perf" || exit 1; fi
   exit 0
 fi
@@ -39,8 +48,20 @@ fi
 {
   echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(uname -sr);" \
     "$(date -u +%Y-%m-%dT%H:%MZ)"
-  SLUICE_BENCH_DIR=/var/tmp timeout 540 "${perf_cmd[@]}" bench_meta "${META_REPEATS:-3}"
-  echo "bench_meta exit $?"
+  if [ -x "$ROOT/.carry/bench_meta_base/bench_meta_base" ] && [ "${META_PERF:-0}" != 1 ]; then
+    # The baseline links the same libraries as this build (use_carried above).
+    for round in $(seq "${META_ROUNDS:-2}"); do
+      for which in base new; do
+        binary=bench_meta
+        [ "$which" = base ] && binary=$ROOT/.carry/bench_meta_base/bench_meta_base
+        echo "== round $round: $which"
+        SLUICE_BENCH_DIR=/var/tmp timeout 270 "$binary" "${META_REPEATS:-3}" | grep -E "^RESULT|^median"
+      done
+    done
+  else
+    SLUICE_BENCH_DIR=/var/tmp timeout 540 "${perf_cmd[@]}" bench_meta "${META_REPEATS:-3}"
+    echo "bench_meta exit $?"
+  fi
 } 2>&1 | tee "$OUT/bench_meta.txt"
 if [ "${META_PERF:-0}" = 1 ]; then
   {
