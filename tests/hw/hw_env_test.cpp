@@ -13,6 +13,7 @@
 
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
+#include "core/services/rpc.hpp"
 #include "hw/hw_world.hpp"
 
 namespace sluice::hw {
@@ -144,6 +145,25 @@ TEST_F(HwEnvTest, CompletionsArriveAfterTheHandlerThatStartedThem) {
   EXPECT_TRUE(await(world, probe, op).status.ok());
   EXPECT_EQ(seen_during_start, 0u);
   EXPECT_EQ(world.endpoint_of(probe).node, 1u);
+}
+
+// HwEnv charges no time for compute (the real work already happened), so a
+// service may leave it out: OpTable::after_compute runs the continuation in
+// the handler itself, with no operation and no completion (a metadata
+// server's stat is then one loop item, not two).
+TEST_F(HwEnvTest, AfterComputeGoesOnInTheHandlerWithNoCompletion) {
+  HwWorld world(config());
+  OpTable ops;
+  bool ran_in_start = false;
+  auto& probe = world.add_service<ProbeService>(1, [&](Env& env) {
+    EXPECT_FALSE(env.compute_charges_time());
+    ops.after_compute(env, CostKind::meta_stat, 1, [&](Completion& c) { ran_in_start = c.status.ok(); });
+  });
+  ASSERT_TRUE(world.start().ok());
+  world.call(probe, [] {});  // start() has run
+  EXPECT_TRUE(ran_in_start);
+  EXPECT_EQ(ops.pending(), 0u);
+  EXPECT_TRUE(world.call(probe, [&] { return probe.completions.empty(); }));
 }
 
 TEST_F(HwEnvTest, MemoryOperationsWorkOnRealBytes) {

@@ -231,5 +231,44 @@ TEST(RpcClient, RetriedCallsAreNotRoundTripSamples) {
   EXPECT_EQ(world.counter("rpc.retries"), 5.0);
 }
 
+// OpTable::after_compute where the world charges compute time (TestEnv's
+// table): the continuation waits for the compute's completion, after the
+// handler that started it, at the charged time (HwEnv's case, at once with
+// no completion, is HwEnvTest.AfterComputeGoesOnInTheHandlerWithNoCompletion).
+class Charger final : public Service {
+ public:
+  explicit Charger(Env& env) : env_(env) {}
+  void start() override {
+    ops_.after_compute(env_, CostKind::meta_create, 3, [this](Completion& c) {
+      ran_at = env_.now();
+      ok = c.status.ok();
+    });
+    ran_in_start = ran_at >= 0;
+    pending_in_start = ops_.pending();
+  }
+  void on_event(Event& event) override {
+    if (auto* c = std::get_if<Completion>(&event)) ops_.dispatch(*c);
+  }
+  std::string name() const override { return "charger"; }
+  TimeNs ran_at = -1;
+  bool ok = false, ran_in_start = false;
+  std::size_t pending_in_start = 0;
+
+ private:
+  Env& env_;
+  OpTable ops_;
+};
+
+TEST(OpTable, AfterComputeWaitsForTheChargedComputeWhereTheWorldChargesTime) {
+  TestWorld world;
+  auto& charger = world.add_service<Charger>(0);
+  world.start();
+  world.run_until_idle();
+  EXPECT_FALSE(charger.ran_in_start);
+  EXPECT_EQ(charger.pending_in_start, 1u);
+  EXPECT_TRUE(charger.ok);
+  EXPECT_GE(charger.ran_at, 0);
+}
+
 }  // namespace
 }  // namespace sluice
