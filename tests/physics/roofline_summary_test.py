@@ -87,17 +87,22 @@ check("0.87 against a 0.95 ceiling is the NUMA-local choice",
 check("0.84 against a 0.95 ceiling is not (below 0.9 of it)",
       rs.explained_by(entries, "read", {**client(), **near_derived}, 0.84) is None)
 
+def summarize(runs, *flags):
+    """The summarizer run on a results file holding `runs`: its completed process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "results.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"runs": runs}, f)
+        return subprocess.run([sys.executable, os.path.join(HERE, "roofline_summary.py"), *flags, path],
+                              capture_output=True, text=True)
+
+
 # The whole summarizer on a results file: a capped point says it is below saturation.
 run = {"ok": True, "params": {k: str(v) for k, v in client(seed=1, index=7, servers=4, threads=4,
                                                             iodepth=2, saturating_blocks=23).items()},
        "phases": [{"phase": "read", "last_bytes_per_s": 0.5 * bound, "bound_bytes_per_s": bound,
                    "placed_bound_bytes_per_s": bound, "binding_resource": "nic port: node4/nic0->switch"}]}
-with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "results.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"runs": [run]}, f)
-    out = subprocess.run([sys.executable, os.path.join(HERE, "roofline_summary.py"), "--expected",
-                          os.path.join(HERE, "roofline_expected.json"), path], capture_output=True, text=True)
+out = summarize([run], "--expected", os.path.join(HERE, "roofline_expected.json"))
 check("a miss below its ceiling's floor fails the summary", out.returncode == 1)
 check("the capped point says so", "below saturation: 8 of 23 blocks in flight per client" in out.stdout)
 check("and is counted", "unexplained=1" in out.stdout)
@@ -107,12 +112,7 @@ check("and is counted", "unexplained=1" in out.stdout)
 beat = {"ok": True, "params": run["params"],
         "phases": [{"phase": "read", "last_bytes_per_s": 1.0 * bound, "bound_bytes_per_s": 0.99 * bound,
                     "placed_bound_bytes_per_s": 1.01 * bound, "binding_resource": "fabric: leaf0->spine0"}]}
-with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "results.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"runs": [beat]}, f)
-    out = subprocess.run([sys.executable, os.path.join(HERE, "roofline_summary.py"), path],
-                         capture_output=True, text=True)
+out = summarize([beat])
 check("a placement that beat the equal shares is judged by its placed bound",
       out.returncode == 0 and "ABOVE BOUND" not in out.stdout and "unexplained=0" in out.stdout)
 
@@ -147,12 +147,7 @@ check("a NIC the client does not have is named",
       "no such NIC" in (rs.client_rail_misfit(client(), rails([1] * 9), "read") or ""))
 off = dict(run, counters=rails([1] * 8),
            phases=[dict(run["phases"][0], last_bytes_per_s=0.95 * bound)])
-with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "results.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"runs": [off]}, f)
-    out = subprocess.run([sys.executable, os.path.join(HERE, "roofline_summary.py"), path],
-                         capture_output=True, text=True)
+out = summarize([off])
 check("a point whose clients' rails are off the rule fails, whatever its ratio",
       out.returncode == 1 and "CLIENT RAILS OFF POLICY" in out.stdout and "unexplained=1" in out.stdout)
 
