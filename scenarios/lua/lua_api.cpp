@@ -220,7 +220,8 @@ std::vector<LuaFunctionDoc> running_function_docs() {
        "latency_us_p50, latency_us_p99, bound_bytes_per_s, binding_resource, placed_bound_bytes_per_s, "
        "placed_binding_resource, extra}; bound_bytes_per_s is the hardware's ceiling of the phase (NaN: none; "
        "binding_resource says what binds, or why there is none), placed_bound_bytes_per_s the same with this run's "
-       "placement of bytes over targets and server NICs; index numbers the script's runs 1, 2, ... in the order "
+       "placement of bytes over targets, server NICs and client NICs; index numbers the script's runs 1, 2, ... in the "
+       "order "
        "made"},
       {"sl.peak{run = {fields}, axis =, phase =, max_steps =}", "table",
        "the peak of one point (fields: sl.peak): its concurrency axis doubled per step from the workload's value "
