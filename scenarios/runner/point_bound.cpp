@@ -413,6 +413,18 @@ std::map<std::string_view, double> counted(const std::map<std::string, double>& 
   return out;
 }
 
+// Adds each <prefix><node>.<nic> counter to into[{node, nic}].
+void add_nic_counts(const std::map<std::string, double>& counters, const std::string& prefix,
+                    std::map<std::pair<NodeId, std::uint32_t>, double>& into) {
+  for (const auto& [rest, bytes] : counted(counters, prefix)) {
+    const std::size_t dot = rest.find('.');
+    if (dot == std::string_view::npos) continue;
+    std::optional<std::uint32_t> node = small_number(rest.substr(0, dot));
+    std::optional<std::uint32_t> nic = small_number(rest.substr(dot + 1));
+    if (node && nic) into[{*node, *nic}] += bytes;
+  }
+}
+
 }  // namespace
 
 TargetBytes target_bytes(const std::map<std::string, double>& counters) {
@@ -422,18 +434,9 @@ TargetBytes target_bytes(const std::map<std::string, double>& counters) {
     for (const auto& [rest, bytes] : counted(counters, op + "target.")) {
       if (std::optional<std::uint32_t> id = small_number(rest)) (write ? out.written : out.read)[*id] += bytes;
     }
-    const std::string client_op = write ? "client.write_bytes." : "client.read_bytes.";
-    for (const bool client : {false, true}) {
-      auto& into =
-          client ? (write ? out.client_nic_written : out.client_nic_read) : (write ? out.nic_written : out.nic_read);
-      for (const auto& [rest, bytes] : counted(counters, (client ? client_op : op) + "nic.")) {
-        const std::size_t dot = rest.find('.');
-        if (dot == std::string_view::npos) continue;
-        std::optional<std::uint32_t> node = small_number(rest.substr(0, dot));
-        std::optional<std::uint32_t> nic = small_number(rest.substr(dot + 1));
-        if (node && nic) into[{*node, *nic}] += bytes;
-      }
-    }
+    add_nic_counts(counters, op + "nic.", write ? out.nic_written : out.nic_read);
+    add_nic_counts(counters, std::string(write ? "client.write_bytes." : "client.read_bytes.") + "nic.",
+                   write ? out.client_nic_written : out.client_nic_read);
   }
   return out;
 }
