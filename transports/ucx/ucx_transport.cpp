@@ -1,0 +1,640 @@
+// The UCX transport: set-up, the public calls, peers and completion
+// (ucx_transport.hpp says what it is). Without UCX at build time only the
+// registry entry is here, saying why it is unavailable.
+#include "transports/ucx/ucx_transport.hpp"
+
+#include <string>
+
+#if SLUICE_HAVE_UCX
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "core/common/assert.hpp"
+#include "core/proto/codec.hpp"
+#include "transports/tcp/tcp_address.hpp"
+#include "transports/ucx/ucx_transport_impl.hpp"
+#endif
+
+namespace sluice::transport::ucx {
+
+#if SLUICE_HAVE_UCX
+
+namespace detail {
+namespace {
+
+std::string ucs_text(ucs_status_t status) { return ucs_status_string(status); }
+
+// The interface holding `address` (exactly, or in its subnet); empty when none.
+std::string interface_of(const sockaddr_in& address) {
+  if (address.sin_addr.s_addr == htonl(INADDR_ANY)) return {};
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return {};
+  std::string exact;
+  std::string subnet;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET || i->ifa_netmask == nullptr) continue;
+    const auto* a = reinterpret_cast<const sockaddr_in*>(i->ifa_addr);
+    const auto* m = reinterpret_cast<const sockaddr_in*>(i->ifa_netmask);
+    if (a->sin_addr.s_addr == address.sin_addr.s_addr && exact.empty()) exact = i->ifa_name;
+    if ((a->sin_addr.s_addr & m->sin_addr.s_addr) == (address.sin_addr.s_addr & m->sin_addr.s_addr) && subnet.empty()) {
+      subnet = i->ifa_name;
+    }
+  }
+  ::freeifaddrs(list);
+  return exact.empty() ? subnet : exact;
+}
+
+template <bool Control>
+ucs_status_t am_cb(void* arg, const void* header, std::size_t header_bytes, void* data, std::size_t bytes,
+                   const ucp_am_recv_param_t* param) {
+  auto* ra = static_cast<RailArg*>(arg);
+  return ra->transport->on_am(Control, header, header_bytes, data, bytes, param, ra->rail);
+}
+
+void conn_request_cb(ucp_conn_request_h request, void* arg) {
+  auto* ra = static_cast<RailArg*>(arg);
+  ra->transport->on_conn_request(ra->rail, request);
+}
+
+Result<ucp_context_h> make_context(const std::string& devices) {
+  ucp_config_t* ucx_config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &ucx_config);
+  if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: ucp_config_read: " + ucs_text(st));
+  if (!devices.empty()) (void)ucp_config_modify(ucx_config, "NET_DEVICES", devices.c_str());
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  params.mt_workers_shared = 0;
+  ucp_context_h context = nullptr;
+  st = ucp_init(&params, ucx_config, &context);
+  ucp_config_release(ucx_config);
+  if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: ucp_init: " + ucs_text(st));
+  return context;
+}
+
+}  // namespace
+
+UcxTransport::UcxTransport(TransportConfig config)
+    : config_(std::move(config)), peers_(config_.first_peer_id, k_ucx_max_peers) {}
+
+Status UcxTransport::open_rail(std::uint32_t index) {
+  Rail& rail = rails_[index];
+  Result<sockaddr_in> address = tcp::parse_ipv4_address(config_.rail_addresses[index]);
+  if (!address.ok()) return address.status();
+  rail.devices = interface_of(*address);
+  Result<ucp_context_h> context = make_context(rail.devices);
+  if (!context.ok()) return context.status();
+  rail.context = *context;
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
+  ucs_status_t st = ucp_worker_create(rail.context, &wp, &rail.worker);
+  if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: ucp_worker_create: " + ucs_text(st));
+  st = ucp_worker_get_efd(rail.worker, &rail.efd);
+  if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: ucp_worker_get_efd: " + ucs_text(st));
+  rail_args_.push_back(std::make_unique<RailArg>(RailArg{this, index}));
+  RailArg* arg = rail_args_.back().get();
+  for (const bool control : {true, false}) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+    hp.id = control ? k_am_control : k_am_frame;
+    hp.cb = control ? am_cb<true> : am_cb<false>;
+    hp.arg = arg;
+    st = ucp_worker_set_am_recv_handler(rail.worker, &hp);
+    if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: set_am_recv_handler: " + ucs_text(st));
+  }
+  ucp_listener_params_t lp{};
+  lp.field_mask = UCP_LISTENER_PARAM_FIELD_SOCK_ADDR | UCP_LISTENER_PARAM_FIELD_CONN_HANDLER;
+  lp.sockaddr.addr = reinterpret_cast<const sockaddr*>(&*address);
+  lp.sockaddr.addrlen = sizeof(sockaddr_in);
+  lp.conn_handler.cb = conn_request_cb;
+  lp.conn_handler.arg = arg;
+  st = ucp_listener_create(rail.worker, &lp, &rail.listener);
+  if (st != UCS_OK) {
+    return error(StatusCode::unavailable,
+                 "ucx transport: cannot listen on " + config_.rail_addresses[index] + ": " + ucs_text(st));
+  }
+  ucp_listener_attr_t la{};
+  la.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
+  st = ucp_listener_query(rail.listener, &la);
+  if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: ucp_listener_query: " + ucs_text(st));
+  rail.address = tcp::format_address(*reinterpret_cast<const sockaddr_in*>(&la.sockaddr));
+  loop_.watch(rail.efd, 1 + index);
+  return ok_status();
+}
+
+Status UcxTransport::start(const Capabilities& caps) {
+  caps_ = caps;
+  if (!events_.valid()) return error(StatusCode::io_error, "ucx transport: eventfd failed");
+  Status st = loop_.open();
+  if (!st.ok()) return st;
+  guard_ = std::make_unique<AcceptGuard>(config_.accept, "ucx", config_.rail_addresses.size(), config_.log);
+  rails_.resize(config_.rail_addresses.size());
+  for (std::uint32_t r = 0; r < rails_.size(); ++r) {
+    st = open_rail(r);
+    if (!st.ok()) return st;
+  }
+  ProgressLoop::Hooks h;
+  h.wait_ms = [this] { return wait_ms_.load(); };
+  h.has_room = [this] { return events_.size() < k_ucx_max_queued_events; };
+  h.ready = [this](std::uint64_t /*id*/, std::uint32_t /*events*/) {};
+  h.after_turn = [this] { progress_all(); };
+  h.log = [this](const std::string& line) { log(line); };
+  loop_.start("sluice-ucx", std::move(h));
+  return ok_status();
+}
+
+// Under the lock: every worker until idle, then armed; the next wait's timeout.
+void UcxTransport::progress_all() {
+  bool busy = false;
+  for (Rail& rail : rails_) {
+    for (int round = 0; round < 64 && ucp_worker_progress(rail.worker) != 0; ++round) {
+    }
+    if (ucp_worker_arm(rail.worker) == UCS_ERR_BUSY) busy = true;
+  }
+  const std::int64_t now = monotonic_now_ns();
+  guard_->service(
+      now,
+      [this](std::uint64_t id) {
+        if (conns_.contains(id)) close_conn(id);
+      },
+      [](std::size_t) {});
+  if (reap_closing()) {
+    for (ucp_rkey_h rkey : dead_rkeys_) ucp_rkey_destroy(rkey);
+    dead_rkeys_.clear();
+  }
+  // The event fd wakes the loop for what arrives; the timeout bounds what
+  // UCX progresses without signalling it (its connection manager's events).
+  const bool idle = conns_.empty() && ops_.empty() && closing_.empty();
+  int wait = busy ? 0 : (idle ? k_ucx_idle_poll_ms : k_ucx_active_poll_ms);
+  const int guard_ms = guard_->wait_ms(now);
+  if (guard_ms >= 0) wait = std::min(wait, guard_ms);
+  wait_ms_.store(wait);
+}
+
+UcxTransport::~UcxTransport() {
+  loop_.stop();
+  std::lock_guard lock(mu_);
+  for (Rail& rail : rails_) {
+    if (rail.listener != nullptr) ucp_listener_destroy(rail.listener);
+    rail.listener = nullptr;
+  }
+  std::vector<PeerId> ids;
+  for (const auto& [id, c] : conns_) {
+    if (c->peer != 0) ids.push_back(c->peer);
+  }
+  for (PeerId id : ids) fail_peer(id, "transport closed", true);
+  std::vector<std::uint64_t> left;
+  for (const auto& [id, c] : conns_) left.push_back(id);
+  for (std::uint64_t id : left) close_conn(id);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_ucx_close_wait_ms);
+  while (!reap_closing() && std::chrono::steady_clock::now() < deadline) {
+    for (Rail& rail : rails_) ucp_worker_progress(rail.worker);
+  }
+  for (ucp_rkey_h rkey : dead_rkeys_) ucp_rkey_destroy(rkey);
+  for (auto& [ref, key] : keys_) {
+    if (key->rkey != nullptr) ucp_rkey_destroy(key->rkey);
+  }
+  for (auto& [key, region] : regions_) {
+    for (std::size_t r = 0; r < region->memh.size(); ++r) {
+      if (region->memh[r] != nullptr) ucp_mem_unmap(rails_[r].context, region->memh[r]);
+    }
+  }
+  for (Rail& rail : rails_) {
+    if (rail.worker != nullptr) ucp_worker_destroy(rail.worker);
+    if (rail.context != nullptr) ucp_cleanup(rail.context);
+  }
+}
+
+bool UcxTransport::reap_closing() {
+  std::erase_if(closing_, [](void* request) {
+    if (ucp_request_check_status(request) == UCS_INPROGRESS) return false;
+    ucp_request_free(request);
+    return true;
+  });
+  return closing_.empty();
+}
+
+PeerAddress UcxTransport::listen_address() const {
+  PeerAddress a;
+  for (const Rail& rail : rails_) a.rails.push_back(rail.address);
+  return a;
+}
+
+Conn* UcxTransport::conn(std::uint64_t id) const {
+  auto it = conns_.find(id);
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+// ---- peers -------------------------------------------------------------------
+
+Result<PeerId> UcxTransport::connect(const PeerAddress& remote) {
+  if (remote.rails.empty() || remote.rails.size() > k_max_rails) {
+    return error(StatusCode::invalid_argument, "ucx connect: peer address has " + std::to_string(remote.rails.size()) +
+                                                   " rails; need 1.." + std::to_string(k_max_rails));
+  }
+  std::vector<sockaddr_in> targets;
+  for (const std::string& text : remote.rails) {
+    Result<sockaddr_in> a = tcp::parse_ipv4_address(text);
+    if (!a.ok()) return a.status();
+    targets.push_back(*a);
+  }
+  std::lock_guard lock(mu_);
+  if (peers_.full()) {
+    return error(StatusCode::unavailable,
+                 "ucx connect: k_ucx_max_peers (" + std::to_string(k_ucx_max_peers) + ") live peers");
+  }
+  auto peer = std::make_unique<Peer>();
+  peer->id = peers_.draw_id();
+  peer->label = "ucx peer " + std::to_string(peer->id) + " (" + remote.rails[0] + ")";
+  peer->rails.assign(rails_.size(), 0);
+  peer->expected = static_cast<std::uint32_t>(rails_.size());
+  std::uint64_t nonce = 0;
+  Result<AuthBytes> random = tcp::make_auth_nonce();
+  if (random.ok()) std::memcpy(&nonce, random->data(), sizeof nonce);
+  peer->group = {config_.local_id, nonce};
+  Peer& p = peers_.add(std::move(peer));
+  for (std::uint32_t r = 0; r < rails_.size(); ++r) {
+    const sockaddr_in& target = targets[r % targets.size()];
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+    ep.sockaddr.addr = reinterpret_cast<const sockaddr*>(&target);
+    ep.sockaddr.addrlen = sizeof target;
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = ep_error_cb;
+    ep.err_handler.arg = this;
+    ucp_ep_h handle = nullptr;
+    const ucs_status_t st = ucp_ep_create(rails_[r].worker, &ep, &handle);
+    if (st != UCS_OK) {
+      const PeerId id = p.id;
+      fail_peer(id, "ucp_ep_create to " + tcp::format_address(target) + ": " + ucs_text(st));
+      return id;  // PeerDown says why, as for a peer that never answers
+    }
+    Conn& c = add_conn(handle, r, false, tcp::format_address(target));
+    c.peer = p.id;
+    p.rails[r] = c.id;
+    if (r == 0) p.control = c.id;
+    start_handshake(c);
+  }
+  loop_.wake();
+  return p.id;
+}
+
+Status UcxTransport::disconnect(PeerId peer) {
+  std::lock_guard lock(mu_);
+  if (live_peer(peer) == nullptr)
+    return error(StatusCode::not_found, "ucx disconnect: no peer " + std::to_string(peer));
+  fail_peer(peer, "disconnected", true);
+  loop_.wake();
+  return ok_status();
+}
+
+void UcxTransport::fail_peer(PeerId id, const std::string& why, bool quiet) {
+  std::unique_ptr<Peer> p = peers_.take(id);
+  if (p == nullptr) return;
+  const Status reason(StatusCode::unavailable, p->label + " lost: " + why);
+  if (!quiet) log("ucx transport: " + reason.message());
+  drop_peer_keys(id);
+  for (std::uint64_t op_id : orphaned_ops(ops_, id)) complete_op(op_id, reason);
+  std::vector<std::uint64_t> ids;
+  for (const auto& [cid, c] : conns_) {
+    if (c->peer == id) ids.push_back(cid);
+  }
+  for (std::uint64_t cid : ids) close_conn(cid);
+  push_event(PeerDown{id, p->remote_id, reason});
+}
+
+void UcxTransport::peer_up(Peer& p, bool accepted) {
+  p.up = true;
+  std::string lanes;
+  for (std::uint32_t r = 0; r < p.rails.size(); ++r) {
+    const Conn* c = conn(p.rails[r]);
+    if (c != nullptr) lanes += " rail " + std::to_string(r) + ": " + ep_lanes(c->ep) + ".";
+  }
+  log("ucx transport: " + p.label + " up;" + lanes);
+  push_event(PeerUp{p.id, p.remote_id, accepted});
+  std::vector<OutgoingMessage> frames = std::move(p.pending_frames);
+  p.pending_frames.clear();
+  Conn* control = conn(p.control);
+  for (OutgoingMessage& m : frames) {
+    p.queued_message_bytes -= m.frame.size();
+    if (control == nullptr) break;
+    (void)send_frame(*control, p, m.tag, std::move(m.frame));
+  }
+  std::vector<std::uint64_t> ops = std::move(p.pending_ops);
+  p.pending_ops.clear();
+  for (std::uint64_t op : ops) start_op(op);
+}
+
+// ---- messages ----------------------------------------------------------------
+
+Status UcxTransport::queue_frame(Peer& p, std::uint64_t tag, std::vector<std::byte>& frame) {
+  if (frame.size() > k_ucx_max_message_bytes) {
+    return error(StatusCode::invalid_argument, "ucx send_message: frame of " + std::to_string(frame.size()) +
+                                                   " bytes over k_ucx_max_message_bytes " +
+                                                   std::to_string(k_ucx_max_message_bytes));
+  }
+  Result<proto::FrameHeader> header = proto::parse_header(frame);
+  if (!header.ok()) {
+    return error(StatusCode::invalid_argument, "ucx send_message: not a valid frame: " + header.status().message());
+  }
+  if (header->frame_bytes() != frame.size()) {
+    return error(StatusCode::invalid_argument, "ucx send_message: frame header says " +
+                                                   std::to_string(header->frame_bytes()) + " bytes, got " +
+                                                   std::to_string(frame.size()));
+  }
+  if (p.queued_message_bytes + frame.size() > config_.max_queued_message_bytes) {
+    return error(StatusCode::again, "ucx send_message: " + p.label + " has " + std::to_string(p.queued_message_bytes) +
+                                        " bytes queued (max_queued_message_bytes " +
+                                        std::to_string(config_.max_queued_message_bytes) + ")");
+  }
+  if (!p.up) {
+    p.queued_message_bytes += frame.size();
+    p.pending_frames.push_back(OutgoingMessage{tag, std::move(frame)});
+    return ok_status();
+  }
+  Conn* control = conn(p.control);
+  if (control == nullptr) return error(StatusCode::unavailable, "ucx send_message: " + p.label + " has no connection");
+  return send_frame(*control, p, tag, std::move(frame));
+}
+
+Status UcxTransport::send_message(PeerId peer, std::uint64_t tag, std::vector<std::byte> frame) {
+  OutgoingMessage one{tag, std::move(frame)};
+  Status failure;
+  return send_messages(peer, std::span<OutgoingMessage>(&one, 1), &failure) == 1 ? ok_status() : failure;
+}
+
+std::size_t UcxTransport::send_messages(PeerId peer, std::span<OutgoingMessage> messages, Status* failure) {
+  std::lock_guard lock(mu_);
+  Peer* p = live_peer(peer);
+  if (p == nullptr) {
+    *failure = error(StatusCode::unavailable, "ucx send_message: no live peer " + std::to_string(peer));
+    return 0;
+  }
+  std::size_t queued = 0;
+  for (; queued < messages.size(); ++queued) {
+    Status st = queue_frame(*p, messages[queued].tag, messages[queued].frame);
+    if (!st.ok()) {
+      *failure = st;
+      break;
+    }
+  }
+  if (queued > 0) loop_.wake();
+  return queued;
+}
+
+// ---- regions -------------------------------------------------------------------
+
+Status UcxTransport::register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) {
+  if (!caps_.reaches(kind)) {
+    return error(StatusCode::unavailable, "ucx register_region: region kind " + std::string(to_string(kind)) +
+                                              " is not reachable with this UCX (" + caps_.to_string() + ")");
+  }
+  if (bytes.empty()) return error(StatusCode::invalid_argument, "ucx register_region: empty range");
+  std::lock_guard lock(mu_);
+  if (regions_.contains(key)) {
+    return error(StatusCode::already_exists, "ucx register_region: key " + std::to_string(key) + " is taken");
+  }
+  auto region = std::make_shared<Region>();
+  region->bytes = bytes;
+  region->kind = kind;
+  region->memh.assign(rails_.size(), nullptr);
+  region->packed.resize(rails_.size());
+  for (std::uint32_t r = 0; r < rails_.size(); ++r) {
+    ucp_mem_map_params_t mp{};
+    mp.field_mask =
+        UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    mp.address = bytes.data();
+    mp.length = bytes.size();
+    mp.memory_type = kind == RegionKind::cuda ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
+    ucs_status_t st = ucp_mem_map(rails_[r].context, &mp, &region->memh[r]);
+    void* packed = nullptr;
+    std::size_t packed_bytes = 0;
+    if (st == UCS_OK) st = ucp_rkey_pack(rails_[r].context, region->memh[r], &packed, &packed_bytes);
+    if (st != UCS_OK) {
+      for (std::uint32_t u = 0; u <= r; ++u) {
+        if (region->memh[u] != nullptr) ucp_mem_unmap(rails_[u].context, region->memh[u]);
+      }
+      return error(StatusCode::unavailable, "ucx register_region " + std::to_string(key) + " on rail " +
+                                                std::to_string(r) + ": " + ucs_text(st));
+    }
+    const auto* begin = static_cast<const std::byte*>(packed);
+    region->packed[r].assign(begin, begin + packed_bytes);
+    ucp_rkey_buffer_release(packed);
+  }
+  regions_.emplace(key, std::move(region));
+  return ok_status();
+}
+
+Result<RemoteRegionAccess> UcxTransport::remote_access(std::uint64_t key, std::uint32_t rail,
+                                                       std::uint64_t grantee_id) {
+  std::lock_guard lock(mu_);
+  if (rail >= rails_.size()) {
+    return error(StatusCode::invalid_argument,
+                 "ucx remote_access of region " + std::to_string(key) + ": no rail " + std::to_string(rail));
+  }
+  auto it = regions_.find(key);
+  if (it == regions_.end() || it->second->revoking) {
+    return error(StatusCode::not_found, "ucx remote_access: no region with key " + std::to_string(key));
+  }
+  it->second->grants.grant(grantee_id);
+  // The packed UCX key does not fit the carried 32-bit rkey: the peer asks for it once (ucx_transport.hpp).
+  return RemoteRegionAccess{reinterpret_cast<std::uint64_t>(it->second->bytes.data()), 0, it->second->bytes.size()};
+}
+
+Status UcxTransport::deregister_region(std::uint64_t key) {
+  std::unique_lock lock(mu_);
+  auto it = regions_.find(key);
+  if (it == regions_.end() || it->second->revoking) {
+    return error(StatusCode::not_found, "ucx deregister_region: no region with key " + std::to_string(key));
+  }
+  std::shared_ptr<Region> region = it->second;
+  region->revoking = true;
+  const std::uint64_t revocation = next_revocation_id_++;
+  Revocation& rv = revocations_[revocation];
+  rv.key = key;
+  for (std::uint64_t holder : region->holders) {
+    Conn* c = conn(holder);
+    if (c == nullptr) continue;
+    CtlHeader h;
+    h.kind = static_cast<std::uint32_t>(CtlKind::revoke);
+    h.a = key;
+    h.b = revocation;
+    if (send_ctl(*c, h).ok()) rv.waiting.insert(holder);
+  }
+  loop_.wake();
+  const bool answered = revoked_.wait_for(lock, std::chrono::milliseconds(k_ucx_revoke_wait_ms), [&] {
+    auto r = revocations_.find(revocation);
+    return r == revocations_.end() || r->second.waiting.empty();
+  });
+  if (!answered) {
+    log("ucx transport: region " + std::to_string(key) + ": " +
+        std::to_string(revocations_[revocation].waiting.size()) +
+        " peer connection(s) did not answer its revocation in " + std::to_string(k_ucx_revoke_wait_ms) +
+        " ms (k_ucx_revoke_wait_ms); unmapped all the same");
+  }
+  revocations_.erase(revocation);
+  for (std::size_t r = 0; r < region->memh.size(); ++r) ucp_mem_unmap(rails_[r].context, region->memh[r]);
+  regions_.erase(key);
+  return ok_status();
+}
+
+// ---- bulk posting and completion -------------------------------------------------------
+
+Status UcxTransport::post(const BulkRequest& request, bool is_put) {
+  const char* what = is_put ? "ucx put" : "ucx get";
+  if (request.rail >= config_.rail_addresses.size()) {
+    return error(StatusCode::invalid_argument, std::string(what) + ": no rail " + std::to_string(request.rail));
+  }
+  if (request.bytes == 0 || request.bytes > k_ucx_max_transfer_bytes) {
+    return error(StatusCode::invalid_argument, std::string(what) + ": " + std::to_string(request.bytes) +
+                                                   " bytes; need 1.." + std::to_string(k_ucx_max_transfer_bytes));
+  }
+  std::lock_guard lock(mu_);
+  auto region = regions_.find(request.local_key);
+  if (region == regions_.end() || region->second->revoking) {
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + ": no local region with key " + std::to_string(request.local_key));
+  }
+  const std::span<std::byte> local = region->second->bytes;
+  if (request.local_offset > local.size() || request.bytes > local.size() - request.local_offset) {
+    return error(StatusCode::invalid_argument,
+                 std::string(what) + ": local range " + std::to_string(request.local_offset) + "+" +
+                     std::to_string(request.bytes) + " outside region " + std::to_string(request.local_key) + " of " +
+                     std::to_string(local.size()) + " bytes");
+  }
+  Peer* p = live_peer(request.peer);
+  if (p == nullptr)
+    return error(StatusCode::unavailable, std::string(what) + ": no live peer " + std::to_string(request.peer));
+  if (ops_.size() >= config_.max_pending_ops) {
+    return error(StatusCode::again, std::string(what) + ": max_pending_ops (" +
+                                        std::to_string(config_.max_pending_ops) + ") operations in flight");
+  }
+  const std::uint64_t id = next_op_id_++;
+  Op& op = ops_[id];
+  op.cookie = request.cookie;
+  op.peer = request.peer;
+  op.rail = request.rail;
+  op.is_put = is_put;
+  op.local = local.data() + request.local_offset;
+  op.remote_key = request.remote_key;
+  op.remote_offset = request.remote_offset;
+  op.bytes = request.bytes;
+  if (!p->up) {
+    p->pending_ops.push_back(id);
+  } else {
+    start_op(id);
+  }
+  loop_.wake();
+  return ok_status();
+}
+
+void UcxTransport::complete_op(std::uint64_t op_id, const Status& status) {
+  auto it = ops_.find(op_id);
+  if (it == ops_.end()) return;
+  Op op = std::move(it->second);
+  ops_.erase(it);
+  if (op.key) release_key_use(op.key);
+  push_event(OpDone{op.cookie, status, status.ok() ? op.bytes : 0});
+}
+
+std::size_t UcxTransport::poll(std::vector<TransportEvent>& out, std::size_t max_events) {
+  std::lock_guard lock(mu_);
+  const std::size_t n = events_.pop(out, std::min(max_events, k_max_poll_events));
+  if (n > 0) events_drained_.notify_all();
+  return n;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The capabilities of this UCX, from one context made once.
+Result<Capabilities> probe_once() {
+  Result<ucp_context_h> context = detail::make_context("");
+  if (!context.ok()) return context.status();
+  ucp_context_attr_t attr{};
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  const ucs_status_t st = ucp_context_query(*context, &attr);
+  ucp_cleanup(*context);
+  if (st != UCS_OK)
+    return error(StatusCode::unavailable, std::string("ucx: ucp_context_query: ") + ucs_status_string(st));
+  Capabilities c;
+  c.region_kinds = {RegionKind::host};
+  if ((attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0) c.region_kinds.push_back(RegionKind::cuda);
+  c.max_message_bytes = k_ucx_max_message_bytes;
+  c.max_transfer_bytes = k_ucx_max_transfer_bytes;
+  c.rdma_write = true;
+  c.rdma_read = true;
+  c.max_rails = k_max_rails;
+  c.max_connections_per_rail = k_max_connections_per_rail;
+  return c;
+}
+
+const Result<Capabilities>& probed() {
+  static const Result<Capabilities> result = probe_once();
+  return result;
+}
+
+}  // namespace
+
+Status ucx_probe() { return probed().ok() ? ok_status() : probed().status(); }
+
+Capabilities ucx_capabilities() { return probed().ok() ? *probed() : Capabilities{}; }
+
+Result<std::unique_ptr<Transport>> make_ucx_transport(const TransportConfig& config) {
+  Status st = ucx_probe();
+  if (!st.ok()) return st;
+  if (config.rail_addresses.empty() || config.rail_addresses.size() > k_max_rails) {
+    return error(StatusCode::invalid_argument, "ucx transport: " + std::to_string(config.rail_addresses.size()) +
+                                                   " rail addresses; need 1.." + std::to_string(k_max_rails));
+  }
+  if (config.connections_per_rail == 0 || config.connections_per_rail > k_max_connections_per_rail) {
+    return error(StatusCode::invalid_argument, "ucx transport: connections_per_rail " +
+                                                   std::to_string(config.connections_per_rail) + "; need 1.." +
+                                                   std::to_string(k_max_connections_per_rail));
+  }
+  if (!config.netns.empty()) {
+    return error(StatusCode::unavailable, "ucx transport: netns " + config.netns +
+                                              " refused: UCX opens its sockets on its own threads, outside any "
+                                              "namespace the transport could enter");
+  }
+  if (!config.shared_secret.empty() && (config.shared_secret.size() < k_min_shared_secret_bytes ||
+                                        config.shared_secret.size() > k_max_shared_secret_bytes)) {
+    return error(StatusCode::invalid_argument,
+                 "ucx transport: shared secret of " + std::to_string(config.shared_secret.size()) + " bytes; need " +
+                     std::to_string(k_min_shared_secret_bytes) + ".." + std::to_string(k_max_shared_secret_bytes));
+  }
+  st = check_socket_buffer_bytes(config, "ucx transport");
+  if (!st.ok()) return st;
+  st = check_accept_limits(config, "ucx transport");
+  if (!st.ok()) return st;
+  auto transport = std::make_unique<detail::UcxTransport>(config);
+  st = transport->start(*probed());
+  if (!st.ok()) return st;
+  return std::unique_ptr<Transport>(std::move(transport));
+}
+
+#else  // !SLUICE_HAVE_UCX
+
+Status ucx_probe() { return error(StatusCode::unavailable, "built without UCX (" SLUICE_UCX_WHY ")"); }
+Capabilities ucx_capabilities() { return {}; }
+Result<std::unique_ptr<Transport>> make_ucx_transport(const TransportConfig&) { return ucx_probe(); }
+
+#endif
+
+namespace {
+[[maybe_unused]] const bool k_registered = register_transport(
+    TransportEntry{"ucx", [] { return ucx_probe(); }, [] { return ucx_capabilities(); },
+                   [](const TransportConfig& config) { return make_ucx_transport(config); },
+                   [](std::uint32_t rails) { return std::vector<std::string>(rails, "127.0.0.1:0"); }});
+}  // namespace
+
+}  // namespace sluice::transport::ucx
