@@ -112,11 +112,14 @@ struct Capabilities {
                                          // transport's progress thread places or serves the bytes
   std::uint32_t max_rails = 0;
   std::uint32_t max_connections_per_rail = 0;
+  // What the transport found on this machine, for `sluice backends` (ucx: the
+  // UCX version, its transports and devices, GPU memory or why not); may be empty.
+  std::string found;
 
   bool reaches(RegionKind kind) const;
   bool can_put() const { return rdma_write || stream; }
   bool can_get() const { return rdma_read || stream; }
-  // "host; max message 16 MiB; max transfer 1 GiB; stream; 16 rails x 16 connections"
+  // "host; max message 16 MiB; max transfer 1 GiB; stream; 16 rails x 16 connections[; found]"
   std::string to_string() const;
 };
 

@@ -75,6 +75,7 @@ std::string Capabilities::to_string() const {
   if (stream) ops += " stream";
   out += ";" + (ops.empty() ? std::string(" no bulk") : ops);
   out += "; " + std::to_string(max_rails) + " rails x " + std::to_string(max_connections_per_rail) + " connections";
+  if (!found.empty()) out += "; " + found;
   return out;
 }
 

@@ -11,7 +11,8 @@
 #    the process hosting a storage server, with and without its restart from
 #    the storage root) on the same path; a metadata server's process killed
 #    and started again on its RocksDB store (cluster_meta_kill.lua); with
-#    --transport tcp+shm every peer of this host goes through shared memory.
+#    --transport tcp+shm every peer of this host goes through shared memory;
+#    --transport ucx runs it through UCX.
 # 3. A rank count that is not the node count fails every point saying
 #    "mpirun -np 3", and ends (no hang).
 # 4. As root: 4 network-namespace hosts (sluice netns-hosts) and Open MPI's
@@ -114,6 +115,21 @@ rc=$?
 [ "$rc" = 2 ] || fail "--backend cluster --transport shm exited $rc, wanted 2"
 grep -q "use tcp, tcp+shm" shm_alone.txt || fail "no hint for --transport shm: $(cat shm_alone.txt)"
 echo "ok: tcp+shm on 3 ranks of one host, every peer through shared memory, rows as in sim"
+# 2b. --transport ucx (issue 51): the same 3 ranks through UCX; each peer's
+# log line names the lanes UCX chose (ucx_info's transport/device names).
+if "$sluice" backends 2>/dev/null | grep -q "^ *ucx *host"; then
+  timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$study" --backend cluster --transport ucx --set nodes=3 \
+    "${sets[@]}" "${meta[@]}" --storage-root "$storage" --out ucx3 >ucx3.txt 2>&1 || fail "--transport ucx failed"
+  check_runs ucx3/results.json 4 1 || fail "ucx3/results.json"
+  python3 "$here/scripts/rows_as_sim.py" ucx3/results.json sim3/results.json cluster || fail "ucx3: rows"
+  python3 -c "import json, sys; rs = json.load(open(sys.argv[1]))['runs']; \
+assert all(r['deployment']['transport'] == 'ucx' for r in rs), [r['deployment'] for r in rs]" ucx3/results.json ||
+    fail "ucx3: the deployment does not say ucx"
+  grep -q "ucx transport: ucx peer .* up; rail 0: .*/.* (.*am" ucx3.txt || fail "no peer came up over UCX with its lanes"
+  echo "ok: ucx on 3 ranks of one host, rows as in sim; $(grep -m1 -o 'rail 0: [^.]*' ucx3.txt)"
+else
+  echo "skip: ucx: $("$sluice" backends 2>/dev/null | grep '^ *ucx')"
+fi
 # ibverbs where this host has no RDMA device: every point fails at once, naming why.
 if "$sluice" backends 2>/dev/null | grep -q "^ *ibverbs *unavailable"; then
   timeout "$run_limit_s" mpirun -np 3 "$sluice" run "$study" --backend cluster --transport ibverbs --set nodes=3 \

@@ -72,6 +72,26 @@ grep -q "file_sweep/read .*bytes_per_s" compare3.txt || fail "compare printed no
 grep -q "median_err=" compare3.txt || fail "compare printed no summary"
 [ -z "$(leftovers)" ] || fail "left behind after a run: $(leftovers)"
 echo "ok: study 2 on 3 netns hosts, compared with sim: $(tail -1 compare3.txt)"
+# 1a. The same over UCX (issue 51): every node in its namespace, UCX on its veth.
+if "$sluice" backends 2>/dev/null | grep -q "^ *ucx *host"; then
+  timeout "$run_limit_s" "$sluice" run "$study" --backend emulate --transport ucx "${sets[@]}" --meta-store memory \
+    --storage-root "$tmp/storage" --out emu3_ucx >emu3_ucx.txt 2>&1 || fail "--backend emulate --transport ucx failed"
+  python3 - emu3_ucx/results.json <<'PY' || fail "emu3_ucx/results.json"
+import json, sys
+runs = json.load(open(sys.argv[1]))["runs"]
+assert len(runs) == 4 and all(r["ok"] for r in runs), [(r["ok"], r.get("error")) for r in runs]
+for r in runs:
+    by = {p["phase"]: p for p in r["phases"]}
+    assert by["write"]["bytes"] > 0 and by["read"]["bytes"] > 0, by
+    d = r["deployment"]
+    assert d["transport"] == "ucx" and d["authenticated"] == "true", d
+    assert len(set(d["hosts"].split(","))) == 3, d["hosts"]
+print(f"{len(runs)} runs ok over ucx")
+PY
+  grep -q "ucx transport: ucx peer .* up; rail 0: " emu3_ucx.txt || fail "no peer came up over UCX"
+  [ -z "$(leftovers)" ] || fail "left behind after the ucx run: $(leftovers)"
+  echo "ok: study 2 on 3 netns hosts over ucx: $(grep -m1 -o 'rail 0: [^.]*' emu3_ucx.txt)"
+fi
 
 # 2. Study 3 reduced (dne_metadata_sharding: mdtest creates and stats in one
 # shared directory, then the `ls -l` storm: two workloads in each point, the

@@ -12,7 +12,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "core/common/assert.hpp"
 #include "core/proto/codec.hpp"
@@ -61,11 +64,33 @@ void conn_request_cb(ucp_conn_request_h request, void* arg) {
   ra->transport->on_conn_request(ra->rail, request);
 }
 
+// Whether UCX_TLS (unset: every transport) names a shared-memory transport or an alias holding one.
+bool tls_allow_shared_memory() {
+  const char* tls = std::getenv("UCX_TLS");
+  if (tls == nullptr) return true;
+  std::istringstream names(tls);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (!name.empty() && name[0] == '^') return true;  // an exclusion list: the rest stays in
+    for (const char* shm : {"all", "sm", "shm", "mm", "posix", "sysv", "xpmem"}) {
+      if (name == shm) return true;
+    }
+  }
+  return false;
+}
+
 Result<ucp_context_h> make_context(const std::string& devices) {
   ucp_config_t* ucx_config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &ucx_config);
   if (st != UCS_OK) return error(StatusCode::unavailable, "ucx transport: ucp_config_read: " + ucs_text(st));
   if (!devices.empty()) (void)ucp_config_modify(ucx_config, "NET_DEVICES", devices.c_str());
+  // Shared memory between the processes of a host: UCX 1.13 leaves its
+  // mm transports (sysv, posix) out of an endpoint that handles peer errors
+  // unless their error handling is on (openucx/ucx#8477); without it every
+  // peer of this host went through tcp/lo. The environment's UCX_MM_ERROR_HANDLING wins.
+  // Only where UCX_TLS lets shared memory in (UCX warns of a setting nothing used).
+  if (std::getenv("UCX_MM_ERROR_HANDLING") == nullptr && tls_allow_shared_memory()) {
+    (void)ucp_config_modify(ucx_config, "MM_ERROR_HANDLING", "y");
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
@@ -556,6 +581,27 @@ std::size_t UcxTransport::poll(std::vector<TransportEvent>& out, std::size_t max
 
 namespace {
 
+// "UCX 1.13.1 (self/memory0 tcp/lo tcp/eth0 sysv/memory posix/memory cma/memory); GPU memory: ..."
+std::string what_ucx_found(ucp_context_h context, bool cuda) {
+  std::string resources;
+  char* text = nullptr;
+  std::size_t size = 0;
+  if (FILE* out = ::open_memstream(&text, &size); out != nullptr) {
+    ucp_context_print_info(context, out);
+    std::fclose(out);
+    std::istringstream lines(std::string(text, size));
+    std::free(text);
+    for (std::string line; std::getline(lines, line);) {
+      const auto at = line.find("flags -- ");
+      if (line.find("resource") == std::string::npos || at == std::string::npos) continue;
+      if (!resources.empty()) resources += " ";
+      resources += line.substr(at + 9);
+    }
+  }
+  return std::string("UCX ") + ucp_get_version_string() + " (" + resources +
+         "); GPU memory: " + (cuda ? "cuda" : "no (this UCX was built without CUDA; the libucx-cu13 wheel has it)");
+}
+
 // The capabilities of this UCX, from one context made once.
 Result<Capabilities> probe_once() {
   Result<ucp_context_h> context = detail::make_context("");
@@ -563,18 +609,21 @@ Result<Capabilities> probe_once() {
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   const ucs_status_t st = ucp_context_query(*context, &attr);
+  const bool cuda = st == UCS_OK && (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+  const std::string found = what_ucx_found(*context, cuda);
   ucp_cleanup(*context);
   if (st != UCS_OK)
     return error(StatusCode::unavailable, std::string("ucx: ucp_context_query: ") + ucs_status_string(st));
   Capabilities c;
   c.region_kinds = {RegionKind::host};
-  if ((attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0) c.region_kinds.push_back(RegionKind::cuda);
+  if (cuda) c.region_kinds.push_back(RegionKind::cuda);
   c.max_message_bytes = k_ucx_max_message_bytes;
   c.max_transfer_bytes = k_ucx_max_transfer_bytes;
   c.rdma_write = true;
   c.rdma_read = true;
   c.max_rails = k_max_rails;
   c.max_connections_per_rail = k_max_connections_per_rail;
+  c.found = found;
   return c;
 }
 

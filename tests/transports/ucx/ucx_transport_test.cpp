@@ -11,7 +11,9 @@
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
+#include <iostream>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -123,8 +125,18 @@ TEST_F(UcxTransportTest, LogsTheLanesUcxChoseForEachRail) {
   connect_up(*a, pa, *b, pb);
   EXPECT_TRUE(lines->contains(" up; rail 0: ")) << lines->all();
   EXPECT_TRUE(lines->contains("rail 1: ")) << lines->all();
-  // A lane names a UCX transport and device as ucx_info does ("tcp/lo", "posix/memory", ...).
+  // A lane names a UCX transport and device as ucx_info does ("tcp/lo", "posix/memory", ...),
+  // and some lane carries active messages and some RMA.
   EXPECT_TRUE(lines->contains("/")) << lines->all();
+  EXPECT_TRUE(lines->contains(" am")) << lines->all();
+  EXPECT_TRUE(lines->contains("rma")) << lines->all();
+  // With shared memory allowed, a peer of this host is reached through it (UCX_MM_ERROR_HANDLING, set by the
+  // transport).
+  const char* tls = std::getenv("UCX_TLS");
+  if (tls != nullptr && std::string(tls).find("sm") != std::string::npos) {
+    EXPECT_TRUE(lines->contains("memory (am")) << lines->all();
+  }
+  std::cout << lines->all();  // which transports UCX chose here, for the reader of the test log
 }
 
 TEST_F(UcxTransportTest, RefusesANetworkNamespace) {
