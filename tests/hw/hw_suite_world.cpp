@@ -94,7 +94,10 @@ std::unique_ptr<HwSuiteWorld> make_cluster_world<HwSuiteWorld>(const TestCluster
   EXPECT_NE(root, nullptr) << "mkdtemp " << templ << " failed";
   hw::HwWorldConfig config;
   config.seed = spec.world.seed;
-  config.transport = "tcp";
+  // SLUICE_TEST_HW_TRANSPORT runs the suite over another transport (ctest
+  // hw_env.services_ucx: the UCX transport, issue 51); tcp otherwise.
+  const char* transport = std::getenv("SLUICE_TEST_HW_TRANSPORT");
+  config.transport = transport != nullptr && *transport != '\0' ? transport : "tcp";
   config.storage_backend = "posix";
   config.node_memory_limit_bytes = spec.world.node_memory_limit_bytes;
   return std::make_unique<HwSuiteWorld>(std::move(config), root != nullptr ? std::string(root) : templ);
