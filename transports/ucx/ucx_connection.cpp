@@ -26,6 +26,15 @@ void ep_error_cb(void* arg, ucp_ep_h ep, ucs_status_t status) {
   static_cast<UcxTransport*>(arg)->on_ep_error(ep, status);
 }
 
+ucp_ep_params_t endpoint_params(UcxTransport* transport) {
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_handler.cb = ep_error_cb;
+  ep.err_handler.arg = transport;
+  return ep;
+}
+
 std::string ep_lanes(ucp_ep_h ep) {
   char* text = nullptr;
   std::size_t size = 0;
@@ -122,13 +131,9 @@ void UcxTransport::on_conn_request(std::uint32_t rail, ucp_conn_request_h reques
     (void)ucp_listener_reject(rails_[rail].listener, request);
     return;
   }
-  ucp_ep_params_t ep{};
-  ep.field_mask =
-      UCP_EP_PARAM_FIELD_CONN_REQUEST | UCP_EP_PARAM_FIELD_ERR_HANDLER | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  ucp_ep_params_t ep = endpoint_params(this);
+  ep.field_mask |= UCP_EP_PARAM_FIELD_CONN_REQUEST;
   ep.conn_request = request;
-  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-  ep.err_handler.cb = ep_error_cb;
-  ep.err_handler.arg = this;
   ucp_ep_h handle = nullptr;
   const ucs_status_t st = ucp_ep_create(rails_[rail].worker, &ep, &handle);
   if (st != UCS_OK) {
@@ -151,47 +156,38 @@ void UcxTransport::on_ep_error(ucp_ep_h ep, ucs_status_t status) {
 
 // ---- sending -------------------------------------------------------------------
 
-Status UcxTransport::send_ctl(Conn& c, const CtlHeader& h, std::vector<std::byte> data) {
-  auto* box = new RequestBox{this, RequestBox::What::send, 0, 0, 0, 0, h, std::move(data)};
+// One active message from `box` (its header at `header`, its data box->data),
+// which the transport owns until UCX is done with it: true while UCX still
+// sends it (the box goes back in send_done_cb), false when it left at once.
+Result<bool> UcxTransport::send_am(Conn& c, unsigned id, RequestBox* box, const void* header, std::size_t header_bytes,
+                                   std::uint32_t flags) {
   ucp_request_param_t rp{};
   rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_AM_SEND_FLAG_REPLY | UCP_AM_SEND_FLAG_EAGER;
+  rp.flags = UCP_AM_SEND_FLAG_REPLY | flags;
   rp.cb.send = send_done_cb;
   rp.user_data = box;
-  void* request =
-      ucp_am_send_nbx(c.ep, k_am_control, &box->ctl, sizeof box->ctl, box->data.data(), box->data.size(), &rp);
-  if (request == nullptr) {
-    delete box;
-    return ok_status();
-  }
+  void* request = ucp_am_send_nbx(c.ep, id, header, header_bytes, box->data.data(), box->data.size(), &rp);
+  if (request == nullptr || UCS_PTR_IS_ERR(request)) delete box;
   if (UCS_PTR_IS_ERR(request)) {
-    delete box;
     return error(StatusCode::unavailable,
                  std::string("ucx: send to ") + c.remote + ": " + ucs_status_string(UCS_PTR_STATUS(request)));
   }
-  return ok_status();
+  return request != nullptr;
+}
+
+Status UcxTransport::send_ctl(Conn& c, const CtlHeader& h, std::vector<std::byte> data) {
+  auto* box = new RequestBox{this, RequestBox::What::send, 0, 0, 0, 0, h, std::move(data)};
+  Result<bool> sent = send_am(c, k_am_control, box, &box->ctl, sizeof box->ctl, UCP_AM_SEND_FLAG_EAGER);
+  return sent.ok() ? ok_status() : sent.status();
 }
 
 Status UcxTransport::send_frame(Conn& c, Peer& p, std::uint64_t tag, std::vector<std::byte> frame) {
   const std::uint64_t bytes = frame.size();
   auto* box = new RequestBox{this, RequestBox::What::send, p.id, 0, tag, bytes, CtlHeader{}, std::move(frame)};
-  ucp_request_param_t rp{};
-  rp.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  rp.flags = UCP_AM_SEND_FLAG_REPLY;
-  rp.cb.send = send_done_cb;
-  rp.user_data = box;
-  void* request =
-      ucp_am_send_nbx(c.ep, k_am_frame, &box->tag, sizeof box->tag, box->data.data(), box->data.size(), &rp);
-  if (request == nullptr) {
-    delete box;
-    return ok_status();
-  }
-  if (UCS_PTR_IS_ERR(request)) {
-    delete box;
-    return error(StatusCode::unavailable,
-                 "ucx send_message: " + p.label + ": " + ucs_status_string(UCS_PTR_STATUS(request)));
-  }
-  p.queued_message_bytes += bytes;
+  Result<bool> sent = send_am(c, k_am_frame, box, &box->tag, sizeof box->tag, 0);
+  if (!sent.ok())
+    return error(StatusCode::unavailable, "ucx send_message: " + p.label + ": " + sent.status().message());
+  if (*sent) p.queued_message_bytes += bytes;  // until send_done_cb
   return ok_status();
 }
 

@@ -286,15 +286,11 @@ Result<PeerId> UcxTransport::connect(const PeerAddress& remote) {
   Peer& p = peers_.add(std::move(peer));
   for (std::uint32_t r = 0; r < rails_.size(); ++r) {
     const sockaddr_in& target = targets[r % targets.size()];
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    ucp_ep_params_t ep = endpoint_params(this);
+    ep.field_mask |= UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR;
     ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
     ep.sockaddr.addr = reinterpret_cast<const sockaddr*>(&target);
     ep.sockaddr.addrlen = sizeof target;
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = ep_error_cb;
-    ep.err_handler.arg = this;
     ucp_ep_h handle = nullptr;
     const ucs_status_t st = ucp_ep_create(rails_[r].worker, &ep, &handle);
     if (st != UCS_OK) {

@@ -166,6 +166,8 @@ struct RequestBox {
 // an endpoint's error handler (arg: the transport) and every request's
 // completion (user_data: its RequestBox).
 void ep_error_cb(void* arg, ucp_ep_h ep, ucs_status_t status);
+// An endpoint's parameters with its error handling (peer errors reported to `transport`).
+ucp_ep_params_t endpoint_params(UcxTransport* transport);
 void send_done_cb(void* request, ucs_status_t status, void* user_data);
 // The lanes UCX chose for an endpoint, as ucx_info names transports and devices:
 // "cm tcp; tcp/lo (am am_bw#0 rma_bw#0)" (from ucp_ep_print_info).
@@ -222,6 +224,8 @@ class UcxTransport final : public Transport {
   Conn& add_conn(ucp_ep_h ep, std::uint32_t rail, bool accepted, std::string remote);
   void close_conn(std::uint64_t id);
   void fail_conn(Conn& c, const std::string& why, std::string_view reason);
+  Result<bool> send_am(Conn& c, unsigned id, RequestBox* box, const void* header, std::size_t header_bytes,
+                       std::uint32_t flags);
   Status send_ctl(Conn& c, const CtlHeader& h, std::vector<std::byte> data = {});
   Status send_frame(Conn& c, Peer& p, std::uint64_t tag, std::vector<std::byte> frame);
   void start_handshake(Conn& c);
