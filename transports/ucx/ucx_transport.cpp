@@ -7,8 +7,13 @@
 
 #if SLUICE_HAVE_UCX
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -598,28 +603,80 @@ std::string what_ucx_found(ucp_context_h context, bool cuda) {
          "); GPU memory: " + (cuda ? "cuda" : "no (this UCX was built without CUDA; the libucx-cu13 wheel has it)");
 }
 
-// The capabilities of this UCX, from one context made once.
-Result<Capabilities> probe_once() {
+// What one UCX context says: "<c><found>" (c: '1' when it reaches CUDA memory), or "!<why>".
+std::string query_ucx() {
   Result<ucp_context_h> context = detail::make_context("");
-  if (!context.ok()) return context.status();
+  if (!context.ok()) return "!" + context.status().message();
   ucp_context_attr_t attr{};
   attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
   const ucs_status_t st = ucp_context_query(*context, &attr);
   const bool cuda = st == UCS_OK && (attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
   const std::string found = what_ucx_found(*context, cuda);
   ucp_cleanup(*context);
-  if (st != UCS_OK)
-    return error(StatusCode::unavailable, std::string("ucx: ucp_context_query: ") + ucs_status_string(st));
+  if (st != UCS_OK) return std::string("!ucx: ucp_context_query: ") + ucs_status_string(st);
+  return (cuda ? "1" : "0") + found;
+}
+
+// query_ucx() in a child process. A CUDA-enabled UCX initialises the CUDA
+// driver when its context is made, and a process that did so cannot use CUDA
+// in the children it forks afterwards (cudaErrorInitializationError: seen on
+// the GPU machine when `sluice run` ran its points in children after the
+// transport listing had probed UCX). k_ucx_probe_timeout_ms bounds it.
+std::string query_ucx_in_child() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return "!ucx probe: pipe failed";
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return "!ucx probe: fork failed";
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    const std::string answer = query_ucx();
+    std::size_t at = 0;
+    while (at < answer.size()) {
+      const ssize_t n = ::write(fds[1], answer.data() + at, answer.size() - at);
+      if (n <= 0) break;
+      at += static_cast<std::size_t>(n);
+    }
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string answer;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(k_ucx_probe_timeout_ms);
+  for (char buf[4096];;) {
+    pollfd pfd{fds[0], POLLIN, 0};
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || ::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
+      ::kill(pid, SIGKILL);
+      answer = "!ucx probe: no answer from UCX in " + std::to_string(k_ucx_probe_timeout_ms) + " ms";
+      break;
+    }
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  ::waitpid(pid, nullptr, 0);
+  return answer.empty() ? "!ucx probe: the probing process ended without an answer" : answer;
+}
+
+// The capabilities of this UCX, from one context made once (in a child).
+Result<Capabilities> probe_once() {
+  const std::string answer = query_ucx_in_child();
+  if (answer[0] == '!') return error(StatusCode::unavailable, answer.substr(1));
   Capabilities c;
   c.region_kinds = {RegionKind::host};
-  if (cuda) c.region_kinds.push_back(RegionKind::cuda);
+  if (answer[0] == '1') c.region_kinds.push_back(RegionKind::cuda);
   c.max_message_bytes = k_ucx_max_message_bytes;
   c.max_transfer_bytes = k_ucx_max_transfer_bytes;
   c.rdma_write = true;
   c.rdma_read = true;
   c.max_rails = k_max_rails;
   c.max_connections_per_rail = k_max_connections_per_rail;
-  c.found = found;
+  c.found = answer.substr(1);
   return c;
 }
 

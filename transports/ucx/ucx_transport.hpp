@@ -79,6 +79,8 @@ inline constexpr std::uint32_t k_ucx_revoke_wait_ms = 10'000;
 // bounds what UCX progresses without signalling (connection-manager events).
 inline constexpr int k_ucx_active_poll_ms = 50;
 inline constexpr int k_ucx_idle_poll_ms = 200;
+// How long the probe of UCX (made in a child process: ucx_transport.cpp says why) may take.
+inline constexpr int k_ucx_probe_timeout_ms = 10'000;
 // How long the destructor progresses closing endpoints before it destroys the workers.
 inline constexpr std::uint32_t k_ucx_close_wait_ms = 2'000;
 
