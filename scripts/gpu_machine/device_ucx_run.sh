@@ -80,6 +80,9 @@ for r in runs:
     paths = r.get("paths_taken") or r.get("counters", {}).get("paths_taken")
     print(r.get("label") or r.get("point"), "ok" if r["ok"] else "FAILED: " + str(r.get("error"))[:300],
           "| transport", d.get("transport"), "| paths", json.dumps(paths)[:400] if paths else "-")
+    print("  counters:", {k: v for k, v in r.get("counters", {}).items() if "gpu" in k or "fallback" in k})
+    for line in [l for l in r.get("log_tail", []) if "GPU region" in l or "granted" in l][:4]:
+        print("  log:", line[:400])
 PY
   done
 } 2>&1 | tee "$OUT/device_ucx.txt"
