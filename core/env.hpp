@@ -251,6 +251,14 @@ class Env {
   // without GPUDirect RDMA); not_found / invalid_argument: no such region or
   // NIC. The default is a world without RDMA.
   virtual Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee);
+
+  // Whether a peer's transfer can reach `range` straight (one-sided or
+  // stream) where the world's capabilities say its kind is reachable: false
+  // for a GPU region the transport refused to register (HwEnv: a
+  // ucp_mem_map or ibv_reg_mr that failed; the node logged and counted it).
+  // The client then bounces that region's chunks instead of asking a server
+  // to reach memory no key opens. The default: every region its kind allows.
+  virtual bool transport_reaches(const MemHandle& /*range*/) { return true; }
 };
 
 // The keys to carry for `range` when `grantee` will reach it by one-sided

@@ -256,6 +256,10 @@ Result<proto::RdmaRegionDesc> HwEnv::remote_access(const MemHandle& range, std::
   return node_.remote_access(range, nic, grantee);
 }
 
+bool HwEnv::transport_reaches(const MemHandle& range) {
+  return range.kind != MemKind::gpu || node_.gpu_registered(range);
+}
+
 void HwEnv::count(std::string_view name, double delta) {
   std::lock_guard lock(metrics_mu_);
   auto it = counters_.find(name);

@@ -86,6 +86,7 @@ class HwEnv final : public Env, public Metrics {
   Result<MemHandle> open_window(const MemHandle& range) override;
   void close_window(const MemHandle& window) override;
   Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee) override;
+  bool transport_reaches(const MemHandle& range) override;
 
   // Metrics (thread-safe: the world reads them from other threads).
   void count(std::string_view name, double delta) override;

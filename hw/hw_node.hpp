@@ -146,6 +146,9 @@ class HwNode {
   // the bounce path (not registered), a stopped node, or a transport that
   // needs no keys.
   Result<proto::RdmaRegionDesc> remote_access(const MemHandle& range, std::uint32_t nic, NodeId grantee);
+  // Whether `range` is a GPU region the transport can move bytes into and
+  // out of by itself (registered), so no bounce is needed.
+  bool gpu_registered(const MemHandle& range);
   void storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec);
   // Control frames to services of another node, `to_node`, in order,
   // gathered into as few system calls as the transport allows. Each counts
@@ -180,9 +183,6 @@ class HwNode {
                                       std::uint16_t device);
   // Logs a GPU registration fallback, the first time per `logged` flag.
   void log_gpu_fallback_once(bool& logged, const std::string& line);
-  // Whether `range` is a GPU region the transport can move bytes into and
-  // out of by itself (registered), so no bounce is needed.
-  bool gpu_registered(const MemHandle& range);
   struct Route {
     ServiceLoop* loop = nullptr;
     OpId op = 0;

@@ -17,24 +17,31 @@ ChunkPlanner::ChunkPlanner(ChunkPlannerConfig config) : config_(std::move(config
   rails_.emplace(std::move(rails).value());
 }
 
-std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user, NodeId server) {
+std::optional<ChunkPlan> ChunkPlanner::plan(const MemHandle& user, NodeId server, bool reachable) {
   ChunkPlan plan;
   plan.server = server;
   const sched::MemoryPlace place = sched::MemoryPlace::of(user);
+  // A GPU region the transport refused: decided as for a transport that reaches no GPU memory.
+  sched::BackendCaps caps = config_.caps;
+  const bool refused = user.kind == MemKind::gpu && !reachable;
+  if (refused) caps.gpu_memory_reachable = false;
   if (!rails_) {
-    if (user.kind == MemKind::gpu && !config_.caps.gpu_memory_reachable) plan.path = proto::ChunkPath::bounce;
+    if (user.kind == MemKind::gpu && !caps.gpu_memory_reachable) plan.path = proto::ChunkPath::bounce;
     return plan;
   }
-  Result<std::uint32_t> nic = rails_->choose(place, config_.caps, server);
+  Result<std::uint32_t> nic = rails_->choose(place, caps, server);
   if (!nic.ok()) return std::nullopt;  // `again`: every rail is full (an unknown GPU is a config bug caught below)
   plan.client_nic = *nic;
-  const Key key{static_cast<std::uint8_t>(place.kind), place.device, *nic};
+  const auto kind =
+      static_cast<std::uint8_t>(static_cast<std::uint8_t>(place.kind) | (refused ? k_unreachable_kind_bit : 0));
+  const Key key{kind, place.device, *nic};
   auto it = decisions_.find(key);
   if (it == decisions_.end()) {
-    Result<sched::PathDecision> d = sched::decide_path(*config_.topology, config_.node, place, *nic, config_.caps);
+    Result<sched::PathDecision> d = sched::decide_path(*config_.topology, config_.node, place, *nic, caps);
     sched::PathDecision decision;
     if (d.ok()) {
       decision = std::move(d).value();
+      if (refused) decision.reason += " (the transport could not register this GPU region)";
     } else {
       // An unplannable destination still moves, the safe way, and says why.
       decision.path = user.kind == MemKind::gpu ? sched::DataPath::bounce : sched::DataPath::direct;

@@ -49,7 +49,10 @@ class ChunkPlanner {
   // source (write) is `user`; nullopt while every usable rail is at its
   // connection limit to that server (sched::RailSelector: connections are
   // counted per server, as BeeGFS connMaxInternodeNum is).
-  std::optional<ChunkPlan> plan(const MemHandle& user, NodeId server);
+  // `reachable` false: the transport could not register `user` (a GPU
+  // region: Env::transport_reaches), so its chunks bounce whatever the
+  // rail's decision for its kind says.
+  std::optional<ChunkPlan> plan(const MemHandle& user, NodeId server, bool reachable = true);
   // Returns the rail connection a plan took.
   void release(const ChunkPlan& plan);
   // The server node's NIC for a chunk on client rail `client_nic`
@@ -63,7 +66,9 @@ class ChunkPlanner {
   const sched::PathDecision* decision(sched::MemoryPlace place, std::uint32_t nic) const;
 
  private:
-  using Key = std::tuple<std::uint8_t, std::uint32_t, std::uint32_t>;  // kind, device, nic
+  // kind (| k_unreachable_kind_bit for a region the transport refused), device, nic
+  using Key = std::tuple<std::uint8_t, std::uint32_t, std::uint32_t>;
+  static constexpr std::uint8_t k_unreachable_kind_bit = 0x80;
   ChunkPlannerConfig config_;
   std::optional<sched::RailSelector> rails_;
   std::string degraded_reason_;

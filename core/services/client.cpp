@@ -631,7 +631,8 @@ void Client::pump() {
       ++at;
       continue;
     }
-    std::optional<ChunkPlan> plan = planner_.plan(front.user, server_node);
+    const bool reachable = env_.transport_reaches(front.user);
+    std::optional<ChunkPlan> plan = planner_.plan(front.user, server_node, reachable);
     if (!plan) {
       blocked.insert(key);
       ++at;
@@ -642,6 +643,7 @@ void Client::pump() {
     invariants::inflight_chunks(inflight_chunks_, +1, config_.max_inflight_chunks);
     ++inflight_chunks_;
     env_.metrics().count(plan->path == proto::ChunkPath::direct ? "client.chunks_direct" : "client.chunks_bounce", 1);
+    if (!reachable) env_.metrics().count("client.chunks_bounce_unregistered_gpu", 1);
     if (job.group != k_no_id) job.target = primary_of(job.group);
     Endpoint server = target_endpoint(job.target);
     if (server.valid()) {

@@ -255,6 +255,8 @@ TEST(HwGpuRegistration, LeavesTheRegionOnTheBouncePathWhenNoDeclaredWayWorks) {
         const Status st = world.call(a, [&] { return a.env().remote_access(h[0], 0, 2).status(); });
         EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
         EXPECT_NE(st.message().find("not registered with the transport"), std::string::npos) << st.to_string();
+        EXPECT_FALSE(world.call(a, [&] { return a.env().transport_reaches(h[0]); }))
+            << "the client must plan this region's chunks as bounces (found with UCX on the GPU machine)";
       });
   EXPECT_EQ(run.counters.bounce, 2.0);
   EXPECT_EQ(run.counters.dmabuf_fallback, 2.0);

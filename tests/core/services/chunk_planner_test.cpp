@@ -112,6 +112,25 @@ TEST(ChunkPlanner, WithoutATopologyHostGoesDirectAndGpuFollowsTheBackendCaps) {
   EXPECT_EQ(capable.plan(gpu_buffer(0), k_server)->client_nic, k_no_id);
 }
 
+TEST(ChunkPlanner, AGpuRegionTheTransportCouldNotRegisterBouncesWhereItsKindGoesDirect) {
+  // Found on the GPU machine (issue 51): one GPU region that UCX refused to
+  // map was still planned direct, and its server's transfer was refused.
+  ChunkPlanner planner(dgx(true));
+  auto refused = planner.plan(gpu_buffer(5), k_server, /*reachable=*/false);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->path, proto::ChunkPath::bounce);
+  EXPECT_EQ(refused->bounce_numa, 1);  // GPU 5 hangs off socket 1
+  auto registered = planner.plan(gpu_buffer(5), k_server);
+  ASSERT_TRUE(registered.has_value());
+  EXPECT_EQ(registered->path, proto::ChunkPath::direct) << "the refused region's decision is kept apart";
+  ChunkPlannerConfig cfg;
+  cfg.caps.gpu_memory_reachable = true;
+  ChunkPlanner plain(cfg);
+  EXPECT_EQ(plain.plan(gpu_buffer(0), k_server, false)->path, proto::ChunkPath::bounce);
+  EXPECT_EQ(plain.plan(MemHandle{0, MemKind::host, 0, 1, 0, 10}, k_server, false)->path, proto::ChunkPath::direct)
+      << "only GPU regions are registered one by one";
+}
+
 TEST(ChunkPlanner, ANodeWithoutNicsRunsDegradedAndSaysWhy) {
   ChunkPlannerConfig cfg = dgx(true);
   cfg.node = 3;  // not in a one-machine topology
