@@ -119,7 +119,7 @@ void UcxTransport::on_key_query(Conn& c, const CtlHeader& h) {
     Region& region = *it->second;
     reply.b = reinterpret_cast<std::uint64_t>(region.bytes.data());
     reply.c = region.bytes.size();
-    data = region.packed[c.rail];
+    data = region.mapping->packed[c.rail];
     region.holders.insert(c.id);
   }
   Status st = send_ctl(c, reply, std::move(data));

@@ -230,11 +230,8 @@ UcxTransport::~UcxTransport() {
   for (auto& [ref, key] : keys_) {
     if (key->rkey != nullptr) ucp_rkey_destroy(key->rkey);
   }
-  for (auto& [key, region] : regions_) {
-    for (std::size_t r = 0; r < region->memh.size(); ++r) {
-      if (region->memh[r] != nullptr) ucp_mem_unmap(rails_[r].context, region->memh[r]);
-    }
-  }
+  regions_.clear();  // unmaps every mapping while the contexts live
+  mappings_.clear();
   for (Rail& rail : rails_) {
     if (rail.worker != nullptr) ucp_worker_destroy(rail.worker);
     if (rail.context != nullptr) ucp_cleanup(rail.context);
@@ -428,35 +425,57 @@ Status UcxTransport::register_region(std::uint64_t key, std::span<std::byte> byt
   if (regions_.contains(key)) {
     return error(StatusCode::already_exists, "ucx register_region: key " + std::to_string(key) + " is taken");
   }
+  Result<std::shared_ptr<Mapping>> mapping = mapping_for(key, bytes, kind);
+  if (!mapping.ok()) return mapping.status();
   auto region = std::make_shared<Region>();
   region->bytes = bytes;
   region->kind = kind;
-  region->memh.assign(rails_.size(), nullptr);
-  region->packed.resize(rails_.size());
+  region->mapping = std::move(mapping).value();
+  regions_.emplace(key, std::move(region));
+  return ok_status();
+}
+
+Result<std::shared_ptr<Mapping>> UcxTransport::mapping_for(std::uint64_t key, std::span<std::byte> bytes,
+                                                           RegionKind kind) {
+  // Every mapping that starts at or before `bytes` (a few: one per registered buffer).
+  auto it = mappings_.upper_bound(bytes.data());
+  while (it != mappings_.begin()) {
+    --it;
+    std::shared_ptr<Mapping> m = it->second.lock();
+    if (!m) {
+      it = mappings_.erase(it);
+      continue;
+    }
+    if (m->holds(bytes, kind)) return m;
+  }
+  auto m = std::make_shared<Mapping>();
+  m->bytes = bytes;
+  m->kind = kind;
+  m->contexts.assign(rails_.size(), nullptr);
+  m->memh.assign(rails_.size(), nullptr);
+  m->packed.resize(rails_.size());
   for (std::uint32_t r = 0; r < rails_.size(); ++r) {
+    m->contexts[r] = rails_[r].context;
     ucp_mem_map_params_t mp{};
     mp.field_mask =
         UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
     mp.address = bytes.data();
     mp.length = bytes.size();
     mp.memory_type = kind == RegionKind::cuda ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_HOST;
-    ucs_status_t st = ucp_mem_map(rails_[r].context, &mp, &region->memh[r]);
+    ucs_status_t st = ucp_mem_map(rails_[r].context, &mp, &m->memh[r]);
     void* packed = nullptr;
     std::size_t packed_bytes = 0;
-    if (st == UCS_OK) st = ucp_rkey_pack(rails_[r].context, region->memh[r], &packed, &packed_bytes);
+    if (st == UCS_OK) st = ucp_rkey_pack(rails_[r].context, m->memh[r], &packed, &packed_bytes);
     if (st != UCS_OK) {
-      for (std::uint32_t u = 0; u <= r; ++u) {
-        if (region->memh[u] != nullptr) ucp_mem_unmap(rails_[u].context, region->memh[u]);
-      }
       return error(StatusCode::unavailable, "ucx register_region " + std::to_string(key) + " on rail " +
                                                 std::to_string(r) + ": " + ucs_text(st));
-    }
+    }  // what was mapped is unmapped with m
     const auto* begin = static_cast<const std::byte*>(packed);
-    region->packed[r].assign(begin, begin + packed_bytes);
+    m->packed[r].assign(begin, begin + packed_bytes);
     ucp_rkey_buffer_release(packed);
   }
-  regions_.emplace(key, std::move(region));
-  return ok_status();
+  mappings_[bytes.data()] = m;
+  return m;
 }
 
 Result<RemoteRegionAccess> UcxTransport::remote_access(std::uint64_t key, std::uint32_t rail,
@@ -507,8 +526,7 @@ Status UcxTransport::deregister_region(std::uint64_t key) {
         " ms (k_ucx_revoke_wait_ms); unmapped all the same");
   }
   revocations_.erase(revocation);
-  for (std::size_t r = 0; r < region->memh.size(); ++r) ucp_mem_unmap(rails_[r].context, region->memh[r]);
-  regions_.erase(key);
+  regions_.erase(key);  // its mapping goes with its last region
   return ok_status();
 }
 

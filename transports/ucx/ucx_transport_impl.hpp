@@ -117,11 +117,35 @@ struct Op {
   std::shared_ptr<RemoteKey> key;  // while in flight
 };
 
+// A range mapped with UCX on every rail (each rail its context), with the
+// packed key of each. Shared by the regions that lie inside it: HwEnv opens a
+// window (a region of its own) on a buffer for every chunk, and a second
+// ucp_mem_map of CUDA memory already mapped failed now and then in UCX 1.22
+// ("rcache: failed to insert region [0x0..0x0]: Invalid parameter", GPU
+// machine), besides costing a registration per chunk. Unmapped with its last region.
+struct Mapping {
+  std::span<std::byte> bytes;
+  RegionKind kind = RegionKind::host;
+  std::vector<ucp_context_h> contexts;
+  std::vector<ucp_mem_h> memh;
+  std::vector<std::vector<std::byte>> packed;
+  Mapping() = default;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping() {
+    for (std::size_t r = 0; r < memh.size(); ++r) {
+      if (memh[r] != nullptr) ucp_mem_unmap(contexts[r], memh[r]);
+    }
+  }
+  bool holds(std::span<std::byte> range, RegionKind k) const {
+    return k == kind && range.data() >= bytes.data() && range.data() + range.size() <= bytes.data() + bytes.size();
+  }
+};
+
 struct Region {
   std::span<std::byte> bytes;
   RegionKind kind = RegionKind::host;
-  std::vector<ucp_mem_h> memh;                 // per rail (each rail its context)
-  std::vector<std::vector<std::byte>> packed;  // per rail: the packed key
+  std::shared_ptr<Mapping> mapping;  // its own, or that of a region it lies in
   RegionGrants grants;
   std::set<std::uint64_t> holders;  // conns we gave a key on
   bool revoking = false;
@@ -205,6 +229,8 @@ class UcxTransport final : public Transport {
  private:
   // ucx_transport.cpp
   Status open_rail(std::uint32_t index);
+  // The mapping `bytes` of `kind` lies in, or a new one; unavailable naming the rail UCX refused.
+  Result<std::shared_ptr<Mapping>> mapping_for(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind);
   void progress_all();
   // Frees the endpoint closes that finished; true when none is left.
   bool reap_closing();
@@ -276,6 +302,8 @@ class UcxTransport final : public Transport {
   std::map<std::uint64_t, std::shared_ptr<RemoteKey>> queries_;  // query id -> entry
   std::uint64_t next_query_id_ = 1;
   std::map<std::uint64_t, std::shared_ptr<Region>> regions_;
+  // Mappings by their start address, for a region that lies inside one (Mapping above).
+  std::map<const std::byte*, std::weak_ptr<Mapping>> mappings_;
   std::map<std::uint64_t, Revocation> revocations_;
   std::uint64_t next_revocation_id_ = 1;
   GrantRefusals refusals_;

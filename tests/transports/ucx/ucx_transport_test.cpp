@@ -208,6 +208,41 @@ TEST_F(UcxTransportTest, DeregisterRevokesTheKeyThePeerCached) {
       << "a put reached the deregistered memory";
 }
 
+TEST_F(UcxTransportTest, AWindowInsideARegisteredBufferSharesItsMappingAndOutlivesIt) {
+  // HwEnv opens a window (a region of its own) on a buffer for every chunk;
+  // UCX 1.22 failed now and then to map CUDA memory a second time (GPU machine).
+  auto a = make_ucx(1);
+  auto b = make_ucx(2);
+  ASSERT_TRUE(a && b);
+  EventPump pa(*a), pb(*b);
+  std::vector<std::byte> src(64 << 10), buffer(4 << 20, std::byte{0});
+  fill_pattern(src, 6, 0);
+  ASSERT_TRUE(a->register_region(1, src, RegionKind::host).ok());
+  ASSERT_TRUE(b->register_region(10, buffer, RegionKind::host).ok());
+  const std::span<std::byte> window = std::span(buffer).subspan(1 << 20, src.size());
+  ASSERT_TRUE(b->register_region(11, window, RegionKind::host).ok());
+  const PeerId peer = connect_up(*a, pa, *b, pb);
+  ASSERT_TRUE(put_and_wait(*a, pa, peer, 1, 11, src.size(), 1).ok());
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), window.begin())) << "the window's bytes are at its place";
+  BulkRequest past;
+  past.peer = peer;
+  past.local_key = 1;
+  past.remote_key = 11;
+  past.remote_offset = 1;
+  past.bytes = src.size();
+  past.cookie = 2;
+  ASSERT_TRUE(a->put(past).ok());
+  auto done = pa.wait_op(2);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->status.code(), StatusCode::invalid_argument) << "the window's own length bounds it";
+  ASSERT_TRUE(b->deregister_region(10).ok());  // the buffer goes; the window keeps the mapping
+  std::fill(window.begin(), window.end(), std::byte{0});
+  ASSERT_TRUE(put_and_wait(*a, pa, peer, 1, 11, src.size(), 3).ok());
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), window.begin()));
+  ASSERT_TRUE(b->deregister_region(11).ok());
+  EXPECT_EQ(put_and_wait(*a, pa, peer, 1, 11, 4096, 4).code(), StatusCode::not_found);
+}
+
 TEST_F(UcxTransportTest, LargeFramesKeepTheirOrderAmongSmallOnes) {
   auto a = make_ucx(1);
   auto b = make_ucx(2);
