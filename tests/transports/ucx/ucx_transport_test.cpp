@@ -389,7 +389,7 @@ TEST_F(UcxTransportTest, PacketsOutsideTheProtocolCloseOnlyTheirConnection) {
     ASSERT_TRUE(raw.connect(address));
     raw.progress_for(std::chrono::milliseconds(100));
     std::vector<std::byte> header(c.header_bytes, std::byte{0});
-    header[0] = std::byte{0x01};
+    std::fill_n(header.begin(), std::min<std::size_t>(1, header.size()), std::byte{0x01});  // the kind: 1
     raw.send(c.id, header, std::vector<std::byte>(c.data_bytes, std::byte{0x5A}));
     raw.progress_for(std::chrono::milliseconds(300));
     for (int i = 0; i < 50 && !b_lines->contains(c.logged); ++i)
