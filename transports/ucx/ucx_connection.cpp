@@ -223,11 +223,19 @@ void UcxTransport::on_challenge(Conn& c, std::span<const std::byte> data) {
   std::memcpy(c.theirs.data(), data.data(), data.size());
   c.got_challenge = true;
   if (c.accepted) return;  // the acceptor proves only after the connector did
+  send_proof(c);
+}
+
+// This side's proof on `c`, as its role on the connection gives it (tcp_auth.hpp).
+void UcxTransport::send_proof(Conn& c) {
+  const AuthBytes& acceptor_nonce = c.accepted ? c.mine : c.theirs;
+  const AuthBytes& connector_nonce = c.accepted ? c.theirs : c.mine;
+  const tcp::AuthRole role = c.accepted ? tcp::AuthRole::acceptor : tcp::AuthRole::connector;
+  const AuthBytes proof =
+      tcp::auth_proof(config_.shared_secret, role, acceptor_nonce, connector_nonce, config_.local_id);
   CtlHeader h;
   h.kind = static_cast<std::uint32_t>(CtlKind::proof);
   h.a = config_.local_id;
-  const AuthBytes proof =
-      tcp::auth_proof(config_.shared_secret, tcp::AuthRole::connector, c.theirs, c.mine, config_.local_id);
   c.sent_proof = true;
   Status st = send_ctl(c, h, std::vector<std::byte>(proof.begin(), proof.end()));
   if (!st.ok()) fail_conn(c, st.message(), "send failed");
@@ -256,14 +264,7 @@ void UcxTransport::on_proof(Conn& c, const CtlHeader& h, std::span<const std::by
     send_hello(c);
     return;
   }
-  CtlHeader answer;
-  answer.kind = static_cast<std::uint32_t>(CtlKind::proof);
-  answer.a = config_.local_id;
-  const AuthBytes proof =
-      tcp::auth_proof(config_.shared_secret, tcp::AuthRole::acceptor, c.mine, c.theirs, config_.local_id);
-  c.sent_proof = true;
-  Status st = send_ctl(c, answer, std::vector<std::byte>(proof.begin(), proof.end()));
-  if (!st.ok()) fail_conn(c, st.message(), "send failed");
+  send_proof(c);
 }
 
 void UcxTransport::send_hello(Conn& c) {

@@ -258,6 +258,7 @@ class UcxTransport final : public Transport {
   void on_control(Conn& c, const CtlHeader& h, std::span<const std::byte> data);
   void on_challenge(Conn& c, std::span<const std::byte> data);
   void on_proof(Conn& c, const CtlHeader& h, std::span<const std::byte> data);
+  void send_proof(Conn& c);
   void send_hello(Conn& c);
   void on_hello(Conn& c, const CtlHeader& h);
   void on_hello_ack(Conn& c, const CtlHeader& h);
