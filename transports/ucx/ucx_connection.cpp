@@ -491,7 +491,6 @@ void UcxTransport::on_request_done(RequestBox* box, ucs_status_t status) {
       if (box->what != RequestBox::What::put) complete_op(box->id, ok_status());  // a put completes at its flush
       return;
     }
-    case RequestBox::What::close: return;
   }
 }
 

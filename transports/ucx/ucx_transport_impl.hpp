@@ -175,7 +175,7 @@ struct RailArg {
 
 // What a UCX request's callback needs: the transport and what the request was for.
 struct RequestBox {
-  enum class What : std::uint8_t { send, put, flush, get, recv_frame, close };
+  enum class What : std::uint8_t { send, put, flush, get, recv_frame };
   UcxTransport* transport = nullptr;
   What what = What::send;
   std::uint64_t id = 0;           // op id (put, flush, get), conn id (recv_frame), peer id (send of a frame)
