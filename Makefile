@@ -12,7 +12,7 @@ OUT         ?= out
 # docs/design.md#dependencies, plus the tools the build and benchmarks call.
 DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema python3-pandas \
   libsimgrid-dev libboost-graph-dev libhwloc-dev libeigen3-dev liblua5.4-dev \
-  libibverbs-dev librdmacm-dev libucx-dev ucx-utils liburing-dev librocksdb-dev libisal-dev libssl-dev \
+  libucx-dev ucx-utils liburing-dev librocksdb-dev libisal-dev libssl-dev \
   libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev libfmt-dev \
   googletest libgtest-dev libgmock-dev gcovr libbenchmark-dev gnuplot-nox \
   iperf3 fio sockperf iproute2 nftables clang-format \

@@ -63,7 +63,7 @@ std::string_view to_string(TransferMode mode);
 // for a read), as its owner granted it (Env::remote_access, carried in a
 // ReadChunk/WriteChunk). With it a world that needs keys moves the bytes with
 // no round trip to the owner; without it (nullopt) the world resolves the key
-// itself (ibverbs: a region_query, cached) and counts a fallback. Worlds that
+// itself (a verbs transport: a region_query, cached) and counts a fallback. Worlds that
 // need no key ignore it; a key that does not match the region fails the
 // transfer, as an HCA's rkey check does.
 struct TransferSpec {

@@ -236,11 +236,9 @@ Result<MemHandle> HwEnv::alloc(MemKind kind, std::uint16_t device, std::uint64_t
   Result<MemHandle> region = node_.alloc(kind, device, bytes, &how);
   if (region.ok() && kind == MemKind::gpu) {
     switch (how.path) {
-      case GpuRegistration::Path::dmabuf: count(k_metric_gpu_region_dmabuf, 1); break;
       case GpuRegistration::Path::peer_memory: count(k_metric_gpu_region_peer_memory, 1); break;
       case GpuRegistration::Path::bounce: count(k_metric_gpu_region_bounce, 1); break;
     }
-    if (how.dmabuf_failed) count(k_metric_gpu_dmabuf_fallback, 1);
     if (how.peer_memory_failed) count(k_metric_gpu_peer_memory_fallback, 1);
   }
   return region;

@@ -20,8 +20,8 @@
 //   region's key: transfer.rdma_key_carried (from the spec, no round trip)
 //   or transfer.rdma_key_fallback (the transport asks the owner).
 // - remote_access(): the transport's key of a registered region (host,
-//   pinned, or GPU registered as a dma-buf or by pointer) for the NIC's rail
-//   (ibverbs: the MR's address and rkey on that rail's device), granted to
+//   pinned, or GPU registered by pointer) for the NIC's rail (a verbs
+//   transport: the MR's address and rkey on that rail's device), granted to
 //   the node; unavailable on a transport that needs no
 //   keys (tcp, shm) and for GPU memory left on the bounce path.
 // - compute(): the real work already happened, so it completes at once.
@@ -32,10 +32,10 @@
 // - alloc()/free(): real, aligned, registered regions of the node (host and
 //   pinned; GPU through hw_backends/cuda's installed operations, else
 //   unavailable). fill/verify/checksum of GPU ranges run on the GPU. A GPU
-//   region is registered with the transport as a dma-buf, else by pointer
-//   (peer memory), else left to bounce (hw_node.hpp); each allocation counts
-//   where it went (memory.gpu_region_{dmabuf,peer_memory,bounce}) and each
-//   declared way that failed (memory.gpu_{dmabuf,peer_memory}_fallback).
+//   region is registered with the transport by pointer (peer memory) where
+//   it declares CUDA regions, else left to bounce (hw_node.hpp); each
+//   allocation counts where it went (memory.gpu_region_{peer_memory,bounce})
+//   and a declared way that failed (memory.gpu_peer_memory_fallback).
 // Every operation returns its OpId at once and completes exactly once, after
 // the handler that started it has returned (completions are queued events).
 #pragma once

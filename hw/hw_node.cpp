@@ -43,12 +43,8 @@ HwNode::~HwNode() {
   stop();
   const GpuMemoryOps* gpu = gpu_memory();
   for (auto& [region_id, region] : regions_) {
-    if (region.window) {
-      if (region.dmabuf_fd >= 0) ::close(region.dmabuf_fd);
-      continue;  // the memory is its region's
-    }
+    if (region.window) continue;  // the memory is its region's
     if (region.kind == MemKind::gpu) {
-      if (region.dmabuf_fd >= 0) ::close(region.dmabuf_fd);  // the transport, closed by stop(), let go of it
       if (gpu != nullptr) gpu->free(region.device, region.data);
     } else {
       std::free(region.data);
@@ -219,10 +215,8 @@ void HwNode::free(const MemHandle& region) {
     regions_.erase(it);
   }
   if (freed.kind == MemKind::gpu) {
-    // As below: transfers into a registered region end before it goes; the
-    // dma-buf fd goes after the transport let go of it, the memory last.
+    // As below: transfers into a registered region end before it goes, the memory last.
     if (freed.registered && transport_) transport_->deregister_region(wire_key(region.region)).ignore();
-    if (freed.dmabuf_fd >= 0) ::close(freed.dmabuf_fd);
     if (const GpuMemoryOps* gpu = gpu_memory()) gpu->free(freed.device, data);
     return;
   }
@@ -283,7 +277,6 @@ void HwNode::close_window(const MemHandle& window) {
   }
   // The fence: waits for an incoming transfer moving bytes now; later ones find no key.
   if (closed.registered && transport_) transport_->deregister_region(wire_key(window.region)).ignore();
-  if (closed.dmabuf_fd >= 0) ::close(closed.dmabuf_fd);
 }
 
 std::uint64_t HwNode::allocated_bytes() const {
@@ -496,32 +489,6 @@ GpuRegistration HwNode::register_gpu_region(std::uint32_t region_id, std::byte* 
   const std::string region_text = "node " + std::to_string(id_) + ": GPU region " + std::to_string(region_id) +
                                   " of GPU " + std::to_string(device) + " (" + std::to_string(bytes) + " bytes)";
   const std::string transport_name(transport_->name());
-  if (caps.reaches(transport::RegionKind::dmabuf)) {
-    const GpuMemoryOps* gpu = gpu_memory();
-    Result<GpuDmabuf> exported =
-        gpu == nullptr || !gpu->export_dmabuf
-            ? Result<GpuDmabuf>(error(StatusCode::unavailable, "the GPU backend exports no dma-bufs"))
-            : gpu->export_dmabuf(device, data, bytes);
-    Status why = exported.status();
-    if (exported.ok()) {
-      why = transport_->register_dmabuf_region(wire_key(region_id), range, exported->fd, exported->offset_bytes);
-      if (why.ok()) {
-        std::lock_guard lock(mu_);
-        Region& region = regions_.at(region_id);
-        region.registered = true;
-        region.dmabuf_fd = exported->fd;
-        how.path = GpuRegistration::Path::dmabuf;
-        return how;
-      }
-      ::close(exported->fd);  // the transport holds no reference to it
-    }
-    how.dmabuf_failed = true;
-    log_gpu_fallback_once(gpu_dmabuf_fallback_logged_,
-                          region_text + ": no dma-buf registration with transport " + transport_name + " (" +
-                              why.to_string() + "): falling back to " +
-                              (caps.reaches(transport::RegionKind::cuda) ? "peer memory" : "the bounce path") +
-                              " (counted in " + std::string(k_metric_gpu_dmabuf_fallback) + ")");
-  }
   if (caps.reaches(transport::RegionKind::cuda)) {
     const Status registered = transport_->register_region(wire_key(region_id), range, transport::RegionKind::cuda);
     if (registered.ok()) {

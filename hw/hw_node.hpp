@@ -13,18 +13,16 @@
 //
 // GPU regions and the transport (GPUDirect RDMA). alloc() registers a GPU
 // region with the first of these that works:
-//   1. dmabuf: the transport declares RegionKind::dmabuf and the CUDA backend
-//      exports the region as a dma-buf fd (GpuMemoryOps::export_dmabuf);
-//      register_dmabuf_region. The fd stays open until free() has
-//      deregistered the region.
-//   2. peer memory: the transport declares RegionKind::cuda;
-//      register_region by pointer (nvidia-peermem).
-//   3. bounce: not registered; core/sched's plans bounce through pinned
+//   1. peer memory: the transport declares RegionKind::cuda; register_region
+//      by pointer (ucx: ucp_mem_map of CUDA memory; on an RDMA NIC GPUDirect
+//      RDMA through nvidia-peermem or dma-buf, UCX's choice).
+//   2. bounce: not registered; core/sched's plans bounce through pinned
 //      memory, and a transport transfer naming the region is refused.
 // A way the transport declares but that fails is a fallback: logged once per
 // node with its reason, and reported by alloc() (GpuRegistration) for HwEnv
-// to count (k_metric_gpu_*_fallback). A transport that declares neither
-// (tcp, shm) takes 3 with no fallback: that is the plan, not a failure.
+// to count (k_metric_gpu_peer_memory_fallback). A transport that does not
+// declare it (tcp, shm) takes 2 with no fallback: that is the plan, not a
+// failure.
 //
 // How a TransferSpec is carried out (mechanism only; the spec is core/sched's):
 //   src and dst on this node   memmove on the calling service's thread
@@ -81,17 +79,14 @@ inline constexpr std::size_t k_max_early_down_peers = 1024;
 
 // Metric names HwEnv counts per GPU region allocated: where it was
 // registered, and each declared way that failed (see "GPU regions" above).
-inline constexpr std::string_view k_metric_gpu_region_dmabuf = "memory.gpu_region_dmabuf";
 inline constexpr std::string_view k_metric_gpu_region_peer_memory = "memory.gpu_region_peer_memory";
 inline constexpr std::string_view k_metric_gpu_region_bounce = "memory.gpu_region_bounce";
-inline constexpr std::string_view k_metric_gpu_dmabuf_fallback = "memory.gpu_dmabuf_fallback";
 inline constexpr std::string_view k_metric_gpu_peer_memory_fallback = "memory.gpu_peer_memory_fallback";
 
 // How alloc() left a GPU region with the transport.
 struct GpuRegistration {
-  enum class Path : std::uint8_t { dmabuf = 0, peer_memory = 1, bounce = 2 };
+  enum class Path : std::uint8_t { peer_memory = 0, bounce = 1 };
   Path path = Path::bounce;
-  bool dmabuf_failed = false;       // declared, but the export or the registration failed
   bool peer_memory_failed = false;  // declared, but the registration failed
 };
 
@@ -175,7 +170,6 @@ class HwNode {
     // Registered with the transport (host memory always; GPU memory where
     // the transport reaches it: "GPU regions" above).
     bool registered = false;
-    int dmabuf_fd = -1;   // the exported dma-buf of a GPU region registered as one; closed by free()
     bool window = false;  // open_window(): the memory belongs to another region
   };
   // Registers GPU region `region_id` by the first way that works ("GPU regions" above).
@@ -238,7 +232,6 @@ class HwNode {
   bool rail_wrap_logged_ = false;
   bool no_key_logged_ = false;
   bool key_rail_logged_ = false;
-  bool gpu_dmabuf_fallback_logged_ = false;
   bool gpu_peer_memory_fallback_logged_ = false;
 };
 

@@ -18,20 +18,9 @@
 
 namespace sluice::hw {
 
-// A GPU range exported as a dma-buf, for ibv_reg_dmabuf_mr (GPUDirect RDMA
-// without nvidia-peermem). The fd belongs to whoever asked for the export:
-// it is closed with close() once no importer uses it (HwNode: after the
-// transport deregistered the region).
-struct GpuDmabuf {
-  int fd = -1;
-  std::uint64_t offset_bytes = 0;  // where the exported range starts inside the dma-buf
-  std::uint64_t dmabuf_bytes = 0;  // the dma-buf's size: page-aligned, covers [offset_bytes, +range)
-};
-
 struct GpuMemoryOps {
   std::string name;  // "cuda"
-  // cudaMalloc on GPU `device`, zeroed; the allocation is rounded up to whole
-  // host pages so that export_dmabuf can hand out all of it.
+  // cudaMalloc on GPU `device`, zeroed.
   std::function<Result<std::byte*>(std::uint16_t device, std::uint64_t bytes)> alloc;
   std::function<void(std::uint16_t device, std::byte* data)> free;
   // bytes from src to dst; either or both may be GPU memory of `device` (cudaMemcpyDefault).
@@ -44,11 +33,6 @@ struct GpuMemoryOps {
                                                      std::uint64_t seed, std::uint64_t stream_offset)>
       find_mismatch;
   std::function<Result<std::uint32_t>(std::uint16_t device, const std::byte* src, std::uint64_t bytes)> crc32c;
-  // Exports [data, +bytes) of memory from `alloc` as a dma-buf (see GpuDmabuf).
-  // unavailable with the reason where the device or driver cannot
-  // (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0, the driver refuses); the
-  // caller then falls back. May be empty: this backend exports nothing.
-  std::function<Result<GpuDmabuf>(std::uint16_t device, std::byte* data, std::uint64_t bytes)> export_dmabuf;
 };
 
 }  // namespace sluice::hw

@@ -4,8 +4,8 @@
 // in one of its messages; an incoming put or get from any other peer is
 // refused with permission_denied, and the first refusal of each peer is
 // logged with its address. The grants go with the region: deregister_region()
-// drops them. One-sided transports (ibverbs) keep their own record, since
-// their keys must also be revoked at the NIC.
+// drops them. One-sided transports (ucx) keep their own record, since
+// their keys must also be revoked where they are held.
 #pragma once
 
 #include <cstdint>

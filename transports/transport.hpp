@@ -36,7 +36,7 @@
 // Memory. Bulk bytes move only between *registered regions*. The owner of a
 // region picks its 64-bit key (HwEnv uses the MemHandle region id) and remote
 // peers name the region by that key; a transport that needs more than the key
-// to reach remote memory (an ibverbs rkey and address) gets it one of two
+// to reach remote memory (a verbs rkey and address) gets it one of two
 // ways: carried (the owner asked remote_access() for it, sent it inside one
 // of its own messages, and the peer passes it back in
 // BulkRequest::remote_access: no round trip), or else resolved with the peer
@@ -93,11 +93,10 @@ static_assert(k_max_rails == proto::k_max_rdma_keys, "one carried RDMA key per r
 
 // What memory a transport can move bytes into and out of.
 enum class RegionKind : std::uint8_t {
-  host = 0,    // host memory (pageable or pinned)
-  cuda = 1,    // CUDA device memory by pointer (GPUDirect RDMA through nvidia-peermem)
-  dmabuf = 2,  // device memory exported as a dma-buf fd (ibv_reg_dmabuf_mr)
+  host = 0,  // host memory (pageable or pinned)
+  cuda = 1,  // CUDA device memory by pointer (ucx: ucp_mem_map of CUDA memory; GPUDirect RDMA on a NIC)
 };
-inline constexpr std::size_t k_region_kind_count = 3;
+inline constexpr std::size_t k_region_kind_count = 2;
 std::string_view to_string(RegionKind kind);
 
 // Declared capabilities: data, checked against behaviour by the conformance
@@ -132,8 +131,8 @@ struct PeerAddress {
 // How a transport bounds what its listeners accept (issue 24: 500 idle or
 // 1-byte-per-second connections were all kept, and a process out of
 // descriptors spun in accept()). Every transport that accepts connections
-// from sockets applies these (tcp, shm; ibverbs accepts through rdma_cm and
-// does not): check_accept_limits() in create(), then:
+// from sockets applies these (tcp, shm, ucx): check_accept_limits() in
+// create(), then:
 // - cap: past max_connections_per_listener open connections on one
 //   listener, or max_handshaking_per_listener of them still in their
 //   hand-shake, or when the hand-shakes on all listeners together would
@@ -298,7 +297,7 @@ Status check_accept_limits(const TransportConfig& config, std::string_view trans
 
 // How a peer reaches one registered region through one of the owner's rails
 // with one-sided operations: the region's base address as the owner's NIC
-// sees it (virtual address, or dmabuf IOVA), the rkey of the region's memory
+// sees it (virtual address), the rkey of the region's memory
 // registration on that rail's device (one per device: an MR belongs to one
 // protection domain), and the region's length. Offsets index from `address`.
 struct RemoteRegionAccess {
@@ -318,7 +317,7 @@ struct RemoteRegionAccess {
 // peer's rail r mod n), carried to us in a message. A transport that needs
 // keys uses it instead of asking the peer and remembers it for later requests
 // to the same (peer, rail, key); one that does not ignores it. A key that is
-// wrong for the region fails the operation at the peer's NIC (ibverbs: a
+// wrong for the region fails the operation at the peer's NIC (verbs: a
 // remote access error, which loses the peer), never silently.
 struct BulkRequest {
   PeerId peer = 0;
@@ -398,19 +397,6 @@ class Transport {
   // already_exists: the key is taken; invalid_argument: empty range.
   virtual Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) = 0;
 
-  // Makes device memory exported as a dma-buf reachable as region `key`
-  // (RegionKind::dmabuf; ibverbs: ibv_reg_dmabuf_mr). `device_bytes` is the
-  // range's device virtual address and size (what peers' offsets index),
-  // `dmabuf_fd` the exporter's fd (CUDA: cuMemGetHandleForAddressRange with
-  // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD), `dmabuf_offset` where the range
-  // starts in the dma-buf. The fd stays the caller's and must stay open until
-  // deregister_region() returns; the memory as in register_region().
-  // unavailable: dmabuf is not in capabilities().region_kinds (the default),
-  // or the driver refuses (the reason is named); invalid_argument: a
-  // negative fd or an empty range; already_exists: the key is taken.
-  virtual Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
-                                        std::uint64_t dmabuf_offset);
-
   // Unregisters. Blocks until no incoming transfer is still reading or
   // writing the region (it returns as soon as those finish or their peer is
   // lost); local operations naming the region must have completed before the
@@ -482,7 +468,7 @@ class Transport {
 struct TransportEntry {
   std::string name;
   // ok when the transport can be created on this machine/build; otherwise
-  // unavailable with the reason ("libibverbs not found at build time").
+  // unavailable with the reason ("built without UCX (libucx-dev not installed)").
   std::function<Status()> probe;
   std::function<Capabilities()> capabilities;
   std::function<Result<std::unique_ptr<Transport>>(const TransportConfig&)> create;

@@ -32,13 +32,6 @@ Result<RemoteRegionAccess> Transport::remote_access(std::uint64_t key, std::uint
                                             ": this transport reaches remote regions by key alone (no RDMA keys)");
 }
 
-Status Transport::register_dmabuf_region(std::uint64_t key, std::span<std::byte> /*device_bytes*/, int /*dmabuf_fd*/,
-                                         std::uint64_t /*dmabuf_offset*/) {
-  return error(StatusCode::unavailable, std::string(name()) + " register_dmabuf_region of region " +
-                                            std::to_string(key) + ": this transport does not reach dma-buf memory " +
-                                            "(declared: " + capabilities().to_string() + ")");
-}
-
 Status check_socket_buffer_bytes(const TransportConfig& config, std::string_view transport_name) {
   const std::uint32_t bytes = config.socket_buffer_bytes;
   if (bytes == 0 || (bytes >= k_min_socket_buffer_bytes && bytes <= k_max_socket_buffer_bytes)) return ok_status();
@@ -52,7 +45,6 @@ std::string_view to_string(RegionKind kind) {
   switch (kind) {
     case RegionKind::host: return "host";
     case RegionKind::cuda: return "cuda";
-    case RegionKind::dmabuf: return "dmabuf";
   }
   return "unknown";
 }

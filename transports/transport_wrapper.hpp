@@ -3,7 +3,7 @@
 // changes a few behaviours of another one (declares other capabilities,
 // checks carried keys, records what it was asked) derives from it and
 // overrides only those calls; the rest, the defaults of transport.hpp
-// included (register_dmabuf_region, remote_access), reach the inner
+// included (remote_access), reach the inner
 // transport unchanged. A new Transport call gets its forwarding here once.
 //
 // Thread-safety, blocking and ownership are the inner transport's
@@ -35,10 +35,6 @@ class TransportWrapper : public Transport {
   Status disconnect(PeerId peer) override { return inner_->disconnect(peer); }
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) override {
     return inner_->register_region(key, bytes, kind);
-  }
-  Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
-                                std::uint64_t dmabuf_offset) override {
-    return inner_->register_dmabuf_region(key, device_bytes, dmabuf_fd, dmabuf_offset);
   }
   Status deregister_region(std::uint64_t key) override { return inner_->deregister_region(key); }
   Result<RemoteRegionAccess> remote_access(std::uint64_t key, std::uint32_t rail, std::uint64_t grantee_id) override {

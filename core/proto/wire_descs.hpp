@@ -246,7 +246,7 @@ struct RailDesc {
 // It describes the whole region that the message's MemHandle names
 // (handle.region on handle.node), not the handle's range: the receiver adds
 // handle.offset to `address`, exactly as a region_query answer is used
-// (transports/ibverbs), so one key serves every range of a buffer. As
+// (a verbs transport's), so one key serves every range of a buffer. As
 // BeeGFS's RDMA path carries the client buffer's rkey and address in its
 // read/write requests (and GPUDirect Storage the GPU buffer's), so that the
 // storage server writes straight into the client's (GPU) memory.
@@ -256,8 +256,8 @@ struct RailDesc {
 // region_revoke), so a stale key never reaches reused memory.
 struct RdmaRegionDesc {
   std::uint32_t nic = 0;      // the owner's NIC index, as RailDesc::client_nic names it (k_no_id: the only/default NIC)
-  std::uint32_t rkey = 0;     // ibv_mr::rkey of the region on that NIC's device
-  std::uint64_t address = 0;  // remote virtual address (or dmabuf IOVA) of the region's first byte
+  std::uint32_t rkey = 0;     // the region's rkey on that NIC's device (verbs: ibv_mr::rkey)
+  std::uint64_t address = 0;  // remote virtual address of the region's first byte
   std::uint64_t length = 0;   // bytes of the region
 
   template <class Io>

@@ -32,7 +32,7 @@ std::string_view to_string(DataPath path);
 // What the transport/backend that moves the bytes can do (a capability it
 // declares, see docs/design.md#the-dependency-rule).
 struct BackendCaps {
-  bool gpu_memory_reachable = false;  // can DMA into/out of GPU memory (peer memory, dmabuf, cuFile)
+  bool gpu_memory_reachable = false;  // can DMA into/out of GPU memory (peer memory, cuFile)
 };
 
 // Where a request's bytes live on the node: kind plus GPU index (gpu) or NUMA

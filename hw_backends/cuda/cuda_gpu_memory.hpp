@@ -2,9 +2,7 @@
 // for a hardware world (HwWorldConfig::gpu_memory): with them,
 // HwEnv::alloc(MemKind::gpu, device, n) is cudaMalloc on that device,
 // transfers between GPU and host regions of a node are cudaMemcpy, fill,
-// verify and checksum of GPU ranges run on the GPU (gpu_bytes.hpp), and a GPU
-// region can be exported as a dma-buf fd for an RDMA transport
-// (gpu_dmabuf.hpp). Where there is no device (or no CUDA build) every
+// verify and checksum of GPU ranges run on the GPU (gpu_bytes.hpp). Where there is no device (or no CUDA build) every
 // operation answers unavailable with the reason (cuda_available() says it
 // up front). The operations live as long as the process.
 #pragma once

@@ -279,7 +279,7 @@ scenario::ScriptOptions script_options(const RunArgs& args) {
         std::find(allowed.begin(), allowed.end(), args.transport) == allowed.end()) {
       throw UsageError("--transport " + args.transport + ": --backend " + args.backend +
                        " runs each node as a process of its own, on one host or several: use tcp, tcp+shm (shared "
-                       "memory to the node processes of the same host, tcp to the rest), ucx or ibverbs");
+                       "memory to the node processes of the same host, tcp to the rest) or ucx");
     }
   }
   options.out_dir = args.out_dir;
@@ -618,7 +618,7 @@ void add_run_command(CLI::App& app, CommandExit& exit) {
   run_cmd
       ->add_option("--transport", args.transport,
                    "hw: how the services talk (sluice backends lists them); cluster, emulate: how the node "
-                   "processes do (tcp, tcp+shm: shared memory between those of one host, ucx, ibverbs)")
+                   "processes do (tcp, tcp+shm: shared memory between those of one host, ucx)")
       ->check(CLI::IsMember(transports))
       ->capture_default_str();
   std::vector<std::string> backends;

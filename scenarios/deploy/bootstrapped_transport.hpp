@@ -7,7 +7,7 @@
 // cluster, under this registry name, while a TransportTable is installed on
 // the building thread:
 //   - the process's own node gets the transport made before the world
-//     (ClusterConfig::transport: tcp, tcp+shm or ibverbs, listening on the
+//     (ClusterConfig::transport: tcp, tcp+shm or ucx, listening on the
 //     node's real address; its address went out at bootstrap), handed over
 //     as is;
 //   - every other node gets a PlaceholderTransport that listens nowhere and

@@ -384,7 +384,7 @@ Status validate(const ClusterConfig& c) {
     return bad("meta_store", "\"" + c.meta_store.substr(0, 40) + "\" is not rocksdb or memory");
   }
   if (std::find(k_cluster_transports.begin(), k_cluster_transports.end(), c.transport) == k_cluster_transports.end()) {
-    return bad("transport", "\"" + c.transport.substr(0, 40) + "\" is not tcp, tcp+shm, ucx or ibverbs");
+    return bad("transport", "\"" + c.transport.substr(0, 40) + "\" is not tcp, tcp+shm or ucx");
   }
   if (c.insecure && !c.shared_secret_file.empty()) {
     return bad("insecure", "true together with a shared_secret_file: choose one");

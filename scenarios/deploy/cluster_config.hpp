@@ -142,7 +142,7 @@ inline constexpr std::size_t k_max_cluster_faults = 64;
 
 // The transports a node process may use: their rail addresses are
 // "a.b.c.d:port", the node's address with a free port.
-inline constexpr std::array<std::string_view, 4> k_cluster_transports = {"tcp", "tcp+shm", "ucx", "ibverbs"};
+inline constexpr std::array<std::string_view, 3> k_cluster_transports = {"tcp", "tcp+shm", "ucx"};
 
 struct ClusterConfig {
   std::string run_id = "local";  // names files and barriers of the run
@@ -173,8 +173,8 @@ struct ClusterConfig {
   // How the node processes reach each other (k_cluster_transports): "tcp";
   // "tcp+shm" (shared memory to the processes of the same host, namespace
   // and user, tcp to the rest: transports/host_routed); "ucx" (UCX picks
-  // the wire: verbs, shared memory, tcp: transports/ucx); "ibverbs" (RDMA,
-  // where each host has a device).
+  // the wire: RDMA verbs where the hosts have RDMA NICs, shared memory,
+  // tcp: transports/ucx).
   std::string transport = "tcp";
 
   const NodeSpec* node(NodeId id) const;

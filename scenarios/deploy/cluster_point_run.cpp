@@ -292,8 +292,8 @@ std::string gpu_problem(const scenario::ScenarioSpec& spec, const ClusterConfig&
          " has no usable GPU: " + gpu.message();
 }
 
-// Why this host cannot run the deployment's transport (ibverbs without an
-// RDMA device, say), "" when it can: said in the hello, so that every rank
+// Why this host cannot run the deployment's transport (ucx in a build
+// without UCX, say), "" when it can: said in the hello, so that every rank
 // fails the point with it instead of waiting for this one.
 std::string transport_problem(const std::string& name) {
   for (const transport::TransportListing& t : transport::list_transports()) {

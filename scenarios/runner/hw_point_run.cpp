@@ -31,8 +31,7 @@ namespace sluice::scenario {
 std::string gpu_unreachable_by(const std::string& transport) {
   for (const transport::TransportListing& t : transport::list_transports()) {
     if (t.name != transport) continue;
-    const bool gpu =
-        t.capabilities.reaches(transport::RegionKind::cuda) || t.capabilities.reaches(transport::RegionKind::dmabuf);
+    const bool gpu = t.capabilities.reaches(transport::RegionKind::cuda);
     return gpu ? "" : "transport " + t.name + " cannot reach GPU memory (" + t.capabilities.to_string() + ")";
   }
   return "transport " + transport + " is not registered";
@@ -307,8 +306,8 @@ RunResult HwPointRun::run(const ScenarioSpec& spec, const HwRunOptions& options)
   };
   try {
     if (Status s = FsDeployment::validate(spec); !s.ok()) return finish(s.message());
-    // GPU-direct chunks need a transport that reaches GPU memory (ibverbs
-    // with dma-buf or peer memory); tcp and shm move host bytes only. As
+    // GPU-direct chunks need a transport that reaches GPU memory (ucx built
+    // with CUDA support); tcp and shm move host bytes only. As
     // issue 6's modes say: gds on fails with the reason, auto falls back to
     // the bounce path and says so in the run's log.
     ScenarioSpec run_spec = spec;

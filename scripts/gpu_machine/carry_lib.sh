@@ -1,21 +1,25 @@
 # Sourced by the device scripts (scripts/gpu_machine/gpu_device_run.sh, scripts/gpu_machine/device_storage_run.sh,
 # scripts/gpu_machine/device_meta_run.sh).
 #
-# carry_binary BINARY DIR: BINARY, stripped, as DIR/<its name>, and the shared
-# libraries it links, except the C and C++ runtimes the GPU machine has, as
-# DIR/libs.tar.xz (unpack there and put its lib/ on LD_LIBRARY_PATH).
-# CARRY_SYMBOLS=1 keeps the binary's symbol table (for perf there).
+# carry_binary BINARY DIR [MORE...]: BINARY, stripped, as DIR/<its name>
+# (and each of MORE beside it), and the shared libraries they link, except
+# the C and C++ runtimes the GPU machine has, as DIR/libs.tar.xz (unpack
+# there and put its lib/ on LD_LIBRARY_PATH). CARRY_SYMBOLS=1 keeps the
+# binaries' symbol tables (for perf there).
 carry_binary() {
-  local binary=$1 dir=$2
+  local dir=$2 binary
+  local binaries=("$1" "${@:3}")
   rm -rf "$dir" && mkdir -p "$dir/lib"
-  if [ "${CARRY_SYMBOLS:-0}" = 1 ]; then
-    strip --strip-debug -o "$dir/$(basename "$binary")" "$binary"
-  else
-    strip -o "$dir/$(basename "$binary")" "$binary"
-  fi
-  ldd "$binary" | awk '/=> \//{print $3}' |
-    { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' || true; } |
-    xargs -r -I{} cp -L {} "$dir/lib/"
+  for binary in "${binaries[@]}"; do
+    if [ "${CARRY_SYMBOLS:-0}" = 1 ]; then
+      strip --strip-debug -o "$dir/$(basename "$binary")" "$binary"
+    else
+      strip -o "$dir/$(basename "$binary")" "$binary"
+    fi
+    ldd "$binary" | awk '/=> \//{print $3}' |
+      { grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' || true; } |
+      xargs -r -I{} cp -L {} "$dir/lib/"
+  done
   (cd "$dir" && tar cJf libs.tar.xz lib && rm -rf lib)
   du -sh "$dir"
 }

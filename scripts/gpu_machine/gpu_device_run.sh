@@ -2,14 +2,11 @@
 # The GPU half of issue #6 on the GPU machine, in one script.
 #
 #   scripts/gpu_machine/gpu_device_run.sh --pack   (here, on a CPU machine with nvcc)
-#       builds test_hw_cuda, test_hw_gds, bench_gpu, test_ibverbs and
-#       test_transports for sm_90 in build-gpu (cuFile headers/library from
-#       the nvidia-cufile wheel when the toolkit lacks them) and copies them,
-#       stripped, with the shared libraries the GPU machine lacks (libisal,
-#       libibverbs, librdmacm...; libcufile as a fallback) into .carry/gpu
-#       (ignored by git: /.carry/), with what a soft-RoCE device needs in
-#       .carry/gpu/rxe: the `rdma` tool (iproute2) and the rxe verbs provider
-#       (ibverbs-providers), from this machine or from `apt-get download`.
+#       builds test_hw_cuda, test_hw_gds and bench_gpu for sm_90 in
+#       build-gpu (cuFile headers/library from the nvidia-cufile wheel when
+#       the toolkit lacks them) and copies them, stripped, with the shared
+#       libraries the GPU machine lacks (libisal, liburing...; libcufile as a
+#       fallback) into .carry/gpu (ignored by git: /.carry/).
 #       bench_gpu gets KvikIO as its peer (P6) from the libkvikio-cu13 wheel
 #       (pip download here; its library goes into .carry/gpu/lib).
 #   scripts/gpu_machine/gpu_device_run.sh --pack-sluice   (here)
@@ -22,10 +19,9 @@
 #                                       everything before it)
 #       uses .carry/gpu (the GPU machine has no Debian libraries, no boost,
 #       isal, gtest, benchmark: it cannot configure the whole project), writes
-#       the udev entry cuFile needs, runs the GPU-labelled tests, probes for
-#       soft-RoCE (rdma_rxe) and, where it exists, makes an rxe device and
-#       runs the ibverbs tests on it (else without a device: their unit
-#       tests), then bench_gpu (P6), and leaves logs in $OUT (default ./out/gpu).
+#       the udev entry cuFile needs, runs the GPU-labelled tests, then
+#       bench_gpu (P6), and leaves logs in $OUT (default ./out/gpu). GPU
+#       memory through UCX is scripts/gpu_machine/device_ucx_run.sh.
 #
 # Device run, bounded: run(command="bash scripts/gpu_machine/gpu_device_run.sh",
 #                          carry=[".carry/gpu"], timeout_s=600)
@@ -64,26 +60,13 @@ if [ "${1:-}" = "--pack" ]; then
   fi
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DSLUICE_WERROR=ON -DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc \
         -DSLUICE_CUDA_ARCHS=90 "${extra[@]}" >/dev/null
-  bins=(test_hw_cuda test_hw_gds bench_gpu test_ibverbs test_transports)
+  bins=(test_hw_cuda test_hw_gds bench_gpu)
   cmake --build "$BUILD" --target "${bins[@]}" -j "${JOBS:-2}"
-  rm -rf "$CARRY" && mkdir -p "$CARRY/bin" "$CARRY/lib" "$CARRY/rxe"
+  rm -rf "$CARRY" && mkdir -p "$CARRY/bin" "$CARRY/lib"
   for t in "${bins[@]}"; do strip -o "$CARRY/bin/$t" "$BUILD/tests/$t"; done
-  # Soft-RoCE: the rdma tool and the rxe provider, this machine's if it has
-  # them, else unpacked from the Debian packages.
-  rdma_bin=$(command -v rdma || true)
-  rxe_lib=$(ls /usr/lib/*/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1 || true)
-  if [ -z "$rdma_bin" ] || [ -z "$rxe_lib" ]; then
-    debs=$(mktemp -d)
-    (cd "$debs" && apt-get download iproute2 ibverbs-providers && for d in *.deb; do dpkg -x "$d" root; done)
-    rdma_bin=$(ls "$debs"/root/{usr/,}{s,}bin/rdma 2>/dev/null | head -1)
-    rxe_lib=$(ls "$debs"/root/usr/lib/*/libibverbs/librxe-rdmav*.so | head -1)
-  fi
-  cp -L "$rdma_bin" "$CARRY/rxe/rdma"
-  cp -L "$rxe_lib" "$CARRY/rxe/"
   # Every shared library the binaries use beyond glibc and the compiler's
-  # runtime (libisal, liburing, libibverbs, librdmacm, libnl, libmnl...),
-  # which the GPU machine does not have.
-  for f in "${bins[@]/#/$BUILD/tests/}" "$rdma_bin" "$rxe_lib"; do
+  # runtime (libisal, liburing...), which the GPU machine does not have.
+  for f in "${bins[@]/#/$BUILD/tests/}"; do
     ldd "$f" | awk '/=> \//{print $3}' |
       grep -Ev '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|librt|libdl|ld-linux[^/]*)\.so' |
       grep -v "$WHEEL_DIR" | xargs -r -I{} cp -L {} "$CARRY/lib/"
@@ -142,58 +125,18 @@ done
 cd "$WORK"
 export CUFILE_LOGFILE_PATH=$OUT/cufile.log
 rc=0
-# GPU_TESTS=0: only bench_gpu (no tests, no soft-RoCE probe, no hw study).
+# GPU_TESTS=0: only bench_gpu (no tests, no hw study).
 if [ "${GPU_TESTS:-1}" = 1 ]; then
 for t in test_hw_cuda test_hw_gds; do
   echo "== $t"
   timeout 180 "$CARRY/bin/$t" --gtest_output=xml:"$OUT/$t.xml" > "$OUT/$t.log" 2>&1
   r=$?
-  grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Skipped|^device 0|^mode |^dma-buf" "$OUT/$t.log" |
+  grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Skipped|^device 0|^mode " "$OUT/$t.log" |
     grep -v "^\[       OK \]" | head -60
   echo "skip reasons:"; grep -A1 ": Skipped" "$OUT/$t.log" | grep -Ev ': Skipped|^--' | sort | uniq -c | head -8
   echo "$t exit $r"
   [ $r -eq 0 ] || rc=1
 done
-# ---- soft-RoCE (rdma_rxe): neither machine has an RDMA NIC ------------------
-echo "== soft-RoCE probe (kernel $(uname -r))"
-echo "-- ls /sys/class/infiniband"; ls -la /sys/class/infiniband 2>&1
-echo "-- modprobe rdma_rxe"; modprobe rdma_rxe 2>&1; echo "modprobe exit $?"
-echo "-- ls /lib/modules/$(uname -r)"; ls "/lib/modules/$(uname -r)" 2>&1 | head -20
-echo "-- grep -i rxe /proc/kallsyms | head"; grep -i rxe /proc/kallsyms 2>&1 | head
-echo "(lines with rxe in kallsyms: $(grep -ci rxe /proc/kallsyms 2>/dev/null); with ib_register_device: $(grep -c ' ib_register_device$' /proc/kallsyms 2>/dev/null))"
-echo "-- modules: $(ls /sys/module 2>/dev/null | grep -Ei '^(rdma|ib_|rxe|siw)' | tr '\n' ' ')"
-if [ -r /proc/config.gz ]; then zcat /proc/config.gz | grep -E 'CONFIG_(INFINIBAND|RDMA_RXE|RDMA_SIW|MODULES)[= ]'; else echo "-- no /proc/config.gz"; fi
-echo "-- rdma tool on the machine: $(command -v rdma || echo none); carried: $CARRY/rxe/rdma"
-export LD_LIBRARY_PATH=$CARRY/lib:$LD_LIBRARY_PATH
-RDMA=$(command -v rdma || echo "$CARRY/rxe/rdma")
-"$RDMA" link show 2>&1 | head -5; echo "rdma link show exit $?"
-netdev=$(ip -o route show default 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "dev") print $(i + 1)}' | head -1)
-netdev=${netdev:-$(ls /sys/class/net | grep -v '^lo$' | head -1)}
-echo "-- netdev for rxe: ${netdev:-none}"
-have_rxe=0
-if [ -d /sys/module/rdma_rxe ] && [ -n "$netdev" ]; then
-  "$RDMA" link add rxe0 type rxe netdev "$netdev" 2>&1; echo "rdma link add exit $?"
-  "$RDMA" link show 2>&1
-  if [ -d /sys/class/infiniband/rxe0 ]; then
-    # The verbs provider: a config line naming the carried librxe by path
-    # (libibverbs appends -rdmav34.so to an absolute driver name).
-    mkdir -p /etc/libibverbs.d
-    rxe_so=$(ls "$CARRY"/rxe/librxe-rdmav*.so | head -1)
-    echo "driver ${rxe_so%-rdmav*.so}" > /etc/libibverbs.d/rxe.driver
-    have_rxe=1
-  fi
-fi
-echo "soft-RoCE: $([ $have_rxe = 1 ] && echo "rxe0 on $netdev" || echo "not available")"
-for t in test_ibverbs test_transports; do
-  echo "== $t ($([ $have_rxe = 1 ] && echo "on rxe0" || echo "no RDMA device: device tests skip"))"
-  timeout 120 "$CARRY/bin/$t" --gtest_output=xml:"$OUT/$t.xml" > "$OUT/$t.log" 2>&1
-  r=$?
-  grep -E "^\[ +(FAILED|SKIPPED|PASSED) +\]|Failure" "$OUT/$t.log" | head -40
-  echo "skip reasons:"; grep -A1 ": Skipped" "$OUT/$t.log" | grep -Ev ': Skipped|^--' | sort | uniq -c | head -5
-  echo "$t exit $r"
-  [ $r -eq 0 ] || rc=1
-done
-[ $have_rxe = 1 ] && { "$RDMA" link delete rxe0 2>&1; rm -f /etc/libibverbs.d/rxe.driver; }
 fi
 
 echo "== host: $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"

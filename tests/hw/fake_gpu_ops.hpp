@@ -4,34 +4,20 @@
 // (HwWorldConfig::gpu_memory = gpu.ops()) and must not outlive it.
 //
 // - copies counts the copies between "GPU" and host memory (a bounce is one;
-//   the GPU-direct path has none);
-// - export_dmabuf hands out, per export, the write end of a fresh pipe as
-//   the dma-buf fd (offset k_fake_dmabuf_offset_bytes), so a test can tell
-//   that the owner closed it: the read end, kept here, then reads EOF;
-// - refuse_dmabuf_exports(why) makes exports fail with `why` (a driver
-//   without dma-buf support); without_dmabuf_export() empties the export operation (a
-//   backend that cannot export at all).
+//   the GPU-direct path has none).
 #pragma once
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <optional>
 #include <span>
-#include <vector>
 
 #include "core/common/pattern.hpp"
 #include "core/proto/crc32c.hpp"
 #include "hw_backends/gpu_memory_ops.hpp"
 
 namespace sluice::hw {
-
-// Where a fake export says the region starts inside its dma-buf.
-inline constexpr std::uint64_t k_fake_dmabuf_offset_bytes = 4096;
 
 class FakeGpu {
  public:
@@ -61,17 +47,6 @@ class FakeGpu {
     ops_.crc32c = [](std::uint16_t, const std::byte* src, std::uint64_t bytes) -> Result<std::uint32_t> {
       return proto::crc32c(std::span<const std::byte>(src, bytes));
     };
-    ops_.export_dmabuf = [this](std::uint16_t, std::byte*, std::uint64_t bytes) -> Result<GpuDmabuf> {
-      std::lock_guard lock(mu_);
-      if (refusal_) return *refusal_;
-      int ends[2] = {-1, -1};
-      if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) return error(StatusCode::io_error, "fake GPU: pipe2 failed");
-      export_read_ends_.push_back(ends[0]);
-      return GpuDmabuf{ends[1], k_fake_dmabuf_offset_bytes, k_fake_dmabuf_offset_bytes + bytes};
-    };
-  }
-  ~FakeGpu() {
-    for (int fd : export_read_ends_) ::close(fd);
   }
   FakeGpu(const FakeGpu&) = delete;
   FakeGpu& operator=(const FakeGpu&) = delete;
@@ -79,30 +54,10 @@ class FakeGpu {
   // For HwWorldConfig::gpu_memory; valid while this FakeGpu lives.
   const GpuMemoryOps* ops() const { return &ops_; }
 
-  void refuse_dmabuf_exports(Status why) {
-    std::lock_guard lock(mu_);
-    refusal_ = std::move(why);
-  }
-  void without_dmabuf_export() { ops_.export_dmabuf = nullptr; }
-
-  std::size_t exports() const {
-    std::lock_guard lock(mu_);
-    return export_read_ends_.size();
-  }
-  // Whether every fd handed out by export `index` has been closed (its pipe reads EOF).
-  bool export_closed(std::size_t index) const {
-    std::lock_guard lock(mu_);
-    char byte = 0;
-    return ::read(export_read_ends_.at(index), &byte, 1) == 0;
-  }
-
   std::atomic<std::uint64_t> copies{0};
 
  private:
   GpuMemoryOps ops_;
-  mutable std::mutex mu_;
-  std::optional<Status> refusal_;
-  std::vector<int> export_read_ends_;
 };
 
 }  // namespace sluice::hw

@@ -1,9 +1,9 @@
 // How HwNode registers a GPU region with its transport, without a GPU or a
-// NIC: a FakeGpu (fake_gpu_ops.hpp: host memory, pipes for dma-buf fds) and
-// a test transport over TCP ("tcp_gpu_registration_test") that declares the
-// GPU region kinds a test asks for, can refuse each kind, and records what
-// it was asked to register. The order is dma-buf -> peer memory -> bounce;
-// every declared way that fails is counted and logged once per node.
+// NIC: a FakeGpu (fake_gpu_ops.hpp: host memory) and a test transport over
+// TCP ("tcp_gpu_registration_test") that declares CUDA regions where a test
+// asks, can refuse them, and records what it was asked to register. The
+// order is peer memory -> bounce; a declared way that fails is counted and
+// logged once per node.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -28,15 +28,11 @@ constexpr std::string_view k_transport = "tcp_gpu_registration_test";
 // What the next worlds' test transports declare and refuse, and what they
 // were asked to register (every node's). Set before a world starts.
 struct Declared {
-  bool dmabuf = false;
   bool cuda = false;
-  std::optional<Status> dmabuf_refusal;  // register_dmabuf_region answers this
-  std::optional<Status> cuda_refusal;    // register_region(cuda) answers this
+  std::optional<Status> cuda_refusal;  // register_region(cuda) answers this
 };
 struct Registered {
   transport::RegionKind kind = transport::RegionKind::host;
-  int dmabuf_fd = -1;
-  std::uint64_t dmabuf_offset = 0;
 };
 struct TransportScript {
   std::mutex mu;
@@ -55,7 +51,6 @@ void reset_script(Declared declared) {
 
 transport::Capabilities declared_capabilities(transport::Capabilities tcp) {
   std::lock_guard lock(script().mu);
-  if (script().declared.dmabuf) tcp.region_kinds.push_back(transport::RegionKind::dmabuf);
   if (script().declared.cuda) tcp.region_kinds.push_back(transport::RegionKind::cuda);
   return tcp;
 }
@@ -65,23 +60,11 @@ class ScriptedTransport final : public WrappedTcpTransport {
   ScriptedTransport(std::unique_ptr<transport::Transport> tcp, transport::Capabilities caps)
       : WrappedTcpTransport(std::move(tcp), k_transport, std::move(caps)) {}
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, transport::RegionKind kind) override {
-    if (kind == transport::RegionKind::dmabuf) return error(StatusCode::unavailable, "dmabuf needs its fd");
     if (kind == transport::RegionKind::cuda && capabilities().reaches(kind)) {
       std::lock_guard lock(script().mu);
       if (script().declared.cuda_refusal) return *script().declared.cuda_refusal;
     }
-    return add(key, bytes, Registered{kind, -1, 0});
-  }
-  Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
-                                std::uint64_t dmabuf_offset) override {
-    if (!capabilities().reaches(transport::RegionKind::dmabuf)) {
-      return error(StatusCode::unavailable, "dmabuf not declared");
-    }
-    {
-      std::lock_guard lock(script().mu);
-      if (script().declared.dmabuf_refusal) return *script().declared.dmabuf_refusal;
-    }
-    return add(key, device_bytes, Registered{transport::RegionKind::dmabuf, dmabuf_fd, dmabuf_offset});
+    return add(key, bytes, Registered{kind});
   }
   Status deregister_region(std::uint64_t key) override {
     {
@@ -124,7 +107,7 @@ class Allocator final : public Service {
 };
 
 struct Counters {
-  double dmabuf = 0, peer_memory = 0, bounce = 0, dmabuf_fallback = 0, peer_memory_fallback = 0;
+  double peer_memory = 0, bounce = 0, peer_memory_fallback = 0;
 };
 
 // A world of one node on the scripted transport (or `transport`), with
@@ -161,8 +144,7 @@ RegistrationRun allocate_gpu_regions(
   });
   world.stop();
   RegistrationRun run;
-  run.counters = Counters{world.counter(k_metric_gpu_region_dmabuf), world.counter(k_metric_gpu_region_peer_memory),
-                          world.counter(k_metric_gpu_region_bounce), world.counter(k_metric_gpu_dmabuf_fallback),
+  run.counters = Counters{world.counter(k_metric_gpu_region_peer_memory), world.counter(k_metric_gpu_region_bounce),
                           world.counter(k_metric_gpu_peer_memory_fallback)};
   run.logs = world.logs();
   return run;
@@ -179,76 +161,36 @@ std::map<std::uint64_t, Registered> registered_now() {
   return script().registered;
 }
 
-TEST(HwGpuRegistration, PrefersDmabufWhereTheTransportDeclaresItAndClosesTheFdOnFree) {
+TEST(HwGpuRegistration, RegistersByPointerWhereTheTransportDeclaresCudaRegions) {
   FakeGpu gpu;
-  reset_script(Declared{true, true, std::nullopt, std::nullopt});
+  reset_script(Declared{true, std::nullopt});
   const RegistrationRun run =
       allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
-        const std::map<std::uint64_t, Registered> r = registered_now();
+        std::map<std::uint64_t, Registered> r = registered_now();
         ASSERT_EQ(r.size(), 2u);
         for (const MemHandle& region : h) {
-          const Registered& how = r.at(world.region_wire_key(region.node, region.region));
-          EXPECT_EQ(how.kind, transport::RegionKind::dmabuf);
-          EXPECT_GE(how.dmabuf_fd, 0);
-          EXPECT_EQ(how.dmabuf_offset, k_fake_dmabuf_offset_bytes) << "the export's offset reaches the transport";
+          EXPECT_EQ(r.at(world.region_wire_key(region.node, region.region)).kind, transport::RegionKind::cuda);
         }
-        EXPECT_EQ(gpu.exports(), 2u);
-        EXPECT_FALSE(gpu.export_closed(0)) << "the fd stays open while the region is registered";
+        EXPECT_TRUE(world.call(a, [&] { return a.env().transport_reaches(h[0]); }));
         world.call(a, [&] {
           a.env().free(h[0]);
           return 0;
         });
-        EXPECT_TRUE(gpu.export_closed(0)) << "freeing the region closes its dma-buf fd";
-        EXPECT_FALSE(gpu.export_closed(1));
+        r = registered_now();
+        EXPECT_EQ(r.size(), 1u) << "freeing a region deregisters it";
+        EXPECT_FALSE(r.contains(world.region_wire_key(h[0].node, h[0].region)));
       });
-  EXPECT_TRUE(gpu.export_closed(1));
-  EXPECT_EQ(run.counters.dmabuf, 2.0);
-  EXPECT_EQ(run.counters.peer_memory, 0.0);
+  EXPECT_TRUE(registered_now().empty());
+  EXPECT_EQ(run.counters.peer_memory, 2.0);
   EXPECT_EQ(run.counters.bounce, 0.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 0.0);
-  EXPECT_EQ(lines_with(run.logs, "falling back"), 0u);
-}
-
-TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheDriverRefusesTheExportAndSaysSoOnce) {
-  FakeGpu gpu;
-  gpu.refuse_dmabuf_exports(error(StatusCode::unavailable, "fake driver: CUDA_ERROR_NOT_SUPPORTED"));
-  reset_script(Declared{true, true, std::nullopt, std::nullopt});
-  const RegistrationRun run =
-      allocate_gpu_regions(gpu, 3, [&](HwWorld& world, Allocator&, const std::vector<MemHandle>& h) {
-        const std::map<std::uint64_t, Registered> r = registered_now();
-        ASSERT_EQ(r.size(), 3u);
-        for (const MemHandle& region : h) {
-          EXPECT_EQ(r.at(world.region_wire_key(region.node, region.region)).kind, transport::RegionKind::cuda);
-        }
-      });
-  EXPECT_EQ(run.counters.peer_memory, 3.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 3.0) << "every region that missed dma-buf is counted";
   EXPECT_EQ(run.counters.peer_memory_fallback, 0.0);
-  EXPECT_EQ(lines_with(run.logs, "CUDA_ERROR_NOT_SUPPORTED"), 1u) << "logged once, with the driver's reason";
-  EXPECT_EQ(lines_with(run.logs, "falling back to peer memory"), 1u);
-}
-
-TEST(HwGpuRegistration, FallsBackToPeerMemoryWhenTheTransportRefusesTheDmabufAndClosesItsFd) {
-  FakeGpu gpu;
-  reset_script(
-      Declared{true, true, error(StatusCode::unavailable, "ibv_reg_dmabuf_mr: Operation not supported"), std::nullopt});
-  const RegistrationRun run =
-      allocate_gpu_regions(gpu, 1, [&](HwWorld& world, Allocator&, const std::vector<MemHandle>& h) {
-        EXPECT_EQ(registered_now().at(world.region_wire_key(h[0].node, h[0].region)).kind, transport::RegionKind::cuda);
-        ASSERT_EQ(gpu.exports(), 1u);
-        EXPECT_TRUE(gpu.export_closed(0)) << "an export the transport did not take is closed at once";
-      });
-  EXPECT_EQ(run.counters.peer_memory, 1.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 1.0);
-  EXPECT_EQ(lines_with(run.logs, "ibv_reg_dmabuf_mr: Operation not supported"), 1u);
+  EXPECT_EQ(lines_with(run.logs, "GPU region"), 0u);
 }
 
 TEST(HwGpuRegistration, LeavesTheRegionOnTheBouncePathWhenNoDeclaredWayWorks) {
   FakeGpu gpu;
-  gpu.refuse_dmabuf_exports(error(StatusCode::unavailable, "fake driver: no dma-buf"));
-  reset_script(
-      Declared{true, true, std::nullopt,
-               error(StatusCode::unavailable, "ibv_reg_mr: Bad address (GPU memory needs nvidia-peermem loaded)")});
+  reset_script(Declared{
+      true, error(StatusCode::unavailable, "ucp_mem_map: Unsupported operation (UCX without CUDA memory support)")});
   const RegistrationRun run =
       allocate_gpu_regions(gpu, 2, [&](HwWorld& world, Allocator& a, const std::vector<MemHandle>& h) {
         EXPECT_TRUE(registered_now().empty());
@@ -259,46 +201,16 @@ TEST(HwGpuRegistration, LeavesTheRegionOnTheBouncePathWhenNoDeclaredWayWorks) {
             << "the client must plan this region's chunks as bounces (found with UCX on the GPU machine)";
       });
   EXPECT_EQ(run.counters.bounce, 2.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 2.0);
-  EXPECT_EQ(run.counters.peer_memory_fallback, 2.0);
-  EXPECT_EQ(lines_with(run.logs, "fake driver: no dma-buf"), 1u);
-  EXPECT_EQ(lines_with(run.logs, "nvidia-peermem"), 1u);
+  EXPECT_EQ(run.counters.peer_memory_fallback, 2.0) << "every region that missed registration is counted";
+  EXPECT_EQ(lines_with(run.logs, "UCX without CUDA memory support"), 1u) << "logged once, with the reason";
   EXPECT_EQ(lines_with(run.logs, "must bounce through pinned memory"), 1u);
-}
-
-TEST(HwGpuRegistration, ABackendThatCannotExportFallsBackWithThatReason) {
-  FakeGpu gpu;
-  gpu.without_dmabuf_export();
-  reset_script(Declared{true, false, std::nullopt, std::nullopt});
-  const RegistrationRun run = allocate_gpu_regions(
-      gpu, 1, [&](HwWorld&, Allocator&, const std::vector<MemHandle>&) { EXPECT_TRUE(registered_now().empty()); });
-  EXPECT_EQ(run.counters.bounce, 1.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 1.0);
-  EXPECT_EQ(run.counters.peer_memory_fallback, 0.0) << "peer memory was not declared: nothing failed there";
-  EXPECT_EQ(lines_with(run.logs, "the GPU backend exports no dma-bufs"), 1u);
-  EXPECT_EQ(lines_with(run.logs, "falling back to the bounce path"), 1u);
-}
-
-TEST(HwGpuRegistration, TakesPeerMemoryWithoutAFallbackWhereDmabufIsNotDeclared) {
-  FakeGpu gpu;
-  reset_script(Declared{false, true, std::nullopt, std::nullopt});
-  const RegistrationRun run =
-      allocate_gpu_regions(gpu, 1, [&](HwWorld& world, Allocator&, const std::vector<MemHandle>& h) {
-        EXPECT_EQ(registered_now().at(world.region_wire_key(h[0].node, h[0].region)).kind, transport::RegionKind::cuda);
-      });
-  EXPECT_EQ(gpu.exports(), 0u) << "no export is asked for a transport that cannot take it";
-  EXPECT_EQ(run.counters.peer_memory, 1.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 0.0);
-  EXPECT_EQ(run.counters.peer_memory_fallback, 0.0);
 }
 
 TEST(HwGpuRegistration, OverTcpGpuRegionsBounceByPlanWithNothingCountedAsAFallback) {
   FakeGpu gpu;
   const RegistrationRun run = allocate_gpu_regions(
       gpu, 2, [](HwWorld&, Allocator&, const std::vector<MemHandle>&) {}, "tcp");
-  EXPECT_EQ(gpu.exports(), 0u);
   EXPECT_EQ(run.counters.bounce, 2.0);
-  EXPECT_EQ(run.counters.dmabuf_fallback, 0.0);
   EXPECT_EQ(run.counters.peer_memory_fallback, 0.0);
   EXPECT_EQ(lines_with(run.logs, "GPU region"), 0u);
 }

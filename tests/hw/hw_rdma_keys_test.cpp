@@ -5,7 +5,8 @@
 // region's key on the rail it reaches. So HwEnv's remote_access, HwNode's
 // choice between the carried key and the fallback, its counters and log
 // lines, and the client -> ReadChunk/WriteChunk -> storage server path are
-// exercised for real; the ibverbs specifics are tested in tests/transports.
+// exercised for real; the ucx transport's own keys are tested in
+// tests/transports/ucx.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -146,7 +147,7 @@ bool register_keyed(std::string_view name, bool reach_cuda) {
       });
 }
 const bool k_keyed_registered = register_keyed(k_keyed, false);
-// The same, declaring that it reaches CUDA memory as ibverbs with peer memory does.
+// The same, declaring that it reaches CUDA memory as ucx with CUDA support does.
 constexpr std::string_view k_keyed_gpu = "tcp_keyed_gpu_test";
 const bool k_keyed_gpu_registered = register_keyed(k_keyed_gpu, true);
 

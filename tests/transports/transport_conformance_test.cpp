@@ -156,17 +156,6 @@ TEST_P(TransportConformance, RegistersOnlyDeclaredRegionKinds) {
   EXPECT_EQ(a_->deregister_region(999).code(), StatusCode::not_found);
 }
 
-TEST_P(TransportConformance, RegistersDmabufMemoryOnlyWhereDeclared) {
-  std::vector<std::byte> mem(4096);
-  const Status st = a_->register_dmabuf_region(300, mem, -1, 0);
-  if (caps_.reaches(RegionKind::dmabuf)) {
-    // No dma-buf exporter is at hand here: a missing fd is refused as such.
-    EXPECT_EQ(st.code(), StatusCode::invalid_argument) << st.to_string();
-  } else {
-    EXPECT_EQ(st.code(), StatusCode::unavailable) << st.to_string();
-  }
-}
-
 // socket_buffer_bytes is checked by every transport, whether it has sockets
 // to apply it to or not (transport.hpp, TransportConfig).
 TEST_P(TransportConformance, RefusesSocketBufferBytesOutsideItsLimitsNamingTheField) {
@@ -557,7 +546,7 @@ TEST_P(TransportConformance, ConnectingToNobodyEndsInPeerDown) {
 // every recv() returns a few KiB, so packet headers and bodies are cut at
 // arbitrary points, and each transfer's pieces interleave on the wire with
 // other transfers' pieces and with control frames. Transports that move bulk
-// bytes without sockets (shm, ibverbs) accept the value and ignore it; the
+// bytes without sockets (shm) accept the value and ignore it; the
 // tests check their bytes just the same.
 //
 // The slow reader. A stream transport's sockets are read by its own progress

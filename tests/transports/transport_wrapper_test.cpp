@@ -1,7 +1,6 @@
 // transport::TransportWrapper: every call of the Transport contract reaches
 // the wrapped transport with its arguments, and its answer comes back
-// unchanged (the contract's own defaults, register_dmabuf_region and
-// remote_access, included); a subclass overrides only what it changes.
+// unchanged (the contract's own default, remote_access, included); a subclass overrides only what it changes.
 #include "transports/transport_wrapper.hpp"
 
 #include <gtest/gtest.h>
@@ -31,12 +30,6 @@ class ScriptedTransport final : public Transport {
   Status register_region(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind) override {
     calls_.push_back("register_region " + std::to_string(key) + " " + std::to_string(bytes.size()) + " " +
                      std::string(to_string(kind)));
-    return ok_status();
-  }
-  Status register_dmabuf_region(std::uint64_t key, std::span<std::byte> device_bytes, int dmabuf_fd,
-                                std::uint64_t dmabuf_offset) override {
-    calls_.push_back("register_dmabuf_region " + std::to_string(key) + " " + std::to_string(device_bytes.size()) + " " +
-                     std::to_string(dmabuf_fd) + " " + std::to_string(dmabuf_offset));
     return ok_status();
   }
   Status deregister_region(std::uint64_t key) override { return record("deregister_region", key); }
@@ -82,7 +75,6 @@ TEST(TransportWrapper, ForwardsEveryCallAndItsAnswer) {
   EXPECT_EQ(*w.connect(PeerAddress{{"there:2"}}), 41u);
   EXPECT_TRUE(w.disconnect(41).ok());
   EXPECT_TRUE(w.register_region(1, bytes, RegionKind::cuda).ok());
-  EXPECT_TRUE(w.register_dmabuf_region(2, bytes, 9, 8).ok());
   Result<RemoteRegionAccess> access = w.remote_access(1, 2, 3);
   ASSERT_TRUE(access.ok()) << access.status().to_string();
   EXPECT_EQ(access->rkey, 77u);
@@ -98,10 +90,9 @@ TEST(TransportWrapper, ForwardsEveryCallAndItsAnswer) {
   EXPECT_EQ(std::get<OpDone>(events[0]).cookie, 5u);
   EXPECT_TRUE(w.deregister_region(1).ok());
 
-  EXPECT_EQ(seen.calls(),
-            (std::vector<std::string>{"connect there:2", "disconnect 41", "register_region 1 16 cuda",
-                                      "register_dmabuf_region 2 16 9 8", "remote_access 1 2 3", "send_message 41 6 10",
-                                      "put 11", "get 12", "poll 8", "deregister_region 1"}));
+  EXPECT_EQ(seen.calls(), (std::vector<std::string>{"connect there:2", "disconnect 41", "register_region 1 16 cuda",
+                                                    "remote_access 1 2 3", "send_message 41 6 10", "put 11", "get 12",
+                                                    "poll 8", "deregister_region 1"}));
 }
 
 // Overrides two calls; the others still reach the inner transport.

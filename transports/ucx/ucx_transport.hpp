@@ -79,6 +79,9 @@ inline constexpr std::uint32_t k_ucx_revoke_wait_ms = 10'000;
 // bounds what UCX progresses without signalling (connection-manager events).
 inline constexpr int k_ucx_active_poll_ms = 50;
 inline constexpr int k_ucx_idle_poll_ms = 200;
+// ucp_worker_progress calls per worker per turn of the progress loop, at most
+// (a worker that keeps finding work yields to the others and to the lock's waiters).
+inline constexpr int k_ucx_progress_rounds = 64;
 // How long the probe of UCX (made in a child process: ucx_transport.cpp says why) may take.
 inline constexpr int k_ucx_probe_timeout_ms = 10'000;
 // How long the destructor progresses closing endpoints before it destroys the workers.

@@ -104,7 +104,7 @@ TEST(ClusterConfig, ValidationNamesTheBrokenRule) {
   EXPECT_FALSE(validate(c).ok());
   c = *default_cluster(3);
   c.transport = "shm";  // node processes may be on several hosts: tcp+shm
-  EXPECT_EQ(message(c), "cluster config: transport: \"shm\" is not tcp, tcp+shm, ucx or ibverbs");
+  EXPECT_EQ(message(c), "cluster config: transport: \"shm\" is not tcp, tcp+shm or ucx");
 }
 
 TEST(ServicePlan, IndicesFollowTheCanonicalOrderOverAllNodes) {
