@@ -11,7 +11,7 @@ OUT         ?= out
 
 # docs/design.md#dependencies, plus the tools the build and benchmarks call.
 DEB_PACKAGES := cmake ninja-build g++ pkg-config python3 python3-jsonschema python3-pandas \
-  libsimgrid-dev libboost-graph-dev libhwloc-dev libeigen3-dev liblua5.4-dev \
+  libsimgrid-dev libboost-graph-dev libhwloc-dev libeigen3-dev liblua5.4-dev libyaml-cpp-dev \
   libucx-dev ucx-utils liburing-dev librocksdb-dev libisal-dev libssl-dev \
   libopenmpi-dev openmpi-bin nlohmann-json3-dev libcli11-dev libfmt-dev \
   googletest libgtest-dev libgmock-dev gcovr libbenchmark-dev gnuplot-nox \
@@ -138,7 +138,7 @@ tsan: deps
 # tests/fuzz/regressions/<name>/ so every build replays it (ctest fuzz.<name>).
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_RUNS    ?= 1000000
-FUZZ_TARGETS := wire_decode nvidia_smi hwloc_xml cluster_json results_json
+FUZZ_TARGETS := wire_decode nvidia_smi hwloc_xml cluster_json results_json dlio_yaml
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUICE_FUZZ=ON \
 	  -DSLUICE_WITH_CUDA=OFF -DSLUICE_WITH_CUFILE=OFF \

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/common/byte_size.hpp"
+#include "scenarios/lua/dlio_workload.hpp"
 #include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/spec_builders.hpp"
 
@@ -159,6 +160,7 @@ void write_tables(std::ostringstream& md) {
   write_fs_tables(md);
   md << "## Workloads\n\n";
   for (const std::string& type : workload_types()) write_table(md, workload_fields(type));
+  write_table(md, dlio_fields());
   write_table(md, workload_stripe_fields());
   md << "## Running\n\n";
   write_table(md, run_fields());
@@ -207,6 +209,10 @@ std::vector<LuaFunctionDoc> building_function_docs() {
       {"sl.workload.<type>{fields}", "workload",
        "a workload: file_sweep, md_bench, train_epoch, checkpoint_burst, stage_in, gpu_stream (fields: "
        "sl.workload.<type>)"},
+      {"sl.workload.dlio{config =, overrides = {...}, fields}", "workload (train_epoch)",
+       "a DLIO or MLPerf Storage workload YAML as a train_epoch workload (fields: sl.workload.dlio; MLPerf "
+       "Storage's training configs: lua_scripts/mlperf/); a key it cannot model is refused with file:line: key; "
+       "workload.dlio reads back {config, model, au (metric.au), notes, approximated}"},
   };
 }
 
@@ -355,6 +361,7 @@ std::vector<const FieldTable*> lua_api_field_tables() {
   }
   out.push_back(&fs_mirror_fields());
   for (const std::string& type : workload_types()) out.push_back(&workload_fields(type));
+  out.push_back(&dlio_fields());
   out.push_back(&workload_stripe_fields());
   out.push_back(&run_fields());
   out.push_back(&peak_fields());

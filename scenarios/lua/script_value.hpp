@@ -70,6 +70,9 @@ struct ScriptObject {
   // given (lists taken at their first value), reused when no sweep changes it.
   std::shared_ptr<const topo::Topology> topology;
   std::string description;  // clusters: "4 x azure_nd40rs_v2, star 100 Gb/s"
+  // Read-only values the object reports beside its arguments (obj.<name>):
+  // sl.workload.dlio's `dlio` (scenarios/lua/dlio_workload.hpp).
+  ScriptTable reported;
 };
 
 // Limits on what a script may pass in one call.

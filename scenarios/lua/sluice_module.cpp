@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/topology/nvidia_smi_import.hpp"
+#include "scenarios/lua/dlio_workload.hpp"
 #include "scenarios/lua/fault_plan_reader.hpp"
 #include "scenarios/lua/field_reader.hpp"
 #include "scenarios/lua/field_tables.hpp"
@@ -294,8 +295,9 @@ int object_index(lua_State* L) {
     lua_pushinteger(L, o.topology->count(0, kind));
     return 1;
   }
-  const auto it = o.args.fields.find(key);
-  if (it == o.args.fields.end()) return 0;
+  auto it = o.args.fields.find(key);
+  if (it == o.args.fields.end()) it = o.reported.fields.find(key);
+  if (it == o.reported.fields.end()) return 0;
   push_value(L, it->second);
   return 1;
 }
@@ -421,6 +423,39 @@ int make_workload(lua_State* L) {
     object->where = caller_where(L);
     object->args = read_args(L, 1, "sl.workload." + type);
     build_workload(type, object->args, nullptr, nullptr);
+    push_object(L, std::move(object));
+    return 1;
+  });
+}
+
+// sl.workload.dlio{config = "unet3d_h100.yaml", overrides = {...}, <train_epoch fields>}: a train_epoch workload.
+int make_dlio(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    const std::string context = "sl.workload.dlio";
+    ScriptTable args = read_args(L, 1, context);
+    const auto config = args.fields.find("config");
+    if (config == args.fields.end() || config->second.string() == nullptr) {
+      throw ScriptError(context +
+                        ": config: expected the path of a DLIO workload YAML file (config = \"unet3d_h100.yaml\")");
+    }
+    const std::string path = *config->second.string();
+    const std::string resolved = script_relative_path(*ctx, path);
+    std::error_code ec;
+    if (std::filesystem::exists(resolved, ec) && std::filesystem::file_size(resolved, ec) > k_dlio_max_config_bytes) {
+      throw ScriptError(context + ": " + path + " is larger than " + std::to_string(k_dlio_max_config_bytes) +
+                        " bytes");
+    }
+    Result<std::string> text = read_script_file(resolved);
+    if (!text.ok()) throw ScriptError(context + ": cannot read " + path);
+    DlioBuild built = build_dlio(args, path, *text);
+    auto object = std::make_shared<ScriptObject>();
+    object->kind = ObjectKind::workload;
+    object->type = "train_epoch";
+    object->where = caller_where(L);
+    object->args = std::move(built.train_args);
+    object->reported.fields["dlio"] = ScriptValue{std::make_shared<const ScriptTable>(std::move(built.report))};
+    build_workload(object->type, object->args, nullptr, nullptr);
     push_object(L, std::move(object));
     return 1;
   });
@@ -1523,6 +1558,11 @@ void add_typed(lua_State* L, ScriptContext* ctx, const std::vector<std::string>&
       lua_pushcclosure(L, fn, 2);
     }
     lua_setfield(L, -2, type.c_str());
+  }
+  if (std::strcmp(field, "workload") == 0) {
+    lua_pushlightuserdata(L, ctx);
+    lua_pushcclosure(L, make_dlio, 1);
+    lua_setfield(L, -2, "dlio");
   }
   make_strict(L, name);
   lua_setfield(L, -2, field);

@@ -10,6 +10,8 @@
 //   sl.fs.beeond / beegfs / lustre_like / gekkofs_like {...}     (spec_builders.hpp)
 //   sl.workload.file_sweep / md_bench / train_epoch / checkpoint_burst /
 //     stage_in / gpu_stream {...}
+//   sl.workload.dlio{config = "x.yaml", overrides = {...}, ...} -> a train_epoch
+//     workload from a DLIO workload file (dlio_workload.hpp)
 //   sl.run{cluster =, fs =, workload = | workloads = {...}, backend = | backends =,
 //          seed =, sweep = {field = {values}}, sim_profile =, sim_coalesce =, max_events =}
 //     -> list of point results {index, params, ok, error, backend, seed, simulated_s,

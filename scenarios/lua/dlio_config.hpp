@@ -1,0 +1,111 @@
+// DLIO workload configurations (the YAML files of the DLIO benchmark and of
+// MLPerf Storage, which runs DLIO) read into sluice's train_epoch workload:
+// what sl.workload.dlio{config = "unet3d_h100.yaml", overrides = {...}} builds.
+//
+// The keys are DLIO's (argonne-lcf/dlio_benchmark, docs/source/config.rst;
+// the sections model, framework, workflow, dataset, reader, train,
+// evaluation, checkpoint, metric, output, profiling). Each key the reader
+// knows does one of three things:
+//   - maps onto a train_epoch field (core/workloads/train_epoch.hpp):
+//       dataset.num_files_train x num_samples_per_file -> samples
+//       dataset.record_length_bytes (record_length)    -> sample_bytes (rounded to a byte)
+//       dataset.num_samples_per_file                   -> samples_per_file
+//       dataset.data_folder (its last component)       -> dataset_dir
+//       reader.batch_size                              -> batch_samples
+//       reader.read_threads                            -> read_threads
+//       reader.prefetch_size (0: DLIO's 2)             -> prefetch_depth
+//       reader.sample_shuffle / file_shuffle           -> shuffle
+//       train.computation_time (seconds, or {mean =})  -> compute_ns_per_step
+//       train.epochs                                   -> epochs
+//       train.seed                                     -> shuffle_seed
+//     and metric.au is kept as the AU threshold;
+//   - is recorded, with why it changes nothing sluice models (framework,
+//     the checkpoint section while workflow.checkpoint is off, the sample's
+//     resized length in memory, ...) or how sluice approximates it (a spread
+//     of sample sizes or compute times: every sample at the mean);
+//   - is refused, naming the file, the line and the key, with why: a format
+//     or data loader with no read pattern here, evaluation or checkpoints
+//     during training, sub-folders, compression, a preprocessing time.
+// A key the reader does not know is refused too, with the closest known one.
+//
+// overrides apply dotted keys ("reader.batch_size") over the file's values,
+// as DLIO's `++workload.reader.batch_size=4` does, with the same checks.
+//
+// Errors: invalid_argument "<name>:<line>: <section.key>: <why>" (a key of
+// the file), "<name>: overrides[\"<key>\"]: <why>" (an override),
+// "<name>: <key>: missing (...)" (a required key), "<name>:<line>: not
+// YAML: ..." (syntax). No exception escapes read_dlio_config.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.hpp"
+#include "core/workloads/train_epoch.hpp"
+
+namespace sluice::scenario {
+
+// A config file is a page of text; anything larger is not one.
+inline constexpr std::size_t k_dlio_max_config_bytes = 1 << 20;
+// Keys one config (with its overrides) may hold.
+inline constexpr std::size_t k_dlio_max_keys = 1000;
+// A text value (a folder, a name).
+inline constexpr std::size_t k_dlio_max_text_chars = 4096;
+// DLIO sets a prefetch_size of 0 to 2 batches for every data loader
+// (docs/source/config.rst, reader: "we set prefetch_size to be 2 all the time").
+inline constexpr std::uint32_t k_dlio_zero_prefetch_batches = 2;
+// DLIO's defaults for keys a config leaves out (docs/source/config.rst):
+// reader.read_threads 1, train.epochs 1, train.seed 123; dataset.data_folder
+// ./data, whose last component names the dataset's directory here.
+inline constexpr std::uint32_t k_dlio_default_read_threads = 1;
+inline constexpr std::uint32_t k_dlio_default_epochs = 1;
+inline constexpr std::uint64_t k_dlio_default_seed = 123;
+inline constexpr const char* k_dlio_default_dataset_dir = "/data";
+// The longest computation_time of one step, in seconds (an hour: MLPerf's
+// are well under one second).
+inline constexpr double k_dlio_max_computation_s = 3600;
+
+// One override: a dotted key and its value as text ("4", "true", "npz").
+struct DlioOverride {
+  std::string key;
+  std::string value;
+};
+
+// An accepted key sluice does not run as DLIO does: recorded with why.
+struct DlioNote {
+  std::string key;     // "dataset.record_length_bytes_resize"
+  std::string value;   // as written: "2097152"
+  std::string where;   // "unet3d_h100.yaml:17" or "overrides[\"...\"]"
+  std::string effect;  // why it changes nothing, or how it is approximated
+  bool approximated = false;
+};
+
+// A train_epoch field the config sets, and the key it came from.
+struct DlioSetting {
+  std::string field;  // "batch_samples"
+  std::string from;   // "reader.batch_size"
+};
+
+struct DlioWorkload {
+  std::string model = "dlio";          // model.name
+  TrainEpochConfig train;              // train_epoch's defaults with the fields of dlio_settings() set
+  std::optional<double> au_threshold;  // metric.au, a fraction
+  std::vector<DlioNote> notes;         // in the order of the keys
+};
+
+// Reads a DLIO workload YAML; `name` is how messages name the file.
+Result<DlioWorkload> read_dlio_config(std::string_view text, const std::string& name,
+                                      const std::vector<DlioOverride>& overrides = {});
+
+// The train_epoch fields a config sets (DLIO's default where it leaves the key
+// out), each with the key it comes from.
+const std::vector<DlioSetting>& dlio_settings();
+
+// Every key the reader knows, "section.key", in DLIO's order (for messages and tests).
+const std::vector<std::string>& dlio_known_keys();
+
+}  // namespace sluice::scenario

@@ -1,0 +1,356 @@
+// The DLIO workload reader (scenarios/lua/dlio_config.hpp) and
+// sl.workload.dlio (dlio_workload.hpp), issue 52 item 1 (ctest label mlperf):
+// MLPerf Storage's shipped configs land in train_epoch's fields, overrides
+// apply with the same checks, and every malformed file is refused with the
+// exact message naming file:line:key.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "scenarios/lua/dlio_config.hpp"
+#include "scenarios/lua/lua_script.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+namespace sluice::scenario {
+namespace {
+
+const std::string k_mlperf = std::string(SLUICE_SOURCE_DIR) + "/lua_scripts/mlperf/";
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Shipped {
+  const char* file;
+  const char* model;
+  const char* dataset_dir;
+  std::uint64_t samples;
+  std::uint64_t sample_bytes;
+  std::uint32_t samples_per_file;
+  std::uint32_t batch;
+  TimeNs compute_ns;
+  std::uint32_t read_threads;
+  bool shuffle;
+  double au;
+  bool size_spread;  // record_length_bytes_stdev given, so approximated
+};
+
+// The published values (lua_scripts/mlperf/*.yaml name their sources).
+const Shipped k_shipped[] = {
+    {"unet3d_a100.yaml", "unet3d", "/unet3d", 168, 146'600'628, 1, 7, 636 * k_ns_per_ms, 4, true, 0.90, true},
+    {"unet3d_h100.yaml", "unet3d", "/unet3d", 168, 146'600'628, 1, 7, 323 * k_ns_per_ms, 4, true, 0.90, true},
+    {"resnet50_a100.yaml", "resnet50", "/resnet50", 1024 * 1251, 114'660, 1251, 400, 435 * k_ns_per_ms, 8, false, 0.90,
+     false},
+    {"resnet50_h100.yaml", "resnet50", "/resnet50", 1024 * 1251, 114'660, 1251, 400, 224 * k_ns_per_ms, 8, false, 0.90,
+     false},
+    {"cosmoflow_a100.yaml", "cosmoflow", "/cosmoflow", 524'288, 2'828'486, 1, 1, 5'510'000, 4, true, 0.70, true},
+    {"cosmoflow_h100.yaml", "cosmoflow", "/cosmoflow", 524'288, 2'828'486, 1, 1, 3'500'000, 4, true, 0.70, true},
+};
+
+bool has_note(const DlioWorkload& w, const std::string& key, bool approximated) {
+  for (const DlioNote& n : w.notes) {
+    if (n.key == key && n.approximated == approximated) return true;
+  }
+  return false;
+}
+
+TEST(DlioConfig, EachShippedMlperfConfigLandsInTrainEpochsFields) {
+  for (const Shipped& s : k_shipped) {
+    SCOPED_TRACE(s.file);
+    Result<DlioWorkload> w = read_dlio_config(file_text(k_mlperf + s.file), s.file);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    EXPECT_EQ(w->model, s.model);
+    EXPECT_EQ(w->train.dataset_dir, s.dataset_dir);
+    EXPECT_EQ(w->train.samples, s.samples);
+    EXPECT_EQ(w->train.sample_bytes, s.sample_bytes);
+    EXPECT_EQ(w->train.samples_per_file, s.samples_per_file);
+    EXPECT_EQ(w->train.batch_samples, s.batch);
+    EXPECT_EQ(w->train.compute_ns_per_step, s.compute_ns);
+    EXPECT_EQ(w->train.read_threads, s.read_threads);
+    EXPECT_EQ(w->train.prefetch_depth, k_dlio_zero_prefetch_batches);  // none gives prefetch_size
+    EXPECT_EQ(w->train.epochs, 5u);
+    EXPECT_EQ(w->train.shuffle, s.shuffle);
+    EXPECT_TRUE(w->train.setup_dataset);
+    ASSERT_TRUE(w->au_threshold.has_value());
+    EXPECT_DOUBLE_EQ(*w->au_threshold, s.au);
+    EXPECT_EQ(has_note(*w, "dataset.record_length_bytes_stdev", true), s.size_spread);
+    EXPECT_TRUE(has_note(*w, "framework", false));
+  }
+}
+
+TEST(DlioConfig, RecordsKeysThatChangeNoStorageBehaviourWithTheirLine) {
+  Result<DlioWorkload> w = read_dlio_config(file_text(k_mlperf + "unet3d_h100.yaml"), "unet3d_h100.yaml");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  bool found = false;
+  for (const DlioNote& n : w->notes) {
+    if (n.key != "dataset.record_length_bytes_resize") continue;
+    found = true;
+    EXPECT_EQ(n.value, "2097152");
+    EXPECT_EQ(n.where, "unet3d_h100.yaml:29");
+    EXPECT_FALSE(n.approximated);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(has_note(*w, "checkpoint.checkpoint_folder", false));
+  EXPECT_TRUE(has_note(*w, "model.model_size", false));
+}
+
+TEST(DlioConfig, OverridesApplyOverTheFileWithTheSameChecks) {
+  const std::string text = file_text(k_mlperf + "unet3d_h100.yaml");
+  Result<DlioWorkload> w = read_dlio_config(text, "u.yaml",
+                                            {{"reader.batch_size", "4"},
+                                             {"train.computation_time", "0.5"},
+                                             {"reader.prefetch_size", "3"},
+                                             {"dataset.num_files_train", "40"},
+                                             {"workflow.checkpoint", "false"}});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->train.batch_samples, 4u);
+  EXPECT_EQ(w->train.compute_ns_per_step, 500 * k_ns_per_ms);
+  EXPECT_EQ(w->train.prefetch_depth, 3u);
+  EXPECT_EQ(w->train.samples, 40u);
+
+  const std::vector<std::pair<DlioOverride, std::string>> bad = {
+      {{"reader.batch_size", "-1"},
+       "u.yaml: overrides[\"reader.batch_size\"]: reader.batch_size: -1 is negative; "
+       "expected samples per batch"},
+      {{"reader.batch_sise", "4"},
+       "u.yaml: overrides[\"reader.batch_sise\"]: reader.batch_sise: unknown key; did you "
+       "mean \"reader.batch_size\"?"},
+      {{"batch_size", "4"},
+       "u.yaml: overrides[\"batch_size\"]: expected \"section.key\" of DLIO's sections (\"reader.batch_size\")"},
+      {{"dataset.format", "parquet"},
+       "u.yaml: overrides[\"dataset.format\"]: dataset.format: no read pattern for format \"parquet\": modelled are "
+       "npz, npy, png, jpeg (a whole file per sample) and tfrecord, hdf5 (samples read where they lie in the file)"},
+      {{"workflow.evaluation", "true"},
+       "u.yaml: overrides[\"workflow.evaluation\"]: workflow.evaluation: evaluation "
+       "steps are not modelled: train_epoch reads the training set only"},
+  };
+  for (const auto& [o, message] : bad) {
+    Result<DlioWorkload> r = read_dlio_config(text, "u.yaml", {o});
+    ASSERT_FALSE(r.ok()) << o.key;
+    EXPECT_EQ(r.status().code(), StatusCode::invalid_argument);
+    EXPECT_EQ(r.status().message(), message);
+  }
+}
+
+// A small valid config; each malformed case replaces one of its lines.
+const std::vector<std::string> k_base = {
+    "model:",                        // 1
+    "  name: tiny",                  // 2
+    "framework: pytorch",            // 3
+    "workflow:",                     // 4
+    "  train: True",                 // 5
+    "dataset:",                      // 6
+    "  data_folder: data/tiny/",     // 7
+    "  format: npz",                 // 8
+    "  num_files_train: 16",         // 9
+    "  num_samples_per_file: 1",     // 10
+    "  record_length_bytes: 65536",  // 11
+    "reader:",                       // 12
+    "  data_loader: pytorch",        // 13
+    "  batch_size: 2",               // 14
+    "  read_threads: 2",             // 15
+    "train:",                        // 16
+    "  epochs: 1",                   // 17
+    "  computation_time: 0.01",      // 18
+    "metric:",                       // 19
+    "  au: 0.9",                     // 20
+};
+
+std::string with_line(int line, const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < k_base.size(); ++i) out += (static_cast<int>(i) + 1 == line ? text : k_base[i]) + "\n";
+  return out;
+}
+
+TEST(DlioConfig, TheBaseOfTheMalformedCasesIsValid) {
+  Result<DlioWorkload> w = read_dlio_config(with_line(0, ""), "bad.yaml");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->train.samples, 16u);
+  EXPECT_EQ(w->train.dataset_dir, "/tiny");
+  EXPECT_EQ(w->train.compute_ns_per_step, 10 * k_ns_per_ms);
+}
+
+struct Malformed {
+  int line;
+  const char* text;
+  const char* message;
+};
+
+const Malformed k_malformed[] = {
+    // YAML syntax, with its line
+    {8, "  format: [npz", "bad.yaml:9: not YAML: end of sequence flow not found"},
+    // wrong types
+    {14, "  batch_size: seven", "bad.yaml:14: reader.batch_size: expected samples per batch, not \"seven\""},
+    {14, "  batch_size: 2.5", "bad.yaml:14: reader.batch_size: expected a whole number (samples per batch), not 2.5"},
+    {5, "  train: maybe", "bad.yaml:5: workflow.train: expected true or false, not \"maybe\""},
+    {20, "checkpoint: 5", "bad.yaml:20: checkpoint: expected a map of keys, not \"5\""},
+    {3, "framework: [pytorch]", "bad.yaml:3: framework: expected a value, not a list"},
+    {9, "  num_files_train: {a: 1}", "bad.yaml:9: dataset.num_files_train: expected a value, not a map"},
+    // unknown section and key
+    {19, "hydra:",
+     "bad.yaml:19: hydra: unknown section (DLIO's: model, framework, workflow, dataset, reader, train, "
+     "evaluation, checkpoint, metric, output, profiling)"},
+    {19, "metrics:", "bad.yaml:19: metrics: unknown section; did you mean \"metric\"?"},
+    {15, "  read_thread: 2", "bad.yaml:15: reader.read_thread: unknown key; did you mean \"reader.read_threads\"?"},
+    // keys it cannot model
+    {8, "  format: parquet",
+     "bad.yaml:8: dataset.format: no read pattern for format \"parquet\": modelled are npz, npy, png, jpeg (a whole "
+     "file per sample) and tfrecord, hdf5 (samples read where they lie in the file)"},
+    {13, "  data_loader: dali",
+     "bad.yaml:13: reader.data_loader: no read pattern for data loader \"dali\": modelled are pytorch and tensorflow"},
+    {5, "  checkpoint: True",
+     "bad.yaml:5: workflow.checkpoint: checkpoints during training are not modelled here; run "
+     "sl.workload.checkpoint_burst beside it"},
+    {10, "  num_samples_per_file: 4",
+     "bad.yaml:10: dataset.num_samples_per_file: 4 samples per npz file: DLIO's reader loads the whole file and "
+     "serves its samples from memory, which train_epoch does not model (it reads each sample on its own); "
+     "modelled with 1"},
+    {18, "  computation_time: {min: 0.1, max: 0.2, type: uniform}",
+     "bad.yaml:18: train.computation_time.min: a compute-time distribution other than {mean, stdev, type = normal} "
+     "is not modelled"},
+    {15, "  read_threads: 0",
+     "bad.yaml:15: reader.read_threads: 0 (loading on the training thread, no overlap with compute) is not modelled"},
+    // negative and out-of-range sizes
+    {11, "  record_length_bytes: -5",
+     "bad.yaml:11: dataset.record_length_bytes: -5 is negative; expected bytes of one "
+     "sample"},
+    {11, "  record_length_bytes: 2e9",
+     "bad.yaml:11: dataset.record_length_bytes: 2e9 is out of range: bytes of one sample from 1 to 1073741824"},
+    {20, "  au: 1.5", "bad.yaml:20: metric.au: 1.5 is out of range: the AU threshold (a fraction) from 0 to 1"},
+    // a key given twice
+    {15, "  batch_size: 3", "bad.yaml:15: reader.batch_size: given twice (first at bad.yaml:14)"},
+    // missing required keys
+    {14, "", "bad.yaml: reader.batch_size: missing (samples per step and rank)"},
+    {11, "", "bad.yaml: dataset.record_length_bytes: missing (the bytes of one sample (or dataset.record_length))"},
+    {8, "", "bad.yaml: dataset.format: missing (the files' format, which sets the read pattern)"},
+};
+
+TEST(DlioConfig, RefusesMalformedFilesWithTheExactPlaceAndKey) {
+  for (const Malformed& m : k_malformed) {
+    Result<DlioWorkload> w = read_dlio_config(with_line(m.line, m.text), "bad.yaml");
+    ASSERT_FALSE(w.ok()) << "line " << m.line << ": " << m.text;
+    EXPECT_EQ(w.status().code(), StatusCode::invalid_argument);
+    EXPECT_EQ(w.status().message(), m.message) << "line " << m.line << ": " << m.text;
+  }
+}
+
+TEST(DlioConfig, RefusesWhatIsNoConfigAtAll) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "bad.yaml: empty: expected DLIO's sections (dataset, reader, train, ...)"},
+      {"- 1\n- 2\n", "bad.yaml:1: expected DLIO's sections (dataset, reader, train, ...), not a list"},
+      {std::string(k_dlio_max_config_bytes + 1, '#'), "bad.yaml: 1048577 bytes, at most 1048576"},
+  };
+  for (const auto& [text, message] : cases) {
+    Result<DlioWorkload> w = read_dlio_config(text, "bad.yaml");
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().message(), message);
+  }
+}
+
+// sl.workload.dlio in a script: a train_epoch workload for the runner.
+struct DlioScript {
+  testing::ScratchDir dir;
+  std::vector<ScenarioSpec> specs;
+  std::ostringstream out;
+
+  Result<ScriptOutcome> run(const std::string& workload_call) {
+    const std::string script =
+        dir.write("dlio.lua",
+                  "local sl = require \"sluice\"\n"
+                  "local m = sl.machines.generic{ sockets = 1, gpus = 2, nics = 1, nvmes = 2 }\n"
+                  "local c = sl.cluster{ nodes = 2, node = m, fabric = sl.fabric.infiniband() }\n"
+                  "local fs = sl.fs.beeond{}\n"
+                  "local w = " +
+                      workload_call +
+                      "\n"
+                      "print(w.type, w.label, w.dlio.model, w.dlio.au, w.dlio.config)\n"
+                      "print(w.dlio.approximated[\"dataset.record_length_bytes_stdev\"])\n"
+                      "sl.run{ cluster = c, fs = fs, workload = w }\n");
+    ScriptOptions options;
+    options.out = &out;
+    options.run = [this](const std::vector<ScenarioSpec>& points, Backend) -> Result<std::vector<RunResult>> {
+      std::vector<RunResult> results;
+      for (const ScenarioSpec& p : points) {
+        specs.push_back(p);
+        RunResult r;
+        r.spec = p;
+        r.ok = true;
+        results.push_back(r);
+      }
+      return results;
+    };
+    return run_script(script, options);
+  }
+};
+
+TEST(DlioWorkload, AScriptRunsAShippedConfigAsATrainEpochWorkload) {
+  DlioScript s;
+  s.dir.write("unet3d_h100.yaml", file_text(k_mlperf + "unet3d_h100.yaml"));
+  Result<ScriptOutcome> r = s.run(
+      "sl.workload.dlio{ config = \"unet3d_h100.yaml\", ranks_per_node = 1,"
+      " overrides = { [\"dataset.num_files_train\"] = 8, [\"dataset.record_length_bytes\"] = 65536 } }");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(s.specs.size(), 1u);
+  const WorkloadSpec& w = s.specs[0].workloads.at(0);
+  EXPECT_EQ(w.label, "unet3d");
+  const auto* c = std::get_if<TrainEpochConfig>(&w.config);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->samples, 8u);
+  EXPECT_EQ(c->sample_bytes, 65536u);
+  EXPECT_EQ(c->batch_samples, 7u);
+  EXPECT_EQ(c->compute_ns_per_step, 323 * k_ns_per_ms);
+  EXPECT_TRUE(c->setup_dataset);
+  EXPECT_EQ(w.clients.nodes.size(), 2u);  // beeond: every node a client
+  EXPECT_EQ(w.clients.ranks_per_node, 1u);
+  EXPECT_NE(s.out.str().find("train_epoch\tunet3d\tunet3d\t0.9\tunet3d_h100.yaml\n"), std::string::npos) << s.out.str();
+  EXPECT_NE(s.out.str().find("68341808 (unet3d_h100.yaml:28): every sample is read at the mean size"),
+            std::string::npos)
+      << s.out.str();
+}
+
+TEST(DlioWorkload, AFieldTheConfigSetsIsRefusedNamingTheKeyToOverride) {
+  DlioScript s;
+  s.dir.write("u.yaml", file_text(k_mlperf + "unet3d_h100.yaml"));
+  Result<ScriptOutcome> r = s.run("sl.workload.dlio{ config = \"u.yaml\", batch_samples = 2 }");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("dlio.lua:5: sl.workload.dlio: batch_samples comes from the config's "
+                                      "reader.batch_size; change it with overrides = {[\"reader.batch_size\"] = ...}"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(DlioWorkload, ABadConfigIsAScriptErrorNamingTheScriptLineAndTheFileLine) {
+  DlioScript s;
+  s.dir.write("bad.yaml", with_line(14, "  batch_size: seven"));
+  Result<ScriptOutcome> r = s.run("sl.workload.dlio{ config = \"bad.yaml\" }");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::invalid_argument);
+  EXPECT_NE(r.status().message().find("dlio.lua:5: sl.workload.dlio: bad.yaml:14: reader.batch_size: expected "
+                                      "samples per batch, not \"seven\""),
+            std::string::npos)
+      << r.status().message();
+  s.dir.write("ok.yaml", with_line(0, ""));
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"sl.workload.dlio{ config = \"nowhere.yaml\" }", "sl.workload.dlio: cannot read nowhere.yaml"},
+      {"sl.workload.dlio{}", "sl.workload.dlio: config: expected the path of a DLIO workload YAML file"},
+      {"sl.workload.dlio{ config = \"ok.yaml\", overrides = { 1, 2 } }",
+       "sl.workload.dlio: overrides: expected {[\"section.key\"] = value, ...}, not a list"},
+      {"sl.workload.dlio{ config = \"ok.yaml\", overrides = { [\"reader.batch_size\"] = {1, 2} } }",
+       "overrides[\"reader.batch_size\"]: expected a number, boolean or string, not a table"},
+      {"sl.workload.dlio{ config = \"ok.yaml\", thread = 2 }", "sl.workload.dlio: unknown field \"thread\""},
+  };
+  for (const auto& [call, message] : calls) {
+    Result<ScriptOutcome> bad = s.run(call);
+    ASSERT_FALSE(bad.ok()) << call;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << call << ": " << bad.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::scenario
