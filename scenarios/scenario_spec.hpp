@@ -280,9 +280,28 @@ inline std::string Claim::expectation() const {
 }
 
 // What a script reports beside its runs: headline lines and shape claims.
+// One answer of sl.mlperf (scenarios/lua/mlperf_search.hpp), as MLPerf
+// Storage reports a training result: the most accelerators `clients` client
+// nodes keep at the AU threshold, with what they read. results.json's
+// "mlperf" and mlperf.csv (docs/results.md).
+struct MlperfRow {
+  std::string workload;  // the train_epoch's label (the DLIO model.name)
+  std::uint64_t clients = 0;
+  std::uint64_t accelerators = 0;  // all clients together (0: not even one per client kept AU)
+  std::uint64_t accelerators_per_client = 0;
+  double au_threshold = 0;                                                 // in (0, 1]
+  double au = std::numeric_limits<double>::quiet_NaN();                    // at `accelerators`, in [0, 1]
+  double throughput_mib_per_s = std::numeric_limits<double>::quiet_NaN();  // epoch bytes / elapsed, MiB = 2^20
+  double samples_per_s = std::numeric_limits<double>::quiet_NaN();
+  std::string binding_resource;  // what bounds the epoch's reads at that count
+  std::uint64_t probes = 0;      // runs the search made for this client count
+  std::string stopped;           // why the search ended: the count that failed, or max_accelerators
+};
+
 struct ScriptFindings {
   std::vector<std::string> headlines;
   std::vector<Claim> claims;
+  std::vector<MlperfRow> mlperf;
 };
 
 }  // namespace sluice::scenario

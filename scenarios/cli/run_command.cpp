@@ -460,8 +460,8 @@ void print_run_summary(const scenario::ScriptOutcome& outcome, const std::string
   for (const auto& r : results) seeds.insert(r.spec.seed);
   std::string seed_text;
   for (std::uint64_t s : seeds) seed_text += (seed_text.empty() ? "" : ", ") + std::to_string(s);
-  fmt::print("scenario {}: seed {}; wrote {}/results.json, results.csv and progress.csv\n", outcome.scenario,
-             seed_text.empty() ? "-" : seed_text, out_dir);
+  fmt::print("scenario {}: seed {}; wrote {}/results.json, results.csv{} and progress.csv\n", outcome.scenario,
+             seed_text.empty() ? "-" : seed_text, out_dir, outcome.mlperf.empty() ? "" : ", mlperf.csv");
 }
 
 // The same report `sluice report OUT/results.json --out OUT` writes.
@@ -538,7 +538,7 @@ int run_command(const RunArgs& given) {
     if (runner.journal().finished_count() > 0) runner.journal().write_stopped().ignore();
     throw_script_status(outcome.status());
   }
-  const scenario::ScriptFindings findings{outcome->headlines, outcome->claims};
+  const scenario::ScriptFindings findings{outcome->headlines, outcome->claims, outcome->mlperf};
   if (Status s = runner.journal().write_final(outcome->scenario, outcome->results, findings); !s.ok()) {
     throw std::runtime_error(s.to_string());
   }

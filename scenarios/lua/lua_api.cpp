@@ -6,6 +6,7 @@
 
 #include "core/common/byte_size.hpp"
 #include "scenarios/lua/dlio_workload.hpp"
+#include "scenarios/lua/mlperf_search.hpp"
 #include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/spec_builders.hpp"
 
@@ -169,6 +170,7 @@ void write_tables(std::ostringstream& md) {
         "(`\"node2\"`) or targets (`\"target:5\"`).\n\n";
   for (const std::string& kind : fault_kinds()) write_table(md, fault_fields(kind));
   write_table(md, peak_fields());
+  write_table(md, mlperf_fields());
   md << "## Reporting\n\n";
   write_table(md, claim_fields());
   write_table(md, compare_fields());
@@ -237,6 +239,18 @@ std::vector<LuaFunctionDoc> running_function_docs() {
        "(value is then the last run), stopped says why the search ended (a step whose point fails ends it at the step "
        "before); every step is a point of results.json "
        "with the axis (and files_per_rank) in its params"},
+      {"sl.mlperf{clients =, max_accelerators =, au =, sl.run fields}", "table",
+       "MLPerf Storage's training answer (fields: sl.mlperf): for each client node count, the most accelerators "
+       "(ranks_per_node x clients) of the one train_epoch workload that keep AU >= the threshold (the DLIO config's "
+       "metric.au unless au is given), one run per probe (doubling from 1 per client, then bisection); prints a line "
+       "per probe and the answers as a table; returns {workload, au_threshold, rows = {{clients, accelerators, "
+       "accelerators_per_client, au, throughput_mib_per_s, samples_per_s, binding_resource, probes, stopped}}, "
+       "probes = {{clients, accelerators, au, throughput_mib_per_s, samples_per_s, passed}}, points}; the rows go to "
+       "results.json's mlperf and mlperf.csv, every probe is a point of results.json with clients and accelerators in "
+       "its params"},
+      {"search:plot(file [, {title =}])", "the search",
+       "sl.mlperf's AU (%) of every probe against the accelerators, one curve per client count, with the threshold; "
+       "SVG and PNG in --out"},
       {"sl.run_all{ {fields}, {fields}, ... }", "list of lists of points",
        "the runs of a loop at once: each entry is a table of sl.run fields; their points run together (--jobs, "
        "and the ranks of `mpirun ... sluice run`) and the result is one list per entry, as sl.run gives; every "
@@ -323,6 +337,10 @@ const std::vector<SeedStudyDoc>& seed_studies() {
        "a plain file sweep on N nodes (node 0: mgmt, metadata, the client; the rest storage), every byte read "
        "back checked: the multi-process path's smoke run, on netns hosts (`--backend emulate`, the links at "
        "`link_gbps`) or one rank a node under mpirun (`--backend cluster`) (issue 49)"},
+      {"mlperf_unet3d.lua", "Tool", "",
+       "MLPerf Storage's training question for unet3d (H100): sl.mlperf finds, per client node count, the most "
+       "accelerators one BeeGFS server keeps at AU >= 0.90, reported as MLPerf does (accelerators, MiB/s, AU, "
+       "clients; results.json's mlperf, mlperf.csv) with AU against accelerators plotted (issue 52)"},
   };
   return k;
 }
@@ -365,6 +383,7 @@ std::vector<const FieldTable*> lua_api_field_tables() {
   out.push_back(&workload_stripe_fields());
   out.push_back(&run_fields());
   out.push_back(&peak_fields());
+  out.push_back(&mlperf_fields());
   for (const std::string& kind : fault_kinds()) out.push_back(&fault_fields(kind));
   out.push_back(&claim_fields());
   out.push_back(&compare_fields());

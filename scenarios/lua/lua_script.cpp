@@ -66,6 +66,7 @@ Result<ScriptOutcome> run_script(const std::string& path, const ScriptOptions& o
   outcome.param_values = std::move(run.ctx.param_values);
   outcome.results = std::move(run.ctx.results);
   outcome.headlines = std::move(run.ctx.headlines);
+  outcome.mlperf = std::move(run.ctx.mlperf);
   outcome.claims = std::move(run.ctx.claims);
   return outcome;
 }

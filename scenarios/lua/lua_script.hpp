@@ -129,6 +129,7 @@ struct ScriptOutcome {
   std::vector<RunResult> results;                   // every run the script made, in order
   std::vector<std::string> headlines;               // lines the script reported as headline figures
   std::vector<Claim> claims;                        // shape claims the script checked (sl.claim), in order
+  std::vector<MlperfRow> mlperf;                    // sl.mlperf's answers, in order
 };
 
 // Runs the script. invalid_argument ("file:line: ...") for script errors.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/common/assert.hpp"
 #include "core/workloads/workload_limits.hpp"
 #include "scenarios/lua/field_tables.hpp"
 #include "scenarios/lua/script_units.hpp"
@@ -139,6 +140,22 @@ std::shared_ptr<const ScriptObject> peak_workload(const ScriptObject& workload, 
     params["files_per_rank"] = std::to_string(files);
   }
   return out;
+}
+
+std::uint64_t LargestPassing::next() const {
+  SLUICE_ASSERT_MSG(!done(), "LargestPassing::next after the search ended");
+  if (doubling_) return std::min(pass_ == 0 ? 1 : pass_ * k_peak_step_factor, max_);
+  return pass_ + (fail_ - pass_) / 2;
+}
+
+void LargestPassing::record(std::uint64_t count, bool passed) {
+  SLUICE_ASSERT_MSG(count > pass_ && count < fail_, "LargestPassing: a count outside the open interval");
+  if (passed) {
+    pass_ = count;
+  } else {
+    fail_ = count;
+    doubling_ = false;
+  }
 }
 
 bool peak_flat(double before, double after) { return after < before * (1.0 + k_peak_min_growth); }

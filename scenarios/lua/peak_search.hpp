@@ -24,6 +24,14 @@
 //     the search stops, and says so, where they would pass the blocks of a
 //     rank's shard.
 // A step that would pass a field's limit stops the search, and says so.
+//
+// LargestPassing is the same search turned to a yes-or-no test (sl.mlperf,
+// mlperf_search.hpp: does AU stay at its threshold with this many
+// accelerators?): the count doubles from 1 by k_peak_step_factor, as sl.peak's
+// axis does, until a run fails the test or the count reaches its maximum;
+// then bisection between the last count that passed and the first that
+// failed. It assumes the test is monotone (passes up to some count, fails
+// beyond), as AU falling with the accelerators sharing one storage is.
 #pragma once
 
 #include <cstdint>
@@ -79,6 +87,26 @@ std::shared_ptr<const ScriptObject> peak_workload(const ScriptObject& workload, 
 
 // Whether a step from `before` to `after` (bytes/s) grew by less than k_peak_min_growth.
 bool peak_flat(double before, double after);
+
+// The largest count in [1, max] whose run passes a test (above). Probes
+// next() until done(), telling record() each outcome.
+class LargestPassing {
+ public:
+  explicit LargestPassing(std::uint64_t max) : max_(max), fail_(max + 1) {}
+  bool done() const { return fail_ == pass_ + 1; }
+  // The count to run next (only before done()).
+  std::uint64_t next() const;
+  void record(std::uint64_t count, bool passed);
+  // The largest count that passed (0: even 1 failed), and the least that failed (max + 1: none did).
+  std::uint64_t largest() const { return pass_; }
+  std::uint64_t least_failing() const { return fail_; }
+
+ private:
+  std::uint64_t max_;
+  std::uint64_t pass_ = 0;
+  std::uint64_t fail_;
+  bool doubling_ = true;
+};
 
 // "0.95 of bound 100 GB/s" for a rate with a bound; "" where there is no
 // finite bound or no rate (no bound is invented).

@@ -1,5 +1,5 @@
 -- The parts of the `sluice` module written in Lua: reports and small helpers
--- over result tables (sl.phase, sl.report, report:plot).
+-- over result tables (sl.phase, sl.report, report:plot, sl.mlperf's search:plot).
 --
 -- scenarios/CMakeLists.txt embeds this file at build time (generated header
 -- scenarios/lua/prelude_lua.hpp); sluice_module.cpp loads it as the chunk
@@ -112,6 +112,44 @@ function Report:plot(name, opts)
                 y_label = metric, log_x = lo > 0 and hi / lo >= 16, series = series}
   return self
 end
+
+-- sl.mlperf's result (sluice_module.cpp) with search:plot("au.svg" [, {title =}]):
+-- the AU (%) of every probe against the accelerators (all clients together),
+-- one curve per client count, and the threshold as a line; SVG + PNG in --out.
+local Mlperf = {}
+Mlperf.__index = Mlperf
+function Mlperf:plot(name, opts)
+  opts = opts or {}
+  if type(name) ~= "string" then error("search:plot(file): give a file name such as \"au.svg\"", 2) end
+  local curves, order, lo, hi = {}, {}, math.huge, 0
+  for _, p in ipairs(self.probes) do
+    local key = p.clients .. (p.clients == 1 and " client" or " clients")
+    if curves[key] == nil then curves[key] = {title = key, points = {}}; order[#order + 1] = key end
+    local c = curves[key]
+    c.points[#c.points + 1] = {p.accelerators, 100 * p.au}
+    lo, hi = math.min(lo, p.accelerators), math.max(hi, p.accelerators)
+  end
+  local series = {}
+  for _, key in ipairs(order) do
+    local c = curves[key]
+    table.sort(c.points, function(a, b) return a[1] < b[1] end)  -- probes run out of order (bisection)
+    local x, y = {}, {}
+    for i, pt in ipairs(c.points) do x[i], y[i] = pt[1], pt[2] end
+    series[#series + 1] = {title = c.title, x = x, y = y}
+  end
+  if #series == 0 then
+    print("(plot " .. name .. " not drawn: no probe)")
+    return self
+  end
+  series[#series + 1] = {title = string.format("AU threshold %g%%", 100 * self.au_threshold), x = {lo, hi},
+                         y = {100 * self.au_threshold, 100 * self.au_threshold}}
+  sl._draw_plot{file = name, title = opts.title or (self.workload .. ": AU against accelerators"),
+                x_label = "accelerators (all clients)", y_label = "AU %", log_x = hi / lo >= 16, series = series}
+  return self
+end
+local mlperf = sl.mlperf
+-- Its methods go in as a second argument (errors name the script's line: caller_where skips this chunk).
+function sl.mlperf(args) return mlperf(args, Mlperf) end
 
 function sl.report(args)
   if type(args) ~= "table" then error("sl.report: expected {results, ...}", 2) end

@@ -21,6 +21,7 @@
 #include "scenarios/lua/script_units.hpp"
 #include "scenarios/lua/spec_builders.hpp"
 #include "scenarios/lua/machine_report.hpp"
+#include "scenarios/lua/mlperf_search.hpp"
 #include "scenarios/lua/peak_search.hpp"
 #include "scenarios/lua/sweep_plan.hpp"
 
@@ -52,11 +53,13 @@ std::string string_at(lua_State* L, int index) {
 ScriptContext* context_of(lua_State* L) { return static_cast<ScriptContext*>(lua_touserdata(L, lua_upvalueindex(1))); }
 
 // "file.lua:12" of the Lua code calling the running C function (no allocation).
+// The prelude's frames ("sluice", prelude.lua: sl.mlperf's wrapper) are
+// skipped, so an error names the script's line that called the module.
 void caller_where(lua_State* L, char* out, std::size_t size) {
   lua_Debug ar;
   for (int level = 1; level < 6; ++level) {
     if (lua_getstack(L, level, &ar) == 0) break;
-    if (lua_getinfo(L, "Sl", &ar) != 0 && ar.currentline > 0) {
+    if (lua_getinfo(L, "Sl", &ar) != 0 && ar.currentline > 0 && std::strcmp(ar.short_src, "sluice") != 0) {
       std::snprintf(out, size, "%s:%d", ar.short_src, ar.currentline);
       return;
     }
@@ -834,7 +837,20 @@ int sl_run_all(lua_State* L) {
   return 1;
 }
 
-// ---- sl.peak (peak_search.hpp) ----
+// ---- searches over runs: sl.peak and sl.mlperf (peak_search.hpp) ----
+
+// One point of a search: `req` with its workload replaced and the step's
+// params, run on its backend and kept in ctx->results (whatever its outcome).
+const RunResult& run_search_point(lua_State* L, ScriptContext* ctx, const RunRequest& req,
+                                  std::shared_ptr<const ScriptObject> workload,
+                                  std::map<std::string, std::string> params, const char* what) {
+  RunRequest at = req;
+  at.workloads = {std::move(workload)};
+  at.params = std::move(params);
+  std::vector<RunResult> results = run_points_on(L, ctx, plan_points(at).points, at.backends.front(), what);
+  ctx->results.push_back(std::move(results.front()));
+  return ctx->results.back();
+}
 
 struct PeakStep {
   std::uint64_t value = 0;
@@ -933,10 +949,9 @@ PeakOutcome search_peak(lua_State* L, ScriptContext* ctx, const ScriptTable& arg
   for (std::uint64_t step = 0; step < max_steps && !out.found; ++step) {
     out.stopped = peak_stop(out.plan, step);
     if (!out.stopped.empty()) break;
-    RunRequest at = req;
-    at.workloads = {peak_workload(*req.workloads.front(), out.plan, step, at.params)};
-    std::vector<RunResult> results = run_points_on(L, ctx, plan_points(at).points, at.backends.front(), "sl.peak");
-    ctx->results.push_back(std::move(results.front()));
+    std::map<std::string, std::string> params = req.params;
+    auto workload = peak_workload(*req.workloads.front(), out.plan, step, params);
+    run_search_point(L, ctx, req, std::move(workload), std::move(params), "sl.peak");
     const std::uint64_t value = peak_value(out.plan, step);
     const PhaseRow* row = peak_row(ctx->results.back(), out.plan);
     if (row == nullptr) {  // the search stops at the last step that measured (the point stays in the results)
@@ -1001,6 +1016,134 @@ int sl_peak(lua_State* L) {
       const std::string message = string_at(L, -1);
       lua_pop(L, 1);
       throw ScriptError("sl.peak: " + message);
+    }
+    return 1;
+  });
+}
+
+// ---- sl.mlperf (mlperf_search.hpp) ----
+
+struct MlperfOutcome {
+  MlperfPlan plan;
+  std::vector<MlperfProbe> probes;  // every probe, in run order
+  std::vector<MlperfRow> rows;      // one per client count
+  std::size_t begin = 0;
+  std::size_t end = 0;  // its points in ctx->results
+};
+
+// sl.mlperf's fields: its own, then sl.run's for one point of one workload on one backend.
+RunRequest read_mlperf_request(ScriptContext* ctx, const ScriptTable& args, MlperfPlan& plan) {
+  ScriptTable run = args;
+  plan = read_mlperf_fields(run);
+  RunRequest req = read_run_request(ctx, run, "sl.mlperf");
+  if (req.workloads.size() != 1) throw ScriptError("sl.mlperf: workloads: give one workload (its accelerators)");
+  if (req.backends.size() != 1) throw ScriptError("sl.mlperf: backends: give one backend (a search runs on one)");
+  const PointPlan start = plan_points(req);
+  if (start.points.size() != 1) {
+    throw ScriptError("sl.mlperf: sweep: " + std::to_string(start.points.size()) +
+                      " points; the search starts from one: give each field one value");
+  }
+  check_mlperf_plan(plan, *req.workloads.front(), start.points.front().workloads.front());
+  return req;
+}
+
+MlperfOutcome search_mlperf(lua_State* L, ScriptContext* ctx, const ScriptTable& args) {
+  MlperfOutcome out;
+  const RunRequest req = read_mlperf_request(ctx, args, out.plan);
+  out.begin = ctx->results.size();
+  for (std::uint64_t clients : out.plan.clients) {
+    LargestPassing search(out.plan.max_accelerators);
+    std::vector<MlperfProbe> probes;
+    while (!search.done()) {
+      const std::uint64_t per_client = search.next();
+      std::map<std::string, std::string> params = req.params;
+      auto workload = mlperf_workload(*req.workloads.front(), out.plan, clients, per_client, params);
+      const RunResult& run = run_search_point(L, ctx, req, std::move(workload), std::move(params), "sl.mlperf");
+      probes.push_back(mlperf_probe(run, out.plan, clients, per_client));
+      search.record(per_client, probes.back().passed);
+      *ctx->out << mlperf_probe_text(probes.back(), out.plan) << '\n';
+    }
+    out.rows.push_back(mlperf_row(out.plan, clients, search.largest(), search.least_failing(), probes));
+    ctx->mlperf.push_back(out.rows.back());
+    out.probes.insert(out.probes.end(), probes.begin(), probes.end());
+  }
+  out.end = ctx->results.size();
+  *ctx->out << mlperf_table(out.plan, out.rows);
+  return out;
+}
+
+void push_mlperf_row(lua_State* L, const MlperfRow& r) {
+  lua_createtable(L, 0, 10);
+  lua_pushinteger(L, static_cast<lua_Integer>(r.clients));
+  lua_setfield(L, -2, "clients");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.accelerators));
+  lua_setfield(L, -2, "accelerators");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.accelerators_per_client));
+  lua_setfield(L, -2, "accelerators_per_client");
+  set_number(L, "au", r.au);
+  set_number(L, "throughput_mib_per_s", r.throughput_mib_per_s);
+  set_number(L, "samples_per_s", r.samples_per_s);
+  set_string(L, "binding_resource", r.binding_resource);
+  lua_pushinteger(L, static_cast<lua_Integer>(r.probes));
+  lua_setfield(L, -2, "probes");
+  set_string(L, "stopped", r.stopped);
+}
+
+void push_mlperf_probe(lua_State* L, const MlperfProbe& p) {
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, static_cast<lua_Integer>(p.clients));
+  lua_setfield(L, -2, "clients");
+  lua_pushinteger(L, static_cast<lua_Integer>(p.clients * p.per_client));
+  lua_setfield(L, -2, "accelerators");
+  set_number(L, "au", p.au);
+  set_number(L, "throughput_mib_per_s", p.throughput_mib_per_s);
+  set_number(L, "samples_per_s", p.samples_per_s);
+  lua_pushboolean(L, p.passed ? 1 : 0);
+  lua_setfield(L, -2, "passed");
+}
+
+// Runs under lua_pcall: sl.mlperf's table from an MlperfOutcome (1) of a ScriptContext (2).
+int push_mlperf(lua_State* L) {
+  const auto* out = static_cast<const MlperfOutcome*>(lua_touserdata(L, 1));
+  auto* ctx = static_cast<ScriptContext*>(lua_touserdata(L, 2));
+  lua_createtable(L, 0, 5);
+  set_string(L, "workload", out->plan.workload);
+  set_number(L, "au_threshold", out->plan.au_threshold);
+  lua_createtable(L, static_cast<int>(out->rows.size()), 0);
+  for (std::size_t i = 0; i < out->rows.size(); ++i) {
+    push_mlperf_row(L, out->rows[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "rows");
+  lua_createtable(L, static_cast<int>(out->probes.size()), 0);
+  for (std::size_t i = 0; i < out->probes.size(); ++i) {
+    push_mlperf_probe(L, out->probes[i]);
+    lua_rawseti(L, -2, static_cast<lua_Integer>(i + 1));
+  }
+  lua_setfield(L, -2, "probes");
+  push_result_range(L, ctx, out->begin, out->end);
+  lua_setfield(L, -2, "points");
+  return 1;
+}
+
+// sl.mlperf{ clients = {1, 2}, max_accelerators = 16, [au = 0.9,] <sl.run fields> }; the
+// prelude passes its methods table (search:plot) as a second argument, set as the result's metatable.
+int sl_mlperf(lua_State* L) {
+  ScriptContext* ctx = context_of(L);
+  return guarded(L, [&] {
+    const ScriptTable args = read_args(L, 1, "sl.mlperf");
+    const MlperfOutcome out = search_mlperf(L, ctx, args);
+    lua_pushcfunction(L, push_mlperf);
+    lua_pushlightuserdata(L, const_cast<MlperfOutcome*>(&out));
+    lua_pushlightuserdata(L, ctx);
+    if (lua_pcall(L, 2, 1, 0) != LUA_OK) {
+      const std::string message = string_at(L, -1);
+      lua_pop(L, 1);
+      throw ScriptError("sl.mlperf: " + message);
+    }
+    if (lua_istable(L, 2)) {
+      lua_pushvalue(L, 2);
+      lua_setmetatable(L, -2);
     }
     return 1;
   });
@@ -1580,6 +1723,7 @@ int open_module(lua_State* L) {
                                 {"run", sl_run},
                                 {"run_all", sl_run_all},
                                 {"peak", sl_peak},
+                                {"mlperf", sl_mlperf},
                                 {"headline", sl_headline},
                                 {"claim", sl_claim},
                                 {"compare", sl_compare},

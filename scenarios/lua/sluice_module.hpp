@@ -59,6 +59,7 @@ struct ScriptContext {
   std::vector<ScriptMachine> machines;  // every machine built, in order
   std::vector<std::string> headlines;
   std::vector<Claim> claims;
+  std::vector<MlperfRow> mlperf;      // sl.mlperf's answers, in order
   std::optional<Status> run_failure;  // the runner failed (not the script)
   bool stopped = false;               // describe mode reached sl.run
 };

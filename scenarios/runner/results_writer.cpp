@@ -299,6 +299,23 @@ MachineInfo this_machine() {
   return m;
 }
 
+// A number of an sl.mlperf row: null when not measured.
+nlohmann::json measured_json(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json mlperf_json(const MlperfRow& m) {
+  return {{"workload", m.workload},
+          {"clients", m.clients},
+          {"accelerators", m.accelerators},
+          {"accelerators_per_client", m.accelerators_per_client},
+          {"au_threshold", m.au_threshold},
+          {"au", measured_json(m.au)},
+          {"throughput_mib_per_s", measured_json(m.throughput_mib_per_s)},
+          {"samples_per_s", measured_json(m.samples_per_s)},
+          {"binding_resource", m.binding_resource},
+          {"probes", m.probes},
+          {"stopped", m.stopped}};
+}
+
 nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs,
                                 const ScriptFindings& findings, Completeness completeness) {
   const MachineInfo m = this_machine();
@@ -331,6 +348,10 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
       j["relative_error"] = std::isfinite(e) ? nlohmann::json(e) : nlohmann::json(nullptr);
     }
     doc["claims"].push_back(std::move(j));
+  }
+  if (!findings.mlperf.empty()) {
+    doc["mlperf"] = nlohmann::json::array();
+    for (const MlperfRow& row : findings.mlperf) doc["mlperf"].push_back(mlperf_json(row));
   }
   return doc;
 }
@@ -413,6 +434,19 @@ std::string results_table(const std::vector<RunResult>& runs) {
   return out;
 }
 
+std::string mlperf_csv(const std::vector<MlperfRow>& rows) {
+  std::string out =
+      "workload,clients,accelerators,accelerators_per_client,au_threshold,au,throughput_mib_per_s,samples_per_s,"
+      "binding_resource,probes,stopped\n";
+  for (const MlperfRow& m : rows) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.workload), m.clients, m.accelerators,
+                       m.accelerators_per_client, csv_number(m.au_threshold), csv_number(m.au),
+                       csv_number(m.throughput_mib_per_s), csv_number(m.samples_per_s), csv_field(m.binding_resource),
+                       m.probes, csv_field(m.stopped));
+  }
+  return out;
+}
+
 Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs,
                      const ScriptFindings& findings, Completeness completeness) {
   std::error_code ec;
@@ -422,6 +456,9 @@ Status write_results(const std::string& dir, std::string_view scenario, const st
   const std::string json = results_document(scenario, runs, findings, completeness).dump(2) + "\n";
   if (Status s = write_atomically(base / "results.json", json); !s.ok()) return s;
   if (Status s = write_atomically(base / "results.csv", results_csv(runs)); !s.ok()) return s;
+  if (!findings.mlperf.empty()) {
+    if (Status s = write_atomically(base / "mlperf.csv", mlperf_csv(findings.mlperf)); !s.ok()) return s;
+  }
   return write_atomically(base / "progress.csv", progress_csv(runs));
 }
 

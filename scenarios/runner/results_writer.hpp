@@ -72,6 +72,8 @@ nlohmann::json results_document(std::string_view scenario, const std::vector<Run
                                 const ScriptFindings& findings = {},
                                 Completeness completeness = Completeness::complete);
 std::string results_csv(const std::vector<RunResult>& runs);
+// sl.mlperf's answers, one row each (mlperf.csv, written beside results.csv when a script has any).
+std::string mlperf_csv(const std::vector<MlperfRow>& rows);
 // Throughput over time, one row per run, phase and window (progress.csv).
 std::string progress_csv(const std::vector<RunResult>& runs);
 std::string results_table(const std::vector<RunResult>& runs);
@@ -80,7 +82,8 @@ std::string results_table(const std::vector<RunResult>& runs);
 // (rename is atomic there); io_error naming the file.
 Status write_atomically(const std::filesystem::path& path, const std::string& text);
 
-// Writes <dir>/results.json, <dir>/results.csv and <dir>/progress.csv (creating dir), each to a
+// Writes <dir>/results.json, <dir>/results.csv and <dir>/progress.csv (creating dir; and
+// <dir>/mlperf.csv when findings hold sl.mlperf rows), each to a
 // temporary file renamed over the old one, so a reader sees the old file or the new one, never
 // half of one; io_error naming the file.
 Status write_results(const std::string& dir, std::string_view scenario, const std::vector<RunResult>& runs,

@@ -166,5 +166,29 @@ TEST(Peak, AFailedPointEndsTheSearchAtTheStepBeforeIt) {
       << failed.status().message();
 }
 
+// LargestPassing (sl.mlperf's search) on every monotone test of [1, max]:
+// passes up to `answer` (0: none), fails beyond. It must find the answer in
+// at most 2 log2(max) + 2 probes, each inside the interval still open.
+TEST(LargestPassing, FindsEveryAnswerOfAMonotoneTestWithinItsProbeBound) {
+  for (std::uint64_t max : {1, 2, 3, 7, 8, 12, 100}) {
+    std::uint64_t bits = 0;
+    while ((std::uint64_t{1} << bits) < max) ++bits;
+    for (std::uint64_t answer = 0; answer <= max; ++answer) {
+      LargestPassing search(max);
+      std::uint64_t probes = 0;
+      while (!search.done()) {
+        const std::uint64_t count = search.next();
+        ASSERT_GE(count, 1u);
+        ASSERT_LE(count, max);
+        search.record(count, count <= answer);
+        ++probes;
+      }
+      EXPECT_EQ(search.largest(), answer) << "max " << max;
+      EXPECT_EQ(search.least_failing(), answer + 1) << "max " << max;
+      EXPECT_LE(probes, 2 * bits + 2) << "max " << max << " answer " << answer;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice::scenario
