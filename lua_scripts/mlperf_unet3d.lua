@@ -15,7 +15,8 @@
 -- counts, at most 8 accelerators a client, one epoch of a dataset just large
 -- enough for two steps at the largest count (an MLPerf submission sizes its
 -- dataset to 5x the clients' memory instead: set files), and each sample's
--- bytes and each step's compute time divided by shrink = 16: the same bytes
+-- bytes and each step's compute time (and their spreads: the config's
+-- record_length_bytes_stdev) divided by shrink = 16: the same bytes
 -- per second per accelerator, so the same count, in 1/16 of the simulated
 -- bytes (shrink = 1 runs the config's own sizes, minutes).
 --   sluice run lua_scripts/mlperf_unet3d.lua --set clients=1,2,4 --set max_accelerators=16 --set server_nics=4
@@ -49,6 +50,8 @@ local unet = sl.workload.dlio{
   config = config,
   overrides = { ["dataset.num_files_train"] = files, ["train.epochs"] = 1,
                 ["dataset.record_length_bytes"] = math.floor(as_given.sample_bytes / P.shrink),
+                ["dataset.record_length_bytes_stdev"] = math.floor(as_given.sample_bytes_stdev / P.shrink),
+                ["train.computation_time_stdev"] = as_given.compute_time_stdev / 1e9 / P.shrink,
                 ["train.computation_time"] = as_given.compute_ns_per_step / 1e9 / P.shrink },
 }
 local search = sl.mlperf{ backend = "sim", cluster = cluster, fs = fs, workload = unet,

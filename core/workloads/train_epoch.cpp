@@ -1,6 +1,8 @@
 #include "core/workloads/train_epoch.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <numbers>
 #include <utility>
 
 #include "core/common/rng.hpp"
@@ -29,16 +31,84 @@ Status TrainEpoch::validate(const TrainEpochConfig& c) {
   if (c.compute_ns_per_step < 0) {
     return error(StatusCode::invalid_argument, where + ": compute_ns_per_step is negative");
   }
+  if (c.compute_time_stdev < 0) return error(StatusCode::invalid_argument, where + ": compute_time_stdev is negative");
+  if (Status s = check_limit(where, "sample_bytes_stdev", c.sample_bytes_stdev, 0, k_workload_max_block_bytes);
+      !s.ok()) {
+    return s;
+  }
+  if (c.sample_bytes_stdev > 0) {
+    if (Status s = check_limit(where, "samples (with sample_bytes_stdev > 0)", c.samples, 1, k_train_max_drawn_samples);
+        !s.ok()) {
+      return s;
+    }
+  }
   if (c.inode_cache_entries == 0) return error(StatusCode::invalid_argument, where + ": inode_cache_entries is 0");
   if (c.dataset_dir.empty() || c.dataset_dir.front() != '/' || c.dataset_dir == "/") {
     return error(StatusCode::invalid_argument,
                  where + ": dataset_dir '" + c.dataset_dir + "' must be an absolute path below /");
   }
-  const std::uint64_t batch_bytes = std::uint64_t{c.batch_samples} * c.sample_bytes;
-  if (c.batch_samples > 0 && batch_bytes / c.batch_samples != c.sample_bytes) {
-    return error(StatusCode::invalid_argument, where + ": batch_samples * sample_bytes overflows");
+  const std::uint64_t slot_bytes = max_sample_bytes(c);
+  const std::uint64_t batch_bytes = std::uint64_t{c.batch_samples} * slot_bytes;
+  if (c.batch_samples > 0 && batch_bytes / c.batch_samples != slot_bytes) {
+    return error(StatusCode::invalid_argument, where + ": batch_samples * max_sample_bytes overflows");
   }
-  return check_limit(where, "batch_samples * sample_bytes", batch_bytes, 1, k_workload_max_bytes_per_rank);
+  return check_limit(where, "batch_samples * max_sample_bytes", batch_bytes, 1, k_workload_max_bytes_per_rank);
+}
+
+namespace {
+
+// A standard normal draw (Box & Muller, 1958) from two uniforms of `rng`.
+double standard_normal(Rng& rng) {
+  const double u1 = 1.0 - rng.uniform01();  // in (0, 1]: log(u1) is finite
+  const double u2 = rng.uniform01();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+}  // namespace
+
+TrainEpoch::TrainEpoch(TrainEpochConfig config) : config_(std::move(config)) {
+  if (config_.sample_bytes_stdev == 0 || config_.samples > k_train_max_drawn_samples || config_.samples_per_file == 0) {
+    return;  // one size, or a config validate() refuses at start
+  }
+  dataset_offset_.resize(config_.samples + 1);
+  dataset_offset_[0] = 0;
+  for (std::uint64_t j = 0; j < config_.samples; ++j) {
+    dataset_offset_[j + 1] = dataset_offset_[j] + drawn_sample_bytes(config_, j);
+  }
+}
+
+std::uint64_t TrainEpoch::max_sample_bytes(const TrainEpochConfig& c) {
+  if (c.sample_bytes_stdev == 0) return c.sample_bytes;
+  const std::uint64_t spread = std::min(c.sample_bytes_stdev, k_workload_max_block_bytes);
+  return std::min(c.sample_bytes + k_train_sample_clip_sigmas * spread, k_workload_max_block_bytes);
+}
+
+std::uint64_t TrainEpoch::drawn_sample_bytes(const TrainEpochConfig& c, std::uint64_t sample) {
+  if (c.sample_bytes_stdev == 0) return c.sample_bytes;
+  Rng rng(derive_seed(c.sample_bytes_seed, sample));
+  const double drawn =
+      static_cast<double>(c.sample_bytes) + static_cast<double>(c.sample_bytes_stdev) * standard_normal(rng);
+  const double lo = static_cast<double>(k_train_min_sample_bytes);
+  const double hi = static_cast<double>(max_sample_bytes(c));
+  return static_cast<std::uint64_t>(std::llround(std::clamp(drawn, lo, std::max(lo, hi))));
+}
+
+std::uint64_t TrainEpoch::sample_bytes(std::uint64_t sample) const {
+  if (dataset_offset_.empty()) return config_.sample_bytes;
+  return dataset_offset_[sample + 1] - dataset_offset_[sample];
+}
+
+std::uint64_t TrainEpoch::sample_offset(std::uint64_t sample) const {
+  const std::uint64_t in_file = sample % config_.samples_per_file;
+  if (dataset_offset_.empty()) return in_file * config_.sample_bytes;
+  return dataset_offset_[sample] - dataset_offset_[sample - in_file];
+}
+
+TimeNs TrainEpoch::draw_compute_ns() {
+  if (config_.compute_time_stdev == 0) return config_.compute_ns_per_step;
+  const double drawn = static_cast<double>(config_.compute_ns_per_step) +
+                       static_cast<double>(config_.compute_time_stdev) * standard_normal(compute_rng_);
+  return static_cast<TimeNs>(std::llround(std::max(drawn, 0.0)));
 }
 
 std::uint64_t TrainEpoch::file_count() const {
@@ -48,7 +118,9 @@ std::uint64_t TrainEpoch::file_count() const {
 std::uint64_t TrainEpoch::file_bytes(std::uint64_t file) const {
   const std::uint64_t first = file * config_.samples_per_file;
   if (first >= config_.samples) return 0;
-  return std::min<std::uint64_t>(config_.samples_per_file, config_.samples - first) * config_.sample_bytes;
+  const std::uint64_t count = std::min<std::uint64_t>(config_.samples_per_file, config_.samples - first);
+  if (dataset_offset_.empty()) return count * config_.sample_bytes;
+  return dataset_offset_[first + count] - dataset_offset_[first];
 }
 
 std::string TrainEpoch::file_path(std::uint64_t file) const {
@@ -100,11 +172,12 @@ void TrainEpoch::start(WorkloadContext& context, std::function<void(Status)> don
                                                 " samples make no full global batch of batch_samples x ranks = " +
                                                 std::to_string(std::uint64_t{config_.batch_samples} * context.ranks)));
   }
+  compute_rng_ = context.env.rng().fork(k_train_compute_stream);
   batch_buffers_ = std::make_unique<BufferPool>(context.env);
   const std::uint64_t steps = steps_per_epoch(context.ranks);
   const auto slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(config_.prefetch_depth + 1ULL, steps));
   if (Status s = batch_buffers_->allocate(context, MemKind::gpu, slots,
-                                          std::uint64_t{config_.batch_samples} * config_.sample_bytes);
+                                          std::uint64_t{config_.batch_samples} * max_sample_bytes());
       !s.ok()) {
     return defer_status(context, std::move(done), annotate(s, "train_epoch rank " + std::to_string(context.rank)));
   }
@@ -127,7 +200,10 @@ void TrainEpoch::start(WorkloadContext& context, std::function<void(Status)> don
 
 void TrainEpoch::setup(StatusFn done) {
   setup_buffers_ = std::make_unique<BufferPool>(ctx_->env);
-  const std::uint64_t largest_file = file_bytes(0);
+  std::uint64_t largest_file = file_bytes(0);  // with one sample size, file 0 is a largest
+  if (!dataset_offset_.empty()) {
+    for (std::uint64_t f = 1; f < file_count(); ++f) largest_file = std::max(largest_file, file_bytes(f));
+  }
   const std::uint64_t buffer_bytes = std::min(config_.setup_block_bytes, largest_file);
   if (Status s = setup_buffers_->allocate(*ctx_, MemKind::host, config_.read_threads, buffer_bytes); !s.ok()) {
     return defer_status(*ctx_, std::move(done), annotate(s, "train_epoch setup"));
@@ -288,19 +364,19 @@ void TrainEpoch::inode_of(std::uint64_t file, InodeFn done) {
 
 void TrainEpoch::read_sample(const SampleRead& read) {
   const std::uint64_t file = read.sample / config_.samples_per_file;
-  const std::uint64_t offset = (read.sample % config_.samples_per_file) * config_.sample_bytes;
-  inode_of(file, [this, read, file, offset](Result<proto::InodeDesc> inode) {
+  const std::uint64_t offset = sample_offset(read.sample);
+  const std::uint64_t length = sample_bytes(read.sample);
+  inode_of(file, [this, read, file, offset, length](Result<proto::InodeDesc> inode) {
     if (!inode.ok()) return sample_done(read, inode.status());
-    const MemHandle dst =
-        batches_[read.step].buffer.slice(std::uint64_t{read.slot_index} * config_.sample_bytes, config_.sample_bytes);
+    const MemHandle dst = batches_[read.step].buffer.slice(std::uint64_t{read.slot_index} * max_sample_bytes(), length);
     const TimeNs issued = ctx_->env.now();
-    ctx_->client.read(*inode, offset, dst, [this, read, file, offset, dst, issued](Result<std::uint64_t> n) {
+    ctx_->client.read(*inode, offset, dst, [this, read, file, offset, length, dst, issued](Result<std::uint64_t> n) {
       const std::string where = "train_epoch read sample " + std::to_string(read.sample) + " (" + file_path(file) +
                                 " at " + std::to_string(offset) + ")";
       if (!n.ok()) return sample_done(read, annotate(n.status(), where));
-      if (*n != config_.sample_bytes) {
+      if (*n != length) {
         return sample_done(read, error(StatusCode::io_error, where + ": got " + std::to_string(*n) + " of " +
-                                                                 std::to_string(config_.sample_bytes) + " bytes"));
+                                                                 std::to_string(length) + " bytes"));
       }
       recorder_->op(*n, issued);
       epochs_.back().samples_read += 1;
@@ -330,26 +406,27 @@ void TrainEpoch::maybe_compute() {
   computing_ = true;
   const TimeNs compute_start = ctx_->env.now();
   recorder_->sample("data_wait_ns", static_cast<double>(compute_start - last_compute_end_ns_));
-  const auto units = static_cast<std::uint64_t>(config_.compute_ns_per_step);
-  ctx_->ops.expect(ctx_->env.compute(CostKind::workload_step, units), [this](Completion& c) {
+  const TimeNs compute_ns = draw_compute_ns();
+  const auto units = static_cast<std::uint64_t>(compute_ns);
+  ctx_->ops.expect(ctx_->env.compute(CostKind::workload_step, units), [this, compute_ns](Completion& c) {
     computing_ = false;
     if (!epoch_error_.ok()) return maybe_finish_epoch();  // a read failed meanwhile
     if (!c.status.ok()) return fail(annotate(c.status, "train_epoch compute step " + std::to_string(next_compute_)));
     const TimeNs now = ctx_->env.now();
     const TimeNs step_ns = now - last_compute_end_ns_;
     EpochResult& result = epochs_.back();
-    result.compute_ns += config_.compute_ns_per_step;
+    result.compute_ns += compute_ns;
     // Step 1 (index 0) fills the pipeline: it counts only when it is the only step.
     if (next_compute_ >= 1) {
-      result.counted_compute_ns += config_.compute_ns_per_step;
+      result.counted_compute_ns += compute_ns;
       result.counted_step_ns += step_ns;
     }
     recorder_->sample("step_ns", static_cast<double>(step_ns));
-    recorder_->count("compute_ns", static_cast<double>(config_.compute_ns_per_step));
+    recorder_->count("compute_ns", static_cast<double>(compute_ns));
     recorder_->count("steps", 1);
     recorder_->touch();
     if (steps_ == 1) {
-      result.counted_compute_ns = config_.compute_ns_per_step;
+      result.counted_compute_ns = compute_ns;
       result.counted_step_ns = step_ns;
     }
     last_compute_end_ns_ = now;

@@ -5,8 +5,14 @@
 // while the accelerator "computes" on the previous batch.
 //
 // Dataset: file f is <dataset_dir>/f<f>; sample j lives in file
-// j / samples_per_file at offset (j % samples_per_file) * sample_bytes; the
-// last file may hold fewer samples. With pattern_data, file f carries the
+// j / samples_per_file, after the samples before it in that file; the last
+// file may hold fewer samples. Sample sizes: every sample sample_bytes, or
+// with sample_bytes_stdev > 0 (DLIO record_length_bytes_stdev) sample j has
+// drawn_sample_bytes(config, j): a normal(sample_bytes, sample_bytes_stdev)
+// draw from the stream derive_seed(sample_bytes_seed, j), clipped to
+// [k_train_min_sample_bytes, max_sample_bytes()], the same on every rank and
+// in every epoch (a property of the file, as DLIO generates its files once);
+// the setup writes the files at those sizes. With pattern_data, file f carries the
 // pattern of seed derive_seed(pattern_seed, f) at stream offset = file offset,
 // and every sample read is verified.
 //
@@ -19,14 +25,17 @@
 // (Env::alloc(MemKind::gpu, ctx.gpu)), so the client's planner chooses direct
 // or bounce for each chunk. Batch s + 1 .. s + prefetch_depth are read while
 // step s computes (Env::compute(CostKind::workload_step, compute_ns_per_step),
-// units = ns); a buffer is refilled when its step's compute ends. At most
+// units = ns; with compute_time_stdev > 0 each step's time is a
+// normal(compute_ns_per_step, compute_time_stdev) draw clipped at 0, from the
+// rank's stream of the run's seed, Env::rng().fork(k_train_compute_stream));
+// a buffer is refilled when its step's compute ends. At most
 // read_threads sample reads are in flight per rank (DLIO read_threads); a
 // sample read is a stat of its file (cached: inode_cache_entries) and a read.
 //
 // Accelerator utilisation, as DLIO reports it (AU = compute time / total
 // time), excluding step 1, which includes filling the pipeline:
 //   step_time(s) = end of compute(s) - end of compute(s - 1)   (s >= 1)
-//   AU = sum_{s>=1} compute_ns_per_step / sum_{s>=1} step_time(s)
+//   AU = sum_{s>=1} compute(s) / sum_{s>=1} step_time(s)
 // With one step only, AU = compute / (end of compute(0) - epoch start).
 // AU is in [0, 1]: a step never takes less than its compute.
 //
@@ -49,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/rng.hpp"
 #include "core/common/units.hpp"
 #include "core/workloads/barrier_service.hpp"
 #include "core/workloads/buffer_pool.hpp"
@@ -64,9 +74,12 @@ struct TrainEpochConfig {
   std::string dataset_dir = "/dataset";
   std::uint64_t samples = 1024;                   // samples in the dataset, 1..k_workload_max_items_per_rank
   std::uint64_t sample_bytes = 256 * k_kib;       // 1..k_workload_max_block_bytes
+  std::uint64_t sample_bytes_stdev = 0;           // spread of sample sizes, 0..k_workload_max_block_bytes
+  std::uint64_t sample_bytes_seed = 1;            // seed of the sample sizes
   std::uint32_t samples_per_file = 8;             // >= 1
   std::uint32_t batch_samples = 4;                // per rank and step (DLIO batch_size), >= 1
   TimeNs compute_ns_per_step = 10 * k_ns_per_ms;  // DLIO computation_time, >= 0
+  TimeNs compute_time_stdev = 0;                  // spread of the step's compute time, >= 0
   std::uint32_t prefetch_depth = 1;               // batches read ahead (DLIO prefetch_size), 0..k_workload_max_inflight
   std::uint32_t read_threads = 4;                 // sample reads in flight per rank, 1..k_workload_max_inflight
   std::uint32_t epochs = 1;                       // 1..k_train_max_epochs
@@ -83,6 +96,16 @@ struct TrainEpochConfig {
 };
 
 inline constexpr std::uint32_t k_train_max_epochs = 100'000;
+// Drawn sample sizes are clipped to [k_train_min_sample_bytes,
+// sample_bytes + k_train_sample_clip_sigmas x sample_bytes_stdev] (and
+// k_workload_max_block_bytes): a sample holds at least a byte, and a batch
+// buffer slot holds the largest sample.
+inline constexpr std::uint64_t k_train_min_sample_bytes = 1;
+inline constexpr std::uint64_t k_train_sample_clip_sigmas = 4;
+// With drawn sizes the workload keeps every sample's offset (8 bytes each).
+inline constexpr std::uint64_t k_train_max_drawn_samples = 10'000'000;
+// The sub-stream of a rank's Env::rng() its compute times come from.
+inline constexpr std::uint64_t k_train_compute_stream = 0x7EA1'0000'0000'0001ULL;
 
 // Its fields, one description each (core/common/field_info.hpp).
 template <class V>
@@ -91,11 +114,17 @@ void fields(V& v, TrainEpochConfig& c) {
   const double items = k_workload_max_items_per_rank;
   v("dataset_dir", c.dataset_dir, plain("directory of the dataset's files", s));
   v("samples", c.samples, count_of("samples", 1, items, "samples in the dataset", s));
-  v("sample_bytes", c.sample_bytes, bytes_in(1, k_workload_max_block_bytes, "bytes of one sample", s));
+  v("sample_bytes", c.sample_bytes, bytes_in(1, k_workload_max_block_bytes, "bytes of one sample (the mean)", s));
+  v("sample_bytes_stdev", c.sample_bytes_stdev,
+    bytes_in(0, k_workload_max_block_bytes, "standard deviation of the sample sizes (normal, clipped)", s));
+  v("sample_bytes_seed", c.sample_bytes_seed,
+    count_of("seed", 0, k_field_max_unbounded, "seed of the sample sizes", s));
   v("samples_per_file", c.samples_per_file, count_of("samples", 1, items, "samples stored in one file", s));
   v("batch_samples", c.batch_samples, count_of("samples", 1, items, "samples per rank and step (DLIO batch_size)", s));
   v("compute_ns_per_step", c.compute_ns_per_step,
-    duration_in(0, k_field_max_unbounded, "compute time of one step (DLIO computation_time)", s));
+    duration_in(0, k_field_max_unbounded, "compute time of one step (DLIO computation_time; the mean)", s));
+  v("compute_time_stdev", c.compute_time_stdev,
+    duration_in(0, k_field_max_unbounded, "standard deviation of a step's compute time (normal, clipped at 0)", s));
   v("prefetch_depth", c.prefetch_depth,
     count_of("batches", 0, k_workload_max_inflight, "batches read ahead (DLIO prefetch_size)", s));
   v("read_threads", c.read_threads,
@@ -125,7 +154,7 @@ struct EpochResult {
 
 class TrainEpoch final : public Workload {
  public:
-  explicit TrainEpoch(TrainEpochConfig config) : config_(std::move(config)) {}
+  explicit TrainEpoch(TrainEpochConfig config);
 
   static Status validate(const TrainEpochConfig& config);
 
@@ -137,6 +166,12 @@ class TrainEpoch final : public Workload {
 
   std::uint64_t file_count() const;
   std::uint64_t file_bytes(std::uint64_t file) const;
+  std::uint64_t sample_bytes(std::uint64_t sample) const;
+  std::uint64_t sample_offset(std::uint64_t sample) const;  // in its file
+  std::uint64_t max_sample_bytes() const { return max_sample_bytes(config_); }
+  static std::uint64_t max_sample_bytes(const TrainEpochConfig& config);
+  // Sample `sample`'s size where sample_bytes_stdev > 0 (sample_bytes otherwise).
+  static std::uint64_t drawn_sample_bytes(const TrainEpochConfig& config, std::uint64_t sample);
   std::string file_path(std::uint64_t file) const;
   std::uint64_t steps_per_epoch(std::uint32_t ranks) const;
 
@@ -172,8 +207,13 @@ class TrainEpoch final : public Workload {
   void maybe_finish_epoch();
   void inode_of(std::uint64_t file, InodeFn done);
   std::uint64_t sample_at(std::uint64_t position) const;
+  TimeNs draw_compute_ns();
 
   TrainEpochConfig config_;
+  // With drawn sizes: sample j's offset from the dataset's start, counting
+  // files back to back (samples + 1 entries); empty otherwise.
+  std::vector<std::uint64_t> dataset_offset_;
+  Rng compute_rng_{0};
   WorkloadContext* ctx_ = nullptr;
   std::unique_ptr<BufferPool> batch_buffers_;
   std::unique_ptr<BufferPool> setup_buffers_;

@@ -214,15 +214,14 @@ void read_record_length(State& st, const Entry& e) {
   st.record_bytes = parse_number(e, 1, static_cast<double>(k_workload_max_block_bytes), "bytes of one sample");
 }
 
+// Each sample's size is drawn from normal(record_length, stdev), clipped
+// (TrainEpoch::drawn_sample_bytes), once per file as DLIO generates them.
 void read_record_stdev(State& st, const Entry& e) {
-  if (parse_number(e, 0, static_cast<double>(k_workload_max_block_bytes), "bytes") > 0) {
-    note(st, e,
-         "every sample is read at the mean size (train_epoch has one sample size): an epoch's bytes are kept, "
-         "the spread of step times is not",
-         true);
-  } else {
-    note(st, e, "no spread");
-  }
+  const std::string other =
+      e.key == "dataset.record_length_stdev" ? "dataset.record_length_bytes_stdev" : "dataset.record_length_stdev";
+  if (st.given.count(other) != 0) fail(e, "give one of " + other + " and " + e.key);
+  const double stdev = parse_number(e, 0, static_cast<double>(k_workload_max_block_bytes), "bytes");
+  st.out.train.sample_bytes_stdev = static_cast<std::uint64_t>(std::llround(stdev));
 }
 
 std::vector<KeySpec> dataset_keys() {
@@ -342,6 +341,11 @@ void set_compute(State& st, double seconds) {
   st.out.train.compute_ns_per_step = static_cast<TimeNs>(std::llround(seconds * static_cast<double>(k_ns_per_s)));
 }
 
+// Each step's compute time is drawn from normal(mean, stdev), clipped at 0.
+void set_compute_stdev(State& st, double seconds) {
+  st.out.train.compute_time_stdev = static_cast<TimeNs>(std::llround(seconds * static_cast<double>(k_ns_per_s)));
+}
+
 // computation_time: seconds, or DLIO's distribution map {mean, stdev, type = normal}.
 void read_computation_time(State& st, const Entry& e) {
   const std::string what = "seconds of one step";
@@ -357,9 +361,7 @@ void read_computation_time(State& st, const Entry& e) {
       set_compute(st, parse_number(sub, 0, k_dlio_max_computation_s, what));
       has_mean = true;
     } else if (k == "stdev") {
-      if (parse_number(sub, 0, k_dlio_max_computation_s, "seconds") > 0) {
-        note(st, sub, "every step computes for the mean (train_epoch has one compute time)", true);
-      }
+      set_compute_stdev(st, parse_number(sub, 0, k_dlio_max_computation_s, "seconds"));
     } else if (k == "type") {
       if (parse_text(sub) != "normal") fail(sub, "a compute time drawn from other than a normal law is not modelled");
     } else {
@@ -378,9 +380,7 @@ std::vector<KeySpec> train_keys() {
       {"train.computation_time", read_computation_time},
       {"train.computation_time_stdev",
        [](State& st, const Entry& e) {
-         if (parse_number(e, 0, k_dlio_max_computation_s, "seconds") > 0) {
-           note(st, e, "every step computes for the mean (train_epoch has one compute time)", true);
-         }
+         set_compute_stdev(st, parse_number(e, 0, k_dlio_max_computation_s, "seconds"));
        }},
       {"train.total_training_steps",
        [](State& st, const Entry& e) {
@@ -473,9 +473,11 @@ const std::vector<DlioSetting>& dlio_settings() {
   static const std::vector<DlioSetting> k{{"dataset_dir", "dataset.data_folder"},
                                           {"samples", "dataset.num_files_train"},
                                           {"sample_bytes", "dataset.record_length_bytes"},
+                                          {"sample_bytes_stdev", "dataset.record_length_bytes_stdev"},
                                           {"samples_per_file", "dataset.num_samples_per_file"},
                                           {"batch_samples", "reader.batch_size"},
                                           {"compute_ns_per_step", "train.computation_time"},
+                                          {"compute_time_stdev", "train.computation_time"},
                                           {"prefetch_depth", "reader.prefetch_size"},
                                           {"read_threads", "reader.read_threads"},
                                           {"epochs", "train.epochs"},

@@ -9,6 +9,7 @@
 //   - maps onto a train_epoch field (core/workloads/train_epoch.hpp):
 //       dataset.num_files_train x num_samples_per_file -> samples
 //       dataset.record_length_bytes (record_length)    -> sample_bytes (rounded to a byte)
+//       dataset.record_length_bytes_stdev (_stdev)     -> sample_bytes_stdev (rounded to a byte)
 //       dataset.num_samples_per_file                   -> samples_per_file
 //       dataset.data_folder (its last component)       -> dataset_dir
 //       reader.batch_size                              -> batch_samples
@@ -16,13 +17,13 @@
 //       reader.prefetch_size (0: DLIO's 2)             -> prefetch_depth
 //       reader.sample_shuffle / file_shuffle           -> shuffle
 //       train.computation_time (seconds, or {mean =})  -> compute_ns_per_step
+//       train.computation_time {stdev =} (or _stdev)   -> compute_time_stdev
 //       train.epochs                                   -> epochs
 //       train.seed                                     -> shuffle_seed
 //     and metric.au is kept as the AU threshold;
 //   - is recorded, with why it changes nothing sluice models (framework,
 //     the checkpoint section while workflow.checkpoint is off, the sample's
-//     resized length in memory, ...) or how sluice approximates it (a spread
-//     of sample sizes or compute times: every sample at the mean);
+//     resized length in memory, ...) or how sluice approximates it;
 //   - is refused, naming the file, the line and the key, with why: a format
 //     or data loader with no read pattern here, evaluation or checkpoints
 //     during training, sub-folders, compression, a preprocessing time.

@@ -52,9 +52,11 @@ ScriptValue value_of(const TrainEpochConfig& c, const std::string& field) {
   if (field == "dataset_dir") return ScriptValue{c.dataset_dir};
   if (field == "samples") return count(c.samples);
   if (field == "sample_bytes") return count(c.sample_bytes);
+  if (field == "sample_bytes_stdev") return count(c.sample_bytes_stdev);
   if (field == "samples_per_file") return count(c.samples_per_file);
   if (field == "batch_samples") return count(c.batch_samples);
   if (field == "compute_ns_per_step") return count(static_cast<std::uint64_t>(c.compute_ns_per_step));
+  if (field == "compute_time_stdev") return count(static_cast<std::uint64_t>(c.compute_time_stdev));
   if (field == "prefetch_depth") return count(c.prefetch_depth);
   if (field == "read_threads") return count(c.read_threads);
   if (field == "epochs") return count(c.epochs);

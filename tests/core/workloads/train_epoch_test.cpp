@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <numeric>
 #include <set>
 
 #include "tests/support/test_cluster.hpp"
@@ -30,8 +32,10 @@ std::vector<EpochResult> all_epochs(const std::vector<TrainEpoch*>& ranks) {
 
 // Runs a TrainEpoch config on a fresh 3-rank cluster; returns the ranks' epochs.
 std::vector<EpochResult> run_training(const TrainEpochConfig& c, TestWorld** world_out = nullptr,
-                                      std::unique_ptr<TestCluster>* keep = nullptr) {
-  auto cluster = std::make_unique<TestCluster>();
+                                      std::unique_ptr<TestCluster>* keep = nullptr, std::uint64_t world_seed = 1) {
+  TestClusterSpec spec;
+  spec.world.seed = world_seed;
+  auto cluster = std::make_unique<TestCluster>(spec);
   EXPECT_TRUE(cluster->ready().ok());
   auto ranks = cluster->launch_all<TrainEpoch>(c);
   EXPECT_TRUE(cluster->run()) << cluster->failures();
@@ -181,6 +185,13 @@ TEST(TrainEpoch, RefusesBadConfigurations) {
   c = {};
   c.dataset_dir = "/";
   EXPECT_NE(TrainEpoch::validate(c).message().find("dataset_dir"), std::string::npos);
+  c = {};
+  c.compute_time_stdev = -1;
+  EXPECT_NE(TrainEpoch::validate(c).message().find("compute_time_stdev"), std::string::npos);
+  c = {};
+  c.sample_bytes_stdev = 1;
+  c.samples = k_train_max_drawn_samples + 1;
+  EXPECT_NE(TrainEpoch::validate(c).message().find("sample_bytes_stdev"), std::string::npos);
   EXPECT_TRUE(TrainEpoch::validate(TrainEpochConfig{}).ok());
 }
 
@@ -196,6 +207,119 @@ TEST(TrainEpoch, DatasetGeometry) {
   EXPECT_EQ(w.file_bytes(3), 0u);
   EXPECT_EQ(w.file_path(2), "/dataset/f2");
   EXPECT_EQ(w.steps_per_epoch(2), 1u);  // 10 / (4 x 2)
+}
+
+// ---- spread of sample sizes and compute times (issue 52) ----------------------
+
+std::vector<std::uint64_t> sizes_of(const TrainEpochConfig& c) {
+  TrainEpoch w(c);
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t j = 0; j < c.samples; ++j) out.push_back(w.sample_bytes(j));
+  return out;
+}
+
+TrainEpochConfig spread_sizes() {
+  TrainEpochConfig c;
+  c.samples = 2000;
+  c.samples_per_file = 4;
+  c.sample_bytes = 64 * k_kib;
+  c.sample_bytes_stdev = 16 * k_kib;
+  return c;
+}
+
+TEST(TrainEpoch, ZeroStdevKeepsEverySampleAtTheMean) {
+  TrainEpochConfig c = spread_sizes();
+  c.sample_bytes_stdev = 0;
+  c.compute_time_stdev = 0;
+  TrainEpoch w(c);
+  EXPECT_EQ(TrainEpoch::max_sample_bytes(c), c.sample_bytes);
+  for (std::uint64_t j = 0; j < c.samples; ++j) {
+    ASSERT_EQ(w.sample_bytes(j), c.sample_bytes);
+    ASSERT_EQ(w.sample_offset(j), (j % 4) * c.sample_bytes);
+  }
+  EXPECT_EQ(w.file_bytes(0), 4 * c.sample_bytes);
+}
+
+TEST(TrainEpoch, DrawnSampleSizesSpreadAroundTheMeanAndRepeatForASeed) {
+  const TrainEpochConfig c = spread_sizes();
+  const std::vector<std::uint64_t> sizes = sizes_of(c);
+  const double total = static_cast<double>(std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
+  const double expected = static_cast<double>(c.samples * c.sample_bytes);
+  // The sum's standard deviation is 16 KiB x sqrt(2000) = 0.55% of it: 2% is ~4 of them.
+  EXPECT_NEAR(total / expected, 1.0, 0.02);
+  double squares = 0;
+  for (std::uint64_t b : sizes) {
+    ASSERT_GE(b, k_train_min_sample_bytes);
+    ASSERT_LE(b, TrainEpoch::max_sample_bytes(c));
+    const double d = static_cast<double>(b) - static_cast<double>(c.sample_bytes);
+    squares += d * d;
+  }
+  const double stdev = std::sqrt(squares / static_cast<double>(sizes.size()));
+  EXPECT_NEAR(stdev / static_cast<double>(c.sample_bytes_stdev), 1.0, 0.1);
+  EXPECT_GT(std::set<std::uint64_t>(sizes.begin(), sizes.end()).size(), 1900u) << "sizes differ across samples";
+  EXPECT_EQ(sizes_of(c), sizes) << "the same seed draws the same sizes";
+  TrainEpochConfig other = c;
+  other.sample_bytes_seed = 2;
+  const std::vector<std::uint64_t> other_sizes = sizes_of(other);
+  std::size_t differ = 0;
+  for (std::size_t j = 0; j < sizes.size(); ++j) differ += sizes[j] != other_sizes[j] ? 1 : 0;
+  EXPECT_GT(differ, 1900u) << "another seed draws other sizes";
+  // Files hold their samples back to back.
+  TrainEpoch w(c);
+  EXPECT_EQ(w.file_bytes(1), sizes[4] + sizes[5] + sizes[6] + sizes[7]);
+  EXPECT_EQ(w.sample_offset(6), sizes[4] + sizes[5]);
+}
+
+TEST(TrainEpoch, SetupWritesAndEpochsReadTheDrawnSizes) {
+  TrainEpochConfig c = small_dataset();  // 96 samples, 4 per file, patterned and verified
+  c.sample_bytes_stdev = 16 * k_kib;
+  c.epochs = 2;
+  c.shuffle = true;
+  const std::vector<std::uint64_t> sizes = sizes_of(c);
+  const double total = static_cast<double>(std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
+  ASSERT_NE(total, static_cast<double>(c.samples * c.sample_bytes));
+  TestWorld* w = nullptr;
+  std::unique_ptr<TestCluster> cluster;
+  const auto epochs = run_training(c, &w, &cluster);
+  ASSERT_EQ(epochs.size(), 6u);
+  EXPECT_EQ(w->counter("train_epoch.setup.bytes"), total);
+  EXPECT_EQ(w->counter("train_epoch.epoch.bytes"), 2 * total) << "every sample read whole, verified, each epoch";
+  EXPECT_EQ(w->counter("train_epoch.epoch.ops"), 2 * 96);
+}
+
+TEST(TrainEpoch, ComputeSpreadWidensStepTimesButKeepsTheirMean) {
+  TrainEpochConfig c = small_dataset();
+  c.sample_bytes = 4 * k_kib;
+  c.create.chunk_bytes = 0;
+  c.create.stripe_count = 0;
+  c.compute_ns_per_step = 50 * k_ns_per_ms;  // compute-bound: a step takes its compute
+  c.epochs = 4;
+  const auto step_stats = [&](TimeNs stdev, std::uint64_t seed) {
+    TrainEpochConfig cc = c;
+    cc.compute_time_stdev = stdev;
+    TestWorld* w = nullptr;
+    std::unique_ptr<TestCluster> cluster;
+    run_training(cc, &w, &cluster, seed);
+    const std::vector<double> v = w->samples("train_epoch.epoch.step_ns")->values;
+    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    double squares = 0;
+    for (double x : v) squares += (x - mean) * (x - mean);
+    return std::tuple{mean, std::sqrt(squares / static_cast<double>(v.size())),
+                      w->counter("train_epoch.epoch.compute_ns")};
+  };
+  const auto [mean0, stdev0, compute0] = step_stats(0, 1);
+  const auto [mean1, stdev1, compute1] = step_stats(c.compute_ns_per_step / 4, 1);
+  const auto [mean1_again, stdev1_again, compute1_again] = step_stats(c.compute_ns_per_step / 4, 1);
+  const auto [mean2, stdev2, compute2] = step_stats(c.compute_ns_per_step / 4, 2);
+  EXPECT_EQ(compute0, 4 * 3 * 8 * 50e6) << "no spread: every step computes for the mean";
+  EXPECT_LT(stdev0, 0.01 * mean0);
+  EXPECT_GT(stdev1, 0.15 * mean1) << "a 25% compute spread shows in the step times";
+  // 96 steps: the mean of the draws is within 25% / sqrt(96) = 2.6% per sigma; 10% is ~4 sigmas.
+  EXPECT_NEAR(mean1 / mean0, 1.0, 0.10);
+  EXPECT_NEAR(compute1 / compute0, 1.0, 0.10);
+  EXPECT_EQ(compute1_again, compute1) << "the run's seed repeats the draws";
+  EXPECT_EQ(mean1_again, mean1);
+  EXPECT_NE(compute2, compute1) << "another run seed draws other compute times";
 }
 
 TEST(ShuffledSample, IsABijectionThatReallyShuffles) {

@@ -38,19 +38,19 @@ struct Shipped {
   std::uint32_t read_threads;
   bool shuffle;
   double au;
-  bool size_spread;  // record_length_bytes_stdev given, so approximated
+  std::uint64_t size_stdev;  // record_length_bytes_stdev (0: not given)
 };
 
 // The published values (lua_scripts/mlperf/*.yaml name their sources).
 const Shipped k_shipped[] = {
-    {"unet3d_a100.yaml", "unet3d", "/unet3d", 168, 146'600'628, 1, 7, 636 * k_ns_per_ms, 4, true, 0.90, true},
-    {"unet3d_h100.yaml", "unet3d", "/unet3d", 168, 146'600'628, 1, 7, 323 * k_ns_per_ms, 4, true, 0.90, true},
+    {"unet3d_a100.yaml", "unet3d", "/unet3d", 168, 146'600'628, 1, 7, 636 * k_ns_per_ms, 4, true, 0.90, 68'341'808},
+    {"unet3d_h100.yaml", "unet3d", "/unet3d", 168, 146'600'628, 1, 7, 323 * k_ns_per_ms, 4, true, 0.90, 68'341'808},
     {"resnet50_a100.yaml", "resnet50", "/resnet50", 1024 * 1251, 114'660, 1251, 400, 435 * k_ns_per_ms, 8, false, 0.90,
-     false},
+     0},
     {"resnet50_h100.yaml", "resnet50", "/resnet50", 1024 * 1251, 114'660, 1251, 400, 224 * k_ns_per_ms, 8, false, 0.90,
-     false},
-    {"cosmoflow_a100.yaml", "cosmoflow", "/cosmoflow", 524'288, 2'828'486, 1, 1, 5'510'000, 4, true, 0.70, true},
-    {"cosmoflow_h100.yaml", "cosmoflow", "/cosmoflow", 524'288, 2'828'486, 1, 1, 3'500'000, 4, true, 0.70, true},
+     0},
+    {"cosmoflow_a100.yaml", "cosmoflow", "/cosmoflow", 524'288, 2'828'486, 1, 1, 5'510'000, 4, true, 0.70, 71'311},
+    {"cosmoflow_h100.yaml", "cosmoflow", "/cosmoflow", 524'288, 2'828'486, 1, 1, 3'500'000, 4, true, 0.70, 71'311},
 };
 
 bool has_note(const DlioWorkload& w, const std::string& key, bool approximated) {
@@ -79,7 +79,9 @@ TEST(DlioConfig, EachShippedMlperfConfigLandsInTrainEpochsFields) {
     EXPECT_TRUE(w->train.setup_dataset);
     ASSERT_TRUE(w->au_threshold.has_value());
     EXPECT_DOUBLE_EQ(*w->au_threshold, s.au);
-    EXPECT_EQ(has_note(*w, "dataset.record_length_bytes_stdev", true), s.size_spread);
+    EXPECT_EQ(w->train.sample_bytes_stdev, s.size_stdev);  // modelled now, not approximated
+    EXPECT_FALSE(has_note(*w, "dataset.record_length_bytes_stdev", true));
+    EXPECT_EQ(w->train.compute_time_stdev, 0);  // no shipped config gives one
     EXPECT_TRUE(has_note(*w, "framework", false));
   }
 }
@@ -98,6 +100,16 @@ TEST(DlioConfig, RecordsKeysThatChangeNoStorageBehaviourWithTheirLine) {
   EXPECT_TRUE(found);
   EXPECT_TRUE(has_note(*w, "checkpoint.checkpoint_folder", false));
   EXPECT_TRUE(has_note(*w, "model.model_size", false));
+}
+
+TEST(DlioConfig, SpreadsOfSampleSizeAndComputeTimeMapOntoTrainEpochsStdevs) {
+  const std::string text = file_text(k_mlperf + "unet3d_h100.yaml");
+  Result<DlioWorkload> w = read_dlio_config(
+      text, "u.yaml", {{"train.computation_time_stdev", "0.05"}, {"dataset.record_length_bytes_stdev", "1000.4"}});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->train.compute_time_stdev, 50 * k_ns_per_ms);
+  EXPECT_EQ(w->train.sample_bytes_stdev, 1000u);
+  for (const DlioNote& n : w->notes) EXPECT_FALSE(n.approximated && n.key.find("stdev") != std::string::npos) << n.key;
 }
 
 TEST(DlioConfig, OverridesApplyOverTheFileWithTheSameChecks) {
@@ -309,9 +321,8 @@ TEST(DlioWorkload, AScriptRunsAShippedConfigAsATrainEpochWorkload) {
   EXPECT_EQ(w.clients.nodes.size(), 2u);  // beeond: every node a client
   EXPECT_EQ(w.clients.ranks_per_node, 1u);
   EXPECT_NE(s.out.str().find("train_epoch\tunet3d\tunet3d\t0.9\tunet3d_h100.yaml\n"), std::string::npos) << s.out.str();
-  EXPECT_NE(s.out.str().find("68341808 (unet3d_h100.yaml:28): every sample is read at the mean size"),
-            std::string::npos)
-      << s.out.str();
+  EXPECT_EQ(c->sample_bytes_stdev, 68'341'808u);
+  EXPECT_NE(s.out.str().find("unet3d_h100.yaml\nnil\n"), std::string::npos) << s.out.str();  // not approximated
 }
 
 TEST(DlioWorkload, AFieldTheConfigSetsIsRefusedNamingTheKeyToOverride) {

@@ -2,7 +2,9 @@
 -- H100 config (lua_scripts/mlperf/unet3d_h100.yaml) through sl.workload.dlio
 -- on the simulator at a tiny size: 2 GPUs reading 28 samples of 1 MiB in
 -- 2 steps of 7-sample batches each, 0.323 s of compute a step, from one
--- storage server. The run reports the accelerator utilisation (AU).
+-- storage server. The run reports the accelerator utilisation (AU). The
+-- config's spread of sample sizes is set to 0 so every sample is 1 MiB
+-- (TrainEpoch.DrawnSampleSizes* test the spread).
 local sl = require "sluice"
 local gpu_node = sl.machines.generic{ sockets = 1, gpus = 2, nics = 1, nvmes = 0, nic_gbps = 100 }
 local server = sl.machines.generic{ sockets = 1, gpus = 0, nics = 1, nvmes = 2, nic_gbps = 100 }
@@ -11,7 +13,8 @@ local fs = sl.fs.beegfs{ storage_nodes = {0}, meta_nodes = {0}, mgmt_node = 0, c
                          stripe = { chunk = "512KiB", count = 2 } }
 local unet = sl.workload.dlio{
   config = "../../../lua_scripts/mlperf/unet3d_h100.yaml",
-  overrides = { ["dataset.num_files_train"] = 28, ["dataset.record_length_bytes"] = 1048576, ["train.epochs"] = 1 },
+  overrides = { ["dataset.num_files_train"] = 28, ["dataset.record_length_bytes"] = 1048576, ["train.epochs"] = 1,
+                ["dataset.record_length_bytes_stdev"] = 0 },
 }
 local r = sl.run{ backend = "sim", cluster = cluster, fs = fs, workload = unet, seed = 1 }
 local row = sl.phase(r[1], "epoch", "unet3d")
