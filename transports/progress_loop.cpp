@@ -73,6 +73,7 @@ void ProgressLoop::run() {
       if (hooks_.log) hooks_.log(what_ + ": epoll_wait failed: " + std::strerror(errno) + "; progress thread stops");
       return;
     }
+    if (n == 0 && hooks_.skip_idle_turn && hooks_.skip_idle_turn()) continue;
     std::unique_lock lock(mu_);
     drained_.wait(lock, [this] { return stop_ || hooks_.has_room(); });
     if (stop_) return;

@@ -47,6 +47,11 @@ class ProgressLoop {
     std::function<void(std::uint64_t id, std::uint32_t events)> ready;
     // Under the lock, after the turn's ready descriptors.
     std::function<void()> after_turn;
+    // Optional, on the loop thread without the lock, after a wait that found
+    // no descriptor ready: true to wait again at once without a turn (a
+    // transport that busy-polls its descriptors with wait_ms() 0 takes the
+    // lock only when one is ready or it asks for a turn). Empty: every wait is a turn.
+    std::function<bool()> skip_idle_turn;
     // Said when the loop ends on an error (may be empty).
     std::function<void(const std::string&)> log;
   };

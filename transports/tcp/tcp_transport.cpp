@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <string>
 
+#include "transports/frame_checks.hpp"
 #include "transports/tcp/tcp_address.hpp"
 #include "transports/tcp/tcp_transport_impl.hpp"
 
@@ -437,25 +438,12 @@ Result<RemoteRegionAccess> TcpTransport::remote_access(std::uint64_t key, std::u
 }
 
 Result<TxItem> TcpTransport::message_item(Peer& p, std::uint64_t tag, std::vector<std::byte>& frame) {
-  if (frame.size() > k_tcp_max_message_bytes) {
-    return error(StatusCode::invalid_argument, "tcp send_message: frame of " + std::to_string(frame.size()) +
-                                                   " bytes over k_tcp_max_message_bytes " +
-                                                   std::to_string(k_tcp_max_message_bytes));
+  Status st = check_outgoing_frame("tcp", frame, k_tcp_max_message_bytes, "k_tcp_max_message_bytes");
+  if (st.ok()) {
+    st = check_message_queue_room("tcp", p.label, p.queued_message_bytes, frame.size(),
+                                  config_.max_queued_message_bytes);
   }
-  Result<proto::FrameHeader> header = proto::parse_header(frame);
-  if (!header.ok()) {
-    return error(StatusCode::invalid_argument, "tcp send_message: not a valid frame: " + header.status().message());
-  }
-  if (header->frame_bytes() != frame.size()) {
-    return error(StatusCode::invalid_argument, "tcp send_message: frame header says " +
-                                                   std::to_string(header->frame_bytes()) + " bytes, got " +
-                                                   std::to_string(frame.size()));
-  }
-  if (p.queued_message_bytes + frame.size() > config_.max_queued_message_bytes) {
-    return error(StatusCode::again, "tcp send_message: " + p.label + " has " + std::to_string(p.queued_message_bytes) +
-                                        " bytes queued (max_queued_message_bytes " +
-                                        std::to_string(config_.max_queued_message_bytes) + ")");
-  }
+  if (!st.ok()) return st;
   TxItem item;
   item.head = encode_packet_header(PacketHeader{PacketKind::message, StatusCode::ok, 0, 0, tag, 0, frame.size()});
   item.body_bytes = frame.size();

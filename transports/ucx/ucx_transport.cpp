@@ -12,6 +12,7 @@
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 
 #include "core/common/assert.hpp"
 #include "core/proto/codec.hpp"
+#include "transports/frame_checks.hpp"
 #include "transports/tcp/tcp_address.hpp"
 #include "transports/ucx/ucx_transport_impl.hpp"
 #endif
@@ -174,20 +176,27 @@ Status UcxTransport::start(const Capabilities& caps) {
   h.has_room = [this] { return events_.size() < k_ucx_max_queued_events; };
   h.ready = [this](std::uint64_t /*id*/, std::uint32_t /*events*/) {};
   h.after_turn = [this] { progress_all(); };
+  h.skip_idle_turn = [this] { return skip_idle_turn(); };
   h.log = [this](const std::string& line) { log(line); };
   loop_.start("sluice-ucx", std::move(h));
   return ok_status();
 }
 
-// Under the lock: every worker until idle, then armed; the next wait's timeout.
+// Under the lock: every worker until idle, then armed; the next wait's
+// timeout. Within k_ucx_spin_us of the last activity (progress found some, or
+// work was posted: kick()) the loop busy-polls the armed workers' event fds
+// (wait 0, no turn while none is ready: skip_idle_turn) instead of sleeping.
 void UcxTransport::progress_all() {
+  std::int64_t now = monotonic_now_ns();
   bool busy = false;
   for (Rail& rail : rails_) {
-    for (int round = 0; round < 64 && ucp_worker_progress(rail.worker) != 0; ++round) {
+    for (int round = 0; round < k_ucx_progress_rounds && ucp_worker_progress(rail.worker) != 0; ++round) {
+      spin_until_ns_.store(now + k_ucx_spin_us * 1000);
     }
     if (ucp_worker_arm(rail.worker) == UCS_ERR_BUSY) busy = true;
   }
-  const std::int64_t now = monotonic_now_ns();
+  if (busy) turn_wanted_.store(true);  // what is pending may not set an event fd
+  now = monotonic_now_ns();
   guard_->service(
       now,
       [this](std::uint64_t id) {
@@ -201,10 +210,30 @@ void UcxTransport::progress_all() {
   // The event fd wakes the loop for what arrives; the timeout bounds what
   // UCX progresses without signalling it (its connection manager's events).
   const bool idle = conns_.empty() && ops_.empty() && closing_.empty();
-  int wait = busy ? 0 : (idle ? k_ucx_idle_poll_ms : k_ucx_active_poll_ms);
+  const bool spinning = !idle && now < spin_until_ns_.load();
+  int wait = busy || spinning ? 0 : (idle ? k_ucx_idle_poll_ms : k_ucx_active_poll_ms);
   const int guard_ms = guard_->wait_ms(now);
   if (guard_ms >= 0) wait = std::min(wait, guard_ms);
   wait_ms_.store(wait);
+}
+
+// Without the lock (the loop's skip_idle_turn): whether the loop, busy-polling
+// with nothing ready, goes on without a turn; past the spin window it takes one
+// (which arms the workers and sets the sleeping wait). Each idle poll yields
+// the CPU first: on a host with few cores the thread the poll waits for (the
+// caller about to post, the peer about to answer) runs in its place.
+bool UcxTransport::skip_idle_turn() {
+  if (turn_wanted_.exchange(false)) return false;
+  ::sched_yield();
+  return monotonic_now_ns() < spin_until_ns_.load();
+}
+
+// Under the lock, after posting work on a worker: the loop takes a turn for it
+// (progress and arm again, as UCX asks after new work), woken unless it is busy-polling.
+void UcxTransport::kick() {
+  spin_until_ns_.store(monotonic_now_ns() + k_ucx_spin_us * 1000);
+  turn_wanted_.store(true);
+  if (wait_ms_.load() != 0) loop_.wake();
 }
 
 UcxTransport::~UcxTransport() {
@@ -359,25 +388,12 @@ void UcxTransport::peer_up(Peer& p, bool accepted) {
 // ---- messages ----------------------------------------------------------------
 
 Status UcxTransport::queue_frame(Peer& p, std::uint64_t tag, std::vector<std::byte>& frame) {
-  if (frame.size() > k_ucx_max_message_bytes) {
-    return error(StatusCode::invalid_argument, "ucx send_message: frame of " + std::to_string(frame.size()) +
-                                                   " bytes over k_ucx_max_message_bytes " +
-                                                   std::to_string(k_ucx_max_message_bytes));
+  Status st = check_outgoing_frame("ucx", frame, k_ucx_max_message_bytes, "k_ucx_max_message_bytes");
+  if (st.ok()) {
+    st = check_message_queue_room("ucx", p.label, p.queued_message_bytes, frame.size(),
+                                  config_.max_queued_message_bytes);
   }
-  Result<proto::FrameHeader> header = proto::parse_header(frame);
-  if (!header.ok()) {
-    return error(StatusCode::invalid_argument, "ucx send_message: not a valid frame: " + header.status().message());
-  }
-  if (header->frame_bytes() != frame.size()) {
-    return error(StatusCode::invalid_argument, "ucx send_message: frame header says " +
-                                                   std::to_string(header->frame_bytes()) + " bytes, got " +
-                                                   std::to_string(frame.size()));
-  }
-  if (p.queued_message_bytes + frame.size() > config_.max_queued_message_bytes) {
-    return error(StatusCode::again, "ucx send_message: " + p.label + " has " + std::to_string(p.queued_message_bytes) +
-                                        " bytes queued (max_queued_message_bytes " +
-                                        std::to_string(config_.max_queued_message_bytes) + ")");
-  }
+  if (!st.ok()) return st;
   if (!p.up) {
     p.queued_message_bytes += frame.size();
     p.pending_frames.push_back(OutgoingMessage{tag, std::move(frame)});
@@ -409,7 +425,7 @@ std::size_t UcxTransport::send_messages(PeerId peer, std::span<OutgoingMessage> 
       break;
     }
   }
-  if (queued > 0) loop_.wake();
+  if (queued > 0) kick();
   return queued;
 }
 
@@ -576,7 +592,7 @@ Status UcxTransport::post(const BulkRequest& request, bool is_put) {
   } else {
     start_op(id);
   }
-  loop_.wake();
+  kick();
   return ok_status();
 }
 

@@ -46,7 +46,9 @@
 //   suite's slow-link test did not finish in 60 s, 2 CPU-minutes, 2-core VM).
 //
 // Threads: every UCX call runs under the transport's lock (workers in
-// UCS_THREAD_MODE_SERIALIZED); the progress thread drives the workers.
+// UCS_THREAD_MODE_SERIALIZED); the progress thread drives the workers. After
+// activity it busy-polls their event fds for k_ucx_spin_us (without the lock
+// while none is ready), then arms them and sleeps.
 #pragma once
 
 #include <cstddef>
@@ -82,6 +84,16 @@ inline constexpr int k_ucx_idle_poll_ms = 200;
 // ucp_worker_progress calls per worker per turn of the progress loop, at most
 // (a worker that keeps finding work yields to the others and to the lock's waiters).
 inline constexpr int k_ucx_progress_rounds = 64;
+// How long the progress loop busy-polls the workers' event fds after their last
+// activity (progress found some, work was posted) before it arms them and
+// sleeps: what RDMA and UCX stacks do, trading a bounded spin for the
+// wake-ups of a sleeping thread (each a few microseconds, on both sides of
+// every round trip: P14's latency was 1.8x ucx_perftest's, which busy-polls).
+// 100 us covers a loopback round trip over UCX's tcp (about 25 us) and the
+// caller's turn before its next post, so a put-after-put caller keeps both
+// loops polling; an idle transport sleeps after it (skip_idle_turn yields the
+// CPU on every idle poll, so a 2-core host is not starved).
+inline constexpr std::int64_t k_ucx_spin_us = 100;
 // How long the probe of UCX (made in a child process: ucx_transport.cpp says why) may take.
 inline constexpr int k_ucx_probe_timeout_ms = 10'000;
 // How long the destructor progresses closing endpoints before it destroys the workers.

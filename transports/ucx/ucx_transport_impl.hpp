@@ -232,6 +232,8 @@ class UcxTransport final : public Transport {
   // The mapping `bytes` of `kind` lies in, or a new one; unavailable naming the rail UCX refused.
   Result<std::shared_ptr<Mapping>> mapping_for(std::uint64_t key, std::span<std::byte> bytes, RegionKind kind);
   void progress_all();
+  bool skip_idle_turn();
+  void kick();
   // Frees the endpoint closes that finished; true when none is left.
   bool reap_closing();
   void push_event(TransportEvent event) { events_.push(std::move(event)); }
@@ -289,6 +291,9 @@ class UcxTransport final : public Transport {
   std::vector<std::unique_ptr<RailArg>> rail_args_;  // one per rail, alive as long as its worker
   std::unique_ptr<AcceptGuard> guard_;
   std::atomic<int> wait_ms_{0};
+  // Busy-polling (progress_all): until when (monotonic_now_ns()), and whether a turn is owed before then.
+  std::atomic<std::int64_t> spin_until_ns_{0};
+  std::atomic<bool> turn_wanted_{false};
   PeerTable<Peer> peers_;
   std::unordered_map<std::uint64_t, std::unique_ptr<Conn>> conns_;
   std::unordered_map<ucp_ep_h, std::uint64_t> conn_of_ep_;
