@@ -438,6 +438,7 @@ scenario::RunResult run_cluster_point(const scenario::ScenarioSpec& spec, Bootst
   const json gathered = json::parse(shared->front(), nullptr, false);
   if (gathered.is_discarded()) return failed(spec, options, "rank 0 sent malformed results");
   scenario::RunResult r = SpecDeployment::result_of(spec, gathered);
+  scenario::set_paths_taken(r);  // from the nodes' counters, summed
   r.backend = options.backend;
   if (!mine.note.empty()) r.log_tail.push_back(std::string(scenario::to_string(options.backend)) + ": " + mine.note);
   r.deployment = deployment_of(config, options);

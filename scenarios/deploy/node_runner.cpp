@@ -571,6 +571,7 @@ nlohmann::json node_document(const ClusterConfig& config, const NodeSpec& me, co
   nlohmann::json counters = nlohmann::json::object();
   for (std::string_view name : k_reported_counters) counters[std::string(name)] = world.counter(name);
   for (const char* name : scenario::k_hw_server_counters) counters[name] = world.counter(name);
+  for (const char* name : scenario::k_hw_path_counters) counters[name] = world.counter(name);
   return {{"node", me.id},
           {"rank", bootstrap.rank()},
           {"roles", roles},

@@ -28,6 +28,11 @@
 
 namespace sluice::scenario {
 
+void set_paths_taken(RunResult& result) {
+  result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
+  result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);
+}
+
 std::string gpu_unreachable_by(const std::string& transport) {
   for (const transport::TransportListing& t : transport::list_transports()) {
     if (t.name != transport) continue;
@@ -188,8 +193,7 @@ class PointSite<hw::HwWorld> {
     // Each kind of service's loop-thread CPU (cpu.storage_thread_ns, ...): over
     // storage.requests, what a chunk request costs a storage server's thread.
     for (const auto& [kind, ns] : world_.thread_cpu_ns()) result.counters["cpu." + kind + "_thread_ns"] = ns;
-    result.paths_taken["direct"] = static_cast<std::uint64_t>(result.counters["client.chunks_direct"]);
-    result.paths_taken["bounce"] = static_cast<std::uint64_t>(result.counters["client.chunks_bounce"]);
+    set_paths_taken(result);
     const std::vector<std::string> logs = world_.logs();
     for (std::size_t i = logs.size() > k_log_tail_lines ? logs.size() - k_log_tail_lines : 0; i < logs.size(); ++i) {
       result.log_tail.push_back(logs[i]);

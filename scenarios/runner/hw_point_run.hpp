@@ -29,6 +29,14 @@
 
 namespace sluice::scenario {
 
+// What a hardware run's clients' chunks took and where their GPU regions
+// went (HwEnv's counters): a run's paths_taken; a cluster's nodes report them.
+inline constexpr const char* k_hw_path_counters[] = {
+    "client.chunks_direct",          "client.chunks_bounce",     "client.chunks_bounce_unregistered_gpu",
+    "memory.gpu_region_peer_memory", "memory.gpu_region_bounce", "memory.gpu_peer_memory_fallback"};
+// result.paths_taken ("direct", "bounce") from result.counters.
+void set_paths_taken(RunResult& result);
+
 // Server counters a hardware run records (HwWorld sums a counter by name over
 // its services; it cannot list them); the cluster path's nodes report them too.
 inline constexpr const char* k_hw_server_counters[] = {"storage.read_bytes",

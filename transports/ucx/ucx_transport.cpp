@@ -211,7 +211,8 @@ void UcxTransport::progress_all() {
   // UCX progresses without signalling it (its connection manager's events).
   const bool idle = conns_.empty() && ops_.empty() && closing_.empty();
   const bool spinning = !idle && now < spin_until_ns_.load();
-  int wait = busy || spinning ? 0 : (idle ? k_ucx_idle_poll_ms : k_ucx_active_poll_ms);
+  const int sleep_ms = idle ? k_ucx_idle_poll_ms : (ops_.empty() ? k_ucx_active_poll_ms : k_ucx_pending_poll_ms);
+  int wait = busy || spinning ? 0 : sleep_ms;
   const int guard_ms = guard_->wait_ms(now);
   if (guard_ms >= 0) wait = std::min(wait, guard_ms);
   wait_ms_.store(wait);
