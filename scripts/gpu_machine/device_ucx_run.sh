@@ -23,7 +23,8 @@
 #       (beegfs_gds_vs_bounce.lua, reduced) with --backend hw --transport ucx:
 #       the storage server puts chunks straight into the clients' GPU buffers
 #       where gds is on (the run verifies every byte in GPU memory), and says
-#       which paths the chunks took; then, where .carry/ompi came, the same
+#       which paths the chunks took and which protocol UCX took for a put into
+#       GPU memory (UCX_PROTO_INFO); then, where .carry/ompi came, the same
 #       study with --backend cluster --transport ucx under mpirun (one rank
 #       per node of the study, all on this host, the client ranks' buffers
 #       on its GPU). Logs and results go to $OUT (default ./out/device_ucx).
@@ -112,11 +113,13 @@ sets=(--set gpus=1 --set sizes=1MiB --set files=16 --set file_size=4MiB)
   for tls in "" "tcp,cuda_copy,self" ; do
     name=hw_ucx${tls:+_${tls//,/_}}
     echo "== study 1 (reduced), --backend hw --transport ucx${tls:+, UCX_TLS=$tls}"
-    UCX_TLS=${tls:-all} timeout 240 sluice run lua_scripts/beegfs_gds_vs_bounce.lua --backend hw --transport ucx \
+    UCX_PROTO_INFO=y UCX_TLS=${tls:-all} timeout 240 sluice run lua_scripts/beegfs_gds_vs_bounce.lua --backend hw --transport ucx \
       --meta-store memory "${sets[@]}" --out "$OUT/$name" >"$OUT/$name.txt" 2>&1
     echo "exit $?"
     grep -m3 "ucx transport: .* up;" "$OUT/$name.txt"
-    tail -12 "$OUT/$name.txt"
+    # How UCX puts host memory into GPU memory here (UCX_PROTO_INFO's table).
+    grep -A4 "ucp_put\\* from host memory to cuda" "$OUT/$name.txt" | grep -m2 -E '\.\.inf +\|'
+    grep -v "^\[[0-9.]*\] \[" "$OUT/$name.txt" | tail -12
     summarize "$OUT/$name/results.json"
   done
   # --backend cluster under mpirun: one rank per node of the study (2

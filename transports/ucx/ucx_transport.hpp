@@ -80,11 +80,12 @@ inline constexpr std::uint32_t k_ucx_revoke_wait_ms = 10'000;
 // and while none do: its event fd wakes it for whatever arrives; the timeout
 // bounds what UCX progresses without signalling (connection-manager events).
 inline constexpr int k_ucx_active_poll_ms = 50;
-// The longest sleep while a put or get is in flight: UCX completes GPU-memory
-// copies (cuda_copy, cuda_ipc) by polling CUDA events, which set no event
-// fd, so a loop asleep for k_ucx_active_poll_ms finished a 1 MiB put into GPU
-// memory 19 ms late on average (study 1 under mpirun on the GPU machine:
-// GDS on read 0.056 GB/s against 1.38 bounced). 1 ms: epoll's finest wait.
+// The longest sleep while a put or get is in flight: UCX completes some
+// operations by polling (GPU-memory copies by their CUDA events) without
+// setting an event fd, and such a completion would otherwise wait for the
+// k_ucx_active_poll_ms timeout. 1 ms: epoll's finest wait. (It did not change
+// study 1's GDS-on reads under mpirun on the GPU machine, whose cost is UCX's
+// software-emulated put into GPU memory: docs/gpu.md.)
 inline constexpr int k_ucx_pending_poll_ms = 1;
 inline constexpr int k_ucx_idle_poll_ms = 200;
 // ucp_worker_progress calls per worker per turn of the progress loop, at most
