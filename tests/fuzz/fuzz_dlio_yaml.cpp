@@ -66,11 +66,5 @@ void check(std::string_view text) {
 }  // namespace sluice::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
-  try {
-    sluice::fuzz::check(text);
-  } catch (const std::exception& e) {
-    sluice::fuzz::property_failed("dlio_yaml", (std::string("an exception escaped: ") + e.what()).c_str());
-  }
-  return 0;
+  return sluice::fuzz::check_text("dlio_yaml", data, size, sluice::fuzz::check);
 }

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
@@ -25,5 +26,9 @@ std::vector<std::vector<std::uint8_t>> fuzz_seeds();
 
 // Aborts with a message when a property does not hold (the fuzzer keeps the input).
 [[noreturn]] void property_failed(const char* harness, const char* what);
+
+// An entry point's body for a text reader: `check` on the input as text; an
+// exception escaping it is a broken property of `harness`. Returns 0.
+int check_text(const char* harness, const std::uint8_t* data, std::size_t size, void (*check)(std::string_view));
 
 }  // namespace sluice::fuzz
