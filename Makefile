@@ -271,6 +271,18 @@ bench-mount: deps
 	cmake --build $(BUILD) --target sluice -j $(JOBS)
 	$(call bench_logged,SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_mount.sh)
 
+# make bench-mlperf (issue 52 item 4, P15; needs root): DLIO itself (dlio-benchmark in DLIO_VENV, default
+# /var/cache/sluice/dlio-venv: scripts/dlio_install.sh, optional) through `sluice mount` of a netns
+# deployment, beside sluice's own train_epoch on a deployment of the same shape and the simulation of
+# it, all on MLPerf Storage's unet3d config with the same overrides (scripts/bench_mlperf.sh); prints
+# RESULT P15 train_epoch_vs_dlio=.. sim_vs_dlio=.. au_dlio=.. au_train_epoch=.. au_sim=.. (without
+# DLIO it says so and prints the train_epoch and sim figures only).
+.PHONY: bench-mlperf
+bench-mlperf: deps
+	$(MAKE) configure
+	cmake --build $(BUILD) --target sluice -j $(JOBS)
+	$(call bench_logged,SLUICE=$(BUILD)/sluice timeout 3600 bash scripts/bench_mlperf.sh)
+
 # pjdfstest (POSIX conformance suite; sources in the shared folder beside the repository, or
 # PJDFSTEST_SRC) built under $(BUILD).
 pjdfstest: deps

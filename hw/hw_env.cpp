@@ -150,7 +150,11 @@ OpId HwEnv::storage_io(const StorageIoSpec& spec) {
   return op;
 }
 
-OpId HwEnv::compute(CostKind /*kind*/, std::uint64_t /*units*/) { return complete_now(Completion{}); }
+OpId HwEnv::compute(CostKind kind, std::uint64_t units) {
+  // A workload's step is an emulated accelerator's time, which no work of this process stands for.
+  if (kind == CostKind::workload_step) return timer(static_cast<TimeNs>(units));
+  return complete_now(Completion{});
+}
 
 OpId HwEnv::timer(TimeNs delay_ns) {
   const OpId op = next_op();

@@ -24,7 +24,10 @@
 //   transport: the MR's address and rkey on that rail's device), granted to
 //   the node; unavailable on a transport that needs no
 //   keys (tcp, shm) and for GPU memory left on the bounce path.
-// - compute(): the real work already happened, so it completes at once.
+// - compute(): the real work already happened, so it completes at once;
+//   except CostKind::workload_step, an emulated accelerator's compute (a
+//   training step, DLIO's computation_time), which no work here stands for:
+//   it completes after `units` ns, on the timer heap, as DLIO sleeps.
 // - timer(): the loop's timer heap, on the steady clock.
 // - checksum()/fill()/verify(): real bytes, on the service's thread (CRC32C
 //   by ISA-L, the core's pattern); a verify mismatch is `corrupt` naming the

@@ -133,20 +133,21 @@ struct ScenarioSpec {
   faults::FaultPlan faults;
 };
 
-// Whether a workload puts buffers in GPU memory (file_sweep or stage_in with
-// buffer_kind gpu, a checkpoint from GPU memory, a training epoch, a GPU
+// Whether a workload puts buffers in GPU memory (file_sweep, stage_in or a
+// training epoch with buffer_kind gpu, a checkpoint from GPU memory, a GPU
 // stream): only then do GPU and GDS matter to a run, and a hardware run
 // speaks of them.
 inline bool uses_gpu_memory(const WorkloadSpec& w) {
   return std::visit(
       [](const auto& c) {
         using C = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<C, FileSweepConfig> || std::is_same_v<C, StageInConfig>) {
+        if constexpr (std::is_same_v<C, FileSweepConfig> || std::is_same_v<C, StageInConfig> ||
+                      std::is_same_v<C, TrainEpochConfig>) {
           return c.buffer_kind == MemKind::gpu;
         } else if constexpr (std::is_same_v<C, CheckpointConfig>) {
           return c.source_kind == MemKind::gpu;
         } else {
-          return std::is_same_v<C, TrainEpochConfig> || std::is_same_v<C, StreamConfig>;
+          return std::is_same_v<C, StreamConfig>;
         }
       },
       w.config);
@@ -296,6 +297,12 @@ struct MlperfRow {
   std::string binding_resource;  // what bounds the epoch's reads at that count
   std::uint64_t probes = 0;      // runs the search made for this client count
   std::string stopped;           // why the search ended: the count that failed, or max_accelerators
+  // MLPerf Storage's dataset rule at this count (mlperf_search.hpp k_mlperf_datasize_*).
+  std::uint64_t dataset_files = 0;
+  std::uint64_t dataset_bytes = 0;
+  std::uint64_t client_memory_bytes = 0;  // host memory of the `clients` client nodes
+  std::uint64_t datasize_min_files = 0;   // the fewest files the rule allows here
+  bool meets_datasize = false;            // dataset_files >= datasize_min_files
 };
 
 struct ScriptFindings {

@@ -35,11 +35,11 @@ TIMEOUT_S=600
 command -v fio >/dev/null || { echo "bench-mount: fio is not installed (make deps)" >&2; exit 2; }
 [ -x "$SLUICE" ] || { echo "bench-mount: $SLUICE is not built (make)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench-mount: needs root (network namespaces, /dev/fuse)" >&2; exit 2; }
+MOUNT_WHO=bench-mount
+source scripts/mount_deployment.sh
 work=$(mktemp -d /tmp/sluice-bench-mount.XXXXXX)
-mount_pid=
 cleanup() {
-  if grep -q " $work/mnt fuse.sluice" /proc/self/mounts; then "$SLUICE" umount --lazy "$work/mnt" || true; fi
-  if [ -n "$mount_pid" ]; then kill -TERM "$mount_pid" 2>/dev/null || true; wait "$mount_pid" 2>/dev/null || true; fi
+  mount_cleanup "$work/mnt"
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -71,7 +71,7 @@ fio_rand4k() {
 }
 
 # BENCH_MOUNT_LINK (as `sluice mount --link` reads it: 10gbit, 500mbit) in Gb/s, the study's link_gbps.
-link_gbps=$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+(?:\.\d+)?)(gbit|mbit)', sys.argv[1]) or sys.exit('bench-mount: BENCH_MOUNT_LINK ' + sys.argv[1] + ': give NNgbit or NNmbit'); print(float(m[1]) / (1 if m[2] == 'gbit' else 1000))" "$LINK")
+link_gbps=$(link_gbps "$LINK")
 
 sweep_read() {
   rm -rf "$work/sweep"
@@ -86,20 +86,11 @@ print({p['phase']: p['last_bytes_per_s'] for p in run['phases']}['read'])"
 }
 
 mount_read() {
-  "$SLUICE" mount "$work/mnt" --nodes 3 --link "$LINK" --insecure >"$work/mount.out" 2>"$work/mount.err" &
-  mount_pid=$!
-  for _ in $(seq 1 240); do
-    grep -q "is ready" "$work/mount.out" && break
-    kill -0 "$mount_pid" 2>/dev/null || break
-    sleep 0.5
-  done
-  grep -q "is ready" "$work/mount.out" || { echo "bench-mount: the mount did not come up" >&2; cat "$work/mount.err" >&2; return 1; }
+  mount_start "$work/mnt" "$work/mount" --nodes 3 --link "$LINK" --insecure || return 1
   local rate iops
   rate=$(fio_read "$work/mnt") || return 1
   iops=$(fio_rand4k "$work/mnt") || return 1
-  "$SLUICE" umount "$work/mnt"
-  wait "$mount_pid"
-  mount_pid=
+  mount_stop "$work/mnt" || return 1
   echo "$rate $iops"
 }
 

@@ -17,6 +17,13 @@ Status CheckpointBurst::validate(const CheckpointConfig& c) {
     return s;
   }
   if (Status s = check_limit(where, "checkpoints", c.checkpoints, 1, k_checkpoint_max_bursts); !s.ok()) return s;
+  if (Status s = check_limit(where, "read_checkpoints", c.read_checkpoints, 1, k_checkpoint_max_bursts); !s.ok()) {
+    return s;
+  }
+  if (c.read_back && c.read_checkpoints > c.checkpoints) {
+    return error(StatusCode::invalid_argument, where + ": read_checkpoints " + std::to_string(c.read_checkpoints) +
+                                                   " exceeds checkpoints " + std::to_string(c.checkpoints));
+  }
   if (c.files_per_rank > c.shard_bytes) {
     return error(StatusCode::invalid_argument, where + ": files_per_rank " + std::to_string(c.files_per_rank) +
                                                    " exceeds shard_bytes " + std::to_string(c.shard_bytes));
@@ -57,7 +64,12 @@ void CheckpointBurst::start(WorkloadContext& context, std::function<void(Status)
   for (std::uint32_t c = 0; c < config_.checkpoints; ++c) {
     steps.push_back([this, c](StatusFn next) { burst(c, std::move(next)); });
   }
-  if (config_.read_back) steps.push_back([this](StatusFn next) { read_back(std::move(next)); });
+  if (config_.read_back) {
+    steps.push_back([this](StatusFn next) { allocate_read_buffers(std::move(next)); });
+    for (std::uint32_t c = config_.checkpoints - config_.read_checkpoints; c < config_.checkpoints; ++c) {
+      steps.push_back([this, c](StatusFn next) { read_back(c, std::move(next)); });
+    }
+  }
   steps.push_back([this](StatusFn next) {
     barrier(*ctx_, "checkpoint" + config_.run_tag + ".end", config_.barrier_max_wait_ns, std::move(next));
   });
@@ -99,6 +111,11 @@ void CheckpointBurst::setup(StatusFn done) {
   run_steps(std::move(steps), std::move(done));
 }
 
+void CheckpointBurst::wrote(std::uint64_t bytes, TimeNs issued) {
+  recorder_->op(bytes, issued);
+  if (config_.sync) recorder_->count("sync_bytes", static_cast<double>(bytes));
+}
+
 void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
   const std::string tag = "checkpoint" + config_.run_tag + ".burst" + std::to_string(checkpoint);
   barrier(*ctx_, tag, config_.barrier_max_wait_ns, [this, checkpoint, done](Status s) {
@@ -133,7 +150,7 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
                       "checkpoint write file " + std::to_string(b.file) + " at " + std::to_string(b.offset);
                   if (!n.ok()) return d(annotate(n.status(), where));
                   if (*n != b.length) return d(error(StatusCode::io_error, where + ": short write"));
-                  recorder_->op(b.length, issued);
+                  wrote(b.length, issued);
                   d(ok_status());
                 });
           },
@@ -185,15 +202,18 @@ void CheckpointBurst::burst(std::uint32_t checkpoint, StatusFn done) {
   });
 }
 
-void CheckpointBurst::read_back(StatusFn done) {
-  const std::uint32_t checkpoint = config_.checkpoints - 1;
+void CheckpointBurst::allocate_read_buffers(StatusFn done) {
   read_buffers_ = std::make_unique<BufferPool>(ctx_->env);
   const std::uint64_t buffer_bytes = std::min(config_.block_bytes, config_.shard_bytes);
-  if (Status s = read_buffers_->allocate(*ctx_, config_.source_kind, config_.inflight_blocks, buffer_bytes); !s.ok()) {
-    return defer_status(*ctx_, std::move(done), annotate(s, "checkpoint read-back"));
-  }
-  barrier(*ctx_, "checkpoint" + config_.run_tag + ".read", config_.barrier_max_wait_ns,
-          [this, checkpoint, done](Status s) {
+  Status s = read_buffers_->allocate(*ctx_, config_.source_kind, config_.inflight_blocks, buffer_bytes);
+  defer_status(*ctx_, std::move(done), annotate(s, "checkpoint read-back"));
+}
+
+void CheckpointBurst::read_back(std::uint32_t checkpoint, StatusFn done) {
+  // The first read keeps the barrier name of a single read-back.
+  const bool first = checkpoint + config_.read_checkpoints == config_.checkpoints;
+  barrier(*ctx_, "checkpoint" + config_.run_tag + ".read" + (first ? "" : std::to_string(checkpoint)),
+          config_.barrier_max_wait_ns, [this, checkpoint, done](Status s) {
             if (!s.ok()) return done(s);
             recorder_ = std::make_unique<PhaseRecorder>(ctx_->env, name(), "read", ctx_->rank);
             recorder_->start();
@@ -233,7 +253,12 @@ void CheckpointBurst::read_back(StatusFn done) {
                           recorder_->op(b.length, issued);
                           if (!config_.pattern_data) return finish(ok_status());
                           ctx_->ops.expect(ctx_->env.verify(dst, PatternSpec{file_seed(b.file), b.offset}),
-                                           [where, finish](Completion& c) { finish(annotate(c.status, where)); });
+                                           [this, b, where, finish](Completion& c) {
+                                             if (c.status.ok()) {
+                                               recorder_->count("verified_bytes", static_cast<double>(b.length));
+                                             }
+                                             finish(annotate(c.status, where));
+                                           });
                         });
                   },
                   std::move(next));

@@ -10,7 +10,18 @@
 // the remainder). The burst, timed after a start barrier, is: create the
 // files, write every block_bytes block with inflight_blocks writes in flight
 // per rank (sync writes when `sync`: durable on completion), close every file.
-// With read_back, a later phase reads each file back and verifies it.
+// With read_back, later phases read back the last read_checkpoints
+// checkpoints written, in the order they were written, each file verified:
+// one timed "read" phase per checkpoint, after a barrier. A read is served
+// by the storage service (the client keeps no file data: core/services/
+// client.hpp caches directory placements only), so it measures the storage
+// as a read after a client cache drop does (MLPerf Storage's checkpoint
+// read phase).
+//
+// Counters beside each phase's bytes: checkpoint.write.sync_bytes (bytes
+// written with sync: durable when the write completed, as DLIO's fsync'd
+// checkpoint is) and checkpoint.read.verified_bytes (bytes read back that
+// matched the pattern written).
 //
 // Throughput: per rank, shard_bytes / burst elapsed (checkpoint.write.
 // bytes_per_s); the aggregate is summarize_phase over ranks (last-finisher =
@@ -52,6 +63,7 @@ struct CheckpointConfig {
   MemKind source_kind = MemKind::gpu;      // where the shard lives
   bool sync = true;                        // writes durable on completion
   bool read_back = false;                  // read and verify every file after the bursts
+  std::uint32_t read_checkpoints = 1;      // with read_back: the last ones written, 1..checkpoints
   bool pattern_data = true;
   std::uint64_t pattern_seed = 1;
   CreateOptions create;                               // stripe settings of the checkpoint files
@@ -80,6 +92,8 @@ void fields(V& v, CheckpointConfig& c) {
   v("source_kind", c.source_kind, plain("where the shard lives", s));
   v("sync", c.sync, plain("writes durable on completion", s));
   v("read_back", c.read_back, plain("read and verify every file after the bursts", s));
+  v("read_checkpoints", c.read_checkpoints,
+    count_of("checkpoints", 1, k_checkpoint_max_bursts, "with read_back: checkpoints read back, the last written", s));
   pattern_fields(v, c.pattern_data, c.pattern_seed);
   v("create", c.create, plain("stripe settings of the checkpoint files"));
   v("stripe_flavor", c.stripe_flavor, plain("how to read the files' stripe patterns"));
@@ -115,7 +129,9 @@ class CheckpointBurst final : public Workload {
 
   void setup(StatusFn done);
   void burst(std::uint32_t checkpoint, StatusFn done);
-  void read_back(StatusFn done);
+  void wrote(std::uint64_t bytes, TimeNs issued);  // one block written: its op, and its bytes if sync
+  void allocate_read_buffers(StatusFn done);
+  void read_back(std::uint32_t checkpoint, StatusFn done);
   std::uint64_t file_seed(std::uint32_t file) const;
 
   CheckpointConfig config_;

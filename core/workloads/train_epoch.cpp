@@ -176,7 +176,7 @@ void TrainEpoch::start(WorkloadContext& context, std::function<void(Status)> don
   batch_buffers_ = std::make_unique<BufferPool>(context.env);
   const std::uint64_t steps = steps_per_epoch(context.ranks);
   const auto slots = static_cast<std::uint32_t>(std::min<std::uint64_t>(config_.prefetch_depth + 1ULL, steps));
-  if (Status s = batch_buffers_->allocate(context, MemKind::gpu, slots,
+  if (Status s = batch_buffers_->allocate(context, config_.buffer_kind, slots,
                                           std::uint64_t{config_.batch_samples} * max_sample_bytes());
       !s.ok()) {
     return defer_status(context, std::move(done), annotate(s, "train_epoch rank " + std::to_string(context.rank)));

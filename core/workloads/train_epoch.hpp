@@ -23,9 +23,11 @@
 // that every rank computes alike (shuffled_sample, seeded per epoch).
 // Pipeline: prefetch_depth + 1 batch buffers in GPU memory of the rank's GPU
 // (Env::alloc(MemKind::gpu, ctx.gpu)), so the client's planner chooses direct
-// or bounce for each chunk. Batch s + 1 .. s + prefetch_depth are read while
-// step s computes (Env::compute(CostKind::workload_step, compute_ns_per_step),
-// units = ns; with compute_time_stdev > 0 each step's time is a
+// or bounce for each chunk (buffer_kind host: in host memory, as DLIO's own
+// data loaders leave a batch, so a host without a GPU runs it; P15). Batch
+// s + 1 .. s + prefetch_depth are read while step s computes
+// (Env::compute(CostKind::workload_step, compute_ns_per_step), units = ns;
+// with compute_time_stdev > 0 each step's time is a
 // normal(compute_ns_per_step, compute_time_stdev) draw clipped at 0, from the
 // rank's stream of the run's seed, Env::rng().fork(k_train_compute_stream));
 // a buffer is refilled when its step's compute ends. At most
@@ -81,6 +83,7 @@ struct TrainEpochConfig {
   TimeNs compute_ns_per_step = 10 * k_ns_per_ms;  // DLIO computation_time, >= 0
   TimeNs compute_time_stdev = 0;                  // spread of the step's compute time, >= 0
   std::uint32_t prefetch_depth = 1;               // batches read ahead (DLIO prefetch_size), 0..k_workload_max_inflight
+  MemKind buffer_kind = MemKind::gpu;             // where the batch buffers live (host: as DLIO's data loaders)
   std::uint32_t read_threads = 4;                 // sample reads in flight per rank, 1..k_workload_max_inflight
   std::uint32_t epochs = 1;                       // 1..k_train_max_epochs
   bool shuffle = false;                           // sample order permuted per epoch
@@ -127,6 +130,8 @@ void fields(V& v, TrainEpochConfig& c) {
     duration_in(0, k_field_max_unbounded, "standard deviation of a step's compute time (normal, clipped at 0)", s));
   v("prefetch_depth", c.prefetch_depth,
     count_of("batches", 0, k_workload_max_inflight, "batches read ahead (DLIO prefetch_size)", s));
+  v("buffer_kind", c.buffer_kind,
+    plain("where the batch buffers live (gpu: the rank's GPU; host: host memory, as DLIO's data loaders)", s));
   v("read_threads", c.read_threads,
     count_of("reads", 1, k_workload_max_inflight, "sample reads in flight per rank", s));
   v("epochs", c.epochs, count_of("epochs", 1, k_train_max_epochs, "epochs to run", s));

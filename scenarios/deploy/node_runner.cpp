@@ -581,7 +581,9 @@ nlohmann::json node_document(const ClusterConfig& config, const NodeSpec& me, co
           {"authenticated", !config.shared_secret.empty()},
           {"meta_store", SLUICE_HAVE_ROCKSDB ? config.meta_store : std::string("memory")},
           {"phases", phases},
-          {"counters", counters}};
+          {"counters", counters},
+          // train_epoch's AU of each rank and epoch (SpecDeployment::result_of: the epoch row's au_pct).
+          {"train_epoch_au_ratios", world.samples("train_epoch.epoch.au_ratio")}};
 }
 
 }  // namespace

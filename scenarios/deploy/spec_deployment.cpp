@@ -4,7 +4,9 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <utility>
+#include <variant>
 
 #include "core/workloads/phase_summary.hpp"
 
@@ -188,6 +190,46 @@ Result<ClusterConfig> SpecDeployment::cluster_of(const scenario::ScenarioSpec& s
   return c;
 }
 
+namespace {
+
+// The epoch row's au_pct, as WorkloadRun gives it in the other worlds (the mean AU of every
+// rank and epoch), where the point has one train_epoch workload: the nodes' AU samples do
+// not say which workload they came from.
+void add_train_epoch_au(const scenario::ScenarioSpec& spec, const std::vector<double>& au_ratios,
+                        std::vector<scenario::PhaseRow>& rows) {
+  const auto is_training = [](const scenario::WorkloadSpec& w) {
+    return std::holds_alternative<TrainEpochConfig>(w.config);
+  };
+  if (au_ratios.empty() || std::count_if(spec.workloads.begin(), spec.workloads.end(), is_training) != 1) return;
+  const auto w = std::find_if(spec.workloads.begin(), spec.workloads.end(), is_training);
+  for (scenario::PhaseRow& row : rows) {
+    if (row.workload != w->label || row.phase != "epoch") continue;
+    row.extra["au_pct"] =
+        100.0 * std::accumulate(au_ratios.begin(), au_ratios.end(), 0.0) / static_cast<double>(au_ratios.size());
+    return;
+  }
+}
+
+// One row of the gathered results: a (workload, phase) summarized over its ranks.
+using PhaseKey = std::pair<std::uint32_t, std::string>;
+scenario::PhaseRow phase_row(const scenario::ScenarioSpec& spec, const PhaseKey& key, const PhaseSummary& s) {
+  scenario::PhaseRow row;
+  row.workload = spec.workloads.empty() ? std::string("file_sweep") : spec.workloads[key.first].label;
+  row.phase = key.second;
+  row.ranks = s.ranks;
+  row.bytes = s.bytes;
+  row.ops = s.ops;
+  row.first_done_s = static_cast<double>(s.first_done_ns) / static_cast<double>(k_ns_per_s);
+  row.last_done_s = static_cast<double>(s.last_done_ns) / static_cast<double>(k_ns_per_s);
+  row.first_bytes_per_s = s.first_bytes_per_s;
+  row.last_bytes_per_s = s.last_bytes_per_s;
+  row.first_ops_per_s = s.first_ops_per_s;
+  row.last_ops_per_s = s.last_ops_per_s;
+  return row;
+}
+
+}  // namespace
+
 scenario::RunResult SpecDeployment::result_of(const scenario::ScenarioSpec& spec, const nlohmann::json& gathered) {
   scenario::RunResult r;
   r.spec = spec;
@@ -195,10 +237,14 @@ scenario::RunResult SpecDeployment::result_of(const scenario::ScenarioSpec& spec
   try {
     r.ok = gathered.value("ok", false);
     // Rows per (workload, phase), in the order they first appear.
-    using Key = std::pair<std::uint32_t, std::string>;
+    using Key = PhaseKey;
     std::vector<Key> order;
     std::map<Key, std::vector<RankPhaseResult>> by_phase;
+    std::vector<double> au_ratios;  // train_epoch's, every rank and epoch
     for (const auto& node : gathered.at("nodes")) {
+      if (node.contains("train_epoch_au_ratios")) {
+        for (const auto& a : node["train_epoch_au_ratios"]) au_ratios.push_back(a.get<double>());
+      }
       const std::string status = node.value("status", std::string());
       if (!node.value("ok", false)) {
         const std::string line = "node " + std::to_string(node.value("node", 0)) + ": " + status;
@@ -229,22 +275,8 @@ scenario::RunResult SpecDeployment::result_of(const scenario::ScenarioSpec& spec
       }
     }
     std::stable_sort(order.begin(), order.end(), [](const Key& a, const Key& b) { return a.first < b.first; });
-    for (const Key& key : order) {
-      const PhaseSummary s = summarize_phase(by_phase[key]);
-      scenario::PhaseRow row;
-      row.workload = spec.workloads.empty() ? std::string("file_sweep") : spec.workloads[key.first].label;
-      row.phase = key.second;
-      row.ranks = s.ranks;
-      row.bytes = s.bytes;
-      row.ops = s.ops;
-      row.first_done_s = static_cast<double>(s.first_done_ns) / static_cast<double>(k_ns_per_s);
-      row.last_done_s = static_cast<double>(s.last_done_ns) / static_cast<double>(k_ns_per_s);
-      row.first_bytes_per_s = s.first_bytes_per_s;
-      row.last_bytes_per_s = s.last_bytes_per_s;
-      row.first_ops_per_s = s.first_ops_per_s;
-      row.last_ops_per_s = s.last_ops_per_s;
-      r.phases.push_back(std::move(row));
-    }
+    for (const Key& key : order) r.phases.push_back(phase_row(spec, key, summarize_phase(by_phase[key])));
+    add_train_epoch_au(spec, au_ratios, r.phases);
     if (gathered.contains("emulation")) {
       const auto& e = gathered["emulation"];
       r.counters["emulate.link_bits_per_s"] = e.value("rate_bits_per_s", 0.0);

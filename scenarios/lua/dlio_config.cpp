@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -41,6 +42,15 @@ struct State {
   std::optional<std::uint32_t> prefetch;
   bool sample_shuffle = false;
   bool file_shuffle = false;
+  // A checkpoint-only config (workflow.train false, workflow.checkpoint true).
+  bool checkpoint_run = false;
+  DlioTransformer model;
+  std::optional<std::uint64_t> zero_stage;
+  std::optional<std::uint64_t> data_ranks;
+  std::uint64_t writes = 0;
+  std::uint64_t reads = 0;
+  bool fsync = false;                           // DLIO's default (checkpoint.fsync)
+  std::string checkpoint_dir = "/checkpoints";  // DLIO's ./checkpoints
 };
 
 using Handler = void (*)(State&, const Entry&);
@@ -135,21 +145,114 @@ void refuse_if_true(State& st, const Entry& e, const std::string& why, const std
   note(st, e, effect);
 }
 
+// The folder a config names, as a directory of sluice's file system: its
+// last component below the root ("data/unet3d/" -> "/unet3d").
+std::string fs_dir_of(const Entry& e, const std::string& fallback) {
+  std::string dir = parse_text(e);
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  std::string last = dir.substr(dir.find_last_of('/') == std::string::npos ? 0 : dir.find_last_of('/') + 1);
+  for (char& c : last) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-' && c != '_') c = '_';
+  }
+  return "/" + (last.empty() || last == "." || last == ".." ? fallback : last);
+}
+
+// Bytes of one element of DLIO's datatypes (base_checkpointing.py get_datatype_size).
+std::uint64_t read_datatype(const Entry& e) {
+  const std::string t = parse_choice(e, {"int8", "uint8", "fp16", "bf16", "fp32", "fp64"});
+  if (t == "int8" || t == "uint8") return 1;
+  if (t == "fp16" || t == "bf16") return 2;
+  return t == "fp32" ? 4 : 8;
+}
+
+// model.parallelism.* and model.transformer.*: the shape and split of a
+// transformer, each sub-key an entry of its own (ConfigReader::section).
+constexpr std::string_view k_model_maps[] = {"model.parallelism", "model.transformer"};
+
+void read_model_dim(State& st, const Entry& e) {
+  const std::string k = e.key.substr(e.key.rfind('.') + 1);
+  if (k == "zero_stage") {
+    st.zero_stage = parse_count(e, 0, 3, "a ZeRO stage");
+    return;
+  }
+  if (e.key.rfind("model.parallelism.", 0) == 0) {
+    const std::uint64_t n = parse_count(e, 1, k_dlio_max_ranks, "ranks");
+    if (k == "tensor") {
+      st.model.tensor = n;
+    } else if (k == "pipeline") {
+      st.model.pipeline = n;
+    } else {
+      st.data_ranks = n;
+      note(st, e,
+           "the ranks: tensor x pipeline x data (DLIO takes them from mpirun's process count and reads this key "
+           "only in checkpoint.mode subset)");
+    }
+    return;
+  }
+  const std::uint64_t n = parse_count(e, 1, k_dlio_max_model_dim, "a dimension");
+  (k == "vocab_size"            ? st.model.vocab
+   : k == "hidden_size"         ? st.model.hidden
+   : k == "ffn_hidden_size"     ? st.model.ffn_hidden
+   : k == "num_attention_heads" ? st.model.heads
+                                : st.model.kv_heads) = n;
+}
+
+// A model key: recorded for training (no checkpoints there), read for a checkpoint-only config.
+void model_layout(State& st, const Entry& e) {
+  if (!st.checkpoint_run) return record_any(st, e, "checkpoint layout");
+  if (e.key == "model.num_layers") {
+    st.model.layers = parse_count(e, 1, k_dlio_max_layers, "layers");
+  } else if (e.key == "model.model_datatype") {
+    st.model.model_dtype_bytes = read_datatype(e);
+  } else if (e.key == "model.optimizer_datatype") {
+    st.model.optimizer_dtype_bytes = read_datatype(e);
+  } else if (e.key.rfind("model.parallelism.", 0) == 0 || e.key.rfind("model.transformer.", 0) == 0) {
+    read_model_dim(st, e);
+  } else if (e.key == "model.parallelism" || e.key == "model.transformer") {
+    fail(e, "expected a map of keys, not " + shape_of(e.value));
+  } else if (e.value.IsSequence() && e.value.size() > 0) {
+    fail(e,
+         "predefined sizes (DLIO's older checkpoint layout) are not modelled; give model.num_layers and "
+         "model.transformer");
+  } else {
+    note(st, e, "none predefined");
+  }
+}
+
+void model_size(State& st, const Entry& e) {
+  record_any(st, e,
+             st.checkpoint_run ? "unused: DLIO sizes a transformer's checkpoint from its layers"
+                               : "checkpoint bytes: no checkpoints here");
+}
+
 std::vector<KeySpec> model_keys() {
   return {
       {"model.name", [](State& st, const Entry& e) { st.out.model = parse_text(e); }},
-      {"model.type", [](State& st, const Entry& e) { record_any(st, e, "the model's kind: a label"); }},
-      {"model.model_size",
-       [](State& st, const Entry& e) { record_any(st, e, "checkpoint bytes: no checkpoints here"); }},
-      {"model.model_size_bytes",
-       [](State& st, const Entry& e) { record_any(st, e, "checkpoint bytes: no checkpoints here"); }},
-      {"model.model_datatype", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
-      {"model.optimizer_datatype", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
-      {"model.optimization_groups", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
-      {"model.num_layers", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
-      {"model.layer_parameters", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
-      {"model.parallelism", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
-      {"model.transformer", [](State& st, const Entry& e) { record_any(st, e, "checkpoint layout"); }},
+      {"model.type",
+       [](State& st, const Entry& e) {
+         if (st.checkpoint_run && parse_text(e) != "transformer") {
+           fail(e, "only a transformer's checkpoint (DLIO's layer and optimizer states) is modelled");
+         }
+         record_any(st, e, "the model's kind: a label");
+       }},
+      {"model.model_size", model_size},
+      {"model.model_size_bytes", model_size},
+      {"model.model_datatype", model_layout},
+      {"model.optimizer_datatype", model_layout},
+      {"model.optimization_groups", model_layout},
+      {"model.num_layers", model_layout},
+      {"model.layer_parameters", model_layout},
+      {"model.parallelism", model_layout},
+      {"model.parallelism.tensor", model_layout},
+      {"model.parallelism.pipeline", model_layout},
+      {"model.parallelism.data", model_layout},
+      {"model.parallelism.zero_stage", model_layout},
+      {"model.transformer", model_layout},
+      {"model.transformer.vocab_size", model_layout},
+      {"model.transformer.hidden_size", model_layout},
+      {"model.transformer.ffn_hidden_size", model_layout},
+      {"model.transformer.num_attention_heads", model_layout},
+      {"model.transformer.num_kv_heads", model_layout},
       {"framework",
        [](State& st, const Entry& e) {
          parse_choice(e, {"pytorch", "tensorflow"});
@@ -166,11 +269,9 @@ std::vector<KeySpec> workflow_keys() {
          note(st, e, "sluice's file system starts empty: setup_dataset (default true) writes the dataset, untimed");
        }},
       {"workflow.train",
-       [](State&, const Entry& e) {
-         if (!parse_bool(e)) {
-           fail(e,
-                "a run without training (data generation or checkpoints alone) is no train_epoch; "
-                "sl.workload.checkpoint_burst writes checkpoints");
+       [](State& st, const Entry& e) {
+         if (!parse_bool(e) && !st.checkpoint_run) {
+           fail(e, "a run without training or checkpoints (data generation alone) is no workload here");
          }
        }},
       {"workflow.evaluation",
@@ -180,6 +281,12 @@ std::vector<KeySpec> workflow_keys() {
        }},
       {"workflow.checkpoint",
        [](State& st, const Entry& e) {
+         if (st.checkpoint_run) {
+           return note(st, e,
+                       "checkpoints alone: checkpoint_burst, one file per rank and checkpoint (DLIO writes a "
+                       "model-state and an optimizer-state file, and one per layer under ZeRO 1 with pipelining)",
+                       true);
+         }
          refuse_if_true(st, e,
                         "checkpoints during training are not modelled here; run sl.workload.checkpoint_burst "
                         "beside it",
@@ -229,13 +336,7 @@ std::vector<KeySpec> dataset_keys() {
   return {
       {"dataset.data_folder",
        [](State& st, const Entry& e) {
-         std::string dir = parse_text(e);
-         while (!dir.empty() && dir.back() == '/') dir.pop_back();
-         std::string last = dir.substr(dir.find_last_of('/') == std::string::npos ? 0 : dir.find_last_of('/') + 1);
-         for (char& c : last) {
-           if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-' && c != '_') c = '_';
-         }
-         st.out.train.dataset_dir = "/" + (last.empty() || last == "." || last == ".." ? "dataset" : last);
+         st.out.train.dataset_dir = fs_dir_of(e, "dataset");
          note(st, e, "the host's folder; the files go to " + st.out.train.dataset_dir + " of the file system");
        }},
       {"dataset.format", read_format},
@@ -413,9 +514,54 @@ void read_output_metric(State& st, const Entry& e) {
   note(st, e, "train_epoch's AU excludes the first step");
 }
 
+// The checkpoint keys that change nothing sluice models, with why.
+void checkpoint_recorded(State& st, const Entry& e) {
+  if (!st.checkpoint_run) return record_any(st, e, "no checkpoints (workflow.checkpoint)");
+  if (e.key == "checkpoint.rank_sync") return record_any(st, e, "every burst starts after a barrier of all ranks");
+  if (e.key == "checkpoint.randomize_tensor" || e.key == "checkpoint.ksm") {
+    return record_any(st, e, "the tensors' contents: sluice writes a seeded pattern and verifies it when read");
+  }
+  if (e.key == "checkpoint.model_size") return model_size(st, e);
+  record_any(st, e, "training's checkpoint schedule: unused without training");
+}
+
+void read_checkpoint_mode(State& st, const Entry& e) {
+  if (parse_choice(e, {"default", "subset"}) == "subset") {
+    fail(e,
+         "a subset run (fewer ranks than the model's, each writing its full-run share) is not modelled; "
+         "give model.parallelism.data for fewer ranks");
+  }
+  note(st, e, "every rank of the model writes");
+}
+
+// The checkpoint keys a checkpoint-only config maps onto checkpoint_burst.
+void checkpoint_read(State& st, const Entry& e) {
+  if (!st.checkpoint_run) return record_any(st, e, "no checkpoints (workflow.checkpoint)");
+  if (e.key == "checkpoint.checkpoint_folder") {
+    st.checkpoint_dir = fs_dir_of(e, "checkpoints");
+    note(st, e, "the host's folder; the files go to " + st.checkpoint_dir + " of the file system");
+  } else if (e.key == "checkpoint.fsync") {
+    st.fsync = parse_bool(e);
+  } else if (e.key == "checkpoint.num_checkpoints_write") {
+    st.writes = parse_count(e, 1, k_checkpoint_max_bursts, "checkpoints");
+  } else if (e.key == "checkpoint.num_checkpoints_read") {
+    st.reads = parse_count(e, 0, k_checkpoint_max_bursts, "checkpoints");
+  } else if (e.key == "checkpoint.time_between_checkpoints") {
+    parse_number(e, 0, k_dlio_max_checkpoint_gap_s, "seconds");
+    note(st, e, "the bursts run back to back, each after a barrier and timed on its own: no pause between them", true);
+  } else if (e.key == "checkpoint.recovery_rank_shift") {
+    const bool shift = parse_bool(e);
+    note(st, e,
+         "each rank reads back its own files; no client cache serves them either way (sluice's client keeps "
+         "no file data)",
+         shift);
+  } else {
+    read_checkpoint_mode(st, e);
+  }
+}
+
 std::vector<KeySpec> other_keys() {
   const auto no_eval = [](State& st, const Entry& e) { record_any(st, e, "no evaluation (workflow.evaluation)"); };
-  const auto no_ckpt = [](State& st, const Entry& e) { record_any(st, e, "no checkpoints (workflow.checkpoint)"); };
   const auto output = [](State& st, const Entry& e) { record_any(st, e, "DLIO's own output"); };
   std::vector<KeySpec> k{
       {"evaluation.eval_time", no_eval},
@@ -433,11 +579,13 @@ std::vector<KeySpec> other_keys() {
       {"profiling.profiler", output},
       {"profiling.iostat_devices", output},
   };
-  for (const char* key :
-       {"checkpoint_folder", "checkpoint_after_epoch", "epochs_between_checkpoints", "steps_between_checkpoints",
-        "model_size", "fsync", "time_between_checkpoints", "num_checkpoints_write", "num_checkpoints_read",
-        "recovery_rank_shift", "rank_sync", "mode", "randomize_tensor", "ksm"}) {
-    k.push_back({std::string("checkpoint.") + key, no_ckpt});
+  for (const char* key : {"checkpoint_after_epoch", "epochs_between_checkpoints", "steps_between_checkpoints",
+                          "model_size", "rank_sync", "randomize_tensor", "ksm"}) {
+    k.push_back({std::string("checkpoint.") + key, checkpoint_recorded});
+  }
+  for (const char* key : {"checkpoint_folder", "fsync", "time_between_checkpoints", "num_checkpoints_write",
+                          "num_checkpoints_read", "recovery_rank_shift", "mode"}) {
+    k.push_back({std::string("checkpoint.") + key, checkpoint_read});
   }
   return k;
 }
@@ -495,6 +643,91 @@ const std::vector<std::string>& dlio_known_keys() {
   return k;
 }
 
+const std::vector<DlioSetting>& dlio_checkpoint_settings() {
+  static const std::vector<DlioSetting> k{{"dir", "checkpoint.checkpoint_folder"},
+                                          {"shard_bytes", "model.num_layers"},
+                                          {"checkpoints", "checkpoint.num_checkpoints_write"},
+                                          {"read_back", "checkpoint.num_checkpoints_read"},
+                                          {"read_checkpoints", "checkpoint.num_checkpoints_read"},
+                                          {"sync", "checkpoint.fsync"}};
+  return k;
+}
+
+// MLPerf Storage v2.0's processes per checkpointing model: Rules.md 4.6.1 and
+// Table 2 ("Total Processes": 8, 64, 512, 1024; github.com/mlcommons/storage
+// commit 0366ccfc9fc629dde3379a8022cb4c4ff8285b53), the same as
+// LLM_ALLOWED_VALUES' closed GPU counts in mlpstorage/config.py (commit
+// ac0424faa81f14d1a542264f0316357e2f70f41f). Keyed by the configs' model.name.
+std::uint64_t mlperf_checkpoint_ranks(const std::string& model) {
+  static const std::map<std::string, std::uint64_t, std::less<>> k{
+      {"llama_8b", 8}, {"llama_70b", 64}, {"llama_405b", 512}, {"llama_1t", 1024}};
+  const auto it = k.find(model);
+  return it == k.end() ? 0 : it->second;
+}
+
+// DLIO's checkpoint sizes: argonne-lcf/dlio_benchmark
+// dlio_benchmark/checkpointing/base_checkpointing.py (read as in the fork
+// LouisDDN/dlio_benchmark, commit 5bf0abc413ef4af5b0fccebac52655f15901952a,
+// which carries upstream's model.parallelism.data): get_num_parameters,
+// get_layer_parameters, get_layer_index, get_optimization_groups, __init__
+// and save_checkpoint. With h hidden, f ffn, V vocab, L layers, kv =
+// h / heads x kv_heads, the parameters are
+//   P = 2 V h + L (h + h (h + 2 kv) + h h + h + 3 h f) + h.
+std::uint64_t dlio_parameters(const DlioTransformer& m) {
+  const std::uint64_t h = m.hidden;
+  const std::uint64_t kv = h / m.heads * m.kv_heads;
+  const std::uint64_t layer = h + h * (h + 2 * kv) + h * h + h + 2 * h * m.ffn_hidden + h * m.ffn_hidden;
+  return 2 * m.vocab * h + m.layers * layer + h;
+}
+
+namespace {
+
+// Elements of layer `index` on one rank: 0 the embedding, L+1 the head (each
+// V h / tensor), L+2 the final norm (h), the others a transformer layer split
+// by tensor; ZeRO 3 shards all of it over the data-parallel ranks (sf).
+std::uint64_t layer_elements(const DlioTransformer& m, std::uint64_t index) {
+  const std::uint64_t sf = m.zero_stage >= 3 ? m.data : 1;
+  const std::uint64_t h = m.hidden;
+  const std::uint64_t tp = m.tensor;
+  if (index == 0 || index == m.layers + 1) return h * m.vocab / tp / sf;
+  if (index == m.layers + 2) return h / sf;
+  const std::uint64_t kv = h / m.heads * m.kv_heads;
+  return h / sf + h * (h + 2 * kv) / tp / sf + h * h / tp / sf + h / sf + h * 2 * m.ffn_hidden / tp / sf +
+         h * m.ffn_hidden / tp / sf;
+}
+
+// The layers of pipeline stage `stage`, first and last (get_layer_index):
+// transformer layers 1..L split as evenly as may be, the first stage also
+// holding layer 0, the last layers L+1 and L+2.
+std::pair<std::uint64_t, std::uint64_t> stage_layers(const DlioTransformer& m, std::uint64_t stage) {
+  const std::uint64_t per = m.layers / m.pipeline;
+  const std::uint64_t extra = m.layers % m.pipeline;
+  std::uint64_t first = stage < extra ? stage * (per + 1) + 1 : extra * (per + 1) + (stage - extra) * per + 1;
+  std::uint64_t last = stage < extra ? first + per : first + per - 1;
+  if (stage + 1 == m.pipeline) last = m.layers + 2;
+  if (stage == 0) first = 0;
+  return {first, last};
+}
+
+}  // namespace
+
+// Per rank: its layers' model state, written by every rank under ZeRO 0
+// (those below tensor x pipeline) and 3, by data-parallel rank 0 only under
+// ZeRO 1 and 2; and its optimizer state, three fp32-like groups of P / ranks
+// (ZeRO > 0; P / (tensor x pipeline) under ZeRO 0) and three of 5 h each.
+std::uint64_t dlio_rank_checkpoint_bytes(const DlioTransformer& m, std::uint64_t rank) {
+  const std::uint64_t mp = m.tensor * m.pipeline;
+  if (m.zero_stage == 0 && rank >= mp) return 0;  // rank_to_checkpoint is rank 0 then
+  std::uint64_t model = 0;
+  const bool writes_model = m.zero_stage == 0 || m.zero_stage == 3 || rank / mp == 0;
+  if (writes_model) {
+    const auto [first, last] = stage_layers(m, rank / m.tensor % m.pipeline);
+    for (std::uint64_t i = first; i <= last; ++i) model += layer_elements(m, i);
+  }
+  const std::uint64_t share = dlio_parameters(m) / (m.zero_stage > 0 ? m.data * mp : mp);
+  return model * m.model_dtype_bytes + (3 * share + 15 * m.hidden) * m.optimizer_dtype_bytes;
+}
+
 namespace {
 
 // The file's keys as dotted entries, then the overrides over them.
@@ -513,6 +746,12 @@ class ConfigReader {
   void check_key(const Entry& e) const;
   void check_format(const State& st) const;
   void set_samples(State& st) const;
+  bool flag(const std::string& key, bool fallback) const;
+  void check_required(const State& st, const std::vector<std::pair<std::string, std::string>>& keys) const;
+  void check_transformer(State& st) const;
+  void set_data_ranks(State& st) const;
+  void finish_checkpoint(State& st) const;
+  [[noreturn]] void refuse(const State& st, const std::string& key, const std::string& why) const;
   const Entry& entry(const std::string& key) const;
 
   std::string name_;
@@ -547,7 +786,17 @@ void ConfigReader::section(const std::string& name, const YAML::Node& key, const
   if (!value.IsMap()) throw DlioError{where(key) + ": " + name + ": expected a map of keys, not " + shape_of(value)};
   for (const auto& kv : value) {
     if (!kv.first.IsScalar()) throw DlioError{where(kv.first) + ": " + name + ": a key must be a name"};
-    add({name + "." + kv.first.Scalar(), kv.second, where(kv.first)}, false);
+    const std::string dotted = name + "." + kv.first.Scalar();
+    const bool model_map =
+        std::find(std::begin(k_model_maps), std::end(k_model_maps), dotted) != std::end(k_model_maps);
+    if (!model_map || !kv.second.IsMap()) {
+      if (!model_map || !kv.second.IsNull()) add({dotted, kv.second, where(kv.first)}, false);
+      continue;
+    }
+    for (const auto& sub : kv.second) {
+      if (!sub.first.IsScalar()) throw DlioError{where(sub.first) + ": " + dotted + ": a key must be a name"};
+      add({dotted + "." + sub.first.Scalar(), sub.second, where(sub.first)}, false);
+    }
   }
 }
 
@@ -632,6 +881,54 @@ void ConfigReader::set_samples(State& st) const {
   t.shuffle = !streamed && (st.sample_shuffle || st.file_shuffle);
 }
 
+// Every rank's bytes into c's total, least and most. A rank's bytes depend
+// on its pipeline stage and on whether it is data-parallel rank 0, not on its
+// tensor rank: one rank of each kind per stage stands for the others, so the
+// sum takes O(layers), not O(ranks x layers).
+void add_rank_bytes(DlioCheckpoint& c) {
+  const DlioTransformer& m = c.transformer;
+  c.min_rank_bytes = std::numeric_limits<std::uint64_t>::max();
+  const auto add = [&](std::uint64_t bytes, std::uint64_t count) {
+    c.checkpoint_bytes += bytes * count;
+    c.min_rank_bytes = std::min(c.min_rank_bytes, bytes);
+    c.max_rank_bytes = std::max(c.max_rank_bytes, bytes);
+  };
+  for (std::uint64_t stage = 0; stage < m.pipeline; ++stage) {
+    add(dlio_rank_checkpoint_bytes(m, stage * m.tensor), m.tensor);
+    if (m.data > 1) {
+      add(dlio_rank_checkpoint_bytes(m, m.tensor * m.pipeline + stage * m.tensor), m.tensor * (m.data - 1));
+    }
+  }
+}
+
+// A refusal naming the key's place, or the file where the key is a default.
+void ConfigReader::refuse(const State& st, const std::string& key, const std::string& why) const {
+  if (st.given.count(key) != 0) fail(entry(key), why);
+  throw DlioError{name_ + ": " + key + ": " + why};
+}
+
+bool ConfigReader::flag(const std::string& key, bool fallback) const {
+  for (const Entry& e : entries_) {
+    if (e.key == key) return parse_bool(e);
+  }
+  return fallback;
+}
+
+void ConfigReader::check_required(const State& st, const std::vector<std::pair<std::string, std::string>>& keys) const {
+  for (const auto& [key, what] : keys) {
+    const bool alias = key == "dataset.record_length_bytes" && st.given.count("dataset.record_length") != 0;
+    if (st.given.count(key) == 0 && !alias) throw DlioError{name_ + ": " + key + ": missing (" + what + ")"};
+  }
+}
+
+// The sections DLIO reads only when it trains.
+bool training_key(const std::string& key) {
+  for (const char* s : {"dataset.", "reader.", "train.", "evaluation.", "metric."}) {
+    if (key.rfind(s, 0) == 0) return true;
+  }
+  return false;
+}
+
 DlioWorkload ConfigReader::finish() {
   State st;
   TrainEpochConfig& t = st.out.train;
@@ -640,27 +937,112 @@ DlioWorkload ConfigReader::finish() {
   t.read_threads = k_dlio_default_read_threads;
   t.epochs = k_dlio_default_epochs;
   t.shuffle_seed = k_dlio_default_seed;
+  // DLIO's workflow defaults: train on, checkpoint off (docs/source/config.rst).
+  st.checkpoint_run = !flag("workflow.train", true) && flag("workflow.checkpoint", false);
   for (const Entry& e : entries_) {
     check_key(e);
-    spec_of(e.key)->handle(st, e);
+    if (st.checkpoint_run && training_key(e.key)) {
+      record_any(st, e, "unused: DLIO does not train when workflow.train is false");
+    } else {
+      spec_of(e.key)->handle(st, e);
+    }
     st.given[e.key] = e.where;
   }
-  const std::pair<const char*, const char*> required[] = {
-      {"dataset.format", "the files' format, which sets the read pattern"},
-      {"dataset.num_files_train", "the training set's files"},
-      {"dataset.record_length_bytes", "the bytes of one sample (or dataset.record_length)"},
-      {"reader.data_loader", "pytorch or tensorflow"},
-      {"reader.batch_size", "samples per step and rank"},
-      {"train.computation_time", "seconds of compute per step"}};
-  for (const auto& [key, what] : required) {
-    const bool alias =
-        std::string(key) == "dataset.record_length_bytes" && st.given.count("dataset.record_length") != 0;
-    if (st.given.count(key) == 0 && !alias) throw DlioError{name_ + ": " + key + ": missing (" + what + ")"};
+  if (st.checkpoint_run) {
+    finish_checkpoint(st);
+    return std::move(st.out);
   }
+  check_required(st, {{"dataset.format", "the files' format, which sets the read pattern"},
+                      {"dataset.num_files_train", "the training set's files"},
+                      {"dataset.record_length_bytes", "the bytes of one sample (or dataset.record_length)"},
+                      {"reader.data_loader", "pytorch or tensorflow"},
+                      {"reader.batch_size", "samples per step and rank"},
+                      {"train.computation_time", "seconds of compute per step"}});
   check_format(st);
   set_samples(st);
   if (Status s = TrainEpoch::validate(st.out.train); !s.ok()) throw DlioError{name_ + ": " + s.message()};
   return std::move(st.out);
+}
+
+// The data-parallel ranks: model.parallelism.data, else MLPerf Storage's
+// ranks of the model over tensor x pipeline.
+void ConfigReader::set_data_ranks(State& st) const {
+  DlioTransformer& m = st.model;
+  const std::uint64_t mlperf = mlperf_checkpoint_ranks(st.out.model);
+  if (st.data_ranks) {
+    m.data = *st.data_ranks;
+  } else if (mlperf == 0) {
+    throw DlioError{name_ + ": model.parallelism.data: missing (the data-parallel ranks; MLPerf Storage sets them " +
+                    "only for llama_8b, llama_70b, llama_405b and llama_1t)"};
+  } else if (mlperf % (m.tensor * m.pipeline) != 0) {
+    refuse(st, "model.parallelism.tensor",
+           "MLPerf Storage's " + std::to_string(mlperf) + " ranks of " + st.out.model +
+               " are no multiple of tensor x pipeline; give " + "model.parallelism.data");
+  } else {
+    m.data = mlperf / (m.tensor * m.pipeline);
+  }
+  if (m.ranks() > k_dlio_max_ranks) {
+    refuse(
+        st, st.data_ranks ? "model.parallelism.data" : "model.parallelism.tensor",
+        std::to_string(m.ranks()) + " ranks (tensor x pipeline x data), at most " + std::to_string(k_dlio_max_ranks));
+  }
+}
+
+void ConfigReader::check_transformer(State& st) const {
+  check_required(st, {{"model.num_layers", "the transformer's layers"},
+                      {"checkpoint.num_checkpoints_write", "checkpoints written"},
+                      {"checkpoint.num_checkpoints_read", "checkpoints read back after the writes"}});
+  DlioTransformer& m = st.model;
+  m.zero_stage = st.zero_stage.value_or(m.zero_stage);
+  if (m.zero_stage == 3 && m.pipeline > 1) {
+    refuse(st, "model.parallelism.zero_stage", "ZeRO 3 with pipeline parallelism: DLIO refuses it too");
+  }
+  if (m.heads > m.hidden) fail(entry("model.transformer.num_attention_heads"), "more heads than hidden_size");
+  if (m.kv_heads > m.heads) fail(entry("model.transformer.num_kv_heads"), "more than num_attention_heads");
+  if (m.pipeline > m.layers) {
+    refuse(st, "model.parallelism.pipeline",
+           std::to_string(m.pipeline) + " pipeline stages of " + std::to_string(m.layers) +
+               " layers: a stage without layers");
+  }
+  if (st.reads > st.writes) {
+    fail(entry("checkpoint.num_checkpoints_read"), std::to_string(st.reads) + " reads of " + std::to_string(st.writes) +
+                                                       " checkpoints written: the reads are of this run's");
+  }
+  set_data_ranks(st);
+}
+
+void ConfigReader::finish_checkpoint(State& st) const {
+  check_transformer(st);
+  DlioCheckpoint c;
+  c.transformer = st.model;
+  add_rank_bytes(c);
+  const std::uint64_t ranks = st.model.ranks();
+  CheckpointConfig& k = c.config;
+  k.shard_bytes = (c.checkpoint_bytes + ranks - 1) / ranks;
+  if (k.shard_bytes > k_workload_max_bytes_per_rank) {
+    fail(entry("model.num_layers"), std::to_string(k.shard_bytes) + " bytes per rank, more than " +
+                                        std::to_string(k_workload_max_bytes_per_rank) +
+                                        " (k_workload_max_bytes_per_rank)");
+  }
+  if (c.min_rank_bytes != c.max_rank_bytes) {
+    st.out.notes.push_back(
+        {"model.parallelism",
+         std::to_string(c.min_rank_bytes) + ".." + std::to_string(c.max_rank_bytes) + " bytes per rank",
+         st.given.count("model.parallelism.zero_stage") != 0 ? st.given.at("model.parallelism.zero_stage") : name_,
+         "DLIO's ranks write unequal shares (embedding and head on the first and last pipeline "
+         "stages; ZeRO 1 and 2: the model state on data-parallel rank 0 only; ZeRO 0: only the "
+         "first tensor x pipeline ranks write); every rank writes the mean, " +
+             std::to_string(k.shard_bytes) + " bytes: the same total",
+         true});
+  }
+  k.dir = st.checkpoint_dir;
+  k.checkpoints = static_cast<std::uint32_t>(st.writes);
+  k.sync = st.fsync;
+  k.read_back = st.reads > 0;
+  k.read_checkpoints = static_cast<std::uint32_t>(std::max<std::uint64_t>(st.reads, 1));
+  c.reads = static_cast<std::uint32_t>(st.reads);
+  if (Status s = CheckpointBurst::validate(k); !s.ok()) throw DlioError{name_ + ": " + s.message()};
+  st.out.checkpoint = std::move(c);
 }
 
 }  // namespace

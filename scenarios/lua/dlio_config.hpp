@@ -1,5 +1,7 @@
 // DLIO workload configurations (the YAML files of the DLIO benchmark and of
-// MLPerf Storage, which runs DLIO) read into sluice's train_epoch workload:
+// MLPerf Storage, which runs DLIO) read into sluice's train_epoch workload,
+// or, for a checkpoint-only config (workflow.train false, workflow.checkpoint
+// true: MLPerf Storage v2.0's llama3 checkpointing), into checkpoint_burst:
 // what sl.workload.dlio{config = "unet3d_h100.yaml", overrides = {...}} builds.
 //
 // The keys are DLIO's (argonne-lcf/dlio_benchmark, docs/source/config.rst;
@@ -29,6 +31,18 @@
 //     during training, sub-folders, compression, a preprocessing time.
 // A key the reader does not know is refused too, with the closest known one.
 //
+// A checkpoint-only config maps onto checkpoint_burst (core/workloads/
+// checkpoint_burst.hpp), each rank writing what DLIO's rank writes
+// (dlio_rank_checkpoint_bytes below):
+//   model.num_layers, model.transformer.*, model.parallelism.*,
+//   model.model_datatype, model.optimizer_datatype -> shard_bytes
+//   checkpoint.num_checkpoints_write              -> checkpoints
+//   checkpoint.num_checkpoints_read               -> read_back, read_checkpoints
+//   checkpoint.fsync                              -> sync
+//   checkpoint.checkpoint_folder (last component) -> dir
+// the keys of training (dataset, reader, train, evaluation) are recorded as
+// unused, as DLIO ignores them when workflow.train is false.
+//
 // overrides apply dotted keys ("reader.batch_size") over the file's values,
 // as DLIO's `++workload.reader.batch_size=4` does, with the same checks.
 //
@@ -46,6 +60,7 @@
 #include <vector>
 
 #include "core/common/status.hpp"
+#include "core/workloads/checkpoint_burst.hpp"
 #include "core/workloads/train_epoch.hpp"
 
 namespace sluice::scenario {
@@ -69,6 +84,18 @@ inline constexpr const char* k_dlio_default_dataset_dir = "/data";
 // The longest computation_time of one step, in seconds (an hour: MLPerf's
 // are well under one second).
 inline constexpr double k_dlio_max_computation_s = 3600;
+// The longest checkpoint.time_between_checkpoints, in seconds (an hour:
+// MLPerf Storage's is 5).
+inline constexpr double k_dlio_max_checkpoint_gap_s = 3600;
+
+// Bounds of a transformer's shape (model.transformer.*, model.num_layers):
+// Llama 3's largest (the 1T config: hidden 25872, ffn 98304, vocab 128256,
+// 128 layers) is far inside them, and their products stay within 64 bits.
+inline constexpr std::uint64_t k_dlio_max_model_dim = 1 << 20;
+inline constexpr std::uint64_t k_dlio_max_layers = 10'000;
+// Ranks of a checkpoint run (tensor x pipeline x data): MLPerf Storage's
+// largest is 1024 (the 1T model).
+inline constexpr std::uint64_t k_dlio_max_ranks = 1 << 16;
 
 // One override: a dotted key and its value as text ("4", "true", "npz").
 struct DlioOverride {
@@ -91,11 +118,50 @@ struct DlioSetting {
   std::string from;   // "reader.batch_size"
 };
 
+// A transformer's shape and parallelism as DLIO's checkpointing reads them;
+// the defaults are DLIO's for keys a config leaves out (ConfigArguments,
+// dlio_benchmark/utils/config.py: vocab_size 32000, hidden_size 2048,
+// ffn_hidden_size 8192, num_attention_heads 32, num_kv_heads 8, tensor and
+// pipeline 1, zero_stage 0, model_datatype fp16, optimizer_datatype fp32).
+struct DlioTransformer {
+  std::uint64_t layers = 0;                 // model.num_layers (required)
+  std::uint64_t hidden = 2048;              // model.transformer.hidden_size
+  std::uint64_t ffn_hidden = 8192;          // model.transformer.ffn_hidden_size
+  std::uint64_t vocab = 32000;              // model.transformer.vocab_size
+  std::uint64_t heads = 32;                 // model.transformer.num_attention_heads
+  std::uint64_t kv_heads = 8;               // model.transformer.num_kv_heads
+  std::uint64_t tensor = 1;                 // model.parallelism.tensor
+  std::uint64_t pipeline = 1;               // model.parallelism.pipeline
+  std::uint64_t data = 1;                   // model.parallelism.data, or MLPerf's ranks / (tensor x pipeline)
+  std::uint64_t zero_stage = 0;             // model.parallelism.zero_stage, 0..3
+  std::uint64_t model_dtype_bytes = 2;      // model.model_datatype (fp16)
+  std::uint64_t optimizer_dtype_bytes = 4;  // model.optimizer_datatype (fp32)
+  std::uint64_t ranks() const { return tensor * pipeline * data; }
+};
+
+// DLIO's parameter count of a Llama-like transformer (get_num_parameters).
+std::uint64_t dlio_parameters(const DlioTransformer& m);
+// The bytes DLIO's rank `rank` writes for one checkpoint: its layers' model
+// state (unless ZeRO 1 or 2 leaves that to data-parallel rank 0) and its
+// share of the optimizer state. dlio_config.cpp cites the source.
+std::uint64_t dlio_rank_checkpoint_bytes(const DlioTransformer& m, std::uint64_t rank);
+
+// What a checkpoint-only config builds.
+struct DlioCheckpoint {
+  DlioTransformer transformer;
+  CheckpointConfig config;             // shard_bytes: the ranks' mean; checkpoints, sync, read_back, dir
+  std::uint64_t checkpoint_bytes = 0;  // one checkpoint, every rank
+  std::uint64_t min_rank_bytes = 0;
+  std::uint64_t max_rank_bytes = 0;
+  std::uint32_t reads = 0;  // checkpoint.num_checkpoints_read
+};
+
 struct DlioWorkload {
-  std::string model = "dlio";          // model.name
-  TrainEpochConfig train;              // train_epoch's defaults with the fields of dlio_settings() set
-  std::optional<double> au_threshold;  // metric.au, a fraction
-  std::vector<DlioNote> notes;         // in the order of the keys
+  std::string model = "dlio";                // model.name
+  TrainEpochConfig train;                    // train_epoch's defaults with the fields of dlio_settings() set
+  std::optional<DlioCheckpoint> checkpoint;  // a checkpoint-only config (train is then unused)
+  std::optional<double> au_threshold;        // metric.au, a fraction
+  std::vector<DlioNote> notes;               // in the order of the keys
 };
 
 // Reads a DLIO workload YAML; `name` is how messages name the file.
@@ -105,6 +171,11 @@ Result<DlioWorkload> read_dlio_config(std::string_view text, const std::string& 
 // The train_epoch fields a config sets (DLIO's default where it leaves the key
 // out), each with the key it comes from.
 const std::vector<DlioSetting>& dlio_settings();
+// The checkpoint_burst fields a checkpoint-only config sets.
+const std::vector<DlioSetting>& dlio_checkpoint_settings();
+
+// MLPerf Storage's rank count of a checkpointing model (by model.name), 0 for another model.
+std::uint64_t mlperf_checkpoint_ranks(const std::string& model);
 
 // Every key the reader knows, "section.key", in DLIO's order (for messages and tests).
 const std::vector<std::string>& dlio_known_keys();

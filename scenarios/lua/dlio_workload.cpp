@@ -12,11 +12,48 @@ namespace {
 
 constexpr const char* k_context = "sl.workload.dlio";
 
-const DlioSetting* setting_of(const std::string& field) {
-  for (const DlioSetting& s : dlio_settings()) {
+const DlioSetting* setting_in(const std::vector<DlioSetting>& settings, const std::string& field) {
+  for (const DlioSetting& s : settings) {
     if (s.field == field) return &s;
   }
   return nullptr;
+}
+
+std::int64_t as_count(std::uint64_t v) {
+  return static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()));
+}
+
+FieldDoc config_field() {
+  return text_field("config", k_field_no_limit, "",
+                    "the DLIO workload YAML (a path; relative: from the working directory, else the script's folder); "
+                    "required");
+}
+
+FieldDoc overrides_field() {
+  return table_field("overrides", "-",
+                     "DLIO keys over the file's values: {[\"reader.batch_size\"] = 4, ...}, checked alike");
+}
+
+// The fields sl.workload.dlio takes with a training (train_epoch's) or a
+// checkpoint-only config (checkpoint_burst's): config, overrides, and the
+// workload's fields the config does not set.
+FieldTable kind_fields(bool checkpoint) {
+  FieldTable t{k_context, "", {config_field(), overrides_field()}};
+  const std::vector<DlioSetting>& settings = checkpoint ? dlio_checkpoint_settings() : dlio_settings();
+  for (const FieldDoc& f : workload_fields(checkpoint ? "checkpoint_burst" : "train_epoch").fields) {
+    if (setting_in(settings, f.name) != nullptr) continue;
+    FieldDoc d = f;
+    if (d.name == "label") d.default_text = "the config's model.name";
+    if (d.name == "setup_dataset") d.default_text = "true";
+    t.fields.push_back(std::move(d));
+  }
+  return t;
+}
+
+const FieldTable& fields_of(bool checkpoint) {
+  static const FieldTable train = kind_fields(false);
+  static const FieldTable ckpt = kind_fields(true);
+  return checkpoint ? ckpt : train;
 }
 
 // An override's value as DLIO's command line would carry it: "4", "0.323", "true", "npz".
@@ -46,9 +83,7 @@ std::vector<DlioOverride> read_overrides(const ScriptTable* t) {
 }
 
 ScriptValue value_of(const TrainEpochConfig& c, const std::string& field) {
-  const auto count = [](std::uint64_t v) {
-    return ScriptValue{static_cast<std::int64_t>(std::min<std::uint64_t>(v, std::numeric_limits<std::int64_t>::max()))};
-  };
+  const auto count = [](std::uint64_t v) { return ScriptValue{as_count(v)}; };
   if (field == "dataset_dir") return ScriptValue{c.dataset_dir};
   if (field == "samples") return count(c.samples);
   if (field == "sample_bytes") return count(c.sample_bytes);
@@ -81,49 +116,81 @@ ScriptTable report_of(const DlioWorkload& w, const std::string& config_name) {
   return report;
 }
 
+// checkpoint_burst's arguments and what the object shows of a checkpoint-only config.
+void set_checkpoint(DlioBuild& out, const DlioWorkload& w) {
+  const DlioCheckpoint& c = *w.checkpoint;
+  ScriptTable& a = out.workload_args;
+  a.fields["dir"] = ScriptValue{c.config.dir};
+  a.fields["shard_bytes"] = ScriptValue{as_count(c.config.shard_bytes)};
+  a.fields["checkpoints"] = ScriptValue{as_count(c.config.checkpoints)};
+  a.fields["read_back"] = ScriptValue{c.config.read_back};
+  a.fields["read_checkpoints"] = ScriptValue{as_count(c.config.read_checkpoints)};
+  a.fields["sync"] = ScriptValue{c.config.sync};
+  a.fields.emplace("label", ScriptValue{w.model});
+  ScriptTable& x = out.exposed;
+  x.fields["model"] = ScriptValue{w.model};
+  x.fields["ranks"] = ScriptValue{as_count(c.transformer.ranks())};
+  x.fields["checkpoint_bytes"] = ScriptValue{as_count(c.checkpoint_bytes)};
+  x.fields["min_rank_bytes"] = ScriptValue{as_count(c.min_rank_bytes)};
+  x.fields["max_rank_bytes"] = ScriptValue{as_count(c.max_rank_bytes)};
+  x.fields["writes"] = ScriptValue{as_count(c.config.checkpoints)};
+  x.fields["reads"] = ScriptValue{as_count(c.reads)};
+}
+
+std::vector<DlioOverride> overrides_of(const ScriptTable& args) {
+  static const FieldTable k{k_context, "", {overrides_field()}};
+  ScriptTable only;
+  if (const auto it = args.fields.find("overrides"); it != args.fields.end()) only.fields.insert(*it);
+  FieldReader r(only, k_context, k);
+  return read_overrides(r.table("overrides"));
+}
+
 }  // namespace
 
 DlioBuild build_dlio(const ScriptTable& args, const std::string& config_name, std::string_view text) {
+  Result<DlioWorkload> read = read_dlio_config(text, config_name, overrides_of(args));
+  if (!read.ok()) throw ScriptError(std::string(k_context) + ": " + read.status().message());
+  const bool checkpoint = read->checkpoint.has_value();
+  const std::vector<DlioSetting>& settings = checkpoint ? dlio_checkpoint_settings() : dlio_settings();
   for (const auto& [name, value] : args.fields) {
-    if (const DlioSetting* s = setting_of(name)) {
+    if (const DlioSetting* s = setting_in(settings, name)) {
       throw ScriptError(std::string(k_context) + ": " + name + " comes from the config's " + s->from +
                         "; change it with overrides = {[\"" + s->from + "\"] = ...}");
     }
   }
-  FieldReader r(args, k_context, dlio_fields());
+  FieldReader r(args, k_context, fields_of(checkpoint));
   r.text("config");
-  const std::vector<DlioOverride> overrides = read_overrides(r.table("overrides"));
+  r.table("overrides");
   DlioBuild out;
-  for (const FieldDoc& f : dlio_fields().fields) {
+  for (const FieldDoc& f : fields_of(checkpoint).fields) {
     if (f.name == "config" || f.name == "overrides") continue;
-    if (const ScriptValue* v = r.get(f.name)) out.train_args.fields[f.name] = *v;
+    if (const ScriptValue* v = r.get(f.name)) out.workload_args.fields[f.name] = *v;
   }
   r.finish();
-  Result<DlioWorkload> read = read_dlio_config(text, config_name, overrides);
-  if (!read.ok()) throw ScriptError(std::string(k_context) + ": " + read.status().message());
-  for (const DlioSetting& s : dlio_settings()) out.train_args.fields[s.field] = value_of(read->train, s.field);
-  out.train_args.fields.emplace("label", ScriptValue{read->model});
-  out.train_args.fields.emplace("setup_dataset", ScriptValue{read->train.setup_dataset});
   out.report = report_of(*read, config_name);
+  if (checkpoint) {
+    out.type = "checkpoint_burst";
+    set_checkpoint(out, *read);
+    return out;
+  }
+  for (const DlioSetting& s : dlio_settings()) out.workload_args.fields[s.field] = value_of(read->train, s.field);
+  out.workload_args.fields.emplace("label", ScriptValue{read->model});
+  out.workload_args.fields.emplace("setup_dataset", ScriptValue{read->train.setup_dataset});
   return out;
 }
 
+// The training fields as before; a checkpoint-only config's own ones added, marked.
 const FieldTable& dlio_fields() {
   static const FieldTable k = [] {
-    FieldTable t{"sl.workload.dlio",
-                 "a DLIO or MLPerf Storage workload file as a train_epoch workload (scenarios/lua/dlio_config.hpp "
-                 "says which keys map, which are recorded and which are refused); every field of "
-                 "sl.workload.train_epoch the config does not set",
-                 {text_field("config", k_field_no_limit, "",
-                             "the DLIO workload YAML (a path; relative: from the working directory, else the "
-                             "script's folder); required"),
-                  table_field("overrides", "-",
-                              "DLIO keys over the file's values: {[\"reader.batch_size\"] = 4, ...}, checked alike")}};
-    for (const FieldDoc& f : workload_fields("train_epoch").fields) {
-      if (setting_of(f.name) != nullptr) continue;
+    FieldTable t = fields_of(false);
+    t.summary =
+        "a DLIO or MLPerf Storage workload file as a train_epoch workload, or a checkpoint_burst one for a "
+        "checkpoint-only config (scenarios/lua/dlio_config.hpp says which keys map, which are recorded and which "
+        "are refused); every field of the workload the config does not set";
+    for (const FieldDoc& f : fields_of(true).fields) {
+      if (t.find(f.name) != nullptr) continue;
       FieldDoc d = f;
-      if (d.name == "label") d.default_text = "the config's model.name";
-      if (d.name == "setup_dataset") d.default_text = "true";
+      d.description = "checkpoint-only configs: " + d.description;
       t.fields.push_back(std::move(d));
     }
     return t;

@@ -211,10 +211,12 @@ std::vector<LuaFunctionDoc> building_function_docs() {
       {"sl.workload.<type>{fields}", "workload",
        "a workload: file_sweep, md_bench, train_epoch, checkpoint_burst, stage_in, gpu_stream (fields: "
        "sl.workload.<type>)"},
-      {"sl.workload.dlio{config =, overrides = {...}, fields}", "workload (train_epoch)",
-       "a DLIO or MLPerf Storage workload YAML as a train_epoch workload (fields: sl.workload.dlio; MLPerf "
-       "Storage's training configs: lua_scripts/mlperf/); a key it cannot model is refused with file:line: key; "
-       "workload.dlio reads back {config, model, au (metric.au), notes, approximated}"},
+      {"sl.workload.dlio{config =, overrides = {...}, fields}", "workload (train_epoch or checkpoint_burst)",
+       "a DLIO or MLPerf Storage workload YAML: a training config as a train_epoch workload, a checkpoint-only "
+       "config (workflow.checkpoint, MLPerf Storage v2.0's llama3) as a checkpoint_burst that writes with fsync "
+       "and reads back (fields: sl.workload.dlio; MLPerf Storage's configs: lua_scripts/mlperf/); a key it cannot "
+       "model is refused with file:line: key; workload.dlio reads back {config, model, au (metric.au), notes, "
+       "approximated}, a checkpoint config also {ranks, shard_bytes, checkpoint_bytes, writes, reads}"},
   };
 }
 
@@ -239,12 +241,13 @@ std::vector<LuaFunctionDoc> running_function_docs() {
        "(value is then the last run), stopped says why the search ended (a step whose point fails ends it at the step "
        "before); every step is a point of results.json "
        "with the axis (and files_per_rank) in its params"},
-      {"sl.mlperf{clients =, max_accelerators =, au =, sl.run fields}", "table",
+      {"sl.mlperf{clients =, max_accelerators =, au =, datasize =, sl.run fields}", "table",
        "MLPerf Storage's training answer (fields: sl.mlperf): for each client node count, the most accelerators "
        "(ranks_per_node x clients) of the one train_epoch workload that keep AU >= the threshold (the DLIO config's "
        "metric.au unless au is given), one run per probe (doubling from 1 per client, then bisection); prints a line "
        "per probe and the answers as a table; returns {workload, au_threshold, rows = {{clients, accelerators, "
-       "accelerators_per_client, au, throughput_mib_per_s, samples_per_s, binding_resource, probes, stopped}}, "
+       "accelerators_per_client, au, throughput_mib_per_s, samples_per_s, binding_resource, probes, stopped, "
+       "dataset_files, datasize_min_files, client_memory_bytes, meets_datasize}}, "
        "probes = {{clients, accelerators, au, throughput_mib_per_s, samples_per_s, passed}}, points}; the rows go to "
        "results.json's mlperf and mlperf.csv, every probe is a point of results.json with clients and accelerators in "
        "its params"},
@@ -327,6 +330,10 @@ const std::vector<SeedStudyDoc>& seed_studies() {
       {"storage_failover.lua", "Study 9", "",
        "a storage (and metadata) server failure with and without BeeGFS buddy mirroring: outage, switchover, "
        "every byte read back (issue 9)"},
+      {"mlperf_published.lua", "Study 10", "mlperf-storage-v10-published-results",
+       "three MLPerf Storage v1.0 closed unet3d (H100) results: one local Micron 9550 Gen5 drive, one 9400 Gen4 "
+       "drive, an HPE Cray C500 Lustre appliance with one client; sl.mlperf at the published client count against "
+       "the published accelerators and MiB/s (issue 52)"},
       {"calibrate_links.lua", "Calibration", "",
        "`sluice calibrate` on shaped links: fit the sim profile on some link rates, stripe counts and file "
        "sizes, predict held-out ones (issue 8, F1)"},

@@ -57,6 +57,7 @@ MlperfPlan read_mlperf_fields(ScriptTable& args) {
   const std::optional<std::vector<std::uint64_t>> clients = r.count_list("clients");
   const std::optional<std::uint64_t> max = r.count("max_accelerators");
   const std::optional<double> au = r.number("au");
+  const std::optional<std::string> datasize = r.choice("datasize");
   r.finish();
   if (!clients) r.fail("clients", "missing: the client node counts to search, such as clients = {1, 2, 4}");
   if (clients->empty()) r.fail("clients", "the list is empty: give client node counts such as {1, 2, 4}");
@@ -70,10 +71,66 @@ MlperfPlan read_mlperf_fields(ScriptTable& args) {
   plan.max_accelerators = *max;
   plan.au_given = au.has_value();
   plan.au_threshold = au.value_or(0);
+  plan.datasize = datasize == "require" ? MlperfDatasize::require : MlperfDatasize::report;
   return plan;
 }
 
-void check_mlperf_plan(MlperfPlan& plan, const ScriptObject& workload, const WorkloadSpec& built) {
+MlperfDatasizeNeed mlperf_datasize_need(const MlperfPlan& plan, std::uint64_t clients, std::uint64_t accelerators) {
+  MlperfDatasizeNeed need;
+  for (std::uint64_t i = 0; i < clients && i < plan.node_memory_bytes.size(); ++i)
+    need.client_memory_bytes += plan.node_memory_bytes[i];
+  const std::uint64_t by_bytes =
+      plan.file_bytes == 0 ? 0 : k_mlperf_datasize_memory_factor * need.client_memory_bytes / plan.file_bytes;
+  const std::uint64_t by_steps =
+      k_mlperf_datasize_min_steps * accelerators * plan.batch_samples / plan.samples_per_file;
+  need.min_files = std::max(by_bytes, by_steps);
+  need.met = plan.dataset_files >= need.min_files;
+  return need;
+}
+
+namespace {
+
+// Host memory of each of the plan's client nodes, in the cluster's host_memory vertices.
+std::vector<std::uint64_t> client_memory(const std::vector<NodeId>& nodes, const topo::Topology& cluster) {
+  std::vector<std::uint64_t> out(nodes.size(), 0);
+  for (topo::VertexId v = 0; v < cluster.vertex_count(); ++v) {
+    const topo::Vertex& x = cluster.vertex(v);
+    if (x.kind != topo::VertexKind::host_memory) continue;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (nodes[i] == x.node) out[i] += x.host_memory_bytes;
+  }
+  return out;
+}
+
+// The dataset the rule weighs, from the train_epoch (the mean sample size).
+void set_dataset(MlperfPlan& plan, const TrainEpochConfig& train, const topo::Topology& cluster) {
+  plan.samples_per_file = std::max<std::uint64_t>(train.samples_per_file, 1);
+  plan.batch_samples = std::max<std::uint64_t>(train.batch_samples, 1);
+  plan.dataset_files = (train.samples + plan.samples_per_file - 1) / plan.samples_per_file;
+  plan.dataset_bytes = train.samples * train.sample_bytes;
+  plan.file_bytes = plan.samples_per_file * train.sample_bytes;
+  plan.node_memory_bytes = client_memory(plan.nodes, cluster);
+}
+
+// With datasize = "require": every client count's dataset meets the rule at max_accelerators per client.
+void require_datasize(const MlperfPlan& plan) {
+  for (std::size_t i = 0; i < plan.clients.size(); ++i) {
+    const MlperfDatasizeNeed need =
+        mlperf_datasize_need(plan, plan.clients[i], plan.clients[i] * plan.max_accelerators);
+    if (need.met) continue;
+    throw ScriptError(fail_text(
+        "datasize", "\"require\": at clients[" + std::to_string(i + 1) + "] = " + std::to_string(plan.clients[i]) +
+                        " the dataset has " + std::to_string(plan.dataset_files) + " files; MLPerf's rule (5x the " +
+                        std::to_string(need.client_memory_bytes) + " bytes of the clients' memory, 500 steps of " +
+                        std::to_string(plan.clients[i] * plan.max_accelerators) + " accelerators) needs " +
+                        std::to_string(need.min_files) + ": raise dataset.num_files_train"));
+  }
+}
+
+}  // namespace
+
+void check_mlperf_plan(MlperfPlan& plan, const ScriptObject& workload, const WorkloadSpec& built,
+                       const topo::Topology& cluster) {
   const auto* train = std::get_if<TrainEpochConfig>(&built.config);
   if (train == nullptr) {
     throw ScriptError(fail_text("workload", "a " + workload.type +
@@ -106,6 +163,8 @@ void check_mlperf_plan(MlperfPlan& plan, const ScriptObject& workload, const Wor
                                 " steps (AU leaves out the first), the dataset has " + std::to_string(train->samples) +
                                 "; raise the samples (dataset.num_files_train) or lower max_accelerators"));
   }
+  set_dataset(plan, *train, cluster);
+  if (plan.datasize == MlperfDatasize::require) require_datasize(plan);
 }
 
 std::shared_ptr<const ScriptObject> mlperf_workload(const ScriptObject& workload, const MlperfPlan& plan,
@@ -152,6 +211,12 @@ MlperfRow mlperf_row(const MlperfPlan& plan, std::uint64_t clients, std::uint64_
   row.accelerators = clients * largest;
   row.au_threshold = plan.au_threshold;
   row.probes = probes.size();
+  const MlperfDatasizeNeed need = mlperf_datasize_need(plan, clients, std::max<std::uint64_t>(row.accelerators, 1));
+  row.dataset_files = plan.dataset_files;
+  row.dataset_bytes = plan.dataset_bytes;
+  row.client_memory_bytes = need.client_memory_bytes;
+  row.datasize_min_files = need.min_files;
+  row.meets_datasize = need.met;
   for (const MlperfProbe& p : probes) {
     if (p.per_client != largest) continue;
     row.au = p.au;
@@ -195,6 +260,16 @@ std::string mlperf_table(const MlperfPlan& plan, const std::vector<MlperfRow>& r
                   r.samples_per_s, why.c_str());
     out += line;
   }
+  for (const MlperfRow& r : rows) {
+    if (r.meets_datasize) continue;
+    std::snprintf(line, sizeof line,
+                  "  clients=%llu: the dataset (%llu files, %.3g GB) is below MLPerf's closed rule (5x the clients' "
+                  "%.3g GB of memory, 500 steps): %llu files; not a closed-division result\n",
+                  static_cast<unsigned long long>(r.clients), static_cast<unsigned long long>(r.dataset_files),
+                  static_cast<double>(r.dataset_bytes) / 1e9, static_cast<double>(r.client_memory_bytes) / 1e9,
+                  static_cast<unsigned long long>(r.datasize_min_files));
+    out += line;
+  }
   return out;
 }
 
@@ -209,7 +284,10 @@ const FieldTable& mlperf_fields() {
        count_field("max_accelerators", "accelerators", 1, k_mlperf_max_accelerators, "",
                    "the most accelerators (ranks) per client node to try (required)"),
        number_field("au", "fraction", 0, 1, "the DLIO config's metric.au",
-                    "the AU threshold a count must keep, in (0, 1]")}};
+                    "the AU threshold a count must keep, in (0, 1]"),
+       choice_field("datasize", {"report", "require"}, "report",
+                    "MLPerf's closed dataset rule (files >= 5x the clients' memory and 500 steps): report it per row "
+                    "and warn, or refuse a search whose dataset is smaller at max_accelerators")}};
   return k;
 }
 

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/common/ids.hpp"
+#include "core/topology/topology.hpp"
 #include "core/workloads/workload_limits.hpp"
 #include "scenarios/lua/field_reader.hpp"
 #include "scenarios/lua/script_value.hpp"
@@ -42,6 +43,20 @@ inline constexpr std::size_t k_mlperf_max_client_counts = 16;
 inline constexpr std::uint64_t k_mlperf_min_steps = 2;
 // MLPerf Storage reports throughput in MiB/s (DLIO: "MB/second" of 2^20 bytes).
 inline constexpr double k_bytes_per_mib = 1024.0 * 1024.0;
+// MLPerf Storage's dataset rule for a closed training result (mlcommons/storage,
+// mlpstorage rules: calculate_training_data_size, "Dataset needs to be 5x the amount
+// of total memory", "Training needs to do at least 500 steps per epoch"): the files
+// are at least 5 x the clients' host memory / the bytes of a file, and at least
+// 500 x the accelerators x the batch / the samples of a file. The first keeps the
+// clients' page cache from serving the epoch; the second keeps the epoch long.
+inline constexpr std::uint64_t k_mlperf_datasize_memory_factor = 5;
+inline constexpr std::uint64_t k_mlperf_datasize_min_steps = 500;
+
+// How sl.mlperf treats a dataset below that rule (its `datasize` field).
+enum class MlperfDatasize {
+  report,   // every row says whether the dataset meets it; a line warns where it does not
+  require,  // the search refuses to start unless it is met at every client count
+};
 
 struct MlperfPlan {
   std::vector<std::uint64_t> clients;  // client node counts, each searched on its own
@@ -50,7 +65,25 @@ struct MlperfPlan {
   bool au_given = false;
   std::vector<NodeId> nodes;  // the workload's client nodes: `clients` uses the first ones
   std::string workload;       // its label: the probe's epoch row
+  MlperfDatasize datasize = MlperfDatasize::report;
+  // The dataset, for the datasize rule: its files and bytes (the mean sample
+  // size times the samples), and each client node's host memory (nodes' order).
+  std::uint64_t dataset_files = 0;
+  std::uint64_t dataset_bytes = 0;
+  std::uint64_t samples_per_file = 1;
+  std::uint64_t batch_samples = 1;
+  std::uint64_t file_bytes = 0;
+  std::vector<std::uint64_t> node_memory_bytes;
 };
+
+// The fewest files MLPerf's datasize rule allows for `clients` client nodes and
+// `accelerators` accelerators in all (k_mlperf_datasize_*), and the clients' memory.
+struct MlperfDatasizeNeed {
+  std::uint64_t client_memory_bytes = 0;
+  std::uint64_t min_files = 0;
+  bool met = false;  // the dataset has min_files or more
+};
+MlperfDatasizeNeed mlperf_datasize_need(const MlperfPlan& plan, std::uint64_t clients, std::uint64_t accelerators);
 
 // Reads sl.mlperf's own fields (clients, max_accelerators, au) and removes
 // them from `args`, leaving sl.run's fields. Throws ScriptError
@@ -59,9 +92,12 @@ struct MlperfPlan {
 MlperfPlan read_mlperf_fields(ScriptTable& args);
 
 // Completes and checks the plan against the workload (the object as the
-// script made it, and built): a train_epoch, a threshold (given, or the DLIO
-// config's), enough client nodes and enough samples for every probe.
-void check_mlperf_plan(MlperfPlan& plan, const ScriptObject& workload, const WorkloadSpec& built);
+// script made it, and built) on its cluster: a train_epoch, a threshold (given,
+// or the DLIO config's), enough client nodes, enough samples for every probe,
+// and with datasize = "require" MLPerf's dataset rule at every client count
+// (max_accelerators per client).
+void check_mlperf_plan(MlperfPlan& plan, const ScriptObject& workload, const WorkloadSpec& built,
+                       const topo::Topology& cluster);
 
 // The probe's workload: the script's object on the first `clients` nodes
 // with ranks_per_node = per_client; `params` gets clients and accelerators.

@@ -11,6 +11,7 @@
 #include <new>
 #include <set>
 
+#include "core/common/assert.hpp"
 #include "core/topology/nvidia_smi_import.hpp"
 #include "scenarios/lua/dlio_workload.hpp"
 #include "scenarios/lua/fault_plan_reader.hpp"
@@ -431,7 +432,8 @@ int make_workload(lua_State* L) {
   });
 }
 
-// sl.workload.dlio{config = "unet3d_h100.yaml", overrides = {...}, <train_epoch fields>}: a train_epoch workload.
+// sl.workload.dlio{config = "unet3d_h100.yaml", overrides = {...}, <workload fields>}: a train_epoch workload,
+// or a checkpoint_burst one for a checkpoint-only config (dlio_workload.hpp).
 int make_dlio(lua_State* L) {
   ScriptContext* ctx = context_of(L);
   return guarded(L, [&] {
@@ -454,9 +456,10 @@ int make_dlio(lua_State* L) {
     DlioBuild built = build_dlio(args, path, *text);
     auto object = std::make_shared<ScriptObject>();
     object->kind = ObjectKind::workload;
-    object->type = "train_epoch";
+    object->type = built.type;
     object->where = caller_where(L);
-    object->args = std::move(built.train_args);
+    object->args = std::move(built.workload_args);
+    object->reported = std::move(built.exposed);
     object->reported.fields["dlio"] = ScriptValue{std::make_shared<const ScriptTable>(std::move(built.report))};
     build_workload(object->type, object->args, nullptr, nullptr);
     push_object(L, std::move(object));
@@ -1043,7 +1046,9 @@ RunRequest read_mlperf_request(ScriptContext* ctx, const ScriptTable& args, Mlpe
     throw ScriptError("sl.mlperf: sweep: " + std::to_string(start.points.size()) +
                       " points; the search starts from one: give each field one value");
   }
-  check_mlperf_plan(plan, *req.workloads.front(), start.points.front().workloads.front());
+  const ScenarioSpec& first = start.points.front();
+  SLUICE_ASSERT_MSG(first.cluster != nullptr, "a planned point has its cluster");
+  check_mlperf_plan(plan, *req.workloads.front(), first.workloads.front(), *first.cluster);
   return req;
 }
 
@@ -1087,6 +1092,13 @@ void push_mlperf_row(lua_State* L, const MlperfRow& r) {
   lua_pushinteger(L, static_cast<lua_Integer>(r.probes));
   lua_setfield(L, -2, "probes");
   set_string(L, "stopped", r.stopped);
+  lua_pushinteger(L, static_cast<lua_Integer>(r.dataset_files));
+  lua_setfield(L, -2, "dataset_files");
+  lua_pushinteger(L, static_cast<lua_Integer>(r.datasize_min_files));
+  lua_setfield(L, -2, "datasize_min_files");
+  set_number(L, "client_memory_bytes", static_cast<double>(r.client_memory_bytes));
+  lua_pushboolean(L, r.meets_datasize ? 1 : 0);
+  lua_setfield(L, -2, "meets_datasize");
 }
 
 void push_mlperf_probe(lua_State* L, const MlperfProbe& p) {

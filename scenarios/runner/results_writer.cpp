@@ -313,7 +313,12 @@ nlohmann::json mlperf_json(const MlperfRow& m) {
           {"samples_per_s", measured_json(m.samples_per_s)},
           {"binding_resource", m.binding_resource},
           {"probes", m.probes},
-          {"stopped", m.stopped}};
+          {"stopped", m.stopped},
+          {"dataset_files", m.dataset_files},
+          {"dataset_bytes", m.dataset_bytes},
+          {"client_memory_bytes", m.client_memory_bytes},
+          {"datasize_min_files", m.datasize_min_files},
+          {"meets_datasize", m.meets_datasize}};
 }
 
 nlohmann::json results_document(std::string_view scenario, const std::vector<RunResult>& runs,
@@ -437,12 +442,14 @@ std::string results_table(const std::vector<RunResult>& runs) {
 std::string mlperf_csv(const std::vector<MlperfRow>& rows) {
   std::string out =
       "workload,clients,accelerators,accelerators_per_client,au_threshold,au,throughput_mib_per_s,samples_per_s,"
-      "binding_resource,probes,stopped\n";
+      "binding_resource,probes,stopped,dataset_files,dataset_bytes,client_memory_bytes,datasize_min_files,"
+      "meets_datasize\n";
   for (const MlperfRow& m : rows) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.workload), m.clients, m.accelerators,
-                       m.accelerators_per_client, csv_number(m.au_threshold), csv_number(m.au),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(m.workload), m.clients,
+                       m.accelerators, m.accelerators_per_client, csv_number(m.au_threshold), csv_number(m.au),
                        csv_number(m.throughput_mib_per_s), csv_number(m.samples_per_s), csv_field(m.binding_resource),
-                       m.probes, csv_field(m.stopped));
+                       m.probes, csv_field(m.stopped), m.dataset_files, m.dataset_bytes, m.client_memory_bytes,
+                       m.datasize_min_files, m.meets_datasize ? "true" : "false");
   }
   return out;
 }

@@ -2,7 +2,8 @@
 // read_dlio_config), what sl.workload.dlio reads (issue 52 item 1).
 // Properties: never crash, and no exception escapes (yaml-cpp's included);
 // an error is invalid_argument naming the file ("fuzz.yaml..."); an accepted
-// config is a valid train_epoch config (TrainEpoch::validate) whose notes
+// config is a valid train_epoch config (TrainEpoch::validate), or for a
+// checkpoint-only one a valid checkpoint_burst config, whose notes
 // each name a key the reader knows, and reading it again gives the same
 // fields (the reader is a function of its text).
 #include <algorithm>
@@ -30,6 +31,13 @@ std::vector<std::vector<std::uint8_t>> fuzz_seeds() {
       "record_length: 114660.07, format: tfrecord}\nreader: {data_loader: tensorflow, read_threads: 8, batch_size: "
       "400, prefetch_size: 0}\ntrain:\n  computation_time: {mean: 0.224, stdev: 0.01, type: normal}\n"
       "output:\n  metric: {exclude_start_steps: 1, exclude_end_steps: 0}\n",
+      // MLPerf Storage v2.0's llama3 8B checkpointing (lua_scripts/mlperf/llama3_8b.yaml), 2 ranks
+      "model:\n  name: llama_8b\n  type: transformer\n  num_layers: 32\n  model_datatype: fp16\n"
+      "  optimizer_datatype: fp32\n  parallelism:\n    pipeline: 1\n    tensor: 1\n    zero_stage: 3\n    data: 2\n"
+      "  transformer:\n    vocab_size: 128256\n    hidden_size: 4096\n    ffn_hidden_size: 14336\n"
+      "    num_attention_heads: 32\n    num_kv_heads: 8\nframework: pytorch\nworkflow:\n  generate_data: False\n"
+      "  train: False\n  checkpoint: True\ncheckpoint:\n  checkpoint_folder: checkpoints/llama_8b\n"
+      "  time_between_checkpoints: 5\n  num_checkpoints_write: 10\n  num_checkpoints_read: 10\n  fsync: True\n",
       // refusals: anchors, a duplicate, an unknown section
       "dataset: &d\n  format: hdf5\nreader: *d\nhydra: [1, {a: b}]\n",
   };
@@ -47,7 +55,9 @@ void check(std::string_view text) {
     if (w.status().message().rfind("fuzz.yaml", 0) != 0) property_failed("dlio_yaml", "an error not naming the file");
     return;
   }
-  if (!TrainEpoch::validate(w->train).ok()) property_failed("dlio_yaml", "an accepted config fails validate()");
+  if (w->checkpoint ? !CheckpointBurst::validate(w->checkpoint->config).ok() : !TrainEpoch::validate(w->train).ok()) {
+    property_failed("dlio_yaml", "an accepted config fails validate()");
+  }
   const std::vector<std::string>& known = scenario::dlio_known_keys();
   for (const scenario::DlioNote& n : w->notes) {
     const std::string& key = n.key;  // "train.computation_time.stdev": a part of a known key
@@ -57,7 +67,9 @@ void check(std::string_view text) {
   }
   Result<scenario::DlioWorkload> again = scenario::read_dlio_config(text, "fuzz.yaml");
   if (!again.ok() || again->train.samples != w->train.samples || again->train.sample_bytes != w->train.sample_bytes ||
-      again->train.compute_ns_per_step != w->train.compute_ns_per_step) {
+      again->train.compute_ns_per_step != w->train.compute_ns_per_step ||
+      again->checkpoint.has_value() != w->checkpoint.has_value() ||
+      (w->checkpoint && again->checkpoint->config.shard_bytes != w->checkpoint->config.shard_bytes)) {
     property_failed("dlio_yaml", "reading the same text twice differs");
   }
 }

@@ -166,6 +166,22 @@ TEST_F(HwEnvTest, AfterComputeGoesOnInTheHandlerWithNoCompletion) {
   EXPECT_TRUE(world.call(probe, [&] { return probe.completions.empty(); }));
 }
 
+// A workload's step stands for an accelerator's compute, which nothing here
+// does: it takes its time (train_epoch's computation_time on real hardware).
+TEST_F(HwEnvTest, AWorkloadStepTakesItsTimeWhereOtherComputeCompletesAtOnce) {
+  HwWorld world(config());
+  auto& probe = world.add_service<ProbeService>(1);
+  ASSERT_TRUE(world.start().ok());
+  constexpr TimeNs step_ns = 30 * k_ns_per_ms;
+  const TimeNs start = on(world, probe, [](Env& env) { return env.now(); });
+  const OpId step = on(world, probe, [&](Env& env) { return env.compute(CostKind::workload_step, step_ns); });
+  EXPECT_TRUE(await(world, probe, step).status.ok());
+  const TimeNs done = on(world, probe, [](Env& env) { return env.now(); });
+  EXPECT_GE(done - start, step_ns) << "the step completed before its time";
+  const OpId stat = on(world, probe, [](Env& env) { return env.compute(CostKind::meta_stat, 1'000'000'000); });
+  EXPECT_TRUE(await(world, probe, stat).status.ok()) << "a service's compute completes at once (no 1 s wait)";
+}
+
 TEST_F(HwEnvTest, MemoryOperationsWorkOnRealBytes) {
   HwWorld world(config());
   auto& probe = world.add_service<ProbeService>(1);

@@ -40,8 +40,20 @@ ok = ok and len(probes) == len(doc["runs"]) == sum(r["probes"] for r in rows)
 table = list(csv.DictReader(open(sys.argv[2])))
 ok = ok and [(int(t["clients"]), int(t["accelerators"])) for t in table] == [(1, 8), (2, 8)]
 print(("ok" if ok else "FAIL") + ": results.json's mlperf and mlperf.csv hold the answers " + str(got))
-sys.exit(0 if ok else 1)
+# MLPerf's dataset rule, by hand: a client node has 1 socket of 256 GiB (generic's default);
+# a file is one 4 MiB sample; 5 x 256 GiB / 4 MiB = 327,680 files for one client, 655,360 for
+# two; 500 steps x 8 accelerators x 2 samples = 8,000 files is less. The dataset's 384 files
+# meet neither.
+gib = 1 << 30
+want = [(384, 384 * 4 * (1 << 20), 256 * gib, 327680, False), (384, 384 * 4 * (1 << 20), 512 * gib, 655360, False)]
+have = [(r["dataset_files"], r["dataset_bytes"], r["client_memory_bytes"], r["datasize_min_files"],
+         r["meets_datasize"]) for r in rows]
+size_ok = have == want and [t["datasize_min_files"] for t in table] == ["327680", "655360"]
+print(("ok" if size_ok else "FAIL") + ": the datasize rule per row " + str(have))
+sys.exit(0 if ok and size_ok else 1)
 PY
+grep -q "^  clients=1: the dataset (384 files, 1.61 GB) is below MLPerf's closed rule .*: 327680 files" "$tmp/out" &&
+  echo "ok: the table warns of the dataset rule" || { echo "FAIL: no datasize warning"; grep -i dataset "$tmp/out"; fail=1; }
 [ -s "$tmp/run/au.dat" ] && echo "ok: search:plot wrote au.dat" || { echo "FAIL: no au.dat"; fail=1; }
 
 # The study at its defaults: unet3d H100 (2.86 GB/s an accelerator at AU 0.9,
@@ -77,4 +89,25 @@ bad "clients = {1, 2}, max_accelerators = 2, au = 0.9" "clients[2]: 2 client nod
 bad "clients = {1}, max_accelerators = 2" "au: missing: the workload is no DLIO config with metric.au"
 bad "clients = {1}, max_accelerators = 64, au = 0.9" "max_accelerators: 64 accelerators reading 2 samples a step need 256 samples"
 bad "clients = {1}, max_accelerators = 2, au = 0.9" "workload: a file_sweep has no accelerators" sweep
+# 8 files of 8 x 256 KiB; 5 x 256 GiB / 2 MiB = 655,360 files.
+bad "clients = {1}, max_accelerators = 2, au = 0.9, datasize = \"require\"" \
+  "datasize: \"require\": at clients[1] = 1 the dataset has 8 files; MLPerf's rule (5x the 274877906944 bytes of the clients' memory, 500 steps of 2 accelerators) needs 655360"
+bad "clients = {1}, max_accelerators = 2, au = 0.9, datasize = \"strict\"" "datasize:"
+
+# datasize = "require" met: a client of 1 MiB memory (5 MiB: 20 files of 256 KiB) and one
+# accelerator reading 1 sample a step (500 steps: 500 files); the dataset has 512.
+cat >"$tmp/met.lua" <<LUA
+local sl = require "sluice"
+local m = sl.machines.generic{ sockets = 1, gpus = 1, nics = 1, nvmes = 1, nic_gbps = 100, memory_bytes_per_socket = "1MiB" }
+local cluster = sl.cluster{ machines = {m, m}, fabric = sl.fabric.infiniband{ gbps = 100 } }
+local fs = sl.fs.beegfs{ storage_nodes = {0}, meta_nodes = {0}, mgmt_node = 0, client_nodes = {1} }
+local train = sl.workload.train_epoch{ samples = 512, batch_samples = 1, samples_per_file = 1, sample_bytes = "256KiB",
+                                       compute_ns_per_step = "1ms", setup_dataset = true }
+local s = sl.mlperf{ cluster = cluster, fs = fs, workload = train, clients = {1}, max_accelerators = 1, au = 0.5,
+                     datasize = "require" }
+print("met: " .. tostring(s.rows[1].meets_datasize) .. " min_files=" .. s.rows[1].datasize_min_files)
+LUA
+expect 0 "datasize = \"require\" runs where the dataset meets the rule" -- "$sluice" run "$tmp/met.lua" --out "$tmp/met"
+grep -q "^met: true min_files=500$" "$tmp/out" && echo "ok: the rule met (500 files)" ||
+  { echo "FAIL: no 'met: true min_files=500'"; grep '^met' "$tmp/out"; fail=1; }
 exit $fail

@@ -111,6 +111,36 @@ TEST(CheckpointBurst, SeveralFilesAndBurstsWriteEveryByte) {
   EXPECT_EQ(cluster.failures(), "");
 }
 
+// MLPerf Storage's checkpoint read phase: every checkpoint written is read
+// back (read_checkpoints = checkpoints), one timed read phase each, and
+// every byte is verified against the pattern it was written with.
+TEST(CheckpointBurst, ReadsBackTheLastCheckpointsEachVerified) {
+  TestCluster cluster;
+  ASSERT_TRUE(cluster.ready().ok());
+  CheckpointConfig c;
+  c.shard_bytes = 1 * k_mib + 7;
+  c.block_bytes = 256 * k_kib;
+  c.checkpoints = 3;
+  c.read_back = true;
+  c.read_checkpoints = 2;
+  auto ranks = cluster.launch_all<CheckpointBurst>(c);
+  ASSERT_TRUE(cluster.run()) << cluster.failures();
+  ASSERT_EQ(cluster.failures(), "");
+  TestWorld& w = cluster.world();
+  EXPECT_EQ(w.counter("checkpoint.write.bytes"), 3 * 3 * static_cast<double>(c.shard_bytes));
+  EXPECT_EQ(w.counter("checkpoint.read.bytes"), 2 * 3 * static_cast<double>(c.shard_bytes));
+  EXPECT_EQ(w.counter("checkpoint.read.verified_bytes"), 2 * 3 * static_cast<double>(c.shard_bytes));
+  EXPECT_EQ(w.counter("checkpoint.write.sync_bytes"), 3 * 3 * static_cast<double>(c.shard_bytes));
+  std::size_t reads = 0;
+  for (auto* r : ranks) {
+    for (const auto& p : r->results()) reads += p.phase == "read" ? 1 : 0;
+  }
+  EXPECT_EQ(reads, 2u * 3u);
+  // More reads than checkpoints written is refused.
+  c.read_checkpoints = 4;
+  EXPECT_NE(CheckpointBurst::validate(c).message().find("read_checkpoints"), std::string::npos);
+}
+
 TEST(CheckpointBurst, RefusesBadConfigurations) {
   CheckpointConfig c;
   c.shard_bytes = 0;

@@ -117,6 +117,25 @@ TEST(TrainEpoch, PrefetchHidesReadsBehindCompute) {
   EXPECT_GT(au_two, au_none + 0.1) << "none " << au_none << " two " << au_two;
 }
 
+TEST(TrainEpoch, HostBuffersTakeTheDirectPathWhereGpuBuffersBounce) {
+  // The test cluster's transport reaches no GPU memory: reads into the
+  // default GPU batch buffers bounce through host memory; with buffer_kind
+  // host (DLIO's own loaders, a host without a GPU) every chunk goes direct.
+  TrainEpochConfig c = small_dataset();
+  TestWorld* gpu_world = nullptr;
+  std::unique_ptr<TestCluster> gpu_cluster;
+  run_training(c, &gpu_world, &gpu_cluster);
+  EXPECT_GT(gpu_world->counter("client.chunks_bounce"), 0);
+  c.buffer_kind = MemKind::host;
+  TestWorld* host_world = nullptr;
+  std::unique_ptr<TestCluster> host_cluster;
+  const auto epochs = run_training(c, &host_world, &host_cluster);
+  ASSERT_EQ(epochs.size(), 3u);
+  EXPECT_EQ(host_world->counter("train_epoch.epoch.ops"), 96);
+  EXPECT_EQ(host_world->counter("client.chunks_bounce"), 0);
+  EXPECT_GT(host_world->counter("client.chunks_direct"), 0);
+}
+
 TEST(TrainEpoch, ReadsWithoutSetupFromAnExistingDataset) {
   TestCluster cluster;
   ASSERT_TRUE(cluster.ready().ok());

@@ -242,6 +242,31 @@ TEST(EmulatedPointResult, SummarisesPhasesCountersAndLinkLikeASimulatedRun) {
   EXPECT_DOUBLE_EQ(r.counters.at("emulate.link_bits_per_s"), 300e6);
 }
 
+// A training epoch's AU comes back from the nodes (each rank and epoch) as the epoch row's
+// au_pct, their mean, as a simulated or hardware run reports it (make bench-mlperf reads it).
+TEST(EmulatedPointResult, TrainEpochAuIsTheMeanOfTheNodesAuSamples) {
+  const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
+  ASSERT_FALSE(points.empty());
+  scenario::ScenarioSpec spec = points[0];
+  spec.workloads[0].config = TrainEpochConfig{};
+  nlohmann::json g = gathered(true);
+  g["nodes"][0]["phases"] = {
+      {{"phase", "setup"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 400'000'000}},
+      {{"phase", "epoch"}, {"rank", 0}, {"bytes", 8 * k_mib}, {"ops", 8}, {"elapsed_ns", 200'000'000}}};
+  g["nodes"][0]["train_epoch_au_ratios"] = {0.5, 0.7};
+  g["nodes"][1]["train_epoch_au_ratios"] = nlohmann::json::array();
+  const scenario::RunResult r = SpecDeployment::result_of(spec, g);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.phases.size(), 2u);
+  EXPECT_EQ(r.phases[0].extra.count("au_pct"), 0u) << "the setup has no AU";
+  ASSERT_EQ(r.phases[1].extra.count("au_pct"), 1u);
+  EXPECT_DOUBLE_EQ(r.phases[1].extra.at("au_pct"), 60.0);
+  // A file sweep's point carries none, whatever a node sent.
+  const scenario::RunResult sweep = SpecDeployment::result_of(points[0], g);
+  ASSERT_TRUE(sweep.ok) << sweep.error;
+  for (const scenario::PhaseRow& row : sweep.phases) EXPECT_EQ(row.extra.count("au_pct"), 0u);
+}
+
 TEST(EmulatedPointResult, AFailedNodeFailsTheRunAndIsNamed) {
   const std::vector<scenario::ScenarioSpec> points = script_points({{"set", "holdout"}});
   ASSERT_FALSE(points.empty());

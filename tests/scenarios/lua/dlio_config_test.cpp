@@ -265,6 +265,210 @@ TEST(DlioConfig, RefusesWhatIsNoConfigAtAll) {
   }
 }
 
+// MLPerf Storage v2.0's checkpointing configs (lua_scripts/mlperf/llama3_*.yaml)
+// against DLIO's formula (dlio_config.cpp cites it), worked by hand:
+//
+// kv = h / heads x kv_heads; a transformer layer holds
+//   h + h (h + 2 kv) + h h + h + 3 h f elements; P = 2 V h + L layer + h.
+// 8B (h 4096, f 14336, V 128256, L 32, heads 32, kv_heads 8; TP 1, PP 1,
+// ZeRO 3, 8 ranks so DP 8): kv = 1024, layer = 8192 + 25165824 + 16777216
+// + 176160768 = 218112000, P = 1050673152 + 6979584000 + 4096 = 8030261248.
+//   Model state, ZeRO 3 sharding every layer over DP 8 (fp16, 2 bytes):
+//   embedding and head 525336576 / 8 = 65667072 each, norm 512, a layer
+//   512 + 3145728 + 2097152 + 512 + 14680064 + 7340032 = 27264000, x 32 =
+//   872448000; 1003782656 elements = 2007565312 bytes.
+//   Optimizer (fp32, 4 bytes): 3 x P / 8 = 3011347968 plus 3 x 5h = 61440:
+//   12045637632 bytes. Each rank: 14053202944; 8 ranks: 112425623552
+//   (104.7 GiB; Table 2: "105 GB").
+// 70B (h 8192, f 28672, L 80, heads 128, kv_heads 8; TP 8, PP 1, ZeRO 3, 64
+// ranks so DP 8): kv = 512, layer = 847265792, P = 69882617856. Model per
+// rank: embedding 8192 x 128256 / 8 / 8 = 16416768 (twice), norm 1024, a
+// layer 1024 + 75497472/64 + 67108864/64 + 1024 + 469762048/64 + 234881024/64
+// = 13240320 (x 80): 1092060160 elements = 2184120320 bytes. Optimizer:
+// (3 x P / 64 + 15 x 8192) x 4 = (3 x 1091915904 + 122880) x 4 = 13103482368.
+// Each rank: 15287602688; 64 ranks: 978406572032 (911.2 GiB; "912 GB").
+// 405B (h 16384, f 53248, L 126, heads 128, kv_heads 8; TP 8, PP 32, ZeRO 1,
+// 512 ranks so DP 2): kv = 1024, layer = 3187703808, P = 405853388800.
+//   Optimizer on every rank: (3 x P / 512 + 15 x 16384) x 4 = (3 x 792682400
+//   + 245760) x 4 = 9513171840. Model state on data-parallel rank 0 (ranks
+//   0..255) only, by pipeline stage: 126 layers over 32 stages = 4 each for
+//   stages 0..29, 3 for 30 and 31; a layer per tensor rank 16384 + 805306368/8
+//   + 268435456/8 + 16384 + 1744830464/8 + 872415232/8 = 398491648, the
+//   embedding and head 262668288, the norm 16384.
+//   Rank 0 (stage 0: embedding + 4 layers): 1856634880 x 2 = 3713269760,
+//   13226441600 in all; rank 8 (stage 1, 4 layers): 3187933184 -> 12701105024;
+//   rank 255 (stage 31: 3 layers, head, norm): 1458159616 x 2 = 2916319232 ->
+//   12429491072; rank 256 (data-parallel rank 1): 9513171840.
+//   512 ranks: 5682508791808 (5292.2 GiB; Table 2 "5.29 TB").
+// 1T (h 25872, f 98304, L 128, heads 192, kv_heads 32; TP 8, PP 64, ZeRO 1,
+// 1024 ranks so DP 2): kv = 25872 / 192 (134) x 32 = 4288, P = 1183035102480;
+// optimizer (3 x 1155307717 + 388080) x 4 = 13865244924; rank 0 adds 2 layers
+// and the embedding, 5425047936 bytes; rank 1023 (data-parallel rank 1)
+// writes the optimizer alone. 1024 ranks: 16564174094592 = 15426.6 GiB, where
+// Table 2 says "18 TB" (the config's header keeps the miss visible).
+struct CheckpointCase {
+  const char* file;
+  const char* model;
+  std::uint64_t ranks;
+  std::uint64_t parameters;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> rank_bytes;  // rank, bytes of one checkpoint
+  std::uint64_t checkpoint_bytes;
+};
+
+const CheckpointCase k_checkpoints[] = {
+    {"llama3_8b.yaml", "llama_8b", 8, 8'030'261'248, {{0, 14'053'202'944}, {7, 14'053'202'944}}, 112'425'623'552},
+    {"llama3_70b.yaml", "llama_70b", 64, 69'882'617'856, {{0, 15'287'602'688}, {63, 15'287'602'688}}, 978'406'572'032},
+    {"llama3_405b.yaml",
+     "llama_405b",
+     512,
+     405'853'388'800,
+     {{0, 13'226'441'600}, {8, 12'701'105'024}, {255, 12'429'491'072}, {256, 9'513'171'840}},
+     5'682'508'791'808},
+    {"llama3_1t.yaml",
+     "llama_1t",
+     1024,
+     1'183'035'102'480,
+     {{0, 13'865'244'924 + 5'425'047'936}, {1023, 13'865'244'924}},
+     16'564'174'094'592},
+};
+
+TEST(DlioConfig, EachMlperfCheckpointConfigWritesDliosBytesPerRank) {
+  for (const CheckpointCase& k : k_checkpoints) {
+    SCOPED_TRACE(k.file);
+    Result<DlioWorkload> w = read_dlio_config(file_text(k_mlperf + k.file), k.file);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    ASSERT_TRUE(w->checkpoint.has_value());
+    const DlioCheckpoint& c = *w->checkpoint;
+    EXPECT_EQ(w->model, k.model);
+    EXPECT_EQ(c.transformer.ranks(), k.ranks);
+    EXPECT_EQ(mlperf_checkpoint_ranks(k.model), k.ranks);
+    EXPECT_EQ(dlio_parameters(c.transformer), k.parameters);
+    for (const auto& [rank, bytes] : k.rank_bytes) {
+      EXPECT_EQ(dlio_rank_checkpoint_bytes(c.transformer, rank), bytes) << "rank " << rank;
+    }
+    EXPECT_EQ(c.checkpoint_bytes, k.checkpoint_bytes);
+    EXPECT_EQ(c.config.shard_bytes, (k.checkpoint_bytes + k.ranks - 1) / k.ranks);  // the ranks' mean
+    EXPECT_EQ(c.config.checkpoints, 10u);
+    EXPECT_EQ(c.reads, 10u);
+    EXPECT_TRUE(c.config.read_back);
+    EXPECT_EQ(c.config.read_checkpoints, 10u);
+    EXPECT_TRUE(c.config.sync);  // checkpoint.fsync: True
+    EXPECT_EQ(c.config.dir, std::string("/") + k.model);
+    // Unequal ranks (405B, 1T) are an approximation, said so.
+    EXPECT_EQ(has_note(*w, "model.parallelism", true), c.min_rank_bytes != c.max_rank_bytes);
+    EXPECT_TRUE(has_note(*w, "checkpoint.time_between_checkpoints", true));
+  }
+}
+
+TEST(DlioConfig, OverridesShrinkACheckpointConfig) {
+  const std::string text = file_text(k_mlperf + "llama3_8b.yaml");
+  Result<DlioWorkload> w = read_dlio_config(text, "l.yaml",
+                                            {{"model.parallelism.data", "2"},
+                                             {"model.num_layers", "2"},
+                                             {"model.transformer.vocab_size", "1024"},
+                                             {"checkpoint.num_checkpoints_write", "3"},
+                                             {"checkpoint.num_checkpoints_read", "2"},
+                                             {"checkpoint.fsync", "false"}});
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  const DlioCheckpoint& c = *w->checkpoint;
+  EXPECT_EQ(c.transformer.ranks(), 2u);
+  // P = 2 x 1024 x 4096 + 2 x 218112000 + 4096 = 444616704; per rank (ZeRO 3
+  // over 2): model (2 x 2097152 + 2 x 109056000 + 2048) x 2 = 444616704 bytes,
+  // optimizer (3 x 222308352 + 61440) x 4 = 2667945984; 3112562688 in all.
+  EXPECT_EQ(dlio_parameters(c.transformer), 444'616'704u);
+  EXPECT_EQ(c.config.shard_bytes, 3'112'562'688u);
+  EXPECT_EQ(c.config.checkpoints, 3u);
+  EXPECT_EQ(c.config.read_checkpoints, 2u);
+  EXPECT_FALSE(c.config.sync);
+  Result<DlioWorkload> none = read_dlio_config(text, "l.yaml", {{"checkpoint.num_checkpoints_read", "0"}});
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->checkpoint->config.read_back);
+}
+
+// A small checkpoint-only config; each malformed case replaces one of its lines.
+const std::vector<std::string> k_checkpoint_base = {
+    "model:",                          // 1
+    "  name: tiny_llm",                // 2
+    "  type: transformer",             // 3
+    "  num_layers: 4",                 // 4
+    "  model_datatype: fp16",          // 5
+    "  optimizer_datatype: fp32",      // 6
+    "  parallelism:",                  // 7
+    "    tensor: 2",                   // 8
+    "    pipeline: 2",                 // 9
+    "    zero_stage: 1",               // 10
+    "    data: 2",                     // 11
+    "  transformer:",                  // 12
+    "    vocab_size: 1024",            // 13
+    "    hidden_size: 256",            // 14
+    "    ffn_hidden_size: 512",        // 15
+    "    num_attention_heads: 8",      // 16
+    "    num_kv_heads: 2",             // 17
+    "workflow:",                       // 18
+    "  train: False",                  // 19
+    "  checkpoint: True",              // 20
+    "checkpoint:",                     // 21
+    "  checkpoint_folder: ckpt/tiny",  // 22
+    "  num_checkpoints_write: 2",      // 23
+    "  num_checkpoints_read: 1",       // 24
+    "  fsync: True",                   // 25
+    "dataset:",                        // 26
+    "  format: parquet",               // 27: unused without training
+};
+
+std::string checkpoint_with_line(int line, const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < k_checkpoint_base.size(); ++i) {
+    out += (static_cast<int>(i) + 1 == line ? text : k_checkpoint_base[i]) + "\n";
+  }
+  return out;
+}
+
+TEST(DlioConfig, TheBaseOfTheMalformedCheckpointCasesIsValid) {
+  Result<DlioWorkload> w = read_dlio_config(checkpoint_with_line(0, ""), "ck.yaml");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->checkpoint->transformer.ranks(), 8u);
+  EXPECT_EQ(w->checkpoint->config.dir, "/tiny");
+  EXPECT_TRUE(has_note(*w, "dataset.format", false));  // a training key, recorded as unused
+}
+
+const Malformed k_malformed_checkpoints[] = {
+    {10, "    zero_stage: 4", "ck.yaml:10: model.parallelism.zero_stage: 4 is out of range: a ZeRO stage from 0 to 3"},
+    {8, "    tensr: 2", "ck.yaml:8: model.parallelism.tensr: unknown key; did you mean \"model.parallelism.tensor\"?"},
+    {14, "    hidden_size: big", "ck.yaml:14: model.transformer.hidden_size: expected a dimension, not \"big\""},
+    {5, "  model_datatype: fp12",
+     "ck.yaml:5: model.model_datatype: \"fp12\" is not one of int8, uint8, fp16, bf16, fp32, fp64; did you mean "
+     "\"fp16\"?"},
+    {3, "  type: cnn",
+     "ck.yaml:3: model.type: only a transformer's checkpoint (DLIO's layer and optimizer states) is modelled"},
+    {24, "  num_checkpoints_read: 3",
+     "ck.yaml:24: checkpoint.num_checkpoints_read: 3 reads of 2 checkpoints written: the reads are of this run's"},
+    {24, "  mode: subset",
+     "ck.yaml:24: checkpoint.mode: a subset run (fewer ranks than the model's, each writing its full-run share) is "
+     "not modelled; give model.parallelism.data for fewer ranks"},
+    {9, "    pipeline: 5",
+     "ck.yaml:9: model.parallelism.pipeline: 5 pipeline stages of 4 layers: a stage without layers"},
+    {17, "    num_kv_heads: 9", "ck.yaml:17: model.transformer.num_kv_heads: more than num_attention_heads"},
+    {11, "",
+     "ck.yaml: model.parallelism.data: missing (the data-parallel ranks; MLPerf Storage sets them only for "
+     "llama_8b, llama_70b, llama_405b and llama_1t)"},
+    {23, "", "ck.yaml: checkpoint.num_checkpoints_write: missing (checkpoints written)"},
+    {4, "", "ck.yaml: model.num_layers: missing (the transformer's layers)"},
+    {10, "    zero_stage: 3",
+     "ck.yaml:10: model.parallelism.zero_stage: ZeRO 3 with pipeline parallelism: DLIO refuses it too"},
+    {20, "  checkpoint: False",
+     "ck.yaml:19: workflow.train: a run without training or checkpoints (data generation alone) is no workload here"},
+};
+
+TEST(DlioConfig, RefusesMalformedCheckpointKeysWithTheirPlace) {
+  for (const Malformed& m : k_malformed_checkpoints) {
+    Result<DlioWorkload> w = read_dlio_config(checkpoint_with_line(m.line, m.text), "ck.yaml");
+    ASSERT_FALSE(w.ok()) << "line " << m.line << ": " << m.text;
+    EXPECT_EQ(w.status().code(), StatusCode::invalid_argument);
+    EXPECT_EQ(w.status().message(), m.message) << "line " << m.line << ": " << m.text;
+  }
+}
+
 // sl.workload.dlio in a script: a train_epoch workload for the runner.
 struct DlioScript {
   testing::ScratchDir dir;
@@ -334,6 +538,44 @@ TEST(DlioWorkload, AFieldTheConfigSetsIsRefusedNamingTheKeyToOverride) {
                                       "reader.batch_size; change it with overrides = {[\"reader.batch_size\"] = ...}"),
             std::string::npos)
       << r.status().message();
+}
+
+TEST(DlioWorkload, ACheckpointConfigRunsAsACheckpointBurstWithItsRanks) {
+  DlioScript s;
+  s.dir.write("llama3_8b.yaml", file_text(k_mlperf + "llama3_8b.yaml"));
+  Result<ScriptOutcome> r = s.run(
+      "sl.workload.dlio{ config = \"llama3_8b.yaml\", ranks_per_node = 1, block_bytes = 1048576,"
+      " overrides = { [\"model.parallelism.data\"] = 2, [\"checkpoint.num_checkpoints_write\"] = 1,"
+      " [\"checkpoint.num_checkpoints_read\"] = 1 } }\n"
+      "print(w.ranks, w.shard_bytes, w.model, w.checkpoint_bytes, w.writes, w.reads)");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(s.specs.size(), 1u);
+  const WorkloadSpec& w = s.specs[0].workloads.at(0);
+  EXPECT_EQ(w.label, "llama_8b");
+  const auto* c = std::get_if<CheckpointConfig>(&w.config);
+  ASSERT_NE(c, nullptr);
+  // 8B over 2 ranks (ZeRO 3): the model state 2 x 8030261248 / 2 bytes and
+  // the optimizer (3 x 4015130624 + 61440) x 4, each rank.
+  EXPECT_EQ(c->shard_bytes, 8'030'261'248u + 48'181'813'248u);
+  EXPECT_EQ(c->checkpoints, 1u);
+  EXPECT_TRUE(c->sync);
+  EXPECT_TRUE(c->read_back);
+  EXPECT_EQ(c->read_checkpoints, 1u);
+  EXPECT_EQ(c->block_bytes, 1'048'576u);
+  EXPECT_EQ(c->dir, "/llama_8b");
+  EXPECT_NE(s.out.str().find("checkpoint_burst\tllama_8b\tllama_8b\tnil\tllama3_8b.yaml\n"), std::string::npos)
+      << s.out.str();
+  EXPECT_NE(s.out.str().find("2\t56212074496\tllama_8b\t112424148992\t1\t1\n"), std::string::npos) << s.out.str();
+
+  for (const auto& [call, message] : std::vector<std::pair<std::string, std::string>>{
+           {"sl.workload.dlio{ config = \"llama3_8b.yaml\", shard_bytes = 4096 }",
+            "sl.workload.dlio: shard_bytes comes from the config's model.num_layers; change it with overrides"},
+           {"sl.workload.dlio{ config = \"llama3_8b.yaml\", batch_samples = 2 }",
+            "sl.workload.dlio: unknown field \"batch_samples\""}}) {
+    Result<ScriptOutcome> bad = s.run(call);
+    ASSERT_FALSE(bad.ok()) << call;
+    EXPECT_NE(bad.status().message().find(message), std::string::npos) << call << ": " << bad.status().message();
+  }
 }
 
 TEST(DlioWorkload, ABadConfigIsAScriptErrorNamingTheScriptLineAndTheFileLine) {
