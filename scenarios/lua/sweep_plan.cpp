@@ -25,6 +25,27 @@ auto blaming(const ScriptObject& object, Fn&& fn) -> decltype(fn()) {
   }
 }
 
+// A DLIO checkpointing config's bytes per rank hold for the ranks it names
+// (dlio_workload.hpp: its object's `ranks`, with `checkpoint_bytes`): placed on
+// another count, the ranks would write another model's checkpoint.
+void check_dlio_ranks(const ScriptObject& w, const WorkloadBuild& built) {
+  const auto ranks = w.reported.fields.find("ranks");
+  if (w.type != "checkpoint_burst" || ranks == w.reported.fields.end() ||
+      w.reported.fields.count("checkpoint_bytes") == 0) {
+    return;
+  }
+  const std::int64_t* want = std::get_if<std::int64_t>(&ranks->second.value);
+  const ClientPlacement& c = built.spec.clients;
+  const std::uint64_t placed = std::uint64_t{c.ranks_per_node} * c.nodes.size();
+  if (want == nullptr || static_cast<std::uint64_t>(*want) == placed) return;
+  throw ScriptError("sl.workload.dlio: the config's checkpoint is written by " + std::to_string(*want) +
+                        " ranks (its parallelism), the workload places " + std::to_string(placed) + " (" +
+                        std::to_string(c.nodes.size()) + " client nodes x ranks_per_node " +
+                        std::to_string(c.ranks_per_node) + "): place " + std::to_string(*want) +
+                        ", or override model.parallelism for another count",
+                    w.where);
+}
+
 Built build_all(const RunRequest& req, const std::vector<const ScriptTable*>& args,
                 const ClusterBuild* cached_cluster) {
   Built b;
@@ -38,6 +59,7 @@ Built build_all(const RunRequest& req, const std::vector<const ScriptTable*>& ar
     const ScriptObject& w = *req.workloads[i];
     b.workloads.push_back(
         blaming(w, [&] { return build_workload(w.type, *args[2 + i], b.cluster.topology.get(), &b.fs); }));
+    check_dlio_ranks(w, b.workloads.back());
   }
   return b;
 }

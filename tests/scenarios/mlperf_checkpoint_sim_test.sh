@@ -11,7 +11,9 @@
 # + 3 x 256 x 512 = 557568, P = 2 x 1024 x 256 + 2 x 557568 + 256 = 1639680;
 # model state P / 2 x 2 bytes = 1639680, optimizer (3 x 819840 + 15 x 256) x
 # 4 = 9853440: 11493120 bytes; 2 ranks x 2 checkpoints: 45972480 per phase.
-# A checkpoint key the reader refuses is exit 2 naming file:line: key.
+# A checkpoint key the reader refuses is exit 2 naming file:line: key, and so
+# is a placement of another rank count than the config's (its bytes per rank
+# hold for its ranks only).
 # Usage: mlperf_checkpoint_sim_test.sh SLUICE
 set -u
 sluice=$1
@@ -58,4 +60,9 @@ expect 2 "a refused checkpoint key is a script error" -- "$sluice" run "$tmp/bad
 bad_line=$(grep -n 'zero_stage: 4' "$tmp/bad.yaml" | cut -d: -f1)
 grep -q "bad.lua:2: sl.workload.dlio: bad.yaml:$bad_line: model.parallelism.zero_stage: 4 is out of range" "$tmp/err" ||
   { echo "FAIL: the error does not name bad.yaml:$bad_line: model.parallelism.zero_stage"; cat "$tmp/err"; fail=1; }
+sed -e 's/block_bytes = 1048576,/block_bytes = 1048576, ranks_per_node = 1,/' \
+    -e "s|\"../../../lua_scripts/mlperf/llama3_8b.yaml\"|\"$here/lua_scripts/mlperf/llama3_8b.yaml\"|" "$script" >"$tmp/one_rank.lua"
+expect 2 "a placement of 1 rank for the config's 2 is a script error" -- "$sluice" run "$tmp/one_rank.lua" --out "$tmp/one"
+grep -q "one_rank.lua:[0-9]*: sl.workload.dlio: the config's checkpoint is written by 2 ranks (its parallelism), the workload places 1 (1 client nodes x ranks_per_node 1)" "$tmp/err" ||
+  { echo "FAIL: no rank-count error"; cat "$tmp/err"; fail=1; }
 exit $fail
