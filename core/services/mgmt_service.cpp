@@ -283,6 +283,13 @@ void MgmtService::meta_switchover(MetaGroup& g, const std::string& why) {
                                " is now primary (" + former.to_string() + ": " + why + ")");
 }
 
+void MgmtService::log_meta_reachability(ShardId shard, const char* role, Endpoint server, proto::Reachability was,
+                                        proto::Reachability now) {
+  if (was == now) return;
+  env_.log(LogLevel::warn, "metadata shard " + std::to_string(shard) + ": " + role + " " + server.to_string() +
+                               " is now " + std::string(proto::to_string(now)));
+}
+
 void MgmtService::check_meta_groups(TimeNs now) {
   for (auto& [shard, g] : meta_groups_) {
     proto::MetaGroupDesc& d = g.desc;
@@ -290,13 +297,22 @@ void MgmtService::check_meta_groups(TimeNs now) {
     const proto::Reachability secondary =
         d.secondary.valid() ? reachability_of(d.secondary, now) : proto::Reachability::offline;
     if (primary != g.primary_reachability || secondary != d.secondary_reachability) {
+      log_meta_reachability(shard, "primary", d.primary, g.primary_reachability, primary);
+      if (d.secondary.valid()) log_meta_reachability(shard, "secondary", d.secondary, d.secondary_reachability, secondary);
       g.primary_reachability = primary;
       d.secondary_reachability = secondary;
       ++version_;
       publish_meta_shard(g);
     }
-    // An offline secondary misses what its primary takes from now on.
-    if (d.secondary.valid() && secondary == proto::Reachability::offline &&
+    // An offline secondary misses what a live primary takes from now on. One
+    // whose primary is not heard either is left good: the primary acknowledges
+    // nothing its secondary has not applied unless mgmt took needs_resync from
+    // it first (SetMetaConsistency), so the silent secondary missed nothing
+    // acknowledged, and it takes over once heard again. Marking it too left the
+    // shard with no server when the secondary's heartbeats were late while its
+    // primary died (cli.readme_examples, storage_failover.lua on emulate,
+    // 1 in 3 fresh-clone CI runs).
+    if (d.secondary.valid() && secondary == proto::Reachability::offline && primary == proto::Reachability::online &&
         d.secondary_state == proto::Consistency::good) {
       d.secondary_state = proto::Consistency::needs_resync;
       ++version_;

@@ -59,8 +59,10 @@ struct MgmtConfig {
   // needs_resync, and if it was the primary and its secondary is good and
   // online, the two switch first. Heartbeats from the two servers decide
   // reachability as for targets; a group whose primary is offline switches to
-  // a good, online secondary (if buddy_switchover). The primary reports its
-  // secondary's state (SetMetaConsistency); see MetaMirrorConfig.
+  // a good, online secondary (if buddy_switchover). An offline secondary is
+  // needs_resync only while its primary is online (a silent primary takes
+  // nothing its secondary lacks: see check_meta_groups). The primary reports
+  // its secondary's state (SetMetaConsistency); see MetaMirrorConfig.
   bool meta_mirror = false;
 };
 
@@ -122,6 +124,8 @@ class MgmtService final : public Service {
   };
   void register_meta_member(Endpoint from, const proto::RegisterMetaShard& m);
   void check_meta_groups(TimeNs now);
+  void log_meta_reachability(ShardId shard, const char* role, Endpoint server, proto::Reachability was,
+                             proto::Reachability now);
   void meta_switchover(MetaGroup& group, const std::string& why);
   void set_meta_consistency(Endpoint from, const proto::SetMetaConsistency& m);
   void publish_meta_shard(const MetaGroup& group);
