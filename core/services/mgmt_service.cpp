@@ -298,7 +298,8 @@ void MgmtService::check_meta_groups(TimeNs now) {
         d.secondary.valid() ? reachability_of(d.secondary, now) : proto::Reachability::offline;
     if (primary != g.primary_reachability || secondary != d.secondary_reachability) {
       log_meta_reachability(shard, "primary", d.primary, g.primary_reachability, primary);
-      if (d.secondary.valid()) log_meta_reachability(shard, "secondary", d.secondary, d.secondary_reachability, secondary);
+      if (d.secondary.valid())
+        log_meta_reachability(shard, "secondary", d.secondary, d.secondary_reachability, secondary);
       g.primary_reachability = primary;
       d.secondary_reachability = secondary;
       ++version_;
