@@ -17,9 +17,9 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// What the lanes share: the next chunk, the first error, the totals.
+// What the lanes share: the next task, the first error, the totals.
 struct Shared {
-  std::atomic<std::uint64_t> next_chunk{0};
+  std::atomic<std::uint64_t> next_task{0};
   std::atomic<bool> failed{false};
   std::mutex mu;
   Status first_error;
@@ -41,74 +41,103 @@ struct LaneJob {
   std::uint32_t lane = 0;
   std::uint64_t src_offset = 0;
   std::uint64_t bytes = 0;
-  std::uint64_t buffer_bytes = 0;
-  std::uint64_t chunk_count = 0;
+  std::uint64_t buffer_bytes = 0;  // a piece
+  std::uint64_t task_bytes = 0;    // what the lane takes at once, moved in pieces
+  std::uint64_t task_count = 0;
 };
 
-std::uint64_t run_lane(const LaneJob& job, Shared& shared) {
-  std::uint64_t my_chunks = 0;
-  double read_s = 0;
-  double wait_s = 0;
-  sched::PipelineWindow window(static_cast<std::uint32_t>(job.slots.size()));
-  std::deque<std::uint32_t> busy;  // slots with a copy in flight, oldest first
-  const auto wait_oldest = [&]() -> Status {
-    const std::uint32_t slot = busy.front();
-    busy.pop_front();
-    const auto t0 = Clock::now();
-    Status st = job.sink->wait_copy(job.lane, slot);
-    wait_s += seconds_since(t0);
-    const Status released = window.release(slot);
-    return st.ok() ? released : st;
-  };
-  Status st = job.sink->begin_lane(job.lane);
-  while (st.ok() && !shared.failed) {
-    const std::uint64_t chunk = shared.next_chunk.fetch_add(1);
-    if (chunk >= job.chunk_count) break;
-    Result<std::uint32_t> slot = window.acquire();
-    if (!slot.ok()) {  // every buffer holds a copy in flight: wait for the oldest
-      st = wait_oldest();
-      if (!st.ok()) break;
-      slot = window.acquire();
-      if (!slot.ok()) {
-        st = slot.status();
-        break;
-      }
+// One lane's staging: its slots (a PipelineWindow) and the copies in flight
+// from them, oldest first.
+class Lane {
+ public:
+  explicit Lane(const LaneJob& job) : job_(job), window_(static_cast<std::uint32_t>(job.slots.size())) {}
+
+  // Reads piece [rel, rel + length) into a free slot and starts its copy;
+  // waits for the oldest copy first when every slot holds one.
+  Status move_piece(std::uint64_t rel, std::uint64_t length) {
+    Result<std::uint32_t> slot = window_.acquire();
+    if (!slot.ok()) {
+      if (Status st = wait_oldest(); !st.ok()) return st;
+      slot = window_.acquire();
+      if (!slot.ok()) return slot.status();
     }
-    const std::uint64_t rel = chunk * job.buffer_bytes;
-    const std::uint64_t length = std::min(job.buffer_bytes, job.bytes - rel);
-    const std::span<std::byte> buffer = job.slots[*slot];
+    const std::span<std::byte> buffer = job_.slots[*slot];
     const auto t0 = Clock::now();
-    Result<std::uint64_t> got = job.source->read(job.src_offset + rel, buffer, length);
-    read_s += seconds_since(t0);
+    Result<std::uint64_t> got = job_.source->read(job_.src_offset + rel, buffer, length);
+    read_s_ += seconds_since(t0);
+    Status st;
     if (!got.ok()) {
       st = got.status();
     } else if (*got < length) {
       st = error(StatusCode::io_error, "bounce pipeline: source ended at offset " +
-                                           std::to_string(job.src_offset + rel + *got) + ", " +
-                                           std::to_string(length - *got) + " bytes short of the chunk at " +
-                                           std::to_string(job.src_offset + rel));
+                                           std::to_string(job_.src_offset + rel + *got) + ", " +
+                                           std::to_string(length - *got) + " bytes short of the piece at " +
+                                           std::to_string(job_.src_offset + rel));
     } else {
-      st = job.sink->start_copy(job.lane, *slot, buffer.first(length), rel);
+      st = job_.sink->start_copy(job_.lane, *slot, buffer.first(length), rel);
     }
     if (!st.ok()) {
-      window.release(*slot).ignore();  // no copy was started from it
-      break;
+      window_.release(*slot).ignore();  // no copy was started from it
+      return st;
     }
-    busy.push_back(*slot);
-    ++my_chunks;
-    std::lock_guard lock(shared.mu);
-    shared.max_in_flight = std::max(shared.max_in_flight, window.in_flight());
+    busy_.push_back(*slot);
+    ++pieces_;
+    return ok_status();
   }
-  // Drain: every started copy is waited for, also after an error.
-  while (!busy.empty()) {
-    Status w = wait_oldest();
-    if (st.ok()) st = std::move(w);
+  // Every started copy is waited for, also after an error; the first error.
+  Status drain(Status st) {
+    while (!busy_.empty()) {
+      Status w = wait_oldest();
+      if (st.ok()) st = std::move(w);
+    }
+    return st;
   }
+  std::uint32_t in_flight() const { return window_.in_flight(); }
+  std::uint64_t pieces() const { return pieces_; }
+  double read_seconds() const { return read_s_; }
+  double wait_seconds() const { return wait_s_; }
+
+ private:
+  Status wait_oldest() {
+    const std::uint32_t slot = busy_.front();
+    busy_.pop_front();
+    const auto t0 = Clock::now();
+    Status st = job_.sink->wait_copy(job_.lane, slot);
+    wait_s_ += seconds_since(t0);
+    const Status released = window_.release(slot);
+    return st.ok() ? released : st;
+  }
+
+  const LaneJob& job_;
+  sched::PipelineWindow window_;
+  std::deque<std::uint32_t> busy_;
+  std::uint64_t pieces_ = 0;
+  double read_s_ = 0;
+  double wait_s_ = 0;
+};
+
+// Takes tasks until none is left or a lane failed; moves each in pieces.
+std::uint64_t run_lane(const LaneJob& job, Shared& shared) {
+  Lane lane(job);
+  Status st = job.sink->begin_lane(job.lane);
+  while (st.ok() && !shared.failed) {
+    const std::uint64_t task = shared.next_task.fetch_add(1);
+    if (task >= job.task_count) break;
+    const std::uint64_t begin = task * job.task_bytes;
+    const std::uint64_t end = std::min(job.bytes, begin + job.task_bytes);
+    for (std::uint64_t rel = begin; st.ok() && rel < end; rel += job.buffer_bytes) {
+      st = lane.move_piece(rel, std::min(job.buffer_bytes, end - rel));
+      if (!st.ok()) break;
+      std::lock_guard lock(shared.mu);
+      shared.max_in_flight = std::max(shared.max_in_flight, lane.in_flight());
+    }
+  }
+  st = lane.drain(std::move(st));
   if (!st.ok()) shared.fail(std::move(st));
   std::lock_guard lock(shared.mu);
-  shared.read_seconds += read_s;
-  shared.wait_seconds += wait_s;
-  return my_chunks;
+  shared.read_seconds += lane.read_seconds();
+  shared.wait_seconds += lane.wait_seconds();
+  return lane.pieces();
 }
 
 }  // namespace
@@ -121,6 +150,14 @@ Status check_bounce_config(const BounceConfig& config) {
                                                    " must be a multiple of " +
                                                    std::to_string(k_direct_io_alignment_bytes) + " in 1.." +
                                                    std::to_string(k_max_storage_request_bytes));
+  }
+  if (config.task_bytes != 0 &&
+      (config.task_bytes < config.buffer_bytes || config.task_bytes > k_max_bounce_task_bytes ||
+       config.task_bytes % k_direct_io_alignment_bytes != 0)) {
+    return error(StatusCode::invalid_argument,
+                 where + "task_bytes " + std::to_string(config.task_bytes) + " must be 0 or a multiple of " +
+                     std::to_string(k_direct_io_alignment_bytes) + " in buffer_bytes (" +
+                     std::to_string(config.buffer_bytes) + ").." + std::to_string(k_max_bounce_task_bytes));
   }
   if (config.depth == 0 || config.depth > sched::k_max_window_chunks_limit) {
     return error(StatusCode::invalid_argument, where + "depth " + std::to_string(config.depth) + " must be in 1.." +
@@ -164,7 +201,8 @@ Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,
   Shared shared;
   BounceStats stats;
   stats.chunks_per_lane.assign(config.reader_threads, 0);
-  const std::uint64_t chunk_count = (bytes + config.buffer_bytes - 1) / config.buffer_bytes;
+  const std::uint64_t task_bytes = config.task_bytes != 0 ? config.task_bytes : config.buffer_bytes;
+  const std::uint64_t task_count = (bytes + task_bytes - 1) / task_bytes;
   std::vector<LaneJob> jobs(config.reader_threads);
   for (std::uint32_t lane = 0; lane < config.reader_threads; ++lane) {
     jobs[lane] = LaneJob{&source,
@@ -174,7 +212,8 @@ Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,
                          src_offset,
                          bytes,
                          config.buffer_bytes,
-                         chunk_count};
+                         task_bytes,
+                         task_count};
   }
   if (config.reader_threads == 1) {
     stats.chunks_per_lane[0] = run_lane(jobs[0], shared);  // no thread for one lane
@@ -188,7 +227,7 @@ Result<BounceStats> run_bounce_pipeline(ChunkSource& source, ChunkSink& sink,
   }
   if (shared.failed) return shared.first_error;
   stats.bytes = bytes;
-  stats.chunks = chunk_count;
+  for (std::uint64_t pieces : stats.chunks_per_lane) stats.chunks += pieces;
   stats.max_copies_in_flight_per_lane = shared.max_in_flight;
   stats.read_seconds = shared.read_seconds;
   stats.wait_seconds = shared.wait_seconds;

@@ -1,13 +1,17 @@
 // The bounce pipeline: storage -> pinned staging buffer -> GPU, pipelined.
 //
-// A byte range of a source (a file) is cut into chunks of buffer_bytes. N
-// reader threads ("lanes") take chunks in order from a shared counter (as
-// KvikIO's thread pool takes tasks) and each keeps `depth` staging buffers:
-// a lane reads chunk k into a free buffer, starts its asynchronous copy to
-// the destination (cudaMemcpyAsync on the lane's stream) and goes on to read
-// its next chunk while that copy runs; only when no buffer is free does it
-// wait for its oldest copy. So reading chunk i+1 overlaps copying chunk i,
-// and up to N reads and N x depth copies are in flight.
+// A byte range of a source (a file) is cut into tasks of task_bytes, each
+// moved in pieces of buffer_bytes (the staging size; a task of one piece by
+// default). N reader threads ("lanes") take tasks in order from a shared
+// counter (as KvikIO's thread pool takes tasks) and each keeps `depth`
+// staging buffers: a lane reads piece k into a free buffer, starts its
+// asynchronous copy to the destination (cudaMemcpyAsync on the lane's
+// stream) and goes on to read its next piece while that copy runs; only when
+// no buffer is free does it wait for its oldest copy. So reading piece i+1
+// overlaps copying piece i, and up to N reads and N x depth copies are in
+// flight. A task larger than the staging size (KvikIO's 16 MiB tasks) is
+// read in cache-sized pieces that overlap their copies, where one 16 MiB
+// buffer could only be read, then copied (P6, docs/gpu.md).
 //
 // The slots of a lane are a core/sched PipelineWindow (the same window the
 // services keep per rail): depth 2 is double buffering, the window's
@@ -72,10 +76,16 @@ class ChunkSink {
   virtual Status wait_copy(std::uint32_t lane, std::uint32_t slot) = 0;
 };
 
+// The largest task one lane takes at once.
+inline constexpr std::uint64_t k_max_bounce_task_bytes = 1ULL << 30;
+
 struct BounceConfig {
   std::uint64_t buffer_bytes = k_default_bounce_buffer_bytes;  // piece size = staging buffer size
-  std::uint32_t depth = 2;                                     // staging buffers per lane (sched window)
-  std::uint32_t reader_threads = 1;                            // lanes, 1..k_max_bounce_reader_threads
+  // Bytes a lane takes at once (a task, contiguous in the source), moved in
+  // pieces of buffer_bytes; 0: one piece. A multiple of the O_DIRECT block.
+  std::uint64_t task_bytes = 0;
+  std::uint32_t depth = 2;           // staging buffers per lane (sched window)
+  std::uint32_t reader_threads = 1;  // lanes, 1..k_max_bounce_reader_threads
 };
 
 // Validates a config: invalid_argument naming the field.
@@ -98,7 +108,7 @@ Result<std::uint32_t> bounce_depth(double read_bytes_per_s, TimeNs copy_time_ns,
 
 struct BounceStats {
   std::uint64_t bytes = 0;
-  std::uint64_t chunks = 0;
+  std::uint64_t chunks = 0;  // pieces moved through the staging buffers
   std::vector<std::uint64_t> chunks_per_lane;
   std::uint32_t max_copies_in_flight_per_lane = 0;  // the most slots one lane had busy at once
   double read_seconds = 0;                          // summed over lanes: time inside ChunkSource::read

@@ -16,7 +16,9 @@
 #   scripts/gpu_machine/gpu_device_run.sh          (there: device tool, carry [".carry/gpu"]
 #                                       and optionally ".carry/sluice_hw";
 #                                       GPU_BENCH=0 skips bench_gpu, GPU_TESTS=0
-#                                       everything before it)
+#                                       everything before it; GPU_BENCH_BIN
+#                                       names another carried bench binary,
+#                                       e.g. a baseline build run beside it)
 #       uses .carry/gpu (the GPU machine has no Debian libraries, no boost,
 #       isal, gtest, benchmark: it cannot configure the whole project), writes
 #       the udev entry cuFile needs, runs the GPU-labelled tests, then
@@ -159,7 +161,7 @@ echo "== bench_gpu (P6; with GPU_SWEEP=1 first the chunk-size sweep of issue 8's
 sweep_env=()
 if [ "${GPU_SWEEP:-1}" = 1 ]; then sweep_env=(SLUICE_BENCH_SWEEP_CSV="$OUT/gpu_sweep.csv" SLUICE_BENCH_SWEEP_ONLY="${GPU_SWEEP_ONLY:-0}"); fi
 env "${sweep_env[@]}" SLUICE_BENCH_DIR=$WORK SLUICE_BENCH_CSV=$OUT/p6.csv timeout "${SLUICE_BENCH_TIMEOUT_S:-330}" \
-  "$CARRY/bin/bench_gpu" > "$OUT/bench_gpu.log" 2> "$OUT/bench_gpu.err"
+  "$CARRY/bin/${GPU_BENCH_BIN:-bench_gpu}" > "$OUT/bench_gpu.log" 2> "$OUT/bench_gpu.err"
 r=$?
 tail -n 40 "$OUT/bench_gpu.err" | tail -n 8
 cat "$OUT/bench_gpu.log"

@@ -12,9 +12,10 @@
 //   (e) KvikIO, the peer a user would pick (issue 20; tests/bench/kvikio_peer.hpp,
 //       built where CMake has SLUICE_KVIKIO_ROOT): its own defaults, then
 //       each point of page cache / O_DIRECT x 1, 2, 4, 8, 16 threads x 1, 4,
-//       16 MiB requests against the bounce pipeline with the same threads and
-//       piece size, SLUICE_BENCH_PEER_BYTES (default 1 GiB) each, both
-//       verified on the GPU; cuFile mode (compat off) where it opens.
+//       16 MiB tasks against the bounce pipeline with the same threads and
+//       task size (each task in pieces of at most 4 MiB, the staging size),
+//       SLUICE_BENCH_PEER_BYTES (default 1 GiB) each, both verified on the
+//       GPU; cuFile mode (compat off) where it opens.
 // Each figure is the median of SLUICE_BENCH_REPEATS runs (default 3); every
 // variant's GPU bytes are checked against the pattern on the GPU once.
 // RESULT P6-cufile ratio_vs_cufile=<best bounce / best cuFile> goal=3
@@ -197,10 +198,12 @@ std::uint32_t depth_for(std::uint32_t threads, std::uint64_t buffer_bytes = k_ch
 }
 
 // `bytes`: from the file's start (0: the whole file).
+// `task_bytes`: what a reader takes at once (0: one piece).
 double run_bounce(Bench& b, bool direct, std::uint32_t threads, std::uint32_t depth,
-                  std::uint64_t buffer_bytes = k_chunk_bytes, std::uint64_t bytes = 0) {
+                  std::uint64_t buffer_bytes = k_chunk_bytes, std::uint64_t bytes = 0, std::uint64_t task_bytes = 0) {
   cuda::BounceConfig c;
   c.buffer_bytes = buffer_bytes;
+  c.task_bytes = task_bytes;
   c.reader_threads = threads;
   c.depth = depth;
   cuda::BounceRead read{b.path(), direct, 0, bytes != 0 ? bytes : b.total(), 0, b.gpu().data(), 0};
@@ -339,12 +342,14 @@ double best(const std::vector<Row>& rows, const std::string& prefix, const std::
 
 // ---- P6 against KvikIO (issue 20) -------------------------------------------
 // Each point reads the first SLUICE_BENCH_PEER_BYTES of the file (default
-// 1 GiB) into GPU memory in one call on each side: sluice's bounce pipeline
-// with `threads` readers and pieces of `request` bytes (depth from
-// core/sched), and KvikIO's FileHandle::pread with a pool of `threads` and
-// tasks of `request` bytes (compat mode on: POSIX reads into its bounce
-// buffers). Both read the same bytes with pread of that size; both are
-// verified on the GPU.
+// 1 GiB) into GPU memory in one call on each side, with tasks of `request`
+// bytes (what one thread takes at once): sluice's bounce pipeline with
+// `threads` readers, each task moved in pieces of at most its staging size
+// (k_default_bounce_buffer_bytes, 4 MiB: a larger task is read in pieces
+// that overlap their copies; depth from core/sched), and KvikIO's
+// FileHandle::pread with a pool of `threads` and tasks of `request` bytes
+// (compat mode on: POSIX reads of a whole task into its 16 MiB bounce
+// buffer, then its copy). Both are verified on the GPU.
 constexpr std::uint32_t k_peer_threads[] = {1, 2, 4, 8, 16};
 constexpr std::uint64_t k_peer_requests[] = {1ULL << 20, 4ULL << 20, 16ULL << 20};
 constexpr std::uint64_t k_default_peer_bytes = 1ULL << 30;
@@ -396,11 +401,14 @@ std::vector<PeerPoint> compare_with_kvikio(Bench& b, std::uint64_t bytes) {
     for (std::uint32_t t : k_peer_threads) {
       for (std::uint64_t request : k_peer_requests) {
         const std::string tag = "_t" + std::to_string(t) + "_r" + std::to_string(request >> 20) + "M";
-        const std::uint32_t depth = depth_for(t, request);
-        const double ours = b.measure(
-                                 "peer_ours" + tag, mode, "bounce, depth " + std::to_string(depth), true,
-                                 [&] { return run_bounce(b, direct, t, depth, request, bytes); }, bytes)
-                                .median();
+        const std::uint64_t piece = std::min(request, cuda::k_default_bounce_buffer_bytes);
+        const std::uint32_t depth = depth_for(t, piece);
+        const double ours =
+            b.measure(
+                 "peer_ours" + tag, mode,
+                 "bounce, " + std::to_string(piece >> 20) + " MiB pieces, depth " + std::to_string(depth), true,
+                 [&] { return run_bounce(b, direct, t, depth, piece, bytes, request); }, bytes)
+                .median();
         Row& kv = b.measure(
             "peer_kvikio" + tag, mode, "", true,
             [&] { return run_kvikio(b, direct, t, request, bytes, true, &settings); }, bytes);
@@ -420,7 +428,7 @@ void print_peer_result(const std::vector<PeerPoint>& points, double vs_ceiling) 
                 bench::kvikio_note().c_str());
     return;
   }
-  std::printf("\nours / KvikIO, same bytes, same pread size, same thread count (%s):\n", bench::kvikio_note().c_str());
+  std::printf("\nours / KvikIO, same bytes, same task size, same thread count (%s):\n", bench::kvikio_note().c_str());
   std::printf("%-10s %7s %9s %10s %10s %8s\n", "mode", "threads", "request", "ours GB/s", "KvikIO", "ratio");
   std::vector<double> ratios;
   double min_low_threads = 0;

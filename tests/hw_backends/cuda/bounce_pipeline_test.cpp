@@ -57,6 +57,7 @@ class FakeSink final : public ChunkSink {
     if (fail_copy_at_ && *fail_copy_at_ == dst_offset) return error(StatusCode::io_error, "fake copy failed");
     EXPECT_FALSE(pending_.contains({lane, slot})) << "slot reused before its copy was waited for";
     pending_[{lane, slot}] = Pending{from, dst_offset};
+    copies_by_lane_[lane].push_back(dst_offset);
     ++started_;
     return ok_status();
   }
@@ -78,6 +79,7 @@ class FakeSink final : public ChunkSink {
   std::vector<std::string>* log_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, Pending> pending_;
   std::set<std::uint32_t> lanes_begun_;
+  std::map<std::uint32_t, std::vector<std::uint64_t>> copies_by_lane_;  // each lane's copies, in order
   std::optional<std::uint64_t> fail_copy_at_;
   int started_ = 0;
   int waited_ = 0;
@@ -150,6 +152,51 @@ TEST(BouncePipeline, ManyLanesCoverEveryChunkExactlyOnce) {
   EXPECT_EQ(source.reads_.size(), 100u);
   EXPECT_EQ(sink.lanes_begun_.size(), 8u);
   EXPECT_EQ(sink.started_, sink.waited_);
+}
+
+// A task of several pieces (KvikIO's 16 MiB tasks through 4 MiB of staging):
+// a lane moves its task's pieces in order, reading the next while the last
+// is copied, and every byte lands once, the last task's last piece partial.
+TEST(BouncePipeline, ATaskOfSeveralPiecesIsMovedInOrderByOneLaneOverlappingItsCopies) {
+  std::vector<std::string> log;
+  FakeSource one_source(8 * k_chunk, &log);
+  FakeSink one_sink(8 * k_chunk, &log);
+  Staging two(2);
+  BounceConfig c = config(1, 2);
+  c.task_bytes = 4 * k_chunk;
+  ASSERT_TRUE(run_bounce_pipeline(one_source, one_sink, two.spans, c, 0, 3 * k_chunk).ok());
+  const std::vector<std::string> expected = {"read 0", "copy 0", "read 1", "copy 1", "wait 0",
+                                             "read 2", "copy 2", "wait 1", "wait 2"};
+  EXPECT_EQ(log, expected);
+
+  const std::uint64_t size = 13 * k_chunk + 100;
+  FakeSource source(size, nullptr);
+  FakeSink sink(size, nullptr);
+  Staging staging(3 * 2);
+  c = config(3, 2);
+  c.task_bytes = 4 * k_chunk;
+  Result<BounceStats> stats = run_bounce_pipeline(source, sink, staging.spans, c, 0, size);
+  ASSERT_TRUE(stats.ok()) << stats.status().to_string();
+  EXPECT_EQ(sink.dst_, source.bytes_);
+  EXPECT_EQ(stats->chunks, 14u);  // pieces
+  EXPECT_EQ(source.reads_.size(), 14u);
+  EXPECT_EQ(stats->max_copies_in_flight_per_lane, 2u);
+  for (const auto& [lane, offsets] : sink.copies_by_lane_) {
+    for (std::size_t i = 0; i < offsets.size(); ++i) {
+      const std::uint64_t piece = offsets[i] / k_chunk;
+      if (piece % 4 != 0) {  // inside a task: the piece before it, by the same lane
+        ASSERT_GT(i, 0u) << "lane " << lane;
+        EXPECT_EQ(offsets[i - 1] / k_chunk, piece - 1) << "lane " << lane;
+      }
+    }
+  }
+  c.task_bytes = 4 * k_chunk + 1;
+  EXPECT_EQ(check_bounce_config(c).code(), StatusCode::invalid_argument);
+  c.task_bytes = 0;  // one piece per task
+  EXPECT_TRUE(check_bounce_config(c).ok());
+  c.buffer_bytes = 2 * k_chunk;
+  c.task_bytes = k_chunk;  // smaller than a piece
+  EXPECT_EQ(check_bounce_config(c).code(), StatusCode::invalid_argument);
 }
 
 TEST(BouncePipeline, ReadsFromASourceOffset) {
