@@ -1,8 +1,23 @@
 #include "core/services/mgmt_service.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace sluice {
+namespace {
+
+// Whether `target` is in a buddy group whose other member mgmt hears (online).
+bool buddy_online(const std::map<GroupId, proto::BuddyGroupDesc>& groups,
+                  const std::map<TargetId, proto::TargetInfoDesc>& targets, TargetId target) {
+  for (const auto& [id, group] : groups) {
+    if (group.primary != target && group.secondary != target) continue;
+    auto buddy = targets.find(group.primary == target ? group.secondary : group.primary);
+    return buddy != targets.end() && buddy->second.reachability == proto::Reachability::online;
+  }
+  return false;
+}
+
+}  // namespace
 
 MgmtService::MgmtService(Env& env, MgmtConfig config) : env_(env), config_(std::move(config)) {
   for (const auto& group : config_.buddy_groups) groups_[group.group] = group;
@@ -106,6 +121,7 @@ void MgmtService::handle(Endpoint from, proto::Message& message) {
 
 void MgmtService::check_reachability() {
   const TimeNs now = env_.now();
+  std::vector<TargetId> went_offline;
   for (auto& [id, t] : targets_) {
     const TimeNs silent = now - last_heard_ns_[id];
     auto next = proto::Reachability::online;
@@ -121,11 +137,17 @@ void MgmtService::check_reachability() {
                                    (next == proto::Reachability::online    ? "online"
                                     : next == proto::Reachability::offline ? "offline"
                                                                            : "probably offline"));
-      // An offline group member misses the writes its buddy takes from now on.
-      if (next == proto::Reachability::offline && group_of(id) != nullptr) {
-        set_consistency(id, proto::Consistency::needs_resync, "it went offline");
-      }
+      if (next == proto::Reachability::offline) went_offline.push_back(id);
     }
+  }
+  // An offline group member misses the writes its buddy takes from now on: a
+  // buddy that is online (after this check). One that is not heard either
+  // takes nothing alone (a primary acknowledges a write its secondary lacks
+  // only once mgmt took needs_resync from it: SetTargetConsistency), so the
+  // member stays good and can take over once heard again, as check_meta_groups
+  // does for metadata groups.
+  for (TargetId id : went_offline) {
+    if (buddy_online(groups_, targets_, id)) set_consistency(id, proto::Consistency::needs_resync, "it went offline");
   }
   check_switchovers();
   check_meta_groups(now);

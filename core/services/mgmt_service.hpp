@@ -13,7 +13,9 @@
 // Storage buddy groups (BeeGFS buddy mirroring, mgmtd's MirrorBuddyGroupMapper
 // and its switchover in InternodeSyncer): every target also has a consistency
 // state, good / needs_resync / bad. mgmt changes it in three cases only:
-// - a group member goes offline: it will miss writes, so it is needs_resync;
+// - a group member goes offline while its buddy is online: it will miss
+//   writes, so it is needs_resync (with both silent, nothing is written alone:
+//   it stays good and may take over once heard again);
 // - the primary of a group is offline and its secondary is online and good:
 //   switchover. The two swap roles, the maps' version is bumped (clients and
 //   servers refresh and go to the new primary); the former primary is

@@ -252,6 +252,35 @@ TEST(BuddyMirror, NoSwitchoverToAStaleSecondaryAndReadsFailClearlyInsteadOfHangi
   EXPECT_NE(read.message().find("failovers in buddy group 1"), std::string::npos) << read.to_string();
 }
 
+// The secondary's heartbeats stop reaching mgmt just as its primary dies (a
+// loaded host). mgmt hears neither; the secondary missed no acknowledged
+// write, so it stays good and takes the group over once heard again. Before,
+// mgmt marked it needs_resync when it went offline and the group had no
+// member left to serve it.
+TEST(BuddyMirror, ASecondaryHeardLateAfterItsPrimaryDiedStillTakesOver) {
+  TestCluster cluster(buddy_mirrored_spec());
+  ASSERT_TRUE(cluster.ready().ok());
+  ASSERT_TRUE(run_script(cluster, write_file("/f", k_mib, 71)).ok());
+  cluster.world().run_for(k_mirror_maps_refresh_ns * 2);
+  const Endpoint secondary = server_of_target(cluster, 2);
+  const Endpoint mgmt = cluster.mgmt();
+  auto cut = std::make_shared<std::atomic<bool>>(true);
+  cluster.world().add_fault(
+      MessageRule{[cut, secondary, mgmt](const Endpoint& from, const Endpoint& to, const proto::Message&) {
+                    return cut->load() && ((from == secondary && to == mgmt) || (from == mgmt && to == secondary));
+                  },
+                  FaultAction::drop, 0, ~std::uint64_t{0}});
+  cluster.world().kill(server_of_target(cluster, 1));
+  cluster.world().run_for(k_mirror_settle_ns);  // both silent past offline_after
+  EXPECT_EQ(cluster.world().counter("mgmt.switchovers"), 0.0);
+  EXPECT_EQ(cluster.mgmt_service().targets().at(2).consistency, proto::Consistency::good) << logs_of(cluster);
+  cut->store(false);
+  cluster.world().run_for(k_mirror_settle_ns);
+  EXPECT_EQ(cluster.world().counter("mgmt.switchovers"), 1.0) << logs_of(cluster);
+  const Status read = run_script(cluster, read_and_verify("/f", k_mib, 71));
+  EXPECT_TRUE(read.ok()) << read.to_string() << logs_of(cluster);
+}
+
 TEST(BuddyMirror, APrimaryCutOffFromMgmtIsSwitchedAwayFromAndCannotAcknowledgeAlone) {
   TestCluster cluster(buddy_mirrored_spec());
   ASSERT_TRUE(cluster.ready().ok());
