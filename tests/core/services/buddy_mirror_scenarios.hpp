@@ -77,6 +77,20 @@ struct Partition {
   }
 };
 
+// A broken link between two services: while on (from the start), every
+// message between them, either way, is dropped; each keeps its other links.
+struct LinkCut {
+  std::shared_ptr<std::atomic<bool>> on = std::make_shared<std::atomic<bool>>(true);
+
+  template <class World>
+  void install(World& world, Endpoint a, Endpoint b) {
+    world.add_fault(MessageRule{[flag = on, a, b](const Endpoint& from, const Endpoint& to, const proto::Message&) {
+                                  return flag->load() && ((from == a && to == b) || (from == b && to == a));
+                                },
+                                FaultAction::drop, 0, ~std::uint64_t{0}});
+  }
+};
+
 // create `path` + write `bytes` of pattern `seed` + close; *inode gets the created inode.
 inline Scripted::Script write_file(std::string path, std::uint64_t bytes, std::uint64_t seed,
                                    std::shared_ptr<proto::InodeDesc> inode_out = nullptr) {

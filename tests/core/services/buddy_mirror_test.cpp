@@ -264,17 +264,13 @@ TEST(BuddyMirror, ASecondaryHeardLateAfterItsPrimaryDiedStillTakesOver) {
   cluster.world().run_for(k_mirror_maps_refresh_ns * 2);
   const Endpoint secondary = server_of_target(cluster, 2);
   const Endpoint mgmt = cluster.mgmt();
-  auto cut = std::make_shared<std::atomic<bool>>(true);
-  cluster.world().add_fault(
-      MessageRule{[cut, secondary, mgmt](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-                    return cut->load() && ((from == secondary && to == mgmt) || (from == mgmt && to == secondary));
-                  },
-                  FaultAction::drop, 0, ~std::uint64_t{0}});
+  LinkCut cut;
+  cut.install(cluster.world(), secondary, mgmt);
   cluster.world().kill(server_of_target(cluster, 1));
   cluster.world().run_for(k_mirror_settle_ns);  // both silent past offline_after
   EXPECT_EQ(cluster.world().counter("mgmt.switchovers"), 0.0);
   EXPECT_EQ(cluster.mgmt_service().targets().at(2).consistency, proto::Consistency::good) << logs_of(cluster);
-  cut->store(false);
+  cut.on->store(false);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.switchovers"), 1.0) << logs_of(cluster);
   const Status read = run_script(cluster, read_and_verify("/f", k_mib, 71));
@@ -291,12 +287,8 @@ TEST(BuddyMirror, APrimaryCutOffFromMgmtIsSwitchedAwayFromAndCannotAcknowledgeAl
   // marks it offline and promotes target 2, which target 1 cannot learn.
   const Endpoint victim = server_of_target(cluster, 1);
   const Endpoint mgmt = cluster.mgmt();
-  auto cut = std::make_shared<std::atomic<bool>>(true);
-  cluster.world().add_fault(
-      MessageRule{[cut, victim, mgmt](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-                    return cut->load() && ((from == victim && to == mgmt) || (from == mgmt && to == victim));
-                  },
-                  FaultAction::drop, 0, ~std::uint64_t{0}});
+  LinkCut cut;
+  cut.install(cluster.world(), victim, mgmt);
   // A client that fetched its maps before the switchover writes after it.
   const Status written = run_script(cluster, [during](WorkloadContext& ctx, std::function<void(Status)> done) {
     ctx.ops.expect(ctx.env.timer(k_mirror_settle_ns),
@@ -308,7 +300,7 @@ TEST(BuddyMirror, APrimaryCutOffFromMgmtIsSwitchedAwayFromAndCannotAcknowledgeAl
   EXPECT_GE(cluster.world().counter("client.mirror_failovers"), 1.0);
   EXPECT_EQ(cluster.world().counter("storage.mirror_writes_alone"), static_cast<double>(k_mib / 2 / (64 * k_kib)));
   // Back in touch: target 1 learns it is the secondary and is resynced from target 2.
-  cut->store(false);
+  cut.on->store(false);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.storages()[1]->resyncs_completed(), 1u) << logs_of(cluster);
   EXPECT_TRUE(cluster.storages()[1]->mirror_forwarding(2));

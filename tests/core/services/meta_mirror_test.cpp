@@ -305,18 +305,14 @@ TEST(MetaMirror, ASecondaryCutOffCatchesUpOnWhatChangedWhileItWasAway) {
   ASSERT_TRUE(run_script(cluster, populate("/a", 20)).ok());
   // The link between the two breaks (the secondary still reaches mgmt): the
   // forward fails, mgmt takes needs_resync, the primary goes on alone.
-  auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(
-      MessageRule{[primary, secondary, cut](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-                    return *cut && ((from == primary && to == secondary) || (from == secondary && to == primary));
-                  },
-                  FaultAction::drop, 0, ~std::uint64_t{0}});
+  LinkCut cut;
+  cut.install(cluster.world(), primary, secondary);
   const Status alone = run_script(cluster, populate("/b", 20));
   ASSERT_TRUE(alone.ok()) << alone.to_string() << logs_of(cluster);
   EXPECT_GE(cluster.world().counter("meta.mirror_alone"), 1.0);
   const double full_starts = cluster.world().counter("meta.mirror_resync_starts");
   const double resyncs = cluster.world().counter("meta.mirror_resyncs");
-  *cut = false;
+  cut.on->store(false);
   ASSERT_TRUE(cluster.world().run_until([&] { return cluster.world().counter("meta.mirror_resyncs") > resyncs; }))
       << logs_of(cluster);
   // Only what changed travelled: no store walk, no reset.
@@ -345,19 +341,15 @@ TEST(MetaMirror, ASecondaryHeardLateAfterItsPrimaryDiedStillTakesOver) {
   ASSERT_TRUE(run_script(cluster, populate("/b", 20)).ok());
   cluster.world().run_for(k_mirror_maps_refresh_ns * 2);  // the good report reaches mgmt
   const Endpoint mgmt = cluster.mgmt();
-  auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(
-      MessageRule{[secondary, mgmt, cut](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-                    return *cut && ((from == secondary && to == mgmt) || (from == mgmt && to == secondary));
-                  },
-                  FaultAction::drop, 0, ~std::uint64_t{0}});
+  LinkCut cut;
+  cut.install(cluster.world(), secondary, mgmt);
   cluster.world().kill(primary);
   cluster.world().run_for(k_mirror_settle_ns);  // both silent past offline_after
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 0.0);
   for (const auto& [shard, group] : cluster.mgmt_service().meta_groups()) {
     EXPECT_EQ(group.secondary_state, proto::Consistency::good) << "shard " << shard << logs_of(cluster);
   }
-  *cut = false;
+  cut.on->store(false);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0) << logs_of(cluster);
   EXPECT_EQ(pair[1]->mirror_role(), MetaService::MirrorRole::primary);
@@ -379,12 +371,8 @@ TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
   // the new primary refuses the old one's forwards, and the old one cannot
   // have mgmt drop its buddy, so it must not answer alone.
   const Endpoint mgmt = cluster.mgmt();
-  auto cut = std::make_shared<bool>(true);
-  cluster.world().add_fault(
-      MessageRule{[primary, mgmt, cut](const Endpoint& from, const Endpoint& to, const proto::Message&) {
-                    return *cut && ((from == primary && to == mgmt) || (from == mgmt && to == primary));
-                  },
-                  FaultAction::drop, 0, ~std::uint64_t{0}});
+  LinkCut cut;
+  cut.install(cluster.world(), primary, mgmt);
   cluster.world().run_for(k_mirror_settle_ns);
   EXPECT_EQ(cluster.world().counter("mgmt.meta_switchovers"), 1.0);
   EXPECT_EQ(old_secondary->mirror_role(), MetaService::MirrorRole::primary);
@@ -401,7 +389,7 @@ TEST(MetaMirror, APrimaryCutOffFromMgmtIsFencedAndAcknowledgesNothingAlone) {
     });
   });
   ASSERT_TRUE(r.ok());
-  *cut = false;
+  cut.on->store(false);
   cluster.world().run_for(k_mirror_settle_ns);
   for (const std::string& path : *answered) {
     EXPECT_TRUE(old_secondary->store().get_entry("/", path.substr(1)).ok())
