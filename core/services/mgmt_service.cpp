@@ -4,20 +4,6 @@
 #include <vector>
 
 namespace sluice {
-namespace {
-
-// Whether `target` is in a buddy group whose other member mgmt hears (online).
-bool buddy_online(const std::map<GroupId, proto::BuddyGroupDesc>& groups,
-                  const std::map<TargetId, proto::TargetInfoDesc>& targets, TargetId target) {
-  for (const auto& [id, group] : groups) {
-    if (group.primary != target && group.secondary != target) continue;
-    auto buddy = targets.find(group.primary == target ? group.secondary : group.primary);
-    return buddy != targets.end() && buddy->second.reachability == proto::Reachability::online;
-  }
-  return false;
-}
-
-}  // namespace
 
 MgmtService::MgmtService(Env& env, MgmtConfig config) : env_(env), config_(std::move(config)) {
   for (const auto& group : config_.buddy_groups) groups_[group.group] = group;
@@ -147,7 +133,12 @@ void MgmtService::check_reachability() {
   // member stays good and can take over once heard again, as check_meta_groups
   // does for metadata groups.
   for (TargetId id : went_offline) {
-    if (buddy_online(groups_, targets_, id)) set_consistency(id, proto::Consistency::needs_resync, "it went offline");
+    const proto::BuddyGroupDesc* group = group_of(id);
+    if (group == nullptr) continue;
+    auto buddy = targets_.find(group->primary == id ? group->secondary : group->primary);
+    if (buddy != targets_.end() && buddy->second.reachability == proto::Reachability::online) {
+      set_consistency(id, proto::Consistency::needs_resync, "it went offline");
+    }
   }
   check_switchovers();
   check_meta_groups(now);
