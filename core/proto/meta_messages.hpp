@@ -53,6 +53,7 @@ struct Create {
   ChooserKind chooser = ChooserKind::server_default;
   std::uint32_t uid = 0;  // the new file's owner
   std::uint32_t gid = 0;
+  std::uint64_t open_id = 0;  // non-zero: the sender opens the new file too (see Stat)
 
   template <class Io>
   void io(Io& f) {
@@ -64,6 +65,7 @@ struct Create {
     f("chooser", chooser);
     f("uid", uid);
     f("gid", gid);
+    f("open_id", open_id);
   }
   bool operator==(const Create&) const = default;
 };
@@ -82,16 +84,24 @@ struct Lookup {
   bool operator==(const Lookup&) const = default;
 };
 
+// open_id non-zero: the sender opens the file (BeeGFS's LookupIntent with
+// its open flag, one request): the server holds the open, named by the
+// sender's endpoint and open_id (a number the client never reuses), until a
+// SetAttr with k_set_attr_close or a ReleaseOrphan names it. While any client
+// holds a file open, the unlink or rename that takes its last name keeps it
+// as an orphan (Unlink). A directory, link or special file is not held.
 struct Stat {
   static constexpr MessageType k_type = MessageType::stat;
   static constexpr std::string_view k_name = "Stat";
   RequestId request_id = 0;
   std::string path;
+  std::uint64_t open_id = 0;
 
   template <class Io>
   void io(Io& f) {
     f("request_id", request_id);
     f("path", path, k_max_path_bytes);
+    f("open_id", open_id);
   }
   bool operator==(const Stat&) const = default;
 };
@@ -118,9 +128,10 @@ struct Readdir {
   bool operator==(const Readdir&) const = default;
 };
 
-// keep_open: the client has the file open, so when this is its last name the
-// inode and its chunks stay, as an orphan, until ReleaseOrphan (POSIX: an
-// unlinked file's data lives until its last close).
+// When this is the file's last name and a client holds it open (Stat
+// open_id), or keep_open says the sender has it open, the inode and its
+// chunks stay, as an orphan, until the last of those opens is closed (POSIX:
+// an unlinked file's data lives until its last close).
 struct Unlink {
   static constexpr MessageType k_type = MessageType::unlink;
   static constexpr std::string_view k_name = "Unlink";
@@ -246,19 +257,23 @@ struct Mknod {
   bool operator==(const Mknod&) const = default;
 };
 
-// The last close of a file whose last name went while it was open (an
-// orphan, Unlink.keep_open): the metadata server of `shard` removes the inode
-// and its chunks. Reply: Ack (not_found when there is no such orphan).
+// The sender's last close of a file whose last name went while it was open
+// (an orphan): the metadata server of its shard ends the sender's open
+// open_id (Stat) and, when no client holds the file open any more, removes
+// the inode and its chunks. Reply: Ack (not_found when there is no such
+// orphan).
 struct ReleaseOrphan {
   static constexpr MessageType k_type = MessageType::release_orphan;
   static constexpr std::string_view k_name = "ReleaseOrphan";
   RequestId request_id = 0;
   FileId file_id = 0;
+  std::uint64_t open_id = 0;
 
   template <class Io>
   void io(Io& f) {
     f("request_id", request_id);
     f("file_id", file_id);
+    f("open_id", open_id);
   }
   bool operator==(const ReleaseOrphan&) const = default;
 };
@@ -334,9 +349,15 @@ inline constexpr std::uint32_t k_set_attr_accessed = 1u << 6;
 // it is later, ctime (not the record's arrival: an attribute change made
 // after the writes stays the latest change).
 inline constexpr std::uint32_t k_set_attr_written = 1u << 7;
+// The close of the sender's open SetAttr.open_id (Stat): the server lets the
+// open go. When the file the open named is no longer at `path` (another
+// client unlinked or renamed it), nothing else changes: an orphan with no
+// open left is removed, and the reply is the orphan's inode (not_found when
+// it is not an orphan).
+inline constexpr std::uint32_t k_set_attr_close = 1u << 8;
 inline constexpr std::uint32_t k_set_attr_known_mask = k_set_attr_size | k_set_attr_mtime | k_set_attr_mode |
                                                        k_set_attr_uid | k_set_attr_gid | k_set_attr_atime |
-                                                       k_set_attr_accessed | k_set_attr_written;
+                                                       k_set_attr_accessed | k_set_attr_written | k_set_attr_close;
 
 struct SetAttr {
   static constexpr MessageType k_type = MessageType::set_attr;
@@ -350,6 +371,7 @@ struct SetAttr {
   std::uint32_t uid = 0;
   std::uint32_t gid = 0;
   std::int64_t atime_ns = 0;  // k_set_attr_atime, k_set_attr_accessed
+  std::uint64_t open_id = 0;  // k_set_attr_close
 
   template <class Io>
   void io(Io& f) {
@@ -362,6 +384,7 @@ struct SetAttr {
     f("uid", uid);
     f("gid", gid);
     f("atime_ns", atime_ns);
+    f("open_id", open_id);
   }
   bool operator==(const SetAttr&) const = default;
 };

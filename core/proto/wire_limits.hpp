@@ -31,8 +31,10 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // ctime_ns, SetAttr atime_ns with mask bits atime and accessed, DirTimes)
 // extended attributes (InodeDesc xattrs, Xattr, XattrReply) and orphans
 // (Unlink and Rename keep_open, ReleaseOrphan); 9 = a listing's attributes
-// (ReaddirReply attrs, EntryAttrs: readdirplus).
-inline constexpr std::uint16_t k_wire_version = 9;
+// (ReaddirReply attrs, EntryAttrs: readdirplus); 10 = opens held by the
+// metadata server (Stat and Create open_id, SetAttr open_id with mask bit
+// close, ReleaseOrphan open_id).
+inline constexpr std::uint16_t k_wire_version = 10;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.

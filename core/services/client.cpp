@@ -34,7 +34,12 @@ struct ListingState {
 };
 
 Client::Client(Env& env, OpTable& ops, ClientConfig config)
-    : env_(env), ops_(ops), config_(std::move(config)), rpc_(env_, ops_, config_.rpc), planner_(config_.planner) {}
+    : env_(env),
+      ops_(ops),
+      config_(std::move(config)),
+      rpc_(env_, ops_, config_.rpc),
+      planner_(config_.planner),
+      open_id_base_(static_cast<std::uint64_t>(std::max<std::int64_t>(env_.wall_ns(), 0))) {}
 
 bool Client::handle(Event& event) {
   if (auto* c = std::get_if<Completion>(&event)) return ops_.dispatch(*c);
@@ -328,12 +333,16 @@ void Client::create(const std::string& path, const CreateOptions& options, Inode
   m.chooser = options.chooser;
   m.uid = options.uid;
   m.gid = options.gid;
+  m.open_id = options.open_id;
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
-void Client::stat(const std::string& path, InodeFn done) {
+void Client::stat(const std::string& path, InodeFn done) { open(path, 0, std::move(done)); }
+
+void Client::open(const std::string& path, std::uint64_t open_id, InodeFn done) {
   proto::Stat m;
   m.path = path;
+  m.open_id = open_id;
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
@@ -346,9 +355,12 @@ void Client::unlink(const std::string& path, bool keep_open, StatusFn done) {
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
-void Client::release_orphan(const proto::InodeDesc& inode, StatusFn done) {
+void Client::release_orphan(const proto::InodeDesc& inode, StatusFn done) { release_orphan(inode, 0, std::move(done)); }
+
+void Client::release_orphan(const proto::InodeDesc& inode, std::uint64_t open_id, StatusFn done) {
   proto::ReleaseOrphan m;
   m.file_id = inode.file_id;
+  m.open_id = open_id;
   call_shard(inode.owner_shard, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
@@ -430,20 +442,17 @@ void Client::link(const std::string& existing, const std::string& new_path, Inod
 }
 
 void Client::close(const std::string& path, std::uint64_t size_bytes, StatusFn done) {
-  proto::SetAttr m;
-  m.path = path;
-  m.mask = proto::k_set_attr_size | proto::k_set_attr_mtime | proto::k_set_attr_written;
-  m.size_bytes = size_bytes;
-  m.mtime_ns = env_.wall_ns();
-  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+  AttrChange change;
+  change.size_bytes = size_bytes;
+  change.mtime_ns = env_.wall_ns();
+  change.written = true;
+  set_attr(path, change, [done](const Result<proto::InodeDesc>& r) { done(r.status()); });
 }
 
 void Client::close_unchanged(const std::string& path, StatusFn done) {
-  proto::SetAttr m;
-  m.path = path;
-  m.mask = proto::k_set_attr_accessed;
-  m.atime_ns = env_.wall_ns();
-  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+  AttrChange change;
+  change.accessed = true;
+  set_attr(path, change, [done](const Result<proto::InodeDesc>& r) { done(r.status()); });
 }
 
 void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn done) {
@@ -473,6 +482,14 @@ void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn
   if (change.gid) {
     m.mask |= proto::k_set_attr_gid;
     m.gid = *change.gid;
+  }
+  if (change.accessed) {
+    m.mask |= proto::k_set_attr_accessed;
+    m.atime_ns = env_.wall_ns();
+  }
+  if (change.close_open_id != 0) {
+    m.mask |= proto::k_set_attr_close;
+    m.open_id = change.close_open_id;
   }
   meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }

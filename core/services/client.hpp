@@ -158,6 +158,8 @@ struct CreateOptions {
   std::uint64_t chunk_bytes = 0;   // 0: the metadata server's default
   std::uint32_t stripe_count = 0;  // 0: the metadata server's default
   proto::ChooserKind chooser = proto::ChooserKind::server_default;
+  // Non-zero: the create opens the file too (Client::open), under this id.
+  std::uint64_t open_id = 0;
 };
 
 // What Client::set_attr changes; fields left empty stay as they are.
@@ -171,6 +173,11 @@ struct AttrChange {
   std::optional<std::uint32_t> mode;  // permission bits, at most 07777
   std::optional<std::uint32_t> uid;
   std::optional<std::uint32_t> gid;
+  // A close after reads: the server notes the access now (relatime).
+  bool accessed = false;
+  // Non-zero: this is also the close of that open (Client::open): the server
+  // lets it go once the change is made.
+  std::uint64_t close_open_id = 0;
 };
 
 class Client {
@@ -193,6 +200,18 @@ class Client {
   void mkdir(const std::string& path, const CreateOptions& options, InodeFn done);
   void create(const std::string& path, const CreateOptions& options, InodeFn done);
   void stat(const std::string& path, InodeFn done);
+  // A stat that opens the file (one request): the metadata server holds the
+  // open until a set_attr with close_open_id = open_id or a release_orphan
+  // names it, and while any client holds a file open its data outlives its
+  // last name (an orphan, POSIX). open_id from new_open_id(). Directories,
+  // links and special files are stat'ed only.
+  void open(const std::string& path, std::uint64_t open_id, InodeFn done);
+  // A number for open() and CreateOptions::open_id this client never used:
+  // counted from the wall clock's nanoseconds at the client's start, so a
+  // restarted client's do not collide with its former ones' (it would have
+  // to have opened a file per nanosecond). No draw from the run's Rng: the
+  // seeded stream of every other choice stays as it was.
+  std::uint64_t new_open_id() { return open_id_base_ + ++opens_made_; }
   // Lists every shard of the directory; entries of a directory on several
   // shards come ordered by fnv_1a_64 of their names (Lustre lmv merges
   // stripes in hash order), so consecutive entries are on different shards.
@@ -205,12 +224,15 @@ class Client {
   // unlink, and a rename over a name, of a file this client has open
   // (keep_open): when it was the file's last name, the metadata server keeps
   // the inode and its chunks (an orphan) until release_orphan, so the open
-  // handles read and write on (POSIX). Other clients' opens are not known to
-  // the server: their files go at once, as without keep_open.
+  // handles read and write on (POSIX). Opens made with open() keep it as
+  // well, whichever client made them, until each is closed.
   void unlink(const std::string& path, bool keep_open, StatusFn done);
   void rename(const std::string& from, const std::string& to, bool keep_open, StatusFn done);
-  // The last close of a file that became an orphan (the inode as opened).
+  // The last close of a file that became an orphan (the inode as opened);
+  // open_id: the open() it ends (0: none). The server removes the orphan
+  // once no client holds it open.
   void release_orphan(const proto::InodeDesc& inode, StatusFn done);
+  void release_orphan(const proto::InodeDesc& inode, std::uint64_t open_id, StatusFn done);
   // Makes the symbolic link `path` whose target is `target` (options: the
   // owner; mode and layout are unused). Lookups and stat do not follow links.
   void symlink(const std::string& target, const std::string& path, const CreateOptions& options, InodeFn done);
@@ -333,6 +355,8 @@ class Client {
   RpcClient rpc_;
   ChunkPlanner planner_;
   std::uint64_t maps_version_ = 0;
+  std::uint64_t open_id_base_ = 0;  // new_open_id()
+  std::uint64_t opens_made_ = 0;
   std::map<TargetId, proto::TargetInfoDesc> targets_;
   std::map<ShardId, Endpoint> shards_;
   std::map<GroupId, proto::BuddyGroupDesc> groups_;

@@ -326,26 +326,26 @@ void MetaService::load_kept_replies() {
   if (damaged > 0) env_.metrics().count("meta.kept_replies_damaged", static_cast<double>(damaged));
 }
 
-void MetaService::dispatch(Endpoint /*from*/, proto::Message& message, Reply reply) {
+void MetaService::dispatch(Endpoint from, proto::Message& message, Reply reply) {
   env_.metrics().count("meta.requests", 1);
   if (auto* m = std::get_if<proto::Mkdir>(&message)) return do_mkdir(*m, std::move(reply));
-  if (auto* m = std::get_if<proto::Create>(&message)) return do_create(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::Create>(&message)) return do_create(*m, from, std::move(reply));
   if (auto* m = std::get_if<proto::Lookup>(&message)) {
     return do_lookup(m->path, m->request_id, CostKind::meta_lookup, units_.lookup, std::move(reply));
   }
   if (auto* m = std::get_if<proto::Stat>(&message)) {
-    return do_lookup(m->path, m->request_id, CostKind::meta_stat, units_.stat, std::move(reply));
+    return do_lookup(m->path, m->request_id, CostKind::meta_stat, units_.stat, std::move(reply), from, m->open_id);
   }
   if (auto* m = std::get_if<proto::Readdir>(&message)) return do_readdir(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Unlink>(&message)) return do_unlink(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Rmdir>(&message)) return do_rmdir(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Rename>(&message)) return do_rename(*m, std::move(reply));
-  if (auto* m = std::get_if<proto::SetAttr>(&message)) return do_setattr(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::SetAttr>(&message)) return do_setattr(*m, from, std::move(reply));
   if (auto* m = std::get_if<proto::Symlink>(&message)) return do_symlink(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Link>(&message)) return do_link(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Mknod>(&message)) return do_mknod(*m, std::move(reply));
   if (auto* m = std::get_if<proto::Xattr>(&message)) return do_xattr(*m, std::move(reply));
-  if (auto* m = std::get_if<proto::ReleaseOrphan>(&message)) return do_release_orphan(*m, std::move(reply));
+  if (auto* m = std::get_if<proto::ReleaseOrphan>(&message)) return do_release_orphan(*m, from, std::move(reply));
   if (auto* m = std::get_if<proto::AttachDir>(&message)) {
     reply(ack(m->request_id, store_->put_dir(m->path, m->inode)));
     return;
@@ -520,7 +520,7 @@ void MetaService::do_mkdir(const proto::Mkdir& m, Reply reply) {
       });
 }
 
-void MetaService::do_create(const proto::Create& m, Reply reply) {
+void MetaService::do_create(const proto::Create& m, Endpoint from, Reply reply) {
   // Maps without a target (or, for mirrored file data, without a buddy
   // group) are stale too: a mirrored server fetches maps as it registers (to
   // learn its role), which may be before the storage targets registered or
@@ -534,19 +534,44 @@ void MetaService::do_create(const proto::Create& m, Reply reply) {
                                : targets_.empty();
   const bool stale =
       maps_fetched_ns_ < 0 || env_.now() - maps_fetched_ns_ > config_.maps_max_age_ns || nothing_to_choose;
-  if (!stale) return do_create_with_maps(m, std::move(reply));
+  if (!stale) return do_create_with_maps(m, from, std::move(reply));
   if (maps_waiters_.size() >= config_.max_waiting_for_maps) {
     return reply(inode_reply(m.request_id, error(StatusCode::again, "metadata server busy fetching maps")));
   }
-  fetch_maps([this, m, reply](Status s) {
+  fetch_maps([this, m, from, reply](Status s) {
     if (!s.ok() && targets_.empty()) {
       return reply(inode_reply(m.request_id, error(s.code(), "no target maps from mgmt: " + s.message())));
     }
-    do_create_with_maps(m, reply);
+    do_create_with_maps(m, from, reply);
   });
 }
 
-void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
+std::vector<TargetInfo> MetaService::create_candidates() const {
+  std::vector<TargetInfo> candidates;
+  candidates.reserve(targets_.size());
+  if (config_.mirror_file_data) {
+    // One candidate per buddy group, as BeeGFS pools a group by its worse
+    // member (target_info.hpp); a group whose primary is unknown is skipped.
+    for (const auto& g : groups_) {
+      auto primary =
+          std::find_if(targets_.begin(), targets_.end(), [&](const auto& d) { return d.target == g.primary; });
+      auto secondary =
+          std::find_if(targets_.begin(), targets_.end(), [&](const auto& d) { return d.target == g.secondary; });
+      if (primary == targets_.end() || secondary == targets_.end()) continue;
+      TargetInfo group = from_wire(*primary);
+      const TargetInfo other = from_wire(*secondary);
+      group.id = g.group;
+      group.capacity_bytes = std::min(group.capacity_bytes, other.capacity_bytes);
+      group.free_bytes = std::min({group.free_bytes, other.free_bytes, group.capacity_bytes});
+      candidates.push_back(group);
+    }
+  } else {
+    for (const auto& t : targets_) candidates.push_back(from_wire(t));
+  }
+  return candidates;
+}
+
+void MetaService::do_create_with_maps(const proto::Create& m, Endpoint from, Reply reply) {
   Result<PathSplit> split = split_path(m.path);
   if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
   const std::string parent(split->parent), name_(split->name);
@@ -554,32 +579,16 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
   if (store_->get_entry(parent, name_).ok()) {
     return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
   }
-  ops_.after_compute(env_, CostKind::meta_create, units_.create, [this, m, parent, name_, reply](Completion&) {
+  ops_.after_compute(env_, CostKind::meta_create, units_.create, [this, m, from, parent, name_, reply](Completion&) {
     // A concurrent create of the same name may have won while we computed.
     if (store_->get_entry(parent, name_).ok()) {
       return reply(inode_reply(m.request_id, error(StatusCode::already_exists, m.path + " exists")));
     }
-    std::vector<TargetInfo> candidates;
-    candidates.reserve(targets_.size());
-    if (config_.mirror_file_data) {
-      // One candidate per buddy group, as BeeGFS pools a group by its worse
-      // member (target_info.hpp); a group whose primary is unknown is skipped.
-      for (const auto& g : groups_) {
-        auto primary =
-            std::find_if(targets_.begin(), targets_.end(), [&](const auto& d) { return d.target == g.primary; });
-        auto secondary =
-            std::find_if(targets_.begin(), targets_.end(), [&](const auto& d) { return d.target == g.secondary; });
-        if (primary == targets_.end() || secondary == targets_.end()) continue;
-        TargetInfo group = from_wire(*primary);
-        const TargetInfo other = from_wire(*secondary);
-        group.id = g.group;
-        group.capacity_bytes = std::min(group.capacity_bytes, other.capacity_bytes);
-        group.free_bytes = std::min({group.free_bytes, other.free_bytes, group.capacity_bytes});
-        candidates.push_back(group);
-      }
-    } else {
-      for (const auto& t : targets_) candidates.push_back(from_wire(t));
+    if (m.open_id != 0) {  // refused before the file is made: a create is all or nothing
+      if (Status room = open_files_.room_for(from, m.open_id); !room.ok())
+        return reply(inode_reply(m.request_id, room));
     }
+    const std::vector<TargetInfo> candidates = create_candidates();
     const std::uint32_t count = m.stripe_count != 0 ? m.stripe_count : config_.default_stripe_count;
     const std::uint64_t chunk = m.chunk_bytes != 0 ? m.chunk_bytes : config_.default_chunk_bytes;
     const proto::ChooserKind kind =
@@ -613,14 +622,16 @@ void MetaService::do_create_with_maps(const proto::Create& m, Reply reply) {
     Status s = store_->put_entry(parent, name_, inode);
     if (s.ok()) s = touch_dir(parent);
     if (s.ok()) env_.metrics().count("meta.create_ops", 1);
+    if (s.ok()) s = hold_open(from, m.open_id, inode);  // room_for above: it holds
     reply(stored_reply(m.request_id, s, inode));
   });
 }
 
-void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, std::uint32_t units, Reply reply) {
+void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind cost, std::uint32_t units, Reply reply,
+                            Endpoint from, std::uint64_t open_id) {
   const std::string path(path_in);
   if (Status s = validate_path(path); !s.ok()) return reply(inode_reply(rid, s));
-  ops_.after_compute(env_, cost, units, [this, path, rid, reply](Completion&) {
+  ops_.after_compute(env_, cost, units, [this, path, rid, reply, from, open_id](Completion&) {
     if (path == "/") {
       Result<proto::InodeDesc> root = store_->get_dir("/");
       if (!root.ok()) return reply(inode_reply(rid, root.status()));
@@ -635,8 +646,16 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
     if (!entry.ok()) return reply(inode_reply(rid, error(StatusCode::not_found, "no such file or directory: " + path)));
     Result<proto::InodeDesc> inode = resolve(*entry);
     if (!inode.ok()) return reply(inode_reply(rid, inode.status()));
+    if (Status s = hold_open(from, open_id, *inode); !s.ok()) return reply(inode_reply(rid, s));
     reply_stat(path, rid, std::move(inode).value(), reply);
   });
+}
+
+Status MetaService::hold_open(Endpoint from, std::uint64_t open_id, const proto::InodeDesc& inode) {
+  if (open_id == 0 || inode.type != proto::InodeType::file) return ok_status();
+  const Status s = open_files_.open(from, open_id, inode.file_id);
+  if (s.ok()) env_.metrics().count("meta.opens_held", 1);
+  return s;
 }
 
 void MetaService::reply_stat(const std::string& path, RequestId rid, proto::InodeDesc inode, const Reply& reply) {
@@ -861,66 +880,97 @@ void MetaService::do_rename(const proto::Rename& m, Reply reply) {
                      });
 }
 
-void MetaService::do_setattr(const proto::SetAttr& m, Reply reply) {
+void MetaService::do_setattr(const proto::SetAttr& m, Endpoint from, Reply reply) {
+  const bool closes = (m.mask & proto::k_set_attr_close) != 0;
+  if (closes) {  // the open goes with the reply, after the change the close records
+    reply = [this, from, open_id = m.open_id, reply = std::move(reply)](proto::Message r) {
+      open_files_.close(from, open_id);
+      reply(std::move(r));
+    };
+  }
   Result<PathSplit> split = split_path(m.path);
   if (!split.ok()) return reply(inode_reply(m.request_id, split.status()));
   const std::string parent(split->parent), name_(split->name);
   if (Status s = check_owner(parent, name_, nullptr); !s.ok()) return reply(inode_reply(m.request_id, s));
-  ops_.after_compute(env_, CostKind::meta_setattr, units_.setattr, [this, m, parent, name_, reply](Completion&) {
-    Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
-    if (!entry.ok()) return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
-    Result<proto::InodeDesc> resolved = resolve(*entry);
-    if (!resolved.ok()) return reply(inode_reply(m.request_id, resolved.status()));
-    if (m.mask == 0) {  // a close that notes nothing: no store write
-      env_.metrics().count("meta.close_ops", 1);
-      proto::InodeReply r = inode_reply(m.request_id, ok_status());
-      r.inode = *resolved;
-      return reply(std::move(r));
-    }
-    if (Status s = check_set_attr(m, *resolved); !s.ok()) return reply(inode_reply(m.request_id, s));
-    proto::InodeDesc inode = *resolved;
-    if ((m.mask & ~proto::k_set_attr_accessed) == 0) {  // a close after reads: relatime decides
-      env_.metrics().count("meta.close_ops", 1);
-      if (inode.type != proto::InodeType::dir) {
-        const Status s = note_access(inode, m.atime_ns) ? put_inode(parent, name_, *entry, inode) : ok_status();
-        return reply(stored_reply(m.request_id, s, inode));
-      }
-      // A listed directory: relatime weighs its entries' changes, which its
-      // records hold (on other shards too), so against its merged times.
-      return merge_dir_times(m.path, inode, [this, m, parent, name_, reply](proto::InodeDesc merged) {
-        if (!note_access(merged, m.atime_ns)) return reply(stored_reply(m.request_id, ok_status(), merged));
-        Result<proto::InodeDesc> now = store_->get_entry(parent, name_);
-        if (!now.ok() || now->type != proto::InodeType::dir) {
-          return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such directory: " + m.path)));
+  ops_.after_compute(
+      env_, CostKind::meta_setattr, units_.setattr, [this, m, from, closes, parent, name_, reply](Completion&) {
+        Result<proto::InodeDesc> entry = store_->get_entry(parent, name_);
+        Result<proto::InodeDesc> resolved = entry.ok() ? resolve(*entry) : entry;
+        if (closes) {
+          const std::optional<FileId> held = open_files_.held(from, m.open_id);
+          if (held && (!resolved.ok() || resolved->file_id != *held)) return close_unnamed(m, from, *held, reply);
         }
-        proto::InodeDesc named = *now;
-        named.atime_ns = std::max(named.atime_ns, merged.atime_ns);
-        reply(stored_reply(m.request_id, put_inode(parent, name_, *now, named), merged));
+        if (!entry.ok())
+          return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such file: " + m.path)));
+        if (!resolved.ok()) return reply(inode_reply(m.request_id, resolved.status()));
+        if ((m.mask & ~proto::k_set_attr_close) == 0) {  // a close that notes nothing: no store write
+          env_.metrics().count("meta.close_ops", 1);
+          proto::InodeReply r = inode_reply(m.request_id, ok_status());
+          r.inode = *resolved;
+          return reply(std::move(r));
+        }
+        if (Status s = check_set_attr(m, *resolved); !s.ok()) return reply(inode_reply(m.request_id, s));
+        proto::InodeDesc inode = *resolved;
+        if ((m.mask & ~(proto::k_set_attr_accessed | proto::k_set_attr_close)) == 0) {  // a close after reads
+          return close_after_reads(m, parent, name_, *entry, inode, reply);
+        }
+        if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
+        if ((m.mask & proto::k_set_attr_uid) != 0) inode.uid = m.uid;
+        if ((m.mask & proto::k_set_attr_gid) != 0) inode.gid = m.gid;
+        if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
+        if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
+        if ((m.mask & proto::k_set_attr_atime) != 0) inode.atime_ns = m.atime_ns;
+        if ((m.mask & proto::k_set_attr_accessed) != 0) note_access(inode, m.atime_ns);
+        if ((m.mask & proto::k_set_attr_written) == 0) {
+          changed(inode);
+        } else if ((m.mask & proto::k_set_attr_mtime) != 0) {
+          inode.ctime_ns = std::max(inode.ctime_ns, m.mtime_ns);  // the writes' time, not the record's
+        }
+        const Status s = put_inode(parent, name_, *entry, inode);
+        if (!s.ok() || inode.type != proto::InodeType::dir) return reply(stored_reply(m.request_id, s, inode));
+        // A directory answers with its records' times merged; a new mtime goes to its records too.
+        proto::DirTimes ask;
+        ask.path = m.path;
+        ask.set_mtime = (m.mask & proto::k_set_attr_mtime) != 0;
+        ask.mtime_ns = m.mtime_ns;
+        visit_dir_records(inode, ask,
+                          [rid = m.request_id, inode, reply](std::vector<proto::InodeDesc> records, Status st) {
+                            reply(stored_reply(rid, st, merged_dir(inode, records)));
+                          });
       });
+}
+
+void MetaService::close_after_reads(const proto::SetAttr& m, const std::string& parent, const std::string& name_,
+                                    const proto::InodeDesc& entry, proto::InodeDesc inode, const Reply& reply) {
+  env_.metrics().count("meta.close_ops", 1);
+  if (inode.type != proto::InodeType::dir) {
+    const Status s = note_access(inode, m.atime_ns) ? put_inode(parent, name_, entry, inode) : ok_status();
+    return reply(stored_reply(m.request_id, s, inode));
+  }
+  // A listed directory: relatime weighs its entries' changes, which its
+  // records hold (on other shards too), so against its merged times.
+  merge_dir_times(m.path, inode, [this, m, parent, name_, reply](proto::InodeDesc merged) {
+    if (!note_access(merged, m.atime_ns)) return reply(stored_reply(m.request_id, ok_status(), merged));
+    Result<proto::InodeDesc> now = store_->get_entry(parent, name_);
+    if (!now.ok() || now->type != proto::InodeType::dir) {
+      return reply(inode_reply(m.request_id, error(StatusCode::not_found, "no such directory: " + m.path)));
     }
-    if ((m.mask & proto::k_set_attr_mode) != 0) inode.mode = m.mode;
-    if ((m.mask & proto::k_set_attr_uid) != 0) inode.uid = m.uid;
-    if ((m.mask & proto::k_set_attr_gid) != 0) inode.gid = m.gid;
-    if ((m.mask & proto::k_set_attr_size) != 0) inode.size_bytes = m.size_bytes;
-    if ((m.mask & proto::k_set_attr_mtime) != 0) inode.mtime_ns = m.mtime_ns;
-    if ((m.mask & proto::k_set_attr_atime) != 0) inode.atime_ns = m.atime_ns;
-    if ((m.mask & proto::k_set_attr_accessed) != 0) note_access(inode, m.atime_ns);
-    if ((m.mask & proto::k_set_attr_written) == 0) {
-      changed(inode);
-    } else if ((m.mask & proto::k_set_attr_mtime) != 0) {
-      inode.ctime_ns = std::max(inode.ctime_ns, m.mtime_ns);  // the writes' time, not the record's
-    }
-    const Status s = put_inode(parent, name_, *entry, inode);
-    if (!s.ok() || inode.type != proto::InodeType::dir) return reply(stored_reply(m.request_id, s, inode));
-    // A directory answers with its records' times merged; a new mtime goes to its records too.
-    proto::DirTimes ask;
-    ask.path = m.path;
-    ask.set_mtime = (m.mask & proto::k_set_attr_mtime) != 0;
-    ask.mtime_ns = m.mtime_ns;
-    visit_dir_records(inode, ask, [rid = m.request_id, inode, reply](std::vector<proto::InodeDesc> records, Status st) {
-      reply(stored_reply(rid, st, merged_dir(inode, records)));
-    });
+    proto::InodeDesc named = *now;
+    named.atime_ns = std::max(named.atime_ns, merged.atime_ns);
+    reply(stored_reply(m.request_id, put_inode(parent, name_, *now, named), merged));
   });
+}
+
+void MetaService::close_unnamed(const proto::SetAttr& m, Endpoint from, FileId file, const Reply& reply) {
+  open_files_.close(from, m.open_id);
+  env_.metrics().count("meta.close_ops", 1);
+  Result<proto::InodeDesc> orphan = store_->get_entry(k_orphans_dir, std::to_string(file));
+  if (!orphan.ok()) {
+    return reply(inode_reply(
+        m.request_id, error(StatusCode::not_found, "the file open as " + m.path + " is no longer there (renamed)")));
+  }
+  const Status s = open_files_.is_open(file) ? ok_status() : remove_orphan(file);
+  reply(stored_reply(m.request_id, s, *orphan));
 }
 
 void MetaService::do_symlink(const proto::Symlink& m, Reply reply) {
@@ -1070,7 +1120,9 @@ Status MetaService::drop_name(const proto::InodeDesc& entry, bool keep_open) {
 
 Status MetaService::drop_inode(const proto::InodeDesc& inode, bool keep_open) {
   if (inode.type != proto::InodeType::file) return ok_status();  // a link or a special file has no chunks
-  if (!keep_open) {
+  const bool held = open_files_.is_open(inode.file_id);
+  if (held && !keep_open) env_.metrics().count("meta.orphans_kept_for_other_opens", 1);
+  if (!keep_open && !held) {
     remove_chunks(inode);
     return ok_status();
   }
@@ -1082,21 +1134,29 @@ Status MetaService::drop_inode(const proto::InodeDesc& inode, bool keep_open) {
   return s;
 }
 
-void MetaService::do_release_orphan(const proto::ReleaseOrphan& m, Reply reply) {
-  ops_.after_compute(env_, CostKind::meta_unlink, units_.unlink, [this, m, reply](Completion&) {
-    const std::string key = std::to_string(m.file_id);
-    Result<proto::InodeDesc> orphan = store_->get_entry(k_orphans_dir, key);
-    if (!orphan.ok()) {
-      return reply(ack(m.request_id, error(StatusCode::not_found, "no orphan " + key + " on metadata shard " +
-                                                                      std::to_string(config_.shard))));
+void MetaService::do_release_orphan(const proto::ReleaseOrphan& m, Endpoint from, Reply reply) {
+  ops_.after_compute(env_, CostKind::meta_unlink, units_.unlink, [this, m, from, reply](Completion&) {
+    if (m.open_id != 0) open_files_.close(from, m.open_id);
+    if (!store_->get_entry(k_orphans_dir, std::to_string(m.file_id)).ok()) {
+      return reply(
+          ack(m.request_id, error(StatusCode::not_found, "no orphan " + std::to_string(m.file_id) +
+                                                             " on metadata shard " + std::to_string(config_.shard))));
     }
-    const Status s = store_->remove_entry(k_orphans_dir, key);
-    if (s.ok()) {
-      remove_chunks(*orphan);
-      env_.metrics().count("meta.orphans_released", 1);
-    }
-    reply(ack(m.request_id, s));
+    // Another client still has it open: it stays until that close.
+    reply(ack(m.request_id, open_files_.is_open(m.file_id) ? ok_status() : remove_orphan(m.file_id)));
   });
+}
+
+Status MetaService::remove_orphan(FileId file) {
+  const std::string key = std::to_string(file);
+  Result<proto::InodeDesc> orphan = store_->get_entry(k_orphans_dir, key);
+  if (!orphan.ok()) return orphan.status();
+  const Status s = store_->remove_entry(k_orphans_dir, key);
+  if (s.ok()) {
+    remove_chunks(*orphan);
+    env_.metrics().count("meta.orphans_released", 1);
+  }
+  return s;
 }
 
 Status MetaService::touch_dir(std::string_view dir, int subdirs) {

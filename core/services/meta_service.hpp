@@ -31,10 +31,13 @@
 // each name keeps a reference (a copy with nlink >= 2), the table's record
 // holds the count, and the last unlink removes it and the chunks.
 //
-// Orphans: an unlink (or a rename over a name) from a client that has the
-// file open (keep_open) moves the inode to the shard's orphan table
-// (k_orphans_dir) instead of removing its chunks; ReleaseOrphan at the last
-// close removes both, and a start removes the orphans a previous run kept.
+// Orphans: the server holds the opens its clients ask for (Stat and Create
+// open_id; OpenFiles). An unlink (or a rename over a name) that takes the
+// last name of a file some client holds open, or whose sender has it open
+// (keep_open), moves the inode to the shard's orphan table (k_orphans_dir)
+// instead of removing its chunks; the close of the last open of it
+// (SetAttr close, ReleaseOrphan) removes both, and a start removes the
+// orphans a previous run kept.
 //
 // Times (POSIX): every inode keeps mtime, atime and ctime from Env::wall_ns.
 // Creation sets all three; any change of an inode's attributes, names or
@@ -103,6 +106,7 @@
 #include "core/namespace/meta_sharding.hpp"
 #include "core/services/meta_op_units.hpp"
 #include "core/services/meta_store.hpp"
+#include "core/services/open_files.hpp"
 #include "core/services/recording_meta_store.hpp"
 #include "core/services/rpc.hpp"
 #include "core/common/field_info.hpp"
@@ -273,9 +277,16 @@ class MetaService final : public Service {
   proto::InodeDesc new_inode(FileId id, proto::InodeType type, std::uint32_t mode, std::uint32_t uid,
                              std::uint32_t gid);
   void do_mkdir(const proto::Mkdir& m, Reply reply);
-  void do_create(const proto::Create& m, Reply reply);
-  void do_create_with_maps(const proto::Create& m, Reply reply);
-  void do_lookup(std::string_view path, RequestId rid, CostKind cost, std::uint32_t units, Reply reply);
+  void do_create(const proto::Create& m, Endpoint from, Reply reply);
+  void do_create_with_maps(const proto::Create& m, Endpoint from, Reply reply);
+  // What a create chooses from: the targets of the maps, or (mirrored file
+  // data) one candidate per buddy group whose members the maps know.
+  std::vector<TargetInfo> create_candidates() const;
+  // A lookup or stat; open_id non-zero: `from` opens the file (Stat).
+  void do_lookup(std::string_view path, RequestId rid, CostKind cost, std::uint32_t units, Reply reply,
+                 Endpoint from = {}, std::uint64_t open_id = 0);
+  // Holds `from`'s open `open_id` of `inode` where the request asked (a file only).
+  Status hold_open(Endpoint from, std::uint64_t open_id, const proto::InodeDesc& inode);
   // A stat's reply: the inode, a directory's with its records' times merged (no xattrs: stored_reply).
   void reply_stat(const std::string& path, RequestId rid, proto::InodeDesc inode, const Reply& reply);
   void do_readdir(const proto::Readdir& m, Reply reply);
@@ -301,7 +312,15 @@ class MetaService final : public Service {
   Status move_dir_here(const std::string& from, const std::string& to);
   // invalid_argument for a directory rename this server cannot make atomically.
   Status check_dir_rename(const proto::Rename& m, std::uint64_t entries, std::size_t dirs) const;
-  void do_setattr(const proto::SetAttr& m, Reply reply);
+  void do_setattr(const proto::SetAttr& m, Endpoint from, Reply reply);
+  // A close after reads (SetAttr accessed): relatime decides whether the
+  // access time moves; a directory's against its records' merged times.
+  void close_after_reads(const proto::SetAttr& m, const std::string& parent, const std::string& name_,
+                         const proto::InodeDesc& entry, proto::InodeDesc inode, const Reply& reply);
+  // A SetAttr close whose open holds a file no longer at m.path (another
+  // client unlinked or renamed it): the open goes, an orphan with no open
+  // left with it; the reply is the orphan's inode, else not_found.
+  void close_unnamed(const proto::SetAttr& m, Endpoint from, FileId file, const Reply& reply);
   // Symbolic and hard links.
   void do_symlink(const proto::Symlink& m, Reply reply);
   void do_link(const proto::Link& m, Reply reply);
@@ -329,10 +348,14 @@ class MetaService final : public Service {
   // A name of `entry`'s inode was removed: the last name removes the inode
   // and its chunks, or keeps them as an orphan (keep_open: see Unlink).
   Status drop_name(const proto::InodeDesc& entry, bool keep_open = false);
-  // The inode has no name left: its chunks go, or (keep_open) it becomes an orphan.
+  // The inode has no name left: its chunks go, or (keep_open, or a client
+  // holds it open) it becomes an orphan.
   Status drop_inode(const proto::InodeDesc& inode, bool keep_open);
-  // The last close of an orphan: the inode and its chunks go.
-  void do_release_orphan(const proto::ReleaseOrphan& m, Reply reply);
+  // A close of an orphan: the sender's open goes; with no open of it left,
+  // the inode and its chunks go.
+  void do_release_orphan(const proto::ReleaseOrphan& m, Endpoint from, Reply reply);
+  // The orphan `file` goes with its chunks (not_found when there is none).
+  Status remove_orphan(FileId file);
   // At start: the orphans a previous run kept go, with their chunks.
   void remove_orphans();
 
@@ -416,6 +439,7 @@ class MetaService final : public Service {
   RpcClient rpc_;
   RpcClient mirror_rpc_;
   ReplyCache replies_;
+  OpenFiles open_files_;  // the opens clients asked this server to hold
   // The store's kept replies are seq oldest_kept_seq_ .. next_kept_seq_ - 1,
   // fewer than reply_cache_entries + kept_reply_prune_batch of them.
   std::uint64_t oldest_kept_seq_ = 1;

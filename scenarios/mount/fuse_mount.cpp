@@ -183,14 +183,18 @@ class FuseFs {
   }
 
   // Replies an entry for path's inode (remembered: one more lookup); a new
-  // hard link's (link_of: the inode it names too) is that inode.
+  // hard link's (link_of: the inode it names too) is that inode. A created
+  // file is open, the server holding it as open_id.
   void reply_entry(fuse_req_t req, const std::string& path, const proto::InodeDesc& inode, fuse_file_info* created,
-                   Ino link_of = 0) {
+                   Ino link_of = 0, std::uint64_t open_id = 0) {
     Result<Ino> ino = link_of != 0 ? table_.link(link_of, path) : table_.remember(path);
-    if (!ino.ok()) return reply_err(req, ENFILE);
+    if (!ino.ok()) {
+      let_open_go(path, open_id);
+      return reply_err(req, ENFILE);
+    }
     fuse_entry_param e{};
     e.ino = *ino;
-    if (created) table_.opened(*ino, inode);
+    if (created && !table_.opened(*ino, inode, open_id)) let_open_go(path, open_id);
     e.attr = attr_of(inode, *ino);
     e.attr_timeout = attr_timeout_s(inode);
     e.entry_timeout = options_.entry_timeout_s;
@@ -199,12 +203,26 @@ class FuseFs {
       created->fh = *ino;
       created->direct_io = options_.direct_io ? 1 : 0;
       rc = fuse_reply_create(req, &e, created);
-      if (rc != 0) table_.released(*ino);
+      if (rc != 0) {
+        const std::optional<OpenFile> last = table_.released(*ino);
+        if (last) let_open_go(path, last->open_id);
+      }
     } else {
       rc = fuse_reply_entry(req, &e);
     }
     if (rc != 0) table_.forget(*ino, 1);  // the kernel never got it (an interrupted request)
     done();
+  }
+
+  // The metadata server lets go of this mount's open open_id of the file at
+  // path (0: none), which no handle holds.
+  void let_open_go(const std::string& path, std::uint64_t open_id) {
+    if (open_id == 0) return;
+    post([this, path, open_id](Client& c, Env&) {
+      AttrChange close;
+      close.close_open_id = open_id;
+      c.set_attr(path, close, [this](const Result<proto::InodeDesc>&) { done(); });
+    });
   }
 
   std::optional<std::string> path(Ino ino) const { return table_.path_of(ino); }
@@ -385,9 +403,16 @@ void recreate_empty(Client& c, FuseFs& fs, fuse_ino_t ino, const std::string& pa
     o.gid = wanted.gid.value_or(old.gid);
     o.chunk_bytes = old.stripe.chunk_bytes;
     o.stripe_count = static_cast<std::uint32_t>(old.stripe.targets.size());
-    c.create(path, o, [&c, &fs, ino, path, wanted, done](Result<proto::InodeDesc> made) {
+    // Open here: the new inode is opened under a new open, and the old one's
+    // open (it kept the old inode as an orphan) goes.
+    if (fs.table().open_file(ino)) o.open_id = c.new_open_id();
+    c.create(path, o, [&c, &fs, ino, path, old, wanted, open_id = o.open_id, done](Result<proto::InodeDesc> made) {
       if (!made.ok()) return done(made);
-      fs.table().replaced(ino, *made);
+      if (open_id != 0) {
+        const std::uint64_t before = fs.table().replaced(ino, *made, open_id);
+        if (before == open_id) fs.let_open_go(path, open_id);
+        if (before != open_id && before != 0) c.release_orphan(old, before, [](Status) {});
+      }
       AttrChange time;
       time.mtime_ns = wanted.mtime_ns;  // truncate_file set it
       c.set_attr(path, time, done);
@@ -458,10 +483,10 @@ CreateOptions owned_by_caller(fuse_req_t req, mode_t mode) {
 
 // The reply to a request that makes the name `path`: its entry (opened: info), or the error.
 InodeDone entry_reply(FuseFs& fs, fuse_req_t req, const std::string& path,
-                      std::shared_ptr<fuse_file_info> info = nullptr) {
-  return [&fs, req, path, info](Result<proto::InodeDesc> r) {
+                      std::shared_ptr<fuse_file_info> info = nullptr, std::uint64_t open_id = 0) {
+  return [&fs, req, path, info, open_id](Result<proto::InodeDesc> r) {
     if (!r.ok()) return fs.reply_status(req, r.status());
-    fs.reply_entry(req, path, *r, info.get());
+    fs.reply_entry(req, path, *r, info.get(), 0, open_id);
   };
 }
 
@@ -480,7 +505,11 @@ void create_file(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mod
   if (!named(req, fs, parent, name, path)) return;
   auto info = fi != nullptr ? std::make_shared<fuse_file_info>(*fi) : nullptr;
   const CreateOptions o = owned_by_caller(req, mode);
-  fs.post([&fs, req, path, o, info](Client& c, Env&) { c.create(path, o, entry_reply(fs, req, path, info)); });
+  fs.post([&fs, req, path, o, info](Client& c, Env&) {
+    CreateOptions opened = o;
+    if (info) opened.open_id = c.new_open_id();  // create and open, one request
+    c.create(path, opened, entry_reply(fs, req, path, info, opened.open_id));
+  });
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
@@ -623,16 +652,21 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!pathed(req, fs, ino, path)) return;
   auto info = std::make_shared<fuse_file_info>(*fi);
   fs.post([&fs, req, ino, path, info](Client& c, Env& env) {
-    c.stat(path, [&c, &env, &fs, req, ino, path, info](Result<proto::InodeDesc> r) {
+    // The inode's first handle opens it at the metadata server (held there
+    // until its last release: its data outlives an unlink by any client).
+    const std::optional<OpenFile> already = fs.table().open_file(ino);
+    const std::uint64_t open_id = already && already->open_id != 0 ? 0 : c.new_open_id();
+    c.open(path, open_id, [&c, &env, &fs, req, ino, path, info, open_id](Result<proto::InodeDesc> r) {
       if (!r.ok()) return fs.reply_status(req, r.status());
       if (r->type == proto::InodeType::dir) return fs.reply_err(req, EISDIR);
-      fs.table().opened(ino, *r);
+      if (!fs.table().opened(ino, *r, open_id)) fs.let_open_go(path, open_id);
       if ((info->flags & O_TRUNC) == 0 || (info->flags & O_ACCMODE) == O_RDONLY) return reply_open(fs, req, ino, info);
       AttrChange empty;
       empty.size_bytes = 0;
-      truncate_file(c, env, fs, ino, path, *r, empty, [&fs, req, ino, info](Result<proto::InodeDesc> t) {
+      truncate_file(c, env, fs, ino, path, *r, empty, [&fs, req, ino, path, info](Result<proto::InodeDesc> t) {
         if (!t.ok()) {
-          fs.table().released(ino);
+          const std::optional<OpenFile> last = fs.table().released(ino);
+          if (last) fs.let_open_go(path, last->open_id);
           return fs.reply_status(req, t.status());
         }
         reply_open(fs, req, ino, info);
@@ -691,31 +725,57 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* buf, std::size_t size,
   });
 }
 
+// A release's answer: a close of a file another client unlinked or renamed
+// meanwhile (not_found: the server let the open go) is no error of close(2).
+void reply_release(FuseFs& fs, fuse_req_t req, const Status& s) {
+  fs.reply_status(req, s.code() == StatusCode::not_found ? ok_status() : s);
+}
+
 // The release of a handle of a file read and not written: the close notes
-// the access (Client::close_unchanged; relatime at the metadata server).
+// the access (relatime at the metadata server); the last one also closes
+// the server's open.
 void note_read_close(fuse_req_t req, fuse_ino_t ino, const std::string& path) {
   FuseFs& fs = FuseFs::of(req);
   fs.post([&fs, req, ino, path](Client& c, Env&) {
-    c.close_unchanged(path, [&fs, req, ino](Status s) {
+    AttrChange change;
+    change.accessed = true;
+    change.close_open_id = fs.table().take_open_if_last(ino);
+    c.set_attr(path, change, [&fs, req, ino](const Result<proto::InodeDesc>& r) {
       fs.table().released(ino);
-      fs.reply_status(req, s);
+      reply_release(fs, req, r.status());
     });
   });
 }
 
-// flush, fsync and release: a size this mount's writes reached goes to the metadata server.
+// The release of a handle that neither wrote nor read: the last one closes
+// the server's open (an orphan's: the server lets its data go once no client
+// holds it open).
+void plain_release(fuse_req_t req, fuse_ino_t ino, const std::optional<std::string>& path) {
+  FuseFs& fs = FuseFs::of(req);
+  const std::optional<OpenFile> last = fs.table().released(ino);
+  if (!last || (!last->orphaned && (last->open_id == 0 || !path))) return (void)fuse_reply_err(req, 0);
+  if (last->orphaned) {
+    return fs.post([&fs, req, inode = last->inode, open_id = last->open_id](Client& c, Env&) {
+      c.release_orphan(inode, open_id, [&fs, req](Status) { fs.reply_err(req, 0); });
+    });
+  }
+  fs.post([&fs, req, path = *path, open_id = last->open_id](Client& c, Env&) {
+    AttrChange close;
+    close.close_open_id = open_id;
+    c.set_attr(path, close, [&fs, req](const Result<proto::InodeDesc>& r) { reply_release(fs, req, r.status()); });
+  });
+}
+
+// flush, fsync and release: a size this mount's writes reached goes to the
+// metadata server (the last release's with the close of the server's open).
 void record_size(fuse_req_t req, fuse_ino_t ino, bool release) {
   FuseFs& fs = FuseFs::of(req);
   std::optional<OpenFile> open = fs.table().open_file(ino);
   std::optional<std::string> path = fs.path(ino);
   if (release && open && !open->dirty && open->read && path) return note_read_close(req, ino, *path);
   if (!open || !open->dirty || !path) {
-    std::optional<OpenFile> last = release ? fs.table().released(ino) : std::nullopt;
-    if (!last || !last->orphaned) return (void)fuse_reply_err(req, 0);
-    // The last close of a file unlinked while open: the metadata server lets its data go now.
-    return fs.post([&fs, req, inode = last->inode](Client& c, Env&) {
-      c.release_orphan(inode, [&fs, req](Status) { fs.reply_err(req, 0); });
-    });
+    if (release) return plain_release(req, ino, path);
+    return (void)fuse_reply_err(req, 0);
   }
   fs.post([&fs, req, ino, path = *path, size = open->size, release, open = *open](Client& c, Env&) {
     // The record of the writes (as Client::close): their size and, unless a
@@ -724,10 +784,12 @@ void record_size(fuse_req_t req, fuse_ino_t ino, bool release) {
     change.size_bytes = size;
     change.written = true;
     if (!open.mtime_set) change.mtime_ns = open.last_write_ns;
+    if (release) change.close_open_id = fs.table().take_open_if_last(ino);
     c.set_attr(path, change, [&fs, req, ino, size, release](Result<proto::InodeDesc> r) {
       if (r.ok()) fs.table().recorded(ino, size);
-      if (release) fs.table().released(ino);
-      fs.reply_status(req, r.status());
+      if (!release) return fs.reply_status(req, r.status());
+      fs.table().released(ino);
+      reply_release(fs, req, r.status());
     });
   });
 }

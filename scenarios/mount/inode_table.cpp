@@ -1,6 +1,7 @@
 #include "scenarios/mount/inode_table.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace sluice::mount {
@@ -95,7 +96,7 @@ std::size_t InodeTable::size() const {
   return nodes_.size();
 }
 
-void InodeTable::opened(Ino ino, const proto::InodeDesc& inode) {
+bool InodeTable::opened(Ino ino, const proto::InodeDesc& inode, std::uint64_t open_id) {
   std::lock_guard lock(mu_);
   auto [it, fresh] = open_.try_emplace(ino);
   if (fresh) {
@@ -105,6 +106,16 @@ void InodeTable::opened(Ino ino, const proto::InodeDesc& inode) {
     it->second.inode.stripe = inode.stripe;  // a dirty size of ours stays
   }
   ++it->second.opens;
+  if (it->second.open_id != 0) return false;
+  it->second.open_id = open_id;
+  return true;
+}
+
+std::uint64_t InodeTable::take_open_if_last(Ino ino) {
+  std::lock_guard lock(mu_);
+  auto it = open_.find(ino);
+  if (it == open_.end() || it->second.opens != 1) return 0;
+  return std::exchange(it->second.open_id, 0);
 }
 
 void InodeTable::wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes, std::int64_t now_ns) {
@@ -136,13 +147,14 @@ void InodeTable::resized(Ino ino, std::uint64_t size) {
   it->second.size = size;
 }
 
-void InodeTable::replaced(Ino ino, const proto::InodeDesc& inode) {
+std::uint64_t InodeTable::replaced(Ino ino, const proto::InodeDesc& inode, std::uint64_t open_id) {
   std::lock_guard lock(mu_);
   auto it = open_.find(ino);
-  if (it == open_.end()) return;
+  if (it == open_.end()) return open_id;  // closed meanwhile: the new open goes too
   it->second.inode = inode;
   it->second.size = inode.size_bytes;
   it->second.dirty = false;
+  return std::exchange(it->second.open_id, open_id);
 }
 
 std::optional<OpenFile> InodeTable::open_file(Ino ino) const {

@@ -46,6 +46,9 @@ struct OpenFile {
   bool orphaned = false;           // its last name went while open: the metadata server keeps it until released
   std::int64_t last_write_ns = 0;  // wall clock of the last write through this mount
   bool mtime_set = false;          // a utimens since the last write: the close leaves mtime as set
+  // The open the metadata server holds for this mount (Client::open; one per
+  // inode, made by its first handle and closed by its last), 0: none.
+  std::uint64_t open_id = 0;
 };
 
 class InodeTable {
@@ -70,8 +73,14 @@ class InodeTable {
   void rename(const std::string& from, const std::string& to);
   std::size_t size() const;
 
-  // Open-file state, keyed by inode.
-  void opened(Ino ino, const proto::InodeDesc& inode);
+  // Open-file state, keyed by inode. open_id: the open the server holds for
+  // this handle (0: none was asked). False when the inode was open already
+  // under an open of its own: that stays, and the caller lets open_id go.
+  bool opened(Ino ino, const proto::InodeDesc& inode, std::uint64_t open_id);
+  // The release of the inode's last handle is under way: its open, which
+  // that release closes at the server, is taken (0 when other handles
+  // remain), so a handle opened meanwhile asks the server for a new one.
+  std::uint64_t take_open_if_last(Ino ino);
   // The state after a write of [offset, offset + bytes) at wall-clock `now_ns`.
   void wrote(Ino ino, std::uint64_t offset, std::uint64_t bytes, std::int64_t now_ns);
   // A utimens of the file's mtime (after its writes: the close keeps it).
@@ -81,8 +90,9 @@ class InodeTable {
   // A truncate to size through this mount.
   void resized(Ino ino, std::uint64_t size);
   // The file was made anew at its path (a truncate to zero): open handles
-  // now read and write the new inode.
-  void replaced(Ino ino, const proto::InodeDesc& inode);
+  // now read and write the new inode, which the server holds under open_id;
+  // the open of the old one is returned (the caller lets it go; 0: none).
+  std::uint64_t replaced(Ino ino, const proto::InodeDesc& inode, std::uint64_t open_id);
   std::optional<OpenFile> open_file(Ino ino) const;
   // The close reached the server: dirty is cleared unless written since
   // (`size` is the size that was recorded).

@@ -76,10 +76,13 @@ std::vector<Message> sample_messages() {
   out.push_back(Create{8, "/data/train/f\xC3\xA9\x00x"s, 0644, 1 << 20, 4, ChooserKind::random_inter_node});
   out.push_back(Lookup{9, "/data/f123"});
   out.push_back(Stat{10, "/"});
+  out.push_back(Stat{10, "/data/open", 0x8000'0000'0000'0001ull});
+  out.push_back(Create{8, "/data/new", 0600, 0, 0, ChooserKind::server_default, 1000, 1000, 42});
   out.push_back(Readdir{11, "/data", 0xDEADBEEFull, 4096, true});
   out.push_back(Unlink{12, "/data/old"});
   out.push_back(Unlink{12, "/data/open", true});
   out.push_back(ReleaseOrphan{35, 0xFFFF'FFFF'FFFF'FFFFull});
+  out.push_back(ReleaseOrphan{35, 7, 0xFFFF'FFFF'FFFF'FFFEull});
   out.push_back(Rmdir{13, "/data/empty"});
   out.push_back(Rename{14, "/a/b", "/c/d/e"});
   out.push_back(Rename{14, "/a/b", "/a/open", true});
@@ -89,6 +92,7 @@ std::vector<Message> sample_messages() {
   out.push_back(
       SetAttr{15, "/data/i", k_set_attr_atime | k_set_attr_mtime | k_set_attr_written, 0, 7, 0, 0, 0, k_i64_min});
   out.push_back(SetAttr{15, "/data/j", k_set_attr_accessed, 0, 0, 0, 0, 0, 1'767'225'600'000'000'000ll});
+  out.push_back(SetAttr{15, "/data/k", k_set_attr_accessed | k_set_attr_close, 0, 0, 0, 0, 0, 1, 1ull << 63});
   out.push_back(InodeReply{16, StatusCode::ok, "", sample_inode()});
   out.push_back(
       ReaddirReply{17,

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/common/pattern.hpp"
+#include "core/workloads/barrier_service.hpp"
 #include "tests/core/services/buddy_mirror_scenarios.hpp"
 #include "tests/core/services/meta_mirror_scenarios.hpp"
 #include "tests/core/services/mixed_files_workload.hpp"
@@ -1082,6 +1083,95 @@ TYPED_TEST_P(ServicesSuite, AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose)
   });
 }
 
+// A file one client holds open (Client::open) keeps its data when another
+// client takes its last name, by unlink or by a rename over it, until that
+// open is closed: the opener reads every byte after the names went, and its
+// close, which finds the name gone or another file there, lets the orphan go
+// (the reply is the orphan's inode). A file opened and closed before its
+// unlink goes at once. Fails without the server holding the opens: the
+// other client's unlink removed the data.
+TYPED_TEST_P(ServicesSuite, AFileAnotherClientHoldsOpenOutlivesItsUnlinkUntilTheClose) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    constexpr std::uint64_t k_bytes = 3 * k_mib;
+    Answers a;
+    Answers b;
+    std::map<std::string, std::uint64_t> opens;
+    auto create = [](Answers& x, std::string path) -> Step {
+      return [&x, path](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.create(path, CreateOptions{}, x.inode(path, next));
+      };
+    };
+    auto open = [&a, &opens](std::string path) -> Step {
+      return [&a, &opens, path](WorkloadContext& ctx, std::function<void()> next) {
+        opens[path] = ctx.client.new_open_id();
+        ctx.client.open(path, opens[path], a.inode("open " + path, next));
+      };
+    };
+    auto close = [&a, &opens](std::string path) -> Step {
+      return [&a, &opens, path](WorkloadContext& ctx, std::function<void()> next) {
+        AttrChange change;
+        change.accessed = true;
+        change.close_open_id = opens.at(path);
+        ctx.client.set_attr(path, change, a.inode("close " + path, next));
+      };
+    };
+    auto read_back = [&a](std::string path, std::uint64_t seed) -> Step {
+      return [&a, path, seed](WorkloadContext& ctx, std::function<void()> next) {
+        const auto fail = a.status("read " + path, next);
+        MemHandle in = ctx.env.alloc(MemKind::host, 0, k_bytes).value();
+        ctx.client.read(a.inodes.at("open " + path), 0, in, [&ctx, seed, in, fail](Result<std::uint64_t> r) {
+          if (!r.ok()) return fail(r.status());
+          ctx.ops.expect(ctx.env.verify(in, PatternSpec{seed, 0}), [fail](Completion& c) { fail(c.status); });
+        });
+      };
+    };
+    auto sync = [](std::string name) -> Step {
+      return [name](WorkloadContext& ctx, std::function<void()> next) {
+        barrier(ctx, name, [name, next](Status s) {
+          EXPECT_TRUE(s.ok()) << name << ": " << s.to_string();
+          next();
+        });
+      };
+    };
+    std::vector<Step> opener{create(a, "/s"),    write_pattern("/s", a, "/s", k_bytes, 7),
+                             create(a, "/r"),    write_pattern("/r", a, "/r", k_bytes, 8),
+                             create(a, "/c"),    open("/s"),
+                             open("/r"),         open("/c"),
+                             close("/c"),        sync("held"),
+                             sync("gone"),       read_back("/s", 7),
+                             read_back("/r", 8), close("/s"),
+                             close("/r"),        sync("closed")};
+    std::vector<Step> other{
+        sync("held"),
+        [&b](WorkloadContext& ctx, std::function<void()> next) { ctx.client.unlink("/s", b.status("unlink", next)); },
+        create(b, "/new"),
+        [&b](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.rename("/new", "/r", b.status("rename over", next));
+        },
+        [&b](WorkloadContext& ctx, std::function<void()> next) { ctx.client.unlink("/c", b.status("unlink c", next)); },
+        [&b](WorkloadContext& ctx, std::function<void()> next) { ctx.client.stat("/s", b.inode("stat", next)); },
+        sync("gone"),
+        sync("closed")};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(opener))), 0, 2);
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(other))), 1, 2);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    ASSERT_EQ(a.code("open /s"), StatusCode::ok) << a.errors["open /s"];
+    ASSERT_EQ(b.code("unlink"), StatusCode::ok) << b.errors["unlink"];
+    ASSERT_EQ(b.code("rename over"), StatusCode::ok) << b.errors["rename over"];
+    ASSERT_EQ(b.code("unlink c"), StatusCode::ok) << b.errors["unlink c"];
+    EXPECT_EQ(b.code("stat"), StatusCode::not_found) << "the name is gone";
+    EXPECT_EQ(a.code("read /s"), StatusCode::ok) << "held open elsewhere, its bytes stay: " << a.errors["read /s"];
+    EXPECT_EQ(a.code("read /r"), StatusCode::ok) << "replaced by a rename, too: " << a.errors["read /r"];
+    ASSERT_EQ(a.code("close /s"), StatusCode::ok) << a.errors["close /s"];
+    EXPECT_EQ(a.inodes["close /s"].file_id, a.inodes["/s"].file_id) << "the close answers with the orphan";
+    ASSERT_EQ(a.code("close /r"), StatusCode::ok) << a.errors["close /r"];
+    EXPECT_EQ(a.inodes["close /r"].file_id, a.inodes["/r"].file_id) << "not the file now named /r";
+    EXPECT_EQ(cluster.world().counter("meta.orphans_kept_for_other_opens"), 2.0) << "/s and /r, not /c";
+    EXPECT_EQ(cluster.world().counter("meta.orphans_released"), 2.0) << "each at its close";
+  });
+}
+
 // Rename of a directory: its whole subtree moves (files, subdirectories,
 // their data), the old path is gone, link counts follow; a rename into its
 // own subtree, over a non-empty directory or over a file is refused, over an
@@ -1295,7 +1385,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     SymbolicLinksKeepTheirTargetAndUnlinkRemovesOnlyTheLink, HardLinksShareTheInodeAndTheLastUnlinkRemovesIt,
     HardLinksAcrossMetadataShardsAreRefusedClearly, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber,
     TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntries, ExtendedAttributesAreKeptWithTheInode,
-    AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose, ADirectoryRenameMovesItsSubtree,
-    ADirectoryRenameAcrossMetadataShardsIsRefusedClearly);
+    AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose, AFileAnotherClientHoldsOpenOutlivesItsUnlinkUntilTheClose,
+    ADirectoryRenameMovesItsSubtree, ADirectoryRenameAcrossMetadataShardsIsRefusedClearly);
 
 }  // namespace sluice::testing::shared_suite

@@ -63,8 +63,9 @@ TEST(InodeTable, OpenFilesKeepTheSizeTheirWritesReachedUntilRecorded) {
   const Ino f = *t.remember("/f");
   proto::InodeDesc inode;
   inode.size_bytes = 100;
-  t.opened(f, inode);
-  t.opened(f, inode);  // a second handle
+  EXPECT_TRUE(t.opened(f, inode, 11)) << "the first handle's open is the inode's";
+  EXPECT_FALSE(t.opened(f, inode, 12)) << "a second handle: its open is let go";
+  EXPECT_EQ(t.open_file(f)->open_id, 11u);
   t.wrote(f, 4096, 10, 1'000);
   ASSERT_TRUE(t.open_file(f).has_value());
   EXPECT_EQ(t.open_file(f)->size, 4106u);
@@ -85,7 +86,22 @@ TEST(InodeTable, OpenFilesKeepTheSizeTheirWritesReachedUntilRecorded) {
   const std::optional<OpenFile> last = t.released(f);
   ASSERT_TRUE(last.has_value()) << "the last release gives the state that went";
   EXPECT_EQ(last->size, 5u);
+  EXPECT_EQ(last->open_id, 11u) << "its last release closes the server's open";
   EXPECT_FALSE(t.open_file(f).has_value());
+}
+
+TEST(InodeTable, AFileMadeAnewKeepsItsHandlesUnderTheNewOpen) {
+  InodeTable t;
+  const Ino f = *t.remember("/f");
+  proto::InodeDesc inode;
+  inode.file_id = 1;
+  t.opened(f, inode, 21);
+  proto::InodeDesc anew;
+  anew.file_id = 2;
+  EXPECT_EQ(t.replaced(f, anew, 22), 21u) << "the old inode's open is the caller's to let go";
+  EXPECT_EQ(t.open_file(f)->inode.file_id, 2u);
+  EXPECT_EQ(t.released(f)->open_id, 22u);
+  EXPECT_EQ(t.replaced(f, anew, 23), 23u) << "closed meanwhile: the new open is let go too";
 }
 
 TEST(InodeTable, AnOpenFileWhoseNameGoesIsAnOrphanUntilItsLastRelease) {
@@ -93,7 +109,7 @@ TEST(InodeTable, AnOpenFileWhoseNameGoesIsAnOrphanUntilItsLastRelease) {
   const Ino f = *t.remember("/f");
   proto::InodeDesc inode;
   inode.file_id = 9;
-  t.opened(f, inode);
+  t.opened(f, inode, 0);
   EXPECT_FALSE(t.open_inode_at("/g").has_value());
   ASSERT_TRUE(t.open_inode_at("/f").has_value());
   EXPECT_EQ(t.open_inode_at("/f")->file_id, 9u);
