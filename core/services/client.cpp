@@ -334,7 +334,11 @@ void Client::create(const std::string& path, const CreateOptions& options, Inode
   m.uid = options.uid;
   m.gid = options.gid;
   m.open_id = options.open_id;
-  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+  meta_call(path, std::move(m), [this, open_id = options.open_id, done](Result<proto::Message> r) {
+    Result<proto::InodeDesc> inode = inode_of(std::move(r));
+    if (inode.ok() && open_id != 0) held(open_id);
+    done(std::move(inode));
+  });
 }
 
 void Client::stat(const std::string& path, InodeFn done) { open(path, 0, std::move(done)); }
@@ -343,7 +347,32 @@ void Client::open(const std::string& path, std::uint64_t open_id, InodeFn done) 
   proto::Stat m;
   m.path = path;
   m.open_id = open_id;
-  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+  meta_call(path, std::move(m), [this, open_id, done](Result<proto::Message> r) {
+    Result<proto::InodeDesc> inode = inode_of(std::move(r));
+    if (inode.ok() && open_id != 0 && inode->type == proto::InodeType::file) held(open_id);
+    done(std::move(inode));
+  });
+}
+
+void Client::held(std::uint64_t open_id) {
+  held_opens_.insert(open_id);
+  arm_renewal();
+}
+
+void Client::arm_renewal() {
+  if (renewal_armed_ || config_.open_renew_ns <= 0) return;
+  renewal_armed_ = true;
+  ops_.expect(env_.timer(config_.open_renew_ns), [this](Completion&) {
+    renewal_armed_ = false;
+    if (held_opens_.empty()) return;
+    for (const auto& [shard, server] : shards_) {
+      proto::Heartbeat alive;
+      alive.from = env_.self();
+      alive.sequence = ++renewals_sent_;
+      env_.send(server, std::move(alive)).ignore();  // a lost one: the next, long before the lease ends
+    }
+    arm_renewal();
+  });
 }
 
 void Client::unlink(const std::string& path, StatusFn done) { unlink(path, false, std::move(done)); }
@@ -361,7 +390,10 @@ void Client::release_orphan(const proto::InodeDesc& inode, std::uint64_t open_id
   proto::ReleaseOrphan m;
   m.file_id = inode.file_id;
   m.open_id = open_id;
-  call_shard(inode.owner_shard, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
+  call_shard(inode.owner_shard, std::move(m), [this, open_id, done](Result<proto::Message> r) {
+    if (open_id != 0) let_go(open_id);
+    done(r.status());
+  });
 }
 
 void Client::rmdir(const std::string& path, StatusFn done) {
@@ -491,7 +523,10 @@ void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn
     m.mask |= proto::k_set_attr_close;
     m.open_id = change.close_open_id;
   }
-  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
+  meta_call(path, std::move(m), [this, close = change.close_open_id, done](Result<proto::Message> r) {
+    if (close != 0) let_go(close);  // whatever the answer: not_found, say, is a server that let it go
+    done(inode_of(std::move(r)));
+  });
 }
 
 void Client::readdir(const std::string& path, bool with_attrs, EntriesFn done) {

@@ -233,6 +233,7 @@ void MetaService::on_event(Event& event) {
 }
 
 void MetaService::handle(Endpoint from, proto::Message& message) {
+  open_files_.heard(from, env_.now());  // a client holding opens renews its lease with every message
   RequestId* rid = request_id_of(message);
   if (rid == nullptr) return;  // not a request (a heartbeat, say): nothing to answer
   const RequestId id = *rid;
@@ -653,9 +654,38 @@ void MetaService::do_lookup(std::string_view path_in, RequestId rid, CostKind co
 
 Status MetaService::hold_open(Endpoint from, std::uint64_t open_id, const proto::InodeDesc& inode) {
   if (open_id == 0 || inode.type != proto::InodeType::file) return ok_status();
-  const Status s = open_files_.open(from, open_id, inode.file_id);
-  if (s.ok()) env_.metrics().count("meta.opens_held", 1);
+  const Status s = open_files_.open(from, open_id, inode.file_id, env_.now());
+  if (!s.ok()) return s;
+  env_.metrics().count("meta.opens_held", 1);
+  arm_lease_check();
   return s;
+}
+
+void MetaService::arm_lease_check() {
+  if (lease_check_armed_ || config_.open_lease_ns <= 0) return;
+  lease_check_armed_ = true;
+  const TimeNs every = std::max<TimeNs>(1, config_.open_lease_ns / k_open_lease_checks);
+  ops_.expect(env_.timer(every), [this](Completion&) {
+    lease_check_armed_ = false;
+    expire_opens();
+  });
+}
+
+void MetaService::expire_opens() {
+  const OpenFiles::Expired gone = open_files_.expire(env_.now() - config_.open_lease_ns);
+  std::uint64_t released = 0;
+  for (FileId file : gone.unheld) {
+    if (store_->get_entry(k_orphans_dir, std::to_string(file)).ok() && remove_orphan(file).ok()) ++released;
+  }
+  for (const Endpoint& client : gone.clients) {
+    env_.log(LogLevel::warn, name() + ": client " + client.to_string() + " not heard for " +
+                                 std::to_string(config_.open_lease_ns / k_ns_per_ms) + " ms: its opens are let go");
+  }
+  if (gone.opens > 0) {
+    env_.metrics().count("meta.opens_expired", static_cast<double>(gone.opens));
+    env_.metrics().count("meta.orphans_released_by_lease", static_cast<double>(released));
+  }
+  if (open_files_.size() > 0) arm_lease_check();
 }
 
 void MetaService::reply_stat(const std::string& path, RequestId rid, proto::InodeDesc inode, const Reply& reply) {

@@ -164,6 +164,11 @@ inline constexpr TimeNs k_relatime_interval_ns = 24LL * 3600 * 1'000'000'000;
 // the mount answers EXDEV and mv copies).
 inline constexpr std::uint64_t k_max_dir_rename_entries = 1'000'000;
 
+// Checks of the open leases per MetaServiceConfig::open_lease_ns: a client
+// is let go between 1 and 1 + 1 / k_open_lease_checks leases after it was
+// last heard.
+inline constexpr std::int64_t k_open_lease_checks = 4;
+
 struct MetaServiceConfig {
   ShardId shard = 0;
   Endpoint mgmt;
@@ -197,6 +202,16 @@ struct MetaServiceConfig {
   // Names one file may have (hard links), as ext4's EXT4_LINK_MAX; a Link
   // beyond it is refused with invalid_argument naming this limit.
   std::uint32_t max_links = 65'000;
+  // A client's opens are a lease (OpenFiles): every open of a client not
+  // heard for this long is let go, and the orphans only it held go with
+  // them, checked every open_lease_ns / k_open_lease_checks while opens are
+  // held. A live client is heard by its requests and, idle, by the renewals
+  // it sends every ClientConfig::open_renew_ns (25 s) while it holds opens.
+  // 150 s: Lustre's eviction of a client whose pings stopped (PING_EVICT_TIMEOUT,
+  // 6 ping intervals of obd_timeout / 4 = 25 s at its default obd_timeout of
+  // 100 s); BeeGFS's mgmtd waits tuneClientAutoRemoveMins = 30 min. 0: opens
+  // never expire (a dead client's orphans stay until the server restarts).
+  TimeNs open_lease_ns = 150 * k_ns_per_s;
   // Service-time units per request kind; unset: meta_op_units_for(stripe_flavor)
   // (stripe_flavor names the file system modelled). Checked by start():
   // invalid units are logged and replaced by that default.
@@ -235,6 +250,8 @@ void fields(V& v, MetaServiceConfig& c) {
     count_of("creates", 1, 1e12, "creates queued while maps are fetched"));
   v("file_id_range", c.file_id_range, count_of("ids", 1, 1e12, "file ids reserved from the store at a time"));
   v("max_links", c.max_links, count_of("names", 1, 4294967295.0, "names one file may have (hard links)"));
+  v("open_lease_ns", c.open_lease_ns,
+    duration_in(0, k_field_max_unbounded, "opens of a client not heard for this long are let go (0: never)"));
   v("op_units", c.op_units, plain("service units per request kind (unset: the flavor's)"));
   v("rpc", c.rpc, plain("RPC limits of its calls to mgmt"));
   v("mirror", c.mirror, plain("metadata buddy mirroring"));
@@ -287,6 +304,12 @@ class MetaService final : public Service {
                  Endpoint from = {}, std::uint64_t open_id = 0);
   // Holds `from`'s open `open_id` of `inode` where the request asked (a file only).
   Status hold_open(Endpoint from, std::uint64_t open_id, const proto::InodeDesc& inode);
+  // A check of the open leases after open_lease_ns / k_open_lease_checks,
+  // unless one is due or leases are off.
+  void arm_lease_check();
+  // Lets go the opens of clients not heard for open_lease_ns, and the
+  // orphans no open holds any more; armed again while opens are held.
+  void expire_opens();
   // A stat's reply: the inode, a directory's with its records' times merged (no xattrs: stored_reply).
   void reply_stat(const std::string& path, RequestId rid, proto::InodeDesc inode, const Reply& reply);
   void do_readdir(const proto::Readdir& m, Reply reply);
@@ -439,7 +462,8 @@ class MetaService final : public Service {
   RpcClient rpc_;
   RpcClient mirror_rpc_;
   ReplyCache replies_;
-  OpenFiles open_files_;  // the opens clients asked this server to hold
+  OpenFiles open_files_;            // the opens clients asked this server to hold
+  bool lease_check_armed_ = false;  // a check of the open leases is due (while opens are held)
   // The store's kept replies are seq oldest_kept_seq_ .. next_kept_seq_ - 1,
   // fewer than reply_cache_entries + kept_reply_prune_batch of them.
   std::uint64_t oldest_kept_seq_ = 1;

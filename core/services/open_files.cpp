@@ -12,10 +12,11 @@ Status OpenFiles::room_for(Endpoint client, std::uint64_t open_id) const {
                                       " opens (k_max_held_opens): close files and retry");
 }
 
-Status OpenFiles::open(Endpoint client, std::uint64_t open_id, FileId file) {
+Status OpenFiles::open(Endpoint client, std::uint64_t open_id, FileId file, TimeNs now_ns) {
   const auto key = std::make_pair(client, open_id);
   auto it = by_open_.find(key);
   if (it != by_open_.end()) {
+    heard_[client] = now_ns;
     if (it->second == file) return ok_status();
     let_go(it->second);
     it->second = file;
@@ -25,6 +26,7 @@ Status OpenFiles::open(Endpoint client, std::uint64_t open_id, FileId file) {
   if (Status s = room_for(client, open_id); !s.ok()) return s;
   by_open_.emplace(key, file);
   ++holders_[file];
+  heard_[client] = now_ns;
   return ok_status();
 }
 
@@ -34,6 +36,7 @@ std::optional<FileId> OpenFiles::close(Endpoint client, std::uint64_t open_id) {
   const FileId file = it->second;
   by_open_.erase(it);
   let_go(file);
+  forget_if_none(client);
   return file;
 }
 
@@ -41,6 +44,37 @@ std::optional<FileId> OpenFiles::held(Endpoint client, std::uint64_t open_id) co
   auto it = by_open_.find(std::make_pair(client, open_id));
   if (it == by_open_.end()) return std::nullopt;
   return it->second;
+}
+
+void OpenFiles::heard(Endpoint client, TimeNs now_ns) {
+  auto it = heard_.find(client);
+  if (it != heard_.end() && it->second < now_ns) it->second = now_ns;
+}
+
+OpenFiles::Expired OpenFiles::expire(TimeNs oldest_ns) {
+  Expired out;
+  for (auto client = heard_.begin(); client != heard_.end();) {
+    if (client->second >= oldest_ns) {
+      ++client;
+      continue;
+    }
+    out.clients.push_back(client->first);
+    auto it = by_open_.lower_bound(std::make_pair(client->first, std::uint64_t{0}));
+    while (it != by_open_.end() && it->first.first == client->first) {
+      const FileId file = it->second;
+      it = by_open_.erase(it);
+      ++out.opens;
+      let_go(file);
+      if (!holders_.contains(file)) out.unheld.push_back(file);
+    }
+    client = heard_.erase(client);
+  }
+  return out;
+}
+
+void OpenFiles::forget_if_none(Endpoint client) {
+  auto it = by_open_.lower_bound(std::make_pair(client, std::uint64_t{0}));
+  if (it == by_open_.end() || it->first.first != client) heard_.erase(client);
 }
 
 void OpenFiles::let_go(FileId file) {

@@ -9,6 +9,13 @@
 // In memory only: a metadata server that restarts, or a secondary that takes
 // over, holds no opens (its orphans then go at the next close that names
 // them; docs/mount.md says so).
+//
+// Opens are leases: a client holding opens is heard (any message it sends,
+// and the renewals Client sends while it holds opens), and expire() lets go
+// every open of a client not heard since a time, as a Lustre server evicts a
+// client whose pings stopped and BeeGFS's mgmtd removes an unreachable client
+// with its sessions: a client that dies with files open does not keep their
+// orphans' data for as long as the server runs.
 #pragma once
 
 #include <cstdint>
@@ -16,9 +23,11 @@
 #include <optional>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "core/common/ids.hpp"
 #include "core/common/status.hpp"
+#include "core/common/units.hpp"
 
 namespace sluice {
 
@@ -29,10 +38,11 @@ inline constexpr std::size_t k_max_held_opens = 1'000'000;
 
 class OpenFiles {
  public:
-  // Holds `client`'s open `open_id` of `file`. again past k_max_held_opens.
-  // The same open again (a resent request) is held once; an open_id already
-  // holding another file moves to this one (the client reused it).
-  Status open(Endpoint client, std::uint64_t open_id, FileId file);
+  // Holds `client`'s open `open_id` of `file`, the client heard at now_ns.
+  // again past k_max_held_opens. The same open again (a resent request) is
+  // held once; an open_id already holding another file moves to this one
+  // (the client reused it).
+  Status open(Endpoint client, std::uint64_t open_id, FileId file, TimeNs now_ns);
   // again when open() of this open would be refused (checked before a create).
   Status room_for(Endpoint client, std::uint64_t open_id) const;
   // Lets the open go; the file it held, nullopt when it was not held (a
@@ -44,10 +54,24 @@ class OpenFiles {
   bool is_open(FileId file) const { return holders_.contains(file); }
   std::size_t size() const { return by_open_.size(); }
 
+  // `client` was heard at now_ns; nothing when it holds no opens.
+  void heard(Endpoint client, TimeNs now_ns);
+  // What expire() let go.
+  struct Expired {
+    std::vector<Endpoint> clients;  // not heard since the time asked
+    std::uint64_t opens = 0;        // their opens
+    std::vector<FileId> unheld;     // files no open holds any more (each once)
+  };
+  // Lets go every open of each client last heard before oldest_ns.
+  Expired expire(TimeNs oldest_ns);
+
  private:
   void let_go(FileId file);
+  // Whether `client` still holds an open (else it is forgotten, with its time).
+  void forget_if_none(Endpoint client);
   std::map<std::pair<Endpoint, std::uint64_t>, FileId> by_open_;
   std::unordered_map<FileId, std::uint64_t> holders_;  // opens held per file (never zero)
+  std::map<Endpoint, TimeNs> heard_;                   // each client holding opens: when it was last heard
 };
 
 }  // namespace sluice

@@ -33,7 +33,7 @@ void fields(Io& io, proto::BuddyGroupDesc& c) {
 // fields() beside the config (or say there why a node process does not need
 // it), then update the size here. (x86-64, libstdc++: the builds this project makes.)
 static_assert(sizeof(MgmtConfig) == 72 && sizeof(CapacityPoolLimits) == 16);
-static_assert(sizeof(MetaServiceConfig) == 408 && sizeof(NamespaceConfig) == 56 && sizeof(MetaOpUnits) == 32 &&
+static_assert(sizeof(MetaServiceConfig) == 424 && sizeof(NamespaceConfig) == 56 && sizeof(MetaOpUnits) == 32 &&
               sizeof(MetaMirrorConfig) == 128);
 static_assert(sizeof(StorageServiceConfig) == 312 && sizeof(StorageMirrorConfig) == 120 && sizeof(RpcLimits) == 64);
 

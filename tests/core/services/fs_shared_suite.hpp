@@ -1172,6 +1172,111 @@ TYPED_TEST_P(ServicesSuite, AFileAnotherClientHoldsOpenOutlivesItsUnlinkUntilThe
   });
 }
 
+// Opens are leases (MetaServiceConfig::open_lease_ns, here 1 s): a client
+// no longer heard (one that sends no renewals, as a dead one sends nothing)
+// loses its opens, and the orphan only it held goes with them; an idle
+// client that renews (every 250 ms) keeps its open across three leases, and
+// its orphan's bytes. Fails without the leases: the silent client's orphan
+// stayed, its open held, for as long as the server ran.
+TYPED_TEST_P(ServicesSuite, AnOpenOfAClientNoLongerHeardIsLetGoAfterItsLease) {
+  TypeParam::isolate([] {
+    TestClusterSpec spec;
+    spec.meta.open_lease_ns = 1 * k_ns_per_s;
+    BasicTestCluster<typename TypeParam::World> cluster(spec);
+    constexpr std::uint64_t k_bytes = 1 * k_mib;
+    constexpr TimeNs k_wait_ns = 3 * k_ns_per_s;
+    Answers live, silent, other;
+    std::map<std::string, std::uint64_t> open_ids;  // by path
+    auto create = [](Answers& x, std::string path) -> Step {
+      return [&x, path](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.create(path, CreateOptions{}, x.inode(path, next));
+      };
+    };
+    auto open = [&open_ids](Answers& x, std::string path) -> Step {
+      return [&open_ids, &x, path](WorkloadContext& ctx, std::function<void()> next) {
+        open_ids[path] = ctx.client.new_open_id();
+        ctx.client.open(path, open_ids[path], x.inode("open " + path, next));
+      };
+    };
+    auto close = [&open_ids](Answers& x, std::string path) -> Step {
+      return [&open_ids, &x, path](WorkloadContext& ctx, std::function<void()> next) {
+        AttrChange change;
+        change.accessed = true;
+        change.close_open_id = open_ids.at(path);
+        ctx.client.set_attr(path, change, x.inode("close " + path, next));
+      };
+    };
+    auto wait = [k_wait_ns]() -> Step {
+      return [k_wait_ns](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.ops.expect(ctx.env.timer(k_wait_ns), [next](Completion&) { next(); });
+      };
+    };
+    auto sync = [](std::string name) -> Step {
+      return [name](WorkloadContext& ctx, std::function<void()> next) {
+        barrier(ctx, name, [name, next](Status s) {
+          EXPECT_TRUE(s.ok()) << name << ": " << s.to_string();
+          next();
+        });
+      };
+    };
+    // Releases (open_id 0) the orphan `x` opened as `path`: ok while an open
+    // holds it (it stays), not_found once it is gone.
+    auto probe = [&other](Answers& x, std::string path, std::string key) -> Step {
+      return [&other, &x, path, key](WorkloadContext& ctx, std::function<void()> next) {
+        ctx.client.release_orphan(x.inodes.at("open " + path), other.status(key, next));
+      };
+    };
+    std::vector<Step> renewing{create(live, "/live"),
+                               write_pattern("/live", live, "/live", k_bytes, 7),
+                               open(live, "/live"),
+                               sync("held"),
+                               wait(),
+                               sync("waited"),
+                               close(live, "/live"),
+                               sync("done")};
+    std::vector<Step> quiet{create(silent, "/silent"),
+                            write_pattern("/silent", silent, "/silent", k_bytes, 8),
+                            open(silent, "/silent"),
+                            sync("held"),
+                            sync("waited"),
+                            close(silent, "/silent"),
+                            sync("done")};
+    std::vector<Step> unlinker{sync("held"),
+                               [&other](WorkloadContext& ctx, std::function<void()> next) {
+                                 ctx.client.unlink("/live", other.status("unlink /live", next));
+                               },
+                               [&other](WorkloadContext& ctx, std::function<void()> next) {
+                                 ctx.client.unlink("/silent", other.status("unlink /silent", next));
+                               },
+                               wait(),
+                               sync("waited"),
+                               probe(live, "/live", "probe /live"),
+                               probe(silent, "/silent", "probe /silent"),
+                               sync("done")};
+    ClientConfig renews;
+    renews.open_renew_ns = 250 * k_ns_per_ms;
+    ClientConfig mute = renews;
+    mute.open_renew_ns = 0;
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(renewing))), 0, 3, renews);
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(quiet))), 1, 3, mute);
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(unlinker))), 2, 3, renews);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    ASSERT_EQ(live.code("open /live"), StatusCode::ok) << live.errors["open /live"];
+    ASSERT_EQ(silent.code("open /silent"), StatusCode::ok) << silent.errors["open /silent"];
+    ASSERT_EQ(other.code("unlink /live"), StatusCode::ok) << other.errors["unlink /live"];
+    ASSERT_EQ(other.code("unlink /silent"), StatusCode::ok) << other.errors["unlink /silent"];
+    EXPECT_EQ(other.code("probe /live"), StatusCode::ok) << "renewed, still held: " << other.errors["probe /live"];
+    EXPECT_EQ(other.code("probe /silent"), StatusCode::not_found)
+        << "its lease ended, its orphan went: " << other.errors["probe /silent"];
+    ASSERT_EQ(live.code("close /live"), StatusCode::ok) << live.errors["close /live"];
+    EXPECT_EQ(live.inodes["close /live"].file_id, live.inodes["/live"].file_id) << "the close answers with the orphan";
+    EXPECT_EQ(silent.code("close /silent"), StatusCode::not_found) << "the server had let it go";
+    EXPECT_EQ(cluster.world().counter("meta.opens_expired"), 1.0);
+    EXPECT_EQ(cluster.world().counter("meta.orphans_released_by_lease"), 1.0);
+    EXPECT_EQ(cluster.world().counter("meta.orphans_released"), 2.0) << "one by the lease, one at its close";
+  });
+}
+
 // Rename of a directory: its whole subtree moves (files, subdirectories,
 // their data), the old path is gone, link counts follow; a rename into its
 // own subtree, over a non-empty directory or over a file is refused, over an
@@ -1386,6 +1491,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     HardLinksAcrossMetadataShardsAreRefusedClearly, SpecialFilesAreInodesWithTheirTypeModeAndDeviceNumber,
     TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntries, ExtendedAttributesAreKeptWithTheInode,
     AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose, AFileAnotherClientHoldsOpenOutlivesItsUnlinkUntilTheClose,
-    ADirectoryRenameMovesItsSubtree, ADirectoryRenameAcrossMetadataShardsIsRefusedClearly);
+    AnOpenOfAClientNoLongerHeardIsLetGoAfterItsLease, ADirectoryRenameMovesItsSubtree,
+    ADirectoryRenameAcrossMetadataShardsIsRefusedClearly);
 
 }  // namespace sluice::testing::shared_suite
