@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <queue>
+#include <string_view>
 
 #include "core/common/assert.hpp"
 
@@ -91,6 +92,10 @@ class FlowNetwork {
   std::vector<std::vector<std::size_t>> at_;  // [stage][topology vertex] -> flow vertex, or k_absent
   std::size_t source_ = 0, sink_ = 0;
   std::vector<bool> nic_sources_, nic_sinks_;  // [topology vertex]: a NIC terminal of the first / last stage
+  // [topology vertex]: for a host memory, the flow vertex of what its memory
+  // link writes into it (every stage's bytes), where a sink written_by_copy
+  // takes them; else k_absent.
+  std::vector<std::size_t> written_in_;
   double terminal_ceiling_ = std::numeric_limits<double>::infinity();
   Units unbounded_ = 0;
   static constexpr std::size_t k_absent = std::numeric_limits<std::size_t>::max();
@@ -139,6 +144,17 @@ Status FlowNetwork::check_terminal(const FlowTerminal& term, std::size_t stage_i
         (t_.vertex(alt).kind != VertexKind::host_memory && t_.vertex(alt).kind != VertexKind::gpu)) {
       return error(StatusCode::invalid_argument,
                    what + v.name + ": an alternative is not a host_memory or gpu of node " + std::to_string(v.node));
+    }
+  }
+  if (term.written_by_copy) {
+    const bool sink = std::string_view(side) == "sink";
+    const auto copied_into = [&](VertexId x) {
+      return t_.vertex(x).kind == VertexKind::host_memory && written_in_[x] != k_absent;
+    };
+    if (!sink || !copied_into(term.vertex) ||
+        !std::all_of(term.alternatives.begin(), term.alternatives.end(), copied_into)) {
+      return error(StatusCode::invalid_argument,
+                   what + v.name + ": written_by_copy takes a sink host memory (and alternatives) with a memory link");
     }
   }
   const auto reachable = [&](VertexId x) { return at_[stage_index][x] != k_absent; };
@@ -190,6 +206,7 @@ Status FlowNetwork::add_stages() {
       if (!shared_by_stages(t_.link(e)) && !bypasses_nic_terminal(k, t_.link(e))) add_link_arcs(k, e);
     }
   }
+  written_in_.assign(t_.vertex_count(), k_absent);
   for (EdgeId e = 0; e < t_.link_count(); ++e) {
     if (shared_by_stages(t_.link(e))) add_shared_link_arcs(e);
   }
@@ -248,6 +265,7 @@ void FlowNetwork::add_shared_link_arcs(EdgeId e) {
   const auto one_way = [&](VertexId from, VertexId to, double bytes_per_s, const std::string& element) {
     const std::size_t in = add_vertex(), out = add_vertex();
     add_arc(in, out, to_units(bytes_per_s), resource(kind, element, bytes_per_s));
+    if (l.spec.link_class == LinkClass::memory && t_.vertex(to).kind == VertexKind::host_memory) written_in_[to] = out;
     for (std::size_t k = 0; k < p_.stages.size(); ++k) {
       if (at_[k][from] == k_absent || at_[k][to] == k_absent) continue;
       add_arc(at_[k][from], in, 0, k_unbounded);
@@ -275,7 +293,9 @@ Status FlowNetwork::add_terminals() {
     for (const FlowTerminal& term : *side) {
       const Vertex& v = t_.vertex(term.vertex);
       const double fraction = term.share / total_share;
-      std::size_t end = at_[stage][term.vertex];
+      // A page cache takes only what its memory link writes (written_by_copy).
+      const auto entry = [&](VertexId x) { return term.written_by_copy ? written_in_[x] : at_[stage][x]; };
+      std::size_t end = entry(term.vertex);
       if (v.kind == VertexKind::nvme) {
         const double rate = is_sink ? v.nvme_write_bytes_per_s : v.nvme_read_bytes_per_s;
         const std::size_t drive = add_vertex();
@@ -293,7 +313,7 @@ Status FlowNetwork::add_terminals() {
         const std::size_t hub = add_vertex();
         for (VertexId alt : term.alternatives) {
           if (is_sink) {
-            add_arc(at_[stage][alt], hub, 0, k_unbounded);
+            add_arc(entry(alt), hub, 0, k_unbounded);
           } else {
             add_arc(hub, at_[stage][alt], 0, k_unbounded);
           }

@@ -47,6 +47,9 @@
 //   which lets bytes change stage at a socket without the memory link, a
 //   saving no real path has. A link whose two directions share one capacity
 //   (LinkSpec::full_duplex false; no builder makes one) is one arc per stage.
+//   A copy's read and write cross the two directions of a memory link, each
+//   its full rate, where DRAM shares one bandwidth between them (a sink
+//   written_by_copy): a relaxation too.
 //   All of these can only raise the bound. For the symmetric patterns of a
 //   file sweep (every client reads every target) the bound is exact up to the
 //   rounding below.
@@ -86,6 +89,12 @@ struct FlowTerminal {
   // Host memories or GPUs of the same node where the same bytes may also
   // enter or leave (a buffer the run may place on any NUMA node). Not for drives.
   std::vector<VertexId> alternatives = {};
+  // A sink host memory (and its alternatives) that bytes enter only through
+  // its memory link, as a CPU copy writes them: a page cache. A source at the
+  // same host memory (a client buffer on a storage server's node) then
+  // crosses the link out and back in, the copy's read and its write, instead
+  // of meeting the sink without crossing anything.
+  bool written_by_copy = false;
 };
 
 struct FlowStage {

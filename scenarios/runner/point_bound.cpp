@@ -145,9 +145,12 @@ Result<std::vector<FlowTerminal>> target_terminals(const ScenarioSpec& spec, boo
     if (cache && server_share > 0 && !mems.empty()) {
       // Write-back: a write is done once the page cache holds it, so the bytes
       // end in each server's host memory (any NUMA node), in its targets'
-      // shares; the drives bind only once the dirty budget is full.
+      // shares, written there by a copy across its memory link (so a client
+      // on the server's node still crosses a link); the drives bind only once
+      // the dirty budget is full.
       FlowTerminal page_cache{mems.front(), server_share, {}};
       page_cache.alternatives.assign(mems.begin() + 1, mems.end());
+      page_cache.written_by_copy = true;  // a worker's copy writes each byte into it
       out.push_back(std::move(page_cache));
     }
   }
@@ -218,6 +221,59 @@ Result<PhaseBound> split_at_nics(const topo::Topology& t, FlowPattern whole, con
   return least ? *least : row;
 }
 
+// Each node's part of its side's bytes (shares summed at the terminals' nodes).
+std::map<NodeId, double> node_shares(const topo::Topology& t, const std::vector<FlowTerminal>& side) {
+  std::map<NodeId, double> out;
+  double total = 0;
+  for (const FlowTerminal& term : side) total += term.share;
+  for (const FlowTerminal& term : side) out[t.vertex(term.vertex).node] += term.share / total;
+  return out;
+}
+
+// A node's NIC ports' payload rate in one direction (out: from the node).
+double port_rate(const topo::Topology& t, NodeId node, bool out) {
+  double sum = 0;
+  for (std::uint32_t i = 0; i < t.count(node, VertexKind::nic); ++i) {
+    Result<topo::VertexId> nic = t.device(node, VertexKind::nic, i);
+    if (!nic.ok()) continue;
+    for (topo::EdgeId e : t.links_of(*nic)) {
+      const topo::Link& l = t.link(e);
+      if (l.spec.link_class != topo::LinkClass::network) continue;
+      const bool from_a = l.a == *nic;
+      sum += (from_a == out ? l.spec.bandwidth_ab_bytes_per_s : l.spec.bandwidth_ba_bytes_per_s) *
+             topo::k_network_payload_share;
+    }
+  }
+  return sum;
+}
+
+// Clients on storage servers' nodes (BeeOND). The bound's one commodity lets
+// each such node's clients feed its own targets alone, but under the even
+// spread (every client's bytes to every target in its share) a client node
+// holding share c of the clients' bytes and s of the targets' sends c(1 - s)
+// of them to other nodes and takes s(1 - c) from them: both cross its NIC
+// ports, a cut around the node that no path avoids.
+void cap_by_colocated_ports(const topo::Topology& t, const std::vector<FlowTerminal>& servers,
+                            const std::vector<FlowTerminal>& clients, bool write, PhaseBound& row) {
+  if (!row.computed) return;
+  const std::map<NodeId, double> s = node_shares(t, servers);
+  for (const auto& [node, c] : node_shares(t, clients)) {
+    auto it = s.find(node);
+    if (it == s.end()) continue;
+    // Out of the node: a write's client bytes for other nodes, a read's server bytes for them.
+    const double out = write ? c * (1 - it->second) : it->second * (1 - c);
+    const double in = write ? it->second * (1 - c) : c * (1 - it->second);
+    for (const auto& [need, rate] :
+         {std::pair{out, port_rate(t, node, true)}, std::pair{in, port_rate(t, node, false)}}) {
+      if (!(need > 0) || rate / need >= row.bound_bytes_per_s) continue;
+      row.bound_bytes_per_s = rate / need;
+      row.binding_kind = "nic port";
+      row.binding_resource = "nic port: node" + std::to_string(node) +
+                             "'s ports, the bytes its clients and its targets exchange with other nodes";
+    }
+  }
+}
+
 // A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
 Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write,
                               const TargetBytes* placed) {
@@ -260,23 +316,27 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   p.network_payload_share = topo::k_network_payload_share;
   p.stages = {FlowStage{servers, false}, FlowStage{both, true, gpu.peer_to_peer}};
   if (gpu.bounce) p.stages.push_back(FlowStage{clients, false});
-  p.sources = std::move(drives).value();
-  p.sinks = std::move(buffers);
+  p.sources = *drives;
+  p.sinks = buffers;
   const std::vector<FlowTerminal> nics = placed != nullptr
                                              ? nic_terminals(t, write ? placed->nic_written : placed->nic_read)
                                              : std::vector<FlowTerminal>{};
+  Result<PhaseBound> out = row;
   if (!nics.empty()) {
     const std::vector<FlowTerminal> client_nics =
         nic_terminals(t, write ? placed->client_nic_written : placed->client_nic_read);
     std::vector<FlowStage> clients_stages = {FlowStage{clients, false, gpu.peer_to_peer}};
     if (gpu.bounce) clients_stages.push_back(FlowStage{clients, false});
-    return split_at_nics(t, std::move(p), nics, client_nics, clients_stages, write, std::move(row));
+    out = split_at_nics(t, std::move(p), nics, client_nics, clients_stages, write, std::move(row));
+  } else {
+    if (write) {
+      std::reverse(p.stages.begin(), p.stages.end());
+      std::swap(p.sources, p.sinks);
+    }
+    out = solve(t, p, std::move(row));
   }
-  if (write) {
-    std::reverse(p.stages.begin(), p.stages.end());
-    std::swap(p.sources, p.sinks);
-  }
-  return solve(t, p, row);
+  if (out.ok()) cap_by_colocated_ports(t, *drives, buffers, write, *out);
+  return out;
 }
 
 // A ceiling the workload's own parameters set beside the hardware's (an

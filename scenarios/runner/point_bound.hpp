@@ -15,8 +15,14 @@
 //   in the client's host memory when GDS is off or no GPU has such a NIC.
 // - Buffered writes (StorageServiceConfig::buffered_writes, write-back): the
 //   bytes of a write phase end in the servers' page caches (host memory, in
-//   their targets' shares), not on the drives, which bind only once the dirty
-//   budget is full: the bound is the ceiling of the write-back phase.
+//   their targets' shares, written by a copy across the memory link:
+//   FlowTerminal::written_by_copy), not on the drives, which bind only once
+//   the dirty budget is full: the bound is the ceiling of the write-back phase.
+// - Clients on storage servers' nodes (BeeOND): under the even spread a node
+//   with share c of the clients' bytes and s of the targets' sends c(1 - s)
+//   of them to other nodes and takes s(1 - c), both through its NIC ports (a
+//   cut around the node), which the flow's one commodity alone would not
+//   hold: each client could feed its own node's targets.
 // - A checkpoint burst's write phase (and its read phase with read_back) is
 //   the same flow from (to) every rank's shard in its source_kind memory.
 // - A stage-in's ingress is a write of every rank's blocks to every target,

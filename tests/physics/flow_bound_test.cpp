@@ -378,6 +378,32 @@ TEST(FlowBound, GpuDirectUsesOnlyTheNicsBelowTheGpusRootPort) {
   EXPECT_EQ(b.binding, "nic port: node1/nic0->switch");
 }
 
+// 18. Write-back: the bytes end in the server's page cache, written there by
+// a copy across its memory link (written_by_copy). A client on the server's
+// own node (BeeOND), memory link 5 GB/s each way: the copy reads the buffer
+// out through the link and writes the cache back in: 5 GB/s, the memory
+// binding, where without the copy the buffer and the cache meet at one vertex
+// and nothing bounds them. A client on another node: its 25 GB/s port binds,
+// the server's 100 GB/s memory link does not.
+TEST(FlowBound, APageCacheIsWrittenThroughItsMemoryLink) {
+  Topology server = box({.mem = 5, .drives = 1, .nics = 1});
+  Topology client = box({.drives = 0, .nics = 1});
+  Topology t = star(server, client, 1);
+  FlowTerminal cache{dev(t, 0, VertexKind::host_memory, 0), 1.0};
+  cache.written_by_copy = true;
+  FlowBound local = solve(t, in_node0({{dev(t, 0, VertexKind::host_memory, 0), 1.0}}, {cache}));
+  EXPECT_NEAR(local.bytes_per_s, 5 * G, 5 * G * 1e-5);
+  EXPECT_EQ(local.binding_kind, "memory");
+  Topology big = box({.mem = 100, .drives = 1, .nics = 1});
+  Topology t2 = star(big, client, 1);
+  FlowTerminal cache2{dev(t2, 0, VertexKind::host_memory, 0), 1.0};
+  cache2.written_by_copy = true;
+  FlowPattern remote{{{dev(t2, 1, VertexKind::host_memory, 0), 1.0}}, {cache2}, {{{0, 1}, true}}};
+  FlowBound b = solve(t2, remote);
+  EXPECT_NEAR(b.bytes_per_s, 25 * G, 25 * G * 1e-5);
+  EXPECT_EQ(b.binding_kind, "nic port");
+}
+
 TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
   Topology t = box({.drives = 1, .nics = 1});
   const VertexId drive = dev(t, 0, VertexKind::nvme, 0);
@@ -406,6 +432,14 @@ TEST(FlowBound, BadPatternsAreRefusedNamingTheElement) {
   }
   FlowPattern nine{{{drive, 1}}, {{mem, 1}}, std::vector<FlowStage>(9, FlowStage{{0}, false})};
   EXPECT_NE(message(nine).find("k_flow_max_stages"), std::string::npos);
+  FlowTerminal copied{mem, 1};
+  copied.written_by_copy = true;
+  EXPECT_NE(message(FlowPattern{{copied}, {{mem, 1}}, {{{0}, false}}}).find("written_by_copy takes a sink"),
+            std::string::npos);
+  FlowTerminal copied_drive{drive, 1};
+  copied_drive.written_by_copy = true;
+  EXPECT_NE(message(FlowPattern{{{mem, 1}}, {copied_drive}, {{{0}, false}}}).find("written_by_copy"),
+            std::string::npos);
 }
 
 }  // namespace

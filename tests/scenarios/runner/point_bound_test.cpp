@@ -102,6 +102,30 @@ TEST(PlacedBound, ClientNicSharesHoldTheBusiestClientNicToItsShare) {
   }
 }
 
+// Clients on the storage servers' own nodes (BeeOND): nodes 1 and 2 each a
+// client and a server of two targets. Each node's client sends half of its
+// bytes to the other node and takes half of the other's, so each node's two
+// ports carry a quarter of all bytes each way: T / 4 <= 2 x 1.2125 GB/s,
+// T = 8 x 1.2125 GB/s. The one-commodity flow alone lets each client feed
+// its own node's targets: before the cut around each node, the buffered
+// writes had no bound (buffer and page cache at one vertex, "no hardware arc
+// separates"), and reads were bound by the drives alone (28 GB/s).
+TEST(PlacedBound, ClientsOnTheServersNodesExchangeTheirRemoteShareThroughTheirPorts) {
+  ScenarioSpec spec = star_spec();
+  spec.workloads[0].clients = ClientPlacement{{1, 2}, 1};
+  for (bool buffered : {false, true}) {
+    spec.fs.storage_config.buffered_writes = buffered;
+    Result<std::vector<PhaseBound>> rows = point_bounds(spec, nullptr);
+    ASSERT_TRUE(rows.ok()) << rows.status().to_string();
+    ASSERT_EQ(rows->size(), 2u);
+    for (const PhaseBound& b : *rows) {
+      ASSERT_TRUE(b.computed) << b.phase << ": " << b.binding_resource;
+      EXPECT_NEAR(b.bound_bytes_per_s, 8 * k_port_payload, 8e4) << b.phase << " buffered " << buffered;
+      EXPECT_EQ(b.binding_kind, "nic port") << b.binding_resource;
+    }
+  }
+}
+
 TEST(PlacedBound, CountersNameTheClientsNicsApartFromTheServers) {
   const TargetBytes b = target_bytes({{"storage.read_bytes.nic.1.0", 5},
                                       {"client.read_bytes.nic.3.1", 7},
