@@ -42,6 +42,7 @@ enum class MessageType : std::uint16_t {
   xattr = 0x0214,
   xattr_reply = 0x0215,
   release_orphan = 0x0216,
+  renew_opens = 0x0217,
   // metadata buddy mirroring (server to server)
   meta_mirror = 0x0220,
   set_meta_consistency = 0x0221,

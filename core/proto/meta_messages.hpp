@@ -278,6 +278,25 @@ struct ReleaseOrphan {
   bool operator==(const ReleaseOrphan&) const = default;
 };
 
+// The opens the sender holds at this metadata server, sent every
+// ClientConfig::open_renew_ns while it holds any (at most
+// k_max_renewed_opens a message, more in several): the server hears the
+// client, which renews its lease (MetaServiceConfig::open_lease_ns), and
+// holds each open again, so a client's opens outlive a restart of the
+// server, or a mirrored shard's switchover, that lost them (Lustre's open
+// replay). One-way: no reply.
+struct RenewOpens {
+  static constexpr MessageType k_type = MessageType::renew_opens;
+  static constexpr std::string_view k_name = "RenewOpens";
+  std::vector<HeldOpenDesc> opens;
+
+  template <class Io>
+  void io(Io& f) {
+    f("opens", opens, k_max_renewed_opens);
+  }
+  bool operator==(const RenewOpens&) const = default;
+};
+
 // Xattr.flags of a set (setxattr(2)'s XATTR_CREATE and XATTR_REPLACE).
 inline constexpr std::uint32_t k_xattr_create = 1u << 0;   // already_exists if the name is set
 inline constexpr std::uint32_t k_xattr_replace = 1u << 1;  // nothing set (found false) if it is not

@@ -202,6 +202,20 @@ struct EntryAttrs {
   bool operator==(const EntryAttrs&) const = default;
 };
 
+// One open a client holds at a metadata server (RenewOpens): the open_id
+// it opened with (Stat, Create) and the file it opened.
+struct HeldOpenDesc {
+  std::uint64_t open_id = 0;
+  FileId file_id = 0;
+
+  template <class Io>
+  void io(Io& f) {
+    f("open_id", open_id);
+    f("file_id", file_id);
+  }
+  bool operator==(const HeldOpenDesc&) const = default;
+};
+
 struct DirEntryDesc {
   std::string name;
   InodeType type = InodeType::none;

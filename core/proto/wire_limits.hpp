@@ -33,8 +33,8 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // (Unlink and Rename keep_open, ReleaseOrphan); 9 = a listing's attributes
 // (ReaddirReply attrs, EntryAttrs: readdirplus); 10 = opens held by the
 // metadata server (Stat and Create open_id, SetAttr open_id with mask bit
-// close, ReleaseOrphan open_id).
-inline constexpr std::uint16_t k_wire_version = 10;
+// close, ReleaseOrphan open_id); 11 = renewed opens (RenewOpens).
+inline constexpr std::uint16_t k_wire_version = 11;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.
@@ -66,6 +66,8 @@ inline constexpr std::uint32_t k_max_stripe_targets = 2000;
 inline constexpr std::uint32_t k_max_dir_stripes = 2000;
 // Entries in one ReaddirReply (BeeGFS and Lustre page readdir in batches of a few hundred to a few thousand).
 inline constexpr std::uint32_t k_max_readdir_entries = 4096;
+// Opens one RenewOpens carries (a client holding more sends several).
+inline constexpr std::uint32_t k_max_renewed_opens = 4096;
 // Storage targets, metadata shards and buddy groups in one map: 10,000 nodes x 6 targets fit.
 inline constexpr std::uint32_t k_max_map_targets = 65536;
 inline constexpr std::uint32_t k_max_map_shards = 65536;

@@ -28,7 +28,7 @@ using Message = std::variant<
     Ack, RegisterTarget, RegisterMetaShard, RegisterClient, Heartbeat, GetMaps, MapsReply, Barrier,
     // metadata
     Mkdir, Create, Lookup, Stat, Readdir, Unlink, Rmdir, Rename, SetAttr, InodeReply, ReaddirReply, LinkEntry,
-    UnlinkEntry, AttachDir, DetachDir, Symlink, Link, Mknod, DirTimes, Xattr, XattrReply, ReleaseOrphan,
+    UnlinkEntry, AttachDir, DetachDir, Symlink, Link, Mknod, DirTimes, Xattr, XattrReply, ReleaseOrphan, RenewOpens,
     // storage
     ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply, FlushStorage,
     // buddy mirroring

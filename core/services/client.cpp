@@ -336,7 +336,7 @@ void Client::create(const std::string& path, const CreateOptions& options, Inode
   m.open_id = options.open_id;
   meta_call(path, std::move(m), [this, open_id = options.open_id, done](Result<proto::Message> r) {
     Result<proto::InodeDesc> inode = inode_of(std::move(r));
-    if (inode.ok() && open_id != 0) held(open_id);
+    if (inode.ok() && open_id != 0) held(open_id, *inode);
     done(std::move(inode));
   });
 }
@@ -349,13 +349,13 @@ void Client::open(const std::string& path, std::uint64_t open_id, InodeFn done) 
   m.open_id = open_id;
   meta_call(path, std::move(m), [this, open_id, done](Result<proto::Message> r) {
     Result<proto::InodeDesc> inode = inode_of(std::move(r));
-    if (inode.ok() && open_id != 0 && inode->type == proto::InodeType::file) held(open_id);
+    if (inode.ok() && open_id != 0 && inode->type == proto::InodeType::file) held(open_id, *inode);
     done(std::move(inode));
   });
 }
 
-void Client::held(std::uint64_t open_id) {
-  held_opens_.insert(open_id);
+void Client::held(std::uint64_t open_id, const proto::InodeDesc& inode) {
+  held_opens_[open_id] = HeldOpen{inode.owner_shard, inode.file_id};
   arm_renewal();
 }
 
@@ -365,14 +365,24 @@ void Client::arm_renewal() {
   ops_.expect(env_.timer(config_.open_renew_ns), [this](Completion&) {
     renewal_armed_ = false;
     if (held_opens_.empty()) return;
-    for (const auto& [shard, server] : shards_) {
-      proto::Heartbeat alive;
-      alive.from = env_.self();
-      alive.sequence = ++renewals_sent_;
-      env_.send(server, std::move(alive)).ignore();  // a lost one: the next, long before the lease ends
-    }
+    renew_opens();
     arm_renewal();
   });
+}
+
+void Client::renew_opens() {
+  std::map<ShardId, std::vector<proto::RenewOpens>> by_shard;
+  for (const auto& [open_id, open] : held_opens_) {
+    std::vector<proto::RenewOpens>& pages = by_shard[open.shard];
+    if (pages.empty() || pages.back().opens.size() == proto::k_max_renewed_opens) pages.emplace_back();
+    pages.back().opens.push_back(proto::HeldOpenDesc{open_id, open.file});
+  }
+  for (auto& [shard, pages] : by_shard) {
+    const Endpoint server = shard_endpoint(shard);  // a switched-over shard's new primary holds them again
+    if (!server.valid()) continue;
+    // A lost one is sent again with the next, long before the lease ends.
+    for (proto::RenewOpens& page : pages) env_.send(server, std::move(page)).ignore();
+  }
 }
 
 void Client::unlink(const std::string& path, StatusFn done) { unlink(path, false, std::move(done)); }
@@ -390,10 +400,8 @@ void Client::release_orphan(const proto::InodeDesc& inode, std::uint64_t open_id
   proto::ReleaseOrphan m;
   m.file_id = inode.file_id;
   m.open_id = open_id;
-  call_shard(inode.owner_shard, std::move(m), [this, open_id, done](Result<proto::Message> r) {
-    if (open_id != 0) let_go(open_id);
-    done(r.status());
-  });
+  if (open_id != 0) let_go(open_id);
+  call_shard(inode.owner_shard, std::move(m), [done](Result<proto::Message> r) { done(r.status()); });
 }
 
 void Client::rmdir(const std::string& path, StatusFn done) {
@@ -523,10 +531,8 @@ void Client::set_attr(const std::string& path, const AttrChange& change, InodeFn
     m.mask |= proto::k_set_attr_close;
     m.open_id = change.close_open_id;
   }
-  meta_call(path, std::move(m), [this, close = change.close_open_id, done](Result<proto::Message> r) {
-    if (close != 0) let_go(close);  // whatever the answer: not_found, say, is a server that let it go
-    done(inode_of(std::move(r)));
-  });
+  if (change.close_open_id != 0) let_go(change.close_open_id);
+  meta_call(path, std::move(m), [done](Result<proto::Message> r) { done(inode_of(std::move(r))); });
 }
 
 void Client::readdir(const std::string& path, bool with_attrs, EntriesFn done) {

@@ -112,12 +112,14 @@ struct ClientConfig {
   // the server's restart gets the first answer from its kept replies.
   TimeNs meta_retry_ns = 600 * k_ns_per_s;
   TimeNs meta_retry_wait_ns = 1 * k_ns_per_s;
-  // While it holds opens (open(), CreateOptions::open_id), the client tells
-  // every metadata server it is alive this often (a Heartbeat with no
-  // targets), so an idle client keeps its opens, which a server lets go when
-  // a client is not heard for MetaServiceConfig::open_lease_ns (150 s). 25 s:
-  // Lustre's ping interval (obd_timeout / 4 at its default obd_timeout of
-  // 100 s). 0: no renewals (the opens then last while requests are sent).
+  // While it holds opens (open(), CreateOptions::open_id), the client sends
+  // each metadata server holding some the list of them this often
+  // (proto::RenewOpens): an idle client keeps its opens, which a server lets
+  // go when a client is not heard for MetaServiceConfig::open_lease_ns
+  // (150 s), and a server that lost them (a restart, a switchover) holds
+  // them again. 25 s: Lustre's ping interval (obd_timeout / 4 at its default
+  // obd_timeout of 100 s). 0: no renewals (the opens then last while
+  // requests are sent, and go with a restart).
   TimeNs open_renew_ns = 25 * k_ns_per_s;
   RpcLimits rpc;
   // Planning of chunk transfers (path, rail, window); see core/sched.
@@ -154,7 +156,7 @@ void fields(V& v, ClientConfig& c) {
     duration_in(0, k_field_max_unbounded, "how long an unanswered request to an unmirrored metadata server is resent"));
   v("meta_retry_wait_ns", c.meta_retry_wait_ns, duration_in(0, k_field_max_unbounded, "wait before each such resend"));
   v("open_renew_ns", c.open_renew_ns,
-    duration_in(0, k_field_max_unbounded, "while it holds opens, how often it tells the metadata servers it is alive"));
+    duration_in(0, k_field_max_unbounded, "while it holds opens, how often it renews them at their metadata servers"));
   v("rpc", c.rpc, plain("RPC limits of its calls"));
   v("planner", c.planner, plain("planning of chunk transfers: path, rail, window (core/sched)"));
   v("coalesce", c.coalesce, plain("merging of one request's chunk pieces on one target"));
@@ -357,12 +359,16 @@ class Client {
   TargetId primary_of(GroupId group) const;
   // A mirrored chunk's primary failed: refresh the maps (bounded) and send it again.
   void fail_over(ChunkJob job, const Status& why);
-  // The server now holds (or no longer holds) open `open_id`; the first
-  // held starts the renewals.
-  void held(std::uint64_t open_id);
+  // The server of `inode` (its owner_shard) now holds open `open_id`; the
+  // first held starts the renewals.
+  void held(std::uint64_t open_id, const proto::InodeDesc& inode);
+  // The open is being closed: no renewal names it from now on (one sent
+  // later could hold it again after the close).
   void let_go(std::uint64_t open_id) { held_opens_.erase(open_id); }
-  // A renewal to every metadata server after open_renew_ns, while opens are held.
+  // The renewals (RenewOpens to each shard holding opens) after
+  // open_renew_ns, while opens are held.
   void arm_renewal();
+  void renew_opens();
 
   Env& env_;
   OpTable& ops_;
@@ -372,9 +378,12 @@ class Client {
   std::uint64_t maps_version_ = 0;
   std::uint64_t open_id_base_ = 0;  // new_open_id()
   std::uint64_t opens_made_ = 0;
-  std::set<std::uint64_t> held_opens_;  // opens a metadata server holds for this client
+  struct HeldOpen {
+    ShardId shard = 0;
+    FileId file = 0;
+  };
+  std::map<std::uint64_t, HeldOpen> held_opens_;  // by open_id: opens a metadata server holds for this client
   bool renewal_armed_ = false;
-  std::uint64_t renewals_sent_ = 0;
   std::map<TargetId, proto::TargetInfoDesc> targets_;
   std::map<ShardId, Endpoint> shards_;
   std::map<GroupId, proto::BuddyGroupDesc> groups_;

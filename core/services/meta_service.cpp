@@ -191,10 +191,15 @@ void MetaService::start() {
     if (config_.mirror.enabled) mirror_fetch_maps();  // learn the role at once
   });
   if (config_.mirror.enabled) mirror_start();
-  // Orphans outlive only the server's run that kept them (their clients'
-  // opens are not known across a restart). A mirrored shard keeps its own:
-  // its secondary must not remove what the primary's clients hold.
-  if (!config_.mirror.enabled) remove_orphans();
+  // Orphans outlive the server's run that kept them only as long as a
+  // client holds them open: its renewals hold its opens again within the
+  // recovery window, one lease (Lustre's recovery window, in which clients
+  // replay their opens), and the orphans no client claimed go then. A
+  // mirrored shard keeps its own: its secondary must not remove what the
+  // primary's clients hold.
+  if (config_.mirror.enabled || store_->list(k_orphans_dir, 0, 1).entries.empty()) return;
+  if (config_.open_lease_ns <= 0) return remove_orphans();
+  ops_.expect(env_.timer(config_.open_lease_ns), [this](Completion&) { remove_orphans(); });
 }
 
 void MetaService::remove_orphans() {
@@ -202,6 +207,7 @@ void MetaService::remove_orphans() {
   for (bool eof = false; !eof;) {
     MetaListPage page = store_->list(k_orphans_dir, cookie, config_.readdir_page_max_entries);
     for (const auto& [key, inode] : page.entries) {
+      if (open_files_.is_open(inode.file_id)) continue;  // a client renewed its open: its close removes it
       if (Status s = store_->remove_entry(k_orphans_dir, key); !s.ok()) {
         env_.log(LogLevel::warn, name() + ": orphan " + key + ": " + s.to_string());
         continue;
@@ -215,7 +221,7 @@ void MetaService::remove_orphans() {
   if (removed == 0) return;
   env_.metrics().count("meta.orphans_removed_at_start", static_cast<double>(removed));
   env_.log(LogLevel::info, name() + ": removed " + std::to_string(removed) +
-                               " orphans (files unlinked while open) its previous run kept");
+                               " orphans (files unlinked while open) its previous run kept and no client held again");
 }
 
 void MetaService::on_event(Event& event) {
@@ -234,6 +240,7 @@ void MetaService::on_event(Event& event) {
 
 void MetaService::handle(Endpoint from, proto::Message& message) {
   open_files_.heard(from, env_.now());  // a client holding opens renews its lease with every message
+  if (const auto* renewal = std::get_if<proto::RenewOpens>(&message)) return renew_opens(from, *renewal);
   RequestId* rid = request_id_of(message);
   if (rid == nullptr) return;  // not a request (a heartbeat, say): nothing to answer
   const RequestId id = *rid;
@@ -659,6 +666,21 @@ Status MetaService::hold_open(Endpoint from, std::uint64_t open_id, const proto:
   env_.metrics().count("meta.opens_held", 1);
   arm_lease_check();
   return s;
+}
+
+void MetaService::renew_opens(Endpoint from, const proto::RenewOpens& m) {
+  if (!store_failure_.ok() || role_ == MirrorRole::secondary || role_ == MirrorRole::none) return;
+  std::uint64_t again = 0;
+  for (const proto::HeldOpenDesc& open : m.opens) {
+    if (open.open_id == 0 || open_files_.held(from, open.open_id) == open.file_id) continue;
+    if (open_files_.open(from, open.open_id, open.file_id, env_.now()).ok()) ++again;
+  }
+  if (again > 0) {
+    // Opens this server had lost: a restart, a switchover, or a lease that
+    // ended while the client was cut off.
+    env_.metrics().count("meta.opens_held_again", static_cast<double>(again));
+    arm_lease_check();
+  }
 }
 
 void MetaService::arm_lease_check() {

@@ -304,6 +304,9 @@ class MetaService final : public Service {
                  Endpoint from = {}, std::uint64_t open_id = 0);
   // Holds `from`'s open `open_id` of `inode` where the request asked (a file only).
   Status hold_open(Endpoint from, std::uint64_t open_id, const proto::InodeDesc& inode);
+  // A client's RenewOpens: each open held (again, after a restart or a
+  // switchover that lost it).
+  void renew_opens(Endpoint from, const proto::RenewOpens& m);
   // A check of the open leases after open_lease_ns / k_open_lease_checks,
   // unless one is due or leases are off.
   void arm_lease_check();
@@ -379,7 +382,9 @@ class MetaService final : public Service {
   void do_release_orphan(const proto::ReleaseOrphan& m, Endpoint from, Reply reply);
   // The orphan `file` goes with its chunks (not_found when there is none).
   Status remove_orphan(FileId file);
-  // At start: the orphans a previous run kept go, with their chunks.
+  // One lease after start (the recovery window), the orphans a previous run
+  // kept and no client holds again (RenewOpens) go, with their chunks; at
+  // once when leases are off.
   void remove_orphans();
 
   // ---- POSIX times (wire version 8) ----

@@ -102,9 +102,10 @@ class MetaStore {
 inline constexpr std::string_view k_linked_inodes_dir = "#linked-inodes";
 
 // The store directory of orphans: inodes whose last name was removed while
-// a client had them open (Unlink keep_open), each an entry named by its file
-// id in decimal, kept with their chunks until ReleaseOrphan or the metadata
-// server's next start (MetaService::remove_orphans).
+// a client had them open (MetaService: OpenFiles, Unlink keep_open), each an
+// entry named by its file id in decimal, kept with their chunks until the
+// last open's close, or one lease after the metadata server's next start
+// when no client held it open again (MetaService::remove_orphans).
 inline constexpr std::string_view k_orphans_dir = "#orphans";
 
 // The 64-bit listing hash of a name (fnv_1a_64, masked to 62 bits so that a

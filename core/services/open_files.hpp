@@ -7,8 +7,9 @@
 // reuses (proto::Stat open_id), so a resent open or close is idempotent:
 // holding an open twice holds it once, closing an unknown one does nothing.
 // In memory only: a metadata server that restarts, or a secondary that takes
-// over, holds no opens (its orphans then go at the next close that names
-// them; docs/mount.md says so).
+// over, holds none until its clients' renewals (proto::RenewOpens) hold them
+// again, as Lustre clients replay their opens; a restarted server removes
+// the orphans no client held again one lease after it started.
 //
 // Opens are leases: a client holding opens is heard (any message it sends,
 // and the renewals Client sends while it holds opens), and expire() lets go

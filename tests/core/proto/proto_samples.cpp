@@ -83,6 +83,8 @@ std::vector<Message> sample_messages() {
   out.push_back(Unlink{12, "/data/open", true});
   out.push_back(ReleaseOrphan{35, 0xFFFF'FFFF'FFFF'FFFFull});
   out.push_back(ReleaseOrphan{35, 7, 0xFFFF'FFFF'FFFF'FFFEull});
+  out.push_back(RenewOpens{});
+  out.push_back(RenewOpens{{HeldOpenDesc{1, 2}, HeldOpenDesc{0xFFFF'FFFF'FFFF'FFFFull, 0xFFFF'FFFF'FFFF'FFFEull}}});
   out.push_back(Rmdir{13, "/data/empty"});
   out.push_back(Rename{14, "/a/b", "/c/d/e"});
   out.push_back(Rename{14, "/a/b", "/a/open", true});

@@ -269,19 +269,30 @@ TEST(MetaOpenStore, AStoreThatCannotBeOpenedKeepsTheShardOfflineSayingWhy) {
   EXPECT_TRUE(said) << "the reason is logged";
 }
 
-// Orphans (files unlinked while a client had them open) outlive only the
-// server's run that kept them: the next start removes them, chunks and all.
-TEST(MetaOrphans, AStartRemovesTheOrphansThePreviousRunKept) {
+// Orphans (files unlinked while a client had them open) outlive the
+// server's run that kept them only while a client holds them open again: one
+// lease after the next start (the recovery window, in which clients' renewals
+// hold their opens again: OpenLeases.*), those no client holds go, chunks
+// and all. Before the window ends they stay, and the server serves meanwhile.
+TEST(MetaOrphans, AStartRemovesTheOrphansThePreviousRunKeptOneLeaseLater) {
   InMemoryMetaStore disk;
   proto::InodeDesc orphan;
   orphan.file_id = 77;
   orphan.type = proto::InodeType::file;
   ASSERT_TRUE(disk.put_entry(k_orphans_dir, "77", orphan).ok());
   ASSERT_TRUE(disk.put_entry(k_orphans_dir, "78", orphan).ok());
-  const LifeResult life = run_life(disk, {"/after"}, 4, 1);
-  ASSERT_EQ(life.replies.size(), 1u);
-  EXPECT_EQ(life.replies[0].status, StatusCode::ok) << life.replies[0].error;
-  EXPECT_EQ(disk.entry_count(k_orphans_dir), 0u);
+  TestWorld world;
+  MetaServiceConfig config;
+  config.ns.shard_count = 1;
+  MetaService& meta = world.add_service<MetaService>(1, config, std::make_unique<SharedStore>(disk));
+  MkdirProbe& probe = world.add_service<MkdirProbe>(2, world.endpoint_of(meta), std::vector<std::string>{"/after"}, 1);
+  world.start();
+  ASSERT_TRUE(world.run_until([&] { return probe.replies.size() == 1; }));
+  EXPECT_EQ(probe.replies[0].status, StatusCode::ok) << probe.replies[0].error;
+  EXPECT_EQ(disk.entry_count(k_orphans_dir), 2u) << "kept through the recovery window";
+  ASSERT_TRUE(world.run_until([&] { return disk.entry_count(k_orphans_dir) == 0; }));
+  EXPECT_GE(world.now(), config.open_lease_ns);
+  EXPECT_EQ(world.counter("meta.orphans_removed_at_start"), 2.0);
 }
 
 }  // namespace

@@ -401,8 +401,8 @@ TEST(RocksDbMetaStore, DamagedValuesAreCorruptNamingTheKey) {
 // A stored value as an older wire version wrote it: InodeDesc without its
 // last fields (version 5: nlink, symlink_target, rdev, atime_ns, ctime_ns
 // and xattrs, 36 bytes when empty; version 6: rdev, the times and xattrs, 28
-// bytes; version 7: the times and xattrs, 20 bytes; version 8: today's
-// InodeDesc), the header renumbered.
+// bytes; version 7: the times and xattrs, 20 bytes; versions 8 to 10:
+// today's InodeDesc), the header renumbered.
 std::string as_version(std::string frame, int version) {
   frame.resize(frame.size() - (version == 5 ? 36 : version == 6 ? 28 : version == 7 ? 20 : 0));
   const auto put_le32 = [&frame](std::size_t at, std::uint32_t v) {
@@ -464,7 +464,7 @@ TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeLinksAndStillRefusesDamagedOnes) 
 }
 
 TEST(RocksDbMetaStore, ReadsInodesWrittenBeforeSpecialFilesAndTimesWithTheirLinkCounts) {
-  for (const int version : {6, 7, 8}) {
+  for (const int version : {6, 7, 8, 9, 10}) {
     TempDir tmp;
     proto::InodeDesc linked = file_inode(2, 3);
     linked.nlink = 2;
