@@ -1191,17 +1191,8 @@ TYPED_TEST_P(ServicesSuite, AnOpenOfAClientNoLongerHeardIsLetGoAfterItsLease) {
     constexpr TimeNs k_wait_ns = 10 * k_ns_per_s;  // past the silent client's lease and its check
     Answers live, silent, other;
     std::map<std::string, std::uint64_t> open_ids;  // by path
-    auto create = [](Answers& x, std::string path) -> Step {
-      return [&x, path](WorkloadContext& ctx, std::function<void()> next) {
-        ctx.client.create(path, CreateOptions{}, x.inode(path, next));
-      };
-    };
-    auto open = [&open_ids](Answers& x, std::string path) -> Step {
-      return [&open_ids, &x, path](WorkloadContext& ctx, std::function<void()> next) {
-        open_ids[path] = ctx.client.new_open_id();
-        ctx.client.open(path, open_ids[path], x.inode("open " + path, next));
-      };
-    };
+    auto create = create_file;
+    auto open = [&open_ids](Answers& x, std::string path) { return open_file(x, open_ids, std::move(path)); };
     auto close = [&open_ids](Answers& x, std::string path) -> Step {
       return [&open_ids, &x, path](WorkloadContext& ctx, std::function<void()> next) {
         AttrChange change;

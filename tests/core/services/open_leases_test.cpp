@@ -34,17 +34,8 @@ TEST(OpenLeases, AnOrphanARenewingClientHoldsOutlivesARestartOfItsMetadataServer
   Answers holder, silent, other;
   std::map<std::string, std::uint64_t> open_ids;
   bool opened = false;
-  auto create = [](Answers& x, std::string path) -> Step {
-    return [&x, path](WorkloadContext& ctx, std::function<void()> next) {
-      ctx.client.create(path, CreateOptions{}, x.inode(path, next));
-    };
-  };
-  auto open = [&open_ids](Answers& x, std::string path) -> Step {
-    return [&open_ids, &x, path](WorkloadContext& ctx, std::function<void()> next) {
-      open_ids[path] = ctx.client.new_open_id();
-      ctx.client.open(path, open_ids[path], x.inode("open " + path, next));
-    };
-  };
+  auto create = create_file;
+  auto open = [&open_ids](Answers& x, std::string path) { return open_file(x, open_ids, std::move(path)); };
   std::vector<Step> holding{
       create(holder, "/kept"),
       write_pattern("/kept", holder, "/kept", k_bytes, 7),

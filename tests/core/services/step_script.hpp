@@ -62,6 +62,22 @@ struct Answers {
   StatusCode code(const std::string& key) const { return codes.count(key) != 0 ? codes.at(key) : StatusCode::internal; }
 };
 
+// Creates file `path` with the default options; its inode in `x` under `path`.
+inline Step create_file(Answers& x, std::string path) {
+  return [&x, path](WorkloadContext& ctx, std::function<void()> next) {
+    ctx.client.create(path, CreateOptions{}, x.inode(path, next));
+  };
+}
+
+// Opens `path` at its metadata server (Client::open) with a new open_id,
+// kept in ids[path]; its inode in `x` under "open " + path.
+inline Step open_file(Answers& x, std::map<std::string, std::uint64_t>& ids, std::string path) {
+  return [&x, &ids, path](WorkloadContext& ctx, std::function<void()> next) {
+    ids[path] = ctx.client.new_open_id();
+    ctx.client.open(path, ids[path], x.inode("open " + path, next));
+  };
+}
+
 // Writes `bytes` of pattern `seed` at the start of `path` (created before) and records the size (close).
 inline Step write_pattern(const std::string& path, Answers& a, const std::string& created, std::uint64_t bytes,
                           std::uint64_t seed) {
