@@ -334,11 +334,7 @@ void Client::create(const std::string& path, const CreateOptions& options, Inode
   m.uid = options.uid;
   m.gid = options.gid;
   m.open_id = options.open_id;
-  meta_call(path, std::move(m), [this, open_id = options.open_id, done](Result<proto::Message> r) {
-    Result<proto::InodeDesc> inode = inode_of(std::move(r));
-    if (inode.ok() && open_id != 0) held(open_id, *inode);
-    done(std::move(inode));
-  });
+  meta_call(path, std::move(m), noting_open(options.open_id, std::move(done)));
 }
 
 void Client::stat(const std::string& path, InodeFn done) { open(path, 0, std::move(done)); }
@@ -347,16 +343,18 @@ void Client::open(const std::string& path, std::uint64_t open_id, InodeFn done) 
   proto::Stat m;
   m.path = path;
   m.open_id = open_id;
-  meta_call(path, std::move(m), [this, open_id, done](Result<proto::Message> r) {
-    Result<proto::InodeDesc> inode = inode_of(std::move(r));
-    if (inode.ok() && open_id != 0 && inode->type == proto::InodeType::file) held(open_id, *inode);
-    done(std::move(inode));
-  });
+  meta_call(path, std::move(m), noting_open(open_id, std::move(done)));
 }
 
-void Client::held(std::uint64_t open_id, const proto::InodeDesc& inode) {
-  held_opens_[open_id] = HeldOpen{inode.owner_shard, inode.file_id};
-  arm_renewal();
+std::function<void(Result<proto::Message>)> Client::noting_open(std::uint64_t open_id, InodeFn done) {
+  return [this, open_id, done = std::move(done)](Result<proto::Message> r) {
+    Result<proto::InodeDesc> inode = inode_of(std::move(r));
+    if (inode.ok() && open_id != 0 && inode->type == proto::InodeType::file) {
+      held_opens_[open_id] = HeldOpen{inode->owner_shard, inode->file_id};
+      arm_renewal();
+    }
+    done(std::move(inode));
+  };
 }
 
 void Client::arm_renewal() {

@@ -359,9 +359,10 @@ class Client {
   TargetId primary_of(GroupId group) const;
   // A mirrored chunk's primary failed: refresh the maps (bounded) and send it again.
   void fail_over(ChunkJob job, const Status& why);
-  // The server of `inode` (its owner_shard) now holds open `open_id`; the
-  // first held starts the renewals.
-  void held(std::uint64_t open_id, const proto::InodeDesc& inode);
+  // The answer of a Stat or Create that opened `open_id` (0: none): the
+  // server of the inode (its owner_shard) now holds it, and the first open
+  // held starts the renewals; then done(inode).
+  std::function<void(Result<proto::Message>)> noting_open(std::uint64_t open_id, InodeFn done);
   // The open is being closed: no renewal names it from now on (one sent
   // later could hold it again after the close).
   void let_go(std::uint64_t open_id) { held_opens_.erase(open_id); }

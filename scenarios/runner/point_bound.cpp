@@ -221,6 +221,15 @@ Result<PhaseBound> split_at_nics(const topo::Topology& t, FlowPattern whole, con
   return least ? *least : row;
 }
 
+// A ceiling the workload's own parameters set beside the hardware's (an
+// object store's egress, the accelerators' compute): the lower one binds.
+void cap_by(PhaseBound& row, double cap_bytes_per_s, const std::string& kind, const std::string& what) {
+  if (!row.computed || !(cap_bytes_per_s > 0) || cap_bytes_per_s >= row.bound_bytes_per_s) return;
+  row.bound_bytes_per_s = cap_bytes_per_s;
+  row.binding_kind = kind;
+  row.binding_resource = kind + ": " + what;
+}
+
 // Each node's part of its side's bytes (shares summed at the terminals' nodes).
 std::map<NodeId, double> node_shares(const topo::Topology& t, const std::vector<FlowTerminal>& side) {
   std::map<NodeId, double> out;
@@ -255,7 +264,6 @@ double port_rate(const topo::Topology& t, NodeId node, bool out) {
 // ports, a cut around the node that no path avoids.
 void cap_by_colocated_ports(const topo::Topology& t, const std::vector<FlowTerminal>& servers,
                             const std::vector<FlowTerminal>& clients, bool write, PhaseBound& row) {
-  if (!row.computed) return;
   const std::map<NodeId, double> s = node_shares(t, servers);
   for (const auto& [node, c] : node_shares(t, clients)) {
     auto it = s.find(node);
@@ -265,11 +273,10 @@ void cap_by_colocated_ports(const topo::Topology& t, const std::vector<FlowTermi
     const double in = write ? it->second * (1 - c) : c * (1 - it->second);
     for (const auto& [need, rate] :
          {std::pair{out, port_rate(t, node, true)}, std::pair{in, port_rate(t, node, false)}}) {
-      if (!(need > 0) || rate / need >= row.bound_bytes_per_s) continue;
-      row.bound_bytes_per_s = rate / need;
-      row.binding_kind = "nic port";
-      row.binding_resource = "nic port: node" + std::to_string(node) +
-                             "'s ports, the bytes its clients and its targets exchange with other nodes";
+      if (!(need > 0)) continue;
+      cap_by(
+          row, rate / need, "nic port",
+          "node" + std::to_string(node) + "'s ports, the bytes its clients and its targets exchange with other nodes");
     }
   }
 }
@@ -337,15 +344,6 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
   }
   if (out.ok()) cap_by_colocated_ports(t, *drives, buffers, write, *out);
   return out;
-}
-
-// A ceiling the workload's own parameters set beside the hardware's (an
-// object store's egress, the accelerators' compute): the lower one binds.
-void cap_by(PhaseBound& row, double cap_bytes_per_s, const std::string& kind, const std::string& what) {
-  if (!row.computed || !(cap_bytes_per_s > 0) || cap_bytes_per_s >= row.bound_bytes_per_s) return;
-  row.bound_bytes_per_s = cap_bytes_per_s;
-  row.binding_kind = kind;
-  row.binding_resource = kind + ": " + what;
 }
 
 std::string rate_text(double bytes_per_s) { return fmt::format("{:.3g} GB/s", bytes_per_s / 1e9); }
