@@ -22,14 +22,6 @@ std::string_view to_string(SweepPhase phase) {
   return "unknown";
 }
 
-std::string_view to_string(BetweenPhases between) {
-  switch (between) {
-    case BetweenPhases::nothing: return "nothing";
-    case BetweenPhases::sync_dropcache: return "sync_dropcache";
-  }
-  return "unknown";
-}
-
 // One file being written or read block by block by one of the rank's "threads".
 namespace {
 
@@ -183,41 +175,11 @@ void FileSweep::run_phase(SweepPhase phase, StatusFn done) {
       });
     });
   };
-  if (config_.between_phases == BetweenPhases::sync_dropcache) return sync_dropcache(phase, std::move(start));
+  if (config_.between_phases == BetweenPhases::sync_dropcache) {
+    return sync_dropcache(*ctx_, name(), barrier_name(std::string(to_string(phase)) + ".sync"),
+                          config_.barrier_max_wait_ns, std::move(start));
+  }
   start(ok_status());
-}
-
-void FileSweep::sync_dropcache(SweepPhase phase, StatusFn done) {
-  const std::string what = std::string(to_string(phase)) + ".sync";
-  barrier(*ctx_, barrier_name(what), config_.barrier_max_wait_ns, [this, done](Status s) {
-    if (!s.ok() || ctx_->rank != 0) return done(s);
-    flush_storage(done);
-  });
-}
-
-void FileSweep::flush_storage(StatusFn done) {
-  std::set<Endpoint> servers;
-  for (const auto& [target, info] : ctx_->client.targets()) servers.insert(info.endpoint);
-  const TimeNs started = ctx_->env.now();
-  auto remaining = std::make_shared<std::size_t>(servers.size());
-  auto failure = std::make_shared<Status>();
-  auto finish = [this, started, failure, done] {
-    ctx_->env.metrics().count("file_sweep.flush_between_phases_ns", static_cast<double>(ctx_->env.now() - started));
-    ctx_->env.metrics().count("file_sweep.flushes_between_phases", 1);
-    done(*failure);
-  };
-  if (servers.empty()) {
-    auto nothing_to_flush = [finish](Status) { finish(); };
-    return defer_status(*ctx_, nothing_to_flush, ok_status());
-  }
-  for (const Endpoint& server : servers) {
-    ctx_->rpc.call(server, proto::FlushStorage{}, [remaining, failure, finish, server](Result<proto::Message> r) {
-      if (!r.ok() && failure->ok()) {
-        *failure = annotate(r.status(), "file_sweep sync_dropcache of storage server " + server.to_string());
-      }
-      if (--*remaining == 0) finish();
-    });
-  }
 }
 
 void FileSweep::phase_body(SweepPhase phase, StatusFn done) {

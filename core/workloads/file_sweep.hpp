@@ -32,13 +32,9 @@
 // read with Env::verify, so a wrong byte fails the read phase with `corrupt`.
 //
 // between_phases = sync_dropcache (elbencho --sync --dropcache): before each
-// phase, once every rank has ended the one before (a barrier "<phase>.sync"),
-// rank 0 asks every storage server of its maps to write back its dirty pages
-// and drop its cached ones (proto::FlushStorage, Env StorageOp::flush) and
-// waits for all of them; then the phase barrier. So a phase never shares the
-// drives with the previous phase's write-back, and the flush's time is in no
-// phase: it is counted in file_sweep.flush_between_phases_ns (and
-// .flushes_between_phases) of rank 0.
+// phase (a barrier "<phase>.sync"), every storage server writes back and drops
+// its cache (workload_steps.hpp's sync_dropcache), counted in
+// file_sweep.flush_between_phases_ns and .flushes_between_phases of rank 0.
 //
 // Metrics, per phase (see phase_recorder.hpp): file_sweep.<phase>.bytes, .ops
 // (write/read: block I/Os; the others: entries), .op_latency_ns (per block
@@ -64,12 +60,8 @@
 namespace sluice {
 
 enum class SweepPhase : std::uint8_t { mkdir, write, read, stat, delete_files, rmdir };
-// What happens between two phases, besides the barrier.
-enum class BetweenPhases : std::uint8_t { nothing, sync_dropcache };
 // "mkdir", "write", "read", "stat", "delete", "rmdir": the phase part of metric names.
 std::string_view to_string(SweepPhase phase);
-// "nothing", "sync_dropcache".
-std::string_view to_string(BetweenPhases between);
 
 struct FileSweepConfig {
   std::string root_dir = "/sweep";
@@ -161,9 +153,6 @@ class FileSweep final : public Workload {
   // Runs block_op over the file's blocks, iodepth at a time, then ends the job with close (a write's or a read's).
   void each_block(const std::shared_ptr<FileJob>& job, SweepPhase phase);
   void entry_op(SweepPhase phase, std::uint64_t index, StatusFn done);
-  // between_phases = sync_dropcache: the barrier, then rank 0's flush of every storage server.
-  void sync_dropcache(SweepPhase phase, StatusFn done);
-  void flush_storage(StatusFn done);
   void setup(StatusFn done);
   void teardown(StatusFn done);
   std::string barrier_name(std::string_view what) const;

@@ -233,6 +233,12 @@ void TrainEpoch::setup(StatusFn done) {
           next(std::move(s));
         });
   });
+  if (config_.after_setup == BetweenPhases::sync_dropcache) {
+    steps.push_back([this](StatusFn next) {
+      sync_dropcache(*ctx_, name(), "train_epoch" + config_.run_tag + ".setup.sync", config_.barrier_max_wait_ns,
+                     std::move(next));
+    });
+  }
   run_steps(std::move(steps), std::move(done));
 }
 

@@ -44,6 +44,15 @@
 // setup_dataset: before the epochs, rank 0 creates dataset_dir (an existing
 // one is fine), then rank r creates and writes files f with f % ranks == r
 // (read_threads files in flight, setup_block_bytes per write, host memory).
+// after_setup = sync_dropcache: then every storage server writes the dataset
+// back and drops its cache before the first epoch (workload_steps.hpp's
+// sync_dropcache, a barrier "setup.sync"; rank 0 counts
+// train_epoch.flush_between_phases_ns), as for a dataset written long before
+// the training: MLPerf Storage generates it in a run of its own (datagen), a
+// staged CosmoFlow dataset was copied in before. With storage servers that
+// write through their page cache (buffered_writes) the first epoch otherwise
+// shares the drives with the setup's write-back. nothing (the default): the
+// epochs follow the setup's barrier.
 //
 // Metrics: train_epoch.setup.* and train_epoch.epoch.* per phase
 // (phase_recorder.hpp: bytes, ops = samples read, op_latency_ns = one sample
@@ -88,9 +97,10 @@ struct TrainEpochConfig {
   std::uint32_t epochs = 1;                       // 1..k_train_max_epochs
   bool shuffle = false;                           // sample order permuted per epoch
   std::uint64_t shuffle_seed = 1;
-  bool setup_dataset = false;                   // create the dataset files first
-  std::uint64_t setup_block_bytes = 4 * k_mib;  // write size of the setup, 1..k_workload_max_block_bytes
-  bool pattern_data = true;                     // setup writes the pattern, reads verify it
+  bool setup_dataset = false;                          // create the dataset files first
+  std::uint64_t setup_block_bytes = 4 * k_mib;         // write size of the setup, 1..k_workload_max_block_bytes
+  BetweenPhases after_setup = BetweenPhases::nothing;  // see the top
+  bool pattern_data = true;                            // setup writes the pattern, reads verify it
   std::uint64_t pattern_seed = 1;
   CreateOptions create;                      // stripe settings of the dataset files
   std::size_t inode_cache_entries = 65'536;  // opened files remembered per rank
@@ -139,6 +149,11 @@ void fields(V& v, TrainEpochConfig& c) {
   v("shuffle_seed", c.shuffle_seed, count_of("seed", 0, k_field_max_unbounded, "seed of the permutation", s));
   v("setup_dataset", c.setup_dataset, plain("create the dataset's files first (untimed)", s));
   v("setup_block_bytes", c.setup_block_bytes, bytes_in(1, k_workload_max_block_bytes, "write size of the setup", s));
+  v("after_setup", c.after_setup,
+    plain("sync_dropcache: after the setup every storage server writes the dataset back and drops its cache, "
+          "untimed (a dataset written long before the training); nothing: the first epoch follows the setup, "
+          "sharing the drives with its write-back where servers write buffered",
+          s));
   pattern_fields(v, c.pattern_data, c.pattern_seed);
   v("create", c.create, plain("stripe settings of the dataset files"));
   v("inode_cache_entries", c.inode_cache_entries, count_of("files", 0, items, "opened files each rank remembers", s));

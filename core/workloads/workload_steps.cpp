@@ -1,9 +1,11 @@
 #include "core/workloads/workload_steps.hpp"
 
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "core/common/rng.hpp"
+#include "core/workloads/barrier_service.hpp"
 
 namespace sluice {
 namespace {
@@ -107,6 +109,52 @@ Status ok_if_exists(const Status& status) {
 Status annotate(const Status& status, const std::string& where) {
   if (status.ok()) return status;
   return error(status.code(), where + ": " + status.message());
+}
+
+std::string_view to_string(BetweenPhases between) {
+  switch (between) {
+    case BetweenPhases::nothing: return "nothing";
+    case BetweenPhases::sync_dropcache: return "sync_dropcache";
+  }
+  return "unknown";
+}
+
+namespace {
+
+void flush_storage(WorkloadContext& ctx, const std::string& workload, StatusFn done) {
+  std::set<Endpoint> servers;
+  for (const auto& [target, info] : ctx.client.targets()) servers.insert(info.endpoint);
+  const TimeNs started = ctx.env.now();
+  auto remaining = std::make_shared<std::size_t>(servers.size());
+  auto failure = std::make_shared<Status>();
+  auto finish = [&ctx, workload, started, failure, done] {
+    ctx.env.metrics().count(workload + ".flush_between_phases_ns", static_cast<double>(ctx.env.now() - started));
+    ctx.env.metrics().count(workload + ".flushes_between_phases", 1);
+    done(*failure);
+  };
+  if (servers.empty()) {
+    auto nothing_to_flush = [finish](Status) { finish(); };
+    return defer_status(ctx, nothing_to_flush, ok_status());
+  }
+  for (const Endpoint& server : servers) {
+    ctx.rpc.call(
+        server, proto::FlushStorage{}, [remaining, failure, finish, server, workload](Result<proto::Message> r) {
+          if (!r.ok() && failure->ok()) {
+            *failure = annotate(r.status(), workload + " sync_dropcache of storage server " + server.to_string());
+          }
+          if (--*remaining == 0) finish();
+        });
+  }
+}
+
+}  // namespace
+
+void sync_dropcache(WorkloadContext& ctx, const std::string& workload, std::string barrier_name, TimeNs max_wait_ns,
+                    StatusFn done) {
+  barrier(ctx, std::move(barrier_name), max_wait_ns, [&ctx, workload, done](Status s) {
+    if (!s.ok() || ctx.rank != 0) return done(s);
+    flush_storage(ctx, workload, done);
+  });
 }
 
 }  // namespace sluice

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/status.hpp"
@@ -53,5 +54,22 @@ Status ok_if_exists(const Status& status);
 
 // Prefixes the message of a non-ok status with where it happened.
 Status annotate(const Status& status, const std::string& where);
+
+// What happens between two phases of a workload, besides the barrier.
+enum class BetweenPhases : std::uint8_t { nothing, sync_dropcache };
+// "nothing", "sync_dropcache".
+std::string_view to_string(BetweenPhases between);
+
+// between_phases = sync_dropcache (elbencho --sync --dropcache): once every
+// rank has ended the phase before (a barrier named `barrier_name`), rank 0
+// asks every storage server of its maps to write back its dirty pages and
+// drop its cached ones (proto::FlushStorage, Env StorageOp::flush) and waits
+// for all of them; then done, on every rank after the flush has ended only at
+// rank 0 (the caller's phase barrier follows). So a phase never shares the
+// drives with the write-back of the one before, and the flush's time is in no
+// phase: rank 0 counts it in <workload>.flush_between_phases_ns and
+// .flushes_between_phases.
+void sync_dropcache(WorkloadContext& ctx, const std::string& workload, std::string barrier_name, TimeNs max_wait_ns,
+                    StatusFn done);
 
 }  // namespace sluice

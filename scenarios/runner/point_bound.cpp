@@ -120,10 +120,13 @@ GpuPaths gpu_paths(const topo::Topology& t, const WorkloadSpec& w, MemKind kind,
 
 // Each target's drive (or, for buffered writes, each server's page cache) as
 // a terminal: an equal share per target, or with `placed` the bytes each
-// target moved in this direction (a target that moved none drops out).
-Result<std::vector<FlowTerminal>> target_terminals(const ScenarioSpec& spec, bool write, const TargetBytes* placed) {
+// target moved in this direction (a target that moved none drops out). A
+// write durable on completion (`sync`) goes to the drive whatever the server
+// buffers (StorageService: io.buffered = buffered_writes && !sync).
+Result<std::vector<FlowTerminal>> target_terminals(const ScenarioSpec& spec, bool write, bool sync,
+                                                   const TargetBytes* placed) {
   const topo::Topology& t = *spec.cluster;
-  const bool cache = write && spec.fs.storage_config.buffered_writes;
+  const bool cache = write && !sync && spec.fs.storage_config.buffered_writes;
   const std::map<TargetId, double>* bytes = placed == nullptr ? nullptr : write ? &placed->written : &placed->read;
   std::vector<FlowTerminal> out;
   TargetId id = 1;  // FsDeployment numbers targets 1, 2, ... in this order
@@ -281,8 +284,9 @@ void cap_by_colocated_ports(const topo::Topology& t, const std::vector<FlowTermi
   }
 }
 
-// A phase that writes or reads every rank's buffers of `kind` to or from every target (see the header).
-Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write,
+// A phase that writes or reads every rank's buffers of `kind` to or from every
+// target (see the header); `sync`: its writes are durable on completion.
+Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, MemKind kind, bool write, bool sync,
                               const TargetBytes* placed) {
   const topo::Topology& t = *spec.cluster;
   PhaseBound row{w.label, write ? "write" : "read", false, 0, "", ""};
@@ -290,7 +294,7 @@ Result<PhaseBound> bulk_bound(const ScenarioSpec& spec, const WorkloadSpec& w, M
     row.binding_resource = "no bound: mirrored writes are not in the calculator yet";
     return row;
   }
-  Result<std::vector<FlowTerminal>> drives = target_terminals(spec, write, placed);
+  Result<std::vector<FlowTerminal>> drives = target_terminals(spec, write, sync, placed);
   if (!drives.ok()) return drives.status();
   if (drives->empty()) {
     row.binding_resource = placed != nullptr ? "no bound: no target moved a byte in this direction"
@@ -353,7 +357,7 @@ std::string rate_text(double bytes_per_s) { return fmt::format("{:.3g} GB/s", by
 // (source_bytes_per_s_per_rank x ranks, when set).
 Result<PhaseBound> stage_in_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StageInConfig& c,
                                   const TargetBytes* placed) {
-  Result<PhaseBound> b = bulk_bound(spec, w, c.buffer_kind, true, placed);
+  Result<PhaseBound> b = bulk_bound(spec, w, c.buffer_kind, true, false, placed);
   if (!b.ok()) return b;
   b->phase = "ingress";
   const std::uint64_t ranks = rank_count(w);
@@ -369,7 +373,7 @@ Result<PhaseBound> stage_in_bound(const ScenarioSpec& spec, const WorkloadSpec& 
 // way round).
 Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const TrainEpochConfig& c,
                                const TargetBytes* placed) {
-  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, false, placed);
+  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, false, false, placed);
   if (!b.ok()) return b;
   b->phase = "epoch";
   if (c.compute_ns_per_step > 0) {
@@ -389,7 +393,7 @@ Result<PhaseBound> epoch_bound(const ScenarioSpec& spec, const WorkloadSpec& w, 
 Result<PhaseBound> stream_bound(const ScenarioSpec& spec, const WorkloadSpec& w, const StreamConfig& c,
                                 const TargetBytes* placed) {
   const bool record = c.direction == StreamDirection::record;
-  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, record, placed);
+  Result<PhaseBound> b = bulk_bound(spec, w, MemKind::gpu, record, c.sync_writes, placed);
   if (!b.ok()) return b;
   b->phase = std::string(to_string(c.direction));
   if (c.compute_ns_per_buffer > 0) {
@@ -413,7 +417,8 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const Tar
     if (const auto* sweep = std::get_if<FileSweepConfig>(&w.config)) {
       for (SweepPhase phase : sweep->phases) {
         if (phase != SweepPhase::write && phase != SweepPhase::read) continue;
-        Result<PhaseBound> b = bulk_bound(spec, w, sweep->buffer_kind, phase == SweepPhase::write, placed);
+        Result<PhaseBound> b =
+            bulk_bound(spec, w, sweep->buffer_kind, phase == SweepPhase::write, sweep->sync_writes, placed);
         if (!b.ok()) return b.status();
         rows.push_back(std::move(b).value());
       }
@@ -422,7 +427,7 @@ Result<std::vector<PhaseBound>> point_bounds(const ScenarioSpec& spec, const Tar
     if (const auto* burst = std::get_if<CheckpointConfig>(&w.config)) {
       for (bool write : {true, false}) {
         if (!write && !burst->read_back) continue;
-        Result<PhaseBound> b = bulk_bound(spec, w, burst->source_kind, write, placed);
+        Result<PhaseBound> b = bulk_bound(spec, w, burst->source_kind, write, burst->sync, placed);
         if (!b.ok()) return b.status();
         rows.push_back(std::move(b).value());
       }

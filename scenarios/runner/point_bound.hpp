@@ -18,6 +18,8 @@
 //   their targets' shares, written by a copy across the memory link:
 //   FlowTerminal::written_by_copy), not on the drives, which bind only once
 //   the dirty budget is full: the bound is the ceiling of the write-back phase.
+//   A write durable on completion (sync_writes, a checkpoint's sync) goes to
+//   the drives whatever the server buffers.
 // - Clients on storage servers' nodes (BeeOND): under the even spread a node
 //   with share c of the clients' bytes and s of the targets' sends c(1 - s)
 //   of them to other nodes and takes s(1 - c), both through its NIC ports (a

@@ -24,8 +24,9 @@ const double k_port_payload = k_port_bytes_per_s * topo::k_network_payload_share
 // 7 GB/s: 0 mgmt and metadata, 1 and 2 storage (2 targets each), 3 the
 // client with one rank (host buffers). The clients' two ports bind: 2 x
 // 1.2125 GB/s of payload, against the servers' four and their drives' 28 GB/s.
-ScenarioSpec star_spec() {
+ScenarioSpec star_spec(double drive_write_bytes_per_s = 3.8e9) {
   topo::GenericMachine m;
+  m.nvme_write_bytes_per_s = drive_write_bytes_per_s;
   m.sockets = 2;
   m.gpus = 0;
   m.nics = 2;
@@ -124,6 +125,34 @@ TEST(PlacedBound, ClientsOnTheServersNodesExchangeTheirRemoteShareThroughTheirPo
       EXPECT_EQ(b.binding_kind, "nic port") << b.binding_resource;
     }
   }
+}
+
+// Drives writing 0.5 GB/s each: the four targets take 2 GB/s, below the
+// client's two ports (2.425 GB/s). A page cache takes a buffered write at its
+// memory link, so the ports bind; a write durable on completion (sync_writes,
+// a checkpoint's fsync'd blocks) goes to the drive whatever the server
+// buffers, so the drives bind. Before, every write to a buffered server was
+// bound by the page cache, sync or not (checkpoint_burst's bound ignored its
+// drives).
+TEST(PlacedBound, ASyncWriteIsBoundByTheDrivesEvenWhereTheServerBuffers) {
+  ScenarioSpec spec = star_spec(0.5e9);
+  spec.fs.storage_config.buffered_writes = true;
+  auto write_row = [&spec]() {
+    Result<std::vector<PhaseBound>> rows = point_bounds(spec, nullptr);
+    EXPECT_TRUE(rows.ok()) << rows.status().to_string();
+    for (const PhaseBound& b : *rows) {
+      if (b.phase == "write") return b;
+    }
+    ADD_FAILURE() << "no write row";
+    return PhaseBound{};
+  };
+  PhaseBound buffered = write_row();
+  EXPECT_NEAR(buffered.bound_bytes_per_s, 2 * k_port_payload, 2e4);
+  EXPECT_EQ(buffered.binding_kind, "nic port") << buffered.binding_resource;
+  std::get<FileSweepConfig>(spec.workloads[0].config).sync_writes = true;
+  PhaseBound sync = write_row();
+  EXPECT_NEAR(sync.bound_bytes_per_s, 4 * 0.5e9, 2e4);
+  EXPECT_EQ(sync.binding_kind, "drive write") << sync.binding_resource;
 }
 
 TEST(PlacedBound, CountersNameTheClientsNicsApartFromTheServers) {
