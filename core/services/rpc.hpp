@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/env.hpp"
@@ -210,10 +211,18 @@ class ReplyCache {
 
  private:
   using Key = std::pair<Endpoint, RequestId>;
+  // Hashed, not ordered: a server looks every request up here, and a tree of
+  // up to k_default_entries replies cost about 5% of a data-scale
+  // simulation (perf, P12's configuration at 256 MiB files, fluid).
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      return std::hash<Endpoint>{}(k.first) ^ (std::hash<RequestId>{}(k.second) * 0x9e3779b97f4a7c15ULL);
+    }
+  };
   std::size_t max_entries_;
-  std::set<Key> in_progress_;
-  std::map<Key, proto::Message> replies_;
-  std::deque<Key> order_;
+  std::unordered_set<Key, KeyHash> in_progress_;
+  std::unordered_map<Key, proto::Message, KeyHash> replies_;
+  std::deque<Key> order_;  // replies_ in the order answered: the oldest go first
 };
 
 }  // namespace sluice
