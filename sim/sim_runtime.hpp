@@ -67,6 +67,7 @@
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <simgrid/forward.h>
@@ -539,11 +540,11 @@ class SimRuntime {
   // Operations.
   OpId next_op_ = 1;
   std::vector<SimOp*> pending_starts_;
-  std::vector<SimOp*> finished_;       // released at the next flush (their activity may still be in use)
-  std::set<SimOp*> live_ops_;          // every SimOp not yet released (teardown)
-  std::uint64_t inflight_ = 0;         // activities and timers not yet finished
-  std::uint64_t ready_events_ = 0;     // events waiting in ready queues
-  std::uint64_t runnable_actors_ = 0;  // actors not blocked on their semaphore
+  std::vector<SimOp*> finished_;         // released at the next flush (their activity may still be in use)
+  std::unordered_set<SimOp*> live_ops_;  // every SimOp not yet released (teardown; hashed: one insert and erase per op)
+  std::uint64_t inflight_ = 0;           // activities and timers not yet finished
+  std::uint64_t ready_events_ = 0;       // events waiting in ready queues
+  std::uint64_t runnable_actors_ = 0;    // actors not blocked on their semaphore
   std::unordered_map<const void*, SimOp*> comms_in_flight_;  // by kernel activity (lookup only)
   // Streamed reads whose drive work is still running, by (node, region) of their buffer.
   std::map<std::pair<NodeId, std::uint32_t>, std::shared_ptr<ReadStream>> streams_;
