@@ -24,11 +24,27 @@ static_assert(FaultWorld<SimRuntime>, "SimRuntime keeps the World contract (core
 
 namespace sg = simgrid::s4u;
 
+// Where an op was made: the service that made it and how many it had made
+// before. Its own, not the run's: a service makes its ops in the order it
+// takes its events, whichever order the engine ran the services in.
+struct MadeBy {
+  Endpoint service;
+  std::uint64_t seq = 0;
+  auto operator<=>(const MadeBy&) const = default;
+};
+
 // An event waiting in a service's ready queue, tagged with the incarnation of
 // the service it was meant for (kill drops what was meant for the dead one).
+// Events that reach a service at the same simulated instant wait in the order
+// of the ops behind them (`made`), not in the order the engine ended those
+// ops: SimGrid and FluidNet break the ties of activities that end together
+// differently, and a service that took them in either order would give the
+// two modes different answers (SimRuntime::deliver).
 struct ReadyEvent {
   std::uint64_t incarnation = 0;
   Event event;
+  TimeNs at_ns = 0;  // the instant, to the nanosecond (SimRuntime::now)
+  MadeBy made;
 };
 
 // One service: its Env, its actor and its ready queue.
@@ -46,6 +62,7 @@ struct ServiceSlot {
   bool start_pending = false;    // restart(): the new instance starts on this actor
   bool cpu_busy = false;         // a compute of this service is executing
   std::deque<SimOp*> cpu_queue;  // computes waiting for it (FIFO)
+  std::uint64_t ops_made = 0;    // MadeBy::seq of its next op
   CompletionLedger ledger;       // the Env contract: each op handed out completes once
 };
 
@@ -81,7 +98,7 @@ struct ReadAheadPiece {
   std::vector<SimOp*> waiting;
   // A read waits for it: it goes to the head of its drive's queue.
   bool wanted = false;
-  bool queued = false;  // in its drive's queue (Target::read_aheads), not yet at the drive
+  bool queued = false;  // in its drive's queues (Target::read_aheads), not yet at the drive
   SimOp* work = nullptr;
 };
 // The SimGrid work behind it (none: only a kernel timer).
@@ -92,6 +109,7 @@ struct SimOp {
   Work work = Work::none;
   ServiceSlot* owner = nullptr;
   std::uint64_t owner_incarnation = 0;
+  MadeBy made;
   Completion result;
   sg::Host* src = nullptr;  // comm source; exec host
   sg::Host* dst = nullptr;  // comm destination
@@ -405,6 +423,7 @@ SimOp* SimRuntime::new_op(ServiceSlot& owner) {
   op->owner = &owner;
   op->owner_incarnation = owner.incarnation;
   op->result.op = next_op_++;
+  op->made = MadeBy{owner.endpoint, owner.ops_made++};
   live_ops_.insert(op);
   return op;
 }
@@ -745,7 +764,7 @@ void SimRuntime::end_stream(SimOp& disk) {
   std::vector<SimOp*> parked;
   parked.swap(stream.parked);
   for (SimOp* t : parked) {
-    deliver(*t->owner, t->owner_incarnation, Event{t->result});
+    deliver(*t->owner, t->owner_incarnation, Event{t->result}, t->made);
     finished_.push_back(t);
   }
   disk.stream = nullptr;
@@ -786,11 +805,11 @@ void SimRuntime::finish(SimOp* op, bool ok) {
   }
   switch (op->kind) {
     case OpKind::message:
-      if (ok) deliver(*op->to, op->to_incarnation, Event{std::move(*op->delivery)});
+      if (ok) deliver(*op->to, op->to_incarnation, Event{std::move(*op->delivery)}, op->made);
       break;
     case OpKind::compute: {
       ServiceSlot& slot = *op->owner;
-      deliver(slot, op->owner_incarnation, Event{op->result});
+      deliver(slot, op->owner_incarnation, Event{op->result}, op->made);
       if (!slot.cpu_queue.empty()) {
         SimOp* next = slot.cpu_queue.front();
         slot.cpu_queue.pop_front();
@@ -800,7 +819,7 @@ void SimRuntime::finish(SimOp* op, bool ok) {
       }
       break;
     }
-    case OpKind::storage: deliver(*op->owner, op->owner_incarnation, Event{op->result}); break;
+    case OpKind::storage: deliver(*op->owner, op->owner_incarnation, Event{op->result}, op->made); break;
     case OpKind::completion:
     case OpKind::stream_disk:
     case OpKind::write_back:
@@ -815,14 +834,23 @@ void SimRuntime::finish(SimOp* op, bool ok) {
           op->result.bytes = 0;
         }
       }
-      deliver(*op->owner, op->owner_incarnation, Event{op->result});
+      deliver(*op->owner, op->owner_incarnation, Event{op->result}, op->made);
       break;
   }
   finished_.push_back(op);
 }
 
-void SimRuntime::deliver(ServiceSlot& to, std::uint64_t incarnation, Event event) {
-  to.ready.push_back(ReadyEvent{incarnation, std::move(event)});
+void SimRuntime::deliver(ServiceSlot& to, std::uint64_t incarnation, Event event, const MadeBy& made) {
+  // Behind the events of earlier instants, and among those of this instant in
+  // the order their ops were made (ReadyEvent).
+  const TimeNs at_ns = now();
+  auto pos = to.ready.end();
+  while (pos != to.ready.begin()) {
+    auto before = std::prev(pos);
+    if (before->at_ns != at_ns || before->made < made) break;
+    pos = before;
+  }
+  to.ready.insert(pos, ReadyEvent{incarnation, std::move(event), at_ns, made});
   ++ready_events_;
   wake(to);
 }
@@ -1236,7 +1264,7 @@ std::optional<OpId> SimRuntime::read_buffered(ServiceSlot& self, SimOp* op, Targ
       auto queued = std::find(target.read_aheads.begin(), target.read_aheads.end(), found->work);
       SLUICE_ASSERT_MSG(queued != target.read_aheads.end(), "a queued piece is in its drive's queue");
       target.read_aheads.erase(queued);
-      target.read_aheads.push_front(found->work);
+      target.wanted_read_aheads.push_back(found->work);
     }
   }
   return id;
@@ -1280,20 +1308,18 @@ void SimRuntime::read_ahead(ServiceSlot& self, Target& target, Target::ReadAhead
     simgrid::kernel::timer::Timer::set(sg::Engine::get_clock() + seconds(access_ns), [this, work] {
       Target& at = targets_.at(work->target);
       work->piece->queued = true;
-      if (work->piece->wanted) {
-        at.read_aheads.push_front(work);
-      } else {
-        at.read_aheads.push_back(work);
-      }
+      (work->piece->wanted ? at.wanted_read_aheads : at.read_aheads).push_back(work);
       start_read_aheads(at);
     });
   }
 }
 
 void SimRuntime::start_read_aheads(Target& target) {
-  while (target.read_aheads_at_drive < k_read_aheads_at_drive && !target.read_aheads.empty()) {
-    SimOp* work = target.read_aheads.front();
-    target.read_aheads.pop_front();
+  for (;;) {
+    std::deque<SimOp*>& queue = target.wanted_read_aheads.empty() ? target.read_aheads : target.wanted_read_aheads;
+    if (target.read_aheads_at_drive >= k_read_aheads_at_drive || queue.empty()) return;
+    SimOp* work = queue.front();
+    queue.pop_front();
     work->piece->queued = false;
     work->piece->work = nullptr;
     ++target.read_aheads_at_drive;

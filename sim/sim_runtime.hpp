@@ -110,6 +110,7 @@ struct ServiceSlot;
 struct Waiter;
 struct ReadStream;
 struct ReadAheadPiece;
+struct MadeBy;
 
 struct SimRuntimeConfig {
   std::uint64_t seed = 1;
@@ -347,7 +348,11 @@ class SimRuntime {
     };
     std::map<FileId, ReadAhead> read_ahead;
     // Read-ahead pieces whose access time has elapsed, waiting for the
-    // drive, and those at it (at most k_read_aheads_at_drive).
+    // drive, and those at it (at most k_read_aheads_at_drive). The pieces a
+    // read waits for go first, in the order reads came to want them (FIFO:
+    // wanted first-come, a piece a read has waited for longest is not passed
+    // by those wanted after it); then the pieces read for later, oldest first.
+    std::deque<SimOp*> wanted_read_aheads;
     std::deque<SimOp*> read_aheads;
     std::uint32_t read_aheads_at_drive = 0;
   };
@@ -408,7 +413,7 @@ class SimRuntime {
   void fluid_done(std::uint64_t token);
   // Keeps one kernel timer at the fluid network's next event.
   void fluid_arm();
-  void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event);
+  void deliver(ServiceSlot& to, std::uint64_t incarnation, Event event, const MadeBy& made);
   void wake(ServiceSlot& slot);
   Status check_range(const MemHandle& range, NodeId expected_node, const char* what) const;
   // A storage request's result bytes, its delay before the drive work and
