@@ -11,7 +11,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
