@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -40,6 +41,22 @@ struct StreamRun {
   std::uint64_t read_ahead_after_flush = 0;
 };
 
+// Two nodes whose drives read at k_drive_bytes_per_s, and a profile whose
+// drives cost only their bytes (no latency, no occupancy) and whose page
+// cache copies at 8 GB/s: each test's figures follow from those alone.
+std::shared_ptr<const topo::Topology> drive_cluster() {
+  return small_cluster({.nodes = 2, .nvme_read_bytes_per_s = k_drive_bytes_per_s});
+}
+
+SimRuntimeConfig drive_only_config() {
+  SimRuntimeConfig config;
+  config.profile.disk_read_latency_ns = 0;
+  config.profile.disk_write_latency_ns = 0;
+  config.profile.disk_request_occupancy_ns = 0;
+  config.profile.page_cache_copy_bytes_per_s = 8e9;
+  return config;
+}
+
 // One reader reads pieces of an object of k_pieces pieces, one at a time:
 // read a piece, "send" it (a timer of k_send_ns), read the next of `pieces`
 // (all of them in order by default); then a flush.
@@ -48,14 +65,9 @@ StreamRun stream(bool buffered, std::vector<std::uint32_t> pieces = {}, std::uin
     for (std::uint32_t i = 0; i < k_pieces; ++i) pieces.push_back(i);
   }
   const std::string out = in_child_capture([&]() -> std::string {
-    auto cluster = small_cluster({.nodes = 2, .nvme_read_bytes_per_s = k_drive_bytes_per_s});
-    SimRuntimeConfig config;
-    config.profile.disk_read_latency_ns = 0;
-    config.profile.disk_write_latency_ns = 0;
-    config.profile.disk_request_occupancy_ns = 0;
-    config.profile.page_cache_copy_bytes_per_s = 8e9;
+    SimRuntimeConfig config = drive_only_config();
     if (read_ahead_bytes != 0) config.profile.page_cache_read_ahead_bytes = read_ahead_bytes;
-    auto rt = SimRuntime::create(cluster, test_config(config)).value();
+    auto rt = SimRuntime::create(drive_cluster(), test_config(config)).value();
     EXPECT_TRUE(rt->add_target(1, 0).ok());
     rt->add_service<Probe>(0, [](Probe& p) {
       const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_pieces * k_piece).value();
@@ -159,13 +171,7 @@ TEST(SimReadAhead, APieceAReadWaitsForGoesAheadOfThoseReadForLater) {
 // those two reads completed, from the start.
 std::pair<double, double> two_waiting_readers() {
   const std::string out = in_child_capture([]() -> std::string {
-    auto cluster = small_cluster({.nodes = 2, .nvme_read_bytes_per_s = k_drive_bytes_per_s});
-    SimRuntimeConfig config;
-    config.profile.disk_read_latency_ns = 0;
-    config.profile.disk_write_latency_ns = 0;
-    config.profile.disk_request_occupancy_ns = 0;
-    config.profile.page_cache_copy_bytes_per_s = 8e9;
-    auto rt = SimRuntime::create(cluster, test_config(config)).value();
+    auto rt = SimRuntime::create(drive_cluster(), test_config(drive_only_config())).value();
     EXPECT_TRUE(rt->add_target(1, 0).ok());
     rt->add_service<Probe>(0, [](Probe& p) {
       const MemHandle buffer = p.env().alloc(MemKind::pinned, 0, k_pieces * k_piece).value();
