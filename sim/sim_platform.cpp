@@ -82,7 +82,8 @@ Result<std::unique_ptr<SimPlatform>> SimPlatform::build(std::shared_ptr<const to
   // effect that must not load PCIe: off.
   sg::Engine::set_config("network/model:CM02");
   sg::Engine::set_config("network/crosstraffic:0");
-  sg::Engine::set_config("network/TCP-gamma", profile.tcp_window_bytes);
+  sg::Engine::set_config("network/TCP-gamma",
+                         profile.tcp_window_bytes * k_sim_latency_scale);  // see k_sim_latency_scale
 
   p->find_nic_uplinks();
   const topo::Topology& t = *p->topology_;
@@ -129,7 +130,7 @@ Status SimPlatform::build_links() {
     void* tag_back = &link_info_[2 * e + 1];
     if (spec.full_duplex) {
       sg::SplitDuplexLink* link = root_->create_split_duplex_link(name, spec.bandwidth_ab_bytes_per_s);
-      link->set_latency(seconds(spec.latency_ns));
+      link->set_latency(seconds(spec.latency_ns) * k_sim_latency_scale);
       link->seal();
       sg::Link* up = link->get_link_up();
       sg::Link* down = link->get_link_down();
@@ -141,7 +142,7 @@ Status SimPlatform::build_links() {
     } else {
       // Both directions share one capacity: the larger stated rate.
       sg::Link* link = root_->create_link(name, std::max(spec.bandwidth_ab_bytes_per_s, spec.bandwidth_ba_bytes_per_s));
-      link->set_latency(seconds(spec.latency_ns));
+      link->set_latency(seconds(spec.latency_ns) * k_sim_latency_scale);
       link->set_sharing_policy(sg::Link::SharingPolicy::SHARED);
       link->seal();
       link->set_data(tag);
@@ -342,7 +343,7 @@ Status SimPlatform::route_across_leaves(const std::map<VertexId, sg::NetZone*>& 
     std::sort(pool.spines.begin(), pool.spines.end());
     if (pool.spines.empty()) continue;
     sg::SplitDuplexLink* link = root_->create_split_duplex_link(t.vertex(sw).name + "#spines", up);
-    link->set_latency(seconds(latency_ns));
+    link->set_latency(seconds(latency_ns) * k_sim_latency_scale);
     link->seal();
     pool.link = SgLink{link->get_link_up(), link->get_link_down()};
     pool.link.a_to_b->set_bandwidth(up);
@@ -418,7 +419,8 @@ double SimPlatform::latency_factor(const std::vector<sg::Link*>& links, const Si
     raw += lat;
     scaled += lat * (i != nullptr ? profile.factors(i->link_class).latency_factor : 1.0);
   }
-  return raw > 0 ? scaled / raw : 1.0;
+  // The links carry k_sim_latency_scale times their latency: undone here.
+  return (raw > 0 ? scaled / raw : 1.0) / k_sim_latency_scale;
 }
 
 double SimPlatform::bandwidth_factor(const std::vector<sg::Link*>& links, const SimProfile& profile) {
@@ -438,7 +440,7 @@ void SimPlatform::install_factor_callbacks() {
   auto* model = root_->get_network_model();
   model->set_lat_factor_cb([](double, const sg::Host*, const sg::Host*, const std::vector<sg::Link*>& links,
                               const std::unordered_set<sg::NetZone*>&) {
-    return g_profile != nullptr ? latency_factor(links, *g_profile) : 1.0;
+    return g_profile != nullptr ? latency_factor(links, *g_profile) : 1.0 / k_sim_latency_scale;
   });
   model->set_bw_factor_cb([](double, const sg::Host*, const sg::Host*, const std::vector<sg::Link*>& links,
                              const std::unordered_set<sg::NetZone*>&) {

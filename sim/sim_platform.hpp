@@ -96,6 +96,19 @@ namespace sluice::sim {
 inline constexpr std::uint32_t k_nodes_per_local_zone = 16;
 // Leaves of the root FullZone (leaves^2 routes).
 inline constexpr std::uint32_t k_max_leaves = 4096;
+// SimGrid's links carry their latencies times this, and the latency factor
+// (SimPlatform::latency_factor) and TCP-gamma undo it: a comm's delay and
+// rate bound are the same, and its sharing penalty, which CM02 takes from the
+// route's raw latency, is near 1 rather than near 1e-7. The max-min shares
+// depend only on the penalties' ratios, so they do not move; but SimGrid's
+// solver keeps each link's usage (the sum of 1 / penalty over its flows) to
+// an absolute precision (maxmin/precision, 1e-5): at 1e-7 s a flow, a link
+// carrying thousands of flows sums to ~1e10, where the rounding of a
+// subtraction leaves more than 1e-5 behind, and the solver then took a link
+// with no flow left for a saturated one and crashed (roofline configuration
+// 38 at full scale with 64 threads, per chunk: SIGSEGV in MaxMin::do_solve,
+// reading the constraint before the first while formatting that assertion).
+inline constexpr double k_sim_latency_scale = 1e6;
 
 // What a SimGrid link made by the platform is (each direction of a
 // split-duplex link is one SimGrid link).

@@ -624,8 +624,10 @@ std::uint32_t SimRuntime::fluid_route(sg::Host* src, sg::Host* dst) {
   route.latency_s = latency * SimPlatform::latency_factor(links, p);
   route.factor = SimPlatform::bandwidth_factor(links, p);
   if (latency > 0) {
-    route.penalty = latency;
-    if (p.tcp_window_bytes > 0) route.bound = std::min(route.bound, p.tcp_window_bytes / (2.0 * latency));
+    route.penalty = latency;  // k_sim_latency_scale times the route's latency, as CM02's
+    if (p.tcp_window_bytes > 0) {
+      route.bound = std::min(route.bound, p.tcp_window_bytes * k_sim_latency_scale / (2.0 * latency));
+    }
   }
   const std::uint32_t id = fluid_->add_route(std::move(route));
   fluid_routes_.emplace(key, id);

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/rng.hpp"
 #include "core/topology/cluster_builders.hpp"
 #include "core/topology/hardware_figures.hpp"
 #include "core/topology/machine_builders.hpp"
@@ -149,6 +150,59 @@ TEST(SimPhysics, TwoFlowsShareTheLinkTheyHaveInCommon) {
     const double transfer_ns = k_bytes / 1.25e9 * 1e9;
     EXPECT_NEAR(static_cast<double>(sa.done_at_ns[a]), alone_a + transfer_ns, 2.0);
     EXPECT_NEAR(static_cast<double>(sb.done_at_ns[b]), alone_b + transfer_ns, 2.0);
+  });
+}
+
+TEST(SimPhysics, AThousandFlowsOverFourRoutesAllEndAndTheLinkStaysFull) {
+  // 1,024 transfers of unequal sizes (32 to 96 KiB, drawn from a fixed seed)
+  // start together from node 0 to node 1, over four routes of unequal
+  // latencies (host memory or GPU at each end): their sharing penalties
+  // differ, mixed on the PCIe links, all on the network link. Each ends;
+  // together they take their bytes over the network link's rate, plus at
+  // most the longest route's time for the largest alone. The links carry
+  // k_sim_latency_scale times their latency (the penalties near 1, undone by
+  // the latency factor): the shares and times are those of the latencies
+  // themselves (physics.roofline_many_flows runs the configuration whose
+  // solver crashed with penalties near 1e-7).
+  in_child([] {
+    auto cluster = small_cluster({.nodes = 2});
+    auto rt = SimRuntime::create(cluster, test_config(exact_network())).value();
+    constexpr std::uint32_t k_flows = 1024;
+    Probe& receiver = rt->add_service<Probe>(1, nullptr);
+    std::vector<OpId> ops;
+    double bytes = 0;
+    std::uint64_t largest = 0;
+    Probe& sender = rt->add_service<Probe>(0, [&](Probe& p) {
+      Rng rng(7);
+      for (std::uint32_t i = 0; i < k_flows; ++i) {
+        const std::uint64_t n = 32 * k_kib + rng.uniform(64 * k_kib);
+        bytes += static_cast<double>(n);
+        largest = std::max(largest, n);
+        // Four routes of unequal latencies (host memory or GPU at each end),
+        // mixed on the PCIe links and sharing the network link.
+        const MemKind from = i % 2 == 0 ? MemKind::pinned : MemKind::gpu;
+        const MemKind to = (i / 2) % 2 == 0 ? MemKind::host : MemKind::gpu;
+        const MemHandle src = p.env().alloc(from, 0, n).value();
+        const MemHandle dst = receiver.env().alloc(to, 0, n).value();
+        ops.push_back(p.env().transfer(TransferSpec{src, dst}));
+      }
+    });
+    rt->run_until_idle();
+    ASSERT_EQ(sender.completions.size(), std::size_t{k_flows});
+    TimeNs last = 0;
+    for (OpId op : ops) {
+      ASSERT_TRUE(sender.completions.at(op).status.ok()) << sender.completions.at(op).status.message();
+      last = std::max(last, sender.done_at_ns.at(op));
+    }
+    const topo::Topology& t = *cluster;
+    const Directed path = network_path(t, dev(t, 0, VertexKind::gpu), dev(t, 1, VertexKind::gpu));  // the longest
+    const double rate_ns = 1.25e9 / 1e9;  // small_cluster's 10 Gb/s link, bytes per ns
+    EXPECT_GE(static_cast<double>(last), bytes / rate_ns);
+    // Fluid mode lets changes accumulate up to k_fluid_resolve_share before
+    // it solves again (an ending flow's rate waits for that solve): that
+    // much more (docs/sim.md, fluid mode).
+    const double slack = test_config().fluid ? 1.0 + sim::k_fluid_resolve_share : 1.0;
+    EXPECT_LE(static_cast<double>(last), slack * (bytes / rate_ns + expected_ns(t, path, largest, rt->profile())));
   });
 }
 
