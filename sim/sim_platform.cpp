@@ -82,8 +82,7 @@ Result<std::unique_ptr<SimPlatform>> SimPlatform::build(std::shared_ptr<const to
   // effect that must not load PCIe: off.
   sg::Engine::set_config("network/model:CM02");
   sg::Engine::set_config("network/crosstraffic:0");
-  sg::Engine::set_config("network/TCP-gamma",
-                         profile.tcp_window_bytes * k_sim_latency_scale);  // see k_sim_latency_scale
+  sg::Engine::set_config("network/TCP-gamma", tcp_gamma(profile));
 
   p->find_nic_uplinks();
   const topo::Topology& t = *p->topology_;
@@ -421,6 +420,10 @@ double SimPlatform::latency_factor(const std::vector<sg::Link*>& links, const Si
   }
   // The links carry k_sim_latency_scale times their latency: undone here.
   return (raw > 0 ? scaled / raw : 1.0) / k_sim_latency_scale;
+}
+
+double SimPlatform::tcp_gamma(const SimProfile& profile) {
+  return profile.tcp_window_bytes * k_sim_latency_scale;
 }
 
 double SimPlatform::bandwidth_factor(const std::vector<sg::Link*>& links, const SimProfile& profile) {

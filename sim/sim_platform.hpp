@@ -175,6 +175,10 @@ class SimPlatform {
   // latency-weighted mean of the links' class factors, the bandwidth factor
   // the lowest class factor on the route (1 without links of this platform).
   static double latency_factor(const std::vector<simgrid::s4u::Link*>& links, const SimProfile& profile);
+  // CM02's TCP-gamma for `profile` (its TCP window), scaled as the links'
+  // latencies are (k_sim_latency_scale): the rate bound gamma / (2 x latency)
+  // stays the window over twice the route's own latency.
+  static double tcp_gamma(const SimProfile& profile);
   static double bandwidth_factor(const std::vector<simgrid::s4u::Link*>& links, const SimProfile& profile);
   // What a SimGrid link this platform made is; nullptr for another link.
   static const LinkInfo* info(const simgrid::s4u::Link* link);

@@ -96,9 +96,10 @@ struct ReadAheadPiece {
   std::uint64_t bytes = 0;
   bool done = false;
   std::vector<SimOp*> waiting;
-  // A read waits for it: it goes to the head of its drive's queue.
+  // A read waits for it: it goes to its drive's queue of wanted pieces
+  // (Target::wanted_read_aheads, first-come), ahead of those read for later.
   bool wanted = false;
-  bool queued = false;  // in its drive's queues (Target::read_aheads), not yet at the drive
+  bool queued = false;  // in one of its drive's two queues, not yet at the drive
   SimOp* work = nullptr;
 };
 // The SimGrid work behind it (none: only a kernel timer).
@@ -625,9 +626,7 @@ std::uint32_t SimRuntime::fluid_route(sg::Host* src, sg::Host* dst) {
   route.factor = SimPlatform::bandwidth_factor(links, p);
   if (latency > 0) {
     route.penalty = latency;  // k_sim_latency_scale times the route's latency, as CM02's
-    if (p.tcp_window_bytes > 0) {
-      route.bound = std::min(route.bound, p.tcp_window_bytes * k_sim_latency_scale / (2.0 * latency));
-    }
+    if (p.tcp_window_bytes > 0) route.bound = std::min(route.bound, SimPlatform::tcp_gamma(p) / (2.0 * latency));
   }
   const std::uint32_t id = fluid_->add_route(std::move(route));
   fluid_routes_.emplace(key, id);
