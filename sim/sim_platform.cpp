@@ -422,9 +422,7 @@ double SimPlatform::latency_factor(const std::vector<sg::Link*>& links, const Si
   return (raw > 0 ? scaled / raw : 1.0) / k_sim_latency_scale;
 }
 
-double SimPlatform::tcp_gamma(const SimProfile& profile) {
-  return profile.tcp_window_bytes * k_sim_latency_scale;
-}
+double SimPlatform::tcp_gamma(const SimProfile& profile) { return profile.tcp_window_bytes * k_sim_latency_scale; }
 
 double SimPlatform::bandwidth_factor(const std::vector<sg::Link*>& links, const SimProfile& profile) {
   double factor = 1.0;
