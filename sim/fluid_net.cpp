@@ -122,6 +122,15 @@ double FluidNet::small_rate(const Flow& f) const {
   return rate;
 }
 
+double FluidNet::left_on(const Route& r) const {
+  double rate = r.bound;
+  for (std::uint32_t l : r.links) {
+    const Link& link = links_[l];
+    rate = std::min(rate, std::max(link.capacity - link.allocated, 0.0) / crossings(r.links, l));
+  }
+  return rate;
+}
+
 void FluidNet::activate(std::uint32_t id) {
   Flow& f = flows_[id];
   f.active = true;
@@ -141,6 +150,21 @@ void FluidNet::activate(std::uint32_t id) {
   (f.bulk ? bulk_bytes_ : small_bytes_) += f.remaining;
   if (!f.bulk) {
     f.rate = small_rate(f);
+    // Its share is not taken from the bulk flows beside it: on a link they
+    // fill, the part of its bytes its links had no room for runs ahead of
+    // the link's capacity, and counts as distortion.
+    double left = f.rate;
+    for (std::uint32_t l : r.links) {
+      Link& link = links_[l];
+      left = std::min(left, std::max(link.capacity - link.allocated - link.small_rates, 0.0));
+      link.small_rates += f.rate;
+      ++link.smalls;
+    }
+    if (left < f.rate) {
+      const double ahead = f.remaining * (f.rate - left) / f.rate;
+      deviation_bytes_ += ahead;
+      net_deviation_bytes_ += ahead;
+    }
     schedule_end(id);
     return;
   }
@@ -155,13 +179,7 @@ void FluidNet::activate(std::uint32_t id) {
   }
   active_pos_[id] = static_cast<std::uint32_t>(active_bulk_.size());
   active_bulk_.push_back(id);
-  // What its links have left, at most its bound.
-  double rate = r.bound;
-  for (std::uint32_t l : r.links) {
-    const Link& link = links_[l];
-    rate = std::min(rate, std::max(link.capacity - link.allocated, 0.0) / crossings(r.links, l));
-  }
-  set_rate(id, rate);
+  set_rate(id, left_on(r));  // what its links have left, at most its bound
   changed(f.route);
   if (f.rate < fair * (1.0 - config_.resolve_share)) {
     // Starved below its fair share: solve before it has lost more than
@@ -259,6 +277,11 @@ void FluidNet::end(std::uint32_t id) {
     if (!f.solved) unsolved_bytes_ += f.bytes;
     release(id);
     changed(f.route);
+  } else {
+    for (std::uint32_t l : routes_[f.route].links) {
+      Link& link = links_[l];
+      link.small_rates = --link.smalls == 0 ? 0.0 : link.small_rates - f.rate;  // no drift once none is left
+    }
   }
   const std::uint64_t token = f.token;
   ++f.version;

@@ -35,8 +35,11 @@
 //   link of its route, its weighted share beside the bulk flows there
 //   (capacity x weight / (weights there + its own)), without taking it from
 //   them. Their bytes are counted (small_bytes()) so that the share of bytes
-//   carried this way is known. Where the component is small (a metadata
-//   phase), they are solved with the others, as per chunk.
+//   carried this way is known, and where their links have less room left
+//   than that share (beside the bulk flows and the other messages), the
+//   part of their bytes beyond that room counts in deviation_bytes(): it
+//   ran ahead of the links' capacity. Where the component is small (a metadata phase), they
+//   are solved with the others, as per chunk.
 // - The distortion is measured, not assumed: at each solve of accumulated
 //   changes, each flow's old rate is compared with the solved one over the
 //   time since the first change it answers (deviation_bytes()); the runner
@@ -152,6 +155,8 @@ class FluidNet {
     double capacity = 0;
     double allocated = 0;              // sum of the bulk flows' rates x consumption
     double weights = 0;                // sum of the active bulk flows' weights (small flows' share)
+    double small_rates = 0;            // the small flows' rates beside the allocation (measure only)
+    std::uint32_t smalls = 0;          // active small flows' crossings
     std::vector<std::uint32_t> flows;  // active bulk flows (one entry per crossing)
     // solve() scratch
     double remaining = 0;
@@ -197,6 +202,8 @@ class FluidNet {
   void set_rate(std::uint32_t id, double rate);
   void schedule_end(std::uint32_t id);
   double small_rate(const Flow& f) const;
+  // What a route's links have left for one more bulk flow, at most its bound.
+  double left_on(const Route& r) const;
   void release(std::uint32_t id);
   // A bulk flow of `route` started or ended: its component is solved now
   // when small, else the change counts toward the next solve.
