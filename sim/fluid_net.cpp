@@ -146,7 +146,7 @@ void FluidNet::activate(std::uint32_t id) {
   // A small flow shares beside the others where its route's component is
   // large; where it is small (a metadata phase) it is solved with them, as
   // per chunk.
-  f.bulk = !(f.small && r.big);
+  f.bulk = !(f.small && big_now(routes_[f.route]));
   (f.bulk ? bulk_bytes_ : small_bytes_) += f.remaining;
   if (!f.bulk) {
     f.rate = small_rate(f);
@@ -292,6 +292,17 @@ void FluidNet::end(std::uint32_t id) {
   on_done_(token);
 }
 
+bool FluidNet::big_now(Route& r) {
+  if (!r.big) return false;
+  // Marked large, but its links hold few flows now (the data phase that
+  // made it large may have drained): its component is collected again.
+  std::size_t near = 0;
+  for (std::uint32_t l : r.links) near += links_[l].flows.size();
+  if (near > k_fluid_exact_component_flows || !collect(r.links, k_fluid_exact_component_flows)) return true;
+  r.big = false;
+  return false;
+}
+
 void FluidNet::changed(std::uint32_t route_id) {
   Route& r = routes_[route_id];
   for (std::uint32_t l : r.links) {
@@ -301,7 +312,7 @@ void FluidNet::changed(std::uint32_t route_id) {
       pending_links_.push_back(l);
     }
   }
-  if (!r.big) {
+  if (!big_now(r)) {
     // A small component (a drive and its requests): solved now, exactly.
     if (collect(r.links, k_fluid_exact_component_flows)) {
       solve_collected(false);

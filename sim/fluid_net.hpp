@@ -103,7 +103,8 @@ class FluidNet {
     // saturates (below every link's capacity over its crossings).
     bool bound_binds = false;
     // Set once a change on it found its component larger than
-    // k_fluid_exact_component_flows: its changes then wait for the next solve.
+    // k_fluid_exact_component_flows: its changes then wait for the next solve
+    // (while its component is large: big_now).
     bool big = false;
   };
   // Called for each flow that ends, with the token it was started with.
@@ -208,6 +209,11 @@ class FluidNet {
   // A bulk flow of `route` started or ended: its component is solved now
   // when small, else the change counts toward the next solve.
   void changed(std::uint32_t route);
+  // Whether a route's changes wait for the next solve: it is marked large
+  // and its component still is (a route whose links hold at most
+  // k_fluid_exact_component_flows flows is collected again, and unmarked
+  // when its component is small: a metadata phase after a data phase).
+  bool big_now(Route& r);
   // Solves the components of every link changed since the last solve.
   void solve();
   void maybe_solve();

@@ -151,6 +151,25 @@ TEST(FluidNet, SmallFlowsOfASmallComponentAreSolvedWithTheOthers) {
   EXPECT_DOUBLE_EQ(d.net.small_bytes(), 0);
 }
 
+// A route whose component was large (a data phase) and has drained is
+// solved at each change again: a metadata phase's messages after it share
+// the link as per chunk. Before, the route stayed marked large once no flow
+// of it was left in flight, and three messages at once each took the whole
+// link (ending at 1 us instead of 3).
+TEST(FluidNet, MessagesAfterADrainedDataPhaseAreSolvedWithTheOthersAgain) {
+  Driver d;
+  const std::uint32_t route = d.route_over_new_link(1e9);
+  const int bulk = static_cast<int>(sim::k_fluid_exact_component_flows) + 16;  // a large component
+  for (int i = 0; i < bulk; ++i) d.net.start(0, route, 1e6, static_cast<std::uint64_t>(i));
+  d.run();
+  ASSERT_EQ(d.ended.size(), static_cast<std::size_t>(bulk));
+  double after = 0;  // the data phase's last end
+  for (const auto& [token, at] : d.ended) after = std::max(after, at);
+  for (std::uint64_t t = 1001; t <= 1003; ++t) d.net.start(after, route, 1000, t);
+  d.run();
+  for (std::uint64_t t = 1001; t <= 1003; ++t) EXPECT_NEAR(d.ended[t] - after, 3000 / 1e9, 1e-15) << t;
+}
+
 TEST(FluidNet, ADrivesSmallRequestsShareItsRate) {
   Driver d;
   FluidNet::Route r;
