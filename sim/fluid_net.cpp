@@ -122,11 +122,12 @@ double FluidNet::small_rate(const Flow& f) const {
   return rate;
 }
 
-double FluidNet::left_on(const Route& r) const {
+double FluidNet::left_on(const Route& r, bool beside_messages) const {
   double rate = r.bound;
   for (std::uint32_t l : r.links) {
     const Link& link = links_[l];
-    rate = std::min(rate, std::max(link.capacity - link.allocated, 0.0) / crossings(r.links, l));
+    const double taken = link.allocated + (beside_messages ? link.small_rates : 0.0);
+    rate = std::min(rate, std::max(link.capacity - taken, 0.0) / crossings(r.links, l));
   }
   return rate;
 }
@@ -146,17 +147,16 @@ void FluidNet::activate(std::uint32_t id) {
   // A small flow shares beside the others where its route's component is
   // large; where it is small (a metadata phase) it is solved with them, as
   // per chunk.
-  f.bulk = !(f.small && big_now(routes_[f.route]));
+  f.bulk = !(f.small && routes_[f.route].big && !collect_small(routes_[f.route]));
   (f.bulk ? bulk_bytes_ : small_bytes_) += f.remaining;
   if (!f.bulk) {
     f.rate = small_rate(f);
     // Its share is not taken from the bulk flows beside it: on a link they
     // fill, the part of its bytes its links had no room for runs ahead of
     // the link's capacity, and counts as distortion.
-    double left = f.rate;
+    const double left = std::min(f.rate, left_on(r, true));
     for (std::uint32_t l : r.links) {
       Link& link = links_[l];
-      left = std::min(left, std::max(link.capacity - link.allocated - link.small_rates, 0.0));
       link.small_rates += f.rate;
       ++link.smalls;
     }
@@ -292,15 +292,16 @@ void FluidNet::end(std::uint32_t id) {
   on_done_(token);
 }
 
-bool FluidNet::big_now(Route& r) {
-  if (!r.big) return false;
-  // Marked large, but its links hold few flows now (the data phase that
-  // made it large may have drained): its component is collected again.
-  std::size_t near = 0;
-  for (std::uint32_t l : r.links) near += links_[l].flows.size();
-  if (near > k_fluid_exact_component_flows || !collect(r.links, k_fluid_exact_component_flows)) return true;
-  r.big = false;
-  return false;
+bool FluidNet::collect_small(Route& r) {
+  if (r.big) {
+    // Marked large: collected again only where its links hold few flows
+    // now (the data phase that made it large may have drained).
+    std::size_t near = 0;
+    for (std::uint32_t l : r.links) near += links_[l].flows.size();
+    if (near > k_fluid_exact_component_flows) return false;
+  }
+  r.big = !collect(r.links, k_fluid_exact_component_flows);
+  return !r.big;
 }
 
 void FluidNet::changed(std::uint32_t route_id) {
@@ -312,14 +313,12 @@ void FluidNet::changed(std::uint32_t route_id) {
       pending_links_.push_back(l);
     }
   }
-  if (!big_now(r)) {
+  if (collect_small(r)) {
     // A small component (a drive and its requests): solved now, exactly.
-    if (collect(r.links, k_fluid_exact_component_flows)) {
-      solve_collected(false);
-      return;
-    }
-    r.big = true;  // from now on its changes wait for the next solve
+    solve_collected(false);
+    return;
   }
+  // A large one: its changes wait for the next solve.
   if (changes_ == 0) first_change_ = now_;
   ++changes_;
 }

@@ -38,8 +38,8 @@
 //   carried this way is known, and where their links have less room left
 //   than that share (beside the bulk flows and the other messages), the
 //   part of their bytes beyond that room counts in deviation_bytes(): it
-//   ran ahead of the links' capacity. Where the component is small (a metadata phase), they
-//   are solved with the others, as per chunk.
+//   ran ahead of the links' capacity. Where the component is small (a
+//   metadata phase), they are solved with the others, as per chunk.
 // - The distortion is measured, not assumed: at each solve of accumulated
 //   changes, each flow's old rate is compared with the solved one over the
 //   time since the first change it answers (deviation_bytes()); the runner
@@ -104,7 +104,7 @@ class FluidNet {
     bool bound_binds = false;
     // Set once a change on it found its component larger than
     // k_fluid_exact_component_flows: its changes then wait for the next solve
-    // (while its component is large: big_now).
+    // (while its component is large: collect_small).
     bool big = false;
   };
   // Called for each flow that ends, with the token it was started with.
@@ -203,17 +203,20 @@ class FluidNet {
   void set_rate(std::uint32_t id, double rate);
   void schedule_end(std::uint32_t id);
   double small_rate(const Flow& f) const;
-  // What a route's links have left for one more bulk flow, at most its bound.
-  double left_on(const Route& r) const;
+  // What a route's links have left for one more flow, at most its bound;
+  // beside_messages: less what the messages on them take too.
+  double left_on(const Route& r, bool beside_messages = false) const;
   void release(std::uint32_t id);
   // A bulk flow of `route` started or ended: its component is solved now
   // when small, else the change counts toward the next solve.
   void changed(std::uint32_t route);
-  // Whether a route's changes wait for the next solve: it is marked large
-  // and its component still is (a route whose links hold at most
-  // k_fluid_exact_component_flows flows is collected again, and unmarked
-  // when its component is small: a metadata phase after a data phase).
-  bool big_now(Route& r);
+  // Whether a route's component is small: then it is collected (into
+  // comp_links_ and comp_flows_) and the route unmarked; else the route is
+  // marked large and its changes wait for the next solve. A marked route is
+  // collected again only where its links hold at most
+  // k_fluid_exact_component_flows flows (a metadata phase after a data
+  // phase drained).
+  bool collect_small(Route& r);
   // Solves the components of every link changed since the last solve.
   void solve();
   void maybe_solve();

@@ -38,6 +38,12 @@ struct Driver {
     }
     FAIL() << "the net did not drain";
   }
+  // The time the last flow that ended so far ended.
+  double last_end() const {
+    double last = 0;
+    for (const auto& [token, at] : ended) last = std::max(last, at);
+    return last;
+  }
   // A route of `shape` (its bound, penalty, ...) over one new link of `capacity`.
   std::uint32_t route_over_new_link(double capacity, FluidNet::Route shape = {}) {
     shape.links = {net.add_link(capacity)};
@@ -163,8 +169,7 @@ TEST(FluidNet, MessagesAfterADrainedDataPhaseAreSolvedWithTheOthersAgain) {
   for (int i = 0; i < bulk; ++i) d.net.start(0, route, 1e6, static_cast<std::uint64_t>(i));
   d.run();
   ASSERT_EQ(d.ended.size(), static_cast<std::size_t>(bulk));
-  double after = 0;  // the data phase's last end
-  for (const auto& [token, at] : d.ended) after = std::max(after, at);
+  const double after = d.last_end();  // the data phase's last end
   for (std::uint64_t t = 1001; t <= 1003; ++t) d.net.start(after, route, 1000, t);
   d.run();
   for (std::uint64_t t = 1001; t <= 1003; ++t) EXPECT_NEAR(d.ended[t] - after, 3000 / 1e9, 1e-15) << t;
@@ -339,8 +344,7 @@ TEST(FluidNet, LetChangesAccumulateNoLinkCarriesMoreThanItsCapacityAndEveryByteA
   });
   EXPECT_FALSE(over) << "a link carried more than its capacity between solves";
   ASSERT_EQ(d.ended.size(), 400u);
-  double last = 0;
-  for (const auto& [token, at] : d.ended) last = std::max(last, at);
+  const double last = d.last_end();
   // Never faster than the three 10 GB/s links allow.
   EXPECT_GE(last, bytes / 30e9);
   EXPECT_LT(d.net.solves(), 400u) << "changes were let accumulate";
@@ -368,8 +372,7 @@ TEST(FluidNet, MessagesThatRunAheadOfAFullLinkCountAsDistortion) {
   d.run();
   ASSERT_EQ(d.ended.size(), 4096u);
   EXPECT_GT(d.net.small_bytes(), 0.0);
-  double last = 0;
-  for (const auto& [token, at] : d.ended) last = std::max(last, at);
+  const double last = d.last_end();
   // What ended early is within what the measure counts, and the net share
   // (what auto mode compares with its limit) is over that limit.
   EXPECT_GE(last + d.net.deviation_bytes() / capacity, bytes / capacity);
