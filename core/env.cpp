@@ -19,6 +19,8 @@ std::string_view to_string(StorageOp op) {
     case StorageOp::remove: return "remove";
     case StorageOp::stat: return "stat";
     case StorageOp::flush: return "flush";
+    case StorageOp::allocate: return "allocate";
+    case StorageOp::punch: return "punch";
   }
   return "unknown";
 }

@@ -82,20 +82,26 @@ inline constexpr std::string_view k_metric_rdma_key_fallback = "transfer.rdma_ke
 
 // What a storage_io does to a chunk object (one per (target, file id)).
 enum class StorageOp : std::uint8_t {
-  read = 0,    // object bytes [object_offset, +buffer.length) -> buffer; a read past the end
-               // returns the bytes that exist (Completion.bytes says how many)
-  write = 1,   // buffer -> object bytes at object_offset; the object grows as needed
-  remove = 2,  // delete the object (ok if it does not exist)
-  stat = 3,    // Completion.bytes = the object's size (0 if it does not exist)
-  flush = 4,   // the target's node writes back every dirty byte it holds and drops its clean cached
-               // pages (sync + drop_caches, as elbencho's --sync --dropcache between phases);
-               // completes when nothing it holds is dirty. file_id, offset and buffer unused
+  read = 0,      // object bytes [object_offset, +buffer.length) -> buffer; a read past the end
+                 // returns the bytes that exist (Completion.bytes says how many)
+  write = 1,     // buffer -> object bytes at object_offset; the object grows as needed
+  remove = 2,    // delete the object (ok if it does not exist)
+  stat = 3,      // Completion.bytes = the object's size (0 if it does not exist)
+  flush = 4,     // the target's node writes back every dirty byte it holds and drops its clean cached
+                 // pages (sync + drop_caches, as elbencho's --sync --dropcache between phases);
+                 // completes when nothing it holds is dirty. file_id, offset and buffer unused
+  allocate = 5,  // reserves object bytes [object_offset, +length) on the drive (creating the object),
+                 // so that writes there do not fail for space; its bytes and size are unchanged
+                 // (fallocate(2) with FALLOC_FL_KEEP_SIZE)
+  punch = 6,     // deallocates object bytes [object_offset, +length): they read as zeros after; the
+                 // object's size is unchanged, a missing object stays missing
+                 // (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
 };
 std::string_view to_string(StorageOp op);
 
 // One operation on a chunk object of a storage target, into or out of a memory
-// range on the target's node (remove, stat and flush name no range). sync = a write is durable when it completes
-// (fsync / FUA).
+// range on the target's node (remove, stat, flush, allocate and punch name no range). sync = a write is durable when it
+// completes (fsync / FUA).
 struct StorageIoSpec {
   StorageOp op = StorageOp::read;
   TargetId target = k_no_id;
@@ -118,6 +124,8 @@ struct StorageIoSpec {
   // object's bytes that every later read checks (corrupt when they changed
   // at rest); SimEnv keeps no bytes and ignores it.
   std::optional<std::uint32_t> crc32c = std::nullopt;
+  // allocate, punch: the range's length (they name no buffer).
+  std::uint64_t length = 0;
 };
 
 // Deterministic content for data written by workloads: byte i of a range is a

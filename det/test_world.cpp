@@ -213,6 +213,8 @@ OpId TestEnv::storage_io(const StorageIoSpec& spec) {
         c.bytes = found == sizes.end() ? 0 : found->second;
         break;
       }
+      case StorageOp::allocate: w->targets_[spec.target].sizes.try_emplace(spec.file_id, 0); break;
+      case StorageOp::punch: w->stored_punch(spec); break;
       case StorageOp::flush: break;  // TestEnv has no page cache: nothing is dirty
     }
   });
@@ -575,6 +577,22 @@ void TestWorld::stored_write(const StorageIoSpec& spec, Completion& c) {
   auto& size = targets_[spec.target].sizes[spec.file_id];
   size = std::max(size, end);
   c.bytes = spec.buffer.length;
+}
+
+void TestWorld::stored_punch(const StorageIoSpec& spec) {
+  Target& target = targets_[spec.target];
+  auto obj = target.objects.find(spec.file_id);
+  if (!config_.move_bytes || obj == target.objects.end()) return;
+  const std::uint64_t size = obj->second.size();
+  const std::uint64_t begin = std::min(spec.object_offset, size);
+  const std::uint64_t end = spec.length > size - begin ? size : begin + spec.length;
+  if (begin == end) return;
+  std::memset(obj->second.data() + begin, 0, end - begin);
+  // The blocks it touched hold what the object holds now.
+  auto& crcs = target.block_crcs[spec.file_id];
+  for (std::uint64_t b = begin / k_test_crc_block_bytes; b <= (end - 1) / k_test_crc_block_bytes; ++b) {
+    if (b < crcs.size() && crcs[b]) crcs[b] = block_crc(obj->second, b);
+  }
 }
 
 Status TestWorld::check_range(const MemHandle& range, NodeId expected_node, const char* what) const {

@@ -257,6 +257,8 @@ class TestWorld {
   // completes: the bytes (move_bytes) with the CRC32Cs at rest, the size.
   void stored_read(const StorageIoSpec& spec, Completion& c);
   void stored_write(const StorageIoSpec& spec, Completion& c);
+  // StorageOp::punch: the object's bytes in the range become zeros (its size stays).
+  void stored_punch(const StorageIoSpec& spec);
   Entry* entry(Endpoint ep);
 
   TestWorldConfig config_;

@@ -552,6 +552,7 @@ void HwNode::storage_io(ServiceLoop& loop, OpId op, const StorageIoSpec& spec) {
   request.sync = spec.sync;
   request.cookie = cookie;
   request.expected_crc32c = spec.crc32c;
+  request.length = spec.length;
   if (spec.op == StorageOp::read || spec.op == StorageOp::write) {
     Result<std::span<std::byte>> buffer = resolve(spec.buffer, "storage buffer");
     if (!buffer.ok()) {

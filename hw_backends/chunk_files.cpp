@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/common/assert.hpp"
 #include "core/proto/crc32c.hpp"
 
 namespace sluice::hw {
@@ -114,6 +115,16 @@ Result<bool> ChunkFiles::choose_direct(std::span<const std::byte> buffer, std::u
 }
 
 Status ChunkFiles::check_request(const StorageRequest& request) const {
+  if (request.op == StorageOp::allocate || request.op == StorageOp::punch) {
+    if (request.object_offset > static_cast<std::uint64_t>(INT64_MAX) ||
+        request.length > static_cast<std::uint64_t>(INT64_MAX) - request.object_offset) {
+      return error(StatusCode::invalid_argument,
+                   backend_ + " target " + config_.directory + ": " + std::string(to_string(request.op)) + " of " +
+                       std::to_string(request.length) + " bytes at " + std::to_string(request.object_offset) +
+                       " runs past the largest file offset");
+    }
+    return ok_status();
+  }
   const bool moves_bytes = request.op == StorageOp::read || request.op == StorageOp::write;
   if (!moves_bytes) return ok_status();
   if (request.buffer.size() > k_max_storage_request_bytes) {
@@ -500,6 +511,100 @@ Result<std::uint64_t> ChunkFiles::size(FileId id) {
     return errno_status("stat", id, errno);
   }
   return static_cast<std::uint64_t>(st.st_size);
+}
+
+void ChunkFiles::run_metadata_op(const StorageRequest& request, StorageCompletion& c) {
+  switch (request.op) {
+    case StorageOp::remove: c.status = remove(request.file_id); break;
+    case StorageOp::flush: c.status = flush_and_drop(); break;
+    case StorageOp::allocate: c.status = allocate(request.file_id, request.object_offset, request.length); break;
+    case StorageOp::punch: c.status = punch(request.file_id, request.object_offset, request.length); break;
+    case StorageOp::stat: {
+      Result<std::uint64_t> bytes = size(request.file_id);
+      if (bytes.ok()) {
+        c.bytes = *bytes;
+      } else {
+        c.status = bytes.status();
+      }
+      break;
+    }
+    case StorageOp::read:
+    case StorageOp::write: SLUICE_ASSERT_MSG(false, "a read or write moves a buffer: not a metadata op"); break;
+  }
+}
+
+Status ChunkFiles::allocate(FileId id, std::uint64_t offset, std::uint64_t length) {
+  Result<OpenedObject> obj = open_object(id, false, true);
+  if (!obj.ok()) return obj.status();
+  if (length == 0) return ok_status();
+  if (::fallocate(obj->file->fd(), FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset), static_cast<off_t>(length)) == 0) {
+    return ok_status();
+  }
+  const int err = errno;
+  if (err != EOPNOTSUPP && err != ENOSYS) return errno_status("reserve space in", id, err);
+  // A file system without fallocate (some FUSE and network ones): nothing
+  // is reserved, and later writes there may still fail for space.
+  if (allocate_unsupported_++ == 0 && config_.log) {
+    config_.log(backend_ + " target " + config_.directory + ": fallocate refused (" + errno_text(err) +
+                "): allocations complete without reserving space");
+  }
+  return ok_status();
+}
+
+Status ChunkFiles::punch(FileId id, std::uint64_t offset, std::uint64_t length) {
+  Result<std::uint64_t> object_bytes = size(id);
+  if (!object_bytes.ok()) return object_bytes.status();
+  // Only what the object holds: its size stays, a missing object stays missing.
+  const std::uint64_t begin = std::min(offset, *object_bytes);
+  const std::uint64_t end = length > *object_bytes - begin ? *object_bytes : begin + length;
+  if (begin == end) return ok_status();
+  Result<OpenedObject> obj = open_object(id, false, false);
+  if (!obj.ok()) return obj.status();
+  const int fd = obj->file->fd();
+  if (Status marked = begin_write(id, begin, end - begin); !marked.ok()) return marked;
+  Status st;
+  if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(begin),
+                  static_cast<off_t>(end - begin)) != 0) {
+    const int err = errno;
+    if (err != EOPNOTSUPP && err != ENOSYS) {
+      st = errno_status("punch a hole in", id, err);
+    } else {
+      // No hole punching there: the same bytes by writing zeros.
+      if (punch_by_writing_zeros_++ == 0 && config_.log) {
+        config_.log(backend_ + " target " + config_.directory + ": hole punching refused (" + errno_text(err) +
+                    "): punches write zeros instead");
+      }
+      std::vector<std::byte> zeros(std::min<std::uint64_t>(end - begin, k_punch_zero_piece_bytes));
+      for (std::uint64_t at = begin; at < end && st.ok(); at += zeros.size()) {
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(zeros.size(), end - at));
+        const ssize_t wrote = full_io(true, fd, zeros.data(), n, at);
+        if (wrote < 0) st = errno_status("write zeros into", id, static_cast<int>(-wrote));
+      }
+    }
+  }
+  end_write(id, begin, end - begin);  // the marks stay until the CRCs below replace them
+  if (!st.ok()) return st;
+  return record_range_crcs(id, begin, end);
+}
+
+Status ChunkFiles::record_range_crcs(FileId id, std::uint64_t begin, std::uint64_t end) {
+  if (!config_.checksum) return ok_status();
+  Result<OpenedObject> obj = open_object(id, false, false);
+  if (!obj.ok()) return obj.status();
+  std::vector<std::byte> piece(std::min<std::uint64_t>(end - begin, k_punch_zero_piece_bytes));
+  for (std::uint64_t at = begin; at < end;) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), end - at));
+    const ssize_t got = full_io(false, obj->file->fd(), piece.data(), n, at);
+    if (got < 0) return errno_status("read back a punched range of", id, static_cast<int>(-got));
+    if (got == 0) break;  // cut short meanwhile (a truncate): nothing more to record
+    if (Status st =
+            record_block_crcs(id, at, std::span<const std::byte>(piece).first(static_cast<std::size_t>(got)), false);
+        !st.ok()) {
+      return st;
+    }
+    at += static_cast<std::uint64_t>(got);
+  }
+  return ok_status();
 }
 
 Status ChunkFiles::sync_directory() {

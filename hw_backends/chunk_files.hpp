@@ -4,6 +4,7 @@
 // by one can be read by the other).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -56,6 +57,9 @@ inline constexpr std::uint64_t k_crc_block_bytes = 4096;  // the O_DIRECT unit: 
 inline constexpr std::uint64_t k_crc_entry_bytes = 8;
 inline constexpr std::uint32_t k_crc_unknown_covered = 0xFFFF'FFFF;  // never a real count (at most 4096)
 inline constexpr std::uint64_t k_max_recovery_logs = 16;             // per target; the count goes on
+// A punch's reads of its range (the CRCs) and, where the file system cannot
+// punch holes, its writes of zeros go in pieces of this size.
+inline constexpr std::uint64_t k_punch_zero_piece_bytes = 1ULL << 20;
 
 // An open object file; closed when the last user lets go (the cache may drop
 // it while an operation still uses it).
@@ -130,6 +134,12 @@ class ChunkFiles {
   std::string crc_path(FileId id) const;
   // The object's size; 0 when missing.
   Result<std::uint64_t> size(FileId id);
+  // The ops that move no buffer (remove, stat, flush, allocate, punch: see
+  // storage_backend.hpp), on the caller's thread; their result into c.
+  void run_metadata_op(const StorageRequest& request, StorageCompletion& c);
+  // What allocate and punch fell back on (StorageStats).
+  std::uint64_t allocate_unsupported() const { return allocate_unsupported_; }
+  std::uint64_t punch_by_writing_zeros() const { return punch_by_writing_zeros_; }
   // fsync of the target directory, after a sync write created an object.
   Status sync_directory();
   // StorageOp::flush (elbencho's --sync --dropcache between phases): syncfs
@@ -166,6 +176,13 @@ class ChunkFiles {
   std::unordered_map<FileId, std::vector<std::pair<std::uint64_t, std::uint64_t>>> writing_;
   std::uint64_t skipped_racing_ = 0;
   std::uint64_t recovered_ = 0;
+  std::atomic<std::uint64_t> allocate_unsupported_{0};
+  std::atomic<std::uint64_t> punch_by_writing_zeros_{0};
+  Status allocate(FileId id, std::uint64_t offset, std::uint64_t length);
+  Status punch(FileId id, std::uint64_t offset, std::uint64_t length);
+  // After [begin, end) of the object changed outside a write (a punch): the
+  // CRCs of its blocks from what the object holds now.
+  Status record_range_crcs(FileId id, std::uint64_t begin, std::uint64_t end);
   // Reads the bytes of block `block` of the object (buffered) into `out`; their count.
   Result<std::size_t> read_block(FileId id, std::uint64_t block, std::span<std::byte> out);
   bool racing_write(FileId id, std::uint64_t begin, std::uint64_t end) const;  // crc_mu_ held

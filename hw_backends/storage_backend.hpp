@@ -26,6 +26,16 @@
 //          created object's directory entry is synced too.
 //   remove deletes the object; ok when it does not exist.
 //   stat   bytes = the object's size (0 when it does not exist).
+//   allocate  reserves [object_offset, +length) on the file system, creating
+//          the object; its bytes and size are unchanged (fallocate(2)
+//          FALLOC_FL_KEEP_SIZE). A file system that cannot reserve
+//          (EOPNOTSUPP) completes it ok without reserving, logged once and
+//          counted (StorageStats::allocate_unsupported).
+//   punch  [object_offset, +length) reads as zeros after, its space freed
+//          where the file system can (FALLOC_FL_PUNCH_HOLE | KEEP_SIZE;
+//          where it cannot, zeros are written over the range, logged once
+//          and counted: StorageStats::punch_by_writing_zeros); the size is
+//          unchanged and a missing object stays missing.
 // With checksum on, read and write completions carry the CRC32C of the bytes
 // moved (core/proto/crc32c.hpp), so callers can verify end to end.
 //
@@ -98,6 +108,7 @@ struct StorageRequest {
   // against the client's); a buffer that differs is refused with corrupt
   // before anything is written (chunk_files.hpp, "CRC32C at rest").
   std::optional<std::uint32_t> expected_crc32c = std::nullopt;
+  std::uint64_t length = 0;  // allocate, punch: the range's length (no buffer)
 };
 
 struct StorageCompletion {
@@ -115,6 +126,8 @@ struct StorageStats {
   std::uint64_t unaligned_ops = 0;  // of the buffered ones, those sent there because they were unaligned
   std::uint64_t sync_writes = 0;
   std::uint64_t errors = 0;
+  std::uint64_t allocate_unsupported = 0;    // allocates completed without a reservation (EOPNOTSUPP)
+  std::uint64_t punch_by_writing_zeros = 0;  // punches done by writing zeros (no hole punching there)
 };
 
 struct StorageCapabilities {

@@ -740,12 +740,14 @@ void SimRuntime::apply_storage_effect(SimOp& op) {
       break;
     }
     case StorageOp::remove: sizes.erase(op.file_id); break;
+    case StorageOp::allocate: sizes.try_emplace(op.file_id, 0); break;  // the object exists, its size unchanged
     case StorageOp::stat: {
       auto it = sizes.find(op.file_id);
       op.result.bytes = it == sizes.end() ? 0 : it->second;
       break;
     }
     case StorageOp::read:
+    case StorageOp::punch:  // SimEnv keeps no bytes; the size stays
     case StorageOp::flush: break;
   }
 }
@@ -1095,7 +1097,9 @@ void SimRuntime::price_storage_request(SimOp& op, const Target& target, const St
       break;
     }
     case StorageOp::remove:
-    case StorageOp::stat: op.delay_ns = p.disk_metadata_latency_ns; break;
+    case StorageOp::stat:
+    case StorageOp::allocate:  // an extent map change, no data moved (ext4, XFS: fallocate(2))
+    case StorageOp::punch: op.delay_ns = p.disk_metadata_latency_ns; break;
     case StorageOp::flush: break;  // its time is the write-back it waits for (flush_page_cache)
   }
 }
@@ -1128,7 +1132,9 @@ OpId SimRuntime::storage_io(ServiceSlot& self, const StorageIoSpec& spec) {
   op->file_id = spec.file_id;
   const double slowdown = price_slowed(*op, target, spec);
   if (spec.op == StorageOp::flush) return flush_page_cache(op, target);
-  if (spec.op == StorageOp::write || spec.op == StorageOp::remove) drop_read_ahead(target, spec.file_id);
+  if (spec.op == StorageOp::write || spec.op == StorageOp::remove || spec.op == StorageOp::punch) {
+    drop_read_ahead(target, spec.file_id);
+  }
   if (spec.op == StorageOp::read && spec.buffered && op->result.bytes > 0) {
     if (std::optional<OpId> id = read_buffered(self, op, target, spec)) return *id;
   }

@@ -54,9 +54,11 @@ enum class MessageType : std::uint16_t {
   chunk_size = 0x0305,
   chunk_size_reply = 0x0306,
   flush_storage = 0x0307,
+  allocate_chunk = 0x0308,
   // buddy mirroring (server to server), numbered apart from the client-facing storage messages
   mirror_write = 0x0320,
   mirror_remove = 0x0321,
+  mirror_allocate = 0x0322,
 };
 
 }  // namespace sluice::proto

@@ -5,7 +5,8 @@
 // source the server pulls from. The message only says what, where and how.
 //
 // Replies: ReadChunk, WriteChunk -> ChunkReply; RemoveChunks -> Ack;
-//          ChunkSize -> ChunkSizeReply; FlushStorage -> Ack; MirrorWrite -> ChunkReply; MirrorRemove -> Ack.
+//          ChunkSize -> ChunkSizeReply; FlushStorage -> Ack; AllocateChunk -> Ack;
+//          MirrorWrite -> ChunkReply; MirrorRemove -> Ack; MirrorAllocate -> Ack.
 #pragma once
 
 #include <cstdint>
@@ -181,6 +182,33 @@ struct FlushStorage {
   bool operator==(const FlushStorage&) const = default;
 };
 
+// fallocate(2) on [object_offset, object_offset + length) of file_id's chunk
+// object on `target` (a file's range maps to one such object range per
+// target: StripePattern::object_range). The object's size never changes: a
+// file's size is its inode's. A mirrored group's primary forwards it to the
+// secondary (MirrorAllocate). Reply: Ack.
+struct AllocateChunk {
+  static constexpr MessageType k_type = MessageType::allocate_chunk;
+  static constexpr std::string_view k_name = "AllocateChunk";
+  RequestId request_id = 0;
+  TargetId target = k_no_id;
+  FileId file_id = 0;
+  std::uint64_t object_offset = 0;
+  std::uint64_t length = 0;
+  AllocMode mode = AllocMode::reserve;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("target", target);
+    f("file_id", file_id);
+    f("object_offset", object_offset);
+    f("length", length);
+    f("mode", mode);
+  }
+  bool operator==(const AllocateChunk&) const = default;
+};
+
 // Buddy mirroring (BeeGFS storage buddy groups): the primary target of
 // `group` forwards a chunk write it received, or a resync copy, to the
 // group's secondary `target`. Like WriteChunk, the bytes do not travel in the
@@ -247,6 +275,34 @@ struct MirrorRemove {
     f("file_id", file_id);
   }
   bool operator==(const MirrorRemove&) const = default;
+};
+
+// The primary of `group` forwards an AllocateChunk it applied to the
+// secondary `target`. Same role check as MirrorWrite. Reply: Ack.
+struct MirrorAllocate {
+  static constexpr MessageType k_type = MessageType::mirror_allocate;
+  static constexpr std::string_view k_name = "MirrorAllocate";
+  RequestId request_id = 0;
+  GroupId group = k_no_id;
+  TargetId primary = k_no_id;
+  TargetId target = k_no_id;
+  FileId file_id = 0;
+  std::uint64_t object_offset = 0;
+  std::uint64_t length = 0;
+  AllocMode mode = AllocMode::reserve;
+
+  template <class Io>
+  void io(Io& f) {
+    f("request_id", request_id);
+    f("group", group);
+    f("primary", primary);
+    f("target", target);
+    f("file_id", file_id);
+    f("object_offset", object_offset);
+    f("length", length);
+    f("mode", mode);
+  }
+  bool operator==(const MirrorAllocate&) const = default;
 };
 
 }  // namespace sluice::proto

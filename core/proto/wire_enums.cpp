@@ -26,6 +26,9 @@ std::string_view to_string(InodeType value) {
 std::string_view to_string(XattrOp value) {
   return name_of(value, std::array<std::string_view, 4>{"get", "set", "list", "remove"});
 }
+std::string_view to_string(AllocMode value) {
+  return name_of(value, std::array<std::string_view, 3>{"reserve", "punch", "zero"});
+}
 std::string_view to_string(Reachability value) {
   return name_of(value, std::array<std::string_view, 3>{"online", "probably_offline", "offline"});
 }

@@ -44,6 +44,14 @@ enum class XattrOp : std::uint8_t {
   remove = 3,
 };
 
+// What an AllocateChunk does to its object range (fallocate(2)'s modes a
+// chunk object can take: every one keeps the object's size).
+enum class AllocMode : std::uint8_t {
+  reserve = 0,  // space reserved, bytes unchanged (FALLOC_FL_KEEP_SIZE)
+  punch = 1,    // space freed, the bytes read as zeros (FALLOC_FL_PUNCH_HOLE)
+  zero = 2,     // the bytes read as zeros and their space is reserved (FALLOC_FL_ZERO_RANGE)
+};
+
 // Target/server reachability as BeeGFS's management tracks it
 // (TargetStateInfo: ONLINE, PROBABLY-OFFLINE after a missed heartbeat, OFFLINE after the timeout).
 enum class Reachability : std::uint8_t {
@@ -128,6 +136,10 @@ struct WireEnumMax<XattrOp> {
   static constexpr XattrOp value = XattrOp::remove;
 };
 template <>
+struct WireEnumMax<AllocMode> {
+  static constexpr AllocMode value = AllocMode::zero;
+};
+template <>
 struct WireEnumMax<Reachability> {
   static constexpr Reachability value = Reachability::offline;
 };
@@ -164,6 +176,7 @@ struct WireEnumMax<MetaRecordKind> {
 std::string_view to_string(StripePattern value);
 std::string_view to_string(InodeType value);
 std::string_view to_string(XattrOp value);
+std::string_view to_string(AllocMode value);
 std::string_view to_string(Reachability value);
 std::string_view to_string(Consistency value);
 std::string_view to_string(CapacityPool value);

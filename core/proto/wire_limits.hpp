@@ -33,8 +33,9 @@ inline constexpr std::uint32_t k_frame_magic = 0x49554C53u;
 // (Unlink and Rename keep_open, ReleaseOrphan); 9 = a listing's attributes
 // (ReaddirReply attrs, EntryAttrs: readdirplus); 10 = opens held by the
 // metadata server (Stat and Create open_id, SetAttr open_id with mask bit
-// close, ReleaseOrphan open_id); 11 = renewed opens (RenewOpens).
-inline constexpr std::uint16_t k_wire_version = 11;
+// close, ReleaseOrphan open_id); 11 = renewed opens (RenewOpens); 12 =
+// fallocate (AllocateChunk, MirrorAllocate).
+inline constexpr std::uint16_t k_wire_version = 12;
 
 // Payload bytes of one frame. A MapsReply of k_max_map_targets targets, shards
 // and groups is ~4 MiB, well under this; bulk data never travels in messages.

@@ -30,9 +30,9 @@ using Message = std::variant<
     Mkdir, Create, Lookup, Stat, Readdir, Unlink, Rmdir, Rename, SetAttr, InodeReply, ReaddirReply, LinkEntry,
     UnlinkEntry, AttachDir, DetachDir, Symlink, Link, Mknod, DirTimes, Xattr, XattrReply, ReleaseOrphan, RenewOpens,
     // storage
-    ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply, FlushStorage,
+    ReadChunk, WriteChunk, ChunkReply, RemoveChunks, ChunkSize, ChunkSizeReply, FlushStorage, AllocateChunk,
     // buddy mirroring
-    SetTargetConsistency, MirrorWrite, MirrorRemove, MetaMirror, SetMetaConsistency>;
+    SetTargetConsistency, MirrorWrite, MirrorRemove, MirrorAllocate, MetaMirror, SetMetaConsistency>;
 
 template <class T>
 concept WireMessage = requires {

@@ -289,8 +289,12 @@ Status Client::chunk_failed(const ChunkJob& job, const Status& why) {
 }
 
 RpcClient::StillThereFn Client::chunk_still_there(const ChunkJob& job) {
-  if (job.group == k_no_id) return {};
-  return [this, group = job.group, target = job.target](std::function<void(bool)> resume) {
+  return primary_still_there(job.group, job.target);
+}
+
+RpcClient::StillThereFn Client::primary_still_there(GroupId group, TargetId target) {
+  if (group == k_no_id) return {};
+  return [this, group, target](std::function<void(bool)> resume) {
     check_still_there(
         [this, group, target] {
           const TargetId now = primary_of(group);
@@ -598,6 +602,94 @@ void Client::read(const proto::InodeDesc& inode, std::uint64_t offset, const Mem
 
 void Client::write(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& src, bool sync, BytesFn done) {
   submit(inode, offset, src, true, sync, std::move(done));
+}
+
+void Client::allocate(const proto::InodeDesc& inode, std::uint64_t offset, std::uint64_t length, proto::AllocMode mode,
+                      StatusFn done) {
+  auto fail_later = [this, done](Status s) { ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); }); };
+  if (inode.type != proto::InodeType::file) {
+    return fail_later(error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
+  }
+  if (offset > k_max_file_bytes || length > k_max_file_bytes - offset) {
+    return fail_later(error(StatusCode::invalid_argument, "allocation of " + std::to_string(length) + " bytes at " +
+                                                              std::to_string(offset) + " ends past the largest file"));
+  }
+  Result<StripePattern> pattern = from_wire(inode.stripe, config_.stripe_flavor);
+  if (!pattern.ok()) return fail_later(pattern.status());
+  struct Join {
+    std::size_t left = 0;
+    Status first_error;
+    StatusFn done;
+  };
+  auto join = std::make_shared<Join>();
+  join->done = std::move(done);
+  std::vector<std::pair<std::uint32_t, proto::AllocateChunk>> pieces;  // (stripe entry, request)
+  for (std::uint32_t p = 0; p < pattern->stripe_count(); ++p) {
+    const std::uint64_t begin = pattern->object_size(offset, p);
+    const std::uint64_t end = pattern->object_size(offset + length, p);
+    if (begin == end) continue;
+    proto::AllocateChunk m;
+    m.file_id = inode.file_id;
+    m.object_offset = begin;
+    m.length = end - begin;
+    m.mode = mode;
+    pieces.emplace_back(pattern->targets()[p], m);
+  }
+  if (pieces.empty()) return fail_later(ok_status());
+  join->left = pieces.size();
+  env_.metrics().count("client.allocations", 1);
+  for (auto& [entry, m] : pieces) {
+    const GroupId group = pattern->buddy_mirrored() ? entry : k_no_id;
+    allocate_on(group, pattern->buddy_mirrored() ? k_no_id : entry, std::move(m), 0, [join](Status s) {
+      if (!s.ok() && join->first_error.ok()) join->first_error = s;
+      if (--join->left == 0) join->done(join->first_error);
+    });
+  }
+}
+
+void Client::allocate_on(GroupId group, TargetId target, proto::AllocateChunk m, std::uint32_t failovers,
+                         StatusFn done) {
+  const TargetId to = group != k_no_id ? primary_of(group) : target;
+  const Endpoint server = target_endpoint(to);
+  const std::string what =
+      group != k_no_id ? "buddy group " + std::to_string(group) : "storage target " + std::to_string(target);
+  if (!server.valid()) {
+    if (failovers > config_.mirror_failovers) {
+      return done(error(StatusCode::not_found,
+                        "allocating in file " + std::to_string(m.file_id) + ": " + what + " is not in the maps"));
+    }
+    return refresh_maps_until(
+        [this, group, target] { return target_endpoint(group != k_no_id ? primary_of(group) : target).valid(); },
+        what + " of file " + std::to_string(m.file_id),
+        [this, group, target, m, failovers, done](Status s) {
+          if (!s.ok()) return done(error(StatusCode::not_found, s.message()));
+          allocate_on(group, target, m, failovers + 1, done);
+        });
+  }
+  m.target = to;
+  rpc_.call(
+      server, m,
+      [this, group, target, m, failovers, to, done](Result<proto::Message> r) {
+        const StatusCode code = r.ok() ? StatusCode::ok : r.status().code();
+        if (group != k_no_id && failovers < config_.mirror_failovers &&
+            (code == StatusCode::timed_out || code == StatusCode::unavailable)) {
+          // As a chunk job: wait for mgmt to name another primary, then again.
+          env_.metrics().count("client.mirror_failovers", 1);
+          return refresh_maps_until(
+              [this, group, to] { return primary_of(group) != to && target_endpoint(primary_of(group)).valid(); },
+              "a new primary of buddy group " + std::to_string(group),
+              [this, group, target, m, failovers, done](Status) {
+                allocate_on(group, target, m, failovers + 1, done);
+              });
+        }
+        if (!r.ok()) {
+          return done(error(code, "allocating " + std::string(proto::to_string(m.mode)) + " in file " +
+                                      std::to_string(m.file_id) + " on target " + std::to_string(to) + ": " +
+                                      r.status().message()));
+        }
+        done(ok_status());
+      },
+      0, primary_still_there(group, to));
 }
 
 void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& buffer, bool write, bool sync,

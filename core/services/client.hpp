@@ -277,6 +277,14 @@ class Client {
   // Reads [offset, offset + dst.length) of the file into dst (clamped to the
   // inode's size); done(bytes read). dst may be host, pinned or GPU memory.
   void read(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& dst, BytesFn done);
+  // fallocate(2) on [offset, offset + length) of the file: one AllocateChunk
+  // per storage target holding part of the range (each holds one contiguous
+  // range of its object: [object_size(offset), object_size(offset + length))
+  // of the stripe pattern), to the primary of a mirrored group, which
+  // forwards it. Objects keep their sizes: a mode that grows the file is the
+  // caller's set_attr. done(ok, or the first failure).
+  void allocate(const proto::InodeDesc& inode, std::uint64_t offset, std::uint64_t length, proto::AllocMode mode,
+                StatusFn done);
   // Writes src at offset; done(bytes written). sync: durable on completion.
   void write(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& src, bool sync, BytesFn done);
 
@@ -331,6 +339,12 @@ class Client {
   RpcClient::StillThereFn shard_still_served_by(ShardId shard, Endpoint server);
   // The same for a chunk job of a buddy group sent to its primary (job.target); empty when not mirrored.
   RpcClient::StillThereFn chunk_still_there(const ChunkJob& job);
+  // For a request to `target` as the primary of `group` (k_no_id: not
+  // mirrored): whether that is still so, asked of fresh maps.
+  RpcClient::StillThereFn primary_still_there(GroupId group, TargetId target);
+  // One AllocateChunk of an allocate() to `group`'s primary (or `target`),
+  // failing over to a new primary as chunk jobs do; done(its status).
+  void allocate_on(GroupId group, TargetId target, proto::AllocateChunk m, std::uint32_t failovers, StatusFn done);
   // A chunk request's failure, naming the file, offset and target.
   static Status chunk_failed(const ChunkJob& job, const Status& why);
   // Refreshes the maps and answers still_there(): resume(serves()) when they

@@ -487,6 +487,71 @@ void StorageService::mirror_remove(Endpoint from, const proto::MirrorRemove& m) 
   });
 }
 
+void StorageService::mirror_allocate(Endpoint from, const proto::MirrorAllocate& m) {
+  auto answer = [this, from, rid = m.request_id](const Status& s) {
+    env_.send(from, proto::Ack{rid, s.code(), proto::clip_error_text(s.message())}).ignore();
+  };
+  if (!owns(m.target)) return answer(error(StatusCode::not_found, target_name(m.target) + " is not on " + name()));
+  if (const MirrorRole* role = mirror_role(m.target); role != nullptr && role->primary) {
+    refresh_mirror_maps();
+    return answer(error(StatusCode::invalid_argument, target_name(m.target) + " is the primary of buddy group " +
+                                                          std::to_string(role->group) + ", not a secondary of " +
+                                                          target_name(m.primary)));
+  }
+  local_allocate(m.target, m.file_id, m.object_offset, m.length, m.mode, answer);
+}
+
+void StorageService::mirrored_allocate(TargetId target, const proto::AllocateChunk& m,
+                                       std::function<void(Status)> reply) {
+  Buddy* buddy = buddy_of(target);
+  if (buddy == nullptr) {
+    return reply(error(StatusCode::unavailable, target_name(target) + " is no longer the primary of its buddy group"));
+  }
+  const Endpoint buddy_ep = target_endpoint(buddy->target);
+  const bool forward = buddy->forwarding && buddy_ep.valid();
+  if (buddy->forwarding && !forward) demote_buddy(target, target_name(buddy->target) + " is not in the maps");
+  if (!forward) ++buddy->unforwarded_inflight;
+  const TargetId secondary = buddy->target;
+  const GroupId group = buddy->group;
+  // Without the secondary: the range recorded (a punch or zero changed its
+  // bytes; a reservation did not), then mgmt confirms this target may go on alone.
+  auto alone = [this, target, secondary, m, reply](bool counted) {
+    Buddy* b = buddy_of(target);
+    if (b != nullptr && b->target == secondary) {
+      if (m.mode != proto::AllocMode::reserve) b->log.record_write(m.file_id, m.object_offset, m.length);
+      if (counted) --b->unforwarded_inflight;
+      if (b->resyncing && b->resync_idle) {
+        b->resync_idle = false;
+        resync_next(target);
+      }
+    }
+    await_alone(target, reply);
+  };
+  local_allocate(
+      target, m.file_id, m.object_offset, m.length, m.mode,
+      [this, target, m, forward, buddy_ep, group, secondary, alone, reply](Status local) {
+        if (!local.ok()) {
+          Buddy* b = buddy_of(target);
+          if (!forward && b != nullptr && b->target == secondary) --b->unforwarded_inflight;
+          return reply(local);
+        }
+        if (!forward) return alone(true);
+        proto::MirrorAllocate ma{0, group, target, secondary, m.file_id, m.object_offset, m.length, m.mode};
+        mirror_rpc_.call(buddy_ep, std::move(ma), [this, target, secondary, alone, reply](Result<proto::Message> r) {
+          if (r.ok()) return reply(ok_status());
+          if (r.status().code() == StatusCode::invalid_argument) {
+            refresh_mirror_maps();
+            return reply(error(StatusCode::unavailable, target_name(target) +
+                                                            " may no longer be the primary: " + target_name(secondary) +
+                                                            " refused the allocation: " + r.status().message()));
+          }
+          env_.metrics().count("storage.mirror_forward_failures", 1);
+          demote_buddy(target, "forwarding an allocation to it failed: " + r.status().to_string());
+          alone(false);
+        });
+      });
+}
+
 // ---- resync (on the primary) ----------------------------------------------------
 
 void StorageService::maybe_start_resync(TargetId target) {

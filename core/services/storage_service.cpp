@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/common/assert.hpp"
+#include "core/layout/stripe_pattern.hpp"
 
 namespace sluice {
 
@@ -128,6 +129,10 @@ void StorageService::handle(Endpoint from, proto::Message& message) {
     admit(from, message, mw->target);
   } else if (auto* mr = std::get_if<proto::MirrorRemove>(&message)) {
     mirror_remove(from, *mr);
+  } else if (auto* ma = std::get_if<proto::MirrorAllocate>(&message)) {
+    mirror_allocate(from, *ma);
+  } else if (auto* al = std::get_if<proto::AllocateChunk>(&message)) {
+    allocate_chunk(from, *al);
   } else if (auto* rm = std::get_if<proto::RemoveChunks>(&message)) {
     remove_chunks(from, *rm);
   } else if (auto* fl = std::get_if<proto::FlushStorage>(&message)) {
@@ -511,6 +516,45 @@ void StorageService::remove_chunks(Endpoint from, const proto::RemoveChunks& m) 
       }
     });
   }
+}
+
+void StorageService::allocate_chunk(Endpoint from, const proto::AllocateChunk& m) {
+  if (answer_duplicate(from, m.request_id)) return;
+  if (!admit_mirrored(from, m.request_id, m.target)) return;
+  auto reply = [this, from, rid = m.request_id](const Status& s) {
+    const proto::Message answer = proto::Ack{rid, s.code(), proto::clip_error_text(s.message())};
+    chunk_replies_.answer(from, rid, answer);  // a retry gets this answer: a late zero must not undo later writes
+    env_.send(from, answer).ignore();
+  };
+  chunk_replies_.begin(from, m.request_id);
+  if (!owns(m.target)) {
+    return reply(error(StatusCode::not_found, "target " + std::to_string(m.target) + " is not on " + name()));
+  }
+  if (m.length > k_max_file_bytes || m.object_offset > k_max_file_bytes - m.length) {
+    return reply(error(StatusCode::invalid_argument,
+                       "allocation of " + std::to_string(m.length) + " bytes at " + std::to_string(m.object_offset) +
+                           " of file " + std::to_string(m.file_id) + " runs past the largest file offset"));
+  }
+  env_.metrics().count("storage.allocations", 1);
+  if (const MirrorRole* role = mirror_role(m.target); role != nullptr && role->primary) {
+    return mirrored_allocate(m.target, m, reply);
+  }
+  local_allocate(m.target, m.file_id, m.object_offset, m.length, m.mode, reply);
+}
+
+void StorageService::local_allocate(TargetId target, FileId file_id, std::uint64_t object_offset, std::uint64_t length,
+                                    proto::AllocMode mode, std::function<void(Status)> done) {
+  StorageIoSpec io;
+  io.op = mode == proto::AllocMode::reserve ? StorageOp::allocate : StorageOp::punch;
+  io.target = target;
+  io.file_id = file_id;
+  io.object_offset = object_offset;
+  io.length = length;
+  ops_.expect(env_.storage_io(io), [this, io, mode, done = std::move(done)](Completion& c) mutable {
+    if (!c.status.ok() || mode != proto::AllocMode::zero) return done(c.status);
+    io.op = StorageOp::allocate;  // zero: the punched range reserved again
+    ops_.expect(env_.storage_io(io), [done = std::move(done)](Completion& reserved) { done(reserved.status); });
+  });
 }
 
 void StorageService::flush_storage(Endpoint from, RequestId rid) {

@@ -51,7 +51,9 @@
 //   next maps refresh; after max_resync_failures in a row the secondary is
 //   reported bad (BeeGFS: left to an operator).
 // - Unlinks (RemoveChunks) on a primary are forwarded the same way
-//   (MirrorRemove); a lost one is recorded for the resync.
+//   (MirrorRemove); a lost one is recorded for the resync. Allocations
+//   (AllocateChunk) are forwarded as MirrorAllocate before the reply, as
+//   writes are.
 // Writes a secondary receives use their own staging budget
 // (StorageMirrorConfig::staging_budget_bytes), so two servers that are each
 // other's secondaries cannot hold all staging memory waiting on each other.
@@ -278,6 +280,13 @@ class StorageService final : public Service {
   void finish(TargetId target, Endpoint to, proto::ChunkReply reply, std::optional<MemHandle> staging,
               bool mirror_staging = false);
   void remove_chunks(Endpoint from, const proto::RemoveChunks& m);
+  // AllocateChunk: applied here (and forwarded where this target is a
+  // mirrored primary), answered once, a retry from the reply cache.
+  void allocate_chunk(Endpoint from, const proto::AllocateChunk& m);
+  // The storage ops of an allocation mode on one object range (zero: a
+  // punch, then a reservation); done(the first failure, or ok).
+  void local_allocate(TargetId target, FileId file_id, std::uint64_t object_offset, std::uint64_t length,
+                      proto::AllocMode mode, std::function<void(Status)> done);
   // FlushStorage: StorageOp::flush on every target, one Ack at the end.
   void flush_storage(Endpoint from, RequestId rid);
   void heartbeat();
@@ -332,6 +341,12 @@ class StorageService final : public Service {
                                      std::uint32_t crc32c);
   void run_mirror_write(TargetId target, Endpoint from, const proto::MirrorWrite& m, MemHandle staging);
   void mirror_remove(Endpoint from, const proto::MirrorRemove& m);
+  void mirror_allocate(Endpoint from, const proto::MirrorAllocate& m);
+  // An allocation on a mirrored primary: applied here, then forwarded to the
+  // secondary before the reply (so that a later write cannot overtake it
+  // there), or, where the secondary is away, recorded for its resync as a
+  // write of the range (a punch or zero changes its bytes).
+  void mirrored_allocate(TargetId target, const proto::AllocateChunk& m, std::function<void(Status)> reply);
   // After a local removal on a primary: forwards it to the secondary, or records it for the resync.
   void forward_removal(TargetId target, FileId file_id);
   // Has mgmt confirm this target may go on without its buddy; done(ok) or unavailable.

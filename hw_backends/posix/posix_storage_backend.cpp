@@ -53,6 +53,8 @@ class PosixStorageBackend final : public StorageBackend {
     s.unaligned_ops = unaligned_ops_;
     s.sync_writes = sync_writes_;
     s.errors = errors_;
+    s.allocate_unsupported = files_->allocate_unsupported();
+    s.punch_by_writing_zeros = files_->punch_by_writing_zeros();
     return s;
   }
 
@@ -117,20 +119,12 @@ class PosixStorageBackend final : public StorageBackend {
   StorageCompletion execute(const StorageRequest& r) {
     StorageCompletion c;
     c.cookie = r.cookie;
-    switch (r.op) {
-      case StorageOp::read: read(r, c); break;
-      case StorageOp::write: write(r, c); break;
-      case StorageOp::remove: c.status = files_->remove(r.file_id); break;
-      case StorageOp::flush: c.status = files_->flush_and_drop(); break;
-      case StorageOp::stat: {
-        Result<std::uint64_t> size = files_->size(r.file_id);
-        if (size.ok()) {
-          c.bytes = *size;
-        } else {
-          c.status = size.status();
-        }
-        break;
-      }
+    if (r.op == StorageOp::read) {
+      read(r, c);
+    } else if (r.op == StorageOp::write) {
+      write(r, c);
+    } else {
+      files_->run_metadata_op(r, c);
     }
     return c;
   }

@@ -107,9 +107,9 @@ void store_le32(std::span<std::byte> out, std::size_t at, std::uint32_t value) {
 // without nlink and symlink_target (they came with symbolic and hard links,
 // version 6), versions 5 and 6 without rdev (special files, version 7),
 // versions 5 to 7 without atime_ns, ctime_ns and xattrs (POSIX times and
-// extended attributes, version 8); versions 8 and 9 wrote today's InodeDesc
-// (version 9 changed only a listing's reply, 10 only requests, 11 added a
-// message).
+// extended attributes, version 8); versions 8 to 11 wrote today's InodeDesc
+// (version 9 changed only a listing's reply, 10 only requests, 11 and 12
+// added messages).
 // InodeDesc is the last field of InodeReply, so such a value becomes today's
 // frame by appending the missing fields' empty encodings (zeros: nlink 0,
 // read as one link; an empty target; rdev 0; times 0, read as mtime; no
@@ -121,7 +121,7 @@ struct OlderInodeVersion {
   std::uint16_t version;
   std::size_t missing_bytes;  // encoded size of the fields it lacks, all zero
 };
-constexpr std::array<OlderInodeVersion, 6> k_older_inode_versions{{
+constexpr std::array<OlderInodeVersion, 7> k_older_inode_versions{{
     // nlink (u32), symlink_target (u32 length), rdev (u64), atime_ns and ctime_ns (i64), xattrs (u32 count)
     {5, 4 + 4 + 8 + 16 + 4},
     {6, 8 + 16 + 4},  // rdev, atime_ns, ctime_ns, xattrs
@@ -129,8 +129,9 @@ constexpr std::array<OlderInodeVersion, 6> k_older_inode_versions{{
     {8, 0},           // the header's version only
     {9, 0},
     {10, 0},
+    {11, 0},
 }};
-static_assert(proto::k_wire_version == 11, "a newer version: add the upgrade from each older one above");
+static_assert(proto::k_wire_version == 12, "a newer version: add the upgrade from each older one above");
 
 Result<proto::Message> decode_stored_frame(std::span<const std::byte> bytes) {
   Result<proto::Message> decoded = proto::decode(bytes);

@@ -88,6 +88,8 @@ class UringStorageBackend final : public StorageBackend {
     s.unaligned_ops = unaligned_ops_;
     s.sync_writes = sync_writes_;
     s.errors = errors_;
+    s.allocate_unsupported = files_->allocate_unsupported();
+    s.punch_by_writing_zeros = files_->punch_by_writing_zeros();
     return s;
   }
 
@@ -142,18 +144,10 @@ class UringStorageBackend final : public StorageBackend {
     StorageCompletion inline_done;
     inline_done.cookie = request.cookie;
     if (!moves_bytes) {
-      // remove and stat are one metadata syscall each, flush a syncfs and a walk of the directory: done here.
-      if (request.op == StorageOp::remove) {
-        inline_done.status = files_->remove(request.file_id);
-      } else if (request.op == StorageOp::flush) {
-        inline_done.status = files_->flush_and_drop();
-      } else {
-        Result<std::uint64_t> size = files_->size(request.file_id);
-        if (size.ok())
-          inline_done.bytes = *size;
-        else
-          inline_done.status = size.status();
-      }
+      // remove, stat, allocate and punch are a metadata syscall or a few
+      // (a punch's CRCs read its range back), flush a syncfs and a walk of
+      // the directory: done here.
+      files_->run_metadata_op(request, inline_done);
       finish_inline(std::move(inline_done));
       return ok_status();
     }

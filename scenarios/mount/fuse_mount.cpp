@@ -349,20 +349,11 @@ Result<HostBuffer> host_buffer(Env& env, const ClientPort& port, std::uint64_t b
   return HostBuffer{*handle, resolved->data()};
 }
 
-// Writes zeros over [from, to) of the file in k_truncate_zero_bytes pieces, then done.
-void zero_range(Client& c, Env& env, FuseFs& fs, proto::InodeDesc inode, std::uint64_t from, std::uint64_t to,
+// [from, to) of the file reads as zeros after (a hole punched on each storage target), then done.
+void zero_range(Client& c, const proto::InodeDesc& inode, std::uint64_t from, std::uint64_t to,
                 std::function<void(Status)> done) {
   if (from >= to) return done(ok_status());
-  const std::uint64_t n = std::min(to - from, k_truncate_zero_bytes);
-  Result<HostBuffer> buf = host_buffer(env, fs.port(), n);
-  if (!buf.ok()) return done(buf.status());
-  std::memset(buf->data, 0, n);
-  c.write(inode, from, buf->handle, false,
-          [&c, &env, &fs, inode, from, to, n, buf = buf->handle, done](Result<std::uint64_t> w) {
-            env.free(buf);
-            if (!w.ok()) return done(w.status());
-            zero_range(c, env, fs, inode, from + n, to, done);
-          });
+  c.allocate(inode, from, to - from, proto::AllocMode::punch, std::move(done));
 }
 
 std::int64_t ns_of(const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
@@ -421,17 +412,17 @@ void recreate_empty(Client& c, FuseFs& fs, fuse_ino_t ino, const std::string& pa
 }
 
 // truncate(2), ftruncate and open with O_TRUNC: to zero, the file is made
-// anew; shrinking to a size > 0 writes zeros over what is cut (so that a
-// later extension reads zeros, as POSIX requires), then records the size.
+// anew; shrinking to a size > 0 punches out what is cut (so that a later
+// extension reads zeros, as POSIX requires), then records the size.
 void truncate_file(Client& c, Env& env, FuseFs& fs, fuse_ino_t ino, const std::string& path,
                    const proto::InodeDesc& inode, AttrChange wanted, InodeDone done) {
   std::uint64_t current = inode.size_bytes;
   if (auto open = fs.table().open_file(ino)) current = std::max(current, open->size);
   const std::uint64_t size = *wanted.size_bytes;
   if (!wanted.mtime_ns) wanted.mtime_ns = env.wall_ns();  // a truncate changes the mtime
-  // A file with other names (hard links) keeps its inode: zeros are written instead.
+  // A file with other names (hard links) keeps its inode: its bytes are punched out instead.
   if (size == 0 && current > 0 && inode.nlink <= 1) return recreate_empty(c, fs, ino, path, inode, wanted, done);
-  zero_range(c, env, fs, inode, size, current, [&c, &fs, ino, path, wanted, size, done](Status zeroed) {
+  zero_range(c, inode, size, current, [&c, &fs, ino, path, wanted, size, done](Status zeroed) {
     if (!zeroed.ok()) return done(zeroed);
     c.set_attr(path, wanted, [&fs, ino, size, done](Result<proto::InodeDesc> set) {
       if (set.ok()) {
@@ -980,7 +971,44 @@ void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   xattr_call(req, ino, proto::XattrOp::remove, name, {}, 0,
              [req](FuseFs& fs, const proto::XattrReply& r) { fs.reply_err(req, r.found ? 0 : ENODATA); });
 }
-void op_fallocate(fuse_req_t req, fuse_ino_t, int, off_t, off_t, fuse_file_info*) { fuse_reply_err(req, EOPNOTSUPP); }
+// fallocate(2): mode 0 and FALLOC_FL_KEEP_SIZE reserve the range on its
+// storage targets, FALLOC_FL_PUNCH_HOLE (with KEEP_SIZE, as Linux requires)
+// frees it, FALLOC_FL_ZERO_RANGE zeros and reserves it; a mode without
+// KEEP_SIZE grows the file to the range's end (recorded at the close, as a
+// write's size is). COLLAPSE_RANGE and INSERT_RANGE shift every later byte
+// of the file, which on a striped file moves data between all its targets:
+// EOPNOTSUPP, as on file systems without them.
+void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t length, fuse_file_info* /*fi*/) {
+  FuseFs& fs = FuseFs::of(req);
+  const bool keep_size = (mode & FALLOC_FL_KEEP_SIZE) != 0;
+  const int kind = mode & ~FALLOC_FL_KEEP_SIZE;
+  proto::AllocMode how = proto::AllocMode::reserve;
+  if (kind == FALLOC_FL_PUNCH_HOLE && keep_size) {
+    how = proto::AllocMode::punch;
+  } else if (kind == FALLOC_FL_ZERO_RANGE) {
+    how = proto::AllocMode::zero;
+  } else if (kind != 0) {
+    return (void)fuse_reply_err(req, EOPNOTSUPP);
+  }
+  if (off < 0 || length <= 0) return (void)fuse_reply_err(req, EINVAL);
+  const auto offset = static_cast<std::uint64_t>(off);
+  const auto bytes = static_cast<std::uint64_t>(length);
+  if (bytes > k_max_file_bytes - offset) return (void)fuse_reply_err(req, EFBIG);
+  std::optional<OpenFile> open = fs.table().open_file(ino);
+  if (!open) return (void)fuse_reply_err(req, EBADF);
+  fs.post([&fs, req, ino, inode = open->inode, offset, bytes, how, keep_size](Client& c, Env& env) {
+    c.allocate(inode, offset, bytes, how, [&fs, &env, req, ino, offset, bytes, how, keep_size](Status s) {
+      if (!s.ok()) return fs.reply_status(req, s);
+      // A change of the bytes or the size is a write's: the close records the size and the mtime.
+      if (!keep_size) {
+        fs.table().wrote(ino, offset, bytes, env.wall_ns());
+      } else if (how != proto::AllocMode::reserve) {
+        fs.table().wrote(ino, 0, 0, env.wall_ns());  // the size as it is
+      }
+      fs.reply_err(req, 0);
+    });
+  });
+}
 
 void op_init(void* /*userdata*/, fuse_conn_info* conn) {
   conn->max_write = k_max_fuse_io_bytes;

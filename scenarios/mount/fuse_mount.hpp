@@ -39,10 +39,6 @@ namespace sluice::mount {
 inline constexpr std::uint32_t k_max_fuse_io_bytes = 1 << 20;
 // Worker threads taking requests from /dev/fuse.
 inline constexpr std::uint32_t k_default_fuse_threads = 16;
-// Bytes of zeros written per request when a truncate shrinks a file (the
-// chunk objects past the new size are overwritten so that a later extension
-// reads zeros, as POSIX requires).
-inline constexpr std::uint64_t k_truncate_zero_bytes = 1 << 20;
 // How long an unmount waits for requests still in flight in the cluster.
 inline constexpr std::uint32_t k_unmount_drain_ms = 60'000;
 

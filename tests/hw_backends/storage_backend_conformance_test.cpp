@@ -645,6 +645,60 @@ TEST_P(StorageConformance, RemoveDeletesTheChecksumsWithTheObject) {
   EXPECT_TRUE(run(*b, read(12, 0, in.span())).status.ok());
 }
 
+// fallocate: a punch reads as zeros after (edges inside CRC blocks, the
+// checksums at rest still right), its space freed; a reservation keeps the
+// bytes and the size and takes space; a punch past the end or of a missing
+// object changes nothing; a range past the largest offset is refused.
+TEST_P(StorageConformance, PunchedRangesReadAsZerosAndReservationsKeepTheSize) {
+  auto b = open();
+  ASSERT_TRUE(b);
+  constexpr std::size_t k_bytes = 1 << 20;
+  AlignedBuffer out(k_bytes), in(k_bytes);
+  fill_pattern(out.span(), 9, 0);
+  ASSERT_TRUE(run(*b, write(21, 0, out.span())).status.ok());
+  StorageRequest punch{StorageOp::punch, 21, 100'001, {}, false, 0};
+  punch.length = 500'000;
+  const StorageCompletion p = run(*b, punch);
+  ASSERT_TRUE(p.status.ok()) << p.status.to_string();
+  std::vector<std::byte> want(out.span().begin(), out.span().end());
+  std::fill(want.begin() + 100'001, want.begin() + 600'001, std::byte{0});
+  const StorageCompletion r = run(*b, read(21, 0, in.span()));
+  ASSERT_TRUE(r.status.ok()) << "the CRCs at rest follow the punch: " << r.status.to_string();
+  EXPECT_EQ(r.bytes, k_bytes);
+  EXPECT_EQ(crc(in.span()), proto::crc32c(want));
+  StorageRequest stat{StorageOp::stat, 21, 0, {}, false, 0};
+  EXPECT_EQ(run(*b, stat).bytes, k_bytes) << "a punch keeps the size";
+  const std::string path = dir_.path() + "/target/0000000000000015";
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const auto punched_blocks = st.st_blocks;
+  if (b->stats().punch_by_writing_zeros == 0) {
+    EXPECT_LT(static_cast<std::uint64_t>(punched_blocks) * 512, k_bytes - 400'000) << "the hole's space is freed";
+  }
+  StorageRequest reserve{StorageOp::allocate, 21, 2 * k_bytes, {}, false, 0};
+  reserve.length = k_bytes;
+  ASSERT_TRUE(run(*b, reserve).status.ok());
+  EXPECT_EQ(run(*b, stat).bytes, k_bytes) << "a reservation keeps the size";
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  if (b->stats().allocate_unsupported == 0) {
+    EXPECT_GE(static_cast<std::uint64_t>(st.st_blocks - punched_blocks) * 512, k_bytes) << "the space is taken";
+  }
+  EXPECT_TRUE(run(*b, read(21, 0, in.span())).status.ok());
+  EXPECT_EQ(crc(in.span()), proto::crc32c(want)) << "a reservation keeps the bytes";
+  StorageRequest beyond{StorageOp::punch, 21, 3 * k_bytes, {}, false, 0};
+  beyond.length = 4096;
+  EXPECT_TRUE(run(*b, beyond).status.ok());
+  EXPECT_EQ(run(*b, stat).bytes, k_bytes);
+  StorageRequest missing{StorageOp::punch, 22, 0, {}, false, 0};
+  missing.length = 4096;
+  EXPECT_TRUE(run(*b, missing).status.ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + "/target/0000000000000016")) << "a missing object stays missing";
+  StorageRequest overflowing{StorageOp::allocate, 21, ~std::uint64_t{0} - 10, {}, false, 1};
+  overflowing.length = 100;
+  const Status refused = b->submit(overflowing);
+  EXPECT_EQ(refused.code(), StatusCode::invalid_argument) << refused.to_string();
+}
+
 INSTANTIATE_TEST_SUITE_P(Registered, StorageConformance, ::testing::ValuesIn(available_backends()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) { return param_info.param; });
 

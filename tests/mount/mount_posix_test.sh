@@ -3,10 +3,11 @@
 # shrunk then extended file reads zeros), chmod/utimens kept, rename,
 # unlink of an open file, statfs, hard and symbolic links (link counts, one
 # inode number, O_TRUNC through one name, readlink, O_NOFOLLOW, ELOOP), and
-# xattrs, times (atime, ctime, a directory's with its entries), and the errno
-# of every unsupported call (fallocate, directory
-# rename across shards is EXDEV so mv copies), rename of directories. Also the
-# CLI's refusals. Usage: mount_posix_test.sh SLUICE.
+# xattrs, times (atime, ctime, a directory's with its entries), fallocate
+# (posix_fallocate grows, a punched hole and a zeroed range read as zeros, a
+# KEEP_SIZE reservation keeps the size), and the errno of every unsupported
+# call (COLLAPSE_RANGE, directory rename across shards is EXDEV so mv copies),
+# rename of directories. Also the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
 set -u
 sluice=$1
 . "$(dirname "$0")/mount_lib.sh"
@@ -130,6 +131,33 @@ check("setxattr XATTR_REPLACE of a missing name: ENODATA",
 check("getxattr of a missing name: ENODATA", errno_of(lambda: os.getxattr(fa, "user.none")) == errno.ENODATA)
 check("a system.* attribute (not kept): EOPNOTSUPP",
       errno_of(lambda: os.setxattr(fa, "system.sluice_test", b"x")) == errno.EOPNOTSUPP)
+# fallocate(2): Python has posix_fallocate (mode 0); the other modes through libc.
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
+def fallocate(fd, mode, off, n):
+    if libc.fallocate(fd, mode, off, n) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+KEEP_SIZE, PUNCH_HOLE, COLLAPSE_RANGE, ZERO_RANGE = 0x01, 0x02, 0x08, 0x10
+fl = os.path.join(m, "fal")
+with open(fl, "wb") as out: out.write(b"y" * 3_000_000)
+fd = os.open(fl, os.O_RDWR)
+os.posix_fallocate(fd, 0, 5_000_000)
+check("posix_fallocate grows the file to the range's end", os.fstat(fd).st_size == 5_000_000)
+fallocate(fd, PUNCH_HOLE | KEEP_SIZE, 1_000_001, 1_500_000)
+fallocate(fd, ZERO_RANGE, 2_900_000, 50_000)
+fallocate(fd, KEEP_SIZE, 6_000_000, 1_000_000)
+check("a KEEP_SIZE reservation past the end keeps the size", os.fstat(fd).st_size == 5_000_000)
+check("COLLAPSE_RANGE (moves every later byte between targets): EOPNOTSUPP",
+      errno_of(lambda: fallocate(fd, COLLAPSE_RANGE, 0, 65536)) == errno.EOPNOTSUPP)
+os.close(fd)
+with open(fl, "rb") as r: data = r.read()
+want = bytearray(b"y" * 3_000_000 + bytes(2_000_000))
+want[1_000_001:2_500_001] = bytes(1_500_000)
+want[2_900_000:2_950_000] = bytes(50_000)
+check("a punched hole and a zeroed range read as zeros, every other byte as written (after close: size %d)" % len(data),
+      data == bytes(want))
 os.removexattr(fa, "user.k")
 check("removexattr", os.listxattr(fa) == [] and errno_of(lambda: os.removexattr(fa, "user.k")) == errno.ENODATA)
 before = os.stat(fa)

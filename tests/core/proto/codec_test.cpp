@@ -93,7 +93,7 @@ TEST(WireFrame, LaysOutHeaderAndPayloadAsDocumented) {
   EXPECT_EQ(frame[1], std::byte{'L'});
   EXPECT_EQ(frame[2], std::byte{'U'});
   EXPECT_EQ(frame[3], std::byte{'I'});
-  EXPECT_EQ(frame[4], std::byte{11});    // version 11, little-endian
+  EXPECT_EQ(frame[4], std::byte{12});    // version 12, little-endian
   EXPECT_EQ(frame[6], std::byte{0x05});  // type 0x0105
   EXPECT_EQ(frame[7], std::byte{0x01});
   EXPECT_EQ(frame[8], std::byte{16});     // payload_bytes

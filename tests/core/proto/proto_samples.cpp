@@ -160,11 +160,13 @@ std::vector<Message> sample_messages() {
   out.push_back(ChunkSize{24, 55, 103});
   out.push_back(ChunkSizeReply{25, StatusCode::not_found, "no object 55 on target 103", 0});
   out.push_back(FlushStorage{26});
+  out.push_back(AllocateChunk{27, 102, 55, 1ull << 30, 3ull << 20, AllocMode::zero});
   // buddy mirroring
   out.push_back(SetTargetConsistency{40, 100, 101, Consistency::bad});
   out.push_back(MirrorWrite{41, 7, 100, 101, 55, 3ull << 40, 1 << 20, MemHandle{5, MemKind::pinned, 0, 9, 0, 1 << 20},
                             RailDesc{1, 0}, 0xE3069283u, true, true});
   out.push_back(MirrorRemove{42, 7, 100, 101, k_u64_max});
+  out.push_back(MirrorAllocate{44, 7, 100, 101, 55, 4096, k_u64_max, AllocMode::punch});
   // metadata buddy mirroring
   const std::vector<std::byte> reply_frame = encode(Ack{16, StatusCode::ok, ""});
   MetaMirror batch{43, 1, 0xFEEDFACEull, 1, {}};

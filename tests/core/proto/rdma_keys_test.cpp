@@ -116,7 +116,7 @@ TEST(RdmaKeys, AVersionOneFrameIsRefusedAndItsLayoutDoesNotPassAsTheCurrentVersi
   // What a version-1 peer sends: the ReadChunk fields without dst_keys.
   const ByteBuilder old_payload = read_chunk_head();
   expect_error(make_frame(0x0301, old_payload.bytes(), 1), StatusCode::invalid_argument,
-               "unsupported wire version 1 at byte 4; this build speaks version 11");
+               "unsupported wire version 1 at byte 4; this build speaks version 12");
   // Relabelled as the current version it is short of the key count.
   expect_error(make_frame(0x0301, old_payload.bytes()), StatusCode::corrupt,
                "ReadChunk.dst_keys: needs 4 bytes, only 0 remain");

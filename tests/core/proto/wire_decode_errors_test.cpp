@@ -84,9 +84,9 @@ TEST(WireDecodeErrors, BadMagicIsCorrupt) {
 TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  const auto frame = make_frame(0x0105, payload.bytes(), 12);
+  const auto frame = make_frame(0x0105, payload.bytes(), 13);
   expect_error(frame, StatusCode::invalid_argument,
-               "unsupported wire version 12 at byte 4; this build speaks version 11");
+               "unsupported wire version 13 at byte 4; this build speaks version 12");
   auto header = parse_header(frame);
   EXPECT_EQ(header.status().code(), StatusCode::invalid_argument);
   // Version 1 (before ReadChunk/WriteChunk carried RDMA keys) and version 2
@@ -94,20 +94,21 @@ TEST(WireDecodeErrors, OtherWireVersionIsRefusedClearly) {
   // version 4 (before StatusCode permission_denied), version 5 (before
   // symbolic and hard links), version 6 (before special files), version 7
   // (before POSIX times, xattrs and orphans), version 8 (before a listing's
-  // attributes), version 9 (before opens held by the metadata server) and
-  // version 10 (before renewed opens) are refused as well.
-  for (std::uint16_t old = 1; old <= 10; ++old) {
+  // attributes), version 9 (before opens held by the metadata server),
+  // version 10 (before renewed opens) and version 11 (before fallocate) are
+  // refused as well.
+  for (std::uint16_t old = 1; old <= 11; ++old) {
     expect_error(make_frame(0x0105, payload.bytes(), old), StatusCode::invalid_argument,
-                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 11");
+                 "unsupported wire version " + std::to_string(old) + " at byte 4; this build speaks version 12");
   }
 }
 
 TEST(WireDecodeErrors, VersionFieldIsReportedWhenTheHeaderCrcFails) {
   ByteBuilder payload;
   payload.u64(1).u64(2);
-  auto frame = make_frame(0x0105, payload.bytes(), 12);
+  auto frame = make_frame(0x0105, payload.bytes(), 13);
   frame[16] ^= std::byte{1};  // header CRC
-  expect_error(frame, StatusCode::corrupt, "version field reads 12, this build speaks 11");
+  expect_error(frame, StatusCode::corrupt, "version field reads 13, this build speaks 12");
 }
 
 TEST(WireDecodeErrors, UnknownMessageTypeIsRefusedClearly) {

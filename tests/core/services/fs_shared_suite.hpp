@@ -1473,6 +1473,68 @@ TYPED_TEST_P(ServicesSuite, AListingWithAttributesShowsWhatAStatShows) {
   });
 }
 
+// fallocate through the client: a hole punched across chunks of four
+// targets and a zeroed range read as zeros (edges inside chunks and CRC
+// blocks included), every other byte as written; a reservation past the end
+// changes neither bytes nor size; a directory and a range past the largest
+// file are refused clearly. Fails without AllocateChunk: the bytes stay.
+TYPED_TEST_P(ServicesSuite, FallocatePunchesZerosAndReservesWhatItNames) {
+  TypeParam::isolate([] {
+    BasicTestCluster<typename TypeParam::World> cluster(TestClusterSpec{});
+    ASSERT_TRUE(cluster.ready().ok()) << cluster.ready().to_string();
+    constexpr std::uint64_t k_bytes = k_mib;
+    Answers a;
+    std::vector<Step> steps{
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          CreateOptions striped;
+          striped.chunk_bytes = 64 * k_kib;
+          striped.stripe_count = 4;
+          ctx.client.create("/f", striped, a.inode("/f", next));
+        },
+        write_pattern("/f", a, "/f", k_bytes, 11),
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.allocate(a.inodes.at("/f"), 100'000, 300'000, proto::AllocMode::punch, a.status("punch", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.allocate(a.inodes.at("/f"), 700'001, 70'000, proto::AllocMode::zero, a.status("zero", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.allocate(a.inodes.at("/f"), 2 * k_mib, k_mib, proto::AllocMode::reserve,
+                              a.status("reserve", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.mkdir("/d", 0755, [&a, &ctx, next](Result<proto::InodeDesc> d) {
+            if (!d.ok()) return a.status("directory", next)(d.status());
+            ctx.client.allocate(*d, 0, 4096, proto::AllocMode::reserve, a.status("directory", next));
+          });
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          ctx.client.allocate(a.inodes.at("/f"), k_max_file_bytes - 10, 11, proto::AllocMode::reserve,
+                              a.status("past the end", next));
+        },
+        [&a](WorkloadContext& ctx, std::function<void()> next) {
+          Scripted::Script read = read_with_zeros("/f", k_bytes, 11, {{100'000, 400'000}, {700'001, 770'001}});
+          read(ctx, a.status("read", next));
+        }};
+    cluster.add_host(std::make_unique<Scripted>(in_order(std::move(steps))), 0, 1);
+    ASSERT_TRUE(cluster.run()) << cluster.failures();
+    EXPECT_EQ(a.code("write /f"), StatusCode::ok) << a.errors["write /f"];
+    EXPECT_EQ(a.code("punch"), StatusCode::ok) << a.errors["punch"];
+    EXPECT_EQ(a.code("zero"), StatusCode::ok) << a.errors["zero"];
+    EXPECT_EQ(a.code("reserve"), StatusCode::ok) << a.errors["reserve"];
+    EXPECT_EQ(a.code("directory"), StatusCode::is_a_directory) << a.errors["directory"];
+    EXPECT_EQ(a.code("past the end"), StatusCode::invalid_argument) << a.errors["past the end"];
+    EXPECT_EQ(a.code("read"), StatusCode::ok) << "size unchanged, holes and bytes as expected: " << a.errors["read"];
+    // Chunks 1-6 of the punch hold all 4 targets, chunks 10-11 of the zero
+    // two, the reservation's 16 chunks all 4; the refusals send nothing.
+    EXPECT_EQ(cluster.world().counter("storage.allocations"), 10.0);
+  });
+}
+
+TYPED_TEST_P(ServicesSuite, BuddyMirrorPunchReachesTheSecondary) {
+  TypeParam::isolate([] { mirror_punch_reaches_the_secondary<typename TypeParam::World>(); });
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     ServicesSuite, AListingWithAttributesShowsWhatAStatShows, EndToEndOwnerRandomized, EndToEndStripedRoundRobin,
     EndToEndPathHashRandomRobin, EndToEndOwnerRandomInterNode, EndToEndStripedSpaceWeightedQos,
@@ -1488,6 +1550,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     TimesFollowEveryChangeOfAnInodeAndOfADirectorysEntries, ExtendedAttributesAreKeptWithTheInode,
     AFileUnlinkedWhileOpenKeepsItsDataUntilItsLastClose, AFileAnotherClientHoldsOpenOutlivesItsUnlinkUntilTheClose,
     AnOpenOfAClientNoLongerHeardIsLetGoAfterItsLease, ADirectoryRenameMovesItsSubtree,
-    ADirectoryRenameAcrossMetadataShardsIsRefusedClearly);
+    ADirectoryRenameAcrossMetadataShardsIsRefusedClearly, FallocatePunchesZerosAndReservesWhatItNames,
+    BuddyMirrorPunchReachesTheSecondary);
 
 }  // namespace sluice::testing::shared_suite
