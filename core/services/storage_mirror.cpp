@@ -462,17 +462,26 @@ void StorageService::run_mirror_write(TargetId target, Endpoint from, const prot
   });
 }
 
-void StorageService::mirror_remove(Endpoint from, const proto::MirrorRemove& m) {
-  auto answer = [this, from, rid = m.request_id](const Status& s) {
+std::function<void(const Status&)> StorageService::ack_to(Endpoint from, RequestId rid) {
+  return [this, from, rid](const Status& s) {
     env_.send(from, proto::Ack{rid, s.code(), proto::clip_error_text(s.message())}).ignore();
   };
-  if (!owns(m.target)) return answer(error(StatusCode::not_found, target_name(m.target) + " is not on " + name()));
-  if (const MirrorRole* role = mirror_role(m.target); role != nullptr && role->primary) {
+}
+
+Status StorageService::check_secondary(TargetId target, TargetId primary) {
+  if (!owns(target)) return error(StatusCode::not_found, target_name(target) + " is not on " + name());
+  if (const MirrorRole* role = mirror_role(target); role != nullptr && role->primary) {
     refresh_mirror_maps();
-    return answer(error(StatusCode::invalid_argument, target_name(m.target) + " is the primary of buddy group " +
-                                                          std::to_string(role->group) + ", not a secondary of " +
-                                                          target_name(m.primary)));
+    return error(StatusCode::invalid_argument, target_name(target) + " is the primary of buddy group " +
+                                                   std::to_string(role->group) + ", not a secondary of " +
+                                                   target_name(primary));
   }
+  return ok_status();
+}
+
+void StorageService::mirror_remove(Endpoint from, const proto::MirrorRemove& m) {
+  auto answer = ack_to(from, m.request_id);
+  if (Status refused = check_secondary(m.target, m.primary); !refused.ok()) return answer(refused);
   StorageIoSpec io;
   io.op = StorageOp::remove;
   io.target = m.target;
@@ -488,16 +497,8 @@ void StorageService::mirror_remove(Endpoint from, const proto::MirrorRemove& m) 
 }
 
 void StorageService::mirror_allocate(Endpoint from, const proto::MirrorAllocate& m) {
-  auto answer = [this, from, rid = m.request_id](const Status& s) {
-    env_.send(from, proto::Ack{rid, s.code(), proto::clip_error_text(s.message())}).ignore();
-  };
-  if (!owns(m.target)) return answer(error(StatusCode::not_found, target_name(m.target) + " is not on " + name()));
-  if (const MirrorRole* role = mirror_role(m.target); role != nullptr && role->primary) {
-    refresh_mirror_maps();
-    return answer(error(StatusCode::invalid_argument, target_name(m.target) + " is the primary of buddy group " +
-                                                          std::to_string(role->group) + ", not a secondary of " +
-                                                          target_name(m.primary)));
-  }
+  auto answer = ack_to(from, m.request_id);
+  if (Status refused = check_secondary(m.target, m.primary); !refused.ok()) return answer(refused);
   local_allocate(m.target, m.file_id, m.object_offset, m.length, m.mode, answer);
 }
 

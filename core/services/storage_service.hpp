@@ -340,6 +340,11 @@ class StorageService final : public Service {
                                      FileId file_id, std::uint64_t object_offset, std::uint64_t length, MemHandle src,
                                      std::uint32_t crc32c);
   void run_mirror_write(TargetId target, Endpoint from, const proto::MirrorWrite& m, MemHandle staging);
+  // The Ack of a server-to-server request (MirrorRemove, MirrorAllocate) to `from`.
+  std::function<void(const Status&)> ack_to(Endpoint from, RequestId rid);
+  // Whether `target` takes a forward from `primary`: ok, not_found (not
+  // here) or invalid_argument (it is a primary itself; the maps are refreshed).
+  Status check_secondary(TargetId target, TargetId primary);
   void mirror_remove(Endpoint from, const proto::MirrorRemove& m);
   void mirror_allocate(Endpoint from, const proto::MirrorAllocate& m);
   // An allocation on a mirrored primary: applied here, then forwarded to the
