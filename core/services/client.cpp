@@ -675,12 +675,9 @@ void Client::allocate_on(GroupId group, TargetId target, proto::AllocateChunk m,
             (code == StatusCode::timed_out || code == StatusCode::unavailable)) {
           // As a chunk job: wait for mgmt to name another primary, then again.
           env_.metrics().count("client.mirror_failovers", 1);
-          return refresh_maps_until(
-              [this, group, to] { return primary_of(group) != to && target_endpoint(primary_of(group)).valid(); },
-              "a new primary of buddy group " + std::to_string(group),
-              [this, group, target, m, failovers, done](Status) {
-                allocate_on(group, target, m, failovers + 1, done);
-              });
+          return await_new_primary(group, to, [this, group, target, m, failovers, done](Status) {
+            allocate_on(group, target, m, failovers + 1, done);
+          });
         }
         if (!r.ok()) {
           return done(error(code, "allocating " + std::string(proto::to_string(m.mode)) + " in file " +
@@ -1020,15 +1017,18 @@ void Client::fail_over(ChunkJob job, const Status& why) {
   const TargetId failed = job.target;
   const GroupId group = job.group;
   ++job.failovers;
-  // Waits for mgmt to name another primary; retries even if it does not (the
-  // primary may be back, or the target's own maps were the stale ones).
+  // Retries even if mgmt names no other primary (the primary may be back,
+  // or the target's own maps were the stale ones).
+  await_new_primary(group, failed, [this, job = std::move(job)](Status) mutable {
+    queued_jobs_.push_front(std::move(job));
+    pump();
+  });
+}
+
+void Client::await_new_primary(GroupId group, TargetId failed, StatusFn then) {
   refresh_maps_until(
       [this, group, failed] { return primary_of(group) != failed && target_endpoint(primary_of(group)).valid(); },
-      "a new primary of buddy group " + std::to_string(group),
-      [this, job = std::move(job)](Status) mutable {
-        queued_jobs_.push_front(std::move(job));
-        pump();
-      });
+      "a new primary of buddy group " + std::to_string(group), std::move(then));
 }
 
 }  // namespace sluice

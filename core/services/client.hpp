@@ -373,6 +373,9 @@ class Client {
   TargetId primary_of(GroupId group) const;
   // A mirrored chunk's primary failed: refresh the maps (bounded) and send it again.
   void fail_over(ChunkJob job, const Status& why);
+  // Refreshes the maps until mgmt names a primary of `group` other than
+  // `failed` (bounded); then(ok, or why it gave up).
+  void await_new_primary(GroupId group, TargetId failed, StatusFn then);
   // The answer of a Stat or Create that opened `open_id` (0: none): the
   // server of the inode (its owner_shard) now holds it, and the first open
   // held starts the renewals; then done(inode).
