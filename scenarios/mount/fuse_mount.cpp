@@ -1,4 +1,10 @@
-#define FUSE_USE_VERSION 34
+// libfuse's 3.12 API: fuse_session_loop_mt takes the fuse_loop_config that
+// fuse_loop_cfg_create makes. Under an older FUSE_USE_VERSION the same name
+// is fuse_session_loop_mt_32, which reads its argument as the old two-field
+// struct (clone_fd, max_idle_threads): the new struct's first fields read as
+// clone_fd on and max_idle_threads 0, so libfuse made a thread (and cloned
+// /dev/fuse) for every request and ended it after (issue 54, P16).
+#define FUSE_USE_VERSION 312
 #include "scenarios/mount/fuse_mount.hpp"
 
 #include <fuse_lowlevel.h>

@@ -7,7 +7,8 @@
 # (posix_fallocate grows, a punched hole and a zeroed range read as zeros, a
 # KEEP_SIZE reservation keeps the size), and the errno of every unsupported
 # call (COLLAPSE_RANGE, directory rename across shards is EXDEV so mv copies),
-# rename of directories. Also the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
+# rename of directories, and that FUSE workers are kept between requests. Also
+# the CLI's refusals. Usage: mount_posix_test.sh SLUICE.
 set -u
 sluice=$1
 . "$(dirname "$0")/mount_lib.sh"
@@ -252,6 +253,38 @@ if mv "$mnt/d" "$mnt/moved" && [ "$(cat "$mnt/moved/a")" = a ]; then
 else
   echo "FAIL: mv of a directory"; fail=1
 fi
+# The FUSE workers stay: small reads one after another start no thread (a
+# libfuse loop handed a config of the wrong API version made one per request
+# and ended it after: max_idle_threads read as 0).
+fuse_pid=
+for child in $(pgrep -P "$mount_pid"); do
+  if ls -l "/proc/$child/fd" 2>/dev/null | grep -q " /dev/fuse$"; then fuse_pid=$child; fi
+done
+if [ -z "$fuse_pid" ]; then
+  echo "FAIL: no process under the mount ($mount_pid) holds /dev/fuse"; fail=1
+elif python3 - "$mnt" "$fuse_pid" <<'PY'; then echo "ok: FUSE workers are kept between requests"; else fail=1; fi
+import mmap, os, sys, threading, time
+m, pid = sys.argv[1], sys.argv[2]
+path = os.path.join(m, "threads")
+with open(path, "wb") as out: out.write(os.urandom(1 << 20))
+buf = mmap.mmap(-1, 4096)  # page-aligned, for O_DIRECT
+fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+def tasks():
+    return set(os.listdir(f"/proc/{pid}/task"))
+for i in range(50): os.preadv(fd, [buf], (i % 256) * 4096)  # the workers a read needs, started
+before, seen, done = tasks(), set(), False
+def sample():
+    while not done:
+        seen.update(tasks()); time.sleep(0.0005)
+t = threading.Thread(target=sample); t.start()
+reads = 300
+for i in range(reads): os.preadv(fd, [buf], (i * 7 % 256) * 4096)
+done = True; t.join(); os.close(fd)
+started = seen - before
+print(("ok" if len(started) <= 4 else "FAIL") +
+      f": {len(started)} threads started in the FUSE process during {reads} 4 KiB reads (at most 4)")
+sys.exit(0 if len(started) <= 4 else 1)
+PY
 stop_mount
 # The mount says at its end how many entries the kernel got from listings with
 # their attributes (readdirplus) instead of a lookup each: at least the 42 above.
