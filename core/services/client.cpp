@@ -116,13 +116,11 @@ TargetId Client::primary_of(GroupId group) const {
 void Client::placement_of_dir(const std::string& dir_path, PlacementFn done) {
   if (dir_path == "/" || config_.ns.policy == MetaPolicy::path_hash) {
     Result<DirPlacement> root = root_placement(config_.ns);
-    ops_.expect(env_.timer(0), [done, root](Completion&) { done(root); });
-    return;
+    return answer_later(done, root);
   }
   if (auto it = dir_cache_.find(dir_path); it != dir_cache_.end()) {
     DirPlacement p = it->second;
-    ops_.expect(env_.timer(0), [done, p](Completion&) { done(p); });
-    return;
+    return answer_later(std::move(done), p);
   }
   auto [waiting, first] = dir_lookups_.try_emplace(dir_path);
   waiting->second.push_back(std::move(done));
@@ -153,13 +151,11 @@ void Client::placement_of_dir(const std::string& dir_path, PlacementFn done) {
 
 void Client::shard_for_path(const std::string& path, std::function<void(Result<ShardId>)> done) {
   if (Status s = validate_path(path); !s.ok()) {
-    ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); });
-    return;
+    return answer_later(done, s);
   }
   if (config_.ns.policy == MetaPolicy::path_hash) {
     const ShardId shard = path_hash_shard(path, config_.ns.shard_count);
-    ops_.expect(env_.timer(0), [done, shard](Completion&) { done(shard); });
-    return;
+    return answer_later(done, shard);
   }
   if (path == "/") {
     placement_of_dir("/", [done](Result<DirPlacement> p) {
@@ -606,16 +602,17 @@ void Client::write(const proto::InodeDesc& inode, std::uint64_t offset, const Me
 
 void Client::allocate(const proto::InodeDesc& inode, std::uint64_t offset, std::uint64_t length, proto::AllocMode mode,
                       StatusFn done) {
-  auto fail_later = [this, done](Status s) { ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); }); };
   if (inode.type != proto::InodeType::file) {
-    return fail_later(error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
+    return answer_later(
+        done, error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
   }
   if (offset > k_max_file_bytes || length > k_max_file_bytes - offset) {
-    return fail_later(error(StatusCode::invalid_argument, "allocation of " + std::to_string(length) + " bytes at " +
-                                                              std::to_string(offset) + " ends past the largest file"));
+    return answer_later(
+        done, error(StatusCode::invalid_argument, "allocation of " + std::to_string(length) + " bytes at " +
+                                                      std::to_string(offset) + " ends past the largest file"));
   }
   Result<StripePattern> pattern = from_wire(inode.stripe, config_.stripe_flavor);
-  if (!pattern.ok()) return fail_later(pattern.status());
+  if (!pattern.ok()) return answer_later(done, pattern.status());
   struct Join {
     std::size_t left = 0;
     Status first_error;
@@ -635,7 +632,7 @@ void Client::allocate(const proto::InodeDesc& inode, std::uint64_t offset, std::
     m.mode = mode;
     pieces.emplace_back(pattern->targets()[p], m);
   }
-  if (pieces.empty()) return fail_later(ok_status());
+  if (pieces.empty()) return answer_later(done, ok_status());
   join->left = pieces.size();
   env_.metrics().count("client.allocations", 1);
   for (auto& [entry, m] : pieces) {
@@ -691,20 +688,19 @@ void Client::allocate_on(GroupId group, TargetId target, proto::AllocateChunk m,
 
 void Client::submit(const proto::InodeDesc& inode, std::uint64_t offset, const MemHandle& buffer, bool write, bool sync,
                     BytesFn done) {
-  auto fail_later = [this, done](Status s) { ops_.expect(env_.timer(0), [done, s](Completion&) { done(s); }); };
   if (inode.type != proto::InodeType::file) {
-    return fail_later(error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
+    return answer_later(
+        done, error(StatusCode::is_a_directory, "file id " + std::to_string(inode.file_id) + " is not a file"));
   }
   Result<StripePattern> pattern = from_wire(inode.stripe, config_.stripe_flavor);
-  if (!pattern.ok()) return fail_later(pattern.status());
+  if (!pattern.ok()) return answer_later(done, pattern.status());
   std::uint64_t length = buffer.length;
   if (!write) length = offset >= inode.size_bytes ? 0 : std::min(length, inode.size_bytes - offset);
   if (length == 0) {
-    ops_.expect(env_.timer(0), [done](Completion&) { done(std::uint64_t{0}); });
-    return;
+    return answer_later(done, std::uint64_t{0});
   }
   Result<std::vector<StripePiece>> pieces = pattern->map_range(offset, length);
-  if (!pieces.ok()) return fail_later(pieces.status());
+  if (!pieces.ok()) return answer_later(done, pieces.status());
   auto request = std::make_shared<IoRequest>();
   request->file_id = inode.file_id;
   request->write = write;

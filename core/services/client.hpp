@@ -300,6 +300,12 @@ class Client {
   const ChunkPlanner& planner() const { return planner_; }
 
  private:
+  // Calls done(value) on a later turn of the loop, never inside its caller
+  // (what a callback starts must not run inside the call that started it).
+  template <class Fn, class Value>
+  void answer_later(Fn done, Value value) {
+    ops_.expect(env_.timer(0), [done = std::move(done), value = std::move(value)](Completion&) { done(value); });
+  }
   struct IoRequest;
   struct ChunkJob {
     std::shared_ptr<IoRequest> request;

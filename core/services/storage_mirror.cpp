@@ -262,17 +262,10 @@ void StorageService::mirrored_write(TargetId target, Endpoint from, const proto:
     }
     Buddy* b = buddy_of(target);
     if (b != nullptr && b->target == secondary) b->log.record_write(m.file_id, m.object_offset, m.length);
-    if (forward && join->forwarded.code() == StatusCode::invalid_argument) {
-      // The buddy refused: it does not see us as its primary. We may be a
-      // stale primary; the client must ask mgmt and go to the current one.
-      refresh_mirror_maps();
-      return reply(error(StatusCode::unavailable, target_name(target) +
-                                                      " may no longer be the primary: " + target_name(secondary) +
-                                                      " refused the mirrored write: " + join->forwarded.message()));
-    }
     if (forward) {
-      env_.metrics().count("storage.mirror_forward_failures", 1);
-      demote_buddy(target, "forwarding a write to it failed: " + join->forwarded.to_string());
+      if (std::optional<Status> refused = forward_failed(target, secondary, "write", join->forwarded)) {
+        return reply(*refused);
+      }
     }
     await_alone(target, [this, reply](Status s) {
       if (s.ok()) env_.metrics().count("storage.mirror_writes_alone", 1);
@@ -284,17 +277,11 @@ void StorageService::mirrored_write(TargetId target, Endpoint from, const proto:
               [this, target, forward, secondary, join, arrive, m](Completion& written) {
                 join->local = written.status;
                 if (!forward) {
-                  Buddy* b = buddy_of(target);
-                  if (b != nullptr && b->target == secondary) {
-                    // Recorded once written, so a resync that reads the object
-                    // after this point sees these bytes (see the top of the file).
-                    if (written.status.ok()) b->log.record_write(m.file_id, m.object_offset, m.length);
-                    --b->unforwarded_inflight;
-                    if (b->resyncing && b->resync_idle) {
-                      b->resync_idle = false;
-                      resync_next(target);
-                    }
-                  }
+                  // Recorded once written, so a resync that reads the object
+                  // after this point sees these bytes (see the top of the file).
+                  std::optional<ChangedRange> changed;
+                  if (written.status.ok()) changed = ChangedRange{m.file_id, m.object_offset, m.length};
+                  applied_alone(target, secondary, changed, true);
                 }
                 arrive();
               });
@@ -328,6 +315,33 @@ proto::MirrorWrite StorageService::mirror_write_to(Endpoint secondary_ep, GroupI
   // no key; a one-sided transport's secondary asks for it).
   (void)rdma_keys_for(env_, src, nic, secondary_ep.node);
   return mw;
+}
+
+void StorageService::applied_alone(TargetId target, TargetId secondary, std::optional<ChangedRange> changed,
+                                   bool counted) {
+  Buddy* b = buddy_of(target);
+  if (b == nullptr || b->target != secondary) return;  // roles changed meanwhile: not this buddy's any more
+  if (changed) b->log.record_write(changed->file_id, changed->offset, changed->length);
+  // Not below zero: a buddy made again for the same secondary (a role that
+  // went and came back) while a change counted by the one before was in flight.
+  if (counted && b->unforwarded_inflight > 0) --b->unforwarded_inflight;
+  if (b->resyncing && b->resync_idle) {
+    b->resync_idle = false;
+    resync_next(target);
+  }
+}
+
+std::optional<Status> StorageService::forward_failed(TargetId target, TargetId secondary, std::string_view what,
+                                                     const Status& failed) {
+  if (failed.code() == StatusCode::invalid_argument) {
+    refresh_mirror_maps();
+    return error(StatusCode::unavailable, target_name(target) +
+                                              " may no longer be the primary: " + target_name(secondary) +
+                                              " refused the mirrored " + std::string(what) + ": " + failed.message());
+  }
+  env_.metrics().count("storage.mirror_forward_failures", 1);
+  demote_buddy(target, "forwarding a mirrored " + std::string(what) + " to it failed: " + failed.to_string());
+  return std::nullopt;
 }
 
 void StorageService::forward_removal(TargetId target, FileId file_id) {
@@ -516,38 +530,26 @@ void StorageService::mirrored_allocate(TargetId target, const proto::AllocateChu
   const GroupId group = buddy->group;
   // Without the secondary: the range recorded (a punch or zero changed its
   // bytes; a reservation did not), then mgmt confirms this target may go on alone.
-  auto alone = [this, target, secondary, m, reply](bool counted) {
-    Buddy* b = buddy_of(target);
-    if (b != nullptr && b->target == secondary) {
-      if (m.mode != proto::AllocMode::reserve) b->log.record_write(m.file_id, m.object_offset, m.length);
-      if (counted) --b->unforwarded_inflight;
-      if (b->resyncing && b->resync_idle) {
-        b->resync_idle = false;
-        resync_next(target);
-      }
-    }
+  std::optional<ChangedRange> changed;
+  if (m.mode != proto::AllocMode::reserve) changed = ChangedRange{m.file_id, m.object_offset, m.length};
+  auto alone = [this, target, secondary, changed, reply](bool counted) {
+    applied_alone(target, secondary, changed, counted);
     await_alone(target, reply);
   };
   local_allocate(
       target, m.file_id, m.object_offset, m.length, m.mode,
       [this, target, m, forward, buddy_ep, group, secondary, alone, reply](Status local) {
         if (!local.ok()) {
-          Buddy* b = buddy_of(target);
-          if (!forward && b != nullptr && b->target == secondary) --b->unforwarded_inflight;
+          if (!forward) applied_alone(target, secondary, std::nullopt, true);
           return reply(local);
         }
         if (!forward) return alone(true);
         proto::MirrorAllocate ma{0, group, target, secondary, m.file_id, m.object_offset, m.length, m.mode};
         mirror_rpc_.call(buddy_ep, std::move(ma), [this, target, secondary, alone, reply](Result<proto::Message> r) {
           if (r.ok()) return reply(ok_status());
-          if (r.status().code() == StatusCode::invalid_argument) {
-            refresh_mirror_maps();
-            return reply(error(StatusCode::unavailable, target_name(target) +
-                                                            " may no longer be the primary: " + target_name(secondary) +
-                                                            " refused the allocation: " + r.status().message()));
+          if (std::optional<Status> refused = forward_failed(target, secondary, "allocation", r.status())) {
+            return reply(*refused);
           }
-          env_.metrics().count("storage.mirror_forward_failures", 1);
-          demote_buddy(target, "forwarding an allocation to it failed: " + r.status().to_string());
           alone(false);
         });
       });

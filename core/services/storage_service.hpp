@@ -354,6 +354,23 @@ class StorageService final : public Service {
   void mirrored_allocate(TargetId target, const proto::AllocateChunk& m, std::function<void(Status)> reply);
   // After a local removal on a primary: forwards it to the secondary, or records it for the resync.
   void forward_removal(TargetId target, FileId file_id);
+  // A change the primary made without forwarding it: `changed` (a range whose
+  // bytes changed, recorded for the resync; none for a reservation or a
+  // failed change), one fewer change in flight unforwarded where `counted`,
+  // and a resync that waited for those woken.
+  struct ChangedRange {
+    FileId file_id = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+  };
+  void applied_alone(TargetId target, TargetId secondary, std::optional<ChangedRange> changed, bool counted);
+  // A forward of a change (`what`: "write", "allocation") to the secondary
+  // failed. A refusal (it does not see this target as its primary: a stale
+  // primary, perhaps) refreshes the maps and is the status to answer the
+  // client with (unavailable: ask mgmt, go to the current primary); any other
+  // failure demotes the buddy, and nullopt says go on alone.
+  std::optional<Status> forward_failed(TargetId target, TargetId secondary, std::string_view what,
+                                       const Status& failed);
   // Has mgmt confirm this target may go on without its buddy; done(ok) or unavailable.
   void await_alone(TargetId target, std::function<void(Status)> done);
   void demote_buddy(TargetId target, const std::string& why);
